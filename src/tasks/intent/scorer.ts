@@ -1,0 +1,212 @@
+/**
+ * The intent scorer: the seed's composite, exactly.
+ *
+ *     composite = 0.25 × appType accuracy + 0.35 × entity recall
+ *               + 0.20 × role accuracy   + 0.20 × behavior coverage
+ *
+ * - appType accuracy: 1 when the predicted type is the gold type or one of its
+ *   listed alternatives, else 0.
+ * - entity recall: matched gold entities / gold entities. A gold entity matches
+ *   a predicted one (one-to-one) when their normalised names are equal
+ *   (`normalizeEntityName`) or the prediction equals a gold alias.
+ * - role accuracy: among matched entities that have a gold role, the share whose
+ *   predicted role is right; 0 when the gold has roles but none was matched.
+ * - behavior coverage: gold behaviours found / gold behaviours.
+ *
+ * Partial gold: a component whose gold is absent (or an empty list) is skipped
+ * and the remaining weights are renormalised to sum to 1. Invalid executor
+ * outputs are never scored (see `ExampleScore`).
+ *
+ * Source: "The Karpathy Loop, Three Months Later" (the seed document), and
+ * DESIGN.md §1.
+ */
+import type { ExecutionResult } from '../executor.ts';
+import type { ExpectedIntent, Intent } from './intent.ts';
+import { acceptedAppTypes } from './intent.ts';
+import { normalizeEntityName } from './names.ts';
+import type {
+  ComponentName,
+  ComponentScores,
+  ExampleDiagnostics,
+  ExampleScore,
+} from '../../evaluator/partition-score.ts';
+import { COMPONENTS } from '../../evaluator/partition-score.ts';
+
+/** Weights of the composite components. */
+export type ComponentWeights = Record<ComponentName, number>;
+
+/** The seed's weights: 0.25, 0.35, 0.20, 0.20. */
+export const DEFAULT_WEIGHTS: Readonly<ComponentWeights> = Object.freeze({
+  appType: 0.25,
+  entityRecall: 0.35,
+  roleAccuracy: 0.2,
+  behaviorCoverage: 0.2,
+});
+
+/** Version of the scoring rules; part of the evaluator fingerprint. */
+export const SCORER_VERSION = 'intent-scorer@1';
+
+/** Which components a gold expectation lets us score. */
+export function scorableComponents(expected: ExpectedIntent): ComponentName[] {
+  const present: ComponentName[] = [];
+  if (acceptedAppTypes(expected).length > 0) present.push('appType');
+  if (expected.entities !== undefined && expected.entities.length > 0) {
+    present.push('entityRecall');
+    if (expected.entities.some((entity) => entity.role !== undefined)) present.push('roleAccuracy');
+  }
+  if (expected.behaviors !== undefined && expected.behaviors.length > 0) present.push('behaviorCoverage');
+  return present;
+}
+
+/**
+ * Scores one executor result against its gold expectation.
+ *
+ * @param expected gold intent (possibly partial)
+ * @param result executor result; `{ ok: false }` yields an invalid score
+ * @param weights component weights (default: the seed's); only ratios matter
+ * @throws Error when the gold has no scorable component (the corpus loader refuses such examples)
+ */
+export function scoreExample(
+  expected: ExpectedIntent,
+  result: ExecutionResult,
+  weights: Readonly<ComponentWeights> = DEFAULT_WEIGHTS,
+): ExampleScore {
+  if (!result.ok) {
+    return {
+      valid: false,
+      invalidReason: result.reason,
+      message: result.message,
+      ...(result.raw !== undefined ? { raw: result.raw } : {}),
+    };
+  }
+  return scoreIntent(expected, result.intent, weights);
+}
+
+/** Scores a valid predicted intent against its gold expectation. See {@link scoreExample}. */
+export function scoreIntent(
+  expected: ExpectedIntent,
+  predicted: Intent,
+  weights: Readonly<ComponentWeights> = DEFAULT_WEIGHTS,
+): ExampleScore & { valid: true } {
+  const present = scorableComponents(expected);
+  if (present.length === 0) throw new Error('the gold expectation has no scorable component');
+  const components: ComponentScores = {};
+  const diagnostics: ExampleDiagnostics = {
+    missedEntities: [],
+    spuriousEntities: [],
+    wrongRoles: [],
+    missingBehaviors: [],
+    extraBehaviors: [],
+    missedRelations: [],
+    missingProjections: [],
+  };
+
+  const goldTypes = acceptedAppTypes(expected);
+  if (goldTypes.length > 0) {
+    const right = goldTypes.includes(predicted.appType);
+    components.appType = right ? 1 : 0;
+    if (!right) diagnostics.appTypeMismatch = { expected: goldTypes, predicted: predicted.appType };
+  }
+
+  // Entity matching: one-to-one, gold order, by normalised name or alias.
+  const predictedKeys = predicted.entities.map((entity) => normalizeEntityName(entity.name));
+  const used = new Set<number>();
+  const goldToPredicted = new Map<number, number>();
+  const goldEntities = expected.entities ?? [];
+  goldEntities.forEach((gold, goldIndex) => {
+    const keys = new Set([gold.name, ...(gold.aliases ?? [])].map(normalizeEntityName));
+    const found = predictedKeys.findIndex((key, index) => !used.has(index) && keys.has(key));
+    if (found >= 0) {
+      used.add(found);
+      goldToPredicted.set(goldIndex, found);
+    } else {
+      diagnostics.missedEntities.push(gold.name);
+    }
+  });
+  predicted.entities.forEach((entity, index) => {
+    if (!used.has(index)) diagnostics.spuriousEntities.push(entity.name);
+  });
+  if (present.includes('entityRecall')) {
+    components.entityRecall = goldToPredicted.size / goldEntities.length;
+  }
+  if (present.includes('roleAccuracy')) {
+    let withRole = 0;
+    let right = 0;
+    for (const [goldIndex, predictedIndex] of goldToPredicted) {
+      const gold = goldEntities[goldIndex]!;
+      if (gold.role === undefined) continue;
+      withRole += 1;
+      const predictedRole = predicted.entities[predictedIndex]!.role;
+      if (predictedRole === gold.role) right += 1;
+      else diagnostics.wrongRoles.push({ entity: gold.name, expected: gold.role, predicted: predictedRole });
+    }
+    components.roleAccuracy = withRole === 0 ? 0 : right / withRole;
+  }
+
+  const goldBehaviors = new Set(expected.behaviors ?? []);
+  const predictedBehaviors = new Set(predicted.behaviors);
+  for (const behavior of goldBehaviors) if (!predictedBehaviors.has(behavior)) diagnostics.missingBehaviors.push(behavior);
+  for (const behavior of predictedBehaviors) if (!goldBehaviors.has(behavior)) diagnostics.extraBehaviors.push(behavior);
+  if (present.includes('behaviorCoverage')) {
+    components.behaviorCoverage = (goldBehaviors.size - diagnostics.missingBehaviors.length) / goldBehaviors.size;
+  }
+
+  // Relations: a gold relation is recalled when a predicted relation joins the
+  // same two (matched) entities, in either direction.
+  let relationRecall: number | null = null;
+  const goldRelations = expected.relations ?? [];
+  if (goldRelations.length > 0) {
+    const pairs = new Set(
+      predicted.relations.map((relation) => pairKey(normalizeEntityName(relation.from), normalizeEntityName(relation.to))),
+    );
+    const canonical = (name: string): string => {
+      const key = normalizeEntityName(name);
+      const goldIndex = goldEntities.findIndex((gold) =>
+        [gold.name, ...(gold.aliases ?? [])].some((alias) => normalizeEntityName(alias) === key),
+      );
+      const predictedIndex = goldIndex >= 0 ? goldToPredicted.get(goldIndex) : undefined;
+      return predictedIndex !== undefined ? predictedKeys[predictedIndex]! : key;
+    };
+    let recalled = 0;
+    for (const relation of goldRelations) {
+      if (pairs.has(pairKey(canonical(relation.from), canonical(relation.to)))) recalled += 1;
+      else diagnostics.missedRelations.push(`${relation.from} -> ${relation.to}`);
+    }
+    relationRecall = recalled / goldRelations.length;
+  }
+
+  let projectionCoverage: number | null = null;
+  const goldProjections = expected.projections ?? [];
+  if (goldProjections.length > 0) {
+    const predictedProjections = new Set(predicted.projections);
+    for (const projection of new Set(goldProjections)) {
+      if (!predictedProjections.has(projection)) diagnostics.missingProjections.push(projection);
+    }
+    const unique = new Set(goldProjections).size;
+    projectionCoverage = (unique - diagnostics.missingProjections.length) / unique;
+  }
+
+  let weighted = 0;
+  let totalWeight = 0;
+  for (const name of present) {
+    weighted += weights[name] * components[name]!;
+    totalWeight += weights[name];
+  }
+  const composite = totalWeight > 0 ? weighted / totalWeight : 0;
+  return {
+    valid: true,
+    composite,
+    components,
+    skipped: COMPONENTS.filter((name) => !present.includes(name)),
+    metrics: {
+      entityPrecision: predicted.entities.length === 0 ? null : goldToPredicted.size / predicted.entities.length,
+      relationRecall,
+      projectionCoverage,
+    },
+    diagnostics,
+  };
+}
+
+function pairKey(a: string, b: string): string {
+  return a < b ? `${a}\u0000${b}` : `${b}\u0000${a}`;
+}

@@ -1,0 +1,50 @@
+/**
+ * A study as the loop sees it once loaded and validated: configuration,
+ * program, artifact, corpus split by named partition, executor and proposer.
+ */
+import type { Example, PartitionName } from '../corpus/example.ts';
+import type { GateSettings } from '../gate/gate.ts';
+import type { Proposer } from '../proposers/proposer.ts';
+import type { Executor } from '../tasks/executor.ts';
+import type { ComponentWeights } from '../tasks/intent/scorer.ts';
+
+/** Mechanical constraints of the program, as the loop applies them. */
+export interface MechanicalConstraintChecker {
+  editableSections: string[];
+  maxArtifactCharacters: number;
+  check(incumbentText: string, candidateText: string): { passed: boolean; violations: Array<{ constraint: string; message: string }> };
+}
+
+export interface StoppingCriteria {
+  maxExperiments: number;
+  plateauRounds: number;
+  target?: number;
+  maxConsecutiveFailures: number;
+  maxRounds?: number;
+}
+
+export interface LoadedStudy {
+  /** Absolute path of the study folder. */
+  dir: string;
+  /** Absolute path of the artifact file (the seed). */
+  artifactPath: string;
+  /** Text of the artifact file. */
+  artifactText: string;
+  instructions: string;
+  constraintsText: string;
+  constraints: MechanicalConstraintChecker;
+  corpus: readonly Example[];
+  partitions: Readonly<Record<PartitionName, readonly Example[]>>;
+  executor: Executor;
+  proposer: Proposer;
+  weights: Readonly<ComponentWeights>;
+  gate: Readonly<GateSettings> & {
+    repeats: number;
+    minDeltaDistance: number;
+    requireCalibration: boolean;
+  };
+  stopping: StoppingCriteria;
+  candidatesPerRound: number;
+  concurrency: number;
+  seed: number;
+}

@@ -1,0 +1,373 @@
+/**
+ * The loop: seed → propose → evaluate (parallel explore) → gate (sequential
+ * integrate) → record → repeat → stop.
+ *
+ * Orchestration is split by phase: propose (the proposer), screen (concurrent
+ * evaluation of every candidate on the optimization and anchor partitions),
+ * integrate (candidates gated one at a time against the incumbent as it stands
+ * after the previous merge), record (one transaction per decision).
+ */
+import { contentHash } from '../artifact/content-hash.ts';
+import type { PartitionName } from '../corpus/example.ts';
+import type { Evaluator } from '../evaluator/evaluator.ts';
+import { createEvaluator, mapWithConcurrency } from '../evaluator/evaluator.ts';
+import type { PartitionScore } from '../evaluator/partition-score.ts';
+import type { GateCalibration, GateDecision, RefusalReason } from '../gate/gate.ts';
+import { NO_CALIBRATION, decide } from '../gate/gate.ts';
+import type { Candidate, HistoryEntry } from '../proposers/proposer.ts';
+import { bigramJaccardDistance, createSeededRandom } from '../stats/index.ts';
+import type { StudyDatabase } from '../storage/database.ts';
+import { isoNow } from '../storage/database.ts';
+import type { ArtifactVersion } from '../storage/registry.ts';
+import { getRegistryVersion, putVersion, setRegistryVersion, withArtifactOverride } from '../storage/registry.ts';
+import type { LoadedStudy } from './loaded-study.ts';
+import { readStudyState, writeStudyState } from './study-state.ts';
+
+/** Why a run stopped. Distinct outcomes, never conflated. */
+export type StopReason =
+  | 'target_reached'
+  | 'plateau'
+  | 'max_experiments'
+  | 'max_rounds'
+  | 'no_new_proposals'
+  | 'consecutive_failures'
+  | 'budget'
+  | 'infrastructure_failure'
+  | 'interrupted';
+
+/** Progress events printed by the CLI. */
+export type RunEvent =
+  | { type: 'start'; runId: number; fingerprint: string; experiments: number; incumbent: number }
+  | { type: 'baseline'; scores: Record<PartitionName, number | null> }
+  | { type: 'round'; round: number; candidates: number; failures: number }
+  | { type: 'decision'; round: number; experimentId: number; delta: string; decision: 'accepted' | 'refused' | 'skipped'; reason: string; optimization: number | null }
+  | { type: 'round-end'; round: number; accepted: number; refused: number; best: number | null; diversity: { mean: number | null; min: number | null } }
+  | { type: 'stop'; reason: StopReason; detail: string };
+
+export interface RunOptions {
+  study: LoadedStudy;
+  db: StudyDatabase;
+  calibration?: GateCalibration;
+  onEvent?: (event: RunEvent) => void;
+  signal?: AbortSignal;
+  now?: () => Date;
+}
+
+export interface RunOutcome {
+  runId: number;
+  stopReason: StopReason;
+  stopDetail: string;
+  /** Experiments evaluated and decided in this run. */
+  newExperiments: number;
+  fingerprint: string;
+}
+
+interface ScreenedCandidate {
+  candidate: Candidate;
+  text: string;
+  hash: string;
+  optimization: PartitionScore;
+  anchor: PartitionScore;
+}
+
+/** Evaluates one artifact on a named partition of the study. */
+export function evaluatePartition(
+  evaluator: Evaluator,
+  study: LoadedStudy,
+  artifactText: string,
+  partition: PartitionName,
+  signal?: AbortSignal,
+): Promise<PartitionScore> {
+  return withArtifactOverride(artifactText, () =>
+    evaluator.evaluate({
+      artifactText,
+      partition,
+      examples: study.partitions[partition],
+      repeats: study.gate.repeats,
+      ...(signal !== undefined ? { signal } : {}),
+    }),
+  );
+}
+
+/** Creates the study's frozen evaluator (stored results in `db`). */
+export function createStudyEvaluator(study: LoadedStudy, db?: StudyDatabase): Evaluator {
+  return createEvaluator({
+    executor: study.executor,
+    corpus: study.corpus,
+    weights: study.weights,
+    concurrency: study.concurrency * 2,
+    ...(db !== undefined ? { db } : {}),
+  });
+}
+
+/** Makes sure the registry has an active version (the seed artifact on a new study). */
+export async function ensureSeedVersion(db: StudyDatabase, study: LoadedStudy, now: () => Date): Promise<ArtifactVersion> {
+  const active = await getRegistryVersion(db);
+  if (active !== undefined) return active;
+  return db.transaction().execute(async (transaction) => {
+    const version = await putVersion(transaction, study.artifactText, 'seed', null, null, now);
+    await setRegistryVersion(transaction, version.id, 'seed', 'active', now);
+    await setRegistryVersion(transaction, version.id, 'seed', 'seed', now);
+    return version;
+  });
+}
+
+/**
+ * Runs (or continues) the study until a stopping criterion holds.
+ * Every decision is written in its own transaction as it is made.
+ */
+export async function runStudy(options: RunOptions): Promise<RunOutcome> {
+  const { study, db } = options;
+  const now = options.now ?? (() => new Date());
+  const emit = options.onEvent ?? (() => undefined);
+  const calibration = options.calibration ?? NO_CALIBRATION;
+  const evaluator = createStudyEvaluator(study, db);
+  // Screening candidates inside the proposer is not stored: it can be hundreds per round.
+  const scratchEvaluator = createStudyEvaluator(study);
+
+  await ensureSeedVersion(db, study, now);
+  const run = await db.insertInto('runs').values({ started_at: isoNow(now), ended_at: null, stop_reason: null, report: null }).returning('id').executeTakeFirstOrThrow();
+  const runId = run.id;
+
+  const priorExperiments = await db.selectFrom('experiments').select(['candidate_hash', 'delta', 'decision', 'reason', 'round']).orderBy('id').execute();
+  const triedHashes = new Set(priorExperiments.map((row) => row.candidate_hash));
+  const versions = await db.selectFrom('artifact_versions').select('hash').execute();
+  for (const version of versions) triedHashes.add(version.hash);
+  const history: HistoryEntry[] = priorExperiments.map((row) => ({
+    delta: row.delta,
+    decision: row.decision as HistoryEntry['decision'],
+    reason: row.reason,
+  }));
+  const pastDeltas = priorExperiments.map((row) => row.delta);
+  let evaluatedCount = priorExperiments.filter((row) => row.decision !== 'skipped').length;
+  let round = priorExperiments.reduce((max, row) => Math.max(max, row.round), 0);
+  const state = await readStudyState(db);
+  let plateau = state.plateauRounds;
+  let consecutiveFailures = state.consecutiveFailures;
+  let newExperiments = 0;
+  let incumbent = (await getRegistryVersion(db))!;
+  const random = createSeededRandom(study.seed + round);
+
+  emit({ type: 'start', runId, fingerprint: evaluator.fingerprint, experiments: evaluatedCount, incumbent: incumbent.id });
+
+  const finish = async (reason: StopReason, detail: string): Promise<RunOutcome> => {
+    await writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, lastStopReason: reason });
+    await db.updateTable('runs').set({ ended_at: isoNow(now), stop_reason: reason }).where('id', '=', runId).execute();
+    emit({ type: 'stop', reason, detail });
+    return { runId, stopReason: reason, stopDetail: detail, newExperiments, fingerprint: evaluator.fingerprint };
+  };
+
+  for (;;) {
+    if (options.signal?.aborted) return finish('interrupted', 'interrupted by the user; the next run continues from here');
+    const stopping = study.stopping;
+    if (evaluatedCount >= stopping.maxExperiments) return finish('max_experiments', `${evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`);
+    if (plateau >= stopping.plateauRounds) return finish('plateau', `${plateau} consecutive rounds without an accepted change`);
+    if (consecutiveFailures >= stopping.maxConsecutiveFailures) return finish('consecutive_failures', `${consecutiveFailures} consecutive failed proposals or evaluations`);
+    if (stopping.maxRounds !== undefined && round >= stopping.maxRounds) return finish('max_rounds', `${round} rounds run (limit ${stopping.maxRounds})`);
+
+    const incumbentOptimization = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
+    if (stopping.target !== undefined && (incumbentOptimization.composite ?? 0) >= stopping.target) {
+      return finish('target_reached', `optimization composite ${incumbentOptimization.composite?.toFixed(4)} ≥ target ${stopping.target}`);
+    }
+
+    round += 1;
+    let proposal;
+    try {
+      proposal = await study.proposer.propose({
+        incumbentText: incumbent.text,
+        instructions: study.instructions,
+        constraints: study.constraintsText,
+        limits: { editableSections: study.constraints.editableSections, maxArtifactCharacters: study.constraints.maxArtifactCharacters },
+        examples: study.partitions.optimization,
+        incumbentScores: incumbentOptimization,
+        evaluateOptimization: (text) =>
+          withArtifactOverride(text, () =>
+            scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats }),
+          ),
+        history,
+        triedHashes,
+        maxCandidates: study.candidatesPerRound,
+        random,
+        ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      });
+    } catch (error) {
+      if (isInfrastructureError(error)) return finish('infrastructure_failure', (error as Error).message);
+      consecutiveFailures += 1;
+      emit({ type: 'round', round, candidates: 0, failures: 1 });
+      continue;
+    }
+    consecutiveFailures = proposal.candidates.length === 0 && proposal.failures.length > 0 ? consecutiveFailures + proposal.failures.length : 0;
+    emit({ type: 'round', round, candidates: proposal.candidates.length, failures: proposal.failures.length });
+    if (proposal.candidates.length === 0) {
+      if (proposal.failures.length > 0) continue;
+      return finish('no_new_proposals', 'the proposer found no untried edit that helps the optimization partition');
+    }
+
+    // Dedupe and diversity, before anything is paid for.
+    const fresh: Candidate[] = [];
+    const roundDistances: number[] = [];
+    for (const candidate of proposal.candidates) {
+      const hash = contentHash(candidate.text);
+      const nearest = pastDeltas.length === 0 ? 1 : Math.min(...pastDeltas.map((delta) => bigramJaccardDistance(delta, candidate.delta)));
+      roundDistances.push(nearest);
+      const duplicateReason = triedHashes.has(hash)
+        ? 'same content as an artifact already tried'
+        : nearest < study.gate.minDeltaDistance
+          ? `delta too close to an earlier one (bigram Jaccard distance ${nearest.toFixed(3)} < ${study.gate.minDeltaDistance})`
+          : undefined;
+      triedHashes.add(hash);
+      pastDeltas.push(candidate.delta);
+      if (duplicateReason !== undefined) {
+        const id = await recordExperiment(db, {
+          runId, round, proposer: study.proposer.id, base: incumbent, hash, candidate, fingerprint: evaluator.fingerprint, seed: study.seed, now,
+          decision: { accepted: false, reason: 'duplicate', checks: [{ name: 'diversity', passed: false, statistic: nearest, threshold: study.gate.minDeltaDistance, detail: duplicateReason }], shadowConsulted: false },
+        });
+        history.push({ delta: candidate.delta, decision: 'skipped', reason: 'duplicate' });
+        emit({ type: 'decision', round, experimentId: id, delta: candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null });
+        continue;
+      }
+      fresh.push(candidate);
+    }
+
+    // Parallel explore: screen every fresh candidate on optimization and anchor.
+    const screened: ScreenedCandidate[] = [];
+    await mapWithConcurrency(fresh, study.concurrency, async (candidate) => {
+      const [optimization, anchor] = [
+        await evaluatePartition(evaluator, study, candidate.text, 'optimization', options.signal),
+        await evaluatePartition(evaluator, study, candidate.text, 'anchor', options.signal),
+      ];
+      screened.push({ candidate, text: candidate.text, hash: contentHash(candidate.text), optimization, anchor });
+    });
+    screened.sort((left, right) => (right.optimization.composite ?? -1) - (left.optimization.composite ?? -1) || left.hash.localeCompare(right.hash));
+
+    // Sequential integrate.
+    let acceptedThisRound = 0;
+    let refusedThisRound = 0;
+    const roundBase = incumbent;
+    for (const item of screened) {
+      if (options.signal?.aborted) break;
+      let text = item.text;
+      let optimization = item.optimization;
+      let anchor = item.anchor;
+      if (incumbent.id !== roundBase.id) {
+        const rebased = item.candidate.rebase?.(incumbent.text) ?? null;
+        if (rebased === null || triedHashes.has(contentHash(rebased))) {
+          const id = await recordExperiment(db, {
+            runId, round, proposer: study.proposer.id, base: incumbent, hash: item.hash, candidate: item.candidate, fingerprint: evaluator.fingerprint, seed: study.seed, now,
+            decision: { accepted: false, reason: 'duplicate', checks: [{ name: 'diversity', passed: false, statistic: null, threshold: null, detail: 'the edit no longer applies to, or changes nothing in, the incumbent after an earlier merge this round' }], shadowConsulted: false },
+          });
+          history.push({ delta: item.candidate.delta, decision: 'skipped', reason: 'duplicate' });
+          emit({ type: 'decision', round, experimentId: id, delta: item.candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null });
+          continue;
+        }
+        text = rebased;
+        triedHashes.add(contentHash(text));
+        optimization = await evaluatePartition(evaluator, study, text, 'optimization', options.signal);
+        anchor = await evaluatePartition(evaluator, study, text, 'anchor', options.signal);
+      }
+      const incumbentAnchor = await evaluatePartition(evaluator, study, incumbent.text, 'anchor', options.signal);
+      const incumbentOpt = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
+      const currentIncumbent = incumbent;
+      const decision: GateDecision = await decide(
+        {
+          constraints: study.constraints.check(incumbent.text, text),
+          optimization: { incumbent: incumbentOpt, candidate: optimization },
+          anchor: { incumbent: incumbentAnchor, candidate: anchor },
+          evaluateShadow: async () => ({
+            incumbent: await evaluatePartition(evaluator, study, currentIncumbent.text, 'shadow', options.signal),
+            candidate: await evaluatePartition(evaluator, study, text, 'shadow', options.signal),
+          }),
+          calibration,
+          stochastic: !study.executor.deterministic,
+        },
+        study.gate,
+      );
+      const hash = contentHash(text);
+      const experimentId = await recordExperiment(db, {
+        runId, round, proposer: study.proposer.id, base: incumbent, hash, candidate: { ...item.candidate, text }, fingerprint: evaluator.fingerprint, seed: study.seed, now, decision,
+        onAccepted: async (version) => {
+          incumbent = version;
+        },
+      });
+      evaluatedCount += 1;
+      newExperiments += 1;
+      if (decision.accepted) acceptedThisRound += 1;
+      else refusedThisRound += 1;
+      history.push({ delta: item.candidate.delta, decision: decision.accepted ? 'accepted' : 'refused', reason: decision.accepted ? 'accepted' : decision.reason });
+      emit({
+        type: 'decision', round, experimentId, delta: item.candidate.delta,
+        decision: decision.accepted ? 'accepted' : 'refused', reason: decision.accepted ? 'accepted' : decision.reason,
+        optimization: optimization.composite,
+      });
+      if (evaluatedCount >= study.stopping.maxExperiments) break;
+    }
+    plateau = acceptedThisRound > 0 ? 0 : plateau + 1;
+    await writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, lastStopReason: null });
+    const best = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
+    emit({
+      type: 'round-end', round, accepted: acceptedThisRound, refused: refusedThisRound, best: best.composite,
+      diversity: {
+        mean: roundDistances.length === 0 ? null : roundDistances.reduce((sum, value) => sum + value, 0) / roundDistances.length,
+        min: roundDistances.length === 0 ? null : Math.min(...roundDistances),
+      },
+    });
+  }
+}
+
+function isInfrastructureError(error: unknown): boolean {
+  return error instanceof Error && error.name === 'InfrastructureError';
+}
+
+interface RecordInput {
+  runId: number;
+  round: number;
+  proposer: string;
+  base: ArtifactVersion;
+  hash: string;
+  candidate: Candidate;
+  decision: GateDecision;
+  fingerprint: string;
+  seed: number;
+  now: () => Date;
+  onAccepted?: (version: ArtifactVersion) => Promise<void>;
+}
+
+/**
+ * Records one experiment and, when accepted, the new version and the registry
+ * move, all in one transaction. Returns the experiment id.
+ */
+async function recordExperiment(db: StudyDatabase, input: RecordInput): Promise<number> {
+  let accepted: ArtifactVersion | undefined;
+  const id = await db.transaction().execute(async (transaction) => {
+    const reason: string = input.decision.accepted ? 'accepted' : (input.decision.reason as RefusalReason);
+    const decisionName = input.decision.accepted ? 'accepted' : reason === 'duplicate' ? 'skipped' : 'refused';
+    const inserted = await transaction
+      .insertInto('experiments')
+      .values({
+        run_id: input.runId,
+        round: input.round,
+        proposer: input.proposer,
+        base_version_id: input.base.id,
+        candidate_hash: input.hash,
+        delta: input.candidate.delta,
+        rationale: input.candidate.rationale,
+        decision: decisionName,
+        reason,
+        evidence: JSON.stringify({ checks: input.decision.checks, shadowConsulted: input.decision.shadowConsulted }),
+        accepted_version_id: null,
+        fingerprint: input.fingerprint,
+        seed: input.seed,
+        created_at: isoNow(input.now),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    if (input.decision.accepted) {
+      accepted = await putVersion(transaction, input.candidate.text, 'accepted', input.base.id, inserted.id, input.now);
+      await transaction.updateTable('experiments').set({ accepted_version_id: accepted.id }).where('id', '=', inserted.id).execute();
+      await setRegistryVersion(transaction, accepted.id, `experiment ${inserted.id} accepted`, 'active', input.now);
+    }
+    return inserted.id;
+  });
+  if (accepted !== undefined) await input.onAccepted?.(accepted);
+  return id;
+}

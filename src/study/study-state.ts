@@ -1,0 +1,28 @@
+/**
+ * Small persistent counters of a study (plateau, consecutive failures), kept
+ * in the `study_state` table so a continued run picks them up.
+ */
+import type { StudyDatabase } from '../storage/database.ts';
+
+export interface StudyState {
+  plateauRounds: number;
+  consecutiveFailures: number;
+  lastStopReason: string | null;
+}
+
+const KEY = 'loop';
+
+export async function readStudyState(db: StudyDatabase): Promise<StudyState> {
+  const row = await db.selectFrom('study_state').select('value').where('key', '=', KEY).executeTakeFirst();
+  if (row === undefined) return { plateauRounds: 0, consecutiveFailures: 0, lastStopReason: null };
+  return JSON.parse(row.value) as StudyState;
+}
+
+export async function writeStudyState(db: StudyDatabase, state: StudyState): Promise<void> {
+  const value = JSON.stringify(state);
+  await db
+    .insertInto('study_state')
+    .values({ key: KEY, value })
+    .onConflict((conflict) => conflict.column('key').doUpdateSet({ value }))
+    .execute();
+}

@@ -1,0 +1,130 @@
+/** `kloop eval <study>`: score one artifact and print components and per-example diagnostics. */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { Example, PartitionName } from '../../corpus/example.ts';
+import { PARTITIONS } from '../../corpus/example.ts';
+import { InputError } from '../../errors.ts';
+import type { ExampleScoreRecord, PartitionScore } from '../../evaluator/partition-score.ts';
+import { aggregate } from '../../evaluator/evaluator.ts';
+import { studyDatabasePath } from '../../storage/database.ts';
+import { getRegistryVersion } from '../../storage/registry.ts';
+import { readTextFile } from '../../study/load-study.ts';
+import { createStudyEvaluator } from '../../study/run-study.ts';
+import { formatScore, print, printJson, table } from '../output.ts';
+import { openStudy } from './study-session.ts';
+
+export function registerEvalCommand(program: Command): void {
+  program
+    .command('eval')
+    .description('Score one artifact (default: the active version) on the study corpus and print components and per-example diagnostics.')
+    .argument('<study>', 'study folder')
+    .option('--partition <name>', `one partition (${PARTITIONS.join(', ')}); default: all`)
+    .option('--artifact <file>', 'artifact file to score instead of the active version')
+    .option('--json', 'print one JSON object on stdout')
+    .option('--quiet', 'print only the summary, not every example')
+    .action(async (studyDir: string, options: { partition?: string; artifact?: string; json?: boolean; quiet?: boolean }) => {
+      if (options.partition !== undefined && !(PARTITIONS as readonly string[]).includes(options.partition)) {
+        throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--partition' });
+      }
+      const hasDatabase = existsSync(studyDatabasePath(path.resolve(studyDir)));
+      const session = await openStudy(studyDir, { readonly: !hasDatabase });
+      try {
+        const study = session.study;
+        let artifactText: string;
+        let artifactLabel: string;
+        if (options.artifact !== undefined) {
+          artifactText = readTextFile(path.resolve(options.artifact), 'the artifact file');
+          artifactLabel = path.resolve(options.artifact);
+        } else {
+          const active = hasDatabase ? await getRegistryVersion(session.db) : undefined;
+          artifactText = active?.text ?? study.artifactText;
+          artifactLabel = active !== undefined ? `active version ${active.id}` : `${study.artifactPath} (no study database yet)`;
+        }
+        const evaluator = createStudyEvaluator(study, hasDatabase ? session.db : undefined);
+        const names = options.partition !== undefined ? [options.partition as PartitionName] : [...PARTITIONS];
+        const byPartition: Partial<Record<PartitionName, PartitionScore>> = {};
+        for (const name of names) {
+          byPartition[name] = await evaluator.evaluate({ artifactText, partition: name, examples: study.partitions[name], repeats: study.gate.repeats });
+        }
+        const all = names.length === 1 ? byPartition[names[0]!]! : combine(names.map((name) => byPartition[name]!));
+        const examplesById = new Map<string, Example>(study.corpus.map((example) => [example.id, example]));
+        const payload = {
+          study: study.dir,
+          artifact: artifactLabel,
+          fingerprint: evaluator.fingerprint,
+          partition: names.length === 1 ? names[0] : 'all',
+          composite: all.composite,
+          components: all.components,
+          metrics: all.metrics,
+          invalid: all.invalid,
+          total: all.total,
+          partitions: Object.fromEntries(
+            names.map((name) => [name, { composite: byPartition[name]!.composite, components: byPartition[name]!.components, invalid: byPartition[name]!.invalid, examples: byPartition[name]!.total }]),
+          ),
+          examples: all.examples.map((record) => describeExample(record, examplesById.get(record.exampleId))),
+        };
+        if (options.json === true) {
+          printJson(payload);
+          return;
+        }
+        print(`${artifactLabel} on ${payload.partition} (evaluator ${evaluator.fingerprint})`);
+        const rows = [['partition', 'examples', 'composite', 'appType', 'entityRecall', 'roleAccuracy', 'behaviorCoverage', 'invalid']];
+        for (const name of names) {
+          const score = byPartition[name]!;
+          rows.push([name, String(score.total), formatScore(score.composite), formatScore(score.components.appType), formatScore(score.components.entityRecall), formatScore(score.components.roleAccuracy), formatScore(score.components.behaviorCoverage), String(score.invalid)]);
+        }
+        if (names.length > 1) rows.push(['all', String(all.total), formatScore(all.composite), formatScore(all.components.appType), formatScore(all.components.entityRecall), formatScore(all.components.roleAccuracy), formatScore(all.components.behaviorCoverage), String(all.invalid)]);
+        print(table(rows));
+        print(`diagnostics: entity precision ${formatScore(all.metrics.entityPrecision)}, relation recall ${formatScore(all.metrics.relationRecall)}, projection coverage ${formatScore(all.metrics.projectionCoverage)}`);
+        if (options.quiet === true) return;
+        print();
+        for (const example of payload.examples) {
+          if (!example.valid) {
+            print(`${example.id}  INVALID (${example.invalidReason}): ${example.message}`);
+            continue;
+          }
+          const notes = example.notes.length > 0 ? `  ${example.notes.join('; ')}` : '';
+          print(`${example.id}  ${formatScore(example.composite)}${example.skipped.length > 0 ? ` (skipped: ${example.skipped.join(', ')})` : ''}${notes}`);
+        }
+      } finally {
+        await session.close();
+      }
+    });
+}
+
+function combine(scores: PartitionScore[]): PartitionScore {
+  const repeats = Math.max(...scores.map((score) => score.repeats));
+  const results = Array.from({ length: repeats }, (_, repeat) => ({
+    records: scores.flatMap((score) => score.examples.filter((record) => record.repeat === repeat || score.repeats === 1)),
+    usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+    latencyMs: 0,
+  }));
+  return aggregate('all', scores[0]!.artifactHash, scores[0]!.fingerprint, results);
+}
+
+/** The per-example JSON shape of `kloop eval --json`. */
+function describeExample(record: ExampleScoreRecord, example: Example | undefined) {
+  if (!record.valid) {
+    return { id: record.exampleId, repeat: record.repeat, partition: example?.partition, valid: false as const, composite: null, invalidReason: record.invalidReason, message: record.message, raw: record.raw ?? null };
+  }
+  const diagnostics = record.diagnostics;
+  const notes: string[] = [];
+  if (diagnostics.appTypeMismatch !== undefined) notes.push(`appType ${diagnostics.appTypeMismatch.predicted} ≠ ${diagnostics.appTypeMismatch.expected.join('|')}`);
+  if (diagnostics.missedEntities.length > 0) notes.push(`missed entities: ${diagnostics.missedEntities.join(', ')}`);
+  if (diagnostics.wrongRoles.length > 0) notes.push(`wrong roles: ${diagnostics.wrongRoles.map((wrong) => `${wrong.entity} ${wrong.predicted}→${wrong.expected}`).join(', ')}`);
+  if (diagnostics.missingBehaviors.length > 0) notes.push(`missing behaviours: ${diagnostics.missingBehaviors.join(', ')}`);
+  if (diagnostics.spuriousEntities.length > 0) notes.push(`spurious entities: ${diagnostics.spuriousEntities.join(', ')}`);
+  return {
+    id: record.exampleId,
+    repeat: record.repeat,
+    partition: example?.partition,
+    valid: true as const,
+    composite: record.composite,
+    components: record.components,
+    skipped: record.skipped,
+    metrics: record.metrics,
+    diagnostics,
+    notes,
+  };
+}

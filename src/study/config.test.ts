@@ -1,0 +1,164 @@
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InputError } from '../errors.ts';
+import { loadProgram } from '../program/program.ts';
+import { expandGlob, loadStudyConfig } from './config.ts';
+
+const exampleDir = fileURLToPath(new URL('../../examples/intent/', import.meta.url));
+const directories: string[] = [];
+
+afterEach(() => {
+  for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
+});
+
+/** A study folder with an artifact, a program and one corpus file. */
+function study(config: string): string {
+  const directory = mkdtempSync(path.join(tmpdir(), 'kloop-config-'));
+  directories.push(directory);
+  writeFileSync(path.join(directory, 'kloop.yaml'), config);
+  writeFileSync(path.join(directory, 'playbook.yaml'), 'appTypeCues: {}\n');
+  writeFileSync(path.join(directory, 'program.md'), '# Instructions\na\n# Constraints\nb\n# Stopping criteria\nc\n');
+  mkdirSync(path.join(directory, 'corpus'));
+  writeFileSync(path.join(directory, 'corpus', 'a.yaml'), '[]\n');
+  return directory;
+}
+
+function thrown(action: () => unknown): InputError {
+  try {
+    action();
+  } catch (error) {
+    expect(error).toBeInstanceOf(InputError);
+    return error as InputError;
+  }
+  throw new Error('expected an InputError');
+}
+
+const minimal = 'artifact: playbook.yaml\ncorpus: [corpus/*.yaml]\n';
+
+describe('loadStudyConfig', () => {
+  it('applies every default and resolves paths', () => {
+    const directory = study(minimal);
+    const config = loadStudyConfig(directory);
+    expect(config.dir).toBe(directory);
+    expect(config.artifact).toBe(path.join(directory, 'playbook.yaml'));
+    expect(config.program).toBe(path.join(directory, 'program.md'));
+    expect(config.corpus).toEqual([path.join(directory, 'corpus/*.yaml')]);
+    expect(config.corpusFiles).toEqual([path.join(directory, 'corpus', 'a.yaml')]);
+    expect(config.task).toBe('intent');
+    expect(config.executor).toEqual({ kind: 'offline' });
+    expect(config.proposer).toEqual({ kind: 'error-driven', candidatesPerRound: 6, concurrency: 4 });
+    expect(config.gate).toEqual({
+      alpha: 0.05,
+      repeats: 1,
+      generalizationRatio: 0.5,
+      shadowMarginSe: 1,
+      anchorTolerance: 0,
+      minDeltaDistance: 0.2,
+      thresholdK: 2,
+      calibrationWindow: 5,
+      minCohensD: 0.5,
+      requireCalibration: false,
+      noiseRepeats: 8,
+      signalRepeats: 3,
+    });
+    expect(config.stopping).toEqual({ maxExperiments: 60, plateauRounds: 3, maxConsecutiveFailures: 5 });
+    expect(config.seed).toBe(1);
+    expect(config.corpusPolicy).toEqual({ graduateAfterDecisions: 20, rotateSlice: 3, maxShadowExposures: 40 });
+    expect(config.weights).toEqual({ appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 });
+  });
+
+  it('keeps a configured 0 as 0', () => {
+    const config = loadStudyConfig(
+      study(
+        `${minimal}executor: { kind: offline, temperature: 0 }\ngate: { generalizationRatio: 0, shadowMarginSe: 0, thresholdK: 0, minDeltaDistance: 0 }\n` +
+          'stopping: { maxExperiments: 0, maxRounds: 0, target: 0 }\nseed: 0\ncorpusPolicy: { rotateSlice: 0 }\nweights: { appType: 0 }\n',
+      ),
+    );
+    expect(config.executor.temperature).toBe(0);
+    expect(config.gate.generalizationRatio).toBe(0);
+    expect(config.gate.shadowMarginSe).toBe(0);
+    expect(config.gate.thresholdK).toBe(0);
+    expect(config.gate.minDeltaDistance).toBe(0);
+    expect(config.stopping).toMatchObject({ maxExperiments: 0, maxRounds: 0, target: 0 });
+    expect(config.seed).toBe(0);
+    expect(config.corpusPolicy.rotateSlice).toBe(0);
+    expect(config.weights).toEqual({ appType: 0, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 });
+  });
+
+  it('names an unknown key and its line', () => {
+    const directory = study(`${minimal}gate:\n  alpha: 0.1\n  alpah: 0.2\n`);
+    const error = thrown(() => loadStudyConfig(directory));
+    expect(error.line).toBe(5);
+    expect(error.field).toBe('gate.alpah');
+    expect(error.message).toMatch(/kloop\.yaml:5: gate\.alpah: unknown key "alpah" \(allowed: alpha, repeats,/);
+    const topLevel = thrown(() => loadStudyConfig(study(`${minimal}\n\nseeds: 3\n`)));
+    expect(topLevel.message).toMatch(/kloop\.yaml:5: seeds: unknown key "seeds"/);
+  });
+
+  it('names the file, line and field of a wrong type or value', () => {
+    const error = thrown(() => loadStudyConfig(study(`${minimal}stopping:\n  plateauRounds: three\n`)));
+    expect(error.file).toMatch(/kloop\.yaml$/);
+    expect(error.line).toBe(4);
+    expect(error.field).toBe('stopping.plateauRounds');
+    expect(error.message).toMatch(/kloop\.yaml:4: stopping\.plateauRounds: .*expected number/);
+    expect(thrown(() => loadStudyConfig(study(`${minimal}gate: { alpha: 1.5 }\n`))).field).toBe('gate.alpha');
+    expect(thrown(() => loadStudyConfig(study(`${minimal}executor: { kind: llm }\n`))).message).toMatch(
+      /kloop\.yaml:3: executor\.model: an llm executor needs a model/,
+    );
+    expect(thrown(() => loadStudyConfig(study('artifact: playbook.yaml\ncorpus: [corpus/*.txt]\n'))).message).toMatch(
+      /kloop\.yaml:2: corpus\[0\]: a corpus file must end in/,
+    );
+    expect(thrown(() => loadStudyConfig(study('corpus: [corpus/*.yaml]\n'))).message).toMatch(/kloop\.yaml:1: artifact: required/);
+  });
+
+  it('reports a missing file, malformed YAML and missing referenced files', () => {
+    const empty = mkdtempSync(path.join(tmpdir(), 'kloop-config-'));
+    directories.push(empty);
+    expect(thrown(() => loadStudyConfig(empty)).message).toMatch(/kloop\.yaml: file not found/);
+    const malformed = thrown(() => loadStudyConfig(study(`${minimal}gate: { alpha: 0.1\n`)));
+    expect(malformed.message).toMatch(/kloop\.yaml:\d+: malformed YAML/);
+    expect(malformed.line).toBeGreaterThanOrEqual(3);
+    expect(thrown(() => loadStudyConfig(study('artifact: missing.yaml\ncorpus: [corpus/*.yaml]\n'))).message).toMatch(
+      /kloop\.yaml:1: artifact: file not found: .*missing\.yaml/,
+    );
+    expect(thrown(() => loadStudyConfig(study('artifact: playbook.yaml\ncorpus:\n  - corpus/*.yaml\n  - extra.jsonl\n'))).message).toMatch(
+      /kloop\.yaml:4: corpus\[1\]: file not found/,
+    );
+    expect(thrown(() => loadStudyConfig(study('artifact: playbook.yaml\ncorpus: corpus/*.jsonl\n'))).message).toMatch(
+      /kloop\.yaml:2: corpus: the corpus patterns match no file/,
+    );
+  });
+
+  it('expands globs, including **', () => {
+    const directory = study(minimal);
+    mkdirSync(path.join(directory, 'corpus', 'deep', 'er'), { recursive: true });
+    writeFileSync(path.join(directory, 'corpus', 'deep', 'er', 'b.jsonl'), '');
+    writeFileSync(path.join(directory, 'corpus', '.hidden.yaml'), '');
+    expect(expandGlob(path.join(directory, 'corpus', '**', '*.{yaml,jsonl}'))).toEqual([]);
+    expect(expandGlob(path.join(directory, 'corpus', '**', '*.jsonl'))).toEqual([path.join(directory, 'corpus', 'deep', 'er', 'b.jsonl')]);
+    expect(expandGlob(path.join(directory, 'corpus', '*.y?ml'))).toEqual([path.join(directory, 'corpus', 'a.yaml')]);
+  });
+
+  it('loads the example study configuration and program', () => {
+    const directory = study('');
+    cpSync(path.join(exampleDir, 'kloop.yaml'), path.join(directory, 'kloop.yaml'));
+    cpSync(path.join(exampleDir, 'program.md'), path.join(directory, 'program.md'));
+    const config = loadStudyConfig(directory);
+    expect(config.seed).toBe(7);
+    expect(config.executor.kind).toBe('offline');
+    expect(config.proposer.kind).toBe('error-driven');
+    expect(config.corpusFiles).toEqual([path.join(directory, 'corpus', 'a.yaml')]);
+    expect(loadProgram(config.program).mechanical.editableSections).toContain('behaviorCues');
+  });
+
+  it.skipIf(!existsSync(path.join(exampleDir, 'playbook.yaml')) || !existsSync(path.join(exampleDir, 'corpus')))(
+    'loads the example study in place',
+    () => {
+      const config = loadStudyConfig(exampleDir);
+      expect(config.corpusFiles.length).toBeGreaterThan(0);
+    },
+  );
+});

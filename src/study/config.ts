@@ -1,0 +1,318 @@
+/**
+ * The study configuration: `kloop.yaml` in the study folder.
+ *
+ * Read with a strict schema: an unknown key, a wrong type or a value out of
+ * range is an {@link InputError} naming the file, the line and the field
+ * (`kloop.yaml:14: gate.alpah: unknown key "alpah" (allowed: ...)`). A
+ * configured 0 means 0: defaults fill only keys that are absent.
+ *
+ * Paths (`artifact`, `program`, `corpus`) are relative to the study folder
+ * and returned absolute; corpus globs (`*`, `?`, `[...]`, `**`) are also
+ * expanded into `corpusFiles`.
+ *
+ * @example
+ * ```yaml
+ * task: intent
+ * executor: { kind: offline }
+ * artifact: playbook.yaml
+ * corpus: [corpus/*.yaml, corpus/*.jsonl]
+ * gate: { alpha: 0.05, repeats: 1 }
+ * stopping: { maxExperiments: 30, plateauRounds: 2 }
+ * seed: 7
+ * ```
+ */
+import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { InputError } from '../errors.ts';
+import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '../program/yaml-locations.ts';
+
+/** Name of the configuration file inside a study folder. */
+export const CONFIG_FILE_NAME = 'kloop.yaml';
+
+/** Extensions a corpus file may have. */
+export const CORPUS_EXTENSIONS = ['.yaml', '.yml', '.jsonl'] as const;
+
+const nonNegative = z.number().min(0);
+const count = (minimum: number) => z.int().min(minimum);
+
+const executorSchema = z
+  .strictObject({
+    /** `offline` (deterministic playbook executor, no network) or `llm`. Default `offline`. */
+    kind: z.enum(['offline', 'llm']).default('offline'),
+    /** Model id, required for `llm`, e.g. `gpt-4.1-mini`. */
+    model: z.string().trim().min(1).optional(),
+    /** Base URL of an OpenAI-compatible endpoint. */
+    baseURL: z.url().optional(),
+    /** Name of the environment variable that holds the API key (never the key itself). */
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'give the NAME of an environment variable holding the key, not the key itself')
+      .optional(),
+    /** Sampling temperature in [0, 2]; absent = the provider's default. */
+    temperature: z.number().min(0).max(2).optional(),
+    maxOutputTokens: count(1).optional(),
+    timeoutMs: count(1).optional(),
+  })
+  .superRefine((executor, context) => {
+    if (executor.kind === 'llm' && executor.model === undefined) {
+      context.addIssue({ code: 'custom', path: ['model'], message: 'an llm executor needs a model' });
+    }
+  });
+
+const proposerSchema = z.strictObject({
+  /** `error-driven` (offline, transformation-based learning) or `reflective` (LLM). Default `error-driven`. */
+  kind: z.enum(['error-driven', 'reflective']).default('error-driven'),
+  /** Candidates proposed per round. Default 6. */
+  candidatesPerRound: count(1).default(6),
+  /** Candidates evaluated at once. Default 4. */
+  concurrency: count(1).default(4),
+  /** Model of a reflective proposer; default the executor's model. */
+  model: z.string().trim().min(1).optional(),
+});
+
+const gateSchema = z.strictObject({
+  /** Significance level of the one-sided tests, in (0, 1). Default 0.05. */
+  alpha: z.number().gt(0).lt(1).default(0.05),
+  /** Evaluation repeats per artifact and partition. Default 1. */
+  repeats: count(1).default(1),
+  /** γ: required Δshadow / Δoptimization. Default 0.5. */
+  generalizationRatio: nonNegative.default(0.5),
+  /** m = this × SE of the shadow paired differences. Default 1. */
+  shadowMarginSe: nonNegative.default(1),
+  /** Allowed per-example drop on anchors beyond measured noise, composite units. Default 0. */
+  anchorTolerance: nonNegative.max(1).default(0),
+  /** Smallest bigram Jaccard distance from every earlier delta, in [0, 1]. Default 0.2. */
+  minDeltaDistance: z.number().min(0).max(1).default(0.2),
+  /** k in τ = k × rolling max noise SD. Default 2. */
+  thresholdK: nonNegative.default(2),
+  /** Calibrations the rolling maximum looks back over. Default 5. */
+  calibrationWindow: count(1).default(5),
+  /** Smallest Cohen's d between incumbent and an ablated artifact. Default 0.5. */
+  minCohensD: nonNegative.default(0.5),
+  /** Refuse to run without a calibration for the current fingerprint. Default false. */
+  requireCalibration: z.boolean().default(false),
+  /** Noise repeats of the incumbent during calibration (at least 2 for an SD). Default 8. */
+  noiseRepeats: count(2).default(8),
+  /** Signal repeats of incumbent and ablated artifact during calibration. Default 3. */
+  signalRepeats: count(1).default(3),
+});
+
+const stoppingSchema = z.strictObject({
+  /** Most experiments (evaluated candidates) in a run. Default 60. */
+  maxExperiments: count(0).default(60),
+  /** Stop after this many rounds without an accepted candidate. Default 3. */
+  plateauRounds: count(1).default(3),
+  /** Stop once the incumbent's optimization composite reaches this, in [0, 1]. */
+  target: z.number().min(0).max(1).optional(),
+  /** Stop after this many consecutive proposal or evaluation failures. Default 5. */
+  maxConsecutiveFailures: count(1).default(5),
+  /** Most rounds in a run. */
+  maxRounds: count(0).optional(),
+  /** Most money to spend in a run, in USD. */
+  maxCostUsd: nonNegative.optional(),
+});
+
+const corpusPolicySchema = z.strictObject({
+  /** Gate decisions a shadow example serves before it may graduate. Default 20. */
+  graduateAfterDecisions: count(1).default(20),
+  /** Days a shadow example serves before it may graduate. */
+  graduateAfterDays: z.number().gt(0).optional(),
+  /** Examples rotated out of shadow at a time. Default 3. */
+  rotateSlice: count(0).default(3),
+  /** Most gate decisions any shadow example may be used for. Default 40. */
+  maxShadowExposures: count(1).default(40),
+});
+
+const weightsSchema = z
+  .strictObject({
+    appType: nonNegative.default(0.25),
+    entityRecall: nonNegative.default(0.35),
+    roleAccuracy: nonNegative.default(0.2),
+    behaviorCoverage: nonNegative.default(0.2),
+  })
+  .refine((weights) => Object.values(weights).some((weight) => weight > 0), 'at least one weight must be above 0');
+
+const relativePath = z.string().trim().min(1);
+const corpusPattern = relativePath.refine(
+  (pattern) => CORPUS_EXTENSIONS.some((extension) => pattern.toLowerCase().endsWith(extension)),
+  `a corpus file must end in ${CORPUS_EXTENSIONS.join(', ')}`,
+);
+
+/** The schema of `kloop.yaml` (strict objects: unknown keys are errors). */
+export const studyConfigSchema = z
+  .strictObject({
+    /** Task id. Default `intent`. */
+    task: z.enum(['intent']).default('intent'),
+    executor: executorSchema.prefault({}),
+    /** Artifact file, relative to the study. Required. */
+    artifact: relativePath,
+    /** Program file, relative to the study. Default `program.md`. */
+    program: relativePath.default('program.md'),
+    /** Corpus files or globs relative to the study (.yaml, .yml, .jsonl). Required. */
+    corpus: z.union([corpusPattern.transform((pattern) => [pattern]), z.array(corpusPattern).min(1, 'list at least one corpus file')]),
+    proposer: proposerSchema.prefault({}),
+    gate: gateSchema.prefault({}),
+    stopping: stoppingSchema.prefault({}),
+    /** Seed of every random choice. Default 1. */
+    seed: z.int().min(0).default(1),
+    corpusPolicy: corpusPolicySchema.prefault({}),
+    /** Composite weights; only ratios matter. Default 0.25 / 0.35 / 0.20 / 0.20. */
+    weights: weightsSchema.prefault({}),
+  })
+  .superRefine((config, context) => {
+    if (config.proposer.kind === 'reflective' && config.proposer.model === undefined && config.executor.kind !== 'llm') {
+      context.addIssue({
+        code: 'custom',
+        path: ['proposer', 'kind'],
+        message: 'a reflective proposer needs a model: set proposer.model or use an llm executor',
+      });
+    }
+  });
+
+type ParsedConfig = z.output<typeof studyConfigSchema>;
+
+/** A loaded study configuration: defaults applied, paths absolute. */
+export interface StudyConfig extends Omit<ParsedConfig, 'artifact' | 'program' | 'corpus'> {
+  /** Absolute path of the study folder. */
+  dir: string;
+  /** Absolute path of `kloop.yaml`. */
+  configPath: string;
+  /** Absolute path of the artifact file. */
+  artifact: string;
+  /** Absolute path of `program.md`. */
+  program: string;
+  /** Corpus files and globs, absolute, in the order written. */
+  corpus: string[];
+  /** Every corpus file the patterns match: absolute, sorted, each once. */
+  corpusFiles: string[];
+}
+
+export type ExecutorConfig = StudyConfig['executor'];
+export type ProposerConfig = StudyConfig['proposer'];
+export type GateConfig = StudyConfig['gate'];
+export type StoppingConfig = StudyConfig['stopping'];
+export type CorpusPolicyConfig = StudyConfig['corpusPolicy'];
+
+/**
+ * Reads and validates `<studyDir>/kloop.yaml` (UTF-8).
+ *
+ * @param studyDir the study folder, absolute or relative to the working directory
+ * @throws InputError when `kloop.yaml` is missing (naming it), is malformed
+ *   YAML (with the line), has an unknown key (naming the key and its line) or
+ *   a wrong value (file, line, field); when the artifact or program file does
+ *   not exist; when a corpus file listed by name does not exist or the
+ *   patterns match no file
+ */
+export function loadStudyConfig(studyDir: string): StudyConfig {
+  const dir = path.resolve(studyDir);
+  const configPath = path.join(dir, CONFIG_FILE_NAME);
+  const file = path.join(studyDir, CONFIG_FILE_NAME);
+  let text: string;
+  try {
+    text = readFileSync(configPath, 'utf8').replace(/^\uFEFF/, '');
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new InputError(missing ? `file not found: a study folder needs a ${CONFIG_FILE_NAME}` : `cannot read: ${(error as Error).message}`, {
+      file,
+      studyPath: dir,
+      code: 'input.config',
+      cause: error,
+    });
+  }
+  const located = parseLocatedYaml(text, { file });
+  if (located.value === null || located.value === undefined) {
+    throw new InputError('the file is empty; it needs at least `artifact` and `corpus`', { file, line: 1, studyPath: dir, code: 'input.config' });
+  }
+  const parsed = parseWithSchema(studyConfigSchema, located, { file });
+
+  const artifact = path.resolve(dir, parsed.artifact);
+  const program = path.resolve(dir, parsed.program);
+  requireFile(artifact, located, ['artifact'], file);
+  requireFile(program, located, ['program'], file);
+  const corpus = parsed.corpus.map((pattern) => path.resolve(dir, pattern));
+  const corpusFiles = new Set<string>();
+  const rawCorpus = (located.value as Record<string, unknown>)['corpus'];
+  corpus.forEach((pattern, index) => {
+    const corpusPath: PropertyKey[] = Array.isArray(rawCorpus) ? ['corpus', index] : ['corpus'];
+    if (!hasGlob(pattern)) requireFile(pattern, located, corpusPath, file);
+    for (const match of expandGlob(pattern)) corpusFiles.add(match);
+  });
+  if (corpusFiles.size === 0) {
+    throw new InputError(`the corpus patterns match no file (looked for ${corpus.join(', ')})`, {
+      file,
+      line: located.lineOf(['corpus']),
+      field: 'corpus',
+      studyPath: dir,
+      code: 'input.config',
+    });
+  }
+  return { ...parsed, dir, configPath, artifact, program, corpus, corpusFiles: [...corpusFiles].sort() };
+}
+
+function requireFile(filePath: string, located: LocatedYaml, fieldPath: PropertyKey[], file: string): void {
+  if (existsSync(filePath) && statSync(filePath).isFile()) return;
+  throw new InputError(`file not found: ${filePath}`, { file, line: located.lineOf(fieldPath), field: fieldName(fieldPath), code: 'input.config' });
+}
+
+/** True when a path has glob characters (`*`, `?`, `[`). */
+function hasGlob(pattern: string): boolean {
+  return /[*?[]/.test(pattern);
+}
+
+function segmentRegExp(segment: string): RegExp {
+  let source = '';
+  for (let index = 0; index < segment.length; index += 1) {
+    const character = segment[index]!;
+    if (character === '*') source += '[^/]*';
+    else if (character === '?') source += '[^/]';
+    else if (character === '[') {
+      const close = segment.indexOf(']', index + 1);
+      if (close === -1) source += '\\[';
+      else {
+        source += `[${segment.slice(index + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        index = close;
+      }
+    } else source += character.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`);
+}
+
+/**
+ * Expands an absolute glob into the files it matches (`*` and `?` within a
+ * name, `[abc]` classes, `**` for any depth). Names starting with "." match
+ * only a pattern segment that starts with ".". Returns absolute paths.
+ */
+export function expandGlob(absolutePattern: string): string[] {
+  const segments = absolutePattern.split(path.sep);
+  const firstGlob = segments.findIndex(hasGlob);
+  if (firstGlob === -1) return existsSync(absolutePattern) && statSync(absolutePattern).isFile() ? [absolutePattern] : [];
+  const base = segments.slice(0, firstGlob).join(path.sep) || path.sep;
+  const results: string[] = [];
+  const walk = (directory: string, rest: readonly string[]): void => {
+    const [segment, ...remaining] = rest;
+    if (segment === undefined) return;
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(directory, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    if (segment === '**') {
+      walk(directory, remaining);
+      for (const entry of entries) if (entry.isDirectory() && !entry.name.startsWith('.')) walk(path.join(directory, entry.name), rest);
+      return;
+    }
+    const matcher = segmentRegExp(segment);
+    for (const entry of entries) {
+      if (entry.name.startsWith('.') && !segment.startsWith('.')) continue;
+      if (!matcher.test(entry.name)) continue;
+      const full = path.join(directory, entry.name);
+      if (remaining.length === 0) {
+        if (entry.isFile() || (entry.isSymbolicLink() && statSync(full, { throwIfNoEntry: false })?.isFile())) results.push(full);
+      } else if (entry.isDirectory() || entry.isSymbolicLink()) walk(full, remaining);
+    }
+  };
+  walk(base, segments.slice(firstGlob));
+  return [...new Set(results)].sort();
+}

@@ -1,0 +1,160 @@
+/**
+ * Loads and validates a study folder: `kloop.yaml`, `program.md`, the
+ * artifact and the corpus. Every problem is an {@link InputError} naming the
+ * file, line and field; nothing is written.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Example, PartitionName } from '../corpus/example.ts';
+import { PARTITIONS } from '../corpus/example.ts';
+import { readCorpusFile } from '../corpus/importers/public-format.ts';
+import { InputError } from '../errors.ts';
+import { checkConstraints, loadProgram } from '../program/program.ts';
+import { createErrorDrivenProposer } from '../proposers/error-driven-proposer.ts';
+import type { Proposer } from '../proposers/proposer.ts';
+import type { Executor } from '../tasks/executor.ts';
+import { scorableComponents } from '../tasks/intent/scorer.ts';
+import { createOfflineExecutor } from '../tasks/intent/offline/offline-executor.ts';
+import { parsePlaybook, playbookSections } from '../tasks/intent/offline/playbook.ts';
+import type { StudyConfig } from './config.ts';
+import { loadStudyConfig } from './config.ts';
+import type { LoadedStudy } from './loaded-study.ts';
+
+/** Hooks to build the executor and proposer for non-offline configurations (LLM). */
+export interface StudyPlugins {
+  createExecutor?: (config: StudyConfig) => Executor;
+  createProposer?: (config: StudyConfig) => Proposer;
+  /** Splits an artifact into named sections for the editable-section constraint. */
+  sectionsOf?: (text: string) => Record<string, string>;
+}
+
+/** Reads a UTF-8 text file, refusing invalid UTF-8 with a clear error. */
+export function readTextFile(file: string, what: string): string {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new InputError(code === 'ENOENT' ? `${what} does not exist` : `cannot read ${what}: ${(error as Error).message}`, { file });
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new InputError(`${what} is not valid UTF-8`, { file });
+  }
+}
+
+/** Reads every corpus file of the config and checks ids, gold and partitions. */
+export function loadCorpus(config: StudyConfig): Example[] {
+  const examples: Example[] = [];
+  const seen = new Map<string, string>();
+  if (config.corpusFiles.length === 0) {
+    throw new InputError(`no corpus file matches ${config.corpus.join(', ')}`, { file: config.configPath, field: 'corpus' });
+  }
+  for (const file of config.corpusFiles) {
+    const result = readCorpusFile(file);
+    if (!result.ok) {
+      const first = result.errors[0]!;
+      const more = result.errors.length > 1 ? ` (and ${result.errors.length - 1} more errors)` : '';
+      throw new InputError(`${first.message}${more}`, {
+        file: first.file,
+        ...(first.line !== undefined ? { line: first.line } : {}),
+        ...(first.field !== undefined ? { field: first.field } : {}),
+      });
+    }
+    for (const example of result.examples) {
+      const earlier = seen.get(example.id);
+      if (earlier !== undefined) throw new InputError(`duplicate example id "${example.id}" (also in ${earlier})`, { file, field: 'id' });
+      seen.set(example.id, file);
+      if (scorableComponents(example.expected).length === 0) {
+        throw new InputError(`example "${example.id}" has no scorable gold (needs appType, entities or behaviors)`, { file, field: 'expected' });
+      }
+      examples.push(example);
+    }
+  }
+  if (examples.length === 0) throw new InputError('the corpus is empty', { file: config.configPath, field: 'corpus' });
+  return examples;
+}
+
+/** Groups examples by named partition. */
+export function splitPartitions(examples: readonly Example[]): Record<PartitionName, Example[]> {
+  const partitions = Object.fromEntries(PARTITIONS.map((name) => [name, [] as Example[]])) as Record<PartitionName, Example[]>;
+  for (const example of examples) partitions[example.partition].push(example);
+  return partitions;
+}
+
+/**
+ * Loads a study folder.
+ *
+ * @throws InputError on any bad input (file, line and field named)
+ */
+export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedStudy {
+  const config = loadStudyConfig(studyDir);
+  const program = loadProgram(config.program);
+  const artifactText = readTextFile(config.artifact, 'the artifact file');
+  const offline = config.executor.kind === 'offline';
+  if (offline) {
+    const parsed = parsePlaybook(artifactText, config.artifact);
+    if (!parsed.ok) {
+      const first = parsed.errors[0]!;
+      throw new InputError(first.message, { file: config.artifact, line: first.line, field: first.path });
+    }
+  }
+  const corpus = loadCorpus(config);
+  const partitions = splitPartitions(corpus);
+  for (const name of PARTITIONS) {
+    if (partitions[name].length === 0) {
+      throw new InputError(`the corpus has no example in the ${name} partition`, { file: config.configPath, field: 'corpus' });
+    }
+  }
+  const sectionsOf =
+    plugins.sectionsOf ??
+    ((text: string): Record<string, string> => {
+      const sections = playbookSections(text);
+      if (sections === null) throw new Error('the artifact is not a readable playbook');
+      return sections;
+    });
+  const mechanical = program.mechanical;
+  const executor = plugins.createExecutor?.(config) ?? (offline ? createOfflineExecutor() : undefined);
+  if (executor === undefined) throw new InputError(`executor kind "${config.executor.kind}" needs a model provider`, { file: config.configPath, field: 'executor.kind' });
+  const proposer =
+    plugins.createProposer?.(config) ?? (config.proposer.kind === 'error-driven' ? createErrorDrivenProposer() : undefined);
+  if (proposer === undefined) throw new InputError(`proposer kind "${config.proposer.kind}" needs a model provider`, { file: config.configPath, field: 'proposer.kind' });
+  return {
+    dir: path.resolve(studyDir),
+    artifactPath: config.artifact,
+    artifactText,
+    instructions: program.instructions,
+    constraintsText: program.constraints,
+    constraints: {
+      editableSections: mechanical.editableSections ?? [],
+      maxArtifactCharacters: mechanical.maxArtifactCharacters,
+      check: (incumbentText, candidateText) => checkConstraints(mechanical, { incumbentText, candidateText, sectionsOf }),
+    },
+    corpus,
+    partitions,
+    executor,
+    proposer,
+    weights: config.weights ?? { appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 },
+    gate: {
+      alpha: config.gate.alpha,
+      generalizationRatio: config.gate.generalizationRatio,
+      shadowMarginSe: config.gate.shadowMarginSe,
+      anchorTolerance: config.gate.anchorTolerance,
+      thresholdK: config.gate.thresholdK,
+      repeats: config.gate.repeats,
+      minDeltaDistance: config.gate.minDeltaDistance,
+      requireCalibration: config.gate.requireCalibration,
+    },
+    stopping: {
+      maxExperiments: config.stopping.maxExperiments,
+      plateauRounds: config.stopping.plateauRounds,
+      maxConsecutiveFailures: config.stopping.maxConsecutiveFailures,
+      ...(config.stopping.target !== undefined ? { target: config.stopping.target } : {}),
+      ...(config.stopping.maxRounds !== undefined ? { maxRounds: config.stopping.maxRounds } : {}),
+    },
+    candidatesPerRound: config.proposer.candidatesPerRound,
+    concurrency: config.proposer.concurrency,
+    seed: config.seed,
+  };
+}

@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import { aggregate } from '../evaluator/evaluator.ts';
+import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
+import type { GateInput, ScorePair } from './gate.ts';
+import { DEFAULT_GATE_SETTINGS, comparePaired, decide } from './gate.ts';
+
+/** A partition score from per-example composites; 'invalid' marks an invalid output. */
+function score(partition: string, values: Record<string, number | 'invalid'>): PartitionScore {
+  const records: ExampleScoreRecord[] = Object.entries(values).map(([exampleId, value]) =>
+    value === 'invalid'
+      ? { exampleId, repeat: 0, valid: false, invalidReason: 'unparsable', message: 'not JSON' }
+      : {
+          exampleId,
+          repeat: 0,
+          valid: true,
+          composite: value,
+          components: { appType: value },
+          skipped: [],
+          metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
+          diagnostics: { missedEntities: [], spuriousEntities: [], wrongRoles: [], missingBehaviors: [], extraBehaviors: [], missedRelations: [], missingProjections: [] },
+        },
+  );
+  return aggregate(partition, 'hash', 'fingerprint', [{ records, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latencyMs: 0 }]);
+}
+
+function series(prefix: string, values: number[]): Record<string, number> {
+  return Object.fromEntries(values.map((value, index) => [`${prefix}${index}`, value]));
+}
+
+const base = series('o', [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
+// Five of ten optimization examples rise by 0.25: Δ = 0.125, clearly significant.
+const improved = series('o', [0.75, 0.75, 0.75, 0.75, 0.75, 0.5, 0.5, 0.5, 0.5, 0.5]);
+const anchors = series('a', [0.6, 0.7, 0.8]);
+const shadowBase = series('s', [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
+const shadowImproved = series('s', [0.75, 0.75, 0.75, 0.5, 0.5, 0.5]);
+
+function input(overrides: Partial<GateInput> & { shadow?: ScorePair } = {}): GateInput {
+  let shadowCalls = 0;
+  const shadowPair = overrides.shadow ?? { incumbent: score('shadow', shadowBase), candidate: score('shadow', shadowImproved) };
+  const result: GateInput = {
+    constraints: { passed: true, violations: [] },
+    optimization: { incumbent: score('optimization', base), candidate: score('optimization', improved) },
+    anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', anchors) },
+    evaluateShadow: async () => {
+      shadowCalls += 1;
+      return shadowPair;
+    },
+    ...overrides,
+  };
+  Object.defineProperty(result, 'shadowCalls', { get: () => shadowCalls });
+  return result;
+}
+
+describe('the gate', () => {
+  it('accepts a real, general improvement and records every check', async () => {
+    const decision = await decide(input());
+    expect(decision.accepted).toBe(true);
+    expect(decision.checks.map((check) => [check.name, check.passed])).toEqual([
+      ['constraints', true],
+      ['validity', true],
+      ['margin', true],
+      ['significance', true],
+      ['anchors', true],
+      ['shadow', true],
+    ]);
+    const margin = decision.checks.find((check) => check.name === 'margin')!;
+    expect(margin.statistic).toBe(0.125);
+    expect(margin.threshold).toBe(0);
+  });
+
+  it('refuses a constraint violation without evaluating the shadow', async () => {
+    const gateInput = input({ constraints: { passed: false, violations: [{ constraint: 'editableSections', message: 'section "defaults" changed' }] } });
+    const decision = await decide(gateInput);
+    expect(decision).toMatchObject({ accepted: false, reason: 'constraint', shadowConsulted: false });
+    expect((gateInput as unknown as { shadowCalls: number }).shadowCalls).toBe(0);
+  });
+
+  it('refuses a candidate with more invalid outputs than the incumbent', async () => {
+    const candidate = score('optimization', { ...improved, o9: 'invalid' });
+    const decision = await decide(input({ optimization: { incumbent: score('optimization', base), candidate } }));
+    expect(decision).toMatchObject({ accepted: false, reason: 'invalid' });
+  });
+
+  it('refuses a gain at or below the calibrated margin τ', async () => {
+    const decision = await decide(input({ calibration: { threshold: 0.2, exampleSds: {} } }));
+    expect(decision).toMatchObject({ accepted: false, reason: 'below_margin' });
+    const margin = decision.checks.find((check) => check.name === 'margin')!;
+    expect(margin).toMatchObject({ passed: false, statistic: 0.125, threshold: 0.2 });
+  });
+
+  it('refuses a gain carried by one example as not significant', async () => {
+    const one = series('o', [1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
+    const decision = await decide(input({ optimization: { incumbent: score('optimization', base), candidate: score('optimization', one) } }));
+    expect(decision).toMatchObject({ accepted: false, reason: 'not_significant' });
+    const significance = decision.checks.find((check) => check.name === 'significance')!;
+    // One difference of 0.5 among ten: t = 1 with df 9, one-sided p = 0.171718 (scipy.stats.ttest_rel).
+    expect(significance.data!.t).toBeCloseTo(1, 9);
+    expect(significance.data!.pValue).toBeCloseTo(0.171718, 5);
+  });
+
+  it('refuses an anchor regression even when the mean rises', async () => {
+    const decision = await decide(input({ anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', { ...anchors, a1: 0.65 }) } }));
+    expect(decision).toMatchObject({ accepted: false, reason: 'anchor_regression', shadowConsulted: false });
+    expect(decision.checks.at(-1)!.detail).toContain('a1');
+  });
+
+  it('tolerates an anchor drop within k × its calibrated SD', async () => {
+    const decision = await decide(
+      input({
+        anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', { ...anchors, a1: 0.65 }) },
+        calibration: { threshold: 0, exampleSds: { a1: 0.03 } },
+      }),
+    );
+    expect(decision.accepted).toBe(true);
+  });
+
+  it('refuses as specialization a gain the shadow does not confirm', async () => {
+    const decision = await decide(input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', shadowBase) } }));
+    expect(decision).toMatchObject({ accepted: false, reason: 'specialization', shadowConsulted: true });
+    const shadow = decision.checks.find((check) => check.name === 'shadow')!;
+    // Nothing changed on shadow: m = 0, required = γ·Δopt = 0.5 × 0.125.
+    expect(shadow).toMatchObject({ passed: false, statistic: 0, threshold: 0.0625 });
+  });
+
+  it('refuses as specialization when the shadow got worse', async () => {
+    const worse = series('s', [0.25, 0.25, 0.5, 0.5, 0.5, 0.5]);
+    const decision = await decide(input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', worse) } }));
+    expect(decision).toMatchObject({ accepted: false, reason: 'specialization' });
+  });
+
+  it('uses the settings: γ = 0 accepts an unchanged shadow', async () => {
+    const decision = await decide(
+      input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', shadowBase) } }),
+      { ...DEFAULT_GATE_SETTINGS, generalizationRatio: 0 },
+    );
+    expect(decision.accepted).toBe(true);
+  });
+});
+
+describe('comparePaired', () => {
+  it('uses only examples valid for both and says which were left out', () => {
+    const comparison = comparePaired(score('p', { x: 0.5, y: 'invalid', z: 0.2 }), score('p', { x: 0.7, y: 0.9, z: 'invalid' }));
+    expect(comparison.ids).toEqual(['x']);
+    expect(comparison.leftOut).toEqual(['y', 'z']);
+    expect(comparison.delta).toBeCloseTo(0.2, 12);
+  });
+});

@@ -1,0 +1,32 @@
+/**
+ * kloop's statistics: pure functions, no I/O, no imports from the rest of
+ * the project.
+ *
+ * - hypothesis tests: {@link welchTTest}, {@link pairedTTest},
+ *   {@link wilcoxonSignedRank} (each takes an {@link Alternative});
+ * - effect sizes: {@link cohensD}, {@link hedgesG};
+ * - uncertainty: {@link bootstrapCI} with {@link createSeededRandom};
+ * - descriptive: {@link mean}, {@link variance}, {@link standardDeviation},
+ *   {@link standardError};
+ * - text diversity: {@link bigramJaccardDistance}.
+ *
+ * Reference values for the tests come from SciPy 1.17.1 via
+ * `scripts/reference/stats_reference.py`.
+ *
+ * @module
+ */
+export { ALTERNATIVES, type Alternative } from './alternative.ts';
+export { mean, variance, standardDeviation, standardError } from './descriptive.ts';
+export { welchTTest, pairedTTest, type TTestOptions, type TTestResult } from './t-test.ts';
+export {
+  wilcoxonSignedRank,
+  WILCOXON_EXACT_MAXIMUM_PAIRS,
+  WILCOXON_EXACT_MAXIMUM_PAIRS_WITH_TIES,
+  type WilcoxonMethod,
+  type WilcoxonSignedRankOptions,
+  type WilcoxonSignedRankResult,
+} from './wilcoxon-signed-rank.ts';
+export { cohensD, hedgesG, pooledStandardDeviation } from './effect-size.ts';
+export { createSeededRandom, type RandomSource } from './seeded-random.ts';
+export { bootstrapCI, type BootstrapOptions, type ConfidenceInterval } from './bootstrap-ci.ts';
+export { bigramJaccardDistance, wordBigrams, textWords } from './bigram-jaccard-distance.ts';

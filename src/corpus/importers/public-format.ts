@@ -1,0 +1,273 @@
+/**
+ * Reading corpus files written in the public example format
+ * (`src/corpus/example.ts`): JSON Lines, YAML, or JSON.
+ *
+ * - JSONL: one example object per line; blank lines are skipped.
+ * - YAML: a list of examples, or a mapping whose only key is `examples`
+ *   holding that list.
+ * - JSON: the same shapes as YAML (JSON is read with the YAML parser, which
+ *   keeps line positions).
+ *
+ * Every problem is reported, not thrown, with the file, the 1-based line and
+ * the field path (`expected.entities[0].role`) where it applies: invalid
+ * UTF-8, syntax errors, unknown fields, values outside the closed
+ * vocabularies, and ids repeated within the file. A file with any error
+ * yields no examples.
+ *
+ * ```ts
+ * const result = readCorpusFile('corpus/intents.yaml');
+ * if (!result.ok) for (const error of result.errors) console.error(`${error.file}:${error.line}: ${error.field}: ${error.message}`);
+ * ```
+ */
+import { readFileSync } from 'node:fs';
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import type { z } from 'zod';
+import { exampleSchema, type Example } from '../example.ts';
+
+/** The two syntaxes of a corpus file (JSON is read as YAML). */
+export type PublicFormat = 'jsonl' | 'yaml';
+
+/** One problem in a corpus file. */
+export interface CorpusFileError {
+  file: string;
+  /** 1-based line; absent when the problem concerns the whole file. */
+  line?: number;
+  /** Field path inside the record, e.g. `expected.entities[0].role`; absent for a whole record or file. */
+  field?: string;
+  message: string;
+}
+
+/** The examples of a file, or every problem found in it. */
+export type CorpusFileResult = { ok: true; examples: Example[] } | { ok: false; errors: CorpusFileError[] };
+
+type PathSegment = string | number;
+
+/** Formats a field path: `expected.entities[0].role`. */
+export function formatFieldPath(path: readonly PropertyKey[]): string {
+  let text = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else text += text === '' ? String(segment) : `.${String(segment)}`;
+  }
+  return text;
+}
+
+/** Decodes UTF-8 strictly; on failure names the first line holding an invalid byte sequence. */
+function decodeUtf8(bytes: Uint8Array, file: string): { text: string } | { error: CorpusFileError } {
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes).replace(/^\uFEFF/, '') };
+  } catch {
+    let line = 1;
+    let start = 0;
+    for (let index = 0; index <= bytes.length; index += 1) {
+      if (index < bytes.length && bytes[index] !== 0x0a) continue;
+      try {
+        new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(start, index));
+      } catch {
+        return { error: { file, line, message: `${file} is not valid UTF-8 (first invalid byte sequence on line ${line})` } };
+      }
+      line += 1;
+      start = index + 1;
+    }
+    return { error: { file, message: `${file} is not valid UTF-8` } };
+  }
+}
+
+interface RecordIssue {
+  path: PathSegment[];
+  message: string;
+}
+
+/** Schema issues of one record, one per offending field (unknown keys are listed one by one). */
+function recordIssues(value: unknown): { example?: Example; issues: RecordIssue[] } {
+  const parsed = exampleSchema.safeParse(value);
+  if (parsed.success) return { example: parsed.data, issues: [] };
+  const issues: RecordIssue[] = [];
+  for (const issue of parsed.error.issues as z.core.$ZodIssue[]) {
+    const path = issue.path.map((segment) => (typeof segment === 'number' ? segment : String(segment)));
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) issues.push({ path: [...path, key], message: `unknown field "${key}"` });
+    } else if (isMissing(value, path)) {
+      issues.push({ path, message: `missing required field "${String(path.at(-1))}"` });
+    } else issues.push({ path, message: issue.message });
+  }
+  return { issues };
+}
+
+/** Whether `path` names a key its parent object does not have. */
+function isMissing(value: unknown, path: readonly PathSegment[]): boolean {
+  if (path.length === 0) return false;
+  let parent: unknown = value;
+  for (const segment of path.slice(0, -1)) {
+    if (typeof parent !== 'object' || parent === null) return false;
+    parent = (parent as Record<PathSegment, unknown>)[segment];
+  }
+  return typeof parent === 'object' && parent !== null && !Array.isArray(parent) && !(String(path.at(-1)) in parent);
+}
+
+function idOf(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const id = (value as { id?: unknown }).id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+function parseJsonLines(text: string, file: string): CorpusFileResult {
+  const errors: CorpusFileError[] = [];
+  const examples: Example[] = [];
+  const firstLineOfId = new Map<string, number>();
+  text.split('\n').forEach((raw, index) => {
+    const line = index + 1;
+    const source = raw.replace(/\r$/, '');
+    if (source.trim() === '') return;
+    let value: unknown;
+    try {
+      value = JSON.parse(source);
+    } catch (error) {
+      errors.push({ file, line, message: `invalid JSON: ${(error as Error).message}` });
+      return;
+    }
+    const { example, issues } = recordIssues(value);
+    for (const issue of issues) {
+      errors.push({ file, line, ...(issue.path.length > 0 ? { field: formatFieldPath(issue.path) } : {}), message: issue.message });
+    }
+    const id = idOf(value);
+    if (id !== undefined) {
+      const first = firstLineOfId.get(id);
+      if (first !== undefined) errors.push({ file, line, field: 'id', message: `duplicate id "${id}" (first on line ${first})` });
+      else firstLineOfId.set(id, line);
+    }
+    if (example !== undefined) examples.push(example);
+  });
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, examples };
+}
+
+/** Line of the deepest node along `path` (the key's line for a mapping entry). */
+function lineOfPath(document: Document, lineCounter: LineCounter, path: readonly PathSegment[]): number | undefined {
+  const lineOf = (node: unknown): number | undefined => {
+    const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
+    return range === undefined ? undefined : lineCounter.linePos(range[0]).line;
+  };
+  let node: unknown = document.contents;
+  let line = lineOf(node);
+  for (const segment of path) {
+    if (isMap(node)) {
+      const pair = node.items.find((item) => String(isScalar(item.key) ? item.key.value : item.key) === String(segment));
+      if (pair === undefined) break;
+      line = lineOf(pair.key) ?? line;
+      node = pair.value;
+    } else if (isSeq(node) && typeof segment === 'number') {
+      node = node.items[segment];
+      if (node === undefined) break;
+      line = lineOf(node) ?? line;
+    } else break;
+  }
+  return line;
+}
+
+function parseYaml(text: string, file: string): CorpusFileResult {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  if (document.errors.length > 0) {
+    return {
+      ok: false,
+      errors: document.errors.map((error) => ({
+        file,
+        ...(error.linePos?.[0] === undefined ? {} : { line: error.linePos[0].line }),
+        message: `invalid YAML: ${error.message.split('\n')[0] ?? error.message}`,
+      })),
+    };
+  }
+  const root = document.contents;
+  if (root === null) return { ok: true, examples: [] };
+  let prefix: PathSegment[] = [];
+  const errors: CorpusFileError[] = [];
+  if (isMap(root)) {
+    for (const pair of root.items) {
+      const key = String(isScalar(pair.key) ? pair.key.value : pair.key);
+      if (key !== 'examples') {
+        errors.push({ file, ...withLine(lineOfPath(document, lineCounter, [key])), field: key, message: `unknown top-level field "${key}" (expected only "examples")` });
+      }
+    }
+    if (!isSeq(root.get('examples', true))) {
+      errors.push({ file, ...withLine(lineOfPath(document, lineCounter, ['examples'])), field: 'examples', message: '"examples" must be a list of examples' });
+    }
+    prefix = ['examples'];
+  } else if (!isSeq(root)) {
+    errors.push({ file, ...withLine(lineOfPath(document, lineCounter, [])), message: 'the file must hold a list of examples or a mapping with "examples"' });
+  }
+  if (errors.length > 0) return { ok: false, errors };
+
+  const values = (prefix.length === 0 ? document.toJS() : (document.toJS() as { examples: unknown }).examples) as unknown[];
+  const examples: Example[] = [];
+  const firstLineOfId = new Map<string, number | undefined>();
+  values.forEach((value, index) => {
+    const recordPath = [...prefix, index];
+    const { example, issues } = recordIssues(value);
+    for (const issue of issues) {
+      errors.push({
+        file,
+        ...withLine(lineOfPath(document, lineCounter, [...recordPath, ...issue.path])),
+        ...(issue.path.length > 0 ? { field: formatFieldPath(issue.path) } : {}),
+        message: issue.message,
+      });
+    }
+    const id = idOf(value);
+    if (id !== undefined) {
+      const line = lineOfPath(document, lineCounter, [...recordPath, 'id']);
+      if (firstLineOfId.has(id)) {
+        const first = firstLineOfId.get(id);
+        errors.push({ file, ...withLine(line), field: 'id', message: `duplicate id "${id}"${first === undefined ? '' : ` (first on line ${first})`}` });
+      } else firstLineOfId.set(id, line);
+    }
+    if (example !== undefined) examples.push(example);
+  });
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, examples };
+}
+
+function withLine(line: number | undefined): { line?: number } {
+  return line === undefined ? {} : { line };
+}
+
+/**
+ * Parses the content of a corpus file. `file` is only used in error reports.
+ * A string is taken as already decoded; bytes are decoded as strict UTF-8.
+ */
+export function parsePublicFormat(content: string | Uint8Array, format: PublicFormat, file: string): CorpusFileResult {
+  let text: string;
+  if (typeof content === 'string') text = content.replace(/^\uFEFF/, '');
+  else {
+    const decoded = decodeUtf8(content, file);
+    if ('error' in decoded) return { ok: false, errors: [decoded.error] };
+    text = decoded.text;
+  }
+  return format === 'jsonl' ? parseJsonLines(text, file) : parseYaml(text, file);
+}
+
+/** Reads a corpus file in the given syntax. A file that cannot be read is reported as an error. */
+export function importPublicFormat(path: string, format: PublicFormat): CorpusFileResult {
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return { ok: false, errors: [{ file: path, message: code === 'ENOENT' ? `${path} does not exist` : `cannot read ${path}: ${(error as Error).message}` }] };
+  }
+  return parsePublicFormat(bytes, format, path);
+}
+
+/** The syntax of a corpus file from its extension: `.jsonl` → jsonl; `.yaml`, `.yml`, `.json` → yaml. */
+export function corpusFormatOf(path: string): PublicFormat | undefined {
+  const extension = /\.([^./\\]+)$/.exec(path)?.[1]?.toLowerCase();
+  if (extension === 'jsonl') return 'jsonl';
+  if (extension === 'yaml' || extension === 'yml' || extension === 'json') return 'yaml';
+  return undefined;
+}
+
+/** Reads a corpus file, choosing the syntax by extension (`.yaml`, `.yml`, `.jsonl`, `.json`). */
+export function readCorpusFile(path: string): CorpusFileResult {
+  const format = corpusFormatOf(path);
+  if (format === undefined) {
+    return { ok: false, errors: [{ file: path, message: `${path}: unknown corpus file extension (use .yaml, .yml, .jsonl or .json)` }] };
+  }
+  return importPublicFormat(path, format);
+}

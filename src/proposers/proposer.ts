@@ -20,6 +20,12 @@ export interface Candidate {
   /** The proposer's own estimate on the optimization partition, when it has one. */
   expectedNetFixes?: number;
   /**
+   * Warnings about the candidate for the notebook and the reviewer, e.g.
+   * `copies-example-text` (it pastes optimization-example text into the
+   * artifact). Flags never decide acceptance; the gate does.
+   */
+  flags?: string[];
+  /**
    * Re-applies the same edit to a newer incumbent (sequential integration after
    * another candidate was merged). Returns null when the edit no longer applies
    * or changes nothing.

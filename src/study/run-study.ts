@@ -141,9 +141,11 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   const pastDeltas = priorExperiments.map((row) => row.delta);
   let evaluatedCount = priorExperiments.filter((row) => row.decision !== 'skipped').length;
   let round = priorExperiments.reduce((max, row) => Math.max(max, row.round), 0);
+  // Plateau and failure streaks belong to a run; an interrupted run's streaks carry over.
   const state = await readStudyState(db);
-  let plateau = state.plateauRounds;
-  let consecutiveFailures = state.consecutiveFailures;
+  const carryOver = state.lastStopReason === null || state.lastStopReason === 'interrupted';
+  let plateau = carryOver ? state.plateauRounds : 0;
+  let consecutiveFailures = carryOver ? state.consecutiveFailures : 0;
   let newExperiments = 0;
   let incumbent = (await getRegistryVersion(db))!;
   const random = createSeededRandom(study.seed + round);

@@ -1,0 +1,59 @@
+/**
+ * kloop's public API: a small, deliberate surface. Heavy optional parts
+ * (providers, assembly) are reachable through their own modules.
+ */
+
+// Statistics (pure, no I/O).
+export {
+  bigramJaccardDistance,
+  bootstrapCI,
+  cohensD,
+  createSeededRandom,
+  hedgesG,
+  mean,
+  pairedTTest,
+  standardDeviation,
+  standardError,
+  variance,
+  welchTTest,
+  wilcoxonSignedRank,
+} from './stats/index.ts';
+export type { Alternative, ConfidenceInterval, TTestResult, WilcoxonSignedRankResult } from './stats/index.ts';
+
+// The intent task: vocabularies, public formats, scorer.
+export {
+  APP_TYPES,
+  BEHAVIORS,
+  CARDINALITIES,
+  ENTITY_ROLES,
+  PROJECTIONS,
+  RELATION_KINDS,
+} from './tasks/intent/vocabulary.ts';
+export type { AppType, Behavior, Cardinality, EntityRole, Projection, RelationKind } from './tasks/intent/vocabulary.ts';
+export { expectedIntentSchema, intentSchema } from './tasks/intent/intent.ts';
+export type { ExpectedIntent, Intent, IntentEntity, Relation } from './tasks/intent/intent.ts';
+export { DEFAULT_WEIGHTS, scoreExample, scoreIntent } from './tasks/intent/scorer.ts';
+export { normalizeEntityName } from './tasks/intent/names.ts';
+export { exampleSchema, PARTITIONS } from './corpus/example.ts';
+export type { Example, PartitionName } from './corpus/example.ts';
+export type { ExecutionResult, Executor } from './tasks/executor.ts';
+export { createOfflineExecutor } from './tasks/intent/offline/offline-executor.ts';
+
+// Evaluation, gate, proposers.
+export { createEvaluator } from './evaluator/evaluator.ts';
+export type { Evaluator } from './evaluator/evaluator.ts';
+export type { ExampleScore, PartitionScore } from './evaluator/partition-score.ts';
+export { decide, DEFAULT_GATE_SETTINGS } from './gate/gate.ts';
+export type { GateDecision, GateCheck, RefusalReason } from './gate/gate.ts';
+export type { Candidate, Proposer, ProposalContext } from './proposers/proposer.ts';
+export { createErrorDrivenProposer } from './proposers/error-driven-proposer.ts';
+
+// Studies, storage and the prompt registry.
+export { loadStudy } from './study/load-study.ts';
+export { runStudy } from './study/run-study.ts';
+export type { RunEvent, StopReason } from './study/run-study.ts';
+export { openDatabase, studyDatabasePath } from './storage/database.ts';
+export { getActiveArtifactText, withArtifactOverride } from './storage/registry.ts';
+
+// Errors.
+export { InfrastructureError, InputError, KloopError, StorageError } from './errors.ts';

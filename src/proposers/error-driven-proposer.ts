@@ -1,0 +1,328 @@
+/**
+ * The offline error-driven proposer (DESIGN.md §2, "The offline default"), in
+ * the tradition of transformation-based learning (Brill 1995): read the
+ * optimization partition's failures, generate small single-edit candidate
+ * playbooks from them, score each on the optimization partition, and rank by
+ * net fixes (examples whose composite rose minus examples whose composite
+ * fell), then by composite gain.
+ *
+ * It reads only the optimization partition (the examples and the incumbent's
+ * scores in its {@link ProposalContext}). Many of its edits fix only the
+ * examples they were read from; the gate's shadow check refuses those as
+ * specialization, which is the point of the demonstration.
+ */
+import { contentHash } from '../artifact/content-hash.ts';
+import type { Example } from '../corpus/example.ts';
+import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
+import type { CompiledPlaybook } from '../tasks/intent/offline/extract.ts';
+import { compilePlaybook, extractIntent } from '../tasks/intent/offline/extract.ts';
+import type { EditCandidate, EditKind, ExampleEvidence } from '../tasks/intent/offline/edit-candidates.ts';
+import { editMayAffect, generateEditCandidates } from '../tasks/intent/offline/edit-candidates.ts';
+import { analyzeGoal } from '../tasks/intent/offline/goal-analysis.ts';
+import type { Playbook } from '../tasks/intent/offline/playbook.ts';
+import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
+import { loadPlaybook } from '../tasks/intent/offline/playbook-cache.ts';
+import { scoreIntent } from '../tasks/intent/scorer.ts';
+import type { PlaybookEdit } from '../tasks/intent/offline/playbook-edit.ts';
+import { applyPlaybookEdit, editPlaybook } from '../tasks/intent/offline/playbook-edit.ts';
+import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
+
+export const ERROR_DRIVEN_PROPOSER_ID = 'error-driven@1';
+
+export interface ErrorDrivenProposerOptions {
+  /**
+   * Most candidate playbooks scored with `evaluateOptimization` per round, best
+   * local screening first (default 60; 300 when `localScreening` is off). A configured 0 evaluates none.
+   */
+  maxEvaluations?: number;
+  /**
+   * Most candidate playbooks screened locally per round (default 1000): the
+   * proposer reruns the offline extractor on the examples the edit can touch
+   * and scores the changed outputs with the intent scorer; only edits whose
+   * local net fixes reach `minNetFixes` are sent to `evaluateOptimization`.
+   * Set `localScreening: false` when the study's executor is not the offline one.
+   */
+  maxScreened?: number;
+  /** Screen candidates locally before the official evaluation (default true). */
+  localScreening?: boolean;
+  /** Most cue/alias suggestions drawn from one error of one example (default 12). */
+  maxSuggestionsPerError?: number;
+  /** Smallest precision on the optimization examples of a new cue (default 0.5; see `generateEditCandidates`). */
+  minCuePrecision?: number;
+  /** Smallest net fixes a candidate needs to be returned (default 1). */
+  minNetFixes?: number;
+}
+
+/** Kinds interleaved in this order when choosing what to evaluate; projection edits come last. */
+const KIND_ORDER: readonly EditKind[] = [
+  'appTypeCue',
+  'entityTerm',
+  'role',
+  'behaviorCue',
+  'entityAlias',
+  'appTypeWeight',
+  'appTypeCueRemoval',
+  'stopListRemoval',
+  'aliasRemoval',
+  'roleSuffix',
+  'appTypeDefault',
+  'stopWord',
+  'termRemoval',
+];
+
+interface Evaluated {
+  candidate: EditCandidate;
+  text: string;
+  netFixes: number;
+  rose: number;
+  fell: number;
+  gain: number;
+  fixedIds: Set<string>;
+}
+
+/**
+ * Creates the error-driven proposer.
+ *
+ * @param options evaluation budget and generation limits (see {@link ErrorDrivenProposerOptions})
+ * @example
+ * const proposer = createErrorDrivenProposer({ maxEvaluations: 200 });
+ * const { candidates } = await proposer.propose(context);
+ */
+export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = {}): Proposer {
+  const localScreening = options.localScreening ?? true;
+  const maxEvaluations = options.maxEvaluations ?? (localScreening ? 60 : 300);
+  const maxScreened = options.maxScreened ?? 1000;
+  const minNetFixes = Math.max(1, options.minNetFixes ?? 1);
+  return {
+    id: ERROR_DRIVEN_PROPOSER_ID,
+    async propose(context: ProposalContext): Promise<ProposalResult> {
+      const failures: ProposalFailure[] = [];
+      if (context.incumbentScores.partition !== 'optimization') {
+        return { candidates: [], failures: [{ reason: `incumbent scores are for partition "${context.incumbentScores.partition}", not "optimization"` }] };
+      }
+      const parsed = parsePlaybook(context.incumbentText);
+      if (!parsed.ok) {
+        return { candidates: [], failures: [{ reason: `the incumbent playbook is invalid: ${parsed.errors[0]?.message ?? 'unknown error'}` }] };
+      }
+      if (context.maxCandidates <= 0) return { candidates: [], failures };
+      const compiled = compilePlaybook(parsed.playbook);
+      const incumbentComposites = compositesById(context.incumbentScores.examples);
+      const firstValid = new Map<string, ExampleScoreRecord & { valid: true }>();
+      for (const record of context.incumbentScores.examples) {
+        if (record.valid && !firstValid.has(record.exampleId)) firstValid.set(record.exampleId, record);
+      }
+      const evidence: LocalEvidence[] = [];
+      for (const example of context.examples) {
+        const record = firstValid.get(example.id);
+        if (example.partition !== 'optimization' || record === undefined) continue;
+        evidence.push(toEvidence(example, record, compiled));
+      }
+
+      const generated = generateEditCandidates(parsed.playbook, evidence, {
+        ...(options.maxSuggestionsPerError !== undefined ? { maxSuggestionsPerError: options.maxSuggestionsPerError } : {}),
+        ...(options.minCuePrecision !== undefined ? { minCuePrecision: options.minCuePrecision } : {}),
+      });
+      const editable = new Set(context.limits.editableSections);
+      const allowed = generated.filter((candidate) => editable.size === 0 || editable.has(candidate.edit.path[0]));
+
+      // Build each candidate text once; drop what does not apply, is too long or was tried.
+      const queue: Array<{ candidate: EditCandidate; text: string; local: number; localGain: number }> = [];
+      const seen = new Set<string>();
+      let screened = 0;
+      for (const candidate of evaluationOrder(allowed)) {
+        if (context.signal?.aborted === true) break;
+        if (localScreening ? screened >= maxScreened : queue.length >= maxEvaluations) break;
+        const edited = editPlaybook(context.incumbentText, candidate.edit);
+        if (edited === null || edited.text.length > context.limits.maxArtifactCharacters) continue;
+        const { text } = edited;
+        const hash = contentHash(text);
+        if (context.triedHashes.has(hash) || seen.has(hash)) continue;
+        seen.add(hash);
+        if (!localScreening) {
+          queue.push({ candidate, text, local: 0, localGain: 0 });
+          continue;
+        }
+        screened += 1;
+        const local = screenLocally(candidate, compilePlaybook(edited.playbook), parsed.playbook, evidence);
+        if (local !== null && local.netFixes >= minNetFixes) queue.push({ candidate, text, local: local.netFixes, localGain: local.gain });
+      }
+      if (localScreening) {
+        queue.sort((a, b) => b.local - a.local || b.localGain - a.localGain || compareText(a.candidate.delta, b.candidate.delta));
+      }
+
+      // The frozen evaluator decides.
+      const evaluated: Evaluated[] = [];
+      let evaluations = 0;
+      for (const { candidate, text } of queue) {
+        if (evaluations >= maxEvaluations || context.signal?.aborted === true) break;
+        if (!loadPlaybook(text).ok) continue;
+        evaluations += 1;
+        const score = await context.evaluateOptimization(text);
+        evaluated.push(compare(candidate, text, incumbentComposites, score, context.incumbentScores.composite));
+      }
+
+      const kept = evaluated
+        .filter((entry) => entry.netFixes >= minNetFixes && entry.netFixes > 0)
+        .sort((a, b) => b.netFixes - a.netFixes || b.gain - a.gain || compareText(a.candidate.delta, b.candidate.delta));
+      return { candidates: selectDiverse(kept, context.maxCandidates).map((entry) => toCandidate(entry, evaluations)), failures };
+    },
+  };
+}
+
+/** Evidence plus what local screening compares against. */
+interface LocalEvidence extends ExampleEvidence {
+  /** The incumbent's output, serialised. */
+  outputJson: string;
+  /** The incumbent's composite on this example (from the evaluator's record). */
+  composite: number;
+}
+
+function toEvidence(
+  example: Example,
+  record: ExampleScoreRecord & { valid: true },
+  compiled: ReturnType<typeof compilePlaybook>,
+): LocalEvidence {
+  const analysis = analyzeGoal(example.goal);
+  const { intent, trace } = extractIntent(compiled, analysis);
+  return {
+    id: example.id,
+    expected: example.expected,
+    analysis,
+    trace,
+    predictedAppType: intent.appType,
+    predictedEntityCount: intent.entities.length,
+    diagnostics: record.diagnostics,
+    outputJson: JSON.stringify(intent),
+    composite: record.composite,
+  };
+}
+
+/**
+ * Reruns the offline extractor with the candidate playbook on the examples the
+ * edit can touch and scores the outputs that changed. Null when the candidate
+ * changes no output (it cannot fix anything).
+ */
+function screenLocally(
+  candidate: EditCandidate,
+  compiled: CompiledPlaybook,
+  playbook: Playbook,
+  evidence: readonly LocalEvidence[],
+): { netFixes: number; gain: number } | null {
+  let changed = 0;
+  let netFixes = 0;
+  let gain = 0;
+  for (const example of evidence) {
+    if (!editMayAffect(candidate.edit, playbook, example)) continue;
+    const { intent } = extractIntent(compiled, example.analysis);
+    if (JSON.stringify(intent) === example.outputJson) continue;
+    changed += 1;
+    const composite = scoreIntent(example.expected, intent).composite;
+    if (composite > example.composite + EPSILON) netFixes += 1;
+    else if (composite < example.composite - EPSILON) netFixes -= 1;
+    gain += composite - example.composite;
+  }
+  return changed === 0 ? null : { netFixes, gain: gain / Math.max(1, evidence.length) };
+}
+
+/** Mean composite of each example over its valid repeats; null when no repeat was valid. */
+function compositesById(records: readonly ExampleScoreRecord[]): Map<string, number | null> {
+  const sums = new Map<string, { sum: number; valid: number }>();
+  for (const record of records) {
+    const entry = sums.get(record.exampleId) ?? { sum: 0, valid: 0 };
+    if (record.valid) {
+      entry.sum += record.composite;
+      entry.valid += 1;
+    }
+    sums.set(record.exampleId, entry);
+  }
+  const result = new Map<string, number | null>();
+  for (const [id, entry] of sums) result.set(id, entry.valid === 0 ? null : entry.sum / entry.valid);
+  return result;
+}
+
+const EPSILON = 1e-9;
+
+function compare(
+  candidate: EditCandidate,
+  text: string,
+  incumbent: Map<string, number | null>,
+  score: PartitionScore,
+  incumbentComposite: number | null,
+): Evaluated {
+  const after = compositesById(score.examples);
+  let rose = 0;
+  let fell = 0;
+  const fixedIds = new Set<string>();
+  for (const [id, before] of incumbent) {
+    const now = after.get(id) ?? null;
+    if (before === null && now === null) continue;
+    if (before === null || (now !== null && now > before + EPSILON)) {
+      rose += 1;
+      fixedIds.add(id);
+    } else if (now === null || now < before - EPSILON) {
+      fell += 1;
+    }
+  }
+  return { candidate, text, netFixes: rose - fell, rose, fell, gain: (score.composite ?? 0) - (incumbentComposite ?? 0), fixedIds };
+}
+
+/** Round-robin over edit kinds (each kind in preRank order): positive priors first, then the rest, projections last. */
+function evaluationOrder(candidates: readonly EditCandidate[]): EditCandidate[] {
+  const order: EditCandidate[] = [];
+  for (const positive of [true, false]) {
+    const queues = KIND_ORDER.map((kind) =>
+      candidates.filter((candidate) => candidate.kind === kind && candidate.preRank > 0 === positive),
+    );
+    for (let index = 0; queues.some((queue) => index < queue.length); index += 1) {
+      for (const queue of queues) {
+        const candidate = queue[index];
+        if (candidate !== undefined) order.push(candidate);
+      }
+    }
+  }
+  order.push(...candidates.filter((candidate) => candidate.kind === 'projection'));
+  return order;
+}
+
+/**
+ * Top `limit` by rank, preferring first those that fix an example no better
+ * candidate already fixes (several edits often fix the same example).
+ */
+function selectDiverse(ranked: readonly Evaluated[], limit: number): Evaluated[] {
+  const chosen: Evaluated[] = [];
+  const covered = new Set<string>();
+  for (const entry of ranked) {
+    if (chosen.length >= limit) break;
+    if ([...entry.fixedIds].some((id) => !covered.has(id))) {
+      chosen.push(entry);
+      for (const id of entry.fixedIds) covered.add(id);
+    }
+  }
+  for (const entry of ranked) {
+    if (chosen.length >= limit) break;
+    if (!chosen.includes(entry)) chosen.push(entry);
+  }
+  return chosen.sort((a, b) => b.netFixes - a.netFixes || b.gain - a.gain || compareText(a.candidate.delta, b.candidate.delta));
+}
+
+function toCandidate(entry: Evaluated, evaluations: number): Candidate {
+  const { candidate } = entry;
+  const edit: PlaybookEdit = candidate.edit;
+  return {
+    text: entry.text,
+    delta: candidate.delta,
+    rationale:
+      `Raises the composite on ${entry.rose} optimization example(s) and lowers it on ${entry.fell} ` +
+      `(net ${entry.netFixes}, mean gain ${entry.gain.toFixed(4)}); suggested by ${candidate.sources.size} failing example(s) ` +
+      `(${candidate.kind}); best of ${evaluations} single edits evaluated this round.`,
+    expectedNetFixes: entry.netFixes,
+    rebase: (incumbentText: string): string | null => {
+      const rebased = applyPlaybookEdit(incumbentText, edit);
+      return rebased === null || rebased === incumbentText ? null : rebased;
+    },
+  };
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

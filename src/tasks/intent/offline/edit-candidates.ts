@@ -1,0 +1,340 @@
+/**
+ * Candidate playbook edits generated from failures, in the tradition of
+ * transformation-based learning (Brill 1995, "Transformation-based
+ * error-driven learning and natural language processing"): every error on a
+ * training example suggests small rule changes that would fix it; each change
+ * gets a cheap prior (`preRank`: examples it plausibly fixes minus examples it
+ * plausibly breaks) so the expensive evaluation is spent on the likeliest.
+ *
+ * Pure: reads the incumbent playbook, the goal analyses, the extraction
+ * traces and the scorer's diagnostics; evaluates nothing.
+ */
+import type { ExampleDiagnostics } from '../../../evaluator/partition-score.ts';
+import type { ExpectedIntent } from '../intent.ts';
+import { acceptedAppTypes } from '../intent.ts';
+import { singularizeWord } from '../names.ts';
+import type { AppType, Behavior, EntityRole, Projection } from '../vocabulary.ts';
+import type { ExtractionTrace } from './extract.ts';
+import { nameKey, termKey } from './extract.ts';
+import type { GoalAnalysis } from './goal-analysis.ts';
+import type { Playbook } from './playbook.ts';
+import { normalizeTerm } from './playbook.ts';
+import type { PlaybookEdit } from './playbook-edit.ts';
+import { describePlaybookEdit } from './playbook-edit.ts';
+
+/** The error an edit was generated from (used to interleave kinds fairly). */
+export type EditKind =
+  | 'appTypeCue'
+  | 'appTypeWeight'
+  | 'appTypeCueRemoval'
+  | 'entityTerm'
+  | 'entityAlias'
+  | 'stopListRemoval'
+  | 'aliasRemoval'
+  | 'stopWord'
+  | 'termRemoval'
+  | 'role'
+  | 'roleSuffix'
+  | 'behaviorCue'
+  | 'appTypeDefault'
+  | 'projection';
+
+/** One failing (or passing) optimization example as the generator reads it. */
+export interface ExampleEvidence {
+  id: string;
+  expected: ExpectedIntent;
+  analysis: GoalAnalysis;
+  trace: ExtractionTrace;
+  predictedAppType: string;
+  predictedEntityCount: number;
+  diagnostics: ExampleDiagnostics;
+}
+
+export interface EditCandidate {
+  edit: PlaybookEdit;
+  /** Canonical delta line. */
+  delta: string;
+  kind: EditKind;
+  /** Ids of the failing examples that suggested this edit. */
+  sources: Set<string>;
+  /** Cheap prior: plausible fixes minus plausible breaks over all examples. */
+  preRank: number;
+}
+
+export interface GenerateOptions {
+  /** Most cue or alias suggestions drawn from one error of one example. Default 12. */
+  maxSuggestionsPerError?: number;
+  /**
+   * A new app-type, behaviour or view cue must be right this often: among the
+   * examples whose goal contains it, the share whose gold has the cue's value.
+   * Keeps words such as "get" or "need" out of cue lists. Default 0.5.
+   */
+  minCuePrecision?: number;
+}
+
+/**
+ * Generates single-edit candidates from the diagnostics of the optimization
+ * examples. Deterministic; sorted by (preRank desc, support desc, delta).
+ */
+export function generateEditCandidates(
+  playbook: Playbook,
+  examples: readonly ExampleEvidence[],
+  options: GenerateOptions = {},
+): EditCandidate[] {
+  const perError = options.maxSuggestionsPerError ?? 12;
+  const minPrecision = options.minCuePrecision ?? 0.5;
+  const candidates = new Map<string, EditCandidate>();
+  const add = (edit: PlaybookEdit, kind: EditKind, source: string, preRank: () => number): void => {
+    const delta = describePlaybookEdit(edit);
+    const existing = candidates.get(delta);
+    if (existing !== undefined) {
+      existing.sources.add(source);
+      return;
+    }
+    candidates.set(delta, { edit, delta, kind, sources: new Set([source]), preRank: preRank() });
+  };
+  const contains = (example: ExampleEvidence, phrase: string): boolean =>
+    phrase.split(' ').every((word) => example.analysis.keySet.has(word));
+  const count = (predicate: (example: ExampleEvidence) => boolean): number => examples.filter(predicate).length;
+  const goldEntityKeys = new Map(examples.map((example) => [example, goldKeys(example.expected)]));
+  /** Share of the examples containing `cue` whose gold has the value (1 when none contains it). */
+  const containingCache = new Map<string, ExampleEvidence[]>();
+  const containing = (cue: string): ExampleEvidence[] => {
+    let found = containingCache.get(cue);
+    if (found === undefined) {
+      found = examples.filter((example) => contains(example, cue));
+      containingCache.set(cue, found);
+    }
+    return found;
+  };
+  const precise = (cue: string, hasValue: (example: ExampleEvidence) => boolean): boolean => {
+    const found = containing(cue);
+    return found.length === 0 || found.filter(hasValue).length / found.length >= minPrecision;
+  };
+  const top = <T>(items: T[], score: (item: T) => number): T[] =>
+    items
+      .map((item) => ({ item, value: score(item) }))
+      .sort((a, b) => b.value - a.value)
+      .slice(0, perError)
+      .map((entry) => entry.item);
+
+  for (const example of examples) {
+    const { diagnostics, trace } = example;
+    const cueTerms = candidateCueTerms(example.analysis);
+
+    // Wrong app type: add a cue to the gold type, raise a matched gold cue, drop a misleading cue.
+    if (diagnostics.appTypeMismatch !== undefined) {
+      const gold = diagnostics.appTypeMismatch.expected[0] as AppType;
+      const predicted = diagnostics.appTypeMismatch.predicted as AppType;
+      const known = new Set((playbook.appTypeCues[gold] ?? []).map((cue) => termKey(cue.cue)));
+      const isGold = (other: ExampleEvidence, type: string): boolean => acceptedAppTypes(other.expected).includes(type as AppType);
+      const cuePrior = (cue: string): number =>
+        count((other) => isGold(other, gold) && other.diagnostics.appTypeMismatch !== undefined && contains(other, cue)) -
+        count((other) => !isGold(other, gold) && other.diagnostics.appTypeMismatch === undefined && contains(other, cue));
+      const goldCues = cueTerms.filter((term) => !known.has(termKey(term)) && precise(term, (other) => isGold(other, gold)));
+      for (const cue of top(goldCues, cuePrior)) {
+        add({ op: 'add', path: ['appTypeCues', gold], value: cue }, 'appTypeCue', example.id, () => cuePrior(cue));
+      }
+      for (const matched of trace.appTypeScores.find((entry) => entry.appType === gold)?.cues ?? []) {
+        const current = (playbook.appTypeCues[gold] ?? []).find((cue) => termKey(cue.cue) === termKey(matched))?.weight ?? 1;
+        add({ op: 'weight', path: ['appTypeCues', gold], value: matched, weight: current + 1 }, 'appTypeWeight', example.id, () =>
+          cuePrior(matched),
+        );
+      }
+      for (const matched of trace.appTypeScores.find((entry) => entry.appType === predicted)?.cues ?? []) {
+        add({ op: 'remove', path: ['appTypeCues', predicted], value: matched }, 'appTypeCueRemoval', example.id, () =>
+          count((other) => other.diagnostics.appTypeMismatch?.predicted === predicted && contains(other, matched)) -
+          count((other) => isGold(other, predicted) && other.diagnostics.appTypeMismatch === undefined && contains(other, matched)),
+        );
+      }
+    }
+
+    // Missed entities: make the word known, stop stopping it, or alias another noun to it.
+    for (const goldName of diagnostics.missedEntities) {
+      const gold = example.expected.entities?.find((entity) => entity.name === goldName);
+      if (gold === undefined) continue;
+      const keys = new Set([gold.name, ...(gold.aliases ?? [])].map((name) => nameKey(name)));
+      const role: EntityRole = gold.role ?? playbook.unknownNounPolicy.role;
+      const missedPrior = (term: string): number =>
+        count((other) => other.diagnostics.missedEntities.some((name) => nameKey(name) === nameKey(gold.name)) && contains(other, term));
+      for (const mention of trace.mentions) {
+        if (!keys.has(nameKey(mention.text))) continue;
+        if (mention.source === 'stop') {
+          add({ op: 'remove', path: ['stopList'], value: mention.text }, 'stopListRemoval', example.id, () =>
+            missedPrior(mention.text) - count((other) => other !== example && !goldEntityKeys.get(other)!.has(nameKey(mention.text)) && contains(other, mention.text)) / 4,
+          );
+        } else if (mention.source === 'excluded') {
+          add({ op: 'set', path: ['entityTerms', mention.text], value: role }, 'entityTerm', example.id, () => missedPrior(mention.text));
+        } else if (mention.source === 'alias') {
+          add({ op: 'delete', path: ['entityAliases', mention.text] }, 'aliasRemoval', example.id, () => missedPrior(mention.text));
+        }
+      }
+      for (const key of keys) {
+        if (key.includes(' ') ? contains(example, key) : example.analysis.keySet.has(key)) {
+          if (playbook.entityTerms[key] === undefined) {
+            add({ op: 'set', path: ['entityTerms', key], value: role }, 'entityTerm', example.id, () => missedPrior(key));
+          }
+        }
+      }
+      const aliasSources = trace.mentions.filter(
+        (mention) => mention.source !== 'alias' && !keys.has(nameKey(mention.text)) && !goldEntityKeys.get(example)!.has(nameKey(mention.text)),
+      );
+      const aliasPrior = (term: string): number =>
+        missedPrior(term) - count((other) => goldEntityKeys.get(other)!.has(nameKey(term)) && contains(other, term));
+      for (const term of top([...new Set(aliasSources.map((mention) => mention.text))], aliasPrior)) {
+        add({ op: 'set', path: ['entityAliases', term], value: gold.name }, 'entityAlias', example.id, () => aliasPrior(term));
+      }
+    }
+
+    // Spurious entities: only matter when they crowd gold entities out of the entity cap.
+    const crowded = diagnostics.missedEntities.length > 0 && example.predictedEntityCount >= playbook.extraction.maxEntities;
+    for (const spurious of diagnostics.spuriousEntities) {
+      const mention = trace.mentions.find((entry) => entry.name === spurious);
+      if (mention === undefined) continue;
+      const key = nameKey(mention.text);
+      const prior = (): number =>
+        count((other) => other.diagnostics.spuriousEntities.includes(spurious) && other.diagnostics.missedEntities.length > 0 && other.predictedEntityCount >= playbook.extraction.maxEntities) +
+        (crowded ? 0 : -0.5) -
+        2 * count((other) => goldEntityKeys.get(other)!.has(key));
+      if (mention.source === 'unknown') add({ op: 'add', path: ['stopList'], value: mention.text }, 'stopWord', example.id, prior);
+      else if (mention.source === 'term') add({ op: 'delete', path: ['entityTerms', mention.text] }, 'termRemoval', example.id, prior);
+      else if (mention.source === 'alias') add({ op: 'delete', path: ['entityAliases', mention.text] }, 'aliasRemoval', example.id, prior);
+    }
+
+    // Wrong roles: set the term's role; for unknown nouns also try a suffix rule.
+    for (const wrong of diagnostics.wrongRoles) {
+      const gold = example.expected.entities?.find((entity) => entity.name === wrong.entity);
+      const keys = new Set([wrong.entity, ...(gold?.aliases ?? [])].map((name) => nameKey(name)));
+      const mention = trace.mentions.find((entry) => entry.name !== '' && keys.has(nameKey(entry.name)));
+      if (mention === undefined) continue;
+      const expected = wrong.expected as EntityRole;
+      const termText = mention.source === 'alias' ? nameKey(mention.name) : mention.text;
+      const rolePrior = (): number =>
+        count((other) => other.diagnostics.wrongRoles.some((entry) => nameKey(entry.entity) === nameKey(termText) && entry.expected === expected)) -
+        count((other) => (other.expected.entities ?? []).some((entity) => nameKey(entity.name) === nameKey(termText) && entity.role !== undefined && entity.role !== expected));
+      add({ op: 'set', path: ['entityTerms', termText], value: expected }, 'role', example.id, rolePrior);
+      if (mention.source === 'unknown') {
+        const head = mention.text.split(' ').pop() ?? mention.text;
+        for (const length of [3, 4]) {
+          if (head.length < length + 3 || !/^[a-z]+$/.test(head)) continue;
+          const suffix = head.slice(-length);
+          if (playbook.roleSuffixes[suffix] === expected) continue;
+          add({ op: 'set', path: ['roleSuffixes', suffix], value: expected }, 'roleSuffix', example.id, () =>
+            count((other) => other.diagnostics.wrongRoles.some((entry) => entry.expected === expected && nameKey(entry.entity).endsWith(suffix))) -
+            count((other) => (other.expected.entities ?? []).some((entity) => entity.role !== undefined && entity.role !== expected && nameKey(entity.name).endsWith(suffix))),
+          );
+        }
+      }
+    }
+
+    // Missing behaviours: a cue from the goal, or a default of the predicted app type.
+    for (const behavior of diagnostics.missingBehaviors as Behavior[]) {
+      const known = new Set((playbook.behaviorCues[behavior] ?? []).map((cue) => termKey(cue.cue)));
+      const prior = (cue: string): number =>
+        count((other) => other.diagnostics.missingBehaviors.includes(behavior) && contains(other, cue)) -
+        0.25 * count((other) => !(other.expected.behaviors ?? []).includes(behavior) && contains(other, cue));
+      const hasBehavior = (other: ExampleEvidence): boolean => (other.expected.behaviors ?? []).includes(behavior);
+      const behaviorCues = cueTerms.filter((term) => !known.has(termKey(term)) && precise(term, hasBehavior));
+      for (const cue of top(behaviorCues, prior)) {
+        add({ op: 'add', path: ['behaviorCues', behavior], value: cue }, 'behaviorCue', example.id, () => prior(cue));
+      }
+      const type = example.predictedAppType as AppType;
+      add({ op: 'add', path: ['appTypeDefaults', type, 'behaviors'], value: behavior }, 'appTypeDefault', example.id, () =>
+        count((other) => other.predictedAppType === type && other.diagnostics.missingBehaviors.includes(behavior)) -
+        0.5 * count((other) => other.predictedAppType === type && (other.expected.behaviors ?? []).length > 0 && !(other.expected.behaviors ?? []).includes(behavior)),
+      );
+    }
+
+    // Missing projections: not in the composite, so these rank last.
+    for (const projection of diagnostics.missingProjections as Projection[]) {
+      const known = new Set((playbook.projectionCues[projection] ?? []).map((cue) => termKey(cue.cue)));
+      const prior = (cue: string): number =>
+        count((other) => other.diagnostics.missingProjections.includes(projection) && contains(other, cue)) - 1000;
+      const hasProjection = (other: ExampleEvidence): boolean => (other.expected.projections ?? []).includes(projection);
+      const projectionCues = cueTerms.filter((term) => !known.has(termKey(term)) && precise(term, hasProjection));
+      for (const cue of top(projectionCues, prior).slice(0, 3)) {
+        add({ op: 'add', path: ['projectionCues', projection], value: cue }, 'projection', example.id, () => prior(cue));
+      }
+    }
+  }
+  return [...candidates.values()].sort(
+    (a, b) => b.preRank - a.preRank || b.sources.size - a.sources.size || (a.delta < b.delta ? -1 : a.delta > b.delta ? 1 : 0),
+  );
+}
+
+/**
+ * Whether applying `edit` can change the extractor's output for an example: a
+ * necessary condition, so skipping examples for which it is false is exact.
+ * Phrase edits can only matter where every word of the phrase occurs; an app
+ * type's defaults only where that type is predicted; anything else is assumed
+ * to matter everywhere.
+ */
+export function editMayAffect(edit: PlaybookEdit, playbook: Playbook, example: ExampleEvidence): boolean {
+  const [section, key] = edit.path;
+  const mentions = (phrase: string): boolean =>
+    normalizeTerm(phrase)
+      .split(' ')
+      .every((word) => example.analysis.keySet.has(word) || example.analysis.keySet.has(singularizeForm(word)));
+  switch (section) {
+    case 'appTypeCues':
+    case 'behaviorCues':
+    case 'projectionCues':
+      return edit.op === 'delete' || edit.op === 'set' || mentions((edit as { value: string }).value);
+    case 'stopList':
+      return edit.op === 'delete' || edit.op === 'set' || mentions((edit as { value: string }).value);
+    case 'entityAliases':
+    case 'relationCues':
+      return key === undefined || mentions(key);
+    case 'entityTerms': {
+      if (key === undefined) return true;
+      if (mentions(key)) return true;
+      // An alias whose canonical name is this term takes its role from it.
+      const termName = nameKey(key);
+      return Object.entries(playbook.entityAliases).some(
+        ([alias, canonical]) => nameKey(canonical) === termName && mentions(alias),
+      );
+    }
+    case 'appTypeDefaults':
+      return key === undefined || example.predictedAppType === key;
+    default:
+      return true;
+  }
+}
+
+function singularizeForm(word: string): string {
+  const parts = word.split('-');
+  const last = parts.length - 1;
+  parts[last] = singularizeWord(parts[last]!);
+  return parts.join('-');
+}
+
+/** Normalised names (and aliases) of an example's gold entities. */
+function goldKeys(expected: ExpectedIntent): Set<string> {
+  const keys = new Set<string>();
+  for (const entity of expected.entities ?? []) {
+    keys.add(nameKey(entity.name));
+    for (const alias of entity.aliases ?? []) keys.add(nameKey(alias));
+  }
+  return keys;
+}
+
+/** Cue suggestions from a goal: content-word lemmas, verb stems of gerunds, and two-noun compounds. */
+export function candidateCueTerms(analysis: GoalAnalysis): string[] {
+  const terms = new Set<string>();
+  for (const word of analysis.words) {
+    if (!word.isContent || word.isProperNoun) continue;
+    for (const key of word.keys) {
+      if (key === word.normal && key !== word.lemma) continue;
+      if (key.length >= 3 && /^[a-z][a-z'-]*[a-z]$/.test(key)) terms.add(key);
+    }
+  }
+  for (const [start, end] of analysis.nounRuns) {
+    if (end - start < 2) continue;
+    const first = analysis.words[end - 2]!;
+    const second = analysis.words[end - 1]!;
+    if (first.isProperNoun || second.isProperNoun) continue;
+    const phrase = `${first.lemma} ${second.lemma}`;
+    if (/^[a-z][a-z' -]*[a-z]$/.test(phrase)) terms.add(phrase);
+  }
+  return [...terms];
+}

@@ -1,0 +1,189 @@
+/**
+ * Generic English analysis of a goal text with compromise: sentences, words
+ * with lemmas (singular nouns, infinitive verbs) and noun runs. It knows
+ * nothing about business domains and does not depend on any playbook, so it is
+ * computed once per goal text and cached.
+ */
+import nlp from 'compromise';
+import { singularizeWord } from '../names.ts';
+
+/** One word of a goal. */
+export interface AnalyzedWord {
+  /** Lower-case surface form, apostrophes kept ("patient's", "check-in"). */
+  normal: string;
+  /** Lemma: singular for nouns, infinitive for verbs, else `normal`. */
+  lemma: string;
+  /** Every form a cue word may equal to match this word (surface, lemma, verb infinitive of a gerund). */
+  keys: readonly string[];
+  /** A common or proper noun (pronouns, dates and numbers excluded). */
+  isNoun: boolean;
+  isProperNoun: boolean;
+  /** Tagged by the NLP library as a person/actor noun (therapist, manager). */
+  isActor: boolean;
+  /** A content word (noun, verb, adjective, adverb) usable as a cue. */
+  isContent: boolean;
+  /** Index of the sentence the word belongs to. */
+  sentence: number;
+  /** A noun run cannot continue past this word (punctuation or possessive follows). */
+  endsPhrase: boolean;
+}
+
+/** The analysis of one goal text. */
+export interface GoalAnalysis {
+  words: readonly AnalyzedWord[];
+  /** Maximal runs of adjacent nouns in one sentence, as [start, end) word indexes. */
+  nounRuns: ReadonlyArray<readonly [number, number]>;
+  /** Every key of every word, for quick "does the goal mention X" checks. */
+  keySet: ReadonlySet<string>;
+}
+
+interface CompromiseTerm {
+  text: string;
+  normal?: string;
+  root?: string;
+  tags?: string[];
+  pre?: string;
+  post?: string;
+}
+
+type InfinitiveFn = (word: string, model: unknown, tense?: string) => string;
+const world = nlp.world() as unknown as {
+  methods: { two: { transform: { verb: { toInfinitive: InfinitiveFn } } } };
+  model: unknown;
+};
+const toInfinitive = world.methods.two.transform.verb.toInfinitive;
+
+const NOT_NOUN_TAGS = ['Pronoun', 'Date', 'Value', 'Time', 'Duration', 'Month', 'WeekDay', 'Holiday'];
+const NOT_CONTENT_TAGS = [
+  'Pronoun', 'Determiner', 'Preposition', 'Conjunction', 'Auxiliary', 'Copula', 'Modal', 'Value',
+  'Date', 'Negative', 'QuestionWord', 'Particle',
+];
+const CONTENT_TAGS = ['Noun', 'Verb', 'Adjective', 'Adverb'];
+/** Possessive determiners that compromise tags as possessive nouns ("our team"). */
+const POSSESSIVE_DETERMINERS = new Set(['my', 'our', 'your', 'his', 'her', 'its', 'their', 'whose']);
+
+const cache = new Map<string, GoalAnalysis>();
+const CACHE_LIMIT = 20_000;
+
+/**
+ * Analyses a goal text (cached by the exact text).
+ *
+ * @param goal the user's goal text
+ * @returns words with lemmas and match keys, noun runs and the set of keys
+ */
+export function analyzeGoal(goal: string): GoalAnalysis {
+  const cached = cache.get(goal);
+  if (cached !== undefined) return cached;
+  const analysis = analyzeUncached(goal);
+  if (cache.size >= CACHE_LIMIT) cache.clear();
+  cache.set(goal, analysis);
+  return analysis;
+}
+
+/** Empties the analysis cache (tests and benchmarks). */
+export function clearGoalAnalysisCache(): void {
+  cache.clear();
+}
+
+function analyzeUncached(goal: string): GoalAnalysis {
+  const doc = nlp(goal);
+  doc.compute('root');
+  // `root` is honoured by compromise after compute('root') but missing from its option type.
+  const jsonOptions = { terms: { normal: true, root: true, tags: true } } as Parameters<typeof doc.json>[0];
+  const sentences = doc.json(jsonOptions) as Array<{ terms: CompromiseTerm[] }>;
+  const words: AnalyzedWord[] = [];
+  sentences.forEach((sentence, sentenceIndex) => {
+    const terms = mergeHyphenated(sentence.terms);
+    for (const term of terms) {
+      const word = toWord(term, sentenceIndex);
+      if (word !== null) words.push(word);
+      else if (words.length > 0 && words[words.length - 1]!.sentence === sentenceIndex) {
+        words[words.length - 1]!.endsPhrase = true;
+      }
+    }
+    if (words.length > 0) words[words.length - 1]!.endsPhrase = true;
+  });
+  const nounRuns: Array<[number, number]> = [];
+  let start = -1;
+  words.forEach((word, index) => {
+    if (word.isNoun) {
+      if (start < 0) start = index;
+      if (word.endsPhrase) {
+        nounRuns.push([start, index + 1]);
+        start = -1;
+      }
+    } else if (start >= 0) {
+      nounRuns.push([start, index]);
+      start = -1;
+    }
+  });
+  if (start >= 0) nounRuns.push([start, words.length]);
+  const keySet = new Set<string>();
+  for (const word of words) for (const key of word.keys) keySet.add(key);
+  return { words, nounRuns, keySet };
+}
+
+/** Joins "check" "-" "in" into one term "check-in". */
+function mergeHyphenated(terms: CompromiseTerm[]): CompromiseTerm[] {
+  const merged: CompromiseTerm[] = [];
+  for (const term of terms) {
+    const previous = merged[merged.length - 1];
+    if (previous !== undefined && (previous.post ?? '').trim() === '-') {
+      const previousNormal = previous.normal ?? previous.text.toLowerCase();
+      const normal = term.normal ?? term.text.toLowerCase();
+      merged[merged.length - 1] = {
+        text: `${previous.text}-${term.text}`,
+        normal: `${previousNormal}-${normal}`,
+        root: `${previousNormal}-${term.root ?? normal}`,
+        tags: term.tags ?? [],
+        pre: previous.pre ?? '',
+        post: term.post ?? '',
+      };
+    } else {
+      merged.push({ ...term });
+    }
+  }
+  return merged;
+}
+
+function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
+  let normal = (term.normal ?? term.text.toLowerCase()).trim();
+  if (normal === '' || !/[\p{L}\p{N}]/u.test(normal)) return null;
+  const tags = new Set(term.tags ?? []);
+  const bareNormal = normal.replace(/['’]s$/, '').replace(/['’]$/, '');
+  normal = normal.replace(/’/g, "'");
+  const isPossessive = tags.has('Possessive');
+  const isNoun =
+    tags.has('Noun') && !NOT_NOUN_TAGS.some((tag) => tags.has(tag)) && !POSSESSIVE_DETERMINERS.has(bareNormal);
+  let lemma = (term.root ?? bareNormal).toLowerCase();
+  if (isNoun && (tags.has('Plural') || lemma.endsWith('s'))) lemma = singularizeLast(lemma);
+  const keys = new Set([normal, bareNormal, lemma]);
+  if (/[a-z]{3,}ing$/.test(lemma)) {
+    const infinitive = toInfinitive(lemma, world.model, 'Gerund');
+    if (typeof infinitive === 'string' && infinitive.length >= 3 && infinitive !== lemma) keys.add(infinitive);
+  }
+  const isContent =
+    CONTENT_TAGS.some((tag) => tags.has(tag)) &&
+    !NOT_CONTENT_TAGS.some((tag) => tags.has(tag)) &&
+    !POSSESSIVE_DETERMINERS.has(bareNormal) &&
+    /^\p{L}[\p{L}'-]+$/u.test(lemma);
+  const post = term.post ?? '';
+  return {
+    normal,
+    lemma,
+    keys: [...keys],
+    isNoun,
+    isProperNoun: tags.has('ProperNoun') && !tags.has('Acronym'),
+    isActor: tags.has('Actor'),
+    isContent,
+    sentence,
+    endsPhrase: isPossessive || /[^\s-]/.test(post),
+  };
+}
+
+function singularizeLast(phrase: string): string {
+  const parts = phrase.split('-');
+  const last = parts.length - 1;
+  parts[last] = singularizeWord(parts[last]!);
+  return parts.join('-');
+}

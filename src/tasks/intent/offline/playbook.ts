@@ -1,0 +1,357 @@
+/**
+ * The playbook: the editable artifact of the offline intent executor.
+ *
+ * A playbook is a YAML mapping whose top-level keys are its *sections* (the
+ * editable regions a `program.md` can name). Every section is optional; an
+ * empty file is a valid (and useless) playbook. Values from the closed
+ * vocabularies (`vocabulary.ts`) are checked; anything else is an error that
+ * names the section/key path and the YAML line.
+ *
+ * ```yaml
+ * appTypeCues:             # app type → cue words/phrases (optionally weighted)
+ *   booking: [book, appointment, { cue: time slot, weight: 2 }]
+ * defaultAppType: other    # when no cue matches
+ * entityTerms:             # known noun (phrase) → role
+ *   time slot: commitment
+ * entityAliases:           # surface term → canonical entity name
+ *   appointment: Booking
+ * stopList: [app, system]  # nouns that are never entities
+ * roleSuffixes:            # generic role rules for unknown nouns (longest suffix wins)
+ *   ist: party
+ * unknownNounPolicy: { include: true, role: resource, actorRole: party, minMentions: 1, compounds: head, properNouns: false }
+ * behaviorCues: { notification: [remind, alert] }
+ * projectionCues: { calendar: [calendar] }
+ * defaultProjections: [list, form]
+ * relationCues: { has many: { cardinality: one_to_many, kind: association } }
+ * appTypeDefaults: { booking: { behaviors: [scheduling], projections: [calendar] } }
+ * extraction: { maxEntities: 12, knownModifiers: false }
+ * ```
+ *
+ * Cue and term matching (see `extract.ts`) is on lower-case word boundaries
+ * against each word's surface form and lemma, so the cue `book` matches
+ * "book", "books", "booked" and "booking".
+ */
+import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
+import type { Node as YamlNode } from 'yaml';
+import { z } from 'zod';
+import {
+  appTypeSchema,
+  behaviorSchema,
+  cardinalitySchema,
+  entityRoleSchema,
+  projectionSchema,
+  relationKindSchema,
+} from '../intent.ts';
+
+/** The sections of a playbook, in their conventional order. */
+export const PLAYBOOK_SECTIONS = [
+  'appTypeCues',
+  'defaultAppType',
+  'entityTerms',
+  'entityAliases',
+  'stopList',
+  'roleSuffixes',
+  'unknownNounPolicy',
+  'behaviorCues',
+  'projectionCues',
+  'defaultProjections',
+  'relationCues',
+  'appTypeDefaults',
+  'extraction',
+] as const;
+export type PlaybookSection = (typeof PLAYBOOK_SECTIONS)[number];
+
+/** Name under which {@link playbookSections} reports text before the first section. */
+export const PREAMBLE_SECTION = '(preamble)';
+
+/** Lower-cases, trims and collapses whitespace: the canonical form of a cue or term. */
+export function normalizeTerm(text: string): string {
+  return text.normalize('NFKC').toLowerCase().trim().replace(/\s+/g, ' ');
+}
+
+const TERM_PATTERN = /^[\p{L}\p{N}][\p{L}\p{N}'&+\- ]*$/u;
+const TERM_MESSAGE = 'use letters, digits, spaces, hyphens and apostrophes only';
+
+/** A cue word or phrase (normalised to lower case). */
+const termSchema = z
+  .string()
+  .transform(normalizeTerm)
+  .pipe(z.string().min(1).max(60).regex(TERM_PATTERN, TERM_MESSAGE));
+const termKeySchema = z.string().max(60).regex(TERM_PATTERN, TERM_MESSAGE);
+
+/** A cue: a phrase, or a phrase with a weight (weights only matter for app types). */
+const cueSchema = z.union([
+  termSchema.transform((cue) => ({ cue, weight: 1 })),
+  z.strictObject({ cue: termSchema, weight: z.number().positive().max(100).default(1) }),
+]);
+export type Cue = z.output<typeof cueSchema>;
+
+/** `null` (an empty YAML value) reads as an empty list or map. */
+function orEmpty<T extends z.ZodType>(schema: T, empty: () => unknown) {
+  return z.preprocess((value) => (value === null ? empty() : value), schema);
+}
+const cueListSchema = orEmpty(z.array(cueSchema).max(300), () => []);
+
+const unknownNounPolicySchema = z.strictObject({
+  /** Whether nouns the playbook does not know become entities. */
+  include: z.boolean().default(true),
+  /** Role of an unknown noun when no suffix rule applies. */
+  role: entityRoleSchema.default('resource'),
+  /** Role of an unknown noun the NLP library tags as a person/actor (therapist, driver); absent = use `role`. */
+  actorRole: entityRoleSchema.optional(),
+  /** An unknown noun must be mentioned at least this many times. */
+  minMentions: z.number().int().min(1).max(20).default(1),
+  /** For an unknown noun compound ("physio clinic"): keep only the `head` noun or the `full` compound. */
+  compounds: z.enum(['head', 'full']).default('head'),
+  /** Whether proper nouns (capitalised names such as "Acme") may become entities. */
+  properNouns: z.boolean().default(false),
+});
+
+const extractionSchema = z.strictObject({
+  /** Most entities output (first mentions first). */
+  maxEntities: z.number().int().min(0).max(60).default(12),
+  /** Whether a known term used as a modifier ("patient record") is also an entity mention. */
+  knownModifiers: z.boolean().default(false),
+  maxBehaviors: z.number().int().min(0).max(20).default(8),
+  maxProjections: z.number().int().min(0).max(20).default(6),
+  maxRelations: z.number().int().min(0).max(120).default(20),
+});
+
+const relationCueSchema = z.strictObject({
+  cardinality: cardinalitySchema.optional(),
+  kind: relationKindSchema.default('association'),
+});
+
+const appTypeDefaultSchema = z.strictObject({
+  behaviors: orEmpty(z.array(behaviorSchema).max(20), () => []).default([]),
+  projections: orEmpty(z.array(projectionSchema).max(20), () => []).default([]),
+});
+
+/** The zod schema of a playbook file (after YAML parsing). */
+export const playbookSchema = z.strictObject({
+  appTypeCues: orEmpty(z.partialRecord(appTypeSchema, cueListSchema), () => ({})).default({}),
+  defaultAppType: appTypeSchema.default('other'),
+  entityTerms: orEmpty(z.record(termKeySchema, entityRoleSchema), () => ({})).default({}),
+  entityAliases: orEmpty(z.record(termKeySchema, z.string().trim().min(1).max(80)), () => ({})).default({}),
+  stopList: orEmpty(z.array(termSchema).max(2000), () => []).default([]),
+  roleSuffixes: orEmpty(
+    z.record(z.string().regex(/^[a-z]{1,12}$/i, 'a suffix is 1 to 12 letters'), entityRoleSchema),
+    () => ({}),
+  ).default({}),
+  unknownNounPolicy: orEmpty(unknownNounPolicySchema, () => ({})).default(unknownNounPolicySchema.parse({})),
+  behaviorCues: orEmpty(z.partialRecord(behaviorSchema, cueListSchema), () => ({})).default({}),
+  projectionCues: orEmpty(z.partialRecord(projectionSchema, cueListSchema), () => ({})).default({}),
+  defaultProjections: orEmpty(z.array(projectionSchema).max(20), () => []).default([]),
+  relationCues: orEmpty(z.record(termKeySchema, relationCueSchema), () => ({})).default({}),
+  appTypeDefaults: orEmpty(z.partialRecord(appTypeSchema, appTypeDefaultSchema), () => ({})).default({}),
+  extraction: orEmpty(extractionSchema, () => ({})).default(extractionSchema.parse({})),
+});
+
+/** A validated playbook with every default filled in. Object key order is the file's order. */
+export type Playbook = z.output<typeof playbookSchema>;
+
+/** One problem in a playbook file. `line` and `column` are 1-based (0 when unknown). */
+export interface PlaybookError {
+  file?: string;
+  line: number;
+  column: number;
+  /** Section/key path, e.g. `appTypeCues.booking[2]`; empty for the whole file. */
+  path: string;
+  message: string;
+}
+
+export type PlaybookParseResult = { ok: true; playbook: Playbook } | { ok: false; errors: PlaybookError[] };
+
+/** `file:line path: message`, for terminals and logs. */
+export function formatPlaybookError(error: PlaybookError): string {
+  const where = `${error.file ?? 'playbook'}:${error.line}${error.column > 0 ? `:${error.column}` : ''}`;
+  return `${where}${error.path ? ` ${error.path}` : ''}: ${error.message}`;
+}
+
+/**
+ * Parses and validates a playbook.
+ *
+ * @param text the YAML text of the playbook (UTF-8 decoded)
+ * @param fileName used only in error records
+ * @returns `{ ok: true, playbook }` or `{ ok: false, errors }` naming section/key and line; never throws
+ * @example
+ * const result = parsePlaybook('defaultAppType: booking\n');
+ * if (result.ok) console.log(result.playbook.defaultAppType); // "booking"
+ */
+export function parsePlaybook(text: string, fileName?: string): PlaybookParseResult {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const base = fileName === undefined ? {} : { file: fileName };
+  if (doc.errors.length > 0) {
+    return {
+      ok: false,
+      errors: doc.errors.map((error) => {
+        const position = lineCounter.linePos(error.pos[0]);
+        return { ...base, line: position.line, column: position.col, path: '', message: `YAML: ${firstLine(error.message)}` };
+      }),
+    };
+  }
+  const data: unknown = doc.toJS() ?? {};
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    return { ok: false, errors: [{ ...base, line: 1, column: 1, path: '', message: 'a playbook is a YAML mapping of sections' }] };
+  }
+  const parsed = playbookSchema.safeParse(data);
+  if (parsed.success) return { ok: true, playbook: parsed.data };
+  const errors: PlaybookError[] = [];
+  for (const issue of parsed.error.issues) {
+    const path = issue.path.map((segment) => (typeof segment === 'symbol' ? String(segment) : segment));
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        const keyPath = [...path, key];
+        const message =
+          path.length === 0
+            ? `unknown section "${key}"; sections are ${PLAYBOOK_SECTIONS.join(', ')}`
+            : `unknown key "${key}"${allowedKeysHint(path)}`;
+        errors.push({ ...base, ...locate(doc, lineCounter, keyPath, true), path: formatPath(keyPath), message });
+      }
+      continue;
+    }
+    const isKey = issue.code === 'invalid_key';
+    const message = isKey ? `invalid key: ${issue.issues.map((inner) => inner.message).join('; ')}` : issue.message;
+    errors.push({ ...base, ...locate(doc, lineCounter, path, isKey), path: formatPath(path), message });
+  }
+  errors.sort((a, b) => a.line - b.line || a.column - b.column);
+  return { ok: false, errors };
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0] ?? message;
+}
+
+function allowedKeysHint(path: ReadonlyArray<string | number>): string {
+  const section = path[0];
+  if (path.length !== 1) return '';
+  const keys: Record<string, string[]> = {
+    appTypeCues: appTypeSchema.options,
+    appTypeDefaults: appTypeSchema.options,
+    behaviorCues: behaviorSchema.options,
+    projectionCues: projectionSchema.options,
+    unknownNounPolicy: Object.keys(unknownNounPolicySchema.shape),
+    extraction: Object.keys(extractionSchema.shape),
+  };
+  const allowed = typeof section === 'string' ? keys[section] : undefined;
+  return allowed === undefined ? '' : `; expected one of ${allowed.join(', ')}`;
+}
+
+/** `appTypeCues.booking[2]`, `entityTerms["time slot"]`. */
+export function formatPath(path: ReadonlyArray<string | number>): string {
+  let out = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment)) out += out === '' ? segment : `.${segment}`;
+    else out += `[${JSON.stringify(segment)}]`;
+  }
+  return out;
+}
+
+/** The line of the deepest YAML node on `path` (the key node when `preferKey`). */
+function locate(
+  doc: ReturnType<typeof parseDocument>,
+  lineCounter: LineCounter,
+  path: ReadonlyArray<string | number>,
+  preferKey: boolean,
+): { line: number; column: number } {
+  let node: unknown = doc.contents;
+  let found: YamlNode | null = isScalar(node) || isMap(node) || isSeq(node) ? (node as YamlNode) : null;
+  path.forEach((segment, index) => {
+    const last = index === path.length - 1;
+    if (isMap(node)) {
+      const pair = node.items.find((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === String(segment));
+      if (pair === undefined) {
+        node = undefined;
+        return;
+      }
+      const keyNode = pair.key as YamlNode;
+      const valueNode = pair.value as YamlNode | null;
+      found = last && preferKey ? keyNode : (valueNode ?? keyNode);
+      node = valueNode;
+    } else if (isSeq(node) && typeof segment === 'number') {
+      const item = node.items[segment] as YamlNode | undefined;
+      if (item === undefined) {
+        node = undefined;
+        return;
+      }
+      found = item;
+      node = item;
+    } else {
+      node = undefined;
+    }
+  });
+  const offset = (found as YamlNode | null)?.range?.[0];
+  if (offset === undefined) return { line: 1, column: 1 };
+  const position = lineCounter.linePos(offset);
+  return { line: position.line, column: position.col };
+}
+
+/** Character span of one section in the playbook text. */
+export interface SectionSpan {
+  name: string;
+  /** Offset of the first character (its leading column-0 comment block included). */
+  start: number;
+  /** Offset just past the last character (the next section's start, or the text's end). */
+  end: number;
+}
+
+/**
+ * Splits a playbook text into top-level sections. A section starts at its key
+ * line, moved up over the column-0 comment lines directly above it; it ends
+ * where the next section starts. Text before the first section (a header
+ * comment) is reported as {@link PREAMBLE_SECTION} when not blank.
+ *
+ * @returns the spans in file order, or null when the text is not a YAML mapping
+ */
+export function playbookSectionSpans(text: string): SectionSpan[] | null {
+  const doc = parseDocument(text, { uniqueKeys: true });
+  if (doc.errors.length > 0) return null;
+  const contents = doc.contents;
+  if (contents === null) return [];
+  if (!isMap(contents)) return null;
+  const starts: Array<{ name: string; start: number }> = [];
+  for (const pair of contents.items) {
+    const key = pair.key;
+    if (!isScalar(key) || key.range === undefined || key.range === null) return null;
+    starts.push({ name: String(key.value), start: commentBlockStart(text, lineStart(text, key.range[0])) });
+  }
+  const spans: SectionSpan[] = [];
+  const first = starts[0]?.start ?? text.length;
+  if (text.slice(0, first).trim() !== '') spans.push({ name: PREAMBLE_SECTION, start: 0, end: first });
+  starts.forEach((entry, index) => {
+    spans.push({ name: entry.name, start: entry.start, end: starts[index + 1]?.start ?? text.length });
+  });
+  return spans;
+}
+
+/**
+ * Section name → its exact text (see {@link playbookSectionSpans}), for the
+ * generic editable-region check: two versions differ in a section iff the
+ * section's texts differ.
+ *
+ * @returns null when the text is not a YAML mapping
+ */
+export function playbookSections(text: string): Record<string, string> | null {
+  const spans = playbookSectionSpans(text);
+  if (spans === null) return null;
+  const sections: Record<string, string> = {};
+  for (const span of spans) sections[span.name] = text.slice(span.start, span.end);
+  return sections;
+}
+
+function lineStart(text: string, offset: number): number {
+  return text.lastIndexOf('\n', offset - 1) + 1;
+}
+
+/** Moves a line start up over directly preceding column-0 comment lines. */
+function commentBlockStart(text: string, start: number): number {
+  let current = start;
+  while (current > 0) {
+    const previous = lineStart(text, current - 1);
+    if (!text.startsWith('#', previous)) break;
+    current = previous;
+  }
+  return current;
+}

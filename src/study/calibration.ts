@@ -1,0 +1,547 @@
+/**
+ * Calibration: how noisy is the evaluator, and can it tell artifacts apart at
+ * all? Autonomous operation starts only after both questions have an answer
+ * for the current evaluator fingerprint and model (DESIGN.md §3, "Calibration
+ * comes first").
+ *
+ * Noise and signal are estimated **separately**, with their own repeat counts
+ * (the seed's lesson: noise needs enough repeats for a stable SD, signal only
+ * enough contrast to show the landscape is not flat):
+ *
+ * - **Noise** — the incumbent is evaluated `noiseRepeats` times (repeat
+ *   indices 0..n−1, so stored results are reused and an LLM executor's repeats
+ *   are fresh samples) on every non-empty partition. Per partition: the sample
+ *   SD (n − 1) of the run-level composites; the optimization partition's is
+ *   *the* noise SD. Per example: the SD of its composite across repeats (all
+ *   partitions; the gate widens each anchor's tolerance by k × this SD).
+ *   A deterministic executor gives exactly 0 for both.
+ * - **Signal** — the incumbent and a deliberately different artifact (the
+ *   caller's `contrastText`, or {@link ablateArtifact} of the incumbent) are
+ *   evaluated `signalRepeats` times on the optimization partition. Cohen's d
+ *   is computed on the **per-example mean composites** (over repeats) of the
+ *   examples valid for both: incumbent values vs contrast values. Per-example
+ *   values, not run-level composites, because one repeat of a deterministic
+ *   executor gives one run composite per artifact (no SD, no d), while it
+ *   gives n per-example scores; d then reads "how many across-example SDs
+ *   apart are the two artifacts", the scale on which the gate's paired test
+ *   works. If |d| < `minCohensD` (or d is NaN: no example valid for both) the
+ *   calibration FAILS: the evaluator cannot tell artifacts apart, so a loop
+ *   would only chase noise. A d of ±∞ (both sides constant, means differ) is
+ *   a clear difference and passes.
+ * - **Threshold** — τ = k × the rolling **maximum** of the noise SD over the
+ *   last W valid calibrations of this fingerprint, this one included (config
+ *   `gate.thresholdK`, default k = 2; `gate.calibrationWindow`, default
+ *   W = 5). The maximum, not the mean: a mean-based estimate understates the
+ *   margin needed in the noisy tail of a session (the seed document).
+ *   With a deterministic executor τ = 0, recorded as such: the paired test
+ *   on per-example scores (corpus sampling variance) then carries the
+ *   decision.
+ *
+ * Every calibration, failed or not, is stored as one row of `calibrations`
+ * (`valid` = 0 for a failure); only valid rows feed the rolling maximum and
+ * {@link latestCalibration}.
+ *
+ * @example
+ * ```ts
+ * const result = await calibrateStudy({ study, db, model: 'offline', settings: DEFAULT_CALIBRATION_SETTINGS });
+ * if (!result.ok) throw new Error(result.message); // the evaluator cannot tell artifacts apart
+ * await runStudy({ study, db, calibration: result.calibration });
+ * ```
+ */
+import type { Selectable } from 'kysely';
+import { isMap, isScalar, isSeq, parseDocument, YAMLMap, YAMLSeq } from 'yaml';
+import { contentHash } from '../artifact/content-hash.ts';
+import { PARTITIONS } from '../corpus/example.ts';
+import { InputError } from '../errors.ts';
+import type { Evaluator } from '../evaluator/evaluator.ts';
+import type { PartitionScore } from '../evaluator/partition-score.ts';
+import type { GateCalibration } from '../gate/gate.ts';
+import { comparePaired } from '../gate/gate.ts';
+import { cohensD, standardDeviation } from '../stats/index.ts';
+import type { StudyDatabase } from '../storage/database.ts';
+import { isoNow } from '../storage/database.ts';
+import type { CalibrationTable } from '../storage/schema.ts';
+import { withArtifactOverride } from '../storage/registry.ts';
+import type { LoadedStudy } from './loaded-study.ts';
+import { createStudyEvaluator, ensureSeedVersion } from './run-study.ts';
+
+/** Repeat counts and threshold rules of a calibration (the `gate.*` keys of `kloop.yaml`). */
+export interface CalibrationSettings {
+  /** Evaluations of the incumbent for the noise SD; integer ≥ 2. Config default 8. */
+  noiseRepeats: number;
+  /** Evaluations of incumbent and contrast for Cohen's d; integer ≥ 1. Config default 3. */
+  signalRepeats: number;
+  /** k in τ = k × rolling max noise SD; ≥ 0. Config default 2. */
+  thresholdK: number;
+  /** W: valid calibrations of this fingerprint the rolling max looks over, this one included; integer ≥ 1. Config default 5. */
+  calibrationWindow: number;
+  /** Smallest |Cohen's d| between incumbent and contrast; ≥ 0. Config default 0.5 (Cohen's "medium"). */
+  minCohensD: number;
+}
+
+/** The defaults of `src/study/config.ts`. */
+export const DEFAULT_CALIBRATION_SETTINGS: Readonly<CalibrationSettings> = Object.freeze({
+  noiseRepeats: 8,
+  signalRepeats: 3,
+  thresholdK: 2,
+  calibrationWindow: 5,
+  minCohensD: 0.5,
+});
+
+/** A stored calibration (read-only record of one `calibrations` row). */
+export interface CalibrationRecord {
+  readonly id: number;
+  readonly fingerprint: string;
+  readonly model: string;
+  /** Content hash of the incumbent that was calibrated. */
+  readonly artifactHash: string;
+  readonly noiseRepeats: number;
+  readonly signalRepeats: number;
+  /** Run-to-run SD of the optimization partition's run-level composite (composite units, [0, 1] scale). */
+  readonly noiseSd: number;
+  /** Example id → SD of its composite across noise repeats (absent: fewer than 2 valid repeats). */
+  readonly exampleSds: Readonly<Record<string, number>>;
+  /** Partition → run-to-run SD of its run-level composite. */
+  readonly partitionSds: Readonly<Record<string, number>>;
+  /** Cohen's d, incumbent minus contrast, on per-example mean composites; null when undefined (NaN). */
+  readonly cohensD: number | null;
+  /** τ = k × rolling max noise SD. */
+  readonly threshold: number;
+  readonly valid: boolean;
+  readonly message: string;
+  /** ISO 8601 UTC. */
+  readonly createdAt: string;
+}
+
+/** Why a calibration failed. */
+export type CalibrationFailureReason =
+  /** |d| < minCohensD or d undefined: the evaluator cannot tell artifacts apart. */
+  | 'flat_landscape'
+  /** The incumbent produced fewer than 2 valid run-level composites on the optimization partition. */
+  | 'no_valid_output';
+
+/** Evidence of the signal estimate. */
+export interface SignalEvidence {
+  /** Where the contrasting artifact came from. */
+  contrast: 'given' | 'ablation';
+  contrastHash: string;
+  /** Optimization examples valid for both artifacts (the d sample size per group). */
+  examples: number;
+  incumbentComposite: number | null;
+  contrastComposite: number | null;
+  cohensD: number;
+}
+
+/** Evidence of the rolling threshold. */
+export interface ThresholdEvidence {
+  k: number;
+  window: number;
+  /** Noise SDs in the window, newest (this calibration) first. */
+  noiseSds: number[];
+  maximumNoiseSd: number;
+}
+
+/** The outcome of {@link calibrateStudy}: a discriminated union, never thrown. */
+export type CalibrationResult =
+  | {
+      ok: true;
+      record: CalibrationRecord;
+      /** What the gate reads: τ and per-example SDs. */
+      calibration: GateCalibration;
+      /** True when every measured noise SD is exactly 0. */
+      deterministic: boolean;
+      signal: SignalEvidence;
+      threshold: ThresholdEvidence;
+      message: string;
+    }
+  | {
+      ok: false;
+      reason: CalibrationFailureReason;
+      record: CalibrationRecord;
+      signal: SignalEvidence | null;
+      message: string;
+    };
+
+export interface CalibrateOptions {
+  study: LoadedStudy;
+  /** The study database: the registry (incumbent), stored evaluations and `calibrations`. */
+  db: StudyDatabase;
+  /** Default: the study's evaluator with stored results in `db` (`createStudyEvaluator`). */
+  evaluator?: Evaluator;
+  /** A deliberately different artifact; default {@link ablateArtifact} of the incumbent. */
+  contrastText?: string;
+  settings: Readonly<CalibrationSettings>;
+  /** Model id (or executor id for an offline executor), stored with the row. */
+  model: string;
+  now?: () => Date;
+  signal?: AbortSignal;
+}
+
+/** Noise of one set of repeated evaluations of one artifact. */
+export interface NoiseMeasurement {
+  /** Partition → SD of the run-level composites (absent: fewer than 2 valid runs). */
+  partitionSds: Record<string, number>;
+  /** Example id → SD of its composite across repeats (absent: fewer than 2 valid repeats). */
+  exampleSds: Record<string, number>;
+}
+
+/**
+ * Sample SD (n − 1) that is exactly 0 for a constant sample (the two-pass
+ * formula can leave a 1e-17 residue when the mean is not representable).
+ * NaN for fewer than 2 values.
+ */
+export function runToRunSd(values: readonly number[]): number {
+  if (values.length < 2) return Number.NaN;
+  if (values.every((value) => value === values[0])) return 0;
+  return standardDeviation(values);
+}
+
+/**
+ * Measures run-to-run noise from repeated evaluations of one artifact (one
+ * {@link PartitionScore} per partition, each with ≥ 2 repeats).
+ */
+export function measureNoise(scores: readonly PartitionScore[]): NoiseMeasurement {
+  const partitionSds: Record<string, number> = {};
+  const exampleSds: Record<string, number> = {};
+  for (const score of scores) {
+    const runs = score.runComposites.filter((value): value is number => value !== null);
+    const sd = runToRunSd(runs);
+    if (Number.isFinite(sd)) partitionSds[score.partition] = sd;
+    const byExample = new Map<string, number[]>();
+    for (const record of score.examples) {
+      if (!record.valid) continue;
+      const values = byExample.get(record.exampleId) ?? [];
+      values.push(record.composite);
+      byExample.set(record.exampleId, values);
+    }
+    for (const [id, values] of byExample) {
+      const exampleSd = runToRunSd(values);
+      if (Number.isFinite(exampleSd)) exampleSds[id] = exampleSd;
+    }
+  }
+  return { partitionSds, exampleSds };
+}
+
+/**
+ * τ = k × max(noise SDs) — the rolling-maximum threshold. `noiseSds` are the
+ * SDs of the window (this calibration and up to W − 1 earlier valid ones).
+ *
+ * @throws RangeError when `noiseSds` is empty or k < 0
+ */
+export function rollingThreshold(thresholdK: number, noiseSds: readonly number[]): number {
+  if (noiseSds.length === 0) throw new RangeError('the rolling threshold needs at least one noise SD');
+  if (!(thresholdK >= 0)) throw new RangeError(`thresholdK must be ≥ 0, got ${thresholdK}`);
+  return thresholdK * Math.max(...noiseSds);
+}
+
+/**
+ * Cohen's d between two artifacts on the per-example mean composites of the
+ * examples valid for both (incumbent minus contrast). NaN when fewer than 2
+ * examples are shared.
+ */
+export function signalEffectSize(incumbent: PartitionScore, contrast: PartitionScore): { cohensD: number; examples: number } {
+  const paired = comparePaired(contrast, incumbent); // "candidate" = incumbent, so values line up by id
+  if (paired.ids.length < 2) return { cohensD: Number.NaN, examples: paired.ids.length };
+  return { cohensD: cohensD(paired.candidate, paired.incumbent), examples: paired.ids.length };
+}
+
+/** Artifact formats {@link ablateArtifact} knows. */
+export type ArtifactFormat = 'yaml' | 'markdown';
+
+/**
+ * A deliberately weakened copy of an artifact, the default contrast of a
+ * calibration. The result is still a well-formed artifact of the same format.
+ *
+ * - **YAML** (a mapping of sections, such as the offline playbook): every
+ *   top-level section holding a list or map of cues/terms is emptied (to `[]`
+ *   or `{}`, so the file still parses); scalar sections (`defaultAppType:
+ *   other`) and *settings blocks* — maps whose values are all scalars with at
+ *   least one number or boolean (`extraction`, `unknownNounPolicy`) — are
+ *   kept. For the playbook this leaves an extractor with grammar and settings
+ *   but no knowledge.
+ * - **Markdown** (a prompt): ATX heading lines (`#`…`######`, outside fenced
+ *   code) are kept and every section body, preamble included, is dropped.
+ *   A text with no heading ablates to the empty string.
+ *
+ * @param format `'yaml'`, `'markdown'`, or absent to detect: a text that
+ *   parses as a non-empty YAML mapping is YAML, anything else markdown.
+ * @returns the ablated text (equal to `text` when there was nothing to drop)
+ *
+ * @example
+ * ```ts
+ * ablateArtifact('defaultAppType: other\nstopList: [app]\nextraction: { maxEntities: 12 }\n');
+ * // 'defaultAppType: other\nstopList: []\nextraction: { maxEntities: 12 }\n'
+ * ```
+ */
+export function ablateArtifact(text: string, format?: ArtifactFormat): string {
+  const resolved = format ?? detectFormat(text);
+  return resolved === 'yaml' ? ablateYaml(text) : ablateMarkdown(text);
+}
+
+function detectFormat(text: string): ArtifactFormat {
+  const doc = parseDocument(text);
+  return doc.errors.length === 0 && isMap(doc.contents) && doc.contents.items.length > 0 ? 'yaml' : 'markdown';
+}
+
+function isSettingsBlock(node: unknown): boolean {
+  if (!isMap(node) || node.items.length === 0) return false;
+  let hasSetting = false;
+  for (const pair of node.items) {
+    if (!isScalar(pair.value)) return false;
+    const value: unknown = pair.value.value;
+    if (typeof value === 'number' || typeof value === 'boolean') hasSetting = true;
+  }
+  return hasSetting;
+}
+
+function ablateYaml(text: string): string {
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0 || !isMap(doc.contents)) {
+    throw new InputError('cannot ablate the artifact: it is not a YAML mapping of sections', { code: 'input.artifact' });
+  }
+  let changed = false;
+  for (const pair of doc.contents.items) {
+    const value = pair.value;
+    if (isSeq(value) && value.items.length > 0) {
+      const empty = new YAMLSeq();
+      empty.flow = true;
+      empty.comment = value.comment;
+      pair.value = empty as unknown as typeof pair.value;
+      changed = true;
+    } else if (isMap(value) && value.items.length > 0 && !isSettingsBlock(value)) {
+      const empty = new YAMLMap();
+      empty.flow = true;
+      empty.comment = value.comment;
+      pair.value = empty as unknown as typeof pair.value;
+      changed = true;
+    }
+  }
+  return changed ? doc.toString() : text;
+}
+
+function ablateMarkdown(text: string): string {
+  const kept: string[] = [];
+  let fence: string | null = null;
+  for (const line of text.split(/\r?\n/)) {
+    const fenceMatch = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+    if (fenceMatch !== null) {
+      const marker = fenceMatch[1]!;
+      if (fence === null) fence = marker;
+      else if (marker[0] === fence[0] && marker.length >= fence.length) fence = null;
+      continue;
+    }
+    if (fence === null && /^\s{0,3}#{1,6}(\s|$)/.test(line)) kept.push(line.trim());
+  }
+  return kept.length === 0 ? '' : `${kept.join('\n\n')}\n`;
+}
+
+function formatFromPath(artifactPath: string): ArtifactFormat | undefined {
+  const lower = artifactPath.toLowerCase();
+  if (lower.endsWith('.yaml') || lower.endsWith('.yml')) return 'yaml';
+  if (lower.endsWith('.md') || lower.endsWith('.markdown')) return 'markdown';
+  return undefined;
+}
+
+function validateSettings(settings: Readonly<CalibrationSettings>): void {
+  const fail = (field: string, rule: string, value: number): never => {
+    throw new RangeError(`calibration setting ${field} must be ${rule}, got ${value}`);
+  };
+  if (!Number.isInteger(settings.noiseRepeats) || settings.noiseRepeats < 2) fail('noiseRepeats', 'an integer ≥ 2', settings.noiseRepeats);
+  if (!Number.isInteger(settings.signalRepeats) || settings.signalRepeats < 1) fail('signalRepeats', 'an integer ≥ 1', settings.signalRepeats);
+  if (!Number.isInteger(settings.calibrationWindow) || settings.calibrationWindow < 1) fail('calibrationWindow', 'an integer ≥ 1', settings.calibrationWindow);
+  if (!(settings.thresholdK >= 0) || !Number.isFinite(settings.thresholdK)) fail('thresholdK', 'a finite number ≥ 0', settings.thresholdK);
+  if (!(settings.minCohensD >= 0) || !Number.isFinite(settings.minCohensD)) fail('minCohensD', 'a finite number ≥ 0', settings.minCohensD);
+}
+
+const format6 = (value: number): string => (Number.isFinite(value) ? String(Math.round(value * 1e6) / 1e6) : String(value));
+
+/**
+ * Calibrates the study's evaluator on its active incumbent (created from the
+ * seed artifact when the registry is empty) and stores the result. See the
+ * module comment for the method.
+ *
+ * @returns `{ ok: true, calibration, ... }`, or `{ ok: false, reason, message }`
+ *   when the evaluator cannot tell the incumbent from the contrast
+ *   (`flat_landscape`) or the incumbent has no valid output
+ *   (`no_valid_output`); both are stored with `valid` = 0
+ * @throws RangeError on settings out of range; InputError when no contrast is
+ *   given and the ablation changes nothing (nothing to drop), or when the
+ *   optimization partition is empty; executor and storage errors propagate
+ */
+export async function calibrateStudy(options: CalibrateOptions): Promise<CalibrationResult> {
+  const { study, db, settings } = options;
+  validateSettings(settings);
+  const now = options.now ?? (() => new Date());
+  const evaluator = options.evaluator ?? createStudyEvaluator(study, db);
+  const incumbent = await ensureSeedVersion(db, study, now);
+  if (study.partitions.optimization.length === 0) {
+    throw new InputError('cannot calibrate: the optimization partition is empty', { studyPath: study.dir, partition: 'optimization', code: 'input.corpus' });
+  }
+  const contrastSource: SignalEvidence['contrast'] = options.contrastText === undefined ? 'ablation' : 'given';
+  const contrastText = options.contrastText ?? ablateArtifact(incumbent.text, formatFromPath(study.artifactPath));
+  if (contrastText === incumbent.text) {
+    throw new InputError(
+      contrastSource === 'ablation'
+        ? 'cannot calibrate: the automatic ablation of the incumbent changes nothing (no section body or cue list to drop); give a contrasting artifact'
+        : 'cannot calibrate: the contrasting artifact is identical to the incumbent',
+      { studyPath: study.dir, code: 'input.calibration' },
+    );
+  }
+  const evaluate = (artifactText: string, partition: (typeof PARTITIONS)[number], repeats: number): Promise<PartitionScore> =>
+    withArtifactOverride(artifactText, () =>
+      evaluator.evaluate({
+        artifactText,
+        partition,
+        examples: study.partitions[partition],
+        repeats,
+        firstRepeat: 0,
+        ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      }),
+    );
+
+  // Noise: the incumbent, noiseRepeats times, on every non-empty partition.
+  const noiseScores: PartitionScore[] = [];
+  for (const partition of PARTITIONS) {
+    if (study.partitions[partition].length === 0) continue;
+    noiseScores.push(await evaluate(incumbent.text, partition, settings.noiseRepeats));
+  }
+  const noise = measureNoise(noiseScores);
+  const noiseSd = noise.partitionSds['optimization'];
+
+  // Earlier valid calibrations of this fingerprint, newest first (the rolling window).
+  const earlier = await db
+    .selectFrom('calibrations')
+    .select('noise_sd')
+    .where('fingerprint', '=', evaluator.fingerprint)
+    .where('valid', '=', 1)
+    .orderBy('id', 'desc')
+    .limit(settings.calibrationWindow - 1)
+    .execute();
+
+  const store = async (row: {
+    noiseSd: number;
+    cohensD: number | null;
+    threshold: number;
+    valid: boolean;
+    message: string;
+  }): Promise<CalibrationRecord> => {
+    const values: Omit<Selectable<CalibrationTable>, 'id'> = {
+      fingerprint: evaluator.fingerprint,
+      model: options.model,
+      artifact_hash: incumbent.hash,
+      noise_repeats: settings.noiseRepeats,
+      signal_repeats: settings.signalRepeats,
+      noise_sd: row.noiseSd,
+      example_sds: JSON.stringify(noise.exampleSds),
+      partition_sds: JSON.stringify(noise.partitionSds),
+      cohens_d: row.cohensD,
+      threshold: row.threshold,
+      valid: row.valid ? 1 : 0,
+      message: row.message,
+      created_at: isoNow(now),
+    };
+    const inserted = await db.insertInto('calibrations').values(values).returning('id').executeTakeFirstOrThrow();
+    return toRecord({ id: inserted.id, ...values });
+  };
+
+  if (noiseSd === undefined) {
+    const message = `calibration failed: the incumbent produced fewer than 2 valid run-level composites on the optimization partition over ${settings.noiseRepeats} repeats, so no noise SD could be measured (stored as 0, τ 0, invalid); fix the executor or the artifact first`;
+    const record = await store({ noiseSd: 0, cohensD: null, threshold: 0, valid: false, message });
+    return { ok: false, reason: 'no_valid_output', record, signal: null, message };
+  }
+
+  // Signal: incumbent vs contrast, signalRepeats times, on the optimization partition.
+  const incumbentSignal = await evaluate(incumbent.text, 'optimization', settings.signalRepeats);
+  const contrastSignal = await evaluate(contrastText, 'optimization', settings.signalRepeats);
+  const effect = signalEffectSize(incumbentSignal, contrastSignal);
+  const signal: SignalEvidence = {
+    contrast: contrastSource,
+    contrastHash: contentHash(contrastText),
+    examples: effect.examples,
+    incumbentComposite: incumbentSignal.composite,
+    contrastComposite: contrastSignal.composite,
+    cohensD: effect.cohensD,
+  };
+
+  const windowSds = [noiseSd, ...earlier.map((row) => row.noise_sd)];
+  const threshold = rollingThreshold(settings.thresholdK, windowSds);
+  const contrastName = contrastSource === 'ablation' ? 'ablated incumbent' : 'given contrasting artifact';
+  const dText = `Cohen's d = ${format6(effect.cohensD)} (incumbent ${format6(incumbentSignal.composite ?? Number.NaN)} vs ${contrastName} ${format6(contrastSignal.composite ?? Number.NaN)}, per-example means of ${effect.examples} optimization examples, ${settings.signalRepeats} repeat(s))`;
+
+  if (Number.isNaN(effect.cohensD) || Math.abs(effect.cohensD) < settings.minCohensD) {
+    const message =
+      `calibration failed: the evaluator cannot tell artifacts apart — ${dText}, |d| below the minimum ${settings.minCohensD}` +
+      (Number.isNaN(effect.cohensD) ? ' (undefined: fewer than 2 examples valid for both)' : '') +
+      '. A loop on this evaluator would chase noise: make the corpus or the scorer more discriminating, or give a more different contrasting artifact.';
+    const record = await store({ noiseSd, cohensD: Number.isNaN(effect.cohensD) ? null : effect.cohensD, threshold, valid: false, message });
+    return { ok: false, reason: 'flat_landscape', record, signal, message };
+  }
+
+  const deterministic = Object.values(noise.partitionSds).every((sd) => sd === 0) && Object.values(noise.exampleSds).every((sd) => sd === 0);
+  let message =
+    `calibrated: noise SD ${format6(noiseSd)} (optimization, ${settings.noiseRepeats} repeats); ${dText}; ` +
+    `τ = ${settings.thresholdK} × rolling max noise SD ${format6(Math.max(...windowSds))} over ${windowSds.length} of the last ${settings.calibrationWindow} calibration(s) = ${format6(threshold)}`;
+  if (deterministic) {
+    message += '. Deterministic executor: run-to-run noise is 0 and τ = 0; the paired test on per-example scores carries the decision';
+    if (!study.executor.deterministic) message += ' (the executor is declared stochastic but every repeat gave the same scores: are its repeats cached or its temperature 0?)';
+  } else if (study.executor.deterministic) {
+    message += '. Warning: the executor is declared deterministic but its repeats differ';
+  }
+  const record = await store({ noiseSd, cohensD: effect.cohensD, threshold, valid: true, message });
+  return {
+    ok: true,
+    record,
+    calibration: { threshold, exampleSds: noise.exampleSds },
+    deterministic,
+    signal,
+    threshold: { k: settings.thresholdK, window: settings.calibrationWindow, noiseSds: windowSds, maximumNoiseSd: Math.max(...windowSds) },
+    message,
+  };
+}
+
+function toRecord(row: Selectable<CalibrationTable>): CalibrationRecord {
+  return Object.freeze({
+    id: row.id,
+    fingerprint: row.fingerprint,
+    model: row.model,
+    artifactHash: row.artifact_hash,
+    noiseRepeats: row.noise_repeats,
+    signalRepeats: row.signal_repeats,
+    noiseSd: row.noise_sd,
+    exampleSds: Object.freeze(JSON.parse(row.example_sds) as Record<string, number>),
+    partitionSds: Object.freeze(JSON.parse(row.partition_sds) as Record<string, number>),
+    cohensD: row.cohens_d,
+    threshold: row.threshold,
+    valid: row.valid === 1,
+    message: row.message,
+    createdAt: row.created_at,
+  });
+}
+
+/**
+ * The newest valid calibration of a fingerprint, as the gate reads it, with
+ * its record; undefined when there is none (the gate then uses
+ * `NO_CALIBRATION`, and `requireCalibration` refuses to run).
+ *
+ * @param model when given, only calibrations stored for this model
+ */
+export async function latestCalibration(
+  db: StudyDatabase,
+  fingerprint: string,
+  model?: string,
+): Promise<{ calibration: GateCalibration; record: CalibrationRecord } | undefined> {
+  let query = db.selectFrom('calibrations').selectAll().where('fingerprint', '=', fingerprint).where('valid', '=', 1);
+  if (model !== undefined) query = query.where('model', '=', model);
+  const row = await query.orderBy('id', 'desc').limit(1).executeTakeFirst();
+  if (row === undefined) return undefined;
+  const record = toRecord(row);
+  return { calibration: Object.freeze({ threshold: record.threshold, exampleSds: record.exampleSds }), record };
+}
+
+/** Every stored calibration (valid or not), newest first; only `fingerprint`'s when given. */
+export async function listCalibrations(db: StudyDatabase, fingerprint?: string): Promise<CalibrationRecord[]> {
+  let query = db.selectFrom('calibrations').selectAll();
+  if (fingerprint !== undefined) query = query.where('fingerprint', '=', fingerprint);
+  const rows = await query.orderBy('id', 'desc').execute();
+  return rows.map(toRecord);
+}

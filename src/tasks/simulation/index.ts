@@ -1,0 +1,32 @@
+/**
+ * The simulation task: artifacts of known true quality with seeded noise, and
+ * gate trials that drive the real gate with them. Used by `bench/gate-bench.ts`
+ * and the gate's statistical tests; not part of the public API.
+ *
+ * @module
+ */
+export {
+  createExampleEffects,
+  createNormalSampler,
+  runLevelNoiseSd,
+  simulatePartitionScore,
+  trueComposite,
+  type NormalSampler,
+  type SimulatePartitionOptions,
+  type SimulationRandomness,
+} from './simulate-partition-score.ts';
+export {
+  createSimulatedCorpus,
+  decideSimulated,
+  evaluateSimulatedArtifact,
+  gateCalibrationFor,
+  naiveAccepts,
+  runRatchet,
+  scenarioSigma,
+  simulateCalibration,
+  type GateScenario,
+  type RatchetOutcome,
+  type SimulatedCalibration,
+  type SimulatedCorpus,
+  type SimulatedEvaluation,
+} from './gate-trial.ts';

@@ -1,0 +1,217 @@
+import { describe, expect, it } from 'vitest';
+import { contentHash } from '../artifact/content-hash.ts';
+import type { Example } from '../corpus/example.ts';
+import type { PartitionScore } from '../evaluator/partition-score.ts';
+import { InfrastructureError } from '../errors.ts';
+import type { LlmClient, LlmRequest, LlmResponse } from '../providers/llm-client.ts';
+import { markdownSections } from '../tasks/intent/llm/prompt-sections.ts';
+import type { ProposalContext } from './proposer.ts';
+import { COPIES_EXAMPLE_TEXT_FLAG, createReflectiveProposer, findCopiedExamples } from './reflective-proposer.ts';
+
+const INCUMBENT = '# Extract intents\n\nRead the description.\n\n## Roles\nA party acts.\n\n## Behaviours\nList behaviours.\n\n## Views\nList views.\n';
+const GOAL = 'A physio clinic wants patients to book sessions with therapists, get reminders and pay invoices.';
+const USAGE = { inputTokens: 100, outputTokens: 50, costUsd: 0.0001 };
+
+const examples: Example[] = [
+  { id: 'opt-1', goal: GOAL, expected: { appType: 'booking' }, tags: [], partition: 'optimization' },
+  { id: 'opt-2', goal: 'Sales reps track leads and deals through a pipeline.', expected: { appType: 'crm' }, tags: [], partition: 'optimization' },
+];
+
+const scores: PartitionScore = {
+  partition: 'optimization',
+  artifactHash: 'h',
+  fingerprint: 'f',
+  repeats: 1,
+  composite: 0.6,
+  components: { roleAccuracy: 0.5 },
+  metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
+  invalid: 0,
+  total: 1,
+  runComposites: [0.6],
+  examples: [
+    {
+      exampleId: 'opt-1',
+      repeat: 0,
+      valid: true,
+      composite: 0.6,
+      components: { roleAccuracy: 0.5 },
+      skipped: [],
+      metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
+      diagnostics: {
+        missedEntities: ['Invoice'],
+        spuriousEntities: [],
+        wrongRoles: [{ entity: 'Session', expected: 'commitment', predicted: 'transaction' }],
+        missingBehaviors: ['notification'],
+        extraBehaviors: [],
+        missedRelations: [],
+        missingProjections: [],
+      },
+    },
+  ],
+  usage: USAGE,
+  latencyMs: 0,
+};
+
+function fakeClient(respond: LlmResponse | ((request: LlmRequest) => LlmResponse | Promise<LlmResponse>)): LlmClient & { requests: LlmRequest[] } {
+  const requests: LlmRequest[] = [];
+  return {
+    id: 'openai:gpt-4.1 host=api.openai.com temperature=default maxOutputTokens=8192 output=schema',
+    settings: {
+      name: 'openai:gpt-4.1',
+      provider: 'openai',
+      modelId: 'gpt-4.1',
+      baseURL: 'https://api.openai.com/v1',
+      host: 'api.openai.com',
+      maxOutputTokens: 8192,
+      timeoutMs: 60_000,
+      structuredOutput: 'schema',
+      price: { price: { inputUsdPerMillion: 2, outputUsdPerMillion: 8 }, known: true },
+    },
+    requests,
+    generate: async (request) => {
+      requests.push(request);
+      return typeof respond === 'function' ? respond(request) : respond;
+    },
+  };
+}
+
+function text(content: string, finishReason = 'stop'): LlmResponse {
+  return { ok: true, text: content, finishReason, usage: USAGE, cached: false, latencyMs: 1 };
+}
+
+function answer(candidates: unknown[]): LlmResponse {
+  return text(JSON.stringify({ candidates }));
+}
+
+function context(overrides: Partial<ProposalContext> = {}): ProposalContext {
+  return {
+    incumbentText: INCUMBENT,
+    instructions: 'Fix role confusions first.',
+    constraints: 'Keep the introduction.',
+    limits: { editableSections: ['Roles', 'Behaviours', 'Views'], maxArtifactCharacters: 2000 },
+    examples,
+    incumbentScores: scores,
+    evaluateOptimization: async () => scores,
+    history: [
+      { delta: '## Views\nList views and boards.', decision: 'refused', reason: 'specialization' },
+      { delta: '## Roles\nParties act.', decision: 'accepted', reason: 'accepted' },
+    ],
+    triedHashes: new Set<string>(),
+    maxCandidates: 4,
+    random: () => 0.25,
+    ...overrides,
+  };
+}
+
+const ROLE_EDIT = { rationale: 'Commitments are confused with transactions.', edits: [{ section: 'Roles', text: 'A party acts. A booking or session is a commitment, not a transaction.' }] };
+const BEHAVIOUR_EDIT = { rationale: 'Reminders are notifications.', edits: [{ section: '## Behaviours', text: 'List behaviours; reminders and alerts are notification.' }] };
+
+describe('createReflectiveProposer', () => {
+  it('turns section rewrites into candidates with deltas, rationales and rebase', async () => {
+    const client = fakeClient(answer([ROLE_EDIT, BEHAVIOUR_EDIT]));
+    const proposer = createReflectiveProposer({ client });
+    expect(proposer.id).toBe(`reflective@1 ${client.id}`);
+    const result = await proposer.propose(context());
+    expect(result.failures).toEqual([]);
+    expect(result.candidates).toHaveLength(2);
+    const [roles, behaviours] = result.candidates;
+    expect(markdownSections(roles!.text)['Roles']).toBe('## Roles\nA party acts. A booking or session is a commitment, not a transaction.\n\n');
+    expect(markdownSections(roles!.text)['Views']).toBe(markdownSections(INCUMBENT)['Views']);
+    expect(roles!.delta).toBe('## Roles\nA party acts. A booking or session is a commitment, not a transaction.');
+    expect(roles!.rationale).toBe(ROLE_EDIT.rationale);
+    expect(roles!.flags).toBeUndefined();
+    expect(markdownSections(behaviours!.text)['Behaviours']).toContain('reminders and alerts are notification');
+
+    // Rebase onto the incumbent after the first candidate was merged.
+    const rebased = behaviours!.rebase!(roles!.text);
+    expect(rebased).not.toBeNull();
+    expect(markdownSections(rebased!)['Roles']).toBe(markdownSections(roles!.text)['Roles']);
+    expect(markdownSections(rebased!)['Behaviours']).toBe(markdownSections(behaviours!.text)['Behaviours']);
+    expect(roles!.rebase!(roles!.text)).toBeNull(); // changes nothing any more
+    expect(roles!.rebase!('# no sections here\n')).toBeNull();
+  });
+
+  it('asks with the program, the incumbent, capped diagnostics and the history, from the context only', async () => {
+    const client = fakeClient(answer([ROLE_EDIT]));
+    await createReflectiveProposer({ client, maxDiagnosticsCharacters: 500, maxHistoryCharacters: 400 }).propose(context({ maxCandidates: 3 }));
+    const request = client.requests[0]!;
+    expect(request.prompt).toContain('Fix role confusions first.');
+    expect(request.prompt).toContain('Keep the introduction.');
+    expect(request.prompt).toContain(INCUMBENT);
+    expect(request.prompt).toContain('Session given transaction, should be commitment');
+    expect(request.prompt).toContain('REFUSED (specialization): ## Views List views and boards.');
+    expect(request.prompt).toContain('ACCEPTED: ## Roles Parties act.');
+    expect(request.prompt).toContain('Propose 3 different candidates');
+    expect(request.prompt).toContain('"(preamble)"');
+    expect(request.schema?.name).toBe('proposal');
+    expect(request.repeat).toBe(Math.floor(0.25 * 2 ** 31));
+    const fixed = INCUMBENT.length + 'Fix role confusions first.'.length + 'Keep the introduction.'.length;
+    expect(request.prompt.length).toBeLessThan(fixed + 500 + 400 + 2500);
+  });
+
+  it.each([
+    ['an empty answer', text(''), /empty answer/],
+    ['an unclosed code fence', text('```json\n{"candidates": ['), /unclosed code fence/],
+    ['an unclosed <think> block', text('<think>Let me consider the roles'), /unclosed <think> block/],
+    ['broken JSON', text('{"candidates": [{"rationale": "x", "edits": [}'), /broken JSON/],
+    ['JSON of the wrong shape', text('{"ideas": ["be better"]}'), /proposal schema/],
+    ['a truncated answer', text('{"candidates": [', 'length'), /cut off/],
+    ['a failed call', { ok: false, reason: 'timeout', message: 'no answer', usage: USAGE, latencyMs: 1 } as LlmResponse, /timeout/],
+  ])('returns %s as a failure, never a candidate', async (_name, response, reason) => {
+    const result = await createReflectiveProposer({ client: fakeClient(response) }).propose(context());
+    expect(result.candidates).toEqual([]);
+    expect(result.failures).toHaveLength(1);
+    expect(result.failures[0]!.reason).toMatch(reason);
+  });
+
+  it('refuses candidates over the ceiling, on fixed sections, tried before, changing nothing or breaking structure', async () => {
+    const tried = { rationale: 'same as before', edits: [{ section: 'Views', text: 'List views and boards.' }] };
+    const triedText = INCUMBENT.replace('## Views\nList views.\n', '## Views\nList views and boards.\n');
+    const client = fakeClient(
+      answer([
+        { rationale: 'long', edits: [{ section: 'Roles', text: 'word '.repeat(1000) }] },
+        { rationale: 'intro', edits: [{ section: '(preamble)', text: 'Something else.' }] },
+        { rationale: 'missing', edits: [{ section: 'Examples', text: 'x' }] },
+        tried,
+        { rationale: 'noop', edits: [{ section: 'Views', text: 'List views.' }] },
+        { rationale: 'sneaky', edits: [{ section: 'Roles', text: 'ok\n## Injected\nnew section' }] },
+        ROLE_EDIT,
+      ]),
+    );
+    const result = await createReflectiveProposer({ client }).propose(
+      context({ maxCandidates: 10, triedHashes: new Set([contentHash(triedText)]), limits: { editableSections: ['Roles', 'Views'], maxArtifactCharacters: 400 } }),
+    );
+    expect(result.candidates.map((candidate) => candidate.rationale)).toEqual([ROLE_EDIT.rationale]);
+    const reasons = result.failures.map((failure) => failure.reason);
+    expect(reasons[0]).toMatch(/over the ceiling of 400/);
+    expect(reasons[1]).toMatch(/may not change: "\(preamble\)"/);
+    expect(reasons[2]).toMatch(/may not change: "Examples"/);
+    expect(reasons[3]).toMatch(/tried before/);
+    expect(reasons[4]).toMatch(/changes nothing/);
+    expect(reasons[5]).toMatch(/heading/);
+  });
+
+  it('flags a candidate that pastes optimization-example text', async () => {
+    const copy = { rationale: 'Add an example.', edits: [{ section: 'Behaviours', text: `List behaviours. For instance: "${GOAL}"` }] };
+    const result = await createReflectiveProposer({ client: fakeClient(answer([copy, ROLE_EDIT])) }).propose(context());
+    expect(result.candidates[0]!.flags).toEqual([COPIES_EXAMPLE_TEXT_FLAG]);
+    expect(result.candidates[0]!.rationale).toMatch(/copies-example-text.*opt-1/);
+    expect(result.candidates[1]!.flags).toBeUndefined();
+  });
+
+  it('lets infrastructure errors through so the run stops', async () => {
+    const client = fakeClient(() => {
+      throw new InfrastructureError('HTTP 401', { statusCode: 401 });
+    });
+    await expect(createReflectiveProposer({ client }).propose(context())).rejects.toBeInstanceOf(InfrastructureError);
+  });
+});
+
+describe('findCopiedExamples', () => {
+  it('finds 8-word windows of a goal that the previous text did not contain', () => {
+    expect(findCopiedExamples('patients to book sessions with therapists, get reminders', '', examples)).toEqual(['opt-1']);
+    expect(findCopiedExamples('patients to book sessions with therapists get', '', examples)).toEqual([]);
+    expect(findCopiedExamples('patients to book sessions with therapists, get reminders', 'patients to book sessions with therapists get reminders', examples)).toEqual([]);
+    expect(findCopiedExamples('Sales reps track leads and deals through a pipeline', '', examples)).toEqual(['opt-2']);
+  });
+});

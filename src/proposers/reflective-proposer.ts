@@ -1,0 +1,314 @@
+/**
+ * The reflective proposer: an LLM reads the program's instructions and
+ * constraints, the incumbent prompt, a capped summary of the optimization
+ * partition's diagnostics and the history of earlier deltas with their
+ * outcomes, and proposes several candidates in one call.
+ *
+ * **Edit format: whole-section replacements.** The prompt artifact is
+ * markdown divided into sections by `##` headings (see `prompt-sections.ts`).
+ * The model answers one JSON object
+ * `{ "candidates": [{ "rationale": "...", "edits": [{ "section": "<heading>", "text": "<new body>" }] }] }`;
+ * each edit replaces one section's body (its heading line is kept). A
+ * candidate's `delta` is the replaced sections' new text, and its `rebase`
+ * re-applies the same replacements to a newer incumbent. A section that does
+ * not exist yet is appended, only when every section is editable.
+ *
+ * **Defensive parsing.** An empty answer, a truncated one, an unclosed code
+ * fence or `<think>` block, broken JSON or an off-schema object is a
+ * {@link ProposalFailure} for the whole call; a candidate that edits a
+ * non-editable section, changes nothing, goes over
+ * `limits.maxArtifactCharacters`, breaks the section structure or was tried
+ * before is a failure of its own. Failures are returned (the loop logs and
+ * counts them; their tokens count against the budget), never adopted.
+ *
+ * **Copy flag.** A candidate whose changed text contains any 8-word window of
+ * an optimization example's goal (that the incumbent did not already
+ * contain) is flagged: `flags: ['copies-example-text']` and a note in the
+ * rationale. The gate's shadow check is what refuses specialization; the
+ * flag makes it visible in the notebook.
+ *
+ * The proposer reads only its {@link ProposalContext}: optimization examples
+ * and their scores, never anchor or shadow data.
+ */
+import { z } from 'zod';
+import type { JSONSchema7 } from 'ai';
+import { contentHash } from '../artifact/content-hash.ts';
+import type { Example } from '../corpus/example.ts';
+import { characterCount } from '../program/constraints.ts';
+import { parseJsonAnswer } from '../providers/answer-text.ts';
+import type { AnswerSchema, LlmClient } from '../providers/llm-client.ts';
+import { summarizeDiagnostics } from '../tasks/intent/llm/diagnostics-summary.ts';
+import { capRaw } from '../tasks/intent/llm/parse-intent-answer.ts';
+import type { SectionReplacement } from '../tasks/intent/llm/prompt-sections.ts';
+import { markdownSectionSpans, replaceSections } from '../tasks/intent/llm/prompt-sections.ts';
+import type { Candidate, HistoryEntry, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
+
+/** Implementation version, part of the proposer id. */
+export const REFLECTIVE_PROPOSER_VERSION = 'reflective@1';
+
+/** Flag set on a candidate that pastes optimization-example text into the artifact. */
+export const COPIES_EXAMPLE_TEXT_FLAG = 'copies-example-text';
+
+export interface ReflectiveProposerOptions {
+  /** The proposer's model. */
+  client: LlmClient;
+  /** Most characters of the diagnostics summary. Default 6000. */
+  maxDiagnosticsCharacters?: number;
+  /** Most characters of the history of earlier deltas. Default 3000. */
+  maxHistoryCharacters?: number;
+  /** Most candidates asked for in one call (also capped by `maxCandidates`). Default 4. */
+  maxCandidatesPerCall?: number;
+  /** Words in the copy-detection window. Default 8. */
+  copyWindowWords?: number;
+}
+
+const proposalAnswerSchema = z.object({
+  candidates: z
+    .array(
+      z.object({
+        rationale: z.string().trim().min(1).max(2000),
+        edits: z
+          .array(z.object({ section: z.string().trim().min(1).max(200), text: z.string().max(200_000) }))
+          .min(1)
+          .max(30),
+      }),
+    )
+    .min(1)
+    .max(16),
+});
+type ProposalAnswer = z.infer<typeof proposalAnswerSchema>;
+
+/** The structured-output schema of the proposer's answer. */
+export const PROPOSAL_ANSWER_SCHEMA: AnswerSchema = (() => {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(proposalAnswerSchema) as Record<string, unknown>;
+  return { name: 'proposal', jsonSchema: schema as JSONSchema7 };
+})();
+
+const SYSTEM_PROMPT = [
+  'You improve the prompt of an information-extraction model, one careful experiment at a time.',
+  'The prompt is a markdown document divided into sections by "## " headings. You change it by replacing the whole text of one or more sections.',
+  'Every candidate is measured on labelled examples and kept only if it also improves held-out examples you never see, so propose general improvements, not fixes for particular examples.',
+  'Reply with exactly one JSON object and nothing else:',
+  '{"candidates": [{"rationale": "one or two sentences: what the change fixes and why it generalizes", "edits": [{"section": "<exact heading text, without ##>", "text": "<the complete new text of that section, without its heading line>"}]}]}',
+].join('\n');
+
+/** Words of a text for copy detection: lower case, letters and digits only. */
+function words(text: string): string[] {
+  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word !== '');
+}
+
+function windows(tokens: readonly string[], size: number): Set<string> {
+  const result = new Set<string>();
+  for (let index = 0; index + size <= tokens.length; index += 1) result.add(tokens.slice(index, index + size).join(' '));
+  return result;
+}
+
+/**
+ * Ids of the examples whose goal shares a `windowWords`-word window with
+ * `changedText` that `previousText` did not already contain.
+ *
+ * @example
+ * ```ts
+ * findCopiedExamples('Sellers open a shop and create listings with photos and prices', '', examples); // ['marketplace-handmade-01']
+ * ```
+ */
+export function findCopiedExamples(changedText: string, previousText: string, examples: readonly Example[], windowWords = 8): string[] {
+  const fresh = windows(words(changedText), windowWords);
+  for (const old of windows(words(previousText), windowWords)) fresh.delete(old);
+  if (fresh.size === 0) return [];
+  const copied: string[] = [];
+  for (const example of examples) {
+    for (const window of windows(words(example.goal), windowWords)) {
+      if (fresh.has(window)) {
+        copied.push(example.id);
+        break;
+      }
+    }
+  }
+  return copied;
+}
+
+function shorten(text: string, limit: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= limit ? flat : `${flat.slice(0, limit - 1)}…`;
+}
+
+function historyText(history: readonly HistoryEntry[], maxCharacters: number): string {
+  const lines: string[] = [];
+  let used = 0;
+  for (const entry of [...history].reverse()) {
+    const outcome = entry.decision === 'accepted' ? 'ACCEPTED' : `${entry.decision.toUpperCase()} (${entry.reason})`;
+    const line = `- ${outcome}: ${shorten(entry.delta, 300)}`;
+    if (used + line.length + 1 > maxCharacters) break;
+    lines.unshift(line);
+    used += line.length + 1;
+  }
+  if (lines.length === 0) return 'None yet.';
+  const omitted = history.length - lines.length;
+  return `${omitted > 0 ? `(${omitted} older attempts not shown)\n` : ''}${lines.join('\n')}`;
+}
+
+/** Builds the user message of a proposal call (exported for tests and inspection). */
+export function buildProposalPrompt(context: ProposalContext, options: ReflectiveProposerOptions, count: number): string {
+  const sections = (() => {
+    try {
+      return markdownSectionSpans(context.incumbentText).map((span) => span.name);
+    } catch {
+      return [];
+    }
+  })();
+  const editable = context.limits.editableSections.length > 0 ? context.limits.editableSections : sections;
+  const fixed = sections.filter((name) => !editable.includes(name));
+  return [
+    '# Program instructions',
+    context.instructions.trim() || '(none)',
+    '',
+    '# Constraints',
+    context.constraints.trim() || '(none)',
+    '',
+    'Checked by code:',
+    `- Sections you may replace: ${editable.map((name) => `"${name}"`).join(', ') || '(none)'}.`,
+    ...(fixed.length > 0 ? [`- Sections that must stay exactly as they are: ${fixed.map((name) => `"${name}"`).join(', ')}.`] : []),
+    `- The whole prompt must stay at most ${context.limits.maxArtifactCharacters} characters (now ${characterCount(context.incumbentText)}).`,
+    '',
+    '# How the prompt is used',
+    'It is the system message of a model that reads a description of a business application (the user message) and answers its intent as JSON:',
+    'app type, entities with roles, relations, behaviours and views. kloop appends a fixed output contract (the JSON schema and its allowed values) after the prompt; you cannot change it.',
+    '',
+    '# Current prompt',
+    '<<<PROMPT',
+    context.incumbentText,
+    'PROMPT>>>',
+    '',
+    '# What goes wrong on the labelled examples',
+    summarizeDiagnostics(context.incumbentScores, context.examples, { maxCharacters: options.maxDiagnosticsCharacters ?? 6000 }),
+    '',
+    '# Earlier attempts (oldest first) and what happened to them',
+    historyText(context.history, options.maxHistoryCharacters ?? 3000),
+    '',
+    '# Your task',
+    `Propose ${count} different candidate${count === 1 ? '' : 's'}. Each is one coherent change that should help on descriptions like these in general.`,
+    'Do not copy sentences, names or phrases from the example descriptions into the prompt; do not repeat an earlier attempt.',
+    'Keep every section you do not replace unchanged by leaving it out of "edits".',
+  ].join('\n');
+}
+
+interface BuiltCandidate {
+  candidate?: Candidate;
+  failure?: ProposalFailure;
+}
+
+function buildCandidate(
+  proposal: ProposalAnswer['candidates'][number],
+  index: number,
+  context: ProposalContext,
+  windowWords: number,
+): BuiltCandidate {
+  const label = `candidate ${index + 1}`;
+  const editable = context.limits.editableSections;
+  const replacements: SectionReplacement[] = proposal.edits.map((edit) => ({ section: edit.section.replace(/^#+\s*/, '').trim(), body: edit.text }));
+  const blocked = replacements.filter((replacement) => editable.length > 0 && !editable.includes(replacement.section));
+  if (blocked.length > 0) {
+    return { failure: { reason: `${label} edits a section that may not change: ${blocked.map((item) => `"${item.section}"`).join(', ')}` } };
+  }
+  const allowNew = editable.length === 0;
+  const apply = (incumbentText: string): { ok: true; text: string } | { ok: false; message: string } => {
+    const replaced = replaceSections(incumbentText, replacements, allowNew);
+    if (!replaced.ok) return replaced;
+    if (replaced.text === incumbentText) return { ok: false, message: 'it changes nothing' };
+    const length = characterCount(replaced.text);
+    if (length > context.limits.maxArtifactCharacters) {
+      return { ok: false, message: `it has ${length} characters, over the ceiling of ${context.limits.maxArtifactCharacters}` };
+    }
+    return replaced;
+  };
+  const applied = apply(context.incumbentText);
+  if (!applied.ok) return { failure: { reason: `${label} is not usable: ${applied.message}` } };
+  if (context.triedHashes.has(contentHash(applied.text))) return { failure: { reason: `${label} was tried before (same content)` } };
+  const delta = replacements.map((replacement) => `## ${replacement.section}\n${replacement.body.trim()}`).join('\n\n');
+  const copied = findCopiedExamples(delta, context.incumbentText, context.examples, windowWords);
+  const flags = copied.length > 0 ? [COPIES_EXAMPLE_TEXT_FLAG] : [];
+  const note = copied.length > 0 ? ` [flag ${COPIES_EXAMPLE_TEXT_FLAG}: pastes ${windowWords}+ words from optimization example(s) ${copied.join(', ')}]` : '';
+  return {
+    candidate: {
+      text: applied.text,
+      delta,
+      rationale: `${proposal.rationale.trim()}${note}`,
+      ...(flags.length > 0 ? { flags } : {}),
+      rebase: (incumbentText: string) => {
+        const rebased = apply(incumbentText);
+        return rebased.ok ? rebased.text : null;
+      },
+    },
+  };
+}
+
+/**
+ * Creates the reflective proposer.
+ *
+ * `propose` throws only what must stop the run (InfrastructureError,
+ * BudgetExceededError, an abort); every unusable answer is a failure in the
+ * result.
+ *
+ * @example
+ * ```ts
+ * const proposer = createReflectiveProposer({ client });
+ * const { candidates, failures } = await proposer.propose(context);
+ * ```
+ */
+export function createReflectiveProposer(options: ReflectiveProposerOptions): Proposer {
+  const windowWords = options.copyWindowWords ?? 8;
+  return {
+    id: `${REFLECTIVE_PROPOSER_VERSION} ${options.client.id}`,
+    async propose(context: ProposalContext): Promise<ProposalResult> {
+      const count = Math.max(1, Math.min(context.maxCandidates, options.maxCandidatesPerCall ?? 4));
+      const prompt = buildProposalPrompt(context, options, count);
+      // A seeded nonce: a resumed study with the same state gets the cached answer; a new round a fresh one.
+      const nonce = Math.floor(context.random() * 2 ** 31);
+      const response = await options.client.generate({
+        system: SYSTEM_PROMPT,
+        prompt,
+        schema: PROPOSAL_ANSWER_SCHEMA,
+        repeat: nonce,
+        ...(context.signal !== undefined ? { signal: context.signal } : {}),
+      });
+      if (!response.ok) return { candidates: [], failures: [{ reason: `the proposer's model call failed (${response.reason}): ${response.message}` }] };
+      const raw = capRaw(response.text);
+      if (response.finishReason === 'length') return { candidates: [], failures: [{ reason: 'the answer was cut off at the output token limit', raw }] };
+      if (response.finishReason === 'content-filter') return { candidates: [], failures: [{ reason: 'the model refused or the provider filtered the answer', raw }] };
+      const json = parseJsonAnswer(response.text);
+      if (!json.ok) {
+        const reason =
+          json.problem === 'empty'
+            ? 'empty answer'
+            : json.problem === 'unclosed-think'
+              ? 'unclosed <think> block'
+              : json.problem === 'unclosed-fence'
+                ? 'unclosed code fence'
+                : `broken JSON: ${json.message}`;
+        return { candidates: [], failures: [{ reason, raw }] };
+      }
+      const parsed = proposalAnswerSchema.safeParse(json.value);
+      if (!parsed.success) {
+        const issues = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+        return { candidates: [], failures: [{ reason: `the answer does not fit the proposal schema: ${issues.join('; ')}`, raw }] };
+      }
+      const candidates: Candidate[] = [];
+      const failures: ProposalFailure[] = [];
+      const seen = new Set<string>();
+      parsed.data.candidates.slice(0, context.maxCandidates).forEach((proposal, index) => {
+        const built = buildCandidate(proposal, index, context, windowWords);
+        if (built.failure !== undefined) failures.push(built.failure);
+        else if (built.candidate !== undefined) {
+          const hash = contentHash(built.candidate.text);
+          if (seen.has(hash)) failures.push({ reason: `candidate ${index + 1} repeats an earlier candidate of the same answer` });
+          else {
+            seen.add(hash);
+            candidates.push(built.candidate);
+          }
+        }
+      });
+      return { candidates, failures };
+    },
+  };
+}

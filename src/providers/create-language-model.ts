@@ -1,0 +1,205 @@
+/**
+ * Builds an AI SDK 6 language model from a `provider:model` name, a base URL
+ * and the API key read from the environment.
+ *
+ * Keys:
+ *
+ * - `openai`: `OPENAI_API_KEY` (or the variable named by `apiKeyEnv`). Required.
+ * - `anthropic`: `ANTHROPIC_API_KEY` (or `apiKeyEnv`). Required.
+ * - `openai-compatible`, `ollama`: the variable named by `apiKeyEnv` when one
+ *   is configured (then required); no key otherwise.
+ *
+ * A missing key is an {@link InputError} raised here, before any work starts.
+ * The key is handed to the provider and to {@link ResolvedModel.secrets} (for
+ * redaction) and nowhere else: it is not part of any id, cache key or record.
+ */
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
+import type { LanguageModel } from 'ai';
+import { createOllama } from 'ollama-ai-provider-v2';
+import { InputError } from '../errors.ts';
+import type { ModelSpec, ProviderName } from './model-spec.ts';
+import { formatModelSpec } from './model-spec.ts';
+
+/**
+ * How the expected answer's JSON schema reaches the server:
+ *
+ * - `schema`: structured output (the provider's JSON-schema response format);
+ * - `prompt`: only in the prompt (kloop always states the schema there too),
+ *   the answer is parsed from text;
+ * - `auto`: `schema` until the server rejects it (HTTP 400/422/501 naming the
+ *   response format), then `prompt` for the rest of the session.
+ */
+export type StructuredOutputMode = 'schema' | 'prompt' | 'auto';
+
+/** Default key variable of each provider that needs one. */
+export const DEFAULT_API_KEY_ENV: Readonly<Partial<Record<ProviderName, string>>> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+};
+
+/** Where each provider listens when no base URL is given. */
+export const DEFAULT_BASE_URLS: Readonly<Partial<Record<ProviderName, string>>> = {
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com/v1',
+  ollama: 'http://127.0.0.1:11434/api',
+};
+
+/** Structured-output mode used when none is given. */
+export const DEFAULT_STRUCTURED_OUTPUT: Readonly<Record<ProviderName, StructuredOutputMode>> = {
+  openai: 'schema',
+  anthropic: 'schema',
+  ollama: 'schema',
+  'openai-compatible': 'auto',
+};
+
+export interface LanguageModelOptions {
+  /** Server base URL; required for `openai-compatible`. */
+  baseURL?: string;
+  /** NAME of the environment variable holding the key (never the key itself). */
+  apiKeyEnv?: string;
+  /** Environment to read keys from. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** fetch implementation (tests). Default the global fetch. */
+  fetch?: typeof fetch;
+  /** Default {@link DEFAULT_STRUCTURED_OUTPUT} of the provider. */
+  structuredOutput?: StructuredOutputMode;
+  /** Where the settings came from, for error messages (e.g. `kloop.yaml`). */
+  file?: string;
+}
+
+/** A model ready to call, with everything that identifies it (and its secrets, for redaction only). */
+export interface ResolvedModel {
+  spec: ModelSpec;
+  /** `provider:model`. */
+  name: string;
+  /** The AI SDK model (the openai provider uses the chat completions API). */
+  model: LanguageModel;
+  /** The configured base URL, or the provider's default, without a trailing slash. */
+  baseURL: string;
+  /** Host (and port) of `baseURL`, for ids. */
+  host: string;
+  structuredOutput: StructuredOutputMode;
+  /** Provider options passed on every call (e.g. non-strict JSON schema for OpenAI). */
+  providerOptions: Record<string, Record<string, boolean | string | number>>;
+  /** Secret values (API keys) that must never be written anywhere: redact them from messages. */
+  secrets: readonly string[];
+}
+
+/**
+ * Resolves a model: reads its key, checks the base URL and builds the AI SDK model.
+ *
+ * @throws InputError when the key variable is unset or empty, the base URL is
+ *   missing (openai-compatible) or not an http(s) URL
+ * @example
+ * ```ts
+ * const resolved = resolveLanguageModel(parseModelSpec('openai:gpt-4.1-mini'), { env: { OPENAI_API_KEY: 'sk-...' } });
+ * resolved.host; // 'api.openai.com'
+ * ```
+ */
+export function resolveLanguageModel(spec: ModelSpec, options: LanguageModelOptions = {}): ResolvedModel {
+  const env = options.env ?? process.env;
+  const name = formatModelSpec(spec);
+  const location = options.file !== undefined ? { file: options.file } : {};
+  const keyVariable = options.apiKeyEnv ?? DEFAULT_API_KEY_ENV[spec.provider];
+  let apiKey: string | undefined;
+  if (keyVariable !== undefined) {
+    const value = env[keyVariable];
+    if (value === undefined || value.trim() === '') {
+      const how = options.apiKeyEnv !== undefined ? `apiKeyEnv names ${keyVariable}` : `${spec.provider} needs ${keyVariable}`;
+      throw new InputError(`no API key for ${name}: ${how}, but that environment variable is not set (export ${keyVariable}=...)`, {
+        ...location,
+        field: options.apiKeyEnv !== undefined ? 'executor.apiKeyEnv' : 'executor.model',
+        code: 'input.api-key',
+      });
+    }
+    apiKey = value.trim();
+  }
+
+  const configured = options.baseURL?.trim();
+  if (spec.provider === 'openai-compatible' && (configured === undefined || configured === '')) {
+    throw new InputError(`${name} needs the server's base URL: set executor.baseURL or --base-url (e.g. http://127.0.0.1:8080/v1 for a llama.cpp server)`, {
+      ...location,
+      field: 'executor.baseURL',
+      code: 'input.base-url',
+    });
+  }
+  let baseURL = (configured !== undefined && configured !== '' ? configured : DEFAULT_BASE_URLS[spec.provider]!).replace(/\/+$/, '');
+  let url: URL;
+  try {
+    url = new URL(baseURL);
+    // Ollama's native API lives under /api; accept the bare server address too.
+    if (spec.provider === 'ollama' && (url.pathname === '/' || url.pathname === '')) {
+      baseURL = `${baseURL}/api`;
+      url = new URL(baseURL);
+    }
+  } catch {
+    throw new InputError(`base URL "${baseURL}" is not a URL`, { ...location, field: 'executor.baseURL', code: 'input.base-url' });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new InputError(`base URL "${baseURL}" must start with http:// or https://`, { ...location, field: 'executor.baseURL', code: 'input.base-url' });
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new InputError('the base URL must not carry credentials; put the key in an environment variable and name it with apiKeyEnv', {
+      ...location,
+      field: 'executor.baseURL',
+      code: 'input.base-url',
+    });
+  }
+
+  const fetchOption = options.fetch !== undefined ? { fetch: options.fetch } : {};
+  let model: LanguageModel;
+  let providerOptions: ResolvedModel['providerOptions'] = {};
+  switch (spec.provider) {
+    case 'openai':
+      model = createOpenAI({ baseURL, ...(apiKey !== undefined ? { apiKey } : {}), ...fetchOption }).chat(spec.modelId);
+      // intentSchema has optional relation fields; OpenAI's strict mode requires every key.
+      providerOptions = { openai: { strictJsonSchema: false } };
+      break;
+    case 'anthropic':
+      model = createAnthropic({ baseURL, ...(apiKey !== undefined ? { apiKey } : {}), ...fetchOption })(spec.modelId);
+      break;
+    case 'openai-compatible':
+      model = createOpenAICompatible({
+        name: 'openai-compatible',
+        baseURL,
+        ...(apiKey !== undefined ? { apiKey } : {}),
+        includeUsage: true,
+        supportsStructuredOutputs: true,
+        ...fetchOption,
+      }).chatModel(spec.modelId);
+      providerOptions = { openaiCompatible: { strictJsonSchema: false } };
+      break;
+    case 'ollama':
+      model = createOllama({
+        baseURL,
+        ...(apiKey !== undefined ? { headers: { Authorization: `Bearer ${apiKey}` } } : {}),
+        ...fetchOption,
+      })(spec.modelId);
+      break;
+  }
+  return {
+    spec,
+    name,
+    model,
+    baseURL,
+    host: url.host,
+    structuredOutput: options.structuredOutput ?? DEFAULT_STRUCTURED_OUTPUT[spec.provider],
+    providerOptions,
+    secrets: apiKey !== undefined ? [apiKey] : [],
+  };
+}
+
+/**
+ * Replaces every occurrence of a secret in `text` with `[redacted]`. Secrets
+ * shorter than 4 characters are left alone (they would redact ordinary text).
+ */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let result = text;
+  for (const secret of secrets) {
+    if (secret.length < 4) continue;
+    result = result.split(secret).join('[redacted]');
+  }
+  return result;
+}

@@ -1,0 +1,66 @@
+/**
+ * Model names: `provider:model`, as written in `kloop.yaml` (`executor.model`,
+ * `proposer.model`) or with `--model`.
+ *
+ * | provider | example | server |
+ * |---|---|---|
+ * | `openai` | `openai:gpt-4.1-mini` | api.openai.com, or `baseURL` (chat completions API) |
+ * | `anthropic` | `anthropic:claude-sonnet-4-5` | api.anthropic.com, or `baseURL` |
+ * | `openai-compatible` | `openai-compatible:qwen2.5-7b` | llama.cpp server, vLLM, LM Studio: `baseURL` required |
+ * | `ollama` | `ollama:llama3.1` | a local Ollama (`http://127.0.0.1:11434/api` unless `baseURL`) |
+ *
+ * The model part is passed to the server as written; it may itself contain
+ * colons (`ollama:llama3.1:8b` is provider `ollama`, model `llama3.1:8b`).
+ */
+import { InputError, type ErrorContext } from '../errors.ts';
+
+/** Providers kloop can reach through the AI SDK. */
+export const PROVIDERS = ['openai', 'anthropic', 'openai-compatible', 'ollama'] as const;
+export type ProviderName = (typeof PROVIDERS)[number];
+
+/** A parsed model name. */
+export interface ModelSpec {
+  provider: ProviderName;
+  /** The model id as the server knows it, e.g. `gpt-4.1-mini`. */
+  modelId: string;
+}
+
+/** True when `value` names a provider kloop supports. */
+export function isProviderName(value: string): value is ProviderName {
+  return (PROVIDERS as readonly string[]).includes(value);
+}
+
+/**
+ * Parses `provider:model`.
+ *
+ * @param name e.g. `openai:gpt-4.1-mini`, `ollama:llama3.1:8b`
+ * @param context where the name came from, for the error message (file, field)
+ * @throws InputError when the provider is missing or unknown, or the model part is empty
+ * @example
+ * ```ts
+ * parseModelSpec('anthropic:claude-sonnet-4-5'); // { provider: 'anthropic', modelId: 'claude-sonnet-4-5' }
+ * ```
+ */
+export function parseModelSpec(name: string, context: ErrorContext = {}): ModelSpec {
+  const trimmed = name.trim();
+  const colon = trimmed.indexOf(':');
+  const allowed = PROVIDERS.join(', ');
+  if (colon <= 0) {
+    throw new InputError(`model "${trimmed}" must be written provider:model (providers: ${allowed}), e.g. openai:gpt-4.1-mini`, {
+      ...context,
+      code: 'input.model',
+    });
+  }
+  const provider = trimmed.slice(0, colon).toLowerCase();
+  const modelId = trimmed.slice(colon + 1).trim();
+  if (!isProviderName(provider)) {
+    throw new InputError(`unknown provider "${provider}" in model "${trimmed}" (providers: ${allowed})`, { ...context, code: 'input.model' });
+  }
+  if (modelId === '') throw new InputError(`model "${trimmed}" names no model after "${provider}:"`, { ...context, code: 'input.model' });
+  return { provider, modelId };
+}
+
+/** `provider:model` of a spec. */
+export function formatModelSpec(spec: ModelSpec): string {
+  return `${spec.provider}:${spec.modelId}`;
+}

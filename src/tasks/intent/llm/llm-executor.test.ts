@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import type { LlmClient, LlmRequest, LlmResponse, LlmSettings } from '../../../providers/llm-client.ts';
+import { createLlmIntentExecutor } from './llm-executor.ts';
+import { OUTPUT_CONTRACT } from './output-contract.ts';
+
+const USAGE = { inputTokens: 10, outputTokens: 5, costUsd: 0.001 };
+
+function fakeClient(temperature: number | undefined, respond: (request: LlmRequest) => LlmResponse): LlmClient & { requests: LlmRequest[] } {
+  const requests: LlmRequest[] = [];
+  const settings: LlmSettings = {
+    name: 'ollama:llama3.1',
+    provider: 'ollama',
+    modelId: 'llama3.1',
+    baseURL: 'http://127.0.0.1:11434/api',
+    host: '127.0.0.1:11434',
+    ...(temperature !== undefined ? { temperature } : {}),
+    maxOutputTokens: 2048,
+    timeoutMs: 60_000,
+    structuredOutput: 'schema',
+    price: { price: { inputUsdPerMillion: 0, outputUsdPerMillion: 0 }, known: true },
+  };
+  return {
+    id: `ollama:llama3.1 host=127.0.0.1:11434 temperature=${temperature ?? 'default'} maxOutputTokens=2048 output=schema`,
+    settings,
+    requests,
+    generate: async (request) => {
+      requests.push(request);
+      return respond(request);
+    },
+  };
+}
+
+const VALID = { appType: 'crm', entities: [], relations: [], behaviors: [], projections: [] };
+
+describe('createLlmIntentExecutor', () => {
+  it('sends the artifact plus the fixed contract as system message and the goal as user message', async () => {
+    const client = fakeClient(0, () => ({ ok: true, text: JSON.stringify(VALID), finishReason: 'stop', usage: USAGE, cached: false, latencyMs: 3 }));
+    const executor = createLlmIntentExecutor({ client });
+    const result = await executor.execute({ goal: 'Sales reps track deals.', artifact: '## Task\nExtract.\n', repeat: 2 });
+    expect(result).toMatchObject({ ok: true, intent: VALID, usage: USAGE, latencyMs: 3, cached: false });
+    const request = client.requests[0]!;
+    expect(request.system).toBe(`## Task\nExtract.\n\n${OUTPUT_CONTRACT}`);
+    expect(request.prompt).toBe('Sales reps track deals.');
+    expect(request.repeat).toBe(2);
+    expect(request.schema?.name).toBe('intent');
+  });
+
+  it('has an id with provider, model, host, temperature and max tokens; deterministic only at temperature 0 when told', () => {
+    const respond = (): LlmResponse => ({ ok: false, reason: 'error', message: 'x', usage: USAGE, latencyMs: 0 });
+    const executor = createLlmIntentExecutor({ client: fakeClient(0, respond), deterministic: true });
+    expect(executor.id).toMatch(/^llm-intent@1 contract=[0-9a-f]{8} ollama:llama3\.1 host=127\.0\.0\.1:11434 temperature=0 maxOutputTokens=2048/);
+    expect(executor.deterministic).toBe(true);
+    expect(createLlmIntentExecutor({ client: fakeClient(0, respond) }).deterministic).toBe(false);
+    expect(createLlmIntentExecutor({ client: fakeClient(0.7, respond), deterministic: true }).deterministic).toBe(false);
+    expect(createLlmIntentExecutor({ client: fakeClient(undefined, respond), deterministic: true }).deterministic).toBe(false);
+  });
+
+  it('returns failed calls and invalid answers as invalid outputs with usage', async () => {
+    const timeout = createLlmIntentExecutor({ client: fakeClient(0, () => ({ ok: false, reason: 'timeout', message: 'slow', usage: USAGE, latencyMs: 9 })) });
+    expect(await timeout.execute({ goal: 'g', artifact: 'a', repeat: 0 })).toMatchObject({ ok: false, reason: 'timeout', usage: USAGE });
+    const truncated = createLlmIntentExecutor({ client: fakeClient(0, () => ({ ok: true, text: '{"a', finishReason: 'length', usage: USAGE, cached: false, latencyMs: 1 })) });
+    expect(await truncated.execute({ goal: 'g', artifact: 'a', repeat: 0 })).toMatchObject({ ok: false, reason: 'truncated', raw: '{"a', usage: USAGE });
+  });
+});

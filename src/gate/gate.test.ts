@@ -81,11 +81,14 @@ describe('the gate', () => {
     expect(decision).toMatchObject({ accepted: false, reason: 'invalid' });
   });
 
-  it('refuses a gain at or below the calibrated margin τ', async () => {
-    const decision = await decide(input({ calibration: { threshold: 0.2, exampleSds: {} } }));
+  it('refuses a gain at or below the calibrated margin τ·√(2/R)', async () => {
+    // τ = 0.1 with one repeat: the margin is 0.1 × √2 = 0.141421 > Δ = 0.125.
+    const decision = await decide(input({ calibration: { threshold: 0.1, exampleSds: {} } }));
     expect(decision).toMatchObject({ accepted: false, reason: 'below_margin' });
     const margin = decision.checks.find((check) => check.name === 'margin')!;
-    expect(margin).toMatchObject({ passed: false, statistic: 0.125, threshold: 0.2 });
+    expect(margin).toMatchObject({ passed: false, statistic: 0.125, threshold: 0.141421 });
+    // τ = 0.08: the margin is 0.113137 < 0.125, and the candidate goes on.
+    expect((await decide(input({ calibration: { threshold: 0.08, exampleSds: {} } }))).accepted).toBe(true);
   });
 
   it('refuses a gain carried by one example as not significant', async () => {
@@ -104,11 +107,19 @@ describe('the gate', () => {
     expect(decision.checks.at(-1)!.detail).toContain('a1');
   });
 
-  it('tolerates an anchor drop within k × its calibrated SD', async () => {
+  it('tolerates an anchor drop within anchorK × its calibrated SD × √(2/R)', async () => {
+    // a1 drops 0.05; tolerance 3 × 0.012 × √2 = 0.0509 lets it through, 3 × 0.011 × √2 = 0.0467 does not.
+    const refused = await decide(
+      input({
+        anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', { ...anchors, a1: 0.65 }) },
+        calibration: { threshold: 0, exampleSds: { a1: 0.011 } },
+      }),
+    );
+    expect(refused).toMatchObject({ accepted: false, reason: 'anchor_regression' });
     const decision = await decide(
       input({
         anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', { ...anchors, a1: 0.65 }) },
-        calibration: { threshold: 0, exampleSds: { a1: 0.03 } },
+        calibration: { threshold: 0, exampleSds: { a1: 0.012 } },
       }),
     );
     expect(decision.accepted).toBe(true);

@@ -7,13 +7,16 @@
  *
  * 1. constraints  — every mechanical invariant of the program holds;
  * 2. validity     — the candidate has no more invalid outputs than the incumbent;
- * 3. margin       — Δoptimization > τ (τ from calibration; 0 without one);
+ * 3. margin       — Δoptimization > τ·√(2/R): τ = k × the rolling maximum of the
+ *                   run-to-run SD of one run's composite (calibration; 0 without
+ *                   one), scaled to the SD of a difference of two R-run means so
+ *                   that τ and Δ are in the same units;
  * 4. significance — one-sided paired t-test on per-example composites (same ids,
  *                   examples valid for both) at α; with ≥ 2 repeats of a
  *                   stochastic executor, also Welch's t-test on run-level composites;
  * 5. anchors      — no anchor example drops by more than its tolerance
- *                   (`anchorTolerance` + k × its calibrated SD); an anchor that
- *                   turns invalid is a regression;
+ *                   (`anchorTolerance` + anchorK × its calibrated SD × √(2/R));
+ *                   an anchor that turns invalid is a regression;
  * 6. shadow       — Δshadow ≥ γ · Δoptimization − m, where m = `shadowMarginSe` ×
  *                   the standard error of the shadow's paired differences (0 when
  *                   nothing on shadow changed). Failing it is *specialization*.
@@ -86,8 +89,14 @@ export interface GateSettings {
   shadowMarginSe: number;
   /** Allowed drop per anchor example, on top of calibrated noise. Default 0. */
   anchorTolerance: number;
-  /** k: multiple of per-example SD added to the anchor tolerance. Default 2. */
+  /**
+   * k of τ = k × rolling-max noise SD (applied by calibration). Default 1: with
+   * the √(2/R) scaling, a margin of one standard error of Δ (see docs/gate.md
+   * and `npm run bench:gate` for the measured trade-off).
+   */
   thresholdK: number;
+  /** Multiple of an anchor's per-example SD (× √(2/R)) it may drop without regressing. Default 3. */
+  anchorK: number;
 }
 
 export const DEFAULT_GATE_SETTINGS: Readonly<GateSettings> = Object.freeze({
@@ -95,7 +104,8 @@ export const DEFAULT_GATE_SETTINGS: Readonly<GateSettings> = Object.freeze({
   generalizationRatio: 0.5,
   shadowMarginSe: 1,
   anchorTolerance: 0,
-  thresholdK: 2,
+  thresholdK: 1,
+  anchorK: 3,
 });
 
 /** What calibration provides to the gate (zeros for a deterministic executor without calibration). */
@@ -203,14 +213,17 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
 
   // 3. margin
   const optimization = comparePaired(input.optimization.incumbent, input.optimization.candidate);
-  const marginPassed = optimization.delta > calibration.threshold;
+  const repeats = Math.max(1, Math.min(input.optimization.incumbent.repeats, input.optimization.candidate.repeats));
+  const differenceScale = Math.sqrt(2 / repeats);
+  const margin = calibration.threshold * differenceScale;
+  const marginPassed = optimization.delta > margin;
   checks.push({
     name: 'margin',
     passed: marginPassed,
     statistic: round(optimization.delta),
-    threshold: round(calibration.threshold),
-    detail: `Δoptimization = ${round(optimization.delta)} over ${optimization.ids.length} examples (${optimization.leftOut.length} left out, invalid on one side); τ = ${round(calibration.threshold)}`,
-    data: { examples: optimization.ids.length, leftOut: optimization.leftOut },
+    threshold: round(margin),
+    detail: `Δoptimization = ${round(optimization.delta)} over ${optimization.ids.length} examples (${optimization.leftOut.length} left out, invalid on one side); τ·√(2/R) = ${round(calibration.threshold)}·√(2/${repeats}) = ${round(margin)}`,
+    data: { examples: optimization.ids.length, leftOut: optimization.leftOut, tau: calibration.threshold, repeats },
   });
   if (!marginPassed) return refuse('below_margin');
 
@@ -251,7 +264,7 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
   const anchor = comparePaired(input.anchor.incumbent, input.anchor.candidate);
   const regressions: Array<{ id: string; drop: number; tolerance: number }> = [];
   anchor.ids.forEach((id, index) => {
-    const tolerance = settings.anchorTolerance + settings.thresholdK * (calibration.exampleSds[id] ?? 0);
+    const tolerance = settings.anchorTolerance + settings.anchorK * (calibration.exampleSds[id] ?? 0) * differenceScale;
     const drop = -anchor.differences[index]!;
     if (drop > tolerance + 1e-12) regressions.push({ id, drop: round(drop), tolerance: round(tolerance) });
   });
@@ -276,8 +289,8 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
   const shadow = comparePaired(shadowScores.incumbent, shadowScores.candidate);
   const changed = shadow.differences.some((difference) => difference !== 0);
   const shadowSe = changed && shadow.differences.length >= 2 ? standardError(shadow.differences) : 0;
-  const margin = settings.shadowMarginSe * shadowSe;
-  const required = settings.generalizationRatio * optimization.delta - margin;
+  const shadowMargin = settings.shadowMarginSe * shadowSe;
+  const required = settings.generalizationRatio * optimization.delta - shadowMargin;
   const shadowInvalidRose = shadowScores.candidate.invalid > shadowScores.incumbent.invalid;
   const shadowPassed = shadow.delta >= required - 1e-12 && !shadowInvalidRose;
   checks.push({
@@ -287,13 +300,13 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
     threshold: round(required),
     detail: shadowPassed
       ? `shadow confirms: Δshadow = ${round(shadow.delta)} ≥ γ·Δopt − m = ${round(required)}`
-      : `specialization: Δshadow = ${round(shadow.delta)} < γ·Δopt − m = ${settings.generalizationRatio}×${round(optimization.delta)} − ${round(margin)} = ${round(required)}${shadowInvalidRose ? '; more invalid outputs on shadow' : ''}`,
+      : `specialization: Δshadow = ${round(shadow.delta)} < γ·Δopt − m = ${settings.generalizationRatio}×${round(optimization.delta)} − ${round(shadowMargin)} = ${round(required)}${shadowInvalidRose ? '; more invalid outputs on shadow' : ''}`,
     data: {
       examples: shadow.ids.length,
       leftOut: shadow.leftOut.length,
       changed: shadow.differences.filter((difference) => difference !== 0).length,
       standardError: shadowSe,
-      margin,
+      margin: shadowMargin,
     },
   });
   if (!shadowPassed) return refuse('specialization', true);

@@ -83,7 +83,7 @@ export interface CalibrationSettings {
 export const DEFAULT_CALIBRATION_SETTINGS: Readonly<CalibrationSettings> = Object.freeze({
   noiseRepeats: 8,
   signalRepeats: 3,
-  thresholdK: 2,
+  thresholdK: 1,
   calibrationWindow: 5,
   minCohensD: 0.5,
 });

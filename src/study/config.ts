@@ -84,8 +84,10 @@ const gateSchema = z.strictObject({
   anchorTolerance: nonNegative.max(1).default(0),
   /** Smallest bigram Jaccard distance from every earlier delta, in [0, 1]. Default 0.2. */
   minDeltaDistance: z.number().min(0).max(1).default(0.2),
-  /** k in τ = k × rolling max noise SD. Default 2. */
-  thresholdK: nonNegative.default(2),
+  /** k in τ = k × rolling max noise SD (the gate compares Δ with τ·√(2/R)). Default 1. */
+  thresholdK: nonNegative.default(1),
+  /** An anchor may drop by anchorTolerance + anchorK × its per-example SD × √(2/R). Default 3. */
+  anchorK: nonNegative.default(3),
   /** Calibrations the rolling maximum looks back over. Default 5. */
   calibrationWindow: count(1).default(5),
   /** Smallest Cohen's d between incumbent and an ablated artifact. Default 0.5. */

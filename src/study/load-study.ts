@@ -142,6 +142,7 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
       shadowMarginSe: config.gate.shadowMarginSe,
       anchorTolerance: config.gate.anchorTolerance,
       thresholdK: config.gate.thresholdK,
+      anchorK: config.gate.anchorK,
       repeats: config.gate.repeats,
       minDeltaDistance: config.gate.minDeltaDistance,
       requireCalibration: config.gate.requireCalibration,

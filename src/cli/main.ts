@@ -6,6 +6,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { KloopError } from '../errors.ts';
+import { registerCalibrateCommands } from './commands/calibrate.ts';
 import { registerEvalCommand } from './commands/eval.ts';
 import { registerHistoryCommands } from './commands/history.ts';
 import { registerRunCommand } from './commands/run.ts';
@@ -31,6 +32,7 @@ export function createProgram(): Command {
   registerRunCommand(program);
   registerEvalCommand(program);
   registerHistoryCommands(program);
+  registerCalibrateCommands(program);
   return program;
 }
 

@@ -180,6 +180,19 @@ describe('error-driven proposer', () => {
     expect(fix.rebase!(fix.text)).toBeNull();
   });
 
+  it('stops when aborted and does not repeat deltas from the history', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const aborted = await contextFor({ signal: controller.signal });
+    expect((await createErrorDrivenProposer().propose(aborted)).candidates).toEqual([]);
+    expect(aborted.evaluations()).toBe(0);
+
+    const delta = 'appTypeCues.booking += "appointment"';
+    const withHistory = await contextFor({ history: [{ delta, decision: 'refused', reason: 'specialization' }] });
+    const { candidates } = await createErrorDrivenProposer().propose(withHistory);
+    expect(candidates.map((candidate) => candidate.delta)).not.toContain(delta);
+  });
+
   it('refuses scores that are not from the optimization partition', async () => {
     const context = await contextFor();
     const result = await createErrorDrivenProposer().propose({ ...context, incumbentScores: { ...context.incumbentScores, partition: 'shadow' } });

@@ -47,8 +47,10 @@ export interface ErrorDrivenProposerOptions {
   localScreening?: boolean;
   /** Most cue/alias suggestions drawn from one error of one example (default 12). */
   maxSuggestionsPerError?: number;
-  /** Smallest precision on the optimization examples of a new cue (default 0.5; see `generateEditCandidates`). */
+  /** Smallest precision on the optimization examples of a new cue (default 0.5; see `GenerateOptions`). */
   minCuePrecision?: number;
+  /** Smallest lift of a new cue over its value's base rate (default 1.5; see `GenerateOptions`). */
+  minCueLift?: number;
   /** Smallest net fixes a candidate needs to be returned (default 1). */
   minNetFixes?: number;
 }
@@ -121,9 +123,14 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
       const generated = generateEditCandidates(parsed.playbook, evidence, {
         ...(options.maxSuggestionsPerError !== undefined ? { maxSuggestionsPerError: options.maxSuggestionsPerError } : {}),
         ...(options.minCuePrecision !== undefined ? { minCuePrecision: options.minCuePrecision } : {}),
+        ...(options.minCueLift !== undefined ? { minCueLift: options.minCueLift } : {}),
       });
       const editable = new Set(context.limits.editableSections);
-      const allowed = generated.filter((candidate) => editable.size === 0 || editable.has(candidate.edit.path[0]));
+      // An edit already tried under the same delta (against an older incumbent) is not offered again.
+      const pastDeltas = new Set(context.history.map((entry) => entry.delta));
+      const allowed = generated.filter(
+        (candidate) => (editable.size === 0 || editable.has(candidate.edit.path[0])) && !pastDeltas.has(candidate.delta),
+      );
 
       // Build each candidate text once; drop what does not apply, is too long or was tried.
       const queue: Array<{ candidate: EditCandidate; text: string; local: number; localGain: number }> = [];

@@ -121,6 +121,7 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
     plugins.createProposer?.(config) ?? (config.proposer.kind === 'error-driven' ? createErrorDrivenProposer() : undefined);
   if (proposer === undefined) throw new InputError(`proposer kind "${config.proposer.kind}" needs a model provider`, { file: config.configPath, field: 'proposer.kind' });
   return {
+    config,
     dir: path.resolve(studyDir),
     artifactPath: config.artifact,
     artifactText,

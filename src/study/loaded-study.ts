@@ -7,6 +7,7 @@ import type { GateSettings } from '../gate/gate.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import type { Executor } from '../tasks/executor.ts';
 import type { ComponentWeights } from '../tasks/intent/scorer.ts';
+import type { StudyConfig } from './config.ts';
 
 /** Mechanical constraints of the program, as the loop applies them. */
 export interface MechanicalConstraintChecker {
@@ -24,6 +25,8 @@ export interface StoppingCriteria {
 }
 
 export interface LoadedStudy {
+  /** The validated `kloop.yaml` (read-only); absent for studies built in code. */
+  config?: StudyConfig;
   /** Absolute path of the study folder. */
   dir: string;
   /** Absolute path of the artifact file (the seed). */

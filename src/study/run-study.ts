@@ -20,6 +20,7 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion, withArtifactOverride } from '../storage/registry.ts';
+import { InfrastructureError, KloopError } from '../errors.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { readStudyState, writeStudyState } from './study-state.ts';
 
@@ -159,165 +160,181 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
     return { runId, stopReason: reason, stopDetail: detail, newExperiments, fingerprint: evaluator.fingerprint };
   };
 
-  for (;;) {
-    if (options.signal?.aborted) return finish('interrupted', 'interrupted by the user; the next run continues from here');
-    const stopping = study.stopping;
-    if (evaluatedCount >= stopping.maxExperiments) return finish('max_experiments', `${evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`);
-    if (plateau >= stopping.plateauRounds) return finish('plateau', `${plateau} consecutive rounds without an accepted change`);
-    if (consecutiveFailures >= stopping.maxConsecutiveFailures) return finish('consecutive_failures', `${consecutiveFailures} consecutive failed proposals or evaluations`);
-    if (stopping.maxRounds !== undefined && round >= stopping.maxRounds) return finish('max_rounds', `${round} rounds run (limit ${stopping.maxRounds})`);
+  try {
+    for (;;) {
+      if (options.signal?.aborted) return finish('interrupted', 'interrupted by the user; the next run continues from here');
+      const stopping = study.stopping;
+      if (evaluatedCount >= stopping.maxExperiments) return finish('max_experiments', `${evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`);
+      if (plateau >= stopping.plateauRounds) return finish('plateau', `${plateau} consecutive rounds without an accepted change`);
+      if (consecutiveFailures >= stopping.maxConsecutiveFailures) return finish('consecutive_failures', `${consecutiveFailures} consecutive failed proposals or evaluations`);
+      if (stopping.maxRounds !== undefined && round >= stopping.maxRounds) return finish('max_rounds', `${round} rounds run (limit ${stopping.maxRounds})`);
 
-    const incumbentOptimization = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
-    if (stopping.target !== undefined && (incumbentOptimization.composite ?? 0) >= stopping.target) {
-      return finish('target_reached', `optimization composite ${incumbentOptimization.composite?.toFixed(4)} ≥ target ${stopping.target}`);
-    }
+      const incumbentOptimization = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
+      if (stopping.target !== undefined && (incumbentOptimization.composite ?? 0) >= stopping.target) {
+        return finish('target_reached', `optimization composite ${incumbentOptimization.composite?.toFixed(4)} ≥ target ${stopping.target}`);
+      }
 
-    round += 1;
-    let proposal;
-    try {
-      proposal = await study.proposer.propose({
-        incumbentText: incumbent.text,
-        instructions: study.instructions,
-        constraints: study.constraintsText,
-        limits: { editableSections: study.constraints.editableSections, maxArtifactCharacters: study.constraints.maxArtifactCharacters },
-        examples: study.partitions.optimization,
-        incumbentScores: incumbentOptimization,
-        evaluateOptimization: (text) =>
-          withArtifactOverride(text, () =>
-            scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats }),
-          ),
-        history,
-        triedHashes,
-        maxCandidates: study.candidatesPerRound,
-        random,
-        ...(options.signal !== undefined ? { signal: options.signal } : {}),
-      });
-    } catch (error) {
-      if (isInfrastructureError(error)) return finish('infrastructure_failure', (error as Error).message);
-      consecutiveFailures += 1;
-      emit({ type: 'round', round, candidates: 0, failures: 1 });
-      continue;
-    }
-    consecutiveFailures = proposal.candidates.length === 0 && proposal.failures.length > 0 ? consecutiveFailures + proposal.failures.length : 0;
-    emit({ type: 'round', round, candidates: proposal.candidates.length, failures: proposal.failures.length });
-    if (proposal.candidates.length === 0) {
-      if (proposal.failures.length > 0) continue;
-      return finish('no_new_proposals', 'the proposer found no untried edit that helps the optimization partition');
-    }
-
-    // Dedupe and diversity, before anything is paid for.
-    const fresh: Candidate[] = [];
-    const roundDistances: number[] = [];
-    for (const candidate of proposal.candidates) {
-      const hash = contentHash(candidate.text);
-      const nearest = pastDeltas.length === 0 ? 1 : Math.min(...pastDeltas.map((delta) => bigramJaccardDistance(delta, candidate.delta)));
-      roundDistances.push(nearest);
-      const duplicateReason = triedHashes.has(hash)
-        ? 'same content as an artifact already tried'
-        : nearest < study.gate.minDeltaDistance
-          ? `delta too close to an earlier one (bigram Jaccard distance ${nearest.toFixed(3)} < ${study.gate.minDeltaDistance})`
-          : undefined;
-      triedHashes.add(hash);
-      pastDeltas.push(candidate.delta);
-      if (duplicateReason !== undefined) {
-        const id = await recordExperiment(db, {
-          runId, round, proposer: study.proposer.id, base: incumbent, hash, candidate, fingerprint: evaluator.fingerprint, seed: study.seed, now,
-          decision: { accepted: false, reason: 'duplicate', checks: [{ name: 'diversity', passed: false, statistic: nearest, threshold: study.gate.minDeltaDistance, detail: duplicateReason }], shadowConsulted: false },
+      round += 1;
+      let proposal;
+      try {
+        proposal = await study.proposer.propose({
+          incumbentText: incumbent.text,
+          instructions: study.instructions,
+          constraints: study.constraintsText,
+          limits: { editableSections: study.constraints.editableSections, maxArtifactCharacters: study.constraints.maxArtifactCharacters },
+          examples: study.partitions.optimization,
+          incumbentScores: incumbentOptimization,
+          evaluateOptimization: (text) =>
+            withArtifactOverride(text, () =>
+              scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats }),
+            ),
+          history,
+          triedHashes,
+          maxCandidates: study.candidatesPerRound,
+          random,
+          ...(options.signal !== undefined ? { signal: options.signal } : {}),
         });
-        history.push({ delta: candidate.delta, decision: 'skipped', reason: 'duplicate' });
-        emit({ type: 'decision', round, experimentId: id, delta: candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null });
+      } catch (error) {
+        if (isBudgetError(error) || isInfrastructureError(error) || isAbort(error, options.signal)) throw error;
+        consecutiveFailures += 1;
+        emit({ type: 'round', round, candidates: 0, failures: 1 });
         continue;
       }
-      fresh.push(candidate);
-    }
+      consecutiveFailures = proposal.candidates.length === 0 && proposal.failures.length > 0 ? consecutiveFailures + proposal.failures.length : 0;
+      emit({ type: 'round', round, candidates: proposal.candidates.length, failures: proposal.failures.length });
+      if (proposal.candidates.length === 0) {
+        if (proposal.failures.length > 0) continue;
+        return finish('no_new_proposals', 'the proposer found no untried edit that helps the optimization partition');
+      }
 
-    // Parallel explore: screen every fresh candidate on optimization and anchor.
-    const screened: ScreenedCandidate[] = [];
-    await mapWithConcurrency(fresh, study.concurrency, async (candidate) => {
-      const [optimization, anchor] = [
-        await evaluatePartition(evaluator, study, candidate.text, 'optimization', options.signal),
-        await evaluatePartition(evaluator, study, candidate.text, 'anchor', options.signal),
-      ];
-      screened.push({ candidate, text: candidate.text, hash: contentHash(candidate.text), optimization, anchor });
-    });
-    screened.sort((left, right) => (right.optimization.composite ?? -1) - (left.optimization.composite ?? -1) || left.hash.localeCompare(right.hash));
-
-    // Sequential integrate.
-    let acceptedThisRound = 0;
-    let refusedThisRound = 0;
-    const roundBase = incumbent;
-    for (const item of screened) {
-      if (options.signal?.aborted) break;
-      let text = item.text;
-      let optimization = item.optimization;
-      let anchor = item.anchor;
-      if (incumbent.id !== roundBase.id) {
-        const rebased = item.candidate.rebase?.(incumbent.text) ?? null;
-        if (rebased === null || triedHashes.has(contentHash(rebased))) {
+      // Dedupe and diversity, before anything is paid for.
+      const fresh: Candidate[] = [];
+      const roundDistances: number[] = [];
+      for (const candidate of proposal.candidates) {
+        const hash = contentHash(candidate.text);
+        const nearest = pastDeltas.length === 0 ? 1 : Math.min(...pastDeltas.map((delta) => bigramJaccardDistance(delta, candidate.delta)));
+        roundDistances.push(nearest);
+        const duplicateReason = triedHashes.has(hash)
+          ? 'same content as an artifact already tried'
+          : nearest < study.gate.minDeltaDistance
+            ? `delta too close to an earlier one (bigram Jaccard distance ${nearest.toFixed(3)} < ${study.gate.minDeltaDistance})`
+            : undefined;
+        triedHashes.add(hash);
+        pastDeltas.push(candidate.delta);
+        if (duplicateReason !== undefined) {
           const id = await recordExperiment(db, {
-            runId, round, proposer: study.proposer.id, base: incumbent, hash: item.hash, candidate: item.candidate, fingerprint: evaluator.fingerprint, seed: study.seed, now,
-            decision: { accepted: false, reason: 'duplicate', checks: [{ name: 'diversity', passed: false, statistic: null, threshold: null, detail: 'the edit no longer applies to, or changes nothing in, the incumbent after an earlier merge this round' }], shadowConsulted: false },
+            runId, round, proposer: study.proposer.id, base: incumbent, hash, candidate, fingerprint: evaluator.fingerprint, seed: study.seed, now,
+            decision: { accepted: false, reason: 'duplicate', checks: [{ name: 'diversity', passed: false, statistic: nearest, threshold: study.gate.minDeltaDistance, detail: duplicateReason }], shadowConsulted: false },
           });
-          history.push({ delta: item.candidate.delta, decision: 'skipped', reason: 'duplicate' });
-          emit({ type: 'decision', round, experimentId: id, delta: item.candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null });
+          history.push({ delta: candidate.delta, decision: 'skipped', reason: 'duplicate' });
+          emit({ type: 'decision', round, experimentId: id, delta: candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null });
           continue;
         }
-        text = rebased;
-        triedHashes.add(contentHash(text));
-        optimization = await evaluatePartition(evaluator, study, text, 'optimization', options.signal);
-        anchor = await evaluatePartition(evaluator, study, text, 'anchor', options.signal);
+        fresh.push(candidate);
       }
-      const incumbentAnchor = await evaluatePartition(evaluator, study, incumbent.text, 'anchor', options.signal);
-      const incumbentOpt = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
-      const currentIncumbent = incumbent;
-      const decision: GateDecision = await decide(
-        {
-          constraints: study.constraints.check(incumbent.text, text),
-          optimization: { incumbent: incumbentOpt, candidate: optimization },
-          anchor: { incumbent: incumbentAnchor, candidate: anchor },
-          evaluateShadow: async () => ({
-            incumbent: await evaluatePartition(evaluator, study, currentIncumbent.text, 'shadow', options.signal),
-            candidate: await evaluatePartition(evaluator, study, text, 'shadow', options.signal),
-          }),
-          calibration,
-          stochastic: !study.executor.deterministic,
-        },
-        study.gate,
-      );
-      const hash = contentHash(text);
-      const experimentId = await recordExperiment(db, {
-        runId, round, proposer: study.proposer.id, base: incumbent, hash, candidate: { ...item.candidate, text }, fingerprint: evaluator.fingerprint, seed: study.seed, now, decision,
-        onAccepted: async (version) => {
-          incumbent = version;
-        },
+
+      // Parallel explore: screen every fresh candidate on optimization and anchor.
+      const screened: ScreenedCandidate[] = [];
+      await mapWithConcurrency(fresh, study.concurrency, async (candidate) => {
+        const [optimization, anchor] = [
+          await evaluatePartition(evaluator, study, candidate.text, 'optimization', options.signal),
+          await evaluatePartition(evaluator, study, candidate.text, 'anchor', options.signal),
+        ];
+        screened.push({ candidate, text: candidate.text, hash: contentHash(candidate.text), optimization, anchor });
       });
-      evaluatedCount += 1;
-      newExperiments += 1;
-      if (decision.accepted) acceptedThisRound += 1;
-      else refusedThisRound += 1;
-      history.push({ delta: item.candidate.delta, decision: decision.accepted ? 'accepted' : 'refused', reason: decision.accepted ? 'accepted' : decision.reason });
+      screened.sort((left, right) => (right.optimization.composite ?? -1) - (left.optimization.composite ?? -1) || left.hash.localeCompare(right.hash));
+
+      // Sequential integrate.
+      let acceptedThisRound = 0;
+      let refusedThisRound = 0;
+      const roundBase = incumbent;
+      for (const item of screened) {
+        if (options.signal?.aborted) break;
+        let text = item.text;
+        let optimization = item.optimization;
+        let anchor = item.anchor;
+        if (incumbent.id !== roundBase.id) {
+          const rebased = item.candidate.rebase?.(incumbent.text) ?? null;
+          if (rebased === null || triedHashes.has(contentHash(rebased))) {
+            const id = await recordExperiment(db, {
+              runId, round, proposer: study.proposer.id, base: incumbent, hash: item.hash, candidate: item.candidate, fingerprint: evaluator.fingerprint, seed: study.seed, now,
+              decision: { accepted: false, reason: 'duplicate', checks: [{ name: 'diversity', passed: false, statistic: null, threshold: null, detail: 'the edit no longer applies to, or changes nothing in, the incumbent after an earlier merge this round' }], shadowConsulted: false },
+            });
+            history.push({ delta: item.candidate.delta, decision: 'skipped', reason: 'duplicate' });
+            emit({ type: 'decision', round, experimentId: id, delta: item.candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null });
+            continue;
+          }
+          text = rebased;
+          triedHashes.add(contentHash(text));
+          optimization = await evaluatePartition(evaluator, study, text, 'optimization', options.signal);
+          anchor = await evaluatePartition(evaluator, study, text, 'anchor', options.signal);
+        }
+        const incumbentAnchor = await evaluatePartition(evaluator, study, incumbent.text, 'anchor', options.signal);
+        const incumbentOpt = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
+        const currentIncumbent = incumbent;
+        const decision: GateDecision = await decide(
+          {
+            constraints: study.constraints.check(incumbent.text, text),
+            optimization: { incumbent: incumbentOpt, candidate: optimization },
+            anchor: { incumbent: incumbentAnchor, candidate: anchor },
+            evaluateShadow: async () => ({
+              incumbent: await evaluatePartition(evaluator, study, currentIncumbent.text, 'shadow', options.signal),
+              candidate: await evaluatePartition(evaluator, study, text, 'shadow', options.signal),
+            }),
+            calibration,
+            stochastic: !study.executor.deterministic,
+          },
+          study.gate,
+        );
+        const hash = contentHash(text);
+        const experimentId = await recordExperiment(db, {
+          runId, round, proposer: study.proposer.id, base: incumbent, hash, candidate: { ...item.candidate, text }, fingerprint: evaluator.fingerprint, seed: study.seed, now, decision,
+          onAccepted: async (version) => {
+            incumbent = version;
+          },
+        });
+        evaluatedCount += 1;
+        newExperiments += 1;
+        if (decision.accepted) acceptedThisRound += 1;
+        else refusedThisRound += 1;
+        history.push({ delta: item.candidate.delta, decision: decision.accepted ? 'accepted' : 'refused', reason: decision.accepted ? 'accepted' : decision.reason });
+        emit({
+          type: 'decision', round, experimentId, delta: item.candidate.delta,
+          decision: decision.accepted ? 'accepted' : 'refused', reason: decision.accepted ? 'accepted' : decision.reason,
+          optimization: optimization.composite,
+        });
+        if (evaluatedCount >= study.stopping.maxExperiments) break;
+      }
+      plateau = acceptedThisRound > 0 ? 0 : plateau + 1;
+      await writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, lastStopReason: null });
+      const best = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
       emit({
-        type: 'decision', round, experimentId, delta: item.candidate.delta,
-        decision: decision.accepted ? 'accepted' : 'refused', reason: decision.accepted ? 'accepted' : decision.reason,
-        optimization: optimization.composite,
+        type: 'round-end', round, accepted: acceptedThisRound, refused: refusedThisRound, best: best.composite,
+        diversity: {
+          mean: roundDistances.length === 0 ? null : roundDistances.reduce((sum, value) => sum + value, 0) / roundDistances.length,
+          min: roundDistances.length === 0 ? null : Math.min(...roundDistances),
+        },
       });
-      if (evaluatedCount >= study.stopping.maxExperiments) break;
     }
-    plateau = acceptedThisRound > 0 ? 0 : plateau + 1;
-    await writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, lastStopReason: null });
-    const best = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
-    emit({
-      type: 'round-end', round, accepted: acceptedThisRound, refused: refusedThisRound, best: best.composite,
-      diversity: {
-        mean: roundDistances.length === 0 ? null : roundDistances.reduce((sum, value) => sum + value, 0) / roundDistances.length,
-        min: roundDistances.length === 0 ? null : Math.min(...roundDistances),
-      },
-    });
+
+  } catch (error) {
+    if (isAbort(error, options.signal)) return finish('interrupted', 'interrupted by the user; the next run continues from here');
+    if (isBudgetError(error)) return finish('budget', (error as Error).message);
+    if (isInfrastructureError(error)) return finish('infrastructure_failure', (error as Error).message);
+    throw error;
   }
 }
 
 function isInfrastructureError(error: unknown): boolean {
-  return error instanceof Error && error.name === 'InfrastructureError';
+  return error instanceof InfrastructureError || (error instanceof Error && error.name === 'InfrastructureError');
+}
+
+function isBudgetError(error: unknown): boolean {
+  return error instanceof KloopError && error.code === 'budget';
+}
+
+function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && (error === signal.reason || (error instanceof Error && error.name === 'AbortError'));
 }
 
 interface RecordInput {

@@ -12,23 +12,24 @@ import { getRegistryVersion } from '../../storage/registry.ts';
 import { readTextFile } from '../../study/load-study.ts';
 import { createStudyEvaluator } from '../../study/run-study.ts';
 import { formatScore, print, printJson, table } from '../output.ts';
-import { openStudy } from './study-session.ts';
+import type { ModelOptions } from './study-session.ts';
+import { addModelOptions, openStudy } from './study-session.ts';
 
 export function registerEvalCommand(program: Command): void {
-  program
+  addModelOptions(program
     .command('eval')
     .description('Score one artifact (default: the active version) on the study corpus and print components and per-example diagnostics.')
     .argument('<study>', 'study folder')
     .option('--partition <name>', `one partition (${PARTITIONS.join(', ')}); default: all`)
     .option('--artifact <file>', 'artifact file to score instead of the active version')
     .option('--json', 'print one JSON object on stdout')
-    .option('--quiet', 'print only the summary, not every example')
-    .action(async (studyDir: string, options: { partition?: string; artifact?: string; json?: boolean; quiet?: boolean }) => {
+    .option('--quiet', 'print only the summary, not every example'))
+    .action(async (studyDir: string, options: ModelOptions & { partition?: string; artifact?: string; json?: boolean; quiet?: boolean }) => {
       if (options.partition !== undefined && !(PARTITIONS as readonly string[]).includes(options.partition)) {
         throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--partition' });
       }
       const hasDatabase = existsSync(studyDatabasePath(path.resolve(studyDir)));
-      const session = await openStudy(studyDir, { readonly: !hasDatabase });
+      const session = await openStudy(studyDir, { ...options, readonly: !hasDatabase });
       try {
         const study = session.study;
         let artifactText: string;

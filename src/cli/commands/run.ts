@@ -6,22 +6,27 @@ import { createStudyEvaluator, runStudy } from '../../study/run-study.ts';
 import type { StudyReport } from '../../study/report.ts';
 import { buildStudyReport } from '../../study/report.ts';
 import { formatScore, print, printJson, progress, table } from '../output.ts';
-import { openStudy } from './study-session.ts';
+import { latestCalibration } from '../../study/calibration.ts';
+import { calibrate } from './calibrate.ts';
+import type { ModelOptions } from './study-session.ts';
+import { addModelOptions, openStudy } from './study-session.ts';
 
 /** Stop reasons that mean the run failed (exit code 1). */
 const FAILED_STOPS = new Set(['infrastructure_failure', 'consecutive_failures']);
 
 export function registerRunCommand(program: Command): void {
-  program
-    .command('run')
-    .description('Run (or continue) the loop on a study folder until a stopping criterion holds.')
-    .argument('<study>', 'study folder (holds kloop.yaml, program.md, the artifact and the corpus)')
-    .option('--json', 'print one JSON report object on stdout')
-    .option('--quiet', 'no progress lines on stderr')
-    .option('--max-experiments <n>', 'override stopping.maxExperiments (a study total)', parseCount)
-    .action(async (studyDir: string, options: { json?: boolean; quiet?: boolean; maxExperiments?: number }) => {
+  addModelOptions(
+    program
+      .command('run')
+      .description('Run (or continue) the loop on a study folder until a stopping criterion holds.')
+      .argument('<study>', 'study folder (holds kloop.yaml, program.md, the artifact and the corpus)')
+      .option('--json', 'print one JSON report object on stdout')
+      .option('--quiet', 'no progress lines on stderr')
+      .option('--calibrate', 'calibrate the evaluator first (noise, signal, τ) and use it')
+      .option('--max-experiments <n>', 'override stopping.maxExperiments (a study total)', parseCount),
+  ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number }) => {
       const started = Date.now();
-      const session = await openStudy(studyDir);
+      const session = await openStudy(studyDir, options);
       const quiet = options.quiet === true;
       const controller = new AbortController();
       let interrupts = 0;
@@ -36,17 +41,28 @@ export function registerRunCommand(program: Command): void {
       try {
         const study = session.study;
         if (options.maxExperiments !== undefined) study.stopping.maxExperiments = options.maxExperiments;
-        if (study.gate.requireCalibration) {
-          throw new InputError('this study requires a calibration for the current evaluator: run `kloop calibrate` first, or `kloop run --calibrate`', {
-            file: study.dir,
+        session.plugins.checkBudget(study);
+        const fingerprint = createStudyEvaluator(study).fingerprint;
+        if (options.calibrate === true) {
+          const result = await calibrate(study, session.db, quiet);
+          progress(`kloop: ${result.message}`, quiet);
+          if (!result.ok) throw new InputError(`calibration failed: ${result.message}`, { file: study.dir, field: 'calibration' });
+        }
+        const calibration = await latestCalibration(session.db, fingerprint);
+        if (calibration === undefined && study.gate.requireCalibration) {
+          throw new InputError('this study requires a valid calibration for the current evaluator (gate.requireCalibration): run `kloop calibrate` first, or `kloop run --calibrate`', {
+            file: study.config?.configPath ?? study.dir,
             field: 'gate.requireCalibration',
           });
         }
         progress(`kloop: ${study.dir} — ${study.corpus.length} examples (optimization ${study.partitions.optimization.length}, anchor ${study.partitions.anchor.length}, shadow ${study.partitions.shadow.length}), executor ${study.executor.id}, proposer ${study.proposer.id}`, quiet);
-        if (study.executor.deterministic) progress('kloop: deterministic executor: run-to-run noise is 0, τ = 0; the paired test carries the decision', quiet);
+        if (calibration !== undefined) progress(`kloop: calibration ${calibration.record.createdAt}: noise SD ${calibration.record.noiseSd.toFixed(6)}, τ = ${calibration.record.threshold.toFixed(6)}`, quiet);
+        else if (study.executor.deterministic) progress('kloop: deterministic executor, no calibration stored: run-to-run noise is 0, τ = 0; the paired test carries the decision', quiet);
+        else progress('kloop: WARNING: stochastic executor without a calibration: τ = 0 and no per-example tolerance; run `kloop calibrate` first', quiet);
         const outcome = await runStudy({
           study,
           db: session.db,
+          ...(calibration !== undefined ? { calibration: calibration.calibration } : {}),
           signal: controller.signal,
           onEvent: (event) => progress(describeEvent(event), quiet),
         });
@@ -56,7 +72,9 @@ export function registerRunCommand(program: Command): void {
           stopDetail: outcome.stopDetail,
           wallTimeMs: Date.now() - started,
         });
-        if (options.json === true) printJson(report);
+        const usage = session.plugins.usage();
+        const withUsage = { ...report, usage };
+        if (options.json === true) printJson(withUsage);
         else printReport(report);
         process.exitCode = FAILED_STOPS.has(outcome.stopReason) ? 1 : 0;
       } finally {
@@ -64,7 +82,7 @@ export function registerRunCommand(program: Command): void {
         process.off('SIGTERM', onSignal);
         await session.close();
       }
-    });
+  });
 }
 
 function parseCount(value: string): number {

@@ -9,11 +9,47 @@ import type { StudyDatabase } from '../../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
 import type { LoadedStudy } from '../../study/loaded-study.ts';
 import { loadStudy } from '../../study/load-study.ts';
+import type { LlmStudyPlugins } from '../../providers/index.ts';
+import { createLlmStudyPlugins } from '../../providers/index.ts';
+import { progress } from '../output.ts';
 
 export interface StudySession {
   study: LoadedStudy;
   db: StudyDatabase;
+  plugins: LlmStudyPlugins;
   close(): Promise<void>;
+}
+
+/** Model options shared by the commands that run an executor. */
+export interface ModelOptions {
+  model?: string;
+  baseUrl?: string;
+  /** commander's `--no-cache` sets `cache: false`. */
+  cache?: boolean;
+  maxCostUsd?: number;
+  maxTokens?: number;
+  deterministic?: boolean;
+  quiet?: boolean;
+}
+
+/** Adds `--model`, `--base-url`, `--no-cache`, `--max-cost-usd`, `--max-tokens`, `--deterministic`. */
+export function addModelOptions<T extends import('commander').Command>(command: T): T {
+  command
+    .option('--model <provider:model>', 'language model, e.g. openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, openai-compatible:qwen2.5-7b, ollama:llama3.1')
+    .option('--base-url <url>', 'base URL of the model server (OpenAI-compatible servers, Ollama, proxies)')
+    .option('--no-cache', 'neither read nor write the response cache')
+    .option('--max-cost-usd <usd>', 'stop when the run has cost this much (USD)', parseNumber('--max-cost-usd'))
+    .option('--max-tokens <n>', 'stop when the run has used this many tokens', parseNumber('--max-tokens'))
+    .option('--deterministic', 'treat the model as deterministic (only at temperature 0)');
+  return command;
+}
+
+function parseNumber(flag: string): (value: string) => number {
+  return (value) => {
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed < 0) throw new InputError(`expected a number ≥ 0, got "${value}"`, { field: flag });
+    return parsed;
+  };
 }
 
 /**
@@ -22,11 +58,21 @@ export interface StudySession {
  * @param readonly open an existing database read-only (no file created); when
  *   none exists, `db` is an in-memory database with the schema
  */
-export async function openStudy(studyDir: string, options: { readonly?: boolean } = {}): Promise<StudySession> {
+export async function openStudy(studyDir: string, options: { readonly?: boolean } & ModelOptions = {}): Promise<StudySession> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
-  const study = loadStudy(studyDir);
+  let db: StudyDatabase | undefined;
+  const plugins = createLlmStudyPlugins({
+    ...(options.model !== undefined ? { model: options.model } : {}),
+    ...(options.baseUrl !== undefined ? { baseURL: options.baseUrl } : {}),
+    noCache: options.cache === false,
+    ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}),
+    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+    deterministic: options.deterministic === true,
+    getDatabase: () => db,
+    log: (message) => progress(`kloop: ${message}`, options.quiet === true),
+  });
+  const study = loadStudy(studyDir, plugins);
   const file = studyDatabasePath(study.dir);
-  let db: StudyDatabase;
   if (options.readonly === true) {
     db = existsSync(file) ? await openDatabase(file, { readonly: true }) : await openDatabase(':memory:');
   } else {
@@ -36,5 +82,6 @@ export async function openStudy(studyDir: string, options: { readonly?: boolean 
     if (!existsSync(ignore)) writeFileSync(ignore, '*\n', 'utf8');
     db = await openDatabase(file);
   }
-  return { study, db, close: () => db.destroy() };
+  const opened = db;
+  return { study, db: opened, plugins, close: () => opened.destroy() };
 }

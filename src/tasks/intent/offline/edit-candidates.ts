@@ -67,9 +67,15 @@ export interface GenerateOptions {
   /**
    * A new app-type, behaviour or view cue must be right this often: among the
    * examples whose goal contains it, the share whose gold has the cue's value.
-   * Keeps words such as "get" or "need" out of cue lists. Default 0.5.
+   * Default 0.5.
    */
   minCuePrecision?: number;
+  /**
+   * A new cue's precision must also be this many times the value's base rate
+   * (its share of all examples): association-rule lift, which keeps common
+   * words out of the cue lists of common behaviours. Default 1.5.
+   */
+  minCueLift?: number;
 }
 
 /**
@@ -83,6 +89,7 @@ export function generateEditCandidates(
 ): EditCandidate[] {
   const perError = options.maxSuggestionsPerError ?? 12;
   const minPrecision = options.minCuePrecision ?? 0.5;
+  const minLift = options.minCueLift ?? 1.5;
   const candidates = new Map<string, EditCandidate>();
   const add = (edit: PlaybookEdit, kind: EditKind, source: string, preRank: () => number): void => {
     const delta = describePlaybookEdit(edit);
@@ -109,7 +116,10 @@ export function generateEditCandidates(
   };
   const precise = (cue: string, hasValue: (example: ExampleEvidence) => boolean): boolean => {
     const found = containing(cue);
-    return found.length === 0 || found.filter(hasValue).length / found.length >= minPrecision;
+    if (found.length === 0) return true;
+    const precision = found.filter(hasValue).length / found.length;
+    const baseRate = examples.filter(hasValue).length / examples.length;
+    return precision >= minPrecision && precision >= Math.min(1, baseRate * minLift);
   };
   const top = <T>(items: T[], score: (item: T) => number): T[] =>
     items
@@ -170,15 +180,24 @@ export function generateEditCandidates(
         }
       }
       for (const key of keys) {
-        if (key.includes(' ') ? contains(example, key) : example.analysis.keySet.has(key)) {
+        if (contains(example, key)) {
           if (playbook.entityTerms[key] === undefined) {
             add({ op: 'set', path: ['entityTerms', key], value: role }, 'entityTerm', example.id, () => missedPrior(key));
           }
         }
       }
-      const aliasSources = trace.mentions.filter(
-        (mention) => mention.source !== 'alias' && !keys.has(nameKey(mention.text)) && !goldEntityKeys.get(example)!.has(nameKey(mention.text)),
-      );
+      // An alias only helps when the goal never names the gold entity itself.
+      const named = [...keys].some((key) => contains(example, key));
+      const aliasSources = named
+        ? []
+        : trace.mentions.filter(
+            (mention) =>
+              mention.source !== 'alias' &&
+              /^[a-z][a-z' -]*[a-z]$/.test(mention.text) &&
+              mention.text.length >= 3 &&
+              !keys.has(nameKey(mention.text)) &&
+              !goldEntityKeys.get(example)!.has(nameKey(mention.text)),
+          );
       const aliasPrior = (term: string): number =>
         missedPrior(term) - count((other) => goldEntityKeys.get(other)!.has(nameKey(term)) && contains(other, term));
       for (const term of top([...new Set(aliasSources.map((mention) => mention.text))], aliasPrior)) {

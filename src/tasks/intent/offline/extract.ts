@@ -13,7 +13,9 @@
  *   the run, which repairs mis-tagged modifiers); stop-listed phrases are
  *   dropped; aliases map to their canonical name. An unknown head follows
  *   `unknownNounPolicy`, its role from `roleSuffixes`, then `actorRole` for
- *   person nouns, then the policy's `role`.
+ *   person nouns, then the policy's `role`. Entities come in first-mention
+ *   order; beyond `extraction.maxEntities`, known ones are kept before unknown
+ *   nouns.
  * - Behaviours and projections: any cue found adds its value; plus
  *   `appTypeDefaults` of the chosen type and `defaultProjections`.
  * - Relations: a `relationCues` phrase between two entity mentions of one
@@ -297,9 +299,9 @@ export function extractIntent(compiled: CompiledPlaybook, analysis: GoalAnalysis
   for (const mention of mentions) {
     if (mention.source === 'unknown') unknownCounts.set(mention.text, (unknownCounts.get(mention.text) ?? 0) + 1);
   }
-  const entities: IntentEntity[] = [];
-  const nameByKey = new Map<string, string>();
-  const emittedNames = new Map<EntityMention, string>();
+  // Distinct entities in first-mention order; over the cap, entities the
+  // playbook knows (terms, aliases) are kept before unknown nouns.
+  const distinct = new Map<string, { entity: IntentEntity; known: boolean; mentions: EntityMention[] }>();
   for (const mention of mentions) {
     if (mention.source === 'stop' || mention.source === 'excluded' || mention.role === null) continue;
     if (mention.source === 'unknown' && (unknownCounts.get(mention.text) ?? 0) < playbook.unknownNounPolicy.minMentions) {
@@ -308,15 +310,28 @@ export function extractIntent(compiled: CompiledPlaybook, analysis: GoalAnalysis
     }
     const key = nameKey(mention.name);
     if (key === '' || mention.name.length > 80) continue;
-    let name = nameByKey.get(key);
-    if (name === undefined) {
-      if (entities.length >= playbook.extraction.maxEntities) continue;
-      name = mention.name;
-      nameByKey.set(key, name);
-      entities.push({ name, role: mention.role });
+    let entry = distinct.get(key);
+    if (entry === undefined) {
+      entry = { entity: { name: mention.name, role: mention.role }, known: false, mentions: [] };
+      distinct.set(key, entry);
     }
-    emittedNames.set(mention, name);
+    entry.known ||= mention.source !== 'unknown';
+    entry.mentions.push(mention);
   }
+  const maxEntities = playbook.extraction.maxEntities;
+  let kept = [...distinct.values()];
+  if (kept.length > maxEntities) {
+    const knownCount = kept.filter((entry) => entry.known).length;
+    let unknownRoom = Math.max(0, maxEntities - knownCount);
+    let knownRoom = maxEntities;
+    kept = kept.filter((entry) => {
+      if (entry.known) return knownRoom-- > 0;
+      return unknownRoom-- > 0;
+    });
+  }
+  const entities: IntentEntity[] = kept.map((entry) => entry.entity);
+  const emittedNames = new Map<EntityMention, string>();
+  for (const entry of kept) for (const mention of entry.mentions) emittedNames.set(mention, entry.entity.name);
 
   // Relations.
   const relations: Relation[] = [];

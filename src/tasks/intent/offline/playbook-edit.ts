@@ -4,8 +4,8 @@
  * edit does not touch stays byte-identical (the editable-region check compares
  * section texts).
  */
-import { Document, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
-import type { YAMLMap, YAMLSeq } from 'yaml';
+import { Document, YAMLMap, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
+import type { YAMLSeq } from 'yaml';
 import { termKey } from './extract.ts';
 import { formatPath, normalizeTerm, playbookSchema, playbookSectionSpans } from './playbook.ts';
 import type { Playbook, PlaybookSection, SectionSpan } from './playbook.ts';
@@ -151,10 +151,14 @@ function applyToDocument(doc: Document, edit: PlaybookEdit): boolean {
 function createList(doc: Document, path: readonly string[], value: string): void {
   let existing = 0;
   while (existing < path.length - 1 && isMap(doc.getIn(path.slice(0, existing + 1), true))) existing += 1;
-  let content: unknown = [value];
-  for (let index = path.length - 1; index > existing; index -= 1) content = { [path[index]!]: content };
-  const node = doc.createNode(content, { flow: true });
-  if (existing === 0 && isMap(node)) node.flow = false;
+  let node: YAMLSeq | YAMLMap = doc.createNode([value]);
+  node.flow = true;
+  for (let index = path.length - 1; index > existing; index -= 1) {
+    const map = new YAMLMap();
+    map.flow = !(existing === 0 && index === 1);
+    map.set(doc.createNode(path[index]!), node);
+    node = map;
+  }
   doc.setIn(path.slice(0, existing + 1), node);
 }
 
@@ -197,9 +201,9 @@ function sectionDocument(source: ParsedSource, section: string, span: SectionSpa
 /** Replaces the section's span with its new text (keeping the blank lines that followed it), or appends it. */
 function splice(original: string, span: SectionSpan | undefined, sectionText: string): string {
   if (span === undefined) {
+    // No blank line before it: blank lines after a section belong to that section's text.
     const separator = original === '' || original.endsWith('\n') ? '' : '\n';
-    const spacer = original.trim() === '' ? '' : '\n';
-    return original + separator + spacer + sectionText;
+    return original + separator + sectionText;
   }
   const oldText = original.slice(span.start, span.end);
   const oldTrailing = /\n*$/.exec(oldText)?.[0] ?? '';

@@ -1,0 +1,127 @@
+/** `kloop calibrate <study>` and `kloop status <study>`. */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { StudyDatabase } from '../../storage/database.ts';
+import { studyDatabasePath } from '../../storage/database.ts';
+import { getRegistryVersion } from '../../storage/registry.ts';
+import type { CalibrationResult } from '../../study/calibration.ts';
+import { DEFAULT_CALIBRATION_SETTINGS, calibrateStudy, latestCalibration, listCalibrations } from '../../study/calibration.ts';
+import type { LoadedStudy } from '../../study/loaded-study.ts';
+import { createStudyEvaluator } from '../../study/run-study.ts';
+import { readStudyState } from '../../study/study-state.ts';
+import { formatScore, print, printJson, progress, table } from '../output.ts';
+import type { ModelOptions } from './study-session.ts';
+import { addModelOptions, openStudy } from './study-session.ts';
+
+/** Runs a calibration of the study's incumbent with the study's settings. */
+export async function calibrate(study: LoadedStudy, db: StudyDatabase, quiet: boolean): Promise<CalibrationResult> {
+  const gate = study.config?.gate;
+  progress(`kloop: calibrating ${study.dir}: noise ${gate?.noiseRepeats ?? DEFAULT_CALIBRATION_SETTINGS.noiseRepeats} repeats, signal ${gate?.signalRepeats ?? DEFAULT_CALIBRATION_SETTINGS.signalRepeats} repeats`, quiet);
+  return calibrateStudy({
+    study,
+    db,
+    evaluator: createStudyEvaluator(study, db),
+    model: study.config?.executor.model ?? study.executor.id,
+    settings: {
+      noiseRepeats: gate?.noiseRepeats ?? DEFAULT_CALIBRATION_SETTINGS.noiseRepeats,
+      signalRepeats: gate?.signalRepeats ?? DEFAULT_CALIBRATION_SETTINGS.signalRepeats,
+      thresholdK: gate?.thresholdK ?? DEFAULT_CALIBRATION_SETTINGS.thresholdK,
+      calibrationWindow: gate?.calibrationWindow ?? DEFAULT_CALIBRATION_SETTINGS.calibrationWindow,
+      minCohensD: gate?.minCohensD ?? DEFAULT_CALIBRATION_SETTINGS.minCohensD,
+    },
+  });
+}
+
+export function registerCalibrateCommands(program: Command): void {
+  addModelOptions(
+    program
+      .command('calibrate')
+      .description(
+        'Measure the evaluator before trusting it: noise (the incumbent evaluated noiseRepeats times → run-to-run SD and per-example SDs), ' +
+          'signal (incumbent vs an ablated artifact → Cohen\'s d) and the margin τ = k × rolling max noise SD.',
+      )
+      .argument('<study>', 'study folder')
+      .option('--json', 'print one JSON object on stdout')
+      .option('--quiet', 'no progress lines on stderr'),
+  ).action(async (studyDir: string, options: ModelOptions & { json?: boolean }) => {
+    const session = await openStudy(studyDir, options);
+    try {
+      const result = await calibrate(session.study, session.db, options.quiet === true);
+      const history = await listCalibrations(session.db, result.record.fingerprint);
+      if (options.json === true) printJson({ ok: result.ok, ...result, calibrations: history });
+      else {
+        print(result.message);
+        print(
+          table([
+            ['noise SD', 'Cohen\'s d', 'τ', 'valid', 'noise repeats', 'signal repeats', 'fingerprint'],
+            [result.record.noiseSd.toFixed(6), result.record.cohensD === null ? '—' : result.record.cohensD.toFixed(3), result.record.threshold.toFixed(6), result.record.valid ? 'yes' : 'NO', String(result.record.noiseRepeats), String(result.record.signalRepeats), result.record.fingerprint],
+          ]),
+        );
+      }
+      process.exitCode = result.ok ? 0 : 1;
+    } finally {
+      await session.close();
+    }
+  });
+
+  program
+    .command('status')
+    .description('Show a study at a glance: active version, experiments by decision, calibrations, the last run.')
+    .argument('<study>', 'study folder')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (studyDir: string, options: { json?: boolean }) => {
+      const hasDatabase = existsSync(studyDatabasePath(path.resolve(studyDir)));
+      const session = await openStudy(studyDir, { readonly: true, quiet: true });
+      try {
+        const { study, db } = session;
+        const evaluator = createStudyEvaluator(study);
+        const active = hasDatabase ? await getRegistryVersion(db) : undefined;
+        const rows = hasDatabase ? await db.selectFrom('experiments').select(['decision', 'reason']).execute() : [];
+        const byReason: Record<string, number> = {};
+        for (const row of rows) byReason[row.reason] = (byReason[row.reason] ?? 0) + 1;
+        const calibrations = hasDatabase ? await listCalibrations(db, evaluator.fingerprint) : [];
+        const latest = hasDatabase ? await latestCalibration(db, evaluator.fingerprint) : undefined;
+        const lastRun = hasDatabase ? await db.selectFrom('runs').selectAll().orderBy('id', 'desc').executeTakeFirst() : undefined;
+        const state = hasDatabase ? await readStudyState(db) : undefined;
+        const payload = {
+          study: study.dir,
+          database: hasDatabase ? studyDatabasePath(study.dir) : null,
+          fingerprint: evaluator.fingerprint,
+          executor: study.executor.id,
+          proposer: study.proposer.id,
+          corpus: { optimization: study.partitions.optimization.length, anchor: study.partitions.anchor.length, shadow: study.partitions.shadow.length },
+          activeVersion: active?.id ?? null,
+          experiments: rows.filter((row) => row.decision !== 'skipped').length,
+          accepted: rows.filter((row) => row.decision === 'accepted').length,
+          byReason,
+          calibration: latest === undefined ? null : latest.record,
+          calibrations,
+          calibrationRequired: study.gate.requireCalibration,
+          lastRun: lastRun === undefined ? null : { id: lastRun.id, startedAt: lastRun.started_at, endedAt: lastRun.ended_at, stopReason: lastRun.stop_reason },
+          state: state ?? null,
+        };
+        if (options.json === true) {
+          printJson(payload);
+          return;
+        }
+        print(`study ${payload.study}`);
+        print(`evaluator ${payload.fingerprint} (${payload.executor}); proposer ${payload.proposer}`);
+        print(`corpus: optimization ${payload.corpus.optimization}, anchor ${payload.corpus.anchor}, shadow ${payload.corpus.shadow}`);
+        if (!hasDatabase) {
+          print('no study database yet: `kloop run` creates it');
+          return;
+        }
+        print(`active version: ${payload.activeVersion ?? '—'}; experiments evaluated ${payload.experiments}, accepted ${payload.accepted}`);
+        if (Object.keys(byReason).length > 0) print(`by reason: ${Object.entries(byReason).map(([reason, count]) => `${reason} ${count}`).join(', ')}`);
+        print(
+          latest === undefined
+            ? `calibration: none for this evaluator${study.gate.requireCalibration ? ' (required: run `kloop calibrate`)' : ''}`
+            : `calibration: noise SD ${latest.record.noiseSd.toFixed(6)}, Cohen's d ${latest.record.cohensD === null ? '—' : latest.record.cohensD.toFixed(3)}, τ ${formatScore(latest.record.threshold)} (${latest.record.createdAt}); ${calibrations.length} calibrations of this fingerprint`,
+        );
+        if (payload.lastRun !== null) print(`last run: ${payload.lastRun.id}, started ${payload.lastRun.startedAt}, ${payload.lastRun.endedAt === null ? 'did not finish (interrupted or running)' : `stopped: ${payload.lastRun.stopReason}`}`);
+      } finally {
+        await session.close();
+      }
+    });
+}

@@ -49,7 +49,7 @@ export function registerCalibrateCommands(program: Command): void {
     try {
       const result = await calibrate(session.study, session.db, options.quiet === true);
       const history = await listCalibrations(session.db, result.record.fingerprint);
-      if (options.json === true) printJson({ ok: result.ok, ...result, calibrations: history });
+      if (options.json === true) printJson({ ...result, calibrations: history });
       else {
         print(result.message);
         print(

@@ -19,7 +19,7 @@ import { bigramJaccardDistance, createSeededRandom } from '../stats/index.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
-import { getRegistryVersion, putVersion, setRegistryVersion, withArtifactOverride } from '../storage/registry.ts';
+import { getRegistryVersion, getVersion, putVersion, setRegistryVersion, withArtifactOverride } from '../storage/registry.ts';
 import { InfrastructureError, KloopError } from '../errors.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { readStudyState, writeStudyState } from './study-state.ts';
@@ -130,31 +130,22 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   const run = await db.insertInto('runs').values({ started_at: isoNow(now), ended_at: null, stop_reason: null, report: null }).returning('id').executeTakeFirstOrThrow();
   const runId = run.id;
 
-  const priorExperiments = await db.selectFrom('experiments').select(['candidate_hash', 'delta', 'decision', 'reason', 'round']).orderBy('id').execute();
-  const triedHashes = new Set(priorExperiments.map((row) => row.candidate_hash));
-  const versions = await db.selectFrom('artifact_versions').select('hash').execute();
-  for (const version of versions) triedHashes.add(version.hash);
-  const history: HistoryEntry[] = priorExperiments.map((row) => ({
-    delta: row.delta,
-    decision: row.decision as HistoryEntry['decision'],
-    reason: row.reason,
-  }));
-  const pastDeltas = priorExperiments.map((row) => row.delta);
-  let evaluatedCount = priorExperiments.filter((row) => row.decision !== 'skipped').length;
-  let round = priorExperiments.reduce((max, row) => Math.max(max, row.round), 0);
   // Plateau and failure streaks belong to a run; an interrupted run's streaks carry over.
-  const state = await readStudyState(db);
-  const carryOver = state.lastStopReason === null || state.lastStopReason === 'interrupted';
-  let plateau = carryOver ? state.plateauRounds : 0;
-  let consecutiveFailures = carryOver ? state.consecutiveFailures : 0;
+  const initialState = await readStudyState(db);
+  const carryOver = initialState.lastStopReason === null || initialState.lastStopReason === 'interrupted';
+  let plateau = carryOver ? initialState.plateauRounds : 0;
+  let consecutiveFailures = carryOver ? initialState.consecutiveFailures : 0;
+  // A round a crash left open is finished first, exactly as it would have gone.
+  let openRound = carryOver ? initialState.openRound ?? null : null;
   let newExperiments = 0;
   let incumbent = (await getRegistryVersion(db))!;
-  const random = createSeededRandom(study.seed + round);
+  const saveState = (lastStopReason: string | null): Promise<void> =>
+    writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, lastStopReason, openRound });
 
-  emit({ type: 'start', runId, fingerprint: evaluator.fingerprint, experiments: evaluatedCount, incumbent: incumbent.id });
+  emit({ type: 'start', runId, fingerprint: evaluator.fingerprint, experiments: await countEvaluated(db), incumbent: incumbent.id });
 
   const finish = async (reason: StopReason, detail: string): Promise<RunOutcome> => {
-    await writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, lastStopReason: reason });
+    await saveState(reason);
     await db.updateTable('runs').set({ ended_at: isoNow(now), stop_reason: reason }).where('id', '=', runId).execute();
     emit({ type: 'stop', reason, detail });
     return { runId, stopReason: reason, stopDetail: detail, newExperiments, fingerprint: evaluator.fingerprint };
@@ -164,48 +155,72 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
     for (;;) {
       if (options.signal?.aborted) return finish('interrupted', 'interrupted by the user; the next run continues from here');
       const stopping = study.stopping;
-      if (evaluatedCount >= stopping.maxExperiments) return finish('max_experiments', `${evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`);
-      if (plateau >= stopping.plateauRounds) return finish('plateau', `${plateau} consecutive rounds without an accepted change`);
-      if (consecutiveFailures >= stopping.maxConsecutiveFailures) return finish('consecutive_failures', `${consecutiveFailures} consecutive failed proposals or evaluations`);
-      if (stopping.maxRounds !== undefined && round >= stopping.maxRounds) return finish('max_rounds', `${round} rounds run (limit ${stopping.maxRounds})`);
-
-      const incumbentOptimization = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
-      if (stopping.target !== undefined && (incumbentOptimization.composite ?? 0) >= stopping.target) {
-        return finish('target_reached', `optimization composite ${incumbentOptimization.composite?.toFixed(4)} ≥ target ${stopping.target}`);
+      let evaluatedCount = await countEvaluated(db);
+      const resuming = openRound !== null;
+      if (!resuming) {
+        if (evaluatedCount >= stopping.maxExperiments) return finish('max_experiments', `${evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`);
+        if (plateau >= stopping.plateauRounds) return finish('plateau', `${plateau} consecutive rounds without an accepted change`);
+        if (consecutiveFailures >= stopping.maxConsecutiveFailures) return finish('consecutive_failures', `${consecutiveFailures} consecutive failed proposals or evaluations`);
+        const lastRound = await maxRound(db);
+        if (stopping.maxRounds !== undefined && lastRound >= stopping.maxRounds) return finish('max_rounds', `${lastRound} rounds run (limit ${stopping.maxRounds})`);
+        const incumbentScore = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
+        if (stopping.target !== undefined && (incumbentScore.composite ?? 0) >= stopping.target) {
+          return finish('target_reached', `optimization composite ${incumbentScore.composite?.toFixed(4)} ≥ target ${stopping.target}`);
+        }
+        openRound = { round: lastRound + 1, baseVersionId: incumbent.id };
+        await saveState(null);
       }
+      const round = openRound!.round;
+      const roundBase = (await getVersion(db, openRound!.baseVersionId))!;
+      // Everything the proposer and the dedupe read is derived from the notebook as it stood
+      // when the round opened, so a resumed round proposes exactly what the original did.
+      const prior = await loadPriorExperiments(db, round);
+      const triedHashes = prior.triedHashes;
+      const pastDeltas = prior.deltas;
+      const decidedThisRound = await loadRoundExperiments(db, round);
 
-      round += 1;
+      const baseOptimization = await evaluatePartition(evaluator, study, roundBase.text, 'optimization', options.signal);
       let proposal;
       try {
         proposal = await study.proposer.propose({
-          incumbentText: incumbent.text,
+          incumbentText: roundBase.text,
           instructions: study.instructions,
           constraints: study.constraintsText,
           limits: { editableSections: study.constraints.editableSections, maxArtifactCharacters: study.constraints.maxArtifactCharacters },
           examples: study.partitions.optimization,
-          incumbentScores: incumbentOptimization,
+          incumbentScores: baseOptimization,
           evaluateOptimization: (text) =>
             withArtifactOverride(text, () =>
               scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats }),
             ),
-          history,
+          history: prior.history,
           triedHashes,
           maxCandidates: study.candidatesPerRound,
-          random,
+          random: createSeededRandom(study.seed * 7919 + round),
           ...(options.signal !== undefined ? { signal: options.signal } : {}),
         });
       } catch (error) {
         if (isBudgetError(error) || isInfrastructureError(error) || isAbort(error, options.signal)) throw error;
         consecutiveFailures += 1;
+        openRound = null;
+        await saveState(null);
         emit({ type: 'round', round, candidates: 0, failures: 1 });
         continue;
       }
       consecutiveFailures = proposal.candidates.length === 0 && proposal.failures.length > 0 ? consecutiveFailures + proposal.failures.length : 0;
       emit({ type: 'round', round, candidates: proposal.candidates.length, failures: proposal.failures.length });
       if (proposal.candidates.length === 0) {
+        openRound = null;
+        await saveState(null);
         if (proposal.failures.length > 0) continue;
         return finish('no_new_proposals', 'the proposer found no untried edit that helps the optimization partition');
       }
+
+      const record = async (input: Omit<RecordInput, 'runId' | 'round' | 'proposer' | 'fingerprint' | 'seed' | 'now'>): Promise<number> => {
+        const id = await recordExperiment(db, { ...input, runId, round, proposer: study.proposer.id, fingerprint: evaluator.fingerprint, seed: study.seed, now });
+        newExperiments += 1;
+        return id;
+      };
 
       // Dedupe and diversity, before anything is paid for.
       const fresh: Candidate[] = [];
@@ -222,12 +237,13 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
         triedHashes.add(hash);
         pastDeltas.push(candidate.delta);
         if (duplicateReason !== undefined) {
-          const id = await recordExperiment(db, {
-            runId, round, proposer: study.proposer.id, base: incumbent, hash, candidate, fingerprint: evaluator.fingerprint, seed: study.seed, now,
-            decision: { accepted: false, reason: 'duplicate', checks: [{ name: 'diversity', passed: false, statistic: nearest, threshold: study.gate.minDeltaDistance, detail: duplicateReason }], shadowConsulted: false },
-          });
-          history.push({ delta: candidate.delta, decision: 'skipped', reason: 'duplicate' });
-          emit({ type: 'decision', round, experimentId: id, delta: candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null });
+          if (!decidedThisRound.has(candidate.delta)) {
+            const id = await record({
+              base: roundBase, hash, candidate,
+              decision: { accepted: false, reason: 'duplicate', checks: [{ name: 'diversity', passed: false, statistic: nearest, threshold: study.gate.minDeltaDistance, detail: duplicateReason }], shadowConsulted: false },
+            });
+            emit({ type: 'decision', round, experimentId: id, delta: candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null });
+          }
           continue;
         }
         fresh.push(candidate);
@@ -236,31 +252,32 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
       // Parallel explore: screen every fresh candidate on optimization and anchor.
       const screened: ScreenedCandidate[] = [];
       await mapWithConcurrency(fresh, study.concurrency, async (candidate) => {
-        const [optimization, anchor] = [
-          await evaluatePartition(evaluator, study, candidate.text, 'optimization', options.signal),
-          await evaluatePartition(evaluator, study, candidate.text, 'anchor', options.signal),
-        ];
+        const optimization = await evaluatePartition(evaluator, study, candidate.text, 'optimization', options.signal);
+        const anchor = await evaluatePartition(evaluator, study, candidate.text, 'anchor', options.signal);
         screened.push({ candidate, text: candidate.text, hash: contentHash(candidate.text), optimization, anchor });
       });
       screened.sort((left, right) => (right.optimization.composite ?? -1) - (left.optimization.composite ?? -1) || left.hash.localeCompare(right.hash));
 
-      // Sequential integrate.
-      let acceptedThisRound = 0;
-      let refusedThisRound = 0;
-      const roundBase = incumbent;
+      // Sequential integrate: each survivor is gated against the incumbent as it stands now.
+      let acceptedThisRound = [...decidedThisRound.values()].filter((row) => row.decision === 'accepted').length;
+      let refusedThisRound = [...decidedThisRound.values()].filter((row) => row.decision === 'refused').length;
       for (const item of screened) {
         if (options.signal?.aborted) break;
+        const earlier = decidedThisRound.get(item.candidate.delta);
+        if (earlier !== undefined) {
+          triedHashes.add(earlier.candidate_hash); // decided before a crash: keep its trace, never decide twice
+          continue;
+        }
         let text = item.text;
         let optimization = item.optimization;
         let anchor = item.anchor;
         if (incumbent.id !== roundBase.id) {
           const rebased = item.candidate.rebase?.(incumbent.text) ?? null;
           if (rebased === null || triedHashes.has(contentHash(rebased))) {
-            const id = await recordExperiment(db, {
-              runId, round, proposer: study.proposer.id, base: incumbent, hash: item.hash, candidate: item.candidate, fingerprint: evaluator.fingerprint, seed: study.seed, now,
+            const id = await record({
+              base: incumbent, hash: item.hash, candidate: item.candidate,
               decision: { accepted: false, reason: 'duplicate', checks: [{ name: 'diversity', passed: false, statistic: null, threshold: null, detail: 'the edit no longer applies to, or changes nothing in, the incumbent after an earlier merge this round' }], shadowConsulted: false },
             });
-            history.push({ delta: item.candidate.delta, decision: 'skipped', reason: 'duplicate' });
             emit({ type: 'decision', round, experimentId: id, delta: item.candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null });
             continue;
           }
@@ -269,13 +286,13 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
           optimization = await evaluatePartition(evaluator, study, text, 'optimization', options.signal);
           anchor = await evaluatePartition(evaluator, study, text, 'anchor', options.signal);
         }
-        const incumbentAnchor = await evaluatePartition(evaluator, study, incumbent.text, 'anchor', options.signal);
-        const incumbentOpt = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
         const currentIncumbent = incumbent;
+        const incumbentAnchor = await evaluatePartition(evaluator, study, currentIncumbent.text, 'anchor', options.signal);
+        const incumbentOptimization = await evaluatePartition(evaluator, study, currentIncumbent.text, 'optimization', options.signal);
         const decision: GateDecision = await decide(
           {
-            constraints: study.constraints.check(incumbent.text, text),
-            optimization: { incumbent: incumbentOpt, candidate: optimization },
+            constraints: study.constraints.check(currentIncumbent.text, text),
+            optimization: { incumbent: incumbentOptimization, candidate: optimization },
             anchor: { incumbent: incumbentAnchor, candidate: anchor },
             evaluateShadow: async () => ({
               incumbent: await evaluatePartition(evaluator, study, currentIncumbent.text, 'shadow', options.signal),
@@ -286,18 +303,15 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
           },
           study.gate,
         );
-        const hash = contentHash(text);
-        const experimentId = await recordExperiment(db, {
-          runId, round, proposer: study.proposer.id, base: incumbent, hash, candidate: { ...item.candidate, text }, fingerprint: evaluator.fingerprint, seed: study.seed, now, decision,
+        const experimentId = await record({
+          base: currentIncumbent, hash: contentHash(text), candidate: { ...item.candidate, text }, decision,
           onAccepted: async (version) => {
             incumbent = version;
           },
         });
         evaluatedCount += 1;
-        newExperiments += 1;
         if (decision.accepted) acceptedThisRound += 1;
         else refusedThisRound += 1;
-        history.push({ delta: item.candidate.delta, decision: decision.accepted ? 'accepted' : 'refused', reason: decision.accepted ? 'accepted' : decision.reason });
         emit({
           type: 'decision', round, experimentId, delta: item.candidate.delta,
           decision: decision.accepted ? 'accepted' : 'refused', reason: decision.accepted ? 'accepted' : decision.reason,
@@ -305,8 +319,10 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
         });
         if (evaluatedCount >= study.stopping.maxExperiments) break;
       }
+      if (options.signal?.aborted) return finish('interrupted', 'interrupted by the user; the next run continues from here');
       plateau = acceptedThisRound > 0 ? 0 : plateau + 1;
-      await writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, lastStopReason: null });
+      openRound = null;
+      await saveState(null);
       const best = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
       emit({
         type: 'round-end', round, accepted: acceptedThisRound, refused: refusedThisRound, best: best.composite,
@@ -316,13 +332,46 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
         },
       });
     }
-
   } catch (error) {
     if (isAbort(error, options.signal)) return finish('interrupted', 'interrupted by the user; the next run continues from here');
     if (isBudgetError(error)) return finish('budget', (error as Error).message);
     if (isInfrastructureError(error)) return finish('infrastructure_failure', (error as Error).message);
     throw error;
   }
+}
+
+/** Experiments evaluated and decided (duplicates skipped before evaluation do not count). */
+async function countEvaluated(db: StudyDatabase): Promise<number> {
+  const row = await db.selectFrom('experiments').select((eb) => eb.fn.countAll<number>().as('count')).where('decision', '!=', 'skipped').executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+async function maxRound(db: StudyDatabase): Promise<number> {
+  const row = await db.selectFrom('experiments').select((eb) => eb.fn.max<number>('round').as('round')).executeTakeFirst();
+  return Number(row?.round ?? 0);
+}
+
+/** The notebook as it stood when `round` opened: history, deltas and every hash tried before. */
+async function loadPriorExperiments(db: StudyDatabase, round: number): Promise<{ history: HistoryEntry[]; deltas: string[]; triedHashes: Set<string> }> {
+  const rows = await db.selectFrom('experiments').select(['candidate_hash', 'delta', 'decision', 'reason']).where('round', '<', round).orderBy('id').execute();
+  const versions = await db
+    .selectFrom('artifact_versions')
+    .leftJoin('experiments', 'experiments.id', 'artifact_versions.experiment_id')
+    .select(['artifact_versions.hash as hash', 'experiments.round as round'])
+    .execute();
+  const triedHashes = new Set(rows.map((row) => row.candidate_hash));
+  for (const version of versions) if (version.round === null || version.round < round) triedHashes.add(version.hash);
+  return {
+    history: rows.map((row) => ({ delta: row.delta, decision: row.decision as HistoryEntry['decision'], reason: row.reason })),
+    deltas: rows.map((row) => row.delta),
+    triedHashes,
+  };
+}
+
+/** Experiments already recorded in `round` (a round a crash interrupted), by delta. */
+async function loadRoundExperiments(db: StudyDatabase, round: number): Promise<Map<string, { decision: string; candidate_hash: string }>> {
+  const rows = await db.selectFrom('experiments').select(['delta', 'decision', 'candidate_hash']).where('round', '=', round).orderBy('id').execute();
+  return new Map(rows.map((row) => [row.delta, row]));
 }
 
 function isInfrastructureError(error: unknown): boolean {

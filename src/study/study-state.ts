@@ -8,6 +8,8 @@ export interface StudyState {
   plateauRounds: number;
   consecutiveFailures: number;
   lastStopReason: string | null;
+  /** The round in progress (null between rounds): a crash leaves it set, and the next run finishes it first. */
+  openRound?: { round: number; baseVersionId: number } | null;
 }
 
 const KEY = 'loop';

@@ -1,5 +1,4 @@
 /** `kloop eval <study>`: score one artifact and print components and per-example diagnostics. */
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Example, PartitionName } from '../../corpus/example.ts';
@@ -7,7 +6,6 @@ import { PARTITIONS } from '../../corpus/example.ts';
 import { InputError } from '../../errors.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../../evaluator/partition-score.ts';
 import { aggregate } from '../../evaluator/evaluator.ts';
-import { studyDatabasePath } from '../../storage/database.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
 import { readTextFile } from '../../study/load-study.ts';
 import { createStudyEvaluator } from '../../study/run-study.ts';
@@ -28,8 +26,7 @@ export function registerEvalCommand(program: Command): void {
       if (options.partition !== undefined && !(PARTITIONS as readonly string[]).includes(options.partition)) {
         throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--partition' });
       }
-      const hasDatabase = existsSync(studyDatabasePath(path.resolve(studyDir)));
-      const session = await openStudy(studyDir, { ...options, readonly: !hasDatabase });
+      const session = await openStudy(studyDir, { ...options, preferWritable: true });
       try {
         const study = session.study;
         let artifactText: string;
@@ -38,15 +35,22 @@ export function registerEvalCommand(program: Command): void {
           artifactText = readTextFile(path.resolve(options.artifact), 'the artifact file');
           artifactLabel = path.resolve(options.artifact);
         } else {
-          const active = hasDatabase ? await getRegistryVersion(session.db) : undefined;
+          const active = await getRegistryVersion(session.db);
           artifactText = active?.text ?? study.artifactText;
           artifactLabel = active !== undefined ? `active version ${active.id}` : `${study.artifactPath} (no study database yet)`;
         }
-        const evaluator = createStudyEvaluator(study, hasDatabase ? session.db : undefined);
+        const evaluator = createStudyEvaluator(study, session.db);
         const names = options.partition !== undefined ? [options.partition as PartitionName] : [...PARTITIONS];
         const byPartition: Partial<Record<PartitionName, PartitionScore>> = {};
         for (const name of names) {
-          byPartition[name] = await evaluator.evaluate({ artifactText, partition: name, examples: study.partitions[name], repeats: study.gate.repeats });
+          byPartition[name] = await evaluator.evaluate({
+            artifactText,
+            partition: name,
+            examples: study.partitions[name],
+            repeats: study.gate.repeats,
+            // --no-cache: a fresh evaluation (no stored result, no cached model answer).
+            fresh: options.cache === false,
+          });
         }
         const all = names.length === 1 ? byPartition[names[0]!]! : combine(names.map((name) => byPartition[name]!));
         const examplesById = new Map<string, Example>(study.corpus.map((example) => [example.id, example]));

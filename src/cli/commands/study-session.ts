@@ -58,7 +58,10 @@ function parseNumber(flag: string): (value: string) => number {
  * @param readonly open an existing database read-only (no file created); when
  *   none exists, `db` is an in-memory database with the schema
  */
-export async function openStudy(studyDir: string, options: { readonly?: boolean } & ModelOptions = {}): Promise<StudySession> {
+export async function openStudy(
+  studyDir: string,
+  options: { readonly?: boolean; preferWritable?: boolean } & ModelOptions = {},
+): Promise<StudySession> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
   let db: StudyDatabase | undefined;
   const plugins = createLlmStudyPlugins({
@@ -73,15 +76,28 @@ export async function openStudy(studyDir: string, options: { readonly?: boolean 
   });
   const study = loadStudy(studyDir, plugins);
   const file = studyDatabasePath(study.dir);
-  if (options.readonly === true) {
+  if (options.preferWritable === true) {
+    // Commands that only read but benefit from the store (stored evaluations, the response cache):
+    // open it for writing when possible, else read-only, else in memory.
+    try {
+      db = await openWritable(file);
+    } catch {
+      db = existsSync(file) ? await openDatabase(file, { readonly: true }) : await openDatabase(':memory:');
+    }
+  } else if (options.readonly === true) {
     db = existsSync(file) ? await openDatabase(file, { readonly: true }) : await openDatabase(':memory:');
   } else {
-    const folder = path.dirname(file);
-    mkdirSync(folder, { recursive: true });
-    const ignore = path.join(folder, '.gitignore');
-    if (!existsSync(ignore)) writeFileSync(ignore, '*\n', 'utf8');
-    db = await openDatabase(file);
+    db = await openWritable(file);
   }
   const opened = db;
   return { study, db: opened, plugins, close: () => opened.destroy() };
+}
+
+/** Opens (creating) the study database, with a `.gitignore` that keeps `.kloop/` out of the user's repository. */
+async function openWritable(file: string): Promise<StudyDatabase> {
+  const folder = path.dirname(file);
+  mkdirSync(folder, { recursive: true });
+  const ignore = path.join(folder, '.gitignore');
+  if (!existsSync(ignore)) writeFileSync(ignore, '*\n', 'utf8');
+  return openDatabase(file);
 }

@@ -111,7 +111,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
   ): Promise<RepeatResult> {
     const db = options.db;
     if (db !== undefined && !fresh) {
-      const stored = await loadRepeat(db, fingerprint, artifactHash, membership, repeat);
+      const stored = await loadRepeat(db, fingerprint, artifactHash, membership, repeat, examples);
       if (stored !== undefined) return stored;
     }
     const records: ExampleScoreRecord[] = new Array(examples.length);
@@ -250,6 +250,7 @@ async function loadRepeat(
   artifactHash: string,
   membership: string,
   repeat: number,
+  examples: readonly Example[],
 ): Promise<RepeatResult | undefined> {
   const row = await db
     .selectFrom('evaluations')
@@ -262,8 +263,12 @@ async function loadRepeat(
   if (row === undefined) return undefined;
   const rows = await db.selectFrom('evaluation_examples').selectAll().where('evaluation_id', '=', row.id).execute();
   const byId = new Map(rows.map((example) => [example.example_id, JSON.parse(example.score) as ExampleScoreRecord]));
+  // The records in the partition's order, as a fresh evaluation has them: means summed in another
+  // order differ in the last bits, and a stored score must equal the fresh one exactly.
+  const records = examples.map((example) => byId.get(example.id));
+  if (records.some((record) => record === undefined)) return undefined; // incomplete: evaluate again
   return {
-    records: [...byId.values()],
+    records: records as ExampleScoreRecord[],
     usage: JSON.parse(row.usage) as RepeatResult['usage'],
     latencyMs: row.latency_ms,
   };

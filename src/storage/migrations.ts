@@ -122,7 +122,157 @@ const initial: Migration = {
   },
 };
 
+/**
+ * 0004: the review queue (Loop A candidates, Loop C/D findings awaiting a
+ * human decision), production signals (one row per runtime call or
+ * ingested record), and Loop A's runs and decisions.
+ */
+const reviewAndSignals: Migration = {
+  async up(db: AnyDatabase) {
+    await db.schema
+      .createTable('review_items')
+      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
+      .addColumn('kind', 'text', (column) => column.notNull())
+      .addColumn('source', 'text', (column) => column.notNull())
+      .addColumn('title', 'text', (column) => column.notNull())
+      .addColumn('payload', 'text', (column) => column.notNull())
+      .addColumn('evidence', 'text', (column) => column.notNull())
+      .addColumn('content_hash', 'text', (column) => column.notNull())
+      .addColumn('status', 'text', (column) => column.notNull())
+      .addColumn('run_id', 'integer')
+      .addColumn('created_at', 'text', (column) => column.notNull())
+      .addColumn('decided_at', 'text')
+      .addColumn('decided_by', 'text')
+      .addColumn('note', 'text')
+      .addColumn('outcome', 'text')
+      .execute();
+    await db.schema.createIndex('review_items_status').on('review_items').column('status').execute();
+    await db.schema.createIndex('review_items_content_hash').on('review_items').column('content_hash').execute();
+    await db.schema
+      .createTable('signals')
+      .addColumn('id', 'text', (column) => column.primaryKey())
+      .addColumn('time', 'text', (column) => column.notNull())
+      .addColumn('assembly_method', 'text', (column) => column.notNull())
+      .addColumn('confidence', 'real', (column) => column.notNull())
+      .addColumn('app_class', 'text', (column) => column.notNull())
+      .addColumn('has_commitments', 'integer', (column) => column.notNull())
+      .addColumn('entity_count', 'integer', (column) => column.notNull())
+      .addColumn('artifact_version', 'text', (column) => column.notNull())
+      .addColumn('goal', 'text')
+      .addColumn('detail', 'text', (column) => column.notNull())
+      .addColumn('source', 'text', (column) => column.notNull())
+      .addColumn('received_at', 'text', (column) => column.notNull())
+      .execute();
+    await db.schema.createIndex('signals_time').on('signals').column('time').execute();
+    // Loop A's notebook: its runs and every candidate it decided (queued for review, refused, skipped).
+    await db.schema
+      .createTable('loop_a_runs')
+      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
+      .addColumn('started_at', 'text', (column) => column.notNull())
+      .addColumn('ended_at', 'text')
+      .addColumn('incumbent_version_id', 'integer', (column) => column.notNull())
+      .addColumn('status', 'text', (column) => column.notNull())
+      .addColumn('report', 'text')
+      .execute();
+    await db.schema
+      .createTable('loop_a_decisions')
+      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
+      .addColumn('run_id', 'integer', (column) => column.notNull().references('loop_a_runs.id'))
+      .addColumn('kind', 'text', (column) => column.notNull())
+      .addColumn('candidate_hash', 'text', (column) => column.notNull())
+      .addColumn('delta', 'text', (column) => column.notNull())
+      .addColumn('rationale', 'text', (column) => column.notNull())
+      .addColumn('decision', 'text', (column) => column.notNull())
+      .addColumn('reason', 'text', (column) => column.notNull())
+      .addColumn('evidence', 'text', (column) => column.notNull())
+      .addColumn('review_item_id', 'integer')
+      .addColumn('created_at', 'text', (column) => column.notNull())
+      .execute();
+    await db.schema.createIndex('loop_a_decisions_candidate_hash').on('loop_a_decisions').column('candidate_hash').execute();
+  },
+};
+
+/**
+ * 0002: the run lease. One row per study key while a `kloop run` writes it:
+ * who holds it (host, pid, random owner id), since when, and its last
+ * heartbeat. See src/storage/lease.ts.
+ */
+const leases: Migration = {
+  async up(db: AnyDatabase) {
+    await db.schema
+      .createTable('leases')
+      .addColumn('study_key', 'text', (column) => column.primaryKey())
+      .addColumn('owner_id', 'text', (column) => column.notNull())
+      .addColumn('hostname', 'text', (column) => column.notNull())
+      .addColumn('pid', 'integer', (column) => column.notNull())
+      .addColumn('acquired_at', 'text', (column) => column.notNull())
+      .addColumn('heartbeat_at', 'text', (column) => column.notNull())
+      .execute();
+  },
+};
+
+/**
+ * 0003: the corpus lifecycle (DESIGN §4). `corpus_members` holds each
+ * example's current partition and shadow exposures (and, for examples
+ * admitted with `kloop corpus add`, the example itself); `corpus_events` is
+ * the append-only history of every move, with the experiment at which it
+ * happened.
+ */
+const corpusLifecycle: Migration = {
+  async up(db: AnyDatabase) {
+    await db.schema
+      .createTable('corpus_members')
+      .addColumn('example_id', 'text', (column) => column.primaryKey())
+      .addColumn('origin', 'text', (column) => column.notNull())
+      .addColumn('source', 'text', (column) => column.notNull())
+      .addColumn('example', 'text')
+      .addColumn('partition', 'text', (column) => column.notNull())
+      .addColumn('shadow_exposures', 'integer', (column) => column.notNull().defaultTo(0))
+      .addColumn('shadow_since', 'text')
+      .addColumn('admitted_at', 'text', (column) => column.notNull())
+      .addColumn('updated_at', 'text', (column) => column.notNull())
+      .execute();
+    await db.schema
+      .createTable('corpus_events')
+      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
+      .addColumn('example_id', 'text')
+      .addColumn('kind', 'text', (column) => column.notNull())
+      .addColumn('from_partition', 'text')
+      .addColumn('to_partition', 'text')
+      .addColumn('reason', 'text', (column) => column.notNull())
+      .addColumn('experiment_id', 'integer')
+      .addColumn('details', 'text', (column) => column.notNull())
+      .addColumn('created_at', 'text', (column) => column.notNull())
+      .execute();
+    await db.schema.createIndex('corpus_events_example').on('corpus_events').column('example_id').execute();
+  },
+};
+
+/**
+ * 0005: the two-speed schedule's run log (`kloop schedule`): one row per
+ * scheduled run of a loop (A, B, C, D) with its outcome. See src/study/schedule.ts.
+ */
+const schedule: Migration = {
+  async up(db: AnyDatabase) {
+    await db.schema
+      .createTable('schedule_runs')
+      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
+      .addColumn('loop', 'text', (column) => column.notNull())
+      .addColumn('scheduled_at', 'text', (column) => column.notNull())
+      .addColumn('started_at', 'text', (column) => column.notNull())
+      .addColumn('ended_at', 'text')
+      .addColumn('outcome', 'text', (column) => column.notNull())
+      .addColumn('detail', 'text', (column) => column.notNull())
+      .execute();
+    await db.schema.createIndex('schedule_runs_loop').on('schedule_runs').columns(['loop', 'id']).execute();
+  },
+};
+
 /** All migrations by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
+  '0003_corpus_lifecycle': corpusLifecycle,
+  '0002_leases': leases,
+  '0004_review_and_signals': reviewAndSignals,
+  '0005_schedule': schedule,
 };

@@ -26,6 +26,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
 import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '../program/yaml-locations.ts';
+import { Cron } from 'croner';
+import { signalsConfigSchema } from '../signals/signals-config.ts';
 
 /** Name of the configuration file inside a study folder. */
 export const CONFIG_FILE_NAME = 'kloop.yaml';
@@ -69,6 +71,10 @@ const proposerSchema = z.strictObject({
   concurrency: count(1).default(4),
   /** Model of a reflective proposer; default the executor's model. */
   model: z.string().trim().min(1).optional(),
+  /** Error-driven proposer: most candidate playbooks scored on the optimization partition per round. Default 60. */
+  maxEvaluations: count(0).optional(),
+  /** Error-driven proposer: most candidate playbooks screened locally per round. Default 1000. */
+  maxScreened: count(0).optional(),
 });
 
 const gateSchema = z.strictObject({
@@ -109,6 +115,12 @@ const stoppingSchema = z.strictObject({
   target: z.number().min(0).max(1).optional(),
   /** Stop after this many consecutive proposal or evaluation failures. Default 5. */
   maxConsecutiveFailures: count(1).default(5),
+  /**
+   * Stop when more than this fraction of the run's proposals failed (a failed
+   * proposal call, an unusable answer or a failed evaluation), in [0, 1]; only
+   * once at least 10 proposals were attempted. Absent = no such stop.
+   */
+  maxFailureRate: z.number().min(0).max(1).optional(),
   /** Most rounds in a run. */
   maxRounds: count(0).optional(),
   /** Most money to spend in a run, in USD. */
@@ -134,6 +146,53 @@ const weightsSchema = z
     behaviorCoverage: nonNegative.default(0.2),
   })
   .refine((weights) => Object.values(weights).some((weight) => weight > 0), 'at least one weight must be above 0');
+
+/** A cron expression (5 or 6 fields, croner syntax), checked by parsing it. */
+const cronExpression = z
+  .string()
+  .trim()
+  .min(1)
+  .refine((pattern) => {
+    try {
+      new Cron(pattern, { paused: true }).stop();
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not a valid cron expression (e.g. "0 * * * *" = every hour, "0 3 * * 1" = Mondays 03:00)');
+
+/** The two-speed schedule of `kloop schedule` (see docs/loops-c-d.md). */
+const scheduleSchema = z.strictObject({
+  /** Cadence of the fast loop (B, the optimization loop). Default every hour, "0 * * * *". */
+  fast: cronExpression.default('0 * * * *'),
+  /** Cadence of the slow analyses (A, C, D). Default Mondays 03:00, "0 3 * * 1". */
+  slow: cronExpression.default('0 3 * * 1'),
+  /** Per-loop cadences overriding fast/slow; "off" disables a loop. */
+  loops: z
+    .strictObject({
+      A: z.union([z.literal('off'), cronExpression]).optional(),
+      B: z.union([z.literal('off'), cronExpression]).optional(),
+      C: z.union([z.literal('off'), cronExpression]).optional(),
+      D: z.union([z.literal('off'), cronExpression]).optional(),
+    })
+    .prefault({}),
+  /** IANA time zone of the cadences, e.g. "Europe/Paris". Default the system's. */
+  timezone: z
+    .string()
+    .trim()
+    .min(1)
+    .refine((zone) => {
+      try {
+        new Intl.DateTimeFormat('en', { timeZone: zone });
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'not an IANA time zone (e.g. "UTC", "Europe/Paris")')
+    .optional(),
+  /** Experiments each fast cycle may add (raises stopping.maxExperiments per cycle); absent = stopping as configured. */
+  experimentsPerCycle: count(1).optional(),
+});
 
 const relativePath = z.string().trim().min(1);
 const corpusPattern = relativePath.refine(
@@ -161,6 +220,10 @@ export const studyConfigSchema = z
     corpusPolicy: corpusPolicySchema.prefault({}),
     /** Composite weights; only ratios matter. Default 0.25 / 0.35 / 0.20 / 0.20. */
     weights: weightsSchema.prefault({}),
+    /** Two-speed schedule of `kloop schedule`. */
+    schedule: scheduleSchema.prefault({}),
+    /** Production signals (Loop D) and pattern mining (Loop C); see src/signals/signals-config.ts. */
+    signals: signalsConfigSchema.prefault({}),
   })
   .superRefine((config, context) => {
     if (config.proposer.kind === 'reflective' && config.proposer.model === undefined && config.executor.kind !== 'llm') {
@@ -175,7 +238,11 @@ export const studyConfigSchema = z
 type ParsedConfig = z.output<typeof studyConfigSchema>;
 
 /** A loaded study configuration: defaults applied, paths absolute. */
-export interface StudyConfig extends Omit<ParsedConfig, 'artifact' | 'program' | 'corpus'> {
+export interface StudyConfig extends Omit<ParsedConfig, 'artifact' | 'program' | 'corpus' | 'schedule' | 'signals'> {
+  /** Two-speed schedule (always set by `loadStudyConfig`; optional for configs built in code). */
+  schedule?: ParsedConfig['schedule'];
+  /** Signals and pattern mining (always set by `loadStudyConfig`; optional for configs built in code). */
+  signals?: ParsedConfig['signals'];
   /** Absolute path of the study folder. */
   dir: string;
   /** Absolute path of `kloop.yaml`. */
@@ -195,6 +262,7 @@ export type ProposerConfig = StudyConfig['proposer'];
 export type GateConfig = StudyConfig['gate'];
 export type StoppingConfig = StudyConfig['stopping'];
 export type CorpusPolicyConfig = StudyConfig['corpusPolicy'];
+export type ScheduleConfig = ParsedConfig['schedule'];
 
 /**
  * Reads and validates `<studyDir>/kloop.yaml` (UTF-8).

@@ -8,6 +8,10 @@ import path from 'node:path';
 import type { Example, PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import { readCorpusFile } from '../corpus/importers/public-format.ts';
+import type { FileExample } from '../corpus/lifecycle.ts';
+import { planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
+import { readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
+import { studyDatabasePath } from '../storage/database.ts';
 import { InputError } from '../errors.ts';
 import { checkConstraints, loadProgram } from '../program/program.ts';
 import { createErrorDrivenProposer } from '../proposers/error-driven-proposer.ts';
@@ -46,7 +50,12 @@ export function readTextFile(file: string, what: string): string {
 
 /** Reads every corpus file of the config and checks ids, gold and partitions. */
 export function loadCorpus(config: StudyConfig): Example[] {
-  const examples: Example[] = [];
+  return loadCorpusFiles(config).map((entry) => entry.example);
+}
+
+/** {@link loadCorpus}, with the file (relative to the study folder when inside it) each example came from. */
+export function loadCorpusFiles(config: StudyConfig): FileExample[] {
+  const examples: FileExample[] = [];
   const seen = new Map<string, string>();
   if (config.corpusFiles.length === 0) {
     throw new InputError(`no corpus file matches ${config.corpus.join(', ')}`, { file: config.configPath, field: 'corpus' });
@@ -69,10 +78,14 @@ export function loadCorpus(config: StudyConfig): Example[] {
       if (scorableComponents(example.expected).length === 0) {
         throw new InputError(`example "${example.id}" has no scorable gold (needs appType, entities or behaviors)`, { file, field: 'expected' });
       }
-      examples.push(example);
+      const relative = path.relative(config.dir, file);
+      examples.push({ example, file: relative.startsWith('..') || path.isAbsolute(relative) ? file : relative });
     }
   }
-  if (examples.length === 0) throw new InputError('the corpus is empty', { file: config.configPath, field: 'corpus' });
+  if (examples.length === 0) {
+    const files = config.corpusFiles.map((file) => path.relative(config.dir, file)).join(', ');
+    throw new InputError(`the corpus is empty: ${files} ${config.corpusFiles.length === 1 ? 'holds' : 'hold'} no example`, { file: config.configPath, field: 'corpus' });
+  }
   return examples;
 }
 
@@ -86,7 +99,14 @@ export function splitPartitions(examples: readonly Example[]): Record<PartitionN
 /**
  * Loads a study folder.
  *
- * @throws InputError on any bad input (file, line and field named)
+ * Partitions come from the corpus lifecycle when the study database
+ * (`.kloop/kloop.db`) records one — graduated and rotated examples, examples
+ * admitted with `kloop corpus add` — read read-only; otherwise from the
+ * corpus files' `partition` fields (docs/corpus.md).
+ *
+ * @throws InputError on any bad input (file, line and field named), including
+ *   an anchor that left the corpus files
+ * @throws StorageError when the study database exists but cannot be read
  */
 export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedStudy {
   const config = loadStudyConfig(studyDir);
@@ -100,11 +120,13 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
       throw new InputError(first.message, { file: config.artifact, line: first.line, field: first.path });
     }
   }
-  const corpus = loadCorpus(config);
-  const partitions = splitPartitions(corpus);
+  const fileCorpus = loadCorpusFiles(config);
+  // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts).
+  const members = readCorpusMembersFile(studyDatabasePath(config.dir));
+  const { corpus, partitions } = resolveCorpus(fileCorpus, planCorpusSync(fileCorpus, members, new Date().toISOString()).members);
   for (const name of PARTITIONS) {
     if (partitions[name].length === 0) {
-      throw new InputError(`the corpus has no example in the ${name} partition`, { file: config.configPath, field: 'corpus' });
+      throw new InputError(`the corpus has no example in the ${name} partition${members.length > 0 ? ' (as the corpus lifecycle stands: `kloop corpus status`)' : ''}`, { file: config.configPath, field: 'corpus' });
     }
   }
   const sectionsOf =
@@ -118,7 +140,12 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
   const executor = plugins.createExecutor?.(config) ?? (offline ? createOfflineExecutor() : undefined);
   if (executor === undefined) throw new InputError(`executor kind "${config.executor.kind}" needs a model provider`, { file: config.configPath, field: 'executor.kind' });
   const proposer =
-    plugins.createProposer?.(config) ?? (config.proposer.kind === 'error-driven' ? createErrorDrivenProposer() : undefined);
+    plugins.createProposer?.(config) ?? (config.proposer.kind === 'error-driven'
+      ? createErrorDrivenProposer({
+          ...(config.proposer.maxEvaluations !== undefined ? { maxEvaluations: config.proposer.maxEvaluations } : {}),
+          ...(config.proposer.maxScreened !== undefined ? { maxScreened: config.proposer.maxScreened } : {}),
+        })
+      : undefined);
   if (proposer === undefined) throw new InputError(`proposer kind "${config.proposer.kind}" needs a model provider`, { file: config.configPath, field: 'proposer.kind' });
   return {
     config,
@@ -134,6 +161,7 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
     },
     corpus,
     partitions,
+    fileCorpus,
     executor,
     proposer,
     weights: config.weights ?? { appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 },
@@ -154,6 +182,7 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
       maxConsecutiveFailures: config.stopping.maxConsecutiveFailures,
       ...(config.stopping.target !== undefined ? { target: config.stopping.target } : {}),
       ...(config.stopping.maxRounds !== undefined ? { maxRounds: config.stopping.maxRounds } : {}),
+      ...(config.stopping.maxFailureRate !== undefined ? { maxFailureRate: config.stopping.maxFailureRate } : {}),
     },
     candidatesPerRound: config.proposer.candidatesPerRound,
     concurrency: config.proposer.concurrency,

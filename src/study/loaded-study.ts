@@ -3,6 +3,7 @@
  * program, artifact, corpus split by named partition, executor and proposer.
  */
 import type { Example, PartitionName } from '../corpus/example.ts';
+import type { FileExample } from '../corpus/lifecycle.ts';
 import type { GateSettings } from '../gate/gate.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import type { Executor } from '../tasks/executor.ts';
@@ -21,6 +22,8 @@ export interface StoppingCriteria {
   plateauRounds: number;
   target?: number;
   maxConsecutiveFailures: number;
+  /** Most failed proposals per proposal attempted in a run, in [0, 1]; absent = no such stop. */
+  maxFailureRate?: number;
   maxRounds?: number;
 }
 
@@ -36,8 +39,17 @@ export interface LoadedStudy {
   instructions: string;
   constraintsText: string;
   constraints: MechanicalConstraintChecker;
+  /**
+   * The corpus the loop uses: the corpus files' examples and the admitted ones
+   * (`kloop corpus add`), each with its current partition from the corpus
+   * lifecycle (`src/corpus/lifecycle.ts`). The loop replaces `corpus` and
+   * `partitions` (never their contents) at round boundaries when examples
+   * graduate or rotate.
+   */
   corpus: readonly Example[];
   partitions: Readonly<Record<PartitionName, readonly Example[]>>;
+  /** The examples as the corpus files hold them (partitions as written), with their files; absent for studies built in code. */
+  fileCorpus?: readonly FileExample[];
   executor: Executor;
   proposer: Proposer;
   weights: Readonly<ComponentWeights>;

@@ -22,6 +22,9 @@ import type { ArtifactVersion } from '../storage/registry.ts';
 import { getRegistryVersion, getVersion, putVersion, setRegistryVersion, withArtifactOverride } from '../storage/registry.ts';
 import { InfrastructureError, KloopError } from '../errors.ts';
 import type { LoadedStudy } from './loaded-study.ts';
+import type { BoundaryPlan } from '../corpus/lifecycle.ts';
+import { recordShadowExposure } from '../corpus/lifecycle-store.ts';
+import { corpusBoundary, startCorpusLifecycle } from './corpus-lifecycle.ts';
 import { readStudyState, writeStudyState } from './study-state.ts';
 
 /** Why a run stopped. Distinct outcomes, never conflated. */
@@ -32,9 +35,14 @@ export type StopReason =
   | 'max_rounds'
   | 'no_new_proposals'
   | 'consecutive_failures'
+  | 'failure_rate'
   | 'budget'
   | 'infrastructure_failure'
+  | 'shadow_spent'
   | 'interrupted';
+
+/** Proposals a run must have attempted before `stopping.maxFailureRate` can stop it. */
+export const FAILURE_RATE_MIN_ATTEMPTS = 10;
 
 /** Progress events printed by the CLI. */
 export type RunEvent =
@@ -50,6 +58,8 @@ export interface RunOptions {
   db: StudyDatabase;
   calibration?: GateCalibration;
   onEvent?: (event: RunEvent) => void;
+  /** Corpus lifecycle moves (graduation, rotation, file changes picked up at the start), one line each. */
+  onCorpusChange?: (change: { kind: 'start' | BoundaryPlan['kind']; message: string }) => void;
   signal?: AbortSignal;
   now?: () => Date;
 }
@@ -79,15 +89,22 @@ export function evaluatePartition(
   partition: PartitionName,
   signal?: AbortSignal,
 ): Promise<PartitionScore> {
-  return withArtifactOverride(artifactText, () =>
-    evaluator.evaluate({
+  return withArtifactOverride(artifactText, async () => {
+    // Let timers and signal handlers (Ctrl-C) run between evaluations: the offline executor never yields.
+    await yieldToEventLoop();
+    return evaluator.evaluate({
       artifactText,
       partition,
       examples: study.partitions[partition],
       repeats: study.gate.repeats,
       ...(signal !== undefined ? { signal } : {}),
-    }),
-  );
+    });
+  });
+}
+
+/** Resolves after pending timers, I/O and signal handlers have had their turn. */
+export function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Creates the study's frozen evaluator (stored results in `db`). */
@@ -122,9 +139,12 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   const now = options.now ?? (() => new Date());
   const emit = options.onEvent ?? (() => undefined);
   const calibration = options.calibration ?? NO_CALIBRATION;
-  const evaluator = createStudyEvaluator(study, db);
+  // The corpus lifecycle: partitions (and admitted examples) as recorded; initialised from the files on the first run.
+  const corpusStart = await startCorpusLifecycle(db, study, now);
+  if (corpusStart.moves.length > 0) options.onCorpusChange?.({ kind: 'start', message: `corpus: ${corpusStart.moves.length} lifecycle move(s) recorded at the start (${[...new Set(corpusStart.moves.map((move) => move.kind))].join(', ')})` });
+  let evaluator = createStudyEvaluator(study, db);
   // Screening candidates inside the proposer is not stored: it can be hundreds per round.
-  const scratchEvaluator = createStudyEvaluator(study);
+  let scratchEvaluator = createStudyEvaluator(study);
 
   await ensureSeedVersion(db, study, now);
   const run = await db.insertInto('runs').values({ started_at: isoNow(now), ended_at: null, stop_reason: null, report: null }).returning('id').executeTakeFirstOrThrow();
@@ -135,12 +155,14 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
   const carryOver = initialState.lastStopReason === null || initialState.lastStopReason === 'interrupted';
   let plateau = carryOver ? initialState.plateauRounds : 0;
   let consecutiveFailures = carryOver ? initialState.consecutiveFailures : 0;
+  let proposalAttempts = carryOver ? initialState.proposalAttempts ?? 0 : 0;
+  let proposalFailures = carryOver ? initialState.proposalFailures ?? 0 : 0;
   // A round a crash left open is finished first, exactly as it would have gone.
   let openRound = carryOver ? initialState.openRound ?? null : null;
   let newExperiments = 0;
   let incumbent = (await getRegistryVersion(db))!;
   const saveState = (lastStopReason: string | null): Promise<void> =>
-    writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, lastStopReason, openRound });
+    writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, proposalAttempts, proposalFailures, lastStopReason, openRound });
 
   emit({ type: 'start', runId, fingerprint: evaluator.fingerprint, experiments: await countEvaluated(db), incumbent: incumbent.id });
 
@@ -161,8 +183,19 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
         if (evaluatedCount >= stopping.maxExperiments) return finish('max_experiments', `${evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`);
         if (plateau >= stopping.plateauRounds) return finish('plateau', `${plateau} consecutive rounds without an accepted change`);
         if (consecutiveFailures >= stopping.maxConsecutiveFailures) return finish('consecutive_failures', `${consecutiveFailures} consecutive failed proposals or evaluations`);
+        if (stopping.maxFailureRate !== undefined && proposalAttempts >= FAILURE_RATE_MIN_ATTEMPTS && proposalFailures / proposalAttempts > stopping.maxFailureRate) {
+          return finish('failure_rate', `${proposalFailures} of ${proposalAttempts} proposals failed (${((100 * proposalFailures) / proposalAttempts).toFixed(1)}% > maxFailureRate ${stopping.maxFailureRate})`);
+        }
         const lastRound = await maxRound(db);
         if (stopping.maxRounds !== undefined && lastRound >= stopping.maxRounds) return finish('max_rounds', `${lastRound} rounds run (limit ${stopping.maxRounds})`);
+        // Between rounds only: shadow examples graduate, or a spent shadow rotates (or the study stops).
+        const boundary = await corpusBoundary(db, study, now);
+        if (boundary.message !== null) options.onCorpusChange?.({ kind: boundary.plan.kind, message: boundary.message });
+        if (boundary.plan.kind === 'spent') return finish('shadow_spent', boundary.plan.reason);
+        if (boundary.corpusChanged) {
+          evaluator = createStudyEvaluator(study, db);
+          scratchEvaluator = createStudyEvaluator(study);
+        }
         const incumbentScore = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal);
         if (stopping.target !== undefined && (incumbentScore.composite ?? 0) >= stopping.target) {
           return finish('target_reached', `optimization composite ${incumbentScore.composite?.toFixed(4)} ≥ target ${stopping.target}`);
@@ -189,10 +222,12 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
           limits: { editableSections: study.constraints.editableSections, maxArtifactCharacters: study.constraints.maxArtifactCharacters },
           examples: study.partitions.optimization,
           incumbentScores: baseOptimization,
-          evaluateOptimization: (text) =>
-            withArtifactOverride(text, () =>
+          evaluateOptimization: async (text) => {
+            await yieldToEventLoop();
+            return withArtifactOverride(text, () =>
               scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats }),
-            ),
+            );
+          },
           history: prior.history,
           triedHashes,
           maxCandidates: study.candidatesPerRound,
@@ -202,12 +237,16 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
       } catch (error) {
         if (isBudgetError(error) || isInfrastructureError(error) || isAbort(error, options.signal)) throw error;
         consecutiveFailures += 1;
+        proposalAttempts += 1;
+        proposalFailures += 1;
         openRound = null;
         await saveState(null);
         emit({ type: 'round', round, candidates: 0, failures: 1 });
         continue;
       }
       consecutiveFailures = proposal.candidates.length === 0 && proposal.failures.length > 0 ? consecutiveFailures + proposal.failures.length : 0;
+      proposalAttempts += proposal.candidates.length + proposal.failures.length;
+      proposalFailures += proposal.failures.length;
       emit({ type: 'round', round, candidates: proposal.candidates.length, failures: proposal.failures.length });
       if (proposal.candidates.length === 0) {
         openRound = null;
@@ -216,8 +255,8 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
         return finish('no_new_proposals', 'the proposer found no untried edit that helps the optimization partition');
       }
 
-      const record = async (input: Omit<RecordInput, 'runId' | 'round' | 'proposer' | 'fingerprint' | 'seed' | 'now'>): Promise<number> => {
-        const id = await recordExperiment(db, { ...input, runId, round, proposer: study.proposer.id, fingerprint: evaluator.fingerprint, seed: study.seed, now });
+      const record = async (input: Omit<RecordInput, 'runId' | 'round' | 'proposer' | 'fingerprint' | 'seed' | 'now' | 'shadowIds'>): Promise<number> => {
+        const id = await recordExperiment(db, { ...input, runId, round, proposer: study.proposer.id, fingerprint: evaluator.fingerprint, seed: study.seed, now, shadowIds: study.partitions.shadow.map((example) => example.id) });
         newExperiments += 1;
         return id;
       };
@@ -268,6 +307,9 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
           triedHashes.add(earlier.candidate_hash); // decided before a crash: keep its trace, never decide twice
           continue;
         }
+        // Checked before deciding, not only after: a round resumed after a crash that followed its
+        // last allowed decision must not decide one more.
+        if (evaluatedCount >= study.stopping.maxExperiments) break;
         let text = item.text;
         let optimization = item.optimization;
         let anchor = item.anchor;
@@ -312,6 +354,7 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
         evaluatedCount += 1;
         if (decision.accepted) acceptedThisRound += 1;
         else refusedThisRound += 1;
+        if (!decision.accepted && decision.reason === 'evaluation_failed') proposalFailures += 1;
         emit({
           type: 'decision', round, experimentId, delta: item.candidate.delta,
           decision: decision.accepted ? 'accepted' : 'refused', reason: decision.accepted ? 'accepted' : decision.reason,
@@ -397,6 +440,8 @@ interface RecordInput {
   fingerprint: string;
   seed: number;
   now: () => Date;
+  /** The shadow examples of this decision: each gains one exposure when the gate consulted shadow. */
+  shadowIds: readonly string[];
   onAccepted?: (version: ArtifactVersion) => Promise<void>;
 }
 
@@ -429,6 +474,7 @@ async function recordExperiment(db: StudyDatabase, input: RecordInput): Promise<
       })
       .returning('id')
       .executeTakeFirstOrThrow();
+    if (input.decision.shadowConsulted) await recordShadowExposure(transaction, input.shadowIds, input.now);
     if (input.decision.accepted) {
       accepted = await putVersion(transaction, input.candidate.text, 'accepted', input.base.id, inserted.id, input.now);
       await transaction.updateTable('experiments').set({ accepted_version_id: accepted.id }).where('id', '=', inserted.id).execute();

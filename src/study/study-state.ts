@@ -7,6 +7,9 @@ import type { StudyDatabase } from '../storage/database.ts';
 export interface StudyState {
   plateauRounds: number;
   consecutiveFailures: number;
+  /** Proposals attempted and failed in the run (for `stopping.maxFailureRate`); absent in older databases = 0. */
+  proposalAttempts?: number;
+  proposalFailures?: number;
   lastStopReason: string | null;
   /** The round in progress (null between rounds): a crash leaves it set, and the next run finishes it first. */
   openRound?: { round: number; baseVersionId: number } | null;

@@ -12,6 +12,8 @@ import { createStudyEvaluator } from '../../study/run-study.ts';
 import { formatScore, print, printJson, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
+import { evalLoopACommand, parseLoopOption } from './loop-a.ts';
+import { evaluateCorpusFile } from './corpus.ts';
 
 export function registerEvalCommand(program: Command): void {
   addModelOptions(program
@@ -21,8 +23,11 @@ export function registerEvalCommand(program: Command): void {
     .option('--partition <name>', `one partition (${PARTITIONS.join(', ')}); default: all`)
     .option('--artifact <file>', 'artifact file to score instead of the active version')
     .option('--json', 'print one JSON object on stdout')
-    .option('--quiet', 'print only the summary, not every example'))
-    .action(async (studyDir: string, options: ModelOptions & { partition?: string; artifact?: string; json?: boolean; quiet?: boolean }) => {
+    .option('--quiet', 'print only the summary, not every example')
+    .option('--loop <A|B>', 'B: the intent composite (default); A: end-to-end (compile success, structural gates, Loop A composite)')
+    .option('--corpus <file>', 'score on the examples of this public-format file (.jsonl, .yaml) instead of the study corpus; partial gold says which components were scored'))
+    .action(async (studyDir: string, options: ModelOptions & { partition?: string; artifact?: string; json?: boolean; quiet?: boolean; corpus?: string }) => {
+      if (parseLoopOption((options as { loop?: string }).loop) === 'A') return evalLoopACommand(studyDir, options);
       if (options.partition !== undefined && !(PARTITIONS as readonly string[]).includes(options.partition)) {
         throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--partition' });
       }
@@ -38,6 +43,10 @@ export function registerEvalCommand(program: Command): void {
           const active = await getRegistryVersion(session.db);
           artifactText = active?.text ?? study.artifactText;
           artifactLabel = active !== undefined ? `active version ${active.id}` : `${study.artifactPath} (no study database yet)`;
+        }
+        if (options.corpus !== undefined) {
+          await evaluateCorpusFile(study, artifactText, artifactLabel, options.corpus, options);
+          return;
         }
         const evaluator = createStudyEvaluator(study, session.db);
         const names = options.partition !== undefined ? [options.partition as PartitionName] : [...PARTITIONS];

@@ -1,6 +1,19 @@
-/** `kloop run <study>`: run or continue the optimization loop. */
+/**
+ * `kloop run <study>`: run or continue the optimization loop.
+ *
+ * One writer per study: the run holds the study's lease (src/storage/lease.ts)
+ * with a heartbeat; a second run refuses (exit 3) or, with `--wait`, waits.
+ * Ctrl-C (or SIGTERM) abandons the evaluations in flight, records the run as
+ * `interrupted`, releases the lease and exits 130; the next run continues.
+ * See docs/reliability.md.
+ */
+import { accessSync, constants, existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
-import { InputError } from '../../errors.ts';
+import { InputError, KloopError, StorageError } from '../../errors.ts';
+import { studyDatabasePath } from '../../storage/database.ts';
+import type { LeaseHeartbeat, LeaseRecord } from '../../storage/lease.ts';
+import { STUDY_BUSY_EXIT_CODE, acquireLease, readLease, releaseLease, releaseLeaseSync, startLeaseHeartbeat } from '../../storage/lease.ts';
 import type { RunEvent } from '../../study/run-study.ts';
 import { createStudyEvaluator, runStudy } from '../../study/run-study.ts';
 import type { StudyReport } from '../../study/report.ts';
@@ -10,9 +23,57 @@ import { latestCalibration } from '../../study/calibration.ts';
 import { calibrate } from './calibrate.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
+import { parseLoopOption, runLoopACommand } from './loop-a.ts';
 
 /** Stop reasons that mean the run failed (exit code 1). */
-const FAILED_STOPS = new Set(['infrastructure_failure', 'consecutive_failures']);
+const FAILED_STOPS = new Set(['infrastructure_failure', 'consecutive_failures', 'failure_rate']);
+/** Exit code of an interrupted run (128 + SIGINT), as shells report it. */
+export const INTERRUPTED_EXIT_CODE = 130;
+/** After the first Ctrl-C, the run is given this long (milliseconds) to wind down before it is ended anyway. */
+export const INTERRUPT_GRACE_MS = 10_000;
+
+/** The exit code of a run that stopped for `stopReason`: 0 done, 1 failed, 130 interrupted. */
+export function exitCodeOf(stopReason: string): number {
+  if (stopReason === 'interrupted') return INTERRUPTED_EXIT_CODE;
+  return FAILED_STOPS.has(stopReason) ? 1 : 0;
+}
+
+/** What each stop reason means, for the report. */
+export const STOP_REASON_MEANINGS: Readonly<Record<string, string>> = {
+  target_reached: 'the incumbent reached the target composite',
+  plateau: 'no candidate was accepted for stopping.plateauRounds rounds in a row',
+  max_experiments: 'the experiment budget (stopping.maxExperiments) is spent',
+  max_rounds: 'the round budget (stopping.maxRounds) is spent',
+  no_new_proposals: 'the proposer has no untried edit left',
+  budget: 'the cost or token budget is spent',
+  consecutive_failures: 'too many proposals or evaluations failed in a row: a problem, not a result',
+  failure_rate: 'too large a share of proposals failed (stopping.maxFailureRate): a problem, not a result',
+  infrastructure_failure: 'a provider, network or storage failure stopped the run: a problem, not a result',
+  interrupted: 'interrupted (Ctrl-C or SIGTERM); the next run continues from here',
+  shadow_spent: 'the shadow partition is spent (every example used up its exposures) and nothing can rotate in',
+};
+
+/**
+ * Refuses a study folder kloop cannot write (exit 2), before anything is
+ * written: the database file, its folder, or the study folder that would hold it.
+ */
+export function assertStudyWritable(studyDir: string): void {
+  const dir = path.resolve(studyDir);
+  if (!existsSync(dir)) return; // the loader names a missing folder
+  const file = studyDatabasePath(dir);
+  const folder = path.dirname(file);
+  const targets = existsSync(file) ? [file, folder] : existsSync(folder) ? [folder] : [dir];
+  for (const target of targets) {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch (error) {
+      throw new InputError(
+        `is read-only (${(error as NodeJS.ErrnoException).code ?? 'not writable'}): kloop run writes the study's lab notebook to ${file}; make it writable, or copy the study to a writable folder`,
+        { file: target },
+      );
+    }
+  }
+}
 
 export function registerRunCommand(program: Command): void {
   addModelOptions(
@@ -23,23 +84,77 @@ export function registerRunCommand(program: Command): void {
       .option('--json', 'print one JSON report object on stdout')
       .option('--quiet', 'no progress lines on stderr')
       .option('--calibrate', 'calibrate the evaluator first (noise, signal, τ) and use it')
-      .option('--max-experiments <n>', 'override stopping.maxExperiments (a study total)', parseCount),
-  ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number }) => {
+      .option('--max-experiments <n>', 'override stopping.maxExperiments (a study total)', parseCount)
+      .option('--loop <A|B>', 'B: the intent-prompt loop with its automatic ratchet (default); A: the end-to-end loop, whose candidates go to the review queue')
+      .option('--wait', 'when another run holds the study, wait for it to finish instead of exiting with code 3'),
+  ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number; wait?: boolean }) => {
       const started = Date.now();
-      const session = await openStudy(studyDir, options);
+      assertStudyWritable(studyDir);
+      if (parseLoopOption((options as { loop?: string }).loop) === 'A') return runLoopACommand(studyDir, options);
+      const session = await openStudyRetrying(studyDir, options);
       const quiet = options.quiet === true;
+      const databaseFile = studyDatabasePath(session.study.dir);
       const controller = new AbortController();
+      let lease: LeaseRecord | undefined;
+      let heartbeat: LeaseHeartbeat | undefined;
+      let runId: number | undefined;
       let interrupts = 0;
       const onSignal = (): void => {
         interrupts += 1;
-        if (interrupts > 1) process.exit(130);
-        progress('kloop: interrupted — finishing the decision in flight (press Ctrl-C again to quit at once)');
+        if (interrupts > 1) {
+          // Quit at once: give the lease back so the next run need not wait; the run row stays unfinished, like a crash.
+          if (lease !== undefined) releaseLeaseSync(databaseFile, lease);
+          process.exit(INTERRUPTED_EXIT_CODE);
+        }
+        progress('kloop: interrupted — abandoning the evaluations in flight (press Ctrl-C again to quit at once)');
         controller.abort(new Error('interrupted'));
+        // A bound on winding down: record the interruption, release the lease and end the process anyway.
+        setTimeout(() => {
+          void windDown().finally(() => process.exit(INTERRUPTED_EXIT_CODE));
+        }, INTERRUPT_GRACE_MS).unref();
+      };
+      const windDown = async (): Promise<void> => {
+        progress(`kloop: still busy ${INTERRUPT_GRACE_MS / 1000} s after the interrupt: ending the run now`);
+        const work = (async () => {
+          await heartbeat?.stop();
+          if (runId !== undefined) {
+            await session.db.updateTable('runs').set({ ended_at: new Date().toISOString(), stop_reason: 'interrupted' }).where('id', '=', runId).where('ended_at', 'is', null).execute();
+          }
+          if (lease !== undefined) await releaseLease(session.db, lease);
+        })();
+        await Promise.race([work.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+        if (lease !== undefined) releaseLeaseSync(databaseFile, lease);
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
         const study = session.study;
+        try {
+          lease = await acquireLease(session.db, {
+            studyKey: study.dir,
+            wait: options.wait === true,
+            signal: controller.signal,
+            onWait: (holder) => progress(`kloop: study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; waiting for it to finish (--wait)`, quiet),
+            onTakeOver: (previous) => progress(`kloop: took over the lease of pid ${previous.pid} on host ${previous.hostname} (since ${previous.acquiredAt}): its process is gone or its heartbeat (${previous.heartbeatAt}) stopped`, quiet),
+          });
+        } catch (error) {
+          if (!controller.signal.aborted) throw error;
+          progress('kloop: interrupted while waiting for the study; nothing was run', quiet);
+          process.exitCode = INTERRUPTED_EXIT_CODE;
+          return;
+        }
+        let lostTo: LeaseRecord | undefined;
+        heartbeat = startLeaseHeartbeat(session.db, lease, {
+          file: databaseFile,
+          onLost: () => {
+            void readLease(session.db, study.dir).then((holder) => {
+              lostTo = holder;
+              progress(`kloop: lost the study lease${holder !== undefined ? ` to pid ${holder.pid} on host ${holder.hostname}` : ''}: stopping`);
+              controller.abort(new Error('lease lost'));
+            });
+          },
+          onError: (message) => progress(`kloop: WARNING: lease heartbeat failed: ${message}`, quiet),
+        });
         if (options.maxExperiments !== undefined) study.stopping.maxExperiments = options.maxExperiments;
         session.plugins.checkBudget(study);
         const fingerprint = createStudyEvaluator(study).fingerprint;
@@ -64,8 +179,17 @@ export function registerRunCommand(program: Command): void {
           db: session.db,
           ...(calibration !== undefined ? { calibration: calibration.calibration } : {}),
           signal: controller.signal,
-          onEvent: (event) => progress(describeEvent(event), quiet),
+          onEvent: (event) => {
+            if (event.type === 'start') runId = event.runId;
+            progress(describeEvent(event), quiet);
+          },
         });
+        if (lostTo !== undefined || controller.signal.reason instanceof Error && controller.signal.reason.message === 'lease lost') {
+          throw new KloopError(
+            `another process took the study over while this run looked dead${lostTo !== undefined ? ` (pid ${lostTo.pid} on host ${lostTo.hostname})` : ''}; this run stopped writing`,
+            { code: 'lease_lost', exitCode: STUDY_BUSY_EXIT_CODE, studyPath: study.dir },
+          );
+        }
         const report = await buildStudyReport(session.db, study, createStudyEvaluator(study, session.db), {
           runId: outcome.runId,
           stopReason: outcome.stopReason,
@@ -73,16 +197,36 @@ export function registerRunCommand(program: Command): void {
           wallTimeMs: Date.now() - started,
         });
         const usage = session.plugins.usage();
-        const withUsage = { ...report, usage };
+        const exitCode = exitCodeOf(outcome.stopReason);
+        const withUsage = { ...report, stopMeaning: STOP_REASON_MEANINGS[outcome.stopReason] ?? outcome.stopReason, usage, exitCode };
         if (options.json === true) printJson(withUsage);
         else printReport(report);
-        process.exitCode = FAILED_STOPS.has(outcome.stopReason) ? 1 : 0;
+        process.exitCode = exitCode;
       } finally {
+        await heartbeat?.stop();
+        if (lease !== undefined) await releaseLease(session.db, lease).catch(() => releaseLeaseSync(databaseFile, lease!));
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
         await session.close();
       }
   });
+}
+
+/**
+ * {@link openStudy}, tried again when the database was locked while being
+ * created or migrated: two runs started at once on a new study both migrate
+ * it, and SQLite refuses the second's stale transaction (SQLITE_BUSY); on the
+ * next try the schema is there. The lease then decides which run writes.
+ */
+async function openStudyRetrying(studyDir: string, options: ModelOptions): Promise<Awaited<ReturnType<typeof openStudy>>> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await openStudy(studyDir, options);
+    } catch (error) {
+      if (attempt >= 5 || !(error instanceof StorageError) || !/database is locked|busy/i.test(error.message)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
+  }
 }
 
 function parseCount(value: string): number {
@@ -140,7 +284,7 @@ export function printReport(report: StudyReport): void {
   print(`experiments evaluated: ${report.experiments} (this run: ${report.thisRun.experiments}); accepted ${report.accepted}, refused ${refusedTotal}`);
   const reasons = Object.entries(report.refused).sort((left, right) => right[1] - left[1]);
   if (reasons.length > 0) print(`refused or skipped by reason: ${reasons.map(([reason, count]) => `${reason} ${count}`).join(', ')}`);
-  print(`stop reason: ${report.stopReason} — ${report.stopDetail}`);
+  print(`stop reason: ${report.stopReason} (${STOP_REASON_MEANINGS[report.stopReason] ?? 'see docs/reliability.md'}) — ${report.stopDetail}`);
   print(`best artifact: ${report.bestArtifact}`);
   print(`database: ${report.database}`);
   print(`wall time: ${(report.wallTimeMs / 1000).toFixed(1)} s`);

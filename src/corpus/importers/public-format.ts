@@ -19,7 +19,7 @@
  * if (!result.ok) for (const error of result.errors) console.error(`${error.file}:${error.line}: ${error.field}: ${error.message}`);
  * ```
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { exampleSchema, type Example } from '../example.ts';
@@ -41,6 +41,15 @@ export interface CorpusFileError {
 export type CorpusFileResult = { ok: true; examples: Example[] } | { ok: false; errors: CorpusFileError[] };
 
 type PathSegment = string | number;
+
+/** Largest corpus file read, in bytes (64 MiB): a bigger file is refused before it is read. */
+export const MAX_CORPUS_FILE_BYTES = 64 * 1024 * 1024;
+/** Largest JSONL record (one line), in bytes (1 MiB): a longer line is refused before it is parsed. */
+export const MAX_RECORD_BYTES = 1024 * 1024;
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MiB` : `${(bytes / 1024).toFixed(1)} KiB`;
+}
 
 /** Formats a field path: `expected.entities[0].role`. */
 export function formatFieldPath(path: readonly PropertyKey[]): string {
@@ -89,9 +98,24 @@ function recordIssues(value: unknown): { example?: Example; issues: RecordIssue[
       for (const key of issue.keys) issues.push({ path: [...path, key], message: `unknown field "${key}"` });
     } else if (isMissing(value, path)) {
       issues.push({ path, message: `missing required field "${String(path.at(-1))}"` });
+    } else if (issue.code === 'invalid_value') {
+      issues.push({ path, message: `unknown value ${JSON.stringify(valueAt(value, path))}; expected one of ${issue.values.map((allowed) => JSON.stringify(allowed)).join(', ')}` });
+    } else if (issue.code === 'too_big' && issue.origin === 'string') {
+      const found = valueAt(value, path);
+      issues.push({ path, message: `${typeof found === 'string' ? `${found.length} characters` : 'too long'}, above the limit of ${String(issue.maximum)} characters` });
     } else issues.push({ path, message: issue.message });
   }
   return { issues };
+}
+
+/** The value at `path` inside `value` (undefined when absent). */
+function valueAt(value: unknown, path: readonly PathSegment[]): unknown {
+  let node: unknown = value;
+  for (const segment of path) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<PathSegment, unknown>)[segment];
+  }
+  return node;
 }
 
 /** Whether `path` names a key its parent object does not have. */
@@ -111,6 +135,22 @@ function idOf(value: unknown): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
+/** The top-level field of a JSON record that takes the most room, when the record parses as an object. */
+function largestField(source: string): string | undefined {
+  try {
+    const value = JSON.parse(source) as unknown;
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+    let best: { key: string; size: number } | undefined;
+    for (const [key, field] of Object.entries(value)) {
+      const size = JSON.stringify(field)?.length ?? 0;
+      if (best === undefined || size > best.size) best = { key, size };
+    }
+    return best?.key;
+  } catch {
+    return undefined;
+  }
+}
+
 function parseJsonLines(text: string, file: string): CorpusFileResult {
   const errors: CorpusFileError[] = [];
   const examples: Example[] = [];
@@ -119,6 +159,17 @@ function parseJsonLines(text: string, file: string): CorpusFileResult {
     const line = index + 1;
     const source = raw.replace(/\r$/, '');
     if (source.trim() === '') return;
+    const bytes = Buffer.byteLength(source, 'utf8');
+    if (bytes > MAX_RECORD_BYTES) {
+      const largest = largestField(source);
+      errors.push({
+        file,
+        line,
+        ...(largest !== undefined ? { field: largest } : {}),
+        message: `the example is ${formatBytes(bytes)}, above the limit of ${formatBytes(MAX_RECORD_BYTES)} per example${largest !== undefined ? ` (most of it in "${largest}")` : ''}`,
+      });
+      return;
+    }
     let value: unknown;
     try {
       value = JSON.parse(source);
@@ -247,6 +298,10 @@ export function parsePublicFormat(content: string | Uint8Array, format: PublicFo
 export function importPublicFormat(path: string, format: PublicFormat): CorpusFileResult {
   let bytes: Uint8Array;
   try {
+    const size = statSync(path).size;
+    if (size > MAX_CORPUS_FILE_BYTES) {
+      return { ok: false, errors: [{ file: path, message: `the file is ${formatBytes(size)}, above the limit of ${formatBytes(MAX_CORPUS_FILE_BYTES)} per corpus file; split it` }] };
+    }
     bytes = readFileSync(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

@@ -1,0 +1,303 @@
+/**
+ * `kloop corpus …`: the corpus lifecycle and importers (docs/corpus.md).
+ *
+ * - `corpus add <study> <file>`: admission (quality gate; admitted examples
+ *   enter shadow). Exit 0 when every record was admitted, 2 when any was refused.
+ * - `corpus status <study>`: partitions, sizes, exposures, what is due.
+ * - `corpus at <study> <experiment>`: the partitions a decision saw.
+ * - `corpus import --format golden-uml|jsonl|yaml <path> --out FILE.jsonl`:
+ *   examples in the public format, with a per-case account of what could not
+ *   be read.
+ */
+import { existsSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { readCandidateRecords } from '../../corpus/admission.ts';
+import type { Example } from '../../corpus/example.ts';
+import { PARTITIONS } from '../../corpus/example.ts';
+import { readCorpusFile } from '../../corpus/importers/public-format.ts';
+import { importGoldenUml } from '../../corpus/importers/golden-uml.ts';
+import { reconstructPartitions } from '../../corpus/lifecycle.ts';
+import { readCorpusEvents, readDecisionRecords } from '../../corpus/lifecycle-store.ts';
+import { InputError } from '../../errors.ts';
+import type { PartitionScore } from '../../evaluator/partition-score.ts';
+import { COMPONENTS } from '../../evaluator/partition-score.ts';
+import type { StudyDatabase } from '../../storage/database.ts';
+import { acquireLease, releaseLease } from '../../storage/lease.ts';
+import { admitToStudy, corpusStatus } from '../../study/corpus-lifecycle.ts';
+import type { LoadedStudy } from '../../study/loaded-study.ts';
+import { writeFileAtomic } from '../../study/report.ts';
+import { createStudyEvaluator } from '../../study/run-study.ts';
+import { formatScore, print, printJson, table } from '../output.ts';
+import { openStudy } from './study-session.ts';
+
+/** Formats accepted by `kloop corpus import`. */
+export const IMPORT_FORMATS = ['golden-uml', 'jsonl', 'yaml'] as const;
+
+export function registerCorpusCommands(program: Command): void {
+  const corpus = program.command('corpus').description('The corpus lifecycle: admission, status, history and importers (docs/corpus.md).');
+
+  corpus
+    .command('add')
+    .description('Admit examples into a study: each passes the quality gate (schema, vocabularies, non-trivial gold, grounded entities, no near-duplicate, no duplicate id) and enters the shadow partition. Exit 2 when any is refused.')
+    .argument('<study>', 'study folder')
+    .argument('<file>', 'examples in the public format (.jsonl, .yaml, .yml, .json)')
+    .option('--partial-gold', 'admit gold without an app type (entities are still required)')
+    .option('--dry-run', 'check only; write nothing')
+    .option('--wait', 'wait for a run in progress to finish instead of refusing (exit 3)')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (studyDir: string, file: string, options: { partialGold?: boolean; dryRun?: boolean; wait?: boolean; json?: boolean }) => {
+      const candidates = readCandidateRecords(path.resolve(file));
+      if (!candidates.ok) {
+        const first = candidates.errors[0]!;
+        throw new InputError(`${first.message}${candidates.errors.length > 1 ? ` (and ${candidates.errors.length - 1} more errors)` : ''}`, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });
+      }
+      const session = await openStudy(studyDir, { quiet: true });
+      try {
+        const lease = options.dryRun === true ? undefined : await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
+        try {
+          const source = relativeToStudy(session.study, path.resolve(file));
+          const outcome = await admitToStudy(session.db, session.study, candidates.records, {
+            source,
+            requireAppType: options.partialGold !== true,
+            dryRun: options.dryRun === true,
+          });
+          const payload = { study: session.study.dir, file: path.resolve(file), ...outcome };
+          if (options.json === true) printJson(payload);
+          else {
+            print(`${outcome.dryRun ? 'dry run: would admit' : 'admitted'} ${outcome.admitted}, refused ${outcome.refused} (from ${source}); admitted examples enter the shadow partition`);
+            for (const verdict of outcome.verdicts) {
+              const where = verdict.line !== undefined ? ` (line ${verdict.line})` : '';
+              print(`  ${verdict.admitted ? 'ADMITTED' : 'REFUSED '} ${verdict.id ?? '(no id)'}${where}`);
+              for (const reason of verdict.reasons) print(`      ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
+              for (const note of verdict.notes) print(`      note: ${note}`);
+            }
+          }
+          process.exitCode = outcome.refused > 0 ? 2 : 0;
+        } finally {
+          if (lease !== undefined) await releaseLease(session.db, lease);
+        }
+      } finally {
+        await session.close();
+      }
+    });
+
+  corpus
+    .command('status')
+    .description('Show the corpus lifecycle: partitions, sizes, shadow exposures and what is due to graduate or rotate.')
+    .argument('<study>', 'study folder')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (studyDir: string, options: { json?: boolean }) => {
+      const session = await openStudy(studyDir, { quiet: true, preferWritable: true });
+      try {
+        const status = await corpusStatus(await lifecycleDb(session.db), session.study);
+        if (options.json === true) {
+          printJson({ study: session.study.dir, ...status });
+          return;
+        }
+        print(`corpus of ${session.study.dir}${status.initialised ? '' : ' (not yet recorded: the partitions the corpus files give; the next run records them)'}`);
+        print(`sizes: optimization ${status.sizes.optimization}, anchor ${status.sizes.anchor}, shadow ${status.sizes.shadow}${status.sizes.removed > 0 ? `, removed ${status.sizes.removed}` : ''}`);
+        print(`policy: graduate after ${status.policy.graduateAfterDecisions} shadow decisions${status.policy.graduateAfterDays !== undefined ? ` or ${status.policy.graduateAfterDays} days` : ''}; ${status.policy.rotateSlice} per round boundary; spent at ${status.policy.maxShadowExposures} exposures; shadow never below ${status.minShadowExamples}`);
+        print(`shadow exposures: most ${status.shadowExposures.max} of ${status.shadowExposures.limit}`);
+        print(`next round boundary: ${describeNext(status.next)}`);
+        print();
+        print(table([['id', 'partition', 'exposures', 'in shadow since', 'origin', 'due'], ...status.members.map((member) => [member.id, member.partition, String(member.exposures), member.shadowSince ?? '—', `${member.origin}: ${member.source}`, member.due ?? ''])]));
+      } finally {
+        await session.close();
+      }
+    });
+
+  corpus
+    .command('at')
+    .description('Reconstruct the partitions (and shadow exposures) as they were when an experiment was decided.')
+    .argument('<study>', 'study folder')
+    .argument('<experiment>', 'experiment id (see `kloop history`)')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (studyDir: string, experiment: string, options: { json?: boolean }) => {
+      const id = Number(experiment);
+      if (!Number.isInteger(id) || id < 1) throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, { field: '<experiment>' });
+      const session = await openStudy(studyDir, { quiet: true, preferWritable: true });
+      try {
+        const db = await lifecycleDb(session.db);
+        const decisions = db === undefined ? [] : await readDecisionRecords(db);
+        if (!decisions.some((decision) => decision.id === id)) throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
+        const at = reconstructPartitions(await readCorpusEvents(db!), decisions, id);
+        const payload = { study: session.study.dir, ...at, sizes: Object.fromEntries(PARTITIONS.map((name) => [name, at.partitions[name].length])) };
+        if (options.json === true) {
+          printJson(payload);
+          return;
+        }
+        if (at.beforeLifecycle) print(`experiment ${id} was decided before this study recorded its corpus lifecycle: the partitions were those of the corpus files then, which kloop did not record`);
+        print(`partitions at experiment ${id} (${at.movesBefore} lifecycle events recorded before it): ${PARTITIONS.map((name) => `${name} ${at.partitions[name].length}`).join(', ')}`);
+        for (const name of PARTITIONS) {
+          print();
+          print(`${name}:`);
+          for (const member of at.partitions[name]) print(`  ${member}${name === 'shadow' ? `  (${at.exposures[member] ?? 0} exposures)` : ''}`);
+        }
+      } finally {
+        await session.close();
+      }
+    });
+
+  corpus
+    .command('import')
+    .description('Convert a corpus to the public format (JSON Lines), reporting per case what could not be read. Written atomically.')
+    .argument('<path>', 'a Golden UML folder of case folders, or a .jsonl/.yaml file')
+    .requiredOption('--format <format>', `one of ${IMPORT_FORMATS.join(', ')}`)
+    .requiredOption('--out <file>', 'the .jsonl file to write')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (source: string, options: { format: string; out: string; json?: boolean }) => {
+      if (!(IMPORT_FORMATS as readonly string[]).includes(options.format)) throw new InputError(`unknown format "${options.format}"; expected one of ${IMPORT_FORMATS.join(', ')}`, { field: '--format' });
+      if (!options.out.toLowerCase().endsWith('.jsonl')) throw new InputError('the output is JSON Lines: give a file ending in .jsonl', { field: '--out', file: options.out });
+      const out = path.resolve(options.out);
+      if (!existsSync(path.dirname(out))) throw new InputError(`the folder ${path.dirname(out)} does not exist`, { field: '--out', file: out });
+      const result = importCorpus(path.resolve(source), options.format as (typeof IMPORT_FORMATS)[number]);
+      writeFileAtomic(out, result.examples.map((example) => JSON.stringify(example)).join('\n') + (result.examples.length > 0 ? '\n' : ''));
+      const payload = { format: options.format, source: path.resolve(source), out, examples: result.examples.length, cases: result.cases };
+      if (options.json === true) {
+        printJson(payload);
+        return;
+      }
+      print(`wrote ${result.examples.length} example(s) to ${out} (${result.cases.filter((entry) => entry.exampleId === undefined).length} case(s) not imported)`);
+      for (const entry of result.cases) {
+        if (entry.skipped.length === 0) continue;
+        print(`  ${entry.case}${entry.exampleId === undefined ? ' NOT IMPORTED' : ` → ${entry.exampleId}`}`);
+        for (const skipped of entry.skipped) print(`      could not read: ${skipped}`);
+      }
+    });
+}
+
+/** One case of an import: what became of it. */
+export interface ImportedCase {
+  /** Case folder, or `file:line`. */
+  case: string;
+  exampleId?: string;
+  /** What could not be read or mapped. */
+  skipped: string[];
+  notes: string[];
+}
+
+/** Reads a corpus in one of {@link IMPORT_FORMATS}: the examples that could be read, and an account per case. */
+export function importCorpus(source: string, format: (typeof IMPORT_FORMATS)[number]): { examples: Example[]; cases: ImportedCase[] } {
+  if (format === 'golden-uml') {
+    if (!existsSync(source) || !statSync(source).isDirectory()) throw new InputError('a Golden UML import reads a folder of case folders', { file: source });
+    const imported = importGoldenUml(source);
+    return {
+      examples: imported.examples,
+      cases: imported.reports.map((report) => ({ case: report.caseId, ...(report.exampleId !== undefined ? { exampleId: report.exampleId } : {}), skipped: report.skipped, notes: report.notes })),
+    };
+  }
+  const extension = path.extname(source).toLowerCase();
+  const matches = format === 'jsonl' ? extension === '.jsonl' : ['.yaml', '.yml', '.json'].includes(extension);
+  if (!matches) throw new InputError(`--format ${format} does not match the file's extension "${extension}"`, { file: source, field: '--format' });
+  const read = readCandidateRecords(source);
+  if (!read.ok) {
+    const first = read.errors[0]!;
+    throw new InputError(first.message, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });
+  }
+  const examples: Example[] = [];
+  const seen = new Set<string>();
+  const cases = read.records.map((record): ImportedCase => {
+    const label = `${source}:${record.line ?? record.index + 1}`;
+    if (record.example === undefined) {
+      return { case: label, skipped: record.errors.map((error) => `${error.field !== undefined ? `${error.field}: ` : ''}${error.message}`), notes: [] };
+    }
+    if (seen.has(record.example.id)) return { case: label, skipped: [`duplicate id "${record.example.id}" (kept the first)`], notes: [] };
+    seen.add(record.example.id);
+    examples.push(record.example);
+    return { case: label, exampleId: record.example.id, skipped: [], notes: [] };
+  });
+  return { examples, cases };
+}
+
+/** The database when it has the lifecycle tables (an old read-only notebook may not). */
+async function lifecycleDb(db: StudyDatabase): Promise<StudyDatabase | undefined> {
+  const tables = await db.introspection.getTables();
+  return tables.some((table) => table.name === 'corpus_members') ? db : undefined;
+}
+
+function relativeToStudy(study: LoadedStudy, file: string): string {
+  const relative = path.relative(study.dir, file);
+  return relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
+}
+
+function describeNext(next: { kind: string; ids: string[]; detail: string | null }): string {
+  switch (next.kind) {
+    case 'graduate':
+      return `${next.ids.length} graduate into optimization (${next.ids.join(', ')})${next.detail !== null ? `; ${next.detail}` : ''}`;
+    case 'rotate':
+      return `rotation: ${next.ids.join(', ')} rotate into optimization`;
+    case 'spent':
+      return `the run will stop: ${next.detail ?? ''}`;
+    default:
+      return next.ids.length > 0 ? `nothing moves; due: ${next.ids.join(', ')}${next.detail !== null ? ` (${next.detail})` : ''}` : 'nothing is due';
+  }
+}
+
+/**
+ * `kloop eval <study> --corpus FILE`: scores `artifactText` on every example
+ * of a public-format file (its `partition` fields are not used) and prints,
+ * with partial gold, which components were scored on how many examples.
+ */
+export async function evaluateCorpusFile(study: LoadedStudy, artifactText: string, artifactLabel: string, file: string, options: { json?: boolean; quiet?: boolean }): Promise<void> {
+  const read = readCorpusFile(path.resolve(file));
+  if (!read.ok) {
+    const first = read.errors[0]!;
+    throw new InputError(`${first.message}${read.errors.length > 1 ? ` (and ${read.errors.length - 1} more errors)` : ''}`, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });
+  }
+  const evaluator = createStudyEvaluator(study);
+  const score = await evaluator.evaluate({ artifactText, partition: `file:${path.basename(file)}`, examples: read.examples, repeats: study.gate.repeats });
+  const payload = corpusFileReport(study, artifactLabel, path.resolve(file), evaluator.fingerprint, score);
+  if (options.json === true) {
+    printJson(payload);
+    return;
+  }
+  print(`${artifactLabel} on ${payload.file} (${payload.examples} examples; evaluator ${payload.fingerprint})`);
+  print(`composite ${formatScore(payload.composite)}, invalid ${payload.invalid}`);
+  print(table([['component', 'mean', 'scored on', 'skipped on'], ...COMPONENTS.map((name) => [name, formatScore(payload.components[name] ?? null), String(payload.scoredOn[name]), String(payload.skippedOn[name])])]));
+  print(`diagnostics: entity precision ${formatScore(payload.metrics.entityPrecision)}, relation recall ${formatScore(payload.metrics.relationRecall)}, projection coverage ${formatScore(payload.metrics.projectionCoverage)}`);
+  if (options.quiet === true) return;
+  print();
+  for (const example of payload.perExample) {
+    if (!example.valid) print(`${example.id}  INVALID (${example.invalidReason})`);
+    else print(`${example.id}  ${formatScore(example.composite)}  scored: ${example.scored.join(', ')}${example.skipped.length > 0 ? `; skipped: ${example.skipped.join(', ')}` : ''}`);
+  }
+}
+
+function corpusFileReport(study: LoadedStudy, artifact: string, file: string, fingerprint: string, score: PartitionScore) {
+  const scoredOn = Object.fromEntries(COMPONENTS.map((name) => [name, 0])) as Record<(typeof COMPONENTS)[number], number>;
+  const skippedOn = { ...scoredOn };
+  const perExample = score.examples.map((record) => {
+    if (!record.valid) return { id: record.exampleId, repeat: record.repeat, valid: false as const, composite: null, invalidReason: record.invalidReason, message: record.message };
+    for (const name of COMPONENTS) {
+      if (record.skipped.includes(name)) skippedOn[name] += 1;
+      else scoredOn[name] += 1;
+    }
+    return {
+      id: record.exampleId,
+      repeat: record.repeat,
+      valid: true as const,
+      composite: record.composite,
+      components: record.components,
+      scored: COMPONENTS.filter((name) => !record.skipped.includes(name)),
+      skipped: record.skipped,
+      metrics: record.metrics,
+      diagnostics: record.diagnostics,
+    };
+  });
+  return {
+    study: study.dir,
+    artifact,
+    file,
+    fingerprint,
+    examples: score.total,
+    composite: score.composite,
+    components: score.components,
+    metrics: score.metrics,
+    invalid: score.invalid,
+    scoredOn,
+    skippedOn,
+    perExample,
+  };
+}
+

@@ -1,0 +1,110 @@
+/**
+ * `kloop schedule <study>`: the two-speed schedule. The fast loop (B) and
+ * the slow analyses (A, C, D) run on the cadences of `schedule` in
+ * `kloop.yaml` until Ctrl-C or SIGTERM; every run is recorded in
+ * `schedule_runs`. `--once <loops>` runs loops once, now, and exits (for a
+ * system crontab). One `kloop schedule` per study: a second one refuses
+ * (exit 3). See src/study/schedule.ts and docs/loops-c-d.md.
+ */
+import type { Command } from 'commander';
+import { InputError } from '../../errors.ts';
+import { studyDatabasePath } from '../../storage/database.ts';
+import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
+import { loadStudy } from '../../study/load-study.ts';
+import type { LoopName, ScheduleRunRecord } from '../../study/schedule.ts';
+import { createCronScheduler, createStudyLoops, LOOP_NAMES, startSchedule } from '../../study/schedule.ts';
+import { print, printJson, progress, table } from '../output.ts';
+import type { ModelOptions } from './study-session.ts';
+import { addModelOptions, openStudy } from './study-session.ts';
+
+/** Parses `--once`: `all`, `fast` (B), `slow` (A, C, D) or a comma list of A, B, C, D. */
+export function parseLoopList(value: string): LoopName[] {
+  const word = value.trim().toLowerCase();
+  if (word === 'all') return [...LOOP_NAMES];
+  if (word === 'fast') return ['B'];
+  if (word === 'slow') return ['A', 'C', 'D'];
+  const loops = value.split(',').map((part) => part.trim().toUpperCase());
+  for (const loop of loops) {
+    if (!(LOOP_NAMES as readonly string[]).includes(loop)) {
+      throw new InputError(`unknown loop "${loop}": use all, fast, slow or a comma list of ${LOOP_NAMES.join(', ')}`, { field: '--once' });
+    }
+  }
+  return [...new Set(loops)] as LoopName[];
+}
+
+function describeRun(run: ScheduleRunRecord): string {
+  return `loop ${run.loop} ${run.outcome}: ${JSON.stringify(run.detail)}`;
+}
+
+export function registerScheduleCommand(program: Command): void {
+  addModelOptions(
+    program
+      .command('schedule')
+      .description('Run the fast loop (B) and the slow analyses (A, C, D) on the cadences of `schedule` in kloop.yaml, without overlaps.')
+      .argument('<study>', 'study folder')
+      .option('--once <loops>', 'run these loops once now and exit: all, fast, slow, or e.g. C,D')
+      .option('--json', 'with --once: print one JSON object on stdout')
+      .option('--quiet', 'no progress lines on stderr'),
+  ).action(async (studyDir: string, options: ModelOptions & { once?: string; json?: boolean; quiet?: boolean }) => {
+    const once = options.once !== undefined ? parseLoopList(options.once) : undefined;
+    const quiet = options.quiet === true;
+    const session = await openStudy(studyDir, options);
+    const study = session.study;
+    const scheduleLease = await acquireLease(session.db, { studyKey: `${study.dir}#schedule` });
+    const heartbeat = startLeaseHeartbeat(session.db, scheduleLease, { file: studyDatabasePath(study.dir) });
+    const schedule = study.config?.schedule;
+    const scheduler = createCronScheduler(schedule?.timezone !== undefined ? { timezone: schedule.timezone } : {});
+    const loops = createStudyLoops({ db: session.db, loadStudy: () => loadStudy(study.dir, session.plugins) }, schedule);
+    try {
+      if (once !== undefined) {
+        // Every requested loop runs now, whatever its cadence (even "off"); nothing is put on a cadence.
+        const running = startSchedule({
+          db: session.db,
+          loops: loops.filter((loop) => once.includes(loop.name)).map((loop) => ({ ...loop, pattern: null })),
+          scheduler,
+        });
+        const runs: ScheduleRunRecord[] = [];
+        for (const loop of once) {
+          progress(`kloop: running loop ${loop}`, quiet);
+          const run = await running.runNow(loop);
+          runs.push(run);
+          progress(`kloop: ${describeRun(run)}`, quiet);
+        }
+        await running.stop();
+        if (options.json === true) printJson({ runs });
+        else print(table([['loop', 'outcome', 'detail'], ...runs.map((run) => [run.loop, run.outcome, JSON.stringify(run.detail)])]));
+        process.exitCode = runs.some((run) => run.outcome === 'failed') ? 1 : 0;
+        return;
+      }
+      const scheduled = loops.filter((loop) => loop.pattern !== null);
+      if (scheduled.length === 0) throw new InputError('every loop is "off" in schedule.loops: nothing to schedule', { file: study.config?.configPath ?? study.dir, field: 'schedule.loops' });
+      const running = startSchedule({
+        db: session.db,
+        loops: scheduled,
+        scheduler,
+        onEvent: (event) => {
+          if (event.type === 'start') progress(`kloop: loop ${event.loop} started (run ${event.runId})`, quiet);
+          else if (event.type === 'overlap') progress(`kloop: loop ${event.loop} still running: tick ${event.scheduledAt} skipped`, quiet);
+          else progress(`kloop: loop ${event.loop} ${event.outcome}: ${JSON.stringify(event.detail)}`, quiet);
+        },
+      });
+      const next = running.nextRuns();
+      progress(`kloop: schedule for ${study.dir}: ${scheduled.map((loop) => `${loop.name} "${loop.pattern}" next ${next[loop.name] ?? '—'}`).join('; ')} (Ctrl-C to stop)`, quiet);
+      await new Promise<void>((resolve) => {
+        const stop = (): void => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          resolve();
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+      progress('kloop: stopping the schedule (runs in flight are asked to stop)', quiet);
+      await running.stop();
+    } finally {
+      await heartbeat.stop();
+      await releaseLease(session.db, scheduleLease);
+      await session.close();
+    }
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * `kloop serve <study>`: the signal endpoint (`POST /signals`). Listens on
+ * 127.0.0.1 by default, needs a bearer token from the environment
+ * (`KLOOP_SERVE_TOKEN`, or the variable named by `--token-env`) and refuses
+ * to start without one. Runs until Ctrl-C or SIGTERM. See
+ * `src/signals/server.ts` and docs/loops-c-d.md.
+ */
+import type { Command } from 'commander';
+import { InputError } from '../../errors.ts';
+import { DEFAULT_SERVE_PORT, DEFAULT_TOKEN_ENV, resolveServeToken, startSignalServer } from '../../signals/server.ts';
+import { DEFAULT_SIGNALS_CONFIG } from '../../signals/signals-config.ts';
+import { loadStudyConfig } from '../../study/config.ts';
+import { progress } from '../output.ts';
+import { openSignalDatabase } from './signals.ts';
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InputError(`expected a port number 0-65535, got "${value}"`, { field: '--port' });
+  return port;
+}
+
+function parseEnvName(value: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) throw new InputError('give the NAME of an environment variable holding the token, not the token itself', { field: '--token-env' });
+  return value;
+}
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command('serve')
+    .description('Serve the signal endpoint (POST /signals) for a study: bearer token, body-size and rate limits, 127.0.0.1 by default.')
+    .argument('<study>', 'study folder')
+    .option('--port <n>', `port to listen on (0 = any free port)`, parsePort, DEFAULT_SERVE_PORT)
+    .option('--host <address>', 'interface to listen on', '127.0.0.1')
+    .option('--token-env <NAME>', 'environment variable holding the bearer token', parseEnvName, DEFAULT_TOKEN_ENV)
+    .option('--quiet', 'no progress lines on stderr')
+    .action(async (studyDir: string, options: { port: number; host: string; tokenEnv: string; quiet?: boolean }) => {
+      const token = resolveServeToken(process.env, options.tokenEnv);
+      const config = loadStudyConfig(studyDir);
+      const settings = config.signals ?? DEFAULT_SIGNALS_CONFIG;
+      const db = await openSignalDatabase(config, true);
+      const quiet = options.quiet === true;
+      try {
+        const server = await startSignalServer({
+          db,
+          token,
+          port: options.port,
+          hostname: options.host,
+          storeGoals: settings.storeGoals,
+          maxBodyBytes: settings.endpoint.maxBodyBytes,
+          ratePerSecond: settings.endpoint.ratePerSecond,
+          burst: settings.endpoint.burst,
+        });
+        if (!LOOPBACK.has(options.host)) {
+          progress(`kloop: WARNING: listening on ${options.host}, beyond this machine; the endpoint speaks plain HTTP: put a TLS proxy in front`, quiet);
+        }
+        progress(`kloop: signal endpoint for ${config.dir} at ${server.url}/signals (bearer token from ${options.tokenEnv}; Ctrl-C to stop)`, quiet);
+        await new Promise<void>((resolve) => {
+          const stop = (): void => {
+            process.off('SIGINT', stop);
+            process.off('SIGTERM', stop);
+            resolve();
+          };
+          process.on('SIGINT', stop);
+          process.on('SIGTERM', stop);
+        });
+        progress('kloop: stopping the endpoint', quiet);
+        await server.close();
+      } finally {
+        await db.destroy();
+      }
+    });
+}

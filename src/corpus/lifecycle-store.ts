@@ -1,0 +1,212 @@
+/**
+ * Storage of the corpus lifecycle: the `corpus_members` and `corpus_events`
+ * tables of the study database (migration `0003_corpus_lifecycle`), through
+ * Kysely. Every change is written in one transaction with its events.
+ *
+ * {@link readCorpusMembersFile} is the one synchronous reader: `loadStudy`
+ * (synchronous) uses it to resolve partitions from the SQLite study database
+ * before any command runs.
+ */
+import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import { StorageError } from '../errors.ts';
+import type { CorpusEventTable, CorpusMemberTable, KloopDatabase } from '../storage/schema.ts';
+import { exampleSchema } from './example.ts';
+import type { CorpusEvent, CorpusEventKind, CorpusMember, CorpusMove, DecisionRecord, FileExample, MemberPartition } from './lifecycle.ts';
+import { planCorpusSync } from './lifecycle.ts';
+
+/** The study database (or a transaction on it). */
+export type CorpusDatabase = Kysely<KloopDatabase>;
+
+function toMember(row: CorpusMemberTable): CorpusMember {
+  const member: CorpusMember = {
+    exampleId: row.example_id,
+    origin: row.origin === 'admitted' ? 'admitted' : 'file',
+    source: row.source,
+    partition: row.partition as MemberPartition,
+    shadowExposures: Number(row.shadow_exposures),
+    shadowSince: row.shadow_since,
+    admittedAt: row.admitted_at,
+    updatedAt: row.updated_at,
+  };
+  if (row.example !== null) member.example = exampleSchema.parse(JSON.parse(row.example));
+  return member;
+}
+
+function toRow(member: CorpusMember): CorpusMemberTable {
+  return {
+    example_id: member.exampleId,
+    origin: member.origin,
+    source: member.source,
+    example: member.example === undefined ? null : JSON.stringify(member.example),
+    partition: member.partition,
+    shadow_exposures: member.shadowExposures,
+    shadow_since: member.shadowSince,
+    admitted_at: member.admittedAt,
+    updated_at: member.updatedAt,
+  };
+}
+
+function toEvent(row: Omit<CorpusEventTable, 'id'> & { id: number }): CorpusEvent {
+  return {
+    id: row.id,
+    exampleId: row.example_id,
+    kind: row.kind as CorpusEventKind,
+    from: row.from_partition as MemberPartition | null,
+    to: row.to_partition as MemberPartition | null,
+    reason: row.reason,
+    experimentId: row.experiment_id,
+    details: JSON.parse(row.details) as Record<string, unknown>,
+    createdAt: row.created_at,
+  };
+}
+
+/** Every member, by id. */
+export async function readCorpusMembers(db: CorpusDatabase): Promise<CorpusMember[]> {
+  const rows = await db.selectFrom('corpus_members').selectAll().orderBy('example_id').execute();
+  return rows.map(toMember);
+}
+
+/** Every event, oldest first. */
+export async function readCorpusEvents(db: CorpusDatabase): Promise<CorpusEvent[]> {
+  const rows = await db.selectFrom('corpus_events').selectAll().orderBy('id').execute();
+  return rows.map(toEvent);
+}
+
+/** Every experiment as the reconstruction reads it (id, and whether the gate consulted shadow). */
+export async function readDecisionRecords(db: CorpusDatabase): Promise<DecisionRecord[]> {
+  const rows = await db.selectFrom('experiments').select(['id', 'evidence']).orderBy('id').execute();
+  return rows.map((row) => {
+    let consulted = false;
+    try {
+      consulted = (JSON.parse(row.evidence) as { shadowConsulted?: unknown }).shadowConsulted === true;
+    } catch {
+      consulted = false;
+    }
+    return { id: row.id, shadowConsulted: consulted };
+  });
+}
+
+/** The id of the last experiment recorded, or null when there is none. */
+export async function lastExperimentId(db: CorpusDatabase): Promise<number | null> {
+  const row = await db.selectFrom('experiments').select((eb) => eb.fn.max<number>('id').as('id')).executeTakeFirst();
+  return row?.id === null || row?.id === undefined ? null : Number(row.id);
+}
+
+/** Writes members (insert or replace). */
+export async function writeMembers(db: CorpusDatabase, members: readonly CorpusMember[]): Promise<void> {
+  for (const member of members) {
+    const row = toRow(member);
+    await db
+      .insertInto('corpus_members')
+      .values(row)
+      .onConflict((conflict) => conflict.column('example_id').doUpdateSet({ ...row }))
+      .execute();
+  }
+}
+
+/** Appends moves to the history, stamped with `experimentId` and `at`. */
+export async function writeMoves(db: CorpusDatabase, moves: readonly CorpusMove[], experimentId: number | null, at: string): Promise<void> {
+  for (const move of moves) {
+    await db
+      .insertInto('corpus_events')
+      .values({
+        example_id: move.exampleId,
+        kind: move.kind,
+        from_partition: move.from,
+        to_partition: move.to,
+        reason: move.reason,
+        experiment_id: experimentId,
+        details: JSON.stringify(move.details ?? {}),
+        created_at: at,
+      })
+      .execute();
+  }
+}
+
+/**
+ * Reconciles the stored members with the corpus files (initialising them on
+ * a study's first run), in one transaction. Returns the members as they now
+ * are and the moves written.
+ *
+ * @throws InputError from {@link planCorpusSync} (an anchor left the files, an id clash)
+ */
+export async function syncCorpusMembers(
+  db: CorpusDatabase,
+  files: readonly FileExample[],
+  now: () => Date = () => new Date(),
+): Promise<{ members: CorpusMember[]; moves: CorpusMove[] }> {
+  return db.transaction().execute(async (transaction) => {
+    const at = now().toISOString();
+    const plan = planCorpusSync(files, await readCorpusMembers(transaction), at);
+    if (plan.changed.length > 0) await writeMembers(transaction, plan.changed);
+    if (plan.moves.length > 0) await writeMoves(transaction, plan.moves, await lastExperimentId(transaction), at);
+    return { members: plan.members, moves: plan.moves };
+  });
+}
+
+/**
+ * Applies moves decided at a round boundary (graduation or rotation), with
+ * their events, in one transaction. Returns the members as they now are.
+ */
+export async function applyBoundaryMoves(db: CorpusDatabase, moves: readonly CorpusMove[], now: () => Date = () => new Date()): Promise<CorpusMember[]> {
+  return db.transaction().execute(async (transaction) => {
+    const at = now().toISOString();
+    const members = await readCorpusMembers(transaction);
+    const byId = new Map(members.map((member) => [member.exampleId, member]));
+    const changed: CorpusMember[] = [];
+    for (const move of moves) {
+      const member = move.exampleId === null ? undefined : byId.get(move.exampleId);
+      if (member === undefined || move.to === null || member.partition !== move.from) continue;
+      const next: CorpusMember = { ...member, partition: move.to, updatedAt: at };
+      byId.set(member.exampleId, next);
+      changed.push(next);
+    }
+    await writeMembers(transaction, changed);
+    await writeMoves(transaction, moves.filter((move) => changed.some((member) => member.exampleId === move.exampleId)), await lastExperimentId(transaction), at);
+    return [...byId.values()];
+  });
+}
+
+/**
+ * Counts one use of the shadow partition by a gate decision: +1 exposure for
+ * each of `shadowIds` (the shadow examples the decision evaluated). Call it
+ * inside the transaction that records the decision, so a decision is counted
+ * exactly once.
+ */
+export async function recordShadowExposure(db: CorpusDatabase, shadowIds: readonly string[], now: () => Date = () => new Date()): Promise<void> {
+  if (shadowIds.length === 0) return;
+  const at = now().toISOString();
+  for (let start = 0; start < shadowIds.length; start += 500) {
+    await db
+      .updateTable('corpus_members')
+      .set((eb) => ({ shadow_exposures: eb('shadow_exposures', '+', 1), updated_at: at }))
+      .where('example_id', 'in', shadowIds.slice(start, start + 500))
+      .where('partition', '=', 'shadow')
+      .execute();
+  }
+}
+
+/**
+ * Reads the members from a SQLite study database file, synchronously and
+ * read-only. Returns an empty list when the file or the table does not exist
+ * yet (a study that has not run since the lifecycle was added).
+ *
+ * @throws StorageError when the file exists but cannot be read
+ */
+export function readCorpusMembersFile(file: string): CorpusMember[] {
+  if (!existsSync(file)) return [];
+  let sqlite: Database.Database | undefined;
+  try {
+    sqlite = new Database(file, { readonly: true, fileMustExist: true });
+    const table = sqlite.prepare("select name from sqlite_master where type = 'table' and name = 'corpus_members'").get();
+    if (table === undefined) return [];
+    const rows = sqlite.prepare('select * from corpus_members order by example_id').all() as CorpusMemberTable[];
+    return rows.map(toMember);
+  } catch (error) {
+    throw new StorageError(`cannot read the corpus lifecycle from ${file}: ${(error as Error).message}`, { file, cause: error });
+  } finally {
+    sqlite?.close();
+  }
+}

@@ -1,0 +1,380 @@
+/**
+ * The corpus lifecycle (DESIGN §3 "The hold-out must stay unseen", §4): pure
+ * rules over the study's corpus members. Storage lives in
+ * `lifecycle-store.ts`; the loop calls both through `src/study/corpus-lifecycle.ts`.
+ *
+ * - **Initial state**: on a study's first run every file example takes the
+ *   partition its file names (`initial`, or `anchored` for anchors).
+ * - **Files change later**: a new file example enters **shadow** first (an
+ *   anchor stays an anchor: anchors are hand-chosen in the files); an example
+ *   gone from the files is `removed`; an anchor may neither leave the files
+ *   nor be re-labelled (an {@link InputError}).
+ * - **Admission** (`kloop corpus add`, see `admission.ts`): admitted examples
+ *   enter **shadow**, never optimization.
+ * - **Exposure**: every gate decision that evaluated the shadow partition
+ *   (`shadowConsulted`) adds 1 to each shadow member's `shadowExposures`.
+ * - **Graduation** (between rounds): a shadow example that has served
+ *   `graduateAfterDecisions` exposures, or `graduateAfterDays` days in shadow,
+ *   is due; at most `rotateSlice` due examples (most exposed first) move to
+ *   optimization per round boundary, never taking the shadow below
+ *   {@link MIN_SHADOW_EXAMPLES}; the others wait (status says so).
+ * - **Rotation** (between rounds): once any shadow example has reached
+ *   `maxShadowExposures` the shadow is *spent*: the `rotateSlice` most
+ *   exposed shadow examples move to optimization (`rotated_out`). When that
+ *   would leave fewer than {@link MIN_SHADOW_EXAMPLES} in shadow, the study
+ *   refuses to rotate and stops (`shadow_spent`): admit new examples first.
+ * - **Anchors** never rotate and never leave.
+ *
+ * Every move is a {@link CorpusMove}, stored with the last experiment decided
+ * when it happened; the partitions a decision E saw are the fold of every move
+ * whose experiment id is below E ({@link reconstructPartitions}).
+ */
+import { InputError } from '../errors.ts';
+import type { Example, PartitionName } from './example.ts';
+import { PARTITIONS } from './example.ts';
+
+/**
+ * Fewest examples the shadow partition may hold after a graduation or a
+ * rotation: 5. Below that a shadow comparison rests on too few paired
+ * differences to confirm anything (the gate's standard error needs at least
+ * 2, and one lucky example would decide). A study whose files start with a
+ * smaller shadow keeps it, but nothing graduates from it.
+ */
+export const MIN_SHADOW_EXAMPLES = 5;
+
+/** The `corpusPolicy` of kloop.yaml (see `src/study/config.ts`). */
+export interface CorpusPolicy {
+  /** Shadow-consulting gate decisions an example serves before it may graduate. Default 20. */
+  graduateAfterDecisions: number;
+  /** Days in shadow after which an example may graduate, whatever its exposures. Default: none. */
+  graduateAfterDays?: number;
+  /** Examples moved out of shadow at one round boundary. Default 3. */
+  rotateSlice: number;
+  /** Exposures after which an example is spent and the shadow must rotate. Default 40. */
+  maxShadowExposures: number;
+}
+
+/** The defaults of `corpusPolicy` (the same as `src/study/config.ts`). */
+export const DEFAULT_CORPUS_POLICY: Readonly<CorpusPolicy> = Object.freeze({
+  graduateAfterDecisions: 20,
+  rotateSlice: 3,
+  maxShadowExposures: 40,
+});
+
+/** Where a member is: one of the named partitions, or gone from the corpus files. */
+export type MemberPartition = PartitionName | 'removed';
+
+/** Every kind of move, in the order a member usually meets them. */
+export const CORPUS_EVENT_KINDS = ['initial', 'anchored', 'admitted', 'refused', 'shadow', 'graduated', 'rotated_out', 'removed'] as const;
+export type CorpusEventKind = (typeof CORPUS_EVENT_KINDS)[number];
+
+/** An example read from a corpus file, with that file (relative to the study folder when inside it). */
+export interface FileExample {
+  example: Example;
+  file: string;
+}
+
+/** One example of the study's corpus and its place in the lifecycle. */
+export interface CorpusMember {
+  exampleId: string;
+  origin: 'file' | 'admitted';
+  /** The file it came from. */
+  source: string;
+  /** The example itself, for admitted examples (file examples live in their files). */
+  example?: Example;
+  partition: MemberPartition;
+  /** Shadow-consulting gate decisions made while it was in shadow. */
+  shadowExposures: number;
+  /** When it last entered shadow (ISO 8601), or null. */
+  shadowSince: string | null;
+  /** When it joined the study's corpus (ISO 8601). */
+  admittedAt: string;
+  updatedAt: string;
+}
+
+/** One move, as written to `corpus_events`. */
+export interface CorpusMove {
+  exampleId: string | null;
+  kind: CorpusEventKind;
+  from: MemberPartition | null;
+  to: MemberPartition | null;
+  reason: string;
+  details?: Record<string, unknown>;
+}
+
+/** A move as stored, with its place in the history. */
+export interface CorpusEvent extends CorpusMove {
+  id: number;
+  /** The last experiment decided when it happened (null: none yet). */
+  experimentId: number | null;
+  createdAt: string;
+}
+
+/** The corpus files' examples against the stored members: the members as they must now be, and the moves that get there. */
+export interface CorpusSyncPlan {
+  members: CorpusMember[];
+  /** Members inserted or changed (to write). */
+  changed: CorpusMember[];
+  moves: CorpusMove[];
+  /** True when there were no members yet (a study's first run). */
+  initial: boolean;
+}
+
+/**
+ * Reconciles the corpus files with the stored members (pure). See the module
+ * comment for the rules.
+ *
+ * @param at ISO 8601 time of the sync
+ * @throws InputError when an anchor leaves or is re-labelled in the files, or a
+ *   file example has the id of an admitted example
+ */
+export function planCorpusSync(files: readonly FileExample[], stored: readonly CorpusMember[], at: string): CorpusSyncPlan {
+  const byId = new Map(stored.map((member) => [member.exampleId, { ...member }]));
+  const changed = new Map<string, CorpusMember>();
+  const moves: CorpusMove[] = [];
+  const initial = stored.length === 0;
+  const inFiles = new Set<string>();
+  const move = (member: CorpusMember, kind: CorpusEventKind, to: MemberPartition, reason: string, details?: Record<string, unknown>): void => {
+    moves.push({ exampleId: member.exampleId, kind, from: byId.has(member.exampleId) ? byId.get(member.exampleId)!.partition : null, to, reason, ...(details !== undefined ? { details } : {}) });
+    const next: CorpusMember = { ...member, partition: to, updatedAt: at, shadowSince: to === 'shadow' && member.partition !== 'shadow' ? at : member.shadowSince };
+    byId.set(member.exampleId, next);
+    changed.set(member.exampleId, next);
+  };
+  for (const { example, file } of files) {
+    inFiles.add(example.id);
+    const existing = byId.get(example.id);
+    if (existing === undefined) {
+      const fresh: CorpusMember = { exampleId: example.id, origin: 'file', source: file, partition: 'removed', shadowExposures: 0, shadowSince: null, admittedAt: at, updatedAt: at };
+      const member = fresh;
+      if (initial) {
+        move(member, example.partition === 'anchor' ? 'anchored' : 'initial', example.partition, `${example.partition} in ${file} when the study began`, { file });
+      } else if (example.partition === 'anchor') {
+        move(member, 'anchored', 'anchor', `new anchor in ${file} (anchors are hand-chosen in the corpus files)`, { file });
+      } else {
+        move(member, 'shadow', 'shadow', `new in ${file} after the study began: shadow first (the file says ${example.partition})`, { file, filePartition: example.partition });
+      }
+      continue;
+    }
+    if (existing.origin === 'admitted') {
+      throw new InputError(`example id "${example.id}" is also an example admitted with \`kloop corpus add\` (from ${existing.source}); ids are unique across the corpus`, { file, field: 'id', exampleId: example.id });
+    }
+    if (existing.partition === 'anchor' && example.partition !== 'anchor') {
+      throw new InputError(`example "${example.id}" is an anchor of this study and anchors never leave: restore "partition: anchor" (the file now says ${example.partition})`, { file, field: 'partition', exampleId: example.id, partition: 'anchor' });
+    }
+    if (existing.source !== file) {
+      const updated = { ...existing, source: file, updatedAt: at };
+      byId.set(example.id, updated);
+      changed.set(example.id, updated);
+    }
+    const current = byId.get(example.id)!;
+    if (current.partition === 'removed') {
+      if (example.partition === 'anchor') move(current, 'anchored', 'anchor', `back in ${file} as an anchor`, { file });
+      else move(current, 'shadow', 'shadow', `back in ${file}: shadow first (the file says ${example.partition})`, { file, filePartition: example.partition });
+    } else if (example.partition === 'anchor' && current.partition !== 'anchor') {
+      move(current, 'anchored', 'anchor', `marked as an anchor in ${file}`, { file });
+    }
+  }
+  for (const member of [...byId.values()]) {
+    if (member.origin !== 'file' || inFiles.has(member.exampleId) || member.partition === 'removed') continue;
+    if (member.partition === 'anchor') {
+      throw new InputError(`anchor "${member.exampleId}" is no longer in the corpus files (it was in ${member.source}); anchors never leave: put it back`, { file: member.source, exampleId: member.exampleId, partition: 'anchor' });
+    }
+    move(member, 'removed', 'removed', `no longer in the corpus files (was in ${member.source})`, { file: member.source });
+  }
+  return { members: [...byId.values()], changed: [...changed.values()], moves, initial };
+}
+
+/** The corpus the loop uses: examples with their current partitions. */
+export interface ResolvedCorpus {
+  corpus: Example[];
+  partitions: Record<PartitionName, Example[]>;
+}
+
+/**
+ * The study's corpus from the file examples and the (synced) members: file
+ * examples in file order, then admitted examples in admission order, each
+ * with the partition its member has; removed members are left out.
+ */
+export function resolveCorpus(files: readonly FileExample[], members: readonly CorpusMember[]): ResolvedCorpus {
+  const byId = new Map(members.map((member) => [member.exampleId, member]));
+  const corpus: Example[] = [];
+  for (const { example } of files) {
+    const member = byId.get(example.id);
+    const partition = member === undefined ? example.partition : member.partition;
+    if (partition !== 'removed') corpus.push(partition === example.partition ? example : { ...example, partition });
+  }
+  const admitted = members
+    .filter((member) => member.origin === 'admitted' && member.partition !== 'removed' && member.example !== undefined)
+    .sort((left, right) => left.admittedAt.localeCompare(right.admittedAt) || left.exampleId.localeCompare(right.exampleId));
+  for (const member of admitted) corpus.push({ ...member.example!, partition: member.partition as PartitionName });
+  const partitions = Object.fromEntries(PARTITIONS.map((name) => [name, [] as Example[]])) as Record<PartitionName, Example[]>;
+  for (const example of corpus) partitions[example.partition].push(example);
+  return { corpus, partitions };
+}
+
+/** Shadow members, most exposed first, then longest in shadow, then by id. */
+function shadowByExposure(members: readonly CorpusMember[]): CorpusMember[] {
+  return members
+    .filter((member) => member.partition === 'shadow')
+    .sort(
+      (left, right) =>
+        right.shadowExposures - left.shadowExposures ||
+        (left.shadowSince ?? '').localeCompare(right.shadowSince ?? '') ||
+        left.exampleId.localeCompare(right.exampleId),
+    );
+}
+
+/** Whether a shadow member has served its time, and why. */
+export function graduationDue(member: CorpusMember, policy: Readonly<CorpusPolicy>, now: Date): string | undefined {
+  if (member.partition !== 'shadow') return undefined;
+  if (member.shadowExposures >= policy.graduateAfterDecisions) {
+    return `served ${member.shadowExposures} shadow decisions (graduateAfterDecisions ${policy.graduateAfterDecisions})`;
+  }
+  if (policy.graduateAfterDays !== undefined && member.shadowSince !== null) {
+    const days = (now.getTime() - Date.parse(member.shadowSince)) / 86_400_000;
+    if (days >= policy.graduateAfterDays) return `served ${days.toFixed(1)} days in shadow (graduateAfterDays ${policy.graduateAfterDays})`;
+  }
+  return undefined;
+}
+
+/** What a round boundary does to the corpus. */
+export type BoundaryPlan =
+  | { kind: 'none'; due: string[]; held: string | null }
+  | { kind: 'graduate'; moves: CorpusMove[]; due: string[]; held: string | null }
+  | { kind: 'rotate'; moves: CorpusMove[]; spent: string[] }
+  | { kind: 'spent'; reason: string; spent: string[] };
+
+/**
+ * Decides the moves of one round boundary (pure): rotation when the shadow is
+ * spent (or a refusal to rotate), else graduation of due examples. See the
+ * module comment.
+ *
+ * @param minShadow the floor; default {@link MIN_SHADOW_EXAMPLES}
+ */
+export function planBoundary(
+  members: readonly CorpusMember[],
+  policy: Readonly<CorpusPolicy>,
+  now: Date,
+  minShadow: number = MIN_SHADOW_EXAMPLES,
+): BoundaryPlan {
+  const shadow = shadowByExposure(members);
+  const spent = shadow.filter((member) => member.shadowExposures >= policy.maxShadowExposures).map((member) => member.exampleId);
+  if (spent.length > 0) {
+    const slice = shadow.slice(0, policy.rotateSlice);
+    const left = shadow.length - slice.length;
+    const head = `the shadow partition is spent: ${spent.length} of its ${shadow.length} examples have served ${policy.maxShadowExposures} or more gate decisions (maxShadowExposures ${policy.maxShadowExposures})`;
+    if (slice.length === 0) return { kind: 'spent', spent, reason: `${head}, and corpusPolicy.rotateSlice is 0: nothing can rotate` };
+    if (left < minShadow) {
+      return {
+        kind: 'spent',
+        spent,
+        reason: `${head}; rotating ${slice.length} out would leave ${left} (< the minimum of ${minShadow}), so the study refuses to rotate: admit new examples with \`kloop corpus add\` before running again`,
+      };
+    }
+    return {
+      kind: 'rotate',
+      spent,
+      moves: slice.map((member) => ({
+        exampleId: member.exampleId,
+        kind: 'rotated_out',
+        from: 'shadow',
+        to: 'optimization',
+        reason: `${head}: one of the ${slice.length} most exposed (${member.shadowExposures} exposures) rotates into optimization`,
+        details: { exposures: member.shadowExposures, maxShadowExposures: policy.maxShadowExposures },
+      })),
+    };
+  }
+  const due = shadow.map((member) => ({ member, why: graduationDue(member, policy, now) })).filter((entry) => entry.why !== undefined);
+  const room = Math.max(0, shadow.length - minShadow);
+  const count = Math.min(policy.rotateSlice, due.length, room);
+  const held =
+    due.length > count
+      ? count < policy.rotateSlice
+        ? `${due.length - count} due example(s) wait: graduating them would take the shadow below ${minShadow}`
+        : `${due.length - count} due example(s) wait for a later round (rotateSlice ${policy.rotateSlice} per boundary)`
+      : null;
+  const dueIds = due.map((entry) => entry.member.exampleId);
+  if (count === 0) return { kind: 'none', due: dueIds, held };
+  return {
+    kind: 'graduate',
+    due: dueIds,
+    held,
+    moves: due.slice(0, count).map(({ member, why }) => ({
+      exampleId: member.exampleId,
+      kind: 'graduated',
+      from: 'shadow',
+      to: 'optimization',
+      reason: why!,
+      details: { exposures: member.shadowExposures, shadowSince: member.shadowSince },
+    })),
+  };
+}
+
+/** Applies moves to members (pure), as a boundary or a sync would. */
+export function applyMoves(members: readonly CorpusMember[], moves: readonly CorpusMove[], at: string): CorpusMember[] {
+  const byId = new Map(members.map((member) => [member.exampleId, member]));
+  for (const move of moves) {
+    if (move.exampleId === null || move.to === null) continue;
+    const member = byId.get(move.exampleId);
+    if (member === undefined) continue;
+    byId.set(move.exampleId, { ...member, partition: move.to, updatedAt: at, shadowSince: move.to === 'shadow' && member.partition !== 'shadow' ? at : member.shadowSince });
+  }
+  return [...byId.values()];
+}
+
+/** An experiment as the reconstruction reads it. */
+export interface DecisionRecord {
+  id: number;
+  /** The gate evaluated the shadow partition for this decision. */
+  shadowConsulted: boolean;
+}
+
+/** The corpus partitions as a decision saw them. */
+export interface PartitionsAt {
+  experimentId: number;
+  /** Member ids by partition, sorted. */
+  partitions: Record<PartitionName, string[]>;
+  /** Shadow exposures of each example before this decision (derived from the decisions that consulted shadow). */
+  exposures: Record<string, number>;
+  /** Lifecycle events (moves, admissions, refusals) recorded before this decision. */
+  movesBefore: number;
+  /** True when the decision came before the lifecycle was first recorded (the files' partitions were in force then, not stored). */
+  beforeLifecycle: boolean;
+}
+
+/**
+ * Reconstructs the partitions decision `experimentId` saw: every move with
+ * an experiment id below it (null counts as 0), in order, and exposures
+ * counted from the earlier decisions that consulted shadow.
+ */
+export function reconstructPartitions(events: readonly CorpusEvent[], decisions: readonly DecisionRecord[], experimentId: number): PartitionsAt {
+  const ordered = [...events].sort((left, right) => (left.experimentId ?? 0) - (right.experimentId ?? 0) || left.id - right.id);
+  const partitionOf = new Map<string, MemberPartition>();
+  const exposures: Record<string, number> = {};
+  let next = 0;
+  const applyBefore = (limit: number): void => {
+    while (next < ordered.length && (ordered[next]!.experimentId ?? 0) < limit) {
+      const event = ordered[next]!;
+      if (event.exampleId !== null && event.to !== null) partitionOf.set(event.exampleId, event.to);
+      next += 1;
+    }
+  };
+  for (const decision of [...decisions].sort((left, right) => left.id - right.id)) {
+    if (decision.id >= experimentId) break;
+    applyBefore(decision.id);
+    if (!decision.shadowConsulted) continue;
+    for (const [id, partition] of partitionOf) if (partition === 'shadow') exposures[id] = (exposures[id] ?? 0) + 1;
+  }
+  applyBefore(experimentId);
+  const partitions = Object.fromEntries(PARTITIONS.map((name) => [name, [] as string[]])) as Record<PartitionName, string[]>;
+  for (const [id, partition] of partitionOf) if (partition !== 'removed') partitions[partition].push(id);
+  for (const name of PARTITIONS) partitions[name].sort();
+  const firstRecorded = ordered.find((event) => event.kind !== 'refused');
+  return {
+    experimentId,
+    partitions,
+    exposures: Object.fromEntries(Object.entries(exposures).sort(([left], [right]) => left.localeCompare(right))),
+    movesBefore: next,
+    beforeLifecycle: firstRecorded === undefined || (firstRecorded.experimentId ?? 0) >= experimentId,
+  };
+}

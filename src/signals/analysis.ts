@@ -1,0 +1,490 @@
+/**
+ * Loop D analysis: clusters of low-confidence assemblies by shape over a
+ * rolling window (seeds/000, `cluster_unmatched_assemblies`):
+ *
+ *     low      = method ∈ lowConfidenceMethods (default decomposed, partial)
+ *                or confidence < confidenceThreshold (default 0.70)
+ *     clusters = group low by (appClass, hasCommitments, entity-count bucket)
+ *     report     clusters with size ≥ minClusterSize (default 5)
+ *
+ * Entity-count buckets come from increasing inclusive upper bounds (default
+ * `[3, 6, 10]`): `0`, `1-3`, `4-6`, `7-10`, `11+`.
+ *
+ * Each cluster is summarised (size, share of the window, methods, mean
+ * confidence, typical uncovered entities and behaviours, patterns used,
+ * example goals). Beside the clusters the analysis reports recurring gaps
+ * (uncovered entities/behaviours in at least `minClusterSize` low-confidence
+ * signals), deprecation candidates (patterns and artifact sections no signal
+ * in the window used) and candidate new patterns (clusters with typical
+ * uncovered entities or behaviours). It is evidence only: it changes nothing.
+ *
+ * Memory is bounded by the number of distinct shapes and uncovered names, not
+ * by the number of signals: signals are folded into counters one at a time.
+ */
+import { normalizeEntityName } from '../tasks/intent/names.ts';
+import type { SignalAssemblyMethod, StoredSignal } from './signal.ts';
+import { ASSEMBLY_METHODS } from './signal.ts';
+import type { SignalsConfig } from './signals-config.ts';
+import { DEFAULT_SIGNALS_CONFIG } from './signals-config.ts';
+
+/** The analysis settings (the `signals` section of `kloop.yaml`). */
+export type AnalysisSettings = Pick<
+  SignalsConfig,
+  'windowDays' | 'confidenceThreshold' | 'lowConfidenceMethods' | 'minClusterSize' | 'entityCountBuckets' | 'typicalShare' | 'exampleGoals'
+>;
+
+/** A rolling window `from < time ≤ to`. */
+export interface SignalWindow {
+  /** ISO 8601 UTC. */
+  from: string;
+  /** ISO 8601 UTC (the analysis' `now`). */
+  to: string;
+  days: number;
+}
+
+/** A name with the number of signals it occurs in. */
+export interface CountedName {
+  name: string;
+  count: number;
+  /** count / cluster size (or / low-confidence signals for gaps). */
+  share: number;
+}
+
+/** One reported cluster of low-confidence signals. */
+export interface SignalCluster {
+  /** `appClass|commitments|4-6` (stable, for dedupe). */
+  key: string;
+  appClass: string;
+  hasCommitments: boolean;
+  entityCountBucket: string;
+  size: number;
+  /** size / signals in the window. */
+  share: number;
+  /** size / low-confidence signals in the window. */
+  shareOfLowConfidence: number;
+  methods: Record<SignalAssemblyMethod, number>;
+  meanConfidence: number;
+  /** The most frequent uncovered entities (up to 5); typical ones have `share ≥ typicalShare`. */
+  uncoveredEntities: CountedName[];
+  uncoveredBehaviors: CountedName[];
+  patterns: CountedName[];
+  artifactVersions: CountedName[];
+  /** The most recent distinct goals (empty when goals are not stored). */
+  exampleGoals: string[];
+  firstSeen: string;
+  lastSeen: string;
+}
+
+/** An uncovered entity or behaviour that recurs across low-confidence signals. */
+export interface RecurringGap {
+  kind: 'entity' | 'behavior';
+  name: string;
+  /** Low-confidence signals it was uncovered in. */
+  count: number;
+  /** count / low-confidence signals. */
+  share: number;
+  /** Keys of the reported clusters it occurs in. */
+  clusters: string[];
+}
+
+/** Patterns or artifact sections no signal of the window used. */
+export interface DeprecationCandidates {
+  /** Known pattern ids no signal in the window used (empty when the evidence is insufficient). */
+  patterns: string[];
+  /** Known artifact sections no signal in the window reported (empty when the evidence is insufficient). */
+  sections: string[];
+  /** Signals in the window that listed their patterns / sections. */
+  evidence: { signalsWithPatterns: number; signalsWithSections: number };
+  /** Why a list is empty, when it is for lack of evidence. */
+  notes: string[];
+}
+
+/** A cluster whose signals share typical uncovered entities or behaviours: the sketch of a new pattern. */
+export interface CandidatePatternSketch {
+  clusterKey: string;
+  appClass: string;
+  hasCommitments: boolean;
+  entityCountBucket: string;
+  size: number;
+  entities: CountedName[];
+  behaviors: CountedName[];
+  /** Patterns the cluster's assemblies used most (what the new pattern would sit beside). */
+  patternsUsed: CountedName[];
+  exampleGoals: string[];
+}
+
+/** The result of the analysis (JSON-ready). */
+export interface SignalAnalysis {
+  window: SignalWindow;
+  /** Signals in the window. */
+  signals: number;
+  /** Low-confidence signals in the window. */
+  lowConfidence: number;
+  /** Signals offered to the analyzer outside the window (ignored). */
+  outsideWindow: number;
+  methods: Record<SignalAssemblyMethod, number>;
+  settings: {
+    confidenceThreshold: number;
+    lowConfidenceMethods: SignalAssemblyMethod[];
+    minClusterSize: number;
+    entityCountBuckets: string[];
+    typicalShare: number;
+  };
+  /** Reported clusters, largest first. */
+  clusters: SignalCluster[];
+  /** Low-confidence shapes below the minimum size. */
+  belowMinimum: { clusters: number; signals: number };
+  recurringGaps: RecurringGap[];
+  deprecationCandidates: DeprecationCandidates;
+  candidatePatterns: CandidatePatternSketch[];
+}
+
+/** Options of {@link createSignalAnalyzer}. */
+export interface SignalAnalyzerOptions {
+  /** End of the window (now). */
+  now: Date;
+  /** Settings; absent keys take the defaults of `signals` in `kloop.yaml`. */
+  settings?: Partial<AnalysisSettings>;
+  /** Pattern ids of the library (deprecation candidates). */
+  knownPatterns?: readonly string[];
+  /** Section names of the active artifact (deprecation candidates). */
+  knownSections?: readonly string[];
+}
+
+/** Folds signals one at a time; `finish()` returns the analysis. */
+export interface SignalAnalyzer {
+  add(signal: StoredSignal): void;
+  finish(): SignalAnalysis;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const TOP = 5;
+
+/** The window `(now − days, now]`. */
+export function signalWindow(now: Date, windowDays: number): SignalWindow {
+  return { from: new Date(now.getTime() - windowDays * DAY_MS).toISOString(), to: now.toISOString(), days: windowDays };
+}
+
+/** Labels of the buckets of increasing inclusive upper bounds: `[3, 6, 10]` → `0`, `1-3`, `4-6`, `7-10`, `11+`. */
+export function entityCountBucketLabels(bounds: readonly number[]): string[] {
+  const labels = ['0'];
+  let lower = 1;
+  for (const bound of bounds) {
+    labels.push(lower === bound ? String(bound) : `${lower}-${bound}`);
+    lower = bound + 1;
+  }
+  labels.push(`${lower}+`);
+  return labels;
+}
+
+/** The bucket label of an entity count (see {@link entityCountBucketLabels}). */
+export function entityCountBucket(entityCount: number, bounds: readonly number[]): string {
+  if (entityCount <= 0) return '0';
+  let lower = 1;
+  for (const bound of bounds) {
+    if (entityCount <= bound) return lower === bound ? String(bound) : `${lower}-${bound}`;
+    lower = bound + 1;
+  }
+  return `${lower}+`;
+}
+
+/** Whether a signal is low-confidence under the settings. */
+export function isLowConfidence(
+  signal: Pick<StoredSignal, 'assemblyMethod' | 'confidence'>,
+  settings: Pick<AnalysisSettings, 'confidenceThreshold' | 'lowConfidenceMethods'>,
+): boolean {
+  return settings.lowConfidenceMethods.includes(signal.assemblyMethod) || signal.confidence < settings.confidenceThreshold;
+}
+
+/** The cluster key of a shape. */
+export function clusterKey(appClass: string, hasCommitments: boolean, bucket: string): string {
+  return `${appClass}|${hasCommitments ? 'commitments' : 'no-commitments'}|${bucket}`;
+}
+
+/** Counts signals per name, keeping the most frequent spelling of each normalised name. */
+class NameCounter {
+  private readonly counts = new Map<string, { count: number; spellings: Map<string, number> }>();
+
+  /** Adds the names of one signal (each normalised name counted once per signal). */
+  addSignal(names: readonly string[], normalize: (name: string) => string): void {
+    const seen = new Set<string>();
+    for (const name of names) {
+      const key = normalize(name);
+      if (key === '' || seen.has(key)) continue;
+      seen.add(key);
+      let entry = this.counts.get(key);
+      if (entry === undefined) {
+        entry = { count: 0, spellings: new Map() };
+        this.counts.set(key, entry);
+      }
+      entry.count += 1;
+      entry.spellings.set(name, (entry.spellings.get(name) ?? 0) + 1);
+    }
+  }
+
+  has(key: string): boolean {
+    return this.counts.has(key);
+  }
+
+  /** Entries sorted by count (desc), then name; `share` = count / total. */
+  top(total: number, limit = Number.POSITIVE_INFINITY): Array<CountedName & { key: string }> {
+    return [...this.counts.entries()]
+      .map(([key, entry]) => ({ key, name: mostFrequent(entry.spellings), count: entry.count, share: total > 0 ? entry.count / total : 0 }))
+      .sort((left, right) => right.count - left.count || (left.key < right.key ? -1 : left.key > right.key ? 1 : 0))
+      .slice(0, limit);
+  }
+}
+
+function mostFrequent(spellings: Map<string, number>): string {
+  let best = '';
+  let bestCount = -1;
+  for (const [name, count] of spellings) {
+    if (count > bestCount || (count === bestCount && name < best)) {
+      best = name;
+      bestCount = count;
+    }
+  }
+  return best;
+}
+
+const identity = (name: string): string => name;
+const entityKey = (name: string): string => normalizeEntityName(name);
+
+interface ClusterState {
+  appClass: string;
+  hasCommitments: boolean;
+  bucket: string;
+  size: number;
+  methods: Record<SignalAssemblyMethod, number>;
+  confidenceSum: number;
+  entities: NameCounter;
+  behaviors: NameCounter;
+  patterns: NameCounter;
+  versions: NameCounter;
+  /** Most recent goals first, at most `exampleGoals`. */
+  goals: Array<{ time: string; id: string; goal: string }>;
+  firstSeen: string;
+  lastSeen: string;
+}
+
+function emptyMethods(): Record<SignalAssemblyMethod, number> {
+  return Object.fromEntries(ASSEMBLY_METHODS.map((method) => [method, 0])) as Record<SignalAssemblyMethod, number>;
+}
+
+function resolveSettings(settings: Partial<AnalysisSettings> | undefined): AnalysisSettings {
+  const defaults = DEFAULT_SIGNALS_CONFIG;
+  return {
+    windowDays: settings?.windowDays ?? defaults.windowDays,
+    confidenceThreshold: settings?.confidenceThreshold ?? defaults.confidenceThreshold,
+    lowConfidenceMethods: [...(settings?.lowConfidenceMethods ?? defaults.lowConfidenceMethods)],
+    minClusterSize: settings?.minClusterSize ?? defaults.minClusterSize,
+    entityCountBuckets: [...(settings?.entityCountBuckets ?? defaults.entityCountBuckets)],
+    typicalShare: settings?.typicalShare ?? defaults.typicalShare,
+    exampleGoals: settings?.exampleGoals ?? defaults.exampleGoals,
+  };
+}
+
+/**
+ * Creates a Loop D analyzer. Signals outside the window are counted in
+ * `outsideWindow` and otherwise ignored; the order of `add` calls does not
+ * change the result.
+ */
+export function createSignalAnalyzer(options: SignalAnalyzerOptions): SignalAnalyzer {
+  const settings = resolveSettings(options.settings);
+  const window = signalWindow(options.now, settings.windowDays);
+  const fromMs = Date.parse(window.from);
+  const toMs = Date.parse(window.to);
+  const methods = emptyMethods();
+  const clusters = new Map<string, ClusterState>();
+  const gapEntities = new NameCounter();
+  const gapBehaviors = new NameCounter();
+  const patternUse = new Set<string>();
+  const sectionUse = new Set<string>();
+  let inWindow = 0;
+  let low = 0;
+  let outsideWindow = 0;
+  let signalsWithPatterns = 0;
+  let signalsWithSections = 0;
+
+  const add = (signal: StoredSignal): void => {
+    const instant = Date.parse(signal.time);
+    if (Number.isNaN(instant) || instant <= fromMs || instant > toMs) {
+      outsideWindow += 1;
+      return;
+    }
+    inWindow += 1;
+    methods[signal.assemblyMethod] = (methods[signal.assemblyMethod] ?? 0) + 1;
+    if (signal.patterns.length > 0) {
+      signalsWithPatterns += 1;
+      for (const pattern of signal.patterns) patternUse.add(pattern);
+    }
+    if (signal.artifactSections !== undefined) {
+      signalsWithSections += 1;
+      for (const section of signal.artifactSections) sectionUse.add(section);
+    }
+    if (!isLowConfidence(signal, settings)) return;
+    low += 1;
+    gapEntities.addSignal(signal.uncoveredEntities, entityKey);
+    gapBehaviors.addSignal(signal.uncoveredBehaviors, identity);
+    const bucket = entityCountBucket(signal.entityCount, settings.entityCountBuckets);
+    const key = clusterKey(signal.appClass, signal.hasCommitments, bucket);
+    let state = clusters.get(key);
+    if (state === undefined) {
+      state = {
+        appClass: signal.appClass,
+        hasCommitments: signal.hasCommitments,
+        bucket,
+        size: 0,
+        methods: emptyMethods(),
+        confidenceSum: 0,
+        entities: new NameCounter(),
+        behaviors: new NameCounter(),
+        patterns: new NameCounter(),
+        versions: new NameCounter(),
+        goals: [],
+        firstSeen: signal.time,
+        lastSeen: signal.time,
+      };
+      clusters.set(key, state);
+    }
+    state.size += 1;
+    state.methods[signal.assemblyMethod] = (state.methods[signal.assemblyMethod] ?? 0) + 1;
+    state.confidenceSum += signal.confidence;
+    state.entities.addSignal(signal.uncoveredEntities, entityKey);
+    state.behaviors.addSignal(signal.uncoveredBehaviors, identity);
+    state.patterns.addSignal(signal.patterns, identity);
+    state.versions.addSignal([signal.artifactVersion], identity);
+    if (Date.parse(signal.time) < Date.parse(state.firstSeen)) state.firstSeen = signal.time;
+    if (Date.parse(signal.time) > Date.parse(state.lastSeen)) state.lastSeen = signal.time;
+    if (signal.goal !== null && settings.exampleGoals > 0) keepRecentGoal(state.goals, signal, settings.exampleGoals);
+  };
+
+  const finish = (): SignalAnalysis => {
+    const reported: SignalCluster[] = [];
+    const sketches: CandidatePatternSketch[] = [];
+    let smallClusters = 0;
+    let smallSignals = 0;
+    const ordered = [...clusters.entries()].sort(
+      ([leftKey, left], [rightKey, right]) => right.size - left.size || (leftKey < rightKey ? -1 : leftKey > rightKey ? 1 : 0),
+    );
+    for (const [key, state] of ordered) {
+      if (state.size < settings.minClusterSize) {
+        smallClusters += 1;
+        smallSignals += state.size;
+        continue;
+      }
+      const strip = ({ name, count, share }: CountedName): CountedName => ({ name, count, share });
+      const cluster: SignalCluster = {
+        key,
+        appClass: state.appClass,
+        hasCommitments: state.hasCommitments,
+        entityCountBucket: state.bucket,
+        size: state.size,
+        share: inWindow > 0 ? state.size / inWindow : 0,
+        shareOfLowConfidence: low > 0 ? state.size / low : 0,
+        methods: state.methods,
+        meanConfidence: state.confidenceSum / state.size,
+        uncoveredEntities: state.entities.top(state.size, TOP).map(strip),
+        uncoveredBehaviors: state.behaviors.top(state.size, TOP).map(strip),
+        patterns: state.patterns.top(state.size, TOP).map(strip),
+        artifactVersions: state.versions.top(state.size, TOP).map(strip),
+        exampleGoals: state.goals.map((goal) => goal.goal),
+        firstSeen: state.firstSeen,
+        lastSeen: state.lastSeen,
+      };
+      reported.push(cluster);
+      const typicalEntities = state.entities.top(state.size).filter((entry) => entry.share >= settings.typicalShare).map(strip);
+      const typicalBehaviors = state.behaviors.top(state.size).filter((entry) => entry.share >= settings.typicalShare).map(strip);
+      if (typicalEntities.length > 0 || typicalBehaviors.length > 0) {
+        sketches.push({
+          clusterKey: key,
+          appClass: state.appClass,
+          hasCommitments: state.hasCommitments,
+          entityCountBucket: state.bucket,
+          size: state.size,
+          entities: typicalEntities,
+          behaviors: typicalBehaviors,
+          patternsUsed: cluster.patterns,
+          exampleGoals: cluster.exampleGoals,
+        });
+      }
+    }
+    const recurringGaps: RecurringGap[] = [];
+    for (const [kind, counter] of [['entity', gapEntities], ['behavior', gapBehaviors]] as const) {
+      for (const entry of counter.top(low)) {
+        if (entry.count < settings.minClusterSize) continue;
+        const inClusters = reported
+          .filter((cluster) => clusters.get(cluster.key)?.[kind === 'entity' ? 'entities' : 'behaviors'].has(entry.key) === true)
+          .map((cluster) => cluster.key);
+        recurringGaps.push({ kind, name: entry.name, count: entry.count, share: entry.share, clusters: inClusters });
+      }
+    }
+    recurringGaps.sort((left, right) => right.count - left.count || (left.kind < right.kind ? -1 : left.kind > right.kind ? 1 : left.name < right.name ? -1 : 1));
+    return {
+      window,
+      signals: inWindow,
+      lowConfidence: low,
+      outsideWindow,
+      methods,
+      settings: {
+        confidenceThreshold: settings.confidenceThreshold,
+        lowConfidenceMethods: settings.lowConfidenceMethods,
+        minClusterSize: settings.minClusterSize,
+        entityCountBuckets: entityCountBucketLabels(settings.entityCountBuckets),
+        typicalShare: settings.typicalShare,
+      },
+      clusters: reported,
+      belowMinimum: { clusters: smallClusters, signals: smallSignals },
+      recurringGaps,
+      deprecationCandidates: deprecation(options, settings.minClusterSize, patternUse, sectionUse, signalsWithPatterns, signalsWithSections),
+      candidatePatterns: sketches,
+    };
+  };
+
+  return { add, finish };
+}
+
+function keepRecentGoal(goals: ClusterState['goals'], signal: StoredSignal, limit: number): void {
+  const goal = signal.goal;
+  if (goal === null) return;
+  const existing = goals.findIndex((entry) => entry.goal === goal);
+  const candidate = { time: signal.time, id: signal.id, goal };
+  const newer = (left: typeof candidate, right: typeof candidate): boolean =>
+    Date.parse(left.time) > Date.parse(right.time) || (left.time === right.time && left.id < right.id);
+  if (existing !== -1) {
+    if (newer(candidate, goals[existing]!)) goals.splice(existing, 1);
+    else return;
+  }
+  goals.push(candidate);
+  goals.sort((left, right) => (newer(left, right) ? -1 : newer(right, left) ? 1 : 0));
+  if (goals.length > limit) goals.length = limit;
+}
+
+function deprecation(
+  options: SignalAnalyzerOptions,
+  minimum: number,
+  patternUse: ReadonlySet<string>,
+  sectionUse: ReadonlySet<string>,
+  signalsWithPatterns: number,
+  signalsWithSections: number,
+): DeprecationCandidates {
+  const notes: string[] = [];
+  let patterns: string[] = [];
+  let sections: string[] = [];
+  if (options.knownPatterns !== undefined) {
+    if (signalsWithPatterns >= minimum) patterns = options.knownPatterns.filter((id) => !patternUse.has(id));
+    else notes.push(`patterns: only ${signalsWithPatterns} signals in the window list their patterns (need ${minimum})`);
+  }
+  if (options.knownSections !== undefined) {
+    if (signalsWithSections >= minimum) sections = options.knownSections.filter((name) => !sectionUse.has(name));
+    else notes.push(`sections: only ${signalsWithSections} signals in the window list artifact sections (need ${minimum})`);
+  }
+  return { patterns, sections, evidence: { signalsWithPatterns, signalsWithSections }, notes };
+}
+
+/** Analyses a list of signals at once (see {@link createSignalAnalyzer}). */
+export function analyzeSignals(signals: Iterable<StoredSignal>, options: SignalAnalyzerOptions): SignalAnalysis {
+  const analyzer = createSignalAnalyzer(options);
+  for (const signal of signals) analyzer.add(signal);
+  return analyzer.finish();
+}

@@ -1,0 +1,427 @@
+/**
+ * Loop C, pattern mining: recurring application shapes that are frequent in
+ * production signals or in the corpus but missing or thin in the corpus and
+ * the pattern library.
+ *
+ * A *shape* is `appType × roles × behaviours`: an app type, a set of entity
+ * roles and a set of behaviours (sets sorted; the key is
+ * `booking|commitment+party+resource|notification+scheduling`). Each record
+ * has one shape: corpus gold (primary app type, roles of gold entities, gold
+ * behaviours) and signals that carry `roles` and `behaviors` (records without
+ * them have no shape and are only counted).
+ *
+ * A record *supports* every shape its own shape contains (same app type,
+ * roles ⊇, behaviours ⊇). The candidate shapes are the records' shapes and
+ * the intersections of every two of them of the same app type (the common
+ * cores: the closed shapes of frequent-itemset mining, up to pairs; at most
+ * {@link MAX_SHAPES_PER_APP_TYPE} distinct record shapes per app type enter
+ * the pairing, the most frequent first). A candidate needs at least one role
+ * and two items in all. For each candidate supported by at least
+ * `minSupport` signals, or `minSupport` corpus examples:
+ * - **library coverage**: `covered` when a pattern of the same app type has
+ *   every role and behaviour of the shape, `other-type` when only a pattern of
+ *   another type does, `missing` when none does (the best pattern and what it
+ *   lacks are reported);
+ * - **corpus coverage**: the corpus examples supporting it; *thin* below
+ *   `thinCorpusBelow`.
+ * Shapes that are missing or thin are reported, most specific first: a shape
+ * is left out when a reported shape strictly containing it has the same
+ * reasons (it says more).
+ *
+ * A shape missing from the library gets a candidate pattern (drafted from the
+ * entity names at least half of its supporting corpus examples share, or
+ * failing those, the uncovered entities at least half of its supporting
+ * signals share); a shape thin in the corpus gets candidate examples (goals of
+ * its signals, partial gold — app type and behaviours — tagged `needs-gold`).
+ * Findings are proposals for review, never applied here.
+ */
+import { createHash } from 'node:crypto';
+import type { Example } from '../corpus/example.ts';
+import { exampleSchema } from '../corpus/example.ts';
+import type { Pattern } from '../assembly/pattern.ts';
+import { acceptedAppTypes } from '../tasks/intent/intent.ts';
+import { normalizeEntityName } from '../tasks/intent/names.ts';
+import type { PatternDraft, RoleIndex } from './candidate-pattern.ts';
+import { draftPattern } from './candidate-pattern.ts';
+import type { StoredSignal } from './signal.ts';
+import type { SignalsConfig } from './signals-config.ts';
+import { DEFAULT_SIGNALS_CONFIG } from './signals-config.ts';
+
+/** Mining settings (`signals.mining` in `kloop.yaml`). */
+export type MiningSettings = SignalsConfig['mining'];
+
+/** An application shape. */
+export interface Shape {
+  appType: string;
+  roles: string[];
+  behaviors: string[];
+}
+
+/** The key of a shape: `appType|role+role|behavior+behavior`. */
+export function shapeKey(shape: Shape): string {
+  return `${shape.appType}|${shape.roles.join('+')}|${shape.behaviors.join('+')}`;
+}
+
+/** Builds a shape (sets sorted and deduplicated). */
+export function createShape(appType: string, roles: Iterable<string>, behaviors: Iterable<string>): Shape {
+  return { appType, roles: [...new Set(roles)].sort(), behaviors: [...new Set(behaviors)].sort() };
+}
+
+/** The shape of a corpus example, or undefined when its gold has no app type, no roles or no behaviours. */
+export function shapeOfExample(example: Example): Shape | undefined {
+  const appType = acceptedAppTypes(example.expected)[0];
+  const roles = (example.expected.entities ?? []).flatMap((entity) => (entity.role !== undefined ? [entity.role] : []));
+  if (appType === undefined || roles.length === 0 || example.expected.behaviors === undefined) return undefined;
+  return createShape(appType, roles, example.expected.behaviors);
+}
+
+/** The shape of a signal, or undefined when it did not send `roles` and `behaviors`. */
+export function shapeOfSignal(signal: StoredSignal): Shape | undefined {
+  if (signal.roles === undefined || signal.behaviors === undefined) return undefined;
+  return createShape(signal.appClass, signal.roles, signal.behaviors);
+}
+
+/** How the pattern library covers a shape. */
+export interface LibraryCoverage {
+  status: 'covered' | 'other-type' | 'missing';
+  /** The pattern covering most of the shape (same app type first), or null for an empty library. */
+  bestPattern: string | null;
+  missingRoles: string[];
+  missingBehaviors: string[];
+}
+
+/** Library coverage of a shape (see the module comment). */
+export function libraryCoverage(shape: Shape, patterns: readonly Pattern[]): LibraryCoverage {
+  let best: { pattern: Pattern; missingRoles: string[]; missingBehaviors: string[]; sameType: boolean } | undefined;
+  let coveredElsewhere = false;
+  for (const pattern of patterns) {
+    const roles = new Set<string>(pattern.entities.map((entity) => entity.role));
+    const behaviors = new Set<string>(pattern.behaviors);
+    const missingRoles = shape.roles.filter((role) => !roles.has(role));
+    const missingBehaviors = shape.behaviors.filter((behavior) => !behaviors.has(behavior));
+    const sameType = (pattern.appTypes as readonly string[]).includes(shape.appType);
+    const missing = missingRoles.length + missingBehaviors.length;
+    if (missing === 0 && sameType) return { status: 'covered', bestPattern: pattern.id, missingRoles: [], missingBehaviors: [] };
+    if (missing === 0) coveredElsewhere = true;
+    const bestMissing = best === undefined ? Number.POSITIVE_INFINITY : best.missingRoles.length + best.missingBehaviors.length;
+    if (best === undefined || missing < bestMissing || (missing === bestMissing && sameType && !best.sameType)) {
+      best = { pattern, missingRoles, missingBehaviors, sameType };
+    }
+  }
+  if (best === undefined) return { status: 'missing', bestPattern: null, missingRoles: shape.roles, missingBehaviors: shape.behaviors };
+  return {
+    status: coveredElsewhere ? 'other-type' : 'missing',
+    bestPattern: best.pattern.id,
+    missingRoles: best.missingRoles,
+    missingBehaviors: best.missingBehaviors,
+  };
+}
+
+/** Whether `outer` contains `inner` (same app type, roles ⊇, behaviours ⊇). */
+export function shapeContains(outer: Shape, inner: Shape): boolean {
+  return (
+    outer.appType === inner.appType &&
+    inner.roles.every((role) => outer.roles.includes(role)) &&
+    inner.behaviors.every((behavior) => outer.behaviors.includes(behavior))
+  );
+}
+
+/** One reported shape. */
+export interface MinedShape extends Shape {
+  key: string;
+  /** Signals supporting the shape (their shape contains it). */
+  signals: number;
+  /** Corpus examples supporting the shape. */
+  corpusExamples: number;
+  thinInCorpus: boolean;
+  library: LibraryCoverage;
+  reasons: Array<'missing-in-library' | 'thin-in-corpus'>;
+}
+
+/** A candidate pattern for a shape missing from the library. */
+export interface MinedCandidatePattern {
+  shapeKey: string;
+  draft: PatternDraft;
+  /** Where the entity names came from. */
+  evidence: { signals: number; corpusExamples: string[]; entities: Array<{ name: string; count: number; source: 'corpus' | 'signals' }> };
+}
+
+/** A candidate example for a shape thin in the corpus (public example format, partial gold). */
+export interface MinedCandidateExample {
+  shapeKey: string;
+  signalId: string;
+  example: Example;
+}
+
+/** The result of {@link mineShapes} (JSON-ready). */
+export interface MiningReport {
+  signalsConsidered: number;
+  /** Signals without `roles`/`behaviors`: no shape. */
+  signalsWithoutShape: number;
+  corpusConsidered: number;
+  /** Corpus examples whose gold lacks an app type, roles or behaviours. */
+  corpusWithoutShape: number;
+  settings: MiningSettings;
+  /** Frequent shapes that are missing in the library or thin in the corpus, most frequent first. */
+  shapes: MinedShape[];
+  candidatePatterns: MinedCandidatePattern[];
+  candidateExamples: MinedCandidateExample[];
+}
+
+/** Inputs of {@link mineShapes}. */
+export interface MiningInput {
+  signals: Iterable<StoredSignal>;
+  corpus: readonly Example[];
+  patterns: readonly Pattern[];
+  settings?: Partial<MiningSettings>;
+  /** Roles of known entity names, for pattern drafts. */
+  roleIndex?: RoleIndex;
+}
+
+interface ShapeState {
+  shape: Shape;
+  key: string;
+  signals: number;
+  corpusIds: string[];
+  /** Normalised entity name → spelling, counts per source (records naming it) and gold roles. */
+  entities: Map<string, { name: string; corpus: number; signals: number; roles: Map<string, number> }>;
+  /** Distinct goals of signals, most recent first, at most examplesPerShape. */
+  goals: Array<{ time: string; id: string; goal: string }>;
+}
+
+/** Most distinct record shapes per app type that enter the pairwise intersections. */
+export const MAX_SHAPES_PER_APP_TYPE = 300;
+const MAX_DRAFT_ENTITIES = 8;
+
+/** Folds signals one at a time (memory bounded by the number of distinct shapes); `finish()` mines. */
+export interface ShapeMiner {
+  addSignal(signal: StoredSignal): void;
+  finish(): MiningReport;
+}
+
+function intersect(left: Shape, right: Shape): Shape {
+  return createShape(
+    left.appType,
+    left.roles.filter((role) => right.roles.includes(role)),
+    left.behaviors.filter((behavior) => right.behaviors.includes(behavior)),
+  );
+}
+
+function isCandidate(shape: Shape): boolean {
+  return shape.roles.length >= 1 && shape.roles.length + shape.behaviors.length >= 2;
+}
+
+/** Creates a shape miner over a corpus and a library (see {@link mineShapes}). */
+export function createShapeMiner(input: Omit<MiningInput, 'signals'>): ShapeMiner {
+  const settings: MiningSettings = { ...DEFAULT_SIGNALS_CONFIG.mining, ...input.settings };
+  const states = new Map<string, ShapeState>();
+  const stateOf = (shape: Shape): ShapeState => {
+    const key = shapeKey(shape);
+    let state = states.get(key);
+    if (state === undefined) {
+      state = { shape, key, signals: 0, corpusIds: [], entities: new Map(), goals: [] };
+      states.set(key, state);
+    }
+    return state;
+  };
+  const addEntities = (state: ShapeState, entities: ReadonlyArray<{ name: string; role?: string | undefined }>, source: 'corpus' | 'signals'): void => {
+    const seen = new Set<string>();
+    for (const { name, role } of entities) {
+      const key = normalizeEntityName(name);
+      if (key === '' || seen.has(key)) continue;
+      seen.add(key);
+      let entry = state.entities.get(key);
+      if (entry === undefined) {
+        entry = { name, corpus: 0, signals: 0, roles: new Map() };
+        state.entities.set(key, entry);
+      }
+      entry[source] += 1;
+      if (role !== undefined) entry.roles.set(role, (entry.roles.get(role) ?? 0) + 1);
+    }
+  };
+
+  let corpusWithoutShape = 0;
+  for (const example of input.corpus) {
+    const shape = shapeOfExample(example);
+    if (shape === undefined) {
+      corpusWithoutShape += 1;
+      continue;
+    }
+    const state = stateOf(shape);
+    state.corpusIds.push(example.id);
+    addEntities(state, example.expected.entities ?? [], 'corpus');
+  }
+
+  let signalsConsidered = 0;
+  let signalsWithoutShape = 0;
+  const addSignal = (signal: StoredSignal): void => {
+    signalsConsidered += 1;
+    const shape = shapeOfSignal(signal);
+    if (shape === undefined) {
+      signalsWithoutShape += 1;
+      return;
+    }
+    const state = stateOf(shape);
+    state.signals += 1;
+    addEntities(state, signal.uncoveredEntities.map((name) => ({ name })), 'signals');
+    if (signal.goal !== null && settings.examplesPerShape > 0) keepGoal(state.goals, signal, settings.examplesPerShape);
+  };
+
+  const finish = (): MiningReport => {
+    const records = [...states.values()];
+    const byAppType = new Map<string, ShapeState[]>();
+    for (const state of records) byAppType.set(state.shape.appType, [...(byAppType.get(state.shape.appType) ?? []), state]);
+
+    // Candidates: record shapes and the pairwise intersections of the most frequent ones per app type.
+    const candidates = new Map<string, Shape>();
+    for (const group of byAppType.values()) {
+      const ranked = [...group]
+        .sort((left, right) => right.signals + right.corpusIds.length - (left.signals + left.corpusIds.length) || (left.key < right.key ? -1 : 1))
+        .slice(0, MAX_SHAPES_PER_APP_TYPE);
+      for (const state of group) if (isCandidate(state.shape)) candidates.set(state.key, state.shape);
+      for (let left = 0; left < ranked.length; left += 1) {
+        for (let right = left + 1; right < ranked.length; right += 1) {
+          const core = intersect(ranked[left]!.shape, ranked[right]!.shape);
+          if (isCandidate(core)) candidates.set(shapeKey(core), core);
+        }
+      }
+    }
+
+    interface Flagged {
+      mined: MinedShape;
+      supporters: ShapeState[];
+    }
+    const flagged: Flagged[] = [];
+    for (const [key, shape] of candidates) {
+      const supporters = (byAppType.get(shape.appType) ?? []).filter((state) => shapeContains(state.shape, shape));
+      const signals = supporters.reduce((sum, state) => sum + state.signals, 0);
+      const corpusExamples = supporters.reduce((sum, state) => sum + state.corpusIds.length, 0);
+      if (signals < settings.minSupport && corpusExamples < settings.minSupport) continue;
+      const library = libraryCoverage(shape, input.patterns);
+      const thinInCorpus = corpusExamples < settings.thinCorpusBelow;
+      const reasons: MinedShape['reasons'] = [];
+      if (library.status === 'missing') reasons.push('missing-in-library');
+      if (thinInCorpus) reasons.push('thin-in-corpus');
+      if (reasons.length === 0) continue;
+      flagged.push({ mined: { ...shape, key, signals, corpusExamples, thinInCorpus, library, reasons }, supporters });
+    }
+
+    // Most specific first: drop a shape when a flagged shape strictly containing it has its reasons too.
+    const kept = flagged.filter(
+      (entry) =>
+        !flagged.some(
+          (other) =>
+            other !== entry &&
+            other.mined.key !== entry.mined.key &&
+            shapeContains(other.mined, entry.mined) &&
+            entry.mined.reasons.every((reason) => other.mined.reasons.includes(reason)),
+        ),
+    );
+    kept.sort(
+      (left, right) =>
+        Math.max(right.mined.signals, right.mined.corpusExamples) - Math.max(left.mined.signals, left.mined.corpusExamples) ||
+        (left.mined.key < right.mined.key ? -1 : 1),
+    );
+
+    const shapes: MinedShape[] = [];
+    const candidatePatterns: MinedCandidatePattern[] = [];
+    const candidateExamples: MinedCandidateExample[] = [];
+    for (const { mined, supporters } of kept) {
+      shapes.push(mined);
+      if (mined.library.status === 'missing') {
+        const pattern = proposePattern(mined, supporters, input.roleIndex);
+        if (pattern !== undefined) candidatePatterns.push(pattern);
+      }
+      if (mined.thinInCorpus) {
+        const goals: ShapeState['goals'] = [];
+        for (const supporter of supporters) for (const goal of supporter.goals) keepGoal(goals, { ...goal, goal: goal.goal }, settings.examplesPerShape);
+        for (const goal of goals) {
+          const example = proposeExample(mined, goal);
+          if (example !== undefined) candidateExamples.push({ shapeKey: mined.key, signalId: goal.id, example });
+        }
+      }
+    }
+    return {
+      signalsConsidered,
+      signalsWithoutShape,
+      corpusConsidered: input.corpus.length,
+      corpusWithoutShape,
+      settings,
+      shapes,
+      candidatePatterns,
+      candidateExamples,
+    };
+  };
+
+  return { addSignal, finish };
+}
+
+/** Mines shapes (see the module comment). Pure: reads its inputs, changes nothing. */
+export function mineShapes(input: MiningInput): MiningReport {
+  const miner = createShapeMiner(input);
+  for (const signal of input.signals) miner.addSignal(signal);
+  return miner.finish();
+}
+
+function keepGoal(goals: ShapeState['goals'], signal: { time: string; id: string; goal: string | null }, limit: number): void {
+  if (signal.goal === null || limit <= 0 || goals.some((entry) => entry.goal === signal.goal)) return;
+  goals.push({ time: signal.time, id: signal.id, goal: signal.goal });
+  goals.sort((left, right) => Date.parse(right.time) - Date.parse(left.time) || (left.id < right.id ? -1 : 1));
+  if (goals.length > limit) goals.length = limit;
+}
+
+function proposePattern(mined: MinedShape, supporters: readonly ShapeState[], roleIndex: RoleIndex | undefined): MinedCandidatePattern | undefined {
+  const totals = new Map<string, { name: string; corpus: number; signals: number; roles: Map<string, number> }>();
+  for (const supporter of supporters) {
+    for (const [key, entry] of supporter.entities) {
+      const total = totals.get(key) ?? { name: entry.name, corpus: 0, signals: 0, roles: new Map<string, number>() };
+      total.corpus += entry.corpus;
+      total.signals += entry.signals;
+      for (const [role, count] of entry.roles) total.roles.set(role, (total.roles.get(role) ?? 0) + count);
+      totals.set(key, total);
+    }
+  }
+  const goldRole = (roles: Map<string, number>): string | undefined =>
+    [...roles.entries()].sort((left, right) => right[1] - left[1] || (left[0] < right[0] ? -1 : 1))[0]?.[0];
+  const fromCorpus = [...totals.values()]
+    .filter((entry) => mined.corpusExamples > 0 && entry.corpus * 2 >= mined.corpusExamples)
+    .map((entry) => ({ name: entry.name, count: entry.corpus, source: 'corpus' as const, role: goldRole(entry.roles) }));
+  const fromSignals = [...totals.values()]
+    .filter((entry) => mined.signals > 0 && entry.signals * 2 >= mined.signals)
+    .map((entry) => ({ name: entry.name, count: entry.signals, source: 'signals' as const, role: goldRole(entry.roles) }));
+  const entities = (fromCorpus.length > 0 ? fromCorpus : fromSignals)
+    .sort((left, right) => right.count - left.count || (left.name < right.name ? -1 : 1))
+    .slice(0, MAX_DRAFT_ENTITIES);
+  if (entities.length === 0) return undefined;
+  const draft = draftPattern(
+    {
+      idWords: [mined.appType, ...entities.slice(0, 2).map((entry) => entry.name)],
+      title: `${mined.appType}: ${entities.slice(0, 3).map((entry) => entry.name).join(', ')}`,
+      description:
+        `Drafted by Loop C (pattern mining) for the recurring shape ${mined.key}: no pattern of the library covers all its roles ` +
+        'and behaviours. Counts and sources are in the review item evidence.',
+      appType: mined.appType,
+      entities: entities.map((entry) => (entry.role !== undefined ? { name: entry.name, role: entry.role } : { name: entry.name })),
+      behaviors: mined.behaviors,
+    },
+    roleIndex,
+  );
+  const corpusExamples = supporters.flatMap((supporter) => supporter.corpusIds).slice(0, 20);
+  return {
+    shapeKey: mined.key,
+    draft,
+    evidence: { signals: mined.signals, corpusExamples, entities: entities.map(({ name, count, source }) => ({ name, count, source })) },
+  };
+}
+
+function proposeExample(shape: Shape, goal: { id: string; goal: string }): Example | undefined {
+  const digest = createHash('sha256').update(goal.goal).digest('hex').slice(0, 12);
+  const parsed = exampleSchema.safeParse({
+    id: `loop-c-${digest}`,
+    goal: goal.goal,
+    expected: { appType: shape.appType, behaviors: shape.behaviors },
+    tags: ['loop-c', 'needs-gold', `shape:${shape.appType}`],
+    partition: 'shadow',
+  });
+  return parsed.success ? parsed.data : undefined;
+}

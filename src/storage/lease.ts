@@ -1,0 +1,391 @@
+/**
+ * The run lease: one writer per study.
+ *
+ * `kloop run` holds a row of the `leases` table while it writes a study:
+ * who (host name, process id and a random owner id), since when
+ * (`acquired_at`) and its last heartbeat (`heartbeat_at`, renewed every
+ * {@link LEASE_HEARTBEAT_INTERVAL_MS}). A second run on the same study finds
+ * the row and refuses ({@link StudyBusyError}, exit code 3) or waits.
+ *
+ * A lease is stale — its owner died — when its heartbeat is older than
+ * {@link LEASE_STALE_AFTER_MS}, or when it was taken on this host by a process
+ * that no longer exists. A stale lease is taken over with one compare-and-swap
+ * `UPDATE … WHERE owner_id = old AND heartbeat_at = old`: of two processes
+ * taking over at once, exactly one changes the row.
+ *
+ * On a file database the heartbeat runs in a worker thread with its own SQLite
+ * connection, so a long synchronous stretch of the main thread (an offline
+ * proposer screening a thousand edits) never lets the lease look dead. On any
+ * other database it runs on a timer of the main thread.
+ *
+ * @example
+ * ```ts
+ * const lease = await acquireLease(db, { studyKey: study.dir });
+ * const heartbeat = startLeaseHeartbeat(db, lease, { file: studyDatabasePath(study.dir), onLost: () => controller.abort() });
+ * try { await runStudy(...) } finally { await heartbeat.stop(); await releaseLease(db, lease); }
+ * ```
+ */
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { hostname as osHostname } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { KloopError } from '../errors.ts';
+import type { StudyDatabase } from './database.ts';
+
+/** How often a holder renews its heartbeat, in milliseconds. */
+export const LEASE_HEARTBEAT_INTERVAL_MS = 2_000;
+/** A lease whose heartbeat is older than this (milliseconds) is stale and may be taken over. */
+export const LEASE_STALE_AFTER_MS = 15_000;
+/** How often `--wait` looks at the lease again, in milliseconds. */
+export const LEASE_POLL_INTERVAL_MS = 500;
+/** Exit code of a run refused because another process holds the study's lease. */
+export const STUDY_BUSY_EXIT_CODE = 3;
+
+/** A lease as stored (read-only record). */
+export interface LeaseRecord {
+  readonly studyKey: string;
+  /** `hostname:pid:random` */
+  readonly ownerId: string;
+  readonly hostname: string;
+  readonly pid: number;
+  /** ISO 8601 UTC */
+  readonly acquiredAt: string;
+  /** ISO 8601 UTC */
+  readonly heartbeatAt: string;
+}
+
+/** The process asking for a lease, and how it judges staleness. Every member has a default. */
+export interface LeaseOptions {
+  /** The study the lease covers (by convention its absolute folder). */
+  studyKey: string;
+  /** Default `os.hostname()`. */
+  hostname?: string;
+  /** Default `process.pid`. */
+  pid?: number;
+  /** Default `hostname:pid:<8 random hex bytes>`. */
+  ownerId?: string;
+  now?: () => Date;
+  /** Default {@link LEASE_STALE_AFTER_MS}. */
+  staleAfterMs?: number;
+  /** Whether a process of this host exists. Default: `process.kill(pid, 0)`. */
+  isProcessAlive?: (pid: number) => boolean;
+}
+
+/** Outcome of one attempt: the lease, or who holds it. */
+export type AcquireResult =
+  | { acquired: true; lease: LeaseRecord; tookOverFrom?: LeaseRecord }
+  | { acquired: false; holder: LeaseRecord };
+
+/** Another process holds the study's lease. Exit code {@link STUDY_BUSY_EXIT_CODE}. */
+export class StudyBusyError extends KloopError {
+  readonly holder: LeaseRecord;
+
+  constructor(holder: LeaseRecord) {
+    super(`study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; use --wait to wait`, {
+      code: 'study_busy',
+      exitCode: STUDY_BUSY_EXIT_CODE,
+      studyPath: holder.studyKey,
+    });
+    this.holder = holder;
+  }
+}
+
+/** A new owner id: `hostname:pid:random`. */
+export function createOwnerId(hostname = osHostname(), pid = process.pid): string {
+  return `${hostname}:${pid}:${randomBytes(8).toString('hex')}`;
+}
+
+/** Whether a process with this id exists on this host (`kill(pid, 0)`; EPERM means it exists). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Whether a lease's owner is gone: heartbeat older than `staleAfterMs`, or
+ * same host and the process no longer exists. Returns the reason, or null
+ * when the owner looks alive.
+ */
+export function staleReason(
+  lease: LeaseRecord,
+  judge: { now: Date; staleAfterMs: number; hostname: string; isProcessAlive: (pid: number) => boolean },
+): string | null {
+  const ageMs = judge.now.getTime() - Date.parse(lease.heartbeatAt);
+  if (!Number.isFinite(ageMs) || ageMs > judge.staleAfterMs) {
+    return `its last heartbeat (${lease.heartbeatAt}) is older than ${judge.staleAfterMs / 1000} s`;
+  }
+  if (lease.hostname === judge.hostname && !judge.isProcessAlive(lease.pid)) return `process ${lease.pid} no longer exists on this host`;
+  return null;
+}
+
+function toRecord(row: { study_key: string; owner_id: string; hostname: string; pid: number; acquired_at: string; heartbeat_at: string }): LeaseRecord {
+  return Object.freeze({
+    studyKey: row.study_key,
+    ownerId: row.owner_id,
+    hostname: row.hostname,
+    pid: Number(row.pid),
+    acquiredAt: row.acquired_at,
+    heartbeatAt: row.heartbeat_at,
+  });
+}
+
+/** The lease of a study, if any. */
+export async function readLease(db: StudyDatabase, studyKey: string): Promise<LeaseRecord | undefined> {
+  const row = await db.selectFrom('leases').selectAll().where('study_key', '=', studyKey).executeTakeFirst();
+  return row === undefined ? undefined : toRecord(row);
+}
+
+/** Every lease in the database (for `kloop doctor`). */
+export async function listLeases(db: StudyDatabase): Promise<LeaseRecord[]> {
+  const rows = await db.selectFrom('leases').selectAll().orderBy('study_key').execute();
+  return rows.map(toRecord);
+}
+
+function resolveOptions(options: LeaseOptions) {
+  const hostname = options.hostname ?? osHostname();
+  const pid = options.pid ?? process.pid;
+  return {
+    studyKey: options.studyKey,
+    hostname,
+    pid,
+    ownerId: options.ownerId ?? createOwnerId(hostname, pid),
+    now: options.now ?? (() => new Date()),
+    staleAfterMs: options.staleAfterMs ?? LEASE_STALE_AFTER_MS,
+    isProcessAlive: options.isProcessAlive ?? isProcessAlive,
+  };
+}
+
+/**
+ * One attempt to take the study's lease: insert it when free, keep it when
+ * already ours, take it over when stale (compare-and-swap on the old owner and
+ * heartbeat), else report the holder. Each write is one statement, hence one
+ * transaction.
+ */
+export async function tryAcquireLease(db: StudyDatabase, options: LeaseOptions): Promise<AcquireResult> {
+  const me = resolveOptions(options);
+  for (let attempt = 0; attempt < 5; attempt += 1) {
+    const at = me.now().toISOString();
+    const mine = { study_key: me.studyKey, owner_id: me.ownerId, hostname: me.hostname, pid: me.pid, acquired_at: at, heartbeat_at: at };
+    const inserted = await db.insertInto('leases').values(mine).onConflict((conflict) => conflict.column('study_key').doNothing()).executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) return { acquired: true, lease: toRecord(mine) };
+    const holder = await readLease(db, me.studyKey);
+    if (holder === undefined) continue; // released in between: try again
+    if (holder.ownerId === me.ownerId) return { acquired: true, lease: holder };
+    const reason = staleReason(holder, { now: me.now(), staleAfterMs: me.staleAfterMs, hostname: me.hostname, isProcessAlive: me.isProcessAlive });
+    if (reason === null) return { acquired: false, holder };
+    const swapped = await db
+      .updateTable('leases')
+      .set({ owner_id: me.ownerId, hostname: me.hostname, pid: me.pid, acquired_at: at, heartbeat_at: at })
+      .where('study_key', '=', me.studyKey)
+      .where('owner_id', '=', holder.ownerId)
+      .where('heartbeat_at', '=', holder.heartbeatAt)
+      .executeTakeFirst();
+    if (Number(swapped.numUpdatedRows) === 1) return { acquired: true, lease: toRecord(mine), tookOverFrom: holder };
+    // Someone else renewed or took it over first: look again.
+  }
+  const holder = await readLease(db, me.studyKey);
+  if (holder !== undefined && holder.ownerId !== me.ownerId) return { acquired: false, holder };
+  throw new KloopError('the study lease kept changing hands; try again', { code: 'lease_contention', exitCode: STUDY_BUSY_EXIT_CODE, studyPath: me.studyKey });
+}
+
+/** Options of {@link acquireLease}. */
+export interface AcquireLeaseOptions extends LeaseOptions {
+  /** Wait for the holder to finish instead of refusing. Default false. */
+  wait?: boolean;
+  /** Default {@link LEASE_POLL_INTERVAL_MS}. */
+  pollIntervalMs?: number;
+  /** Stops waiting (rejects with the signal's reason). */
+  signal?: AbortSignal;
+  /** Called once when the lease is held by another process and `wait` is set. */
+  onWait?: (holder: LeaseRecord) => void;
+  /** Called when a stale lease was taken over. */
+  onTakeOver?: (previous: LeaseRecord) => void;
+}
+
+/**
+ * Takes the study's lease.
+ *
+ * @throws StudyBusyError (exit code 3) when another live process holds it and `wait` is off
+ * @throws the signal's reason when `signal` aborts while waiting
+ */
+export async function acquireLease(db: StudyDatabase, options: AcquireLeaseOptions): Promise<LeaseRecord> {
+  const ownerId = options.ownerId ?? createOwnerId(options.hostname, options.pid);
+  let announced = false;
+  for (;;) {
+    options.signal?.throwIfAborted();
+    const result = await tryAcquireLease(db, { ...options, ownerId });
+    if (result.acquired) {
+      if (result.tookOverFrom !== undefined) options.onTakeOver?.(result.tookOverFrom);
+      return result.lease;
+    }
+    if (options.wait !== true) throw new StudyBusyError(result.holder);
+    if (!announced) {
+      options.onWait?.(result.holder);
+      announced = true;
+    }
+    await sleep(options.pollIntervalMs ?? LEASE_POLL_INTERVAL_MS, options.signal);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** Renews the heartbeat; false when the lease is no longer ours (taken over). */
+export async function renewLease(db: StudyDatabase, lease: LeaseRecord, now: () => Date = () => new Date()): Promise<boolean> {
+  const result = await db
+    .updateTable('leases')
+    .set({ heartbeat_at: now().toISOString() })
+    .where('study_key', '=', lease.studyKey)
+    .where('owner_id', '=', lease.ownerId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Gives the lease up (only when still ours). */
+export async function releaseLease(db: StudyDatabase, lease: LeaseRecord): Promise<void> {
+  await db.deleteFrom('leases').where('study_key', '=', lease.studyKey).where('owner_id', '=', lease.ownerId).execute();
+}
+
+/** A running heartbeat. */
+export interface LeaseHeartbeat {
+  /** Stops renewing (idempotent). */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startLeaseHeartbeat}. */
+export interface HeartbeatOptions {
+  /** The SQLite file of `db`: the heartbeat then runs in a worker thread with its own connection. */
+  file?: string;
+  /** Default {@link LEASE_HEARTBEAT_INTERVAL_MS}. */
+  intervalMs?: number;
+  /** Called once if the lease turns out to be someone else's (taken over while this process looked dead). */
+  onLost?: () => void;
+  /** Called when a renewal fails (e.g. the database stayed locked); renewals go on. */
+  onError?: (message: string) => void;
+}
+
+// Plain JavaScript run by the worker thread: its own better-sqlite3 connection, one UPDATE per beat.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.file, { fileMustExist: true });
+db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
+const renew = db.prepare('UPDATE leases SET heartbeat_at = ? WHERE study_key = ? AND owner_id = ?');
+let timer;
+const beat = () => {
+  try {
+    const result = renew.run(new Date().toISOString(), workerData.studyKey, workerData.ownerId);
+    if (result.changes === 0) { clearInterval(timer); parentPort.postMessage({ type: 'lost' }); }
+  } catch (error) {
+    parentPort.postMessage({ type: 'error', message: String(error && error.message || error) });
+  }
+};
+timer = setInterval(beat, workerData.intervalMs);
+parentPort.on('message', (message) => {
+  if (message !== 'stop') return;
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+parentPort.postMessage({ type: 'ready' });
+`;
+
+/**
+ * Renews the lease every `intervalMs` until stopped. With `file`, in a
+ * worker thread (immune to a busy main thread); else on a main-thread timer.
+ */
+export function startLeaseHeartbeat(db: StudyDatabase, lease: LeaseRecord, options: HeartbeatOptions = {}): LeaseHeartbeat {
+  const intervalMs = options.intervalMs ?? LEASE_HEARTBEAT_INTERVAL_MS;
+  let lost = false;
+  const markLost = (): void => {
+    if (lost) return;
+    lost = true;
+    options.onLost?.();
+  };
+  if (options.file !== undefined && options.file !== ':memory:') {
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: {
+        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+        file: options.file,
+        busyTimeoutMs: Math.max(1_000, intervalMs),
+        intervalMs,
+        studyKey: lease.studyKey,
+        ownerId: lease.ownerId,
+      },
+    });
+    worker.unref();
+    worker.on('message', (message: { type: string; message?: string }) => {
+      if (message.type === 'lost') markLost();
+      else if (message.type === 'error') options.onError?.(message.message ?? 'unknown error');
+    });
+    worker.on('error', (error) => options.onError?.(error.message));
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    let stopping: Promise<void> | undefined;
+    return {
+      stop() {
+        stopping ??= (async () => {
+          worker.ref(); // keep the process alive until the worker has closed its connection
+          worker.postMessage('stop');
+          let timer: NodeJS.Timeout | undefined;
+          const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 2_000)));
+          const outcome = await Promise.race([exited.then(() => 'exited' as const), timeout]);
+          clearTimeout(timer);
+          if (outcome === 'timeout') await worker.terminate();
+        })();
+        return stopping;
+      },
+    };
+  }
+  const timer = setInterval(() => {
+    renewLease(db, lease).then(
+      (held) => {
+        if (!held) {
+          clearInterval(timer);
+          markLost();
+        }
+      },
+      (error: unknown) => options.onError?.(error instanceof Error ? error.message : String(error)),
+    );
+  }, intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+    },
+  };
+}
+
+/**
+ * Gives the lease up synchronously, on its own connection (for a process
+ * about to exit from a signal handler). Never throws.
+ */
+export function releaseLeaseSync(file: string, lease: LeaseRecord): void {
+  try {
+    const Database = createRequire(import.meta.url)('better-sqlite3') as typeof import('better-sqlite3');
+    const sqlite = new Database(file, { fileMustExist: true });
+    try {
+      sqlite.pragma('busy_timeout = 1000');
+      sqlite.prepare('DELETE FROM leases WHERE study_key = ? AND owner_id = ?').run(lease.studyKey, lease.ownerId);
+    } finally {
+      sqlite.close();
+    }
+  } catch {
+    // The next run takes a dead process's lease over anyway.
+  }
+}

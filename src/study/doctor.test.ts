@@ -1,0 +1,124 @@
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { StudyDatabase } from '../storage/database.ts';
+import { openDatabase } from '../storage/database.ts';
+import { acquireLease } from '../storage/lease.ts';
+import { putVersion, setRegistryVersion } from '../storage/registry.ts';
+import type { DoctorFinding } from './doctor.ts';
+import { checkDatabase, checkSetup, diagnoseStudy } from './doctor.ts';
+
+const EXAMPLE = path.resolve(import.meta.dirname, '../../examples/intent');
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function study(corpusFiles = ['work.yaml', 'operations.yaml', 'extra.jsonl']): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'kloop-doctor-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(path.join(dir, 'corpus'));
+  for (const file of ['kloop.yaml', 'program.md', 'playbook.yaml']) copyFileSync(path.join(EXAMPLE, file), path.join(dir, file));
+  for (const file of corpusFiles) copyFileSync(path.join(EXAMPLE, 'corpus', file), path.join(dir, 'corpus', file));
+  return dir;
+}
+
+async function database(file = ':memory:'): Promise<StudyDatabase> {
+  const db = await openDatabase(file);
+  cleanups.push(() => db.destroy());
+  return db;
+}
+
+const byId = (findings: DoctorFinding[], id: string): DoctorFinding[] => findings.filter((finding) => finding.id === id);
+const problems = (findings: DoctorFinding[]): string[] => findings.filter((finding) => finding.status === 'problem').map((finding) => finding.id);
+
+describe('kloop doctor: the set-up checklist', () => {
+  it('passes the reference study', () => {
+    const findings = checkSetup(study(), { hasDatabase: false });
+    expect(problems(findings)).toEqual([]);
+    expect(byId(findings, 'setup.seed-examples')[0]?.message).toMatch(/^45 seed examples \(optimization \d+, anchor \d+, shadow \d+\)$/);
+    expect(byId(findings, 'setup.results-log')[0]?.status).toBe('info');
+  });
+
+  it('names too few seed examples, a missing register, missing stopping criteria', () => {
+    const dir = study(['extra.jsonl']);
+    writeFileSync(path.join(dir, 'program.md'), readFileSync(path.join(dir, 'program.md'), 'utf8').replace('## Stopping criteria', '## Afterword'));
+    writeFileSync(path.join(dir, 'kloop.yaml'), readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace(/^stopping:[\s\S]*?\n\n/m, ''));
+    const findings = checkSetup(dir, { hasDatabase: true });
+    expect(problems(findings)).toEqual(['setup.program', 'setup.stopping', 'setup.seed-examples']);
+    expect(byId(findings, 'setup.program')[0]?.message).toMatch(/program\.md:\d+: Stopping criteria: missing register/);
+    expect(byId(findings, 'setup.seed-examples')[0]).toMatchObject({ message: 'only 12 seed examples; the checklist asks for 15–25 or more' });
+    for (const finding of findings.filter((item) => item.status === 'problem')) expect(finding.fix).toBeTruthy();
+  });
+
+  it('reports a broken kloop.yaml and stops there', () => {
+    const dir = study();
+    writeFileSync(path.join(dir, 'kloop.yaml'), 'artifact: [\n');
+    const findings = checkSetup(dir, { hasDatabase: false });
+    expect(findings).toHaveLength(1);
+    expect(findings[0]).toMatchObject({ id: 'setup.config', status: 'problem' });
+  });
+});
+
+describe('kloop doctor: the database', () => {
+  it('a sound database is healthy', async () => {
+    const db = await database();
+    const seed = await putVersion(db, 'seed', 'seed', null, null);
+    await setRegistryVersion(db, seed.id, 'seed');
+    const findings = await checkDatabase(db);
+    expect(problems(findings)).toEqual([]);
+    expect(byId(findings, 'database.integrity')[0]?.message).toBe('SQLite integrity check: ok');
+  });
+
+  it('finds orphaned scores, dangling versions, registry pointers, hash mismatches and double decisions', async () => {
+    const db = await database();
+    const seed = await putVersion(db, 'seed', 'seed', null, null);
+    await setRegistryVersion(db, seed.id, 'seed');
+    const raw = (statement: string) => sql.raw(statement).execute(db);
+    await raw('pragma foreign_keys = off');
+    await raw("insert into evaluation_examples (evaluation_id, example_id, valid, composite, score) values (999, 'x', 1, 0.5, '{}')");
+    const experiment = (round: number, delta: string, base: number, accepted: number | null) =>
+      raw(
+        `insert into experiments (run_id, round, proposer, base_version_id, candidate_hash, delta, rationale, decision, reason, evidence, accepted_version_id, fingerprint, seed, created_at)
+         values (1, ${round}, 'p', ${base}, 'h', '${delta}', 'r', '${accepted === null ? 'refused' : 'accepted'}', 'x', '{}', ${accepted ?? 'null'}, 'f', 1, 't')`,
+      );
+    await experiment(1, 'same delta', seed.id, null);
+    await experiment(1, 'same delta', seed.id, null);
+    await experiment(2, 'points nowhere', 77, null);
+    await raw("update registry set version_id = 55 where name = 'active'");
+    await raw(`update artifact_versions set text = 'tampered' where id = ${seed.id}`);
+    const findings = await checkDatabase(db);
+    expect(problems(findings).sort()).toEqual(
+      ['database.decided-once', 'database.experiment-versions', 'database.orphaned-examples', 'database.registry', 'database.version-hashes'].sort(),
+    );
+    expect(byId(findings, 'database.decided-once')[0]?.message).toBe('round 1 decided "same delta" 2 times');
+    expect(byId(findings, 'database.registry')[0]?.message).toContain('active → 55');
+  });
+
+  it('tells a live run from a dead one holding the lease', async () => {
+    const db = await database();
+    await acquireLease(db, { studyKey: '/s', hostname: 'h1', pid: 11, now: () => new Date('2025-01-01T00:00:00Z') });
+    const live = await checkDatabase(db, { hostname: 'h1', isProcessAlive: () => true, now: () => new Date('2025-01-01T00:00:05Z') });
+    expect(byId(live, 'database.lease')[0]).toMatchObject({ status: 'info' });
+    const dead = await checkDatabase(db, { hostname: 'h1', isProcessAlive: () => false, now: () => new Date('2025-01-01T00:00:05Z') });
+    expect(byId(dead, 'database.lease')[0]).toMatchObject({ status: 'problem' });
+    expect(byId(dead, 'database.lease')[0]?.message).toMatch(/held by a dead run: pid 11 on host h1 .*process 11 no longer exists/);
+  });
+
+  it('diagnoses a study folder with its database file, read-only', async () => {
+    const dir = study();
+    const file = path.join(dir, '.kloop', 'kloop.db');
+    const db = await openDatabase(file);
+    await putVersion(db, 'seed', 'seed', null, null);
+    await db.destroy();
+    const before = readFileSync(file);
+    const report = await diagnoseStudy(dir, file, (name) => openDatabase(name, { readonly: true }));
+    expect(report.healthy).toBe(true);
+    expect(report.database).toBe(file);
+    expect(readFileSync(file)).toEqual(before);
+    const missing = await diagnoseStudy(dir, path.join(dir, 'nowhere.db'), (name) => openDatabase(name, { readonly: true }));
+    expect(missing.database).toBeNull();
+  });
+});

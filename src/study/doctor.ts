@@ -1,0 +1,322 @@
+/**
+ * `kloop doctor`: is the study's database sound, and is the study set up the
+ * way the seed's Quick Checklist asks (seeds/002 "Quick Checklist": a metric
+ * measured automatically, 15–25 or more seed examples, a program with three
+ * registers, invariants listed, stopping criteria defined, results logged to
+ * a structured database)?
+ *
+ * Every finding says what to fix. Read-only: the database is opened read-only
+ * and nothing is written.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { hostname as osHostname } from 'node:os';
+import { sql } from 'kysely';
+import { parse as parseYaml } from 'yaml';
+import { contentHash } from '../artifact/content-hash.ts';
+import { PARTITIONS } from '../corpus/example.ts';
+import { KloopError } from '../errors.ts';
+import type { Program } from '../program/program.ts';
+import { loadProgram } from '../program/program.ts';
+import type { StudyDatabase } from '../storage/database.ts';
+import { LEASE_STALE_AFTER_MS, isProcessAlive, listLeases, staleReason } from '../storage/lease.ts';
+import type { StudyConfig } from './config.ts';
+import { CONFIG_FILE_NAME, loadStudyConfig } from './config.ts';
+import { loadCorpus } from './load-study.ts';
+
+/** The smallest corpus the seed's checklist accepts ("15–25 seed examples"). */
+export const MIN_SEED_EXAMPLES = 15;
+
+/** One finding. `problem` makes the study unhealthy (exit 1); `info` does not. */
+export interface DoctorFinding {
+  /** Stable id, e.g. `database.integrity`, `setup.seed-examples`. */
+  id: string;
+  area: 'database' | 'setup';
+  status: 'ok' | 'problem' | 'info';
+  message: string;
+  /** What to do about a problem. */
+  fix?: string;
+}
+
+export interface DoctorReport {
+  study: string;
+  database: string | null;
+  healthy: boolean;
+  findings: DoctorFinding[];
+}
+
+/** Options of {@link checkDatabase}. */
+export interface DatabaseCheckOptions {
+  now?: () => Date;
+  hostname?: string;
+  isProcessAlive?: (pid: number) => boolean;
+  staleAfterMs?: number;
+}
+
+async function count(db: StudyDatabase, query: ReturnType<typeof sql<{ count: number }>>): Promise<number> {
+  const result = await query.execute(db);
+  return Number(result.rows[0]?.count ?? 0);
+}
+
+async function tableNames(db: StudyDatabase): Promise<Set<string>> {
+  const result = await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db);
+  return new Set(result.rows.map((row) => row.name));
+}
+
+/**
+ * Checks a study database: SQLite's integrity check, orphaned and dangling
+ * records, content hashes, decisions made twice, and leases held by dead
+ * processes.
+ */
+export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOptions = {}): Promise<DoctorFinding[]> {
+  const findings: DoctorFinding[] = [];
+  const add = (finding: Omit<DoctorFinding, 'area'>): void => void findings.push({ area: 'database', ...finding });
+
+  const integrity = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
+  const messages = integrity.rows.map((row) => Object.values(row)[0] as string);
+  if (messages.length === 1 && messages[0] === 'ok') add({ id: 'database.integrity', status: 'ok', message: 'SQLite integrity check: ok' });
+  else {
+    add({
+      id: 'database.integrity',
+      status: 'problem',
+      message: `SQLite integrity check failed: ${messages.slice(0, 5).join('; ')}${messages.length > 5 ? ` (and ${messages.length - 5} more)` : ''}`,
+      fix: 'restore the database from a backup, or `sqlite3 kloop.db ".recover"` into a new file and keep the old one',
+    });
+    return findings; // the other queries would read damaged pages
+  }
+
+  const tables = await tableNames(db);
+  const required = ['artifact_versions', 'registry', 'experiments', 'evaluations', 'evaluation_examples', 'runs'];
+  const missing = required.filter((name) => !tables.has(name));
+  if (missing.length > 0) {
+    add({ id: 'database.schema', status: 'problem', message: `tables missing: ${missing.join(', ')}`, fix: 'this is not a kloop study database, or it was never migrated: run `kloop run` once' });
+    return findings;
+  }
+
+  const orphans = await count(db, sql<{ count: number }>`select count(*) as count from evaluation_examples where evaluation_id not in (select id from evaluations)`);
+  add(
+    orphans === 0
+      ? { id: 'database.orphaned-examples', status: 'ok', message: 'every per-example score belongs to an evaluation' }
+      : { id: 'database.orphaned-examples', status: 'problem', message: `${orphans} per-example scores (evaluation_examples) belong to no evaluation`, fix: 'delete them: `delete from evaluation_examples where evaluation_id not in (select id from evaluations)`; they are never read' },
+  );
+
+  const incomplete = await count(
+    db,
+    sql<{ count: number }>`select count(*) as count from evaluations e where e.total > 0 and (select count(*) from evaluation_examples x where x.evaluation_id = e.id) = 0`,
+  );
+  add(
+    incomplete === 0
+      ? { id: 'database.empty-evaluations', status: 'ok', message: 'every stored evaluation has its per-example scores' }
+      : { id: 'database.empty-evaluations', status: 'problem', message: `${incomplete} evaluations have no per-example scores`, fix: 'delete those evaluations; the next run evaluates them again' },
+  );
+
+  const danglingBase = await count(db, sql<{ count: number }>`select count(*) as count from experiments where base_version_id not in (select id from artifact_versions)`);
+  const danglingAccepted = await count(
+    db,
+    sql<{ count: number }>`select count(*) as count from experiments where accepted_version_id is not null and accepted_version_id not in (select id from artifact_versions)`,
+  );
+  const acceptedWithoutVersion = await count(db, sql<{ count: number }>`select count(*) as count from experiments where decision = 'accepted' and accepted_version_id is null`);
+  const dangling = danglingBase + danglingAccepted + acceptedWithoutVersion;
+  add(
+    dangling === 0
+      ? { id: 'database.experiment-versions', status: 'ok', message: 'every experiment points to stored versions' }
+      : {
+          id: 'database.experiment-versions',
+          status: 'problem',
+          message: `${danglingBase} experiments name a missing base version, ${danglingAccepted} a missing accepted version, ${acceptedWithoutVersion} accepted experiments have no version`,
+          fix: 'the lab notebook lost versions: restore the database from a backup',
+        },
+  );
+
+  const danglingRegistry = await sql<{ name: string; version_id: number }>`select name, version_id from registry where version_id not in (select id from artifact_versions)`.execute(db);
+  const hasActive = await count(db, sql<{ count: number }>`select count(*) as count from registry where name = 'active'`);
+  if (danglingRegistry.rows.length > 0) {
+    add({
+      id: 'database.registry',
+      status: 'problem',
+      message: `registry pointers to missing versions: ${danglingRegistry.rows.map((row) => `${row.name} → ${row.version_id}`).join(', ')}`,
+      fix: "point them at a stored version (the last accepted one: `select max(id) from artifact_versions where source = 'accepted'`)",
+    });
+  } else add({ id: 'database.registry', status: hasActive > 0 ? 'ok' : 'info', message: hasActive > 0 ? 'the registry points to stored versions' : 'no active version yet (no run so far)' });
+
+  const versions = await db.selectFrom('artifact_versions').select(['id', 'hash', 'text']).execute();
+  const corrupted = versions.filter((version) => contentHash(version.text) !== version.hash).map((version) => version.id);
+  add(
+    corrupted.length === 0
+      ? { id: 'database.version-hashes', status: 'ok', message: `${versions.length} artifact versions match their content hashes` }
+      : { id: 'database.version-hashes', status: 'problem', message: `artifact versions ${corrupted.join(', ')} do not match their content hashes`, fix: 'restore the database from a backup; do not export those versions' },
+  );
+
+  const twice = await sql<{ round: number; delta: string; times: number }>`select round, delta, count(*) as times from experiments group by round, delta having count(*) > 1`.execute(db);
+  const acceptedTwice = await sql<{ version: number; times: number }>`select accepted_version_id as version, count(*) as times from experiments where accepted_version_id is not null group by accepted_version_id having count(*) > 1`.execute(db);
+  add(
+    twice.rows.length === 0 && acceptedTwice.rows.length === 0
+      ? { id: 'database.decided-once', status: 'ok', message: 'no experiment was decided twice and no version accepted twice' }
+      : {
+          id: 'database.decided-once',
+          status: 'problem',
+          message: [
+            ...twice.rows.map((row) => `round ${row.round} decided "${row.delta}" ${row.times} times`),
+            ...acceptedTwice.rows.map((row) => `version ${row.version} was accepted ${row.times} times`),
+          ].join('; '),
+          fix: 'two writers ran at once or a resumed round decided again: keep the first decision (lowest id) and report the bug',
+        },
+  );
+
+  const unfinished = await db.selectFrom('runs').select(['id', 'started_at']).where('ended_at', 'is', null).orderBy('id').execute();
+  if (tables.has('leases')) {
+    const now = (options.now ?? (() => new Date()))();
+    const judge = {
+      now,
+      staleAfterMs: options.staleAfterMs ?? LEASE_STALE_AFTER_MS,
+      hostname: options.hostname ?? osHostname(),
+      isProcessAlive: options.isProcessAlive ?? isProcessAlive,
+    };
+    const leases = await listLeases(db);
+    if (leases.length === 0) add({ id: 'database.lease', status: 'ok', message: 'no run holds the study' });
+    for (const lease of leases) {
+      const stale = staleReason(lease, judge);
+      add(
+        stale === null
+          ? { id: 'database.lease', status: 'info', message: `a run is in progress: pid ${lease.pid} on host ${lease.hostname} since ${lease.acquiredAt} (heartbeat ${lease.heartbeatAt})` }
+          : {
+              id: 'database.lease',
+              status: 'problem',
+              message: `the lease is held by a dead run: pid ${lease.pid} on host ${lease.hostname} since ${lease.acquiredAt}; ${stale}`,
+              fix: 'nothing to do by hand: the next `kloop run` takes a dead run\'s lease over and continues where it stopped',
+            },
+      );
+    }
+    if (unfinished.length > 0) {
+      const running = leases.some((lease) => staleReason(lease, judge) === null);
+      add({
+        id: 'database.unfinished-runs',
+        status: 'info',
+        message: `${unfinished.length} run(s) never recorded a stop (${unfinished.map((run) => `#${run.id} started ${run.started_at}`).join(', ')})${running ? '; the latest may be the one in progress' : ': killed or crashed; the next run finishes their open round exactly'}`,
+      });
+    }
+  }
+  return findings;
+}
+
+function settle<T>(work: () => T): { ok: true; value: T } | { ok: false; message: string } {
+  try {
+    return { ok: true, value: work() };
+  } catch (error) {
+    return { ok: false, message: error instanceof KloopError || error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/**
+ * Checks a study folder against the seed's Quick Checklist. Each load step is
+ * tried on its own, so one broken file does not hide the other findings.
+ */
+export function checkSetup(studyDir: string, options: { hasDatabase: boolean }): DoctorFinding[] {
+  const findings: DoctorFinding[] = [];
+  const add = (finding: Omit<DoctorFinding, 'area'>): void => void findings.push({ area: 'setup', ...finding });
+
+  const loadedConfig = settle(() => loadStudyConfig(studyDir));
+  if (!loadedConfig.ok) {
+    add({ id: 'setup.config', status: 'problem', message: loadedConfig.message, fix: `fix ${CONFIG_FILE_NAME} at the line named` });
+    return findings;
+  }
+  const config: StudyConfig = loadedConfig.value;
+  add({ id: 'setup.config', status: 'ok', message: `${CONFIG_FILE_NAME} is valid` });
+
+  const weights = Object.values(config.weights).filter((weight) => weight > 0).length;
+  add({
+    id: 'setup.metric',
+    status: 'ok',
+    message: `metric identified and automated: the ${config.task} scorer's composite over ${weights} weighted components, executor ${config.executor.kind}${config.executor.model !== undefined ? ` (${config.executor.model})` : ''}`,
+  });
+
+  const loadedProgram = settle((): Program => loadProgram(config.program));
+  if (!loadedProgram.ok) {
+    add({ id: 'setup.program', status: 'problem', message: loadedProgram.message, fix: 'write program.md with three headed registers: Instructions, Constraints (the invariants), Stopping criteria' });
+  } else {
+    const program = loadedProgram.value;
+    add({ id: 'setup.program', status: 'ok', message: `program.md has the three registers (lines ${program.lines.instructions}, ${program.lines.constraints}, ${program.lines.stopping})` });
+    const mechanical = program.mechanical;
+    const checked = (mechanical.editableSections?.length ?? 0) + (mechanical.requiredText?.length ?? 0) + (mechanical.forbiddenText?.length ?? 0);
+    add(
+      checked > 0
+        ? { id: 'setup.invariants', status: 'ok', message: `invariants listed: the Constraints register, with ${checked} mechanical checks code applies to every candidate` }
+        : {
+            id: 'setup.invariants',
+            status: 'info',
+            message: 'invariants listed in prose only: the Constraints register has no mechanical check (editableSections, requiredText, forbiddenText), so code enforces only the length ceiling',
+            fix: 'add a ```yaml block to the Constraints register listing what must not change (see examples/intent/program.md)',
+          },
+    );
+  }
+
+  const rawStopping = settle(() => (parseYaml(readFileSync(config.configPath, 'utf8')) as { stopping?: Record<string, unknown> } | null)?.stopping);
+  const explicit = rawStopping.ok && rawStopping.value !== undefined && rawStopping.value !== null ? Object.keys(rawStopping.value) : [];
+  add(
+    explicit.length > 0
+      ? { id: 'setup.stopping', status: 'ok', message: `stopping criteria defined: ${explicit.map((key) => `stopping.${key}`).join(', ')} (and the program's Stopping criteria register)` }
+      : {
+          id: 'setup.stopping',
+          status: 'problem',
+          message: `${CONFIG_FILE_NAME} sets no stopping criterion: the run relies on defaults (maxExperiments ${config.stopping.maxExperiments}, plateauRounds ${config.stopping.plateauRounds})`,
+          fix: `add a stopping section to ${CONFIG_FILE_NAME} (maxExperiments, plateauRounds, target, maxCostUsd)`,
+        },
+  );
+
+  const loadedCorpus = settle(() => loadCorpus(config));
+  if (!loadedCorpus.ok) {
+    add({ id: 'setup.corpus', status: 'problem', message: loadedCorpus.message, fix: 'fix the corpus file at the line and field named' });
+  } else {
+    const corpus = loadedCorpus.value;
+    const byPartition = Object.fromEntries(PARTITIONS.map((name) => [name, corpus.filter((example) => example.partition === name).length]));
+    add(
+      corpus.length >= MIN_SEED_EXAMPLES
+        ? { id: 'setup.seed-examples', status: 'ok', message: `${corpus.length} seed examples (${PARTITIONS.map((name) => `${name} ${byPartition[name]}`).join(', ')})` }
+        : {
+            id: 'setup.seed-examples',
+            status: 'problem',
+            message: `only ${corpus.length} seed examples; the checklist asks for ${MIN_SEED_EXAMPLES}–25 or more`,
+            fix: 'collect more real, labelled examples before running the loop (`kloop corpus add` or the corpus files)',
+          },
+    );
+    const empty = PARTITIONS.filter((name) => byPartition[name] === 0);
+    if (empty.length > 0) {
+      add({ id: 'setup.partitions', status: 'problem', message: `no example in the ${empty.join(', ')} partition(s)`, fix: 'give every example a partition: optimization, anchor and shadow each need some' });
+    }
+  }
+
+  add(
+    options.hasDatabase
+      ? { id: 'setup.results-log', status: 'ok', message: 'results are logged to the study database (.kloop/kloop.db)' }
+      : { id: 'setup.results-log', status: 'info', message: 'no study database yet: `kloop run` creates it' },
+  );
+  return findings;
+}
+
+/** Every finding of a study: set-up, then database. */
+export async function diagnoseStudy(
+  studyDir: string,
+  databaseFile: string,
+  openReadOnly: (file: string) => Promise<StudyDatabase>,
+  options: DatabaseCheckOptions = {},
+): Promise<DoctorReport> {
+  const hasDatabase = existsSync(databaseFile);
+  const findings = checkSetup(studyDir, { hasDatabase });
+  if (hasDatabase) {
+    let db: StudyDatabase | undefined;
+    try {
+      db = await openReadOnly(databaseFile);
+      findings.push(...(await checkDatabase(db, options)));
+    } catch (error) {
+      findings.push({
+        area: 'database',
+        id: 'database.open',
+        status: 'problem',
+        message: `cannot read the study database: ${(error as Error).message}`,
+        fix: 'check the file is a SQLite database kloop wrote; restore it from a backup if it is damaged',
+      });
+    } finally {
+      await db?.destroy();
+    }
+  }
+  return { study: studyDir, database: hasDatabase ? databaseFile : null, healthy: findings.every((finding) => finding.status !== 'problem'), findings };
+}

@@ -1,0 +1,100 @@
+/**
+ * Stopping honestly on failures: `stopping.maxFailureRate` stops a run whose
+ * proposals fail too often (with its own stop reason), even when no streak of
+ * failures reaches `maxConsecutiveFailures`; and the count survives a resume.
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Proposer } from '../proposers/proposer.ts';
+import type { StudyDatabase } from '../storage/database.ts';
+import { openDatabase } from '../storage/database.ts';
+import { loadStudy } from './load-study.ts';
+import type { LoadedStudy } from './loaded-study.ts';
+import { FAILURE_RATE_MIN_ATTEMPTS, runStudy } from './run-study.ts';
+import { readStudyState } from './study-state.ts';
+
+const EXAMPLE = path.resolve(import.meta.dirname, '../../examples/intent');
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const WORDS = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord', 'glacier', 'harbor', 'isthmus', 'jasper', 'kelp', 'lagoon'];
+
+/** Each round: one harmless candidate (a comment line) and two unusable answers. */
+function flakyProposer(): Proposer {
+  let calls = 0;
+  return {
+    id: 'flaky@1',
+    async propose(context) {
+      calls += 1;
+      const word = WORDS[calls % WORDS.length]!;
+      return {
+        candidates: [{ text: `${context.incumbentText}\n# ${word} ${calls}\n`, delta: `comment ${word} ${word.split('').reverse().join('')} ${calls}`, rationale: 'a no-op' }],
+        failures: [{ reason: 'unparsable answer' }, { reason: 'over the length ceiling' }],
+      };
+    },
+  };
+}
+
+function studyWith(stopping: string): LoadedStudy {
+  const dir = mkdtempSync(path.join(tmpdir(), 'kloop-failure-rate-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(path.join(dir, 'corpus'));
+  for (const file of ['program.md', 'playbook.yaml']) copyFileSync(path.join(EXAMPLE, file), path.join(dir, file));
+  copyFileSync(path.join(EXAMPLE, 'corpus', 'extra.jsonl'), path.join(dir, 'corpus', 'extra.jsonl'));
+  const config = readFileSync(path.join(EXAMPLE, 'kloop.yaml'), 'utf8').replace(/^stopping:[\s\S]*?\n\n/m, `stopping:\n${stopping}\n\n`);
+  writeFileSync(path.join(dir, 'kloop.yaml'), config);
+  return { ...loadStudy(dir), proposer: flakyProposer() };
+}
+
+async function database(): Promise<StudyDatabase> {
+  const db = await openDatabase(':memory:');
+  cleanups.push(() => db.destroy());
+  return db;
+}
+
+describe('stopping.maxFailureRate', () => {
+  it('stops with failure_rate once enough proposals were attempted and too many failed', async () => {
+    const study = studyWith('  maxExperiments: 60\n  plateauRounds: 10\n  maxConsecutiveFailures: 3\n  maxRounds: 6\n  maxFailureRate: 0.5');
+    expect(study.stopping.maxFailureRate).toBe(0.5);
+    const db = await database();
+    const outcome = await runStudy({ study, db });
+    expect(outcome.stopReason).toBe('failure_rate');
+    // 3 attempts a round: the rate is judged from round 5 on (12 attempts ≥ 10), 8 of 12 failed.
+    expect(FAILURE_RATE_MIN_ATTEMPTS).toBe(10);
+    expect(outcome.stopDetail).toBe('8 of 12 proposals failed (66.7% > maxFailureRate 0.5)');
+    const rounds = await db.selectFrom('experiments').select('round').distinct().execute();
+    expect(rounds).toHaveLength(4);
+    expect(await db.selectFrom('runs').select('stop_reason').execute()).toEqual([{ stop_reason: 'failure_rate' }]);
+  });
+
+  it('without maxFailureRate the same run goes on to its other criteria', async () => {
+    const study = studyWith('  maxExperiments: 60\n  plateauRounds: 10\n  maxConsecutiveFailures: 3\n  maxRounds: 6');
+    const db = await database();
+    const outcome = await runStudy({ study, db });
+    expect(outcome.stopReason).toBe('max_rounds');
+    const state = await readStudyState(db);
+    expect(state).toMatchObject({ proposalAttempts: 18, proposalFailures: 12 });
+  });
+
+  it('the counts carry over an interrupted run, like the failure streak', async () => {
+    const study = studyWith('  maxExperiments: 60\n  plateauRounds: 10\n  maxConsecutiveFailures: 3\n  maxRounds: 6\n  maxFailureRate: 0.5');
+    const db = await database();
+    const controller = new AbortController();
+    const first = await runStudy({
+      study,
+      db,
+      signal: controller.signal,
+      onEvent: (event) => {
+        if (event.type === 'round-end' && event.round === 3) controller.abort(new Error('interrupted'));
+      },
+    });
+    expect(first.stopReason).toBe('interrupted');
+    expect(await readStudyState(db)).toMatchObject({ proposalAttempts: 9, proposalFailures: 6 });
+    const second = await runStudy({ study, db });
+    expect(second.stopReason).toBe('failure_rate');
+  });
+});

@@ -1,0 +1,504 @@
+/**
+ * The two-speed schedule (seeds/002, "Two-Speed Schedule"; DESIGN.md §5):
+ * the fast loop runs often, the slow analyses run in batches.
+ *
+ * | loop | what runs                                   | default cadence          |
+ * |------|---------------------------------------------|--------------------------|
+ * | B    | the optimization loop (`runStudy`)          | `schedule.fast` (hourly) |
+ * | A    | Loop A (`runLoopA`, when the module exists) | `schedule.slow` (Mon 03:00) |
+ * | C    | pattern mining → review queue               | `schedule.slow`          |
+ * | D    | production-signal report → review queue     | `schedule.slow`          |
+ *
+ * `schedule.loops.{A,B,C,D}` override a loop's cadence ("off" disables it).
+ *
+ * No run of a loop overlaps another run of the same loop: croner's `protect`
+ * skips a tick while its callback runs, and an in-flight guard per loop
+ * (which also covers {@link RunningSchedule.runNow}) records the refused
+ * tick as outcome `overlap`. Different loops may run at the same time.
+ * Every run is a row of `schedule_runs`: loop, scheduled time, start, end,
+ * outcome (`ok`, `failed`, `skipped`, `overlap`) and a JSON detail.
+ *
+ * Time is injected: a {@link Scheduler} decides when cadences fire and what
+ * "now" is. {@link createCronScheduler} is the real one (croner timers);
+ * {@link createManualScheduler} computes the same fire times with croner's
+ * `nextRun` but only advances when told, for tests and simulations.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Cron } from 'croner';
+import { KloopError } from '../errors.ts';
+import { loadStudyPatternLibrary } from '../runtime/runtime.ts';
+import type { AdmitExample } from '../signals/governance.ts';
+import { runLoopC, runLoopD } from '../signals/loops.ts';
+import { DEFAULT_SIGNALS_CONFIG } from '../signals/signals-config.ts';
+import type { StudyDatabase } from '../storage/database.ts';
+import { studyDatabasePath } from '../storage/database.ts';
+import { acquireLease, releaseLease, startLeaseHeartbeat, StudyBusyError } from '../storage/lease.ts';
+import { getRegistryVersion } from '../storage/registry.ts';
+import { latestCalibration } from './calibration.ts';
+import type { ScheduleConfig } from './config.ts';
+import { admitToStudy } from './corpus-lifecycle.ts';
+import type { LoadedStudy } from './loaded-study.ts';
+import type { RunEvent } from './run-study.ts';
+import { createStudyEvaluator, runStudy } from './run-study.ts';
+
+/** The loops of the family (DESIGN.md §5). */
+export const LOOP_NAMES = ['A', 'B', 'C', 'D'] as const;
+export type LoopName = (typeof LOOP_NAMES)[number];
+
+/** Default cadences: fast every hour, slow Mondays at 03:00. */
+export const DEFAULT_FAST_CADENCE = '0 * * * *';
+export const DEFAULT_SLOW_CADENCE = '0 3 * * 1';
+
+/**
+ * Outcome of one scheduled run. `overlap`: refused because the same loop was
+ * still running; `interrupted`: the schedule stopped while it ran.
+ */
+export type ScheduleRunOutcome = 'running' | 'ok' | 'failed' | 'skipped' | 'interrupted' | 'overlap';
+
+/** What a loop job returns. */
+export interface LoopJobResult {
+  outcome: 'ok' | 'failed' | 'skipped' | 'interrupted';
+  detail: Record<string, unknown>;
+}
+
+/** One loop job: runs once per tick; `signal` aborts when the schedule stops. */
+export type LoopJob = (context: { loop: LoopName; scheduledAt: Date; signal: AbortSignal; now: () => Date }) => Promise<LoopJobResult>;
+
+/** A scheduled task handle. */
+export interface ScheduledTask {
+  /** The next fire time, or null when stopped or never again. */
+  nextRun(): Date | null;
+  stop(): void;
+}
+
+/** When cadences fire, and what time it is (the contract every scheduler implements). */
+export interface Scheduler {
+  /** Calls `fire(scheduledAt)` every time `pattern` (cron, 5 or 6 fields) matches, until stopped. */
+  schedule(pattern: string, fire: (scheduledAt: Date) => Promise<void>): ScheduledTask;
+  now(): Date;
+}
+
+/**
+ * The real scheduler: one croner job per cadence, `protect: true` (a tick
+ * that comes while the previous callback still runs is skipped by croner).
+ *
+ * @param timezone IANA zone of the cadences; default the system's
+ */
+export function createCronScheduler(options: { timezone?: string } = {}): Scheduler {
+  return {
+    schedule(pattern, fire) {
+      const job = new Cron(pattern, { protect: true, catch: true, ...(options.timezone !== undefined ? { timezone: options.timezone } : {}) }, async (self) => {
+        await fire(self.currentRun() ?? new Date());
+      });
+      return { nextRun: () => job.nextRun(), stop: () => job.stop() };
+    },
+    now: () => new Date(),
+  };
+}
+
+/** A scheduler whose clock moves only when told (tests, simulations). */
+export interface ManualScheduler extends Scheduler {
+  /**
+   * Moves the clock to `target`, firing every cadence due on the way in time
+   * order (ties in registration order). With `waitForJobs` (default true)
+   * each fired job finishes before the clock moves on, as if it took no time;
+   * without it, jobs are left running (to provoke overlaps).
+   *
+   * @returns the number of ticks fired
+   */
+  advanceTo(target: Date, options?: { waitForJobs?: boolean }): Promise<number>;
+  /** Waits for every job fired so far. */
+  settle(): Promise<void>;
+}
+
+/**
+ * Creates a {@link ManualScheduler} starting at `start`. Fire times are
+ * croner's own `nextRun` computations, so they match the real scheduler's.
+ */
+export function createManualScheduler(start: Date, options: { timezone?: string } = {}): ManualScheduler {
+  let clock = new Date(start.getTime());
+  const tasks: Array<{ cron: Cron; next: Date | null; fire: (scheduledAt: Date) => Promise<void> }> = [];
+  const running = new Set<Promise<void>>();
+  return {
+    schedule(pattern, fire) {
+      const cron = new Cron(pattern, { paused: true, ...(options.timezone !== undefined ? { timezone: options.timezone } : {}) });
+      const task = { cron, next: cron.nextRun(clock), fire };
+      tasks.push(task);
+      return {
+        nextRun: () => task.next,
+        stop: () => {
+          task.next = null;
+          cron.stop();
+        },
+      };
+    },
+    now: () => new Date(clock.getTime()),
+    async advanceTo(target, advanceOptions = {}) {
+      const wait = advanceOptions.waitForJobs !== false;
+      let fired = 0;
+      for (;;) {
+        let due: (typeof tasks)[number] | undefined;
+        for (const task of tasks) {
+          if (task.next === null || task.next.getTime() > target.getTime()) continue;
+          if (due === undefined || task.next.getTime() < due.next!.getTime()) due = task;
+        }
+        if (due === undefined) break;
+        const at = due.next!;
+        clock = new Date(at.getTime());
+        due.next = due.cron.nextRun(at);
+        fired += 1;
+        const promise = due.fire(new Date(at.getTime()));
+        running.add(promise);
+        void promise.finally(() => running.delete(promise));
+        if (wait) await promise;
+        else await Promise.resolve();
+      }
+      if (target.getTime() > clock.getTime()) clock = new Date(target.getTime());
+      return fired;
+    },
+    async settle() {
+      while (running.size > 0) await Promise.allSettled([...running]);
+    },
+  };
+}
+
+/** One row of `schedule_runs` (read-only record). */
+export interface ScheduleRunRecord {
+  readonly id: number;
+  readonly loop: LoopName;
+  readonly scheduledAt: string;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly outcome: ScheduleRunOutcome;
+  readonly detail: unknown;
+}
+
+/** A loop with its cadence and job. */
+export interface ScheduledLoop {
+  name: LoopName;
+  /** Cron pattern (5 or 6 fields); null = on no cadence (only {@link RunningSchedule.runNow} runs it). */
+  pattern: string | null;
+  run: LoopJob;
+}
+
+/** Progress of a schedule, for the CLI. */
+export type ScheduleEvent =
+  | { type: 'start'; loop: LoopName; runId: number; scheduledAt: string }
+  | { type: 'end'; loop: LoopName; runId: number; outcome: ScheduleRunOutcome; detail: unknown }
+  | { type: 'overlap'; loop: LoopName; runId: number; scheduledAt: string };
+
+/** Options of {@link startSchedule}. */
+export interface ScheduleOptions {
+  db: StudyDatabase;
+  loops: readonly ScheduledLoop[];
+  scheduler: Scheduler;
+  onEvent?: (event: ScheduleEvent) => void;
+}
+
+/** A running schedule. */
+export interface RunningSchedule {
+  /** Next fire time of each scheduled loop (ISO), null when none. */
+  nextRuns(): Partial<Record<LoopName, string | null>>;
+  /** Runs a loop now (same guard and recording as a tick); an overlapping call is recorded as `overlap`. */
+  runNow(loop: LoopName): Promise<ScheduleRunRecord>;
+  /** Stops the cadences, aborts the runs in flight and waits for them to finish. */
+  stop(): Promise<void>;
+}
+
+function toRecord(row: { id: number; loop: string; scheduled_at: string; started_at: string; ended_at: string | null; outcome: string; detail: string }): ScheduleRunRecord {
+  let detail: unknown;
+  try {
+    detail = JSON.parse(row.detail) as unknown;
+  } catch {
+    detail = row.detail;
+  }
+  return Object.freeze({
+    id: row.id,
+    loop: row.loop as LoopName,
+    scheduledAt: row.scheduled_at,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    outcome: row.outcome as ScheduleRunOutcome,
+    detail,
+  });
+}
+
+/** Scheduled runs, oldest first (optionally of one loop, the last `limit`). */
+export async function listScheduleRuns(db: StudyDatabase, options: { loop?: LoopName; limit?: number } = {}): Promise<ScheduleRunRecord[]> {
+  let query = db.selectFrom('schedule_runs').selectAll().orderBy('id', 'desc');
+  if (options.loop !== undefined) query = query.where('loop', '=', options.loop);
+  if (options.limit !== undefined) query = query.limit(options.limit);
+  return (await query.execute()).reverse().map(toRecord);
+}
+
+function describeError(error: unknown): Record<string, unknown> {
+  if (error instanceof KloopError) return { error: error.message, code: error.code };
+  return { error: error instanceof Error ? error.message : String(error) };
+}
+
+/**
+ * Starts the schedule: registers each loop's cadence with the scheduler,
+ * guards against overlapping runs of one loop and records every run.
+ */
+export function startSchedule(options: ScheduleOptions): RunningSchedule {
+  const { db, scheduler } = options;
+  const emit = options.onEvent ?? (() => undefined);
+  const controller = new AbortController();
+  const inFlight = new Map<LoopName, Promise<ScheduleRunRecord>>();
+  const loops = new Map(options.loops.map((loop) => [loop.name, loop]));
+  const iso = (): string => scheduler.now().toISOString();
+
+  const recordOverlap = async (loop: LoopName, scheduledAt: Date): Promise<ScheduleRunRecord> => {
+    const at = iso();
+    const row = await db
+      .insertInto('schedule_runs')
+      .values({ loop, scheduled_at: scheduledAt.toISOString(), started_at: at, ended_at: at, outcome: 'overlap', detail: JSON.stringify({ note: `loop ${loop} was still running: this tick was skipped` }) })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    emit({ type: 'overlap', loop, runId: row.id, scheduledAt: row.scheduled_at });
+    return toRecord(row);
+  };
+
+  const execute = async (loop: ScheduledLoop, scheduledAt: Date): Promise<ScheduleRunRecord> => {
+    const started = await db
+      .insertInto('schedule_runs')
+      .values({ loop: loop.name, scheduled_at: scheduledAt.toISOString(), started_at: iso(), ended_at: null, outcome: 'running', detail: '{}' })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    emit({ type: 'start', loop: loop.name, runId: started.id, scheduledAt: started.scheduled_at });
+    let result: LoopJobResult;
+    try {
+      result = await loop.run({ loop: loop.name, scheduledAt, signal: controller.signal, now: () => scheduler.now() });
+    } catch (error) {
+      result = { outcome: 'failed', detail: describeError(error) };
+    }
+    const ended = await db
+      .updateTable('schedule_runs')
+      .set({ ended_at: iso(), outcome: result.outcome, detail: JSON.stringify(result.detail) })
+      .where('id', '=', started.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    emit({ type: 'end', loop: loop.name, runId: ended.id, outcome: result.outcome, detail: result.detail });
+    return toRecord(ended);
+  };
+
+  const trigger = (name: LoopName, scheduledAt: Date): Promise<ScheduleRunRecord> => {
+    const loop = loops.get(name);
+    if (loop === undefined) return Promise.reject(new KloopError(`loop ${name} is not scheduled`, { code: 'schedule', exitCode: 2 }));
+    if (inFlight.has(name)) return recordOverlap(name, scheduledAt);
+    // Registered before the first await: a second trigger in the same tick sees it.
+    const run = execute(loop, scheduledAt).finally(() => inFlight.delete(name));
+    inFlight.set(name, run);
+    return run;
+  };
+
+  const tasks = new Map<LoopName, ScheduledTask>();
+  for (const loop of options.loops) {
+    if (loop.pattern === null) continue;
+    tasks.set(
+      loop.name,
+      scheduler.schedule(loop.pattern, async (scheduledAt) => {
+        if (controller.signal.aborted) return;
+        await trigger(loop.name, scheduledAt).catch(() => undefined);
+      }),
+    );
+  }
+
+  return {
+    nextRuns() {
+      return Object.fromEntries([...tasks.entries()].map(([name, task]) => [name, task.nextRun()?.toISOString() ?? null]));
+    },
+    runNow(name) {
+      return trigger(name, scheduler.now());
+    },
+    async stop() {
+      for (const task of tasks.values()) task.stop();
+      controller.abort(new Error('the schedule was stopped'));
+      await Promise.allSettled([...inFlight.values()]);
+    },
+  };
+}
+
+/** The cadence of each loop from the `schedule` section (null = off). */
+export function resolveLoopCadences(schedule?: ScheduleConfig): Record<LoopName, string | null> {
+  const fast = schedule?.fast ?? DEFAULT_FAST_CADENCE;
+  const slow = schedule?.slow ?? DEFAULT_SLOW_CADENCE;
+  const pick = (loop: LoopName, fallback: string): string | null => {
+    const override = schedule?.loops?.[loop];
+    if (override === 'off') return null;
+    return override ?? fallback;
+  };
+  return { A: pick('A', slow), B: pick('B', fast), C: pick('C', slow), D: pick('D', slow) };
+}
+
+/** Stop reasons of the fast loop that mean the run failed. */
+const FAILED_STOPS = new Set(['infrastructure_failure', 'consecutive_failures', 'failure_rate']);
+
+/** Options of {@link createStudyLoops}. */
+export interface StudyLoopsOptions {
+  db: StudyDatabase;
+  /** Loads the study; called at the start of every run so corpus and config changes are picked up. */
+  loadStudy: () => LoadedStudy | Promise<LoadedStudy>;
+  /** Hold the study's run lease during Loop B (a `kloop run` in progress makes the tick `skipped`). Default true. */
+  useLease?: boolean;
+  /** Progress of Loop B runs. */
+  onRunEvent?: (event: RunEvent) => void;
+  /** Loop A's module; default `./loop-a.ts` beside this file when it exists. */
+  loopAModule?: string;
+}
+
+interface LoopAModule {
+  runLoopA(options: { study: LoadedStudy; db: StudyDatabase; signal?: AbortSignal; now?: () => Date }): Promise<{ runId: number; queued: number; refused: number; skipped: number }>;
+}
+
+async function importLoopA(specifier: string | undefined): Promise<LoopAModule | undefined> {
+  const url = specifier ?? new URL('./loop-a.ts', import.meta.url).href;
+  if (url.startsWith('file:') && !existsSync(fileURLToPath(url))) return undefined;
+  const module = (await import(url)) as Partial<LoopAModule>;
+  return typeof module.runLoopA === 'function' ? (module as LoopAModule) : undefined;
+}
+
+/**
+ * Corpus admission for Loop C's complete candidate examples: the study's
+ * admission checks, shadow first, recorded as `admitted`/`refused` events
+ * with source `loop-c`.
+ */
+export function createLoopCAdmission(db: StudyDatabase, study: LoadedStudy, now?: () => Date): AdmitExample {
+  return async (example) => {
+    const outcome = await admitToStudy(db, study, [{ index: 0, id: example.id, example, errors: [] }], { source: 'loop-c', ...(now !== undefined ? { now } : {}) });
+    const verdict = outcome.verdicts[0];
+    if (outcome.admitted === 1) return { admitted: true };
+    return { admitted: false, reason: verdict?.reasons.map((reason) => `${reason.check}: ${reason.message}`).join('; ') ?? 'refused' };
+  };
+}
+
+/** Experiments decided so far (what `stopping.maxExperiments` counts). */
+async function countExperiments(db: StudyDatabase): Promise<number> {
+  const row = await db
+    .selectFrom('experiments')
+    .select((expression) => expression.fn.countAll<number>().as('count'))
+    .where('decision', '!=', 'skipped')
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/**
+ * The four loops of a study as scheduled jobs, with their cadences from the
+ * study's `schedule` section (a loop that is "off" has pattern null: it runs
+ * only when asked with `runNow`).
+ *
+ * - B: `runStudy` under the study's lease, with the latest calibration of the
+ *   current evaluator (refused when `gate.requireCalibration` and none); with
+ *   `schedule.experimentsPerCycle`, each run may add that many experiments.
+ * - A: `runLoopA` when `src/study/loop-a.ts` exists, else `skipped` with a note.
+ * - C: `runLoopC` (optimization and anchor gold only, never shadow); candidate
+ *   examples with complete gold go through corpus admission (shadow first),
+ *   the others to the review queue.
+ * - D: `runLoopD`.
+ * C and D only write review items; none of the four slow or fast jobs but B
+ * (through its gate) can move the active artifact.
+ */
+export function createStudyLoops(options: StudyLoopsOptions, schedule?: ScheduleConfig): ScheduledLoop[] {
+  const { db } = options;
+  const cadences = resolveLoopCadences(schedule);
+  const jobs: Record<LoopName, LoopJob> = {
+    B: async ({ signal, now }) => {
+      const study = await options.loadStudy();
+      const perCycle = study.config?.schedule?.experimentsPerCycle;
+      if (perCycle !== undefined) study.stopping.maxExperiments = (await countExperiments(db)) + perCycle;
+      const fingerprint = createStudyEvaluator(study).fingerprint;
+      const calibration = await latestCalibration(db, fingerprint);
+      if (calibration === undefined && study.gate.requireCalibration) {
+        return { outcome: 'failed', detail: { error: 'gate.requireCalibration is set and there is no calibration for the current evaluator: run `kloop calibrate`' } };
+      }
+      let release = async (): Promise<void> => undefined;
+      const controller = new AbortController();
+      const onAbort = (): void => controller.abort(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      if (options.useLease !== false) {
+        try {
+          const lease = await acquireLease(db, { studyKey: study.dir });
+          const heartbeat = startLeaseHeartbeat(db, lease, { file: studyDatabasePath(study.dir), onLost: () => controller.abort(new Error('the study lease was lost')) });
+          release = async () => {
+            await heartbeat.stop();
+            await releaseLease(db, lease);
+          };
+        } catch (error) {
+          signal.removeEventListener('abort', onAbort);
+          if (error instanceof StudyBusyError) return { outcome: 'skipped', detail: { note: error.message } };
+          throw error;
+        }
+      }
+      try {
+        const outcome = await runStudy({
+          study,
+          db,
+          ...(calibration !== undefined ? { calibration: calibration.calibration } : {}),
+          signal: controller.signal,
+          now,
+          ...(options.onRunEvent !== undefined ? { onEvent: options.onRunEvent } : {}),
+        });
+        return {
+          outcome: outcome.stopReason === 'interrupted' ? 'interrupted' : FAILED_STOPS.has(outcome.stopReason) ? 'failed' : 'ok',
+          detail: { runId: outcome.runId, stopReason: outcome.stopReason, stopDetail: outcome.stopDetail, newExperiments: outcome.newExperiments },
+        };
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        await release();
+      }
+    },
+    A: async ({ signal, now }) => {
+      const loopA = await importLoopA(options.loopAModule);
+      if (loopA === undefined) return { outcome: 'skipped', detail: { note: 'Loop A is not available in this build (no src/study/loop-a.ts): skipped' } };
+      const study = await options.loadStudy();
+      const outcome = await loopA.runLoopA({ study, db, signal, now });
+      return { outcome: 'ok', detail: { runId: outcome.runId, queued: outcome.queued, refused: outcome.refused, skipped: outcome.skipped } };
+    },
+    C: async ({ now }) => {
+      const study = await options.loadStudy();
+      const result = await runLoopC({
+        db,
+        settings: study.config?.signals ?? DEFAULT_SIGNALS_CONFIG,
+        patterns: loadStudyPatternLibrary(study.dir).patterns,
+        corpus: [...study.partitions.optimization, ...study.partitions.anchor],
+        now,
+        admitExample: createLoopCAdmission(db, study, now),
+      });
+      return {
+        outcome: 'ok',
+        detail: {
+          shapes: result.report.shapes.length,
+          candidatePatterns: result.report.candidatePatterns.length,
+          candidateExamples: result.report.candidateExamples.length,
+          signalsWithoutShape: result.report.signalsWithoutShape,
+          ...result.enqueued,
+        },
+      };
+    },
+    D: async ({ now }) => {
+      const study = await options.loadStudy();
+      const library = loadStudyPatternLibrary(study.dir);
+      const active = await getRegistryVersion(db);
+      const result = await runLoopD({
+        db,
+        settings: study.config?.signals ?? DEFAULT_SIGNALS_CONFIG,
+        patterns: library.patterns,
+        corpus: [...study.partitions.optimization, ...study.partitions.anchor],
+        artifactText: active?.text ?? study.artifactText,
+        now,
+      });
+      return {
+        outcome: 'ok',
+        detail: {
+          window: result.report.window,
+          signals: result.report.signals,
+          lowConfidence: result.report.lowConfidence,
+          clusters: result.report.clusters.length,
+          ...result.enqueued,
+        },
+      };
+    },
+  };
+  return LOOP_NAMES.map((name) => ({ name, pattern: cadences[name], run: jobs[name] }));
+}

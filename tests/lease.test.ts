@@ -1,0 +1,151 @@
+/**
+ * One writer per study (DESIGN.md §7): two `kloop run` on one study at once —
+ * exactly one writes, the other refuses with the documented message and exit
+ * code 3, or with `--wait` waits and then proceeds; a dead run's lease is
+ * taken over; read-only commands work while a run writes.
+ */
+import { spawn } from 'node:child_process';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/storage/database.ts';
+import { acquireLease } from '../src/storage/lease.ts';
+import { databaseFile, finished, makeStudy, runKloop, snapshotDatabase, spawnKloop, waitForLine } from './reliability-fixture.ts';
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
+});
+
+const BUSY = /^kloop: study is being run by pid (\d+) on host (\S+) since (\S+); use --wait to wait$/;
+
+describe('one writer per study', () => {
+  it('two runs at once: exactly one writes, the other exits 3 naming the holder', async () => {
+    const study = makeStudy(cleanups, { maxExperiments: 4 });
+    const children = [spawnKloop(['run', study, '--json', '--quiet']), spawnKloop(['run', study, '--json', '--quiet'])];
+    const results = await Promise.all(children.map((child) => finished(child)));
+    const codes = results.map((result) => result.code).sort();
+    expect(codes, results.map((result) => result.stderr).join('\n')).toEqual([0, 3]);
+    const winner = results.findIndex((result) => result.code === 0);
+    const loser = results[1 - winner]!;
+    const match = BUSY.exec(loser.stderr.trim());
+    expect(match, loser.stderr).not.toBeNull();
+    expect(Number(match![1])).toBe(children[winner]!.pid);
+    expect(match![2]).toBe(hostname());
+    expect(Number.isNaN(Date.parse(match![3]!))).toBe(false);
+    expect(loser.stdout).toBe('');
+    const snapshot = snapshotDatabase(study);
+    expect(snapshot.runs).toEqual([{ stopReason: 'max_experiments', ended: true }]); // one writer, one run
+    expect(snapshot.leases).toBe(0);
+    expect((JSON.parse(results[winner]!.stdout) as { exitCode: number }).exitCode).toBe(0);
+  }, 180_000);
+
+  it('with --wait the second run waits for the first, then proceeds', async () => {
+    const study = makeStudy(cleanups, { maxExperiments: 4 });
+    const first = spawnKloop(['run', study]);
+    const firstDone = finished(first);
+    await waitForLine(first, /^run \d+:/); // the first holds the lease
+    const second = await runKloop(['run', study, '--wait', '--json']);
+    const firstResult = await firstDone;
+    expect(firstResult.code, firstResult.stderr).toBe(0);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(new RegExp(`kloop: study is being run by pid ${first.pid} on host \\S+ since \\S+; waiting for it to finish \\(--wait\\)`));
+    const report = JSON.parse(second.stdout) as { stopReason: string; thisRun: { experiments: number } };
+    expect(report.stopReason).toBe('max_experiments');
+    expect(report.thisRun.experiments).toBe(0); // the first run did the work; the second found it done
+    const sqlite = new Database(databaseFile(study), { readonly: true });
+    const runs = sqlite.prepare('select started_at, ended_at, stop_reason from runs order by id').all() as Array<{ started_at: string; ended_at: string; stop_reason: string }>;
+    sqlite.close();
+    expect(runs).toHaveLength(2);
+    expect(runs[1]!.started_at >= runs[0]!.ended_at).toBe(true); // the second wrote only after the first ended
+  }, 180_000);
+
+  it('a lease left by a dead process is taken over; a live one on another host is respected', async () => {
+    const study = makeStudy(cleanups, { maxExperiments: 0 });
+    const db = await openDatabase(databaseFile(study));
+    // A live lease of another host (its heartbeat is ahead of the clock, so it stays fresh however slow the test).
+    const ahead = () => new Date(Date.now() + 120_000);
+    await acquireLease(db, { studyKey: path.resolve(study), hostname: 'elsewhere', pid: 4242, now: ahead });
+    await db.destroy();
+    const refused = await runKloop(['run', study, '--quiet']);
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(refused.stderr.trim()).toMatch(/^kloop: study is being run by pid 4242 on host elsewhere since \S+; use --wait to wait$/);
+    expect(snapshotDatabase(study).runs).toEqual([]);
+
+    // The same lease, but from a process of this host that no longer exists: taken over at once.
+    const gone = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => gone.once('close', resolve));
+    const deadPid = gone.pid!;
+    const sqlite = new Database(databaseFile(study));
+    sqlite.prepare('update leases set hostname = ?, pid = ?').run(hostname(), deadPid);
+    sqlite.close();
+    const resumed = await runKloop(['run', study]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toMatch(new RegExp(`kloop: took over the lease of pid ${deadPid} on host ${hostname()}`));
+    const snapshot = snapshotDatabase(study);
+    expect(snapshot.runs).toEqual([{ stopReason: 'max_experiments', ended: true }]);
+    expect(snapshot.leases).toBe(0);
+  }, 180_000);
+
+  it('history, show, status, doctor and eval --json read the study while a run holds it', async () => {
+    const study = makeStudy(cleanups, { maxExperiments: 12 });
+    const writer = spawnKloop(['run', study]);
+    const writerDone = finished(writer);
+    await waitForLine(writer, /^ {2}#1 /); // an experiment is recorded; the run goes on
+    // Pause the writer between two of its transactions, so the readers surely overlap its run, and
+    // stand in for its heartbeat meanwhile (a paused process's heartbeat stops too).
+    await pauseOutsideTransaction(writer.pid!, databaseFile(study));
+    const heartbeat = setInterval(() => {
+      const sqlite = new Database(databaseFile(study), { timeout: 1_000 });
+      sqlite.prepare('update leases set heartbeat_at = ?').run(new Date().toISOString());
+      sqlite.close();
+    }, 1_000);
+    let readers;
+    try {
+      readers = await Promise.all([
+        runKloop(['history', study, '--json']),
+        runKloop(['show', study, '1', '--json']),
+        runKloop(['status', study, '--json']),
+        runKloop(['doctor', study, '--json']),
+        runKloop(['eval', study, '--json', '--quiet']),
+        runKloop(['eval', study, '--artifact', path.join(study, 'playbook.yaml'), '--json', '--quiet']),
+      ]);
+      expect(writer.exitCode).toBeNull();
+    } finally {
+      clearInterval(heartbeat);
+      process.kill(writer.pid!, 'SIGCONT');
+    }
+    const writerResult = await writerDone;
+    expect(writerResult.code, writerResult.stderr).toBe(0);
+    for (const reader of readers) expect(reader.code, reader.stderr).toBe(0);
+    const [history, show, status, doctor, active, seed] = readers.map((reader) => JSON.parse(reader.stdout) as Record<string, unknown>);
+    expect((history!['experiments'] as unknown[]).length).toBeGreaterThan(0);
+    expect(show!['id']).toBe(1);
+    expect(status).toBeDefined();
+    const findings = doctor!['findings'] as Array<{ id: string; status: string; message: string }>;
+    expect(findings.find((finding) => finding.id === 'database.lease')?.message).toMatch(new RegExp(`^a run is in progress: pid ${writer.pid} on host `));
+    expect(doctor!['healthy']).toBe(true);
+    for (const evaluation of [active, seed]) expect(typeof (evaluation!['partitions'] as { optimization: { composite: number } }).optimization.composite).toBe('number');
+    expect(snapshotDatabase(study).integrity).toBe('ok');
+  }, 180_000);
+});
+
+/** Stops a process (SIGSTOP) at a moment it holds no write transaction on the database. */
+async function pauseOutsideTransaction(pid: number, file: string): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    process.kill(pid, 'SIGSTOP');
+    const sqlite = new Database(file, { timeout: 0 });
+    try {
+      sqlite.exec('begin immediate');
+      sqlite.exec('rollback');
+      return;
+    } catch {
+      process.kill(pid, 'SIGCONT');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      sqlite.close();
+    }
+  }
+  throw new Error('the writer never left its transactions');
+}

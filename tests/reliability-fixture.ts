@@ -1,0 +1,171 @@
+/**
+ * Shared fixture of the reliability tests (crash-resume, lease, bad input,
+ * export): a copy of examples/intent in a temporary folder, the `kloop` CLI
+ * run as a child process, and snapshots of a study database.
+ */
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+export const EXAMPLE_STUDY = path.join(ROOT, 'examples/intent');
+export const KLOOP = path.join(ROOT, 'bin/kloop.js');
+
+export interface StudyFixtureOptions {
+  /** stopping.plateauRounds. Default as examples/intent (2). */
+  plateauRounds?: number;
+  /** Corpus files of examples/intent/corpus to copy. Default: operations.yaml and extra.jsonl (27 examples: optimization 14, anchor 4, shadow 9). */
+  corpusFiles?: string[];
+  /** stopping.maxExperiments. Default 10. */
+  maxExperiments?: number;
+  /** Cheaper error-driven proposer (maxEvaluations 10, maxScreened 100). Default true. */
+  smallProposer?: boolean;
+}
+
+/** Copies examples/intent (kloop.yaml, program.md, playbook.yaml, a slice of the corpus) to a new temporary folder. */
+export function makeStudy(cleanups: Array<() => void>, options: StudyFixtureOptions = {}): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'kloop-reliability-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(path.join(dir, 'corpus'));
+  for (const file of ['program.md', 'playbook.yaml']) copyFileSync(path.join(EXAMPLE_STUDY, file), path.join(dir, file));
+  for (const file of options.corpusFiles ?? ['operations.yaml', 'extra.jsonl']) {
+    copyFileSync(path.join(EXAMPLE_STUDY, 'corpus', file), path.join(dir, 'corpus', file));
+  }
+  let config = readFileSync(path.join(EXAMPLE_STUDY, 'kloop.yaml'), 'utf8');
+  config = config.replace(/maxExperiments: \d+/, `maxExperiments: ${options.maxExperiments ?? 10}`);
+  if (options.plateauRounds !== undefined) config = config.replace(/plateauRounds: \d+/, `plateauRounds: ${options.plateauRounds}`);
+  if (options.smallProposer !== false) config = config.replace(/( {2}concurrency: \d+)/, '$1\n  maxEvaluations: 10\n  maxScreened: 100');
+  writeFileSync(path.join(dir, 'kloop.yaml'), config);
+  return dir;
+}
+
+export function databaseFile(study: string): string {
+  return path.join(study, '.kloop', 'kloop.db');
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  durationMs: number;
+}
+
+/** Starts `node bin/kloop.js …args` in the repository folder. */
+export function spawnKloop(args: string[], options: SpawnOptions = {}): ChildProcess {
+  return spawn(process.execPath, [KLOOP, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' }, ...options });
+}
+
+/** Collects a child's output and waits for it to end. */
+export function finished(child: ChildProcess): Promise<CliResult> {
+  const started = Date.now();
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr, durationMs: Date.now() - started }));
+  });
+}
+
+/** Runs `kloop …args` to the end. */
+export function runKloop(args: string[], options: SpawnOptions = {}): Promise<CliResult> {
+  return finished(spawnKloop(args, options));
+}
+
+/** Resolves when the child's stderr has printed the `occurrence`-th line matching `pattern` (rejects if it ends first). */
+export function waitForLine(child: ChildProcess, pattern: RegExp, occurrence = 1): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    let seen = 0;
+    const onData = (chunk: Buffer | string): void => {
+      buffer += chunk.toString();
+      const lines = buffer.split('\n');
+      buffer = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!pattern.test(line) || ++seen < occurrence) continue;
+        child.stderr?.off('data', onData);
+        resolve(line);
+        return;
+      }
+    };
+    child.stderr?.on('data', onData);
+    child.once('close', () => reject(new Error(`the process ended before printing ${pattern}`)));
+  });
+}
+
+/** SHA-256 of a file, or 'absent'. */
+export function fileHash(file: string): string {
+  return existsSync(file) ? createHash('sha256').update(readFileSync(file)).digest('hex') : 'absent';
+}
+
+/** Hashes of the database file and its WAL (a change to either shows). */
+export function databaseState(study: string): string {
+  const file = databaseFile(study);
+  return `${fileHash(file)} ${fileHash(`${file}-wal`)}`;
+}
+
+/** What a study database holds, in a comparable form. */
+export interface DatabaseSnapshot {
+  integrity: string;
+  versions: Array<{ text: string; source: string }>;
+  active: string | undefined;
+  experiments: Array<{ round: number; delta: string; decision: string; reason: string; evidence: string; base: string; accepted: string | null }>;
+  evaluations: Array<{ key: string; composite: number | null; invalid: number; total: number; examples: string }>;
+  duplicateDecisions: number;
+  duplicateEvaluations: number;
+  acceptedTwice: number;
+  runs: Array<{ stopReason: string | null; ended: boolean }>;
+  leases: number;
+}
+
+/** Reads a study database read-only. */
+export function snapshotDatabase(study: string): DatabaseSnapshot {
+  const sqlite = new Database(databaseFile(study), { readonly: true, fileMustExist: true });
+  try {
+    const all = <T>(query: string): T[] => sqlite.prepare(query).all() as T[];
+    const hashOf = (text: string | null): string | null => (text === null ? null : createHash('sha256').update(text).digest('hex').slice(0, 16));
+    const versions = all<{ id: number; text: string; source: string }>('select id, text, source from artifact_versions order by id');
+    const textById = new Map(versions.map((version) => [version.id, version.text]));
+    return {
+      integrity: all<{ integrity_check: string }>('pragma integrity_check').map((row) => row.integrity_check).join('; '),
+      versions: versions.map((version) => ({ text: version.text, source: version.source })),
+      active: all<{ text: string }>("select v.text from registry r join artifact_versions v on v.id = r.version_id where r.name = 'active'")[0]?.text,
+      experiments: all<{ round: number; delta: string; decision: string; reason: string; evidence: string; base_version_id: number; accepted_version_id: number | null }>(
+        'select round, delta, decision, reason, evidence, base_version_id, accepted_version_id from experiments order by id',
+      ).map((row) => ({
+        round: row.round,
+        delta: row.delta,
+        decision: row.decision,
+        reason: row.reason,
+        evidence: row.evidence,
+        base: hashOf(textById.get(row.base_version_id) ?? null)!,
+        accepted: row.accepted_version_id === null ? null : hashOf(textById.get(row.accepted_version_id) ?? null),
+      })),
+      evaluations: all<{ id: number; fingerprint: string; artifact_hash: string; partition: string; partition_hash: string; repeat: number; composite: number | null; invalid: number; total: number }>(
+        'select * from evaluations order by fingerprint, artifact_hash, partition_hash, repeat',
+      ).map((row) => ({
+        key: `${row.fingerprint} ${row.artifact_hash} ${row.partition} ${row.partition_hash} ${row.repeat}`,
+        composite: row.composite,
+        invalid: row.invalid,
+        total: row.total,
+        examples: all<{ example_id: string; valid: number; composite: number | null }>(`select example_id, valid, composite from evaluation_examples where evaluation_id = ${row.id} order by example_id`)
+          .map((example) => `${example.example_id}:${example.valid}:${example.composite}`)
+          .join(','),
+      })),
+      duplicateDecisions: all<{ n: number }>('select count(*) as n from (select round, delta from experiments group by round, delta having count(*) > 1)')[0]!.n,
+      duplicateEvaluations: all<{ n: number }>(
+        'select count(*) as n from (select fingerprint, artifact_hash, partition_hash, repeat from evaluations group by 1, 2, 3, 4 having count(*) > 1)',
+      )[0]!.n,
+      acceptedTwice: all<{ n: number }>('select count(*) as n from (select accepted_version_id from experiments where accepted_version_id is not null group by 1 having count(*) > 1)')[0]!.n,
+      runs: all<{ stop_reason: string | null; ended_at: string | null }>('select stop_reason, ended_at from runs order by id').map((row) => ({ stopReason: row.stop_reason, ended: row.ended_at !== null })),
+      leases: all<{ n: number }>("select count(*) as n from sqlite_master where name = 'leases'")[0]!.n === 0 ? 0 : all<{ n: number }>('select count(*) as n from leases')[0]!.n,
+    };
+  } finally {
+    sqlite.close();
+  }
+}

@@ -13,14 +13,15 @@
  * the decisions, the round ends, the report.
  */
 import { appendFileSync } from 'node:fs';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { INTERRUPT_GRACE_MS, INTERRUPTED_EXIT_CODE } from '../src/cli/commands/run.ts';
 import { createSeededRandom } from '../src/stats/index.ts';
 import type { CliResult, DatabaseSnapshot } from './reliability-fixture.ts';
 import { finished, makeStudy, runKloop, snapshotDatabase, spawnKloop, waitForLine } from './reliability-fixture.ts';
 
+// The tests run concurrently (each on its own study): clean up once all are done.
 const cleanups: Array<() => void> = [];
-afterEach(() => {
+afterAll(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
 });
 
@@ -94,7 +95,7 @@ function expectSameNotebook(actual: DatabaseSnapshot, expected: DatabaseSnapshot
   expect(actual.runs.at(-1)).toEqual(expected.runs.at(-1));
 }
 
-describe('a run killed at any moment resumes to the same notebook', () => {
+describe.concurrent('a run killed at any moment resumes to the same notebook', () => {
   it(`SIGKILL at ${KILLS} seeded moments, resumed each time, equals an uninterrupted run`, async () => {
     const started = Date.now();
     const referenceStarted = reference();

@@ -26,11 +26,10 @@ interface RunReport {
 describe('kloop export', () => {
   it('the exported best artifact, re-evaluated in a fresh process, scores exactly what the run reported', async () => {
     const study = makeStudy(cleanups, { maxExperiments: 6 });
-    const before = await runKloop(['export', study]);
+    const unrun = makeStudy(cleanups);
+    const [before, run] = await Promise.all([runKloop(['export', unrun]), runKloop(['run', study, '--json', '--quiet'])]);
     expect(before.code).toBe(2);
     expect(before.stderr.trim()).toMatch(/this study has no database yet: run `kloop run` first$/);
-
-    const run = await runKloop(['run', study, '--json', '--quiet']);
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as RunReport;
     expect(report.bestVersion).not.toBe(report.baselineVersion); // something was accepted: the export is not the seed
@@ -43,28 +42,29 @@ describe('kloop export', () => {
     expect(readFileSync(described.file, 'utf8')).toBe(snapshotDatabase(study).active);
     expect(readdirSync(path.dirname(described.file)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
 
-    // A fresh process, a fresh evaluation (no stored results): the reported scores, exactly.
-    const evaluation = await runKloop(['eval', study, '--artifact', described.file, '--json', '--quiet', '--no-cache']);
+    const seedFile = path.join(study, 'seed-copy.yaml');
+    writeFileSync(seedFile, 'an older export, overwritten whole');
+    const [evaluation, seed, stdout, missing, nowhere] = await Promise.all([
+      // A fresh process, a fresh evaluation (no stored results): the reported scores, exactly.
+      runKloop(['eval', study, '--artifact', described.file, '--json', '--quiet', '--no-cache']),
+      // --version, --out FILE and --out - (stdout); a version that does not exist; a folder that does not exist.
+      runKloop(['export', study, '--version', String(report.baselineVersion), '--out', seedFile]),
+      runKloop(['export', study, '--best', '--out', '-']),
+      runKloop(['export', study, '--version', '999']),
+      runKloop(['export', study, '--out', path.join(study, 'no-such-folder', 'x.yaml')]),
+    ]);
     expect(evaluation.code, evaluation.stderr).toBe(0);
     const partitions = (JSON.parse(evaluation.stdout) as { partitions: Record<string, { composite: number | null }> }).partitions;
     for (const name of ['optimization', 'anchor', 'shadow'] as const) expect(partitions[name]!.composite).toBe(report.best[name]);
     expect(report.best.optimization).not.toBe(report.baseline.optimization);
 
-    // --version, --out FILE and --out - (stdout).
-    const seedFile = path.join(study, 'seed-copy.yaml');
-    writeFileSync(seedFile, 'an older export, overwritten whole');
-    const seed = await runKloop(['export', study, '--version', String(report.baselineVersion), '--out', seedFile]);
     expect(seed.code, seed.stderr).toBe(0);
     expect(seed.stdout).toMatch(new RegExp(`^exported version ${report.baselineVersion} \\(seed, \\d+ bytes, hash [0-9a-f]{12}\\) to ${seedFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
     expect(readFileSync(seedFile)).toEqual(readFileSync(path.join(study, 'playbook.yaml')));
-    const stdout = await runKloop(['export', study, '--best', '--out', '-']);
     expect(stdout.code, stdout.stderr).toBe(0);
     expect(stdout.stdout).toBe(readFileSync(described.file, 'utf8'));
-
-    const missing = await runKloop(['export', study, '--version', '999']);
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim()).toBe('kloop: --version: no artifact version 999 in this study (see `kloop history`)');
-    const nowhere = await runKloop(['export', study, '--out', path.join(study, 'no-such-folder', 'x.yaml')]);
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr.trim()).toMatch(/no-such-folder\/x\.yaml: cannot write the export: its folder does not exist$/);
     expect(existsSync(path.join(study, 'no-such-folder'))).toBe(false);

@@ -8,19 +8,20 @@ import { spawn } from 'node:child_process';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/storage/database.ts';
 import { acquireLease } from '../src/storage/lease.ts';
 import { databaseFile, finished, makeStudy, runKloop, snapshotDatabase, spawnKloop, waitForLine } from './reliability-fixture.ts';
 
+// The tests run concurrently (each on its own study): clean up once all are done.
 const cleanups: Array<() => void> = [];
-afterEach(() => {
+afterAll(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
 });
 
 const BUSY = /^kloop: study is being run by pid (\d+) on host (\S+) since (\S+); use --wait to wait$/;
 
-describe('one writer per study', () => {
+describe.concurrent('one writer per study', () => {
   it('two runs at once: exactly one writes, the other exits 3 naming the holder', async () => {
     const study = makeStudy(cleanups, { maxExperiments: 4 });
     const children = [spawnKloop(['run', study, '--json', '--quiet']), spawnKloop(['run', study, '--json', '--quiet'])];

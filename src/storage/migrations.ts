@@ -271,8 +271,8 @@ const schedule: Migration = {
 /** All migrations by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
-  '0003_corpus_lifecycle': corpusLifecycle,
   '0002_leases': leases,
+  '0003_corpus_lifecycle': corpusLifecycle,
   '0004_review_and_signals': reviewAndSignals,
   '0005_schedule': schedule,
 };

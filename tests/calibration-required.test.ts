@@ -1,0 +1,75 @@
+/**
+ * Autonomous mode: with `gate.requireCalibration: true`, `kloop run` refuses
+ * (exit 2, clear message, nothing decided) until the current evaluator has a
+ * valid calibration; `kloop run --calibrate` calibrates first and runs.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { main } from '../src/cli/main.ts';
+import { makeSmallStudy } from './small-intent-study.ts';
+
+const study = makeSmallStudy({
+  optimization: 12,
+  anchor: 3,
+  shadow: 6,
+  config: [
+    'gate: { requireCalibration: true, noiseRepeats: 2, signalRepeats: 1 }',
+    'proposer: { candidatesPerRound: 3, concurrency: 2 }',
+    'stopping: { maxExperiments: 3, plateauRounds: 2, maxRounds: 2 }',
+  ],
+});
+afterAll(() => study.cleanup());
+
+async function kloop(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stdout += String(chunk);
+    return true;
+  });
+  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    const code = await main(['node', 'kloop', ...args]);
+    return { code, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+    process.exitCode = undefined;
+  }
+}
+
+function experiments(): number {
+  const file = path.join(study.dir, '.kloop', 'kloop.db');
+  if (!existsSync(file)) return 0;
+  const db = new Database(file, { readonly: true });
+  try {
+    return (db.prepare('select count(*) as n from experiments').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
+describe('gate.requireCalibration', () => {
+  it('refuses an autonomous run without a calibration, then runs after --calibrate', async () => {
+    const refused = await kloop('run', study.dir, '--quiet');
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('requires a valid calibration for the current evaluator');
+    expect(refused.stderr).toContain('gate.requireCalibration');
+    expect(experiments()).toBe(0);
+
+    const calibrated = await kloop('run', study.dir, '--calibrate', '--json', '--quiet');
+    expect(calibrated.code).toBe(0);
+    const report = JSON.parse(calibrated.stdout) as { experiments: number };
+    expect(report.experiments).toBeGreaterThan(0);
+
+    const status = await kloop('status', study.dir, '--json');
+    const payload = JSON.parse(status.stdout) as { calibration: { valid: boolean; noiseSd: number; threshold: number; cohensD: number } | null };
+    expect(payload.calibration).toMatchObject({ valid: true, noiseSd: 0, threshold: 0 });
+    expect(payload.calibration!.cohensD).toBeGreaterThan(0.5);
+  });
+});

@@ -2,7 +2,7 @@
  * Opening the study database: SQLite in `<study>/.kloop/kloop.db` (WAL,
  * busy timeout), behind Kysely so the same queries can target PostgreSQL.
  */
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
@@ -54,13 +54,49 @@ export async function openDatabase(file: string, options: OpenDatabaseOptions = 
   const db = new Kysely<KloopDatabase>({ dialect: new SqliteDialect({ database: sqlite }) });
   if (options.readonly !== true) {
     const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
-    const { error } = await migrator.migrateToLatest();
+    // Kysely takes no lock for SQLite migrations, so two processes opening a new
+    // study at once would both create its tables: migrate under a lock file.
+    const { error } = await withMigrationLock(file, () => migrator.migrateToLatest());
     if (error !== undefined) {
       await db.destroy();
       throw new StorageError(`cannot migrate the study database ${file}: ${String((error as Error).message ?? error)}`, { file });
     }
   }
   return db;
+}
+
+/** A lock file older than this is left over by a crashed process and is removed. */
+const STALE_MIGRATION_LOCK_MS = 30_000;
+
+/**
+ * Runs `work` while holding `<file>.migrate.lock` (created with O_EXCL), so
+ * only one process migrates a database at a time; the others wait (up to
+ * 60 s) and then find the migrations applied. No lock for ':memory:'.
+ */
+async function withMigrationLock<T>(file: string, work: () => Promise<T>): Promise<T> {
+  if (file === ':memory:') return work();
+  const lock = `${file}.migrate.lock`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      closeSync(openSync(lock, 'wx'));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > STALE_MIGRATION_LOCK_MS) rmSync(lock, { force: true });
+      } catch {
+        // the holder removed it meanwhile
+      }
+      if (Date.now() > deadline) throw new StorageError(`another process holds ${lock} for more than 60 s`, { file });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  try {
+    return await work();
+  } finally {
+    rmSync(lock, { force: true });
+  }
 }
 
 /** ISO 8601 UTC timestamp of `now()`. */

@@ -6,8 +6,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it, vi } from 'vitest';
-import { main } from '../src/cli/main.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { kloop } from './cli-in-process.ts';
 import { makeSmallStudy } from './small-intent-study.ts';
 
 const study = makeSmallStudy({
@@ -21,27 +21,6 @@ const study = makeSmallStudy({
   ],
 });
 afterAll(() => study.cleanup());
-
-async function kloop(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stdout += String(chunk);
-    return true;
-  });
-  const err = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stderr += String(chunk);
-    return true;
-  });
-  try {
-    const code = await main(['node', 'kloop', ...args]);
-    return { code, stdout, stderr };
-  } finally {
-    out.mockRestore();
-    err.mockRestore();
-    process.exitCode = undefined;
-  }
-}
 
 function experiments(): number {
   const file = path.join(study.dir, '.kloop', 'kloop.db');

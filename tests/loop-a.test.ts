@@ -7,9 +7,9 @@
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { kloop } from './cli-in-process.ts';
 import { loopAScore } from '../src/assembly/gates.ts';
-import { main } from '../src/cli/main.ts';
 import type { Example } from '../src/corpus/example.ts';
 import type { Candidate, Proposer } from '../src/proposers/proposer.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
@@ -25,23 +25,6 @@ import { loadStudyPatternLibrary } from '../src/runtime/runtime.ts';
 
 const EXAMPLE_STUDY = path.resolve(import.meta.dirname, '../examples/intent');
 const RELATE = '\n# relate kennels to bookings\n';
-
-async function kloop(...args: string[]): Promise<{ code: number; stdout: string }> {
-  let stdout = '';
-  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stdout += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    return true;
-  });
-  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-  try {
-    const code = await main(['node', 'kloop', ...args]);
-    return { code, stdout };
-  } finally {
-    write.mockRestore();
-    stderr.mockRestore();
-    process.exitCode = undefined;
-  }
-}
 
 function copyExampleStudy(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'kloop-loop-a-'));

@@ -6,8 +6,6 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { vi } from 'vitest';
-import { main } from '../src/cli/main.ts';
 import type { Example } from '../src/corpus/example.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 
@@ -52,20 +50,4 @@ export function makeSmallStudy(options: SmallStudyOptions): { dir: string; clean
   return { dir, examples, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** Runs the CLI in-process; returns the exit code and what it printed on stdout. */
-export async function kloop(...args: string[]): Promise<{ code: number; stdout: string }> {
-  let stdout = '';
-  const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    stdout += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    return true;
-  });
-  const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-  try {
-    const code = await main(['node', 'kloop', ...args]);
-    return { code, stdout };
-  } finally {
-    write.mockRestore();
-    stderr.mockRestore();
-    process.exitCode = undefined;
-  }
-}
+export { kloop } from './cli-in-process.ts';

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { kloop } from '../../tests/cli-in-process.ts';
 import { contentHash } from '../artifact/content-hash.ts';
-import { main } from '../cli/main.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase } from '../storage/database.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion, withArtifactOverride } from '../storage/registry.ts';
@@ -196,22 +196,6 @@ describe('kloop build', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function kloop(...args: string[]): Promise<{ code: number; stdout: string }> {
-    let stdout = '';
-    const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-      stdout += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      return true;
-    });
-    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    try {
-      const code = await main(['node', 'kloop', ...args]);
-      return { code, stdout };
-    } finally {
-      write.mockRestore();
-      stderr.mockRestore();
-      process.exitCode = undefined;
-    }
-  }
 
   it('prints the intent, assembly, gates and SQL as JSON, offline', async () => {
     const { cpSync } = await import('node:fs');

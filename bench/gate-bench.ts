@@ -151,7 +151,7 @@ async function runDecisions(scenario: GateScenario, variants: readonly GateVaria
       naiveTally.total += 1;
       if (naiveAccepts(incumbent, candidate)) naiveTally.accepted += 1;
       for (const [index, variant] of variants.entries()) {
-        const decision = await decideSimulated(incumbent, candidate, gateCalibrationFor(calibration, variant.tauK), settingsFor(variant));
+        const decision = await decideSimulated(incumbent, candidate, gateCalibrationFor(calibration), settingsFor(variant));
         const tally = byVariant[index]![column]!;
         tally.total += 1;
         if (decision.accepted) tally.accepted += 1;
@@ -188,7 +188,7 @@ async function runDrift(scenario: GateScenario, variants: readonly GateVariant[]
     naive.drifts.push(outcome.drift);
     naive.accepted.push(outcome.accepted);
     for (const [index, variant] of variants.entries()) {
-      const gateCalibration = gateCalibrationFor(calibration, variant.tauK);
+      const gateCalibration = gateCalibrationFor(calibration);
       const settings = settingsFor(variant);
       const result = await runRatchet(initial, proposals, corpus, async (incumbent, candidate) => (await decideSimulated(incumbent, candidate, gateCalibration, settings)).accepted);
       byVariant[index]!.drifts.push(result.drift);

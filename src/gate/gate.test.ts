@@ -83,12 +83,12 @@ describe('the gate', () => {
 
   it('refuses a gain at or below the calibrated margin τ·√(2/R)', async () => {
     // τ = 0.1 with one repeat: the margin is 0.1 × √2 = 0.141421 > Δ = 0.125.
-    const decision = await decide(input({ calibration: { threshold: 0.1, exampleSds: {} } }));
+    const decision = await decide(input({ calibration: { noiseSd: 0.1, exampleSds: {} } }));
     expect(decision).toMatchObject({ accepted: false, reason: 'below_margin' });
     const margin = decision.checks.find((check) => check.name === 'margin')!;
     expect(margin).toMatchObject({ passed: false, statistic: 0.125, threshold: 0.141421 });
     // τ = 0.08: the margin is 0.113137 < 0.125, and the candidate goes on.
-    expect((await decide(input({ calibration: { threshold: 0.08, exampleSds: {} } }))).accepted).toBe(true);
+    expect((await decide(input({ calibration: { noiseSd: 0.08, exampleSds: {} } }))).accepted).toBe(true);
   });
 
   it('refuses a gain carried by one example as not significant', async () => {
@@ -112,14 +112,14 @@ describe('the gate', () => {
     const refused = await decide(
       input({
         anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', { ...anchors, a1: 0.65 }) },
-        calibration: { threshold: 0, exampleSds: { a1: 0.011 } },
+        calibration: { noiseSd: 0, exampleSds: { a1: 0.011 } },
       }),
     );
     expect(refused).toMatchObject({ accepted: false, reason: 'anchor_regression' });
     const decision = await decide(
       input({
         anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', { ...anchors, a1: 0.65 }) },
-        calibration: { threshold: 0, exampleSds: { a1: 0.012 } },
+        calibration: { noiseSd: 0, exampleSds: { a1: 0.012 } },
       }),
     );
     expect(decision.accepted).toBe(true);
@@ -139,12 +139,95 @@ describe('the gate', () => {
     expect(decision).toMatchObject({ accepted: false, reason: 'specialization' });
   });
 
-  it('uses the settings: γ = 0 accepts an unchanged shadow', async () => {
+  it('refuses an unchanged shadow whatever the settings: γ = 0 and a wide margin do not make it a confirmation', async () => {
     const decision = await decide(
       input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', shadowBase) } }),
-      { ...DEFAULT_GATE_SETTINGS, generalizationRatio: 0 },
+      { ...DEFAULT_GATE_SETTINGS, generalizationRatio: 0, shadowMarginSe: 10 },
+    );
+    expect(decision).toMatchObject({ accepted: false, reason: 'specialization' });
+    expect(decision.checks.at(-1)!.detail).toContain('did not move');
+  });
+
+  it('refuses a small gain whose shadow fell, although Δshadow ≥ γ·Δopt − m holds', async () => {
+    // Δopt = 0.025 (one of ten rises by 0.25); γ·Δopt − m is negative once the shadow moved, and the shadow fell.
+    const small = series('o', [0.75, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
+    const fell = series('s', [0.45, 0.55, 0.5, 0.5, 0.5, 0.5]);
+    const settings = { ...DEFAULT_GATE_SETTINGS, alpha: 0.5 };
+    const decision = await decide(
+      input({ optimization: { incumbent: score('optimization', base), candidate: score('optimization', small) }, shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', series('s', [0.45, 0.5, 0.5, 0.5, 0.5, 0.5])) } }),
+      settings,
+    );
+    expect(decision).toMatchObject({ accepted: false, reason: 'specialization' });
+    const shadow = decision.checks.at(-1)!;
+    expect(shadow.detail).toContain('fell');
+    expect(shadow.data).toMatchObject({ improved: 0, worsened: 1 });
+    // One up, one down, the mean at 0: not a confirmation either.
+    const flat = await decide(input({ optimization: { incumbent: score('optimization', base), candidate: score('optimization', small) }, shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', fell) } }), settings);
+    expect(flat).toMatchObject({ accepted: false, reason: 'specialization' });
+  });
+
+  it('refuses a shadow gain carried by one example: the paired test on shadow is not significant', async () => {
+    // Shadow differences [0.25, 0, 0, 0, 0, 0]: t = 1, df = 5, one-sided p = 0.181609 (scipy.stats.ttest_rel) ≥ 0.05.
+    const one = series('s', [0.75, 0.5, 0.5, 0.5, 0.5, 0.5]);
+    const decision = await decide(input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', one) } }));
+    expect(decision).toMatchObject({ accepted: false, reason: 'specialization' });
+    const shadow = decision.checks.at(-1)!;
+    expect(shadow.statistic).toBeCloseTo(0.181609, 5);
+    expect(shadow.threshold).toBe(0.05);
+    expect(shadow.data).toMatchObject({ improved: 1, worsened: 0, examples: 6 });
+    // shadowAlpha is honoured: at 0.2 the same shadow confirms.
+    const lenient = await decide(input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', one) } }), { ...DEFAULT_GATE_SETTINGS, shadowAlpha: 0.2 });
+    expect(lenient.accepted).toBe(true);
+    expect(lenient.checks.at(-1)!.detail).toContain('1 of 6 shadow examples improved, 0 worsened');
+  });
+
+  it('shows on the significance row the p-value that decided, with both tests in the detail', async () => {
+    // Two runs per side: the paired test passes, Welch's test on the run-level composites does not.
+    const runs = (values: Record<string, number>[], partition: string): PartitionScore => {
+      const results = values.map((row, repeat) => ({
+        records: Object.entries(row).map(([exampleId, value]): ExampleScoreRecord => ({
+          exampleId,
+          repeat,
+          valid: true,
+          composite: value,
+          components: { appType: value },
+          skipped: [],
+          metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
+          diagnostics: { missedEntities: [], spuriousEntities: [], wrongRoles: [], missingBehaviors: [], extraBehaviors: [], missedRelations: [], missingProjections: [] },
+        })),
+        usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+        latencyMs: 0,
+      }));
+      return aggregate(partition, 'hash', 'fingerprint', results);
+    };
+    const lowRun = series('o', [0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3]);
+    const highRun = series('o', [0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7]);
+    const up = (row: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(row).map(([id, value]) => [id, value + 0.05]));
+    const decision = await decide(
+      input({ optimization: { incumbent: runs([lowRun, highRun], 'optimization'), candidate: runs([up(lowRun), up(highRun)], 'optimization') }, stochastic: true }),
+    );
+    expect(decision).toMatchObject({ accepted: false, reason: 'not_significant' });
+    const significance = decision.checks.find((check) => check.name === 'significance')!;
+    const welch = significance.data!.welch as { pValue: number };
+    expect(significance.data!.pValue as number).toBeLessThan(0.05);
+    expect(welch.pValue).toBeGreaterThan(0.05);
+    expect(significance.statistic).toBeCloseTo(welch.pValue, 6);
+    expect(significance.detail).toContain('paired t-test');
+    expect(significance.detail).toContain("Welch's t-test");
+  });
+
+  it('shows on the anchors row the drop and the tolerance of the anchor closest to its tolerance', async () => {
+    const decision = await decide(
+      input({
+        anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', { ...anchors, a1: 0.65, a2: 0.79 }) },
+        calibration: { noiseSd: 0, exampleSds: { a1: 0.012, a2: 0.01 } },
+      }),
     );
     expect(decision.accepted).toBe(true);
+    const row = decision.checks.find((check) => check.name === 'anchors')!;
+    // a1: drop 0.05 against 3 × 0.012 × √2 = 0.050912 (slack 0.0009); a2: drop 0.01 against 0.042426 (slack 0.032).
+    expect(row).toMatchObject({ passed: true, statistic: 0.05, threshold: 0.050912 });
+    expect(row.detail).toContain('a1');
   });
 });
 

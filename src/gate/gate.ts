@@ -7,9 +7,10 @@
  *
  * 1. constraints  — every mechanical invariant of the program holds;
  * 2. validity     — the candidate has no more invalid outputs than the incumbent;
- * 3. margin       — Δoptimization > τ·√(2/R): τ = k × the rolling maximum of the
- *                   run-to-run SD of one run's composite (calibration; 0 without
- *                   one), scaled to the SD of a difference of two R-run means so
+ * 3. margin       — Δoptimization > τ·√(2/R): τ = `thresholdK` × the rolling
+ *                   maximum of the run-to-run SD of one run's composite
+ *                   (calibration; 0 without one), computed at decision time,
+ *                   scaled to the SD of a difference of two R-run means so
  *                   that τ and Δ are in the same units;
  * 4. significance — one-sided paired t-test on per-example composites (same ids,
  *                   examples valid for both) at α; with ≥ 2 repeats of a
@@ -17,9 +18,19 @@
  * 5. anchors      — no anchor example drops by more than its tolerance
  *                   (`anchorTolerance` + anchorK × its calibrated SD × √(2/R));
  *                   an anchor that turns invalid is a regression;
- * 6. shadow       — Δshadow ≥ γ · Δoptimization − m, where m = `shadowMarginSe` ×
- *                   the standard error of the shadow's paired differences (0 when
- *                   nothing on shadow changed). Failing it is *specialization*.
+ * 6. shadow       — the shadow must confirm the gain, all three of:
+ *                   (a) Δshadow > 0 — a shadow that fell or stayed put never
+ *                       confirms;
+ *                   (b) Δshadow ≥ γ · Δoptimization − m, where m =
+ *                       `shadowMarginSe` × the standard error of the shadow's
+ *                       paired differences (the generalisation ratio);
+ *                   (c) a one-sided paired t-test on the shadow's per-example
+ *                       composites rejects "no gain" at `shadowAlpha`.
+ *                   Failing any is *specialization*. (c) bounds the rate at
+ *                   which a true zero shadow effect "confirms" by chance: at
+ *                   most `shadowAlpha` per decision that reaches the shadow
+ *                   (exactly so under the t-test's normality assumption;
+ *                   `npm run bench:gate`, overfit column, measures it).
  *
  * The shadow partition is only evaluated when checks 1–5 pass: every look
  * spends a little of its novelty. Duplicates (check 7 of DESIGN §3) are caught
@@ -81,8 +92,14 @@ export type GateDecision =
 
 /** Gate settings; see the module comment for their meaning. */
 export interface GateSettings {
-  /** Significance level of the one-sided tests. Default 0.05. */
+  /** Significance level of the one-sided tests on the optimization partition. Default 0.05. */
   alpha: number;
+  /**
+   * Level of the one-sided paired t-test on the shadow partition: the most a
+   * true zero shadow effect may "confirm" a gain by chance, per decision that
+   * reaches the shadow. Default 0.05.
+   */
+  shadowAlpha: number;
   /** Required generalisation ratio γ. Default 0.5. */
   generalizationRatio: number;
   /** m = shadowMarginSe × SE of shadow paired differences. Default 1. */
@@ -90,9 +107,10 @@ export interface GateSettings {
   /** Allowed drop per anchor example, on top of calibrated noise. Default 0. */
   anchorTolerance: number;
   /**
-   * k of τ = k × rolling-max noise SD (applied by calibration). Default 1: with
-   * the √(2/R) scaling, a margin of one standard error of Δ (see docs/gate.md
-   * and `npm run bench:gate` for the measured trade-off).
+   * k of τ = k × rolling-max noise SD, applied at decision time to the stored
+   * noise of the calibration. Default 1: with the √(2/R) scaling, a margin of
+   * one standard error of Δ (see docs/gate.md and `npm run bench:gate` for
+   * where it binds).
    */
   thresholdK: number;
   /** Multiple of an anchor's per-example SD (× √(2/R)) it may drop without regressing. Default 3. */
@@ -101,6 +119,7 @@ export interface GateSettings {
 
 export const DEFAULT_GATE_SETTINGS: Readonly<GateSettings> = Object.freeze({
   alpha: 0.05,
+  shadowAlpha: 0.05,
   generalizationRatio: 0.5,
   shadowMarginSe: 1,
   anchorTolerance: 0,
@@ -110,13 +129,17 @@ export const DEFAULT_GATE_SETTINGS: Readonly<GateSettings> = Object.freeze({
 
 /** What calibration provides to the gate (zeros for a deterministic executor without calibration). */
 export interface GateCalibration {
-  /** τ: the margin Δoptimization must exceed. */
-  threshold: number;
+  /**
+   * The rolling maximum of the run-to-run SD of one run's optimization
+   * composite over the recent calibrations of this evaluator (composite
+   * units). The gate's τ = `thresholdK` × this, at decision time.
+   */
+  noiseSd: number;
   /** Per-example SD of the composite across noise repeats, by example id. */
   exampleSds: Readonly<Record<string, number>>;
 }
 
-export const NO_CALIBRATION: Readonly<GateCalibration> = Object.freeze({ threshold: 0, exampleSds: {} });
+export const NO_CALIBRATION: Readonly<GateCalibration> = Object.freeze({ noiseSd: 0, exampleSds: {} });
 
 /** A pair of scores on one partition. */
 export interface ScorePair {
@@ -215,15 +238,16 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
   const optimization = comparePaired(input.optimization.incumbent, input.optimization.candidate);
   const repeats = Math.max(1, Math.min(input.optimization.incumbent.repeats, input.optimization.candidate.repeats));
   const differenceScale = Math.sqrt(2 / repeats);
-  const margin = calibration.threshold * differenceScale;
+  const tau = settings.thresholdK * calibration.noiseSd;
+  const margin = tau * differenceScale;
   const marginPassed = optimization.delta > margin;
   checks.push({
     name: 'margin',
     passed: marginPassed,
     statistic: round(optimization.delta),
     threshold: round(margin),
-    detail: `Δoptimization = ${round(optimization.delta)} over ${optimization.ids.length} examples (${optimization.leftOut.length} left out, invalid on one side); τ·√(2/R) = ${round(calibration.threshold)}·√(2/${repeats}) = ${round(margin)}`,
-    data: { examples: optimization.ids.length, leftOut: optimization.leftOut, tau: calibration.threshold, repeats },
+    detail: `Δoptimization = ${round(optimization.delta)} over ${optimization.ids.length} examples (${optimization.leftOut.length} left out, invalid on one side); τ·√(2/R) = ${settings.thresholdK}×${round(calibration.noiseSd)}·√(2/${repeats}) = ${round(margin)}`,
+    data: { examples: optimization.ids.length, leftOut: optimization.leftOut, tau, thresholdK: settings.thresholdK, noiseSd: calibration.noiseSd, repeats },
   });
   if (!marginPassed) return refuse('below_margin');
 
@@ -232,28 +256,36 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
     optimization.ids.length >= 2
       ? pairedTTest(optimization.candidate, optimization.incumbent, { alternative: 'greater' })
       : { t: Number.NaN, df: 0, pValue: 1 };
-  let significancePassed = paired.pValue < settings.alpha;
+  const pairedPassed = paired.pValue < settings.alpha;
+  const improved = optimization.differences.filter((difference) => difference > 0).length;
+  const worsened = optimization.differences.filter((difference) => difference < 0).length;
   const data: Record<string, unknown> = {
     test: 'paired t-test, one-sided (candidate > incumbent), per-example composites',
     t: paired.t,
     df: paired.df,
     pValue: paired.pValue,
-    improved: optimization.differences.filter((difference) => difference > 0).length,
-    worsened: optimization.differences.filter((difference) => difference < 0).length,
+    improved,
+    worsened,
   };
-  let detail = `paired t-test: t = ${round(paired.t)}, df = ${paired.df}, p = ${round(paired.pValue)} (α = ${settings.alpha}); ${String(data.improved)} examples improved, ${String(data.worsened)} worsened`;
+  let detail = `paired t-test: t = ${round(paired.t)}, df = ${paired.df}, p = ${round(paired.pValue)} ${pairedPassed ? '<' : '≥'} α = ${settings.alpha}`;
+  // The statistic that decided: the larger p-value when both tests ran (both must pass).
+  let decidingP = paired.pValue;
+  let significancePassed = pairedPassed;
   const runsIncumbent = input.optimization.incumbent.runComposites.filter((value): value is number => value !== null);
   const runsCandidate = input.optimization.candidate.runComposites.filter((value): value is number => value !== null);
   if (input.stochastic === true && runsIncumbent.length >= 2 && runsCandidate.length >= 2) {
     const welch = welchTTest(runsCandidate, runsIncumbent, { alternative: 'greater' });
-    data.welch = { test: "Welch's t-test, one-sided, run-level composites", ...welch };
-    detail += `; Welch: t = ${round(welch.t)}, df = ${round(welch.df)}, p = ${round(welch.pValue)}`;
-    significancePassed = significancePassed && welch.pValue < settings.alpha;
+    const welchPassed = welch.pValue < settings.alpha;
+    data.welch = { test: "Welch's t-test, one-sided, run-level composites", ...welch, runs: { candidate: runsCandidate.length, incumbent: runsIncumbent.length } };
+    detail += `; Welch's t-test on ${runsCandidate.length} vs ${runsIncumbent.length} run-level composites: t = ${round(welch.t)}, df = ${round(welch.df)}, p = ${round(welch.pValue)} ${welchPassed ? '<' : '≥'} α`;
+    decidingP = Math.max(decidingP, welch.pValue);
+    significancePassed = pairedPassed && welchPassed;
   }
+  detail += `; ${improved} examples improved, ${worsened} worsened`;
   checks.push({
     name: 'significance',
     passed: significancePassed,
-    statistic: round(paired.pValue),
+    statistic: round(decidingP),
     threshold: settings.alpha,
     detail,
     data,
@@ -262,51 +294,81 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
 
   // 5. anchors
   const anchor = comparePaired(input.anchor.incumbent, input.anchor.candidate);
-  const regressions: Array<{ id: string; drop: number; tolerance: number }> = [];
-  anchor.ids.forEach((id, index) => {
-    const tolerance = settings.anchorTolerance + settings.anchorK * (calibration.exampleSds[id] ?? 0) * differenceScale;
-    const drop = -anchor.differences[index]!;
-    if (drop > tolerance + 1e-12) regressions.push({ id, drop: round(drop), tolerance: round(tolerance) });
-  });
+  const drops: Array<{ id: string; drop: number; tolerance: number }> = anchor.ids.map((id, index) => ({
+    id,
+    drop: -anchor.differences[index]!,
+    tolerance: settings.anchorTolerance + settings.anchorK * (calibration.exampleSds[id] ?? 0) * differenceScale,
+  }));
+  const regressions = drops.filter((entry) => entry.drop > entry.tolerance + 1e-12).map((entry) => ({ id: entry.id, drop: round(entry.drop), tolerance: round(entry.tolerance) }));
   const incumbentValidAnchors = new Set(perExampleMeans(input.anchor.incumbent).keys());
   const newlyInvalid = anchor.leftOut.filter((id) => incumbentValidAnchors.has(id));
-  const worstDrop = Math.max(0, ...anchor.differences.map((difference) => -difference));
+  // The row shows the anchor closest to (or furthest past) its own tolerance: its drop and that tolerance.
+  const closest = drops.filter((entry) => entry.drop > 1e-12).sort((left, right) => right.drop - right.tolerance - (left.drop - left.tolerance) || left.id.localeCompare(right.id))[0];
   const anchorsPassed = regressions.length === 0 && newlyInvalid.length === 0;
   checks.push({
     name: 'anchors',
     passed: anchorsPassed,
-    statistic: round(worstDrop),
-    threshold: settings.anchorTolerance,
+    statistic: closest === undefined ? 0 : round(Math.max(0, closest.drop)),
+    threshold: closest === undefined ? settings.anchorTolerance : round(closest.tolerance),
     detail: anchorsPassed
-      ? `no anchor regressed (worst drop ${round(worstDrop)}, Δanchor = ${round(anchor.delta)})`
-      : `anchor regression: ${[...regressions.map((regression) => `${regression.id} −${regression.drop}`), ...newlyInvalid.map((id) => `${id} became invalid`)].join(', ')}`,
-    data: { regressions, newlyInvalid, delta: anchor.delta },
+      ? `no anchor regressed (${closest === undefined ? 'none dropped' : `closest to its tolerance: ${closest.id}, drop ${round(closest.drop)} ≤ ${round(closest.tolerance)}`}; Δanchor = ${round(anchor.delta)})`
+      : `anchor regression: ${[...regressions.map((regression) => `${regression.id} −${regression.drop} > tolerance ${regression.tolerance}`), ...newlyInvalid.map((id) => `${id} became invalid`)].join(', ')}`,
+    data: { regressions, newlyInvalid, delta: anchor.delta, closest: closest?.id ?? null },
   });
   if (!anchorsPassed) return refuse('anchor_regression');
 
   // 6. shadow
   const shadowScores = await input.evaluateShadow();
   const shadow = comparePaired(shadowScores.incumbent, shadowScores.candidate);
-  const changed = shadow.differences.some((difference) => difference !== 0);
+  const shadowImproved = shadow.differences.filter((difference) => difference > 0).length;
+  const shadowWorsened = shadow.differences.filter((difference) => difference < 0).length;
+  const changed = shadowImproved + shadowWorsened > 0;
   const shadowSe = changed && shadow.differences.length >= 2 ? standardError(shadow.differences) : 0;
   const shadowMargin = settings.shadowMarginSe * shadowSe;
   const required = settings.generalizationRatio * optimization.delta - shadowMargin;
+  const shadowTest =
+    changed && shadow.differences.length >= 2
+      ? pairedTTest(shadow.candidate, shadow.incumbent, { alternative: 'greater' })
+      : { t: Number.NaN, df: Math.max(0, shadow.differences.length - 1), pValue: 1 };
   const shadowInvalidRose = shadowScores.candidate.invalid > shadowScores.incumbent.invalid;
-  const shadowPassed = shadow.delta >= required - 1e-12 && !shadowInvalidRose;
+  const gained = shadow.delta > 1e-12;
+  const ratioHolds = shadow.delta >= required - 1e-12;
+  const testPasses = shadowTest.pValue < settings.shadowAlpha;
+  const shadowPassed = gained && ratioHolds && testPasses && !shadowInvalidRose;
+  const counts = `${shadowImproved} of ${shadow.ids.length} shadow examples improved, ${shadowWorsened} worsened`;
+  const ratioText = `γ·Δopt − m = ${settings.generalizationRatio}×${round(optimization.delta)} − ${round(shadowMargin)} = ${round(required)}`;
+  const testText = `paired t-test on shadow: t = ${round(shadowTest.t)}, p = ${round(shadowTest.pValue)} ${testPasses ? '<' : '≥'} shadowAlpha = ${settings.shadowAlpha}`;
+  // The statistic that decided: Δshadow when it fell short of 0 or of the ratio, else the test's p-value.
+  const decidedByDelta = !gained || !ratioHolds;
   checks.push({
     name: 'shadow',
     passed: shadowPassed,
-    statistic: round(shadow.delta),
-    threshold: round(required),
+    statistic: decidedByDelta ? round(shadow.delta) : round(shadowTest.pValue),
+    threshold: decidedByDelta ? round(Math.max(0, required)) : settings.shadowAlpha,
     detail: shadowPassed
-      ? `shadow confirms: Δshadow = ${round(shadow.delta)} ≥ γ·Δopt − m = ${round(required)}`
-      : `specialization: Δshadow = ${round(shadow.delta)} < γ·Δopt − m = ${settings.generalizationRatio}×${round(optimization.delta)} − ${round(shadowMargin)} = ${round(required)}${shadowInvalidRose ? '; more invalid outputs on shadow' : ''}`,
+      ? `shadow confirms: Δshadow = ${round(shadow.delta)} > 0 and ≥ ${ratioText}; ${testText}; ${counts}`
+      : `specialization: ${
+          !gained
+            ? `Δshadow = ${round(shadow.delta)} ${shadow.delta < -1e-12 ? 'fell' : 'did not move'} (a shadow that did not rise never confirms)`
+            : !ratioHolds
+              ? `Δshadow = ${round(shadow.delta)} < ${ratioText}`
+              : `Δshadow = ${round(shadow.delta)} is not distinguishable from no gain: ${testText}`
+        }${shadowInvalidRose ? '; more invalid outputs on shadow' : ''}; ${counts}`,
     data: {
       examples: shadow.ids.length,
       leftOut: shadow.leftOut.length,
-      changed: shadow.differences.filter((difference) => difference !== 0).length,
+      improved: shadowImproved,
+      worsened: shadowWorsened,
+      changed: shadowImproved + shadowWorsened,
+      delta: shadow.delta,
+      required,
       standardError: shadowSe,
       margin: shadowMargin,
+      test: 'paired t-test, one-sided (candidate > incumbent), per-example shadow composites',
+      t: shadowTest.t,
+      df: shadowTest.df,
+      pValue: shadowTest.pValue,
+      invalidRose: shadowInvalidRose,
     },
   });
   if (!shadowPassed) return refuse('specialization', true);

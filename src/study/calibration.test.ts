@@ -100,7 +100,7 @@ function makeStudy(executor: Executor, artifactText = INCUMBENT): LoadedStudy {
     executor,
     proposer: { id: 'none', propose: async () => ({ candidates: [], failures: [] }) },
     weights: DEFAULT_WEIGHTS,
-    gate: { ...DEFAULT_GATE_SETTINGS, repeats: 1, minDeltaDistance: 0.2, requireCalibration: false },
+    gate: { ...DEFAULT_GATE_SETTINGS, repeats: 1, minDeltaDistance: 0.2, requireCalibration: false, calibrationWindow: 5 },
     stopping: { maxExperiments: 1, plateauRounds: 1, maxConsecutiveFailures: 1 },
     candidatesPerRound: 1,
     concurrency: 2,
@@ -155,7 +155,7 @@ describe('calibrateStudy', () => {
     // The incumbent was created from the seed artifact.
     expect(result.record.artifactHash).toBe(contentHash(INCUMBENT));
     const latest = await latestCalibration(db, result.record.fingerprint);
-    expect(latest?.calibration.threshold).toBe(0);
+    expect(latest?.calibration.noiseSd).toBe(0);
     expect(latest?.record.id).toBe(result.record.id);
     expect(await latestCalibration(db, result.record.fingerprint, 'another-model')).toBeUndefined();
   });
@@ -210,7 +210,7 @@ describe('calibrateStudy', () => {
     // The gate reads the newest valid calibration of the fingerprint.
     const latest = await latestCalibration(db, noisy.record.fingerprint);
     expect(latest?.record.id).toBe(records[5]!.id);
-    expect(latest?.calibration.threshold).toBe(records[5]!.threshold);
+    expect(latest?.calibration.noiseSd).toBeCloseTo(quietMax, 12);
     expect(Object.keys(latest?.calibration.exampleSds ?? {})).toHaveLength(15);
     expect((await listCalibrations(db, noisy.record.fingerprint)).map((record) => record.id)).toEqual(records.map((record) => record.id).reverse());
     expect(await listCalibrations(db)).toHaveLength(7);

@@ -491,7 +491,7 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
   return {
     ok: true,
     record,
-    calibration: { threshold, exampleSds: noise.exampleSds },
+    calibration: { noiseSd: Math.max(...windowSds), exampleSds: noise.exampleSds },
     deterministic,
     signal,
     threshold: { k: settings.thresholdK, window: settings.calibrationWindow, noiseSds: windowSds, maximumNoiseSd: Math.max(...windowSds) },
@@ -523,19 +523,27 @@ function toRecord(row: Selectable<CalibrationTable>): CalibrationRecord {
  * its record; undefined when there is none (the gate then uses
  * `NO_CALIBRATION`, and `requireCalibration` refuses to run).
  *
+ * The gate's noise SD is the rolling **maximum** of the noise SD over the
+ * newest `window` valid calibrations of the fingerprint (this one included),
+ * so τ = `gate.thresholdK` × it is computed at decision time with the current
+ * k (the τ stored in a row is only what it was at calibration time).
+ *
  * @param model when given, only calibrations stored for this model
+ * @param window calibrations the rolling maximum looks over (`gate.calibrationWindow`). Default 5.
  */
 export async function latestCalibration(
   db: StudyDatabase,
   fingerprint: string,
   model?: string,
+  window = DEFAULT_CALIBRATION_SETTINGS.calibrationWindow,
 ): Promise<{ calibration: GateCalibration; record: CalibrationRecord } | undefined> {
   let query = db.selectFrom('calibrations').selectAll().where('fingerprint', '=', fingerprint).where('valid', '=', 1);
   if (model !== undefined) query = query.where('model', '=', model);
-  const row = await query.orderBy('id', 'desc').limit(1).executeTakeFirst();
-  if (row === undefined) return undefined;
-  const record = toRecord(row);
-  return { calibration: Object.freeze({ threshold: record.threshold, exampleSds: record.exampleSds }), record };
+  const rows = await query.orderBy('id', 'desc').limit(Math.max(1, window)).execute();
+  if (rows.length === 0) return undefined;
+  const record = toRecord(rows[0]!);
+  const noiseSd = Math.max(...rows.map((row) => row.noise_sd));
+  return { calibration: Object.freeze({ noiseSd, exampleSds: record.exampleSds }), record };
 }
 
 /** Every stored calibration (valid or not), newest first; only `fingerprint`'s when given. */

@@ -53,6 +53,7 @@ describe('loadStudyConfig', () => {
     expect(config.gate).toEqual({
       alpha: 0.05,
       repeats: 1,
+      shadowAlpha: 0.05,
       generalizationRatio: 0.5,
       shadowMarginSe: 1,
       anchorTolerance: 0,
@@ -61,7 +62,6 @@ describe('loadStudyConfig', () => {
       anchorK: 3,
       calibrationWindow: 5,
       minCohensD: 0.5,
-      requireCalibration: false,
       noiseRepeats: 8,
       signalRepeats: 3,
     });
@@ -94,7 +94,7 @@ describe('loadStudyConfig', () => {
     const error = thrown(() => loadStudyConfig(directory));
     expect(error.line).toBe(5);
     expect(error.field).toBe('gate.alpah');
-    expect(error.message).toMatch(/kloop\.yaml:5: gate\.alpah: unknown key "alpah" \(allowed: alpha, repeats,/);
+    expect(error.message).toMatch(/kloop\.yaml:5: gate\.alpah: unknown key "alpah" \(allowed: alpha, shadowAlpha, repeats,/);
     const topLevel = thrown(() => loadStudyConfig(study(`${minimal}\n\nseeds: 3\n`)));
     expect(topLevel.message).toMatch(/kloop\.yaml:5: seeds: unknown key "seeds"/);
   });

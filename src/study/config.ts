@@ -78,8 +78,14 @@ const proposerSchema = z.strictObject({
 });
 
 const gateSchema = z.strictObject({
-  /** Significance level of the one-sided tests, in (0, 1). Default 0.05. */
+  /** Significance level of the one-sided tests on the optimization partition, in (0, 1). Default 0.05. */
   alpha: z.number().gt(0).lt(1).default(0.05),
+  /**
+   * Level of the one-sided paired t-test on the shadow partition, in (0, 1):
+   * the most a true zero shadow effect may confirm a gain by chance, per
+   * decision that reaches the shadow. Default 0.05.
+   */
+  shadowAlpha: z.number().gt(0).lt(1).default(0.05),
   /** Evaluation repeats per artifact and partition. Default 1. */
   repeats: count(1).default(1),
   /** γ: required Δshadow / Δoptimization. Default 0.5. */
@@ -98,8 +104,12 @@ const gateSchema = z.strictObject({
   calibrationWindow: count(1).default(5),
   /** Smallest Cohen's d between incumbent and an ablated artifact. Default 0.5. */
   minCohensD: nonNegative.default(0.5),
-  /** Refuse to run without a calibration for the current fingerprint. Default false. */
-  requireCalibration: z.boolean().default(false),
+  /**
+   * Refuse to run without a calibration for the current fingerprint. Default:
+   * true for a non-deterministic executor (a sampled model), false for a
+   * deterministic one (its run-to-run noise is 0 by construction).
+   */
+  requireCalibration: z.boolean().optional(),
   /** Noise repeats of the incumbent during calibration (at least 2 for an SD). Default 8. */
   noiseRepeats: count(2).default(8),
   /** Signal repeats of incumbent and ablated artifact during calibration. Default 3. */

@@ -167,6 +167,7 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
     weights: config.weights ?? { appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 },
     gate: {
       alpha: config.gate.alpha,
+      shadowAlpha: config.gate.shadowAlpha,
       generalizationRatio: config.gate.generalizationRatio,
       shadowMarginSe: config.gate.shadowMarginSe,
       anchorTolerance: config.gate.anchorTolerance,
@@ -174,7 +175,8 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
       anchorK: config.gate.anchorK,
       repeats: config.gate.repeats,
       minDeltaDistance: config.gate.minDeltaDistance,
-      requireCalibration: config.gate.requireCalibration,
+      requireCalibration: config.gate.requireCalibration ?? !executor.deterministic,
+      calibrationWindow: config.gate.calibrationWindow,
     },
     stopping: {
       maxExperiments: config.stopping.maxExperiments,

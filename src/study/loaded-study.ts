@@ -57,6 +57,8 @@ export interface LoadedStudy {
     repeats: number;
     minDeltaDistance: number;
     requireCalibration: boolean;
+    /** Calibrations the rolling maximum of the noise SD looks over. */
+    calibrationWindow: number;
   };
   stopping: StoppingCriteria;
   candidatesPerRound: number;

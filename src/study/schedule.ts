@@ -408,7 +408,7 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
       const perCycle = study.config?.schedule?.experimentsPerCycle;
       if (perCycle !== undefined) study.stopping.maxExperiments = (await countExperiments(db)) + perCycle;
       const fingerprint = createStudyEvaluator(study).fingerprint;
-      const calibration = await latestCalibration(db, fingerprint);
+      const calibration = await latestCalibration(db, fingerprint, undefined, study.gate.calibrationWindow);
       if (calibration === undefined && study.gate.requireCalibration) {
         return { outcome: 'failed', detail: { error: 'gate.requireCalibration is set and there is no calibration for the current evaluator: run `kloop calibrate`' } };
       }

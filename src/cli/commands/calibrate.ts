@@ -81,7 +81,7 @@ export function registerCalibrateCommands(program: Command): void {
         const byReason: Record<string, number> = {};
         for (const row of rows) byReason[row.reason] = (byReason[row.reason] ?? 0) + 1;
         const calibrations = hasDatabase ? await listCalibrations(db, evaluator.fingerprint) : [];
-        const latest = hasDatabase ? await latestCalibration(db, evaluator.fingerprint) : undefined;
+        const latest = hasDatabase ? await latestCalibration(db, evaluator.fingerprint, undefined, study.gate.calibrationWindow) : undefined;
         const lastRun = hasDatabase ? await db.selectFrom('runs').selectAll().orderBy('id', 'desc').executeTakeFirst() : undefined;
         const state = hasDatabase ? await readStudyState(db) : undefined;
         const payload = {
@@ -117,7 +117,7 @@ export function registerCalibrateCommands(program: Command): void {
         print(
           latest === undefined
             ? `calibration: none for this evaluator${study.gate.requireCalibration ? ' (required: run `kloop calibrate`)' : ''}`
-            : `calibration: noise SD ${latest.record.noiseSd.toFixed(6)}, Cohen's d ${latest.record.cohensD === null ? '—' : latest.record.cohensD.toFixed(3)}, τ ${formatScore(latest.record.threshold)} (${latest.record.createdAt}); ${calibrations.length} calibrations of this fingerprint`,
+            : `calibration: noise SD ${latest.record.noiseSd.toFixed(6)}, Cohen's d ${latest.record.cohensD === null ? '—' : latest.record.cohensD.toFixed(3)}, τ = thresholdK ${study.gate.thresholdK} × rolling max ${formatScore(latest.calibration.noiseSd)} = ${formatScore(study.gate.thresholdK * latest.calibration.noiseSd)} (${latest.record.createdAt}); ${calibrations.length} calibrations of this fingerprint`,
         );
         if (payload.lastRun !== null) print(`last run: ${payload.lastRun.id}, started ${payload.lastRun.startedAt}, ${payload.lastRun.endedAt === null ? 'did not finish (interrupted or running)' : `stopped: ${payload.lastRun.stopReason}`}`);
       } finally {

@@ -163,7 +163,7 @@ export function registerRunCommand(program: Command): void {
           progress(`kloop: ${result.message}`, quiet);
           if (!result.ok) throw new InputError(`calibration failed: ${result.message}`, { file: study.dir, field: 'calibration' });
         }
-        const calibration = await latestCalibration(session.db, fingerprint);
+        const calibration = await latestCalibration(session.db, fingerprint, undefined, study.gate.calibrationWindow);
         if (calibration === undefined && study.gate.requireCalibration) {
           throw new InputError('this study requires a valid calibration for the current evaluator (gate.requireCalibration): run `kloop calibrate` first, or `kloop run --calibrate`', {
             file: study.config?.configPath ?? study.dir,
@@ -171,7 +171,7 @@ export function registerRunCommand(program: Command): void {
           });
         }
         progress(`kloop: ${study.dir} — ${study.corpus.length} examples (optimization ${study.partitions.optimization.length}, anchor ${study.partitions.anchor.length}, shadow ${study.partitions.shadow.length}), executor ${study.executor.id}, proposer ${study.proposer.id}`, quiet);
-        if (calibration !== undefined) progress(`kloop: calibration ${calibration.record.createdAt}: noise SD ${calibration.record.noiseSd.toFixed(6)}, τ = ${calibration.record.threshold.toFixed(6)}`, quiet);
+        if (calibration !== undefined) progress(`kloop: calibration ${calibration.record.createdAt}: noise SD ${calibration.record.noiseSd.toFixed(6)} (rolling max ${calibration.calibration.noiseSd.toFixed(6)}), τ = thresholdK ${study.gate.thresholdK} × ${calibration.calibration.noiseSd.toFixed(6)} = ${(study.gate.thresholdK * calibration.calibration.noiseSd).toFixed(6)}`, quiet);
         else if (study.executor.deterministic) progress('kloop: deterministic executor, no calibration stored: run-to-run noise is 0, τ = 0; the paired test carries the decision', quiet);
         else progress('kloop: WARNING: stochastic executor without a calibration: τ = 0 and no per-example tolerance; run `kloop calibrate` first', quiet);
         const outcome = await runStudy({

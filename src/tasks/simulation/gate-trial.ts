@@ -115,9 +115,9 @@ export function simulateCalibration(scenario: GateScenario, corpus: SimulatedCor
   return { noiseSds, exampleSds: newest.exampleSds };
 }
 
-/** What the gate reads for a given k: τ = k × max(noise SDs), and the per-example SDs. */
-export function gateCalibrationFor(calibration: SimulatedCalibration, thresholdK: number): GateCalibration {
-  return { threshold: rollingThreshold(thresholdK, calibration.noiseSds), exampleSds: calibration.exampleSds };
+/** What the gate reads: the rolling maximum of the noise SDs (τ = `thresholdK` × it, at decision time) and the per-example SDs. */
+export function gateCalibrationFor(calibration: SimulatedCalibration): GateCalibration {
+  return { noiseSd: rollingThreshold(1, calibration.noiseSds), exampleSds: calibration.exampleSds };
 }
 
 /** The real gate on two simulated evaluations (stochastic executor: Welch's test is on). */

@@ -73,12 +73,13 @@ describe("the real gate on simulated no-op proposals (kloop's false-accept rate)
       const calibration = simulateCalibration(SCENARIO, corpus, random);
       const incumbent = evaluateSimulatedArtifact(SCENARIO, corpus, SCENARIO.trueQuality, random);
       const candidate = evaluateSimulatedArtifact(SCENARIO, corpus, SCENARIO.trueQuality, random); // true effect 0
-      const decision = await decideSimulated(incumbent, candidate, gateCalibrationFor(calibration, DEFAULT_GATE_SETTINGS.thresholdK));
+      const decision = await decideSimulated(incumbent, candidate, gateCalibrationFor(calibration));
       if (decision.accepted) gateAccepted += 1;
       if (naiveAccepts(incumbent, candidate)) naiveAccepted += 1;
     }
     expect(gateAccepted / decisions).toBeLessThanOrEqual(0.05);
-    expect(gateAccepted).toBe(4);
+    // Four of these no-ops pass the optimization checks by chance; the shadow's own paired test refuses all four.
+    expect(gateAccepted).toBe(0);
     // The same draws fool the naive rule about half of the time: the noise is real.
     expect(naiveAccepted).toBe(145);
   });
@@ -92,11 +93,11 @@ describe("the real gate on simulated no-op proposals (kloop's false-accept rate)
       const calibration = simulateCalibration(SCENARIO, corpus, random);
       const incumbent = evaluateSimulatedArtifact(SCENARIO, corpus, SCENARIO.trueQuality, random);
       const candidate = evaluateSimulatedArtifact(SCENARIO, corpus, SCENARIO.trueQuality, random);
-      const decision = await decideSimulated(incumbent, candidate, gateCalibrationFor(calibration, 0), { ...DEFAULT_GATE_SETTINGS, thresholdK: 0 });
+      const decision = await decideSimulated(incumbent, candidate, gateCalibrationFor(calibration), { ...DEFAULT_GATE_SETTINGS, thresholdK: 0 });
       if (decision.accepted) accepted += 1;
     }
     expect(accepted / decisions).toBeLessThanOrEqual(0.05);
-    expect(accepted).toBe(5);
+    expect(accepted).toBe(0);
   });
 
   it('σ of the scenario is what calibration estimates', () => {

@@ -3,15 +3,20 @@
  * times, and returns per-example, per-repeat, per-component scores plus
  * invalid counts, usage and latency.
  *
- * Results are keyed by (fingerprint, artifact hash, partition membership hash,
- * repeat) and written to the study database as each repeat finishes, so a
- * resumed study never pays for the same evaluation twice.
+ * Results are stored per example and repeat, keyed by (fingerprint, artifact
+ * hash, example id, repeat) — the fingerprint covers every example's text and
+ * gold — and written as each execution finishes, so a resumed study never
+ * pays for the same evaluation twice and a partial evaluation is kept.
+ * Transient failures (timeouts, network and server errors after the
+ * executor's retries) are never stored: the next read executes them again.
+ * Terminal invalid outputs (unparsable, off-schema, refused) are stored: they
+ * are the artifact's outcome.
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Example } from '../corpus/example.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
-import type { Executor } from '../tasks/executor.ts';
+import type { ExecutionResult, Executor } from '../tasks/executor.ts';
 import type { ComponentWeights } from '../tasks/intent/scorer.ts';
 import { DEFAULT_WEIGHTS, SCORER_VERSION, scoreExample } from '../tasks/intent/scorer.ts';
 import type {
@@ -57,8 +62,14 @@ export interface EvaluatorOptions {
   /** Every example of the study (used for the corpus version). */
   corpus: readonly Example[];
   weights?: Readonly<ComponentWeights>;
-  /** Study database for stored results; without it nothing is cached. */
+  /** Study database for stored results; without it nothing is stored. */
   db?: StudyDatabase;
+  /**
+   * Read only results stored at or after this ISO 8601 time (`--no-cache`:
+   * results of earlier runs are ignored, results of this run reused).
+   * Default: every stored result.
+   */
+  readSince?: string;
   /** Concurrent executor calls. Default 8. */
   concurrency?: number;
   now?: () => Date;
@@ -74,7 +85,7 @@ export interface EvaluateRequest {
   repeats?: number;
   /** First repeat index. Default 0. */
   firstRepeat?: number;
-  /** Bypass stored results (they are still written). Default false. */
+  /** Bypass stored results (new results are still written). Default false. */
   fresh?: boolean;
   signal?: AbortSignal;
 }
@@ -99,46 +110,48 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const now = options.now ?? (() => new Date());
 
-  async function evaluateRepeat(
-    artifactText: string,
-    artifactHash: string,
-    partition: string,
-    membership: string,
-    examples: readonly Example[],
-    repeat: number,
-    fresh: boolean,
-    signal: AbortSignal | undefined,
-  ): Promise<RepeatResult> {
+  async function run(request: EvaluateRequest, repeats: number, first: number): Promise<RepeatResult[]> {
     const db = options.db;
-    if (db !== undefined && !fresh) {
-      const stored = await loadRepeat(db, fingerprint, artifactHash, membership, repeat, examples);
-      if (stored !== undefined) return stored;
+    const artifactHash = contentHash(request.artifactText);
+    const examples = request.examples;
+    const stored =
+      db !== undefined && request.fresh !== true && examples.length > 0
+        ? await loadResults(db, fingerprint, artifactHash, first, first + repeats - 1, options.readSince)
+        : new Map<string, StoredResult>();
+    const perRepeat: Array<{ records: ExampleScoreRecord[]; usage: Usage; latencyMs: number }> = Array.from({ length: repeats }, () => ({
+      records: new Array<ExampleScoreRecord>(examples.length),
+      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+      latencyMs: 0,
+    }));
+    const missing: Array<{ example: Example; index: number; repeat: number }> = [];
+    for (let offset = 0; offset < repeats; offset += 1) {
+      const repeat = first + offset;
+      examples.forEach((example, index) => {
+        const hit = stored.get(resultKey(example.id, repeat));
+        if (hit === undefined) missing.push({ example, index, repeat });
+        else addTo(perRepeat[offset]!, index, hit.record, hit.usage, hit.latencyMs);
+      });
     }
-    const records: ExampleScoreRecord[] = new Array(examples.length);
-    const usage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-    let latencyMs = 0;
-    await mapWithConcurrency(examples, concurrency, async (example, index) => {
-      if (signal?.aborted) throw signal.reason ?? new Error('aborted');
-      const result = await options.executor.execute({
+    let done = 0;
+    await mapWithConcurrency(missing, concurrency, async ({ example, index, repeat }) => {
+      if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
+      const result: ExecutionResult = await options.executor.execute({
         goal: example.goal,
-        artifact: artifactText,
+        artifact: request.artifactText,
         repeat,
         exampleId: example.id,
-        ...(signal !== undefined ? { signal } : {}),
+        ...(request.signal !== undefined ? { signal: request.signal } : {}),
       });
-      if (result.usage !== undefined) {
-        usage.inputTokens += result.usage.inputTokens;
-        usage.outputTokens += result.usage.outputTokens;
-        usage.costUsd += result.usage.costUsd;
-      }
-      latencyMs += result.latencyMs ?? 0;
+      const usage = result.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 };
       const score: ExampleScore = scoreExample(example.expected, result, weights);
-      records[index] = { ...score, exampleId: example.id, repeat };
-      options.onProgress?.(index + 1, examples.length);
+      const transient = !result.ok && result.transient === true;
+      const record: ExampleScoreRecord = { ...score, exampleId: example.id, repeat, ...(transient ? { transient: true } : {}) } as ExampleScoreRecord;
+      addTo(perRepeat[repeat - first]!, index, record, usage, result.latencyMs ?? 0);
+      if (db !== undefined && !transient) await storeResult(db, fingerprint, artifactHash, record, usage, result.latencyMs ?? 0, now);
+      done += 1;
+      options.onProgress?.(done, missing.length);
     });
-    const repeatResult: RepeatResult = { records, usage, latencyMs };
-    if (db !== undefined) await storeRepeat(db, fingerprint, artifactHash, partition, membership, repeat, repeatResult, now);
-    return repeatResult;
+    return perRepeat;
   }
 
   return {
@@ -149,26 +162,20 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       const repeats = request.repeats ?? 1;
       if (!Number.isInteger(repeats) || repeats < 1) throw new RangeError(`repeats must be an integer ≥ 1, got ${repeats}`);
       const first = request.firstRepeat ?? 0;
-      const artifactHash = contentHash(request.artifactText);
-      const membership = partitionHash(request.examples);
-      const results: RepeatResult[] = [];
-      for (let repeat = first; repeat < first + repeats; repeat += 1) {
-        results.push(
-          await evaluateRepeat(
-            request.artifactText,
-            artifactHash,
-            request.partition,
-            membership,
-            request.examples,
-            repeat,
-            request.fresh === true,
-            request.signal,
-          ),
-        );
-      }
-      return aggregate(request.partition, artifactHash, fingerprint, results);
+      const results = await run(request, repeats, first);
+      return aggregate(request.partition, contentHash(request.artifactText), fingerprint, results);
     },
   };
+}
+
+type Usage = { inputTokens: number; outputTokens: number; costUsd: number };
+
+function addTo(target: { records: ExampleScoreRecord[]; usage: Usage; latencyMs: number }, index: number, record: ExampleScoreRecord, usage: Usage, latencyMs: number): void {
+  target.records[index] = record;
+  target.usage.inputTokens += usage.inputTokens;
+  target.usage.outputTokens += usage.outputTokens;
+  target.usage.costUsd += usage.costUsd;
+  target.latencyMs += latencyMs;
 }
 
 interface RepeatResult {
@@ -211,6 +218,7 @@ export function aggregate(
     components,
     metrics,
     invalid: examples.length - valid.length,
+    transient: examples.filter((record) => !record.valid && record.transient === true).length,
     total: examples.length,
     runComposites: results.map((result) =>
       meanOrNull(result.records.map((record) => (record.valid ? record.composite : null))),
@@ -244,82 +252,67 @@ export function perExampleMeans(score: PartitionScore): Map<string, number> {
   return new Map([...sums].map(([id, { sum, count }]) => [id, sum / count]));
 }
 
-async function loadRepeat(
-  db: StudyDatabase,
-  fingerprint: string,
-  artifactHash: string,
-  membership: string,
-  repeat: number,
-  examples: readonly Example[],
-): Promise<RepeatResult | undefined> {
-  const row = await db
-    .selectFrom('evaluations')
-    .selectAll()
-    .where('fingerprint', '=', fingerprint)
-    .where('artifact_hash', '=', artifactHash)
-    .where('partition_hash', '=', membership)
-    .where('repeat', '=', repeat)
-    .executeTakeFirst();
-  if (row === undefined) return undefined;
-  const rows = await db.selectFrom('evaluation_examples').selectAll().where('evaluation_id', '=', row.id).execute();
-  const byId = new Map(rows.map((example) => [example.example_id, JSON.parse(example.score) as ExampleScoreRecord]));
-  // The records in the partition's order, as a fresh evaluation has them: means summed in another
-  // order differ in the last bits, and a stored score must equal the fresh one exactly.
-  const records = examples.map((example) => byId.get(example.id));
-  if (records.some((record) => record === undefined)) return undefined; // incomplete: evaluate again
-  return {
-    records: records as ExampleScoreRecord[],
-    usage: JSON.parse(row.usage) as RepeatResult['usage'],
-    latencyMs: row.latency_ms,
-  };
+interface StoredResult {
+  record: ExampleScoreRecord;
+  usage: Usage;
+  latencyMs: number;
 }
 
-async function storeRepeat(
+function resultKey(exampleId: string, repeat: number): string {
+  return `${repeat}\u0000${exampleId}`;
+}
+
+/** Stored results of one artifact for repeats `firstRepeat..lastRepeat`, keyed by {@link resultKey}. */
+async function loadResults(
   db: StudyDatabase,
   fingerprint: string,
   artifactHash: string,
-  partition: string,
-  membership: string,
-  repeat: number,
-  result: RepeatResult,
+  firstRepeat: number,
+  lastRepeat: number,
+  since: string | undefined,
+): Promise<Map<string, StoredResult>> {
+  let query = db
+    .selectFrom('example_results')
+    .select(['example_id', 'repeat', 'score', 'usage', 'latency_ms'])
+    .where('fingerprint', '=', fingerprint)
+    .where('artifact_hash', '=', artifactHash)
+    .where('repeat', '>=', firstRepeat)
+    .where('repeat', '<=', lastRepeat);
+  if (since !== undefined) query = query.where('created_at', '>=', since);
+  const rows = await query.execute();
+  return new Map(
+    rows.map((row) => [
+      resultKey(row.example_id, row.repeat),
+      { record: JSON.parse(row.score) as ExampleScoreRecord, usage: JSON.parse(row.usage) as Usage, latencyMs: row.latency_ms },
+    ]),
+  );
+}
+
+async function storeResult(
+  db: StudyDatabase,
+  fingerprint: string,
+  artifactHash: string,
+  record: ExampleScoreRecord,
+  usage: Usage,
+  latencyMs: number,
   now: () => Date,
 ): Promise<void> {
-  const summary = aggregate(partition, artifactHash, fingerprint, [result]);
-  await db.transaction().execute(async (transaction) => {
-    const inserted = await transaction
-      .insertInto('evaluations')
-      .values({
-        fingerprint,
-        artifact_hash: artifactHash,
-        partition,
-        partition_hash: membership,
-        repeat,
-        composite: summary.composite,
-        components: JSON.stringify(summary.components),
-        metrics: JSON.stringify(summary.metrics),
-        invalid: summary.invalid,
-        total: summary.total,
-        usage: JSON.stringify(result.usage),
-        latency_ms: result.latencyMs,
-        created_at: isoNow(now),
-      })
-      .onConflict((conflict) => conflict.doNothing())
-      .returning('id')
-      .executeTakeFirst();
-    if (inserted === undefined) return; // another writer stored the same evaluation first
-    for (const record of result.records) {
-      await transaction
-        .insertInto('evaluation_examples')
-        .values({
-          evaluation_id: inserted.id,
-          example_id: record.exampleId,
-          valid: record.valid ? 1 : 0,
-          composite: record.valid ? record.composite : null,
-          score: JSON.stringify(record),
-        })
-        .execute();
-    }
-  });
+  await db
+    .insertInto('example_results')
+    .values({
+      fingerprint,
+      artifact_hash: artifactHash,
+      example_id: record.exampleId,
+      repeat: record.repeat,
+      valid: record.valid ? 1 : 0,
+      composite: record.valid ? record.composite : null,
+      score: JSON.stringify(record),
+      usage: JSON.stringify(usage),
+      latency_ms: latencyMs,
+      created_at: isoNow(now),
+    })
+    .onConflict((conflict) => conflict.doNothing()) // another writer stored the same result first
+    .execute();
 }
 
 /** Runs `work` over `items` with at most `limit` in flight; rejects on the first failure. */

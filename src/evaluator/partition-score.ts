@@ -59,6 +59,12 @@ export type ExampleScore =
       invalidReason: string;
       message: string;
       raw?: string;
+      /**
+       * A transient failure (timeout, network or server error after the
+       * executor's retries): never stored, executed again on the next read,
+       * and not held against the artifact by the validity check.
+       */
+      transient?: true;
     };
 
 /** An example score with its identity, as stored and reported. */
@@ -78,8 +84,10 @@ export interface PartitionScore {
   components: ComponentScores;
   /** Mean diagnostic metrics (over example-repeats where defined). */
   metrics: DiagnosticMetrics;
-  /** Number of invalid example-repeats. */
+  /** Number of invalid example-repeats (transient failures included). */
   invalid: number;
+  /** Of the invalid example-repeats, how many were transient failures (not stored; executed again on the next read). */
+  transient: number;
   /** Number of example-repeats in total. */
   total: number;
   /** Run-level composites, one per repeat (mean over the run's valid examples). */

@@ -222,8 +222,10 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
   if (!input.constraints.passed) return refuse('constraint');
 
   // 2. validity
-  const incumbentInvalid = input.optimization.incumbent.invalid + input.anchor.incumbent.invalid;
-  const candidateInvalid = input.optimization.candidate.invalid + input.anchor.candidate.invalid;
+  // Transient failures (timeouts, server errors) are the infrastructure's, not the artifact's: not counted here.
+  const terminal = (score: PartitionScore): number => score.invalid - (score.transient ?? 0);
+  const incumbentInvalid = terminal(input.optimization.incumbent) + terminal(input.anchor.incumbent);
+  const candidateInvalid = terminal(input.optimization.candidate) + terminal(input.anchor.candidate);
   const validityPassed = candidateInvalid <= incumbentInvalid;
   checks.push({
     name: 'validity',

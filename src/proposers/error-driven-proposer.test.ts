@@ -73,6 +73,7 @@ async function evaluate(text: string, partition = 'optimization'): Promise<Parti
     components: {},
     metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
     invalid: OPTIMIZATION.length - valid,
+    transient: 0,
     total: OPTIMIZATION.length,
     runComposites: [composite],
     examples,

@@ -26,6 +26,7 @@ const scores: PartitionScore = {
   components: { roleAccuracy: 0.5 },
   metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
   invalid: 0,
+  transient: 0,
   total: 1,
   runComposites: [0.6],
   examples: [

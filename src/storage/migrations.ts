@@ -268,6 +268,66 @@ const schedule: Migration = {
   },
 };
 
+/**
+ * 0006: results per example and repeat, proposer calls, and the lines a
+ * candidate changes.
+ *
+ * - `example_results`: one row per (evaluator fingerprint, artifact hash,
+ *   example id, repeat) — the fingerprint covers every example's text and
+ *   gold, so an id names one content. A partition's evaluation is read from
+ *   these rows, so partial evaluations are kept and a partition move
+ *   (graduation, rotation) reuses what was computed. Transient failures
+ *   (timeouts, network and server errors) are never stored. The rows of the
+ *   earlier per-partition store (`evaluations`, `evaluation_examples`) are
+ *   copied in, with zero usage (their tokens were counted per partition).
+ * - `proposals`: one row per proposer call: its round and attempt (the
+ *   attempt is part of the proposer's nonce, so a failed answer is never
+ *   replayed), its outcome, its failures with their reasons and capped raw
+ *   answers, and its tokens.
+ * - `experiments.change`: the lines the candidate adds and removes against
+ *   its base, which the near-duplicate check compares.
+ */
+const resultsAndProposals: Migration = {
+  async up(db: AnyDatabase) {
+    await db.schema
+      .createTable('example_results')
+      .addColumn('fingerprint', 'text', (column) => column.notNull())
+      .addColumn('artifact_hash', 'text', (column) => column.notNull())
+      .addColumn('example_id', 'text', (column) => column.notNull())
+      .addColumn('repeat', 'integer', (column) => column.notNull())
+      .addColumn('valid', 'integer', (column) => column.notNull())
+      .addColumn('composite', 'real')
+      .addColumn('score', 'text', (column) => column.notNull())
+      .addColumn('usage', 'text', (column) => column.notNull())
+      .addColumn('latency_ms', 'real', (column) => column.notNull())
+      .addColumn('created_at', 'text', (column) => column.notNull())
+      .addPrimaryKeyConstraint('example_results_pk', ['fingerprint', 'artifact_hash', 'example_id', 'repeat'])
+      .execute();
+    // `where true` lets SQLite parse the upsert clause after a select.
+    await sql`insert into example_results (fingerprint, artifact_hash, example_id, repeat, valid, composite, score, usage, latency_ms, created_at)
+      select e.fingerprint, e.artifact_hash, x.example_id, e.repeat, x.valid, x.composite, x.score, '{"inputTokens":0,"outputTokens":0,"costUsd":0}', 0, e.created_at
+      from evaluation_examples x join evaluations e on e.id = x.evaluation_id where true
+      on conflict do nothing`.execute(db);
+    await db.schema
+      .createTable('proposals')
+      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
+      .addColumn('run_id', 'integer', (column) => column.notNull())
+      .addColumn('round', 'integer', (column) => column.notNull())
+      .addColumn('attempt', 'integer', (column) => column.notNull())
+      .addColumn('proposer', 'text', (column) => column.notNull())
+      .addColumn('outcome', 'text', (column) => column.notNull())
+      .addColumn('candidates', 'integer', (column) => column.notNull())
+      .addColumn('failures', 'text', (column) => column.notNull())
+      .addColumn('input_tokens', 'integer', (column) => column.notNull())
+      .addColumn('output_tokens', 'integer', (column) => column.notNull())
+      .addColumn('cost_usd', 'real', (column) => column.notNull())
+      .addColumn('created_at', 'text', (column) => column.notNull())
+      .execute();
+    await db.schema.createIndex('proposals_round').on('proposals').columns(['round', 'attempt']).execute();
+    await db.schema.alterTable('experiments').addColumn('change', 'text').execute();
+  },
+};
+
 /** All migrations by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
@@ -275,4 +335,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0003_corpus_lifecycle': corpusLifecycle,
   '0004_review_and_signals': reviewAndSignals,
   '0005_schedule': schedule,
+  '0006_results_and_proposals': resultsAndProposals,
 };

@@ -52,6 +52,48 @@ export interface ExperimentTable {
   fingerprint: string;
   seed: number;
   created_at: string;
+  /** The lines the candidate adds (`+ `) and removes (`- `) against its base; null in rows older than migration 0006. */
+  change: string | null;
+}
+
+/**
+ * One example's result for one artifact and repeat (migration 0006): what a
+ * partition's evaluation is read from. Transient failures are never stored.
+ */
+export interface ExampleResultTable {
+  fingerprint: string;
+  artifact_hash: string;
+  example_id: string;
+  repeat: number;
+  /** 0 | 1 */
+  valid: number;
+  composite: number | null;
+  /** JSON of the full ExampleScoreRecord */
+  score: string;
+  /** JSON: { inputTokens, outputTokens, costUsd } of this execution */
+  usage: string;
+  latency_ms: number;
+  created_at: string;
+}
+
+/** One proposer call: its outcome, failures (reasons and capped raw answers) and tokens. Append-only. */
+export interface ProposalTable {
+  id: Generated<number>;
+  run_id: number;
+  round: number;
+  /** 0-based attempt within the round: part of the proposer's nonce, so a retried round samples afresh. */
+  attempt: number;
+  proposer: string;
+  /** 'candidates' (at least one usable candidate) | 'failed' (an unusable answer) | 'idle' (nothing new) */
+  outcome: string;
+  /** Usable candidates returned. */
+  candidates: number;
+  /** JSON: Array<{ code, scope, reason, raw? }> */
+  failures: string;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  created_at: string;
 }
 
 /** One evaluation of one artifact on one partition (membership hash) for one repeat. */
@@ -283,6 +325,8 @@ export interface KloopDatabase {
   experiments: ExperimentTable;
   evaluations: EvaluationTable;
   evaluation_examples: EvaluationExampleTable;
+  example_results: ExampleResultTable;
+  proposals: ProposalTable;
   calibrations: CalibrationTable;
   runs: RunTable;
   study_state: StudyStateTable;

@@ -244,7 +244,7 @@ describe('noise helpers', () => {
     const noise = measureNoise([
       {
         partition: 'optimization', artifactHash: 'h', fingerprint: 'f', repeats: 3, composite: 0.4, components: {},
-        metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null }, invalid: 0, total: 6,
+        metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null }, invalid: 0, transient: 0, total: 6,
         runComposites: [0.4, 0.4, 0.4], examples: runs.flat(), usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latencyMs: 0,
       },
     ]);

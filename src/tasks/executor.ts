@@ -26,7 +26,21 @@ export type InvalidReason =
 
 export type ExecutionResult =
   | { ok: true; intent: Intent; raw?: string; usage?: ExecutionUsage; latencyMs?: number; cached?: boolean }
-  | { ok: false; reason: InvalidReason; message: string; raw?: string; usage?: ExecutionUsage; latencyMs?: number };
+  | {
+      ok: false;
+      reason: InvalidReason;
+      message: string;
+      raw?: string;
+      usage?: ExecutionUsage;
+      latencyMs?: number;
+      /**
+       * True for a failure of the infrastructure rather than an outcome of the
+       * artifact: a timeout, a network or server error that outlasted the
+       * retries. Transient failures are never stored as results; the next
+       * evaluation executes them again. Default false (a terminal outcome).
+       */
+      transient?: boolean;
+    };
 
 /** One call of an executor. */
 export interface ExecutionRequest {

@@ -42,6 +42,7 @@ const score: PartitionScore = {
   components: { entityRecall: 0.5 },
   metrics: { entityPrecision: 1, relationRecall: null, projectionCoverage: null },
   invalid: 1,
+  transient: 0,
   total: 31,
   runComposites: [0.5],
   examples: [

@@ -193,7 +193,7 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
     expect(closed.calls).toBe(1);
   });
 
-  it('retries 5xx with exponential backoff, then gives up with a retryable InfrastructureError', async () => {
+  it('retries 5xx with exponential backoff, then gives up with a transient invalid output (never stored, never a score)', async () => {
     const delays: number[] = [];
     let failures = 2;
     const fake = await server(() => (failures-- > 0 ? { status: 500 } : { content: JSON.stringify(VALID_INTENT) }));
@@ -207,10 +207,9 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
 
     const down = await server(() => ({ status: 503 }));
     const failing = createLlmIntentExecutor({ client: clientFor(down, { sleep }) });
-    const error = await failing.execute(request()).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(InfrastructureError);
-    expect((error as InfrastructureError).isRetryable).toBe(true);
-    expect((error as InfrastructureError).statusCode).toBe(503);
+    const result = await failing.execute(request());
+    expect(result).toMatchObject({ ok: false, reason: 'error', transient: true });
+    expect(!result.ok && result.message).toContain('HTTP 503');
     expect(down.calls).toBe(4);
   });
 
@@ -229,6 +228,7 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
     const result = await executor.execute(request());
     expect(result.ok).toBe(false);
     expect(!result.ok && result.reason).toBe('timeout');
+    expect(!result.ok && result.transient).toBe(true);
     expect(Date.now() - started).toBeLessThan(1400);
     expect(fake.calls).toBe(2);
   });

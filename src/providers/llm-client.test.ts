@@ -67,7 +67,7 @@ describe('createLlmClient (mock language model)', () => {
     expect(model.doGenerateCalls[0]!.responseFormat?.type ?? 'text').toBe('text');
   });
 
-  it('is the only one retrying (the AI SDK does not), and throws a 404 at once', async () => {
+  it('is the only one retrying (the AI SDK does not), returns a persistent server error as transient, and throws a 404 at once', async () => {
     let calls = 0;
     const failing = new MockLanguageModelV3({
       doGenerate: async () => {
@@ -75,7 +75,7 @@ describe('createLlmClient (mock language model)', () => {
         throw new APICallError({ message: 'overloaded', url: 'u', requestBodyValues: {}, statusCode: 529, isRetryable: true });
       },
     });
-    await expect(client(failing, { maxRetries: 2 }).generate({ system: 's', prompt: 'p', repeat: 0 })).rejects.toBeInstanceOf(InfrastructureError);
+    expect(await client(failing, { maxRetries: 2 }).generate({ system: 's', prompt: 'p', repeat: 0 })).toMatchObject({ ok: false, reason: 'error', transient: true });
     expect(calls).toBe(3);
 
     const missing = new MockLanguageModelV3({

@@ -8,13 +8,22 @@
  *
  * - a completed answer (whatever its text) → `{ ok: true, text, finishReason }`;
  *   the caller decides whether the text is a valid output;
- * - a timeout that persists after the retries → `{ ok: false, reason: 'timeout' }`;
- * - any other request the server refuses (HTTP 400, 413, 422, ...) → `{ ok: false, reason: 'error' }`;
- * - HTTP 401/403/404, or a 429 / 408 / 409 / 5xx / connection failure that
- *   persists after the retries → throws {@link InfrastructureError} (the run
- *   stops with "infrastructure failure" rather than counting a server outage
- *   as invalid outputs of the artifact under test);
+ * - a timeout, or a 408 / 409 / 5xx / connection failure, that persists after
+ *   the retries → `{ ok: false, reason: 'timeout' | 'error', transient: true }`:
+ *   a failure of the infrastructure, not an outcome of the prompt, so the
+ *   evaluator never stores it and the loop refuses the candidate it hit as
+ *   `evaluation_failed` (or stops, when it hits the incumbent);
+ * - any other request the server refuses (HTTP 400, 413, 422, ...) →
+ *   `{ ok: false, reason: 'error', transient: false }`;
+ * - HTTP 401/403/404, or a 429 that persists after its retries → throws
+ *   {@link InfrastructureError} (a configuration or quota problem: the run
+ *   stops with "infrastructure failure");
  * - the budget is spent → throws {@link BudgetExceededError}.
+ *
+ * Each request sends its repeat index (or nonce) as the sampling `seed`
+ * where the provider supports one (OpenAI, OpenAI-compatible servers, Ollama): repeats
+ * are distinct samples, and a server that honours seeds gives the same
+ * sample again for the same repeat.
  *
  * API keys never leave the provider: they are not in the id, the cache key,
  * the stored answers, or any message (messages are redacted).
@@ -95,7 +104,15 @@ export interface LlmRequest {
 
 export type LlmResponse =
   | { ok: true; text: string; finishReason: string; usage: ExecutionUsage; cached: boolean; latencyMs: number }
-  | { ok: false; reason: 'timeout' | 'error'; message: string; usage: ExecutionUsage; latencyMs: number };
+  | {
+      ok: false;
+      reason: 'timeout' | 'error';
+      message: string;
+      usage: ExecutionUsage;
+      latencyMs: number;
+      /** True when the failure is the infrastructure's (timeout, network, 408/409/5xx after the retries), false when the server refused this request. */
+      transient: boolean;
+    };
 
 /** The settings that identify a client's answers. */
 export interface LlmSettings {
@@ -119,6 +136,9 @@ export interface LlmClient {
   readonly settings: LlmSettings;
   generate(request: LlmRequest): Promise<LlmResponse>;
 }
+
+/** Providers whose APIs take a sampling seed (the others warn on one). */
+const SEEDED_PROVIDERS: ReadonlySet<string> = new Set(['openai', 'openai-compatible', 'ollama']);
 
 const ZERO_USAGE: ExecutionUsage = Object.freeze({ inputTokens: 0, outputTokens: 0, costUsd: 0 });
 
@@ -183,6 +203,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         prompt: request.prompt,
         maxRetries: 0,
         abortSignal,
+        ...(SEEDED_PROVIDERS.has(resolved.spec.provider) ? { seed: request.repeat } : {}),
         ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
         ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
         ...(useSchema && request.schema !== undefined
@@ -286,12 +307,9 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
               continue;
             }
             if (fault.kind === 'timeout') {
-              return { ok: false, reason: 'timeout', message: `no answer within ${timeoutMs} ms (${retries + 1} attempts)`, usage: { ...ZERO_USAGE }, latencyMs: now() - started };
+              return { ok: false, reason: 'timeout', message: `no answer within ${timeoutMs} ms (${retries + 1} attempts)`, usage: { ...ZERO_USAGE }, latencyMs: now() - started, transient: true };
             }
-            throw new InfrastructureError(`${where} failed ${retries + 1} times: ${status}${message}`, {
-              ...(fault.statusCode !== undefined ? { statusCode: fault.statusCode } : {}),
-              isRetryable: true,
-            });
+            return { ok: false, reason: 'error', message: `${where} failed ${retries + 1} times: ${status}${message}`, usage: { ...ZERO_USAGE }, latencyMs: now() - started, transient: true };
           }
           case 'unsupported-output':
             if (useSchema && resolved.structuredOutput === 'auto') {
@@ -299,9 +317,9 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
               log(`${where} does not accept a JSON-schema response format (${status.trim()}); asking for JSON in the prompt from now on`);
               return generate(request);
             }
-            return { ok: false, reason: 'error', message: `${status}${message}`, usage: { ...ZERO_USAGE }, latencyMs: now() - started };
+            return { ok: false, reason: 'error', message: `${status}${message}`, usage: { ...ZERO_USAGE }, latencyMs: now() - started, transient: false };
           case 'request':
-            return { ok: false, reason: 'error', message: `${status}${message}`, usage: { ...ZERO_USAGE }, latencyMs: now() - started };
+            return { ok: false, reason: 'error', message: `${status}${message}`, usage: { ...ZERO_USAGE }, latencyMs: now() - started, transient: false };
         }
       }
       release();

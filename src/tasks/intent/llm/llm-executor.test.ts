@@ -46,7 +46,7 @@ describe('createLlmIntentExecutor', () => {
   });
 
   it('has an id with provider, model, host, temperature and max tokens; deterministic only at temperature 0 when told', () => {
-    const respond = (): LlmResponse => ({ ok: false, reason: 'error', message: 'x', usage: USAGE, latencyMs: 0 });
+    const respond = (): LlmResponse => ({ ok: false, reason: 'error', message: 'x', usage: USAGE, latencyMs: 0, transient: false });
     const executor = createLlmIntentExecutor({ client: fakeClient(0, respond), deterministic: true });
     expect(executor.id).toMatch(/^llm-intent@1 contract=[0-9a-f]{8} ollama:llama3\.1 host=127\.0\.0\.1:11434 temperature=0 maxOutputTokens=2048/);
     expect(executor.deterministic).toBe(true);
@@ -56,8 +56,8 @@ describe('createLlmIntentExecutor', () => {
   });
 
   it('returns failed calls and invalid answers as invalid outputs with usage', async () => {
-    const timeout = createLlmIntentExecutor({ client: fakeClient(0, () => ({ ok: false, reason: 'timeout', message: 'slow', usage: USAGE, latencyMs: 9 })) });
-    expect(await timeout.execute({ goal: 'g', artifact: 'a', repeat: 0 })).toMatchObject({ ok: false, reason: 'timeout', usage: USAGE });
+    const timeout = createLlmIntentExecutor({ client: fakeClient(0, () => ({ ok: false, reason: 'timeout', message: 'slow', usage: USAGE, latencyMs: 9, transient: true })) });
+    expect(await timeout.execute({ goal: 'g', artifact: 'a', repeat: 0 })).toMatchObject({ ok: false, reason: 'timeout', usage: USAGE, transient: true });
     const truncated = createLlmIntentExecutor({ client: fakeClient(0, () => ({ ok: true, text: '{"a', finishReason: 'length', usage: USAGE, cached: false, latencyMs: 1 })) });
     expect(await truncated.execute({ goal: 'g', artifact: 'a', repeat: 0 })).toMatchObject({ ok: false, reason: 'truncated', raw: '{"a', usage: USAGE });
   });

@@ -57,7 +57,7 @@ export function createLlmIntentExecutor(options: LlmIntentExecutorOptions): Exec
         ...(request.signal !== undefined ? { signal: request.signal } : {}),
       });
       if (!response.ok) {
-        return { ok: false, reason: response.reason, message: response.message, usage: response.usage, latencyMs: response.latencyMs };
+        return { ok: false, reason: response.reason, message: response.message, usage: response.usage, latencyMs: response.latencyMs, transient: response.transient };
       }
       const answer = parseIntentAnswer(response.text, response.finishReason);
       if (!answer.ok) {

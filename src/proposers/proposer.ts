@@ -27,15 +27,30 @@ export interface Candidate {
   flags?: string[];
   /**
    * Re-applies the same edit to a newer incumbent (sequential integration after
-   * another candidate was merged). Returns null when the edit no longer applies
-   * or changes nothing.
+   * another candidate was merged), for proposers whose edits have a meaning
+   * beyond their lines (a playbook cue added to a list). Returns null when the
+   * edit no longer applies or changes nothing. Without it — or when it
+   * returns null — the loop re-applies the change by a line-based three-way
+   * merge (`src/artifact/three-way-merge.ts`).
    */
   rebase?: (incumbentText: string) => string | null;
 }
 
-/** A proposal that could not be turned into a candidate (unparsable answer, over the ceiling, ...). */
+/**
+ * A proposal that could not be turned into a candidate. `scope: 'answer'`:
+ * the whole answer is unusable (the call failed, empty, cut off, broken JSON,
+ * off-schema) — one failed answer, however many candidates it meant to hold;
+ * `scope: 'candidate'`: one candidate of an otherwise usable answer is
+ * unusable (edits a frozen section, over the ceiling, changes nothing).
+ */
 export interface ProposalFailure {
+  /** Machine-readable reason, e.g. `broken_json`, `truncated`, `call_failed`, `frozen_section`. Default `unusable`. */
+  code?: string;
+  /** Default `answer`. */
+  scope?: 'answer' | 'candidate';
+  /** One sentence, readable in reports. */
   reason: string;
+  /** The raw answer, capped (see `capRaw`). */
   raw?: string;
 }
 
@@ -71,14 +86,23 @@ export interface ProposalContext {
   triedHashes: ReadonlySet<string>;
   /** How many candidates to return at most. */
   maxCandidates: number;
-  /** Seeded random source in [0, 1). */
+  /**
+   * Seeded random source in [0, 1), seeded by the study seed, the round and
+   * the attempt: a retried round samples afresh, a resumed one the same.
+   */
   random: () => number;
+  /** 0-based attempt within the round (a failed answer is retried with the next attempt). */
+  attempt?: number;
   signal?: AbortSignal;
 }
 
 export interface ProposalResult {
   candidates: Candidate[];
   failures: ProposalFailure[];
+  /** Candidates the proposer dropped because they were tried before (content hash): exhaustion, not failure. Default 0. */
+  repeats?: number;
+  /** Tokens and cost of the proposer's own calls. */
+  usage?: { inputTokens: number; outputTokens: number; costUsd: number };
 }
 
 /** A proposer: `id` is stored with each experiment. */

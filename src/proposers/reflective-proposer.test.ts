@@ -4,6 +4,7 @@ import type { Example } from '../corpus/example.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import { InfrastructureError } from '../errors.ts';
 import type { LlmClient, LlmRequest, LlmResponse } from '../providers/llm-client.ts';
+import { rebaseText } from '../artifact/three-way-merge.ts';
 import { markdownSections } from '../tasks/intent/llm/prompt-sections.ts';
 import type { ProposalContext } from './proposer.ts';
 import { COPIES_EXAMPLE_TEXT_FLAG, createReflectiveProposer, findCopiedExamples } from './reflective-proposer.ts';
@@ -108,28 +109,26 @@ const ROLE_EDIT = { rationale: 'Commitments are confused with transactions.', ed
 const BEHAVIOUR_EDIT = { rationale: 'Reminders are notifications.', edits: [{ section: '## Behaviours', text: 'List behaviours; reminders and alerts are notification.' }] };
 
 describe('createReflectiveProposer', () => {
-  it('turns section rewrites into candidates with deltas, rationales and rebase', async () => {
+  it('turns section rewrites into candidates whose deltas are the lines they change, and which compose by three-way merge', async () => {
     const client = fakeClient(answer([ROLE_EDIT, BEHAVIOUR_EDIT]));
     const proposer = createReflectiveProposer({ client });
     expect(proposer.id).toBe(`reflective@1 ${client.id}`);
     const result = await proposer.propose(context());
     expect(result.failures).toEqual([]);
+    expect(result.repeats).toBe(0);
     expect(result.candidates).toHaveLength(2);
     const [roles, behaviours] = result.candidates;
     expect(markdownSections(roles!.text)['Roles']).toBe('## Roles\nA party acts. A booking or session is a commitment, not a transaction.\n\n');
     expect(markdownSections(roles!.text)['Views']).toBe(markdownSections(INCUMBENT)['Views']);
-    expect(roles!.delta).toBe('## Roles\nA party acts. A booking or session is a commitment, not a transaction.');
+    expect(roles!.delta).toBe('## Roles\n- A party acts.\n+ A party acts. A booking or session is a commitment, not a transaction.');
     expect(roles!.rationale).toBe(ROLE_EDIT.rationale);
     expect(roles!.flags).toBeUndefined();
     expect(markdownSections(behaviours!.text)['Behaviours']).toContain('reminders and alerts are notification');
-
-    // Rebase onto the incumbent after the first candidate was merged.
-    const rebased = behaviours!.rebase!(roles!.text);
-    expect(rebased).not.toBeNull();
-    expect(markdownSections(rebased!)['Roles']).toBe(markdownSections(roles!.text)['Roles']);
-    expect(markdownSections(rebased!)['Behaviours']).toBe(markdownSections(behaviours!.text)['Behaviours']);
-    expect(roles!.rebase!(roles!.text)).toBeNull(); // changes nothing any more
-    expect(roles!.rebase!('# no sections here\n')).toBeNull();
+    // No section-replacing rebase of its own: the loop's three-way merge keeps both edits.
+    expect(behaviours!.rebase).toBeUndefined();
+    const rebased = rebaseText(INCUMBENT, behaviours!.text, roles!.text).text;
+    expect(markdownSections(rebased)['Roles']).toBe(markdownSections(roles!.text)['Roles']);
+    expect(markdownSections(rebased)['Behaviours']).toBe(markdownSections(behaviours!.text)['Behaviours']);
   });
 
   it('asks with the program, the incumbent, capped diagnostics and the history, from the context only', async () => {
@@ -187,9 +186,27 @@ describe('createReflectiveProposer', () => {
     expect(reasons[0]).toMatch(/over the ceiling of 400/);
     expect(reasons[1]).toMatch(/may not change: "\(preamble\)"/);
     expect(reasons[2]).toMatch(/may not change: "Examples"/);
-    expect(reasons[3]).toMatch(/tried before/);
-    expect(reasons[4]).toMatch(/changes nothing/);
-    expect(reasons[5]).toMatch(/heading/);
+    expect(reasons[3]).toMatch(/changes nothing/);
+    expect(reasons[4]).toMatch(/heading/);
+    expect(result.failures.every((failure) => failure.scope === 'candidate')).toBe(true);
+    // A candidate tried before is the proposer running out of ideas, not a failure.
+    expect(result.repeats).toBe(1);
+  });
+
+  it('fails the whole answer once when none of its candidates is usable, with the raw answer', async () => {
+    const client = fakeClient(answer([{ rationale: 'intro', edits: [{ section: '(preamble)', text: 'Something else.' }] }]));
+    const result = await createReflectiveProposer({ client }).propose(context({ limits: { editableSections: ['Roles'], maxArtifactCharacters: 4000 } }));
+    expect(result.candidates).toEqual([]);
+    expect(result.failures).toHaveLength(1);
+    expect(result.failures[0]).toMatchObject({ code: 'no_usable_candidate', scope: 'answer' });
+    expect(result.failures[0]!.raw).toContain('Something else.');
+  });
+
+  it('counts an answer of candidates all tried before as repeats, not failures', async () => {
+    const tried = INCUMBENT.replace('## Views\nList views.\n', '## Views\nList views and boards.\n');
+    const client = fakeClient(answer([{ rationale: 'same as before', edits: [{ section: 'Views', text: 'List views and boards.' }] }]));
+    const result = await createReflectiveProposer({ client }).propose(context({ triedHashes: new Set([contentHash(tried)]) }));
+    expect(result).toMatchObject({ candidates: [], failures: [], repeats: 1 });
   });
 
   it('flags a candidate that pastes optimization-example text', async () => {

@@ -9,17 +9,22 @@
  * The model answers one JSON object
  * `{ "candidates": [{ "rationale": "...", "edits": [{ "section": "<heading>", "text": "<new body>" }] }] }`;
  * each edit replaces one section's body (its heading line is kept). A
- * candidate's `delta` is the replaced sections' new text, and its `rebase`
- * re-applies the same replacements to a newer incumbent. A section that does
- * not exist yet is appended, only when every section is editable.
+ * candidate's `delta` is what the replacement changes: per section, the lines
+ * it adds (`+ `) and removes (`- `). The loop re-applies a candidate to a
+ * newer incumbent by a line-based three-way merge, so two candidates that add
+ * different lines to one section both still apply after either is merged. A
+ * section that does not exist yet is appended, only when every section is
+ * editable.
  *
  * **Defensive parsing.** An empty answer, a truncated one, an unclosed code
  * fence or `<think>` block, broken JSON or an off-schema object is a
- * {@link ProposalFailure} for the whole call; a candidate that edits a
- * non-editable section, changes nothing, goes over
- * `limits.maxArtifactCharacters`, breaks the section structure or was tried
- * before is a failure of its own. Failures are returned (the loop logs and
- * counts them; their tokens count against the budget), never adopted.
+ * {@link ProposalFailure} for the whole call (scope `answer`); a candidate
+ * that edits a non-editable section, changes nothing, goes over
+ * `limits.maxArtifactCharacters` or breaks the section structure is a failure
+ * of its own (scope `candidate`). A candidate that was tried before is not a
+ * failure: it is counted in `repeats` (the proposer running out of ideas).
+ * Failures are returned with their raw answer and tokens (the loop stores
+ * them), never adopted.
  *
  * **Copy flag.** A candidate whose changed text contains any 8-word window of
  * an optimization example's goal (that the incumbent did not already
@@ -41,6 +46,7 @@ import { summarizeDiagnostics } from '../tasks/intent/llm/diagnostics-summary.ts
 import { capRaw } from '../tasks/intent/llm/parse-intent-answer.ts';
 import type { SectionReplacement } from '../tasks/intent/llm/prompt-sections.ts';
 import { markdownSectionSpans, replaceSections } from '../tasks/intent/llm/prompt-sections.ts';
+import { changeText, lineChanges } from '../artifact/three-way-merge.ts';
 import type { Candidate, HistoryEntry, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
 
 /** Implementation version, part of the proposer id. */
@@ -196,6 +202,8 @@ export function buildProposalPrompt(context: ProposalContext, options: Reflectiv
 interface BuiltCandidate {
   candidate?: Candidate;
   failure?: ProposalFailure;
+  /** Tried before (same content): not a failure. */
+  repeat?: boolean;
 }
 
 function buildCandidate(
@@ -209,7 +217,7 @@ function buildCandidate(
   const replacements: SectionReplacement[] = proposal.edits.map((edit) => ({ section: edit.section.replace(/^#+\s*/, '').trim(), body: edit.text }));
   const blocked = replacements.filter((replacement) => editable.length > 0 && !editable.includes(replacement.section));
   if (blocked.length > 0) {
-    return { failure: { reason: `${label} edits a section that may not change: ${blocked.map((item) => `"${item.section}"`).join(', ')}` } };
+    return { failure: { code: 'frozen_section', scope: 'candidate', reason: `${label} edits a section that may not change: ${blocked.map((item) => `"${item.section}"`).join(', ')}` } };
   }
   const allowNew = editable.length === 0;
   const apply = (incumbentText: string): { ok: true; text: string } | { ok: false; message: string } => {
@@ -223,9 +231,9 @@ function buildCandidate(
     return replaced;
   };
   const applied = apply(context.incumbentText);
-  if (!applied.ok) return { failure: { reason: `${label} is not usable: ${applied.message}` } };
-  if (context.triedHashes.has(contentHash(applied.text))) return { failure: { reason: `${label} was tried before (same content)` } };
-  const delta = replacements.map((replacement) => `## ${replacement.section}\n${replacement.body.trim()}`).join('\n\n');
+  if (!applied.ok) return { failure: { code: 'unusable_candidate', scope: 'candidate', reason: `${label} is not usable: ${applied.message}` } };
+  if (context.triedHashes.has(contentHash(applied.text))) return { repeat: true };
+  const delta = describeChange(context.incumbentText, applied.text, replacements.map((replacement) => replacement.section));
   const copied = findCopiedExamples(delta, context.incumbentText, context.examples, windowWords);
   const flags = copied.length > 0 ? [COPIES_EXAMPLE_TEXT_FLAG] : [];
   const note = copied.length > 0 ? ` [flag ${COPIES_EXAMPLE_TEXT_FLAG}: pastes ${windowWords}+ words from optimization example(s) ${copied.join(', ')}]` : '';
@@ -235,12 +243,26 @@ function buildCandidate(
       delta,
       rationale: `${proposal.rationale.trim()}${note}`,
       ...(flags.length > 0 ? { flags } : {}),
-      rebase: (incumbentText: string) => {
-        const rebased = apply(incumbentText);
-        return rebased.ok ? rebased.text : null;
-      },
     },
   };
+}
+
+/** Per replaced section, the lines the candidate adds (`+ `) and removes (`- `). */
+function describeChange(before: string, after: string, sections: readonly string[]): string {
+  const spans = (text: string): Map<string, string> => {
+    try {
+      return new Map(markdownSectionSpans(text).map((span) => [span.name, text.slice(span.start, span.end)]));
+    } catch {
+      return new Map();
+    }
+  };
+  const old = spans(before);
+  const next = spans(after);
+  const parts = sections.map((name) => {
+    const change = changeText(lineChanges(old.get(name) ?? '', next.get(name) ?? ''));
+    return `## ${name}\n${change === '' ? '(reworded, same lines)' : change}`;
+  });
+  return parts.join('\n\n');
 }
 
 /**
@@ -263,7 +285,8 @@ export function createReflectiveProposer(options: ReflectiveProposerOptions): Pr
     async propose(context: ProposalContext): Promise<ProposalResult> {
       const count = Math.max(1, Math.min(context.maxCandidates, options.maxCandidatesPerCall ?? 4));
       const prompt = buildProposalPrompt(context, options, count);
-      // A seeded nonce: a resumed study with the same state gets the cached answer; a new round a fresh one.
+      // A seeded nonce (study seed, round, attempt): a resumed round gets its cached answer; a retried
+      // round (after a failed answer) or a new one draws a fresh sample.
       const nonce = Math.floor(context.random() * 2 ** 31);
       const response = await options.client.generate({
         system: SYSTEM_PROMPT,
@@ -272,43 +295,55 @@ export function createReflectiveProposer(options: ReflectiveProposerOptions): Pr
         repeat: nonce,
         ...(context.signal !== undefined ? { signal: context.signal } : {}),
       });
-      if (!response.ok) return { candidates: [], failures: [{ reason: `the proposer's model call failed (${response.reason}): ${response.message}` }] };
+      const usage = response.usage;
+      const fail = (code: string, reason: string, raw?: string): ProposalResult => ({
+        candidates: [],
+        failures: [{ code, scope: 'answer', reason, ...(raw !== undefined ? { raw } : {}) }],
+        usage,
+      });
+      if (!response.ok) return fail('call_failed', `the proposer's model call failed (${response.reason}): ${response.message}`);
       const raw = capRaw(response.text);
-      if (response.finishReason === 'length') return { candidates: [], failures: [{ reason: 'the answer was cut off at the output token limit', raw }] };
-      if (response.finishReason === 'content-filter') return { candidates: [], failures: [{ reason: 'the model refused or the provider filtered the answer', raw }] };
+      if (response.finishReason === 'length') return fail('truncated', 'the answer was cut off at the output token limit', raw);
+      if (response.finishReason === 'content-filter') return fail('refused', 'the model refused or the provider filtered the answer', raw);
       const json = parseJsonAnswer(response.text);
       if (!json.ok) {
-        const reason =
+        const [code, reason] =
           json.problem === 'empty'
-            ? 'empty answer'
+            ? ['empty', 'empty answer']
             : json.problem === 'unclosed-think'
-              ? 'unclosed <think> block'
+              ? ['unclosed_think', 'unclosed <think> block']
               : json.problem === 'unclosed-fence'
-                ? 'unclosed code fence'
-                : `broken JSON: ${json.message}`;
-        return { candidates: [], failures: [{ reason, raw }] };
+                ? ['unclosed_fence', 'unclosed code fence']
+                : ['broken_json', `broken JSON: ${json.message}`];
+        return fail(code, reason, raw);
       }
       const parsed = proposalAnswerSchema.safeParse(json.value);
       if (!parsed.success) {
         const issues = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-        return { candidates: [], failures: [{ reason: `the answer does not fit the proposal schema: ${issues.join('; ')}`, raw }] };
+        return fail('schema', `the answer does not fit the proposal schema: ${issues.join('; ')}`, raw);
       }
       const candidates: Candidate[] = [];
       const failures: ProposalFailure[] = [];
       const seen = new Set<string>();
+      let repeats = 0;
       parsed.data.candidates.slice(0, context.maxCandidates).forEach((proposal, index) => {
         const built = buildCandidate(proposal, index, context, windowWords);
-        if (built.failure !== undefined) failures.push(built.failure);
+        if (built.repeat === true) repeats += 1;
+        else if (built.failure !== undefined) failures.push(built.failure);
         else if (built.candidate !== undefined) {
           const hash = contentHash(built.candidate.text);
-          if (seen.has(hash)) failures.push({ reason: `candidate ${index + 1} repeats an earlier candidate of the same answer` });
+          if (seen.has(hash)) repeats += 1;
           else {
             seen.add(hash);
             candidates.push(built.candidate);
           }
         }
       });
-      return { candidates, failures };
+      // Every candidate of the answer unusable: the answer failed (one failure, with its raw text).
+      if (candidates.length === 0 && repeats === 0 && failures.length > 0) {
+        return { candidates, failures: [{ code: 'no_usable_candidate', scope: 'answer', reason: `no usable candidate in the answer: ${failures.map((failure) => failure.reason).join('; ')}`, raw }], usage };
+      }
+      return { candidates, failures, repeats, usage };
     },
   };
 }

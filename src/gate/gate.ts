@@ -7,7 +7,8 @@
  *
  * 1. constraints  — every mechanical invariant of the program holds;
  * 2. validity     — the candidate has no more invalid outputs than the incumbent;
- * 3. margin       — Δoptimization > τ·√(2/R): τ = `thresholdK` × the rolling
+ * 3. margin       — Δoptimization > τ·√(1/R_c + 1/R_i) (√(2/R) for equal
+ *                   repeats of candidate and incumbent): τ = `thresholdK` × the rolling
  *                   maximum of the run-to-run SD of one run's composite
  *                   (calibration; 0 without one), computed at decision time,
  *                   scaled to the SD of a difference of two R-run means so
@@ -16,7 +17,7 @@
  *                   examples valid for both) at α; with ≥ 2 repeats of a
  *                   stochastic executor, also Welch's t-test on run-level composites;
  * 5. anchors      — no anchor example drops by more than its tolerance
- *                   (`anchorTolerance` + anchorK × its calibrated SD × √(2/R));
+ *                   (`anchorTolerance` + anchorK × its calibrated SD × √(1/R_c + 1/R_i));
  *                   an anchor that turns invalid is a regression;
  * 6. shadow       — the shadow must confirm the gain, all three of:
  *                   (a) Δshadow > 0 — a shadow that fell or stayed put never
@@ -70,7 +71,7 @@ export const REFUSAL_REASONS: readonly RefusalReason[] = [
   'evaluation_failed',
 ];
 
-export type GateCheckName = 'constraints' | 'validity' | 'margin' | 'significance' | 'anchors' | 'shadow' | 'diversity';
+export type GateCheckName = 'constraints' | 'validity' | 'margin' | 'significance' | 'anchors' | 'shadow' | 'diversity' | 'evaluation';
 
 /** The evidence of one check. */
 export interface GateCheck {
@@ -238,8 +239,11 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
 
   // 3. margin
   const optimization = comparePaired(input.optimization.incumbent, input.optimization.candidate);
-  const repeats = Math.max(1, Math.min(input.optimization.incumbent.repeats, input.optimization.candidate.repeats));
-  const differenceScale = Math.sqrt(2 / repeats);
+  // The SD of a difference of two means of R_c and R_i runs is σ·√(1/R_c + 1/R_i) (√(2/R) when equal).
+  const candidateRepeats = Math.max(1, input.optimization.candidate.repeats);
+  const incumbentRepeats = Math.max(1, input.optimization.incumbent.repeats);
+  const repeats = candidateRepeats === incumbentRepeats ? candidateRepeats : `${candidateRepeats}+${incumbentRepeats}`;
+  const differenceScale = Math.sqrt(1 / candidateRepeats + 1 / incumbentRepeats);
   const tau = settings.thresholdK * calibration.noiseSd;
   const margin = tau * differenceScale;
   const marginPassed = optimization.delta > margin;
@@ -248,7 +252,7 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
     passed: marginPassed,
     statistic: round(optimization.delta),
     threshold: round(margin),
-    detail: `Δoptimization = ${round(optimization.delta)} over ${optimization.ids.length} examples (${optimization.leftOut.length} left out, invalid on one side); τ·√(2/R) = ${settings.thresholdK}×${round(calibration.noiseSd)}·√(2/${repeats}) = ${round(margin)}`,
+    detail: `Δoptimization = ${round(optimization.delta)} over ${optimization.ids.length} examples (${optimization.leftOut.length} left out, invalid on one side); τ·√(1/R_c + 1/R_i) = ${settings.thresholdK}×${round(calibration.noiseSd)}·√(1/${candidateRepeats} + 1/${incumbentRepeats}) = ${round(margin)}`,
     data: { examples: optimization.ids.length, leftOut: optimization.leftOut, tau, thresholdK: settings.thresholdK, noiseSd: calibration.noiseSd, repeats },
   });
   if (!marginPassed) return refuse('below_margin');

@@ -102,6 +102,14 @@ const gateSchema = z.strictObject({
   anchorK: nonNegative.default(3),
   /** Calibrations the rolling maximum looks back over. Default 5. */
   calibrationWindow: count(1).default(5),
+  /**
+   * Most repeats the incumbent of a stochastic executor is evaluated with: it
+   * starts at `repeats` and is topped up by `repeats` fresh samples each round
+   * it stays the incumbent, up to this (integer ≥ 1; values below `repeats`
+   * mean `repeats`). Default 4 × repeats. Ignored for a deterministic executor
+   * (its repeats are identical).
+   */
+  incumbentRepeats: count(1).optional(),
   /** Smallest Cohen's d between incumbent and an ablated artifact. Default 0.5. */
   minCohensD: nonNegative.default(0.5),
   /**
@@ -119,16 +127,23 @@ const gateSchema = z.strictObject({
 const stoppingSchema = z.strictObject({
   /** Most experiments (evaluated candidates) in a run. Default 60. */
   maxExperiments: count(0).default(60),
-  /** Stop after this many rounds without an accepted candidate. Default 3. */
+  /** Stop after this many rounds (that evaluated something) without an accepted candidate. Default 3. */
   plateauRounds: count(1).default(3),
+  /**
+   * Stop as `no_new_proposals` (exit 0) after this many rounds in a row in
+   * which the proposer brought nothing new to evaluate. Default 2.
+   */
+  idleRounds: count(1).default(2),
   /** Stop once the incumbent's optimization composite reaches this, in [0, 1]. */
   target: z.number().min(0).max(1).optional(),
   /** Stop after this many consecutive proposal or evaluation failures. Default 5. */
   maxConsecutiveFailures: count(1).default(5),
   /**
-   * Stop when more than this fraction of the run's proposals failed (a failed
-   * proposal call, an unusable answer or a failed evaluation), in [0, 1]; only
-   * once at least 10 proposals were attempted. Absent = no such stop.
+   * Stop when more than this fraction of the run's proposals failed, in
+   * [0, 1]; only once at least 10 proposals were attempted. A proposal is a
+   * candidate that was evaluated, or a proposer answer that failed as a whole
+   * (the call failed, or the answer was unusable); a failure is such an answer
+   * or a candidate whose evaluation failed. Absent = no such stop.
    */
   maxFailureRate: z.number().min(0).max(1).optional(),
   /** Most rounds in a run. */

@@ -23,17 +23,18 @@ afterEach(async () => {
 
 const WORDS = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord', 'glacier', 'harbor', 'isthmus', 'jasper', 'kelp', 'lagoon'];
 
-/** Each round: one harmless candidate (a comment line) and two unusable answers. */
+/** Of every three calls, two answers are unusable and the third holds one harmless candidate (a comment line). */
 function flakyProposer(): Proposer {
   let calls = 0;
   return {
     id: 'flaky@1',
     async propose(context) {
       calls += 1;
+      if (calls % 3 !== 0) return { candidates: [], failures: [{ code: 'broken_json', reason: 'unparsable answer' }] };
       const word = WORDS[calls % WORDS.length]!;
       return {
         candidates: [{ text: `${context.incumbentText}\n# ${word} ${calls}\n`, delta: `comment ${word} ${word.split('').reverse().join('')} ${calls}`, rationale: 'a no-op' }],
-        failures: [{ reason: 'unparsable answer' }, { reason: 'over the length ceiling' }],
+        failures: [],
       };
     },
   };
@@ -63,11 +64,19 @@ describe('stopping.maxFailureRate', () => {
     const db = await database();
     const outcome = await runStudy({ study, db });
     expect(outcome.stopReason).toBe('failure_rate');
-    // 3 attempts a round: the rate is judged from round 5 on (12 attempts ≥ 10), 8 of 12 failed.
+    // Each round: two failed answers, then one evaluated candidate. The rate is judged once 10
+    // proposals were attempted: after round 3 (9) and the first failed answer of round 4, 7 of 10 failed.
     expect(FAILURE_RATE_MIN_ATTEMPTS).toBe(10);
-    expect(outcome.stopDetail).toBe('8 of 12 proposals failed (66.7% > maxFailureRate 0.5)');
+    expect(outcome.stopDetail).toBe('7 of 10 proposals failed (70.0% > maxFailureRate 0.5)');
     const rounds = await db.selectFrom('experiments').select('round').distinct().execute();
-    expect(rounds).toHaveLength(4);
+    expect(rounds).toHaveLength(3);
+    // Every failed answer is recorded with its reason; a retried round asks with the next attempt.
+    const calls = await db.selectFrom('proposals').select(['round', 'attempt', 'outcome']).orderBy('id').execute();
+    expect(calls.slice(0, 3)).toEqual([
+      { round: 1, attempt: 0, outcome: 'failed' },
+      { round: 1, attempt: 1, outcome: 'failed' },
+      { round: 1, attempt: 2, outcome: 'candidates' },
+    ]);
     expect(await db.selectFrom('runs').select('stop_reason').execute()).toEqual([{ stop_reason: 'failure_rate' }]);
   });
 

@@ -177,10 +177,12 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
       minDeltaDistance: config.gate.minDeltaDistance,
       requireCalibration: config.gate.requireCalibration ?? !executor.deterministic,
       calibrationWindow: config.gate.calibrationWindow,
+      incumbentRepeats: config.gate.incumbentRepeats ?? 4 * config.gate.repeats,
     },
     stopping: {
       maxExperiments: config.stopping.maxExperiments,
       plateauRounds: config.stopping.plateauRounds,
+      idleRounds: config.stopping.idleRounds,
       maxConsecutiveFailures: config.stopping.maxConsecutiveFailures,
       ...(config.stopping.target !== undefined ? { target: config.stopping.target } : {}),
       ...(config.stopping.maxRounds !== undefined ? { maxRounds: config.stopping.maxRounds } : {}),

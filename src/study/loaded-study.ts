@@ -20,6 +20,12 @@ export interface MechanicalConstraintChecker {
 export interface StoppingCriteria {
   maxExperiments: number;
   plateauRounds: number;
+  /**
+   * Stop as `no_new_proposals` after this many rounds in a row that brought
+   * nothing new to evaluate (every candidate tried before or a near-duplicate).
+   * Absent = 2.
+   */
+  idleRounds?: number;
   target?: number;
   maxConsecutiveFailures: number;
   /** Most failed proposals per proposal attempted in a run, in [0, 1]; absent = no such stop. */
@@ -59,6 +65,12 @@ export interface LoadedStudy {
     requireCalibration: boolean;
     /** Calibrations the rolling maximum of the noise SD looks over. */
     calibrationWindow: number;
+    /**
+     * Most repeats the incumbent of a stochastic executor is evaluated with
+     * (topped up by `repeats` each round it stays the incumbent); absent =
+     * `repeats` (no top-up). See `incumbentRepeats` in src/loop.
+     */
+    incumbentRepeats?: number;
   };
   stopping: StoppingCriteria;
   candidatesPerRound: number;

@@ -11,8 +11,14 @@ export interface StudyState {
   proposalAttempts?: number;
   proposalFailures?: number;
   lastStopReason: string | null;
-  /** The round in progress (null between rounds): a crash leaves it set, and the next run finishes it first. */
-  openRound?: { round: number; baseVersionId: number } | null;
+  /** Rounds in a row that brought nothing new to evaluate (for `stopping.idleRounds`); absent in older databases = 0. */
+  idleRounds?: number;
+  /**
+   * The round in progress (null between rounds): a crash leaves it set, and
+   * the next run finishes it first, with the same proposer attempt (absent in
+   * older databases = 0).
+   */
+  openRound?: { round: number; baseVersionId: number; attempt?: number } | null;
 }
 
 const KEY = 'loop';

@@ -1,0 +1,81 @@
+/**
+ * Evaluating artifacts for the loop: one named partition of the study
+ * through the frozen evaluator, inside the context-local artifact override,
+ * and the incumbent's repeats (topped up while it stays the incumbent).
+ */
+import type { PartitionName } from '../corpus/example.ts';
+import type { Evaluator } from '../evaluator/evaluator.ts';
+import { createEvaluator } from '../evaluator/evaluator.ts';
+import type { PartitionScore } from '../evaluator/partition-score.ts';
+import type { StudyDatabase } from '../storage/database.ts';
+import { withArtifactOverride } from '../storage/registry.ts';
+import type { LoadedStudy } from '../study/loaded-study.ts';
+
+/** Resolves after pending timers, I/O and signal handlers have had their turn. */
+export function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * Evaluates one artifact on a named partition of the study, `repeats` times
+ * (default the study's `gate.repeats`).
+ */
+export function evaluatePartition(
+  evaluator: Evaluator,
+  study: LoadedStudy,
+  artifactText: string,
+  partition: PartitionName,
+  signal?: AbortSignal,
+  repeats: number = study.gate.repeats,
+): Promise<PartitionScore> {
+  return withArtifactOverride(artifactText, async () => {
+    // Let timers and signal handlers (Ctrl-C) run between evaluations: the offline executor never yields.
+    await yieldToEventLoop();
+    return evaluator.evaluate({
+      artifactText,
+      partition,
+      examples: study.partitions[partition],
+      repeats,
+      ...(signal !== undefined ? { signal } : {}),
+    });
+  });
+}
+
+/** How the study's evaluator reads stored results. */
+export interface StudyEvaluatorOptions {
+  /**
+   * Read only results stored at or after this ISO 8601 time (`--no-cache`:
+   * nothing from earlier runs; results of this run are still reused).
+   */
+  readSince?: string;
+}
+
+/** Creates the study's frozen evaluator (stored results in `db`). */
+export function createStudyEvaluator(study: LoadedStudy, db?: StudyDatabase, options: StudyEvaluatorOptions = {}): Evaluator {
+  return createEvaluator({
+    executor: study.executor,
+    corpus: study.corpus,
+    weights: study.weights,
+    concurrency: study.concurrency * 2,
+    ...(db !== undefined ? { db } : {}),
+    ...(options.readSince !== undefined ? { readSince: options.readSince } : {}),
+  });
+}
+
+/**
+ * Repeats the incumbent is evaluated with in a round, for a stochastic
+ * executor: `repeats` × (1 + rounds it has already served as the incumbent),
+ * capped at `gate.incumbentRepeats`. Each round it stays the incumbent it is
+ * topped up with `repeats` fresh samples (its earlier repeats are stored and
+ * reused), so one lucky first draw cannot block real gains for long, and a
+ * freshly accepted candidate's winning draw is diluted as soon as the next
+ * round. A deterministic executor gives the same answer every time: `repeats`.
+ *
+ * @param servedRounds completed rounds since the incumbent became active (≥ 0)
+ */
+export function incumbentRepeats(study: LoadedStudy, servedRounds: number): number {
+  const repeats = study.gate.repeats;
+  if (study.executor.deterministic) return repeats;
+  const cap = Math.max(repeats, study.gate.incumbentRepeats ?? repeats);
+  return Math.min(cap, repeats * (1 + Math.max(0, servedRounds)));
+}

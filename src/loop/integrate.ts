@@ -1,0 +1,151 @@
+/**
+ * The evaluate and integrate phases of a round.
+ *
+ * - **screen** (parallel explore): every fresh candidate is evaluated on the
+ *   optimization and anchor partitions, `study.concurrency` at a time;
+ * - **integrate** (sequential): each screened candidate is gated against the
+ *   incumbent as it stands after the previous merge. When the incumbent moved
+ *   since the round opened, the candidate is first *rebased*: its change is
+ *   re-applied to the new incumbent (its own `rebase`, else a three-way
+ *   merge), re-evaluated where its text changed, and re-gated. A candidate is
+ *   never discarded unjudged: only a change the incumbent already contains is
+ *   skipped, as a duplicate of it.
+ */
+import { contentHash } from '../artifact/content-hash.ts';
+import { changeText, lineChanges, rebaseText } from '../artifact/three-way-merge.ts';
+import type { Evaluator } from '../evaluator/evaluator.ts';
+import { mapWithConcurrency } from '../evaluator/evaluator.ts';
+import type { PartitionScore } from '../evaluator/partition-score.ts';
+import type { GateCalibration, GateDecision } from '../gate/gate.ts';
+import { decide } from '../gate/gate.ts';
+import type { Candidate } from '../proposers/proposer.ts';
+import type { ArtifactVersion } from '../storage/registry.ts';
+import type { LoadedStudy } from '../study/loaded-study.ts';
+import { evaluatePartition } from './evaluate-partition.ts';
+
+/** A candidate evaluated on the optimization and anchor partitions. */
+export interface ScreenedCandidate {
+  candidate: Candidate;
+  text: string;
+  hash: string;
+  optimization: PartitionScore;
+  anchor: PartitionScore;
+}
+
+/** Evaluates every candidate on optimization and anchor, `study.concurrency` at a time; sorted best first. */
+export async function screenCandidates(evaluator: Evaluator, study: LoadedStudy, candidates: readonly Candidate[], signal?: AbortSignal): Promise<ScreenedCandidate[]> {
+  const screened: ScreenedCandidate[] = [];
+  await mapWithConcurrency(candidates, study.concurrency, async (candidate) => {
+    const optimization = await evaluatePartition(evaluator, study, candidate.text, 'optimization', signal);
+    const anchor = await evaluatePartition(evaluator, study, candidate.text, 'anchor', signal);
+    screened.push({ candidate, text: candidate.text, hash: contentHash(candidate.text), optimization, anchor });
+  });
+  return screened.sort((left, right) => (right.optimization.composite ?? -1) - (left.optimization.composite ?? -1) || left.hash.localeCompare(right.hash));
+}
+
+/** A candidate re-applied to a newer incumbent. */
+export type Rebase =
+  | { kind: 'unchanged' }
+  | { kind: 'rebased'; text: string; method: 'proposer' | 'three-way-merge'; conflicts: number }
+  | { kind: 'contained' };
+
+/**
+ * Re-applies `candidate` (proposed against `base`) to `incumbent`. `contained`
+ * when the incumbent already holds the candidate's change.
+ */
+export function rebaseCandidate(candidate: Candidate, base: ArtifactVersion, incumbent: ArtifactVersion): Rebase {
+  if (incumbent.id === base.id) return { kind: 'unchanged' };
+  const own = candidate.rebase?.(incumbent.text) ?? null;
+  if (own !== null && own !== incumbent.text) return { kind: 'rebased', text: own, method: 'proposer', conflicts: 0 };
+  const merged = rebaseText(base.text, candidate.text, incumbent.text);
+  if (merged.text === incumbent.text) return { kind: 'contained' };
+  return { kind: 'rebased', text: merged.text, method: 'three-way-merge', conflicts: merged.conflicts };
+}
+
+/** The lines a text adds and removes against another, as stored with an experiment. */
+export function changeOf(before: string, after: string): string {
+  return changeText(lineChanges(before, after));
+}
+
+/** A refusal for a candidate whose evaluation hit transient failures (timeouts, server errors). */
+export function evaluationFailure(scores: readonly PartitionScore[]): GateDecision | undefined {
+  const transient = scores.reduce((sum, score) => sum + score.transient, 0);
+  if (transient === 0) return undefined;
+  const total = scores.reduce((sum, score) => sum + score.total, 0);
+  const messages = [...new Set(scores.flatMap((score) => score.examples.flatMap((record) => (!record.valid && record.transient === true ? [record.message] : []))))].slice(0, 3);
+  return {
+    accepted: false,
+    reason: 'evaluation_failed',
+    shadowConsulted: false,
+    checks: [
+      {
+        name: 'evaluation',
+        passed: false,
+        statistic: transient,
+        threshold: 0,
+        detail: `${transient} of ${total} example-repeats failed in the infrastructure after the retries (not an outcome of the artifact; not stored, so a later evaluation tries them again): ${messages.join('; ')}`,
+        data: { transient, total, messages },
+      },
+    ],
+  };
+}
+
+/** The scores the gate compared, per partition, for the notebook and the viewer. */
+export interface DecisionScores {
+  optimization: { incumbent: number | null; candidate: number | null };
+  anchor: { incumbent: number | null; candidate: number | null };
+  shadow?: { incumbent: number | null; candidate: number | null };
+  /** Tokens and cost of the candidate's evaluations (as first computed; 0 when every result was stored already). */
+  usage: { inputTokens: number; outputTokens: number; costUsd: number };
+  repeats: { candidate: number; incumbent: number };
+}
+
+/** Gates one candidate against the incumbent; the shadow is evaluated only when every earlier check passed. */
+export async function gateCandidate(input: {
+  evaluator: Evaluator;
+  study: LoadedStudy;
+  incumbent: ArtifactVersion;
+  incumbentRepeats: number;
+  text: string;
+  optimization: PartitionScore;
+  anchor: PartitionScore;
+  calibration: GateCalibration;
+  signal?: AbortSignal;
+}): Promise<{ decision: GateDecision; scores: DecisionScores; incumbentScores: PartitionScore[] }> {
+  const { evaluator, study, incumbent, signal } = input;
+  const incumbentOptimization = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', signal, input.incumbentRepeats);
+  const incumbentAnchor = await evaluatePartition(evaluator, study, incumbent.text, 'anchor', signal, input.incumbentRepeats);
+  let shadowPair: { incumbent: PartitionScore; candidate: PartitionScore } | undefined;
+  const decision = await decide(
+    {
+      constraints: study.constraints.check(incumbent.text, input.text),
+      optimization: { incumbent: incumbentOptimization, candidate: input.optimization },
+      anchor: { incumbent: incumbentAnchor, candidate: input.anchor },
+      evaluateShadow: async () => {
+        shadowPair = {
+          incumbent: await evaluatePartition(evaluator, study, incumbent.text, 'shadow', signal, input.incumbentRepeats),
+          candidate: await evaluatePartition(evaluator, study, input.text, 'shadow', signal),
+        };
+        return shadowPair;
+      },
+      calibration: input.calibration,
+      stochastic: !study.executor.deterministic,
+    },
+    study.gate,
+  );
+  const usage = [input.optimization, input.anchor, ...(shadowPair !== undefined ? [shadowPair.candidate] : [])].reduce(
+    (sum, score) => ({ inputTokens: sum.inputTokens + score.usage.inputTokens, outputTokens: sum.outputTokens + score.usage.outputTokens, costUsd: sum.costUsd + score.usage.costUsd }),
+    { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+  );
+  return {
+    decision,
+    scores: {
+      optimization: { incumbent: incumbentOptimization.composite, candidate: input.optimization.composite },
+      anchor: { incumbent: incumbentAnchor.composite, candidate: input.anchor.composite },
+      ...(shadowPair !== undefined ? { shadow: { incumbent: shadowPair.incumbent.composite, candidate: shadowPair.candidate.composite } } : {}),
+      usage,
+      repeats: { candidate: input.optimization.repeats, incumbent: incumbentOptimization.repeats },
+    },
+    incumbentScores: [incumbentOptimization, incumbentAnchor, ...(shadowPair !== undefined ? [shadowPair.incumbent] : [])],
+  };
+}

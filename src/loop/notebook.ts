@@ -1,0 +1,183 @@
+/**
+ * The loop's reads and writes of the lab notebook: experiments (one per
+ * candidate, append-only), proposer calls, and what the proposer and the
+ * dedupe may read of earlier rounds. Every write is one transaction.
+ */
+import type { GateDecision, RefusalReason } from '../gate/gate.ts';
+import type { Candidate, HistoryEntry, ProposalFailure } from '../proposers/proposer.ts';
+import { recordShadowExposure } from '../corpus/lifecycle-store.ts';
+import type { StudyDatabase } from '../storage/database.ts';
+import { isoNow } from '../storage/database.ts';
+import type { ArtifactVersion } from '../storage/registry.ts';
+import { putVersion, setRegistryVersion } from '../storage/registry.ts';
+
+/** Experiments evaluated and decided (candidates skipped before evaluation do not count). */
+export async function countEvaluated(db: StudyDatabase): Promise<number> {
+  const row = await db.selectFrom('experiments').select((eb) => eb.fn.countAll<number>().as('count')).where('decision', '!=', 'skipped').executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** The highest round that recorded an experiment (0 before the first). */
+export async function maxRound(db: StudyDatabase): Promise<number> {
+  const row = await db.selectFrom('experiments').select((eb) => eb.fn.max<number>('round').as('round')).executeTakeFirst();
+  return Number(row?.round ?? 0);
+}
+
+/** Proposer calls recorded for `round` so far: the next call's attempt number. */
+export async function countProposals(db: StudyDatabase, round: number): Promise<number> {
+  const row = await db.selectFrom('proposals').select((eb) => eb.fn.countAll<number>().as('count')).where('round', '=', round).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** What the proposer and the dedupe read of the rounds before `round`. */
+export interface PriorExperiments {
+  /** Every earlier experiment; a refusal that consulted the shadow shows only as `refused` (the gate's yes/no). */
+  history: HistoryEntry[];
+  /** Deltas of the candidates that were evaluated (skipped ones were never tried). */
+  deltas: string[];
+  /** Content hashes of every artifact evaluated before, and of every stored version. */
+  triedHashes: Set<string>;
+}
+
+/**
+ * The notebook as it stood when `round` opened. Built from rounds before it
+ * only, so a resumed round proposes and dedupes exactly as the original did.
+ */
+export async function loadPriorExperiments(db: StudyDatabase, round: number): Promise<PriorExperiments> {
+  const rows = await db.selectFrom('experiments').select(['candidate_hash', 'delta', 'decision', 'reason', 'evidence']).where('round', '<', round).orderBy('id').execute();
+  const versions = await db
+    .selectFrom('artifact_versions')
+    .leftJoin('experiments', 'experiments.id', 'artifact_versions.experiment_id')
+    .select(['artifact_versions.hash as hash', 'experiments.round as round'])
+    .execute();
+  // A skipped candidate was never evaluated: it is not "tried". A failed evaluation was not judged either.
+  const evaluated = rows.filter((row) => row.decision !== 'skipped' && row.reason !== 'evaluation_failed');
+  const triedHashes = new Set(evaluated.map((row) => row.candidate_hash));
+  for (const version of versions) if (version.round === null || version.round < round) triedHashes.add(version.hash);
+  return {
+    history: rows.map((row) => ({
+      delta: row.delta,
+      decision: row.decision as HistoryEntry['decision'],
+      reason: row.decision === 'refused' && consultedShadow(row.evidence) ? 'refused' : row.reason,
+    })),
+    deltas: evaluated.map((row) => row.delta),
+    triedHashes,
+  };
+}
+
+function consultedShadow(evidence: string): boolean {
+  try {
+    return (JSON.parse(evidence) as { shadowConsulted?: boolean }).shadowConsulted === true;
+  } catch {
+    return false;
+  }
+}
+
+/** Experiments already recorded in `round` (a round a crash interrupted), by the candidate's delta. */
+export async function loadRoundExperiments(db: StudyDatabase, round: number): Promise<Map<string, { decision: string; candidate_hash: string }>> {
+  const rows = await db.selectFrom('experiments').select(['delta', 'decision', 'candidate_hash']).where('round', '=', round).orderBy('id').execute();
+  return new Map(rows.map((row) => [row.delta, row]));
+}
+
+/** One proposer call as recorded. */
+export interface ProposalRecord {
+  runId: number;
+  round: number;
+  attempt: number;
+  proposer: string;
+  outcome: 'candidates' | 'failed' | 'idle';
+  candidates: number;
+  failures: readonly ProposalFailure[];
+  usage?: { inputTokens: number; outputTokens: number; costUsd: number };
+  now: () => Date;
+}
+
+/** Records a proposer call, once per (round, attempt): a resumed round does not record its call twice. */
+export async function recordProposal(db: StudyDatabase, record: ProposalRecord): Promise<void> {
+  const existing = await db.selectFrom('proposals').select('id').where('round', '=', record.round).where('attempt', '=', record.attempt).executeTakeFirst();
+  if (existing !== undefined) return;
+  await db
+    .insertInto('proposals')
+    .values({
+      run_id: record.runId,
+      round: record.round,
+      attempt: record.attempt,
+      proposer: record.proposer,
+      outcome: record.outcome,
+      candidates: record.candidates,
+      failures: JSON.stringify(record.failures.map((failure) => ({ code: failure.code ?? 'unusable', scope: failure.scope ?? 'answer', reason: failure.reason, ...(failure.raw !== undefined ? { raw: failure.raw } : {}) }))),
+      input_tokens: record.usage?.inputTokens ?? 0,
+      output_tokens: record.usage?.outputTokens ?? 0,
+      cost_usd: record.usage?.costUsd ?? 0,
+      created_at: isoNow(record.now),
+    })
+    .execute();
+}
+
+/** One experiment to record. */
+export interface ExperimentRecord {
+  runId: number;
+  round: number;
+  proposer: string;
+  base: ArtifactVersion;
+  hash: string;
+  candidate: Candidate;
+  /** The lines the candidate adds and removes against its base. */
+  change: string;
+  decision: GateDecision;
+  /** Evidence beyond the checks (scores, usage, rebase), stored with them. */
+  extraEvidence?: Record<string, unknown>;
+  fingerprint: string;
+  seed: number;
+  now: () => Date;
+  /** The shadow examples of this decision: each gains one exposure when the gate consulted shadow. */
+  shadowIds: readonly string[];
+}
+
+/**
+ * Records one experiment and, when accepted, the new version and the registry
+ * move, all in one transaction. Returns the experiment id and the accepted
+ * version (if any).
+ */
+export async function recordExperiment(db: StudyDatabase, input: ExperimentRecord): Promise<{ id: number; accepted?: ArtifactVersion }> {
+  let accepted: ArtifactVersion | undefined;
+  const id = await db.transaction().execute(async (transaction) => {
+    const reason: string = input.decision.accepted ? 'accepted' : (input.decision.reason as RefusalReason);
+    const decisionName = input.decision.accepted ? 'accepted' : reason === 'duplicate' ? 'skipped' : 'refused';
+    const inserted = await transaction
+      .insertInto('experiments')
+      .values({
+        run_id: input.runId,
+        round: input.round,
+        proposer: input.proposer,
+        base_version_id: input.base.id,
+        candidate_hash: input.hash,
+        delta: input.candidate.delta,
+        rationale: input.candidate.rationale,
+        decision: decisionName,
+        reason,
+        evidence: JSON.stringify({ checks: input.decision.checks, shadowConsulted: input.decision.shadowConsulted, ...(input.extraEvidence ?? {}) }),
+        accepted_version_id: null,
+        fingerprint: input.fingerprint,
+        seed: input.seed,
+        created_at: isoNow(input.now),
+        change: input.change,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    if (input.decision.shadowConsulted) await recordShadowExposure(transaction, input.shadowIds, input.now);
+    if (input.decision.accepted) {
+      accepted = await putVersion(transaction, input.candidate.text, 'accepted', input.base.id, inserted.id, input.now);
+      await transaction.updateTable('experiments').set({ accepted_version_id: accepted.id }).where('id', '=', inserted.id).execute();
+      await setRegistryVersion(transaction, accepted.id, `experiment ${inserted.id} accepted`, 'active', input.now);
+    }
+    return inserted.id;
+  });
+  return { id, ...(accepted !== undefined ? { accepted } : {}) };
+}
+
+/** The round in which `versionId` was accepted (0 for a version no experiment accepted: the seed, an approved or imported one). */
+export async function acceptedInRound(db: StudyDatabase, versionId: number): Promise<number> {
+  const row = await db.selectFrom('experiments').select('round').where('accepted_version_id', '=', versionId).executeTakeFirst();
+  return row?.round ?? 0;
+}

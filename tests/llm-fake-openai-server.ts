@@ -17,6 +17,7 @@ export interface ChatRequest {
     max_tokens?: number;
     max_completion_tokens?: number;
     temperature?: number;
+    seed?: number;
   };
   /** Text of the system message. */
   system: string;

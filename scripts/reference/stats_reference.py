@@ -24,6 +24,7 @@ Calls used:
                      Mulberry32 stream (index = floor(u * n), sequential sums,
                      np.quantile(method='linear')), which the TypeScript
                      bootstrapCI must reproduce exactly
+  * Fisher's exact:  scipy.stats.fisher_exact(table, alternative=...)
   * Mulberry32:      re-implemented below from
                      https://github.com/bryc/code/blob/master/jshash/PRNGs.md
 """
@@ -271,6 +272,24 @@ def bootstrap(values):
     }
 
 
+FISHER_CASES = {
+    "candidate_worse": [[10, 240], [2, 498]],
+    "slightly_worse": [[5, 245], [2, 498]],
+    "noise": [[3, 247], [1, 499]],
+    "equal": [[2, 48], [2, 48]],
+    "small_table": [[7, 3], [2, 8]],
+    "first_better": [[1, 99], [9, 91]],
+}
+
+
+def fisher(table):
+    out = {"table": table}
+    for alternative in ALTERNATIVES:
+        r = stats.fisher_exact(table, alternative=alternative)
+        out[alternative] = {"oddsRatio": f(r.statistic), "pValue": f(r.pvalue)}
+    return out
+
+
 result = {
     "versions": {"scipy": scipy.__version__, "numpy": np.__version__},
     "welch": {k: welch(*v) for k, v in WELCH_CASES.items()},
@@ -279,6 +298,7 @@ result = {
     "effectSize": {k: effect(*v) for k, v in EFFECT_CASES.items()},
     "descriptive": {k: descriptive(v) for k, v in DESCRIPTIVE_CASES.items()},
     "bootstrap": bootstrap(BOOTSTRAP_VALUES),
+    "fisher": {k: fisher(v) for k, v in FISHER_CASES.items()},
     "mulberry32": {str(seed): first_outputs(seed, 5) for seed in (0, 1, 12345, 2**32 + 12345, -1)},
 }
 

@@ -6,7 +6,10 @@
  * Checks, in order (the first failing one names the refusal):
  *
  * 1. constraints  — every mechanical invariant of the program holds;
- * 2. validity     — the candidate has no more invalid outputs than the incumbent;
+ * 2. validity     — the candidate has no more invalid outputs than the incumbent
+ *                   (deterministic executor: counts; stochastic: its invalid
+ *                   rate is not significantly higher — Fisher's exact test,
+ *                   one-sided, at α — since sampled invalid counts are noisy);
  * 3. margin       — Δoptimization > τ·√(1/R_c + 1/R_i) (√(2/R) for equal
  *                   repeats of candidate and incumbent): τ = `thresholdK` × the rolling
  *                   maximum of the run-to-run SD of one run's composite
@@ -46,7 +49,7 @@
  */
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import { perExampleMeans } from '../evaluator/evaluator.ts';
-import { mean, pairedTTest, standardError, welchTTest } from '../stats/index.ts';
+import { fisherExactTest, mean, pairedTTest, standardError, welchTTest } from '../stats/index.ts';
 
 /** Why a candidate was refused. */
 export type RefusalReason =
@@ -225,17 +228,42 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
   // 2. validity
   // Transient failures (timeouts, server errors) are the infrastructure's, not the artifact's: not counted here.
   const terminal = (score: PartitionScore): number => score.invalid - (score.transient ?? 0);
+  const counted = (score: PartitionScore): number => score.total - (score.transient ?? 0);
   const incumbentInvalid = terminal(input.optimization.incumbent) + terminal(input.anchor.incumbent);
   const candidateInvalid = terminal(input.optimization.candidate) + terminal(input.anchor.candidate);
-  const validityPassed = candidateInvalid <= incumbentInvalid;
-  checks.push({
-    name: 'validity',
-    passed: validityPassed,
-    statistic: candidateInvalid,
-    threshold: incumbentInvalid,
-    detail: `${candidateInvalid} invalid outputs (incumbent ${incumbentInvalid}) on optimization and anchor`,
-  });
-  if (!validityPassed) return refuse('invalid');
+  const incumbentOutputs = counted(input.optimization.incumbent) + counted(input.anchor.incumbent);
+  const candidateOutputs = counted(input.optimization.candidate) + counted(input.anchor.candidate);
+  if (input.stochastic === true) {
+    // A sampled model's invalid outputs are noisy counts (and the incumbent may have more repeats):
+    // refuse only an invalid *rate* that is significantly higher — Fisher's exact test, one-sided, at α.
+    const fisher = fisherExactTest(
+      [
+        [candidateInvalid, candidateOutputs - candidateInvalid],
+        [incumbentInvalid, incumbentOutputs - incumbentInvalid],
+      ],
+      'greater',
+    );
+    const validityPassed = fisher.pValue >= settings.alpha;
+    checks.push({
+      name: 'validity',
+      passed: validityPassed,
+      statistic: round(fisher.pValue),
+      threshold: settings.alpha,
+      detail: `${candidateInvalid} invalid of ${candidateOutputs} outputs (incumbent ${incumbentInvalid} of ${incumbentOutputs}) on optimization and anchor; Fisher's exact test, one-sided (candidate's rate higher): p = ${round(fisher.pValue)} ${validityPassed ? '≥' : '<'} α = ${settings.alpha}`,
+      data: { test: "Fisher's exact test, one-sided", candidateInvalid, candidateOutputs, incumbentInvalid, incumbentOutputs, pValue: fisher.pValue },
+    });
+    if (!validityPassed) return refuse('invalid');
+  } else {
+    const validityPassed = candidateInvalid <= incumbentInvalid;
+    checks.push({
+      name: 'validity',
+      passed: validityPassed,
+      statistic: candidateInvalid,
+      threshold: incumbentInvalid,
+      detail: `${candidateInvalid} invalid outputs (incumbent ${incumbentInvalid}) on optimization and anchor`,
+    });
+    if (!validityPassed) return refuse('invalid');
+  }
 
   // 3. margin
   const optimization = comparePaired(input.optimization.incumbent, input.optimization.candidate);

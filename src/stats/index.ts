@@ -3,7 +3,8 @@
  * the project.
  *
  * - hypothesis tests: {@link welchTTest}, {@link pairedTTest},
- *   {@link wilcoxonSignedRank} (each takes an {@link Alternative});
+ *   {@link wilcoxonSignedRank}, {@link fisherExactTest} (each takes an
+ *   {@link Alternative});
  * - effect sizes: {@link cohensD}, {@link hedgesG};
  * - uncertainty: {@link bootstrapCI} with {@link createSeededRandom};
  * - descriptive: {@link mean}, {@link variance}, {@link standardDeviation},
@@ -26,6 +27,7 @@ export {
   type WilcoxonSignedRankOptions,
   type WilcoxonSignedRankResult,
 } from './wilcoxon-signed-rank.ts';
+export { fisherExactTest, type FisherExactResult } from './fisher-exact.ts';
 export { cohensD, hedgesG, pooledStandardDeviation } from './effect-size.ts';
 export { createSeededRandom, type RandomSource } from './seeded-random.ts';
 export { bootstrapCI, type BootstrapOptions, type ConfidenceInterval } from './bootstrap-ci.ts';

@@ -4,9 +4,12 @@
  * --base-url <loopback>` — against the simulated world of
  * `simulated-llm-world.ts`, and measures what the whole loop kept.
  *
- * Only the stopping block is the experiment's: a budget of `proposals`
- * evaluated candidates (`maxExperiments`), no round limit, plateau after 3
- * rounds; and the study seed.
+ * Only the budget is the experiment's: `proposals` evaluated candidates
+ * (`stopping.maxExperiments`), no round limit (`maxRounds` removed) and a
+ * plateau of 3 rounds (shipped: 2), so that a run can spend the budget; every
+ * other setting — gate, repeats, candidates per round, concurrency,
+ * `maxConsecutiveFailures`, the cost cap — is the shipped one. And the study
+ * seed.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +18,7 @@ import { loadStudy } from '../src/study/load-study.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import type { HintKind, SimulatedWorld, WorldOptions } from './simulated-llm-world.ts';
 import { startSimulatedWorld } from './simulated-llm-world.ts';
-import { kloop } from './cli-in-process.ts';
+import { runKloop } from './reliability-fixture.ts';
 
 const EXAMPLES = path.resolve(import.meta.dirname, '../examples');
 
@@ -39,20 +42,24 @@ export interface LoopWorldRun {
   proposerCalls: number;
   /** Model calls (executor + proposer) per accepted good change. */
   callsPerAcceptedGood: number;
+  /** Every experiment: the hint it carried, its decision and reason. */
+  decisions: Array<{ round: number; hint: string; decision: string; reason: string; rebased: boolean }>;
   report: Record<string, unknown>;
   stderr: string;
 }
 
 const KINDS: readonly HintKind[] = ['good', 'neutral', 'harmful', 'overfit'];
 
-/** Copies `examples/intent-llm` (and the corpus it points at) to a temporary folder. */
-export function copyLlmStudy(stopping: string, seed: number): { dir: string; cleanup: () => void } {
+/** Copies `examples/intent-llm` (and the corpus it points at) to a temporary folder, with a budget of `proposals`. */
+export function copyLlmStudy(proposals: number, seed: number): { dir: string; cleanup: () => void } {
   const root = mkdtempSync(path.join(tmpdir(), 'kloop-llm-world-'));
   cpSync(path.join(EXAMPLES, 'intent-llm'), path.join(root, 'intent-llm'), { recursive: true, filter: (source) => !source.includes(`${path.sep}.kloop`) });
   cpSync(path.join(EXAMPLES, 'intent', 'corpus'), path.join(root, 'intent', 'corpus'), { recursive: true });
   const file = path.join(root, 'intent-llm', 'kloop.yaml');
   const config = readFileSync(file, 'utf8')
-    .replace(/^stopping:\n(?: {2}.*\n)+/m, `stopping:\n${stopping}\n`)
+    .replace(/^( {2}maxExperiments:) \d+/m, `$1 ${proposals}`)
+    .replace(/^( {2}plateauRounds:) \d+/m, '$1 3')
+    .replace(/^ {2}maxRounds: .*\n/m, '')
     .replace(/^seed: \d+$/m, `seed: ${seed}`);
   writeFileSync(file, config);
   return { dir: path.join(root, 'intent-llm'), cleanup: () => rmSync(root, { recursive: true, force: true }) };
@@ -64,23 +71,27 @@ export function copyLlmStudy(stopping: string, seed: number): { dir: string; cle
  * @param proposals the budget of evaluated candidates
  */
 export async function runLoopWorld(seed: number, proposals: number, world: Partial<WorldOptions> = {}, extraArgs: string[] = []): Promise<LoopWorldRun> {
-  const study = copyLlmStudy(`  maxExperiments: ${proposals}\n  plateauRounds: 3\n  maxConsecutiveFailures: 3\n  maxCostUsd: 5`, seed);
+  const study = copyLlmStudy(proposals, seed);
   let simulated: SimulatedWorld | undefined;
   try {
     const loaded = loadStudy(study.dir, { createExecutor: () => ({ id: 'probe', deterministic: false, execute: async () => ({ ok: false, reason: 'error', message: 'probe' }) }), createProposer: () => ({ id: 'probe', propose: async () => ({ candidates: [], failures: [] }) }), sectionsOf: () => ({}) });
     simulated = await startSimulatedWorld({ seed, examples: loaded.corpus, ...world });
-    const result = await kloop('run', study.dir, '--calibrate', '--json', '--model', 'openai-compatible:sim', '--base-url', simulated.server.baseURL, ...extraArgs);
-    const report = JSON.parse(result.stdout) as Record<string, unknown>;
+    // The CLI in its own process, as a user runs it; the world answers over loopback.
+    const result = await runKloop(['run', study.dir, '--calibrate', '--json', '--model', 'openai-compatible:sim', '--base-url', simulated.server.baseURL, ...extraArgs]);
+    const report = (result.stdout.trim() === '' ? {} : JSON.parse(result.stdout)) as Record<string, unknown>;
     const db = await openDatabase(studyDatabasePath(study.dir), { readonly: true });
     try {
-      const rows = await db.selectFrom('experiments').select(['delta', 'decision', 'reason', 'evidence']).orderBy('id').execute();
+      const rows = await db.selectFrom('experiments').select(['round', 'delta', 'decision', 'reason', 'evidence']).orderBy('id').execute();
       const offered = new Map<HintKind, Set<string>>(KINDS.map((kind) => [kind, new Set()]));
       const accepted = new Map<HintKind, Set<string>>(KINDS.map((kind) => [kind, new Set()]));
       let acceptedUnknown = 0;
       let rebasedDecisions = 0;
+      const decisions: LoopWorldRun['decisions'] = [];
       for (const row of rows) {
         const hint = simulated.hintIn(row.delta);
-        if ((JSON.parse(row.evidence) as { rebased?: unknown }).rebased !== undefined) rebasedDecisions += 1;
+        const rebased = (JSON.parse(row.evidence) as { rebased?: unknown }).rebased !== undefined;
+        if (rebased) rebasedDecisions += 1;
+        decisions.push({ round: row.round, hint: hint?.id ?? '?', decision: row.decision, reason: row.reason, rebased });
         if (hint === undefined) {
           if (row.decision === 'accepted') acceptedUnknown += 1;
           continue;
@@ -96,8 +107,8 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
       const calls = simulated.executorCalls + simulated.proposerCalls;
       return {
         seed,
-        exitCode: result.code,
-        stopReason: String(report['stopReason']),
+        exitCode: result.code ?? -1,
+        stopReason: String(report['stopReason'] ?? `none (exit ${result.code})`),
         evaluated: rows.filter((row) => row.decision !== 'skipped').length,
         offered: offeredCounts,
         accepted: acceptedCounts,
@@ -110,6 +121,7 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
         executorCalls: simulated.executorCalls,
         proposerCalls: simulated.proposerCalls,
         callsPerAcceptedGood: acceptedCounts.good === 0 ? Number.POSITIVE_INFINITY : calls / acceptedCounts.good,
+        decisions,
         report,
         stderr: result.stderr,
       };

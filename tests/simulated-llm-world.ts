@@ -73,6 +73,8 @@ export interface WorldOptions {
   invalidRate?: number;
   /** Share of proposer answers that are malformed. Default 0.2. */
   malformedRate?: number;
+  /** The first `n` proposer answers are malformed whatever the rate (a round that must be retried). Default 0. */
+  malformedFirst?: number;
   candidatesPerAnswer?: number;
   /** Hints of each kind. Default good 10, neutral 8, harmful 6, overfit 6. */
   counts?: Partial<Record<HintKind, number>>;
@@ -261,7 +263,7 @@ export async function startSimulatedWorld(options: WorldOptions): Promise<Simula
     const seed = typeof chat.body.seed === 'number' ? chat.body.seed : 0;
     const random = createSeededRandom(hash32(`proposer\u0000${options.seed}\u0000${seed}`));
     const prompt = /<<<PROMPT\n([\s\S]*?)\nPROMPT>>>/.exec(chat.user)?.[1] ?? '';
-    if (random() < malformedRate) {
+    if (random() < malformedRate || proposerCalls <= (options.malformedFirst ?? 0)) {
       malformedAnswers += 1;
       const forms: FakeResponse[] = [
         { content: '{"candidates": [{"rationale": "Sharpen the roles.", "edits": [{"section": "Roles", "text": "' },

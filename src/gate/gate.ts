@@ -201,6 +201,23 @@ export function comparePaired(incumbent: PartitionScore, candidate: PartitionSco
 const round = (value: number): number => Math.round(value * 1e6) / 1e6;
 
 /**
+ * True when the candidate has more invalid outputs than the incumbent:
+ * by count for a deterministic executor; for a stochastic one, when its
+ * invalid rate is significantly higher (Fisher's exact test, one-sided, at
+ * `alpha`). Transient failures are not counted.
+ */
+function invalidRose(incumbent: PartitionScore, candidate: PartitionScore, stochastic: boolean, alpha: number): boolean {
+  const terminal = (score: PartitionScore): number => score.invalid - (score.transient ?? 0);
+  if (!stochastic) return terminal(candidate) > terminal(incumbent);
+  const outputs = (score: PartitionScore): number => score.total - (score.transient ?? 0);
+  const table: [[number, number], [number, number]] = [
+    [terminal(candidate), outputs(candidate) - terminal(candidate)],
+    [terminal(incumbent), outputs(incumbent) - terminal(incumbent)],
+  ];
+  return fisherExactTest(table, 'greater').pValue < alpha;
+}
+
+/**
  * Runs the checks in order and returns the decision with its evidence.
  */
 export async function decide(input: GateInput, settings: Readonly<GateSettings> = DEFAULT_GATE_SETTINGS): Promise<GateDecision> {
@@ -364,7 +381,7 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
     changed && shadow.differences.length >= 2
       ? pairedTTest(shadow.candidate, shadow.incumbent, { alternative: 'greater' })
       : { t: Number.NaN, df: Math.max(0, shadow.differences.length - 1), pValue: 1 };
-  const shadowInvalidRose = shadowScores.candidate.invalid > shadowScores.incumbent.invalid;
+  const shadowInvalidRose = invalidRose(shadowScores.incumbent, shadowScores.candidate, input.stochastic === true, settings.alpha);
   const gained = shadow.delta > 1e-12;
   const ratioHolds = shadow.delta >= required - 1e-12;
   const testPasses = shadowTest.pValue < settings.shadowAlpha;

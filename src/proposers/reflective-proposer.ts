@@ -199,6 +199,8 @@ export function buildProposalPrompt(context: ProposalContext, options: Reflectiv
   ].join('\n');
 }
 
+const NO_CHANGE = 'it changes nothing';
+
 interface BuiltCandidate {
   candidate?: Candidate;
   failure?: ProposalFailure;
@@ -223,7 +225,7 @@ function buildCandidate(
   const apply = (incumbentText: string): { ok: true; text: string } | { ok: false; message: string } => {
     const replaced = replaceSections(incumbentText, replacements, allowNew);
     if (!replaced.ok) return replaced;
-    if (replaced.text === incumbentText) return { ok: false, message: 'it changes nothing' };
+    if (replaced.text === incumbentText) return { ok: false, message: NO_CHANGE };
     const length = characterCount(replaced.text);
     if (length > context.limits.maxArtifactCharacters) {
       return { ok: false, message: `it has ${length} characters, over the ceiling of ${context.limits.maxArtifactCharacters}` };
@@ -231,6 +233,8 @@ function buildCandidate(
     return replaced;
   };
   const applied = apply(context.incumbentText);
+  // Proposing the incumbent as it is, is proposing nothing new: the proposer running out of ideas, not a failure.
+  if (!applied.ok && applied.message === NO_CHANGE) return { repeat: true };
   if (!applied.ok) return { failure: { code: 'unusable_candidate', scope: 'candidate', reason: `${label} is not usable: ${applied.message}` } };
   if (context.triedHashes.has(contentHash(applied.text))) return { repeat: true };
   const delta = describeChange(context.incumbentText, applied.text, replacements.map((replacement) => replacement.section));

@@ -34,10 +34,16 @@ export interface StudyReport {
   /** Experiments evaluated (accepted + refused), whole study. */
   experiments: number;
   accepted: number;
-  /** Refusal reason → count, whole study (duplicates skipped before evaluation included). */
+  /** Refusal reason → count of evaluated candidates the gate refused, whole study. */
   refused: Record<string, number>;
-  /** Experiments decided in this run. */
-  thisRun: { experiments: number; accepted: number; refused: number };
+  /** Candidates skipped before evaluation (near-duplicates, changes the incumbent already holds), whole study. */
+  skipped: number;
+  /** Decisions on candidates rebased onto an incumbent that moved during their round, and judged again, whole study. */
+  rebased: number;
+  /** Failed proposer answers by reason code (`broken_json`, `truncated`, `call_failed`, ...), whole study. */
+  proposalFailures: Record<string, number>;
+  /** This run: experiments evaluated, accepted, refused, skipped, rebased and failed proposer answers. */
+  thisRun: { experiments: number; accepted: number; refused: number; skipped: number; rebased: number; proposalFailures: Record<string, number> };
   stopReason: string;
   stopDetail: string;
   bestVersion: number;
@@ -69,6 +75,18 @@ async function summarise(evaluator: Evaluator, study: LoadedStudy, text: string)
   return result;
 }
 
+/** Failed proposer answers by reason code, of the whole study or of one run. */
+export async function proposalFailureCounts(db: StudyDatabase, runId?: number): Promise<Record<string, number>> {
+  let query = db.selectFrom('proposals').select('failures').where('outcome', '=', 'failed');
+  if (runId !== undefined) query = query.where('run_id', '=', runId);
+  const counts: Record<string, number> = {};
+  for (const row of await query.execute()) {
+    const code = (JSON.parse(row.failures) as Array<{ code?: string }>)[0]?.code ?? 'unusable';
+    counts[code] = (counts[code] ?? 0) + 1;
+  }
+  return counts;
+}
+
 /** Builds the report of a study after a run, and writes the best artifact file. */
 export async function buildStudyReport(
   db: StudyDatabase,
@@ -80,14 +98,18 @@ export async function buildStudyReport(
   const best = (await getRegistryVersion(db, 'active'))!;
   const baselineDetails = await summarise(evaluator, study, seed.text);
   const bestDetails = await summarise(evaluator, study, best.text);
-  const rows = await db.selectFrom('experiments').select(['decision', 'reason', 'run_id']).execute();
+  const rows = await db.selectFrom('experiments').select(['decision', 'reason', 'run_id', 'evidence']).execute();
   const refused: Record<string, number> = {};
   let accepted = 0;
   for (const row of rows) {
     if (row.decision === 'accepted') accepted += 1;
-    else refused[row.reason] = (refused[row.reason] ?? 0) + 1;
+    else if (row.decision === 'refused') refused[row.reason] = (refused[row.reason] ?? 0) + 1;
   }
-  const thisRun = rows.filter((row) => row.run_id === outcome.runId && row.decision !== 'skipped');
+  const isRebased = (row: { evidence: string }): boolean => (JSON.parse(row.evidence) as { rebased?: unknown }).rebased !== undefined;
+  const failures = await proposalFailureCounts(db);
+  const thisRunFailures = await proposalFailureCounts(db, outcome.runId);
+  const thisRunRows = rows.filter((row) => row.run_id === outcome.runId);
+  const thisRun = thisRunRows.filter((row) => row.decision !== 'skipped');
   const bestArtifact = path.join(study.dir, '.kloop', `best-${path.basename(study.artifactPath)}`);
   writeFileAtomic(bestArtifact, best.text);
   const report: StudyReport = {
@@ -99,10 +121,16 @@ export async function buildStudyReport(
     experiments: rows.filter((row) => row.decision !== 'skipped').length,
     accepted,
     refused,
+    skipped: rows.filter((row) => row.decision === 'skipped').length,
+    rebased: rows.filter((row) => row.decision !== 'skipped' && isRebased(row)).length,
+    proposalFailures: failures,
     thisRun: {
       experiments: thisRun.length,
       accepted: thisRun.filter((row) => row.decision === 'accepted').length,
       refused: thisRun.filter((row) => row.decision === 'refused').length,
+      skipped: thisRunRows.filter((row) => row.decision === 'skipped').length,
+      rebased: thisRun.filter(isRebased).length,
+      proposalFailures: thisRunFailures,
     },
     stopReason: outcome.stopReason,
     stopDetail: outcome.stopDetail,

@@ -23,15 +23,24 @@ export function registerHistoryCommands(program: Command): void {
       const db = await openExisting(studyDir);
       try {
         const rows = await db.selectFrom('experiments').select(['id', 'run_id', 'round', 'decision', 'reason', 'delta', 'proposer', 'accepted_version_id', 'created_at']).orderBy('id').execute();
+        const failures = await failedProposals(db);
         if (options.json === true) {
-          printJson({ experiments: rows.map((row) => ({ id: row.id, run: row.run_id, round: row.round, decision: row.decision, reason: row.reason, delta: row.delta, proposer: row.proposer, acceptedVersion: row.accepted_version_id, createdAt: row.created_at })) });
+          printJson({
+            experiments: rows.map((row) => ({ id: row.id, run: row.run_id, round: row.round, decision: row.decision, reason: row.reason, delta: row.delta, proposer: row.proposer, acceptedVersion: row.accepted_version_id, createdAt: row.created_at })),
+            proposalFailures: failures,
+          });
           return;
         }
-        if (rows.length === 0) {
+        if (rows.length === 0 && failures.length === 0) {
           print('no experiments yet');
           return;
         }
-        print(table([['id', 'round', 'decision', 'reason', 'delta'], ...rows.map((row) => [String(row.id), String(row.round), row.decision, row.reason, row.delta])]));
+        if (rows.length > 0) print(table([['id', 'round', 'decision', 'reason', 'delta'], ...rows.map((row) => [String(row.id), String(row.round), row.decision, row.reason, row.delta])]));
+        if (failures.length > 0) {
+          print();
+          print(`failed proposer answers (retried with a fresh sample; \`kloop show <study> P<id>\` prints one with its raw answer):`);
+          print(table([['id', 'run', 'round', 'attempt', 'reason', 'tokens', 'detail'], ...failures.map((failure) => [`P${failure.id}`, String(failure.run), String(failure.round), String(failure.attempt), failure.code, String(failure.inputTokens + failure.outputTokens), failure.reason])]));
+        }
       } finally {
         await db.destroy();
       }
@@ -41,9 +50,10 @@ export function registerHistoryCommands(program: Command): void {
     .command('show')
     .description('Show one experiment: its delta, decision and the evidence of every gate check.')
     .argument('<study>', 'study folder')
-    .argument('<experiment>', 'experiment id (see `kloop history`)')
+    .argument('<experiment>', 'experiment id, or P<id> for a failed proposer answer (see `kloop history`)')
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, experiment: string, options: { json?: boolean }) => {
+      if (/^P\d+$/i.test(experiment)) return showProposalFailure(studyDir, Number(experiment.slice(1)), options.json === true);
       const id = Number(experiment);
       if (!Number.isInteger(id) || id < 1) throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, { field: '<experiment>' });
       const db = await openExisting(studyDir);
@@ -83,4 +93,62 @@ export function registerHistoryCommands(program: Command): void {
         await db.destroy();
       }
     });
+}
+
+/** A failed proposer answer, as `history` and `show` print it. */
+interface FailedProposal {
+  id: number;
+  run: number;
+  round: number;
+  attempt: number;
+  proposer: string;
+  code: string;
+  reason: string;
+  raw: string | null;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  createdAt: string;
+}
+
+async function failedProposals(db: StudyDatabase, id?: number): Promise<FailedProposal[]> {
+  let query = db.selectFrom('proposals').selectAll().where('outcome', '=', 'failed');
+  if (id !== undefined) query = query.where('id', '=', id);
+  const rows = await query.orderBy('id').execute();
+  return rows.map((row) => {
+    const first = (JSON.parse(row.failures) as Array<{ code?: string; reason?: string; raw?: string }>)[0] ?? {};
+    return {
+      id: row.id,
+      run: row.run_id,
+      round: row.round,
+      attempt: row.attempt,
+      proposer: row.proposer,
+      code: first.code ?? 'unusable',
+      reason: first.reason ?? '',
+      raw: first.raw ?? null,
+      inputTokens: row.input_tokens,
+      outputTokens: row.output_tokens,
+      costUsd: row.cost_usd,
+      createdAt: row.created_at,
+    };
+  });
+}
+
+async function showProposalFailure(studyDir: string, id: number, json: boolean): Promise<void> {
+  const db = await openExisting(studyDir);
+  try {
+    const [failure] = await failedProposals(db, id);
+    if (failure === undefined) throw new InputError(`no failed proposer answer P${id} in this study`, { field: '<experiment>' });
+    if (json) {
+      printJson(failure);
+      return;
+    }
+    print(`failed proposer answer P${failure.id} (run ${failure.run}, round ${failure.round}, attempt ${failure.attempt}, proposer ${failure.proposer})`);
+    print(`reason: ${failure.code} — ${failure.reason}`);
+    print(`tokens: ${failure.inputTokens} in, ${failure.outputTokens} out; cost ${failure.costUsd.toFixed(6)} USD`);
+    print('raw answer (capped):');
+    print(failure.raw ?? '(none: the call itself failed)');
+  } finally {
+    await db.destroy();
+  }
 }

@@ -278,12 +278,17 @@ export function printReport(report: StudyReport): void {
   }
   print(table(rows));
   print();
-  const refusedTotal = Object.entries(report.refused)
-    .filter(([reason]) => reason !== 'duplicate')
-    .reduce((sum, [, count]) => sum + count, 0);
+  const refusedTotal = Object.values(report.refused).reduce((sum, count) => sum + count, 0);
   print(`experiments evaluated: ${report.experiments} (this run: ${report.thisRun.experiments}); accepted ${report.accepted}, refused ${refusedTotal}`);
   const reasons = Object.entries(report.refused).sort((left, right) => right[1] - left[1]);
-  if (reasons.length > 0) print(`refused or skipped by reason: ${reasons.map(([reason, count]) => `${reason} ${count}`).join(', ')}`);
+  if (reasons.length > 0) print(`refused by reason: ${reasons.map(([reason, count]) => `${reason} ${count}`).join(', ')}`);
+  if (report.skipped > 0) print(`skipped before evaluation (tried before, or a near-duplicate of a delta already evaluated): ${report.skipped}`);
+  if (report.rebased > 0) print(`rebased onto an incumbent merged earlier in their round, and judged again: ${report.rebased}`);
+  const failures = Object.entries(report.proposalFailures).sort((left, right) => right[1] - left[1]);
+  if (failures.length > 0) {
+    const total = failures.reduce((sum, [, count]) => sum + count, 0);
+    print(`failed proposer answers: ${total} (${failures.map(([code, count]) => `${code} ${count}`).join(', ')}); each retried with a fresh sample — \`kloop history\` lists them`);
+  }
   print(`stop reason: ${report.stopReason} (${STOP_REASON_MEANINGS[report.stopReason] ?? 'see docs/reliability.md'}) — ${report.stopDetail}`);
   print(`best artifact: ${report.bestArtifact}`);
   print(`database: ${report.database}`);

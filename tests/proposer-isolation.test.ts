@@ -111,6 +111,20 @@ describe('proposer isolation', () => {
     }
   });
 
+  it('shows the proposer only accepted or refused for decisions that consulted the shadow, never the shadow-derived reason', async () => {
+    const rows = await db.selectFrom('experiments').select(['delta', 'decision', 'evidence']).execute();
+    const shadowRefused = rows.filter((row) => row.decision === 'refused' && (JSON.parse(row.evidence) as { shadowConsulted: boolean }).shadowConsulted);
+    expect(shadowRefused.length).toBeGreaterThan(0);
+    const histories = received.filter((text) => text.startsWith('{"incumbentText"')).map((text) => (JSON.parse(text) as { history: Array<{ delta: string; reason: string }> }).history);
+    const seen = histories.flat();
+    expect(seen.some((entry) => entry.reason === 'specialization')).toBe(false);
+    for (const row of shadowRefused) {
+      const entries = seen.filter((entry) => entry.delta === row.delta);
+      for (const entry of entries) expect(entry.reason).toBe('refused');
+    }
+    expect(seen.some((entry) => entry.reason === 'refused')).toBe(true);
+  });
+
   it('scores only optimization examples through evaluateOptimization', () => {
     expect(optimizationScores.length).toBeGreaterThan(proposerCalls);
     for (const { scored, optimization } of optimizationScores) {

@@ -91,6 +91,22 @@ describe('the gate', () => {
     expect((await decide(input({ calibration: { noiseSd: 0.08, exampleSds: {} } }))).accepted).toBe(true);
   });
 
+  it('compares a sampled model\'s invalid outputs by rate (Fisher\'s exact test), not by count', async () => {
+    const withInvalid = (values: Record<string, number>, invalid: number, prefix: string): PartitionScore =>
+      score('optimization', { ...values, ...Object.fromEntries(Array.from({ length: invalid }, (_, index) => [`${prefix}${index}`, 'invalid' as const])) });
+    const incumbentPlus = withInvalid(base, 1, 'x');
+    // One more invalid output than the incumbent: a count rule refuses, the rate test does not (p ≥ α).
+    const noisy = await decide(input({ optimization: { incumbent: incumbentPlus, candidate: withInvalid(improved, 2, 'x') }, stochastic: true }));
+    const validity = noisy.checks.find((check) => check.name === 'validity')!;
+    expect(validity.passed).toBe(true);
+    expect(validity.detail).toContain("Fisher's exact test");
+    const deterministic = await decide(input({ optimization: { incumbent: incumbentPlus, candidate: withInvalid(improved, 2, 'x') } }));
+    expect(deterministic).toMatchObject({ accepted: false, reason: 'invalid' });
+    // Many more invalid outputs: refused either way.
+    const many = await decide(input({ optimization: { incumbent: score('optimization', base), candidate: withInvalid(improved, 9, 'x') }, stochastic: true }));
+    expect(many).toMatchObject({ accepted: false, reason: 'invalid' });
+  });
+
   it('refuses a gain carried by one example as not significant', async () => {
     const one = series('o', [1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
     const decision = await decide(input({ optimization: { incumbent: score('optimization', base), candidate: score('optimization', one) } }));

@@ -9,19 +9,20 @@ import type { CalibrationResult } from '../../study/calibration.ts';
 import { DEFAULT_CALIBRATION_SETTINGS, calibrateStudy, latestCalibration, listCalibrations } from '../../study/calibration.ts';
 import type { LoadedStudy } from '../../study/loaded-study.ts';
 import { createStudyEvaluator } from '../../study/run-study.ts';
+import type { StudyEvaluatorOptions } from '../../loop/evaluate-partition.ts';
 import { readStudyState } from '../../study/study-state.ts';
 import { formatScore, print, printJson, progress, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
 
 /** Runs a calibration of the study's incumbent with the study's settings. */
-export async function calibrate(study: LoadedStudy, db: StudyDatabase, quiet: boolean): Promise<CalibrationResult> {
+export async function calibrate(study: LoadedStudy, db: StudyDatabase, quiet: boolean, storedResults: StudyEvaluatorOptions = {}): Promise<CalibrationResult> {
   const gate = study.config?.gate;
   progress(`kloop: calibrating ${study.dir}: noise ${gate?.noiseRepeats ?? DEFAULT_CALIBRATION_SETTINGS.noiseRepeats} repeats, signal ${gate?.signalRepeats ?? DEFAULT_CALIBRATION_SETTINGS.signalRepeats} repeats`, quiet);
   return calibrateStudy({
     study,
     db,
-    evaluator: createStudyEvaluator(study, db),
+    evaluator: createStudyEvaluator(study, db, storedResults),
     model: study.config?.executor.model ?? study.executor.id,
     settings: {
       noiseRepeats: gate?.noiseRepeats ?? DEFAULT_CALIBRATION_SETTINGS.noiseRepeats,
@@ -47,7 +48,7 @@ export function registerCalibrateCommands(program: Command): void {
   ).action(async (studyDir: string, options: ModelOptions & { json?: boolean }) => {
     const session = await openStudy(studyDir, options);
     try {
-      const result = await calibrate(session.study, session.db, options.quiet === true);
+      const result = await calibrate(session.study, session.db, options.quiet === true, options.cache === false ? { readSince: new Date().toISOString() } : {});
       const history = await listCalibrations(session.db, result.record.fingerprint);
       if (options.json === true) printJson({ ...result, calibrations: history });
       else {

@@ -89,6 +89,8 @@ export function registerRunCommand(program: Command): void {
       .option('--wait', 'when another run holds the study, wait for it to finish instead of exiting with code 3'),
   ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number; wait?: boolean }) => {
       const started = Date.now();
+      // --no-cache bypasses every store of results: nothing stored before this run is read.
+      const storedResults = options.cache === false ? { readSince: new Date(started).toISOString() } : {};
       assertStudyWritable(studyDir);
       if (parseLoopOption((options as { loop?: string }).loop) === 'A') return runLoopACommand(studyDir, options);
       const session = await openStudyRetrying(studyDir, options);
@@ -159,7 +161,7 @@ export function registerRunCommand(program: Command): void {
         session.plugins.checkBudget(study);
         const fingerprint = createStudyEvaluator(study).fingerprint;
         if (options.calibrate === true) {
-          const result = await calibrate(study, session.db, quiet);
+          const result = await calibrate(study, session.db, quiet, storedResults);
           progress(`kloop: ${result.message}`, quiet);
           if (!result.ok) throw new InputError(`calibration failed: ${result.message}`, { file: study.dir, field: 'calibration' });
         }
@@ -178,6 +180,7 @@ export function registerRunCommand(program: Command): void {
           study,
           db: session.db,
           ...(calibration !== undefined ? { calibration: calibration.calibration } : {}),
+          evaluator: storedResults,
           signal: controller.signal,
           onEvent: (event) => {
             if (event.type === 'start') runId = event.runId;
@@ -190,7 +193,7 @@ export function registerRunCommand(program: Command): void {
             { code: 'lease_lost', exitCode: STUDY_BUSY_EXIT_CODE, studyPath: study.dir },
           );
         }
-        const report = await buildStudyReport(session.db, study, createStudyEvaluator(study, session.db), {
+        const report = await buildStudyReport(session.db, study, createStudyEvaluator(study, session.db, storedResults), {
           runId: outcome.runId,
           stopReason: outcome.stopReason,
           stopDetail: outcome.stopDetail,

@@ -10,9 +10,12 @@
  * anchors — the same `measureNoise`/`rollingThreshold` code as
  * `calibrateStudy`), one evaluation of the incumbent and of candidates whose
  * true quality is the incumbent's plus 0, 0.5σ, 1σ and 2σ on every partition
- * (R runs each). Kloop's decision is the real `decide` (α = 0.05, one-sided
- * paired and Welch tests, anchors, shadow with γ = 0.5); the naive rule
- * accepts when the candidate's optimization composite is higher.
+ * (R runs each; the incumbent with its topped-up repeats, 4R). Kloop's
+ * decision is the real `decide` (α = 0.05, one-sided paired and Welch tests,
+ * anchors, shadow with γ = 0.5 and its own tests at shadowAlpha = 0.05); the
+ * naive rule accepts when the candidate's optimization composite is higher.
+ * An *overfit* candidate has a true 2σ gain on the optimization partition
+ * and none on anchor and shadow.
  *
  * σ is the run-to-run SD of the run-level optimization composite (one run):
  * √(perRunNoiseSd² + perExampleNoiseSd² / n) — exactly what calibration
@@ -33,6 +36,7 @@ import {
   createSimulatedCorpus,
   decideSimulated,
   evaluateSimulatedArtifact,
+  evaluateSimulatedIncumbent,
   gateCalibrationFor,
   naiveAccepts,
   runRatchet,
@@ -53,6 +57,7 @@ const RATCHET_SEEDS = 150;
 const PROPOSALS = 50;
 const TARGET_FALSE_ACCEPT = 0.05;
 const TARGET_ACCEPT_2SIGMA = 0.8;
+const TARGET_OVERFIT = 0.05;
 
 const MAIN: GateScenario = {
   trueQuality: 0.6,
@@ -61,6 +66,8 @@ const MAIN: GateScenario = {
   perRunNoiseSd: 0.01,
   examples: { optimization: 40, anchor: 10, shadow: 20 },
   repeats: 5,
+  // As the loop evaluates an incumbent that has stayed the incumbent for three rounds: topped up to 4R.
+  incumbentRepeats: 20,
   noiseRepeats: 8,
   calibrationWindow: 5,
   clamp: false,
@@ -129,6 +136,9 @@ interface DecisionResults {
   meanRollingMaxSd: number;
   naive: Tally[];
   byVariant: Tally[][];
+  /** Overfitting candidates: a true 2σ gain on optimization, 0 on anchor and shadow. */
+  naiveOverfit: Tally;
+  overfitByVariant: Tally[];
 }
 
 /** `decisions` trials; each: fresh corpus, calibration, incumbent, one candidate per effect size, every variant on the same draws. */
@@ -136,6 +146,8 @@ async function runDecisions(scenario: GateScenario, variants: readonly GateVaria
   const sigma = scenarioSigma(scenario);
   const naive = EFFECTS_IN_SIGMA.map(newTally);
   const byVariant = variants.map(() => EFFECTS_IN_SIGMA.map(newTally));
+  const naiveOverfit = newTally();
+  const overfitByVariant = variants.map(newTally);
   let sumSd = 0;
   let sumMax = 0;
   for (let trial = 0; trial < decisions; trial += 1) {
@@ -144,7 +156,7 @@ async function runDecisions(scenario: GateScenario, variants: readonly GateVaria
     const calibration = simulateCalibration(scenario, corpus, random);
     sumSd += calibration.noiseSds[0]!;
     sumMax += Math.max(...calibration.noiseSds);
-    const incumbent = evaluateSimulatedArtifact(scenario, corpus, scenario.trueQuality, random);
+    const incumbent = evaluateSimulatedIncumbent(scenario, corpus, random);
     for (const [column, effect] of EFFECTS_IN_SIGMA.entries()) {
       const candidate = evaluateSimulatedArtifact(scenario, corpus, scenario.trueQuality + effect * sigma, random);
       const naiveTally = naive[column]!;
@@ -158,8 +170,19 @@ async function runDecisions(scenario: GateScenario, variants: readonly GateVaria
         else tally.reasons[decision.reason] = (tally.reasons[decision.reason] ?? 0) + 1;
       }
     }
+    const q = scenario.trueQuality;
+    const overfit = evaluateSimulatedArtifact(scenario, corpus, { optimization: q + 2 * sigma, anchor: q, shadow: q }, random);
+    naiveOverfit.total += 1;
+    if (naiveAccepts(incumbent, overfit)) naiveOverfit.accepted += 1;
+    for (const [index, variant] of variants.entries()) {
+      const decision = await decideSimulated(incumbent, overfit, gateCalibrationFor(calibration), settingsFor(variant));
+      const tally = overfitByVariant[index]!;
+      tally.total += 1;
+      if (decision.accepted) tally.accepted += 1;
+      else tally.reasons[decision.reason] = (tally.reasons[decision.reason] ?? 0) + 1;
+    }
   }
-  return { sigma, meanCalibratedSd: sumSd / decisions, meanRollingMaxSd: sumMax / decisions, naive, byVariant };
+  return { sigma, meanCalibratedSd: sumSd / decisions, meanRollingMaxSd: sumMax / decisions, naive, byVariant, naiveOverfit, overfitByVariant };
 }
 
 interface DriftResult {
@@ -218,20 +241,25 @@ function describe(scenario: GateScenario, sigma: number): string {
   ].join('\n');
 }
 
-const meetsTargets = (tallies: Tally[]): boolean =>
-  tallies[0]!.accepted / tallies[0]!.total <= TARGET_FALSE_ACCEPT && tallies[3]!.accepted / tallies[3]!.total >= TARGET_ACCEPT_2SIGMA;
+const meetsTargets = (tallies: Tally[], overfit?: Tally): boolean =>
+  tallies[0]!.accepted / tallies[0]!.total <= TARGET_FALSE_ACCEPT &&
+  tallies[3]!.accepted / tallies[3]!.total >= TARGET_ACCEPT_2SIGMA &&
+  (overfit === undefined || overfit.accepted / overfit.total <= TARGET_OVERFIT);
 
 function sweepTable(results: DecisionResults, variants: readonly GateVariant[], drift?: DriftResult[]): string {
   return table(
-    ['gate', 'false accepts (no-op)', 'accept 0.5σ', 'accept 1σ', 'accept 2σ', ...(drift ? ['drift after 50 no-ops'] : []), '2σ refused mostly by', 'targets'],
+    ['gate', 'false accepts (no-op)', 'accept 0.5σ', 'accept 1σ', 'accept 2σ', 'accepted overfits', ...(drift ? ['drift after 50 no-ops'] : []), '2σ refused mostly by', 'margin refusals (no-op / 2σ)', 'targets'],
     variants.map((variant, index) => {
       const tallies = results.byVariant[index]!;
+      const overfit = results.overfitByVariant[index]!;
       return [
         variant.label,
         ...tallies.map(rate),
+        rate(overfit),
         ...(drift ? [driftCell(drift[index]!, results.sigma)] : []),
         topRefusal(tallies[3]!),
-        meetsTargets(tallies) ? 'both' : tallies[0]!.accepted / tallies[0]!.total <= TARGET_FALSE_ACCEPT ? 'no-op only' : 'none',
+        `${percent((tallies[0]!.reasons['below_margin'] ?? 0) / tallies[0]!.total)} / ${percent((tallies[3]!.reasons['below_margin'] ?? 0) / tallies[3]!.total)}`,
+        meetsTargets(tallies, overfit) ? 'all' : tallies[0]!.accepted / tallies[0]!.total <= TARGET_FALSE_ACCEPT ? 'no-op only' : 'none',
       ];
     }),
   );
@@ -244,11 +272,12 @@ async function main(): Promise<void> {
   console.log('Settings (main scenario):');
   console.log(describe(MAIN, sigma));
   console.log(
-    `  gate: α = ${ALPHA}, margin Δ > τ·√(2/R), one-sided paired t-test on per-example composites + Welch's t-test on the R run-level composites; anchors: no drop beyond ${DEFAULT_GATE_SETTINGS.anchorTolerance} + anchorK × per-example SD × √(2/R); shadow: Δshadow ≥ ${DEFAULT_GATE_SETTINGS.generalizationRatio}·Δopt − ${DEFAULT_GATE_SETTINGS.shadowMarginSe} SE`,
+    `  gate: α = ${ALPHA}, margin Δ > τ·√(1/R + 1/R_incumbent), one-sided paired t-test on per-example composites + Welch's t-test on the R run-level composites; anchors: no drop beyond ${DEFAULT_GATE_SETTINGS.anchorTolerance} + anchorK × per-example SD × √(2/R); shadow: Δshadow > 0, ≥ ${DEFAULT_GATE_SETTINGS.generalizationRatio}·Δopt − ${DEFAULT_GATE_SETTINGS.shadowMarginSe} SE, and a one-sided paired t-test at shadowAlpha = ${DEFAULT_GATE_SETTINGS.shadowAlpha}`,
   );
-  console.log(`  improvements: the candidate's true quality is q + 0.5σ, 1σ or 2σ on every partition; no-op: q`);
+  console.log(`  improvements: the candidate's true quality is q + 0.5σ, 1σ or 2σ on every partition; no-op: q; overfit: q + 2σ on optimization only`);
+  console.log(`  the incumbent is evaluated with ${MAIN.incumbentRepeats} repeats, as the loop tops it up after three rounds as the incumbent (gate.incumbentRepeats default 4R); a freshly accepted one is shown apart`);
   console.log(`  ${DECISIONS} decisions per column in the main tables (${SIDE_DECISIONS} in the side tables); drift: ${RATCHET_SEEDS} seeds × ${PROPOSALS} no-op proposals in sequence`);
-  console.log(`  targets: false-accept rate on no-ops ≤ ${TARGET_FALSE_ACCEPT}; acceptance of 2σ improvements ≥ ${percent(TARGET_ACCEPT_2SIGMA)}`);
+  console.log(`  targets: false-accept rate on no-ops ≤ ${TARGET_FALSE_ACCEPT}; acceptance of 2σ improvements ≥ ${percent(TARGET_ACCEPT_2SIGMA)}; accepted overfits ≤ ${percent(TARGET_OVERFIT)}`);
   console.log('  rates with their 95% Wilson interval; drift = recorded − true optimization composite, mean ± SE in σ (composite units), and mean accepted no-ops\n');
 
   const variants = [...COUPLED, ...DECOUPLED];
@@ -263,19 +292,20 @@ async function main(): Promise<void> {
   console.log(`Side by side, R = ${MAIN.repeats}:`);
   console.log(
     table(
-      ['rule', 'false accepts (no-op)', 'accept 0.5σ', 'accept 1σ', 'accept 2σ', 'drift after 50 no-ops'],
+      ['rule', 'false accepts (no-op)', 'accept 0.5σ', 'accept 1σ', 'accept 2σ', 'accepted overfits', 'drift after 50 no-ops'],
       [
-        ['naive: mean went up', ...results.naive.map(rate), driftCell(drift.naive, sigma)],
-        [`kloop gate (thresholdK ${DEFAULT_K}, anchorK ${DEFAULT_ANCHOR_K})`, ...kloopDefault.map(rate), driftCell(drift.byVariant[defaultIndex]!, sigma)],
+        ['naive: mean went up', ...results.naive.map(rate), rate(results.naiveOverfit), driftCell(drift.naive, sigma)],
+        [`kloop gate (thresholdK ${DEFAULT_K}, anchorK ${DEFAULT_ANCHOR_K})`, ...kloopDefault.map(rate), rate(results.overfitByVariant[defaultIndex]!), driftCell(drift.byVariant[defaultIndex]!, sigma)],
       ],
     ),
   );
-  console.log(`  kloop default refusals of no-ops: ${refusals(kloopDefault[0]!)}; of 2σ improvements: ${refusals(kloopDefault[3]!)} (of ${DECISIONS} each)`);
+  console.log(`  kloop default refusals of no-ops: ${refusals(kloopDefault[0]!)}; of 2σ improvements: ${refusals(kloopDefault[3]!)}; of overfits: ${refusals(results.overfitByVariant[defaultIndex]!)} (of ${DECISIONS} each)`);
+  console.log('  overfit: a true 2σ gain on the optimization partition and none on anchor and shadow (a rule keyed to optimization-example words)');
   const inflation = results.meanRollingMaxSd / sigma;
-  const spread = Math.sqrt(2 / MAIN.repeats);
+  const spread = Math.sqrt(1 / MAIN.repeats + 1 / (MAIN.incumbentRepeats ?? MAIN.repeats));
   const marginPass = 1 - normalCdf((inflation * DEFAULT_K * spread - 2) / spread, 0, 1);
   console.log(
-    `  margin: τ ≈ ${inflation.toFixed(2)} × ${DEFAULT_K} × σ, compared with Δ after scaling by √(2/R) = ${spread.toFixed(2)}; Δopt of a true 2σ gain ~ N(2σ, (${spread.toFixed(2)}σ)²), ` +
+    `  margin: τ ≈ ${inflation.toFixed(2)} × ${DEFAULT_K} × σ, compared with Δ after scaling by √(1/R + 1/R_incumbent) = ${spread.toFixed(2)}; Δopt of a true 2σ gain ~ N(2σ, (${spread.toFixed(2)}σ)²), ` +
       `so the margin alone passes it with probability ≈ ${percent(marginPass)}; the rest of the refusals come from the tests (Welch on R run-level composites is the weakest with few repeats).`,
   );
 
@@ -285,32 +315,33 @@ async function main(): Promise<void> {
   const sideVariants = [...[0.5, 1, 1.5, 2].map(coupled), ...DECOUPLED];
   const verdicts: string[] = [];
   const record = (repeats: number, result: DecisionResults, list: readonly GateVariant[]): void => {
-    const passing = list.filter((_, index) => meetsTargets(result.byVariant[index]!)).map((variant) => variant.label);
-    verdicts.push(`  R = ${repeats}: ${passing.length === 0 ? 'no gate setting meets both targets' : `meets both targets: ${passing.join('; ')}`}`);
+    const passing = list.filter((_, index) => meetsTargets(result.byVariant[index]!, result.overfitByVariant[index]!)).map((variant) => variant.label);
+    verdicts.push(`  R = ${repeats}: ${passing.length === 0 ? 'no gate setting meets all targets' : `meets all targets: ${passing.join('; ')}`}`);
   };
   record(MAIN.repeats, results, variants);
-  for (const repeats of [3, 8]) {
-    const scenario: GateScenario = { ...MAIN, repeats };
+  for (const repeats of [1, 3, 8]) {
+    const scenario: GateScenario = { ...MAIN, repeats, incumbentRepeats: 4 * repeats };
     const side = await runDecisions(scenario, sideVariants, SIDE_DECISIONS, 3_000_000 + repeats * 10_000);
     console.log(`\nOther repeats: R = ${repeats}, everything else equal (σ is unchanged: it is the one-run SD):`);
     console.log(sweepTable(side, sideVariants));
     record(repeats, side, sideVariants);
   }
 
+  // A freshly accepted incumbent: its R winning repeats, not yet topped up.
+  const fresh: GateScenario = { ...MAIN, incumbentRepeats: MAIN.repeats };
+  const freshResults = await runDecisions(fresh, [decoupled(DEFAULT_K)], SIDE_DECISIONS, 5_000_000);
+  console.log(`\nA freshly accepted incumbent (evaluated with its R = ${MAIN.repeats} repeats, not yet topped up), default gate:`);
+  console.log(sweepTable(freshResults, [decoupled(DEFAULT_K)]));
+
   // Robustness: most noise shared within a run. The paired test alone would be fooled
   // (a lucky run lifts every example); the margin and Welch's test must hold.
   const runHeavy: GateScenario = { ...MAIN, perRunNoiseSd: 0.03 };
-  const robustVariants = [coupled(1), coupled(DEFAULT_K), decoupled(0.5)];
+  const robustVariants = [decoupled(0), decoupled(0.5), decoupled(DEFAULT_K), decoupled(2)];
   const robust = await runDecisions(runHeavy, robustVariants, SIDE_DECISIONS, 4_000_000);
   console.log(`\nRobustness: per-run noise 0.03 (σ = ${scenarioSigma(runHeavy).toFixed(5)}, mostly shared within a run), R = ${MAIN.repeats}:`);
-  console.log(
-    table(
-      ['rule', 'false accepts (no-op)', 'accept 0.5σ', 'accept 1σ', 'accept 2σ'],
-      [['naive: mean went up', ...robust.naive.map(rate)], ...robustVariants.map((variant, index) => [`kloop ${variant.label}`, ...robust.byVariant[index]!.map(rate)])],
-    ),
-  );
+  console.log(sweepTable(robust, robustVariants));
 
-  console.log('\nVerdict (targets: no-op false accepts ≤ 5%, 2σ acceptance ≥ 80%):');
+  console.log('\nVerdict (targets: no-op false accepts ≤ 5%, 2σ acceptance ≥ 80%, accepted overfits ≤ 5%):');
   console.log(verdicts.join('\n'));
   console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`);
 }

@@ -29,7 +29,10 @@
  *                       `shadowMarginSe` × the standard error of the shadow's
  *                       paired differences (the generalisation ratio);
  *                   (c) a one-sided paired t-test on the shadow's per-example
- *                       composites rejects "no gain" at `shadowAlpha`.
+ *                       composites rejects "no gain" at `shadowAlpha` (with ≥ 2
+ *                       repeats of a stochastic executor, Welch's t-test on the
+ *                       run-level shadow composites too, since noise shared by
+ *                       a run's examples escapes the paired test).
  *                   Failing any is *specialization*. (c) bounds the rate at
  *                   which a true zero shadow effect "confirms" by chance: at
  *                   most `shadowAlpha` per decision that reaches the shadow
@@ -382,19 +385,32 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
       ? pairedTTest(shadow.candidate, shadow.incumbent, { alternative: 'greater' })
       : { t: Number.NaN, df: Math.max(0, shadow.differences.length - 1), pValue: 1 };
   const shadowInvalidRose = invalidRose(shadowScores.incumbent, shadowScores.candidate, input.stochastic === true, settings.alpha);
+  // A sampled model's noise is partly shared by a run's examples, which the per-example paired test
+  // does not see (it would confirm a true zero more often than shadowAlpha): Welch's test on the
+  // run-level shadow composites must pass too, as on the optimization partition.
+  const shadowRunsIncumbent = shadowScores.incumbent.runComposites.filter((value): value is number => value !== null);
+  const shadowRunsCandidate = shadowScores.candidate.runComposites.filter((value): value is number => value !== null);
+  const shadowWelch =
+    input.stochastic === true && changed && shadowRunsIncumbent.length >= 2 && shadowRunsCandidate.length >= 2
+      ? welchTTest(shadowRunsCandidate, shadowRunsIncumbent, { alternative: 'greater' })
+      : undefined;
   const gained = shadow.delta > 1e-12;
   const ratioHolds = shadow.delta >= required - 1e-12;
-  const testPasses = shadowTest.pValue < settings.shadowAlpha;
+  const shadowP = Math.max(shadowTest.pValue, shadowWelch?.pValue ?? 0);
+  const testPasses = shadowP < settings.shadowAlpha;
   const shadowPassed = gained && ratioHolds && testPasses && !shadowInvalidRose;
   const counts = `${shadowImproved} of ${shadow.ids.length} shadow examples improved, ${shadowWorsened} worsened`;
   const ratioText = `γ·Δopt − m = ${settings.generalizationRatio}×${round(optimization.delta)} − ${round(shadowMargin)} = ${round(required)}`;
-  const testText = `paired t-test on shadow: t = ${round(shadowTest.t)}, p = ${round(shadowTest.pValue)} ${testPasses ? '<' : '≥'} shadowAlpha = ${settings.shadowAlpha}`;
+  const testText =
+    `paired t-test on shadow: t = ${round(shadowTest.t)}, p = ${round(shadowTest.pValue)}` +
+    (shadowWelch !== undefined ? `; Welch's t-test on ${shadowRunsCandidate.length} vs ${shadowRunsIncumbent.length} run-level shadow composites: t = ${round(shadowWelch.t)}, p = ${round(shadowWelch.pValue)}` : '') +
+    ` (${testPasses ? 'both <' : 'not all <'} shadowAlpha = ${settings.shadowAlpha})`;
   // The statistic that decided: Δshadow when it fell short of 0 or of the ratio, else the test's p-value.
   const decidedByDelta = !gained || !ratioHolds;
   checks.push({
     name: 'shadow',
     passed: shadowPassed,
-    statistic: decidedByDelta ? round(shadow.delta) : round(shadowTest.pValue),
+    statistic: decidedByDelta ? round(shadow.delta) : round(shadowP),
     threshold: decidedByDelta ? round(Math.max(0, required)) : settings.shadowAlpha,
     detail: shadowPassed
       ? `shadow confirms: Δshadow = ${round(shadow.delta)} > 0 and ≥ ${ratioText}; ${testText}; ${counts}`
@@ -419,6 +435,7 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
       t: shadowTest.t,
       df: shadowTest.df,
       pValue: shadowTest.pValue,
+      ...(shadowWelch !== undefined ? { welch: { test: "Welch's t-test, one-sided, run-level shadow composites", ...shadowWelch } } : {}),
       invalidRose: shadowInvalidRose,
     },
   });

@@ -28,6 +28,12 @@ export interface GateScenario {
   examples: { optimization: number; anchor: number; shadow: number };
   /** R: evaluation repeats per artifact and partition in a decision. */
   repeats: number;
+  /**
+   * Repeats of the incumbent in a decision: the loop tops a stochastic
+   * incumbent up by R each round it stays the incumbent, up to
+   * `gate.incumbentRepeats` (default 4R). Default R (a freshly accepted incumbent).
+   */
+  incumbentRepeats?: number;
   /** Repeats of the incumbent per calibration. */
   noiseRepeats: number;
   /** W: calibrations in the rolling maximum. */
@@ -42,8 +48,16 @@ export interface SimulatedCorpus {
   shadow: Record<string, number>;
 }
 
+/** True qualities per partition: an overfitting artifact is better on optimization only. */
+export interface PartitionQualities {
+  optimization: number;
+  anchor: number;
+  shadow: number;
+}
+
 /** One artifact evaluated on the three partitions (R repeats each). */
 export interface SimulatedEvaluation {
+  /** True quality on the optimization partition. */
   trueQuality: number;
   optimization: PartitionScore;
   anchor: PartitionScore;
@@ -85,14 +99,30 @@ function simulate(scenario: GateScenario, effects: Record<string, number>, parti
   });
 }
 
-/** Evaluates an artifact of true quality `trueQuality` on every partition, `scenario.repeats` times. */
-export function evaluateSimulatedArtifact(scenario: GateScenario, corpus: SimulatedCorpus, trueQuality: number, random: RandomSource): SimulatedEvaluation {
+/**
+ * Evaluates an artifact on every partition, `scenario.repeats` times: of true
+ * quality `trueQuality` everywhere, or per partition (an overfitting artifact:
+ * better on optimization, unchanged on anchor and shadow).
+ */
+export function evaluateSimulatedArtifact(
+  scenario: GateScenario,
+  corpus: SimulatedCorpus,
+  trueQuality: number | PartitionQualities,
+  random: RandomSource,
+  repeats: number = scenario.repeats,
+): SimulatedEvaluation {
+  const quality: PartitionQualities = typeof trueQuality === 'number' ? { optimization: trueQuality, anchor: trueQuality, shadow: trueQuality } : trueQuality;
   return {
-    trueQuality,
-    optimization: simulate(scenario, corpus.optimization, 'optimization', trueQuality, scenario.repeats, random),
-    anchor: simulate(scenario, corpus.anchor, 'anchor', trueQuality, scenario.repeats, random),
-    shadow: simulate(scenario, corpus.shadow, 'shadow', trueQuality, scenario.repeats, random),
+    trueQuality: quality.optimization,
+    optimization: simulate(scenario, corpus.optimization, 'optimization', quality.optimization, repeats, random),
+    anchor: simulate(scenario, corpus.anchor, 'anchor', quality.anchor, repeats, random),
+    shadow: simulate(scenario, corpus.shadow, 'shadow', quality.shadow, repeats, random),
   };
+}
+
+/** The incumbent of a decision: evaluated with `scenario.incumbentRepeats` (default R). */
+export function evaluateSimulatedIncumbent(scenario: GateScenario, corpus: SimulatedCorpus, random: RandomSource): SimulatedEvaluation {
+  return evaluateSimulatedArtifact(scenario, corpus, scenario.trueQuality, random, scenario.incumbentRepeats ?? scenario.repeats);
 }
 
 /**

@@ -46,8 +46,12 @@ export function findMentions(compiled: CompiledPlaybook, analysis: GoalAnalysis)
   const { words, nounRuns } = analysis;
   const { playbook } = compiled;
   const mentions: EntityMention[] = [];
+  const repeated = playbook.extraction.adjectiveCompounds ? repeatedAdjectiveCompounds(compiled, words, nounRuns) : new Set<string>();
   for (const [runStart, runEnd] of nounRuns) {
-    mentions.push(...mentionsOfRun(compiled, words, runStart, runEnd));
+    let start = runStart;
+    const adjective = words[runStart - 1];
+    if (adjective !== undefined && repeated.has(`${adjective.lemma} ${words[runEnd - 1]!.lemma}`) && adjective.sentence === words[runStart]!.sentence) start -= 1;
+    mentions.push(...mentionsOfRun(compiled, words, start, runEnd));
   }
   if (playbook.unknownNounPolicy.compounds === 'auto') resolveAutoCompounds(mentions);
   if (playbook.extraction.structuralAttributes) markPossessedAttributes(words, mentions);
@@ -104,6 +108,27 @@ function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[
     }
   }
   return found;
+}
+
+/**
+ * "adjective head" pairs ("guided tour", "smart home") the text uses at least
+ * twice: a named kind of thing, kept whole (the adjective must be a plain,
+ * lower-case word that is not stop-listed).
+ */
+function repeatedAdjectiveCompounds(
+  compiled: CompiledPlaybook,
+  words: readonly AnalyzedWord[],
+  nounRuns: ReadonlyArray<readonly [number, number]>,
+): Set<string> {
+  const counts = new Map<string, number>();
+  for (const [runStart, runEnd] of nounRuns) {
+    const adjective = words[runStart - 1];
+    if (adjective === undefined || adjective.wordClass !== 'adjective' || adjective.sentence !== words[runStart]!.sentence) continue;
+    if (adjective.commaAfter || compiled.stop.has(adjective.lemma) || !/^[a-z][a-z-]{2,}$/.test(adjective.lemma)) continue;
+    const key = `${adjective.lemma} ${words[runEnd - 1]!.lemma}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return new Set([...counts].filter(([, count]) => count >= 2).map(([key]) => key));
 }
 
 /** First word of the compound kept for an unknown run: at most `maxCompoundWords` nouns, no leading proper noun, acronym or stop word. */

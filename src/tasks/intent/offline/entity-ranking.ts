@@ -23,6 +23,13 @@ import { nameKey } from './extract.ts';
 import type { FoundRelation, RelationCueMatch } from './relations.ts';
 import { findRelations } from './relations.ts';
 
+/** One entity candidate as the trace shows it: its salience (0 under `firstMention`) and whether it made the cap. */
+export interface RankedCandidate {
+  name: string;
+  salience: number;
+  kept: boolean;
+}
+
 interface Candidate {
   key: string;
   entity: IntentEntity;
@@ -42,7 +49,7 @@ export function selectEntitiesAndRelations(
   words: readonly AnalyzedWord[],
   mentions: EntityMention[],
   cues: readonly RelationCueMatch[],
-): { entities: IntentEntity[]; relations: Relation[]; found: FoundRelation[] } {
+): { entities: IntentEntity[]; relations: Relation[]; found: FoundRelation[]; ranking: RankedCandidate[] } {
   const { playbook } = compiled;
   const unknownCounts = new Map<string, number>();
   for (const mention of mentions) {
@@ -90,7 +97,8 @@ export function selectEntitiesAndRelations(
       for (const mention of candidate.mentions) argumentsCount += argumentCounts.get(mention) ?? 0;
       candidate.salience = candidate.mentions.length + argumentsCount + (partners.get(candidate.key)?.size ?? 0);
     }
-    kept = [...candidates]
+    kept = candidates
+      .filter((candidate) => candidate.salience >= playbook.extraction.minSalience)
       .sort((a, b) => b.salience - a.salience || Number(b.known) - Number(a.known) || a.firstMention - b.firstMention)
       .slice(0, maxEntities)
       .sort((a, b) => a.firstMention - b.firstMention);
@@ -112,5 +120,6 @@ export function selectEntitiesAndRelations(
     if (from === undefined || to === undefined) continue;
     relations.push({ from, to, ...(relation.cardinality !== undefined ? { cardinality: relation.cardinality } : {}), kind: relation.kind });
   }
-  return { entities: kept.map((candidate) => candidate.entity), relations, found };
+  const ranking = candidates.map((candidate) => ({ name: candidate.entity.name, salience: candidate.salience, kept: keptKeys.has(candidate.key) }));
+  return { entities: kept.map((candidate) => candidate.entity), relations, found, ranking };
 }

@@ -80,6 +80,8 @@ export interface ExtractionTrace {
   mentions: EntityMention[];
   /** Every relation read from the text before the entity cap, with what produced it. */
   relations: Array<{ from: string; to: string; source: string }>;
+  /** Every entity candidate with its salience and whether it made the cap. */
+  candidates: Array<{ name: string; salience: number; kept: boolean }>;
 }
 
 /**
@@ -307,7 +309,7 @@ export function extractIntent(compiled: CompiledPlaybook, analysis: GoalAnalysis
       reverse: target.reverse,
     });
   }
-  const { entities, relations, found } = selectEntitiesAndRelations(compiled, words, mentions, relationCueMatches);
+  const { entities, relations, found, ranking } = selectEntitiesAndRelations(compiled, words, mentions, relationCueMatches);
 
   // Behaviours and projections, in vocabulary order.
   const defaults = playbook.appTypeDefaults[appType];
@@ -332,6 +334,7 @@ export function extractIntent(compiled: CompiledPlaybook, analysis: GoalAnalysis
       projectionCues: [...projectionCues].map(([projection, cues]) => ({ projection, cues: [...cues] })),
       mentions,
       relations: found.map((relation) => ({ from: relation.from.name, to: relation.to.name, source: relation.source })),
+      candidates: ranking,
     },
   };
 }

@@ -126,6 +126,13 @@ const extractionSchema = z.strictObject({
    * first mention).
    */
   rankBy: z.enum(['firstMention', 'salience']).default('firstMention'),
+  /** Whether an "adjective noun" pair the text uses at least twice ("guided tour") is one compound (then read like a noun compound). */
+  adjectiveCompounds: z.boolean().default(false),
+  /**
+   * With `rankBy: salience`, the smallest salience an entity needs (a noun
+   * mentioned once and in no relation has salience 1); 0 keeps every candidate.
+   */
+  minSalience: z.number().int().min(0).max(20).default(0),
   /** Longest unknown compound kept whole, in nouns ("purchase order line" = 3). */
   maxCompoundWords: z.number().int().min(1).max(5).default(3),
   /**

@@ -65,7 +65,7 @@ export interface RelationOptions {
   quantifiers: readonly CompiledQuantifier[];
 }
 
-const SKIP_BEFORE_PREDICATE = new Set(['adverb', 'auxiliary']);
+const SKIP_BEFORE_PREDICATE = new Set(['adverb', 'auxiliary', 'copula']);
 const NOUN_PHRASE_FILLERS = new Set(['determiner', 'adjective', 'value']);
 const OBJECT_SKIPPABLE = new Set(['determiner', 'adjective', 'adverb', 'value', 'preposition']);
 const RELATIVE = new Set(['who', 'which', 'that', 'whom', 'whose', 'where']);

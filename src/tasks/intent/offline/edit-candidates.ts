@@ -283,8 +283,9 @@ export function generateEditCandidates(
         const value = Math.min(60, extraction.maxEntities + step);
         if (value > extraction.maxEntities) add({ op: 'set', path: ['extraction', 'maxEntities'], value }, 'entityCap', example.id, cutPrior);
       }
-      if (extraction.rankBy === 'salience' && extraction.minSalience > 0) {
-        add({ op: 'set', path: ['extraction', 'minSalience'], value: extraction.minSalience - 1 }, 'salienceFloor', example.id, cutPrior);
+      const floor = playbook.unknownNounPolicy.minSalience;
+      if (extraction.rankBy === 'salience' && floor > 0) {
+        add({ op: 'set', path: ['unknownNounPolicy', 'minSalience'], value: floor - 1 }, 'salienceFloor', example.id, cutPrior);
       }
       if (extraction.rankBy !== 'salience') add({ op: 'set', path: ['extraction', 'rankBy'], value: 'salience' }, 'entityCap', example.id, cutPrior);
     }

@@ -11,7 +11,9 @@
  *   `firstMention` (known terms and aliases first, then unknown nouns, each in
  *   text order) or `salience` = mentions + times a mention is the subject or
  *   object of a relation reading + distinct entities related to it (ties:
- *   known before unknown, then first mention). Output order is first mention.
+ *   known before unknown, then first mention); under `salience`, an unknown
+ *   noun below `unknownNounPolicy.minSalience` is no entity. Output order is
+ *   first mention.
  * - Relations between two kept entities are output, at most
  *   `extraction.maxRelations`, in reading order.
  */
@@ -78,6 +80,7 @@ export function selectEntitiesAndRelations(
   const { relations: found, arguments: argumentCounts } = findRelations(words, candidateMentions, cues, {
     verbRelations: playbook.extraction.verbRelations,
     possessiveRelations: playbook.extraction.possessiveRelations,
+    sentenceRelations: playbook.extraction.sentenceRelations,
     quantifiers: compiled.quantifiers,
   });
 
@@ -87,6 +90,7 @@ export function selectEntitiesAndRelations(
   if (playbook.extraction.rankBy === 'salience') {
     const partners = new Map<string, Set<string>>();
     for (const relation of found) {
+      if (relation.source === 'sentence') continue;
       const from = nameKey(relation.from.name);
       const to = nameKey(relation.to.name);
       (partners.get(from) ?? partners.set(from, new Set()).get(from)!).add(to);
@@ -98,7 +102,7 @@ export function selectEntitiesAndRelations(
       candidate.salience = candidate.mentions.length + argumentsCount + (partners.get(candidate.key)?.size ?? 0);
     }
     kept = candidates
-      .filter((candidate) => candidate.salience >= playbook.extraction.minSalience)
+      .filter((candidate) => candidate.known || candidate.salience >= playbook.unknownNounPolicy.minSalience)
       .sort((a, b) => b.salience - a.salience || Number(b.known) - Number(a.known) || a.firstMention - b.firstMention)
       .slice(0, maxEntities)
       .sort((a, b) => a.firstMention - b.firstMention);

@@ -114,6 +114,12 @@ const unknownNounPolicySchema = z.strictObject({
   compounds: z.enum(['head', 'full', 'auto']).default('head'),
   /** Whether proper nouns (capitalised names such as "Acme") may become entities. */
   properNouns: z.boolean().default(false),
+  /**
+   * With `extraction.rankBy: salience`, the smallest salience an unknown noun needs to be
+   * an entity (a noun mentioned once and in no relation has salience 1); terms
+   * and aliases of the playbook need none. 0 keeps every candidate.
+   */
+  minSalience: z.number().int().min(0).max(20).default(0),
 });
 
 const extractionSchema = z.strictObject({
@@ -128,11 +134,6 @@ const extractionSchema = z.strictObject({
   rankBy: z.enum(['firstMention', 'salience']).default('firstMention'),
   /** Whether an "adjective noun" pair the text uses at least twice ("guided tour") is one compound (then read like a noun compound). */
   adjectiveCompounds: z.boolean().default(false),
-  /**
-   * With `rankBy: salience`, the smallest salience an entity needs (a noun
-   * mentioned once and in no relation has salience 1); 0 keeps every candidate.
-   */
-  minSalience: z.number().int().min(0).max(20).default(0),
   /** Longest unknown compound kept whole, in nouns ("purchase order line" = 3). */
   maxCompoundWords: z.number().int().min(1).max(5).default(3),
   /**
@@ -142,6 +143,12 @@ const extractionSchema = z.strictObject({
   structuralAttributes: z.boolean().default(false),
   /** Whether a verb between two entity mentions of one clause relates them (subject → object). */
   verbRelations: z.boolean().default(false),
+  /**
+   * Whether an entity no reading relates is related to its sentence's topic
+   * (the first subject of a predicate in the sentence, else its first entity):
+   * a weak, sentence-level association that does not count toward salience.
+   */
+  sentenceRelations: z.boolean().default(false),
   /** Whether a possessive ("the customer's orders") relates possessor and possessed entity. */
   possessiveRelations: z.boolean().default(false),
   /** Whether a known term used as a modifier ("patient record") is also an entity mention. */

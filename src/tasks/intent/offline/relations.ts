@@ -62,6 +62,8 @@ export interface FoundRelation {
 export interface RelationOptions {
   verbRelations: boolean;
   possessiveRelations: boolean;
+  /** Relate a noun no reading related to the first subject of its sentence (source `sentence`). */
+  sentenceRelations: boolean;
   quantifiers: readonly CompiledQuantifier[];
 }
 
@@ -186,8 +188,10 @@ export function findRelations(
     const fromKey = nameKey(from.name);
     const toKey = nameKey(to.name);
     if (fromKey === toKey) return;
-    argumentCounts.set(from, (argumentCounts.get(from) ?? 0) + 1);
-    argumentCounts.set(to, (argumentCounts.get(to) ?? 0) + 1);
+    if (source !== 'sentence') {
+      argumentCounts.set(from, (argumentCounts.get(from) ?? 0) + 1);
+      argumentCounts.set(to, (argumentCounts.get(to) ?? 0) + 1);
+    }
     const pair = fromKey < toKey ? `${fromKey}\u0000${toKey}` : `${toKey}\u0000${fromKey}`;
     if (pairs.has(pair)) return;
     pairs.add(pair);
@@ -257,6 +261,30 @@ export function findRelations(
       if (!words[mention.end - 1]!.isPossessive) continue;
       const next = mentionAt.get(skipFillersRight(mention.end));
       if (next !== undefined && !isBreakBetween(mention.end - 1, next.start)) add(mention, next, 'one_to_many', 'association', 'possessive');
+    }
+  }
+  if (options.sentenceRelations) {
+    const related = new Set<string>();
+    for (const relation of found) {
+      related.add(nameKey(relation.from.name));
+      related.add(nameKey(relation.to.name));
+    }
+    const topicOf = new Map<number, EntityMention>();
+    predicates.forEach((_, index) => {
+      const subject = subjectsOf.get(index)?.[0];
+      const sentence = words[predicates[index]!.start]!.sentence;
+      if (subject !== undefined && !topicOf.has(sentence)) topicOf.set(sentence, subject);
+    });
+    for (const mention of mentions) {
+      const sentence = words[mention.start]!.sentence;
+      if (!topicOf.has(sentence)) topicOf.set(sentence, mention);
+    }
+    for (const mention of mentions) {
+      if (related.has(nameKey(mention.name))) continue;
+      const topic = topicOf.get(words[mention.start]!.sentence);
+      if (topic === undefined || nameKey(topic.name) === nameKey(mention.name)) continue;
+      add(topic, mention, 'one_to_many', 'association', 'sentence');
+      related.add(nameKey(mention.name));
     }
   }
   return { relations: found, arguments: argumentCounts };

@@ -65,7 +65,7 @@ describe('assembleIntent', () => {
     );
     expect(assembly.method).toBe('direct');
     expect(assembly.confidence).toBe(1);
-    expect(assembly.patterns).toEqual([{ id: 'clinic', coveredEntities: ['Patients', 'therapist', 'Session'], coveredBehaviors: ['scheduling'] }]);
+    expect(assembly.patterns).toEqual([{ id: 'clinic', coveredEntities: ['Patients', 'therapist', 'Session'], extendedEntities: [], coveredBehaviors: ['scheduling'] }]);
     expect(assembly.uncovered).toEqual({ entities: [], behaviors: [] });
     expect(assembly.app.entities.map((entity) => entity.source)).toEqual([
       { patternId: 'clinic', patternEntity: 'Patient', match: 'name' },
@@ -122,8 +122,8 @@ describe('assembleIntent', () => {
     expect(assembly.method).toBe('decomposed');
     // Greedy: billing covers three entities (Patient is an alias of its Customer), clinic the rest.
     expect(assembly.patterns).toEqual([
-      { id: 'billing', coveredEntities: ['Patient', 'Invoice', 'Payment'], coveredBehaviors: ['payment'] },
-      { id: 'clinic', coveredEntities: ['Appointment'], coveredBehaviors: ['scheduling'] },
+      { id: 'billing', coveredEntities: ['Patient', 'Invoice', 'Payment'], extendedEntities: [], coveredBehaviors: ['payment'] },
+      { id: 'clinic', coveredEntities: ['Appointment'], extendedEntities: [], coveredBehaviors: ['scheduling'] },
     ]);
     expect(assembly.confidence).toBeCloseTo(CONFIDENCE_WEIGHTS.extraPatternFactor, 12);
     expect(assembly.app.entities[0]?.source).toEqual({ patternId: 'billing', patternEntity: 'Customer', match: 'alias' });

@@ -192,6 +192,8 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
   let lemma = (term.root ?? bareNormal).toLowerCase();
   if (isNoun && (tags.has('Plural') || lemma.endsWith('s'))) lemma = singularizeLast(lemma);
   const keys = new Set([normal, bareNormal, lemma]);
+  // Every form of "to be" also matches the cue word "be" ("be part of" matches "is part of").
+  if (tags.has('Copula') || /^(is|are|was|were|been|being|am)$/.test(bareNormal)) keys.add('be');
   if (/[a-z]{3,}ing$/.test(lemma)) {
     const infinitive = toInfinitive(lemma, world.model, 'Gerund');
     if (typeof infinitive === 'string' && infinitive.length >= 3 && infinitive !== lemma) keys.add(infinitive);

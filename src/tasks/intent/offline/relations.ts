@@ -207,7 +207,7 @@ export function findRelations(
     if (isPreposition) {
       const owner = mentionEndingAt.get(skipFillersLeft(predicate.start - 1) + 1);
       if (owner !== undefined && !isBreakBetween(owner.end - 1, predicate.start)) subjects = [owner];
-    } else if (at >= 0 && (COORDINATORS.has(words[at]!.normal) || (words[at]!.commaAfter && !mentionAt.has(at))) && predicateIndex > 0) {
+    } else if (at >= 0 && (COORDINATORS.has(words[at]!.normal) || words[at]!.commaAfter) && predicateIndex > 0) {
       const previous = predicates[predicateIndex - 1]!;
       if (!isBreakBetween(previous.start, predicate.start)) subjects = subjectsOf.get(predicateIndex - 1) ?? [];
     }
@@ -236,7 +236,8 @@ export function findRelations(
       const word = words[index]!;
       if (isPreposition && !NOUN_PHRASE_FILLERS.has(word.wordClass) && !isPossessivePronoun(word)) break;
       if (RELATIVE.has(word.normal) || isPredicateWord(index) || word.wordClass === 'auxiliary') break;
-      if (word.wordClass === 'conjunction' && index > predicate.end) break;
+      // "one or more": a conjunction inside a quantifier does not end the object search.
+      if (word.wordClass === 'conjunction' && index > predicate.end && words[index - 1]!.wordClass !== 'value') break;
       if (!OBJECT_SKIPPABLE.has(word.wordClass) && word.wordClass !== 'noun' && !isPossessivePronoun(word) && word.wordClass !== 'conjunction') break;
     }
     if (objects.length === 0) return;

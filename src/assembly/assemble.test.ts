@@ -56,7 +56,7 @@ describe('assembleIntent', () => {
       { name: 'Session', role: 'commitment' as const },
       { name: 'Exercise', role: 'reference' as const },
       { name: 'Video', role: 'document' as const },
-      { name: 'Parking', role: 'resource' as const },
+      { name: 'Parking', role: 'transaction' as const },
     ];
     const relations = [
       { from: 'Session', to: 'Exercise', cardinality: 'one_to_many' as const, kind: 'composition' as const },

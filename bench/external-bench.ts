@@ -15,6 +15,9 @@
  * 3. Evaluates both with the offline executor and prints per case, and as the
  *    mean over cases, entity recall, entity precision and relation recall,
  *    seed and best side by side.
+ * 4. Does the same on the user-story sets of `../shared/data/user-stories/`
+ *    (a second external check, read with `importUserStories`; role accuracy
+ *    of the story actors is printed too).
  *
  * Neither the playbook nor the corpus is tuned to these cases: this is a
  * measurement, not a target.
@@ -33,9 +36,11 @@ import { loadStudy } from '../src/study/load-study.ts';
 import { runStudy } from '../src/study/run-study.ts';
 import { DEFAULT_WEIGHTS } from '../src/tasks/intent/scorer.ts';
 import { createOfflineExecutor } from '../src/tasks/intent/offline/offline-executor.ts';
+import { importUserStories } from './user-stories.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '..');
 const dataDir = path.resolve(repoRoot, '..', 'shared', 'data', 'golden-uml');
+const storiesDir = path.resolve(repoRoot, '..', 'shared', 'data', 'user-stories');
 const studyDir = path.join(repoRoot, 'examples', 'intent');
 
 interface BestArtifact {
@@ -85,13 +90,20 @@ interface CaseMetrics {
   entityRecall: number | null;
   entityPrecision: number | null;
   relationRecall: number | null;
+  roleAccuracy: number | null;
 }
 
 function perCase(score: PartitionScore): Map<string, CaseMetrics> {
   const result = new Map<string, CaseMetrics>();
   for (const record of score.examples) {
-    if (!record.valid) result.set(record.exampleId, { entityRecall: null, entityPrecision: null, relationRecall: null });
-    else result.set(record.exampleId, { entityRecall: record.components.entityRecall ?? null, entityPrecision: record.metrics.entityPrecision, relationRecall: record.metrics.relationRecall });
+    if (!record.valid) result.set(record.exampleId, { entityRecall: null, entityPrecision: null, relationRecall: null, roleAccuracy: null });
+    else
+      result.set(record.exampleId, {
+        entityRecall: record.components.entityRecall ?? null,
+        entityPrecision: record.metrics.entityPrecision,
+        relationRecall: record.metrics.relationRecall,
+        roleAccuracy: record.components.roleAccuracy ?? null,
+      });
   }
   return result;
 }
@@ -142,6 +154,28 @@ async function main(): Promise<void> {
   console.log(row(['mean over cases', '', '', format(mean(seedScores, 'entityRecall')), format(mean(bestScores, 'entityRecall')), format(mean(seedScores, 'entityPrecision')), format(mean(bestScores, 'entityPrecision')), format(mean(seedScores, 'relationRecall')), format(mean(bestScores, 'relationRecall'))], widths));
   const invalid = [...bestScores.values(), ...seedScores.values()].filter((metrics) => metrics.entityRecall === null).length;
   if (invalid > 0) console.log(`${invalid} invalid output(s) (no score; not counted in the means)`);
+
+  if (!existsSync(storiesDir)) {
+    console.log(`\nuser-story sets: not found at ${path.relative(repoRoot, storiesDir)}; skipped`);
+    return;
+  }
+  const stories = importUserStories(storiesDir);
+  for (const skipped of stories.skipped) console.log(`  not imported: ${skipped}`);
+  const storyEvaluator = createEvaluator({ executor, corpus: stories.examples, weights: DEFAULT_WEIGHTS });
+  const evaluateStories = (text: string): Promise<PartitionScore> =>
+    withArtifactOverride(text, () => storyEvaluator.evaluate({ artifactText: text, partition: 'user-stories', examples: stories.examples }));
+  const seedStories = perCase(await evaluateStories(seedText));
+  const bestStories = perCase(await evaluateStories(best.text));
+  console.log();
+  console.log(`Second check: user-story sets (${path.relative(repoRoot, storiesDir)}), ${stories.examples.length} sets, each one goal text; RA = role accuracy of the story actors (party)`);
+  const storyWidths = [28, 5, 5, 8, 8, 8, 8, 8, 8, 8, 8];
+  console.log(row(['set', 'ents', 'rels', 'ER seed', 'ER best', 'EP seed', 'EP best', 'RR seed', 'RR best', 'RA seed', 'RA best'], storyWidths));
+  for (const example of stories.examples) {
+    const seed = seedStories.get(example.id)!;
+    const bestCase = bestStories.get(example.id)!;
+    console.log(row([example.id, String(example.expected.entities?.length ?? 0), String(example.expected.relations?.length ?? 0), format(seed.entityRecall), format(bestCase.entityRecall), format(seed.entityPrecision), format(bestCase.entityPrecision), format(seed.relationRecall), format(bestCase.relationRecall), format(seed.roleAccuracy), format(bestCase.roleAccuracy)], storyWidths));
+  }
+  console.log(row(['mean over sets', '', '', format(mean(seedStories, 'entityRecall')), format(mean(bestStories, 'entityRecall')), format(mean(seedStories, 'entityPrecision')), format(mean(bestStories, 'entityPrecision')), format(mean(seedStories, 'relationRecall')), format(mean(bestStories, 'relationRecall')), format(mean(seedStories, 'roleAccuracy')), format(mean(bestStories, 'roleAccuracy'))], storyWidths));
 }
 
 await main();

@@ -50,6 +50,35 @@ function intent(partial: Partial<Intent>): Intent {
 }
 
 describe('assembleIntent', () => {
+  it('extends a pattern along the intent relations, hop by hop; an unrelated entity stays uncovered', () => {
+    const entities = [
+      { name: 'Patient', role: 'party' as const },
+      { name: 'Session', role: 'commitment' as const },
+      { name: 'Exercise', role: 'reference' as const },
+      { name: 'Video', role: 'document' as const },
+      { name: 'Parking', role: 'transaction' as const },
+    ];
+    const relations = [
+      { from: 'Session', to: 'Exercise', cardinality: 'one_to_many' as const, kind: 'composition' as const },
+      { from: 'Exercise', to: 'Video', cardinality: 'one_to_many' as const, kind: 'association' as const },
+    ];
+    const related = assembleIntent(intent({ entities: entities.slice(0, 4), relations, behaviors: ['scheduling'] }), library);
+    expect(related.method).toBe('direct');
+    expect(related.extensions).toEqual([
+      { entity: 'Exercise', relatedTo: 'Session', patternId: 'clinic' },
+      { entity: 'Video', relatedTo: 'Exercise', patternId: 'clinic' },
+    ]);
+    expect(related.patterns[0]!.extendedEntities).toEqual(['Exercise', 'Video']);
+    // Two names (1 each) and two extensions (extensionCredit each) of four entities, with the one behaviour covered.
+    expect(related.confidence).toBeCloseTo(
+      CONFIDENCE_WEIGHTS.entities * ((2 + 2 * CONFIDENCE_WEIGHTS.extensionCredit) / 4) + CONFIDENCE_WEIGHTS.behaviors,
+      12,
+    );
+    const withOrphan = assembleIntent(intent({ entities, relations, behaviors: ['scheduling'] }), library);
+    expect(withOrphan.method).toBe('partial');
+    expect(withOrphan.uncovered.entities).toEqual(['Parking']);
+  });
+
   it('is direct when one pattern covers every entity and behaviour', () => {
     const assembly = assembleIntent(
       intent({
@@ -65,7 +94,7 @@ describe('assembleIntent', () => {
     );
     expect(assembly.method).toBe('direct');
     expect(assembly.confidence).toBe(1);
-    expect(assembly.patterns).toEqual([{ id: 'clinic', coveredEntities: ['Patients', 'therapist', 'Session'], coveredBehaviors: ['scheduling'] }]);
+    expect(assembly.patterns).toEqual([{ id: 'clinic', coveredEntities: ['Patients', 'therapist', 'Session'], extendedEntities: [], coveredBehaviors: ['scheduling'] }]);
     expect(assembly.uncovered).toEqual({ entities: [], behaviors: [] });
     expect(assembly.app.entities.map((entity) => entity.source)).toEqual([
       { patternId: 'clinic', patternEntity: 'Patient', match: 'name' },
@@ -122,8 +151,8 @@ describe('assembleIntent', () => {
     expect(assembly.method).toBe('decomposed');
     // Greedy: billing covers three entities (Patient is an alias of its Customer), clinic the rest.
     expect(assembly.patterns).toEqual([
-      { id: 'billing', coveredEntities: ['Patient', 'Invoice', 'Payment'], coveredBehaviors: ['payment'] },
-      { id: 'clinic', coveredEntities: ['Appointment'], coveredBehaviors: ['scheduling'] },
+      { id: 'billing', coveredEntities: ['Patient', 'Invoice', 'Payment'], extendedEntities: [], coveredBehaviors: ['payment'] },
+      { id: 'clinic', coveredEntities: ['Appointment'], extendedEntities: [], coveredBehaviors: ['scheduling'] },
     ]);
     expect(assembly.confidence).toBeCloseTo(CONFIDENCE_WEIGHTS.extraPatternFactor, 12);
     expect(assembly.app.entities[0]?.source).toEqual({ patternId: 'billing', patternEntity: 'Customer', match: 'alias' });

@@ -23,6 +23,12 @@ export interface PatternUse {
   id: string;
   /** Intent entity names this pattern hosts (their fields come from it). */
   coveredEntities: string[];
+  /**
+   * Intent entities no pattern names, attached to this pattern as extensions:
+   * each is related by an intent relation to an entity the pattern hosts (a
+   * detail record of it, with its role's default fields).
+   */
+  extendedEntities: string[];
   /** Intent behaviours first covered by this pattern. */
   coveredBehaviors: Behavior[];
 }
@@ -34,8 +40,10 @@ export interface Assembly {
   confidence: number;
   /** Chosen patterns, in the order the greedy cover picked them. */
   patterns: PatternUse[];
-  /** What no chosen pattern covers; uncovered entities are still plain tables of the app. */
+  /** What no chosen pattern covers, even as an extension; uncovered entities are still plain tables of the app. */
   uncovered: { entities: string[]; behaviors: Behavior[] };
+  /** Entities covered as extensions (see {@link PatternUse.extendedEntities}): the entity, the hosted entity it relates to, the pattern. */
+  extensions: Array<{ entity: string; relatedTo: string; patternId: string }>;
   app: AssembledApp;
 }
 
@@ -43,7 +51,8 @@ export interface Assembly {
  * The weights of the assembly confidence:
  *
  *     entityShare   = Σ credit(e) / |E|   credit: 1 for a name or alias match,
- *                                         roleMatchCredit for a role-slot match, 0 if uncovered
+ *                                         roleMatchCredit for a role-slot match,
+ *                                         extensionCredit for an extension, 0 if uncovered
  *     behaviorShare = covered behaviours / |B|
  *     coverage      = entities · entityShare + behaviors · behaviorShare
  *                     (when the intent has no behaviours, coverage = entityShare)
@@ -58,6 +67,7 @@ export const CONFIDENCE_WEIGHTS = Object.freeze({
   entities: 0.7,
   behaviors: 0.3,
   roleMatchCredit: 0.5,
+  extensionCredit: 0.5,
   extraPatternFactor: 0.9,
 });
 
@@ -79,7 +89,13 @@ export function matchCredit(kind: EntityMatchKind | undefined): number {
  *    largest coverage gain (the coverage term of the confidence formula for
  *    the entities and behaviours it newly covers; ties as above), among
  *    patterns that host at least one intent entity, until no pattern adds
- *    anything. **decomposed** if everything is then covered, else **partial**.
+ *    anything;
+ * 3. **extensions**: an entity still uncovered that an intent relation links
+ *    to an entity a chosen pattern hosts (or to an extension of it) is
+ *    attached to that pattern as an extension, hop by hop along the
+ *    relations; an entity connected to no hosted entity stays uncovered.
+ * **direct** when one pattern (with its extensions) covers every entity and
+ * behaviour, **decomposed** when several do, else **partial**.
  *
  * Never throws for a valid intent; an intent with no entities is `partial`
  * with confidence 0 and an empty app.
@@ -95,7 +111,7 @@ export function assembleIntent(intent: Intent, library: PatternLibrary | readonl
   const uses: PatternUse[] = [];
   const chosen: PatternMatch[] = [];
   const take = (candidate: PatternMatch): void => {
-    const use: PatternUse = { id: candidate.pattern.id, coveredEntities: [], coveredBehaviors: [] };
+    const use: PatternUse = { id: candidate.pattern.id, coveredEntities: [], extendedEntities: [], coveredBehaviors: [] };
     for (const match of candidate.entities) {
       if (assigned.has(match.intentIndex)) continue;
       assigned.set(match.intentIndex, { match, patternId: candidate.pattern.id });
@@ -133,17 +149,44 @@ export function assembleIntent(intent: Intent, library: PatternLibrary | readonl
     }
   }
 
-  const uncoveredEntities = entities.filter((_, index) => !assigned.has(index)).map((entity) => entity.name);
+  // Extensions: along the intent's relations from a hosted entity (and from extensions, hop by hop).
+  const indexByKey = new Map(entities.map((entity, index) => [normalizeEntityName(entity.name), index]));
+  const extensions: Assembly['extensions'] = [];
+  const extended = new Set<number>();
+  const hostOf = (index: number): { patternId: string } | undefined => {
+    const hosted = assigned.get(index);
+    if (hosted !== undefined) return hosted;
+    const extension = extended.has(index) ? extensions.find((entry) => entry.entity === entities[index]!.name) : undefined;
+    return extension === undefined ? undefined : { patternId: extension.patternId };
+  };
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const relation of intent.relations) {
+    const ends = [indexByKey.get(normalizeEntityName(relation.from)), indexByKey.get(normalizeEntityName(relation.to))];
+      for (const [self, other] of [[ends[0], ends[1]], [ends[1], ends[0]]] as const) {
+        if (self === undefined || other === undefined || assigned.has(self) || extended.has(self)) continue;
+        const host = hostOf(other);
+        if (host === undefined) continue;
+        extended.add(self);
+        grew = true;
+        extensions.push({ entity: entities[self]!.name, relatedTo: entities[other]!.name, patternId: host.patternId });
+        uses.find((use) => use.id === host.patternId)?.extendedEntities.push(entities[self]!.name);
+      }
+    }
+  }
+
+  const uncoveredEntities = entities.filter((_, index) => !assigned.has(index) && !extended.has(index)).map((entity) => entity.name);
   const uncoveredBehaviors = behaviors.filter((behavior) => !coveredBehaviors.has(behavior));
   const everythingCovered = entities.length > 0 && uncoveredEntities.length === 0 && uncoveredBehaviors.length === 0;
   const method: AssemblyMethod = !everythingCovered ? 'partial' : uses.length === 1 ? 'direct' : 'decomposed';
 
   const credits = [...assigned.values()].map(({ match }) => match);
-  const coverage = entities.length === 0 ? 0 : coverageOf(entityCredit(credits), coveredBehaviors.size, entities.length, behaviors.length);
+  const extensionCredit = extended.size * CONFIDENCE_WEIGHTS.extensionCredit;
+  const coverage = entities.length === 0 ? 0 : coverageOf(entityCredit(credits) + extensionCredit, coveredBehaviors.size, entities.length, behaviors.length);
   const confidence = clampUnit(coverage * CONFIDENCE_WEIGHTS.extraPatternFactor ** Math.max(0, uses.length - 1));
 
   const app = createAssembledApp({ intent, entities, behaviors, chosen, assigned });
-  return { method, confidence, patterns: uses, uncovered: { entities: uncoveredEntities, behaviors: uncoveredBehaviors }, app };
+  return { method, confidence, patterns: uses, uncovered: { entities: uncoveredEntities, behaviors: uncoveredBehaviors }, extensions, app };
 }
 
 /** The coverage term of the confidence formula. */

@@ -96,7 +96,8 @@ describe('parseProgram', () => {
     expect(parsed.instructions).toContain('entityTerms');
     expect(parsed.stopping).toContain('plateau');
     expect(parsed.mechanical.editableSections).toContain('appTypeCues');
-    expect(parsed.mechanical.editableSections).not.toContain('extraction');
+    expect(parsed.mechanical.editableSections).toContain('extraction');
+    expect(parsed.mechanical.editableSections).not.toContain('defaultAppType');
     expect(parsed.mechanical.maxArtifactCharacters).toBe(30_000);
     expect(parsed.mechanical.forbiddenText).toContain('TODO');
   });

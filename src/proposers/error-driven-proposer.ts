@@ -6,6 +6,16 @@
  * net fixes (examples whose composite rose minus examples whose composite
  * fell), then by composite gain.
  *
+ * Every lever of the playbook is reachable: app-type, behaviour and view
+ * cues, entity terms, aliases, stop words, roles and suffixes, and the entity
+ * model — the cap (`extraction.maxEntities`), the salience floor, the
+ * compound policy, attribute terms — and the relation reading: relation
+ * phrases (from the words between the two nouns of a missed gold relation)
+ * and quantifier cues. Relation recall is not in the seed's composite, so a
+ * relation edit is kept only when it also changes the composite (relations
+ * feed entity salience, so they can decide which entities make the cap); in
+ * local screening, ties on net fixes are broken by relation-recall net fixes.
+ *
  * It reads only the optimization partition (the examples and the incumbent's
  * scores in its {@link ProposalContext}). Many of its edits fix only the
  * examples they were read from; the gate's shadow check refuses those as
@@ -58,6 +68,7 @@ export interface ErrorDrivenProposerOptions {
 /** Kinds interleaved in this order when choosing what to evaluate; projection edits come last. */
 const KIND_ORDER: readonly EditKind[] = [
   'appTypeCue',
+  'entityCap',
   'entityTerm',
   'role',
   'behaviorCue',
@@ -70,6 +81,12 @@ const KIND_ORDER: readonly EditKind[] = [
   'appTypeDefault',
   'stopWord',
   'termRemoval',
+  'compoundPolicy',
+  'salienceFloor',
+  'attributeRemoval',
+  'attributeTerm',
+  'relationCue',
+  'cardinalityCue',
 ];
 
 interface Evaluated {
@@ -133,7 +150,7 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
       );
 
       // Build each candidate text once; drop what does not apply, is too long or was tried.
-      const queue: Array<{ candidate: EditCandidate; text: string; local: number; localGain: number }> = [];
+      const queue: Array<{ candidate: EditCandidate; text: string; local: number; localGain: number; relationNet: number }> = [];
       const seen = new Set<string>();
       let screened = 0;
       for (const candidate of evaluationOrder(allowed)) {
@@ -146,15 +163,19 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
         if (context.triedHashes.has(hash) || seen.has(hash)) continue;
         seen.add(hash);
         if (!localScreening) {
-          queue.push({ candidate, text, local: 0, localGain: 0 });
+          queue.push({ candidate, text, local: 0, localGain: 0, relationNet: 0 });
           continue;
         }
         screened += 1;
         const local = screenLocally(candidate, compilePlaybook(edited.playbook), parsed.playbook, evidence);
-        if (local !== null && local.netFixes >= minNetFixes) queue.push({ candidate, text, local: local.netFixes, localGain: local.gain });
+        if (local !== null && local.netFixes >= minNetFixes) {
+          queue.push({ candidate, text, local: local.netFixes, localGain: local.gain, relationNet: local.relationNetFixes });
+        }
       }
       if (localScreening) {
-        queue.sort((a, b) => b.local - a.local || b.localGain - a.localGain || compareText(a.candidate.delta, b.candidate.delta));
+        queue.sort(
+          (a, b) => b.local - a.local || b.localGain - a.localGain || b.relationNet - a.relationNet || compareText(a.candidate.delta, b.candidate.delta),
+        );
       }
 
       // The frozen evaluator decides.
@@ -182,6 +203,8 @@ interface LocalEvidence extends ExampleEvidence {
   outputJson: string;
   /** The incumbent's composite on this example (from the evaluator's record). */
   composite: number;
+  /** The incumbent's relation recall on this example (null when the gold has no relations). */
+  relationRecall: number | null;
 }
 
 function toEvidence(
@@ -201,6 +224,7 @@ function toEvidence(
     diagnostics: record.diagnostics,
     outputJson: JSON.stringify(intent),
     composite: record.composite,
+    relationRecall: record.metrics.relationRecall,
   };
 }
 
@@ -214,21 +238,28 @@ function screenLocally(
   compiled: CompiledPlaybook,
   playbook: Playbook,
   evidence: readonly LocalEvidence[],
-): { netFixes: number; gain: number } | null {
+): { netFixes: number; gain: number; relationNetFixes: number } | null {
   let changed = 0;
   let netFixes = 0;
+  let relationNetFixes = 0;
   let gain = 0;
   for (const example of evidence) {
     if (!editMayAffect(candidate.edit, playbook, example)) continue;
     const { intent } = extractIntent(compiled, example.analysis);
     if (JSON.stringify(intent) === example.outputJson) continue;
     changed += 1;
-    const composite = scoreIntent(example.expected, intent).composite;
+    const score = scoreIntent(example.expected, intent);
+    const composite = score.composite;
     if (composite > example.composite + EPSILON) netFixes += 1;
     else if (composite < example.composite - EPSILON) netFixes -= 1;
+    const relationRecall = score.metrics.relationRecall;
+    if (relationRecall !== null && example.relationRecall !== null) {
+      if (relationRecall > example.relationRecall + EPSILON) relationNetFixes += 1;
+      else if (relationRecall < example.relationRecall - EPSILON) relationNetFixes -= 1;
+    }
     gain += composite - example.composite;
   }
-  return changed === 0 ? null : { netFixes, gain: gain / Math.max(1, evidence.length) };
+  return changed === 0 ? null : { netFixes, gain: gain / Math.max(1, evidence.length), relationNetFixes };
 }
 
 /** Mean composite of each example over its valid repeats; null when no repeat was valid. */

@@ -37,6 +37,13 @@ export type EditKind =
   | 'roleSuffix'
   | 'behaviorCue'
   | 'appTypeDefault'
+  | 'entityCap'
+  | 'salienceFloor'
+  | 'compoundPolicy'
+  | 'attributeTerm'
+  | 'attributeRemoval'
+  | 'relationCue'
+  | 'cardinalityCue'
   | 'projection';
 
 /** One failing (or passing) optimization example as the generator reads it. */
@@ -264,6 +271,91 @@ export function generateEditCandidates(
       );
     }
 
+    // Entities the cap or the salience floor cut: raise the cap, lower the floor.
+    const cut = diagnostics.missedEntities.filter((goldName) => {
+      const key = nameKey(goldName);
+      return trace.candidates.some((candidate) => !candidate.kept && nameKey(candidate.name) === key);
+    });
+    if (cut.length > 0) {
+      const extraction = playbook.extraction;
+      const cutPrior = (): number => count((other) => other.diagnostics.missedEntities.some((name) => other.trace.candidates.some((candidate) => !candidate.kept && nameKey(candidate.name) === nameKey(name))));
+      for (const step of [2, 4]) {
+        const value = Math.min(60, extraction.maxEntities + step);
+        if (value > extraction.maxEntities) add({ op: 'set', path: ['extraction', 'maxEntities'], value }, 'entityCap', example.id, cutPrior);
+      }
+      const floor = playbook.unknownNounPolicy.minSalience;
+      if (extraction.rankBy === 'salience' && floor > 0) {
+        add({ op: 'set', path: ['unknownNounPolicy', 'minSalience'], value: floor - 1 }, 'salienceFloor', example.id, cutPrior);
+      }
+      if (extraction.rankBy !== 'salience') add({ op: 'set', path: ['extraction', 'rankBy'], value: 'salience' }, 'entityCap', example.id, cutPrior);
+    }
+
+    // Missed entities read at the wrong length (a compound cut to its head, or kept whole): another compound policy.
+    for (const goldName of diagnostics.missedEntities) {
+      const gold = example.expected.entities?.find((entity) => entity.name === goldName);
+      if (gold === undefined) continue;
+      const keys = [gold.name, ...(gold.aliases ?? [])].map((name) => nameKey(name));
+      const heads = new Set(keys.map((key) => key.split(' ').pop()!));
+      const misread = trace.mentions.some((mention) => mention.source === 'unknown' && heads.has(mention.head ?? mention.text.split(' ').pop()!) && !keys.includes(nameKey(mention.text)));
+      if (!misread) continue;
+      const compoundPrior = (): number => count((other) => other.diagnostics.missedEntities.some((name) => nameKey(name).includes(' ')));
+      for (const policy of ['head', 'auto', 'full'] as const) {
+        if (policy !== playbook.unknownNounPolicy.compounds) add({ op: 'set', path: ['unknownNounPolicy', 'compounds'], value: policy }, 'compoundPolicy', example.id, compoundPrior);
+      }
+      for (const mention of trace.mentions) {
+        if (mention.source !== 'attribute' || !keys.includes(nameKey(mention.text))) continue;
+        if (playbook.attributeTerms.some((term) => termKey(term) === termKey(mention.text))) {
+          add({ op: 'remove', path: ['attributeTerms'], value: mention.text }, 'attributeRemoval', example.id, () => 1);
+        } else {
+          add({ op: 'set', path: ['entityTerms', mention.text], value: gold.role ?? playbook.unknownNounPolicy.role }, 'attributeRemoval', example.id, () => 1);
+        }
+      }
+    }
+
+    // Spurious entities that crowd the cap may be attributes of a record ("name", "date").
+    if (crowded) {
+      for (const spurious of diagnostics.spuriousEntities) {
+        const mention = trace.mentions.find((entry) => entry.name === spurious && entry.source === 'unknown');
+        if (mention === undefined || mention.text.includes(' ')) continue;
+        const key = nameKey(mention.text);
+        add({ op: 'add', path: ['attributeTerms'], value: mention.text }, 'attributeTerm', example.id, () =>
+          count((other) => other.diagnostics.spuriousEntities.includes(spurious)) - 2 * count((other) => goldEntityKeys.get(other)!.has(key)) - 0.5,
+        );
+      }
+    }
+
+    // Missed relations: the words between the two nouns in one sentence become a relation phrase.
+    for (const missed of diagnostics.missedRelations) {
+      const [fromName, toName] = missed.split(' -> ');
+      if (fromName === undefined || toName === undefined) continue;
+      const gold = example.expected.relations?.find((relation) => relation.from === fromName && relation.to === toName);
+      const fromKey = nameKey(fromName);
+      const toKey = nameKey(toName);
+      const words = example.analysis.words;
+      for (const left of trace.mentions) {
+        const leftKey = nameKey(left.name === '' ? left.text : left.name);
+        if (leftKey !== fromKey && leftKey !== toKey) continue;
+        const right = trace.mentions.find((mention) => mention.start >= left.end && mention.start - left.end <= 4 && words[mention.start]!.sentence === words[left.start]!.sentence && nameKey(mention.name === '' ? mention.text : mention.name) === (leftKey === fromKey ? toKey : fromKey));
+        if (right === undefined) continue;
+        const between = words.slice(left.end, right.start).filter((word) => word.wordClass === 'verb' || word.wordClass === 'preposition' || word.wordClass === 'copula');
+        if (between.length === 0 || between.length > 3) continue;
+        const phrase = between.map((word) => word.lemma).join(' ');
+        if (!/^[a-z][a-z' -]*[a-z]$/.test(phrase) || Object.keys(playbook.relationCues).some((cue) => termKey(cue) === termKey(phrase))) continue;
+        const reverse = leftKey === toKey;
+        const rule: Record<string, string | boolean> = { kind: gold?.kind ?? 'association' };
+        if (reverse) rule.reverse = true;
+        add({ op: 'set', path: ['relationCues', phrase], value: rule }, 'relationCue', example.id, () =>
+          count((other) => other.diagnostics.missedRelations.length > 0 && contains(other, phrase)) - 0.25 * count((other) => (other.expected.relations ?? []).length === 0 && contains(other, phrase)),
+        );
+        // The quantifier before the object noun, when the playbook does not know it.
+        const quantifier = words[right.start - 1];
+        if (quantifier !== undefined && (quantifier.wordClass === 'determiner' || quantifier.wordClass === 'adjective') && playbook.cardinalityCues[quantifier.lemma] === undefined && gold?.cardinality !== undefined) {
+          const many = reverse ? gold.cardinality.startsWith('many') : gold.cardinality.endsWith('many');
+          add({ op: 'set', path: ['cardinalityCues', quantifier.lemma], value: many ? 'many' : 'one' }, 'cardinalityCue', example.id, () => -1);
+        }
+      }
+    }
+
     // Missing projections: not in the composite, so these rank last.
     for (const projection of diagnostics.missingProjections as Projection[]) {
       const known = new Set((playbook.projectionCues[projection] ?? []).map((cue) => termKey(cue.cue)));
@@ -303,7 +395,10 @@ export function editMayAffect(edit: PlaybookEdit, playbook: Playbook, example: E
       return edit.op === 'delete' || edit.op === 'set' || mentions((edit as { value: string }).value);
     case 'entityAliases':
     case 'relationCues':
+    case 'cardinalityCues':
       return key === undefined || mentions(key);
+    case 'attributeTerms':
+      return edit.op === 'delete' || edit.op === 'set' || mentions((edit as { value: string }).value);
     case 'entityTerms': {
       if (key === undefined) return true;
       if (mentions(key)) return true;

@@ -1,39 +1,44 @@
 /**
  * The offline extractor: a validated playbook applied to an analysed goal.
  *
- * Everything domain-specific comes from the playbook; this file only knows
- * English word structure (lemmas, noun runs, heads of compounds):
+ * Everything domain-specific comes from the playbook; the code only knows
+ * English word and clause structure (lemmas, noun runs, heads of compounds,
+ * subjects and objects of predicates, quantifiers, possessives):
  *
  * - App type: every cue of `appTypeCues` found in the goal adds its weight
  *   (each distinct cue once) to its type; the highest total wins, ties go to
  *   the type listed first; no cue → `defaultAppType`.
- * - Entities: each noun run ("physio clinic", "time slots") is read at its
- *   head (last noun). The longest playbook phrase (`entityTerms`,
- *   `entityAliases`, `stopList`) ending at the head wins (it may extend left of
- *   the run, which repairs mis-tagged modifiers); stop-listed phrases are
- *   dropped; aliases map to their canonical name. An unknown head follows
- *   `unknownNounPolicy`, its role from `roleSuffixes`, then `actorRole` for
- *   person nouns, then the policy's `role`. Entities come in first-mention
- *   order; beyond `extraction.maxEntities`, known ones are kept before unknown
- *   nouns.
+ * - Entities (`entity-mentions.ts`): noun runs resolved against the playbook
+ *   — terms, aliases, stop words, attributes, compounds kept whole or read at
+ *   their head — then ranked and capped (`entity-ranking.ts`): at most
+ *   `extraction.maxEntities`, chosen by first mention (known terms first) or
+ *   by salience.
+ * - Relations (`relations.ts`): relation phrases and (optionally) verbs
+ *   between a subject and an object noun of one clause, and possessives;
+ *   kind from the phrase, cardinality from the phrase or the quantifiers.
+ *   Only relations between two output entities are kept.
  * - Behaviours and projections: any cue found adds its value; plus
  *   `appTypeDefaults` of the chosen type and `defaultProjections`.
- * - Relations: a `relationCues` phrase between two entity mentions of one
- *   sentence relates the nearest mention before it to the nearest after it.
  */
 import type { AppType, Behavior, Cardinality, EntityRole, Projection, RelationKind } from '../vocabulary.ts';
 import { BEHAVIORS, PROJECTIONS } from '../vocabulary.ts';
 import type { Intent, IntentEntity, Relation } from '../intent.ts';
 import { normalizeEntityName, singularizeWord } from '../names.ts';
 import type { AnalyzedWord, GoalAnalysis } from './goal-analysis.ts';
+import type { EntityMention } from './entity-mentions.ts';
+import { findMentions } from './entity-mentions.ts';
+import { selectEntitiesAndRelations } from './entity-ranking.ts';
 import type { Playbook } from './playbook.ts';
 import { normalizeTerm } from './playbook.ts';
+import type { CompiledQuantifier, RelationCueMatch } from './relations.ts';
+
+export type { EntityMention, MentionSource } from './entity-mentions.ts';
 
 type CueTarget =
   | { kind: 'appType'; value: AppType }
   | { kind: 'behavior'; value: Behavior }
   | { kind: 'projection'; value: Projection }
-  | { kind: 'relation'; cardinality: Cardinality | undefined; relationKind: RelationKind };
+  | { kind: 'relation'; cardinality: Cardinality | undefined; relationKind: RelationKind; reverse: boolean };
 
 interface CompiledCue {
   text: string;
@@ -43,7 +48,7 @@ interface CompiledCue {
   target: CueTarget;
 }
 
-interface CompiledPhrase {
+export interface CompiledPhrase {
   text: string;
   words: ReadonlyArray<readonly string[]>;
 }
@@ -59,23 +64,11 @@ export interface CompiledPlaybook {
   readonly terms: ReadonlyMap<string, EntityRole>;
   readonly aliases: ReadonlyMap<string, string>;
   readonly stop: ReadonlySet<string>;
+  /** `attributeTerms`, as term keys. */
+  readonly attributes: ReadonlySet<string>;
   readonly suffixes: ReadonlyArray<readonly [string, EntityRole]>;
-}
-
-/** Where an entity mention came from. */
-export type MentionSource = 'term' | 'alias' | 'unknown' | 'stop' | 'excluded';
-
-/** One noun mention and what the playbook made of it. */
-export interface EntityMention {
-  /** The playbook phrase or the unknown noun (lemmas, lower case). */
-  text: string;
-  /** Output entity name (PascalCase singular); empty for `stop`/`excluded`. */
-  name: string;
-  role: EntityRole | null;
-  source: MentionSource;
-  /** Word span [start, end). */
-  start: number;
-  end: number;
+  /** `cardinalityCues`, longest first. */
+  readonly quantifiers: readonly CompiledQuantifier[];
 }
 
 /** Why the extractor answered what it did; read by the error-driven proposer. */
@@ -85,6 +78,10 @@ export interface ExtractionTrace {
   behaviorCues: Array<{ behavior: Behavior; cues: string[] }>;
   projectionCues: Array<{ projection: Projection; cues: string[] }>;
   mentions: EntityMention[];
+  /** Every relation read from the text before the entity cap, with what produced it. */
+  relations: Array<{ from: string; to: string; source: string }>;
+  /** Every entity candidate with its salience and whether it made the cap. */
+  candidates: Array<{ name: string; salience: number; kept: boolean }>;
 }
 
 /**
@@ -112,7 +109,7 @@ export function compilePlaybook(playbook: Playbook): CompiledPlaybook {
     for (const cue of cues) addCue(cue.cue, 1, { kind: 'projection', value: projection });
   }
   for (const [text, rule] of Object.entries(playbook.relationCues)) {
-    addCue(normalizeTerm(text), 1, { kind: 'relation', cardinality: rule.cardinality, relationKind: rule.kind });
+    addCue(normalizeTerm(text), 1, { kind: 'relation', cardinality: rule.cardinality, relationKind: rule.kind, reverse: rule.reverse });
   }
 
   const terms = new Map<string, EntityRole>();
@@ -120,9 +117,10 @@ export function compilePlaybook(playbook: Playbook): CompiledPlaybook {
   const aliases = new Map<string, string>();
   for (const [text, canonical] of Object.entries(playbook.entityAliases)) aliases.set(termKey(text), canonical);
   const stop = new Set(playbook.stopList.map(termKey));
+  const attributes = new Set(playbook.attributeTerms.map(termKey));
 
   const phrasesByLastWord = new Map<string, CompiledPhrase[]>();
-  for (const text of new Set([...terms.keys(), ...aliases.keys(), ...stop])) {
+  for (const text of new Set([...terms.keys(), ...aliases.keys(), ...stop, ...attributes])) {
     const words = phraseWords(text);
     const phrase: CompiledPhrase = { text, words };
     for (const form of words[words.length - 1] ?? []) {
@@ -136,7 +134,10 @@ export function compilePlaybook(playbook: Playbook): CompiledPlaybook {
   const suffixes = Object.entries(playbook.roleSuffixes)
     .map(([suffix, role]) => [suffix.toLowerCase(), role] as const)
     .sort((a, b) => b[0].length - a[0].length);
-  return { playbook, appTypeOrder, cuesByFirstWord, phrasesByLastWord, terms, aliases, stop, suffixes };
+  const quantifiers: CompiledQuantifier[] = Object.entries(playbook.cardinalityCues)
+    .map(([text, quantity]) => ({ words: phraseWords(text), quantity }))
+    .sort((a, b) => b.words.length - a.words.length);
+  return { playbook, appTypeOrder, cuesByFirstWord, phrasesByLastWord, terms, aliases, stop, attributes, suffixes, quantifiers };
 }
 
 /** The lookup key of a playbook term: normalised, last word singular. */
@@ -226,7 +227,7 @@ function findCues(compiled: CompiledPlaybook, words: readonly AnalyzedWord[]): C
 }
 
 /** The longest known phrase ending at word `end - 1`, starting at or after `floor`. */
-function phraseEndingAt(
+export function phraseEndingAt(
   compiled: CompiledPlaybook,
   words: readonly AnalyzedWord[],
   end: number,
@@ -293,74 +294,22 @@ export function extractIntent(compiled: CompiledPlaybook, analysis: GoalAnalysis
     }
   }
 
-  // Entities.
+  // Entities and relations.
   const mentions = findMentions(compiled, analysis);
-  const unknownCounts = new Map<string, number>();
-  for (const mention of mentions) {
-    if (mention.source === 'unknown') unknownCounts.set(mention.text, (unknownCounts.get(mention.text) ?? 0) + 1);
-  }
-  // Distinct entities in first-mention order; over the cap, entities the
-  // playbook knows (terms, aliases) are kept before unknown nouns.
-  const distinct = new Map<string, { entity: IntentEntity; known: boolean; mentions: EntityMention[] }>();
-  for (const mention of mentions) {
-    if (mention.source === 'stop' || mention.source === 'excluded' || mention.role === null) continue;
-    if (mention.source === 'unknown' && (unknownCounts.get(mention.text) ?? 0) < playbook.unknownNounPolicy.minMentions) {
-      mention.source = 'excluded';
-      continue;
-    }
-    const key = nameKey(mention.name);
-    if (key === '' || mention.name.length > 80) continue;
-    let entry = distinct.get(key);
-    if (entry === undefined) {
-      entry = { entity: { name: mention.name, role: mention.role }, known: false, mentions: [] };
-      distinct.set(key, entry);
-    }
-    entry.known ||= mention.source !== 'unknown';
-    entry.mentions.push(mention);
-  }
-  const maxEntities = playbook.extraction.maxEntities;
-  let kept = [...distinct.values()];
-  if (kept.length > maxEntities) {
-    const knownCount = kept.filter((entry) => entry.known).length;
-    let unknownRoom = Math.max(0, maxEntities - knownCount);
-    let knownRoom = maxEntities;
-    kept = kept.filter((entry) => {
-      if (entry.known) return knownRoom-- > 0;
-      return unknownRoom-- > 0;
-    });
-  }
-  const entities: IntentEntity[] = kept.map((entry) => entry.entity);
-  const emittedNames = new Map<EntityMention, string>();
-  for (const entry of kept) for (const mention of entry.mentions) emittedNames.set(mention, entry.entity.name);
-
-  // Relations.
-  const relations: Relation[] = [];
-  const relationPairs = new Set<string>();
-  const emitted = [...emittedNames.keys()];
+  const relationCueMatches: RelationCueMatch[] = [];
   for (const match of cueMatches) {
     const target = match.cue.target;
-    if (target.kind !== 'relation' || relations.length >= playbook.extraction.maxRelations) continue;
-    const sentence = words[match.start]!.sentence;
-    let before: EntityMention | undefined;
-    let after: EntityMention | undefined;
-    for (const mention of emitted) {
-      if (words[mention.start]!.sentence !== sentence) continue;
-      if (mention.end <= match.start && (before === undefined || mention.end > before.end)) before = mention;
-      if (mention.start >= match.end && (after === undefined || mention.start < after.start)) after = mention;
-    }
-    if (before === undefined || after === undefined) continue;
-    const from = emittedNames.get(before)!;
-    const to = emittedNames.get(after)!;
-    const pair = `${from}\u0000${to}`;
-    if (from === to || relationPairs.has(pair)) continue;
-    relationPairs.add(pair);
-    relations.push({
-      from,
-      to,
-      ...(target.cardinality !== undefined ? { cardinality: target.cardinality } : {}),
+    if (target.kind !== 'relation') continue;
+    relationCueMatches.push({
+      text: match.cue.text,
+      start: match.start,
+      end: match.end,
+      cardinality: target.cardinality,
       kind: target.relationKind,
+      reverse: target.reverse,
     });
   }
+  const { entities, relations, found, ranking } = selectEntitiesAndRelations(compiled, words, mentions, relationCueMatches);
 
   // Behaviours and projections, in vocabulary order.
   const defaults = playbook.appTypeDefaults[appType];
@@ -384,84 +333,10 @@ export function extractIntent(compiled: CompiledPlaybook, analysis: GoalAnalysis
       behaviorCues: [...behaviorCues].map(([behavior, cues]) => ({ behavior, cues: [...cues] })),
       projectionCues: [...projectionCues].map(([projection, cues]) => ({ projection, cues: [...cues] })),
       mentions,
+      relations: found.map((relation) => ({ from: relation.from.name, to: relation.to.name, source: relation.source })),
+      candidates: ranking,
     },
   };
 }
 
-/** Every noun mention of a goal, in text order, resolved against the playbook. */
-function findMentions(compiled: CompiledPlaybook, analysis: GoalAnalysis): EntityMention[] {
-  const { words, nounRuns } = analysis;
-  const { playbook } = compiled;
-  const policy = playbook.unknownNounPolicy;
-  const mentions: EntityMention[] = [];
-  for (const [runStart, runEnd] of nounRuns) {
-    const found: EntityMention[] = [];
-    const sentenceStart = firstWordOfSentence(words, runStart);
-    const head = phraseEndingAt(compiled, words, runEnd, sentenceStart);
-    let modifierEnd: number;
-    if (head !== null) {
-      found.push(resolveKnown(compiled, head.phrase.text, head.start, runEnd, words));
-      modifierEnd = Math.max(runStart, head.start);
-    } else {
-      const headWord = words[runEnd - 1]!;
-      const fullText = words.slice(runStart, runEnd).map((word) => word.lemma).join(' ');
-      const text = policy.compounds === 'full' ? fullText : headWord.lemma;
-      const start = policy.compounds === 'full' ? runStart : runEnd - 1;
-      let source: MentionSource = 'unknown';
-      if (compiled.stop.has(text) || compiled.stop.has(headWord.lemma)) source = 'stop';
-      else if (!policy.include || (headWord.isProperNoun && !policy.properNouns)) source = 'excluded';
-      const role = source === 'unknown' ? unknownRole(compiled, headWord.lemma, headWord.isActor) : null;
-      found.push({ text, name: source === 'unknown' ? entityNameOf(text) : '', role, source, start, end: runEnd });
-      modifierEnd = runEnd - 1;
-    }
-    if (playbook.extraction.knownModifiers) {
-      let end = modifierEnd;
-      while (end > runStart) {
-        const modifier = phraseEndingAt(compiled, words, end, runStart);
-        if (modifier === null) {
-          end -= 1;
-          continue;
-        }
-        found.unshift(resolveKnown(compiled, modifier.phrase.text, modifier.start, end, words));
-        end = modifier.start;
-      }
-    }
-    mentions.push(...found);
-  }
-  return mentions;
-}
 
-function firstWordOfSentence(words: readonly AnalyzedWord[], index: number): number {
-  let start = index;
-  while (start > 0 && words[start - 1]!.sentence === words[index]!.sentence) start -= 1;
-  return start;
-}
-
-function resolveKnown(
-  compiled: CompiledPlaybook,
-  text: string,
-  start: number,
-  end: number,
-  words: readonly AnalyzedWord[],
-): EntityMention {
-  if (compiled.stop.has(text)) return { text, name: '', role: null, source: 'stop', start, end };
-  const canonical = compiled.aliases.get(text);
-  if (canonical !== undefined) {
-    const canonicalKey = nameKey(canonical);
-    const role =
-      compiled.terms.get(canonicalKey) ??
-      compiled.terms.get(text) ??
-      unknownRole(compiled, canonicalKey.split(' ').pop() ?? canonicalKey, words[end - 1]?.isActor ?? false);
-    return { text, name: entityNameOf(canonical), role, source: 'alias', start, end };
-  }
-  return { text, name: entityNameOf(text), role: compiled.terms.get(text) ?? 'resource', source: 'term', start, end };
-}
-
-function unknownRole(compiled: CompiledPlaybook, headLemma: string, isActor: boolean): EntityRole {
-  for (const [suffix, role] of compiled.suffixes) {
-    if (headLemma.length > suffix.length + 1 && headLemma.endsWith(suffix)) return role;
-  }
-  const policy = compiled.playbook.unknownNounPolicy;
-  if (isActor && policy.actorRole !== undefined) return policy.actorRole;
-  return policy.role;
-}

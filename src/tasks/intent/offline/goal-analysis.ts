@@ -7,6 +7,25 @@
 import nlp from 'compromise';
 import { singularizeWord } from '../names.ts';
 
+/**
+ * Coarse word class of a word, from the NLP library's tags: what the relation
+ * reader needs to find clauses (verbs, copulas, prepositions, conjunctions,
+ * determiners and quantities around noun phrases).
+ */
+export type WordClass =
+  | 'noun'
+  | 'verb'
+  | 'copula'
+  | 'auxiliary'
+  | 'adjective'
+  | 'adverb'
+  | 'determiner'
+  | 'preposition'
+  | 'conjunction'
+  | 'pronoun'
+  | 'value'
+  | 'other';
+
 /** One word of a goal. */
 export interface AnalyzedWord {
   /** Lower-case surface form, apostrophes kept ("patient's", "check-in"). */
@@ -26,6 +45,18 @@ export interface AnalyzedWord {
   sentence: number;
   /** A noun run cannot continue past this word (punctuation or possessive follows). */
   endsPhrase: boolean;
+  /** Coarse word class (see {@link WordClass}). */
+  wordClass: WordClass;
+  /** A possessive form ("customer's", "customers'"). */
+  isPossessive: boolean;
+  /** Tagged plural by the NLP library (nouns). */
+  isPlural: boolean;
+  /** An acronym or abbreviation ("QR", "i.e."). */
+  isAcronym: boolean;
+  /** Punctuation after the word that ends a clause (`;`, `:`, brackets, sentence end). */
+  clauseBreakAfter: boolean;
+  /** A comma follows the word. */
+  commaAfter: boolean;
 }
 
 /** The analysis of one goal text. */
@@ -101,7 +132,10 @@ function analyzeUncached(goal: string): GoalAnalysis {
         words[words.length - 1]!.endsPhrase = true;
       }
     }
-    if (words.length > 0) words[words.length - 1]!.endsPhrase = true;
+    if (words.length > 0) {
+      words[words.length - 1]!.endsPhrase = true;
+      words[words.length - 1]!.clauseBreakAfter = true;
+    }
   });
   const nounRuns: Array<[number, number]> = [];
   let start = -1;
@@ -158,6 +192,8 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
   let lemma = (term.root ?? bareNormal).toLowerCase();
   if (isNoun && (tags.has('Plural') || lemma.endsWith('s'))) lemma = singularizeLast(lemma);
   const keys = new Set([normal, bareNormal, lemma]);
+  // Every form of "to be" also matches the cue word "be" ("be part of" matches "is part of").
+  if (tags.has('Copula') || /^(is|are|was|were|been|being|am)$/.test(bareNormal)) keys.add('be');
   if (/[a-z]{3,}ing$/.test(lemma)) {
     const infinitive = toInfinitive(lemma, world.model, 'Gerund');
     if (typeof infinitive === 'string' && infinitive.length >= 3 && infinitive !== lemma) keys.add(infinitive);
@@ -168,6 +204,7 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
     !POSSESSIVE_DETERMINERS.has(bareNormal) &&
     /^\p{L}[\p{L}'-]+$/u.test(lemma);
   const post = term.post ?? '';
+  const isAcronym = tags.has('Acronym') || tags.has('Abbreviation') || /\./.test(term.text.replace(/\.$/, ''));
   return {
     normal,
     lemma,
@@ -178,7 +215,32 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
     isContent,
     sentence,
     endsPhrase: isPossessive || /[^\s-]/.test(post),
+    wordClass: isNoun ? 'noun' : wordClassOf(tags, bareNormal),
+    isPossessive: isPossessive && !POSSESSIVE_DETERMINERS.has(bareNormal),
+    isPlural: tags.has('Plural'),
+    isAcronym,
+    clauseBreakAfter: /[;:()\[\]!?.]/.test(post.replace(/\.(?=\w)/g, '')),
+    commaAfter: post.includes(','),
   };
+}
+
+/** Relative pronouns and subordinators the NLP library tags inconsistently. */
+const RELATIVE_WORDS = new Set(['who', 'which', 'that', 'whom', 'whose', 'where']);
+
+function wordClassOf(tags: ReadonlySet<string>, normal: string): WordClass {
+  if (RELATIVE_WORDS.has(normal)) return 'pronoun';
+  if (tags.has('Copula')) return 'copula';
+  if (tags.has('Modal') || tags.has('Auxiliary')) return 'auxiliary';
+  if (tags.has('Verb')) return 'verb';
+  if (tags.has('Value')) return 'value';
+  if (tags.has('Pronoun') || POSSESSIVE_DETERMINERS.has(normal)) return 'pronoun';
+  if (tags.has('Determiner')) return 'determiner';
+  if (tags.has('Preposition')) return 'preposition';
+  if (tags.has('Conjunction')) return 'conjunction';
+  if (tags.has('Adjective')) return 'adjective';
+  if (tags.has('Adverb')) return 'adverb';
+  if (tags.has('Noun')) return 'noun';
+  return 'other';
 }
 
 function singularizeLast(phrase: string): string {

@@ -17,7 +17,7 @@ import { loadPlaybook } from './playbook-cache.ts';
 export { loadPlaybook } from './playbook-cache.ts';
 
 /** Implementation id, part of the evaluator fingerprint. Bump when extraction rules change. */
-export const OFFLINE_EXECUTOR_ID = 'offline-playbook@2';
+export const OFFLINE_EXECUTOR_ID = 'offline-playbook@3';
 
 /**
  * Creates the offline executor.

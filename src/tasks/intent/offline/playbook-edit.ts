@@ -20,8 +20,8 @@ export type PlaybookEdit =
   | { op: 'add'; path: PlaybookPath; value: string }
   /** Removes a value from the list at `path`. */
   | { op: 'remove'; path: PlaybookPath; value: string }
-  /** Sets the map entry at `path` (the last segment is the key). */
-  | { op: 'set'; path: PlaybookPath; value: string }
+  /** Sets the map entry at `path` (the last segment is the key): a term's role, a policy setting, a relation cue. */
+  | { op: 'set'; path: PlaybookPath; value: string | number | boolean | Readonly<Record<string, string | boolean>> }
   /** Deletes the map entry at `path`. */
   | { op: 'delete'; path: PlaybookPath }
   /** Gives the cue `value` of the list at `path` a weight (1 writes the plain cue). */
@@ -120,10 +120,17 @@ function applyToDocument(doc: Document, edit: PlaybookEdit): boolean {
       return true;
     }
     case 'set': {
-      if (doc.getIn(path) === edit.value) return false;
+      const current = doc.getIn(path, true);
+      const currentValue = isMap(current) ? JSON.stringify(current.toJSON()) : JSON.stringify(doc.getIn(path));
+      if (currentValue === JSON.stringify(edit.value)) return false;
       const parent = doc.getIn(path.slice(0, -1), true);
       if (parent !== undefined && parent !== null && !isMap(parent) && !(isScalar(parent) && parent.value === null)) return false;
-      doc.setIn(path, edit.value);
+      if (typeof edit.value === 'object') {
+        const node = doc.createNode(edit.value, { flow: true });
+        doc.setIn(path, node);
+      } else {
+        doc.setIn(path, edit.value);
+      }
       return true;
     }
     case 'delete': {

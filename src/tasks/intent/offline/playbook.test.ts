@@ -20,8 +20,12 @@ describe('parsePlaybook', () => {
       minMentions: 1,
       compounds: 'head',
       properNouns: false,
+      minSalience: 0,
     });
     expect(result.playbook.extraction.maxEntities).toBe(12);
+    expect(result.playbook.extraction.rankBy).toBe('firstMention');
+    expect(result.playbook.attributeTerms).toEqual([]);
+    expect(result.playbook.cardinalityCues).toEqual({});
     expect(result.playbook.stopList).toEqual([]);
   });
 

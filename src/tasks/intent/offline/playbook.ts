@@ -16,15 +16,17 @@
  * entityAliases:           # surface term → canonical entity name
  *   appointment: Booking
  * stopList: [app, system]  # nouns that are never entities
+ * attributeTerms: [name, date]  # nouns that are properties of a record, never entities
  * roleSuffixes:            # generic role rules for unknown nouns (longest suffix wins)
  *   ist: party
  * unknownNounPolicy: { include: true, role: resource, actorRole: party, minMentions: 1, compounds: head, properNouns: false }
  * behaviorCues: { notification: [remind, alert] }
  * projectionCues: { calendar: [calendar] }
  * defaultProjections: [list, form]
- * relationCues: { has many: { cardinality: one_to_many, kind: association } }
+ * relationCues: { has many: { cardinality: one_to_many, kind: association }, belongs to: { kind: composition, reverse: true } }
+ * cardinalityCues: { one or more: many, each: one }  # quantifier phrase before a noun → one | many
  * appTypeDefaults: { booking: { behaviors: [scheduling], projections: [calendar] } }
- * extraction: { maxEntities: 12, knownModifiers: false }
+ * extraction: { maxEntities: 12, rankBy: salience, knownModifiers: false, verbRelations: true }
  * ```
  *
  * Cue and term matching (see `extract.ts`) is on lower-case word boundaries
@@ -50,12 +52,14 @@ export const PLAYBOOK_SECTIONS = [
   'entityTerms',
   'entityAliases',
   'stopList',
+  'attributeTerms',
   'roleSuffixes',
   'unknownNounPolicy',
   'behaviorCues',
   'projectionCues',
   'defaultProjections',
   'relationCues',
+  'cardinalityCues',
   'appTypeDefaults',
   'extraction',
 ] as const;
@@ -101,15 +105,52 @@ const unknownNounPolicySchema = z.strictObject({
   actorRole: entityRoleSchema.optional(),
   /** An unknown noun must be mentioned at least this many times. */
   minMentions: z.number().int().min(1).max(20).default(1),
-  /** For an unknown noun compound ("physio clinic"): keep only the `head` noun or the `full` compound. */
-  compounds: z.enum(['head', 'full']).default('head'),
+  /**
+   * For an unknown noun compound ("loyalty card"): keep only the `head` noun,
+   * the `full` compound (its last `extraction.maxCompoundWords` nouns), or
+   * `auto`: the full compound when the text repeats it or never uses its head
+   * noun alone, else the head ("physio clinic … the clinic" → Clinic).
+   */
+  compounds: z.enum(['head', 'full', 'auto']).default('head'),
   /** Whether proper nouns (capitalised names such as "Acme") may become entities. */
   properNouns: z.boolean().default(false),
+  /**
+   * With `extraction.rankBy: salience`, the smallest salience an unknown noun needs to be
+   * an entity (a noun mentioned once and in no relation has salience 1); terms
+   * and aliases of the playbook need none. 0 keeps every candidate.
+   */
+  minSalience: z.number().int().min(0).max(20).default(0),
 });
 
 const extractionSchema = z.strictObject({
-  /** Most entities output (first mentions first). */
+  /** Most entities output: the cap (which ones are kept is `rankBy`). */
   maxEntities: z.number().int().min(0).max(60).default(12),
+  /**
+   * Which entities fill the cap: `firstMention` (known terms first, then text
+   * order) or `salience` (mentions + times the noun is the subject or object
+   * of a predicate + distinct entities related to it; ties: known terms, then
+   * first mention).
+   */
+  rankBy: z.enum(['firstMention', 'salience']).default('firstMention'),
+  /** Whether an "adjective noun" pair the text uses at least twice ("guided tour") is one compound (then read like a noun compound). */
+  adjectiveCompounds: z.boolean().default(false),
+  /** Longest unknown compound kept whole, in nouns ("purchase order line" = 3). */
+  maxCompoundWords: z.number().int().min(1).max(5).default(3),
+  /**
+   * Whether an unknown noun whose every mention is possessed by another noun
+   * ("the customer's name", "the name of the customer") is an attribute, not an entity.
+   */
+  structuralAttributes: z.boolean().default(false),
+  /** Whether a verb between two entity mentions of one clause relates them (subject → object). */
+  verbRelations: z.boolean().default(false),
+  /**
+   * Whether an entity no reading relates is related to its sentence's topic
+   * (the first subject of a predicate in the sentence, else its first entity):
+   * a weak, sentence-level association that does not count toward salience.
+   */
+  sentenceRelations: z.boolean().default(false),
+  /** Whether a possessive ("the customer's orders") relates possessor and possessed entity. */
+  possessiveRelations: z.boolean().default(false),
   /** Whether a known term used as a modifier ("patient record") is also an entity mention. */
   knownModifiers: z.boolean().default(false),
   maxBehaviors: z.number().int().min(0).max(20).default(8),
@@ -118,8 +159,11 @@ const extractionSchema = z.strictObject({
 });
 
 const relationCueSchema = z.strictObject({
+  /** Fixed cardinality; absent = read from the quantifiers around the two nouns. */
   cardinality: cardinalitySchema.optional(),
   kind: relationKindSchema.default('association'),
+  /** The noun after the phrase is the `from` end ("a line belongs to an order": Order → Line). */
+  reverse: z.boolean().default(false),
 });
 
 const appTypeDefaultSchema = z.strictObject({
@@ -134,6 +178,7 @@ export const playbookSchema = z.strictObject({
   entityTerms: orEmpty(z.record(termKeySchema, entityRoleSchema), () => ({})).default({}),
   entityAliases: orEmpty(z.record(termKeySchema, z.string().trim().min(1).max(80)), () => ({})).default({}),
   stopList: orEmpty(z.array(termSchema).max(2000), () => []).default([]),
+  attributeTerms: orEmpty(z.array(termSchema).max(2000), () => []).default([]),
   roleSuffixes: orEmpty(
     z.record(z.string().regex(/^[a-z]{1,12}$/i, 'a suffix is 1 to 12 letters'), entityRoleSchema),
     () => ({}),
@@ -143,6 +188,7 @@ export const playbookSchema = z.strictObject({
   projectionCues: orEmpty(z.partialRecord(projectionSchema, cueListSchema), () => ({})).default({}),
   defaultProjections: orEmpty(z.array(projectionSchema).max(20), () => []).default([]),
   relationCues: orEmpty(z.record(termKeySchema, relationCueSchema), () => ({})).default({}),
+  cardinalityCues: orEmpty(z.record(termKeySchema, z.enum(['one', 'many'])), () => ({})).default({}),
   appTypeDefaults: orEmpty(z.partialRecord(appTypeSchema, appTypeDefaultSchema), () => ({})).default({}),
   extraction: orEmpty(extractionSchema, () => ({})).default(extractionSchema.parse({})),
 });

@@ -1,0 +1,257 @@
+/**
+ * Entity mentions: every noun run of a goal resolved against the playbook.
+ *
+ * English structure only; every domain word comes from the playbook:
+ *
+ * - A noun run ("gas station", "purchase order lines") is read at its head
+ *   (last noun). The longest playbook phrase (`entityTerms`, `entityAliases`,
+ *   `stopList`, `attributeTerms`) ending at the head wins; it may extend left
+ *   of the run, which repairs mis-tagged modifiers.
+ * - A stop-listed head with modifiers gives the run to its modifiers ("order
+ *   list" → order); a stop-listed head alone is dropped.
+ * - An unknown run is named by `unknownNounPolicy.compounds`: its head, its
+ *   full compound (the last `extraction.maxCompoundWords` nouns, leading
+ *   proper nouns, acronyms and stop words left out), or `auto` — the compound
+ *   when the text repeats it or never uses the head alone, else the head.
+ * - Attributes: an `attributeTerms` head is a property, not an entity; with
+ *   `extraction.structuralAttributes`, so is an unknown noun every mention of
+ *   which is possessed by another noun ("the customer's name", "the name of
+ *   the customer").
+ */
+import type { EntityRole } from '../vocabulary.ts';
+import type { AnalyzedWord, GoalAnalysis } from './goal-analysis.ts';
+import type { CompiledPlaybook } from './extract.ts';
+import { entityNameOf, nameKey, phraseEndingAt } from './extract.ts';
+
+/** Where an entity mention came from. */
+export type MentionSource = 'term' | 'alias' | 'unknown' | 'stop' | 'excluded' | 'attribute';
+
+/** One noun mention and what the playbook made of it. */
+export interface EntityMention {
+  /** The playbook phrase or the unknown noun (lemmas, lower case). */
+  text: string;
+  /** Output entity name (PascalCase singular); empty for `stop`/`excluded`/`attribute`. */
+  name: string;
+  role: EntityRole | null;
+  source: MentionSource;
+  /** Word span [start, end). */
+  start: number;
+  end: number;
+  /** For an unknown mention: its head noun's lemma (the text when `compounds` keeps only heads). */
+  head?: string;
+}
+
+/** Every noun mention of a goal, in text order, resolved against the playbook. */
+export function findMentions(compiled: CompiledPlaybook, analysis: GoalAnalysis): EntityMention[] {
+  const { words, nounRuns } = analysis;
+  const { playbook } = compiled;
+  const mentions: EntityMention[] = [];
+  const repeated = playbook.extraction.adjectiveCompounds ? repeatedAdjectiveCompounds(compiled, words, nounRuns) : new Set<string>();
+  for (const [runStart, runEnd] of nounRuns) {
+    let start = runStart;
+    const adjective = words[runStart - 1];
+    if (adjective !== undefined && repeated.has(`${adjective.lemma} ${words[runEnd - 1]!.lemma}`) && adjective.sentence === words[runStart]!.sentence) start -= 1;
+    mentions.push(...mentionsOfRun(compiled, words, start, runEnd));
+  }
+  if (playbook.unknownNounPolicy.compounds === 'auto') resolveAutoCompounds(mentions);
+  if (playbook.extraction.structuralAttributes) markPossessedAttributes(words, mentions);
+  return mentions;
+}
+
+function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], runStart: number, runEnd: number): EntityMention[] {
+  const { playbook } = compiled;
+  const policy = playbook.unknownNounPolicy;
+  const found: EntityMention[] = [];
+  const sentenceStart = firstWordOfSentence(words, runStart);
+  const known = phraseEndingAt(compiled, words, runEnd, sentenceStart);
+  let modifierEnd: number;
+  if (known !== null && known.start > runStart && isNotEntityPhrase(compiled, known.phrase.text)) {
+    // "order list", "customer name": a stop-listed or attribute head gives the run to its modifiers.
+    const head = resolveKnown(compiled, known.phrase.text, known.start, runEnd, words);
+    return [...mentionsOfRun(compiled, words, runStart, known.start), head];
+  }
+  if (known !== null) {
+    found.push(resolveKnown(compiled, known.phrase.text, known.start, runEnd, words));
+    modifierEnd = Math.max(runStart, known.start);
+  } else {
+    const headWord = words[runEnd - 1]!;
+    const compoundStart = compoundStartOf(compiled, words, runStart, runEnd);
+    const compound = words.slice(compoundStart, runEnd).map((word) => word.lemma).join(' ');
+    const useCompound = policy.compounds !== 'head';
+    const text = useCompound ? compound : headWord.lemma;
+    const start = useCompound ? compoundStart : runEnd - 1;
+    let source: MentionSource = 'unknown';
+    if (compiled.stop.has(text) || compiled.stop.has(headWord.lemma)) source = 'stop';
+    else if (!policy.include || (headWord.isProperNoun && !policy.properNouns) || !isWordLike(headWord)) source = 'excluded';
+    const role = source === 'unknown' ? unknownRole(compiled, headWord.lemma, headWord.isActor) : null;
+    found.push({
+      text,
+      name: source === 'unknown' ? entityNameOf(text) : '',
+      role,
+      source,
+      start,
+      end: runEnd,
+      head: headWord.lemma,
+    });
+    modifierEnd = runEnd - 1;
+  }
+  if (playbook.extraction.knownModifiers) {
+    let end = modifierEnd;
+    while (end > runStart) {
+      const modifier = phraseEndingAt(compiled, words, end, runStart);
+      if (modifier === null) {
+        end -= 1;
+        continue;
+      }
+      found.unshift(resolveKnown(compiled, modifier.phrase.text, modifier.start, end, words));
+      end = modifier.start;
+    }
+  }
+  return found;
+}
+
+/**
+ * "adjective head" pairs ("guided tour", "smart home") the text uses at least
+ * twice: a named kind of thing, kept whole (the adjective must be a plain,
+ * lower-case word that is not stop-listed).
+ */
+function repeatedAdjectiveCompounds(
+  compiled: CompiledPlaybook,
+  words: readonly AnalyzedWord[],
+  nounRuns: ReadonlyArray<readonly [number, number]>,
+): Set<string> {
+  const counts = new Map<string, number>();
+  for (const [runStart, runEnd] of nounRuns) {
+    const adjective = words[runStart - 1];
+    if (adjective === undefined || adjective.wordClass !== 'adjective' || adjective.sentence !== words[runStart]!.sentence) continue;
+    if (adjective.commaAfter || compiled.stop.has(adjective.lemma) || !/^[a-z][a-z-]{2,}$/.test(adjective.lemma)) continue;
+    const key = `${adjective.lemma} ${words[runEnd - 1]!.lemma}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return new Set([...counts].filter(([, count]) => count >= 2).map(([key]) => key));
+}
+
+/** First word of the compound kept for an unknown run: at most `maxCompoundWords` nouns, no leading proper noun, acronym or stop word. */
+function compoundStartOf(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], runStart: number, runEnd: number): number {
+  let start = Math.max(runStart, runEnd - compiled.playbook.extraction.maxCompoundWords);
+  while (start < runEnd - 1) {
+    const word = words[start]!;
+    if (word.isProperNoun || !isWordLike(word) || compiled.stop.has(word.lemma) || compiled.attributes.has(word.lemma)) start += 1;
+    else break;
+  }
+  return start;
+}
+
+/** A real word: three or more characters with a vowel, or a short all-letter word; never an abbreviation. */
+function isWordLike(word: AnalyzedWord): boolean {
+  if (word.isAcronym) return false;
+  return /^[\p{L}][\p{L}'-]*$/u.test(word.lemma) && (word.lemma.length >= 3 || /[aeiouy]/.test(word.lemma));
+}
+
+/**
+ * `auto` compounds: an unknown compound stays whole when the text mentions it
+ * at least twice or never uses its head noun alone; otherwise every mention of
+ * it is read at its head ("a physio clinic … the clinic" → Clinic).
+ */
+function resolveAutoCompounds(mentions: EntityMention[]): void {
+  const compoundCounts = new Map<string, number>();
+  const headAlone = new Set<string>();
+  for (const mention of mentions) {
+    if (mention.source !== 'unknown' || mention.head === undefined) continue;
+    if (mention.text === mention.head) headAlone.add(mention.head);
+    else compoundCounts.set(mention.text, (compoundCounts.get(mention.text) ?? 0) + 1);
+  }
+  for (const mention of mentions) {
+    if (mention.source !== 'unknown' || mention.head === undefined || mention.text === mention.head) continue;
+    if ((compoundCounts.get(mention.text) ?? 0) >= 2 || !headAlone.has(mention.head)) continue;
+    mention.text = mention.head;
+    mention.name = entityNameOf(mention.head);
+    mention.start = mention.end - 1;
+  }
+}
+
+const POSSESSION_PREPOSITIONS = new Set(['of']);
+const NOUN_PHRASE_FILLERS = new Set(['determiner', 'adjective', 'value']);
+
+/**
+ * Marks as `attribute` every unknown noun all of whose mentions are possessed
+ * by another noun: right after a possessive noun ("customer's name"), or
+ * followed by "of" and a noun phrase ("name of the customer"). A noun that is
+ * itself a possessor somewhere stays an entity.
+ */
+function markPossessedAttributes(words: readonly AnalyzedWord[], mentions: EntityMention[]): void {
+  const possessed = new Map<string, boolean>();
+  for (const mention of mentions) {
+    if (mention.source !== 'unknown' && mention.source !== 'term' && mention.source !== 'alias') continue;
+    const key = nameKey(mention.text);
+    const isPossessed = isPossessedAt(words, mention.start, mention.end);
+    const isPossessor = words[mention.end - 1]!.isPossessive;
+    const previous = possessed.get(key);
+    const value = (previous ?? true) && isPossessed && !isPossessor;
+    possessed.set(key, mention.source === 'unknown' ? value : false);
+  }
+  for (const mention of mentions) {
+    if (mention.source !== 'unknown' || possessed.get(nameKey(mention.text)) !== true) continue;
+    mention.source = 'attribute';
+    mention.name = '';
+    mention.role = null;
+  }
+}
+
+function isPossessedAt(words: readonly AnalyzedWord[], start: number, end: number): boolean {
+  const before = words[start - 1];
+  if (before !== undefined && before.sentence === words[start]!.sentence && before.isPossessive && before.wordClass === 'noun') return true;
+  const after = words[end];
+  if (after === undefined || after.sentence !== words[start]!.sentence || !POSSESSION_PREPOSITIONS.has(after.normal)) return false;
+  if (words[end - 1]!.clauseBreakAfter || words[end - 1]!.commaAfter) return false;
+  for (let index = end + 1; index < words.length && words[index]!.sentence === after.sentence; index += 1) {
+    const word = words[index]!;
+    if (word.wordClass === 'noun') return !word.isProperNoun;
+    if (!NOUN_PHRASE_FILLERS.has(word.wordClass)) return false;
+  }
+  return false;
+}
+
+/** A stop-listed phrase, or an attribute term that is no entity term or alias. */
+function isNotEntityPhrase(compiled: CompiledPlaybook, text: string): boolean {
+  if (compiled.stop.has(text)) return true;
+  return compiled.attributes.has(text) && !compiled.terms.has(text) && !compiled.aliases.has(text);
+}
+
+function firstWordOfSentence(words: readonly AnalyzedWord[], index: number): number {
+  let start = index;
+  while (start > 0 && words[start - 1]!.sentence === words[index]!.sentence) start -= 1;
+  return start;
+}
+
+function resolveKnown(
+  compiled: CompiledPlaybook,
+  text: string,
+  start: number,
+  end: number,
+  words: readonly AnalyzedWord[],
+): EntityMention {
+  if (compiled.stop.has(text)) return { text, name: '', role: null, source: 'stop', start, end };
+  const canonical = compiled.aliases.get(text);
+  if (canonical !== undefined) {
+    const canonicalKey = nameKey(canonical);
+    const role =
+      compiled.terms.get(canonicalKey) ??
+      compiled.terms.get(text) ??
+      unknownRole(compiled, canonicalKey.split(' ').pop() ?? canonicalKey, words[end - 1]?.isActor ?? false);
+    return { text, name: entityNameOf(canonical), role, source: 'alias', start, end };
+  }
+  const role = compiled.terms.get(text);
+  if (role === undefined && compiled.attributes.has(text)) return { text, name: '', role: null, source: 'attribute', start, end };
+  return { text, name: entityNameOf(text), role: role ?? 'resource', source: 'term', start, end };
+}
+
+/** Role of a noun the playbook does not know: the longest matching suffix rule, then `actorRole` for person nouns, then the policy's role. */
+export function unknownRole(compiled: CompiledPlaybook, headLemma: string, isActor: boolean): EntityRole {
+  for (const [suffix, role] of compiled.suffixes) {
+    if (headLemma.length > suffix.length + 1 && headLemma.endsWith(suffix)) return role;
+  }
+  const policy = compiled.playbook.unknownNounPolicy;
+  if (isActor && policy.actorRole !== undefined) return policy.actorRole;
+  return policy.role;
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { createOfflineExecutor } from './offline-executor.ts';
+
+const PLAYBOOK = `entityTerms:
+  customer: party
+stopList: [system, number]
+attributeTerms: [name, date]
+unknownNounPolicy: {include: true, role: resource, actorRole: party, compounds: auto}
+relationCues:
+  has: {kind: association}
+  consist of: {kind: composition}
+  belong to: {kind: composition, reverse: true}
+  be a kind of: {kind: is_a}
+cardinalityCues:
+  one or more: many
+  each: one
+extraction: {maxEntities: 10, rankBy: salience, structuralAttributes: true, verbRelations: true, possessiveRelations: true}
+`;
+
+const executor = createOfflineExecutor();
+async function intentOf(goal: string, artifact = PLAYBOOK) {
+  const result = await executor.execute({ goal, artifact, repeat: 0 });
+  if (!result.ok) throw new Error(result.message);
+  return result.intent;
+}
+
+describe('offline extractor: entities and relations from structure', () => {
+  it('keeps repeated compounds whole, tells attributes apart and reads quantified relations', async () => {
+    const intent = await intentOf(
+      'Each customer places one or more purchase orders. A purchase order consists of several order lines. ' +
+        "The customer's name and the date of the purchase order are stored. An order line belongs to a purchase order.",
+    );
+    expect(intent.entities.map((entity) => entity.name)).toEqual(['Customer', 'PurchaseOrder', 'OrderLine']);
+    expect(intent.relations).toEqual([
+      { from: 'Customer', to: 'PurchaseOrder', cardinality: 'one_to_many', kind: 'association' },
+      { from: 'PurchaseOrder', to: 'OrderLine', cardinality: 'one_to_many', kind: 'composition' },
+    ]);
+  });
+
+  it('reads is_a, subjects through relative clauses and verbs coordinated with a shared subject', async () => {
+    const intent = await intentOf('A manager is a kind of employee. Stations have pumps that contain fuel. Sellers open a shop, create listings and ship parcels.');
+    expect(intent.relations).toEqual([
+      { from: 'Manager', to: 'Employee', kind: 'is_a' },
+      { from: 'Station', to: 'Pump', cardinality: 'one_to_many', kind: 'association' },
+      { from: 'Pump', to: 'Fuel', cardinality: 'one_to_one', kind: 'association' },
+      { from: 'Seller', to: 'Shop', cardinality: 'one_to_one', kind: 'association' },
+      { from: 'Seller', to: 'Listing', cardinality: 'one_to_many', kind: 'association' },
+      { from: 'Seller', to: 'Parcel', cardinality: 'one_to_many', kind: 'association' },
+    ]);
+  });
+
+  it('fills the cap by salience, not first mention', async () => {
+    const goal = 'Our weekend market has a banner. Vendors rent stalls. Vendors pay fees for their stalls. Each stall has a roof.';
+    const capped = PLAYBOOK.replace('maxEntities: 10', 'maxEntities: 2');
+    expect((await intentOf(goal, capped)).entities.map((entity) => entity.name)).toEqual(['Vendor', 'Stall']);
+    const byMention = capped.replace('rankBy: salience', 'rankBy: firstMention');
+    expect((await intentOf(goal, byMention)).entities.map((entity) => entity.name)).toEqual(['Market', 'Banner']);
+  });
+});

@@ -1,0 +1,329 @@
+/**
+ * Relations read from the text's own structure, over the entity mentions of
+ * one goal. English clause structure only; the phrases and quantifiers come
+ * from the playbook:
+ *
+ * - **Predicates**: every `relationCues` phrase ("has", "consists of",
+ *   "belongs to", "is a kind of"), and with `extraction.verbRelations` every
+ *   other verb. A predicate relates its subject group (the nearest entity
+ *   mention before it in the clause — through a relative pronoun, and past a
+ *   prepositional phrase to the noun it modifies: "the holder of the card
+ *   receives" → holder — plus nouns coordinated with it by "and", "or" or a
+ *   comma; a verb coordinated with an earlier one shares its subject) to its
+ *   object group (the first entity mention after it in the clause, past
+ *   determiners, adjectives, quantities, prepositions and non-entity nouns
+ *   such as "a number of", plus coordinated nouns). A one-word preposition cue
+ *   ("with") relates only the nouns right beside it.
+ * - **Possessives** (`extraction.possessiveRelations`): "the customer's
+ *   orders" relates Customer → Order, one to many.
+ * - **Kind**: the cue's (`association`, `composition`, `is_a`); verbs give
+ *   `association`. A `reverse` cue ("belongs to", "is part of") makes the
+ *   noun after it the `from` end.
+ * - **Cardinality**: the cue's when it sets one; else from the quantifiers:
+ *   the subject end is "one" (a plural subject is read generically, "customers
+ *   place orders" = each customer) unless a `cardinalityCues` phrase says
+ *   many; the object end is the `cardinalityCues` phrase before it ("one or
+ *   more", "each"), else a number, else its grammatical number (plural =
+ *   many). `is_a` relations have no cardinality.
+ *
+ * Each unordered pair of entities is related once (the first reading wins).
+ */
+import type { Cardinality, RelationKind } from '../vocabulary.ts';
+import type { AnalyzedWord } from './goal-analysis.ts';
+import type { EntityMention } from './entity-mentions.ts';
+import { nameKey } from './extract.ts';
+
+/** A relation phrase found in the goal (from the playbook's `relationCues`). */
+export interface RelationCueMatch {
+  text: string;
+  start: number;
+  end: number;
+  cardinality: Cardinality | undefined;
+  kind: RelationKind;
+  reverse: boolean;
+}
+
+/** A quantifier phrase of the playbook (`cardinalityCues`), as accepted word forms. */
+export interface CompiledQuantifier {
+  words: ReadonlyArray<readonly string[]>;
+  quantity: 'one' | 'many';
+}
+
+/** One relation between two entity mentions, before the entity cap. */
+export interface FoundRelation {
+  from: EntityMention;
+  to: EntityMention;
+  cardinality: Cardinality | undefined;
+  kind: RelationKind;
+  /** What produced it: the cue text, `verb:<lemma>` or `possessive`. */
+  source: string;
+}
+
+export interface RelationOptions {
+  verbRelations: boolean;
+  possessiveRelations: boolean;
+  /** Relate a noun no reading related to the first subject of its sentence (source `sentence`). */
+  sentenceRelations: boolean;
+  quantifiers: readonly CompiledQuantifier[];
+}
+
+const SKIP_BEFORE_PREDICATE = new Set(['adverb', 'auxiliary', 'copula']);
+const NOUN_PHRASE_FILLERS = new Set(['determiner', 'adjective', 'value']);
+const OBJECT_SKIPPABLE = new Set(['determiner', 'adjective', 'adverb', 'value', 'preposition']);
+const RELATIVE = new Set(['who', 'which', 'that', 'whom', 'whose', 'where']);
+const COORDINATORS = new Set(['and', 'or']);
+const ONE_DETERMINERS = new Set(['a', 'an', 'one', 'each', 'every', 'the', 'this', 'that', 'its', 'single', 'exactly']);
+const OBJECT_WINDOW = 10;
+
+/**
+ * Reads the relations of one goal.
+ *
+ * @param words the analysed words of the goal
+ * @param mentions the entity-candidate mentions (with names), in text order
+ * @param cues relation-cue matches of the goal
+ */
+export function findRelations(
+  words: readonly AnalyzedWord[],
+  mentions: readonly EntityMention[],
+  cues: readonly RelationCueMatch[],
+  options: RelationOptions,
+): { relations: FoundRelation[]; arguments: Map<EntityMention, number> } {
+  const argumentCounts = new Map<EntityMention, number>();
+  const mentionAt = new Map<number, EntityMention>();
+  for (const mention of mentions) for (let index = mention.start; index < mention.end; index += 1) mentionAt.set(index, mention);
+  const mentionEndingAt = new Map<number, EntityMention>();
+  for (const mention of mentions) mentionEndingAt.set(mention.end, mention);
+
+  // Predicates in text order: non-overlapping cues (longest first at a position), then free verbs.
+  const predicates: Array<{ start: number; end: number; cue: RelationCueMatch | null; lemma: string }> = [];
+  const covered = new Set<number>();
+  const sortedCues = [...cues].sort((a, b) => a.start - b.start || b.end - b.start - (a.end - a.start));
+  for (const cue of sortedCues) {
+    let free = true;
+    for (let index = cue.start; index < cue.end && free; index += 1) free = !covered.has(index) && !mentionAt.has(index);
+    if (!free) continue;
+    for (let index = cue.start; index < cue.end; index += 1) covered.add(index);
+    predicates.push({ start: cue.start, end: cue.end, cue, lemma: cue.text });
+  }
+  if (options.verbRelations) {
+    words.forEach((word, index) => {
+      if (word.wordClass === 'verb' && !covered.has(index) && !mentionAt.has(index)) predicates.push({ start: index, end: index + 1, cue: null, lemma: word.lemma });
+    });
+  }
+  predicates.sort((a, b) => a.start - b.start);
+
+  const isBreakBetween = (left: number, right: number): boolean => {
+    for (let index = left; index < right; index += 1) if (words[index]!.clauseBreakAfter) return true;
+    return words[left]!.sentence !== words[right]!.sentence;
+  };
+  const isPredicateWord = (index: number): boolean => {
+    const word = words[index]!;
+    return (word.wordClass === 'verb' || word.wordClass === 'copula') && !mentionAt.has(index);
+  };
+  /** Skips noun-phrase fillers leftwards from `index`; returns the first other index. */
+  const skipFillersLeft = (index: number): number => {
+    let at = index;
+    while (at >= 0 && NOUN_PHRASE_FILLERS.has(words[at]!.wordClass) && !mentionAt.has(at)) at -= 1;
+    return at;
+  };
+  const skipFillersRight = (index: number): number => {
+    let at = index;
+    while (at < words.length && (NOUN_PHRASE_FILLERS.has(words[at]!.wordClass) || isPossessivePronoun(words[at]!)) && !mentionAt.has(at)) at += 1;
+    return at;
+  };
+
+  /** The noun a mention's prepositional phrase modifies, and the nouns coordinated before it. */
+  const subjectGroup = (first: EntityMention): EntityMention[] => {
+    let head = first;
+    for (let hop = 0; hop < 3; hop += 1) {
+      const before = skipFillersLeft(head.start - 1);
+      if (before < 1 || words[before]!.wordClass !== 'preposition' || isBreakBetween(before - 1, head.start)) break;
+      const owner = mentionEndingAt.get(before);
+      if (owner === undefined) break;
+      head = owner;
+    }
+    const group = [head];
+    let current = head;
+    for (;;) {
+      const at = skipFillersLeft(current.start - 1);
+      if (at < 0) break;
+      let ownerEnd: number;
+      if (COORDINATORS.has(words[at]!.normal)) ownerEnd = skipFillersLeft(at - 1) + 1;
+      else if (words[at]!.commaAfter && mentionEndingAt.has(at + 1)) ownerEnd = at + 1;
+      else break;
+      const previous = mentionEndingAt.get(ownerEnd);
+      if (previous === undefined || isBreakBetween(ownerEnd - 1, current.start)) break;
+      group.unshift(previous);
+      current = previous;
+    }
+    return group;
+  };
+
+  const objectGroup = (first: EntityMention): EntityMention[] => {
+    const group = [first];
+    let current = first;
+    for (;;) {
+      if (words[current.end - 1]!.clauseBreakAfter) break;
+      let at = current.end;
+      const comma = words[current.end - 1]!.commaAfter;
+      at = skipFillersRight(at);
+      if (at < words.length && COORDINATORS.has(words[at]!.normal)) at = skipFillersRight(at + 1);
+      else if (!comma) break;
+      const next = at < words.length ? mentionAt.get(at) : undefined;
+      if (next === undefined || next.start !== at || isBreakBetween(current.end - 1, at)) break;
+      // "…, and staff approve it": a noun followed by its own verb starts a new clause.
+      let after = next.end;
+      while (after < words.length && SKIP_BEFORE_PREDICATE.has(words[after]!.wordClass)) after += 1;
+      if (after < words.length && !isBreakBetween(next.end - 1, after) && isPredicateWord(after) && !words[next.end - 1]!.commaAfter) break;
+      group.push(next);
+      current = next;
+    }
+    return group;
+  };
+
+  const found: FoundRelation[] = [];
+  const pairs = new Set<string>();
+  const subjectsOf = new Map<number, EntityMention[]>();
+  const add = (from: EntityMention, to: EntityMention, cardinality: Cardinality | undefined, kind: RelationKind, source: string): void => {
+    const fromKey = nameKey(from.name);
+    const toKey = nameKey(to.name);
+    if (fromKey === toKey) return;
+    if (source !== 'sentence') {
+      argumentCounts.set(from, (argumentCounts.get(from) ?? 0) + 1);
+      argumentCounts.set(to, (argumentCounts.get(to) ?? 0) + 1);
+    }
+    const pair = fromKey < toKey ? `${fromKey}\u0000${toKey}` : `${toKey}\u0000${fromKey}`;
+    if (pairs.has(pair)) return;
+    pairs.add(pair);
+    found.push({ from, to, cardinality: kind === 'is_a' ? undefined : cardinality, kind, source });
+  };
+
+  predicates.forEach((predicate, predicateIndex) => {
+    const isPreposition = predicate.cue !== null && predicate.end - predicate.start === 1 && words[predicate.start]!.wordClass === 'preposition';
+    // Subjects.
+    let subjects: EntityMention[] = [];
+    let at = predicate.start - 1;
+    while (at >= 0 && SKIP_BEFORE_PREDICATE.has(words[at]!.wordClass) && !mentionAt.has(at)) at -= 1;
+    if (isPreposition) {
+      const owner = mentionEndingAt.get(skipFillersLeft(predicate.start - 1) + 1);
+      if (owner !== undefined && !isBreakBetween(owner.end - 1, predicate.start)) subjects = [owner];
+    } else if (at >= 0 && (COORDINATORS.has(words[at]!.normal) || words[at]!.commaAfter) && predicateIndex > 0) {
+      const previous = predicates[predicateIndex - 1]!;
+      if (!isBreakBetween(previous.start, predicate.start)) subjects = subjectsOf.get(predicateIndex - 1) ?? [];
+    }
+    if (subjects.length === 0 && !isPreposition && at >= 0) {
+      for (let index = at; index >= 0; index -= 1) {
+        if (index < predicate.start - 1 && isBreakBetween(index, index + 1)) break;
+        const mention = mentionAt.get(index);
+        if (mention !== undefined) {
+          subjects = subjectGroup(mention);
+          break;
+        }
+        if (isPredicateWord(index) && !RELATIVE.has(words[index]!.normal)) break;
+      }
+    }
+    subjectsOf.set(predicateIndex, subjects);
+    if (subjects.length === 0) return;
+    // Objects.
+    let objects: EntityMention[] = [];
+    for (let index = predicate.end, steps = 0; index < words.length && steps < OBJECT_WINDOW; index += 1, steps += 1) {
+      if (isBreakBetween(index - 1, index)) break;
+      const mention = mentionAt.get(index);
+      if (mention !== undefined) {
+        objects = objectGroup(mention);
+        break;
+      }
+      const word = words[index]!;
+      if (isPreposition && !NOUN_PHRASE_FILLERS.has(word.wordClass) && !isPossessivePronoun(word)) break;
+      if (RELATIVE.has(word.normal) || isPredicateWord(index) || word.wordClass === 'auxiliary') break;
+      // "one or more": a conjunction inside a quantifier does not end the object search.
+      if (word.wordClass === 'conjunction' && index > predicate.end && words[index - 1]!.wordClass !== 'value') break;
+      if (!OBJECT_SKIPPABLE.has(word.wordClass) && word.wordClass !== 'noun' && !isPossessivePronoun(word) && word.wordClass !== 'conjunction') break;
+    }
+    if (objects.length === 0) return;
+    const cue = predicate.cue;
+    const kind: RelationKind = cue?.kind ?? 'association';
+    const source = cue === null ? `verb:${predicate.lemma}` : cue.text;
+    for (const subject of subjects) {
+      for (const object of objects) {
+        if (cue?.reverse === true) {
+          add(object, subject, cue.cardinality ?? 'one_to_many', kind, source);
+        } else {
+          const subjectQuantity = quantityBefore(words, subject, options.quantifiers, true);
+          const objectQuantity = quantityBefore(words, object, options.quantifiers, false);
+          add(subject, object, cue?.cardinality ?? cardinalityOf(subjectQuantity, objectQuantity), kind, source);
+        }
+      }
+    }
+  });
+
+  if (options.possessiveRelations) {
+    for (const mention of mentions) {
+      if (!words[mention.end - 1]!.isPossessive) continue;
+      const next = mentionAt.get(skipFillersRight(mention.end));
+      if (next !== undefined && !isBreakBetween(mention.end - 1, next.start)) add(mention, next, 'one_to_many', 'association', 'possessive');
+    }
+  }
+  if (options.sentenceRelations) {
+    const related = new Set<string>();
+    for (const relation of found) {
+      related.add(nameKey(relation.from.name));
+      related.add(nameKey(relation.to.name));
+    }
+    const topicOf = new Map<number, EntityMention>();
+    predicates.forEach((_, index) => {
+      const subject = subjectsOf.get(index)?.[0];
+      const sentence = words[predicates[index]!.start]!.sentence;
+      if (subject !== undefined && !topicOf.has(sentence)) topicOf.set(sentence, subject);
+    });
+    for (const mention of mentions) {
+      const sentence = words[mention.start]!.sentence;
+      if (!topicOf.has(sentence)) topicOf.set(sentence, mention);
+    }
+    for (const mention of mentions) {
+      if (related.has(nameKey(mention.name))) continue;
+      const topic = topicOf.get(words[mention.start]!.sentence);
+      if (topic === undefined || nameKey(topic.name) === nameKey(mention.name)) continue;
+      add(topic, mention, 'one_to_many', 'association', 'sentence');
+      related.add(nameKey(mention.name));
+    }
+  }
+  return { relations: found, arguments: argumentCounts };
+}
+
+function isPossessivePronoun(word: AnalyzedWord): boolean {
+  return word.wordClass === 'pronoun' && /^(my|our|your|his|her|its|their)$/.test(word.normal);
+}
+
+/** "one" or "many" for the noun phrase of a mention (see the module comment). */
+function quantityBefore(
+  words: readonly AnalyzedWord[],
+  mention: EntityMention,
+  quantifiers: readonly CompiledQuantifier[],
+  isSubject: boolean,
+): 'one' | 'many' {
+  let end = mention.start;
+  while (end > 0 && words[end - 1]!.wordClass === 'adjective' && words[end - 1]!.sentence === words[mention.start]!.sentence) end -= 1;
+  for (const quantifier of quantifiers) {
+    const length = quantifier.words.length;
+    const start = end - length;
+    if (start < 0) continue;
+    let ok = true;
+    for (let offset = 0; offset < length && ok; offset += 1) {
+      const word = words[start + offset]!;
+      ok = word.sentence === words[mention.start]!.sentence && quantifier.words[offset]!.some((form) => word.keys.includes(form));
+    }
+    if (ok) return quantifier.quantity;
+  }
+  if (isSubject) return 'one';
+  const before = words[end - 1];
+  if (before !== undefined && before.sentence === words[mention.start]!.sentence) {
+    if (before.wordClass === 'value') return /^(1|one)$/.test(before.normal) ? 'one' : 'many';
+    if (ONE_DETERMINERS.has(before.normal)) return 'one';
+  }
+  return words[mention.end - 1]!.isPlural ? 'many' : 'one';
+}
+
+function cardinalityOf(from: 'one' | 'many', to: 'one' | 'many'): Cardinality {
+  return `${from}_to_${to}` as Cardinality;
+}

@@ -20,6 +20,7 @@ import { registerReviewCommand } from './commands/review.ts';
 import { registerScheduleCommand } from './commands/schedule.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerSignalsCommands } from './commands/signals.ts';
+import { registerViewCommand } from './commands/view.ts';
 
 /** Exit codes of the CLI. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, badInput: 2, studyBusy: 3, interrupted: 130 });
@@ -63,6 +64,7 @@ export function createProgram(): Command {
   registerSignalsCommands(program);
   registerServeCommand(program);
   registerScheduleCommand(program);
+  registerViewCommand(program);
   return program;
 }
 

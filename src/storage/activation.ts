@@ -127,13 +127,19 @@ export async function activateVersion(db: StudyDatabase, request: ActivationRequ
   });
 }
 
+/** Options of {@link activateVersionExclusive}. */
+export interface ExclusiveActivationOptions {
+  /** Runs after a successful activation that changed the pointer, while the lease is still held (e.g. the git mirror's sync). */
+  whileHeld?: (result: Extract<ActivationResult, { ok: true }>) => Promise<void>;
+}
+
 /**
  * {@link activateVersion} under the study's run lease: refused with
  * `busy` while a live run holds the study (a stale lease is taken over).
  *
  * @param studyKey the study's lease key (its absolute folder)
  */
-export async function activateVersionExclusive(db: StudyDatabase, studyKey: string, request: ActivationRequest): Promise<ActivationResult> {
+export async function activateVersionExclusive(db: StudyDatabase, studyKey: string, request: ActivationRequest, options: ExclusiveActivationOptions = {}): Promise<ActivationResult> {
   checkActor(request.actor);
   const attempt = await tryAcquireLease(db, { studyKey });
   if (!attempt.acquired) {
@@ -146,7 +152,9 @@ export async function activateVersionExclusive(db: StudyDatabase, studyKey: stri
     };
   }
   try {
-    return await activateVersion(db, request);
+    const result = await activateVersion(db, request);
+    if (result.ok && result.changed && options.whileHeld !== undefined) await options.whileHeld(result);
+    return result;
   } finally {
     await releaseLease(db, attempt.lease);
   }

@@ -21,6 +21,8 @@ import { registerScheduleCommand } from './commands/schedule.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerSignalsCommands } from './commands/signals.ts';
 import { registerViewCommand } from './commands/view.ts';
+import { registerDiffCommand } from './commands/diff.ts';
+import { registerActivateCommand } from './commands/activate.ts';
 
 /** Exit codes of the CLI. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, badInput: 2, studyBusy: 3, interrupted: 130 });
@@ -65,6 +67,8 @@ export function createProgram(): Command {
   registerServeCommand(program);
   registerScheduleCommand(program);
   registerViewCommand(program);
+  registerDiffCommand(program);
+  registerActivateCommand(program);
   return program;
 }
 

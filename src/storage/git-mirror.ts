@@ -188,7 +188,8 @@ export async function syncGitMirror(db: StudyDatabase, options: GitMirrorOptions
  * Read-only.
  *
  * @param enabled whether the study asks for the mirror (`notebook.git`): a
- *   missing mirror is then a problem, else nothing is reported
+ *   missing or mismatching mirror is then a problem; otherwise a missing one
+ *   is not reported and a mismatching one is a note
  */
 export async function checkGitMirror(db: StudyDatabase, options: GitMirrorOptions & { enabled: boolean }): Promise<MirrorFinding[]> {
   const dir = gitMirrorPath(options.studyDir);
@@ -234,7 +235,8 @@ export async function checkGitMirror(db: StudyDatabase, options: GitMirrorOption
       unknown.length > 0 ? `${unknown.length} commits name no move of the database (${unknown.map((commit) => commit.oid.slice(0, 8)).join(', ')})` : '',
       wrongText.length > 0 ? `${wrongText.length} commits do not hold their version's text: ${wrongText.join(', ')}` : '',
     ].filter((part) => part !== '');
-    findings.push({ id: 'notebook.git', status: 'problem', message: `git notebook at ${dir} does not match the database: ${parts.join('; ')}`, fix });
+    if (options.enabled) findings.push({ id: 'notebook.git', status: 'problem', message: `git notebook at ${dir} does not match the database: ${parts.join('; ')}`, fix });
+    else findings.push({ id: 'notebook.git', status: 'info', message: `git notebook at ${dir} is behind the database (notebook.git is off, so it is not kept up to date): ${parts.join('; ')}` });
   }
   return findings;
 }

@@ -75,13 +75,14 @@ export function gateDelta(evidence: Evidence): number | null {
 }
 
 /**
- * The p-value the significance check decided on: its statistic, else
- * `data.pValue`, else `data.paired.pValue`; null when the check did not run.
+ * The paired test's p-value of the significance check, at full precision:
+ * `data.pValue`, else `data.paired.pValue`, else the check's statistic (the
+ * p-value, rounded); null when the check did not run.
  */
 export function gatePValue(evidence: Evidence): number | null {
   const check = findCheck(evidence, 'significance');
   if (check === undefined) return null;
-  return check.statistic ?? finiteOrNull(check.data['pValue']) ?? finiteOrNull(record(check.data['paired'])['pValue']);
+  return finiteOrNull(check.data['pValue']) ?? finiteOrNull(record(check.data['paired'])['pValue']) ?? check.statistic;
 }
 
 /** Welch's p-value when the significance check recorded one (`data.welch.pValue`). */

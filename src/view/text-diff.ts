@@ -3,7 +3,7 @@
  * O(ND) algorithm): hunks with context, as side-by-side rows for the viewer
  * and the HTML report, and as a unified diff for the terminal.
  */
-import { createTwoFilesPatch, structuredPatch } from 'diff';
+import { FILE_HEADERS_ONLY, createTwoFilesPatch, structuredPatch } from 'diff';
 
 /** One row of a side-by-side diff. */
 export interface DiffRow {
@@ -80,5 +80,5 @@ export function diffTexts(left: string, right: string, context = DEFAULT_DIFF_CO
 
 /** A unified diff (`--- a` / `+++ b` headers, @@ hunks), as `diff -u` prints it. */
 export function unifiedDiff(leftName: string, left: string, rightName: string, right: string, context = DEFAULT_DIFF_CONTEXT): string {
-  return createTwoFilesPatch(leftName, rightName, left, right, '', '', { context });
+  return createTwoFilesPatch(leftName, rightName, left, right, '', '', { context, headerOptions: FILE_HEADERS_ONLY });
 }

@@ -23,6 +23,7 @@ import { registerSignalsCommands } from './commands/signals.ts';
 import { registerViewCommand } from './commands/view.ts';
 import { registerDiffCommand } from './commands/diff.ts';
 import { registerActivateCommand } from './commands/activate.ts';
+import { registerReportCommand } from './commands/report.ts';
 
 /** Exit codes of the CLI. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, badInput: 2, studyBusy: 3, interrupted: 130 });
@@ -69,6 +70,7 @@ export function createProgram(): Command {
   registerViewCommand(program);
   registerDiffCommand(program);
   registerActivateCommand(program);
+  registerReportCommand(program);
   return program;
 }
 

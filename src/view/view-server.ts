@@ -21,10 +21,8 @@
  * compared in constant time) and a same-origin `Origin`.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { bearerAuth } from 'hono/bearer-auth';
@@ -46,6 +44,7 @@ import { loadStudyOverview } from './study-overview.ts';
 import type { CorpusPage } from './study-pages.ts';
 import { loadCorpusPage, loadReviewPage, loadVersionsPage } from './study-pages.ts';
 import { diffTexts } from './text-diff.ts';
+import { chartBundlePath, pagesFolder } from './page-assets.ts';
 
 /** Shortest bearer token accepted (as `kloop serve`). */
 export const MIN_VIEW_TOKEN_CHARACTERS = 16;
@@ -76,24 +75,6 @@ export interface ViewAppOptions {
 }
 
 const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '[::1]', '::1'];
-
-/** The folder of the static pages: next to this module, or in the package's sources (compiled builds). */
-export function pagesFolder(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const candidates = [path.join(here, 'pages'), path.join(here, '..', '..', 'src', 'view', 'pages')];
-  const found = candidates.find((candidate) => existsSync(path.join(candidate, 'index.html')));
-  if (found === undefined) throw new KloopError(`the viewer's pages are missing (looked in ${candidates.join(', ')})`, { code: 'view.pages', exitCode: 1 });
-  return found;
-}
-
-/** Chart.js's prebuilt browser bundle (UMD, minified) in node_modules. */
-export function chartBundlePath(): string {
-  const require = createRequire(import.meta.url);
-  return path.join(path.dirname(require.resolve('chart.js')), 'chart.umd.min.js');
-}
-
-/** The files the pages are made of, in the order the report inlines them. */
-export const PAGE_SCRIPTS = ['format.js', 'charts.js', 'pages.js', 'app.js'] as const;
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -146,6 +146,8 @@ export async function loadEvaluationIndex(db: StudyDatabase): Promise<Evaluation
  * (Σ composite·valid / Σ valid); null when nothing was valid.
  */
 export function meanComposite(rows: readonly EvaluationRow[]): number | null {
+  // One repeat: its stored composite is already the mean over its valid examples (exactly, no re-weighting).
+  if (rows.length === 1) return Number(rows[0]!.total) - Number(rows[0]!.invalid) > 0 ? rows[0]!.composite : null;
   let weighted = 0;
   let valid = 0;
   for (const row of rows) {

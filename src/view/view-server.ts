@@ -303,7 +303,7 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
     if (error instanceof InputError) return context.json({ error: 'bad_input', message: error.message }, 400);
     if (error instanceof HTTPException && (error.status === 401 || error.status === 400)) {
       context.header('WWW-Authenticate', 'Bearer realm="kloop"');
-      return context.json({ error: 'unauthorized', message: 'refused: send the viewer\'s bearer token (Authorization: Bearer <token>, the value of the variable kloop view was started with)' }, 401);
+      return context.json({ error: 'unauthorized', message: 'the viewer\'s bearer token is missing or wrong (send Authorization: Bearer <token>, the value of the variable kloop view was started with)' }, 401);
     }
     if (error instanceof HTTPException) return context.json({ error: 'refused', message: error.message }, error.status);
     return context.json({ error: 'internal', message: `the viewer failed: ${error.message}` }, 500);

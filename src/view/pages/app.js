@@ -91,7 +91,8 @@
       const result = await pending.submit({ by, note: note === '' ? undefined : note, token });
       storage('kloop-name', by);
       if (token) storage('kloop-token', token);
-      state.notice = h('div', { class: 'notice ok', role: 'status', 'data-testid': 'notice' }, pending.done(result));
+      // Shown on this page until the user navigates away (live redraws keep it).
+      state.notice = { hash: window.location.hash, text: pending.done(result) };
       pending = null;
       dialog.close();
       await render();
@@ -124,9 +125,11 @@
     state.rendering = true;
     const current = route();
     for (const link of document.querySelectorAll('#nav a')) link.classList.toggle('current', link.dataset.page === (current.page === 'experiments' ? 'overview' : current.page));
-    const scroll = window.scrollY;
-    const notice = state.notice;
-    state.notice = null;
+    // A live redraw of the same page keeps the scroll position; a new page starts at the top.
+    const scroll = state.lastHash === window.location.hash ? window.scrollY : 0;
+    state.lastHash = window.location.hash;
+    if (state.notice && state.notice.hash !== window.location.hash) state.notice = null;
+    const notice = state.notice ? h('div', { class: 'notice ok', role: 'status', 'data-testid': 'notice' }, state.notice.text) : null;
     const key = window.location.hash;
     const mount = (root) => {
       if (window.location.hash !== key) throw STALE;

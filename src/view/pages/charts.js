@@ -45,7 +45,7 @@
         backgroundColor: PARTITION_COLORS[partition],
         borderWidth: 2,
         borderDash: partition === 'shadow' ? [6, 3] : partition === 'anchor' ? [2, 2] : [],
-        stepped: 'after',
+        stepped: 'before',
         pointRadius: 0,
         pointHitRadius: 4,
         spanGaps: true,
@@ -134,7 +134,7 @@
     });
   }
 
-  /** Horizontal bars: the largest per-example changes of an experiment. */
+  /** Horizontal bars: the largest per-example changes of an experiment, coloured by partition (right: better, left: worse). */
   function exampleChangesChart(canvas, changes) {
     const shown = changes.filter((change) => change.change !== null).slice(0, 25);
     const options = baseOptions();
@@ -145,7 +145,7 @@
       type: 'bar',
       data: {
         labels: shown.map((change) => `${change.exampleId} (${change.partition})`),
-        datasets: [{ label: 'change', data: shown.map((change) => change.change), backgroundColor: shown.map((change) => (change.change > 0 ? '#1a9850' : '#d73027')) }],
+        datasets: [{ label: 'change', data: shown.map((change) => change.change), backgroundColor: shown.map((change) => PARTITION_COLORS[change.partition] || '#5d6d7e') }],
       },
       options,
     });
@@ -163,7 +163,7 @@
           data: sizes.map((point) => ({ x: point.experimentId, y: point.sizes[partition] })),
           borderColor: PARTITION_COLORS[partition],
           backgroundColor: PARTITION_COLORS[partition],
-          stepped: 'after',
+          stepped: 'before',
         })),
       },
       options,

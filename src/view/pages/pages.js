@@ -78,7 +78,7 @@
           data.runInProgress ? `run ${data.runInProgress.run ?? '?'}, pid ${data.runInProgress.pid} since ${format.time(data.runInProgress.since)}` : data.stop ? data.stop.detail || `run ${data.stop.run}` : 'no run finished yet',
         ),
         tile('executor calls', format.number(budget.evaluations.calls), `${format.number(budget.evaluations.inputTokens + budget.evaluations.outputTokens)} tokens · ${format.usd(budget.evaluations.costUsd)}`),
-        budget.metered
+        budget.metered && budget.metered.calls + budget.metered.cachedCalls > 0
           ? tile('metered (executor + proposer)', format.usd(budget.metered.costUsd), `${format.number(budget.metered.calls)} model calls (${format.number(budget.metered.cachedCalls)} cached) · ${format.number(budget.metered.inputTokens + budget.metered.outputTokens)} tokens · ${budget.metered.runs} run(s)`)
           : null,
       ),
@@ -252,7 +252,8 @@
     const ids = data.versions.map((version) => version.id);
     const seed = data.versions.find((version) => version.source === 'seed');
     const a = Number(query.get('a')) || (seed ? seed.id : ids[0]);
-    const b = Number(query.get('b')) || data.activeVersion || ids[ids.length - 1];
+    // Default: the seed against the active version, or against the newest when the seed is active.
+    const b = Number(query.get('b')) || (data.activeVersion !== null && data.activeVersion !== a ? data.activeVersion : ids[ids.length - 1]);
     root.append(h('h1', {}, 'Versions'));
     if (ctx.notice) root.append(ctx.notice);
     root.append(

@@ -15,14 +15,20 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeSignals } from '../src/signals/signal-store.ts';
+import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
+import { enqueueReviewItem } from '../src/study/review-queue.ts';
 import { kloop } from './cli-in-process.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
+/** Debian's Chromium; KLOOP_CHROMIUM names another build. */
+const CHROMIUM = process.env['KLOOP_CHROMIUM'] ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 const required = process.env['KLOOP_REQUIRE_BROWSER'] === '1';
 const repo = path.resolve(import.meta.dirname, '..');
 const output = path.join(repo, 'test-output', 'view-browser');
 const TOKEN = 'browser-test-token-0123456789';
+/** Bound on the steps that run the loop (a failure bound only: nothing waits for it to pass). */
+const SLOW_MS = 240_000;
 
 if (!hasChromium) {
   process.stderr.write(
@@ -105,7 +111,7 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     });
     page = await context.newPage();
     page.on('pageerror', (error) => pageErrors.push(error.message));
-  });
+  }, SLOW_MS);
 
   afterAll(async () => {
     await context?.close();
@@ -185,21 +191,53 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     await page.screenshot({ path: path.join(output, 'versions-after-rollback.png'), fullPage: true });
   });
 
-  it('the corpus, review and signals pages render', async () => {
-    for (const name of ['corpus', 'review', 'signals']) {
-      await open(`#/${name}`, name);
-      await page.screenshot({ path: path.join(output, `${name}.png`), fullPage: true });
+  it('the review queue decides with a name and the token; the corpus and signals pages draw their charts', async () => {
+    // Findings of Loop C and D, and production signals with a cluster of low-confidence assemblies.
+    const db = await openDatabase(studyDatabasePath(dir));
+    try {
+      await enqueueReviewItem(db, { kind: 'example', source: 'loop-c', title: 'booking with pets: a shape missing from the corpus', payload: { example: { id: 'booking-pets-01', goal: 'a kennel where owners book stays for their pets', expected: { appType: 'booking' } } }, evidence: { signals: 12, share: 0.4 } });
+      await enqueueReviewItem(db, { kind: 'pattern', source: 'loop-d', title: 'pattern booking-kennel for 6 low-confidence assemblies', payload: { name: 'booking-kennel', yaml: 'id: booking-kennel\n' }, evidence: { cluster: 'booking|commitments|4-6', size: 6 } });
+      const now = Date.now();
+      await storeSignals(
+        db,
+        Array.from({ length: 6 }, (_, index) => ({ id: `browser-test-${index}`, time: new Date(now - (index + 1) * 3_600_000).toISOString(), assemblyMethod: 'decomposed' as const, confidence: 0.5, appClass: 'booking', hasCommitments: true, entityCount: 5, artifactVersion: 'v1', uncoveredEntities: ['Kennel', 'Pet'], patterns: ['booking'] })),
+        { source: 'ingest' },
+      );
+    } finally {
+      await db.destroy();
     }
-    expect(await page.locator('#exposures-chart').count()).toBe(0); // signals page now
+    await open('#/review', 'review');
+    expect(await page.locator('[data-review-item]').count()).toBe(2);
+    await page.screenshot({ path: path.join(output, 'review.png'), fullPage: true });
+    const example = page.locator('[data-review-item]', { hasText: 'booking with pets' });
+    await example.locator('button[data-review-action="reject"]').click();
+    await page.waitForSelector('#decision-dialog[open]');
+    await page.fill('#decision-by', '');
+    await page.click('#decision-confirm');
+    await expect.poll(() => page.textContent('#decision-error')).toMatch(/name is required/);
+    await page.fill('#decision-by', 'Test Reviewer');
+    await page.fill('#decision-note', 'too close to booking-vet-05');
+    await page.fill('#decision-token', TOKEN);
+    await page.click('#decision-confirm');
+    await page.waitForSelector('[data-testid="notice"]');
+    expect(await page.textContent('[data-testid="notice"]')).toMatch(/rejected by Test Reviewer/);
+    expect(query<{ status: string; decided_by: string; note: string }>(dir, "select status, decided_by, note from review_items where title like 'booking with pets%'")).toEqual({ status: 'rejected', decided_by: 'Test Reviewer', note: 'too close to booking-vet-05' });
+    expect(await page.locator('[data-review-item]').count()).toBe(1); // the pending list
+
     await open('#/corpus', 'corpus');
-    expect(await page.evaluate(() => (window as unknown as { Chart: { getChart(id: string): unknown } }).Chart.getChart('exposures-chart') !== undefined)).toBe(true);
+    const corpusCharts = await page.evaluate(() => ['partition-sizes-chart', 'exposures-chart'].map((id) => (window as unknown as { Chart: { getChart(id: string): unknown } }).Chart.getChart(id) !== undefined));
+    expect(corpusCharts).toEqual([true, true]);
+    await page.screenshot({ path: path.join(output, 'corpus.png'), fullPage: true });
+    await open('#/signals', 'signals');
+    expect(await page.locator('main table tbody tr', { hasText: 'booking · commitments · 4-6' }).count()).toBe(1);
+    await page.screenshot({ path: path.join(output, 'signals.png'), fullPage: true });
   });
 
   it('while kloop run is in progress the overview shows new experiments without a reload', async () => {
     await open('#/overview', 'overview');
     const start = (await chartPoints(page)).length;
     await page.evaluate(() => ((window as unknown as { kloopNoReload: boolean }).kloopNoReload = true));
-    const run = spawn(process.execPath, [path.join(repo, 'bin', 'kloop.js'), 'run', dir, '--max-experiments', String(start + 6), '--quiet'], { cwd: repo, stdio: 'ignore' });
+    const run = spawn(process.execPath, [path.join(repo, 'bin', 'kloop.js'), 'run', dir, '--max-experiments', String(start + 30), '--quiet'], { cwd: repo, stdio: 'ignore' });
     const exited = new Promise<number | null>((resolve) => run.once('exit', (code) => resolve(code)));
     try {
       // Freeze the run after its first new experiment: it is then certainly in progress.
@@ -212,14 +250,16 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
       expect(await page.evaluate(() => (window as unknown as { kloopNoReload?: boolean }).kloopNoReload)).toBe(true);
       await page.screenshot({ path: path.join(output, 'overview-during-run.png'), fullPage: true });
     } finally {
+      // Let it go on, then stop it as Ctrl-C would (its budget is far from spent): it records `interrupted` and exits 130.
       run.kill('SIGCONT');
+      run.kill('SIGTERM');
     }
-    expect(await exited).toBe(0);
+    expect(await exited).toBe(130);
     const final = (await history(dir)).experiments.filter((experiment) => experiment.composite !== null).length;
     expect(final).toBeGreaterThan(start);
     await until(`the chart to show all ${final} points`, async () => (await chartPoints(page)).length === final);
     expect(await page.evaluate(() => (window as unknown as { kloopNoReload?: boolean }).kloopNoReload)).toBe(true);
-  });
+  }, SLOW_MS);
 
   it('kloop report --format html writes one file that opens offline with its charts', async () => {
     const file = path.join(output, 'report.html');

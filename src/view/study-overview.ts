@@ -102,6 +102,17 @@ function parseRunReport(text: string | null): { stopDetail: string | null; usage
   }
 }
 
+/**
+ * The run holding the study's lease now, if its owner looks alive (fresh
+ * heartbeat, and on this host a live process); with the id of the open run.
+ */
+export async function loadRunInProgress(db: StudyDatabase, studyDir: string, now: () => Date = () => new Date()): Promise<StudyOverview['runInProgress']> {
+  const lease = await readLease(db, studyDir);
+  if (lease === undefined || staleReason(lease, { now: now(), staleAfterMs: LEASE_STALE_AFTER_MS, hostname: osHostname(), isProcessAlive }) !== null) return null;
+  const open = await db.selectFrom('runs').select('id').where('ended_at', 'is', null).orderBy('id', 'desc').executeTakeFirst();
+  return { pid: lease.pid, hostname: lease.hostname, since: lease.acquiredAt, heartbeatAt: lease.heartbeatAt, run: open?.id ?? null };
+}
+
 /** Options of {@link loadStudyOverview}. */
 export interface OverviewOptions {
   /** The study folder (absolute): the key of its run lease. */
@@ -161,9 +172,6 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
           { runs: 0, calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 },
         );
 
-  const lease = await readLease(db, options.studyDir);
-  const alive = lease !== undefined && staleReason(lease, { now: now(), staleAfterMs: LEASE_STALE_AFTER_MS, hostname: osHostname(), isProcessAlive }) === null;
-  const openRun = [...runs].reverse().find((run) => run.endedAt === null);
   const calibrations = (await listCalibrations(db)).reverse().map((record) => ({
     id: record.id,
     createdAt: record.createdAt,
@@ -193,7 +201,7 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
     trail,
     runs,
     stop: finished === undefined ? null : { run: finished.id, reason: finished.stopReason!, detail: finished.stopDetail },
-    runInProgress: alive ? { pid: lease.pid, hostname: lease.hostname, since: lease.acquiredAt, heartbeatAt: lease.heartbeatAt, run: openRun?.id ?? null } : null,
+    runInProgress: await loadRunInProgress(db, options.studyDir, now),
     budget: { evaluations: index.total(), metered },
     calibrations,
     registryEvents: await listRegistryEvents(db, 'active'),

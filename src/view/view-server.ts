@@ -36,11 +36,11 @@ import { InputError, KloopError } from '../errors.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import type { ActivationResult } from '../storage/activation.ts';
 import { activateVersionExclusive } from '../storage/activation.ts';
-import { getVersion } from '../storage/registry.ts';
+import { getRegistryVersion, getVersion } from '../storage/registry.ts';
 import { approveReviewItem, rejectReviewItem } from '../study/review-queue.ts';
 import { loadExperimentDetail } from './experiment-detail.ts';
 import { loadEvaluationIndex, loadExperimentScores } from './experiment-scores.ts';
-import { loadStudyOverview } from './study-overview.ts';
+import { loadRunInProgress, loadStudyOverview } from './study-overview.ts';
 import type { CorpusPage } from './study-pages.ts';
 import { loadCorpusPage, loadReviewPage, loadVersionsPage } from './study-pages.ts';
 import { diffTexts } from './text-diff.ts';
@@ -197,13 +197,12 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
   };
 
   app.get('/api/study', async (context) => {
-    const overview = await loadStudyOverview(db, { studyDir, ...(options.now !== undefined ? { now: options.now } : {}) });
     return context.json({
       study: studyDir,
       name: path.basename(studyDir),
       writable: options.token !== null,
-      activeVersion: overview.activeVersion,
-      runInProgress: overview.runInProgress,
+      activeVersion: (await getRegistryVersion(db, 'active'))?.id ?? null,
+      runInProgress: await loadRunInProgress(db, studyDir, options.now),
       signals: options.loadSignals !== undefined,
     });
   });

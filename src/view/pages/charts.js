@@ -78,7 +78,7 @@
     }
     const options = baseOptions();
     options.scales = {
-      x: { type: 'linear', title: { display: true, text: 'experiment' }, ticks: { precision: 0 }, min: 0, max: Math.ceil(Math.max(1, ...overview.trail.map((point) => point.experimentId))) },
+      x: { type: 'linear', title: { display: true, text: 'experiment' }, ticks: { precision: 0 }, min: 0, max: Math.max(1, ...overview.trail.map((point) => point.experimentId)) + 0.5 },
       y: { title: { display: true, text: 'composite (0–1)' } },
     };
     options.plugins.tooltip = {

@@ -4,7 +4,6 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
-import { diffTexts, unifiedDiff } from '../../view/text-diff.ts';
 import { print, printJson } from '../output.ts';
 import { resolveVersion } from './version-ref.ts';
 
@@ -25,6 +24,7 @@ export function registerDiffCommand(program: Command): void {
     .action(async (studyDir: string, a: string, b: string, options: { json?: boolean; context: number }) => {
       const file = studyDatabasePath(path.resolve(studyDir));
       if (!existsSync(file)) throw new InputError('this study has no database yet: run `kloop run` first', { file });
+      const { diffTexts, unifiedDiff } = await import('../../view/text-diff.ts');
       const db = await openDatabase(file, { readonly: true });
       try {
         const left = await resolveVersion(db, a, '<a>');

@@ -6,7 +6,8 @@
  * activate a version (a rollback) and decide review items, each recorded
  * with the name given. Runs until Ctrl-C or SIGTERM.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
@@ -39,14 +40,28 @@ interface ViewOptions {
   quiet?: boolean;
 }
 
-/** Opens the study database for the viewer: writable when possible (activation, review), else read-only. */
-async function openViewerDatabase(studyDir: string): Promise<{ db: StudyDatabase; writable: boolean }> {
+/**
+ * Opens the study database for the viewer: writable when possible (activation,
+ * review), else read-only. A study that never ran gets its (empty) notebook
+ * created, with the `.kloop/.gitignore`, so the viewer can follow the first run.
+ */
+async function openViewerDatabase(studyDir: string): Promise<{ db: StudyDatabase; writable: boolean; created: boolean }> {
   const file = studyDatabasePath(studyDir);
-  if (!existsSync(file)) throw new InputError('this study has no database yet: run `kloop run` first (the viewer then follows the run as it goes)', { file });
+  const created = !existsSync(file);
+  if (created) {
+    try {
+      mkdirSync(path.dirname(file), { recursive: true });
+      const ignore = path.join(path.dirname(file), '.gitignore');
+      if (!existsSync(ignore)) writeFileSync(ignore, '*\n', 'utf8');
+    } catch (error) {
+      throw new InputError(`this study has no notebook yet and it cannot be created (${(error as NodeJS.ErrnoException).code ?? 'not writable'}): run \`kloop run\` first`, { file });
+    }
+  }
   try {
-    return { db: await openDatabase(file), writable: true };
-  } catch {
-    return { db: await openDatabase(file, { readonly: true }), writable: false };
+    return { db: await openDatabase(file), writable: true, created };
+  } catch (error) {
+    if (created) throw error;
+    return { db: await openDatabase(file, { readonly: true }), writable: false, created };
   }
 }
 
@@ -74,7 +89,8 @@ export function registerViewCommand(program: Command): void {
       const config = loadStudyConfig(studyDir);
       const explicitTokenEnv = command.getOptionValueSource('tokenEnv') !== 'default';
       const token = explicitTokenEnv || (process.env[options.tokenEnv] ?? '').trim() !== '' ? resolveServeToken(process.env, options.tokenEnv) : null;
-      const { db, writable } = await openViewerDatabase(config.dir);
+      const { db, writable, created } = await openViewerDatabase(config.dir);
+      if (created) progress(`kloop: ${config.dir} has not run yet: the viewer shows the first \`kloop run\` as it goes`, quiet);
       const mirror = gitNotebookEnabled(config, options.git);
       try {
         if (token !== null && !writable) progress(`kloop: WARNING: ${studyDatabasePath(config.dir)} is not writable: activation and review decisions will fail`, quiet);

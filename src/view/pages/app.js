@@ -177,7 +177,7 @@
       document.title = `kloop view · ${study.name}`;
       status.replaceChildren(
         ...[
-        h('span', { class: 'pill' }, `active v${study.activeVersion ?? '—'}`),
+        h('span', { class: 'pill' }, study.activeVersion === null ? 'no run yet' : `active v${study.activeVersion}`),
         study.runInProgress ? h('span', { class: 'pill running', 'data-testid': 'run-in-progress' }, `run ${study.runInProgress.run ?? ''} in progress (pid ${study.runInProgress.pid})`) : null,
         h('span', { class: 'pill' + (state.live ? ' live' : ''), title: state.live ? 'updates as the notebook changes' : 'not connected' }, state.live ? 'live' : 'offline'),
         h('span', { class: 'pill', title: study.writable ? 'changes need the token kloop view was started with' : 'started without a token' }, study.writable ? 'changes need the token' : 'read-only'),

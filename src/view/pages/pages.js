@@ -91,6 +91,7 @@
         h(
           'p',
           { class: 'legend-note' },
+          data.counts.experiments === 0 ? 'No experiment yet: start `kloop run` on this study and this page follows it as it goes. ' : '',
           `Lines: the incumbent's composite on each partition after each experiment (0 = the seed). Points: each evaluated candidate at its optimization composite, coloured by its decision; click one to open it. ${evaluated.length} of ${data.counts.experiments} experiments plotted`,
           data.counts.experiments > evaluated.length ? ` (${data.counts.experiments - evaluated.length} have no composite: skipped before evaluation or nothing valid).` : '.',
         ),

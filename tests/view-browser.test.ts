@@ -111,6 +111,10 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     });
     page = await context.newPage();
     page.on('pageerror', (error) => pageErrors.push(error.message));
+    // Console errors (a CSP violation, a missing file): none but the refused change's own 401.
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !/status of 401/.test(message.text())) pageErrors.push(message.text());
+    });
   }, SLOW_MS);
 
   afterAll(async () => {
@@ -265,6 +269,7 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     const file = path.join(output, 'report.html');
     expect((await kloop('report', dir, '--format', 'html', '--out', file, '--quiet')).code).toBe(0);
     const requests: string[] = [];
+    await page.goto('about:blank'); // the viewer's page would try to reconnect its event stream while offline
     const offline = await context.newPage();
     offline.on('request', (request) => requests.push(request.url()));
     await context.setOffline(true);

@@ -248,3 +248,31 @@ describe('the viewer API', () => {
     expect(unset.stderr).toContain('refusing to start without a bearer token');
   });
 });
+
+describe('scores across corpus moves', () => {
+  it('an experiment that did not consult shadow is scored on the shadow membership in force between the same moves', async () => {
+    const study = mkdtempSync(path.join(tmpdir(), 'kloop-view-moves-'));
+    try {
+      cpSync(path.join(repo, 'examples', 'intent'), study, { recursive: true, filter: (source) => !source.includes('.kloop') });
+      const config = readFileSync(path.join(study, 'kloop.yaml'), 'utf8').replace(/maxExperiments: \d+/, 'maxExperiments: 16').replace(/graduateAfterDecisions: \d+/, 'graduateAfterDecisions: 4');
+      writeFileSync(path.join(study, 'kloop.yaml'), config);
+      const ran = await kloop('run', study, '--json', '--quiet');
+      expect(ran.code, ran.stderr).toBe(0);
+      const report = JSON.parse(ran.stdout) as { best: Record<string, number>; bestVersion: number };
+      const json = JSON.parse((await kloop('report', study, '--format', 'json')).stdout) as {
+        overview: { corpusMoves: Array<{ afterExperiment: number; kinds: Record<string, number> }> };
+        experiments: Array<{ id: number; baseVersion: number; decision: string; acceptedVersion: number | null; shadowConsulted: boolean; incumbentBefore: Record<string, number | null>; incumbentAfter: Record<string, number | null> }>;
+      };
+      const moves = json.overview.corpusMoves;
+      expect(moves.length).toBeGreaterThan(0);
+      expect(moves.every((move) => (move.kinds['graduated'] ?? 0) > 0)).toBe(true);
+      // After the last move, the incumbent of every experiment whose incumbent is the run's best scores as the final report does.
+      const lastMove = moves.at(-1)!.afterExperiment;
+      const after = json.experiments.filter((experiment) => experiment.id > lastMove && experiment.baseVersion === report.bestVersion);
+      expect(after.some((experiment) => !experiment.shadowConsulted)).toBe(true);
+      for (const experiment of after) expect(experiment.incumbentBefore).toEqual(report.best);
+    } finally {
+      rmSync(study, { recursive: true, force: true });
+    }
+  });
+});

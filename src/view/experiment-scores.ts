@@ -99,6 +99,8 @@ interface EvaluationRow {
 /** Stored evaluations indexed by (fingerprint, artifact, partition). */
 export interface EvaluationIndex {
   rows(fingerprint: string, artifactHash: string, partition: string): readonly EvaluationRow[];
+  /** The membership of the latest evaluation of `partition` (any artifact) stored in [from, to); null bounds are open. */
+  latestMembership(fingerprint: string, partition: string, from: string | null, to: string | null): string | null;
   /** All evaluations' usage. */
   total(): EvaluationUsage;
 }
@@ -137,6 +139,15 @@ export async function loadEvaluationIndex(db: StudyDatabase): Promise<Evaluation
   }
   return {
     rows: (fingerprint, artifactHash, partition) => index.get(`${fingerprint}\u0000${artifactHash}\u0000${partition}`) ?? [],
+    latestMembership: (fingerprint, partition, from, to) => {
+      let best: EvaluationRow | undefined;
+      for (const row of rows) {
+        if (row.fingerprint !== fingerprint || row.partition !== partition) continue;
+        if ((from !== null && row.created_at < from) || (to !== null && row.created_at >= to)) continue;
+        if (best === undefined || row.created_at >= best.created_at) best = row;
+      }
+      return best?.partition_hash ?? null;
+    },
     total: () => usageOf(rows),
   };
 }
@@ -197,6 +208,33 @@ export function compositesOf(index: EvaluationIndex, query: CompositesQuery): Pa
   return result;
 }
 
+/** Corpus moves that changed the partitions, grouped by the experiment after which they happened. */
+interface CorpusSegments {
+  /** Experiment ids after which partitions changed, ascending (0: before the first decision). */
+  boundaries: number[];
+  /** ISO time segment `index` began (null: open, the study's start or beyond the last move). */
+  startOf(index: number): string | null;
+}
+
+/** Kinds of corpus events that change a partition's membership (the initial placement aside). */
+const MEMBERSHIP_MOVES = ['admitted', 'shadow', 'graduated', 'rotated_out', 'removed'];
+
+async function loadCorpusSegments(db: StudyDatabase): Promise<CorpusSegments> {
+  let rows: Array<{ experiment_id: number | null; created_at: string }> = [];
+  try {
+    rows = await db.selectFrom('corpus_events').select(['experiment_id', 'created_at']).where('kind', 'in', MEMBERSHIP_MOVES).orderBy('id').execute();
+  } catch {
+    rows = []; // a database without the corpus lifecycle
+  }
+  const starts = new Map<number, string>();
+  for (const row of rows) {
+    const boundary = row.experiment_id ?? 0;
+    if (boundary > 0 && !starts.has(boundary)) starts.set(boundary, row.created_at);
+  }
+  const boundaries = [...starts.keys()].sort((left, right) => left - right);
+  return { boundaries, startOf: (index) => (index <= 0 || index > boundaries.length ? null : starts.get(boundaries[index - 1]!)!) };
+}
+
 interface ExperimentRow {
   id: number;
   run_id: number;
@@ -232,20 +270,26 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
     }
     return { row, evidence, hashes, repeats: gateRepeats(evidence) ?? Math.max(1, storedRepeats) };
   });
-  // Pass 2: carry memberships over to experiments that did not evaluate a partition (same fingerprint).
+  // Pass 2: a partition an experiment did not evaluate (shadow, when the gate stopped before it) had the
+  // membership of the other experiments between the same corpus moves (graduations, rotations,
+  // admissions happen between rounds; a move recorded with experiment_id k came after decision k).
+  const segments = await loadCorpusSegments(db);
+  const segmentOf = (experimentId: number): number => segments.boundaries.filter((boundary) => boundary < experimentId).length;
   for (const partition of VIEW_PARTITIONS) {
-    let carried: { fingerprint: string; hash: string } | null = null;
+    const known = new Map<string, string>();
     for (const entry of own) {
       const hash = entry.hashes[partition];
-      if (hash !== null) carried = { fingerprint: entry.row.fingerprint, hash };
-      else if (carried !== null && carried.fingerprint === entry.row.fingerprint) entry.hashes[partition] = carried.hash;
+      const key = `${entry.row.fingerprint}\u0000${segmentOf(entry.row.id)}`;
+      if (hash !== null && !known.has(key)) known.set(key, hash);
     }
-    carried = null;
-    for (let position = own.length - 1; position >= 0; position -= 1) {
-      const entry = own[position]!;
-      const hash = entry.hashes[partition];
-      if (hash !== null) carried = { fingerprint: entry.row.fingerprint, hash };
-      else if (carried !== null && carried.fingerprint === entry.row.fingerprint) entry.hashes[partition] = carried.hash;
+    for (const entry of own) {
+      if (entry.hashes[partition] !== null) continue;
+      const segment = segmentOf(entry.row.id);
+      entry.hashes[partition] =
+        known.get(`${entry.row.fingerprint}\u0000${segment}`) ??
+        // No experiment between those moves evaluated it: any evaluation of the partition stored in that time window.
+        evaluations.latestMembership(entry.row.fingerprint, partition, segments.startOf(segment), segments.startOf(segment + 1)) ??
+        null;
     }
   }
 

@@ -82,6 +82,8 @@ export interface StudyOverview {
   calibrations: CalibrationPoint[];
   /** Moves of the active version, oldest first. */
   registryEvents: RegistryEvent[];
+  /** Corpus moves that changed the partitions (graduations, rotations, admissions), by the experiment after which they happened: the incumbent's composites step there without a decision. */
+  corpusMoves: Array<{ afterExperiment: number; at: string; kinds: Record<string, number> }>;
 }
 
 function parseRunReport(text: string | null): { stopDetail: string | null; usage: RunSummary['usage'] } {
@@ -205,5 +207,23 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
     budget: { evaluations: index.total(), metered },
     calibrations,
     registryEvents: await listRegistryEvents(db, 'active'),
+    corpusMoves: await loadCorpusMoves(db),
   };
+}
+
+async function loadCorpusMoves(db: StudyDatabase): Promise<StudyOverview['corpusMoves']> {
+  let rows: Array<{ experiment_id: number | null; kind: string; created_at: string }> = [];
+  try {
+    rows = await db.selectFrom('corpus_events').select(['experiment_id', 'kind', 'created_at']).where('kind', 'in', ['admitted', 'shadow', 'graduated', 'rotated_out', 'removed']).where('experiment_id', 'is not', null).orderBy('id').execute();
+  } catch {
+    return []; // a database without the corpus lifecycle
+  }
+  const moves = new Map<number, { afterExperiment: number; at: string; kinds: Record<string, number> }>();
+  for (const row of rows) {
+    const after = row.experiment_id!;
+    const entry = moves.get(after) ?? { afterExperiment: after, at: row.created_at, kinds: {} };
+    entry.kinds[row.kind] = (entry.kinds[row.kind] ?? 0) + 1;
+    moves.set(after, entry);
+  }
+  return [...moves.values()].sort((left, right) => left.afterExperiment - right.afterExperiment);
 }

@@ -76,6 +76,26 @@
         order: 1,
       });
     }
+    const moves = overview.corpusMoves || [];
+    if (moves.length > 0) {
+      // Where the partitions changed between rounds: the incumbent's lines step there without a decision.
+      const level = (x) => {
+        const next = overview.trail.find((point) => point.experimentId > x);
+        return (next || overview.trail[overview.trail.length - 1]).composites.optimization;
+      };
+      datasets.push({
+        type: 'scatter',
+        label: 'corpus moved (graduation, rotation, admission)',
+        kloopRole: 'corpus',
+        data: moves.map((move) => ({ x: move.afterExperiment + 0.5, y: level(move.afterExperiment), move })),
+        pointStyle: 'triangle',
+        pointRadius: 7,
+        backgroundColor: 'rgba(255,255,255,0.9)',
+        borderColor: '#b9770e',
+        borderWidth: 2,
+        order: 0,
+      });
+    }
     const options = baseOptions();
     options.scales = {
       x: { type: 'linear', title: { display: true, text: 'experiment' }, ticks: { precision: 0 }, min: 0, max: Math.max(1, ...overview.trail.map((point) => point.experimentId)) + 0.5 },
@@ -86,12 +106,14 @@
         title: (items) => {
           const raw = items[0] && items[0].raw;
           if (raw && raw.experiment) return `experiment #${raw.experiment.id} · ${raw.experiment.reason}`;
+          if (raw && raw.move) return `corpus moved after experiment #${raw.move.afterExperiment}`;
           if (!items[0]) return '';
           if (raw && raw.kind === 'active') return `now: version ${raw.version} activated by hand`;
           return raw && raw.kind === 'baseline' ? 'baseline (seed)' : `after experiment #${items[0].parsed.x}`;
         },
         label: (item) => {
           const raw = item.raw;
+          if (raw && raw.move) return Object.entries(raw.move.kinds).map(([kind, count]) => `${count} ${kind.replace('_', ' ')}`).join(', ') + ' (see Corpus)';
           if (raw && raw.experiment) {
             const e = raw.experiment;
             return [`${e.delta.length > 80 ? e.delta.slice(0, 77) + '…' : e.delta}`, `composite ${format.score(e.composite)}  Δ ${format.signed(e.compositeDelta)}  p ${format.pValue(e.pValue)}`];

@@ -92,7 +92,7 @@
           'p',
           { class: 'legend-note' },
           data.counts.experiments === 0 ? 'No experiment yet: start `kloop run` on this study and this page follows it as it goes. ' : '',
-          `Lines: the incumbent's composite on each partition after each experiment (0 = the seed). Points: each evaluated candidate at its optimization composite, coloured by its decision; click one to open it. ${evaluated.length} of ${data.counts.experiments} experiments plotted`,
+          `Lines: the incumbent's composite on each partition after each experiment (0 = the seed). Points: each evaluated candidate at its optimization composite, coloured by its decision; click one to open it.${(data.corpusMoves || []).length > 0 ? ' Triangles: the corpus moved between rounds (examples graduated or rotated), so the partitions, and the incumbent\'s composites on them, changed without a decision.' : ''} ${evaluated.length} of ${data.counts.experiments} experiments plotted`,
           data.counts.experiments > evaluated.length ? ` (${data.counts.experiments - evaluated.length} have no composite: skipped before evaluation or nothing valid).` : '.',
         ),
       ),

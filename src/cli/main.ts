@@ -20,6 +20,10 @@ import { registerReviewCommand } from './commands/review.ts';
 import { registerScheduleCommand } from './commands/schedule.ts';
 import { registerServeCommand } from './commands/serve.ts';
 import { registerSignalsCommands } from './commands/signals.ts';
+import { registerViewCommand } from './commands/view.ts';
+import { registerDiffCommand } from './commands/diff.ts';
+import { registerActivateCommand } from './commands/activate.ts';
+import { registerReportCommand } from './commands/report.ts';
 
 /** Exit codes of the CLI. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, badInput: 2, studyBusy: 3, interrupted: 130 });
@@ -63,6 +67,10 @@ export function createProgram(): Command {
   registerSignalsCommands(program);
   registerServeCommand(program);
   registerScheduleCommand(program);
+  registerViewCommand(program);
+  registerDiffCommand(program);
+  registerActivateCommand(program);
+  registerReportCommand(program);
   return program;
 }
 

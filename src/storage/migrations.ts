@@ -328,6 +328,17 @@ const resultsAndProposals: Migration = {
   },
 };
 
+/**
+ * 0007: who moved the registry. `registry_events.actor` names the person who
+ * activated a version by hand (`kloop activate --by NAME`, the viewer's
+ * rollback); null for the loop's own moves (seed, accepted experiments).
+ */
+const registryActor: Migration = {
+  async up(db: AnyDatabase) {
+    await db.schema.alterTable('registry_events').addColumn('actor', 'text').execute();
+  },
+};
+
 /** All migrations by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
@@ -336,4 +347,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0004_review_and_signals': reviewAndSignals,
   '0005_schedule': schedule,
   '0006_results_and_proposals': resultsAndProposals,
+  '0007_registry_actor': registryActor,
 };

@@ -30,6 +30,8 @@ export interface RegistryEventTable {
   version_id: number;
   reason: string;
   created_at: string;
+  /** Who moved the pointer by hand (`kloop activate --by`); null for the loop's own moves. Added by migration 0007. */
+  actor: string | null;
 }
 
 /** One experiment = one candidate, with its decision and evidence. Append-only. */

@@ -219,6 +219,12 @@ const scheduleSchema = z.strictObject({
   experimentsPerCycle: count(1).optional(),
 });
 
+/** The lab notebook's optional git mirror (src/storage/git-mirror.ts). */
+const notebookSchema = z.strictObject({
+  /** Commit every move of the active version (seed, accepted, approved, activated) to a git repository in `.kloop/notebook/`. Default false. */
+  git: z.boolean().default(false),
+});
+
 const relativePath = z.string().trim().min(1);
 const corpusPattern = relativePath.refine(
   (pattern) => CORPUS_EXTENSIONS.some((extension) => pattern.toLowerCase().endsWith(extension)),
@@ -249,6 +255,8 @@ export const studyConfigSchema = z
     schedule: scheduleSchema.prefault({}),
     /** Production signals (Loop D) and pattern mining (Loop C); see src/signals/signals-config.ts. */
     signals: signalsConfigSchema.prefault({}),
+    /** The lab notebook: `notebook.git: true` mirrors it as git commits. */
+    notebook: notebookSchema.prefault({}),
   })
   .superRefine((config, context) => {
     if (config.proposer.kind === 'reflective' && config.proposer.model === undefined && config.executor.kind !== 'llm') {
@@ -263,7 +271,9 @@ export const studyConfigSchema = z
 type ParsedConfig = z.output<typeof studyConfigSchema>;
 
 /** A loaded study configuration: defaults applied, paths absolute. */
-export interface StudyConfig extends Omit<ParsedConfig, 'artifact' | 'program' | 'corpus' | 'schedule' | 'signals'> {
+export interface StudyConfig extends Omit<ParsedConfig, 'artifact' | 'program' | 'corpus' | 'schedule' | 'signals' | 'notebook'> {
+  /** The lab notebook's git mirror (always set by `loadStudyConfig`; optional for configs built in code). */
+  notebook?: ParsedConfig['notebook'];
   /** Two-speed schedule (always set by `loadStudyConfig`; optional for configs built in code). */
   schedule?: ParsedConfig['schedule'];
   /** Signals and pattern mining (always set by `loadStudyConfig`; optional for configs built in code). */

@@ -30,7 +30,7 @@ export const MIN_SEED_EXAMPLES = 15;
 export interface DoctorFinding {
   /** Stable id, e.g. `database.integrity`, `setup.seed-examples`. */
   id: string;
-  area: 'database' | 'setup';
+  area: 'database' | 'setup' | 'notebook';
   status: 'ok' | 'problem' | 'info';
   message: string;
   /** What to do about a problem. */

@@ -5,6 +5,8 @@ import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
 import { diagnoseStudy } from '../../study/doctor.ts';
+import type { DoctorFinding, DoctorReport } from '../../study/doctor.ts';
+import { loadStudyConfig } from '../../study/config.ts';
 import { print, printJson } from '../output.ts';
 
 export function registerDoctorCommand(program: Command): void {
@@ -20,15 +22,15 @@ export function registerDoctorCommand(program: Command): void {
     .action(async (studyDir: string, options: { json?: boolean }) => {
       const dir = path.resolve(studyDir);
       if (!existsSync(dir)) throw new InputError('the study folder does not exist', { file: studyDir });
-      const report = await diagnoseStudy(dir, studyDatabasePath(dir), (file) => openDatabase(file, { readonly: true }));
+      const report = await withGitNotebookFindings(dir, await diagnoseStudy(dir, studyDatabasePath(dir), (file) => openDatabase(file, { readonly: true })));
       if (options.json === true) printJson(report);
       else {
         print(`kloop doctor ${report.study}`);
-        for (const area of ['setup', 'database'] as const) {
+        for (const area of ['setup', 'database', 'notebook'] as const) {
           const findings = report.findings.filter((finding) => finding.area === area);
           if (findings.length === 0) continue;
           print();
-          print(area === 'setup' ? 'set-up (seed checklist):' : `database (${report.database}):`);
+          print(area === 'setup' ? 'set-up (seed checklist):' : area === 'notebook' ? 'git notebook (.kloop/notebook):' : `database (${report.database}):`);
           for (const finding of findings) {
             const mark = finding.status === 'ok' ? 'ok     ' : finding.status === 'info' ? 'note   ' : 'PROBLEM';
             print(`  ${mark} ${finding.message}`);
@@ -41,4 +43,33 @@ export function registerDoctorCommand(program: Command): void {
       }
       process.exitCode = report.healthy ? 0 : 1;
     });
+}
+
+/**
+ * Adds the git notebook's findings (src/storage/git-mirror.ts): does the
+ * mirror match the database? Only when the study asks for it
+ * (`notebook.git: true`) or has one; the git library loads only then.
+ */
+async function withGitNotebookFindings(dir: string, report: DoctorReport): Promise<DoctorReport> {
+  let enabled = false;
+  let artifactFileName: string | undefined;
+  try {
+    const config = loadStudyConfig(dir);
+    enabled = config.notebook?.git === true;
+    artifactFileName = path.basename(config.artifact);
+  } catch {
+    return report; // the set-up findings already name the configuration problem
+  }
+  const file = studyDatabasePath(dir);
+  if ((!enabled && !existsSync(path.join(dir, '.kloop', 'notebook', '.git'))) || !existsSync(file)) return report;
+  const { checkGitMirror } = await import('../../storage/git-mirror.ts');
+  const db = await openDatabase(file, { readonly: true });
+  try {
+    const findings = await checkGitMirror(db, { studyDir: dir, artifactFileName, enabled });
+    const added: DoctorFinding[] = findings.map((finding) => ({ ...finding, area: 'notebook' }));
+    const all = [...report.findings, ...added];
+    return { ...report, findings: all, healthy: all.every((finding) => finding.status !== 'problem') };
+  } finally {
+    await db.destroy();
+  }
 }

@@ -5,7 +5,9 @@ import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
-import { print, printJson, table } from '../output.ts';
+import { listRegistryEvents } from '../../storage/activation.ts';
+import { loadExperimentScores } from '../../view/experiment-scores.ts';
+import { formatDelta, formatScore, print, printJson, table } from '../output.ts';
 
 async function openExisting(studyDir: string): Promise<StudyDatabase> {
   const file = studyDatabasePath(path.resolve(studyDir));
@@ -16,30 +18,68 @@ async function openExisting(studyDir: string): Promise<StudyDatabase> {
 export function registerHistoryCommands(program: Command): void {
   program
     .command('history')
-    .description('List every experiment of a study: round, decision, reason and delta.')
+    .description('List every experiment of a study: round, decision, reason, composite, Δ, p-value and delta; then the moves of the active version (who activated what).')
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, options: { json?: boolean }) => {
       const db = await openExisting(studyDir);
       try {
-        const rows = await db.selectFrom('experiments').select(['id', 'run_id', 'round', 'decision', 'reason', 'delta', 'proposer', 'accepted_version_id', 'created_at']).orderBy('id').execute();
+        const scores = await loadExperimentScores(db);
+        const events = await listRegistryEvents(db, 'active');
         const failures = await failedProposals(db);
         if (options.json === true) {
           printJson({
-            experiments: rows.map((row) => ({ id: row.id, run: row.run_id, round: row.round, decision: row.decision, reason: row.reason, delta: row.delta, proposer: row.proposer, acceptedVersion: row.accepted_version_id, createdAt: row.created_at })),
+            experiments: scores.map((score) => ({
+              id: score.id,
+              run: score.run,
+              round: score.round,
+              decision: score.decision,
+              reason: score.reason,
+              delta: score.delta,
+              proposer: score.proposer,
+              acceptedVersion: score.acceptedVersion,
+              createdAt: score.createdAt,
+              baseVersion: score.baseVersion,
+              composite: score.composite,
+              incumbentComposite: score.incumbentComposite,
+              compositeDelta: score.compositeDelta,
+              pValue: score.pValue,
+              welchPValue: score.welchPValue,
+              scores: { candidate: score.candidate, incumbentBefore: score.incumbentBefore, incumbentAfter: score.incumbentAfter },
+              usage: score.usage,
+            })),
+            registryEvents: events.map((event) => ({ id: event.id, version: event.versionId, reason: event.reason, actor: event.actor, createdAt: event.createdAt })),
             proposalFailures: failures,
           });
           return;
         }
-        if (rows.length === 0 && failures.length === 0) {
-          print('no experiments yet');
-          return;
+        if (scores.length === 0) print('no experiments yet');
+        else {
+          print(
+            table([
+              ['id', 'round', 'decision', 'reason', 'composite', 'Δ', 'p', 'delta'],
+              ...scores.map((score) => [
+                String(score.id),
+                String(score.round),
+                score.decision,
+                score.reason,
+                formatScore(score.composite),
+                score.compositeDelta === null ? '—' : formatDelta(score.compositeDelta),
+                score.pValue === null ? '—' : score.pValue.toFixed(4),
+                score.delta,
+              ]),
+            ]),
+          );
         }
-        if (rows.length > 0) print(table([['id', 'round', 'decision', 'reason', 'delta'], ...rows.map((row) => [String(row.id), String(row.round), row.decision, row.reason, row.delta])]));
         if (failures.length > 0) {
           print();
           print(`failed proposer answers (retried with a fresh sample; \`kloop show <study> P<id>\` prints one with its raw answer):`);
           print(table([['id', 'run', 'round', 'attempt', 'reason', 'tokens', 'detail'], ...failures.map((failure) => [`P${failure.id}`, String(failure.run), String(failure.round), String(failure.attempt), failure.code, String(failure.inputTokens + failure.outputTokens), failure.reason])]));
+        }
+        if (events.length > 0) {
+          print();
+          print('moves of the active version:');
+          print(table([['when', 'version', 'what', 'by'], ...events.map((event) => [event.createdAt, `v${event.versionId}`, event.reason, event.actor ?? '—'])]));
         }
       } finally {
         await db.destroy();

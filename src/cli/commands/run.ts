@@ -24,6 +24,7 @@ import { calibrate } from './calibrate.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
 import { parseLoopOption, runLoopACommand } from './loop-a.ts';
+import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
 
 /** Stop reasons that mean the run failed (exit code 1). */
 const FAILED_STOPS = new Set(['infrastructure_failure', 'consecutive_failures', 'failure_rate']);
@@ -86,8 +87,9 @@ export function registerRunCommand(program: Command): void {
       .option('--calibrate', 'calibrate the evaluator first (noise, signal, τ) and use it')
       .option('--max-experiments <n>', 'override stopping.maxExperiments (a study total)', parseCount)
       .option('--loop <A|B>', 'B: the intent-prompt loop with its automatic ratchet (default); A: the end-to-end loop, whose candidates go to the review queue')
-      .option('--wait', 'when another run holds the study, wait for it to finish instead of exiting with code 3'),
-  ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number; wait?: boolean }) => {
+      .option('--wait', 'when another run holds the study, wait for it to finish instead of exiting with code 3')
+      .option('--git', 'commit each accepted version to the git notebook in .kloop/notebook (as notebook.git: true in kloop.yaml)'),
+  ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number; wait?: boolean; git?: boolean }) => {
       const started = Date.now();
       // --no-cache bypasses every store of results: nothing stored before this run is read.
       const storedResults = options.cache === false ? { readSince: new Date(started).toISOString() } : {};
@@ -176,6 +178,21 @@ export function registerRunCommand(program: Command): void {
         if (calibration !== undefined) progress(`kloop: calibration ${calibration.record.createdAt}: noise SD ${calibration.record.noiseSd.toFixed(6)} (rolling max ${calibration.calibration.noiseSd.toFixed(6)}), τ = thresholdK ${study.gate.thresholdK} × ${calibration.calibration.noiseSd.toFixed(6)} = ${(study.gate.thresholdK * calibration.calibration.noiseSd).toFixed(6)}`, quiet);
         else if (study.executor.deterministic) progress('kloop: deterministic executor, no calibration stored: run-to-run noise is 0, τ = 0; the paired test carries the decision', quiet);
         else progress('kloop: WARNING: stochastic executor without a calibration: τ = 0 and no per-example tolerance; run `kloop calibrate` first', quiet);
+        // The git notebook: a sync from the database after each accepted decision and at the end (idempotent).
+        const mirrorConfig = gitNotebookEnabled(study.config, options.git) ? study.config : undefined;
+        let mirrorChain: Promise<void> = Promise.resolve();
+        const mirror = (): Promise<void> => {
+          if (mirrorConfig === undefined) return Promise.resolve();
+          mirrorChain = mirrorChain.then(async () => {
+            try {
+              await syncGitNotebook(session.db, mirrorConfig);
+            } catch (error) {
+              progress(`kloop: WARNING: the git notebook could not be written (${(error as Error).message}); the database is unaffected, \`kloop doctor\` reports the gap and the next run fills it`, quiet);
+            }
+          });
+          return mirrorChain;
+        };
+        await mirror();
         const outcome = await runStudy({
           study,
           db: session.db,
@@ -185,8 +202,10 @@ export function registerRunCommand(program: Command): void {
           onEvent: (event) => {
             if (event.type === 'start') runId = event.runId;
             progress(describeEvent(event), quiet);
+            if (event.type === 'decision' && event.decision === 'accepted') void mirror();
           },
         });
+        await mirror();
         if (lostTo !== undefined || controller.signal.reason instanceof Error && controller.signal.reason.message === 'lease lost') {
           throw new KloopError(
             `another process took the study over while this run looked dead${lostTo !== undefined ? ` (pid ${lostTo.pid} on host ${lostTo.hostname})` : ''}; this run stopped writing`,
@@ -202,6 +221,8 @@ export function registerRunCommand(program: Command): void {
         const usage = session.plugins.usage();
         const exitCode = exitCodeOf(outcome.stopReason);
         const withUsage = { ...report, stopMeaning: STOP_REASON_MEANINGS[outcome.stopReason] ?? outcome.stopReason, usage, exitCode };
+        // The run's usage meter (executor and proposer) joins its stored report: the viewer's budget reads it.
+        await session.db.updateTable('runs').set({ report: JSON.stringify({ ...report, usage }) }).where('id', '=', outcome.runId).execute();
         if (options.json === true) printJson(withUsage);
         else printReport(report);
         process.exitCode = exitCode;

@@ -1,0 +1,66 @@
+/**
+ * `kloop report <study> --format html|csv|json [--out FILE]`: a report to
+ * share. HTML is one self-contained file with the viewer's charts (Chart.js
+ * inlined; it opens offline), CSV has one row per experiment, JSON carries
+ * everything. Files are written through a temporary name and a rename.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { InputError } from '../../errors.ts';
+import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import { loadStudyConfig } from '../../study/config.ts';
+import { writeFileAtomicSync } from '../../study/export.ts';
+import { print, progress } from '../output.ts';
+
+const FORMATS = ['html', 'csv', 'json'] as const;
+
+interface ReportOptions {
+  format: string;
+  out?: string;
+  quiet?: boolean;
+}
+
+export function registerReportCommand(program: Command): void {
+  program
+    .command('report')
+    .description(
+      'Write a report of a study to share: html (one self-contained file with the charts, opens offline), csv (one row per experiment) or json (everything). ' +
+        'Without --out: csv and json go to stdout; html too when stdout is not a terminal, else to <study>/.kloop/report.html.',
+    )
+    .argument('<study>', 'study folder')
+    .option('--format <format>', `one of ${FORMATS.join(', ')}`, 'html')
+    .option('--out <file>', 'write the report to this file ("-" for stdout)')
+    .option('--quiet', 'no progress lines on stderr')
+    .addHelpText('after', '\nExamples:\n  kloop report examples/intent --format html --out study.html\n  kloop report examples/intent --format csv > experiments.csv')
+    .action(async (studyDir: string, options: ReportOptions) => {
+      const format = options.format.toLowerCase();
+      if (!(FORMATS as readonly string[]).includes(format)) throw new InputError(`unknown format "${options.format}"; expected ${FORMATS.join(', ')}`, { field: '--format' });
+      const config = loadStudyConfig(studyDir);
+      const file = studyDatabasePath(config.dir);
+      if (!existsSync(file)) throw new InputError('this study has no database yet: run `kloop run` first', { file });
+      const out = options.out ?? (format === 'html' && process.stdout.isTTY === true ? path.join(config.dir, '.kloop', 'report.html') : '-');
+      if (out !== '-' && !existsSync(path.dirname(path.resolve(out)))) throw new InputError('the folder of the output file does not exist', { file: out, field: '--out' });
+      const { loadReportData, renderCsvReport, renderHtmlReport, renderJsonReport } = await import('../../view/study-report.ts');
+      const { runLoopD } = await import('../../signals/loops.ts');
+      const { slowLoopInputs } = await import('./signals.ts');
+      const db = await openDatabase(file, { readonly: true });
+      try {
+        const data = await loadReportData(db, {
+          studyDir: config.dir,
+          corpusPolicy: { graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions, maxShadowExposures: config.corpusPolicy.maxShadowExposures, rotateSlice: config.corpusPolicy.rotateSlice },
+          loadSignals: async () => (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report,
+        });
+        const text = format === 'html' ? renderHtmlReport(data) : format === 'csv' ? renderCsvReport(data) : renderJsonReport(data);
+        if (out === '-') {
+          process.stdout.write(text);
+          return;
+        }
+        writeFileAtomicSync(path.resolve(out), text);
+        progress(`kloop: ${format} report of ${config.dir}: ${data.experiments.length} experiments, ${(Buffer.byteLength(text) / 1024).toFixed(0)} KiB`, options.quiet === true);
+        print(path.resolve(out));
+      } finally {
+        await db.destroy();
+      }
+    });
+}

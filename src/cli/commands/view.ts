@@ -1,0 +1,132 @@
+/**
+ * `kloop view <study>`: the local web viewer (src/view/view-server.ts) on
+ * 127.0.0.1. Read-only unless a bearer token is set in KLOOP_VIEW_TOKEN (or
+ * the variable named by `--token-env`): the rules of `kloop serve`, at least
+ * 16 characters, never on the command line. With the token, the pages can
+ * activate a version (a rollback) and decide review items, each recorded
+ * with the name given. Runs until Ctrl-C or SIGTERM.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { InputError } from '../../errors.ts';
+import type { StudyDatabase } from '../../storage/database.ts';
+import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import { loadStudyConfig } from '../../study/config.ts';
+import { progress } from '../output.ts';
+import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
+
+/** The default environment variable holding the viewer's bearer token. */
+export const DEFAULT_VIEW_TOKEN_ENV = 'KLOOP_VIEW_TOKEN';
+const DEFAULT_PORT = 8790;
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InputError(`expected a port number 0-65535, got "${value}"`, { field: '--port' });
+  return port;
+}
+
+function parseEnvName(value: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) throw new InputError('give the NAME of an environment variable holding the token, not the token itself', { field: '--token-env' });
+  return value;
+}
+
+interface ViewOptions {
+  port: number;
+  host: string;
+  tokenEnv: string;
+  git?: boolean;
+  quiet?: boolean;
+}
+
+/**
+ * Opens the study database for the viewer: writable when possible (activation,
+ * review), else read-only. A study that never ran gets its (empty) notebook
+ * created, with the `.kloop/.gitignore`, so the viewer can follow the first run.
+ */
+async function openViewerDatabase(studyDir: string): Promise<{ db: StudyDatabase; writable: boolean; created: boolean }> {
+  const file = studyDatabasePath(studyDir);
+  const created = !existsSync(file);
+  if (created) {
+    try {
+      mkdirSync(path.dirname(file), { recursive: true });
+      const ignore = path.join(path.dirname(file), '.gitignore');
+      if (!existsSync(ignore)) writeFileSync(ignore, '*\n', 'utf8');
+    } catch (error) {
+      throw new InputError(`this study has no notebook yet and it cannot be created (${(error as NodeJS.ErrnoException).code ?? 'not writable'}): run \`kloop run\` first`, { file });
+    }
+  }
+  try {
+    return { db: await openDatabase(file), writable: true, created };
+  } catch (error) {
+    if (created) throw error;
+    return { db: await openDatabase(file, { readonly: true }), writable: false, created };
+  }
+}
+
+export function registerViewCommand(program: Command): void {
+  program
+    .command('view')
+    .description(
+      'Open a local web viewer of a study on 127.0.0.1: the composite over experiments, every experiment\'s checks and per-example changes, ' +
+        'versions side by side and rollback, the corpus lifecycle, the review queue and Loop D\'s signals; it updates while a run is in progress. ' +
+        `Read-only unless ${DEFAULT_VIEW_TOKEN_ENV} (or --token-env NAME) holds a bearer token of 16+ characters.`,
+    )
+    .argument('<study>', 'study folder')
+    .option('--port <n>', 'port to listen on (0 = any free port)', parsePort, DEFAULT_PORT)
+    .option('--host <address>', 'interface to listen on', '127.0.0.1')
+    .option('--token-env <NAME>', 'environment variable holding the bearer token that unlocks rollback and review decisions', parseEnvName, DEFAULT_VIEW_TOKEN_ENV)
+    .option('--git', 'commit activations to the git notebook (as notebook.git: true in kloop.yaml)')
+    .option('--quiet', 'no progress lines on stderr')
+    .addHelpText('after', `\nExamples:\n  kloop view examples/intent\n  KLOOP_VIEW_TOKEN=$(openssl rand -hex 16) kloop view examples/intent --port 8800`)
+    .action(async (studyDir: string, options: ViewOptions, command: Command) => {
+      const { startViewServer } = await import('../../view/view-server.ts');
+      const { resolveServeToken } = await import('../../signals/server.ts');
+      const { runLoopD } = await import('../../signals/loops.ts');
+      const { slowLoopInputs } = await import('./signals.ts');
+      const quiet = options.quiet === true;
+      const config = loadStudyConfig(studyDir);
+      const explicitTokenEnv = command.getOptionValueSource('tokenEnv') !== 'default';
+      const token = explicitTokenEnv || (process.env[options.tokenEnv] ?? '').trim() !== '' ? resolveServeToken(process.env, options.tokenEnv) : null;
+      const { db, writable, created } = await openViewerDatabase(config.dir);
+      if (created) progress(`kloop: ${config.dir} has not run yet: the viewer shows the first \`kloop run\` as it goes`, quiet);
+      const mirror = gitNotebookEnabled(config, options.git);
+      try {
+        if (token !== null && !writable) progress(`kloop: WARNING: ${studyDatabasePath(config.dir)} is not writable: activation and review decisions will fail`, quiet);
+        const server = await startViewServer({
+          db,
+          studyDir: config.dir,
+          token,
+          port: options.port,
+          hostname: options.host,
+          corpusPolicy: { graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions, maxShadowExposures: config.corpusPolicy.maxShadowExposures, rotateSlice: config.corpusPolicy.rotateSlice },
+          loadSignals: async () => (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report,
+          ...(mirror
+            ? {
+                afterActivation: async () => {
+                  const synced = await syncGitNotebook(db, config);
+                  if (synced.commits.length > 0) progress(`kloop: git notebook: ${synced.commits.length} commit(s) in ${synced.dir}`, quiet);
+                },
+              }
+            : {}),
+        });
+        if (!LOOPBACK.has(options.host)) progress(`kloop: WARNING: listening on ${options.host}, beyond this machine; the viewer speaks plain HTTP: put a TLS proxy in front`, quiet);
+        const mode = token === null ? `read-only (set ${options.tokenEnv} to allow rollback and review decisions)` : `changes need the bearer token from ${options.tokenEnv}`;
+        progress(`kloop: viewer for ${config.dir} at ${server.url}/ — ${mode}; Ctrl-C to stop`, quiet);
+        await new Promise<void>((resolve) => {
+          const stop = (): void => {
+            process.off('SIGINT', stop);
+            process.off('SIGTERM', stop);
+            resolve();
+          };
+          process.on('SIGINT', stop);
+          process.on('SIGTERM', stop);
+        });
+        progress('kloop: stopping the viewer', quiet);
+        await server.close();
+      } finally {
+        await db.destroy();
+      }
+    });
+}

@@ -1,0 +1,153 @@
+/**
+ * One experiment in full, for the viewer's experiment page and the reports:
+ * its scores, every check of its evidence, the delta as a diff (for an
+ * accepted candidate, whose text the registry keeps), and the per-example
+ * changes — which optimization, anchor and shadow examples moved, by how
+ * much, and what changed in their diagnostics — sorted by size.
+ */
+import type { StudyDatabase } from '../storage/database.ts';
+import type { EvidenceCheck } from './evidence.ts';
+import type { EvaluationIndex, ExperimentScore, ViewPartition } from './experiment-scores.ts';
+import { VIEW_PARTITIONS } from './experiment-scores.ts';
+import type { TextDiff } from './text-diff.ts';
+import { diffTexts } from './text-diff.ts';
+
+/** How one example's score moved between the incumbent and the candidate. */
+export interface ExampleChange {
+  exampleId: string;
+  partition: ViewPartition;
+  /** The incumbent's mean composite over valid repeats; null when invalid in every repeat. */
+  before: number | null;
+  /** The candidate's. */
+  after: number | null;
+  /** after − before; null when either side is invalid. */
+  change: number | null;
+  /** What changed in the diagnostics ("found entity Patient", "behaviour payment now missing", ...). */
+  notes: string[];
+}
+
+/** An experiment with everything its page shows. */
+export interface ExperimentDetail extends Omit<ExperimentScore, 'evidence'> {
+  checks: EvidenceCheck[];
+  shadowConsulted: boolean;
+  evidenceReadable: boolean;
+  /** The delta as a line diff, base version → accepted version; null when the candidate's text was not kept (refused and skipped candidates). */
+  diff: TextDiff | null;
+  /** Examples whose score or validity changed, largest change first (validity changes first of all). */
+  changes: ExampleChange[];
+  /** Examples compared per partition, and how many moved. */
+  compared: Record<ViewPartition, { examples: number; improved: number; worsened: number; validityChanged: number }>;
+}
+
+interface StoredExample {
+  valid: boolean;
+  composite: number | null;
+  diagnostics?: {
+    missedEntities?: string[];
+    spuriousEntities?: string[];
+    wrongRoles?: Array<{ entity: string; expected: string; predicted: string }>;
+    missingBehaviors?: string[];
+    appTypeMismatch?: { expected: string[]; predicted: string };
+  };
+}
+
+/** Per-example mean composites (valid repeats) and the first repeat's diagnostics, by example id. */
+async function loadExamples(db: StudyDatabase, evaluationIds: readonly number[]): Promise<Map<string, { mean: number | null; first: StoredExample }>> {
+  if (evaluationIds.length === 0) return new Map();
+  const rows = await db.selectFrom('evaluation_examples').select(['evaluation_id', 'example_id', 'valid', 'composite', 'score']).where('evaluation_id', 'in', [...evaluationIds]).orderBy('evaluation_id').execute();
+  const sums = new Map<string, { sum: number; count: number; first: StoredExample }>();
+  for (const row of rows) {
+    let score: StoredExample;
+    try {
+      score = JSON.parse(row.score) as StoredExample;
+    } catch {
+      score = { valid: row.valid === 1, composite: row.composite };
+    }
+    const entry = sums.get(row.example_id) ?? { sum: 0, count: 0, first: score };
+    if (row.valid === 1 && row.composite !== null) {
+      entry.sum += row.composite;
+      entry.count += 1;
+    }
+    sums.set(row.example_id, entry);
+  }
+  return new Map([...sums].map(([id, entry]) => [id, { mean: entry.count === 0 ? null : entry.sum / entry.count, first: entry.first }]));
+}
+
+function setDifference(left: readonly string[] | undefined, right: readonly string[] | undefined): string[] {
+  const exclude = new Set(right ?? []);
+  return (left ?? []).filter((item) => !exclude.has(item));
+}
+
+/** What changed in one example's diagnostics, in words (at most 8 notes). */
+export function diagnosticNotes(before: StoredExample | undefined, after: StoredExample | undefined): string[] {
+  if (before === undefined || after === undefined) return [];
+  if (before.valid && !after.valid) return ['the output became invalid'];
+  if (!before.valid && after.valid) return ['the output became valid'];
+  const left = before.diagnostics ?? {};
+  const right = after.diagnostics ?? {};
+  const notes: string[] = [];
+  for (const name of setDifference(left.missedEntities, right.missedEntities)) notes.push(`found entity ${name}`);
+  for (const name of setDifference(right.missedEntities, left.missedEntities)) notes.push(`lost entity ${name}`);
+  const wrongBefore = new Set((left.wrongRoles ?? []).map((role) => role.entity));
+  const wrongAfter = new Map((right.wrongRoles ?? []).map((role) => [role.entity, role]));
+  for (const entity of wrongBefore) if (!wrongAfter.has(entity)) notes.push(`role of ${entity} now right`);
+  for (const [entity, role] of wrongAfter) if (!wrongBefore.has(entity)) notes.push(`role of ${entity} now wrong (${role.predicted}, expected ${role.expected})`);
+  for (const name of setDifference(left.missingBehaviors, right.missingBehaviors)) notes.push(`found behaviour ${name}`);
+  for (const name of setDifference(right.missingBehaviors, left.missingBehaviors)) notes.push(`lost behaviour ${name}`);
+  if (left.appTypeMismatch !== undefined && right.appTypeMismatch === undefined) notes.push('app type now right');
+  if (right.appTypeMismatch !== undefined && (left.appTypeMismatch === undefined || left.appTypeMismatch.predicted !== right.appTypeMismatch.predicted)) {
+    notes.push(`app type now ${right.appTypeMismatch.predicted} (expected ${right.appTypeMismatch.expected.join(' or ')})`);
+  }
+  for (const name of setDifference(right.spuriousEntities, left.spuriousEntities)) notes.push(`spurious entity ${name}`);
+  for (const name of setDifference(left.spuriousEntities, right.spuriousEntities)) notes.push(`no longer spurious: ${name}`);
+  return notes.length > 8 ? [...notes.slice(0, 8), `and ${notes.length - 8} more`] : notes;
+}
+
+/** The ids of one artifact's evaluations on the membership in force, repeats 0..R−1. */
+function evaluationIds(index: EvaluationIndex, score: ExperimentScore, artifactHash: string, partition: ViewPartition, upTo: string | null): number[] {
+  const membership = score.partitionHashes[partition];
+  if (membership === null) return [];
+  return index
+    .rows(score.fingerprint, artifactHash, partition)
+    .filter((row) => row.partition_hash === membership && row.repeat < score.repeats && (upTo === null || row.created_at <= upTo))
+    .map((row) => row.id);
+}
+
+/** Builds the detail of one scored experiment. */
+export async function loadExperimentDetail(db: StudyDatabase, index: EvaluationIndex, score: ExperimentScore): Promise<ExperimentDetail> {
+  const base = await db.selectFrom('artifact_versions').select(['hash', 'text']).where('id', '=', score.baseVersion).executeTakeFirst();
+  const accepted = score.acceptedVersion === null ? undefined : await db.selectFrom('artifact_versions').select(['text']).where('id', '=', score.acceptedVersion).executeTakeFirst();
+  const changes: ExampleChange[] = [];
+  const compared = {} as ExperimentDetail['compared'];
+  for (const partition of VIEW_PARTITIONS) {
+    compared[partition] = { examples: 0, improved: 0, worsened: 0, validityChanged: 0 };
+    const evaluatedCandidate = score.decision !== 'skipped' && (partition !== 'shadow' || score.evidence.shadowConsulted);
+    if (base === undefined || !evaluatedCandidate) continue;
+    const before = await loadExamples(db, evaluationIds(index, score, base.hash, partition, null));
+    const after = await loadExamples(db, evaluationIds(index, score, score.candidateHash, partition, score.createdAt));
+    for (const [exampleId, right] of after) {
+      const left = before.get(exampleId);
+      if (left === undefined) continue;
+      compared[partition].examples += 1;
+      const change = left.mean !== null && right.mean !== null ? right.mean - left.mean : null;
+      const validityChanged = (left.mean === null) !== (right.mean === null);
+      if (change !== null && change > 0) compared[partition].improved += 1;
+      if (change !== null && change < 0) compared[partition].worsened += 1;
+      if (validityChanged) compared[partition].validityChanged += 1;
+      if (change === 0 || (change === null && !validityChanged)) continue;
+      changes.push({ exampleId, partition, before: left.mean, after: right.mean, change, notes: diagnosticNotes(left.first, right.first) });
+    }
+  }
+  const size = (change: ExampleChange): number => (change.change === null ? 2 : Math.abs(change.change)); // a validity change ranks first
+  changes.sort((left, right) => size(right) - size(left) || left.partition.localeCompare(right.partition) || left.exampleId.localeCompare(right.exampleId));
+  const { evidence, ...rest } = score;
+  return {
+    ...rest,
+    checks: evidence.checks,
+    shadowConsulted: evidence.shadowConsulted,
+    evidenceReadable: evidence.readable,
+    diff: base !== undefined && accepted !== undefined ? diffTexts(base.text, accepted.text) : null,
+    changes,
+    compared,
+  };
+}

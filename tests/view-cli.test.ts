@@ -1,0 +1,278 @@
+/**
+ * The notebook in the terminal and in reports, on a finished copy of the
+ * reference study (with the git notebook on): `kloop history` with composite,
+ * Δ and p-value; `kloop diff`; `kloop activate` then `status` and `build`;
+ * `kloop report` as CSV, JSON and HTML; `kloop doctor` on the git mirror; the
+ * viewer's API and its token rules.
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import git from 'isomorphic-git';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
+import { createViewApp } from '../src/view/view-server.ts';
+import { kloop } from './cli-in-process.ts';
+
+const repo = path.resolve(import.meta.dirname, '..');
+let dir: string;
+let runReport: { baseline: Record<string, number>; best: Record<string, number>; bestVersion: number; baselineVersion: number; experiments: number };
+
+interface HistoryEntry {
+  id: number;
+  decision: string;
+  reason: string;
+  delta: string;
+  composite: number | null;
+  incumbentComposite: number | null;
+  compositeDelta: number | null;
+  pValue: number | null;
+  acceptedVersion: number | null;
+  scores: { candidate: Record<string, number | null>; incumbentBefore: Record<string, number | null>; incumbentAfter: Record<string, number | null> };
+}
+interface History {
+  experiments: HistoryEntry[];
+  registryEvents: Array<{ version: number; reason: string; actor: string | null }>;
+}
+
+async function history(): Promise<History> {
+  const { code, stdout } = await kloop('history', dir, '--json');
+  expect(code).toBe(0);
+  return JSON.parse(stdout) as History;
+}
+
+/** RFC 4180 rows (quoted fields with doubled quotes, CRLF). */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const character = text[index]!;
+    if (quoted) {
+      if (character === '"' && text[index + 1] === '"') {
+        field += '"';
+        index += 1;
+      } else if (character === '"') quoted = false;
+      else field += character;
+    } else if (character === '"') quoted = true;
+    else if (character === ',') {
+      row.push(field);
+      field = '';
+    } else if (character === '\n') {
+      row.push(field.replace(/\r$/, ''));
+      rows.push(row);
+      row = [];
+      field = '';
+    } else field += character;
+  }
+  return rows;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'kloop-view-cli-'));
+  cpSync(path.join(repo, 'examples', 'intent'), dir, { recursive: true, filter: (source) => !source.includes('.kloop') });
+  const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace(/maxExperiments: \d+/, 'maxExperiments: 12');
+  writeFileSync(path.join(dir, 'kloop.yaml'), `${config}\nnotebook:\n  git: true\n`);
+  const { code, stdout, stderr } = await kloop('run', dir, '--json', '--quiet');
+  expect(code, stderr).toBe(0);
+  runReport = JSON.parse(stdout);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('kloop history', () => {
+  it('carries composite, Δ, p-value and decision per experiment, computed from the stored evaluations and evidence', async () => {
+    const { experiments } = await history();
+    const decided = experiments.filter((experiment) => experiment.decision !== 'skipped');
+    expect(decided).toHaveLength(runReport.experiments);
+    for (const experiment of decided) {
+      const { stdout } = await kloop('show', dir, String(experiment.id), '--json');
+      const checks = (JSON.parse(stdout) as { checks: Array<{ name: string; statistic: number | null; data?: { pValue?: number } }> }).checks;
+      expect(experiment.compositeDelta).toBe(checks.find((check) => check.name === 'margin')!.statistic);
+      const significance = checks.find((check) => check.name === 'significance');
+      expect(experiment.pValue).toBe(significance?.data?.pValue ?? null);
+      expect(experiment.composite).toEqual(expect.any(Number));
+      // With no invalid output, Δ over the shared examples is the difference of the composites.
+      expect(experiment.compositeDelta!).toBeCloseTo(experiment.composite! - experiment.incumbentComposite!, 5);
+    }
+    // The incumbent after the last accepted experiment is the run's best, partition by partition.
+    const lastAccepted = decided.filter((experiment) => experiment.decision === 'accepted').at(-1)!;
+    expect(lastAccepted.acceptedVersion).toBe(runReport.bestVersion);
+    expect(lastAccepted.scores.incumbentAfter).toEqual(runReport.best);
+    expect(decided[0]!.scores.incumbentBefore).toEqual(runReport.baseline);
+
+    const { stdout: text } = await kloop('history', dir);
+    expect(text.split('\n')[0]).toMatch(/^id\s+round\s+decision\s+reason\s+composite\s+Δ\s+p\s+delta$/);
+    const accepted = text.split('\n').find((line) => line.startsWith(`${lastAccepted.id} `))!;
+    expect(accepted).toContain(lastAccepted.composite!.toFixed(4));
+    expect(accepted).toContain(`+${lastAccepted.compositeDelta!.toFixed(4)}`);
+  });
+});
+
+describe('kloop diff', () => {
+  it('prints two versions as a unified diff, and refuses an unknown version', async () => {
+    const { code, stdout } = await kloop('diff', dir, 'seed', 'active');
+    expect(code).toBe(0);
+    expect(stdout.split('\n').slice(0, 2)).toEqual([`--- version ${runReport.baselineVersion}`, `+++ version ${runReport.bestVersion}`]);
+    expect(stdout).toMatch(/^@@ -\d+,\d+ \+\d+,\d+ @@$/m);
+    const json = JSON.parse((await kloop('diff', dir, String(runReport.baselineVersion), String(runReport.bestVersion), '--json')).stdout) as { added: number; removed: number; rows: Array<{ kind: string }> };
+    expect(json.added).toBe(stdout.split('\n').filter((line) => line.startsWith('+') && !line.startsWith('+++')).length);
+    expect(json.rows.some((row) => row.kind === 'change' || row.kind === 'add')).toBe(true);
+    expect((await kloop('diff', dir, 'seed', 'seed')).stdout).toMatch(/identical/);
+    const missing = await kloop('diff', dir, 'seed', '999');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('no version 999');
+  });
+});
+
+describe('kloop report', () => {
+  it('csv: one row per experiment, a missing score an empty field', async () => {
+    const { code, stdout } = await kloop('report', dir, '--format', 'csv');
+    expect(code).toBe(0);
+    const rows = parseCsv(stdout);
+    const [header, ...body] = rows;
+    const { experiments } = await history();
+    expect(body).toHaveLength(experiments.length);
+    const column = (name: string): number => header!.indexOf(name);
+    for (const [index, experiment] of experiments.entries()) {
+      const row = body[index]!;
+      expect(row).toHaveLength(header!.length);
+      expect(Number(row[column('id')])).toBe(experiment.id);
+      expect(row[column('decision')]).toBe(experiment.decision);
+      expect(row[column('delta')]).toBe(experiment.delta); // quotes in deltas survive the quoting
+      expect(row[column('composite')]).toBe(experiment.composite === null ? '' : String(experiment.composite));
+      expect(row[column('p_value')]).toBe(experiment.pValue === null ? '' : String(experiment.pValue));
+    }
+  });
+
+  it('json: every experiment with its checks and per-example changes; html: one file with everything inlined', async () => {
+    const json = JSON.parse((await kloop('report', dir, '--format', 'json')).stdout) as { experiments: Array<{ checks: unknown[]; changes: unknown[] }>; overview: { trail: unknown[] } };
+    expect(json.experiments).toHaveLength((await history()).experiments.length);
+    expect(json.experiments.every((experiment) => experiment.checks.length > 0)).toBe(true);
+    expect(json.overview.trail.length).toBe(json.experiments.length + 1);
+    const out = path.join(dir, 'report.html');
+    const written = await kloop('report', dir, '--format', 'html', '--out', out, '--quiet');
+    expect(written.code).toBe(0);
+    expect(written.stdout.trim()).toBe(out);
+    const html = readFileSync(out, 'utf8');
+    expect(html).not.toMatch(/<script[^>]+src=/);
+    expect(html).not.toMatch(/<link[^>]+stylesheet/);
+    expect(html).toContain('window.KLOOP_REPORT = ');
+    expect(html).toContain(readFileSync(path.join(repo, 'node_modules', 'chart.js', 'dist', 'chart.umd.min.js'), 'utf8').slice(0, 200));
+    expect((await kloop('report', dir, '--format', 'pdf')).code).toBe(2);
+  });
+});
+
+describe('kloop activate (a rollback)', () => {
+  it('makes the version active for status and build, records who did it in history, and commits it to the git notebook', async () => {
+    expect((await kloop('activate', dir, 'seed')).code).toBe(2); // --by is required
+    expect((await kloop('activate', dir, '999', '--by', 'Ana')).code).toBe(2);
+    const { code, stdout } = await kloop('activate', dir, 'seed', '--by', 'Ana Lima', '--note', 'the booking anchors regressed in production', '--json');
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ ok: true, activeVersion: runReport.baselineVersion, previousVersion: runReport.bestVersion, rollback: true, changed: true, gitCommits: 1 });
+
+    const status = JSON.parse((await kloop('status', dir, '--json')).stdout) as { activeVersion: number };
+    expect(status.activeVersion).toBe(runReport.baselineVersion);
+    const built = JSON.parse((await kloop('build', dir, 'a physio clinic where patients book sessions with therapists', '--json', '--no-signal')).stdout) as { artifactVersionId: number };
+    expect(built.artifactVersionId).toBe(runReport.baselineVersion);
+
+    const { registryEvents } = await history();
+    expect(registryEvents.at(-1)).toMatchObject({ version: runReport.baselineVersion, actor: 'Ana Lima', reason: `activated by Ana Lima (rollback from version ${runReport.bestVersion}): the booking anchors regressed in production` });
+    expect((await kloop('history', dir)).stdout).toMatch(new RegExp(`v${runReport.baselineVersion}\\s+activated by Ana Lima \\(rollback from version ${runReport.bestVersion}\\).*Ana Lima$`, 'm'));
+
+    const mirror = path.join(dir, '.kloop', 'notebook');
+    const log = await git.log({ fs, dir: mirror });
+    expect(log[0]!.commit.author.name).toBe('Ana Lima');
+    expect(log).toHaveLength(registryEvents.length); // the seed, each accepted version, the rollback
+    expect(log.filter((entry) => entry.commit.message.includes('accepted: version')).length).toBe(registryEvents.filter((event) => / accepted$/.test(event.reason)).length);
+    expect(readFileSync(path.join(mirror, 'playbook.yaml'), 'utf8')).toBe(readFileSync(path.join(dir, 'playbook.yaml'), 'utf8'));
+
+    const doctor = await kloop('doctor', dir, '--json');
+    const findings = (JSON.parse(doctor.stdout) as { findings: Array<{ id: string; status: string }> }).findings;
+    expect(findings.find((finding) => finding.id === 'notebook.git')).toMatchObject({ status: 'ok' });
+    expect(doctor.code).toBe(0);
+
+    // A mirror that no longer matches the database is a problem doctor names.
+    writeFileSync(path.join(mirror, 'playbook.yaml'), 'edited by hand\n');
+    await git.add({ fs, dir: mirror, filepath: 'playbook.yaml' });
+    await git.commit({ fs, dir: mirror, message: 'hand edit', author: { name: 'someone', email: 'someone@example.invalid' } });
+    const broken = await kloop('doctor', dir);
+    expect(broken.code).toBe(1);
+    expect(broken.stdout).toMatch(/PROBLEM git notebook .* does not match the database: 1 commits name no move of the database/);
+  });
+});
+
+describe('the viewer API', () => {
+  it('is read-only without a token, and with one needs it on every change', async () => {
+    const db = await openDatabase(studyDatabasePath(dir));
+    const token = 'a-test-token-of-24-chars';
+    const readOnly = createViewApp({ db, studyDir: dir, token: null });
+    const guarded = createViewApp({ db, studyDir: dir, token });
+    try {
+      const body = JSON.stringify({ by: 'Ana' });
+      const headers = { Host: '127.0.0.1:8790', 'Content-Type': 'application/json' };
+      const overview = await readOnly.app.request('/api/overview', { headers });
+      expect(overview.status).toBe(200);
+      expect(((await overview.json()) as { experiments: unknown[] }).experiments).toHaveLength((await history()).experiments.length);
+      expect((await readOnly.app.request('/api/versions/2/activate', { method: 'POST', headers, body })).status).toBe(403);
+      expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers, body })).status).toBe(401);
+      expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: 'Bearer wrong-token-wrong-token' }, body })).status).toBe(401);
+      expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}` }, body: JSON.stringify({ by: ' ' }) })).status).toBe(400);
+      const done = await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}` }, body });
+      expect(done.status).toBe(200);
+      expect(await done.json()).toMatchObject({ ok: true, versionId: 2, changed: true });
+      expect((await history()).registryEvents.at(-1)).toMatchObject({ version: 2, actor: 'Ana' });
+      // No answer to a page served under another host name (DNS rebinding).
+      expect((await readOnly.app.request('/api/overview', { headers: { Host: 'attacker.example:8790' } })).status).toBe(403);
+      expect((await readOnly.app.request('/api/experiments/999', { headers })).status).toBe(404);
+      expect(() => createViewApp({ db, studyDir: dir, token: 'short' })).toThrow(/at least 16 characters/);
+    } finally {
+      readOnly.close();
+      guarded.close();
+      await db.destroy();
+    }
+  });
+
+  it('kloop view refuses a short token or an unset token variable it was told to read', async () => {
+    process.env['KLOOP_VIEW_TOKEN_TEST'] = 'short';
+    try {
+      const short = await kloop('view', dir, '--token-env', 'KLOOP_VIEW_TOKEN_TEST', '--port', '0');
+      expect(short.code).toBe(2);
+      expect(short.stderr).toContain('too short');
+    } finally {
+      delete process.env['KLOOP_VIEW_TOKEN_TEST'];
+    }
+    const unset = await kloop('view', dir, '--token-env', 'KLOOP_VIEW_TOKEN_TEST', '--port', '0');
+    expect(unset.code).toBe(2);
+    expect(unset.stderr).toContain('refusing to start without a bearer token');
+  });
+});
+
+describe('scores across corpus moves', () => {
+  it('an experiment that did not consult shadow is scored on the shadow membership in force between the same moves', async () => {
+    const study = mkdtempSync(path.join(tmpdir(), 'kloop-view-moves-'));
+    try {
+      cpSync(path.join(repo, 'examples', 'intent'), study, { recursive: true, filter: (source) => !source.includes('.kloop') });
+      const config = readFileSync(path.join(study, 'kloop.yaml'), 'utf8').replace(/maxExperiments: \d+/, 'maxExperiments: 16').replace(/graduateAfterDecisions: \d+/, 'graduateAfterDecisions: 4');
+      writeFileSync(path.join(study, 'kloop.yaml'), config);
+      const ran = await kloop('run', study, '--json', '--quiet');
+      expect(ran.code, ran.stderr).toBe(0);
+      const report = JSON.parse(ran.stdout) as { best: Record<string, number>; bestVersion: number };
+      const json = JSON.parse((await kloop('report', study, '--format', 'json')).stdout) as {
+        overview: { corpusMoves: Array<{ afterExperiment: number; kinds: Record<string, number> }> };
+        experiments: Array<{ id: number; baseVersion: number; decision: string; acceptedVersion: number | null; shadowConsulted: boolean; incumbentBefore: Record<string, number | null>; incumbentAfter: Record<string, number | null> }>;
+      };
+      const moves = json.overview.corpusMoves;
+      expect(moves.length).toBeGreaterThan(0);
+      expect(moves.every((move) => (move.kinds['graduated'] ?? 0) > 0)).toBe(true);
+      // After the last move, the incumbent of every experiment whose incumbent is the run's best scores as the final report does.
+      const lastMove = moves.at(-1)!.afterExperiment;
+      const after = json.experiments.filter((experiment) => experiment.id > lastMove && experiment.baseVersion === report.bestVersion);
+      expect(after.some((experiment) => !experiment.shadowConsulted)).toBe(true);
+      for (const experiment of after) expect(experiment.incumbentBefore).toEqual(report.best);
+    } finally {
+      rmSync(study, { recursive: true, force: true });
+    }
+  });
+});

@@ -17,7 +17,7 @@ import type { Evaluator } from '../evaluator/evaluator.ts';
 import { mapWithConcurrency } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration, GateDecision } from '../gate/gate.ts';
-import { decide } from '../gate/gate.ts';
+import { comparePaired, decide } from '../gate/gate.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
@@ -90,14 +90,38 @@ export function evaluationFailure(scores: readonly PartitionScore[]): GateDecisi
   };
 }
 
+/** One partition as the gate compared it. */
+export interface PartitionComparison {
+  /** Composites (mean over valid example-repeats); null when nothing was valid. */
+  incumbent: number | null;
+  candidate: number | null;
+  /** Example-repeats evaluated for the candidate (valid or not). */
+  evaluated: number;
+  /** Per-example mean composites of the examples valid for both, by id, and the ids left out (invalid on a side). */
+  examples: { ids: string[]; incumbent: number[]; candidate: number[]; leftOut: string[] };
+}
+
 /** The scores the gate compared, per partition, for the notebook and the viewer. */
 export interface DecisionScores {
-  optimization: { incumbent: number | null; candidate: number | null };
-  anchor: { incumbent: number | null; candidate: number | null };
-  shadow?: { incumbent: number | null; candidate: number | null };
+  optimization: PartitionComparison;
+  anchor: PartitionComparison;
+  /** Present when the gate consulted the shadow. */
+  shadow?: PartitionComparison;
   /** Tokens and cost of the candidate's evaluations (as first computed; 0 when every result was stored already). */
   usage: { inputTokens: number; outputTokens: number; costUsd: number };
   repeats: { candidate: number; incumbent: number };
+}
+
+const round6 = (value: number): number => Math.round(value * 1e6) / 1e6;
+
+function comparison(incumbent: PartitionScore, candidate: PartitionScore): PartitionComparison {
+  const paired = comparePaired(incumbent, candidate);
+  return {
+    incumbent: incumbent.composite,
+    candidate: candidate.composite,
+    evaluated: candidate.total,
+    examples: { ids: paired.ids, incumbent: paired.incumbent.map(round6), candidate: paired.candidate.map(round6), leftOut: paired.leftOut },
+  };
 }
 
 /** Gates one candidate against the incumbent; the shadow is evaluated only when every earlier check passed. */
@@ -140,9 +164,9 @@ export async function gateCandidate(input: {
   return {
     decision,
     scores: {
-      optimization: { incumbent: incumbentOptimization.composite, candidate: input.optimization.composite },
-      anchor: { incumbent: incumbentAnchor.composite, candidate: input.anchor.composite },
-      ...(shadowPair !== undefined ? { shadow: { incumbent: shadowPair.incumbent.composite, candidate: shadowPair.candidate.composite } } : {}),
+      optimization: comparison(incumbentOptimization, input.optimization),
+      anchor: comparison(incumbentAnchor, input.anchor),
+      ...(shadowPair !== undefined ? { shadow: comparison(shadowPair.incumbent, shadowPair.candidate) } : {}),
       usage,
       repeats: { candidate: input.optimization.repeats, incumbent: incumbentOptimization.repeats },
     },

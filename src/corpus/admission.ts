@@ -56,6 +56,8 @@ export interface CandidateRecord {
   line?: number;
   /** The id, when the record has a string id (even if it fails the schema). */
   id?: string;
+  /** The file it is in, as reports name it (relative to the study when inside it); default the batch's `source`. */
+  file?: string;
   example?: Example;
   /** Schema problems, with file, line and field. */
   errors: CorpusFileError[];

@@ -17,6 +17,7 @@ import type { Example } from '../../corpus/example.ts';
 import { PARTITIONS } from '../../corpus/example.ts';
 import { readCorpusFile } from '../../corpus/importers/public-format.ts';
 import { importGoldenUml } from '../../corpus/importers/golden-uml.ts';
+import { describeLeak } from '../../corpus/file-admission.ts';
 import { reconstructPartitions } from '../../corpus/lifecycle.ts';
 import { readCorpusEvents, readDecisionRecords } from '../../corpus/lifecycle-store.ts';
 import { InputError } from '../../errors.ts';
@@ -97,11 +98,18 @@ export function registerCorpusCommands(program: Command): void {
         }
         print(`corpus of ${session.study.dir}${status.initialised ? '' : ' (not yet recorded: the partitions the corpus files give; the next run records them)'}`);
         print(`sizes: optimization ${status.sizes.optimization}, anchor ${status.sizes.anchor}, shadow ${status.sizes.shadow}${status.sizes.removed > 0 ? `, removed ${status.sizes.removed}` : ''}`);
-        print(`policy: graduate after ${status.policy.graduateAfterDecisions} shadow decisions${status.policy.graduateAfterDays !== undefined ? ` or ${status.policy.graduateAfterDays} days` : ''}; ${status.policy.rotateSlice} per round boundary; spent at ${status.policy.maxShadowExposures} exposures; shadow never below ${status.minShadowExamples}`);
+        print(`policy: graduate after ${status.policy.graduateAfterDecisions} shadow decisions${status.policy.graduateAfterRounds !== undefined ? `, ${status.policy.graduateAfterRounds} rounds in shadow` : ''}${status.policy.graduateAfterDays !== undefined ? ` or ${status.policy.graduateAfterDays} days` : ''}, whichever comes first; ${status.policy.rotateSlice} per round boundary; spent at ${status.policy.maxShadowExposures} exposures; shadow never below ${status.minShadowExamples}`);
         print(`shadow exposures: most ${status.shadowExposures.max} of ${status.shadowExposures.limit}`);
         print(`next round boundary: ${describeNext(status.next)}`);
+        if (status.pending.length > 0) print(`the next run admits ${status.pending.length} new record(s) of the corpus files: ${status.pending.map((record) => `${record.id} → ${record.partition}`).join(', ')}`);
+        if (status.refused.length > 0) {
+          print(`refused by admission, left out of the study (${status.refused.length}):`);
+          for (const record of status.refused) for (const reason of record.reasons) print(`  ${record.location} ${record.id}: ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
+        }
+        for (const leak of status.leaks) print(`LEAK between partitions (the next run refuses to start): ${describeLeak(leak)}`);
+        for (const warning of status.warnings) print(`WARNING: ${warning.message}`);
         print();
-        print(table([['id', 'partition', 'exposures', 'in shadow since', 'origin', 'due'], ...status.members.map((member) => [member.id, member.partition, String(member.exposures), member.shadowSince ?? '—', `${member.origin}: ${member.source}`, member.due ?? ''])]));
+        print(table([['id', 'partition', 'exposures', 'rounds in shadow', 'in shadow since', 'origin', 'due'], ...status.members.map((member) => [member.id, member.partition + (member.promotedBy !== null ? ` (promoted by ${member.promotedBy})` : ''), String(member.exposures), member.partition === 'shadow' ? String(member.shadowRounds) : '', member.shadowSince ?? '—', `${member.origin}: ${member.source}`, member.due ?? ''])]));
       } finally {
         await session.close();
       }

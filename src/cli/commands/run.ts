@@ -20,6 +20,7 @@ import type { StudyReport } from '../../study/report.ts';
 import { buildStudyReport } from '../../study/report.ts';
 import { formatScore, print, printJson, progress, table } from '../output.ts';
 import { latestCalibration } from '../../study/calibration.ts';
+import { describeCorpusStart, startCorpusLifecycle } from '../../study/corpus-lifecycle.ts';
 import { calibrate } from './calibrate.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
@@ -156,6 +157,8 @@ export function registerRunCommand(program: Command): void {
           onError: (message) => progress(`kloop: WARNING: lease heartbeat failed: ${message}`, quiet),
         });
         if (options.maxExperiments !== undefined) study.stopping.maxExperiments = options.maxExperiments;
+        // Before round 1: the corpus files' new records are admitted or refused, visibly (docs/corpus.md).
+        for (const line of describeCorpusStart(await startCorpusLifecycle(session.db, study, () => new Date()))) progress(`kloop: ${line}`, quiet);
         session.plugins.checkBudget(study);
         const fingerprint = createStudyEvaluator(study).fingerprint;
         if (options.calibrate === true) {
@@ -179,6 +182,7 @@ export function registerRunCommand(program: Command): void {
           db: session.db,
           ...(calibration !== undefined ? { calibration: calibration.calibration } : {}),
           signal: controller.signal,
+          onCorpusChange: (change) => progress(`kloop: ${change.message}`, quiet),
           onEvent: (event) => {
             if (event.type === 'start') runId = event.runId;
             progress(describeEvent(event), quiet);

@@ -68,7 +68,7 @@ export function registerCorpusCommands(program: Command): void {
           else {
             print(`${outcome.dryRun ? 'dry run: would admit' : 'admitted'} ${outcome.admitted}, refused ${outcome.refused} (from ${source}); admitted examples enter the shadow partition`);
             for (const verdict of outcome.verdicts) {
-              const where = verdict.line !== undefined ? ` (line ${verdict.line})` : '';
+              const where = verdict.location !== undefined ? ` (${verdict.location})` : verdict.line !== undefined ? ` (line ${verdict.line})` : '';
               print(`  ${verdict.admitted ? 'ADMITTED' : 'REFUSED '} ${verdict.id ?? '(no id)'}${where}`);
               for (const reason of verdict.reasons) print(`      ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
               for (const note of verdict.notes) print(`      note: ${note}`);

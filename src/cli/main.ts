@@ -16,6 +16,7 @@ import { registerEvalCommand } from './commands/eval.ts';
 import { registerHistoryCommands } from './commands/history.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerBuildCommand } from './commands/build.ts';
+import { registerResetCommand } from './commands/reset.ts';
 import { registerReviewCommand } from './commands/review.ts';
 import { registerScheduleCommand } from './commands/schedule.ts';
 import { registerServeCommand } from './commands/serve.ts';
@@ -60,6 +61,7 @@ export function createProgram(): Command {
   registerExportCommand(program);
   registerDoctorCommand(program);
   registerCorpusCommands(program);
+  registerResetCommand(program);
   registerSignalsCommands(program);
   registerServeCommand(program);
   registerScheduleCommand(program);

@@ -403,6 +403,12 @@ export function reconstructPartitions(events: readonly CorpusEvent[], decisions:
     while (next < ordered.length && (ordered[next]!.experimentId ?? 0) < limit) {
       const event = ordered[next]!;
       if (event.exampleId !== null && event.to !== null) partitionOf.set(event.exampleId, event.to);
+      // A reset that kept the corpus history records the exposures the earlier (now gone) decisions left.
+      const kept = event.kind === 'reset' ? event.details?.exposures : undefined;
+      if (kept !== undefined && typeof kept === 'object' && kept !== null) {
+        for (const key of Object.keys(exposures)) delete exposures[key];
+        for (const [id, count] of Object.entries(kept as Record<string, unknown>)) if (typeof count === 'number') exposures[id] = count;
+      }
       next += 1;
     }
   };

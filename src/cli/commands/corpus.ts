@@ -3,6 +3,8 @@
  *
  * - `corpus add <study> <file>`: admission (quality gate; admitted examples
  *   enter shadow). Exit 0 when every record was admitted, 2 when any was refused.
+ * - `corpus promote <study> <id…> --to PARTITION --by NAME`: a human moves
+ *   examples, recorded in the corpus history.
  * - `corpus status <study>`: partitions, sizes, exposures, what is due.
  * - `corpus at <study> <experiment>`: the partitions a decision saw.
  * - `corpus import --format golden-uml|jsonl|yaml <path> --out FILE.jsonl`:
@@ -25,7 +27,7 @@ import type { PartitionScore } from '../../evaluator/partition-score.ts';
 import { COMPONENTS } from '../../evaluator/partition-score.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { acquireLease, releaseLease } from '../../storage/lease.ts';
-import { admitToStudy, corpusStatus } from '../../study/corpus-lifecycle.ts';
+import { admitToStudy, corpusStatus, promoteExamples } from '../../study/corpus-lifecycle.ts';
 import type { LoadedStudy } from '../../study/loaded-study.ts';
 import { writeFileAtomic } from '../../study/report.ts';
 import { createStudyEvaluator } from '../../study/run-study.ts';
@@ -77,6 +79,45 @@ export function registerCorpusCommands(program: Command): void {
           process.exitCode = outcome.refused > 0 ? 2 : 0;
         } finally {
           if (lease !== undefined) await releaseLease(session.db, lease);
+        }
+      } finally {
+        await session.close();
+      }
+    });
+
+  corpus
+    .command('promote')
+    .description('Move examples to a partition by hand, on the record (a `promoted` event naming you in the corpus history); promote again to undo. The corpus files\' labels do not override it.')
+    .argument('<study>', 'study folder')
+    .argument('<id...>', 'example ids (see `kloop corpus status`)')
+    .requiredOption('--to <partition>', `one of ${PARTITIONS.join(', ')}`)
+    .requiredOption('--by <name>', 'who decides (recorded with the move)')
+    .option('--reason <text>', 'why (recorded with the move)')
+    .option('--wait', 'wait for a run in progress to finish instead of refusing (exit 3)')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (studyDir: string, ids: string[], options: { to: string; by: string; reason?: string; wait?: boolean; json?: boolean }) => {
+      if (!(PARTITIONS as readonly string[]).includes(options.to)) throw new InputError(`unknown partition "${options.to}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--to' });
+      if (options.by.trim() === '') throw new InputError('--by names who moves the examples; it may not be empty', { field: '--by' });
+      const session = await openStudy(studyDir, { quiet: true });
+      try {
+        const lease = await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
+        try {
+          const outcome = await promoteExamples(session.db, session.study, ids, {
+            to: options.to as (typeof PARTITIONS)[number],
+            by: options.by.trim(),
+            ...(options.reason !== undefined ? { reason: options.reason } : {}),
+          });
+          if (options.json === true) {
+            printJson({ study: session.study.dir, ...outcome });
+            return;
+          }
+          print(`moved ${outcome.moved.length} example(s) to ${outcome.to} (by ${outcome.by}); recorded in the corpus history`);
+          for (const move of outcome.moved) print(`  ${move.id}: ${move.from} → ${move.to}`);
+          for (const id of outcome.unchanged) print(`  ${id}: already in ${outcome.to}, nothing recorded`);
+          for (const warning of outcome.warnings) print(`WARNING: ${warning}`);
+          print(`sizes: ${PARTITIONS.map((name) => `${name} ${outcome.sizes[name]}`).join(', ')}`);
+        } finally {
+          await releaseLease(session.db, lease);
         }
       } finally {
         await session.close();

@@ -289,6 +289,11 @@ export function printReport(report: StudyReport): void {
   const reasons = Object.entries(report.refused).sort((left, right) => right[1] - left[1]);
   if (reasons.length > 0) print(`refused or skipped by reason: ${reasons.map(([reason, count]) => `${reason} ${count}`).join(', ')}`);
   print(`stop reason: ${report.stopReason} (${STOP_REASON_MEANINGS[report.stopReason] ?? 'see docs/reliability.md'}) — ${report.stopDetail}`);
+  if (report.stuck !== null) {
+    print();
+    print(`stuck: ${report.stuck.message}`);
+    for (const step of report.stuck.steps) print(`  - ${step}`);
+  }
   print(`best artifact: ${report.bestArtifact}`);
   print(`database: ${report.database}`);
   print(`wall time: ${(report.wallTimeMs / 1000).toFixed(1)} s`);

@@ -105,7 +105,9 @@ describe('corpus-file records new to a study', () => {
     const target = study.examples[2]!; // optimization, line 3
     writeFileSync(batch, `${JSON.stringify(reference.shadow[12])}\n${JSON.stringify({ ...target, id: 'copy-of-third', partition: 'shadow' })}\n`);
     const { code, stdout } = await kloop('corpus', 'add', study.dir, batch);
-    expect(code).not.toBe(0);
+    expect(code).toBe(4); // partial admission: one admitted, one refused
+    expect(stdout).toContain(`ADMITTED ${reference.shadow[12]!.id} (batch.jsonl:1)`);
+    expect(loadStudy(study.dir).partitions.shadow.map((example) => example.id)).toContain(reference.shadow[12]!.id);
     const line = stdout.split('\n').find((text) => text.includes('near_duplicate'))!;
     expect(stdout).toContain('REFUSED  copy-of-third (batch.jsonl:2)');
     expect(line).toContain(`"${target.id}" (${CORPUS}:3, optimization`);

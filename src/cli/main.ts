@@ -32,6 +32,7 @@ export const EXIT_CODES_HELP = [
   '  1    failed: consecutive failures, failure rate, infrastructure or storage failure; doctor: problems found',
   '  2    bad input or usage (file, line and field named); nothing was written',
   '  3    the study is being run by another process (kloop run --wait waits instead)',
+  '  4    kloop corpus add: the admission gate refused some records (listed and recorded); the others were admitted',
   '  130  interrupted (Ctrl-C or SIGTERM); the run is recorded as interrupted and the next run continues',
 ].join('\n');
 

@@ -78,6 +78,12 @@ async function summarise(evaluator: Evaluator, study: LoadedStudy, text: string)
   return result;
 }
 
+/** A folder as a user would type it: relative to the working directory when inside it, else absolute. */
+function displayPath(dir: string): string {
+  const relative = path.relative(process.cwd(), dir);
+  return relative === '' ? '.' : relative.startsWith('..') || path.isAbsolute(relative) ? dir : relative;
+}
+
 /** The stuck-study advice of a run that decided candidates and accepted none (not after an interrupt). */
 async function stuckAdviceOf(
   db: StudyDatabase,
@@ -98,7 +104,7 @@ async function stuckAdviceOf(
   const members = await readCorpusMembers(db);
   const shadow = new Set(study.partitions.shadow.map((example) => example.id));
   return stuckAdvice(experiments, {
-    studyDir: path.relative(process.cwd(), study.dir) || '.',
+    studyDir: displayPath(study.dir),
     alpha: study.gate.alpha,
     policy: corpusPolicyOf(study),
     sizes: { optimization: study.partitions.optimization.length, anchor: study.partitions.anchor.length, shadow: study.partitions.shadow.length },

@@ -52,7 +52,7 @@ describe('stuckAdvice', () => {
     expect(advice.message).toContain('would reach α = 0.05 with 10 optimization examples (the median refused candidate: 15); the optimization partition has 6: add at least 4');
     expect(advice.steps[0]).toContain('kloop corpus add my-study NEW.jsonl');
     expect(advice.steps[0]).toContain('after 5 round(s) in shadow, 3 per round boundary (2 boundaries for 4)');
-    expect(advice.steps[1]).toContain('kloop corpus promote my-study <id…> --to optimization --by NAME (the shadow has 13, so 8 can move');
+    expect(advice.steps[1]).toContain('kloop corpus promote my-study <id…> --to optimization --by NAME (the shadow has 13, so 4 can move');
   });
 
   it('for specialization: the shadow\'s size and exposure', () => {

@@ -166,7 +166,9 @@ function howToAdd(context: StuckContext, count: number): string[] {
   const spareShadow = Math.max(0, context.sizes.shadow - MIN_SHADOW_EXAMPLES);
   return [
     `write ${count} or more new labelled examples like the ones the refused edits fixed, and admit them: kloop corpus add ${context.studyDir} NEW.jsonl (or list them in a corpus file). New examples enter the shadow partition first and graduate into optimization ${rounds !== undefined ? `after ${rounds} round(s) in shadow` : `after ${context.policy.graduateAfterDecisions} shadow decisions`}, ${slice} per round boundary${boundaries !== null ? ` (${boundaries} boundar${boundaries === 1 ? 'y' : 'ies'} for ${count})` : ''}, while the shadow keeps at least ${MIN_SHADOW_EXAMPLES}`,
-    `or move examples you already have: kloop corpus promote ${context.studyDir} <id…> --to optimization --by NAME (the shadow has ${context.sizes.shadow}, so ${spareShadow} can move without taking it below ${MIN_SHADOW_EXAMPLES}; each one moved is no longer an unseen check)`,
+    spareShadow > 0
+      ? `or move examples you already have: kloop corpus promote ${context.studyDir} <id…> --to optimization --by NAME (the shadow has ${context.sizes.shadow}, so ${Math.min(spareShadow, count)} can move without taking it below ${MIN_SHADOW_EXAMPLES}; each one moved is no longer an unseen check)`
+      : `the shadow has ${context.sizes.shadow} (the minimum is ${MIN_SHADOW_EXAMPLES}): none of its examples can move to optimization yet, so add examples (they fill the shadow first)`,
   ];
 }
 

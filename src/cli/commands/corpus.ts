@@ -2,7 +2,9 @@
  * `kloop corpus …`: the corpus lifecycle and importers (docs/corpus.md).
  *
  * - `corpus add <study> <file>`: admission (quality gate; admitted examples
- *   enter shadow). Exit 0 when every record was admitted, 2 when any was refused.
+ *   enter shadow). Exit 0 when every record was admitted, 4
+ *   ({@link ADMISSION_REFUSED_EXIT_CODE}) when any was refused (the others
+ *   are admitted), 2 when the batch cannot be read (nothing written).
  * - `corpus promote <study> <id…> --to PARTITION --by NAME`: a human moves
  *   examples, recorded in the corpus history.
  * - `corpus status <study>`: partitions, sizes, exposures, what is due.
@@ -34,6 +36,14 @@ import { createStudyEvaluator } from '../../study/run-study.ts';
 import { formatScore, print, printJson, table } from '../output.ts';
 import { openStudy } from './study-session.ts';
 
+/**
+ * Exit code of `kloop corpus add` when the gate refused one or more records:
+ * 4. Every refusal is listed (and, unless `--dry-run`, recorded in the corpus
+ * history); the records admitted, if any, are in the study. Never 2, which
+ * means bad input with nothing written (a batch file that cannot be read).
+ */
+export const ADMISSION_REFUSED_EXIT_CODE = 4;
+
 /** Formats accepted by `kloop corpus import`. */
 export const IMPORT_FORMATS = ['golden-uml', 'jsonl', 'yaml'] as const;
 
@@ -42,7 +52,7 @@ export function registerCorpusCommands(program: Command): void {
 
   corpus
     .command('add')
-    .description('Admit examples into a study: each passes the quality gate (schema, vocabularies, non-trivial gold, grounded entities, no near-duplicate, no duplicate id) and enters the shadow partition. Exit 2 when any is refused.')
+    .description('Admit examples into a study: each passes the quality gate (schema, vocabularies, non-trivial gold, grounded entities, no near-duplicate, no duplicate id) and enters the shadow partition. Exit 0 when every record was admitted, 4 when any was refused (the others are admitted; refusals are listed and recorded), 2 when the file cannot be read.')
     .argument('<study>', 'study folder')
     .argument('<file>', 'examples in the public format (.jsonl, .yaml, .yml, .json)')
     .option('--partial-gold', 'admit gold without an app type (entities are still required)')
@@ -76,7 +86,7 @@ export function registerCorpusCommands(program: Command): void {
               for (const note of verdict.notes) print(`      note: ${note}`);
             }
           }
-          process.exitCode = outcome.refused > 0 ? 2 : 0;
+          process.exitCode = outcome.refused > 0 ? ADMISSION_REFUSED_EXIT_CODE : 0;
         } finally {
           if (lease !== undefined) await releaseLease(session.db, lease);
         }

@@ -22,8 +22,14 @@
  *                         Jaccard distance below {@link NEAR_DUPLICATE_DISTANCE}
  *                         (0.3, i.e. similarity above 0.7) is refused.
  *
+ *                         The reason names the other record (`relatedId`,
+ *                         `relatedLocation` as file:line, `relatedPartition`)
+ *                         and says when the pair spans two partitions (a leak).
+ *
  * The `partition` field of a candidate is not obeyed: admitted examples enter
- * shadow, never optimization (a note says so when the record asked for more).
+ * shadow, never optimization (a note says so when the record asked for more),
+ * unless the caller places them otherwise (`placeIn`: corpus-file records on
+ * a study's first run keep their file's partition, see `file-admission.ts`).
  */
 import { readFileSync } from 'node:fs';
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';

@@ -9,8 +9,10 @@
  *   anchor stays an anchor: anchors are hand-chosen in the files); an example
  *   gone from the files is `removed`; an anchor may neither leave the files
  *   nor be re-labelled (an {@link InputError}).
- * - **Admission** (`kloop corpus add`, see `admission.ts`): admitted examples
- *   enter **shadow**, never optimization.
+ * - **Admission** (`kloop corpus add`, see `admission.ts`; new corpus-file
+ *   records, see `file-admission.ts`): every new record passes the same gate;
+ *   admitted examples enter **shadow**, never optimization; refused file
+ *   records are left out of the study.
  * - **Exposure**: every gate decision that evaluated the shadow partition
  *   (`shadowConsulted`) adds 1 to each shadow member's `shadowExposures`.
  * - **Graduation** (between rounds): a shadow example that has served

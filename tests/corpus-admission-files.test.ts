@@ -129,3 +129,28 @@ describe('partitions too small to mean anything', () => {
     }
   });
 });
+
+describe('corpusPolicy.partialGold', () => {
+  it('refuses a corpus-file record without an app type by default, and admits it when set', async () => {
+    const partial: Example = {
+      id: 'partial-gold-file-01',
+      goal: 'The library lends books to members; each loan has a due date and members pay a fine when late.',
+      expected: { entities: [{ name: 'Book' }, { name: 'Member' }, { name: 'Loan' }] },
+      tags: [],
+      partition: 'shadow',
+    };
+    for (const [setting, admitted] of [[false, false], [true, true]] as const) {
+      const small = makeSmallStudy({ optimization: 6, anchor: 3, shadow: 5, config: ['stopping: { maxExperiments: 0 }', ...(setting ? ['corpusPolicy: { partialGold: true }'] : [])] });
+      try {
+        appendFileSync(path.join(small.dir, CORPUS), `${JSON.stringify(partial)}\n`);
+        const loaded = loadStudy(small.dir);
+        expect(loaded.partitions.shadow.map((example) => example.id).includes(partial.id), `partialGold ${setting}`).toBe(admitted);
+        const { stderr } = await kloop('run', small.dir);
+        if (admitted) expect(stderr).toContain('15 admitted, 0 refused');
+        else expect(stderr).toContain(`${CORPUS}:15 partial-gold-file-01: non_trivial_gold expected.appType: the gold has no app type`);
+      } finally {
+        small.cleanup();
+      }
+    }
+  });
+});

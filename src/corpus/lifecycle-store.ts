@@ -14,8 +14,7 @@ import { sql } from 'kysely';
 import { StorageError } from '../errors.ts';
 import type { CorpusEventTable, CorpusMemberTable, KloopDatabase } from '../storage/schema.ts';
 import { exampleSchema } from './example.ts';
-import type { CorpusEvent, CorpusEventKind, CorpusMember, CorpusMove, DecisionRecord, FileExample, MemberPartition } from './lifecycle.ts';
-import { planCorpusSync } from './lifecycle.ts';
+import type { CorpusEvent, CorpusEventKind, CorpusMember, CorpusMove, DecisionRecord, MemberPartition } from './lifecycle.ts';
 
 /** The study database (or a transaction on it). */
 export type CorpusDatabase = Kysely<KloopDatabase>;
@@ -189,27 +188,6 @@ export async function writeMoves(db: CorpusDatabase, moves: readonly CorpusMove[
       })
       .execute();
   }
-}
-
-/**
- * Reconciles the stored members with the corpus files (initialising them on
- * a study's first run), in one transaction. Returns the members as they now
- * are and the moves written.
- *
- * @throws InputError from {@link planCorpusSync} (an anchor left the files, an id clash)
- */
-export async function syncCorpusMembers(
-  db: CorpusDatabase,
-  files: readonly FileExample[],
-  now: () => Date = () => new Date(),
-): Promise<{ members: CorpusMember[]; moves: CorpusMove[] }> {
-  return db.transaction().execute(async (transaction) => {
-    const at = now().toISOString();
-    const plan = planCorpusSync(files, await readCorpusMembers(transaction), at);
-    if (plan.changed.length > 0) await writeMembers(transaction, plan.changed);
-    if (plan.moves.length > 0) await writeMoves(transaction, plan.moves, await lastExperimentId(transaction), at);
-    return { members: plan.members, moves: plan.moves };
-  });
 }
 
 /**

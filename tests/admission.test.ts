@@ -49,7 +49,7 @@ describe('kloop corpus add', () => {
     expect(JSON.parse(dry.stdout)).toMatchObject({ dryRun: true, admitted: 1, refused: 3 });
 
     const { code, stdout } = await kloop('corpus', 'add', study.dir, batch, '--json');
-    expect(code).toBe(2); // something was refused
+    expect(code).toBe(4); // one admitted, three refused: a partial admission, never the "nothing written" code 2
     const report = JSON.parse(stdout) as { admitted: number; refused: number; verdicts: Array<{ id: string; line: number; admitted: boolean; reasons: Array<{ check: string; field?: string; message: string }> }> };
     expect(report).toMatchObject({ admitted: 1, refused: 3 });
     const byId = new Map(report.verdicts.map((verdict) => [verdict.id, verdict]));
@@ -82,7 +82,7 @@ describe('kloop corpus add', () => {
     const again = path.join(study.dir, 'again.jsonl');
     writeFileSync(again, `${JSON.stringify({ ...newcomer, goal: 'A different text about a garden club where members rent plots.' })}\n`);
     const { code, stdout } = await kloop('corpus', 'add', study.dir, again, '--json');
-    expect(code).toBe(2);
+    expect(code).toBe(4); // every record refused: listed and recorded, still not the bad-input code
     expect(JSON.parse(stdout).verdicts[0].reasons[0]).toMatchObject({ check: 'duplicate_id' });
     const status = JSON.parse((await kloop('corpus', 'status', study.dir, '--json')).stdout) as { sizes: Record<string, number>; members: Array<{ id: string; partition: string; origin: string }> };
     expect(status.sizes).toMatchObject({ optimization: 12, anchor: 3, shadow: 7 });

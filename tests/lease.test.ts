@@ -43,7 +43,8 @@ describe.concurrent('one writer per study', () => {
   }, 180_000);
 
   it('with --wait the second run waits for the first, then proceeds', async () => {
-    const study = makeStudy(cleanups, { maxExperiments: 4 });
+    // Two rounds of work, so the first still holds the lease when the second (a new process) asks for it.
+    const study = makeStudy(cleanups, { maxExperiments: 12 });
     const first = spawnKloop(['run', study]);
     const firstDone = finished(first);
     await waitForLine(first, /^run \d+:/); // the first holds the lease

@@ -16,6 +16,7 @@ import { registerEvalCommand } from './commands/eval.ts';
 import { registerHistoryCommands } from './commands/history.ts';
 import { registerRunCommand } from './commands/run.ts';
 import { registerBuildCommand } from './commands/build.ts';
+import { registerResetCommand } from './commands/reset.ts';
 import { registerReviewCommand } from './commands/review.ts';
 import { registerScheduleCommand } from './commands/schedule.ts';
 import { registerServeCommand } from './commands/serve.ts';
@@ -35,6 +36,7 @@ export const EXIT_CODES_HELP = [
   '  1    failed: consecutive failures, failure rate, infrastructure or storage failure; doctor: problems found',
   '  2    bad input or usage (file, line and field named); nothing was written',
   '  3    the study is being run by another process (kloop run --wait waits instead)',
+  '  4    kloop corpus add: the admission gate refused some records (listed and recorded); the others were admitted',
   '  130  interrupted (Ctrl-C or SIGTERM); the run is recorded as interrupted and the next run continues',
 ].join('\n');
 
@@ -64,6 +66,7 @@ export function createProgram(): Command {
   registerExportCommand(program);
   registerDoctorCommand(program);
   registerCorpusCommands(program);
+  registerResetCommand(program);
   registerSignalsCommands(program);
   registerServeCommand(program);
   registerScheduleCommand(program);

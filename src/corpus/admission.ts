@@ -22,18 +22,24 @@
  *                         Jaccard distance below {@link NEAR_DUPLICATE_DISTANCE}
  *                         (0.3, i.e. similarity above 0.7) is refused.
  *
+ *                         The reason names the other record (`relatedId`,
+ *                         `relatedLocation` as file:line, `relatedPartition`)
+ *                         and says when the pair spans two partitions (a leak).
+ *
  * The `partition` field of a candidate is not obeyed: admitted examples enter
- * shadow, never optimization (a note says so when the record asked for more).
+ * shadow, never optimization (a note says so when the record asked for more),
+ * unless the caller places them otherwise (`placeIn`: corpus-file records on
+ * a study's first run keep their file's partition, see `file-admission.ts`).
  */
 import { readFileSync } from 'node:fs';
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
-import { bigramJaccardDistance } from '../stats/index.ts';
 import type { ExpectedEntity } from '../tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../tasks/intent/intent.ts';
 import { normalizeEntityName } from '../tasks/intent/names.ts';
 import { analyzeGoal } from '../tasks/intent/offline/goal-analysis.ts';
-import type { Example } from './example.ts';
+import type { Example, PartitionName } from './example.ts';
 import { exampleSchema } from './example.ts';
+import { GoalIndex } from './goal-index.ts';
 import type { CorpusFileError } from './importers/public-format.ts';
 import { corpusFormatOf, parsePublicFormat } from './importers/public-format.ts';
 
@@ -56,6 +62,8 @@ export interface CandidateRecord {
   line?: number;
   /** The id, when the record has a string id (even if it fails the schema). */
   id?: string;
+  /** The file it is in, as reports name it (relative to the study when inside it); default the batch's `source`. */
+  file?: string;
   example?: Example;
   /** Schema problems, with file, line and field. */
   errors: CorpusFileError[];
@@ -170,6 +178,10 @@ export interface AdmissionReason {
   field?: string;
   /** The existing example a duplicate or near-duplicate collides with. */
   relatedId?: string;
+  /** Where that example is: `file:line`, or its source file when the line is unknown. */
+  relatedLocation?: string;
+  /** The partition that example is in. */
+  relatedPartition?: PartitionName;
   /** The check's statistic (the bigram Jaccard distance of a near-duplicate). */
   statistic?: number;
 }
@@ -180,8 +192,10 @@ export interface AdmissionVerdict {
   id?: string;
   /** 1-based line of the record in its file. */
   line?: number;
+  /** `file:line` of the record (or its file, when the line is unknown). */
+  location?: string;
   admitted: boolean;
-  /** The example as admitted (partition `shadow`); present when admitted. */
+  /** The example as admitted, in the partition it is placed in (`shadow` unless `placeIn` says otherwise); present when admitted. */
   example?: Example;
   /** Empty when admitted. */
   reasons: AdmissionReason[];
@@ -195,6 +209,26 @@ export interface AdmissionOptions {
   nearDuplicateDistance?: number;
   /** Refuse gold without a known app type. Default true. */
   requireAppType?: boolean;
+  /** The batch's file, for locations of records without their own `file`. */
+  source?: string;
+  /** `file:line` (or file) of existing examples, by id, for messages that name both records. */
+  locations?: ReadonlyMap<string, string>;
+  /**
+   * Where an admitted record goes, and a note when that is not what the
+   * record asked for. Default: shadow, with a note when the record's
+   * `partition` says otherwise (admitted examples enter shadow first).
+   */
+  placeIn?: (example: Example) => { partition: PartitionName; note?: string };
+}
+
+/** `file:line`, the file alone, or undefined. */
+export function locationOf(file: string | undefined, line: number | undefined): string | undefined {
+  if (file === undefined || file === '') return undefined;
+  return line === undefined ? file : `${file}:${line}`;
+}
+
+function shadowFirst(example: Example): { partition: PartitionName; note?: string } {
+  return example.partition === 'shadow' ? { partition: 'shadow' } : { partition: 'shadow', note: `the record says partition "${example.partition}"; admitted examples enter shadow first` };
 }
 
 /**
@@ -252,7 +286,12 @@ export function checkAdmission(
 ): AdmissionVerdict[] {
   const threshold = options.nearDuplicateDistance ?? NEAR_DUPLICATE_DISTANCE;
   const requireAppType = options.requireAppType ?? true;
-  const pool: Example[] = [...existing];
+  const placeIn = options.placeIn ?? shadowFirst;
+  const pool = new GoalIndex<{ id: string; partition: PartitionName; location?: string }>();
+  for (const example of existing) {
+    const location = options.locations?.get(example.id);
+    pool.add(example.goal, { id: example.id, partition: example.partition, ...(location !== undefined ? { location } : {}) });
+  }
   const ids = new Set(takenIds);
   for (const example of existing) ids.add(example.id);
   const batchIds = new Set<string>();
@@ -260,6 +299,8 @@ export function checkAdmission(
     const verdict: AdmissionVerdict = { admitted: false, reasons: [], notes: [] };
     if (record.id !== undefined) verdict.id = record.id;
     if (record.line !== undefined) verdict.line = record.line;
+    const location = locationOf(record.file ?? options.source, record.line);
+    if (location !== undefined) verdict.location = location;
     if (record.id !== undefined) {
       if (batchIds.has(record.id)) verdict.reasons.push({ check: 'duplicate_id', field: 'id', message: `id "${record.id}" appears earlier in this batch` });
       else if (ids.has(record.id)) verdict.reasons.push({ check: 'duplicate_id', field: 'id', relatedId: record.id, message: `id "${record.id}" is already used in this study` });
@@ -278,7 +319,7 @@ export function checkAdmission(
       verdict.reasons.push({
         check: 'non_trivial_gold',
         field: 'expected.appType',
-        message: appTypes.length === 0 ? 'the gold has no app type (use --partial-gold to admit partial gold)' : 'the gold app type is only "other", which is not a known app type',
+        message: appTypes.length === 0 ? 'the gold has no app type (use --partial-gold, or corpusPolicy.partialGold for corpus files, to admit partial gold)' : 'the gold app type is only "other", which is not a known app type',
       });
     }
     const keys = groundingKeys(example.goal);
@@ -291,26 +332,29 @@ export function checkAdmission(
         });
       }
     });
-    let nearest: { id: string; distance: number } | undefined;
-    for (const other of pool) {
-      const distance = bigramJaccardDistance(example.goal, other.goal);
-      if (nearest === undefined || distance < nearest.distance) nearest = { id: other.id, distance };
-    }
-    if (nearest !== undefined && nearest.distance < threshold) {
+    const placement = placeIn(example);
+    const nearest = pool.nearest(example.goal, threshold);
+    if (nearest !== undefined) {
+      const { id, partition, location: where } = nearest.entry;
+      const across = partition !== placement.partition;
       verdict.reasons.push({
         check: 'near_duplicate',
         field: 'goal',
-        relatedId: nearest.id,
+        relatedId: id,
+        relatedPartition: partition,
+        ...(where !== undefined ? { relatedLocation: where } : {}),
         statistic: nearest.distance,
-        message: `the goal is a near-duplicate of "${nearest.id}" (bigram Jaccard distance ${nearest.distance.toFixed(3)} < ${threshold})`,
+        message:
+          `the goal ${nearest.distance === 0 ? 'is the same text as' : 'is a near-duplicate of'} "${id}" (${where !== undefined ? `${where}, ` : ''}${partition}; bigram Jaccard distance ${nearest.distance.toFixed(3)} < ${threshold})` +
+          (across ? `: the same request in ${placement.partition} and ${partition} would leak one partition into the other` : ''),
       });
     }
-    if (example.partition !== 'shadow') verdict.notes.push(`the record says partition "${example.partition}"; admitted examples enter shadow first`);
+    if (placement.note !== undefined) verdict.notes.push(placement.note);
     if (verdict.reasons.length > 0) return verdict;
-    const admitted: Example = { ...example, partition: 'shadow' };
+    const admitted: Example = { ...example, partition: placement.partition };
     verdict.admitted = true;
     verdict.example = admitted;
-    pool.push(admitted);
+    pool.add(admitted.goal, { id: admitted.id, partition: admitted.partition, ...(location !== undefined ? { location } : {}) });
     return verdict;
   });
 }

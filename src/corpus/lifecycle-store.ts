@@ -10,11 +10,11 @@
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { StorageError } from '../errors.ts';
 import type { CorpusEventTable, CorpusMemberTable, KloopDatabase } from '../storage/schema.ts';
 import { exampleSchema } from './example.ts';
-import type { CorpusEvent, CorpusEventKind, CorpusMember, CorpusMove, DecisionRecord, FileExample, MemberPartition } from './lifecycle.ts';
-import { planCorpusSync } from './lifecycle.ts';
+import type { CorpusEvent, CorpusEventKind, CorpusMember, CorpusMove, DecisionRecord, MemberPartition } from './lifecycle.ts';
 
 /** The study database (or a transaction on it). */
 export type CorpusDatabase = Kysely<KloopDatabase>;
@@ -62,10 +62,75 @@ function toEvent(row: Omit<CorpusEventTable, 'id'> & { id: number }): CorpusEven
   };
 }
 
-/** Every member, by id. */
+/** The latest move into a partition of each member (who placed it there, and when it entered shadow). */
+const LAST_MOVES_SQL = `select e.example_id as example_id, e.kind as kind, e.to_partition as to_partition, e.details as details
+  from corpus_events e
+  where e.id in (select max(id) from corpus_events where example_id is not null and to_partition is not null group by example_id)`;
+/** The latest admission of each admitted member (its line). */
+const ADMISSIONS_SQL = `select example_id, details from corpus_events
+  where id in (select max(id) from corpus_events where kind = 'admitted' and example_id is not null group by example_id)`;
+/** The round in which each member last entered shadow (0: before any experiment), and the last round of the notebook. */
+const SHADOW_ENTRY_SQL = `select e.example_id as example_id, coalesce(x.round, 0) as round
+  from corpus_events e left join experiments x on x.id = e.experiment_id
+  where e.id in (select max(id) from corpus_events where to_partition = 'shadow' and example_id is not null group by example_id)`;
+const LAST_ROUND_SQL = 'select coalesce(max(round), 0) as round from experiments';
+
+interface AnnotationRows {
+  lastMoves: Array<{ example_id: string; kind: string; details: string }>;
+  admissions: Array<{ example_id: string; details: string }>;
+  shadowEntries: Array<{ example_id: string; round: number }>;
+  lastRound: number;
+}
+
+function parseDetails(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+/** Adds what the history says to each member: its admission line, who promoted it, rounds served in shadow. */
+function annotate(members: CorpusMember[], rows: AnnotationRows): CorpusMember[] {
+  const lastMove = new Map(rows.lastMoves.map((row) => [row.example_id, row]));
+  const admission = new Map(rows.admissions.map((row) => [row.example_id, parseDetails(row.details)]));
+  const entry = new Map(rows.shadowEntries.map((row) => [row.example_id, Number(row.round)]));
+  for (const member of members) {
+    const line = admission.get(member.exampleId)?.line;
+    if (member.origin === 'admitted' && typeof line === 'number') member.line = line;
+    const move = lastMove.get(member.exampleId);
+    if (move?.kind === 'promoted') {
+      const by = parseDetails(move.details).by;
+      if (typeof by === 'string') member.promotedBy = by;
+    }
+    if (member.partition === 'shadow') member.shadowRounds = Math.max(0, rows.lastRound - (entry.get(member.exampleId) ?? 0));
+  }
+  return members;
+}
+
+/** Every member, by id, with what the history says of it (admission line, promotion, rounds in shadow). */
 export async function readCorpusMembers(db: CorpusDatabase): Promise<CorpusMember[]> {
   const rows = await db.selectFrom('corpus_members').selectAll().orderBy('example_id').execute();
-  return rows.map(toMember);
+  const members = rows.map(toMember);
+  if (members.length === 0) return members;
+  const run = async <Row>(text: string): Promise<Row[]> => (await sql<Row>`${sql.raw(text)}`.execute(db)).rows;
+  return annotate(members, {
+    lastMoves: await run(LAST_MOVES_SQL),
+    admissions: await run(ADMISSIONS_SQL),
+    shadowEntries: await run(SHADOW_ENTRY_SQL),
+    lastRound: Number((await run<{ round: number }>(LAST_ROUND_SQL))[0]?.round ?? 0),
+  });
+}
+
+/** The fingerprints of the corpus-file refusals already in the history (so a record refused at every run is noted once). */
+export async function readRefusalFingerprints(db: CorpusDatabase): Promise<Set<string>> {
+  const rows = await db.selectFrom('corpus_events').select('details').where('kind', '=', 'refused').execute();
+  const fingerprints = new Set<string>();
+  for (const row of rows) {
+    const fingerprint = parseDetails(row.details).fingerprint;
+    if (typeof fingerprint === 'string') fingerprints.add(fingerprint);
+  }
+  return fingerprints;
 }
 
 /** Every event, oldest first. */
@@ -126,27 +191,6 @@ export async function writeMoves(db: CorpusDatabase, moves: readonly CorpusMove[
 }
 
 /**
- * Reconciles the stored members with the corpus files (initialising them on
- * a study's first run), in one transaction. Returns the members as they now
- * are and the moves written.
- *
- * @throws InputError from {@link planCorpusSync} (an anchor left the files, an id clash)
- */
-export async function syncCorpusMembers(
-  db: CorpusDatabase,
-  files: readonly FileExample[],
-  now: () => Date = () => new Date(),
-): Promise<{ members: CorpusMember[]; moves: CorpusMove[] }> {
-  return db.transaction().execute(async (transaction) => {
-    const at = now().toISOString();
-    const plan = planCorpusSync(files, await readCorpusMembers(transaction), at);
-    if (plan.changed.length > 0) await writeMembers(transaction, plan.changed);
-    if (plan.moves.length > 0) await writeMoves(transaction, plan.moves, await lastExperimentId(transaction), at);
-    return { members: plan.members, moves: plan.moves };
-  });
-}
-
-/**
  * Applies moves decided at a round boundary (graduation or rotation), with
  * their events, in one transaction. Returns the members as they now are.
  */
@@ -203,7 +247,15 @@ export function readCorpusMembersFile(file: string): CorpusMember[] {
     const table = sqlite.prepare("select name from sqlite_master where type = 'table' and name = 'corpus_members'").get();
     if (table === undefined) return [];
     const rows = sqlite.prepare('select * from corpus_members order by example_id').all() as CorpusMemberTable[];
-    return rows.map(toMember);
+    const members = rows.map(toMember);
+    if (members.length === 0) return members;
+    const all = <Row>(text: string): Row[] => sqlite!.prepare(text).all() as Row[];
+    return annotate(members, {
+      lastMoves: all(LAST_MOVES_SQL),
+      admissions: all(ADMISSIONS_SQL),
+      shadowEntries: all(SHADOW_ENTRY_SQL),
+      lastRound: Number(all<{ round: number }>(LAST_ROUND_SQL)[0]?.round ?? 0),
+    });
   } catch (error) {
     throw new StorageError(`cannot read the corpus lifecycle from ${file}: ${(error as Error).message}`, { file, cause: error });
   } finally {

@@ -130,8 +130,42 @@ describe('reconstructPartitions', () => {
     expect(at6.exposures).toEqual({ s1: 2, s2: 3, n: 1 });
   });
 
+  it('after a reset that kept the corpus history, counts exposures from the ones the reset recorded', () => {
+    const kept = [
+      event(1, 'a', 'anchored', 'anchor', null),
+      event(2, 'o', 'initial', 'optimization', null),
+      event(3, 's1', 'initial', 'shadow', null),
+      { ...event(4, null as unknown as string, 'reset', null, null), exampleId: null, details: { exposures: { s1: 7 } } },
+    ];
+    expect(reconstructPartitions(kept, decisions, 1).exposures).toEqual({ s1: 7 });
+    expect(reconstructPartitions(kept, decisions, 3).exposures).toEqual({ s1: 8 }); // decision 1 consulted shadow
+  });
+
   it('says when a decision predates the recorded lifecycle', () => {
     const late = events.map((item) => ({ ...item, experimentId: (item.experimentId ?? 0) + 10 }));
     expect(reconstructPartitions(late, decisions, 5).beforeLifecycle).toBe(true);
+  });
+});
+
+describe('promotions and rounds', () => {
+  const member = (id: string, partition: CorpusMember['partition'], extra: Partial<CorpusMember> = {}): CorpusMember => ({
+    exampleId: id, origin: 'file', source: 'corpus/a.yaml', partition, shadowExposures: 0, shadowSince: partition === 'shadow' ? AT : null, admittedAt: AT, updatedAt: AT, ...extra,
+  });
+
+  it('lets a promoted placement stand against the file label, and keeps the rule for the rest', () => {
+    const promotedAnchor = member('o1', 'anchor', { promotedBy: 'Ada' });
+    const demotedAnchor = member('a1', 'optimization', { promotedBy: 'Ada' });
+    const plan = planCorpusSync(files({ o1: 'optimization', a1: 'anchor' }), [promotedAnchor, demotedAnchor], AT);
+    expect(plan.moves).toEqual([]);
+    expect(() => planCorpusSync(files({ o1: 'optimization' }), [member('o1', 'anchor')], AT)).toThrow(InputError);
+  });
+
+  it('makes a shadow member due after graduateAfterRounds rounds in shadow', () => {
+    const policy = { ...POLICY, graduateAfterRounds: 4 };
+    const members = [...shadowMembers([0, 0, 0, 0, 0, 0, 0]).map((item, index) => ({ ...item, shadowRounds: index < 2 ? 4 : 3 }))];
+    const plan = planBoundary(members, policy, new Date(AT));
+    expect(plan).toMatchObject({ kind: 'graduate', due: ['s0', 's1'] });
+    expect(plan.kind === 'graduate' && plan.moves[0]!.reason).toBe('served 4 rounds in shadow (graduateAfterRounds 4)');
+    expect(planBoundary(members, { ...policy, graduateAfterRounds: 5 }, new Date(AT)).kind).toBe('none');
   });
 });

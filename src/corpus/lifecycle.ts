@@ -9,13 +9,16 @@
  *   anchor stays an anchor: anchors are hand-chosen in the files); an example
  *   gone from the files is `removed`; an anchor may neither leave the files
  *   nor be re-labelled (an {@link InputError}).
- * - **Admission** (`kloop corpus add`, see `admission.ts`): admitted examples
- *   enter **shadow**, never optimization.
+ * - **Admission** (`kloop corpus add`, see `admission.ts`; new corpus-file
+ *   records, see `file-admission.ts`): every new record passes the same gate;
+ *   admitted examples enter **shadow**, never optimization; refused file
+ *   records are left out of the study.
  * - **Exposure**: every gate decision that evaluated the shadow partition
  *   (`shadowConsulted`) adds 1 to each shadow member's `shadowExposures`.
  * - **Graduation** (between rounds): a shadow example that has served
- *   `graduateAfterDecisions` exposures, or `graduateAfterDays` days in shadow,
- *   is due; at most `rotateSlice` due examples (most exposed first) move to
+ *   `graduateAfterDecisions` exposures, `graduateAfterRounds` rounds in shadow
+ *   (whether or not the shadow was consulted: no deadlock when no candidate
+ *   ever reaches the shadow check) or `graduateAfterDays` days in shadow, is due; at most `rotateSlice` due examples (most exposed first) move to
  *   optimization per round boundary, never taking the shadow below
  *   {@link MIN_SHADOW_EXAMPLES}; the others wait (status says so).
  * - **Rotation** (between rounds): once any shadow example has reached
@@ -23,7 +26,9 @@
  *   exposed shadow examples move to optimization (`rotated_out`). When that
  *   would leave fewer than {@link MIN_SHADOW_EXAMPLES} in shadow, the study
  *   refuses to rotate and stops (`shadow_spent`): admit new examples first.
- * - **Anchors** never rotate and never leave.
+ * - **Anchors** never rotate and never leave, except by a human's recorded
+ *   `kloop corpus promote` (`promoted`), which also places any example in any
+ *   partition; a promoted placement is not overridden by the file's label.
  *
  * Every move is a {@link CorpusMove}, stored with the last experiment decided
  * when it happened; the partitions a decision E saw are the fold of every move
@@ -42,6 +47,17 @@ import { PARTITIONS } from './example.ts';
  */
 export const MIN_SHADOW_EXAMPLES = 5;
 
+/**
+ * Fewest anchors below which a warning says the anchor partition is too small
+ * to mean anything: 3. Anchors are checked one by one (no statistics), so
+ * any number works mechanically; but with fewer than 3 hand-chosen cases a
+ * "no anchor regressed" verdict protects almost nothing of the task.
+ */
+export const MIN_ANCHOR_EXAMPLES = 3;
+
+/** Default of `corpusPolicy.graduateAfterRounds`: 5 rounds. */
+export const DEFAULT_GRADUATE_AFTER_ROUNDS = 5;
+
 /** The `corpusPolicy` of kloop.yaml (see `src/study/config.ts`). */
 export interface CorpusPolicy {
   /** Shadow-consulting gate decisions an example serves before it may graduate. Default 20. */
@@ -52,6 +68,14 @@ export interface CorpusPolicy {
   rotateSlice: number;
   /** Exposures after which an example is spent and the shadow must rotate. Default 40. */
   maxShadowExposures: number;
+  /**
+   * Rounds an example serves in shadow before it may graduate, whether or not
+   * any decision consulted the shadow (so a study whose candidates never reach
+   * the shadow check still grows its optimization partition). Default 5.
+   */
+  graduateAfterRounds?: number;
+  /** Admit corpus-file records whose gold has no app type (partial gold). Default false. */
+  partialGold?: boolean;
 }
 
 /** The defaults of `corpusPolicy` (the same as `src/study/config.ts`). */
@@ -59,19 +83,23 @@ export const DEFAULT_CORPUS_POLICY: Readonly<CorpusPolicy> = Object.freeze({
   graduateAfterDecisions: 20,
   rotateSlice: 3,
   maxShadowExposures: 40,
+  graduateAfterRounds: DEFAULT_GRADUATE_AFTER_ROUNDS,
+  partialGold: false,
 });
 
 /** Where a member is: one of the named partitions, or gone from the corpus files. */
 export type MemberPartition = PartitionName | 'removed';
 
 /** Every kind of move, in the order a member usually meets them. */
-export const CORPUS_EVENT_KINDS = ['initial', 'anchored', 'admitted', 'refused', 'shadow', 'graduated', 'rotated_out', 'removed'] as const;
+export const CORPUS_EVENT_KINDS = ['initial', 'anchored', 'admitted', 'refused', 'shadow', 'graduated', 'rotated_out', 'removed', 'promoted', 'reset'] as const;
 export type CorpusEventKind = (typeof CORPUS_EVENT_KINDS)[number];
 
 /** An example read from a corpus file, with that file (relative to the study folder when inside it). */
 export interface FileExample {
   example: Example;
   file: string;
+  /** 1-based line where the record starts in `file`, when known. */
+  line?: number;
 }
 
 /** One example of the study's corpus and its place in the lifecycle. */
@@ -90,6 +118,12 @@ export interface CorpusMember {
   /** When it joined the study's corpus (ISO 8601). */
   admittedAt: string;
   updatedAt: string;
+  /** Derived from the history when read (not stored): the line of `source` it was admitted from (admitted examples). */
+  line?: number;
+  /** Derived from the history when read (not stored): who put it in its partition, when its last move was `kloop corpus promote`. */
+  promotedBy?: string;
+  /** Derived from the notebook when read (not stored): rounds closed since it last entered shadow (0 when unknown). */
+  shadowRounds?: number;
 }
 
 /** One move, as written to `corpus_events`. */
@@ -136,7 +170,9 @@ export function planCorpusSync(files: readonly FileExample[], stored: readonly C
   const inFiles = new Set<string>();
   const move = (member: CorpusMember, kind: CorpusEventKind, to: MemberPartition, reason: string, details?: Record<string, unknown>): void => {
     moves.push({ exampleId: member.exampleId, kind, from: byId.has(member.exampleId) ? byId.get(member.exampleId)!.partition : null, to, reason, ...(details !== undefined ? { details } : {}) });
-    const next: CorpusMember = { ...member, partition: to, updatedAt: at, shadowSince: to === 'shadow' && member.partition !== 'shadow' ? at : member.shadowSince };
+    const entering = to === 'shadow' && member.partition !== 'shadow';
+    const next: CorpusMember = { ...member, partition: to, updatedAt: at, shadowSince: entering ? at : member.shadowSince, ...(entering ? { shadowRounds: 0 } : {}) };
+    delete next.promotedBy;
     byId.set(member.exampleId, next);
     changed.set(member.exampleId, next);
   };
@@ -158,7 +194,7 @@ export function planCorpusSync(files: readonly FileExample[], stored: readonly C
     if (existing.origin === 'admitted') {
       throw new InputError(`example id "${example.id}" is also an example admitted with \`kloop corpus add\` (from ${existing.source}); ids are unique across the corpus`, { file, field: 'id', exampleId: example.id });
     }
-    if (existing.partition === 'anchor' && example.partition !== 'anchor') {
+    if (existing.partition === 'anchor' && example.partition !== 'anchor' && existing.promotedBy === undefined) {
       throw new InputError(`example "${example.id}" is an anchor of this study and anchors never leave: restore "partition: anchor" (the file now says ${example.partition})`, { file, field: 'partition', exampleId: example.id, partition: 'anchor' });
     }
     if (existing.source !== file) {
@@ -170,14 +206,14 @@ export function planCorpusSync(files: readonly FileExample[], stored: readonly C
     if (current.partition === 'removed') {
       if (example.partition === 'anchor') move(current, 'anchored', 'anchor', `back in ${file} as an anchor`, { file });
       else move(current, 'shadow', 'shadow', `back in ${file}: shadow first (the file says ${example.partition})`, { file, filePartition: example.partition });
-    } else if (example.partition === 'anchor' && current.partition !== 'anchor') {
+    } else if (example.partition === 'anchor' && current.partition !== 'anchor' && current.promotedBy === undefined) {
       move(current, 'anchored', 'anchor', `marked as an anchor in ${file}`, { file });
     }
   }
   for (const member of [...byId.values()]) {
     if (member.origin !== 'file' || inFiles.has(member.exampleId) || member.partition === 'removed') continue;
     if (member.partition === 'anchor') {
-      throw new InputError(`anchor "${member.exampleId}" is no longer in the corpus files (it was in ${member.source}); anchors never leave: put it back`, { file: member.source, exampleId: member.exampleId, partition: 'anchor' });
+      throw new InputError(`anchor "${member.exampleId}" is no longer in the corpus files (it was in ${member.source}); anchors never leave: put it back (or first move it out with \`kloop corpus promote --to optimization\`)`, { file: member.source, exampleId: member.exampleId, partition: 'anchor' });
     }
     move(member, 'removed', 'removed', `no longer in the corpus files (was in ${member.source})`, { file: member.source });
   }
@@ -224,11 +260,20 @@ function shadowByExposure(members: readonly CorpusMember[]): CorpusMember[] {
     );
 }
 
-/** Whether a shadow member has served its time, and why. */
+/**
+ * Whether a shadow member has served its time, and why: enough
+ * shadow-consulting decisions (`graduateAfterDecisions`), enough rounds in
+ * shadow (`graduateAfterRounds`, counted in `member.shadowRounds`), or enough
+ * days (`graduateAfterDays`), whichever comes first.
+ */
 export function graduationDue(member: CorpusMember, policy: Readonly<CorpusPolicy>, now: Date): string | undefined {
   if (member.partition !== 'shadow') return undefined;
   if (member.shadowExposures >= policy.graduateAfterDecisions) {
     return `served ${member.shadowExposures} shadow decisions (graduateAfterDecisions ${policy.graduateAfterDecisions})`;
+  }
+  const rounds = member.shadowRounds ?? 0;
+  if (policy.graduateAfterRounds !== undefined && rounds >= policy.graduateAfterRounds) {
+    return `served ${rounds} rounds in shadow (graduateAfterRounds ${policy.graduateAfterRounds})`;
   }
   if (policy.graduateAfterDays !== undefined && member.shadowSince !== null) {
     const days = (now.getTime() - Date.parse(member.shadowSince)) / 86_400_000;
@@ -317,7 +362,11 @@ export function applyMoves(members: readonly CorpusMember[], moves: readonly Cor
     if (move.exampleId === null || move.to === null) continue;
     const member = byId.get(move.exampleId);
     if (member === undefined) continue;
-    byId.set(move.exampleId, { ...member, partition: move.to, updatedAt: at, shadowSince: move.to === 'shadow' && member.partition !== 'shadow' ? at : member.shadowSince });
+    const entering = move.to === 'shadow' && member.partition !== 'shadow';
+    const next: CorpusMember = { ...member, partition: move.to, updatedAt: at, shadowSince: entering ? at : member.shadowSince, ...(entering ? { shadowRounds: 0 } : {}) };
+    if (move.kind === 'promoted' && typeof move.details?.by === 'string') next.promotedBy = move.details.by;
+    else delete next.promotedBy;
+    byId.set(move.exampleId, next);
   }
   return [...byId.values()];
 }
@@ -356,6 +405,12 @@ export function reconstructPartitions(events: readonly CorpusEvent[], decisions:
     while (next < ordered.length && (ordered[next]!.experimentId ?? 0) < limit) {
       const event = ordered[next]!;
       if (event.exampleId !== null && event.to !== null) partitionOf.set(event.exampleId, event.to);
+      // A reset that kept the corpus history records the exposures the earlier (now gone) decisions left.
+      const kept = event.kind === 'reset' ? event.details?.exposures : undefined;
+      if (kept !== undefined && typeof kept === 'object' && kept !== null) {
+        for (const key of Object.keys(exposures)) delete exposures[key];
+        for (const [id, count] of Object.entries(kept as Record<string, unknown>)) if (typeof count === 'number') exposures[id] = count;
+      }
       next += 1;
     }
   };

@@ -67,7 +67,7 @@ describe('loadStudyConfig', () => {
     });
     expect(config.stopping).toEqual({ maxExperiments: 60, plateauRounds: 3, idleRounds: 2, maxConsecutiveFailures: 5 });
     expect(config.seed).toBe(1);
-    expect(config.corpusPolicy).toEqual({ graduateAfterDecisions: 20, rotateSlice: 3, maxShadowExposures: 40 });
+    expect(config.corpusPolicy).toEqual({ graduateAfterDecisions: 20, rotateSlice: 3, maxShadowExposures: 40, graduateAfterRounds: 5, partialGold: false });
     expect(config.weights).toEqual({ appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 });
   });
 

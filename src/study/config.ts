@@ -161,6 +161,21 @@ const corpusPolicySchema = z.strictObject({
   rotateSlice: count(0).default(3),
   /** Most gate decisions any shadow example may be used for. Default 40. */
   maxShadowExposures: count(1).default(40),
+  /**
+   * Rounds a shadow example serves (closed rounds since it entered shadow,
+   * whether or not any decision consulted the shadow) before it may graduate,
+   * whichever of decisions, rounds or days comes first. Default 5. Keeps a
+   * study whose candidates never reach the shadow check from deadlocking:
+   * its optimization partition still grows, `rotateSlice` per round boundary,
+   * never taking the shadow below 5 examples.
+   */
+  graduateAfterRounds: count(1).default(5),
+  /**
+   * Admit corpus-file records whose gold has no app type (partial gold, e.g.
+   * Golden UML imports), as `kloop corpus add --partial-gold` does. Default
+   * false: such records are refused (`non_trivial_gold`) and left out.
+   */
+  partialGold: z.boolean().default(false),
 });
 
 const weightsSchema = z

@@ -8,17 +8,20 @@
  * so a crashed round resumes with the partitions it began with).
  */
 import { checkAdmission } from '../corpus/admission.ts';
+import type { FileAdmission, FileRecordRefused, PartitionLeak, PartitionSizeWarning } from '../corpus/file-admission.ts';
+import { admitFileRecords, describeLeak, findPartitionLeaks, memberLocations, partitionSizeWarnings } from '../corpus/file-admission.ts';
 import type { AdmissionOptions, AdmissionVerdict, CandidateRecord } from '../corpus/admission.ts';
 import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import type { BoundaryPlan, CorpusMember, CorpusMove, CorpusPolicy, FileExample } from '../corpus/lifecycle.ts';
-import { DEFAULT_CORPUS_POLICY, MIN_SHADOW_EXAMPLES, graduationDue, planBoundary, planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
+import { DEFAULT_CORPUS_POLICY, MIN_SHADOW_EXAMPLES, applyMoves, graduationDue, planBoundary, planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
 import type { CorpusDatabase } from '../corpus/lifecycle-store.ts';
 import {
   applyBoundaryMoves,
   lastExperimentId,
+  readCorpusEvents,
   readCorpusMembers,
-  syncCorpusMembers,
+  readRefusalFingerprints,
   writeMembers,
   writeMoves,
 } from '../corpus/lifecycle-store.ts';
@@ -55,13 +58,157 @@ export function applyCorpusState(study: LoadedStudy, members: readonly CorpusMem
   return corpusVersion(resolved.corpus) !== before;
 }
 
+/** The corpus files against the stored members, planned in memory: what a sync would write. */
+export interface FileSyncPlan {
+  /** The members as they must now be. */
+  members: CorpusMember[];
+  changed: CorpusMember[];
+  moves: CorpusMove[];
+  /** The admission of the files' new records; undefined for studies built in code. */
+  admission?: FileAdmission;
+  leaks: PartitionLeak[];
+  /** The file examples the study uses (refused records left out). */
+  files: readonly FileExample[];
+}
+
+/** The admission options the study's policy gives (corpusPolicy.partialGold). */
+function fileAdmissionOptions(study: LoadedStudy): { requireAppType: boolean } {
+  return { requireAppType: corpusPolicyOf(study).partialGold !== true };
+}
+
+/**
+ * Plans the sync of the corpus files with `stored` (pure but for reading the
+ * study): new file records pass admission (`admitFileRecords`), the accepted
+ * ones are reconciled with the members (`planCorpusSync`), and the corpus
+ * that results is checked for leaks between partitions.
+ */
+export function planFileSync(study: LoadedStudy, stored: readonly CorpusMember[], at: string, options: { deferNew?: boolean } = {}): FileSyncPlan {
+  const records = study.corpusAdmission?.admission.records;
+  const admission = records === undefined ? undefined : admitFileRecords(records, stored, { ...fileAdmissionOptions(study), deferNew: options.deferNew === true });
+  const files = admission?.accepted ?? fileExamplesOf(study);
+  const plan = planCorpusSync(files, stored, at);
+  const leaks = admission === undefined ? [] : findPartitionLeaks(resolveCorpus(files, plan.members).corpus, memberLocations(files, plan.members));
+  return { members: plan.members, changed: plan.changed, moves: plan.moves, ...(admission !== undefined ? { admission } : {}), leaks, files };
+}
+
+/** The InputError a run raises on leaks between partitions, naming both records of each. */
+export function leakError(leaks: readonly PartitionLeak[], study: LoadedStudy): InputError {
+  const shown = leaks.slice(0, 5).map(describeLeak).join('; ');
+  const more = leaks.length > 5 ? ` (and ${leaks.length - 5} more)` : '';
+  return new InputError(
+    `the same request is in two partitions, which leaks one into the other: ${shown}${more}. Remove or reword one of each pair in the corpus files, or move one next to the other with \`kloop corpus promote\``,
+    { file: study.config?.configPath ?? study.dir, field: 'corpus', code: 'partition_leak' },
+  );
+}
+
+/** What the start of a run did to the corpus. */
+export interface CorpusStart {
+  /** Moves recorded (initial partitions, new file records, removals). */
+  moves: CorpusMove[];
+  corpusChanged: boolean;
+  /** The admission of the corpus files' new records (undefined for studies built in code). */
+  admission?: FileAdmission;
+  /** Refusals of file records recorded now (a record refused at an earlier start is not noted twice). */
+  refusalsRecorded: number;
+  /** Partitions too small to mean anything. */
+  warnings: PartitionSizeWarning[];
+}
+
 /**
  * The start of a run: initialises the lifecycle from the files on the first
- * run, records file changes, and sets the study's partitions from it.
+ * run, admits the files' new records (refused ones are recorded and left
+ * out), records file changes, and sets the study's partitions from it; all
+ * in one transaction. Calling it again with nothing new changes nothing.
+ *
+ * @throws InputError when two partitions share a goal (identical or
+ *   near-duplicate; both records named), or from `planCorpusSync`
  */
-export async function startCorpusLifecycle(db: CorpusDatabase, study: LoadedStudy, now: () => Date): Promise<{ moves: CorpusMove[]; corpusChanged: boolean }> {
-  const { members, moves } = await syncCorpusMembers(db, fileExamplesOf(study), now);
-  return { moves, corpusChanged: applyCorpusState(study, members) };
+export async function startCorpusLifecycle(db: CorpusDatabase, study: LoadedStudy, now: () => Date): Promise<CorpusStart> {
+  const result = await db.transaction().execute(async (transaction) => {
+    const at = now().toISOString();
+    // A round a crash left open resumes with the partitions it began with: new records wait until it is finished.
+    const state = await readStudyState(transaction);
+    const plan = planFileSync(study, await readCorpusMembers(transaction), at, { deferNew: state.openRound !== undefined && state.openRound !== null });
+    if (plan.leaks.length > 0) throw leakError(plan.leaks, study);
+    const experimentId = await lastExperimentId(transaction);
+    if (plan.changed.length > 0) await writeMembers(transaction, plan.changed);
+    if (plan.moves.length > 0) await writeMoves(transaction, plan.moves, experimentId, at);
+    let refusalsRecorded = 0;
+    if (plan.admission !== undefined && plan.admission.refused.length > 0) {
+      const noted = await readRefusalFingerprints(transaction);
+      const fresh = plan.admission.refused.filter((record) => !noted.has(record.fingerprint));
+      await writeMoves(transaction, fresh.map(fileRefusalMove), experimentId, at);
+      refusalsRecorded = fresh.length;
+    }
+    return { plan, refusalsRecorded };
+  });
+  const { plan } = result;
+  if (plan.admission !== undefined && study.corpusAdmission !== undefined) {
+    study.fileCorpus = plan.admission.accepted;
+    study.corpusAdmission = { admission: plan.admission, leaks: [] };
+  }
+  const corpusChanged = applyCorpusState(study, plan.members);
+  return {
+    moves: plan.moves,
+    corpusChanged,
+    ...(plan.admission !== undefined ? { admission: plan.admission } : {}),
+    refusalsRecorded: result.refusalsRecorded,
+    warnings: partitionSizeWarnings(study.partitions),
+  };
+}
+
+function fileRefusalMove(record: FileRecordRefused): CorpusMove {
+  return {
+    exampleId: record.id,
+    kind: 'refused',
+    from: null,
+    to: null,
+    reason: `${record.location}: ${record.reasons.map((reason) => `${reason.check}: ${reason.message}`).join('; ')}`,
+    details: { origin: 'file', source: record.file, line: record.line, reasons: record.reasons, fingerprint: record.fingerprint },
+  };
+}
+
+/**
+ * What the start of a run prints about the corpus (one line each, no
+ * prefix): new records admitted (how many, to which partition, why), records
+ * refused (file:line, check and reason; left out of the run), and partitions
+ * too small to mean anything. Empty when nothing is new.
+ */
+export function describeCorpusStart(start: CorpusStart): string[] {
+  const lines: string[] = [];
+  const admission = start.admission;
+  if (admission !== undefined && (admission.admitted.length > 0 || admission.refused.length > 0)) {
+    const total = admission.admitted.length + admission.refused.length;
+    lines.push(
+      `corpus: ${total} record(s) new to the study in the corpus files${admission.initial ? ' (its first run)' : ''}: ${admission.admitted.length} admitted, ${admission.refused.length} refused`,
+    );
+    const why = { initial: 'as their file says, on the study\'s first run', anchor: 'anchors are hand-chosen in the corpus files', shadow_first: 'new after the study began: shadow first' };
+    const groups = new Map<string, FileAdmission['admitted']>();
+    for (const record of admission.admitted) {
+      const key = `${record.partition}|${record.placement}`;
+      groups.set(key, [...(groups.get(key) ?? []), record]);
+    }
+    for (const records of groups.values()) {
+      const { partition, placement } = records[0]!;
+      const files = [...new Set(records.map((record) => record.file))].join(', ');
+      lines.push(`  ${records.length} → ${partition} (${why[placement]}; ${files}): ${abbreviate(records.map((record) => record.id))}`);
+    }
+    const overruled = admission.admitted.filter((record) => record.notes.length > 0).length;
+    if (overruled > 0) lines.push(`  ${overruled} of them asked for another partition in their file: records added after the study began enter shadow first (docs/corpus.md)`);
+    if (admission.refused.length > 0) lines.push(`  refused, left out of this run (fix the record and it is admitted at the next run):`);
+    for (const record of admission.refused) {
+      for (const reason of record.reasons) lines.push(`    ${record.location} ${record.id}: ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
+    }
+  }
+  if (admission !== undefined && admission.deferred.length > 0) {
+    lines.push(`corpus: ${admission.deferred.length} record(s) new to the study wait until the open round is finished (its partitions do not change): ${abbreviate(admission.deferred.map((entry) => entry.example.id))}`);
+  }
+  for (const warning of start.warnings) lines.push(`corpus: WARNING: ${warning.message}`);
+  return lines;
+}
+
+function abbreviate(ids: readonly string[], shown = 8): string {
+  return ids.length <= shown ? ids.join(', ') : `${ids.slice(0, shown).join(', ')} and ${ids.length - shown} more`;
 }
 
 /** What a round boundary did. */
@@ -133,12 +280,13 @@ export async function admitToStudy(
   const now = options.now ?? (() => new Date());
   return db.transaction().execute(async (transaction) => {
     const at = now().toISOString();
-    const files = fileExamplesOf(study);
-    const sync = planCorpusSync(files, await readCorpusMembers(transaction), at);
+    const sync = planFileSync(study, await readCorpusMembers(transaction), at);
+    const files = sync.files;
     const experimentId = await lastExperimentId(transaction);
     const resolved = resolveCorpus(files, sync.members);
-    const taken = new Set(sync.members.map((member) => member.exampleId));
-    const verdicts = checkAdmission(records, resolved.corpus, taken, options);
+    // Every id the study has had, and every id of the corpus files (a refused file record keeps its id).
+    const taken = new Set([...sync.members.map((member) => member.exampleId), ...(sync.admission?.records ?? []).map((entry) => entry.example.id)]);
+    const verdicts = checkAdmission(records, resolved.corpus, taken, { ...options, locations: memberLocations(files, sync.members) });
     const admitted = verdicts.filter((verdict) => verdict.admitted);
     const outcome = { verdicts, admitted: admitted.length, refused: verdicts.length - admitted.length, dryRun: options.dryRun === true };
     if (options.dryRun === true) return outcome;
@@ -187,6 +335,10 @@ export interface MemberStatus {
   source: string;
   exposures: number;
   shadowSince: string | null;
+  /** Rounds closed since it entered shadow (shadow members; 0 otherwise). */
+  shadowRounds: number;
+  /** Who placed it with `kloop corpus promote`, when its last move was a promotion. */
+  promotedBy: string | null;
   /** Why it is due to graduate, when it is. */
   due: string | null;
 }
@@ -204,6 +356,14 @@ export interface CorpusStatus {
   /** Most exposures of any shadow example, and the limit. */
   shadowExposures: { max: number; limit: number };
   events: number;
+  /** Records of the corpus files the admission gate refuses (left out of the study), with file:line and reasons. */
+  refused: FileRecordRefused[];
+  /** Records of the corpus files new to the study that the next run admits, and where. */
+  pending: FileAdmission['admitted'];
+  /** Goals shared by two partitions: the next run refuses to start until they are resolved. */
+  leaks: PartitionLeak[];
+  /** Partitions too small to mean anything, with the number needed. */
+  warnings: PartitionSizeWarning[];
 }
 
 /**
@@ -215,8 +375,10 @@ export async function corpusStatus(db: CorpusDatabase | undefined, study: Loaded
   const stored = db === undefined ? [] : await readCorpusMembers(db);
   const events = db === undefined ? 0 : Number((await db.selectFrom('corpus_events').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirst())?.count ?? 0);
   const policy = corpusPolicyOf(study);
-  const members = planCorpusSync(fileExamplesOf(study), stored, now.toISOString()).members;
+  const sync = planFileSync(study, stored, now.toISOString());
+  const members = sync.members;
   const plan = planBoundary(members, policy, now);
+  const resolved = resolveCorpus(sync.files, members);
   const sizes = { optimization: 0, anchor: 0, shadow: 0, removed: 0 };
   for (const member of members) sizes[member.partition] += 1;
   const order: Record<string, number> = { shadow: 0, optimization: 1, anchor: 2, removed: 3 };
@@ -233,6 +395,8 @@ export async function corpusStatus(db: CorpusDatabase | undefined, study: Loaded
         source: member.source,
         exposures: member.shadowExposures,
         shadowSince: member.shadowSince,
+        shadowRounds: member.partition === 'shadow' ? (member.shadowRounds ?? 0) : 0,
+        promotedBy: member.promotedBy ?? null,
         due: graduationDue(member, policy, now) ?? null,
       }))
       .sort((left, right) => order[left.partition]! - order[right.partition]! || right.exposures - left.exposures || left.id.localeCompare(right.id)),
@@ -243,5 +407,98 @@ export async function corpusStatus(db: CorpusDatabase | undefined, study: Loaded
     },
     shadowExposures: { max: Math.max(0, ...members.filter((member) => member.partition === 'shadow').map((member) => member.shadowExposures)), limit: policy.maxShadowExposures },
     events,
+    refused: sync.admission?.refused ?? [],
+    pending: stored.length > 0 ? (sync.admission?.admitted ?? []) : [],
+    leaks: sync.leaks,
+    warnings: partitionSizeWarnings(resolved.partitions),
   };
+}
+
+/** The outcome of `kloop corpus promote`. */
+export interface PromotionOutcome {
+  to: PartitionName;
+  by: string;
+  /** The examples moved, from where. */
+  moved: Array<{ id: string; from: PartitionName; to: PartitionName }>;
+  /** The examples already in `to` (nothing recorded for them). */
+  unchanged: string[];
+  /** Consequences the user should know (a seen example in shadow, a shadow below the minimum). */
+  warnings: string[];
+  sizes: Record<PartitionName, number>;
+}
+
+/**
+ * `kloop corpus promote`: a human places examples in a partition, on the
+ * record. Each move is a `promoted` event with `details.by` (and the reason
+ * given); the files' labels do not override it afterwards (a promoted anchor
+ * stays one though its file says otherwise; an anchor moved out stays out).
+ * Promoting again reverses it, also on the record. Entering shadow restarts
+ * its time there (exposures are kept: the novelty it spent is spent). The
+ * files are synced first, in the same transaction.
+ *
+ * @throws InputError while a round is open; for an id that is not in the
+ *   study's corpus (nothing is written), or when the move would leave a
+ *   partition empty
+ */
+export async function promoteExamples(
+  db: CorpusDatabase,
+  study: LoadedStudy,
+  ids: readonly string[],
+  options: { to: PartitionName; by: string; reason?: string; now?: () => Date },
+): Promise<PromotionOutcome> {
+  const state = await readStudyState(db);
+  if (state.openRound !== undefined && state.openRound !== null) {
+    throw new InputError(`round ${state.openRound.round} of this study is open (a run is in progress, or stopped mid-round): move examples between runs`, { studyPath: study.dir });
+  }
+  const now = options.now ?? (() => new Date());
+  const outcome = await db.transaction().execute(async (transaction) => {
+    const at = now().toISOString();
+    const sync = planFileSync(study, await readCorpusMembers(transaction), at);
+    const byId = new Map(sync.members.map((member) => [member.exampleId, member]));
+    const unknown = [...new Set(ids)].filter((id) => byId.get(id) === undefined || byId.get(id)!.partition === 'removed');
+    if (unknown.length > 0) {
+      throw new InputError(`not in this study's corpus: ${unknown.map((id) => `"${id}"${byId.get(id)?.partition === 'removed' ? ' (removed from the corpus files)' : ''}`).join(', ')}; nothing was moved (see \`kloop corpus status\`)`, { field: '<id>', studyPath: study.dir });
+    }
+    const history = await readCorpusEvents(transaction);
+    const moves: CorpusMove[] = [];
+    const unchanged: string[] = [];
+    const warnings: string[] = [];
+    for (const id of [...new Set(ids)]) {
+      const member = byId.get(id)!;
+      const from = member.partition as PartitionName;
+      if (from === options.to) {
+        unchanged.push(id);
+        continue;
+      }
+      const seen = from === 'optimization' || history.some((event) => event.exampleId === id && event.to === 'optimization');
+      if (options.to === 'shadow' && seen) warnings.push(`"${id}" has been in the optimization partition, which the proposer reads: as a shadow example it is no longer unseen`);
+      moves.push({
+        exampleId: id,
+        kind: 'promoted',
+        from,
+        to: options.to,
+        reason: `moved from ${from} to ${options.to} by ${options.by}${options.reason !== undefined ? `: ${options.reason}` : ''}`,
+        details: { by: options.by, ...(options.reason !== undefined ? { reason: options.reason } : {}), exposures: member.shadowExposures, seenByProposer: seen },
+      });
+    }
+    const after = applyMoves(sync.members, moves, at);
+    const resolved = resolveCorpus(sync.files, after);
+    for (const name of PARTITIONS) {
+      if (resolved.partitions[name].length === 0) throw new InputError(`moving ${moves.map((move) => move.exampleId).join(', ')} would leave the ${name} partition empty; nothing was moved`, { field: '--to', studyPath: study.dir, partition: name });
+    }
+    if (resolved.partitions.shadow.length < MIN_SHADOW_EXAMPLES && moves.some((move) => move.from === 'shadow')) {
+      warnings.push(`the shadow partition now holds ${resolved.partitions.shadow.length} (< ${MIN_SHADOW_EXAMPLES}): too few paired differences to confirm a gain`);
+    }
+    const experimentId = await lastExperimentId(transaction);
+    if (sync.changed.length > 0) await writeMembers(transaction, sync.changed);
+    if (sync.moves.length > 0) await writeMoves(transaction, sync.moves, experimentId, at);
+    const movedIds = new Set(moves.map((move) => move.exampleId));
+    await writeMembers(transaction, after.filter((member) => movedIds.has(member.exampleId)));
+    await writeMoves(transaction, moves, experimentId, at);
+    const sizes = Object.fromEntries(PARTITIONS.map((name) => [name, resolved.partitions[name].length])) as Record<PartitionName, number>;
+    return { to: options.to, by: options.by, moved: moves.map((move) => ({ id: move.exampleId!, from: move.from as PartitionName, to: options.to })), unchanged, warnings, sizes, after };
+  });
+  applyCorpusState(study, outcome.after);
+  const { after: _after, ...result } = outcome;
+  return result;
 }

@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Example, PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
+import { readCandidateRecords } from '../corpus/admission.ts';
+import { admitFileRecords, findPartitionLeaks, memberLocations } from '../corpus/file-admission.ts';
 import { readCorpusFile } from '../corpus/importers/public-format.ts';
 import type { FileExample } from '../corpus/lifecycle.ts';
 import { planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
@@ -71,6 +73,10 @@ export function loadCorpusFiles(config: StudyConfig): FileExample[] {
         ...(first.field !== undefined ? { field: first.field } : {}),
       });
     }
+    // Line numbers, for messages that name a record by file:line.
+    const candidates = readCandidateRecords(file);
+    const lineOf = new Map<string, number>();
+    if (candidates.ok) for (const record of candidates.records) if (record.id !== undefined && record.line !== undefined && !lineOf.has(record.id)) lineOf.set(record.id, record.line);
     for (const example of result.examples) {
       const earlier = seen.get(example.id);
       if (earlier !== undefined) throw new InputError(`duplicate example id "${example.id}" (also in ${earlier})`, { file, field: 'id' });
@@ -79,7 +85,8 @@ export function loadCorpusFiles(config: StudyConfig): FileExample[] {
         throw new InputError(`example "${example.id}" has no scorable gold (needs appType, entities or behaviors)`, { file, field: 'expected' });
       }
       const relative = path.relative(config.dir, file);
-      examples.push({ example, file: relative.startsWith('..') || path.isAbsolute(relative) ? file : relative });
+      const line = lineOf.get(example.id);
+      examples.push({ example, file: relative.startsWith('..') || path.isAbsolute(relative) ? file : relative, ...(line !== undefined ? { line } : {}) });
     }
   }
   if (examples.length === 0) {
@@ -120,15 +127,21 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
       throw new InputError(first.message, { file: config.artifact, line: first.line, field: first.path });
     }
   }
-  const fileCorpus = loadCorpusFiles(config);
-  // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts).
+  const records = loadCorpusFiles(config);
+  // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts);
+  // records new to the study pass the admission gate, and the refused ones are left out (src/corpus/file-admission.ts).
   const members = readCorpusMembersFile(studyDatabasePath(config.dir));
-  const { corpus, partitions } = resolveCorpus(fileCorpus, planCorpusSync(fileCorpus, members, new Date().toISOString()).members);
+  const admission = admitFileRecords(records, members, { requireAppType: config.corpusPolicy.partialGold !== true });
+  const fileCorpus = admission.accepted;
+  const synced = planCorpusSync(fileCorpus, members, new Date().toISOString()).members;
+  const { corpus, partitions } = resolveCorpus(fileCorpus, synced);
   for (const name of PARTITIONS) {
     if (partitions[name].length === 0) {
-      throw new InputError(`the corpus has no example in the ${name} partition${members.length > 0 ? ' (as the corpus lifecycle stands: `kloop corpus status`)' : ''}`, { file: config.configPath, field: 'corpus' });
+      const refused = admission.refused.length > 0 ? `; ${admission.refused.length} record(s) of the corpus files were refused by admission (${admission.refused.map((record) => `${record.location} ${record.reasons[0]?.check ?? ''}`).join(', ')})` : '';
+      throw new InputError(`the corpus has no example in the ${name} partition${members.length > 0 ? ' (as the corpus lifecycle stands: `kloop corpus status`)' : ''}${refused}`, { file: config.configPath, field: 'corpus' });
     }
   }
+  const leaks = findPartitionLeaks(corpus, memberLocations(fileCorpus, synced));
   const sectionsOf =
     plugins.sectionsOf ??
     ((text: string): Record<string, string> => {
@@ -162,6 +175,7 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
     corpus,
     partitions,
     fileCorpus,
+    corpusAdmission: { admission, leaks },
     executor,
     proposer,
     weights: config.weights ?? { appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 },

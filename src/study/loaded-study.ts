@@ -3,6 +3,7 @@
  * program, artifact, corpus split by named partition, executor and proposer.
  */
 import type { Example, PartitionName } from '../corpus/example.ts';
+import type { FileAdmission, PartitionLeak } from '../corpus/file-admission.ts';
 import type { FileExample } from '../corpus/lifecycle.ts';
 import type { GateSettings } from '../gate/gate.ts';
 import type { Proposer } from '../proposers/proposer.ts';
@@ -54,8 +55,14 @@ export interface LoadedStudy {
    */
   corpus: readonly Example[];
   partitions: Readonly<Record<PartitionName, readonly Example[]>>;
-  /** The examples as the corpus files hold them (partitions as written), with their files; absent for studies built in code. */
+  /**
+   * The examples of the corpus files the study uses (partitions as written),
+   * with their files and lines: the records already in the study and those
+   * admitted at load; refused records are left out. Absent for studies built in code.
+   */
   fileCorpus?: readonly FileExample[];
+  /** The admission of the corpus files' new records and the leaks between partitions found at load (src/corpus/file-admission.ts). */
+  corpusAdmission?: { admission: FileAdmission; leaks: readonly PartitionLeak[] };
   executor: Executor;
   proposer: Proposer;
   weights: Readonly<ComponentWeights>;

@@ -13,6 +13,10 @@ import { studyDatabasePath } from '../storage/database.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { evaluatePartition } from './run-study.ts';
+import { readCorpusMembers } from '../corpus/lifecycle-store.ts';
+import { corpusPolicyOf } from './corpus-lifecycle.ts';
+import type { StuckAdvice } from './stuck-advice.ts';
+import { stuckAdvice } from './stuck-advice.ts';
 
 /** Scores of one artifact on one partition, as reported. */
 export interface PartitionSummary {
@@ -51,6 +55,11 @@ export interface StudyReport {
   bestArtifact: string;
   database: string;
   wallTimeMs: number;
+  /**
+   * After a run that decided candidates and accepted none: the dominant
+   * refusal reason and the way out (src/study/stuck-advice.ts); null otherwise.
+   */
+  stuck: StuckAdvice | null;
 }
 
 /** Writes a file through a temporary name and a rename: a kill leaves the old or the new file. */
@@ -87,6 +96,40 @@ export async function proposalFailureCounts(db: StudyDatabase, runId?: number): 
   return counts;
 }
 
+/** A folder as a user would type it: relative to the working directory when inside it, else absolute. */
+function displayPath(dir: string): string {
+  const relative = path.relative(process.cwd(), dir);
+  return relative === '' ? '.' : relative.startsWith('..') || path.isAbsolute(relative) ? dir : relative;
+}
+
+/** The stuck-study advice of a run that decided candidates and accepted none (not after an interrupt). */
+async function stuckAdviceOf(
+  db: StudyDatabase,
+  study: LoadedStudy,
+  rows: ReadonlyArray<{ id: number; decision: string; reason: string; evidence: string }>,
+  stopReason: string,
+): Promise<StuckAdvice | null> {
+  if (stopReason === 'interrupted' || rows.some((row) => row.decision === 'accepted')) return null;
+  const experiments = rows.map((row) => {
+    let evidence: unknown = null;
+    try {
+      evidence = JSON.parse(row.evidence);
+    } catch {
+      evidence = null;
+    }
+    return { id: row.id, reason: row.reason, evidence };
+  });
+  const members = await readCorpusMembers(db);
+  const shadow = new Set(study.partitions.shadow.map((example) => example.id));
+  return stuckAdvice(experiments, {
+    studyDir: displayPath(study.dir),
+    alpha: study.gate.alpha,
+    policy: corpusPolicyOf(study),
+    sizes: { optimization: study.partitions.optimization.length, anchor: study.partitions.anchor.length, shadow: study.partitions.shadow.length },
+    shadowExposures: members.filter((member) => shadow.has(member.exampleId)).map((member) => member.shadowExposures),
+  });
+}
+
 /** Builds the report of a study after a run, and writes the best artifact file. */
 export async function buildStudyReport(
   db: StudyDatabase,
@@ -98,7 +141,7 @@ export async function buildStudyReport(
   const best = (await getRegistryVersion(db, 'active'))!;
   const baselineDetails = await summarise(evaluator, study, seed.text);
   const bestDetails = await summarise(evaluator, study, best.text);
-  const rows = await db.selectFrom('experiments').select(['decision', 'reason', 'run_id', 'evidence']).execute();
+  const rows = await db.selectFrom('experiments').select(['id', 'decision', 'reason', 'run_id', 'evidence']).execute();
   const refused: Record<string, number> = {};
   let accepted = 0;
   for (const row of rows) {
@@ -139,6 +182,7 @@ export async function buildStudyReport(
     bestArtifact,
     database: studyDatabasePath(study.dir),
     wallTimeMs: outcome.wallTimeMs,
+    stuck: await stuckAdviceOf(db, study, rows.filter((row) => row.run_id === outcome.runId), outcome.stopReason),
   };
   await db.updateTable('runs').set({ report: JSON.stringify(report) }).where('id', '=', outcome.runId).execute();
   return report;

@@ -2,7 +2,11 @@
  * `kloop corpus …`: the corpus lifecycle and importers (docs/corpus.md).
  *
  * - `corpus add <study> <file>`: admission (quality gate; admitted examples
- *   enter shadow). Exit 0 when every record was admitted, 2 when any was refused.
+ *   enter shadow). Exit 0 when every record was admitted, 4
+ *   ({@link ADMISSION_REFUSED_EXIT_CODE}) when any was refused (the others
+ *   are admitted), 2 when the batch cannot be read (nothing written).
+ * - `corpus promote <study> <id…> --to PARTITION --by NAME`: a human moves
+ *   examples, recorded in the corpus history.
  * - `corpus status <study>`: partitions, sizes, exposures, what is due.
  * - `corpus at <study> <experiment>`: the partitions a decision saw.
  * - `corpus import --format golden-uml|jsonl|yaml <path> --out FILE.jsonl`:
@@ -17,6 +21,7 @@ import type { Example } from '../../corpus/example.ts';
 import { PARTITIONS } from '../../corpus/example.ts';
 import { readCorpusFile } from '../../corpus/importers/public-format.ts';
 import { importGoldenUml } from '../../corpus/importers/golden-uml.ts';
+import { describeLeak } from '../../corpus/file-admission.ts';
 import { reconstructPartitions } from '../../corpus/lifecycle.ts';
 import { readCorpusEvents, readDecisionRecords } from '../../corpus/lifecycle-store.ts';
 import { InputError } from '../../errors.ts';
@@ -24,12 +29,20 @@ import type { PartitionScore } from '../../evaluator/partition-score.ts';
 import { COMPONENTS } from '../../evaluator/partition-score.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { acquireLease, releaseLease } from '../../storage/lease.ts';
-import { admitToStudy, corpusStatus } from '../../study/corpus-lifecycle.ts';
+import { admitToStudy, corpusStatus, promoteExamples } from '../../study/corpus-lifecycle.ts';
 import type { LoadedStudy } from '../../study/loaded-study.ts';
 import { writeFileAtomic } from '../../study/report.ts';
 import { createStudyEvaluator } from '../../study/run-study.ts';
 import { formatScore, print, printJson, table } from '../output.ts';
 import { openStudy } from './study-session.ts';
+
+/**
+ * Exit code of `kloop corpus add` when the gate refused one or more records:
+ * 4. Every refusal is listed (and, unless `--dry-run`, recorded in the corpus
+ * history); the records admitted, if any, are in the study. Never 2, which
+ * means bad input with nothing written (a batch file that cannot be read).
+ */
+export const ADMISSION_REFUSED_EXIT_CODE = 4;
 
 /** Formats accepted by `kloop corpus import`. */
 export const IMPORT_FORMATS = ['golden-uml', 'jsonl', 'yaml'] as const;
@@ -39,7 +52,7 @@ export function registerCorpusCommands(program: Command): void {
 
   corpus
     .command('add')
-    .description('Admit examples into a study: each passes the quality gate (schema, vocabularies, non-trivial gold, grounded entities, no near-duplicate, no duplicate id) and enters the shadow partition. Exit 2 when any is refused.')
+    .description('Admit examples into a study: each passes the quality gate (schema, vocabularies, non-trivial gold, grounded entities, no near-duplicate, no duplicate id) and enters the shadow partition. Exit 0 when every record was admitted, 4 when any was refused (the others are admitted; refusals are listed and recorded), 2 when the file cannot be read.')
     .argument('<study>', 'study folder')
     .argument('<file>', 'examples in the public format (.jsonl, .yaml, .yml, .json)')
     .option('--partial-gold', 'admit gold without an app type (entities are still required)')
@@ -67,15 +80,54 @@ export function registerCorpusCommands(program: Command): void {
           else {
             print(`${outcome.dryRun ? 'dry run: would admit' : 'admitted'} ${outcome.admitted}, refused ${outcome.refused} (from ${source}); admitted examples enter the shadow partition`);
             for (const verdict of outcome.verdicts) {
-              const where = verdict.line !== undefined ? ` (line ${verdict.line})` : '';
+              const where = verdict.location !== undefined ? ` (${verdict.location})` : verdict.line !== undefined ? ` (line ${verdict.line})` : '';
               print(`  ${verdict.admitted ? 'ADMITTED' : 'REFUSED '} ${verdict.id ?? '(no id)'}${where}`);
               for (const reason of verdict.reasons) print(`      ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
               for (const note of verdict.notes) print(`      note: ${note}`);
             }
           }
-          process.exitCode = outcome.refused > 0 ? 2 : 0;
+          process.exitCode = outcome.refused > 0 ? ADMISSION_REFUSED_EXIT_CODE : 0;
         } finally {
           if (lease !== undefined) await releaseLease(session.db, lease);
+        }
+      } finally {
+        await session.close();
+      }
+    });
+
+  corpus
+    .command('promote')
+    .description('Move examples to a partition by hand, on the record (a `promoted` event naming you in the corpus history); promote again to undo. The corpus files\' labels do not override it.')
+    .argument('<study>', 'study folder')
+    .argument('<id...>', 'example ids (see `kloop corpus status`)')
+    .requiredOption('--to <partition>', `one of ${PARTITIONS.join(', ')}`)
+    .requiredOption('--by <name>', 'who decides (recorded with the move)')
+    .option('--reason <text>', 'why (recorded with the move)')
+    .option('--wait', 'wait for a run in progress to finish instead of refusing (exit 3)')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (studyDir: string, ids: string[], options: { to: string; by: string; reason?: string; wait?: boolean; json?: boolean }) => {
+      if (!(PARTITIONS as readonly string[]).includes(options.to)) throw new InputError(`unknown partition "${options.to}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--to' });
+      if (options.by.trim() === '') throw new InputError('--by names who moves the examples; it may not be empty', { field: '--by' });
+      const session = await openStudy(studyDir, { quiet: true });
+      try {
+        const lease = await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
+        try {
+          const outcome = await promoteExamples(session.db, session.study, ids, {
+            to: options.to as (typeof PARTITIONS)[number],
+            by: options.by.trim(),
+            ...(options.reason !== undefined ? { reason: options.reason } : {}),
+          });
+          if (options.json === true) {
+            printJson({ study: session.study.dir, ...outcome });
+            return;
+          }
+          print(`moved ${outcome.moved.length} example(s) to ${outcome.to} (by ${outcome.by}); recorded in the corpus history`);
+          for (const move of outcome.moved) print(`  ${move.id}: ${move.from} → ${move.to}`);
+          for (const id of outcome.unchanged) print(`  ${id}: already in ${outcome.to}, nothing recorded`);
+          for (const warning of outcome.warnings) print(`WARNING: ${warning}`);
+          print(`sizes: ${PARTITIONS.map((name) => `${name} ${outcome.sizes[name]}`).join(', ')}`);
+        } finally {
+          await releaseLease(session.db, lease);
         }
       } finally {
         await session.close();
@@ -97,11 +149,18 @@ export function registerCorpusCommands(program: Command): void {
         }
         print(`corpus of ${session.study.dir}${status.initialised ? '' : ' (not yet recorded: the partitions the corpus files give; the next run records them)'}`);
         print(`sizes: optimization ${status.sizes.optimization}, anchor ${status.sizes.anchor}, shadow ${status.sizes.shadow}${status.sizes.removed > 0 ? `, removed ${status.sizes.removed}` : ''}`);
-        print(`policy: graduate after ${status.policy.graduateAfterDecisions} shadow decisions${status.policy.graduateAfterDays !== undefined ? ` or ${status.policy.graduateAfterDays} days` : ''}; ${status.policy.rotateSlice} per round boundary; spent at ${status.policy.maxShadowExposures} exposures; shadow never below ${status.minShadowExamples}`);
+        print(`policy: graduate after ${status.policy.graduateAfterDecisions} shadow decisions${status.policy.graduateAfterRounds !== undefined ? `, ${status.policy.graduateAfterRounds} rounds in shadow` : ''}${status.policy.graduateAfterDays !== undefined ? ` or ${status.policy.graduateAfterDays} days` : ''}, whichever comes first; ${status.policy.rotateSlice} per round boundary; spent at ${status.policy.maxShadowExposures} exposures; shadow never below ${status.minShadowExamples}`);
         print(`shadow exposures: most ${status.shadowExposures.max} of ${status.shadowExposures.limit}`);
         print(`next round boundary: ${describeNext(status.next)}`);
+        if (status.pending.length > 0) print(`the next run admits ${status.pending.length} new record(s) of the corpus files: ${status.pending.map((record) => `${record.id} → ${record.partition}`).join(', ')}`);
+        if (status.refused.length > 0) {
+          print(`refused by admission, left out of the study (${status.refused.length}):`);
+          for (const record of status.refused) for (const reason of record.reasons) print(`  ${record.location} ${record.id}: ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
+        }
+        for (const leak of status.leaks) print(`LEAK between partitions (the next run refuses to start): ${describeLeak(leak)}`);
+        for (const warning of status.warnings) print(`WARNING: ${warning.message}`);
         print();
-        print(table([['id', 'partition', 'exposures', 'in shadow since', 'origin', 'due'], ...status.members.map((member) => [member.id, member.partition, String(member.exposures), member.shadowSince ?? '—', `${member.origin}: ${member.source}`, member.due ?? ''])]));
+        print(table([['id', 'partition', 'exposures', 'rounds in shadow', 'in shadow since', 'origin', 'due'], ...status.members.map((member) => [member.id, member.partition + (member.promotedBy !== null ? ` (promoted by ${member.promotedBy})` : ''), String(member.exposures), member.partition === 'shadow' ? String(member.shadowRounds) : '', member.shadowSince ?? '—', `${member.origin}: ${member.source}`, member.due ?? ''])]));
       } finally {
         await session.close();
       }

@@ -20,6 +20,7 @@ import type { StudyReport } from '../../study/report.ts';
 import { buildStudyReport } from '../../study/report.ts';
 import { formatScore, print, printJson, progress, table } from '../output.ts';
 import { latestCalibration } from '../../study/calibration.ts';
+import { describeCorpusStart, startCorpusLifecycle } from '../../study/corpus-lifecycle.ts';
 import { calibrate } from './calibrate.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
@@ -160,6 +161,8 @@ export function registerRunCommand(program: Command): void {
           onError: (message) => progress(`kloop: WARNING: lease heartbeat failed: ${message}`, quiet),
         });
         if (options.maxExperiments !== undefined) study.stopping.maxExperiments = options.maxExperiments;
+        // Before round 1: the corpus files' new records are admitted or refused, visibly (docs/corpus.md).
+        for (const line of describeCorpusStart(await startCorpusLifecycle(session.db, study, () => new Date()))) progress(`kloop: ${line}`, quiet);
         session.plugins.checkBudget(study);
         const fingerprint = createStudyEvaluator(study).fingerprint;
         if (options.calibrate === true) {
@@ -199,6 +202,7 @@ export function registerRunCommand(program: Command): void {
           ...(calibration !== undefined ? { calibration: calibration.calibration } : {}),
           evaluator: storedResults,
           signal: controller.signal,
+          onCorpusChange: (change) => progress(`kloop: ${change.message}`, quiet),
           onEvent: (event) => {
             if (event.type === 'start') runId = event.runId;
             progress(describeEvent(event), quiet);
@@ -314,6 +318,11 @@ export function printReport(report: StudyReport): void {
     print(`failed proposer answers: ${total} (${failures.map(([code, count]) => `${code} ${count}`).join(', ')}); each retried with a fresh sample — \`kloop history\` lists them`);
   }
   print(`stop reason: ${report.stopReason} (${STOP_REASON_MEANINGS[report.stopReason] ?? 'see docs/reliability.md'}) — ${report.stopDetail}`);
+  if (report.stuck !== null) {
+    print();
+    print(`stuck: ${report.stuck.message}`);
+    for (const step of report.stuck.steps) print(`  - ${step}`);
+  }
   print(`best artifact: ${report.bestArtifact}`);
   print(`database: ${report.database}`);
   print(`wall time: ${(report.wallTimeMs / 1000).toFixed(1)} s`);

@@ -1,0 +1,223 @@
+/**
+ * Admission of corpus-file records (DESIGN §4; docs/corpus.md): every record
+ * of the corpus files that is new to the study passes the same quality gate
+ * as `kloop corpus add` (`checkAdmission`: duplicate id, non-trivial gold,
+ * grounding, near-duplicate) and is placed by the lifecycle:
+ *
+ * - on a study's first run (no member recorded yet) every record is new and
+ *   takes the partition its file names;
+ * - later, a new record enters **shadow** first, whatever its file says,
+ *   except anchors (hand-chosen in the files), which enter anchor.
+ *
+ * A record that fails a check is **refused**: it is left out of the study
+ * (every command sees the corpus without it) and the run says so with
+ * `file:line` and the reason; it is checked again at every load, so fixing
+ * the record admits it. A record that cannot be parsed or breaks the schema
+ * is not refused but bad input (the loader's InputError, exit 2), as before.
+ *
+ * Examples already in the study are not checked again, but a goal shared by
+ * two partitions (identical or a near-duplicate: bigram Jaccard distance
+ * below the admission distance) is a *leak* ({@link findPartitionLeaks}) and
+ * the run refuses to start, naming both records.
+ */
+import { createHash } from 'node:crypto';
+import type { AdmissionOptions, AdmissionReason, CandidateRecord } from './admission.ts';
+import { NEAR_DUPLICATE_DISTANCE, checkAdmission, locationOf } from './admission.ts';
+import type { Example, PartitionName } from './example.ts';
+import { GoalIndex } from './goal-index.ts';
+import type { CorpusMember, FileExample } from './lifecycle.ts';
+import { MIN_ANCHOR_EXAMPLES, MIN_SHADOW_EXAMPLES, resolveCorpus } from './lifecycle.ts';
+
+/** A corpus-file record admitted into the study now, and where it went. */
+export interface FileRecordAdmitted {
+  id: string;
+  file: string;
+  line?: number;
+  /** `file:line`. */
+  location: string;
+  partition: PartitionName;
+  /** How it was placed: as its file says on the first run, a new anchor, or shadow first. */
+  placement: 'initial' | 'anchor' | 'shadow_first';
+  /** Why this partition (one sentence). */
+  reason: string;
+  notes: string[];
+}
+
+/** A corpus-file record the quality gate refused: left out of the study. */
+export interface FileRecordRefused {
+  id: string;
+  file: string;
+  line?: number;
+  /** `file:line`. */
+  location: string;
+  reasons: AdmissionReason[];
+  /** A hash of the record and its reasons: the history notes one refusal per distinct record. */
+  fingerprint: string;
+}
+
+/** The corpus files against the study's members. */
+export interface FileAdmission {
+  /** No member recorded yet: the study's first run. */
+  initial: boolean;
+  /** Every record of the corpus files, in file order. */
+  records: readonly FileExample[];
+  /** The file examples the study uses: those already members, and those admitted now (file order). */
+  accepted: FileExample[];
+  /** Records new to the study that passed the gate. */
+  admitted: FileRecordAdmitted[];
+  /** Records new to the study that failed it. */
+  refused: FileRecordRefused[];
+  /** Records new to the study left for later, unchecked (`deferNew`: a round is open). */
+  deferred: FileExample[];
+}
+
+/** Options of {@link admitFileRecords}. */
+export interface FileAdmissionOptions {
+  /** Distance below which two goals are near-duplicates. Default {@link NEAR_DUPLICATE_DISTANCE}. */
+  nearDuplicateDistance?: number;
+  /** Refuse gold without a known app type (corpusPolicy.partialGold false). Default true. */
+  requireAppType?: boolean;
+  /** Leave new records out, unchecked, for later (a round is open: its partitions must not change). Default false. */
+  deferNew?: boolean;
+}
+
+/** `file:line` (or the file) of every example: file records from their files, admitted examples from their admission. */
+export function memberLocations(files: readonly FileExample[], members: readonly CorpusMember[]): Map<string, string> {
+  const locations = new Map<string, string>();
+  for (const member of members) {
+    if (member.origin === 'admitted') locations.set(member.exampleId, `${locationOf(member.source, member.line) ?? member.source} (admitted with kloop corpus add)`);
+  }
+  for (const { example, file, line } of files) locations.set(example.id, locationOf(file, line) ?? file);
+  return locations;
+}
+
+/**
+ * Checks the records of the corpus files that are new to the study (pure).
+ * See the module comment for the rules.
+ */
+export function admitFileRecords(records: readonly FileExample[], members: readonly CorpusMember[], options: FileAdmissionOptions = {}): FileAdmission {
+  const active = new Map(members.filter((member) => member.partition !== 'removed').map((member) => [member.exampleId, member]));
+  const initial = members.length === 0;
+  const known = records.filter(({ example }) => active.get(example.id)?.origin === 'file');
+  const newcomers = records.filter(({ example }) => active.get(example.id)?.origin !== 'file');
+  const deferred = options.deferNew === true && !initial ? newcomers : [];
+  const fresh = deferred.length > 0 ? [] : newcomers;
+  const existing = resolveCorpus(known, members).corpus;
+  // Ids of admitted examples (kept or removed) are taken; a removed file example coming back is not.
+  const taken = new Set(members.filter((member) => member.origin === 'admitted').map((member) => member.exampleId));
+  const candidates: CandidateRecord[] = fresh.map(({ example, file, line }, index) => ({ index, id: example.id, example, file, errors: [], ...(line !== undefined ? { line } : {}) }));
+  const fileOf = new Map(fresh.map((entry) => [entry.example.id, entry]));
+  const placeIn: AdmissionOptions['placeIn'] = (example) => {
+    if (initial || example.partition === 'anchor') return { partition: example.partition };
+    return example.partition === 'shadow' ? { partition: 'shadow' } : { partition: 'shadow', note: `the file says partition "${example.partition}"; a record added after the study began enters shadow first` };
+  };
+  const verdicts = checkAdmission(candidates, existing, taken, {
+    placeIn,
+    locations: memberLocations(known, members),
+    ...(options.nearDuplicateDistance !== undefined ? { nearDuplicateDistance: options.nearDuplicateDistance } : {}),
+    ...(options.requireAppType !== undefined ? { requireAppType: options.requireAppType } : {}),
+  });
+  const admittedIds = new Set<string>();
+  const admitted: FileRecordAdmitted[] = [];
+  const refused: FileRecordRefused[] = [];
+  verdicts.forEach((verdict, index) => {
+    const { example, file, line } = fresh[index]!;
+    const location = locationOf(file, line) ?? file;
+    if (verdict.admitted) {
+      admittedIds.add(example.id);
+      const partition = verdict.example!.partition;
+      const returning = members.some((member) => member.exampleId === example.id && member.partition === 'removed');
+      const placement = initial ? 'initial' : partition === 'anchor' ? 'anchor' : 'shadow_first';
+      const reason =
+        placement === 'initial'
+          ? `${partition} in ${file} when the study began`
+          : placement === 'anchor'
+            ? `new anchor in ${file} (anchors are hand-chosen in the corpus files)`
+            : `${returning ? 'back' : 'new'} in ${file} after the study began: shadow first`;
+      admitted.push({ id: example.id, file, ...(line !== undefined ? { line } : {}), location, partition, placement, reason, notes: verdict.notes });
+    } else {
+      refused.push({ id: example.id, file, ...(line !== undefined ? { line } : {}), location, reasons: verdict.reasons, fingerprint: refusalFingerprint(fileOf.get(example.id)!, verdict.reasons) });
+    }
+  });
+  const accepted = records.filter(({ example }) => active.get(example.id)?.origin === 'file' || admittedIds.has(example.id));
+  return { initial, records, accepted, admitted, refused, deferred };
+}
+
+function refusalFingerprint(entry: FileExample, reasons: readonly AdmissionReason[]): string {
+  return createHash('sha256')
+    .update(JSON.stringify({ file: entry.file, example: entry.example, reasons: reasons.map((reason) => reason.message) }))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/** Two examples in different partitions whose goals are the same request. */
+export interface PartitionLeak {
+  first: { id: string; partition: PartitionName; location: string };
+  second: { id: string; partition: PartitionName; location: string };
+  /** Word-bigram Jaccard distance, below the admission distance. */
+  distance: number;
+}
+
+/**
+ * Every pair of examples in different partitions whose goals are identical or
+ * near-duplicates (bigram Jaccard distance < `below`, default
+ * {@link NEAR_DUPLICATE_DISTANCE}), in corpus order. Such a pair leaks: the
+ * proposer learns a shadow (or anchor) example through its twin in
+ * optimization, or the gate counts one request twice.
+ */
+export function findPartitionLeaks(corpus: readonly Example[], locations: ReadonlyMap<string, string>, below: number = NEAR_DUPLICATE_DISTANCE): PartitionLeak[] {
+  const index = new GoalIndex<Example>();
+  const leaks: PartitionLeak[] = [];
+  const where = (example: Example): { id: string; partition: PartitionName; location: string } => ({ id: example.id, partition: example.partition, location: locations.get(example.id) ?? '(unknown file)' });
+  for (const example of corpus) {
+    for (const match of index.near(example.goal, below)) {
+      if (match.entry.partition !== example.partition) leaks.push({ first: where(match.entry), second: where(example), distance: match.distance });
+    }
+    index.add(example.goal, example);
+  }
+  return leaks;
+}
+
+/** One sentence naming both records of a leak. */
+export function describeLeak(leak: PartitionLeak): string {
+  const same = leak.distance === 0 ? 'the same goal text' : `near-duplicate goals (bigram Jaccard distance ${leak.distance.toFixed(3)} < ${NEAR_DUPLICATE_DISTANCE})`;
+  return `${leak.first.location} "${leak.first.id}" (${leak.first.partition}) and ${leak.second.location} "${leak.second.id}" (${leak.second.partition}) have ${same}`;
+}
+
+/** A partition too small to mean anything. */
+export interface PartitionSizeWarning {
+  partition: 'shadow' | 'anchor';
+  size: number;
+  /** The smallest size that means something. */
+  needed: number;
+  message: string;
+}
+
+/**
+ * Warnings for a shadow partition below {@link MIN_SHADOW_EXAMPLES} (too few
+ * paired differences to confirm a gain; graduation and rotation also hold
+ * there) or an anchor partition below {@link MIN_ANCHOR_EXAMPLES}, each with
+ * the number of examples needed.
+ */
+export function partitionSizeWarnings(partitions: Readonly<Record<PartitionName, readonly unknown[]>>): PartitionSizeWarning[] {
+  const warnings: PartitionSizeWarning[] = [];
+  const shadow = partitions.shadow.length;
+  if (shadow < MIN_SHADOW_EXAMPLES) {
+    warnings.push({
+      partition: 'shadow',
+      size: shadow,
+      needed: MIN_SHADOW_EXAMPLES,
+      message: `the shadow partition holds ${shadow} example(s): fewer than ${MIN_SHADOW_EXAMPLES} paired differences cannot confirm a gain, and nothing graduates from it; add at least ${MIN_SHADOW_EXAMPLES - shadow} (kloop corpus add: admitted examples enter shadow)`,
+    });
+  }
+  const anchor = partitions.anchor.length;
+  if (anchor < MIN_ANCHOR_EXAMPLES) {
+    warnings.push({
+      partition: 'anchor',
+      size: anchor,
+      needed: MIN_ANCHOR_EXAMPLES,
+      message: `the anchor partition holds ${anchor} example(s): fewer than ${MIN_ANCHOR_EXAMPLES} hand-chosen cases protect almost nothing; mark at least ${MIN_ANCHOR_EXAMPLES - anchor} more representative examples "partition: anchor" in the corpus files (or kloop corpus promote --to anchor)`,
+    });
+  }
+  return warnings;
+}

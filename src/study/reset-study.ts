@@ -1,0 +1,131 @@
+/**
+ * `kloop reset`: starts a study afresh. The lab notebook (`.kloop/`: the study
+ * database with its experiments, runs, artifact versions and active pointer,
+ * calibrations, stored evaluations and response cache, review queue and
+ * signals, and the best-artifact files) is moved aside into
+ * `.kloop/backups/<time>/`, never deleted: to undo a reset, move those files
+ * back into `.kloop/`. The next run starts from the seed artifact.
+ *
+ * With `keepCorpusHistory`, the corpus lifecycle is carried into the new
+ * notebook: every member (partitions as they stand, admitted examples, shadow
+ * exposures) and every event, each event's experiment id moved to
+ * `details.previousExperimentId` (those experiments are gone, so in the new
+ * notebook every earlier move counts as "before the first experiment"), and
+ * a `reset` event that records the exposures at the reset (so `kloop corpus
+ * at` recounts exposures from there).
+ */
+import { existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import type { CorpusEventTable, CorpusMemberTable } from '../storage/schema.ts';
+import type { StudyDatabase } from '../storage/database.ts';
+import { openDatabase, studyDatabasePath } from '../storage/database.ts';
+
+/** What the notebook held, before a reset. */
+export interface NotebookCounts {
+  experiments: number;
+  runs: number;
+  artifactVersions: number;
+  calibrations: number;
+  corpusMembers: number;
+  corpusEvents: number;
+  reviewItems: number;
+  signals: number;
+}
+
+/** Counts the rows a reset moves aside. */
+export async function notebookCounts(db: StudyDatabase): Promise<NotebookCounts> {
+  const count = async (table: 'experiments' | 'runs' | 'artifact_versions' | 'calibrations' | 'corpus_members' | 'corpus_events' | 'review_items' | 'signals'): Promise<number> =>
+    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirst())?.count ?? 0);
+  return {
+    experiments: await count('experiments'),
+    runs: await count('runs'),
+    artifactVersions: await count('artifact_versions'),
+    calibrations: await count('calibrations'),
+    corpusMembers: await count('corpus_members'),
+    corpusEvents: await count('corpus_events'),
+    reviewItems: await count('review_items'),
+    signals: await count('signals'),
+  };
+}
+
+/** The corpus lifecycle rows a reset may carry over. */
+export interface CorpusHistoryRows {
+  members: CorpusMemberTable[];
+  events: Array<Omit<CorpusEventTable, 'id'> & { id: number }>;
+}
+
+/** Reads the corpus lifecycle tables as they are. */
+export async function readCorpusHistoryRows(db: StudyDatabase): Promise<CorpusHistoryRows> {
+  return {
+    members: await db.selectFrom('corpus_members').selectAll().orderBy('example_id').execute(),
+    events: await db.selectFrom('corpus_events').selectAll().orderBy('id').execute(),
+  };
+}
+
+/** The outcome of a reset. */
+export interface ResetOutcome {
+  /** Where the previous notebook now is. */
+  backup: string;
+  /** Files moved into the backup (names inside `.kloop/`). */
+  moved: string[];
+  /** The corpus history carried over (null without keepCorpusHistory). */
+  kept: { members: number; events: number } | null;
+}
+
+/**
+ * Moves the notebook aside and, with `keep`, writes the corpus history into a
+ * new notebook. The caller must hold the study's lease and have closed its
+ * connection to the database.
+ *
+ * @param studyDir the study folder
+ * @param keep the corpus rows to carry over, or null
+ * @param at ISO 8601 time of the reset (also names the backup folder)
+ */
+export async function resetNotebook(studyDir: string, keep: CorpusHistoryRows | null, at: string): Promise<ResetOutcome> {
+  const folder = path.dirname(studyDatabasePath(studyDir));
+  const backup = path.join(folder, 'backups', at.replace(/[:.]/g, '-'));
+  mkdirSync(backup, { recursive: true });
+  const moved: string[] = [];
+  for (const name of readdirSync(folder)) {
+    if (name === 'backups' || name === '.gitignore') continue;
+    renameSync(path.join(folder, name), path.join(backup, name));
+    moved.push(name);
+  }
+  if (keep === null) return { backup, moved, kept: null };
+  const db = await openDatabase(studyDatabasePath(studyDir));
+  try {
+    await db.transaction().execute(async (transaction) => {
+      for (const member of keep.members) await transaction.insertInto('corpus_members').values(member).execute();
+      for (const event of keep.events) {
+        const details = JSON.parse(event.details) as Record<string, unknown>;
+        const { id: _id, ...row } = event;
+        await transaction
+          .insertInto('corpus_events')
+          .values({ ...row, experiment_id: null, details: JSON.stringify(event.experiment_id === null ? details : { ...details, previousExperimentId: event.experiment_id }) })
+          .execute();
+      }
+      const exposures = Object.fromEntries(keep.members.filter((member) => member.shadow_exposures > 0).map((member) => [member.example_id, Number(member.shadow_exposures)]));
+      await transaction
+        .insertInto('corpus_events')
+        .values({
+          example_id: null,
+          kind: 'reset',
+          from_partition: null,
+          to_partition: null,
+          reason: `the study was reset (kloop reset --keep-corpus-history); the previous notebook is in ${path.relative(studyDir, backup)}`,
+          experiment_id: null,
+          details: JSON.stringify({ backup, exposures }),
+          created_at: at,
+        })
+        .execute();
+    });
+  } finally {
+    await db.destroy();
+  }
+  return { backup, moved, kept: { members: keep.members.length, events: keep.events.length } };
+}
+
+/** Whether the study has a notebook to reset. */
+export function hasNotebook(studyDir: string): boolean {
+  return existsSync(studyDatabasePath(studyDir));
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CORPUS_POLICY } from '../corpus/lifecycle.ts';
+import { pairedTTest } from '../stats/index.ts';
+import type { RefusedExperiment } from './stuck-advice.ts';
+import { requiredExamples, significanceShortfall, stuckAdvice } from './stuck-advice.ts';
+
+/** A not_significant refusal as the gate records it, from per-example composites. */
+function refusal(id: number, differences: number[]): RefusedExperiment {
+  const incumbent = differences.map(() => 0.5);
+  const candidate = differences.map((difference) => 0.5 + difference);
+  const test = pairedTTest(candidate, incumbent, { alternative: 'greater' });
+  const delta = differences.reduce((sum, value) => sum + value, 0) / differences.length;
+  return {
+    id,
+    reason: 'not_significant',
+    evidence: { checks: [{ name: 'margin', statistic: Math.round(delta * 1e6) / 1e6 }, { name: 'significance', statistic: test.pValue, data: { t: test.t, df: test.df, pValue: test.pValue } }] },
+  };
+}
+
+const CONTEXT = { studyDir: 'my-study', alpha: 0.05, policy: { ...DEFAULT_CORPUS_POLICY }, sizes: { optimization: 6, anchor: 1, shadow: 13 }, shadowExposures: [] };
+
+describe('requiredExamples', () => {
+  it('matches SciPy: the smallest n with scipy.stats.t.sf(d·√n, n − 1) < α', () => {
+    // SciPy 1.17.1: n = 2; while stats.t.sf(d*sqrt(n), n-1) >= a: n += 1
+    expect(requiredExamples(0.408248290463863, 0.05)).toBe(19); // one of six examples fixed
+    expect(requiredExamples(0.408248290463863, 0.01)).toBe(36);
+    expect(requiredExamples(0.6172133998483675, 0.05)).toBe(10); // two of six, by different amounts
+    expect(requiredExamples(0.6172133998483675, 0.01)).toBe(18);
+    expect(requiredExamples(0.6236095644623237, 0.05)).toBe(9);
+    expect(requiredExamples(0.1, 0.05)).toBe(273);
+  });
+
+  it('is null for no effect or a harmful one', () => {
+    expect(requiredExamples(0, 0.05)).toBeNull();
+    expect(requiredExamples(-0.3, 0.05)).toBeNull();
+    expect(requiredExamples(1e-6, 0.05)).toBeNull(); // beyond MAX_REQUIRED_EXAMPLES
+  });
+});
+
+describe('stuckAdvice', () => {
+  it('for not_significant: names the best refused candidate, its effect and the examples to add', () => {
+    // The issue's case: an edit fixing 1 of 6 optimization examples (p = 0.18), another fixing 2 (p = 0.095).
+    const one = refusal(3, [0.5, 0, 0, 0, 0, 0]);
+    const two = refusal(4, [0.5, 0.3, 0, 0, 0, 0]);
+    expect(significanceShortfall(one, 0.05)).toMatchObject({ testedOn: 6, requiredExamples: 19 });
+    expect(significanceShortfall(one, 0.05)!.pValue).toBeCloseTo(0.1816087338245614, 9); // scipy.stats.ttest_rel(..., alternative='greater')
+    const advice = stuckAdvice([one, two, { id: 5, reason: 'duplicate', evidence: {} }], CONTEXT)!;
+    expect(advice.dominantReason).toBe('not_significant');
+    expect(advice.refusals).toEqual({ not_significant: 2, duplicate: 1 });
+    expect(advice.notSignificant).toMatchObject({ optimizationExamples: 6, best: { experimentId: 4, testedOn: 6, requiredExamples: 10 }, medianRequired: 15, toAdd: 4 });
+    expect(advice.notSignificant!.best.effectSize).toBeCloseTo(0.6172133998483675, 9);
+    expect(advice.message).toContain('would reach α = 0.05 with 10 optimization examples (the median refused candidate: 15); the optimization partition has 6: add at least 4');
+    expect(advice.steps[0]).toContain('kloop corpus add my-study NEW.jsonl');
+    expect(advice.steps[0]).toContain('after 5 round(s) in shadow, 3 per round boundary (2 boundaries for 4)');
+    expect(advice.steps[1]).toContain('kloop corpus promote my-study <id…> --to optimization --by NAME (the shadow has 13, so 4 can move');
+  });
+
+  it('for specialization: the shadow\'s size and exposure', () => {
+    const advice = stuckAdvice(
+      [{ id: 1, reason: 'specialization', evidence: {} }, { id: 2, reason: 'specialization', evidence: {} }, { id: 3, reason: 'not_significant', evidence: {} }],
+      { ...CONTEXT, sizes: { optimization: 20, anchor: 3, shadow: 6 }, shadowExposures: [4, 4, 2, 2, 2, 0] },
+    )!;
+    expect(advice.dominantReason).toBe('specialization');
+    expect(advice.specialization).toEqual({ shadowExamples: 6, exposures: { max: 4, mean: 14 / 6, limit: 40 }, shadowConsultingDecisions: 2 });
+    expect(advice.message).toContain('The shadow holds 6 example(s), exposed at most 4 and on average 2.3 times of 40');
+  });
+
+  it('says so when the refused edits do not help on average', () => {
+    const advice = stuckAdvice([refusal(1, [0.2, -0.3, 0, 0])], CONTEXT)!;
+    expect(advice.notSignificant).toBeUndefined();
+    expect(advice.message).toContain('no number of examples would make them significant');
+  });
+
+  it('is null when nothing was refused', () => {
+    expect(stuckAdvice([], CONTEXT)).toBeNull();
+  });
+});

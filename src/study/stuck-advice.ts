@@ -1,0 +1,255 @@
+/**
+ * What a stuck study should do (issue 19, item 4): after a run that accepted
+ * nothing, the report names the dominant refusal reason and the concrete way
+ * out.
+ *
+ * For `not_significant`, the number of optimization examples at which the
+ * observed effects would reach α, computed from the paired differences each
+ * refused candidate was tested on (see {@link requiredExamples} for the
+ * method). For `specialization`, the shadow partition's size and exposure.
+ */
+import studentTCdf from '@stdlib/stats-base-dists-t-cdf';
+import type { CorpusPolicy } from '../corpus/lifecycle.ts';
+import { MIN_SHADOW_EXAMPLES } from '../corpus/lifecycle.ts';
+
+/** Largest example count {@link requiredExamples} searches; beyond it the effect is "too small to matter". */
+export const MAX_REQUIRED_EXAMPLES = 10_000_000;
+
+/**
+ * The smallest number of examples n ≥ 2 at which a one-sided paired t-test
+ * (candidate > incumbent) of paired differences with standardised mean
+ * `effectSize` reaches significance: P(T ≥ d·√n) < α for T ~ Student t with
+ * n − 1 degrees of freedom, i.e. the observed t = d·√n passes the gate's
+ * test. `effectSize` is d_z = mean / SD of the per-example paired differences
+ * (Cohen 1988, §2.3; for a test result, d_z = t / √n). The p-value falls
+ * monotonically with n for d > 0, so the search is a binary search.
+ *
+ * Assumption, and the caveat to state with it: more examples behave like the
+ * ones measured (the edit fixes the same share of them, by the same amounts).
+ * This is the size at which the *observed* effect would pass; a new sample
+ * with a true effect of that size passes at about that n only half the time
+ * (50% power), so treat it as a floor.
+ *
+ * Reference: Student (1908); P(T ≥ t) from `@stdlib/stats-base-dists-t-cdf`,
+ * checked against SciPy 1.17 (`scipy.stats.t.sf`) in `stuck-advice.test.ts`.
+ *
+ * @param effectSize d_z, finite
+ * @param alpha one-sided significance level in (0, 1)
+ * @returns the smallest n, or null when d ≤ 0 (no number of examples makes a
+ *   zero or negative effect significant) or n would exceed {@link MAX_REQUIRED_EXAMPLES}
+ */
+export function requiredExamples(effectSize: number, alpha: number): number | null {
+  if (!Number.isFinite(effectSize) || effectSize <= 0) return null;
+  const passes = (n: number): boolean => 1 - studentTCdf(effectSize * Math.sqrt(n), n - 1) < alpha;
+  if (!passes(MAX_REQUIRED_EXAMPLES)) return null;
+  let low = 2;
+  let high = MAX_REQUIRED_EXAMPLES;
+  if (passes(low)) return low;
+  while (high - low > 1) {
+    const middle = Math.floor((low + high) / 2);
+    if (passes(middle)) high = middle;
+    else low = middle;
+  }
+  return high;
+}
+
+/** One refused experiment as the advice reads it. */
+export interface RefusedExperiment {
+  id: number;
+  reason: string;
+  /** The gate's evidence (`experiments.evidence`): `{ checks: [{ name, statistic, data }] }`. */
+  evidence: unknown;
+}
+
+/** What a refused-as-not-significant candidate shows about the examples it needs. */
+export interface SignificanceShortfall {
+  experimentId: number;
+  /** Examples the paired test used (valid for both). */
+  testedOn: number;
+  /** Mean paired difference Δ (candidate − incumbent composite). */
+  meanDifference: number;
+  /** SD of the paired differences. */
+  differenceSd: number;
+  /** d_z = Δ / SD. */
+  effectSize: number;
+  pValue: number;
+  /** {@link requiredExamples}; null when no number would do. */
+  requiredExamples: number | null;
+}
+
+/** The way out of a run that accepted nothing. */
+export interface StuckAdvice {
+  /** The refusal reason of most of this run's candidates. */
+  dominantReason: string;
+  /** This run's refusals by reason (skipped duplicates under `duplicate`). */
+  refusals: Record<string, number>;
+  /** What happened and what to do, in a few sentences. */
+  message: string;
+  /** Concrete commands. */
+  steps: string[];
+  notSignificant?: {
+    alpha: number;
+    optimizationExamples: number;
+    /** The candidate with the largest effect: the fewest examples needed. */
+    best: SignificanceShortfall;
+    /** Median of the required counts over the refused candidates with a positive effect. */
+    medianRequired: number | null;
+    /** Examples to add to the optimization partition (best.requiredExamples − optimizationExamples, at least 0). */
+    toAdd: number | null;
+    method: string;
+  };
+  specialization?: {
+    shadowExamples: number;
+    exposures: { max: number; mean: number; limit: number };
+    shadowConsultingDecisions: number;
+  };
+}
+
+/** What the advice needs to know about the study. */
+export interface StuckContext {
+  studyDir: string;
+  alpha: number;
+  policy: Readonly<CorpusPolicy>;
+  sizes: { optimization: number; anchor: number; shadow: number };
+  /** Shadow exposures of each shadow example. */
+  shadowExposures: readonly number[];
+}
+
+interface CheckEvidence {
+  name?: string;
+  statistic?: number | null;
+  data?: Record<string, unknown>;
+}
+
+function checksOf(evidence: unknown): CheckEvidence[] {
+  const checks = (evidence as { checks?: unknown } | null)?.checks;
+  return Array.isArray(checks) ? (checks as CheckEvidence[]) : [];
+}
+
+/** The paired test of a not-significant refusal, read from its evidence; undefined when it is not there. */
+export function significanceShortfall(experiment: RefusedExperiment, alpha: number): SignificanceShortfall | undefined {
+  const checks = checksOf(experiment.evidence);
+  const margin = checks.find((check) => check.name === 'margin');
+  const significance = checks.find((check) => check.name === 'significance');
+  const t = Number(significance?.data?.t);
+  const df = Number(significance?.data?.df);
+  const delta = Number(margin?.statistic);
+  if (!Number.isFinite(t) || !Number.isFinite(df) || df < 1 || !Number.isFinite(delta)) return undefined;
+  const testedOn = df + 1;
+  const effectSize = t / Math.sqrt(testedOn);
+  return {
+    experimentId: experiment.id,
+    testedOn,
+    meanDifference: delta,
+    differenceSd: effectSize === 0 ? 0 : delta / effectSize,
+    effectSize,
+    pValue: Number(significance?.data?.pValue ?? significance?.statistic),
+    requiredExamples: requiredExamples(effectSize, alpha),
+  };
+}
+
+function median(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((left, right) => left - right);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : Math.ceil((sorted[middle - 1]! + sorted[middle]!) / 2);
+}
+
+const f4 = (value: number): string => value.toFixed(4);
+const signed = (value: number): string => `${value >= 0 ? '+' : ''}${value.toFixed(4)}`;
+
+/** How examples reach the optimization partition, for a count to add. */
+function howToAdd(context: StuckContext, count: number): string[] {
+  const rounds = context.policy.graduateAfterRounds;
+  const slice = context.policy.rotateSlice;
+  const boundaries = slice > 0 ? Math.ceil(count / slice) : null;
+  const spareShadow = Math.max(0, context.sizes.shadow - MIN_SHADOW_EXAMPLES);
+  return [
+    `write ${count} or more new labelled examples like the ones the refused edits fixed, and admit them: kloop corpus add ${context.studyDir} NEW.jsonl (or list them in a corpus file). New examples enter the shadow partition first and graduate into optimization ${rounds !== undefined ? `after ${rounds} round(s) in shadow` : `after ${context.policy.graduateAfterDecisions} shadow decisions`}, ${slice} per round boundary${boundaries !== null ? ` (${boundaries} boundar${boundaries === 1 ? 'y' : 'ies'} for ${count})` : ''}, while the shadow keeps at least ${MIN_SHADOW_EXAMPLES}`,
+    spareShadow > 0
+      ? `or move examples you already have: kloop corpus promote ${context.studyDir} <id…> --to optimization --by NAME (the shadow has ${context.sizes.shadow}, so ${Math.min(spareShadow, count)} can move without taking it below ${MIN_SHADOW_EXAMPLES}; each one moved is no longer an unseen check)`
+      : `the shadow has ${context.sizes.shadow} (the minimum is ${MIN_SHADOW_EXAMPLES}): none of its examples can move to optimization yet, so add examples (they fill the shadow first)`,
+  ];
+}
+
+/**
+ * The advice after a run whose candidates were all refused (null when the
+ * run refused nothing). `experiments` are the run's decided experiments that
+ * were not accepted (refused, or skipped as duplicates).
+ */
+export function stuckAdvice(experiments: readonly RefusedExperiment[], context: StuckContext): StuckAdvice | null {
+  if (experiments.length === 0) return null;
+  const refusals: Record<string, number> = {};
+  for (const experiment of experiments) refusals[experiment.reason] = (refusals[experiment.reason] ?? 0) + 1;
+  const evaluated = Object.entries(refusals).filter(([reason]) => reason !== 'duplicate');
+  const ranked = (evaluated.length > 0 ? evaluated : Object.entries(refusals)).sort((left, right) => right[1] - left[1] || left[0].localeCompare(right[0]));
+  const [dominantReason, dominantCount] = ranked[0]!;
+  const total = evaluated.length > 0 ? evaluated.reduce((sum, [, count]) => sum + count, 0) : experiments.length;
+  const head = `no candidate was accepted in this run; the most common refusal: ${dominantReason} (${dominantCount} of ${total})`;
+  switch (dominantReason) {
+    case 'not_significant':
+      return notSignificantAdvice(experiments, context, refusals, head);
+    case 'specialization':
+      return specializationAdvice(experiments, context, refusals, head);
+    case 'below_margin':
+      return { dominantReason, refusals, message: `${head}: the gains were at or below the noise threshold τ. Either the edits change nothing measurable (Δ ≤ 0), or the calibrated noise is large for this corpus.`, steps: [`kloop history ${context.studyDir} to see the gains; kloop calibrate ${context.studyDir} again (gate.noiseRepeats) or raise gate.repeats to average the noise down`, ...howToAdd(context, Math.max(1, context.sizes.optimization))] };
+    case 'anchor_regression':
+      return { dominantReason, refusals, message: `${head}: the edits break representative cases that may never regress.`, steps: [`kloop show ${context.studyDir} <experiment> names the anchors that dropped; add optimization examples like those anchors, so the proposer sees what they need (kloop corpus add ${context.studyDir} NEW.jsonl)`] };
+    case 'duplicate':
+      return { dominantReason, refusals, message: `${head}: the proposer keeps proposing edits already tried; it has run out of ideas on these optimization examples.`, steps: [`add optimization examples with new failures for it to learn from: kloop corpus add ${context.studyDir} NEW.jsonl`] };
+    default:
+      return { dominantReason, refusals, message: `${head}.`, steps: [`kloop history ${context.studyDir} and kloop show ${context.studyDir} <experiment> show each decision's evidence`] };
+  }
+}
+
+function notSignificantAdvice(experiments: readonly RefusedExperiment[], context: StuckContext, refusals: Record<string, number>, head: string): StuckAdvice {
+  const shortfalls = experiments
+    .filter((experiment) => experiment.reason === 'not_significant')
+    .map((experiment) => significanceShortfall(experiment, context.alpha))
+    .filter((entry): entry is SignificanceShortfall => entry !== undefined && entry.effectSize > 0);
+  const method =
+    'from each refused candidate\'s paired test: d_z = t/√n (the mean per-example paired difference over its SD), then the smallest n at which a one-sided paired t-test with t = d_z·√n and n − 1 degrees of freedom has p < α; assumes new examples behave like these (a floor: at that n a true effect of that size passes about half the time)';
+  if (shortfalls.length === 0) {
+    return {
+      dominantReason: 'not_significant',
+      refusals,
+      message: `${head}, and none of those candidates improved the examples on average, so no number of examples would make them significant: the edits do not help.`,
+      steps: [`kloop history ${context.studyDir} shows what was tried; add optimization examples with the failures you care about: kloop corpus add ${context.studyDir} NEW.jsonl`],
+    };
+  }
+  const best = [...shortfalls].sort((left, right) => right.effectSize - left.effectSize || left.experimentId - right.experimentId)[0]!;
+  const medianRequired = median(shortfalls.map((entry) => entry.requiredExamples).filter((value): value is number => value !== null));
+  const toAdd = best.requiredExamples === null ? null : Math.max(0, best.requiredExamples - context.sizes.optimization);
+  const needed =
+    best.requiredExamples === null
+      ? `even the best refused candidate, #${best.experimentId}, has too small an effect (d_z = ${best.effectSize.toFixed(3)}) to reach α = ${context.alpha} with any practical number of examples`
+      : `the best refused candidate, #${best.experimentId} (Δ = ${signed(best.meanDifference)} over ${best.testedOn} examples, SD of the paired differences ${f4(best.differenceSd)}, d_z = ${best.effectSize.toFixed(3)}, p = ${best.pValue.toFixed(3)}), would reach α = ${context.alpha} with ${best.requiredExamples} optimization examples${medianRequired !== null && shortfalls.length > 1 ? ` (the median refused candidate: ${medianRequired})` : ''}; the optimization partition has ${context.sizes.optimization}${toAdd !== null && toAdd > 0 ? `: add at least ${toAdd}` : ''}`;
+  return {
+    dominantReason: 'not_significant',
+    refusals,
+    message: `${head}: each edit helps a few examples, too few for the paired test to tell it from chance; ${needed}.`,
+    steps: toAdd !== null && toAdd > 0 ? howToAdd(context, toAdd) : [`kloop history ${context.studyDir} shows the p-values; more examples help only when the edits help on average`],
+    notSignificant: { alpha: context.alpha, optimizationExamples: context.sizes.optimization, best, medianRequired, toAdd, method },
+  };
+}
+
+function specializationAdvice(experiments: readonly RefusedExperiment[], context: StuckContext, refusals: Record<string, number>, head: string): StuckAdvice {
+  const exposures = context.shadowExposures;
+  const max = exposures.length === 0 ? 0 : Math.max(...exposures);
+  const mean = exposures.length === 0 ? 0 : exposures.reduce((sum, value) => sum + value, 0) / exposures.length;
+  const consulted = experiments.filter((experiment) => experiment.reason === 'specialization').length;
+  const small = context.sizes.shadow < 2 * MIN_SHADOW_EXAMPLES;
+  return {
+    dominantReason: 'specialization',
+    refusals,
+    message:
+      `${head}: the edits raised the optimization composite but the unseen shadow partition did not confirm it, so they fit the optimization examples rather than the task. ` +
+      `The shadow holds ${context.sizes.shadow} example(s), exposed at most ${max} and on average ${mean.toFixed(1)} times of ${context.policy.maxShadowExposures} (maxShadowExposures); it graduates after ${context.policy.graduateAfterDecisions} decisions${context.policy.graduateAfterRounds !== undefined ? ` or ${context.policy.graduateAfterRounds} rounds` : ''}.` +
+      (small ? ` With fewer than ${2 * MIN_SHADOW_EXAMPLES} shadow examples one example can decide the check.` : ''),
+    steps: [
+      `add optimization examples as varied as the shadow's, so edits that fit only a few cases stop winning: kloop corpus add ${context.studyDir} NEW.jsonl (they enter shadow and graduate)`,
+      ...(small ? [`grow the shadow too (it holds ${context.sizes.shadow}): admitted examples enter it first`] : []),
+    ],
+    specialization: { shadowExamples: context.sizes.shadow, exposures: { max, mean, limit: context.policy.maxShadowExposures }, shadowConsultingDecisions: consulted },
+  };
+}

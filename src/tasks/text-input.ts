@@ -38,7 +38,9 @@ export const textInputSchema: z.ZodType<TextInput> = z.union([
  *   that spans lines keeps its line breaks). Fields named in `fieldOrder`
  *   come first, in that order; the others follow sorted by name (code-unit
  *   order, as `Array.prototype.sort`), so the same fields give the same text
- *   whatever order a corpus file lists them in.
+ *   whatever order a corpus file lists them in or a database hands them back
+ *   (PostgreSQL's `jsonb` reorders keys): the text is part of cache keys and
+ *   near-duplicate checks.
  *
  * @param fieldOrder field names to write first (default none: every field sorted by name)
  */

@@ -17,7 +17,10 @@
  *     reason`, so proposers see something); `diagnostics` a JSON object.
  * - `outputSchema` (optional): a zod 4 schema, or a JSON Schema object
  *   (read with zod's `fromJSONSchema`). Default: any JSON value. An output
- *   that does not fit is invalid and never reaches `score`.
+ *   that does not fit is invalid and never reaches `score`. A module that
+ *   imports zod needs it resolvable from the study folder (installed in or
+ *   above it, as kloop's own copy is when kloop is a dependency of the
+ *   project); a JSON Schema object needs nothing.
  * - `inputSchema`, `expectedSchema` (optional, same forms): the example's
  *   input and gold. Default: any JSON value.
  * - `components` (optional): the component names, or

@@ -25,6 +25,9 @@ Calls used:
                      np.quantile(method='linear')), which the TypeScript
                      bootstrapCI must reproduce exactly
   * Fisher's exact:  scipy.stats.fisher_exact(table, alternative=...)
+  * McNemar exact:   scipy.stats.binomtest(b, b + c, 0.5, alternative=...) on
+                     the discordant pairs of paired 0/1 outcomes (b = first
+                     right and second wrong, c = the reverse)
   * Mulberry32:      re-implemented below from
                      https://github.com/bryc/code/blob/master/jshash/PRNGs.md
 """
@@ -290,6 +293,29 @@ def fisher(table):
     return out
 
 
+# Paired 0/1 outcomes (candidate, incumbent) on the same examples, built from
+# counts so the tests can rebuild the same vectors: both right, b (candidate
+# right, incumbent wrong), c (the reverse), both wrong.
+MCNEMAR_CASES = {
+    "candidate_better": (30, 9, 2, 19),
+    "candidate_worse": (25, 1, 7, 27),
+    "no_difference": (40, 5, 5, 10),
+    "one_discordant": (10, 1, 0, 9),
+    "large_clear": (120, 40, 18, 22),
+    "large_borderline": (300, 31, 19, 50),
+    "tiny_p_value": (0, 60, 0, 0),
+    "odd_total": (3, 4, 3, 1),
+}
+
+
+def mcnemar(both_right, b, c, both_wrong):
+    out = {"bothRight": both_right, "b": b, "c": c, "bothWrong": both_wrong}
+    for alternative in ALTERNATIVES:
+        r = stats.binomtest(b, b + c, 0.5, alternative=alternative)
+        out[alternative] = {"statistic": int(r.k), "n": int(r.n), "pValue": f(r.pvalue)}
+    return out
+
+
 result = {
     "versions": {"scipy": scipy.__version__, "numpy": np.__version__},
     "welch": {k: welch(*v) for k, v in WELCH_CASES.items()},
@@ -299,6 +325,7 @@ result = {
     "descriptive": {k: descriptive(v) for k, v in DESCRIPTIVE_CASES.items()},
     "bootstrap": bootstrap(BOOTSTRAP_VALUES),
     "fisher": {k: fisher(v) for k, v in FISHER_CASES.items()},
+    "mcnemar": {k: mcnemar(*v) for k, v in MCNEMAR_CASES.items()},
     "mulberry32": {str(seed): first_outputs(seed, 5) for seed in (0, 1, 12345, 2**32 + 12345, -1)},
 }
 

@@ -17,6 +17,9 @@
  * 4. `grounding`        — every gold entity is named in the goal text: its
  *                         name, one of its aliases, or a lemma of it (see
  *                         {@link isEntityGrounded}).
+ *
+ *                         Checks 3 and 4 are the intent task's own rules
+ *                         (`src/tasks/intent/intent-admission.ts`).
  * 5. `near_duplicate`   — the goal is not a near-copy of an existing goal or
  *                         of one admitted earlier in the batch: word-bigram
  *                         Jaccard distance below {@link NEAR_DUPLICATE_DISTANCE}
@@ -33,15 +36,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
-import type { ExpectedEntity } from '../tasks/intent/intent.ts';
-import { acceptedAppTypes } from '../tasks/intent/intent.ts';
-import { normalizeEntityName } from '../tasks/intent/names.ts';
-import { analyzeGoal } from '../tasks/intent/offline/goal-analysis.ts';
+import { intentAdmissionProblems } from '../tasks/intent/intent-admission.ts';
 import type { Example, PartitionName } from './example.ts';
 import { exampleSchema } from './example.ts';
 import { GoalIndex } from './goal-index.ts';
 import type { CorpusFileError } from './importers/public-format.ts';
 import { corpusFormatOf, parsePublicFormat } from './importers/public-format.ts';
+
+// The intent task's rules (non-trivial gold, grounding) live with the task.
+export { groundingKeys, isEntityGrounded } from '../tasks/intent/intent-admission.ts';
 
 /**
  * Word-bigram Jaccard distance below which two goal texts are near-duplicates:
@@ -50,9 +53,6 @@ import { corpusFormatOf, parsePublicFormat } from './importers/public-format.ts'
  * examples) are 0.94 apart, so different requests in one domain pass easily.
  */
 export const NEAR_DUPLICATE_DISTANCE = 0.3;
-
-/** Longest run of goal words a multi-word entity name is matched against. */
-const MAX_NAME_WORDS = 4;
 
 /** One record of a candidate file: the example, or the schema problems that kept it out. */
 export interface CandidateRecord {
@@ -232,47 +232,6 @@ function shadowFirst(example: Example): { partition: PartitionName; note?: strin
 }
 
 /**
- * Every normalised key a goal text offers for entity names: each run of 1 to
- * 4 words (lower case, punctuation dropped), normalised with
- * `normalizeEntityName` as spaced words and run together, plus every word's
- * lemma and surface forms from `analyzeGoal`.
- */
-export function groundingKeys(goal: string): Set<string> {
-  const words = goal
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/['’]/g, '')
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim()
-    .split(' ')
-    .filter((word) => word !== '');
-  const keys = new Set<string>();
-  for (let start = 0; start < words.length; start += 1) {
-    for (let size = 1; size <= MAX_NAME_WORDS && start + size <= words.length; size += 1) {
-      const window = words.slice(start, start + size);
-      keys.add(normalizeEntityName(window.join(' ')));
-      if (size > 1) keys.add(normalizeEntityName(window.join('')));
-    }
-  }
-  for (const word of analyzeGoal(goal).words) for (const key of word.keys) keys.add(normalizeEntityName(key));
-  keys.delete('');
-  return keys;
-}
-
-/**
- * Whether a gold entity is grounded in a goal: its name, or one of its
- * aliases, normalised (`normalizeEntityName`: case, separators, camelCase,
- * the head noun singular — "PurchaseOrders" is "purchase order"), is among
- * the goal's {@link groundingKeys}, spaced or run together.
- */
-export function isEntityGrounded(entity: ExpectedEntity, keys: ReadonlySet<string>): boolean {
-  return [entity.name, ...(entity.aliases ?? [])].some((name) => {
-    const normal = normalizeEntityName(name);
-    return normal !== '' && (keys.has(normal) || keys.has(normal.replace(/ /g, '')));
-  });
-}
-
-/**
  * Runs the admission checks over a batch (pure). `existing` is the study's
  * corpus; `takenIds` every id the study has ever had (files, admitted,
  * removed). Examples admitted earlier in the batch count as existing for the
@@ -312,26 +271,9 @@ export function checkAdmission(
       verdict.reasons.unshift(...errors.map((error) => ({ check: 'schema' as const, message: error.message, ...(error.field !== undefined ? { field: error.field } : {}) })));
       return verdict;
     }
-    const entities = example.expected.entities ?? [];
-    if (entities.length === 0) verdict.reasons.push({ check: 'non_trivial_gold', field: 'expected.entities', message: 'the gold names no entity' });
-    const appTypes = acceptedAppTypes(example.expected);
-    if (requireAppType && !appTypes.some((type) => type !== 'other')) {
-      verdict.reasons.push({
-        check: 'non_trivial_gold',
-        field: 'expected.appType',
-        message: appTypes.length === 0 ? 'the gold has no app type (use --partial-gold, or corpusPolicy.partialGold for corpus files, to admit partial gold)' : 'the gold app type is only "other", which is not a known app type',
-      });
+    for (const problem of intentAdmissionProblems(example.goal, example.expected, { requireAppType })) {
+      verdict.reasons.push({ check: problem.reason, field: problem.field, message: problem.message });
     }
-    const keys = groundingKeys(example.goal);
-    entities.forEach((entity, position) => {
-      if (!isEntityGrounded(entity, keys)) {
-        verdict.reasons.push({
-          check: 'grounding',
-          field: `expected.entities[${position}].name`,
-          message: `gold entity "${entity.name}"${entity.aliases?.length ? ` (aliases ${entity.aliases.join(', ')})` : ''} does not appear in the goal text, by name, alias or lemma`,
-        });
-      }
-    });
     const placement = placeIn(example);
     const nearest = pool.nearest(example.goal, threshold);
     if (nearest !== undefined) {

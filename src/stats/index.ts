@@ -3,8 +3,8 @@
  * the project.
  *
  * - hypothesis tests: {@link welchTTest}, {@link pairedTTest},
- *   {@link wilcoxonSignedRank}, {@link fisherExactTest} (each takes an
- *   {@link Alternative});
+ *   {@link wilcoxonSignedRank}, {@link fisherExactTest},
+ *   {@link mcnemarExactTest} (each takes an {@link Alternative});
  * - effect sizes: {@link cohensD}, {@link hedgesG};
  * - uncertainty: {@link bootstrapCI} with {@link createSeededRandom};
  * - descriptive: {@link mean}, {@link variance}, {@link standardDeviation},
@@ -32,3 +32,4 @@ export { cohensD, hedgesG, pooledStandardDeviation } from './effect-size.ts';
 export { createSeededRandom, type RandomSource } from './seeded-random.ts';
 export { bootstrapCI, type BootstrapOptions, type ConfidenceInterval } from './bootstrap-ci.ts';
 export { bigramJaccardDistance, wordBigrams, textWords } from './bigram-jaccard-distance.ts';
+export { mcnemarExactTest, mcnemarExactTestFromCounts, type BinaryOutcome, type McNemarCounts, type McNemarResult } from './mcnemar.ts';

@@ -1,0 +1,289 @@
+/**
+ * The `custom` task: the user's own scorer, a JavaScript or TypeScript
+ * module in the study folder (loaded by `module-loader.ts`, ESM or
+ * CommonJS, TypeScript transpiled on load).
+ *
+ * The module exports (named exports, or the same keys on a default export;
+ * a default export that is a function is `score`):
+ *
+ * - `score(output, expected, input)` (required), synchronous, returning one
+ *   of (promptfoo's `file://` assertion convention):
+ *   - a boolean: pass (1) or fail (0);
+ *   - a number: the score, in [0, 1];
+ *   - an object `{ score?, pass?, components?, feedback?, reason?, diagnostics? }`:
+ *     `score` in [0, 1] (when absent, `pass` gives 1 or 0); `feedback`, or
+ *     promptfoo's `reason`, is the feedback text (when there is none and the
+ *     score is below 1, kloop writes `scored 0.25; the scorer gave no
+ *     reason`, so proposers see something); `diagnostics` a JSON object.
+ * - `outputSchema` (optional): a zod 4 schema, or a JSON Schema object
+ *   (read with zod's `fromJSONSchema`). Default: any JSON value. An output
+ *   that does not fit is invalid and never reaches `score`. A module that
+ *   imports zod needs it resolvable from the study folder (installed in or
+ *   above it, as kloop's own copy is when kloop is a dependency of the
+ *   project); a JSON Schema object needs nothing.
+ * - `inputSchema`, `expectedSchema` (optional, same forms): the example's
+ *   input and gold. Default: any JSON value.
+ * - `components` (optional): the component names, or
+ *   `{ name, weight?, description? }` objects (weight default 1).
+ * - `outcome` (optional): `'binary'` when every score is 0 or 1 (the gate
+ *   then uses McNemar's exact test), default `'continuous'`.
+ *
+ * Composite: without `components`, the returned score, with one component
+ * `score`; components returned anyway are reported as metrics, beside the
+ * composite. With `components`, the weighted mean of the returned
+ * components under the study's weights (a declared component not returned
+ * is skipped; `score`, if returned, is not used, so the weights are
+ * honoured).
+ *
+ * A scorer bug is not an outcome of the artifact: a throw, a Promise, a
+ * score outside [0, 1] or NaN, an undeclared component, or a result of
+ * another shape throws an {@link InputError} with code `custom_scorer`
+ * naming the module file, which stops the run. `score` does not know the
+ * example id (the task contract does not pass it): the message quotes the
+ * start of the input, and the evaluator adds the id with
+ * {@link locateScorerError}.
+ *
+ * Task id: `custom@<16 hex digits of the SHA-256 of the module file>`, so an
+ * edit of the scorer is a new evaluator fingerprint (modules it imports are
+ * not hashed).
+ *
+ * @example
+ * ```ts
+ * // study/score.ts
+ * export const components = ['label', 'tone'];
+ * export function score(output: { label: string; tone: string }, expected: { label: string; tone: string }) {
+ *   return { components: { label: output.label === expected.label ? 1 : 0, tone: output.tone === expected.tone ? 1 : 0 }, reason: '...' };
+ * }
+ * // kloop
+ * const task = await loadCustomTask({ studyFolder: 'study', module: 'score.ts' });
+ * ```
+ *
+ * @module
+ */
+import { z } from 'zod';
+import { InputError, isKloopError, type KloopError } from '../../errors.ts';
+import { jsonOutputContract } from '../json-output-contract.ts';
+import type { OutcomeKind, Task, TaskComponent, TaskScore } from '../task.ts';
+import { inputText, weightedComposite } from '../task.ts';
+import { loadStudyModule } from './module-loader.ts';
+
+/** Scorer version prefix of a custom task's id. */
+export const CUSTOM_SCORER_VERSION = 'custom';
+
+/** Error code of a scorer that failed on one example. */
+export const CUSTOM_SCORER_ERROR = 'custom_scorer';
+/** Error code of a module that cannot be used at all. */
+export const CUSTOM_MODULE_ERROR = 'custom_module';
+
+/** Settings of {@link loadCustomTask}. */
+export interface CustomTaskOptions {
+  /** The study folder: the module path is relative to it. */
+  studyFolder: string;
+  /** The module, e.g. `score.ts`, `file://scorers/route.js`, `score.ts:routeScore`. */
+  module: string;
+}
+
+/** A custom task, with where its scorer comes from. */
+export interface CustomTask extends Task<unknown, unknown, unknown> {
+  /** The module file as messages name it. */
+  readonly file: string;
+  /** SHA-256 of the module file, lower-case hex. */
+  readonly contentHash: string;
+}
+
+type ScoreFunction = (output: unknown, expected: unknown, input: unknown) => unknown;
+
+function isZodSchema(value: unknown): value is z.ZodType {
+  return typeof value === 'object' && value !== null && '_zod' in value && typeof (value as { safeParse?: unknown }).safeParse === 'function';
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
+function moduleError(message: string, file: string, field?: string, cause?: unknown): InputError {
+  return new InputError(message, { file, code: CUSTOM_MODULE_ERROR, ...(field !== undefined ? { field } : {}), ...(cause !== undefined ? { cause } : {}) });
+}
+
+/** The export `name` of a module namespace, looking through CommonJS and transpiled default exports. */
+function exportOf(exports: Record<string, unknown>, name: string): unknown {
+  if (exports[name] !== undefined) return exports[name];
+  let inner = exports['default'];
+  for (let depth = 0; depth < 2 && inner !== null && typeof inner === 'object'; depth += 1) {
+    const value = (inner as Record<string, unknown>)[name];
+    if (value !== undefined) return value;
+    inner = (inner as Record<string, unknown>)['default'];
+  }
+  return undefined;
+}
+
+function schemaExport(value: unknown, name: string, file: string): { schema: z.ZodType; jsonSchema: Record<string, unknown> } {
+  if (value === undefined) return { schema: z.json(), jsonSchema: {} };
+  if (isZodSchema(value)) {
+    const json = z.toJSONSchema(value, { unrepresentable: 'any' }) as Record<string, unknown>;
+    const { $schema: _ignored, ...jsonSchema } = json;
+    return { schema: value, jsonSchema };
+  }
+  if (isPlainObject(value)) {
+    try {
+      const { $schema: _ignored, ...jsonSchema } = value;
+      return { schema: z.fromJSONSchema(value as never) as z.ZodType, jsonSchema };
+    } catch (error) {
+      throw moduleError(`${name} is not a JSON Schema kloop can read: ${(error as Error).message}`, file, name, error);
+    }
+  }
+  throw moduleError(`${name} must be a zod 4 schema or a JSON Schema object`, file, name);
+}
+
+function componentsExport(value: unknown, file: string): TaskComponent[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.length === 0) throw moduleError('components must be a non-empty list of names or { name, weight?, description? }', file, 'components');
+  const components = value.map((item: unknown, index): TaskComponent => {
+    const entry = typeof item === 'string' ? { name: item } : item;
+    if (!isPlainObject(entry) || typeof entry['name'] !== 'string' || entry['name'] === '') {
+      throw moduleError('a component needs a non-empty name', file, `components[${index}]`);
+    }
+    const weight = entry['weight'] ?? 1;
+    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) throw moduleError('a component weight must be a number ≥ 0', file, `components[${index}].weight`);
+    const description = entry['description'] ?? `component ${entry['name']} of the custom scorer`;
+    if (typeof description !== 'string') throw moduleError('a component description must be text', file, `components[${index}].description`);
+    return { name: entry['name'], weight, description };
+  });
+  const names = components.map((component) => component.name);
+  if (new Set(names).size !== names.length) throw moduleError('component names must be unique', file, 'components');
+  if (!components.some((component) => component.weight > 0)) throw moduleError('at least one component must weigh more than 0', file, 'components');
+  return components;
+}
+
+function shortInput(input: unknown): string {
+  const text = inputText({}, input).replace(/\s+/g, ' ').trim();
+  return text.length <= 60 ? text : `${text.slice(0, 59)}…`;
+}
+
+/**
+ * Re-throws a custom scorer's error with the example id (the evaluator knows
+ * it; `score` does not). Other errors are returned unchanged.
+ */
+export function locateScorerError(error: unknown, exampleId: string): unknown {
+  if (!isKloopError(error) || error.code !== CUSTOM_SCORER_ERROR || error.exampleId !== undefined) return error;
+  return new InputError(`example ${exampleId}: ${error.detail}`, { code: CUSTOM_SCORER_ERROR, exampleId, cause: (error as KloopError).cause, ...(error.file !== undefined ? { file: error.file } : {}) });
+}
+
+function unitScore(value: unknown, what: string, fail: (message: string) => never): number {
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || value > 1) fail(`${what} must be a number in [0, 1]; got ${typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value)}`);
+  return value as number;
+}
+
+/**
+ * Loads a custom task from the study folder.
+ *
+ * @throws InputError (code `custom_module`, naming the file and, when it is
+ *   about one export, the field) when the module cannot be loaded, has no
+ *   `score` function, or exports an `outputSchema`, `components` or
+ *   `outcome` that is not valid.
+ */
+export async function loadCustomTask(options: CustomTaskOptions): Promise<CustomTask> {
+  const loaded = await loadStudyModule(options.studyFolder, options.module);
+  const { file, exports } = loaded;
+  const scoreName = loaded.functionName ?? 'score';
+  const found = exportOf(exports, scoreName) ?? (loaded.functionName === undefined && typeof exports['default'] === 'function' ? exports['default'] : undefined);
+  if (typeof found !== 'function') {
+    throw moduleError(found === undefined ? `the module exports no ${scoreName} function` : `${scoreName} is not a function`, file, scoreName);
+  }
+  const scoreFunction = found as ScoreFunction;
+  const output = schemaExport(exportOf(exports, 'outputSchema'), 'outputSchema', file);
+  const input = schemaExport(exportOf(exports, 'inputSchema'), 'inputSchema', file);
+  const expected = schemaExport(exportOf(exports, 'expectedSchema'), 'expectedSchema', file);
+  const declared = componentsExport(exportOf(exports, 'components'), file);
+  const outcome = exportOf(exports, 'outcome') ?? 'continuous';
+  if (outcome !== 'continuous' && outcome !== 'binary') throw moduleError(`outcome must be "continuous" or "binary"; got ${JSON.stringify(outcome)}`, file, 'outcome');
+  const declaredNames = new Set(declared?.map((component) => component.name));
+  const contract = jsonOutputContract(output.jsonSchema, ['It must fit this JSON Schema (the custom scorer\'s output schema):']);
+
+  function score(answer: unknown, gold: unknown, example: unknown, weights: Readonly<Record<string, number>>): TaskScore {
+    const fail = (message: string, cause?: unknown): never => {
+      throw new InputError(`${scoreName}() ${message}, for the example whose input is "${shortInput(example)}"`, {
+        file,
+        code: CUSTOM_SCORER_ERROR,
+        ...(cause !== undefined ? { cause } : {}),
+      });
+    };
+    let result: unknown;
+    try {
+      result = scoreFunction(answer, gold, example);
+    } catch (error) {
+      fail(`threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`, error);
+    }
+    if (typeof result === 'object' && result !== null && typeof (result as { then?: unknown }).then === 'function') {
+      (result as Promise<unknown>).then(undefined, () => undefined); // the rejection is reported here, not as an unhandled one
+      fail('returned a Promise; kloop scores synchronously, so make score a plain (not async) function');
+    }
+    let value: number | undefined;
+    let returned: Record<string, unknown> | undefined;
+    let feedback = '';
+    let diagnostics: Record<string, unknown> | undefined;
+    if (typeof result === 'boolean') value = result ? 1 : 0;
+    else if (typeof result === 'number') value = unitScore(result, 'returned a score that', fail);
+    else if (isPlainObject(result)) {
+      if (result['score'] !== undefined) value = unitScore(result['score'], 'returned a score that', fail);
+      else if (typeof result['pass'] === 'boolean') value = result['pass'] ? 1 : 0;
+      if (result['components'] !== undefined) {
+        if (!isPlainObject(result['components'])) fail('returned components that are not an object of name → score');
+        returned = result['components'] as Record<string, unknown>;
+      }
+      const text = result['feedback'] ?? result['reason'];
+      if (text !== undefined && typeof text !== 'string') fail('returned a feedback (or reason) that is not text');
+      feedback = (text as string | undefined) ?? '';
+      if (result['diagnostics'] !== undefined) {
+        if (!isPlainObject(result['diagnostics'])) fail('returned diagnostics that are not an object');
+        diagnostics = { ...(result['diagnostics'] as Record<string, unknown>) };
+      }
+      if (typeof result['pass'] === 'boolean') diagnostics = { ...diagnostics, pass: result['pass'] };
+    } else {
+      fail(`returned ${result === undefined ? 'nothing' : JSON.stringify(result) ?? typeof result}; return a boolean, a number in [0, 1] or { score, reason }`);
+    }
+
+    const components: Record<string, number> = {};
+    const metrics: Record<string, number> = {};
+    for (const [name, component] of Object.entries(returned ?? {})) {
+      const checked = unitScore(component, `returned a component "${name}" that`, fail);
+      if (declared === undefined) metrics[name] = checked;
+      else if (declaredNames.has(name)) components[name] = checked;
+      else fail(`returned the component "${name}", which the module does not declare in its components (${[...declaredNames].join(', ')})`);
+    }
+    let composite: number;
+    const skipped: string[] = [];
+    if (declared === undefined) {
+      if (value === undefined) fail('returned an object with neither a score nor a pass');
+      composite = value!;
+      components['score'] = composite;
+    } else {
+      if (Object.keys(components).length === 0) fail('returned no component, but the module declares components');
+      for (const name of declaredNames) if (components[name] === undefined) skipped.push(name);
+      composite = weightedComposite(components, weights);
+    }
+    if (outcome === 'binary' && composite !== 0 && composite !== 1) fail(`returned ${composite}, but the module declares outcome "binary" (0 or 1 only)`);
+    if (feedback === '' && composite < 1) feedback = `scored ${Number(composite.toFixed(3))}; the scorer gave no reason`;
+    return {
+      composite,
+      components,
+      ...(skipped.length > 0 ? { skipped } : {}),
+      ...(Object.keys(metrics).length > 0 ? { metrics } : {}),
+      diagnostics: diagnostics ?? {},
+      feedback,
+    };
+  }
+
+  return {
+    id: `${CUSTOM_SCORER_VERSION}@${loaded.contentHash.slice(0, 16)}`,
+    file,
+    contentHash: loaded.contentHash,
+    schemas: { input: input.schema as z.ZodType<unknown>, expected: expected.schema as z.ZodType<unknown>, output: output.schema as z.ZodType<unknown> },
+    ...(declared !== undefined ? { components: declared } : {}),
+    outcome: outcome as OutcomeKind,
+    score,
+    outputContract: () => contract,
+  };
+}

@@ -1,0 +1,177 @@
+/**
+ * Loads a user's JavaScript or TypeScript module from a study folder, the
+ * way promptfoo loads `file://` assertions, on plain Node 20 (no tsx, no
+ * loader flags).
+ *
+ * - The path is relative to the study folder (or absolute); a `file://`
+ *   prefix is accepted and dropped, and a `:name` suffix after the file's
+ *   extension names the scoring function (`file://score.ts:routeScore`).
+ * - `.js`, `.mjs`, `.cjs`: imported by Node as they are (ESM or CommonJS by
+ *   Node's own rules: the extension, the nearest package.json `type`, and
+ *   syntax detection).
+ * - `.ts`, `.mts`, `.cts`: transpiled on load with esbuild (types
+ *   stripped; enums, namespaces and decorators compiled), its relative
+ *   imports (`./labels.ts`, `./helpers.js`, `./data.json`) bundled in, and
+ *   its package imports (`zod`) left to Node, resolved from the study
+ *   folder. `.mts` is ESM, `.cts` CommonJS; a `.ts` file is ESM when it uses
+ *   `import`/`export` syntax (it does not compile as a CommonJS function
+ *   body), else CommonJS. The JavaScript is written beside the source as a
+ *   hidden file (`.<name>.<hash>.kloop.mjs` or `.cjs`, with an inline source
+ *   map so stack traces can name the user's file under
+ *   `--enable-source-maps`), imported, and deleted at once.
+ *
+ * Why esbuild (its `transform` to read the module's syntax, its `build` to
+ * bundle the relative imports): it is well kept (frequent releases, the
+ * transpiler under Vite and tsx), supports all of TypeScript's syntax
+ * rather than a subset, resolves a module's relative `.ts` imports (which
+ * Node 20 cannot load) without a process-wide loader hook,
+ * installs on Node ≥ 18 from npm with a prebuilt binary for each platform,
+ * and version 0.28.2 was already in kloop's lockfile (through Vite and tsx),
+ * so it adds no download. It is imported lazily, only when a `.ts` module
+ * is loaded, so kloop's start-up does not pay for it. Considered: amaro
+ * (Node's own type stripper; its releases need Node ≥ 22), sucrase (pure
+ * JavaScript, but seven dependencies and a subset of TypeScript), and
+ * TypeScript's `transpileModule` (a 23 MB dependency, slow to import).
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { compileFunction, constants, Script } from 'node:vm';
+import { InputError } from '../../errors.ts';
+
+/** Extensions a custom module may have. */
+export const MODULE_EXTENSIONS = ['.js', '.mjs', '.cjs', '.ts', '.mts', '.cts'] as const;
+
+const TYPESCRIPT_EXTENSIONS = new Set(['.ts', '.mts', '.cts']);
+
+/** A loaded module. */
+export interface LoadedModule {
+  /** Absolute path of the module file. */
+  path: string;
+  /** The path as messages name it: the study folder joined with the path as written. */
+  file: string;
+  /** SHA-256 of the module file's bytes, lower-case hex. */
+  contentHash: string;
+  /** The module's exports (for CommonJS, `module.exports` with its keys also at the top). */
+  exports: Record<string, unknown>;
+  /** The function name given after the path (`score.ts:name`), if any. */
+  functionName?: string;
+}
+
+/**
+ * Imports through Node's own loader, not through a bundler or test runner
+ * that rewrites `import()` (Vite, Vitest, ts-node): the module loads exactly
+ * as it will for a user of the compiled kloop.
+ */
+const nativeImport = new Script('(specifier) => import(specifier)', {
+  filename: 'kloop-custom-module-import',
+  importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+}).runInThisContext() as (specifier: string) => Promise<Record<string, unknown>>;
+
+/** Splits `file://score.ts:name` into the path and the function name. */
+export function parseModuleReference(reference: string): { path: string; functionName?: string } {
+  const path = reference.startsWith('file://') ? reference.slice('file://'.length) : reference;
+  const match = /^(.*\.(?:[cm]?[jt]s)):([A-Za-z_$][\w$]*)$/.exec(path);
+  return match === null ? { path } : { path: match[1]!, functionName: match[2]! };
+}
+
+/** True when JavaScript source does not compile as a CommonJS function body because of module syntax. */
+function isModuleSyntax(code: string, file: string): boolean {
+  try {
+    compileFunction(code, ['exports', 'require', 'module', '__filename', '__dirname'], { filename: file });
+    return false;
+  } catch (error) {
+    return error instanceof SyntaxError;
+  }
+}
+
+/** Transpiles a TypeScript module and the relative modules it imports into one JavaScript file. */
+async function transpile(source: string, path: string, extension: string, outfile: string, file: string): Promise<{ code: string; esm: boolean }> {
+  const esbuild = await import('esbuild');
+  try {
+    let esm = extension === '.mts';
+    if (extension === '.ts') {
+      const alone = await esbuild.transform(source, { loader: 'ts', sourcefile: path, target: 'node20' });
+      esm = isModuleSyntax(alone.code, path);
+    }
+    const result = await esbuild.build({
+      entryPoints: [path],
+      outfile: outfile.replace(/\.c?m?js$/, esm ? '.mjs' : '.cjs'),
+      bundle: true,
+      packages: 'external',
+      platform: 'node',
+      target: 'node20',
+      format: esm ? 'esm' : 'cjs',
+      sourcemap: 'inline',
+      write: false,
+      logLevel: 'silent',
+    });
+    return { code: result.outputFiles[0]!.text, esm };
+  } catch (error) {
+    const detail = (error as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } | null }> }).errors?.[0];
+    const where = detail?.location ? ` (${detail.location.file}:${detail.location.line}:${detail.location.column})` : '';
+    throw new InputError(`cannot transpile the TypeScript module${where}: ${detail?.text ?? (error as Error).message}`, {
+      file,
+      code: 'custom_module',
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Loads a module of the study folder.
+ *
+ * @param studyFolder the study folder (absolute, or relative to the working directory)
+ * @param reference the module's path relative to the study folder (or absolute), optionally `file://…` and `:functionName`
+ * @throws InputError (code `custom_module`, `file` set) when the file is
+ *   missing or has another extension, its TypeScript does not transpile, the
+ *   folder is not writable for the transpiled file, or importing it throws
+ *   (a syntax error, a failing import, a throw at the top level)
+ */
+export async function loadStudyModule(studyFolder: string, reference: string): Promise<LoadedModule> {
+  const { path: written, functionName } = parseModuleReference(reference);
+  const path = isAbsolute(written) ? written : resolve(studyFolder, written);
+  const file = isAbsolute(written) ? written : join(studyFolder, written);
+  const extension = extname(path).toLowerCase();
+  if (!(MODULE_EXTENSIONS as readonly string[]).includes(extension)) {
+    throw new InputError(`a custom module must be JavaScript or TypeScript (${MODULE_EXTENSIONS.join(', ')}); got "${basename(path)}"`, { file, code: 'custom_module' });
+  }
+  if (!existsSync(path)) throw new InputError('the custom module does not exist', { file, code: 'custom_module' });
+  const bytes = readFileSync(path);
+  const contentHash = createHash('sha256').update(bytes).digest('hex');
+  let target = path;
+  let temporary: string | undefined;
+  if (TYPESCRIPT_EXTENSIONS.has(extension)) {
+    const stem = join(dirname(path), `.${basename(path)}.${contentHash.slice(0, 12)}.kloop`);
+    const { code, esm } = await transpile(bytes.toString('utf8'), path, extension, `${stem}.js`, file);
+    temporary = `${stem}.${esm ? 'mjs' : 'cjs'}`;
+    try {
+      writeFileSync(temporary, code, 'utf8');
+    } catch (error) {
+      throw new InputError(`cannot write the transpiled module beside it (${(error as Error).message})`, { file, code: 'custom_module', cause: error });
+    }
+    target = temporary;
+  }
+  let exports: Record<string, unknown>;
+  try {
+    const url = pathToFileURL(target);
+    url.searchParams.set('kloop', contentHash.slice(0, 12)); // a new version of the file is a new module
+    exports = await nativeImport(url.href);
+  } catch (error) {
+    throw new InputError(`cannot load the custom module: ${(error as Error).message}`, { file, code: 'custom_module', cause: error });
+  } finally {
+    if (temporary !== undefined) {
+      try {
+        unlinkSync(temporary);
+      } catch {
+        // already gone
+      }
+    }
+  }
+  const result: LoadedModule = { path, file, contentHash, exports: { ...exports } };
+  if (functionName !== undefined) result.functionName = functionName;
+  return result;
+}

@@ -1,10 +1,19 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two projects: `unit` (the tests beside the code in src/, in-process, fast:
+ * `npm run test:unit`) and `integration` (tests/: cross-concept suites, many
+ * of them spawning the compiled CLI — see tests/reliability-fixture.ts; the
+ * global set-up builds dist/ when it is missing or stale).
+ */
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'tests/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
+      { extends: true, test: { name: 'integration', include: ['tests/**/*.test.ts'], globalSetup: ['tests/global-setup.ts'] } },
+    ],
   },
 });

@@ -25,6 +25,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import path from 'node:path';
 import { Cron } from 'croner';
 import { KloopError } from '../errors.ts';
 import { loadStudyPatternLibrary } from '../runtime/runtime.ts';
@@ -353,7 +354,8 @@ interface LoopAModule {
 }
 
 async function importLoopA(specifier: string | undefined): Promise<LoopAModule | undefined> {
-  const url = specifier ?? new URL('./loop-a.ts', import.meta.url).href;
+  // Beside this module with its own extension: `.ts` in the sources, `.js` in the compiled dist/.
+  const url = specifier ?? new URL(`./loop-a${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url).href;
   if (url.startsWith('file:') && !existsSync(fileURLToPath(url))) return undefined;
   const module = (await import(url)) as Partial<LoopAModule>;
   return typeof module.runLoopA === 'function' ? (module as LoopAModule) : undefined;

@@ -145,6 +145,7 @@ export function registerSignalsCommands(program: Command): void {
   signals
     .command('schema')
     .description('Print the JSON Schema of a signal (what ingest and the endpoint accept).')
+    .option('--json', 'print one JSON object on stdout (the schema is always printed as JSON)')
     .action(() => {
       printJson(signalJsonSchema());
     });

@@ -101,15 +101,14 @@ export async function createProgram(load: readonly string[] = COMMANDS.map((entr
   const program = createBareProgram();
   const registered = new Set<RegisterCommands>();
   for (const entry of COMMANDS) {
-    if (program.commands.some((command) => command.name() === entry.name)) continue; // registered by an earlier entry's module
-    if (load.includes(entry.name)) {
-      const register = await entry.load();
-      if (!registered.has(register)) {
-        registered.add(register);
-        register(program);
-      }
-      if (program.commands.some((command) => command.name() === entry.name)) continue;
-    }
+    if (!load.includes(entry.name)) continue;
+    const register = await entry.load();
+    if (registered.has(register)) continue; // one module registers several commands (history and show)
+    registered.add(register);
+    register(program);
+  }
+  for (const entry of COMMANDS) {
+    if (program.commands.some((command) => command.name() === entry.name)) continue;
     const standIn = program.command(`${entry.name}${entry.arguments === '' ? '' : ` ${entry.arguments}`}`).summary(entry.summary);
     if (entry.arguments !== '') standIn.option('--json', 'print one JSON object on stdout');
   }

@@ -12,13 +12,12 @@ import type { FileExample } from '../corpus/lifecycle.ts';
 import { planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
 import { readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
 import { studyDatabasePath } from '../storage/database.ts';
-import { InputError } from '../errors.ts';
+import { InputError, KloopError } from '../errors.ts';
 import { checkConstraints, loadProgram } from '../program/program.ts';
-import { createErrorDrivenProposer } from '../proposers/error-driven-proposer.ts';
+import type { ErrorDrivenProposerOptions } from '../proposers/error-driven-proposer.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import type { Executor } from '../tasks/executor.ts';
 import { scorableComponents } from '../tasks/intent/scorer.ts';
-import { createOfflineExecutor } from '../tasks/intent/offline/offline-executor.ts';
 import { parsePlaybook, playbookSections } from '../tasks/intent/offline/playbook.ts';
 import type { StudyConfig } from './config.ts';
 import { loadStudyConfig } from './config.ts';
@@ -30,6 +29,41 @@ export interface StudyPlugins {
   createProposer?: (config: StudyConfig) => Proposer;
   /** Splits an artifact into named sections for the editable-section constraint. */
   sectionsOf?: (text: string) => Record<string, string>;
+}
+
+/**
+ * Ids of the offline executor and the error-driven proposer, as their modules
+ * declare them (`OFFLINE_EXECUTOR_ID`, `ERROR_DRIVEN_PROPOSER_ID`). Both
+ * modules import the NLP library (compromise, about 0.3 s), so `loadStudy`
+ * loads them on first use: a command that only reads the notebook (`kloop
+ * status`, which shows the evaluator fingerprint these ids are part of) never
+ * pays for it. The first use checks the id against the module's own, and
+ * load-study.test.ts does too: change them together.
+ */
+export const OFFLINE_EXECUTOR_ID = 'offline-playbook@2';
+export const ERROR_DRIVEN_PROPOSER_ID = 'error-driven@1';
+
+function checkedId<T extends { id: string }>(implementation: T, expected: string, what: string): T {
+  if (implementation.id !== expected) {
+    throw new KloopError(`${what} is "${implementation.id}" but src/study/load-study.ts declares "${expected}": update it there`, { code: 'internal', exitCode: 1 });
+  }
+  return implementation;
+}
+
+/** The offline executor, its module loaded on the first execution. */
+export function createLazyOfflineExecutor(): Executor {
+  let loaded: Promise<Executor> | undefined;
+  const load = (): Promise<Executor> =>
+    (loaded ??= import('../tasks/intent/offline/offline-executor.ts').then((module) => checkedId(module.createOfflineExecutor(), OFFLINE_EXECUTOR_ID, 'the offline executor id')));
+  return { id: OFFLINE_EXECUTOR_ID, deterministic: true, execute: async (request) => (await load()).execute(request) };
+}
+
+/** The error-driven proposer, its module loaded on the first proposal. */
+export function createLazyErrorDrivenProposer(options: ErrorDrivenProposerOptions = {}): Proposer {
+  let loaded: Promise<Proposer> | undefined;
+  const load = (): Promise<Proposer> =>
+    (loaded ??= import('../proposers/error-driven-proposer.ts').then((module) => checkedId(module.createErrorDrivenProposer(options), ERROR_DRIVEN_PROPOSER_ID, 'the error-driven proposer id')));
+  return { id: ERROR_DRIVEN_PROPOSER_ID, propose: async (context) => (await load()).propose(context) };
 }
 
 /** Reads a UTF-8 text file, refusing invalid UTF-8 with a clear error. */
@@ -137,11 +171,11 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
       return sections;
     });
   const mechanical = program.mechanical;
-  const executor = plugins.createExecutor?.(config) ?? (offline ? createOfflineExecutor() : undefined);
+  const executor = plugins.createExecutor?.(config) ?? (offline ? createLazyOfflineExecutor() : undefined);
   if (executor === undefined) throw new InputError(`executor kind "${config.executor.kind}" needs a model provider`, { file: config.configPath, field: 'executor.kind' });
   const proposer =
     plugins.createProposer?.(config) ?? (config.proposer.kind === 'error-driven'
-      ? createErrorDrivenProposer({
+      ? createLazyErrorDrivenProposer({
           ...(config.proposer.maxEvaluations !== undefined ? { maxEvaluations: config.proposer.maxEvaluations } : {}),
           ...(config.proposer.maxScreened !== undefined ? { maxScreened: config.proposer.maxScreened } : {}),
         })

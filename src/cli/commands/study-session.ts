@@ -7,17 +7,46 @@ import path from 'node:path';
 import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import type { UsageTotals } from '../../providers/budget.ts';
+import { loadStudyConfig } from '../../study/config.ts';
+import type { StudyConfig } from '../../study/config.ts';
 import type { LoadedStudy } from '../../study/loaded-study.ts';
+import type { StudyPlugins } from '../../study/load-study.ts';
 import { loadStudy } from '../../study/load-study.ts';
-import type { LlmStudyPlugins } from '../../providers/index.ts';
-import { createLlmStudyPlugins } from '../../providers/index.ts';
 import { progress } from '../output.ts';
+
+/**
+ * The study's plugins (what `loadStudy` builds the executor and proposer with)
+ * and what a command asks of the language-model ones (src/providers/index.ts).
+ */
+export interface SessionPlugins extends StudyPlugins {
+  /** Checks that the cost and token caps cover a few full proposals. @throws InputError (code `input.budget`) */
+  checkBudget(study: LoadedStudy): unknown;
+  /** Tokens, cost and calls so far. */
+  usage(): UsageTotals;
+}
 
 export interface StudySession {
   study: LoadedStudy;
   db: StudyDatabase;
-  plugins: LlmStudyPlugins;
+  /** The language-model plugins; for an offline study (no model is called) usage is zero and every budget covers it. */
+  plugins: SessionPlugins;
   close(): Promise<void>;
+}
+
+/** The plugins of a study that calls no language model: loadStudy's defaults (the offline executor, the error-driven proposer, playbook sections). */
+const OFFLINE_PLUGINS: SessionPlugins = Object.freeze({
+  checkBudget: () => undefined,
+  usage: () => ({ inputTokens: 0, outputTokens: 0, costUsd: 0, calls: 0, cachedCalls: 0 }),
+});
+
+/**
+ * True when loading the study needs the language-model providers (the AI SDK,
+ * slow to import): an `llm` executor, a `reflective` proposer, or `--model`
+ * (which an offline study refuses, with the providers' message).
+ */
+function needsModelProviders(config: StudyConfig, options: ModelOptions): boolean {
+  return config.executor.kind !== 'offline' || config.proposer.kind !== 'error-driven' || options.model !== undefined;
 }
 
 /** Model options shared by the commands that run an executor. */
@@ -64,16 +93,20 @@ export async function openStudy(
 ): Promise<StudySession> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
   let db: StudyDatabase | undefined;
-  const plugins = createLlmStudyPlugins({
-    ...(options.model !== undefined ? { model: options.model } : {}),
-    ...(options.baseUrl !== undefined ? { baseURL: options.baseUrl } : {}),
-    noCache: options.cache === false,
-    ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}),
-    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
-    deterministic: options.deterministic === true,
-    getDatabase: () => db,
-    log: (message) => progress(`kloop: ${message}`, options.quiet === true),
-  });
+  let plugins: SessionPlugins = OFFLINE_PLUGINS;
+  if (needsModelProviders(loadStudyConfig(studyDir), options)) {
+    const { createLlmStudyPlugins } = await import('../../providers/index.ts');
+    plugins = createLlmStudyPlugins({
+      ...(options.model !== undefined ? { model: options.model } : {}),
+      ...(options.baseUrl !== undefined ? { baseURL: options.baseUrl } : {}),
+      noCache: options.cache === false,
+      ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}),
+      ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+      deterministic: options.deterministic === true,
+      getDatabase: () => db,
+      log: (message) => progress(`kloop: ${message}`, options.quiet === true),
+    });
+  }
   const study = loadStudy(studyDir, plugins);
   const file = studyDatabasePath(study.dir);
   if (options.preferWritable === true) {

@@ -3,14 +3,9 @@
  * `dist/cli/bin.js`): runs {@link main} on `process.argv` and sets the exit
  * code. Everything else — parsing, output, exit codes — is in `main.ts`.
  */
+import { watchOutputStreams } from './closed-output.ts';
 import { main } from './main.ts';
 
-// A closed pipe (`kloop history … | head`) is not an error of kloop's.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
-}
-
+// A closed pipe is not an error of kloop's: see closed-output.ts.
+watchOutputStreams();
 process.exitCode = await main(process.argv);

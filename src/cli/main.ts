@@ -14,7 +14,7 @@
  */
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
-import { KloopError } from '../errors.ts';
+import { KloopError, StorageError } from '../errors.ts';
 
 /** Exit codes of the CLI. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, badInput: 2, studyBusy: 3, interrupted: 130 });
@@ -159,6 +159,19 @@ export function jsonErrorOf(error: unknown): JsonError {
   return { error: { code: 'internal', message: error instanceof Error ? error.message : String(error) } };
 }
 
+/**
+ * A raw SQLite failure that reached the top (a damaged or unreadable study
+ * database) as a StorageError with its code, instead of a stack trace.
+ */
+function sqliteErrorOf(error: unknown): StorageError | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (!(error instanceof Error) || typeof code !== 'string' || !code.startsWith('SQLITE_')) return undefined;
+  return new StorageError(`the study database cannot be read: ${error.message} (${code}); \`kloop doctor <study>\` tells a damaged file from an unreadable one`, {
+    code: `storage.${code.toLowerCase()}`,
+    cause: error,
+  });
+}
+
 /** Runs the CLI with `argv` (process.argv shape); returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const args = argv.slice(2);
@@ -182,6 +195,11 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof KloopError) {
       process.stderr.write(`kloop: ${error.message}\n`);
       return fail(error, error.exitCode);
+    }
+    const sqlite = sqliteErrorOf(error);
+    if (sqlite !== undefined) {
+      process.stderr.write(`kloop: ${sqlite.message}\n`);
+      return fail(sqlite, sqlite.exitCode);
     }
     process.stderr.write(`kloop: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return fail(error, EXIT.failed);

@@ -2,7 +2,8 @@
  * Opening the study database: SQLite in `<study>/.kloop/kloop.db` (WAL,
  * busy timeout), behind Kysely so the same queries can target PostgreSQL.
  */
-import { closeSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
@@ -31,6 +32,62 @@ export interface OpenDatabaseOptions {
   busyTimeoutMs?: number;
 }
 
+/** True when this process may write `target` (a file or a folder). */
+export function isWritable(target: string): boolean {
+  try {
+    accessSync(target, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True when the SQLite file's header says it is in WAL mode (bytes 18 and 19 are 2). */
+function isWalDatabase(file: string): boolean {
+  const header = Buffer.alloc(20);
+  const fd = openSync(file, 'r');
+  try {
+    return readSync(fd, header, 0, 20, 0) === 20 && header[18] === 2 && header[19] === 2;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const snapshots = new Map<string, string>();
+
+/**
+ * The file to read a study database from: the database itself, or — when it
+ * cannot be read in place — a private copy of it.
+ *
+ * SQLite reads a WAL-mode database only with its `-shm` index beside it, and
+ * creates that file on open: in a folder this process may not write (a study
+ * on read-only media, or another user's), with no `-shm` left there (a run
+ * that ended cleanly removes it), even a read-only open fails
+ * (SQLITE_READONLY_DIRECTORY). Such a database is copied, with its `-wal`
+ * when there is one, to a temporary folder removed when the process exits;
+ * the read-only commands then read that snapshot. A missing file is returned
+ * as is.
+ */
+export function readableDatabaseFile(file: string): string {
+  if (file === ':memory:' || !existsSync(file)) return file;
+  const folder = path.dirname(file);
+  if (isWritable(folder) || existsSync(`${file}-shm`) || !isWalDatabase(file)) return file;
+  let snapshot = snapshots.get(file);
+  if (snapshot === undefined) {
+    const directory = mkdtempSync(path.join(tmpdir(), 'kloop-read-only-'));
+    process.once('exit', () => rmSync(directory, { recursive: true, force: true }));
+    snapshot = path.join(directory, path.basename(file));
+    try {
+      copyFileSync(file, snapshot);
+      if (existsSync(`${file}-wal`)) copyFileSync(`${file}-wal`, `${snapshot}-wal`);
+    } catch (error) {
+      throw new StorageError(`cannot read the study database ${file}: ${(error as Error).message}`, { file, cause: error });
+    }
+    snapshots.set(file, snapshot);
+  }
+  return snapshot;
+}
+
 /**
  * Opens (creating and migrating when needed) a SQLite study database.
  *
@@ -41,7 +98,8 @@ export async function openDatabase(file: string, options: OpenDatabaseOptions = 
   let sqlite: Database.Database;
   try {
     if (file !== ':memory:' && options.readonly !== true) mkdirSync(path.dirname(file), { recursive: true });
-    sqlite = new Database(file, { readonly: options.readonly === true, fileMustExist: options.readonly === true });
+    // Read-only: in place, or from a snapshot when the folder forbids even that (see readableDatabaseFile).
+    sqlite = options.readonly === true ? new Database(readableDatabaseFile(file), { readonly: true, fileMustExist: true }) : new Database(file);
     sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
     if (options.readonly !== true) {
       sqlite.pragma('journal_mode = WAL');
@@ -49,7 +107,8 @@ export async function openDatabase(file: string, options: OpenDatabaseOptions = 
     }
     sqlite.pragma('foreign_keys = ON');
   } catch (error) {
-    throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, { file });
+    if (error instanceof StorageError) throw error;
+    throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, { file, cause: error });
   }
   const db = new Kysely<KloopDatabase>({ dialect: new SqliteDialect({ database: sqlite }) });
   if (options.readonly !== true) {

@@ -11,7 +11,7 @@ import { readCorpusFile } from '../corpus/importers/public-format.ts';
 import type { FileExample } from '../corpus/lifecycle.ts';
 import { planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
 import { readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
-import { studyDatabasePath } from '../storage/database.ts';
+import { readableDatabaseFile, studyDatabasePath } from '../storage/database.ts';
 import { InputError, KloopError } from '../errors.ts';
 import { checkConstraints, loadProgram } from '../program/program.ts';
 import type { ErrorDrivenProposerOptions } from '../proposers/error-driven-proposer.ts';
@@ -156,7 +156,7 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
   }
   const fileCorpus = loadCorpusFiles(config);
   // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts).
-  const members = readCorpusMembersFile(studyDatabasePath(config.dir));
+  const members = readCorpusMembersFile(readableDatabaseFile(studyDatabasePath(config.dir)));
   const { corpus, partitions } = resolveCorpus(fileCorpus, planCorpusSync(fileCorpus, members, new Date().toISOString()).members);
   for (const name of PARTITIONS) {
     if (partitions[name].length === 0) {

@@ -1,7 +1,22 @@
 /**
- * Shared fixture of the reliability tests (crash-resume, lease, bad input,
- * export): a copy of examples/intent in a temporary folder, the `kloop` CLI
- * run as a child process, and snapshots of a study database.
+ * Shared fixture of the tests that run the `kloop` CLI as a child process
+ * (crash-resume, lease, bad input, export, CLI conventions): a copy of
+ * examples/intent in a temporary folder, the CLI run as a child process,
+ * synchronisation on what the child prints or writes, and snapshots of a
+ * study database.
+ *
+ * How to spawn the CLI: always through {@link spawnKloop} / {@link runKloop}.
+ * They run `node bin/kloop.js`, which loads the COMPILED CLI in `dist/`
+ * (about 0.3 s to start, against 2 s for the TypeScript sources through tsx).
+ * `npm test` builds dist/ first, and the integration project's global set-up
+ * (tests/global-setup.ts) rebuilds it when a source is newer, so a test never
+ * runs stale code. A test that only needs the CLI's exit code and output, and
+ * no real process (signals, kills, pipes, another user), should call it
+ * in-process instead: tests/cli-in-process.ts, much cheaper.
+ *
+ * Never synchronise on time: wait for a line the child prints
+ * ({@link waitForLine}) or for state it writes ({@link waitForLeaseHolder});
+ * hold a child at a known point with {@link pauseLeaseHolder}.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -168,4 +183,65 @@ export function snapshotDatabase(study: string): DatabaseSnapshot {
   } finally {
     sqlite.close();
   }
+}
+
+/** Resolves when a process holds the study's lease (its row in `leases`), with that process's pid. Polls the database: it waits on state, not on time. */
+export async function waitForLeaseHolder(study: string, children: readonly ChildProcess[] = []): Promise<number> {
+  for (;;) {
+    if (existsSync(databaseFile(study))) {
+      const sqlite = new Database(databaseFile(study), { readonly: true, fileMustExist: true, timeout: 1_000 });
+      try {
+        const table = sqlite.prepare("select name from sqlite_master where name = 'leases'").get();
+        const row = table === undefined ? undefined : (sqlite.prepare('select pid from leases').get() as { pid: number } | undefined);
+        if (row !== undefined) return row.pid;
+      } catch {
+        // the database is being created or migrated: look again
+      } finally {
+        sqlite.close();
+      }
+    }
+    if (children.length > 0 && children.every((child) => child.exitCode !== null || child.signalCode !== null)) {
+      throw new Error('every child ended before one held the lease');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/**
+ * Pauses the `kloop run` with this pid (SIGSTOP) at a moment it holds no
+ * write transaction on the study database, and keeps its lease fresh while it
+ * is paused (a paused process's heartbeat stops too), so that for everyone
+ * else the study is being run. Returns the function that lets it go on.
+ */
+export async function pauseLeaseHolder(pid: number, study: string): Promise<() => void> {
+  const file = databaseFile(study);
+  for (let attempt = 0; ; attempt += 1) {
+    process.kill(pid, 'SIGSTOP');
+    const sqlite = new Database(file, { timeout: 0 });
+    try {
+      sqlite.exec('begin immediate');
+      sqlite.exec('rollback');
+      break;
+    } catch (error) {
+      process.kill(pid, 'SIGCONT');
+      if (attempt >= 1_000) throw new Error(`the writer never left its transactions: ${(error as Error).message}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    } finally {
+      sqlite.close();
+    }
+  }
+  const refresh = (): void => {
+    const sqlite = new Database(file, { timeout: 1_000 });
+    try {
+      sqlite.prepare('update leases set heartbeat_at = ?').run(new Date().toISOString());
+    } finally {
+      sqlite.close();
+    }
+  };
+  refresh();
+  const heartbeat = setInterval(refresh, 1_000);
+  return () => {
+    clearInterval(heartbeat);
+    process.kill(pid, 'SIGCONT');
+  };
 }

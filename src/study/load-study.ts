@@ -66,6 +66,39 @@ export function createLazyErrorDrivenProposer(options: ErrorDrivenProposerOption
   return { id: ERROR_DRIVEN_PROPOSER_ID, propose: async (context) => (await load()).propose(context) };
 }
 
+/**
+ * Refuses an `editableSections` entry of program.md that names no section of
+ * the artifact: a typo would otherwise freeze the section meant, and allow
+ * nothing. Names program.md, the line of the entry and its index.
+ */
+function checkEditableSections(
+  editable: readonly string[] | undefined,
+  artifactText: string,
+  sectionsOf: (text: string) => Record<string, string>,
+  config: StudyConfig,
+  constraintsLine: number,
+): void {
+  if (editable === undefined) return;
+  let sections: Record<string, string>;
+  try {
+    sections = sectionsOf(artifactText);
+  } catch {
+    return; // an unreadable artifact is reported by its own check, with its own location
+  }
+  const names = Object.keys(sections);
+  editable.forEach((name, index) => {
+    if (Object.hasOwn(sections, name)) return;
+    const lines = readTextFile(config.program, 'the program file').split('\n');
+    const found = lines.findIndex((line, at) => at >= constraintsLine - 1 && new RegExp(`(^|[^\\w-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^\\w-]|$)`).test(line));
+    throw new InputError(`"${name}" is no section of the artifact ${path.basename(config.artifact)} (its sections: ${names.join(', ') || 'none'})`, {
+      file: config.program,
+      ...(found >= 0 ? { line: found + 1 } : {}),
+      field: `editableSections[${index}]`,
+      code: 'input.program',
+    });
+  });
+}
+
 /** Reads a UTF-8 text file, refusing invalid UTF-8 with a clear error. */
 export function readTextFile(file: string, what: string): string {
   let bytes: Buffer;
@@ -155,14 +188,6 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
     }
   }
   const fileCorpus = loadCorpusFiles(config);
-  // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts).
-  const members = readCorpusMembersFile(readableDatabaseFile(studyDatabasePath(config.dir)));
-  const { corpus, partitions } = resolveCorpus(fileCorpus, planCorpusSync(fileCorpus, members, new Date().toISOString()).members);
-  for (const name of PARTITIONS) {
-    if (partitions[name].length === 0) {
-      throw new InputError(`the corpus has no example in the ${name} partition${members.length > 0 ? ' (as the corpus lifecycle stands: `kloop corpus status`)' : ''}`, { file: config.configPath, field: 'corpus' });
-    }
-  }
   const sectionsOf =
     plugins.sectionsOf ??
     ((text: string): Record<string, string> => {
@@ -181,6 +206,15 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
         })
       : undefined);
   if (proposer === undefined) throw new InputError(`proposer kind "${config.proposer.kind}" needs a model provider`, { file: config.configPath, field: 'proposer.kind' });
+  checkEditableSections(mechanical.editableSections, artifactText, sectionsOf, config, program.lines.constraints);
+  // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts).
+  const members = readCorpusMembersFile(readableDatabaseFile(studyDatabasePath(config.dir)));
+  const { corpus, partitions } = resolveCorpus(fileCorpus, planCorpusSync(fileCorpus, members, new Date().toISOString()).members);
+  for (const name of PARTITIONS) {
+    if (partitions[name].length === 0) {
+      throw new InputError(`the corpus has no example in the ${name} partition${members.length > 0 ? ' (as the corpus lifecycle stands: `kloop corpus status`)' : ''}`, { file: config.configPath, field: 'corpus' });
+    }
+  }
   return {
     config,
     dir: path.resolve(studyDir),

@@ -2,10 +2,11 @@
  * Opening the study database: SQLite in `<study>/.kloop/kloop.db` (WAL,
  * busy timeout), behind Kysely so the same queries can target PostgreSQL.
  */
-import { accessSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import lockfile from 'proper-lockfile';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely';
 import { StorageError } from '../errors.ts';
@@ -124,37 +125,33 @@ export async function openDatabase(file: string, options: OpenDatabaseOptions = 
   return db;
 }
 
-/** A lock file older than this is left over by a crashed process and is removed. */
+/** A migration lock not refreshed for this long is left over by a crashed process and is taken over. */
 const STALE_MIGRATION_LOCK_MS = 30_000;
 
 /**
- * Runs `work` while holding `<file>.migrate.lock` (created with O_EXCL), so
- * only one process migrates a database at a time; the others wait (up to
- * 60 s) and then find the migrations applied. No lock for ':memory:'.
+ * Runs `work` while holding `<file>.migrate.lock` (proper-lockfile: an atomic
+ * `mkdir`, refreshed while held, taken over when stale, removed when the
+ * process exits), so only one process migrates a database at a time; the
+ * others wait (up to about 60 s) and then find the migrations applied. No
+ * lock for ':memory:'.
  */
 async function withMigrationLock<T>(file: string, work: () => Promise<T>): Promise<T> {
   if (file === ':memory:') return work();
-  const lock = `${file}.migrate.lock`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      closeSync(openSync(lock, 'wx'));
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > STALE_MIGRATION_LOCK_MS) rmSync(lock, { force: true });
-      } catch {
-        // the holder removed it meanwhile
-      }
-      if (Date.now() > deadline) throw new StorageError(`another process holds ${lock} for more than 60 s`, { file });
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(file, {
+      lockfilePath: `${file}.migrate.lock`,
+      realpath: false, // the database file may not exist yet
+      stale: STALE_MIGRATION_LOCK_MS,
+      retries: { retries: 1_200, factor: 1, minTimeout: 50, maxTimeout: 50 },
+    });
+  } catch (error) {
+    throw new StorageError(`cannot take the migration lock ${file}.migrate.lock: ${(error as Error).message}`, { file, cause: error });
   }
   try {
     return await work();
   } finally {
-    rmSync(lock, { force: true });
+    await release().catch(() => undefined);
   }
 }
 

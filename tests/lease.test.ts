@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/storage/database.ts';
 import { acquireLease } from '../src/storage/lease.ts';
-import { databaseFile, finished, makeStudy, pauseLeaseHolder, runKloop, snapshotDatabase, spawnKloop, waitForLeaseHolder, waitForLine } from './reliability-fixture.ts';
+import { databaseFile, finished, makeStudy, pauseLeaseHolder, runKloop, snapshotDatabase, spawnKloop, waitForLine } from './reliability-fixture.ts';
 
 // The tests run concurrently (each on its own study): clean up once all are done.
 const cleanups: Array<() => void> = [];
@@ -27,15 +27,15 @@ describe.concurrent('one writer per study', () => {
     const children = [spawnKloop(['run', study, '--json', '--quiet']), spawnKloop(['run', study, '--json', '--quiet'])];
     const done = children.map((child) => finished(child));
     // Both start at once (and migrate the new database at once); hold whichever took the lease until the other has decided.
-    const holderPid = await waitForLeaseHolder(study, children);
+    const holder = await pauseLeaseHolder(study, children);
+    const holderPid = holder.pid;
     const winner = children.findIndex((child) => child.pid === holderPid);
     expect(winner).toBeGreaterThanOrEqual(0);
-    const resume = await pauseLeaseHolder(holderPid, study);
     let loser;
     try {
       loser = await done[1 - winner]!;
     } finally {
-      resume();
+      holder.resume();
     }
     const winnerResult = await done[winner]!;
     expect(winnerResult.code, winnerResult.stderr).toBe(0);
@@ -59,14 +59,15 @@ describe.concurrent('one writer per study', () => {
     const firstDone = finished(first);
     await waitForLine(first, /^run \d+:/); // the first holds the lease
     // Hold the first there until the second says it waits: the overlap is certain, however loaded the machine.
-    const resume = await pauseLeaseHolder(first.pid!, study);
+    const holder = await pauseLeaseHolder(study, [first]);
+    expect(holder.pid).toBe(first.pid);
     let secondDone;
     try {
       const second = spawnKloop(['run', study, '--wait', '--json']);
       secondDone = finished(second);
       await waitForLine(second, /waiting for it to finish \(--wait\)/);
     } finally {
-      resume();
+      holder.resume();
     }
     const second = await secondDone;
     const firstResult = await firstDone;
@@ -116,7 +117,8 @@ describe.concurrent('one writer per study', () => {
     const writerDone = finished(writer);
     await waitForLine(writer, /^ {2}#1 /); // an experiment is recorded; the run goes on
     // Pause the writer between two of its transactions, so the readers surely overlap its run.
-    const resume = await pauseLeaseHolder(writer.pid!, study);
+    const holder = await pauseLeaseHolder(study, [writer]);
+    expect(holder.pid).toBe(writer.pid);
     let readers;
     try {
       readers = await Promise.all([
@@ -129,7 +131,7 @@ describe.concurrent('one writer per study', () => {
       ]);
       expect(writer.exitCode).toBeNull();
     } finally {
-      resume();
+      holder.resume();
     }
     const writerResult = await writerDone;
     expect(writerResult.code, writerResult.stderr).toBe(0);

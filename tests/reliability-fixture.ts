@@ -15,8 +15,8 @@
  * in-process instead: tests/cli-in-process.ts, much cheaper.
  *
  * Never synchronise on time: wait for a line the child prints
- * ({@link waitForLine}) or for state it writes ({@link waitForLeaseHolder});
- * hold a child at a known point with {@link pauseLeaseHolder}.
+ * ({@link waitForLine}) or for state it writes; hold the run that holds a
+ * study's lease with {@link pauseLeaseHolder}.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -185,17 +185,39 @@ export function snapshotDatabase(study: string): DatabaseSnapshot {
   }
 }
 
-/** Resolves when a process holds the study's lease (its row in `leases`), with that process's pid. Polls the database: it waits on state, not on time. */
-export async function waitForLeaseHolder(study: string, children: readonly ChildProcess[] = []): Promise<number> {
+/** A `kloop run` held still by {@link pauseLeaseHolder}. */
+export interface PausedHolder {
+  /** The pid of the process that holds the study's lease. */
+  pid: number;
+  /** Lets it go on (SIGCONT) and stops keeping its lease fresh. */
+  resume(): void;
+}
+
+/**
+ * Waits until a process holds the study's lease, then pauses it (SIGSTOP)
+ * and keeps its lease fresh while it is paused (a paused process's
+ * heartbeat stops too): for everyone else the study is being run, for as
+ * long as the test needs. No race with the holder: the lease row is read and
+ * the holder stopped while this test holds SQLite's write lock, so the holder
+ * can neither release its lease nor be inside a write transaction at that
+ * moment (it may wait for the lock; after `resume` it goes on).
+ *
+ * @param children when they have all ended before one held the lease, fails
+ */
+export async function pauseLeaseHolder(study: string, children: readonly ChildProcess[] = []): Promise<PausedHolder> {
+  const file = databaseFile(study);
   for (;;) {
-    if (existsSync(databaseFile(study))) {
-      const sqlite = new Database(databaseFile(study), { readonly: true, fileMustExist: true, timeout: 1_000 });
+    if (existsSync(file)) {
+      const sqlite = new Database(file, { fileMustExist: true, timeout: 0 });
       try {
-        const table = sqlite.prepare("select name from sqlite_master where name = 'leases'").get();
-        const row = table === undefined ? undefined : (sqlite.prepare('select pid from leases').get() as { pid: number } | undefined);
-        if (row !== undefined) return row.pid;
+        sqlite.exec('begin immediate');
+        const hasTable = sqlite.prepare("select name from sqlite_master where type = 'table' and name = 'leases'").get() !== undefined;
+        const row = hasTable ? (sqlite.prepare('select pid from leases').get() as { pid: number } | undefined) : undefined;
+        if (row !== undefined) process.kill(row.pid, 'SIGSTOP');
+        sqlite.exec('rollback');
+        if (row !== undefined) return keepLeaseFresh(file, row.pid);
       } catch {
-        // the database is being created or migrated: look again
+        // busy (a writer is in a transaction) or still being created: look again
       } finally {
         sqlite.close();
       }
@@ -203,45 +225,26 @@ export async function waitForLeaseHolder(study: string, children: readonly Child
     if (children.length > 0 && children.every((child) => child.exitCode !== null || child.signalCode !== null)) {
       throw new Error('every child ended before one held the lease');
     }
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
 
-/**
- * Pauses the `kloop run` with this pid (SIGSTOP) at a moment it holds no
- * write transaction on the study database, and keeps its lease fresh while it
- * is paused (a paused process's heartbeat stops too), so that for everyone
- * else the study is being run. Returns the function that lets it go on.
- */
-export async function pauseLeaseHolder(pid: number, study: string): Promise<() => void> {
-  const file = databaseFile(study);
-  for (let attempt = 0; ; attempt += 1) {
-    process.kill(pid, 'SIGSTOP');
-    const sqlite = new Database(file, { timeout: 0 });
-    try {
-      sqlite.exec('begin immediate');
-      sqlite.exec('rollback');
-      break;
-    } catch (error) {
-      process.kill(pid, 'SIGCONT');
-      if (attempt >= 1_000) throw new Error(`the writer never left its transactions: ${(error as Error).message}`);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    } finally {
-      sqlite.close();
-    }
-  }
+function keepLeaseFresh(file: string, pid: number): PausedHolder {
   const refresh = (): void => {
-    const sqlite = new Database(file, { timeout: 1_000 });
+    const sqlite = new Database(file, { timeout: 2_000 });
     try {
-      sqlite.prepare('update leases set heartbeat_at = ?').run(new Date().toISOString());
+      sqlite.prepare('update leases set heartbeat_at = ? where pid = ?').run(new Date().toISOString(), pid);
     } finally {
       sqlite.close();
     }
   };
   refresh();
   const heartbeat = setInterval(refresh, 1_000);
-  return () => {
-    clearInterval(heartbeat);
-    process.kill(pid, 'SIGCONT');
+  return {
+    pid,
+    resume() {
+      clearInterval(heartbeat);
+      process.kill(pid, 'SIGCONT');
+    },
   };
 }

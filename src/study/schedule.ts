@@ -25,7 +25,6 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import path from 'node:path';
 import { Cron } from 'croner';
 import { KloopError } from '../errors.ts';
 import { loadStudyPatternLibrary } from '../runtime/runtime.ts';
@@ -354,10 +353,9 @@ interface LoopAModule {
 }
 
 async function importLoopA(specifier: string | undefined): Promise<LoopAModule | undefined> {
-  // Beside this module with its own extension: `.ts` in the sources, `.js` in the compiled dist/.
-  const url = specifier ?? new URL(`./loop-a${path.extname(fileURLToPath(import.meta.url))}`, import.meta.url).href;
-  if (url.startsWith('file:') && !existsSync(fileURLToPath(url))) return undefined;
-  const module = (await import(url)) as Partial<LoopAModule>;
+  if (specifier !== undefined && specifier.startsWith('file:') && !existsSync(fileURLToPath(specifier))) return undefined;
+  // A literal specifier for the default, so that tsc (`.ts` → `.js`) and a bundler both see it.
+  const module = (specifier === undefined ? await import('./loop-a.ts') : await import(specifier)) as Partial<LoopAModule>;
   return typeof module.runLoopA === 'function' ? (module as LoopAModule) : undefined;
 }
 

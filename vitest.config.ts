@@ -1,10 +1,25 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two projects: `unit` (the tests beside the code in src/, in-process, fast:
+ * `npm run test:unit`) and `integration` (tests/: cross-concept suites, many
+ * of them spawning the compiled CLI — see tests/reliability-fixture.ts; the
+ * global set-up builds dist/ when it is missing or stale).
+ *
+ * At least two test files run at once, even on 2 cores (vitest's default is
+ * one fewer than the cores): the integration files spend most of their time
+ * waiting for the CLI processes they start.
+ */
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'tests/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    maxWorkers: Math.max(2, availableParallelism() - 1),
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
+      { extends: true, test: { name: 'integration', include: ['tests/**/*.test.ts'], globalSetup: ['tests/global-setup.ts'] } },
+    ],
   },
 });

@@ -1,15 +1,11 @@
 #!/usr/bin/env node
-// Entry point of the `kloop` command: loads the TypeScript sources through tsx.
-import { register } from 'tsx/esm/api';
+// Entry point of the `kloop` command: runs the compiled CLI in dist/ (`npm run build`;
+// `npm ci` in a clone builds it through the `prepare` script).
+import { existsSync } from 'node:fs';
 
-// A closed pipe (`kloop history … | head`) is not an error of kloop's.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (error) => {
-    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw error;
-  });
+const entry = new URL('../dist/bin/kloop.js', import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write('kloop: the compiled CLI (dist/) is missing: run `npm run build` (or `npm ci`) in the kloop folder first\n');
+  process.exit(1);
 }
-
-register();
-const { main } = await import('../src/cli/main.ts');
-process.exitCode = await main(process.argv);
+await import(entry.href);

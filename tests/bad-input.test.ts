@@ -145,6 +145,19 @@ describe.concurrent('bad input: one clear message, exit code 2, no database chan
     await expectRefused(dir, new RegExp(`^kloop: ${quote(dir)}/kloop\\.yaml:\\d+: corpus\\[1\\]: file not found: ${quote(dir)}/corpus/missing\\.jsonl`));
   });
 
+  it('an editableSections entry naming no section of the artifact names program.md, the line and the entry', async () => {
+    const dir = await studyWithDatabase();
+    edit(path.join(dir, 'program.md'), (text) => text.replace('  - stopList\n', '  - stopLsit\n'));
+    const line = readFileSync(path.join(dir, 'program.md'), 'utf8').split('\n').findIndex((text) => text.includes('stopLsit')) + 1;
+    await expectRefused(dir, new RegExp(`^kloop: ${quote(dir)}/program\\.md:${line}: editableSections\\[3\\]: "stopLsit" is no section of the artifact playbook\\.yaml \\(its sections: .*stopList`));
+  });
+
+  it('a corpus pattern that matches no file names kloop.yaml, the line and the pattern', async () => {
+    const dir = await studyWithDatabase();
+    edit(path.join(dir, 'kloop.yaml'), (text) => text.replace('  - corpus/*.jsonl', '  - corpus/*.jsnol.jsonl'));
+    await expectRefused(dir, new RegExp(`^kloop: ${quote(dir)}/kloop\\.yaml:\\d+: corpus\\[1\\]: the corpus pattern "corpus/\\*\\.jsnol\\.jsonl" matches no file`));
+  });
+
   it('a study folder that does not exist is named', async () => {
     const dir = path.join(makeStudy(cleanups), 'nowhere');
     await expectRefused(dir, new RegExp(`^kloop: ${quote(dir)}: the study folder does not exist`));

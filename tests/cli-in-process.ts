@@ -1,4 +1,14 @@
-/** Runs the kloop CLI in-process for tests: exit code and what it printed (stdout, stderr). */
+/**
+ * Runs the kloop CLI in-process for tests: exit code and what it printed
+ * (stdout, stderr). The cheap way to test a command's exit code, output and
+ * `--json` (no process to start, the TypeScript sources directly).
+ *
+ * It captures the process's own stdout and stderr, so calls must not overlap:
+ * no `describe.concurrent` / `it.concurrent` around it. For what needs a real
+ * process — signals, kills, pipes, running as another user, two runs at
+ * once — spawn the compiled CLI through tests/reliability-fixture.ts
+ * (`spawnKloop`, `runKloop`), the one shared helper for that.
+ */
 import { vi } from 'vitest';
 import { main } from '../src/cli/main.ts';
 

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/storage/database.ts';
 import { acquireLease } from '../src/storage/lease.ts';
-import { databaseFile, finished, makeStudy, runKloop, snapshotDatabase, spawnKloop, waitForLine } from './reliability-fixture.ts';
+import { databaseFile, finished, makeStudy, pauseLeaseHolder, runKloop, snapshotDatabase, spawnKloop, waitForLine } from './reliability-fixture.ts';
 
 // The tests run concurrently (each on its own study): clean up once all are done.
 const cleanups: Array<() => void> = [];
@@ -25,21 +25,32 @@ describe.concurrent('one writer per study', () => {
   it('two runs at once: exactly one writes, the other exits 3 naming the holder', async () => {
     const study = makeStudy(cleanups, { maxExperiments: 4 });
     const children = [spawnKloop(['run', study, '--json', '--quiet']), spawnKloop(['run', study, '--json', '--quiet'])];
-    const results = await Promise.all(children.map((child) => finished(child)));
-    const codes = results.map((result) => result.code).sort();
-    expect(codes, results.map((result) => result.stderr).join('\n')).toEqual([0, 3]);
-    const winner = results.findIndex((result) => result.code === 0);
-    const loser = results[1 - winner]!;
+    const done = children.map((child) => finished(child));
+    // Both start at once (and migrate the new database at once); hold whichever took the lease until the other has decided.
+    const holder = await pauseLeaseHolder(study, children);
+    const holderPid = holder.pid;
+    const winner = children.findIndex((child) => child.pid === holderPid);
+    expect(winner).toBeGreaterThanOrEqual(0);
+    let loser;
+    try {
+      loser = await done[1 - winner]!;
+    } finally {
+      holder.resume();
+    }
+    const winnerResult = await done[winner]!;
+    expect(winnerResult.code, winnerResult.stderr).toBe(0);
+    expect(loser.code, loser.stderr).toBe(3);
     const match = BUSY.exec(loser.stderr.trim());
     expect(match, loser.stderr).not.toBeNull();
-    expect(Number(match![1])).toBe(children[winner]!.pid);
+    expect(Number(match![1])).toBe(holderPid);
     expect(match![2]).toBe(hostname());
     expect(Number.isNaN(Date.parse(match![3]!))).toBe(false);
-    expect(loser.stdout).toBe('');
+    // With --json the refusal is also one JSON error object on stdout.
+    expect(JSON.parse(loser.stdout)).toEqual({ error: { code: 'study_busy', message: loser.stderr.trim().replace(/^kloop: /, '') } });
     const snapshot = snapshotDatabase(study);
     expect(snapshot.runs).toEqual([{ stopReason: 'max_experiments', ended: true }]); // one writer, one run
     expect(snapshot.leases).toBe(0);
-    expect((JSON.parse(results[winner]!.stdout) as { exitCode: number }).exitCode).toBe(0);
+    expect((JSON.parse(winnerResult.stdout) as { exitCode: number }).exitCode).toBe(0);
   }, 180_000);
 
   it('with --wait the second run waits for the first, then proceeds', async () => {
@@ -48,7 +59,18 @@ describe.concurrent('one writer per study', () => {
     const first = spawnKloop(['run', study]);
     const firstDone = finished(first);
     await waitForLine(first, /^run \d+:/); // the first holds the lease
-    const second = await runKloop(['run', study, '--wait', '--json']);
+    // Hold the first there until the second says it waits: the overlap is certain, however loaded the machine.
+    const holder = await pauseLeaseHolder(study, [first]);
+    expect(holder.pid).toBe(first.pid);
+    let secondDone;
+    try {
+      const second = spawnKloop(['run', study, '--wait', '--json']);
+      secondDone = finished(second);
+      await waitForLine(second, /waiting for it to finish \(--wait\)/);
+    } finally {
+      holder.resume();
+    }
+    const second = await secondDone;
     const firstResult = await firstDone;
     expect(firstResult.code, firstResult.stderr).toBe(0);
     expect(second.code, second.stderr).toBe(0);
@@ -95,14 +117,9 @@ describe.concurrent('one writer per study', () => {
     const writer = spawnKloop(['run', study]);
     const writerDone = finished(writer);
     await waitForLine(writer, /^ {2}#1 /); // an experiment is recorded; the run goes on
-    // Pause the writer between two of its transactions, so the readers surely overlap its run, and
-    // stand in for its heartbeat meanwhile (a paused process's heartbeat stops too).
-    await pauseOutsideTransaction(writer.pid!, databaseFile(study));
-    const heartbeat = setInterval(() => {
-      const sqlite = new Database(databaseFile(study), { timeout: 1_000 });
-      sqlite.prepare('update leases set heartbeat_at = ?').run(new Date().toISOString());
-      sqlite.close();
-    }, 1_000);
+    // Pause the writer between two of its transactions, so the readers surely overlap its run.
+    const holder = await pauseLeaseHolder(study, [writer]);
+    expect(holder.pid).toBe(writer.pid);
     let readers;
     try {
       readers = await Promise.all([
@@ -115,8 +132,7 @@ describe.concurrent('one writer per study', () => {
       ]);
       expect(writer.exitCode).toBeNull();
     } finally {
-      clearInterval(heartbeat);
-      process.kill(writer.pid!, 'SIGCONT');
+      holder.resume();
     }
     const writerResult = await writerDone;
     expect(writerResult.code, writerResult.stderr).toBe(0);
@@ -132,22 +148,3 @@ describe.concurrent('one writer per study', () => {
     expect(snapshotDatabase(study).integrity).toBe('ok');
   }, 180_000);
 });
-
-/** Stops a process (SIGSTOP) at a moment it holds no write transaction on the database. */
-async function pauseOutsideTransaction(pid: number, file: string): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt += 1) {
-    process.kill(pid, 'SIGSTOP');
-    const sqlite = new Database(file, { timeout: 0 });
-    try {
-      sqlite.exec('begin immediate');
-      sqlite.exec('rollback');
-      return;
-    } catch {
-      process.kill(pid, 'SIGCONT');
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    } finally {
-      sqlite.close();
-    }
-  }
-  throw new Error('the writer never left its transactions');
-}

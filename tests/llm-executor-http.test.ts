@@ -189,7 +189,7 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
     const started = Date.now();
     const refused = await createLlmIntentExecutor({ client: clientFor(closed) }).execute(request()).catch((caught: unknown) => caught);
     expect((refused as Error).message).toMatch(/rate limited for 3600 s/);
-    expect(Date.now() - started).toBeLessThan(1000);
+    expect(Date.now() - started).toBeLessThan(30_000); // refused at once, not after an hour (a loose bound: the machine may be loaded)
     expect(closed.calls).toBe(1);
   });
 
@@ -229,7 +229,7 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
     expect(result.ok).toBe(false);
     expect(!result.ok && result.reason).toBe('timeout');
     expect(!result.ok && result.transient).toBe(true);
-    expect(Date.now() - started).toBeLessThan(1400);
+    expect(Date.now() - started).toBeLessThan(3_000); // two timed-out calls, not two 1.5 s answers (a loose bound: the machine may be loaded)
     expect(fake.calls).toBe(2);
   });
 

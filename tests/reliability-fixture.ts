@@ -1,7 +1,22 @@
 /**
- * Shared fixture of the reliability tests (crash-resume, lease, bad input,
- * export): a copy of examples/intent in a temporary folder, the `kloop` CLI
- * run as a child process, and snapshots of a study database.
+ * Shared fixture of the tests that run the `kloop` CLI as a child process
+ * (crash-resume, lease, bad input, export, CLI conventions): a copy of
+ * examples/intent in a temporary folder, the CLI run as a child process,
+ * synchronisation on what the child prints or writes, and snapshots of a
+ * study database.
+ *
+ * How to spawn the CLI: always through {@link spawnKloop} / {@link runKloop}.
+ * They run `node bin/kloop.js`, which loads the COMPILED CLI in `dist/`
+ * (about 0.3 s to start, against 2 s for the TypeScript sources through tsx).
+ * `npm test` builds dist/ first, and the integration project's global set-up
+ * (tests/global-setup.ts) rebuilds it when a source is newer, so a test never
+ * runs stale code. A test that only needs the CLI's exit code and output, and
+ * no real process (signals, kills, pipes, another user), should call it
+ * in-process instead: tests/cli-in-process.ts, much cheaper.
+ *
+ * Never synchronise on time: wait for a line the child prints
+ * ({@link waitForLine}) or for state it writes; hold the run that holds a
+ * study's lease with {@link pauseLeaseHolder}.
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -171,4 +186,68 @@ export function snapshotDatabase(study: string): DatabaseSnapshot {
   } finally {
     sqlite.close();
   }
+}
+
+/** A `kloop run` held still by {@link pauseLeaseHolder}. */
+export interface PausedHolder {
+  /** The pid of the process that holds the study's lease. */
+  pid: number;
+  /** Lets it go on (SIGCONT) and stops keeping its lease fresh. */
+  resume(): void;
+}
+
+/**
+ * Waits until a process holds the study's lease, then pauses it (SIGSTOP)
+ * and keeps its lease fresh while it is paused (a paused process's
+ * heartbeat stops too): for everyone else the study is being run, for as
+ * long as the test needs. No race with the holder: the lease row is read and
+ * the holder stopped while this test holds SQLite's write lock, so the holder
+ * can neither release its lease nor be inside a write transaction at that
+ * moment (it may wait for the lock; after `resume` it goes on).
+ *
+ * @param children when they have all ended before one held the lease, fails
+ */
+export async function pauseLeaseHolder(study: string, children: readonly ChildProcess[] = []): Promise<PausedHolder> {
+  const file = databaseFile(study);
+  for (;;) {
+    if (existsSync(file)) {
+      const sqlite = new Database(file, { fileMustExist: true, timeout: 0 });
+      try {
+        sqlite.exec('begin immediate');
+        const hasTable = sqlite.prepare("select name from sqlite_master where type = 'table' and name = 'leases'").get() !== undefined;
+        const row = hasTable ? (sqlite.prepare('select pid from leases').get() as { pid: number } | undefined) : undefined;
+        if (row !== undefined) process.kill(row.pid, 'SIGSTOP');
+        sqlite.exec('rollback');
+        if (row !== undefined) return keepLeaseFresh(file, row.pid);
+      } catch {
+        // busy (a writer is in a transaction) or still being created: look again
+      } finally {
+        sqlite.close();
+      }
+    }
+    if (children.length > 0 && children.every((child) => child.exitCode !== null || child.signalCode !== null)) {
+      throw new Error('every child ended before one held the lease');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+function keepLeaseFresh(file: string, pid: number): PausedHolder {
+  const refresh = (): void => {
+    const sqlite = new Database(file, { timeout: 2_000 });
+    try {
+      sqlite.prepare('update leases set heartbeat_at = ? where pid = ?').run(new Date().toISOString(), pid);
+    } finally {
+      sqlite.close();
+    }
+  };
+  refresh();
+  const heartbeat = setInterval(refresh, 1_000);
+  return {
+    pid,
+    resume() {
+      clearInterval(heartbeat);
+      process.kill(pid, 'SIGCONT');
+    },
+  };
 }

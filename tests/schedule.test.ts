@@ -130,7 +130,7 @@ describe('no overlapping runs of the same loop', () => {
       const loops: ScheduledLoop[] = [{ name: 'B', pattern: '* * * * *', run: slowJob }];
       const schedule = startSchedule({ db: memory, loops, scheduler });
       await scheduler.advanceTo(new Date('2025-03-03T00:03:30.000Z'), { waitForJobs: false });
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      while (running === 0) await new Promise((resolve) => setTimeout(resolve, 5)); // the job has started (state, not time)
       const during = await schedule.runNow('B');
       expect(during.outcome).toBe('overlap');
       gate.resolve();

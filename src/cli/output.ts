@@ -3,6 +3,7 @@
  * Human text goes to stdout, progress to stderr, `--json` prints exactly one
  * JSON object on stdout.
  */
+import { createRequire } from 'node:module';
 
 /** Formats a score in [0, 1] with 4 decimals; "—" for null (nothing valid). */
 export function formatScore(value: number | null | undefined): string {
@@ -14,11 +15,28 @@ export function formatDelta(value: number): string {
   return `${value >= 0 ? '+' : ''}${value.toFixed(4)}`;
 }
 
-/** Left-aligned text table. */
+type CliTable = new (options: object) => { push(...rows: string[][]): number; toString(): string };
+let CliTable3: CliTable | undefined;
+
+/** cli-table3's characters for a borderless table: columns two spaces apart, nothing else. */
+const BORDERLESS = Object.fromEntries(
+  ['top', 'top-mid', 'top-left', 'top-right', 'bottom', 'bottom-mid', 'bottom-left', 'bottom-right', 'left', 'left-mid', 'mid', 'mid-mid', 'right', 'right-mid'].map((name) => [name, '']),
+);
+
+/**
+ * Left-aligned text table, the first row as its header, columns two spaces
+ * apart (cli-table3, which measures cells by their width on a terminal: wide
+ * and combining characters line up). Loaded on the first table.
+ */
 export function table(rows: string[][]): string {
-  const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, index) => (widths[index] = Math.max(widths[index] ?? 0, cell.length)));
-  return rows.map((row) => row.map((cell, index) => cell.padEnd(widths[index]!)).join('  ').trimEnd()).join('\n');
+  CliTable3 ??= createRequire(import.meta.url)('cli-table3') as CliTable;
+  const rendered = new CliTable3({ chars: { ...BORDERLESS, middle: '  ' }, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true } });
+  rendered.push(...rows);
+  return rendered
+    .toString()
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n');
 }
 
 /** Writes one JSON object to stdout. */

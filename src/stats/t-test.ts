@@ -15,7 +15,7 @@
  *
  * @module
  */
-import studentTCdf from '@stdlib/stats-base-dists-t-cdf';
+import { studentTCdf } from './distributions.ts';
 import { type Alternative, resolveAlternative } from './alternative.ts';
 import { mean, variance } from './descriptive.ts';
 import { assertFiniteSample, assertSameLength } from './sample-validation.ts';

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
+import { normalCdf } from './distributions.ts';
 import { type Alternative, resolveAlternative } from './alternative.ts';
 import { assertFiniteSample, assertSameLength } from './sample-validation.ts';
 

@@ -2,9 +2,11 @@
  * Opening the study database: SQLite in `<study>/.kloop/kloop.db` (WAL,
  * busy timeout), behind Kysely so the same queries can target PostgreSQL.
  */
-import { closeSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import lockfile from 'proper-lockfile';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely';
 import { StorageError } from '../errors.ts';
@@ -31,6 +33,62 @@ export interface OpenDatabaseOptions {
   busyTimeoutMs?: number;
 }
 
+/** True when this process may write `target` (a file or a folder). */
+export function isWritable(target: string): boolean {
+  try {
+    accessSync(target, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** True when the SQLite file's header says it is in WAL mode (bytes 18 and 19 are 2). */
+function isWalDatabase(file: string): boolean {
+  const header = Buffer.alloc(20);
+  const fd = openSync(file, 'r');
+  try {
+    return readSync(fd, header, 0, 20, 0) === 20 && header[18] === 2 && header[19] === 2;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const snapshots = new Map<string, string>();
+
+/**
+ * The file to read a study database from: the database itself, or — when it
+ * cannot be read in place — a private copy of it.
+ *
+ * SQLite reads a WAL-mode database only with its `-shm` index beside it, and
+ * creates that file on open: in a folder this process may not write (a study
+ * on read-only media, or another user's), with no `-shm` left there (a run
+ * that ended cleanly removes it), even a read-only open fails
+ * (SQLITE_READONLY_DIRECTORY). Such a database is copied, with its `-wal`
+ * when there is one, to a temporary folder removed when the process exits;
+ * the read-only commands then read that snapshot. A missing file is returned
+ * as is.
+ */
+export function readableDatabaseFile(file: string): string {
+  if (file === ':memory:' || !existsSync(file)) return file;
+  const folder = path.dirname(file);
+  if (isWritable(folder) || existsSync(`${file}-shm`) || !isWalDatabase(file)) return file;
+  let snapshot = snapshots.get(file);
+  if (snapshot === undefined) {
+    const directory = mkdtempSync(path.join(tmpdir(), 'kloop-read-only-'));
+    process.once('exit', () => rmSync(directory, { recursive: true, force: true }));
+    snapshot = path.join(directory, path.basename(file));
+    try {
+      copyFileSync(file, snapshot);
+      if (existsSync(`${file}-wal`)) copyFileSync(`${file}-wal`, `${snapshot}-wal`);
+    } catch (error) {
+      throw new StorageError(`cannot read the study database ${file}: ${(error as Error).message}`, { file, cause: error });
+    }
+    snapshots.set(file, snapshot);
+  }
+  return snapshot;
+}
+
 /**
  * Opens (creating and migrating when needed) a SQLite study database.
  *
@@ -41,7 +99,8 @@ export async function openDatabase(file: string, options: OpenDatabaseOptions = 
   let sqlite: Database.Database;
   try {
     if (file !== ':memory:' && options.readonly !== true) mkdirSync(path.dirname(file), { recursive: true });
-    sqlite = new Database(file, { readonly: options.readonly === true, fileMustExist: options.readonly === true });
+    // Read-only: in place, or from a snapshot when the folder forbids even that (see readableDatabaseFile).
+    sqlite = options.readonly === true ? new Database(readableDatabaseFile(file), { readonly: true, fileMustExist: true }) : new Database(file);
     sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
     if (options.readonly !== true) {
       sqlite.pragma('journal_mode = WAL');
@@ -49,7 +108,8 @@ export async function openDatabase(file: string, options: OpenDatabaseOptions = 
     }
     sqlite.pragma('foreign_keys = ON');
   } catch (error) {
-    throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, { file });
+    if (error instanceof StorageError) throw error;
+    throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, { file, cause: error });
   }
   const db = new Kysely<KloopDatabase>({ dialect: new SqliteDialect({ database: sqlite }) });
   if (options.readonly !== true) {
@@ -65,37 +125,33 @@ export async function openDatabase(file: string, options: OpenDatabaseOptions = 
   return db;
 }
 
-/** A lock file older than this is left over by a crashed process and is removed. */
+/** A migration lock not refreshed for this long is left over by a crashed process and is taken over. */
 const STALE_MIGRATION_LOCK_MS = 30_000;
 
 /**
- * Runs `work` while holding `<file>.migrate.lock` (created with O_EXCL), so
- * only one process migrates a database at a time; the others wait (up to
- * 60 s) and then find the migrations applied. No lock for ':memory:'.
+ * Runs `work` while holding `<file>.migrate.lock` (proper-lockfile: an atomic
+ * `mkdir`, refreshed while held, taken over when stale, removed when the
+ * process exits), so only one process migrates a database at a time; the
+ * others wait (up to about 60 s) and then find the migrations applied. No
+ * lock for ':memory:'.
  */
 async function withMigrationLock<T>(file: string, work: () => Promise<T>): Promise<T> {
   if (file === ':memory:') return work();
-  const lock = `${file}.migrate.lock`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      closeSync(openSync(lock, 'wx'));
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      try {
-        if (Date.now() - statSync(lock).mtimeMs > STALE_MIGRATION_LOCK_MS) rmSync(lock, { force: true });
-      } catch {
-        // the holder removed it meanwhile
-      }
-      if (Date.now() > deadline) throw new StorageError(`another process holds ${lock} for more than 60 s`, { file });
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(file, {
+      lockfilePath: `${file}.migrate.lock`,
+      realpath: false, // the database file may not exist yet
+      stale: STALE_MIGRATION_LOCK_MS,
+      retries: { retries: 1_200, factor: 1, minTimeout: 50, maxTimeout: 50 },
+    });
+  } catch (error) {
+    throw new StorageError(`cannot take the migration lock ${file}.migrate.lock: ${(error as Error).message}`, { file, cause: error });
   }
   try {
     return await work();
   } finally {
-    rmSync(lock, { force: true });
+    await release().catch(() => undefined);
   }
 }
 

@@ -129,16 +129,21 @@ describe('loadStudyConfig', () => {
       /kloop\.yaml:4: corpus\[1\]: file not found/,
     );
     expect(thrown(() => loadStudyConfig(study('artifact: playbook.yaml\ncorpus: corpus/*.jsonl\n'))).message).toMatch(
-      /kloop\.yaml:2: corpus: the corpus patterns match no file/,
+      /kloop\.yaml:2: corpus: the corpus pattern "corpus\/\*\.jsonl" matches no file/,
     );
   });
 
-  it('expands globs, including **', () => {
+  it('names each corpus pattern that matches no file, with its line', () => {
+    const message = thrown(() => loadStudyConfig(study('artifact: playbook.yaml\ncorpus:\n  - corpus/*.yaml\n  - corpus/*.jsonl\n'))).message;
+    expect(message).toMatch(/kloop\.yaml:4: corpus\[1\]: the corpus pattern "corpus\/\*\.jsonl" matches no file/);
+  });
+
+  it('expands globs, including ** and {a,b}', () => {
     const directory = study(minimal);
     mkdirSync(path.join(directory, 'corpus', 'deep', 'er'), { recursive: true });
     writeFileSync(path.join(directory, 'corpus', 'deep', 'er', 'b.jsonl'), '');
     writeFileSync(path.join(directory, 'corpus', '.hidden.yaml'), '');
-    expect(expandGlob(path.join(directory, 'corpus', '**', '*.{yaml,jsonl}'))).toEqual([]);
+    expect(expandGlob(path.join(directory, 'corpus', '**', '*.{yaml,jsonl}'))).toEqual([path.join(directory, 'corpus', 'a.yaml'), path.join(directory, 'corpus', 'deep', 'er', 'b.jsonl')]);
     expect(expandGlob(path.join(directory, 'corpus', '**', '*.jsonl'))).toEqual([path.join(directory, 'corpus', 'deep', 'er', 'b.jsonl')]);
     expect(expandGlob(path.join(directory, 'corpus', '*.y?ml'))).toEqual([path.join(directory, 'corpus', 'a.yaml')]);
   });
@@ -147,11 +152,12 @@ describe('loadStudyConfig', () => {
     const directory = study('');
     cpSync(path.join(exampleDir, 'kloop.yaml'), path.join(directory, 'kloop.yaml'));
     cpSync(path.join(exampleDir, 'program.md'), path.join(directory, 'program.md'));
+    writeFileSync(path.join(directory, 'corpus', 'b.jsonl'), ''); // the example's second pattern, corpus/*.jsonl, must match too
     const config = loadStudyConfig(directory);
     expect(config.seed).toBe(7);
     expect(config.executor.kind).toBe('offline');
     expect(config.proposer.kind).toBe('error-driven');
-    expect(config.corpusFiles).toEqual([path.join(directory, 'corpus', 'a.yaml')]);
+    expect(config.corpusFiles).toEqual([path.join(directory, 'corpus', 'a.yaml'), path.join(directory, 'corpus', 'b.jsonl')]);
     expect(loadProgram(config.program).mechanical.editableSections).toContain('behaviorCues');
   });
 

@@ -7,7 +7,8 @@
  * configured 0 means 0: defaults fill only keys that are absent.
  *
  * Paths (`artifact`, `program`, `corpus`) are relative to the study folder
- * and returned absolute; corpus globs (`*`, `?`, `[...]`, `**`) are also
+ * and returned absolute; corpus globs (`*`, `?`, `[...]`, `{a,b}`, `**`, with
+ * fast-glob) are also
  * expanded into `corpusFiles`.
  *
  * @example
@@ -21,8 +22,9 @@
  * seed: 7
  * ```
  */
-import { type Dirent, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import fastGlob from 'fast-glob';
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
 import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '../program/yaml-locations.ts';
@@ -321,8 +323,9 @@ export type ScheduleConfig = ParsedConfig['schedule'];
  * @throws InputError when `kloop.yaml` is missing (naming it), is malformed
  *   YAML (with the line), has an unknown key (naming the key and its line) or
  *   a wrong value (file, line, field); when the artifact or program file does
- *   not exist; when a corpus file listed by name does not exist or the
- *   patterns match no file
+ *   not exist; when a corpus file listed by name does not exist, a corpus
+ *   pattern matches no file (naming the pattern), or a folder it must read
+ *   cannot be read
  */
 export function loadStudyConfig(studyDir: string): StudyConfig {
   const dir = path.resolve(studyDir);
@@ -356,17 +359,32 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
   corpus.forEach((pattern, index) => {
     const corpusPath: PropertyKey[] = Array.isArray(rawCorpus) ? ['corpus', index] : ['corpus'];
     if (!hasGlob(pattern)) requireFile(pattern, located, corpusPath, file);
-    for (const match of expandGlob(pattern)) corpusFiles.add(match);
+    let matches: string[];
+    try {
+      matches = expandGlob(pattern);
+    } catch (error) {
+      const failure = error as NodeJS.ErrnoException;
+      throw new InputError(`cannot read ${failure.path ?? 'a folder'} while expanding "${parsed.corpus[index]}" (${failure.code ?? failure.message})`, {
+        file,
+        line: located.lineOf(corpusPath),
+        field: fieldName(corpusPath),
+        studyPath: dir,
+        code: 'input.config',
+        cause: error,
+      });
+    }
+    // Every pattern must match: one that matches nothing is a typo or a missing folder, never silently nothing.
+    if (matches.length === 0) {
+      throw new InputError(`the corpus pattern "${parsed.corpus[index]}" matches no file (looked for ${pattern})`, {
+        file,
+        line: located.lineOf(corpusPath),
+        field: fieldName(corpusPath),
+        studyPath: dir,
+        code: 'input.config',
+      });
+    }
+    for (const match of matches) corpusFiles.add(match);
   });
-  if (corpusFiles.size === 0) {
-    throw new InputError(`the corpus patterns match no file (looked for ${corpus.join(', ')})`, {
-      file,
-      line: located.lineOf(['corpus']),
-      field: 'corpus',
-      studyPath: dir,
-      code: 'input.config',
-    });
-  }
   return { ...parsed, dir, configPath, artifact, program, corpus, corpusFiles: [...corpusFiles].sort() };
 }
 
@@ -375,64 +393,36 @@ function requireFile(filePath: string, located: LocatedYaml, fieldPath: Property
   throw new InputError(`file not found: ${filePath}`, { file, line: located.lineOf(fieldPath), field: fieldName(fieldPath), code: 'input.config' });
 }
 
-/** True when a path has glob characters (`*`, `?`, `[`). */
+/** True when a path is a glob pattern (`*`, `?`, `[...]`, `{a,b}`, `**`), as fast-glob reads it. */
 function hasGlob(pattern: string): boolean {
-  return /[*?[]/.test(pattern);
-}
-
-function segmentRegExp(segment: string): RegExp {
-  let source = '';
-  for (let index = 0; index < segment.length; index += 1) {
-    const character = segment[index]!;
-    if (character === '*') source += '[^/]*';
-    else if (character === '?') source += '[^/]';
-    else if (character === '[') {
-      const close = segment.indexOf(']', index + 1);
-      if (close === -1) source += '\\[';
-      else {
-        source += `[${segment.slice(index + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
-        index = close;
-      }
-    } else source += character.replace(/[.+^${}()|\\]/g, '\\$&');
-  }
-  return new RegExp(`^${source}$`);
+  return fastGlob.isDynamicPattern(pattern.split(path.sep).join('/'));
 }
 
 /**
- * Expands an absolute glob into the files it matches (`*` and `?` within a
- * name, `[abc]` classes, `**` for any depth). Names starting with "." match
- * only a pattern segment that starts with ".". Returns absolute paths.
+ * Expands an absolute glob into the files it matches, with fast-glob: `*` and
+ * `?` within a name, `[abc]` classes, `{a,b}` alternatives, `**` for any
+ * depth. Names starting with "." match only a pattern segment that starts
+ * with "." (fast-glob's `dot: false`). Returns absolute paths, sorted, each
+ * once. The folders before the first glob segment are taken literally, so a
+ * study folder whose name holds `(`, `[` or `*` is no pattern.
+ *
+ * @throws the file system's error (EACCES, …) when a folder on the way cannot
+ *   be read: an unreadable folder is never skipped in silence
  */
 export function expandGlob(absolutePattern: string): string[] {
   const segments = absolutePattern.split(path.sep);
-  const firstGlob = segments.findIndex(hasGlob);
+  const firstGlob = segments.findIndex((segment) => segment !== '' && fastGlob.isDynamicPattern(segment));
   if (firstGlob === -1) return existsSync(absolutePattern) && statSync(absolutePattern).isFile() ? [absolutePattern] : [];
   const base = segments.slice(0, firstGlob).join(path.sep) || path.sep;
-  const results: string[] = [];
-  const walk = (directory: string, rest: readonly string[]): void => {
-    const [segment, ...remaining] = rest;
-    if (segment === undefined) return;
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(directory, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    if (segment === '**') {
-      walk(directory, remaining);
-      for (const entry of entries) if (entry.isDirectory() && !entry.name.startsWith('.')) walk(path.join(directory, entry.name), rest);
-      return;
-    }
-    const matcher = segmentRegExp(segment);
-    for (const entry of entries) {
-      if (entry.name.startsWith('.') && !segment.startsWith('.')) continue;
-      if (!matcher.test(entry.name)) continue;
-      const full = path.join(directory, entry.name);
-      if (remaining.length === 0) {
-        if (entry.isFile() || (entry.isSymbolicLink() && statSync(full, { throwIfNoEntry: false })?.isFile())) results.push(full);
-      } else if (entry.isDirectory() || entry.isSymbolicLink()) walk(full, remaining);
-    }
-  };
-  walk(base, segments.slice(firstGlob));
-  return [...new Set(results)].sort();
+  if (!existsSync(base)) return [];
+  const matches = fastGlob.sync(segments.slice(firstGlob).join('/'), {
+    cwd: base,
+    absolute: true,
+    onlyFiles: true,
+    dot: false,
+    followSymbolicLinks: true,
+    suppressErrors: false,
+    unique: true,
+  });
+  return [...new Set(matches.map((match) => path.normalize(match)))].sort();
 }

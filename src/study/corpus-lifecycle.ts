@@ -7,7 +7,6 @@
  * database: when a run starts and between rounds (never inside an open round,
  * so a crashed round resumes with the partitions it began with).
  */
-import { checkAdmission } from '../corpus/admission.ts';
 import type { FileAdmission, FileRecordRefused, PartitionLeak, PartitionSizeWarning } from '../corpus/file-admission.ts';
 import { admitFileRecords, describeLeak, findPartitionLeaks, memberLocations, partitionSizeWarnings } from '../corpus/file-admission.ts';
 import type { AdmissionOptions, AdmissionVerdict, CandidateRecord } from '../corpus/admission.ts';
@@ -278,6 +277,8 @@ export async function admitToStudy(
     throw new InputError(`round ${state.openRound.round} of this study is open (a run is in progress, or stopped mid-round): admit examples between runs`, { studyPath: study.dir });
   }
   const now = options.now ?? (() => new Date());
+  // Loaded here, not with this module: admission's grounding check imports the NLP library (about 0.3 s), which a run never needs.
+  const { checkAdmission } = await import('../corpus/admission.ts');
   return db.transaction().execute(async (transaction) => {
     const at = now().toISOString();
     const sync = planFileSync(study, await readCorpusMembers(transaction), at);

@@ -44,6 +44,7 @@ describe('kloop doctor: the set-up checklist', () => {
 
   it('names too few seed examples, a missing register, missing stopping criteria', () => {
     const dir = study(['extra.jsonl']);
+    writeFileSync(path.join(dir, 'kloop.yaml'), readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace('  - corpus/*.yaml\n', '')); // every corpus pattern must match a file
     writeFileSync(path.join(dir, 'program.md'), readFileSync(path.join(dir, 'program.md'), 'utf8').replace('## Stopping criteria', '## Afterword'));
     writeFileSync(path.join(dir, 'kloop.yaml'), readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace(/^stopping:[\s\S]*?\n\n/m, ''));
     const findings = checkSetup(dir, { hasDatabase: true });

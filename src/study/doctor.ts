@@ -8,7 +8,8 @@
  * Every finding says what to fix. Read-only: the database is opened read-only
  * and nothing is written.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { hostname as osHostname } from 'node:os';
 import { sql } from 'kysely';
 import { parse as parseYaml } from 'yaml';
@@ -302,21 +303,59 @@ export async function diagnoseStudy(
   const hasDatabase = existsSync(databaseFile);
   const findings = checkSetup(studyDir, { hasDatabase });
   if (hasDatabase) {
+    const readable = canAccess(databaseFile, constants.R_OK);
+    const writable = canAccess(databaseFile, constants.W_OK) && canAccess(path.dirname(databaseFile), constants.W_OK);
+    if (!readable) {
+      findings.push({
+        area: 'database',
+        id: 'database.access',
+        status: 'problem',
+        message: `the study database ${databaseFile} is not readable by this user (permissions), so it was not checked; nothing says it is damaged`,
+        fix: 'run as the study\'s owner, or give this user read permission on the file and its folder',
+      });
+      return report(studyDir, databaseFile, findings);
+    }
+    if (!writable) {
+      findings.push({
+        area: 'database',
+        id: 'database.access',
+        status: 'info',
+        message: `the study is read-only for this user (${databaseFile} or its folder cannot be written): the read-only commands (status, history, show, eval, export --out, doctor) work; kloop run, calibrate and corpus add need write access`,
+        fix: 'to run the loop here, make .kloop/ and kloop.db writable, or copy the study to a writable folder',
+      });
+    }
     let db: StudyDatabase | undefined;
     try {
       db = await openReadOnly(databaseFile);
       findings.push(...(await checkDatabase(db, options)));
     } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause ?? (error as { code?: string });
+      const damaged = typeof cause.code === 'string' && /^SQLITE_(NOTADB|CORRUPT)/.test(cause.code);
       findings.push({
         area: 'database',
         id: 'database.open',
         status: 'problem',
-        message: `cannot read the study database: ${(error as Error).message}`,
-        fix: 'check the file is a SQLite database kloop wrote; restore it from a backup if it is damaged',
+        message: `${damaged ? 'the study database is damaged' : 'cannot read the study database'}: ${(error as Error).message}`,
+        fix: damaged
+          ? 'restore the database from a backup, or `sqlite3 kloop.db ".recover"` into a new file and keep the old one'
+          : 'check the file is a SQLite database kloop wrote and that this user may read it and its folder',
       });
     } finally {
       await db?.destroy();
     }
   }
-  return { study: studyDir, database: hasDatabase ? databaseFile : null, healthy: findings.every((finding) => finding.status !== 'problem'), findings };
+  return report(studyDir, hasDatabase ? databaseFile : null, findings);
+}
+
+function report(studyDir: string, databaseFile: string | null, findings: DoctorFinding[]): DoctorReport {
+  return { study: studyDir, database: databaseFile, healthy: findings.every((finding) => finding.status !== 'problem'), findings };
+}
+
+function canAccess(target: string, mode: number): boolean {
+  try {
+    accessSync(target, mode);
+    return true;
+  } catch {
+    return false;
+  }
 }

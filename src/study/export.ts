@@ -7,8 +7,8 @@
  * never half of one. Reloaded in a fresh process and re-evaluated, it gives
  * the scores the run reported (DESIGN.md §6).
  */
-import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import writeFileAtomic from 'write-file-atomic';
 import { contentHash } from '../artifact/content-hash.ts';
 import { InputError, StorageError } from '../errors.ts';
 import type { StudyDatabase } from '../storage/database.ts';
@@ -48,37 +48,18 @@ export function defaultExportPath(studyDir: string, artifactPath: string, versio
 }
 
 /**
- * Writes `content` (UTF-8) to `file` atomically: a temporary file in the same
- * folder, fsync, rename over `file`, fsync of the folder.
+ * Writes `content` (UTF-8) to `file` atomically, with write-file-atomic: a
+ * temporary file in the same folder, fsync, rename over `file` (a kill leaves
+ * the old file or the new one; the temporary file is removed on failure).
  *
  * @throws InputError when the folder does not exist or cannot be written
  */
 export function writeFileAtomicSync(file: string, content: string): void {
-  const folder = path.dirname(file);
-  const temporary = path.join(folder, `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  let descriptor: number | undefined;
   try {
-    descriptor = openSync(temporary, 'wx', 0o644);
-    writeSync(descriptor, Buffer.from(content, 'utf8'));
-    fsyncSync(descriptor);
-    closeSync(descriptor);
-    descriptor = undefined;
-    renameSync(temporary, file);
+    writeFileAtomic.sync(file, content, { encoding: 'utf8', fsync: true });
   } catch (error) {
-    if (descriptor !== undefined) closeSync(descriptor);
-    rmSync(temporary, { force: true });
     const code = (error as NodeJS.ErrnoException).code;
     const reason = code === 'ENOENT' ? 'its folder does not exist' : code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? 'its folder is read-only' : (error as Error).message;
     throw new InputError(`cannot write the export: ${reason}`, { file, cause: error });
-  }
-  try {
-    const directory = openSync(folder, 'r');
-    try {
-      fsyncSync(directory);
-    } finally {
-      closeSync(directory);
-    }
-  } catch {
-    // Some file systems cannot fsync a folder; the rename is still atomic.
   }
 }

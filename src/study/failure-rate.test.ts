@@ -46,7 +46,9 @@ function studyWith(stopping: string): LoadedStudy {
   mkdirSync(path.join(dir, 'corpus'));
   for (const file of ['program.md', 'playbook.yaml']) copyFileSync(path.join(EXAMPLE, file), path.join(dir, file));
   copyFileSync(path.join(EXAMPLE, 'corpus', 'extra.jsonl'), path.join(dir, 'corpus', 'extra.jsonl'));
-  const config = readFileSync(path.join(EXAMPLE, 'kloop.yaml'), 'utf8').replace(/^stopping:[\s\S]*?\n\n/m, `stopping:\n${stopping}\n\n`);
+  const config = readFileSync(path.join(EXAMPLE, 'kloop.yaml'), 'utf8')
+    .replace(/^stopping:[\s\S]*?\n\n/m, `stopping:\n${stopping}\n\n`)
+    .replace('  - corpus/*.yaml\n', ''); // only the JSONL file is copied: every corpus pattern must match a file
   writeFileSync(path.join(dir, 'kloop.yaml'), config);
   return { ...loadStudy(dir), proposer: flakyProposer() };
 }

@@ -13,14 +13,13 @@ import { readCorpusFile } from '../corpus/importers/public-format.ts';
 import type { FileExample } from '../corpus/lifecycle.ts';
 import { planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
 import { readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
-import { studyDatabasePath } from '../storage/database.ts';
-import { InputError } from '../errors.ts';
+import { readableDatabaseFile, studyDatabasePath } from '../storage/database.ts';
+import { InputError, KloopError } from '../errors.ts';
 import { checkConstraints, loadProgram } from '../program/program.ts';
-import { createErrorDrivenProposer } from '../proposers/error-driven-proposer.ts';
+import type { ErrorDrivenProposerOptions } from '../proposers/error-driven-proposer.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import type { Executor } from '../tasks/executor.ts';
 import { scorableComponents } from '../tasks/intent/scorer.ts';
-import { createOfflineExecutor } from '../tasks/intent/offline/offline-executor.ts';
 import { parsePlaybook, playbookSections } from '../tasks/intent/offline/playbook.ts';
 import type { StudyConfig } from './config.ts';
 import { loadStudyConfig } from './config.ts';
@@ -32,6 +31,74 @@ export interface StudyPlugins {
   createProposer?: (config: StudyConfig) => Proposer;
   /** Splits an artifact into named sections for the editable-section constraint. */
   sectionsOf?: (text: string) => Record<string, string>;
+}
+
+/**
+ * Ids of the offline executor and the error-driven proposer, as their modules
+ * declare them (`OFFLINE_EXECUTOR_ID`, `ERROR_DRIVEN_PROPOSER_ID`). Both
+ * modules import the NLP library (compromise, about 0.3 s), so `loadStudy`
+ * loads them on first use: a command that only reads the notebook (`kloop
+ * status`, which shows the evaluator fingerprint these ids are part of) never
+ * pays for it. The first use checks the id against the module's own, and
+ * load-study.test.ts does too: change them together.
+ */
+export const OFFLINE_EXECUTOR_ID = 'offline-playbook@2';
+export const ERROR_DRIVEN_PROPOSER_ID = 'error-driven@1';
+
+function checkedId<T extends { id: string }>(implementation: T, expected: string, what: string): T {
+  if (implementation.id !== expected) {
+    throw new KloopError(`${what} is "${implementation.id}" but src/study/load-study.ts declares "${expected}": update it there`, { code: 'internal', exitCode: 1 });
+  }
+  return implementation;
+}
+
+/** The offline executor, its module loaded on the first execution. */
+export function createLazyOfflineExecutor(): Executor {
+  let loaded: Promise<Executor> | undefined;
+  const load = (): Promise<Executor> =>
+    (loaded ??= import('../tasks/intent/offline/offline-executor.ts').then((module) => checkedId(module.createOfflineExecutor(), OFFLINE_EXECUTOR_ID, 'the offline executor id')));
+  return { id: OFFLINE_EXECUTOR_ID, deterministic: true, execute: async (request) => (await load()).execute(request) };
+}
+
+/** The error-driven proposer, its module loaded on the first proposal. */
+export function createLazyErrorDrivenProposer(options: ErrorDrivenProposerOptions = {}): Proposer {
+  let loaded: Promise<Proposer> | undefined;
+  const load = (): Promise<Proposer> =>
+    (loaded ??= import('../proposers/error-driven-proposer.ts').then((module) => checkedId(module.createErrorDrivenProposer(options), ERROR_DRIVEN_PROPOSER_ID, 'the error-driven proposer id')));
+  return { id: ERROR_DRIVEN_PROPOSER_ID, propose: async (context) => (await load()).propose(context) };
+}
+
+/**
+ * Refuses an `editableSections` entry of program.md that names no section of
+ * the artifact: a typo would otherwise freeze the section meant, and allow
+ * nothing. Names program.md, the line of the entry and its index.
+ */
+function checkEditableSections(
+  editable: readonly string[] | undefined,
+  artifactText: string,
+  sectionsOf: (text: string) => Record<string, string>,
+  config: StudyConfig,
+  constraintsLine: number,
+): void {
+  if (editable === undefined) return;
+  let sections: Record<string, string>;
+  try {
+    sections = sectionsOf(artifactText);
+  } catch {
+    return; // an unreadable artifact is reported by its own check, with its own location
+  }
+  const names = Object.keys(sections);
+  editable.forEach((name, index) => {
+    if (Object.hasOwn(sections, name)) return;
+    const lines = readTextFile(config.program, 'the program file').split('\n');
+    const found = lines.findIndex((line, at) => at >= constraintsLine - 1 && new RegExp(`(^|[^\\w-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^\\w-]|$)`).test(line));
+    throw new InputError(`"${name}" is no section of the artifact ${path.basename(config.artifact)} (its sections: ${names.join(', ') || 'none'})`, {
+      file: config.program,
+      ...(found >= 0 ? { line: found + 1 } : {}),
+      field: `editableSections[${index}]`,
+      code: 'input.program',
+    });
+  });
 }
 
 /** Reads a UTF-8 text file, refusing invalid UTF-8 with a clear error. */
@@ -130,7 +197,7 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
   const records = loadCorpusFiles(config);
   // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts);
   // records new to the study pass the admission gate, and the refused ones are left out (src/corpus/file-admission.ts).
-  const members = readCorpusMembersFile(studyDatabasePath(config.dir));
+  const members = readCorpusMembersFile(readableDatabaseFile(studyDatabasePath(config.dir)));
   const admission = admitFileRecords(records, members, { requireAppType: config.corpusPolicy.partialGold !== true });
   const fileCorpus = admission.accepted;
   const synced = planCorpusSync(fileCorpus, members, new Date().toISOString()).members;
@@ -150,16 +217,17 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
       return sections;
     });
   const mechanical = program.mechanical;
-  const executor = plugins.createExecutor?.(config) ?? (offline ? createOfflineExecutor() : undefined);
+  const executor = plugins.createExecutor?.(config) ?? (offline ? createLazyOfflineExecutor() : undefined);
   if (executor === undefined) throw new InputError(`executor kind "${config.executor.kind}" needs a model provider`, { file: config.configPath, field: 'executor.kind' });
   const proposer =
     plugins.createProposer?.(config) ?? (config.proposer.kind === 'error-driven'
-      ? createErrorDrivenProposer({
+      ? createLazyErrorDrivenProposer({
           ...(config.proposer.maxEvaluations !== undefined ? { maxEvaluations: config.proposer.maxEvaluations } : {}),
           ...(config.proposer.maxScreened !== undefined ? { maxScreened: config.proposer.maxScreened } : {}),
         })
       : undefined);
   if (proposer === undefined) throw new InputError(`proposer kind "${config.proposer.kind}" needs a model provider`, { file: config.configPath, field: 'proposer.kind' });
+  checkEditableSections(mechanical.editableSections, artifactText, sectionsOf, config, program.lines.constraints);
   return {
     config,
     dir: path.resolve(studyDir),

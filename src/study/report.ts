@@ -2,7 +2,7 @@
  * The study report: baseline and best composites per partition, proposals by
  * decision and reason, the stop reason and where things are.
  */
-import { renameSync, writeFileSync } from 'node:fs';
+import { sync as writeFileAtomicSync } from 'write-file-atomic';
 import path from 'node:path';
 import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
@@ -62,11 +62,9 @@ export interface StudyReport {
   stuck: StuckAdvice | null;
 }
 
-/** Writes a file through a temporary name and a rename: a kill leaves the old or the new file. */
+/** Writes a file through a temporary name and a rename (write-file-atomic): a kill leaves the old or the new file. */
 export function writeFileAtomic(file: string, content: string): void {
-  const temporary = `${file}.${process.pid}.tmp`;
-  writeFileSync(temporary, content, 'utf8');
-  renameSync(temporary, file);
+  writeFileAtomicSync(file, content, { encoding: 'utf8', fsync: true });
 }
 
 async function summarise(evaluator: Evaluator, study: LoadedStudy, text: string): Promise<Record<PartitionName, PartitionSummary>> {

@@ -353,9 +353,9 @@ interface LoopAModule {
 }
 
 async function importLoopA(specifier: string | undefined): Promise<LoopAModule | undefined> {
-  const url = specifier ?? new URL('./loop-a.ts', import.meta.url).href;
-  if (url.startsWith('file:') && !existsSync(fileURLToPath(url))) return undefined;
-  const module = (await import(url)) as Partial<LoopAModule>;
+  if (specifier !== undefined && specifier.startsWith('file:') && !existsSync(fileURLToPath(specifier))) return undefined;
+  // A literal specifier for the default, so that tsc (`.ts` → `.js`) and a bundler both see it.
+  const module = (specifier === undefined ? await import('./loop-a.ts') : await import(specifier)) as Partial<LoopAModule>;
   return typeof module.runLoopA === 'function' ? (module as LoopAModule) : undefined;
 }
 

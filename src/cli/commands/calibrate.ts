@@ -13,7 +13,7 @@ import type { StudyEvaluatorOptions } from '../../loop/evaluate-partition.ts';
 import { readStudyState } from '../../study/study-state.ts';
 import { formatScore, print, printJson, progress, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
-import { addModelOptions, openStudy } from './study-session.ts';
+import { addModelOptions, assertStudyWritable, openStudy } from './study-session.ts';
 
 /** Runs a calibration of the study's incumbent with the study's settings. */
 export async function calibrate(study: LoadedStudy, db: StudyDatabase, quiet: boolean, storedResults: StudyEvaluatorOptions = {}): Promise<CalibrationResult> {
@@ -46,6 +46,7 @@ export function registerCalibrateCommands(program: Command): void {
       .option('--json', 'print one JSON object on stdout')
       .option('--quiet', 'no progress lines on stderr'),
   ).action(async (studyDir: string, options: ModelOptions & { json?: boolean }) => {
+    assertStudyWritable(studyDir, 'kloop calibrate');
     const session = await openStudy(studyDir, options);
     try {
       const result = await calibrate(session.study, session.db, options.quiet === true, options.cache === false ? { readSince: new Date().toISOString() } : {});

@@ -48,7 +48,8 @@ export function registerEvalCommand(program: Command): void {
           await evaluateCorpusFile(study, artifactText, artifactLabel, options.corpus, options);
           return;
         }
-        const evaluator = createStudyEvaluator(study, session.db);
+        // A read-only notebook (a read-only study) neither gives nor takes stored evaluations: this one is evaluated afresh.
+        const evaluator = createStudyEvaluator(study, session.writable ? session.db : undefined);
         const names = options.partition !== undefined ? [options.partition as PartitionName] : [...PARTITIONS];
         const byPartition: Partial<Record<PartitionName, PartitionScore>> = {};
         for (const name of names) {

@@ -10,6 +10,7 @@ import { loadExperimentScores } from '../../view/experiment-scores.ts';
 import { formatDelta, formatScore, print, printJson, table } from '../output.ts';
 
 async function openExisting(studyDir: string): Promise<StudyDatabase> {
+  if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
   const file = studyDatabasePath(path.resolve(studyDir));
   if (!existsSync(file)) throw new InputError('this study has no database yet: run `kloop run` first', { file });
   return openDatabase(file, { readonly: true });

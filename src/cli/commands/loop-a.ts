@@ -18,7 +18,7 @@ import type { LoopAEvaluation, LoopAEvent, LoopAExampleResult, LoopARunOutcome, 
 import { evaluateLoopA, runLoopA } from '../../study/loop-a.ts';
 import { formatDelta, formatScore, print, printJson, progress, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
-import { openStudy } from './study-session.ts';
+import { isStudyWritable, openStudy } from './study-session.ts';
 
 /** The loops `--loop` accepts. */
 export type LoopName = 'A' | 'B';
@@ -46,7 +46,8 @@ export async function evalLoopACommand(studyDir: string, options: EvalLoopAOptio
     throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--partition' });
   }
   const hasDatabase = existsSync(studyDatabasePath(path.resolve(studyDir)));
-  const session = await openStudy(studyDir, { ...options, readonly: !hasDatabase });
+  // Read-only on a read-only study: Loop A's evaluation records no signal and stores nothing.
+  const session = await openStudy(studyDir, { ...options, readonly: !hasDatabase || !isStudyWritable(studyDir) });
   try {
     const study = session.study;
     let artifactText: string;

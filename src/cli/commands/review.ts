@@ -38,7 +38,8 @@ export function registerReviewCommand(program: Command): void {
       if (!(ACTIONS as readonly string[]).includes(action)) throw new InputError(`unknown review action "${actionArgument}"; expected ${ACTIONS.join(', ')}`, { field: 'action' });
       const status = options.status ?? 'pending';
       if (!([...REVIEW_ITEM_STATUSES, 'all'] as string[]).includes(status)) throw new InputError(`unknown status "${status}"`, { field: '--status' });
-      const session = await openStudy(studyDir, { quiet: true });
+      // Listing and showing only read (and work on a read-only study); approve and reject write.
+      const session = await openStudy(studyDir, { quiet: true, readonly: action === 'list' || action === 'show' });
       try {
         if (action === 'list') {
           const items = await listReviewItems(session.db, { status: status as ReviewItemStatus | 'all' });

@@ -3,12 +3,11 @@
  *
  * One writer per study: the run holds the study's lease (src/storage/lease.ts)
  * with a heartbeat; a second run refuses (exit 3) or, with `--wait`, waits.
- * Ctrl-C (or SIGTERM) abandons the evaluations in flight, records the run as
- * `interrupted`, releases the lease and exits 130; the next run continues.
+ * Ctrl-C (or SIGTERM, or a closed output pipe) abandons the evaluations in
+ * flight, records the run as `interrupted`, releases the lease and exits 130;
+ * the next run continues.
  * See docs/reliability.md.
  */
-import { accessSync, constants, existsSync } from 'node:fs';
-import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError, KloopError, StorageError } from '../../errors.ts';
 import { studyDatabasePath } from '../../storage/database.ts';
@@ -19,11 +18,12 @@ import { createStudyEvaluator, runStudy } from '../../study/run-study.ts';
 import type { StudyReport } from '../../study/report.ts';
 import { buildStudyReport } from '../../study/report.ts';
 import { formatScore, print, printJson, progress, table } from '../output.ts';
+import { onOutputClosed } from '../closed-output.ts';
 import { latestCalibration } from '../../study/calibration.ts';
 import { describeCorpusStart, startCorpusLifecycle } from '../../study/corpus-lifecycle.ts';
 import { calibrate } from './calibrate.ts';
 import type { ModelOptions } from './study-session.ts';
-import { addModelOptions, openStudy } from './study-session.ts';
+import { addModelOptions, assertStudyWritable, openStudy } from './study-session.ts';
 import { parseLoopOption, runLoopACommand } from './loop-a.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
 
@@ -55,27 +55,8 @@ export const STOP_REASON_MEANINGS: Readonly<Record<string, string>> = {
   shadow_spent: 'the shadow partition is spent (every example used up its exposures) and nothing can rotate in',
 };
 
-/**
- * Refuses a study folder kloop cannot write (exit 2), before anything is
- * written: the database file, its folder, or the study folder that would hold it.
- */
-export function assertStudyWritable(studyDir: string): void {
-  const dir = path.resolve(studyDir);
-  if (!existsSync(dir)) return; // the loader names a missing folder
-  const file = studyDatabasePath(dir);
-  const folder = path.dirname(file);
-  const targets = existsSync(file) ? [file, folder] : existsSync(folder) ? [folder] : [dir];
-  for (const target of targets) {
-    try {
-      accessSync(target, constants.W_OK);
-    } catch (error) {
-      throw new InputError(
-        `is read-only (${(error as NodeJS.ErrnoException).code ?? 'not writable'}): kloop run writes the study's lab notebook to ${file}; make it writable, or copy the study to a writable folder`,
-        { file: target },
-      );
-    }
-  }
-}
+/** Refuses a study folder kloop cannot write (exit 2), before anything is written (kept here for its callers). */
+export { assertStudyWritable };
 
 export function registerRunCommand(program: Command): void {
   addModelOptions(
@@ -132,6 +113,8 @@ export function registerRunCommand(program: Command): void {
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
+      // A closed output pipe (`kloop run … | head`) winds the run down like Ctrl-C.
+      const stopWatchingOutput = onOutputClosed(onSignal);
       try {
         const study = session.study;
         try {
@@ -235,6 +218,7 @@ export function registerRunCommand(program: Command): void {
         if (lease !== undefined) await releaseLease(session.db, lease).catch(() => releaseLeaseSync(databaseFile, lease!));
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
+        stopWatchingOutput();
         await session.close();
       }
   });

@@ -35,7 +35,8 @@ export function registerServeCommand(program: Command): void {
     .option('--host <address>', 'interface to listen on', '127.0.0.1')
     .option('--token-env <NAME>', 'environment variable holding the bearer token', parseEnvName, DEFAULT_TOKEN_ENV)
     .option('--quiet', 'no progress lines on stderr')
-    .action(async (studyDir: string, options: { port: number; host: string; tokenEnv: string; quiet?: boolean }) => {
+    .option('--json', 'once listening, print one JSON object on one line on stdout: study, url, endpoint, hostname, port, tokenEnv')
+    .action(async (studyDir: string, options: { port: number; host: string; tokenEnv: string; quiet?: boolean; json?: boolean }) => {
       const token = resolveServeToken(process.env, options.tokenEnv);
       const config = loadStudyConfig(studyDir);
       const settings = config.signals ?? DEFAULT_SIGNALS_CONFIG;
@@ -56,6 +57,10 @@ export function registerServeCommand(program: Command): void {
           progress(`kloop: WARNING: listening on ${options.host}, beyond this machine; the endpoint speaks plain HTTP: put a TLS proxy in front`, quiet);
         }
         progress(`kloop: signal endpoint for ${config.dir} at ${server.url}/signals (bearer token from ${options.tokenEnv}; Ctrl-C to stop)`, quiet);
+        if (options.json === true) {
+          // One line, so a script can read it as soon as the endpoint listens (`--port 0` picks the port).
+          process.stdout.write(`${JSON.stringify({ study: config.dir, url: server.url, endpoint: `${server.url}/signals`, hostname: server.hostname, port: server.port, tokenEnv: options.tokenEnv })}\n`);
+        }
         await new Promise<void>((resolve) => {
           const stop = (): void => {
             process.off('SIGINT', stop);

@@ -22,6 +22,7 @@ import type { SignalReport } from '../../signals/signal-report.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../../signals/signals-config.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import { isStudyWritable } from './study-session.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
 import type { StudyConfig } from '../../study/config.ts';
 import { loadStudyConfig } from '../../study/config.ts';
@@ -37,6 +38,8 @@ export async function openSignalDatabase(config: StudyConfig, writable: boolean)
   const file = studyDatabasePath(config.dir);
   // An existing database is opened writable so that it is migrated (an older one may lack the signals table).
   if (!writable && !existsSync(file)) return openDatabase(':memory:');
+  // A study this process may not write (a read-only study) is read as it is, unmigrated.
+  if (!writable && !isStudyWritable(config.dir)) return openDatabase(file, { readonly: true });
   const folder = path.dirname(file);
   mkdirSync(folder, { recursive: true });
   const ignore = path.join(folder, '.gitignore');
@@ -145,6 +148,7 @@ export function registerSignalsCommands(program: Command): void {
   signals
     .command('schema')
     .description('Print the JSON Schema of a signal (what ingest and the endpoint accept).')
+    .option('--json', 'print one JSON object on stdout (the schema is always printed as JSON)')
     .action(() => {
       printJson(signalJsonSchema());
     });

@@ -2,22 +2,53 @@
  * Opening a study for a command: load and validate the folder, then open its
  * database. Bad input fails before the database is touched.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
-import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import { isWritable, openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import type { UsageTotals } from '../../providers/budget.ts';
+import { loadStudyConfig } from '../../study/config.ts';
+import type { StudyConfig } from '../../study/config.ts';
 import type { LoadedStudy } from '../../study/loaded-study.ts';
+import type { StudyPlugins } from '../../study/load-study.ts';
 import { loadStudy } from '../../study/load-study.ts';
-import type { LlmStudyPlugins } from '../../providers/index.ts';
-import { createLlmStudyPlugins } from '../../providers/index.ts';
 import { progress } from '../output.ts';
+
+/**
+ * The study's plugins (what `loadStudy` builds the executor and proposer with)
+ * and what a command asks of the language-model ones (src/providers/index.ts).
+ */
+export interface SessionPlugins extends StudyPlugins {
+  /** Checks that the cost and token caps cover a few full proposals. @throws InputError (code `input.budget`) */
+  checkBudget(study: LoadedStudy): unknown;
+  /** Tokens, cost and calls so far. */
+  usage(): UsageTotals;
+}
 
 export interface StudySession {
   study: LoadedStudy;
   db: StudyDatabase;
-  plugins: LlmStudyPlugins;
+  /** False when `db` is read-only (a read-only study, or `readonly`) or in memory (no database yet): store nothing in it. */
+  writable: boolean;
+  /** The language-model plugins; for an offline study (no model is called) usage is zero and every budget covers it. */
+  plugins: SessionPlugins;
   close(): Promise<void>;
+}
+
+/** The plugins of a study that calls no language model: loadStudy's defaults (the offline executor, the error-driven proposer, playbook sections). */
+const OFFLINE_PLUGINS: SessionPlugins = Object.freeze({
+  checkBudget: () => undefined,
+  usage: () => ({ inputTokens: 0, outputTokens: 0, costUsd: 0, calls: 0, cachedCalls: 0 }),
+});
+
+/**
+ * True when loading the study needs the language-model providers (the AI SDK,
+ * slow to import): an `llm` executor, a `reflective` proposer, or `--model`
+ * (which an offline study refuses, with the providers' message).
+ */
+function needsModelProviders(config: StudyConfig, options: ModelOptions): boolean {
+  return config.executor.kind !== 'offline' || config.proposer.kind !== 'error-driven' || options.model !== undefined;
 }
 
 /** Model options shared by the commands that run an executor. */
@@ -64,33 +95,71 @@ export async function openStudy(
 ): Promise<StudySession> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
   let db: StudyDatabase | undefined;
-  const plugins = createLlmStudyPlugins({
-    ...(options.model !== undefined ? { model: options.model } : {}),
-    ...(options.baseUrl !== undefined ? { baseURL: options.baseUrl } : {}),
-    noCache: options.cache === false,
-    ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}),
-    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
-    deterministic: options.deterministic === true,
-    getDatabase: () => db,
-    log: (message) => progress(`kloop: ${message}`, options.quiet === true),
-  });
+  let writable = false;
+  let plugins: SessionPlugins = OFFLINE_PLUGINS;
+  if (needsModelProviders(loadStudyConfig(studyDir), options)) {
+    const { createLlmStudyPlugins } = await import('../../providers/index.ts');
+    plugins = createLlmStudyPlugins({
+      ...(options.model !== undefined ? { model: options.model } : {}),
+      ...(options.baseUrl !== undefined ? { baseURL: options.baseUrl } : {}),
+      noCache: options.cache === false,
+      ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}),
+      ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+      deterministic: options.deterministic === true,
+      // The response cache reads and writes the notebook: only when it is writable.
+      getDatabase: () => (writable ? db : undefined),
+      log: (message) => progress(`kloop: ${message}`, options.quiet === true),
+    });
+  }
   const study = loadStudy(studyDir, plugins);
   const file = studyDatabasePath(study.dir);
-  if (options.preferWritable === true) {
+  if (options.preferWritable === true && isStudyWritable(study.dir)) {
     // Commands that only read but benefit from the store (stored evaluations, the response cache):
     // open it for writing when possible, else read-only, else in memory.
-    try {
-      db = await openWritable(file);
-    } catch {
-      db = existsSync(file) ? await openDatabase(file, { readonly: true }) : await openDatabase(':memory:');
-    }
-  } else if (options.readonly === true) {
+    db = await openWritable(file);
+    writable = true;
+  } else if (options.readonly === true || options.preferWritable === true) {
     db = existsSync(file) ? await openDatabase(file, { readonly: true }) : await openDatabase(':memory:');
   } else {
+    assertStudyWritable(study.dir, 'this command');
     db = await openWritable(file);
+    writable = true;
   }
   const opened = db;
-  return { study, db: opened, plugins, close: () => opened.destroy() };
+  return { study, db: opened, writable, plugins, close: () => opened.destroy() };
+}
+
+/** The files and folders a command that writes the study's notebook must be able to write. */
+function writeTargets(studyDir: string): { file: string; targets: string[] } {
+  const dir = path.resolve(studyDir);
+  const file = studyDatabasePath(dir);
+  const folder = path.dirname(file);
+  return { file, targets: existsSync(file) ? [file, folder] : existsSync(folder) ? [folder] : [dir] };
+}
+
+/** True when this process may write the study's notebook (creating it if need be). */
+export function isStudyWritable(studyDir: string): boolean {
+  return writeTargets(studyDir).targets.every((target) => isWritable(target));
+}
+
+/**
+ * Refuses a study folder kloop cannot write (exit 2), before anything is
+ * written: the database file, its folder, or the study folder that would hold
+ * it. `command` names who writes, in the message (default `kloop run`).
+ */
+export function assertStudyWritable(studyDir: string, command = 'kloop run'): void {
+  if (!existsSync(path.resolve(studyDir))) return; // the loader names a missing folder
+  const { file, targets } = writeTargets(studyDir);
+  for (const target of targets) {
+    try {
+      accessSync(target, constants.W_OK);
+    } catch (error) {
+      throw new InputError(
+        `is read-only (${(error as NodeJS.ErrnoException).code ?? 'not writable'}): ${command} writes the study's lab notebook to ${file}; make it writable, or copy the study to a writable folder`,
+        { file: target, code: 'input.read_only' },
+      );
+    }
+  }
 }
 
 /** Opens (creating) the study database, with a `.gitignore` that keeps `.kloop/` out of the user's repository. */

@@ -20,6 +20,7 @@
  * ```
  */
 import { readFileSync, statSync } from 'node:fs';
+import { CORE_SCHEMA, load as loadYamlFast } from 'js-yaml';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import { exampleSchema, type Example } from '../example.ts';
@@ -215,7 +216,41 @@ function lineOfPath(document: Document, lineCounter: LineCounter, path: readonly
   return line;
 }
 
+/**
+ * The examples of a YAML corpus file that has no problem at all, read with
+ * js-yaml (YAML 1.2 core schema, duplicate keys refused, as in
+ * {@link parseYaml}): about five times faster than building the located
+ * document, which a study's every command pays for on start. Undefined at
+ * the first problem of any kind: {@link parseYaml} then reads the file again
+ * and names each problem's line and field.
+ */
+function parseValidYaml(text: string): Example[] | undefined {
+  let root: unknown;
+  try {
+    root = loadYamlFast(text, { schema: CORE_SCHEMA });
+  } catch {
+    return undefined;
+  }
+  if (root === null || root === undefined) return [];
+  let values: unknown = root;
+  if (!Array.isArray(root)) {
+    if (typeof root !== 'object' || Object.keys(root).length !== 1 || !Array.isArray((root as { examples?: unknown }).examples)) return undefined;
+    values = (root as { examples: unknown[] }).examples;
+  }
+  const examples: Example[] = [];
+  const ids = new Set<string>();
+  for (const value of values as unknown[]) {
+    const parsed = exampleSchema.safeParse(value);
+    if (!parsed.success || ids.has(parsed.data.id)) return undefined;
+    ids.add(parsed.data.id);
+    examples.push(parsed.data);
+  }
+  return examples;
+}
+
 function parseYaml(text: string, file: string): CorpusFileResult {
+  const valid = parseValidYaml(text);
+  if (valid !== undefined) return { ok: true, examples: valid };
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0) {

@@ -6,14 +6,33 @@
  * === `'purchase order'`. Only the last word is singularised (head noun), with
  * compromise's English inflection rules.
  */
-import nlp from 'compromise';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
 type SingularFn = (word: string, model: unknown) => string;
-const world = nlp.world() as unknown as {
+interface NlpWorld {
   methods: { two: { transform: { noun: { toSingular: SingularFn } } } };
   model: unknown;
-};
-const toSingular = world.methods.two.transform.noun.toSingular;
+}
+
+let world: NlpWorld | undefined;
+
+/**
+ * compromise's world (its lexicon and inflection rules), loaded on the first
+ * call: importing compromise costs about half a second, which commands that
+ * never compare entity names (`kloop status`, `kloop --help`) do not pay. It is
+ * the ES module that `import 'compromise'` elsewhere loads (the same instance,
+ * through Node's require of ES modules), not the package's separate CommonJS
+ * bundle.
+ */
+function nlpWorld(): NlpWorld {
+  if (world === undefined) {
+    const file = fileURLToPath(import.meta.resolve('compromise'));
+    const nlp = (createRequire(import.meta.url)(file) as { default: { world(): unknown } }).default;
+    world = nlp.world() as NlpWorld;
+  }
+  return world;
+}
 
 /** Words that end in "s" but are singular (or invariant) in business vocabulary. */
 const INVARIANT = new Set([
@@ -33,7 +52,8 @@ export function singularizeWord(word: string): string {
   let result = word;
   if (EXCEPTIONS[word] !== undefined) result = EXCEPTIONS[word];
   else if (word.length > 3 && !INVARIANT.has(word) && !/(ss|us|is)$/.test(word)) {
-    const singular = toSingular(word, world.model);
+    const { methods, model } = nlpWorld();
+    const singular = methods.two.transform.noun.toSingular(word, model);
     if (typeof singular === 'string' && singular.length > 0) result = singular;
   }
   if (cache.size > 50_000) cache.clear();

@@ -1,0 +1,36 @@
+/**
+ * Global set-up of the integration project: the tests that spawn the CLI run
+ * the compiled `dist/` (through `bin/kloop.js`), so it must exist and be
+ * newer than every source file. `npm test` builds first; a developer running
+ * `npx vitest` directly gets the build done here when dist/ is missing or
+ * stale (about 20 s).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const STAMP = path.join(ROOT, 'dist', '.build-stamp');
+
+/** Newest modification time (ms) of the files the build reads. */
+function newestSourceMtimeMs(): number {
+  let newest = 0;
+  const visit = (target: string): void => {
+    const stat = statSync(target);
+    if (stat.isDirectory()) {
+      for (const entry of readdirSync(target)) visit(path.join(target, entry));
+      return;
+    }
+    if (!target.endsWith('.test.ts')) newest = Math.max(newest, stat.mtimeMs);
+  };
+  visit(path.join(ROOT, 'src'));
+  for (const file of ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/build.mjs']) newest = Math.max(newest, statSync(path.join(ROOT, file)).mtimeMs);
+  return newest;
+}
+
+export default function setup(): void {
+  if (existsSync(STAMP) && statSync(STAMP).mtimeMs >= newestSourceMtimeMs()) return;
+  process.stderr.write(`kloop tests: dist/ is ${existsSync(STAMP) ? 'older than the sources' : 'missing'}: building it (npm run build)\n`);
+  const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed: the integration tests need the compiled CLI in dist/');
+}

@@ -20,7 +20,7 @@
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -28,6 +28,21 @@ import Database from 'better-sqlite3';
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const EXAMPLE_STUDY = path.join(ROOT, 'examples/intent');
 export const KLOOP = path.join(ROOT, 'bin/kloop.js');
+
+/**
+ * How to run a child for whom a read-only study is read-only: as `nobody`
+ * when the tests run as root (root writes anywhere), else as this user.
+ * Undefined when the tests run as root and `nobody` cannot reach this
+ * repository (a folder on the way is closed to other users, as `mktemp -d`
+ * makes it): the test cannot be run there, and says so.
+ */
+export function readOnlyUser(): { uid: number; gid: number } | {} | undefined {
+  if (process.getuid?.() !== 0) return {};
+  for (let folder = ROOT; ; folder = path.dirname(folder)) {
+    if ((statSync(folder).mode & 0o001) === 0) return undefined;
+    if (path.dirname(folder) === folder) return { uid: 65_534, gid: 65_534 };
+  }
+}
 
 export interface StudyFixtureOptions {
   /** stopping.plateauRounds. Default as examples/intent (2). */

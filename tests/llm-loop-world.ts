@@ -15,6 +15,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadStudy } from '../src/study/load-study.ts';
+import { markdownSections } from '../src/tasks/intent/llm/prompt-sections.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import type { HintKind, SimulatedWorld, WorldOptions } from './simulated-llm-world.ts';
 import { startSimulatedWorld } from './simulated-llm-world.ts';
@@ -74,7 +75,8 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
   const study = copyLlmStudy(proposals, seed);
   let simulated: SimulatedWorld | undefined;
   try {
-    const loaded = loadStudy(study.dir, { createExecutor: () => ({ id: 'probe', deterministic: false, execute: async () => ({ ok: false, reason: 'error', message: 'probe' }) }), createProposer: () => ({ id: 'probe', propose: async () => ({ candidates: [], failures: [] }) }), sectionsOf: () => ({}) });
+    // Loaded once for its corpus only (the world's gold); no model is called.
+    const loaded = loadStudy(study.dir, { createExecutor: () => ({ id: 'probe', deterministic: false, execute: async () => ({ ok: false, reason: 'error', message: 'probe' }) }), createProposer: () => ({ id: 'probe', propose: async () => ({ candidates: [], failures: [] }) }), sectionsOf: markdownSections });
     simulated = await startSimulatedWorld({ seed, examples: loaded.corpus, ...world });
     // The CLI in its own process, as a user runs it; the world answers over loopback.
     const result = await runKloop(['run', study.dir, '--calibrate', '--json', '--model', 'openai-compatible:sim', '--base-url', simulated.server.baseURL, ...extraArgs]);

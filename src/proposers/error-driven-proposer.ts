@@ -37,7 +37,9 @@ import type { PlaybookEdit } from '../tasks/intent/offline/playbook-edit.ts';
 import { applyPlaybookEdit, editPlaybook } from '../tasks/intent/offline/playbook-edit.ts';
 import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
 
-export const ERROR_DRIVEN_PROPOSER_ID = 'error-driven@1';
+import { ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
+
+export { ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
 
 export interface ErrorDrivenProposerOptions {
   /**

@@ -14,7 +14,8 @@ import type { FileExample } from '../corpus/lifecycle.ts';
 import { planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
 import { readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
 import { readableDatabaseFile, studyDatabasePath } from '../storage/database.ts';
-import { InputError, KloopError } from '../errors.ts';
+import { InputError } from '../errors.ts';
+import { ERROR_DRIVEN_PROPOSER_ID, OFFLINE_EXECUTOR_ID } from '../tasks/intent/offline/ids.ts';
 import { checkConstraints, loadProgram } from '../program/program.ts';
 import type { ErrorDrivenProposerOptions } from '../proposers/error-driven-proposer.ts';
 import type { Proposer } from '../proposers/proposer.ts';
@@ -35,28 +36,19 @@ export interface StudyPlugins {
 
 /**
  * Ids of the offline executor and the error-driven proposer, as their modules
- * declare them (`OFFLINE_EXECUTOR_ID`, `ERROR_DRIVEN_PROPOSER_ID`). Both
- * modules import the NLP library (compromise, about 0.3 s), so `loadStudy`
- * loads them on first use: a command that only reads the notebook (`kloop
- * status`, which shows the evaluator fingerprint these ids are part of) never
- * pays for it. The first use checks the id against the module's own, and
- * load-study.test.ts does too: change them together.
+ * declare them (`OFFLINE_EXECUTOR_ID`, `ERROR_DRIVEN_PROPOSER_ID`, in a module
+ * of their own without the NLP library). Both implementations import the NLP
+ * library (compromise, about 0.3 s), so `loadStudy` loads them on first use:
+ * a command that only reads the notebook (`kloop status`, which shows the
+ * evaluator fingerprint these ids are part of) never pays for it.
  */
-export const OFFLINE_EXECUTOR_ID = 'offline-playbook@2';
-export const ERROR_DRIVEN_PROPOSER_ID = 'error-driven@1';
-
-function checkedId<T extends { id: string }>(implementation: T, expected: string, what: string): T {
-  if (implementation.id !== expected) {
-    throw new KloopError(`${what} is "${implementation.id}" but src/study/load-study.ts declares "${expected}": update it there`, { code: 'internal', exitCode: 1 });
-  }
-  return implementation;
-}
+export { ERROR_DRIVEN_PROPOSER_ID, OFFLINE_EXECUTOR_ID };
 
 /** The offline executor, its module loaded on the first execution. */
 export function createLazyOfflineExecutor(): Executor {
   let loaded: Promise<Executor> | undefined;
   const load = (): Promise<Executor> =>
-    (loaded ??= import('../tasks/intent/offline/offline-executor.ts').then((module) => checkedId(module.createOfflineExecutor(), OFFLINE_EXECUTOR_ID, 'the offline executor id')));
+    (loaded ??= import('../tasks/intent/offline/offline-executor.ts').then((module) => module.createOfflineExecutor()));
   return { id: OFFLINE_EXECUTOR_ID, deterministic: true, execute: async (request) => (await load()).execute(request) };
 }
 
@@ -64,7 +56,7 @@ export function createLazyOfflineExecutor(): Executor {
 export function createLazyErrorDrivenProposer(options: ErrorDrivenProposerOptions = {}): Proposer {
   let loaded: Promise<Proposer> | undefined;
   const load = (): Promise<Proposer> =>
-    (loaded ??= import('../proposers/error-driven-proposer.ts').then((module) => checkedId(module.createErrorDrivenProposer(options), ERROR_DRIVEN_PROPOSER_ID, 'the error-driven proposer id')));
+    (loaded ??= import('../proposers/error-driven-proposer.ts').then((module) => module.createErrorDrivenProposer(options)));
   return { id: ERROR_DRIVEN_PROPOSER_ID, propose: async (context) => (await load()).propose(context) };
 }
 

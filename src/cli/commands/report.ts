@@ -11,7 +11,7 @@ import { InputError } from '../../errors.ts';
 import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
 import { loadStudyConfig } from '../../study/config.ts';
 import { writeFileAtomicSync } from '../../study/export.ts';
-import { print, progress } from '../output.ts';
+import { print, printJson, progress } from '../output.ts';
 
 const FORMATS = ['html', 'csv', 'json'] as const;
 
@@ -32,6 +32,7 @@ export function registerReportCommand(program: Command): void {
     .option('--format <format>', `one of ${FORMATS.join(', ')}`, 'html')
     .option('--out <file>', 'write the report to this file ("-" for stdout)')
     .option('--quiet', 'no progress lines on stderr')
+    .option('--json', 'with --out FILE, print one JSON object on stdout ({file, format, experiments, bytes}); with --format json the report itself is JSON')
     .addHelpText('after', '\nExamples:\n  kloop report examples/intent --format html --out study.html\n  kloop report examples/intent --format csv > experiments.csv')
     .action(async (studyDir: string, options: ReportOptions) => {
       const format = options.format.toLowerCase();
@@ -58,7 +59,8 @@ export function registerReportCommand(program: Command): void {
         }
         writeFileAtomicSync(path.resolve(out), text);
         progress(`kloop: ${format} report of ${config.dir}: ${data.experiments.length} experiments, ${(Buffer.byteLength(text) / 1024).toFixed(0)} KiB`, options.quiet === true);
-        print(path.resolve(out));
+        if ((options as { json?: boolean }).json === true) printJson({ file: path.resolve(out), format, experiments: data.experiments.length, bytes: Buffer.byteLength(text) });
+        else print(path.resolve(out));
       } finally {
         await db.destroy();
       }

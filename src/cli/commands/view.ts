@@ -79,6 +79,7 @@ export function registerViewCommand(program: Command): void {
     .option('--token-env <NAME>', 'environment variable holding the bearer token that unlocks rollback and review decisions', parseEnvName, DEFAULT_VIEW_TOKEN_ENV)
     .option('--git', 'commit activations to the git notebook (as notebook.git: true in kloop.yaml)')
     .option('--quiet', 'no progress lines on stderr')
+    .option('--json', 'print one JSON line on stdout once the viewer listens: url, port, study, writable')
     .addHelpText('after', `\nExamples:\n  kloop view examples/intent\n  KLOOP_VIEW_TOKEN=$(openssl rand -hex 16) kloop view examples/intent --port 8800`)
     .action(async (studyDir: string, options: ViewOptions, command: Command) => {
       const { startViewServer } = await import('../../view/view-server.ts');
@@ -114,6 +115,7 @@ export function registerViewCommand(program: Command): void {
         if (!LOOPBACK.has(options.host)) progress(`kloop: WARNING: listening on ${options.host}, beyond this machine; the viewer speaks plain HTTP: put a TLS proxy in front`, quiet);
         const mode = token === null ? `read-only (set ${options.tokenEnv} to allow rollback and review decisions)` : `changes need the bearer token from ${options.tokenEnv}`;
         progress(`kloop: viewer for ${config.dir} at ${server.url}/ — ${mode}; Ctrl-C to stop`, quiet);
+        if ((options as { json?: boolean }).json === true) process.stdout.write(`${JSON.stringify({ url: `${server.url}/`, port: Number(new URL(server.url).port), study: config.dir, writable: token !== null })}\n`);
         await new Promise<void>((resolve) => {
           const stop = (): void => {
             process.off('SIGINT', stop);

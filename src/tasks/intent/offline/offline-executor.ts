@@ -16,8 +16,9 @@ import { loadPlaybook } from './playbook-cache.ts';
 
 export { loadPlaybook } from './playbook-cache.ts';
 
-/** Implementation id, part of the evaluator fingerprint. Bump when extraction rules change. */
-export const OFFLINE_EXECUTOR_ID = 'offline-playbook@3';
+import { OFFLINE_EXECUTOR_ID } from './ids.ts';
+
+export { OFFLINE_EXECUTOR_ID } from './ids.ts';
 
 /**
  * Creates the offline executor.

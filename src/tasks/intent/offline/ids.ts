@@ -1,0 +1,13 @@
+/**
+ * The implementation ids of the offline intent executor and of the
+ * error-driven playbook proposer, part of the evaluator fingerprint and of
+ * every experiment's record. In a module of their own, without the NLP
+ * library their implementations import, so code that only needs the ids
+ * (loading a study to read its notebook) does not pay for it.
+ */
+
+/** Implementation id of the offline playbook executor. Bump when extraction rules change. */
+export const OFFLINE_EXECUTOR_ID = 'offline-playbook@3';
+
+/** Implementation id of the error-driven playbook proposer. */
+export const ERROR_DRIVEN_PROPOSER_ID = 'error-driven@1';

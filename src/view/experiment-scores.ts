@@ -418,9 +418,20 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
       if (partition === 'optimization' && hashes[partition] !== null) storedRepeats = new Set(rows.filter((candidate) => candidate.partition_hash === hashes[partition]).map((candidate) => candidate.repeat)).size;
     }
     const sides = gateRepeatsOfSides(evidence);
+    const known = sides.candidate !== null || storedRepeats > 0;
     const repeats = sides.candidate ?? Math.max(1, storedRepeats);
-    return { row, evidence, legacy, hashes, repeats, incumbentRepeats: sides.incumbent ?? repeats };
+    return { row, evidence, legacy, hashes, known, repeats, incumbentRepeats: sides.incumbent ?? repeats };
   });
+  // Repeats no record says (a candidate skipped or refused before the gate): those of the decision before it,
+  // and that decision's incumbent repeats when it had the same incumbent.
+  let previous: (typeof own)[number] | undefined;
+  for (const entry of own) {
+    if (entry.known) previous = entry;
+    else if (previous !== undefined) {
+      entry.repeats = previous.repeats;
+      entry.incumbentRepeats = previous.row.base_version_id === entry.row.base_version_id ? previous.incumbentRepeats : previous.repeats;
+    }
+  }
   // Pass 2 (legacy): a partition an experiment did not evaluate (shadow, when the gate stopped before it) had the
   // membership of the other experiments between the same corpus moves (graduations, rotations,
   // admissions happen between rounds; a move recorded with experiment_id k came after decision k).

@@ -105,8 +105,8 @@ const CHANGE_PROBES: ReadonlyArray<{ key: string; table: string; probe: string }
   { key: 'l', table: 'leases', probe: 'select count(*) from leases' },
 ];
 
-/** A cheap fingerprint of everything the pages show: it changes whenever the notebook does. */
-async function notebookVersion(db: StudyDatabase): Promise<string> {
+/** A cheap fingerprint of everything the pages show: it changes whenever the notebook does (the `change` events of `GET /api/events`). */
+export async function notebookVersion(db: StudyDatabase): Promise<string> {
   const tables = new Set((await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db)).rows.map((row) => row.name));
   const probes = CHANGE_PROBES.filter((probe) => tables.has(probe.table));
   if (probes.length === 0) return '{}';

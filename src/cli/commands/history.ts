@@ -47,6 +47,8 @@ export function registerHistoryCommands(program: Command): void {
               welchPValue: score.welchPValue,
               scores: { candidate: score.candidate, incumbentBefore: score.incumbentBefore, incumbentAfter: score.incumbentAfter },
               usage: score.usage,
+              repeats: { candidate: score.repeats, incumbent: score.incumbentRepeats },
+              scoreSource: score.scoreSource,
             })),
             registryEvents: events.map((event) => ({ id: event.id, version: event.versionId, reason: event.reason, actor: event.actor, createdAt: event.createdAt })),
             proposalFailures: failures,

@@ -1,9 +1,10 @@
 /**
  * The viewer and the reports (subpath `kloop/view`): scores per experiment
  * read from the notebook (the gate's evidence; the per-partition store of
- * notebooks recorded before; `example_results` for what no decision recorded), the study's overview, the web viewer's server and
- * the HTML / CSV / JSON reports; and, from storage, activation by hand and the
- * git notebook. See docs/view.md.
+ * notebooks recorded before it; `example_results` for what no decision
+ * recorded), the study's overview, the web viewer's server and the HTML /
+ * CSV / JSON reports; and, from storage, activation by hand and the git
+ * notebook. See docs/view.md.
  *
  * ```ts
  * import { openDatabase, studyDatabasePath } from 'kloop';

@@ -228,9 +228,16 @@ export interface MembershipHistory {
 
 const UNKNOWN_MEMBERSHIPS: Readonly<Memberships> = Object.freeze({ optimization: null, anchor: null, shadow: null });
 
-/** An identifier of one membership (SHA-256 of the sorted ids, 16 hex characters). */
+const membershipKeys = new WeakMap<readonly string[], string>();
+
+/** An identifier of one membership (SHA-256 of the sorted ids, 16 hex characters); memoised per array. */
 export function membershipKey(members: readonly string[]): string {
-  return contentHash([...members].sort().join('\n')).slice(0, 16);
+  let key = membershipKeys.get(members);
+  if (key === undefined) {
+    key = contentHash([...members].sort().join('\n')).slice(0, 16);
+    membershipKeys.set(members, key);
+  }
+  return key;
 }
 
 /** Loads the corpus history once; the partitions at a decision are replayed once per stretch between moves. */

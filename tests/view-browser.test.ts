@@ -139,6 +139,9 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     expect(points).toEqual(experiments.filter((experiment) => experiment.composite !== null).map((experiment) => experiment.id));
     expect(points).toHaveLength(experiments.length); // every experiment of this study was evaluated
     expect(await page.locator('[data-testid="overview-chart"]').getAttribute('data-points')).toBe(String(experiments.length));
+    // The budget: executor calls are the results stored per example and repeat.
+    const calls = (await page.locator('.tile', { hasText: 'executor calls' }).locator('.value').textContent())!.replace(/\D/g, '');
+    expect(Number(calls)).toBe(query<{ n: number }>(dir, 'select count(*) as n from example_results').n);
     await page.screenshot({ path: path.join(output, 'overview.png'), fullPage: true });
   });
 
@@ -163,6 +166,7 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     const sizes = changes.map(([, change]) => Math.abs(Number((change ?? '').replace('−', '-').replace('+', ''))));
     expect(sizes).toEqual([...sizes].sort((a, b) => b - a)); // largest change first
     expect(await page.locator('[data-testid="diff"] tr.change, [data-testid="diff"] tr.add').count()).toBeGreaterThan(0);
+    expect(await page.textContent('[data-testid="repeats"]')).toMatch(/^Repeats compared: candidate 1, incumbent 1\. Scores as the gate compared them\.$/);
     await page.screenshot({ path: path.join(output, 'experiment.png'), fullPage: true });
   });
 

@@ -3,14 +3,20 @@
  * reference study (with the git notebook on): `kloop history` with composite,
  * Δ and p-value; `kloop diff`; `kloop activate` then `status` and `build`;
  * `kloop report` as CSV, JSON and HTML; `kloop doctor` on the git mirror; the
- * viewer's API and its token rules.
+ * viewer's API and its token rules; and the same study turned into a notebook
+ * of the earlier per-partition store (wholly, and for its first decisions
+ * only), which must read the same.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import git from 'isomorphic-git';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contentHash } from '../src/artifact/content-hash.ts';
+import { reconstructPartitions } from '../src/corpus/lifecycle.ts';
+import { readCorpusEvents, readDecisionRecords } from '../src/corpus/lifecycle-store.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { createViewApp } from '../src/view/view-server.ts';
 import { kloop } from './cli-in-process.ts';
@@ -30,6 +36,9 @@ interface HistoryEntry {
   pValue: number | null;
   acceptedVersion: number | null;
   scores: { candidate: Record<string, number | null>; incumbentBefore: Record<string, number | null>; incumbentAfter: Record<string, number | null> };
+  usage: { calls: number; inputTokens: number; outputTokens: number; costUsd: number };
+  repeats: { candidate: number; incumbent: number };
+  scoreSource: string;
 }
 interface History {
   experiments: HistoryEntry[];
@@ -70,6 +79,156 @@ function parseCsv(text: string): string[][] {
   return rows;
 }
 
+
+const PARTITION_NAMES = ['optimization', 'anchor', 'shadow'] as const;
+
+/**
+ * Turns the notebook of `studyDir` into one of the earlier store for the
+ * experiments up to `lastLegacy`: per-partition evaluations (`evaluations`,
+ * keyed by membership hash and repeat, and `evaluation_examples`), as the
+ * evaluator wrote them then, built from the stored results on each decision's
+ * partitions (replayed from the corpus history), and evidence without the
+ * gate's `scores`; the per-example results keep no usage, as the migration's
+ * copies. The membership hash is any identifier of the members (the viewer
+ * only compares them).
+ */
+async function toLegacyNotebook(studyDir: string, lastLegacy: number): Promise<number> {
+  const db = await openDatabase(studyDatabasePath(studyDir));
+  let converted = 0;
+  try {
+    const events = await readCorpusEvents(db);
+    const decisions = await readDecisionRecords(db);
+    const hashes = new Map((await db.selectFrom('artifact_versions').select(['id', 'hash']).execute()).map((row) => [row.id, row.hash]));
+    const experiments = await db.selectFrom('experiments').selectAll().where('id', '<=', lastLegacy).orderBy('id').execute();
+    for (const experiment of experiments) {
+      const evidence = JSON.parse(experiment.evidence) as { scores?: Record<string, unknown> & { repeats: { candidate: number; incumbent: number } } };
+      if (evidence.scores === undefined) continue;
+      const { partitions } = reconstructPartitions(events, decisions, experiment.id);
+      // An evaluation of these memberships ran after the corpus moves that made them (its rows may be older: reused).
+      const since = events.filter((event) => (event.experimentId ?? 0) < experiment.id).map((event) => event.createdAt).sort().at(-1) ?? '';
+      for (const partition of PARTITION_NAMES) {
+        if (evidence.scores[partition] === undefined) continue;
+        const members = partitions[partition];
+        const membership = contentHash(`${partition}\n${members.join('\n')}`).slice(0, 16);
+        for (const [artifactHash, repeats] of [[experiment.candidate_hash, evidence.scores.repeats.candidate], [hashes.get(experiment.base_version_id)!, evidence.scores.repeats.incumbent]] as const) {
+          for (let repeat = 0; repeat < repeats; repeat += 1) {
+            const exists = await db.selectFrom('evaluations').select('id').where('fingerprint', '=', experiment.fingerprint).where('artifact_hash', '=', artifactHash).where('partition_hash', '=', membership).where('repeat', '=', repeat).executeTakeFirst();
+            if (exists !== undefined) continue;
+            const rows = await db.selectFrom('example_results').selectAll().where('fingerprint', '=', experiment.fingerprint).where('artifact_hash', '=', artifactHash).where('repeat', '=', repeat).where('example_id', 'in', members).execute();
+            expect(rows, `results of ${artifactHash.slice(0, 8)} on ${partition}, repeat ${repeat}`).toHaveLength(members.length);
+            const valid = rows.filter((row) => row.valid === 1);
+            const inserted = await db
+              .insertInto('evaluations')
+              .values({
+                fingerprint: experiment.fingerprint, artifact_hash: artifactHash, partition, partition_hash: membership, repeat,
+                composite: valid.length === 0 ? null : valid.reduce((sum, row) => sum + row.composite!, 0) / valid.length,
+                components: '{}', metrics: '{}', invalid: rows.length - valid.length, total: rows.length,
+                usage: JSON.stringify({ inputTokens: 0, outputTokens: 0, costUsd: 0 }), latency_ms: 0,
+                created_at: [...rows.map((row) => row.created_at), since].sort().at(-1)!,
+              })
+              .returning('id')
+              .executeTakeFirstOrThrow();
+            for (const row of rows) await db.insertInto('evaluation_examples').values({ evaluation_id: inserted.id, example_id: row.example_id, valid: row.valid, composite: row.composite, score: row.score }).execute();
+          }
+        }
+      }
+      const { scores: _scores, ...rest } = evidence;
+      await db.updateTable('experiments').set({ evidence: JSON.stringify(rest) }).where('id', '=', experiment.id).execute();
+      converted += 1;
+    }
+    await db.updateTable('example_results').set({ usage: JSON.stringify({ inputTokens: 0, outputTokens: 0, costUsd: 0 }) }).execute();
+  } finally {
+    await db.destroy();
+  }
+  return converted;
+}
+
+/** Executor calls of the per-partition store: Σ total of `evaluations`. */
+function legacyCalls(study: string): number {
+  const sqlite = new Database(studyDatabasePath(study), { readonly: true });
+  try {
+    return Number((sqlite.prepare('select coalesce(sum(total), 0) as calls from evaluations').get() as { calls: number }).calls);
+  } finally {
+    sqlite.close();
+  }
+}
+
+/** Every number of `actual` within `tolerance` of `expected` (sums in another order differ in the last bits), everything else equal. */
+function expectSameScores(actual: unknown, expected: unknown, where: string, tolerance = 1e-9): void {
+  if (typeof expected === 'number' && typeof actual === 'number') {
+    expect(Math.abs(actual - expected), `${where}: ${actual} vs ${expected}`).toBeLessThan(tolerance);
+    return;
+  }
+  if (expected !== null && typeof expected === 'object' && actual !== null && typeof actual === 'object') {
+    expect(Object.keys(actual).sort(), where).toEqual(Object.keys(expected).sort());
+    for (const key of Object.keys(expected)) expectSameScores((actual as Record<string, unknown>)[key], (expected as Record<string, unknown>)[key], `${where}.${key}`, tolerance);
+    return;
+  }
+  expect(actual, where).toEqual(expected);
+}
+
+/**
+ * Turns copies of `study` into notebooks of the earlier store (every decision,
+ * then its first half only) and checks that history and the JSON report read
+ * the same from them as from the evidence.
+ */
+async function expectLegacyReadsTheSame(study: string): Promise<void> {
+  const readAll = async (folder: string) => {
+    const history = JSON.parse((await kloop('history', folder, '--json')).stdout) as { experiments: Array<Record<string, unknown>> };
+    const report = JSON.parse((await kloop('report', folder, '--format', 'json')).stdout) as {
+      experiments: Array<{ id: number; scoreSource: string; changes: Array<{ exampleId: string; partition: string; before: number | null; after: number | null; change: number | null; notes: string[] }>; compared: unknown }>;
+      overview: { trail: unknown[]; budget: { evaluations: { calls: number } } };
+      versions: { versions: Array<{ id: number; composites: unknown }> };
+    };
+    return { history, report };
+  };
+  const current = await readAll(study);
+  expect(current.report.experiments.every((experiment) => experiment.scoreSource === 'evidence')).toBe(true);
+  const decided = current.history.experiments.length;
+  // Every decision of the earlier store; then as that notebook was before its migration to results per example
+  // (read-only commands do not migrate); then only the first half of the decisions.
+  for (const [lastLegacy, unmigrated] of [[decided, false], [decided, true], [Math.floor(decided / 2), false]] as const) {
+    const copy = mkdtempSync(path.join(tmpdir(), 'kloop-view-legacy-'));
+    try {
+      cpSync(study, copy, { recursive: true });
+      expect(await toLegacyNotebook(copy, lastLegacy)).toBe(lastLegacy);
+      if (unmigrated) {
+        const sqlite = new Database(studyDatabasePath(copy));
+        try {
+          sqlite.exec("drop table example_results; drop table proposals; alter table experiments drop column change; alter table registry_events drop column actor; delete from kysely_migration where name >= '0006'");
+        } finally {
+          sqlite.close();
+        }
+      }
+      const legacy = await readAll(copy);
+      expect(legacy.report.experiments.map((experiment) => experiment.scoreSource)).toEqual(current.report.experiments.map((experiment) => (experiment.id <= lastLegacy ? 'evaluations' : 'evidence')));
+      for (const [index, experiment] of current.history.experiments.entries()) {
+        const { composite, incumbentComposite, compositeDelta, pValue, welchPValue, scores, usage } = experiment;
+        const read = legacy.history.experiments[index]!;
+        expectSameScores({ composite: read['composite'], incumbentComposite: read['incumbentComposite'], compositeDelta: read['compositeDelta'], pValue: read['pValue'], welchPValue: read['welchPValue'], scores: read['scores'], usage: read['usage'] }, { composite, incumbentComposite, compositeDelta, pValue, welchPValue, scores, usage }, `experiment ${String(experiment['id'])}`);
+      }
+      for (const [index, experiment] of current.report.experiments.entries()) {
+        const read = legacy.report.experiments[index]!;
+        const byExample = (changes: typeof experiment.changes) => Object.fromEntries(changes.map((change) => [`${change.partition}/${change.exampleId}`, { notes: change.notes, before: change.before, after: change.after, change: change.change }]));
+        // The evidence keeps per-example means to 6 decimals; the per-partition store at full precision.
+        expectSameScores(byExample(read.changes), byExample(experiment.changes), `changes of experiment ${experiment.id}`, 2e-6);
+        expect(read.compared).toEqual(experiment.compared);
+      }
+      expectSameScores(legacy.report.overview.trail, current.report.overview.trail, 'trail');
+      // Unmigrated there are no results per example to compute a version from: a version no decision measured on the
+      // latest partitions has no composite there (the conversion wrote evaluations of the decisions' sides only).
+      const versionScores = (page: typeof legacy.report, reference?: typeof legacy.report) =>
+        page.versions.versions.map((version, index) => Object.fromEntries(Object.entries(version.composites as Record<string, number | null>).map(([partition, value]) => [partition, reference !== undefined && (reference.versions.versions[index]!.composites as Record<string, number | null>)[partition] === null ? null : value])));
+      expectSameScores(versionScores(legacy.report), versionScores(current.report, unmigrated ? legacy.report : undefined), 'versions');
+      // Unmigrated, the calls are the per-partition store's (here: what the conversion wrote of it).
+      if (!unmigrated) expect(legacy.report.overview.budget.evaluations.calls).toBe(current.report.overview.budget.evaluations.calls);
+      else expect(legacy.report.overview.budget.evaluations.calls).toBe(legacyCalls(copy));
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }
+}
+
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'kloop-view-cli-'));
   cpSync(path.join(repo, 'examples', 'intent'), dir, { recursive: true, filter: (source) => !source.includes('.kloop') });
@@ -82,7 +241,7 @@ beforeAll(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('kloop history', () => {
-  it('carries composite, Δ, p-value and decision per experiment, computed from the stored evaluations and evidence', async () => {
+  it('carries composite, Δ, p-value and decision per experiment, as the gate recorded them in the evidence', async () => {
     const { experiments } = await history();
     const decided = experiments.filter((experiment) => experiment.decision !== 'skipped');
     expect(decided).toHaveLength(runReport.experiments);
@@ -96,6 +255,28 @@ describe('kloop history', () => {
       // With no invalid output, Δ over the shared examples is the difference of the composites.
       expect(experiment.compositeDelta!).toBeCloseTo(experiment.composite! - experiment.incumbentComposite!, 5);
     }
+    // Every score of a decision the gate compared is its evidence's, as recorded.
+    const db = await openDatabase(studyDatabasePath(dir), { readonly: true });
+    try {
+      const rows = await db.selectFrom('experiments').select(['id', 'evidence']).orderBy('id').execute();
+      for (const row of rows) {
+        const recorded = (JSON.parse(row.evidence) as { scores?: Record<string, { incumbent: number | null; candidate: number | null; evaluated: number } | undefined> & { repeats: { candidate: number; incumbent: number } } }).scores;
+        const experiment = experiments.find((entry) => entry.id === row.id)!;
+        if (recorded === undefined) {
+          expect(experiment.decision).toBe('skipped');
+          continue;
+        }
+        for (const partition of ['optimization', 'anchor', 'shadow'] as const) {
+          expect(experiment.scores.candidate[partition]).toBe(recorded[partition]?.candidate ?? null);
+          if (recorded[partition] !== undefined) expect(experiment.scores.incumbentBefore[partition]).toBe(recorded[partition]!.incumbent);
+        }
+        expect(experiment.usage.calls).toBe(['optimization', 'anchor', 'shadow'].reduce((sum, partition) => sum + (recorded[partition]?.evaluated ?? 0), 0));
+        expect(experiment.repeats).toEqual({ candidate: recorded.repeats.candidate, incumbent: recorded.repeats.incumbent });
+        expect(experiment.scoreSource).toBe('evidence');
+      }
+    } finally {
+      await db.destroy();
+    }
     // The incumbent after the last accepted experiment is the run's best, partition by partition.
     const lastAccepted = decided.filter((experiment) => experiment.decision === 'accepted').at(-1)!;
     expect(lastAccepted.acceptedVersion).toBe(runReport.bestVersion);
@@ -107,6 +288,13 @@ describe('kloop history', () => {
     const accepted = text.split('\n').find((line) => line.startsWith(`${lastAccepted.id} `))!;
     expect(accepted).toContain(lastAccepted.composite!.toFixed(4));
     expect(accepted).toContain(`+${lastAccepted.compositeDelta!.toFixed(4)}`);
+  });
+});
+
+
+describe('a notebook of the earlier per-partition store', () => {
+  it('reads the same scores, per-example changes, trail and versions from the stored evaluations as from the evidence, wholly or for its first decisions', async () => {
+    await expectLegacyReadsTheSame(dir);
   });
 });
 
@@ -271,6 +459,8 @@ describe('scores across corpus moves', () => {
       const after = json.experiments.filter((experiment) => experiment.id > lastMove && experiment.baseVersion === report.bestVersion);
       expect(after.some((experiment) => !experiment.shadowConsulted)).toBe(true);
       for (const experiment of after) expect(experiment.incumbentBefore).toEqual(report.best);
+      // The same study as a notebook of the earlier store: shadows not consulted take the membership between the same moves.
+      await expectLegacyReadsTheSame(study);
     } finally {
       rmSync(study, { recursive: true, force: true });
     }

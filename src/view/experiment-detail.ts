@@ -4,11 +4,20 @@
  * accepted candidate, whose text the registry keeps), and the per-example
  * changes — which optimization, anchor and shadow examples moved, by how
  * much, and what changed in their diagnostics — sorted by size.
+ *
+ * The per-example means come from the evidence when the gate recorded them
+ * (`scores.<partition>.examples`: the examples valid for both sides, as it
+ * compared them), and the diagnostics from the stored ExampleScoreRecords of
+ * both sides (`example_results`: the first valid repeat of each side, else
+ * repeat 0); an example left out of the comparison (invalid on a side) is a
+ * validity change when it is valid on the other side. Experiments recorded
+ * before read both from the per-partition store (`evaluation_examples`).
  */
 import type { StudyDatabase } from '../storage/database.ts';
-import type { EvidenceCheck } from './evidence.ts';
+import type { EvidenceCheck, EvidencePartitionScores, EvidenceRebase } from './evidence.ts';
 import type { EvaluationIndex, ExperimentScore, ViewPartition } from './experiment-scores.ts';
 import { VIEW_PARTITIONS } from './experiment-scores.ts';
+import type { StoredRecord } from './stored-results.ts';
 import type { TextDiff } from './text-diff.ts';
 import { diffTexts } from './text-diff.ts';
 
@@ -37,22 +46,14 @@ export interface ExperimentDetail extends Omit<ExperimentScore, 'evidence'> {
   changes: ExampleChange[];
   /** Examples compared per partition, and how many moved. */
   compared: Record<ViewPartition, { examples: number; improved: number; worsened: number; validityChanged: number }>;
+  /** Set when the candidate was rebased onto a newer incumbent before it was judged (method, conflicts, the hash as proposed). */
+  rebased: EvidenceRebase | null;
 }
 
-interface StoredExample {
-  valid: boolean;
-  composite: number | null;
-  diagnostics?: {
-    missedEntities?: string[];
-    spuriousEntities?: string[];
-    wrongRoles?: Array<{ entity: string; expected: string; predicted: string }>;
-    missingBehaviors?: string[];
-    appTypeMismatch?: { expected: string[]; predicted: string };
-  };
-}
+type StoredExample = Pick<StoredRecord, 'valid' | 'composite' | 'diagnostics'>;
 
-/** Per-example mean composites (valid repeats) and the first repeat's diagnostics, by example id. */
-async function loadExamples(db: StudyDatabase, evaluationIds: readonly number[]): Promise<Map<string, { mean: number | null; first: StoredExample }>> {
+/** Per-example mean composites (valid repeats) and the first repeat's diagnostics, by example id (the per-partition store). */
+async function loadLegacyExamples(db: StudyDatabase, evaluationIds: readonly number[]): Promise<Map<string, { mean: number | null; first: StoredExample }>> {
   if (evaluationIds.length === 0) return new Map();
   const rows = await db.selectFrom('evaluation_examples').select(['evaluation_id', 'example_id', 'valid', 'composite', 'score']).where('evaluation_id', 'in', [...evaluationIds]).orderBy('evaluation_id').execute();
   const sums = new Map<string, { sum: number; count: number; first: StoredExample }>();
@@ -103,14 +104,57 @@ export function diagnosticNotes(before: StoredExample | undefined, after: Stored
   return notes.length > 8 ? [...notes.slice(0, 8), `and ${notes.length - 8} more`] : notes;
 }
 
-/** The ids of one artifact's evaluations on the membership in force, repeats 0..R−1. */
-function evaluationIds(index: EvaluationIndex, score: ExperimentScore, artifactHash: string, partition: ViewPartition, upTo: string | null): number[] {
+/** The ids of one artifact's evaluations on the membership in force, repeats 0..R−1 (the per-partition store). */
+function evaluationIds(index: EvaluationIndex, score: ExperimentScore, artifactHash: string, partition: ViewPartition, upTo: string | null, repeats: number): number[] {
   const membership = score.partitionHashes[partition];
   if (membership === null) return [];
   return index
     .rows(score.fingerprint, artifactHash, partition)
-    .filter((row) => row.partition_hash === membership && row.repeat < score.repeats && (upTo === null || row.created_at <= upTo))
+    .filter((row) => row.partition_hash === membership && row.repeat < repeats && (upTo === null || row.created_at <= upTo))
     .map((row) => row.id);
+}
+
+/** One side of an example as the stored records show it: the mean over valid repeats and the record whose diagnostics are read. */
+function sideOf(records: readonly StoredRecord[] | undefined): { mean: number | null; shown: StoredExample | undefined } {
+  if (records === undefined || records.length === 0) return { mean: null, shown: undefined };
+  const valid = records.filter((record) => record.valid && record.composite !== null);
+  return { mean: valid.length === 0 ? null : valid.reduce((sum, record) => sum + record.composite!, 0) / valid.length, shown: valid[0] ?? records[0] };
+}
+
+const round6 = (value: number): number => Math.round(value * 1e6) / 1e6;
+
+/** The per-example changes of one partition the gate compared, from its evidence and the stored records. */
+async function changesFromEvidence(
+  index: EvaluationIndex,
+  score: ExperimentScore,
+  baseHash: string,
+  partition: ViewPartition,
+  compared: EvidencePartitionScores,
+): Promise<{ changes: ExampleChange[]; tally: ExperimentDetail['compared'][ViewPartition] }> {
+  const { ids, incumbent, candidate, leftOut } = compared.examples;
+  const tally = { examples: ids.length + leftOut.length, improved: 0, worsened: 0, validityChanged: 0 };
+  const moved: Array<{ exampleId: string; before: number | null; after: number | null; change: number | null }> = [];
+  ids.forEach((exampleId, position) => {
+    const change = round6(candidate[position]! - incumbent[position]!);
+    if (change > 0) tally.improved += 1;
+    if (change < 0) tally.worsened += 1;
+    if (change !== 0) moved.push({ exampleId, before: incumbent[position]!, after: candidate[position]!, change });
+  });
+  const wanted = [...moved.map((entry) => entry.exampleId), ...leftOut];
+  const before = await index.results.records(score.fingerprint, baseHash, wanted, score.incumbentRepeats);
+  const after = await index.results.records(score.fingerprint, score.candidateHash, wanted, score.repeats);
+  for (const exampleId of leftOut) {
+    const left = sideOf(before.get(exampleId));
+    const right = sideOf(after.get(exampleId));
+    // Left out: invalid on at least one side. Valid on the other is a validity change; invalid on both, no change.
+    if ((left.mean === null) === (right.mean === null)) continue;
+    tally.validityChanged += 1;
+    moved.push({ exampleId, before: left.mean, after: right.mean, change: null });
+  }
+  return {
+    changes: moved.map((entry) => ({ ...entry, partition, notes: diagnosticNotes(sideOf(before.get(entry.exampleId)).shown, sideOf(after.get(entry.exampleId)).shown) })),
+    tally,
+  };
 }
 
 /** Builds the detail of one scored experiment. */
@@ -123,8 +167,17 @@ export async function loadExperimentDetail(db: StudyDatabase, index: EvaluationI
     compared[partition] = { examples: 0, improved: 0, worsened: 0, validityChanged: 0 };
     const evaluatedCandidate = score.decision !== 'skipped' && (partition !== 'shadow' || score.evidence.shadowConsulted);
     if (base === undefined || !evaluatedCandidate) continue;
-    const before = await loadExamples(db, evaluationIds(index, score, base.hash, partition, null));
-    const after = await loadExamples(db, evaluationIds(index, score, score.candidateHash, partition, score.createdAt));
+    if (score.evidence.scores !== null) {
+      const recorded = score.evidence.scores[partition];
+      if (recorded === null) continue;
+      const found = await changesFromEvidence(index, score, base.hash, partition, recorded);
+      changes.push(...found.changes);
+      compared[partition] = found.tally;
+      continue;
+    }
+    if (!index.hasLegacy) continue;
+    const before = await loadLegacyExamples(db, evaluationIds(index, score, base.hash, partition, null, score.incumbentRepeats));
+    const after = await loadLegacyExamples(db, evaluationIds(index, score, score.candidateHash, partition, score.createdAt, score.repeats));
     for (const [exampleId, right] of after) {
       const left = before.get(exampleId);
       if (left === undefined) continue;
@@ -149,5 +202,6 @@ export async function loadExperimentDetail(db: StudyDatabase, index: EvaluationI
     diff: base !== undefined && accepted !== undefined ? diffTexts(base.text, accepted.text) : null,
     changes,
     compared,
+    rebased: evidence.rebased,
   };
 }

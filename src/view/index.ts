@@ -1,8 +1,10 @@
 /**
  * The viewer and the reports (subpath `kloop/view`): scores per experiment
- * read from the notebook, the study's overview, the web viewer's server and
- * the HTML / CSV / JSON reports; and, from storage, activation by hand and the
- * git notebook. See docs/view.md.
+ * read from the notebook (the gate's evidence; the per-partition store of
+ * notebooks recorded before it; `example_results` for what no decision
+ * recorded), the study's overview, the web viewer's server and the HTML /
+ * CSV / JSON reports; and, from storage, activation by hand and the git
+ * notebook. See docs/view.md.
  *
  * ```ts
  * import { openDatabase, studyDatabasePath } from 'kloop';
@@ -13,8 +15,8 @@
  * console.log(viewer.url);
  * ```
  */
-export { parseEvidence, type Evidence, type EvidenceCheck } from './evidence.ts';
-export { VIEW_PARTITIONS, loadEvaluationIndex, loadExperimentScores, type EvaluationUsage, type ExperimentScore, type PartitionComposites } from './experiment-scores.ts';
+export { parseEvidence, type Evidence, type EvidenceCheck, type EvidencePartitionScores, type EvidenceRebase, type EvidenceScores } from './evidence.ts';
+export { VIEW_PARTITIONS, createVersionScorer, loadEvaluationIndex, loadExperimentScores, type EvaluationUsage, type ExperimentScore, type PartitionComposites, type VersionScorer } from './experiment-scores.ts';
 export { loadExperimentDetail, type ExampleChange, type ExperimentDetail } from './experiment-detail.ts';
 export { loadRunInProgress, loadStudyOverview, type ExperimentSummary, type StudyOverview, type TrailPoint } from './study-overview.ts';
 export { loadCorpusPage, loadReviewPage, loadVersionsPage, type CorpusPage, type VersionSummary, type VersionsPage } from './study-pages.ts';

@@ -13,7 +13,7 @@ import { LEASE_STALE_AFTER_MS, isProcessAlive, readLease, staleReason } from '..
 import { getRegistryVersion } from '../storage/registry.ts';
 import { listCalibrations } from '../study/calibration.ts';
 import type { EvaluationIndex, EvaluationUsage, ExperimentScore, PartitionComposites } from './experiment-scores.ts';
-import { compositesOf, loadEvaluationIndex, loadExperimentScores } from './experiment-scores.ts';
+import { createVersionScorer, loadEvaluationIndex, loadExperimentScores } from './experiment-scores.ts';
 
 /** An experiment as the overview lists it (its evidence stays on the experiment page). */
 export type ExperimentSummary = Omit<ExperimentScore, 'evidence' | 'partitionHashes'> & {
@@ -73,7 +73,12 @@ export interface StudyOverview {
   /** The run holding the study now, if any. */
   runInProgress: { pid: number; hostname: string; since: string; heartbeatAt: string; run: number | null } | null;
   budget: {
-    /** Stored evaluations (executor calls = example-repeats evaluated; tokens and cost of the executor). */
+    /**
+     * Stored results (`example_results`): executor calls = example-repeats
+     * stored (each executed once; transient failures are not stored), tokens
+     * and cost of the executor summed over them, plus those of the
+     * per-partition store of notebooks written before it.
+     */
     evaluations: EvaluationUsage;
     /** Sum of the runs' usage meters (executor and proposer, cache hits apart), over the runs that recorded one. */
     metered: { runs: number; calls: number; cachedCalls: number; inputTokens: number; outputTokens: number; costUsd: number } | null;
@@ -143,16 +148,16 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
   const trail: TrailPoint[] = [];
   const first = scores[0];
   if (first !== undefined) {
-    const baseVersion = (await db.selectFrom('artifact_versions').select(['id', 'hash']).where('id', '=', first.baseVersion).executeTakeFirst());
-    if (baseVersion !== undefined) {
-      trail.push({ kind: 'baseline', experimentId: 0, versionId: baseVersion.id, composites: compositesOf(index, { fingerprint: first.fingerprint, artifactHash: baseVersion.hash, memberships: first.partitionHashes, repeats: first.repeats, upTo: null }) });
-    }
+    // The seed before any experiment: the first decision's incumbent, as it measured it (or as resolved for a partition it did not compare).
+    trail.push({ kind: 'baseline', experimentId: 0, versionId: first.baseVersion, composites: first.incumbentBefore });
   }
   for (const score of scores) trail.push({ kind: 'experiment', experimentId: score.id, versionId: score.decision === 'accepted' && score.acceptedVersion !== null ? score.acceptedVersion : score.baseVersion, composites: score.incumbentAfter });
   const lastScored = scores.filter((score) => score.decision !== 'skipped').at(-1);
   if (active !== undefined && lastScored !== undefined && trail.at(-1)?.versionId !== active.id) {
-    // Activated by hand (a rollback) since the last experiment: where the incumbent stands now.
-    trail.push({ kind: 'active', experimentId: scores.at(-1)!.id + 0.5, versionId: active.id, composites: compositesOf(index, { fingerprint: lastScored.fingerprint, artifactHash: active.hash, memberships: lastScored.partitionHashes, repeats: lastScored.repeats, upTo: null }) });
+    // Activated by hand (a rollback) since the last experiment: where the incumbent stands now, on the partitions of the last decision.
+    const hashes = new Map((await db.selectFrom('artifact_versions').select(['id', 'hash']).execute()).map((row) => [row.id, row.hash]));
+    const scorer = createVersionScorer(index, scores, hashes);
+    trail.push({ kind: 'active', experimentId: scores.at(-1)!.id + 0.5, versionId: active.id, composites: await scorer.composites(active.hash, lastScored) });
   }
 
   const runRows = await db.selectFrom('runs').selectAll().orderBy('id').execute();
@@ -204,7 +209,7 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
     runs,
     stop: finished === undefined ? null : { run: finished.id, reason: finished.stopReason!, detail: finished.stopDetail },
     runInProgress: await loadRunInProgress(db, options.studyDir, now),
-    budget: { evaluations: index.total(), metered },
+    budget: { evaluations: await index.storedTotal(), metered },
     calibrations,
     registryEvents: await listRegistryEvents(db, 'active'),
     corpusMoves: await loadCorpusMoves(db),

@@ -10,7 +10,7 @@ import { readCorpusEvents, readCorpusMembers } from '../corpus/lifecycle-store.t
 import type { ReviewItem } from '../study/review-queue.ts';
 import { listReviewItems } from '../study/review-queue.ts';
 import type { EvaluationIndex, ExperimentScore, PartitionComposites } from './experiment-scores.ts';
-import { VIEW_PARTITIONS, compositesOf } from './experiment-scores.ts';
+import { VIEW_PARTITIONS, createVersionScorer } from './experiment-scores.ts';
 
 /** One artifact version as the versions page lists it. */
 export interface VersionSummary {
@@ -24,7 +24,12 @@ export interface VersionSummary {
   delta: string | null;
   createdAt: string;
   active: boolean;
-  /** Composites per partition on the memberships of the latest experiment (null: not evaluated on them). */
+  /**
+   * Composites per partition on the partitions in force at the latest decision
+   * (null: not evaluated on them): the gate's measurement of that version on
+   * the same membership nearest that decision, else computed from the stored
+   * results (see `createVersionScorer`).
+   */
   composites: PartitionComposites;
   /** Lines of text. */
   lines: number;
@@ -43,9 +48,10 @@ export async function loadVersionsPage(db: StudyDatabase, index: EvaluationIndex
   const rows = await db.selectFrom('artifact_versions').selectAll().orderBy('id').execute();
   const deltas = new Map(scores.filter((score) => score.acceptedVersion !== null).map((score) => [score.acceptedVersion!, score.delta]));
   const latest = scores.filter((score) => score.decision !== 'skipped').at(-1);
-  return {
-    activeVersion: active?.id ?? null,
-    versions: rows.map((row) => ({
+  const scorer = createVersionScorer(index, scores, new Map(rows.map((row) => [row.id, row.hash])));
+  const versions: VersionSummary[] = [];
+  for (const row of rows) {
+    versions.push({
       id: row.id,
       hash: row.hash,
       source: row.source,
@@ -54,12 +60,13 @@ export async function loadVersionsPage(db: StudyDatabase, index: EvaluationIndex
       delta: deltas.get(row.id) ?? null,
       createdAt: row.created_at,
       active: row.id === active?.id,
-      composites:
-        latest === undefined
-          ? { optimization: null, anchor: null, shadow: null }
-          : compositesOf(index, { fingerprint: latest.fingerprint, artifactHash: row.hash, memberships: latest.partitionHashes, repeats: latest.repeats, upTo: null }),
+      composites: latest === undefined ? { optimization: null, anchor: null, shadow: null } : await scorer.composites(row.hash, latest),
       lines: row.text === '' ? 0 : row.text.split('\n').length - (row.text.endsWith('\n') ? 1 : 0),
-    })),
+    });
+  }
+  return {
+    activeVersion: active?.id ?? null,
+    versions,
     registryEvents: await listRegistryEvents(db, 'active'),
   };
 }

@@ -82,19 +82,35 @@ const CONTENT_TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
 };
 
-/** A cheap fingerprint of everything the pages show: it changes whenever the notebook does. */
-async function notebookVersion(db: StudyDatabase): Promise<string> {
-  const result = await sql<Record<string, number | null>>`select
-      (select max(id) from experiments) as e,
-      (select max(id) from registry_events) as r,
-      (select max(id) from evaluations) as v,
-      (select max(id) from runs) as u,
-      (select count(*) from runs where ended_at is not null) as f,
-      (select max(id) from corpus_events) as c,
-      (select count(*) from review_items where status <> 'pending') as d,
-      (select max(id) from review_items) as q,
-      (select max(id) from calibrations) as k,
-      (select count(*) from leases) as l`.execute(db);
+/**
+ * What the change fingerprint reads, one cheap query each: the newest row
+ * (or a count) of every table whose rows the pages show. `example_results`
+ * has no id column: its rowid grows with every stored result (the incumbent's
+ * top-ups, a candidate's screening), so the budget redraws while a round
+ * runs. A table the notebook does not have (one written before it, opened
+ * read-only) is left out.
+ */
+const CHANGE_PROBES: ReadonlyArray<{ key: string; table: string; probe: string }> = [
+  { key: 'e', table: 'experiments', probe: 'select max(id) from experiments' },
+  { key: 'r', table: 'registry_events', probe: 'select max(id) from registry_events' },
+  { key: 'x', table: 'example_results', probe: 'select max(rowid) from example_results' },
+  { key: 'v', table: 'evaluations', probe: 'select max(id) from evaluations' },
+  { key: 'p', table: 'proposals', probe: 'select max(id) from proposals' },
+  { key: 'u', table: 'runs', probe: 'select max(id) from runs' },
+  { key: 'f', table: 'runs', probe: 'select count(*) from runs where ended_at is not null' },
+  { key: 'c', table: 'corpus_events', probe: 'select max(id) from corpus_events' },
+  { key: 'd', table: 'review_items', probe: "select count(*) from review_items where status <> 'pending'" },
+  { key: 'q', table: 'review_items', probe: 'select max(id) from review_items' },
+  { key: 'k', table: 'calibrations', probe: 'select max(id) from calibrations' },
+  { key: 'l', table: 'leases', probe: 'select count(*) from leases' },
+];
+
+/** A cheap fingerprint of everything the pages show: it changes whenever the notebook does (the `change` events of `GET /api/events`). */
+export async function notebookVersion(db: StudyDatabase): Promise<string> {
+  const tables = new Set((await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db)).rows.map((row) => row.name));
+  const probes = CHANGE_PROBES.filter((probe) => tables.has(probe.table));
+  if (probes.length === 0) return '{}';
+  const result = await sql<Record<string, number | null>>`select ${sql.raw(probes.map((probe) => `(${probe.probe}) as ${probe.key}`).join(', '))}`.execute(db);
   return JSON.stringify(result.rows[0] ?? {});
 }
 

@@ -7,6 +7,7 @@ import type { StudyDatabase } from '../../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
 import { listRegistryEvents } from '../../storage/activation.ts';
 import { loadExperimentScores } from '../../view/experiment-scores.ts';
+import { hasTable } from '../../view/stored-results.ts';
 import { formatDelta, formatScore, print, printJson, table } from '../output.ts';
 
 async function openExisting(studyDir: string): Promise<StudyDatabase> {
@@ -48,6 +49,8 @@ export function registerHistoryCommands(program: Command): void {
               welchPValue: score.welchPValue,
               scores: { candidate: score.candidate, incumbentBefore: score.incumbentBefore, incumbentAfter: score.incumbentAfter },
               usage: score.usage,
+              repeats: { candidate: score.repeats, incumbent: score.incumbentRepeats },
+              scoreSource: score.scoreSource,
             })),
             registryEvents: events.map((event) => ({ id: event.id, version: event.versionId, reason: event.reason, actor: event.actor, createdAt: event.createdAt })),
             proposalFailures: failures,
@@ -153,6 +156,8 @@ interface FailedProposal {
 }
 
 async function failedProposals(db: StudyDatabase, id?: number): Promise<FailedProposal[]> {
+  // A notebook written before proposer calls were recorded, opened read-only (not migrated), has none.
+  if (!(await hasTable(db, 'proposals'))) return [];
   let query = db.selectFrom('proposals').selectAll().where('outcome', '=', 'failed');
   if (id !== undefined) query = query.where('id', '=', id);
   const rows = await query.orderBy('id').execute();

@@ -179,6 +179,9 @@
         'Delta',
         h('p', { class: 'delta-text' }, data.delta),
         data.rationale ? h('p', { class: 'muted' }, data.rationale) : null,
+        data.rebased
+          ? h('p', { class: 'legend-note', 'data-testid': 'rebased' }, `Proposed against an older incumbent and rebased onto v${data.baseVersion} (${data.rebased.method === 'three-way-merge' ? 'three-way merge' : `by the ${data.rebased.method}`}${data.rebased.conflicts > 0 ? `, ${data.rebased.conflicts} conflict(s)` : ''}) before it was judged${data.rebased.proposedHash ? `; as proposed its content hash was ${data.rebased.proposedHash.slice(0, 12)}…` : ''}.`)
+          : null,
         data.diff
           ? diffTable(data.diff, `version ${data.baseVersion} (incumbent)`, `version ${data.acceptedVersion} (accepted)`)
           : h('p', { class: 'muted' }, `The notebook keeps the text of accepted candidates only; this ${data.decision} candidate is known by its delta above and its content hash ${data.candidateHash.slice(0, 12)}….`),
@@ -196,6 +199,13 @@
             const compared = data.compared[partition];
             return h('tr', {}, h('td', {}, partitionBadge(partition)), num(format.score(before)), num(after === null && partition === 'shadow' && !data.shadowConsulted ? 'not consulted' : format.score(after)), h('td', { class: `num ${format.signClass(difference)}` }, format.signed(difference)), num(compared.examples), num(compared.improved), num(compared.worsened));
           }),
+        ),
+        h(
+          'p',
+          { class: 'legend-note', 'data-testid': 'repeats' },
+          data.decision === 'skipped'
+            ? 'Skipped before evaluation: the incumbent\'s composites as the notebook measured them on the partitions in force.'
+            : `Repeats compared: candidate ${data.repeats}, incumbent ${data.incumbentRepeats}${data.incumbentRepeats > data.repeats ? ' (the incumbent is topped up each round it stays the incumbent)' : ''}. ${data.scoreSource === 'evaluations' ? 'Scores from the per-partition evaluations of a notebook recorded before the gate kept its scores.' : data.scoreSource === 'none' ? 'The gate compared no scores for this candidate.' : 'Scores as the gate compared them.'}`,
         ),
       ),
     );

@@ -186,6 +186,16 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
       throw new InputError(first.message, { file: config.artifact, line: first.line, field: first.path });
     }
   }
+  const sectionsOf =
+    plugins.sectionsOf ??
+    ((text: string): Record<string, string> => {
+      const sections = playbookSections(text);
+      if (sections === null) throw new Error('the artifact is not a readable playbook');
+      return sections;
+    });
+  const mechanical = program.mechanical;
+  // Every file is checked before the study database is read: a refused input leaves the notebook's files as they were.
+  checkEditableSections(mechanical.editableSections, artifactText, sectionsOf, config, program.lines.constraints);
   const records = loadCorpusFiles(config);
   // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts);
   // records new to the study pass the admission gate, and the refused ones are left out (src/corpus/file-admission.ts).
@@ -201,14 +211,6 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
     }
   }
   const leaks = findPartitionLeaks(corpus, memberLocations(fileCorpus, synced));
-  const sectionsOf =
-    plugins.sectionsOf ??
-    ((text: string): Record<string, string> => {
-      const sections = playbookSections(text);
-      if (sections === null) throw new Error('the artifact is not a readable playbook');
-      return sections;
-    });
-  const mechanical = program.mechanical;
   const executor = plugins.createExecutor?.(config) ?? (offline ? createLazyOfflineExecutor() : undefined);
   if (executor === undefined) throw new InputError(`executor kind "${config.executor.kind}" needs a model provider`, { file: config.configPath, field: 'executor.kind' });
   const proposer =
@@ -219,7 +221,6 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
         })
       : undefined);
   if (proposer === undefined) throw new InputError(`proposer kind "${config.proposer.kind}" needs a model provider`, { file: config.configPath, field: 'proposer.kind' });
-  checkEditableSections(mechanical.editableSections, artifactText, sectionsOf, config, program.lines.constraints);
   return {
     config,
     dir: path.resolve(studyDir),

@@ -18,6 +18,7 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
 import type { ExecutionResult, Executor } from '../tasks/executor.ts';
 import type { ComponentWeights } from '../tasks/intent/scorer.ts';
+import type { ExpectedIntent } from '../tasks/intent/intent.ts';
 import { DEFAULT_WEIGHTS, SCORER_VERSION, scoreExample } from '../tasks/intent/scorer.ts';
 import type {
   ComponentName,
@@ -47,7 +48,7 @@ export function computeFingerprint(input: FingerprintInput): string {
 /** Content hash of examples' text and gold, independent of order and partition. */
 export function corpusVersion(examples: readonly Example[]): string {
   const parts = examples
-    .map((example) => `${example.id}\u0000${contentHash(JSON.stringify([example.goal, example.expected]))}`)
+    .map((example) => `${example.id}\u0000${contentHash(JSON.stringify([example.input, example.expected]))}`)
     .sort();
   return contentHash(parts.join('\n')).slice(0, 16);
 }
@@ -61,7 +62,7 @@ export interface EvaluatorOptions {
   executor: Executor;
   /** Every example of the study (used for the corpus version). */
   corpus: readonly Example[];
-  weights?: Readonly<ComponentWeights>;
+  weights?: Readonly<Record<string, number>>;
   /** Study database for stored results; without it nothing is stored. */
   db?: StudyDatabase;
   /**
@@ -100,7 +101,7 @@ export interface Evaluator {
 
 /** Creates an evaluator. See {@link Evaluator}. */
 export function createEvaluator(options: EvaluatorOptions): Evaluator {
-  const weights = options.weights ?? DEFAULT_WEIGHTS;
+  const weights = (options.weights ?? DEFAULT_WEIGHTS) as Readonly<ComponentWeights>;
   const fingerprint = computeFingerprint({
     corpusVersion: corpusVersion(options.corpus),
     scorerVersion: SCORER_VERSION,
@@ -136,14 +137,14 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
     await mapWithConcurrency(missing, concurrency, async ({ example, index, repeat }) => {
       if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
       const result: ExecutionResult = await options.executor.execute({
-        goal: example.goal,
+        goal: example.text,
         artifact: request.artifactText,
         repeat,
         exampleId: example.id,
         ...(request.signal !== undefined ? { signal: request.signal } : {}),
       });
       const usage = result.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-      const score: ExampleScore = scoreExample(example.expected, result, weights);
+      const score: ExampleScore = scoreExample(example.expected as ExpectedIntent, result, weights as ComponentWeights);
       const transient = !result.ok && result.transient === true;
       const record: ExampleScoreRecord = { ...score, exampleId: example.id, repeat, ...(transient ? { transient: true } : {}) } as ExampleScoreRecord;
       addTo(perRepeat[repeat - first]!, index, record, usage, result.latencyMs ?? 0);

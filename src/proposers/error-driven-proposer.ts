@@ -22,7 +22,8 @@
  * specialization, which is the point of the demonstration.
  */
 import { contentHash } from '../artifact/content-hash.ts';
-import type { Example } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/example.ts';
+import { asIntentExamples } from '../corpus/example.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
 import type { CompiledPlaybook } from '../tasks/intent/offline/extract.ts';
 import { compilePlaybook, extractIntent } from '../tasks/intent/offline/extract.ts';
@@ -133,7 +134,7 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
         if (record.valid && !firstValid.has(record.exampleId)) firstValid.set(record.exampleId, record);
       }
       const evidence: LocalEvidence[] = [];
-      for (const example of context.examples) {
+      for (const example of asIntentExamples(context.examples)) {
         const record = firstValid.get(example.id);
         if (example.partition !== 'optimization' || record === undefined) continue;
         evidence.push(toEvidence(example, record, compiled));
@@ -210,11 +211,11 @@ interface LocalEvidence extends ExampleEvidence {
 }
 
 function toEvidence(
-  example: Example,
+  example: IntentExample,
   record: ExampleScoreRecord & { valid: true },
   compiled: ReturnType<typeof compilePlaybook>,
 ): LocalEvidence {
-  const analysis = analyzeGoal(example.goal);
+  const analysis = analyzeGoal(example.input);
   const { intent, trace } = extractIntent(compiled, analysis);
   return {
     id: example.id,

@@ -124,7 +124,7 @@ export function findCopiedExamples(changedText: string, previousText: string, ex
   if (fresh.size === 0) return [];
   const copied: string[] = [];
   for (const example of examples) {
-    for (const window of windows(words(example.goal), windowWords)) {
+    for (const window of windows(words(example.text), windowWords)) {
       if (fresh.has(window)) {
         copied.push(example.id);
         break;

@@ -293,7 +293,7 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
         executorPrice,
         proposerPrice: proposerClient !== undefined ? proposerPrice : { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
         executorSystemCharacters: executorClient !== undefined ? buildExecutorSystemPrompt(study.artifactText).length : 0,
-        goalCharacters: executorClient !== undefined ? [...study.partitions.optimization, ...study.partitions.anchor].map((example) => example.goal.length) : [],
+        goalCharacters: executorClient !== undefined ? [...study.partitions.optimization, ...study.partitions.anchor].map((example) => example.text.length) : [],
         repeats: study.gate.repeats,
         // A typical intent answer is a few hundred tokens; the cap bounds it.
         executorOutputTokens: Math.min(executorMaxOutput, 500),

@@ -20,10 +20,11 @@ import { checkConstraints, loadProgram } from '../program/program.ts';
 import type { ErrorDrivenProposerOptions } from '../proposers/error-driven-proposer.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import type { Executor } from '../tasks/executor.ts';
-import { scorableComponents } from '../tasks/intent/scorer.ts';
 import { parsePlaybook, playbookSections } from '../tasks/intent/offline/playbook.ts';
+import type { ExampleFormat } from '../corpus/example-format.ts';
 import type { StudyConfig } from './config.ts';
 import { loadStudyConfig } from './config.ts';
+import { composeTask, composeWeights } from './compose.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 
 /** Hooks to build the executor and proposer for non-offline configurations (LLM). */
@@ -109,20 +110,25 @@ export function readTextFile(file: string, what: string): string {
   }
 }
 
-/** Reads every corpus file of the config and checks ids, gold and partitions. */
-export function loadCorpus(config: StudyConfig): Example[] {
-  return loadCorpusFiles(config).map((entry) => entry.example);
+/**
+ * Reads every corpus file of the config and checks ids, records (the task's
+ * schemas, with file, line and field) and partitions.
+ *
+ * @param format how records are read; default the format of the config's task
+ */
+export function loadCorpus(config: StudyConfig, format?: ExampleFormat): Example[] {
+  return loadCorpusFiles(config, format).map((entry) => entry.example);
 }
 
 /** {@link loadCorpus}, with the file (relative to the study folder when inside it) each example came from. */
-export function loadCorpusFiles(config: StudyConfig): FileExample[] {
+export function loadCorpusFiles(config: StudyConfig, format: ExampleFormat = composeTask(config).exampleFormat): FileExample[] {
   const examples: FileExample[] = [];
   const seen = new Map<string, string>();
   if (config.corpusFiles.length === 0) {
     throw new InputError(`no corpus file matches ${config.corpus.join(', ')}`, { file: config.configPath, field: 'corpus' });
   }
   for (const file of config.corpusFiles) {
-    const result = readCorpusFile(file);
+    const result = readCorpusFile(file, format);
     if (!result.ok) {
       const first = result.errors[0]!;
       const more = result.errors.length > 1 ? ` (and ${result.errors.length - 1} more errors)` : '';
@@ -133,16 +139,13 @@ export function loadCorpusFiles(config: StudyConfig): FileExample[] {
       });
     }
     // Line numbers, for messages that name a record by file:line.
-    const candidates = readCandidateRecords(file);
+    const candidates = readCandidateRecords(file, format);
     const lineOf = new Map<string, number>();
     if (candidates.ok) for (const record of candidates.records) if (record.id !== undefined && record.line !== undefined && !lineOf.has(record.id)) lineOf.set(record.id, record.line);
     for (const example of result.examples) {
       const earlier = seen.get(example.id);
       if (earlier !== undefined) throw new InputError(`duplicate example id "${example.id}" (also in ${earlier})`, { file, field: 'id' });
       seen.set(example.id, file);
-      if (scorableComponents(example.expected).length === 0) {
-        throw new InputError(`example "${example.id}" has no scorable gold (needs appType, entities or behaviors)`, { file, field: 'expected' });
-      }
       const relative = path.relative(config.dir, file);
       const line = lineOf.get(example.id);
       examples.push({ example, file: relative.startsWith('..') || path.isAbsolute(relative) ? file : relative, ...(line !== undefined ? { line } : {}) });
@@ -176,6 +179,7 @@ export function splitPartitions(examples: readonly Example[]): Record<PartitionN
  */
 export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedStudy {
   const config = loadStudyConfig(studyDir);
+  const { task, exampleFormat } = composeTask(config);
   const program = loadProgram(config.program);
   const artifactText = readTextFile(config.artifact, 'the artifact file');
   const offline = config.executor.kind === 'offline';
@@ -196,11 +200,11 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
   const mechanical = program.mechanical;
   // Every file is checked before the study database is read: a refused input leaves the notebook's files as they were.
   checkEditableSections(mechanical.editableSections, artifactText, sectionsOf, config, program.lines.constraints);
-  const records = loadCorpusFiles(config);
+  const records = loadCorpusFiles(config, exampleFormat);
   // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts);
   // records new to the study pass the admission gate, and the refused ones are left out (src/corpus/file-admission.ts).
   const members = readCorpusMembersFile(readableDatabaseFile(studyDatabasePath(config.dir)));
-  const admission = admitFileRecords(records, members, { requireAppType: config.corpusPolicy.partialGold !== true });
+  const admission = admitFileRecords(records, members, { format: exampleFormat });
   const fileCorpus = admission.accepted;
   const synced = planCorpusSync(fileCorpus, members, new Date().toISOString()).members;
   const { corpus, partitions } = resolveCorpus(fileCorpus, synced);
@@ -237,9 +241,11 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
     partitions,
     fileCorpus,
     corpusAdmission: { admission, leaks },
+    task,
+    exampleFormat,
     executor,
     proposer,
-    weights: config.weights ?? { appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 },
+    weights: composeWeights(task, config.weights),
     gate: {
       alpha: config.gate.alpha,
       shadowAlpha: config.gate.shadowAlpha,

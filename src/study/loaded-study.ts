@@ -7,8 +7,9 @@ import type { FileAdmission, PartitionLeak } from '../corpus/file-admission.ts';
 import type { FileExample } from '../corpus/lifecycle.ts';
 import type { GateSettings } from '../gate/gate.ts';
 import type { Proposer } from '../proposers/proposer.ts';
+import type { ExampleFormat } from '../corpus/example-format.ts';
 import type { Executor } from '../tasks/executor.ts';
-import type { ComponentWeights } from '../tasks/intent/scorer.ts';
+import type { Task } from '../tasks/task.ts';
 import type { StudyConfig } from './config.ts';
 
 /** Mechanical constraints of the program, as the loop applies them. */
@@ -63,9 +64,14 @@ export interface LoadedStudy {
   fileCorpus?: readonly FileExample[];
   /** The admission of the corpus files' new records and the leaks between partitions found at load (src/corpus/file-admission.ts). */
   corpusAdmission?: { admission: FileAdmission; leaks: readonly PartitionLeak[] };
+  /** The task: schemas, scorer, components and metrics (src/tasks/task.ts), built from `kloop.yaml` `task:` (src/study/compose.ts). */
+  task: Task;
+  /** How the study's corpus records are read and written (the task's schemas; `goal` records for intent). */
+  exampleFormat: ExampleFormat;
   executor: Executor;
   proposer: Proposer;
-  weights: Readonly<ComponentWeights>;
+  /** Weights by component name: the task's defaults merged with `kloop.yaml` `weights:`; only ratios matter. */
+  weights: Readonly<Record<string, number>>;
   gate: Readonly<GateSettings> & {
     repeats: number;
     minDeltaDistance: number;

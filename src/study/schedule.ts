@@ -38,6 +38,7 @@ import { getRegistryVersion } from '../storage/registry.ts';
 import { latestCalibration } from './calibration.ts';
 import type { ScheduleConfig } from './config.ts';
 import { admitToStudy } from './corpus-lifecycle.ts';
+import { asIntentExamples } from '../corpus/example.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import type { RunEvent } from './run-study.ts';
 import { createStudyEvaluator, runStudy } from './run-study.ts';
@@ -461,7 +462,7 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
         db,
         settings: study.config?.signals ?? DEFAULT_SIGNALS_CONFIG,
         patterns: loadStudyPatternLibrary(study.dir).patterns,
-        corpus: [...study.partitions.optimization, ...study.partitions.anchor],
+        corpus: asIntentExamples([...study.partitions.optimization, ...study.partitions.anchor]),
         now,
         admitExample: createLoopCAdmission(db, study, now),
       });
@@ -484,7 +485,7 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
         db,
         settings: study.config?.signals ?? DEFAULT_SIGNALS_CONFIG,
         patterns: library.patterns,
-        corpus: [...study.partitions.optimization, ...study.partitions.anchor],
+        corpus: asIntentExamples([...study.partitions.optimization, ...study.partitions.anchor]),
         artifactText: active?.text ?? study.artifactText,
         now,
       });

@@ -17,7 +17,8 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { readCandidateRecords } from '../../corpus/admission.ts';
-import type { Example } from '../../corpus/example.ts';
+import type { Example, IntentExampleRecord } from '../../corpus/example.ts';
+import { asIntentExamples, intentRecord } from '../../corpus/example.ts';
 import { PARTITIONS } from '../../corpus/example.ts';
 import { readCorpusFile } from '../../corpus/importers/public-format.ts';
 import { importGoldenUml } from '../../corpus/importers/golden-uml.ts';
@@ -237,7 +238,7 @@ export interface ImportedCase {
 }
 
 /** Reads a corpus in one of {@link IMPORT_FORMATS}: the examples that could be read, and an account per case. */
-export function importCorpus(source: string, format: (typeof IMPORT_FORMATS)[number]): { examples: Example[]; cases: ImportedCase[] } {
+export function importCorpus(source: string, format: (typeof IMPORT_FORMATS)[number]): { examples: IntentExampleRecord[]; cases: ImportedCase[] } {
   if (format === 'golden-uml') {
     if (!existsSync(source) || !statSync(source).isDirectory()) throw new InputError('a Golden UML import reads a folder of case folders', { file: source });
     const imported = importGoldenUml(source);
@@ -254,7 +255,7 @@ export function importCorpus(source: string, format: (typeof IMPORT_FORMATS)[num
     const first = read.errors[0]!;
     throw new InputError(first.message, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });
   }
-  const examples: Example[] = [];
+  const examples: IntentExampleRecord[] = [];
   const seen = new Set<string>();
   const cases = read.records.map((record): ImportedCase => {
     const label = `${source}:${record.line ?? record.index + 1}`;
@@ -263,7 +264,7 @@ export function importCorpus(source: string, format: (typeof IMPORT_FORMATS)[num
     }
     if (seen.has(record.example.id)) return { case: label, skipped: [`duplicate id "${record.example.id}" (kept the first)`], notes: [] };
     seen.add(record.example.id);
-    examples.push(record.example);
+    examples.push(intentRecord(asIntentExamples([record.example])[0]!));
     return { case: label, exampleId: record.example.id, skipped: [], notes: [] };
   });
   return { examples, cases };
@@ -299,7 +300,7 @@ function describeNext(next: { kind: string; ids: string[]; detail: string | null
  * with partial gold, which components were scored on how many examples.
  */
 export async function evaluateCorpusFile(study: LoadedStudy, artifactText: string, artifactLabel: string, file: string, options: { json?: boolean; quiet?: boolean }): Promise<void> {
-  const read = readCorpusFile(path.resolve(file));
+  const read = readCorpusFile(path.resolve(file), study.exampleFormat);
   if (!read.ok) {
     const first = read.errors[0]!;
     throw new InputError(`${first.message}${read.errors.length > 1 ? ` (and ${read.errors.length - 1} more errors)` : ''}`, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });

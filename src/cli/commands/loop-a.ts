@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { LOOP_A_WEIGHTS, STRUCTURAL_GATE_NAMES } from '../../assembly/gates.ts';
 import type { PartitionName } from '../../corpus/example.ts';
-import { PARTITIONS } from '../../corpus/example.ts';
+import { asIntentExamples, PARTITIONS } from '../../corpus/example.ts';
 import { InputError } from '../../errors.ts';
 import { studyDatabasePath } from '../../storage/database.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
@@ -65,7 +65,7 @@ export async function evalLoopACommand(studyDir: string, options: EvalLoopAOptio
       study,
       db: session.db,
       artifactText,
-      ...(partition !== undefined ? { examples: study.partitions[partition] } : {}),
+      ...(partition !== undefined ? { examples: asIntentExamples(study.partitions[partition]) } : {}),
     });
     const payload = {
       study: study.dir,

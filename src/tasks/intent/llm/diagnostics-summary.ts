@@ -93,7 +93,7 @@ export function summarizeDiagnostics(score: PartitionScore, examples: readonly E
   if (behaviors.size > 0) lines.push(`Behaviours most often absent: ${topList(behaviors, limit)}.`);
   if (spurious.size > 0) lines.push(`Entities predicted but not in the gold: ${topList(spurious, limit)}.`);
 
-  const goals = new Map(examples.map((example) => [example.id, example.goal]));
+  const goals = new Map(examples.map((example) => [example.id, example.text]));
   const worst = [...score.examples]
     .filter((record) => !record.valid || record.composite < 1)
     .sort((left, right) => (left.valid ? left.composite : -1) - (right.valid ? right.composite : -1) || left.exampleId.localeCompare(right.exampleId));

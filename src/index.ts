@@ -36,7 +36,7 @@ export { DEFAULT_WEIGHTS, scoreExample, scoreIntent } from './tasks/intent/score
 export { normalizeEntityName } from './tasks/intent/names.ts';
 export { exampleSchema, PARTITIONS } from './corpus/example.ts';
 export type { Example, PartitionName } from './corpus/example.ts';
-export type { ExecutionResult, Executor } from './tasks/executor.ts';
+export type { ExecutionRequest, ExecutionResult, ExecutionUsage, Executor, InvalidReason } from './executors/executor.ts';
 export { createOfflineExecutor } from './tasks/intent/offline/offline-executor.ts';
 
 // Evaluation, gate, proposers.

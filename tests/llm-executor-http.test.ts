@@ -25,7 +25,7 @@ import {
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import type { StudyConfig } from '../src/study/config.ts';
-import type { Executor } from '../src/tasks/executor.ts';
+import type { Executor } from '../src/executors/executor.ts';
 import type { ExpectedIntent, Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
 import { scoreExample } from '../src/tasks/intent/scorer.ts';

@@ -19,7 +19,7 @@ import type { LoadedStudy } from '../src/study/loaded-study.ts';
 import { loadStudy, splitPartitions } from '../src/study/load-study.ts';
 import { evaluateLoopA, runLoopA, type LoopAExampleResult } from '../src/study/loop-a.ts';
 import { approveReviewItem, enqueueReviewItem, listReviewItems } from '../src/study/review-queue.ts';
-import type { Executor } from '../src/tasks/executor.ts';
+import type { Executor } from '../src/executors/executor.ts';
 import type { Intent } from '../src/tasks/intent/intent.ts';
 import { loadStudyPatternLibrary } from '../src/runtime/runtime.ts';
 

@@ -22,7 +22,7 @@ import { getActiveArtifactText } from '../src/storage/registry.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 import type { LoadedStudy } from '../src/study/loaded-study.ts';
 import { runStudy } from '../src/study/run-study.ts';
-import type { Executor } from '../src/tasks/executor.ts';
+import type { Executor } from '../src/executors/executor.ts';
 import type { Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
 import { loopbackFetch, startFakeOpenAiServer, type ChatRequest, type FakeResponse, type FakeServer } from './llm-fake-openai-server.ts';

@@ -53,3 +53,18 @@ export function print(line = ''): void {
 export function progress(line: string, quiet = false): void {
   if (!quiet) process.stderr.write(`${line}\n`);
 }
+
+/** A camelCase name in words, lower case: `entityPrecision` → `entity precision`. */
+export function nameInWords(name: string): string {
+  return name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+}
+
+/**
+ * The line of diagnostic metrics printed under a score table, by the task's
+ * metric names: `diagnostics: entity precision 0.401, relation recall 0.269`;
+ * empty when the task reports no metric.
+ */
+export function metricsLine(metrics: Readonly<Record<string, number | null>>): string {
+  const entries = Object.entries(metrics);
+  return entries.length === 0 ? '' : `diagnostics: ${entries.map(([name, value]) => `${nameInWords(name)} ${formatScore(value)}`).join(', ')}`;
+}

@@ -33,6 +33,7 @@ import { analyzeGoal } from '../tasks/intent/offline/goal-analysis.ts';
 import type { Playbook } from '../tasks/intent/offline/playbook.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
 import { loadPlaybook } from '../tasks/intent/offline/playbook-cache.ts';
+import type { ExampleDiagnostics } from '../tasks/intent/scorer.ts';
 import { scoreIntent } from '../tasks/intent/scorer.ts';
 import type { PlaybookEdit } from '../tasks/intent/offline/playbook-edit.ts';
 import { applyPlaybookEdit, editPlaybook } from '../tasks/intent/offline/playbook-edit.ts';
@@ -224,10 +225,11 @@ function toEvidence(
     trace,
     predictedAppType: intent.appType,
     predictedEntityCount: intent.entities.length,
-    diagnostics: record.diagnostics,
+    // An intent study's records hold the intent scorer's diagnostics and metrics (src/tasks/intent/scorer.ts).
+    diagnostics: record.diagnostics as ExampleDiagnostics,
     outputJson: JSON.stringify(intent),
     composite: record.composite,
-    relationRecall: record.metrics.relationRecall,
+    relationRecall: record.metrics['relationRecall'] ?? null,
   };
 }
 

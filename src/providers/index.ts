@@ -23,7 +23,7 @@ import type { StudyDatabase } from '../storage/database.ts';
 import type { StudyConfig } from '../study/config.ts';
 import type { StudyPlugins } from '../study/load-study.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
-import type { Executor } from '../tasks/executor.ts';
+import type { Executor } from '../executors/executor.ts';
 import { createLlmIntentExecutor } from '../tasks/intent/llm/llm-executor.ts';
 import { buildExecutorSystemPrompt } from '../tasks/intent/llm/output-contract.ts';
 import { markdownSections, markdownSectionSpans } from '../tasks/intent/llm/prompt-sections.ts';

@@ -9,7 +9,7 @@ import { openDatabase } from '../storage/database.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion, withArtifactOverride } from '../storage/registry.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
 import { loadStudy } from '../study/load-study.ts';
-import type { Executor } from '../tasks/executor.ts';
+import type { Executor } from '../executors/executor.ts';
 import type { Intent } from '../tasks/intent/intent.ts';
 import { createRuntime } from './runtime.ts';
 import { listSignals } from './signal.ts';

@@ -38,7 +38,7 @@ import type { LoadedStudy } from '../study/loaded-study.ts';
 import type { StudyPlugins } from '../study/load-study.ts';
 import { loadStudy } from '../study/load-study.ts';
 import { ensureSeedVersion } from '../study/run-study.ts';
-import type { Executor, InvalidReason } from '../tasks/executor.ts';
+import type { Executor, InvalidReason } from '../executors/executor.ts';
 import { intentSchema, type Intent } from '../tasks/intent/intent.ts';
 import type { Behavior } from '../tasks/intent/vocabulary.ts';
 import type { ProductionSignal } from './signal.ts';
@@ -178,12 +178,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (goal.trim() === '') return invalid('empty', 'the goal text is empty');
       let execution;
       try {
-        execution = await executor.execute({ goal, artifact: artifact.text, repeat: 0, ...(buildOptions.signal !== undefined ? { signal: buildOptions.signal } : {}) });
+        execution = await executor.execute({ input: goal, text: goal, artifact: artifact.text, repeat: 0, ...(buildOptions.signal !== undefined ? { signal: buildOptions.signal } : {}) });
       } catch (error) {
         return invalid('error', `executor failed: ${error instanceof Error ? error.message : String(error)}`);
       }
       if (!execution.ok) return invalid(execution.reason, execution.message, execution.raw);
-      const parsed = intentSchema.safeParse(execution.intent);
+      const parsed = intentSchema.safeParse(execution.output);
       if (!parsed.success) return invalid('schema', `the intent does not fit the intent schema: ${parsed.error.issues[0]?.message ?? 'invalid'}`, execution.raw);
       const intent = parsed.data;
 

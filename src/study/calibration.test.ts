@@ -7,7 +7,7 @@ import { createEvaluator } from '../evaluator/evaluator.ts';
 import { createSeededRandom } from '../stats/index.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase } from '../storage/database.ts';
-import type { Executor } from '../tasks/executor.ts';
+import type { Executor } from '../executors/executor.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
 import { DEFAULT_WEIGHTS } from '../tasks/intent/scorer.ts';
 import { DEFAULT_GATE_SETTINGS } from '../gate/gate.ts';

@@ -6,6 +6,7 @@
  */
 import { createExampleFormat, type ExampleFormat } from '../corpus/example-format.ts';
 import { createIntentTask } from '../tasks/intent/intent-task.ts';
+import { SCORER_VERSION as INTENT_TASK_ID } from '../tasks/intent/scorer.ts';
 import type { Task } from '../tasks/task.ts';
 import { defaultWeights } from '../tasks/task.ts';
 import type { StudyConfig } from './config.ts';
@@ -25,4 +26,14 @@ export function composeTask(config: Pick<StudyConfig, 'task' | 'corpusPolicy'>):
 /** The study's weights: the task's defaults, replaced by `weights:` where given. */
 export function composeWeights(task: Task, configured: Readonly<Record<string, number>> | undefined): Record<string, number> {
   return { ...defaultWeights(task), ...(configured ?? {}) };
+}
+
+/**
+ * The record format that admits partial gold (`kloop corpus add
+ * --partial-gold`): for intent, the intent task without the known-app-type
+ * rule; every other task's format is returned unchanged (no such rule).
+ */
+export function withPartialGold(format: ExampleFormat): ExampleFormat {
+  if (format.task.id !== INTENT_TASK_ID || format.inputField !== 'goal') return format;
+  return createExampleFormat(createIntentTask({ requireAppType: false }), 'goal');
 }

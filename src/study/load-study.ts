@@ -19,7 +19,7 @@ import { ERROR_DRIVEN_PROPOSER_ID, OFFLINE_EXECUTOR_ID } from '../tasks/intent/o
 import { checkConstraints, loadProgram } from '../program/program.ts';
 import type { ErrorDrivenProposerOptions } from '../proposers/error-driven-proposer.ts';
 import type { Proposer } from '../proposers/proposer.ts';
-import type { Executor } from '../tasks/executor.ts';
+import type { Executor } from '../executors/executor.ts';
 import { parsePlaybook, playbookSections } from '../tasks/intent/offline/playbook.ts';
 import type { ExampleFormat } from '../corpus/example-format.ts';
 import type { StudyConfig } from './config.ts';

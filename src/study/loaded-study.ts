@@ -8,7 +8,7 @@ import type { FileExample } from '../corpus/lifecycle.ts';
 import type { GateSettings } from '../gate/gate.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import type { ExampleFormat } from '../corpus/example-format.ts';
-import type { Executor } from '../tasks/executor.ts';
+import type { Executor } from '../executors/executor.ts';
 import type { Task } from '../tasks/task.ts';
 import type { StudyConfig } from './config.ts';
 

@@ -32,7 +32,7 @@ import { createSeededRandom } from '../stats/index.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
-import type { Executor } from '../tasks/executor.ts';
+import type { Executor } from '../executors/executor.ts';
 import type { Intent } from '../tasks/intent/intent.ts';
 import type { Behavior } from '../tasks/intent/vocabulary.ts';
 import type { LoadedStudy } from './loaded-study.ts';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
-import type { ComponentScores, DiagnosticMetrics } from '../evaluator/partition-score.ts';
+import type { ComponentScores, MetricScores } from '../evaluator/partition-score.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { studyDatabasePath } from '../storage/database.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
@@ -22,7 +22,7 @@ import { stuckAdvice } from './stuck-advice.ts';
 export interface PartitionSummary {
   composite: number | null;
   components: ComponentScores;
-  metrics: DiagnosticMetrics;
+  metrics: MetricScores;
   invalid: number;
   examples: number;
 }

@@ -123,13 +123,8 @@ function describeExample(record: ExampleScoreRecord, example: Example | undefine
   if (!record.valid) {
     return { id: record.exampleId, repeat: record.repeat, partition: example?.partition, valid: false as const, composite: null, invalidReason: record.invalidReason, message: record.message, raw: record.raw ?? null };
   }
-  const diagnostics = record.diagnostics;
-  const notes: string[] = [];
-  if (diagnostics.appTypeMismatch !== undefined) notes.push(`appType ${diagnostics.appTypeMismatch.predicted} ≠ ${diagnostics.appTypeMismatch.expected.join('|')}`);
-  if (diagnostics.missedEntities.length > 0) notes.push(`missed entities: ${diagnostics.missedEntities.join(', ')}`);
-  if (diagnostics.wrongRoles.length > 0) notes.push(`wrong roles: ${diagnostics.wrongRoles.map((wrong) => `${wrong.entity} ${wrong.predicted}→${wrong.expected}`).join(', ')}`);
-  if (diagnostics.missingBehaviors.length > 0) notes.push(`missing behaviours: ${diagnostics.missingBehaviors.join(', ')}`);
-  if (diagnostics.spuriousEntities.length > 0) notes.push(`spurious entities: ${diagnostics.spuriousEntities.join(', ')}`);
+  // The task's feedback, one note per problem it names (`; `-separated, as the built-in tasks write it).
+  const notes = record.feedback === '' ? [] : record.feedback.replace(/\.$/, '').split('; ');
   return {
     id: record.exampleId,
     repeat: record.repeat,
@@ -139,7 +134,8 @@ function describeExample(record: ExampleScoreRecord, example: Example | undefine
     components: record.components,
     skipped: record.skipped,
     metrics: record.metrics,
-    diagnostics,
+    diagnostics: record.diagnostics,
+    feedback: record.feedback,
     notes,
   };
 }

@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { ExampleDiagnostics } from '../../evaluator/partition-score.ts';
+import type { ExampleDiagnostics } from './scorer.ts';
 
 /** Options of {@link describeIntentDiagnostics}. */
 export interface IntentFeedbackOptions {

@@ -9,6 +9,7 @@
  */
 import type { Example } from '../../../corpus/example.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../../../evaluator/partition-score.ts';
+import type { ExampleDiagnostics } from '../scorer.ts';
 
 export interface DiagnosticsSummaryOptions {
   /** Most characters of the whole summary. Default 6000. */
@@ -41,7 +42,7 @@ function shorten(text: string, limit: number): string {
 function describeRecord(record: ExampleScoreRecord): string {
   if (!record.valid) return `invalid output (${record.invalidReason}): ${shorten(record.message, 120)}`;
   const parts: string[] = [];
-  const diagnostics = record.diagnostics;
+  const diagnostics = record.diagnostics as ExampleDiagnostics;
   if (diagnostics.appTypeMismatch !== undefined) parts.push(`app type ${diagnostics.appTypeMismatch.predicted} instead of ${diagnostics.appTypeMismatch.expected.join('/')}`);
   if (diagnostics.missedEntities.length > 0) parts.push(`missed ${diagnostics.missedEntities.join(', ')}`);
   if (diagnostics.wrongRoles.length > 0) parts.push(`roles ${diagnostics.wrongRoles.map((wrong) => `${wrong.entity} ${wrong.predicted}→${wrong.expected}`).join(', ')}`);
@@ -71,7 +72,7 @@ export function summarizeDiagnostics(score: PartitionScore, examples: readonly E
       countInto(invalid, record.invalidReason);
       continue;
     }
-    const diagnostics = record.diagnostics;
+    const diagnostics = record.diagnostics as ExampleDiagnostics;
     for (const name of diagnostics.missedEntities) countInto(missed, name);
     for (const wrong of diagnostics.wrongRoles) countInto(roles, `${wrong.entity} given ${wrong.predicted}, should be ${wrong.expected}`);
     if (diagnostics.appTypeMismatch !== undefined) {

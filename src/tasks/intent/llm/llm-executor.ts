@@ -1,7 +1,8 @@
 /**
  * The LLM intent executor: the artifact is a prompt (markdown); the model
  * reads it as its system message, with kloop's fixed output contract
- * appended, and the goal text as the user message, and answers in the
+ * appended, and the goal text (the request's `text`, the intent task's text
+ * of its input) as the user message, and answers in the
  * public intent JSON format through structured output (or, on servers
  * without it, JSON asked for in the prompt and parsed from the text).
  *
@@ -12,7 +13,7 @@
  * outlasts the retries), a BudgetExceededError, or the abort of `signal`.
  */
 import type { LlmClient } from '../../../providers/llm-client.ts';
-import type { ExecutionRequest, ExecutionResult, Executor } from '../../executor.ts';
+import type { ExecutionRequest, ExecutionResult, Executor } from '../../../executors/executor.ts';
 import { buildExecutorSystemPrompt, INTENT_ANSWER_SCHEMA, OUTPUT_CONTRACT_HASH } from './output-contract.ts';
 import { parseIntentAnswer } from './parse-intent-answer.ts';
 
@@ -39,7 +40,8 @@ export interface LlmIntentExecutorOptions {
  * @example
  * ```ts
  * const executor = createLlmIntentExecutor({ client });
- * const result = await executor.execute({ goal: 'A clinic books patients with therapists.', artifact: promptText, repeat: 0 });
+ * const goal = 'A clinic books patients with therapists.';
+ * const result = await executor.execute({ input: goal, text: goal, artifact: promptText, repeat: 0 });
  * if (!result.ok) console.log(result.reason, result.message);
  * ```
  */
@@ -51,7 +53,7 @@ export function createLlmIntentExecutor(options: LlmIntentExecutorOptions): Exec
     async execute(request: ExecutionRequest): Promise<ExecutionResult> {
       const response = await client.generate({
         system: buildExecutorSystemPrompt(request.artifact),
-        prompt: request.goal,
+        prompt: request.text,
         schema: INTENT_ANSWER_SCHEMA,
         repeat: request.repeat,
         ...(request.signal !== undefined ? { signal: request.signal } : {}),
@@ -63,7 +65,7 @@ export function createLlmIntentExecutor(options: LlmIntentExecutorOptions): Exec
       if (!answer.ok) {
         return { ok: false, reason: answer.reason, message: answer.message, raw: answer.raw, usage: response.usage, latencyMs: response.latencyMs };
       }
-      return { ok: true, intent: answer.intent, raw: answer.raw, usage: response.usage, latencyMs: response.latencyMs, cached: response.cached };
+      return { ok: true, output: answer.intent, raw: answer.raw, usage: response.usage, latencyMs: response.latencyMs, cached: response.cached };
     },
   };
 }

@@ -13,7 +13,7 @@
  * {@link MAX_RAW_CHARACTERS}); it is never scored, and nothing is thrown.
  */
 import { parseJsonAnswer } from '../../../providers/answer-text.ts';
-import type { InvalidReason } from '../../executor.ts';
+import type { InvalidReason } from '../../../executors/executor.ts';
 import type { Intent } from '../intent.ts';
 import { intentSchema } from '../intent.ts';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { intentSchema } from '../intent.ts';
-import type { ExecutionResult } from '../../executor.ts';
+import type { ExecutionResult } from '../../../executors/executor.ts';
 import { OFFLINE_EXECUTOR_ID, createOfflineExecutor } from './offline-executor.ts';
 
 const PLAYBOOK = `# Test playbook

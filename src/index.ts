@@ -49,7 +49,7 @@ export type { Candidate, Proposer, ProposalContext } from './proposers/proposer.
 export { createErrorDrivenProposer } from './proposers/error-driven-proposer.ts';
 
 // Studies, storage and the prompt registry.
-export { loadStudy } from './study/load-study.ts';
+export { loadStudy, loadStudyAsync } from './study/load-study.ts';
 export { runStudy } from './study/run-study.ts';
 export type { RunEvent, StopReason } from './study/run-study.ts';
 export { openDatabase, studyDatabasePath } from './storage/database.ts';

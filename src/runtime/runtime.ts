@@ -40,6 +40,7 @@ import { loadStudy } from '../study/load-study.ts';
 import { ensureSeedVersion } from '../study/run-study.ts';
 import type { Executor, InvalidReason } from '../executors/executor.ts';
 import { intentSchema, type Intent } from '../tasks/intent/intent.ts';
+import { requireIntentTask } from '../study/compose.ts';
 import type { Behavior } from '../tasks/intent/vocabulary.ts';
 import type { ProductionSignal } from './signal.ts';
 import { recordSignal } from './signal.ts';
@@ -141,6 +142,7 @@ function asLibrary(library: PatternLibrary | readonly Pattern[]): PatternLibrary
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const maybeStudy = options.study ?? (options.studyDir !== undefined ? loadStudy(options.studyDir, options.plugins) : undefined);
   if (maybeStudy === undefined) throw new InputError('createRuntime needs a studyDir or a study', { field: 'studyDir' });
+  requireIntentTask(maybeStudy, 'The runtime (kloop build)');
   const study: LoadedStudy = maybeStudy;
   const library = asLibrary(options.library ?? loadStudyPatternLibrary(study.dir));
   const executor = options.executor ?? study.executor;

@@ -22,6 +22,7 @@ import type { Pattern } from '../assembly/pattern.ts';
 import type { PatternLibrary } from '../assembly/pattern-library.ts';
 import type { IntentExample, PartitionName } from '../corpus/example.ts';
 import { asIntentExamples } from '../corpus/example.ts';
+import { requireIntentTask } from './compose.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import { mapWithConcurrency, perExampleMeans } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
@@ -109,6 +110,7 @@ export interface EvaluateLoopAOptions {
  */
 export async function evaluateLoopA(options: EvaluateLoopAOptions): Promise<LoopAEvaluation> {
   const { study } = options;
+  requireIntentTask(study, 'Loop A');
   const examples = options.examples ?? asIntentExamples(study.corpus);
   const runtime = await createRuntime({
     study,
@@ -399,6 +401,7 @@ export interface LoopARunOutcome {
  */
 export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcome> {
   const { study, db } = options;
+  requireIntentTask(study, 'Loop A');
   const now = options.now ?? (() => new Date());
   const emit = options.onEvent ?? (() => undefined);
   const settings: LoopAGateSettings = {

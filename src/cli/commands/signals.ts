@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { asIntentExamples } from '../../corpus/example.ts';
+import { requireIntentStudy } from '../../study/compose.ts';
 import { formatLocation, InputError } from '../../errors.ts';
 import { loadStudyPatternLibrary } from '../../runtime/runtime.ts';
 import { ingestSignalFile } from '../../signals/ingest.ts';
@@ -57,6 +58,7 @@ export function parseNow(value: string | undefined): Date {
 
 /** What the slow loops read for a study: settings, library, corpus (optimization + anchor) and the active artifact. */
 export async function slowLoopInputs(config: StudyConfig, db: StudyDatabase, now: Date): Promise<Omit<SlowLoopOptions, 'enqueue'>> {
+  requireIntentStudy(config, 'Loops C and D (kloop signals)');
   const corpus = asIntentExamples(loadCorpus(config).filter((example) => example.partition !== 'shadow'));
   const active = await getRegistryVersion(db);
   return {

@@ -22,5 +22,5 @@ export * from './providers/index.ts';
 export { createLlmStudyPlugins, DEFAULT_EXECUTOR_MAX_OUTPUT_TOKENS, DEFAULT_PROPOSER_MAX_OUTPUT_TOKENS } from './study/llm-plugins.ts';
 export type { LlmStudyPluginOptions, LlmStudyPlugins } from './study/llm-plugins.ts';
 export { createLlmIntentExecutor } from './tasks/intent/llm/llm-executor.ts';
-export { markdownSections, replaceSections } from './tasks/intent/llm/prompt-sections.ts';
+export { markdownSections, replaceSections } from './artifact/markdown-sections.ts';
 export { createReflectiveProposer } from './proposers/reflective-proposer.ts';

@@ -15,7 +15,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadStudy } from '../src/study/load-study.ts';
-import { markdownSections } from '../src/tasks/intent/llm/prompt-sections.ts';
+import { markdownSections } from '../src/artifact/markdown-sections.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import type { HintKind, SimulatedWorld, WorldOptions } from './simulated-llm-world.ts';
 import { startSimulatedWorld } from './simulated-llm-world.ts';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../src/errors.ts';
 import { createLlmStudyPlugins } from '../src/providers/index.ts';
-import { replaceSections } from '../src/tasks/intent/llm/prompt-sections.ts';
+import { replaceSections } from '../src/artifact/markdown-sections.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { getActiveArtifactText } from '../src/storage/registry.ts';

@@ -41,7 +41,7 @@ import { loadCustomTask } from '../tasks/custom/custom-task.ts';
 import { createExtractionTask, type ExtractionTaskOptions } from '../tasks/extraction/extraction-task.ts';
 import { createIntentTask } from '../tasks/intent/intent-task.ts';
 import { createLlmIntentExecutor } from '../tasks/intent/llm/llm-executor.ts';
-import { markdownSections } from '../tasks/intent/llm/prompt-sections.ts';
+import { markdownSections } from '../artifact/markdown-sections.ts';
 import { ERROR_DRIVEN_PROPOSER_ID, OFFLINE_EXECUTOR_ID } from '../tasks/intent/offline/ids.ts';
 import { playbookSections } from '../tasks/intent/offline/playbook.ts';
 import { SCORER_VERSION as INTENT_TASK_ID } from '../tasks/intent/scorer.ts';

@@ -35,7 +35,7 @@ import { createAdaptiveLimiter } from '../providers/rate-limiter.ts';
 import { createResponseCache } from '../providers/response-cache.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { buildExecutorSystemPrompt } from '../tasks/intent/llm/output-contract.ts';
-import { markdownSectionSpans } from '../tasks/intent/llm/prompt-sections.ts';
+import { markdownSectionSpans } from '../artifact/markdown-sections.ts';
 import type { Task } from '../tasks/task.ts';
 import { composeExecutor, composeProposer, composeSectionsOf, composeTask, isIntentTask } from './compose.ts';
 import type { StudyConfig } from './config.ts';

@@ -12,22 +12,17 @@
  * An invalid answer is returned with its raw text (capped at
  * {@link MAX_RAW_CHARACTERS}); it is never scored, and nothing is thrown.
  */
-import { parseJsonAnswer } from '../../../providers/answer-text.ts';
+import { capRaw, parseJsonAnswer } from '../../../providers/answer-text.ts';
 import type { InvalidReason } from '../../../executors/executor.ts';
 import type { Intent } from '../intent.ts';
 import { intentSchema } from '../intent.ts';
 
-/** Raw answers are kept up to this many characters. */
-export const MAX_RAW_CHARACTERS = 4000;
+export { capRaw, MAX_RAW_CHARACTERS } from '../../../providers/answer-text.ts';
 
 export type IntentAnswer =
   | { ok: true; intent: Intent; raw: string }
   | { ok: false; reason: InvalidReason; message: string; raw: string };
 
-/** Caps a raw answer for storage. */
-export function capRaw(text: string): string {
-  return text.length <= MAX_RAW_CHARACTERS ? text : `${text.slice(0, MAX_RAW_CHARACTERS)}… [${text.length - MAX_RAW_CHARACTERS} more characters]`;
-}
 
 /**
  * Parses an answer.

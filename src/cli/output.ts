@@ -68,3 +68,15 @@ export function metricsLine(metrics: Readonly<Record<string, number | null>>): s
   const entries = Object.entries(metrics);
   return entries.length === 0 ? '' : `diagnostics: ${entries.map(([name, value]) => `${nameInWords(name)} ${formatScore(value)}`).join(', ')}`;
 }
+
+/**
+ * The component columns of a score table: the task's component names (in its
+ * order) that at least one of the scores holds, then any other the scores
+ * hold, in the order first seen.
+ */
+export function componentColumns(order: readonly string[], scores: ReadonlyArray<{ components: Readonly<Record<string, number>> }>): string[] {
+  const present = new Set(scores.flatMap((score) => Object.keys(score.components)));
+  const columns = order.filter((name) => present.has(name));
+  for (const name of present) if (!columns.includes(name)) columns.push(name);
+  return columns;
+}

@@ -36,7 +36,7 @@ import type { ErrorDrivenProposerOptions } from '../proposers/error-driven-propo
 import type { Proposer } from '../proposers/proposer.ts';
 import { createReflectiveProposer } from '../proposers/reflective-proposer.ts';
 import type { LlmClient } from '../providers/llm-client.ts';
-import { createClassificationTask } from '../tasks/classification/classification-task.ts';
+import { type ClassificationTask, createClassificationTask } from '../tasks/classification/classification-task.ts';
 import { loadCustomTask } from '../tasks/custom/custom-task.ts';
 import { createExtractionTask, type ExtractionTaskOptions } from '../tasks/extraction/extraction-task.ts';
 import { createIntentTask } from '../tasks/intent/intent-task.ts';
@@ -48,6 +48,7 @@ import { SCORER_VERSION as INTENT_TASK_ID } from '../tasks/intent/scorer.ts';
 import type { Task } from '../tasks/task.ts';
 import { defaultWeights, taskComponents } from '../tasks/task.ts';
 import type { StudyConfig, TaskConfig, TaskKind } from './config.ts';
+import type { StudyHeadline } from './loaded-study.ts';
 import { DEFAULT_COMMAND_CONCURRENCY, DEFAULT_COMMAND_TIMEOUT_MS } from './config.ts';
 
 /** The parts of a config composition reads. */
@@ -294,6 +295,15 @@ export function composeSectionsOf(config: Pick<StudyConfig, 'executor'>): (text:
     };
   }
   return markdownSections;
+}
+
+/**
+ * The figure a study's reports lead with: `misroute rate` (1 − accuracy) for
+ * a classification task with `reportAs: misroute rate`, else the composite.
+ */
+export function composeHeadline(task: Task): StudyHeadline {
+  const reportAs = (task as Partial<ClassificationTask>).reportAs;
+  return reportAs === 'misroute rate' ? { name: 'misroute rate', complement: true } : { name: 'composite', complement: false };
 }
 
 /**

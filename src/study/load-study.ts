@@ -25,7 +25,7 @@ import type { ExampleFormat } from '../corpus/example-format.ts';
 import type { StudyConfig } from './config.ts';
 import { loadStudyConfig } from './config.ts';
 import type { ComposedTask } from './compose.ts';
-import { checkComposition, composeExecutor, composeProposer, composeSectionsOf, composeTask, composeTaskAsync, composeWeights } from './compose.ts';
+import { checkComposition, composeExecutor, composeHeadline, composeProposer, composeSectionsOf, composeTask, composeTaskAsync, composeWeights } from './compose.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 
 /** What a hook that builds an executor or a proposer is given besides the config. */
@@ -248,6 +248,7 @@ function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTas
     corpusAdmission: { admission, leaks },
     task,
     exampleFormat,
+    headline: composeHeadline(task),
     executor,
     proposer,
     weights,

@@ -35,6 +35,23 @@ export interface StoppingCriteria {
   maxRounds?: number;
 }
 
+/**
+ * The figure reports lead with: the composite, or the task's own name for
+ * it (a classification task reporting a misroute rate: 1 − accuracy).
+ */
+export interface StudyHeadline {
+  /** `composite`, or the task's name of the figure, e.g. `misroute rate`. */
+  name: string;
+  /** True when the figure is 1 − composite (a rate of errors: lower is better). */
+  complement: boolean;
+}
+
+/** The headline figure of a composite: itself, or 1 − it for a complement headline; null stays null. */
+export function headlineValue(headline: StudyHeadline | undefined, composite: number | null): number | null {
+  if (composite === null) return null;
+  return headline?.complement === true ? 1 - composite : composite;
+}
+
 export interface LoadedStudy {
   /** The validated `kloop.yaml` (read-only); absent for studies built in code. */
   config?: StudyConfig;
@@ -68,6 +85,8 @@ export interface LoadedStudy {
   task: Task;
   /** How the study's corpus records are read and written (the task's schemas; `goal` records for intent). */
   exampleFormat: ExampleFormat;
+  /** The figure reports lead with (src/study/compose.ts); absent = the composite. */
+  headline?: StudyHeadline;
   executor: Executor;
   proposer: Proposer;
   /** Weights by component name: the task's defaults merged with `kloop.yaml` `weights:`; only ratios matter. */

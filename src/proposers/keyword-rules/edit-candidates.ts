@@ -16,8 +16,9 @@
  *   another term);
  * - the first later rule for E that matches it, moved before R (`moveRule`).
  *
- * Words are the router's own (`termWords`); candidate terms leave out stop
- * words, words of fewer than 3 characters and numbers.
+ * Words are the router's own (`termWords`); candidate terms are content
+ * words (no stop words, no words of fewer than 3 characters, no numbers),
+ * their prefix forms (`refunded` → `refund*`) and bigrams.
  *
  * @module
  */
@@ -30,8 +31,8 @@ export interface RoutingEvidence {
   id: string;
   /** The example's text, prepared for matching. */
   text: PreparedText;
-  /** The text's words, in order. */
-  words: readonly string[];
+  /** The text's candidate terms (see {@link candidateTerms}). */
+  terms: readonly string[];
   /** The gold queue. */
   expected: string;
 }
@@ -71,35 +72,69 @@ function isContentWord(word: string): boolean {
   return word.length >= 3 && !STOP_WORDS.has(word) && !/^\p{N}+$/u.test(word);
 }
 
-/** The candidate terms of a text: content words and bigrams with at least one content word and no number. */
-export function candidateTerms(words: readonly string[]): string[] {
+/** Inflection endings a prefix term leaves off (`charged` → `charg*`), longest first. */
+const ENDINGS = ['ing', 'ed', 'es', 's'] as const;
+
+/**
+ * The prefix form of a content word: its stem without an inflection ending
+ * (`refunded` → `refund*`, `charges` → `charg*`), or the word itself when
+ * it has none and is long enough (`parcel` → `parcel*`); the stem keeps at
+ * least 4 letters, so short words get none (`card`).
+ */
+export function prefixTerm(word: string): string | undefined {
+  for (const ending of ENDINGS) {
+    if (word.endsWith(ending) && word.length - ending.length >= 4) return `${word.slice(0, -ending.length)}*`;
+  }
+  return word.length >= 5 ? `${word}*` : undefined;
+}
+
+/** Punctuation that ends a clause: a bigram never spans it ("locked out. How" gives no "out how"). */
+const CLAUSE_BREAK = /[.!?;:,()[\]{}"\n]+/u;
+
+/**
+ * The candidate terms of a text: content words, their prefix forms (see
+ * {@link prefixTerm}), and bigrams within a clause with at least one content
+ * word and no number; in text order, each once.
+ */
+export function candidateTerms(text: string): string[] {
   const terms = new Set<string>();
-  words.forEach((word, index) => {
-    if (isContentWord(word)) terms.add(word);
-    const next = words[index + 1];
-    if (next === undefined) return;
-    if ((isContentWord(word) || isContentWord(next)) && !/^\p{N}+$/u.test(word) && !/^\p{N}+$/u.test(next) && word.length > 1 && next.length > 1) {
-      terms.add(`${word} ${next}`);
-    }
-  });
+  for (const clause of text.split(CLAUSE_BREAK)) {
+    const words = termWords(clause);
+    words.forEach((word, index) => {
+      if (isContentWord(word)) {
+        terms.add(word);
+        const prefix = prefixTerm(word);
+        if (prefix !== undefined) terms.add(prefix);
+      }
+      const next = words[index + 1];
+      if (next === undefined) return;
+      if ((isContentWord(word) || isContentWord(next)) && !/^\p{N}+$/u.test(word) && !/^\p{N}+$/u.test(next) && word.length > 1 && next.length > 1) {
+        terms.add(`${word} ${next}`);
+      }
+    });
+  }
   return [...terms];
 }
 
 /** Builds the evidence of one example. */
 export function evidenceOf(id: string, text: string, expected: string): RoutingEvidence {
-  return { id, text: prepareText(text), words: termWords(text), expected };
+  return { id, text: prepareText(text), terms: candidateTerms(text), expected };
 }
 
 /** Queue counts of the examples containing each term. */
 type TermCounts = Map<string, Map<string, number>>;
 
-function countTerms(evidence: readonly RoutingEvidence[]): TermCounts {
+/** For every candidate term of the misrouted examples, the queues of the examples it matches. */
+function countTerms(evidence: readonly RoutingEvidence[], misrouted: readonly RoutingEvidence[]): TermCounts {
   const counts: TermCounts = new Map();
-  for (const example of evidence) {
-    for (const term of candidateTerms(example.words)) {
-      let byQueue = counts.get(term);
-      if (byQueue === undefined) counts.set(term, (byQueue = new Map()));
-      byQueue.set(example.expected, (byQueue.get(example.expected) ?? 0) + 1);
+  for (const example of misrouted) {
+    for (const term of example.terms) {
+      if (counts.has(term)) continue;
+      const byQueue = new Map<string, number>();
+      for (const other of evidence) {
+        if (termMatches(term, other.text)) byQueue.set(other.expected, (byQueue.get(other.expected) ?? 0) + 1);
+      }
+      counts.set(term, byQueue);
     }
   }
   return counts;
@@ -133,8 +168,11 @@ export function generateRoutingEdits(
 ): GeneratedEdit[] {
   const maxTerms = options.maxTermsPerExample ?? 8;
   const minPrecision = options.minTermPrecision ?? 0.5;
-  const counts = countTerms(evidence);
   const routed = evidence.map((example) => ({ example, route: routeText(rules, example.text) }));
+  const counts = countTerms(
+    evidence,
+    routed.filter(({ example, route }) => route.label !== example.expected).map(({ example }) => example),
+  );
   const generated = new Map<string, GeneratedEdit>();
   const add = (edit: RoutingRuleEdit, source: string, termSupport: number) => {
     const key = JSON.stringify(edit);
@@ -147,7 +185,7 @@ export function generateRoutingEdits(
     if (route.label === example.expected) continue;
     const gold = example.expected;
     const fired = route.rule === null ? -1 : rules.rules.indexOf(route.rule);
-    const terms = candidateTerms(example.words);
+    const terms = example.terms;
 
     // Terms for the gold queue: most examples of the gold queue first, then the purest.
     const forGold = terms
@@ -253,7 +291,11 @@ export function screenRoutingEdits(
 /** Order of kinds in a tie: the narrowest change first. */
 const KIND_RANK: Readonly<Record<RoutingRuleEdit['kind'], number>> = { addTerm: 0, addExclusion: 1, moveRule: 2, removeTerm: 3, addRule: 4 };
 
-/** Ranking of screened (or evaluated) edits: net fixes, fewer broken, more general term, narrower kind, then text. */
+/**
+ * Ranking of screened (or evaluated) edits: net fixes, fewer broken, a term
+ * more examples contain, the narrower kind, a whole word before a prefix
+ * form (`charged` before `charg*` when they fix the same), then the text.
+ */
 export function compareEdits(
   a: { netFixes: number; broken: number; termSupport: number; edit: RoutingRuleEdit },
   b: { netFixes: number; broken: number; termSupport: number; edit: RoutingRuleEdit },
@@ -263,8 +305,13 @@ export function compareEdits(
     a.broken - b.broken ||
     b.termSupport - a.termSupport ||
     KIND_RANK[a.edit.kind] - KIND_RANK[b.edit.kind] ||
+    Number(isPrefixEdit(a.edit)) - Number(isPrefixEdit(b.edit)) ||
     compareText(JSON.stringify(a.edit), JSON.stringify(b.edit))
   );
+}
+
+function isPrefixEdit(edit: RoutingRuleEdit): boolean {
+  return 'term' in edit && edit.term.endsWith('*');
 }
 
 function wordCount(term: string): number {

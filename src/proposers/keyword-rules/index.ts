@@ -9,6 +9,7 @@ export {
   candidateTerms,
   evidenceOf,
   generateRoutingEdits,
+  prefixTerm,
   screenRoutingEdits,
   type GenerateRoutingEditsOptions,
   type GeneratedEdit,

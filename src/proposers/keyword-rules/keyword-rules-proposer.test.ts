@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { contentHash } from '../../artifact/content-hash.ts';
-import { routeText, termWords } from '../../executors/routing-rules/route-text.ts';
+import { routeText } from '../../executors/routing-rules/route-text.ts';
 import { parseRoutingRules, safeParseRoutingRules } from '../../executors/routing-rules/routing-rules.ts';
 import type { PartitionScore } from '../../evaluator/partition-score.ts';
 import type { ProposalContext } from '../proposer.ts';
@@ -11,6 +11,7 @@ import {
   createKeywordRulesProposer,
   evidenceOf,
   generateRoutingEdits,
+  prefixTerm,
   screenRoutingEdits,
 } from './index.ts';
 
@@ -153,7 +154,7 @@ describe('keyword-rules proposer', () => {
   it('ranks a harmful edit below, and never returns one, even when every edit is evaluated', async () => {
     const calls: string[] = [];
     const context = await contextOf(TICKETS, { maxCandidates: 10 }, RULES, calls);
-    const { candidates } = await createKeywordRulesProposer({ localScreening: false, maxEvaluations: 500 }).propose(context);
+    const { candidates } = await createKeywordRulesProposer({ localScreening: false, maxEvaluations: 500, maxTermsPerExample: 40 }).propose(context);
     // "order" fixes b2 but misroutes t2: net 0. It was evaluated, and refused.
     const orderRule = applyEditToText(RULES, { kind: 'addRule', id: 'billing-order', queue: 'billing', term: 'order', before: null })!;
     expect(calls).toContain(orderRule);
@@ -247,16 +248,21 @@ describe('keyword-rules proposer', () => {
 });
 
 describe('edit generation', () => {
-  it('reads content words and bigrams, without stop words or numbers', () => {
-    expect(candidateTerms(termWords('I was charged twice for order 1042!'))).toEqual([
+  it('reads content words, prefix forms and bigrams within a clause, without stop words or numbers', () => {
+    expect(candidateTerms("I'm locked out. How long?")).toEqual(['locked', 'lock*', 'locked out', 'how long', 'long']);
+    expect(candidateTerms('I was charged twice for order 1042!')).toEqual([
       'was charged',
       'charged',
+      'charg*',
       'charged twice',
       'twice',
+      'twice*',
       'twice for',
       'for order',
       'order',
+      'order*',
     ]);
+    expect(['refunded', 'charges', 'parcel', 'card', 'shipping', 'tags'].map(prefixTerm)).toEqual(['refund*', 'charg*', 'parcel*', undefined, 'shipp*', undefined]);
   });
 
   it('suggests each kind of edit from the misrouted examples, each once', () => {

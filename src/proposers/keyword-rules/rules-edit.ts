@@ -138,15 +138,16 @@ const RENDER_OPTIONS = { lineWidth: 0, flowCollectionPadding: false } as const;
  *   read back as exactly the edited rules
  */
 export function applyEditToText(text: string, edit: RoutingRuleEdit): string | null {
-  const parsed = safeParseRoutingRules(text);
+  const source = sourceOf(text);
+  const { parsed, base } = source;
   if (!parsed.ok) return null;
   const expected = applyEditToRules(parsed.rules, edit);
   if (expected === null) return null;
-  const document = parseDocument(text, { uniqueKeys: true });
+  const document = source.document.clone();
   const sequence = document.get('rules', true);
   if (!isSeq(sequence)) return null;
   if (!editDocument(document, sequence as YAMLSeq<unknown>, parsed.rules, edit)) return null;
-  const candidates = renderings(text, document);
+  const candidates = renderings(text, document, base);
   for (const candidate of candidates) {
     const reread = safeParseRoutingRules(candidate);
     if (reread.ok && JSON.stringify(reread.rules) === JSON.stringify(expected) && candidate !== text) return candidate;
@@ -159,15 +160,34 @@ export function applyEditToText(text: string, edit: RoutingRuleEdit): string | n
  * indentation); a YAML file keeps its untouched lines (through a three-way
  * merge when the library would re-render them), else the plain rendering.
  */
-function renderings(original: string, edited: Document): string[] {
-  if (isJson(original)) {
+function renderings(original: string, edited: Document, base: string | null): string[] {
+  if (base === null) {
     const indent = /\n( +|\t)"/.exec(original)?.[1] ?? (original.trimEnd().includes('\n') ? 2 : 0);
     const json = JSON.stringify(edited.toJS(), null, indent);
     return [original.endsWith('\n') ? `${json}\n` : json];
   }
   const rendered = edited.toString(RENDER_OPTIONS);
-  const base = parseDocument(original, { uniqueKeys: true }).toString(RENDER_OPTIONS);
   return base === original ? [rendered] : [rebaseText(base, rendered, original).text, rendered];
+}
+
+/** The last text edited, parsed, with its plain rendering (null for JSON): a proposer applies many edits to one incumbent. */
+interface ParsedSource {
+  text: string;
+  parsed: ReturnType<typeof safeParseRoutingRules>;
+  /** The parsed document; each edit works on a clone. */
+  document: Document;
+  base: string | null;
+}
+let lastSource: ParsedSource | undefined;
+
+function sourceOf(text: string): ParsedSource {
+  if (lastSource?.text !== text) {
+    const parsed = safeParseRoutingRules(text);
+    const document = parseDocument(text, { uniqueKeys: true });
+    const base = !parsed.ok || isJson(text) ? null : document.toString(RENDER_OPTIONS);
+    lastSource = { text, parsed, document, base };
+  }
+  return lastSource;
 }
 
 function isJson(text: string): boolean {

@@ -29,6 +29,7 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { hostname as osHostname } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type { KloopErrorOptions } from '../errors.ts';
 import { KloopError } from '../errors.ts';
 import type { StudyDatabase } from './database.ts';
 
@@ -76,16 +77,27 @@ export type AcquireResult =
   | { acquired: true; lease: LeaseRecord; tookOverFrom?: LeaseRecord }
   | { acquired: false; holder: LeaseRecord };
 
-/** Another process holds the study's lease. Exit code {@link STUDY_BUSY_EXIT_CODE}. */
+/**
+ * The study is busy: another process holds its lease (`holder`), or kept its
+ * database locked past every try (`holder` undefined). Exit code
+ * {@link STUDY_BUSY_EXIT_CODE}, code `study_busy`.
+ */
 export class StudyBusyError extends KloopError {
-  readonly holder: LeaseRecord;
+  /** Who holds the lease; undefined when the database itself stayed locked. */
+  readonly holder: LeaseRecord | undefined;
 
-  constructor(holder: LeaseRecord) {
-    super(`study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; use --wait to wait`, {
-      code: 'study_busy',
-      exitCode: STUDY_BUSY_EXIT_CODE,
-      studyPath: holder.studyKey,
-    });
+  /**
+   * @param holder the lease's live holder: the message names its pid, host and start
+   * @param locked without a holder: the message (and the study, and the SQLite error as `cause`)
+   */
+  constructor(holder: LeaseRecord | undefined, locked: { message: string; studyPath?: string; cause?: unknown } = { message: 'the study database is locked by another process; use --wait to wait' }) {
+    const options: KloopErrorOptions & { code: string; exitCode: number } = { code: 'study_busy', exitCode: STUDY_BUSY_EXIT_CODE };
+    if (holder !== undefined) options.studyPath = holder.studyKey;
+    else {
+      if (locked.studyPath !== undefined) options.studyPath = locked.studyPath;
+      if (locked.cause !== undefined) options.cause = locked.cause;
+    }
+    super(holder !== undefined ? `study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; use --wait to wait` : locked.message, options);
     this.holder = holder;
   }
 }

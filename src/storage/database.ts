@@ -137,7 +137,7 @@ export function readableDatabaseFile(file: string): string {
  * Opens (creating and migrating when needed) a SQLite study database.
  *
  * A writable connection begins every transaction with `BEGIN IMMEDIATE` (see
- * the module comment) and applies the pending migrations in one such
+ * the module comment) and applies the pending migrations, if any, in one such
  * transaction, under a lock file. Opening and migrating are tried again
  * ({@link retryWhileBusy}: 3 tries) while SQLite reports the database busy,
  * each try waiting up to the busy timeout.
@@ -188,12 +188,18 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
   const db = new Kysely<KloopDatabase>({ dialect: writable ? new WritableSqliteDialect(config) : new SqliteDialect(config) });
   if (writable) {
     const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
-    // Kysely takes no lock for SQLite migrations, so two processes opening a new
-    // study at once would both create its tables: migrate under a lock file.
-    const { error } = await withMigrationLock(file, () => migrator.migrateToLatest());
+    const migrate = async (): Promise<unknown> => {
+      // Up to date (a plain read): no lock and no write transaction needed.
+      if ((await migrator.getMigrations()).every((migration) => migration.executedAt !== undefined)) return undefined;
+      // Kysely takes no lock for SQLite migrations, so two processes opening a new
+      // study at once would both create its tables: migrate under a lock file.
+      return (await withMigrationLock(file, () => migrator.migrateToLatest())).error;
+    };
+    const error = await migrate().catch((caught: unknown) => caught ?? new Error('unknown error'));
     if (error !== undefined) {
       await db.destroy();
       if (isSqliteBusy(error)) throw error;
+      if (error instanceof StorageError) throw error;
       throw new StorageError(`cannot migrate the study database ${file}: ${String((error as Error).message ?? error)}`, { file, cause: error });
     }
   }

@@ -217,8 +217,13 @@ export interface PausedHolder {
  * heartbeat stops too): for everyone else the study is being run, for as
  * long as the test needs. No race with the holder: the lease row is read and
  * the holder stopped while this test holds SQLite's write lock, so the holder
- * can neither release its lease nor be inside a write transaction at that
- * moment (it may wait for the lock; after `resume` it goes on).
+ * can neither release its lease nor be inside a transaction at that moment —
+ * kloop begins every transaction of a writable connection with `BEGIN
+ * IMMEDIATE`, so a transaction holds the write lock from its start (it may
+ * wait for the lock; after `resume` it goes on). It is never stopped between
+ * a read and a write of one transaction, where the writes made meanwhile
+ * (this fixture's own heartbeat) would make its snapshot stale and its write
+ * fail with SQLITE_BUSY_SNAPSHOT.
  *
  * @param children when they have all ended before one held the lease, fails
  */

@@ -383,7 +383,9 @@ export function startLeaseHeartbeat(db: StudyDatabase, lease: LeaseRecord, optio
       workerData: {
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
         file: options.file,
-        busyTimeoutMs: Math.max(1_000, intervalMs),
+        // A beat waits for the write lock (a transaction of the run holds it from its BEGIN IMMEDIATE) up to a
+        // third of the staleness timeout: a long transaction delays beats instead of failing them with a warning.
+        busyTimeoutMs: Math.max(1_000, intervalMs, LEASE_STALE_AFTER_MS / 3),
         intervalMs,
         studyKey: lease.studyKey,
         ownerId: lease.ownerId,

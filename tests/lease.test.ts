@@ -21,6 +21,15 @@ afterAll(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
 });
 
+/**
+ * Each test waits only on what the processes print or write, never on time;
+ * this bound only ends a test that hangs. The tests are CPU-bound (every run
+ * evaluates the study): at 25 runnable processes on 2 cores a single
+ * `kloop run` of this study took 19 s, and the four CLI tests, which run at
+ * once, passed 180 s on the code before and after the lease changes alike.
+ */
+const CLI_TEST_TIMEOUT_MS = 600_000;
+
 const BUSY = /^kloop: study is being run by pid (\d+) on host (\S+) since (\S+); use --wait to wait$/;
 
 /** What a contender (tests/lease-contender.mjs) said and how it ended. */
@@ -109,7 +118,7 @@ describe.concurrent('one writer per study', () => {
     expect(snapshot.runs).toEqual([{ stopReason: 'max_experiments', ended: true }]); // one writer, one run
     expect(snapshot.leases).toBe(0);
     expect((JSON.parse(winnerResult.stdout) as { exitCode: number }).exitCode).toBe(0);
-  }, 180_000);
+  }, CLI_TEST_TIMEOUT_MS);
 
   it('six lease acquisitions at once, by six processes, on a new study and on one whose holder died: exactly one holds, five are busy (exit 3), never an SQLite error', async () => {
     const directory = mkdtempSync(path.join(tmpdir(), 'kloop-lease-stress-'));
@@ -146,7 +155,7 @@ describe.concurrent('one writer per study', () => {
     expect(holders, JSON.stringify(losers)).toHaveLength(1);
     expect(losers.map((loser) => [loser.code, loser.said.error.code])).toEqual(Array.from({ length: 5 }, () => [3, 'study_busy']));
     for (const loser of losers) expect(loser.said.error.message).toMatch(new RegExp(`^study is being run by pid ${holders[0]} on host `));
-  }, 180_000);
+  }, CLI_TEST_TIMEOUT_MS);
 
   it('with --wait the second run waits for the first, then proceeds', async () => {
     // Two rounds of work, so the first still holds the lease when the second (a new process) asks for it.
@@ -178,7 +187,7 @@ describe.concurrent('one writer per study', () => {
     sqlite.close();
     expect(runs).toHaveLength(2);
     expect(runs[1]!.started_at >= runs[0]!.ended_at).toBe(true); // the second wrote only after the first ended
-  }, 180_000);
+  }, CLI_TEST_TIMEOUT_MS);
 
   it('a lease left by a dead process is taken over; a live one on another host is respected', async () => {
     const study = makeStudy(cleanups, { maxExperiments: 0 });
@@ -205,7 +214,7 @@ describe.concurrent('one writer per study', () => {
     const snapshot = snapshotDatabase(study);
     expect(snapshot.runs).toEqual([{ stopReason: 'max_experiments', ended: true }]);
     expect(snapshot.leases).toBe(0);
-  }, 180_000);
+  }, CLI_TEST_TIMEOUT_MS);
 
   it('history, show, status, doctor and eval --json read the study while a run holds it', async () => {
     const study = makeStudy(cleanups, { maxExperiments: 12 });
@@ -241,5 +250,5 @@ describe.concurrent('one writer per study', () => {
     expect(doctor!['healthy']).toBe(true);
     for (const evaluation of [active, seed]) expect(typeof (evaluation!['partitions'] as { optimization: { composite: number } }).optimization.composite).toBe('number');
     expect(snapshotDatabase(study).integrity).toBe('ok');
-  }, 180_000);
+  }, CLI_TEST_TIMEOUT_MS);
 });

@@ -252,9 +252,23 @@ export async function pauseLeaseHolder(study: string, children: readonly ChildPr
   }
 }
 
+/** Holders paused and not yet resumed: a test that times out before its `resume()` must not leave a process stopped for ever. */
+const pausedHolders = new Set<number>();
+process.once('exit', () => {
+  for (const pid of pausedHolders) continueProcess(pid);
+});
+
+function continueProcess(pid: number): void {
+  try {
+    process.kill(pid, 'SIGCONT');
+  } catch {
+    // already gone
+  }
+}
+
 function keepLeaseFresh(file: string, pid: number): PausedHolder {
   const refresh = (): void => {
-    const sqlite = new Database(file, { timeout: 2_000 });
+    const sqlite = new Database(file, { fileMustExist: true, timeout: 5_000 });
     try {
       sqlite.prepare('update leases set heartbeat_at = ? where pid = ?').run(new Date().toISOString(), pid);
     } finally {
@@ -262,12 +276,22 @@ function keepLeaseFresh(file: string, pid: number): PausedHolder {
     }
   };
   refresh();
-  const heartbeat = setInterval(refresh, 1_000);
+  pausedHolders.add(pid);
+  const heartbeat = setInterval(() => {
+    try {
+      refresh();
+    } catch {
+      // The study is gone (the test ended and removed it) or stayed locked for 5 s: the next beat tries again, well within the 15 s staleness.
+      if (!existsSync(file)) clearInterval(heartbeat);
+    }
+  }, 1_000);
+  heartbeat.unref();
   return {
     pid,
     resume() {
       clearInterval(heartbeat);
-      process.kill(pid, 'SIGCONT');
+      pausedHolders.delete(pid);
+      continueProcess(pid);
     },
   };
 }

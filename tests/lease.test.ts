@@ -4,14 +4,16 @@
  * code 3, or with `--wait` waits and then proceeds; a dead run's lease is
  * taken over; read-only commands work while a run writes.
  */
-import { spawn } from 'node:child_process';
-import { hostname } from 'node:os';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/storage/database.ts';
 import { acquireLease } from '../src/storage/lease.ts';
-import { databaseFile, finished, makeStudy, pauseLeaseHolder, runKloop, snapshotDatabase, spawnKloop, waitForLine } from './reliability-fixture.ts';
+import { ROOT, databaseFile, finished, makeStudy, pauseLeaseHolder, runKloop, snapshotDatabase, spawnKloop, waitForLine } from './reliability-fixture.ts';
 
 // The tests run concurrently (each on its own study): clean up once all are done.
 const cleanups: Array<() => void> = [];
@@ -19,7 +21,72 @@ afterAll(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
 });
 
+/**
+ * Each test waits only on what the processes print or write, never on time;
+ * this bound only ends a test that hangs. The tests are CPU-bound (every run
+ * evaluates the study): at 25 runnable processes on 2 cores a single
+ * `kloop run` of this study took 19 s, and the four CLI tests, which run at
+ * once, passed 180 s on the code before and after the lease changes alike.
+ */
+const CLI_TEST_TIMEOUT_MS = 600_000;
+
 const BUSY = /^kloop: study is being run by pid (\d+) on host (\S+) since (\S+); use --wait to wait$/;
+
+/** What a contender (tests/lease-contender.mjs) said and how it ended. */
+interface Contender {
+  child: ChildProcess;
+  lines: string[];
+  /** Resolves with the first line after `ready`: `{"acquired":pid}` or `{"error":…}`. */
+  outcome: Promise<string>;
+  exited: Promise<number | null>;
+}
+
+function startContender(file: string, studyKey: string): { contender: Contender; ready: Promise<void> } {
+  const child = spawn(process.execPath, [path.join(ROOT, 'tests/lease-contender.mjs'), file, studyKey], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines: string[] = [];
+  let onReady!: () => void;
+  let onOutcome!: (line: string) => void;
+  const ready = new Promise<void>((resolve) => (onReady = resolve));
+  const outcome = new Promise<string>((resolve) => (onOutcome = resolve));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    lines.push(line);
+    if (line === 'ready') onReady();
+    else if (lines.length === 2) onOutcome(line);
+  });
+  void exited.then(() => onOutcome(lines[1] ?? '(ended without a word)'));
+  return { contender: { child, lines, outcome, exited }, ready };
+}
+
+/**
+ * Starts `count` contenders for one lease, lets them all go at once (each
+ * opens the database, creating and migrating it if new, then takes the
+ * lease), and waits until every one has either taken the lease or ended —
+ * the holder keeps it until then, so the others surely meet it. Then the
+ * holders give it back. No timing: only the contenders' own words.
+ */
+async function contend(file: string, studyKey: string, count: number): Promise<{ holders: number[]; losers: Array<{ code: number | null; said: { error: { code: string; message: string } } }> }> {
+  const started = Array.from({ length: count }, () => startContender(file, studyKey));
+  const contenders = started.map((entry) => entry.contender);
+  try {
+    await Promise.all(started.map((entry) => entry.ready));
+    for (const { child } of contenders) child.stdin!.write('go\n');
+    const outcomes = await Promise.all(contenders.map((contender) => contender.outcome));
+    const holders: number[] = [];
+    const losers = [];
+    for (const [index, line] of outcomes.entries()) {
+      // A line that is not JSON (a crash's words) is kept as the message of an error coded `no_answer`.
+      const said = (line.startsWith('{') ? JSON.parse(line) : { error: { code: 'no_answer', message: line } }) as { acquired?: number; error?: { code: string; message: string } };
+      if (said.acquired !== undefined) holders.push(said.acquired);
+      else losers.push({ code: await contenders[index]!.exited, said: { error: said.error ?? { code: 'no_answer', message: line } } });
+    }
+    return { holders, losers };
+  } finally {
+    for (const { child } of contenders) if (child.exitCode === null) child.stdin!.end('release\n');
+    const codes = await Promise.all(contenders.map((contender) => contender.exited));
+    expect(codes.filter((code) => code !== 0 && code !== 3)).toEqual([]);
+  }
+}
 
 describe.concurrent('one writer per study', () => {
   it('two runs at once: exactly one writes, the other exits 3 naming the holder', async () => {
@@ -51,7 +118,44 @@ describe.concurrent('one writer per study', () => {
     expect(snapshot.runs).toEqual([{ stopReason: 'max_experiments', ended: true }]); // one writer, one run
     expect(snapshot.leases).toBe(0);
     expect((JSON.parse(winnerResult.stdout) as { exitCode: number }).exitCode).toBe(0);
-  }, 180_000);
+  }, CLI_TEST_TIMEOUT_MS);
+
+  it('six lease acquisitions at once, by six processes, on a new study and on one whose holder died: exactly one holds, five are busy (exit 3), never an SQLite error', async () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'kloop-lease-stress-'));
+    cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
+    const studyKey = path.join(directory, 'study');
+    for (let round = 0; round < 2; round += 1) {
+      // A new study database each round: the six create, migrate and take the lease at once.
+      const file = path.join(directory, `round-${round}`, 'kloop.db');
+      const { holders, losers } = await contend(file, studyKey, 6);
+      expect(holders, JSON.stringify(losers)).toHaveLength(1);
+      expect(losers).toHaveLength(5);
+      for (const loser of losers) {
+        expect(loser.code, loser.said.error.message).toBe(3);
+        expect(loser.said.error.code).toBe('study_busy');
+        const match = BUSY.exec(`kloop: ${loser.said.error.message}`);
+        expect(match, loser.said.error.message).not.toBeNull();
+        expect(Number(match![1])).toBe(holders[0]);
+        expect(match![2]).toBe(hostname());
+      }
+      const sqlite = new Database(file, { readonly: true });
+      expect(sqlite.prepare('select count(*) as n from leases').get()).toEqual({ n: 0 }); // given back
+      expect(sqlite.prepare('select count(*) as n from kysely_migration').get()).toEqual({ n: Object.keys((await import('../src/storage/migrations.ts')).MIGRATIONS).length });
+      sqlite.close();
+    }
+    // The same on an existing database whose lease a dead process left: exactly one takes it over.
+    const file = path.join(directory, 'round-0', 'kloop.db');
+    const gone = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => gone.once('close', resolve));
+    const sqlite = new Database(file);
+    const at = new Date().toISOString();
+    sqlite.prepare('insert into leases values (?, ?, ?, ?, ?, ?)').run(studyKey, `${hostname()}:${gone.pid}:dead`, hostname(), gone.pid, at, at);
+    sqlite.close();
+    const { holders, losers } = await contend(file, studyKey, 6);
+    expect(holders, JSON.stringify(losers)).toHaveLength(1);
+    expect(losers.map((loser) => [loser.code, loser.said.error.code])).toEqual(Array.from({ length: 5 }, () => [3, 'study_busy']));
+    for (const loser of losers) expect(loser.said.error.message).toMatch(new RegExp(`^study is being run by pid ${holders[0]} on host `));
+  }, CLI_TEST_TIMEOUT_MS);
 
   it('with --wait the second run waits for the first, then proceeds', async () => {
     // Two rounds of work, so the first still holds the lease when the second (a new process) asks for it.
@@ -83,7 +187,7 @@ describe.concurrent('one writer per study', () => {
     sqlite.close();
     expect(runs).toHaveLength(2);
     expect(runs[1]!.started_at >= runs[0]!.ended_at).toBe(true); // the second wrote only after the first ended
-  }, 180_000);
+  }, CLI_TEST_TIMEOUT_MS);
 
   it('a lease left by a dead process is taken over; a live one on another host is respected', async () => {
     const study = makeStudy(cleanups, { maxExperiments: 0 });
@@ -110,7 +214,7 @@ describe.concurrent('one writer per study', () => {
     const snapshot = snapshotDatabase(study);
     expect(snapshot.runs).toEqual([{ stopReason: 'max_experiments', ended: true }]);
     expect(snapshot.leases).toBe(0);
-  }, 180_000);
+  }, CLI_TEST_TIMEOUT_MS);
 
   it('history, show, status, doctor and eval --json read the study while a run holds it', async () => {
     const study = makeStudy(cleanups, { maxExperiments: 12 });
@@ -146,5 +250,5 @@ describe.concurrent('one writer per study', () => {
     expect(doctor!['healthy']).toBe(true);
     for (const evaluation of [active, seed]) expect(typeof (evaluation!['partitions'] as { optimization: { composite: number } }).optimization.composite).toBe('number');
     expect(snapshotDatabase(study).integrity).toBe('ok');
-  }, 180_000);
+  }, CLI_TEST_TIMEOUT_MS);
 });

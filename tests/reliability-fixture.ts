@@ -217,8 +217,13 @@ export interface PausedHolder {
  * heartbeat stops too): for everyone else the study is being run, for as
  * long as the test needs. No race with the holder: the lease row is read and
  * the holder stopped while this test holds SQLite's write lock, so the holder
- * can neither release its lease nor be inside a write transaction at that
- * moment (it may wait for the lock; after `resume` it goes on).
+ * can neither release its lease nor be inside a transaction at that moment —
+ * kloop begins every transaction of a writable connection with `BEGIN
+ * IMMEDIATE`, so a transaction holds the write lock from its start (it may
+ * wait for the lock; after `resume` it goes on). It is never stopped between
+ * a read and a write of one transaction, where the writes made meanwhile
+ * (this fixture's own heartbeat) would make its snapshot stale and its write
+ * fail with SQLITE_BUSY_SNAPSHOT.
  *
  * @param children when they have all ended before one held the lease, fails
  */
@@ -247,9 +252,23 @@ export async function pauseLeaseHolder(study: string, children: readonly ChildPr
   }
 }
 
+/** Holders paused and not yet resumed: a test that times out before its `resume()` must not leave a process stopped for ever. */
+const pausedHolders = new Set<number>();
+process.once('exit', () => {
+  for (const pid of pausedHolders) continueProcess(pid);
+});
+
+function continueProcess(pid: number): void {
+  try {
+    process.kill(pid, 'SIGCONT');
+  } catch {
+    // already gone
+  }
+}
+
 function keepLeaseFresh(file: string, pid: number): PausedHolder {
   const refresh = (): void => {
-    const sqlite = new Database(file, { timeout: 2_000 });
+    const sqlite = new Database(file, { fileMustExist: true, timeout: 5_000 });
     try {
       sqlite.prepare('update leases set heartbeat_at = ? where pid = ?').run(new Date().toISOString(), pid);
     } finally {
@@ -257,12 +276,22 @@ function keepLeaseFresh(file: string, pid: number): PausedHolder {
     }
   };
   refresh();
-  const heartbeat = setInterval(refresh, 1_000);
+  pausedHolders.add(pid);
+  const heartbeat = setInterval(() => {
+    try {
+      refresh();
+    } catch {
+      // The study is gone (the test ended and removed it) or stayed locked for 5 s: the next beat tries again, well within the 15 s staleness.
+      if (!existsSync(file)) clearInterval(heartbeat);
+    }
+  }, 1_000);
+  heartbeat.unref();
   return {
     pid,
     resume() {
       clearInterval(heartbeat);
-      process.kill(pid, 'SIGCONT');
+      pausedHolders.delete(pid);
+      continueProcess(pid);
     },
   };
 }

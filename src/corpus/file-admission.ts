@@ -220,7 +220,7 @@ export function partitionSizeWarnings(partitions: Readonly<Record<PartitionName,
       partition: 'anchor',
       size: anchor,
       needed: MIN_ANCHOR_EXAMPLES,
-      message: `the anchor partition holds ${anchor} example(s): fewer than ${MIN_ANCHOR_EXAMPLES} hand-chosen cases protect almost nothing; mark at least ${MIN_ANCHOR_EXAMPLES - anchor} more representative examples "partition: anchor" in the corpus files (or kloop corpus promote --to anchor)`,
+      message: `the anchor partition holds ${anchor} example(s): fewer than ${MIN_ANCHOR_EXAMPLES} hand-chosen cases protect almost nothing; mark at least ${MIN_ANCHOR_EXAMPLES - anchor} more representative example${MIN_ANCHOR_EXAMPLES - anchor === 1 ? "" : "s"} "partition: anchor" in the corpus files (or kloop corpus promote --to anchor)`,
     });
   }
   return warnings;

@@ -118,7 +118,8 @@ export function parseWithSchema<Schema extends z.ZodType>(
   source: YamlSource,
   fieldPrefix = '',
 ): z.output<Schema> {
-  const result = schema.safeParse(located.value);
+  // reportInput: an issue carries the value it is about, so a wrong type is told from a missing key.
+  const result = schema.safeParse(located.value, { reportInput: true });
   if (result.success) return result.data;
   const issues: LocatedIssue[] = [];
   for (const issue of result.error.issues) {

@@ -92,7 +92,7 @@ export type ActivationResult =
       event: RegistryEvent | null;
     }
   | { ok: false; reason: 'not_found'; message: string }
-  | { ok: false; reason: 'busy'; message: string; holder: LeaseRecord };
+  | { ok: false; reason: 'busy'; message: string; holder: LeaseRecord | undefined };
 
 /**
  * Points `active` at a stored version and records the move with its actor,
@@ -148,7 +148,10 @@ export async function activateVersionExclusive(db: StudyDatabase, studyKey: stri
       ok: false,
       reason: 'busy',
       holder,
-      message: `a run is in progress on this study (pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}): activate a version once it has stopped`,
+      message:
+        holder !== undefined
+          ? `a run is in progress on this study (pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}): activate a version once it has stopped`
+          : `the study database stayed locked by another process for ${Math.round(attempt.lockedMs / 1000)} s: activate a version once it is done`,
     };
   }
   try {

@@ -1,15 +1,23 @@
 /**
  * Opening the study database: SQLite in `<study>/.kloop/kloop.db` (WAL,
  * busy timeout), behind Kysely so the same queries can target PostgreSQL.
+ *
+ * On a writable connection every transaction begins with `BEGIN IMMEDIATE`:
+ * it takes the write lock first, waiting for it under the busy timeout, so a
+ * transaction that reads and then writes can never find its snapshot stale
+ * (`SQLITE_BUSY_SNAPSHOT`, which no busy timeout retries: src/storage/busy.ts).
+ * Migrations run in one such transaction.
  */
 import { accessSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import lockfile from 'proper-lockfile';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
-import type { Migration, MigrationProvider } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, SqliteAdapter, SqliteDialect, SqliteDriver } from 'kysely';
+import type { DatabaseConnection, DialectAdapter, Driver, Migration, MigrationProvider, SqliteDialectConfig, TransactionSettings } from 'kysely';
 import { StorageError } from '../errors.ts';
+import { isSqliteBusy, retryWhileBusy } from './busy.ts';
+import { StudyBusyError } from './lease.ts';
 import { MIGRATIONS } from './migrations.ts';
 import type { KloopDatabase } from './schema.ts';
 
@@ -23,6 +31,42 @@ export function studyDatabasePath(studyDir: string): string {
 class StaticMigrationProvider implements MigrationProvider {
   async getMigrations(): Promise<Record<string, Migration>> {
     return MIGRATIONS;
+  }
+}
+
+/**
+ * better-sqlite3's driver, but a transaction begins with `BEGIN IMMEDIATE`
+ * (the write lock first) unless it is marked read-only
+ * (`db.transaction().setAccessMode('read only')`: a plain, deferred `BEGIN`).
+ */
+class ImmediateTransactionDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection, settings?: TransactionSettings): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(settings?.accessMode === 'read only' ? 'begin' : 'begin immediate'));
+  }
+}
+
+/** Kysely's SQLite adapter, but migrations run in a transaction: SQLite's DDL is transactional, so a migration that fails leaves nothing half done. */
+class TransactionalMigrationAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+/** The dialect of a writable study database: immediate transactions and transactional migrations. */
+class WritableSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateTransactionDriver(this.#config);
+  }
+
+  override createAdapter(): DialectAdapter {
+    return new TransactionalMigrationAdapter();
   }
 }
 
@@ -92,34 +136,71 @@ export function readableDatabaseFile(file: string): string {
 /**
  * Opens (creating and migrating when needed) a SQLite study database.
  *
+ * A writable connection begins every transaction with `BEGIN IMMEDIATE` (see
+ * the module comment) and applies the pending migrations, if any, in one such
+ * transaction, under a lock file. Opening and migrating are tried again
+ * ({@link retryWhileBusy}: 3 tries) while SQLite reports the database busy,
+ * each try waiting up to the busy timeout.
+ *
  * @param file path of the database file, or ':memory:'
+ * @throws StudyBusyError (exit code 3) when the database stayed locked by another process through every try
  * @throws StorageError when the file cannot be opened or migrated
  */
 export async function openDatabase(file: string, options: OpenDatabaseOptions = {}): Promise<StudyDatabase> {
+  const started = Date.now();
+  try {
+    return await retryWhileBusy(() => openDatabaseOnce(file, options));
+  } catch (error) {
+    if (!isSqliteBusy(error)) throw error;
+    const seconds = Math.round((Date.now() - started) / 1000);
+    throw new StudyBusyError(undefined, {
+      message: `the study database ${file} stayed locked by another process for ${seconds} s while it was being opened; try again when that process is done`,
+      cause: error,
+    });
+  }
+}
+
+/** One try of {@link openDatabase}; a busy failure is thrown as SQLite's own error (for the retry). */
+async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Promise<StudyDatabase> {
+  const writable = options.readonly !== true;
   let sqlite: Database.Database;
   try {
-    if (file !== ':memory:' && options.readonly !== true) mkdirSync(path.dirname(file), { recursive: true });
+    if (file !== ':memory:' && writable) mkdirSync(path.dirname(file), { recursive: true });
     // Read-only: in place, or from a snapshot when the folder forbids even that (see readableDatabaseFile).
-    sqlite = options.readonly === true ? new Database(readableDatabaseFile(file), { readonly: true, fileMustExist: true }) : new Database(file);
+    sqlite = writable ? new Database(file) : new Database(readableDatabaseFile(file), { readonly: true, fileMustExist: true });
+  } catch (error) {
+    if (error instanceof StorageError) throw error;
+    throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, { file, cause: error });
+  }
+  try {
     sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
-    if (options.readonly !== true) {
+    if (writable) {
       sqlite.pragma('journal_mode = WAL');
       sqlite.pragma('synchronous = NORMAL');
     }
     sqlite.pragma('foreign_keys = ON');
   } catch (error) {
-    if (error instanceof StorageError) throw error;
+    sqlite.close();
+    if (isSqliteBusy(error)) throw error;
     throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, { file, cause: error });
   }
-  const db = new Kysely<KloopDatabase>({ dialect: new SqliteDialect({ database: sqlite }) });
-  if (options.readonly !== true) {
+  const config: SqliteDialectConfig = { database: sqlite };
+  const db = new Kysely<KloopDatabase>({ dialect: writable ? new WritableSqliteDialect(config) : new SqliteDialect(config) });
+  if (writable) {
     const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
-    // Kysely takes no lock for SQLite migrations, so two processes opening a new
-    // study at once would both create its tables: migrate under a lock file.
-    const { error } = await withMigrationLock(file, () => migrator.migrateToLatest());
+    const migrate = async (): Promise<unknown> => {
+      // Up to date (a plain read): no lock and no write transaction needed.
+      if ((await migrator.getMigrations()).every((migration) => migration.executedAt !== undefined)) return undefined;
+      // Kysely takes no lock for SQLite migrations, so two processes opening a new
+      // study at once would both create its tables: migrate under a lock file.
+      return (await withMigrationLock(file, () => migrator.migrateToLatest())).error;
+    };
+    const error = await migrate().catch((caught: unknown) => caught ?? new Error('unknown error'));
     if (error !== undefined) {
       await db.destroy();
-      throw new StorageError(`cannot migrate the study database ${file}: ${String((error as Error).message ?? error)}`, { file });
+      if (isSqliteBusy(error)) throw error;
+      if (error instanceof StorageError) throw error;
+      throw new StorageError(`cannot migrate the study database ${file}: ${String((error as Error).message ?? error)}`, { file, cause: error });
     }
   }
   return db;

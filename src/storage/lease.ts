@@ -9,9 +9,18 @@
  *
  * A lease is stale — its owner died — when its heartbeat is older than
  * {@link LEASE_STALE_AFTER_MS}, or when it was taken on this host by a process
- * that no longer exists. A stale lease is taken over with one compare-and-swap
- * `UPDATE … WHERE owner_id = old AND heartbeat_at = old`: of two processes
- * taking over at once, exactly one changes the row.
+ * that no longer exists.
+ *
+ * Taking the lease reads the row first, without a lock (WAL readers never
+ * wait): a live holder is the answer at once. Otherwise the row is read again
+ * and written in one `BEGIN IMMEDIATE` transaction, which holds SQLite's
+ * write lock from its first statement: of two processes taking a free or
+ * stale lease at once, the second waits for the first to commit and then
+ * finds its lease. (A deferred transaction that read first would fail with
+ * `SQLITE_BUSY_SNAPSHOT` instead — src/storage/busy.ts.) While the database
+ * stays locked through every try (another process is writing for longer than
+ * the busy timeout), the attempt reports the study busy, never an SQLite
+ * error.
  *
  * On a file database the heartbeat runs in a worker thread with its own SQLite
  * connection, so a long synchronous stretch of the main thread (an offline
@@ -29,7 +38,10 @@ import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { hostname as osHostname } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import type { KloopErrorOptions } from '../errors.ts';
 import { KloopError } from '../errors.ts';
+import type { BusyRetryOptions } from './busy.ts';
+import { isSqliteBusy, retryWhileBusy } from './busy.ts';
 import type { StudyDatabase } from './database.ts';
 
 /** How often a holder renews its heartbeat, in milliseconds. */
@@ -69,23 +81,41 @@ export interface LeaseOptions {
   staleAfterMs?: number;
   /** Whether a process of this host exists. Default: `process.kill(pid, 0)`. */
   isProcessAlive?: (pid: number) => boolean;
+  /** Tries of the locked read-and-write while SQLite reports the database busy. Default 3 tries, n × 50 ms apart ({@link retryWhileBusy}). */
+  retry?: BusyRetryOptions;
 }
 
-/** Outcome of one attempt: the lease, or who holds it. */
+/**
+ * Outcome of one attempt: the lease; or who holds it; or, with `holder`
+ * undefined, that the database stayed locked by another writer through
+ * every try (`lockedMs`: how long this attempt waited, in milliseconds).
+ */
 export type AcquireResult =
   | { acquired: true; lease: LeaseRecord; tookOverFrom?: LeaseRecord }
-  | { acquired: false; holder: LeaseRecord };
+  | { acquired: false; holder: LeaseRecord }
+  | { acquired: false; holder: undefined; lockedMs: number };
 
-/** Another process holds the study's lease. Exit code {@link STUDY_BUSY_EXIT_CODE}. */
+/**
+ * The study is busy: another process holds its lease (`holder`), or kept its
+ * database locked past every try (`holder` undefined). Exit code
+ * {@link STUDY_BUSY_EXIT_CODE}, code `study_busy`.
+ */
 export class StudyBusyError extends KloopError {
-  readonly holder: LeaseRecord;
+  /** Who holds the lease; undefined when the database itself stayed locked. */
+  readonly holder: LeaseRecord | undefined;
 
-  constructor(holder: LeaseRecord) {
-    super(`study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; use --wait to wait`, {
-      code: 'study_busy',
-      exitCode: STUDY_BUSY_EXIT_CODE,
-      studyPath: holder.studyKey,
-    });
+  /**
+   * @param holder the lease's live holder: the message names its pid, host and start
+   * @param locked without a holder: the message (and the study, and the SQLite error as `cause`)
+   */
+  constructor(holder: LeaseRecord | undefined, locked: { message: string; studyPath?: string; cause?: unknown } = { message: 'the study database is locked by another process; use --wait to wait' }) {
+    const options: KloopErrorOptions & { code: string; exitCode: number } = { code: 'study_busy', exitCode: STUDY_BUSY_EXIT_CODE };
+    if (holder !== undefined) options.studyPath = holder.studyKey;
+    else {
+      if (locked.studyPath !== undefined) options.studyPath = locked.studyPath;
+      if (locked.cause !== undefined) options.cause = locked.cause;
+    }
+    super(holder !== undefined ? `study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; use --wait to wait` : locked.message, options);
     this.holder = holder;
   }
 }
@@ -160,36 +190,59 @@ function resolveOptions(options: LeaseOptions) {
 }
 
 /**
- * One attempt to take the study's lease: insert it when free, keep it when
- * already ours, take it over when stale (compare-and-swap on the old owner and
- * heartbeat), else report the holder. Each write is one statement, hence one
- * transaction.
+ * One attempt to take the study's lease: keep it when already ours, insert it
+ * when free, take it over when stale, else report the holder.
+ *
+ * A live holder is found by a plain read, without waiting for any lock.
+ * Otherwise the decision and the write are one `BEGIN IMMEDIATE` transaction
+ * (the row read again under the write lock); while SQLite reports the
+ * database busy, that transaction is tried again (`retry`, default 3 tries,
+ * each waiting up to the connection's busy timeout). When every try was busy,
+ * the row is read once more: its live holder if one took it meanwhile, else
+ * `{ acquired: false, holder: undefined, lockedMs }`.
+ *
+ * @throws any storage error other than busy
  */
 export async function tryAcquireLease(db: StudyDatabase, options: LeaseOptions): Promise<AcquireResult> {
   const me = resolveOptions(options);
-  for (let attempt = 0; attempt < 5; attempt += 1) {
-    const at = me.now().toISOString();
-    const mine = { study_key: me.studyKey, owner_id: me.ownerId, hostname: me.hostname, pid: me.pid, acquired_at: at, heartbeat_at: at };
-    const inserted = await db.insertInto('leases').values(mine).onConflict((conflict) => conflict.column('study_key').doNothing()).executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1) return { acquired: true, lease: toRecord(mine) };
-    const holder = await readLease(db, me.studyKey);
-    if (holder === undefined) continue; // released in between: try again
-    if (holder.ownerId === me.ownerId) return { acquired: true, lease: holder };
-    const reason = staleReason(holder, { now: me.now(), staleAfterMs: me.staleAfterMs, hostname: me.hostname, isProcessAlive: me.isProcessAlive });
-    if (reason === null) return { acquired: false, holder };
-    const swapped = await db
-      .updateTable('leases')
-      .set({ owner_id: me.ownerId, hostname: me.hostname, pid: me.pid, acquired_at: at, heartbeat_at: at })
-      .where('study_key', '=', me.studyKey)
-      .where('owner_id', '=', holder.ownerId)
-      .where('heartbeat_at', '=', holder.heartbeatAt)
-      .executeTakeFirst();
-    if (Number(swapped.numUpdatedRows) === 1) return { acquired: true, lease: toRecord(mine), tookOverFrom: holder };
-    // Someone else renewed or took it over first: look again.
+  const held = liveOtherHolder(await readLease(db, me.studyKey), me);
+  if (held !== undefined) return { acquired: false, holder: held };
+  const started = Date.now();
+  try {
+    return await retryWhileBusy(() => db.transaction().execute((transaction) => acquireLocked(transaction, me)), options.retry);
+  } catch (error) {
+    if (!isSqliteBusy(error)) throw error;
   }
-  const holder = await readLease(db, me.studyKey);
-  if (holder !== undefined && holder.ownerId !== me.ownerId) return { acquired: false, holder };
-  throw new KloopError('the study lease kept changing hands; try again', { code: 'lease_contention', exitCode: STUDY_BUSY_EXIT_CODE, studyPath: me.studyKey });
+  const holder = liveOtherHolder(await readLease(db, me.studyKey), me);
+  return holder !== undefined ? { acquired: false, holder } : { acquired: false, holder: undefined, lockedMs: Date.now() - started };
+}
+
+type ResolvedLeaseOptions = ReturnType<typeof resolveOptions>;
+
+/** The lease's holder when it is another owner that looks alive (it may not be taken over). */
+function liveOtherHolder(lease: LeaseRecord | undefined, me: ResolvedLeaseOptions): LeaseRecord | undefined {
+  if (lease === undefined || lease.ownerId === me.ownerId) return undefined;
+  return staleReason(lease, { now: me.now(), staleAfterMs: me.staleAfterMs, hostname: me.hostname, isProcessAlive: me.isProcessAlive }) === null ? lease : undefined;
+}
+
+/** The decision and the write, inside a transaction that holds the write lock. */
+async function acquireLocked(transaction: StudyDatabase, me: ResolvedLeaseOptions): Promise<AcquireResult> {
+  const at = me.now().toISOString();
+  const mine = { study_key: me.studyKey, owner_id: me.ownerId, hostname: me.hostname, pid: me.pid, acquired_at: at, heartbeat_at: at };
+  const holder = await readLease(transaction, me.studyKey);
+  if (holder === undefined) {
+    await transaction.insertInto('leases').values(mine).execute();
+    return { acquired: true, lease: toRecord(mine) };
+  }
+  if (holder.ownerId === me.ownerId) return { acquired: true, lease: holder };
+  if (liveOtherHolder(holder, me) !== undefined) return { acquired: false, holder };
+  // Stale: taken over. The write lock is held, so the row is still the one just read.
+  await transaction
+    .updateTable('leases')
+    .set({ owner_id: me.ownerId, hostname: me.hostname, pid: me.pid, acquired_at: at, heartbeat_at: at })
+    .where('study_key', '=', me.studyKey)
+    .execute();
+  return { acquired: true, lease: toRecord(mine), tookOverFrom: holder };
 }
 
 /** Options of {@link acquireLease}. */
@@ -222,8 +275,15 @@ export async function acquireLease(db: StudyDatabase, options: AcquireLeaseOptio
       if (result.tookOverFrom !== undefined) options.onTakeOver?.(result.tookOverFrom);
       return result.lease;
     }
-    if (options.wait !== true) throw new StudyBusyError(result.holder);
-    if (!announced) {
+    if (options.wait !== true) {
+      throw result.holder !== undefined
+        ? new StudyBusyError(result.holder)
+        : new StudyBusyError(undefined, {
+            message: `the study database stayed locked by another process for ${Math.round(result.lockedMs / 1000)} s (no run holds the study's lease); use --wait to wait`,
+            studyPath: options.studyKey,
+          });
+    }
+    if (!announced && result.holder !== undefined) {
       options.onWait?.(result.holder);
       announced = true;
     }
@@ -323,7 +383,9 @@ export function startLeaseHeartbeat(db: StudyDatabase, lease: LeaseRecord, optio
       workerData: {
         driver: createRequire(import.meta.url).resolve('better-sqlite3'),
         file: options.file,
-        busyTimeoutMs: Math.max(1_000, intervalMs),
+        // A beat waits for the write lock (a transaction of the run holds it from its BEGIN IMMEDIATE) up to a
+        // third of the staleness timeout: a long transaction delays beats instead of failing them with a warning.
+        busyTimeoutMs: Math.max(1_000, intervalMs, LEASE_STALE_AFTER_MS / 3),
         intervalMs,
         studyKey: lease.studyKey,
         ownerId: lease.ownerId,

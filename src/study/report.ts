@@ -19,6 +19,7 @@ import { readCorpusMembers } from '../corpus/lifecycle-store.ts';
 import { corpusPolicyOf } from './corpus-lifecycle.ts';
 import type { StuckAdvice } from './stuck-advice.ts';
 import { stuckAdvice } from './stuck-advice.ts';
+import { countEvaluated } from '../loop/notebook.ts';
 
 /** Scores of one artifact on one partition, as reported. */
 export interface PartitionSummary {
@@ -127,6 +128,15 @@ async function stuckAdviceOf(
   stopReason: string,
 ): Promise<StuckAdvice | null> {
   if (stopReason === 'interrupted' || rows.some((row) => row.decision === 'accepted')) return null;
+  if (rows.length === 0 && stopReason === 'max_experiments') {
+    const evaluated = await countEvaluated(db);
+    return {
+      dominantReason: 'max_experiments',
+      refusals: {},
+      message: `the experiment budget was spent before this run could evaluate anything: ${evaluated} experiments are evaluated and stopping.maxExperiments is ${study.stopping.maxExperiments} (counted over every run of the study), so no round ran and no shadow example graduated`,
+      steps: [`raise stopping.maxExperiments in kloop.yaml, or pass --max-experiments N (N above ${evaluated}) to this run`],
+    };
+  }
   const experiments = rows.map((row) => {
     let evidence: unknown = null;
     try {
@@ -144,6 +154,7 @@ async function stuckAdviceOf(
     policy: corpusPolicyOf(study),
     sizes: { optimization: study.partitions.optimization.length, anchor: study.partitions.anchor.length, shadow: study.partitions.shadow.length },
     shadowExposures: members.filter((member) => shadow.has(member.exampleId)).map((member) => member.shadowExposures),
+    budget: { maxExperiments: study.stopping.maxExperiments, evaluated: await countEvaluated(db) },
   });
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_CORPUS_POLICY } from '../corpus/lifecycle.ts';
 import { pairedTTest } from '../stats/index.ts';
 import type { RefusedExperiment } from './stuck-advice.ts';
-import { requiredExamples, significanceShortfall, stuckAdvice } from './stuck-advice.ts';
+import { requiredExamples, requiredExamplesMcNemar, significanceShortfall, stuckAdvice } from './stuck-advice.ts';
 
 /** A not_significant refusal as the gate records it, from per-example composites. */
 function refusal(id: number, differences: number[]): RefusedExperiment {
@@ -73,5 +73,38 @@ describe('stuckAdvice', () => {
 
   it('is null when nothing was refused', () => {
     expect(stuckAdvice([], CONTEXT)).toBeNull();
+  });
+});
+
+describe('stuck advice for binary tasks and spent budgets', () => {
+  it('finds the examples McNemar\'s exact test would need at the observed shares', () => {
+    // b = 3 fixed, c = 0 broken of 6: p = 0.125; at N = 10, 5 fixed: p = 0.5^5 = 0.03125 < 0.05 (scipy.stats.binomtest(5, 5, 0.5, 'greater')).
+    expect(requiredExamplesMcNemar(3, 0, 6, 0.05)).toBe(10);
+    // b = 4, c = 1 of 10: at N = 25, 10 fixed against 3 broken: p = 0.0461 (scipy.stats.binomtest(10, 13, 0.5, 'greater').pvalue = 0.046142578125).
+    expect(requiredExamplesMcNemar(4, 1, 10, 0.05)).toBe(25);
+    expect(requiredExamplesMcNemar(2, 2, 10, 0.05)).toBeNull();
+    const shortfall = significanceShortfall(
+      { id: 7, reason: 'not_significant', evidence: { checks: [{ name: 'significance', statistic: 0.125, data: { pairedTest: 'mcnemar-exact', b: 3, c: 0, bothRight: 2, bothWrong: 1, pValue: 0.125 } }] } },
+      0.05,
+    );
+    expect(shortfall).toMatchObject({ test: 'mcnemar-exact', testedOn: 6, meanDifference: 0.5, requiredExamples: 10, pValue: 0.125 });
+  });
+
+  it('counts the shadow refill and a spent budget in the way out', () => {
+    const advice = stuckAdvice(
+      [{ id: 1, reason: 'not_significant', evidence: { checks: [{ name: 'significance', statistic: 0.125, data: { pairedTest: 'mcnemar-exact', b: 3, c: 0, bothRight: 2, bothWrong: 1, pValue: 0.125 } }] } }],
+      {
+        studyDir: 'study',
+        alpha: 0.05,
+        policy: { graduateAfterDecisions: 20, rotateSlice: 3, maxShadowExposures: 40, graduateAfterRounds: 5 },
+        sizes: { optimization: 6, anchor: 2, shadow: 2 },
+        shadowExposures: [0, 0],
+        budget: { maxExperiments: 30, evaluated: 30 },
+      },
+    );
+    expect(advice?.notSignificant?.toAdd).toBe(4);
+    expect(advice?.steps[0]).toMatch(/^first raise the experiment budget: 30 experiments are evaluated, stopping\.maxExperiments is 30/);
+    // 4 to graduate, and 3 to bring the shadow from 2 to its minimum of 5.
+    expect(advice?.steps[1]).toMatch(/^write 7 or more new labelled examples .*\(4 to graduate, and 3 to bring the shadow, now 2, to its minimum of 5\)/);
   });
 });

@@ -9,6 +9,7 @@
  * method). For `specialization`, the shadow partition's size and exposure.
  */
 import studentTCdf from '@stdlib/stats-base-dists-t-cdf';
+import { mcnemarExactTestFromCounts } from '../stats/mcnemar.ts';
 import type { CorpusPolicy } from '../corpus/lifecycle.ts';
 import { MIN_SHADOW_EXAMPLES } from '../corpus/lifecycle.ts';
 
@@ -53,6 +54,31 @@ export function requiredExamples(effectSize: number, alpha: number): number | nu
   return high;
 }
 
+/** Largest example count {@link requiredExamplesMcNemar} searches. */
+export const MAX_REQUIRED_BINARY_EXAMPLES = 100_000;
+
+/**
+ * The binary-task counterpart of {@link requiredExamples}: the smallest
+ * number of examples N at which McNemar's exact one-sided test (the gate's
+ * test for right/wrong outcomes; McNemar 1947, exact binomial form) reaches
+ * significance when the candidate fixes and breaks the same shares of them
+ * as it did on the `testedOn` examples measured: b' = ⌊b·N/n⌋ fixed,
+ * c' = ⌈c·N/n⌉ broken (rounded against the candidate), p = P(X ≥ b') for
+ * X ~ Binomial(b' + c', ½) below α. The same caveat: a floor, not a promise.
+ *
+ * @returns the smallest N ≥ n, or null when b ≤ c (no number of examples
+ *   helps an edit that breaks as many as it fixes) or N would exceed {@link MAX_REQUIRED_BINARY_EXAMPLES}
+ */
+export function requiredExamplesMcNemar(b: number, c: number, testedOn: number, alpha: number): number | null {
+  if (!(b > c) || testedOn < 1) return null;
+  for (let n = testedOn; n <= MAX_REQUIRED_BINARY_EXAMPLES; n += 1) {
+    const fixed = Math.floor((b * n) / testedOn);
+    const broken = Math.ceil((c * n) / testedOn);
+    if (fixed > broken && mcnemarExactTestFromCounts({ b: fixed, c: broken }, 'greater').pValue < alpha) return n;
+  }
+  return null;
+}
+
 /** One refused experiment as the advice reads it. */
 export interface RefusedExperiment {
   id: number;
@@ -64,6 +90,8 @@ export interface RefusedExperiment {
 /** What a refused-as-not-significant candidate shows about the examples it needs. */
 export interface SignificanceShortfall {
   experimentId: number;
+  /** The paired test the gate used: the t-test (continuous scores) or McNemar's exact test (right/wrong outcomes). Default paired-t. */
+  test?: 'paired-t' | 'mcnemar-exact';
   /** Examples the paired test used (valid for both). */
   testedOn: number;
   /** Mean paired difference Δ (candidate − incumbent composite). */
@@ -113,6 +141,8 @@ export interface StuckContext {
   sizes: { optimization: number; anchor: number; shadow: number };
   /** Shadow exposures of each shadow example. */
   shadowExposures: readonly number[];
+  /** The experiment budget (`stopping.maxExperiments`, over every run) and the experiments evaluated; when spent, the advice says so first. */
+  budget?: { maxExperiments: number; evaluated: number };
 }
 
 interface CheckEvidence {
@@ -131,6 +161,26 @@ export function significanceShortfall(experiment: RefusedExperiment, alpha: numb
   const checks = checksOf(experiment.evidence);
   const margin = checks.find((check) => check.name === 'margin');
   const significance = checks.find((check) => check.name === 'significance');
+  if (significance?.data?.['pairedTest'] === 'mcnemar-exact') {
+    const b = Number(significance.data['b']);
+    const c = Number(significance.data['c']);
+    const pairs = b + c + Number(significance.data['bothRight'] ?? 0) + Number(significance.data['bothWrong'] ?? 0);
+    if (![b, c, pairs].every(Number.isFinite) || pairs < 2) return undefined;
+    // Paired differences d_i ∈ {−1, 0, 1}: mean (b − c)/n, sample SD over n − 1.
+    const meanDifference = (b - c) / pairs;
+    const variance = (b + c - pairs * meanDifference ** 2) / (pairs - 1);
+    const differenceSd = Math.sqrt(Math.max(0, variance));
+    return {
+      experimentId: experiment.id,
+      test: 'mcnemar-exact',
+      testedOn: pairs,
+      meanDifference,
+      differenceSd,
+      effectSize: differenceSd === 0 ? (meanDifference > 0 ? Number.POSITIVE_INFINITY : 0) : meanDifference / differenceSd,
+      pValue: Number(significance.data['pValue'] ?? significance.statistic),
+      requiredExamples: requiredExamplesMcNemar(b, c, pairs, alpha),
+    };
+  }
   const t = Number(significance?.data?.t);
   const df = Number(significance?.data?.df);
   const delta = Number(margin?.statistic);
@@ -164,8 +214,15 @@ function howToAdd(context: StuckContext, count: number): string[] {
   const slice = context.policy.rotateSlice;
   const boundaries = slice > 0 ? Math.ceil(count / slice) : null;
   const spareShadow = Math.max(0, context.sizes.shadow - MIN_SHADOW_EXAMPLES);
+  // New examples fill the shadow first: graduating `count` of them leaves the shadow at its minimum only if it had it.
+  const refill = Math.max(0, MIN_SHADOW_EXAMPLES - context.sizes.shadow);
+  const write = count + refill;
+  const budget = context.budget;
   return [
-    `write ${count} or more new labelled examples like the ones the refused edits fixed, and admit them: kloop corpus add ${context.studyDir} NEW.jsonl (or list them in a corpus file). New examples enter the shadow partition first and graduate into optimization ${rounds !== undefined ? `after ${rounds} round(s) in shadow` : `after ${context.policy.graduateAfterDecisions} shadow decisions`}, ${slice} per round boundary${boundaries !== null ? ` (${boundaries} boundar${boundaries === 1 ? 'y' : 'ies'} for ${count})` : ''}, while the shadow keeps at least ${MIN_SHADOW_EXAMPLES}`,
+    ...(budget !== undefined && budget.evaluated >= budget.maxExperiments
+      ? [`first raise the experiment budget: ${budget.evaluated} experiments are evaluated, stopping.maxExperiments is ${budget.maxExperiments} (counted over every run), so no round runs and no example graduates; raise it in kloop.yaml or pass --max-experiments N`]
+      : []),
+    `write ${write} or more new labelled examples like the ones the refused edits fixed${refill > 0 ? ` (${count} to graduate, and ${refill} to bring the shadow, now ${context.sizes.shadow}, to its minimum of ${MIN_SHADOW_EXAMPLES})` : ''}, and admit them: kloop corpus add ${context.studyDir} NEW.jsonl (or list them in a corpus file). New examples enter the shadow partition first and graduate into optimization ${rounds !== undefined ? `after ${rounds} round(s) in shadow` : `after ${context.policy.graduateAfterDecisions} shadow decisions`}, ${slice} per round boundary${boundaries !== null ? ` (${boundaries} boundar${boundaries === 1 ? 'y' : 'ies'} for ${count})` : ''}, while the shadow keeps at least ${MIN_SHADOW_EXAMPLES}`,
     spareShadow > 0
       ? `or move examples you already have: kloop corpus promote ${context.studyDir} <id…> --to optimization --by NAME (the shadow has ${context.sizes.shadow}, so ${Math.min(spareShadow, count)} can move without taking it below ${MIN_SHADOW_EXAMPLES}; each one moved is no longer an unseen check)`
       : `the shadow has ${context.sizes.shadow} (the minimum is ${MIN_SHADOW_EXAMPLES}): none of its examples can move to optimization yet, so add examples (they fill the shadow first)`,
@@ -218,18 +275,22 @@ function notSignificantAdvice(experiments: readonly RefusedExperiment[], context
     };
   }
   const best = [...shortfalls].sort((left, right) => right.effectSize - left.effectSize || left.experimentId - right.experimentId)[0]!;
+  const testMethod =
+    best.test === 'mcnemar-exact'
+      ? "from each refused candidate's McNemar test: the examples it fixed (b) and broke (c) of the n tested, then the smallest N at which ⌊b·N/n⌋ fixed against ⌈c·N/n⌉ broken gives McNemar's exact one-sided p < α; assumes new examples behave like these (a floor, not a promise)"
+      : method;
   const medianRequired = median(shortfalls.map((entry) => entry.requiredExamples).filter((value): value is number => value !== null));
   const toAdd = best.requiredExamples === null ? null : Math.max(0, best.requiredExamples - context.sizes.optimization);
   const needed =
     best.requiredExamples === null
       ? `even the best refused candidate, #${best.experimentId}, has too small an effect (d_z = ${best.effectSize.toFixed(3)}) to reach α = ${context.alpha} with any practical number of examples`
-      : `the best refused candidate, #${best.experimentId} (Δ = ${signed(best.meanDifference)} over ${best.testedOn} examples, SD of the paired differences ${f4(best.differenceSd)}, d_z = ${best.effectSize.toFixed(3)}, p = ${best.pValue.toFixed(3)}), would reach α = ${context.alpha} with ${best.requiredExamples} optimization examples${medianRequired !== null && shortfalls.length > 1 ? ` (the median refused candidate: ${medianRequired})` : ''}; the optimization partition has ${context.sizes.optimization}${toAdd !== null && toAdd > 0 ? `: add at least ${toAdd}` : ''}`;
+      : `the best refused candidate, #${best.experimentId} (Δ = ${signed(best.meanDifference)} over ${best.testedOn} examples, SD of the paired differences ${f4(best.differenceSd)}, ${best.test === 'mcnemar-exact' ? `McNemar's exact test` : `d_z = ${best.effectSize.toFixed(3)}`}, p = ${best.pValue.toFixed(3)}), would reach α = ${context.alpha} with ${best.requiredExamples} optimization examples${medianRequired !== null && shortfalls.length > 1 ? ` (the median refused candidate: ${medianRequired})` : ''}; the optimization partition has ${context.sizes.optimization}${toAdd !== null && toAdd > 0 ? `: add at least ${toAdd}` : ''}`;
   return {
     dominantReason: 'not_significant',
     refusals,
     message: `${head}: each edit helps a few examples, too few for the paired test to tell it from chance; ${needed}.`,
     steps: toAdd !== null && toAdd > 0 ? howToAdd(context, toAdd) : [`kloop history ${context.studyDir} shows the p-values; more examples help only when the edits help on average`],
-    notSignificant: { alpha: context.alpha, optimizationExamples: context.sizes.optimization, best, medianRequired, toAdd, method },
+    notSignificant: { alpha: context.alpha, optimizationExamples: context.sizes.optimization, best, medianRequired, toAdd, method: testMethod },
   };
 }
 

@@ -9,7 +9,7 @@
  * See docs/reliability.md.
  */
 import type { Command } from 'commander';
-import { InputError, KloopError, StorageError } from '../../errors.ts';
+import { InputError, KloopError } from '../../errors.ts';
 import { studyDatabasePath } from '../../storage/database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../../storage/lease.ts';
 import { STUDY_BUSY_EXIT_CODE, acquireLease, readLease, releaseLease, releaseLeaseSync, startLeaseHeartbeat } from '../../storage/lease.ts';
@@ -78,7 +78,8 @@ export function registerRunCommand(program: Command): void {
       const storedResults = options.cache === false ? { readSince: new Date(started).toISOString() } : {};
       assertStudyWritable(studyDir);
       if (parseLoopOption((options as { loop?: string }).loop) === 'A') return runLoopACommand(studyDir, options);
-      const session = await openStudyRetrying(studyDir, options);
+      // Opening waits for, and retries, a database locked by another process (src/storage/database.ts): two runs started at once both open it.
+      const session = await openStudy(studyDir, options);
       const quiet = options.quiet === true;
       const databaseFile = studyDatabasePath(session.study.dir);
       const controller = new AbortController();
@@ -223,23 +224,6 @@ export function registerRunCommand(program: Command): void {
         await session.close();
       }
   });
-}
-
-/**
- * {@link openStudy}, tried again when the database was locked while being
- * created or migrated: two runs started at once on a new study both migrate
- * it, and SQLite refuses the second's stale transaction (SQLITE_BUSY); on the
- * next try the schema is there. The lease then decides which run writes.
- */
-async function openStudyRetrying(studyDir: string, options: ModelOptions): Promise<Awaited<ReturnType<typeof openStudy>>> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await openStudy(studyDir, options);
-    } catch (error) {
-      if (attempt >= 5 || !(error instanceof StorageError) || !/database is locked|busy/i.test(error.message)) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
-    }
-  }
 }
 
 function parseCount(value: string): number {

@@ -1,0 +1,323 @@
+/**
+ * Generating routing-rule edits from misrouted examples, and screening them
+ * locally (re-routing the optimization examples with the edited rules).
+ *
+ * From each misrouted example (gold queue E, routed to P by rule R, or by
+ * the default when no rule matched):
+ *
+ * - a discriminative keyword or bigram of its text for E — one whose share
+ *   of E among the optimization examples containing it is at least
+ *   `minTermPrecision` — added to a rule for E placed before R
+ *   (`addTerm`), or as a new rule for E just before R (`addRule`; at the end
+ *   when the default answered);
+ * - a term of its text that occurs more in the examples R misroutes than in
+ *   those R routes right, as an exclusion of R (`addExclusion`);
+ * - the any-term of R that fired on it, removed (`removeTerm`, when R keeps
+ *   another term);
+ * - the first later rule for E that matches it, moved before R (`moveRule`).
+ *
+ * Words are the router's own (`termWords`); candidate terms are content
+ * words (no stop words, no words of fewer than 3 characters, no numbers),
+ * their prefix forms (`refunded` → `refund*`) and bigrams.
+ *
+ * @module
+ */
+import { prepareText, routeText, ruleMatches, termMatches, termWords, type PreparedText } from '../../executors/routing-rules/route-text.ts';
+import type { RoutingRules } from '../../executors/routing-rules/routing-rules.ts';
+import { applyEditToRules, referenceOf, type RoutingRuleEdit } from './rules-edit.ts';
+
+/** One optimization example as the proposer reads it. */
+export interface RoutingEvidence {
+  id: string;
+  /** The example's text, prepared for matching. */
+  text: PreparedText;
+  /** The text's candidate terms (see {@link candidateTerms}). */
+  terms: readonly string[];
+  /** The gold queue. */
+  expected: string;
+}
+
+/** An edit with the misrouted examples that suggested it and the generality of its term. */
+export interface GeneratedEdit {
+  edit: RoutingRuleEdit;
+  /** Ids of the misrouted examples that suggested the edit. */
+  sources: Set<string>;
+  /** Optimization examples whose text contains the edit's term (0 for a move). */
+  termSupport: number;
+}
+
+/** Settings of {@link generateRoutingEdits}. */
+export interface GenerateRoutingEditsOptions {
+  /** Most new terms read from one misrouted example, per kind (default 8). */
+  maxTermsPerExample?: number;
+  /** Smallest share of the gold queue among the optimization examples containing a new term (default 0.5). */
+  minTermPrecision?: number;
+}
+
+/** Words never proposed as a keyword on their own (they say nothing about a queue). */
+const STOP_WORDS = new Set(
+  (
+    'the and for you your yours are was were has have had not but with this that these those from they them their there here ' +
+    'what when where which who whom why how all any can could would should will just also very too its into out our ours ' +
+    'about again after before then than been being did does doing done get got getting some such only own same other more most ' +
+    'each few over under off once him her his hers she he we us i me my mine it a an of to in on at by or is be do so if no ' +
+    'yes hi hello hey dear thanks thank please pls regards cheers sorry still now today yesterday since because while ' +
+    'one two three again ever never even really much many lot lots thing things way anyone someone something anything ' +
+    'help need want know like let make made see said say tell told asked ask am im ive dont didnt cant wont isnt its'
+  ).split(' '),
+);
+
+/** True when a word may stand in a candidate term. */
+function isContentWord(word: string): boolean {
+  return word.length >= 3 && !STOP_WORDS.has(word) && !/^\p{N}+$/u.test(word);
+}
+
+/** Inflection endings a prefix term leaves off (`charged` → `charg*`), longest first. */
+const ENDINGS = ['ing', 'ed', 'es', 's'] as const;
+
+/**
+ * The prefix form of a content word: its stem without an inflection ending
+ * (`refunded` → `refund*`, `charges` → `charg*`), or the word itself when
+ * it has none and is long enough (`parcel` → `parcel*`); the stem keeps at
+ * least 4 letters, so short words get none (`card`).
+ */
+export function prefixTerm(word: string): string | undefined {
+  for (const ending of ENDINGS) {
+    if (word.endsWith(ending) && word.length - ending.length >= 4) return `${word.slice(0, -ending.length)}*`;
+  }
+  return word.length >= 5 ? `${word}*` : undefined;
+}
+
+/** Punctuation that ends a clause: a bigram never spans it ("locked out. How" gives no "out how"). */
+const CLAUSE_BREAK = /[.!?;:,()[\]{}"\n]+/u;
+
+/**
+ * The candidate terms of a text: content words, their prefix forms (see
+ * {@link prefixTerm}), and bigrams within a clause with at least one content
+ * word and no number; in text order, each once.
+ */
+export function candidateTerms(text: string): string[] {
+  const terms = new Set<string>();
+  for (const clause of text.split(CLAUSE_BREAK)) {
+    const words = termWords(clause);
+    words.forEach((word, index) => {
+      if (isContentWord(word)) {
+        terms.add(word);
+        const prefix = prefixTerm(word);
+        if (prefix !== undefined) terms.add(prefix);
+      }
+      const next = words[index + 1];
+      if (next === undefined) return;
+      if ((isContentWord(word) || isContentWord(next)) && !/^\p{N}+$/u.test(word) && !/^\p{N}+$/u.test(next) && word.length > 1 && next.length > 1) {
+        terms.add(`${word} ${next}`);
+      }
+    });
+  }
+  return [...terms];
+}
+
+/** Builds the evidence of one example. */
+export function evidenceOf(id: string, text: string, expected: string): RoutingEvidence {
+  return { id, text: prepareText(text), terms: candidateTerms(text), expected };
+}
+
+/** Queue counts of the examples containing each term. */
+type TermCounts = Map<string, Map<string, number>>;
+
+/** For every candidate term of the misrouted examples, the queues of the examples it matches. */
+function countTerms(evidence: readonly RoutingEvidence[], misrouted: readonly RoutingEvidence[]): TermCounts {
+  const counts: TermCounts = new Map();
+  for (const example of misrouted) {
+    for (const term of example.terms) {
+      if (counts.has(term)) continue;
+      const byQueue = new Map<string, number>();
+      for (const other of evidence) {
+        if (termMatches(term, other.text)) byQueue.set(other.expected, (byQueue.get(other.expected) ?? 0) + 1);
+      }
+      counts.set(term, byQueue);
+    }
+  }
+  return counts;
+}
+
+function total(byQueue: Map<string, number> | undefined): number {
+  let sum = 0;
+  for (const count of byQueue?.values() ?? []) sum += count;
+  return sum;
+}
+
+/** A rule id for a new rule that the rules do not use yet: `billing-charged-twice`, then `-2`, `-3`, ... */
+function newRuleId(rules: RoutingRules, queue: string, term: string): string {
+  const slug = `${queue}-${termWords(term).join('-')}`.replace(/[^A-Za-z0-9._-]/g, '').replace(/^[^A-Za-z0-9]+/, '') || 'rule';
+  const taken = new Set(rules.rules.map((rule) => rule.id));
+  if (!taken.has(slug)) return slug;
+  for (let suffix = 2; ; suffix += 1) if (!taken.has(`${slug}-${suffix}`)) return `${slug}-${suffix}`;
+}
+
+/**
+ * Every single edit suggested by the misrouted examples (see the module
+ * comment), each once, in a stable order: by example, then by kind.
+ *
+ * @param rules the incumbent rules
+ * @param evidence every optimization example (the misrouted ones are those `routeText` routes wrong)
+ */
+export function generateRoutingEdits(
+  rules: RoutingRules,
+  evidence: readonly RoutingEvidence[],
+  options: GenerateRoutingEditsOptions = {},
+): GeneratedEdit[] {
+  const maxTerms = options.maxTermsPerExample ?? 8;
+  const minPrecision = options.minTermPrecision ?? 0.5;
+  const routed = evidence.map((example) => ({ example, route: routeText(rules, example.text) }));
+  const counts = countTerms(
+    evidence,
+    routed.filter(({ example, route }) => route.label !== example.expected).map(({ example }) => example),
+  );
+  const generated = new Map<string, GeneratedEdit>();
+  const add = (edit: RoutingRuleEdit, source: string, termSupport: number) => {
+    const key = JSON.stringify(edit);
+    const entry = generated.get(key) ?? { edit, sources: new Set<string>(), termSupport };
+    entry.sources.add(source);
+    generated.set(key, entry);
+  };
+
+  for (const { example, route } of routed) {
+    if (route.label === example.expected) continue;
+    const gold = example.expected;
+    const fired = route.rule === null ? -1 : rules.rules.indexOf(route.rule);
+    const terms = example.terms;
+
+    // Terms for the gold queue: most examples of the gold queue first, then the purest.
+    const forGold = terms
+      .map((term) => {
+        const byQueue = counts.get(term);
+        const right = byQueue?.get(gold) ?? 0;
+        return { term, right, all: total(byQueue), precision: right / Math.max(1, total(byQueue)) };
+      })
+      .filter((entry) => entry.precision >= minPrecision)
+      .sort((a, b) => b.right - a.right || b.precision - a.precision || wordCount(a.term) - wordCount(b.term) || compareText(a.term, b.term))
+      .slice(0, maxTerms);
+    const goldRulesBefore = rules.rules
+      .map((rule, index) => ({ rule, index }))
+      .filter(({ rule, index }) => rule.queue === gold && (fired < 0 || index < fired));
+    for (const { term, all } of forGold) {
+      for (const { rule, index } of goldRulesBefore) {
+        const edited = { ...rule, any: [...rule.any, term] };
+        if (ruleMatches(edited, example.text)) add({ kind: 'addTerm', rule: referenceOf(rules, index), term }, example.id, all);
+      }
+      if (rules.queues === undefined || rules.queues.includes(gold)) {
+        const before = fired < 0 ? null : referenceOf(rules, fired);
+        add({ kind: 'addRule', id: newRuleId(rules, gold, term), queue: gold, term, before }, example.id, all);
+      }
+    }
+
+    if (fired >= 0) {
+      const rule = rules.rules[fired]!;
+      // Exclusions: terms of this text seen more in what the rule misroutes than in what it routes right.
+      const byRule = routed.filter((entry) => entry.route.rule === rule);
+      const exclusions = terms
+        .filter((term) => !rule.any.includes(term) && !rule.all.includes(term))
+        .map((term) => {
+          let kept = 0;
+          let wrong = 0;
+          for (const entry of byRule) {
+            if (!termMatches(term, entry.example.text)) continue;
+            if (entry.example.expected === rule.queue) kept += 1;
+            else wrong += 1;
+          }
+          return { term, kept, wrong };
+        })
+        .filter((entry) => entry.wrong > entry.kept)
+        .sort((a, b) => b.wrong - b.kept - (a.wrong - a.kept) || a.kept - b.kept || wordCount(a.term) - wordCount(b.term) || compareText(a.term, b.term))
+        .slice(0, maxTerms);
+      for (const { term } of exclusions) add({ kind: 'addExclusion', rule: referenceOf(rules, fired), term }, example.id, total(counts.get(term)));
+
+      // The rule's own terms that fired here.
+      if (rule.any.length > 1) {
+        for (const term of rule.any) {
+          if (termMatches(term, example.text)) add({ kind: 'removeTerm', rule: referenceOf(rules, fired), term }, example.id, 0);
+        }
+      }
+
+      // A later rule for the gold queue that matches, moved before the one that fired.
+      const later = rules.rules.findIndex((candidate, index) => index > fired && candidate.queue === gold && ruleMatches(candidate, example.text));
+      if (later >= 0) add({ kind: 'moveRule', rule: referenceOf(rules, later), before: referenceOf(rules, fired) }, example.id, 0);
+    }
+  }
+  return [...generated.values()];
+}
+
+/** The local outcome of one edit on the optimization examples. */
+export interface ScreenedEdit extends GeneratedEdit {
+  rules: RoutingRules;
+  /** Examples routed wrong before and right after. */
+  fixed: number;
+  /** Examples routed right before and wrong after. */
+  broken: number;
+  netFixes: number;
+}
+
+/**
+ * Re-routes every example with each edit applied and counts the examples it
+ * fixes and breaks. Edits that do not apply, or change no routing, are left
+ * out.
+ *
+ * @param limit most edits screened (in the given order)
+ */
+export function screenRoutingEdits(
+  rules: RoutingRules,
+  evidence: readonly RoutingEvidence[],
+  edits: readonly GeneratedEdit[],
+  limit = Number.POSITIVE_INFINITY,
+): ScreenedEdit[] {
+  const before = evidence.map((example) => routeText(rules, example.text).label === example.expected);
+  const screened: ScreenedEdit[] = [];
+  for (const generated of edits.slice(0, limit)) {
+    const edited = applyEditToRules(rules, generated.edit);
+    if (edited === null) continue;
+    let fixed = 0;
+    let broken = 0;
+    evidence.forEach((example, index) => {
+      const right = routeText(edited, example.text).label === example.expected;
+      if (right && !before[index]) fixed += 1;
+      else if (!right && before[index]) broken += 1;
+    });
+    if (fixed === 0 && broken === 0) continue;
+    screened.push({ ...generated, rules: edited, fixed, broken, netFixes: fixed - broken });
+  }
+  return screened;
+}
+
+/** Order of kinds in a tie: the narrowest change first. */
+const KIND_RANK: Readonly<Record<RoutingRuleEdit['kind'], number>> = { addTerm: 0, addExclusion: 1, moveRule: 2, removeTerm: 3, addRule: 4 };
+
+/**
+ * Ranking of screened (or evaluated) edits: net fixes, fewer broken, a term
+ * more examples contain, the narrower kind, a whole word before a prefix
+ * form (`charged` before `charg*` when they fix the same), then the text.
+ */
+export function compareEdits(
+  a: { netFixes: number; broken: number; termSupport: number; edit: RoutingRuleEdit },
+  b: { netFixes: number; broken: number; termSupport: number; edit: RoutingRuleEdit },
+): number {
+  return (
+    b.netFixes - a.netFixes ||
+    a.broken - b.broken ||
+    b.termSupport - a.termSupport ||
+    KIND_RANK[a.edit.kind] - KIND_RANK[b.edit.kind] ||
+    Number(isPrefixEdit(a.edit)) - Number(isPrefixEdit(b.edit)) ||
+    compareText(JSON.stringify(a.edit), JSON.stringify(b.edit))
+  );
+}
+
+function isPrefixEdit(edit: RoutingRuleEdit): boolean {
+  return 'term' in edit && edit.term.endsWith('*');
+}
+
+function wordCount(term: string): number {
+  return term.split(' ').length;
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

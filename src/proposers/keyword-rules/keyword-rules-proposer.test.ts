@@ -1,0 +1,285 @@
+import { describe, expect, it } from 'vitest';
+import { contentHash } from '../../artifact/content-hash.ts';
+import { routeText } from '../../executors/routing-rules/route-text.ts';
+import { parseRoutingRules, safeParseRoutingRules } from '../../executors/routing-rules/routing-rules.ts';
+import type { PartitionScore } from '../../evaluator/partition-score.ts';
+import type { ProposalContext } from '../proposer.ts';
+import {
+  KEYWORD_RULES_PROPOSER_ID,
+  applyEditToText,
+  candidateTerms,
+  createKeywordRulesProposer,
+  evidenceOf,
+  generateRoutingEdits,
+  prefixTerm,
+  screenRoutingEdits,
+} from './index.ts';
+
+// The planted confusion: "charged" is a billing word, but the account rule comes first and
+// catches "my account was charged", and nothing routes "charged" to billing at all.
+const RULES = `# Fixture rules
+queues: [billing, account, technical]
+default: technical
+
+rules:
+  - id: account
+    queue: account
+    any: [account, password]
+
+  - id: billing
+    queue: billing
+    any: [invoice, refund]
+`;
+
+interface Ticket {
+  id: string;
+  text: string;
+  input: string;
+  expected: { label: string };
+  tags: string[];
+  partition: 'optimization' | 'anchor' | 'shadow';
+}
+
+function ticket(id: string, text: string, label: string, partition: Ticket['partition'] = 'optimization'): Ticket {
+  return { id, text, input: text, expected: { label }, tags: [], partition };
+}
+
+const TICKETS: Ticket[] = [
+  ticket('b1', 'My account was charged twice this month', 'billing'),
+  ticket('b2', 'I was charged twice for one order', 'billing'),
+  ticket('b3', 'Please send the invoice again', 'billing'),
+  ticket('a1', 'I forgot my password', 'account'),
+  ticket('a2', 'Change the email on my account', 'account'),
+  ticket('t1', 'The app crashes when I open it', 'technical'),
+  ticket('t2', 'The order page shows error 500', 'technical'),
+];
+
+/** The frozen evaluator of the fixture: routes every ticket with the rules and scores it as the classification task does. */
+function evaluatorOf(tickets: readonly Ticket[], calls: string[] = []) {
+  return async (text: string): Promise<PartitionScore> => {
+    calls.push(text);
+    const parsed = safeParseRoutingRules(text);
+    const examples = tickets.map((item) => {
+      if (!parsed.ok) return { valid: false as const, invalidReason: 'unparsable', message: parsed.error.message, exampleId: item.id, repeat: 0 };
+      const predicted = routeText(parsed.rules, item.text).label;
+      const right = predicted === item.expected.label ? 1 : 0;
+      return {
+        valid: true as const,
+        composite: right,
+        components: { accuracy: right },
+        skipped: [],
+        metrics: {},
+        diagnostics: { expected: item.expected.label, predicted },
+        feedback: right === 1 ? '' : `expected ${item.expected.label}, routed to ${predicted}`,
+        exampleId: item.id,
+        repeat: 0,
+      };
+    });
+    const valid = examples.filter((record) => record.valid);
+    const composite = valid.length === 0 ? null : valid.reduce((sum, record) => sum + (record.valid ? record.composite : 0), 0) / valid.length;
+    return {
+      partition: 'optimization',
+      artifactHash: contentHash(text),
+      fingerprint: 'fixture',
+      repeats: 1,
+      composite,
+      components: {},
+      metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
+      invalid: examples.length - valid.length,
+      transient: 0,
+      total: examples.length,
+      runComposites: [composite],
+      examples: examples as unknown as PartitionScore['examples'],
+      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+      latencyMs: 0,
+    };
+  };
+}
+
+async function contextOf(
+  tickets: readonly Ticket[],
+  overrides: Partial<ProposalContext> = {},
+  incumbentText = RULES,
+  calls: string[] = [],
+): Promise<ProposalContext> {
+  const optimization = tickets.filter((item) => item.partition === 'optimization');
+  const evaluate = evaluatorOf(optimization, calls);
+  return {
+    incumbentText,
+    instructions: '',
+    constraints: '',
+    limits: { editableSections: [], maxArtifactCharacters: 50_000 },
+    examples: tickets as unknown as ProposalContext['examples'],
+    incumbentScores: await evaluate(incumbentText),
+    evaluateOptimization: evaluate,
+    history: [],
+    triedHashes: new Set([contentHash(incumbentText)]),
+    maxCandidates: 3,
+    random: () => 0.5,
+    ...overrides,
+  };
+}
+
+const misroutes = (text: string, tickets: readonly Ticket[] = TICKETS) => {
+  const rules = parseRoutingRules(text);
+  return tickets.filter((item) => routeText(rules, item.text).label !== item.expected.label).map((item) => item.id);
+};
+
+describe('keyword-rules proposer', () => {
+  it('proposes a rule that fixes the planted confusion, best first, with the changed lines and a rationale', async () => {
+    expect(misroutes(RULES)).toEqual(['b1', 'b2']);
+    const proposer = createKeywordRulesProposer();
+    expect(proposer.id).toBe(KEYWORD_RULES_PROPOSER_ID);
+    expect(proposer.id).toBe('keyword-rules@1');
+    const { candidates, failures } = await proposer.propose(await contextOf(TICKETS));
+    expect(failures).toEqual([]);
+    const best = candidates[0]!;
+    expect(best.expectedNetFixes).toBe(2);
+    expect(misroutes(best.text)).toEqual([]);
+    expect(best.delta).toBe('+   - id: billing-charged\n+     queue: billing\n+     any: [charged]');
+    expect(best.text).toBe(RULES.replace('rules:\n', 'rules:\n  - id: billing-charged\n    queue: billing\n    any: [charged]\n\n'));
+    expect(best.rationale).toMatch(
+      /^Add rule billing-charged \(billing\) on "charged" before rule account \(account\): routes 2 optimization example\(s\) right that were misrouted and misroutes 0 that were right \(net 2\); suggested by 1 misrouted example\(s\); best of \d+ single edits evaluated this round\.$/,
+    );
+    // Ranked by net fixes, never a candidate that does not help.
+    const nets = candidates.map((candidate) => candidate.expectedNetFixes!);
+    expect(nets).toEqual([...nets].sort((a, b) => b - a));
+    expect(Math.min(...nets)).toBeGreaterThanOrEqual(1);
+    expect(candidates.length).toBeLessThanOrEqual(3);
+    // Every candidate is a valid rules file and a different one.
+    for (const candidate of candidates) expect(safeParseRoutingRules(candidate.text).ok).toBe(true);
+    expect(new Set(candidates.map((candidate) => contentHash(candidate.text))).size).toBe(candidates.length);
+  });
+
+  it('ranks a harmful edit below, and never returns one, even when every edit is evaluated', async () => {
+    const calls: string[] = [];
+    const context = await contextOf(TICKETS, { maxCandidates: 10 }, RULES, calls);
+    const { candidates } = await createKeywordRulesProposer({ localScreening: false, maxEvaluations: 500, maxTermsPerExample: 40 }).propose(context);
+    // "order" fixes b2 but misroutes t2: net 0. It was evaluated, and refused.
+    const orderRule = applyEditToText(RULES, { kind: 'addRule', id: 'billing-order', queue: 'billing', term: 'order', before: null })!;
+    expect(calls).toContain(orderRule);
+    expect(candidates.map((candidate) => candidate.text)).not.toContain(orderRule);
+    expect(candidates[0]!.expectedNetFixes).toBe(2);
+    // A net-1 edit (fixes b2 only) ranks below the net-2 one.
+    const chargedLate = applyEditToText(RULES, { kind: 'addTerm', rule: { index: 1, id: 'billing', queue: 'billing' }, term: 'charged' })!;
+    const position = candidates.findIndex((candidate) => candidate.text === chargedLate);
+    expect(position).toBeGreaterThan(0);
+    expect(candidates[position]!.expectedNetFixes).toBe(1);
+    expect(misroutes(chargedLate)).toEqual(['b1']);
+  });
+
+  it('never returns an edit already tried, nor a delta an earlier experiment had', async () => {
+    const proposer = createKeywordRulesProposer();
+    const first = await proposer.propose(await contextOf(TICKETS));
+    const tried = new Set([contentHash(RULES), ...first.candidates.map((candidate) => contentHash(candidate.text))]);
+    const second = await proposer.propose(await contextOf(TICKETS, { triedHashes: tried }));
+    expect(second.candidates.length).toBeGreaterThan(0);
+    for (const candidate of second.candidates) expect(tried.has(contentHash(candidate.text))).toBe(false);
+    const history = first.candidates.map((candidate) => ({ delta: candidate.delta, decision: 'refused' as const, reason: 'test' }));
+    const third = await proposer.propose(await contextOf(TICKETS, { history }));
+    for (const candidate of third.candidates) expect(history.map((entry) => entry.delta)).not.toContain(candidate.delta);
+  });
+
+  it('returns nothing new when nothing helps', async () => {
+    const proposer = createKeywordRulesProposer();
+    // Everything routed right: nothing to fix, nothing evaluated.
+    const calls: string[] = [];
+    const right = TICKETS.filter((item) => !['b1', 'b2'].includes(item.id));
+    const context = await contextOf(right, {}, RULES, calls);
+    calls.length = 0;
+    expect(await proposer.propose(context)).toEqual({ candidates: [], failures: [] });
+    expect(calls).toEqual([]);
+    // Two identical texts with different gold, one routed right: any edit that fixes the other breaks it.
+    const contradictory = [...right, ticket('x1', 'Hello there, see attached', 'billing'), ticket('x2', 'Hello there, see attached', 'technical')];
+    expect(misroutes(RULES, contradictory)).toEqual(['x1']);
+    const stuck = await proposer.propose(await contextOf(contradictory));
+    expect(stuck.candidates).toEqual([]);
+    // Every helpful edit tried: drain the proposer, then it has nothing new.
+    const tried = new Set([contentHash(RULES)]);
+    for (let round = 0; round < 100; round += 1) {
+      const { candidates } = await proposer.propose(await contextOf(TICKETS, { triedHashes: tried, maxCandidates: 5 }));
+      if (candidates.length === 0) break;
+      for (const candidate of candidates) {
+        expect(tried.has(contentHash(candidate.text))).toBe(false);
+        tried.add(contentHash(candidate.text));
+      }
+    }
+    expect((await proposer.propose(await contextOf(TICKETS, { triedHashes: tried }))).candidates).toEqual([]);
+  });
+
+  it('reads only optimization examples: a shadow example in the list changes nothing', async () => {
+    const proposer = createKeywordRulesProposer();
+    const base = await proposer.propose(await contextOf(TICKETS));
+    const withShadow = [...TICKETS, ticket('s1', 'My account was charged and I want a password reset', 'security', 'shadow')];
+    const leaked = await proposer.propose(await contextOf(withShadow));
+    expect(leaked.candidates.map((candidate) => candidate.text)).toEqual(base.candidates.map((candidate) => candidate.text));
+  });
+
+  it('reads an example from its input when it has no text, and a rule-fixing edit re-applies to a newer incumbent', async () => {
+    const withoutText = TICKETS.map(({ text: _text, ...rest }) => rest) as unknown as Ticket[];
+    const context = await contextOf(TICKETS, { examples: withoutText as unknown as ProposalContext['examples'] });
+    const { candidates } = await createKeywordRulesProposer().propose(context);
+    const best = candidates[0]!;
+    expect(best.expectedNetFixes).toBe(2);
+    const newer = RULES.replace('any: [invoice, refund]', 'any: [invoice, refund, receipt]');
+    expect(best.rebase!(newer)).toBe(newer.replace('rules:\n', 'rules:\n  - id: billing-charged\n    queue: billing\n    any: [charged]\n\n'));
+    // The rule it is placed before is gone: the edit no longer applies.
+    expect(best.rebase!(RULES.replace('  - id: account\n    queue: account\n    any: [account, password]\n\n', ''))).toBeNull();
+  });
+
+  it('says why it proposes nothing: another partition, a broken incumbent, a frozen rules section', async () => {
+    const proposer = createKeywordRulesProposer();
+    const context = await contextOf(TICKETS);
+    expect(await proposer.propose({ ...context, incumbentScores: { ...context.incumbentScores, partition: 'shadow' } })).toEqual({
+      candidates: [],
+      failures: [{ reason: 'incumbent scores are for partition "shadow", not "optimization"' }],
+    });
+    const broken = await proposer.propose({ ...context, incumbentText: 'rules: [' });
+    expect(broken.candidates).toEqual([]);
+    expect(broken.failures[0]).toMatchObject({ code: 'invalid_incumbent' });
+    expect(broken.failures[0]!.reason).toMatch(/^the incumbent rules do not parse: rules\.yaml:\d+: malformed YAML/);
+    expect(await proposer.propose({ ...context, limits: { editableSections: ['queues'], maxArtifactCharacters: 50_000 } })).toEqual({
+      candidates: [],
+      failures: [{ code: 'frozen_section', reason: 'the program does not let the "rules" section change (editableSections)' }],
+    });
+    // Over the length ceiling: nothing fits.
+    expect((await proposer.propose({ ...context, limits: { editableSections: [], maxArtifactCharacters: RULES.length } })).candidates).toEqual([]);
+  });
+});
+
+describe('edit generation', () => {
+  it('reads content words, prefix forms and bigrams within a clause, without stop words or numbers', () => {
+    expect(candidateTerms("I'm locked out. How long?")).toEqual(['locked', 'lock*', 'locked out', 'how long', 'long']);
+    expect(candidateTerms('I was charged twice for order 1042!')).toEqual([
+      'was charged',
+      'charged',
+      'charg*',
+      'charged twice',
+      'twice',
+      'twice*',
+      'twice for',
+      'for order',
+      'order',
+      'order*',
+    ]);
+    expect(['refunded', 'charges', 'parcel', 'card', 'shipping', 'tags'].map(prefixTerm)).toEqual(['refund*', 'charg*', 'parcel*', undefined, 'shipp*', undefined]);
+  });
+
+  it('suggests each kind of edit from the misrouted examples, each once', () => {
+    const parsed = parseRoutingRules(RULES);
+    const evidence = TICKETS.map((item) => evidenceOf(item.id, item.text, item.expected.label));
+    const edits = generateRoutingEdits(parsed, evidence);
+    const kinds = new Set(edits.map((entry) => entry.edit.kind));
+    expect([...kinds].sort()).toEqual(['addExclusion', 'addRule', 'addTerm', 'removeTerm']);
+    expect(new Set(edits.map((entry) => JSON.stringify(entry.edit))).size).toBe(edits.length);
+    // b1 ("My account was charged twice") is caught by the account rule through "account".
+    expect(edits.find((entry) => entry.edit.kind === 'removeTerm')).toEqual({
+      edit: { kind: 'removeTerm', rule: { index: 0, id: 'account', queue: 'account' }, term: 'account' },
+      sources: new Set(['b1']),
+      termSupport: 0,
+    });
+    const screened = screenRoutingEdits(parsed, evidence, edits);
+    const best = screened.sort((a, b) => b.netFixes - a.netFixes)[0]!;
+    expect([best.fixed, best.broken, best.netFixes]).toEqual([2, 0, 2]);
+  });
+});

@@ -1,0 +1,264 @@
+/**
+ * The keyword-rules proposer: the offline error-driven proposer for a
+ * routing-rules artifact (`executor: { kind: routing-rules }` with
+ * `proposer: { kind: error-driven }`), in the tradition of
+ * transformation-based learning (Brill 1995) like the intent playbook's
+ * proposer: read the misrouted optimization examples, generate small single
+ * edits from them (`edit-candidates.ts`), screen them locally by re-routing
+ * the optimization examples, score the best with the frozen evaluator
+ * (`context.evaluateOptimization`, at most `maxEvaluations` per round), and
+ * rank by net fixes (examples whose score rose minus examples whose score
+ * fell).
+ *
+ * It reads only its {@link ProposalContext}: the optimization examples and
+ * the incumbent's scores on them. An example is read as
+ * `{ id, text?, input?, expected: { label } }` and a score record's
+ * diagnostics as `{ expected, predicted }` (the classification task's).
+ * Candidates already tried (`context.triedHashes`, the SHA-256 of the text)
+ * or whose delta an earlier experiment had are never returned.
+ *
+ * @example
+ * ```ts
+ * const proposer = createKeywordRulesProposer({ maxEvaluations: 20 });
+ * const { candidates } = await proposer.propose(context);
+ * candidates[0]?.delta; // '- any: [invoice, billing]\n+ any: [invoice, billing, charged]'
+ * ```
+ *
+ * @module
+ */
+import { contentHash } from '../../artifact/content-hash.ts';
+import { changeText, lineChanges } from '../../artifact/three-way-merge.ts';
+import { routeText } from '../../executors/routing-rules/route-text.ts';
+import { safeParseRoutingRules } from '../../executors/routing-rules/routing-rules.ts';
+import { textOfInput } from '../../tasks/text-input.ts';
+import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Proposer } from '../proposer.ts';
+import {
+  compareEdits,
+  evidenceOf,
+  generateRoutingEdits,
+  screenRoutingEdits,
+  type GeneratedEdit,
+  type RoutingEvidence,
+} from './edit-candidates.ts';
+import { applyEditToText, describeEdit } from './rules-edit.ts';
+
+/** Implementation id, stored with each experiment. */
+export const KEYWORD_RULES_PROPOSER_ID = 'keyword-rules@1';
+
+/** Settings of {@link createKeywordRulesProposer}. */
+export interface KeywordRulesProposerOptions {
+  /** Most candidates scored with `evaluateOptimization` per round (default 40; a configured 0 evaluates none). */
+  maxEvaluations?: number;
+  /** Most edits screened locally per round (default 5000). */
+  maxScreened?: number;
+  /**
+   * Screen edits locally before the official evaluation (default: on when
+   * the local routing of the incumbent agrees with its recorded predictions,
+   * i.e. the study's executor is the routing-rules one). Off: the generated
+   * edits are evaluated in generation order, up to `maxEvaluations`.
+   */
+  localScreening?: boolean;
+  /** Smallest net fixes a candidate needs to be returned (default 1; never below 1). */
+  minNetFixes?: number;
+  /** Most new terms read from one misrouted example, per kind (default 8). */
+  maxTermsPerExample?: number;
+  /** Smallest share of the gold queue among the optimization examples containing a new term (default 0.5). */
+  minTermPrecision?: number;
+}
+
+/** An optimization example as this proposer reads it (a structural subset of the engine's example). */
+interface RoutingExample {
+  id: string;
+  partition?: string;
+  text?: unknown;
+  input?: unknown;
+  goal?: unknown;
+  expected?: unknown;
+}
+
+/** A score record as this proposer reads it. */
+interface RoutingScoreRecord {
+  exampleId: string;
+  valid: boolean;
+  composite?: number;
+  diagnostics?: { expected?: unknown; predicted?: unknown };
+}
+
+interface Evaluated extends GeneratedEdit {
+  text: string;
+  delta: string;
+  fixed: number;
+  broken: number;
+  netFixes: number;
+  fixedIds: Set<string>;
+}
+
+const EPSILON = 1e-9;
+
+/**
+ * Creates the keyword-rules proposer (see the module comment).
+ *
+ * Failures (returned, never thrown): incumbent scores of another partition,
+ * an incumbent that does not parse, a `rules` section that the program does
+ * not let change.
+ */
+export function createKeywordRulesProposer(options: KeywordRulesProposerOptions = {}): Proposer {
+  const maxEvaluations = Math.max(0, options.maxEvaluations ?? 40);
+  const maxScreened = options.maxScreened ?? 5000;
+  const minNetFixes = Math.max(1, options.minNetFixes ?? 1);
+  return {
+    id: KEYWORD_RULES_PROPOSER_ID,
+    async propose(context: ProposalContext): Promise<ProposalResult> {
+      const failures: ProposalFailure[] = [];
+      if (context.incumbentScores.partition !== 'optimization') {
+        return { candidates: [], failures: [{ reason: `incumbent scores are for partition "${context.incumbentScores.partition}", not "optimization"` }] };
+      }
+      const parsed = safeParseRoutingRules(context.incumbentText);
+      if (!parsed.ok) return { candidates: [], failures: [{ code: 'invalid_incumbent', reason: `the incumbent rules do not parse: ${parsed.error.message}` }] };
+      const editable = context.limits.editableSections;
+      if (editable.length > 0 && !editable.includes('rules')) {
+        return { candidates: [], failures: [{ code: 'frozen_section', reason: 'the program does not let the "rules" section change (editableSections)' }] };
+      }
+      if (context.maxCandidates <= 0) return { candidates: [], failures };
+      const rules = parsed.rules;
+
+      // The incumbent's outcome per example, from its recorded diagnostics (first valid repeat).
+      const records = context.incumbentScores.examples as unknown as readonly RoutingScoreRecord[];
+      const recorded = new Map<string, { expected: string; predicted: string }>();
+      for (const record of records) {
+        if (!record.valid || recorded.has(record.exampleId)) continue;
+        const { expected, predicted } = record.diagnostics ?? {};
+        if (typeof expected === 'string' && typeof predicted === 'string') recorded.set(record.exampleId, { expected, predicted });
+      }
+      const evidence: RoutingEvidence[] = [];
+      let disagreements = 0;
+      for (const example of context.examples as unknown as readonly RoutingExample[]) {
+        if (example.partition !== undefined && example.partition !== 'optimization') continue;
+        const outcome = recorded.get(example.id);
+        const text = textOf(example);
+        const expected = outcome?.expected ?? labelOf(example.expected);
+        if (text === undefined || expected === undefined || outcome === undefined) continue;
+        const item = evidenceOf(example.id, text, expected);
+        evidence.push(item);
+        if (routeText(rules, item.text).label !== outcome.predicted) disagreements += 1;
+      }
+      if (evidence.every((item) => recorded.get(item.id)!.predicted === item.expected)) return { candidates: [], failures };
+      const localScreening = options.localScreening ?? disagreements === 0;
+
+      const generated = generateRoutingEdits(rules, evidence, {
+        ...(options.maxTermsPerExample !== undefined ? { maxTermsPerExample: options.maxTermsPerExample } : {}),
+        ...(options.minTermPrecision !== undefined ? { minTermPrecision: options.minTermPrecision } : {}),
+      });
+      const ordered: GeneratedEdit[] = localScreening
+        ? screenRoutingEdits(rules, evidence, generated, maxScreened)
+            .filter((entry) => entry.netFixes >= minNetFixes)
+            .sort(compareEdits)
+        : generated;
+
+      // The frozen evaluator decides; never a text tried before, never a delta an earlier experiment had.
+      const pastDeltas = new Set(context.history.map((entry) => entry.delta));
+      const incumbentScores = compositesById(records);
+      const seen = new Set<string>();
+      const evaluated: Evaluated[] = [];
+      let evaluations = 0;
+      for (const entry of ordered) {
+        if (evaluations >= maxEvaluations || context.signal?.aborted === true) break;
+        const text = applyEditToText(context.incumbentText, entry.edit);
+        if (text === null || [...text].length > context.limits.maxArtifactCharacters) continue;
+        const hash = contentHash(text);
+        const delta = changeText(lineChanges(context.incumbentText, text));
+        if (context.triedHashes.has(hash) || seen.has(hash) || pastDeltas.has(delta)) continue;
+        seen.add(hash);
+        evaluations += 1;
+        const score = await context.evaluateOptimization(text);
+        evaluated.push({ ...entry, text, delta, ...compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[])) });
+      }
+      const kept = evaluated.filter((entry) => entry.netFixes >= minNetFixes).sort(compareEdits);
+      return { candidates: selectDiverse(kept, context.maxCandidates).map((entry) => toCandidate(entry, evaluations)), failures };
+    },
+  };
+}
+
+/** The text an example is routed on: its `text`, else its input's (a string, or text fields), else a legacy `goal`. */
+function textOf(example: RoutingExample): string | undefined {
+  if (typeof example.text === 'string') return example.text;
+  const input = example.input;
+  if (typeof input === 'string') return input;
+  if (input !== null && typeof input === 'object' && Object.values(input).every((value) => typeof value === 'string')) {
+    return textOfInput(input as Record<string, string>);
+  }
+  return typeof example.goal === 'string' ? example.goal : undefined;
+}
+
+function labelOf(expected: unknown): string | undefined {
+  const label = (expected as { label?: unknown } | null | undefined)?.label;
+  return typeof label === 'string' ? label : undefined;
+}
+
+/** Mean composite of each example over its valid repeats; null when no repeat was valid. */
+function compositesById(records: readonly RoutingScoreRecord[]): Map<string, number | null> {
+  const sums = new Map<string, { sum: number; valid: number }>();
+  for (const record of records) {
+    const entry = sums.get(record.exampleId) ?? { sum: 0, valid: 0 };
+    if (record.valid && typeof record.composite === 'number') {
+      entry.sum += record.composite;
+      entry.valid += 1;
+    }
+    sums.set(record.exampleId, entry);
+  }
+  const result = new Map<string, number | null>();
+  for (const [id, entry] of sums) result.set(id, entry.valid === 0 ? null : entry.sum / entry.valid);
+  return result;
+}
+
+/** Examples whose score rose (a now-valid one counts) and fell (a now-invalid one counts) from `before` to `after`. */
+function compare(before: Map<string, number | null>, after: Map<string, number | null>) {
+  let fixed = 0;
+  let broken = 0;
+  const fixedIds = new Set<string>();
+  for (const [id, old] of before) {
+    const now = after.get(id) ?? null;
+    if (old === null && now === null) continue;
+    if (old === null || (now !== null && now > old + EPSILON)) {
+      fixed += 1;
+      fixedIds.add(id);
+    } else if (now === null || now < old - EPSILON) broken += 1;
+  }
+  return { fixed, broken, netFixes: fixed - broken, fixedIds };
+}
+
+/** Top `limit` by rank, preferring first those that fix an example no better candidate already fixes. */
+function selectDiverse(ranked: readonly Evaluated[], limit: number): Evaluated[] {
+  const chosen: Evaluated[] = [];
+  const covered = new Set<string>();
+  for (const entry of ranked) {
+    if (chosen.length >= limit) break;
+    if ([...entry.fixedIds].some((id) => !covered.has(id))) {
+      chosen.push(entry);
+      for (const id of entry.fixedIds) covered.add(id);
+    }
+  }
+  for (const entry of ranked) {
+    if (chosen.length >= limit) break;
+    if (!chosen.includes(entry)) chosen.push(entry);
+  }
+  return chosen.sort(compareEdits);
+}
+
+function toCandidate(entry: Evaluated, evaluations: number): Candidate {
+  const { edit } = entry;
+  return {
+    text: entry.text,
+    delta: entry.delta,
+    rationale:
+      `${capitalize(describeEdit(edit))}: routes ${entry.fixed} optimization example(s) right that were misrouted and ` +
+      `misroutes ${entry.broken} that were right (net ${entry.netFixes}); suggested by ${entry.sources.size} misrouted example(s); ` +
+      `best of ${evaluations} single edits evaluated this round.`,
+    expectedNetFixes: entry.netFixes,
+    rebase: (incumbentText: string): string | null => applyEditToText(incumbentText, edit),
+  };
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

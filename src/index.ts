@@ -51,6 +51,23 @@ export { createErrorDrivenProposer } from './proposers/error-driven-proposer.ts'
 // Studies, storage and the prompt registry.
 export { loadStudy, loadStudyAsync } from './study/load-study.ts';
 export { runStudy } from './study/run-study.ts';
+
+// The library API: a study built in code (ask/tell), and the engine under it.
+export { createStudy } from './api/create-study.ts';
+export type {
+  CreateStudyOptions,
+  ExecuteContext,
+  ExecuteFunction,
+  OptimizeResult,
+  ProposedCandidate,
+  ProposeFunction,
+  ScoreFunction,
+  Study,
+  StudyBest,
+  StudyExample,
+} from './api/create-study.ts';
+export { createLoopEngine } from './loop/engine.ts';
+export type { Asked, LoopEngine, OpenedRound, Told } from './loop/engine.ts';
 export type { RunEvent, StopReason } from './study/run-study.ts';
 export { openDatabase, studyDatabasePath } from './storage/database.ts';
 export { getActiveArtifactText, withArtifactOverride } from './storage/registry.ts';

@@ -152,9 +152,15 @@ describe('createCommandExecutor', () => {
     const result = invalid(await executor.execute(request()));
     expect(result).toMatchObject({ reason: 'timeout', message: 'the program ran longer than 300 ms (timeoutMs) and was killed' });
     expect(result.transient).toBeUndefined();
-    const [programPid, childPid] = readFileSync(pidFile, 'utf8').split(' ').map(Number) as [number, number];
-    expect(isAlive(programPid)).toBe(false);
-    await waitFor(() => !isAlive(childPid));
+    // On a loaded machine node may take longer than 300 ms to start, and the program is killed before it
+    // writes its pids: then there is nothing more to check (the abort test below checks the group kill
+    // without that race).
+    const pids = existsSync(pidFile) ? readFileSync(pidFile, 'utf8') : '';
+    if (pids.includes(' ')) {
+      const [programPid, childPid] = pids.split(' ').map(Number) as [number, number];
+      expect(isAlive(programPid)).toBe(false);
+      await waitFor(() => !isAlive(childPid));
+    }
   });
 
   it('kills the program and rethrows the reason when the signal is aborted', async () => {

@@ -87,6 +87,7 @@ export function createLlmExecutor<Output>(options: LlmExecutorOptions<Output>): 
     id: `${options.name ?? LLM_EXECUTOR_VERSION} contract=${format.contractHash} ${client.id}`,
     deterministic: options.deterministic === true && client.settings.temperature === 0,
     async execute(request: ExecutionRequest): Promise<ExecutionResult> {
+      if (request.signal?.aborted) throw request.signal.reason;
       const filled = fillPromptTemplate(request.artifact, request.input, request.text);
       if (!filled.ok) return { ok: false, reason: 'error', message: `the prompt template cannot be filled for this example: ${filled.message}` };
       const messages: Pick<LlmRequest, 'system' | 'prompt'> =

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
+import { NEAR_DUPLICATE_DISTANCE } from '../src/corpus/admission.ts';
 import { exampleSchema } from '../src/corpus/example.ts';
 import { StorageError } from '../src/errors.ts';
 import { planStudy, writeStudy } from '../src/init/init-study.ts';
@@ -23,6 +24,7 @@ import { parseProgram } from '../src/program/program.ts';
 import { createClassificationTask } from '../src/tasks/classification/index.ts';
 import { loadCustomTask } from '../src/tasks/custom/custom-task.ts';
 import { createExtractionTask } from '../src/tasks/extraction/extraction-task.ts';
+import { bigramJaccardDistance } from '../src/stats/index.ts';
 import { markdownSections } from '../src/tasks/intent/llm/prompt-sections.ts';
 import { intentSchema } from '../src/tasks/intent/intent.ts';
 import { parsePlaybook, playbookSections } from '../src/tasks/intent/offline/playbook.ts';
@@ -480,6 +482,13 @@ describe('the tickets of the end-to-end study (checked now, before the engine ru
     );
     const all = [...samples, ...TICKETS];
     expect(all.length).toBe(24);
+    expect(new Set(all.map((ticket) => ticket.id)).size).toBe(24);
+    // No two tickets are near-duplicates, so the admission gate admits all 24.
+    const closest = Math.min(...all.flatMap((a, i) => all.slice(i + 1).map((b) => bigramJaccardDistance(a.text, b.text))));
+    expect(closest).toBeGreaterThanOrEqual(NEAR_DUPLICATE_DISTANCE);
+    expect(all.filter((ticket) => ticket.partition === 'optimization').length).toBe(12);
+    expect(all.filter((ticket) => ticket.partition === 'anchor').length).toBe(4);
+    expect(all.filter((ticket) => ticket.partition === 'shadow').length).toBe(8);
     const right: Record<string, number[]> = { optimization: [], anchor: [], shadow: [] };
     const composite: Record<string, number[]> = { optimization: [], anchor: [], shadow: [] };
     for (const ticket of all) {

@@ -12,6 +12,7 @@
  * @module
  */
 import {
+  commented,
   configHeader,
   corpusHeader,
   executorBlock,
@@ -153,7 +154,7 @@ function config(executor: InitExecutor): string {
     '  kind: custom',
     '  module: score.ts           # exports score(output, expected, input), components and the schemas',
     '',
-    "# weights:                  # optional: override score.ts's component weights",
+    commented('# weights:', "optional: override score.ts's component weights"),
     '#   label: 3',
     '#   priority: 1',
     '',

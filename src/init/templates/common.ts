@@ -45,6 +45,11 @@ export interface RenderedStudy {
   proposer: 'error-driven' | 'reflective';
 }
 
+/** A YAML double-quoted scalar (JSON's string syntax is valid YAML). */
+export function yamlString(text: string): string {
+  return JSON.stringify(text);
+}
+
 /** The model `kloop init` writes for a language model; a placeholder the user changes. */
 export const PLACEHOLDER_MODEL = 'openai:gpt-4.1-mini';
 

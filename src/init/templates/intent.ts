@@ -22,7 +22,7 @@ import {
   STUDY_GITIGNORE,
   stoppingBlock,
 } from './common.ts';
-import { COMMAND_PROTOCOL, READ_REQUEST } from './tickets.ts';
+import { COMMAND_PROTOCOL, PROGRAM_HELPERS } from './command-program.ts';
 
 /** A minimal valid playbook in the seed playbook's format (examples/intent/playbook.yaml). */
 const PLAYBOOK = `# Seed playbook for kloop's offline intent extractor.
@@ -171,7 +171,7 @@ const COMMAND_PROGRAM = [
   '// A cue matches where a word starts with it ("remind" matches "reminder").',
   "import { readFileSync } from 'node:fs';",
   '',
-  READ_REQUEST,
+  PROGRAM_HELPERS,
   '',
   '/** The keys of a cue map whose cues the text mentions. */',
   'function found(cues, text) {',

@@ -17,6 +17,8 @@
  *
  * @module
  */
+import { yamlString } from './common.ts';
+import { COMMAND_PROTOCOL, PROGRAM_HELPERS } from './command-program.ts';
 
 /** The queues, in report order, with what each is for. */
 export const QUEUES: ReadonlyArray<readonly [label: string, description: string]> = [
@@ -47,11 +49,6 @@ export const SAMPLE_TICKETS: readonly SampleTicket[] = [
   { id: 'ticket-0004', text: 'The app crashes every time I open the settings screen on my Android phone.', label: 'technical', priority: 'high', tags: ['source:app-store'], partition: 'shadow' },
 ];
 
-/** A YAML double-quoted scalar (JSON's string syntax is valid YAML). */
-export function yamlString(text: string): string {
-  return JSON.stringify(text);
-}
-
 /** The seed routing rules: a deliberately modest first version the loop grows from evidence. */
 export const SEED_ROUTING_RULES = `${JSON.stringify(
   {
@@ -66,40 +63,6 @@ export const SEED_ROUTING_RULES = `${JSON.stringify(
   null,
   2,
 )}\n`;
-
-/** How kloop's command executor talks to the program, for the head of every run.mjs. */
-export const COMMAND_PROTOCOL = String.raw`// kloop's command executor runs this program once per example, in the study
-// folder. It writes one JSON line on stdin:
-//   {"artifact": "<absolute path of the candidate artifact>", "input": <the record's input>,
-//    "text": "<the input's text>", "repeat": 0}
-// (the artifact's path is also in the environment, KLOOP_ARTIFACT) and reads
-// the answer as JSON on stdout. A non-zero exit, a timeout or an answer that
-// is not JSON is an invalid output, counted and never scored as 0.`;
-
-/** Reads the one request line from stdin, for every run.mjs. */
-export const READ_REQUEST = String.raw`/** The request: the first line on stdin (the executor may keep stdin open). */
-function readRequest() {
-  return new Promise((resolve, reject) => {
-    let buffer = '';
-    process.stdin.setEncoding('utf8');
-    process.stdin.on('data', (chunk) => {
-      buffer += chunk;
-      const end = buffer.indexOf('\n');
-      if (end !== -1) {
-        process.stdin.destroy();
-        resolve(buffer.slice(0, end));
-      }
-    });
-    process.stdin.on('end', () => resolve(buffer));
-    process.stdin.on('error', reject);
-  });
-}
-
-/** True when the keyword (a word or phrase, any case) starts a word of the text: "crash" matches "crashes". */
-function mentions(text, keyword) {
-  const pattern = keyword.trim().toLowerCase().replace(/[.*+?^$()|[\]{}\\]/g, '\\$&').replace(/\s+/g, '\\s+');
-  return pattern !== '' && new RegExp('(?<![\\p{L}\\p{N}])' + pattern, 'iu').test(text);
-}`;
 
 /** The routing function of run.mjs (see the module comment for the rules format). */
 const ROUTE = String.raw`/** The label of the rule with the most distinct matching keywords; ties go to the rule listed first; none: the default. */
@@ -149,7 +112,7 @@ export function routingProgram(options: { priority: boolean }): string {
     '// valid JSON makes the program fail: an invalid output, never a crash of the loop.',
     "import { readFileSync } from 'node:fs';",
     '',
-    READ_REQUEST,
+    PROGRAM_HELPERS,
     '',
     ROUTE,
     '',

@@ -84,7 +84,7 @@ function program(executor: InitExecutor): string {
       '',
       llm
         ? '- say more precisely what belongs to each queue in `## Queues`, with the\n  words customers actually use;\n- where two queues are confused, add a rule to `## How to decide` that tells\n  them apart by what must be done.'
-        : '- add the words customers actually use for a queue to its rule\'s `keywords`\n  ("money back" for billing, "sign in" for account);\n- when a keyword pulls tickets into the wrong queue, make it longer and more\n  specific rather than removing it.',
+        : '- add the words customers actually use for a queue to its rule\'s `any` list\n  ("money back" for billing, "sign in" for account; `refund*` for every form\n  of a word);\n- when a term pulls tickets into the wrong queue, add a `none` term or make it\n  a longer phrase rather than removing it; the first rule that matches wins,\n  so a rule\'s place matters.',
       '',
       'Prefer general words to phrases from one ticket: an edit that only fixes the',
       'tickets it was read from is refused by the shadow partition as',

@@ -17,8 +17,8 @@ export const COMMAND_PROTOCOL = String.raw`// kloop's command executor runs this
 // the answer as JSON on stdout. A non-zero exit, a timeout or an answer that
 // is not JSON is an invalid output, counted and never scored as 0.`;
 
-/** The functions every run.mjs starts with: `readRequest()` (the one request line on stdin) and `mentions(text, keyword)`. */
-export const PROGRAM_HELPERS = String.raw`/** The request: the first line on stdin (the executor may keep stdin open). */
+/** The request reader every run.mjs starts with: `readRequest()`, the one request line on stdin. */
+export const READ_REQUEST = String.raw`/** The request: the first line on stdin (read up to its end of line, or to the end of input). */
 function readRequest() {
   return new Promise((resolve, reject) => {
     let buffer = '';
@@ -34,11 +34,30 @@ function readRequest() {
     process.stdin.on('end', () => resolve(buffer));
     process.stdin.on('error', reject);
   });
-}
-
-/** True when the keyword (a word or phrase, any case) starts a word of the text: "crash" matches "crashes". */
-function mentions(text, keyword) {
-  const pattern = keyword.trim().toLowerCase().replace(/[.*+?^$()|[\]{}\\]/g, '\\$&').replace(/\s+/g, '\\s+');
-  return pattern !== '' && new RegExp('(?<![\\p{L}\\p{N}])' + pattern, 'iu').test(text);
 }`;
 
+/**
+ * `mentions(text, term)`, the term matching of kloop's routing-rules format
+ * (version 1; src/executors/routing-rules/route-text.ts), so that a routing
+ * program and kloop's keyword-rules proposer read a rules file alike: text
+ * and term are cut into words (runs of letters and digits, NFKC, lower
+ * case); a term matches when its words occur in the text consecutively
+ * ("log in" matches "Log-in", not "login"); a term ending in `*` matches its
+ * last word as a prefix ("refund*" matches "refunded").
+ */
+export const MENTIONS = String.raw`/** The words of a text or a term: runs of letters and digits, NFKC, lower case. */
+function words(text) {
+  return text.normalize('NFKC').toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word !== '');
+}
+
+/**
+ * True when the term's words occur in the text consecutively, any case ("log in" matches
+ * "Log-in", "card" does not match "cardboard"); a term ending in * matches its last word
+ * as a prefix ("refund*" matches "refunds" and "refunded").
+ */
+function mentions(text, term) {
+  const prefix = term.trim().endsWith('*');
+  const needle = words(prefix ? term.trim().slice(0, -1) : term);
+  if (needle.length === 0) return false;
+  return (' ' + words(text).join(' ') + ' ').includes(' ' + needle.join(' ') + (prefix ? '' : ' '));
+}`;

@@ -189,7 +189,7 @@ function program(executor: InitExecutor): string {
       '',
       llm
         ? '- say more precisely what belongs to each queue in `## Queues`, with the\n  words customers actually use;\n- sharpen `## Priority` where the urgency is misjudged.'
-        : '- add the words customers actually use for a queue to its rule\'s `keywords`;\n- when a keyword pulls tickets into the wrong queue, make it longer and more\n  specific rather than removing it.',
+        : '- add the words customers actually use for a queue to its rule\'s `any` list\n  (`refund*` for every form of a word);\n- when a term pulls tickets into the wrong queue, add a `none` term or make it\n  a longer phrase rather than removing it; the first rule that matches wins.',
       '',
       'Prefer general words to phrases from one ticket: an edit that only fixes the',
       'tickets it was read from is refused by the shadow partition as',

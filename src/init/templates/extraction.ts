@@ -21,7 +21,7 @@ import {
   stoppingBlock,
   yamlString,
 } from './common.ts';
-import { COMMAND_PROTOCOL, PROGRAM_HELPERS } from './command-program.ts';
+import { COMMAND_PROTOCOL, READ_REQUEST } from './command-program.ts';
 
 /** The fields, in report order, as kloop.yaml declares them. */
 const FIELDS = ['vendor', 'invoiceNumber', 'total', 'dueDate'] as const;
@@ -92,7 +92,7 @@ const PROGRAM_JS = [
   '// read as a number). A field no pattern matches is null ("the text has none").',
   "import { readFileSync } from 'node:fs';",
   '',
-  PROGRAM_HELPERS,
+  READ_REQUEST,
   '',
   '/** The value of one field, or null. */',
   'function extract(field, text) {',

@@ -22,7 +22,7 @@ import {
   STUDY_GITIGNORE,
   stoppingBlock,
 } from './common.ts';
-import { COMMAND_PROTOCOL, PROGRAM_HELPERS } from './command-program.ts';
+import { COMMAND_PROTOCOL, MENTIONS, READ_REQUEST } from './command-program.ts';
 
 /** A minimal valid playbook in the seed playbook's format (examples/intent/playbook.yaml). */
 const PLAYBOOK = `# Seed playbook for kloop's offline intent extractor.
@@ -150,9 +150,9 @@ the description asks for them.
 const COMMAND_RULES = `${JSON.stringify(
   {
     defaultAppType: 'other',
-    appTypeCues: { booking: ['book', 'appointment'], helpdesk: ['ticket', 'support'], inventory: ['stock', 'warehouse'], expenses: ['expense', 'reimburse'] },
-    entityTerms: { customer: 'party', member: 'party', agent: 'party', employee: 'party', ticket: 'document', receipt: 'document', delivery: 'transaction', supplier: 'party' },
-    behaviorCues: { scheduling: ['schedule', 'calendar'], notification: ['remind', 'alert'], approval: ['approve'], payment: ['pay', 'reimburse'], reporting: ['dashboard', 'report'] },
+    appTypeCues: { booking: ['book*', 'appointment*'], helpdesk: ['ticket*', 'support'], inventory: ['stock', 'warehouse*'], expenses: ['expense*', 'reimburse*'] },
+    entityTerms: { 'customer*': 'party', 'member*': 'party', 'agent*': 'party', 'employee*': 'party', 'ticket*': 'document', 'receipt*': 'document', 'delivery': 'transaction', 'supplier*': 'party' },
+    behaviorCues: { scheduling: ['schedule*', 'calendar'], notification: ['remind*', 'alert*'], approval: ['approve*'], payment: ['pay*', 'reimburse*'], reporting: ['dashboard', 'report*'] },
     projectionCues: { calendar: ['calendar'], dashboard: ['dashboard'], list: ['list'] },
   },
   null,
@@ -168,19 +168,22 @@ const COMMAND_PROGRAM = [
   '// The artifact is rules.json: { "defaultAppType", "appTypeCues": { <type>: [cue, ...] },',
   '// "entityTerms": { <noun>: <role> }, "behaviorCues": { <behaviour>: [cue, ...] },',
   '// "projectionCues": { <view>: [cue, ...] } }, values from the intent vocabularies.',
-  '// A cue matches where a word starts with it ("remind" matches "reminder").',
+  '// A cue or term matches whole words, any case; "remind*" also matches "reminder"',
+  '// (an entity is named after its term: "customer*" gives Customer).',
   "import { readFileSync } from 'node:fs';",
   '',
-  PROGRAM_HELPERS,
+  READ_REQUEST,
+  '',
+  MENTIONS,
   '',
   '/** The keys of a cue map whose cues the text mentions. */',
   'function found(cues, text) {',
   '  return Object.entries(cues ?? {}).filter(([, words]) => words.some((word) => mentions(text, word))).map(([key]) => key);',
   '}',
   '',
-  '/** "time slot" → "TimeSlot". */',
+  '/** "time slot" → "TimeSlot", "customer*" → "Customer". */',
   'function entityName(term) {',
-  "  return term.split(/\\s+/).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('');",
+  "  return words(term).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('');",
   '}',
   '',
   'const request = JSON.parse(await readRequest());',

@@ -3,22 +3,24 @@
  * four tickets, the queues, the seed routing rules (`rules.json`) and the
  * command program that routes by them (`run.mjs`).
  *
- * The routing rules format (what `run.mjs` reads and the loop edits):
+ * `rules.json` is in kloop's routing-rules format (version 1, the JSON form;
+ * src/executors/routing-rules/routing-rules.ts), which the keyword-rules
+ * proposer edits and keeps JSON:
  *
  * ```json
- * { "default": "technical",
- *   "rules": [{ "label": "billing", "keywords": ["invoice", "refund"] }] }
+ * { "queues": ["billing", "technical"], "default": "technical",
+ *   "rules": [{ "id": "billing", "queue": "billing", "any": ["invoice*", "refund*"], "none": ["gift card"] }] }
  * ```
  *
- * A keyword (a word or phrase, any case) matches where a word of the text
- * starts with it ("crash" matches "crashes"); the rule with the most distinct
- * matching keywords wins, ties going to the rule listed first; no match
- * gives `default`.
+ * `run.mjs` routes exactly as that format says: the first rule whose `any`
+ * has a term in the text, whose `all` terms all occur and whose `none` terms
+ * do not, gives the queue; no rule: `default`. Terms match whole words (see
+ * `MENTIONS` in `command-program.ts`; `word*` a prefix).
  *
  * @module
  */
 import { yamlString } from './common.ts';
-import { COMMAND_PROTOCOL, PROGRAM_HELPERS } from './command-program.ts';
+import { COMMAND_PROTOCOL, MENTIONS, READ_REQUEST } from './command-program.ts';
 
 /** The queues, in report order, with what each is for. */
 export const QUEUES: ReadonlyArray<readonly [label: string, description: string]> = [
@@ -52,30 +54,30 @@ export const SAMPLE_TICKETS: readonly SampleTicket[] = [
 /** The seed routing rules: a deliberately modest first version the loop grows from evidence. */
 export const SEED_ROUTING_RULES = `${JSON.stringify(
   {
+    queues: ['billing', 'technical', 'account', 'shipping'],
     default: 'technical',
     rules: [
-      { label: 'billing', keywords: ['invoice', 'refund', 'charged', 'payment'] },
-      { label: 'account', keywords: ['password', 'log in', 'username'] },
-      { label: 'shipping', keywords: ['delivery', 'tracking', 'parcel'] },
-      { label: 'technical', keywords: ['error', 'crash', 'bug'] },
+      { id: 'billing', queue: 'billing', any: ['invoice*', 'refund*', 'charged', 'payment*'] },
+      { id: 'account', queue: 'account', any: ['password*', 'log in', 'username*'] },
+      { id: 'shipping', queue: 'shipping', any: ['delivery', 'tracking', 'parcel*'] },
+      { id: 'technical', queue: 'technical', any: ['error*', 'crash*', 'bug*'] },
     ],
   },
   null,
   2,
 )}\n`;
 
-/** The routing function of run.mjs (see the module comment for the rules format). */
-const ROUTE = String.raw`/** The label of the rule with the most distinct matching keywords; ties go to the rule listed first; none: the default. */
+/** The routing function of run.mjs: kloop's routing-rules format, version 1 (see the module comment). */
+const ROUTE = String.raw`/** The queue of the first rule that matches the text (an "any" term, every "all" term, no "none" term); else the default. */
 function route(rules, text) {
   if (typeof rules.default !== 'string' || !Array.isArray(rules.rules)) {
-    throw new Error('the rules file needs "default" (a label) and "rules" (a list of { label, keywords })');
+    throw new Error('the rules file needs "default" (a queue) and "rules" (a list of { queue, any, all?, none? })');
   }
-  let best = { label: rules.default, hits: 0 };
-  for (const rule of rules.rules) {
-    const hits = new Set(rule.keywords.filter((keyword) => mentions(text, keyword)).map((keyword) => keyword.toLowerCase())).size;
-    if (hits > best.hits) best = { label: rule.label, hits };
-  }
-  return best.label;
+  const matches = (rule) =>
+    (rule.any ?? []).some((term) => mentions(text, term)) &&
+    (rule.all ?? []).every((term) => mentions(text, term)) &&
+    !(rule.none ?? []).some((term) => mentions(text, term));
+  return rules.rules.find(matches)?.queue ?? rules.default;
 }`;
 
 /** The priority rule of the custom template's run.mjs: the program's own, not the artifact's. */
@@ -86,8 +88,8 @@ const HIGH = ['urgent', 'asap', 'immediately', 'twice', "can't", 'cannot', 'not 
 const LOW = ['question', 'how do i', 'can i', 'is it possible', 'when you have time'];
 
 function priority(text) {
-  if (HIGH.some((keyword) => mentions(text, keyword))) return 'high';
-  if (LOW.some((keyword) => mentions(text, keyword))) return 'low';
+  if (HIGH.some((term) => mentions(text, term))) return 'high';
+  if (LOW.some((term) => mentions(text, term))) return 'low';
   return 'normal';
 }`;
 
@@ -105,14 +107,18 @@ export function routingProgram(options: { priority: boolean }): string {
     '//',
     COMMAND_PROTOCOL,
     '//',
-    '// The artifact is rules.json: { "default": <label>, "rules": [{ "label", "keywords": [...] }] }.',
-    '// A keyword matches where a word starts with it ("crash" matches "crashes");',
-    '// the rule with the most distinct matching keywords wins, ties go to the rule',
-    '// listed first, and no match gives the default. A rules file that is not',
-    '// valid JSON makes the program fail: an invalid output, never a crash of the loop.',
+    "// The artifact is rules.json, in kloop's routing-rules format (version 1):",
+    '//   { "queues": [...], "default": <queue>, "rules": [{ "id", "queue", "any": [term, ...], "all"?: [...], "none"?: [...] }] }',
+    '// The first rule that matches gives the queue: one of its "any" terms occurs,',
+    '// every "all" term occurs, no "none" term does; no rule matches: the default.',
+    '// A term is a word or phrase matched on whole words, any case; "refund*" also',
+    '// matches "refunds" and "refunded". A rules file that is not valid JSON makes',
+    '// the program fail: an invalid output, never a crash of the loop.',
     "import { readFileSync } from 'node:fs';",
     '',
-    PROGRAM_HELPERS,
+    READ_REQUEST,
+    '',
+    MENTIONS,
     '',
     ROUTE,
     '',

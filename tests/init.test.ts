@@ -544,14 +544,17 @@ describe.skip('a study from kloop init, grown to 24 tickets by hand, runs to an 
     return report;
   }
 
-  it('classification with --executor command: run.mjs routes by rules.json, the error-driven proposer edits it', async () => {
+  // Each run evaluates 12 candidates over 24 tickets, one program per ticket: minutes on a loaded machine.
+  const RUN_TIMEOUT_MS = 900_000;
+
+  it('classification with --executor command: run.mjs routes by rules.json, the error-driven proposer edits it', { timeout: RUN_TIMEOUT_MS }, async () => {
     const dir = freshPath('e2e-classification');
     await init(dir, '--task', 'classification', '--executor', 'command');
     writeFileSync(path.join(dir, 'corpus', 'tickets.yaml'), ticketsYaml({ priority: false }));
     await runHonestly(dir, SEED_ACCURACY);
   });
 
-  it('custom with --executor command: score.ts is the metric (queue 3, priority 1)', async () => {
+  it('custom with --executor command: score.ts is the metric (queue 3, priority 1)', { timeout: RUN_TIMEOUT_MS }, async () => {
     const dir = freshPath('e2e-custom');
     await init(dir, '--task', 'custom', '--executor', 'command');
     writeFileSync(path.join(dir, 'corpus', 'tickets.yaml'), ticketsYaml({ priority: true }));

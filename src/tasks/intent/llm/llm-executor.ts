@@ -29,8 +29,6 @@
 import { createLlmExecutor } from '../../../executors/llm/llm-executor.ts';
 import type { Executor } from '../../../executors/executor.ts';
 import type { LlmClient } from '../../../providers/llm-client.ts';
-import type { ExecutionRequest, ExecutionResult, Executor as IntentExecutor } from '../../executor.ts';
-import type { Intent } from '../intent.ts';
 import { intentTask } from '../intent-task.ts';
 import { INTENT_SCHEMA_NAME } from './parse-intent-answer.ts';
 
@@ -74,34 +72,5 @@ export function createIntentLlmExecutor(options: LlmIntentExecutorOptions): Exec
   });
 }
 
-/**
- * Creates the LLM intent executor on the intent executor contract
- * (`{ goal }` in, `{ intent }` out): {@link createIntentLlmExecutor} with
- * the goal as input and text. Same id, same requests.
- *
- * @example
- * ```ts
- * const executor = createLlmIntentExecutor({ client });
- * const result = await executor.execute({ goal: 'A clinic books patients with therapists.', artifact: promptText, repeat: 0 });
- * if (!result.ok) console.log(result.reason, result.message);
- * ```
- */
-export function createLlmIntentExecutor(options: LlmIntentExecutorOptions): IntentExecutor {
-  const executor = createIntentLlmExecutor(options);
-  return {
-    id: executor.id,
-    deterministic: executor.deterministic,
-    async execute(request: ExecutionRequest): Promise<ExecutionResult> {
-      const result = await executor.execute({
-        input: request.goal,
-        text: request.goal,
-        artifact: request.artifact,
-        repeat: request.repeat,
-        ...(request.exampleId !== undefined ? { exampleId: request.exampleId } : {}),
-        ...(request.signal !== undefined ? { signal: request.signal } : {}),
-      });
-      if (!result.ok) return result;
-      return { ok: true, intent: result.output as Intent, raw: result.raw, usage: result.usage, latencyMs: result.latencyMs, cached: result.cached };
-    },
-  };
-}
+/** The LLM intent executor (the name compose.ts and older callers use): {@link createIntentLlmExecutor}. */
+export const createLlmIntentExecutor: (options: LlmIntentExecutorOptions) => Executor = createIntentLlmExecutor;

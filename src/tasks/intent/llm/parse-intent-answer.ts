@@ -15,7 +15,7 @@
  * {@link MAX_RAW_CHARACTERS}); it is never scored, and nothing is thrown.
  */
 import { readJsonAnswer } from '../../../executors/llm/read-json-answer.ts';
-import type { InvalidReason } from '../../executor.ts';
+import type { InvalidReason } from '../../../executors/executor.ts';
 import type { Intent } from '../intent.ts';
 import { intentSchema } from '../intent.ts';
 

@@ -18,20 +18,22 @@
  *
  * The reflective proposer works with any task and any text artifact.
  *
- * Seams for the executors and the proposer written in parallel (wired at the
- * merge; until then they are refused with an InputError naming the key):
- * `routing-rules` → `createRoutingRulesExecutor()` (src/executors/routing-rules/),
- * `command` → `createCommandExecutor({ command, cwd, timeoutMs, concurrency })`
- * (src/executors/command/), `llm` for a task other than intent →
- * `createLlmExecutor({ client, task, deterministic })` (src/executors/llm/),
- * the keyword-rules proposer for `error-driven` + `routing-rules`. Search for
- * `SEAM` below.
+ * Implementations: `routing-rules` → `createRoutingRulesExecutor()`
+ * (src/executors/routing-rules/), `command` → `createCommandExecutor({ command,
+ * cwd, timeoutMs, concurrency })` (src/executors/command/), `llm` →
+ * `createLlmExecutor({ client, task, deterministic })` (src/executors/llm/;
+ * for intent its own request layout), the keyword-rules proposer
+ * (src/proposers/keyword-rules/) for `error-driven` + `routing-rules`.
  *
  * @module
  */
 import { createExampleFormat, type ExampleFormat } from '../corpus/example-format.ts';
 import { InputError, isKloopError } from '../errors.ts';
+import { createCommandExecutor } from '../executors/command/command-executor.ts';
 import type { Executor } from '../executors/executor.ts';
+import { createLlmExecutor } from '../executors/llm/llm-executor.ts';
+import { createRoutingRulesExecutor } from '../executors/routing-rules/routing-rules-executor.ts';
+import { createKeywordRulesProposer } from '../proposers/keyword-rules/keyword-rules-proposer.ts';
 import type { ErrorDrivenProposerOptions } from '../proposers/error-driven-proposer.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import { createReflectiveProposer } from '../proposers/reflective-proposer.ts';
@@ -181,11 +183,6 @@ export function checkComposition(config: CompositionConfig, task: Task): void {
   }
 }
 
-/** A kind kloop.yaml accepts whose implementation is wired at the merge of the executors' branch (see SEAM). */
-function notWiredYet(config: CompositionConfig, field: string, what: string): InputError {
-  return configError(config, field, `${what} is not available in this build yet`, 'input.not_wired');
-}
-
 /** The offline executor, its module (with the NLP library, about 0.3 s) loaded on the first execution. */
 export function createLazyOfflineExecutor(): Executor {
   let loaded: Promise<Executor> | undefined;
@@ -222,8 +219,7 @@ export function composeExecutor(config: CompositionConfig, task: Task, parts: Ex
     case 'offline':
       return createLazyOfflineExecutor();
     case 'routing-rules':
-      // SEAM (executors branch): return createRoutingRulesExecutor();
-      return throwing(notWiredYet(config, 'executor.kind', 'the routing-rules executor (src/executors/routing-rules/)'));
+      return createRoutingRulesExecutor();
     case 'command': {
       const options = {
         command: settings.command ?? [],
@@ -231,15 +227,12 @@ export function composeExecutor(config: CompositionConfig, task: Task, parts: Ex
         timeoutMs: settings.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
         concurrency: settings.concurrency ?? DEFAULT_COMMAND_CONCURRENCY,
       };
-      // SEAM (executors branch): return createCommandExecutor(options);
-      void options;
-      return throwing(notWiredYet(config, 'executor.kind', 'the command executor (src/executors/command/)'));
+      return createCommandExecutor(options);
     }
     case 'llm': {
       if (parts.llmClient === undefined) return throwing(configError(config, 'executor.kind', 'executor kind "llm" needs a model provider'));
       if (isIntentTask(task)) return createLlmIntentExecutor({ client: parts.llmClient, ...(parts.deterministic !== undefined ? { deterministic: parts.deterministic } : {}) });
-      // SEAM (executors branch): return createLlmExecutor({ client: parts.llmClient, task, deterministic: parts.deterministic === true });
-      return throwing(notWiredYet(config, 'executor.kind', `the llm executor for a ${taskKindOf(config.task)} task (src/executors/llm/)`));
+      return createLlmExecutor({ client: parts.llmClient, task, deterministic: parts.deterministic === true });
     }
   }
 }
@@ -268,8 +261,10 @@ export function composeProposer(config: CompositionConfig, task: Task, parts: Pr
   }
   checkComposition(config, task);
   if (config.executor.kind === 'routing-rules') {
-    // SEAM (keyword-rules proposer): return createKeywordRulesProposer({ ... });
-    throw notWiredYet(config, 'proposer.kind', 'the error-driven keyword-rules proposer for routing rules');
+    return createKeywordRulesProposer({
+      ...(settings.maxEvaluations !== undefined ? { maxEvaluations: settings.maxEvaluations } : {}),
+      ...(settings.maxScreened !== undefined ? { maxScreened: settings.maxScreened } : {}),
+    });
   }
   return createLazyErrorDrivenProposer({
     ...(settings.maxEvaluations !== undefined ? { maxEvaluations: settings.maxEvaluations } : {}),
@@ -294,7 +289,43 @@ export function composeSectionsOf(config: Pick<StudyConfig, 'executor'>): (text:
       return sections;
     };
   }
+  if (config.executor.kind === 'routing-rules') return topLevelYamlSections;
   return markdownSections;
+}
+
+/**
+ * The top-level sections of a YAML (or JSON) file, for a rules artifact:
+ * a line starting at column 0 with `key:` opens section `key`, which runs to
+ * the next such line; comments and blank lines before the first key are the
+ * `(preamble)`. A JSON file (starting with `{`) gives each top-level key's
+ * value as stable JSON. Byte-exact for YAML: a section's text is its lines.
+ */
+export function topLevelYamlSections(text: string): Record<string, string> {
+  if (text.trimStart().startsWith('{')) {
+    try {
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      return Object.fromEntries(Object.entries(parsed).map(([key, value]) => [key, JSON.stringify(value)]));
+    } catch {
+      return { '(preamble)': text };
+    }
+  }
+  const sections: Record<string, string> = {};
+  let name = '(preamble)';
+  let lines: string[] = [];
+  const flush = (): void => {
+    if (lines.length > 0 || name !== '(preamble)') sections[name] = lines.join('\n');
+  };
+  for (const line of text.split('\n')) {
+    const key = /^([A-Za-z_][\w-]*)\s*:/.exec(line);
+    if (key !== null) {
+      flush();
+      name = key[1]!;
+      lines = [];
+    }
+    lines.push(line);
+  }
+  flush();
+  return sections;
 }
 
 /**

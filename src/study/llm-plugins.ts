@@ -251,6 +251,7 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
     return composeProposer(config, task, { proposerClient });
   };
 
+  // Before the executor is built (the editable sections are checked first), the config is not known here: markdown sections, as for any LLM study.
   const sectionsOf = (text: string): Record<string, string> => composeSectionsOf(lastConfig ?? { executor: { kind: 'llm' } as StudyConfig['executor'] })(text);
 
   return {

@@ -208,7 +208,8 @@ function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTas
       throw new InputError(first.message, { file: config.artifact, line: first.line, field: first.path });
     }
   }
-  const sectionsOf = plugins.sectionsOf ?? composeSectionsOf(config);
+  // The artifact's sections follow from the config (compose.ts); a plugin's splitter only for a study built around one.
+  const sectionsOf = plugins.sectionsOf !== undefined && config.executor.kind === 'llm' ? plugins.sectionsOf : composeSectionsOf(config);
   const mechanical = program.mechanical;
   // Every file is checked before the study database is read: a refused input leaves the notebook's files as they were.
   checkEditableSections(mechanical.editableSections, artifactText, sectionsOf, config, program.lines.constraints);

@@ -182,9 +182,13 @@ export function findPartitionLeaks(corpus: readonly Example[], locations: Readon
   return leaks;
 }
 
-/** One sentence naming both records of a leak. */
-export function describeLeak(leak: PartitionLeak): string {
-  const same = leak.distance === 0 ? 'the same goal text' : `near-duplicate goals (bigram Jaccard distance ${leak.distance.toFixed(3)} < ${NEAR_DUPLICATE_DISTANCE})`;
+/**
+ * One sentence naming both records of a leak.
+ *
+ * @param field what the texts are called: the record's input field (`goal` for intent studies, the default; `input` for the others)
+ */
+export function describeLeak(leak: PartitionLeak, field = 'goal'): string {
+  const same = leak.distance === 0 ? `the same ${field} text` : `near-duplicate ${field === 'goal' ? 'goals' : 'inputs'} (bigram Jaccard distance ${leak.distance.toFixed(3)} < ${NEAR_DUPLICATE_DISTANCE})`;
   return `${leak.first.location} "${leak.first.id}" (${leak.first.partition}) and ${leak.second.location} "${leak.second.id}" (${leak.second.partition}) have ${same}`;
 }
 

@@ -94,7 +94,7 @@ export function planFileSync(study: LoadedStudy, stored: readonly CorpusMember[]
 
 /** The InputError a run raises on leaks between partitions, naming both records of each. */
 export function leakError(leaks: readonly PartitionLeak[], study: LoadedStudy): InputError {
-  const shown = leaks.slice(0, 5).map(describeLeak).join('; ');
+  const shown = leaks.slice(0, 5).map((leak) => describeLeak(leak, study.exampleFormat.inputField)).join('; ');
   const more = leaks.length > 5 ? ` (and ${leaks.length - 5} more)` : '';
   return new InputError(
     `the same request is in two partitions, which leaks one into the other: ${shown}${more}. Remove or reword one of each pair in the corpus files, or move one next to the other with \`kloop corpus promote\``,

@@ -38,8 +38,8 @@ describe('createLlmIntentExecutor', () => {
   it('sends the artifact plus the fixed contract as system message and the goal as user message', async () => {
     const client = fakeClient(0, () => ({ ok: true, text: JSON.stringify(VALID), finishReason: 'stop', usage: USAGE, cached: false, latencyMs: 3 }));
     const executor = createLlmIntentExecutor({ client });
-    const result = await executor.execute({ goal: 'Sales reps track deals.', artifact: '## Task\nExtract.\n', repeat: 2 });
-    expect(result).toMatchObject({ ok: true, intent: VALID, usage: USAGE, latencyMs: 3, cached: false });
+    const result = await executor.execute({ input: 'Sales reps track deals.', text: 'Sales reps track deals.', artifact: '## Task\nExtract.\n', repeat: 2 });
+    expect(result).toMatchObject({ ok: true, output: VALID, usage: USAGE, latencyMs: 3, cached: false });
     const request = client.requests[0]!;
     expect(request.system).toBe(`## Task\nExtract.\n\n${OUTPUT_CONTRACT}`);
     expect(request.prompt).toBe('Sales reps track deals.');
@@ -59,9 +59,9 @@ describe('createLlmIntentExecutor', () => {
 
   it('returns failed calls and invalid answers as invalid outputs with usage', async () => {
     const timeout = createLlmIntentExecutor({ client: fakeClient(0, () => ({ ok: false, reason: 'timeout', message: 'slow', usage: USAGE, latencyMs: 9, transient: true })) });
-    expect(await timeout.execute({ goal: 'g', artifact: 'a', repeat: 0 })).toMatchObject({ ok: false, reason: 'timeout', usage: USAGE, transient: true });
+    expect(await timeout.execute({ input: 'g', text: 'g', artifact: 'a', repeat: 0 })).toMatchObject({ ok: false, reason: 'timeout', usage: USAGE, transient: true });
     const truncated = createLlmIntentExecutor({ client: fakeClient(0, () => ({ ok: true, text: '{"a', finishReason: 'length', usage: USAGE, cached: false, latencyMs: 1 })) });
-    expect(await truncated.execute({ goal: 'g', artifact: 'a', repeat: 0 })).toMatchObject({ ok: false, reason: 'truncated', raw: '{"a', usage: USAGE });
+    expect(await truncated.execute({ input: 'g', text: 'g', artifact: 'a', repeat: 0 })).toMatchObject({ ok: false, reason: 'truncated', raw: '{"a', usage: USAGE });
   });
 
   it('sends the requests of the executor it replaced for the example prompt (same cache keys): buildExecutorSystemPrompt, the goal, INTENT_ANSWER_SCHEMA', async () => {

@@ -69,8 +69,8 @@ describe('createLlmIntentExecutor', () => {
     const client = fakeClient(0, () => ({ ok: true, text: JSON.stringify(VALID), finishReason: 'stop', usage: USAGE, cached: true, latencyMs: 0 }));
     const executor = createLlmIntentExecutor({ client });
     expect(executor.id).toBe(`llm-intent@1 contract=${OUTPUT_CONTRACT_HASH} ${client.id}`);
-    const result = await executor.execute({ goal: 'A clinic books patients.', artifact: prompt, repeat: 1, exampleId: 'clinic' });
-    expect(result).toEqual({ ok: true, intent: VALID, raw: JSON.stringify(VALID), usage: USAGE, latencyMs: 0, cached: true });
+    const result = await executor.execute({ input: 'A clinic books patients.', text: 'A clinic books patients.', artifact: prompt, repeat: 1, exampleId: 'clinic' });
+    expect(result).toEqual({ ok: true, output: VALID, raw: JSON.stringify(VALID), usage: USAGE, latencyMs: 0, cached: true });
     expect(client.requests).toHaveLength(1);
     // Byte for byte: the request body (and so the response cache key) is the one stored answers were keyed by.
     expect(JSON.stringify(client.requests[0])).toBe(
@@ -80,7 +80,7 @@ describe('createLlmIntentExecutor', () => {
 
   it('keeps the intent messages for off-schema answers', async () => {
     const client = fakeClient(0, () => ({ ok: true, text: JSON.stringify({ ...VALID, appType: 'spaceship' }), finishReason: 'stop', usage: USAGE, cached: false, latencyMs: 1 }));
-    const result = await createLlmIntentExecutor({ client }).execute({ goal: 'g', artifact: 'a', repeat: 0 });
+    const result = await createLlmIntentExecutor({ client }).execute({ input: 'g', text: 'g', artifact: 'a', repeat: 0 });
     expect(result).toMatchObject({ ok: false, reason: 'schema', message: expect.stringMatching(/^the answer does not fit the intent schema: appType: /) });
   });
 

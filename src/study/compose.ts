@@ -174,11 +174,12 @@ export function checkComposition(config: CompositionConfig, task: Task): void {
   if (executor === 'routing-rules' && kind !== 'classification') {
     throw configError(config, 'executor.kind', `the routing-rules executor answers a label: it needs a classification task (this study's task is ${kind})`);
   }
-  if (config.proposer.kind === 'error-driven' && !(executor === 'offline' && intent) && !(executor === 'routing-rules' && kind === 'classification')) {
+  const rulesProgram = executor === 'command' && (kind === 'classification' || kind === 'custom');
+  if (config.proposer.kind === 'error-driven' && !(executor === 'offline' && intent) && !(executor === 'routing-rules' && kind === 'classification') && !rulesProgram) {
     throw configError(
       config,
       'proposer.kind',
-      `the error-driven proposer edits an intent playbook (executor offline) or routing rules (executor routing-rules); with executor.kind: ${executor} use proposer.kind: reflective`,
+      `the error-driven proposer edits an intent playbook (executor offline) or routing rules (executor routing-rules, or a command whose artifact is a routing-rules file); with executor.kind: ${executor} and task ${kind} use proposer.kind: reflective`,
     );
   }
 }
@@ -226,6 +227,7 @@ export function composeExecutor(config: CompositionConfig, task: Task, parts: Ex
         cwd: config.dir,
         timeoutMs: settings.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
         concurrency: settings.concurrency ?? DEFAULT_COMMAND_CONCURRENCY,
+        deterministic: settings.deterministic === true,
       };
       return createCommandExecutor(options);
     }
@@ -260,7 +262,9 @@ export function composeProposer(config: CompositionConfig, task: Task, parts: Pr
     return createReflectiveProposer({ client: parts.proposerClient });
   }
   checkComposition(config, task);
-  if (config.executor.kind === 'routing-rules') {
+  // A command program's artifact, for a classification or custom task, is read as a routing-rules file
+  // (kloop init writes one); the proposer reports a failed answer when it is not one.
+  if (config.executor.kind === 'routing-rules' || config.executor.kind === 'command') {
     return createKeywordRulesProposer({
       ...(settings.maxEvaluations !== undefined ? { maxEvaluations: settings.maxEvaluations } : {}),
       ...(settings.maxScreened !== undefined ? { maxScreened: settings.maxScreened } : {}),
@@ -289,7 +293,7 @@ export function composeSectionsOf(config: Pick<StudyConfig, 'executor'>): (text:
       return sections;
     };
   }
-  if (config.executor.kind === 'routing-rules') return topLevelYamlSections;
+  if (config.executor.kind === 'routing-rules' || config.executor.kind === 'command') return topLevelYamlSections;
   return markdownSections;
 }
 

@@ -83,6 +83,12 @@ const executorSchema = z
     command: z.array(z.string().min(1, 'an argument is empty')).min(1, 'give the program, e.g. [node, route.mjs]').optional(),
     /** `command` only: programs run at once. Default 4. */
     concurrency: count(1).optional(),
+    /**
+     * `command` only: the program gives the same output for the same artifact
+     * and input (no repeats, no calibration needed, run-to-run noise 0).
+     * Default false (a program may sample).
+     */
+    deterministic: z.boolean().optional(),
   })
   .superRefine((executor, context) => {
     if (executor.kind === 'llm' && executor.model === undefined) {
@@ -92,7 +98,7 @@ const executorSchema = z
       context.addIssue({ code: 'custom', path: ['command'], message: 'a command executor needs the program to run, e.g. command: [node, route.mjs]' });
     }
     if (executor.kind !== 'command') {
-      for (const key of ['command', 'concurrency'] as const) {
+      for (const key of ['command', 'concurrency', 'deterministic'] as const) {
         if (executor[key] !== undefined) context.addIssue({ code: 'custom', path: [key], message: `${key} applies to a command executor only (executor.kind: command)` });
       }
     }

@@ -89,6 +89,7 @@ export function executorBlock(executor: InitExecutor, options: { command?: reado
       commented(`  command: [${argv.join(', ')}]`, 'argv, run in this folder'),
       commented('  timeoutMs: 10000', 'per example; the program is killed after it (an invalid output, `timeout`)'),
       commented('  concurrency: 4', 'programs at once'),
+      commented('  deterministic: true', 'run.mjs gives the same answer for the same input: no repeats needed (false for a program that samples)'),
       '',
     ].join('\n');
   }

@@ -26,7 +26,9 @@ import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { contentHash } from '../src/artifact/content-hash.ts';
-import type { Example } from '../src/corpus/example.ts';
+import type { IntentExample } from '../src/corpus/example.ts';
+import { intentExample } from '../src/corpus/example.ts';
+import { intentTask } from '../src/tasks/intent/intent-task.ts';
 import { importGoldenUml } from '../src/corpus/importers/golden-uml.ts';
 import { createEvaluator } from '../src/evaluator/evaluator.ts';
 import type { PartitionScore } from '../src/evaluator/partition-score.ts';
@@ -100,8 +102,8 @@ function perCase(score: PartitionScore): Map<string, CaseMetrics> {
     else
       result.set(record.exampleId, {
         entityRecall: record.components.entityRecall ?? null,
-        entityPrecision: record.metrics.entityPrecision,
-        relationRecall: record.metrics.relationRecall,
+        entityPrecision: record.metrics['entityPrecision'] ?? null,
+        relationRecall: record.metrics['relationRecall'] ?? null,
         roleAccuracy: record.components.roleAccuracy ?? null,
       });
   }
@@ -125,11 +127,13 @@ async function main(): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  const { examples, reports } = importGoldenUml(dataDir);
+  const imported = importGoldenUml(dataDir);
+  const { reports } = imported;
+  const examples = imported.examples.map(intentExample);
   const seedText = readFileSync(path.join(studyDir, 'playbook.yaml'), 'utf8');
   const best = await bestArtifact(seedText);
   const executor = createOfflineExecutor();
-  const evaluator = createEvaluator({ executor, corpus: examples, weights: DEFAULT_WEIGHTS });
+  const evaluator = createEvaluator({ task: intentTask, executor, corpus: examples, weights: DEFAULT_WEIGHTS });
   const evaluate = (text: string): Promise<PartitionScore> => withArtifactOverride(text, () => evaluator.evaluate({ artifactText: text, partition: 'golden-uml', examples }));
   const seedScores = perCase(await evaluate(seedText));
   const bestScores = perCase(await evaluate(best.text));
@@ -142,7 +146,7 @@ async function main(): Promise<void> {
   console.log();
   const widths = [28, 5, 5, 8, 8, 8, 8, 8, 8];
   console.log(row(['case', 'ents', 'rels', 'ER seed', 'ER best', 'EP seed', 'EP best', 'RR seed', 'RR best'], widths));
-  const byId = new Map<string, Example>(examples.map((example) => [example.id, example]));
+  const byId = new Map<string, IntentExample>(examples.map((example) => [example.id, example]));
   for (const report of reports) {
     if (report.exampleId === undefined) continue;
     const seed = seedScores.get(report.exampleId)!;
@@ -161,7 +165,7 @@ async function main(): Promise<void> {
   }
   const stories = importUserStories(storiesDir);
   for (const skipped of stories.skipped) console.log(`  not imported: ${skipped}`);
-  const storyEvaluator = createEvaluator({ executor, corpus: stories.examples, weights: DEFAULT_WEIGHTS });
+  const storyEvaluator = createEvaluator({ task: intentTask, executor, corpus: stories.examples, weights: DEFAULT_WEIGHTS });
   const evaluateStories = (text: string): Promise<PartitionScore> =>
     withArtifactOverride(text, () => storyEvaluator.evaluate({ artifactText: text, partition: 'user-stories', examples: stories.examples }));
   const seedStories = perCase(await evaluateStories(seedText));

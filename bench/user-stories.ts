@@ -18,7 +18,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { exampleSchema, type Example } from '../src/corpus/example.ts';
+import { exampleSchema, intentExample, type IntentExample } from '../src/corpus/example.ts';
 import type { ExpectedEntity, Relation } from '../src/tasks/intent/intent.ts';
 import { normalizeEntityName } from '../src/tasks/intent/names.ts';
 
@@ -30,8 +30,8 @@ interface StorySet {
 }
 
 /** The examples of every `*.json` story set in `dir`, in file-name order, and what was skipped. */
-export function importUserStories(dir: string): { examples: Example[]; skipped: string[] } {
-  const examples: Example[] = [];
+export function importUserStories(dir: string): { examples: IntentExample[]; skipped: string[] } {
+  const examples: IntentExample[] = [];
   const skipped: string[] = [];
   for (const file of readdirSync(dir).filter((name) => name.endsWith('.json')).sort()) {
     const where = path.join(dir, file);
@@ -64,7 +64,7 @@ export function importUserStories(dir: string): { examples: Example[]; skipped: 
       tags: ['source:user-stories'],
       partition: 'shadow',
     });
-    if (parsed.success) examples.push(parsed.data);
+    if (parsed.success) examples.push(intentExample(parsed.data));
     else skipped.push(`${file}: ${parsed.error.issues[0]?.message ?? 'invalid example'}`);
   }
   return { examples, skipped };

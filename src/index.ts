@@ -36,7 +36,7 @@ export { DEFAULT_WEIGHTS, scoreExample, scoreIntent } from './tasks/intent/score
 export { normalizeEntityName } from './tasks/intent/names.ts';
 export { exampleSchema, PARTITIONS } from './corpus/example.ts';
 export type { Example, PartitionName } from './corpus/example.ts';
-export type { ExecutionResult, Executor } from './tasks/executor.ts';
+export type { ExecutionRequest, ExecutionResult, ExecutionUsage, Executor, InvalidReason } from './executors/executor.ts';
 export { createOfflineExecutor } from './tasks/intent/offline/offline-executor.ts';
 
 // Evaluation, gate, proposers.
@@ -49,8 +49,25 @@ export type { Candidate, Proposer, ProposalContext } from './proposers/proposer.
 export { createErrorDrivenProposer } from './proposers/error-driven-proposer.ts';
 
 // Studies, storage and the prompt registry.
-export { loadStudy } from './study/load-study.ts';
+export { loadStudy, loadStudyAsync } from './study/load-study.ts';
 export { runStudy } from './study/run-study.ts';
+
+// The library API: a study built in code (ask/tell), and the engine under it.
+export { createStudy } from './api/create-study.ts';
+export type {
+  CreateStudyOptions,
+  ExecuteContext,
+  ExecuteFunction,
+  OptimizeResult,
+  ProposedCandidate,
+  ProposeFunction,
+  ScoreFunction,
+  Study,
+  StudyBest,
+  StudyExample,
+} from './api/create-study.ts';
+export { createLoopEngine } from './loop/engine.ts';
+export type { Asked, LoopEngine, OpenedRound, Told } from './loop/engine.ts';
 export type { RunEvent, StopReason } from './study/run-study.ts';
 export { openDatabase, studyDatabasePath } from './storage/database.ts';
 export { getActiveArtifactText, withArtifactOverride } from './storage/registry.ts';

@@ -6,7 +6,9 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Example } from '../src/corpus/example.ts';
+import type { Example, IntentExampleRecord } from '../src/corpus/example.ts';
+import { intentExample } from '../src/corpus/example.ts';
+import { intentTask } from '../src/tasks/intent/intent-task.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { loadStudy } from '../src/study/load-study.ts';
@@ -16,8 +18,8 @@ import { ablateArtifact } from '../src/study/calibration.ts';
 import { kloop, makeSmallStudy, referenceCorpus } from './small-intent-study.ts';
 
 let study: ReturnType<typeof makeSmallStudy>;
-let newcomer: Example;
-let existing: Example;
+let newcomer: IntentExampleRecord;
+let existing: IntentExampleRecord;
 
 beforeAll(() => {
   study = makeSmallStudy({ optimization: 12, anchor: 3, shadow: 6, config: ['stopping: { maxExperiments: 4 }'] });
@@ -34,8 +36,8 @@ describe('kloop corpus add', () => {
   afterAll(async () => db?.destroy());
 
   it('admits the valid example into shadow and refuses a near-duplicate, an ungrounded entity and a schema error, with reasons', async () => {
-    const nearDuplicate: Example = { ...existing, id: 'near-duplicate-01', goal: `${existing.goal} Thanks!` };
-    const ungrounded: Example = {
+    const nearDuplicate: IntentExampleRecord = { ...existing, id: 'near-duplicate-01', goal: `${existing.goal} Thanks!` };
+    const ungrounded: IntentExampleRecord = {
       ...newcomer,
       id: 'ungrounded-01',
       goal: 'Volunteers of our repair café log every broken toaster they fix and the parts they used, so we can report on waste saved each month.',
@@ -62,7 +64,8 @@ describe('kloop corpus add', () => {
     db = await openDatabase(studyDatabasePath(study.dir));
     const admitted = await db.selectFrom('corpus_members').selectAll().where('origin', '=', 'admitted').execute();
     expect(admitted.map((row) => [row.example_id, row.partition, row.shadow_exposures])).toEqual([[newcomer.id, 'shadow', 0]]);
-    expect(JSON.parse(admitted[0]!.example!)).toMatchObject({ id: newcomer.id, goal: newcomer.goal, partition: 'shadow' });
+    // Stored task-agnostic: the goal is the input and the text.
+    expect(JSON.parse(admitted[0]!.example!)).toMatchObject({ id: newcomer.id, input: newcomer.goal, text: newcomer.goal, partition: 'shadow' });
     const events = await db.selectFrom('corpus_events').select(['example_id', 'kind', 'to_partition', 'reason']).where('kind', 'in', ['admitted', 'refused']).orderBy('id').execute();
     expect(events.map((event) => [event.example_id, event.kind, event.to_partition])).toEqual([
       [newcomer.id, 'admitted', 'shadow'],
@@ -133,10 +136,10 @@ describe('kloop corpus import and kloop eval --corpus (partial gold)', () => {
   it('lets the gate decide on a shadow partition of partial gold (no app type, roles or behaviours)', async () => {
     const loaded = loadStudy(study.dir);
     const partial: Example[] = [
-      { id: 'partial-01', goal: 'The library lends books to members; each loan has a due date and members pay a fine when late.', expected: { entities: [{ name: 'Book' }, { name: 'Member' }, { name: 'Loan' }], relations: [{ from: 'Member', to: 'Loan' }] }, tags: [], partition: 'shadow' },
-      { id: 'partial-02', goal: 'Volunteers sort donated clothes into boxes and drivers deliver the boxes to shelters.', expected: { entities: [{ name: 'Volunteer' }, { name: 'Box' }, { name: 'Shelter' }, { name: 'Driver' }] }, tags: [], partition: 'shadow' },
+      intentExample({ id: 'partial-01', goal: 'The library lends books to members; each loan has a due date and members pay a fine when late.', expected: { entities: [{ name: 'Book' }, { name: 'Member' }, { name: 'Loan' }], relations: [{ from: 'Member', to: 'Loan' }] }, tags: [], partition: 'shadow' }),
+      intentExample({ id: 'partial-02', goal: 'Volunteers sort donated clothes into boxes and drivers deliver the boxes to shelters.', expected: { entities: [{ name: 'Volunteer' }, { name: 'Box' }, { name: 'Shelter' }, { name: 'Driver' }] }, tags: [], partition: 'shadow' }),
     ];
-    const evaluator = createEvaluator({ executor: loaded.executor, corpus: [...loaded.corpus, ...partial] });
+    const evaluator = createEvaluator({ task: intentTask, executor: loaded.executor, corpus: [...loaded.corpus, ...partial] });
     const score = (text: string, examples: readonly Example[], partition: string) => evaluator.evaluate({ artifactText: text, partition, examples });
     // The seed against an ablated playbook (no cues, no terms): a real gain, so the gate reaches the shadow check.
     const incumbent = ablateArtifact(loaded.artifactText);

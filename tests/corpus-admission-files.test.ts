@@ -8,7 +8,7 @@
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Example } from '../src/corpus/example.ts';
+import type { IntentExampleRecord } from '../src/corpus/example.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 import { kloop, makeSmallStudy, referenceCorpus } from './small-intent-study.ts';
@@ -17,7 +17,7 @@ const CORPUS = 'corpus/small.jsonl';
 let study: ReturnType<typeof makeSmallStudy>;
 const corpusFile = (): string => path.join(study.dir, CORPUS);
 const lineCount = (): number => readFileSync(corpusFile(), 'utf8').trimEnd().split('\n').length;
-const append = (...records: Example[]): void => appendFileSync(corpusFile(), records.map((record) => `${JSON.stringify(record)}\n`).join(''));
+const append = (...records: IntentExampleRecord[]): void => appendFileSync(corpusFile(), records.map((record) => `${JSON.stringify(record)}\n`).join(''));
 
 async function events(kind: string): Promise<Array<{ example_id: string | null; reason: string; details: string }>> {
   const db = await openDatabase(studyDatabasePath(study.dir), { readonly: true });
@@ -35,12 +35,12 @@ afterAll(() => study.cleanup());
 
 describe('corpus-file records new to a study', () => {
   const reference = referenceCorpus();
-  let optimizationTwin: Example;
+  let optimizationTwin: IntentExampleRecord;
 
   it('on the first run: a goal duplicated across partitions and an ungrounded entity are refused with file:line, and left out', async () => {
     const first = study.examples[0]!; // optimization, line 1
     optimizationTwin = { ...first, id: 'twin-of-first', partition: 'shadow' };
-    const ungrounded: Example = { ...reference.shadow[7]!, id: 'ungrounded-file-01', expected: { ...reference.shadow[7]!.expected, entities: [...(reference.shadow[7]!.expected.entities ?? []), { name: 'Zeppelin', role: 'resource' }] } };
+    const ungrounded: IntentExampleRecord = { ...reference.shadow[7]!, id: 'ungrounded-file-01', expected: { ...reference.shadow[7]!.expected, entities: [...(reference.shadow[7]!.expected.entities ?? []), { name: 'Zeppelin', role: 'resource' }] } };
     append(optimizationTwin, ungrounded);
     const twinLine = lineCount() - 1;
 
@@ -86,8 +86,8 @@ describe('corpus-file records new to a study', () => {
   it('refuses to run when an example already in the study is edited into a twin of another partition, naming both', async () => {
     const text = readFileSync(corpusFile(), 'utf8');
     const lines = text.trimEnd().split('\n');
-    const anchor = JSON.parse(lines[6]!) as Example; // line 7: the first anchor
-    const edited = lines.map((line, index) => (index === 1 ? JSON.stringify({ ...(JSON.parse(line) as Example), goal: anchor.goal }) : line));
+    const anchor = JSON.parse(lines[6]!) as IntentExampleRecord; // line 7: the first anchor
+    const edited = lines.map((line, index) => (index === 1 ? JSON.stringify({ ...(JSON.parse(line) as IntentExampleRecord), goal: anchor.goal }) : line));
     writeFileSync(corpusFile(), `${edited.join('\n')}\n`);
     try {
       const { code, stderr } = await kloop('run', study.dir);
@@ -132,7 +132,7 @@ describe('partitions too small to mean anything', () => {
 
 describe('corpusPolicy.partialGold', () => {
   it('refuses a corpus-file record without an app type by default, and admits it when set', async () => {
-    const partial: Example = {
+    const partial: IntentExampleRecord = {
       id: 'partial-gold-file-01',
       goal: 'The library lends books to members; each loan has a due date and members pay a fine when late.',
       expected: { entities: [{ name: 'Book' }, { name: 'Member' }, { name: 'Loan' }] },

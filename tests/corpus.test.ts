@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it, expect } from 'vitest';
 import { parse } from 'yaml';
-import { exampleSchema, type Example } from '../src/corpus/example.ts';
+import { exampleSchema, type IntentExampleRecord } from '../src/corpus/example.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
 import { normalizeEntityName } from '../src/tasks/intent/names.ts';
 
@@ -30,7 +30,7 @@ const ANCHOR_SHAPES = [
 
 interface LoadedExample {
   file: string;
-  example: Example;
+  example: IntentExampleRecord;
 }
 
 /** Raw records of one corpus file: a YAML top-level list, or JSON Lines. */
@@ -92,13 +92,13 @@ function goalKeys(goal: string): Set<string> {
   return keys;
 }
 
-function primaryAppType(example: Example): string {
+function primaryAppType(example: IntentExampleRecord): string {
   const accepted = acceptedAppTypes(example.expected);
   if (accepted.length === 0) throw new Error(`${example.id}: no appType`);
   return accepted[0]!;
 }
 
-function voiceOf(example: Example): string | undefined {
+function voiceOf(example: IntentExampleRecord): string | undefined {
   return example.tags.find((tag) => tag.startsWith('voice:'));
 }
 

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadBuiltInPatternLibrary } from '../src/assembly/pattern-library.ts';
-import type { Example } from '../src/corpus/example.ts';
+import type { IntentExample } from '../src/corpus/example.ts';
+import { asIntentExamples, intentExample } from '../src/corpus/example.ts';
 import { enqueueMiningFindings, enqueueSignalFindings, hasCompleteGold } from '../src/signals/governance.ts';
 import { ingestSignalFile } from '../src/signals/ingest.ts';
 import { buildMiningReport, runLoopC, runLoopD } from '../src/signals/loops.ts';
@@ -92,7 +93,7 @@ describe('Loops C and D never touch the active artifact', () => {
     const config = loadStudyConfig(dir);
     const library = loadBuiltInPatternLibrary();
     const study = loadStudy(dir);
-    const corpus: Example[] = [...study.partitions.optimization, ...study.partitions.anchor];
+    const corpus: readonly IntentExample[] = asIntentExamples([...study.partitions.optimization, ...study.partitions.anchor]);
 
     // Ingest.
     const ingest = await ingestSignalFile(db, signalsFile(), { now: () => NOW });
@@ -164,8 +165,8 @@ describe('candidate examples: admission when the gold is complete, else review',
   it('admits complete examples through the hook, queues partial ones, and queues what admission could not take', async () => {
     const memory = await openDatabase(':memory:');
     try {
-      const complete = { id: 'c-1', goal: 'owners book kennel stays for their dogs', expected: { appType: 'booking' as const, entities: [{ name: 'Kennel', role: 'resource' as const }] }, tags: [], partition: 'shadow' as const };
-      const partial = { id: 'c-2', goal: 'a pet hotel', expected: { appType: 'booking' as const, behaviors: ['scheduling' as const] }, tags: ['needs-gold'], partition: 'shadow' as const };
+      const complete = intentExample({ id: 'c-1', goal: 'owners book kennel stays for their dogs', expected: { appType: 'booking' as const, entities: [{ name: 'Kennel', role: 'resource' as const }] }, tags: [], partition: 'shadow' as const });
+      const partial = intentExample({ id: 'c-2', goal: 'a pet hotel', expected: { appType: 'booking' as const, behaviors: ['scheduling' as const] }, tags: ['needs-gold'], partition: 'shadow' as const });
       const report: MiningReport = {
         signalsConsidered: 0,
         signalsWithoutShape: 0,

@@ -2,13 +2,14 @@
  * `kloop eval` on the LLM example study, through the CLI in a child process,
  * against a scripted OpenAI-compatible server on 127.0.0.1.
  */
+import { asIntentExamples } from '../src/corpus/example.ts';
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Example } from '../src/corpus/example.ts';
+import type { IntentExample } from '../src/corpus/example.ts';
 import { readCorpusFile } from '../src/corpus/importers/public-format.ts';
 import type { Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
@@ -25,7 +26,7 @@ let gold: Map<string, Intent>;
 let mode: 'gold' | 'nonsense' = 'gold';
 let fake: FakeServer;
 
-function goldIntent(example: Example): Intent {
+function goldIntent(example: IntentExample): Intent {
   return {
     appType: (acceptedAppTypes(example.expected)[0] ?? 'other') as Intent['appType'],
     entities: (example.expected.entities ?? []).map((entity) => ({ name: entity.name, role: entity.role ?? 'reference' })),
@@ -44,9 +45,9 @@ beforeAll(async () => {
   const examples = ['booking-and-membership.yaml', 'operations.yaml', 'sales.yaml', 'work.yaml', 'extra.jsonl'].flatMap((name) => {
     const result = readCorpusFile(path.join(corpusDir, name));
     if (!result.ok) throw new Error(result.errors[0]?.message);
-    return result.examples;
+    return asIntentExamples(result.examples);
   });
-  gold = new Map(examples.map((example) => [example.goal, goldIntent(example)]));
+  gold = new Map(examples.map((example) => [example.text, goldIntent(example)]));
   fake = await startFakeOpenAiServer((request) => {
     if (mode === 'nonsense') return { content: 'I think this is a lovely app! {"appType": ' };
     const intent = [...gold].find(([goal]) => request.user.includes(goal))?.[1];

@@ -2,11 +2,13 @@
  * The LLM intent executor over real HTTP: the AI SDK provider code path
  * against a scripted OpenAI chat-completions server on 127.0.0.1.
  */
+import { asIntentExamples } from '../src/corpus/example.ts';
+import { intentTask } from '../src/tasks/intent/intent-task.ts';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Example } from '../src/corpus/example.ts';
+import type { IntentExample } from '../src/corpus/example.ts';
 import { readCorpusFile } from '../src/corpus/importers/public-format.ts';
 import { InfrastructureError, InputError } from '../src/errors.ts';
 import { createEvaluator } from '../src/evaluator/evaluator.ts';
@@ -21,11 +23,11 @@ import {
   parseModelSpec,
   resolveLanguageModel,
   type LlmClientOptions,
-} from '../src/providers/index.ts';
+} from '../src/providers-subpath.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import type { StudyConfig } from '../src/study/config.ts';
-import type { Executor } from '../src/tasks/executor.ts';
+import type { Executor } from '../src/executors/executor.ts';
 import type { ExpectedIntent, Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
 import { scoreExample } from '../src/tasks/intent/scorer.ts';
@@ -35,12 +37,12 @@ const PLANTED_KEY = 'sk-planted-0123456789abcdef-SECRET';
 const CORPUS_DIR = path.resolve(import.meta.dirname, '../examples/intent/corpus');
 const PROMPT = '# Intent extraction\n\n## Task\nRead the description and extract the intent.\n\n## Roles\nA party acts; a commitment is a time-bound promise.\n';
 
-function loadExamples(): Example[] {
+function loadExamples(): IntentExample[] {
   const files = readdirSync(CORPUS_DIR).filter((name) => name.endsWith('.yaml') || name.endsWith('.jsonl'));
   return files.flatMap((name) => {
     const result = readCorpusFile(path.join(CORPUS_DIR, name));
     if (!result.ok) throw new Error(result.errors[0]?.message);
-    return result.examples;
+    return asIntentExamples(result.examples);
   });
 }
 
@@ -79,26 +81,26 @@ function clientFor(fake: FakeServer, overrides: Partial<LlmClientOptions> = {}, 
 const VALID_INTENT: Intent = { appType: 'booking', entities: [{ name: 'Patient', role: 'party' }], relations: [], behaviors: ['scheduling'], projections: ['calendar'] };
 
 function request(goal = 'A clinic books patients.', repeat = 0) {
-  return { goal, artifact: PROMPT, repeat };
+  return { input: goal, text: goal, artifact: PROMPT, repeat };
 }
 
 describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () => {
   it('scores composite 1.0 on the whole corpus when the server answers every goal with its gold', async () => {
     const examples = loadExamples();
     expect(examples.length).toBeGreaterThan(10);
-    const gold = new Map(examples.map((example) => [example.goal, goldIntent(example.expected)]));
+    const gold = new Map(examples.map((example) => [example.text, goldIntent(example.expected)]));
     const fake = await server((chat) => {
       const intent = gold.get(chat.user);
       return intent === undefined ? { status: 400, body: { error: { message: 'unknown goal' } } } : { content: JSON.stringify(intent) };
     });
     const executor = createLlmIntentExecutor({ client: clientFor(fake) });
     for (const example of examples) {
-      const result = await executor.execute({ goal: example.goal, artifact: PROMPT, repeat: 0, exampleId: example.id });
+      const result = await executor.execute({ input: example.input, text: example.text, artifact: PROMPT, repeat: 0, exampleId: example.id });
       expect(result.ok, `${example.id}: ${result.ok ? '' : result.message}`).toBe(true);
       const score = scoreExample(example.expected, result);
       expect(score.valid && score.composite).toBe(1);
     }
-    const evaluator = createEvaluator({ executor, corpus: examples, concurrency: 4 });
+    const evaluator = createEvaluator({ task: intentTask, executor, corpus: examples, concurrency: 4 });
     const partition = await evaluator.evaluate({ artifactText: PROMPT, partition: 'optimization', examples });
     expect(partition.composite).toBe(1);
     expect(partition.invalid).toBe(0);
@@ -118,7 +120,7 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
     const examples = loadExamples().slice(0, 6);
     const fake = await server(() => ({ content: 'It sounds like a lovely booking app!' }));
     const executor = createLlmIntentExecutor({ client: clientFor(fake) });
-    const evaluator = createEvaluator({ executor, corpus: examples });
+    const evaluator = createEvaluator({ task: intentTask, executor, corpus: examples });
     const partition = await evaluator.evaluate({ artifactText: PROMPT, partition: 'optimization', examples });
     expect(partition.invalid).toBe(examples.length);
     expect(partition.composite).toBeNull();
@@ -265,16 +267,16 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
 
   it('serves a second identical evaluation from the cache; noCache and another repeat are fresh samples', async () => {
     const examples = loadExamples().slice(0, 5);
-    const gold = new Map(examples.map((example) => [example.goal, goldIntent(example.expected)]));
+    const gold = new Map(examples.map((example) => [example.text, goldIntent(example.expected)]));
     const fake = await server((chat) => ({ content: JSON.stringify(gold.get(chat.user) ?? VALID_INTENT) }));
     const db = await openDatabase(':memory:');
     databases.push(db);
     const cache = createResponseCache(() => db);
     const executor = createLlmIntentExecutor({ client: clientFor(fake, { cache }) });
     // No evaluator database: only the response cache can spare the calls.
-    const evaluator = createEvaluator({ executor, corpus: examples });
+    const evaluator = createEvaluator({ task: intentTask, executor, corpus: examples });
     const evaluate = (repeat = 0, ofExecutor?: Executor) =>
-      (ofExecutor === undefined ? evaluator : createEvaluator({ executor: ofExecutor, corpus: examples })).evaluate({
+      (ofExecutor === undefined ? evaluator : createEvaluator({ task: intentTask, executor: ofExecutor, corpus: examples })).evaluate({
         artifactText: PROMPT,
         partition: 'optimization',
         examples,
@@ -325,7 +327,7 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
     const executor = plugins.createExecutor(config);
     expect(executor.id).not.toContain(PLANTED_KEY);
     const examples = loadExamples().slice(0, 4);
-    const evaluator = createEvaluator({ executor, corpus: examples, db, concurrency: 1 });
+    const evaluator = createEvaluator({ task: intentTask, executor, corpus: examples, db, concurrency: 1 });
     const score = await evaluator.evaluate({ artifactText: PROMPT, partition: 'optimization', examples });
     expect(score.invalid).toBe(2);
     mode = 'auth';

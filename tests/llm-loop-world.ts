@@ -11,11 +11,12 @@
  * `maxConsecutiveFailures`, the cost cap — is the shipped one. And the study
  * seed.
  */
+import { asIntentExamples } from '../src/corpus/example.ts';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadStudy } from '../src/study/load-study.ts';
-import { markdownSections } from '../src/tasks/intent/llm/prompt-sections.ts';
+import { markdownSections } from '../src/artifact/markdown-sections.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import type { HintKind, SimulatedWorld, WorldOptions } from './simulated-llm-world.ts';
 import { startSimulatedWorld } from './simulated-llm-world.ts';
@@ -77,7 +78,7 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
   try {
     // Loaded once for its corpus only (the world's gold); no model is called.
     const loaded = loadStudy(study.dir, { createExecutor: () => ({ id: 'probe', deterministic: false, execute: async () => ({ ok: false, reason: 'error', message: 'probe' }) }), createProposer: () => ({ id: 'probe', propose: async () => ({ candidates: [], failures: [] }) }), sectionsOf: markdownSections });
-    simulated = await startSimulatedWorld({ seed, examples: loaded.corpus, ...world });
+    simulated = await startSimulatedWorld({ seed, examples: asIntentExamples(loaded.corpus), ...world });
     // The CLI in its own process, as a user runs it; the world answers over loopback.
     const result = await runKloop(['run', study.dir, '--calibrate', '--json', '--model', 'openai-compatible:sim', '--base-url', simulated.server.baseURL, ...extraArgs]);
     const report = (result.stdout.trim() === '' ? {} : JSON.parse(result.stdout)) as Record<string, unknown>;

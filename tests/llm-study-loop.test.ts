@@ -3,13 +3,14 @@
  * (example study files from examples/intent-llm), the reflective proposer and
  * the LLM executor on a scripted OpenAI chat-completions server, runStudy.
  */
+import { asIntentExamples } from '../src/corpus/example.ts';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../src/errors.ts';
-import { createLlmStudyPlugins } from '../src/providers/index.ts';
-import { replaceSections } from '../src/tasks/intent/llm/prompt-sections.ts';
+import { createLlmStudyPlugins } from '../src/providers-subpath.ts';
+import { replaceSections } from '../src/artifact/markdown-sections.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { getActiveArtifactText } from '../src/storage/registry.ts';
@@ -63,8 +64,8 @@ function executorAnswer(goldByGoal: Map<string, Intent>, chat: ChatRequest): Fak
 async function startServer(study: string, proposer: (chat: ChatRequest) => FakeResponse): Promise<FakeServer> {
   const loaded = loadStudy(study, createLlmStudyPlugins({ getDatabase: () => undefined, env: { OPENAI_API_KEY: KEY } }));
   const goldByGoal = new Map<string, Intent>(
-    loaded.corpus.map((example) => [
-      example.goal,
+    asIntentExamples(loaded.corpus).map((example) => [
+      example.text,
       {
         appType: (acceptedAppTypes(example.expected)[0] ?? 'other') as Intent['appType'],
         entities: (example.expected.entities ?? []).map((entity) => ({ name: entity.name, role: entity.role ?? 'reference' })),

@@ -19,7 +19,7 @@ import type { LoadedStudy } from '../src/study/loaded-study.ts';
 import { loadStudy, splitPartitions } from '../src/study/load-study.ts';
 import { evaluateLoopA, runLoopA, type LoopAExampleResult } from '../src/study/loop-a.ts';
 import { approveReviewItem, enqueueReviewItem, listReviewItems } from '../src/study/review-queue.ts';
-import type { Executor } from '../src/tasks/executor.ts';
+import type { Executor } from '../src/executors/executor.ts';
 import type { Intent } from '../src/tasks/intent/intent.ts';
 import { loadStudyPatternLibrary } from '../src/runtime/runtime.ts';
 
@@ -59,11 +59,11 @@ describe('evaluateLoopA on the reference corpus', () => {
   });
 
   it('counts invalid intents as invalid and leaves them out of the composite', async () => {
-    const badIds = new Set(reference.corpus.slice(0, 5).map((example) => example.goal));
+    const badIds = new Set(reference.corpus.slice(0, 5).map((example) => example.text));
     const executor: Executor = {
       id: 'half-broken',
       deterministic: true,
-      execute: async (request) => (badIds.has(request.goal) ? { ok: false, reason: 'timeout', message: 'too slow' } : reference.executor.execute(request)),
+      execute: async (request) => (badIds.has(request.text) ? { ok: false, reason: 'timeout', message: 'too slow' } : reference.executor.execute(request)),
     };
     const evaluation = await evaluateLoopA({ study: reference, db, artifactText: reference.artifactText, executor });
     expect(evaluation).toMatchObject({ invalid: 5, valid: reference.corpus.length - 5 });
@@ -76,7 +76,8 @@ function kennelStudy(dir: string): LoadedStudy {
   const gold = { appType: 'booking' as const, entities: [{ name: 'Customer', role: 'party' as const }, { name: 'Booking', role: 'commitment' as const }, { name: 'Kennel', role: 'reference' as const }], behaviors: ['scheduling' as const] };
   const examples: Example[] = ['optimization', 'optimization', 'optimization', 'anchor', 'anchor', 'shadow', 'shadow'].map((partition, index) => ({
     id: `kennel-${index}`,
-    goal: `Dog owners book a kennel for their dog, case ${index}.`,
+    input: `Dog owners book a kennel for their dog, case ${index}.`,
+    text: `Dog owners book a kennel for their dog, case ${index}.`,
     expected: gold,
     tags: [],
     partition: partition as Example['partition'],
@@ -92,7 +93,7 @@ function kennelStudy(dir: string): LoadedStudy {
         behaviors: ['scheduling'],
         projections: ['list'],
       };
-      return { ok: true, intent };
+      return { ok: true, output: intent };
     },
   };
   const proposer: Proposer = {

@@ -6,14 +6,16 @@
  * lucky first draw of a noisy incumbent is diluted by topping it up, and a
  * proposer out of ideas stops the run as `no_new_proposals`.
  */
+import { asIntentExamples } from '../src/corpus/example.ts';
+import { intentTask } from '../src/tasks/intent/intent-task.ts';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { contentHash } from '../src/artifact/content-hash.ts';
-import type { Example } from '../src/corpus/example.ts';
+import type { IntentExample } from '../src/corpus/example.ts';
 import { createEvaluator } from '../src/evaluator/evaluator.ts';
-import { createLlmStudyPlugins } from '../src/providers/index.ts';
+import { createLlmStudyPlugins } from '../src/providers-subpath.ts';
 import type { Proposer } from '../src/proposers/proposer.ts';
 import { createSeededRandom } from '../src/stats/index.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
@@ -22,7 +24,7 @@ import { getActiveArtifactText } from '../src/storage/registry.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 import type { LoadedStudy } from '../src/study/loaded-study.ts';
 import { runStudy } from '../src/study/run-study.ts';
-import type { Executor } from '../src/tasks/executor.ts';
+import type { Executor } from '../src/executors/executor.ts';
 import type { Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
 import { loopbackFetch, startFakeOpenAiServer, type ChatRequest, type FakeResponse, type FakeServer } from './llm-fake-openai-server.ts';
@@ -38,7 +40,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-function goldOf(example: Example): Intent {
+function goldOf(example: IntentExample): Intent {
   return {
     appType: (acceptedAppTypes(example.expected)[0] ?? 'other') as Intent['appType'],
     entities: (example.expected.entities ?? []).map((entity) => ({ name: entity.name, role: entity.role ?? 'reference' })),
@@ -104,7 +106,7 @@ function loadLlm(study: string, fake: FakeServer, getDatabase: () => StudyDataba
 
 function corpusGold(study: string): Map<string, Intent> {
   const probe = loadStudy(study, createLlmStudyPlugins({ baseURL: 'http://127.0.0.1:9/v1', getDatabase: () => undefined }));
-  return new Map(probe.corpus.map((example) => [example.goal, goldOf(example)]));
+  return new Map(asIntentExamples(probe.corpus).map((example) => [example.text, goldOf(example)]));
 }
 
 const isProposal = (chat: ChatRequest): boolean => chat.body.response_format?.json_schema?.name === 'proposal';
@@ -125,10 +127,10 @@ describe('transient failures are never stored as results', () => {
     const db = await open(study);
     const loaded = loadLlm(study, fake, () => db);
     const examples = loaded.partitions.optimization.slice(0, 6);
-    const evaluator = createEvaluator({ executor: loaded.executor, corpus: loaded.corpus, db, concurrency: 6 });
+    const evaluator = createEvaluator({ task: intentTask, executor: loaded.executor, corpus: loaded.corpus, db, concurrency: 6 });
     const prompt = readFileSync(path.join(study, 'prompt.md'), 'utf8');
     const first = await evaluator.evaluate({ artifactText: prompt, partition: 'optimization', examples });
-    const timedOut = examples.filter((example) => example.goal.length % 2 === 0).length;
+    const timedOut = examples.filter((example) => example.text.length % 2 === 0).length;
     expect(timedOut).toBeGreaterThan(0);
     expect(first.transient).toBe(timedOut);
     expect(first.invalid).toBe(timedOut);
@@ -243,19 +245,19 @@ describe('a noisy incumbent is re-measured', () => {
    * artifact's last `# quality q` line (0.5 without one); everything else is gold. The seed
    * artifact was lucky on its first five repeats (q = 1 there).
    */
-  function luckyIncumbentExecutor(seedText: string, examples: readonly Example[]): Executor {
-    const byGoal = new Map(examples.map((example) => [example.goal, example]));
+  function luckyIncumbentExecutor(seedText: string, examples: readonly IntentExample[]): Executor {
+    const byGoal = new Map(examples.map((example) => [example.text, example]));
     return {
       id: 'lucky-incumbent@1',
       deterministic: false,
       async execute(request) {
-        const example = byGoal.get(request.goal)!;
+        const example = byGoal.get(request.text)!;
         const gold = goldOf(example);
         const quality = Number(/# quality ([\d.]+)\s*$/.exec(request.artifact)?.[1] ?? 0.5);
         const q = request.artifact === seedText && request.repeat < 5 ? 1 : quality;
-        const draw = createSeededRandom(Number.parseInt(contentHash(`${request.goal}|${request.repeat}|${contentHash(request.artifact)}`).slice(0, 8), 16))();
+        const draw = createSeededRandom(Number.parseInt(contentHash(`${request.text}|${request.repeat}|${contentHash(request.artifact)}`).slice(0, 8), 16))();
         const wrong = gold.appType === 'crm' ? 'helpdesk' : 'crm';
-        return { ok: true, intent: { ...gold, appType: draw < q ? gold.appType : wrong } as Intent };
+        return { ok: true, output: { ...gold, appType: draw < q ? gold.appType : wrong } as Intent };
       },
     };
   }
@@ -290,7 +292,7 @@ describe('a noisy incumbent is re-measured', () => {
     const programFile = path.join(small.dir, 'program.md');
     writeFileSync(programFile, readFileSync(programFile, 'utf8').replace(/^editableSections:\n(?: {2}- .*\n)+/m, ''));
     const loaded = loadStudy(small.dir);
-    const study: LoadedStudy = { ...loaded, executor: luckyIncumbentExecutor(loaded.artifactText, loaded.corpus), proposer: betterProposer() };
+    const study: LoadedStudy = { ...loaded, executor: luckyIncumbentExecutor(loaded.artifactText, asIntentExamples(loaded.corpus)), proposer: betterProposer() };
     const db = await openDatabase(':memory:');
     cleanups.push(() => db.destroy());
     // Calibrated per-example noise for the anchors: a Bernoulli app type, weight 0.25.

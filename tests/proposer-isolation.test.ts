@@ -10,7 +10,7 @@ import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCandidateRecords } from '../src/corpus/admission.ts';
-import type { Example } from '../src/corpus/example.ts';
+import type { IntentExampleRecord } from '../src/corpus/example.ts';
 import { readCorpusMembers } from '../src/corpus/lifecycle-store.ts';
 import type { PartitionScore } from '../src/evaluator/partition-score.ts';
 import { createErrorDrivenProposer } from '../src/proposers/error-driven-proposer.ts';
@@ -24,7 +24,7 @@ import { runStudy } from '../src/study/run-study.ts';
 import { makeSmallStudy, referenceCorpus } from './small-intent-study.ts';
 
 const MARKER = 'Quuxblort';
-const plant = (example: Example): Example => (example.partition === 'shadow' ? { ...example, goal: `${example.goal} ${MARKER} matters here.` } : example);
+const plant = (example: IntentExampleRecord): IntentExampleRecord => (example.partition === 'shadow' ? { ...example, goal: `${example.goal} ${MARKER} matters here.` } : example);
 
 let study: ReturnType<typeof makeSmallStudy>;
 let db: StudyDatabase;
@@ -96,8 +96,8 @@ afterAll(async () => {
 describe('proposer isolation', () => {
   it('runs with a marked shadow that the gate really used', async () => {
     expect(shadowIds).toHaveLength(9);
-    expect(loaded.partitions.shadow.every((example) => example.goal.includes(MARKER))).toBe(true);
-    expect([...loaded.partitions.optimization, ...loaded.partitions.anchor].some((example) => example.goal.includes(MARKER))).toBe(false);
+    expect(loaded.partitions.shadow.every((example) => example.text.includes(MARKER))).toBe(true);
+    expect([...loaded.partitions.optimization, ...loaded.partitions.anchor].some((example) => example.text.includes(MARKER))).toBe(false);
     expect(proposerCalls).toBeGreaterThan(1);
     const exposures = (await readCorpusMembers(db)).filter((member) => member.partition === 'shadow').map((member) => member.shadowExposures);
     expect(Math.min(...exposures)).toBeGreaterThan(0); // the gate consulted the shadow, every example of it

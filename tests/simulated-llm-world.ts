@@ -33,7 +33,7 @@
  * answer or JSON of the wrong shape.
  */
 import { contentHash } from '../src/artifact/content-hash.ts';
-import type { Example } from '../src/corpus/example.ts';
+import type { IntentExample } from '../src/corpus/example.ts';
 import { createSeededRandom } from '../src/stats/index.ts';
 import type { Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
@@ -61,7 +61,7 @@ export interface WorldOptions {
   /** Seed of the world: latent item values, keyword choice. */
   seed: number;
   /** Every example of the study (goal → gold), with partitions (for the overfit keywords). */
-  examples: readonly Example[];
+  examples: readonly IntentExample[];
   baseSkill?: number;
   goodEffect?: number;
   harmfulEffect?: number;
@@ -126,11 +126,11 @@ function wordsOf(text: string): Set<string> {
 }
 
 /** Words in at least `minimum` optimization goals and in no anchor or shadow goal, most frequent first. */
-export function overfitKeywords(examples: readonly Example[], minimum = 3): string[] {
+export function overfitKeywords(examples: readonly IntentExample[], minimum = 3): string[] {
   const counts = new Map<string, number>();
   const elsewhere = new Set<string>();
   for (const example of examples) {
-    const words = wordsOf(example.goal);
+    const words = wordsOf(example.text);
     if (example.partition === 'optimization') for (const word of words) counts.set(word, (counts.get(word) ?? 0) + 1);
     else for (const word of words) elsewhere.add(word);
   }
@@ -186,7 +186,7 @@ export function buildHints(options: Pick<WorldOptions, 'seed' | 'examples' | 'co
 
 interface GoldItem {
   gold: Intent;
-  example: Example;
+  example: IntentExample;
 }
 
 /** Starts the world's server. */
@@ -203,7 +203,7 @@ export async function startSimulatedWorld(options: WorldOptions): Promise<Simula
   const hints = buildHints(options);
   const byGoal = new Map<string, GoldItem>();
   for (const example of options.examples) {
-    byGoal.set(example.goal, {
+    byGoal.set(example.text, {
       example,
       gold: {
         appType: (acceptedAppTypes(example.expected)[0] ?? 'other') as Intent['appType'],
@@ -231,7 +231,7 @@ export async function startSimulatedWorld(options: WorldOptions): Promise<Simula
     const item = byGoal.get(chat.user);
     if (item === undefined) return { status: 400, body: { error: { message: 'the simulated model knows no such goal' } } };
     const seed = typeof chat.body.seed === 'number' ? chat.body.seed : 0;
-    const goalWords = wordsOf(item.example.goal);
+    const goalWords = wordsOf(item.example.text);
     const applied = hints.filter((hint) => chat.system.includes(hint.text) && (hint.kind !== 'overfit' || goalWords.has(hint.keyword!)));
     const skill: Record<Component, number> = { appType: baseSkill, entities: baseSkill, roles: baseSkill, behaviors: baseSkill };
     // A prompt whose guidance for a component is gone (an ablation) is worse at it, as a real model would be.
@@ -243,9 +243,9 @@ export async function startSimulatedWorld(options: WorldOptions): Promise<Simula
     }
     const random = createSeededRandom(hash32(`${options.seed}\u0000${item.example.id}\u0000${seed}\u0000${applied.map((hint) => hint.id).sort().join(',')}`));
     if (random() < invalidRate) return { content: '{"appType": "booking", "entities": [' };
-    const right = (component: Component, key: string): boolean => latent(item.example.goal, `${component}:${key}`) < skill[component] + noiseSd * gaussian(random);
+    const right = (component: Component, key: string): boolean => latent(item.example.text, `${component}:${key}`) < skill[component] + noiseSd * gaussian(random);
     const gold = item.gold;
-    const wrongType = appTypes.filter((type) => type !== gold.appType)[Math.floor(latent(item.example.goal, 'wrong-type') * (appTypes.length - 1))]!;
+    const wrongType = appTypes.filter((type) => type !== gold.appType)[Math.floor(latent(item.example.text, 'wrong-type') * (appTypes.length - 1))]!;
     const entities = gold.entities
       .filter((entity) => right('entities', entity.name))
       .map((entity) => ({ name: entity.name, role: right('roles', entity.name) ? entity.role : roles.find((role) => role !== entity.role)! }));

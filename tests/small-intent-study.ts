@@ -6,16 +6,17 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Example } from '../src/corpus/example.ts';
+import type { IntentExampleRecord } from '../src/corpus/example.ts';
+import { asIntentExamples, intentRecord } from '../src/corpus/example.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 
 export const EXAMPLE_STUDY = path.resolve(import.meta.dirname, '../examples/intent');
 
-/** The reference corpus, by partition as its files have it. */
-export function referenceCorpus(): Record<'optimization' | 'anchor' | 'shadow', readonly Example[]> {
+/** The reference corpus, by partition as its files have it: intent records (`{ id, goal, expected, tags, partition }`). */
+export function referenceCorpus(): Record<'optimization' | 'anchor' | 'shadow', readonly IntentExampleRecord[]> {
   const study = loadStudy(EXAMPLE_STUDY);
   // The examples' own .kloop state may have moved partitions: take the files' partitions.
-  const files = study.fileCorpus!.map((entry) => entry.example);
+  const files = asIntentExamples(study.fileCorpus!.map((entry) => entry.example)).map(intentRecord);
   return {
     optimization: files.filter((example) => example.partition === 'optimization'),
     anchor: files.filter((example) => example.partition === 'anchor'),
@@ -28,13 +29,13 @@ export interface SmallStudyOptions {
   anchor: number;
   shadow: number;
   /** Rewrites each example before it is written (e.g. plants a marker in shadow goals). */
-  transform?: (example: Example) => Example;
+  transform?: (example: IntentExampleRecord) => IntentExampleRecord;
   /** Extra kloop.yaml lines (gate, stopping, corpusPolicy). */
   config: string[];
 }
 
 /** Creates the study folder; returns it and a cleanup. */
-export function makeSmallStudy(options: SmallStudyOptions): { dir: string; cleanup: () => void; examples: Example[] } {
+export function makeSmallStudy(options: SmallStudyOptions): { dir: string; cleanup: () => void; examples: IntentExampleRecord[] } {
   const reference = referenceCorpus();
   const examples = [
     ...reference.optimization.slice(0, options.optimization),

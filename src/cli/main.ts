@@ -53,6 +53,7 @@ export interface CommandEntry {
  * registers.
  */
 export const COMMANDS: readonly CommandEntry[] = [
+  { name: 'init', arguments: '<dir>', summary: 'Write a new study folder that runs: kloop.yaml, program.md (three registers and the invariants), the artifact, a sample corpus', load: async () => (await import('./commands/init.ts')).registerInitCommand },
   { name: 'run', arguments: '<study>', summary: 'Run (or continue) the loop on a study folder until a stopping criterion holds.', load: async () => (await import('./commands/run.ts')).registerRunCommand },
   { name: 'eval', arguments: '<study>', summary: 'Score one artifact (default: the active version) on the study corpus and print components and per-example diagnostics.', load: async () => (await import('./commands/eval.ts')).registerEvalCommand },
   { name: 'history', arguments: '<study>', summary: 'List every experiment of a study: round, decision, reason, composite, Δ, p-value and delta; then the moves of the active version (who activated what).', load: async () => (await import('./commands/history.ts')).registerHistoryCommands },

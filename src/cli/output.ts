@@ -53,3 +53,30 @@ export function print(line = ''): void {
 export function progress(line: string, quiet = false): void {
   if (!quiet) process.stderr.write(`${line}\n`);
 }
+
+/** A camelCase name in words, lower case: `entityPrecision` → `entity precision`. */
+export function nameInWords(name: string): string {
+  return name.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+}
+
+/**
+ * The line of diagnostic metrics printed under a score table, by the task's
+ * metric names: `diagnostics: entity precision 0.401, relation recall 0.269`;
+ * empty when the task reports no metric.
+ */
+export function metricsLine(metrics: Readonly<Record<string, number | null>>): string {
+  const entries = Object.entries(metrics);
+  return entries.length === 0 ? '' : `diagnostics: ${entries.map(([name, value]) => `${nameInWords(name)} ${formatScore(value)}`).join(', ')}`;
+}
+
+/**
+ * The component columns of a score table: the task's component names (in its
+ * order) that at least one of the scores holds, then any other the scores
+ * hold, in the order first seen.
+ */
+export function componentColumns(order: readonly string[], scores: ReadonlyArray<{ components: Readonly<Record<string, number>> }>): string[] {
+  const present = new Set(scores.flatMap((score) => Object.keys(score.components)));
+  const columns = order.filter((name) => present.has(name));
+  for (const name of present) if (!columns.includes(name)) columns.push(name);
+  return columns;
+}

@@ -5,22 +5,21 @@
  * Checks, each with its reason when it fails (all failing checks are
  * reported, not just the first):
  *
- * 1. `schema`           — the public example format and the closed
- *                         vocabularies (`exampleSchema`); a record that fails
- *                         it is not checked further.
+ * 1. `schema`           — the record format of the study's task (an
+ *                         {@link ExampleFormat}: `id`, the input field,
+ *                         `expected`, `tags`, `partition`, with the task's
+ *                         schemas); a record that fails it is not checked
+ *                         further.
  * 2. `duplicate_id`     — the id is not used by any example of the study
  *                         (files, admitted, removed) nor earlier in the batch.
- * 3. `non_trivial_gold` — at least one gold entity, and a known app type (a
- *                         vocabulary value other than `other`); the app type
- *                         may be waived for partial gold (`requireAppType:
- *                         false`, CLI `--partial-gold`).
- * 4. `grounding`        — every gold entity is named in the goal text: its
- *                         name, one of its aliases, or a lemma of it (see
- *                         {@link isEntityGrounded}).
- *
- *                         Checks 3 and 4 are the intent task's own rules
- *                         (`src/tasks/intent/intent-admission.ts`).
- * 5. `near_duplicate`   — the goal is not a near-copy of an existing goal or
+ * 3. the task's own rules (`task.admit`), each with the task's reason: for
+ *    intent `non_trivial_gold` (at least one gold entity, and a known app
+ *    type, which partial gold may waive: `requireAppType: false`, CLI
+ *    `--partial-gold`) and `grounding` (every gold entity is named in the
+ *    goal text, see {@link isEntityGrounded}; `src/tasks/intent/intent-admission.ts`);
+ *    for classification `non_trivial_input`.
+ * 4. `near_duplicate`   — the example's text (the task's text of its input)
+ *                         is not a near-copy of an existing example's text or
  *                         of one admitted earlier in the batch: word-bigram
  *                         Jaccard distance below {@link NEAR_DUPLICATE_DISTANCE}
  *                         (0.3, i.e. similarity above 0.7) is refused.
@@ -36,9 +35,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
-import { intentAdmissionProblems } from '../tasks/intent/intent-admission.ts';
+import { createIntentTask } from '../tasks/intent/intent-task.ts';
+import type { AdmissionProblem } from '../tasks/task.ts';
 import type { Example, PartitionName } from './example.ts';
-import { exampleSchema } from './example.ts';
+import { type ExampleFormat, INTENT_EXAMPLE_FORMAT, createExampleFormat } from './example-format.ts';
 import { GoalIndex } from './goal-index.ts';
 import type { CorpusFileError } from './importers/public-format.ts';
 import { corpusFormatOf, parsePublicFormat } from './importers/public-format.ts';
@@ -88,7 +88,7 @@ function isDuplicateIdError(error: CorpusFileError): boolean {
  * ones. Only a file that cannot be read at all (missing, not UTF-8, not
  * parseable as a whole) is an error.
  */
-export function readCandidateRecords(file: string): CandidateFile {
+export function readCandidateRecords(file: string, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): CandidateFile {
   const format = corpusFormatOf(file);
   if (format === undefined) return { ok: false, errors: [{ file, message: `${file}: unknown corpus file extension (use .yaml, .yml, .jsonl or .json)` }] };
   let bytes: Uint8Array;
@@ -102,20 +102,20 @@ export function readCandidateRecords(file: string): CandidateFile {
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes).replace(/^\uFEFF/, '');
   } catch {
-    const whole = parsePublicFormat(bytes, format, file);
+    const whole = parsePublicFormat(bytes, format, file, records);
     return { ok: false, errors: whole.ok ? [{ file, message: `${file} is not valid UTF-8` }] : whole.errors };
   }
-  return format === 'jsonl' ? readJsonLines(text, file) : readYamlRecords(text, file);
+  return format === 'jsonl' ? readJsonLines(text, file, records) : readYamlRecords(text, file, records);
 }
 
-function readJsonLines(text: string, file: string): CandidateFile {
-  const records: CandidateRecord[] = [];
+function readJsonLines(text: string, file: string, records: ExampleFormat): CandidateFile {
+  const found: CandidateRecord[] = [];
   text.split('\n').forEach((raw, index) => {
     const source = raw.replace(/\r$/, '');
     if (source.trim() === '') return;
     const line = index + 1;
-    const parsed = parsePublicFormat(source, 'jsonl', file);
-    const record: CandidateRecord = { index: records.length, line, errors: [] };
+    const parsed = parsePublicFormat(source, 'jsonl', file, records);
+    const record: CandidateRecord = { index: found.length, line, errors: [] };
     try {
       const id = idOf(JSON.parse(source));
       if (id !== undefined) record.id = id;
@@ -125,15 +125,15 @@ function readJsonLines(text: string, file: string): CandidateFile {
     if (parsed.ok) {
       if (parsed.examples[0] !== undefined) record.example = parsed.examples[0];
     } else record.errors = parsed.errors.map((error) => ({ ...error, line }));
-    records.push(record);
+    found.push(record);
   });
-  return { ok: true, file, records };
+  return { ok: true, file, records: found };
 }
 
-function readYamlRecords(text: string, file: string): CandidateFile {
+function readYamlRecords(text: string, file: string, format: ExampleFormat): CandidateFile {
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, uniqueKeys: true });
-  const whole = parsePublicFormat(text, 'yaml', file);
+  const whole = parsePublicFormat(text, 'yaml', file, format);
   if (document.errors.length > 0) return { ok: false, errors: whole.ok ? [{ file, message: 'invalid YAML' }] : whole.errors };
   const root = document.contents;
   if (root === null) return { ok: true, file, records: [] };
@@ -154,12 +154,12 @@ function readYamlRecords(text: string, file: string): CandidateFile {
     if (line !== undefined) record.line = line;
     const id = idOf(value);
     if (id !== undefined) record.id = id;
-    const parsed = exampleSchema.safeParse(value);
-    if (parsed.success) record.example = parsed.data;
+    const parsed = format.parse(value);
+    if (parsed.success) record.example = parsed.example;
     else {
       record.errors = errors.filter((error) => error.line !== undefined && line !== undefined && error.line >= line && error.line < end);
       if (record.errors.length === 0) {
-        record.errors = parsed.error.issues.map((issue) => ({ file, ...(line !== undefined ? { line } : {}), field: issue.path.join('.'), message: issue.message }));
+        record.errors = parsed.issues.map((issue) => ({ file, ...(line !== undefined ? { line } : {}), field: issue.path.join('.'), message: issue.message }));
       }
     }
     return record;
@@ -167,8 +167,13 @@ function readYamlRecords(text: string, file: string): CandidateFile {
   return { ok: true, file, records };
 }
 
-/** The admission checks, in order. */
-export type AdmissionCheck = 'schema' | 'duplicate_id' | 'non_trivial_gold' | 'grounding' | 'near_duplicate';
+/**
+ * The admission checks, in order: the engine's (`schema`, `duplicate_id`,
+ * `near_duplicate`) and the task's own reasons (intent: `non_trivial_gold`,
+ * `grounding`; classification: `non_trivial_input`; any string a task's
+ * `admit` returns).
+ */
+export type AdmissionCheck = 'schema' | 'duplicate_id' | 'non_trivial_gold' | 'grounding' | 'near_duplicate' | (string & {});
 
 /** Why a candidate was refused. */
 export interface AdmissionReason {
@@ -205,9 +210,20 @@ export interface AdmissionVerdict {
 
 /** Options of the admission checks. */
 export interface AdmissionOptions {
-  /** Distance below which two goals are near-duplicates. Default {@link NEAR_DUPLICATE_DISTANCE}. */
+  /** Distance below which two texts are near-duplicates. Default {@link NEAR_DUPLICATE_DISTANCE}. */
   nearDuplicateDistance?: number;
-  /** Refuse gold without a known app type. Default true. */
+  /**
+   * The study's record format: its task's `admit` rules run on every record
+   * that fits the schema, and near-duplicate reasons name its input field.
+   * Default the intent format.
+   */
+  format?: ExampleFormat;
+  /**
+   * Intent studies without a `format` only: refuse gold without a known app
+   * type. Default true; false admits partial gold (`--partial-gold`). A study
+   * with a format gives its intent task this setting
+   * (`createIntentTask({ requireAppType })`).
+   */
   requireAppType?: boolean;
   /** The batch's file, for locations of records without their own `file`. */
   source?: string;
@@ -220,6 +236,9 @@ export interface AdmissionOptions {
    */
   placeIn?: (example: Example) => { partition: PartitionName; note?: string };
 }
+
+/** The intent format whose task admits partial gold (no known app type): `requireAppType: false` without a format. */
+const PARTIAL_GOLD_INTENT_FORMAT: ExampleFormat = createExampleFormat(createIntentTask({ requireAppType: false }), 'goal');
 
 /** `file:line`, the file alone, or undefined. */
 export function locationOf(file: string | undefined, line: number | undefined): string | undefined {
@@ -244,12 +263,13 @@ export function checkAdmission(
   options: AdmissionOptions = {},
 ): AdmissionVerdict[] {
   const threshold = options.nearDuplicateDistance ?? NEAR_DUPLICATE_DISTANCE;
-  const requireAppType = options.requireAppType ?? true;
+  const format = options.format ?? (options.requireAppType === false ? PARTIAL_GOLD_INTENT_FORMAT : INTENT_EXAMPLE_FORMAT);
+  const admit = (example: Example): AdmissionProblem[] => format.task.admit?.(example.input, example.expected) ?? [];
   const placeIn = options.placeIn ?? shadowFirst;
   const pool = new GoalIndex<{ id: string; partition: PartitionName; location?: string }>();
   for (const example of existing) {
     const location = options.locations?.get(example.id);
-    pool.add(example.goal, { id: example.id, partition: example.partition, ...(location !== undefined ? { location } : {}) });
+    pool.add(example.text, { id: example.id, partition: example.partition, ...(location !== undefined ? { location } : {}) });
   }
   const ids = new Set(takenIds);
   for (const example of existing) ids.add(example.id);
@@ -271,23 +291,23 @@ export function checkAdmission(
       verdict.reasons.unshift(...errors.map((error) => ({ check: 'schema' as const, message: error.message, ...(error.field !== undefined ? { field: error.field } : {}) })));
       return verdict;
     }
-    for (const problem of intentAdmissionProblems(example.goal, example.expected, { requireAppType })) {
-      verdict.reasons.push({ check: problem.reason, field: problem.field, message: problem.message });
+    for (const problem of admit(example)) {
+      verdict.reasons.push({ check: problem.reason, ...(problem.field !== undefined ? { field: problem.field } : {}), message: problem.message });
     }
     const placement = placeIn(example);
-    const nearest = pool.nearest(example.goal, threshold);
+    const nearest = pool.nearest(example.text, threshold);
     if (nearest !== undefined) {
       const { id, partition, location: where } = nearest.entry;
       const across = partition !== placement.partition;
       verdict.reasons.push({
         check: 'near_duplicate',
-        field: 'goal',
+        field: format.inputField,
         relatedId: id,
         relatedPartition: partition,
         ...(where !== undefined ? { relatedLocation: where } : {}),
         statistic: nearest.distance,
         message:
-          `the goal ${nearest.distance === 0 ? 'is the same text as' : 'is a near-duplicate of'} "${id}" (${where !== undefined ? `${where}, ` : ''}${partition}; bigram Jaccard distance ${nearest.distance.toFixed(3)} < ${threshold})` +
+          `the ${format.inputField} ${nearest.distance === 0 ? 'is the same text as' : 'is a near-duplicate of'} "${id}" (${where !== undefined ? `${where}, ` : ''}${partition}; bigram Jaccard distance ${nearest.distance.toFixed(3)} < ${threshold})` +
           (across ? `: the same request in ${placement.partition} and ${partition} would leak one partition into the other` : ''),
       });
     }
@@ -296,7 +316,7 @@ export function checkAdmission(
     const admitted: Example = { ...example, partition: placement.partition };
     verdict.admitted = true;
     verdict.example = admitted;
-    pool.add(admitted.goal, { id: admitted.id, partition: admitted.partition, ...(location !== undefined ? { location } : {}) });
+    pool.add(admitted.text, { id: admitted.id, partition: admitted.partition, ...(location !== undefined ? { location } : {}) });
     return verdict;
   });
 }

@@ -24,6 +24,7 @@ import { createHash } from 'node:crypto';
 import type { AdmissionOptions, AdmissionReason, CandidateRecord } from './admission.ts';
 import { NEAR_DUPLICATE_DISTANCE, checkAdmission, locationOf } from './admission.ts';
 import type { Example, PartitionName } from './example.ts';
+import type { ExampleFormat } from './example-format.ts';
 import { GoalIndex } from './goal-index.ts';
 import type { CorpusMember, FileExample } from './lifecycle.ts';
 import { MIN_ANCHOR_EXAMPLES, MIN_SHADOW_EXAMPLES, resolveCorpus } from './lifecycle.ts';
@@ -75,7 +76,9 @@ export interface FileAdmission {
 export interface FileAdmissionOptions {
   /** Distance below which two goals are near-duplicates. Default {@link NEAR_DUPLICATE_DISTANCE}. */
   nearDuplicateDistance?: number;
-  /** Refuse gold without a known app type (corpusPolicy.partialGold false). Default true. */
+  /** The study's record format (its task's admission rules). Default the intent format. */
+  format?: ExampleFormat;
+  /** Intent studies without a `format`: refuse gold without a known app type (corpusPolicy.partialGold false). Default true. */
   requireAppType?: boolean;
   /** Leave new records out, unchecked, for later (a round is open: its partitions must not change). Default false. */
   deferNew?: boolean;
@@ -116,6 +119,7 @@ export function admitFileRecords(records: readonly FileExample[], members: reado
     locations: memberLocations(known, members),
     ...(options.nearDuplicateDistance !== undefined ? { nearDuplicateDistance: options.nearDuplicateDistance } : {}),
     ...(options.requireAppType !== undefined ? { requireAppType: options.requireAppType } : {}),
+    ...(options.format !== undefined ? { format: options.format } : {}),
   });
   const admittedIds = new Set<string>();
   const admitted: FileRecordAdmitted[] = [];
@@ -150,7 +154,7 @@ function refusalFingerprint(entry: FileExample, reasons: readonly AdmissionReaso
     .slice(0, 16);
 }
 
-/** Two examples in different partitions whose goals are the same request. */
+/** Two examples in different partitions whose texts (the task's text of their inputs) are the same request. */
 export interface PartitionLeak {
   first: { id: string; partition: PartitionName; location: string };
   second: { id: string; partition: PartitionName; location: string };
@@ -159,7 +163,7 @@ export interface PartitionLeak {
 }
 
 /**
- * Every pair of examples in different partitions whose goals are identical or
+ * Every pair of examples in different partitions whose texts are identical or
  * near-duplicates (bigram Jaccard distance < `below`, default
  * {@link NEAR_DUPLICATE_DISTANCE}), in corpus order. Such a pair leaks: the
  * proposer learns a shadow (or anchor) example through its twin in
@@ -170,17 +174,21 @@ export function findPartitionLeaks(corpus: readonly Example[], locations: Readon
   const leaks: PartitionLeak[] = [];
   const where = (example: Example): { id: string; partition: PartitionName; location: string } => ({ id: example.id, partition: example.partition, location: locations.get(example.id) ?? '(unknown file)' });
   for (const example of corpus) {
-    for (const match of index.near(example.goal, below)) {
+    for (const match of index.near(example.text, below)) {
       if (match.entry.partition !== example.partition) leaks.push({ first: where(match.entry), second: where(example), distance: match.distance });
     }
-    index.add(example.goal, example);
+    index.add(example.text, example);
   }
   return leaks;
 }
 
-/** One sentence naming both records of a leak. */
-export function describeLeak(leak: PartitionLeak): string {
-  const same = leak.distance === 0 ? 'the same goal text' : `near-duplicate goals (bigram Jaccard distance ${leak.distance.toFixed(3)} < ${NEAR_DUPLICATE_DISTANCE})`;
+/**
+ * One sentence naming both records of a leak.
+ *
+ * @param field what the texts are called: the record's input field (`goal` for intent studies, the default; `input` for the others)
+ */
+export function describeLeak(leak: PartitionLeak, field = 'goal'): string {
+  const same = leak.distance === 0 ? `the same ${field} text` : `near-duplicate ${field === 'goal' ? 'goals' : 'inputs'} (bigram Jaccard distance ${leak.distance.toFixed(3)} < ${NEAR_DUPLICATE_DISTANCE})`;
   return `${leak.first.location} "${leak.first.id}" (${leak.first.partition}) and ${leak.second.location} "${leak.second.id}" (${leak.second.partition}) have ${same}`;
 }
 

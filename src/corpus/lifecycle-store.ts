@@ -13,7 +13,7 @@ import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { StorageError } from '../errors.ts';
 import type { CorpusEventTable, CorpusMemberTable, KloopDatabase } from '../storage/schema.ts';
-import { exampleSchema } from './example.ts';
+import { readStoredExample, storedExampleJson } from './stored-example.ts';
 import type { CorpusEvent, CorpusEventKind, CorpusMember, CorpusMove, DecisionRecord, MemberPartition } from './lifecycle.ts';
 
 /** The study database (or a transaction on it). */
@@ -30,7 +30,7 @@ function toMember(row: CorpusMemberTable): CorpusMember {
     admittedAt: row.admitted_at,
     updatedAt: row.updated_at,
   };
-  if (row.example !== null) member.example = exampleSchema.parse(JSON.parse(row.example));
+  if (row.example !== null) member.example = readStoredExample(row.example, row.example_id);
   return member;
 }
 
@@ -39,7 +39,7 @@ function toRow(member: CorpusMember): CorpusMemberTable {
     example_id: member.exampleId,
     origin: member.origin,
     source: member.source,
-    example: member.example === undefined ? null : JSON.stringify(member.example),
+    example: member.example === undefined ? null : storedExampleJson(member.example),
     partition: member.partition,
     shadow_exposures: member.shadowExposures,
     shadow_since: member.shadowSince,

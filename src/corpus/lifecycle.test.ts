@@ -8,7 +8,7 @@ const AT = '2026-01-01T00:00:00.000Z';
 const POLICY: CorpusPolicy = { graduateAfterDecisions: 3, rotateSlice: 2, maxShadowExposures: 5 };
 
 function example(id: string, partition: PartitionName): Example {
-  return { id, goal: `A goal about ${id}.`, expected: { appType: 'booking', entities: [{ name: id }] }, tags: [], partition };
+  return { id, input: `A goal about ${id}.`, text: `A goal about ${id}.`, expected: { appType: 'booking', entities: [{ name: id }] }, tags: [], partition };
 }
 
 function files(spec: Record<string, PartitionName>): FileExample[] {

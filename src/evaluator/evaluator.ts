@@ -1,10 +1,18 @@
 /**
  * The frozen evaluator: runs an artifact over one named partition, `repeats`
  * times, and returns per-example, per-repeat, per-component scores plus
- * invalid counts, usage and latency.
+ * invalid counts, usage and latency. Task-agnostic: the study's task
+ * (`src/tasks/task.ts`) says what an output must look like and scores it.
+ *
+ * Per example and repeat: the executor (`src/executors/executor.ts`) gets
+ * `{ input, text, artifact, repeat, exampleId, signal }` and answers
+ * `{ ok: true, output }` or why it could not; the output is checked against
+ * `task.schemas.output` (an output that does not fit is invalid, reason
+ * `schema`, and is never scored); a fitting output is scored by
+ * `task.score(output, expected, input, weights)`.
  *
  * Results are stored per example and repeat, keyed by (fingerprint, artifact
- * hash, example id, repeat) — the fingerprint covers every example's text and
+ * hash, example id, repeat) — the fingerprint covers every example's input and
  * gold — and written as each execution finishes, so a resumed study never
  * pays for the same evaluation twice and a partial evaluation is kept.
  * Transient failures (timeouts, network and server errors after the
@@ -14,40 +22,54 @@
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Example } from '../corpus/example.ts';
+import { InputError, isKloopError } from '../errors.ts';
+import type { ExecutionResult, Executor } from '../executors/executor.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
-import type { ExecutionResult, Executor } from '../tasks/executor.ts';
-import type { ComponentWeights } from '../tasks/intent/scorer.ts';
-import { DEFAULT_WEIGHTS, SCORER_VERSION, scoreExample } from '../tasks/intent/scorer.ts';
-import type {
-  ComponentName,
-  ComponentScores,
-  DiagnosticMetrics,
-  ExampleScore,
-  ExampleScoreRecord,
-  PartitionScore,
-} from './partition-score.ts';
-import { COMPONENTS } from './partition-score.ts';
+import type { Task, TaskComponent } from '../tasks/task.ts';
+import { defaultWeights, taskComponents } from '../tasks/task.ts';
+import type { ComponentScores, ExampleScore, ExampleScoreRecord, MetricScores, PartitionScore } from './partition-score.ts';
 
 /** Identity of an evaluator: everything that changes a score. */
 export interface FingerprintInput {
   corpusVersion: string;
+  /** The task's id (name and scorer version), e.g. `intent-scorer@1`. */
   scorerVersion: string;
-  weights: Readonly<ComponentWeights>;
+  /** Weights by component name. */
+  weights: Readonly<Record<string, number>>;
   executorId: string;
+  /**
+   * The task's components, in order (names and default weights). Default: the
+   * names of `weights`, in their order, as components of default weight above 0.
+   */
+  components?: readonly Pick<TaskComponent, 'name' | 'weight'>[];
 }
 
-/** SHA-256 (hex, first 16 characters) of the evaluator identity. */
+/**
+ * The weights of a fingerprint: the weight of every component in the task's
+ * order, leaving out the trailing optional components (default weight 0)
+ * the study leaves at 0 — so adding an optional component to a task keeps
+ * the fingerprints of the studies that do not weigh it. For the intent task
+ * with its defaults: `[0.25, 0.35, 0.2, 0.2]`, as before the optional
+ * components existed.
+ */
+export function fingerprintWeights(components: readonly Pick<TaskComponent, 'name' | 'weight'>[], weights: Readonly<Record<string, number>>): number[] {
+  const values = components.map((component) => weights[component.name] ?? 0);
+  let end = values.length;
+  while (end > 0 && components[end - 1]!.weight === 0 && values[end - 1] === 0) end -= 1;
+  return values.slice(0, end);
+}
+
+/** SHA-256 (hex, first 16 characters) of the evaluator identity: corpus version, scorer id, weights in component order, executor id. */
 export function computeFingerprint(input: FingerprintInput): string {
-  return contentHash(
-    JSON.stringify([input.corpusVersion, input.scorerVersion, COMPONENTS.map((name) => input.weights[name]), input.executorId]),
-  ).slice(0, 16);
+  const components = input.components ?? Object.keys(input.weights).map((name) => ({ name, weight: 1 }));
+  return contentHash(JSON.stringify([input.corpusVersion, input.scorerVersion, fingerprintWeights(components, input.weights), input.executorId])).slice(0, 16);
 }
 
-/** Content hash of examples' text and gold, independent of order and partition. */
+/** Content hash of examples' input and gold, independent of order and partition. */
 export function corpusVersion(examples: readonly Example[]): string {
   const parts = examples
-    .map((example) => `${example.id}\u0000${contentHash(JSON.stringify([example.goal, example.expected]))}`)
+    .map((example) => `${example.id}\u0000${contentHash(JSON.stringify([example.input, example.expected]))}`)
     .sort();
   return contentHash(parts.join('\n')).slice(0, 16);
 }
@@ -58,10 +80,13 @@ export function partitionHash(examples: readonly Example[]): string {
 }
 
 export interface EvaluatorOptions {
+  /** The study's task: output schema, scorer, component and metric names. */
+  task: Task;
   executor: Executor;
   /** Every example of the study (used for the corpus version). */
   corpus: readonly Example[];
-  weights?: Readonly<ComponentWeights>;
+  /** Weights by component name. Default the task's (`defaultWeights(task)`). */
+  weights?: Readonly<Record<string, number>>;
   /** Study database for stored results; without it nothing is stored. */
   db?: StudyDatabase;
   /**
@@ -90,22 +115,85 @@ export interface EvaluateRequest {
   signal?: AbortSignal;
 }
 
-/** A frozen evaluator bound to one executor, corpus and weight set. */
+/** A frozen evaluator bound to one task, executor, corpus and weight set. */
 export interface Evaluator {
   readonly fingerprint: string;
+  readonly task: Task;
   readonly executor: Executor;
-  readonly weights: Readonly<ComponentWeights>;
+  readonly weights: Readonly<Record<string, number>>;
   evaluate(request: EvaluateRequest): Promise<PartitionScore>;
+}
+
+/** Longest raw text kept with an off-schema output, in characters. */
+const MAX_RAW_CHARACTERS = 4000;
+
+/** The JSON of an output that does not fit the schema, capped, for the record's `raw`. */
+function rawOf(result: ExecutionResult & { ok: true }): string {
+  const text = result.raw ?? JSON.stringify(result.output) ?? String(result.output);
+  return text.length <= MAX_RAW_CHARACTERS ? text : `${text.slice(0, MAX_RAW_CHARACTERS)}… [${text.length - MAX_RAW_CHARACTERS} more characters]`;
+}
+
+/**
+ * Scores one execution of one example (pure): invalid when the executor gave
+ * no output or one that does not fit `task.schemas.output`; else the task's
+ * score, with every optional part filled in (`skipped` none, `metrics` and
+ * `diagnostics` empty).
+ *
+ * @throws the task's own error when `score` throws (a scorer bug, not an
+ *   outcome of the artifact), with the example id added to a kloop error
+ */
+export function scoreExecution(task: Task, example: Pick<Example, 'id' | 'input' | 'expected'>, result: ExecutionResult, weights: Readonly<Record<string, number>>): ExampleScore {
+  if (!result.ok) {
+    return { valid: false, invalidReason: result.reason, message: result.message, ...(result.raw !== undefined ? { raw: result.raw } : {}) };
+  }
+  const parsed = task.schemas.output.safeParse(result.output);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    const more = parsed.error.issues.length > 3 ? ` (and ${parsed.error.issues.length - 3} more)` : '';
+    return { valid: false, invalidReason: 'schema', message: `the output does not fit the ${task.id} output schema: ${issues.join('; ')}${more}`, raw: rawOf(result) };
+  }
+  let scored: ReturnType<Task['score']>;
+  try {
+    scored = task.score(parsed.data, example.expected, example.input, weights);
+  } catch (error) {
+    if (isKloopError(error) && error.exampleId === undefined) {
+      throw new InputError(`example ${example.id}: ${error.detail}`, { code: error.code, exampleId: example.id, cause: error, ...(error.file !== undefined ? { file: error.file } : {}) });
+    }
+    throw error;
+  }
+  return {
+    valid: true,
+    composite: scored.composite,
+    components: scored.components,
+    skipped: scored.skipped ?? [],
+    metrics: scored.metrics ?? {},
+    diagnostics: scored.diagnostics ?? {},
+    feedback: scored.feedback,
+  };
+}
+
+/** The names a partition score reports, in order: the task's components and metrics. */
+export interface ScoreNames {
+  components: readonly string[];
+  metrics: readonly string[];
+}
+
+/** The component and metric names of a task, in report order. */
+export function scoreNamesOf(task: Pick<Task, 'components' | 'metrics'>): ScoreNames {
+  return { components: taskComponents(task).map((component) => component.name), metrics: task.metrics ?? [] };
 }
 
 /** Creates an evaluator. See {@link Evaluator}. */
 export function createEvaluator(options: EvaluatorOptions): Evaluator {
-  const weights = options.weights ?? DEFAULT_WEIGHTS;
+  const { task } = options;
+  const weights = options.weights ?? defaultWeights(task);
+  const names = scoreNamesOf(task);
   const fingerprint = computeFingerprint({
     corpusVersion: corpusVersion(options.corpus),
-    scorerVersion: SCORER_VERSION,
+    scorerVersion: task.id,
     weights,
     executorId: options.executor.id,
+    components: taskComponents(task),
   });
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const now = options.now ?? (() => new Date());
@@ -136,14 +224,15 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
     await mapWithConcurrency(missing, concurrency, async ({ example, index, repeat }) => {
       if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
       const result: ExecutionResult = await options.executor.execute({
-        goal: example.goal,
+        input: example.input,
+        text: example.text,
         artifact: request.artifactText,
         repeat,
         exampleId: example.id,
         ...(request.signal !== undefined ? { signal: request.signal } : {}),
       });
       const usage = result.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-      const score: ExampleScore = scoreExample(example.expected, result, weights);
+      const score = scoreExecution(task, example, result, weights);
       const transient = !result.ok && result.transient === true;
       const record: ExampleScoreRecord = { ...score, exampleId: example.id, repeat, ...(transient ? { transient: true } : {}) } as ExampleScoreRecord;
       addTo(perRepeat[repeat - first]!, index, record, usage, result.latencyMs ?? 0);
@@ -156,6 +245,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
 
   return {
     fingerprint,
+    task,
     executor: options.executor,
     weights,
     async evaluate(request: EvaluateRequest): Promise<PartitionScore> {
@@ -163,7 +253,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       if (!Number.isInteger(repeats) || repeats < 1) throw new RangeError(`repeats must be an integer ≥ 1, got ${repeats}`);
       const first = request.firstRepeat ?? 0;
       const results = await run(request, repeats, first);
-      return aggregate(request.partition, contentHash(request.artifactText), fingerprint, results);
+      return aggregate(request.partition, contentHash(request.artifactText), fingerprint, results, names);
     },
   };
 }
@@ -178,7 +268,7 @@ function addTo(target: { records: ExampleScoreRecord[]; usage: Usage; latencyMs:
   target.latencyMs += latencyMs;
 }
 
-interface RepeatResult {
+export interface RepeatResult {
   records: ExampleScoreRecord[];
   usage: { inputTokens: number; outputTokens: number; costUsd: number };
   latencyMs: number;
@@ -190,25 +280,48 @@ function meanOrNull(values: Array<number | null | undefined>): number | null {
   return defined.length === 0 ? null : defined.reduce((sum, value) => sum + value, 0) / defined.length;
 }
 
-/** Folds repeat results into a {@link PartitionScore}. */
+/** Names in order: `declared` first, then any other key the records hold, in the order first seen. */
+function orderedNames(declared: readonly string[], records: ReadonlyArray<Record<string, unknown>>): string[] {
+  const names = [...declared];
+  const seen = new Set(names);
+  for (const record of records) {
+    for (const name of Object.keys(record)) {
+      if (!seen.has(name)) {
+        seen.add(name);
+        names.push(name);
+      }
+    }
+  }
+  return names;
+}
+
+/**
+ * Folds repeat results into a {@link PartitionScore}.
+ *
+ * @param names the task's component and metric names, in report order
+ *   ({@link scoreNamesOf}); a component or metric the records hold that is
+ *   not declared follows, in the order first seen. Default none declared.
+ *   Components are reported when scored at least once; declared metrics
+ *   always (null when never defined).
+ */
 export function aggregate(
   partition: string,
   artifactHash: string,
   fingerprint: string,
   results: readonly RepeatResult[],
+  names: ScoreNames = { components: [], metrics: [] },
 ): PartitionScore {
   const examples = results.flatMap((result) => result.records);
   const valid = examples.filter((record): record is ExampleScoreRecord & { valid: true } => record.valid);
   const components: ComponentScores = {};
-  for (const name of COMPONENTS) {
-    const value = meanOrNull(valid.map((record) => record.components[name as ComponentName]));
+  for (const name of orderedNames(names.components, valid.map((record) => record.components))) {
+    const value = meanOrNull(valid.map((record) => record.components[name]));
     if (value !== null) components[name] = value;
   }
-  const metrics: DiagnosticMetrics = {
-    entityPrecision: meanOrNull(valid.map((record) => record.metrics.entityPrecision)),
-    relationRecall: meanOrNull(valid.map((record) => record.metrics.relationRecall)),
-    projectionCoverage: meanOrNull(valid.map((record) => record.metrics.projectionCoverage)),
-  };
+  const metrics: MetricScores = {};
+  for (const name of orderedNames(names.metrics, valid.map((record) => record.metrics))) {
+    metrics[name] = meanOrNull(valid.map((record) => record.metrics[name]));
+  }
   return {
     partition,
     artifactHash,

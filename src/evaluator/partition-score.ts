@@ -1,45 +1,20 @@
 /**
  * Shapes of evaluation results, shared by the evaluator, the gate, the
- * proposers and the reports.
+ * proposers and the reports. Task-agnostic: components and metrics are named
+ * by the study's task (`src/tasks/task.ts`), diagnostics are the task's own
+ * JSON, and the feedback text says what went wrong in words.
  *
  * Three different things are never conflated: a score of 0 (valid output,
  * nothing right), a skipped component (partial gold: not scored), and an
- * invalid output (no score at all).
+ * invalid output (no score at all: the executor gave no answer, or one that
+ * does not fit the task's output schema).
  */
 
-/** Component names of the intent composite. */
-export const COMPONENTS = ['appType', 'entityRecall', 'roleAccuracy', 'behaviorCoverage'] as const;
-export type ComponentName = (typeof COMPONENTS)[number];
+/** Component scores in [0, 1], by the task's component names; a missing key means the component was skipped. */
+export type ComponentScores = Record<string, number>;
 
-/** Component scores in [0, 1]; a missing key means the component was skipped. */
-export type ComponentScores = Partial<Record<ComponentName, number>>;
-
-/** Per-example diagnostics: what the proposer and the user read. */
-export interface ExampleDiagnostics {
-  /** Gold app types (primary first) and the predicted one, when they disagree. */
-  appTypeMismatch?: { expected: string[]; predicted: string };
-  /** Gold entity names that no predicted entity matched. */
-  missedEntities: string[];
-  /** Predicted entity names that match no gold entity. */
-  spuriousEntities: string[];
-  /** Matched entities whose role is wrong. */
-  wrongRoles: Array<{ entity: string; expected: string; predicted: string }>;
-  /** Gold behaviours absent from the prediction. */
-  missingBehaviors: string[];
-  /** Predicted behaviours not in the gold. */
-  extraBehaviors: string[];
-  /** Gold relations (as "from -> to") with no predicted relation between the same entities. */
-  missedRelations: string[];
-  /** Gold projections absent from the prediction. */
-  missingProjections: string[];
-}
-
-/** Diagnostics reported beside the composite, not in it. Null when undefined (0/0). */
-export interface DiagnosticMetrics {
-  entityPrecision: number | null;
-  relationRecall: number | null;
-  projectionCoverage: number | null;
-}
+/** Diagnostic metrics reported beside the composite, by name; null when undefined (0/0). */
+export type MetricScores = Record<string, number | null>;
 
 /** The score of one example for one repeat. */
 export type ExampleScore =
@@ -49,13 +24,16 @@ export type ExampleScore =
       composite: number;
       components: ComponentScores;
       /** Components skipped because the gold lacks them. */
-      skipped: ComponentName[];
-      metrics: DiagnosticMetrics;
-      diagnostics: ExampleDiagnostics;
+      skipped: string[];
+      metrics: MetricScores;
+      /** The task's per-example diagnostics (JSON), e.g. the intent task's missed entities. */
+      diagnostics: Record<string, unknown>;
+      /** What went wrong, in words (the task's feedback); empty when the output is right. */
+      feedback: string;
     }
   | {
       valid: false;
-      /** Why no intent was produced (see `InvalidReason`). */
+      /** Why no output was scored (see `InvalidReason` in src/executors/executor.ts). */
       invalidReason: string;
       message: string;
       raw?: string;
@@ -80,10 +58,10 @@ export interface PartitionScore {
   repeats: number;
   /** Mean composite over valid example-repeats; null when nothing was valid. */
   composite: number | null;
-  /** Mean of each component over the example-repeats where it was scored. */
+  /** Mean of each component over the example-repeats where it was scored, in the task's component order. */
   components: ComponentScores;
-  /** Mean diagnostic metrics (over example-repeats where defined). */
-  metrics: DiagnosticMetrics;
+  /** Mean of each diagnostic metric (over example-repeats where defined), in the task's metric order; null when never defined. */
+  metrics: MetricScores;
   /** Number of invalid example-repeats (transient failures included). */
   invalid: number;
   /** Of the invalid example-repeats, how many were transient failures (not stored; executed again on the next read). */

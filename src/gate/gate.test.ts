@@ -16,8 +16,9 @@ function score(partition: string, values: Record<string, number | 'invalid'>): P
           composite: value,
           components: { appType: value },
           skipped: [],
-          metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
-          diagnostics: { missedEntities: [], spuriousEntities: [], wrongRoles: [], missingBehaviors: [], extraBehaviors: [], missedRelations: [], missingProjections: [] },
+          metrics: {},
+          diagnostics: {},
+          feedback: '',
         },
   );
   return aggregate(partition, 'hash', 'fingerprint', [{ records, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latencyMs: 0 }]);
@@ -209,7 +210,8 @@ describe('the gate', () => {
           components: { appType: value },
           skipped: [],
           metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
-          diagnostics: { missedEntities: [], spuriousEntities: [], wrongRoles: [], missingBehaviors: [], extraBehaviors: [], missedRelations: [], missingProjections: [] },
+          diagnostics: {},
+          feedback: '',
         })),
         usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
         latencyMs: 0,
@@ -253,5 +255,62 @@ describe('comparePaired', () => {
     expect(comparison.ids).toEqual(['x']);
     expect(comparison.leftOut).toEqual(['y', 'z']);
     expect(comparison.delta).toBeCloseTo(0.2, 12);
+  });
+});
+
+describe('the gate on a binary task (McNemar\'s exact test)', () => {
+  /** 0/1 outcomes of `count` examples `prefix0..`, right (1) at the given indexes. */
+  function outcomes(prefix: string, count: number, right: readonly number[]): Record<string, number> {
+    return Object.fromEntries(Array.from({ length: count }, (_, index) => [`${prefix}${index}`, right.includes(index) ? 1 : 0]));
+  }
+  const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, index) => from + index);
+
+  // Optimization, 20 examples: the incumbent gets 0–7 right; the candidate keeps 1–7, loses 0, and fixes 8–14: b = 7, c = 1.
+  const optimization: ScorePair = {
+    incumbent: score('optimization', outcomes('o', 20, range(0, 8))),
+    candidate: score('optimization', outcomes('o', 20, [...range(1, 8), ...range(8, 15)])),
+  };
+  // Shadow, 10 examples: the incumbent gets 0–3 right; the candidate keeps them and fixes 4–8: b = 5, c = 0.
+  const shadow: ScorePair = {
+    incumbent: score('shadow', outcomes('s', 10, range(0, 4))),
+    candidate: score('shadow', outcomes('s', 10, range(0, 9))),
+  };
+
+  it('tests optimization and shadow with McNemar\'s exact test and stores which test ran', async () => {
+    const decision = await decide(input({ optimization, shadow, outcome: 'binary' }));
+    expect(decision.accepted).toBe(true);
+    const significance = decision.checks.find((check) => check.name === 'significance')!;
+    // P(X ≥ 7), X ~ Bin(8, ½) = (8 + 1) / 256 (scipy.stats.binomtest(7, 8, 0.5, alternative='greater').pvalue).
+    expect(significance.statistic).toBe(0.035156);
+    expect(significance.data).toMatchObject({ pairedTest: 'mcnemar-exact', test: "McNemar's exact test, one-sided (candidate right more often), per-example outcomes", b: 7, c: 1, discordant: 8, pValue: 9 / 256, improved: 7, worsened: 1 });
+    expect(significance.detail).toBe("McNemar's exact test: b = 7 (only the candidate right), c = 1 (only the incumbent right), p = 0.035156 < α = 0.05; 7 examples improved, 1 worsened");
+    const shadowCheck = decision.checks.find((check) => check.name === 'shadow')!;
+    // P(X ≥ 5), X ~ Bin(5, ½) = 1 / 32.
+    expect(shadowCheck.statistic).toBe(0.03125);
+    expect(shadowCheck.data).toMatchObject({ pairedTest: 'mcnemar-exact', b: 5, c: 0, discordant: 5, pValue: 1 / 32, delta: 0.5 });
+  });
+
+  it('refuses 4 fixes and no break of 20 (p = 1/16), which the paired t-test on the same values would accept', async () => {
+    const fewFixes: ScorePair = {
+      incumbent: score('optimization', outcomes('o', 20, range(0, 8))),
+      candidate: score('optimization', outcomes('o', 20, range(0, 12))),
+    };
+    const binary = await decide(input({ optimization: fewFixes, shadow, outcome: 'binary' }));
+    expect(binary).toMatchObject({ accepted: false, reason: 'not_significant' });
+    const significance = binary.checks.find((check) => check.name === 'significance')!;
+    expect(significance.data).toMatchObject({ pairedTest: 'mcnemar-exact', b: 4, c: 0, pValue: 0.0625 });
+    expect(significance.statistic).toBe(0.0625);
+
+    const continuous = await decide(input({ optimization: fewFixes, shadow }));
+    const tTest = continuous.checks.find((check) => check.name === 'significance')!;
+    expect(tTest.data).toMatchObject({ pairedTest: 'paired-t', test: 'paired t-test, one-sided (candidate > incumbent), per-example composites', df: 19 });
+    expect(tTest.passed).toBe(true);
+    expect(tTest.statistic).toBeLessThan(0.05);
+  });
+
+  it('falls back to the paired t-test, and says so, when per-example means are not 0/1 (repeats of a sampled model)', async () => {
+    const decision = await decide(input({ outcome: 'binary' }));
+    const significance = decision.checks.find((check) => check.name === 'significance')!;
+    expect(significance.data).toMatchObject({ pairedTest: 'paired-t', binaryFallback: expect.stringContaining('not 0/1') });
   });
 });

@@ -16,9 +16,13 @@
  *                   (calibration; 0 without one), computed at decision time,
  *                   scaled to the SD of a difference of two R-run means so
  *                   that τ and Δ are in the same units;
- * 4. significance — one-sided paired t-test on per-example composites (same ids,
- *                   examples valid for both) at α; with ≥ 2 repeats of a
- *                   stochastic executor, also Welch's t-test on run-level composites;
+ * 4. significance — one-sided paired test on per-example composites (same ids,
+ *                   examples valid for both) at α: the paired t-test for a
+ *                   continuous task; for a binary task (`outcome: 'binary'`,
+ *                   every example right or wrong) McNemar's exact test on the
+ *                   discordant pairs (see {@link pairedTest}); with ≥ 2
+ *                   repeats of a stochastic executor, also Welch's t-test on
+ *                   run-level composites;
  * 5. anchors      — no anchor example drops by more than its tolerance
  *                   (`anchorTolerance` + anchorK × its calibrated SD × √(1/R_c + 1/R_i));
  *                   an anchor that turns invalid is a regression;
@@ -28,8 +32,9 @@
  *                   (b) Δshadow ≥ γ · Δoptimization − m, where m =
  *                       `shadowMarginSe` × the standard error of the shadow's
  *                       paired differences (the generalisation ratio);
- *                   (c) a one-sided paired t-test on the shadow's per-example
- *                       composites rejects "no gain" at `shadowAlpha` (with ≥ 2
+ *                   (c) a one-sided paired test on the shadow's per-example
+ *                       composites (as in 4: t-test, or McNemar's exact test
+ *                       for a binary task) rejects "no gain" at `shadowAlpha` (with ≥ 2
  *                       repeats of a stochastic executor, Welch's t-test on the
  *                       run-level shadow composites too, since noise shared by
  *                       a run's examples escapes the paired test).
@@ -48,11 +53,12 @@
  * and the anchors are what protect against the selection bias that remains.
  *
  * Source: DESIGN.md §3; Welch (1947) and Student's paired t-test as in
- * scipy.stats.ttest_rel / ttest_ind(equal_var=False).
+ * scipy.stats.ttest_rel / ttest_ind(equal_var=False); McNemar (1947), the
+ * exact binomial form as scipy.stats.binomtest (src/stats/mcnemar.ts).
  */
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import { perExampleMeans } from '../evaluator/evaluator.ts';
-import { fisherExactTest, mean, pairedTTest, standardError, welchTTest } from '../stats/index.ts';
+import { fisherExactTest, mcnemarExactTest, mean, pairedTTest, standardError, welchTTest } from '../stats/index.ts';
 
 /** Why a candidate was refused. */
 export type RefusalReason =
@@ -163,6 +169,77 @@ export interface GateInput {
   calibration?: GateCalibration;
   /** Whether the executor is stochastic (enables Welch's test on run-level composites). */
   stochastic?: boolean;
+  /**
+   * The task's outcome kind (`task.outcome`): `'binary'` tasks (every example
+   * right or wrong) are compared with McNemar's exact test, `'continuous'`
+   * ones (default) with the paired t-test. See {@link pairedTest}.
+   */
+  outcome?: 'continuous' | 'binary';
+}
+
+/** Which paired test compared the per-example composites. */
+export type PairedTestName = 'paired-t' | 'mcnemar-exact';
+
+/** The evidence of one paired test on per-example composites (candidate > incumbent, one-sided). */
+export interface PairedTestResult {
+  /** Which test ran. */
+  name: PairedTestName;
+  /** What it tests, in words (stored as the check's `data.test`). */
+  test: string;
+  /** One-sided p-value (candidate better); 1 when there is nothing to test. */
+  pValue: number;
+  /** The evidence as stored with the check (`t`, `df` for the t-test; `b`, `c`, `discordant` for McNemar's). */
+  data: Record<string, unknown>;
+  /** One phrase for the check's detail, e.g. `McNemar's exact test: b = 6, c = 1, p = 0.0625`. */
+  text: string;
+}
+
+/**
+ * The one-sided paired test (candidate > incumbent) of the gate on
+ * per-example composites of the same examples:
+ *
+ * - a continuous task: Student's paired t-test (scipy.stats.ttest_rel,
+ *   `alternative='greater'`); fewer than 2 pairs, or `testable` false (no
+ *   pair changed), gives p = 1;
+ * - a binary task whose per-example values are all 0 or 1: McNemar's exact
+ *   test on the discordant pairs (b = examples only the candidate gets
+ *   right, c = only the incumbent; p = P(X ≥ b), X ~ Bin(b + c, ½);
+ *   scipy.stats.binomtest). The t-test's normal approximation is poor on 0/1
+ *   differences with few discordant pairs; McNemar's test is exact;
+ * - a binary task whose per-example values are fractions (the mean of
+ *   several repeats of a stochastic executor): the paired t-test, and the
+ *   evidence says why (`binaryFallback`).
+ *
+ * @param what `''` or a qualifier for the test text (`' on shadow'`)
+ */
+export function pairedTest(
+  candidate: readonly number[],
+  incumbent: readonly number[],
+  outcome: 'continuous' | 'binary' | undefined,
+  options: { testable?: boolean; what?: string } = {},
+): PairedTestResult {
+  const what = options.what ?? '';
+  const testable = options.testable ?? true;
+  const bits = (values: readonly number[]): boolean => values.every((value) => value === 0 || value === 1);
+  if (outcome === 'binary' && bits(candidate) && bits(incumbent)) {
+    const result = mcnemarExactTest(candidate as Array<0 | 1>, incumbent as Array<0 | 1>, 'greater');
+    return {
+      name: 'mcnemar-exact',
+      test: `McNemar's exact test, one-sided (candidate right more often), per-example outcomes${what}`,
+      pValue: result.pValue,
+      data: { pairedTest: 'mcnemar-exact', b: result.b, c: result.c, bothRight: result.bothRight, bothWrong: result.bothWrong, discordant: result.discordant, statistic: result.statistic, pValue: result.pValue },
+      text: `McNemar's exact test${what}: b = ${result.b} (only the candidate right), c = ${result.c} (only the incumbent right), p = ${round(result.pValue)}`,
+    };
+  }
+  const t = testable && candidate.length >= 2 ? pairedTTest(candidate, incumbent, { alternative: 'greater' }) : { t: Number.NaN, df: Math.max(0, candidate.length - 1), pValue: 1 };
+  const fallback = outcome === 'binary' ? { binaryFallback: 'per-example means of several repeats are not 0/1 outcomes: the paired t-test compares them' } : {};
+  return {
+    name: 'paired-t',
+    test: `paired t-test, one-sided (candidate > incumbent), per-example${what === '' ? '' : ' shadow'} composites`,
+    pValue: t.pValue,
+    data: { pairedTest: 'paired-t', t: t.t, df: t.df, pValue: t.pValue, ...fallback },
+    text: `paired t-test${what}: t = ${round(t.t)}, ${what === '' ? `df = ${t.df}, ` : ''}p = ${round(t.pValue)}`,
+  };
 }
 
 /** Paired comparison of two scores over the examples valid for both. */
@@ -306,22 +383,17 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
   if (!marginPassed) return refuse('below_margin');
 
   // 4. significance
-  const paired =
-    optimization.ids.length >= 2
-      ? pairedTTest(optimization.candidate, optimization.incumbent, { alternative: 'greater' })
-      : { t: Number.NaN, df: 0, pValue: 1 };
+  const paired = pairedTest(optimization.candidate, optimization.incumbent, input.outcome);
   const pairedPassed = paired.pValue < settings.alpha;
   const improved = optimization.differences.filter((difference) => difference > 0).length;
   const worsened = optimization.differences.filter((difference) => difference < 0).length;
   const data: Record<string, unknown> = {
-    test: 'paired t-test, one-sided (candidate > incumbent), per-example composites',
-    t: paired.t,
-    df: paired.df,
-    pValue: paired.pValue,
+    test: paired.test,
+    ...paired.data,
     improved,
     worsened,
   };
-  let detail = `paired t-test: t = ${round(paired.t)}, df = ${paired.df}, p = ${round(paired.pValue)} ${pairedPassed ? '<' : '≥'} α = ${settings.alpha}`;
+  let detail = `${paired.text} ${pairedPassed ? '<' : '≥'} α = ${settings.alpha}`;
   // The statistic that decided: the larger p-value when both tests ran (both must pass).
   let decidingP = paired.pValue;
   let significancePassed = pairedPassed;
@@ -380,10 +452,7 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
   const shadowSe = changed && shadow.differences.length >= 2 ? standardError(shadow.differences) : 0;
   const shadowMargin = settings.shadowMarginSe * shadowSe;
   const required = settings.generalizationRatio * optimization.delta - shadowMargin;
-  const shadowTest =
-    changed && shadow.differences.length >= 2
-      ? pairedTTest(shadow.candidate, shadow.incumbent, { alternative: 'greater' })
-      : { t: Number.NaN, df: Math.max(0, shadow.differences.length - 1), pValue: 1 };
+  const shadowTest = pairedTest(shadow.candidate, shadow.incumbent, input.outcome, { testable: changed, what: ' on shadow' });
   const shadowInvalidRose = invalidRose(shadowScores.incumbent, shadowScores.candidate, input.stochastic === true, settings.alpha);
   // A sampled model's noise is partly shared by a run's examples, which the per-example paired test
   // does not see (it would confirm a true zero more often than shadowAlpha): Welch's test on the
@@ -402,7 +471,7 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
   const counts = `${shadowImproved} of ${shadow.ids.length} shadow examples improved, ${shadowWorsened} worsened`;
   const ratioText = `γ·Δopt − m = ${settings.generalizationRatio}×${round(optimization.delta)} − ${round(shadowMargin)} = ${round(required)}`;
   const testText =
-    `paired t-test on shadow: t = ${round(shadowTest.t)}, p = ${round(shadowTest.pValue)}` +
+    shadowTest.text +
     (shadowWelch !== undefined ? `; Welch's t-test on ${shadowRunsCandidate.length} vs ${shadowRunsIncumbent.length} run-level shadow composites: t = ${round(shadowWelch.t)}, p = ${round(shadowWelch.pValue)}` : '') +
     ` (${testPasses ? 'both <' : 'not all <'} shadowAlpha = ${settings.shadowAlpha})`;
   // The statistic that decided: Δshadow when it fell short of 0 or of the ratio, else the test's p-value.
@@ -431,10 +500,8 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
       required,
       standardError: shadowSe,
       margin: shadowMargin,
-      test: 'paired t-test, one-sided (candidate > incumbent), per-example shadow composites',
-      t: shadowTest.t,
-      df: shadowTest.df,
-      pValue: shadowTest.pValue,
+      test: shadowTest.test,
+      ...shadowTest.data,
       ...(shadowWelch !== undefined ? { welch: { test: "Welch's t-test, one-sided, run-level shadow composites", ...shadowWelch } } : {}),
       invalidRose: shadowInvalidRose,
     },

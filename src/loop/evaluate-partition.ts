@@ -53,6 +53,7 @@ export interface StudyEvaluatorOptions {
 /** Creates the study's frozen evaluator (stored results in `db`). */
 export function createStudyEvaluator(study: LoadedStudy, db?: StudyDatabase, options: StudyEvaluatorOptions = {}): Evaluator {
   return createEvaluator({
+    task: study.task,
     executor: study.executor,
     corpus: study.corpus,
     weights: study.weights,

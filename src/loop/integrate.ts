@@ -154,6 +154,7 @@ export async function gateCandidate(input: {
       },
       calibration: input.calibration,
       stochastic: !study.executor.deterministic,
+      outcome: study.task.outcome ?? 'continuous',
     },
     study.gate,
   );

@@ -29,6 +29,7 @@ export function askProposer(input: {
   signal?: AbortSignal;
 }): Promise<ProposalResult> {
   const { study } = input;
+  const outputContract = study.task.outputContract?.();
   return study.proposer.propose({
     incumbentText: input.base.text,
     instructions: study.instructions,
@@ -42,6 +43,7 @@ export function askProposer(input: {
     maxCandidates: study.candidatesPerRound,
     random: createSeededRandom(proposalSeed(study.seed, input.round, input.attempt)),
     attempt: input.attempt,
+    ...(outputContract !== undefined ? { outputContract } : {}),
     ...(input.signal !== undefined ? { signal: input.signal } : {}),
   });
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { contentHash } from '../artifact/content-hash.ts';
-import type { Example } from '../corpus/example.ts';
+import type { Example, IntentExample } from '../corpus/example.ts';
+import type { ExpectedIntent } from '../tasks/intent/intent.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
 import { createOfflineExecutor } from '../tasks/intent/offline/offline-executor.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
@@ -24,11 +25,11 @@ behaviorCues:
 defaultProjections: [list]
 `;
 
-function example(id: string, goal: string, expected: Example['expected'], partition: Example['partition'] = 'optimization'): Example {
-  return { id, goal, expected, tags: [], partition };
+function example(id: string, goal: string, expected: ExpectedIntent, partition: Example['partition'] = 'optimization'): IntentExample {
+  return { id, input: goal, text: goal, expected, tags: [], partition };
 }
 
-const OPTIMIZATION: Example[] = [
+const OPTIMIZATION: IntentExample[] = [
   example('dentist', 'Patients make appointments with dentists.', {
     appType: 'booking',
     entities: [{ name: 'Patient', role: 'party' }, { name: 'Appointment', role: 'commitment' }, { name: 'Dentist', role: 'party' }],
@@ -56,7 +57,7 @@ async function evaluate(text: string, partition = 'optimization'): Promise<Parti
   let sum = 0;
   let valid = 0;
   for (const item of OPTIMIZATION) {
-    const score = scoreExample(item.expected, await executor.execute({ goal: item.goal, artifact: text, repeat: 0 }));
+    const score = scoreExample(item.expected, await executor.execute({ input: item.input, text: item.text, artifact: text, repeat: 0 }));
     examples.push({ ...score, exampleId: item.id, repeat: 0 });
     if (score.valid) {
       sum += score.composite;

@@ -22,7 +22,8 @@
  * specialization, which is the point of the demonstration.
  */
 import { contentHash } from '../artifact/content-hash.ts';
-import type { Example } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/example.ts';
+import { asIntentExamples } from '../corpus/example.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
 import type { CompiledPlaybook } from '../tasks/intent/offline/extract.ts';
 import { compilePlaybook, extractIntent } from '../tasks/intent/offline/extract.ts';
@@ -32,6 +33,7 @@ import { analyzeGoal } from '../tasks/intent/offline/goal-analysis.ts';
 import type { Playbook } from '../tasks/intent/offline/playbook.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
 import { loadPlaybook } from '../tasks/intent/offline/playbook-cache.ts';
+import type { ExampleDiagnostics } from '../tasks/intent/scorer.ts';
 import { scoreIntent } from '../tasks/intent/scorer.ts';
 import type { PlaybookEdit } from '../tasks/intent/offline/playbook-edit.ts';
 import { applyPlaybookEdit, editPlaybook } from '../tasks/intent/offline/playbook-edit.ts';
@@ -133,7 +135,7 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
         if (record.valid && !firstValid.has(record.exampleId)) firstValid.set(record.exampleId, record);
       }
       const evidence: LocalEvidence[] = [];
-      for (const example of context.examples) {
+      for (const example of asIntentExamples(context.examples)) {
         const record = firstValid.get(example.id);
         if (example.partition !== 'optimization' || record === undefined) continue;
         evidence.push(toEvidence(example, record, compiled));
@@ -210,11 +212,11 @@ interface LocalEvidence extends ExampleEvidence {
 }
 
 function toEvidence(
-  example: Example,
+  example: IntentExample,
   record: ExampleScoreRecord & { valid: true },
   compiled: ReturnType<typeof compilePlaybook>,
 ): LocalEvidence {
-  const analysis = analyzeGoal(example.goal);
+  const analysis = analyzeGoal(example.input);
   const { intent, trace } = extractIntent(compiled, analysis);
   return {
     id: example.id,
@@ -223,10 +225,11 @@ function toEvidence(
     trace,
     predictedAppType: intent.appType,
     predictedEntityCount: intent.entities.length,
-    diagnostics: record.diagnostics,
+    // An intent study's records hold the intent scorer's diagnostics and metrics (src/tasks/intent/scorer.ts).
+    diagnostics: record.diagnostics as ExampleDiagnostics,
     outputJson: JSON.stringify(intent),
     composite: record.composite,
-    relationRecall: record.metrics.relationRecall,
+    relationRecall: record.metrics['relationRecall'] ?? null,
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * The proposer contract. A proposer reads the incumbent, the program and the
- * optimization partition's diagnostics and returns candidate artifacts.
+ * optimization partition's scores (component means, the task's diagnostics
+ * and feedback texts per example) and returns candidate artifacts.
  *
  * A proposer never sees shadow examples, their outputs or anything computed
  * from them: everything in a {@link ProposalContext} is built from the
@@ -93,6 +94,11 @@ export interface ProposalContext {
   random: () => number;
   /** 0-based attempt within the round (a failed answer is retried with the next attempt). */
   attempt?: number;
+  /**
+   * The task's output contract, in words (`task.outputContract()`): what an
+   * answer must look like. Absent when the task has none to show.
+   */
+  outputContract?: string;
   signal?: AbortSignal;
 }
 

@@ -5,7 +5,7 @@ import type { PartitionScore } from '../evaluator/partition-score.ts';
 import { InfrastructureError } from '../errors.ts';
 import type { LlmClient, LlmRequest, LlmResponse } from '../providers/llm-client.ts';
 import { rebaseText } from '../artifact/three-way-merge.ts';
-import { markdownSections } from '../tasks/intent/llm/prompt-sections.ts';
+import { markdownSections } from '../artifact/markdown-sections.ts';
 import type { ProposalContext } from './proposer.ts';
 import { COPIES_EXAMPLE_TEXT_FLAG, createReflectiveProposer, findCopiedExamples } from './reflective-proposer.ts';
 
@@ -14,8 +14,8 @@ const GOAL = 'A physio clinic wants patients to book sessions with therapists, g
 const USAGE = { inputTokens: 100, outputTokens: 50, costUsd: 0.0001 };
 
 const examples: Example[] = [
-  { id: 'opt-1', goal: GOAL, expected: { appType: 'booking' }, tags: [], partition: 'optimization' },
-  { id: 'opt-2', goal: 'Sales reps track leads and deals through a pipeline.', expected: { appType: 'crm' }, tags: [], partition: 'optimization' },
+  { id: 'opt-1', input: GOAL, text: GOAL, expected: { appType: 'booking' }, tags: [], partition: 'optimization' },
+  { id: 'opt-2', input: 'Sales reps track leads and deals through a pipeline.', text: 'Sales reps track leads and deals through a pipeline.', expected: { appType: 'crm' }, tags: [], partition: 'optimization' },
 ];
 
 const scores: PartitionScore = {
@@ -48,6 +48,7 @@ const scores: PartitionScore = {
         missedRelations: [],
         missingProjections: [],
       },
+      feedback: 'missed entities Invoice; wrong roles: Session is commitment, not transaction; missing behaviours notification.',
     },
   ],
   usage: USAGE,
@@ -133,12 +134,16 @@ describe('createReflectiveProposer', () => {
 
   it('asks with the program, the incumbent, capped diagnostics and the history, from the context only', async () => {
     const client = fakeClient(answer([ROLE_EDIT]));
-    await createReflectiveProposer({ client, maxDiagnosticsCharacters: 500, maxHistoryCharacters: 400 }).propose(context({ maxCandidates: 3 }));
+    await createReflectiveProposer({ client, maxDiagnosticsCharacters: 500, maxHistoryCharacters: 400 }).propose(context({ maxCandidates: 3, outputContract: 'Answer with {"label": ...}.' }));
     const request = client.requests[0]!;
     expect(request.prompt).toContain('Fix role confusions first.');
     expect(request.prompt).toContain('Keep the introduction.');
     expect(request.prompt).toContain(INCUMBENT);
-    expect(request.prompt).toContain('Session given transaction, should be commitment');
+    // The task's feedback, by problem, and the component means: no task wording of the proposer's own.
+    expect(request.prompt).toContain('Problems most often named: missed entities Invoice (×1), missing behaviours notification (×1), wrong roles: Session is commitment, not transaction (×1).');
+    expect(request.prompt).toContain('Components (mean where scored, each in [0, 1]): roleAccuracy 0.50.');
+    expect(request.prompt).toContain('kloop appends this fixed output contract after the artifact; you cannot change it:\nAnswer with {"label": ...}.');
+    expect(request.prompt).not.toMatch(/business application|entities with roles|app type/i);
     expect(request.prompt).toContain('REFUSED (specialization): ## Views List views and boards.');
     expect(request.prompt).toContain('ACCEPTED: ## Roles Parties act.');
     expect(request.prompt).toContain('Propose 3 different candidates');

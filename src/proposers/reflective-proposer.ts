@@ -1,8 +1,11 @@
 /**
  * The reflective proposer: an LLM reads the program's instructions and
- * constraints, the incumbent prompt, a capped summary of the optimization
- * partition's diagnostics and the history of earlier deltas with their
- * outcomes, and proposes several candidates in one call.
+ * constraints, the incumbent artifact, a capped summary of the optimization
+ * partition's scores — the task's component means and its feedback texts
+ * (`feedback-summary.ts`), whatever the task — and the history of earlier
+ * deltas with their outcomes, and proposes several candidates in one call.
+ * It knows no task: what the artifact is for comes from the program's
+ * instructions and the task's output contract (`ProposalContext.outputContract`).
  *
  * **Edit format: whole-section replacements.** The prompt artifact is
  * markdown divided into sections by `##` headings (see `prompt-sections.ts`).
@@ -27,7 +30,7 @@
  * them), never adopted.
  *
  * **Copy flag.** A candidate whose changed text contains any 8-word window of
- * an optimization example's goal (that the incumbent did not already
+ * an optimization example's text (that the incumbent did not already
  * contain) is flagged: `flags: ['copies-example-text']` and a note in the
  * rationale. The gate's shadow check is what refuses specialization; the
  * flag makes it visible in the notebook.
@@ -40,13 +43,12 @@ import type { JSONSchema7 } from 'ai';
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Example } from '../corpus/example.ts';
 import { characterCount } from '../program/constraints.ts';
-import { parseJsonAnswer } from '../providers/answer-text.ts';
+import { capRaw, parseJsonAnswer } from '../providers/answer-text.ts';
 import type { AnswerSchema, LlmClient } from '../providers/llm-client.ts';
-import { summarizeDiagnostics } from '../tasks/intent/llm/diagnostics-summary.ts';
-import { capRaw } from '../tasks/intent/llm/parse-intent-answer.ts';
-import type { SectionReplacement } from '../tasks/intent/llm/prompt-sections.ts';
-import { markdownSectionSpans, replaceSections } from '../tasks/intent/llm/prompt-sections.ts';
+import type { SectionReplacement } from '../artifact/markdown-sections.ts';
+import { markdownSectionSpans, replaceSections } from '../artifact/markdown-sections.ts';
 import { changeText, lineChanges } from '../artifact/three-way-merge.ts';
+import { summarizeFeedback } from './feedback-summary.ts';
 import type { Candidate, HistoryEntry, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
 
 /** Implementation version, part of the proposer id. */
@@ -58,7 +60,7 @@ export const COPIES_EXAMPLE_TEXT_FLAG = 'copies-example-text';
 export interface ReflectiveProposerOptions {
   /** The proposer's model. */
   client: LlmClient;
-  /** Most characters of the diagnostics summary. Default 6000. */
+  /** Most characters of the score summary (component means, feedback, worked examples). Default 6000. */
   maxDiagnosticsCharacters?: number;
   /** Most characters of the history of earlier deltas. Default 3000. */
   maxHistoryCharacters?: number;
@@ -91,8 +93,8 @@ export const PROPOSAL_ANSWER_SCHEMA: AnswerSchema = (() => {
 })();
 
 const SYSTEM_PROMPT = [
-  'You improve the prompt of an information-extraction model, one careful experiment at a time.',
-  'The prompt is a markdown document divided into sections by "## " headings. You change it by replacing the whole text of one or more sections.',
+  'You improve a text artifact (a prompt, rules, a configuration) that a program or a model follows on every example, one careful experiment at a time.',
+  'The artifact is a document divided into sections by "## " headings. You change it by replacing the whole text of one or more sections.',
   'Every candidate is measured on labelled examples and kept only if it also improves held-out examples you never see, so propose general improvements, not fixes for particular examples.',
   'Reply with exactly one JSON object and nothing else:',
   '{"candidates": [{"rationale": "one or two sentences: what the change fixes and why it generalizes", "edits": [{"section": "<exact heading text, without ##>", "text": "<the complete new text of that section, without its heading line>"}]}]}',
@@ -110,8 +112,9 @@ function windows(tokens: readonly string[], size: number): Set<string> {
 }
 
 /**
- * Ids of the examples whose goal shares a `windowWords`-word window with
- * `changedText` that `previousText` did not already contain.
+ * Ids of the examples whose text (the task's text of the input) shares a
+ * `windowWords`-word window with `changedText` that `previousText` did not
+ * already contain.
  *
  * @example
  * ```ts
@@ -124,7 +127,7 @@ export function findCopiedExamples(changedText: string, previousText: string, ex
   if (fresh.size === 0) return [];
   const copied: string[] = [];
   for (const example of examples) {
-    for (const window of windows(words(example.goal), windowWords)) {
+    for (const window of windows(words(example.text), windowWords)) {
       if (fresh.has(window)) {
         copied.push(example.id);
         break;
@@ -177,9 +180,11 @@ export function buildProposalPrompt(context: ProposalContext, options: Reflectiv
     ...(fixed.length > 0 ? [`- Sections that must stay exactly as they are: ${fixed.map((name) => `"${name}"`).join(', ')}.`] : []),
     `- The whole prompt must stay at most ${context.limits.maxArtifactCharacters} characters (now ${characterCount(context.incumbentText)}).`,
     '',
-    '# How the prompt is used',
-    'It is the system message of a model that reads a description of a business application (the user message) and answers its intent as JSON:',
-    'app type, entities with roles, relations, behaviours and views. kloop appends a fixed output contract (the JSON schema and its allowed values) after the prompt; you cannot change it.',
+    '# How the artifact is used',
+    'It is applied to each example\'s input (for a model: the artifact is the system message and the input the user message) and must produce the answer the task scores.',
+    ...(context.outputContract !== undefined && context.outputContract.trim() !== ''
+      ? ['kloop appends this fixed output contract after the artifact; you cannot change it:', shorten(context.outputContract, 1500)]
+      : []),
     '',
     '# Current prompt',
     '<<<PROMPT',
@@ -187,14 +192,15 @@ export function buildProposalPrompt(context: ProposalContext, options: Reflectiv
     'PROMPT>>>',
     '',
     '# What goes wrong on the labelled examples',
-    summarizeDiagnostics(context.incumbentScores, context.examples, { maxCharacters: options.maxDiagnosticsCharacters ?? 6000 }),
+    'Scores are in [0, 1] (1 is right); each problem is the scorer\'s own words.',
+    summarizeFeedback(context.incumbentScores, context.examples, { maxCharacters: options.maxDiagnosticsCharacters ?? 6000 }),
     '',
     '# Earlier attempts (oldest first) and what happened to them',
     historyText(context.history, options.maxHistoryCharacters ?? 3000),
     '',
     '# Your task',
-    `Propose ${count} different candidate${count === 1 ? '' : 's'}. Each is one coherent change that should help on descriptions like these in general.`,
-    'Do not copy sentences, names or phrases from the example descriptions into the prompt; do not repeat an earlier attempt.',
+    `Propose ${count} different candidate${count === 1 ? '' : 's'}. Each is one coherent change that should help on inputs like these in general.`,
+    'Do not copy sentences, names or phrases from the example inputs into the artifact; do not repeat an earlier attempt.',
     'Keep every section you do not replace unchanged by leaving it out of "edits".',
   ].join('\n');
 }

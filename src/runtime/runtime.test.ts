@@ -9,7 +9,7 @@ import { openDatabase } from '../storage/database.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion, withArtifactOverride } from '../storage/registry.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
 import { loadStudy } from '../study/load-study.ts';
-import type { Executor } from '../tasks/executor.ts';
+import type { Executor } from '../executors/executor.ts';
 import type { Intent } from '../tasks/intent/intent.ts';
 import { createRuntime } from './runtime.ts';
 import { listSignals } from './signal.ts';
@@ -21,7 +21,7 @@ function fixedExecutor(intent: Intent | null): Executor {
   return {
     id: 'fixed@test',
     deterministic: true,
-    execute: async () => (intent === null ? { ok: false, reason: 'unparsable', message: 'no JSON in the answer', raw: 'hello' } : { ok: true, intent }),
+    execute: async () => (intent === null ? { ok: false, reason: 'unparsable', message: 'no JSON in the answer', raw: 'hello' } : { ok: true, output: intent }),
   };
 }
 
@@ -68,7 +68,7 @@ describe('createRuntime on the reference corpus (offline)', () => {
     const runtime = await createRuntime({ study, db });
     let built = 0;
     for (const example of study.corpus) {
-      const result = await runtime.build(example.goal);
+      const result = await runtime.build(example.text);
       expect(result.ok, example.id).toBe(true);
       if (!result.ok) continue;
       expect(result.gates.length).toBeGreaterThan(0);
@@ -93,7 +93,7 @@ describe('createRuntime on the reference corpus (offline)', () => {
 
   it('seeds an empty registry with the study artifact and runs the active version', async () => {
     const runtime = await createRuntime({ study, db });
-    const result = await runtime.build(study.corpus[0]!.goal);
+    const result = await runtime.build(study.corpus[0]!.text);
     const active = await getRegistryVersion(db);
     expect(active?.text).toBe(study.artifactText);
     expect(result.artifactVersionId).toBe(active?.id);
@@ -178,7 +178,7 @@ describe('createRuntime with constructed intents', () => {
     const version = await putVersion(db, edited, 'approved', seeded.id, null);
     await setRegistryVersion(db, version.id, 'test');
     const seen: string[] = [];
-    const executor: Executor = { id: 'spy', deterministic: true, execute: async (request) => (seen.push(request.artifact), { ok: true, intent: DIRECT }) };
+    const executor: Executor = { id: 'spy', deterministic: true, execute: async (request) => (seen.push(request.artifact), { ok: true, output: DIRECT }) };
     const runtime = await createRuntime({ study, db, executor, recordSignals: false });
     const active = await runtime.build('goal');
     expect(active.artifactVersionId).toBe(version.id);

@@ -38,8 +38,9 @@ import type { LoadedStudy } from '../study/loaded-study.ts';
 import type { StudyPlugins } from '../study/load-study.ts';
 import { loadStudy } from '../study/load-study.ts';
 import { ensureSeedVersion } from '../study/run-study.ts';
-import type { Executor, InvalidReason } from '../tasks/executor.ts';
+import type { Executor, InvalidReason } from '../executors/executor.ts';
 import { intentSchema, type Intent } from '../tasks/intent/intent.ts';
+import { requireIntentTask } from '../study/compose.ts';
 import type { Behavior } from '../tasks/intent/vocabulary.ts';
 import type { ProductionSignal } from './signal.ts';
 import { recordSignal } from './signal.ts';
@@ -141,6 +142,7 @@ function asLibrary(library: PatternLibrary | readonly Pattern[]): PatternLibrary
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const maybeStudy = options.study ?? (options.studyDir !== undefined ? loadStudy(options.studyDir, options.plugins) : undefined);
   if (maybeStudy === undefined) throw new InputError('createRuntime needs a studyDir or a study', { field: 'studyDir' });
+  requireIntentTask(maybeStudy, 'The runtime (kloop build)');
   const study: LoadedStudy = maybeStudy;
   const library = asLibrary(options.library ?? loadStudyPatternLibrary(study.dir));
   const executor = options.executor ?? study.executor;
@@ -178,12 +180,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (goal.trim() === '') return invalid('empty', 'the goal text is empty');
       let execution;
       try {
-        execution = await executor.execute({ goal, artifact: artifact.text, repeat: 0, ...(buildOptions.signal !== undefined ? { signal: buildOptions.signal } : {}) });
+        execution = await executor.execute({ input: goal, text: goal, artifact: artifact.text, repeat: 0, ...(buildOptions.signal !== undefined ? { signal: buildOptions.signal } : {}) });
       } catch (error) {
         return invalid('error', `executor failed: ${error instanceof Error ? error.message : String(error)}`);
       }
       if (!execution.ok) return invalid(execution.reason, execution.message, execution.raw);
-      const parsed = intentSchema.safeParse(execution.intent);
+      const parsed = intentSchema.safeParse(execution.output);
       if (!parsed.success) return invalid('schema', `the intent does not fit the intent schema: ${parsed.error.issues[0]?.message ?? 'invalid'}`, execution.raw);
       const intent = parsed.data;
 

@@ -13,7 +13,7 @@
  * the pattern parser; `valid` and `issues` say whether it loads as is.
  */
 import { stringify } from 'yaml';
-import type { Example } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/example.ts';
 import { parsePatternText } from '../assembly/pattern-library.ts';
 import type { Pattern, PatternInput } from '../assembly/pattern.ts';
 import { normalizeEntityName } from '../tasks/intent/names.ts';
@@ -23,7 +23,7 @@ import { APP_TYPES, BEHAVIORS, ENTITY_ROLES, type EntityRole } from '../tasks/in
 export type RoleIndex = ReadonlyMap<string, EntityRole>;
 
 /** Builds a role index from gold entities (names and aliases) and pattern entities (names and aliases). */
-export function createRoleIndex(examples: readonly Example[], patterns: readonly Pattern[] = []): RoleIndex {
+export function createRoleIndex(examples: readonly IntentExample[], patterns: readonly Pattern[] = []): RoleIndex {
   const votes = new Map<string, Map<EntityRole, number>>();
   const vote = (name: string, role: EntityRole | undefined): void => {
     if (role === undefined) return;

@@ -18,14 +18,15 @@
  * queue is idempotent by content, so running the slow loop again does not
  * queue the same finding twice (nor one already rejected).
  */
-import type { Example } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/example.ts';
+import { intentRecord } from '../corpus/example.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { enqueueReviewItem } from '../study/review-queue.ts';
 import type { MiningReport } from './mining.ts';
 import type { SignalReport } from './signal-report.ts';
 
 /** Corpus admission of one example (shadow first): accepted, or refused with a reason. */
-export type AdmitExample = (example: Example) => Promise<{ admitted: boolean; reason?: string }>;
+export type AdmitExample = (example: IntentExample) => Promise<{ admitted: boolean; reason?: string }>;
 
 /** Options of the enqueue functions. */
 export interface EnqueueFindingsOptions {
@@ -98,7 +99,7 @@ function record(result: EnqueueFindingsResult, id: number, created: boolean): vo
 }
 
 /** Whether an example's gold is complete enough for admission without a person: entities with roles. */
-export function hasCompleteGold(example: Example): boolean {
+export function hasCompleteGold(example: IntentExample): boolean {
   const entities = example.expected.entities ?? [];
   return example.expected.appType !== undefined && entities.length > 0 && entities.every((entity) => entity.role !== undefined);
 }
@@ -149,7 +150,7 @@ export async function enqueueMiningFindings(db: StudyDatabase, report: MiningRep
         kind: 'example',
         source: 'loop-c',
         title: `Loop C: candidate example ${candidate.example.id} for the thin shape ${candidate.shapeKey} (complete the gold before approving)`,
-        payload: { example: candidate.example as unknown as Record<string, unknown> },
+        payload: { example: intentRecord(candidate.example) as unknown as Record<string, unknown> },
         evidence: { shape, signalId: candidate.signalId, ...(admissionError !== undefined ? { admissionError } : {}) },
         runId: options.runId ?? null,
       },

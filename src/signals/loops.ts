@@ -11,7 +11,7 @@
  * writes are review items (and admissions, when a hook is given).
  */
 import type { Pattern } from '../assembly/pattern.ts';
-import type { Example } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/example.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import type { RoleIndex } from './candidate-pattern.ts';
 import { createRoleIndex } from './candidate-pattern.ts';
@@ -34,7 +34,7 @@ export interface SlowLoopOptions {
   /** The pattern library. Default none (no library coverage, no deprecation). */
   patterns?: readonly Pattern[];
   /** Corpus examples the loop may read (optimization and anchor partitions only). */
-  corpus?: readonly Example[];
+  corpus?: readonly IntentExample[];
   /** Text of the active artifact, for its section names (Loop D deprecation). */
   artifactText?: string;
   /** End of the window. Default now. */

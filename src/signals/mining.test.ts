@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadBuiltInPatternLibrary } from '../assembly/pattern-library.ts';
-import type { Example } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/example.ts';
 import { createRoleIndex, draftPattern } from './candidate-pattern.ts';
 import { createShape, libraryCoverage, mineShapes, shapeContains } from './mining.ts';
 import type { StoredSignal } from './signal.ts';
@@ -29,14 +29,15 @@ function signal(overrides: Partial<StoredSignal>): StoredSignal {
   };
 }
 
-function example(id: string, appType: string, entities: Array<[string, string]>, behaviors: string[]): Example {
+function example(id: string, appType: string, entities: Array<[string, string]>, behaviors: string[]): IntentExample {
   return {
     id,
-    goal: `goal of ${id}`,
+    input: `goal of ${id}`,
+    text: `goal of ${id}`,
     expected: { appType, entities: entities.map(([name, role]) => ({ name, role })), behaviors },
     tags: [],
     partition: 'optimization',
-  } as Example;
+  } as IntentExample;
 }
 
 describe('shapes and library coverage', () => {

@@ -36,8 +36,8 @@
  * Findings are proposals for review, never applied here.
  */
 import { createHash } from 'node:crypto';
-import type { Example } from '../corpus/example.ts';
-import { exampleSchema } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/example.ts';
+import { exampleSchema, intentExample } from '../corpus/example.ts';
 import type { Pattern } from '../assembly/pattern.ts';
 import { acceptedAppTypes } from '../tasks/intent/intent.ts';
 import { normalizeEntityName } from '../tasks/intent/names.ts';
@@ -68,7 +68,7 @@ export function createShape(appType: string, roles: Iterable<string>, behaviors:
 }
 
 /** The shape of a corpus example, or undefined when its gold has no app type, no roles or no behaviours. */
-export function shapeOfExample(example: Example): Shape | undefined {
+export function shapeOfExample(example: IntentExample): Shape | undefined {
   const appType = acceptedAppTypes(example.expected)[0];
   const roles = (example.expected.entities ?? []).flatMap((entity) => (entity.role !== undefined ? [entity.role] : []));
   if (appType === undefined || roles.length === 0 || example.expected.behaviors === undefined) return undefined;
@@ -150,7 +150,7 @@ export interface MinedCandidatePattern {
 export interface MinedCandidateExample {
   shapeKey: string;
   signalId: string;
-  example: Example;
+  example: IntentExample;
 }
 
 /** The result of {@link mineShapes} (JSON-ready). */
@@ -171,7 +171,7 @@ export interface MiningReport {
 /** Inputs of {@link mineShapes}. */
 export interface MiningInput {
   signals: Iterable<StoredSignal>;
-  corpus: readonly Example[];
+  corpus: readonly IntentExample[];
   patterns: readonly Pattern[];
   settings?: Partial<MiningSettings>;
   /** Roles of known entity names, for pattern drafts. */
@@ -414,7 +414,7 @@ function proposePattern(mined: MinedShape, supporters: readonly ShapeState[], ro
   };
 }
 
-function proposeExample(shape: Shape, goal: { id: string; goal: string }): Example | undefined {
+function proposeExample(shape: Shape, goal: { id: string; goal: string }): IntentExample | undefined {
   const digest = createHash('sha256').update(goal.goal).digest('hex').slice(0, 12);
   const parsed = exampleSchema.safeParse({
     id: `loop-c-${digest}`,
@@ -423,5 +423,5 @@ function proposeExample(shape: Shape, goal: { id: string; goal: string }): Examp
     tags: ['loop-c', 'needs-gold', `shape:${shape.appType}`],
     partition: 'shadow',
   });
-  return parsed.success ? parsed.data : undefined;
+  return parsed.success ? intentExample(parsed.data) : undefined;
 }

@@ -7,9 +7,11 @@ import { createEvaluator } from '../evaluator/evaluator.ts';
 import { createSeededRandom } from '../stats/index.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase } from '../storage/database.ts';
-import type { Executor } from '../tasks/executor.ts';
+import type { Executor } from '../executors/executor.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
 import { DEFAULT_WEIGHTS } from '../tasks/intent/scorer.ts';
+import { intentTask } from '../tasks/intent/intent-task.ts';
+import { INTENT_EXAMPLE_FORMAT } from '../corpus/example-format.ts';
 import { DEFAULT_GATE_SETTINGS } from '../gate/gate.ts';
 import type { CalibrationSettings } from './calibration.ts';
 import { ablateArtifact, calibrateStudy, latestCalibration, listCalibrations, measureNoise, rollingThreshold } from './calibration.ts';
@@ -43,7 +45,8 @@ function makeExamples(): Example[] {
       const words = goalWords(index).slice(0, 2 + (index % 4));
       examples.push({
         id: `${partition}-${position}`,
-        goal: words.join(' '),
+        input: words.join(' '),
+        text: words.join(' '),
         expected: { appType: 'booking', entities: words.map((name) => ({ name, role: 'party' as const })) },
         tags: [],
         partition,
@@ -69,10 +72,10 @@ function toyExecutor(options: { id?: string; dropProbability?: number; ignoreArt
     async execute(request) {
       const known = options.ignoreArtifact === true ? WORDS.slice(0, 3) : ((parse(request.artifact) as { known?: string[] } | null)?.known ?? []);
       const random = createSeededRandom(hashSeed(`${request.exampleId}|${request.repeat}|${executor.dropProbability}`));
-      const words = request.goal.split(' ').filter((word) => known.includes(word) && random() >= executor.dropProbability);
+      const words = request.text.split(' ').filter((word) => known.includes(word) && random() >= executor.dropProbability);
       return {
         ok: true,
-        intent: {
+        output: {
           appType: words.length > 0 ? 'booking' : 'other',
           entities: words.map((name) => ({ name, role: 'party' as const })),
           relations: [],
@@ -97,6 +100,8 @@ function makeStudy(executor: Executor, artifactText = INCUMBENT): LoadedStudy {
     constraints: { editableSections: [], maxArtifactCharacters: 10_000, check: () => ({ passed: true, violations: [] }) },
     corpus,
     partitions: { optimization: byPartition('optimization'), anchor: byPartition('anchor'), shadow: byPartition('shadow') },
+    task: intentTask,
+    exampleFormat: INTENT_EXAMPLE_FORMAT,
     executor,
     proposer: { id: 'none', propose: async () => ({ candidates: [], failures: [] }) },
     weights: DEFAULT_WEIGHTS,
@@ -173,10 +178,10 @@ describe('calibrateStudy', () => {
     const executor = toyExecutor({ dropProbability: 0.5 });
     const study = makeStudy(executor);
     // No stored results: every calibration draws fresh repeats at the executor's current noise.
-    const evaluator = createEvaluator({ executor, corpus: study.corpus, weights: study.weights });
+    const evaluator = createEvaluator({ task: study.task, executor, corpus: study.corpus, weights: study.weights });
     const calibrate = () => calibrateStudy({ study, db: db!, evaluator, settings: SETTINGS, model: 'toy' });
     const other = toyExecutor({ id: 'toy@2', dropProbability: 0.9 });
-    const otherEvaluator = createEvaluator({ executor: other, corpus: study.corpus, weights: study.weights });
+    const otherEvaluator = createEvaluator({ task: study.task, executor: other, corpus: study.corpus, weights: study.weights });
 
     const noisy = await calibrate();
     expect(noisy.ok).toBe(true);
@@ -237,8 +242,9 @@ describe('noise helpers', () => {
       composite,
       components: {},
       skipped: [],
-      metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
-      diagnostics: { missedEntities: [], spuriousEntities: [], wrongRoles: [], missingBehaviors: [], extraBehaviors: [], missedRelations: [], missingProjections: [] },
+      metrics: {},
+      diagnostics: {},
+      feedback: '',
     });
     const runs = [0, 1, 2].map((repeat) => [record('a', repeat, 0.1), record('b', repeat, 0.7)]);
     const noise = measureNoise([

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
 import { loadProgram } from '../program/program.ts';
 import { expandGlob, loadStudyConfig } from './config.ts';
+import { checkComposition, composeHeadline, composeTask, composeWeights } from './compose.ts';
 
 const exampleDir = fileURLToPath(new URL('../../examples/intent/', import.meta.url));
 const directories: string[] = [];
@@ -68,7 +69,10 @@ describe('loadStudyConfig', () => {
     expect(config.stopping).toEqual({ maxExperiments: 60, plateauRounds: 3, idleRounds: 2, maxConsecutiveFailures: 5 });
     expect(config.seed).toBe(1);
     expect(config.corpusPolicy).toEqual({ graduateAfterDecisions: 20, rotateSlice: 3, maxShadowExposures: 40, graduateAfterRounds: 5, partialGold: false });
-    expect(config.weights).toEqual({ appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 });
+    expect(config.task).toBe('intent');
+    expect(config.weights).toBeUndefined();
+    // The weights are the task's defaults once the task is built.
+    expect(composeWeights(composeTask(config).task, config)).toEqual({ appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2, entityPrecision: 0, relationRecall: 0 });
   });
 
   it('keeps a configured 0 as 0', () => {
@@ -86,7 +90,8 @@ describe('loadStudyConfig', () => {
     expect(config.stopping).toMatchObject({ maxExperiments: 0, maxRounds: 0, target: 0 });
     expect(config.seed).toBe(0);
     expect(config.corpusPolicy.rotateSlice).toBe(0);
-    expect(config.weights).toEqual({ appType: 0, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 });
+    expect(config.weights).toEqual({ appType: 0 });
+    expect(composeWeights(composeTask(config).task, config)).toEqual({ appType: 0, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2, entityPrecision: 0, relationRecall: 0 });
   });
 
   it('names an unknown key and its line', () => {
@@ -168,4 +173,60 @@ describe('loadStudyConfig', () => {
       expect(config.corpusFiles.length).toBeGreaterThan(0);
     },
   );
+});
+
+describe('task, executor and weights in kloop.yaml', () => {
+  it('reads the task as a kind or an object, and builds it with its settings', () => {
+    const config = loadStudyConfig(study(`${minimal}task:\n  kind: classification\n  labels: [billing, technical, account]\n  reportAs: misroute rate\nexecutor: { kind: routing-rules }\n`));
+    expect(config.task).toEqual({ kind: 'classification', labels: ['billing', 'technical', 'account'], reportAs: 'misroute rate' });
+    const { task, exampleFormat } = composeTask(config);
+    expect(task.id).toMatch(/^classification@1:[0-9a-f]{8}$/);
+    expect(task.outcome).toBe('binary');
+    expect(exampleFormat.inputField).toBe('input');
+    expect(composeHeadline(task)).toEqual({ name: 'misroute rate', complement: true });
+    expect(composeWeights(task, config)).toEqual({ accuracy: 1 });
+    expect(composeTask(loadStudyConfig(study(minimal))).exampleFormat.inputField).toBe('goal');
+  });
+
+  it('refuses a weight the task does not have, naming its line and the task\'s components', () => {
+    const config = loadStudyConfig(study(`${minimal}weights:\n  appType: 0.3\n  entityRecal: 0.4\n`));
+    const error = thrown(() => composeWeights(composeTask(config).task, config));
+    expect(error.line).toBe(5);
+    expect(error.field).toBe('weights.entityRecal');
+    expect(error.detail).toBe('unknown component "entityRecal": the intent-scorer@1 task\'s components are appType, entityRecall, roleAccuracy, behaviorCoverage, entityPrecision, relationRecall');
+    const zero = loadStudyConfig(study(`${minimal}weights: { appType: 0, entityRecall: 0, roleAccuracy: 0, behaviorCoverage: 0 }\n`));
+    expect(thrown(() => composeWeights(composeTask(zero).task, zero)).detail).toBe('at least one weight must be above 0');
+  });
+
+  it('locates a bad task setting under task, with its line', () => {
+    const config = loadStudyConfig(study(`${minimal}task:\n  kind: classification\n  labels: [billing, billing]\n`));
+    const error = thrown(() => composeTask(config));
+    expect(error.field).toBe('task.labels');
+    expect(error.line).toBe(5);
+    expect(error.detail).toMatch(/labels must be unique/);
+    expect(thrown(() => composeTask(loadStudyConfig(study(`${minimal}task: classification\n`)))).detail).toMatch(/needs its labels/);
+    expect(thrown(() => composeTask(loadStudyConfig(study(`${minimal}task: { kind: custom, module: score.ts }\n`)))).detail).toMatch(/loadStudyAsync/);
+  });
+
+  it('validates the command executor\'s keys and refuses them on other executors', () => {
+    const command = loadStudyConfig(study(`${minimal}executor: { kind: command, command: [node, route.mjs], timeoutMs: 5000, concurrency: 2 }\nproposer: { kind: reflective, model: "openai:gpt-4.1-mini" }\n`));
+    expect(command.executor).toEqual({ kind: 'command', command: ['node', 'route.mjs'], timeoutMs: 5000, concurrency: 2 });
+    expect(thrown(() => loadStudyConfig(study(`${minimal}executor: { kind: command }\n`))).field).toBe('executor.command');
+    const misplaced = thrown(() => loadStudyConfig(study(`${minimal}executor:\n  kind: offline\n  concurrency: 2\n`)));
+    expect(misplaced.field).toBe('executor.concurrency');
+    expect(misplaced.line).toBe(5);
+  });
+
+  it('refuses executors, proposers and tasks that do not go together, naming the key', () => {
+    const offlineClassification = loadStudyConfig(study(`${minimal}task: { kind: classification, labels: [a, b] }\nexecutor: { kind: offline }\n`));
+    const error = thrown(() => checkComposition(offlineClassification, composeTask(offlineClassification).task));
+    expect(error.field).toBe('executor.kind');
+    expect(error.detail).toMatch(/needs task intent/);
+    const rulesOnIntent = loadStudyConfig(study(`${minimal}executor: { kind: routing-rules }\n`));
+    expect(thrown(() => checkComposition(rulesOnIntent, composeTask(rulesOnIntent).task)).detail).toMatch(/needs a classification task/);
+    const tblOnLlm = loadStudyConfig(study(`${minimal}executor: { kind: llm, model: "openai:gpt-4.1-mini" }\n`));
+    const tbl = thrown(() => checkComposition(tblOnLlm, composeTask(tblOnLlm).task));
+    expect(tbl.field).toBe('proposer.kind');
+    expect(tbl.detail).toMatch(/use proposer.kind: reflective/);
+  });
 });

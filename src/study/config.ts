@@ -11,6 +11,13 @@
  * fast-glob) are also
  * expanded into `corpusFiles`.
  *
+ * `task` is a kind (`intent`, the default; kept for old studies) or an
+ * object whose `kind` says which task and whose other keys are its settings
+ * (classification labels, extraction fields, a custom scorer module). The
+ * task is built from it in `src/study/compose.ts`, where its settings and the
+ * `weights` (keyed by the task's component names) are checked, with the
+ * line of the offending key.
+ *
  * @example
  * ```yaml
  * task: intent
@@ -40,10 +47,24 @@ export const CORPUS_EXTENSIONS = ['.yaml', '.yml', '.jsonl'] as const;
 const nonNegative = z.number().min(0);
 const count = (minimum: number) => z.int().min(minimum);
 
+/** The executor kinds: `offline` (the intent playbook), `routing-rules` (a routing rules file, classification), `llm`, `command` (any program). */
+export const EXECUTOR_KINDS = ['offline', 'llm', 'routing-rules', 'command'] as const;
+export type ExecutorKind = (typeof EXECUTOR_KINDS)[number];
+
+/** Default `executor.timeoutMs` of a `command` executor, per example, in ms. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
+/** Default `executor.concurrency` of a `command` executor: programs at once. */
+export const DEFAULT_COMMAND_CONCURRENCY = 4;
+
 const executorSchema = z
   .strictObject({
-    /** `offline` (deterministic playbook executor, no network) or `llm`. Default `offline`. */
-    kind: z.enum(['offline', 'llm']).default('offline'),
+    /**
+     * `offline` (deterministic intent playbook executor, no network; task
+     * intent), `routing-rules` (a routing rules file; task classification),
+     * `llm` (a prompt for a language model) or `command` (any program).
+     * Default `offline`.
+     */
+    kind: z.enum(EXECUTOR_KINDS).default('offline'),
     /** Model id, required for `llm`, e.g. `gpt-4.1-mini`. */
     model: z.string().trim().min(1).optional(),
     /** Base URL of an OpenAI-compatible endpoint. */
@@ -56,11 +77,30 @@ const executorSchema = z
     /** Sampling temperature in [0, 2]; absent = the provider's default. */
     temperature: z.number().min(0).max(2).optional(),
     maxOutputTokens: count(1).optional(),
+    /** Per call (llm, default 60 000) or per example (command, default 30 000), in ms. */
     timeoutMs: count(1).optional(),
+    /** `command` only: the program and its arguments (argv), run in the study folder, e.g. `[node, route.mjs]`. */
+    command: z.array(z.string().min(1, 'an argument is empty')).min(1, 'give the program, e.g. [node, route.mjs]').optional(),
+    /** `command` only: programs run at once. Default 4. */
+    concurrency: count(1).optional(),
+    /**
+     * `command` only: the program gives the same output for the same artifact
+     * and input (no repeats, no calibration needed, run-to-run noise 0).
+     * Default false (a program may sample).
+     */
+    deterministic: z.boolean().optional(),
   })
   .superRefine((executor, context) => {
     if (executor.kind === 'llm' && executor.model === undefined) {
       context.addIssue({ code: 'custom', path: ['model'], message: 'an llm executor needs a model' });
+    }
+    if (executor.kind === 'command' && executor.command === undefined) {
+      context.addIssue({ code: 'custom', path: ['command'], message: 'a command executor needs the program to run, e.g. command: [node, route.mjs]' });
+    }
+    if (executor.kind !== 'command') {
+      for (const key of ['command', 'concurrency', 'deterministic'] as const) {
+        if (executor[key] !== undefined) context.addIssue({ code: 'custom', path: [key], message: `${key} applies to a command executor only (executor.kind: command)` });
+      }
     }
   });
 
@@ -180,14 +220,45 @@ const corpusPolicySchema = z.strictObject({
   partialGold: z.boolean().default(false),
 });
 
-const weightsSchema = z
-  .strictObject({
-    appType: nonNegative.default(0.25),
-    entityRecall: nonNegative.default(0.35),
-    roleAccuracy: nonNegative.default(0.2),
-    behaviorCoverage: nonNegative.default(0.2),
-  })
-  .refine((weights) => Object.values(weights).some((weight) => weight > 0), 'at least one weight must be above 0');
+/**
+ * Composite weights by the task's component names (intent: `appType`,
+ * `entityRecall`, `roleAccuracy`, `behaviorCoverage`, and the optional
+ * `entityPrecision`, `relationRecall`); absent names keep the task's
+ * defaults. The names and "at least one above 0" are checked once the task is
+ * built (`src/study/compose.ts`).
+ */
+const weightsSchema = z.record(z.string().min(1), nonNegative);
+
+/** The task kinds of `task:`. */
+export const TASK_KINDS = ['intent', 'classification', 'extraction', 'custom'] as const;
+export type TaskKind = (typeof TASK_KINDS)[number];
+
+const classificationTaskSchema = z.strictObject({
+  kind: z.literal('classification'),
+  /** The closed set of labels, in report order. */
+  labels: z.array(z.string()).min(1, 'list at least one label'),
+  /** `accuracy` (default) or `misroute rate` (1 − accuracy): how reports name the headline. */
+  reportAs: z.enum(['accuracy', 'misroute rate']).optional(),
+  /** Fields of an object input written first in its text. */
+  fieldOrder: z.array(z.string().min(1)).optional(),
+});
+const extractionTaskSchema = z.strictObject({
+  kind: z.literal('extraction'),
+  /** The fields, by name: `{ match: exact | set-f1 | number, weight?, tolerance?, description? }`. */
+  fields: z.record(z.string(), z.unknown()),
+  fieldOrder: z.array(z.string().min(1)).optional(),
+});
+const customTaskSchema = z.strictObject({
+  kind: z.literal('custom'),
+  /** The scorer module, relative to the study folder: `score.ts`, `score.ts#functionName`; JS or TS, ESM or CJS. */
+  module: z.string().trim().min(1),
+});
+
+/** `task:` — a kind, or an object with `kind` and the task's settings. */
+const taskSchema = z.union([
+  z.enum(TASK_KINDS),
+  z.discriminatedUnion('kind', [z.strictObject({ kind: z.literal('intent') }), classificationTaskSchema, extractionTaskSchema, customTaskSchema]),
+]);
 
 /** A cron expression (5 or 6 fields, croner syntax), checked by parsing it. */
 const cronExpression = z
@@ -251,8 +322,8 @@ const corpusPattern = relativePath.refine(
 /** The schema of `kloop.yaml` (strict objects: unknown keys are errors). */
 export const studyConfigSchema = z
   .strictObject({
-    /** Task id. Default `intent`. */
-    task: z.enum(['intent']).default('intent'),
+    /** The task: a kind or `{ kind, ...settings }`. Default `intent`. */
+    task: taskSchema.default('intent'),
     executor: executorSchema.prefault({}),
     /** Artifact file, relative to the study. Required. */
     artifact: relativePath,
@@ -266,8 +337,8 @@ export const studyConfigSchema = z
     /** Seed of every random choice. Default 1. */
     seed: z.int().min(0).default(1),
     corpusPolicy: corpusPolicySchema.prefault({}),
-    /** Composite weights; only ratios matter. Default 0.25 / 0.35 / 0.20 / 0.20. */
-    weights: weightsSchema.prefault({}),
+    /** Composite weights by component name; only ratios matter. Default the task's (intent: 0.25 / 0.35 / 0.20 / 0.20). */
+    weights: weightsSchema.optional(),
     /** Two-speed schedule of `kloop schedule`. */
     schedule: scheduleSchema.prefault({}),
     /** Production signals (Loop D) and pattern mining (Loop C); see src/signals/signals-config.ts. */
@@ -289,6 +360,12 @@ type ParsedConfig = z.output<typeof studyConfigSchema>;
 
 /** A loaded study configuration: defaults applied, paths absolute. */
 export interface StudyConfig extends Omit<ParsedConfig, 'artifact' | 'program' | 'corpus' | 'schedule' | 'signals' | 'notebook'> {
+  /**
+   * The line of each `task` and `weights` key in `kloop.yaml`, by dotted
+   * field path (`weights.appType`, `task.labels`), for the errors of the
+   * checks made once the task is built. Absent for configs built in code.
+   */
+  lines?: Readonly<Record<string, number>>;
   /** The lab notebook's git mirror (always set by `loadStudyConfig`; optional for configs built in code). */
   notebook?: ParsedConfig['notebook'];
   /** Two-speed schedule (always set by `loadStudyConfig`; optional for configs built in code). */
@@ -310,6 +387,7 @@ export interface StudyConfig extends Omit<ParsedConfig, 'artifact' | 'program' |
 }
 
 export type ExecutorConfig = StudyConfig['executor'];
+export type TaskConfig = StudyConfig['task'];
 export type ProposerConfig = StudyConfig['proposer'];
 export type GateConfig = StudyConfig['gate'];
 export type StoppingConfig = StudyConfig['stopping'];
@@ -385,7 +463,21 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
     }
     for (const match of matches) corpusFiles.add(match);
   });
-  return { ...parsed, dir, configPath, artifact, program, corpus, corpusFiles: [...corpusFiles].sort() };
+  return { ...parsed, lines: keyLines(located), dir, configPath, artifact, program, corpus, corpusFiles: [...corpusFiles].sort() };
+}
+
+/** The line of every key under `task` and `weights` (and of the two keys themselves), by dotted path. */
+function keyLines(located: LocatedYaml): Record<string, number> {
+  const lines: Record<string, number> = {};
+  const root = located.value as Record<string, unknown>;
+  const walk = (value: unknown, path: PropertyKey[]): void => {
+    lines[fieldName(path)] = located.lineOf(path);
+    if (value === null || typeof value !== 'object') return;
+    if (Array.isArray(value)) value.forEach((item, index) => walk(item, [...path, index]));
+    else for (const [key, inner] of Object.entries(value)) walk(inner, [...path, key]);
+  };
+  for (const key of ['task', 'weights']) if (Object.hasOwn(root, key)) walk(root[key], [key]);
+  return lines;
 }
 
 function requireFile(filePath: string, located: LocatedYaml, fieldPath: PropertyKey[], file: string): void {

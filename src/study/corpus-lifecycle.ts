@@ -28,6 +28,8 @@ import { corpusVersion } from '../evaluator/evaluator.ts';
 import { InputError } from '../errors.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { readStudyState } from './study-state.ts';
+import type { ExampleFormat } from '../corpus/example-format.ts';
+import { withPartialGold } from './compose.ts';
 
 /** The study's corpus policy (kloop.yaml `corpusPolicy`, or the defaults for studies built in code). */
 export function corpusPolicyOf(study: LoadedStudy): CorpusPolicy {
@@ -70,9 +72,9 @@ export interface FileSyncPlan {
   files: readonly FileExample[];
 }
 
-/** The admission options the study's policy gives (corpusPolicy.partialGold). */
-function fileAdmissionOptions(study: LoadedStudy): { requireAppType: boolean } {
-  return { requireAppType: corpusPolicyOf(study).partialGold !== true };
+/** The admission options of the study's corpus files: its record format (whose task applies corpusPolicy.partialGold). */
+function fileAdmissionOptions(study: LoadedStudy): { format: ExampleFormat } {
+  return { format: study.exampleFormat };
 }
 
 /**
@@ -92,7 +94,7 @@ export function planFileSync(study: LoadedStudy, stored: readonly CorpusMember[]
 
 /** The InputError a run raises on leaks between partitions, naming both records of each. */
 export function leakError(leaks: readonly PartitionLeak[], study: LoadedStudy): InputError {
-  const shown = leaks.slice(0, 5).map(describeLeak).join('; ');
+  const shown = leaks.slice(0, 5).map((leak) => describeLeak(leak, study.exampleFormat.inputField)).join('; ');
   const more = leaks.length > 5 ? ` (and ${leaks.length - 5} more)` : '';
   return new InputError(
     `the same request is in two partitions, which leaks one into the other: ${shown}${more}. Remove or reword one of each pair in the corpus files, or move one next to the other with \`kloop corpus promote\``,
@@ -287,7 +289,9 @@ export async function admitToStudy(
     const resolved = resolveCorpus(files, sync.members);
     // Every id the study has had, and every id of the corpus files (a refused file record keeps its id).
     const taken = new Set([...sync.members.map((member) => member.exampleId), ...(sync.admission?.records ?? []).map((entry) => entry.example.id)]);
-    const verdicts = checkAdmission(records, resolved.corpus, taken, { ...options, locations: memberLocations(files, sync.members) });
+    // The study's record format; `requireAppType: false` (`--partial-gold`) admits partial intent gold.
+    const format = options.format ?? (options.requireAppType === false ? withPartialGold(study.exampleFormat) : study.exampleFormat);
+    const verdicts = checkAdmission(records, resolved.corpus, taken, { ...options, format, locations: memberLocations(files, sync.members) });
     const admitted = verdicts.filter((verdict) => verdict.admitted);
     const outcome = { verdicts, admitted: admitted.length, refused: verdicts.length - admitted.length, dryRun: options.dryRun === true };
     if (options.dryRun === true) return outcome;

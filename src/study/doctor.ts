@@ -23,6 +23,8 @@ import { LEASE_STALE_AFTER_MS, isProcessAlive, listLeases, staleReason } from '.
 import type { StudyConfig } from './config.ts';
 import { CONFIG_FILE_NAME, loadStudyConfig } from './config.ts';
 import { loadCorpus } from './load-study.ts';
+import type { ComposedTask } from './compose.ts';
+import { composeTask, composeTaskAsync, composeWeights, taskKindOf } from './compose.ts';
 
 /** The smallest corpus the seed's checklist accepts ("15–25 seed examples"). */
 export const MIN_SEED_EXAMPLES = 15;
@@ -211,7 +213,7 @@ function settle<T>(work: () => T): { ok: true; value: T } | { ok: false; message
  * Checks a study folder against the seed's Quick Checklist. Each load step is
  * tried on its own, so one broken file does not hide the other findings.
  */
-export function checkSetup(studyDir: string, options: { hasDatabase: boolean }): DoctorFinding[] {
+export function checkSetup(studyDir: string, options: { hasDatabase: boolean; composed?: ComposedTask }): DoctorFinding[] {
   const findings: DoctorFinding[] = [];
   const add = (finding: Omit<DoctorFinding, 'area'>): void => void findings.push({ area: 'setup', ...finding });
 
@@ -223,12 +225,18 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean }):
   const config: StudyConfig = loadedConfig.value;
   add({ id: 'setup.config', status: 'ok', message: `${CONFIG_FILE_NAME} is valid` });
 
-  const weights = Object.values(config.weights).filter((weight) => weight > 0).length;
-  add({
-    id: 'setup.metric',
-    status: 'ok',
-    message: `metric identified and automated: the ${config.task} scorer's composite over ${weights} weighted components, executor ${config.executor.kind}${config.executor.model !== undefined ? ` (${config.executor.model})` : ''}`,
-  });
+  const composed = options.composed !== undefined ? { ok: true as const, value: options.composed } : settle(() => composeTask(config));
+  const metric = composed.ok ? settle(() => ({ task: composed.value.task, weights: composeWeights(composed.value.task, config) })) : composed;
+  if (!metric.ok) {
+    add({ id: 'setup.metric', status: 'problem', message: metric.message, fix: `fix the task or weights in ${CONFIG_FILE_NAME} at the line named` });
+  } else {
+    const weighted = Object.entries(metric.value.weights).filter(([, weight]) => weight > 0).map(([name]) => name);
+    add({
+      id: 'setup.metric',
+      status: 'ok',
+      message: `metric identified and automated: the ${taskKindOf(config.task)} scorer's composite (${metric.value.task.id}) over ${weighted.length} weighted components (${weighted.join(', ')}), executor ${config.executor.kind}${config.executor.model !== undefined ? ` (${config.executor.model})` : ''}`,
+    });
+  }
 
   const loadedProgram = settle((): Program => loadProgram(config.program));
   if (!loadedProgram.ok) {
@@ -263,7 +271,7 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean }):
         },
   );
 
-  const loadedCorpus = settle(() => loadCorpus(config));
+  const loadedCorpus = composed.ok ? settle(() => loadCorpus(config, composed.value.exampleFormat)) : composed;
   if (!loadedCorpus.ok) {
     add({ id: 'setup.corpus', status: 'problem', message: loadedCorpus.message, fix: 'fix the corpus file at the line and field named' });
   } else {
@@ -301,7 +309,9 @@ export async function diagnoseStudy(
   options: DatabaseCheckOptions = {},
 ): Promise<DoctorReport> {
   const hasDatabase = existsSync(databaseFile);
-  const findings = checkSetup(studyDir, { hasDatabase });
+  // A custom task's scorer module loads asynchronously: composed here, checked with the rest of the set-up.
+  const composed = await (async () => composeTaskAsync(loadStudyConfig(studyDir)))().catch(() => undefined);
+  const findings = checkSetup(studyDir, { hasDatabase, ...(composed !== undefined ? { composed } : {}) });
   if (hasDatabase) {
     const readable = canAccess(databaseFile, constants.R_OK);
     const writable = canAccess(databaseFile, constants.W_OK) && canAccess(path.dirname(databaseFile), constants.W_OK);

@@ -13,7 +13,7 @@ describe('the offline executor and error-driven proposer, loaded on first use', 
 
   it('execute like the offline executor once loaded', async () => {
     const executor = createLazyOfflineExecutor();
-    const result = await executor.execute({ goal: 'Patients book appointments with therapists.', artifact: 'not: [a playbook', repeat: 0 });
+    const result = await executor.execute({ input: 'Patients book appointments with therapists.', text: 'Patients book appointments with therapists.', artifact: 'not: [a playbook', repeat: 0 });
     expect(result.ok).toBe(false);
     expect(executor.deterministic).toBe(true);
   });

@@ -17,19 +17,31 @@ import { readableDatabaseFile, studyDatabasePath } from '../storage/database.ts'
 import { InputError } from '../errors.ts';
 import { ERROR_DRIVEN_PROPOSER_ID, OFFLINE_EXECUTOR_ID } from '../tasks/intent/offline/ids.ts';
 import { checkConstraints, loadProgram } from '../program/program.ts';
-import type { ErrorDrivenProposerOptions } from '../proposers/error-driven-proposer.ts';
 import type { Proposer } from '../proposers/proposer.ts';
-import type { Executor } from '../tasks/executor.ts';
-import { scorableComponents } from '../tasks/intent/scorer.ts';
-import { parsePlaybook, playbookSections } from '../tasks/intent/offline/playbook.ts';
+import type { Executor } from '../executors/executor.ts';
+import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
+import type { Task } from '../tasks/task.ts';
+import type { ExampleFormat } from '../corpus/example-format.ts';
 import type { StudyConfig } from './config.ts';
 import { loadStudyConfig } from './config.ts';
+import type { ComposedTask } from './compose.ts';
+import { checkComposition, composeExecutor, composeHeadline, composeProposer, composeSectionsOf, composeTask, composeTaskAsync, composeWeights } from './compose.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 
-/** Hooks to build the executor and proposer for non-offline configurations (LLM). */
+/** What a hook that builds an executor or a proposer is given besides the config. */
+export interface CompositionContext {
+  /** The study's task, built from `task:`. */
+  task: Task;
+}
+
+/**
+ * Hooks to build the executor and proposer with what the config alone does
+ * not give (the LLM providers: src/study/llm-plugins.ts). Without them,
+ * `src/study/compose.ts` builds both from the config.
+ */
 export interface StudyPlugins {
-  createExecutor?: (config: StudyConfig) => Executor;
-  createProposer?: (config: StudyConfig) => Proposer;
+  createExecutor?: (config: StudyConfig, context?: CompositionContext) => Executor;
+  createProposer?: (config: StudyConfig, context?: CompositionContext) => Proposer;
   /** Splits an artifact into named sections for the editable-section constraint. */
   sectionsOf?: (text: string) => Record<string, string>;
 }
@@ -38,27 +50,14 @@ export interface StudyPlugins {
  * Ids of the offline executor and the error-driven proposer, as their modules
  * declare them (`OFFLINE_EXECUTOR_ID`, `ERROR_DRIVEN_PROPOSER_ID`, in a module
  * of their own without the NLP library). Both implementations import the NLP
- * library (compromise, about 0.3 s), so `loadStudy` loads them on first use:
- * a command that only reads the notebook (`kloop status`, which shows the
- * evaluator fingerprint these ids are part of) never pays for it.
+ * library (compromise, about 0.3 s), so the study loads them on first use
+ * (`createLazyOfflineExecutor`, `createLazyErrorDrivenProposer` in
+ * src/study/compose.ts): a command that only reads the notebook (`kloop
+ * status`, which shows the evaluator fingerprint these ids are part of)
+ * never pays for it.
  */
 export { ERROR_DRIVEN_PROPOSER_ID, OFFLINE_EXECUTOR_ID };
-
-/** The offline executor, its module loaded on the first execution. */
-export function createLazyOfflineExecutor(): Executor {
-  let loaded: Promise<Executor> | undefined;
-  const load = (): Promise<Executor> =>
-    (loaded ??= import('../tasks/intent/offline/offline-executor.ts').then((module) => module.createOfflineExecutor()));
-  return { id: OFFLINE_EXECUTOR_ID, deterministic: true, execute: async (request) => (await load()).execute(request) };
-}
-
-/** The error-driven proposer, its module loaded on the first proposal. */
-export function createLazyErrorDrivenProposer(options: ErrorDrivenProposerOptions = {}): Proposer {
-  let loaded: Promise<Proposer> | undefined;
-  const load = (): Promise<Proposer> =>
-    (loaded ??= import('../proposers/error-driven-proposer.ts').then((module) => module.createErrorDrivenProposer(options)));
-  return { id: ERROR_DRIVEN_PROPOSER_ID, propose: async (context) => (await load()).propose(context) };
-}
+export { createLazyErrorDrivenProposer, createLazyOfflineExecutor } from './compose.ts';
 
 /**
  * Refuses an `editableSections` entry of program.md that names no section of
@@ -109,20 +108,25 @@ export function readTextFile(file: string, what: string): string {
   }
 }
 
-/** Reads every corpus file of the config and checks ids, gold and partitions. */
-export function loadCorpus(config: StudyConfig): Example[] {
-  return loadCorpusFiles(config).map((entry) => entry.example);
+/**
+ * Reads every corpus file of the config and checks ids, records (the task's
+ * schemas, with file, line and field) and partitions.
+ *
+ * @param format how records are read; default the format of the config's task
+ */
+export function loadCorpus(config: StudyConfig, format?: ExampleFormat): Example[] {
+  return loadCorpusFiles(config, format).map((entry) => entry.example);
 }
 
 /** {@link loadCorpus}, with the file (relative to the study folder when inside it) each example came from. */
-export function loadCorpusFiles(config: StudyConfig): FileExample[] {
+export function loadCorpusFiles(config: StudyConfig, format: ExampleFormat = composeTask(config).exampleFormat): FileExample[] {
   const examples: FileExample[] = [];
   const seen = new Map<string, string>();
   if (config.corpusFiles.length === 0) {
     throw new InputError(`no corpus file matches ${config.corpus.join(', ')}`, { file: config.configPath, field: 'corpus' });
   }
   for (const file of config.corpusFiles) {
-    const result = readCorpusFile(file);
+    const result = readCorpusFile(file, format);
     if (!result.ok) {
       const first = result.errors[0]!;
       const more = result.errors.length > 1 ? ` (and ${result.errors.length - 1} more errors)` : '';
@@ -133,16 +137,13 @@ export function loadCorpusFiles(config: StudyConfig): FileExample[] {
       });
     }
     // Line numbers, for messages that name a record by file:line.
-    const candidates = readCandidateRecords(file);
+    const candidates = readCandidateRecords(file, format);
     const lineOf = new Map<string, number>();
     if (candidates.ok) for (const record of candidates.records) if (record.id !== undefined && record.line !== undefined && !lineOf.has(record.id)) lineOf.set(record.id, record.line);
     for (const example of result.examples) {
       const earlier = seen.get(example.id);
       if (earlier !== undefined) throw new InputError(`duplicate example id "${example.id}" (also in ${earlier})`, { file, field: 'id' });
       seen.set(example.id, file);
-      if (scorableComponents(example.expected).length === 0) {
-        throw new InputError(`example "${example.id}" has no scorable gold (needs appType, entities or behaviors)`, { file, field: 'expected' });
-      }
       const relative = path.relative(config.dir, file);
       const line = lineOf.get(example.id);
       examples.push({ example, file: relative.startsWith('..') || path.isAbsolute(relative) ? file : relative, ...(line !== undefined ? { line } : {}) });
@@ -176,6 +177,27 @@ export function splitPartitions(examples: readonly Example[]): Record<PartitionN
  */
 export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedStudy {
   const config = loadStudyConfig(studyDir);
+  return buildStudy(studyDir, config, composeTask(config), plugins);
+}
+
+/**
+ * {@link loadStudy} for every task, a custom one included: its scorer module
+ * is loaded (asynchronously) from the study folder first. The CLI loads
+ * studies with it.
+ *
+ * @throws InputError as {@link loadStudy}, and the custom module's errors (code `custom_module`, naming the file)
+ * @throws StorageError when the study database exists but cannot be read
+ */
+export async function loadStudyAsync(studyDir: string, plugins: StudyPlugins = {}): Promise<LoadedStudy> {
+  const config = loadStudyConfig(studyDir);
+  return buildStudy(studyDir, config, await composeTaskAsync(config), plugins);
+}
+
+/** The study from its config and task: every file checked, then the database's corpus lifecycle read. */
+function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTask, plugins: StudyPlugins): LoadedStudy {
+  const { task, exampleFormat } = composed;
+  const weights = composeWeights(task, config);
+  checkComposition(config, task);
   const program = loadProgram(config.program);
   const artifactText = readTextFile(config.artifact, 'the artifact file');
   const offline = config.executor.kind === 'offline';
@@ -186,21 +208,16 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
       throw new InputError(first.message, { file: config.artifact, line: first.line, field: first.path });
     }
   }
-  const sectionsOf =
-    plugins.sectionsOf ??
-    ((text: string): Record<string, string> => {
-      const sections = playbookSections(text);
-      if (sections === null) throw new Error('the artifact is not a readable playbook');
-      return sections;
-    });
+  // The artifact's sections follow from the config (compose.ts); a plugin's splitter only for a study built around one.
+  const sectionsOf = plugins.sectionsOf !== undefined && config.executor.kind === 'llm' ? plugins.sectionsOf : composeSectionsOf(config);
   const mechanical = program.mechanical;
   // Every file is checked before the study database is read: a refused input leaves the notebook's files as they were.
   checkEditableSections(mechanical.editableSections, artifactText, sectionsOf, config, program.lines.constraints);
-  const records = loadCorpusFiles(config);
+  const records = loadCorpusFiles(config, exampleFormat);
   // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts);
   // records new to the study pass the admission gate, and the refused ones are left out (src/corpus/file-admission.ts).
   const members = readCorpusMembersFile(readableDatabaseFile(studyDatabasePath(config.dir)));
-  const admission = admitFileRecords(records, members, { requireAppType: config.corpusPolicy.partialGold !== true });
+  const admission = admitFileRecords(records, members, { format: exampleFormat });
   const fileCorpus = admission.accepted;
   const synced = planCorpusSync(fileCorpus, members, new Date().toISOString()).members;
   const { corpus, partitions } = resolveCorpus(fileCorpus, synced);
@@ -211,16 +228,9 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
     }
   }
   const leaks = findPartitionLeaks(corpus, memberLocations(fileCorpus, synced));
-  const executor = plugins.createExecutor?.(config) ?? (offline ? createLazyOfflineExecutor() : undefined);
-  if (executor === undefined) throw new InputError(`executor kind "${config.executor.kind}" needs a model provider`, { file: config.configPath, field: 'executor.kind' });
-  const proposer =
-    plugins.createProposer?.(config) ?? (config.proposer.kind === 'error-driven'
-      ? createLazyErrorDrivenProposer({
-          ...(config.proposer.maxEvaluations !== undefined ? { maxEvaluations: config.proposer.maxEvaluations } : {}),
-          ...(config.proposer.maxScreened !== undefined ? { maxScreened: config.proposer.maxScreened } : {}),
-        })
-      : undefined);
-  if (proposer === undefined) throw new InputError(`proposer kind "${config.proposer.kind}" needs a model provider`, { file: config.configPath, field: 'proposer.kind' });
+  const context: CompositionContext = { task };
+  const executor = plugins.createExecutor?.(config, context) ?? composeExecutor(config, task);
+  const proposer = plugins.createProposer?.(config, context) ?? composeProposer(config, task);
   return {
     config,
     dir: path.resolve(studyDir),
@@ -237,9 +247,12 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
     partitions,
     fileCorpus,
     corpusAdmission: { admission, leaks },
+    task,
+    exampleFormat,
+    headline: composeHeadline(task),
     executor,
     proposer,
-    weights: config.weights ?? { appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 },
+    weights,
     gate: {
       alpha: config.gate.alpha,
       shadowAlpha: config.gate.shadowAlpha,

@@ -7,8 +7,9 @@ import type { FileAdmission, PartitionLeak } from '../corpus/file-admission.ts';
 import type { FileExample } from '../corpus/lifecycle.ts';
 import type { GateSettings } from '../gate/gate.ts';
 import type { Proposer } from '../proposers/proposer.ts';
-import type { Executor } from '../tasks/executor.ts';
-import type { ComponentWeights } from '../tasks/intent/scorer.ts';
+import type { ExampleFormat } from '../corpus/example-format.ts';
+import type { Executor } from '../executors/executor.ts';
+import type { Task } from '../tasks/task.ts';
 import type { StudyConfig } from './config.ts';
 
 /** Mechanical constraints of the program, as the loop applies them. */
@@ -32,6 +33,23 @@ export interface StoppingCriteria {
   /** Most failed proposals per proposal attempted in a run, in [0, 1]; absent = no such stop. */
   maxFailureRate?: number;
   maxRounds?: number;
+}
+
+/**
+ * The figure reports lead with: the composite, or the task's own name for
+ * it (a classification task reporting a misroute rate: 1 − accuracy).
+ */
+export interface StudyHeadline {
+  /** `composite`, or the task's name of the figure, e.g. `misroute rate`. */
+  name: string;
+  /** True when the figure is 1 − composite (a rate of errors: lower is better). */
+  complement: boolean;
+}
+
+/** The headline figure of a composite: itself, or 1 − it for a complement headline; null stays null. */
+export function headlineValue(headline: StudyHeadline | undefined, composite: number | null): number | null {
+  if (composite === null) return null;
+  return headline?.complement === true ? 1 - composite : composite;
 }
 
 export interface LoadedStudy {
@@ -63,9 +81,16 @@ export interface LoadedStudy {
   fileCorpus?: readonly FileExample[];
   /** The admission of the corpus files' new records and the leaks between partitions found at load (src/corpus/file-admission.ts). */
   corpusAdmission?: { admission: FileAdmission; leaks: readonly PartitionLeak[] };
+  /** The task: schemas, scorer, components and metrics (src/tasks/task.ts), built from `kloop.yaml` `task:` (src/study/compose.ts). */
+  task: Task;
+  /** How the study's corpus records are read and written (the task's schemas; `goal` records for intent). */
+  exampleFormat: ExampleFormat;
+  /** The figure reports lead with (src/study/compose.ts); absent = the composite. */
+  headline?: StudyHeadline;
   executor: Executor;
   proposer: Proposer;
-  weights: Readonly<ComponentWeights>;
+  /** Weights by component name: the task's defaults merged with `kloop.yaml` `weights:`; only ratios matter. */
+  weights: Readonly<Record<string, number>>;
   gate: Readonly<GateSettings> & {
     repeats: number;
     minDeltaDistance: number;

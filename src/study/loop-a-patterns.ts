@@ -21,14 +21,14 @@ import { ROLE_DEFAULT_FIELDS } from '../assembly/assembled-app.ts';
 import type { AssemblyMethod } from '../assembly/assemble.ts';
 import type { Pattern, PatternInput } from '../assembly/pattern.ts';
 import { parsePatternText, type PatternLibrary } from '../assembly/pattern-library.ts';
-import type { Example } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/example.ts';
 import type { Intent } from '../tasks/intent/intent.ts';
 import { normalizeEntityName } from '../tasks/intent/names.ts';
 import type { AppType, Behavior, Cardinality, EntityRole } from '../tasks/intent/vocabulary.ts';
 
 /** What the miner reads of one optimization example. */
 export interface MiningExample {
-  example: Example;
+  example: IntentExample;
   intent: Intent;
   method: AssemblyMethod;
   uncovered: { entities: readonly string[]; behaviors: readonly Behavior[] };

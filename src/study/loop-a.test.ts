@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AssemblyMethod } from '../assembly/assemble.ts';
 import { loopAScore, STRUCTURAL_GATE_NAMES, type StructuralGateName } from '../assembly/gates.ts';
 import { loadBuiltInPatternLibrary, parsePatternText } from '../assembly/pattern-library.ts';
-import type { Example, PartitionName } from '../corpus/example.ts';
+import type { IntentExample, PartitionName } from '../corpus/example.ts';
 import { aggregate } from '../evaluator/evaluator.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
 import type { Intent } from '../tasks/intent/intent.ts';
@@ -55,7 +55,8 @@ function anchorScore(composites: Record<string, number>): PartitionScore {
     components: {},
     skipped: [],
     metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
-    diagnostics: { missedEntities: [], spuriousEntities: [], wrongRoles: [], missingBehaviors: [], extraBehaviors: [], missedRelations: [], missingProjections: [] },
+    diagnostics: {},
+    feedback: '',
   }));
   return aggregate('anchor', 'hash', 'fingerprint', [{ records, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latencyMs: 0 }]);
 }
@@ -120,9 +121,10 @@ describe('decideLoopA', () => {
 });
 
 describe('minePatternCandidates', () => {
-  const example = (id: string, partition: PartitionName = 'optimization'): Example => ({
+  const example = (id: string, partition: PartitionName = 'optimization'): IntentExample => ({
     id,
-    goal: `dogs stay in kennels ${id}`,
+    input: `dogs stay in kennels ${id}`,
+    text: `dogs stay in kennels ${id}`,
     expected: { appType: 'booking', entities: [{ name: 'Customer' }, { name: 'Booking' }, { name: 'Kennel', role: 'reference', aliases: ['Pen'] }] },
     tags: [],
     partition,

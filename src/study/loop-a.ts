@@ -20,7 +20,9 @@ import type { BuildResult } from '../assembly/build-spec.ts';
 import { loopAScore, STRUCTURAL_GATE_NAMES, type LoopAScore, type StructuralGateName, type StructuralGateResult } from '../assembly/gates.ts';
 import type { Pattern } from '../assembly/pattern.ts';
 import type { PatternLibrary } from '../assembly/pattern-library.ts';
-import type { Example, PartitionName } from '../corpus/example.ts';
+import type { IntentExample, PartitionName } from '../corpus/example.ts';
+import { asIntentExamples } from '../corpus/example.ts';
+import { requireIntentTask } from './compose.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import { mapWithConcurrency, perExampleMeans } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
@@ -31,7 +33,7 @@ import { createSeededRandom } from '../stats/index.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
-import type { Executor } from '../tasks/executor.ts';
+import type { Executor } from '../executors/executor.ts';
 import type { Intent } from '../tasks/intent/intent.ts';
 import type { Behavior } from '../tasks/intent/vocabulary.ts';
 import type { LoadedStudy } from './loaded-study.ts';
@@ -95,7 +97,7 @@ export interface EvaluateLoopAOptions {
   /** Default: built-in + the study's `patterns/` folder. */
   library?: PatternLibrary | readonly Pattern[];
   /** Default: the whole corpus. */
-  examples?: readonly Example[];
+  examples?: readonly IntentExample[];
   executor?: Executor;
   /** Concurrent runtime calls. Default 2 × the study's concurrency. */
   concurrency?: number;
@@ -108,7 +110,8 @@ export interface EvaluateLoopAOptions {
  */
 export async function evaluateLoopA(options: EvaluateLoopAOptions): Promise<LoopAEvaluation> {
   const { study } = options;
-  const examples = options.examples ?? study.corpus;
+  requireIntentTask(study, 'Loop A');
+  const examples = options.examples ?? asIntentExamples(study.corpus);
   const runtime = await createRuntime({
     study,
     db: options.db,
@@ -120,7 +123,7 @@ export async function evaluateLoopA(options: EvaluateLoopAOptions): Promise<Loop
   await withArtifactOverride(options.artifactText, () =>
     mapWithConcurrency(examples, Math.max(1, options.concurrency ?? study.concurrency * 2), async (example, index) => {
       if (options.signal?.aborted) throw options.signal.reason ?? new Error('aborted');
-      const outcome = await runtime.build(example.goal, options.signal !== undefined ? { signal: options.signal } : {});
+      const outcome = await runtime.build(example.input, options.signal !== undefined ? { signal: options.signal } : {});
       if (!outcome.ok) {
         results[index] = { id: example.id, partition: example.partition, valid: false, invalidReason: outcome.invalid.reason, message: outcome.invalid.message };
         return;
@@ -398,6 +401,7 @@ export interface LoopARunOutcome {
  */
 export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcome> {
   const { study, db } = options;
+  requireIntentTask(study, 'Loop A');
   const now = options.now ?? (() => new Date());
   const emit = options.onEvent ?? (() => undefined);
   const settings: LoopAGateSettings = {
@@ -452,7 +456,7 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
     const artifactCandidates = options.proposeArtifacts === false ? [] : await proposeArtifacts(study, db, incumbentVersion.text, tried, proposalFailures, options.signal);
     const optimizationResults = incumbent.results.flatMap((result) => {
       if (!result.valid) return [];
-      const example = study.partitions.optimization.find((member) => member.id === result.id);
+      const example = asIntentExamples(study.partitions.optimization).find((member) => member.id === result.id);
       return example === undefined ? [] : [{ example, intent: result.intent, method: result.method, uncovered: result.uncovered }];
     });
     const patternCandidates = options.proposePatterns === false ? [] : minePatternCandidates(optimizationResults, library, options.mining);

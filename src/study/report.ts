@@ -7,11 +7,13 @@ import path from 'node:path';
 import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
-import type { ComponentScores, DiagnosticMetrics } from '../evaluator/partition-score.ts';
+import type { ComponentScores, MetricScores } from '../evaluator/partition-score.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { studyDatabasePath } from '../storage/database.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
-import type { LoadedStudy } from './loaded-study.ts';
+import type { LoadedStudy, StudyHeadline } from './loaded-study.ts';
+import { headlineValue } from './loaded-study.ts';
+import { scoreNamesOf } from '../evaluator/evaluator.ts';
 import { evaluatePartition } from './run-study.ts';
 import { readCorpusMembers } from '../corpus/lifecycle-store.ts';
 import { corpusPolicyOf } from './corpus-lifecycle.ts';
@@ -23,14 +25,31 @@ import { countEvaluated } from '../loop/notebook.ts';
 export interface PartitionSummary {
   composite: number | null;
   components: ComponentScores;
-  metrics: DiagnosticMetrics;
+  metrics: MetricScores;
   invalid: number;
   examples: number;
+}
+
+/** The study's task as reports name it: its id, component and metric names in report order, and the headline figure. */
+export interface ReportedTask {
+  /** The task's id (name and scorer version), e.g. `intent-scorer@1`. */
+  id: string;
+  /** Component names, in the task's report order. */
+  components: string[];
+  /** Diagnostic metric names, in the task's report order. */
+  metrics: string[];
 }
 
 export interface StudyReport {
   study: string;
   fingerprint: string;
+  /** The task: id, component and metric names (the report's columns). */
+  task: ReportedTask;
+  /**
+   * The headline figure per partition, of the seed and of the best artifact:
+   * the composite, or the task's own figure (`misroute rate` = 1 − accuracy).
+   */
+  headline: StudyHeadline & { baseline: Record<PartitionName, number | null>; best: Record<PartitionName, number | null> };
   /** Composite per partition of the seed artifact. */
   baseline: Record<PartitionName, number | null>;
   /** Composite per partition of the best (active) artifact. */
@@ -164,9 +183,15 @@ export async function buildStudyReport(
   const thisRun = thisRunRows.filter((row) => row.decision !== 'skipped');
   const bestArtifact = path.join(study.dir, '.kloop', `best-${path.basename(study.artifactPath)}`);
   writeFileAtomic(bestArtifact, best.text);
+  const names = scoreNamesOf(study.task);
+  const headline = study.headline ?? { name: 'composite', complement: false };
+  const figures = (details: Record<PartitionName, PartitionSummary>) =>
+    Object.fromEntries(PARTITIONS.map((name) => [name, headlineValue(headline, details[name].composite)])) as Record<PartitionName, number | null>;
   const report: StudyReport = {
     study: study.dir,
     fingerprint: evaluator.fingerprint,
+    task: { id: study.task.id, components: [...names.components], metrics: [...names.metrics] },
+    headline: { ...headline, baseline: figures(baselineDetails), best: figures(bestDetails) },
     baseline: Object.fromEntries(PARTITIONS.map((name) => [name, baselineDetails[name].composite])) as Record<PartitionName, number | null>,
     best: Object.fromEntries(PARTITIONS.map((name) => [name, bestDetails[name].composite])) as Record<PartitionName, number | null>,
     details: { baseline: baselineDetails, best: bestDetails },

@@ -38,6 +38,8 @@ import { getRegistryVersion } from '../storage/registry.ts';
 import { latestCalibration } from './calibration.ts';
 import type { ScheduleConfig } from './config.ts';
 import { admitToStudy } from './corpus-lifecycle.ts';
+import { asIntentExamples } from '../corpus/example.ts';
+import { isIntentTask } from './compose.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import type { RunEvent } from './run-study.ts';
 import { createStudyEvaluator, runStudy } from './run-study.ts';
@@ -373,6 +375,11 @@ export function createLoopCAdmission(db: StudyDatabase, study: LoadedStudy, now?
   };
 }
 
+/** The outcome of a slow loop that only knows intent studies, on another task: skipped, with a note. */
+function intentOnly(loop: string, study: LoadedStudy): { outcome: 'skipped'; detail: { note: string } } {
+  return { outcome: 'skipped', detail: { note: `${loop} works on intent studies only (it builds apps from intents); this study's task is ${study.task.id}: skipped` } };
+}
+
 /** Experiments decided so far (what `stopping.maxExperiments` counts). */
 async function countExperiments(db: StudyDatabase): Promise<number> {
   const row = await db
@@ -452,16 +459,18 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
       const loopA = await importLoopA(options.loopAModule);
       if (loopA === undefined) return { outcome: 'skipped', detail: { note: 'Loop A is not available in this build (no src/study/loop-a.ts): skipped' } };
       const study = await options.loadStudy();
+      if (!isIntentTask(study.task)) return intentOnly('Loop A', study);
       const outcome = await loopA.runLoopA({ study, db, signal, now });
       return { outcome: 'ok', detail: { runId: outcome.runId, queued: outcome.queued, refused: outcome.refused, skipped: outcome.skipped } };
     },
     C: async ({ now }) => {
       const study = await options.loadStudy();
+      if (!isIntentTask(study.task)) return intentOnly('Loop C', study);
       const result = await runLoopC({
         db,
         settings: study.config?.signals ?? DEFAULT_SIGNALS_CONFIG,
         patterns: loadStudyPatternLibrary(study.dir).patterns,
-        corpus: [...study.partitions.optimization, ...study.partitions.anchor],
+        corpus: asIntentExamples([...study.partitions.optimization, ...study.partitions.anchor]),
         now,
         admitExample: createLoopCAdmission(db, study, now),
       });
@@ -478,13 +487,14 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
     },
     D: async ({ now }) => {
       const study = await options.loadStudy();
+      if (!isIntentTask(study.task)) return intentOnly('Loop D', study);
       const library = loadStudyPatternLibrary(study.dir);
       const active = await getRegistryVersion(db);
       const result = await runLoopD({
         db,
         settings: study.config?.signals ?? DEFAULT_SIGNALS_CONFIG,
         patterns: library.patterns,
-        corpus: [...study.partitions.optimization, ...study.partitions.anchor],
+        corpus: asIntentExamples([...study.partitions.optimization, ...study.partitions.anchor]),
         artifactText: active?.text ?? study.artifactText,
         now,
       });

@@ -85,7 +85,7 @@ function intentExamples(): Array<{ input: unknown; expected: unknown }> {
   // Partial gold, as external corpora have it.
   chosen.push({ ...chosen[0]!, expected: { entities: [{ name: 'Flight' }, { name: 'Passenger' }] } });
   chosen.push({ ...chosen[0]!, expected: { appType: ['helpdesk', 'field_service'], behaviors: ['assignment'] } });
-  return chosen.map((example) => ({ input: example.goal, expected: example.expected }));
+  return chosen.map((example) => ({ input: example.input, expected: example.expected }));
 }
 
 function intentOutputs(random: RandomSource, expected: unknown): Intent[] {

@@ -50,7 +50,7 @@ export interface ExperimentDetail extends Omit<ExperimentScore, 'evidence'> {
   rebased: EvidenceRebase | null;
 }
 
-type StoredExample = Pick<StoredRecord, 'valid' | 'composite' | 'diagnostics'>;
+type StoredExample = Pick<StoredRecord, 'valid' | 'composite' | 'diagnostics' | 'feedback'>;
 
 /** Per-example mean composites (valid repeats) and the first repeat's diagnostics, by example id (the per-partition store). */
 async function loadLegacyExamples(db: StudyDatabase, evaluationIds: readonly number[]): Promise<Map<string, { mean: number | null; first: StoredExample }>> {
@@ -101,6 +101,10 @@ export function diagnosticNotes(before: StoredExample | undefined, after: Stored
   }
   for (const name of setDifference(right.spuriousEntities, left.spuriousEntities)) notes.push(`spurious entity ${name}`);
   for (const name of setDifference(left.spuriousEntities, right.spuriousEntities)) notes.push(`no longer spurious: ${name}`);
+  // Any task: when the diagnostics name nothing the intent task's do, the feedback says what changed.
+  if (notes.length === 0 && typeof before.feedback === 'string' && typeof after.feedback === 'string' && before.feedback !== after.feedback) {
+    notes.push(after.feedback === '' ? 'now right' : `now: ${after.feedback}`);
+  }
   return notes.length > 8 ? [...notes.slice(0, 8), `and ${notes.length - 8} more`] : notes;
 }
 

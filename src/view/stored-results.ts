@@ -44,12 +44,18 @@ export interface ResultOutcome {
   usage: { inputTokens: number; outputTokens: number; costUsd: number };
 }
 
-/** The stored record of one example-repeat (ExampleScoreRecord, read defensively). */
+/**
+ * The stored record of one example-repeat (ExampleScoreRecord, read
+ * defensively). `diagnostics` are the task's own JSON: the keys named here
+ * are the intent task's (read when present); `feedback` is every task's.
+ */
 export interface StoredRecord {
   exampleId: string;
   repeat: number;
   valid: boolean;
   composite: number | null;
+  /** The task's feedback text (records stored before tasks had one have none). */
+  feedback?: string;
   diagnostics?: {
     missedEntities?: string[];
     spuriousEntities?: string[];

@@ -14,7 +14,7 @@ import { InputError } from '../../errors.ts';
 import { createRuntime, type RuntimeBuildResult } from '../../runtime/runtime.ts';
 import { formatScore, print, printJson } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
-import { addModelOptions, openStudy } from './study-session.ts';
+import { addModelOptions, openStudy, refuseNonIntentStudy } from './study-session.ts';
 
 interface BuildOptions extends ModelOptions {
   json?: boolean;
@@ -38,6 +38,7 @@ export function registerBuildCommand(program: Command): void {
     .addHelpText('after', '\nExit codes: 0 built (failed gates are reported), 1 invalid intent or SQL that does not build, 2 bad input.')
     .action(async (studyDir: string, goal: string, options: BuildOptions) => {
       if (goal.trim() === '') throw new InputError('the goal text is empty', { field: 'goal' });
+      refuseNonIntentStudy(studyDir, 'kloop build');
       const session = await openStudy(studyDir, { ...options, quiet: options.quiet ?? options.json === true });
       try {
         const runtime = await createRuntime({ study: session.study, db: session.db, recordSignals: options.signal !== false, storeGoals: options.storeGoal !== false });

@@ -1,4 +1,5 @@
 /** `kloop calibrate <study>` and `kloop status <study>`. */
+import { scoreNamesOf } from '../../evaluator/evaluator.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -90,6 +91,7 @@ export function registerCalibrateCommands(program: Command): void {
           study: study.dir,
           database: hasDatabase ? studyDatabasePath(study.dir) : null,
           fingerprint: evaluator.fingerprint,
+          task: { id: study.task.id, components: [...scoreNamesOf(study.task).components], metrics: [...scoreNamesOf(study.task).metrics], weights: study.weights, headline: study.headline?.name ?? 'composite' },
           executor: study.executor.id,
           proposer: study.proposer.id,
           corpus: { optimization: study.partitions.optimization.length, anchor: study.partitions.anchor.length, shadow: study.partitions.shadow.length },
@@ -109,6 +111,8 @@ export function registerCalibrateCommands(program: Command): void {
         }
         print(`study ${payload.study}`);
         print(`evaluator ${payload.fingerprint} (${payload.executor}); proposer ${payload.proposer}`);
+        const weighted = Object.entries(study.weights).filter(([, weight]) => weight > 0).map(([name, weight]) => `${name} ${weight}`);
+        print(`task ${payload.task.id}: composite of ${weighted.join(', ')}${payload.task.metrics.length > 0 ? `; metrics ${payload.task.metrics.join(', ')}` : ''}${payload.task.headline !== 'composite' ? `; reported as ${payload.task.headline}` : ''}`);
         print(`corpus: optimization ${payload.corpus.optimization}, anchor ${payload.corpus.anchor}, shadow ${payload.corpus.shadow}`);
         if (!hasDatabase) {
           print('no study database yet: `kloop run` creates it');

@@ -17,7 +17,8 @@ import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { readCandidateRecords } from '../../corpus/admission.ts';
-import type { Example } from '../../corpus/example.ts';
+import type { Example, IntentExampleRecord } from '../../corpus/example.ts';
+import { asIntentExamples, intentRecord } from '../../corpus/example.ts';
 import { PARTITIONS } from '../../corpus/example.ts';
 import { readCorpusFile } from '../../corpus/importers/public-format.ts';
 import { importGoldenUml } from '../../corpus/importers/golden-uml.ts';
@@ -26,15 +27,17 @@ import { reconstructPartitions } from '../../corpus/lifecycle.ts';
 import { readCorpusEvents, readDecisionRecords } from '../../corpus/lifecycle-store.ts';
 import { InputError } from '../../errors.ts';
 import type { PartitionScore } from '../../evaluator/partition-score.ts';
-import { COMPONENTS } from '../../evaluator/partition-score.ts';
+import { scoreNamesOf } from '../../evaluator/evaluator.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { acquireLease, releaseLease } from '../../storage/lease.ts';
 import { admitToStudy, corpusStatus, promoteExamples } from '../../study/corpus-lifecycle.ts';
 import type { LoadedStudy } from '../../study/loaded-study.ts';
 import { writeFileAtomic } from '../../study/report.ts';
 import { createStudyEvaluator } from '../../study/run-study.ts';
-import { formatScore, print, printJson, table } from '../output.ts';
+import { formatScore, metricsLine, print, printJson, table } from '../output.ts';
 import { openStudy } from './study-session.ts';
+import { composeTask, withPartialGold } from '../../study/compose.ts';
+import { loadStudyConfig } from '../../study/config.ts';
 
 /**
  * Exit code of `kloop corpus add` when the gate refused one or more records:
@@ -60,7 +63,10 @@ export function registerCorpusCommands(program: Command): void {
     .option('--wait', 'wait for a run in progress to finish instead of refusing (exit 3)')
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, file: string, options: { partialGold?: boolean; dryRun?: boolean; wait?: boolean; json?: boolean }) => {
-      const candidates = readCandidateRecords(path.resolve(file));
+      // Read with the study's record format (its task's schemas) before the database is opened.
+      if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
+      const format = composeTask(loadStudyConfig(studyDir)).exampleFormat;
+      const candidates = readCandidateRecords(path.resolve(file), options.partialGold === true ? withPartialGold(format) : format);
       if (!candidates.ok) {
         const first = candidates.errors[0]!;
         throw new InputError(`${first.message}${candidates.errors.length > 1 ? ` (and ${candidates.errors.length - 1} more errors)` : ''}`, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });
@@ -157,7 +163,7 @@ export function registerCorpusCommands(program: Command): void {
           print(`refused by admission, left out of the study (${status.refused.length}):`);
           for (const record of status.refused) for (const reason of record.reasons) print(`  ${record.location} ${record.id}: ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
         }
-        for (const leak of status.leaks) print(`LEAK between partitions (the next run refuses to start): ${describeLeak(leak)}`);
+        for (const leak of status.leaks) print(`LEAK between partitions (the next run refuses to start): ${describeLeak(leak, session.study.exampleFormat.inputField)}`);
         for (const warning of status.warnings) print(`WARNING: ${warning.message}`);
         print();
         print(table([['id', 'partition', 'exposures', 'rounds in shadow', 'in shadow since', 'origin', 'due'], ...status.members.map((member) => [member.id, member.partition + (member.promotedBy !== null ? ` (promoted by ${member.promotedBy})` : ''), String(member.exposures), member.partition === 'shadow' ? String(member.shadowRounds) : '', member.shadowSince ?? '—', `${member.origin}: ${member.source}`, member.due ?? ''])]));
@@ -237,7 +243,7 @@ export interface ImportedCase {
 }
 
 /** Reads a corpus in one of {@link IMPORT_FORMATS}: the examples that could be read, and an account per case. */
-export function importCorpus(source: string, format: (typeof IMPORT_FORMATS)[number]): { examples: Example[]; cases: ImportedCase[] } {
+export function importCorpus(source: string, format: (typeof IMPORT_FORMATS)[number]): { examples: IntentExampleRecord[]; cases: ImportedCase[] } {
   if (format === 'golden-uml') {
     if (!existsSync(source) || !statSync(source).isDirectory()) throw new InputError('a Golden UML import reads a folder of case folders', { file: source });
     const imported = importGoldenUml(source);
@@ -254,7 +260,7 @@ export function importCorpus(source: string, format: (typeof IMPORT_FORMATS)[num
     const first = read.errors[0]!;
     throw new InputError(first.message, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });
   }
-  const examples: Example[] = [];
+  const examples: IntentExampleRecord[] = [];
   const seen = new Set<string>();
   const cases = read.records.map((record): ImportedCase => {
     const label = `${source}:${record.line ?? record.index + 1}`;
@@ -263,7 +269,7 @@ export function importCorpus(source: string, format: (typeof IMPORT_FORMATS)[num
     }
     if (seen.has(record.example.id)) return { case: label, skipped: [`duplicate id "${record.example.id}" (kept the first)`], notes: [] };
     seen.add(record.example.id);
-    examples.push(record.example);
+    examples.push(intentRecord(asIntentExamples([record.example])[0]!));
     return { case: label, exampleId: record.example.id, skipped: [], notes: [] };
   });
   return { examples, cases };
@@ -299,7 +305,7 @@ function describeNext(next: { kind: string; ids: string[]; detail: string | null
  * with partial gold, which components were scored on how many examples.
  */
 export async function evaluateCorpusFile(study: LoadedStudy, artifactText: string, artifactLabel: string, file: string, options: { json?: boolean; quiet?: boolean }): Promise<void> {
-  const read = readCorpusFile(path.resolve(file));
+  const read = readCorpusFile(path.resolve(file), study.exampleFormat);
   if (!read.ok) {
     const first = read.errors[0]!;
     throw new InputError(`${first.message}${read.errors.length > 1 ? ` (and ${read.errors.length - 1} more errors)` : ''}`, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });
@@ -313,8 +319,9 @@ export async function evaluateCorpusFile(study: LoadedStudy, artifactText: strin
   }
   print(`${artifactLabel} on ${payload.file} (${payload.examples} examples; evaluator ${payload.fingerprint})`);
   print(`composite ${formatScore(payload.composite)}, invalid ${payload.invalid}`);
-  print(table([['component', 'mean', 'scored on', 'skipped on'], ...COMPONENTS.map((name) => [name, formatScore(payload.components[name] ?? null), String(payload.scoredOn[name]), String(payload.skippedOn[name])])]));
-  print(`diagnostics: entity precision ${formatScore(payload.metrics.entityPrecision)}, relation recall ${formatScore(payload.metrics.relationRecall)}, projection coverage ${formatScore(payload.metrics.projectionCoverage)}`);
+  print(table([['component', 'mean', 'scored on', 'skipped on'], ...Object.keys(payload.scoredOn).map((name) => [name, formatScore(payload.components[name] ?? null), String(payload.scoredOn[name]), String(payload.skippedOn[name])])]));
+  const metrics = metricsLine(payload.metrics);
+  if (metrics !== '') print(metrics);
   if (options.quiet === true) return;
   print();
   for (const example of payload.perExample) {
@@ -323,14 +330,20 @@ export async function evaluateCorpusFile(study: LoadedStudy, artifactText: strin
   }
 }
 
+/** The weighted components of the study's task (the composite's), in the task's order. */
+function weightedComponents(study: LoadedStudy): string[] {
+  return scoreNamesOf(study.task).components.filter((name) => (study.weights[name] ?? 0) > 0);
+}
+
 function corpusFileReport(study: LoadedStudy, artifact: string, file: string, fingerprint: string, score: PartitionScore) {
-  const scoredOn = Object.fromEntries(COMPONENTS.map((name) => [name, 0])) as Record<(typeof COMPONENTS)[number], number>;
-  const skippedOn = { ...scoredOn };
+  const names = weightedComponents(study);
+  const scoredOn: Record<string, number> = Object.fromEntries(names.map((name) => [name, 0]));
+  const skippedOn: Record<string, number> = { ...scoredOn };
   const perExample = score.examples.map((record) => {
     if (!record.valid) return { id: record.exampleId, repeat: record.repeat, valid: false as const, composite: null, invalidReason: record.invalidReason, message: record.message };
-    for (const name of COMPONENTS) {
-      if (record.skipped.includes(name)) skippedOn[name] += 1;
-      else scoredOn[name] += 1;
+    for (const name of names) {
+      if (Object.hasOwn(record.components, name)) scoredOn[name]! += 1;
+      else if (record.skipped.includes(name)) skippedOn[name]! += 1;
     }
     return {
       id: record.exampleId,
@@ -338,7 +351,7 @@ function corpusFileReport(study: LoadedStudy, artifact: string, file: string, fi
       valid: true as const,
       composite: record.composite,
       components: record.components,
-      scored: COMPONENTS.filter((name) => !record.skipped.includes(name)),
+      scored: names.filter((name) => Object.hasOwn(record.components, name)),
       skipped: record.skipped,
       metrics: record.metrics,
       diagnostics: record.diagnostics,

@@ -5,11 +5,12 @@ import type { Example, PartitionName } from '../../corpus/example.ts';
 import { PARTITIONS } from '../../corpus/example.ts';
 import { InputError } from '../../errors.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../../evaluator/partition-score.ts';
-import { aggregate } from '../../evaluator/evaluator.ts';
+import { aggregate, scoreNamesOf } from '../../evaluator/evaluator.ts';
+import { headlineValue } from '../../study/loaded-study.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
 import { readTextFile } from '../../study/load-study.ts';
 import { createStudyEvaluator } from '../../study/run-study.ts';
-import { formatScore, print, printJson, table } from '../output.ts';
+import { componentColumns, formatScore, metricsLine, print, printJson, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
 import { evalLoopACommand, parseLoopOption } from './loop-a.ts';
@@ -24,7 +25,7 @@ export function registerEvalCommand(program: Command): void {
     .option('--artifact <file>', 'artifact file to score instead of the active version')
     .option('--json', 'print one JSON object on stdout')
     .option('--quiet', 'print only the summary, not every example')
-    .option('--loop <A|B>', 'B: the intent composite (default); A: end-to-end (compile success, structural gates, Loop A composite)')
+    .option('--loop <A|B>', 'B: the task composite (default); A: end-to-end, intent studies only (compile success, structural gates, Loop A composite)')
     .option('--corpus <file>', 'score on the examples of this public-format file (.jsonl, .yaml) instead of the study corpus; partial gold says which components were scored'))
     .action(async (studyDir: string, options: ModelOptions & { partition?: string; artifact?: string; json?: boolean; quiet?: boolean; corpus?: string }) => {
       if (parseLoopOption((options as { loop?: string }).loop) === 'A') return evalLoopACommand(studyDir, options);
@@ -69,13 +70,18 @@ export function registerEvalCommand(program: Command): void {
           artifact: artifactLabel,
           fingerprint: evaluator.fingerprint,
           partition: names.length === 1 ? names[0] : 'all',
+          task: { id: study.task.id, components: [...scoreNamesOf(study.task).components], metrics: [...scoreNamesOf(study.task).metrics] },
+          headline: { ...(study.headline ?? { name: 'composite', complement: false }), value: headlineValue(study.headline, all.composite) },
           composite: all.composite,
           components: all.components,
           metrics: all.metrics,
           invalid: all.invalid,
           total: all.total,
           partitions: Object.fromEntries(
-            names.map((name) => [name, { composite: byPartition[name]!.composite, components: byPartition[name]!.components, invalid: byPartition[name]!.invalid, examples: byPartition[name]!.total }]),
+            names.map((name) => [
+              name,
+              { composite: byPartition[name]!.composite, headline: headlineValue(study.headline, byPartition[name]!.composite), components: byPartition[name]!.components, invalid: byPartition[name]!.invalid, examples: byPartition[name]!.total },
+            ]),
           ),
           examples: all.examples.map((record) => describeExample(record, examplesById.get(record.exampleId))),
         };
@@ -84,14 +90,15 @@ export function registerEvalCommand(program: Command): void {
           return;
         }
         print(`${artifactLabel} on ${payload.partition} (evaluator ${evaluator.fingerprint})`);
-        const rows = [['partition', 'examples', 'composite', 'appType', 'entityRecall', 'roleAccuracy', 'behaviorCoverage', 'invalid']];
-        for (const name of names) {
-          const score = byPartition[name]!;
-          rows.push([name, String(score.total), formatScore(score.composite), formatScore(score.components.appType), formatScore(score.components.entityRecall), formatScore(score.components.roleAccuracy), formatScore(score.components.behaviorCoverage), String(score.invalid)]);
-        }
-        if (names.length > 1) rows.push(['all', String(all.total), formatScore(all.composite), formatScore(all.components.appType), formatScore(all.components.entityRecall), formatScore(all.components.roleAccuracy), formatScore(all.components.behaviorCoverage), String(all.invalid)]);
+        const headline = study.headline ?? { name: 'composite', complement: false };
+        const columns = componentColumns(scoreNamesOf(study.task).components, names.map((name) => byPartition[name]!));
+        const row = (label: string, score: PartitionScore): string[] => [label, String(score.total), formatScore(headlineValue(headline, score.composite)), ...columns.map((name) => formatScore(score.components[name])), String(score.invalid)];
+        const rows = [['partition', 'examples', headline.name, ...columns, 'invalid'], ...names.map((name) => row(name, byPartition[name]!))];
+        if (names.length > 1) rows.push(row('all', all));
         print(table(rows));
-        print(`diagnostics: entity precision ${formatScore(all.metrics.entityPrecision)}, relation recall ${formatScore(all.metrics.relationRecall)}, projection coverage ${formatScore(all.metrics.projectionCoverage)}`);
+        if (headline.complement) print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);
+        const metrics = metricsLine(all.metrics);
+        if (metrics !== '') print(metrics);
         if (options.quiet === true) return;
         print();
         for (const example of payload.examples) {
@@ -115,7 +122,9 @@ function combine(scores: PartitionScore[]): PartitionScore {
     usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
     latencyMs: 0,
   }));
-  return aggregate('all', scores[0]!.artifactHash, scores[0]!.fingerprint, results);
+  const components = [...new Set(scores.flatMap((score) => Object.keys(score.components)))];
+  const metrics = [...new Set(scores.flatMap((score) => Object.keys(score.metrics)))];
+  return aggregate('all', scores[0]!.artifactHash, scores[0]!.fingerprint, results, { components, metrics });
 }
 
 /** The per-example JSON shape of `kloop eval --json`. */
@@ -123,13 +132,8 @@ function describeExample(record: ExampleScoreRecord, example: Example | undefine
   if (!record.valid) {
     return { id: record.exampleId, repeat: record.repeat, partition: example?.partition, valid: false as const, composite: null, invalidReason: record.invalidReason, message: record.message, raw: record.raw ?? null };
   }
-  const diagnostics = record.diagnostics;
-  const notes: string[] = [];
-  if (diagnostics.appTypeMismatch !== undefined) notes.push(`appType ${diagnostics.appTypeMismatch.predicted} ≠ ${diagnostics.appTypeMismatch.expected.join('|')}`);
-  if (diagnostics.missedEntities.length > 0) notes.push(`missed entities: ${diagnostics.missedEntities.join(', ')}`);
-  if (diagnostics.wrongRoles.length > 0) notes.push(`wrong roles: ${diagnostics.wrongRoles.map((wrong) => `${wrong.entity} ${wrong.predicted}→${wrong.expected}`).join(', ')}`);
-  if (diagnostics.missingBehaviors.length > 0) notes.push(`missing behaviours: ${diagnostics.missingBehaviors.join(', ')}`);
-  if (diagnostics.spuriousEntities.length > 0) notes.push(`spurious entities: ${diagnostics.spuriousEntities.join(', ')}`);
+  // The task's feedback, one note per problem it names (`; `-separated, as the built-in tasks write it).
+  const notes = record.feedback === '' ? [] : record.feedback.replace(/\.$/, '').split('; ');
   return {
     id: record.exampleId,
     repeat: record.repeat,
@@ -139,7 +143,8 @@ function describeExample(record: ExampleScoreRecord, example: Example | undefine
     components: record.components,
     skipped: record.skipped,
     metrics: record.metrics,
-    diagnostics,
+    diagnostics: record.diagnostics,
+    feedback: record.feedback,
     notes,
   };
 }

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { LOOP_A_WEIGHTS, STRUCTURAL_GATE_NAMES } from '../../assembly/gates.ts';
 import type { PartitionName } from '../../corpus/example.ts';
-import { PARTITIONS } from '../../corpus/example.ts';
+import { asIntentExamples, PARTITIONS } from '../../corpus/example.ts';
 import { InputError } from '../../errors.ts';
 import { studyDatabasePath } from '../../storage/database.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
@@ -18,7 +18,7 @@ import type { LoopAEvaluation, LoopAEvent, LoopAExampleResult, LoopARunOutcome, 
 import { evaluateLoopA, runLoopA } from '../../study/loop-a.ts';
 import { formatDelta, formatScore, print, printJson, progress, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
-import { isStudyWritable, openStudy } from './study-session.ts';
+import { isStudyWritable, openStudy, refuseNonIntentStudy } from './study-session.ts';
 
 /** The loops `--loop` accepts. */
 export type LoopName = 'A' | 'B';
@@ -41,6 +41,7 @@ export interface EvalLoopAOptions extends ModelOptions {
 
 /** `kloop eval <study> --loop A`. */
 export async function evalLoopACommand(studyDir: string, options: EvalLoopAOptions): Promise<void> {
+  refuseNonIntentStudy(studyDir, 'Loop A (eval --loop A)');
   if (options.corpus !== undefined) throw new InputError('--corpus is not supported with --loop A (Loop A scores the study corpus)', { field: '--corpus' });
   if (options.partition !== undefined && !(PARTITIONS as readonly string[]).includes(options.partition)) {
     throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--partition' });
@@ -65,7 +66,7 @@ export async function evalLoopACommand(studyDir: string, options: EvalLoopAOptio
       study,
       db: session.db,
       artifactText,
-      ...(partition !== undefined ? { examples: study.partitions[partition] } : {}),
+      ...(partition !== undefined ? { examples: asIntentExamples(study.partitions[partition]) } : {}),
     });
     const payload = {
       study: study.dir,
@@ -169,6 +170,7 @@ export interface RunLoopAOptions extends ModelOptions {
 
 /** `kloop run <study> --loop A`: one Loop A round; what passes goes to the review queue. */
 export async function runLoopACommand(studyDir: string, options: RunLoopAOptions): Promise<void> {
+  refuseNonIntentStudy(studyDir, 'Loop A (run --loop A)');
   const session = await openStudy(studyDir, options);
   const quiet = options.quiet === true;
   const controller = new AbortController();

@@ -4,6 +4,7 @@
  * inlined; it opens offline), CSV has one row per experiment, JSON carries
  * everything. Files are written through a temporary name and a rename.
  */
+import { isIntentStudy } from '../../study/compose.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -50,7 +51,8 @@ export function registerReportCommand(program: Command): void {
         const data = await loadReportData(db, {
           studyDir: config.dir,
           corpusPolicy: { graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions, maxShadowExposures: config.corpusPolicy.maxShadowExposures, rotateSlice: config.corpusPolicy.rotateSlice },
-          loadSignals: async () => (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report,
+          // Loop D reads intents: the signals of other tasks' studies are not available.
+          ...(isIntentStudy(config) ? { loadSignals: async () => (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report } : {}),
         });
         const text = format === 'html' ? renderHtmlReport(data) : format === 'csv' ? renderCsvReport(data) : renderJsonReport(data);
         if (out === '-') {

@@ -17,7 +17,8 @@ import type { RunEvent } from '../../study/run-study.ts';
 import { createStudyEvaluator, runStudy } from '../../study/run-study.ts';
 import type { StudyReport } from '../../study/report.ts';
 import { buildStudyReport } from '../../study/report.ts';
-import { formatScore, print, printJson, progress, table } from '../output.ts';
+import { componentColumns, formatScore, print, printJson, progress, table } from '../output.ts';
+import { headlineValue } from '../../study/loaded-study.ts';
 import { onOutputClosed } from '../closed-output.ts';
 import { latestCalibration } from '../../study/calibration.ts';
 import { describeCorpusStart, startCorpusLifecycle } from '../../study/corpus-lifecycle.ts';
@@ -68,7 +69,7 @@ export function registerRunCommand(program: Command): void {
       .option('--quiet', 'no progress lines on stderr')
       .option('--calibrate', 'calibrate the evaluator first (noise, signal, τ) and use it')
       .option('--max-experiments <n>', 'override stopping.maxExperiments (a study total)', parseCount)
-      .option('--loop <A|B>', 'B: the intent-prompt loop with its automatic ratchet (default); A: the end-to-end loop, whose candidates go to the review queue')
+      .option('--loop <A|B>', 'B: the optimization loop with its automatic ratchet (default); A: the end-to-end loop (intent studies only), whose candidates go to the review queue')
       .option('--wait', 'when another run holds the study, wait for it to finish instead of exiting with code 3')
       .option('--git', 'commit each accepted version to the git notebook in .kloop/notebook (as notebook.git: true in kloop.yaml)'),
   ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number; wait?: boolean; git?: boolean }) => {
@@ -253,7 +254,12 @@ export function printReport(report: StudyReport): void {
   print(`kloop study ${report.study}`);
   print();
   const partitions = ['optimization', 'anchor', 'shadow'] as const;
-  const rows = [['', 'partition', 'composite', 'appType', 'entityRecall', 'roleAccuracy', 'behaviorCoverage', 'invalid']];
+  // Reports of older runs (stored before the task was reported) name the intent task's columns.
+  const order = report.task?.components ?? ['appType', 'entityRecall', 'roleAccuracy', 'behaviorCoverage'];
+  const summaries = [report.details.baseline, report.details.best].flatMap((details) => partitions.map((partition) => details[partition]));
+  const columns = componentColumns(order, summaries);
+  const headline = report.headline ?? { name: 'composite', complement: false };
+  const rows = [['', 'partition', headline.name, ...columns, 'invalid']];
   for (const [label, details] of [
     [`baseline (v${report.baselineVersion})`, report.details.baseline],
     [`best (v${report.bestVersion})`, report.details.best],
@@ -263,16 +269,14 @@ export function printReport(report: StudyReport): void {
       rows.push([
         partition === 'optimization' ? label : '',
         `${partition} (${summary.examples})`,
-        formatScore(summary.composite),
-        formatScore(summary.components.appType),
-        formatScore(summary.components.entityRecall),
-        formatScore(summary.components.roleAccuracy),
-        formatScore(summary.components.behaviorCoverage),
+        formatScore(headlineValue(headline, summary.composite)),
+        ...columns.map((name) => formatScore(summary.components[name])),
         String(summary.invalid),
       ]);
     }
   }
   print(table(rows));
+  if (headline.complement) print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);
   print();
   const refusedTotal = Object.values(report.refused).reduce((sum, count) => sum + count, 0);
   print(`experiments evaluated: ${report.experiments} (this run: ${report.thisRun.experiments}); accepted ${report.accepted}, refused ${refusedTotal}`);

@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { studyDatabasePath } from '../../storage/database.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
-import { loadStudy } from '../../study/load-study.ts';
+import { loadStudyAsync } from '../../study/load-study.ts';
 import type { LoopName, ScheduleRunRecord } from '../../study/schedule.ts';
 import { createCronScheduler, createStudyLoops, LOOP_NAMES, startSchedule } from '../../study/schedule.ts';
 import { print, printJson, progress, table } from '../output.ts';
@@ -54,7 +54,7 @@ export function registerScheduleCommand(program: Command): void {
     const heartbeat = startLeaseHeartbeat(session.db, scheduleLease, { file: studyDatabasePath(study.dir) });
     const schedule = study.config?.schedule;
     const scheduler = createCronScheduler(schedule?.timezone !== undefined ? { timezone: schedule.timezone } : {});
-    const loops = createStudyLoops({ db: session.db, loadStudy: () => loadStudy(study.dir, session.plugins) }, schedule);
+    const loops = createStudyLoops({ db: session.db, loadStudy: () => loadStudyAsync(study.dir, session.plugins) }, schedule);
     try {
       if (once !== undefined) {
         // Every requested loop runs now, whatever its cadence (even "off"); nothing is put on a cadence.

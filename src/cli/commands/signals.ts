@@ -10,7 +10,8 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { Example } from '../../corpus/example.ts';
+import { asIntentExamples } from '../../corpus/example.ts';
+import { requireIntentStudy } from '../../study/compose.ts';
 import { formatLocation, InputError } from '../../errors.ts';
 import { loadStudyPatternLibrary } from '../../runtime/runtime.ts';
 import { ingestSignalFile } from '../../signals/ingest.ts';
@@ -57,7 +58,8 @@ export function parseNow(value: string | undefined): Date {
 
 /** What the slow loops read for a study: settings, library, corpus (optimization + anchor) and the active artifact. */
 export async function slowLoopInputs(config: StudyConfig, db: StudyDatabase, now: Date): Promise<Omit<SlowLoopOptions, 'enqueue'>> {
-  const corpus: Example[] = loadCorpus(config).filter((example) => example.partition !== 'shadow');
+  requireIntentStudy(config, 'Loops C and D (kloop signals)');
+  const corpus = asIntentExamples(loadCorpus(config).filter((example) => example.partition !== 'shadow'));
   const active = await getRegistryVersion(db);
   return {
     db,

@@ -9,15 +9,16 @@ import type { StudyDatabase } from '../../storage/database.ts';
 import { isWritable, openDatabase, studyDatabasePath } from '../../storage/database.ts';
 import type { UsageTotals } from '../../providers/budget.ts';
 import { loadStudyConfig } from '../../study/config.ts';
+import { requireIntentStudy } from '../../study/compose.ts';
 import type { StudyConfig } from '../../study/config.ts';
 import type { LoadedStudy } from '../../study/loaded-study.ts';
 import type { StudyPlugins } from '../../study/load-study.ts';
-import { loadStudy } from '../../study/load-study.ts';
+import { loadStudyAsync } from '../../study/load-study.ts';
 import { progress } from '../output.ts';
 
 /**
  * The study's plugins (what `loadStudy` builds the executor and proposer with)
- * and what a command asks of the language-model ones (src/providers/index.ts).
+ * and what a command asks of the language-model ones (src/study/llm-plugins.ts).
  */
 export interface SessionPlugins extends StudyPlugins {
   /** Checks that the cost and token caps cover a few full proposals. @throws InputError (code `input.budget`) */
@@ -45,10 +46,12 @@ const OFFLINE_PLUGINS: SessionPlugins = Object.freeze({
 /**
  * True when loading the study needs the language-model providers (the AI SDK,
  * slow to import): an `llm` executor, a `reflective` proposer, or `--model`
- * (which an offline study refuses, with the providers' message).
+ * (which an offline study refuses, with the providers' message). The
+ * offline, routing-rules and command executors with the error-driven
+ * proposer call no model.
  */
 function needsModelProviders(config: StudyConfig, options: ModelOptions): boolean {
-  return config.executor.kind !== 'offline' || config.proposer.kind !== 'error-driven' || options.model !== undefined;
+  return config.executor.kind === 'llm' || config.proposer.kind !== 'error-driven' || options.model !== undefined;
 }
 
 /** Model options shared by the commands that run an executor. */
@@ -98,7 +101,7 @@ export async function openStudy(
   let writable = false;
   let plugins: SessionPlugins = OFFLINE_PLUGINS;
   if (needsModelProviders(loadStudyConfig(studyDir), options)) {
-    const { createLlmStudyPlugins } = await import('../../providers/index.ts');
+    const { createLlmStudyPlugins } = await import('../../study/llm-plugins.ts');
     plugins = createLlmStudyPlugins({
       ...(options.model !== undefined ? { model: options.model } : {}),
       ...(options.baseUrl !== undefined ? { baseURL: options.baseUrl } : {}),
@@ -111,7 +114,7 @@ export async function openStudy(
       log: (message) => progress(`kloop: ${message}`, options.quiet === true),
     });
   }
-  const study = loadStudy(studyDir, plugins);
+  const study = await loadStudyAsync(studyDir, plugins);
   const file = studyDatabasePath(study.dir);
   if (options.preferWritable === true && isStudyWritable(study.dir)) {
     // Commands that only read but benefit from the store (stored evaluations, the response cache):
@@ -169,4 +172,16 @@ async function openWritable(file: string): Promise<StudyDatabase> {
   const ignore = path.join(folder, '.gitignore');
   if (!existsSync(ignore)) writeFileSync(ignore, '*\n', 'utf8');
   return openDatabase(file);
+}
+
+/**
+ * Refuses a study whose task is not intent, before anything is opened, for
+ * the commands that only know intent studies (Loop A, `kloop build`). A
+ * missing folder is left to {@link openStudy}, which names it.
+ *
+ * @throws InputError (code `input.task`, kloop.yaml's `task` line)
+ */
+export function refuseNonIntentStudy(studyDir: string, what: string): void {
+  if (!existsSync(studyDir)) return;
+  requireIntentStudy(loadStudyConfig(studyDir), what);
 }

@@ -6,6 +6,7 @@
  * activate a version (a rollback) and decide review items, each recorded
  * with the name given. Runs until Ctrl-C or SIGTERM.
  */
+import { isIntentStudy } from '../../study/compose.ts';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -102,7 +103,8 @@ export function registerViewCommand(program: Command): void {
           port: options.port,
           hostname: options.host,
           corpusPolicy: { graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions, maxShadowExposures: config.corpusPolicy.maxShadowExposures, rotateSlice: config.corpusPolicy.rotateSlice },
-          loadSignals: async () => (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report,
+          // Loop D reads intents: the signals of other tasks' studies are not available.
+          ...(isIntentStudy(config) ? { loadSignals: async () => (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report } : {}),
           ...(mirror
             ? {
                 afterActivation: async () => {

@@ -26,7 +26,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { exampleSchema, type Example } from '../example.ts';
+import { exampleSchema, type IntentExampleRecord } from '../example.ts';
 import type { AppType } from '../../tasks/intent/vocabulary.ts';
 import type { ExpectedIntent } from '../../tasks/intent/intent.ts';
 import { stripExerciseInstructions, type StrippedText } from './exercise-instructions.ts';
@@ -79,7 +79,7 @@ export interface GoldenUmlReport {
 }
 
 export interface GoldenUmlImport {
-  examples: Example[];
+  examples: IntentExampleRecord[];
   reports: GoldenUmlReport[];
 }
 
@@ -119,7 +119,7 @@ export interface GoldenUmlOptions {
 export function importGoldenUmlCase(
   input: GoldenUmlCase,
   options: GoldenUmlOptions = {},
-): { example?: Example; report: GoldenUmlReport } {
+): { example?: IntentExampleRecord; report: GoldenUmlReport } {
   const domainAppTypes = options.domainAppTypes ?? DOMAIN_APP_TYPES;
   const report: GoldenUmlReport = { caseId: input.caseId, entityCount: 0, relationCount: 0, skipped: [], notes: [], stripped: [] };
   if (input.plantUml === undefined) report.skipped.push('plantuml.txt missing: no gold, no example');
@@ -184,7 +184,7 @@ function readOptional(file: string): string | undefined {
  * @throws the file system's error when `dir` cannot be listed
  */
 export function importGoldenUml(dir: string, options: GoldenUmlOptions = {}): GoldenUmlImport {
-  const examples: Example[] = [];
+  const examples: IntentExampleRecord[] = [];
   const reports: GoldenUmlReport[] = [];
   const folders = readdirSync(dir)
     .filter((name) => statSync(path.join(dir, name)).isDirectory())

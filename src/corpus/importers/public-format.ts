@@ -1,6 +1,8 @@
 /**
  * Reading corpus files written in the public example format
- * (`src/corpus/example.ts`): JSON Lines, YAML, or JSON.
+ * (`src/corpus/example.ts`; records read per task by an `ExampleFormat`,
+ * `src/corpus/example-format.ts`, default the intent format): JSON Lines,
+ * YAML, or JSON.
  *
  * - JSONL: one example object per line; blank lines are skipped.
  * - YAML: a list of examples, or a mapping whose only key is `examples`
@@ -23,7 +25,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { CORE_SCHEMA, load as loadYamlFast } from 'js-yaml';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
-import { exampleSchema, type Example } from '../example.ts';
+import type { Example } from '../example.ts';
+import { type ExampleFormat, INTENT_EXAMPLE_FORMAT } from '../example-format.ts';
 
 /** The two syntaxes of a corpus file (JSON is read as YAML). */
 export type PublicFormat = 'jsonl' | 'yaml';
@@ -89,11 +92,11 @@ interface RecordIssue {
 }
 
 /** Schema issues of one record, one per offending field (unknown keys are listed one by one). */
-function recordIssues(value: unknown): { example?: Example; issues: RecordIssue[] } {
-  const parsed = exampleSchema.safeParse(value);
-  if (parsed.success) return { example: parsed.data, issues: [] };
+function recordIssues(value: unknown, format: ExampleFormat): { example?: Example; issues: RecordIssue[] } {
+  const parsed = format.parse(value);
+  if (parsed.success) return { example: parsed.example, issues: [] };
   const issues: RecordIssue[] = [];
-  for (const issue of parsed.error.issues as z.core.$ZodIssue[]) {
+  for (const issue of parsed.issues as z.core.$ZodIssue[]) {
     const path = issue.path.map((segment) => (typeof segment === 'number' ? segment : String(segment)));
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) issues.push({ path: [...path, key], message: `unknown field "${key}"` });
@@ -152,7 +155,7 @@ function largestField(source: string): string | undefined {
   }
 }
 
-function parseJsonLines(text: string, file: string): CorpusFileResult {
+function parseJsonLines(text: string, file: string, format: ExampleFormat): CorpusFileResult {
   const errors: CorpusFileError[] = [];
   const examples: Example[] = [];
   const firstLineOfId = new Map<string, number>();
@@ -178,7 +181,7 @@ function parseJsonLines(text: string, file: string): CorpusFileResult {
       errors.push({ file, line, message: `invalid JSON: ${(error as Error).message}` });
       return;
     }
-    const { example, issues } = recordIssues(value);
+    const { example, issues } = recordIssues(value, format);
     for (const issue of issues) {
       errors.push({ file, line, ...(issue.path.length > 0 ? { field: formatFieldPath(issue.path) } : {}), message: issue.message });
     }
@@ -224,7 +227,7 @@ function lineOfPath(document: Document, lineCounter: LineCounter, path: readonly
  * the first problem of any kind: {@link parseYaml} then reads the file again
  * and names each problem's line and field.
  */
-function parseValidYaml(text: string): Example[] | undefined {
+function parseValidYaml(text: string, format: ExampleFormat): Example[] | undefined {
   let root: unknown;
   try {
     root = loadYamlFast(text, { schema: CORE_SCHEMA });
@@ -240,16 +243,16 @@ function parseValidYaml(text: string): Example[] | undefined {
   const examples: Example[] = [];
   const ids = new Set<string>();
   for (const value of values as unknown[]) {
-    const parsed = exampleSchema.safeParse(value);
-    if (!parsed.success || ids.has(parsed.data.id)) return undefined;
-    ids.add(parsed.data.id);
-    examples.push(parsed.data);
+    const parsed = format.parse(value);
+    if (!parsed.success || ids.has(parsed.example.id)) return undefined;
+    ids.add(parsed.example.id);
+    examples.push(parsed.example);
   }
   return examples;
 }
 
-function parseYaml(text: string, file: string): CorpusFileResult {
-  const valid = parseValidYaml(text);
+function parseYaml(text: string, file: string, format: ExampleFormat): CorpusFileResult {
+  const valid = parseValidYaml(text, format);
   if (valid !== undefined) return { ok: true, examples: valid };
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
@@ -288,7 +291,7 @@ function parseYaml(text: string, file: string): CorpusFileResult {
   const firstLineOfId = new Map<string, number | undefined>();
   values.forEach((value, index) => {
     const recordPath = [...prefix, index];
-    const { example, issues } = recordIssues(value);
+    const { example, issues } = recordIssues(value, format);
     for (const issue of issues) {
       errors.push({
         file,
@@ -317,8 +320,11 @@ function withLine(line: number | undefined): { line?: number } {
 /**
  * Parses the content of a corpus file. `file` is only used in error reports.
  * A string is taken as already decoded; bytes are decoded as strict UTF-8.
+ *
+ * @param records how a record is read (the study task's schemas and input
+ *   field); default the intent format (`goal` records)
  */
-export function parsePublicFormat(content: string | Uint8Array, format: PublicFormat, file: string): CorpusFileResult {
+export function parsePublicFormat(content: string | Uint8Array, format: PublicFormat, file: string, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): CorpusFileResult {
   let text: string;
   if (typeof content === 'string') text = content.replace(/^\uFEFF/, '');
   else {
@@ -326,11 +332,11 @@ export function parsePublicFormat(content: string | Uint8Array, format: PublicFo
     if ('error' in decoded) return { ok: false, errors: [decoded.error] };
     text = decoded.text;
   }
-  return format === 'jsonl' ? parseJsonLines(text, file) : parseYaml(text, file);
+  return format === 'jsonl' ? parseJsonLines(text, file, records) : parseYaml(text, file, records);
 }
 
-/** Reads a corpus file in the given syntax. A file that cannot be read is reported as an error. */
-export function importPublicFormat(path: string, format: PublicFormat): CorpusFileResult {
+/** Reads a corpus file in the given syntax (records read by `records`, default the intent format). A file that cannot be read is reported as an error. */
+export function importPublicFormat(path: string, format: PublicFormat, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): CorpusFileResult {
   let bytes: Uint8Array;
   try {
     const size = statSync(path).size;
@@ -342,7 +348,7 @@ export function importPublicFormat(path: string, format: PublicFormat): CorpusFi
     const code = (error as NodeJS.ErrnoException).code;
     return { ok: false, errors: [{ file: path, message: code === 'ENOENT' ? `${path} does not exist` : `cannot read ${path}: ${(error as Error).message}` }] };
   }
-  return parsePublicFormat(bytes, format, path);
+  return parsePublicFormat(bytes, format, path, records);
 }
 
 /** The syntax of a corpus file from its extension: `.jsonl` → jsonl; `.yaml`, `.yml`, `.json` → yaml. */
@@ -353,11 +359,11 @@ export function corpusFormatOf(path: string): PublicFormat | undefined {
   return undefined;
 }
 
-/** Reads a corpus file, choosing the syntax by extension (`.yaml`, `.yml`, `.jsonl`, `.json`). */
-export function readCorpusFile(path: string): CorpusFileResult {
+/** Reads a corpus file, choosing the syntax by extension (`.yaml`, `.yml`, `.jsonl`, `.json`); records are read by `records` (default the intent format). */
+export function readCorpusFile(path: string, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): CorpusFileResult {
   const format = corpusFormatOf(path);
   if (format === undefined) {
     return { ok: false, errors: [{ file: path, message: `${path}: unknown corpus file extension (use .yaml, .yml, .jsonl or .json)` }] };
   }
-  return importPublicFormat(path, format);
+  return importPublicFormat(path, format, records);
 }

@@ -106,6 +106,7 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
   const maxEvaluations = Math.max(0, options.maxEvaluations ?? 40);
   const maxScreened = options.maxScreened ?? 5000;
   const minNetFixes = Math.max(1, options.minNetFixes ?? 1);
+  const maxBundleEvaluations = Math.min(maxEvaluations, 12);
   return {
     id: KEYWORD_RULES_PROPOSER_ID,
     async propose(context: ProposalContext): Promise<ProposalResult> {
@@ -174,7 +175,70 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
         evaluated.push({ ...entry, text, delta, ...compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[])) });
       }
       const kept = evaluated.filter((entry) => entry.netFixes >= minNetFixes).sort(compareEdits);
-      return { candidates: selectDiverse(kept, context.maxCandidates).map((entry) => toCandidate(entry, evaluations)), failures };
+      const singles = selectDiverse(kept, context.maxCandidates).map((entry) => toCandidate(entry, evaluations));
+      // A bundle: the kept edits that break nothing, applied one after another while each adds fixes and
+      // breaks nothing. One edit fixing 3 of 44 cannot reach significance on its own (McNemar: p = 0.125);
+      // edits that each fix a few, together, can — and the gate still judges the bundle on anchors and shadow.
+      // Several bundles, each leaving out the edits ranked above it: the broadest edit often fixes most here and
+      // breaks what the proposer cannot see (anchors, shadow); a bundle without it may generalize better.
+      const clean = kept.filter((entry) => entry.broken === 0);
+      const bundles: Candidate[] = [];
+      for (let skip = 0; skip < Math.min(3, clean.length - 1) && bundles.length < context.maxCandidates - 1; skip += 1) {
+        const bundle = await bundleEdits(clean.slice(skip), context, incumbentScores, maxBundleEvaluations, pastDeltas);
+        if (bundle !== null && !bundles.some((other) => other.text === bundle.text)) bundles.push(bundle);
+      }
+      const candidates = [...bundles, ...singles].slice(0, context.maxCandidates);
+      return { candidates, failures };
+    },
+  };
+}
+
+/**
+ * Applies `ranked` edits one after another to the incumbent, keeping each
+ * that adds fixes and breaks nothing on the optimization partition (each
+ * kept step scored with the frozen evaluator, at most `budget` scorings).
+ * Null when fewer than two edits survive (the singles say the same), or the
+ * bundle was tried before.
+ */
+async function bundleEdits(
+  ranked: readonly Evaluated[],
+  context: ProposalContext,
+  incumbentScores: Map<string, number | null>,
+  budget: number,
+  pastDeltas: ReadonlySet<string>,
+): Promise<Candidate | null> {
+  if (ranked.length < 2 || budget <= 0) return null;
+  let text = ranked[0]!.text;
+  let edits: Evaluated[] = [ranked[0]!];
+  let best = { fixed: ranked[0]!.fixed, broken: ranked[0]!.broken };
+  let scorings = 0;
+  for (const entry of ranked.slice(1)) {
+    if (scorings >= budget || context.signal?.aborted === true) break;
+    const next = applyEditToText(text, entry.edit);
+    if (next === null || next === text || [...next].length > context.limits.maxArtifactCharacters) continue;
+    scorings += 1;
+    const score = await context.evaluateOptimization(next);
+    const outcome = compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[]));
+    if (outcome.fixed > best.fixed && outcome.broken <= best.broken) {
+      text = next;
+      edits = [...edits, entry];
+      best = { fixed: outcome.fixed, broken: outcome.broken };
+    }
+  }
+  if (edits.length < 2) return null;
+  const delta = changeText(lineChanges(context.incumbentText, text));
+  if (context.triedHashes.has(contentHash(text)) || pastDeltas.has(delta)) return null;
+  return {
+    text,
+    delta,
+    rationale:
+      `${edits.length} edits together (${edits.map((entry) => describeEdit(entry.edit)).join('; ')}): route ${best.fixed} optimization example(s) right that were misrouted ` +
+      `and misroute ${best.broken} that were right; each edit was kept only if it added fixes and broke nothing.`,
+    expectedNetFixes: best.fixed - best.broken,
+    rebase: (incumbentText: string): string | null => {
+      let rebased: string | null = incumbentText;
+      for (const entry of edits) rebased = rebased === null ? null : applyEditToText(rebased, entry.edit) ?? rebased;
+      return rebased === incumbentText ? null : rebased;
     },
   };
 }

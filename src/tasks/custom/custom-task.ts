@@ -186,7 +186,30 @@ function unitScore(value: unknown, what: string, fail: (message: string) => neve
  */
 export async function loadCustomTask(options: CustomTaskOptions): Promise<CustomTask> {
   const loaded = await loadStudyModule(options.studyFolder, options.module);
-  const { file, exports } = loaded;
+  return customTaskOf(loaded.exports, { file: loaded.file, contentHash: loaded.contentHash, ...(loaded.functionName !== undefined ? { functionName: loaded.functionName } : {}) });
+}
+
+/** Where a custom task's exports come from: a module file, or code (`createStudy({ score })`). */
+export interface CustomTaskSource {
+  /** The file messages name (a module path, or a label such as `createStudy({ score })`). */
+  file: string;
+  /** SHA-256 (hex) of what defines the scorer: the module file, or the function's source text; the task id carries its first 16 digits. */
+  contentHash: string;
+  /** The scoring function's export name; default `score` (or a default-exported function). */
+  functionName?: string;
+}
+
+/**
+ * A custom task from a module's exports (`score`, and optionally
+ * `outputSchema`, `inputSchema`, `expectedSchema`, `components`, `outcome`),
+ * with the rules of {@link loadCustomTask}. The library API builds the task
+ * of `createStudy({ score })` with it.
+ *
+ * @throws InputError (code `custom_module`) as {@link loadCustomTask}
+ */
+export function customTaskOf(exports: Record<string, unknown>, source: CustomTaskSource): CustomTask {
+  const loaded = { ...source, exports };
+  const { file } = source;
   const scoreName = loaded.functionName ?? 'score';
   const found = exportOf(exports, scoreName) ?? (loaded.functionName === undefined && typeof exports['default'] === 'function' ? exports['default'] : undefined);
   if (typeof found !== 'function') {

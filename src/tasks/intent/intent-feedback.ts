@@ -2,14 +2,14 @@
  * The intent task's feedback text: one example's diagnostics in words, for
  * proposers and users (what went wrong, not how much).
  *
- * Same facts as `describeRecord` in `llm/diagnostics-summary.ts`, spelled
- * out: the app type, the gold entities no prediction matched, the matched
+ * The reflective proposer reads it (src/proposers/feedback-summary.ts). It says,
+ * in words: the app type, the gold entities no prediction matched, the matched
  * entities whose role is wrong, the gold behaviours absent, the predicted
  * entities not in the gold, and (when asked) the gold relations missed.
  *
  * @module
  */
-import type { ExampleDiagnostics } from '../../evaluator/partition-score.ts';
+import type { ExampleDiagnostics } from './scorer.ts';
 
 /** Options of {@link describeIntentDiagnostics}. */
 export interface IntentFeedbackOptions {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import type { Example } from '../../corpus/example.ts';
+import { asIntentExamples, type IntentExample } from '../../corpus/example.ts';
 import { readCorpusFile } from '../../corpus/importers/public-format.ts';
 import { createSeededRandom } from '../../stats/seeded-random.ts';
 import { defaultWeights } from '../task.ts';
@@ -17,12 +17,12 @@ const SEED_MEAN_COMPOSITE = 0.5980390211640213;
 
 const STUDY = fileURLToPath(new URL('../../../examples/intent/', import.meta.url));
 
-function corpus(): Example[] {
-  const examples: Example[] = [];
+function corpus(): IntentExample[] {
+  const examples: IntentExample[] = [];
   for (const name of readdirSync(`${STUDY}corpus`).sort()) {
     const read = readCorpusFile(`${STUDY}corpus/${name}`);
     if (!read.ok) throw new Error(read.errors.map((error) => error.message).join('; '));
-    examples.push(...read.examples);
+    examples.push(...asIntentExamples(read.examples));
   }
   return examples;
 }
@@ -65,13 +65,13 @@ describe('the intent task gives the scorer\'s figures, bit for bit', () => {
     let oldSum = 0;
     let newSum = 0;
     for (const example of examples) {
-      const result = await executor.execute({ goal: example.goal, artifact: playbook, repeat: 0 });
+      const result = await executor.execute({ input: example.input, text: example.text, artifact: playbook, repeat: 0 });
       if (!result.ok) throw new Error(`${example.id}: ${result.message}`);
-      for (const output of variants(result.intent, example.expected, random)) {
+      for (const output of variants(result.output as Intent, example.expected, random)) {
         expect(intentTask.schemas.output.safeParse(output).success).toBe(true);
         for (const weights of weightSets) {
           const before = scoreIntent(example.expected, output, { appType: weights['appType']!, entityRecall: weights['entityRecall']!, roleAccuracy: weights['roleAccuracy']!, behaviorCoverage: weights['behaviorCoverage']! });
-          const after = intentTask.score(output, example.expected, example.goal, weights);
+          const after = intentTask.score(output, example.expected, example.input, weights);
           expect(Object.is(after.composite, before.composite)).toBe(true);
           expect(after.components).toEqual(before.components);
           expect(after.skipped).toEqual(before.skipped);
@@ -83,7 +83,7 @@ describe('the intent task gives the scorer\'s figures, bit for bit', () => {
       const old = scoreExample(example.expected, result);
       if (!old.valid) throw new Error(`${example.id}: invalid`);
       oldSum += old.composite;
-      newSum += intentTask.score(result.intent, example.expected, example.goal, defaultWeights(intentTask)).composite;
+      newSum += intentTask.score(result.output as Intent, example.expected, example.input, defaultWeights(intentTask)).composite;
     }
     expect(compared).toBe(72 * 7 * 4);
     // The seed playbook's mean composite over the 72 examples, the old way and the new.

@@ -109,7 +109,7 @@ describe('scoreExample: invalid outputs are never scored', () => {
     const invalid = scoreExample(gold, { ok: false, reason: 'unparsable', message: 'not JSON', raw: '{"appType": "boo' });
     expect(invalid).toEqual({ valid: false, invalidReason: 'unparsable', message: 'not JSON', raw: '{"appType": "boo' });
     expect('composite' in invalid).toBe(false);
-    const zero = scoreExample(gold, { ok: true, intent: { appType: 'crm', entities: [], relations: [], behaviors: [], projections: [] } });
+    const zero = scoreExample(gold, { ok: true, output: { appType: 'crm', entities: [], relations: [], behaviors: [], projections: [] } });
     expect(zero.valid).toBe(true);
     if (zero.valid) expect(zero.composite).toBe(0);
   });

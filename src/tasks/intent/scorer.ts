@@ -20,17 +20,58 @@
  * Source: "The Karpathy Loop, Three Months Later" (the seed document), and
  * DESIGN.md §1.
  */
-import type { ExecutionResult } from '../executor.ts';
+import type { ExampleScore } from '../../evaluator/partition-score.ts';
+import type { ExecutionResult } from '../../executors/executor.ts';
 import type { ExpectedIntent, Intent } from './intent.ts';
-import { acceptedAppTypes } from './intent.ts';
+import { acceptedAppTypes, intentSchema } from './intent.ts';
+import { describeIntentDiagnostics } from './intent-feedback.ts';
 import { normalizeEntityName } from './names.ts';
-import type {
-  ComponentName,
-  ComponentScores,
-  ExampleDiagnostics,
-  ExampleScore,
-} from '../../evaluator/partition-score.ts';
-import { COMPONENTS } from '../../evaluator/partition-score.ts';
+
+/** Component names of the intent composite (the seed's four), in report order. */
+export const COMPONENTS = ['appType', 'entityRecall', 'roleAccuracy', 'behaviorCoverage'] as const;
+export type ComponentName = (typeof COMPONENTS)[number];
+
+/** The intent scorer's component scores in [0, 1]; a missing key means the component was skipped. */
+export type ComponentScores = Partial<Record<ComponentName, number>>;
+
+/** The intent task's per-example diagnostics (an example record's `diagnostics`): what the proposer and the user read. */
+export type ExampleDiagnostics = {
+  /** Gold app types (primary first) and the predicted one, when they disagree. */
+  appTypeMismatch?: { expected: string[]; predicted: string };
+  /** Gold entity names that no predicted entity matched. */
+  missedEntities: string[];
+  /** Predicted entity names that match no gold entity. */
+  spuriousEntities: string[];
+  /** Matched entities whose role is wrong. */
+  wrongRoles: Array<{ entity: string; expected: string; predicted: string }>;
+  /** Gold behaviours absent from the prediction. */
+  missingBehaviors: string[];
+  /** Predicted behaviours not in the gold. */
+  extraBehaviors: string[];
+  /** Gold relations (as "from -> to") with no predicted relation between the same entities. */
+  missedRelations: string[];
+  /** Gold projections absent from the prediction. */
+  missingProjections: string[];
+};
+
+/** The intent task's diagnostic metrics, reported beside the composite, not in it. Null when undefined (0/0). */
+export type DiagnosticMetrics = {
+  entityPrecision: number | null;
+  relationRecall: number | null;
+  projectionCoverage: number | null;
+};
+
+/** The intent score of one valid prediction (the example record of an intent study, without `feedback`). */
+export interface IntentScore {
+  valid: true;
+  /** Weighted mean of the scored components, renormalised over them; in [0, 1]. */
+  composite: number;
+  components: ComponentScores;
+  /** Components skipped because the gold lacks them. */
+  skipped: ComponentName[];
+  metrics: DiagnosticMetrics;
+  diagnostics: ExampleDiagnostics;
+}
 
 /** Weights of the composite components. */
 export type ComponentWeights = Record<ComponentName, number>;
@@ -59,10 +100,12 @@ export function scorableComponents(expected: ExpectedIntent): ComponentName[] {
 }
 
 /**
- * Scores one executor result against its gold expectation.
+ * Scores one executor result against its gold expectation, as an intent
+ * study's evaluator records it (with the feedback text).
  *
  * @param expected gold intent (possibly partial)
- * @param result executor result; `{ ok: false }` yields an invalid score
+ * @param result executor result (src/executors/executor.ts); `{ ok: false }`,
+ *   or an output that does not fit `intentSchema` (`schema`), yields an invalid score
  * @param weights component weights (default: the seed's); only ratios matter
  * @throws Error when the gold has no scorable component (the corpus loader refuses such examples)
  */
@@ -79,7 +122,13 @@ export function scoreExample(
       ...(result.raw !== undefined ? { raw: result.raw } : {}),
     };
   }
-  return scoreIntent(expected, result.intent, weights);
+  const parsed = intentSchema.safeParse(result.output);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    return { valid: false, invalidReason: 'schema', message: `the output does not fit the intent schema: ${issues.join('; ')}`, ...(result.raw !== undefined ? { raw: result.raw } : {}) };
+  }
+  const scored = scoreIntent(expected, parsed.data, weights);
+  return { ...scored, components: scored.components as Record<string, number>, feedback: describeIntentDiagnostics(scored.diagnostics) };
 }
 
 /** Scores a valid predicted intent against its gold expectation. See {@link scoreExample}. */
@@ -87,7 +136,7 @@ export function scoreIntent(
   expected: ExpectedIntent,
   predicted: Intent,
   weights: Readonly<ComponentWeights> = DEFAULT_WEIGHTS,
-): ExampleScore & { valid: true } {
+): IntentScore {
   const present = scorableComponents(expected);
   if (present.length === 0) throw new Error('the gold expectation has no scorable component');
   const components: ComponentScores = {};

@@ -30,14 +30,7 @@
  * Box–Muller transform (Box & Muller 1958).
  */
 import { aggregate } from '../../evaluator/evaluator.ts';
-import type {
-  ComponentName,
-  ComponentScores,
-  DiagnosticMetrics,
-  ExampleDiagnostics,
-  ExampleScoreRecord,
-  PartitionScore,
-} from '../../evaluator/partition-score.ts';
+import type { ComponentScores, ExampleScoreRecord, MetricScores, PartitionScore } from '../../evaluator/partition-score.ts';
 import type { RandomSource } from '../../stats/index.ts';
 import { createSeededRandom } from '../../stats/index.ts';
 
@@ -109,18 +102,10 @@ export type SimulatePartitionOptions = {
 
 // Shared by every simulated record (read-only; frozen): the simulation scores
 // no components, and allocating these per record dominated its cost.
-const NO_METRICS: DiagnosticMetrics = Object.freeze({ entityPrecision: null, relationRecall: null, projectionCoverage: null });
+const NO_METRICS: MetricScores = Object.freeze({});
 const NO_COMPONENTS: ComponentScores = Object.freeze({});
-const NO_SKIPPED = Object.freeze([]) as unknown as ComponentName[];
-const NO_DIAGNOSTICS = Object.freeze({
-  missedEntities: Object.freeze([]),
-  spuriousEntities: Object.freeze([]),
-  wrongRoles: Object.freeze([]),
-  missingBehaviors: Object.freeze([]),
-  extraBehaviors: Object.freeze([]),
-  missedRelations: Object.freeze([]),
-  missingProjections: Object.freeze([]),
-}) as unknown as ExampleDiagnostics;
+const NO_SKIPPED = Object.freeze([]) as unknown as string[];
+const NO_DIAGNOSTICS: Record<string, unknown> = Object.freeze({});
 
 /**
  * Simulates `repeats` evaluations of an artifact of known true quality on one
@@ -161,6 +146,7 @@ export function simulatePartitionScore(options: SimulatePartitionOptions): Parti
         skipped: NO_SKIPPED,
         metrics: NO_METRICS,
         diagnostics: NO_DIAGNOSTICS,
+        feedback: '',
       };
     });
     results.push({ records, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latencyMs: 0 });

@@ -1,9 +1,24 @@
 /**
- * The LLM intent executor: the artifact is a prompt (markdown); the model
- * reads it as its system message, with kloop's fixed output contract
- * appended, and the goal text as the user message, and answers in the
- * public intent JSON format through structured output (or, on servers
+ * The LLM intent executor: the generic LLM executor
+ * (`executors/llm/llm-executor.ts`) with the intent task. The artifact is a
+ * prompt (markdown); the model reads it as its system message, with the
+ * intent task's fixed output contract (`output-contract.ts`) appended, and
+ * the goal text as the user message, and answers in the public intent JSON
+ * format through structured output (schema name `intent`; or, on servers
  * without it, JSON asked for in the prompt and parsed from the text).
+ *
+ * Requests, ids and cache keys are those of the executor this one replaced
+ * (`llm-intent@1`): for a prompt without `{{…}}` placeholders, the system
+ * message is `buildExecutorSystemPrompt(artifact)`, the user message the
+ * goal and the schema `INTENT_ANSWER_SCHEMA`, so stored answers keep
+ * serving. A prompt with placeholders is a template (see
+ * `executors/llm/prompt-template.ts`; the goal is `{{input}}`).
+ *
+ * Two forms: {@link createIntentLlmExecutor} on the task-agnostic executor
+ * contract (`executors/executor.ts`: `{ input, text }` in, `{ output }`
+ * out), and {@link createLlmIntentExecutor} on the intent executor contract
+ * (`tasks/executor.ts`: `{ goal }` in, `{ intent }` out), which the engine
+ * uses until it moves to the generic contract.
  *
  * `execute` never throws for a bad answer: empty, truncated, unparsable or
  * off-schema answers, refusals, timeouts and refused requests come back as
@@ -11,10 +26,11 @@
  * run: an InfrastructureError (bad key, no such model, a server outage that
  * outlasts the retries), a BudgetExceededError, or the abort of `signal`.
  */
+import { createLlmExecutor } from '../../../executors/llm/llm-executor.ts';
+import type { Executor } from '../../../executors/executor.ts';
 import type { LlmClient } from '../../../providers/llm-client.ts';
-import type { ExecutionRequest, ExecutionResult, Executor } from '../../executor.ts';
-import { buildExecutorSystemPrompt, INTENT_ANSWER_SCHEMA, OUTPUT_CONTRACT_HASH } from './output-contract.ts';
-import { parseIntentAnswer } from './parse-intent-answer.ts';
+import { intentTask } from '../intent-task.ts';
+import { INTENT_SCHEMA_NAME } from './parse-intent-answer.ts';
 
 /** Implementation version, part of the executor id. Bump when the request layout changes. */
 export const LLM_INTENT_EXECUTOR_VERSION = 'llm-intent@1';
@@ -29,41 +45,32 @@ export interface LlmIntentExecutorOptions {
 }
 
 /**
- * Creates the LLM intent executor.
+ * Creates the LLM intent executor on the task-agnostic executor contract:
+ * `request.input` and `request.text` are the goal; `output` is an
+ * {@link Intent} (checked with `intentSchema`).
  *
- * The id names the implementation, provider, model, base URL host,
- * temperature, max output tokens, structured-output mode and contract hash,
- * e.g. `llm-intent@1 contract=1a2b3c4d openai:gpt-4.1-mini host=api.openai.com temperature=0 maxOutputTokens=2048 output=schema`.
+ * The id names the implementation, contract hash, provider, model, base URL
+ * host, temperature, max output tokens and structured-output mode, e.g.
+ * `llm-intent@1 contract=1a2b3c4d openai:gpt-4.1-mini host=api.openai.com temperature=0 maxOutputTokens=2048 output=schema`.
  * `deterministic` is true only when `options.deterministic` is true and the temperature is 0.
  *
  * @example
  * ```ts
- * const executor = createLlmIntentExecutor({ client });
- * const result = await executor.execute({ goal: 'A clinic books patients with therapists.', artifact: promptText, repeat: 0 });
- * if (!result.ok) console.log(result.reason, result.message);
+ * const executor = createIntentLlmExecutor({ client });
+ * const goal = 'A clinic books patients with therapists.';
+ * const result = await executor.execute({ input: goal, text: goal, artifact: promptText, repeat: 0 });
+ * if (result.ok) console.log((result.output as Intent).appType);
  * ```
  */
-export function createLlmIntentExecutor(options: LlmIntentExecutorOptions): Executor {
-  const { client } = options;
-  return {
-    id: `${LLM_INTENT_EXECUTOR_VERSION} contract=${OUTPUT_CONTRACT_HASH} ${client.id}`,
-    deterministic: options.deterministic === true && client.settings.temperature === 0,
-    async execute(request: ExecutionRequest): Promise<ExecutionResult> {
-      const response = await client.generate({
-        system: buildExecutorSystemPrompt(request.artifact),
-        prompt: request.goal,
-        schema: INTENT_ANSWER_SCHEMA,
-        repeat: request.repeat,
-        ...(request.signal !== undefined ? { signal: request.signal } : {}),
-      });
-      if (!response.ok) {
-        return { ok: false, reason: response.reason, message: response.message, usage: response.usage, latencyMs: response.latencyMs, transient: response.transient };
-      }
-      const answer = parseIntentAnswer(response.text, response.finishReason);
-      if (!answer.ok) {
-        return { ok: false, reason: answer.reason, message: answer.message, raw: answer.raw, usage: response.usage, latencyMs: response.latencyMs };
-      }
-      return { ok: true, intent: answer.intent, raw: answer.raw, usage: response.usage, latencyMs: response.latencyMs, cached: response.cached };
-    },
-  };
+export function createIntentLlmExecutor(options: LlmIntentExecutorOptions): Executor {
+  return createLlmExecutor({
+    client: options.client,
+    task: intentTask,
+    name: LLM_INTENT_EXECUTOR_VERSION,
+    schemaName: INTENT_SCHEMA_NAME,
+    ...(options.deterministic !== undefined ? { deterministic: options.deterministic } : {}),
+  });
 }
+
+/** The LLM intent executor (the name compose.ts and older callers use): {@link createIntentLlmExecutor}. */
+export const createLlmIntentExecutor: (options: LlmIntentExecutorOptions) => Executor = createIntentLlmExecutor;

@@ -1,5 +1,7 @@
 /**
- * Turns a model's answer into an intent, or says why it is invalid.
+ * Turns a model's answer into an intent, or says why it is invalid: the
+ * generic lenient reading of `executors/llm/read-json-answer.ts` with the
+ * intent schema.
  *
  * | answer | result |
  * |---|---|
@@ -7,27 +9,24 @@
  * | finish reason `length` (cut off) | `truncated` |
  * | nothing (or only a reasoning block) | `empty` |
  * | no JSON object (incl. an unclosed fence or `<think>`) | `unparsable` |
- * | JSON that does not fit `intentSchema` | `schema` |
+ * | JSON that does not fit `intentSchema` | `schema` (`the answer does not fit the intent schema: …`) |
  *
  * An invalid answer is returned with its raw text (capped at
  * {@link MAX_RAW_CHARACTERS}); it is never scored, and nothing is thrown.
  */
-import { parseJsonAnswer } from '../../../providers/answer-text.ts';
-import type { InvalidReason } from '../../executor.ts';
+import { readJsonAnswer } from '../../../executors/llm/read-json-answer.ts';
+import type { InvalidReason } from '../../../executors/executor.ts';
 import type { Intent } from '../intent.ts';
 import { intentSchema } from '../intent.ts';
 
-/** Raw answers are kept up to this many characters. */
-export const MAX_RAW_CHARACTERS = 4000;
+export { capRaw, MAX_RAW_CHARACTERS } from '../../../executors/cap-raw.ts';
+
+/** Name of the intent answer schema, in messages and as the structured-output schema's name. */
+export const INTENT_SCHEMA_NAME = 'intent';
 
 export type IntentAnswer =
   | { ok: true; intent: Intent; raw: string }
   | { ok: false; reason: InvalidReason; message: string; raw: string };
-
-/** Caps a raw answer for storage. */
-export function capRaw(text: string): string {
-  return text.length <= MAX_RAW_CHARACTERS ? text : `${text.slice(0, MAX_RAW_CHARACTERS)}… [${text.length - MAX_RAW_CHARACTERS} more characters]`;
-}
 
 /**
  * Parses an answer.
@@ -41,18 +40,6 @@ export function capRaw(text: string): string {
  * ```
  */
 export function parseIntentAnswer(text: string, finishReason: string): IntentAnswer {
-  const raw = capRaw(text);
-  if (finishReason === 'content-filter') return { ok: false, reason: 'refused', message: 'the provider filtered or the model refused the answer', raw };
-  if (finishReason === 'length') {
-    return { ok: false, reason: 'truncated', message: 'the answer was cut off at the output token limit (finish reason length)', raw };
-  }
-  const json = parseJsonAnswer(text);
-  if (!json.ok) return { ok: false, reason: json.problem === 'empty' ? 'empty' : 'unparsable', message: json.message, raw };
-  const parsed = intentSchema.safeParse(json.value);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-    const more = parsed.error.issues.length > 3 ? ` (and ${parsed.error.issues.length - 3} more)` : '';
-    return { ok: false, reason: 'schema', message: `the answer does not fit the intent schema: ${issues.join('; ')}${more}`, raw };
-  }
-  return { ok: true, intent: parsed.data, raw };
+  const answer = readJsonAnswer(text, finishReason, intentSchema, INTENT_SCHEMA_NAME);
+  return answer.ok ? { ok: true, intent: answer.output, raw: answer.raw } : answer;
 }

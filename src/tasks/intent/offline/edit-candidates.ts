@@ -9,7 +9,7 @@
  * Pure: reads the incumbent playbook, the goal analyses, the extraction
  * traces and the scorer's diagnostics; evaluates nothing.
  */
-import type { ExampleDiagnostics } from '../../../evaluator/partition-score.ts';
+import type { ExampleDiagnostics } from '../scorer.ts';
 import type { ExpectedIntent } from '../intent.ts';
 import { acceptedAppTypes } from '../intent.ts';
 import { singularizeWord } from '../names.ts';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { intentSchema } from '../intent.ts';
-import type { ExecutionResult } from '../../executor.ts';
+import { type Intent, intentSchema } from '../intent.ts';
+import type { ExecutionResult } from '../../../executors/executor.ts';
 import { OFFLINE_EXECUTOR_ID, createOfflineExecutor } from './offline-executor.ts';
 
 const PLAYBOOK = `# Test playbook
@@ -38,13 +38,13 @@ const HELPDESK = 'Customers open tickets by email; support agents answer them an
 
 const executor = createOfflineExecutor();
 async function run(goal: string, artifact = PLAYBOOK): Promise<ExecutionResult> {
-  return executor.execute({ goal, artifact, repeat: 0 });
+  return executor.execute({ input: goal, text: goal, artifact, repeat: 0 });
 }
 async function intentOf(goal: string, artifact = PLAYBOOK) {
   const result = await run(goal, artifact);
   if (!result.ok) throw new Error(result.message);
-  expect(intentSchema.safeParse(result.intent).success).toBe(true);
-  return result.intent;
+  expect(intentSchema.safeParse(result.output).success).toBe(true);
+  return result.output as Intent;
 }
 
 describe('offline executor', () => {
@@ -155,7 +155,7 @@ describe('offline executor', () => {
   it('returns an invalid result when aborted', async () => {
     const controller = new AbortController();
     controller.abort();
-    const result = await executor.execute({ goal: CLINIC, artifact: PLAYBOOK, repeat: 0, signal: controller.signal });
+    const result = await executor.execute({ input: CLINIC, text: CLINIC, artifact: PLAYBOOK, repeat: 0, signal: controller.signal });
     expect(result.ok).toBe(false);
   });
 

@@ -4,11 +4,15 @@
  * "The offline default"). The code knows English (via compromise), never a
  * business domain.
  *
+ * On the executor contract (src/executors/executor.ts): the request's `text`
+ * is the goal (the intent task's text of its input); the output is the intent
+ * (`intentSchema`), which the evaluator checks against the task's output schema.
+ *
  * Two caches keep evaluation of many candidate playbooks fast: the NLP
  * analysis per goal text (independent of the playbook, `goal-analysis.ts`) and
  * the compiled playbook per playbook text (`playbook-cache.ts`).
  */
-import type { ExecutionRequest, ExecutionResult, Executor } from '../../executor.ts';
+import type { ExecutionRequest, ExecutionResult, Executor } from '../../../executors/executor.ts';
 import { analyzeGoal } from './goal-analysis.ts';
 import { extractIntent } from './extract.ts';
 import { formatPlaybookError } from './playbook.ts';
@@ -29,8 +33,9 @@ export { OFFLINE_EXECUTOR_ID } from './ids.ts';
  *
  * @example
  * const executor = createOfflineExecutor();
- * const result = await executor.execute({ goal: 'Patients book appointments.', artifact: playbookText, repeat: 0 });
- * if (result.ok) console.log(result.intent.appType);
+ * const goal = 'Patients book appointments.';
+ * const result = await executor.execute({ input: goal, text: goal, artifact: playbookText, repeat: 0 });
+ * if (result.ok) console.log((result.output as Intent).appType);
  */
 export function createOfflineExecutor(): Executor {
   return {
@@ -57,8 +62,8 @@ function executeSync(request: ExecutionRequest): ExecutionResult {
     // The extractor builds intents within `intentSchema` by construction (closed
     // values from the validated playbook, capped lists, names of 1–80 characters);
     // the tests check it, so no per-call schema parse is paid here.
-    const { intent } = extractIntent(loaded.compiled, analyzeGoal(request.goal));
-    return { ok: true, intent, usage: { ...ZERO_USAGE }, latencyMs: performance.now() - started };
+    const { intent } = extractIntent(loaded.compiled, analyzeGoal(request.text));
+    return { ok: true, output: intent, usage: { ...ZERO_USAGE }, latencyMs: performance.now() - started };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return { ok: false, reason: 'error', message: `offline executor failed: ${message}` };

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Intent } from '../intent.ts';
 import { createOfflineExecutor } from './offline-executor.ts';
 
 const PLAYBOOK = `entityTerms:
@@ -19,9 +20,9 @@ extraction: {maxEntities: 10, rankBy: salience, structuralAttributes: true, verb
 
 const executor = createOfflineExecutor();
 async function intentOf(goal: string, artifact = PLAYBOOK) {
-  const result = await executor.execute({ goal, artifact, repeat: 0 });
+  const result = await executor.execute({ input: goal, text: goal, artifact, repeat: 0 });
   if (!result.ok) throw new Error(result.message);
-  return result.intent;
+  return result.output as Intent;
 }
 
 describe('offline extractor: entities and relations from structure', () => {

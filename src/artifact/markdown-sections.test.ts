@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { markdownSections, markdownSectionSpans, PREAMBLE_SECTION, replaceSections } from './prompt-sections.ts';
+import { markdownSections, markdownSectionSpans, PREAMBLE_SECTION, replaceSections } from './markdown-sections.ts';
 
 const PROMPT = '# Title\n\nIntro.\n\n## Roles\nA party acts.\n\n### Detail\nstays inside\n\n## Views\n```md\n## not a heading\n```\nList.\n';
 

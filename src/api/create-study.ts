@@ -1,0 +1,488 @@
+/**
+ * The library API: a study for people who bring code rather than YAML.
+ *
+ * `createStudy` builds the same study the CLI loads from a folder — the same
+ * notebook (`<storage>/.kloop/`), evaluator, gate, corpus lifecycle and
+ * reports — from values in code: the seed artifact, the labelled examples, a
+ * task (or just a `score` function), an `execute` function and a proposer.
+ * `kloop history <storage>`, `kloop report`, `kloop view` read what it
+ * records.
+ *
+ * Two ways to drive it:
+ *
+ * - `await study.optimize()`: the loop of `kloop run`, until a stopping
+ *   criterion holds;
+ * - the primitives, as Optuna's ask-and-tell interface (Akiba et al. 2019,
+ *   "Optuna: A Next-generation Hyperparameter Optimization Framework", KDD):
+ *   `const candidates = await study.ask()` proposes (recorded, near-duplicates
+ *   skipped), then `await study.tell(candidate)` evaluates one candidate with
+ *   the frozen evaluator and lets the gate decide. `tell(candidate, results)`
+ *   takes outputs the caller produced for that candidate's artifact itself
+ *   (e.g. on other machines); kloop still scores them — a caller never hands
+ *   in a score.
+ *
+ * @example
+ * ```js
+ * import { createStudy } from 'kloop';
+ * const study = await createStudy({
+ *   storage: './my-study',
+ *   artifact: 'positive words: good, great\n',
+ *   examples: [{ id: 'r1', input: 'A great phone', expected: 'positive', partition: 'optimization' }, ...],
+ *   score: (output, expected) => ({ score: output === expected ? 1 : 0, reason: `expected ${expected}` }),
+ *   outcome: 'binary',
+ *   execute: (artifact, input) => classify(artifact, input),
+ *   proposer: async ({ incumbentText, incumbentScores }) => [{ text: incumbentText + 'positive words: superb\n', rationale: '...' }],
+ * });
+ * const result = await study.optimize();
+ * await study.close();
+ * ```
+ *
+ * @module
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { contentHash } from '../artifact/content-hash.ts';
+import { createExampleFormat } from '../corpus/example-format.ts';
+import type { Example, PartitionName } from '../corpus/example.ts';
+import { PARTITIONS } from '../corpus/example.ts';
+import { InputError } from '../errors.ts';
+import type { PartitionScore } from '../evaluator/partition-score.ts';
+import type { ExecutionResult, Executor } from '../executors/executor.ts';
+import type { GateCalibration } from '../gate/gate.ts';
+import { createLoopEngine, type LoopEngine, type Told } from '../loop/engine.ts';
+import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
+import { changeOf } from '../loop/integrate.ts';
+import type { ScreenedCandidate } from '../loop/integrate.ts';
+import { runStudy, type RunEvent, type RunOutcome } from '../loop/run-study.ts';
+import { checkConstraints, parseProgram } from '../program/program.ts';
+import type { Candidate, ProposalContext, ProposalResult, Proposer } from '../proposers/proposer.ts';
+import type { StudyDatabase } from '../storage/database.ts';
+import { openDatabase, studyDatabasePath } from '../storage/database.ts';
+import type { LeaseHeartbeat, LeaseRecord } from '../storage/lease.ts';
+import { acquireLease, releaseLease, startLeaseHeartbeat } from '../storage/lease.ts';
+import { getRegistryVersion } from '../storage/registry.ts';
+import { studyConfigSchema } from '../study/config.ts';
+import type { LoadedStudy } from '../study/loaded-study.ts';
+import { customTaskOf } from '../tasks/custom/custom-task.ts';
+import type { OutcomeKind, Task } from '../tasks/task.ts';
+import { defaultWeights } from '../tasks/task.ts';
+
+/** One labelled example, as `createStudy` takes it. */
+export interface StudyExample<Input = unknown, Expected = unknown> {
+  /** Letters, digits, ".", "_", ":" and "-"; unique. */
+  id: string;
+  input: Input;
+  expected: Expected;
+  partition: PartitionName;
+  tags?: string[];
+}
+
+/** What `execute` is told besides the artifact and the input. */
+export interface ExecuteContext {
+  /** Repeat index, 0-based (repeats are fresh samples of a stochastic workflow). */
+  repeat: number;
+  /** The input's text (the task's `text(input)`). */
+  text: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs the workflow: the artifact (the text being optimized) on one input;
+ * returns the task's output. A thrown error is an invalid output of that
+ * example (never a score of 0); an output that does not fit the task's
+ * output schema is invalid too.
+ */
+export type ExecuteFunction<Input = unknown, Output = unknown> = (artifact: string, input: Input, context: ExecuteContext) => Output | Promise<Output>;
+
+/** A candidate as a proposer function may return it: the full text, the rest optional. */
+export interface ProposedCandidate {
+  text: string;
+  /** The changed text, for near-duplicate checks; default the lines added and removed. */
+  delta?: string;
+  rationale?: string;
+}
+
+/** A proposer as a function: candidates, or a full {@link ProposalResult}. Thrown errors are failed answers, not crashes. */
+export type ProposeFunction = (context: ProposalContext) => Promise<ProposedCandidate[] | ProposalResult> | ProposedCandidate[] | ProposalResult;
+
+/** A custom scorer: `score(output, expected, input)` → a boolean, a number in [0, 1], or `{ score | pass, reason | feedback, components?, diagnostics? }` (as a custom task's module). */
+export type ScoreFunction<Input = unknown, Expected = unknown, Output = unknown> = (output: Output, expected: Expected, input: Input) => unknown;
+
+/** Settings of {@link createStudy}. */
+export interface CreateStudyOptions<Input = unknown, Expected = unknown, Output = unknown> {
+  /** The study folder: the notebook is `<storage>/.kloop/` (created), as for a CLI study. */
+  storage: string;
+  /** The seed artifact's text. */
+  artifact: string;
+  /** The labelled examples; every partition needs at least one. */
+  examples: ReadonlyArray<StudyExample<Input, Expected>>;
+  /** The task (src/tasks/task.ts); or give `score` (and `outcome`) instead. */
+  task?: Task<Input, Expected, Output>;
+  score?: ScoreFunction<Input, Expected, Output>;
+  /** With `score`: `'binary'` when every example is right or wrong (McNemar's exact test), else `'continuous'` (paired t-test). Default continuous. */
+  outcome?: OutcomeKind;
+  execute: ExecuteFunction<Input, Output>;
+  /** Default true: the same artifact and input give the same output (no repeats, no calibration needed). */
+  deterministic?: boolean;
+  /** Names the workflow in the evaluator fingerprint; change it when `execute` changes. Default a hash of `execute`'s source text. */
+  executorId?: string;
+  proposer: Proposer | ProposeFunction;
+  /** program.md's text (Instructions, Constraints, Stopping criteria); default three registers saying little. */
+  program?: string;
+  /** kloop.yaml's `gate:` keys (defaults as there). */
+  gate?: Record<string, unknown>;
+  /** kloop.yaml's `stopping:` keys (defaults as there). */
+  stopping?: Record<string, unknown>;
+  /** Weights by component name; default the task's. */
+  weights?: Record<string, number>;
+  /** Candidates per round (default 4) and candidates evaluated at once (default 4). */
+  candidatesPerRound?: number;
+  concurrency?: number;
+  /** Seed of every random choice. Default 1. */
+  seed?: number;
+  /** Splits an artifact into named sections, for program.md's `editableSections`. Default: none (leave `editableSections` out). */
+  sectionsOf?: (text: string) => Record<string, string>;
+  /** Progress events, as `kloop run` prints them. */
+  onEvent?: (event: RunEvent) => void;
+  /** Stops the study's work (optimize, ask, tell) as Ctrl-C does. */
+  signal?: AbortSignal;
+  /** Calibration for a stochastic workflow (noise SD); default none. */
+  calibration?: GateCalibration;
+}
+
+/** The active version and its scores per partition. */
+export interface StudyBest {
+  versionId: number;
+  text: string;
+  /** Composite per partition (null when nothing valid). */
+  scores: Record<PartitionName, number | null>;
+}
+
+/** What {@link Study.optimize} returns. */
+export interface OptimizeResult extends RunOutcome {
+  baseline: Record<PartitionName, number | null>;
+  best: StudyBest;
+}
+
+/** A study built in code. */
+export interface Study {
+  /** Absolute study folder. */
+  readonly dir: string;
+  readonly task: Task;
+  /** Runs the loop of `kloop run` until a stopping criterion holds. */
+  optimize(): Promise<OptimizeResult>;
+  /**
+   * Proposes the next round's candidates: opens a round (after closing the
+   * previous one), asks the proposer, records the call. Empty when the study
+   * has stopped (`stopped()` says why) or the answer failed or brought nothing new.
+   */
+  ask(): Promise<Candidate[]>;
+  /**
+   * Evaluates one candidate of the last `ask()` and lets the gate decide; the
+   * round closes once every candidate is told. `results`: outputs of this
+   * candidate's artifact the caller produced itself, by example id (and
+   * repeat, default 0); the rest are executed.
+   *
+   * @throws InputError when the candidate is not one of the open round's, or a result names an unknown example
+   */
+  tell(candidate: Candidate, results?: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }>): Promise<Told>;
+  /** The stop of the last `ask()` or `optimize()`, if the study stopped. */
+  stopped(): RunOutcome | null;
+  /** The active version and its scores. */
+  best(): Promise<StudyBest>;
+  /** Ends the run (if one is open), releases the study's lease and closes the notebook. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_PROGRAM = `## Instructions
+
+Improve the artifact so that more examples score well.
+
+## Constraints
+
+Keep the artifact short and general: no text copied from the examples.
+
+## Stopping criteria
+
+The study's stopping settings.
+`;
+
+function hashOf(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}
+
+function taskOf<Input, Expected, Output>(options: CreateStudyOptions<Input, Expected, Output>): Task {
+  if (options.task !== undefined && options.score !== undefined) throw new InputError('give a task or a score function, not both', { field: 'score' });
+  if (options.task !== undefined) return options.task as Task;
+  if (options.score === undefined) throw new InputError('a study needs a task or a score function', { field: 'task' });
+  return customTaskOf(
+    { score: options.score, outcome: options.outcome ?? 'continuous' },
+    { file: 'createStudy({ score })', contentHash: createHash('sha256').update(String(options.score)).digest('hex') },
+  );
+}
+
+function proposerOf(proposer: Proposer | ProposeFunction): Proposer {
+  if (typeof proposer !== 'function') return proposer;
+  return {
+    id: `code:${hashOf(String(proposer))}`,
+    async propose(context) {
+      let answer: ProposedCandidate[] | ProposalResult;
+      try {
+        answer = await proposer(context);
+      } catch (error) {
+        if (context.signal?.aborted === true) throw error;
+        return { candidates: [], failures: [{ code: 'call_failed', reason: `the proposer threw: ${error instanceof Error ? error.message : String(error)}` }] };
+      }
+      if (!Array.isArray(answer)) return answer;
+      return {
+        candidates: answer.map((candidate) => ({
+          text: candidate.text,
+          delta: candidate.delta ?? changeOf(context.incumbentText, candidate.text),
+          rationale: candidate.rationale ?? '',
+        })),
+        failures: [],
+      };
+    },
+  };
+}
+
+/**
+ * Builds (or reopens) a study from values in code and takes its lease (one
+ * writer per study, as `kloop run`).
+ *
+ * @throws InputError (with the field) for an example that does not fit the
+ *   task's schemas, a partition with no example, a bad gate or stopping key, an unknown weight
+ * @throws StudyBusyError when another process runs the study
+ */
+export async function createStudy<Input = unknown, Expected = unknown, Output = unknown>(options: CreateStudyOptions<Input, Expected, Output>): Promise<Study> {
+  const task = taskOf(options);
+  const format = createExampleFormat(task, 'input');
+  const examples: Example[] = options.examples.map((record, index) => {
+    const parsed = format.parse({ id: record.id, input: record.input, expected: record.expected, tags: record.tags ?? [], partition: record.partition });
+    if (!parsed.success) {
+      const issue = parsed.issues[0]!;
+      throw new InputError(issue.message, { field: `examples[${index}]${issue.path.length > 0 ? `.${issue.path.join('.')}` : ''}` });
+    }
+    return parsed.example;
+  });
+  if (new Set(examples.map((example) => example.id)).size !== examples.length) throw new InputError('example ids must be unique', { field: 'examples' });
+  const partitions = Object.fromEntries(PARTITIONS.map((name) => [name, examples.filter((example) => example.partition === name)])) as Record<PartitionName, Example[]>;
+  for (const name of PARTITIONS) if (partitions[name].length === 0) throw new InputError(`no example in the ${name} partition`, { field: 'examples' });
+
+  const configShape = studyConfigSchema.shape;
+  const parse = <T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } } }, value: unknown, field: string): T => {
+    const parsed = schema.safeParse(value ?? {});
+    if (parsed.success) return parsed.data;
+    const issue = parsed.error.issues[0]!;
+    throw new InputError(issue.message, { field: [field, ...issue.path.map(String)].join('.') });
+  };
+  const gate = parse(configShape.gate, options.gate, 'gate');
+  const stopping = parse(configShape.stopping, options.stopping, 'stopping');
+  const weights = { ...defaultWeights(task), ...(options.weights ?? {}) };
+  for (const name of Object.keys(options.weights ?? {})) {
+    if (!(name in defaultWeights(task))) throw new InputError(`unknown component "${name}" (the task's: ${Object.keys(defaultWeights(task)).join(', ')})`, { field: `weights.${name}` });
+  }
+  const program = parseProgram(options.program ?? DEFAULT_PROGRAM, 'program');
+  const sectionsOf = options.sectionsOf ?? (() => ({}));
+
+  // Outputs a caller hands to tell(), by artifact hash, example id and repeat.
+  const given = new Map<string, unknown>();
+  const givenKey = (hash: string, exampleId: string, repeat: number): string => `${hash}\u0000${exampleId}\u0000${repeat}`;
+  const execute = options.execute;
+  const executor: Executor = {
+    id: options.executorId ?? `code:${hashOf(String(execute))}`,
+    deterministic: options.deterministic ?? true,
+    async execute(request): Promise<ExecutionResult> {
+      const key = givenKey(contentHash(request.artifact), request.exampleId ?? '', request.repeat);
+      if (given.has(key)) return { ok: true, output: given.get(key) };
+      try {
+        const output = await execute(request.artifact, request.input as Input, { repeat: request.repeat, text: request.text, ...(request.signal !== undefined ? { signal: request.signal } : {}) });
+        return { ok: true, output };
+      } catch (error) {
+        if (request.signal?.aborted === true) throw error;
+        return { ok: false, reason: 'error', message: `execute threw: ${error instanceof Error ? error.message : String(error)}` };
+      }
+    },
+  };
+
+  const dir = path.resolve(options.storage);
+  const study: LoadedStudy = {
+    dir,
+    artifactPath: path.join(dir, '(artifact given in code)'),
+    artifactText: options.artifact,
+    instructions: program.instructions,
+    constraintsText: program.constraints,
+    constraints: {
+      editableSections: program.mechanical.editableSections ?? [],
+      maxArtifactCharacters: program.mechanical.maxArtifactCharacters,
+      check: (incumbentText, candidateText) => checkConstraints(program.mechanical, { incumbentText, candidateText, sectionsOf }),
+    },
+    corpus: examples,
+    partitions,
+    task,
+    exampleFormat: format,
+    executor,
+    proposer: proposerOf(options.proposer),
+    weights,
+    gate: {
+      alpha: gate.alpha,
+      shadowAlpha: gate.shadowAlpha,
+      generalizationRatio: gate.generalizationRatio,
+      shadowMarginSe: gate.shadowMarginSe,
+      anchorTolerance: gate.anchorTolerance,
+      thresholdK: gate.thresholdK,
+      anchorK: gate.anchorK,
+      repeats: gate.repeats,
+      minDeltaDistance: gate.minDeltaDistance,
+      requireCalibration: gate.requireCalibration ?? false,
+      calibrationWindow: gate.calibrationWindow,
+      incumbentRepeats: gate.incumbentRepeats ?? 4 * gate.repeats,
+    },
+    stopping: {
+      maxExperiments: stopping.maxExperiments,
+      plateauRounds: stopping.plateauRounds,
+      idleRounds: stopping.idleRounds,
+      maxConsecutiveFailures: stopping.maxConsecutiveFailures,
+      ...(stopping.target !== undefined ? { target: stopping.target } : {}),
+      ...(stopping.maxRounds !== undefined ? { maxRounds: stopping.maxRounds } : {}),
+      ...(stopping.maxFailureRate !== undefined ? { maxFailureRate: stopping.maxFailureRate } : {}),
+    },
+    candidatesPerRound: options.candidatesPerRound ?? 4,
+    concurrency: options.concurrency ?? 4,
+    seed: options.seed ?? 1,
+  };
+
+  const file = studyDatabasePath(dir);
+  mkdirSync(path.dirname(file), { recursive: true });
+  const ignore = path.join(path.dirname(file), '.gitignore');
+  if (!existsSync(ignore)) writeFileSync(ignore, '*\n', 'utf8');
+  const db: StudyDatabase = await openDatabase(file);
+  let lease: LeaseRecord;
+  try {
+    lease = await acquireLease(db, { studyKey: dir });
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
+  const heartbeat: LeaseHeartbeat = startLeaseHeartbeat(db, lease);
+  const runOptions = {
+    study,
+    db,
+    ...(options.calibration !== undefined ? { calibration: options.calibration } : {}),
+    ...(options.onEvent !== undefined ? { onEvent: options.onEvent } : {}),
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+  };
+
+  let engine: LoopEngine | null = null;
+  let asked: Candidate[] = [];
+  const told = new Set<Candidate>();
+  let stop: RunOutcome | null = null;
+  let closed = false;
+
+  const scoresOf = async (text: string): Promise<Record<PartitionName, number | null>> => {
+    const evaluator = createStudyEvaluator(study, db);
+    const scores = {} as Record<PartitionName, number | null>;
+    for (const name of PARTITIONS) {
+      const score: PartitionScore = await evaluatePartition(evaluator, study, text, name, options.signal);
+      scores[name] = score.composite;
+    }
+    return scores;
+  };
+  const best = async (): Promise<StudyBest> => {
+    const active = (await getRegistryVersion(db)) ?? { id: 0, text: options.artifact };
+    return { versionId: active.id, text: active.text, scores: await scoresOf(active.text) };
+  };
+  const requireOpen = (): void => {
+    if (closed) throw new InputError('the study is closed', { field: 'study' });
+  };
+  const endEngine = async (): Promise<void> => {
+    if (engine === null) return;
+    if (engine.currentRound() !== null) {
+      const ended = await engine.endRound();
+      if (ended !== null) stop = ended;
+    }
+    if (stop === null || stop.runId !== engine.runId) stop = await engine.finish('interrupted', 'the library run ended (close() or optimize()); the next run continues from here');
+    engine = null;
+  };
+
+  return {
+    dir,
+    task,
+    async optimize() {
+      requireOpen();
+      await endEngine();
+      const baseline = await scoresOf(options.artifact);
+      stop = await runStudy(runOptions);
+      return { ...stop, baseline, best: await best() };
+    },
+    async ask() {
+      requireOpen();
+      try {
+        if (engine === null) {
+          engine = await createLoopEngine(runOptions);
+          stop = null;
+        }
+        if (engine.currentRound() !== null) {
+          const ended = await engine.endRound();
+          if (ended !== null) {
+            stop = ended;
+            return [];
+          }
+        }
+        asked = [];
+        told.clear();
+        const opened = await engine.openRound();
+        if (opened.kind === 'stop') {
+          stop = opened.outcome;
+          engine = null;
+          return [];
+        }
+        const answer = await engine.ask();
+        asked = answer.candidates;
+        return [...asked];
+      } catch (error) {
+        if (engine === null) throw error;
+        stop = await engine.fail(error);
+        engine = null;
+        return [];
+      }
+    },
+    async tell(candidate, results) {
+      requireOpen();
+      if (engine === null || engine.currentRound() === null || !asked.includes(candidate)) {
+        throw new InputError('tell() takes a candidate of the last ask() of the open round', { field: 'candidate' });
+      }
+      if (told.has(candidate)) throw new InputError('this candidate was told already', { field: 'candidate' });
+      const hash = contentHash(candidate.text);
+      for (const result of results ?? []) {
+        if (!study.corpus.some((example) => example.id === result.exampleId)) throw new InputError(`no example "${result.exampleId}"`, { field: 'results' });
+        given.set(givenKey(hash, result.exampleId, result.repeat ?? 0), result.output);
+      }
+      const [screened] = (await engine.screen([candidate])) as [ScreenedCandidate];
+      const decision = await engine.tell(screened);
+      told.add(candidate);
+      if (asked.every((item) => told.has(item))) {
+        const ended = await engine.endRound();
+        if (ended !== null) stop = ended;
+      }
+      if (decision === null) {
+        return { experimentId: 0, decision: 'skipped', reason: engine.budgetSpent() ? 'max_experiments' : 'decided_before', text: candidate.text, optimization: null, rebased: false };
+      }
+      return decision;
+    },
+    stopped: () => stop,
+    best,
+    async close() {
+      if (closed) return;
+      try {
+        await endEngine();
+      } finally {
+        closed = true;
+        await heartbeat.stop();
+        await releaseLease(db, lease);
+        await db.destroy();
+      }
+    },
+  };
+}

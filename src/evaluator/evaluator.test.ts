@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Example } from '../corpus/example.ts';
+import { InputError } from '../errors.ts';
+import type { ExecutionRequest, Executor } from '../executors/executor.ts';
+import { openDatabase } from '../storage/database.ts';
+import { createClassificationTask } from '../tasks/classification/classification-task.ts';
+import { intentTask } from '../tasks/intent/intent-task.ts';
+import type { Task } from '../tasks/task.ts';
+import { loadStudy } from '../study/load-study.ts';
+import { computeFingerprint, createEvaluator, fingerprintWeights, scoreExecution } from './evaluator.ts';
+
+const labels = createClassificationTask({ labels: ['billing', 'technical', 'account'], reportAs: 'misroute rate' });
+
+function ticket(id: string, input: unknown, label: string): Example {
+  return { id, input, text: typeof input === 'string' ? input : JSON.stringify(input), expected: { label }, tags: [], partition: 'optimization' };
+}
+
+const tickets = [ticket('t1', 'I was charged twice', 'billing'), ticket('t2', 'The app crashes on start', 'technical'), ticket('t3', 'Reset my password', 'account')];
+
+/** An executor that answers what `answer` gives for a request, and records the requests. */
+function scripted(answer: (request: ExecutionRequest) => unknown): Executor & { requests: ExecutionRequest[] } {
+  const requests: ExecutionRequest[] = [];
+  return {
+    id: 'scripted@1',
+    deterministic: true,
+    requests,
+    execute: async (request) => {
+      requests.push(request);
+      return { ok: true, output: answer(request) };
+    },
+  };
+}
+
+describe('the evaluator on a task and an executor', () => {
+  it('sends { input, text, artifact, repeat, exampleId } and scores the output with the task', async () => {
+    const executor = scripted((request) => ({ label: request.text.includes('charged') ? 'billing' : 'technical' }));
+    const evaluator = createEvaluator({ task: labels, executor, corpus: tickets });
+    const score = await evaluator.evaluate({ artifactText: 'rules', partition: 'optimization', examples: tickets });
+    expect(executor.requests.map(({ input, text, artifact, repeat, exampleId }) => ({ input, text, artifact, repeat, exampleId }))).toEqual([
+      { input: 'I was charged twice', text: 'I was charged twice', artifact: 'rules', repeat: 0, exampleId: 't1' },
+      { input: 'The app crashes on start', text: 'The app crashes on start', artifact: 'rules', repeat: 0, exampleId: 't2' },
+      { input: 'Reset my password', text: 'Reset my password', artifact: 'rules', repeat: 0, exampleId: 't3' },
+    ]);
+    expect(score.composite).toBeCloseTo(2 / 3, 12);
+    expect(score.components).toEqual({ accuracy: 2 / 3 });
+    expect(score.metrics).toEqual({});
+    expect(score.examples[2]).toEqual({
+      valid: true, composite: 0, components: { accuracy: 0 }, skipped: [], metrics: {}, diagnostics: { expected: 'account', predicted: 'technical' },
+      feedback: 'expected account, routed to technical', exampleId: 't3', repeat: 0,
+    });
+  });
+
+  it('counts an output that does not fit the task\'s output schema as invalid (schema), never scored', async () => {
+    let scored = 0;
+    const spy: Task = { ...labels, score: (...args) => ((scored += 1), labels.score(...(args as Parameters<typeof labels.score>))) };
+    const executor = scripted((request) => (request.exampleId === 't2' ? { label: 'shipping' } : { label: 'billing' }));
+    const score = await createEvaluator({ task: spy, executor, corpus: tickets }).evaluate({ artifactText: 'rules', partition: 'optimization', examples: tickets });
+    expect(scored).toBe(2);
+    expect(score.invalid).toBe(1);
+    expect(score.total).toBe(3);
+    const record = score.examples[1]!;
+    expect(record).toMatchObject({ valid: false, invalidReason: 'schema', raw: '{"label":"shipping"}', exampleId: 't2' });
+    expect(!record.valid && record.message).toMatch(/^the output does not fit the classification@1:[0-9a-f]{8} output schema: label: /);
+    expect('composite' in record).toBe(false);
+  });
+
+  it('passes the example\'s expected output, input and the weights to score, and adds the example id to a scorer\'s kloop error', async () => {
+    const seen: unknown[] = [];
+    const task: Task<string, { n: number }, { n: number }> = {
+      id: 'toy@1',
+      schemas: { input: z.string(), expected: z.object({ n: z.number() }), output: z.object({ n: z.number() }) },
+      components: [{ name: 'right', weight: 2, description: 'n matches' }],
+      score: (output, expected, input, weights) => {
+        seen.push({ output, expected, input, weights });
+        if (input === 'boom') throw new InputError('the scorer broke', { code: 'custom_scorer', file: 'score.ts' });
+        return { composite: output.n === expected.n ? 1 : 0, components: { right: output.n === expected.n ? 1 : 0 }, feedback: '' };
+      },
+    };
+    const example = { id: 'e1', input: 'one', text: 'one', expected: { n: 1 }, tags: [], partition: 'optimization' as const };
+    expect(scoreExecution(task as Task, example, { ok: true, output: { n: 1 } }, { right: 3 })).toEqual({ valid: true, composite: 1, components: { right: 1 }, skipped: [], metrics: {}, diagnostics: {}, feedback: '' });
+    expect(seen).toEqual([{ output: { n: 1 }, expected: { n: 1 }, input: 'one', weights: { right: 3 } }]);
+    const error = (() => {
+      try {
+        scoreExecution(task as Task, { ...example, id: 'e9', input: 'boom' }, { ok: true, output: { n: 1 } }, { right: 1 });
+      } catch (thrown) {
+        return thrown as InputError;
+      }
+      throw new Error('expected a throw');
+    })();
+    expect(error).toBeInstanceOf(InputError);
+    expect(error).toMatchObject({ code: 'custom_scorer', exampleId: 'e9', file: 'score.ts', detail: 'example e9: the scorer broke' });
+  });
+
+  it('keeps failed executions invalid, and stores records with the feedback', async () => {
+    const db = await openDatabase(':memory:');
+    try {
+      const executor: Executor = { id: 'failing@1', deterministic: true, execute: async (request) => (request.exampleId === 't1' ? { ok: false, reason: 'timeout', message: 'slow', transient: true } : { ok: true, output: { label: 'account' } }) };
+      const evaluator = createEvaluator({ task: labels, executor, corpus: tickets, db });
+      const score = await evaluator.evaluate({ artifactText: 'rules', partition: 'optimization', examples: tickets });
+      expect(score).toMatchObject({ invalid: 1, transient: 1, total: 3 });
+      const rows = await db.selectFrom('example_results').select(['example_id', 'score']).orderBy('example_id').execute();
+      // The transient failure is not stored; the others are, with their feedback.
+      expect(rows.map((row) => row.example_id)).toEqual(['t2', 't3']);
+      expect(JSON.parse(rows[0]!.score)).toMatchObject({ valid: true, composite: 0, feedback: 'expected technical, routed to account' });
+    } finally {
+      await db.destroy();
+    }
+  });
+});
+
+describe('the evaluator fingerprint', () => {
+  it('is unchanged for the intent study examples/intent (scorer id, weights in component order, corpus hash, executor id)', () => {
+    const study = loadStudy(new URL('../../examples/intent/', import.meta.url).pathname);
+    const evaluator = createEvaluator({ task: study.task, executor: study.executor, corpus: study.corpus, weights: study.weights });
+    // The fingerprint the offline main job has had since the first release (`kloop run examples/intent`).
+    expect(evaluator.fingerprint).toBe('f74a4cddc0c9081a');
+    expect(fingerprintWeights(intentTask.components!, study.weights)).toEqual([0.25, 0.35, 0.2, 0.2]);
+  });
+
+  it('leaves out trailing optional components the study leaves at 0, and only those', () => {
+    const components = intentTask.components!;
+    expect(fingerprintWeights(components, { appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0, entityPrecision: 0, relationRecall: 0 })).toEqual([0.25, 0.35, 0.2, 0]);
+    expect(fingerprintWeights(components, { appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2, entityPrecision: 0, relationRecall: 0.1 })).toEqual([0.25, 0.35, 0.2, 0.2, 0, 0.1]);
+    const base = { corpusVersion: 'c', scorerVersion: 's', executorId: 'e', components };
+    expect(computeFingerprint({ ...base, weights: { appType: 1, entityRecall: 1, roleAccuracy: 1, behaviorCoverage: 1 } })).not.toBe(computeFingerprint({ ...base, weights: { appType: 1, entityRecall: 1, roleAccuracy: 1, behaviorCoverage: 1, relationRecall: 0.5 } }));
+  });
+});

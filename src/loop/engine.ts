@@ -1,0 +1,519 @@
+/**
+ * The loop's ask/tell engine: the primitives `kloop run` (`runStudy`), the
+ * library API (`createStudy`, src/api/) and Loop A are built on.
+ *
+ * One round, as the primitives have it:
+ *
+ * 1. {@link LoopEngine.openRound} — stopping criteria, the corpus boundary
+ *    (graduation, rotation), the incumbent's evaluation (topped up while it
+ *    stays the incumbent), the round recorded as open in the notebook; or a
+ *    round a crash left open, resumed exactly;
+ * 2. {@link LoopEngine.ask} — the proposer, seeded by (seed, round, attempt),
+ *    is asked for candidates; the call is recorded with its failures and
+ *    tokens; what was evaluated before or is a near-duplicate is recorded as
+ *    skipped and not returned. A failed answer or an idle one closes the round;
+ * 3. {@link LoopEngine.screen} — fresh candidates are evaluated concurrently on
+ *    optimization and anchor (`results` may give a candidate's outputs);
+ * 4. {@link LoopEngine.tell} — one candidate at a time: rebased onto the
+ *    incumbent as it now stands, gated, recorded (one transaction per
+ *    decision);
+ * 5. {@link LoopEngine.endRound} — the plateau count, the round closed, the
+ *    best incumbent's score.
+ *
+ * Every stop goes through {@link LoopEngine.finish} (or {@link LoopEngine.fail}
+ * for an error that ends the run), which records the stop reason.
+ *
+ * Like Optuna's `study.ask()` / `study.tell()` (Akiba et al. 2019), with the
+ * difference that `tell` does not take a number: kloop scores the outputs
+ * itself with the frozen evaluator and the gate decides.
+ */
+import { contentHash } from '../artifact/content-hash.ts';
+import type { PartitionName } from '../corpus/example.ts';
+import { InfrastructureError, KloopError } from '../errors.ts';
+import type { Evaluator } from '../evaluator/evaluator.ts';
+import type { PartitionScore } from '../evaluator/partition-score.ts';
+import type { GateCalibration, GateDecision } from '../gate/gate.ts';
+import { NO_CALIBRATION } from '../gate/gate.ts';
+import type { Candidate, ProposalResult } from '../proposers/proposer.ts';
+import type { StudyDatabase } from '../storage/database.ts';
+import { isoNow } from '../storage/database.ts';
+import type { ArtifactVersion } from '../storage/registry.ts';
+import { getRegistryVersion, getVersion, putVersion, setRegistryVersion, withArtifactOverride } from '../storage/registry.ts';
+import { corpusBoundary, startCorpusLifecycle } from '../study/corpus-lifecycle.ts';
+import type { LoadedStudy } from '../study/loaded-study.ts';
+import type { StudyState } from '../study/study-state.ts';
+import { readStudyState, writeStudyState } from '../study/study-state.ts';
+import { createStudyEvaluator, evaluatePartition, incumbentRepeats, yieldToEventLoop } from './evaluate-partition.ts';
+import type { ScreenedCandidate } from './integrate.ts';
+import { changeOf, evaluationFailure, gateCandidate, rebaseCandidate, screenCandidates } from './integrate.ts';
+import {
+  acceptedInRound,
+  countEvaluated,
+  countProposals,
+  loadPriorExperiments,
+  loadRoundExperiments,
+  maxRound,
+  recordExperiment,
+  recordProposal,
+} from './notebook.ts';
+import type { PriorExperiments } from './notebook.ts';
+import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
+import type { RunOptions, RunOutcome, StopReason } from './run-study.ts';
+
+/** Proposals a run must have attempted before `stopping.maxFailureRate` can stop it. */
+export const FAILURE_RATE_MIN_ATTEMPTS = 10;
+
+/** Default of `stopping.idleRounds`. */
+export const DEFAULT_IDLE_ROUNDS = 2;
+
+/** Makes sure the registry has an active version (the seed artifact on a new study). */
+export async function ensureSeedVersion(db: StudyDatabase, study: LoadedStudy, now: () => Date): Promise<ArtifactVersion> {
+  const active = await getRegistryVersion(db);
+  if (active !== undefined) return active;
+  return db.transaction().execute(async (transaction) => {
+    const version = await putVersion(transaction, study.artifactText, 'seed', null, null, now);
+    await setRegistryVersion(transaction, version.id, 'seed', 'active', now);
+    await setRegistryVersion(transaction, version.id, 'seed', 'seed', now);
+    return version;
+  });
+}
+
+/** An incumbent the loop cannot evaluate (transient failures that persist): the run stops. */
+class IncumbentUnavailable extends InfrastructureError {}
+
+/** What {@link LoopEngine.openRound} gives: the round to work on, or the stop that holds. */
+export type OpenedRound = { kind: 'round'; round: number; resumed: boolean } | { kind: 'stop'; outcome: RunOutcome };
+
+/** What {@link LoopEngine.ask} gives. `failed` and `idle` close the round (nothing to tell). */
+export interface Asked {
+  status: 'candidates' | 'failed' | 'idle';
+  /** Fresh candidates to screen and tell, in the proposer's order. */
+  candidates: Candidate[];
+  /** The proposer's answer as it came (failures, repeats, usage). */
+  proposal: ProposalResult;
+}
+
+/** One decision of {@link LoopEngine.tell}. */
+export interface Told {
+  experimentId: number;
+  decision: 'accepted' | 'refused' | 'skipped';
+  /** `accepted`, or the refusal / skip reason (`not_significant`, `specialization`, `duplicate`, ...). */
+  reason: string;
+  /** The text that was judged (after a rebase, the rebased text). */
+  text: string;
+  /** The candidate's optimization composite (null when skipped or nothing valid). */
+  optimization: number | null;
+  rebased: boolean;
+  /** The gate's decision (checks and statistics); absent for a skip. */
+  gate?: GateDecision;
+}
+
+/** The engine. Obtain one with {@link createLoopEngine}; one engine serves one run. */
+export interface LoopEngine {
+  readonly runId: number;
+  /** The evaluator fingerprint (changes when the corpus does). */
+  readonly fingerprint: string;
+  /** The active version now. */
+  incumbent(): ArtifactVersion;
+  /** The open round, or null between rounds. */
+  currentRound(): number | null;
+  openRound(): Promise<OpenedRound>;
+  ask(): Promise<Asked>;
+  /**
+   * Evaluates candidates on optimization and anchor, `proposer.concurrency`
+   * at a time; best first.
+   */
+  screen(candidates: readonly Candidate[]): Promise<ScreenedCandidate[]>;
+  /**
+   * Gates one screened candidate of the open round against the incumbent as
+   * it stands and records the decision. Null when it was decided before (a
+   * resumed round) or the experiment budget is spent (`budgetSpent()`).
+   */
+  tell(item: ScreenedCandidate): Promise<Told | null>;
+  /** True once `stopping.maxExperiments` experiments are evaluated. */
+  budgetSpent(): boolean;
+  /** Closes the open round (plateau count, best score); a stop when interrupted. */
+  endRound(): Promise<RunOutcome | null>;
+  /** Records a stop and ends the run. */
+  finish(reason: StopReason, detail: string): Promise<RunOutcome>;
+  /** Ends the run for an error that must stop it (abort, budget, infrastructure); rethrows anything else. */
+  fail(error: unknown): Promise<RunOutcome>;
+}
+
+/** Per-round state of the engine. */
+interface RoundState {
+  round: number;
+  base: ArtifactVersion;
+  prior: PriorExperiments;
+  decided: Map<string, { decision: string; candidate_hash: string }>;
+  accepted: number;
+  refused: number;
+  decidedAny: boolean;
+  distances: number[];
+}
+
+/**
+ * Creates the engine for a run: starts the corpus lifecycle, makes sure a
+ * seed version exists, records the run and reads the carried-over streaks
+ * (an interrupted run's plateau, failure and idle counts carry over).
+ */
+export async function createLoopEngine(options: RunOptions): Promise<LoopEngine> {
+  const { study, db } = options;
+  const now = options.now ?? (() => new Date());
+  const emit = options.onEvent ?? (() => undefined);
+  const calibration: GateCalibration = options.calibration ?? NO_CALIBRATION;
+  const idleLimit = study.stopping.idleRounds ?? DEFAULT_IDLE_ROUNDS;
+  // The corpus lifecycle: partitions (and admitted examples) as recorded; initialised from the files on the first run.
+  const corpusStart = await startCorpusLifecycle(db, study, now);
+  if (corpusStart.moves.length > 0) {
+    options.onCorpusChange?.({ kind: 'start', message: `corpus: ${corpusStart.moves.length} lifecycle move(s) recorded at the start (${[...new Set(corpusStart.moves.map((move) => move.kind))].join(', ')})` });
+  }
+  let evaluator: Evaluator = createStudyEvaluator(study, db, options.evaluator);
+  // Screening candidates inside the proposer is not stored: it can be hundreds per round.
+  let scratchEvaluator: Evaluator = createStudyEvaluator(study);
+
+  await ensureSeedVersion(db, study, now);
+  const run = await db.insertInto('runs').values({ started_at: isoNow(now), ended_at: null, stop_reason: null, report: null }).returning('id').executeTakeFirstOrThrow();
+  const runId = run.id;
+
+  const initialState = await readStudyState(db);
+  const carryOver = initialState.lastStopReason === null || initialState.lastStopReason === 'interrupted';
+  let plateau = carryOver ? initialState.plateauRounds : 0;
+  let consecutiveFailures = carryOver ? initialState.consecutiveFailures : 0;
+  let idleRounds = carryOver ? initialState.idleRounds ?? 0 : 0;
+  let proposalAttempts = carryOver ? initialState.proposalAttempts ?? 0 : 0;
+  let proposalFailures = carryOver ? initialState.proposalFailures ?? 0 : 0;
+  // A round a crash left open is finished first, exactly as it would have gone.
+  let openRound: NonNullable<StudyState['openRound']> | null = carryOver ? initialState.openRound ?? null : null;
+  let newExperiments = 0;
+  let evaluatedCount = 0;
+  let incumbent = (await getRegistryVersion(db))!;
+  let current: RoundState | null = null;
+  let finished: RunOutcome | null = null;
+  const saveState = (lastStopReason: string | null): Promise<void> =>
+    writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, idleRounds, proposalAttempts, proposalFailures, lastStopReason, openRound });
+
+  emit({ type: 'start', runId, fingerprint: evaluator.fingerprint, experiments: await countEvaluated(db), incumbent: incumbent.id });
+
+  const finish = async (reason: StopReason, detail: string): Promise<RunOutcome> => {
+    if (finished !== null) return finished;
+    await saveState(reason);
+    await db.updateTable('runs').set({ ended_at: isoNow(now), stop_reason: reason }).where('id', '=', runId).execute();
+    emit({ type: 'stop', reason, detail });
+    finished = { runId, stopReason: reason, stopDetail: detail, newExperiments, fingerprint: evaluator.fingerprint };
+    return finished;
+  };
+  const interrupted = (): Promise<RunOutcome> => finish('interrupted', 'interrupted by the user; the next run continues from here');
+
+  /** The incumbent's repeats in `round`: topped up for each round it has served. */
+  const repeatsOfIncumbent = async (round: number): Promise<number> => incumbentRepeats(study, round - 1 - (await acceptedInRound(db, incumbent.id)));
+
+  /**
+   * The incumbent on a partition, with every example-repeat evaluated: transient failures are
+   * tried once more (they were not stored); if they persist, the run cannot judge anything.
+   */
+  const evaluateIncumbent = async (partition: PartitionName, repeats: number): Promise<PartitionScore> => {
+    let score = await evaluatePartition(evaluator, study, incumbent.text, partition, options.signal, repeats);
+    if (score.transient > 0) score = await evaluatePartition(evaluator, study, incumbent.text, partition, options.signal, repeats);
+    if (score.transient > 0) {
+      const message = score.examples.find((record) => !record.valid && record.transient === true);
+      throw new IncumbentUnavailable(
+        `the incumbent (version ${incumbent.id}) cannot be evaluated on the ${partition} partition: ${score.transient} of ${score.total} example-repeats failed twice in the infrastructure${message !== undefined && !message.valid ? ` (${message.message})` : ''}`,
+      );
+    }
+    return score;
+  };
+
+  const record = async (input: { base: ArtifactVersion; hash: string; candidate: Candidate; decision: GateDecision; extraEvidence?: Record<string, unknown> }) => {
+    const result = await recordExperiment(db, {
+      ...input,
+      change: changeOf(input.base.text, input.candidate.text),
+      runId,
+      round: current!.round,
+      proposer: study.proposer.id,
+      fingerprint: evaluator.fingerprint,
+      seed: study.seed,
+      now,
+      shadowIds: study.partitions.shadow.map((example) => example.id),
+    });
+    newExperiments += 1;
+    return result;
+  };
+
+  const closeRound = async (): Promise<void> => {
+    openRound = null;
+    await saveState(null);
+  };
+
+  const engine: LoopEngine = {
+    runId,
+    get fingerprint() {
+      return evaluator.fingerprint;
+    },
+    incumbent: () => incumbent,
+    currentRound: () => current?.round ?? null,
+    budgetSpent: () => evaluatedCount >= study.stopping.maxExperiments,
+
+    async openRound() {
+      if (finished !== null) return { kind: 'stop', outcome: finished };
+      if (options.signal?.aborted) return { kind: 'stop', outcome: await interrupted() };
+      const stopping = study.stopping;
+      evaluatedCount = await countEvaluated(db);
+      const resumed = openRound !== null;
+      if (!resumed) {
+        const stop = async (reason: StopReason, detail: string): Promise<OpenedRound> => ({ kind: 'stop', outcome: await finish(reason, detail) });
+        if (evaluatedCount >= stopping.maxExperiments) return stop('max_experiments', `${evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`);
+        if (plateau >= stopping.plateauRounds) return stop('plateau', `${plateau} consecutive rounds without an accepted change`);
+        if (idleRounds >= idleLimit) {
+          return stop('no_new_proposals', `${idleRounds} rounds in a row brought nothing new to evaluate (every candidate was tried before or a near-duplicate): the proposer has run out of new ideas`);
+        }
+        if (consecutiveFailures >= stopping.maxConsecutiveFailures) return stop('consecutive_failures', `${consecutiveFailures} consecutive failed proposer answers or evaluations`);
+        if (stopping.maxFailureRate !== undefined && proposalAttempts >= FAILURE_RATE_MIN_ATTEMPTS && proposalFailures / proposalAttempts > stopping.maxFailureRate) {
+          return stop('failure_rate', `${proposalFailures} of ${proposalAttempts} proposals failed (${((100 * proposalFailures) / proposalAttempts).toFixed(1)}% > maxFailureRate ${stopping.maxFailureRate})`);
+        }
+        const lastRound = await maxRound(db);
+        if (stopping.maxRounds !== undefined && lastRound >= stopping.maxRounds) return stop('max_rounds', `${lastRound} rounds run (limit ${stopping.maxRounds})`);
+        // Between rounds only: shadow examples graduate, or a spent shadow rotates (or the study stops).
+        const boundary = await corpusBoundary(db, study, now);
+        if (boundary.message !== null) options.onCorpusChange?.({ kind: boundary.plan.kind, message: boundary.message });
+        if (boundary.plan.kind === 'spent') return stop('shadow_spent', boundary.plan.reason);
+        if (boundary.corpusChanged) {
+          evaluator = createStudyEvaluator(study, db, options.evaluator);
+          scratchEvaluator = createStudyEvaluator(study);
+        }
+        const round = lastRound + 1;
+        const incumbentScore = await evaluateIncumbent('optimization', await repeatsOfIncumbent(round));
+        if (stopping.target !== undefined && (incumbentScore.composite ?? 0) >= stopping.target) {
+          return stop('target_reached', `optimization composite ${incumbentScore.composite?.toFixed(4)} ≥ target ${stopping.target}`);
+        }
+        openRound = { round, baseVersionId: incumbent.id, attempt: await countProposals(db, round) };
+        await saveState(null);
+      }
+      const round = openRound!.round;
+      // Everything the proposer and the dedupe read is derived from the notebook as it stood
+      // when the round opened, so a resumed round proposes exactly what the original did.
+      const decided = await loadRoundExperiments(db, round);
+      current = {
+        round,
+        base: (await getVersion(db, openRound!.baseVersionId))!,
+        prior: await loadPriorExperiments(db, round),
+        decided,
+        accepted: [...decided.values()].filter((row) => row.decision === 'accepted').length,
+        refused: [...decided.values()].filter((row) => row.decision === 'refused').length,
+        decidedAny: decided.size > 0,
+        distances: [],
+      };
+      return { kind: 'round', round, resumed };
+    },
+
+    async ask() {
+      if (current === null || openRound === null) throw new Error('ask() needs an open round: call openRound() first');
+      const state = current;
+      const { round } = state;
+      const attempt = openRound.attempt ?? 0;
+      const baseRepeats = incumbentRepeats(study, round - 1 - (await acceptedInRound(db, state.base.id)));
+      const baseOptimization = await evaluatePartition(evaluator, study, state.base.text, 'optimization', options.signal, baseRepeats);
+      const proposal = await askProposer({
+        study,
+        base: state.base,
+        baseOptimization,
+        prior: state.prior,
+        round,
+        attempt,
+        ...(options.signal !== undefined ? { signal: options.signal } : {}),
+        evaluateOptimization: async (text) => {
+          await yieldToEventLoop();
+          return withArtifactOverride(text, () => scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats }));
+        },
+      });
+      const failed = answerFailed(proposal);
+      const deduped = dedupeCandidates(proposal.candidates, state.prior, study.gate.minDeltaDistance);
+      state.distances = deduped.distances;
+      const idle = !failed && deduped.fresh.length === 0;
+      await recordProposal(db, {
+        runId,
+        round,
+        attempt,
+        proposer: study.proposer.id,
+        outcome: failed ? 'failed' : idle ? 'idle' : 'candidates',
+        candidates: proposal.candidates.length,
+        failures: proposal.failures,
+        ...(proposal.usage !== undefined ? { usage: proposal.usage } : {}),
+        now,
+      });
+      emit({
+        type: 'round',
+        round,
+        candidates: proposal.candidates.length,
+        failures: proposal.failures.length,
+        repeats: proposal.repeats ?? 0,
+        skipped: deduped.skipped.length,
+        failureReasons: proposal.failures.map((failure) => failure.reason),
+      });
+      if (failed) {
+        // One failed answer is one failure, however many candidates it meant to hold; the retry draws afresh.
+        consecutiveFailures += 1;
+        proposalAttempts += 1;
+        proposalFailures += 1;
+        current = null;
+        await closeRound();
+        return { status: 'failed', candidates: [], proposal };
+      }
+      // Skipped before anything is paid for; never "tried" for later rounds.
+      for (const skipped of deduped.skipped) {
+        if (state.decided.has(skipped.candidate.delta)) continue;
+        const { id } = await record({
+          base: state.base,
+          hash: skipped.hash,
+          candidate: skipped.candidate,
+          decision: {
+            accepted: false,
+            reason: 'duplicate',
+            checks: [{ name: 'diversity', passed: false, statistic: skipped.distance, threshold: study.gate.minDeltaDistance, detail: skipped.reason }],
+            shadowConsulted: false,
+          },
+        });
+        emit({ type: 'decision', round, experimentId: id, delta: skipped.candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null });
+      }
+      if (idle) {
+        idleRounds += 1;
+        current = null;
+        await closeRound();
+        emit({ type: 'round-end', round, accepted: 0, refused: 0, best: baseOptimization.composite, diversity: summarizeDistances(deduped.distances) });
+        return { status: 'idle', candidates: [], proposal };
+      }
+      idleRounds = 0;
+      return { status: 'candidates', candidates: deduped.fresh, proposal };
+    },
+
+    screen(candidates) {
+      return screenCandidates(evaluator, study, candidates, options.signal);
+    },
+
+    async tell(item) {
+      if (current === null) throw new Error('tell() needs an open round with asked candidates');
+      const state = current;
+      const { round } = state;
+      if (options.signal?.aborted) return null;
+      if (state.decided.has(item.candidate.delta)) return null; // decided before a crash: never decide twice
+      // Checked before deciding, not only after: a round resumed after a crash that followed its
+      // last allowed decision must not decide one more.
+      if (evaluatedCount >= study.stopping.maxExperiments) return null;
+      let text = item.text;
+      let optimization = item.optimization;
+      let anchor = item.anchor;
+      const rebase = rebaseCandidate(item.candidate, state.base, incumbent);
+      if (rebase.kind === 'contained') {
+        const { id } = await record({
+          base: incumbent,
+          hash: item.hash,
+          candidate: item.candidate,
+          decision: {
+            accepted: false,
+            reason: 'duplicate',
+            checks: [{ name: 'diversity', passed: false, statistic: 0, threshold: study.gate.minDeltaDistance, detail: 'the incumbent already contains this change (merged earlier this round)' }],
+            shadowConsulted: false,
+          },
+        });
+        state.decided.set(item.candidate.delta, { decision: 'skipped', candidate_hash: item.hash });
+        emit({ type: 'decision', round, experimentId: id, delta: item.candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null, rebased: true });
+        return { experimentId: id, decision: 'skipped', reason: 'duplicate', text: item.text, optimization: null, rebased: true };
+      }
+      if (rebase.kind === 'rebased') {
+        text = rebase.text;
+        optimization = await evaluatePartition(evaluator, study, text, 'optimization', options.signal);
+        anchor = await evaluatePartition(evaluator, study, text, 'anchor', options.signal);
+      }
+      const hash = contentHash(text);
+      const rebaseEvidence = rebase.kind === 'rebased' ? { rebased: { method: rebase.method, conflicts: rebase.conflicts, proposedHash: item.hash } } : {};
+      const failure = evaluationFailure([optimization, anchor]);
+      let decision: GateDecision;
+      let extraEvidence: Record<string, unknown> = rebaseEvidence;
+      if (failure !== undefined) {
+        decision = failure;
+      } else {
+        const repeats = await repeatsOfIncumbent(round);
+        await evaluateIncumbent('optimization', repeats);
+        await evaluateIncumbent('anchor', repeats);
+        const gated = await gateCandidate({
+          evaluator,
+          study,
+          incumbent,
+          incumbentRepeats: repeats,
+          text,
+          optimization,
+          anchor,
+          calibration,
+          ...(options.signal !== undefined ? { signal: options.signal } : {}),
+        });
+        decision = gated.decision;
+        extraEvidence = { ...rebaseEvidence, scores: gated.scores };
+      }
+      const result = await record({ base: incumbent, hash, candidate: { ...item.candidate, text }, decision, extraEvidence });
+      if (result.accepted !== undefined) incumbent = result.accepted;
+      evaluatedCount += 1;
+      proposalAttempts += 1;
+      state.decidedAny = true;
+      state.decided.set(item.candidate.delta, { decision: decision.accepted ? 'accepted' : 'refused', candidate_hash: hash });
+      if (decision.accepted) state.accepted += 1;
+      else state.refused += 1;
+      if (!decision.accepted && decision.reason === 'evaluation_failed') {
+        consecutiveFailures += 1;
+        proposalFailures += 1;
+      } else consecutiveFailures = 0;
+      const reason = decision.accepted ? 'accepted' : decision.reason;
+      emit({
+        type: 'decision',
+        round,
+        experimentId: result.id,
+        delta: item.candidate.delta,
+        decision: decision.accepted ? 'accepted' : 'refused',
+        reason,
+        optimization: optimization.composite,
+        ...(rebase.kind === 'rebased' ? { rebased: true } : {}),
+      });
+      return { experimentId: result.id, decision: decision.accepted ? 'accepted' : 'refused', reason, text, optimization: optimization.composite, rebased: rebase.kind === 'rebased', gate: decision };
+    },
+
+    async endRound() {
+      if (options.signal?.aborted) return interrupted();
+      if (current === null) return null;
+      const state = current;
+      if (state.decidedAny) plateau = state.accepted > 0 ? 0 : plateau + 1;
+      current = null;
+      await closeRound();
+      const best = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal, await repeatsOfIncumbent(state.round));
+      emit({ type: 'round-end', round: state.round, accepted: state.accepted, refused: state.refused, best: best.composite, diversity: summarizeDistances(state.distances) });
+      return null;
+    },
+
+    finish,
+
+    async fail(error) {
+      if (isAbort(error, options.signal)) return interrupted();
+      if (isBudgetError(error)) return finish('budget', (error as Error).message);
+      if (isInfrastructureError(error)) return finish('infrastructure_failure', (error as Error).message);
+      throw error;
+    },
+  };
+  return engine;
+}
+
+function summarizeDistances(distances: readonly number[]): { mean: number | null; min: number | null } {
+  return {
+    mean: distances.length === 0 ? null : distances.reduce((sum, value) => sum + value, 0) / distances.length,
+    min: distances.length === 0 ? null : Math.min(...distances),
+  };
+}
+
+function isInfrastructureError(error: unknown): boolean {
+  return error instanceof InfrastructureError || (error instanceof Error && error.name === 'InfrastructureError');
+}
+
+function isBudgetError(error: unknown): boolean {
+  return error instanceof KloopError && error.code === 'budget';
+}
+
+function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && (error === signal.reason || (error instanceof Error && error.name === 'AbortError'));
+}

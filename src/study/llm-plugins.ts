@@ -1,0 +1,305 @@
+/**
+ * The LLM study plugins: {@link createLlmStudyPlugins} gives `loadStudy` the
+ * model clients an `llm` executor and a `reflective` proposer need (through
+ * the providers, src/providers/), and the executor and proposer themselves
+ * are composed by `src/study/compose.ts` — the one place that knows which
+ * executor and proposer go with which task.
+ *
+ * @example
+ * ```ts
+ * import { createLlmStudyPlugins } from './study/llm-plugins.ts';
+ * let db: StudyDatabase | undefined;
+ * const plugins = createLlmStudyPlugins({ model: 'openai:gpt-4.1-mini', maxCostUsd: 5, getDatabase: () => db });
+ * const study = loadStudy('examples/intent-llm', plugins); // a missing key throws InputError here
+ * db = await openDatabase(studyDatabasePath(study.dir));
+ * plugins.checkBudget(study); // throws InputError when the budget covers fewer than 3 proposals
+ * ```
+ *
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { InputError } from '../errors.ts';
+import type { Executor } from '../executors/executor.ts';
+import type { Proposer } from '../proposers/proposer.ts';
+import type { BudgetCoverage, UsageMeter, UsageTotals } from '../providers/budget.ts';
+import { checkBudgetCoversProposals, createUsageMeter, estimateProposalCost } from '../providers/budget.ts';
+import type { StructuredOutputMode } from '../providers/create-language-model.ts';
+import { resolveLanguageModel } from '../providers/create-language-model.ts';
+import type { LlmClient } from '../providers/llm-client.ts';
+import { createLlmClient, DEFAULT_TIMEOUT_MS } from '../providers/llm-client.ts';
+import { parseModelSpec } from '../providers/model-spec.ts';
+import type { ModelPrice } from '../providers/prices.ts';
+import { estimateTokens } from '../providers/prices.ts';
+import type { AdaptiveLimiter } from '../providers/rate-limiter.ts';
+import { createAdaptiveLimiter } from '../providers/rate-limiter.ts';
+import { createResponseCache } from '../providers/response-cache.ts';
+import type { StudyDatabase } from '../storage/database.ts';
+import { buildExecutorSystemPrompt } from '../tasks/intent/llm/output-contract.ts';
+import { markdownSectionSpans } from '../artifact/markdown-sections.ts';
+import type { Task } from '../tasks/task.ts';
+import { composeExecutor, composeProposer, composeSectionsOf, composeTask, isIntentTask } from './compose.ts';
+import type { StudyConfig } from './config.ts';
+import type { CompositionContext, StudyPlugins } from './load-study.ts';
+import type { LoadedStudy } from './loaded-study.ts';
+
+/** Default most output tokens of one intent answer. */
+export const DEFAULT_EXECUTOR_MAX_OUTPUT_TOKENS = 2048;
+/** Default most output tokens of one proposer answer (several candidates). */
+export const DEFAULT_PROPOSER_MAX_OUTPUT_TOKENS = 8192;
+
+/** Options of {@link createLlmStudyPlugins}. Every member but `getDatabase` is optional. */
+export interface LlmStudyPluginOptions {
+  /** `--model`: replaces `executor.model` (and is the proposer's model unless `proposer.model` is set). */
+  model?: string;
+  /** `--base-url`: replaces `executor.baseURL`. */
+  baseURL?: string;
+  /** `--no-cache`: neither read nor write the response cache. Default false. */
+  noCache?: boolean;
+  /** `--max-cost-usd`: replaces `stopping.maxCostUsd`. */
+  maxCostUsd?: number;
+  /** `--max-tokens`: most tokens (input + output) of the run. */
+  maxTokens?: number;
+  /** The study database (for the response cache), looked up at each call; undefined = no cache. */
+  getDatabase: () => StudyDatabase | undefined;
+  /** Environment for API keys. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** fetch implementation (tests). */
+  fetch?: typeof fetch;
+  /** Price overrides, USD per million tokens, keyed by `provider:model`. */
+  prices?: Readonly<Record<string, ModelPrice>>;
+  /** `--deterministic`: the model answers identically at temperature 0 (taken into account only then). Default false. */
+  deterministic?: boolean;
+  /** Structured-output mode; default per provider (`auto` for openai-compatible). */
+  structuredOutput?: StructuredOutputMode;
+  /** Most model calls in flight per server (the rate limiter's ceiling). Default 8. */
+  maxConcurrency?: number;
+  /** Per-call timeout (ms); replaces `executor.timeoutMs`. Default 60 000. */
+  timeoutMs?: number;
+  /** Retries on 408, 409, 5xx and timeouts. Default 3. */
+  maxRetries?: number;
+  /** Most output tokens of a proposer answer. Default 8192. */
+  proposerMaxOutputTokens?: number;
+  /** Sampling temperature of the proposer; absent = the provider's default. */
+  proposerTemperature?: number;
+  /** Random source for backoff jitter. Default `Math.random`. */
+  random?: () => number;
+  /** Backoff sleep (tests). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Progress and notes (retries, unknown prices, fallbacks); secrets redacted. */
+  log?: (message: string) => void;
+}
+
+/** The plugins, plus usage and the budget check. */
+export interface LlmStudyPlugins extends StudyPlugins {
+  createExecutor(config: StudyConfig, context?: CompositionContext): Executor;
+  createProposer(config: StudyConfig, context?: CompositionContext): Proposer;
+  sectionsOf(text: string): Record<string, string>;
+  /** The run's usage meter (every call of executor and proposer). */
+  readonly meter: UsageMeter;
+  /** Usage so far. */
+  usage(): UsageTotals;
+  /** Clients created so far (executor first), e.g. for reporting model ids. */
+  clients(): readonly LlmClient[];
+  /**
+   * Estimates one full proposal for `study` and checks that the caps cover at
+   * least 3. Call after `loadStudy` and before the run.
+   *
+   * @throws InputError (code `input.budget`) when they do not
+   */
+  checkBudget(study: LoadedStudy): BudgetCoverage;
+}
+
+/**
+ * Creates the {@link StudyPlugins} for LLM studies. Safe to pass for offline
+ * studies too: every executor and proposer is composed by
+ * `src/study/compose.ts` (`executor.kind: offline` gets the offline executor
+ * and playbook sections, `proposer.kind: error-driven` the error-driven
+ * proposer); these plugins add the model clients.
+ *
+ * - `createExecutor(config, { task })`: for `executor.kind: llm`, the
+ *   executor compose.ts gives the task (the LLM intent executor for intent) on `options.model ?? executor.model`, `options.baseURL ??
+ *   executor.baseURL`, `executor.apiKeyEnv`, `executor.temperature`,
+ *   `executor.maxOutputTokens` (default 2048) and `options.timeoutMs ??
+ *   executor.timeoutMs` (default 60 000). Reads the key now: a missing key is
+ *   an InputError before any work starts. Checks that the prompt artifact has
+ *   readable `##` sections.
+ * - `createProposer(config)`: for `proposer.kind: reflective`, the reflective
+ *   proposer on `proposer.model ?? options.model ?? executor.model`; it uses
+ *   the executor's base URL and key variable when it is on the same provider,
+ *   at most `proposerMaxOutputTokens` (default 8192) output tokens and a
+ *   timeout of at least 120 s (a proposal is a long answer).
+ * - `sectionsOf(text)`: markdown `##` sections for LLM studies, playbook
+ *   sections for offline ones.
+ *
+ * @throws InputError from the factories: unknown provider, missing key or base URL, `--model` on an offline study
+ */
+export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyPlugins {
+  const cache = createResponseCache(options.getDatabase);
+  const limiters = new Map<string, AdaptiveLimiter>();
+  const created: LlmClient[] = [];
+  let meter: UsageMeter | undefined;
+  let lastConfig: StudyConfig | undefined;
+  let executorClient: LlmClient | undefined;
+  let proposerClient: LlmClient | undefined;
+  const notes = new Set<string>();
+
+  const meterFor = (config: StudyConfig): UsageMeter => {
+    if (meter === undefined) {
+      const maxCostUsd = options.maxCostUsd ?? config.stopping.maxCostUsd;
+      meter = createUsageMeter({
+        ...(maxCostUsd !== undefined ? { maxCostUsd } : {}),
+        ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+      });
+    }
+    return meter;
+  };
+
+  const makeClient = (
+    config: StudyConfig,
+    modelName: string,
+    field: string,
+    settings: { baseURL?: string; apiKeyEnv?: string; temperature?: number; maxOutputTokens: number; timeoutMs: number },
+  ): LlmClient => {
+    const spec = parseModelSpec(modelName, { file: config.configPath, field });
+    const resolved = resolveLanguageModel(spec, {
+      ...(settings.baseURL !== undefined ? { baseURL: settings.baseURL } : {}),
+      ...(settings.apiKeyEnv !== undefined ? { apiKeyEnv: settings.apiKeyEnv } : {}),
+      ...(options.env !== undefined ? { env: options.env } : {}),
+      ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
+      ...(options.structuredOutput !== undefined ? { structuredOutput: options.structuredOutput } : {}),
+      file: config.configPath,
+    });
+    const limiterKey = `${resolved.spec.provider} ${resolved.baseURL}`;
+    let limiter = limiters.get(limiterKey);
+    if (limiter === undefined) {
+      limiter = createAdaptiveLimiter({ maxConcurrency: options.maxConcurrency ?? 8 });
+      limiters.set(limiterKey, limiter);
+    }
+    const client = createLlmClient({
+      resolved,
+      ...(settings.temperature !== undefined ? { temperature: settings.temperature } : {}),
+      maxOutputTokens: settings.maxOutputTokens,
+      timeoutMs: settings.timeoutMs,
+      ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+      limiter,
+      meter: meterFor(config),
+      cache,
+      ...(options.noCache !== undefined ? { noCache: options.noCache } : {}),
+      ...(options.prices !== undefined ? { prices: options.prices } : {}),
+      ...(options.random !== undefined ? { random: options.random } : {}),
+      ...(options.sleep !== undefined ? { sleep: options.sleep } : {}),
+      ...(options.log !== undefined ? { log: options.log } : {}),
+    });
+    const note = client.settings.price.note;
+    if (note !== undefined && !notes.has(note)) {
+      notes.add(note);
+      options.log?.(note);
+    }
+    created.push(client);
+    return client;
+  };
+
+  const taskOf = (config: StudyConfig, context: CompositionContext | undefined): Task => context?.task ?? composeTask(config).task;
+
+  const createExecutor = (config: StudyConfig, context?: CompositionContext): Executor => {
+    lastConfig = config;
+    const task = taskOf(config, context);
+    if (config.executor.kind !== 'llm') {
+      if (options.model !== undefined) {
+        throw new InputError('--model needs an LLM study: set executor.kind: llm (and a prompt artifact) in kloop.yaml', {
+          file: config.configPath,
+          field: 'executor.kind',
+          code: 'input.model',
+        });
+      }
+      return composeExecutor(config, task);
+    }
+    const modelName = options.model ?? config.executor.model;
+    if (modelName === undefined) throw new InputError('an llm executor needs a model (executor.model or --model)', { file: config.configPath, field: 'executor.model' });
+    checkPromptArtifact(config);
+    const baseURL = options.baseURL ?? config.executor.baseURL;
+    executorClient = makeClient(config, modelName, 'executor.model', {
+      ...(baseURL !== undefined ? { baseURL } : {}),
+      ...(config.executor.apiKeyEnv !== undefined ? { apiKeyEnv: config.executor.apiKeyEnv } : {}),
+      ...(config.executor.temperature !== undefined ? { temperature: config.executor.temperature } : {}),
+      maxOutputTokens: config.executor.maxOutputTokens ?? DEFAULT_EXECUTOR_MAX_OUTPUT_TOKENS,
+      timeoutMs: options.timeoutMs ?? config.executor.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    });
+    return composeExecutor(config, task, { llmClient: executorClient, ...(options.deterministic !== undefined ? { deterministic: options.deterministic } : {}) });
+  };
+
+  const createProposer = (config: StudyConfig, context?: CompositionContext): Proposer => {
+    lastConfig = config;
+    const task = taskOf(config, context);
+    if (config.proposer.kind !== 'reflective') return composeProposer(config, task);
+    const executorModel = config.executor.kind === 'llm' ? (options.model ?? config.executor.model) : undefined;
+    const modelName = config.proposer.model ?? executorModel;
+    if (modelName === undefined) {
+      throw new InputError('a reflective proposer needs a model: set proposer.model or use an llm executor', { file: config.configPath, field: 'proposer.model' });
+    }
+    const spec = parseModelSpec(modelName, { file: config.configPath, field: 'proposer.model' });
+    const executorSpec = executorModel !== undefined ? parseModelSpec(executorModel, { file: config.configPath, field: 'executor.model' }) : undefined;
+    const sameProvider = executorSpec?.provider === spec.provider;
+    const baseURL = sameProvider ? (options.baseURL ?? config.executor.baseURL) : undefined;
+    proposerClient = makeClient(config, modelName, 'proposer.model', {
+      ...(baseURL !== undefined ? { baseURL } : {}),
+      ...(sameProvider && config.executor.apiKeyEnv !== undefined ? { apiKeyEnv: config.executor.apiKeyEnv } : {}),
+      ...(options.proposerTemperature !== undefined ? { temperature: options.proposerTemperature } : {}),
+      maxOutputTokens: options.proposerMaxOutputTokens ?? DEFAULT_PROPOSER_MAX_OUTPUT_TOKENS,
+      timeoutMs: Math.max(options.timeoutMs ?? config.executor.timeoutMs ?? DEFAULT_TIMEOUT_MS, 120_000),
+    });
+    return composeProposer(config, task, { proposerClient });
+  };
+
+  // Before the executor is built (the editable sections are checked first), the config is not known here: markdown sections, as for any LLM study.
+  const sectionsOf = (text: string): Record<string, string> => composeSectionsOf(lastConfig ?? { executor: { kind: 'llm' } as StudyConfig['executor'] })(text);
+
+  return {
+    createExecutor,
+    createProposer,
+    sectionsOf,
+    get meter() {
+      return meter ?? createUsageMeter();
+    },
+    usage: () => meter?.totals() ?? { inputTokens: 0, outputTokens: 0, costUsd: 0, calls: 0, cachedCalls: 0 },
+    clients: () => [...created],
+    checkBudget(study: LoadedStudy): BudgetCoverage {
+      const limits = meter?.limits ?? {};
+      const executorPrice = executorClient?.settings.price.price ?? { inputUsdPerMillion: 0, outputUsdPerMillion: 0 };
+      const proposerPrice = proposerClient?.settings.price.price ?? { inputUsdPerMillion: 0, outputUsdPerMillion: 0 };
+      const executorMaxOutput = executorClient?.settings.maxOutputTokens ?? DEFAULT_EXECUTOR_MAX_OUTPUT_TOKENS;
+      const proposerMaxOutput = proposerClient?.settings.maxOutputTokens ?? DEFAULT_PROPOSER_MAX_OUTPUT_TOKENS;
+      const artifactTokens = estimateTokens(study.artifactText);
+      const estimate = estimateProposalCost({
+        executorPrice,
+        proposerPrice: proposerClient !== undefined ? proposerPrice : { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
+        executorSystemCharacters:
+          executorClient !== undefined ? (isIntentTask(study.task) ? buildExecutorSystemPrompt(study.artifactText) : `${study.artifactText}\n\n${study.task.outputContract?.() ?? ''}`).length : 0,
+        goalCharacters: executorClient !== undefined ? [...study.partitions.optimization, ...study.partitions.anchor].map((example) => example.text.length) : [],
+        repeats: study.gate.repeats,
+        // A typical answer (an intent) is a few hundred tokens; the cap bounds it.
+        executorOutputTokens: Math.min(executorMaxOutput, 500),
+        proposerInputCharacters:
+          proposerClient !== undefined ? study.artifactText.length + study.instructions.length + study.constraintsText.length + 6000 + 3000 + 2500 : 0,
+        proposerOutputTokens: proposerClient !== undefined ? Math.min(proposerMaxOutput, Math.ceil((study.candidatesPerRound * artifactTokens) / 2) + 300) : 0,
+      });
+      const spent = meter?.totals();
+      return checkBudgetCoversProposals(limits, estimate, spent !== undefined ? { costUsd: spent.costUsd, tokens: spent.inputTokens + spent.outputTokens } : undefined);
+    },
+  };
+}
+
+/** Refuses a prompt artifact whose `##` sections cannot be read (two sections with one name, an empty heading). */
+function checkPromptArtifact(config: StudyConfig): void {
+  let text: string;
+  try {
+    text = readFileSync(config.artifact, 'utf8');
+  } catch {
+    return; // loadStudy reports a missing or unreadable artifact with its own message
+  }
+  try {
+    markdownSectionSpans(text);
+  } catch (error) {
+    throw new InputError(`the prompt cannot be split into "##" sections: ${(error as Error).message}`, { file: config.artifact, code: 'input.artifact' });
+  }
+}

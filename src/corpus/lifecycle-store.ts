@@ -74,12 +74,18 @@ const SHADOW_ENTRY_SQL = `select e.example_id as example_id, coalesce(x.round, 0
   from corpus_events e left join experiments x on x.id = e.experiment_id
   where e.id in (select max(id) from corpus_events where to_partition = 'shadow' and example_id is not null group by example_id)`;
 const LAST_ROUND_SQL = 'select coalesce(max(round), 0) as round from experiments';
+/** The last reset that kept the corpus history: its id and the rounds it carried over. */
+const LAST_RESET_SQL = "select id, details from corpus_events where kind = 'reset' order by id desc limit 1";
+/** The id of the event by which each member last entered shadow. */
+const SHADOW_ENTRY_EVENT_SQL = `select example_id, max(id) as id from corpus_events where to_partition = 'shadow' and example_id is not null group by example_id`;
 
 interface AnnotationRows {
   lastMoves: Array<{ example_id: string; kind: string; details: string }>;
   admissions: Array<{ example_id: string; details: string }>;
   shadowEntries: Array<{ example_id: string; round: number }>;
   lastRound: number;
+  /** Rounds served in shadow before the last reset, for members still in shadow since before it. */
+  carriedRounds: Map<string, number>;
 }
 
 function parseDetails(text: string): Record<string, unknown> {
@@ -103,9 +109,27 @@ function annotate(members: CorpusMember[], rows: AnnotationRows): CorpusMember[]
       const by = parseDetails(move.details).by;
       if (typeof by === 'string') member.promotedBy = by;
     }
-    if (member.partition === 'shadow') member.shadowRounds = Math.max(0, rows.lastRound - (entry.get(member.exampleId) ?? 0));
+    if (member.partition === 'shadow') member.shadowRounds = (rows.carriedRounds.get(member.exampleId) ?? 0) + Math.max(0, rows.lastRound - (entry.get(member.exampleId) ?? 0));
   }
   return members;
+}
+
+/**
+ * The rounds a reset with `--keep-corpus-history` carried over: for each
+ * member whose last entry into shadow is older than the last reset (so it has
+ * stayed in shadow across it), the rounds it had served at the reset.
+ */
+function carriedShadowRounds(resets: Array<{ id: number; details: string }>, entries: Array<{ example_id: string; id: number }>): Map<string, number> {
+  const carried = new Map<string, number>();
+  const reset = resets[0];
+  if (reset === undefined) return carried;
+  const rounds = parseDetails(reset.details).shadowRounds;
+  if (rounds === null || typeof rounds !== 'object') return carried;
+  const entered = new Map(entries.map((row) => [row.example_id, Number(row.id)]));
+  for (const [id, count] of Object.entries(rounds as Record<string, unknown>)) {
+    if (typeof count === 'number' && (entered.get(id) ?? 0) < Number(reset.id)) carried.set(id, count);
+  }
+  return carried;
 }
 
 /** Every member, by id, with what the history says of it (admission line, promotion, rounds in shadow). */
@@ -119,6 +143,7 @@ export async function readCorpusMembers(db: CorpusDatabase): Promise<CorpusMembe
     admissions: await run(ADMISSIONS_SQL),
     shadowEntries: await run(SHADOW_ENTRY_SQL),
     lastRound: Number((await run<{ round: number }>(LAST_ROUND_SQL))[0]?.round ?? 0),
+    carriedRounds: carriedShadowRounds(await run(LAST_RESET_SQL), await run(SHADOW_ENTRY_EVENT_SQL)),
   });
 }
 
@@ -255,6 +280,7 @@ export function readCorpusMembersFile(file: string): CorpusMember[] {
       admissions: all(ADMISSIONS_SQL),
       shadowEntries: all(SHADOW_ENTRY_SQL),
       lastRound: Number(all<{ round: number }>(LAST_ROUND_SQL)[0]?.round ?? 0),
+      carriedRounds: carriedShadowRounds(all(LAST_RESET_SQL), all(SHADOW_ENTRY_EVENT_SQL)),
     });
   } catch (error) {
     throw new StorageError(`cannot read the corpus lifecycle from ${file}: ${(error as Error).message}`, { file, cause: error });

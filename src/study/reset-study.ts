@@ -11,14 +11,16 @@
  * exposures) and every event, each event's experiment id moved to
  * `details.previousExperimentId` (those experiments are gone, so in the new
  * notebook every earlier move counts as "before the first experiment"), and
- * a `reset` event that records the exposures at the reset (so `kloop corpus
- * at` recounts exposures from there).
+ * a `reset` event that records the exposures and the rounds each shadow
+ * member had served at the reset (so `kloop corpus at` recounts exposures
+ * from there, and graduation by rounds counts the rounds served before it).
  */
 import { existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import type { CorpusEventTable, CorpusMemberTable } from '../storage/schema.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
+import { readCorpusMembers } from '../corpus/lifecycle-store.ts';
 
 /** What the notebook held, before a reset. */
 export interface NotebookCounts {
@@ -51,6 +53,8 @@ export async function notebookCounts(db: StudyDatabase): Promise<NotebookCounts>
 /** The corpus lifecycle rows a reset may carry over. */
 export interface CorpusHistoryRows {
   members: CorpusMemberTable[];
+  /** Rounds each shadow member has served in shadow at the reset (by example id). */
+  shadowRounds?: Record<string, number>;
   events: Array<Omit<CorpusEventTable, 'id'> & { id: number }>;
 }
 
@@ -59,6 +63,7 @@ export async function readCorpusHistoryRows(db: StudyDatabase): Promise<CorpusHi
   return {
     members: await db.selectFrom('corpus_members').selectAll().orderBy('example_id').execute(),
     events: await db.selectFrom('corpus_events').selectAll().orderBy('id').execute(),
+    shadowRounds: Object.fromEntries((await readCorpusMembers(db)).filter((member) => member.partition === 'shadow').map((member) => [member.exampleId, member.shadowRounds ?? 0])),
   };
 }
 
@@ -105,6 +110,8 @@ export async function resetNotebook(studyDir: string, keep: CorpusHistoryRows | 
           .execute();
       }
       const exposures = Object.fromEntries(keep.members.filter((member) => member.shadow_exposures > 0).map((member) => [member.example_id, Number(member.shadow_exposures)]));
+      // The rounds each shadow member has served so far: the new notebook's rounds start at 0, so they are carried here.
+      const shadowRounds = Object.fromEntries(Object.entries(keep.shadowRounds ?? {}).filter(([, rounds]) => rounds > 0));
       await transaction
         .insertInto('corpus_events')
         .values({
@@ -114,7 +121,7 @@ export async function resetNotebook(studyDir: string, keep: CorpusHistoryRows | 
           to_partition: null,
           reason: `the study was reset (kloop reset --keep-corpus-history); the previous notebook is in ${path.relative(studyDir, backup)}`,
           experiment_id: null,
-          details: JSON.stringify({ backup, exposures }),
+          details: JSON.stringify({ backup, exposures, shadowRounds }),
           created_at: at,
         })
         .execute();

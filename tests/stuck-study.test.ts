@@ -65,7 +65,7 @@ describe('a 10-example study in a new domain', () => {
     expect(stderr).toMatch(/8 → shadow \(new after the study began: shadow first; corpus\/more\.jsonl\)/);
     expect(stderr).toContain('corpus/more.jsonl:9 inventory-spare-parts-19: grounding');
     expect(stderr).toContain('corpus/more.jsonl:10 booking-visitor-berths-20: near_duplicate goal: the goal is a near-duplicate of "booking-marina-berths-01" (corpus/marina.jsonl:1, optimization;');
-    expect(stderr).toContain('corpus: 3 shadow example(s) graduated into optimization (events-regatta-08, hr-marina-staff-09, marketplace-charter-10)');
+    expect(stderr).toContain('corpus: 3 shadow example(s) graduated into optimization (events-regatta-08, hr-marina-staff-09, marketplace-charter-10); partitions now: optimization 9, anchor 1, shadow 8');
     expect(stdout).toContain('stuck: no candidate was accepted in this run; the most common refusal: not_significant');
     expect(sizes()).toEqual({ optimization: 9, anchor: 1, shadow: 8 });
   }, 60_000);

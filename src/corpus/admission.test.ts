@@ -58,6 +58,8 @@ describe('checkAdmission', () => {
     expect(verdicts[0]!.reasons[0]!.relatedId).toBe('booking-salon-01');
     expect(verdicts[1]!.reasons.map((reason) => reason.check)).toEqual(['non_trivial_gold', 'grounding']);
     expect(verdicts[2]!.reasons.map((reason) => reason.check)).toEqual(['duplicate_id']);
+    // A refused record goes to no partition: no placement note.
+    expect(verdicts.map((verdict) => verdict.notes)).toEqual([[], [], []]);
   });
 
   it('treats an example admitted earlier in the batch as existing', () => {

@@ -311,8 +311,9 @@ export function checkAdmission(
           (across ? `: the same request in ${placement.partition} and ${partition} would leak one partition into the other` : ''),
       });
     }
-    if (placement.note !== undefined) verdict.notes.push(placement.note);
+    // The placement note says where an admitted record goes: a refused record goes nowhere.
     if (verdict.reasons.length > 0) return verdict;
+    if (placement.note !== undefined) verdict.notes.push(placement.note);
     const admitted: Example = { ...example, partition: placement.partition };
     verdict.admitted = true;
     verdict.example = admitted;

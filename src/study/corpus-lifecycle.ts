@@ -240,6 +240,8 @@ export async function corpusBoundary(db: CorpusDatabase, study: LoadedStudy, now
   let message: string | null = null;
   if (plan.kind === 'graduate') message = `corpus: ${plan.moves.length} shadow example(s) graduated into optimization (${plan.moves.map((move) => move.exampleId).join(', ')})`;
   if (plan.kind === 'rotate') message = `corpus: the shadow partition is spent (${plan.spent.length} example(s) at maxShadowExposures); rotated ${plan.moves.length} into optimization (${plan.moves.map((move) => move.exampleId).join(', ')})`;
+  // The run's header gave the partitions before this boundary: say what they are now.
+  if (message !== null) message += `; partitions now: optimization ${study.partitions.optimization.length}, anchor ${study.partitions.anchor.length}, shadow ${study.partitions.shadow.length}`;
   return { plan, message, corpusChanged };
 }
 

@@ -119,7 +119,7 @@ export async function describeEffectiveConfig(studyDir: string, overrides: Confi
     proposerModel: config.proposer.kind === 'reflective' ? (config.proposer.model ?? executorModel) : undefined,
     deterministic: isDeterministic(config, overrides),
     intent: taskKindOf(config.task) === 'intent',
-    writtenLine: (key) => (writtenValue(located, key.split('.')) !== undefined ? located.lineOf(key.split('.')) : undefined),
+    writtenLine: (key) => (writtenValue(located, key.split('.')) !== undefined ? keyLine(located, key.split('.')) : undefined),
   };
   const values: EffectiveValue[] = [];
   const shape = objectShape(studyConfigSchema)!;
@@ -168,8 +168,13 @@ function writtenValue(located: LocatedYaml, keyPath: readonly string[]): unknown
   return value;
 }
 
+/** The line of the key itself (not of its value, which may start on the next line). */
+function keyLine(located: LocatedYaml, keyPath: readonly string[]): number {
+  return located.keyLineOf(keyPath.slice(0, -1), keyPath.at(-1)!);
+}
+
 function written(key: string, value: unknown, located: LocatedYaml, keyPath: readonly string[], note?: string): EffectiveValue {
-  return { key, value, source: 'kloop.yaml', line: located.lineOf(keyPath), ...(note !== undefined ? { note } : {}) };
+  return { key, value, source: 'kloop.yaml', line: keyLine(located, keyPath), ...(note !== undefined ? { note } : {}) };
 }
 
 function byDefault(key: string, value: unknown, note?: string): EffectiveValue {
@@ -195,7 +200,8 @@ function leafValue(keyPath: string[], context: Context, located: LocatedYaml): E
   const parsed = configValue(config, keyPath);
   if (parsed !== undefined) return byDefault(key, displayValue(key, parsed, config), note);
   const fallback = derived ?? { value: null };
-  return byDefault(key, fallback.value, fallback.note ?? note);
+  const notes = [fallback.note, note].filter((text): text is string => text !== undefined);
+  return byDefault(key, fallback.value, notes.length > 0 ? notes.join('; ') : undefined);
 }
 
 /** The paths of the study's files as written (relative to the study folder). */

@@ -27,7 +27,11 @@
  * gate: { alpha: 0.05, repeats: 1 }
  * stopping: { maxExperiments: 30, plateauRounds: 2 }
  * seed: 7
+ * providers: { openai: { maxInFlight: 4 } }   # requests in flight per provider (default 8)
  * ```
+ *
+ * `kloop config <study>` prints every effective value with its source
+ * (`src/study/effective-config.ts`, docs/config.md).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';

@@ -135,6 +135,11 @@ export interface LlmStudyPlugins extends StudyPlugins {
  *   timeout of at least 120 s (a proposal is a long answer).
  * - `sectionsOf(text)`: markdown `##` sections for LLM studies, playbook
  *   sections for offline ones.
+ * - Every client of one provider shares one limiter of
+ *   `options.maxConcurrency ?? providers.<name>.maxInFlight ?? 8` requests
+ *   in flight: the executor's and the proposer's calls together. Each
+ *   client's `maxInFlight` (and the llm executor's) is that number, which
+ *   the evaluator issues at once per artifact.
  *
  * @throws InputError from the factories: unknown provider, missing key or base URL, `--model` on an offline study
  */

@@ -70,14 +70,14 @@ describe.each([
   });
 
   it('maxEvaluations: 3 scores exactly 3 candidate artifacts (bundles included)', async () => {
-    const result = await proposeOnce(variant(example, ['maxEvaluations: 3', 'maxScreened: 150']), baseline);
+    const result = await proposeOnce(variant(example, ['maxEvaluations: 3', 'maxScreened: 40']), baseline);
     expect(result.evaluations).toBe(3);
     expect(result.candidates.length).toBeGreaterThan(0);
     expect(result.candidates.length).toBeLessThanOrEqual(3);
   });
 
   it('maxEvaluations: 0 scores nothing and proposes its best locally screened edits, unscored', async () => {
-    const result = await proposeOnce(variant(example, ['maxEvaluations: 0', 'maxScreened: 150']), baseline);
+    const result = await proposeOnce(variant(example, ['maxEvaluations: 0', 'maxScreened: 40']), baseline);
     expect(result.evaluations).toBe(0);
     expect(result.candidates.length).toBe(perRound);
     for (const candidate of result.candidates) {

@@ -45,11 +45,35 @@ import { applyEditToText, describeEdit } from './rules-edit.ts';
 /** Implementation id, stored with each experiment. */
 export const KEYWORD_RULES_PROPOSER_ID = 'keyword-rules@1';
 
+/** Default `maxEvaluations` of the keyword-rules proposer: 40 single edits and 36 bundle steps per round. */
+export const DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS = 76;
+/** Default `maxScreened` of the keyword-rules proposer. */
+export const DEFAULT_KEYWORD_RULES_MAX_SCREENED = 5000;
+/** Single edits that may always use the whole budget (up to this many). */
+const SINGLE_EVALUATIONS = 40;
+/** Evaluations per round kept for bundles beyond the first 40 (3 bundles of at most 12 steps). */
+const BUNDLE_RESERVE = 36;
+/** Most steps (evaluations) of one bundle. */
+const MAX_BUNDLE_STEPS = 12;
+
 /** Settings of {@link createKeywordRulesProposer}. */
 export interface KeywordRulesProposerOptions {
-  /** Most candidates scored with `evaluateOptimization` per round (default 40; a configured 0 evaluates none). */
+  /**
+   * Most candidate texts scored with `evaluateOptimization` per round, single
+   * edits and bundle steps together (default {@link DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS}, 76:
+   * up to 40 single edits and 36 bundle steps). Single edits take at most
+   * `max(40, maxEvaluations − 36)` of them (all of them up to 40); bundles (at
+   * most 3, at most 12 steps each) take what is left. 0: the proposer scores nothing
+   * itself and returns its best locally screened edits (ranked by local net
+   * fixes), or without local screening the first edits generated; the gate
+   * evaluates them as it does every candidate.
+   */
   maxEvaluations?: number;
-  /** Most edits screened locally per round (default 5000). */
+  /**
+   * Most edits screened locally per round (default {@link DEFAULT_KEYWORD_RULES_MAX_SCREENED}, 5000).
+   * 0: no local screening: the edits go to `evaluateOptimization` in
+   * generation order (up to `maxEvaluations`), as with `localScreening: false`.
+   */
   maxScreened?: number;
   /**
    * Screen edits locally before the official evaluation (default: on when
@@ -103,10 +127,11 @@ const EPSILON = 1e-9;
  * not let change.
  */
 export function createKeywordRulesProposer(options: KeywordRulesProposerOptions = {}): Proposer {
-  const maxEvaluations = Math.max(0, options.maxEvaluations ?? 40);
-  const maxScreened = options.maxScreened ?? 5000;
+  const maxEvaluations = Math.max(0, options.maxEvaluations ?? DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS);
+  const maxScreened = Math.max(0, options.maxScreened ?? DEFAULT_KEYWORD_RULES_MAX_SCREENED);
   const minNetFixes = Math.max(1, options.minNetFixes ?? 1);
-  const maxBundleEvaluations = Math.min(maxEvaluations, 12);
+  // Single edits first: all of the budget up to 40, beyond that room is left for the bundles (36 steps), which take what the singles left.
+  const maxSingleEvaluations = Math.min(maxEvaluations, Math.max(SINGLE_EVALUATIONS, maxEvaluations - BUNDLE_RESERVE));
   return {
     id: KEYWORD_RULES_PROPOSER_ID,
     async propose(context: ProposalContext): Promise<ProposalResult> {
@@ -144,7 +169,8 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
         if (routeText(rules, item.text).label !== outcome.predicted) disagreements += 1;
       }
       if (evidence.every((item) => recorded.get(item.id)!.predicted === item.expected)) return { candidates: [], failures };
-      const localScreening = options.localScreening ?? disagreements === 0;
+      // maxScreened 0 screens nothing: the edits go to the evaluator unscreened.
+      const localScreening = maxScreened > 0 && (options.localScreening ?? disagreements === 0);
 
       const generated = generateRoutingEdits(rules, evidence, {
         ...(options.maxTermsPerExample !== undefined ? { maxTermsPerExample: options.maxTermsPerExample } : {}),
@@ -160,10 +186,11 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
       const pastDeltas = new Set(context.history.map((entry) => entry.delta));
       const incumbentScores = compositesById(records);
       const seen = new Set<string>();
+      if (maxEvaluations === 0) return { candidates: unscored(ordered, context, pastDeltas, localScreening), failures };
       const evaluated: Evaluated[] = [];
       let evaluations = 0;
       for (const entry of ordered) {
-        if (evaluations >= maxEvaluations || context.signal?.aborted === true) break;
+        if (evaluations >= maxSingleEvaluations || context.signal?.aborted === true) break;
         const text = applyEditToText(context.incumbentText, entry.edit);
         if (text === null || [...text].length > context.limits.maxArtifactCharacters) continue;
         const hash = contentHash(text);
@@ -183,8 +210,10 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
       // breaks what the proposer cannot see (anchors, shadow); a bundle without it may generalize better.
       const clean = kept.filter((entry) => entry.broken === 0);
       const bundles: Candidate[] = [];
+      let bundleBudget = maxEvaluations - evaluations;
       for (let skip = 0; skip < Math.min(3, clean.length - 1) && bundles.length < context.maxCandidates - 1; skip += 1) {
-        const bundle = await bundleEdits(clean.slice(skip), context, incumbentScores, maxBundleEvaluations, pastDeltas);
+        const { bundle, scorings } = await bundleEdits(clean.slice(skip), context, incumbentScores, Math.min(MAX_BUNDLE_STEPS, bundleBudget), pastDeltas);
+        bundleBudget -= scorings;
         if (bundle !== null && !bundles.some((other) => other.text === bundle.text)) bundles.push(bundle);
       }
       const candidates = [...bundles, ...singles].slice(0, context.maxCandidates);
@@ -206,8 +235,8 @@ async function bundleEdits(
   incumbentScores: Map<string, number | null>,
   budget: number,
   pastDeltas: ReadonlySet<string>,
-): Promise<Candidate | null> {
-  if (ranked.length < 2 || budget <= 0) return null;
+): Promise<{ bundle: Candidate | null; scorings: number }> {
+  if (ranked.length < 2 || budget <= 0) return { bundle: null, scorings: 0 };
   let text = ranked[0]!.text;
   let edits: Evaluated[] = [ranked[0]!];
   let best = { fixed: ranked[0]!.fixed, broken: ranked[0]!.broken };
@@ -225,22 +254,57 @@ async function bundleEdits(
       best = { fixed: outcome.fixed, broken: outcome.broken };
     }
   }
-  if (edits.length < 2) return null;
+  if (edits.length < 2) return { bundle: null, scorings };
   const delta = changeText(lineChanges(context.incumbentText, text));
-  if (context.triedHashes.has(contentHash(text)) || pastDeltas.has(delta)) return null;
+  if (context.triedHashes.has(contentHash(text)) || pastDeltas.has(delta)) return { bundle: null, scorings };
   return {
-    text,
-    delta,
-    rationale:
-      `${edits.length} edits together (${edits.map((entry) => describeEdit(entry.edit)).join('; ')}): route ${best.fixed} optimization example(s) right that were misrouted ` +
-      `and misroute ${best.broken} that were right; each edit was kept only if it added fixes and broke nothing.`,
-    expectedNetFixes: best.fixed - best.broken,
-    rebase: (incumbentText: string): string | null => {
-      let rebased: string | null = incumbentText;
-      for (const entry of edits) rebased = rebased === null ? null : applyEditToText(rebased, entry.edit) ?? rebased;
-      return rebased === incumbentText ? null : rebased;
+    scorings,
+    bundle: {
+      text,
+      delta,
+      rationale:
+        `${edits.length} edits together (${edits.map((entry) => describeEdit(entry.edit)).join('; ')}): route ${best.fixed} optimization example(s) right that were misrouted ` +
+        `and misroute ${best.broken} that were right; each edit was kept only if it added fixes and broke nothing.`,
+      expectedNetFixes: best.fixed - best.broken,
+      rebase: (incumbentText: string): string | null => {
+        let rebased: string | null = incumbentText;
+        for (const entry of edits) rebased = rebased === null ? null : applyEditToText(rebased, entry.edit) ?? rebased;
+        return rebased === incumbentText ? null : rebased;
+      },
     },
   };
+}
+
+/**
+ * The candidates of `maxEvaluations: 0`: the first `maxCandidates` edits of
+ * `ordered` (ranked by local screening, or in generation order without it)
+ * that apply, fit the length ceiling and were not tried, none scored.
+ */
+function unscored(ordered: readonly GeneratedEdit[], context: ProposalContext, pastDeltas: ReadonlySet<string>, screened: boolean): Candidate[] {
+  const candidates: Candidate[] = [];
+  const seen = new Set<string>();
+  for (const entry of ordered) {
+    if (candidates.length >= context.maxCandidates || context.signal?.aborted === true) break;
+    const text = applyEditToText(context.incumbentText, entry.edit);
+    if (text === null || [...text].length > context.limits.maxArtifactCharacters) continue;
+    const hash = contentHash(text);
+    const delta = changeText(lineChanges(context.incumbentText, text));
+    if (context.triedHashes.has(hash) || seen.has(hash) || pastDeltas.has(delta)) continue;
+    seen.add(hash);
+    const local = 'netFixes' in entry ? (entry as GeneratedEdit & { fixed: number; broken: number; netFixes: number }) : undefined;
+    const { edit } = entry;
+    candidates.push({
+      text,
+      delta,
+      rationale:
+        local !== undefined && screened
+          ? `${capitalize(describeEdit(edit))}: in local screening routes ${local.fixed} optimization example(s) right that were misrouted and misroutes ${local.broken} that were right (net ${local.netFixes}); not scored by the proposer (proposer.maxEvaluations 0).`
+          : `${capitalize(describeEdit(edit))}: suggested by ${entry.sources.size} misrouted example(s); neither screened locally nor scored by the proposer (proposer.maxEvaluations 0).`,
+      ...(local !== undefined && screened ? { expectedNetFixes: local.netFixes } : {}),
+      rebase: (incumbentText: string): string | null => applyEditToText(incumbentText, edit),
+    });
+  }
+  return candidates;
 }
 
 /** The text an example is routed on: its `text`, else its input's (a string, or text fields), else a legacy `goal`. */

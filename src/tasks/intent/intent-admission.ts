@@ -15,7 +15,7 @@
 import type { AdmissionProblem } from '../task.ts';
 import type { ExpectedEntity, ExpectedIntent } from './intent.ts';
 import { acceptedAppTypes } from './intent.ts';
-import { normalizeEntityName } from './names.ts';
+import { normalizeEntityName, singularizeWord } from './names.ts';
 import { analyzeGoal } from './offline/goal-analysis.ts';
 
 /** Longest run of goal words a multi-word entity name is matched against. */
@@ -60,11 +60,14 @@ function windowKeys(goal: string): Set<string> {
     .split(' ')
     .filter((word) => word !== '');
   const keys = new Set<string>();
+  // The words are lower case letters and digits already: normalizeEntityName of a run is the run
+  // with its last word singular (spaced), or the run together singular (joined).
   for (let start = 0; start < words.length; start += 1) {
     for (let size = 1; size <= MAX_NAME_WORDS && start + size <= words.length; size += 1) {
       const window = words.slice(start, start + size);
-      keys.add(normalizeEntityName(window.join(' ')));
-      if (size > 1) keys.add(normalizeEntityName(window.join('')));
+      const head = window.slice(0, -1);
+      keys.add([...head, singularizeWord(window.at(-1)!)].join(' '));
+      if (size > 1) keys.add(singularizeWord(window.join('')));
     }
   }
   keys.delete('');

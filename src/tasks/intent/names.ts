@@ -72,6 +72,17 @@ export function singularizeWord(word: string): string {
  * split into single spaces, punctuation dropped, last word singular.
  */
 export function normalizeEntityName(name: string): string {
+  const cached = normalCache.get(name);
+  if (cached !== undefined) return cached;
+  const normal = normalizeUncached(name);
+  if (normalCache.size > 50_000) normalCache.clear();
+  normalCache.set(name, normal);
+  return normal;
+}
+
+const normalCache = new Map<string, string>();
+
+function normalizeUncached(name: string): string {
   const spaced = name
     .normalize('NFKC')
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')

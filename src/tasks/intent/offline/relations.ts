@@ -14,6 +14,10 @@
  *   determiners, adjectives, quantities, prepositions and non-entity nouns
  *   such as "a number of", plus coordinated nouns). A one-word preposition cue
  *   ("with") relates only the nouns right beside it.
+ * - **Compounds** (`extraction.compoundRelations`): a compound entity is a
+ *   kind of the entity its head words name ("temperature sensor" is_a
+ *   Sensor) and belongs with the entity its modifier words name ("invoice
+ *   line": Invoice → InvoiceLine, one to many).
  * - **Possessives** (`extraction.possessiveRelations`): "the customer's
  *   orders" relates Customer → Order, one to many.
  * - **Kind**: the cue's (`association`, `composition`, `is_a`); verbs give
@@ -64,6 +68,12 @@ export interface RelationOptions {
   possessiveRelations: boolean;
   /** Relate a noun no reading related to the first subject of its sentence (source `sentence`). */
   sentenceRelations: boolean;
+  /**
+   * Relate a compound to the entities its words name (source `compound`): "temperature
+   * sensor" is a kind of Sensor (`is_a`), "invoice line" belongs with Invoice
+   * (one to many association).
+   */
+  compoundRelations: boolean;
   quantifiers: readonly CompiledQuantifier[];
 }
 
@@ -257,6 +267,28 @@ export function findRelations(
     }
   });
 
+  if (options.compoundRelations) {
+    const byKey = new Map<string, EntityMention>();
+    for (const mention of mentions) {
+      const key = nameKey(mention.name);
+      if (!byKey.has(key)) byKey.set(key, mention);
+    }
+    for (const [key, compound] of byKey) {
+      const parts = key.split(' ');
+      for (let index = 1; index < parts.length; index += 1) {
+        const head = byKey.get(parts.slice(index).join(' '));
+        if (head === undefined) continue;
+        add(compound, head, undefined, 'is_a', 'compound');
+        break;
+      }
+      for (let index = parts.length - 1; index >= 1; index -= 1) {
+        const modifier = byKey.get(nameKey(parts.slice(0, index).join(' ')));
+        if (modifier === undefined) continue;
+        add(modifier, compound, 'one_to_many', 'association', 'compound');
+        break;
+      }
+    }
+  }
   if (options.possessiveRelations) {
     for (const mention of mentions) {
       if (!words[mention.end - 1]!.isPossessive) continue;

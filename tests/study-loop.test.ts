@@ -91,7 +91,7 @@ describe('kloop run on the reference study', () => {
     const { stdout } = await run(process.execPath, [kloop, 'eval', dir, '--partition', 'optimization', '--json'], { cwd: repo });
     const payload = JSON.parse(stdout) as { composite: number; components: Record<string, number>; invalid: number; examples: Array<{ id: string; composite: number; diagnostics: unknown }> };
     expect(payload.composite).toBeCloseTo(latest.best.optimization, 10);
-    expect(Object.keys(payload.components).sort()).toEqual(['appType', 'behaviorCoverage', 'entityRecall', 'roleAccuracy']);
+    expect(Object.keys(payload.components).sort()).toEqual(['appType', 'behaviorCoverage', 'entityPrecision', 'entityRecall', 'relationRecall', 'roleAccuracy']);
     expect(payload.invalid).toBe(0);
     expect(payload.examples).toHaveLength(40);
     expect(payload.examples[0]).toHaveProperty('diagnostics');

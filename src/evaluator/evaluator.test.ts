@@ -114,8 +114,8 @@ describe('the evaluator fingerprint', () => {
     const study = loadStudy(new URL('../../examples/intent/', import.meta.url).pathname);
     const evaluator = createEvaluator({ task: study.task, executor: study.executor, corpus: study.corpus, weights: study.weights });
     // The fingerprint of the offline main job (`kloop run examples/intent`) since executor offline-playbook@4 (issue 16).
-    expect(evaluator.fingerprint).toBe('5f045fc8cb01e29f');
-    expect(fingerprintWeights(intentTask.components!, study.weights)).toEqual([0.25, 0.35, 0.2, 0.2]);
+    expect(evaluator.fingerprint).toBe('0a6729576567c215');
+    expect(fingerprintWeights(intentTask.components!, study.weights)).toEqual([0.25, 0.35, 0.2, 0.2, 0.2, 0.1]);
   });
 
   it('leaves out trailing optional components the study leaves at 0, and only those', () => {

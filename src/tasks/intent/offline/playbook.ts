@@ -162,9 +162,10 @@ const extractionSchema = z.strictObject({
   /** Whether a verb between two entity mentions of one clause relates them (subject → object). */
   verbRelations: z.boolean().default(false),
   /**
-   * Whether an entity no reading relates is related to its sentence's topic
-   * (the first subject of a predicate in the sentence, else its first entity):
-   * a weak, sentence-level association that does not count toward salience.
+   * Whether an entity mention that no reading relates to another noun of its
+   * sentence is related to the sentence's topic (the first subject of a
+   * predicate in the sentence, else its first entity): a weak, sentence-level
+   * association that does not count toward salience.
    */
   sentenceRelations: z.boolean().default(false),
   /**

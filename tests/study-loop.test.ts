@@ -55,7 +55,7 @@ describe('kloop run on the reference study', () => {
     expect(first.best.anchor).toBeGreaterThanOrEqual(first.baseline.anchor);
     expect(Object.values(first.refused).reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
     expect(readFileSync(first.bestArtifact, 'utf8')).toContain('appTypeCues:');
-  });
+  }, 240_000);
 
   it('continues on a second run without evaluating any experiment twice', async () => {
     const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace(/maxExperiments: \d+/, 'maxExperiments: 18');
@@ -75,7 +75,7 @@ describe('kloop run on the reference study', () => {
     // A third run has nothing left to do and evaluates nothing.
     const { stdout: third } = await run(process.execPath, [kloop, 'run', dir, '--json', '--quiet'], { cwd: repo });
     expect((JSON.parse(third) as RunReport).thisRun.experiments).toBe(0);
-  });
+  }, 240_000);
 
   it('shows one decision with the evidence of every check', async () => {
     const { stdout } = await run(process.execPath, [kloop, 'history', dir, '--json'], { cwd: repo });

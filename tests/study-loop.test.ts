@@ -55,7 +55,7 @@ describe('kloop run on the reference study', () => {
     expect(first.best.anchor).toBeGreaterThanOrEqual(first.baseline.anchor);
     expect(Object.values(first.refused).reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
     expect(readFileSync(first.bestArtifact, 'utf8')).toContain('appTypeCues:');
-  });
+  }, 240_000);
 
   it('continues on a second run without evaluating any experiment twice', async () => {
     const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace(/maxExperiments: \d+/, 'maxExperiments: 18');
@@ -75,7 +75,7 @@ describe('kloop run on the reference study', () => {
     // A third run has nothing left to do and evaluates nothing.
     const { stdout: third } = await run(process.execPath, [kloop, 'run', dir, '--json', '--quiet'], { cwd: repo });
     expect((JSON.parse(third) as RunReport).thisRun.experiments).toBe(0);
-  });
+  }, 240_000);
 
   it('shows one decision with the evidence of every check', async () => {
     const { stdout } = await run(process.execPath, [kloop, 'history', dir, '--json'], { cwd: repo });
@@ -91,7 +91,7 @@ describe('kloop run on the reference study', () => {
     const { stdout } = await run(process.execPath, [kloop, 'eval', dir, '--partition', 'optimization', '--json'], { cwd: repo });
     const payload = JSON.parse(stdout) as { composite: number; components: Record<string, number>; invalid: number; examples: Array<{ id: string; composite: number; diagnostics: unknown }> };
     expect(payload.composite).toBeCloseTo(latest.best.optimization, 10);
-    expect(Object.keys(payload.components).sort()).toEqual(['appType', 'behaviorCoverage', 'entityRecall', 'roleAccuracy']);
+    expect(Object.keys(payload.components).sort()).toEqual(['appType', 'behaviorCoverage', 'entityPrecision', 'entityRecall', 'relationRecall', 'roleAccuracy']);
     expect(payload.invalid).toBe(0);
     expect(payload.examples).toHaveLength(40);
     expect(payload.examples[0]).toHaveProperty('diagnostics');

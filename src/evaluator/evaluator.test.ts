@@ -113,9 +113,9 @@ describe('the evaluator fingerprint', () => {
   it('is unchanged for the intent study examples/intent (scorer id, weights in component order, corpus hash, executor id)', () => {
     const study = loadStudy(new URL('../../examples/intent/', import.meta.url).pathname);
     const evaluator = createEvaluator({ task: study.task, executor: study.executor, corpus: study.corpus, weights: study.weights });
-    // The fingerprint the offline main job has had since the first release (`kloop run examples/intent`).
-    expect(evaluator.fingerprint).toBe('f74a4cddc0c9081a');
-    expect(fingerprintWeights(intentTask.components!, study.weights)).toEqual([0.25, 0.35, 0.2, 0.2]);
+    // The fingerprint of the offline main job (`kloop run examples/intent`) since executor offline-playbook@4 (issue 16).
+    expect(evaluator.fingerprint).toBe('0a6729576567c215');
+    expect(fingerprintWeights(intentTask.components!, study.weights)).toEqual([0.25, 0.35, 0.2, 0.2, 0.2, 0.1]);
   });
 
   it('leaves out trailing optional components the study leaves at 0, and only those', () => {

@@ -34,7 +34,8 @@ import type { Playbook } from '../tasks/intent/offline/playbook.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
 import { loadPlaybook } from '../tasks/intent/offline/playbook-cache.ts';
 import type { ExampleDiagnostics } from '../tasks/intent/scorer.ts';
-import { scoreIntent } from '../tasks/intent/scorer.ts';
+import { DEFAULT_WEIGHTS } from '../tasks/intent/scorer.ts';
+import { intentTask } from '../tasks/intent/intent-task.ts';
 import type { PlaybookEdit } from '../tasks/intent/offline/playbook-edit.ts';
 import { applyPlaybookEdit, editPlaybook } from '../tasks/intent/offline/playbook-edit.ts';
 import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
@@ -75,6 +76,14 @@ export interface ErrorDrivenProposerOptions {
   minCueLift?: number;
   /** Smallest net fixes a candidate needs to be returned (default 1). */
   minNetFixes?: number;
+  /**
+   * The study's composite weights by component name (default: the seed's).
+   * Local screening scores with them, and a weight on `entityPrecision` or
+   * `relationRecall` lets spurious entities and missed relations suggest edits
+   * of their own (stop words, attributes, a lower cap or a higher salience
+   * floor, noun categories; relation phrases and quantifiers).
+   */
+  weights?: Readonly<Record<string, number>>;
 }
 
 /** Kinds interleaved in this order when choosing what to evaluate; projection edits come last. */
@@ -99,6 +108,8 @@ const KIND_ORDER: readonly EditKind[] = [
   'attributeTerm',
   'relationCue',
   'cardinalityCue',
+  'nounCategory',
+  'countability',
 ];
 
 interface Evaluated {
@@ -127,6 +138,9 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
   // The most edits taken into the queue without local screening: what will be scored, or proposed unscored.
   const unscreenedLimit = (limit: number): number => (maxEvaluations === 0 ? limit : maxEvaluations);
   const minNetFixes = Math.max(1, options.minNetFixes ?? 1);
+  const weights: Readonly<Record<string, number>> = { ...DEFAULT_WEIGHTS, ...(options.weights ?? {}) };
+  const weighsPrecision = (weights['entityPrecision'] ?? 0) > 0;
+  const weighsRelations = (weights['relationRecall'] ?? 0) > 0;
   return {
     id: ERROR_DRIVEN_PROPOSER_ID,
     async propose(context: ProposalContext): Promise<ProposalResult> {
@@ -156,6 +170,8 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
         ...(options.maxSuggestionsPerError !== undefined ? { maxSuggestionsPerError: options.maxSuggestionsPerError } : {}),
         ...(options.minCuePrecision !== undefined ? { minCuePrecision: options.minCuePrecision } : {}),
         ...(options.minCueLift !== undefined ? { minCueLift: options.minCueLift } : {}),
+        precision: weighsPrecision,
+        relations: weighsRelations,
       });
       const editable = new Set(context.limits.editableSections);
       // An edit already tried under the same delta (against an older incumbent) is not offered again.
@@ -182,7 +198,7 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
           continue;
         }
         screened += 1;
-        const local = screenLocally(candidate, compilePlaybook(edited.playbook), parsed.playbook, evidence);
+        const local = screenLocally(candidate, compilePlaybook(edited.playbook), parsed.playbook, evidence, weights);
         if (local !== null && local.netFixes >= minNetFixes) {
           queue.push({ candidate, text, local: local.netFixes, localGain: local.gain, relationNet: local.relationNetFixes });
         }
@@ -256,6 +272,7 @@ function screenLocally(
   compiled: CompiledPlaybook,
   playbook: Playbook,
   evidence: readonly LocalEvidence[],
+  weights: Readonly<Record<string, number>>,
 ): { netFixes: number; gain: number; relationNetFixes: number } | null {
   let changed = 0;
   let netFixes = 0;
@@ -266,11 +283,11 @@ function screenLocally(
     const { intent } = extractIntent(compiled, example.analysis);
     if (JSON.stringify(intent) === example.outputJson) continue;
     changed += 1;
-    const score = scoreIntent(example.expected, intent);
+    const score = intentTask.score(intent, example.expected, '', weights);
     const composite = score.composite;
     if (composite > example.composite + EPSILON) netFixes += 1;
     else if (composite < example.composite - EPSILON) netFixes -= 1;
-    const relationRecall = score.metrics.relationRecall;
+    const relationRecall = score.metrics?.['relationRecall'] ?? null;
     if (relationRecall !== null && example.relationRecall !== null) {
       if (relationRecall > example.relationRecall + EPSILON) relationNetFixes += 1;
       else if (relationRecall < example.relationRecall - EPSILON) relationNetFixes -= 1;

@@ -273,7 +273,7 @@ describe('ablateArtifact', () => {
     expect(parsed.playbook.appTypeCues).toEqual({});
     expect(parsed.playbook.entityTerms).toEqual({});
     expect(parsed.playbook.defaultAppType).toBe('other');
-    expect(parsed.playbook.extraction.maxEntities).toBe(12);
+    expect(parsed.playbook.extraction.maxEntities).toBe(10);
   });
 
   it('keeps markdown headings and drops section bodies (a heading inside a code fence is body)', () => {

@@ -273,6 +273,7 @@ export function composeProposer(config: CompositionConfig, task: Task, parts: Pr
   return createLazyErrorDrivenProposer({
     ...(settings.maxEvaluations !== undefined ? { maxEvaluations: settings.maxEvaluations } : {}),
     ...(settings.maxScreened !== undefined ? { maxScreened: settings.maxScreened } : {}),
+    weights: composeWeights(task, config),
   });
 }
 

@@ -21,6 +21,13 @@ import type { Playbook } from './playbook.ts';
 import { normalizeTerm } from './playbook.ts';
 import type { PlaybookEdit } from './playbook-edit.ts';
 import { describePlaybookEdit } from './playbook-edit.ts';
+import { nounCategory } from './noun-senses.ts';
+
+/** The WordNet category of an entity name (its whole words, else its head). */
+function categoryOfName(name: string): ReturnType<typeof nounCategory> {
+  const key = nameKey(name);
+  return nounCategory(key) ?? nounCategory(key.split(' ').pop() ?? key);
+}
 
 /** The error an edit was generated from (used to interleave kinds fairly). */
 export type EditKind =
@@ -44,6 +51,8 @@ export type EditKind =
   | 'attributeRemoval'
   | 'relationCue'
   | 'cardinalityCue'
+  | 'nounCategory'
+  | 'countability'
   | 'projection';
 
 /** One failing (or passing) optimization example as the generator reads it. */
@@ -83,6 +92,14 @@ export interface GenerateOptions {
    * words out of the cue lists of common behaviours. Default 1.5.
    */
   minCueLift?: number;
+  /**
+   * The study weighs entity precision: every spurious entity suggests edits
+   * (a stop word, an attribute term, a lower cap, a higher salience floor, its
+   * noun category), not only those that crowd gold entities out of the cap. Default false.
+   */
+  precision?: boolean;
+  /** The study weighs relation recall: quantifier cues rank like relation phrases. Default false. */
+  relations?: boolean;
 }
 
 /**
@@ -97,6 +114,8 @@ export function generateEditCandidates(
   const perError = options.maxSuggestionsPerError ?? 12;
   const minPrecision = options.minCuePrecision ?? 0.5;
   const minLift = options.minCueLift ?? 1.5;
+  const weighsPrecision = options.precision ?? false;
+  const weighsRelations = options.relations ?? false;
   const candidates = new Map<string, EditCandidate>();
   const add = (edit: PlaybookEdit, kind: EditKind, source: string, preRank: () => number): void => {
     const delta = describePlaybookEdit(edit);
@@ -213,13 +232,13 @@ export function generateEditCandidates(
     }
 
     // Spurious entities: only matter when they crowd gold entities out of the entity cap.
-    const crowded = diagnostics.missedEntities.length > 0 && example.predictedEntityCount >= playbook.extraction.maxEntities;
+    const crowded = weighsPrecision || (diagnostics.missedEntities.length > 0 && example.predictedEntityCount >= playbook.extraction.maxEntities);
     for (const spurious of diagnostics.spuriousEntities) {
       const mention = trace.mentions.find((entry) => entry.name === spurious);
       if (mention === undefined) continue;
       const key = nameKey(mention.text);
       const prior = (): number =>
-        count((other) => other.diagnostics.spuriousEntities.includes(spurious) && other.diagnostics.missedEntities.length > 0 && other.predictedEntityCount >= playbook.extraction.maxEntities) +
+        count((other) => other.diagnostics.spuriousEntities.includes(spurious) && (weighsPrecision || (other.diagnostics.missedEntities.length > 0 && other.predictedEntityCount >= playbook.extraction.maxEntities))) +
         (crowded ? 0 : -0.5) -
         2 * count((other) => goldEntityKeys.get(other)!.has(key));
       if (mention.source === 'unknown') add({ op: 'add', path: ['stopList'], value: mention.text }, 'stopWord', example.id, prior);
@@ -324,6 +343,53 @@ export function generateEditCandidates(
       }
     }
 
+    // Spurious entities when precision counts: a lower cap, a higher salience floor, the noun's category.
+    if (weighsPrecision && diagnostics.spuriousEntities.length > 0) {
+      const extraction = playbook.extraction;
+      const spuriousPrior = (): number =>
+        count((other) => other.diagnostics.spuriousEntities.length > 0 && other.predictedEntityCount >= extraction.maxEntities - 1) -
+        count((other) => other.diagnostics.missedEntities.length > 0);
+      if (example.predictedEntityCount >= extraction.maxEntities && extraction.maxEntities > 1) {
+        for (const step of [1, 2]) {
+          const value = Math.max(1, extraction.maxEntities - step);
+          add({ op: 'set', path: ['extraction', 'maxEntities'], value }, 'entityCap', example.id, spuriousPrior);
+        }
+      }
+      if (extraction.rankBy === 'salience' && playbook.unknownNounPolicy.minSalience < 20) {
+        add({ op: 'set', path: ['unknownNounPolicy', 'minSalience'], value: playbook.unknownNounPolicy.minSalience + 1 }, 'salienceFloor', example.id, spuriousPrior);
+      }
+      const excluded = new Set(playbook.unknownNounPolicy.excludeCategories);
+      for (const spurious of diagnostics.spuriousEntities) {
+        const mention = trace.mentions.find((entry) => entry.name === spurious && entry.source === 'unknown');
+        if (mention === undefined) continue;
+        const category = nounCategory(mention.text) ?? (mention.head !== undefined ? nounCategory(mention.head) : null);
+        if (category === null || excluded.has(category)) continue;
+        add({ op: 'add', path: ['unknownNounPolicy', 'excludeCategories'], value: category }, 'nounCategory', example.id, () =>
+          count((other) => other.diagnostics.spuriousEntities.some((name) => categoryOfName(name) === category)) -
+          2 * count((other) => (other.expected.entities ?? []).some((entity) => categoryOfName(entity.name) === category)),
+        );
+      }
+      if (!playbook.unknownNounPolicy.countableOnly) {
+        add({ op: 'set', path: ['unknownNounPolicy', 'countableOnly'], value: true }, 'countability', example.id, () => 0);
+      }
+    }
+
+    // Missed entities the noun policy excluded: drop the category, or accept uncountable nouns.
+    for (const goldName of diagnostics.missedEntities) {
+      const key = nameKey(goldName);
+      const mention = trace.mentions.find((entry) => entry.source === 'excluded' && nameKey(entry.text) === key);
+      if (mention === undefined) continue;
+      const category = nounCategory(mention.text) ?? (mention.head !== undefined ? nounCategory(mention.head) : null);
+      if (category !== null && playbook.unknownNounPolicy.excludeCategories.includes(category)) {
+        add({ op: 'remove', path: ['unknownNounPolicy', 'excludeCategories'], value: category }, 'nounCategory', example.id, () =>
+          count((other) => other.diagnostics.missedEntities.some((name) => categoryOfName(name) === category)),
+        );
+      }
+      if (playbook.unknownNounPolicy.countableOnly) {
+        add({ op: 'set', path: ['unknownNounPolicy', 'countableOnly'], value: false }, 'countability', example.id, () => 0);
+      }
+    }
+
     // Missed relations: the words between the two nouns in one sentence become a relation phrase.
     for (const missed of diagnostics.missedRelations) {
       const [fromName, toName] = missed.split(' -> ');
@@ -351,7 +417,7 @@ export function generateEditCandidates(
         const quantifier = words[right.start - 1];
         if (quantifier !== undefined && (quantifier.wordClass === 'determiner' || quantifier.wordClass === 'adjective') && playbook.cardinalityCues[quantifier.lemma] === undefined && gold?.cardinality !== undefined) {
           const many = reverse ? gold.cardinality.startsWith('many') : gold.cardinality.endsWith('many');
-          add({ op: 'set', path: ['cardinalityCues', quantifier.lemma], value: many ? 'many' : 'one' }, 'cardinalityCue', example.id, () => -1);
+          add({ op: 'set', path: ['cardinalityCues', quantifier.lemma], value: many ? 'many' : 'one' }, 'cardinalityCue', example.id, () => (weighsRelations ? 0 : -1));
         }
       }
     }

@@ -22,6 +22,8 @@ import type { EntityRole } from '../vocabulary.ts';
 import type { AnalyzedWord, GoalAnalysis } from './goal-analysis.ts';
 import type { CompiledPlaybook } from './extract.ts';
 import { entityNameOf, nameKey, phraseEndingAt } from './extract.ts';
+import type { NounCategory } from './noun-senses.ts';
+import { nounCategory } from './noun-senses.ts';
 
 /** Where an entity mention came from. */
 export type MentionSource = 'term' | 'alias' | 'unknown' | 'stop' | 'excluded' | 'attribute';
@@ -55,8 +57,73 @@ export function findMentions(compiled: CompiledPlaybook, analysis: GoalAnalysis)
   }
   if (playbook.unknownNounPolicy.compounds === 'auto') resolveAutoCompounds(mentions);
   if (playbook.extraction.structuralAttributes) markPossessedAttributes(words, mentions);
+  if (playbook.unknownNounPolicy.countableOnly) excludeUncountable(compiled, words, mentions);
+  if (playbook.unknownNounPolicy.excludeCategories.length > 0) excludeCategories(new Set(playbook.unknownNounPolicy.excludeCategories), mentions);
   return mentions;
 }
+
+/**
+ * `unknownNounPolicy.excludeCategories`: an unknown noun whose most frequent
+ * WordNet sense (the compound's, else its head's) is in one of the categories is excluded.
+ */
+function excludeCategories(categories: ReadonlySet<NounCategory>, mentions: EntityMention[]): void {
+  for (const mention of mentions) {
+    if (mention.source !== 'unknown') continue;
+    const category = nounCategory(mention.text) ?? (mention.head !== undefined && mention.head !== mention.text ? nounCategory(mention.head) : null);
+    if (category === null || !categories.has(category)) continue;
+    mention.source = 'excluded';
+    mention.name = '';
+    mention.role = null;
+  }
+}
+
+/**
+ * `unknownNounPolicy.countableOnly`: an unknown noun none of whose mentions
+ * reads as a countable thing is excluded (see {@link isCountableAt}).
+ */
+function excludeUncountable(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], mentions: EntityMention[]): void {
+  const countable = new Set<string>();
+  for (const mention of mentions) {
+    if (mention.source === 'unknown' && isCountableAt(compiled, words, mention.start, mention.end)) countable.add(nameKey(mention.text));
+  }
+  for (const mention of mentions) {
+    if (mention.source !== 'unknown' || countable.has(nameKey(mention.text))) continue;
+    mention.source = 'excluded';
+    mention.name = '';
+    mention.role = null;
+  }
+}
+
+/**
+ * Whether the noun phrase ending at word `end - 1` reads as a countable thing:
+ * its head is plural, or the phrase (past its adjectives and noun modifiers)
+ * follows a determiner, a number, a possessive pronoun or noun, or a
+ * quantifier phrase of the playbook.
+ */
+export function isCountableAt(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], start: number, end: number): boolean {
+  const head = words[end - 1]!;
+  if (head.isPlural) return true;
+  let at = start - 1;
+  while (at >= 0 && words[at]!.sentence === head.sentence && (words[at]!.wordClass === 'adjective' || (words[at]!.wordClass === 'noun' && !words[at]!.endsPhrase))) at -= 1;
+  const before = words[at];
+  if (before === undefined || before.sentence !== head.sentence) return false;
+  if (before.wordClass === 'determiner' || before.wordClass === 'value') return true;
+  if (before.isPossessive || POSSESSIVE_PRONOUNS.has(before.normal)) return true;
+  for (const quantifier of compiled.quantifiers) {
+    const length = quantifier.words.length;
+    const first = at - length + 1;
+    if (first < 0) continue;
+    let ok = true;
+    for (let offset = 0; offset < length && ok; offset += 1) {
+      const word = words[first + offset]!;
+      ok = word.sentence === head.sentence && quantifier.words[offset]!.some((form) => word.keys.includes(form));
+    }
+    if (ok) return true;
+  }
+  return false;
+}
+
+const POSSESSIVE_PRONOUNS = new Set(['my', 'our', 'your', 'his', 'her', 'its', 'their', 'whose']);
 
 function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], runStart: number, runEnd: number): EntityMention[] {
   const { playbook } = compiled;
@@ -124,12 +191,23 @@ function repeatedAdjectiveCompounds(
   for (const [runStart, runEnd] of nounRuns) {
     const adjective = words[runStart - 1];
     if (adjective === undefined || adjective.wordClass !== 'adjective' || adjective.sentence !== words[runStart]!.sentence) continue;
-    if (adjective.commaAfter || compiled.stop.has(adjective.lemma) || !/^[a-z][a-z-]{2,}$/.test(adjective.lemma)) continue;
+    if (adjective.commaAfter || compiled.stop.has(adjective.lemma) || IDENTIFYING_ADJECTIVES.has(adjective.lemma) || !/^[a-z][a-z-]{2,}$/.test(adjective.lemma)) continue;
     const key = `${adjective.lemma} ${words[runEnd - 1]!.lemma}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return new Set([...counts].filter(([, count]) => count >= 2).map(([key]) => key));
 }
+
+/**
+ * Adjectives that pick out or count things rather than name a kind of thing
+ * ("the same game", "another entry", "different centres"): English
+ * postdeterminers and identifying adjectives, never the first word of a compound.
+ */
+const IDENTIFYING_ADJECTIVES = new Set([
+  'same', 'other', 'another', 'different', 'various', 'several', 'certain', 'particular', 'specific', 'additional',
+  'further', 'respective', 'corresponding', 'following', 'given', 'such', 'own', 'whole', 'entire', 'next', 'previous',
+  'last', 'first', 'second', 'third', 'former', 'latter', 'many', 'few', 'more', 'most', 'less', 'least', 'only', 'extra',
+]);
 
 /** First word of the compound kept for an unknown run: at most `maxCompoundWords` nouns, no leading proper noun, acronym or stop word. */
 function compoundStartOf(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], runStart: number, runEnd: number): number {

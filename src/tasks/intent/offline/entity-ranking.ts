@@ -81,6 +81,7 @@ export function selectEntitiesAndRelations(
     verbRelations: playbook.extraction.verbRelations,
     possessiveRelations: playbook.extraction.possessiveRelations,
     sentenceRelations: playbook.extraction.sentenceRelations,
+    compoundRelations: playbook.extraction.compoundRelations,
     quantifiers: compiled.quantifiers,
   });
 

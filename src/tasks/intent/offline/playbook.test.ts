@@ -21,6 +21,8 @@ describe('parsePlaybook', () => {
       compounds: 'head',
       properNouns: false,
       minSalience: 0,
+      countableOnly: false,
+      excludeCategories: [],
     });
     expect(result.playbook.extraction.maxEntities).toBe(12);
     expect(result.playbook.extraction.rankBy).toBe('firstMention');

@@ -44,6 +44,7 @@ import {
   projectionSchema,
   relationKindSchema,
 } from '../intent.ts';
+import { NOUN_CATEGORIES } from './noun-senses.ts';
 
 /** The sections of a playbook, in their conventional order. */
 export const PLAYBOOK_SECTIONS = [
@@ -120,6 +121,23 @@ const unknownNounPolicySchema = z.strictObject({
    * and aliases of the playbook need none. 0 keeps every candidate.
    */
   minSalience: z.number().int().min(0).max(20).default(0),
+  /**
+   * Whether an unknown noun must read as a countable thing at least once to be
+   * an entity: plural, or after a determiner, a number, a quantifier
+   * (`cardinalityCues`) or a possessive ("a card", "orders", "each pump",
+   * "the customer's invoices"). Mass nouns and idioms ("on demand", "in
+   * addition", "keep track of", "pay by card") never do. Terms and aliases of
+   * the playbook need not.
+   */
+  countableOnly: z.boolean().default(false),
+  /**
+   * WordNet noun categories (`noun-senses.ts`: attribute, time, quantity, state, …)
+   * whose unknown nouns are no entities: a noun whose most frequent sense is in
+   * one of them ("speed", "future", "litre") is a property or a circumstance of
+   * a record, not a record. A compound is looked up whole, else at its head.
+   * Empty (the default) uses no categories.
+   */
+  excludeCategories: orEmpty(z.array(z.enum(NOUN_CATEGORIES)).max(26), () => []).default([]),
 });
 
 const extractionSchema = z.strictObject({
@@ -144,11 +162,18 @@ const extractionSchema = z.strictObject({
   /** Whether a verb between two entity mentions of one clause relates them (subject → object). */
   verbRelations: z.boolean().default(false),
   /**
-   * Whether an entity no reading relates is related to its sentence's topic
-   * (the first subject of a predicate in the sentence, else its first entity):
-   * a weak, sentence-level association that does not count toward salience.
+   * Whether an entity mention that no reading relates to another noun of its
+   * sentence is related to the sentence's topic (the first subject of a
+   * predicate in the sentence, else its first entity): a weak, sentence-level
+   * association that does not count toward salience.
    */
   sentenceRelations: z.boolean().default(false),
+  /**
+   * Whether a compound entity relates to the entities its words name: a kind of
+   * its head ("temperature sensor" is_a Sensor), one of many of its modifier
+   * ("invoice line": Invoice → InvoiceLine).
+   */
+  compoundRelations: z.boolean().default(false),
   /** Whether a possessive ("the customer's orders") relates possessor and possessed entity. */
   possessiveRelations: z.boolean().default(false),
   /** Whether a known term used as a modifier ("patient record") is also an entity mention. */

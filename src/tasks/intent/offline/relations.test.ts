@@ -58,3 +58,37 @@ describe('offline extractor: entities and relations from structure', () => {
     expect((await intentOf(goal, byMention)).entities.map((entity) => entity.name)).toEqual(['Market', 'Banner']);
   });
 });
+
+describe('offline extractor: countable nouns, noun categories and compounds', () => {
+  it('countableOnly: a noun never read as a countable thing is no entity ("on demand", "in addition")', async () => {
+    const goal = 'Airplanes are built on demand. In addition, each airplane has an engine.';
+    const counted = PLAYBOOK.replace('compounds: auto}', 'compounds: auto, countableOnly: true}');
+    expect((await intentOf(goal)).entities.map((entity) => entity.name)).toEqual(['Demand', 'Addition', 'Airplane', 'Engine']);
+    expect((await intentOf(goal, counted)).entities.map((entity) => entity.name)).toEqual(['Airplane', 'Engine']);
+  });
+
+  it('excludeCategories: nouns whose most frequent WordNet sense is a quality or a time are no entities', async () => {
+    const goal = 'Each ball has a speed. A paddle moves the ball in the future.';
+    const excluding = PLAYBOOK.replace('compounds: auto}', 'compounds: auto, excludeCategories: [attribute, time]}');
+    expect((await intentOf(goal)).entities.map((entity) => entity.name)).toEqual(['Ball', 'Speed', 'Paddle', 'Future']);
+    expect((await intentOf(goal, excluding)).entities.map((entity) => entity.name)).toEqual(['Ball', 'Paddle']);
+  });
+
+  it('compoundRelations: a compound is a kind of its head entity and one of many of its modifier entity', async () => {
+    const goal =
+      'The home has sensors. Temperature sensors measure rooms. The temperature sensor is cheap. ' +
+      'Each invoice is printed. The invoice lines are printed too, and every invoice line is numbered.';
+    const withCompounds = PLAYBOOK.replace('possessiveRelations: true}', 'possessiveRelations: true, compoundRelations: true}');
+    const pairs = (intent: Intent) => intent.relations.map((relation) => `${relation.from}-${relation.kind}-${relation.to}`);
+    expect(pairs(await intentOf(goal))).not.toContain('TemperatureSensor-is_a-Sensor');
+    expect(pairs(await intentOf(goal, withCompounds))).toEqual(expect.arrayContaining(['TemperatureSensor-is_a-Sensor', 'Invoice-association-InvoiceLine']));
+    const lines = (await intentOf(goal, withCompounds)).relations.find((relation) => relation.to === 'InvoiceLine');
+    expect(lines).toEqual({ from: 'Invoice', to: 'InvoiceLine', cardinality: 'one_to_many', kind: 'association' });
+  });
+
+  it('an identifying adjective ("the same game") is never the first word of a compound', async () => {
+    const goal = 'Players join a game. Two players play the same game. Later they leave the same game.';
+    const adjectives = PLAYBOOK.replace('rankBy: salience,', 'rankBy: salience, adjectiveCompounds: true,');
+    expect((await intentOf(goal, adjectives)).entities.map((entity) => entity.name)).toEqual(['Player', 'Game']);
+  });
+});

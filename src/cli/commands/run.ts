@@ -135,7 +135,16 @@ export function registerRunCommand(program: Command): void {
         session.plugins.checkBudget(study);
         const fingerprint = createStudyEvaluator(study).fingerprint;
         if (options.calibrate === true) {
-          const result = await calibrate(study, session.db, quiet, storedResults);
+          let result: Awaited<ReturnType<typeof calibrate>>;
+          try {
+            result = await calibrate(study, session.db, quiet, storedResults, controller.signal);
+          } catch (error) {
+            if (!controller.signal.aborted) throw error;
+            // Ctrl-C during the calibration that precedes the run: its calls are aborted, and no run was started.
+            progress('kloop: interrupted during the calibration; nothing was run (the calibration was not stored)', quiet);
+            process.exitCode = INTERRUPTED_EXIT_CODE;
+            return;
+          }
           progress(`kloop: ${result.message}`, quiet);
           if (!result.ok) throw new InputError(`calibration failed: ${result.message}`, { file: study.dir, field: 'calibration' });
         }

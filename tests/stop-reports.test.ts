@@ -163,10 +163,11 @@ describe('a budget stop', () => {
     expect(report.baseline).toEqual({ optimization: 1, anchor: 1, shadow: null });
     expect(report.details.baseline.shadow).toMatchObject({ composite: null, evaluated: false });
     expect(report.details.baseline.optimization).toMatchObject({ composite: 1, evaluated: true });
-    // What the run spent, and not a token more for the report: the stop's own figure plus the calls that were in flight.
+    // What the run spent, and not a call more for the report: the stop's own figure plus the calls that were in flight
+    // (2500 tokens each here; at most 8 in flight per server, the rate limiter's ceiling).
     const atStop = Number(/(\d+) tokens spent/.exec(report.stopDetail)![1]);
     expect(report.usage.inputTokens + report.usage.outputTokens).toBeGreaterThanOrEqual(atStop);
-    expect(report.usage.inputTokens + report.usage.outputTokens).toBeLessThan(atStop + 2 * 2500);
+    expect(report.usage.inputTokens + report.usage.outputTokens).toBeLessThan(atStop + 8 * 2500);
   }, 60_000);
 
   it('--max-cost-usd, text: the report is printed on stdout with the unevaluated partitions, exit 0', async () => {

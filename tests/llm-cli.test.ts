@@ -59,12 +59,20 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function evalJson(extra: string[] = []): Promise<{ composite: number | null; invalid: number; total: number }> {
-  const { stdout } = await run(
-    process.execPath,
-    [kloop, 'eval', study, '--model', 'openai-compatible:test', '--base-url', fake.baseURL, '--partition', 'anchor', '--json', ...extra],
-    { cwd: repo, env: { ...process.env, OPENAI_API_KEY: PLANTED_KEY } },
-  );
+async function evalJson(extra: string[] = [], expectedExitCode = 0): Promise<{ composite: number | null; invalid: number; total: number }> {
+  let stdout: string;
+  let exitCode = 0;
+  try {
+    ({ stdout } = await run(
+      process.execPath,
+      [kloop, 'eval', study, '--model', 'openai-compatible:test', '--base-url', fake.baseURL, '--partition', 'anchor', '--json', ...extra],
+      { cwd: repo, env: { ...process.env, OPENAI_API_KEY: PLANTED_KEY } },
+    ));
+  } catch (error) {
+    ({ stdout } = error as { stdout: string });
+    exitCode = (error as { code: number }).code;
+  }
+  expect(exitCode).toBe(expectedExitCode);
   return JSON.parse(stdout) as { composite: number | null; invalid: number; total: number };
 }
 
@@ -82,9 +90,9 @@ describe('kloop eval with a language model over loopback', () => {
     expect(fake.calls).toBeGreaterThan(callsAfterFirst); // --no-cache asks again
   });
 
-  it('counts nonsense answers as invalid, never as scores, and keeps the key out of the database', async () => {
+  it('counts nonsense answers as invalid, never as scores (nothing valid: exit 1), and keeps the key out of the database', async () => {
     mode = 'nonsense';
-    const nonsense = await evalJson(['--no-cache']);
+    const nonsense = await evalJson(['--no-cache'], 1);
     expect(nonsense.composite).toBeNull();
     expect(nonsense.invalid).toBe(nonsense.total);
     mode = 'gold';

@@ -42,6 +42,8 @@ export interface FakeServer {
   requests: ChatRequest[];
   /** Number of HTTP requests received so far. */
   readonly calls: number;
+  /** Requests whose client closed the connection before the answer was sent (an aborted call). */
+  readonly aborted: number;
   close(): Promise<void>;
 }
 
@@ -54,7 +56,11 @@ function messageText(content: unknown): string {
 /** Starts the server; `respond` scripts each answer. */
 export async function startFakeOpenAiServer(respond: (request: ChatRequest) => FakeResponse | Promise<FakeResponse>): Promise<FakeServer> {
   const requests: ChatRequest[] = [];
+  let aborted = 0;
   const server: Server = createServer((incoming, outgoing) => {
+    outgoing.once('close', () => {
+      if (!outgoing.writableFinished) aborted += 1;
+    });
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
@@ -114,6 +120,9 @@ export async function startFakeOpenAiServer(respond: (request: ChatRequest) => F
     requests,
     get calls() {
       return requests.length;
+    },
+    get aborted() {
+      return aborted;
     },
     close: () =>
       new Promise<void>((resolve) => {

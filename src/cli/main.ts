@@ -22,9 +22,9 @@ export const EXIT = Object.freeze({ ok: 0, failed: 1, badInput: 2, studyBusy: 3,
 /** The exit codes as `kloop --help` lists them. */
 export const EXIT_CODES_HELP = [
   'Exit codes:',
-  '  0    done: the run stopped on a criterion (target, plateau, budget, max experiments or rounds); doctor: healthy',
-  '  1    failed: consecutive failures, failure rate, infrastructure or storage failure; doctor: problems found',
-  '  2    bad input or usage (file, line and field named); nothing was written',
+  '  0    done: the run stopped on a criterion (target, plateau, budget, ...: each stop reason and its code in docs/reliability.md); doctor: healthy',
+  '  1    failed: the run stopped on a problem (infrastructure failure, failures in a row, failure rate) or storage failed; eval: nothing valid came back; doctor: problems found',
+  '  2    bad input or usage (file, line and field named); nothing was written; eval: nothing to evaluate (an empty corpus)',
   '  3    the study is being run by another process (kloop run --wait waits instead)',
   '  4    kloop corpus add: the admission gate refused some records (listed and recorded); the others were admitted',
   '  130  interrupted (Ctrl-C, SIGTERM or a closed output pipe); the run is recorded as interrupted and the next run continues',

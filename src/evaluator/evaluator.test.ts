@@ -126,3 +126,46 @@ describe('the evaluator fingerprint', () => {
     expect(computeFingerprint({ ...base, weights: { appType: 1, entityRecall: 1, roleAccuracy: 1, behaviorCoverage: 1 } })).not.toBe(computeFingerprint({ ...base, weights: { appType: 1, entityRecall: 1, roleAccuracy: 1, behaviorCoverage: 1, relationRecall: 0.5 } }));
   });
 });
+
+describe('reading stored results only', () => {
+  it('storedOnly executes nothing: the stored example-repeats are scored, the others counted as missing', async () => {
+    const db = await openDatabase(':memory:');
+    try {
+      const executor = scripted(() => ({ label: 'billing' }));
+      const evaluator = createEvaluator({ task: labels, executor, corpus: tickets, db });
+      await evaluator.evaluate({ artifactText: 'rules', partition: 'optimization', examples: tickets.slice(0, 2) });
+      expect(executor.requests).toHaveLength(2);
+      const partial = await evaluator.evaluate({ artifactText: 'rules', partition: 'optimization', examples: tickets, storedOnly: true });
+      expect(executor.requests).toHaveLength(2); // nothing executed
+      expect(partial).toMatchObject({ missing: 1, total: 2, invalid: 0, composite: 0.5 });
+      expect(partial.examples.map((record) => record.exampleId)).toEqual(['t1', 't2']);
+      const complete = await evaluator.evaluate({ artifactText: 'rules', partition: 'optimization', examples: tickets.slice(0, 2), storedOnly: true });
+      expect(complete).toMatchObject({ missing: 0, total: 2 });
+      const nothing = await evaluator.evaluate({ artifactText: 'other rules', partition: 'optimization', examples: tickets, storedOnly: true, repeats: 2 });
+      expect(nothing).toMatchObject({ missing: 6, total: 0, composite: null });
+    } finally {
+      await db.destroy();
+    }
+  });
+
+  it('starts no new example after one fails (a budget error is not met again for every example left)', async () => {
+    const many = Array.from({ length: 12 }, (_, index) => ticket(`m${index}`, `ticket ${index}`, 'billing'));
+    let calls = 0;
+    let releaseSecond: () => void = () => undefined;
+    const executor: Executor = {
+      id: 'failing@1',
+      deterministic: true,
+      execute: async () => {
+        calls += 1;
+        if (calls === 2) await new Promise<void>((resolve) => (releaseSecond = resolve)); // in flight when the third fails
+        if (calls === 3) throw new Error('budget reached');
+        return { ok: true, output: { label: 'billing' } };
+      },
+    };
+    const evaluator = createEvaluator({ task: labels, executor, corpus: many, concurrency: 2 });
+    await expect(evaluator.evaluate({ artifactText: 'rules', partition: 'optimization', examples: many })).rejects.toThrow('budget reached');
+    releaseSecond();
+    for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setImmediate(resolve)); // no I/O: the worker's continuation has run
+    expect(calls).toBe(3); // the third failed; the call in flight beside it finished; nothing after (before: all 12)
+  });
+});

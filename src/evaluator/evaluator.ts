@@ -112,6 +112,13 @@ export interface EvaluateRequest {
   firstRepeat?: number;
   /** Bypass stored results (new results are still written). Default false. */
   fresh?: boolean;
+  /**
+   * Read stored results only and execute nothing: the example-repeats with no
+   * stored result are left out of the score and counted in
+   * {@link PartitionScore.missing} (what a report may do after an interrupt or
+   * a spent budget). Default false.
+   */
+  storedOnly?: boolean;
   signal?: AbortSignal;
 }
 
@@ -198,7 +205,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const now = options.now ?? (() => new Date());
 
-  async function run(request: EvaluateRequest, repeats: number, first: number): Promise<RepeatResult[]> {
+  async function run(request: EvaluateRequest, repeats: number, first: number): Promise<{ results: RepeatResult[]; missing: number }> {
     const db = options.db;
     const artifactHash = contentHash(request.artifactText);
     const examples = request.examples;
@@ -220,6 +227,11 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
         else addTo(perRepeat[offset]!, index, hit.record, hit.usage, hit.latencyMs);
       });
     }
+    if (request.storedOnly === true) {
+      // Nothing is executed: the records without a stored result are left out.
+      const present = perRepeat.map((result) => ({ ...result, records: result.records.filter((record) => record !== undefined) }));
+      return { results: present, missing: missing.length };
+    }
     let done = 0;
     await mapWithConcurrency(missing, concurrency, async ({ example, index, repeat }) => {
       if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
@@ -240,7 +252,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       done += 1;
       options.onProgress?.(done, missing.length);
     });
-    return perRepeat;
+    return { results: perRepeat, missing: 0 };
   }
 
   return {
@@ -252,8 +264,9 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       const repeats = request.repeats ?? 1;
       if (!Number.isInteger(repeats) || repeats < 1) throw new RangeError(`repeats must be an integer ≥ 1, got ${repeats}`);
       const first = request.firstRepeat ?? 0;
-      const results = await run(request, repeats, first);
-      return aggregate(request.partition, contentHash(request.artifactText), fingerprint, results, names);
+      const { results, missing } = await run(request, repeats, first);
+      const score = aggregate(request.partition, contentHash(request.artifactText), fingerprint, results, names);
+      return request.storedOnly === true ? { ...score, missing } : score;
     },
   };
 }
@@ -428,18 +441,29 @@ async function storeResult(
     .execute();
 }
 
-/** Runs `work` over `items` with at most `limit` in flight; rejects on the first failure. */
+/**
+ * Runs `work` over `items` with at most `limit` in flight; rejects on the
+ * first failure, and starts no new item after it (the items in flight run to
+ * their end: a budget error or a refused key must not be met again for every
+ * item left).
+ */
 export async function mapWithConcurrency<T>(
   items: readonly T[],
   limit: number,
   work: (item: T, index: number) => Promise<void>,
 ): Promise<void> {
   let next = 0;
+  let failed = false;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
+    while (next < items.length && !failed) {
       const index = next;
       next += 1;
-      await work(items[index]!, index);
+      try {
+        await work(items[index]!, index);
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
     }
   });
   await Promise.all(workers);

@@ -68,6 +68,11 @@ export interface PartitionScore {
   transient: number;
   /** Number of example-repeats in total. */
   total: number;
+  /**
+   * Only with `storedOnly` (src/evaluator/evaluator.ts): example-repeats with
+   * no stored result, not executed and not in `total`. 0 when every one was stored.
+   */
+  missing?: number;
   /** Run-level composites, one per repeat (mean over the run's valid examples). */
   runComposites: Array<number | null>;
   /** Every example-repeat score. */

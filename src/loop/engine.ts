@@ -32,7 +32,7 @@ import type { PartitionName } from '../corpus/example.ts';
 import { InfrastructureError, KloopError } from '../errors.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
-import type { GateCalibration, GateDecision } from '../gate/gate.ts';
+import type { GateCalibration, GateCheck, GateDecision } from '../gate/gate.ts';
 import { NO_CALIBRATION } from '../gate/gate.ts';
 import type { Candidate, ProposalResult } from '../proposers/proposer.ts';
 import type { StudyDatabase } from '../storage/database.ts';
@@ -57,6 +57,7 @@ import {
   recordProposal,
 } from './notebook.ts';
 import type { PriorExperiments } from './notebook.ts';
+import { MAX_EVALUATION_FAILURES } from './notebook.ts';
 import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
 import type { RunOptions, RunOutcome, StopReason } from './run-study.ts';
 
@@ -183,6 +184,9 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   let idleRounds = carryOver ? initialState.idleRounds ?? 0 : 0;
   let proposalAttempts = carryOver ? initialState.proposalAttempts ?? 0 : 0;
   let proposalFailures = carryOver ? initialState.proposalFailures ?? 0 : 0;
+  // Candidates in a row refused `evaluation_failed`, and the last one's failure (stopping.maxConsecutiveFailures of them stop the run).
+  let evaluationFailures = carryOver ? initialState.evaluationFailures ?? 0 : 0;
+  let lastEvaluationFailure = carryOver ? initialState.lastEvaluationFailure ?? '' : '';
   // A round a crash left open is finished first, exactly as it would have gone.
   let openRound: NonNullable<StudyState['openRound']> | null = carryOver ? initialState.openRound ?? null : null;
   let newExperiments = 0;
@@ -191,7 +195,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   let current: RoundState | null = null;
   let finished: RunOutcome | null = null;
   const saveState = (lastStopReason: string | null): Promise<void> =>
-    writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, idleRounds, proposalAttempts, proposalFailures, lastStopReason, openRound });
+    writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, idleRounds, proposalAttempts, proposalFailures, evaluationFailures, lastEvaluationFailure, lastStopReason, openRound });
 
   emit({ type: 'start', runId, fingerprint: evaluator.fingerprint, experiments: await countEvaluated(db), incumbent: incumbent.id });
 
@@ -224,7 +228,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
     return score;
   };
 
-  const record = async (input: { base: ArtifactVersion; hash: string; candidate: Candidate; decision: GateDecision; extraEvidence?: Record<string, unknown> }) => {
+  const record = async (input: { base: ArtifactVersion; hash: string; candidate: Candidate; decision: GateDecision; skipped?: boolean; extraEvidence?: Record<string, unknown> }) => {
     const result = await recordExperiment(db, {
       ...input,
       change: changeOf(input.base.text, input.candidate.text),
@@ -266,6 +270,12 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         if (plateau >= stopping.plateauRounds) return stop('plateau', `${plateau} consecutive rounds without an accepted change`);
         if (idleRounds >= idleLimit) {
           return stop('no_new_proposals', `${idleRounds} rounds in a row brought nothing new to evaluate (every candidate was tried before or a near-duplicate): the proposer has run out of new ideas`);
+        }
+        if (evaluationFailures >= stopping.maxConsecutiveFailures) {
+          return stop(
+            'infrastructure_failure',
+            `${evaluationFailures} candidates in a row could not be evaluated (stopping.maxConsecutiveFailures ${stopping.maxConsecutiveFailures}): their evaluations failed in the infrastructure after the retries, whatever the candidate${lastEvaluationFailure !== '' ? `; last: ${lastEvaluationFailure}` : ''}`,
+          );
         }
         if (consecutiveFailures >= stopping.maxConsecutiveFailures) return stop('consecutive_failures', `${consecutiveFailures} consecutive failed proposer answers or evaluations`);
         if (stopping.maxFailureRate !== undefined && proposalAttempts >= FAILURE_RATE_MIN_ATTEMPTS && proposalFailures / proposalAttempts > stopping.maxFailureRate) {
@@ -362,18 +372,18 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       // Skipped before anything is paid for; never "tried" for later rounds.
       for (const skipped of deduped.skipped) {
         if (state.decided.has(skipped.candidate.delta)) continue;
+        const check: GateCheck =
+          skipped.kind === 'evaluation_failed'
+            ? { name: 'evaluation', passed: false, statistic: skipped.failures ?? MAX_EVALUATION_FAILURES, threshold: MAX_EVALUATION_FAILURES, detail: skipped.reason }
+            : { name: 'diversity', passed: false, statistic: skipped.distance, threshold: study.gate.minDeltaDistance, detail: skipped.reason };
         const { id } = await record({
           base: state.base,
           hash: skipped.hash,
           candidate: skipped.candidate,
-          decision: {
-            accepted: false,
-            reason: 'duplicate',
-            checks: [{ name: 'diversity', passed: false, statistic: skipped.distance, threshold: study.gate.minDeltaDistance, detail: skipped.reason }],
-            shadowConsulted: false,
-          },
+          decision: { accepted: false, reason: skipped.kind, checks: [check], shadowConsulted: false },
+          skipped: true,
         });
-        emit({ type: 'decision', round, experimentId: id, delta: skipped.candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null });
+        emit({ type: 'decision', round, experimentId: id, delta: skipped.candidate.delta, decision: 'skipped', reason: skipped.kind, optimization: null });
       }
       if (idle) {
         idleRounds += 1;
@@ -460,7 +470,12 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       if (!decision.accepted && decision.reason === 'evaluation_failed') {
         consecutiveFailures += 1;
         proposalFailures += 1;
-      } else consecutiveFailures = 0;
+        evaluationFailures += 1;
+        lastEvaluationFailure = decision.checks.find((check) => check.name === 'evaluation')?.detail ?? '';
+      } else {
+        consecutiveFailures = 0;
+        evaluationFailures = 0;
+      }
       const reason = decision.accepted ? 'accepted' : decision.reason;
       emit({
         type: 'decision',

@@ -4,7 +4,7 @@
  * and the incumbent's repeats (topped up while it stays the incumbent).
  */
 import type { PartitionName } from '../corpus/example.ts';
-import type { Evaluator } from '../evaluator/evaluator.ts';
+import type { EvaluateRequest, Evaluator } from '../evaluator/evaluator.ts';
 import { createEvaluator } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { StudyDatabase } from '../storage/database.ts';
@@ -18,7 +18,8 @@ export function yieldToEventLoop(): Promise<void> {
 
 /**
  * Evaluates one artifact on a named partition of the study, `repeats` times
- * (default the study's `gate.repeats`).
+ * (default the study's `gate.repeats`). `options.storedOnly`: read stored
+ * results only, execute nothing (see `EvaluateRequest.storedOnly`).
  */
 export function evaluatePartition(
   evaluator: Evaluator,
@@ -27,6 +28,7 @@ export function evaluatePartition(
   partition: PartitionName,
   signal?: AbortSignal,
   repeats: number = study.gate.repeats,
+  options: Pick<EvaluateRequest, 'storedOnly'> = {},
 ): Promise<PartitionScore> {
   return withArtifactOverride(artifactText, async () => {
     // Let timers and signal handlers (Ctrl-C) run between evaluations: the offline executor never yields.
@@ -37,6 +39,7 @@ export function evaluatePartition(
       examples: study.partitions[partition],
       repeats,
       ...(signal !== undefined ? { signal } : {}),
+      ...(options.storedOnly === true ? { storedOnly: true } : {}),
     });
   });
 }

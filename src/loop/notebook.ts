@@ -35,9 +35,31 @@ export interface PriorExperiments {
   history: HistoryEntry[];
   /** Deltas of the candidates that were evaluated (skipped ones were never tried). */
   deltas: string[];
-  /** Content hashes of every artifact evaluated before, and of every stored version. */
+  /**
+   * Content hashes of every artifact evaluated before, of every stored
+   * version, and of every candidate whose evaluation failed
+   * {@link MAX_EVALUATION_FAILURES} times.
+   */
   triedHashes: Set<string>;
+  /**
+   * Candidates refused `evaluation_failed` before, by content hash: how many
+   * times, and the last failure's detail (the server's error). A candidate
+   * that failed once is evaluated again when proposed again; one that failed
+   * {@link MAX_EVALUATION_FAILURES} times is skipped.
+   */
+  failedEvaluations: Map<string, { count: number; detail: string }>;
 }
+
+/**
+ * How many times a candidate (a content hash) is evaluated when every
+ * evaluation fails in the infrastructure: a failure is not an outcome of the
+ * candidate (a server's bad minute), so it is tried once more when proposed
+ * again, in this run or a later one; after the second failure it is skipped
+ * (recorded as `skipped`, reason `evaluation_failed`) and never paid for
+ * again, so a candidate the server always fails on cannot stop a study run
+ * after run.
+ */
+export const MAX_EVALUATION_FAILURES = 2;
 
 /**
  * The notebook as it stood when `round` opened. Built from rounds before it
@@ -54,6 +76,12 @@ export async function loadPriorExperiments(db: StudyDatabase, round: number): Pr
   const evaluated = rows.filter((row) => row.decision !== 'skipped' && row.reason !== 'evaluation_failed');
   const triedHashes = new Set(evaluated.map((row) => row.candidate_hash));
   for (const version of versions) if (version.round === null || version.round < round) triedHashes.add(version.hash);
+  const failedEvaluations = new Map<string, { count: number; detail: string }>();
+  for (const row of rows) {
+    if (row.decision !== 'refused' || row.reason !== 'evaluation_failed') continue;
+    failedEvaluations.set(row.candidate_hash, { count: (failedEvaluations.get(row.candidate_hash)?.count ?? 0) + 1, detail: evaluationFailureDetail(row.evidence) });
+  }
+  for (const [hash, failure] of failedEvaluations) if (failure.count >= MAX_EVALUATION_FAILURES) triedHashes.add(hash);
   return {
     history: rows.map((row) => ({
       delta: row.delta,
@@ -62,7 +90,18 @@ export async function loadPriorExperiments(db: StudyDatabase, round: number): Pr
     })),
     deltas: evaluated.map((row) => row.delta),
     triedHashes,
+    failedEvaluations,
   };
+}
+
+/** The detail of an `evaluation_failed` refusal's evaluation check ('' when the evidence holds none). */
+function evaluationFailureDetail(evidence: string): string {
+  try {
+    const checks = (JSON.parse(evidence) as { checks?: Array<{ name?: string; detail?: string }> }).checks ?? [];
+    return checks.find((check) => check.name === 'evaluation')?.detail ?? '';
+  } catch {
+    return '';
+  }
 }
 
 function consultedShadow(evidence: string): boolean {
@@ -125,6 +164,12 @@ export interface ExperimentRecord {
   /** The lines the candidate adds and removes against its base. */
   change: string;
   decision: GateDecision;
+  /**
+   * True for a candidate dropped before evaluation (decision `skipped`): a
+   * `duplicate` always is; an `evaluation_failed` one is skipped when it
+   * failed too often before, refused when its own evaluation failed.
+   */
+  skipped?: boolean;
   /** Evidence beyond the checks (scores, usage, rebase), stored with them. */
   extraEvidence?: Record<string, unknown>;
   fingerprint: string;
@@ -143,7 +188,7 @@ export async function recordExperiment(db: StudyDatabase, input: ExperimentRecor
   let accepted: ArtifactVersion | undefined;
   const id = await db.transaction().execute(async (transaction) => {
     const reason: string = input.decision.accepted ? 'accepted' : (input.decision.reason as RefusalReason);
-    const decisionName = input.decision.accepted ? 'accepted' : reason === 'duplicate' ? 'skipped' : 'refused';
+    const decisionName = input.decision.accepted ? 'accepted' : reason === 'duplicate' || input.skipped === true ? 'skipped' : 'refused';
     const inserted = await transaction
       .insertInto('experiments')
       .values({

@@ -11,6 +11,7 @@ import { bigramJaccardDistance, createSeededRandom } from '../stats/index.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
 import type { PriorExperiments } from './notebook.ts';
+import { MAX_EVALUATION_FAILURES } from './notebook.ts';
 
 /** The seed of a round's proposer call: attempt 0 keeps the seeding of earlier releases. */
 export function proposalSeed(studySeed: number, round: number, attempt: number): number {
@@ -59,12 +60,20 @@ export interface SkippedCandidate {
   hash: string;
   /** Bigram Jaccard distance to the nearest earlier delta (1 when there is none). */
   distance: number;
+  /**
+   * `duplicate`: tried before or a near-duplicate; `evaluation_failed`: its
+   * evaluation failed {@link MAX_EVALUATION_FAILURES} times before.
+   */
+  kind: 'duplicate' | 'evaluation_failed';
+  /** How many evaluations of it failed before (`evaluation_failed` only). */
+  failures?: number;
   reason: string;
 }
 
 /**
  * Splits the proposer's candidates into fresh ones and ones skipped before
- * evaluation: the same content as an artifact evaluated before, or a delta
+ * evaluation: a candidate whose evaluation failed {@link MAX_EVALUATION_FAILURES}
+ * times before, the same content as an artifact evaluated before, or a delta
  * within `gate.minDeltaDistance` (bigram Jaccard distance) of a delta
  * evaluated before or of a fresh candidate earlier in this round. Deltas
  * describe only what a candidate changes (the lines it adds and removes, or
@@ -85,13 +94,25 @@ export function dedupeCandidates(
     const hash = contentHash(candidate.text);
     const distance = deltas.length === 0 ? 1 : Math.min(...deltas.map((delta) => bigramJaccardDistance(delta, candidate.delta)));
     distances.push(distance);
+    const failed = prior.failedEvaluations.get(hash);
+    if (failed !== undefined && failed.count >= MAX_EVALUATION_FAILURES) {
+      skipped.push({
+        candidate,
+        hash,
+        distance,
+        kind: 'evaluation_failed',
+        failures: failed.count,
+        reason: `its evaluation failed in the infrastructure ${failed.count} times before (${MAX_EVALUATION_FAILURES} at most): not tried again${failed.detail !== '' ? `; last: ${failed.detail}` : ''}`,
+      });
+      continue;
+    }
     const reason = hashes.has(hash)
       ? 'same content as an artifact already evaluated'
       : distance < minDeltaDistance
         ? `delta too close to one already evaluated (bigram Jaccard distance ${distance.toFixed(3)} < ${minDeltaDistance})`
         : undefined;
     if (reason !== undefined) {
-      skipped.push({ candidate, hash, distance, reason });
+      skipped.push({ candidate, hash, distance, kind: 'duplicate', reason });
       continue;
     }
     hashes.add(hash);

@@ -233,6 +233,8 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
   }
 
   async function generate(request: LlmRequest): Promise<LlmResponse> {
+    // After an abort (Ctrl-C) no call starts, not even a cache read.
+    if (request.signal?.aborted) throw request.signal.reason;
     const started = now();
     const useSchema = request.schema !== undefined && !promptOnly;
     const key = responseCacheKey({

@@ -7,7 +7,9 @@ import path from 'node:path';
 import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
-import type { ComponentScores, MetricScores } from '../evaluator/partition-score.ts';
+import type { ComponentScores, MetricScores, PartitionScore } from '../evaluator/partition-score.ts';
+import { InfrastructureError, isKloopError } from '../errors.ts';
+import type { ArtifactVersion } from '../storage/registry.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { studyDatabasePath } from '../storage/database.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
@@ -28,7 +30,42 @@ export interface PartitionSummary {
   metrics: MetricScores;
   invalid: number;
   examples: number;
+  /**
+   * False when the report could not evaluate this partition (composite null,
+   * no components): {@link StudyReport.notEvaluated} says why. Absent in
+   * reports stored before it existed (= true).
+   */
+  evaluated?: boolean;
 }
+
+/**
+ * Why the report left a partition unevaluated: the run was interrupted (no
+ * model call after an interrupt), the budget is spent (no call beyond it), or
+ * the infrastructure failed (the run's stop, or failures while reporting).
+ */
+export type NotEvaluatedReason = 'interrupted' | 'budget' | 'infrastructure_failure';
+
+/** A partition of the seed or of the best artifact the report could not evaluate. */
+export interface NotEvaluatedPartition {
+  artifact: 'baseline' | 'best';
+  version: number;
+  partition: PartitionName;
+  reason: NotEvaluatedReason;
+  /** What stopped it, with the numbers (example-repeats without a stored result, the error). */
+  detail: string;
+}
+
+/**
+ * The stops after which the report evaluates nothing new, reading only the
+ * results the run stored: after an interrupt, a spent budget or an
+ * infrastructure failure, another model call is what the user did not want
+ * (or cannot succeed).
+ */
+export const STORED_ONLY_STOPS: Readonly<Record<string, NotEvaluatedReason>> = Object.freeze({
+  interrupted: 'interrupted',
+  budget: 'budget',
+  infrastructure_failure: 'infrastructure_failure',
+});
 
 /** The study's task as reports name it: its id, component and metric names in report order, and the headline figure. */
 export interface ReportedTask {
@@ -55,6 +92,12 @@ export interface StudyReport {
   /** Composite per partition of the best (active) artifact. */
   best: Record<PartitionName, number | null>;
   details: { baseline: Record<PartitionName, PartitionSummary>; best: Record<PartitionName, PartitionSummary> };
+  /**
+   * The partitions of the seed and the best artifact the report could not
+   * evaluate, and why (their composites above are null); empty when every one
+   * was evaluated. Absent in reports stored before it existed.
+   */
+  notEvaluated?: NotEvaluatedPartition[];
   /** Experiments evaluated (accepted + refused), whole study. */
   experiments: number;
   accepted: number;
@@ -87,17 +130,77 @@ export function writeFileAtomic(file: string, content: string): void {
   writeFileAtomicSync(file, content, { encoding: 'utf8', fsync: true });
 }
 
-async function summarise(evaluator: Evaluator, study: LoadedStudy, text: string): Promise<Record<PartitionName, PartitionSummary>> {
+/** How the report evaluates: what it may spend, and why it stopped spending (once it has). */
+interface ReportEvaluation {
+  evaluator: Evaluator;
+  study: LoadedStudy;
+  signal?: AbortSignal;
+  /** Set once nothing more may be executed: stored results only from then on. */
+  storedOnly?: { reason: NotEvaluatedReason; why: string };
+  notEvaluated: NotEvaluatedPartition[];
+}
+
+const WHY_STORED_ONLY: Readonly<Record<NotEvaluatedReason, string>> = {
+  interrupted: 'the run was interrupted, and the report makes no model call after an interrupt',
+  budget: 'the budget is spent, and the report makes no call beyond it',
+  infrastructure_failure: 'the infrastructure failed, and the report does not call it again',
+};
+
+function summaryOf(score: PartitionScore, examples: number): PartitionSummary {
+  return { composite: score.composite, components: score.components, metrics: score.metrics, invalid: score.invalid, examples, evaluated: true };
+}
+
+function notEvaluatedSummary(examples: number): PartitionSummary {
+  return { composite: null, components: {}, metrics: {}, invalid: 0, examples, evaluated: false };
+}
+
+/** Why an error thrown while reporting ends the report's spending; undefined for an error that is a bug. */
+function stopOf(error: unknown, signal: AbortSignal | undefined): NotEvaluatedReason | undefined {
+  if (signal?.aborted === true) return 'interrupted';
+  if (isKloopError(error) && error.code === 'budget') return 'budget';
+  if (error instanceof InfrastructureError || (error instanceof Error && error.name === 'InfrastructureError')) return 'infrastructure_failure';
+  return undefined;
+}
+
+/**
+ * One artifact on every partition. Executes what is missing unless spending
+ * has stopped (`storedOnly`); an interrupt, the budget or an infrastructure
+ * failure met on the way stops it for every later partition too, and each
+ * partition it could not evaluate in full is listed in `notEvaluated`.
+ */
+async function summarise(context: ReportEvaluation, artifact: 'baseline' | 'best', version: ArtifactVersion): Promise<Record<PartitionName, PartitionSummary>> {
+  const { evaluator, study } = context;
   const result = {} as Record<PartitionName, PartitionSummary>;
   for (const partition of PARTITIONS) {
-    const score = await evaluatePartition(evaluator, study, text, partition);
-    result[partition] = {
-      composite: score.composite,
-      components: score.components,
-      metrics: score.metrics,
-      invalid: score.invalid,
-      examples: study.partitions[partition].length,
+    const examples = study.partitions[partition].length;
+    const skip = (reason: NotEvaluatedReason, detail: string): void => {
+      result[partition] = notEvaluatedSummary(examples);
+      context.notEvaluated.push({ artifact, version: version.id, partition, reason, detail });
     };
+    if (context.storedOnly !== undefined) {
+      const stored = await evaluatePartition(evaluator, study, version.text, partition, undefined, study.gate.repeats, { storedOnly: true });
+      const missing = stored.missing ?? 0;
+      if (missing === 0) result[partition] = summaryOf(stored, examples);
+      else skip(context.storedOnly.reason, `${context.storedOnly.why}: ${missing} of ${missing + stored.total} example-repeats have no stored result`);
+      continue;
+    }
+    let score: PartitionScore;
+    try {
+      score = await evaluatePartition(evaluator, study, version.text, partition, context.signal);
+    } catch (error) {
+      const reason = stopOf(error, context.signal);
+      if (reason === undefined) throw error;
+      const message = reason === 'interrupted' ? 'interrupted while the report evaluated it' : (error as Error).message;
+      context.storedOnly = { reason, why: reason === 'interrupted' ? WHY_STORED_ONLY.interrupted : `${WHY_STORED_ONLY[reason]} (${message})` };
+      skip(reason, `${message}; nothing more is evaluated for this report`);
+      continue;
+    }
+    if (score.transient > 0) {
+      const failure = score.examples.find((record) => !record.valid && record.transient === true);
+      skip('infrastructure_failure', `${score.transient} of ${score.total} example-repeats failed in the infrastructure after the retries${failure !== undefined && !failure.valid ? ` (${failure.message})` : ''}`);
+      continue;
+    }
+    result[partition] = summaryOf(score, examples);
   }
   return result;
 }
@@ -158,17 +261,44 @@ async function stuckAdviceOf(
   });
 }
 
-/** Builds the report of a study after a run, and writes the best artifact file. */
+/** Options of {@link buildStudyReport}. */
+export interface ReportOptions {
+  /** Aborts the report's evaluations (Ctrl-C while it evaluates): what is left is listed as not evaluated, `interrupted`. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Builds the report of a study after a run, and writes the best artifact file.
+ *
+ * The seed and the best artifact are scored on every partition from the
+ * stored results, executing what is missing, except after the stops of
+ * {@link STORED_ONLY_STOPS} (interrupted, budget, infrastructure failure),
+ * which read stored results only. An abort of `signal`, the budget or an
+ * infrastructure failure met while evaluating stops the spending for the
+ * rest of the report. Every partition left unevaluated has a null composite
+ * and an entry in `notEvaluated` saying why; the report is built in every case.
+ *
+ * @throws what is neither an abort, a budget error nor an infrastructure failure (a bug, a storage failure)
+ */
 export async function buildStudyReport(
   db: StudyDatabase,
   study: LoadedStudy,
   evaluator: Evaluator,
   outcome: { runId: number; stopReason: string; stopDetail: string; wallTimeMs: number },
+  options: ReportOptions = {},
 ): Promise<StudyReport> {
   const seed = (await getRegistryVersion(db, 'seed'))!;
   const best = (await getRegistryVersion(db, 'active'))!;
-  const baselineDetails = await summarise(evaluator, study, seed.text);
-  const bestDetails = await summarise(evaluator, study, best.text);
+  const storedOnly = STORED_ONLY_STOPS[outcome.stopReason];
+  const evaluation: ReportEvaluation = {
+    evaluator,
+    study,
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+    ...(storedOnly !== undefined ? { storedOnly: { reason: storedOnly, why: WHY_STORED_ONLY[storedOnly] } } : {}),
+    notEvaluated: [],
+  };
+  const baselineDetails = await summarise(evaluation, 'baseline', seed);
+  const bestDetails = await summarise(evaluation, 'best', best);
   const rows = await db.selectFrom('experiments').select(['id', 'decision', 'reason', 'run_id', 'evidence']).execute();
   const refused: Record<string, number> = {};
   let accepted = 0;
@@ -195,6 +325,7 @@ export async function buildStudyReport(
     baseline: Object.fromEntries(PARTITIONS.map((name) => [name, baselineDetails[name].composite])) as Record<PartitionName, number | null>,
     best: Object.fromEntries(PARTITIONS.map((name) => [name, bestDetails[name].composite])) as Record<PartitionName, number | null>,
     details: { baseline: baselineDetails, best: bestDetails },
+    notEvaluated: evaluation.notEvaluated,
     experiments: rows.filter((row) => row.decision !== 'skipped').length,
     accepted,
     refused,

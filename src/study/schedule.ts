@@ -43,6 +43,7 @@ import { isIntentTask } from './compose.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import type { RunEvent } from './run-study.ts';
 import { createStudyEvaluator, runStudy } from './run-study.ts';
+import { FAILED_EXIT_CODE, exitCodeOf } from '../loop/stop-reasons.ts';
 
 /** The loops of the family (DESIGN.md §5). */
 export const LOOP_NAMES = ['A', 'B', 'C', 'D'] as const;
@@ -334,8 +335,6 @@ export function resolveLoopCadences(schedule?: ScheduleConfig): Record<LoopName,
   return { A: pick('A', slow), B: pick('B', fast), C: pick('C', slow), D: pick('D', slow) };
 }
 
-/** Stop reasons of the fast loop that mean the run failed. */
-const FAILED_STOPS = new Set(['infrastructure_failure', 'consecutive_failures', 'failure_rate']);
 
 /** Options of {@link createStudyLoops}. */
 export interface StudyLoopsOptions {
@@ -447,7 +446,7 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
           ...(options.onRunEvent !== undefined ? { onEvent: options.onRunEvent } : {}),
         });
         return {
-          outcome: outcome.stopReason === 'interrupted' ? 'interrupted' : FAILED_STOPS.has(outcome.stopReason) ? 'failed' : 'ok',
+          outcome: outcome.stopReason === 'interrupted' ? 'interrupted' : exitCodeOf(outcome.stopReason) === FAILED_EXIT_CODE ? 'failed' : 'ok',
           detail: { runId: outcome.runId, stopReason: outcome.stopReason, stopDetail: outcome.stopDetail, newExperiments: outcome.newExperiments },
         };
       } finally {

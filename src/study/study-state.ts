@@ -11,6 +11,14 @@ export interface StudyState {
   proposalAttempts?: number;
   proposalFailures?: number;
   lastStopReason: string | null;
+  /**
+   * Candidates in a row refused `evaluation_failed` (for the
+   * `infrastructure_failure` stop at `stopping.maxConsecutiveFailures`);
+   * absent in older databases = 0.
+   */
+  evaluationFailures?: number;
+  /** The last of those refusals' failure, for the stop's detail. */
+  lastEvaluationFailure?: string;
   /** Rounds in a row that brought nothing new to evaluate (for `stopping.idleRounds`); absent in older databases = 0. */
   idleRounds?: number;
   /**

@@ -17,7 +17,7 @@ import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, assertStudyWritable, openStudy } from './study-session.ts';
 
 /** Runs a calibration of the study's incumbent with the study's settings. */
-export async function calibrate(study: LoadedStudy, db: StudyDatabase, quiet: boolean, storedResults: StudyEvaluatorOptions = {}): Promise<CalibrationResult> {
+export async function calibrate(study: LoadedStudy, db: StudyDatabase, quiet: boolean, storedResults: StudyEvaluatorOptions = {}, signal?: AbortSignal): Promise<CalibrationResult> {
   const gate = study.config?.gate;
   progress(`kloop: calibrating ${study.dir}: noise ${gate?.noiseRepeats ?? DEFAULT_CALIBRATION_SETTINGS.noiseRepeats} repeats, signal ${gate?.signalRepeats ?? DEFAULT_CALIBRATION_SETTINGS.signalRepeats} repeats`, quiet);
   return calibrateStudy({
@@ -32,6 +32,7 @@ export async function calibrate(study: LoadedStudy, db: StudyDatabase, quiet: bo
       calibrationWindow: gate?.calibrationWindow ?? DEFAULT_CALIBRATION_SETTINGS.calibrationWindow,
       minCohensD: gate?.minCohensD ?? DEFAULT_CALIBRATION_SETTINGS.minCohensD,
     },
+    ...(signal !== undefined ? { signal } : {}),
   });
 }
 

@@ -34,7 +34,7 @@ import { admitToStudy, corpusStatus, promoteExamples } from '../../study/corpus-
 import type { LoadedStudy } from '../../study/loaded-study.ts';
 import { writeFileAtomic } from '../../study/report.ts';
 import { createStudyEvaluator } from '../../study/run-study.ts';
-import { formatScore, metricsLine, print, printJson, table } from '../output.ts';
+import { formatScore, metricsLine, print, printJson, progress, table } from '../output.ts';
 import { openStudy } from './study-session.ts';
 import { composeTask, withPartialGold } from '../../study/compose.ts';
 import { loadStudyConfig } from '../../study/config.ts';
@@ -300,6 +300,19 @@ function describeNext(next: { kind: string; ids: string[]; detail: string | null
 }
 
 /**
+ * Sets exit code 1, with a line on stderr, when every output of `score` was
+ * invalid: nothing valid came back, so there is no composite.
+ */
+export function failWhenNothingValid(score: Pick<PartitionScore, 'total' | 'invalid' | 'examples'>): void {
+  if (score.total === 0 || score.invalid < score.total) return;
+  const reasons = new Map<string, number>();
+  for (const record of score.examples) if (!record.valid) reasons.set(record.invalidReason, (reasons.get(record.invalidReason) ?? 0) + 1);
+  const byReason = [...reasons].sort((left, right) => right[1] - left[1]).map(([reason, count]) => `${reason} ${count}`).join(', ');
+  progress(`kloop: nothing valid came back: ${score.invalid} of ${score.total} outputs are invalid (${byReason}); there is no composite (exit 1)`);
+  process.exitCode = 1;
+}
+
+/**
  * `kloop eval <study> --corpus FILE`: scores `artifactText` on every example
  * of a public-format file (its `partition` fields are not used) and prints,
  * with partial gold, which components were scored on how many examples.
@@ -310,9 +323,11 @@ export async function evaluateCorpusFile(study: LoadedStudy, artifactText: strin
     const first = read.errors[0]!;
     throw new InputError(`${first.message}${read.errors.length > 1 ? ` (and ${read.errors.length - 1} more errors)` : ''}`, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });
   }
+  if (read.examples.length === 0) throw new InputError('the file holds no examples: nothing to evaluate', { file: path.resolve(file), field: '--corpus' });
   const evaluator = createStudyEvaluator(study);
   const score = await evaluator.evaluate({ artifactText, partition: `file:${path.basename(file)}`, examples: read.examples, repeats: study.gate.repeats });
   const payload = corpusFileReport(study, artifactLabel, path.resolve(file), evaluator.fingerprint, score);
+  failWhenNothingValid(score);
   if (options.json === true) {
     printJson(payload);
     return;

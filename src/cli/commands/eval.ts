@@ -14,7 +14,7 @@ import { componentColumns, formatScore, metricsLine, print, printJson, table } f
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
 import { evalLoopACommand, parseLoopOption } from './loop-a.ts';
-import { evaluateCorpusFile } from './corpus.ts';
+import { evaluateCorpusFile, failWhenNothingValid } from './corpus.ts';
 
 export function registerEvalCommand(program: Command): void {
   addModelOptions(program
@@ -52,6 +52,12 @@ export function registerEvalCommand(program: Command): void {
         // A read-only notebook (a read-only study) neither gives nor takes stored evaluations: this one is evaluated afresh.
         const evaluator = createStudyEvaluator(study, session.writable ? session.db : undefined);
         const names = options.partition !== undefined ? [options.partition as PartitionName] : [...PARTITIONS];
+        if (names.every((name) => study.partitions[name].length === 0)) {
+          throw new InputError(`the ${names.length === 1 ? `${names[0]} partition holds` : 'corpus holds'} no examples: nothing to evaluate`, {
+            file: study.config?.configPath ?? study.dir,
+            field: options.partition !== undefined ? '--partition' : 'corpus',
+          });
+        }
         const byPartition: Partial<Record<PartitionName, PartitionScore>> = {};
         for (const name of names) {
           byPartition[name] = await evaluator.evaluate({
@@ -85,6 +91,8 @@ export function registerEvalCommand(program: Command): void {
           ),
           examples: all.examples.map((record) => describeExample(record, examplesById.get(record.exampleId))),
         };
+        // Nothing valid came back: there is no score, and a script must not read this as one (exit 1).
+        failWhenNothingValid(all);
         if (options.json === true) {
           printJson(payload);
           return;

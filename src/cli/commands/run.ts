@@ -27,34 +27,18 @@ import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, assertStudyWritable, openStudy } from './study-session.ts';
 import { parseLoopOption, runLoopACommand } from './loop-a.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
+import { INTERRUPTED_EXIT_CODE, STOP_REASONS, exitCodeOf } from '../../loop/stop-reasons.ts';
 
-/** Stop reasons that mean the run failed (exit code 1). */
-const FAILED_STOPS = new Set(['infrastructure_failure', 'consecutive_failures', 'failure_rate']);
 /** Exit code of an interrupted run (128 + SIGINT), as shells report it. */
-export const INTERRUPTED_EXIT_CODE = 130;
+export { INTERRUPTED_EXIT_CODE };
 /** After the first Ctrl-C, the run is given this long (milliseconds) to wind down before it is ended anyway. */
 export const INTERRUPT_GRACE_MS = 10_000;
 
-/** The exit code of a run that stopped for `stopReason`: 0 done, 1 failed, 130 interrupted. */
-export function exitCodeOf(stopReason: string): number {
-  if (stopReason === 'interrupted') return INTERRUPTED_EXIT_CODE;
-  return FAILED_STOPS.has(stopReason) ? 1 : 0;
-}
+/** The exit code of a run that stopped for `stopReason` (the table of src/loop/stop-reasons.ts): 0 done, 1 failed, 130 interrupted. */
+export { exitCodeOf };
 
-/** What each stop reason means, for the report. */
-export const STOP_REASON_MEANINGS: Readonly<Record<string, string>> = {
-  target_reached: 'the incumbent reached the target composite',
-  plateau: 'no candidate was accepted for stopping.plateauRounds rounds in a row',
-  max_experiments: 'the experiment budget (stopping.maxExperiments) is spent',
-  max_rounds: 'the round budget (stopping.maxRounds) is spent',
-  no_new_proposals: 'the proposer has no untried edit left',
-  budget: 'the cost or token budget is spent',
-  consecutive_failures: 'too many proposals or evaluations failed in a row: a problem, not a result',
-  failure_rate: 'too large a share of proposals failed (stopping.maxFailureRate): a problem, not a result',
-  infrastructure_failure: 'a provider, network or storage failure stopped the run: a problem, not a result',
-  interrupted: 'interrupted (Ctrl-C or SIGTERM); the next run continues from here',
-  shadow_spent: 'the shadow partition is spent (every example used up its exposures) and nothing can rotate in',
-};
+/** What each stop reason means, for the report (from the table of src/loop/stop-reasons.ts). */
+export const STOP_REASON_MEANINGS: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(STOP_REASONS).map(([reason, info]) => [reason, info.meaning]));
 
 /** Refuses a study folder kloop cannot write (exit 2), before anything is written (kept here for its callers). */
 export { assertStudyWritable };
@@ -151,7 +135,16 @@ export function registerRunCommand(program: Command): void {
         session.plugins.checkBudget(study);
         const fingerprint = createStudyEvaluator(study).fingerprint;
         if (options.calibrate === true) {
-          const result = await calibrate(study, session.db, quiet, storedResults);
+          let result: Awaited<ReturnType<typeof calibrate>>;
+          try {
+            result = await calibrate(study, session.db, quiet, storedResults, controller.signal);
+          } catch (error) {
+            if (!controller.signal.aborted) throw error;
+            // Ctrl-C during the calibration that precedes the run: its calls are aborted, and no run was started.
+            progress('kloop: interrupted during the calibration; nothing was run (the calibration was not stored)', quiet);
+            process.exitCode = INTERRUPTED_EXIT_CODE;
+            return;
+          }
           progress(`kloop: ${result.message}`, quiet);
           if (!result.ok) throw new InputError(`calibration failed: ${result.message}`, { file: study.dir, field: 'calibration' });
         }
@@ -206,9 +199,11 @@ export function registerRunCommand(program: Command): void {
           stopReason: outcome.stopReason,
           stopDetail: outcome.stopDetail,
           wallTimeMs: Date.now() - started,
-        });
+        }, { signal: controller.signal });
         const usage = session.plugins.usage();
-        const exitCode = exitCodeOf(outcome.stopReason);
+        // Ctrl-C while the report evaluated (after a stop on a criterion): the report is printed, and the exit says interrupted.
+        const interruptedReport = report.notEvaluated?.some((entry) => entry.reason === 'interrupted') === true;
+        const exitCode = interruptedReport ? INTERRUPTED_EXIT_CODE : exitCodeOf(outcome.stopReason);
         const withUsage = { ...report, stopMeaning: STOP_REASON_MEANINGS[outcome.stopReason] ?? outcome.stopReason, usage, exitCode };
         // The run's usage meter (executor and proposer) joins its stored report: the viewer's budget reads it.
         await session.db.updateTable('runs').set({ report: JSON.stringify({ ...report, usage }) }).where('id', '=', outcome.runId).execute();
@@ -259,13 +254,21 @@ export function printReport(report: StudyReport): void {
   const summaries = [report.details.baseline, report.details.best].flatMap((details) => partitions.map((partition) => details[partition]));
   const columns = componentColumns(order, summaries);
   const headline = report.headline ?? { name: 'composite', complement: false };
+  const notEvaluated = report.notEvaluated ?? [];
+  const reasonOf = (artifact: 'baseline' | 'best', partition: string): string | undefined =>
+    notEvaluated.find((entry) => entry.artifact === artifact && entry.partition === partition)?.reason;
   const rows = [['', 'partition', headline.name, ...columns, 'invalid']];
-  for (const [label, details] of [
-    [`baseline (v${report.baselineVersion})`, report.details.baseline],
-    [`best (v${report.bestVersion})`, report.details.best],
+  for (const [artifact, label, details] of [
+    ['baseline', `baseline (v${report.baselineVersion})`, report.details.baseline],
+    ['best', `best (v${report.bestVersion})`, report.details.best],
   ] as const) {
     for (const partition of partitions) {
       const summary = details[partition];
+      const missing = reasonOf(artifact, partition);
+      if (missing !== undefined) {
+        rows.push([partition === 'optimization' ? label : '', `${partition} (${summary.examples})`, `not evaluated (${missing})`, ...columns.map(() => ''), '']);
+        continue;
+      }
       rows.push([
         partition === 'optimization' ? label : '',
         `${partition} (${summary.examples})`,
@@ -277,6 +280,10 @@ export function printReport(report: StudyReport): void {
   }
   print(table(rows));
   if (headline.complement) print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);
+  if (notEvaluated.length > 0) {
+    print(`not evaluated: ${notEvaluated.length} of 6 partition scores (the report never spends beyond the budget, and makes no model call after an interrupt):`);
+    for (const entry of notEvaluated) print(`  ${entry.artifact} (v${entry.version}) ${entry.partition}: ${entry.reason} — ${entry.detail}`);
+  }
   print();
   const refusedTotal = Object.values(report.refused).reduce((sum, count) => sum + count, 0);
   print(`experiments evaluated: ${report.experiments} (this run: ${report.thisRun.experiments}); accepted ${report.accepted}, refused ${refusedTotal}`);

@@ -7,7 +7,7 @@ import { dedupeCandidates } from './propose.ts';
 const candidate = (text: string, delta: string): Candidate => ({ text, delta, rationale: 'r' });
 
 describe('dedupeCandidates (gate.minDeltaDistance)', () => {
-  const prior = { history: [], deltas: ['appTypeCues.booking += "appointment"'], triedHashes: new Set([contentHash('tried')]) };
+  const prior = { history: [], deltas: ['appTypeCues.booking += "appointment"'], triedHashes: new Set([contentHash('tried')]), failedEvaluations: new Map() };
   // The same change written again, on another text: distance 0.
   const near = candidate('new text', 'appTypeCues.booking += "appointment"');
   const far = candidate('other text', 'entityTerms.invoice = "document"');

@@ -22,7 +22,11 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, listLeases, staleReason } from '../storage/lease.ts';
 import type { StudyConfig } from './config.ts';
 import { CONFIG_FILE_NAME, loadStudyConfig } from './config.ts';
-import { loadCorpus } from './load-study.ts';
+import { loadCorpus, loadStudyAsync } from './load-study.ts';
+import type { Proposer } from '../proposers/proposer.ts';
+import { getRegistryVersion } from '../storage/registry.ts';
+import { createStudyEvaluator } from '../loop/evaluate-partition.ts';
+import { studyPowerWarnings } from './power-check.ts';
 import type { ComposedTask } from './compose.ts';
 import { composeTask, composeTaskAsync, composeWeights, taskKindOf } from './compose.ts';
 
@@ -312,6 +316,8 @@ export async function diagnoseStudy(
   // A custom task's scorer module loads asynchronously: composed here, checked with the rest of the set-up.
   const composed = await (async () => composeTaskAsync(loadStudyConfig(studyDir)))().catch(() => undefined);
   const findings = checkSetup(studyDir, { hasDatabase, ...(composed !== undefined ? { composed } : {}) });
+  // The power check only on a study that loads: the set-up findings name whatever keeps it from loading.
+  if (composed !== undefined && findings.every((finding) => finding.status !== 'problem')) findings.push(...(await checkPower(studyDir, databaseFile, hasDatabase, openReadOnly)));
   if (hasDatabase) {
     const readable = canAccess(databaseFile, constants.R_OK);
     const writable = canAccess(databaseFile, constants.W_OK) && canAccess(path.dirname(databaseFile), constants.W_OK);
@@ -355,6 +361,69 @@ export async function diagnoseStudy(
     }
   }
   return report(studyDir, hasDatabase ? databaseFile : null, findings);
+}
+
+/** A proposer for a study loaded only to evaluate its incumbent: the doctor proposes nothing. */
+const NO_PROPOSER: Proposer = {
+  id: 'doctor (proposes nothing)',
+  propose: () => Promise.reject(new Error('kloop doctor proposes nothing')),
+};
+
+/**
+ * The power check (src/study/power-check.ts) as `kloop run` does it before
+ * round 1, on the incumbent (the active version in the database, else the
+ * seed artifact) and the partitions as the corpus lifecycle has them. A
+ * warning, as in the run (`info`, exit code unchanged): the study runs, but
+ * no change can be accepted until the partitions grow. Evaluating a binary
+ * task's incumbent runs its executor, in memory (nothing stored); with an
+ * `llm` executor that means paid model calls, so it is left to `kloop run`.
+ */
+export async function checkPower(
+  studyDir: string,
+  databaseFile: string,
+  hasDatabase: boolean,
+  openReadOnly: (file: string) => Promise<StudyDatabase>,
+): Promise<DoctorFinding[]> {
+  const finding = (status: DoctorFinding['status'], message: string, fix?: string): DoctorFinding => ({ id: 'setup.power', area: 'setup', status, message, ...(fix !== undefined ? { fix } : {}) });
+  const config = loadStudyConfig(studyDir);
+  const binary = (await composeTaskAsync(config)).task.outcome === 'binary';
+  if (binary && config.executor.kind === 'llm') {
+    return [finding('info', 'power check: left to `kloop run`, which runs it before round 1 (it evaluates the incumbent, and this study\'s executor calls a model)')];
+  }
+  let db: StudyDatabase | undefined;
+  try {
+    const study = await loadStudyAsync(studyDir, { createProposer: () => NO_PROPOSER });
+    db = hasDatabase ? await openReadOnly(databaseFile) : undefined;
+    const incumbent = db !== undefined ? await getRegistryVersion(db) : undefined;
+    const warnings = await studyPowerWarnings({
+      study,
+      evaluator: createStudyEvaluator(study),
+      incumbentText: incumbent?.text ?? study.artifactText,
+      ...(db !== undefined ? { db } : {}),
+    });
+    const what = `the ${incumbent !== undefined ? `incumbent (version ${incumbent.id})` : 'seed artifact'}`;
+    if (warnings.length === 0) {
+      return [
+        finding(
+          'ok',
+          binary
+            ? `power: ${what} gets enough examples wrong on optimization and shadow for McNemar's exact test to accept a change (α = ${study.gate.alpha}, shadow α = ${study.gate.shadowAlpha})`
+            : 'power: no refused candidate so far shows the optimization partition too small for the effects measured',
+        ),
+      ];
+    }
+    return warnings.map((warning) => finding(
+        'info',
+        `power: ${warning.message}`,
+        binary
+          ? `add ${warning.partition} examples the incumbent gets wrong (kloop corpus add, or the corpus files; new examples enter shadow) until it gets at least ${warning.needed} wrong; until then the gate cannot accept a change`
+          : `add optimization examples until it has about ${warning.needed} (kloop corpus add, or the corpus files; they enter shadow and graduate)`,
+      ));
+  } catch (error) {
+    return [finding('info', `power check skipped: ${(error as Error).message}`)];
+  } finally {
+    await db?.destroy();
+  }
 }
 
 function report(studyDir: string, databaseFile: string | null, findings: DoctorFinding[]): DoctorReport {

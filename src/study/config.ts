@@ -274,12 +274,17 @@ const cronExpression = z
     }
   }, 'not a valid cron expression (e.g. "0 * * * *" = every hour, "0 3 * * 1" = Mondays 03:00)');
 
+/** Default cadence of the fast loop: every hour. */
+export const DEFAULT_FAST_CADENCE = '0 * * * *';
+/** Default cadence of the slow loops: Mondays at 03:00. */
+export const DEFAULT_SLOW_CADENCE = '0 3 * * 1';
+
 /** The two-speed schedule of `kloop schedule` (see docs/loops-c-d.md). */
 const scheduleSchema = z.strictObject({
   /** Cadence of the fast loop (B, the optimization loop). Default every hour, "0 * * * *". */
-  fast: cronExpression.default('0 * * * *'),
+  fast: cronExpression.default(DEFAULT_FAST_CADENCE),
   /** Cadence of the slow analyses (A, C, D). Default Mondays 03:00, "0 3 * * 1". */
-  slow: cronExpression.default('0 3 * * 1'),
+  slow: cronExpression.default(DEFAULT_SLOW_CADENCE),
   /** Per-loop cadences overriding fast/slow; "off" disables a loop. */
   loops: z
     .strictObject({

@@ -8,7 +8,7 @@ import { openDatabase } from '../storage/database.ts';
 import { putVersion, setRegistryVersion } from '../storage/registry.ts';
 import { writeRoutingStudy } from '../test-support/routing-study.ts';
 import { kloop } from '../../tests/cli-in-process.ts';
-import { checkPower } from './doctor.ts';
+import { checkMeasurement } from './doctor.ts';
 import { loadStudyAsync } from './load-study.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { minimumFixesForMcNemar, powerWarnings, studyPowerWarnings } from './power-check.ts';
@@ -122,7 +122,7 @@ describe('the power check in kloop run and kloop doctor', () => {
   it('prints WARNING lines before round 1 and reports powerWarnings in --json; doctor says the same', async () => {
     const dir = writeRoutingStudy({ optimization: { right: 4, wrong: 2 }, anchor: { right: 3, wrong: 0 }, shadow: { right: 2, wrong: 5 } });
     try {
-      const doctor = await checkPower(dir, path.join(dir, '.kloop', 'kloop.db'), false, (file) => openDatabase(file, { readonly: true }));
+      const doctor = (await checkMeasurement(dir, { databaseFile: path.join(dir, '.kloop', 'kloop.db'), hasDatabase: false, openReadOnly: (file) => openDatabase(file, { readonly: true }) })).filter((finding) => finding.id === 'setup.power');
       expect(doctor).toEqual([
         expect.objectContaining({ id: 'setup.power', area: 'setup', status: 'info', message: expect.stringMatching(/^power: no change can reach significance on optimization: the incumbent gets 2 of its 6 examples wrong/) }),
       ]);

@@ -143,8 +143,20 @@ export async function studyPowerWarnings(input: StudyPowerInput): Promise<PowerW
     const binary = [...outcomes.optimization.values(), ...outcomes.shadow.values()].every((value) => value === 0 || value === 1);
     if (binary) return powerWarnings({ outcome: 'binary', ...settings, ...sizes, ...outcomes });
   }
-  const observedEffectSizes = input.db === undefined ? [] : await refusedEffectSizes(input.db, study.gate.alpha);
-  return powerWarnings({ outcome: 'continuous', ...settings, ...sizes, optimization: new Map(), shadow: new Map(), observedEffectSizes });
+  return input.db === undefined ? [] : notebookPowerWarnings(input.db, { ...settings, ...sizes });
+}
+
+/**
+ * The continuous-task half of {@link studyPowerWarnings}, from the notebook
+ * alone (nothing evaluated): the examples the median refused candidate's
+ * effect size would need on optimization.
+ */
+export async function notebookPowerWarnings(
+  db: StudyDatabase,
+  settings: { alpha: number; shadowAlpha: number; optimizationSize: number; shadowSize: number },
+): Promise<PowerWarning[]> {
+  const observedEffectSizes = await refusedEffectSizes(db, settings.alpha);
+  return powerWarnings({ outcome: 'continuous', ...settings, optimization: new Map(), shadow: new Map(), observedEffectSizes });
 }
 
 /** d_z of the candidates the notebook refused as not significant by the paired t-test (McNemar refusals left out). */

@@ -210,3 +210,20 @@ describe('kloop doctor: the checklist for any task', () => {
     expect(byId(report.findings, 'setup.instrument')).toEqual([]); // nothing to evaluate without a metric
   });
 });
+
+describe('kloop doctor: an llm study', () => {
+  it('names a malformed placeholder of the prompt (file and line), without a model call', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kloop-doctor-llm-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    writeStudy(dir, planStudy({ task: 'classification', executor: 'llm' }).files, { force: true });
+    const fresh = await diagnoseStudy(dir, path.join(dir, '.kloop', 'kloop.db'), (name) => openDatabase(name, { readonly: true }));
+    expect(byId(fresh.findings, 'setup.instrument')[0]).toMatchObject({ status: 'info', message: 'instrument: not tested yet — the seed artifact has no stored evaluation, and the doctor makes no model calls' });
+    writeFileSync(path.join(dir, 'prompt.md'), `${readFileSync(path.join(dir, 'prompt.md'), 'utf8')}\nAnswer for {{ticket.subject}}\n`);
+    const lines = readFileSync(path.join(dir, 'prompt.md'), 'utf8').split('\n').length - 1;
+    const broken = await diagnoseStudy(dir, path.join(dir, '.kloop', 'kloop.db'), (name) => openDatabase(name, { readonly: true }));
+    expect(byId(broken.findings, 'setup.instrument')[0]).toMatchObject({
+      status: 'problem',
+      message: `instrument broken: ${path.join(dir, 'prompt.md')}:${lines}: "{{ticket.subject}}" is not a placeholder: write {{input}} (the input's text), {{input.<field>}} or {{<field>}} (a field of an object input)`,
+    });
+  });
+});

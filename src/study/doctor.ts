@@ -25,7 +25,7 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, listLeases, staleReason } from '../storage/lease.ts';
 import type { StudyConfig } from './config.ts';
 import { CONFIG_FILE_NAME, loadStudyConfig } from './config.ts';
-import { loadCorpus, loadStudyAsync } from './load-study.ts';
+import { checkPromptTemplate, loadCorpus, loadStudyAsync } from './load-study.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
 import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
@@ -463,6 +463,13 @@ export async function checkMeasurement(studyDir: string, options: MeasurementChe
     const incumbent = db !== undefined ? await getRegistryVersion(db) : undefined;
     const what = incumbent !== undefined ? `the incumbent (version ${incumbent.id})` : 'the seed artifact';
     if (model) {
+      // The prompt template, as the study's load checks it: every placeholder well formed and filled by every example.
+      try {
+        checkPromptTemplate(config, readFileSync(config.artifact, 'utf8'), loadCorpus(config, composed.exampleFormat));
+      } catch (error) {
+        add('setup.instrument', 'problem', `instrument broken: ${(error as Error).message}`, 'fix the placeholder in the prompt: {{input}}, {{input.<field>}} or {{<field>}} of a field every example has');
+        return findings;
+      }
       const stored = db === undefined || incumbent === undefined ? undefined : await storedOutcomes(db, incumbent.hash);
       if (stored === undefined || stored.total === 0) {
         add('setup.instrument', 'info', `instrument: not tested yet — ${what} has no stored evaluation, and the doctor makes no model calls`, `kloop eval ${studyDir} runs the executor once on every example and shows the scores`);

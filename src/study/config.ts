@@ -250,7 +250,12 @@ const extractionTaskSchema = z.strictObject({
 });
 const customTaskSchema = z.strictObject({
   kind: z.literal('custom'),
-  /** The scorer module, relative to the study folder: `score.ts`, `score.ts#functionName`; JS or TS, ESM or CJS. */
+  /**
+   * The scorer module, relative to the study folder: `score.ts`, or
+   * `score.ts:functionName` for an export other than `score` (promptfoo's
+   * `file://` form is accepted; `score.ts#functionName` is read as the same);
+   * JS or TS, ESM or CJS.
+   */
   module: z.string().trim().min(1),
 });
 

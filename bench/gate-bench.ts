@@ -2,7 +2,7 @@
  * Gate benchmark (`npm run bench:gate`): kloop's gate against the naive rule
  * "accept if the mean went up", on the same simulated draws.
  *
- * The simulation (src/tasks/simulation) gives every artifact a known true
+ * The simulation (src/test-support/simulation) gives every artifact a known true
  * quality and every evaluation seeded noise, per example and per run. For
  * each trial: a fresh corpus (example difficulty offsets on optimization,
  * anchor and shadow), a calibration of the incumbent (W calibrations of
@@ -44,7 +44,7 @@ import {
   simulateCalibration,
   type GateScenario,
   type SimulatedEvaluation,
-} from '../src/tasks/simulation/index.ts';
+} from '../src/test-support/simulation/index.ts';
 
 const ALPHA = 0.05;
 /** The configured defaults of `gate.thresholdK` and `gate.anchorK` (src/study/config.ts). */

@@ -293,6 +293,8 @@ export function createReflectiveProposer(options: ReflectiveProposerOptions): Pr
   return {
     id: `${REFLECTIVE_PROPOSER_VERSION} ${options.client.id}`,
     async propose(context: ProposalContext): Promise<ProposalResult> {
+      // An aborted run makes no model call (a cached answer would come back without looking at the signal).
+      if (context.signal?.aborted === true) throw context.signal.reason;
       const count = Math.max(1, Math.min(context.maxCandidates, options.maxCandidatesPerCall ?? 4));
       const prompt = buildProposalPrompt(context, options, count);
       // A seeded nonce (study seed, round, attempt): a resumed round gets its cached answer; a retried

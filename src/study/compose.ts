@@ -43,7 +43,8 @@ import { loadCustomTask } from '../tasks/custom/custom-task.ts';
 import { createExtractionTask, type ExtractionTaskOptions } from '../tasks/extraction/extraction-task.ts';
 import { createIntentTask } from '../tasks/intent/intent-task.ts';
 import { createLlmIntentExecutor } from '../tasks/intent/llm/llm-executor.ts';
-import { markdownSections } from '../artifact/markdown-sections.ts';
+import path from 'node:path';
+import { markdownSections, PREAMBLE_SECTION } from '../artifact/markdown-sections.ts';
 import { ERROR_DRIVEN_PROPOSER_ID, OFFLINE_EXECUTOR_ID } from '../tasks/intent/offline/ids.ts';
 import { playbookSections } from '../tasks/intent/offline/playbook.ts';
 import { SCORER_VERSION as INTENT_TASK_ID } from '../tasks/intent/scorer.ts';
@@ -277,16 +278,28 @@ export function composeProposer(config: CompositionConfig, task: Task, parts: Pr
   });
 }
 
+/** Extensions of a `command` artifact read as YAML or JSON (top-level keys are its sections). */
+const DATA_EXTENSIONS = new Set(['.yaml', '.yml', '.json']);
+/** Extensions of a `command` artifact read as markdown (`##` headings are its sections). */
+const MARKDOWN_EXTENSIONS = new Set(['.md', '.markdown']);
+
 /**
  * How the study's artifact is split into named sections (program.md's
- * `editableSections`): the playbook's top-level sections for `offline`,
- * markdown `##` sections for every other executor (a prompt for `llm`; for
- * `routing-rules` and `command` artifacts the whole text is the preamble
- * unless it has `##` headings).
+ * `editableSections`):
+ *
+ * | executor | sections |
+ * |---|---|
+ * | `offline` | the playbook's top-level sections |
+ * | `routing-rules` | the rules file's top-level keys ({@link topLevelYamlSections}) |
+ * | `command` | by the artifact's extension: `.yaml`, `.yml`, `.json` its top-level keys; `.md`, `.markdown` its `##` sections; any other file (a plain text, a script) is one section, `(preamble)`, the whole text ({@link wholeTextSection}) |
+ * | `llm` | the prompt's markdown `##` sections |
+ *
+ * A plain text is never read as YAML: a line such as `Note: refunds go to
+ * billing` is text, not a section.
  *
  * @throws Error (from the returned function) when the artifact cannot be split
  */
-export function composeSectionsOf(config: Pick<StudyConfig, 'executor'>): (text: string) => Record<string, string> {
+export function composeSectionsOf(config: Pick<StudyConfig, 'executor'> & { artifact?: string }): (text: string) => Record<string, string> {
   if (config.executor.kind === 'offline') {
     return (text) => {
       const sections = playbookSections(text);
@@ -294,8 +307,19 @@ export function composeSectionsOf(config: Pick<StudyConfig, 'executor'>): (text:
       return sections;
     };
   }
-  if (config.executor.kind === 'routing-rules' || config.executor.kind === 'command') return topLevelYamlSections;
+  if (config.executor.kind === 'routing-rules') return topLevelYamlSections;
+  if (config.executor.kind === 'command') {
+    const extension = path.extname(config.artifact ?? '').toLowerCase();
+    if (DATA_EXTENSIONS.has(extension)) return topLevelYamlSections;
+    if (MARKDOWN_EXTENSIONS.has(extension)) return markdownSections;
+    return wholeTextSection;
+  }
   return markdownSections;
+}
+
+/** A text that has no sections: one, `(preamble)` (as the text before the first key or heading of the other formats), the whole text. */
+export function wholeTextSection(text: string): Record<string, string> {
+  return { [PREAMBLE_SECTION]: text };
 }
 
 /**

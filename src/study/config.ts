@@ -327,7 +327,12 @@ const extractionTaskSchema = z.strictObject({
 });
 const customTaskSchema = z.strictObject({
   kind: z.literal('custom'),
-  /** The scorer module, relative to the study folder: `score.ts`, `score.ts#functionName`; JS or TS, ESM or CJS. */
+  /**
+   * The scorer module, relative to the study folder: `score.ts`, or
+   * `score.ts:functionName` for an export other than `score` (promptfoo's
+   * `file://` form is accepted; `score.ts#functionName` is read as the same);
+   * JS or TS, ESM or CJS.
+   */
   module: z.string().trim().min(1),
 });
 
@@ -351,12 +356,17 @@ const cronExpression = z
     }
   }, 'not a valid cron expression (e.g. "0 * * * *" = every hour, "0 3 * * 1" = Mondays 03:00)');
 
+/** Default cadence of the fast loop: every hour. */
+export const DEFAULT_FAST_CADENCE = '0 * * * *';
+/** Default cadence of the slow loops: Mondays at 03:00. */
+export const DEFAULT_SLOW_CADENCE = '0 3 * * 1';
+
 /** The two-speed schedule of `kloop schedule` (see docs/loops-c-d.md). */
 const scheduleSchema = z.strictObject({
   /** Cadence of the fast loop (B, the optimization loop). Default every hour, "0 * * * *". */
-  fast: cronExpression.default('0 * * * *'),
+  fast: cronExpression.default(DEFAULT_FAST_CADENCE),
   /** Cadence of the slow analyses (A, C, D). Default Mondays 03:00, "0 3 * * 1". */
-  slow: cronExpression.default('0 3 * * 1'),
+  slow: cronExpression.default(DEFAULT_SLOW_CADENCE),
   /** Per-loop cadences overriding fast/slow; "off" disables a loop. */
   loops: z
     .strictObject({

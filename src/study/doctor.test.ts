@@ -7,6 +7,8 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase } from '../storage/database.ts';
 import { acquireLease } from '../storage/lease.ts';
 import { putVersion, setRegistryVersion } from '../storage/registry.ts';
+import { planStudy, writeStudy } from '../init/init-study.ts';
+import { writeRoutingStudy } from '../test-support/routing-study.ts';
 import type { DoctorFinding } from './doctor.ts';
 import { checkDatabase, checkSetup, diagnoseStudy } from './doctor.ts';
 
@@ -121,5 +123,107 @@ describe('kloop doctor: the database', () => {
     expect(readFileSync(file)).toEqual(before);
     const missing = await diagnoseStudy(dir, path.join(dir, 'nowhere.db'), (name) => openDatabase(name, { readonly: true }));
     expect(missing.database).toBeNull();
+  });
+});
+
+describe('kloop doctor: the checklist for any task', () => {
+  const statuses = (findings: DoctorFinding[]): Record<string, string> => Object.fromEntries(findings.filter((finding) => finding.area === 'setup').map((finding) => [finding.id, finding.status]));
+  const noDatabase = (dir: string) => diagnoseStudy(dir, path.join(dir, '.kloop', 'kloop.db'), (name) => openDatabase(name, { readonly: true }));
+
+  it('a classification study on the routing-rules executor: every item of the seed checklist, in the task\'s terms', async () => {
+    const dir = writeRoutingStudy({ optimization: { right: 4, wrong: 6 }, anchor: { right: 3, wrong: 0 }, shadow: { right: 4, wrong: 4 } }, 'schedule:\n  fast: "*/30 * * * *"\nnotebook:\n  git: true');
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const report = await noDatabase(dir);
+    expect(statuses(report.findings)).toEqual({
+      'setup.config': 'ok',
+      'setup.metric': 'ok',
+      'setup.program': 'ok',
+      'setup.invariants': 'ok',
+      'setup.stopping': 'ok',
+      'setup.seed-examples': 'ok',
+      'setup.schedule': 'ok',
+      'setup.results-log': 'info',
+      'setup.instrument': 'ok',
+      'setup.power': 'info',
+    });
+    expect(report.healthy).toBe(true);
+    const message = (id: string): string | undefined => byId(report.findings, id)[0]?.message;
+    expect(message('setup.metric')).toBe(
+      "metric identified and automated: the classification scorer's composite (classification@1:" +
+        message('setup.metric')!.split('classification@1:')[1]!.split(')')[0] +
+        ") over 1 weighted component (accuracy), reported as misroute rate (1 − composite); right/wrong outcomes, McNemar's exact test; executor routing-rules",
+    );
+    expect(message('setup.seed-examples')).toBe('21 seed examples (optimization 10, anchor 3, shadow 8)');
+    expect(message('setup.invariants')).toBe('invariants listed: the Constraints register, with 2 mechanical checks code applies to every candidate');
+    expect(message('setup.schedule')).toBe(
+      'schedule (kloop schedule): the fast loop (B, optimization) runs at "*/30 * * * *"; the slow loop is your analysis: Loops A, C and D build apps from intents and skip a classification study, so read kloop history and kloop report in batches at your own cadence and revise program.md\'s Instructions',
+    );
+    expect(message('setup.results-log')).toBe('no study database yet: `kloop run` creates it (and the git mirror: notebook.git)');
+    expect(message('setup.instrument')).toBe('instrument tested: the routing-rules@1 executor scored the seed artifact on all 21 examples, 21 valid');
+    // The shadow has 4 misrouted tickets: one short of the 5 McNemar's exact test needs at α = 0.05; optimization has 6.
+    expect(byId(report.findings, 'setup.power').map((finding) => finding.message)).toEqual([
+      "power: no change can reach significance on shadow: the incumbent gets 4 of its 8 examples wrong, and McNemar's exact test needs at least 5 fixed with none broken (p = 0.5^5 = 0.031 ≤ α = 0.05); add at least 1 shadow example(s) the incumbent gets wrong",
+    ]);
+  });
+
+  it('a study left to the default schedule gets a note with the keys to set', async () => {
+    const dir = writeRoutingStudy({ optimization: { right: 4, wrong: 6 }, anchor: { right: 3, wrong: 0 }, shadow: { right: 4, wrong: 4 } });
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const [schedule] = byId((await noDatabase(dir)).findings, 'setup.schedule');
+    expect(schedule).toMatchObject({ status: 'info', fix: 'set the cadences in kloop.yaml: schedule: { fast: "0 * * * *" } (cron; `kloop schedule` runs them)' });
+    expect(schedule?.message).toMatch(/^schedule \(kloop schedule\): the fast loop \(B, optimization\) runs at "0 \* \* \* \*" \(the default\); the slow loop is your analysis/);
+  });
+
+  it('the intent study: its slow loops are scheduled too', async () => {
+    const dir = study();
+    writeFileSync(path.join(dir, 'kloop.yaml'), `${readFileSync(path.join(dir, 'kloop.yaml'), 'utf8')}\nschedule:\n  fast: "0 */2 * * *"\n  slow: "0 4 * * 0"\n`);
+    const findings = checkSetup(dir, { hasDatabase: false });
+    expect(byId(findings, 'setup.schedule')[0]).toMatchObject({
+      status: 'ok',
+      message: 'schedule (kloop schedule): the fast loop (B, optimization) runs at "0 */2 * * *"; the slow loops (A, C, D: analysis) at "0 4 * * 0"',
+    });
+  });
+
+  it('a command study from kloop init whose program is broken: the instrument is a problem, named with the reason', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kloop-doctor-init-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    writeStudy(dir, planStudy({ task: 'classification', executor: 'command' }).files, { force: true });
+    const healthy = await noDatabase(dir);
+    expect(byId(healthy.findings, 'setup.instrument')[0]?.message).toMatch(/^instrument tested: the command:[0-9a-f]+ executor scored the seed artifact on all 4 examples, 4 valid$/);
+    writeFileSync(path.join(dir, 'run.mjs'), 'process.exit(3);\n');
+    const broken = await noDatabase(dir);
+    const [instrument] = byId(broken.findings, 'setup.instrument');
+    expect(instrument).toMatchObject({ status: 'problem', message: expect.stringMatching(/^instrument broken: the command:[0-9a-f]+ executor scored the seed artifact on all 4 examples, 0 valid \(invalid: \w+ 4\)$/) });
+    expect(instrument?.fix).toContain('kloop eval');
+  });
+
+  it('a custom study whose score.ts does not load: the metric finding names the module and its error', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kloop-doctor-custom-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    writeStudy(dir, planStudy({ task: 'custom', executor: 'command' }).files, { force: true });
+    writeFileSync(path.join(dir, 'score.ts'), 'export const nothing = 1;\n');
+    const report = await noDatabase(dir);
+    const [metric] = byId(report.findings, 'setup.metric');
+    expect(metric?.status).toBe('problem');
+    expect(metric?.message).toContain('score.ts');
+    expect(metric?.message).not.toContain('loadStudyAsync');
+    expect(byId(report.findings, 'setup.instrument')).toEqual([]); // nothing to evaluate without a metric
+  });
+});
+
+describe('kloop doctor: an llm study', () => {
+  it('names a malformed placeholder of the prompt (file and line), without a model call', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'kloop-doctor-llm-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    writeStudy(dir, planStudy({ task: 'classification', executor: 'llm' }).files, { force: true });
+    const fresh = await diagnoseStudy(dir, path.join(dir, '.kloop', 'kloop.db'), (name) => openDatabase(name, { readonly: true }));
+    expect(byId(fresh.findings, 'setup.instrument')[0]).toMatchObject({ status: 'info', message: 'instrument: not tested yet — the seed artifact has no stored evaluation, and the doctor makes no model calls' });
+    writeFileSync(path.join(dir, 'prompt.md'), `${readFileSync(path.join(dir, 'prompt.md'), 'utf8')}\nAnswer for {{ticket.subject}}\n`);
+    const lines = readFileSync(path.join(dir, 'prompt.md'), 'utf8').split('\n').length - 1;
+    const broken = await diagnoseStudy(dir, path.join(dir, '.kloop', 'kloop.db'), (name) => openDatabase(name, { readonly: true }));
+    expect(byId(broken.findings, 'setup.instrument')[0]).toMatchObject({
+      status: 'problem',
+      message: `instrument broken: ${path.join(dir, 'prompt.md')}:${lines}: "{{ticket.subject}}" is not a placeholder: write {{input}} (the input's text), {{input.<field>}} or {{<field>}} (a field of an object input)`,
+    });
   });
 });

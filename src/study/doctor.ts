@@ -2,11 +2,14 @@
  * `kloop doctor`: is the study's database sound, and is the study set up the
  * way the seed's Quick Checklist asks (seeds/002 "Quick Checklist": a metric
  * measured automatically, 15–25 or more seed examples, a program with three
- * registers, invariants listed, stopping criteria defined, results logged to
- * a structured database)?
+ * registers, invariants listed, the metric scraper built and tested, fast and
+ * slow loop schedules set, results logged to git or a structured database,
+ * stopping criteria defined)? Every check works through the task contract,
+ * for any task; plus the power check `kloop run` makes before round 1.
  *
  * Every finding says what to fix. Read-only: the database is opened read-only
- * and nothing is written.
+ * and nothing is written (the incumbent is evaluated into a scratch database
+ * in memory).
  */
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,16 +18,23 @@ import { sql } from 'kysely';
 import { parse as parseYaml } from 'yaml';
 import { contentHash } from '../artifact/content-hash.ts';
 import { PARTITIONS } from '../corpus/example.ts';
-import { KloopError } from '../errors.ts';
+import { KloopError, isKloopError } from '../errors.ts';
 import type { Program } from '../program/program.ts';
 import { loadProgram } from '../program/program.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, listLeases, staleReason } from '../storage/lease.ts';
 import type { StudyConfig } from './config.ts';
 import { CONFIG_FILE_NAME, loadStudyConfig } from './config.ts';
-import { loadCorpus } from './load-study.ts';
+import { checkPromptTemplate, loadCorpus, loadStudyAsync } from './load-study.ts';
+import type { Proposer } from '../proposers/proposer.ts';
+import { getRegistryVersion } from '../storage/registry.ts';
+import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
+import { openDatabase } from '../storage/database.ts';
+import type { PowerWarning } from './power-check.ts';
+import { notebookPowerWarnings, studyPowerWarnings } from './power-check.ts';
 import type { ComposedTask } from './compose.ts';
-import { composeTask, composeTaskAsync, composeWeights, taskKindOf } from './compose.ts';
+import { composeHeadline, composeTask, composeTaskAsync, composeWeights, isIntentStudy, taskKindOf } from './compose.ts';
+import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from './config.ts';
 
 /** The smallest corpus the seed's checklist accepts ("15–25 seed examples"). */
 export const MIN_SEED_EXAMPLES = 15;
@@ -213,7 +223,7 @@ function settle<T>(work: () => T): { ok: true; value: T } | { ok: false; message
  * Checks a study folder against the seed's Quick Checklist. Each load step is
  * tried on its own, so one broken file does not hide the other findings.
  */
-export function checkSetup(studyDir: string, options: { hasDatabase: boolean; composed?: ComposedTask }): DoctorFinding[] {
+export function checkSetup(studyDir: string, options: { hasDatabase: boolean; composed?: ComposedTask | { error: string } }): DoctorFinding[] {
   const findings: DoctorFinding[] = [];
   const add = (finding: Omit<DoctorFinding, 'area'>): void => void findings.push({ area: 'setup', ...finding });
 
@@ -225,16 +235,22 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean; co
   const config: StudyConfig = loadedConfig.value;
   add({ id: 'setup.config', status: 'ok', message: `${CONFIG_FILE_NAME} is valid` });
 
-  const composed = options.composed !== undefined ? { ok: true as const, value: options.composed } : settle(() => composeTask(config));
+  const given = options.composed;
+  const composed =
+    given === undefined ? settle(() => composeTask(config)) : 'error' in given ? { ok: false as const, message: given.error } : { ok: true as const, value: given };
   const metric = composed.ok ? settle(() => ({ task: composed.value.task, weights: composeWeights(composed.value.task, config) })) : composed;
   if (!metric.ok) {
     add({ id: 'setup.metric', status: 'problem', message: metric.message, fix: `fix the task or weights in ${CONFIG_FILE_NAME} at the line named` });
   } else {
     const weighted = Object.entries(metric.value.weights).filter(([, weight]) => weight > 0).map(([name]) => name);
+    const headline = composeHeadline(metric.value.task);
+    const test = metric.value.task.outcome === 'binary' ? "right/wrong outcomes, McNemar's exact test" : 'continuous scores, the paired t-test';
     add({
       id: 'setup.metric',
       status: 'ok',
-      message: `metric identified and automated: the ${taskKindOf(config.task)} scorer's composite (${metric.value.task.id}) over ${weighted.length} weighted components (${weighted.join(', ')}), executor ${config.executor.kind}${config.executor.model !== undefined ? ` (${config.executor.model})` : ''}`,
+      message:
+        `metric identified and automated: the ${taskKindOf(config.task)} scorer's composite (${metric.value.task.id}) over ${weighted.length} weighted component${weighted.length === 1 ? '' : 's'} (${weighted.join(', ')})` +
+        `${headline.complement ? `, reported as ${headline.name} (1 − composite)` : ''}; ${test}; executor ${config.executor.kind}${config.executor.model !== undefined ? ` (${config.executor.model})` : ''}`,
     });
   }
 
@@ -253,13 +269,14 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean; co
             id: 'setup.invariants',
             status: 'info',
             message: 'invariants listed in prose only: the Constraints register has no mechanical check (editableSections, requiredText, forbiddenText), so code enforces only the length ceiling',
-            fix: 'add a ```yaml block to the Constraints register listing what must not change (see examples/intent/program.md)',
+            fix: 'add a ```yaml block to the Constraints register listing what must not change: editableSections (the artifact sections a candidate may edit), requiredText, forbiddenText (`kloop init` writes one for every task)',
           },
     );
   }
 
-  const rawStopping = settle(() => (parseYaml(readFileSync(config.configPath, 'utf8')) as { stopping?: Record<string, unknown> } | null)?.stopping);
-  const explicit = rawStopping.ok && rawStopping.value !== undefined && rawStopping.value !== null ? Object.keys(rawStopping.value) : [];
+  const rawConfig = settle(() => (parseYaml(readFileSync(config.configPath, 'utf8')) as Record<string, unknown> | null) ?? {});
+  const rawStopping = rawConfig.ok ? (rawConfig.value['stopping'] as Record<string, unknown> | null | undefined) : undefined;
+  const explicit = rawStopping !== undefined && rawStopping !== null && typeof rawStopping === 'object' ? Object.keys(rawStopping) : [];
   add(
     explicit.length > 0
       ? { id: 'setup.stopping', status: 'ok', message: `stopping criteria defined: ${explicit.map((key) => `stopping.${key}`).join(', ')} (and the program's Stopping criteria register)` }
@@ -293,12 +310,50 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean; co
     }
   }
 
+  findings.push(...scheduleFindings(config, rawConfig.ok ? rawConfig.value : undefined));
+
+  const git = config.notebook?.git === true ? ', mirrored as git commits in .kloop/notebook (notebook.git)' : '';
   add(
     options.hasDatabase
-      ? { id: 'setup.results-log', status: 'ok', message: 'results are logged to the study database (.kloop/kloop.db)' }
-      : { id: 'setup.results-log', status: 'info', message: 'no study database yet: `kloop run` creates it' },
+      ? { id: 'setup.results-log', status: 'ok', message: `results are logged to the study database (.kloop/kloop.db)${git}` }
+      : { id: 'setup.results-log', status: 'info', message: `no study database yet: \`kloop run\` creates it${git !== '' ? ` (and the git mirror: notebook.git)` : ''}` },
   );
   return findings;
+}
+
+/**
+ * The seed's "fast loop schedule set (generation cadence)" and "slow loop
+ * schedule set (analysis cadence)": `schedule:` in kloop.yaml, which
+ * `kloop schedule` runs (src/study/schedule.ts). The fast loop is Loop B, the
+ * optimization loop, for every task. The slow loops A, C and D build apps
+ * from intents, so they run for intent studies only; for any other task the
+ * slow loop is the analysis the seed asks of the people (read `kloop history`
+ * and `kloop report` in batches, revise program.md's Instructions), and the
+ * finding says so. A note (`info`) when left to the defaults, never a
+ * problem: `kloop run` by hand needs no schedule.
+ */
+function scheduleFindings(config: StudyConfig, raw: Record<string, unknown> | undefined): DoctorFinding[] {
+  const written = (raw?.['schedule'] ?? {}) as { fast?: unknown; slow?: unknown; loops?: Record<string, unknown> };
+  const schedule = config.schedule;
+  const fastSet = written.fast !== undefined || written.loops?.['B'] !== undefined;
+  const fast = schedule?.loops.B ?? schedule?.fast ?? DEFAULT_FAST_CADENCE;
+  const slow = schedule?.slow ?? DEFAULT_SLOW_CADENCE;
+  const intent = isIntentStudy(config);
+  const slowSet = written.slow !== undefined || (intent && ['A', 'C', 'D'].some((loop) => written.loops?.[loop] !== undefined));
+  const fastText = fast === 'off' ? 'the fast loop (B, optimization) is off (schedule.loops.B)' : `the fast loop (B, optimization) runs at "${fast}"${fastSet ? '' : ' (the default)'}`;
+  const slowText = intent
+    ? `the slow loops (A, C, D: analysis) at "${slow}"${slowSet ? '' : ' (the default)'}`
+    : `the slow loop is your analysis: Loops A, C and D build apps from intents and skip a ${taskKindOf(config.task)} study, so read kloop history and kloop report in batches at your own cadence${slowSet ? ` (schedule.slow "${slow}" records it)` : ''} and revise program.md's Instructions`;
+  const set = fastSet && (slowSet || !intent);
+  return [
+    {
+      id: 'setup.schedule',
+      area: 'setup',
+      status: set ? 'ok' : 'info',
+      message: `schedule (kloop schedule): ${fastText}; ${slowText}`,
+      ...(set ? {} : { fix: `set the cadences in ${CONFIG_FILE_NAME}: schedule: { fast: "0 * * * *"${intent ? ', slow: "0 3 * * 1"' : ''} } (cron; \`kloop schedule\` runs them)` }),
+    },
+  ];
 }
 
 /** Every finding of a study: set-up, then database. */
@@ -310,8 +365,15 @@ export async function diagnoseStudy(
 ): Promise<DoctorReport> {
   const hasDatabase = existsSync(databaseFile);
   // A custom task's scorer module loads asynchronously: composed here, checked with the rest of the set-up.
-  const composed = await (async () => composeTaskAsync(loadStudyConfig(studyDir)))().catch(() => undefined);
-  const findings = checkSetup(studyDir, { hasDatabase, ...(composed !== undefined ? { composed } : {}) });
+  // A custom task's scorer module that does not load is reported with its own message (the file named).
+  const composed: ComposedTask | { error: string } = await (async () => composeTaskAsync(loadStudyConfig(studyDir)))().catch((error: unknown) => ({
+    error: error instanceof Error ? error.message : String(error),
+  }));
+  const findings = checkSetup(studyDir, { hasDatabase, composed });
+  // The power check only on a study that loads: the set-up findings name whatever keeps it from loading.
+  if (!('error' in composed) && findings.every((finding) => finding.status !== 'problem' || finding.id === 'setup.seed-examples')) {
+    findings.push(...(await checkMeasurement(studyDir, { databaseFile, hasDatabase, openReadOnly })));
+  }
   if (hasDatabase) {
     const readable = canAccess(databaseFile, constants.R_OK);
     const writable = canAccess(databaseFile, constants.W_OK) && canAccess(path.dirname(databaseFile), constants.W_OK);
@@ -355,6 +417,152 @@ export async function diagnoseStudy(
     }
   }
   return report(studyDir, hasDatabase ? databaseFile : null, findings);
+}
+
+/** A proposer for a study loaded only to evaluate its incumbent: the doctor proposes nothing. */
+const NO_PROPOSER: Proposer = {
+  id: 'doctor (proposes nothing)',
+  propose: () => Promise.reject(new Error('kloop doctor proposes nothing')),
+};
+
+/** Where {@link checkMeasurement} finds the study's notebook. */
+export interface MeasurementCheckOptions {
+  databaseFile: string;
+  hasDatabase: boolean;
+  openReadOnly: (file: string) => Promise<StudyDatabase>;
+}
+
+/**
+ * The checks that measure: the seed's "metric scraper built and tested"
+ * (`setup.instrument`: the incumbent — the active version in the database,
+ * else the seed artifact — is evaluated on every partition and its outputs
+ * are valid) and the power check `kloop run` makes before round 1
+ * (`setup.power`, src/study/power-check.ts).
+ *
+ * The executor runs in memory (results stored in a scratch database, not the
+ * study's: nothing is written). An `llm` executor would mean paid model
+ * calls: the doctor reads the incumbent's stored evaluations instead, and
+ * leaves a binary task's power check to `kloop run`.
+ *
+ * Power findings are notes (`info`): the study runs, but the gate cannot
+ * accept a change until the partitions grow. An instrument that gives no
+ * valid output at all is a problem.
+ */
+export async function checkMeasurement(studyDir: string, options: MeasurementCheckOptions): Promise<DoctorFinding[]> {
+  const findings: DoctorFinding[] = [];
+  const add = (id: 'setup.instrument' | 'setup.power', status: DoctorFinding['status'], message: string, fix?: string): void =>
+    void findings.push({ id, area: 'setup', status, message, ...(fix !== undefined ? { fix } : {}) });
+  const config = loadStudyConfig(studyDir);
+  const composed = await composeTaskAsync(config);
+  const binary = composed.task.outcome === 'binary';
+  const model = config.executor.kind === 'llm';
+  let db: StudyDatabase | undefined;
+  let scratch: StudyDatabase | undefined;
+  try {
+    db = options.hasDatabase ? await options.openReadOnly(options.databaseFile) : undefined;
+    const incumbent = db !== undefined ? await getRegistryVersion(db) : undefined;
+    const what = incumbent !== undefined ? `the incumbent (version ${incumbent.id})` : 'the seed artifact';
+    if (model) {
+      // The prompt template, as the study's load checks it: every placeholder well formed and filled by every example.
+      try {
+        checkPromptTemplate(config, readFileSync(config.artifact, 'utf8'), loadCorpus(config, composed.exampleFormat));
+      } catch (error) {
+        add('setup.instrument', 'problem', `instrument broken: ${(error as Error).message}`, 'fix the placeholder in the prompt: {{input}}, {{input.<field>}} or {{<field>}} of a field every example has');
+        return findings;
+      }
+      const stored = db === undefined || incumbent === undefined ? undefined : await storedOutcomes(db, incumbent.hash);
+      if (stored === undefined || stored.total === 0) {
+        add('setup.instrument', 'info', `instrument: not tested yet — ${what} has no stored evaluation, and the doctor makes no model calls`, `kloop eval ${studyDir} runs the executor once on every example and shows the scores`);
+      } else {
+        add(
+          'setup.instrument',
+          stored.valid === 0 ? 'problem' : stored.valid < stored.total ? 'info' : 'ok',
+          `instrument tested: ${stored.valid} of ${stored.total} stored outputs of ${what} are valid`,
+          stored.valid < stored.total ? `kloop eval ${studyDir} --json names each invalid output and why (no answer, unreadable, off the task's output schema)` : undefined,
+        );
+      }
+      if (binary) add('setup.power', 'info', 'power check: left to `kloop run`, which makes it before round 1 (it evaluates the incumbent, and this study\'s executor calls a model)');
+      else if (db !== undefined) findings.push(...powerFindings(await notebookPowerWarnings(db, partitionSizes(config, composed.exampleFormat)), false, config));
+      else findings.push(...powerFindings([], false, config));
+      return findings;
+    }
+    const study = await loadStudyAsync(studyDir, { createProposer: () => NO_PROPOSER });
+    const incumbentText = incumbent?.text ?? study.artifactText;
+    scratch = await openDatabase(':memory:');
+    const evaluator = createStudyEvaluator(study, scratch);
+    let total = 0;
+    let valid = 0;
+    const reasons = new Map<string, number>();
+    for (const partition of PARTITIONS) {
+      const score = await evaluatePartition(evaluator, study, incumbentText, partition);
+      total += score.total;
+      valid += score.total - score.invalid;
+      for (const record of score.examples) if (!record.valid) reasons.set(record.invalidReason, (reasons.get(record.invalidReason) ?? 0) + 1);
+    }
+    const invalid = [...reasons].sort((left, right) => right[1] - left[1]).map(([reason, count]) => `${reason} ${count}`).join(', ');
+    add(
+      'setup.instrument',
+      valid === 0 ? 'problem' : valid < total ? 'info' : 'ok',
+      `instrument ${valid === 0 ? 'broken' : 'tested'}: the ${study.executor.id} executor scored ${what} on all ${total} ${study.gate.repeats > 1 ? `example-runs (${study.gate.repeats} repeats)` : 'examples'}, ${valid} valid${invalid !== '' ? ` (invalid: ${invalid})` : ''}`,
+      valid < total ? `kloop eval ${studyDir} --json names each invalid output and why; fix the executor${config.executor.kind === 'command' ? ' program (executor.command)' : ''} or the artifact` : undefined,
+    );
+    const warnings = await studyPowerWarnings({ study, evaluator, incumbentText, ...(db !== undefined ? { db } : {}) });
+    if (warnings.length === 0) {
+      add(
+        'setup.power',
+        'ok',
+        binary
+          ? `power: ${what} gets enough examples wrong on optimization and shadow for McNemar's exact test to accept a change (α = ${study.gate.alpha}, shadow α = ${study.gate.shadowAlpha})`
+          : 'power: no refused candidate so far shows the optimization partition too small for the effects measured',
+      );
+    } else findings.push(...powerFindings(warnings, binary, config));
+    return findings;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    // A database that cannot be read is the database findings' to report (database.open).
+    const storage = isKloopError(error) && error.code.startsWith('storage');
+    if (!findings.some((finding) => finding.id === 'setup.instrument')) {
+      if (storage) add('setup.instrument', 'info', `instrument not tested: the study database cannot be read (${message})`);
+      else add('setup.instrument', 'problem', `instrument: the study cannot be evaluated: ${message}`, 'fix what the message names; `kloop eval` shows the same');
+    }
+    add('setup.power', 'info', `power check skipped: ${message}`);
+    return findings;
+  } finally {
+    await db?.destroy();
+    await scratch?.destroy();
+  }
+}
+
+/** The warnings as findings, each with what to add. */
+function powerFindings(warnings: readonly PowerWarning[], binary: boolean, config: StudyConfig): DoctorFinding[] {
+  if (warnings.length === 0) {
+    return [{ id: 'setup.power', area: 'setup', status: 'ok', message: 'power: no refused candidate so far shows the optimization partition too small for the effects measured' }];
+  }
+  return warnings.map((warning) => ({
+    id: 'setup.power',
+    area: 'setup',
+    status: 'info',
+    message: `power: ${warning.message}`,
+    fix: binary
+      ? `add ${warning.partition} examples the incumbent gets wrong (kloop corpus add ${config.dir}, or the corpus files; new examples enter shadow) until it gets at least ${warning.needed} wrong; until then the gate cannot accept a change`
+      : `add optimization examples until it has about ${warning.needed} (kloop corpus add ${config.dir}, or the corpus files; they enter shadow and graduate)`,
+  }));
+}
+
+/** The gate's levels and the partition sizes of the corpus files, for a power check that loads no executor. */
+function partitionSizes(config: StudyConfig, format: ComposedTask['exampleFormat']): { alpha: number; shadowAlpha: number; optimizationSize: number; shadowSize: number } {
+  const corpus = loadCorpus(config, format);
+  const size = (name: string): number => corpus.filter((example) => example.partition === name).length;
+  return { alpha: config.gate.alpha, shadowAlpha: config.gate.shadowAlpha, optimizationSize: size('optimization'), shadowSize: size('shadow') };
+}
+
+/** The incumbent's stored per-example outputs: how many, how many valid. */
+async function storedOutcomes(db: StudyDatabase, artifactHash: string): Promise<{ total: number; valid: number }> {
+  const row = await sql<{ total: number; valid: number }>`
+    select count(*) as total, coalesce(sum(x.valid), 0) as valid
+    from evaluation_examples x join evaluations e on e.id = x.evaluation_id
+    where e.artifact_hash = ${artifactHash}`.execute(db);
+  return { total: Number(row.rows[0]?.total ?? 0), valid: Number(row.rows[0]?.valid ?? 0) };
 }
 
 function report(studyDir: string, databaseFile: string | null, findings: DoctorFinding[]): DoctorReport {

@@ -15,6 +15,7 @@ import { planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
 import { readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
 import { readableDatabaseFile, studyDatabasePath } from '../storage/database.ts';
 import { InputError } from '../errors.ts';
+import { fillPromptTemplate, readPromptTemplate } from '../executors/llm/prompt-template.ts';
 import { ERROR_DRIVEN_PROPOSER_ID, OFFLINE_EXECUTOR_ID } from '../tasks/intent/offline/ids.ts';
 import { checkConstraints, loadProgram } from '../program/program.ts';
 import type { Proposer } from '../proposers/proposer.ts';
@@ -90,6 +91,32 @@ function checkEditableSections(
       code: 'input.program',
     });
   });
+}
+
+/**
+ * Refuses a prompt artifact (an `llm` executor's template) that no model
+ * call could be made with: a malformed placeholder (`{{#if vip}}`,
+ * `{{input.a.b}}`), or one an example of the corpus files cannot fill (a
+ * field its input does not have, a field of a text input). Checked when the
+ * study loads, not at the first model call; names the artifact file, the
+ * line and the placeholder, and for a field, the first example that lacks it.
+ *
+ * @throws InputError (code `input.artifact`)
+ */
+export function checkPromptTemplate(config: StudyConfig, artifactText: string, examples: readonly Example[]): void {
+  const withoutLine = (message: string): string => message.replace(/^line \d+: /, '');
+  const reading = readPromptTemplate(artifactText);
+  if (!reading.ok) throw new InputError(withoutLine(reading.message), { file: config.artifact, line: reading.line, code: 'input.artifact' });
+  if (reading.placeholders.length === 0) return;
+  for (const example of examples) {
+    const filled = fillPromptTemplate(artifactText, example.input, example.text);
+    if (filled.ok) continue;
+    throw new InputError(`${withoutLine(filled.message).replace("this example's input", `example "${example.id}"'s input`)}`, {
+      file: config.artifact,
+      ...(filled.line !== undefined ? { line: filled.line } : {}),
+      code: 'input.artifact',
+    });
+  }
 }
 
 /** Reads a UTF-8 text file, refusing invalid UTF-8 with a clear error. */
@@ -213,7 +240,10 @@ function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTas
   const mechanical = program.mechanical;
   // Every file is checked before the study database is read: a refused input leaves the notebook's files as they were.
   checkEditableSections(mechanical.editableSections, artifactText, sectionsOf, config, program.lines.constraints);
+  // A prompt template's placeholders: read before the corpus, filled for every record after it.
+  if (config.executor.kind === 'llm') checkPromptTemplate(config, artifactText, []);
   const records = loadCorpusFiles(config, exampleFormat);
+  if (config.executor.kind === 'llm') checkPromptTemplate(config, artifactText, records.map((record) => record.example));
   // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts);
   // records new to the study pass the admission gate, and the refused ones are left out (src/corpus/file-admission.ts).
   const members = readCorpusMembersFile(readableDatabaseFile(studyDatabasePath(config.dir)));

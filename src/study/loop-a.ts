@@ -29,10 +29,11 @@ import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { HistoryEntry } from '../proposers/proposer.ts';
 import { createRuntime } from '../runtime/runtime.ts';
 import { loadStudyPatternLibrary } from '../runtime/runtime.ts';
-import { createSeededRandom } from '../stats/index.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
+import type { ArtifactVersion } from '../storage/registry.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
+import { askProposer } from '../loop/propose.ts';
 import type { Executor } from '../executors/executor.ts';
 import type { Intent } from '../tasks/intent/intent.ts';
 import type { Behavior } from '../tasks/intent/vocabulary.ts';
@@ -454,7 +455,7 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
     });
 
     // Propose: playbook edits (what a Loop B round would propose) and candidate patterns.
-    const artifactCandidates = options.proposeArtifacts === false ? [] : await proposeArtifacts(study, db, incumbentVersion.text, tried, proposalFailures, options.signal);
+    const artifactCandidates = options.proposeArtifacts === false ? [] : await proposeArtifacts(study, db, incumbentVersion, tried, proposalFailures, options.signal);
     const optimizationResults = incumbent.results.flatMap((result) => {
       if (!result.valid) return [];
       const example = asIntentExamples(study.partitions.optimization).find((member) => member.id === result.id);
@@ -558,18 +559,25 @@ async function triedLoopAHashes(db: StudyDatabase): Promise<Set<string>> {
   return new Set(rows.map((row) => row.candidate_hash));
 }
 
-/** The candidates a Loop B round would propose from the incumbent (the proposer reads the optimization partition only). */
+/**
+ * The candidates a Loop B round would propose from the incumbent, asked
+ * through the loop's own propose phase (`askProposer`, src/loop/propose.ts):
+ * the same context (optimization partition only, the task's output
+ * contract), seeded as a Loop B round would be — round = the history's
+ * length, attempt 1 (`proposalSeed`), so a Loop A run proposes what it did
+ * before this function used the engine's phase.
+ */
 async function proposeArtifacts(
   study: LoadedStudy,
   db: StudyDatabase,
-  incumbentText: string,
+  incumbent: ArtifactVersion,
   triedByLoopA: ReadonlySet<string>,
   failures: string[],
   signal: AbortSignal | undefined,
 ): Promise<Array<{ text: string; delta: string; rationale: string; flags?: string[] }>> {
   const evaluator = createStudyEvaluator(study, db);
   const scratch = createStudyEvaluator(study);
-  const incumbentScores = await evaluatePartition(evaluator, study, incumbentText, 'optimization', signal);
+  const incumbentScores = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', signal);
   const experiments = await db.selectFrom('experiments').select(['candidate_hash', 'delta', 'decision', 'reason']).orderBy('id').execute();
   const loopAHistory = await db.selectFrom('loop_a_decisions').select(['delta', 'decision', 'reason']).where('kind', '=', 'artifact').orderBy('id').execute();
   const history: HistoryEntry[] = [
@@ -579,19 +587,15 @@ async function proposeArtifacts(
   const versions = await db.selectFrom('artifact_versions').select('hash').execute();
   const triedHashes = new Set([...experiments.map((row) => row.candidate_hash), ...versions.map((row) => row.hash), ...triedByLoopA]);
   try {
-    const proposal = await study.proposer.propose({
-      incumbentText,
-      instructions: study.instructions,
-      constraints: study.constraintsText,
-      limits: { editableSections: study.constraints.editableSections, maxArtifactCharacters: study.constraints.maxArtifactCharacters },
-      examples: study.partitions.optimization,
-      incumbentScores,
+    const proposal = await askProposer({
+      study,
+      base: incumbent,
+      baseOptimization: incumbentScores,
+      prior: { history, deltas: history.map((entry) => entry.delta), triedHashes, failedEvaluations: new Map() },
+      round: history.length,
+      attempt: 1,
       evaluateOptimization: (text) =>
         withArtifactOverride(text, () => scratch.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats })),
-      history,
-      triedHashes,
-      maxCandidates: study.candidatesPerRound,
-      random: createSeededRandom(study.seed * 7919 + 104_729 + history.length),
       ...(signal !== undefined ? { signal } : {}),
     });
     failures.push(...proposal.failures.map((failure) => failure.reason));

@@ -20,8 +20,14 @@
  *
  * @module
  */
+import type { PartitionName } from '../corpus/example.ts';
+import type { Evaluator } from '../evaluator/evaluator.ts';
+import { perExampleMeans } from '../evaluator/evaluator.ts';
+import { evaluatePartition } from '../loop/evaluate-partition.ts';
+import type { StudyDatabase } from '../storage/database.ts';
 import type { OutcomeKind } from '../tasks/task.ts';
-import { requiredExamples } from './stuck-advice.ts';
+import type { LoadedStudy } from './loaded-study.ts';
+import { requiredExamples, significanceShortfall } from './stuck-advice.ts';
 
 /** One warning: the partition, what it has, what it needs, in words. */
 export interface PowerWarning {
@@ -99,4 +105,73 @@ export function powerWarnings(input: PowerCheckInput): PowerWarning[] {
     message: `at the effect sizes measured so far (median d_z = ${median.toFixed(3)} over ${effects.length} refused candidate(s)), a change needs about ${needed} optimization examples to reach α = ${input.alpha}; the partition has ${input.optimizationSize}`,
   });
   return warnings;
+}
+
+/** What {@link studyPowerWarnings} reads. */
+export interface StudyPowerInput {
+  study: LoadedStudy;
+  /** The evaluator the incumbent is measured with (the run's stored one, so the loop reuses the results; or one without a database, for `kloop doctor`). */
+  evaluator: Evaluator;
+  /** The text of the incumbent (the active version, or the seed artifact on a new study). */
+  incumbentText: string;
+  /** The notebook, read for the effect sizes of earlier refused candidates (continuous tasks); absent = none measured. */
+  db?: StudyDatabase;
+  signal?: AbortSignal;
+}
+
+/**
+ * The power check of a study about to run ({@link powerWarnings}) with what it
+ * reads gathered: for a binary task, the incumbent evaluated on the
+ * optimization and shadow partitions (`gate.repeats` repeats; when repeats
+ * make the per-example outcomes means rather than 0/1, the gate falls back to
+ * the paired t-test and so does this check); for a continuous task, d_z of
+ * every candidate the notebook holds refused as `not_significant` (from its
+ * paired t-test: d_z = t/√n), with no evaluation at all.
+ *
+ * @returns the warnings, empty when a change can pass (or nothing can be said yet)
+ * @throws what the evaluator throws (an abort, an infrastructure failure)
+ */
+export async function studyPowerWarnings(input: StudyPowerInput): Promise<PowerWarning[]> {
+  const { study } = input;
+  const sizes = { optimizationSize: study.partitions.optimization.length, shadowSize: study.partitions.shadow.length };
+  const settings = { alpha: study.gate.alpha, shadowAlpha: study.gate.shadowAlpha };
+  if (study.task.outcome === 'binary') {
+    const outcomes = {} as Record<Exclude<PartitionName, 'anchor'>, Map<string, number>>;
+    for (const partition of ['optimization', 'shadow'] as const) {
+      outcomes[partition] = perExampleMeans(await evaluatePartition(input.evaluator, study, input.incumbentText, partition, input.signal));
+    }
+    const binary = [...outcomes.optimization.values(), ...outcomes.shadow.values()].every((value) => value === 0 || value === 1);
+    if (binary) return powerWarnings({ outcome: 'binary', ...settings, ...sizes, ...outcomes });
+  }
+  return input.db === undefined ? [] : notebookPowerWarnings(input.db, { ...settings, ...sizes });
+}
+
+/**
+ * The continuous-task half of {@link studyPowerWarnings}, from the notebook
+ * alone (nothing evaluated): the examples the median refused candidate's
+ * effect size would need on optimization.
+ */
+export async function notebookPowerWarnings(
+  db: StudyDatabase,
+  settings: { alpha: number; shadowAlpha: number; optimizationSize: number; shadowSize: number },
+): Promise<PowerWarning[]> {
+  const observedEffectSizes = await refusedEffectSizes(db, settings.alpha);
+  return powerWarnings({ outcome: 'continuous', ...settings, optimization: new Map(), shadow: new Map(), observedEffectSizes });
+}
+
+/** d_z of the candidates the notebook refused as not significant by the paired t-test (McNemar refusals left out). */
+async function refusedEffectSizes(db: StudyDatabase, alpha: number): Promise<number[]> {
+  const rows = await db.selectFrom('experiments').select(['id', 'reason', 'evidence']).where('decision', '=', 'refused').where('reason', '=', 'not_significant').orderBy('id').execute();
+  const sizes: number[] = [];
+  for (const row of rows) {
+    let evidence: unknown = null;
+    try {
+      evidence = JSON.parse(row.evidence);
+    } catch {
+      continue;
+    }
+    const shortfall = significanceShortfall({ id: row.id, reason: row.reason, evidence }, alpha);
+    if (shortfall !== undefined && shortfall.test !== 'mcnemar-exact') sizes.push(shortfall.effectSize);
+  }
+  return sizes;
 }

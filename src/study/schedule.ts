@@ -37,6 +37,7 @@ import { acquireLease, releaseLease, startLeaseHeartbeat, StudyBusyError } from 
 import { getRegistryVersion } from '../storage/registry.ts';
 import { latestCalibration } from './calibration.ts';
 import type { ScheduleConfig } from './config.ts';
+import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from './config.ts';
 import { admitToStudy } from './corpus-lifecycle.ts';
 import { asIntentExamples } from '../corpus/example.ts';
 import { isIntentTask } from './compose.ts';
@@ -49,9 +50,8 @@ import { FAILED_EXIT_CODE, exitCodeOf } from '../loop/stop-reasons.ts';
 export const LOOP_NAMES = ['A', 'B', 'C', 'D'] as const;
 export type LoopName = (typeof LOOP_NAMES)[number];
 
-/** Default cadences: fast every hour, slow Mondays at 03:00. */
-export const DEFAULT_FAST_CADENCE = '0 * * * *';
-export const DEFAULT_SLOW_CADENCE = '0 3 * * 1';
+/** Default cadences: fast every hour, slow Mondays at 03:00 (defined with the config's schema). */
+export { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE };
 
 /**
  * Outcome of one scheduled run. `overlap`: refused because the same loop was

@@ -14,7 +14,8 @@ export function registerDoctorCommand(program: Command): void {
     .command('doctor')
     .description(
       'Check a study: the database (SQLite integrity, orphaned or dangling records, decisions made twice, a lease held by a dead run) ' +
-        'and the set-up against the seed checklist (automated metric, 15+ seed examples, three registers, invariants, stopping criteria). ' +
+        'and the set-up against the seed checklist for any task (automated metric, 15+ seed examples, three registers, invariants, the metric tested on the corpus, ' +
+        'stopping criteria, fast and slow schedule, results logged), and whether the partitions are large enough for the gate to accept any change (the power check `kloop run` does before round 1). ' +
         'Read-only. Exit 0 when healthy, 1 when there are problems.',
     )
     .argument('<study>', 'study folder')
@@ -34,7 +35,7 @@ export function registerDoctorCommand(program: Command): void {
           for (const finding of findings) {
             const mark = finding.status === 'ok' ? 'ok     ' : finding.status === 'info' ? 'note   ' : 'PROBLEM';
             print(`  ${mark} ${finding.message}`);
-            if (finding.status === 'problem' && finding.fix !== undefined) print(`          fix: ${finding.fix}`);
+            if (finding.status !== 'ok' && finding.fix !== undefined) print(`          fix: ${finding.fix}`);
           }
         }
         print();

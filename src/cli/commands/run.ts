@@ -21,6 +21,9 @@ import { componentColumns, formatScore, print, printJson, progress, table } from
 import { headlineValue } from '../../study/loaded-study.ts';
 import { onOutputClosed } from '../closed-output.ts';
 import { latestCalibration } from '../../study/calibration.ts';
+import type { PowerWarning } from '../../study/power-check.ts';
+import { studyPowerWarnings } from '../../study/power-check.ts';
+import { getRegistryVersion } from '../../storage/registry.ts';
 import { describeCorpusStart, startCorpusLifecycle } from '../../study/corpus-lifecycle.ts';
 import { calibrate } from './calibrate.ts';
 import type { ModelOptions } from './study-session.ts';
@@ -159,6 +162,26 @@ export function registerRunCommand(program: Command): void {
         if (calibration !== undefined) progress(`kloop: calibration ${calibration.record.createdAt}: noise SD ${calibration.record.noiseSd.toFixed(6)} (rolling max ${calibration.calibration.noiseSd.toFixed(6)}), τ = thresholdK ${study.gate.thresholdK} × ${calibration.calibration.noiseSd.toFixed(6)} = ${(study.gate.thresholdK * calibration.calibration.noiseSd).toFixed(6)}`, quiet);
         else if (study.executor.deterministic) progress('kloop: deterministic executor, no calibration stored: run-to-run noise is 0, τ = 0; the paired test carries the decision', quiet);
         else progress('kloop: WARNING: stochastic executor without a calibration: τ = 0 and no per-example tolerance; run `kloop calibrate` first', quiet);
+        // Before round 1: can any change reach significance on these partitions? (src/study/power-check.ts)
+        let powerWarnings: PowerWarning[] = [];
+        try {
+          powerWarnings = await studyPowerWarnings({
+            study,
+            evaluator: createStudyEvaluator(study, session.db, storedResults),
+            incumbentText: (await getRegistryVersion(session.db))?.text ?? study.artifactText,
+            db: session.db,
+            signal: controller.signal,
+          });
+        } catch (error) {
+          if (controller.signal.aborted) {
+            progress('kloop: interrupted before round 1; nothing was run', quiet);
+            process.exitCode = INTERRUPTED_EXIT_CODE;
+            return;
+          }
+          // The loop meets the same failure at its first evaluation and stops with its own reason.
+          progress(`kloop: WARNING: the power check could not evaluate the incumbent (${(error as Error).message}); skipped`, quiet);
+        }
+        for (const warning of powerWarnings) progress(`kloop: WARNING: ${warning.message}`, quiet);
         // The git notebook: a sync from the database after each accepted decision and at the end (idempotent).
         const mirrorConfig = gitNotebookEnabled(study.config, options.git) ? study.config : undefined;
         let mirrorChain: Promise<void> = Promise.resolve();
@@ -204,9 +227,9 @@ export function registerRunCommand(program: Command): void {
         // Ctrl-C while the report evaluated (after a stop on a criterion): the report is printed, and the exit says interrupted.
         const interruptedReport = report.notEvaluated?.some((entry) => entry.reason === 'interrupted') === true;
         const exitCode = interruptedReport ? INTERRUPTED_EXIT_CODE : exitCodeOf(outcome.stopReason);
-        const withUsage = { ...report, stopMeaning: STOP_REASON_MEANINGS[outcome.stopReason] ?? outcome.stopReason, usage, exitCode };
+        const withUsage = { ...report, stopMeaning: STOP_REASON_MEANINGS[outcome.stopReason] ?? outcome.stopReason, usage, exitCode, powerWarnings };
         // The run's usage meter (executor and proposer) joins its stored report: the viewer's budget reads it.
-        await session.db.updateTable('runs').set({ report: JSON.stringify({ ...report, usage }) }).where('id', '=', outcome.runId).execute();
+        await session.db.updateTable('runs').set({ report: JSON.stringify({ ...report, usage, powerWarnings }) }).where('id', '=', outcome.runId).execute();
         if (options.json === true) printJson(withUsage);
         else printReport(report);
         process.exitCode = exitCode;

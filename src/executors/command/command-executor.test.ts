@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -5,6 +6,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InfrastructureError, InputError } from '../../errors.ts';
 import type { ExecutionRequest, ExecutionResult } from '../executor.ts';
+import { createEvaluator } from '../../evaluator/evaluator.ts';
+import { createClassificationTask } from '../../tasks/classification/classification-task.ts';
 import { createCommandExecutor, type CommandExecutorOptions } from './command-executor.ts';
 
 const FIXTURES = path.join(import.meta.dirname, 'fixtures');
@@ -255,5 +258,52 @@ describe('createCommandExecutor', () => {
       expect((error as InputError).field).toBe(field);
       expect((error as Error).message).toMatch(message);
     }
+  });
+});
+
+describe('the command executor under a run: many calls on one signal', () => {
+  it('evaluates 24 examples (12 at once, 3 programs at once) with one abort listener on the run signal and no MaxListenersExceededWarning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning);
+    process.on('warning', onWarning);
+    try {
+      const { executor } = executorFor('valid.mjs', { concurrency: 3 });
+      const task = createClassificationTask({ labels: ['billing', 'technical'] });
+      const examples = Array.from({ length: 24 }, (_, index) => ({
+        id: `t${index}`,
+        input: index % 2 === 0 ? `please refund order ${index}` : `the page ${index} is blank`,
+        text: index % 2 === 0 ? `please refund order ${index}` : `the page ${index} is blank`,
+        expected: { label: index % 2 === 0 ? 'billing' : 'technical' },
+        tags: [],
+        partition: 'optimization' as const,
+      }));
+      // 12 calls in flight: 9 waiting for a program slot and 3 running, one signal (a listener each passed Node's limit of 10).
+      const evaluator = createEvaluator({ task, executor, corpus: examples, concurrency: 12 });
+      const controller = new AbortController();
+      let most = 0;
+      const sampler = setInterval(() => (most = Math.max(most, getEventListeners(controller.signal, 'abort').length)), 1);
+      const score = await evaluator.evaluate({ artifactText: 'rules', partition: 'optimization', examples, signal: controller.signal }).finally(() => clearInterval(sampler));
+      expect(score.invalid).toBe(0);
+      expect(score.composite).toBe(1);
+      expect(most).toBeLessThanOrEqual(1);
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+      // Warnings are emitted on the next tick.
+      await delay(0);
+      expect(warnings.filter((warning) => warning.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('an abort still reaches every call: the running ones are killed, the waiting ones leave the queue', async () => {
+    const { executor } = executorFor('sleep.mjs', { concurrency: 2, env: { KLOOP_TEST_PID_FILE: path.join(temporaryFolder(), 'pids') } });
+    const controller = new AbortController();
+    const pending = Array.from({ length: 12 }, (_, index) => executor.execute(request({ repeat: index, signal: controller.signal })));
+    expect(getEventListeners(controller.signal, 'abort').length).toBeLessThanOrEqual(1);
+    const reason = new Error('stopped');
+    controller.abort(reason);
+    const settled = await Promise.allSettled(pending);
+    expect(settled.map((result) => result.status)).toEqual(Array.from({ length: 12 }, () => 'rejected'));
+    expect(settled.every((result) => result.status === 'rejected' && result.reason === reason)).toBe(true);
   });
 });

@@ -49,6 +49,7 @@ import { InfrastructureError, InputError } from '../../errors.ts';
 import { stableJson } from '../../tasks/task.ts';
 import { capRaw } from '../cap-raw.ts';
 import type { ExecutionRequest, ExecutionResult, Executor } from '../executor.ts';
+import { onAbort } from './abort-subscriptions.ts';
 import { createArtifactFiles } from './artifact-files.ts';
 import { readProgramOutput } from './read-program-output.ts';
 import { createSemaphore } from './semaphore.ts';
@@ -188,15 +189,18 @@ export function createCommandExecutor(options: CommandExecutorOptions): Executor
         timedOut = true;
         kill();
       }, settings.timeoutMs);
-      const onAbort = (): void => {
-        aborted = true;
-        kill();
-      };
-      request.signal?.addEventListener('abort', onAbort, { once: true });
+      // One listener on the run's signal for all calls in flight (abort-subscriptions.ts), not one each.
+      const unsubscribe =
+        request.signal !== undefined
+          ? onAbort(request.signal, () => {
+              aborted = true;
+              kill();
+            })
+          : () => undefined;
       const finish = (): void => {
         settled = true;
         clearTimeout(timer);
-        request.signal?.removeEventListener('abort', onAbort);
+        unsubscribe();
       };
 
       child.on('error', (error: NodeJS.ErrnoException) => {

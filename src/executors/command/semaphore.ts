@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { onAbort } from './abort-subscriptions.ts';
 
 /** A counting semaphore. */
 export interface Semaphore {
@@ -64,19 +65,22 @@ export function createSemaphore(limit: number): Semaphore {
         return Promise.resolve(releaser());
       }
       return new Promise((resolve, reject) => {
-        const onAbort = (): void => {
-          const index = queue.indexOf(waiter);
-          if (index !== -1) queue.splice(index, 1);
-          reject(signal?.reason);
-        };
+        // Many waiters share one signal: one listener on it for all of them (abort-subscriptions.ts).
+        const unsubscribe =
+          signal !== undefined
+            ? onAbort(signal, () => {
+                const index = queue.indexOf(waiter);
+                if (index !== -1) queue.splice(index, 1);
+                reject(signal.reason);
+              })
+            : () => undefined;
         const waiter: Waiter = {
           grant: () => {
-            signal?.removeEventListener('abort', onAbort);
+            unsubscribe();
             active += 1;
             resolve(releaser());
           },
         };
-        signal?.addEventListener('abort', onAbort, { once: true });
         queue.push(waiter);
       });
     },

@@ -110,3 +110,18 @@ export function createLlmExecutor<Output>(options: LlmExecutorOptions<Output>): 
     },
   };
 }
+
+/**
+ * Characters of what one execution sends the model besides the input: the
+ * prompt and the task's output contract, as {@link createLlmExecutor} lays
+ * them out (without placeholders, the system message `prompt + "\n\n" +
+ * contract`; with them, the contract as the system message and the filled
+ * prompt as the user message: the same characters, the input's fields
+ * standing where its text would). Add the input's text for one request; for
+ * budget estimates before a run.
+ *
+ * @throws Error as {@link llmOutputFormat} (a task whose output cannot be described)
+ */
+export function llmRequestCharacters(task: LlmExecutorTask, artifact: string): number {
+  return artifact.trimEnd().length + 2 + llmOutputFormat(task).contract.length;
+}

@@ -21,6 +21,8 @@ describe('readPromptTemplate', () => {
     expect(readPromptTemplate('a\nb {{#if vip}} c')).toEqual({
       ok: false,
       message: 'line 2: "{{#if vip}}" is not a placeholder: write {{input}} (the input\'s text), {{input.<field>}} or {{<field>}} (a field of an object input)',
+      line: 2,
+      placeholder: '{{#if vip}}',
     });
     for (const bad of ['{{input.a.b}}', '{{}}', '{{ 2nd }}', '{{input.}}', '{{a b}}']) expect(readPromptTemplate(bad).ok, bad).toBe(false);
   });
@@ -49,6 +51,8 @@ describe('fillPromptTemplate', () => {
     expect(fillPromptTemplate('x\n{{subject}}', 'My card', 'My card')).toEqual({
       ok: false,
       message: "line 2: the prompt names {{subject}}, but this example's input is a text, not an object with fields; write {{input}} for its text",
+      line: 2,
+      placeholder: '{{subject}}',
     });
   });
 
@@ -56,6 +60,8 @@ describe('fillPromptTemplate', () => {
     expect(fillPromptTemplate('{{customer}}', TICKET, TICKET_TEXT)).toEqual({
       ok: false,
       message: 'line 1: the prompt names {{customer}}, but this example\'s input has no field "customer" (its fields: body, priority, subject, tags)',
+      line: 1,
+      placeholder: '{{customer}}',
     });
     expect(fillPromptTemplate('{{#each}}', TICKET, TICKET_TEXT).ok).toBe(false);
   });

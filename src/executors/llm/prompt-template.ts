@@ -20,7 +20,12 @@
  * an error of the template, and so is a field the example's input does not
  * have, or any field of an input that is a text: such a template is never
  * sent with a placeholder left in it or filled with nothing. These problems
- * are returned (never thrown), with the placeholder and its line.
+ * are returned (never thrown), with the placeholder and its line. A study's
+ * seed prompt is checked when the study loads (src/study/load-study.ts):
+ * a malformed placeholder, or one no example's input can fill, is an
+ * InputError naming the artifact file, the line and the placeholder, before
+ * any model call; a candidate's prompt with such a problem is invalid for
+ * the examples it cannot be filled for (never sent).
  *
  * @module
  */
@@ -38,9 +43,11 @@ export interface Placeholder {
   line: number;
 }
 
-export type TemplateReading = { ok: true; placeholders: Placeholder[] } | { ok: false; message: string };
+/** The placeholders of a template, or its first problem: the message (`line N: …`), the 1-based line and the placeholder as written. */
+export type TemplateReading = { ok: true; placeholders: Placeholder[] } | { ok: false; message: string; line: number; placeholder: string };
 
-export type FilledTemplate = { ok: true; text: string; placeholders: number } | { ok: false; message: string };
+/** A filled template, or the first problem: the message (`line N: …`) and, for a placeholder at fault, its line and the placeholder as written. */
+export type FilledTemplate = { ok: true; text: string; placeholders: number } | { ok: false; message: string; line?: number; placeholder?: string };
 
 const SPAN = /\{\{([^{}\n]*)\}\}/g;
 const NAME = /^\s*(?:input(?:\.([A-Za-z0-9_-]+))?|([A-Za-z_][A-Za-z0-9_-]*))\s*$/;
@@ -71,6 +78,8 @@ export function readPromptTemplate(template: string): TemplateReading {
       return {
         ok: false,
         message: `line ${line}: "${match[0]}" is not a placeholder: write {{input}} (the input's text), {{input.<field>}} or {{<field>}} (a field of an object input)`,
+        line,
+        placeholder: match[0],
       };
     }
     const field = name[1] ?? name[2];
@@ -114,13 +123,20 @@ export function fillPromptTemplate(template: string, input: unknown, text: strin
     const field = placeholder.field;
     if (!isRecord(input)) {
       const shape = typeof input === 'string' ? 'a text' : Array.isArray(input) ? 'a list' : input === null ? 'null' : `a ${typeof input}`;
-      return { ok: false, message: `line ${placeholder.line}: the prompt names ${placeholder.source}, but this example's input is ${shape}, not an object with fields; write {{input}} for its text` };
+      return {
+        ok: false,
+        message: `line ${placeholder.line}: the prompt names ${placeholder.source}, but this example's input is ${shape}, not an object with fields; write {{input}} for its text`,
+        line: placeholder.line,
+        placeholder: placeholder.source,
+      };
     }
     if (!Object.hasOwn(input, field) || input[field] === undefined) {
       const fields = Object.keys(input).sort();
       return {
         ok: false,
         message: `line ${placeholder.line}: the prompt names ${placeholder.source}, but this example's input has no field "${field}" (its fields: ${fields.length > 0 ? fields.join(', ') : 'none'})`,
+        line: placeholder.line,
+        placeholder: placeholder.source,
       };
     }
     const value = input[field];

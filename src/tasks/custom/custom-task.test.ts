@@ -76,6 +76,22 @@ describe('loadCustomTask: a TypeScript scorer as a user writes it', () => {
     expect(task.score('a', 'a', 'in', {}).composite).toBe(1);
     expect(task.score('a', 'b', 'in', {}).composite).toBe(0);
   });
+
+  it('reads score.ts#name as score.ts:name, and names the function in the task id (another function is another fingerprint)', async () => {
+    expect(parseModuleReference('score.ts#routeScore')).toEqual({ path: 'score.ts', functionName: 'routeScore' });
+    expect(parseModuleReference('file://scorers/route.cjs#routeScore')).toEqual({ path: 'scorers/route.cjs', functionName: 'routeScore' });
+    expect(parseModuleReference('notes#1.ts')).toEqual({ path: 'notes#1.ts' }); // a # inside the file name is part of it
+    const folder = study({ 'two.mjs': 'export const strict = (o, e) => o === e;\nexport const score = () => 0.5;\n' });
+    const hash = (await loadCustomTask({ studyFolder: folder, module: 'two.mjs' })).id;
+    expect(hash).toMatch(/^custom@[0-9a-f]{16}$/);
+    const sharp = await loadCustomTask({ studyFolder: folder, module: 'two.mjs#strict' });
+    const colon = await loadCustomTask({ studyFolder: folder, module: 'two.mjs:strict' });
+    expect(sharp.score('a', 'b', 'in', {}).composite).toBe(0);
+    expect(sharp.id).toBe(`${hash}:strict`);
+    expect(colon.id).toBe(sharp.id);
+    expect((await loadCustomTask({ studyFolder: folder, module: 'two.mjs:score' })).id).toBe(hash); // the default function, named
+    await expect(loadCustomTask({ studyFolder: folder, module: 'two.mjs#lenient' })).rejects.toThrow(/exports no lenient function/);
+  });
 });
 
 describe('loadCustomTask: the return conventions', () => {

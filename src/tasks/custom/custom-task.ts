@@ -45,7 +45,9 @@
  *
  * Task id: `custom@<16 hex digits of the SHA-256 of the module file>`, so an
  * edit of the scorer is a new evaluator fingerprint (modules it imports are
- * not hashed).
+ * not hashed); a scoring function named in the reference other than `score`
+ * follows as `:<name>` (`custom@0123456789abcdef:strict`), so switching
+ * functions of one file is a new fingerprint too.
  *
  * @example
  * ```ts
@@ -79,7 +81,7 @@ export const CUSTOM_MODULE_ERROR = 'custom_module';
 export interface CustomTaskOptions {
   /** The study folder: the module path is relative to it. */
   studyFolder: string;
-  /** The module, e.g. `score.ts`, `file://scorers/route.js`, `score.ts:routeScore`. */
+  /** The module, e.g. `score.ts`, `file://scorers/route.js`, `score.ts:routeScore` (`score.ts#routeScore` is accepted as the same). */
   module: string;
 }
 
@@ -300,7 +302,7 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
   }
 
   return {
-    id: `${CUSTOM_SCORER_VERSION}@${loaded.contentHash.slice(0, 16)}`,
+    id: `${CUSTOM_SCORER_VERSION}@${loaded.contentHash.slice(0, 16)}${scoreName !== 'score' ? `:${scoreName}` : ''}`,
     file,
     contentHash: loaded.contentHash,
     schemas: { input: input.schema as z.ZodType<unknown>, expected: expected.schema as z.ZodType<unknown>, output: output.schema as z.ZodType<unknown> },

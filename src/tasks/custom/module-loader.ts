@@ -5,7 +5,8 @@
  *
  * - The path is relative to the study folder (or absolute); a `file://`
  *   prefix is accepted and dropped, and a `:name` suffix after the file's
- *   extension names the scoring function (`file://score.ts:routeScore`).
+ *   extension names the scoring function (`file://score.ts:routeScore`, as
+ *   promptfoo writes it; `score.ts#routeScore` is accepted as the same).
  * - `.js`, `.mjs`, `.cjs`: imported by Node as they are (ESM or CommonJS by
  *   Node's own rules: the extension, the nearest package.json `type`, and
  *   syntax detection).
@@ -71,10 +72,20 @@ const nativeImport = new Script('(specifier) => import(specifier)', {
   importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
 }).runInThisContext() as (specifier: string) => Promise<Record<string, unknown>>;
 
-/** Splits `file://score.ts:name` into the path and the function name. */
+/**
+ * Splits `file://score.ts:name` into the path and the function name. The
+ * name follows the file's extension after `:` (promptfoo's form, the one
+ * kloop documents) or `#` (accepted as the same).
+ *
+ * @example
+ * ```ts
+ * parseModuleReference('file://scorers/route.ts:routeScore'); // { path: 'scorers/route.ts', functionName: 'routeScore' }
+ * parseModuleReference('score.ts#strict'); // { path: 'score.ts', functionName: 'strict' }
+ * ```
+ */
 export function parseModuleReference(reference: string): { path: string; functionName?: string } {
   const path = reference.startsWith('file://') ? reference.slice('file://'.length) : reference;
-  const match = /^(.*\.(?:[cm]?[jt]s)):([A-Za-z_$][\w$]*)$/.exec(path);
+  const match = /^(.*\.(?:[cm]?[jt]s))[:#]([A-Za-z_$][\w$]*)$/.exec(path);
   return match === null ? { path } : { path: match[1]!, functionName: match[2]! };
 }
 

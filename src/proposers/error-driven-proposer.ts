@@ -40,6 +40,7 @@ import { applyPlaybookEdit, editPlaybook } from '../tasks/intent/offline/playboo
 import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
 
 import { ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
+import { characterCount } from '../text/characters.ts';
 
 export { ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
 
@@ -161,7 +162,7 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
         if (context.signal?.aborted === true) break;
         if (localScreening ? screened >= maxScreened : queue.length >= maxEvaluations) break;
         const edited = editPlaybook(context.incumbentText, candidate.edit);
-        if (edited === null || edited.text.length > context.limits.maxArtifactCharacters) continue;
+        if (edited === null || characterCount(edited.text) > context.limits.maxArtifactCharacters) continue;
         const { text } = edited;
         const hash = contentHash(text);
         if (context.triedHashes.has(hash) || seen.has(hash)) continue;

@@ -40,6 +40,7 @@ import type { LoadedStudy } from './loaded-study.ts';
 import { minePatternCandidates, type PatternMiningOptions } from './loop-a-patterns.ts';
 import { enqueueReviewItem } from './review-queue.ts';
 import { createStudyEvaluator, ensureSeedVersion, evaluatePartition } from './run-study.ts';
+import { truncateText } from '../text/characters.ts';
 
 /** One example's Loop A outcome. */
 export type LoopAExampleResult =
@@ -488,7 +489,7 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
         const queued = await enqueueReviewItem(db, {
           kind: 'artifact',
           source: 'loop-a',
-          title: `playbook edit: ${candidate.delta}`.slice(0, 200),
+          title: truncateText(`playbook edit: ${candidate.delta}`, 200, ''),
           payload: { text: candidate.text, baseVersionId: incumbentVersion.id, delta: candidate.delta, rationale: candidate.rationale },
           evidence,
           runId,
@@ -515,7 +516,7 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
         const queued = await enqueueReviewItem(db, {
           kind: 'pattern',
           source: 'loop-a',
-          title: `new pattern ${candidate.pattern.id}: ${candidate.pattern.title}`.slice(0, 200),
+          title: truncateText(`new pattern ${candidate.pattern.id}: ${candidate.pattern.title}`, 200, ''),
           payload: { name: candidate.pattern.id, yaml: candidate.yaml },
           evidence,
           runId,

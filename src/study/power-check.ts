@@ -21,6 +21,7 @@
  * @module
  */
 import type { OutcomeKind } from '../tasks/task.ts';
+import { mcnemarMinimumPairs } from '../stats/mcnemar.ts';
 import { requiredExamples } from './stuck-advice.ts';
 
 /** One warning: the partition, what it has, what it needs, in words. */
@@ -35,10 +36,7 @@ export interface PowerWarning {
 
 /** The least number of discordant pairs, all in the candidate's favour, at which McNemar's exact one-sided test reaches α: ⌈log₂(1/α)⌉. */
 export function minimumFixesForMcNemar(alpha: number): number {
-  if (!(alpha > 0 && alpha < 1)) throw new RangeError(`alpha must be in (0, 1); got ${alpha}`);
-  let k = 1;
-  while (0.5 ** k > alpha) k += 1;
-  return k;
+  return mcnemarMinimumPairs(alpha);
 }
 
 /** What {@link powerWarnings} reads. */

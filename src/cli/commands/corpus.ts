@@ -114,7 +114,8 @@ export function registerCorpusCommands(program: Command): void {
     .action(async (studyDir: string, ids: string[], options: { to: string; by: string; reason?: string; wait?: boolean; json?: boolean }) => {
       if (!(PARTITIONS as readonly string[]).includes(options.to)) throw new InputError(`unknown partition "${options.to}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--to' });
       if (options.by.trim() === '') throw new InputError('--by names who moves the examples; it may not be empty', { field: '--by' });
-      const session = await openStudy(studyDir, { quiet: true });
+      // Moving one example of a leaking pair next to its twin resolves the leak: the study loads with it.
+      const session = await openStudy(studyDir, { quiet: true, partitionLeaks: 'report' });
       try {
         const lease = await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
         try {
@@ -146,7 +147,7 @@ export function registerCorpusCommands(program: Command): void {
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, options: { json?: boolean }) => {
-      const session = await openStudy(studyDir, { quiet: true, preferWritable: true });
+      const session = await openStudy(studyDir, { quiet: true, preferWritable: true, partitionLeaks: 'report' });
       try {
         const status = await corpusStatus(await lifecycleDb(session.db), session.study);
         if (options.json === true) {
@@ -181,7 +182,7 @@ export function registerCorpusCommands(program: Command): void {
     .action(async (studyDir: string, experiment: string, options: { json?: boolean }) => {
       const id = Number(experiment);
       if (!Number.isInteger(id) || id < 1) throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, { field: '<experiment>' });
-      const session = await openStudy(studyDir, { quiet: true, preferWritable: true });
+      const session = await openStudy(studyDir, { quiet: true, preferWritable: true, partitionLeaks: 'report' });
       try {
         const db = await lifecycleDb(session.db);
         const decisions = db === undefined ? [] : await readDecisionRecords(db);

@@ -362,7 +362,7 @@ export interface CorpusStatus {
   refused: FileRecordRefused[];
   /** Records of the corpus files new to the study that the next run admits, and where. */
   pending: FileAdmission['admitted'];
-  /** Goals shared by two partitions: the next run refuses to start until they are resolved. */
+  /** Goals shared by two partitions: the commands that load the study (all but `corpus status`, `at` and `promote`) refuse it until they are resolved. */
   leaks: PartitionLeak[];
   /** Partitions too small to mean anything, with the number needed. */
   warnings: PartitionSizeWarning[];

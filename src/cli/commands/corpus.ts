@@ -164,7 +164,7 @@ export function registerCorpusCommands(program: Command): void {
           print(`refused by admission, left out of the study (${status.refused.length}):`);
           for (const record of status.refused) for (const reason of record.reasons) print(`  ${record.location} ${record.id}: ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
         }
-        for (const leak of status.leaks) print(`LEAK between partitions (the next run refuses to start): ${describeLeak(leak, session.study.exampleFormat.inputField)}`);
+        for (const leak of status.leaks) print(`LEAK between partitions (kloop run, eval and the other commands that load the study refuse it until this is resolved): ${describeLeak(leak, session.study.exampleFormat.inputField)}`);
         for (const warning of status.warnings) print(`WARNING: ${warning.message}`);
         print();
         print(table([['id', 'partition', 'exposures', 'rounds in shadow', 'in shadow since', 'origin', 'due'], ...status.members.map((member) => [member.id, member.partition + (member.promotedBy !== null ? ` (promoted by ${member.promotedBy})` : ''), String(member.exposures), member.partition === 'shadow' ? String(member.shadowRounds) : '', member.shadowSince ?? '—', `${member.origin}: ${member.source}`, member.due ?? ''])]));

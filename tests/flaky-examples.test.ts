@@ -74,6 +74,9 @@ describe('flaky examples', () => {
     expect(text.stdout).toContain('opt-01 (repeat 2 of 3, FLAKY)  0.0000');
     expect(text.stdout).toContain('opt-01 (repeat 1 of 3, FLAKY)  1.0000');
     expect(text.stdout).toContain('opt-02 (repeat 2 of 3)  1.0000');
+    // And on any corpus file.
+    const file = JSON.parse((await kloop('eval', studyDir(), '--corpus', path.join(studyDir(), 'corpus', 'tickets.jsonl'), '--json')).stdout) as { flaky: { count: number; ids: string[] } };
+    expect(file.flaky).toMatchObject({ count: 4, ids: FLIPPED });
   }, 60_000);
 
   it('the run report lists them for the seed and the best artifact (text and --json)', async () => {

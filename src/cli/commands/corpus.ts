@@ -15,6 +15,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { describeFlakyExamples, findFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import type { Command } from 'commander';
 import { readCandidateRecords } from '../../corpus/admission.ts';
 import type { Example, IntentExampleRecord } from '../../corpus/example.ts';
@@ -323,6 +324,8 @@ export async function evaluateCorpusFile(study: LoadedStudy, artifactText: strin
   print(table([['component', 'mean', 'scored on', 'skipped on'], ...Object.keys(payload.scoredOn).map((name) => [name, formatScore(payload.components[name] ?? null), String(payload.scoredOn[name]), String(payload.skippedOn[name])])]));
   const metrics = metricsLine(payload.metrics);
   if (metrics !== '') print(metrics);
+  const flaky = describeFlakyExamples(payload.flaky);
+  if (flaky !== null) print(flaky);
   if (options.quiet === true) return;
   print();
   for (const example of payload.perExample) {
@@ -366,6 +369,8 @@ function corpusFileReport(study: LoadedStudy, artifact: string, file: string, fi
     examples: score.total,
     composite: score.composite,
     components: score.components,
+    /** With repeats, the examples whose outcome varies across them (src/evaluator/flaky-examples.ts). */
+    flaky: findFlakyExamples(score.examples),
     metrics: score.metrics,
     invalid: score.invalid,
     scoredOn,

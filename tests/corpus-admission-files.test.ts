@@ -3,9 +3,10 @@
  * corpus add` (issue 19, item 1) and no goal leaks between partitions (issue
  * 18, item 6): every run prints, before round 1, what was admitted where and
  * why, and what was refused with file:line and reason; refused records are
- * left out; a cross-partition duplicate is refused naming both records.
+ * left out; a goal in two partitions is an error (at load, for every command)
+ * or a refusal (`kloop corpus add`), naming both records by file:line.
  */
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IntentExampleRecord } from '../src/corpus/example.ts';
@@ -35,15 +36,31 @@ afterAll(() => study.cleanup());
 
 describe('corpus-file records new to a study', () => {
   const reference = referenceCorpus();
-  let optimizationTwin: IntentExampleRecord;
+  let twinRecord: IntentExampleRecord;
 
-  it('on the first run: a goal duplicated across partitions and an ungrounded entity are refused with file:line, and left out', async () => {
+  it('on the first run: a goal written into two partitions is an error naming both records by file:line, for every command that loads the study', async () => {
     const first = study.examples[0]!; // optimization, line 1
-    optimizationTwin = { ...first, id: 'twin-of-first', partition: 'shadow' };
+    twinRecord = { ...first, id: 'twin-of-first', partition: 'shadow' };
     const ungrounded: IntentExampleRecord = { ...reference.shadow[7]!, id: 'ungrounded-file-01', expected: { ...reference.shadow[7]!.expected, entities: [...(reference.shadow[7]!.expected.entities ?? []), { name: 'Zeppelin', role: 'resource' }] } };
-    append(optimizationTwin, ungrounded);
+    append(twinRecord, ungrounded);
     const twinLine = lineCount() - 1;
+    const both = `${CORPUS}:1 "${first.id}" (optimization) and ${CORPUS}:${twinLine} "twin-of-first" (shadow) have the same goal text`;
 
+    expect(() => loadStudy(study.dir)).toThrow(expect.objectContaining({ code: 'partition_leak', message: expect.stringContaining(both) }));
+    for (const command of [['run', study.dir], ['eval', study.dir, '--quiet']]) {
+      const { code, stderr } = await kloop(...command);
+      expect(code, command.join(' ')).toBe(2);
+      expect(stderr).toContain(both);
+    }
+    expect(existsSync(studyDatabasePath(study.dir))).toBe(false); // refused before anything was written
+    // `corpus status` still loads the study, to list the pair.
+    const status = JSON.parse((await kloop('corpus', 'status', study.dir, '--json')).stdout) as { leaks: Array<{ first: { id: string; location: string }; second: { id: string; location: string } }> };
+    expect(status.leaks).toEqual([{ first: { id: first.id, partition: 'optimization', location: `${CORPUS}:1` }, second: { id: 'twin-of-first', partition: 'shadow', location: `${CORPUS}:${twinLine}` }, distance: 0 }]);
+
+    // The same goal twice in one partition is no leak: the later record is refused as a near-duplicate and left out.
+    const firstShadow = study.examples[9]!; // shadow, line 10
+    twinRecord = { ...firstShadow, id: 'twin-of-first', partition: 'shadow' };
+    writeFileSync(corpusFile(), readFileSync(corpusFile(), 'utf8').replace(/^.*"twin-of-first".*$/m, JSON.stringify(twinRecord)));
     const loaded = loadStudy(study.dir);
     expect(loaded.corpus.map((example) => example.id)).not.toContain('twin-of-first');
     expect(loaded.corpus.map((example) => example.id)).not.toContain('ungrounded-file-01');
@@ -53,14 +70,14 @@ describe('corpus-file records new to a study', () => {
     expect(code).toBe(0);
     expect(stderr).toContain('corpus: 17 record(s) new to the study in the corpus files (its first run): 15 admitted, 2 refused');
     expect(stderr).toMatch(/6 → optimization \(as their file says, on the study's first run; corpus\/small\.jsonl\)/);
-    // The cross-partition duplicate names both records, each by file:line.
+    // The refused duplicate names both records, each by file:line.
     const twin = stderr.split('\n').find((line) => line.includes(`${CORPUS}:${twinLine} twin-of-first: near_duplicate`))!;
-    expect(twin).toContain(`is the same text as "${first.id}" (${CORPUS}:1, optimization`);
-    expect(twin).toContain('would leak one partition into the other');
+    expect(twin).toContain(`is the same text as "${firstShadow.id}" (${CORPUS}:10, shadow`);
+    expect(twin).not.toContain('would leak');
     expect(stderr).toContain(`${CORPUS}:${twinLine + 1} ungrounded-file-01: grounding expected.entities[`);
     const refused = await events('refused');
     expect(refused.map((event) => event.example_id)).toEqual(['twin-of-first', 'ungrounded-file-01']);
-    expect(JSON.parse(refused[0]!.details)).toMatchObject({ origin: 'file', source: CORPUS, line: twinLine, reasons: [{ check: 'near_duplicate', relatedId: first.id, relatedLocation: `${CORPUS}:1`, relatedPartition: 'optimization' }] });
+    expect(JSON.parse(refused[0]!.details)).toMatchObject({ origin: 'file', source: CORPUS, line: twinLine, reasons: [{ check: 'near_duplicate', relatedId: firstShadow.id, relatedLocation: `${CORPUS}:10`, relatedPartition: 'shadow' }] });
   });
 
   it('records a refusal once, however many runs see the same record, and `corpus status` lists it', async () => {

@@ -15,12 +15,20 @@
  * the record admits it. A record that cannot be parsed or breaks the schema
  * is not refused but bad input (the loader's InputError, exit 2), as before.
  *
- * Examples already in the study are not checked again, but a goal shared by
- * two partitions (identical or a near-duplicate: bigram Jaccard distance
- * below the admission distance) is a *leak* ({@link findPartitionLeaks}) and
- * the run refuses to start, naming both records.
+ * A goal shared by two partitions (identical or a near-duplicate: bigram
+ * Jaccard distance below the admission distance) is a *leak*
+ * ({@link findStudyLeaks}): two examples of the study in different
+ * partitions, or two records of the corpus files whose `partition` fields
+ * differ (admitted or not). It is an error, not a refusal, since which of
+ * the two partitions the request belongs to is the author's call. Loading the study refuses (exit 2, code
+ * `partition_leak`, {@link partitionLeakError}), naming both records by
+ * `file:line`; only `kloop corpus status` and `kloop corpus promote`, which
+ * show and resolve leaks, load a study that has one. A near-duplicate within
+ * one partition is no leak: the later record is refused and left out.
  */
 import { createHash } from 'node:crypto';
+import { InputError } from '../errors.ts';
+import { mcnemarMinimumPairs } from '../stats/mcnemar.ts';
 import type { AdmissionOptions, AdmissionReason, CandidateRecord } from './admission.ts';
 import { NEAR_DUPLICATE_DISTANCE, checkAdmission, locationOf } from './admission.ts';
 import type { Example, PartitionName } from './example.ts';
@@ -183,6 +191,52 @@ export function findPartitionLeaks(corpus: readonly Example[], locations: Readon
 }
 
 /**
+ * Every leak between partitions of a study, each pair once, in two kinds:
+ *
+ * - two examples of the study (`corpus`, as the lifecycle has them, with
+ *   `locations`) in different partitions: the proposer reads one while the
+ *   gate holds the other out;
+ * - two records of the corpus files (`admission.records`, admitted or
+ *   refused) whose `partition` fields differ: the author wrote one request
+ *   into two partitions. Which of the two it belongs to is the author's call,
+ *   so the pair is an error even though the admission gate would refuse the
+ *   later record; two records of one partition are no leak (the later one is
+ *   refused as a near-duplicate and left out).
+ *
+ * The partitions named are the lifecycle's for the first kind, the files' for
+ * the second.
+ */
+export function findStudyLeaks(corpus: readonly Example[], locations: ReadonlyMap<string, string>, admission?: FileAdmission, below: number = NEAR_DUPLICATE_DISTANCE): PartitionLeak[] {
+  const leaks = findPartitionLeaks(corpus, locations, below);
+  if (admission === undefined) return leaks;
+  const key = (leak: PartitionLeak): string => [leak.first.id, leak.second.id].sort().join('\u0000');
+  const seen = new Set(leaks.map(key));
+  const fileLocations = new Map(admission.records.map(({ example, file, line }) => [example.id, locationOf(file, line) ?? file]));
+  for (const leak of findPartitionLeaks(admission.records.map((entry) => entry.example), fileLocations, below)) {
+    if (seen.has(key(leak))) continue;
+    seen.add(key(leak));
+    leaks.push(leak);
+  }
+  return leaks;
+}
+
+/**
+ * The error a study with leaks between partitions raises when it is loaded
+ * (code `partition_leak`, exit 2), naming both records of each leak (at most
+ * five, then how many more).
+ *
+ * @param options `file`: where the error points (the study's kloop.yaml); `field` the record's input field (`goal`, `input`)
+ */
+export function partitionLeakError(leaks: readonly PartitionLeak[], options: { file: string; field?: string }): InputError {
+  const shown = leaks.slice(0, 5).map((leak) => describeLeak(leak, options.field)).join('; ');
+  const more = leaks.length > 5 ? ` (and ${leaks.length - 5} more)` : '';
+  return new InputError(
+    `the same request is in two partitions, which leaks one into the other: ${shown}${more}. Remove or reword one of each pair in the corpus files, or move one next to the other with \`kloop corpus promote\` (\`kloop corpus status\` lists the pairs)`,
+    { file: options.file, field: 'corpus', code: 'partition_leak' },
+  );
+}
+
+/**
  * One sentence naming both records of a leak.
  *
  * @param field what the texts are called: the record's input field (`goal` for intent studies, the default; `input` for the others)
@@ -202,20 +256,36 @@ export interface PartitionSizeWarning {
 }
 
 /**
- * Warnings for a shadow partition below {@link MIN_SHADOW_EXAMPLES} (too few
+ * The fewest shadow examples that mean anything at the shadow's level
+ * `shadowAlpha`: the larger of {@link MIN_SHADOW_EXAMPLES} (the lifecycle's
+ * floor) and ⌈log₂(1/shadowAlpha)⌉, the fewest paired examples with which an
+ * exact paired test (McNemar's, the sign test, Wilcoxon's signed-rank) can
+ * reach the level even when every example improves (`mcnemarMinimumPairs`;
+ * the power check of src/study/power-check.ts uses the same bound): 5 at the
+ * default 0.05, 7 at 0.01.
+ */
+export function minimumShadowExamples(shadowAlpha = 0.05): number {
+  return Math.max(MIN_SHADOW_EXAMPLES, mcnemarMinimumPairs(shadowAlpha));
+}
+
+/**
+ * Warnings for a shadow partition below {@link minimumShadowExamples} (too few
  * paired differences to confirm a gain; graduation and rotation also hold
  * there) or an anchor partition below {@link MIN_ANCHOR_EXAMPLES}, each with
  * the number of examples needed.
+ *
+ * @param options `shadowAlpha`: the gate's shadow level (default 0.05)
  */
-export function partitionSizeWarnings(partitions: Readonly<Record<PartitionName, readonly unknown[]>>): PartitionSizeWarning[] {
+export function partitionSizeWarnings(partitions: Readonly<Record<PartitionName, readonly unknown[]>>, options: { shadowAlpha?: number } = {}): PartitionSizeWarning[] {
   const warnings: PartitionSizeWarning[] = [];
   const shadow = partitions.shadow.length;
-  if (shadow < MIN_SHADOW_EXAMPLES) {
+  const neededShadow = minimumShadowExamples(options.shadowAlpha);
+  if (shadow < neededShadow) {
     warnings.push({
       partition: 'shadow',
       size: shadow,
-      needed: MIN_SHADOW_EXAMPLES,
-      message: `the shadow partition holds ${shadow} example(s): fewer than ${MIN_SHADOW_EXAMPLES} paired differences cannot confirm a gain, and nothing graduates from it; add at least ${MIN_SHADOW_EXAMPLES - shadow} (kloop corpus add: admitted examples enter shadow)`,
+      needed: neededShadow,
+      message: `the shadow partition holds ${shadow} example(s): fewer than ${neededShadow} paired differences cannot confirm a gain${neededShadow > MIN_SHADOW_EXAMPLES ? ` at shadowAlpha ${options.shadowAlpha}` : ''}${shadow <= MIN_SHADOW_EXAMPLES ? ', and nothing graduates from it' : ''}; add at least ${neededShadow - shadow} (kloop corpus add: admitted examples enter shadow)`,
     });
   }
   const anchor = partitions.anchor.length;

@@ -28,6 +28,7 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
 import type { Task, TaskComponent } from '../tasks/task.ts';
 import { defaultWeights, taskComponents } from '../tasks/task.ts';
+import { capWithCount } from '../text/characters.ts';
 import type { ComponentScores, ExampleScore, ExampleScoreRecord, MetricScores, PartitionScore } from './partition-score.ts';
 
 /** Identity of an evaluator: everything that changes a score. */
@@ -137,7 +138,7 @@ const MAX_RAW_CHARACTERS = 4000;
 /** The JSON of an output that does not fit the schema, capped, for the record's `raw`. */
 function rawOf(result: ExecutionResult & { ok: true }): string {
   const text = result.raw ?? JSON.stringify(result.output) ?? String(result.output);
-  return text.length <= MAX_RAW_CHARACTERS ? text : `${text.slice(0, MAX_RAW_CHARACTERS)}… [${text.length - MAX_RAW_CHARACTERS} more characters]`;
+  return capWithCount(text, MAX_RAW_CHARACTERS);
 }
 
 /**

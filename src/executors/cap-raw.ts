@@ -5,8 +5,9 @@
  *
  * @module
  */
+import { capWithCount } from '../text/characters.ts';
 
-/** Raw texts are kept up to this many characters (UTF-16 code units). */
+/** Raw texts are kept up to this many characters (code points; the cut falls between whole characters, src/text/characters.ts). */
 export const MAX_RAW_CHARACTERS = 4000;
 
 /**
@@ -20,5 +21,5 @@ export const MAX_RAW_CHARACTERS = 4000;
  * ```
  */
 export function capRaw(text: string): string {
-  return text.length <= MAX_RAW_CHARACTERS ? text : `${text.slice(0, MAX_RAW_CHARACTERS)}… [${text.length - MAX_RAW_CHARACTERS} more characters]`;
+  return capWithCount(text, MAX_RAW_CHARACTERS);
 }

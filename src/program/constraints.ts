@@ -16,6 +16,7 @@
  * candidate; the gate calls it first (DESIGN §3, check 1).
  */
 import { z } from 'zod';
+import { characterCount } from '../text/characters.ts';
 
 /** Default ceiling on an artifact's length, in characters (Unicode code points). */
 export const DEFAULT_MAX_ARTIFACT_CHARACTERS = 50_000;
@@ -72,12 +73,8 @@ export interface ConstraintCheckInput {
   sectionsOf: (text: string) => Record<string, string>;
 }
 
-/** Length of a text in Unicode code points (what "characters" means in a ceiling). */
-export function characterCount(text: string): number {
-  let count = 0;
-  for (const _ of text) count += 1;
-  return count;
-}
+/** Length of a text in Unicode code points (what "characters" means in a ceiling): src/text/characters.ts. */
+export { characterCount };
 
 /**
  * Checks a candidate against the mechanical constraints.

@@ -43,6 +43,7 @@ import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Propo
 import { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED, ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
 
 export { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED, ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
+import { characterCount } from '../text/characters.ts';
 
 
 export interface ErrorDrivenProposerOptions {
@@ -188,7 +189,7 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
         if (context.signal?.aborted === true) break;
         if (localScreening ? screened >= maxScreened : queue.length >= unscreenedLimit(context.maxCandidates)) break;
         const edited = editPlaybook(context.incumbentText, candidate.edit);
-        if (edited === null || edited.text.length > context.limits.maxArtifactCharacters) continue;
+        if (edited === null || characterCount(edited.text) > context.limits.maxArtifactCharacters) continue;
         const { text } = edited;
         const hash = contentHash(text);
         if (context.triedHashes.has(hash) || seen.has(hash)) continue;

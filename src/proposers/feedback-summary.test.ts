@@ -3,6 +3,7 @@ import type { Example } from '../corpus/example.ts';
 import { aggregate } from '../evaluator/evaluator.ts';
 import type { ExampleScoreRecord } from '../evaluator/partition-score.ts';
 import { feedbackProblems, summarizeFeedback } from './feedback-summary.ts';
+import { characterCount } from '../text/characters.ts';
 
 const examples: Example[] = [
   { id: 't1', input: { subject: 'Refund', body: 'I was charged twice' }, text: 'subject: Refund\nbody: I was charged twice', expected: { label: 'billing' }, tags: [], partition: 'optimization' },
@@ -49,5 +50,19 @@ describe('the feedback summary a proposer reads', () => {
     const text = summarizeFeedback(score, examples, { maxCharacters: 300 });
     expect(text.length).toBeLessThanOrEqual(300);
     expect(text.endsWith('[… cut]')).toBe(true);
+  });
+
+  it('cuts an emoji input on whole characters: no lone surrogate reaches the proposer, and the cap counts characters', () => {
+    const goal = '😀'.repeat(300);
+    const emoji: Example[] = [{ id: 'e1', input: goal, text: goal, expected: { label: 'billing' }, tags: [], partition: 'optimization' }];
+    const score = aggregate('optimization', 'h', 'f', [{ records: [record('e1', false, 'expected billing, routed to technical')], usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latencyMs: 0 }]);
+    const text = summarizeFeedback(score, emoji);
+    expect(text).toContain(`- "${'😀'.repeat(239)}…" → expected billing, routed to technical`);
+    expect(/[\uD800-\uDFFF]/u.test(text)).toBe(false);
+    // The whole summary's cap is in characters too: 475 characters fit in 500, though they are 674 UTF-16 units.
+    const capped = summarizeFeedback(score, emoji, { maxCharacters: 500, maxTextCharacters: 200 });
+    expect([capped.length, characterCount(capped)]).toEqual([674, 475]);
+    expect(capped).toContain(`"${'😀'.repeat(199)}…"`);
+    expect(/[\uD800-\uDFFF]/u.test(capped)).toBe(false);
   });
 });

@@ -24,6 +24,7 @@
  */
 import type { Example } from '../corpus/example.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
+import { characterCount, truncateText } from '../text/characters.ts';
 
 /** Options of {@link summarizeFeedback}. */
 export interface FeedbackSummaryOptions {
@@ -37,9 +38,9 @@ export interface FeedbackSummaryOptions {
   maxTextCharacters?: number;
 }
 
+/** The text on one line, cut to at most `limit` characters on a whole character (src/text/characters.ts). */
 function shorten(text: string, limit: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= limit ? flat : `${flat.slice(0, limit - 1)}…`;
+  return truncateText(text.replace(/\s+/g, ' ').trim(), limit);
 }
 
 /** The problems a feedback text names: its `; `-separated parts, without the final full stop. */
@@ -108,11 +109,11 @@ export function summarizeFeedback(score: PartitionScore, examples: readonly Exam
   let text = '';
   for (const line of lines) {
     const next = text === '' ? line : `${text}\n${line}`;
-    if (next.length > maxCharacters - 12) {
+    if (characterCount(next) > maxCharacters - 12) {
       text = `${text}\n[… cut]`;
       break;
     }
     text = next;
   }
-  return text.slice(0, maxCharacters);
+  return truncateText(text, maxCharacters, '');
 }

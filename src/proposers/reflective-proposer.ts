@@ -42,7 +42,7 @@ import { z } from 'zod';
 import type { JSONSchema7 } from 'ai';
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Example } from '../corpus/example.ts';
-import { characterCount } from '../program/constraints.ts';
+import { characterCount, truncateText } from '../text/characters.ts';
 import { capRaw, parseJsonAnswer } from '../providers/answer-text.ts';
 import type { AnswerSchema, LlmClient } from '../providers/llm-client.ts';
 import type { SectionReplacement } from '../artifact/markdown-sections.ts';
@@ -137,9 +137,9 @@ export function findCopiedExamples(changedText: string, previousText: string, ex
   return copied;
 }
 
+/** The text on one line, cut to at most `limit` characters on a whole character (src/text/characters.ts). */
 function shorten(text: string, limit: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= limit ? flat : `${flat.slice(0, limit - 1)}…`;
+  return truncateText(text.replace(/\s+/g, ' ').trim(), limit);
 }
 
 function historyText(history: readonly HistoryEntry[], maxCharacters: number): string {
@@ -148,9 +148,10 @@ function historyText(history: readonly HistoryEntry[], maxCharacters: number): s
   for (const entry of [...history].reverse()) {
     const outcome = entry.decision === 'accepted' ? 'ACCEPTED' : `${entry.decision.toUpperCase()} (${entry.reason})`;
     const line = `- ${outcome}: ${shorten(entry.delta, 300)}`;
-    if (used + line.length + 1 > maxCharacters) break;
+    const length = characterCount(line);
+    if (used + length + 1 > maxCharacters) break;
     lines.unshift(line);
-    used += line.length + 1;
+    used += length + 1;
   }
   if (lines.length === 0) return 'None yet.';
   const omitted = history.length - lines.length;

@@ -4,16 +4,17 @@
  * block (```` ```json ````) is unwrapped, and otherwise the outermost `{…}` is
  * taken. Every problem is returned, never thrown.
  */
+import { capWithCount } from '../text/characters.ts';
 
-/** Why an answer yielded no JSON value. */
-/** Raw answers are kept up to this many characters. */
+/** Raw answers are kept up to this many characters (code points; cut between whole characters). */
 export const MAX_RAW_CHARACTERS = 4000;
 
 /** Caps a raw answer for storage: its first {@link MAX_RAW_CHARACTERS} characters and a note of how many more there were. */
 export function capRaw(text: string): string {
-  return text.length <= MAX_RAW_CHARACTERS ? text : `${text.slice(0, MAX_RAW_CHARACTERS)}… [${text.length - MAX_RAW_CHARACTERS} more characters]`;
+  return capWithCount(text, MAX_RAW_CHARACTERS);
 }
 
+/** Why an answer yielded no JSON value. */
 export type AnswerProblem = 'empty' | 'unclosed-think' | 'unclosed-fence' | 'unparsable';
 
 export type JsonAnswer = { ok: true; value: unknown; json: string } | { ok: false; problem: AnswerProblem; message: string };

@@ -13,6 +13,7 @@
  * the pattern parser; `valid` and `issues` say whether it loads as is.
  */
 import { stringify } from 'yaml';
+import { truncateText } from '../text/characters.ts';
 import type { IntentExample } from '../corpus/example.ts';
 import { parsePatternText } from '../assembly/pattern-library.ts';
 import type { Pattern, PatternInput } from '../assembly/pattern.ts';
@@ -161,8 +162,8 @@ export function draftPattern(input: PatternDraftInput, roleIndex: RoleIndex = ne
   const appTypes = [...new Set([...(input.base?.appTypes ?? []), appType])];
   const pattern = {
     id,
-    title: input.title.slice(0, 120),
-    description: input.description.slice(0, 2000),
+    title: truncateText(input.title, 120, ''),
+    description: truncateText(input.description, 2000, ''),
     appTypes,
     entities,
     relations: [...(input.base?.relations ?? [])],

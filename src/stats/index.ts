@@ -32,4 +32,4 @@ export { cohensD, hedgesG, pooledStandardDeviation } from './effect-size.ts';
 export { createSeededRandom, type RandomSource } from './seeded-random.ts';
 export { bootstrapCI, type BootstrapOptions, type ConfidenceInterval } from './bootstrap-ci.ts';
 export { bigramJaccardDistance, wordBigrams, textWords } from './bigram-jaccard-distance.ts';
-export { mcnemarExactTest, mcnemarExactTestFromCounts, type BinaryOutcome, type McNemarCounts, type McNemarResult } from './mcnemar.ts';
+export { mcnemarExactTest, mcnemarExactTestFromCounts, mcnemarMinimumPairs, type BinaryOutcome, type McNemarCounts, type McNemarResult } from './mcnemar.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ALTERNATIVES } from './alternative.ts';
-import { mcnemarExactTest, mcnemarExactTestFromCounts } from './mcnemar.ts';
+import { mcnemarExactTest, mcnemarExactTestFromCounts, mcnemarMinimumPairs } from './mcnemar.ts';
 
 // Reference values: printed by scripts/reference/stats_reference.py with scipy 1.17.1.
 // Call: scipy.stats.binomtest(b, b + c, 0.5, alternative=...) (statistic = k, n = b + c).
@@ -82,5 +82,17 @@ describe('mcnemarExactTest', () => {
     expect(() => mcnemarExactTestFromCounts({ b: -1, c: 2 })).toThrow(RangeError);
     expect(() => mcnemarExactTestFromCounts({ b: 1.5, c: 2 })).toThrow(RangeError);
     expect(() => mcnemarExactTestFromCounts({ b: 1, c: 2 }, 'bigger' as never)).toThrow(RangeError);
+  });
+});
+
+describe('mcnemarMinimumPairs', () => {
+  it('is ⌈log₂(1/α)⌉: the fewest pairs, all in favour, whose exact one-sided p-value reaches α', () => {
+    // p = 0.5^n: 0.5^4 = 0.0625 > 0.05 ≥ 0.5^5 = 0.03125; 0.5^6 = 0.015625 > 0.01 ≥ 0.5^7 = 0.0078125
+    expect(mcnemarMinimumPairs(0.05)).toBe(5);
+    expect(mcnemarMinimumPairs(0.01)).toBe(7);
+    expect(mcnemarMinimumPairs(0.5)).toBe(1);
+    expect(mcnemarExactTestFromCounts({ b: 5, c: 0 }, 'greater').pValue).toBeLessThanOrEqual(0.05);
+    expect(mcnemarExactTestFromCounts({ b: 4, c: 0 }, 'greater').pValue).toBeGreaterThan(0.05);
+    expect(() => mcnemarMinimumPairs(0)).toThrow(RangeError);
   });
 });

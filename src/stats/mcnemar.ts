@@ -151,3 +151,26 @@ export function mcnemarExactTest(first: readonly BinaryOutcome[], second: readon
   });
   return mcnemarExactTestFromCounts(counts, alternative);
 }
+
+/**
+ * The fewest paired examples with which McNemar's exact one-sided test can
+ * reach `alpha` at all: ⌈log₂(1/α)⌉, reached when every pair is discordant in
+ * the candidate's favour (p = 0.5^n). 5 at α = 0.05 (p = 0.03125; with 4,
+ * p = 0.0625), 7 at α = 0.01. The same bound holds for the exact sign test
+ * and for Wilcoxon's exact signed-rank test (their smallest one-sided p-value
+ * on n pairs is also 0.5^n): with fewer pairs no exact paired test can
+ * confirm anything, however large the effect.
+ *
+ * @param alpha significance level in (0, 1)
+ * @throws RangeError when alpha is outside (0, 1)
+ * @example
+ * ```ts
+ * mcnemarMinimumPairs(0.05); // 5
+ * ```
+ */
+export function mcnemarMinimumPairs(alpha: number): number {
+  if (!(alpha > 0 && alpha < 1)) throw new RangeError(`alpha must be in (0, 1); got ${alpha}`);
+  let pairs = 1;
+  while (0.5 ** pairs > alpha) pairs += 1;
+  return pairs;
+}

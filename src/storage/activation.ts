@@ -17,6 +17,7 @@ import type { LeaseRecord } from './lease.ts';
 import { releaseLease, tryAcquireLease } from './lease.ts';
 import type { ArtifactVersion } from './registry.ts';
 import { getRegistryVersion, getVersion } from './registry.ts';
+import { characterCount } from '../text/characters.ts';
 
 /** One move of a registry pointer (read-only record). */
 export interface RegistryEvent {
@@ -61,7 +62,7 @@ export async function listRegistryEvents(db: StudyDatabase, name = 'active'): Pr
 export function checkActor(by: unknown, field = '--by'): string {
   const name = typeof by === 'string' ? by.trim() : '';
   if (name === '') throw new InputError('activating a version needs the name of who does it (--by NAME); it is recorded in the notebook', { field });
-  if (name.length > MAX_ACTOR_CHARACTERS) throw new InputError(`the name is longer than ${MAX_ACTOR_CHARACTERS} characters`, { field });
+  if (characterCount(name) > MAX_ACTOR_CHARACTERS) throw new InputError(`the name is longer than ${MAX_ACTOR_CHARACTERS} characters`, { field });
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(name)) throw new InputError('the name has control characters', { field });
   return name;

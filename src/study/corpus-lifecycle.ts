@@ -8,7 +8,7 @@
  * so a crashed round resumes with the partitions it began with).
  */
 import type { FileAdmission, FileRecordRefused, PartitionLeak, PartitionSizeWarning } from '../corpus/file-admission.ts';
-import { admitFileRecords, describeLeak, findPartitionLeaks, memberLocations, partitionSizeWarnings } from '../corpus/file-admission.ts';
+import { admitFileRecords, findStudyLeaks, memberLocations, partitionLeakError, partitionSizeWarnings } from '../corpus/file-admission.ts';
 import type { AdmissionOptions, AdmissionVerdict, CandidateRecord } from '../corpus/admission.ts';
 import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
@@ -88,18 +88,13 @@ export function planFileSync(study: LoadedStudy, stored: readonly CorpusMember[]
   const admission = records === undefined ? undefined : admitFileRecords(records, stored, { ...fileAdmissionOptions(study), deferNew: options.deferNew === true });
   const files = admission?.accepted ?? fileExamplesOf(study);
   const plan = planCorpusSync(files, stored, at);
-  const leaks = admission === undefined ? [] : findPartitionLeaks(resolveCorpus(files, plan.members).corpus, memberLocations(files, plan.members));
+  const leaks = admission === undefined ? [] : findStudyLeaks(resolveCorpus(files, plan.members).corpus, memberLocations(files, plan.members), admission);
   return { members: plan.members, changed: plan.changed, moves: plan.moves, ...(admission !== undefined ? { admission } : {}), leaks, files };
 }
 
-/** The InputError a run raises on leaks between partitions, naming both records of each. */
+/** The InputError a run raises on leaks between partitions, naming both records of each (`partitionLeakError`). */
 export function leakError(leaks: readonly PartitionLeak[], study: LoadedStudy): InputError {
-  const shown = leaks.slice(0, 5).map((leak) => describeLeak(leak, study.exampleFormat.inputField)).join('; ');
-  const more = leaks.length > 5 ? ` (and ${leaks.length - 5} more)` : '';
-  return new InputError(
-    `the same request is in two partitions, which leaks one into the other: ${shown}${more}. Remove or reword one of each pair in the corpus files, or move one next to the other with \`kloop corpus promote\``,
-    { file: study.config?.configPath ?? study.dir, field: 'corpus', code: 'partition_leak' },
-  );
+  return partitionLeakError(leaks, { file: study.config?.configPath ?? study.dir, field: study.exampleFormat.inputField });
 }
 
 /** What the start of a run did to the corpus. */
@@ -154,7 +149,7 @@ export async function startCorpusLifecycle(db: CorpusDatabase, study: LoadedStud
     corpusChanged,
     ...(plan.admission !== undefined ? { admission: plan.admission } : {}),
     refusalsRecorded: result.refusalsRecorded,
-    warnings: partitionSizeWarnings(study.partitions),
+    warnings: partitionSizeWarnings(study.partitions, { shadowAlpha: study.gate.shadowAlpha }),
   };
 }
 
@@ -367,7 +362,7 @@ export interface CorpusStatus {
   refused: FileRecordRefused[];
   /** Records of the corpus files new to the study that the next run admits, and where. */
   pending: FileAdmission['admitted'];
-  /** Goals shared by two partitions: the next run refuses to start until they are resolved. */
+  /** Goals shared by two partitions: the commands that load the study (all but `corpus status`, `at` and `promote`) refuse it until they are resolved. */
   leaks: PartitionLeak[];
   /** Partitions too small to mean anything, with the number needed. */
   warnings: PartitionSizeWarning[];
@@ -417,7 +412,7 @@ export async function corpusStatus(db: CorpusDatabase | undefined, study: Loaded
     refused: sync.admission?.refused ?? [],
     pending: stored.length > 0 ? (sync.admission?.admitted ?? []) : [],
     leaks: sync.leaks,
-    warnings: partitionSizeWarnings(resolved.partitions),
+    warnings: partitionSizeWarnings(resolved.partitions, { shadowAlpha: study.gate.shadowAlpha }),
   };
 }
 

@@ -56,6 +56,30 @@ describe('kloop doctor: the set-up checklist', () => {
     for (const finding of findings.filter((item) => item.status === 'problem')) expect(finding.fix).toBeTruthy();
   });
 
+  it('names a goal in two partitions (both records by file:line) as a problem, and a shadow too small as a note with the number needed', () => {
+    const dir = study(['extra.jsonl']);
+    writeFileSync(path.join(dir, 'kloop.yaml'), readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace('  - corpus/*.yaml\n', ''));
+    const file = path.join(dir, 'corpus', 'extra.jsonl');
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    const first = JSON.parse(lines[0]!) as { id: string; goal: string; partition: string };
+    expect(first.partition).toBe('optimization');
+    // A near-duplicate, not the same text: two words changed at the end of the goal.
+    const twin = { ...first, id: 'reworded-twin', goal: `${first.goal} Thanks a lot.`, partition: 'anchor' };
+    writeFileSync(file, `${[...lines, JSON.stringify(twin)].join('\n')}\n`);
+    const findings = checkSetup(dir, { hasDatabase: false });
+    expect(problems(findings)).toEqual(['setup.seed-examples', 'setup.partition-leaks']);
+    expect(byId(findings, 'setup.partition-leaks')[0]?.message).toMatch(
+      new RegExp(`^1 goal\\(s\\) in two partitions, which leaks one into the other \\(kloop run refuses to start\\): corpus/extra\\.jsonl:1 "${first.id}" \\(optimization\\) and corpus/extra\\.jsonl:13 "reworded-twin" \\(anchor\\) have near-duplicate goals \\(bigram Jaccard distance 0\\.\\d{3} < 0\\.3\\)$`),
+    );
+    expect(byId(findings, 'setup.partition-size.shadow')[0]).toMatchObject({ status: 'info', message: expect.stringContaining('the shadow partition holds 4 example(s): fewer than 5 paired differences cannot confirm a gain') });
+    expect(byId(findings, 'setup.partition-leaks')).toHaveLength(1);
+    expect(byId(findings, 'setup.partition-leaks')[0]?.status).toBe('problem');
+  });
+
+  it('finds no leak in the reference study', () => {
+    expect(byId(checkSetup(study(), { hasDatabase: false }), 'setup.partition-leaks')[0]?.status).toBe('ok');
+  });
+
   it('reports a broken kloop.yaml and stops there', () => {
     const dir = study();
     writeFileSync(path.join(dir, 'kloop.yaml'), 'artifact: [\n');

@@ -25,13 +25,15 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, listLeases, staleReason } from '../storage/lease.ts';
 import type { StudyConfig } from './config.ts';
 import { CONFIG_FILE_NAME, loadStudyConfig } from './config.ts';
-import { checkPromptTemplate, loadCorpus, loadStudyAsync } from './load-study.ts';
+import { checkPromptTemplate, loadCorpus, loadCorpusFiles, loadStudyAsync, resolveStudyCorpus } from './load-study.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
 import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
 import { openDatabase } from '../storage/database.ts';
 import type { PowerWarning } from './power-check.ts';
 import { notebookPowerWarnings, studyPowerWarnings } from './power-check.ts';
+import { describeLeak, partitionSizeWarnings } from '../corpus/file-admission.ts';
+import { NEAR_DUPLICATE_DISTANCE } from '../corpus/admission.ts';
 import type { ComposedTask } from './compose.ts';
 import { composeHeadline, composeTask, composeTaskAsync, composeWeights, isIntentStudy, taskKindOf } from './compose.ts';
 import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from './config.ts';
@@ -288,11 +290,11 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean; co
         },
   );
 
-  const loadedCorpus = composed.ok ? settle(() => loadCorpus(config, composed.value.exampleFormat)) : composed;
+  const loadedCorpus = composed.ok ? settle(() => loadCorpusFiles(config, composed.value.exampleFormat)) : composed;
   if (!loadedCorpus.ok) {
     add({ id: 'setup.corpus', status: 'problem', message: loadedCorpus.message, fix: 'fix the corpus file at the line and field named' });
   } else {
-    const corpus = loadedCorpus.value;
+    const corpus = loadedCorpus.value.map((entry) => entry.example);
     const byPartition = Object.fromEntries(PARTITIONS.map((name) => [name, corpus.filter((example) => example.partition === name).length]));
     add(
       corpus.length >= MIN_SEED_EXAMPLES
@@ -307,6 +309,25 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean; co
     const empty = PARTITIONS.filter((name) => byPartition[name] === 0);
     if (empty.length > 0) {
       add({ id: 'setup.partitions', status: 'problem', message: `no example in the ${empty.join(', ')} partition(s)`, fix: 'give every example a partition: optimization, anchor and shadow each need some' });
+    }
+    // The partitions as a run would have them (the corpus lifecycle, admission of new records): leaks and sizes.
+    const format = composed.ok ? composed.value.exampleFormat : undefined;
+    const state = format === undefined ? undefined : settle(() => resolveStudyCorpus(config, loadedCorpus.value, format));
+    if (state !== undefined && state.ok && format !== undefined) {
+      const { leaks, partitions } = state.value;
+      add(
+        leaks.length === 0
+          ? { id: 'setup.partition-leaks', status: 'ok', message: `no ${format.inputField} is in two partitions (identical or near-duplicate: bigram Jaccard distance < ${NEAR_DUPLICATE_DISTANCE})` }
+          : {
+              id: 'setup.partition-leaks',
+              status: 'problem',
+              message: `${leaks.length} ${format.inputField}(s) in two partitions, which leaks one into the other (kloop run refuses to start): ${leaks.slice(0, 5).map((leak) => describeLeak(leak, format.inputField)).join('; ')}${leaks.length > 5 ? ` (and ${leaks.length - 5} more)` : ''}`,
+              fix: 'remove or reword one of each pair in the corpus files, or move one next to the other with `kloop corpus promote`',
+            },
+      );
+      for (const warning of partitionSizeWarnings(partitions, { shadowAlpha: config.gate.shadowAlpha })) {
+        add({ id: `setup.partition-size.${warning.partition}`, status: 'info', message: warning.message, fix: warning.partition === 'shadow' ? 'admit new examples (`kloop corpus add`): they enter the shadow partition' : 'mark representative examples `partition: anchor` in the corpus files' });
+      }
     }
   }
 

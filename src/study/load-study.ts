@@ -8,9 +8,10 @@ import path from 'node:path';
 import type { Example, PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import { readCandidateRecords } from '../corpus/admission.ts';
-import { admitFileRecords, findPartitionLeaks, memberLocations } from '../corpus/file-admission.ts';
+import { admitFileRecords, findStudyLeaks, memberLocations, partitionLeakError } from '../corpus/file-admission.ts';
 import { readCorpusFile } from '../corpus/importers/public-format.ts';
-import type { FileExample } from '../corpus/lifecycle.ts';
+import type { CorpusMember, FileExample } from '../corpus/lifecycle.ts';
+import type { FileAdmission, PartitionLeak } from '../corpus/file-admission.ts';
 import { planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
 import { readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
 import { readableDatabaseFile, studyDatabasePath } from '../storage/database.ts';
@@ -183,6 +184,52 @@ export function loadCorpusFiles(config: StudyConfig, format: ExampleFormat = com
   return examples;
 }
 
+/** Options of {@link loadStudy}. */
+export interface LoadStudyOptions {
+  /**
+   * What a leak between partitions does (a goal identical or a near-duplicate
+   * in two partitions, src/corpus/file-admission.ts): `'error'` (default)
+   * refuses to load the study (InputError, code `partition_leak`, both
+   * records named by file:line); `'report'` loads it and lists the leaks in
+   * `corpusAdmission.leaks` (for the commands that show and resolve them:
+   * `kloop corpus status`, `kloop corpus promote`, `kloop corpus at`).
+   */
+  partitionLeaks?: 'error' | 'report';
+}
+
+/** The study's corpus as the corpus lifecycle has it (see {@link resolveStudyCorpus}). */
+export interface StudyCorpusState {
+  /** The admission of the corpus files' records new to the study. */
+  admission: FileAdmission;
+  /** The members the study database records (none before the first run). */
+  members: CorpusMember[];
+  /** The file examples the study uses (refused records left out). */
+  fileCorpus: FileExample[];
+  corpus: Example[];
+  partitions: Record<PartitionName, Example[]>;
+  /** Goals in two partitions (src/corpus/file-admission.ts `findStudyLeaks`). */
+  leaks: PartitionLeak[];
+}
+
+/**
+ * The corpus files' records against the study database, read-only:
+ * partitions as the corpus lifecycle has them (initialised from the files;
+ * src/corpus/lifecycle.ts), records new to the study through the admission
+ * gate (refused ones left out; src/corpus/file-admission.ts), and the leaks
+ * between partitions. Throws nothing about leaks: the caller decides.
+ *
+ * @throws StorageError when the study database exists but cannot be read
+ */
+export function resolveStudyCorpus(config: StudyConfig, records: readonly FileExample[], format: ExampleFormat): StudyCorpusState {
+  const members = readCorpusMembersFile(readableDatabaseFile(studyDatabasePath(config.dir)));
+  const admission = admitFileRecords(records, members, { format });
+  const fileCorpus = admission.accepted;
+  const synced = planCorpusSync(fileCorpus, members, new Date().toISOString()).members;
+  const { corpus, partitions } = resolveCorpus(fileCorpus, synced);
+  const leaks = findStudyLeaks(corpus, memberLocations(fileCorpus, synced), admission);
+  return { admission, members, fileCorpus, corpus, partitions, leaks };
+}
+
 /** Groups examples by named partition. */
 export function splitPartitions(examples: readonly Example[]): Record<PartitionName, Example[]> {
   const partitions = Object.fromEntries(PARTITIONS.map((name) => [name, [] as Example[]])) as Record<PartitionName, Example[]>;
@@ -199,12 +246,13 @@ export function splitPartitions(examples: readonly Example[]): Record<PartitionN
  * corpus files' `partition` fields (docs/corpus.md).
  *
  * @throws InputError on any bad input (file, line and field named), including
- *   an anchor that left the corpus files
+ *   an anchor that left the corpus files, and a goal in two partitions (code
+ *   `partition_leak`, both records named; see {@link LoadStudyOptions})
  * @throws StorageError when the study database exists but cannot be read
  */
-export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedStudy {
+export function loadStudy(studyDir: string, plugins: StudyPlugins = {}, options: LoadStudyOptions = {}): LoadedStudy {
   const config = loadStudyConfig(studyDir);
-  return buildStudy(studyDir, config, composeTask(config), plugins);
+  return buildStudy(studyDir, config, composeTask(config), plugins, options);
 }
 
 /**
@@ -215,13 +263,13 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
  * @throws InputError as {@link loadStudy}, and the custom module's errors (code `custom_module`, naming the file)
  * @throws StorageError when the study database exists but cannot be read
  */
-export async function loadStudyAsync(studyDir: string, plugins: StudyPlugins = {}): Promise<LoadedStudy> {
+export async function loadStudyAsync(studyDir: string, plugins: StudyPlugins = {}, options: LoadStudyOptions = {}): Promise<LoadedStudy> {
   const config = loadStudyConfig(studyDir);
-  return buildStudy(studyDir, config, await composeTaskAsync(config), plugins);
+  return buildStudy(studyDir, config, await composeTaskAsync(config), plugins, options);
 }
 
 /** The study from its config and task: every file checked, then the database's corpus lifecycle read. */
-function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTask, plugins: StudyPlugins): LoadedStudy {
+function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTask, plugins: StudyPlugins, options: LoadStudyOptions): LoadedStudy {
   const { task, exampleFormat } = composed;
   const weights = composeWeights(task, config);
   checkComposition(config, task);
@@ -244,20 +292,15 @@ function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTas
   if (config.executor.kind === 'llm') checkPromptTemplate(config, artifactText, []);
   const records = loadCorpusFiles(config, exampleFormat);
   if (config.executor.kind === 'llm') checkPromptTemplate(config, artifactText, records.map((record) => record.example));
-  // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts);
-  // records new to the study pass the admission gate, and the refused ones are left out (src/corpus/file-admission.ts).
-  const members = readCorpusMembersFile(readableDatabaseFile(studyDatabasePath(config.dir)));
-  const admission = admitFileRecords(records, members, { format: exampleFormat });
-  const fileCorpus = admission.accepted;
-  const synced = planCorpusSync(fileCorpus, members, new Date().toISOString()).members;
-  const { corpus, partitions } = resolveCorpus(fileCorpus, synced);
+  const { admission, members, fileCorpus, corpus, partitions, leaks } = resolveStudyCorpus(config, records, exampleFormat);
+  // A goal in two partitions is an error, naming both records.
+  if (leaks.length > 0 && options.partitionLeaks !== 'report') throw partitionLeakError(leaks, { file: config.configPath, field: exampleFormat.inputField });
   for (const name of PARTITIONS) {
     if (partitions[name].length === 0) {
       const refused = admission.refused.length > 0 ? `; ${admission.refused.length} record(s) of the corpus files were refused by admission (${admission.refused.map((record) => `${record.location} ${record.reasons[0]?.check ?? ''}`).join(', ')})` : '';
       throw new InputError(`the corpus has no example in the ${name} partition${members.length > 0 ? ' (as the corpus lifecycle stands: `kloop corpus status`)' : ''}${refused}`, { file: config.configPath, field: 'corpus' });
     }
   }
-  const leaks = findPartitionLeaks(corpus, memberLocations(fileCorpus, synced));
   const context: CompositionContext = { task };
   const executor = plugins.createExecutor?.(config, context) ?? composeExecutor(config, task);
   const proposer = plugins.createProposer?.(config, context) ?? composeProposer(config, task);

@@ -24,6 +24,7 @@ import { parsePatternText, type PatternLibrary } from '../assembly/pattern-libra
 import type { IntentExample } from '../corpus/example.ts';
 import type { Intent } from '../tasks/intent/intent.ts';
 import { normalizeEntityName } from '../tasks/intent/names.ts';
+import { truncateText } from '../text/characters.ts';
 import type { AppType, Behavior, Cardinality, EntityRole } from '../tasks/intent/vocabulary.ts';
 
 /** What the miner reads of one optimization example. */
@@ -187,7 +188,7 @@ function toCandidate(id: string, appType: AppType, mined: MinedGroup, minSupport
   const names = mined.entities.map((entry) => entry.name);
   const input: PatternInput = {
     id,
-    title: `Mined ${appType.replace(/_/g, ' ')} shape: ${names.join(', ')}`.slice(0, 120),
+    title: truncateText(`Mined ${appType.replace(/_/g, ' ')} shape: ${names.join(', ')}`, 120, ''),
     description:
       `Candidate pattern proposed by Loop A: in ${mined.examples.length} optimization examples of app type ${appType}, ` +
       `the entities ${names.join(', ')} were left uncovered by the pattern library (each in at least ${minSupport} examples). ` +

@@ -42,6 +42,7 @@ import { minePatternCandidates, type PatternMiningOptions } from './loop-a-patte
 import { enqueueReviewItem } from './review-queue.ts';
 import { createStudyEvaluator, ensureSeedVersion, evaluatePartition } from './run-study.ts';
 import { evaluationConcurrency } from '../loop/evaluate-partition.ts';
+import { truncateText } from '../text/characters.ts';
 
 /** One example's Loop A outcome. */
 export type LoopAExampleResult =
@@ -490,7 +491,7 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
         const queued = await enqueueReviewItem(db, {
           kind: 'artifact',
           source: 'loop-a',
-          title: `playbook edit: ${candidate.delta}`.slice(0, 200),
+          title: truncateText(`playbook edit: ${candidate.delta}`, 200, ''),
           payload: { text: candidate.text, baseVersionId: incumbentVersion.id, delta: candidate.delta, rationale: candidate.rationale },
           evidence,
           runId,
@@ -517,7 +518,7 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
         const queued = await enqueueReviewItem(db, {
           kind: 'pattern',
           source: 'loop-a',
-          title: `new pattern ${candidate.pattern.id}: ${candidate.pattern.title}`.slice(0, 200),
+          title: truncateText(`new pattern ${candidate.pattern.id}: ${candidate.pattern.title}`, 200, ''),
           payload: { name: candidate.pattern.id, yaml: candidate.yaml },
           evidence,
           runId,

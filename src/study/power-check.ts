@@ -28,6 +28,7 @@ import type { StudyDatabase } from '../storage/database.ts';
 import type { OutcomeKind } from '../tasks/task.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { requiredExamples, significanceShortfall } from './stuck-advice.ts';
+import { mcnemarMinimumPairs } from '../stats/mcnemar.ts';
 
 /** One warning: the partition, what it has, what it needs, in words. */
 export interface PowerWarning {
@@ -41,10 +42,7 @@ export interface PowerWarning {
 
 /** The least number of discordant pairs, all in the candidate's favour, at which McNemar's exact one-sided test reaches α: ⌈log₂(1/α)⌉. */
 export function minimumFixesForMcNemar(alpha: number): number {
-  if (!(alpha > 0 && alpha < 1)) throw new RangeError(`alpha must be in (0, 1); got ${alpha}`);
-  let k = 1;
-  while (0.5 ** k > alpha) k += 1;
-  return k;
+  return mcnemarMinimumPairs(alpha);
 }
 
 /** What {@link powerWarnings} reads. */

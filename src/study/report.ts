@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
-import type { ComponentScores, MetricScores, PartitionScore } from '../evaluator/partition-score.ts';
+import type { ComponentScores, ExampleScoreRecord, MetricScores, PartitionScore } from '../evaluator/partition-score.ts';
 import { InfrastructureError, isKloopError } from '../errors.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { StudyDatabase } from '../storage/database.ts';
@@ -22,6 +22,8 @@ import { corpusPolicyOf } from './corpus-lifecycle.ts';
 import type { StuckAdvice } from './stuck-advice.ts';
 import { stuckAdvice } from './stuck-advice.ts';
 import { countEvaluated } from '../loop/notebook.ts';
+import type { FlakyExamples } from '../evaluator/flaky-examples.ts';
+import { FLAKY_RANGE, findFlakyExamples } from '../evaluator/flaky-examples.ts';
 
 /** Scores of one artifact on one partition, as reported. */
 export interface PartitionSummary {
@@ -66,6 +68,38 @@ export const STORED_ONLY_STOPS: Readonly<Record<string, NotEvaluatedReason>> = O
   budget: 'budget',
   infrastructure_failure: 'infrastructure_failure',
 });
+/** Examples per partition. */
+export type PartitionSizes = Record<PartitionName, number>;
+
+/** A graduation or a rotation recorded during a run: examples moved from shadow into optimization between rounds. */
+export interface CorpusMoveSummary {
+  /** `graduated`: served their time in shadow; `rotated_out`: the shadow was spent (maxShadowExposures). */
+  kind: 'graduated' | 'rotated_out';
+  from: 'shadow';
+  to: 'optimization';
+  exampleIds: string[];
+  /** The last experiment decided before the move (null: none yet). */
+  afterExperiment: number | null;
+  /** When it was recorded (ISO 8601). */
+  at: string;
+}
+
+/** A partition on which the best artifact scores below the seed. */
+export interface BelowBaseline {
+  partition: PartitionName;
+  /** Composites in [0, 1] (higher is better), on the partition as it is now. */
+  baseline: number;
+  best: number;
+  /** best − baseline, below 0. */
+  delta: number;
+}
+
+/** Where a run's corpus stood when it started (after the corpus files' changes were picked up): see {@link markCorpus}. */
+export interface CorpusMark {
+  sizes: PartitionSizes;
+  /** The last corpus event recorded then (0: none); later events are this run's. */
+  lastEventId: number;
+}
 
 /** The study's task as reports name it: its id, component and metric names in report order, and the headline figure. */
 export interface ReportedTask {
@@ -123,6 +157,73 @@ export interface StudyReport {
    * refusal reason and the way out (src/study/stuck-advice.ts); null otherwise.
    */
   stuck: StuckAdvice | null;
+  /**
+   * What the comparison of seed and best stands on: both are evaluated on
+   * the partitions as they are at the end of the run (`on: 'current'`),
+   * `sizes` now and `sizesAtStart` when this run began (equal when nothing
+   * moved: `changed` false).
+   */
+  comparison: { on: 'current'; sizes: PartitionSizes; sizesAtStart: PartitionSizes; changed: boolean };
+  /** Graduations and rotations recorded during this run, in order (also printed as they happen). */
+  corpusMoves: CorpusMoveSummary[];
+  /** Partitions on which the best artifact's composite is below the seed's (none when the best is the seed). */
+  belowBaseline: BelowBaseline[];
+  /**
+   * With repeats: the examples whose outcome varies across the repeats of the
+   * report's evaluations, of the seed and of the best artifact, every
+   * partition (src/evaluator/flaky-examples.ts; `level` {@link FLAKY_RANGE}).
+   */
+  flaky: { level: number; repeats: number; baseline: FlakyExamples; best: FlakyExamples };
+}
+
+/** Examples per partition of the study as it stands. */
+export function partitionSizes(study: LoadedStudy): PartitionSizes {
+  return Object.fromEntries(PARTITIONS.map((name) => [name, study.partitions[name].length])) as PartitionSizes;
+}
+
+/**
+ * Marks where the study's corpus stands at the start of a run (after
+ * `startCorpusLifecycle`): the report lists the graduations and rotations
+ * recorded after it, and the partition sizes then.
+ */
+export async function markCorpus(db: StudyDatabase, study: LoadedStudy): Promise<CorpusMark> {
+  const row = await db.selectFrom('corpus_events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  return { sizes: partitionSizes(study), lastEventId: Number(row?.id ?? 0) };
+}
+
+/** The graduations and rotations recorded after event `afterEventId`, one entry per round boundary. */
+export async function corpusMovesSince(db: StudyDatabase, afterEventId: number): Promise<CorpusMoveSummary[]> {
+  const rows = await db
+    .selectFrom('corpus_events')
+    .select(['example_id', 'kind', 'experiment_id', 'created_at'])
+    .where('id', '>', afterEventId)
+    .where('kind', 'in', ['graduated', 'rotated_out'])
+    .orderBy('id')
+    .execute();
+  const moves: CorpusMoveSummary[] = [];
+  for (const row of rows) {
+    const last = moves.at(-1);
+    const kind = row.kind as CorpusMoveSummary['kind'];
+    if (last !== undefined && last.kind === kind && last.afterExperiment === row.experiment_id && last.at === row.created_at) {
+      if (row.example_id !== null) last.exampleIds.push(row.example_id);
+      continue;
+    }
+    moves.push({ kind, from: 'shadow', to: 'optimization', exampleIds: row.example_id === null ? [] : [row.example_id], afterExperiment: row.experiment_id, at: row.created_at });
+  }
+  return moves;
+}
+
+/** The partitions on which `best` scores below `baseline` (both composites known). */
+export function partitionsBelowBaseline(baseline: Record<PartitionName, number | null>, best: Record<PartitionName, number | null>): BelowBaseline[] {
+  const below: BelowBaseline[] = [];
+  for (const partition of PARTITIONS) {
+    const seed = baseline[partition];
+    const found = best[partition];
+    // Composites of the same evaluations are equal to the last bit: only a real difference counts.
+    if (seed === null || found === null || !(found < seed - 1e-12)) continue;
+    below.push({ partition, baseline: seed, best: found, delta: found - seed });
+  }
+  return below;
 }
 
 /** Writes a file through a temporary name and a rename (write-file-atomic): a kill leaves the old or the new file. */
@@ -168,7 +269,7 @@ function stopOf(error: unknown, signal: AbortSignal | undefined): NotEvaluatedRe
  * failure met on the way stops it for every later partition too, and each
  * partition it could not evaluate in full is listed in `notEvaluated`.
  */
-async function summarise(context: ReportEvaluation, artifact: 'baseline' | 'best', version: ArtifactVersion): Promise<Record<PartitionName, PartitionSummary>> {
+async function summarise(context: ReportEvaluation, artifact: 'baseline' | 'best', version: ArtifactVersion, records?: ExampleScoreRecord[]): Promise<Record<PartitionName, PartitionSummary>> {
   const { evaluator, study } = context;
   const result = {} as Record<PartitionName, PartitionSummary>;
   for (const partition of PARTITIONS) {
@@ -180,6 +281,7 @@ async function summarise(context: ReportEvaluation, artifact: 'baseline' | 'best
     if (context.storedOnly !== undefined) {
       const stored = await evaluatePartition(evaluator, study, version.text, partition, undefined, study.gate.repeats, { storedOnly: true });
       const missing = stored.missing ?? 0;
+      records?.push(...stored.examples);
       if (missing === 0) result[partition] = summaryOf(stored, examples);
       else skip(context.storedOnly.reason, `${context.storedOnly.why}: ${missing} of ${missing + stored.total} example-repeats have no stored result`);
       continue;
@@ -200,6 +302,7 @@ async function summarise(context: ReportEvaluation, artifact: 'baseline' | 'best
       skip('infrastructure_failure', `${score.transient} of ${score.total} example-repeats failed in the infrastructure after the retries${failure !== undefined && !failure.valid ? ` (${failure.message})` : ''}`);
       continue;
     }
+    records?.push(...score.examples);
     result[partition] = summaryOf(score, examples);
   }
   return result;
@@ -284,7 +387,7 @@ export async function buildStudyReport(
   db: StudyDatabase,
   study: LoadedStudy,
   evaluator: Evaluator,
-  outcome: { runId: number; stopReason: string; stopDetail: string; wallTimeMs: number },
+  outcome: { runId: number; stopReason: string; stopDetail: string; wallTimeMs: number; corpusAtStart?: CorpusMark },
   options: ReportOptions = {},
 ): Promise<StudyReport> {
   const seed = (await getRegistryVersion(db, 'seed'))!;
@@ -297,8 +400,15 @@ export async function buildStudyReport(
     ...(storedOnly !== undefined ? { storedOnly: { reason: storedOnly, why: WHY_STORED_ONLY[storedOnly] } } : {}),
     notEvaluated: [],
   };
-  const baselineDetails = await summarise(evaluation, 'baseline', seed);
-  const bestDetails = await summarise(evaluation, 'best', best);
+  const baselineRecords: ExampleScoreRecord[] = [];
+  const bestRecords: ExampleScoreRecord[] = [];
+  const baselineDetails = await summarise(evaluation, 'baseline', seed, baselineRecords);
+  const bestDetails = await summarise(evaluation, 'best', best, bestRecords);
+  const sizes = partitionSizes(study);
+  const sizesAtStart = outcome.corpusAtStart?.sizes ?? sizes;
+  const flakyBaseline = findFlakyExamples(baselineRecords);
+  const flakyBest = findFlakyExamples(bestRecords);
+  const corpusMoves = outcome.corpusAtStart === undefined ? [] : await corpusMovesSince(db, outcome.corpusAtStart.lastEventId);
   const rows = await db.selectFrom('experiments').select(['id', 'decision', 'reason', 'run_id', 'evidence']).execute();
   const refused: Record<string, number> = {};
   let accepted = 0;
@@ -348,7 +458,12 @@ export async function buildStudyReport(
     database: studyDatabasePath(study.dir),
     wallTimeMs: outcome.wallTimeMs,
     stuck: await stuckAdviceOf(db, study, rows.filter((row) => row.run_id === outcome.runId), outcome.stopReason),
+    comparison: { on: 'current', sizes, sizesAtStart, changed: corpusMoves.length > 0 || PARTITIONS.some((name) => sizes[name] !== sizesAtStart[name]) },
+    corpusMoves,
+    belowBaseline: [],
+    flaky: { level: FLAKY_RANGE, repeats: Math.max(flakyBaseline.repeats, flakyBest.repeats), baseline: flakyBaseline, best: flakyBest },
   };
+  if (best.id !== seed.id) report.belowBaseline = partitionsBelowBaseline(report.baseline, report.best);
   await db.updateTable('runs').set({ report: JSON.stringify(report) }).where('id', '=', outcome.runId).execute();
   return report;
 }

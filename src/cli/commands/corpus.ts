@@ -15,6 +15,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { describeFlakyExamples, findFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import type { Command } from 'commander';
 import { readCandidateRecords } from '../../corpus/admission.ts';
 import type { Example, IntentExampleRecord } from '../../corpus/example.ts';
@@ -114,7 +115,8 @@ export function registerCorpusCommands(program: Command): void {
     .action(async (studyDir: string, ids: string[], options: { to: string; by: string; reason?: string; wait?: boolean; json?: boolean }) => {
       if (!(PARTITIONS as readonly string[]).includes(options.to)) throw new InputError(`unknown partition "${options.to}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--to' });
       if (options.by.trim() === '') throw new InputError('--by names who moves the examples; it may not be empty', { field: '--by' });
-      const session = await openStudy(studyDir, { quiet: true });
+      // Moving one example of a leaking pair next to its twin resolves the leak: the study loads with it.
+      const session = await openStudy(studyDir, { quiet: true, partitionLeaks: 'report' });
       try {
         const lease = await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
         try {
@@ -146,7 +148,7 @@ export function registerCorpusCommands(program: Command): void {
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, options: { json?: boolean }) => {
-      const session = await openStudy(studyDir, { quiet: true, preferWritable: true });
+      const session = await openStudy(studyDir, { quiet: true, preferWritable: true, partitionLeaks: 'report' });
       try {
         const status = await corpusStatus(await lifecycleDb(session.db), session.study);
         if (options.json === true) {
@@ -163,7 +165,7 @@ export function registerCorpusCommands(program: Command): void {
           print(`refused by admission, left out of the study (${status.refused.length}):`);
           for (const record of status.refused) for (const reason of record.reasons) print(`  ${record.location} ${record.id}: ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
         }
-        for (const leak of status.leaks) print(`LEAK between partitions (the next run refuses to start): ${describeLeak(leak, session.study.exampleFormat.inputField)}`);
+        for (const leak of status.leaks) print(`LEAK between partitions (kloop run, eval and the other commands that load the study refuse it until this is resolved): ${describeLeak(leak, session.study.exampleFormat.inputField)}`);
         for (const warning of status.warnings) print(`WARNING: ${warning.message}`);
         print();
         print(table([['id', 'partition', 'exposures', 'rounds in shadow', 'in shadow since', 'origin', 'due'], ...status.members.map((member) => [member.id, member.partition + (member.promotedBy !== null ? ` (promoted by ${member.promotedBy})` : ''), String(member.exposures), member.partition === 'shadow' ? String(member.shadowRounds) : '', member.shadowSince ?? '—', `${member.origin}: ${member.source}`, member.due ?? ''])]));
@@ -181,7 +183,7 @@ export function registerCorpusCommands(program: Command): void {
     .action(async (studyDir: string, experiment: string, options: { json?: boolean }) => {
       const id = Number(experiment);
       if (!Number.isInteger(id) || id < 1) throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, { field: '<experiment>' });
-      const session = await openStudy(studyDir, { quiet: true, preferWritable: true });
+      const session = await openStudy(studyDir, { quiet: true, preferWritable: true, partitionLeaks: 'report' });
       try {
         const db = await lifecycleDb(session.db);
         const decisions = db === undefined ? [] : await readDecisionRecords(db);
@@ -337,6 +339,8 @@ export async function evaluateCorpusFile(study: LoadedStudy, artifactText: strin
   print(table([['component', 'mean', 'scored on', 'skipped on'], ...Object.keys(payload.scoredOn).map((name) => [name, formatScore(payload.components[name] ?? null), String(payload.scoredOn[name]), String(payload.skippedOn[name])])]));
   const metrics = metricsLine(payload.metrics);
   if (metrics !== '') print(metrics);
+  const flaky = describeFlakyExamples(payload.flaky);
+  if (flaky !== null) print(flaky);
   if (options.quiet === true) return;
   print();
   for (const example of payload.perExample) {
@@ -380,6 +384,8 @@ function corpusFileReport(study: LoadedStudy, artifact: string, file: string, fi
     examples: score.total,
     composite: score.composite,
     components: score.components,
+    /** With repeats, the examples whose outcome varies across them (src/evaluator/flaky-examples.ts). */
+    flaky: findFlakyExamples(score.examples),
     metrics: score.metrics,
     invalid: score.invalid,
     scoredOn,

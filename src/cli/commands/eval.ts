@@ -6,6 +6,7 @@ import { PARTITIONS } from '../../corpus/example.ts';
 import { InputError } from '../../errors.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../../evaluator/partition-score.ts';
 import { aggregate, scoreNamesOf } from '../../evaluator/evaluator.ts';
+import { describeFlakyExamples, findFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import { headlineValue } from '../../study/loaded-study.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
 import { readTextFile } from '../../study/load-study.ts';
@@ -71,6 +72,9 @@ export function registerEvalCommand(program: Command): void {
         }
         const all = names.length === 1 ? byPartition[names[0]!]! : combine(names.map((name) => byPartition[name]!));
         const examplesById = new Map<string, Example>(study.corpus.map((example) => [example.id, example]));
+        // With repeats: the examples whose outcome varies across them (src/evaluator/flaky-examples.ts).
+        const flaky = findFlakyExamples(all.examples);
+        const flakyIds = new Set(flaky.ids);
         const payload = {
           study: study.dir,
           artifact: artifactLabel,
@@ -86,10 +90,19 @@ export function registerEvalCommand(program: Command): void {
           partitions: Object.fromEntries(
             names.map((name) => [
               name,
-              { composite: byPartition[name]!.composite, headline: headlineValue(study.headline, byPartition[name]!.composite), components: byPartition[name]!.components, invalid: byPartition[name]!.invalid, examples: byPartition[name]!.total },
+              {
+                composite: byPartition[name]!.composite,
+                headline: headlineValue(study.headline, byPartition[name]!.composite),
+                components: byPartition[name]!.components,
+                invalid: byPartition[name]!.invalid,
+                examples: byPartition[name]!.total,
+                flaky: findFlakyExamples(byPartition[name]!.examples).count,
+              },
             ]),
           ),
-          examples: all.examples.map((record) => describeExample(record, examplesById.get(record.exampleId))),
+          repeats: all.repeats,
+          flaky,
+          examples: all.examples.map((record) => ({ ...describeExample(record, examplesById.get(record.exampleId)), flaky: flakyIds.has(record.exampleId) })),
         };
         // Nothing valid came back: there is no score, and a script must not read this as one (exit 1).
         failWhenNothingValid(all);
@@ -107,15 +120,19 @@ export function registerEvalCommand(program: Command): void {
         if (headline.complement) print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);
         const metrics = metricsLine(all.metrics);
         if (metrics !== '') print(metrics);
+        const flakyLine = describeFlakyExamples(flaky);
+        if (flakyLine !== null) print(flakyLine);
         if (options.quiet === true) return;
         print();
         for (const example of payload.examples) {
+          // With repeats, each line says which repeat it is, and a flaky example says so.
+          const label = all.repeats > 1 ? `${example.id} (repeat ${example.repeat + 1} of ${all.repeats}${example.flaky ? ', FLAKY' : ''})` : example.id;
           if (!example.valid) {
-            print(`${example.id}  INVALID (${example.invalidReason}): ${example.message}`);
+            print(`${label}  INVALID (${example.invalidReason}): ${example.message}`);
             continue;
           }
           const notes = example.notes.length > 0 ? `  ${example.notes.join('; ')}` : '';
-          print(`${example.id}  ${formatScore(example.composite)}${example.skipped.length > 0 ? ` (skipped: ${example.skipped.join(', ')})` : ''}${notes}`);
+          print(`${label}  ${formatScore(example.composite)}${example.skipped.length > 0 ? ` (skipped: ${example.skipped.join(', ')})` : ''}${notes}`);
         }
       } finally {
         await session.close();

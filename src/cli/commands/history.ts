@@ -7,7 +7,10 @@ import type { StudyDatabase } from '../../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
 import { listRegistryEvents } from '../../storage/activation.ts';
 import { loadExperimentScores } from '../../view/experiment-scores.ts';
-import { hasTable } from '../../view/stored-results.ts';
+import { hasTable, openExampleResults } from '../../view/stored-results.ts';
+import type { FlakyExamples } from '../../evaluator/flaky-examples.ts';
+import { FLAKY_RANGE, describeFlakyExamples, findFlakyExamples } from '../../evaluator/flaky-examples.ts';
+import { getVersion } from '../../storage/registry.ts';
 import { formatDelta, formatScore, print, printJson, table } from '../output.ts';
 
 async function openExisting(studyDir: string): Promise<StudyDatabase> {
@@ -105,6 +108,7 @@ export function registerHistoryCommands(program: Command): void {
         const row = await db.selectFrom('experiments').selectAll().where('id', '=', id).executeTakeFirst();
         if (row === undefined) throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
         const evidence = JSON.parse(row.evidence) as { checks: Array<{ name: string; passed: boolean; statistic: number | null; threshold: number | null; detail: string }>; shadowConsulted: boolean };
+        const flaky = await flakyOfExperiment(db, row.fingerprint, row.candidate_hash, row.base_version_id);
         const payload = {
           id: row.id,
           run: row.run_id,
@@ -122,6 +126,7 @@ export function registerHistoryCommands(program: Command): void {
           createdAt: row.created_at,
           checks: evidence.checks,
           shadowConsulted: evidence.shadowConsulted,
+          flaky,
         };
         if (options.json === true) {
           printJson(payload);
@@ -133,10 +138,32 @@ export function registerHistoryCommands(program: Command): void {
         print(`decision: ${row.decision}${row.decision === 'accepted' ? ` → version ${row.accepted_version_id}` : ` (${row.reason})`}`);
         print();
         print(table([['check', 'verdict', 'statistic', 'threshold', 'detail'], ...evidence.checks.map((check) => [check.name, check.passed ? 'pass' : 'FAIL', check.statistic === null ? '—' : String(check.statistic), check.threshold === null ? '—' : String(check.threshold), check.detail])]));
+        for (const [who, found] of [['candidate', flaky.candidate], [`incumbent (version ${row.base_version_id})`, flaky.incumbent]] as const) {
+          const line = describeFlakyExamples(found);
+          if (line !== null) print(`${who}: ${line}`);
+        }
       } finally {
         await db.destroy();
       }
     });
+}
+
+/**
+ * The flaky examples of an experiment (src/evaluator/flaky-examples.ts): of
+ * the candidate, over the repeats of its evaluation, and of the incumbent it
+ * was judged against, over every repeat stored under the experiment's
+ * evaluator fingerprint (its top-ups included). From the stored results;
+ * none for a candidate skipped before evaluation.
+ */
+async function flakyOfExperiment(db: StudyDatabase, fingerprint: string, candidateHash: string, baseVersionId: number): Promise<{ level: number; candidate: FlakyExamples; incumbent: FlakyExamples }> {
+  const store = await openExampleResults(db);
+  const read = async (hash: string | undefined): Promise<FlakyExamples> => {
+    if (hash === undefined) return findFlakyExamples([]);
+    const outcomes = await store.outcomes(fingerprint, hash);
+    return findFlakyExamples([...outcomes].flatMap(([exampleId, repeats]) => repeats.map((outcome) => ({ exampleId, repeat: outcome.repeat, valid: outcome.valid, composite: outcome.composite }))));
+  };
+  const base = await getVersion(db, baseVersionId);
+  return { level: FLAKY_RANGE, candidate: await read(candidateHash), incumbent: await read(base?.hash) };
 }
 
 /** A failed proposer answer, as `history` and `show` print it. */

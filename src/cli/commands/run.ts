@@ -15,8 +15,9 @@ import type { LeaseHeartbeat, LeaseRecord } from '../../storage/lease.ts';
 import { STUDY_BUSY_EXIT_CODE, acquireLease, readLease, releaseLease, releaseLeaseSync, startLeaseHeartbeat } from '../../storage/lease.ts';
 import type { RunEvent } from '../../study/run-study.ts';
 import { createStudyEvaluator, runStudy } from '../../study/run-study.ts';
-import type { StudyReport } from '../../study/report.ts';
-import { buildStudyReport } from '../../study/report.ts';
+import type { PartitionSizes, StudyReport } from '../../study/report.ts';
+import { buildStudyReport, markCorpus } from '../../study/report.ts';
+import { describeFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import { componentColumns, formatScore, print, printJson, progress, table } from '../output.ts';
 import { headlineValue } from '../../study/loaded-study.ts';
 import { onOutputClosed } from '../closed-output.ts';
@@ -135,6 +136,8 @@ export function registerRunCommand(program: Command): void {
         if (options.maxExperiments !== undefined) study.stopping.maxExperiments = options.maxExperiments;
         // Before round 1: the corpus files' new records are admitted or refused, visibly (docs/corpus.md).
         for (const line of describeCorpusStart(await startCorpusLifecycle(session.db, study, () => new Date()))) progress(`kloop: ${line}`, quiet);
+        // The partitions this run starts with: the report lists what moved after this point.
+        const corpusAtStart = await markCorpus(session.db, study);
         session.plugins.checkBudget(study);
         const fingerprint = createStudyEvaluator(study).fingerprint;
         if (options.calibrate === true) {
@@ -206,7 +209,7 @@ export function registerRunCommand(program: Command): void {
           onCorpusChange: (change) => progress(`kloop: ${change.message}`, quiet),
           onEvent: (event) => {
             if (event.type === 'start') runId = event.runId;
-            progress(describeEvent(event), quiet);
+            progress(describeEvent(event, study.partitions.optimization.length), quiet);
             if (event.type === 'decision' && event.decision === 'accepted') void mirror();
           },
         });
@@ -222,6 +225,7 @@ export function registerRunCommand(program: Command): void {
           stopReason: outcome.stopReason,
           stopDetail: outcome.stopDetail,
           wallTimeMs: Date.now() - started,
+          corpusAtStart,
         }, { signal: controller.signal });
         const usage = session.plugins.usage();
         // Ctrl-C while the report evaluated (after a stop on a criterion): the report is printed, and the exit says interrupted.
@@ -250,7 +254,12 @@ function parseCount(value: string): number {
   return parsed;
 }
 
-function describeEvent(event: RunEvent): string {
+/**
+ * One progress line per run event. `optimizationSize` is the optimization
+ * partition's size when the event happened: the best composite of a round is
+ * on the partition as it was then (graduations between rounds change it).
+ */
+function describeEvent(event: RunEvent, optimizationSize: number): string {
   switch (event.type) {
     case 'start':
       return `run ${event.runId}: evaluator ${event.fingerprint}, ${event.experiments} experiments so far, incumbent version ${event.incumbent}`;
@@ -261,10 +270,55 @@ function describeEvent(event: RunEvent): string {
     case 'decision':
       return `  #${event.experimentId} ${event.decision === 'accepted' ? 'ACCEPTED' : event.decision === 'skipped' ? 'skipped ' : 'refused '} ${event.decision === 'accepted' ? '' : `(${event.reason}) `}${event.delta}${event.optimization !== null ? `  [optimization ${formatScore(event.optimization)}]` : ''}`;
     case 'round-end':
-      return `round ${event.round} done: ${event.accepted} accepted, ${event.refused} refused; best optimization composite ${formatScore(event.best)}; delta diversity mean ${formatScore(event.diversity.mean)} min ${formatScore(event.diversity.min)}`;
+      return `round ${event.round} done: ${event.accepted} accepted, ${event.refused} refused; best optimization composite ${formatScore(event.best)} (on ${optimizationSize} examples); delta diversity mean ${formatScore(event.diversity.mean)} min ${formatScore(event.diversity.min)}`;
     case 'stop':
       return `stopped: ${event.reason} — ${event.detail}`;
   }
+}
+
+function sizesText(sizes: PartitionSizes): string {
+  return (['optimization', 'anchor', 'shadow'] as const).map((name) => `${name} ${sizes[name]}`).join(', ');
+}
+
+/**
+ * The report's lines on what the comparison stands on (reports stored before
+ * these fields have none): the partitions seed and best are evaluated on,
+ * the graduations and rotations of the run, and each partition on which the
+ * best artifact is below the baseline, flagged.
+ */
+export function describeComparison(report: StudyReport): string[] {
+  const lines: string[] = [];
+  if (report.comparison !== undefined) {
+    const { sizes, sizesAtStart, changed } = report.comparison;
+    lines.push(
+      `seed and best are both evaluated on the partitions as they are now: ${sizesText(sizes)}${changed ? ` (at the start of this run: ${sizesText(sizesAtStart)})` : ' (unchanged during this run)'}`,
+    );
+  }
+  const moves = report.corpusMoves ?? [];
+  if (moves.length > 0) {
+    lines.push(`corpus moves during this run (${moves.length}):`);
+    for (const move of moves) {
+      const when = move.afterExperiment === null ? 'before any experiment' : `after experiment ${move.afterExperiment}`;
+      const what = move.kind === 'graduated' ? 'shadow example(s) graduated into optimization' : 'example(s) rotated out of the spent shadow into optimization';
+      lines.push(`  ${when}: ${move.exampleIds.length} ${what} (${move.exampleIds.join(', ')})`);
+    }
+  }
+  const headline = report.headline ?? { name: 'composite', complement: false };
+  for (const below of report.belowBaseline ?? []) {
+    const seed = headlineValue(headline, below.baseline);
+    const best = headlineValue(headline, below.best);
+    lines.push(
+      `WARNING: the best artifact (v${report.bestVersion}) is below the baseline (v${report.baselineVersion}) on ${below.partition}: ${headline.name} ${formatScore(best)} against ${formatScore(seed)}` +
+        `${headline.complement ? ' (lower is better)' : ''}, composite ${below.delta.toFixed(4)}${report.comparison?.changed === true ? '; each change was judged on the partitions of its time, and these moved since' : ''}`,
+    );
+  }
+  if (report.flaky !== undefined && report.flaky.repeats >= 2) {
+    for (const [who, flaky] of [[`baseline (v${report.baselineVersion})`, report.flaky.baseline], [`best (v${report.bestVersion})`, report.flaky.best]] as const) {
+      const line = describeFlakyExamples(flaky);
+      if (line !== null) lines.push(`${who}: ${line}`);
+    }
+  }
+  return lines;
 }
 
 /** Prints the human-readable final report. */
@@ -307,6 +361,7 @@ export function printReport(report: StudyReport): void {
     print(`not evaluated: ${notEvaluated.length} of 6 partition scores (the report never spends beyond the budget, and makes no model call after an interrupt):`);
     for (const entry of notEvaluated) print(`  ${entry.artifact} (v${entry.version}) ${entry.partition}: ${entry.reason} — ${entry.detail}`);
   }
+  for (const line of describeComparison(report)) print(line);
   print();
   const refusedTotal = Object.values(report.refused).reduce((sum, count) => sum + count, 0);
   print(`experiments evaluated: ${report.experiments} (this run: ${report.thisRun.experiments}); accepted ${report.accepted}, refused ${refusedTotal}`);

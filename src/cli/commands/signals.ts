@@ -29,6 +29,7 @@ import type { StudyConfig } from '../../study/config.ts';
 import { loadStudyConfig } from '../../study/config.ts';
 import { loadCorpus, readTextFile } from '../../study/load-study.ts';
 import { formatScore, print, printJson, table } from '../output.ts';
+import { truncateText } from '../../text/characters.ts';
 
 /**
  * Opens a study's database for the signal commands. Writable opens create it
@@ -106,7 +107,7 @@ function printSignalReport(report: SignalReport): void {
   }
   print(`below the minimum size (${report.settings.minClusterSize}): ${report.belowMinimum.clusters} shapes, ${report.belowMinimum.signals} signals`);
   for (const cluster of report.clusters.filter((entry) => entry.exampleGoals.length > 0)) {
-    print(`  ${cluster.key}: e.g. ${cluster.exampleGoals.map((goal) => JSON.stringify(goal.length > 120 ? `${goal.slice(0, 117)}...` : goal)).join('; ')}`);
+    print(`  ${cluster.key}: e.g. ${cluster.exampleGoals.map((goal) => JSON.stringify(truncateText(goal, 120, '...'))).join('; ')}`);
   }
   print();
   print(`recurring gaps: ${report.recurringGaps.length === 0 ? 'none' : report.recurringGaps.map((gap) => `${gap.kind} ${gap.name} (${gap.count})`).join(', ')}`);

@@ -12,7 +12,7 @@ import { loadStudyConfig } from '../../study/config.ts';
 import { requireIntentStudy } from '../../study/compose.ts';
 import type { StudyConfig } from '../../study/config.ts';
 import type { LoadedStudy } from '../../study/loaded-study.ts';
-import type { StudyPlugins } from '../../study/load-study.ts';
+import type { LoadStudyOptions, StudyPlugins } from '../../study/load-study.ts';
 import { loadStudyAsync } from '../../study/load-study.ts';
 import { progress } from '../output.ts';
 
@@ -91,10 +91,12 @@ function parseNumber(flag: string): (value: string) => number {
  *
  * @param readonly open an existing database read-only (no file created); when
  *   none exists, `db` is an in-memory database with the schema
+ * @param partitionLeaks `'report'` loads a study with leaks between partitions
+ *   (the corpus commands that show and resolve them); default `'error'`
  */
 export async function openStudy(
   studyDir: string,
-  options: { readonly?: boolean; preferWritable?: boolean } & ModelOptions = {},
+  options: { readonly?: boolean; preferWritable?: boolean } & LoadStudyOptions & ModelOptions = {},
 ): Promise<StudySession> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
   let db: StudyDatabase | undefined;
@@ -114,7 +116,7 @@ export async function openStudy(
       log: (message) => progress(`kloop: ${message}`, options.quiet === true),
     });
   }
-  const study = await loadStudyAsync(studyDir, plugins);
+  const study = await loadStudyAsync(studyDir, plugins, options.partitionLeaks !== undefined ? { partitionLeaks: options.partitionLeaks } : {});
   const file = studyDatabasePath(study.dir);
   if (options.preferWritable === true && isStudyWritable(study.dir)) {
     // Commands that only read but benefit from the store (stored evaluations, the response cache):

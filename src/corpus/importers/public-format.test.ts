@@ -68,6 +68,18 @@ describe('readCorpusFile: valid files', () => {
 });
 
 describe('readCorpusFile: errors name the file, line and field', () => {
+  it('counts a goal\'s length in characters (code points), as its ceiling does', () => {
+    // 15 000 emoji are 15 000 characters (30 000 UTF-16 units): within the 20 000-character ceiling.
+    const fits = readCorpusFile(write('emoji-fits.jsonl', `${record({ goal: `A sales team tracks leads. ${'😀'.repeat(15_000)}` })}\n`));
+    expect(fits.ok).toBe(true);
+    const goal = `${'😀'.repeat(15_000)}${'x'.repeat(5_001)}`;
+    const file = write('emoji-long.jsonl', `${record({ goal })}\n`);
+    const result = readCorpusFile(file);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect(result.errors).toEqual([{ file, line: 1, field: 'goal', message: '20001 characters, above the limit of 20000 characters' }]);
+  });
+
   it('reports a YAML syntax error with its line', () => {
     const file = write('bad-syntax.yaml', 'examples:\n  - id: a\n    goal: [unclosed\n  - id: b\n');
     const result = readCorpusFile(file);

@@ -27,6 +27,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } fro
 import type { z } from 'zod';
 import type { Example } from '../example.ts';
 import { type ExampleFormat, INTENT_EXAMPLE_FORMAT } from '../example-format.ts';
+import { characterCount } from '../../text/characters.ts';
 
 /** The two syntaxes of a corpus file (JSON is read as YAML). */
 export type PublicFormat = 'jsonl' | 'yaml';
@@ -106,7 +107,7 @@ function recordIssues(value: unknown, format: ExampleFormat): { example?: Exampl
       issues.push({ path, message: `unknown value ${JSON.stringify(valueAt(value, path))}; expected one of ${issue.values.map((allowed) => JSON.stringify(allowed)).join(', ')}` });
     } else if (issue.code === 'too_big' && issue.origin === 'string') {
       const found = valueAt(value, path);
-      issues.push({ path, message: `${typeof found === 'string' ? `${found.length} characters` : 'too long'}, above the limit of ${String(issue.maximum)} characters` });
+      issues.push({ path, message: `${typeof found === 'string' ? `${characterCount(found)} characters` : 'too long'}, above the limit of ${String(issue.maximum)} characters` });
     } else issues.push({ path, message: issue.message });
   }
   return { issues };

@@ -31,6 +31,7 @@
 import type { Cardinality } from '../../tasks/intent/vocabulary.ts';
 import type { ExpectedEntity, ExpectedIntent, Relation } from '../../tasks/intent/intent.ts';
 import type { PlantUmlDiagram, PlantUmlRelation } from './plantuml.ts';
+import { characterCount } from '../../text/characters.ts';
 
 /** What a diagram became, with everything that was left out and why. */
 export interface UmlMapping {
@@ -86,12 +87,12 @@ export function umlDiagramToExpectedIntent(diagram: PlantUmlDiagram): UmlMapping
       continue;
     }
     const name = cls.name.trim();
-    if (name === '' || name.length > MAX_NAME_CHARACTERS) {
+    if (name === '' || characterCount(name) > MAX_NAME_CHARACTERS) {
       skipped.push(`line ${cls.line}: class name "${name}" is empty or longer than ${MAX_NAME_CHARACTERS} characters`);
       continue;
     }
     const alias = cls.alias?.trim();
-    const usableAlias = alias !== undefined && alias !== '' && alias !== name && alias.length <= MAX_NAME_CHARACTERS;
+    const usableAlias = alias !== undefined && alias !== '' && alias !== name && characterCount(alias) <= MAX_NAME_CHARACTERS;
     entities.push({ name, ...(usableAlias ? { aliases: [alias] } : {}) });
     entityNames.add(name);
   }

@@ -53,6 +53,7 @@ import { onAbort } from './abort-subscriptions.ts';
 import { createArtifactFiles } from './artifact-files.ts';
 import { readProgramOutput } from './read-program-output.ts';
 import { createSemaphore } from './semaphore.ts';
+import { truncateTextStart } from '../../text/characters.ts';
 
 /** Implementation version, part of the executor id's hash. Bump when the protocol changes. */
 export const COMMAND_EXECUTOR_VERSION = 'command@1';
@@ -112,7 +113,7 @@ const IS_POSIX = process.platform !== 'win32';
 /** The end of a text, at most `characters` long, trimmed. */
 function tail(text: string, characters: number): string {
   const trimmed = text.trim();
-  return trimmed.length <= characters ? trimmed : `…${trimmed.slice(trimmed.length - characters)}`;
+  return truncateTextStart(trimmed, characters + 1);
 }
 
 /**

@@ -68,6 +68,7 @@ import { jsonOutputContract } from '../json-output-contract.ts';
 import type { OutcomeKind, Task, TaskComponent, TaskScore } from '../task.ts';
 import { inputText, weightedComposite } from '../task.ts';
 import { loadStudyModule } from './module-loader.ts';
+import { truncateText } from '../../text/characters.ts';
 
 /** Scorer version prefix of a custom task's id. */
 export const CUSTOM_SCORER_VERSION = 'custom';
@@ -161,7 +162,7 @@ function componentsExport(value: unknown, file: string): TaskComponent[] | undef
 
 function shortInput(input: unknown): string {
   const text = inputText({}, input).replace(/\s+/g, ' ').trim();
-  return text.length <= 60 ? text : `${text.slice(0, 59)}…`;
+  return truncateText(text, 60);
 }
 
 /**

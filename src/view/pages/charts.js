@@ -116,7 +116,7 @@
           if (raw && raw.move) return Object.entries(raw.move.kinds).map(([kind, count]) => `${count} ${kind.replace('_', ' ')}`).join(', ') + ' (see Corpus)';
           if (raw && raw.experiment) {
             const e = raw.experiment;
-            return [`${e.delta.length > 80 ? e.delta.slice(0, 77) + '…' : e.delta}`, `composite ${format.score(e.composite)}  Δ ${format.signed(e.compositeDelta)}  p ${format.pValue(e.pValue)}`];
+            return [format.cut(e.delta, 78), `composite ${format.score(e.composite)}  Δ ${format.signed(e.compositeDelta)}  p ${format.pValue(e.pValue)}`];
           }
           return `${item.dataset.label}: ${format.score(item.parsed.y)} (version ${raw && raw.version})`;
         },

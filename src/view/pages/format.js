@@ -90,8 +90,29 @@
   }
   const PARTITION_COLORS = { optimization: '#2457a6', anchor: '#1b9e77', shadow: '#7b3294' };
 
+  /**
+   * The text cut to at most `max` characters (code points), "…" included, on
+   * a whole grapheme cluster (Intl.Segmenter): an emoji is never split.
+   */
+  const graphemes = typeof Intl !== 'undefined' && Intl.Segmenter ? new Intl.Segmenter('en', { granularity: 'grapheme' }) : null;
+  function cut(text, max) {
+    const value = String(text);
+    if ([...value].length <= max) return value;
+    const room = max - 1;
+    let used = 0;
+    let end = 0;
+    const pieces = graphemes ? Array.from(graphemes.segment(value), (entry) => entry.segment) : [...value];
+    for (const piece of pieces) {
+      const size = [...piece].length;
+      if (used + size > room) break;
+      used += size;
+      end += piece.length;
+    }
+    return `${value.slice(0, end)}…`;
+  }
+
   Kloop.h = h;
   Kloop.append = append;
-  Kloop.format = { score, signed, pValue, number, usd, statistic, time, signClass };
+  Kloop.format = { score, signed, pValue, number, usd, statistic, time, signClass, cut };
   Kloop.colors = { REASON_COLORS, REASON_LABELS, PARTITION_COLORS, reasonColor, reasonBadge };
 })();

@@ -40,7 +40,10 @@ import {
   type GeneratedEdit,
   type RoutingEvidence,
 } from './edit-candidates.ts';
-import { applyEditToText, describeEdit } from './rules-edit.ts';
+import { applyEditToText, applyEditsToText, describeEdit, type RoutingRuleEdit } from './rules-edit.ts';
+import { buildVocabularyBundle, compareByGenerality, generalityOf, type BundleBars } from './vocabulary-bundles.ts';
+import { chooseScores, SCORE_FOLDS, type ChosenScores } from './learn-scores.ts';
+import { bigramJaccardDistance } from '../../stats/bigram-jaccard-distance.ts';
 
 /** Implementation id, stored with each experiment. */
 export const KEYWORD_RULES_PROPOSER_ID = 'keyword-rules@1';
@@ -64,7 +67,37 @@ export interface KeywordRulesProposerOptions {
   maxTermsPerExample?: number;
   /** Smallest share of the gold queue among the optimization examples containing a new term (default 0.5). */
   minTermPrecision?: number;
+  /**
+   * Smallest bigram Jaccard distance of a bundle's delta from every delta
+   * tried before and from the round's other bundles (default 0.2, the gate's
+   * `minDeltaDistance` default): a closer one would be skipped as a
+   * near-duplicate before evaluation, so the proposer does not spend a slot
+   * on it.
+   */
+  minDeltaDistance?: number;
+  /**
+   * Propose a learned `scores` section (format version 2, see
+   * `learn-scores.ts`) when the program lets it change (default true). Off
+   * for an executor that routes by format 1 only, such as the `command`
+   * program `kloop init` writes.
+   */
+  learnScores?: boolean;
 }
+
+/**
+ * The bars of the round's bundles, strictest first (see
+ * `vocabulary-bundles.ts`): every edit in a bundle fixes at least one
+ * optimization example it was not read from, and its term's smoothed
+ * precision k / (n + 1) is at least the bar (0.75: three examples of three,
+ * or six of seven; 0.66: two of two; 0.6: three of four; 0.5: one of one
+ * never passes).
+ */
+export const BUNDLE_BARS: readonly BundleBars[] = [
+  { minPrecision: 0.75, minHeldOutFixes: 1 },
+  { minPrecision: 0.66, minHeldOutFixes: 1 },
+  { minPrecision: 0.6, minHeldOutFixes: 1 },
+  { minPrecision: 0.5, minHeldOutFixes: 1 },
+];
 
 /** An optimization example as this proposer reads it (a structural subset of the engine's example). */
 interface RoutingExample {
@@ -107,6 +140,9 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
   const maxScreened = options.maxScreened ?? 5000;
   const minNetFixes = Math.max(1, options.minNetFixes ?? 1);
   const maxBundleEvaluations = Math.min(maxEvaluations, 12);
+  const minDeltaDistance = options.minDeltaDistance ?? 0.2;
+  const learnScoresOption = options.learnScores ?? true;
+  const bundleBars = BUNDLE_BARS;
   return {
     id: KEYWORD_RULES_PROPOSER_ID,
     async propose(context: ProposalContext): Promise<ProposalResult> {
@@ -150,11 +186,8 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
         ...(options.maxTermsPerExample !== undefined ? { maxTermsPerExample: options.maxTermsPerExample } : {}),
         ...(options.minTermPrecision !== undefined ? { minTermPrecision: options.minTermPrecision } : {}),
       });
-      const ordered: GeneratedEdit[] = localScreening
-        ? screenRoutingEdits(rules, evidence, generated, maxScreened)
-            .filter((entry) => entry.netFixes >= minNetFixes)
-            .sort(compareEdits)
-        : generated;
+      const screened = localScreening ? screenRoutingEdits(rules, evidence, generated, maxScreened) : [];
+      const ordered: GeneratedEdit[] = localScreening ? screened.filter((entry) => entry.netFixes >= minNetFixes).sort(compareEdits) : generated;
 
       // The frozen evaluator decides; never a text tried before, never a delta an earlier experiment had.
       const pastDeltas = new Set(context.history.map((entry) => entry.delta));
@@ -176,18 +209,62 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
       }
       const kept = evaluated.filter((entry) => entry.netFixes >= minNetFixes).sort(compareEdits);
       const singles = selectDiverse(kept, context.maxCandidates).map((entry) => toCandidate(entry, evaluations));
-      // A bundle: the kept edits that break nothing, applied one after another while each adds fixes and
-      // breaks nothing. One edit fixing 3 of 44 cannot reach significance on its own (McNemar: p = 0.125);
-      // edits that each fix a few, together, can — and the gate still judges the bundle on anchors and shadow.
-      // Several bundles, each leaving out the edits ranked above it: the broadest edit often fixes most here and
-      // breaks what the proposer cannot see (anchors, shadow); a bundle without it may generalize better.
-      const clean = kept.filter((entry) => entry.broken === 0);
-      const bundles: Candidate[] = [];
-      for (let skip = 0; skip < Math.min(3, clean.length - 1) && bundles.length < context.maxCandidates - 1; skip += 1) {
-        const bundle = await bundleEdits(clean.slice(skip), context, incumbentScores, maxBundleEvaluations, pastDeltas);
-        if (bundle !== null && !bundles.some((other) => other.text === bundle.text)) bundles.push(bundle);
+
+      // Bundles. One edit fixing 3 of 44 cannot reach significance on its own (McNemar: p = 0.125); edits that
+      // each fix a few, together, can — but only edits that generalize belong in one: the broadest words fix
+      // most here and misroute what the proposer cannot see (anchors, shadow). Each bundle keeps the edits that
+      // pass its bars of held-out fixes and precision (vocabulary-bundles.ts), from the strictest bar to the
+      // loosest; the gate judges each on anchors and shadow.
+      const past = context.history.map((entry) => entry.delta);
+
+      // Scores: weighted terms for what no rule matches, learned from every optimization example with
+      // settings chosen by cross-validation on optimization (learn-scores.ts). Only when the study routes as
+      // this proposer does (local screening) and the program lets the `scores` section change.
+      const learned: Candidate[] = [];
+      if (learnScoresOption && localScreening && (editable.length === 0 || editable.includes('scores')) && context.signal?.aborted !== true) {
+        const chosen = chooseScores(rules, evidence);
+        const edit: RoutingRuleEdit | null = chosen === null ? null : { kind: 'setScores', scores: chosen.scores };
+        const text = edit === null ? null : applyEditToText(context.incumbentText, edit);
+        if (chosen !== null && edit !== null && text !== null && [...text].length <= context.limits.maxArtifactCharacters) {
+          const delta = changeText(lineChanges(context.incumbentText, text));
+          if (!context.triedHashes.has(contentHash(text)) && !pastDeltas.has(delta) && !tooClose(delta, past, minDeltaDistance)) {
+            const score = await context.evaluateOptimization(text);
+            const outcome = compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[]));
+            if (outcome.netFixes >= minNetFixes) learned.push(scoresCandidate(text, delta, edit, outcome, chosen, evidence.length));
+          }
+        }
       }
-      const candidates = [...bundles, ...singles].slice(0, context.maxCandidates);
+
+      const bundles: Candidate[] = [];
+      const room = Math.max(1, context.maxCandidates - learned.length - Math.min(1, singles.length));
+      if (localScreening) {
+        const ranked = screened
+          .map((entry) => ({ ...entry, ...generalityOf(rules, evidence, entry) }))
+          .sort(compareByGenerality);
+        for (const bars of bundleBars) {
+          if (bundles.length >= room || context.signal?.aborted === true) break;
+          const built = buildVocabularyBundle(context.incumbentText, rules, evidence, ranked, bars, context.limits.maxArtifactCharacters);
+          if (built === null) continue;
+          const delta = changeText(lineChanges(context.incumbentText, built.text));
+          if (context.triedHashes.has(contentHash(built.text)) || pastDeltas.has(delta) || tooClose(delta, [...past, ...bundles.map((bundle) => bundle.delta)], minDeltaDistance)) continue;
+          const score = await context.evaluateOptimization(built.text);
+          const outcome = compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[]));
+          if (outcome.netFixes < minNetFixes) continue;
+          bundles.push(bundleCandidate(built.text, delta, built.edits, outcome, bars));
+        }
+      } else {
+        // Without local routing, each step of a bundle is scored by the evaluator (at most maxBundleEvaluations).
+        const ranked = kept
+          .filter((entry) => entry.broken === 0)
+          .map((entry) => ({ ...entry, ...generalityOf(rules, evidence, entry) }))
+          .filter((entry) => !entry.overrides && entry.heldOutFixes >= 1)
+          .sort(compareByGenerality);
+        for (let skip = 0; skip < Math.min(3, ranked.length - 1) && bundles.length < room; skip += 1) {
+          const bundle = await bundleEdits(ranked.slice(skip), context, incumbentScores, maxBundleEvaluations, pastDeltas);
+          if (bundle !== null && !bundles.some((other) => other.text === bundle.text)) bundles.push(bundle);
+        }
+      }
+      const candidates = [...learned, ...bundles, ...singles].slice(0, context.maxCandidates);
       return { candidates, failures };
     },
   };
@@ -235,12 +312,71 @@ async function bundleEdits(
       `${edits.length} edits together (${edits.map((entry) => describeEdit(entry.edit)).join('; ')}): route ${best.fixed} optimization example(s) right that were misrouted ` +
       `and misroute ${best.broken} that were right; each edit was kept only if it added fixes and broke nothing.`,
     expectedNetFixes: best.fixed - best.broken,
-    rebase: (incumbentText: string): string | null => {
-      let rebased: string | null = incumbentText;
-      for (const entry of edits) rebased = rebased === null ? null : applyEditToText(rebased, entry.edit) ?? rebased;
-      return rebased === incumbentText ? null : rebased;
-    },
+    rebase: (incumbentText: string): string | null => rebaseEdits(incumbentText, edits.map((entry) => entry.edit)),
   };
+}
+
+/** A bundle built locally, as a candidate: its rationale lists the edits and the bars they passed. */
+function bundleCandidate(
+  text: string,
+  delta: string,
+  edits: readonly RoutingRuleEdit[],
+  outcome: { fixed: number; broken: number; netFixes: number },
+  bars: BundleBars,
+): Candidate {
+  return {
+    text,
+    delta,
+    rationale:
+      `${edits.length} edits together (${edits.map((edit) => describeEdit(edit)).join('; ')}): route ${outcome.fixed} optimization example(s) right that were misrouted ` +
+      `and misroute ${outcome.broken} that were right. Each edit fixes at least ${bars.minHeldOutFixes} example(s) besides the one it was read from, ` +
+      `its term's smoothed precision on optimization is at least ${bars.minPrecision}, it takes no term from another queue's rule, ` +
+      `and it was kept only if it added fixes and broke nothing.`,
+    expectedNetFixes: outcome.netFixes,
+    rebase: (incumbentText: string): string | null => rebaseEdits(incumbentText, edits),
+  };
+}
+
+/**
+ * A bundle's edits on a newer incumbent: all at once when every one still
+ * applies, else one after another, leaving out those that no longer apply.
+ * Null when none applies.
+ */
+function rebaseEdits(incumbentText: string, edits: readonly RoutingRuleEdit[]): string | null {
+  const all = applyEditsToText(incumbentText, edits);
+  if (all !== null) return all;
+  let rebased = incumbentText;
+  for (const edit of edits) rebased = applyEditToText(rebased, edit) ?? rebased;
+  return rebased === incumbentText ? null : rebased;
+}
+
+/** Learned scores, as a candidate: the rationale gives the settings and the cross-validation that chose them. */
+function scoresCandidate(
+  text: string,
+  delta: string,
+  edit: RoutingRuleEdit & { kind: 'setScores' },
+  outcome: { fixed: number; broken: number; netFixes: number },
+  chosen: ChosenScores,
+  examples: number,
+): Candidate {
+  const { settings, fixed, broken, misrouted } = chosen.chosen;
+  return {
+    text,
+    delta,
+    rationale:
+      `${capitalize(describeEdit(edit))}, learned from the ${examples} optimization example(s): a term scores for a queue when it occurs in at least ` +
+      `${settings.minCount} of its examples and at least twice as often as elsewhere (weight = rounded log2 of that ratio, at most ${settings.maxWeight}), ` +
+      `the ${settings.termsPerQueue} strongest per queue. Chosen among ${chosen.tried.length} settings by ${SCORE_FOLDS}-fold cross-validation on optimization ` +
+      `(one-standard-error rule): held out, the scores route ${fixed} of ${misrouted} misrouted example(s) right and ${broken} right one(s) wrong. ` +
+      `On the whole partition: ${outcome.fixed} fixed, ${outcome.broken} broken.`,
+    expectedNetFixes: outcome.netFixes,
+    rebase: (incumbentText: string): string | null => applyEditToText(incumbentText, edit),
+  };
+}
+
+/** True when `delta` is within `minDistance` (bigram Jaccard distance) of one of `others`. */
+function tooClose(delta: string, others: readonly string[], minDistance: number): boolean {
+  return others.some((other) => bigramJaccardDistance(other, delta) < minDistance);
 }
 
 /** The text an example is routed on: its `text`, else its input's (a string, or text fields), else a legacy `goal`. */

@@ -130,7 +130,7 @@ describe('keyword-rules proposer', () => {
     expect(misroutes(RULES)).toEqual(['b1', 'b2']);
     const proposer = createKeywordRulesProposer();
     expect(proposer.id).toBe(KEYWORD_RULES_PROPOSER_ID);
-    expect(proposer.id).toBe('keyword-rules@1');
+    expect(proposer.id).toBe('keyword-rules@2');
     const { candidates, failures } = await proposer.propose(await contextOf(TICKETS));
     expect(failures).toEqual([]);
     const best = candidates[0]!;

@@ -1,14 +1,28 @@
 /**
  * The keyword-rules proposer: the offline error-driven proposer for a
  * routing-rules artifact (`executor: { kind: routing-rules }` with
- * `proposer: { kind: error-driven }`), in the tradition of
- * transformation-based learning (Brill 1995) like the intent playbook's
- * proposer: read the misrouted optimization examples, generate small single
- * edits from them (`edit-candidates.ts`), screen them locally by re-routing
- * the optimization examples, score the best with the frozen evaluator
- * (`context.evaluateOptimization`, at most `maxEvaluations` per round), and
- * rank by net fixes (examples whose score rose minus examples whose score
- * fell).
+ * `proposer: { kind: error-driven }`). Each round it returns, best kind
+ * first, up to `context.maxCandidates` of:
+ *
+ * 1. **learned scores** (`learn-scores.ts`): a `scores` section of weighted
+ *    terms learned from every optimization example, its size chosen by
+ *    k-fold cross-validation on the optimization examples; only when the
+ *    study routes as `routeText` does (local screening), `learnScores` is on
+ *    and the program lets `scores` change;
+ * 2. **keyword bundles** (`vocabulary-bundles.ts`): single edits that each
+ *    fix an example besides the one they were read from, pass a precision
+ *    bar and break nothing, applied together (one bundle per bar, strictest
+ *    first, near-duplicates left out);
+ * 3. **single edits**, in the tradition of transformation-based learning
+ *    (Brill 1995) like the intent playbook's proposer: generated from the
+ *    misrouted optimization examples (`edit-candidates.ts`), screened locally
+ *    by re-routing the optimization examples, the best scored with the
+ *    frozen evaluator (`context.evaluateOptimization`, at most
+ *    `maxEvaluations` per round) and ranked by net fixes (examples whose
+ *    score rose minus examples whose score fell).
+ *
+ * Every candidate returned was scored with the frozen evaluator and has at
+ * least `minNetFixes` net fixes on optimization.
  *
  * It reads only its {@link ProposalContext}: the optimization examples and
  * the incumbent's scores on them. An example is read as
@@ -46,7 +60,7 @@ import { chooseScores, SCORE_FOLDS, type ChosenScores } from './learn-scores.ts'
 import { bigramJaccardDistance } from '../../stats/bigram-jaccard-distance.ts';
 
 /** Implementation id, stored with each experiment. */
-export const KEYWORD_RULES_PROPOSER_ID = 'keyword-rules@1';
+export const KEYWORD_RULES_PROPOSER_ID = 'keyword-rules@2';
 
 /** Settings of {@link createKeywordRulesProposer}. */
 export interface KeywordRulesProposerOptions {
@@ -210,11 +224,6 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
       const kept = evaluated.filter((entry) => entry.netFixes >= minNetFixes).sort(compareEdits);
       const singles = selectDiverse(kept, context.maxCandidates).map((entry) => toCandidate(entry, evaluations));
 
-      // Bundles. One edit fixing 3 of 44 cannot reach significance on its own (McNemar: p = 0.125); edits that
-      // each fix a few, together, can — but only edits that generalize belong in one: the broadest words fix
-      // most here and misroute what the proposer cannot see (anchors, shadow). Each bundle keeps the edits that
-      // pass its bars of held-out fixes and precision (vocabulary-bundles.ts), from the strictest bar to the
-      // loosest; the gate judges each on anchors and shadow.
       const past = context.history.map((entry) => entry.delta);
 
       // Scores: weighted terms for what no rule matches, learned from every optimization example with
@@ -235,6 +244,11 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
         }
       }
 
+      // Bundles. One edit fixing 3 of 44 cannot reach significance on its own (McNemar: p = 0.125); edits that
+      // each fix a few, together, can — but only edits that generalize belong in one: the broadest words fix
+      // most here and misroute what the proposer cannot see (anchors, shadow). Each bundle keeps the edits that
+      // pass its bars of held-out fixes and precision (vocabulary-bundles.ts), from the strictest bar to the
+      // loosest; the gate judges each on anchors and shadow.
       const bundles: Candidate[] = [];
       const room = Math.max(1, context.maxCandidates - learned.length - Math.min(1, singles.length));
       if (localScreening) {

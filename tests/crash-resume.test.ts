@@ -1,5 +1,5 @@
 /**
- * Crash safety (DESIGN.md §7): `kloop run` killed with SIGKILL at 20 random
+ * Crash safety (DESIGN.md §7): `kloop run` killed with SIGKILL at 10 random
  * (seeded) moments of a deterministic study, resumed each time, ends with the
  * database an uninterrupted run of the same study writes: the same accepted
  * versions, the same decisions in the same order with the same evidence, the
@@ -25,7 +25,7 @@ afterAll(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
 });
 
-const KILLS = 20;
+const KILLS = 10;
 /** 27 examples; 30 experiments in 5 rounds, the first accepting 3 (two merged after another). */
 const STUDY = { maxExperiments: 30, plateauRounds: 6 };
 /** KLOOP_TEST_TRACE=<file> appends one line per kill (vitest shows console output only at the end). */
@@ -45,7 +45,7 @@ interface KillMoment {
  * The seeded kill schedule: where each kill is anchored and how long after.
  * Delays after a decision are short, so a kill lands inside the next decision
  * (evaluations, the gate, the record transaction) and a child makes little
- * progress: twenty kills do not finish the study, the final run does.
+ * progress: ten kills do not finish the study, the final run does.
  */
 function killSchedule(): KillMoment[] {
   const random = createSeededRandom(SEED);

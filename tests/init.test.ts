@@ -169,6 +169,8 @@ describe('kloop init writes a study for every task and allowed executor', () => 
       expect(config['corpus']).toEqual(['corpus/*.yaml']);
       expect((config['proposer'] as { kind: string }).kind).toBe(combination.proposer);
       if (combination.proposer === 'reflective' && combination.executor !== 'llm') expect((config['proposer'] as { model?: string }).model).toBe('openai:gpt-4.1-mini');
+      // A command program runs once per optimization example for each edit tried: the screening is bounded.
+      if (combination.executor === 'command' && combination.proposer === 'error-driven') expect((config['proposer'] as { maxEvaluations?: number }).maxEvaluations).toBe(10);
       const gate = config['gate'] as Record<string, unknown>;
       expect(gate['alpha']).toBe(0.05);
       expect(gate['repeats']).toBe(combination.executor === 'llm' ? 5 : 1);
@@ -522,7 +524,9 @@ describe('a study from kloop init, grown to 24 tickets by hand, runs to an hones
   async function runHonestly(dir: string, seed: Record<'optimization' | 'anchor' | 'shadow', number>): Promise<RunReport> {
     const doctor = await kloop('doctor', dir);
     expect(doctor.code, doctor.stdout).toBe(0); // 24 seed examples, three partitions, program and stopping criteria: healthy
-    // A small budget keeps the suite fast: every candidate runs one program per ticket.
+    // A small budget keeps the suite fast: every edit tried runs one program per ticket.
+    const config = path.join(dir, 'kloop.yaml');
+    writeFileSync(config, readFileSync(config, 'utf8').replace('maxEvaluations: 10', 'maxEvaluations: 3'));
     const result = await kloop('run', dir, '--json', '--quiet', '--max-experiments', '2');
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as RunReport;
@@ -544,7 +548,7 @@ describe('a study from kloop init, grown to 24 tickets by hand, runs to an hones
     return report;
   }
 
-  // Each run evaluates at most 2 candidates over 24 tickets, one program per ticket.
+  // Each run tries at most 3 edits a round and decides 2 candidates over 24 tickets, one program per ticket.
   const RUN_TIMEOUT_MS = 300_000;
 
   it('classification with --executor command: run.mjs routes by rules.json, the error-driven proposer edits it', { timeout: RUN_TIMEOUT_MS }, async () => {

@@ -158,8 +158,8 @@ describe.concurrent('one writer per study', () => {
   }, CLI_TEST_TIMEOUT_MS);
 
   it('with --wait the second run waits for the first, then proceeds', async () => {
-    // Two rounds of work, so the first still holds the lease when the second (a new process) asks for it.
-    const study = makeStudy(cleanups, { maxExperiments: 12 });
+    // The first is paused while it holds the lease (below), so a short study is enough for the overlap.
+    const study = makeStudy(cleanups, { maxExperiments: 2 });
     const first = spawnKloop(['run', study]);
     const firstDone = finished(first);
     await waitForLine(first, /^run \d+:/); // the first holds the lease
@@ -217,7 +217,8 @@ describe.concurrent('one writer per study', () => {
   }, CLI_TEST_TIMEOUT_MS);
 
   it('history, show, status, doctor and eval --json read the study while a run holds it', async () => {
-    const study = makeStudy(cleanups, { maxExperiments: 12 });
+    // Enough decisions after the first that the writer is still running when it is paused.
+    const study = makeStudy(cleanups, { maxExperiments: 6 });
     const writer = spawnKloop(['run', study]);
     const writerDone = finished(writer);
     await waitForLine(writer, /^ {2}#1 /); // an experiment is recorded; the run goes on

@@ -82,5 +82,13 @@ export interface ExecutionRequest {
 export interface Executor {
   readonly id: string;
   readonly deterministic: boolean;
+  /**
+   * Most executions this executor runs at once, by its own limit (an `llm`
+   * executor: its provider's `providers.<name>.maxInFlight`; a `command`
+   * executor: `executor.concurrency`). The study's evaluator issues at least
+   * this many executions per artifact, so the limit is reached. Absent: no
+   * limit of its own (an in-process executor).
+   */
+  readonly maxInFlight?: number;
   execute(request: ExecutionRequest): Promise<ExecutionResult>;
 }

@@ -50,6 +50,18 @@ export interface StudyEvaluatorOptions {
   readSince?: string;
 }
 
+/**
+ * Executions the study's evaluator issues at once per artifact: 2 ×
+ * `proposer.concurrency`, and at least the executor's own limit
+ * (`executor.maxInFlight`: an llm executor's `providers.<name>.maxInFlight`,
+ * a command executor's `concurrency`), so that limit is what is observed.
+ * What is in flight at the provider is capped by the provider's limiter,
+ * across candidates, the proposer included.
+ */
+export function evaluationConcurrency(study: Pick<LoadedStudy, 'concurrency' | 'executor'>): number {
+  return Math.max(study.concurrency * 2, study.executor.maxInFlight ?? 0);
+}
+
 /** Creates the study's frozen evaluator (stored results in `db`). */
 export function createStudyEvaluator(study: LoadedStudy, db?: StudyDatabase, options: StudyEvaluatorOptions = {}): Evaluator {
   return createEvaluator({
@@ -57,7 +69,7 @@ export function createStudyEvaluator(study: LoadedStudy, db?: StudyDatabase, opt
     executor: study.executor,
     corpus: study.corpus,
     weights: study.weights,
-    concurrency: study.concurrency * 2,
+    concurrency: evaluationConcurrency(study),
     ...(db !== undefined ? { db } : {}),
     ...(options.readSince !== undefined ? { readSince: options.readSince } : {}),
   });

@@ -39,22 +39,30 @@ import type { PlaybookEdit } from '../tasks/intent/offline/playbook-edit.ts';
 import { applyPlaybookEdit, editPlaybook } from '../tasks/intent/offline/playbook-edit.ts';
 import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
 
-import { ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
+import { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED, ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
 
-export { ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
+export { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED, ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
+
 
 export interface ErrorDrivenProposerOptions {
   /**
    * Most candidate playbooks scored with `evaluateOptimization` per round, best
-   * local screening first (default 60; 300 when `localScreening` is off). A configured 0 evaluates none.
+   * local screening first (default {@link DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS}, 60; 300 when
+   * `localScreening` is off). 0: the proposer scores nothing itself and
+   * returns its best locally screened edits (ranked by local net fixes), or
+   * without local screening the first edits generated; the gate evaluates
+   * them as it does every candidate.
    */
   maxEvaluations?: number;
   /**
-   * Most candidate playbooks screened locally per round (default 1000): the
+   * Most candidate playbooks screened locally per round (default {@link DEFAULT_ERROR_DRIVEN_MAX_SCREENED}, 1000): the
    * proposer reruns the offline extractor on the examples the edit can touch
    * and scores the changed outputs with the intent scorer; only edits whose
    * local net fixes reach `minNetFixes` are sent to `evaluateOptimization`.
-   * Set `localScreening: false` when the study's executor is not the offline one.
+   * 0: no local screening (as `localScreening: false`, keeping the
+   * `maxEvaluations` default): edits go to `evaluateOptimization` in
+   * generation order. Set `localScreening: false` when the study's executor
+   * is not the offline one.
    */
   maxScreened?: number;
   /** Screen candidates locally before the official evaluation (default true). */
@@ -112,9 +120,12 @@ interface Evaluated {
  * const { candidates } = await proposer.propose(context);
  */
 export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = {}): Proposer {
-  const localScreening = options.localScreening ?? true;
-  const maxEvaluations = options.maxEvaluations ?? (localScreening ? 60 : 300);
-  const maxScreened = options.maxScreened ?? 1000;
+  const maxEvaluations = Math.max(0, options.maxEvaluations ?? ((options.localScreening ?? true) ? DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS : 300));
+  const maxScreened = Math.max(0, options.maxScreened ?? DEFAULT_ERROR_DRIVEN_MAX_SCREENED);
+  // maxScreened 0 screens nothing: the edits go to the evaluator (or, with maxEvaluations 0, to the gate) unscreened.
+  const localScreening = (options.localScreening ?? true) && maxScreened > 0;
+  // The most edits taken into the queue without local screening: what will be scored, or proposed unscored.
+  const unscreenedLimit = (limit: number): number => (maxEvaluations === 0 ? limit : maxEvaluations);
   const minNetFixes = Math.max(1, options.minNetFixes ?? 1);
   return {
     id: ERROR_DRIVEN_PROPOSER_ID,
@@ -159,7 +170,7 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
       let screened = 0;
       for (const candidate of evaluationOrder(allowed)) {
         if (context.signal?.aborted === true) break;
-        if (localScreening ? screened >= maxScreened : queue.length >= maxEvaluations) break;
+        if (localScreening ? screened >= maxScreened : queue.length >= unscreenedLimit(context.maxCandidates)) break;
         const edited = editPlaybook(context.incumbentText, candidate.edit);
         if (edited === null || edited.text.length > context.limits.maxArtifactCharacters) continue;
         const { text } = edited;
@@ -181,6 +192,8 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
           (a, b) => b.local - a.local || b.localGain - a.localGain || b.relationNet - a.relationNet || compareText(a.candidate.delta, b.candidate.delta),
         );
       }
+
+      if (maxEvaluations === 0) return { candidates: unscoredCandidates(queue, context.maxCandidates, localScreening), failures };
 
       // The frozen evaluator decides.
       const evaluated: Evaluated[] = [];
@@ -364,6 +377,37 @@ function toCandidate(entry: Evaluated, evaluations: number): Candidate {
       return rebased === null || rebased === incumbentText ? null : rebased;
     },
   };
+}
+
+/**
+ * The candidates of `maxEvaluations: 0`: the first `limit` of the queue (best
+ * local screening first, or in generation order without it) that are
+ * readable playbooks, none scored by the evaluator.
+ */
+function unscoredCandidates(
+  queue: ReadonlyArray<{ candidate: EditCandidate; text: string; local: number }>,
+  limit: number,
+  screened: boolean,
+): Candidate[] {
+  const candidates: Candidate[] = [];
+  for (const { candidate, text, local } of queue) {
+    if (candidates.length >= limit) break;
+    if (!loadPlaybook(text).ok) continue;
+    const edit: PlaybookEdit = candidate.edit;
+    candidates.push({
+      text,
+      delta: candidate.delta,
+      rationale: screened
+        ? `Raises the composite on net ${local} optimization example(s) in local screening; suggested by ${candidate.sources.size} failing example(s) (${candidate.kind}); not scored by the proposer (proposer.maxEvaluations 0).`
+        : `Suggested by ${candidate.sources.size} failing example(s) (${candidate.kind}); neither screened locally nor scored by the proposer (proposer.maxEvaluations 0).`,
+      ...(screened ? { expectedNetFixes: local } : {}),
+      rebase: (incumbentText: string): string | null => {
+        const rebased = applyPlaybookEdit(incumbentText, edit);
+        return rebased === null || rebased === incumbentText ? null : rebased;
+      },
+    });
+  }
+  return candidates;
 }
 
 function compareText(a: string, b: string): number {

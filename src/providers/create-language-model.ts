@@ -20,7 +20,7 @@ import type { LanguageModel } from 'ai';
 import { createOllama } from 'ollama-ai-provider-v2';
 import { InputError } from '../errors.ts';
 import type { ModelSpec, ProviderName } from './model-spec.ts';
-import { formatModelSpec } from './model-spec.ts';
+import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URLS, formatModelSpec } from './model-spec.ts';
 
 /**
  * How the expected answer's JSON schema reaches the server:
@@ -33,18 +33,8 @@ import { formatModelSpec } from './model-spec.ts';
  */
 export type StructuredOutputMode = 'schema' | 'prompt' | 'auto';
 
-/** Default key variable of each provider that needs one. */
-export const DEFAULT_API_KEY_ENV: Readonly<Partial<Record<ProviderName, string>>> = {
-  openai: 'OPENAI_API_KEY',
-  anthropic: 'ANTHROPIC_API_KEY',
-};
-
-/** Where each provider listens when no base URL is given. */
-export const DEFAULT_BASE_URLS: Readonly<Partial<Record<ProviderName, string>>> = {
-  openai: 'https://api.openai.com/v1',
-  anthropic: 'https://api.anthropic.com/v1',
-  ollama: 'http://127.0.0.1:11434/api',
-};
+// The default key variables and base URLs live with the model names (light to import: `kloop config` reads them).
+export { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URLS } from './model-spec.ts';
 
 /** Structured-output mode used when none is given. */
 export const DEFAULT_STRUCTURED_OUTPUT: Readonly<Record<ProviderName, StructuredOutputMode>> = {

@@ -134,6 +134,12 @@ export interface LlmClient {
   /** Provider, model, base URL host, temperature, max output tokens and output mode. No secret. */
   readonly id: string;
   readonly settings: LlmSettings;
+  /**
+   * Most of this client's requests in flight at once: its limiter's ceiling
+   * (shared with every client on the same limiter). Absent for clients built
+   * without one (test doubles): no limit of their own.
+   */
+  readonly maxInFlight?: number;
   generate(request: LlmRequest): Promise<LlmResponse>;
 }
 
@@ -337,5 +343,5 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
     }
   }
 
-  return { id: llmSettingsId(settings), settings, generate };
+  return { id: llmSettingsId(settings), settings, maxInFlight: limiter.maxConcurrency, generate };
 }

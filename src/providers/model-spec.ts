@@ -18,6 +18,19 @@ import { InputError, type ErrorContext } from '../errors.ts';
 export const PROVIDERS = ['openai', 'anthropic', 'openai-compatible', 'ollama'] as const;
 export type ProviderName = (typeof PROVIDERS)[number];
 
+/** Default key variable of each provider that needs one. */
+export const DEFAULT_API_KEY_ENV: Readonly<Partial<Record<ProviderName, string>>> = {
+  openai: 'OPENAI_API_KEY',
+  anthropic: 'ANTHROPIC_API_KEY',
+};
+
+/** Where each provider listens when no base URL is given (`openai-compatible` has none: its `baseURL` is required). */
+export const DEFAULT_BASE_URLS: Readonly<Partial<Record<ProviderName, string>>> = {
+  openai: 'https://api.openai.com/v1',
+  anthropic: 'https://api.anthropic.com/v1',
+  ollama: 'http://127.0.0.1:11434/api',
+};
+
 /** A parsed model name. */
 export interface ModelSpec {
   provider: ProviderName;

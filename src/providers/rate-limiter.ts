@@ -17,6 +17,8 @@ export interface AdaptiveLimiterOptions {
 }
 
 export interface AdaptiveLimiter {
+  /** The configured most calls in flight: the ceiling the limit recovers to. */
+  readonly maxConcurrency: number;
   /** Current concurrency limit, in [1, maxConcurrency]. */
   readonly limit: number;
   /** Calls holding a slot now. */
@@ -83,6 +85,7 @@ export function createAdaptiveLimiter(options: AdaptiveLimiterOptions = {}): Ada
   }
 
   return {
+    maxConcurrency,
     get limit() {
       return limit;
     },

@@ -82,6 +82,18 @@ describe('the Loop D analysis', () => {
     expect(analysis.candidatePatterns[0]!.entities.map((entry) => entry.count)).toEqual([4]);
   });
 
+  it('keeps in a candidate pattern the uncovered entities and behaviours at signals.typicalShare or above', () => {
+    // One cluster of 6: "Pet" uncovered in 4 (share 2/3), "rating" in all 6 (share 1).
+    const signals = Array.from({ length: 6 }, (_, index) =>
+      signal({ assemblyMethod: 'decomposed', confidence: 0.6, uncoveredEntities: index < 4 ? ['Pet'] : [], uncoveredBehaviors: ['rating'] }),
+    );
+    const sketch = (typicalShare: number) => analyzeSignals(signals, { now, settings: { minClusterSize: 5, typicalShare } }).candidatePatterns;
+    expect(sketch(0.5)[0]).toMatchObject({ entities: [{ name: 'Pet', count: 4 }], behaviors: [{ name: 'rating', count: 6 }] });
+    expect(sketch(0.7)[0]).toMatchObject({ entities: [], behaviors: [{ name: 'rating', count: 6 }] });
+    expect(sketch(1)[0]!.entities).toEqual([]);
+    expect(analyzeSignals(signals, { now, settings: { minClusterSize: 5, typicalShare: 0.7 } }).settings.typicalShare).toBe(0.7);
+  });
+
   it('does not depend on the order of the signals', () => {
     const signals = Array.from({ length: 30 }, (_, index) =>
       signal({ assemblyMethod: index % 2 === 0 ? 'partial' : 'direct', confidence: 0.5, entityCount: index % 12, goal: `g${index % 7}`, time: new Date(now.getTime() - index * 3_600_000).toISOString() }),

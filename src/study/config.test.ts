@@ -78,7 +78,7 @@ describe('loadStudyConfig', () => {
   it('keeps a configured 0 as 0', () => {
     const config = loadStudyConfig(
       study(
-        `${minimal}executor: { kind: offline, temperature: 0 }\ngate: { generalizationRatio: 0, shadowMarginSe: 0, thresholdK: 0, minDeltaDistance: 0 }\n` +
+        `${minimal}executor: { kind: llm, model: "openai:gpt-4.1-mini", temperature: 0 }\nproposer: { kind: reflective }\ngate: { generalizationRatio: 0, shadowMarginSe: 0, thresholdK: 0, minDeltaDistance: 0 }\n` +
           'stopping: { maxExperiments: 0, maxRounds: 0, target: 0 }\nseed: 0\ncorpusPolicy: { rotateSlice: 0 }\nweights: { appType: 0 }\n',
       ),
     );
@@ -215,6 +215,37 @@ describe('task, executor and weights in kloop.yaml', () => {
     const misplaced = thrown(() => loadStudyConfig(study(`${minimal}executor:\n  kind: offline\n  concurrency: 2\n`)));
     expect(misplaced.field).toBe('executor.concurrency');
     expect(misplaced.line).toBe(5);
+  });
+
+  it('keeps a configured 0 of the proposer limits as 0', () => {
+    const config = loadStudyConfig(study(`${minimal}proposer: { maxEvaluations: 0, maxScreened: 0 }\n`));
+    expect(config.proposer).toEqual({ kind: 'error-driven', candidatesPerRound: 6, concurrency: 4, maxEvaluations: 0, maxScreened: 0 });
+  });
+
+  it('refuses, by name and line, a key that would do nothing for this study', () => {
+    const cases: Array<[string, string, number, RegExp]> = [
+      ['executor:\n  kind: offline\n  temperature: 0\n', 'executor.temperature', 5, /temperature applies to an llm executor only/],
+      ['executor:\n  kind: routing-rules\n  model: "openai:gpt-4.1-mini"\n', 'executor.model', 5, /model applies to an llm executor only/],
+      ['executor: { kind: command, command: [node, run.mjs], maxOutputTokens: 64 }\n', 'executor.maxOutputTokens', 3, /maxOutputTokens applies to an llm executor only/],
+      ['executor: { kind: offline, baseURL: "http://127.0.0.1:8080/v1" }\n', 'executor.baseURL', 3, /baseURL applies to an llm executor only/],
+      ['executor: { kind: offline, apiKeyEnv: MY_KEY }\n', 'executor.apiKeyEnv', 3, /apiKeyEnv applies to an llm executor only/],
+      ['executor:\n  kind: offline\n  timeoutMs: 100\n', 'executor.timeoutMs', 5, /timeoutMs applies to an llm or command executor only/],
+      ['proposer:\n  kind: error-driven\n  model: "openai:gpt-4.1-mini"\n', 'proposer.model', 5, /model applies to a reflective proposer only/],
+      ['executor: { kind: llm, model: "openai:gpt-4.1-mini" }\nproposer:\n  kind: reflective\n  maxEvaluations: 0\n', 'proposer.maxEvaluations', 6, /maxEvaluations applies to the error-driven proposer only/],
+      ['executor: { kind: llm, model: "openai:gpt-4.1-mini" }\nproposer:\n  kind: reflective\n  maxScreened: 10\n', 'proposer.maxScreened', 6, /maxScreened applies to the error-driven proposer only/],
+      ['task: { kind: classification, labels: [a, b] }\ncorpusPolicy:\n  partialGold: false\n', 'corpusPolicy.partialGold', 5, /partialGold applies to intent studies only/],
+      ['task: { kind: classification, labels: [a, b] }\nschedule:\n  slow: "0 3 * * 1"\n', 'schedule.slow', 5, /Loops A, C and D work on intent studies only/],
+      ['task: { kind: classification, labels: [a, b] }\nschedule:\n  loops: { C: "0 3 * * 1" }\n', 'schedule.loops.C', 5, /write "off", or leave the key out/],
+    ];
+    for (const [yaml, field, line, message] of cases) {
+      const error = thrown(() => loadStudyConfig(study(`${minimal}${yaml}`)));
+      expect(error.field, yaml).toBe(field);
+      expect(error.line, yaml).toBe(line);
+      expect(error.detail, yaml).toMatch(message);
+    }
+    // What does apply is kept: the command executor's timeout, a slow loop switched off on a classification study.
+    expect(loadStudyConfig(study(`${minimal}executor: { kind: command, command: [node, run.mjs], timeoutMs: 100 }\n`)).executor.timeoutMs).toBe(100);
+    expect(loadStudyConfig(study(`${minimal}task: { kind: classification, labels: [a, b] }\nschedule: { loops: { A: "off", B: "0 * * * *" } }\n`)).schedule?.loops).toEqual({ A: 'off', B: '0 * * * *' });
   });
 
   it('refuses executors, proposers and tasks that do not go together, naming the key', () => {

@@ -27,7 +27,11 @@
  * gate: { alpha: 0.05, repeats: 1 }
  * stopping: { maxExperiments: 30, plateauRounds: 2 }
  * seed: 7
+ * providers: { openai: { maxInFlight: 4 } }   # requests in flight per provider (default 8)
  * ```
+ *
+ * `kloop config <study>` prints every effective value with its source
+ * (`src/study/effective-config.ts`, docs/config.md).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -37,6 +41,7 @@ import { InputError } from '../errors.ts';
 import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '../program/yaml-locations.ts';
 import { Cron } from 'croner';
 import { signalsConfigSchema } from '../signals/signals-config.ts';
+import { PROVIDERS, type ProviderName } from '../providers/model-spec.ts';
 
 /** Name of the configuration file inside a study folder. */
 export const CONFIG_FILE_NAME = 'kloop.yaml';
@@ -51,10 +56,17 @@ const count = (minimum: number) => z.int().min(minimum);
 export const EXECUTOR_KINDS = ['offline', 'llm', 'routing-rules', 'command'] as const;
 export type ExecutorKind = (typeof EXECUTOR_KINDS)[number];
 
+/** Default `executor.timeoutMs` of an `llm` executor, per call, in ms (the providers' `DEFAULT_TIMEOUT_MS`). */
+export const DEFAULT_LLM_TIMEOUT_MS = 60_000;
+/** Default `executor.maxOutputTokens` of an `llm` executor: most output tokens of one answer. */
+export const DEFAULT_LLM_MAX_OUTPUT_TOKENS = 2048;
 /** Default `executor.timeoutMs` of a `command` executor, per example, in ms. */
 export const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
 /** Default `executor.concurrency` of a `command` executor: programs at once. */
 export const DEFAULT_COMMAND_CONCURRENCY = 4;
+
+/** The keys of `executor:` that only an `llm` executor reads. */
+const LLM_ONLY = ['model', 'baseURL', 'apiKeyEnv', 'temperature', 'maxOutputTokens'] as const;
 
 const executorSchema = z
   .strictObject({
@@ -91,6 +103,14 @@ const executorSchema = z
     deterministic: z.boolean().optional(),
   })
   .superRefine((executor, context) => {
+    if (executor.kind !== 'llm') {
+      for (const key of LLM_ONLY) {
+        if (executor[key] !== undefined) context.addIssue({ code: 'custom', path: [key], message: `${key} applies to an llm executor only (executor.kind: llm)` });
+      }
+    }
+    if ((executor.kind === 'offline' || executor.kind === 'routing-rules') && executor.timeoutMs !== undefined) {
+      context.addIssue({ code: 'custom', path: ['timeoutMs'], message: `timeoutMs applies to an llm or command executor only; the ${executor.kind} executor runs in-process` });
+    }
     if (executor.kind === 'llm' && executor.model === undefined) {
       context.addIssue({ code: 'custom', path: ['model'], message: 'an llm executor needs a model' });
     }
@@ -104,20 +124,77 @@ const executorSchema = z
     }
   });
 
-const proposerSchema = z.strictObject({
-  /** `error-driven` (offline, transformation-based learning) or `reflective` (LLM). Default `error-driven`. */
-  kind: z.enum(['error-driven', 'reflective']).default('error-driven'),
-  /** Candidates proposed per round. Default 6. */
-  candidatesPerRound: count(1).default(6),
-  /** Candidates evaluated at once. Default 4. */
-  concurrency: count(1).default(4),
-  /** Model of a reflective proposer; default the executor's model. */
-  model: z.string().trim().min(1).optional(),
-  /** Error-driven proposer: most candidate playbooks scored on the optimization partition per round. Default 60. */
-  maxEvaluations: count(0).optional(),
-  /** Error-driven proposer: most candidate playbooks screened locally per round. Default 1000. */
-  maxScreened: count(0).optional(),
+/** The proposer kinds: `error-driven` (offline, transformation-based learning) or `reflective` (an LLM). */
+export const PROPOSER_KINDS = ['error-driven', 'reflective'] as const;
+
+/** The keys of `proposer:` that only the error-driven proposer reads. */
+const ERROR_DRIVEN_ONLY = ['maxEvaluations', 'maxScreened'] as const;
+
+const proposerSchema = z
+  .strictObject({
+    /** `error-driven` (offline, transformation-based learning) or `reflective` (LLM). Default `error-driven`. */
+    kind: z.enum(PROPOSER_KINDS).default('error-driven'),
+    /** Candidates proposed per round. Default 6. */
+    candidatesPerRound: count(1).default(6),
+    /**
+     * Candidates evaluated at once (each on its optimization and anchor
+     * partitions). Not the number of model requests in flight: that is
+     * `providers.<name>.maxInFlight`. Default 4.
+     */
+    concurrency: count(1).default(4),
+    /** Reflective proposer only: its model, `provider:model`; default the executor's model. */
+    model: z.string().trim().min(1).optional(),
+    /**
+     * Error-driven proposer only: most candidate artifacts it scores itself on
+     * the optimization partition per round (integer ≥ 0). Default 60 for the
+     * intent playbook proposer, 76 for the keyword-rules proposer (40 single
+     * edits, and 36 for its learned scores and bundles). 0: it scores none and proposes its best
+     * locally screened edits unscored (or, with `maxScreened: 0`, the first
+     * edits it generates); the gate evaluates every candidate either way.
+     */
+    maxEvaluations: count(0).optional(),
+    /**
+     * Error-driven proposer only: most edits screened locally per round
+     * (re-running the offline executor or the routing rules on the examples an
+     * edit touches; integer ≥ 0). Default 1000 for the intent playbook
+     * proposer, 5000 for the keyword-rules proposer. 0: no local screening:
+     * the edits are scored in the order generated, up to `maxEvaluations`.
+     */
+    maxScreened: count(0).optional(),
+  })
+  .superRefine((proposer, context) => {
+    if (proposer.kind === 'error-driven' && proposer.model !== undefined) {
+      context.addIssue({ code: 'custom', path: ['model'], message: 'model applies to a reflective proposer only (proposer.kind: reflective); the error-driven proposer calls no model' });
+    }
+    if (proposer.kind !== 'error-driven') {
+      for (const key of ERROR_DRIVEN_ONLY) {
+        if (proposer[key] !== undefined) {
+          context.addIssue({ code: 'custom', path: [key], message: `${key} applies to the error-driven proposer only (it screens and scores its own edits); a reflective proposer asks its model once per round and scores nothing itself` });
+        }
+      }
+    }
+  });
+
+/** Default of `providers.<name>.maxInFlight`: model requests in flight at once per provider. */
+export const DEFAULT_MAX_IN_FLIGHT = 8;
+
+/** Settings of one model provider (`providers.openai`, ...). */
+const providerSettingsSchema = z.strictObject({
+  /**
+   * Most requests to this provider in flight at once, the executor's and the
+   * proposer's together, whatever `proposer.concurrency` (integer ≥ 1; 0 is
+   * refused: it would send nothing). The evaluator issues at least this many
+   * per artifact, so with enough examples this is the number observed. An
+   * HTTP 429 lowers it for a while (AIMD, src/providers/rate-limiter.ts), never
+   * above it. Default 8.
+   */
+  maxInFlight: z.int('expected an integer').min(1, 'must be at least 1: 0 requests in flight would send none'),
 });
+
+/** `providers:` — settings per model provider, by its name in `provider:model`. */
+const providersSchema = z.strictObject(
+  Object.fromEntries(PROVIDERS.map((name) => [name, providerSettingsSchema.optional()])) as Record<ProviderName, z.ZodOptional<typeof providerSettingsSchema>>,
+);
 
 const gateSchema = z.strictObject({
   /** Significance level of the one-sided tests on the optimization partition, in (0, 1). Default 0.05. */
@@ -345,6 +422,8 @@ export const studyConfigSchema = z
     signals: signalsConfigSchema.prefault({}),
     /** The lab notebook: `notebook.git: true` mirrors it as git commits. */
     notebook: notebookSchema.prefault({}),
+    /** Settings per model provider: `providers: { openai: { maxInFlight: 4 } }`. */
+    providers: providersSchema.prefault({}),
   })
   .superRefine((config, context) => {
     if (config.proposer.kind === 'reflective' && config.proposer.model === undefined && config.executor.kind !== 'llm') {
@@ -359,7 +438,9 @@ export const studyConfigSchema = z
 type ParsedConfig = z.output<typeof studyConfigSchema>;
 
 /** A loaded study configuration: defaults applied, paths absolute. */
-export interface StudyConfig extends Omit<ParsedConfig, 'artifact' | 'program' | 'corpus' | 'schedule' | 'signals' | 'notebook'> {
+export interface StudyConfig extends Omit<ParsedConfig, 'artifact' | 'program' | 'corpus' | 'schedule' | 'signals' | 'notebook' | 'providers'> {
+  /** Settings per model provider (always set by `loadStudyConfig`; optional for configs built in code). */
+  providers?: ParsedConfig['providers'];
   /**
    * The line of each `task` and `weights` key in `kloop.yaml`, by dotted
    * field path (`weights.appType`, `task.labels`), for the errors of the
@@ -426,6 +507,7 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
     throw new InputError('the file is empty; it needs at least `artifact` and `corpus`', { file, line: 1, studyPath: dir, code: 'input.config' });
   }
   const parsed = parseWithSchema(studyConfigSchema, located, { file });
+  refuseInapplicableKeys(parsed, located, file);
 
   const artifact = path.resolve(dir, parsed.artifact);
   const program = path.resolve(dir, parsed.program);
@@ -464,6 +546,34 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
     for (const match of matches) corpusFiles.add(match);
   });
   return { ...parsed, lines: keyLines(located), dir, configPath, artifact, program, corpus, corpusFiles: [...corpusFiles].sort() };
+}
+
+/**
+ * Refuses the keys written in `kloop.yaml` that would do nothing for this
+ * study (a key that is accepted is honoured): for a task other than intent,
+ * `corpusPolicy.partialGold` (a rule of intent gold) and the cadences of the
+ * slow loops A, C and D (`schedule.slow`, `schedule.loops.A|C|D` other than
+ * `off`), which work on intent studies only. The checks on `executor` and
+ * `proposer` keys are in their schemas.
+ *
+ * @throws InputError naming the key and its line
+ */
+function refuseInapplicableKeys(parsed: ParsedConfig, located: LocatedYaml, file: string): void {
+  const kind = typeof parsed.task === 'string' ? parsed.task : parsed.task.kind;
+  if (kind === 'intent') return;
+  const written = (path: string[]): unknown => path.reduce<unknown>((value, key) => (value !== null && typeof value === 'object' && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined), located.value);
+  const refuse = (path: string[], message: string): never => {
+    throw new InputError(message, { file, line: located.lineOf(path), field: fieldName(path), code: 'input.config' });
+  };
+  if (written(['corpusPolicy', 'partialGold']) !== undefined) {
+    refuse(['corpusPolicy', 'partialGold'], `partialGold applies to intent studies only (it admits intent gold without an app type); this study's task is ${kind}`);
+  }
+  const slowOnly = `Loops A, C and D work on intent studies only; this study's task is ${kind}, so \`kloop schedule\` skips them`;
+  if (written(['schedule', 'slow']) !== undefined) refuse(['schedule', 'slow'], `slow is the cadence of Loops A, C and D: ${slowOnly}`);
+  for (const loop of ['A', 'C', 'D']) {
+    const cadence = written(['schedule', 'loops', loop]);
+    if (cadence !== undefined && cadence !== 'off') refuse(['schedule', 'loops', loop], `${slowOnly} (write "off", or leave the key out)`);
+  }
 }
 
 /** The line of every key under `task` and `weights` (and of the two keys themselves), by dotted path. */

@@ -39,11 +39,12 @@ import { markdownSectionSpans } from '../artifact/markdown-sections.ts';
 import type { Task } from '../tasks/task.ts';
 import { composeExecutor, composeProposer, composeSectionsOf, composeTask, isIntentTask } from './compose.ts';
 import type { StudyConfig } from './config.ts';
+import { DEFAULT_LLM_MAX_OUTPUT_TOKENS, DEFAULT_MAX_IN_FLIGHT } from './config.ts';
 import type { CompositionContext, StudyPlugins } from './load-study.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 
-/** Default most output tokens of one intent answer. */
-export const DEFAULT_EXECUTOR_MAX_OUTPUT_TOKENS = 2048;
+/** Default most output tokens of one executor answer (`executor.maxOutputTokens`). */
+export const DEFAULT_EXECUTOR_MAX_OUTPUT_TOKENS = DEFAULT_LLM_MAX_OUTPUT_TOKENS;
 /** Default most output tokens of one proposer answer (several candidates). */
 export const DEFAULT_PROPOSER_MAX_OUTPUT_TOKENS = 8192;
 
@@ -71,7 +72,11 @@ export interface LlmStudyPluginOptions {
   deterministic?: boolean;
   /** Structured-output mode; default per provider (`auto` for openai-compatible). */
   structuredOutput?: StructuredOutputMode;
-  /** Most model calls in flight per server (the rate limiter's ceiling). Default 8. */
+  /**
+   * Most model calls in flight per provider (the rate limiter's ceiling),
+   * replacing `providers.<name>.maxInFlight` for every provider. Default the
+   * config's, else {@link DEFAULT_MAX_IN_FLIGHT} (8).
+   */
   maxConcurrency?: number;
   /** Per-call timeout (ms); replaces `executor.timeoutMs`. Default 60 000. */
   timeoutMs?: number;
@@ -130,6 +135,11 @@ export interface LlmStudyPlugins extends StudyPlugins {
  *   timeout of at least 120 s (a proposal is a long answer).
  * - `sectionsOf(text)`: markdown `##` sections for LLM studies, playbook
  *   sections for offline ones.
+ * - Every client of one provider shares one limiter of
+ *   `options.maxConcurrency ?? providers.<name>.maxInFlight ?? 8` requests
+ *   in flight: the executor's and the proposer's calls together. Each
+ *   client's `maxInFlight` (and the llm executor's) is that number, which
+ *   the evaluator issues at once per artifact.
  *
  * @throws InputError from the factories: unknown provider, missing key or base URL, `--model` on an offline study
  */
@@ -169,11 +179,12 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
       ...(options.structuredOutput !== undefined ? { structuredOutput: options.structuredOutput } : {}),
       file: config.configPath,
     });
-    const limiterKey = `${resolved.spec.provider} ${resolved.baseURL}`;
-    let limiter = limiters.get(limiterKey);
+    // One limiter per provider: the executor's and the proposer's calls to it share its maxInFlight.
+    const provider = resolved.spec.provider;
+    let limiter = limiters.get(provider);
     if (limiter === undefined) {
-      limiter = createAdaptiveLimiter({ maxConcurrency: options.maxConcurrency ?? 8 });
-      limiters.set(limiterKey, limiter);
+      limiter = createAdaptiveLimiter({ maxConcurrency: options.maxConcurrency ?? config.providers?.[provider]?.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT });
+      limiters.set(provider, limiter);
     }
     const client = createLlmClient({
       resolved,

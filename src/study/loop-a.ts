@@ -40,6 +40,7 @@ import type { LoadedStudy } from './loaded-study.ts';
 import { minePatternCandidates, type PatternMiningOptions } from './loop-a-patterns.ts';
 import { enqueueReviewItem } from './review-queue.ts';
 import { createStudyEvaluator, ensureSeedVersion, evaluatePartition } from './run-study.ts';
+import { evaluationConcurrency } from '../loop/evaluate-partition.ts';
 
 /** One example's Loop A outcome. */
 export type LoopAExampleResult =
@@ -99,7 +100,7 @@ export interface EvaluateLoopAOptions {
   /** Default: the whole corpus. */
   examples?: readonly IntentExample[];
   executor?: Executor;
-  /** Concurrent runtime calls. Default 2 × the study's concurrency. */
+  /** Concurrent runtime calls. Default 2 × the study's concurrency, at least the executor's `maxInFlight`. */
   concurrency?: number;
   signal?: AbortSignal;
 }
@@ -121,7 +122,7 @@ export async function evaluateLoopA(options: EvaluateLoopAOptions): Promise<Loop
   });
   const results: LoopAExampleResult[] = new Array(examples.length);
   await withArtifactOverride(options.artifactText, () =>
-    mapWithConcurrency(examples, Math.max(1, options.concurrency ?? study.concurrency * 2), async (example, index) => {
+    mapWithConcurrency(examples, Math.max(1, options.concurrency ?? evaluationConcurrency({ concurrency: study.concurrency, executor: options.executor ?? study.executor })), async (example, index) => {
       if (options.signal?.aborted) throw options.signal.reason ?? new Error('aborted');
       const outcome = await runtime.build(example.input, options.signal !== undefined ? { signal: options.signal } : {});
       if (!outcome.ok) {

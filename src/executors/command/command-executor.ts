@@ -273,6 +273,7 @@ export function createCommandExecutor(options: CommandExecutorOptions): Executor
   return {
     id,
     deterministic: settings.deterministic,
+    maxInFlight: settings.concurrency,
     async execute(request: ExecutionRequest): Promise<ExecutionResult> {
       const started = performance.now();
       if (request.signal?.aborted) throw request.signal.reason;

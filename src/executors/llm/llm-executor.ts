@@ -86,6 +86,7 @@ export function createLlmExecutor<Output>(options: LlmExecutorOptions<Output>): 
   return {
     id: `${options.name ?? LLM_EXECUTOR_VERSION} contract=${format.contractHash} ${client.id}`,
     deterministic: options.deterministic === true && client.settings.temperature === 0,
+    ...(client.maxInFlight !== undefined ? { maxInFlight: client.maxInFlight } : {}),
     async execute(request: ExecutionRequest): Promise<ExecutionResult> {
       if (request.signal?.aborted) throw request.signal.reason;
       const filled = fillPromptTemplate(request.artifact, request.input, request.text);

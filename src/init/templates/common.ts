@@ -119,7 +119,7 @@ export function filesBlock(artifact: string, artifactComment: string): string {
 }
 
 /** The `proposer:` block. */
-export function proposerBlock(kind: 'error-driven' | 'reflective', comment: string, options: { model?: boolean } = {}): string {
+export function proposerBlock(kind: 'error-driven' | 'reflective', comment: string, options: { model?: boolean; maxEvaluations?: number } = {}): string {
   const lines = ['proposer:', commented(`  kind: ${kind}`, comment)];
   if (kind === 'reflective') {
     lines.push(
@@ -129,7 +129,10 @@ export function proposerBlock(kind: 'error-driven' | 'reflective', comment: stri
     );
     lines.push('  candidatesPerRound: 4', '  concurrency: 2', '');
   } else {
-    lines.push('  candidatesPerRound: 6', '  concurrency: 4', '');
+    lines.push('  candidatesPerRound: 6', '  concurrency: 4');
+    // A command program runs once per optimization example for every edit the proposer tries.
+    if (options.maxEvaluations !== undefined) lines.push(commented(`  maxEvaluations: ${options.maxEvaluations}`, 'edits tried per round; each runs your program once per optimization example'));
+    lines.push('');
   }
   return lines.join('\n');
 }

@@ -62,11 +62,39 @@ import { bigramJaccardDistance } from '../../stats/bigram-jaccard-distance.ts';
 /** Implementation id, stored with each experiment. */
 export const KEYWORD_RULES_PROPOSER_ID = 'keyword-rules@2';
 
+/** Default `maxEvaluations` of the keyword-rules proposer: 40 single edits, and 36 for the learned scores and the bundles, per round. */
+export const DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS = 76;
+/** Default `maxScreened` of the keyword-rules proposer. */
+export const DEFAULT_KEYWORD_RULES_MAX_SCREENED = 5000;
+/** Single edits that may always use the whole budget (up to this many). */
+const SINGLE_EVALUATIONS = 40;
+/** Evaluations per round kept beyond the first 40 for the learned scores and the bundles (3 bundles of at most 12 steps without local routing). */
+const BUNDLE_RESERVE = 36;
+/** Most steps (evaluations) of one bundle. */
+const MAX_BUNDLE_STEPS = 12;
+
 /** Settings of {@link createKeywordRulesProposer}. */
 export interface KeywordRulesProposerOptions {
-  /** Most candidates scored with `evaluateOptimization` per round (default 40; a configured 0 evaluates none). */
+  /**
+   * Most candidate texts scored with `evaluateOptimization` per round, single
+   * edits, learned scores and bundles together (default {@link DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS}, 76:
+   * up to 40 single edits and 36 for the rest). Single edits take at most
+   * `max(40, maxEvaluations − 36)` of them (all of them up to 40); the learned
+   * scores (one scoring), then the bundles take what is left: one scoring a
+   * bundle built locally (at most 4), else one a step (at most 3 bundles of
+   * 12 steps). 0: the proposer scores nothing itself and returns its best
+   * locally screened single edits (ranked by local net fixes), or without
+   * local screening the first edits generated, and neither scores nor
+   * bundles; the gate evaluates them as it does every candidate.
+   */
   maxEvaluations?: number;
-  /** Most edits screened locally per round (default 5000). */
+  /**
+   * Most candidates screened locally per round (default {@link DEFAULT_KEYWORD_RULES_MAX_SCREENED}, 5000):
+   * single edits first, then the learned scores and each bundle (one each) in
+   * what the single edits left. 0: no local screening: the edits go to
+   * `evaluateOptimization` in generation order (up to `maxEvaluations`), as
+   * with `localScreening: false`, and neither scores nor local bundles are built.
+   */
   maxScreened?: number;
   /**
    * Screen edits locally before the official evaluation (default: on when
@@ -150,10 +178,11 @@ const EPSILON = 1e-9;
  * not let change.
  */
 export function createKeywordRulesProposer(options: KeywordRulesProposerOptions = {}): Proposer {
-  const maxEvaluations = Math.max(0, options.maxEvaluations ?? 40);
-  const maxScreened = options.maxScreened ?? 5000;
+  const maxEvaluations = Math.max(0, options.maxEvaluations ?? DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS);
+  const maxScreened = Math.max(0, options.maxScreened ?? DEFAULT_KEYWORD_RULES_MAX_SCREENED);
   const minNetFixes = Math.max(1, options.minNetFixes ?? 1);
-  const maxBundleEvaluations = Math.min(maxEvaluations, 12);
+  // Single edits first: all of the budget up to 40, beyond that room is left for the scores and the bundles, which take what the singles left.
+  const maxSingleEvaluations = Math.min(maxEvaluations, Math.max(SINGLE_EVALUATIONS, maxEvaluations - BUNDLE_RESERVE));
   const minDeltaDistance = options.minDeltaDistance ?? 0.2;
   const learnScoresOption = options.learnScores ?? true;
   const bundleBars = BUNDLE_BARS;
@@ -194,7 +223,8 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
         if (routeText(rules, item.text).label !== outcome.predicted) disagreements += 1;
       }
       if (evidence.every((item) => recorded.get(item.id)!.predicted === item.expected)) return { candidates: [], failures };
-      const localScreening = options.localScreening ?? disagreements === 0;
+      // maxScreened 0 screens nothing: the edits go to the evaluator unscreened.
+      const localScreening = maxScreened > 0 && (options.localScreening ?? disagreements === 0);
 
       const generated = generateRoutingEdits(rules, evidence, {
         ...(options.maxTermsPerExample !== undefined ? { maxTermsPerExample: options.maxTermsPerExample } : {}),
@@ -207,10 +237,11 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
       const pastDeltas = new Set(context.history.map((entry) => entry.delta));
       const incumbentScores = compositesById(records);
       const seen = new Set<string>();
+      if (maxEvaluations === 0) return { candidates: unscored(ordered, context, pastDeltas, localScreening), failures };
       const evaluated: Evaluated[] = [];
       let evaluations = 0;
       for (const entry of ordered) {
-        if (evaluations >= maxEvaluations || context.signal?.aborted === true) break;
+        if (evaluations >= maxSingleEvaluations || context.signal?.aborted === true) break;
         const text = applyEditToText(context.incumbentText, entry.edit);
         if (text === null || [...text].length > context.limits.maxArtifactCharacters) continue;
         const hash = contentHash(text);
@@ -229,14 +260,21 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
       // Scores: weighted terms for what no rule matches, learned from every optimization example with
       // settings chosen by cross-validation on optimization (learn-scores.ts). Only when the study routes as
       // this proposer does (local screening) and the program lets the `scores` section change.
+      // What the single edits left of the round's budget (maxEvaluations): one scoring for the scores, one per
+      // local bundle, one per step of a bundle built without local routing.
+      let budget = maxEvaluations - evaluations;
+      // What the single edits left of maxScreened: the learned scores and each local bundle count as one candidate screened locally.
+      let screenings = maxScreened - screened.length;
       const learned: Candidate[] = [];
-      if (learnScoresOption && localScreening && (editable.length === 0 || editable.includes('scores')) && context.signal?.aborted !== true) {
+      if (budget > 0 && screenings > 0 && learnScoresOption && localScreening && (editable.length === 0 || editable.includes('scores')) && context.signal?.aborted !== true) {
+        screenings -= 1;
         const chosen = chooseScores(rules, evidence);
         const edit: RoutingRuleEdit | null = chosen === null ? null : { kind: 'setScores', scores: chosen.scores };
         const text = edit === null ? null : applyEditToText(context.incumbentText, edit);
         if (chosen !== null && edit !== null && text !== null && [...text].length <= context.limits.maxArtifactCharacters) {
           const delta = changeText(lineChanges(context.incumbentText, text));
           if (!context.triedHashes.has(contentHash(text)) && !pastDeltas.has(delta) && !tooClose(delta, past, minDeltaDistance)) {
+            budget -= 1;
             const score = await context.evaluateOptimization(text);
             const outcome = compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[]));
             if (outcome.netFixes >= minNetFixes) learned.push(scoresCandidate(text, delta, edit, outcome, chosen, evidence.length));
@@ -256,25 +294,28 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
           .map((entry) => ({ ...entry, ...generalityOf(rules, evidence, entry) }))
           .sort(compareByGenerality);
         for (const bars of bundleBars) {
-          if (bundles.length >= room || context.signal?.aborted === true) break;
+          if (bundles.length >= room || budget <= 0 || screenings <= 0 || context.signal?.aborted === true) break;
+          screenings -= 1;
           const built = buildVocabularyBundle(context.incumbentText, rules, evidence, ranked, bars, context.limits.maxArtifactCharacters);
           if (built === null) continue;
           const delta = changeText(lineChanges(context.incumbentText, built.text));
           if (context.triedHashes.has(contentHash(built.text)) || pastDeltas.has(delta) || tooClose(delta, [...past, ...bundles.map((bundle) => bundle.delta)], minDeltaDistance)) continue;
+          budget -= 1;
           const score = await context.evaluateOptimization(built.text);
           const outcome = compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[]));
           if (outcome.netFixes < minNetFixes) continue;
           bundles.push(bundleCandidate(built.text, delta, built.edits, outcome, bars));
         }
       } else {
-        // Without local routing, each step of a bundle is scored by the evaluator (at most maxBundleEvaluations).
+        // Without local routing, each step of a bundle is scored by the evaluator (at most MAX_BUNDLE_STEPS a bundle).
         const ranked = kept
           .filter((entry) => entry.broken === 0)
           .map((entry) => ({ ...entry, ...generalityOf(rules, evidence, entry) }))
           .filter((entry) => !entry.overrides && entry.heldOutFixes >= 1)
           .sort(compareByGenerality);
         for (let skip = 0; skip < Math.min(3, ranked.length - 1) && bundles.length < room; skip += 1) {
-          const bundle = await bundleEdits(ranked.slice(skip), context, incumbentScores, maxBundleEvaluations, pastDeltas);
+          const { bundle, scorings } = await bundleEdits(ranked.slice(skip), context, incumbentScores, Math.min(MAX_BUNDLE_STEPS, budget), pastDeltas);
+          budget -= scorings;
           if (bundle !== null && !bundles.some((other) => other.text === bundle.text)) bundles.push(bundle);
         }
       }
@@ -297,8 +338,8 @@ async function bundleEdits(
   incumbentScores: Map<string, number | null>,
   budget: number,
   pastDeltas: ReadonlySet<string>,
-): Promise<Candidate | null> {
-  if (ranked.length < 2 || budget <= 0) return null;
+): Promise<{ bundle: Candidate | null; scorings: number }> {
+  if (ranked.length < 2 || budget <= 0) return { bundle: null, scorings: 0 };
   let text = ranked[0]!.text;
   let edits: Evaluated[] = [ranked[0]!];
   let best = { fixed: ranked[0]!.fixed, broken: ranked[0]!.broken };
@@ -316,17 +357,20 @@ async function bundleEdits(
       best = { fixed: outcome.fixed, broken: outcome.broken };
     }
   }
-  if (edits.length < 2) return null;
+  if (edits.length < 2) return { bundle: null, scorings };
   const delta = changeText(lineChanges(context.incumbentText, text));
-  if (context.triedHashes.has(contentHash(text)) || pastDeltas.has(delta)) return null;
+  if (context.triedHashes.has(contentHash(text)) || pastDeltas.has(delta)) return { bundle: null, scorings };
   return {
-    text,
-    delta,
-    rationale:
-      `${edits.length} edits together (${edits.map((entry) => describeEdit(entry.edit)).join('; ')}): route ${best.fixed} optimization example(s) right that were misrouted ` +
-      `and misroute ${best.broken} that were right; each edit was kept only if it added fixes and broke nothing.`,
-    expectedNetFixes: best.fixed - best.broken,
-    rebase: (incumbentText: string): string | null => rebaseEdits(incumbentText, edits.map((entry) => entry.edit)),
+    scorings,
+    bundle: {
+      text,
+      delta,
+      rationale:
+        `${edits.length} edits together (${edits.map((entry) => describeEdit(entry.edit)).join('; ')}): route ${best.fixed} optimization example(s) right that were misrouted ` +
+        `and misroute ${best.broken} that were right; each edit was kept only if it added fixes and broke nothing.`,
+      expectedNetFixes: best.fixed - best.broken,
+      rebase: (incumbentText: string): string | null => rebaseEdits(incumbentText, edits.map((entry) => entry.edit)),
+    },
   };
 }
 
@@ -391,6 +435,38 @@ function scoresCandidate(
 /** True when `delta` is within `minDistance` (bigram Jaccard distance) of one of `others`. */
 function tooClose(delta: string, others: readonly string[], minDistance: number): boolean {
   return others.some((other) => bigramJaccardDistance(other, delta) < minDistance);
+}
+
+/**
+ * The candidates of `maxEvaluations: 0`: the first `maxCandidates` edits of
+ * `ordered` (ranked by local screening, or in generation order without it)
+ * that apply, fit the length ceiling and were not tried, none scored.
+ */
+function unscored(ordered: readonly GeneratedEdit[], context: ProposalContext, pastDeltas: ReadonlySet<string>, screened: boolean): Candidate[] {
+  const candidates: Candidate[] = [];
+  const seen = new Set<string>();
+  for (const entry of ordered) {
+    if (candidates.length >= context.maxCandidates || context.signal?.aborted === true) break;
+    const text = applyEditToText(context.incumbentText, entry.edit);
+    if (text === null || [...text].length > context.limits.maxArtifactCharacters) continue;
+    const hash = contentHash(text);
+    const delta = changeText(lineChanges(context.incumbentText, text));
+    if (context.triedHashes.has(hash) || seen.has(hash) || pastDeltas.has(delta)) continue;
+    seen.add(hash);
+    const local = 'netFixes' in entry ? (entry as GeneratedEdit & { fixed: number; broken: number; netFixes: number }) : undefined;
+    const { edit } = entry;
+    candidates.push({
+      text,
+      delta,
+      rationale:
+        local !== undefined && screened
+          ? `${capitalize(describeEdit(edit))}: in local screening routes ${local.fixed} optimization example(s) right that were misrouted and misroutes ${local.broken} that were right (net ${local.netFixes}); not scored by the proposer (proposer.maxEvaluations 0).`
+          : `${capitalize(describeEdit(edit))}: suggested by ${entry.sources.size} misrouted example(s); neither screened locally nor scored by the proposer (proposer.maxEvaluations 0).`,
+      ...(local !== undefined && screened ? { expectedNetFixes: local.netFixes } : {}),
+      rebase: (incumbentText: string): string | null => applyEditToText(incumbentText, edit),
+    });
+  }
+  return candidates;
 }
 
 /** The text an example is routed on: its `text`, else its input's (a string, or text fields), else a legacy `goal`. */

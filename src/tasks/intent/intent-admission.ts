@@ -15,7 +15,7 @@
 import type { AdmissionProblem } from '../task.ts';
 import type { ExpectedEntity, ExpectedIntent } from './intent.ts';
 import { acceptedAppTypes } from './intent.ts';
-import { normalizeEntityName } from './names.ts';
+import { normalizeEntityName, singularizeWord } from './names.ts';
 import { analyzeGoal } from './offline/goal-analysis.ts';
 
 /** Longest run of goal words a multi-word entity name is matched against. */
@@ -43,6 +43,14 @@ export interface IntentAdmissionOptions {
  * lemma and surface forms from `analyzeGoal`.
  */
 export function groundingKeys(goal: string): Set<string> {
+  const keys = windowKeys(goal);
+  for (const key of lemmaKeys(goal)) keys.add(key);
+  keys.delete('');
+  return keys;
+}
+
+/** The word-run keys of {@link groundingKeys} (no parse). */
+function windowKeys(goal: string): Set<string> {
   const words = goal
     .normalize('NFKC')
     .toLowerCase()
@@ -52,24 +60,41 @@ export function groundingKeys(goal: string): Set<string> {
     .split(' ')
     .filter((word) => word !== '');
   const keys = new Set<string>();
+  // The words are lower case letters and digits already: normalizeEntityName of a run is the run
+  // with its last word singular (spaced), or the run together singular (joined).
   for (let start = 0; start < words.length; start += 1) {
     for (let size = 1; size <= MAX_NAME_WORDS && start + size <= words.length; size += 1) {
       const window = words.slice(start, start + size);
-      keys.add(normalizeEntityName(window.join(' ')));
-      if (size > 1) keys.add(normalizeEntityName(window.join('')));
+      const head = window.slice(0, -1);
+      keys.add([...head, singularizeWord(window.at(-1)!)].join(' '));
+      if (size > 1) keys.add(singularizeWord(window.join('')));
     }
   }
+  keys.delete('');
+  return keys;
+}
+
+/** The lemma and surface-form keys of {@link groundingKeys} (a full parse of the goal: the costly part). */
+function lemmaKeys(goal: string): Set<string> {
+  const keys = new Set<string>();
   for (const word of analyzeGoal(goal).words) for (const key of word.keys) keys.add(normalizeEntityName(key));
   keys.delete('');
   return keys;
 }
 
 /**
- * Whether a gold entity is grounded in a goal: its name, or one of its
- * aliases, normalised (`normalizeEntityName`: case, separators, camelCase,
- * the head noun singular — "PurchaseOrders" is "purchase order"), is among
- * the goal's {@link groundingKeys}, spaced or run together.
+ * The entities of `entities` (by position) that are not grounded in the goal:
+ * the same verdicts as {@link isEntityGrounded} over {@link groundingKeys},
+ * with the parse done only when the word runs leave an entity ungrounded.
  */
+export function ungroundedEntities(goal: string, entities: readonly ExpectedEntity[]): number[] {
+  const windows = windowKeys(goal);
+  const missing = entities.flatMap((entity, position) => (isEntityGrounded(entity, windows) ? [] : [position]));
+  if (missing.length === 0) return missing;
+  const keys = groundingKeys(goal);
+  return missing.filter((position) => !isEntityGrounded(entities[position]!, keys));
+}
+
 export function isEntityGrounded(entity: ExpectedEntity, keys: ReadonlySet<string>): boolean {
   return [entity.name, ...(entity.aliases ?? [])].some((name) => {
     const normal = normalizeEntityName(name);
@@ -103,15 +128,13 @@ export function intentAdmissionProblems(goal: string, expected: ExpectedIntent, 
       message: appTypes.length === 0 ? 'the gold has no app type (use --partial-gold, or corpusPolicy.partialGold for corpus files, to admit partial gold)' : 'the gold app type is only "other", which is not a known app type',
     });
   }
-  const keys = groundingKeys(goal);
-  entities.forEach((entity, position) => {
-    if (!isEntityGrounded(entity, keys)) {
-      problems.push({
-        reason: 'grounding',
-        field: `expected.entities[${position}].name`,
-        message: `gold entity "${entity.name}"${entity.aliases?.length ? ` (aliases ${entity.aliases.join(', ')})` : ''} does not appear in the goal text, by name, alias or lemma`,
-      });
-    }
-  });
+  for (const position of ungroundedEntities(goal, entities)) {
+    const entity = entities[position]!;
+    problems.push({
+      reason: 'grounding',
+      field: `expected.entities[${position}].name`,
+      message: `gold entity "${entity.name}"${entity.aliases?.length ? ` (aliases ${entity.aliases.join(', ')})` : ''} does not appear in the goal text, by name, alias or lemma`,
+    });
+  }
   return problems;
 }

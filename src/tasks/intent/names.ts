@@ -12,10 +12,14 @@ import { fileURLToPath } from 'node:url';
 type SingularFn = (word: string, model: unknown) => string;
 interface NlpWorld {
   methods: { two: { transform: { noun: { toSingular: SingularFn } } } };
-  model: unknown;
+  model: { two: { irregularPlurals: Record<string, string> } };
 }
 
 let world: NlpWorld | undefined;
+/** compromise's irregular plurals, plural → singular (inverted once: its toSingular inverts them on every call). */
+let irregularSingulars: Map<string, string> | undefined;
+/** The model handed to toSingular once the irregulars are looked up here: its rules only read `two.irregularPlurals`. */
+const RULES_ONLY_MODEL = { two: { irregularPlurals: {} } };
 
 /**
  * compromise's world (its lexicon and inflection rules), loaded on the first
@@ -53,7 +57,9 @@ export function singularizeWord(word: string): string {
   if (EXCEPTIONS[word] !== undefined) result = EXCEPTIONS[word];
   else if (word.length > 3 && !INVARIANT.has(word) && !/(ss|us|is)$/.test(word)) {
     const { methods, model } = nlpWorld();
-    const singular = methods.two.transform.noun.toSingular(word, model);
+    irregularSingulars ??= new Map(Object.entries(model.two.irregularPlurals).map(([singular, plural]) => [plural, singular]));
+    // The same answer as toSingular(word, model), without its per-call inversion of the irregulars.
+    const singular = irregularSingulars.get(word) ?? methods.two.transform.noun.toSingular(word, RULES_ONLY_MODEL);
     if (typeof singular === 'string' && singular.length > 0) result = singular;
   }
   if (cache.size > 50_000) cache.clear();
@@ -66,6 +72,17 @@ export function singularizeWord(word: string): string {
  * split into single spaces, punctuation dropped, last word singular.
  */
 export function normalizeEntityName(name: string): string {
+  const cached = normalCache.get(name);
+  if (cached !== undefined) return cached;
+  const normal = normalizeUncached(name);
+  if (normalCache.size > 50_000) normalCache.clear();
+  normalCache.set(name, normal);
+  return normal;
+}
+
+const normalCache = new Map<string, string>();
+
+function normalizeUncached(name: string): string {
   const spaced = name
     .normalize('NFKC')
     .replace(/([a-z0-9])([A-Z])/g, '$1 $2')

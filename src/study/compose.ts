@@ -55,7 +55,7 @@ import type { StudyHeadline } from './loaded-study.ts';
 import { DEFAULT_COMMAND_CONCURRENCY, DEFAULT_COMMAND_TIMEOUT_MS } from './config.ts';
 
 /** The parts of a config composition reads. */
-export type CompositionConfig = Pick<StudyConfig, 'task' | 'corpusPolicy' | 'executor' | 'proposer' | 'dir' | 'configPath' | 'lines' | 'weights'>;
+export type CompositionConfig = Pick<StudyConfig, 'task' | 'corpusPolicy' | 'executor' | 'proposer' | 'dir' | 'configPath' | 'lines' | 'weights' | 'gate'>;
 
 /** The task of a study, with its record format. */
 export interface ComposedTask {
@@ -269,6 +269,10 @@ export function composeProposer(config: CompositionConfig, task: Task, parts: Pr
     return createKeywordRulesProposer({
       ...(settings.maxEvaluations !== undefined ? { maxEvaluations: settings.maxEvaluations } : {}),
       ...(settings.maxScreened !== undefined ? { maxScreened: settings.maxScreened } : {}),
+      // The gate skips a delta this close to one tried before; the proposer does not spend a slot on one.
+      minDeltaDistance: config.gate.minDeltaDistance,
+      // Only the routing-rules executor reads a `scores` section (format 2); a command program may not.
+      learnScores: config.executor.kind === 'routing-rules',
     });
   }
   return createLazyErrorDrivenProposer({

@@ -148,7 +148,7 @@ const proposerSchema = z
      * Error-driven proposer only: most candidate artifacts it scores itself on
      * the optimization partition per round (integer ≥ 0). Default 60 for the
      * intent playbook proposer, 76 for the keyword-rules proposer (40 single
-     * edits and 36 bundle steps). 0: it scores none and proposes its best
+     * edits, and 36 for its learned scores and bundles). 0: it scores none and proposes its best
      * locally screened edits unscored (or, with `maxScreened: 0`, the first
      * edits it generates); the gate evaluates every candidate either way.
      */

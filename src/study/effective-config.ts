@@ -309,7 +309,7 @@ function derive(key: string, context: Context): Derived | undefined {
       const value = playbook
         ? evaluations ? DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS : DEFAULT_ERROR_DRIVEN_MAX_SCREENED
         : evaluations ? DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS : DEFAULT_KEYWORD_RULES_MAX_SCREENED;
-      return { value, note: playbook ? 'the intent playbook proposer' : evaluations ? 'the keyword-rules proposer: 40 single edits and 36 bundle steps' : 'the keyword-rules proposer' };
+      return { value, note: playbook ? 'the intent playbook proposer' : evaluations ? 'the keyword-rules proposer: 40 single edits, and 36 for the learned scores and the bundles' : 'the keyword-rules proposer' };
     }
     case 'gate.incumbentRepeats':
       return context.deterministic

@@ -15,13 +15,19 @@
  *   matches "refunds" and "refunded"; `credit card*` matches "credit cards".
  * - A rule matches when at least one `any` term, every `all` term and no
  *   `none` term matches. The first matching rule in file order gives the
- *   label; when none matches, the label is the file's `default`.
+ *   label.
+ * - When no rule matches (format version 2): every `scores` entry adds its
+ *   weight to its queue once for each of its terms that matches; the queue
+ *   with the highest total above 0 gives the label (a tie goes to the queue
+ *   listed first in `queues`, else to the queue whose first entry comes
+ *   first in the file).
+ * - Otherwise the label is the file's `default`.
  *
  * @example
  * ```ts
  * const rules = parseRoutingRules('default: technical\nrules:\n  - {queue: billing, any: [charged twice]}\n');
  * routeText(rules, 'I was CHARGED, twice!').label; // 'billing'
- * routeText(rules, 'The app crashes').label; // 'technical' (the default; rule null)
+ * routeText(rules, 'The app crashes').label; // 'technical' (the default; rule null, by 'default')
  * ```
  *
  * @module
@@ -36,10 +42,14 @@ export interface PreparedText {
 
 /** Where a text was routed. */
 export interface RouteResult {
-  /** The queue: the first matching rule's, else the default. */
+  /** The queue: the first matching rule's, else the best-scoring queue's, else the default. */
   label: string;
-  /** The rule that matched (the very object of `rules.rules`), or null when the default answered. */
+  /** The rule that matched (the very object of `rules.rules`), or null when the scores or the default answered. */
   rule: RoutingRule | null;
+  /** What decided: a rule, the scores, or the default. */
+  by: 'rule' | 'scores' | 'default';
+  /** The queues' totals when no rule matched and the file has scores (queues with a total above 0 only); else null. */
+  totals: Readonly<Record<string, number>> | null;
 }
 
 const WORD_SEPARATOR = /[^\p{L}\p{N}]+/u;
@@ -104,7 +114,31 @@ export function ruleMatches(rule: RoutingRule, text: PreparedText | string): boo
 export function routeText(rules: RoutingRules, text: PreparedText | string): RouteResult {
   const prepared = typeof text === 'string' ? prepareText(text) : text;
   for (const rule of rules.rules) {
-    if (ruleMatches(rule, prepared)) return { label: rule.queue, rule };
+    if (ruleMatches(rule, prepared)) return { label: rule.queue, rule, by: 'rule', totals: null };
   }
-  return { label: rules.default, rule: null };
+  if (rules.scores === undefined || rules.scores.length === 0) return { label: rules.default, rule: null, by: 'default', totals: null };
+  const totals = scoreText(rules, prepared);
+  const order = rules.queues ?? [...new Set(rules.scores.map((score) => score.queue))];
+  let best: string | undefined;
+  for (const queue of order) {
+    const total = totals[queue] ?? 0;
+    if (total > 0 && (best === undefined || total > totals[best]!)) best = queue;
+  }
+  return best === undefined ? { label: rules.default, rule: null, by: 'default', totals } : { label: best, rule: null, by: 'scores', totals };
+}
+
+/**
+ * The queues' score totals of a text (see the module comment): for each
+ * `scores` entry, its weight times the number of its terms that match,
+ * summed by queue. Only queues with a total above 0 appear.
+ */
+export function scoreText(rules: RoutingRules, text: PreparedText | string): Record<string, number> {
+  const prepared = typeof text === 'string' ? prepareText(text) : text;
+  const totals: Record<string, number> = {};
+  for (const score of rules.scores ?? []) {
+    let found = 0;
+    for (const term of score.terms) if (termMatches(term, prepared)) found += 1;
+    if (found > 0) totals[score.queue] = (totals[score.queue] ?? 0) + found * score.weight;
+  }
+  return totals;
 }

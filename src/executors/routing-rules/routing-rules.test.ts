@@ -9,6 +9,7 @@ import {
   routingQueues,
   ruleMatches,
   safeParseRoutingRules,
+  scoreText,
   termMatches,
   termWords,
 } from './index.ts';
@@ -162,12 +163,79 @@ describe('routeText', () => {
   const rules = parseRoutingRules(RULES);
 
   it('takes the first matching rule in order, else the default', () => {
-    expect(routeText(rules, 'I was hacked and then charged twice')).toEqual({ label: 'security', rule: rules.rules[0] });
-    expect(routeText(rules, 'Where is my refund?')).toEqual({ label: 'billing', rule: rules.rules[1] });
-    expect(routeText(rules, 'Refund for the gift card please')).toEqual({ label: 'technical', rule: null });
-    expect(routeText(rules, 'Need to reset my password')).toEqual({ label: 'account', rule: rules.rules[2] });
-    expect(routeText(rules, 'The app crashes on start')).toEqual({ label: 'technical', rule: null });
-    expect(routeText(rules, prepareText('INVOICE 44 is wrong'))).toEqual({ label: 'billing', rule: rules.rules[1] });
+    const byRule = (index: number) => ({ rule: rules.rules[index], by: 'rule', totals: null });
+    const byDefault = { label: 'technical', rule: null, by: 'default', totals: null };
+    expect(routeText(rules, 'I was hacked and then charged twice')).toEqual({ label: 'security', ...byRule(0) });
+    expect(routeText(rules, 'Where is my refund?')).toEqual({ label: 'billing', ...byRule(1) });
+    expect(routeText(rules, 'Refund for the gift card please')).toEqual(byDefault);
+    expect(routeText(rules, 'Need to reset my password')).toEqual({ label: 'account', ...byRule(2) });
+    expect(routeText(rules, 'The app crashes on start')).toEqual(byDefault);
+    expect(routeText(rules, prepareText('INVOICE 44 is wrong'))).toEqual({ label: 'billing', ...byRule(1) });
+  });
+});
+
+describe('scores (format version 2)', () => {
+  const SCORED = `${RULES}
+scores:
+  - queue: billing
+    weight: 2
+    terms: [receipt*, declined]
+  - queue: account
+    weight: 1
+    terms: [merge, profile, card]
+  - queue: security
+    weight: 1.5
+    terms: [card]
+`;
+  const rules = parseRoutingRules(SCORED);
+
+  it('parses score entries with their weights and trimmed terms', () => {
+    expect(rules.scores).toEqual([
+      { queue: 'billing', weight: 2, terms: ['receipt*', 'declined'] },
+      { queue: 'account', weight: 1, terms: ['merge', 'profile', 'card'] },
+      { queue: 'security', weight: 1.5, terms: ['card'] },
+    ]);
+    expect(parseRoutingRules(RULES).scores).toBeUndefined();
+    expect(routingQueues(parseRoutingRules('default: a\nrules: []\nscores:\n  - {queue: b, weight: 1, terms: [x]}\n'))).toEqual(['a', 'b']);
+  });
+
+  it('consults the scores only when no rule matches; the highest total wins, then the default', () => {
+    // A rule still decides first.
+    expect(routeText(rules, 'hacked, and my receipt is missing')).toMatchObject({ label: 'security', by: 'rule', totals: null });
+    // 2 × 2 for billing against 1 × 1 for account.
+    expect(routeText(rules, 'My card was declined and I need the receipts on my profile')).toEqual({
+      label: 'billing',
+      rule: null,
+      by: 'scores',
+      totals: { billing: 4, account: 2, security: 1.5 },
+    });
+    // Each term counts once, however often it occurs: profile profile profile = 1.
+    expect(routeText(rules, 'profile profile profile, merge')).toMatchObject({ label: 'account', totals: { account: 2 } });
+    // No score term: the default, with empty totals.
+    expect(routeText(rules, 'The app crashes on start')).toEqual({ label: 'technical', rule: null, by: 'default', totals: {} });
+    expect(scoreText(rules, 'card')).toEqual({ account: 1, security: 1.5 });
+  });
+
+  it('breaks a tie by the order of queues, else by the first entry of each queue', () => {
+    // account (1) = account card (1) … security card 1.5 > account 1: security; merge + card: account 2 > security 1.5.
+    expect(routeText(rules, 'merge card')).toMatchObject({ label: 'account', totals: { account: 2, security: 1.5 } });
+    const tie = 'queues: [a, b]\ndefault: a\nrules: []\nscores:\n  - {queue: b, weight: 1, terms: [x]}\n  - {queue: a, weight: 1, terms: [x]}\n';
+    expect(routeText(parseRoutingRules(tie), 'x').label).toBe('a');
+    const undeclared = 'default: c\nrules: []\nscores:\n  - {queue: b, weight: 1, terms: [x]}\n  - {queue: a, weight: 1, terms: [x]}\n';
+    expect(routeText(parseRoutingRules(undeclared), 'x').label).toBe('b');
+  });
+
+  it('names the line and field of a bad score entry', () => {
+    const at = (text: string) => thrown(() => parseRoutingRules(text, 'rules.yaml')).message;
+    expect(at(SCORED.replace('weight: 2', 'weight: 0'))).toBe('rules.yaml:21: scores[0].weight: a weight is a number above 0');
+    expect(at(SCORED.replace('weight: 2', 'weight: two'))).toBe('rules.yaml:21: scores[0].weight: a weight is a number above 0');
+    expect(at(SCORED.replace('weight: 2', 'weight: 5000'))).toBe('rules.yaml:21: scores[0].weight: a weight is at most 1000');
+    expect(at(SCORED.replace('queue: billing\n    weight', 'queue: biling\n    weight'))).toBe(
+      'rules.yaml:20: scores[0].queue: "biling" is not a declared queue (queues: billing, technical, account, security)',
+    );
+    expect(at(SCORED.replace('terms: [merge, profile, card]', 'terms: []'))).toBe('rules.yaml:25: scores[1].terms: a score entry needs at least one term in "terms"');
+    expect(at(SCORED.replace('terms: [merge, profile, card]', 'terms: [merge, "*"]'))).toBe('rules.yaml:25: scores[1].terms[1]: "*" has no letter or digit to match');
+    expect(at(SCORED.replace('    weight: 1.5\n', '    weight: 1.5\n    any: [x]\n'))).toBe('rules.yaml:28: scores[2].any: unknown key "any" (allowed: queue, weight, terms)');
   });
 });
 
@@ -176,8 +244,8 @@ describe('routing-rules executor', () => {
   const run = (text: string, artifact = RULES) => executor.execute({ input: text, text, artifact, repeat: 0, exampleId: 'x' });
 
   it('is deterministic and names the format version', () => {
-    expect(executor.id).toBe('routing-rules@1');
-    expect(ROUTING_RULES_EXECUTOR_ID).toBe('routing-rules@1');
+    expect(executor.id).toBe('routing-rules@2');
+    expect(ROUTING_RULES_EXECUTOR_ID).toBe('routing-rules@2');
     expect(executor.deterministic).toBe(true);
   });
 

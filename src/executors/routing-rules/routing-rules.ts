@@ -13,7 +13,22 @@
  *     any: [invoice, charged twice, refund*]   # at least one of these occurs (required, non-empty)
  *     all: [card]                              # every one of these occurs (optional)
  *     none: [gift card]                        # none of these occurs (optional)
+ * scores:                                 # optional (format version 2): consulted only when no rule matches
+ *   - queue: billing
+ *     weight: 2                           # a number > 0 (at most 1000)
+ *     terms: [receipt*, declined]         # each term that occurs adds the weight to the queue (required, non-empty)
+ *   - queue: account
+ *     weight: 1
+ *     terms: [merge, profile]
  * ```
+ *
+ * `rules` decide: the first rule that matches gives the queue. When none
+ * matches and the file has `scores`, every score entry adds its `weight` to
+ * its queue once for each of its `terms` that occurs in the text; the queue
+ * with the highest total wins (a tie goes to the queue listed first in
+ * `queues`, else the queue whose first entry comes first). When no rule
+ * matches and no score term occurs, the text goes to `default`. A file with
+ * no `scores` routes exactly as in format version 1.
  *
  * A term is a keyword or a phrase, matched case-insensitively on word
  * boundaries (see `route-text.ts`): `card` matches "Card!" but not
@@ -21,8 +36,9 @@
  * "charged, twice". A term whose last word ends with `*` matches that word as
  * a prefix: `refund*` matches "refund", "refunds" and "refunded".
  *
- * Unknown keys are errors; so are a queue outside `queues`, a duplicate rule
- * id or queue, and a term with no word in it. Errors are {@link InputError}s
+ * Unknown keys are errors; so are a queue outside `queues` (in a rule or a
+ * score entry), a duplicate rule id or queue, a weight that is not a number
+ * above 0, and a term with no word in it. Errors are {@link InputError}s
  * naming the file, the line and the field
  * (`rules.yaml:7: rules[1].queue: ...`).
  *
@@ -30,6 +46,7 @@
  * ```ts
  * const rules = parseRoutingRules('default: technical\nrules:\n  - queue: billing\n    any: [invoice]\n');
  * rules.rules[0]; // { queue: 'billing', any: ['invoice'], all: [], none: [] }
+ * rules.scores; // undefined (the file has no `scores` section)
  * ```
  *
  * @module
@@ -39,13 +56,23 @@ import { type InputError, isKloopError } from '../../errors.ts';
 import { parseLocatedYaml, parseWithSchema } from '../../program/yaml-locations.ts';
 import { termWords } from './route-text.ts';
 
-/** Version of the rules format and of its matching semantics; part of the executor id. */
-export const ROUTING_RULES_FORMAT_VERSION = 1;
+/**
+ * Version of the rules format and of its matching semantics; part of the
+ * executor id. 1: ordered rules and a default; 2: adds `scores` (a file
+ * without them routes as in 1).
+ */
+export const ROUTING_RULES_FORMAT_VERSION = 2;
 
 /** Most rules a file may hold. */
 export const MAX_ROUTING_RULES = 1000;
 
-/** Most terms in one list (`any`, `all` or `none`) of one rule. */
+/** Most score entries a file may hold. */
+export const MAX_ROUTING_SCORES = 1000;
+
+/** Largest weight of a score entry. */
+export const MAX_SCORE_WEIGHT = 1000;
+
+/** Most terms in one list (`any`, `all` or `none` of a rule, `terms` of a score entry). */
 export const MAX_TERMS_PER_LIST = 500;
 
 /** One rule, as parsed: the lists are present (empty when absent in the file), terms as written (trimmed). */
@@ -62,14 +89,26 @@ export interface RoutingRule {
   none: readonly string[];
 }
 
+/** One score entry, as parsed: terms as written (trimmed). */
+export interface RoutingScore {
+  /** The queue the weight goes to. */
+  queue: string;
+  /** Added to the queue's total once for each term that occurs; a number above 0. */
+  weight: number;
+  /** The terms. Never empty. */
+  terms: readonly string[];
+}
+
 /** A parsed routing-rules file. */
 export interface RoutingRules {
   /** The declared queues, when the file lists them. */
   queues?: readonly string[];
-  /** The queue of a text no rule matches. */
+  /** The queue of a text no rule matches and no score term occurs in. */
   default: string;
   /** The rules, in file order: the first that matches wins. */
   rules: readonly RoutingRule[];
+  /** The score entries, in file order, when the file has a `scores` section (consulted only when no rule matches). */
+  scores?: readonly RoutingScore[];
 }
 
 /** The outcome of {@link safeParseRoutingRules}. */
@@ -107,6 +146,15 @@ const ruleSchema = z.strictObject({
   none: termListSchema.default([]),
 });
 
+const scoreSchema = z.strictObject({
+  queue: queueSchema,
+  weight: z
+    .number({ error: 'a weight is a number above 0' })
+    .positive('a weight is a number above 0')
+    .max(MAX_SCORE_WEIGHT, `a weight is at most ${MAX_SCORE_WEIGHT}`),
+  terms: termListSchema.min(1, 'a score entry needs at least one term in "terms"'),
+});
+
 const rulesFileSchema = z
   .strictObject({
     queues: z
@@ -115,6 +163,7 @@ const rulesFileSchema = z
       .optional(),
     default: queueSchema,
     rules: z.array(ruleSchema).max(MAX_ROUTING_RULES, `a file holds at most ${MAX_ROUTING_RULES} rules`),
+    scores: z.array(scoreSchema).max(MAX_ROUTING_SCORES, `a file holds at most ${MAX_ROUTING_SCORES} score entries`).optional(),
   })
   .superRefine((file, context) => {
     if (file.queues !== undefined) {
@@ -130,6 +179,11 @@ const rulesFileSchema = z
       file.rules.forEach((rule, index) => {
         if (!seen.has(rule.queue)) {
           context.addIssue({ code: 'custom', path: ['rules', index, 'queue'], message: `"${rule.queue}" is not a declared queue ${declared}` });
+        }
+      });
+      (file.scores ?? []).forEach((score, index) => {
+        if (!seen.has(score.queue)) {
+          context.addIssue({ code: 'custom', path: ['scores', index, 'queue'], message: `"${score.queue}" is not a declared queue ${declared}` });
         }
       });
     }
@@ -179,6 +233,7 @@ export function parseRoutingRules(text: string, file = 'rules.yaml'): RoutingRul
     ...(parsed.queues !== undefined ? { queues: parsed.queues } : {}),
     default: parsed.default,
     rules,
+    ...(parsed.scores !== undefined ? { scores: parsed.scores.map((score) => ({ queue: score.queue, weight: score.weight, terms: score.terms })) } : {}),
   };
 }
 
@@ -198,8 +253,8 @@ export function safeParseRoutingRules(text: string, file = 'rules.yaml'): Routin
   }
 }
 
-/** The queues a rules file can answer: its declared `queues`, else the default and every rule's queue (first use order). */
+/** The queues a rules file can answer: its declared `queues`, else the default, every rule's and every score entry's queue (first use order). */
 export function routingQueues(rules: RoutingRules): string[] {
   if (rules.queues !== undefined) return [...rules.queues];
-  return [...new Set([rules.default, ...rules.rules.map((rule) => rule.queue)])];
+  return [...new Set([rules.default, ...rules.rules.map((rule) => rule.queue), ...(rules.scores ?? []).map((score) => score.queue)])];
 }

@@ -24,7 +24,7 @@
  */
 import { prepareText, routeText, ruleMatches, termMatches, termWords, type PreparedText } from '../../executors/routing-rules/route-text.ts';
 import type { RoutingRules } from '../../executors/routing-rules/routing-rules.ts';
-import { applyEditToRules, referenceOf, type RoutingRuleEdit } from './rules-edit.ts';
+import { applyEditToRules, referenceOf, resolveReference, type RoutingRuleEdit } from './rules-edit.ts';
 
 /** One optimization example as the proposer reads it. */
 export interface RoutingEvidence {
@@ -63,9 +63,42 @@ const STOP_WORDS = new Set(
     'each few over under off once him her his hers she he we us i me my mine it a an of to in on at by or is be do so if no ' +
     'yes hi hello hey dear thanks thank please pls regards cheers sorry still now today yesterday since because while ' +
     'one two three again ever never even really much many lot lots thing things way anyone someone something anything ' +
-    'help need want know like let make made see said say tell told asked ask am im ive dont didnt cant wont isnt its'
+    'help need want know like let make made see said say says tell told asked ask am im ive dont didnt cant wont isnt its ' +
+    // What is left of a contraction once the apostrophe splits it ("didn't" → "didn t").
+    'don didn doesn isn wasn weren aren haven hasn hadn couldn wouldn shouldn won ll ve re ' +
+    'four five six seven eight nine ten first second third ' +
+    // The field names of a ticket written as fields (`subject: …\nbody: …`, see textOfInput).
+    'subject body ' +
+    // Indefinite pronouns and adverbs of degree, time and manner: they occur in tickets of every queue.
+    'everything everyone everybody nothing nobody anybody somebody somewhere anywhere everywhere nowhere whatever ' +
+    'already exactly always almost actually maybe perhaps probably anymore else instead quite rather enough yet ' +
+    'soon later either neither both every another whole ' +
+    // Modal verbs and verbs of opinion or attempt: they carry no topic.
+    'must might may shall think thought seem seems seemed look looks looked feel guess wonder try tried trying going'
   ).split(' '),
 );
+
+/**
+ * Words a phrase may not end with (a conjunction, an article or determiner,
+ * a copula or auxiliary, a pronoun, a preposition that is not a verb's
+ * particle): "back and", "order is", "card on" say no more than their first
+ * word. Particles stay ("log in", "locked out", "send it back").
+ */
+const PHRASE_END_STOP = new Set(
+  ('and or but nor so yet the a an this that these those some any every each my your our their his her its ' +
+    'is are was were be been am has have had do does did will would can could should to of for from with at by as than ' +
+    'i me you he she we they it them us if when because since while').split(' '),
+);
+
+/** Words a phrase may not start with (a conjunction, an article or a copula): "an order", "and the", "is broken". */
+const PHRASE_START_STOP = new Set('and or but nor so the a an is are was were be been am'.split(' '));
+
+/** True when two consecutive words make a candidate phrase (see {@link candidateTerms}). */
+function isCandidatePhrase(word: string, next: string): boolean {
+  if (!(isContentWord(word) || isContentWord(next))) return false;
+  if (/^\p{N}+$/u.test(word) || /^\p{N}+$/u.test(next) || word.length < 2 || next.length < 2) return false;
+  return !PHRASE_END_STOP.has(next) && !PHRASE_START_STOP.has(word);
+}
 
 /** True when a word may stand in a candidate term. */
 function isContentWord(word: string): boolean {
@@ -93,8 +126,10 @@ const CLAUSE_BREAK = /[.!?;:,()[\]{}"\n]+/u;
 
 /**
  * The candidate terms of a text: content words, their prefix forms (see
- * {@link prefixTerm}), and bigrams within a clause with at least one content
- * word and no number; in text order, each once.
+ * {@link prefixTerm}; none whose stem is a stop word), and bigrams within a clause with at least one content
+ * word and no number, that neither end with a function word other than a
+ * verb's particle (`log in` yes, `back and` no) nor start with an article,
+ * a conjunction or a copula (`an order` no); in text order, each once.
  */
 export function candidateTerms(text: string): string[] {
   const terms = new Set<string>();
@@ -104,13 +139,12 @@ export function candidateTerms(text: string): string[] {
       if (isContentWord(word)) {
         terms.add(word);
         const prefix = prefixTerm(word);
-        if (prefix !== undefined) terms.add(prefix);
+        // `wanted` is a content word but `want*` would match the stop word `want`.
+        if (prefix !== undefined && !STOP_WORDS.has(prefix.slice(0, -1))) terms.add(prefix);
       }
       const next = words[index + 1];
       if (next === undefined) return;
-      if ((isContentWord(word) || isContentWord(next)) && !/^\p{N}+$/u.test(word) && !/^\p{N}+$/u.test(next) && word.length > 1 && next.length > 1) {
-        terms.add(`${word} ${next}`);
-      }
+      if (isCandidatePhrase(word, next)) terms.add(`${word} ${next}`);
     });
   }
   return [...terms];
@@ -119,6 +153,43 @@ export function candidateTerms(text: string): string[] {
 /** Builds the evidence of one example. */
 export function evidenceOf(id: string, text: string, expected: string): RoutingEvidence {
   return { id, text: prepareText(text), terms: candidateTerms(text), expected };
+}
+
+/** Positions of the examples each term matches, per evidence list (an inverted index built as terms are asked for). */
+const positionsByEvidence = new WeakMap<readonly RoutingEvidence[], Map<string, readonly number[]>>();
+
+/**
+ * The positions (ascending) of the examples of `evidence` whose text `term`
+ * matches; computed once per term and evidence list, then read from a cache
+ * that lives as long as the list.
+ */
+export function examplesMatching(evidence: readonly RoutingEvidence[], term: string): readonly number[] {
+  let cache = positionsByEvidence.get(evidence);
+  if (cache === undefined) {
+    cache = new Map();
+    positionsByEvidence.set(evidence, cache);
+  }
+  let positions = cache.get(term);
+  if (positions === undefined) {
+    const found: number[] = [];
+    evidence.forEach((example, index) => {
+      if (termMatches(term, example.text)) found.push(index);
+    });
+    positions = found;
+    cache.set(term, positions);
+  }
+  return positions;
+}
+
+/**
+ * The positions of the examples whose route `edit` may change (see
+ * {@link touchedBy}): from the inverted index for a term edit, else by
+ * testing every example.
+ */
+export function examplesTouched(rules: RoutingRules, evidence: readonly RoutingEvidence[], edit: RoutingRuleEdit): readonly number[] {
+  if (edit.kind !== 'moveRule' && edit.kind !== 'setScores') return examplesMatching(evidence, edit.term);
+  const touches = touchedBy(rules, edit);
+  return evidence.flatMap((example, index) => (touches(example.text) ? [index] : []));
 }
 
 /** Queue counts of the examples containing each term. */
@@ -131,8 +202,9 @@ function countTerms(evidence: readonly RoutingEvidence[], misrouted: readonly Ro
     for (const term of example.terms) {
       if (counts.has(term)) continue;
       const byQueue = new Map<string, number>();
-      for (const other of evidence) {
-        if (termMatches(term, other.text)) byQueue.set(other.expected, (byQueue.get(other.expected) ?? 0) + 1);
+      for (const position of examplesMatching(evidence, term)) {
+        const other = evidence[position]!;
+        byQueue.set(other.expected, (byQueue.get(other.expected) ?? 0) + 1);
       }
       counts.set(term, byQueue);
     }
@@ -255,6 +327,10 @@ export interface ScreenedEdit extends GeneratedEdit {
   /** Examples routed right before and wrong after. */
   broken: number;
   netFixes: number;
+  /** Ids of the examples counted in `fixed`. */
+  fixedIds: Set<string>;
+  /** Ids of the examples counted in `broken`. */
+  brokenIds: Set<string>;
 }
 
 /**
@@ -275,21 +351,38 @@ export function screenRoutingEdits(
   for (const generated of edits.slice(0, limit)) {
     const edited = applyEditToRules(rules, generated.edit);
     if (edited === null) continue;
-    let fixed = 0;
-    let broken = 0;
-    evidence.forEach((example, index) => {
+    const fixedIds = new Set<string>();
+    const brokenIds = new Set<string>();
+    for (const index of examplesTouched(rules, evidence, generated.edit)) {
+      const example = evidence[index]!;
       const right = routeText(edited, example.text).label === example.expected;
-      if (right && !before[index]) fixed += 1;
-      else if (!right && before[index]) broken += 1;
-    });
-    if (fixed === 0 && broken === 0) continue;
-    screened.push({ ...generated, rules: edited, fixed, broken, netFixes: fixed - broken });
+      if (right && !before[index]) fixedIds.add(example.id);
+      else if (!right && before[index]) brokenIds.add(example.id);
+    }
+    if (fixedIds.size === 0 && brokenIds.size === 0) continue;
+    screened.push({ ...generated, rules: edited, fixed: fixedIds.size, broken: brokenIds.size, netFixes: fixedIds.size - brokenIds.size, fixedIds, brokenIds });
   }
   return screened;
 }
 
+/**
+ * A test that is false for every text whose route an edit cannot change: a
+ * term edit changes only texts containing its term, a move only texts the
+ * moved rule matches, new scores any text (a shortcut for screening; exact,
+ * never an estimate).
+ */
+export function touchedBy(rules: RoutingRules, edit: RoutingRuleEdit): (text: PreparedText) => boolean {
+  if (edit.kind === 'setScores') return () => true;
+  if (edit.kind === 'moveRule') {
+    const index = resolveReference(rules, edit.rule);
+    const moved = rules.rules[index];
+    return moved === undefined ? () => false : (text) => ruleMatches(moved, text);
+  }
+  return (text) => termMatches(edit.term, text);
+}
+
 /** Order of kinds in a tie: the narrowest change first. */
-const KIND_RANK: Readonly<Record<RoutingRuleEdit['kind'], number>> = { addTerm: 0, addExclusion: 1, moveRule: 2, removeTerm: 3, addRule: 4 };
+const KIND_RANK: Readonly<Record<RoutingRuleEdit['kind'], number>> = { addTerm: 0, addExclusion: 1, moveRule: 2, removeTerm: 3, addRule: 4, setScores: 5 };
 
 /**
  * Ranking of screened (or evaluated) edits: net fixes, fewer broken, a term

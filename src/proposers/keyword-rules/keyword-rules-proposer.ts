@@ -1,14 +1,28 @@
 /**
  * The keyword-rules proposer: the offline error-driven proposer for a
  * routing-rules artifact (`executor: { kind: routing-rules }` with
- * `proposer: { kind: error-driven }`), in the tradition of
- * transformation-based learning (Brill 1995) like the intent playbook's
- * proposer: read the misrouted optimization examples, generate small single
- * edits from them (`edit-candidates.ts`), screen them locally by re-routing
- * the optimization examples, score the best with the frozen evaluator
- * (`context.evaluateOptimization`, at most `maxEvaluations` per round), and
- * rank by net fixes (examples whose score rose minus examples whose score
- * fell).
+ * `proposer: { kind: error-driven }`). Each round it returns, best kind
+ * first, up to `context.maxCandidates` of:
+ *
+ * 1. **learned scores** (`learn-scores.ts`): a `scores` section of weighted
+ *    terms learned from every optimization example, its size chosen by
+ *    k-fold cross-validation on the optimization examples; only when the
+ *    study routes as `routeText` does (local screening), `learnScores` is on
+ *    and the program lets `scores` change;
+ * 2. **keyword bundles** (`vocabulary-bundles.ts`): single edits that each
+ *    fix an example besides the one they were read from, pass a precision
+ *    bar and break nothing, applied together (one bundle per bar, strictest
+ *    first, near-duplicates left out);
+ * 3. **single edits**, in the tradition of transformation-based learning
+ *    (Brill 1995) like the intent playbook's proposer: generated from the
+ *    misrouted optimization examples (`edit-candidates.ts`), screened locally
+ *    by re-routing the optimization examples, the best scored with the
+ *    frozen evaluator (`context.evaluateOptimization`, at most
+ *    `maxEvaluations` per round) and ranked by net fixes (examples whose
+ *    score rose minus examples whose score fell).
+ *
+ * Every candidate returned was scored with the frozen evaluator and has at
+ * least `minNetFixes` net fixes on optimization.
  *
  * It reads only its {@link ProposalContext}: the optimization examples and
  * the incumbent's scores on them. An example is read as
@@ -40,18 +54,21 @@ import {
   type GeneratedEdit,
   type RoutingEvidence,
 } from './edit-candidates.ts';
-import { applyEditToText, describeEdit } from './rules-edit.ts';
+import { applyEditToText, applyEditsToText, describeEdit, type RoutingRuleEdit } from './rules-edit.ts';
+import { buildVocabularyBundle, compareByGenerality, generalityOf, type BundleBars } from './vocabulary-bundles.ts';
+import { chooseScores, SCORE_FOLDS, type ChosenScores } from './learn-scores.ts';
+import { bigramJaccardDistance } from '../../stats/bigram-jaccard-distance.ts';
 
 /** Implementation id, stored with each experiment. */
-export const KEYWORD_RULES_PROPOSER_ID = 'keyword-rules@1';
+export const KEYWORD_RULES_PROPOSER_ID = 'keyword-rules@2';
 
-/** Default `maxEvaluations` of the keyword-rules proposer: 40 single edits and 36 bundle steps per round. */
+/** Default `maxEvaluations` of the keyword-rules proposer: 40 single edits, and 36 for the learned scores and the bundles, per round. */
 export const DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS = 76;
 /** Default `maxScreened` of the keyword-rules proposer. */
 export const DEFAULT_KEYWORD_RULES_MAX_SCREENED = 5000;
 /** Single edits that may always use the whole budget (up to this many). */
 const SINGLE_EVALUATIONS = 40;
-/** Evaluations per round kept for bundles beyond the first 40 (3 bundles of at most 12 steps). */
+/** Evaluations per round kept beyond the first 40 for the learned scores and the bundles (3 bundles of at most 12 steps without local routing). */
 const BUNDLE_RESERVE = 36;
 /** Most steps (evaluations) of one bundle. */
 const MAX_BUNDLE_STEPS = 12;
@@ -60,19 +77,23 @@ const MAX_BUNDLE_STEPS = 12;
 export interface KeywordRulesProposerOptions {
   /**
    * Most candidate texts scored with `evaluateOptimization` per round, single
-   * edits and bundle steps together (default {@link DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS}, 76:
-   * up to 40 single edits and 36 bundle steps). Single edits take at most
-   * `max(40, maxEvaluations − 36)` of them (all of them up to 40); bundles (at
-   * most 3, at most 12 steps each) take what is left. 0: the proposer scores nothing
-   * itself and returns its best locally screened edits (ranked by local net
-   * fixes), or without local screening the first edits generated; the gate
-   * evaluates them as it does every candidate.
+   * edits, learned scores and bundles together (default {@link DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS}, 76:
+   * up to 40 single edits and 36 for the rest). Single edits take at most
+   * `max(40, maxEvaluations − 36)` of them (all of them up to 40); the learned
+   * scores (one scoring), then the bundles take what is left: one scoring a
+   * bundle built locally (at most 4), else one a step (at most 3 bundles of
+   * 12 steps). 0: the proposer scores nothing itself and returns its best
+   * locally screened single edits (ranked by local net fixes), or without
+   * local screening the first edits generated, and neither scores nor
+   * bundles; the gate evaluates them as it does every candidate.
    */
   maxEvaluations?: number;
   /**
-   * Most edits screened locally per round (default {@link DEFAULT_KEYWORD_RULES_MAX_SCREENED}, 5000).
-   * 0: no local screening: the edits go to `evaluateOptimization` in
-   * generation order (up to `maxEvaluations`), as with `localScreening: false`.
+   * Most candidates screened locally per round (default {@link DEFAULT_KEYWORD_RULES_MAX_SCREENED}, 5000):
+   * single edits first, then the learned scores and each bundle (one each) in
+   * what the single edits left. 0: no local screening: the edits go to
+   * `evaluateOptimization` in generation order (up to `maxEvaluations`), as
+   * with `localScreening: false`, and neither scores nor local bundles are built.
    */
   maxScreened?: number;
   /**
@@ -88,7 +109,37 @@ export interface KeywordRulesProposerOptions {
   maxTermsPerExample?: number;
   /** Smallest share of the gold queue among the optimization examples containing a new term (default 0.5). */
   minTermPrecision?: number;
+  /**
+   * Smallest bigram Jaccard distance of a bundle's delta from every delta
+   * tried before and from the round's other bundles (default 0.2, the gate's
+   * `minDeltaDistance` default): a closer one would be skipped as a
+   * near-duplicate before evaluation, so the proposer does not spend a slot
+   * on it.
+   */
+  minDeltaDistance?: number;
+  /**
+   * Propose a learned `scores` section (format version 2, see
+   * `learn-scores.ts`) when the program lets it change (default true). Off
+   * for an executor that routes by format 1 only, such as the `command`
+   * program `kloop init` writes.
+   */
+  learnScores?: boolean;
 }
+
+/**
+ * The bars of the round's bundles, strictest first (see
+ * `vocabulary-bundles.ts`): every edit in a bundle fixes at least one
+ * optimization example it was not read from, and its term's smoothed
+ * precision k / (n + 1) is at least the bar (0.75: three examples of three,
+ * or six of seven; 0.66: two of two; 0.6: three of four; 0.5: one of one
+ * never passes).
+ */
+export const BUNDLE_BARS: readonly BundleBars[] = [
+  { minPrecision: 0.75, minHeldOutFixes: 1 },
+  { minPrecision: 0.66, minHeldOutFixes: 1 },
+  { minPrecision: 0.6, minHeldOutFixes: 1 },
+  { minPrecision: 0.5, minHeldOutFixes: 1 },
+];
 
 /** An optimization example as this proposer reads it (a structural subset of the engine's example). */
 interface RoutingExample {
@@ -130,8 +181,11 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
   const maxEvaluations = Math.max(0, options.maxEvaluations ?? DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS);
   const maxScreened = Math.max(0, options.maxScreened ?? DEFAULT_KEYWORD_RULES_MAX_SCREENED);
   const minNetFixes = Math.max(1, options.minNetFixes ?? 1);
-  // Single edits first: all of the budget up to 40, beyond that room is left for the bundles (36 steps), which take what the singles left.
+  // Single edits first: all of the budget up to 40, beyond that room is left for the scores and the bundles, which take what the singles left.
   const maxSingleEvaluations = Math.min(maxEvaluations, Math.max(SINGLE_EVALUATIONS, maxEvaluations - BUNDLE_RESERVE));
+  const minDeltaDistance = options.minDeltaDistance ?? 0.2;
+  const learnScoresOption = options.learnScores ?? true;
+  const bundleBars = BUNDLE_BARS;
   return {
     id: KEYWORD_RULES_PROPOSER_ID,
     async propose(context: ProposalContext): Promise<ProposalResult> {
@@ -176,11 +230,8 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
         ...(options.maxTermsPerExample !== undefined ? { maxTermsPerExample: options.maxTermsPerExample } : {}),
         ...(options.minTermPrecision !== undefined ? { minTermPrecision: options.minTermPrecision } : {}),
       });
-      const ordered: GeneratedEdit[] = localScreening
-        ? screenRoutingEdits(rules, evidence, generated, maxScreened)
-            .filter((entry) => entry.netFixes >= minNetFixes)
-            .sort(compareEdits)
-        : generated;
+      const screened = localScreening ? screenRoutingEdits(rules, evidence, generated, maxScreened) : [];
+      const ordered: GeneratedEdit[] = localScreening ? screened.filter((entry) => entry.netFixes >= minNetFixes).sort(compareEdits) : generated;
 
       // The frozen evaluator decides; never a text tried before, never a delta an earlier experiment had.
       const pastDeltas = new Set(context.history.map((entry) => entry.delta));
@@ -203,20 +254,72 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
       }
       const kept = evaluated.filter((entry) => entry.netFixes >= minNetFixes).sort(compareEdits);
       const singles = selectDiverse(kept, context.maxCandidates).map((entry) => toCandidate(entry, evaluations));
-      // A bundle: the kept edits that break nothing, applied one after another while each adds fixes and
-      // breaks nothing. One edit fixing 3 of 44 cannot reach significance on its own (McNemar: p = 0.125);
-      // edits that each fix a few, together, can — and the gate still judges the bundle on anchors and shadow.
-      // Several bundles, each leaving out the edits ranked above it: the broadest edit often fixes most here and
-      // breaks what the proposer cannot see (anchors, shadow); a bundle without it may generalize better.
-      const clean = kept.filter((entry) => entry.broken === 0);
-      const bundles: Candidate[] = [];
-      let bundleBudget = maxEvaluations - evaluations;
-      for (let skip = 0; skip < Math.min(3, clean.length - 1) && bundles.length < context.maxCandidates - 1; skip += 1) {
-        const { bundle, scorings } = await bundleEdits(clean.slice(skip), context, incumbentScores, Math.min(MAX_BUNDLE_STEPS, bundleBudget), pastDeltas);
-        bundleBudget -= scorings;
-        if (bundle !== null && !bundles.some((other) => other.text === bundle.text)) bundles.push(bundle);
+
+      const past = context.history.map((entry) => entry.delta);
+
+      // Scores: weighted terms for what no rule matches, learned from every optimization example with
+      // settings chosen by cross-validation on optimization (learn-scores.ts). Only when the study routes as
+      // this proposer does (local screening) and the program lets the `scores` section change.
+      // What the single edits left of the round's budget (maxEvaluations): one scoring for the scores, one per
+      // local bundle, one per step of a bundle built without local routing.
+      let budget = maxEvaluations - evaluations;
+      // What the single edits left of maxScreened: the learned scores and each local bundle count as one candidate screened locally.
+      let screenings = maxScreened - screened.length;
+      const learned: Candidate[] = [];
+      if (budget > 0 && screenings > 0 && learnScoresOption && localScreening && (editable.length === 0 || editable.includes('scores')) && context.signal?.aborted !== true) {
+        screenings -= 1;
+        const chosen = chooseScores(rules, evidence);
+        const edit: RoutingRuleEdit | null = chosen === null ? null : { kind: 'setScores', scores: chosen.scores };
+        const text = edit === null ? null : applyEditToText(context.incumbentText, edit);
+        if (chosen !== null && edit !== null && text !== null && [...text].length <= context.limits.maxArtifactCharacters) {
+          const delta = changeText(lineChanges(context.incumbentText, text));
+          if (!context.triedHashes.has(contentHash(text)) && !pastDeltas.has(delta) && !tooClose(delta, past, minDeltaDistance)) {
+            budget -= 1;
+            const score = await context.evaluateOptimization(text);
+            const outcome = compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[]));
+            if (outcome.netFixes >= minNetFixes) learned.push(scoresCandidate(text, delta, edit, outcome, chosen, evidence.length));
+          }
+        }
       }
-      const candidates = [...bundles, ...singles].slice(0, context.maxCandidates);
+
+      // Bundles. One edit fixing 3 of 44 cannot reach significance on its own (McNemar: p = 0.125); edits that
+      // each fix a few, together, can — but only edits that generalize belong in one: the broadest words fix
+      // most here and misroute what the proposer cannot see (anchors, shadow). Each bundle keeps the edits that
+      // pass its bars of held-out fixes and precision (vocabulary-bundles.ts), from the strictest bar to the
+      // loosest; the gate judges each on anchors and shadow.
+      const bundles: Candidate[] = [];
+      const room = Math.max(1, context.maxCandidates - learned.length - Math.min(1, singles.length));
+      if (localScreening) {
+        const ranked = screened
+          .map((entry) => ({ ...entry, ...generalityOf(rules, evidence, entry) }))
+          .sort(compareByGenerality);
+        for (const bars of bundleBars) {
+          if (bundles.length >= room || budget <= 0 || screenings <= 0 || context.signal?.aborted === true) break;
+          screenings -= 1;
+          const built = buildVocabularyBundle(context.incumbentText, rules, evidence, ranked, bars, context.limits.maxArtifactCharacters);
+          if (built === null) continue;
+          const delta = changeText(lineChanges(context.incumbentText, built.text));
+          if (context.triedHashes.has(contentHash(built.text)) || pastDeltas.has(delta) || tooClose(delta, [...past, ...bundles.map((bundle) => bundle.delta)], minDeltaDistance)) continue;
+          budget -= 1;
+          const score = await context.evaluateOptimization(built.text);
+          const outcome = compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[]));
+          if (outcome.netFixes < minNetFixes) continue;
+          bundles.push(bundleCandidate(built.text, delta, built.edits, outcome, bars));
+        }
+      } else {
+        // Without local routing, each step of a bundle is scored by the evaluator (at most MAX_BUNDLE_STEPS a bundle).
+        const ranked = kept
+          .filter((entry) => entry.broken === 0)
+          .map((entry) => ({ ...entry, ...generalityOf(rules, evidence, entry) }))
+          .filter((entry) => !entry.overrides && entry.heldOutFixes >= 1)
+          .sort(compareByGenerality);
+        for (let skip = 0; skip < Math.min(3, ranked.length - 1) && bundles.length < room; skip += 1) {
+          const { bundle, scorings } = await bundleEdits(ranked.slice(skip), context, incumbentScores, Math.min(MAX_BUNDLE_STEPS, budget), pastDeltas);
+          budget -= scorings;
+          if (bundle !== null && !bundles.some((other) => other.text === bundle.text)) bundles.push(bundle);
+        }
+      }
+      const candidates = [...learned, ...bundles, ...singles].slice(0, context.maxCandidates);
       return { candidates, failures };
     },
   };
@@ -266,13 +369,72 @@ async function bundleEdits(
         `${edits.length} edits together (${edits.map((entry) => describeEdit(entry.edit)).join('; ')}): route ${best.fixed} optimization example(s) right that were misrouted ` +
         `and misroute ${best.broken} that were right; each edit was kept only if it added fixes and broke nothing.`,
       expectedNetFixes: best.fixed - best.broken,
-      rebase: (incumbentText: string): string | null => {
-        let rebased: string | null = incumbentText;
-        for (const entry of edits) rebased = rebased === null ? null : applyEditToText(rebased, entry.edit) ?? rebased;
-        return rebased === incumbentText ? null : rebased;
-      },
+      rebase: (incumbentText: string): string | null => rebaseEdits(incumbentText, edits.map((entry) => entry.edit)),
     },
   };
+}
+
+/** A bundle built locally, as a candidate: its rationale lists the edits and the bars they passed. */
+function bundleCandidate(
+  text: string,
+  delta: string,
+  edits: readonly RoutingRuleEdit[],
+  outcome: { fixed: number; broken: number; netFixes: number },
+  bars: BundleBars,
+): Candidate {
+  return {
+    text,
+    delta,
+    rationale:
+      `${edits.length} edits together (${edits.map((edit) => describeEdit(edit)).join('; ')}): route ${outcome.fixed} optimization example(s) right that were misrouted ` +
+      `and misroute ${outcome.broken} that were right. Each edit fixes at least ${bars.minHeldOutFixes} example(s) besides the one it was read from, ` +
+      `its term's smoothed precision on optimization is at least ${bars.minPrecision}, it takes no term from another queue's rule, ` +
+      `and it was kept only if it added fixes and broke nothing.`,
+    expectedNetFixes: outcome.netFixes,
+    rebase: (incumbentText: string): string | null => rebaseEdits(incumbentText, edits),
+  };
+}
+
+/**
+ * A bundle's edits on a newer incumbent: all at once when every one still
+ * applies, else one after another, leaving out those that no longer apply.
+ * Null when none applies.
+ */
+function rebaseEdits(incumbentText: string, edits: readonly RoutingRuleEdit[]): string | null {
+  const all = applyEditsToText(incumbentText, edits);
+  if (all !== null) return all;
+  let rebased = incumbentText;
+  for (const edit of edits) rebased = applyEditToText(rebased, edit) ?? rebased;
+  return rebased === incumbentText ? null : rebased;
+}
+
+/** Learned scores, as a candidate: the rationale gives the settings and the cross-validation that chose them. */
+function scoresCandidate(
+  text: string,
+  delta: string,
+  edit: RoutingRuleEdit & { kind: 'setScores' },
+  outcome: { fixed: number; broken: number; netFixes: number },
+  chosen: ChosenScores,
+  examples: number,
+): Candidate {
+  const { settings, fixed, broken, misrouted } = chosen.chosen;
+  return {
+    text,
+    delta,
+    rationale:
+      `${capitalize(describeEdit(edit))}, learned from the ${examples} optimization example(s): a term scores for a queue when it occurs in at least ` +
+      `${settings.minCount} of its examples and at least twice as often as elsewhere (weight = rounded log2 of that ratio, at most ${settings.maxWeight}), ` +
+      `the ${settings.termsPerQueue} strongest per queue. Chosen among ${chosen.tried.length} settings by ${SCORE_FOLDS}-fold cross-validation on optimization ` +
+      `(one-standard-error rule): held out, the scores route ${fixed} of ${misrouted} misrouted example(s) right and ${broken} right one(s) wrong. ` +
+      `On the whole partition: ${outcome.fixed} fixed, ${outcome.broken} broken.`,
+    expectedNetFixes: outcome.netFixes,
+    rebase: (incumbentText: string): string | null => applyEditToText(incumbentText, edit),
+  };
+}
+
+/** True when `delta` is within `minDistance` (bigram Jaccard distance) of one of `others`. */
+function tooClose(delta: string, others: readonly string[], minDistance: number): boolean {
+  return others.some((other) => bigramJaccardDistance(other, delta) < minDistance);
 }
 
 /**

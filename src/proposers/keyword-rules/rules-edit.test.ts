@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseRoutingRules } from '../../executors/routing-rules/routing-rules.ts';
-import { applyEditToRules, applyEditToText, describeEdit, referenceOf, resolveReference, type RoutingRuleEdit } from './rules-edit.ts';
+import { applyEditToRules, applyEditToText, applyEditsToText, describeEdit, referenceOf, resolveReference, type RoutingRuleEdit } from './rules-edit.ts';
 
 const RULES = `# Fixture rules
 queues: [billing, account, technical]
@@ -100,6 +100,47 @@ rules:
     expect(applyEditToText(RULES, { kind: 'addRule', id: 'billing-charged', queue: 'billing', term: 'charged', before: null })).toBe(`${RULES}\n${rule}`);
   });
 
+  it('sets the scores section: added with its comment at the end, replaced in place when present', () => {
+    const scores = [
+      { queue: 'billing', weight: 3, terms: ['receipt*', 'statement'] },
+      { queue: 'account', weight: 1, terms: ['profile'] },
+    ];
+    const added = applyEditToText(RULES, { kind: 'setScores', scores });
+    expect(added).toBe(`${RULES}
+# When no rule matches: each entry adds its weight to its queue for every one
+# of its terms found in the ticket; the highest total wins (format version 2).
+scores:
+  - queue: billing
+    weight: 3
+    terms: [receipt*, statement]
+  - queue: account
+    weight: 1
+    terms: [profile]
+`);
+    expect(parseRoutingRules(added!).scores).toEqual(scores);
+    const replaced = applyEditToText(added!, { kind: 'setScores', scores: [{ queue: 'technical', weight: 2, terms: ['crash*'] }] });
+    expect(replaced).toBe(added!.slice(0, added!.indexOf('scores:\n')) + 'scores:\n  - queue: technical\n    weight: 2\n    terms: [crash*]\n');
+    // An empty list in the file (a seed's `scores: []`) is replaced where it stands, its comment kept.
+    const seed = `${RULES}\n# Learned later.\nscores: []\n`;
+    expect(applyEditToText(seed, { kind: 'setScores', scores: [scores[1]!] })).toBe(`${RULES}\n# Learned later.\nscores:\n  - queue: account\n    weight: 1\n    terms: [profile]\n`);
+    expect(describeEdit({ kind: 'setScores', scores })).toBe('set the scores to 3 weighted term(s) for 2 queue(s)');
+  });
+
+  it('applies several edits with one parse, as one after another would', () => {
+    const edits: RoutingRuleEdit[] = [
+      { kind: 'addRule', id: 'billing-charged', queue: 'billing', term: 'charged', before: ACCOUNT },
+      { kind: 'addTerm', rule: { index: 0, id: 'billing-charged', queue: 'billing' }, term: 'charged twice' },
+      { kind: 'addExclusion', rule: ACCOUNT, term: 'charged' },
+      { kind: 'setScores', scores: [{ queue: 'billing', weight: 2, terms: ['bank'] }] },
+    ];
+    let sequential = RULES;
+    for (const edit of edits) sequential = applyEditToText(sequential, edit)!;
+    expect(applyEditsToText(RULES, edits)).toBe(sequential);
+    // One edit that no longer applies (the rule it adds to is gone) makes the whole batch inapplicable.
+    expect(applyEditsToText(RULES, edits.slice(1))).toBeNull();
+    expect(applyEditsToText(RULES, [])).toBeNull();
+  });
+
   it('refuses an edit that does not apply', () => {
     const refused: RoutingRuleEdit[] = [
       { kind: 'addTerm', rule: BILLING, term: 'INVOICE' }, // already there (case-insensitive)
@@ -110,6 +151,8 @@ rules:
       { kind: 'addRule', id: 'billing', queue: 'billing', term: 'charged', before: null }, // id taken
       { kind: 'addRule', id: 'sales-quote', queue: 'sales', term: 'quote', before: null }, // undeclared queue
       { kind: 'addTerm', rule: { index: 0, id: 'gone', queue: 'account' }, term: 'x' },
+      { kind: 'setScores', scores: [] }, // empty
+      { kind: 'setScores', scores: [{ queue: 'sales', weight: 1, terms: ['quote'] }] }, // undeclared queue
     ];
     for (const edit of refused) {
       expect(applyEditToRules(rules, edit)).toBeNull();
@@ -140,6 +183,7 @@ rules:
       { kind: 'removeTerm', rule: ACCOUNT, term: 'account' },
       { kind: 'moveRule', rule: TECHNICAL, before: ACCOUNT },
       { kind: 'addRule', id: 'billing-charged', queue: 'billing', term: 'charged', before: BILLING },
+      { kind: 'setScores', scores: [{ queue: 'billing', weight: 1.5, terms: ['bank', 'card*'] }] },
     ];
     for (const edit of edits) expect(parseRoutingRules(applyEditToText(RULES, edit)!)).toEqual(applyEditToRules(rules, edit));
   });

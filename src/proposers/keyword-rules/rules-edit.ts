@@ -10,7 +10,9 @@
  * - `removeTerm`: drop a term from a rule's `any` list (never its last one);
  * - `moveRule`: move a rule to just before an earlier one;
  * - `addRule`: insert a new one-term rule `{ id, queue, any: [term] }` before
- *   a rule, or at the end.
+ *   a rule, or at the end;
+ * - `setScores`: set the `scores` section (weighted terms for what no rule
+ *   matches; format version 2) to the given entries, replacing any there.
  *
  * A rule is referred to by its id when it has one, else by its position and
  * queue (a reference that no longer resolves makes the edit inapplicable).
@@ -25,7 +27,7 @@
  */
 import { isMap, isScalar, isSeq, parseDocument, type Document, type YAMLMap, type YAMLSeq } from 'yaml';
 import { rebaseText } from '../../artifact/three-way-merge.ts';
-import type { RoutingRule, RoutingRules } from '../../executors/routing-rules/routing-rules.ts';
+import type { RoutingRule, RoutingRules, RoutingScore } from '../../executors/routing-rules/routing-rules.ts';
 import { safeParseRoutingRules } from '../../executors/routing-rules/routing-rules.ts';
 
 /** Which rule an edit is about: its id when it has one, else its 0-based position and its queue. */
@@ -41,7 +43,8 @@ export type RoutingRuleEdit =
   | { kind: 'addExclusion'; rule: RuleReference; term: string }
   | { kind: 'removeTerm'; rule: RuleReference; term: string }
   | { kind: 'moveRule'; rule: RuleReference; before: RuleReference }
-  | { kind: 'addRule'; id: string; queue: string; term: string; before: RuleReference | null };
+  | { kind: 'addRule'; id: string; queue: string; term: string; before: RuleReference | null }
+  | { kind: 'setScores'; scores: readonly RoutingScore[] };
 
 /** A reference to `rules.rules[index]`. */
 export function referenceOf(rules: RoutingRules, index: number): RuleReference {
@@ -73,6 +76,10 @@ export function describeEdit(edit: RoutingRuleEdit): string {
       return `move ${name(edit.rule)} before ${name(edit.before)}`;
     case 'addRule':
       return `add rule ${edit.id} (${edit.queue}) on "${edit.term}"${edit.before === null ? ' at the end' : ` before ${name(edit.before)}`}`;
+    case 'setScores': {
+      const terms = edit.scores.reduce((sum, score) => sum + score.terms.length, 0);
+      return `set the scores to ${terms} weighted term(s) for ${new Set(edit.scores.map((score) => score.queue)).size} queue(s)`;
+    }
   }
 }
 
@@ -92,6 +99,11 @@ export function applyEditToRules(rules: RoutingRules, edit: RoutingRuleEdit): Ro
     list[index] = rule;
     return { ...rules, rules: list };
   };
+  if (edit.kind === 'setScores') {
+    if (rules.queues !== undefined && edit.scores.some((score) => !rules.queues!.includes(score.queue))) return null;
+    if (edit.scores.length === 0 || JSON.stringify(rules.scores ?? []) === JSON.stringify(edit.scores)) return null;
+    return { ...rules, scores: edit.scores.map((score) => ({ queue: score.queue, weight: score.weight, terms: [...score.terms] })) };
+  }
   if (edit.kind === 'addRule') {
     if (rules.rules.some((rule) => rule.id === edit.id)) return null;
     if (rules.queues !== undefined && !rules.queues.includes(edit.queue)) return null;
@@ -127,6 +139,12 @@ export function applyEditToRules(rules: RoutingRules, edit: RoutingRuleEdit): Ro
 
 const RENDER_OPTIONS = { lineWidth: 0, flowCollectionPadding: false } as const;
 
+/** The comment written above a `scores` section a `setScores` edit adds (each line is a YAML comment line without its `#`). */
+const SCORES_COMMENT = [
+  ' When no rule matches: each entry adds its weight to its queue for every one',
+  ' of its terms found in the ticket; the highest total wins (format version 2).',
+].join('\n');
+
 /**
  * Applies an edit to a rules file's text. The untouched lines keep their
  * text; when the `yaml` library would re-render some of them differently
@@ -151,6 +169,35 @@ export function applyEditToText(text: string, edit: RoutingRuleEdit): string | n
   for (const candidate of candidates) {
     const reread = safeParseRoutingRules(candidate);
     if (reread.ok && JSON.stringify(reread.rules) === JSON.stringify(expected) && candidate !== text) return candidate;
+  }
+  return null;
+}
+
+/**
+ * Applies several edits, in order, to a rules file's text: one parse and one
+ * rendering for all of them (what {@link applyEditToText} does edit after
+ * edit, for a bundle of many).
+ *
+ * @returns the new text, or null when the text does not parse, some edit does
+ *   not apply to the rules as the edits before it left them, or the edited
+ *   text would not read back as exactly the edited rules
+ */
+export function applyEditsToText(text: string, edits: readonly RoutingRuleEdit[]): string | null {
+  const source = sourceOf(text);
+  const { parsed, base } = source;
+  if (!parsed.ok || edits.length === 0) return null;
+  const document = source.document.clone();
+  const sequence = document.get('rules', true);
+  if (!isSeq(sequence)) return null;
+  let rules = parsed.rules;
+  for (const edit of edits) {
+    const next = applyEditToRules(rules, edit);
+    if (next === null || !editDocument(document, sequence as YAMLSeq<unknown>, rules, edit)) return null;
+    rules = next;
+  }
+  for (const candidate of renderings(text, document, base)) {
+    const reread = safeParseRoutingRules(candidate);
+    if (reread.ok && JSON.stringify(reread.rules) === JSON.stringify(rules) && candidate !== text) return candidate;
   }
   return null;
 }
@@ -205,6 +252,23 @@ function editDocument(document: Document, sequence: YAMLSeq<unknown>, rules: Rou
     node.flow = true;
     return node;
   };
+  if (edit.kind === 'setScores') {
+    const list = document.createNode(
+      edit.scores.map((score) => ({ queue: score.queue, weight: score.weight })),
+    ) as YAMLSeq<YAMLMap<unknown, unknown>>;
+    list.items.forEach((entry, index) => entry.set('terms', flowList([...edit.scores[index]!.terms])));
+    const existing = document.contents;
+    if (!isMap(existing)) return false;
+    const pair = existing.items.find((item) => isScalar(item.key) && item.key.value === 'scores');
+    if (pair !== undefined) pair.value = list;
+    else {
+      const key = document.createNode('scores');
+      key.spaceBefore = true;
+      key.commentBefore = SCORES_COMMENT;
+      existing.items.push(document.createPair(key, list));
+    }
+    return true;
+  }
   if (edit.kind === 'addRule') {
     const at = edit.before === null ? sequence.items.length : resolveReference(rules, edit.before);
     const node = document.createNode({ id: edit.id, queue: edit.queue }) as YAMLMap<unknown, unknown>;

@@ -1,9 +1,9 @@
 /**
- * The support-routing example study, proved piece by piece while the engine
- * is not wired to classification yet: its corpus fits the classification
- * task, the seed rules misroute what they misroute, and the keyword-rules
- * proposer learns from the optimization tickets alone (a small local
- * evaluator built from `routeText` stands in for the frozen evaluator).
+ * The support-routing example study, piece by piece: its corpus fits the
+ * classification task, the seed rules misroute what they misroute, and the
+ * keyword-rules proposer learns from the optimization tickets alone (a small
+ * local evaluator built from `routeText` stands in for the frozen
+ * evaluator); the study run end to end is tests/support-routing-study.test.ts.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -84,7 +84,7 @@ async function contextFor(incumbentText: string, triedHashes: ReadonlySet<string
     incumbentText,
     instructions: '',
     constraints: '',
-    limits: { editableSections: ['rules'], maxArtifactCharacters: 12_000 },
+    limits: { editableSections: ['rules', 'scores'], maxArtifactCharacters: 12_000 },
     // Only the optimization tickets: the proposer never sees anchors or shadow.
     examples: partition('optimization') as unknown as ProposalContext['examples'],
     incumbentScores: await evaluateOptimization(incumbentText),
@@ -97,68 +97,55 @@ async function contextFor(incumbentText: string, triedHashes: ReadonlySet<string
 }
 
 describe('examples/support-routing', () => {
-  it('has at least 70 valid tickets over six queues, in the three partitions', () => {
-    expect(TICKETS.length).toBe(84);
+  it('has 300 valid tickets over six queues, in the three partitions; the second batch is optimization only', () => {
+    expect(TICKETS.length).toBe(300);
     expect(new Set(TICKETS.map((ticket) => ticket.id)).size).toBe(TICKETS.length);
     expect(config.task.labels).toEqual(['billing', 'technical', 'account', 'shipping', 'returns', 'security']);
     for (const ticket of TICKETS) {
       expect(Object.keys(ticket).sort()).toEqual(['expected', 'id', 'input', 'partition', 'tags', 'text']);
       expect(task.schemas.input.safeParse(ticket.input).success).toBe(true);
       expect(task.schemas.expected.safeParse(ticket.expected).success).toBe(true);
+      // Every file holds one queue's tickets, numbered from 01.
+      expect(ticket.id.startsWith(`${ticket.expected.label}-`)).toBe(true);
     }
     const perQueue = Object.fromEntries(config.task.labels.map((label) => [label, TICKETS.filter((ticket) => ticket.expected.label === label).length]));
-    expect(perQueue).toEqual({ billing: 14, technical: 14, account: 14, shipping: 14, returns: 14, security: 14 });
-    expect([partition('optimization').length, partition('anchor').length, partition('shadow').length]).toEqual([44, 10, 30]);
+    expect(perQueue).toEqual({ billing: 50, technical: 50, account: 50, shipping: 50, returns: 50, security: 50 });
+    expect([partition('optimization').length, partition('anchor').length, partition('shadow').length]).toEqual([260, 10, 30]);
+    const secondBatch = TICKETS.filter((ticket) => Number(ticket.id.split('-').at(-1)) >= 15);
+    expect(secondBatch.length).toBe(216);
+    expect(new Set(secondBatch.map((ticket) => ticket.partition))).toEqual(new Set(['optimization']));
   });
 
-  it('the seed rules misroute 20/44 optimization, 0/10 anchor and 18/30 shadow tickets', () => {
+  it('the seed rules misroute 124/260 optimization, 0/10 anchor and 18/30 shadow tickets', () => {
     expect(safeParseRoutingRules(SEED).ok).toBe(true);
-    expect(misrouted(SEED, partition('optimization')).length).toBe(20);
+    expect(misrouted(SEED, partition('optimization')).length).toBe(124);
     expect(misrouted(SEED, partition('anchor'))).toEqual([]);
     expect(misrouted(SEED, partition('shadow')).length).toBe(18);
   });
 
-  it('the keyword-rules proposer, from the optimization tickets alone, proposes an edit that lowers the optimization misroutes', async () => {
+  it('from the optimization tickets alone, the proposer first learns scores that, checked afterwards, lower the misroutes on shadow too (18 → 9 of 30) with no anchor lost', async () => {
     const { candidates, failures } = await createKeywordRulesProposer().propose(await contextFor(SEED, new Set([contentHash(SEED)])));
     expect(failures).toEqual([]);
-    expect(candidates.length).toBeGreaterThan(0);
+    expect(candidates.length).toBe(4);
     for (const candidate of candidates) {
-      expect(misrouted(candidate.text, partition('optimization')).length).toBeLessThan(20);
-      expect(misrouted(candidate.text, partition('optimization')).length).toBe(20 - candidate.expectedNetFixes!);
+      expect(misrouted(candidate.text, partition('optimization')).length).toBe(124 - candidate.expectedNetFixes!);
     }
-    // The first is a bundle of single edits that each added fixes and broke nothing on optimization.
-    expect(candidates[0]!.rationale).toMatch(/^\d+ edits together/);
-    expect(candidates[0]!.expectedNetFixes!).toBeGreaterThan(Math.max(...candidates.slice(1).filter((candidate) => !candidate.rationale.includes('edits together')).map((candidate) => candidate.expectedNetFixes!)));
-  });
-
-  it('greedy, five rounds, accepting only edits that do not raise the optimization misroutes: 20 → 9 of 44 on optimization, 18 → 16 of 30 on shadow', async () => {
-    const proposer = createKeywordRulesProposer();
-    let incumbent = SEED;
-    const tried = new Set([contentHash(SEED)]);
-    const trace: Array<{ delta: string; optimization: number; anchor: number; shadow: number }> = [];
-    for (let round = 0; round < 5; round += 1) {
-      const { candidates } = await proposer.propose(await contextFor(incumbent, tried));
-      for (const candidate of candidates) tried.add(contentHash(candidate.text));
-      const before = misrouted(incumbent, partition('optimization')).length;
-      // Single edits only (the bundles are tested on their own below).
-      const accepted = candidates.filter((candidate) => !candidate.rationale.includes('edits together')).find((candidate) => misrouted(candidate.text, partition('optimization')).length <= before);
-      if (accepted === undefined) break;
-      incumbent = accepted.text;
-      trace.push({
-        delta: accepted.delta.split('\n').at(-1)!.replace(/\s+/g, ' '),
-        optimization: misrouted(incumbent, partition('optimization')).length,
-        anchor: misrouted(incumbent, partition('anchor')).length,
-        shadow: misrouted(incumbent, partition('shadow')).length,
-      });
+    const [scores, ...others] = candidates;
+    expect(scores!.rationale).toMatch(/^Set the scores to 120 weighted term\(s\) for 6 queue\(s\), learned from the 260 optimization example\(s\)/);
+    expect(scores!.rationale).toContain('held out, the scores route 53 of 124 misrouted example(s) right and 16 right one(s) wrong. On the whole partition: 75 fixed, 9 broken.');
+    expect(scores!.delta).toMatch(/^- scores: \[\]\n\+ scores:\n/);
+    expect(misrouted(scores!.text, partition('optimization')).length).toBe(58);
+    // The partitions the proposer never saw, checked after the fact.
+    expect(misrouted(scores!.text, partition('anchor'))).toEqual([]);
+    expect(misrouted(scores!.text, partition('shadow')).length).toBe(9);
+    expect(misrouted(scores!.text, partition('shadow')).filter((id) => !misrouted(SEED, partition('shadow')).includes(id))).toEqual([]);
+    // The bundles of keyword edits each break no optimization ticket (their bars: held-out support, precision).
+    const bundles = others.filter((candidate) => /^\d+ edits together/.test(candidate.rationale));
+    expect(bundles.length).toBe(2);
+    for (const bundle of bundles) {
+      expect(bundle.rationale).toContain('and misroute 0 that were right');
+      const before = misrouted(SEED, partition('optimization'));
+      expect(misrouted(bundle.text, partition('optimization')).filter((id) => !before.includes(id))).toEqual([]);
     }
-    // Broad words win on net fixes; two of them misroute anchors, which the gate's anchor check would refuse.
-    expect(trace).toEqual([
-      { delta: '+ any: [delivery, tracking, shipping, shipped, parcel, package, courier, order]', optimization: 17, anchor: 1, shadow: 18 },
-      { delta: '+ any: [hacked, fraud, phishing, security, personal data, account]', optimization: 14, anchor: 2, shadow: 18 },
-      { delta: '+ any: [return, exchange, damaged, replacement, back]', optimization: 12, anchor: 2, shadow: 17 },
-      { delta: '+ any: [invoice, billing, payment, refund, charge, charged, subscription, price]', optimization: 10, anchor: 2, shadow: 17 },
-      { delta: '+ any: [invoice, billing, payment, refund, charge, charged, subscription, price, card]', optimization: 9, anchor: 2, shadow: 16 },
-    ]);
-    expect(misrouted(incumbent, partition('anchor'))).toEqual(['account-02', 'billing-01']);
   });
 });

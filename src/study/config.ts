@@ -37,6 +37,7 @@ import { InputError } from '../errors.ts';
 import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '../program/yaml-locations.ts';
 import { Cron } from 'croner';
 import { signalsConfigSchema } from '../signals/signals-config.ts';
+import { isPostgresUrl, parseStorageTarget } from '../storage/location.ts';
 
 /** Name of the configuration file inside a study folder. */
 export const CONFIG_FILE_NAME = 'kloop.yaml';
@@ -313,6 +314,20 @@ const notebookSchema = z.strictObject({
   git: z.boolean().default(false),
 });
 
+/** `storage`: a PostgreSQL URL whose schema, if given, is a plain identifier (src/storage/location.ts). */
+const storageSchema = z
+  .string()
+  .trim()
+  .refine((value) => isPostgresUrl(value), 'a postgres:// or postgresql:// URL (leave storage out for the SQLite file .kloop/kloop.db)')
+  .refine((value) => {
+    try {
+      parseStorageTarget(value);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not a valid PostgreSQL URL, or its schema is not a plain lower-case identifier (letters, digits and _)');
+
 const relativePath = z.string().trim().min(1);
 const corpusPattern = relativePath.refine(
   (pattern) => CORPUS_EXTENSIONS.some((extension) => pattern.toLowerCase().endsWith(extension)),
@@ -345,6 +360,12 @@ export const studyConfigSchema = z
     signals: signalsConfigSchema.prefault({}),
     /** The lab notebook: `notebook.git: true` mirrors it as git commits. */
     notebook: notebookSchema.prefault({}),
+    /**
+     * Where the notebook is kept: a `postgres://` URL (one study per schema:
+     * `?schema=NAME`, default `public`); absent, the SQLite file
+     * `.kloop/kloop.db`. `--db <url>` overrides it. See docs/storage.md.
+     */
+    storage: storageSchema.optional(),
   })
   .superRefine((config, context) => {
     if (config.proposer.kind === 'reflective' && config.proposer.model === undefined && config.executor.kind !== 'llm') {

@@ -19,6 +19,7 @@ import { KloopError } from '../errors.ts';
 import type { Program } from '../program/program.ts';
 import { loadProgram } from '../program/program.ts';
 import type { StudyDatabase } from '../storage/database.ts';
+import { backendOf, listTables } from '../storage/database.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, listLeases, staleReason } from '../storage/lease.ts';
 import type { StudyConfig } from './config.ts';
 import { CONFIG_FILE_NAME, loadStudyConfig } from './config.ts';
@@ -61,8 +62,7 @@ async function count(db: StudyDatabase, query: ReturnType<typeof sql<{ count: nu
 }
 
 async function tableNames(db: StudyDatabase): Promise<Set<string>> {
-  const result = await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db);
-  return new Set(result.rows.map((row) => row.name));
+  return listTables(db);
 }
 
 /**
@@ -74,7 +74,8 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
   const findings: DoctorFinding[] = [];
   const add = (finding: Omit<DoctorFinding, 'area'>): void => void findings.push({ area: 'database', ...finding });
 
-  const integrity = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
+  // PostgreSQL keeps its own storage sound (no file to check); SQLite's check reads every page.
+  const integrity = backendOf(db) === 'postgres' ? { rows: [{ integrity_check: 'ok' }] } : await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
   const messages = integrity.rows.map((row) => Object.values(row)[0] as string);
   if (messages.length === 1 && messages[0] === 'ok') add({ id: 'database.integrity', status: 'ok', message: 'SQLite integrity check: ok' });
   else {

@@ -12,8 +12,10 @@ import { admitFileRecords, findPartitionLeaks, memberLocations } from '../corpus
 import { readCorpusFile } from '../corpus/importers/public-format.ts';
 import type { FileExample } from '../corpus/lifecycle.ts';
 import { planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
-import { readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
-import { readableDatabaseFile, studyDatabasePath } from '../storage/database.ts';
+import { readCorpusMembersAt, readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
+import type { CorpusMember } from '../corpus/lifecycle.ts';
+import { isPostgresUrl } from '../storage/location.ts';
+import { readableDatabaseFile, studyDatabaseLocation } from '../storage/database.ts';
 import { InputError } from '../errors.ts';
 import { ERROR_DRIVEN_PROPOSER_ID, OFFLINE_EXECUTOR_ID } from '../tasks/intent/offline/ids.ts';
 import { checkConstraints, loadProgram } from '../program/program.ts';
@@ -190,11 +192,28 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}): LoadedS
  */
 export async function loadStudyAsync(studyDir: string, plugins: StudyPlugins = {}): Promise<LoadedStudy> {
   const config = loadStudyConfig(studyDir);
-  return buildStudy(studyDir, config, await composeTaskAsync(config), plugins);
+  const composed = await composeTaskAsync(config);
+  // A PostgreSQL notebook is read asynchronously, before the study is built (buildStudy reads a SQLite one itself).
+  const location = studyDatabaseLocation(config.dir);
+  const members = isPostgresUrl(location) ? await readCorpusMembersAt(location) : undefined;
+  return buildStudy(studyDir, config, composed, plugins, members);
+}
+
+/**
+ * The corpus lifecycle of a SQLite notebook, read synchronously.
+ *
+ * @throws InputError for a study whose notebook is in PostgreSQL (read by {@link loadStudyAsync})
+ */
+function readSqliteCorpusMembers(config: StudyConfig): CorpusMember[] {
+  const location = studyDatabaseLocation(config.dir);
+  if (isPostgresUrl(location)) {
+    throw new InputError('this study keeps its notebook in PostgreSQL: load it with loadStudyAsync (the synchronous loadStudy reads only SQLite notebooks)', { file: config.configPath, field: 'storage' });
+  }
+  return readCorpusMembersFile(readableDatabaseFile(location));
 }
 
 /** The study from its config and task: every file checked, then the database's corpus lifecycle read. */
-function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTask, plugins: StudyPlugins): LoadedStudy {
+function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTask, plugins: StudyPlugins, preread?: CorpusMember[]): LoadedStudy {
   const { task, exampleFormat } = composed;
   const weights = composeWeights(task, config);
   checkComposition(config, task);
@@ -216,7 +235,7 @@ function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTas
   const records = loadCorpusFiles(config, exampleFormat);
   // Partitions as the corpus lifecycle has them (initialised from the files; see src/corpus/lifecycle.ts);
   // records new to the study pass the admission gate, and the refused ones are left out (src/corpus/file-admission.ts).
-  const members = readCorpusMembersFile(readableDatabaseFile(studyDatabasePath(config.dir)));
+  const members = preread ?? readSqliteCorpusMembers(config);
   const admission = admitFileRecords(records, members, { format: exampleFormat });
   const fileCorpus = admission.accepted;
   const synced = planCorpusSync(fileCorpus, members, new Date().toISOString()).members;

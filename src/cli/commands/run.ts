@@ -10,7 +10,7 @@
  */
 import type { Command } from 'commander';
 import { InputError, KloopError } from '../../errors.ts';
-import { studyDatabasePath } from '../../storage/database.ts';
+import { studyDatabaseLocation } from '../../storage/database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../../storage/lease.ts';
 import { STUDY_BUSY_EXIT_CODE, acquireLease, readLease, releaseLease, releaseLeaseSync, startLeaseHeartbeat } from '../../storage/lease.ts';
 import type { RunEvent } from '../../study/run-study.ts';
@@ -81,7 +81,7 @@ export function registerRunCommand(program: Command): void {
       // Opening waits for, and retries, a database locked by another process (src/storage/database.ts): two runs started at once both open it.
       const session = await openStudy(studyDir, options);
       const quiet = options.quiet === true;
-      const databaseFile = studyDatabasePath(session.study.dir);
+      const databaseFile = studyDatabaseLocation(session.study.dir);
       const controller = new AbortController();
       let lease: LeaseRecord | undefined;
       let heartbeat: LeaseHeartbeat | undefined;

@@ -69,7 +69,7 @@ export function describeLocation(location: string): string {
 export async function listTables(db: StudyDatabase | Kysely<any>): Promise<Set<string>> {
   const rows = isPostgresDatabase(db)
     ? (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(db)).rows
-    : (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db)).rows;
+    : (await sql<{ name: string }>`select name from sqlite_master where type = 'table' and substr(name, 1, 7) <> 'sqlite_'`.execute(db)).rows;
   return new Set(rows.map((row) => row.name));
 }
 
@@ -272,7 +272,8 @@ async function openPostgresDatabase(target: Extract<StorageTarget, { kind: 'post
   try {
     await retryWhileBusy(async () => {
       await ensureSchema(db, target.schema);
-      const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
+      // The migration table in the study's own schema: Kysely looks for it in every schema otherwise.
+      const migrator = new Migrator({ db, provider: new StaticMigrationProvider(), migrationTableSchema: target.schema });
       if ((await migrator.getMigrations()).every((migration) => migration.executedAt !== undefined)) return;
       const { error } = await migrator.migrateToLatest();
       if (error !== undefined) throw error;

@@ -91,7 +91,13 @@ class WriterLockDriver extends PostgresDriver {
 
   override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     if (settings.accessMode === 'read only' || settings.isolationLevel !== undefined) return super.beginTransaction(connection, settings);
-    await connection.executeQuery(CompiledQuery.raw(this.#begin));
+    try {
+      await connection.executeQuery(CompiledQuery.raw(this.#begin));
+    } catch (error) {
+      // The lock was not granted (busy) or the connection failed: end the transaction begun, so the pooled connection is clean.
+      await connection.executeQuery(CompiledQuery.raw('rollback')).catch(() => undefined);
+      throw error;
+    }
   }
 }
 

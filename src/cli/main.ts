@@ -73,6 +73,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'view', arguments: '<study>', summary: "Open a local web viewer of a study on 127.0.0.1: the composite over experiments, every experiment's checks and per-example changes, versions side by side and rollback, the corpus lifecycle, the review queue and Loop D's signals", load: async () => (await import('./commands/view.ts')).registerViewCommand },
   { name: 'diff', arguments: '<study> <a> <b>', summary: 'Show the difference between two artifact versions of a study as a unified diff (versions by id, or "seed" and "active").', load: async () => (await import('./commands/diff.ts')).registerDiffCommand },
   { name: 'activate', arguments: '<study> <version>', summary: 'Make a stored version the active one (a rollback), recorded in the notebook with who did it (--by).', load: async () => (await import('./commands/activate.ts')).registerActivateCommand },
+  { name: 'worker', arguments: '[study]', summary: "Take a study's evaluation jobs from the job queue in its PostgreSQL database (enqueued by kloop run --workers), run the executor and write the results; on this machine or others.", load: async () => (await import('./commands/worker.ts')).registerWorkerCommand },
   { name: 'report', arguments: '<study>', summary: 'Write a report of a study to share: html (one self-contained file with the charts, opens offline), csv (one row per experiment) or json (everything).', load: async () => (await import('./commands/report.ts')).registerReportCommand },
 ];
 

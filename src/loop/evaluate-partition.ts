@@ -4,7 +4,7 @@
  * and the incumbent's repeats (topped up while it stays the incumbent).
  */
 import type { PartitionName } from '../corpus/example.ts';
-import type { Evaluator } from '../evaluator/evaluator.ts';
+import type { Evaluator, RemoteExecution } from '../evaluator/evaluator.ts';
 import { createEvaluator } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { StudyDatabase } from '../storage/database.ts';
@@ -48,6 +48,8 @@ export interface StudyEvaluatorOptions {
    * nothing from earlier runs; results of this run are still reused).
    */
   readSince?: string;
+  /** Execute what is not stored yet on evaluation workers (`kloop run --workers`: src/storage/evaluation-queue.ts). */
+  remote?: RemoteExecution;
 }
 
 /** Creates the study's frozen evaluator (stored results in `db`). */
@@ -60,6 +62,7 @@ export function createStudyEvaluator(study: LoadedStudy, db?: StudyDatabase, opt
     concurrency: study.concurrency * 2,
     ...(db !== undefined ? { db } : {}),
     ...(options.readSince !== undefined ? { readSince: options.readSince } : {}),
+    ...(db !== undefined && options.remote !== undefined ? { remote: options.remote } : {}),
   });
 }
 

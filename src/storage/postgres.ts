@@ -76,6 +76,8 @@ export function createPostgresPool(target: PostgresTarget, options: PostgresPool
   });
   // An idle client whose server went away emits 'error' on the pool; without a listener that would end the process.
   pool.on('error', () => undefined);
+  // The same for a checked-out client between queries (its queries report their own failures).
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

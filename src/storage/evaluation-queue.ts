@@ -138,9 +138,15 @@ function postgresTarget(location: string, what: string): PostgresTarget {
   return target;
 }
 
+/** graphile-worker, loaded when first needed (a CommonJS module: its exports are on `default` when imported from an ES module bundle). */
+async function graphile(): Promise<typeof import('graphile-worker')> {
+  const loaded = (await import('graphile-worker')) as typeof import('graphile-worker') & { default?: typeof import('graphile-worker') };
+  return typeof loaded.run === 'function' ? loaded : loaded.default!;
+}
+
 /** graphile-worker's logger, quiet but for errors (and warnings with `verbose`). */
 async function queueLogger(log: ((message: string) => void) | undefined, verbose = false): Promise<GraphileLogger> {
-  const { Logger } = await import('graphile-worker');
+  const { Logger } = await graphile();
   return new Logger(() => (level, message) => {
     if (level === 'error' || (verbose && level === 'warning')) log?.(`job queue: ${message}`);
   });
@@ -176,7 +182,7 @@ export interface EvaluationQueue extends RemoteExecution {
 export async function openEvaluationQueue(location: string, db: StudyDatabase, options: EvaluationQueueOptions = {}): Promise<EvaluationQueue> {
   const target = postgresTarget(location, 'kloop run --workers');
   const queueSchema = queueSchemaOf(target.schema);
-  const { makeWorkerUtils } = await import('graphile-worker');
+  const { makeWorkerUtils } = await graphile();
   const pool = createPostgresPool(target, { max: 4 });
   const utils: WorkerUtils = await makeWorkerUtils({ pgPool: pool, schema: queueSchema, logger: await queueLogger(options.log) });
   await utils.migrate();
@@ -342,7 +348,7 @@ export interface EvaluationWorker {
 export async function startEvaluationWorker(options: EvaluationWorkerOptions): Promise<EvaluationWorker> {
   const target = postgresTarget(options.location, 'kloop worker');
   const queueSchema = queueSchemaOf(target.schema);
-  const { run } = await import('graphile-worker');
+  const { run } = await graphile();
   const ownerId = createOwnerId();
   const host = osHostname();
   const known = new Set<string>();

@@ -74,6 +74,7 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'diff', arguments: '<study> <a> <b>', summary: 'Show the difference between two artifact versions of a study as a unified diff (versions by id, or "seed" and "active").', load: async () => (await import('./commands/diff.ts')).registerDiffCommand },
   { name: 'activate', arguments: '<study> <version>', summary: 'Make a stored version the active one (a rollback), recorded in the notebook with who did it (--by).', load: async () => (await import('./commands/activate.ts')).registerActivateCommand },
   { name: 'worker', arguments: '[study]', summary: "Take a study's evaluation jobs from the job queue in its PostgreSQL database (enqueued by kloop run --workers), run the executor and write the results; on this machine or others.", load: async () => (await import('./commands/worker.ts')).registerWorkerCommand },
+  { name: 'migrate-storage', arguments: '<study>', summary: "Copy a study's SQLite notebook (.kloop/kloop.db) into an empty PostgreSQL schema, every row with its id; then point the study at it (storage: in kloop.yaml, or --db). The SQLite file is kept.", load: async () => (await import('./commands/migrate-storage.ts')).registerMigrateStorageCommand },
   { name: 'report', arguments: '<study>', summary: 'Write a report of a study to share: html (one self-contained file with the charts, opens offline), csv (one row per experiment) or json (everything).', load: async () => (await import('./commands/report.ts')).registerReportCommand },
 ];
 

@@ -19,7 +19,8 @@ import { KloopError } from '../errors.ts';
 import type { Program } from '../program/program.ts';
 import { loadProgram } from '../program/program.ts';
 import type { StudyDatabase } from '../storage/database.ts';
-import { backendOf, listTables } from '../storage/database.ts';
+import { backendOf, databaseExists, listTables } from '../storage/database.ts';
+import { isPostgresUrl } from '../storage/location.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, listLeases, staleReason } from '../storage/lease.ts';
 import type { StudyConfig } from './config.ts';
 import { CONFIG_FILE_NAME, loadStudyConfig } from './config.ts';
@@ -77,7 +78,7 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
   // PostgreSQL keeps its own storage sound (no file to check); SQLite's check reads every page.
   const integrity = backendOf(db) === 'postgres' ? { rows: [{ integrity_check: 'ok' }] } : await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
   const messages = integrity.rows.map((row) => Object.values(row)[0] as string);
-  if (messages.length === 1 && messages[0] === 'ok') add({ id: 'database.integrity', status: 'ok', message: 'SQLite integrity check: ok' });
+  if (messages.length === 1 && messages[0] === 'ok') add({ id: 'database.integrity', status: 'ok', message: backendOf(db) === 'postgres' ? 'PostgreSQL notebook: its integrity is the server\'s (no file to check)' : 'SQLite integrity check: ok' });
   else {
     add({
       id: 'database.integrity',
@@ -309,13 +310,15 @@ export async function diagnoseStudy(
   openReadOnly: (file: string) => Promise<StudyDatabase>,
   options: DatabaseCheckOptions = {},
 ): Promise<DoctorReport> {
-  const hasDatabase = existsSync(databaseFile);
+  // A PostgreSQL notebook (src/storage/location.ts): no file to find or to check the permissions of.
+  const postgres = isPostgresUrl(databaseFile);
+  const hasDatabase = postgres ? await databaseExists(databaseFile) : existsSync(databaseFile);
   // A custom task's scorer module loads asynchronously: composed here, checked with the rest of the set-up.
   const composed = await (async () => composeTaskAsync(loadStudyConfig(studyDir)))().catch(() => undefined);
   const findings = checkSetup(studyDir, { hasDatabase, ...(composed !== undefined ? { composed } : {}) });
   if (hasDatabase) {
-    const readable = canAccess(databaseFile, constants.R_OK);
-    const writable = canAccess(databaseFile, constants.W_OK) && canAccess(path.dirname(databaseFile), constants.W_OK);
+    const readable = postgres || canAccess(databaseFile, constants.R_OK);
+    const writable = postgres || (canAccess(databaseFile, constants.W_OK) && canAccess(path.dirname(databaseFile), constants.W_OK));
     if (!readable) {
       findings.push({
         area: 'database',

@@ -19,7 +19,7 @@ import { startEvaluationWorker } from '../../storage/evaluation-queue.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import { withArtifactOverride } from '../../storage/registry.ts';
 import { createStudyEvaluator } from '../../study/run-study.ts';
-import { progress } from '../output.ts';
+import { printJson, progress } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
 
@@ -60,8 +60,9 @@ export function registerWorkerCommand(program: Command): void {
       .argument('[study]', 'study folder (its corpus, artifact and executor settings; default the current folder)', '.')
       .option('--db <url>', "the study's PostgreSQL database (default: kloop.yaml's storage)")
       .option('--concurrency <n>', 'jobs at once (default 2)', parseConcurrency)
-      .option('--quiet', 'no progress lines on stderr'),
-  ).action(async (studyDir: string, options: ModelOptions & { concurrency?: number; quiet?: boolean }) => {
+      .option('--quiet', 'no progress lines on stderr')
+      .option('--json', 'when the worker stops, print one JSON object on stdout: study, evaluator, jobs done and failed, results executed'),
+  ).action(async (studyDir: string, options: ModelOptions & { concurrency?: number; quiet?: boolean; json?: boolean }) => {
     const quiet = options.quiet === true;
     if (!isPostgresUrl(studyDatabaseLocation(studyDir))) {
       throw new InputError("kloop worker needs the study's notebook in PostgreSQL: pass --db postgres://… or set storage: in kloop.yaml (see docs/storage.md)", { field: '--db', code: 'input.storage' });
@@ -79,6 +80,7 @@ export function registerWorkerCommand(program: Command): void {
     };
     const examplesById = new Map(study.corpus.map((example) => [example.id, example]));
     const concurrency = options.concurrency ?? 2;
+    const tally = { done: 0, failed: 0, results: 0 };
     const worker = await startEvaluationWorker({
       location,
       db,
@@ -86,6 +88,9 @@ export function registerWorkerCommand(program: Command): void {
       concurrency,
       run: async (job, signal) => void (await runEvaluationJob(job, evaluatorOf, examplesById, signal)),
       onJob: (event) => {
+        if (event.type === 'done') tally.done += 1;
+        if (event.type === 'failed') tally.failed += 1;
+        if (event.type === 'done') tally.results += event.job.exampleIds.length;
         if (event.type === 'done') progress(`kloop worker: ${event.job.partition} repeat ${event.job.repeat}, ${event.job.exampleIds.length} example(s) of artifact ${event.job.artifactHash.slice(0, 12)}: done`, quiet);
         else if (event.type === 'failed') progress(`kloop worker: ${event.job.partition} repeat ${event.job.repeat} (attempt ${event.attempt}): failed, to be retried: ${event.message ?? ''}`, quiet);
       },
@@ -109,6 +114,7 @@ export function registerWorkerCommand(program: Command): void {
       process.off('SIGTERM', onSignal);
       await session.close();
     }
+    if (options.json === true) printJson({ study: study.dir, evaluator: base.fingerprint, jobs: { done: tally.done, failed: tally.failed }, results: tally.results, interrupted });
     if (interrupted) process.exitCode = INTERRUPTED_EXIT_CODE;
   });
 }

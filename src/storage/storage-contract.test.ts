@@ -9,10 +9,11 @@
  * twice), generated ids and `insert … returning`, upserts, exact real
  * numbers, aggregates as numbers, byte-order text, read-only opens, the
  * one-writer lease under contention (taken once, taken over once, busy as
- * exit 3), the heartbeat thread, and finally a whole study, which must leave
- * the same notebook on both.
+ * exit 3), the heartbeat thread. A whole study leaving the same notebook on
+ * both (with workers, a killed worker and a restarted run on PostgreSQL) is
+ * tests/evaluation-workers.test.ts.
  */
-import { mkdtempSync, rmSync, writeFileSync, copyFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -22,7 +23,6 @@ import { createEvaluator } from '../evaluator/evaluator.ts';
 import { intentTask } from '../tasks/intent/intent-task.ts';
 import { createTestSchema, postgresAvailable } from '../test-support/postgres.ts';
 import type { TestSchema } from '../test-support/postgres.ts';
-import { notebookSnapshot } from '../test-support/notebook-snapshot.ts';
 import type { OpenDatabaseOptions, StudyDatabase } from './database.ts';
 import { backendOf, databaseExists, listTables, openDatabase } from './database.ts';
 import { isDatabaseBusy } from './busy.ts';
@@ -271,44 +271,5 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
     }
     releaseLeaseSync(location, lease);
     expect(await readLease(db, '/s')).toBeUndefined();
-  });
-});
-
-describe.runIf(postgres)('a study on both backends', () => {
-  it('leaves the same notebook (versions, decisions, evidence, results, corpus lifecycle) on PostgreSQL as on SQLite, across two runs', async () => {
-    const { main } = await import('../cli/main.ts');
-    const example = path.resolve(import.meta.dirname, '../../examples/intent');
-    const makeStudy = (): string => {
-      const dir = temporaryFolder();
-      for (const file of ['playbook.yaml', 'program.md']) copyFileSync(path.join(example, file), path.join(dir, file));
-      mkdirSync(path.join(dir, 'corpus'));
-      copyFileSync(path.join(example, 'corpus', 'booking-and-membership.yaml'), path.join(dir, 'corpus', 'small.yaml'));
-      // A small corpus and a lenient gate, so that the runs accept and refuse (2 and 2), with the proposer's screening kept short.
-      const config = ['artifact: playbook.yaml', 'corpus: corpus/small.yaml', 'seed: 7', 'proposer: { candidatesPerRound: 2, maxEvaluations: 20, maxScreened: 100 }', 'gate: { alpha: 0.3, shadowAlpha: 0.5 }', 'stopping: { maxExperiments: 2 }'];
-      writeFileSync(path.join(dir, 'kloop.yaml'), config.join('\n'));
-      return dir;
-    };
-    const run = async (dir: string, extra: string[]): Promise<number> => {
-      const out = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
-      const err = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-      try {
-        return await main(['node', 'kloop', 'run', dir, '--quiet', '--json', ...extra]);
-      } finally {
-        out.mockRestore();
-        err.mockRestore();
-        process.exitCode = undefined;
-      }
-    };
-    const sqliteStudy = makeStudy();
-    const postgresStudy = makeStudy();
-    const url = await newSchema();
-    expect(await run(sqliteStudy, [])).toBe(0);
-    expect(await run(sqliteStudy, ['--max-experiments', '4'])).toBe(0);
-    expect(await run(postgresStudy, ['--db', url])).toBe(0);
-    expect(await run(postgresStudy, ['--db', url, '--max-experiments', '4'])).toBe(0);
-    const fromSqlite = await notebookSnapshot(await open(path.join(sqliteStudy, '.kloop', 'kloop.db'), { readonly: true }));
-    const fromPostgres = await notebookSnapshot(await open(url, { readonly: true }));
-    expect((fromSqlite.experiments as Array<{ decision: string }>).map((row) => row.decision)).toEqual(['accepted', 'refused', 'refused', 'accepted']);
-    expect(fromPostgres).toEqual(fromSqlite);
   });
 });

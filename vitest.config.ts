@@ -7,6 +7,10 @@ import { defineConfig } from 'vitest/config';
  * of them spawning the compiled CLI — see tests/reliability-fixture.ts; the
  * global set-up builds dist/ when it is missing or stale).
  *
+ * Both print, once, whether the PostgreSQL half of the storage tests runs
+ * (src/test-support/postgres-global-setup.ts; `KLOOP_REQUIRE_POSTGRES=1`
+ * makes a missing server a failure).
+ *
  * At least two test files run at once, even on 2 cores (vitest's default is
  * one fewer than the cores): the integration files spend most of their time
  * waiting for the CLI processes they start.
@@ -18,8 +22,8 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
-      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
-      { extends: true, test: { name: 'integration', include: ['tests/**/*.test.ts'], globalSetup: ['tests/global-setup.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'], globalSetup: ['src/test-support/postgres-global-setup.ts'] } },
+      { extends: true, test: { name: 'integration', include: ['tests/**/*.test.ts'], globalSetup: ['tests/global-setup.ts', 'src/test-support/postgres-global-setup.ts'] } },
     ],
   },
 });

@@ -15,6 +15,7 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { KloopError, StorageError } from '../errors.ts';
+import { setStorageOverride } from '../storage/location.ts';
 
 /** Exit codes of the CLI. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, badInput: 2, studyBusy: 3, interrupted: 130 });
@@ -73,6 +74,8 @@ export const COMMANDS: readonly CommandEntry[] = [
   { name: 'view', arguments: '<study>', summary: "Open a local web viewer of a study on 127.0.0.1: the composite over experiments, every experiment's checks and per-example changes, versions side by side and rollback, the corpus lifecycle, the review queue and Loop D's signals", load: async () => (await import('./commands/view.ts')).registerViewCommand },
   { name: 'diff', arguments: '<study> <a> <b>', summary: 'Show the difference between two artifact versions of a study as a unified diff (versions by id, or "seed" and "active").', load: async () => (await import('./commands/diff.ts')).registerDiffCommand },
   { name: 'activate', arguments: '<study> <version>', summary: 'Make a stored version the active one (a rollback), recorded in the notebook with who did it (--by).', load: async () => (await import('./commands/activate.ts')).registerActivateCommand },
+  { name: 'worker', arguments: '[study]', summary: "Take a study's evaluation jobs from the job queue in its PostgreSQL database (enqueued by kloop run --workers), run the executor and write the results; on this machine or others.", load: async () => (await import('./commands/worker.ts')).registerWorkerCommand },
+  { name: 'migrate-storage', arguments: '<study>', summary: "Copy a study's SQLite notebook (.kloop/kloop.db) into an empty PostgreSQL schema, every row with its id; then point the study at it (storage: in kloop.yaml, or --db). The SQLite file is kept.", load: async () => (await import('./commands/migrate-storage.ts')).registerMigrateStorageCommand },
   { name: 'report', arguments: '<study>', summary: 'Write a report of a study to share: html (one self-contained file with the charts, opens offline), csv (one row per experiment) or json (everything).', load: async () => (await import('./commands/report.ts')).registerReportCommand },
 ];
 
@@ -91,6 +94,8 @@ function createBareProgram(): Command {
         'evaluator on a labelled corpus, and keeps a change only when statistics, anchors and a shadow hold-out agree.',
     )
     .version(packageVersion())
+    // `--db` is taken out of the arguments by main() wherever it stands (takeDbOption); declared here for --help.
+    .option('--db <url>', 'keep the notebook in this PostgreSQL database (postgres://user@host/db, ?schema=NAME for one schema) instead of kloop.yaml\'s storage or .kloop/kloop.db; docs/storage.md')
     // Program options only before the command name, so `kloop export --version ID` is the command's own option.
     .enablePositionalOptions()
     .exitOverride()
@@ -180,15 +185,42 @@ function sqliteErrorOf(error: unknown): StorageError | undefined {
   });
 }
 
+/**
+ * Takes `--db <url>` (or `--db=<url>`) out of the arguments, wherever it
+ * stands before `--`: it applies to every command that opens a study.
+ *
+ * @returns the URL (the last one given) and the other arguments
+ */
+export function takeDbOption(args: readonly string[]): { db: string | undefined; args: string[] } {
+  const rest: string[] = [];
+  let db: string | undefined;
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index]!;
+    if (arg === '--') {
+      rest.push(...args.slice(index));
+      break;
+    }
+    if (arg === '--db' && index + 1 < args.length) {
+      db = args[index + 1];
+      index += 1;
+    } else if (arg.startsWith('--db=')) db = arg.slice('--db='.length);
+    else rest.push(arg);
+  }
+  return { db, args: rest };
+}
+
 /** Runs the CLI with `argv` (process.argv shape); returns the exit code. */
 export async function main(argv: string[]): Promise<number> {
-  const args = argv.slice(2);
+  const taken = takeDbOption(argv.slice(2));
+  const args = taken.args;
+  argv = [...argv.slice(0, 2), ...args];
   const json = wantsJson(args);
   const fail = (error: unknown, exitCode: number): number => {
     if (json) process.stdout.write(`${JSON.stringify(jsonErrorOf(error), null, 2)}\n`);
     return exitCode;
   };
   try {
+    setStorageOverride(taken.db);
     const name = commandNameOf(args);
     const program = await createProgram(name === undefined ? [] : [name]);
     await program.parseAsync(argv);

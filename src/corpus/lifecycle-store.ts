@@ -12,6 +12,8 @@ import Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
 import { StorageError } from '../errors.ts';
+import { databaseExists, openDatabase } from '../storage/database.ts';
+import { isPostgresUrl } from '../storage/location.ts';
 import type { CorpusEventTable, CorpusMemberTable, KloopDatabase } from '../storage/schema.ts';
 import { readStoredExample, storedExampleJson } from './stored-example.ts';
 import type { CorpusEvent, CorpusEventKind, CorpusMember, CorpusMove, DecisionRecord, MemberPartition } from './lifecycle.ts';
@@ -254,6 +256,24 @@ export async function recordShadowExposure(db: CorpusDatabase, shadowIds: readon
       .where('example_id', 'in', shadowIds.slice(start, start + 500))
       .where('partition', '=', 'shadow')
       .execute();
+  }
+}
+
+/**
+ * Reads the members from a study database location (a SQLite file or a
+ * PostgreSQL URL: src/storage/location.ts), read-only. Returns an empty list
+ * when there is no notebook there yet.
+ *
+ * @throws StorageError when the notebook exists but cannot be read
+ */
+export async function readCorpusMembersAt(location: string): Promise<CorpusMember[]> {
+  if (!isPostgresUrl(location)) return readCorpusMembersFile(location);
+  if (!(await databaseExists(location))) return [];
+  const db = await openDatabase(location, { readonly: true });
+  try {
+    return await readCorpusMembers(db);
+  } finally {
+    await db.destroy();
   }
 }
 

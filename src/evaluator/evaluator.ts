@@ -80,6 +80,39 @@ export function partitionHash(examples: readonly Example[]): string {
   return corpusVersion(examples);
 }
 
+/** One example-repeat an evaluation still needs. */
+export interface RemoteItem {
+  exampleId: string;
+  repeat: number;
+}
+
+/** What {@link RemoteExecution.execute} is asked to evaluate elsewhere. */
+export interface RemoteRequest {
+  fingerprint: string;
+  artifactHash: string;
+  artifactText: string;
+  partition: string;
+  /** The example-repeats not stored yet, in the evaluation's order. */
+  items: readonly RemoteItem[];
+  /** As {@link EvaluatorOptions.readSince}: results stored before it do not count. */
+  readSince?: string;
+}
+
+/**
+ * Executes example-repeats in other processes (evaluation workers on a job
+ * queue: src/storage/evaluation-queue.ts) instead of this one. It resolves
+ * once every item is either stored in the study database (by whichever
+ * process executed it) or given up; the evaluator then reads the stored
+ * results, exactly as it reads results of an earlier run.
+ */
+export interface RemoteExecution {
+  /**
+   * @returns the items given up (their job failed on every attempt), with why, keyed by `${repeat}\u0000${exampleId}`;
+   *   they count as transient failures (never stored; the next evaluation tries them again)
+   */
+  execute(request: RemoteRequest, signal?: AbortSignal): Promise<ReadonlyMap<string, string>>;
+}
+
 export interface EvaluatorOptions {
   /** The study's task: output schema, scorer, component and metric names. */
   task: Task;
@@ -98,6 +131,11 @@ export interface EvaluatorOptions {
   readSince?: string;
   /** Concurrent executor calls. Default 8. */
   concurrency?: number;
+  /**
+   * Execute what is not stored yet in other processes (needs `db`; a
+   * `fresh` request still executes here). Default: in this process.
+   */
+  remote?: RemoteExecution;
   now?: () => Date;
   /** Called after each example-repeat finishes. */
   onProgress?: (done: number, total: number) => void;
@@ -232,6 +270,32 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       // Nothing is executed: the records without a stored result are left out.
       const present = perRepeat.map((result) => ({ ...result, records: result.records.filter((record) => record !== undefined) }));
       return { results: present, missing: missing.length };
+    }
+    if (options.remote !== undefined && db !== undefined && request.fresh !== true && missing.length > 0) {
+      if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
+      const givenUp = await options.remote.execute(
+        {
+          fingerprint,
+          artifactHash,
+          artifactText: request.artifactText,
+          partition: request.partition,
+          items: missing.map(({ example, repeat }) => ({ exampleId: example.id, repeat })),
+          ...(options.readSince !== undefined ? { readSince: options.readSince } : {}),
+        },
+        request.signal,
+      );
+      const executed = await loadResults(db, fingerprint, artifactHash, first, first + repeats - 1, options.readSince);
+      for (const { example, index, repeat } of missing) {
+        const hit = executed.get(resultKey(example.id, repeat));
+        if (hit !== undefined) addTo(perRepeat[repeat - first]!, index, hit.record, hit.usage, hit.latencyMs);
+        else {
+          const message = givenUp.get(resultKey(example.id, repeat)) ?? 'no evaluation worker stored a result';
+          const record = { valid: false, invalidReason: 'error', message, exampleId: example.id, repeat, transient: true } as ExampleScoreRecord;
+          addTo(perRepeat[repeat - first]!, index, record, { inputTokens: 0, outputTokens: 0, costUsd: 0 }, 0);
+        }
+      }
+      options.onProgress?.(missing.length, missing.length);
+      return { results: perRepeat, missing: 0 };
     }
     let done = 0;
     await mapWithConcurrency(missing, concurrency, async ({ example, index, repeat }) => {
@@ -385,7 +449,8 @@ interface StoredResult {
   latencyMs: number;
 }
 
-function resultKey(exampleId: string, repeat: number): string {
+/** The key of one example-repeat in the evaluator's maps (and in {@link RemoteExecution.execute}'s answer). */
+export function resultKey(exampleId: string, repeat: number): string {
   return `${repeat}\u0000${exampleId}`;
 }
 

@@ -4,7 +4,7 @@
  * and the incumbent's repeats (topped up while it stays the incumbent).
  */
 import type { PartitionName } from '../corpus/example.ts';
-import type { EvaluateRequest, Evaluator } from '../evaluator/evaluator.ts';
+import type { EvaluateRequest, Evaluator, RemoteExecution } from '../evaluator/evaluator.ts';
 import { createEvaluator } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { StudyDatabase } from '../storage/database.ts';
@@ -51,6 +51,8 @@ export interface StudyEvaluatorOptions {
    * nothing from earlier runs; results of this run are still reused).
    */
   readSince?: string;
+  /** Execute what is not stored yet on evaluation workers (`kloop run --workers`: src/storage/evaluation-queue.ts). */
+  remote?: RemoteExecution;
 }
 
 /**
@@ -75,6 +77,7 @@ export function createStudyEvaluator(study: LoadedStudy, db?: StudyDatabase, opt
     concurrency: evaluationConcurrency(study),
     ...(db !== undefined ? { db } : {}),
     ...(options.readSince !== undefined ? { readSince: options.readSince } : {}),
+    ...(db !== undefined && options.remote !== undefined ? { remote: options.remote } : {}),
   });
 }
 

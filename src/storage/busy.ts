@@ -29,6 +29,24 @@ export function isSqliteBusy(error: unknown): boolean {
   return false;
 }
 
+/** PostgreSQL's `lock_not_available` (55P03): a lock (the study's writer lock) not granted within `lock_timeout`. */
+const POSTGRES_LOCK_NOT_AVAILABLE = '55P03';
+
+/**
+ * True when a database reports it is busy: SQLite's busy codes
+ * ({@link isSqliteBusy}) or PostgreSQL's `lock_not_available` (the study's
+ * writer lock stayed taken past the busy timeout: src/storage/postgres.ts).
+ * Looks through `cause`.
+ */
+export function isDatabaseBusy(error: unknown): boolean {
+  if (isSqliteBusy(error)) return true;
+  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 5; depth += 1) {
+    if ((current as { code?: unknown }).code === POSTGRES_LOCK_NOT_AVAILABLE) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 /** How often a step is tried in all by {@link retryWhileBusy} (the first try included). Default of `attempts`. */
 export const BUSY_ATTEMPTS = 3;
 /** Pause before the n-th retry, in milliseconds: n × this. Default of `backoffMs`. */
@@ -45,7 +63,7 @@ export interface BusyRetryOptions {
 /**
  * Runs `work`, and again (up to `attempts` tries in all, pausing n ×
  * `backoffMs` ms before the n-th retry) while it fails with a busy code
- * ({@link isSqliteBusy}). `work` must be safe to repeat: a whole transaction,
+ * ({@link isDatabaseBusy}). `work` must be safe to repeat: a whole transaction,
  * not a part of one.
  *
  * @returns what `work` returns
@@ -58,7 +76,7 @@ export async function retryWhileBusy<T>(work: () => Promise<T>, options: BusyRet
     try {
       return await work();
     } catch (error) {
-      if (attempt >= attempts || !isSqliteBusy(error)) throw error;
+      if (attempt >= attempts || !isDatabaseBusy(error)) throw error;
       await new Promise((resolve) => setTimeout(resolve, attempt * backoffMs));
     }
   }

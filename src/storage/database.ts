@@ -1,6 +1,10 @@
 /**
  * Opening the study database: SQLite in `<study>/.kloop/kloop.db` (WAL,
- * busy timeout), behind Kysely so the same queries can target PostgreSQL.
+ * busy timeout, the embedded default) or PostgreSQL (a `postgres://` URL:
+ * src/storage/postgres.ts), both behind Kysely: the same queries and the same
+ * migrations run on both (src/storage/migrations.ts), and the storage test
+ * suite (src/storage/storage-contract.test.ts) holds every backend to the
+ * same behaviour.
  *
  * On a writable connection every transaction begins with `BEGIN IMMEDIATE`:
  * it takes the write lock first, waiting for it under the busy timeout, so a
@@ -13,19 +17,60 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import lockfile from 'proper-lockfile';
-import { CompiledQuery, Kysely, Migrator, SqliteAdapter, SqliteDialect, SqliteDriver } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, SqliteAdapter, SqliteDialect, SqliteDriver, sql } from 'kysely';
 import type { DatabaseConnection, DialectAdapter, Driver, Migration, MigrationProvider, SqliteDialectConfig, TransactionSettings } from 'kysely';
 import { StorageError } from '../errors.ts';
-import { isSqliteBusy, retryWhileBusy } from './busy.ts';
+import { isDatabaseBusy, retryWhileBusy } from './busy.ts';
 import { StudyBusyError } from './lease.ts';
+import type { StorageBackendName, StorageTarget } from './location.ts';
+import { describeTarget, isPostgresUrl, parseStorageTarget, sqliteStudyFile, studyStorage } from './location.ts';
 import { MIGRATIONS } from './migrations.ts';
+import { ensureSchema, isPostgresDatabase, openPostgresKysely, postgresNotebookExists } from './postgres.ts';
 import type { KloopDatabase } from './schema.ts';
 
 export type StudyDatabase = Kysely<KloopDatabase>;
 
-/** Where a study keeps its database: `<study>/.kloop/kloop.db`. */
+/** Where a study keeps its SQLite database: `<study>/.kloop/kloop.db` (whatever its `storage`: see {@link studyDatabaseLocation}). */
 export function studyDatabasePath(studyDir: string): string {
-  return path.join(studyDir, '.kloop', 'kloop.db');
+  return sqliteStudyFile(studyDir);
+}
+
+/**
+ * Where a study's notebook is, as {@link openDatabase} takes it: `--db`, else
+ * kloop.yaml's `storage` (a `postgres://` URL), else the SQLite file
+ * `<study>/.kloop/kloop.db` (src/storage/location.ts).
+ */
+export function studyDatabaseLocation(studyDir: string): string {
+  return studyStorage(studyDir);
+}
+
+/** The backend of a database (or of a transaction on one). */
+export function backendOf(db: StudyDatabase | Kysely<any>): StorageBackendName {
+  return isPostgresDatabase(db) ? 'postgres' : 'sqlite';
+}
+
+/**
+ * True when a notebook exists at `location`: the SQLite file, or a migrated
+ * schema in the PostgreSQL database.
+ *
+ * @throws StorageError when the PostgreSQL server cannot be reached
+ */
+export async function databaseExists(location: string): Promise<boolean> {
+  const target = parseStorageTarget(location);
+  return target.kind === 'sqlite' ? target.file === ':memory:' || existsSync(target.file) : postgresNotebookExists(target);
+}
+
+/** How a location is named in messages (a PostgreSQL URL without its password). */
+export function describeLocation(location: string): string {
+  return describeTarget(parseStorageTarget(location));
+}
+
+/** The tables of a study database (SQLite's `sqlite_master`, PostgreSQL's schema on the search path). */
+export async function listTables(db: StudyDatabase | Kysely<any>): Promise<Set<string>> {
+  const rows = isPostgresDatabase(db)
+    ? (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(db)).rows
+    : (await sql<{ name: string }>`select name from sqlite_master where type = 'table' and substr(name, 1, 7) <> 'sqlite_'`.execute(db)).rows;
+  return new Set(rows.map((row) => row.name));
 }
 
 class StaticMigrationProvider implements MigrationProvider {
@@ -134,7 +179,8 @@ export function readableDatabaseFile(file: string): string {
 }
 
 /**
- * Opens (creating and migrating when needed) a SQLite study database.
+ * Opens (creating and migrating when needed) a study database: a SQLite file
+ * or, for a `postgres://` URL, a PostgreSQL schema ({@link openPostgresDatabase}).
  *
  * A writable connection begins every transaction with `BEGIN IMMEDIATE` (see
  * the module comment) and applies the pending migrations, if any, in one such
@@ -142,16 +188,20 @@ export function readableDatabaseFile(file: string): string {
  * ({@link retryWhileBusy}: 3 tries) while SQLite reports the database busy,
  * each try waiting up to the busy timeout.
  *
- * @param file path of the database file, or ':memory:'
+ * @param file path of the database file, ':memory:', or a `postgres://` URL
  * @throws StudyBusyError (exit code 3) when the database stayed locked by another process through every try
- * @throws StorageError when the file cannot be opened or migrated
+ * @throws StorageError when the file cannot be opened or migrated, or the PostgreSQL server cannot be reached
  */
 export async function openDatabase(file: string, options: OpenDatabaseOptions = {}): Promise<StudyDatabase> {
+  if (isPostgresUrl(file)) {
+    const target = parseStorageTarget(file);
+    if (target.kind === 'postgres') return openPostgresDatabase(target, options);
+  }
   const started = Date.now();
   try {
     return await retryWhileBusy(() => openDatabaseOnce(file, options));
   } catch (error) {
-    if (!isSqliteBusy(error)) throw error;
+    if (!isDatabaseBusy(error)) throw error;
     const seconds = Math.round((Date.now() - started) / 1000);
     throw new StudyBusyError(undefined, {
       message: `the study database ${file} stayed locked by another process for ${seconds} s while it was being opened; try again when that process is done`,
@@ -181,7 +231,7 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
     sqlite.pragma('foreign_keys = ON');
   } catch (error) {
     sqlite.close();
-    if (isSqliteBusy(error)) throw error;
+    if (isDatabaseBusy(error)) throw error;
     throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, { file, cause: error });
   }
   const config: SqliteDialectConfig = { database: sqlite };
@@ -198,10 +248,46 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
     const error = await migrate().catch((caught: unknown) => caught ?? new Error('unknown error'));
     if (error !== undefined) {
       await db.destroy();
-      if (isSqliteBusy(error)) throw error;
+      if (isDatabaseBusy(error)) throw error;
       if (error instanceof StorageError) throw error;
       throw new StorageError(`cannot migrate the study database ${file}: ${String((error as Error).message ?? error)}`, { file, cause: error });
     }
+  }
+  return db;
+}
+
+/**
+ * Opens a PostgreSQL study database: connects, and on a writable open
+ * creates the schema when needed and applies the pending migrations (in one
+ * transaction, under Kysely's migration lock: concurrent openers wait, then
+ * find them applied). While the study's writer lock stays taken through every
+ * try, the study is busy (exit code 3), as on SQLite.
+ *
+ * @throws StorageError naming the URL (without its password) when the server cannot be reached or the schema cannot be migrated
+ */
+async function openPostgresDatabase(target: Extract<StorageTarget, { kind: 'postgres' }>, options: OpenDatabaseOptions): Promise<StudyDatabase> {
+  const db = await openPostgresKysely(target, { readonly: options.readonly === true, busyTimeoutMs: options.busyTimeoutMs ?? 10_000 });
+  if (options.readonly === true) return db;
+  const started = Date.now();
+  try {
+    await retryWhileBusy(async () => {
+      await ensureSchema(db, target.schema);
+      // The migration table in the study's own schema: Kysely looks for it in every schema otherwise.
+      const migrator = new Migrator({ db, provider: new StaticMigrationProvider(), migrationTableSchema: target.schema });
+      if ((await migrator.getMigrations()).every((migration) => migration.executedAt !== undefined)) return;
+      const { error } = await migrator.migrateToLatest();
+      if (error !== undefined) throw error;
+    });
+  } catch (error) {
+    await db.destroy();
+    if (isDatabaseBusy(error)) {
+      throw new StudyBusyError(undefined, {
+        message: `the study database ${target.display} stayed locked by another process for ${Math.round((Date.now() - started) / 1000)} s while it was being opened; try again when that process is done`,
+        cause: error,
+      });
+    }
+    if (error instanceof StorageError) throw error;
+    throw new StorageError(`cannot migrate the study database ${target.display}: ${String((error as Error).message ?? error)}`, { cause: error });
   }
   return db;
 }

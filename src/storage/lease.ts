@@ -34,6 +34,7 @@
  * try { await runStudy(...) } finally { await heartbeat.stop(); await releaseLease(db, lease); }
  * ```
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { hostname as osHostname } from 'node:os';
@@ -41,8 +42,10 @@ import { Worker } from 'node:worker_threads';
 import type { KloopErrorOptions } from '../errors.ts';
 import { KloopError } from '../errors.ts';
 import type { BusyRetryOptions } from './busy.ts';
-import { isSqliteBusy, retryWhileBusy } from './busy.ts';
+import { isDatabaseBusy, retryWhileBusy } from './busy.ts';
 import type { StudyDatabase } from './database.ts';
+import { backendOf } from './database.ts';
+import { isPostgresUrl, parseStorageTarget } from './location.ts';
 
 /** How often a holder renews its heartbeat, in milliseconds. */
 export const LEASE_HEARTBEAT_INTERVAL_MS = 2_000;
@@ -163,9 +166,22 @@ function toRecord(row: { study_key: string; owner_id: string; hostname: string; 
   });
 }
 
+/**
+ * The key a lease is stored under. On SQLite, the key as given (by
+ * convention the study's absolute folder, maybe with a `#purpose` suffix).
+ * On PostgreSQL the database schema is the study, and the same study is run
+ * from folders of different paths on different machines: the folder part is
+ * dropped (`study`, `study#schedule`), so every machine meets on one lease.
+ */
+export function leaseKeyOf(db: StudyDatabase, studyKey: string): string {
+  if (backendOf(db) !== 'postgres') return studyKey;
+  const purpose = studyKey.indexOf('#');
+  return `study${purpose === -1 ? '' : studyKey.slice(purpose)}`;
+}
+
 /** The lease of a study, if any. */
 export async function readLease(db: StudyDatabase, studyKey: string): Promise<LeaseRecord | undefined> {
-  const row = await db.selectFrom('leases').selectAll().where('study_key', '=', studyKey).executeTakeFirst();
+  const row = await db.selectFrom('leases').selectAll().where('study_key', '=', leaseKeyOf(db, studyKey)).executeTakeFirst();
   return row === undefined ? undefined : toRecord(row);
 }
 
@@ -204,14 +220,14 @@ function resolveOptions(options: LeaseOptions) {
  * @throws any storage error other than busy
  */
 export async function tryAcquireLease(db: StudyDatabase, options: LeaseOptions): Promise<AcquireResult> {
-  const me = resolveOptions(options);
+  const me = resolveOptions({ ...options, studyKey: leaseKeyOf(db, options.studyKey) });
   const held = liveOtherHolder(await readLease(db, me.studyKey), me);
   if (held !== undefined) return { acquired: false, holder: held };
   const started = Date.now();
   try {
     return await retryWhileBusy(() => db.transaction().execute((transaction) => acquireLocked(transaction, me)), options.retry);
   } catch (error) {
-    if (!isSqliteBusy(error)) throw error;
+    if (!isDatabaseBusy(error)) throw error;
   }
   const holder = liveOtherHolder(await readLease(db, me.studyKey), me);
   return holder !== undefined ? { acquired: false, holder } : { acquired: false, holder: undefined, lockedMs: Date.now() - started };
@@ -329,7 +345,7 @@ export interface LeaseHeartbeat {
 
 /** Options of {@link startLeaseHeartbeat}. */
 export interface HeartbeatOptions {
-  /** The SQLite file of `db`: the heartbeat then runs in a worker thread with its own connection. */
+  /** The location of `db` (its SQLite file, or its PostgreSQL URL): the heartbeat then runs in a worker thread with its own connection. */
   file?: string;
   /** Default {@link LEASE_HEARTBEAT_INTERVAL_MS}. */
   intervalMs?: number;
@@ -365,6 +381,55 @@ parentPort.on('message', (message) => {
 parentPort.postMessage({ type: 'ready' });
 `;
 
+// The same for PostgreSQL: its own `pg` connection (made again after a failure), one UPDATE per beat.
+const POSTGRES_WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { Client } = require(workerData.driver);
+let client;
+const connect = async () => {
+  if (client !== undefined) return client;
+  const next = new Client({ connectionString: workerData.connectionString, options: '-c search_path=' + workerData.schema + ' -c lock_timeout=' + workerData.busyTimeoutMs, connectionTimeoutMillis: workerData.busyTimeoutMs });
+  next.on('error', () => { if (client === next) client = undefined; });
+  await next.connect();
+  client = next;
+  return next;
+};
+let timer;
+let busy = false;
+const beat = async () => {
+  if (busy) return;
+  busy = true;
+  try {
+    const connection = await connect();
+    const result = await connection.query('UPDATE leases SET heartbeat_at = $1 WHERE study_key = $2 AND owner_id = $3', [new Date().toISOString(), workerData.studyKey, workerData.ownerId]);
+    if (result.rowCount === 0) { clearInterval(timer); parentPort.postMessage({ type: 'lost' }); }
+  } catch (error) {
+    const failed = client; client = undefined; if (failed !== undefined) failed.end().catch(() => {});
+    parentPort.postMessage({ type: 'error', message: String(error && error.message || error) });
+  } finally {
+    busy = false;
+  }
+};
+timer = setInterval(beat, workerData.intervalMs);
+parentPort.on('message', (message) => {
+  if (message !== 'stop') return;
+  clearInterval(timer);
+  const closing = client === undefined ? Promise.resolve() : client.end().catch(() => {});
+  closing.then(() => parentPort.close());
+});
+parentPort.postMessage({ type: 'ready' });
+`;
+
+/** The worker thread's source and data for a location: better-sqlite3 on a file, `pg` on a PostgreSQL URL. */
+function heartbeatWorker(location: string, common: { busyTimeoutMs: number; intervalMs: number; studyKey: string; ownerId: string }): { source: string; data: Record<string, unknown> } {
+  const require = createRequire(import.meta.url);
+  if (isPostgresUrl(location)) {
+    const target = parseStorageTarget(location);
+    if (target.kind === 'postgres') return { source: POSTGRES_WORKER_SOURCE, data: { ...common, driver: require.resolve('pg'), connectionString: target.connectionString, schema: target.schema } };
+  }
+  return { source: WORKER_SOURCE, data: { ...common, driver: require.resolve('better-sqlite3'), file: location } };
+}
+
 /**
  * Renews the lease every `intervalMs` until stopped. With `file`, in a
  * worker thread (immune to a busy main thread); else on a main-thread timer.
@@ -378,19 +443,15 @@ export function startLeaseHeartbeat(db: StudyDatabase, lease: LeaseRecord, optio
     options.onLost?.();
   };
   if (options.file !== undefined && options.file !== ':memory:') {
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        driver: createRequire(import.meta.url).resolve('better-sqlite3'),
-        file: options.file,
-        // A beat waits for the write lock (a transaction of the run holds it from its BEGIN IMMEDIATE) up to a
-        // third of the staleness timeout: a long transaction delays beats instead of failing them with a warning.
-        busyTimeoutMs: Math.max(1_000, intervalMs, LEASE_STALE_AFTER_MS / 3),
-        intervalMs,
-        studyKey: lease.studyKey,
-        ownerId: lease.ownerId,
-      },
+    const { source, data } = heartbeatWorker(options.file, {
+      // A beat waits for the write lock (a transaction of the run holds it from its BEGIN IMMEDIATE) up to a
+      // third of the staleness timeout: a long transaction delays beats instead of failing them with a warning.
+      busyTimeoutMs: Math.max(1_000, intervalMs, LEASE_STALE_AFTER_MS / 3),
+      intervalMs,
+      studyKey: lease.studyKey,
+      ownerId: lease.ownerId,
     });
+    const worker = new Worker(source, { eval: true, workerData: data });
     worker.unref();
     worker.on('message', (message: { type: string; message?: string }) => {
       if (message.type === 'lost') markLost();
@@ -433,11 +494,39 @@ export function startLeaseHeartbeat(db: StudyDatabase, lease: LeaseRecord, optio
   };
 }
 
+// Gives a PostgreSQL lease up from a child process (`pg` has no synchronous API): its data on stdin.
+const POSTGRES_RELEASE_SOURCE = `
+const { Client } = require(process.argv[1]);
+let text = '';
+process.stdin.on('data', (chunk) => (text += chunk)).on('end', async () => {
+  const data = JSON.parse(text);
+  const client = new Client({ connectionString: data.connectionString, options: '-c search_path=' + data.schema, connectionTimeoutMillis: 1500 });
+  try {
+    await client.connect();
+    await client.query('DELETE FROM leases WHERE study_key = $1 AND owner_id = $2', [data.studyKey, data.ownerId]);
+  } finally {
+    await client.end().catch(() => {});
+  }
+});
+`;
+
 /**
  * Gives the lease up synchronously, on its own connection (for a process
- * about to exit from a signal handler). Never throws.
+ * about to exit from a signal handler): a SQLite file directly, a PostgreSQL
+ * URL through a short-lived child process (at most 3 s). Never throws.
  */
 export function releaseLeaseSync(file: string, lease: LeaseRecord): void {
+  if (isPostgresUrl(file)) {
+    try {
+      const target = parseStorageTarget(file);
+      if (target.kind !== 'postgres') return;
+      const input = JSON.stringify({ connectionString: target.connectionString, schema: target.schema, studyKey: lease.studyKey, ownerId: lease.ownerId });
+      spawnSync(process.execPath, ['-e', POSTGRES_RELEASE_SOURCE, createRequire(import.meta.url).resolve('pg')], { input, timeout: 3_000, stdio: ['pipe', 'ignore', 'ignore'] });
+    } catch {
+      // The next run takes a dead process's lease over anyway.
+    }
+    return;
+  }
   try {
     const Database = createRequire(import.meta.url)('better-sqlite3') as typeof import('better-sqlite3');
     const sqlite = new Database(file, { fileMustExist: true });

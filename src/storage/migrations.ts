@@ -2,121 +2,149 @@
  * Schema migrations of the study database, applied in order by Kysely's
  * Migrator. Never edit a shipped migration: add a new one.
  */
-import type { Kysely, Migration } from 'kysely';
+import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, Migration } from 'kysely';
 import { sql } from 'kysely';
+import { isPostgresDatabase } from './postgres.ts';
+
+/** A column type: a name or an SQL expression. */
+type DataTypeExpression = ColumnDataType | Expression<unknown>;
 
 // Migrations operate on an unknown schema by design (Kysely's guidance).
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDatabase = Kysely<any>;
 
+/**
+ * The column types of a migration on each backend, so that one migration
+ * runs on both with the same meaning:
+ *
+ * | use | SQLite | PostgreSQL |
+ * |---|---|---|
+ * | generated id (`t.id` + `t.primaryId`) | `integer primary key autoincrement` | `serial primary key` |
+ * | text, JSON text (`t.text`) | `text` | `text collate "C"` (byte order, as SQLite compares) |
+ * | real (`t.real`) | `real` (8 bytes) | `double precision` (PostgreSQL's `real` has 4) |
+ *
+ * Booleans stay integers 0/1 on both (the code reads and writes 0 and 1),
+ * and JSON stays text (what the code reads back is the text it wrote).
+ */
+function columnTypes(db: AnyDatabase): {
+  id: DataTypeExpression;
+  primaryId: (column: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
+  text: DataTypeExpression;
+  real: DataTypeExpression;
+} {
+  if (isPostgresDatabase(db)) return { id: 'serial', primaryId: (column) => column.primaryKey(), text: sql`text collate "C"`, real: 'double precision' };
+  return { id: 'integer', primaryId: (column) => column.primaryKey().autoIncrement(), text: 'text', real: 'real' };
+}
+
 const initial: Migration = {
   async up(db: AnyDatabase) {
+    const t = columnTypes(db);
     await db.schema
       .createTable('artifact_versions')
-      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
-      .addColumn('hash', 'text', (column) => column.notNull().unique())
-      .addColumn('text', 'text', (column) => column.notNull())
+      .addColumn('id', t.id, (column) => t.primaryId(column))
+      .addColumn('hash', t.text, (column) => column.notNull().unique())
+      .addColumn('text', t.text, (column) => column.notNull())
       .addColumn('parent_id', 'integer', (column) => column.references('artifact_versions.id'))
-      .addColumn('source', 'text', (column) => column.notNull())
+      .addColumn('source', t.text, (column) => column.notNull())
       .addColumn('experiment_id', 'integer')
-      .addColumn('created_at', 'text', (column) => column.notNull())
+      .addColumn('created_at', t.text, (column) => column.notNull())
       .execute();
     await db.schema
       .createTable('registry')
-      .addColumn('name', 'text', (column) => column.primaryKey())
+      .addColumn('name', t.text, (column) => column.primaryKey())
       .addColumn('version_id', 'integer', (column) => column.notNull().references('artifact_versions.id'))
-      .addColumn('updated_at', 'text', (column) => column.notNull())
+      .addColumn('updated_at', t.text, (column) => column.notNull())
       .execute();
     await db.schema
       .createTable('registry_events')
-      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
-      .addColumn('name', 'text', (column) => column.notNull())
+      .addColumn('id', t.id, (column) => t.primaryId(column))
+      .addColumn('name', t.text, (column) => column.notNull())
       .addColumn('version_id', 'integer', (column) => column.notNull())
-      .addColumn('reason', 'text', (column) => column.notNull())
-      .addColumn('created_at', 'text', (column) => column.notNull())
+      .addColumn('reason', t.text, (column) => column.notNull())
+      .addColumn('created_at', t.text, (column) => column.notNull())
       .execute();
     await db.schema
       .createTable('runs')
-      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
-      .addColumn('started_at', 'text', (column) => column.notNull())
-      .addColumn('ended_at', 'text')
-      .addColumn('stop_reason', 'text')
-      .addColumn('report', 'text')
+      .addColumn('id', t.id, (column) => t.primaryId(column))
+      .addColumn('started_at', t.text, (column) => column.notNull())
+      .addColumn('ended_at', t.text)
+      .addColumn('stop_reason', t.text)
+      .addColumn('report', t.text)
       .execute();
     await db.schema
       .createTable('experiments')
-      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
+      .addColumn('id', t.id, (column) => t.primaryId(column))
       .addColumn('run_id', 'integer', (column) => column.notNull())
       .addColumn('round', 'integer', (column) => column.notNull())
-      .addColumn('proposer', 'text', (column) => column.notNull())
+      .addColumn('proposer', t.text, (column) => column.notNull())
       .addColumn('base_version_id', 'integer', (column) => column.notNull())
-      .addColumn('candidate_hash', 'text', (column) => column.notNull())
-      .addColumn('delta', 'text', (column) => column.notNull())
-      .addColumn('rationale', 'text', (column) => column.notNull())
-      .addColumn('decision', 'text', (column) => column.notNull())
-      .addColumn('reason', 'text', (column) => column.notNull())
-      .addColumn('evidence', 'text', (column) => column.notNull())
+      .addColumn('candidate_hash', t.text, (column) => column.notNull())
+      .addColumn('delta', t.text, (column) => column.notNull())
+      .addColumn('rationale', t.text, (column) => column.notNull())
+      .addColumn('decision', t.text, (column) => column.notNull())
+      .addColumn('reason', t.text, (column) => column.notNull())
+      .addColumn('evidence', t.text, (column) => column.notNull())
       .addColumn('accepted_version_id', 'integer')
-      .addColumn('fingerprint', 'text', (column) => column.notNull())
+      .addColumn('fingerprint', t.text, (column) => column.notNull())
       .addColumn('seed', 'integer', (column) => column.notNull())
-      .addColumn('created_at', 'text', (column) => column.notNull())
+      .addColumn('created_at', t.text, (column) => column.notNull())
       .execute();
     await db.schema.createIndex('experiments_candidate_hash').on('experiments').column('candidate_hash').execute();
     await db.schema
       .createTable('evaluations')
-      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
-      .addColumn('fingerprint', 'text', (column) => column.notNull())
-      .addColumn('artifact_hash', 'text', (column) => column.notNull())
-      .addColumn('partition', 'text', (column) => column.notNull())
-      .addColumn('partition_hash', 'text', (column) => column.notNull())
+      .addColumn('id', t.id, (column) => t.primaryId(column))
+      .addColumn('fingerprint', t.text, (column) => column.notNull())
+      .addColumn('artifact_hash', t.text, (column) => column.notNull())
+      .addColumn('partition', t.text, (column) => column.notNull())
+      .addColumn('partition_hash', t.text, (column) => column.notNull())
       .addColumn('repeat', 'integer', (column) => column.notNull())
-      .addColumn('composite', 'real')
-      .addColumn('components', 'text', (column) => column.notNull())
-      .addColumn('metrics', 'text', (column) => column.notNull())
+      .addColumn('composite', t.real)
+      .addColumn('components', t.text, (column) => column.notNull())
+      .addColumn('metrics', t.text, (column) => column.notNull())
       .addColumn('invalid', 'integer', (column) => column.notNull())
       .addColumn('total', 'integer', (column) => column.notNull())
-      .addColumn('usage', 'text', (column) => column.notNull())
-      .addColumn('latency_ms', 'real', (column) => column.notNull())
-      .addColumn('created_at', 'text', (column) => column.notNull())
+      .addColumn('usage', t.text, (column) => column.notNull())
+      .addColumn('latency_ms', t.real, (column) => column.notNull())
+      .addColumn('created_at', t.text, (column) => column.notNull())
       .addUniqueConstraint('evaluations_identity', ['fingerprint', 'artifact_hash', 'partition_hash', 'repeat'])
       .execute();
     await db.schema
       .createTable('evaluation_examples')
       .addColumn('evaluation_id', 'integer', (column) => column.notNull().references('evaluations.id'))
-      .addColumn('example_id', 'text', (column) => column.notNull())
+      .addColumn('example_id', t.text, (column) => column.notNull())
       .addColumn('valid', 'integer', (column) => column.notNull())
-      .addColumn('composite', 'real')
-      .addColumn('score', 'text', (column) => column.notNull())
+      .addColumn('composite', t.real)
+      .addColumn('score', t.text, (column) => column.notNull())
       .addPrimaryKeyConstraint('evaluation_examples_pk', ['evaluation_id', 'example_id'])
       .execute();
     await db.schema
       .createTable('calibrations')
-      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
-      .addColumn('fingerprint', 'text', (column) => column.notNull())
-      .addColumn('model', 'text', (column) => column.notNull())
-      .addColumn('artifact_hash', 'text', (column) => column.notNull())
+      .addColumn('id', t.id, (column) => t.primaryId(column))
+      .addColumn('fingerprint', t.text, (column) => column.notNull())
+      .addColumn('model', t.text, (column) => column.notNull())
+      .addColumn('artifact_hash', t.text, (column) => column.notNull())
       .addColumn('noise_repeats', 'integer', (column) => column.notNull())
       .addColumn('signal_repeats', 'integer', (column) => column.notNull())
-      .addColumn('noise_sd', 'real', (column) => column.notNull())
-      .addColumn('example_sds', 'text', (column) => column.notNull())
-      .addColumn('partition_sds', 'text', (column) => column.notNull())
-      .addColumn('cohens_d', 'real')
-      .addColumn('threshold', 'real', (column) => column.notNull())
+      .addColumn('noise_sd', t.real, (column) => column.notNull())
+      .addColumn('example_sds', t.text, (column) => column.notNull())
+      .addColumn('partition_sds', t.text, (column) => column.notNull())
+      .addColumn('cohens_d', t.real)
+      .addColumn('threshold', t.real, (column) => column.notNull())
       .addColumn('valid', 'integer', (column) => column.notNull())
-      .addColumn('message', 'text', (column) => column.notNull())
-      .addColumn('created_at', 'text', (column) => column.notNull())
+      .addColumn('message', t.text, (column) => column.notNull())
+      .addColumn('created_at', t.text, (column) => column.notNull())
       .execute();
     await db.schema
       .createTable('study_state')
-      .addColumn('key', 'text', (column) => column.primaryKey())
-      .addColumn('value', 'text', (column) => column.notNull())
+      .addColumn('key', t.text, (column) => column.primaryKey())
+      .addColumn('value', t.text, (column) => column.notNull())
       .execute();
     await db.schema
       .createTable('response_cache')
-      .addColumn('key', 'text', (column) => column.primaryKey())
-      .addColumn('model', 'text', (column) => column.notNull())
-      .addColumn('response', 'text', (column) => column.notNull())
-      .addColumn('created_at', 'text', (column) => column.notNull())
+      .addColumn('key', t.text, (column) => column.primaryKey())
+      .addColumn('model', t.text, (column) => column.notNull())
+      .addColumn('response', t.text, (column) => column.notNull())
+      .addColumn('created_at', t.text, (column) => column.notNull())
       .execute();
     await sql`select 1`.execute(db);
   },
@@ -129,64 +157,65 @@ const initial: Migration = {
  */
 const reviewAndSignals: Migration = {
   async up(db: AnyDatabase) {
+    const t = columnTypes(db);
     await db.schema
       .createTable('review_items')
-      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
-      .addColumn('kind', 'text', (column) => column.notNull())
-      .addColumn('source', 'text', (column) => column.notNull())
-      .addColumn('title', 'text', (column) => column.notNull())
-      .addColumn('payload', 'text', (column) => column.notNull())
-      .addColumn('evidence', 'text', (column) => column.notNull())
-      .addColumn('content_hash', 'text', (column) => column.notNull())
-      .addColumn('status', 'text', (column) => column.notNull())
+      .addColumn('id', t.id, (column) => t.primaryId(column))
+      .addColumn('kind', t.text, (column) => column.notNull())
+      .addColumn('source', t.text, (column) => column.notNull())
+      .addColumn('title', t.text, (column) => column.notNull())
+      .addColumn('payload', t.text, (column) => column.notNull())
+      .addColumn('evidence', t.text, (column) => column.notNull())
+      .addColumn('content_hash', t.text, (column) => column.notNull())
+      .addColumn('status', t.text, (column) => column.notNull())
       .addColumn('run_id', 'integer')
-      .addColumn('created_at', 'text', (column) => column.notNull())
-      .addColumn('decided_at', 'text')
-      .addColumn('decided_by', 'text')
-      .addColumn('note', 'text')
-      .addColumn('outcome', 'text')
+      .addColumn('created_at', t.text, (column) => column.notNull())
+      .addColumn('decided_at', t.text)
+      .addColumn('decided_by', t.text)
+      .addColumn('note', t.text)
+      .addColumn('outcome', t.text)
       .execute();
     await db.schema.createIndex('review_items_status').on('review_items').column('status').execute();
     await db.schema.createIndex('review_items_content_hash').on('review_items').column('content_hash').execute();
     await db.schema
       .createTable('signals')
-      .addColumn('id', 'text', (column) => column.primaryKey())
-      .addColumn('time', 'text', (column) => column.notNull())
-      .addColumn('assembly_method', 'text', (column) => column.notNull())
-      .addColumn('confidence', 'real', (column) => column.notNull())
-      .addColumn('app_class', 'text', (column) => column.notNull())
+      .addColumn('id', t.text, (column) => column.primaryKey())
+      .addColumn('time', t.text, (column) => column.notNull())
+      .addColumn('assembly_method', t.text, (column) => column.notNull())
+      .addColumn('confidence', t.real, (column) => column.notNull())
+      .addColumn('app_class', t.text, (column) => column.notNull())
       .addColumn('has_commitments', 'integer', (column) => column.notNull())
       .addColumn('entity_count', 'integer', (column) => column.notNull())
-      .addColumn('artifact_version', 'text', (column) => column.notNull())
-      .addColumn('goal', 'text')
-      .addColumn('detail', 'text', (column) => column.notNull())
-      .addColumn('source', 'text', (column) => column.notNull())
-      .addColumn('received_at', 'text', (column) => column.notNull())
+      .addColumn('artifact_version', t.text, (column) => column.notNull())
+      .addColumn('goal', t.text)
+      .addColumn('detail', t.text, (column) => column.notNull())
+      .addColumn('source', t.text, (column) => column.notNull())
+      .addColumn('received_at', t.text, (column) => column.notNull())
       .execute();
     await db.schema.createIndex('signals_time').on('signals').column('time').execute();
     // Loop A's notebook: its runs and every candidate it decided (queued for review, refused, skipped).
     await db.schema
       .createTable('loop_a_runs')
-      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
-      .addColumn('started_at', 'text', (column) => column.notNull())
-      .addColumn('ended_at', 'text')
+      .addColumn('id', t.id, (column) => t.primaryId(column))
+      .addColumn('started_at', t.text, (column) => column.notNull())
+      .addColumn('ended_at', t.text)
       .addColumn('incumbent_version_id', 'integer', (column) => column.notNull())
-      .addColumn('status', 'text', (column) => column.notNull())
-      .addColumn('report', 'text')
+      .addColumn('status', t.text, (column) => column.notNull())
+      .addColumn('report', t.text)
       .execute();
     await db.schema
       .createTable('loop_a_decisions')
-      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
+      .addColumn('id', t.id, (column) => t.primaryId(column))
       .addColumn('run_id', 'integer', (column) => column.notNull().references('loop_a_runs.id'))
-      .addColumn('kind', 'text', (column) => column.notNull())
-      .addColumn('candidate_hash', 'text', (column) => column.notNull())
-      .addColumn('delta', 'text', (column) => column.notNull())
-      .addColumn('rationale', 'text', (column) => column.notNull())
-      .addColumn('decision', 'text', (column) => column.notNull())
-      .addColumn('reason', 'text', (column) => column.notNull())
-      .addColumn('evidence', 'text', (column) => column.notNull())
+      .addColumn('kind', t.text, (column) => column.notNull())
+      .addColumn('candidate_hash', t.text, (column) => column.notNull())
+      .addColumn('delta', t.text, (column) => column.notNull())
+      .addColumn('rationale', t.text, (column) => column.notNull())
+      .addColumn('decision', t.text, (column) => column.notNull())
+      .addColumn('reason', t.text, (column) => column.notNull())
+      .addColumn('evidence', t.text, (column) => column.notNull())
       .addColumn('review_item_id', 'integer')
-      .addColumn('created_at', 'text', (column) => column.notNull())
+      .addColumn('created_at', t.text, (column) => column.notNull())
       .execute();
     await db.schema.createIndex('loop_a_decisions_candidate_hash').on('loop_a_decisions').column('candidate_hash').execute();
   },
@@ -199,14 +228,15 @@ const reviewAndSignals: Migration = {
  */
 const leases: Migration = {
   async up(db: AnyDatabase) {
+    const t = columnTypes(db);
     await db.schema
       .createTable('leases')
-      .addColumn('study_key', 'text', (column) => column.primaryKey())
-      .addColumn('owner_id', 'text', (column) => column.notNull())
-      .addColumn('hostname', 'text', (column) => column.notNull())
+      .addColumn('study_key', t.text, (column) => column.primaryKey())
+      .addColumn('owner_id', t.text, (column) => column.notNull())
+      .addColumn('hostname', t.text, (column) => column.notNull())
       .addColumn('pid', 'integer', (column) => column.notNull())
-      .addColumn('acquired_at', 'text', (column) => column.notNull())
-      .addColumn('heartbeat_at', 'text', (column) => column.notNull())
+      .addColumn('acquired_at', t.text, (column) => column.notNull())
+      .addColumn('heartbeat_at', t.text, (column) => column.notNull())
       .execute();
   },
 };
@@ -220,29 +250,30 @@ const leases: Migration = {
  */
 const corpusLifecycle: Migration = {
   async up(db: AnyDatabase) {
+    const t = columnTypes(db);
     await db.schema
       .createTable('corpus_members')
-      .addColumn('example_id', 'text', (column) => column.primaryKey())
-      .addColumn('origin', 'text', (column) => column.notNull())
-      .addColumn('source', 'text', (column) => column.notNull())
-      .addColumn('example', 'text')
-      .addColumn('partition', 'text', (column) => column.notNull())
+      .addColumn('example_id', t.text, (column) => column.primaryKey())
+      .addColumn('origin', t.text, (column) => column.notNull())
+      .addColumn('source', t.text, (column) => column.notNull())
+      .addColumn('example', t.text)
+      .addColumn('partition', t.text, (column) => column.notNull())
       .addColumn('shadow_exposures', 'integer', (column) => column.notNull().defaultTo(0))
-      .addColumn('shadow_since', 'text')
-      .addColumn('admitted_at', 'text', (column) => column.notNull())
-      .addColumn('updated_at', 'text', (column) => column.notNull())
+      .addColumn('shadow_since', t.text)
+      .addColumn('admitted_at', t.text, (column) => column.notNull())
+      .addColumn('updated_at', t.text, (column) => column.notNull())
       .execute();
     await db.schema
       .createTable('corpus_events')
-      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
-      .addColumn('example_id', 'text')
-      .addColumn('kind', 'text', (column) => column.notNull())
-      .addColumn('from_partition', 'text')
-      .addColumn('to_partition', 'text')
-      .addColumn('reason', 'text', (column) => column.notNull())
+      .addColumn('id', t.id, (column) => t.primaryId(column))
+      .addColumn('example_id', t.text)
+      .addColumn('kind', t.text, (column) => column.notNull())
+      .addColumn('from_partition', t.text)
+      .addColumn('to_partition', t.text)
+      .addColumn('reason', t.text, (column) => column.notNull())
       .addColumn('experiment_id', 'integer')
-      .addColumn('details', 'text', (column) => column.notNull())
-      .addColumn('created_at', 'text', (column) => column.notNull())
+      .addColumn('details', t.text, (column) => column.notNull())
+      .addColumn('created_at', t.text, (column) => column.notNull())
       .execute();
     await db.schema.createIndex('corpus_events_example').on('corpus_events').column('example_id').execute();
   },
@@ -254,15 +285,16 @@ const corpusLifecycle: Migration = {
  */
 const schedule: Migration = {
   async up(db: AnyDatabase) {
+    const t = columnTypes(db);
     await db.schema
       .createTable('schedule_runs')
-      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
-      .addColumn('loop', 'text', (column) => column.notNull())
-      .addColumn('scheduled_at', 'text', (column) => column.notNull())
-      .addColumn('started_at', 'text', (column) => column.notNull())
-      .addColumn('ended_at', 'text')
-      .addColumn('outcome', 'text', (column) => column.notNull())
-      .addColumn('detail', 'text', (column) => column.notNull())
+      .addColumn('id', t.id, (column) => t.primaryId(column))
+      .addColumn('loop', t.text, (column) => column.notNull())
+      .addColumn('scheduled_at', t.text, (column) => column.notNull())
+      .addColumn('started_at', t.text, (column) => column.notNull())
+      .addColumn('ended_at', t.text)
+      .addColumn('outcome', t.text, (column) => column.notNull())
+      .addColumn('detail', t.text, (column) => column.notNull())
       .execute();
     await db.schema.createIndex('schedule_runs_loop').on('schedule_runs').columns(['loop', 'id']).execute();
   },
@@ -289,18 +321,19 @@ const schedule: Migration = {
  */
 const resultsAndProposals: Migration = {
   async up(db: AnyDatabase) {
+    const t = columnTypes(db);
     await db.schema
       .createTable('example_results')
-      .addColumn('fingerprint', 'text', (column) => column.notNull())
-      .addColumn('artifact_hash', 'text', (column) => column.notNull())
-      .addColumn('example_id', 'text', (column) => column.notNull())
+      .addColumn('fingerprint', t.text, (column) => column.notNull())
+      .addColumn('artifact_hash', t.text, (column) => column.notNull())
+      .addColumn('example_id', t.text, (column) => column.notNull())
       .addColumn('repeat', 'integer', (column) => column.notNull())
       .addColumn('valid', 'integer', (column) => column.notNull())
-      .addColumn('composite', 'real')
-      .addColumn('score', 'text', (column) => column.notNull())
-      .addColumn('usage', 'text', (column) => column.notNull())
-      .addColumn('latency_ms', 'real', (column) => column.notNull())
-      .addColumn('created_at', 'text', (column) => column.notNull())
+      .addColumn('composite', t.real)
+      .addColumn('score', t.text, (column) => column.notNull())
+      .addColumn('usage', t.text, (column) => column.notNull())
+      .addColumn('latency_ms', t.real, (column) => column.notNull())
+      .addColumn('created_at', t.text, (column) => column.notNull())
       .addPrimaryKeyConstraint('example_results_pk', ['fingerprint', 'artifact_hash', 'example_id', 'repeat'])
       .execute();
     // `where true` lets SQLite parse the upsert clause after a select.
@@ -310,21 +343,21 @@ const resultsAndProposals: Migration = {
       on conflict do nothing`.execute(db);
     await db.schema
       .createTable('proposals')
-      .addColumn('id', 'integer', (column) => column.primaryKey().autoIncrement())
+      .addColumn('id', t.id, (column) => t.primaryId(column))
       .addColumn('run_id', 'integer', (column) => column.notNull())
       .addColumn('round', 'integer', (column) => column.notNull())
       .addColumn('attempt', 'integer', (column) => column.notNull())
-      .addColumn('proposer', 'text', (column) => column.notNull())
-      .addColumn('outcome', 'text', (column) => column.notNull())
+      .addColumn('proposer', t.text, (column) => column.notNull())
+      .addColumn('outcome', t.text, (column) => column.notNull())
       .addColumn('candidates', 'integer', (column) => column.notNull())
-      .addColumn('failures', 'text', (column) => column.notNull())
+      .addColumn('failures', t.text, (column) => column.notNull())
       .addColumn('input_tokens', 'integer', (column) => column.notNull())
       .addColumn('output_tokens', 'integer', (column) => column.notNull())
-      .addColumn('cost_usd', 'real', (column) => column.notNull())
-      .addColumn('created_at', 'text', (column) => column.notNull())
+      .addColumn('cost_usd', t.real, (column) => column.notNull())
+      .addColumn('created_at', t.text, (column) => column.notNull())
       .execute();
     await db.schema.createIndex('proposals_round').on('proposals').columns(['round', 'attempt']).execute();
-    await db.schema.alterTable('experiments').addColumn('change', 'text').execute();
+    await db.schema.alterTable('experiments').addColumn('change', t.text).execute();
   },
 };
 
@@ -335,7 +368,8 @@ const resultsAndProposals: Migration = {
  */
 const registryActor: Migration = {
   async up(db: AnyDatabase) {
-    await db.schema.alterTable('registry_events').addColumn('actor', 'text').execute();
+    const t = columnTypes(db);
+    await db.schema.alterTable('registry_events').addColumn('actor', t.text).execute();
   },
 };
 

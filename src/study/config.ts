@@ -42,6 +42,7 @@ import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '
 import { Cron } from 'croner';
 import { signalsConfigSchema } from '../signals/signals-config.ts';
 import { PROVIDERS, type ProviderName } from '../providers/model-spec.ts';
+import { isPostgresUrl, parseStorageTarget } from '../storage/location.ts';
 
 /** Name of the configuration file inside a study folder. */
 export const CONFIG_FILE_NAME = 'kloop.yaml';
@@ -400,6 +401,20 @@ const notebookSchema = z.strictObject({
   git: z.boolean().default(false),
 });
 
+/** `storage`: a PostgreSQL URL whose schema, if given, is a plain identifier (src/storage/location.ts). */
+const storageSchema = z
+  .string()
+  .trim()
+  .refine((value) => isPostgresUrl(value), 'a postgres:// or postgresql:// URL (leave storage out for the SQLite file .kloop/kloop.db)')
+  .refine((value) => {
+    try {
+      parseStorageTarget(value);
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not a valid PostgreSQL URL, or its schema is not a plain lower-case identifier (letters, digits and _)');
+
 const relativePath = z.string().trim().min(1);
 const corpusPattern = relativePath.refine(
   (pattern) => CORPUS_EXTENSIONS.some((extension) => pattern.toLowerCase().endsWith(extension)),
@@ -434,6 +449,12 @@ export const studyConfigSchema = z
     notebook: notebookSchema.prefault({}),
     /** Settings per model provider: `providers: { openai: { maxInFlight: 4 } }`. */
     providers: providersSchema.prefault({}),
+    /**
+     * Where the notebook is kept: a `postgres://` URL (one study per schema:
+     * `?schema=NAME`, default `public`); absent, the SQLite file
+     * `.kloop/kloop.db`. `--db <url>` overrides it. See docs/storage.md.
+     */
+    storage: storageSchema.optional(),
   })
   .superRefine((config, context) => {
     if (config.proposer.kind === 'reflective' && config.proposer.model === undefined && config.executor.kind !== 'llm') {

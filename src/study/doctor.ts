@@ -22,6 +22,8 @@ import { KloopError, isKloopError } from '../errors.ts';
 import type { Program } from '../program/program.ts';
 import { loadProgram } from '../program/program.ts';
 import type { StudyDatabase } from '../storage/database.ts';
+import { backendOf, databaseExists, listTables } from '../storage/database.ts';
+import { isPostgresUrl } from '../storage/location.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, listLeases, staleReason } from '../storage/lease.ts';
 import type { StudyConfig } from './config.ts';
 import { CONFIG_FILE_NAME, loadStudyConfig } from './config.ts';
@@ -73,8 +75,7 @@ async function count(db: StudyDatabase, query: ReturnType<typeof sql<{ count: nu
 }
 
 async function tableNames(db: StudyDatabase): Promise<Set<string>> {
-  const result = await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db);
-  return new Set(result.rows.map((row) => row.name));
+  return listTables(db);
 }
 
 /**
@@ -86,9 +87,10 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
   const findings: DoctorFinding[] = [];
   const add = (finding: Omit<DoctorFinding, 'area'>): void => void findings.push({ area: 'database', ...finding });
 
-  const integrity = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
+  // PostgreSQL keeps its own storage sound (no file to check); SQLite's check reads every page.
+  const integrity = backendOf(db) === 'postgres' ? { rows: [{ integrity_check: 'ok' }] } : await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
   const messages = integrity.rows.map((row) => Object.values(row)[0] as string);
-  if (messages.length === 1 && messages[0] === 'ok') add({ id: 'database.integrity', status: 'ok', message: 'SQLite integrity check: ok' });
+  if (messages.length === 1 && messages[0] === 'ok') add({ id: 'database.integrity', status: 'ok', message: backendOf(db) === 'postgres' ? 'PostgreSQL notebook: its integrity is the server\'s (no file to check)' : 'SQLite integrity check: ok' });
   else {
     add({
       id: 'database.integrity',
@@ -384,7 +386,9 @@ export async function diagnoseStudy(
   openReadOnly: (file: string) => Promise<StudyDatabase>,
   options: DatabaseCheckOptions = {},
 ): Promise<DoctorReport> {
-  const hasDatabase = existsSync(databaseFile);
+  // A PostgreSQL notebook (src/storage/location.ts): no file to find or to check the permissions of.
+  const postgres = isPostgresUrl(databaseFile);
+  const hasDatabase = postgres ? await databaseExists(databaseFile) : existsSync(databaseFile);
   // A custom task's scorer module loads asynchronously: composed here, checked with the rest of the set-up.
   // A custom task's scorer module that does not load is reported with its own message (the file named).
   const composed: ComposedTask | { error: string } = await (async () => composeTaskAsync(loadStudyConfig(studyDir)))().catch((error: unknown) => ({
@@ -396,8 +400,8 @@ export async function diagnoseStudy(
     findings.push(...(await checkMeasurement(studyDir, { databaseFile, hasDatabase, openReadOnly })));
   }
   if (hasDatabase) {
-    const readable = canAccess(databaseFile, constants.R_OK);
-    const writable = canAccess(databaseFile, constants.W_OK) && canAccess(path.dirname(databaseFile), constants.W_OK);
+    const readable = postgres || canAccess(databaseFile, constants.R_OK);
+    const writable = postgres || (canAccess(databaseFile, constants.W_OK) && canAccess(path.dirname(databaseFile), constants.W_OK));
     if (!readable) {
       findings.push({
         area: 'database',

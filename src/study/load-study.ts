@@ -13,8 +13,9 @@ import { readCorpusFile } from '../corpus/importers/public-format.ts';
 import type { CorpusMember, FileExample } from '../corpus/lifecycle.ts';
 import type { FileAdmission, PartitionLeak } from '../corpus/file-admission.ts';
 import { planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
-import { readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
-import { readableDatabaseFile, studyDatabasePath } from '../storage/database.ts';
+import { readCorpusMembersAt, readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
+import { isPostgresUrl } from '../storage/location.ts';
+import { readableDatabaseFile, studyDatabaseLocation } from '../storage/database.ts';
 import { InputError } from '../errors.ts';
 import { fillPromptTemplate, readPromptTemplate } from '../executors/llm/prompt-template.ts';
 import { ERROR_DRIVEN_PROPOSER_ID, OFFLINE_EXECUTOR_ID } from '../tasks/intent/offline/ids.ts';
@@ -220,8 +221,8 @@ export interface StudyCorpusState {
  *
  * @throws StorageError when the study database exists but cannot be read
  */
-export function resolveStudyCorpus(config: StudyConfig, records: readonly FileExample[], format: ExampleFormat): StudyCorpusState {
-  const members = readCorpusMembersFile(readableDatabaseFile(studyDatabasePath(config.dir)));
+export function resolveStudyCorpus(config: StudyConfig, records: readonly FileExample[], format: ExampleFormat, preread?: CorpusMember[]): StudyCorpusState {
+  const members = preread ?? readSqliteCorpusMembers(config);
   const admission = admitFileRecords(records, members, { format });
   const fileCorpus = admission.accepted;
   const synced = planCorpusSync(fileCorpus, members, new Date().toISOString()).members;
@@ -265,11 +266,28 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}, options:
  */
 export async function loadStudyAsync(studyDir: string, plugins: StudyPlugins = {}, options: LoadStudyOptions = {}): Promise<LoadedStudy> {
   const config = loadStudyConfig(studyDir);
-  return buildStudy(studyDir, config, await composeTaskAsync(config), plugins, options);
+  const composed = await composeTaskAsync(config);
+  // A PostgreSQL notebook is read asynchronously, before the study is built (buildStudy reads a SQLite one itself).
+  const location = studyDatabaseLocation(config.dir);
+  const members = isPostgresUrl(location) ? await readCorpusMembersAt(location) : undefined;
+  return buildStudy(studyDir, config, composed, plugins, options, members);
+}
+
+/**
+ * The corpus lifecycle of a SQLite notebook, read synchronously.
+ *
+ * @throws InputError for a study whose notebook is in PostgreSQL (read by {@link loadStudyAsync})
+ */
+function readSqliteCorpusMembers(config: StudyConfig): CorpusMember[] {
+  const location = studyDatabaseLocation(config.dir);
+  if (isPostgresUrl(location)) {
+    throw new InputError('this study keeps its notebook in PostgreSQL: load it with loadStudyAsync (the synchronous loadStudy reads only SQLite notebooks)', { file: config.configPath, field: 'storage' });
+  }
+  return readCorpusMembersFile(readableDatabaseFile(location));
 }
 
 /** The study from its config and task: every file checked, then the database's corpus lifecycle read. */
-function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTask, plugins: StudyPlugins, options: LoadStudyOptions): LoadedStudy {
+function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTask, plugins: StudyPlugins, options: LoadStudyOptions, preread?: CorpusMember[]): LoadedStudy {
   const { task, exampleFormat } = composed;
   const weights = composeWeights(task, config);
   checkComposition(config, task);
@@ -292,7 +310,7 @@ function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTas
   if (config.executor.kind === 'llm') checkPromptTemplate(config, artifactText, []);
   const records = loadCorpusFiles(config, exampleFormat);
   if (config.executor.kind === 'llm') checkPromptTemplate(config, artifactText, records.map((record) => record.example));
-  const { admission, members, fileCorpus, corpus, partitions, leaks } = resolveStudyCorpus(config, records, exampleFormat);
+  const { admission, members, fileCorpus, corpus, partitions, leaks } = resolveStudyCorpus(config, records, exampleFormat, preread);
   // A goal in two partitions is an error, naming both records.
   if (leaks.length > 0 && options.partitionLeaks !== 'report') throw partitionLeakError(leaks, { file: config.configPath, field: exampleFormat.inputField });
   for (const name of PARTITIONS) {

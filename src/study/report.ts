@@ -3,6 +3,7 @@
  * decision and reason, the stop reason and where things are.
  */
 import { sync as writeFileAtomicSync } from 'write-file-atomic';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
@@ -11,7 +12,7 @@ import type { ComponentScores, ExampleScoreRecord, MetricScores, PartitionScore 
 import { InfrastructureError, isKloopError } from '../errors.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { StudyDatabase } from '../storage/database.ts';
-import { studyDatabasePath } from '../storage/database.ts';
+import { describeLocation, studyDatabaseLocation } from '../storage/database.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
 import type { LoadedStudy, StudyHeadline } from './loaded-study.ts';
 import { headlineValue } from './loaded-study.ts';
@@ -422,6 +423,7 @@ export async function buildStudyReport(
   const thisRunRows = rows.filter((row) => row.run_id === outcome.runId);
   const thisRun = thisRunRows.filter((row) => row.decision !== 'skipped');
   const bestArtifact = path.join(study.dir, '.kloop', `best-${path.basename(study.artifactPath)}`);
+  mkdirSync(path.dirname(bestArtifact), { recursive: true }); // a study whose notebook is in PostgreSQL has no .kloop/ yet
   writeFileAtomic(bestArtifact, best.text);
   const names = scoreNamesOf(study.task);
   const headline = study.headline ?? { name: 'composite', complement: false };
@@ -455,7 +457,7 @@ export async function buildStudyReport(
     bestVersion: best.id,
     baselineVersion: seed.id,
     bestArtifact,
-    database: studyDatabasePath(study.dir),
+    database: describeLocation(studyDatabaseLocation(study.dir)),
     wallTimeMs: outcome.wallTimeMs,
     stuck: await stuckAdviceOf(db, study, rows.filter((row) => row.run_id === outcome.runId), outcome.stopReason),
     comparison: { on: 'current', sizes, sizesAtStart, changed: corpusMoves.length > 0 || PARTITIONS.some((name) => sizes[name] !== sizesAtStart[name]) },

@@ -32,7 +32,7 @@ import type { AdmitExample } from '../signals/governance.ts';
 import { runLoopC, runLoopD } from '../signals/loops.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../signals/signals-config.ts';
 import type { StudyDatabase } from '../storage/database.ts';
-import { studyDatabasePath } from '../storage/database.ts';
+import { studyDatabaseLocation } from '../storage/database.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat, StudyBusyError } from '../storage/lease.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
 import { latestCalibration } from './calibration.ts';
@@ -425,7 +425,7 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
       if (options.useLease !== false) {
         try {
           const lease = await acquireLease(db, { studyKey: study.dir });
-          const heartbeat = startLeaseHeartbeat(db, lease, { file: studyDatabasePath(study.dir), onLost: () => controller.abort(new Error('the study lease was lost')) });
+          const heartbeat = startLeaseHeartbeat(db, lease, { file: studyDatabaseLocation(study.dir), onLost: () => controller.abort(new Error('the study lease was lost')) });
           release = async () => {
             await heartbeat.stop();
             await releaseLease(db, lease);

@@ -20,6 +20,7 @@ import { reconstructPartitions } from '../corpus/lifecycle.ts';
 import { readCorpusEvents, readDecisionRecords } from '../corpus/lifecycle-store.ts';
 import { sql } from 'kysely';
 import type { StudyDatabase } from '../storage/database.ts';
+import { backendOf, listTables } from '../storage/database.ts';
 
 /** The three named partitions, in report order. */
 export const VIEW_PARTITIONS = ['optimization', 'anchor', 'shadow'] as const;
@@ -102,8 +103,7 @@ function parseRecord(row: { example_id: string; repeat: number; valid: number; c
 
 /** True when the database has a table of that name. */
 export async function hasTable(db: StudyDatabase, name: string): Promise<boolean> {
-  const result = await sql<{ found: number }>`select count(*) as found from sqlite_master where type = 'table' and name = ${name}`.execute(db);
-  return Number(result.rows[0]?.found ?? 0) > 0;
+  return (await listTables(db)).has(name);
 }
 
 /** Opens the reads of `example_results`. */
@@ -166,7 +166,12 @@ export async function openExampleResults(db: StudyDatabase): Promise<ExampleResu
     total: async () => {
       if (!available) return { calls: 0, ...ZERO_USAGE };
       // JSON1 is built into the SQLite of better-sqlite3; a field that is not a number counts as 0.
-      const result = await sql<{ calls: number; input_tokens: number | null; output_tokens: number | null; cost_usd: number | null }>`select
+      const result = backendOf(db) === 'postgres' ? await sql<{ calls: number; input_tokens: number | null; output_tokens: number | null; cost_usd: number | null }>`select
+          count(*) as calls,
+          sum(case when jsonb_typeof(usage::jsonb -> 'inputTokens') = 'number' then (usage::jsonb ->> 'inputTokens')::double precision end) as input_tokens,
+          sum(case when jsonb_typeof(usage::jsonb -> 'outputTokens') = 'number' then (usage::jsonb ->> 'outputTokens')::double precision end) as output_tokens,
+          sum(case when jsonb_typeof(usage::jsonb -> 'costUsd') = 'number' then (usage::jsonb ->> 'costUsd')::double precision end) as cost_usd
+        from example_results`.execute(db) : await sql<{ calls: number; input_tokens: number | null; output_tokens: number | null; cost_usd: number | null }>`select
           count(*) as calls,
           sum(case when json_valid(usage) then (case when json_type(usage, '$.inputTokens') in ('integer', 'real') then json_extract(usage, '$.inputTokens') end) end) as input_tokens,
           sum(case when json_valid(usage) then (case when json_type(usage, '$.outputTokens') in ('integer', 'real') then json_extract(usage, '$.outputTokens') end) end) as output_tokens,

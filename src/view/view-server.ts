@@ -34,6 +34,7 @@ import { streamSSE } from 'hono/streaming';
 import { sql } from 'kysely';
 import { InputError, KloopError } from '../errors.ts';
 import type { StudyDatabase } from '../storage/database.ts';
+import { listTables } from '../storage/database.ts';
 import type { ActivationResult } from '../storage/activation.ts';
 import { activateVersionExclusive } from '../storage/activation.ts';
 import { getRegistryVersion, getVersion } from '../storage/registry.ts';
@@ -107,7 +108,7 @@ const CHANGE_PROBES: ReadonlyArray<{ key: string; table: string; probe: string }
 
 /** A cheap fingerprint of everything the pages show: it changes whenever the notebook does (the `change` events of `GET /api/events`). */
 export async function notebookVersion(db: StudyDatabase): Promise<string> {
-  const tables = new Set((await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db)).rows.map((row) => row.name));
+  const tables = await listTables(db);
   const probes = CHANGE_PROBES.filter((probe) => tables.has(probe.table));
   if (probes.length === 0) return '{}';
   const result = await sql<Record<string, number | null>>`select ${sql.raw(probes.map((probe) => `(${probe.probe}) as ${probe.key}`).join(', '))}`.execute(db);

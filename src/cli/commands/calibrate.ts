@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { StudyDatabase } from '../../storage/database.ts';
-import { studyDatabasePath } from '../../storage/database.ts';
+import { databaseExists, describeLocation, studyDatabaseLocation } from '../../storage/database.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
 import type { CalibrationResult } from '../../study/calibration.ts';
 import { DEFAULT_CALIBRATION_SETTINGS, calibrateStudy, latestCalibration, listCalibrations } from '../../study/calibration.ts';
@@ -75,7 +75,7 @@ export function registerCalibrateCommands(program: Command): void {
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, options: { json?: boolean }) => {
-      const hasDatabase = existsSync(studyDatabasePath(path.resolve(studyDir)));
+      const hasDatabase = await databaseExists(studyDatabaseLocation(path.resolve(studyDir)));
       const session = await openStudy(studyDir, { readonly: true, quiet: true });
       try {
         const { study, db } = session;
@@ -90,7 +90,7 @@ export function registerCalibrateCommands(program: Command): void {
         const state = hasDatabase ? await readStudyState(db) : undefined;
         const payload = {
           study: study.dir,
-          database: hasDatabase ? studyDatabasePath(study.dir) : null,
+          database: hasDatabase ? describeLocation(studyDatabaseLocation(study.dir)) : null,
           fingerprint: evaluator.fingerprint,
           task: { id: study.task.id, components: [...scoreNamesOf(study.task).components], metrics: [...scoreNamesOf(study.task).metrics], weights: study.weights, headline: study.headline?.name ?? 'composite' },
           executor: study.executor.id,

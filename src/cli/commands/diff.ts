@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
-import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import { databaseExists, openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
 import { print, printJson } from '../output.ts';
 import { resolveVersion } from './version-ref.ts';
 
@@ -22,8 +22,8 @@ export function registerDiffCommand(program: Command): void {
     .option('--json', 'print one JSON object on stdout (side-by-side rows, counts and the unified diff)')
     .addHelpText('after', '\nExamples:\n  kloop diff examples/intent seed active\n  kloop diff examples/intent 2 5 --json')
     .action(async (studyDir: string, a: string, b: string, options: { json?: boolean; context: number }) => {
-      const file = studyDatabasePath(path.resolve(studyDir));
-      if (!existsSync(file)) throw new InputError('this study has no database yet: run `kloop run` first', { file });
+      const file = studyDatabaseLocation(path.resolve(studyDir));
+      if (!(await databaseExists(file))) throw new InputError('this study has no database yet: run `kloop run` first', { file });
       const { diffTexts, unifiedDiff } = await import('../../view/text-diff.ts');
       const db = await openDatabase(file, { readonly: true });
       try {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
-import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import { openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
 import { diagnoseStudy } from '../../study/doctor.ts';
 import type { DoctorFinding, DoctorReport } from '../../study/doctor.ts';
 import { loadStudyConfig } from '../../study/config.ts';
@@ -23,7 +23,7 @@ export function registerDoctorCommand(program: Command): void {
     .action(async (studyDir: string, options: { json?: boolean }) => {
       const dir = path.resolve(studyDir);
       if (!existsSync(dir)) throw new InputError('the study folder does not exist', { file: studyDir });
-      const report = await withGitNotebookFindings(dir, await diagnoseStudy(dir, studyDatabasePath(dir), (file) => openDatabase(file, { readonly: true })));
+      const report = await withGitNotebookFindings(dir, await diagnoseStudy(dir, studyDatabaseLocation(dir), (file) => openDatabase(file, { readonly: true })));
       if (options.json === true) printJson(report);
       else {
         print(`kloop doctor ${report.study}`);

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
-import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import { databaseExists, openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
 import { loadStudyConfig } from '../../study/config.ts';
 import type { ExportSelector } from '../../study/export.ts';
 import { defaultExportPath, selectExportVersion, writeFileAtomicSync } from '../../study/export.ts';
@@ -26,8 +26,8 @@ export function registerExportCommand(program: Command): void {
       if (options.best === true && options.version !== undefined) throw new InputError('choose --best or --version, not both', { field: '--version' });
       const dir = path.resolve(studyDir);
       if (!existsSync(dir)) throw new InputError('the study folder does not exist', { file: studyDir });
-      const file = studyDatabasePath(dir);
-      if (!existsSync(file)) throw new InputError('this study has no database yet: run `kloop run` first', { file });
+      const file = studyDatabaseLocation(dir);
+      if (!(await databaseExists(file))) throw new InputError('this study has no database yet: run `kloop run` first', { file });
       const selector: ExportSelector = options.version !== undefined ? { kind: 'version', id: options.version } : { kind: 'best' };
       const db = await openDatabase(file, { readonly: true });
       try {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
-import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import { databaseExists, openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
 import { listRegistryEvents } from '../../storage/activation.ts';
 import { loadExperimentScores } from '../../view/experiment-scores.ts';
 import { hasTable, openExampleResults } from '../../view/stored-results.ts';
@@ -15,8 +15,8 @@ import { formatDelta, formatScore, print, printJson, table } from '../output.ts'
 
 async function openExisting(studyDir: string): Promise<StudyDatabase> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
-  const file = studyDatabasePath(path.resolve(studyDir));
-  if (!existsSync(file)) throw new InputError('this study has no database yet: run `kloop run` first', { file });
+  const file = studyDatabaseLocation(path.resolve(studyDir));
+  if (!(await databaseExists(file))) throw new InputError('this study has no database yet: run `kloop run` first', { file });
   return openDatabase(file, { readonly: true });
 }
 

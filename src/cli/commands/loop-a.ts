@@ -10,7 +10,7 @@ import { LOOP_A_WEIGHTS, STRUCTURAL_GATE_NAMES } from '../../assembly/gates.ts';
 import type { PartitionName } from '../../corpus/example.ts';
 import { asIntentExamples, PARTITIONS } from '../../corpus/example.ts';
 import { InputError } from '../../errors.ts';
-import { studyDatabasePath } from '../../storage/database.ts';
+import { databaseExists, studyDatabaseLocation } from '../../storage/database.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
 import { readTextFile } from '../../study/load-study.ts';
@@ -46,7 +46,7 @@ export async function evalLoopACommand(studyDir: string, options: EvalLoopAOptio
   if (options.partition !== undefined && !(PARTITIONS as readonly string[]).includes(options.partition)) {
     throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--partition' });
   }
-  const hasDatabase = existsSync(studyDatabasePath(path.resolve(studyDir)));
+  const hasDatabase = await databaseExists(studyDatabaseLocation(path.resolve(studyDir)));
   // Read-only on a read-only study: Loop A's evaluation records no signal and stores nothing.
   const session = await openStudy(studyDir, { ...options, readonly: !hasDatabase || !isStudyWritable(studyDir) });
   try {
@@ -188,7 +188,7 @@ export async function runLoopACommand(studyDir: string, options: RunLoopAOptions
       signal: controller.signal,
       onWait: (holder) => progress(`kloop: waiting for ${holder.ownerId} to finish its run`, quiet),
     });
-    const heartbeat = startLeaseHeartbeat(session.db, lease, { file: studyDatabasePath(study.dir), onLost: () => controller.abort(new Error('lease lost')) });
+    const heartbeat = startLeaseHeartbeat(session.db, lease, { file: studyDatabaseLocation(study.dir), onLost: () => controller.abort(new Error('lease lost')) });
     try {
       session.plugins.checkBudget(study);
       progress(`kloop: Loop A on ${study.dir} — ${study.corpus.length} examples, executor ${study.executor.id}, proposer ${study.proposer.id}`, quiet);

@@ -11,7 +11,8 @@ import { createInterface } from 'node:readline/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
-import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import { openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
+import { isPostgresUrl } from '../../storage/location.ts';
 import { acquireLease, releaseLease } from '../../storage/lease.ts';
 import { loadStudyConfig } from '../../study/config.ts';
 import { hasNotebook, notebookCounts, readCorpusHistoryRows, resetNotebook } from '../../study/reset-study.ts';
@@ -28,6 +29,9 @@ export function registerResetCommand(program: Command): void {
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, options: { keepCorpusHistory?: boolean; yes?: boolean; wait?: boolean; json?: boolean }) => {
       const dir = loadStudyConfig(studyDir).dir; // a study folder, checked
+      if (isPostgresUrl(studyDatabaseLocation(dir))) {
+        throw new InputError('kloop reset moves the SQLite notebook\'s files aside; this study keeps its notebook in PostgreSQL: point it at a new schema (storage: …?schema=NEW) to start afresh, or drop the schema', { field: 'storage', code: 'input.storage' });
+      }
       if (!hasNotebook(dir)) {
         const payload = { study: dir, reset: false, detail: 'the study has no notebook yet: nothing to reset' };
         if (options.json === true) printJson(payload);

@@ -10,10 +10,12 @@
  */
 import type { Command } from 'commander';
 import { InputError, KloopError } from '../../errors.ts';
-import { studyDatabasePath } from '../../storage/database.ts';
+import { studyDatabaseLocation } from '../../storage/database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../../storage/lease.ts';
 import { STUDY_BUSY_EXIT_CODE, acquireLease, readLease, releaseLease, releaseLeaseSync, startLeaseHeartbeat } from '../../storage/lease.ts';
 import type { RunEvent } from '../../study/run-study.ts';
+import type { StudyEvaluatorOptions } from '../../loop/evaluate-partition.ts';
+import type { EvaluationQueue } from '../../storage/evaluation-queue.ts';
 import { createStudyEvaluator, runStudy } from '../../study/run-study.ts';
 import type { PartitionSizes, StudyReport } from '../../study/report.ts';
 import { buildStudyReport, markCorpus } from '../../study/report.ts';
@@ -59,17 +61,22 @@ export function registerRunCommand(program: Command): void {
       .option('--max-experiments <n>', 'override stopping.maxExperiments (a study total)', parseCount)
       .option('--loop <A|B>', 'B: the optimization loop with its automatic ratchet (default); A: the end-to-end loop (intent studies only), whose candidates go to the review queue')
       .option('--wait', 'when another run holds the study, wait for it to finish instead of exiting with code 3')
-      .option('--git', 'commit each accepted version to the git notebook in .kloop/notebook (as notebook.git: true in kloop.yaml)'),
-  ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number; wait?: boolean; git?: boolean }) => {
+      .option('--git', 'commit each accepted version to the git notebook in .kloop/notebook (as notebook.git: true in kloop.yaml)')
+      .option('--workers', 'send the evaluations to `kloop worker` processes through the job queue of the study\'s PostgreSQL database (docs/storage.md)')
+      .option('--batch-size <n>', 'with --workers: examples per evaluation job (default 4)', parseBatchSize),
+  ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number; wait?: boolean; git?: boolean; workers?: boolean; batchSize?: number }) => {
       const started = Date.now();
       // --no-cache bypasses every store of results: nothing stored before this run is read.
-      const storedResults = options.cache === false ? { readSince: new Date(started).toISOString() } : {};
+      const storedResults: StudyEvaluatorOptions = options.cache === false ? { readSince: new Date(started).toISOString() } : {};
       assertStudyWritable(studyDir);
       if (parseLoopOption((options as { loop?: string }).loop) === 'A') return runLoopACommand(studyDir, options);
       // Opening waits for, and retries, a database locked by another process (src/storage/database.ts): two runs started at once both open it.
       const session = await openStudy(studyDir, options);
       const quiet = options.quiet === true;
-      const databaseFile = studyDatabasePath(session.study.dir);
+      // --workers: what the evaluator has not stored is evaluated by `kloop worker` processes (src/storage/evaluation-queue.ts).
+      const queue = options.workers === true ? await openStudyQueue(session, quiet, options.batchSize) : undefined;
+      if (queue !== undefined) storedResults.remote = queue;
+      const databaseFile = studyDatabaseLocation(session.study.dir);
       const controller = new AbortController();
       let lease: LeaseRecord | undefined;
       let heartbeat: LeaseHeartbeat | undefined;
@@ -243,9 +250,32 @@ export function registerRunCommand(program: Command): void {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
         stopWatchingOutput();
+        await queue?.close();
         await session.close();
       }
   });
+}
+
+function parseBatchSize(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new InputError(`expected a whole number ≥ 1, got "${value}"`, { field: '--batch-size' });
+  return parsed;
+}
+
+/** The coordinator's side of the study's job queue, with its progress lines. */
+async function openStudyQueue(session: { study: { dir: string }; db: import('../../storage/database.ts').StudyDatabase; close(): Promise<void> }, quiet: boolean, batchSize: number | undefined): Promise<EvaluationQueue> {
+  const { openEvaluationQueue } = await import('../../storage/evaluation-queue.ts');
+  try {
+    return await openEvaluationQueue(studyDatabaseLocation(session.study.dir), session.db, {
+      ...(batchSize !== undefined ? { batchSize } : {}),
+      onWaiting: (status) => progress(`kloop: waiting for evaluation workers: ${status.queued} job(s) queued, ${status.running} running, ${status.workers} worker process(es) seen; start \`kloop worker ${session.study.dir} --db …\` (with the same corpus and executor)`, quiet),
+      onUnlocked: (workers) => progress(`kloop: ${workers.length} evaluation worker(s) gone (${workers.map((worker) => worker.reason).join('; ')}): their jobs go to another worker`, quiet),
+      log: (message) => progress(`kloop: ${message}`, quiet),
+    });
+  } catch (error) {
+    await session.close();
+    throw error;
+  }
 }
 
 function parseCount(value: string): number {

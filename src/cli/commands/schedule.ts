@@ -8,7 +8,7 @@
  */
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
-import { studyDatabasePath } from '../../storage/database.ts';
+import { studyDatabaseLocation } from '../../storage/database.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
 import { loadStudyAsync } from '../../study/load-study.ts';
 import type { LoopName, ScheduleRunRecord } from '../../study/schedule.ts';
@@ -51,7 +51,7 @@ export function registerScheduleCommand(program: Command): void {
     const session = await openStudy(studyDir, options);
     const study = session.study;
     const scheduleLease = await acquireLease(session.db, { studyKey: `${study.dir}#schedule` });
-    const heartbeat = startLeaseHeartbeat(session.db, scheduleLease, { file: studyDatabasePath(study.dir) });
+    const heartbeat = startLeaseHeartbeat(session.db, scheduleLease, { file: studyDatabaseLocation(study.dir) });
     const schedule = study.config?.schedule;
     const scheduler = createCronScheduler(schedule?.timezone !== undefined ? { timezone: schedule.timezone } : {});
     const loops = createStudyLoops({ db: session.db, loadStudy: () => loadStudyAsync(study.dir, session.plugins) }, schedule);

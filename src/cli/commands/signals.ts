@@ -22,7 +22,8 @@ import { signalJsonSchema } from '../../signals/signal.ts';
 import type { SignalReport } from '../../signals/signal-report.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../../signals/signals-config.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
-import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import { databaseExists, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
+import { isPostgresUrl } from '../../storage/location.ts';
 import { isStudyWritable } from './study-session.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
 import type { StudyConfig } from '../../study/config.ts';
@@ -37,6 +38,8 @@ import { truncateText } from '../../text/characters.ts';
  * database gets an empty in-memory one (nothing is created).
  */
 export async function openSignalDatabase(config: StudyConfig, writable: boolean): Promise<StudyDatabase> {
+  const location = studyDatabaseLocation(config.dir);
+  if (isPostgresUrl(location)) return writable || (await databaseExists(location)) ? openDatabase(location) : openDatabase(':memory:');
   const file = studyDatabasePath(config.dir);
   // An existing database is opened writable so that it is migrated (an older one may lack the signals table).
   if (!writable && !existsSync(file)) return openDatabase(':memory:');

@@ -6,7 +6,8 @@ import { accessSync, constants, existsSync, mkdirSync, writeFileSync } from 'nod
 import path from 'node:path';
 import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
-import { isWritable, openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import { databaseExists, isWritable, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
+import { isPostgresUrl } from '../../storage/location.ts';
 import type { UsageTotals } from '../../providers/budget.ts';
 import { loadStudyConfig } from '../../study/config.ts';
 import { requireIntentStudy } from '../../study/compose.ts';
@@ -117,8 +118,13 @@ export async function openStudy(
     });
   }
   const study = await loadStudyAsync(studyDir, plugins, options.partitionLeaks !== undefined ? { partitionLeaks: options.partitionLeaks } : {});
-  const file = studyDatabasePath(study.dir);
-  if (options.preferWritable === true && isStudyWritable(study.dir)) {
+  const file = studyDatabaseLocation(study.dir);
+  if (isPostgresUrl(file)) {
+    // A PostgreSQL notebook: no file to check; read-only opens are refused writes by the server.
+    const readonly = options.readonly === true && options.preferWritable !== true;
+    db = readonly ? ((await databaseExists(file)) ? await openDatabase(file, { readonly: true }) : await openDatabase(':memory:')) : await openDatabase(file);
+    writable = !readonly;
+  } else if (options.preferWritable === true && isStudyWritable(study.dir)) {
     // Commands that only read but benefit from the store (stored evaluations, the response cache):
     // open it for writing when possible, else read-only, else in memory.
     db = await openWritable(file);
@@ -142,8 +148,9 @@ function writeTargets(studyDir: string): { file: string; targets: string[] } {
   return { file, targets: existsSync(file) ? [file, folder] : existsSync(folder) ? [folder] : [dir] };
 }
 
-/** True when this process may write the study's notebook (creating it if need be). */
+/** True when this process may write the study's notebook (creating it if need be); a PostgreSQL notebook is the server's to refuse. */
 export function isStudyWritable(studyDir: string): boolean {
+  if (isPostgresUrl(studyDatabaseLocation(path.resolve(studyDir)))) return true;
   return writeTargets(studyDir).targets.every((target) => isWritable(target));
 }
 
@@ -154,6 +161,7 @@ export function isStudyWritable(studyDir: string): boolean {
  */
 export function assertStudyWritable(studyDir: string, command = 'kloop run'): void {
   if (!existsSync(path.resolve(studyDir))) return; // the loader names a missing folder
+  if (isPostgresUrl(studyDatabaseLocation(path.resolve(studyDir)))) return; // no file of the folder is written
   const { file, targets } = writeTargets(studyDir);
   for (const target of targets) {
     try {

@@ -12,7 +12,8 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
-import { openDatabase, studyDatabasePath } from '../../storage/database.ts';
+import { databaseExists, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
+import { isPostgresUrl } from '../../storage/location.ts';
 import { loadStudyConfig } from '../../study/config.ts';
 import { progress } from '../output.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
@@ -47,6 +48,11 @@ interface ViewOptions {
  * created, with the `.kloop/.gitignore`, so the viewer can follow the first run.
  */
 async function openViewerDatabase(studyDir: string): Promise<{ db: StudyDatabase; writable: boolean; created: boolean }> {
+  const location = studyDatabaseLocation(studyDir);
+  if (isPostgresUrl(location)) {
+    const created = !(await databaseExists(location));
+    return { db: await openDatabase(location), writable: true, created };
+  }
   const file = studyDatabasePath(studyDir);
   const created = !existsSync(file);
   if (created) {

@@ -1,0 +1,120 @@
+/**
+ * `kloop worker [study] --db <url>`: an evaluation worker. Takes the study's
+ * evaluation jobs from the job queue in its PostgreSQL database (enqueued by
+ * `kloop run --workers`), runs the executor on each job's examples and
+ * writes the results to the notebook. Any number of workers, on this machine
+ * or others (each with a copy of the study folder: its corpus, artifact and
+ * executor settings), serve one coordinator; a worker only takes jobs of the
+ * evaluator it has (same corpus, task, weights and executor).
+ * See src/storage/evaluation-queue.ts and docs/storage.md.
+ */
+import type { Command } from 'commander';
+import { contentHash } from '../../artifact/content-hash.ts';
+import type { Example } from '../../corpus/example.ts';
+import { InputError } from '../../errors.ts';
+import type { Evaluator } from '../../evaluator/evaluator.ts';
+import { describeLocation, studyDatabaseLocation } from '../../storage/database.ts';
+import type { EvaluationJob } from '../../storage/evaluation-queue.ts';
+import { startEvaluationWorker } from '../../storage/evaluation-queue.ts';
+import { isPostgresUrl } from '../../storage/location.ts';
+import { withArtifactOverride } from '../../storage/registry.ts';
+import { createStudyEvaluator } from '../../study/run-study.ts';
+import { printJson, progress } from '../output.ts';
+import type { ModelOptions } from './study-session.ts';
+import { addModelOptions, openStudy } from './study-session.ts';
+
+/** Exit code of a worker stopped by Ctrl-C or SIGTERM (after its running jobs finished). */
+const INTERRUPTED_EXIT_CODE = 130;
+
+function parseConcurrency(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new InputError(`expected a whole number ≥ 1, got "${value}"`, { field: '--concurrency' });
+  return parsed;
+}
+
+/** Runs one job: its examples through the study's evaluator (which stores each result); a transient failure fails the job, so it is retried. */
+export async function runEvaluationJob(job: EvaluationJob, evaluatorOf: (readSince: string | undefined) => Evaluator, examplesById: ReadonlyMap<string, Example>, signal?: AbortSignal): Promise<{ executed: number }> {
+  const evaluator = evaluatorOf(job.readSince);
+  if (job.fingerprint !== evaluator.fingerprint) throw new Error(`this job is for evaluator ${job.fingerprint}, this worker has ${evaluator.fingerprint}`);
+  if (contentHash(job.artifactText) !== job.artifactHash) throw new Error('the job\'s artifact text does not match its hash');
+  const examples = job.exampleIds.map((id) => {
+    const example = examplesById.get(id);
+    if (example === undefined) throw new Error(`example ${id} is not in this worker's corpus`);
+    return example;
+  });
+  const score = await withArtifactOverride(job.artifactText, () =>
+    evaluator.evaluate({ artifactText: job.artifactText, partition: job.partition, examples, repeats: 1, firstRepeat: job.repeat, ...(signal !== undefined ? { signal } : {}) }),
+  );
+  if (score.transient > 0) {
+    const first = score.examples.find((record) => !record.valid && record.transient === true);
+    throw new Error(`${score.transient} of ${examples.length} result(s) failed transiently (stored: the others)${first !== undefined && !first.valid ? `: ${first.message}` : ''}`);
+  }
+  return { executed: examples.length };
+}
+
+export function registerWorkerCommand(program: Command): void {
+  addModelOptions(
+    program
+      .command('worker')
+      .description("Take a study's evaluation jobs from the job queue in its PostgreSQL database (enqueued by kloop run --workers), run the executor and write the results; on this machine or others. Stop with Ctrl-C or SIGTERM: running jobs finish first; a killed worker's jobs go to another worker.")
+      .argument('[study]', 'study folder (its corpus, artifact and executor settings; default the current folder)', '.')
+      .option('--db <url>', "the study's PostgreSQL database (default: kloop.yaml's storage)")
+      .option('--concurrency <n>', 'jobs at once (default 2)', parseConcurrency)
+      .option('--quiet', 'no progress lines on stderr')
+      .option('--json', 'when the worker stops, print one JSON object on stdout: study, evaluator, jobs done and failed, results executed'),
+  ).action(async (studyDir: string, options: ModelOptions & { concurrency?: number; quiet?: boolean; json?: boolean }) => {
+    const quiet = options.quiet === true;
+    if (!isPostgresUrl(studyDatabaseLocation(studyDir))) {
+      throw new InputError("kloop worker needs the study's notebook in PostgreSQL: pass --db postgres://… or set storage: in kloop.yaml (see docs/storage.md)", { field: '--db', code: 'input.storage' });
+    }
+    const session = await openStudy(studyDir, options);
+    const { study, db } = session;
+    const location = studyDatabaseLocation(study.dir);
+    const base = createStudyEvaluator(study, db);
+    const bySince = new Map<string, Evaluator>();
+    const evaluatorOf = (readSince: string | undefined): Evaluator => {
+      if (readSince === undefined) return base;
+      let evaluator = bySince.get(readSince);
+      if (evaluator === undefined) bySince.set(readSince, (evaluator = createStudyEvaluator(study, db, { readSince })));
+      return evaluator;
+    };
+    const examplesById = new Map(study.corpus.map((example) => [example.id, example]));
+    const concurrency = options.concurrency ?? 2;
+    const tally = { done: 0, failed: 0, results: 0 };
+    const worker = await startEvaluationWorker({
+      location,
+      db,
+      fingerprint: base.fingerprint,
+      concurrency,
+      run: async (job, signal) => void (await runEvaluationJob(job, evaluatorOf, examplesById, signal)),
+      onJob: (event) => {
+        if (event.type === 'done') tally.done += 1;
+        if (event.type === 'failed') tally.failed += 1;
+        if (event.type === 'done') tally.results += event.job.exampleIds.length;
+        if (event.type === 'done') progress(`kloop worker: ${event.job.partition} repeat ${event.job.repeat}, ${event.job.exampleIds.length} example(s) of artifact ${event.job.artifactHash.slice(0, 12)}: done`, quiet);
+        else if (event.type === 'failed') progress(`kloop worker: ${event.job.partition} repeat ${event.job.repeat} (attempt ${event.attempt}): failed, to be retried: ${event.message ?? ''}`, quiet);
+      },
+      log: (message) => progress(`kloop worker: ${message}`, quiet),
+    });
+    progress(`kloop worker: serving evaluator ${base.fingerprint} (${study.executor.id}) of ${study.dir} on ${describeLocation(location)}, ${concurrency} job(s) at once; Ctrl-C to stop`, quiet);
+    let interrupted = false;
+    const onSignal = (): void => {
+      if (interrupted) process.exit(INTERRUPTED_EXIT_CODE);
+      interrupted = true;
+      progress('kloop worker: stopping once the running jobs are done (Ctrl-C again to quit at once; their jobs then go to another worker)', quiet);
+      void worker.stop();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    try {
+      await worker.done;
+    } finally {
+      await worker.stop();
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      await session.close();
+    }
+    if (options.json === true) printJson({ study: study.dir, evaluator: base.fingerprint, jobs: { done: tally.done, failed: tally.failed }, results: tally.results, interrupted });
+    if (interrupted) process.exitCode = INTERRUPTED_EXIT_CODE;
+  });
+}

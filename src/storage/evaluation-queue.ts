@@ -1,0 +1,414 @@
+/**
+ * Evaluation workers on a job queue in the study's PostgreSQL database.
+ *
+ * The queue is graphile-worker's (in the schema `<study schema>_queue`,
+ * `kloop_queue` for `public`): jobs are taken with `FOR UPDATE SKIP LOCKED`,
+ * so each is run by one worker at a time; new jobs wake idle workers at once
+ * through LISTEN/NOTIFY (no polling delay); a job that throws is retried with
+ * exponential back-off; a job key deduplicates. pg-boss has the same
+ * guarantees but hands jobs out by polling (½ s at best), which costs more
+ * than a short evaluation batch takes; graphile-worker's notifications do
+ * not. Neither tells a crashed worker from a slow one on its own
+ * (graphile-worker unlocks an abandoned job after 4 hours): kloop adds its
+ * own liveness, below.
+ *
+ * **The work.** `kloop run --workers` (the coordinator) still runs the loop,
+ * proposes, and integrates one candidate at a time; only what its evaluator
+ * has not stored yet is sent out: one job per candidate × partition ×
+ * repeat × batch of examples (task `kloop_evaluate_<fingerprint>`, so a
+ * worker only takes jobs of the evaluator it has: the same corpus, task,
+ * weights and executor). `kloop worker` processes take jobs, run the
+ * executor through the evaluator, and write each result to `example_results`
+ * as it finishes (keyed by fingerprint, artifact, example and repeat, insert
+ * or nothing). The coordinator waits until every result it asked for is
+ * stored, then reads them exactly as it reads results of an earlier run: so
+ * the scores, and with a deterministic executor the whole notebook, are
+ * those of a single-process run.
+ *
+ * **Nothing lost, nothing counted twice.** A worker killed mid-job has stored
+ * some of the batch's results or none; the job stays locked by it. Each
+ * worker process keeps a heartbeat row in `leases` for every queue worker id
+ * it runs (`study#worker:<id>`, with its host and pid); the coordinator, while
+ * it waits, unlocks the jobs of a worker whose heartbeat is older than
+ * LEASE_STALE_AFTER_MS or whose process is gone from this host
+ * (`forceUnlockWorkers`), and another worker runs the job again: the results
+ * already stored are read, not executed (nothing counted twice), the rest
+ * are executed. A job whose executor keeps failing (a transient failure
+ * after the executor's own retries) is retried up to {@link JOB_MAX_ATTEMPTS}
+ * times, then given up: those results count as transient failures, as they
+ * would in one process (never stored; the gate refuses `evaluation_failed`).
+ * A coordinator killed and started again finds its results stored and its
+ * jobs queued (same keys: not enqueued twice).
+ */
+import { createHash } from 'node:crypto';
+import { hostname as osHostname } from 'node:os';
+import pg from 'pg';
+import type { JobHelpers, Logger as GraphileLogger, Runner, WorkerUtils } from 'graphile-worker';
+import type { RemoteExecution, RemoteItem, RemoteRequest } from '../evaluator/evaluator.ts';
+import { resultKey } from '../evaluator/evaluator.ts';
+import { InputError } from '../errors.ts';
+import type { StudyDatabase } from './database.ts';
+import { LEASE_HEARTBEAT_INTERVAL_MS, LEASE_STALE_AFTER_MS, createOwnerId, isProcessAlive, staleReason } from './lease.ts';
+import type { StorageTarget } from './location.ts';
+import { parseStorageTarget } from './location.ts';
+import { createPostgresPool } from './postgres.ts';
+
+type PostgresTarget = Extract<StorageTarget, { kind: 'postgres' }>;
+
+/** Examples per job, by default. */
+export const DEFAULT_BATCH_SIZE = 4;
+/** Tries of a job before its results are given up as transient failures. */
+export const JOB_MAX_ATTEMPTS = 5;
+/** How often a waiting coordinator looks again without a notification, in milliseconds. */
+export const COORDINATOR_POLL_MS = 1_000;
+/** Prefix of the task of an evaluator's jobs (`kloop_evaluate_<fingerprint>`). */
+export const EVALUATION_TASK_PREFIX = 'kloop_evaluate_';
+/** Prefix of a worker's heartbeat rows in `leases`. */
+export const WORKER_LEASE_PREFIX = 'study#worker:';
+
+/** One job's work: which results to produce. */
+export interface EvaluationJob {
+  v: 1;
+  fingerprint: string;
+  artifactHash: string;
+  artifactText: string;
+  partition: string;
+  repeat: number;
+  exampleIds: string[];
+  readSince?: string;
+}
+
+/** The schema of the job queue of a study schema. */
+export function queueSchemaOf(studySchema: string): string {
+  return studySchema === 'public' ? 'kloop_queue' : `${studySchema}_queue`;
+}
+
+/** The task name of an evaluator's jobs. */
+export function evaluationTask(fingerprint: string): string {
+  return `${EVALUATION_TASK_PREFIX}${fingerprint}`;
+}
+
+/** The notification channel a worker signals a finished job on. */
+function resultsChannel(queueSchema: string): string {
+  return `kloop_results_${queueSchema}`;
+}
+
+/** The job key: the same work has the same key (a restarted coordinator does not enqueue it twice). */
+export function evaluationJobKey(job: EvaluationJob): string {
+  const examples = createHash('sha256').update(job.exampleIds.join('\u0000')).digest('hex').slice(0, 16);
+  return `${job.fingerprint}:${job.artifactHash.slice(0, 16)}:${job.repeat}:${examples}${job.readSince !== undefined ? `:${job.readSince}` : ''}`;
+}
+
+/** The jobs of a request: items grouped by repeat, in their order, `batchSize` examples each. */
+export function jobsOf(request: RemoteRequest, batchSize = DEFAULT_BATCH_SIZE): Array<{ job: EvaluationJob; items: RemoteItem[] }> {
+  const byRepeat = new Map<number, RemoteItem[]>();
+  for (const item of request.items) {
+    const list = byRepeat.get(item.repeat);
+    if (list === undefined) byRepeat.set(item.repeat, [item]);
+    else list.push(item);
+  }
+  const jobs: Array<{ job: EvaluationJob; items: RemoteItem[] }> = [];
+  const size = Math.max(1, Math.floor(batchSize));
+  for (const [repeat, items] of byRepeat) {
+    for (let start = 0; start < items.length; start += size) {
+      const batch = items.slice(start, start + size);
+      jobs.push({
+        items: batch,
+        job: {
+          v: 1,
+          fingerprint: request.fingerprint,
+          artifactHash: request.artifactHash,
+          artifactText: request.artifactText,
+          partition: request.partition,
+          repeat,
+          exampleIds: batch.map((item) => item.exampleId),
+          ...(request.readSince !== undefined ? { readSince: request.readSince } : {}),
+        },
+      });
+    }
+  }
+  return jobs;
+}
+
+function postgresTarget(location: string, what: string): PostgresTarget {
+  const target = parseStorageTarget(location);
+  if (target.kind !== 'postgres') {
+    throw new InputError(`${what} needs the study's notebook in PostgreSQL (storage: postgres://… in kloop.yaml, or --db <url>): evaluation workers share its job queue`, { field: '--db', code: 'input.storage' });
+  }
+  return target;
+}
+
+/** graphile-worker, loaded when first needed (a CommonJS module: its exports are on `default` when imported from an ES module bundle). */
+async function graphile(): Promise<typeof import('graphile-worker')> {
+  const loaded = (await import('graphile-worker')) as typeof import('graphile-worker') & { default?: typeof import('graphile-worker') };
+  return typeof loaded.run === 'function' ? loaded : loaded.default!;
+}
+
+/** graphile-worker's logger, quiet but for errors (and warnings with `verbose`). */
+async function queueLogger(log: ((message: string) => void) | undefined, verbose = false): Promise<GraphileLogger> {
+  const { Logger } = await graphile();
+  return new Logger(() => (level, message) => {
+    if (level === 'error' || (verbose && level === 'warning')) log?.(`job queue: ${message}`);
+  });
+}
+
+/** Options of {@link openEvaluationQueue}. */
+export interface EvaluationQueueOptions {
+  /** Examples per job. Default {@link DEFAULT_BATCH_SIZE}. */
+  batchSize?: number;
+  /** Called, at most every 30 s, while jobs wait with no worker progress. */
+  onWaiting?: (status: { queued: number; running: number; workers: number }) => void;
+  /** Called when the jobs of a dead worker were unlocked for another one. */
+  onUnlocked?: (workers: Array<{ id: string; reason: string }>) => void;
+  /** Errors of the queue itself. */
+  log?: (message: string) => void;
+  /** A worker lease older than this is dead (milliseconds). Default {@link LEASE_STALE_AFTER_MS}. */
+  staleAfterMs?: number;
+}
+
+/** The coordinator's side of the queue: a {@link RemoteExecution} for the evaluator, and its release. */
+export interface EvaluationQueue extends RemoteExecution {
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the study's job queue for a coordinator (installing graphile-worker's
+ * schema when needed).
+ *
+ * @param location the study's PostgreSQL URL
+ * @param db the study database (results are read from it)
+ * @throws InputError when the study's notebook is not in PostgreSQL
+ */
+export async function openEvaluationQueue(location: string, db: StudyDatabase, options: EvaluationQueueOptions = {}): Promise<EvaluationQueue> {
+  const target = postgresTarget(location, 'kloop run --workers');
+  const queueSchema = queueSchemaOf(target.schema);
+  const { makeWorkerUtils } = await graphile();
+  const pool = createPostgresPool(target, { max: 4 });
+  const utils: WorkerUtils = await makeWorkerUtils({ pgPool: pool, schema: queueSchema, logger: await queueLogger(options.log) });
+  await utils.migrate();
+  const staleAfterMs = options.staleAfterMs ?? LEASE_STALE_AFTER_MS;
+  const here = osHostname();
+
+  // One listening connection: a worker's NOTIFY after each job wakes the waiting evaluations.
+  const waiters = new Set<() => void>();
+  const wakeAll = (): void => {
+    for (const wake of [...waiters]) wake();
+  };
+  const listener = new pg.Client({ connectionString: target.connectionString });
+  listener.on('error', (error) => options.log?.(`job queue: the listening connection failed: ${error.message}`));
+  listener.on('notification', wakeAll);
+  await listener.connect();
+  await listener.query(`listen ${resultsChannel(queueSchema)}`);
+
+  const wait = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
+    new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+
+  /** Unlocks the jobs of workers that are gone (stale heartbeat, or a dead process of this host). */
+  const sweep = async (): Promise<void> => {
+    const locked = await pool.query<{ locked_by: string; age_ms: number }>(
+      `select locked_by, extract(epoch from (now() - min(locked_at))) * 1000 as age_ms from ${queueSchema}.jobs where locked_by is not null group by locked_by`,
+    );
+    if (locked.rows.length === 0) return;
+    const leases = await db.selectFrom('leases').selectAll().where('study_key', 'in', locked.rows.map((row) => `${WORKER_LEASE_PREFIX}${row.locked_by}`)).execute();
+    const byKey = new Map(leases.map((row) => [row.study_key, row]));
+    const dead: Array<{ id: string; reason: string }> = [];
+    for (const row of locked.rows) {
+      const lease = byKey.get(`${WORKER_LEASE_PREFIX}${row.locked_by}`);
+      if (lease === undefined) {
+        if (Number(row.age_ms) > staleAfterMs) dead.push({ id: row.locked_by, reason: `no heartbeat in ${Math.round(Number(row.age_ms) / 1000)} s` });
+        continue;
+      }
+      const reason = staleReason(
+        { studyKey: lease.study_key, ownerId: lease.owner_id, hostname: lease.hostname, pid: Number(lease.pid), acquiredAt: lease.acquired_at, heartbeatAt: lease.heartbeat_at },
+        { now: new Date(), staleAfterMs, hostname: here, isProcessAlive },
+      );
+      if (reason !== null) dead.push({ id: row.locked_by, reason: `pid ${lease.pid} on ${lease.hostname}: ${reason}` });
+    }
+    if (dead.length === 0) return;
+    await utils.forceUnlockWorkers(dead.map((worker) => worker.id));
+    await db.deleteFrom('leases').where('study_key', 'in', dead.map((worker) => `${WORKER_LEASE_PREFIX}${worker.id}`)).execute();
+    options.onUnlocked?.(dead);
+  };
+
+  return {
+    async execute(request: RemoteRequest, signal?: AbortSignal): Promise<ReadonlyMap<string, string>> {
+      const planned = jobsOf(request, options.batchSize);
+      const task = evaluationTask(request.fingerprint);
+      const keyOf = new Map(planned.map(({ job, items }) => [evaluationJobKey(job), items]));
+      for (const { job } of planned) await utils.addJob(task, job, { jobKey: evaluationJobKey(job), jobKeyMode: 'unsafe_dedupe', maxAttempts: JOB_MAX_ATTEMPTS });
+      wakeAll();
+      const repeats = [...new Set(request.items.map((item) => item.repeat))];
+      const wanted = new Set(request.items.map((item) => resultKey(item.exampleId, item.repeat)));
+      const givenUp = new Map<string, string>();
+      let lastProgress = Date.now();
+      let lastSweep = 0;
+      let remaining = wanted.size;
+      for (;;) {
+        if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+        let query = db
+          .selectFrom('example_results')
+          .select(['example_id', 'repeat'])
+          .where('fingerprint', '=', request.fingerprint)
+          .where('artifact_hash', '=', request.artifactHash)
+          .where('repeat', 'in', repeats);
+        if (request.readSince !== undefined) query = query.where('created_at', '>=', request.readSince);
+        const stored = new Set((await query.execute()).map((row) => resultKey(row.example_id, row.repeat)));
+        const missing = [...wanted].filter((key) => !stored.has(key) && !givenUp.has(key));
+        if (missing.length < remaining) {
+          remaining = missing.length;
+          lastProgress = Date.now();
+        }
+        if (missing.length === 0) return givenUp;
+        // Jobs that failed on every attempt: their missing results are given up (transient failures), and the jobs removed.
+        const failed = await pool.query<{ id: string; key: string; last_error: string | null }>(
+          `select id, key, last_error from ${queueSchema}.jobs where key = any($1::text[]) and attempts >= max_attempts and locked_at is null`,
+          [[...keyOf.keys()]],
+        );
+        for (const row of failed.rows) {
+          for (const item of keyOf.get(row.key) ?? []) {
+            const key = resultKey(item.exampleId, item.repeat);
+            if (!stored.has(key)) givenUp.set(key, `the evaluation job failed on each of its ${JOB_MAX_ATTEMPTS} attempts: ${row.last_error ?? 'unknown error'}`);
+          }
+        }
+        if (failed.rows.length > 0) {
+          await utils.completeJobs(failed.rows.map((row) => row.id));
+          continue;
+        }
+        if (Date.now() - lastSweep >= COORDINATOR_POLL_MS) {
+          lastSweep = Date.now();
+          await sweep();
+        }
+        if (Date.now() - lastProgress >= 30_000) {
+          lastProgress = Date.now();
+          const status = await pool.query<{ queued: number; running: number }>(
+            `select count(*) filter (where locked_at is null) as queued, count(*) filter (where locked_at is not null) as running from ${queueSchema}.jobs where task_identifier = $1`,
+            [task],
+          );
+          const workers = await db.selectFrom('leases').select('owner_id').where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`).distinct().execute();
+          options.onWaiting?.({ queued: Number(status.rows[0]?.queued ?? 0), running: Number(status.rows[0]?.running ?? 0), workers: workers.length });
+        }
+        await wait(COORDINATOR_POLL_MS, signal);
+      }
+    },
+    async close(): Promise<void> {
+      wakeAll();
+      await listener.end().catch(() => undefined);
+      await utils.release();
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
+
+/** Options of {@link startEvaluationWorker}. */
+export interface EvaluationWorkerOptions {
+  /** The study's PostgreSQL URL. */
+  location: string;
+  /** The study database (heartbeat rows; the evaluator stores results in it). */
+  db: StudyDatabase;
+  /** The fingerprint of the evaluator this worker has: it takes only that evaluator's jobs. */
+  fingerprint: string;
+  /** Evaluates one job: stores every result it can; throws when some could not be had (a transient failure), so the job is retried. */
+  run: (job: EvaluationJob, signal: AbortSignal) => Promise<void>;
+  /** Jobs at once. Default 1. */
+  concurrency?: number;
+  /** Called when a job starts and ends. */
+  onJob?: (event: { type: 'start' | 'done' | 'failed'; job: EvaluationJob; attempt: number; message?: string }) => void;
+  log?: (message: string) => void;
+  /** Default {@link LEASE_HEARTBEAT_INTERVAL_MS}. */
+  heartbeatIntervalMs?: number;
+}
+
+/** A running worker. */
+export interface EvaluationWorker {
+  /** This process's owner id in its heartbeat rows. */
+  readonly ownerId: string;
+  /** Stops taking jobs, lets the running ones finish, removes the heartbeat rows. */
+  stop(): Promise<void>;
+  /** Settles when the worker has stopped (or failed). */
+  readonly done: Promise<void>;
+}
+
+/**
+ * Starts taking the study's evaluation jobs of one evaluator
+ * (graphile-worker's runner, `concurrency` jobs at once), with a heartbeat
+ * row per queue worker id (see the module comment).
+ *
+ * @throws InputError when the study's notebook is not in PostgreSQL
+ */
+export async function startEvaluationWorker(options: EvaluationWorkerOptions): Promise<EvaluationWorker> {
+  const target = postgresTarget(options.location, 'kloop worker');
+  const queueSchema = queueSchemaOf(target.schema);
+  const { run } = await graphile();
+  const ownerId = createOwnerId();
+  const host = osHostname();
+  const known = new Set<string>();
+  const channel = resultsChannel(queueSchema);
+  const pool = createPostgresPool(target, { max: (options.concurrency ?? 1) + 3 });
+
+  /** The heartbeat row of the queue worker running a job, written when it takes its first job. */
+  const register = async (workerId: string): Promise<void> => {
+    if (known.has(workerId)) return;
+    const at = new Date().toISOString();
+    await options.db
+      .insertInto('leases')
+      .values({ study_key: `${WORKER_LEASE_PREFIX}${workerId}`, owner_id: ownerId, hostname: host, pid: process.pid, acquired_at: at, heartbeat_at: at })
+      .onConflict((conflict) => conflict.column('study_key').doUpdateSet({ owner_id: ownerId, hostname: host, pid: process.pid, heartbeat_at: at }))
+      .execute();
+    known.add(workerId);
+  };
+
+  const task = async (payload: unknown, helpers: JobHelpers): Promise<void> => {
+    const job = payload as EvaluationJob;
+    if (helpers.job.locked_by !== null) await register(helpers.job.locked_by);
+    options.onJob?.({ type: 'start', job, attempt: helpers.job.attempts });
+    try {
+      await options.run(job, helpers.abortSignal ?? new AbortController().signal);
+    } catch (error) {
+      options.onJob?.({ type: 'failed', job, attempt: helpers.job.attempts, message: (error as Error).message });
+      throw error;
+    }
+    options.onJob?.({ type: 'done', job, attempt: helpers.job.attempts });
+    await pool.query(`select pg_notify($1, $2)`, [channel, evaluationJobKey(job)]);
+  };
+
+  const runner: Runner = await run({
+    pgPool: pool,
+    schema: queueSchema,
+    concurrency: Math.max(1, options.concurrency ?? 1),
+    noHandleSignals: true,
+    pollInterval: 2_000,
+    logger: await queueLogger(options.log, true),
+    taskList: { [evaluationTask(options.fingerprint)]: task },
+  });
+  const beat = setInterval(() => {
+    options.db
+      .updateTable('leases')
+      .set({ heartbeat_at: new Date().toISOString() })
+      .where('owner_id', '=', ownerId)
+      .where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`)
+      .execute()
+      .catch((error: unknown) => options.log?.(`heartbeat failed: ${(error as Error).message}`));
+  }, options.heartbeatIntervalMs ?? LEASE_HEARTBEAT_INTERVAL_MS);
+  beat.unref();
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      await runner.stop().catch(() => undefined);
+      clearInterval(beat);
+      await options.db.deleteFrom('leases').where('owner_id', '=', ownerId).where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`).execute().catch(() => undefined);
+      await pool.end().catch(() => undefined);
+    })();
+    return stopping;
+  };
+  return { ownerId, stop, done: runner.promise };
+}

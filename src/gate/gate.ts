@@ -69,7 +69,8 @@ export type RefusalReason =
   | 'anchor_regression'
   | 'specialization'
   | 'duplicate'
-  | 'evaluation_failed';
+  | 'evaluation_failed'
+  | 'futility';
 
 /** Every refusal reason, in report order. */
 export const REFUSAL_REASONS: readonly RefusalReason[] = [
@@ -81,9 +82,10 @@ export const REFUSAL_REASONS: readonly RefusalReason[] = [
   'invalid',
   'constraint',
   'evaluation_failed',
+  'futility',
 ];
 
-export type GateCheckName = 'constraints' | 'validity' | 'margin' | 'significance' | 'anchors' | 'shadow' | 'diversity' | 'evaluation';
+export type GateCheckName = 'constraints' | 'validity' | 'margin' | 'significance' | 'anchors' | 'shadow' | 'diversity' | 'evaluation' | 'racing';
 
 /** The evidence of one check. */
 export interface GateCheck {

@@ -18,6 +18,7 @@ import { mapWithConcurrency } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration, GateDecision } from '../gate/gate.ts';
 import { comparePaired, decide } from '../gate/gate.ts';
+import type { RaceEvidence } from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
@@ -30,6 +31,8 @@ export interface ScreenedCandidate {
   hash: string;
   optimization: PartitionScore;
   anchor: PartitionScore;
+  /** The race evidence of a raced candidate (stored with its decision under `racing`). */
+  racing?: RaceEvidence;
 }
 
 /** Evaluates every candidate on optimization and anchor, `study.concurrency` at a time; sorted best first. */

@@ -162,12 +162,26 @@ export interface ScorePair {
   candidate: PartitionScore;
 }
 
+/**
+ * The shadow as `evaluateShadow` gives it: both scores, and — when the
+ * shadow was raced and stopped for futility (src/gate/racing/shadow-race.ts)
+ * — why it stopped: the shadow check is then refused as `specialization`
+ * with that evidence, never confirmed on a partial shadow.
+ */
+export interface ShadowPair extends ScorePair {
+  stoppedEarly?: { statistic: number; threshold: number; detail: string; data: Record<string, unknown> };
+}
+
 export interface GateInput {
   constraints: { passed: boolean; violations: Array<{ constraint: string; message: string }> };
   optimization: ScorePair;
   anchor: ScorePair;
-  /** Evaluates the shadow partition; called only when every earlier check passed. */
-  evaluateShadow: () => Promise<ScorePair>;
+  /**
+   * Evaluates the shadow partition; called only when every earlier check
+   * passed, with the decision's Δoptimization (what a raced shadow must
+   * confirm).
+   */
+  evaluateShadow: (context: { optimizationDelta: number }) => Promise<ShadowPair>;
   calibration?: GateCalibration;
   /** Whether the executor is stochastic (enables Welch's test on run-level composites). */
   stochastic?: boolean;
@@ -446,7 +460,13 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
   if (!anchorsPassed) return refuse('anchor_regression');
 
   // 6. shadow
-  const shadowScores = await input.evaluateShadow();
+  const shadowScores = await input.evaluateShadow({ optimizationDelta: optimization.delta });
+  if (shadowScores.stoppedEarly !== undefined) {
+    // A raced shadow stopped for futility: it cannot confirm the gain (a refusal only, never an acceptance).
+    const stopped = shadowScores.stoppedEarly;
+    checks.push({ name: 'shadow', passed: false, statistic: round(stopped.statistic), threshold: round(stopped.threshold), detail: `specialization: ${stopped.detail}`, data: stopped.data });
+    return refuse('specialization', true);
+  }
   const shadow = comparePaired(shadowScores.incumbent, shadowScores.candidate);
   const shadowImproved = shadow.differences.filter((difference) => difference > 0).length;
   const shadowWorsened = shadow.differences.filter((difference) => difference < 0).length;

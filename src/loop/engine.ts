@@ -46,6 +46,8 @@ import { readStudyState, writeStudyState } from '../study/study-state.ts';
 import { createStudyEvaluator, evaluatePartition, incumbentRepeats, yieldToEventLoop } from './evaluate-partition.ts';
 import type { Rebase, ScreenedCandidate } from './integrate.ts';
 import { raceRound } from './race-round.ts';
+import { raceSeed, racingCheck } from '../gate/racing/index.ts';
+import type { GateCheck } from '../gate/gate.ts';
 import { changeOf, evaluationFailure, gateCandidate, rebaseCandidate, screenCandidates } from './integrate.ts';
 import {
   acceptedInRound,
@@ -488,10 +490,12 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
           anchor,
           calibration,
           ...(options.signal !== undefined ? { signal: options.signal } : {}),
+          ...(study.gate.racing !== undefined ? { racing: { settings: study.gate.racing, seed: raceSeed(study.seed, state.round) ^ 0x5bd1e995 } } : {}),
         });
         decision = gated.decision;
         extraEvidence = { ...rebaseEvidence, scores: gated.scores, ...racingEvidence };
       }
+      if (item.racing !== undefined) decision = withRacingCheck(decision, racingCheck(item.racing));
       return conclude(state, { candidate: item.candidate, text, hash, decision, extraEvidence, optimization: optimization.composite, rebased: rebase.kind === 'rebased' });
     },
 
@@ -553,6 +557,12 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
     },
   };
   return engine;
+}
+
+/** The decision with the race's check after the constraints (what was evaluated before the gate looked). */
+function withRacingCheck(decision: GateDecision, check: GateCheck): GateDecision {
+  const at = decision.checks.findIndex((entry) => entry.name === 'constraints') + 1;
+  return { ...decision, checks: [...decision.checks.slice(0, at), check, ...decision.checks.slice(at)] };
 }
 
 /** The evidence of a rebase, as stored with the decision. */

@@ -24,15 +24,14 @@
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import { perExampleMeans } from '../evaluator/evaluator.ts';
-import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
+import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration, GateCheck, GateDecision } from '../gate/gate.ts';
-import { createRace, futilityDecision, planRace, raceSeed, runRace, type RaceEvidence, type RaceSlot, type RacingSettings } from '../gate/racing/index.ts';
+import { createRace, futilityDecision, planRace, raceSeed, runRace, type RaceEvidence, type RacingSettings } from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
-import { withArtifactOverride } from '../storage/registry.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
 import type { Told } from './engine.ts';
-import { evaluatePartition, yieldToEventLoop } from './evaluate-partition.ts';
+import { evaluatePartition, evaluateSlots } from './evaluate-partition.ts';
 import type { Rebase } from './integrate.ts';
 import { rebaseCandidate } from './integrate.ts';
 
@@ -131,10 +130,10 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
         settings: port.settings,
         incumbentMeans: perExampleMeans(incumbent),
         keys: racing.map((candidate) => candidate.key),
-        context: { examples: exampleIds.length, candidateRepeats, incumbentRepeats, noiseSd, margin, alpha: study.gate.alpha, stochastic: !study.executor.deterministic },
+        context: { pairVarianceFloor: exampleIds.length * noiseSd ** 2, runNoiseSd: noiseSd, candidateRepeats, incumbentRepeats, margin, alpha: study.gate.alpha, stochastic: !study.executor.deterministic },
       });
     },
-    evaluateBatch: (candidate, slots) => evaluateSlots(port, candidate.text, slots),
+    evaluateBatch: (candidate, slots) => evaluateSlots(port.evaluator(), study, candidate.text, 'optimization', slots, port.signal),
     onFutile: async (candidate, evidence) => {
       if (stopped()) return false;
       const decision = futilityDecision(constraintsCheck(candidate.text), evidence);
@@ -153,24 +152,4 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
     rebase: (remaining) => prepare(remaining.map((candidate) => candidate.candidate)),
   });
   return told;
-}
-
-/** Evaluates one batch of example-repeats of the optimization partition (stored as each finishes). */
-async function evaluateSlots(port: RaceRoundPort, text: string, slots: readonly RaceSlot[]): Promise<ExampleScoreRecord[]> {
-  const byRepeat = new Map<number, Set<string>>();
-  for (const slot of slots) {
-    const ids = byRepeat.get(slot.repeat) ?? new Set<string>();
-    ids.add(slot.exampleId);
-    byRepeat.set(slot.repeat, ids);
-  }
-  const records: ExampleScoreRecord[] = [];
-  for (const [repeat, ids] of byRepeat) {
-    const examples = port.study.partitions.optimization.filter((example) => ids.has(example.id));
-    const score = await withArtifactOverride(text, async () => {
-      await yieldToEventLoop();
-      return port.evaluator().evaluate({ artifactText: text, partition: 'optimization', examples, repeats: 1, firstRepeat: repeat, ...(port.signal !== undefined ? { signal: port.signal } : {}) });
-    });
-    records.push(...score.examples);
-  }
-  return records;
 }

@@ -122,7 +122,7 @@ const proposerSchema = z.strictObject({
 /** Default `gate.racing.batchSize`: example-repeats per batch. */
 export const DEFAULT_RACING_BATCH_SIZE = 20;
 /** Default `gate.racing.futilityLevel`: stop when the final test's predictive power is below this. */
-export const DEFAULT_FUTILITY_LEVEL = 0.1;
+export const DEFAULT_FUTILITY_LEVEL = 0.05;
 
 /**
  * `gate.racing`: sequential evaluation in seeded batches with a futility
@@ -141,7 +141,7 @@ const racingSchema = z.union([
      * Stop a candidate for futility when the predictive power of the final
      * gate test (the chance it would still pass, given the batches so far) is
      * below this, in [0, 1). 0 = only when the anytime-valid bound lies below
-     * the margin. Default 0.1.
+     * the margin. Default 0.05.
      */
     futilityLevel: z.number().min(0).lt(1).default(DEFAULT_FUTILITY_LEVEL),
   }),

@@ -45,17 +45,25 @@ export interface RacingSettings {
 
 /** What the futility rule knows of the decision that would follow. */
 export interface FutilityContext {
-  /** n: examples in the partition. */
-  readonly examples: number;
+  /**
+   * The least variance of one paired difference: n · σ², the variance that
+   * gives a run of the n examples the calibrated run-to-run SD σ (so noise
+   * shared by a run's examples is counted). 0 without a calibration.
+   */
+  readonly pairVarianceFloor: number;
+  /** σ of the final Welch test: the run-to-run SD of one run's composite on the partition (0 without a calibration). */
+  readonly runNoiseSd: number;
   /** R_c: the candidate's repeats. */
   readonly candidateRepeats: number;
   /** R_i: the incumbent's repeats. */
   readonly incumbentRepeats: number;
-  /** σ: the calibrated run-to-run SD of one run's composite (the rolling maximum); 0 without a calibration. */
-  readonly noiseSd: number;
-  /** The gate's margin τ·√(1/R_c + 1/R_i), composite units. */
+  /**
+   * The least gain the final check requires, composite units: the gate's
+   * margin τ·√(1/R_c + 1/R_i) on optimization; on the shadow, γ·Δopt − m
+   * (and above 0).
+   */
   readonly margin: number;
-  /** The level of the final test (gate.alpha) and of the anytime-valid bound. */
+  /** The level of the final test (gate.alpha; shadowAlpha on the shadow) and of the anytime-valid bound. */
   readonly alpha: number;
   /** Whether the executor samples (the final gate then also runs Welch's test on run-level composites). */
   readonly stochastic: boolean;
@@ -96,11 +104,11 @@ export function assessFutility(differences: readonly number[], remaining: number
   }
   const delta = mean(differences);
   const observedVariance = variance(differences);
-  const pairVariance = Math.max(observedVariance, context.examples * context.noiseSd ** 2);
+  const pairVariance = Math.max(observedVariance, context.pairVarianceFloor);
   const planned = pairs + Math.max(0, remaining);
   const z = normalQuantile(1 - context.alpha);
   const welchCritical =
-    context.stochastic && context.candidateRepeats >= 2 && context.incumbentRepeats >= 2 ? z * context.noiseSd * Math.sqrt(1 / context.candidateRepeats + 1 / context.incumbentRepeats) : 0;
+    context.stochastic && context.candidateRepeats >= 2 && context.incumbentRepeats >= 2 ? z * context.runNoiseSd * Math.sqrt(1 / context.candidateRepeats + 1 / context.incumbentRepeats) : 0;
   const pairedCritical = z * Math.sqrt(observedVariance / planned);
   const critical = Math.max(context.margin, welchCritical, pairedCritical);
   const power = predictivePower({ mean: delta, variance: pairVariance, observed: pairs, planned, critical });

@@ -12,3 +12,4 @@ export { assessFutility, type FutilityAssessment, type FutilityContext, type Fut
 export { createRace, entryOf, isIdle, nextBatch, observe, raceEvidence, settle, verdicts, type Race, type RaceEntry, type RaceEvidence, type RaceStatus, type RaceStep } from './race.ts';
 export { describeRace, futilityDecision, racingCheck } from './decide-raced.ts';
 export { runRace, type RaceCallbacks } from './run-race.ts';
+export { raceShadow, shadowFutilityContext, shadowStop, type ShadowRaceOutcome } from './shadow-race.ts';

@@ -10,16 +10,20 @@
  * - **complete**: its last batch is in: the full evaluation is done and the
  *   gate decides, exactly as without racing;
  * - **futile**: the futility rule (`futility.ts`) stopped it: refused;
- * - **set aside**: the anytime-valid bound (betting confidence sequence at
- *   α) on its paired differences with the *leader* (the candidate with the
- *   highest observed gain, on the example-repeats both have) lies wholly
- *   below 0 — it is significantly behind. It is not refused: kloop rebases,
- *   never discards (a candidate behind a better one may still be a real gain
- *   once the better one is merged). It stops paying until the leader is
- *   decided; if the leader is refused it rejoins the race where it stood, if
- *   the leader is accepted the loop rebases it onto the new incumbent and
- *   races it again. (A candidate behind the leader would have been paid in
- *   full and then re-evaluated after the leader's merge without racing.)
+ * - **set aside**: behind the *leader* (the candidate with the highest
+ *   observed gain), either significantly — the anytime-valid bound (betting
+ *   confidence sequence at α) on its paired differences with the leader, on
+ *   the example-repeats both have, lies wholly below 0 — or while the leader
+ *   is likely to be accepted (its predictive power is at least
+ *   {@link LIKELY_LEADER_POWER}): it would then be rebased onto the leader
+ *   and evaluated again, so evaluating it now would be paid twice. A
+ *   candidate set aside is not refused: kloop rebases, never discards (one
+ *   behind a better one may still be a real gain once the better one is
+ *   merged). It stops paying until the leader is decided; if the leader is
+ *   refused it rejoins the race where it stood, if the leader is accepted the
+ *   loop rebases it onto the new incumbent and races it again. Setting aside
+ *   changes only the order and the cost of the evaluations, never a
+ *   decision's statistics.
  *
  * {@link settle} records the gate's decision on a complete candidate (and a
  * futility refusal) so the candidates set aside behind it rejoin.
@@ -35,6 +39,12 @@ import type { FutilityAssessment, FutilityContext, FutilityReason, RacingSetting
 import { assessFutility, clip } from './futility.ts';
 import type { RacePlan } from './race-plan.ts';
 import { slotKey } from './race-plan.ts';
+
+/**
+ * A leader at least this likely to pass (predictive power of its final test)
+ * sets the candidates behind it aside until it is decided.
+ */
+export const LIKELY_LEADER_POWER = 0.5;
 
 /** Where a candidate stands in the race. */
 export type RaceStatus = 'racing' | 'set_aside' | 'complete' | 'futile' | 'settled';
@@ -55,6 +65,8 @@ export interface RaceEntry {
   assessment: FutilityAssessment | null;
   /** The leader it was set aside behind (null unless set aside). */
   behind: string | null;
+  /** Why it was set aside: significantly behind the leader, or behind a leader likely to be accepted. */
+  behindBecause: 'significantly_behind' | 'likely_leader' | null;
   /** Times it was set aside in this race. */
   setAsideCount: number;
   /** The rule that stopped it, when futile. */
@@ -99,6 +111,7 @@ export function createRace(options: { plan: RacePlan; context: FutilityContext; 
       evaluated: 0,
       assessment: null,
       behind: null,
+      behindBecause: null,
       setAsideCount: 0,
       futility: null,
     })),
@@ -207,12 +220,17 @@ export function verdicts(race: Race): RaceStep {
   const contenders = race.entries.filter((entry) => entry.status === 'racing' || entry.status === 'complete');
   const leader = [...contenders].sort(byStanding)[0];
   if (leader !== undefined) {
+    const likely = leader.status === 'complete' || (leader.assessment?.predictivePower ?? 0) >= LIKELY_LEADER_POWER;
     for (const entry of race.entries) {
       if (entry.status !== 'racing' || entry === leader) continue;
+      let because: RaceEntry['behindBecause'] = null;
       const behind = differencesWith(entry, leader);
-      if (behind.length >= 2 && differenceIsBelow(clip(behind), 0, { alpha: race.context.alpha })) {
+      if (behind.length >= 2 && differenceIsBelow(clip(behind), 0, { alpha: race.context.alpha })) because = 'significantly_behind';
+      else if (likely && entry.next > 0) because = 'likely_leader';
+      if (because !== null) {
         entry.status = 'set_aside';
         entry.behind = leader.key;
+        entry.behindBecause = because;
         entry.setAsideCount += 1;
         step.setAside.push(entry);
       }
@@ -235,6 +253,7 @@ export function settle(race: Race, key: string, outcome: 'accepted' | 'refused')
     if (other.status === 'set_aside' && other.behind === key) {
       other.status = 'racing';
       other.behind = null;
+      other.behindBecause = null;
     }
   }
 }

@@ -17,9 +17,9 @@
  * without racing. The shadow is counted when the gate consulted it.
  */
 import type { GateCalibration, GateDecision, GateSettings } from '../../gate/gate.ts';
-import { DEFAULT_GATE_SETTINGS } from '../../gate/gate.ts';
+import { DEFAULT_GATE_SETTINGS, decide } from '../../gate/gate.ts';
 import { perExampleMeans } from '../../evaluator/evaluator.ts';
-import { createRace, planRace, runRace, slotKey, type RaceEvidence, type RacingSettings } from '../../gate/racing/index.ts';
+import { createRace, planRace, raceShadow, runRace, shadowFutilityContext, shadowStop, slotKey, type RaceEvidence, type RacingSettings } from '../../gate/racing/index.ts';
 import type { RandomSource } from '../../stats/index.ts';
 import { decideSimulated, evaluateSimulatedArtifact, type GateScenario, type PartitionQualities, type SimulatedCorpus, type SimulatedEvaluation } from './gate-trial.ts';
 
@@ -74,7 +74,7 @@ export interface SimulatedRoundInput {
   racing?: RacingSettings;
   /** Seed of the race plan. Default 1. */
   planSeed?: number;
-  /** The candidate whose acceptance is watched (and ends the round when it happens). */
+  /** The candidate whose acceptance is watched: the evaluations spent until it is accepted are reported. */
   watch?: number;
 }
 
@@ -127,10 +127,7 @@ async function fullRound(input: SimulatedRoundInput): Promise<SimulatedRoundOutc
     decisions.push({ index: item.index, accepted: decision.accepted, reason: reasonOf(decision), stop: 'full', evaluations: cost });
     if (decision.accepted) {
       incumbent = { qualities: plus(incumbent.qualities, input.changes[item.index]!), evaluation };
-      if (item.index === input.watch) {
-        watched = spent;
-        break;
-      }
+      if (item.index === input.watch) watched = spent;
     }
   }
   return { decisions, evaluations: spent, evaluationsUntilWatched: watched, incumbent };
@@ -153,7 +150,6 @@ async function racedRound(input: SimulatedRoundInput, racing: RacingSettings): P
   const exampleIds = Object.keys(input.corpus.optimization);
   const plan = planRace({ exampleIds, repeats: input.scenario.repeats, batchSize: racing.batchSize, seed: input.planSeed ?? 1 });
   const candidates: RacedCandidate[] = input.evaluations.map((evaluation, index) => ({ key: `${index}#0`, index, evaluation, spent: 0 }));
-  let stop = false;
   await runRace(candidates, {
     start: (pool) => {
       const incumbentRepeats = incumbent.evaluation.optimization.repeats;
@@ -164,7 +160,7 @@ async function racedRound(input: SimulatedRoundInput, racing: RacingSettings): P
         settings: racing,
         incumbentMeans: perExampleMeans(incumbent.evaluation.optimization),
         keys: pool.map((candidate) => candidate.key),
-        context: { examples: exampleIds.length, candidateRepeats, incumbentRepeats, noiseSd: input.calibration.noiseSd, margin, alpha: settings.alpha, stochastic: true },
+        context: { pairVarianceFloor: exampleIds.length * input.calibration.noiseSd ** 2, runNoiseSd: input.calibration.noiseSd, candidateRepeats, incumbentRepeats, margin, alpha: settings.alpha, stochastic: true },
       });
     },
     evaluateBatch: async (candidate, slots) => {
@@ -181,21 +177,49 @@ async function racedRound(input: SimulatedRoundInput, racing: RacingSettings): P
       const anchor = partitionSize(candidate.evaluation, 'anchor');
       spent += anchor;
       candidate.spent += anchor;
-      const decision = await decideSimulated(incumbent.evaluation, candidate.evaluation, input.calibration, settings);
-      if (decision.shadowConsulted) {
-        const shadow = partitionSize(candidate.evaluation, 'shadow');
-        spent += shadow;
-        candidate.spent += shadow;
-      }
+      const decision = await decide(
+        {
+          constraints: { passed: true, violations: [] },
+          optimization: { incumbent: incumbent.evaluation.optimization, candidate: candidate.evaluation.optimization },
+          anchor: { incumbent: incumbent.evaluation.anchor, candidate: candidate.evaluation.anchor },
+          evaluateShadow: async ({ optimizationDelta }) => {
+            // The candidate's shadow raced: revealed batch by batch, stopped for futility when it cannot confirm.
+            const shadowIds = Object.keys(input.corpus.shadow);
+            const outcome = await raceShadow({
+              plan: planRace({ exampleIds: shadowIds, repeats: input.scenario.repeats, batchSize: racing.batchSize, seed: (input.planSeed ?? 1) ^ 0x5bd1e995 }),
+              settings: racing,
+              incumbent: incumbent.evaluation.shadow,
+              context: shadowFutilityContext({
+                calibration: input.calibration,
+                shadowIds,
+                optimizationExamples: exampleIds.length,
+                optimizationDelta,
+                settings,
+                candidateRepeats: input.scenario.repeats,
+                incumbentRepeats: incumbent.evaluation.shadow.repeats,
+                stochastic: true,
+              }),
+              evaluateBatch: async (slots) => {
+                spent += slots.length;
+                candidate.spent += slots.length;
+                const wanted = new Set(slots.map(slotKey));
+                return candidate.evaluation.shadow.examples.filter((record) => wanted.has(slotKey(record)));
+              },
+            });
+            const pair = { incumbent: incumbent.evaluation.shadow, candidate: candidate.evaluation.shadow };
+            return outcome.stop === 'futility' ? { ...pair, stoppedEarly: shadowStop(outcome.evidence) } : pair;
+          },
+          calibration: input.calibration,
+          stochastic: true,
+        },
+        settings,
+      );
       decisions.push({ index: candidate.index, accepted: decision.accepted, reason: reasonOf(decision), stop: 'complete', evaluations: candidate.spent, race: evidence });
       if (decision.accepted) {
         incumbent = { qualities: plus(incumbent.qualities, input.changes[candidate.index]!), evaluation: candidate.evaluation };
-        if (candidate.index === input.watch) {
-          watched = spent;
-          stop = true;
-        }
+        if (candidate.index === input.watch) watched = spent;
       }
-      return { accepted: decision.accepted, proceed: !stop };
+      return { accepted: decision.accepted, proceed: true };
     },
     rebase: async (remaining) => {
       generation += 1;

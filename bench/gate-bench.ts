@@ -262,8 +262,10 @@ function summarizeDrift(drifts: readonly number[], accepted: readonly number[]):
 }
 
 /** Ratchets of 50 no-op proposals, the same proposals for every rule (common random numbers). */
-async function runDrift(scenario: GateScenario, variants: readonly GateVariant[], seeds: number, seedBase: number): Promise<{ naive: DriftResult; byVariant: DriftResult[] }> {
+async function runDrift(scenario: GateScenario, variants: readonly GateVariant[], seeds: number, seedBase: number, racing?: RacingSettings): Promise<{ naive: DriftResult; byVariant: DriftResult[]; raced?: DriftResult }> {
   const naive = { drifts: [] as number[], accepted: [] as number[] };
+  const raced = { drifts: [] as number[], accepted: [] as number[] };
+  const defaultIndex = variants.findIndex((variant) => variant.tauK === DEFAULT_K && variant.anchorK === DEFAULT_ANCHOR_K);
   const byVariant = variants.map(() => ({ drifts: [] as number[], accepted: [] as number[] }));
   for (let seed = 0; seed < seeds; seed += 1) {
     const random = createSeededRandom(seedBase + seed);
@@ -281,8 +283,37 @@ async function runDrift(scenario: GateScenario, variants: readonly GateVariant[]
       byVariant[index]!.drifts.push(result.drift);
       byVariant[index]!.accepted.push(result.accepted);
     }
+    if (racing !== undefined && defaultIndex >= 0) {
+      // The same ratchet with every proposal raced (no-ops: the incumbent's true qualities are q throughout).
+      const gateCalibration = gateCalibrationFor(calibration);
+      const q = scenario.trueQuality;
+      const noOp: SimulatedChange = { optimization: 0, anchor: 0, shadow: 0 };
+      let proposal = 0;
+      const result = await runRatchet(initial, proposals, corpus, async (incumbent, candidate) => {
+        proposal += 1;
+        const outcome = await simulateRound({
+          scenario,
+          corpus,
+          calibration: gateCalibration,
+          settings: settingsFor(variants[defaultIndex]!),
+          incumbent: { qualities: { optimization: q, anchor: q, shadow: q }, evaluation: incumbent },
+          changes: [noOp],
+          evaluations: [candidate],
+          random: createSeededRandom(seedBase + seed),
+          racing,
+          planSeed: seedBase + seed * 100 + proposal,
+        });
+        return outcome.decisions[0]!.accepted;
+      });
+      raced.drifts.push(result.drift);
+      raced.accepted.push(result.accepted);
+    }
   }
-  return { naive: summarizeDrift(naive.drifts, naive.accepted), byVariant: byVariant.map((entry) => summarizeDrift(entry.drifts, entry.accepted)) };
+  return {
+    naive: summarizeDrift(naive.drifts, naive.accepted),
+    byVariant: byVariant.map((entry) => summarizeDrift(entry.drifts, entry.accepted)),
+    ...(raced.drifts.length > 0 ? { raced: summarizeDrift(raced.drifts, raced.accepted) } : {}),
+  };
 }
 
 /** Rounds of 4 candidates (3 no-ops and one 2σ gain, in a seeded order), full evaluation and raced on the same first draws. */
@@ -378,7 +409,7 @@ function sweepTable(results: DecisionResults, variants: readonly GateVariant[], 
 const verdictsOfRacing: string[] = [];
 
 /** The racing section: full evaluation and racing on the same draws, the round of four, the targets. */
-function printRacing(results: DecisionResults, rounds: RoundResults, full: Tally[], fullOverfit: Tally, verdicts: string[]): void {
+function printRacing(results: DecisionResults, rounds: RoundResults, full: Tally[], fullOverfit: Tally, verdicts: string[], fullDrift: DriftResult, racedDrift: DriftResult): void {
   const raced = results.racing!;
   const perDecision = (cost: Cost, side: 'full' | 'raced'): number => cost[side] / cost.decisions;
   const columns = [...raced.cost, raced.overfitCost];
@@ -390,15 +421,16 @@ function printRacing(results: DecisionResults, rounds: RoundResults, full: Tally
   );
   console.log(
     table(
-      ['evaluation', 'evaluations per decision (no-op / 0.5σ / 1σ / 2σ / overfit)', 'mean of the five', 'false accepts (no-op)', 'accept 0.5σ', 'accept 1σ', 'accept 2σ', 'accepted overfits', 'round of 4, one 2σ gain: evaluations until accepted', 'per decision in the round'],
+      ['evaluation', 'evaluations per decision (no-op / 0.5σ / 1σ / 2σ / overfit)', 'mean of the five', 'false accepts (no-op)', 'accept 0.5σ', 'accept 1σ', 'accept 2σ', 'accepted overfits', 'drift after 50 no-ops', 'round of 4, one 2σ gain: evaluations until accepted', 'per decision in the round'],
       [
-        ['full', evaluations('full'), meanOf('full').toFixed(0), ...full.map(rate), rate(fullOverfit), (rounds.full.until / rounds.full.accepted).toFixed(0), roundPer('full').toFixed(0)],
+        ['full', evaluations('full'), meanOf('full').toFixed(0), ...full.map(rate), rate(fullOverfit), driftCell(fullDrift, results.sigma), (rounds.full.until / rounds.full.accepted).toFixed(0), roundPer('full').toFixed(0)],
         [
           'racing',
           evaluations('raced'),
           `${meanOf('raced').toFixed(0)} (${percent(meanOf('raced') / meanOf('full'))})`,
           ...raced.tallies.map(rate),
           rate(raced.overfit),
+          driftCell(racedDrift, results.sigma),
           `${(rounds.raced.until / rounds.raced.accepted).toFixed(0)} (${percent(rounds.raced.until / rounds.raced.accepted / (rounds.full.until / rounds.full.accepted))})`,
           `${roundPer('raced').toFixed(0)} (${percent(roundPer('raced') / roundPer('full'))})`,
         ],
@@ -437,7 +469,7 @@ async function main(): Promise<void> {
 
   const variants = [...COUPLED, ...DECOUPLED];
   const results = await runDecisions(MAIN, variants, DECISIONS, 1_000_000, RACING);
-  const drift = await runDrift(MAIN, variants, RATCHET_SEEDS, 2_000_000);
+  const drift = await runDrift(MAIN, variants, RATCHET_SEEDS, 2_000_000, RACING);
   console.log(
     `Calibration here: mean single-calibration noise SD ${results.meanCalibratedSd.toFixed(5)} (σ = ${sigma.toFixed(5)}); mean rolling max over W = ${MAIN.calibrationWindow}: ${results.meanRollingMaxSd.toFixed(5)} = ${(results.meanRollingMaxSd / sigma).toFixed(2)}σ, so τ ≈ ${(results.meanRollingMaxSd / sigma).toFixed(2)}·k·σ\n`,
   );
@@ -464,7 +496,7 @@ async function main(): Promise<void> {
       `so the margin alone passes it with probability ≈ ${percent(marginPass)}; the rest of the refusals come from the tests (Welch on R run-level composites is the weakest with few repeats).`,
   );
 
-  printRacing(results, await runRounds(MAIN, ROUNDS, 6_000_000, RACING), kloopDefault, results.overfitByVariant[defaultIndex]!, verdictsOfRacing);
+  printRacing(results, await runRounds(MAIN, ROUNDS, 6_000_000, RACING), kloopDefault, results.overfitByVariant[defaultIndex]!, verdictsOfRacing, drift.byVariant[defaultIndex]!, drift.raced!);
 
   console.log(`\nk sweep, R = ${MAIN.repeats} (thresholdK sets τ = k × rolling max noise SD; anchorK the anchor tolerance anchorK × per-example SD × √(2/R); "one k" rows use the same k for both):`);
   console.log(sweepTable(results, variants, drift.byVariant));

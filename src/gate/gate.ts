@@ -45,7 +45,13 @@
  *                   `npm run bench:gate`, overfit column, measures it).
  *
  * The shadow partition is only evaluated when checks 1–5 pass: every look
- * spends a little of its novelty. Duplicates (check 7 of DESIGN §3) are caught
+ * spends a little of its novelty. With racing (`gate.racing`,
+ * src/gate/racing/) the candidate's shadow may be evaluated in batches and
+ * stopped for futility: `evaluateShadow` then says so (`stoppedEarly`) and
+ * the check refuses as `specialization` with that evidence — a raced shadow
+ * never confirms on part of it. A candidate the race stops on the
+ * optimization partition is refused as `futility` before it reaches this
+ * gate (src/gate/racing/decide-raced.ts). Duplicates (check 7 of DESIGN §3) are caught
  * before any evaluation is paid for, by the study.
  *
  * Caveat on repeated testing: the gate tests many candidates over a study; α

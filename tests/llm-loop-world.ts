@@ -44,6 +44,8 @@ export interface LoopWorldRun {
   proposerCalls: number;
   /** Model calls (executor + proposer) per accepted good change. */
   callsPerAcceptedGood: number;
+  /** Decisions refused for futility by the race (optimization or shadow). */
+  futilityStops: number;
   /** Every experiment: the hint it carried, its decision and reason. */
   decisions: Array<{ round: number; hint: string; decision: string; reason: string; rebased: boolean }>;
   report: Record<string, unknown>;
@@ -52,8 +54,13 @@ export interface LoopWorldRun {
 
 const KINDS: readonly HintKind[] = ['good', 'neutral', 'harmful', 'overfit'];
 
+/** Settings of a world run beyond the budget: `racing: false` turns the shipped `gate.racing` off. */
+export interface LoopWorldSettings {
+  racing?: boolean;
+}
+
 /** Copies `examples/intent-llm` (and the corpus it points at) to a temporary folder, with a budget of `proposals`. */
-export function copyLlmStudy(proposals: number, seed: number): { dir: string; cleanup: () => void } {
+export function copyLlmStudy(proposals: number, seed: number, settings: LoopWorldSettings = {}): { dir: string; cleanup: () => void } {
   const root = mkdtempSync(path.join(tmpdir(), 'kloop-llm-world-'));
   cpSync(path.join(EXAMPLES, 'intent-llm'), path.join(root, 'intent-llm'), { recursive: true, filter: (source) => !source.includes(`${path.sep}.kloop`) });
   cpSync(path.join(EXAMPLES, 'intent', 'corpus'), path.join(root, 'intent', 'corpus'), { recursive: true });
@@ -62,7 +69,9 @@ export function copyLlmStudy(proposals: number, seed: number): { dir: string; cl
     .replace(/^( {2}maxExperiments:) \d+/m, `$1 ${proposals}`)
     .replace(/^( {2}plateauRounds:) \d+/m, '$1 3')
     .replace(/^ {2}maxRounds: .*\n/m, '')
-    .replace(/^seed: \d+$/m, `seed: ${seed}`);
+    .replace(/^seed: \d+$/m, `seed: ${seed}`)
+    .replace(/^ {2}racing:.*\n(?: {4}.*\n)*/m, (match) => (settings.racing === false ? '  racing: false\n' : match));
+  if (settings.racing === false && !/^ {2}racing: false$/m.test(config)) throw new Error('examples/intent-llm/kloop.yaml has no gate.racing block to turn off');
   writeFileSync(file, config);
   return { dir: path.join(root, 'intent-llm'), cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
@@ -72,8 +81,8 @@ export function copyLlmStudy(proposals: number, seed: number): { dir: string; cl
  *
  * @param proposals the budget of evaluated candidates
  */
-export async function runLoopWorld(seed: number, proposals: number, world: Partial<WorldOptions> = {}, extraArgs: string[] = []): Promise<LoopWorldRun> {
-  const study = copyLlmStudy(proposals, seed);
+export async function runLoopWorld(seed: number, proposals: number, world: Partial<WorldOptions> = {}, extraArgs: string[] = [], settings: LoopWorldSettings = {}): Promise<LoopWorldRun> {
+  const study = copyLlmStudy(proposals, seed, settings);
   let simulated: SimulatedWorld | undefined;
   try {
     // Loaded once for its corpus only (the world's gold); no model is called.
@@ -124,6 +133,7 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
         executorCalls: simulated.executorCalls,
         proposerCalls: simulated.proposerCalls,
         callsPerAcceptedGood: acceptedCounts.good === 0 ? Number.POSITIVE_INFINITY : calls / acceptedCounts.good,
+        futilityStops: rows.filter((row) => row.reason === 'futility' || (row.reason === 'specialization' && JSON.stringify(JSON.parse(row.evidence).checks ?? []).includes('stopped for futility'))).length,
         decisions,
         report,
         stderr: result.stderr,

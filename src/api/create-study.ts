@@ -62,7 +62,7 @@ import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../storage/lease.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../storage/lease.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
-import { studyConfigSchema } from '../study/config.ts';
+import { racingSettingsOf, studyConfigSchema, withRacing } from '../study/config.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
 import { customTaskOf } from '../tasks/custom/custom-task.ts';
 import type { OutcomeKind, Task } from '../tasks/task.ts';
@@ -338,6 +338,7 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
       requireCalibration: gate.requireCalibration ?? false,
       calibrationWindow: gate.calibrationWindow,
       incumbentRepeats: gate.incumbentRepeats ?? 4 * gate.repeats,
+      ...withRacing(racingSettingsOf(gate.racing, executor.deterministic)),
     },
     stopping: {
       maxExperiments: stopping.maxExperiments,

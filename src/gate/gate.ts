@@ -45,7 +45,13 @@
  *                   `npm run bench:gate`, overfit column, measures it).
  *
  * The shadow partition is only evaluated when checks 1–5 pass: every look
- * spends a little of its novelty. Duplicates (check 7 of DESIGN §3) are caught
+ * spends a little of its novelty. With racing (`gate.racing`,
+ * src/gate/racing/) the candidate's shadow may be evaluated in batches and
+ * stopped for futility: `evaluateShadow` then says so (`stoppedEarly`) and
+ * the check refuses as `specialization` with that evidence — a raced shadow
+ * never confirms on part of it. A candidate the race stops on the
+ * optimization partition is refused as `futility` before it reaches this
+ * gate (src/gate/racing/decide-raced.ts). Duplicates (check 7 of DESIGN §3) are caught
  * before any evaluation is paid for, by the study.
  *
  * Caveat on repeated testing: the gate tests many candidates over a study; α
@@ -69,7 +75,8 @@ export type RefusalReason =
   | 'anchor_regression'
   | 'specialization'
   | 'duplicate'
-  | 'evaluation_failed';
+  | 'evaluation_failed'
+  | 'futility';
 
 /** Every refusal reason, in report order. */
 export const REFUSAL_REASONS: readonly RefusalReason[] = [
@@ -81,9 +88,10 @@ export const REFUSAL_REASONS: readonly RefusalReason[] = [
   'invalid',
   'constraint',
   'evaluation_failed',
+  'futility',
 ];
 
-export type GateCheckName = 'constraints' | 'validity' | 'margin' | 'significance' | 'anchors' | 'shadow' | 'diversity' | 'evaluation';
+export type GateCheckName = 'constraints' | 'validity' | 'margin' | 'significance' | 'anchors' | 'shadow' | 'diversity' | 'evaluation' | 'racing';
 
 /** The evidence of one check. */
 export interface GateCheck {
@@ -160,12 +168,26 @@ export interface ScorePair {
   candidate: PartitionScore;
 }
 
+/**
+ * The shadow as `evaluateShadow` gives it: both scores, and — when the
+ * shadow was raced and stopped for futility (src/gate/racing/shadow-race.ts)
+ * — why it stopped: the shadow check is then refused as `specialization`
+ * with that evidence, never confirmed on a partial shadow.
+ */
+export interface ShadowPair extends ScorePair {
+  stoppedEarly?: { statistic: number; threshold: number; detail: string; data: Record<string, unknown> };
+}
+
 export interface GateInput {
   constraints: { passed: boolean; violations: Array<{ constraint: string; message: string }> };
   optimization: ScorePair;
   anchor: ScorePair;
-  /** Evaluates the shadow partition; called only when every earlier check passed. */
-  evaluateShadow: () => Promise<ScorePair>;
+  /**
+   * Evaluates the shadow partition; called only when every earlier check
+   * passed, with the decision's Δoptimization (what a raced shadow must
+   * confirm).
+   */
+  evaluateShadow: (context: { optimizationDelta: number }) => Promise<ShadowPair>;
   calibration?: GateCalibration;
   /** Whether the executor is stochastic (enables Welch's test on run-level composites). */
   stochastic?: boolean;
@@ -444,7 +466,13 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
   if (!anchorsPassed) return refuse('anchor_regression');
 
   // 6. shadow
-  const shadowScores = await input.evaluateShadow();
+  const shadowScores = await input.evaluateShadow({ optimizationDelta: optimization.delta });
+  if (shadowScores.stoppedEarly !== undefined) {
+    // A raced shadow stopped for futility: it cannot confirm the gain (a refusal only, never an acceptance).
+    const stopped = shadowScores.stoppedEarly;
+    checks.push({ name: 'shadow', passed: false, statistic: round(stopped.statistic), threshold: round(stopped.threshold), detail: `specialization: ${stopped.detail}`, data: stopped.data });
+    return refuse('specialization', true);
+  }
   const shadow = comparePaired(shadowScores.incumbent, shadowScores.candidate);
   const shadowImproved = shadow.differences.filter((difference) => difference > 0).length;
   const shadowWorsened = shadow.differences.filter((difference) => difference < 0).length;

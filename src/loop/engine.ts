@@ -44,7 +44,9 @@ import type { LoadedStudy } from '../study/loaded-study.ts';
 import type { StudyState } from '../study/study-state.ts';
 import { readStudyState, writeStudyState } from '../study/study-state.ts';
 import { createStudyEvaluator, evaluatePartition, incumbentRepeats, yieldToEventLoop } from './evaluate-partition.ts';
-import type { ScreenedCandidate } from './integrate.ts';
+import type { Rebase, ScreenedCandidate } from './integrate.ts';
+import { raceRound } from './race-round.ts';
+import { raceSeed, racingCheck } from '../gate/racing/index.ts';
 import { changeOf, evaluationFailure, gateCandidate, rebaseCandidate, screenCandidates } from './integrate.ts';
 import {
   acceptedInRound,
@@ -131,6 +133,13 @@ export interface LoopEngine {
    * resumed round) or the experiment budget is spent (`budgetSpent()`).
    */
   tell(item: ScreenedCandidate): Promise<Told | null>;
+  /**
+   * Races the fresh candidates of the open round (`gate.racing`, see
+   * src/loop/race-round.ts): evaluated in seeded batches against the
+   * incumbent, stopped early for futility (refused), and the complete ones
+   * told one at a time, best first. Returns every decision made.
+   */
+  race(candidates: readonly Candidate[]): Promise<Told[]>;
   /** True once `stopping.maxExperiments` experiments are evaluated. */
   budgetSpent(): boolean;
   /** Closes the open round (plateau count, best score); a stop when interrupted. */
@@ -247,6 +256,61 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   const closeRound = async (): Promise<void> => {
     openRound = null;
     await saveState(null);
+  };
+
+  /** Records a candidate whose change the incumbent already contains (merged earlier this round): skipped, as a duplicate. */
+  const recordContained = async (state: RoundState, candidate: Candidate, proposedHash: string): Promise<Told> => {
+    const { id } = await record({
+      base: incumbent,
+      hash: proposedHash,
+      candidate,
+      decision: {
+        accepted: false,
+        reason: 'duplicate',
+        checks: [{ name: 'diversity', passed: false, statistic: 0, threshold: study.gate.minDeltaDistance, detail: 'the incumbent already contains this change (merged earlier this round)' }],
+        shadowConsulted: false,
+      },
+    });
+    state.decided.set(candidate.delta, { decision: 'skipped', candidate_hash: proposedHash });
+    emit({ type: 'decision', round: state.round, experimentId: id, delta: candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null, rebased: true });
+    return { experimentId: id, decision: 'skipped', reason: 'duplicate', text: candidate.text, optimization: null, rebased: true };
+  };
+
+  /** Records one decision of the round (told or raced) and updates the round's counts and the run's streaks. */
+  const conclude = async (
+    state: RoundState,
+    input: { candidate: Candidate; text: string; hash: string; decision: GateDecision; extraEvidence: Record<string, unknown>; optimization: number | null; rebased: boolean },
+  ): Promise<Told> => {
+    const { decision, text, hash } = input;
+    const result = await record({ base: incumbent, hash, candidate: { ...input.candidate, text }, decision, extraEvidence: input.extraEvidence });
+    if (result.accepted !== undefined) incumbent = result.accepted;
+    evaluatedCount += 1;
+    proposalAttempts += 1;
+    state.decidedAny = true;
+    state.decided.set(input.candidate.delta, { decision: decision.accepted ? 'accepted' : 'refused', candidate_hash: hash });
+    if (decision.accepted) state.accepted += 1;
+    else state.refused += 1;
+    if (!decision.accepted && decision.reason === 'evaluation_failed') {
+      consecutiveFailures += 1;
+      proposalFailures += 1;
+      evaluationFailures += 1;
+      lastEvaluationFailure = decision.checks.find((check) => check.name === 'evaluation')?.detail ?? '';
+    } else {
+      consecutiveFailures = 0;
+      evaluationFailures = 0;
+    }
+    const reason = decision.accepted ? 'accepted' : decision.reason;
+    emit({
+      type: 'decision',
+      round: state.round,
+      experimentId: result.id,
+      delta: input.candidate.delta,
+      decision: decision.accepted ? 'accepted' : 'refused',
+      reason,
+      optimization: input.optimization,
+      ...(input.rebased ? { rebased: true } : {}),
+    });
+    return { experimentId: result.id, decision: decision.accepted ? 'accepted' : 'refused', reason, text, optimization: input.optimization, rebased: input.rebased, gate: decision };
   };
 
   const engine: LoopEngine = {
@@ -403,7 +467,6 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
     async tell(item) {
       if (current === null) throw new Error('tell() needs an open round with asked candidates');
       const state = current;
-      const { round } = state;
       if (options.signal?.aborted) return null;
       if (state.decided.has(item.candidate.delta)) return null; // decided before a crash: never decide twice
       // Checked before deciding, not only after: a round resumed after a crash that followed its
@@ -413,36 +476,22 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       let optimization = item.optimization;
       let anchor = item.anchor;
       const rebase = rebaseCandidate(item.candidate, state.base, incumbent);
-      if (rebase.kind === 'contained') {
-        const { id } = await record({
-          base: incumbent,
-          hash: item.hash,
-          candidate: item.candidate,
-          decision: {
-            accepted: false,
-            reason: 'duplicate',
-            checks: [{ name: 'diversity', passed: false, statistic: 0, threshold: study.gate.minDeltaDistance, detail: 'the incumbent already contains this change (merged earlier this round)' }],
-            shadowConsulted: false,
-          },
-        });
-        state.decided.set(item.candidate.delta, { decision: 'skipped', candidate_hash: item.hash });
-        emit({ type: 'decision', round, experimentId: id, delta: item.candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null, rebased: true });
-        return { experimentId: id, decision: 'skipped', reason: 'duplicate', text: item.text, optimization: null, rebased: true };
-      }
+      if (rebase.kind === 'contained') return recordContained(state, item.candidate, item.hash);
       if (rebase.kind === 'rebased') {
         text = rebase.text;
         optimization = await evaluatePartition(evaluator, study, text, 'optimization', options.signal);
         anchor = await evaluatePartition(evaluator, study, text, 'anchor', options.signal);
       }
       const hash = contentHash(text);
-      const rebaseEvidence = rebase.kind === 'rebased' ? { rebased: { method: rebase.method, conflicts: rebase.conflicts, proposedHash: item.hash } } : {};
+      const rebaseEvidence = rebaseEvidenceOf(rebase, item.hash);
+      const racingEvidence = item.racing !== undefined ? { racing: item.racing } : {};
       const failure = evaluationFailure([optimization, anchor]);
       let decision: GateDecision;
-      let extraEvidence: Record<string, unknown> = rebaseEvidence;
+      let extraEvidence: Record<string, unknown> = { ...rebaseEvidence, ...racingEvidence };
       if (failure !== undefined) {
         decision = failure;
       } else {
-        const repeats = await repeatsOfIncumbent(round);
+        const repeats = await repeatsOfIncumbent(state.round);
         await evaluateIncumbent('optimization', repeats);
         await evaluateIncumbent('anchor', repeats);
         const gated = await gateCandidate({
@@ -455,39 +504,49 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
           anchor,
           calibration,
           ...(options.signal !== undefined ? { signal: options.signal } : {}),
+          ...(study.gate.racing !== undefined ? { racing: { settings: study.gate.racing, seed: raceSeed(study.seed, state.round) ^ 0x5bd1e995 } } : {}),
         });
         decision = gated.decision;
-        extraEvidence = { ...rebaseEvidence, scores: gated.scores };
+        extraEvidence = { ...rebaseEvidence, scores: gated.scores, ...racingEvidence };
       }
-      const result = await record({ base: incumbent, hash, candidate: { ...item.candidate, text }, decision, extraEvidence });
-      if (result.accepted !== undefined) incumbent = result.accepted;
-      evaluatedCount += 1;
-      proposalAttempts += 1;
-      state.decidedAny = true;
-      state.decided.set(item.candidate.delta, { decision: decision.accepted ? 'accepted' : 'refused', candidate_hash: hash });
-      if (decision.accepted) state.accepted += 1;
-      else state.refused += 1;
-      if (!decision.accepted && decision.reason === 'evaluation_failed') {
-        consecutiveFailures += 1;
-        proposalFailures += 1;
-        evaluationFailures += 1;
-        lastEvaluationFailure = decision.checks.find((check) => check.name === 'evaluation')?.detail ?? '';
-      } else {
-        consecutiveFailures = 0;
-        evaluationFailures = 0;
-      }
-      const reason = decision.accepted ? 'accepted' : decision.reason;
-      emit({
-        type: 'decision',
-        round,
-        experimentId: result.id,
-        delta: item.candidate.delta,
-        decision: decision.accepted ? 'accepted' : 'refused',
-        reason,
-        optimization: optimization.composite,
-        ...(rebase.kind === 'rebased' ? { rebased: true } : {}),
-      });
-      return { experimentId: result.id, decision: decision.accepted ? 'accepted' : 'refused', reason, text, optimization: optimization.composite, rebased: rebase.kind === 'rebased', gate: decision };
+      if (item.racing !== undefined) decision = withRacingCheck(decision, racingCheck(item.racing));
+      return conclude(state, { candidate: item.candidate, text, hash, decision, extraEvidence, optimization: optimization.composite, rebased: rebase.kind === 'rebased' });
+    },
+
+    async race(candidates) {
+      if (current === null) throw new Error('race() needs an open round with asked candidates');
+      const state = current;
+      const racing = study.gate.racing;
+      if (racing === undefined) throw new Error('race() needs gate.racing settings');
+      return raceRound(
+        {
+          study,
+          evaluator: () => evaluator,
+          calibration,
+          round: state.round,
+          base: state.base,
+          settings: racing,
+          ...(options.signal !== undefined ? { signal: options.signal } : {}),
+          incumbent: () => incumbent,
+          isDecided: (delta) => state.decided.has(delta),
+          budgetSpent: () => evaluatedCount >= study.stopping.maxExperiments,
+          incumbentOptimization: async () => evaluateIncumbent('optimization', await repeatsOfIncumbent(state.round)),
+          incumbentRepeats: () => repeatsOfIncumbent(state.round),
+          recordContained: (candidate, hash) => recordContained(state, candidate, hash),
+          refuse: (input) =>
+            conclude(state, {
+              candidate: input.candidate,
+              text: input.text,
+              hash: contentHash(input.text),
+              decision: input.decision,
+              extraEvidence: { ...rebaseEvidenceOf(input.rebase, contentHash(input.candidate.text)), racing: input.racing },
+              optimization: null,
+              rebased: input.rebase.kind === 'rebased',
+            }),
+          tell: (item) => engine.tell(item),
+        },
+        candidates,
+      );
     },
 
     async endRound() {
@@ -512,6 +571,17 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
     },
   };
   return engine;
+}
+
+/** The decision with the race's check after the constraints (what was evaluated before the gate looked). */
+function withRacingCheck(decision: GateDecision, check: GateCheck): GateDecision {
+  const at = decision.checks.findIndex((entry) => entry.name === 'constraints') + 1;
+  return { ...decision, checks: [...decision.checks.slice(0, at), check, ...decision.checks.slice(at)] };
+}
+
+/** The evidence of a rebase, as stored with the decision. */
+function rebaseEvidenceOf(rebase: Rebase, proposedHash: string): Record<string, unknown> {
+  return rebase.kind === 'rebased' ? { rebased: { method: rebase.method, conflicts: rebase.conflicts, proposedHash } } : {};
 }
 
 function summarizeDistances(distances: readonly number[]): { mean: number | null; min: number | null } {

@@ -5,8 +5,9 @@
  */
 import type { PartitionName } from '../corpus/example.ts';
 import type { EvaluateRequest, Evaluator, RemoteExecution } from '../evaluator/evaluator.ts';
-import { createEvaluator } from '../evaluator/evaluator.ts';
-import type { PartitionScore } from '../evaluator/partition-score.ts';
+import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
+import { aggregate, createEvaluator, scoreNamesOf } from '../evaluator/evaluator.ts';
+import { contentHash } from '../artifact/content-hash.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
@@ -97,4 +98,47 @@ export function incumbentRepeats(study: LoadedStudy, servedRounds: number): numb
   if (study.executor.deterministic) return repeats;
   const cap = Math.max(repeats, study.gate.incumbentRepeats ?? repeats);
   return Math.min(cap, repeats * (1 + Math.max(0, servedRounds)));
+}
+
+/**
+ * Evaluates some example-repeats of one partition (a race's batch): the
+ * example-repeats are grouped by repeat, each group one evaluator call (so
+ * each is stored, under the same key a full evaluation reads).
+ */
+export async function evaluateSlots(
+  evaluator: Evaluator,
+  study: LoadedStudy,
+  artifactText: string,
+  partition: PartitionName,
+  slots: ReadonlyArray<{ exampleId: string; repeat: number }>,
+  signal?: AbortSignal,
+): Promise<ExampleScoreRecord[]> {
+  const byRepeat = new Map<number, Set<string>>();
+  for (const slot of slots) {
+    const ids = byRepeat.get(slot.repeat) ?? new Set<string>();
+    ids.add(slot.exampleId);
+    byRepeat.set(slot.repeat, ids);
+  }
+  const records: ExampleScoreRecord[] = [];
+  for (const [repeat, ids] of byRepeat) {
+    const examples = study.partitions[partition].filter((example) => ids.has(example.id));
+    const score = await withArtifactOverride(artifactText, async () => {
+      await yieldToEventLoop();
+      return evaluator.evaluate({ artifactText, partition, examples, repeats: 1, firstRepeat: repeat, ...(signal !== undefined ? { signal } : {}) });
+    });
+    records.push(...score.examples);
+  }
+  return records;
+}
+
+/** A partition score of the example-repeats a race evaluated (a partial evaluation, for the notebook). */
+export function partialScore(evaluator: Evaluator, partition: PartitionName, artifactText: string, records: readonly ExampleScoreRecord[]): PartitionScore {
+  const repeats = [...new Set(records.map((record) => record.repeat))].sort((left, right) => left - right);
+  return aggregate(
+    partition,
+    contentHash(artifactText),
+    evaluator.fingerprint,
+    repeats.map((repeat) => ({ records: records.filter((record) => record.repeat === repeat), usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latencyMs: 0 })),
+    scoreNamesOf(evaluator.task),
+  );
 }

@@ -15,13 +15,14 @@ import { contentHash } from '../artifact/content-hash.ts';
 import { changeText, lineChanges, rebaseText } from '../artifact/three-way-merge.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import { mapWithConcurrency } from '../evaluator/evaluator.ts';
-import type { PartitionScore } from '../evaluator/partition-score.ts';
-import type { GateCalibration, GateDecision } from '../gate/gate.ts';
+import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
+import type { GateCalibration, GateDecision, ShadowPair } from '../gate/gate.ts';
 import { comparePaired, decide } from '../gate/gate.ts';
+import { planRace, raceShadow, shadowFutilityContext, shadowStop, type RaceEvidence, type RacingSettings } from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
-import { evaluatePartition } from './evaluate-partition.ts';
+import { evaluatePartition, evaluateSlots, partialScore } from './evaluate-partition.ts';
 
 /** A candidate evaluated on the optimization and anchor partitions. */
 export interface ScreenedCandidate {
@@ -30,6 +31,8 @@ export interface ScreenedCandidate {
   hash: string;
   optimization: PartitionScore;
   anchor: PartitionScore;
+  /** The race evidence of a raced candidate (stored with its decision under `racing`). */
+  racing?: RaceEvidence;
 }
 
 /** Evaluates every candidate on optimization and anchor, `study.concurrency` at a time; sorted best first. */
@@ -135,21 +138,50 @@ export async function gateCandidate(input: {
   anchor: PartitionScore;
   calibration: GateCalibration;
   signal?: AbortSignal;
+  /** Race the candidate's shadow (`gate.racing`), with the plan's seed. */
+  racing?: { settings: RacingSettings; seed: number };
 }): Promise<{ decision: GateDecision; scores: DecisionScores; incumbentScores: PartitionScore[] }> {
   const { evaluator, study, incumbent, signal } = input;
   const incumbentOptimization = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', signal, input.incumbentRepeats);
   const incumbentAnchor = await evaluatePartition(evaluator, study, incumbent.text, 'anchor', signal, input.incumbentRepeats);
-  let shadowPair: { incumbent: PartitionScore; candidate: PartitionScore } | undefined;
+  let shadowPair: ShadowPair | undefined;
   const decision = await decide(
     {
       constraints: study.constraints.check(incumbent.text, input.text),
       optimization: { incumbent: incumbentOptimization, candidate: input.optimization },
       anchor: { incumbent: incumbentAnchor, candidate: input.anchor },
-      evaluateShadow: async () => {
-        shadowPair = {
-          incumbent: await evaluatePartition(evaluator, study, incumbent.text, 'shadow', signal, input.incumbentRepeats),
-          candidate: await evaluatePartition(evaluator, study, input.text, 'shadow', signal),
-        };
+      evaluateShadow: async ({ optimizationDelta }) => {
+        const incumbentShadow = await evaluatePartition(evaluator, study, incumbent.text, 'shadow', signal, input.incumbentRepeats);
+        if (input.racing !== undefined) {
+          // The candidate's shadow in batches: stopped for futility when it can no longer confirm the gain.
+          const shadowIds = study.partitions.shadow.map((example) => example.id);
+          const records: ExampleScoreRecord[] = [];
+          const outcome = await raceShadow({
+            plan: planRace({ exampleIds: shadowIds, repeats: study.gate.repeats, batchSize: input.racing.settings.batchSize, seed: input.racing.seed }),
+            settings: input.racing.settings,
+            incumbent: incumbentShadow,
+            context: shadowFutilityContext({
+              calibration: input.calibration,
+              shadowIds,
+              optimizationExamples: study.partitions.optimization.length,
+              optimizationDelta,
+              settings: study.gate,
+              candidateRepeats: study.gate.repeats,
+              incumbentRepeats: incumbentShadow.repeats,
+              stochastic: !study.executor.deterministic,
+            }),
+            evaluateBatch: async (slots) => {
+              const batch = await evaluateSlots(evaluator, study, input.text, 'shadow', slots, signal);
+              records.push(...batch);
+              return batch;
+            },
+          });
+          if (outcome.stop === 'futility') {
+            shadowPair = { incumbent: incumbentShadow, candidate: partialScore(evaluator, 'shadow', input.text, records), stoppedEarly: shadowStop(outcome.evidence) };
+            return shadowPair;
+          }
+        }
+        shadowPair = { incumbent: incumbentShadow, candidate: await evaluatePartition(evaluator, study, input.text, 'shadow', signal) };
         return shadowPair;
       },
       calibration: input.calibration,

@@ -17,6 +17,11 @@
  *    as it now stands, gated, and recorded (`notebook.ts`), one transaction per
  *    decision.
  *
+ * With `gate.racing` (on by default for a non-deterministic executor) steps
+ * 3 and 4 are one raced phase (`race-round.ts`): seeded batches shared by the
+ * round's candidates, a futility stop, the complete candidates told best
+ * first.
+ *
  * Failures are counted per failed proposer answer and per failed evaluation,
  * never per candidate; a round that brings nothing new is *idle*, and
  * `stopping.idleRounds` idle rounds in a row stop the run as
@@ -102,13 +107,18 @@ export async function runStudy(options: RunOptions): Promise<RunOutcome> {
       if (opened.kind === 'stop') return opened.outcome;
       const asked = await engine.ask();
       if (asked.status !== 'candidates') continue; // a failed or idle answer closed the round
-      // 3. screen (parallel explore)
-      const screened = await engine.screen(asked.candidates);
-      // 4. integrate (sequential): each survivor is gated against the incumbent as it stands now.
-      for (const item of screened) {
-        if (options.signal?.aborted || engine.budgetSpent()) break;
-        await engine.tell(item);
-        if (engine.budgetSpent()) break;
+      if (options.study.gate.racing !== undefined) {
+        // 3–4 raced: seeded batches, futility stops, the complete candidates told one at a time.
+        await engine.race(asked.candidates);
+      } else {
+        // 3. screen (parallel explore)
+        const screened = await engine.screen(asked.candidates);
+        // 4. integrate (sequential): each survivor is gated against the incumbent as it stands now.
+        for (const item of screened) {
+          if (options.signal?.aborted || engine.budgetSpent()) break;
+          await engine.tell(item);
+          if (engine.budgetSpent()) break;
+        }
       }
       const stopped = await engine.endRound();
       if (stopped !== null) return stopped;

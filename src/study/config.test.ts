@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
 import { loadProgram } from '../program/program.ts';
-import { expandGlob, loadStudyConfig } from './config.ts';
+import { DEFAULT_FUTILITY_LEVEL, DEFAULT_RACING_BATCH_SIZE, expandGlob, loadStudyConfig, racingSettingsOf } from './config.ts';
 import { checkComposition, composeHeadline, composeTask, composeWeights } from './compose.ts';
 
 const exampleDir = fileURLToPath(new URL('../../examples/intent/', import.meta.url));
@@ -92,6 +92,25 @@ describe('loadStudyConfig', () => {
     expect(config.corpusPolicy.rotateSlice).toBe(0);
     expect(config.weights).toEqual({ appType: 0 });
     expect(composeWeights(composeTask(config).task, config)).toEqual({ appType: 0, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2, entityPrecision: 0, relationRecall: 0 });
+  });
+
+  it('reads gate.racing as a switch or its settings, on by default for a non-deterministic executor only', () => {
+    const racing = (text: string) => loadStudyConfig(study(`${minimal}${text}`)).gate.racing;
+    expect(racing('')).toBeUndefined();
+    expect(racingSettingsOf(undefined, false)).toEqual({ batchSize: DEFAULT_RACING_BATCH_SIZE, futilityLevel: DEFAULT_FUTILITY_LEVEL });
+    expect(racingSettingsOf(undefined, true)).toBeUndefined();
+    expect(racingSettingsOf(racing('gate: { racing: false }'), false)).toBeUndefined();
+    expect(racingSettingsOf(racing('gate: { racing: true }'), true)).toEqual({ batchSize: 20, futilityLevel: 0.05 });
+    // Settings alone keep the default switch (on for a sampled model); `enabled` overrides it; a configured 0 is 0.
+    expect(racingSettingsOf(racing('gate: { racing: { batchSize: 8 } }'), true)).toBeUndefined();
+    expect(racingSettingsOf(racing('gate: { racing: { batchSize: 8, futilityLevel: 0 } }'), false)).toEqual({ batchSize: 8, futilityLevel: 0 });
+    expect(racingSettingsOf(racing('gate: { racing: { enabled: true, batchSize: 8 } }'), true)).toEqual({ batchSize: 8, futilityLevel: 0.05 });
+    expect(racingSettingsOf(racing('gate: { racing: { enabled: false } }'), false)).toBeUndefined();
+    const zero = thrown(() => racing('gate:\n  racing:\n    batchSize: 0\n'));
+    expect(zero.message).toContain('kloop.yaml:5');
+    expect(zero.message).toContain('gate.racing.batchSize');
+    expect(thrown(() => racing('gate: { racing: { futilityLevel: 1 } }')).message).toContain('gate.racing.futilityLevel');
+    expect(thrown(() => racing('gate: { racing: { batchsize: 8 } }')).message).toContain('batchsize');
   });
 
   it('names an unknown key and its line', () => {

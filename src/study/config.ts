@@ -197,6 +197,34 @@ const providersSchema = z.strictObject(
   Object.fromEntries(PROVIDERS.map((name) => [name, providerSettingsSchema.optional()])) as Record<ProviderName, z.ZodOptional<typeof providerSettingsSchema>>,
 );
 
+/** Default `gate.racing.batchSize`: example-repeats per batch. */
+export const DEFAULT_RACING_BATCH_SIZE = 20;
+/** Default `gate.racing.futilityLevel`: stop when the final test's predictive power is below this. */
+export const DEFAULT_FUTILITY_LEVEL = 0.05;
+
+/**
+ * `gate.racing`: sequential evaluation in seeded batches with a futility
+ * stop, and racing of a round's candidates (docs/gate.md, "Racing"). `true`
+ * or `false`, or the settings. Default: on for a non-deterministic executor
+ * (a sampled model: every evaluation is paid for), off for a deterministic one.
+ */
+const racingSchema = z.union([
+  z.boolean(),
+  z.strictObject({
+    /** Race the candidates. Default: true for a non-deterministic executor, false for a deterministic one. */
+    enabled: z.boolean().optional(),
+    /** Example-repeats of the optimization partition per batch (integer ≥ 1). Default 20. */
+    batchSize: count(1).default(DEFAULT_RACING_BATCH_SIZE),
+    /**
+     * Stop a candidate for futility when the predictive power of the final
+     * gate test (the chance it would still pass, given the batches so far) is
+     * below this, in [0, 1). 0 = only when the anytime-valid bound lies below
+     * the margin. Default 0.05.
+     */
+    futilityLevel: z.number().min(0).lt(1).default(DEFAULT_FUTILITY_LEVEL),
+  }),
+]);
+
 const gateSchema = z.strictObject({
   /** Significance level of the one-sided tests on the optimization partition, in (0, 1). Default 0.05. */
   alpha: z.number().gt(0).lt(1).default(0.05),
@@ -242,7 +270,26 @@ const gateSchema = z.strictObject({
   noiseRepeats: count(2).default(8),
   /** Signal repeats of incumbent and ablated artifact during calibration. Default 3. */
   signalRepeats: count(1).default(3),
+  /** Racing: sequential evaluation with a futility stop (see {@link racingSettingsOf}). Default on for a non-deterministic executor. */
+  racing: racingSchema.optional(),
 });
+
+/**
+ * The racing settings a study runs with, or undefined when racing is off:
+ * `gate.racing` as configured (`true`/`false`, or `{ enabled, batchSize,
+ * futilityLevel }`), on by default for a non-deterministic executor.
+ */
+export function racingSettingsOf(racing: z.output<typeof racingSchema> | undefined, deterministic: boolean): { batchSize: number; futilityLevel: number } | undefined {
+  const settings = typeof racing === 'object' ? racing : undefined;
+  const enabled = typeof racing === 'boolean' ? racing : settings?.enabled ?? !deterministic;
+  if (!enabled) return undefined;
+  return { batchSize: settings?.batchSize ?? DEFAULT_RACING_BATCH_SIZE, futilityLevel: settings?.futilityLevel ?? DEFAULT_FUTILITY_LEVEL };
+}
+
+/** `{ racing }` when racing is on, `{}` when off: to spread into a study's gate settings. */
+export function withRacing(racing: { batchSize: number; futilityLevel: number } | undefined): { racing?: { batchSize: number; futilityLevel: number } } {
+  return racing === undefined ? {} : { racing };
+}
 
 const stoppingSchema = z.strictObject({
   /** Most experiments (evaluated candidates) in a run. Default 60. */

@@ -26,7 +26,7 @@ import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
 import type { Task } from '../tasks/task.ts';
 import type { ExampleFormat } from '../corpus/example-format.ts';
 import type { StudyConfig } from './config.ts';
-import { loadStudyConfig } from './config.ts';
+import { loadStudyConfig, racingSettingsOf, withRacing } from './config.ts';
 import type { ComposedTask } from './compose.ts';
 import { checkComposition, composeExecutor, composeHeadline, composeProposer, composeSectionsOf, composeTask, composeTaskAsync, composeWeights } from './compose.ts';
 import type { LoadedStudy } from './loaded-study.ts';
@@ -357,6 +357,7 @@ function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTas
       requireCalibration: config.gate.requireCalibration ?? !executor.deterministic,
       calibrationWindow: config.gate.calibrationWindow,
       incumbentRepeats: config.gate.incumbentRepeats ?? 4 * config.gate.repeats,
+      ...withRacing(racingSettingsOf(config.gate.racing, executor.deterministic)),
     },
     stopping: {
       maxExperiments: config.stopping.maxExperiments,

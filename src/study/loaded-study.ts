@@ -6,6 +6,7 @@ import type { Example, PartitionName } from '../corpus/example.ts';
 import type { FileAdmission, PartitionLeak } from '../corpus/file-admission.ts';
 import type { FileExample } from '../corpus/lifecycle.ts';
 import type { GateSettings } from '../gate/gate.ts';
+import type { RacingSettings } from '../gate/racing/index.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import type { ExampleFormat } from '../corpus/example-format.ts';
 import type { Executor } from '../executors/executor.ts';
@@ -103,6 +104,12 @@ export interface LoadedStudy {
      * `repeats` (no top-up). See `incumbentRepeats` in src/loop.
      */
     incumbentRepeats?: number;
+    /**
+     * Racing (sequential evaluation with a futility stop, docs/gate.md):
+     * present = on, with its batch size and futility level; absent = every
+     * candidate evaluated in full before the gate.
+     */
+    racing?: RacingSettings;
   };
   stopping: StoppingCriteria;
   candidatesPerRound: number;

@@ -144,6 +144,13 @@ export interface StudyReport {
   rebased: number;
   /** Failed proposer answers by reason code (`broken_json`, `truncated`, `call_failed`, ...), whole study. */
   proposalFailures: Record<string, number>;
+  /**
+   * Raced decisions (`gate.racing`), whole study: how many were raced, how
+   * many stopped early for futility (on optimization or on the shadow), and
+   * the optimization example-repeats they evaluated of those a full
+   * evaluation plans. Absent when no decision was raced.
+   */
+  racing?: { decisions: number; stoppedEarly: number; evaluated: number; planned: number };
   /** This run: experiments evaluated, accepted, refused, skipped, rebased and failed proposer answers. */
   thisRun: { experiments: number; accepted: number; refused: number; skipped: number; rebased: number; proposalFailures: Record<string, number> };
   stopReason: string;
@@ -365,6 +372,25 @@ async function stuckAdviceOf(
   });
 }
 
+/** The racing summary of the decisions (see {@link StudyReport.racing}); `{}` when none was raced. */
+function racingSummary(rows: ReadonlyArray<{ decision: string; reason: string; evidence: string }>): { racing?: NonNullable<StudyReport['racing']> } {
+  let decisions = 0;
+  let stoppedEarly = 0;
+  let evaluated = 0;
+  let planned = 0;
+  for (const row of rows) {
+    if (row.decision === 'skipped') continue;
+    const evidence = JSON.parse(row.evidence) as { racing?: { stop?: string; evaluated?: number; planned?: number }; checks?: Array<{ name: string; data?: { racing?: { stop?: string } } }> };
+    if (evidence.racing === undefined) continue;
+    decisions += 1;
+    evaluated += evidence.racing.evaluated ?? 0;
+    planned += evidence.racing.planned ?? 0;
+    const shadowStopped = evidence.checks?.some((check) => check.name === 'shadow' && check.data?.racing?.stop === 'futility') === true;
+    if (evidence.racing.stop === 'futility' || shadowStopped) stoppedEarly += 1;
+  }
+  return decisions === 0 ? {} : { racing: { decisions, stoppedEarly, evaluated, planned } };
+}
+
 /** Options of {@link buildStudyReport}. */
 export interface ReportOptions {
   /** Aborts the report's evaluations (Ctrl-C while it evaluates): what is left is listed as not evaluated, `interrupted`. */
@@ -444,6 +470,7 @@ export async function buildStudyReport(
     skipped: rows.filter((row) => row.decision === 'skipped').length,
     rebased: rows.filter((row) => row.decision !== 'skipped' && isRebased(row)).length,
     proposalFailures: failures,
+    ...racingSummary(rows),
     thisRun: {
       experiments: thisRun.length,
       accepted: thisRun.filter((row) => row.decision === 'accepted').length,

@@ -38,6 +38,17 @@ describe('requiredExamples', () => {
 });
 
 describe('stuckAdvice', () => {
+  it('for futility: says the race stopped the candidates early and where the evidence is', () => {
+    const stopped = (id: number): RefusedExperiment => ({ id, reason: 'futility', evidence: { checks: [{ name: 'constraints' }, { name: 'racing', statistic: 0.01 }] } });
+    const advice = stuckAdvice([stopped(1), stopped(2), { id: 3, reason: 'not_significant', evidence: {} }], CONTEXT)!;
+    expect(advice.dominantReason).toBe('futility');
+    expect(advice.refusals).toEqual({ futility: 2, not_significant: 1 });
+    expect(advice.message).toBe(
+      'no candidate was accepted in this run; the most common refusal: futility (2 of 3): the race stopped them early (gate.racing): after a batch or more, the chance that the full evaluation would pass the gate was below gate.racing.futilityLevel — the edits did not help the examples evaluated, or hurt them.',
+    );
+    expect(advice.steps[0]).toMatch(/^kloop show my-study <experiment> gives each stop's gain/);
+  });
+
   it('for not_significant: names the best refused candidate, its effect and the examples to add', () => {
     // The case: an edit fixing 1 of 6 optimization examples (p = 0.18), another fixing 2 (p = 0.095).
     const one = refusal(3, [0.5, 0, 0, 0, 0, 0]);

@@ -250,6 +250,13 @@ export function stuckAdvice(experiments: readonly RefusedExperiment[], context: 
       return specializationAdvice(experiments, context, refusals, head);
     case 'below_margin':
       return { dominantReason, refusals, message: `${head}: the gains were at or below the noise threshold τ. Either the edits change nothing measurable (Δ ≤ 0), or the calibrated noise is large for this corpus.`, steps: [`kloop history ${context.studyDir} to see the gains; kloop calibrate ${context.studyDir} again (gate.noiseRepeats) or raise gate.repeats to average the noise down`, ...howToAdd(context, Math.max(1, context.sizes.optimization))] };
+    case 'futility':
+      return {
+        dominantReason,
+        refusals,
+        message: `${head}: the race stopped them early (gate.racing): after a batch or more, the chance that the full evaluation would pass the gate was below gate.racing.futilityLevel — the edits did not help the examples evaluated, or hurt them.`,
+        steps: [`kloop show ${context.studyDir} <experiment> gives each stop's gain, the gain the gate needs and the anytime-valid bound; better proposals, not more evaluations, are the way out: kloop history ${context.studyDir} shows what was tried`],
+      };
     case 'anchor_regression':
       return { dominantReason, refusals, message: `${head}: the edits break representative cases that may never regress.`, steps: [`kloop show ${context.studyDir} <experiment> names the anchors that dropped; add optimization examples like those anchors, so the proposer sees what they need (kloop corpus add ${context.studyDir} NEW.jsonl)`] };
     case 'duplicate':

@@ -399,6 +399,10 @@ export function printReport(report: StudyReport): void {
   if (reasons.length > 0) print(`refused by reason: ${reasons.map(([reason, count]) => `${reason} ${count}`).join(', ')}`);
   if (report.skipped > 0) print(`skipped before evaluation (tried before, or a near-duplicate of a delta already evaluated): ${report.skipped}`);
   if (report.rebased > 0) print(`rebased onto an incumbent merged earlier in their round, and judged again: ${report.rebased}`);
+  if (report.racing !== undefined) {
+    const { decisions, stoppedEarly, evaluated, planned } = report.racing;
+    print(`raced: ${decisions} decision(s), ${stoppedEarly} stopped early for futility; optimization example-repeats evaluated ${evaluated} of ${planned} a full evaluation plans (${planned === 0 ? '—' : `${((100 * evaluated) / planned).toFixed(0)}%`})`);
+  }
   const failures = Object.entries(report.proposalFailures).sort((left, right) => right[1] - left[1]);
   if (failures.length > 0) {
     const total = failures.reduce((sum, [, count]) => sum + count, 0);

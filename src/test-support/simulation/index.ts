@@ -32,3 +32,12 @@ export {
   type SimulatedCorpus,
   type SimulatedEvaluation,
 } from './gate-trial.ts';
+export {
+  drawCandidate,
+  simulateRound,
+  type SimulatedChange,
+  type SimulatedIncumbent,
+  type SimulatedRoundDecision,
+  type SimulatedRoundInput,
+  type SimulatedRoundOutcome,
+} from './race-trial.ts';

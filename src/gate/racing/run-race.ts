@@ -1,0 +1,81 @@
+/**
+ * The race driver: runs a round's candidates through the race (`race.ts`),
+ * batch by batch, and hands each outcome to the caller — the loop
+ * (`src/loop/race-round.ts`, which evaluates through the frozen evaluator and
+ * records every decision) and the gate benchmark's simulation
+ * (`src/test-support/simulation/race-trial.ts`) drive the same code.
+ *
+ * One step: the due candidates' next batch is evaluated (`concurrency` at a
+ * time); then the verdicts: futile candidates are refused (`onFutile`),
+ * complete ones are decided by the gate best first (`onComplete`). After an
+ * acceptance every candidate still in the race is rebased onto the new
+ * incumbent (`rebase`) and a new race starts against it (`start`).
+ *
+ * @module
+ */
+import type { ExampleScoreRecord } from '../../evaluator/partition-score.ts';
+import type { Race, RaceEvidence } from './race.ts';
+import { nextBatch, observe, raceEvidence, settle, verdicts } from './race.ts';
+import type { RaceSlot } from './race-plan.ts';
+
+/** What the driver needs from its caller. `C` is the caller's candidate; `key` names it in the race. */
+export interface RaceCallbacks<C extends { key: string }> {
+  /** A race of these candidates against the incumbent as it stands now. */
+  start(candidates: readonly C[]): Promise<Race> | Race;
+  /** The candidate's scores on these example-repeats (one batch). */
+  evaluateBatch(candidate: C, slots: readonly RaceSlot[]): Promise<ReadonlyArray<Pick<ExampleScoreRecord, 'exampleId' | 'repeat' | 'valid'> & { composite?: number; transient?: true }>>;
+  /** Records a futility refusal; false stops the driver (a budget spent, an abort). */
+  onFutile(candidate: C, evidence: RaceEvidence): Promise<boolean>;
+  /** The gate decides a complete candidate (its full evaluation); `proceed` false stops the driver. */
+  onComplete(candidate: C, evidence: RaceEvidence): Promise<{ accepted: boolean; proceed: boolean }>;
+  /** After an acceptance: the candidates still racing, rebased onto the new incumbent (the caller drops and records those it already contains). */
+  rebase(candidates: readonly C[]): Promise<C[]>;
+  /** Candidates evaluated at once in a step. Default 1. */
+  concurrency?: number;
+  /** Checked before each step: true stops the driver (an abort). */
+  stopped?(): boolean;
+}
+
+/** Runs the race to the end (or until a callback stops it). */
+export async function runRace<C extends { key: string }>(candidates: readonly C[], callbacks: RaceCallbacks<C>): Promise<void> {
+  let pool = [...candidates];
+  let race = await callbacks.start(pool);
+  const concurrency = Math.max(1, callbacks.concurrency ?? 1);
+  for (;;) {
+    if (callbacks.stopped?.() === true) return;
+    const due = nextBatch(race);
+    if (due === null) return;
+    const slots = race.plan.batches[due.batch]!;
+    const byKey = new Map(pool.map((candidate) => [candidate.key, candidate]));
+    const results = new Map<string, Awaited<ReturnType<RaceCallbacks<C>['evaluateBatch']>>>();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(concurrency, due.keys.length) }, async () => {
+        while (next < due.keys.length) {
+          const key = due.keys[next]!;
+          next += 1;
+          results.set(key, await callbacks.evaluateBatch(byKey.get(key)!, slots));
+        }
+      }),
+    );
+    for (const key of due.keys) observe(race, key, results.get(key)!);
+    const step = verdicts(race);
+    for (const entry of step.futile) {
+      const proceed = await callbacks.onFutile(byKey.get(entry.key)!, raceEvidence(race, entry.key, 'futility'));
+      settle(race, entry.key, 'refused');
+      if (!proceed) return;
+    }
+    for (const entry of step.complete) {
+      const { accepted, proceed } = await callbacks.onComplete(byKey.get(entry.key)!, raceEvidence(race, entry.key, 'complete'));
+      settle(race, entry.key, accepted ? 'accepted' : 'refused');
+      if (!proceed) return;
+      if (accepted) {
+        const remaining = race.entries.filter((other) => other.status === 'racing' || other.status === 'set_aside' || other.status === 'complete').map((other) => byKey.get(other.key)!);
+        pool = await callbacks.rebase(remaining);
+        race = await callbacks.start(pool);
+        break;
+      }
+    }
+  }
+}
+

@@ -1,0 +1,155 @@
+/**
+ * The raced evaluate-and-integrate phase of a round (`gate.racing`): the
+ * round's fresh candidates are evaluated on the optimization partition in
+ * seeded batches shared by all of them (`src/gate/racing/`), against the
+ * incumbent as it stands:
+ *
+ * - a candidate that breaks a mechanical constraint is refused before
+ *   anything is paid for;
+ * - after each batch, a candidate whose final test can no longer be expected
+ *   to pass is stopped for **futility** and refused (`futility`);
+ * - one significantly behind the leader is set aside (not refused) until the
+ *   leader is decided;
+ * - a candidate whose every batch is in is *complete*: its anchors are
+ *   evaluated and it is told to the gate (`LoopEngine.tell`), exactly as a
+ *   screened candidate without racing — the shadow only when every earlier
+ *   check passed;
+ * - after an acceptance the others are rebased onto the new incumbent and
+ *   raced again (their batches so far were of the old text).
+ *
+ * Every batch goes through the frozen evaluator, which stores each
+ * example-repeat as it finishes: a resumed round races the same plan again
+ * and pays only for what was never evaluated.
+ */
+import { contentHash } from '../artifact/content-hash.ts';
+import type { Evaluator } from '../evaluator/evaluator.ts';
+import { perExampleMeans } from '../evaluator/evaluator.ts';
+import type { PartitionScore } from '../evaluator/partition-score.ts';
+import type { GateCalibration, GateCheck, GateDecision } from '../gate/gate.ts';
+import { createRace, futilityDecision, planRace, raceSeed, runRace, type RaceEvidence, type RacingSettings } from '../gate/racing/index.ts';
+import type { Candidate } from '../proposers/proposer.ts';
+import type { ArtifactVersion } from '../storage/registry.ts';
+import type { LoadedStudy } from '../study/loaded-study.ts';
+import type { Told } from './engine.ts';
+import { evaluatePartition, evaluateSlots } from './evaluate-partition.ts';
+import type { Rebase } from './integrate.ts';
+import { rebaseCandidate } from './integrate.ts';
+
+/** What the race needs of the engine's open round. */
+export interface RaceRoundPort {
+  study: LoadedStudy;
+  /** The study's evaluator (it changes when the corpus does, between rounds only). */
+  evaluator(): Evaluator;
+  calibration: GateCalibration;
+  round: number;
+  /** The version the round's candidates were proposed against. */
+  base: ArtifactVersion;
+  settings: RacingSettings;
+  signal?: AbortSignal;
+  /** The incumbent as it stands now. */
+  incumbent(): ArtifactVersion;
+  /** True when the candidate of this delta was decided in this round already (a resumed round). */
+  isDecided(delta: string): boolean;
+  budgetSpent(): boolean;
+  /** The incumbent on the optimization partition with its repeats of this round (every example-repeat evaluated). */
+  incumbentOptimization(): Promise<PartitionScore>;
+  /** The incumbent's repeats in this round. */
+  incumbentRepeats(): Promise<number>;
+  /** Records a candidate the incumbent already contains (skipped, duplicate). */
+  recordContained(candidate: Candidate, proposedHash: string): Promise<Told>;
+  /** Records a refusal made by the race (futility, or a constraint broken before evaluation). */
+  refuse(input: { candidate: Candidate; text: string; rebase: Rebase; decision: GateDecision; racing?: RaceEvidence }): Promise<Told>;
+  /** Gates a complete candidate (the engine's `tell`). */
+  tell(item: { candidate: Candidate; text: string; hash: string; optimization: PartitionScore; anchor: PartitionScore; racing: RaceEvidence }): Promise<Told | null>;
+}
+
+interface RacedCandidate {
+  /** The race's name for it: its position in the round and its text's hash. */
+  key: string;
+  candidate: Candidate;
+  /** The text raced: the proposed text, or the rebased one. */
+  text: string;
+  rebase: Rebase;
+}
+
+/** Runs the round's race; returns every decision made, in order. */
+export async function raceRound(port: RaceRoundPort, candidates: readonly Candidate[]): Promise<Told[]> {
+  const { study } = port;
+  const told: Told[] = [];
+  const order = new Map(candidates.map((candidate, index) => [candidate.delta, index]));
+  const stopped = (): boolean => port.signal?.aborted === true || port.budgetSpent();
+  const constraintsCheck = (text: string): GateCheck => {
+    const result = study.constraints.check(port.incumbent().text, text);
+    return {
+      name: 'constraints',
+      passed: result.passed,
+      statistic: result.violations.length,
+      threshold: 0,
+      detail: result.passed ? 'every mechanical constraint holds' : result.violations.map((violation) => `${violation.constraint}: ${violation.message}`).join('; '),
+    };
+  };
+
+  /** Rebases candidates onto the incumbent as it stands; records those it contains and those that break a constraint. */
+  const prepare = async (pending: readonly Candidate[]): Promise<RacedCandidate[]> => {
+    const ready: RacedCandidate[] = [];
+    for (const candidate of pending) {
+      if (stopped()) break;
+      const rebase = rebaseCandidate(candidate, port.base, port.incumbent());
+      if (rebase.kind === 'contained') {
+        told.push(await port.recordContained(candidate, contentHash(candidate.text)));
+        continue;
+      }
+      const text = rebase.kind === 'rebased' ? rebase.text : candidate.text;
+      const constraints = constraintsCheck(text);
+      if (!constraints.passed) {
+        // Refused before anything is paid for (the gate would refuse it first too).
+        told.push(await port.refuse({ candidate, text, rebase, decision: { accepted: false, reason: 'constraint', checks: [constraints], shadowConsulted: false } }));
+        continue;
+      }
+      ready.push({ key: `${order.get(candidate.delta) ?? 0}:${contentHash(text)}`, candidate, text, rebase });
+    }
+    return ready;
+  };
+
+  const pool = await prepare(candidates.filter((candidate) => !port.isDecided(candidate.delta)));
+  if (pool.length === 0) return told;
+  const exampleIds = study.partitions.optimization.map((example) => example.id);
+  const plan = planRace({ exampleIds, repeats: study.gate.repeats, batchSize: port.settings.batchSize, seed: raceSeed(study.seed, port.round) });
+
+  await runRace(pool, {
+    concurrency: study.concurrency,
+    stopped,
+    start: async (racing) => {
+      const incumbent = await port.incumbentOptimization();
+      const incumbentRepeats = incumbent.repeats;
+      const candidateRepeats = study.gate.repeats;
+      const noiseSd = port.calibration.noiseSd;
+      const margin = study.gate.thresholdK * noiseSd * Math.sqrt(1 / candidateRepeats + 1 / incumbentRepeats);
+      return createRace({
+        plan,
+        settings: port.settings,
+        incumbentMeans: perExampleMeans(incumbent),
+        keys: racing.map((candidate) => candidate.key),
+        context: { pairVarianceFloor: exampleIds.length * noiseSd ** 2, runNoiseSd: noiseSd, candidateRepeats, incumbentRepeats, margin, alpha: study.gate.alpha, stochastic: !study.executor.deterministic },
+      });
+    },
+    evaluateBatch: (candidate, slots) => evaluateSlots(port.evaluator(), study, candidate.text, 'optimization', slots, port.signal),
+    onFutile: async (candidate, evidence) => {
+      if (stopped()) return false;
+      const decision = futilityDecision(constraintsCheck(candidate.text), evidence);
+      told.push(await port.refuse({ candidate: candidate.candidate, text: candidate.text, rebase: candidate.rebase, decision, racing: evidence }));
+      return !stopped();
+    },
+    onComplete: async (candidate, evidence) => {
+      if (stopped()) return { accepted: false, proceed: false };
+      // Every optimization batch is stored: this reads them; the anchors are evaluated now, in full.
+      const optimization = await evaluatePartition(port.evaluator(), study, candidate.text, 'optimization', port.signal);
+      const anchor = await evaluatePartition(port.evaluator(), study, candidate.text, 'anchor', port.signal);
+      const result = await port.tell({ candidate: candidate.candidate, text: candidate.candidate.text, hash: contentHash(candidate.candidate.text), optimization, anchor, racing: evidence });
+      if (result !== null) told.push(result);
+      return { accepted: result?.decision === 'accepted', proceed: result !== null && !stopped() };
+    },
+    rebase: (remaining) => prepare(remaining.map((candidate) => candidate.candidate)),
+  });
+  return told;
+}

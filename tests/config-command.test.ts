@@ -65,7 +65,7 @@ describe('kloop config', () => {
     // Each kloop.yaml source names the line that writes the key.
     const lines = readFileSync(path.join(EXAMPLES, 'intent', 'kloop.yaml'), 'utf8').split('\n');
     const fromFile = effective.values.filter((value) => value.source === 'kloop.yaml');
-    expect(fromFile.length).toBe(35);
+    expect(fromFile.length).toBe(37);
     for (const entry of fromFile) {
       const name = entry.key === 'task.kind' ? 'task' : entry.key.split('.').at(-1)!;
       expect(lines[entry.line! - 1], entry.key).toMatch(new RegExp(`^\\s*${name}:`));
@@ -78,7 +78,7 @@ describe('kloop config', () => {
     expect(valueOf(effective, 'stopping.idleRounds')).toEqual({ key: 'stopping.idleRounds', value: 2, source: 'default' });
     expect(valueOf(effective, 'stopping.target')).toEqual({ key: 'stopping.target', value: null, source: 'default', note: 'none: no target stop' });
     expect(valueOf(effective, 'gate.incumbentRepeats')).toMatchObject({ value: 1, source: 'default' });
-    expect(valueOf(effective, 'weights.entityPrecision')).toMatchObject({ value: 0, source: 'default' });
+    expect(valueOf(effective, 'weights.entityPrecision')).toMatchObject({ value: 0.2, source: 'kloop.yaml', line: 60 });
     expect(valueOf(effective, 'signals.endpoint.burst')).toEqual({ key: 'signals.endpoint.burst', value: 20, source: 'default' });
     expect(valueOf(effective, 'corpus')).toMatchObject({ value: ['corpus/*.yaml', 'corpus/*.jsonl'], source: 'kloop.yaml', line: 16 });
 
@@ -101,12 +101,12 @@ describe('kloop config', () => {
     const effective = JSON.parse(stdout) as EffectiveConfig;
     expect(valueOf(effective, 'executor.model')).toEqual({ key: 'executor.model', value: 'openai-compatible:qwen2.5-7b', source: 'flag', flag: '--model', note: 'replaces openai:gpt-4.1-mini of kloop.yaml:16' });
     expect(valueOf(effective, 'executor.baseURL')).toEqual({ key: 'executor.baseURL', value: 'http://127.0.0.1:8080/v1', source: 'flag', flag: '--base-url' });
-    expect(valueOf(effective, 'stopping.maxExperiments')).toEqual({ key: 'stopping.maxExperiments', value: 0, source: 'flag', flag: '--max-experiments', note: 'replaces 12 of kloop.yaml:53' });
+    expect(valueOf(effective, 'stopping.maxExperiments')).toEqual({ key: 'stopping.maxExperiments', value: 0, source: 'flag', flag: '--max-experiments', note: 'replaces 12 of kloop.yaml:56' });
     expect(valueOf(effective, 'stopping.maxCostUsd')).toMatchObject({ value: 1.5, source: 'flag', flag: '--max-cost-usd' });
     expect(valueOf(effective, 'proposer.model')).toMatchObject({ value: 'openai-compatible:qwen2.5-7b', source: 'default', note: "the executor's model" });
     // The provider the run calls takes the default; the one written in kloop.yaml is listed, and said unused.
     expect(valueOf(effective, 'providers.openai-compatible.maxInFlight')).toMatchObject({ value: 8, source: 'default' });
-    expect(valueOf(effective, 'providers.openai.maxInFlight')).toMatchObject({ value: 3, source: 'kloop.yaml', line: 69 });
+    expect(valueOf(effective, 'providers.openai.maxInFlight')).toMatchObject({ value: 3, source: 'kloop.yaml', line: 72 });
     expect(valueOf(effective, 'providers.openai.maxInFlight').note).toMatch(/no model of this study is on openai/);
     // An llm study lists the llm executor's keys and not the command executor's or the error-driven proposer's.
     const keys = effective.values.map((value) => value.key);

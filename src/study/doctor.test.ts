@@ -165,6 +165,7 @@ describe('kloop doctor: the checklist for any task', () => {
       'setup.invariants': 'ok',
       'setup.stopping': 'ok',
       'setup.seed-examples': 'ok',
+      'setup.partition-leaks': 'ok',
       'setup.schedule': 'ok',
       'setup.results-log': 'info',
       'setup.instrument': 'ok',
@@ -183,7 +184,7 @@ describe('kloop doctor: the checklist for any task', () => {
       'schedule (kloop schedule): the fast loop (B, optimization) runs at "*/30 * * * *"; the slow loop is your analysis: Loops A, C and D build apps from intents and skip a classification study, so read kloop history and kloop report in batches at your own cadence and revise program.md\'s Instructions',
     );
     expect(message('setup.results-log')).toBe('no study database yet: `kloop run` creates it (and the git mirror: notebook.git)');
-    expect(message('setup.instrument')).toBe('instrument tested: the routing-rules@1 executor scored the seed artifact on all 21 examples, 21 valid');
+    expect(message('setup.instrument')).toBe('instrument tested: the routing-rules@2 executor scored the seed artifact on all 21 examples, 21 valid');
     // The shadow has 4 misrouted tickets: one short of the 5 McNemar's exact test needs at α = 0.05; optimization has 6.
     expect(byId(report.findings, 'setup.power').map((finding) => finding.message)).toEqual([
       "power: no change can reach significance on shadow: the incumbent gets 4 of its 8 examples wrong, and McNemar's exact test needs at least 5 fixed with none broken (p = 0.5^5 = 0.031 ≤ α = 0.05); add at least 1 shadow example(s) the incumbent gets wrong",

@@ -47,7 +47,7 @@ export interface LoopWorldRun {
   /** Decisions refused for futility by the race (optimization or shadow). */
   futilityStops: number;
   /** Every experiment: the hint it carried, its decision and reason. */
-  decisions: Array<{ round: number; hint: string; decision: string; reason: string; rebased: boolean }>;
+  decisions: Array<{ round: number; hint: string; decision: string; reason: string; rebased: boolean; checks: Array<{ name: string; passed: boolean; statistic?: number; threshold?: number; detail?: string }> }>;
   report: Record<string, unknown>;
   stderr: string;
 }
@@ -101,9 +101,10 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
       const decisions: LoopWorldRun['decisions'] = [];
       for (const row of rows) {
         const hint = simulated.hintIn(row.delta);
-        const rebased = (JSON.parse(row.evidence) as { rebased?: unknown }).rebased !== undefined;
+        const evidence = JSON.parse(row.evidence) as { rebased?: unknown; checks?: LoopWorldRun['decisions'][number]['checks'] };
+        const rebased = evidence.rebased !== undefined;
         if (rebased) rebasedDecisions += 1;
-        decisions.push({ round: row.round, hint: hint?.id ?? '?', decision: row.decision, reason: row.reason, rebased });
+        decisions.push({ round: row.round, hint: hint?.id ?? '?', decision: row.decision, reason: row.reason, rebased, checks: evidence.checks ?? [] });
         if (hint === undefined) {
           if (row.decision === 'accepted') acceptedUnknown += 1;
           continue;

@@ -78,6 +78,23 @@ describe('planBoundary', () => {
     expect(held).toMatchObject({ kind: 'none', due: ['s0', 's1', 's2', 's3', 's4'] });
   });
 
+  it('graduates by rounds only while the shadow is larger than the optimization partition; exposure-due examples are not held by it', () => {
+    const optimization = (count: number): CorpusMember[] => shadowMembers(Array.from({ length: count }, () => 0)).map((member, index) => ({ ...member, exampleId: `o${index}`, partition: 'optimization' as const }));
+    const byRounds = (count: number): CorpusMember[] => shadowMembers(Array.from({ length: count }, () => 0)).map((member) => ({ ...member, shadowRounds: 2 }));
+    const policy: CorpusPolicy = { ...POLICY, graduateAfterRounds: 2, rotateSlice: 3 };
+    // 9 in shadow, 6 in optimization: 9 > 6 moves one, 8 > 7 another, then 7 ≤ 8 holds the rest.
+    const plan = planBoundary([...byRounds(9), ...optimization(6)], policy, new Date(AT));
+    expect(plan.kind).toBe('graduate');
+    if (plan.kind === 'graduate') expect(plan.moves.map((move) => move.exampleId)).toEqual(['s0', 's1']);
+    expect(plan.held).toMatch(/7 due example\(s\) wait: due by time in shadow only, and the shadow \(7\) is no larger than the optimization partition \(8\)/);
+    // A shadow already no larger than optimization keeps every example due by rounds.
+    expect(planBoundary([...byRounds(22), ...optimization(40)], policy, new Date(AT))).toMatchObject({ kind: 'none' });
+    // Examples whose novelty is spent by exposures graduate whatever the sizes (down to the minimum).
+    const exposed = planBoundary([...shadowMembers([3, 3, 3, 3, 3, 3, 3]), ...optimization(40)], policy, new Date(AT));
+    expect(exposed.kind).toBe('graduate');
+    if (exposed.kind === 'graduate') expect(exposed.moves).toHaveLength(2);
+  });
+
   it('graduates by days in shadow when graduateAfterDays is set', () => {
     const plan = planBoundary(shadowMembers([0, 0, 0, 0, 0, 0, 0]), { ...POLICY, graduateAfterDays: 10 }, new Date('2026-01-12T00:00:00.000Z'));
     expect(plan.kind).toBe('graduate');

@@ -20,7 +20,12 @@
  *   (whether or not the shadow was consulted: no deadlock when no candidate
  *   ever reaches the shadow check) or `graduateAfterDays` days in shadow, is due; at most `rotateSlice` due examples (most exposed first) move to
  *   optimization per round boundary, never taking the shadow below
- *   {@link MIN_SHADOW_EXAMPLES}; the others wait (status says so).
+ *   {@link MIN_SHADOW_EXAMPLES}; the others wait (status says so). An example
+ *   due by time alone (rounds or days, not exposures) moves only while the
+ *   shadow is larger than the optimization partition: time-based graduation
+ *   grows a small optimization partition out of a stuck study, it does not
+ *   drain a working shadow (a shadow of 5 cannot confirm a real gain: see
+ *   {@link planBoundary}).
  * - **Rotation** (between rounds): once any shadow example has reached
  *   `maxShadowExposures` the shadow is *spent*: the `rotateSlice` most
  *   exposed shadow examples move to optimization (`rotated_out`). When that
@@ -71,7 +76,8 @@ export interface CorpusPolicy {
   /**
    * Rounds an example serves in shadow before it may graduate, whether or not
    * any decision consulted the shadow (so a study whose candidates never reach
-   * the shadow check still grows its optimization partition). Default 5.
+   * the shadow check still grows its optimization partition), while the
+   * shadow is larger than the optimization partition. Default 5.
    */
   graduateAfterRounds?: number;
   /** Admit corpus-file records whose gold has no app type (partial gold). Default false. */
@@ -267,17 +273,26 @@ function shadowByExposure(members: readonly CorpusMember[]): CorpusMember[] {
  * days (`graduateAfterDays`), whichever comes first.
  */
 export function graduationDue(member: CorpusMember, policy: Readonly<CorpusPolicy>, now: Date): string | undefined {
+  return graduationDueBy(member, policy, now)?.why;
+}
+
+/**
+ * {@link graduationDue} with what made the member due: `exposures` (its
+ * novelty spent by shadow-consulting decisions) or `time` (rounds or days in
+ * shadow only, the deadlock breaker).
+ */
+export function graduationDueBy(member: CorpusMember, policy: Readonly<CorpusPolicy>, now: Date): { why: string; by: 'exposures' | 'time' } | undefined {
   if (member.partition !== 'shadow') return undefined;
   if (member.shadowExposures >= policy.graduateAfterDecisions) {
-    return `served ${member.shadowExposures} shadow decisions (graduateAfterDecisions ${policy.graduateAfterDecisions})`;
+    return { by: 'exposures', why: `served ${member.shadowExposures} shadow decisions (graduateAfterDecisions ${policy.graduateAfterDecisions})` };
   }
   const rounds = member.shadowRounds ?? 0;
   if (policy.graduateAfterRounds !== undefined && rounds >= policy.graduateAfterRounds) {
-    return `served ${rounds} rounds in shadow (graduateAfterRounds ${policy.graduateAfterRounds})`;
+    return { by: 'time', why: `served ${rounds} rounds in shadow (graduateAfterRounds ${policy.graduateAfterRounds})` };
   }
   if (policy.graduateAfterDays !== undefined && member.shadowSince !== null) {
     const days = (now.getTime() - Date.parse(member.shadowSince)) / 86_400_000;
-    if (days >= policy.graduateAfterDays) return `served ${days.toFixed(1)} days in shadow (graduateAfterDays ${policy.graduateAfterDays})`;
+    if (days >= policy.graduateAfterDays) return { by: 'time', why: `served ${days.toFixed(1)} days in shadow (graduateAfterDays ${policy.graduateAfterDays})` };
   }
   return undefined;
 }
@@ -293,6 +308,17 @@ export type BoundaryPlan =
  * Decides the moves of one round boundary (pure): rotation when the shadow is
  * spent (or a refusal to rotate), else graduation of due examples. See the
  * module comment.
+ *
+ * Graduation takes due examples most exposed first, at most `rotateSlice`,
+ * never leaving fewer than `minShadow` in shadow. An example due by time
+ * alone (rounds or days) is taken only while the shadow is still larger than
+ * the optimization partition (counted as the moves of this boundary leave
+ * them): the shadow's power to confirm a gain falls with its size, so time —
+ * unlike exposure, which spends an example's novelty — is no reason to shrink
+ * a shadow that is already the smaller partition. Measured on
+ * `npm run bench:llm-loop`: graduating by rounds down to 5 shadow examples
+ * left good hints unconfirmable (recall 0.71 on seed 1 with racing off,
+ * 1.00 with the shadow kept).
  *
  * @param minShadow the floor; default {@link MIN_SHADOW_EXAMPLES}
  */
@@ -329,27 +355,40 @@ export function planBoundary(
       })),
     };
   }
-  const due = shadow.map((member) => ({ member, why: graduationDue(member, policy, now) })).filter((entry) => entry.why !== undefined);
-  const room = Math.max(0, shadow.length - minShadow);
-  const count = Math.min(policy.rotateSlice, due.length, room);
+  const due = shadow
+    .map((member) => ({ member, due: graduationDueBy(member, policy, now) }))
+    .filter((entry): entry is { member: CorpusMember; due: { why: string; by: 'exposures' | 'time' } } => entry.due !== undefined);
+  const optimizationSize = members.filter((member) => member.partition === 'optimization').length;
+  const chosen: typeof due = [];
+  let heldBy: 'slice' | 'floor' | 'balance' | undefined;
+  for (const entry of due) {
+    const shadowNow = shadow.length - chosen.length;
+    if (chosen.length >= policy.rotateSlice) heldBy ??= 'slice';
+    else if (shadowNow - 1 < minShadow) heldBy ??= 'floor';
+    else if (entry.due.by === 'time' && shadowNow <= optimizationSize + chosen.length) heldBy ??= 'balance';
+    else chosen.push(entry);
+  }
+  const waiting = due.length - chosen.length;
   const held =
-    due.length > count
-      ? count < policy.rotateSlice
-        ? `${due.length - count} due example(s) wait: graduating them would take the shadow below ${minShadow}`
-        : `${due.length - count} due example(s) wait for a later round (rotateSlice ${policy.rotateSlice} per boundary)`
+    waiting > 0
+      ? heldBy === 'floor'
+        ? `${waiting} due example(s) wait: graduating them would take the shadow below ${minShadow}`
+        : heldBy === 'balance'
+          ? `${waiting} due example(s) wait: due by time in shadow only, and the shadow (${shadow.length - chosen.length}) is no larger than the optimization partition (${optimizationSize + chosen.length}); time-based graduation does not drain a working shadow`
+          : `${waiting} due example(s) wait for a later round (rotateSlice ${policy.rotateSlice} per boundary)`
       : null;
   const dueIds = due.map((entry) => entry.member.exampleId);
-  if (count === 0) return { kind: 'none', due: dueIds, held };
+  if (chosen.length === 0) return { kind: 'none', due: dueIds, held };
   return {
     kind: 'graduate',
     due: dueIds,
     held,
-    moves: due.slice(0, count).map(({ member, why }) => ({
+    moves: chosen.map(({ member, due: { why } }) => ({
       exampleId: member.exampleId,
       kind: 'graduated',
       from: 'shadow',
       to: 'optimization',
-      reason: why!,
+      reason: why,
       details: { exposures: member.shadowExposures, shadowSince: member.shadowSince },
     })),
   };

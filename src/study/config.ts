@@ -334,7 +334,8 @@ const corpusPolicySchema = z.strictObject({
    * whichever of decisions, rounds or days comes first. Default 5. Keeps a
    * study whose candidates never reach the shadow check from deadlocking:
    * its optimization partition still grows, `rotateSlice` per round boundary,
-   * never taking the shadow below 5 examples.
+   * while the shadow is larger than the optimization partition and never
+   * below 5 examples (docs/corpus.md, "Graduation").
    */
   graduateAfterRounds: count(1).default(5),
   /**

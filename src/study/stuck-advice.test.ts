@@ -115,7 +115,9 @@ describe('stuck advice for binary tasks and spent budgets', () => {
     );
     expect(advice?.notSignificant?.toAdd).toBe(4);
     expect(advice?.steps[0]).toMatch(/^first raise the experiment budget: 30 experiments are evaluated, stopping\.maxExperiments is 30/);
-    // 4 to graduate, and 3 to bring the shadow from 2 to its minimum of 5.
-    expect(advice?.steps[1]).toMatch(/^write 7 or more new labelled examples .*\(4 to graduate, and 3 to bring the shadow, now 2, to its minimum of 5\)/);
+    // 4 to graduate (optimization 6 → 10), and 7 so that the shadow, now 2, is still 9 or more when the last of them
+    // graduates (graduation by rounds moves examples only while the shadow is larger than optimization).
+    expect(advice?.steps[1]).toMatch(/^write 11 or more new labelled examples .*\(4 to graduate, and 7 to keep the shadow, now 2, at 9 or more\)/);
+    expect(advice?.steps[1]).toContain('while the shadow is larger than the optimization partition (for examples due by rounds) and keeps at least 5');
   });
 });

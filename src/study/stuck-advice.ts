@@ -214,15 +214,18 @@ function howToAdd(context: StuckContext, count: number): string[] {
   const slice = context.policy.rotateSlice;
   const boundaries = slice > 0 ? Math.ceil(count / slice) : null;
   const spareShadow = Math.max(0, context.sizes.shadow - MIN_SHADOW_EXAMPLES);
-  // New examples fill the shadow first: graduating `count` of them leaves the shadow at its minimum only if it had it.
-  const refill = Math.max(0, MIN_SHADOW_EXAMPLES - context.sizes.shadow);
+  // New examples fill the shadow first; graduation by rounds moves them only while the shadow is larger than the
+  // optimization partition (src/corpus/lifecycle.ts, planBoundary) and never below its minimum, so `count` more in
+  // optimization leave a shadow of at least `keep`.
+  const keep = Math.max(MIN_SHADOW_EXAMPLES, context.sizes.optimization + count - 1);
+  const refill = Math.max(0, keep - context.sizes.shadow);
   const write = count + refill;
   const budget = context.budget;
   return [
     ...(budget !== undefined && budget.evaluated >= budget.maxExperiments
       ? [`first raise the experiment budget: ${budget.evaluated} experiments are evaluated, stopping.maxExperiments is ${budget.maxExperiments} (counted over every run), so no round runs and no example graduates; raise it in kloop.yaml or pass --max-experiments N`]
       : []),
-    `write ${write} or more new labelled examples like the ones the refused edits fixed${refill > 0 ? ` (${count} to graduate, and ${refill} to bring the shadow, now ${context.sizes.shadow}, to its minimum of ${MIN_SHADOW_EXAMPLES})` : ''}, and admit them: kloop corpus add ${context.studyDir} NEW.jsonl (or list them in a corpus file). New examples enter the shadow partition first and graduate into optimization ${rounds !== undefined ? `after ${rounds} round(s) in shadow` : `after ${context.policy.graduateAfterDecisions} shadow decisions`}, ${slice} per round boundary${boundaries !== null ? ` (${boundaries} boundar${boundaries === 1 ? 'y' : 'ies'} for ${count})` : ''}, while the shadow keeps at least ${MIN_SHADOW_EXAMPLES}`,
+    `write ${write} or more new labelled examples like the ones the refused edits fixed${refill > 0 ? ` (${count} to graduate, and ${refill} to keep the shadow, now ${context.sizes.shadow}, at ${keep} or more)` : ''}, and admit them: kloop corpus add ${context.studyDir} NEW.jsonl (or list them in a corpus file). New examples enter the shadow partition first and graduate into optimization ${rounds !== undefined ? `after ${rounds} round(s) in shadow` : `after ${context.policy.graduateAfterDecisions} shadow decisions`}, ${slice} per round boundary${boundaries !== null ? ` (${boundaries} boundar${boundaries === 1 ? 'y' : 'ies'} for ${count})` : ''}, while the shadow is larger than the optimization partition${rounds !== undefined ? ' (for examples due by rounds)' : ''} and keeps at least ${MIN_SHADOW_EXAMPLES}`,
     spareShadow > 0
       ? `or move examples you already have: kloop corpus promote ${context.studyDir} <id…> --to optimization --by NAME (the shadow has ${context.sizes.shadow}, so ${Math.min(spareShadow, count)} can move without taking it below ${MIN_SHADOW_EXAMPLES}; each one moved is no longer an unseen check)`
       : `the shadow has ${context.sizes.shadow} (the minimum is ${MIN_SHADOW_EXAMPLES}): none of its examples can move to optimization yet, so add examples (they fill the shadow first)`,

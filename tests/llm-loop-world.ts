@@ -57,6 +57,8 @@ const KINDS: readonly HintKind[] = ['good', 'neutral', 'harmful', 'overfit'];
 /** Settings of a world run beyond the budget: `racing: false` turns the shipped `gate.racing` off. */
 export interface LoopWorldSettings {
   racing?: boolean;
+  /** Called with the study folder after the run, before it is removed (for inspection). */
+  inspect?: (dir: string) => Promise<void>;
 }
 
 /** Copies `examples/intent-llm` (and the corpus it points at) to a temporary folder, with a budget of `proposals`. */
@@ -141,6 +143,7 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
       };
     } finally {
       await db.destroy();
+      await settings.inspect?.(study.dir);
     }
   } finally {
     await simulated?.close();

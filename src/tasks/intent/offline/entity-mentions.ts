@@ -143,7 +143,8 @@ function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[
   } else {
     const headWord = words[runEnd - 1]!;
     const compoundStart = compoundStartOf(compiled, words, runStart, runEnd);
-    const compound = words.slice(compoundStart, runEnd).map((word) => word.lemma).join(' ');
+    // Modifiers keep their surface form: a plural modifier is part of the name ("sales rep", "goods receipt").
+    const compound = words.slice(compoundStart, runEnd).map((word, index, run) => (index === run.length - 1 ? word.lemma : modifierForm(word))).join(' ');
     const useCompound = policy.compounds !== 'head';
     const text = useCompound ? compound : headWord.lemma;
     const start = useCompound ? compoundStart : runEnd - 1;
@@ -218,6 +219,11 @@ function compoundStartOf(compiled: CompiledPlaybook, words: readonly AnalyzedWor
     else break;
   }
   return start;
+}
+
+/** A compound modifier as written (without a possessive ending): "sales" in "sales rep", "data" in "data entry". */
+function modifierForm(word: AnalyzedWord): string {
+  return word.normal.replace(/['’]s?$/, '');
 }
 
 /** A real word: three or more characters with a vowel, or a short all-letter word; never an abbreviation. */

@@ -63,7 +63,7 @@ describe('offline extractor: countable nouns, noun categories and compounds', ()
   it('countableOnly: a noun never read as a countable thing is no entity ("on demand", "in addition")', async () => {
     const goal = 'Airplanes are built on demand. In addition, each airplane has an engine.';
     const counted = PLAYBOOK.replace('compounds: auto}', 'compounds: auto, countableOnly: true}');
-    expect((await intentOf(goal)).entities.map((entity) => entity.name)).toEqual(['Demand', 'Addition', 'Airplane', 'Engine']);
+    expect((await intentOf(goal)).entities.map((entity) => entity.name)).toEqual(['Airplane', 'Demand', 'Addition', 'Engine']);
     expect((await intentOf(goal, counted)).entities.map((entity) => entity.name)).toEqual(['Airplane', 'Engine']);
   });
 
@@ -90,5 +90,18 @@ describe('offline extractor: countable nouns, noun categories and compounds', ()
     const goal = 'Players join a game. Two players play the same game. Later they leave the same game.';
     const adjectives = PLAYBOOK.replace('rankBy: salience,', 'rankBy: salience, adjectiveCompounds: true,');
     expect((await intentOf(goal, adjectives)).entities.map((entity) => entity.name)).toEqual(['Player', 'Game']);
+  });
+});
+
+describe('offline extractor: plural nouns tagged as verbs, plural modifiers', () => {
+  it('reads an -s form that WordNet knows as a noun as a plural noun where grammar rules the verb out', async () => {
+    const goal = 'Volunteers sign up for shifts. The office sends quotes and invoices to clients, and each project moves through stages.';
+    const names = (await intentOf(goal)).entities.map((entity) => entity.name);
+    expect(names).toEqual(expect.arrayContaining(['Volunteer', 'Quote', 'Invoice', 'Stage']));
+  });
+
+  it('keeps a plural modifier as written ("sales rep", "goods receipt")', async () => {
+    const names = (await intentOf('Each sales rep records a goods receipt for every delivery.')).entities.map((entity) => entity.name);
+    expect(names).toEqual(expect.arrayContaining(['SalesRep', 'GoodsReceipt']));
   });
 });

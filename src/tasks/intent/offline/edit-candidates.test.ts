@@ -42,3 +42,32 @@ describe('edit candidates for entity precision', () => {
     expect(deltas(false)).toContain('unknownNounPolicy.excludeCategories -= "time"');
   });
 });
+
+describe('edit candidates for compounds on a term and unrelated entities', () => {
+  const text = `entityTerms: {order: transaction}
+unknownNounPolicy: {include: true, role: resource}
+extraction: {maxEntities: 5, rankBy: salience}
+`;
+  const parsed = parsePlaybook(text);
+  if (!parsed.ok) throw new Error('fixture playbook');
+  const goal = 'Buyers raise a purchase order. Invoices.';
+  const expected: ExpectedIntent = {
+    entities: [{ name: 'Buyer' }, { name: 'PurchaseOrder' }, { name: 'Invoice' }],
+    relations: [{ from: 'PurchaseOrder', to: 'Invoice', kind: 'association' }],
+  };
+  const analysis = analyzeGoal(goal);
+  const { intent, trace } = extractIntent(compilePlaybook(parsed.playbook), analysis);
+  const example: ExampleEvidence = {
+    id: 'buying', expected, analysis, trace, predictedAppType: intent.appType, predictedEntityCount: intent.entities.length,
+    diagnostics: scoreIntent(expected, intent).diagnostics,
+  };
+  const deltas = generateEditCandidates(parsed.playbook, [example]).map((candidate) => candidate.delta);
+
+  it('a compound read at its playbook term suggests another term-compound policy', () => {
+    expect(deltas).toEqual(expect.arrayContaining(['extraction.termCompounds = "auto"', 'extraction.termCompounds = "full"']));
+  });
+
+  it('a missed relation suggests connecting unrelated entities', () => {
+    expect(deltas).toContain('extraction.connectOrphans = true');
+  });
+});

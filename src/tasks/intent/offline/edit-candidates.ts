@@ -316,6 +316,14 @@ export function generateEditCandidates(
       const keys = [gold.name, ...(gold.aliases ?? [])].map((name) => nameKey(name));
       const heads = new Set(keys.map((key) => key.split(' ').pop()!));
       const misread = trace.mentions.some((mention) => mention.source === 'unknown' && heads.has(mention.head ?? mention.text.split(' ').pop()!) && !keys.includes(nameKey(mention.text)));
+      // A compound named at its playbook term ("purchase order" read as Order): another term-compound policy.
+      const termMisread = keys.some((key) => key.includes(' ')) && trace.mentions.some((mention) => mention.source === 'term' && heads.has(nameKey(mention.text).split(' ').pop()!) && !keys.includes(nameKey(mention.text)));
+      if (termMisread) {
+        const termPrior = (): number => count((other) => other.diagnostics.missedEntities.some((name) => nameKey(name).includes(' ') && other.trace.mentions.some((mention) => mention.source === 'term' && nameKey(name).endsWith(` ${nameKey(mention.text)}`))));
+        for (const policy of ['head', 'auto', 'full'] as const) {
+          if (policy !== playbook.extraction.termCompounds) add({ op: 'set', path: ['extraction', 'termCompounds'], value: policy }, 'compoundPolicy', example.id, termPrior);
+        }
+      }
       if (!misread) continue;
       const compoundPrior = (): number => count((other) => other.diagnostics.missedEntities.some((name) => nameKey(name).includes(' ')));
       for (const policy of ['head', 'auto', 'full'] as const) {
@@ -388,6 +396,11 @@ export function generateEditCandidates(
       if (playbook.unknownNounPolicy.countableOnly) {
         add({ op: 'set', path: ['unknownNounPolicy', 'countableOnly'], value: false }, 'countability', example.id, () => 0);
       }
+    }
+
+    // Missed relations with an end no reading relates: connect such entities to the model.
+    if (!playbook.extraction.connectOrphans && diagnostics.missedRelations.length > 0) {
+      add({ op: 'set', path: ['extraction', 'connectOrphans'], value: true }, 'relationCue', example.id, () => count((other) => other.diagnostics.missedRelations.length > 0) / 4);
     }
 
     // Missed relations: the words between the two nouns in one sentence become a relation phrase.

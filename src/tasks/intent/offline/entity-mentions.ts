@@ -39,8 +39,10 @@ export interface EntityMention {
   /** Word span [start, end). */
   start: number;
   end: number;
-  /** For an unknown mention: its head noun's lemma (the text when `compounds` keeps only heads). */
+  /** For an unknown mention: its head noun's lemma (the text when `compounds` keeps only heads); for a term compound: the term. */
   head?: string;
+  /** For a term compound ("purchase order"): where its term starts. */
+  headStart?: number;
 }
 
 /** Every noun mention of a goal, in text order, resolved against the playbook. */
@@ -49,13 +51,16 @@ export function findMentions(compiled: CompiledPlaybook, analysis: GoalAnalysis)
   const { playbook } = compiled;
   const mentions: EntityMention[] = [];
   const repeated = playbook.extraction.adjectiveCompounds ? repeatedAdjectiveCompounds(compiled, words, nounRuns) : new Set<string>();
+  const repeatedPairs = repeatedNounPairs(words, nounRuns);
   for (const [runStart, runEnd] of nounRuns) {
     let start = runStart;
     const adjective = words[runStart - 1];
     if (adjective !== undefined && repeated.has(`${adjective.lemma} ${words[runEnd - 1]!.lemma}`) && adjective.sentence === words[runStart]!.sentence) start -= 1;
-    mentions.push(...mentionsOfRun(compiled, words, start, runEnd));
+    mentions.push(...mentionsOfRun(compiled, words, start, runEnd, repeatedPairs));
   }
-  if (playbook.unknownNounPolicy.compounds === 'auto') resolveAutoCompounds(mentions);
+  const autoUnknown = playbook.unknownNounPolicy.compounds === 'auto';
+  const autoTerms = playbook.extraction.termCompounds === 'auto';
+  if (autoUnknown || autoTerms) resolveAutoCompounds(mentions, autoUnknown, autoTerms);
   if (playbook.extraction.structuralAttributes) markPossessedAttributes(words, mentions);
   if (playbook.unknownNounPolicy.countableOnly) excludeUncountable(compiled, words, mentions);
   if (playbook.unknownNounPolicy.excludeCategories.length > 0) excludeCategories(new Set(playbook.unknownNounPolicy.excludeCategories), mentions);
@@ -77,6 +82,11 @@ function excludeCategories(categories: ReadonlySet<NounCategory>, mentions: Enti
   }
 }
 
+/** The WordNet category of an unknown mention: its text's, else its head's. */
+function headCategory(mention: EntityMention): NounCategory | null {
+  return nounCategory(mention.text) ?? (mention.head !== undefined && mention.head !== mention.text ? nounCategory(mention.head) : null);
+}
+
 /**
  * `unknownNounPolicy.countableOnly`: an unknown noun none of whose mentions
  * reads as a countable thing is excluded (see {@link isCountableAt}).
@@ -84,7 +94,9 @@ function excludeCategories(categories: ReadonlySet<NounCategory>, mentions: Enti
 function excludeUncountable(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], mentions: EntityMention[]): void {
   const countable = new Set<string>();
   for (const mention of mentions) {
-    if (mention.source === 'unknown' && isCountableAt(compiled, words, mention.start, mention.end)) countable.add(nameKey(mention.text));
+    if (mention.source !== 'unknown') continue;
+    // A person noun ("teacher", "site manager") is a count noun by nature: telegraphic text drops its determiners ("teacher corrects it").
+    if (isCountableAt(compiled, words, mention.start, mention.end) || headCategory(mention) === 'person') countable.add(nameKey(mention.text));
   }
   for (const mention of mentions) {
     if (mention.source !== 'unknown' || countable.has(nameKey(mention.text))) continue;
@@ -125,25 +137,48 @@ export function isCountableAt(compiled: CompiledPlaybook, words: readonly Analyz
 
 const POSSESSIVE_PRONOUNS = new Set(['my', 'our', 'your', 'his', 'her', 'its', 'their', 'whose']);
 
-function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], runStart: number, runEnd: number): EntityMention[] {
+function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], runStart: number, runEnd: number, repeatedPairs: ReadonlySet<string>): EntityMention[] {
   const { playbook } = compiled;
   const policy = playbook.unknownNounPolicy;
   const found: EntityMention[] = [];
   const sentenceStart = firstWordOfSentence(words, runStart);
   const known = phraseEndingAt(compiled, words, runEnd, sentenceStart);
   let modifierEnd: number;
-  if (known !== null && known.start > runStart && isNotEntityPhrase(compiled, known.phrase.text)) {
+  const namedKind =
+    known !== null && known.start === runEnd - 1 && known.start > runStart && compiled.stop.has(known.phrase.text) &&
+    isCompoundModifier(compiled, words[runEnd - 2]!) && repeatedPairs.has(`${words[runEnd - 2]!.lemma} ${words[runEnd - 1]!.lemma}`);
+  if (known !== null && known.start > runStart && isNotEntityPhrase(compiled, known.phrase.text) && !namedKind) {
     // "order list", "customer name": a stop-listed or attribute head gives the run to its modifiers.
     const head = resolveKnown(compiled, known.phrase.text, known.start, runEnd, words);
-    return [...mentionsOfRun(compiled, words, runStart, known.start), head];
+    return [...mentionsOfRun(compiled, words, runStart, known.start, repeatedPairs), head];
+  }
+  if (namedKind) {
+    // "event type", "room type" used twice or more: a stop-listed head with a noun modifier the text repeats names a kind of record.
+    const start = runEnd - 2;
+    const text = `${modifierForm(words[start]!)} ${words[runEnd - 1]!.lemma}`;
+    const role = unknownRole(compiled, words[runEnd - 1]!.lemma, false);
+    return [...(start > runStart ? mentionsOfRun(compiled, words, runStart, start, repeatedPairs) : []), { text, name: entityNameOf(text), role, source: 'unknown', start, end: runEnd, head: text }];
   }
   if (known !== null) {
-    found.push(resolveKnown(compiled, known.phrase.text, known.start, runEnd, words));
+    const mention = resolveKnown(compiled, known.phrase.text, known.start, runEnd, words);
     modifierEnd = Math.max(runStart, known.start);
+    if (mention.source === 'term' && playbook.extraction.termCompounds !== 'head' && known.start > runStart) {
+      // "purchase order": the term's unknown noun modifiers make one compound with it.
+      const room = playbook.extraction.maxCompoundWords - (runEnd - known.start);
+      let start = Math.max(runStart, known.start - Math.max(0, room));
+      while (start < known.start && !isCompoundModifier(compiled, words[start]!)) start += 1;
+      if (start < known.start && !words.slice(start, known.start).some((word) => compiled.terms.has(word.lemma) || compiled.aliases.has(word.lemma))) {
+        const text = [...words.slice(start, known.start).map(modifierForm), known.phrase.text].join(' ');
+        Object.assign(mention, { text, name: entityNameOf(text), start, head: known.phrase.text, headStart: known.start });
+        modifierEnd = start;
+      }
+    }
+    found.push(mention);
   } else {
     const headWord = words[runEnd - 1]!;
     const compoundStart = compoundStartOf(compiled, words, runStart, runEnd);
-    const compound = words.slice(compoundStart, runEnd).map((word) => word.lemma).join(' ');
+    // Modifiers keep their surface form: a plural modifier is part of the name ("sales rep", "goods receipt").
+    const compound = words.slice(compoundStart, runEnd).map((word, index, run) => (index === run.length - 1 ? word.lemma : modifierForm(word))).join(' ');
     const useCompound = policy.compounds !== 'head';
     const text = useCompound ? compound : headWord.lemma;
     const start = useCompound ? compoundStart : runEnd - 1;
@@ -175,6 +210,17 @@ function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[
     }
   }
   return found;
+}
+
+/** "noun noun" pairs ending a noun run, as lemmas, that the text uses at least twice. */
+function repeatedNounPairs(words: readonly AnalyzedWord[], nounRuns: ReadonlyArray<readonly [number, number]>): Set<string> {
+  const counts = new Map<string, number>();
+  for (const [runStart, runEnd] of nounRuns) {
+    if (runEnd - runStart < 2) continue;
+    const key = `${words[runEnd - 2]!.lemma} ${words[runEnd - 1]!.lemma}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return new Set([...counts].filter(([, count]) => count >= 2).map(([key]) => key));
 }
 
 /**
@@ -209,6 +255,11 @@ const IDENTIFYING_ADJECTIVES = new Set([
   'last', 'first', 'second', 'third', 'former', 'latter', 'many', 'few', 'more', 'most', 'less', 'least', 'only', 'extra',
 ]);
 
+/** A noun that may modify a compound's head: a plain, lower-case word, not stop-listed, not an attribute. */
+function isCompoundModifier(compiled: CompiledPlaybook, word: AnalyzedWord): boolean {
+  return !word.isProperNoun && isWordLike(word) && !compiled.stop.has(word.lemma) && !compiled.attributes.has(word.lemma);
+}
+
 /** First word of the compound kept for an unknown run: at most `maxCompoundWords` nouns, no leading proper noun, acronym or stop word. */
 function compoundStartOf(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], runStart: number, runEnd: number): number {
   let start = Math.max(runStart, runEnd - compiled.playbook.extraction.maxCompoundWords);
@@ -218,6 +269,11 @@ function compoundStartOf(compiled: CompiledPlaybook, words: readonly AnalyzedWor
     else break;
   }
   return start;
+}
+
+/** A compound modifier as written (without a possessive ending): "sales" in "sales rep", "data" in "data entry". */
+function modifierForm(word: AnalyzedWord): string {
+  return word.normal.replace(/['’]s?$/, '');
 }
 
 /** A real word: three or more characters with a vowel, or a short all-letter word; never an abbreviation. */
@@ -231,20 +287,22 @@ function isWordLike(word: AnalyzedWord): boolean {
  * at least twice or never uses its head noun alone; otherwise every mention of
  * it is read at its head ("a physio clinic … the clinic" → Clinic).
  */
-function resolveAutoCompounds(mentions: EntityMention[]): void {
+function resolveAutoCompounds(mentions: EntityMention[], unknown: boolean, terms: boolean): void {
   const compoundCounts = new Map<string, number>();
   const headAlone = new Set<string>();
   for (const mention of mentions) {
-    if (mention.source !== 'unknown' || mention.head === undefined) continue;
-    if (mention.text === mention.head) headAlone.add(mention.head);
+    if (mention.source !== 'unknown' && mention.source !== 'term') continue;
+    const head = mention.head ?? mention.text;
+    if (mention.text === head) headAlone.add(head);
     else compoundCounts.set(mention.text, (compoundCounts.get(mention.text) ?? 0) + 1);
   }
   for (const mention of mentions) {
-    if (mention.source !== 'unknown' || mention.head === undefined || mention.text === mention.head) continue;
+    const applies = mention.source === 'unknown' ? unknown : mention.source === 'term' && terms;
+    if (!applies || mention.head === undefined || mention.text === mention.head) continue;
     if ((compoundCounts.get(mention.text) ?? 0) >= 2 || !headAlone.has(mention.head)) continue;
     mention.text = mention.head;
     mention.name = entityNameOf(mention.head);
-    mention.start = mention.end - 1;
+    mention.start = mention.headStart ?? mention.end - 1;
   }
 }
 

@@ -125,6 +125,41 @@ export function selectEntitiesAndRelations(
     if (from === undefined || to === undefined) continue;
     relations.push({ from, to, ...(relation.cardinality !== undefined ? { cardinality: relation.cardinality } : {}), kind: relation.kind });
   }
+  if (playbook.extraction.connectOrphans) connectOrphans(kept, relations, words, playbook.extraction.maxRelations);
   const ranking = candidates.map((candidate) => ({ name: candidate.entity.name, salience: candidate.salience, kept: keptKeys.has(candidate.key) }));
   return { entities: kept.map((candidate) => candidate.entity), relations, found, ranking };
+}
+
+/**
+ * `extraction.connectOrphans`: every kept entity in no output relation is
+ * related to the kept entity it shares most sentences with (ties: higher
+ * salience, then first mention), one to many from that partner.
+ */
+function connectOrphans(kept: readonly Candidate[], relations: Relation[], words: readonly AnalyzedWord[], maxRelations: number): void {
+  const related = new Set<string>();
+  for (const relation of relations) {
+    related.add(nameKey(relation.from));
+    related.add(nameKey(relation.to));
+  }
+  const sentencesOf = new Map(kept.map((candidate) => [candidate.key, new Set(candidate.mentions.map((mention) => words[mention.start]!.sentence))]));
+  for (const orphan of kept) {
+    if (relations.length >= maxRelations) break;
+    if (related.has(orphan.key)) continue;
+    const mine = sentencesOf.get(orphan.key)!;
+    let best: Candidate | undefined;
+    let bestShared = -1;
+    for (const other of kept) {
+      if (other === orphan) continue;
+      let shared = 0;
+      for (const sentence of sentencesOf.get(other.key)!) if (mine.has(sentence)) shared += 1;
+      if (shared > bestShared || (shared === bestShared && best !== undefined && (other.salience > best.salience || (other.salience === best.salience && other.firstMention < best.firstMention)))) {
+        best = other;
+        bestShared = shared;
+      }
+    }
+    if (best === undefined) continue;
+    relations.push({ from: best.entity.name, to: orphan.entity.name, cardinality: 'one_to_many', kind: 'association' });
+    related.add(orphan.key);
+    related.add(best.key);
+  }
 }

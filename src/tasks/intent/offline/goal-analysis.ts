@@ -6,6 +6,7 @@
  */
 import nlp from 'compromise';
 import { singularizeWord } from '../names.ts';
+import { nounCategory } from './noun-senses.ts';
 
 /**
  * Coarse word class of a word, from the NLP library's tags: what the relation
@@ -137,6 +138,7 @@ function analyzeUncached(goal: string): GoalAnalysis {
       words[words.length - 1]!.clauseBreakAfter = true;
     }
   });
+  retagPluralNouns(words);
   const nounRuns: Array<[number, number]> = [];
   let start = -1;
   words.forEach((word, index) => {
@@ -155,6 +157,51 @@ function analyzeUncached(goal: string): GoalAnalysis {
   const keySet = new Set<string>();
   for (const word of words) for (const key of word.keys) keySet.add(key);
   return { words, nounRuns, keySet };
+}
+
+const OBJECT_STARTS = new Set<WordClass>(['determiner', 'pronoun', 'value', 'adjective', 'noun']);
+const NOUN_PREMODIFIERS = new Set<WordClass>(['determiner', 'adjective', 'value', 'preposition']);
+/** Prepositions that follow a plural noun far more often than a verb ("discount codes for", "tickets with"). */
+const NOUN_FOLLOWERS = new Set(['for', 'of', 'with', 'per']);
+
+/**
+ * Plural nouns the NLP library tagged as verbs ("quotes", "tickets",
+ * "volunteers", "stages"): an -s form of a word WordNet knows as a noun is a
+ * plural noun when English grammar rules the verb reading out —
+ *
+ * - it opens its sentence (a finite verb with -s needs a subject before it);
+ * - it follows a determiner, an adjective, a number, a preposition or a
+ *   possessive ("the quotes", "open requests", "through stages");
+ * - it follows a verb or an auxiliary ("buy tickets", "has milestones");
+ * - it follows a noun, and what comes next cannot be its object: the clause
+ *   ends, a verb or auxiliary follows, or "for"/"of"/"with"/"per"
+ *   ("discount codes for", "approved requests shall", "volunteers sign up");
+ * - it follows "and"/"or" after a noun and no object follows ("… and invoices and …").
+ */
+function retagPluralNouns(words: AnalyzedWord[]): void {
+  words.forEach((word, index) => {
+    if (word.wordClass !== 'verb' || !/^[a-z]{3,}s$/.test(word.normal) || /ss$/.test(word.normal)) return;
+    const singular = singularizeWord(word.normal);
+    if (singular === word.normal || nounCategory(singular) === null) return;
+    const before = words[index - 1]?.sentence === word.sentence ? words[index - 1] : undefined;
+    const after = words[index + 1]?.sentence === word.sentence && !word.clauseBreakAfter ? words[index + 1] : undefined;
+    const objectFollows = after !== undefined && !word.commaAfter && OBJECT_STARTS.has(after.wordClass);
+    const clauseGoesOn = after === undefined || word.commaAfter || after.wordClass === 'verb' || after.wordClass === 'auxiliary' || after.wordClass === 'copula' || NOUN_FOLLOWERS.has(after.normal);
+    let plural = false;
+    if (before === undefined || before.clauseBreakAfter) plural = true;
+    else if (before.commaAfter) plural = !objectFollows;
+    else if (NOUN_PREMODIFIERS.has(before.wordClass) || before.isPossessive || POSSESSIVE_DETERMINERS.has(before.normal)) plural = true;
+    else if (before.wordClass === 'verb' || before.wordClass === 'auxiliary') plural = true;
+    else if (before.wordClass === 'noun') plural = clauseGoesOn;
+    else if (before.wordClass === 'conjunction' && /^(and|or)$/.test(before.normal)) plural = words[index - 2]?.wordClass === 'noun' && !objectFollows;
+    if (!plural) return;
+    word.isNoun = true;
+    word.wordClass = 'noun';
+    word.isPlural = true;
+    word.isContent = true;
+    word.lemma = singular;
+    if (!word.keys.includes(singular)) word.keys = [...word.keys, singular];
+  });
 }
 
 /** Joins "check" "-" "in" into one term "check-in". */
@@ -204,14 +251,17 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
     !POSSESSIVE_DETERMINERS.has(bareNormal) &&
     /^\p{L}[\p{L}'-]+$/u.test(lemma);
   const post = term.post ?? '';
-  const isAcronym = tags.has('Acronym') || tags.has('Abbreviation') || /\./.test(term.text.replace(/\.$/, ''));
+  // An abbreviation only when written as one ("approx.", "i.e."): "rep" and "info" written out are words.
+  const isAcronym =
+    tags.has('Acronym') || (tags.has('Abbreviation') && (/\./.test(term.text) || /\./.test(term.post ?? ''))) || /\./.test(term.text.replace(/\.$/, ''));
   return {
     normal,
     lemma,
     keys: [...keys],
     isNoun,
-    isProperNoun: tags.has('ProperNoun') && !tags.has('Acronym'),
-    isActor: tags.has('Actor'),
+    // English writes proper nouns with a capital: a lower-case "rep" or "jira" tagged proper is a common noun here.
+    isProperNoun: tags.has('ProperNoun') && !tags.has('Acronym') && /^\p{Lu}/u.test(term.text),
+    isActor: tags.has('Actor') || (tags.has('Person') && !/^\p{Lu}/u.test(term.text)),
     isContent,
     sentence,
     endsPhrase: isPossessive || /[^\s-]/.test(post),

@@ -174,8 +174,23 @@ const extractionSchema = z.strictObject({
    * ("invoice line": Invoice → InvoiceLine).
    */
   compoundRelations: z.boolean().default(false),
+  /**
+   * Whether an output entity that no reading relates to another output entity
+   * joins the model through the entity it shares most sentences with (ties: the
+   * more salient, then the first mentioned), one to many: a domain model has no
+   * unconnected classes.
+   */
+  connectOrphans: z.boolean().default(false),
   /** Whether a possessive ("the customer's orders") relates possessor and possessed entity. */
   possessiveRelations: z.boolean().default(false),
+  /**
+   * For a noun compound whose head is a playbook term ("purchase order",
+   * "meeting room", "progress report" with the term `order`, `room`,
+   * `report`): read it at the term (`head`), keep it whole with the term's role
+   * (`full`: its last `maxCompoundWords` nouns), or `auto`: whole when the
+   * text repeats the compound or never uses the term alone, else at the term.
+   */
+  termCompounds: z.enum(['head', 'full', 'auto']).default('head'),
   /** Whether a known term used as a modifier ("patient record") is also an entity mention. */
   knownModifiers: z.boolean().default(false),
   maxBehaviors: z.number().int().min(0).max(20).default(8),

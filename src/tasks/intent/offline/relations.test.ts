@@ -63,7 +63,7 @@ describe('offline extractor: countable nouns, noun categories and compounds', ()
   it('countableOnly: a noun never read as a countable thing is no entity ("on demand", "in addition")', async () => {
     const goal = 'Airplanes are built on demand. In addition, each airplane has an engine.';
     const counted = PLAYBOOK.replace('compounds: auto}', 'compounds: auto, countableOnly: true}');
-    expect((await intentOf(goal)).entities.map((entity) => entity.name)).toEqual(['Demand', 'Addition', 'Airplane', 'Engine']);
+    expect((await intentOf(goal)).entities.map((entity) => entity.name)).toEqual(['Airplane', 'Demand', 'Addition', 'Engine']);
     expect((await intentOf(goal, counted)).entities.map((entity) => entity.name)).toEqual(['Airplane', 'Engine']);
   });
 
@@ -90,5 +90,54 @@ describe('offline extractor: countable nouns, noun categories and compounds', ()
     const goal = 'Players join a game. Two players play the same game. Later they leave the same game.';
     const adjectives = PLAYBOOK.replace('rankBy: salience,', 'rankBy: salience, adjectiveCompounds: true,');
     expect((await intentOf(goal, adjectives)).entities.map((entity) => entity.name)).toEqual(['Player', 'Game']);
+  });
+});
+
+describe('offline extractor: plural nouns tagged as verbs, plural modifiers', () => {
+  it('reads an -s form that WordNet knows as a noun as a plural noun where grammar rules the verb out', async () => {
+    const goal = 'Volunteers sign up for shifts. The office sends quotes and invoices to clients, and each project moves through stages.';
+    const names = (await intentOf(goal)).entities.map((entity) => entity.name);
+    expect(names).toEqual(expect.arrayContaining(['Volunteer', 'Quote', 'Invoice', 'Stage']));
+  });
+
+  it('keeps a plural modifier as written ("sales rep", "goods receipt")', async () => {
+    const names = (await intentOf('Each sales rep records a goods receipt for every delivery.')).entities.map((entity) => entity.name);
+    expect(names).toEqual(expect.arrayContaining(['SalesRep', 'GoodsReceipt']));
+  });
+});
+
+describe('offline extractor: person nouns, term compounds, named kinds, orphans', () => {
+  it('countableOnly: a person noun needs no determiner ("teacher corrects it")', async () => {
+    const counted = PLAYBOOK.replace('compounds: auto}', 'compounds: auto, countableOnly: true}');
+    const names = (await intentOf('Students upload homework and teacher corrects it.', counted)).entities.map((entity) => entity.name);
+    expect(names).toContain('Teacher');
+  });
+
+  it('termCompounds: a compound whose head is a term is read at the term, whole, or whole when repeated', async () => {
+    const withOrder = PLAYBOOK.replace('  customer: party\n', '  customer: party\n  order: transaction\n');
+    const goal = 'Each customer places a purchase order. The buyer approves the purchase order and every order is shipped.';
+    const names = async (policy: string) =>
+      (await intentOf(goal, withOrder.replace('verbRelations: true', `verbRelations: true, termCompounds: ${policy}`))).entities.map((entity) => entity.name);
+    expect(await names('head')).not.toContain('PurchaseOrder');
+    expect(await names('full')).toContain('PurchaseOrder');
+    expect(await names('auto')).toContain('PurchaseOrder');
+    const once = 'Each customer places a purchase order, and every order is shipped.';
+    expect((await intentOf(once, withOrder.replace('verbRelations: true', 'verbRelations: true, termCompounds: auto'))).entities.map((entity) => entity.name)).not.toContain('PurchaseOrder');
+  });
+
+  it('a stop-listed head with a noun modifier the text repeats names a kind of record ("event type")', async () => {
+    const typed = PLAYBOOK.replace('stopList: [system, number]', 'stopList: [system, number, type]');
+    const names = (await intentOf('Each event has an event type. The organiser defines every event type.', typed)).entities.map((entity) => entity.name);
+    expect(names).toContain('EventType');
+    const once = (await intentOf('Each event has an event type.', typed)).entities.map((entity) => entity.name);
+    expect(once).not.toContain('EventType');
+  });
+
+  it('connectOrphans: an entity no reading relates joins the entity it shares most sentences with', async () => {
+    const goal = 'Customers place orders. Orders, invoices.';
+    const connected = PLAYBOOK.replace('verbRelations: true', 'verbRelations: true, connectOrphans: true');
+    const pairs = (intent: Intent) => intent.relations.map((relation) => `${relation.from}-${relation.to}`);
+    expect(pairs(await intentOf(goal))).not.toContain('Order-Invoice');
+    expect(pairs(await intentOf(goal, connected))).toContain('Order-Invoice');
   });
 });

@@ -85,7 +85,8 @@ describe('planBoundary', () => {
     // 9 in shadow, 6 in optimization: 9 > 6 moves one, 8 > 7 another, then 7 ≤ 8 holds the rest.
     const plan = planBoundary([...byRounds(9), ...optimization(6)], policy, new Date(AT));
     expect(plan.kind).toBe('graduate');
-    if (plan.kind === 'graduate') expect(plan.moves.map((move) => move.exampleId)).toEqual(['s0', 's1']);
+    if (plan.kind !== 'graduate') return;
+    expect(plan.moves.map((move) => move.exampleId)).toEqual(['s0', 's1']);
     expect(plan.held).toMatch(/7 due example\(s\) wait: due by time in shadow only, and the shadow \(7\) is no larger than the optimization partition \(8\)/);
     // A shadow already no larger than optimization keeps every example due by rounds.
     expect(planBoundary([...byRounds(22), ...optimization(40)], policy, new Date(AT))).toMatchObject({ kind: 'none' });

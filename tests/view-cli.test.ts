@@ -9,6 +9,7 @@
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -422,7 +423,7 @@ describe('the viewer API', () => {
     }
   });
 
-  it('kloop view refuses a short token or an unset token variable it was told to read', async () => {
+  it('kloop view refuses a short token, an unset token variable it was told to read, and a port in use', async () => {
     process.env['KLOOP_VIEW_TOKEN_TEST'] = 'short';
     try {
       const short = await kloop('view', dir, '--token-env', 'KLOOP_VIEW_TOKEN_TEST', '--port', '0');
@@ -434,6 +435,18 @@ describe('the viewer API', () => {
     const unset = await kloop('view', dir, '--token-env', 'KLOOP_VIEW_TOKEN_TEST', '--port', '0');
     expect(unset.code).toBe(2);
     expect(unset.stderr).toContain('refusing to start without a bearer token');
+
+    // A port another program holds: bad usage naming --port (exit 2), not an unexpected failure.
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((holder.address() as net.AddressInfo).port);
+      const busy = await kloop('view', dir, '--port', port, '--quiet', '--json');
+      expect(busy.code).toBe(2);
+      expect(JSON.parse(busy.stdout)).toMatchObject({ error: { code: 'input.port_in_use', field: '--port', message: expect.stringContaining(`port ${port} is in use`) } });
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 });
 

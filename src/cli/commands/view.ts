@@ -15,6 +15,7 @@ import type { StudyDatabase } from '../../storage/database.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import { loadStudyConfig } from '../../study/config.ts';
+import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
 
@@ -87,7 +88,11 @@ export function registerViewCommand(program: Command): void {
     .option('--git', 'commit activations to the git notebook (as notebook.git: true in kloop.yaml)')
     .option('--quiet', 'no progress lines on stderr')
     .option('--json', 'print one JSON line on stdout once the viewer listens: url, port, study, writable')
-    .addHelpText('after', `\nExamples:\n  kloop view examples/intent\n  KLOOP_VIEW_TOKEN=$(openssl rand -hex 16) kloop view examples/intent --port 8800`)
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 stopped by Ctrl-C or SIGTERM; 1 the notebook cannot be read; 2 bad input: no study there, a bad --port or one in use, a --host not of this machine, a token too short or unset.' +
+        `\nExamples:\n  kloop view examples/intent\n  KLOOP_VIEW_TOKEN=$(openssl rand -hex 16) kloop view examples/intent --port 8800`,
+    )
     .action(async (studyDir: string, options: ViewOptions, command: Command) => {
       const { startViewServer } = await import('../../view/view-server.ts');
       const { resolveServeToken } = await import('../../signals/server.ts');
@@ -119,6 +124,8 @@ export function registerViewCommand(program: Command): void {
                 },
               }
             : {}),
+        }).catch((error: unknown) => {
+          throw listenFailure(error, options.host, options.port);
         });
         if (!LOOPBACK.has(options.host)) progress(`kloop: WARNING: listening on ${options.host}, beyond this machine; the viewer speaks plain HTTP: put a TLS proxy in front`, quiet);
         const mode = token === null ? `read-only (set ${options.tokenEnv} to allow rollback and review decisions)` : `changes need the bearer token from ${options.tokenEnv}`;

@@ -416,6 +416,16 @@ describe('the viewer API', () => {
       expect((await readOnly.app.request('/api/overview', { headers: { Host: 'attacker.example:8790' } })).status).toBe(403);
       expect((await readOnly.app.request('/api/experiments/999', { headers })).status).toBe(404);
       expect(() => createViewApp({ db, studyDir: dir, token: 'short' })).toThrow(/at least 16 characters/);
+      // A notebook this process may not write: every change refused up front with the reason, token or not.
+      const unwritable = createViewApp({ db, studyDir: dir, token, readOnlyNotebook: 'the notebook is not writable by this viewer' });
+      try {
+        const refused = await unwritable.app.request('/api/versions/1/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}` }, body });
+        expect(refused.status).toBe(403);
+        expect(await refused.json()).toEqual({ error: 'read_only', message: 'the notebook is not writable by this viewer' });
+        expect(await (await unwritable.app.request('/api/study', { headers })).json()).toMatchObject({ writable: false, readOnly: 'the notebook is not writable by this viewer', activeVersion: 2 });
+      } finally {
+        unwritable.close();
+      }
     } finally {
       readOnly.close();
       guarded.close();

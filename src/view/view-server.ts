@@ -63,6 +63,12 @@ export interface ViewAppOptions {
   studyDir: string;
   /** The bearer token that unlocks changes; null = read-only. */
   token: string | null;
+  /**
+   * Why the notebook cannot be written (a study folder this process may not
+   * write, opened read-only), or absent when it can: every change is then
+   * refused (403) with this reason, token or not.
+   */
+  readOnlyNotebook?: string;
   /** corpusPolicy of the study, for the corpus page. */
   corpusPolicy?: CorpusPage['policy'];
   /** Loop D's report of the rolling window (the signals page); absent = not available. */
@@ -195,8 +201,10 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
 
   // Writes: refused when read-only, else bearer token and same origin.
   const bearer = options.token === null ? null : bearerAuth({ token: options.token, realm: 'kloop' });
+  const readOnlyNotebook = options.readOnlyNotebook;
   app.use('/api/*', async (context, next) => {
     if (context.req.method === 'GET' || context.req.method === 'HEAD') return next();
+    if (readOnlyNotebook !== undefined) return context.json({ error: 'read_only', message: readOnlyNotebook }, 403);
     if (bearer === null) {
       return context.json(
         { error: 'read_only', message: 'this viewer is read-only: start `kloop view` with a bearer token (KLOOP_VIEW_TOKEN, or the variable named by --token-env) to activate versions or decide reviews' },
@@ -217,7 +225,9 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
     return context.json({
       study: studyDir,
       name: path.basename(studyDir),
-      writable: options.token !== null,
+      writable: options.token !== null && readOnlyNotebook === undefined,
+      // Why changes are refused, when they are.
+      readOnly: readOnlyNotebook ?? (options.token === null ? 'This viewer is read-only: it was started without a token, so every change is refused.' : null),
       activeVersion: (await getRegistryVersion(db, 'active'))?.id ?? null,
       runInProgress: await loadRunInProgress(db, studyDir, options.now),
       signals: options.loadSignals !== undefined,
@@ -322,6 +332,10 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
       return context.json({ error: 'unauthorized', message: 'the viewer\'s bearer token is missing or wrong (send Authorization: Bearer <token>, the value of the variable kloop view was started with)' }, 401);
     }
     if (error instanceof HTTPException) return context.json({ error: 'refused', message: error.message }, error.status);
+    // The notebook turned out not to be writable (its file or folder lost write permission while the viewer ran).
+    if (String((error as { code?: unknown }).code ?? '').startsWith('SQLITE_READONLY')) {
+      return context.json({ error: 'read_only', message: `the study's notebook cannot be written (${String((error as { code?: unknown }).code)}): nothing was recorded` }, 403);
+    }
     return context.json({ error: 'internal', message: `the viewer failed: ${error.message}` }, 500);
   });
 

@@ -64,7 +64,7 @@
     document.getElementById('decision-token').value = storage('kloop-token');
     const writable = state.study ? state.study.writable : true;
     document.getElementById('decision-token-label').hidden = !writable;
-    if (!writable) document.getElementById('decision-error').textContent = 'This viewer is read-only: it was started without a token, so the change will be refused.';
+    if (!writable) document.getElementById('decision-error').textContent = (state.study && state.study.readOnly) || 'This viewer is read-only: the change will be refused.';
     dialog.showModal();
     document.getElementById('decision-by').focus();
   }
@@ -180,7 +180,7 @@
         h('span', { class: 'pill' }, study.activeVersion === null ? 'no run yet' : `active v${study.activeVersion}`),
         study.runInProgress ? h('span', { class: 'pill running', 'data-testid': 'run-in-progress' }, `run ${study.runInProgress.run ?? ''} in progress (pid ${study.runInProgress.pid})`) : null,
         h('span', { class: 'pill' + (state.live ? ' live' : ''), title: state.live ? 'updates as the notebook changes' : 'not connected' }, state.live ? 'live' : 'offline'),
-        h('span', { class: 'pill', title: study.writable ? 'changes need the token kloop view was started with' : 'started without a token' }, study.writable ? 'changes need the token' : 'read-only'),
+        h('span', { class: 'pill', title: study.writable ? 'changes need the token kloop view was started with' : study.readOnly || 'read-only' }, study.writable ? 'changes need the token' : 'read-only'),
         ].filter(Boolean),
       );
     } catch (error) {

@@ -34,7 +34,7 @@ import { streamSSE } from 'hono/streaming';
 import { sql } from 'kysely';
 import { InputError, KloopError } from '../errors.ts';
 import type { StudyDatabase } from '../storage/database.ts';
-import { listTables } from '../storage/database.ts';
+import { backendOf, listTables } from '../storage/database.ts';
 import type { ActivationResult } from '../storage/activation.ts';
 import { activateVersionExclusive } from '../storage/activation.ts';
 import { getRegistryVersion, getVersion } from '../storage/registry.ts';
@@ -92,15 +92,16 @@ const CONTENT_TYPES: Record<string, string> = {
 /**
  * What the change fingerprint reads, one cheap query each: the newest row
  * (or a count) of every table whose rows the pages show. `example_results`
- * has no id column: its rowid grows with every stored result (the incumbent's
- * top-ups, a candidate's screening), so the budget redraws while a round
- * runs. A table the notebook does not have (one written before it, opened
- * read-only) is left out.
+ * has no id column: in SQLite its rowid grows with every stored result (the
+ * incumbent's top-ups, a candidate's screening), so the budget redraws while
+ * a round runs; PostgreSQL has no rowid, so there its rows are counted. A
+ * table the notebook does not have (one written before it, opened read-only)
+ * is left out.
  */
-const CHANGE_PROBES: ReadonlyArray<{ key: string; table: string; probe: string }> = [
+const CHANGE_PROBES: ReadonlyArray<{ key: string; table: string; probe: string; postgres?: string }> = [
   { key: 'e', table: 'experiments', probe: 'select max(id) from experiments' },
   { key: 'r', table: 'registry_events', probe: 'select max(id) from registry_events' },
-  { key: 'x', table: 'example_results', probe: 'select max(rowid) from example_results' },
+  { key: 'x', table: 'example_results', probe: 'select max(rowid) from example_results', postgres: 'select count(*) from example_results' },
   { key: 'v', table: 'evaluations', probe: 'select max(id) from evaluations' },
   { key: 'p', table: 'proposals', probe: 'select max(id) from proposals' },
   { key: 'u', table: 'runs', probe: 'select max(id) from runs' },
@@ -117,7 +118,8 @@ export async function notebookVersion(db: StudyDatabase): Promise<string> {
   const tables = await listTables(db);
   const probes = CHANGE_PROBES.filter((probe) => tables.has(probe.table));
   if (probes.length === 0) return '{}';
-  const result = await sql<Record<string, number | null>>`select ${sql.raw(probes.map((probe) => `(${probe.probe}) as ${probe.key}`).join(', '))}`.execute(db);
+  const postgres = backendOf(db) === 'postgres';
+  const result = await sql<Record<string, number | string | null>>`select ${sql.raw(probes.map((probe) => `(${postgres ? (probe.postgres ?? probe.probe) : probe.probe}) as ${probe.key}`).join(', '))}`.execute(db);
   return JSON.stringify(result.rows[0] ?? {});
 }
 

@@ -12,7 +12,7 @@
   const REPORT = window.KLOOP_REPORT || null;
   const main = document.getElementById('main');
   const status = document.getElementById('status');
-  const state = { renders: 0, changes: 0, rendering: false, dirty: false, notice: null, live: false, study: null };
+  const state = { renders: 0, changes: 0, rendering: false, dirty: false, notice: null, live: false, study: null, missedChange: false };
   window.kloopState = state;
 
   function storage(name, value) {
@@ -68,6 +68,13 @@
     dialog.showModal();
     document.getElementById('decision-by').focus();
   }
+  // A change heard while the dialog was open (not drawn under it): draw it once the dialog closes.
+  dialog.addEventListener('close', () => {
+    if (!state.missedChange) return;
+    state.missedChange = false;
+    void refreshStatus();
+    void render();
+  });
   document.getElementById('decision-cancel').addEventListener('click', (event) => {
     event.preventDefault();
     pending = null;
@@ -94,7 +101,9 @@
       // Shown on this page until the user navigates away (live redraws keep it).
       state.notice = { hash: window.location.hash, text: pending.done(result) };
       pending = null;
+      state.missedChange = false; // drawn again below, header included
       dialog.close();
+      void refreshStatus();
       await render();
     } catch (failure) {
       error.textContent = failure.message;
@@ -200,7 +209,10 @@
     });
     source.addEventListener('change', () => {
       state.changes += 1;
-      if (dialog.open) return; // do not redraw under an open dialog; the next change or action does
+      if (dialog.open) {
+        state.missedChange = true; // do not redraw under an open dialog: done when it closes
+        return;
+      }
       void refreshStatus();
       void render();
     });

@@ -357,6 +357,17 @@ describe('kloop activate (a rollback)', () => {
   it('makes the version active for status and build, records who did it in history, and commits it to the git notebook', async () => {
     expect((await kloop('activate', dir, 'seed')).code).toBe(2); // --by is required
     expect((await kloop('activate', dir, '999', '--by', 'Ana')).code).toBe(2);
+    // A study that never ran: nothing to activate, and no notebook created by asking.
+    const fresh = mkdtempSync(path.join(tmpdir(), 'kloop-view-fresh-'));
+    try {
+      cpSync(path.join(repo, 'examples', 'intent'), fresh, { recursive: true, filter: (source) => !source.includes('.kloop') });
+      const never = await kloop('activate', fresh, 'seed', '--by', 'Ana');
+      expect(never.code).toBe(2);
+      expect(never.stderr).toContain('no database yet');
+      expect(fs.existsSync(path.join(fresh, '.kloop'))).toBe(false);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
     const { code, stdout } = await kloop('activate', dir, 'seed', '--by', 'Ana Lima', '--note', 'the booking anchors regressed in production', '--json');
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ ok: true, activeVersion: runReport.baselineVersion, previousVersion: runReport.bestVersion, rollback: true, changed: true, gitCommits: 1 });

@@ -419,7 +419,9 @@ describe('the viewer API', () => {
       expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers, body })).status).toBe(401);
       expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: 'Bearer wrong-token-wrong-token' }, body })).status).toBe(401);
       expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}` }, body: JSON.stringify({ by: ' ' }) })).status).toBe(400);
-      const done = await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}` }, body });
+      // From a page of another origin, even with the token: refused.
+      expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}`, Origin: 'http://attacker.example' }, body })).status).toBe(403);
+      const done = await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}`, Origin: 'http://127.0.0.1:8790' }, body });
       expect(done.status).toBe(200);
       expect(await done.json()).toMatchObject({ ok: true, versionId: 2, changed: true });
       expect((await history()).registryEvents.at(-1)).toMatchObject({ version: 2, actor: 'Ana' });

@@ -216,6 +216,22 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
     return bearer(context, next);
   });
   app.use('/api/*', csrf());
+  // hono's csrf() looks at form-like bodies only: a change sent from a page of another origin (an Origin that is
+  // not this viewer's own address) is refused whatever its content type.
+  app.use('/api/*', async (context, next) => {
+    if (context.req.method === 'GET' || context.req.method === 'HEAD') return next();
+    const origin = context.req.header('origin');
+    if (origin !== undefined && origin !== 'null') {
+      let host: string;
+      try {
+        host = new URL(origin).host.toLowerCase();
+      } catch {
+        host = '';
+      }
+      if (host !== (context.req.header('host') ?? '').toLowerCase()) return context.json({ error: 'forbidden_origin', message: 'changes are accepted only from the viewer\'s own pages' }, 403);
+    }
+    return next();
+  });
   app.use('/api/*', bodyLimit({ maxSize: 64 * 1024, onError: (context) => context.json({ error: 'payload_too_large', message: 'the body exceeds 64 KiB' }, 413) }));
 
   const scoresNow = async () => {

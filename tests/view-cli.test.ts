@@ -23,6 +23,8 @@ import { createViewApp } from '../src/view/view-server.ts';
 import { kloop } from './cli-in-process.ts';
 
 const repo = path.resolve(import.meta.dirname, '..');
+/** Bound on the steps that run the loop (a failure bound only: nothing waits for it to pass); on a loaded machine they outgrow the default 60 s. */
+const SLOW_MS = 240_000;
 let dir: string;
 let runReport: { baseline: Record<string, number>; best: Record<string, number>; bestVersion: number; baselineVersion: number; experiments: number };
 
@@ -238,7 +240,7 @@ beforeAll(async () => {
   const { code, stdout, stderr } = await kloop('run', dir, '--json', '--quiet');
   expect(code, stderr).toBe(0);
   runReport = JSON.parse(stdout);
-});
+}, SLOW_MS);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('kloop history', () => {
@@ -500,5 +502,5 @@ describe('scores across corpus moves', () => {
     } finally {
       rmSync(study, { recursive: true, force: true });
     }
-  });
+  }, SLOW_MS);
 });

@@ -174,7 +174,13 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     const before = (await history(dir)).registryEvents.length;
     const status = async (): Promise<number> => (JSON.parse((await kloop('status', dir, '--json')).stdout) as { activeVersion: number }).activeVersion;
     const active = await status();
+    // A study that has not run yet has no version: the page says so (no diff of nothing).
+    await page.route('**/api/versions', (route) => route.fulfill({ json: { activeVersion: null, versions: [], registryEvents: [] } }));
     await open('#/versions', 'versions');
+    expect(await page.textContent('[data-testid="no-versions"]')).toMatch(/^No version yet: the first `kloop run` stores the seed/);
+    await page.unroute('**/api/versions');
+    await page.reload();
+    await page.waitForSelector('main [data-page="versions"] [data-testid="diff"]');
     expect(await page.locator('[data-testid="diff"] tr.change, [data-testid="diff"] tr.add, [data-testid="diff"] tr.del').count()).toBeGreaterThan(0);
     await page.screenshot({ path: path.join(output, 'versions.png'), fullPage: true });
 
@@ -192,6 +198,8 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     await page.waitForSelector('[data-testid="notice"]');
     expect(await page.textContent('[data-testid="notice"]')).toContain(`Version 1 is active (rolled back from v${active})`);
     expect(await status()).toBe(1);
+    // The header follows, also when the notebook's change was heard while the dialog was still open.
+    await expect.poll(() => page.textContent('#status')).toMatch(/^active v1/);
     const { registryEvents } = await history(dir);
     expect(registryEvents).toHaveLength(before + 1);
     expect(registryEvents.at(-1)).toMatchObject({ version: 1, actor: 'Test Reviewer' });

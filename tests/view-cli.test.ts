@@ -9,6 +9,7 @@
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -22,6 +23,8 @@ import { createViewApp } from '../src/view/view-server.ts';
 import { kloop } from './cli-in-process.ts';
 
 const repo = path.resolve(import.meta.dirname, '..');
+/** Bound on the steps that run the loop (a failure bound only: nothing waits for it to pass); on a loaded machine they outgrow the default 60 s. */
+const SLOW_MS = 240_000;
 let dir: string;
 let runReport: { baseline: Record<string, number>; best: Record<string, number>; bestVersion: number; baselineVersion: number; experiments: number };
 
@@ -237,7 +240,7 @@ beforeAll(async () => {
   const { code, stdout, stderr } = await kloop('run', dir, '--json', '--quiet');
   expect(code, stderr).toBe(0);
   runReport = JSON.parse(stdout);
-});
+}, SLOW_MS);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('kloop history', () => {
@@ -356,6 +359,17 @@ describe('kloop activate (a rollback)', () => {
   it('makes the version active for status and build, records who did it in history, and commits it to the git notebook', async () => {
     expect((await kloop('activate', dir, 'seed')).code).toBe(2); // --by is required
     expect((await kloop('activate', dir, '999', '--by', 'Ana')).code).toBe(2);
+    // A study that never ran: nothing to activate, and no notebook created by asking.
+    const fresh = mkdtempSync(path.join(tmpdir(), 'kloop-view-fresh-'));
+    try {
+      cpSync(path.join(repo, 'examples', 'intent'), fresh, { recursive: true, filter: (source) => !source.includes('.kloop') });
+      const never = await kloop('activate', fresh, 'seed', '--by', 'Ana');
+      expect(never.code).toBe(2);
+      expect(never.stderr).toContain('no database yet');
+      expect(fs.existsSync(path.join(fresh, '.kloop'))).toBe(false);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
     const { code, stdout } = await kloop('activate', dir, 'seed', '--by', 'Ana Lima', '--note', 'the booking anchors regressed in production', '--json');
     expect(code).toBe(0);
     expect(JSON.parse(stdout)).toMatchObject({ ok: true, activeVersion: runReport.baselineVersion, previousVersion: runReport.bestVersion, rollback: true, changed: true, gitCommits: 1 });
@@ -407,7 +421,9 @@ describe('the viewer API', () => {
       expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers, body })).status).toBe(401);
       expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: 'Bearer wrong-token-wrong-token' }, body })).status).toBe(401);
       expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}` }, body: JSON.stringify({ by: ' ' }) })).status).toBe(400);
-      const done = await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}` }, body });
+      // From a page of another origin, even with the token: refused.
+      expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}`, Origin: 'http://attacker.example' }, body })).status).toBe(403);
+      const done = await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}`, Origin: 'http://127.0.0.1:8790' }, body });
       expect(done.status).toBe(200);
       expect(await done.json()).toMatchObject({ ok: true, versionId: 2, changed: true });
       expect((await history()).registryEvents.at(-1)).toMatchObject({ version: 2, actor: 'Ana' });
@@ -415,6 +431,16 @@ describe('the viewer API', () => {
       expect((await readOnly.app.request('/api/overview', { headers: { Host: 'attacker.example:8790' } })).status).toBe(403);
       expect((await readOnly.app.request('/api/experiments/999', { headers })).status).toBe(404);
       expect(() => createViewApp({ db, studyDir: dir, token: 'short' })).toThrow(/at least 16 characters/);
+      // A notebook this process may not write: every change refused up front with the reason, token or not.
+      const unwritable = createViewApp({ db, studyDir: dir, token, readOnlyNotebook: 'the notebook is not writable by this viewer' });
+      try {
+        const refused = await unwritable.app.request('/api/versions/1/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}` }, body });
+        expect(refused.status).toBe(403);
+        expect(await refused.json()).toEqual({ error: 'read_only', message: 'the notebook is not writable by this viewer' });
+        expect(await (await unwritable.app.request('/api/study', { headers })).json()).toMatchObject({ writable: false, readOnly: 'the notebook is not writable by this viewer', activeVersion: 2 });
+      } finally {
+        unwritable.close();
+      }
     } finally {
       readOnly.close();
       guarded.close();
@@ -422,7 +448,7 @@ describe('the viewer API', () => {
     }
   });
 
-  it('kloop view refuses a short token or an unset token variable it was told to read', async () => {
+  it('kloop view refuses a short token, an unset token variable it was told to read, and a port in use', async () => {
     process.env['KLOOP_VIEW_TOKEN_TEST'] = 'short';
     try {
       const short = await kloop('view', dir, '--token-env', 'KLOOP_VIEW_TOKEN_TEST', '--port', '0');
@@ -434,6 +460,18 @@ describe('the viewer API', () => {
     const unset = await kloop('view', dir, '--token-env', 'KLOOP_VIEW_TOKEN_TEST', '--port', '0');
     expect(unset.code).toBe(2);
     expect(unset.stderr).toContain('refusing to start without a bearer token');
+
+    // A port another program holds: bad usage naming --port (exit 2), not an unexpected failure.
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = String((holder.address() as net.AddressInfo).port);
+      const busy = await kloop('view', dir, '--port', port, '--quiet', '--json');
+      expect(busy.code).toBe(2);
+      expect(JSON.parse(busy.stdout)).toMatchObject({ error: { code: 'input.port_in_use', field: '--port', message: expect.stringContaining(`port ${port} is in use`) } });
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
   });
 });
 
@@ -464,5 +502,5 @@ describe('scores across corpus moves', () => {
     } finally {
       rmSync(study, { recursive: true, force: true });
     }
-  });
+  }, SLOW_MS);
 });

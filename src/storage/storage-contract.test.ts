@@ -29,6 +29,7 @@ import { isDatabaseBusy } from './busy.ts';
 import { STUDY_BUSY_EXIT_CODE, StudyBusyError, acquireLease, readLease, releaseLease, releaseLeaseSync, renewLease, startLeaseHeartbeat, tryAcquireLease } from './lease.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion } from './registry.ts';
+import { notebookVersion } from '../view/view-server.ts';
 
 const postgres = await postgresAvailable();
 const schemas: TestSchema[] = [];
@@ -180,6 +181,17 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
     expect(calls.sort()).toEqual(['a', 'a', 'b', 'b', 'c', 'c']);
     expect(second.runComposites).toEqual(first.runComposites);
     expect(await db.selectFrom('example_results').select((eb) => eb.fn.countAll<number>().as('n')).where('fingerprint', '=', evaluator.fingerprint).executeTakeFirstOrThrow()).toEqual({ n: 6 });
+  });
+
+  it('the viewer\'s change fingerprint (kloop view\'s live updates) reads on this backend and moves with every stored result', async () => {
+    const db = await open(await backend.fresh());
+    const before = await notebookVersion(db);
+    expect(Object.keys(JSON.parse(before) as object)).toEqual(expect.arrayContaining(['e', 'r', 'x', 'u']));
+    await db.insertInto('example_results').values(result('e1', 0.5)).execute();
+    const after = await notebookVersion(db);
+    expect(after).not.toBe(before);
+    await db.insertInto('example_results').values(result('e2', 0.5)).execute();
+    expect(await notebookVersion(db)).not.toBe(after);
   });
 
   it('text sorts by its bytes (as SQLite compares), whatever the server\'s locale', async () => {

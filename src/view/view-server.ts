@@ -34,7 +34,7 @@ import { streamSSE } from 'hono/streaming';
 import { sql } from 'kysely';
 import { InputError, KloopError } from '../errors.ts';
 import type { StudyDatabase } from '../storage/database.ts';
-import { listTables } from '../storage/database.ts';
+import { backendOf, listTables } from '../storage/database.ts';
 import type { ActivationResult } from '../storage/activation.ts';
 import { activateVersionExclusive } from '../storage/activation.ts';
 import { getRegistryVersion, getVersion } from '../storage/registry.ts';
@@ -63,6 +63,12 @@ export interface ViewAppOptions {
   studyDir: string;
   /** The bearer token that unlocks changes; null = read-only. */
   token: string | null;
+  /**
+   * Why the notebook cannot be written (a study folder this process may not
+   * write, opened read-only), or absent when it can: every change is then
+   * refused (403) with this reason, token or not.
+   */
+  readOnlyNotebook?: string;
   /** corpusPolicy of the study, for the corpus page. */
   corpusPolicy?: CorpusPage['policy'];
   /** Loop D's report of the rolling window (the signals page); absent = not available. */
@@ -86,15 +92,16 @@ const CONTENT_TYPES: Record<string, string> = {
 /**
  * What the change fingerprint reads, one cheap query each: the newest row
  * (or a count) of every table whose rows the pages show. `example_results`
- * has no id column: its rowid grows with every stored result (the incumbent's
- * top-ups, a candidate's screening), so the budget redraws while a round
- * runs. A table the notebook does not have (one written before it, opened
- * read-only) is left out.
+ * has no id column: in SQLite its rowid grows with every stored result (the
+ * incumbent's top-ups, a candidate's screening), so the budget redraws while
+ * a round runs; PostgreSQL has no rowid, so there its rows are counted. A
+ * table the notebook does not have (one written before it, opened read-only)
+ * is left out.
  */
-const CHANGE_PROBES: ReadonlyArray<{ key: string; table: string; probe: string }> = [
+const CHANGE_PROBES: ReadonlyArray<{ key: string; table: string; probe: string; postgres?: string }> = [
   { key: 'e', table: 'experiments', probe: 'select max(id) from experiments' },
   { key: 'r', table: 'registry_events', probe: 'select max(id) from registry_events' },
-  { key: 'x', table: 'example_results', probe: 'select max(rowid) from example_results' },
+  { key: 'x', table: 'example_results', probe: 'select max(rowid) from example_results', postgres: 'select count(*) from example_results' },
   { key: 'v', table: 'evaluations', probe: 'select max(id) from evaluations' },
   { key: 'p', table: 'proposals', probe: 'select max(id) from proposals' },
   { key: 'u', table: 'runs', probe: 'select max(id) from runs' },
@@ -111,7 +118,8 @@ export async function notebookVersion(db: StudyDatabase): Promise<string> {
   const tables = await listTables(db);
   const probes = CHANGE_PROBES.filter((probe) => tables.has(probe.table));
   if (probes.length === 0) return '{}';
-  const result = await sql<Record<string, number | null>>`select ${sql.raw(probes.map((probe) => `(${probe.probe}) as ${probe.key}`).join(', '))}`.execute(db);
+  const postgres = backendOf(db) === 'postgres';
+  const result = await sql<Record<string, number | string | null>>`select ${sql.raw(probes.map((probe) => `(${postgres ? (probe.postgres ?? probe.probe) : probe.probe}) as ${probe.key}`).join(', '))}`.execute(db);
   return JSON.stringify(result.rows[0] ?? {});
 }
 
@@ -195,8 +203,10 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
 
   // Writes: refused when read-only, else bearer token and same origin.
   const bearer = options.token === null ? null : bearerAuth({ token: options.token, realm: 'kloop' });
+  const readOnlyNotebook = options.readOnlyNotebook;
   app.use('/api/*', async (context, next) => {
     if (context.req.method === 'GET' || context.req.method === 'HEAD') return next();
+    if (readOnlyNotebook !== undefined) return context.json({ error: 'read_only', message: readOnlyNotebook }, 403);
     if (bearer === null) {
       return context.json(
         { error: 'read_only', message: 'this viewer is read-only: start `kloop view` with a bearer token (KLOOP_VIEW_TOKEN, or the variable named by --token-env) to activate versions or decide reviews' },
@@ -206,6 +216,22 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
     return bearer(context, next);
   });
   app.use('/api/*', csrf());
+  // hono's csrf() looks at form-like bodies only: a change sent from a page of another origin (an Origin that is
+  // not this viewer's own address) is refused whatever its content type.
+  app.use('/api/*', async (context, next) => {
+    if (context.req.method === 'GET' || context.req.method === 'HEAD') return next();
+    const origin = context.req.header('origin');
+    if (origin !== undefined && origin !== 'null') {
+      let host: string;
+      try {
+        host = new URL(origin).host.toLowerCase();
+      } catch {
+        host = '';
+      }
+      if (host !== (context.req.header('host') ?? '').toLowerCase()) return context.json({ error: 'forbidden_origin', message: 'changes are accepted only from the viewer\'s own pages' }, 403);
+    }
+    return next();
+  });
   app.use('/api/*', bodyLimit({ maxSize: 64 * 1024, onError: (context) => context.json({ error: 'payload_too_large', message: 'the body exceeds 64 KiB' }, 413) }));
 
   const scoresNow = async () => {
@@ -217,7 +243,9 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
     return context.json({
       study: studyDir,
       name: path.basename(studyDir),
-      writable: options.token !== null,
+      writable: options.token !== null && readOnlyNotebook === undefined,
+      // Why changes are refused, when they are.
+      readOnly: readOnlyNotebook ?? (options.token === null ? 'This viewer is read-only: it was started without a token, so every change is refused.' : null),
       activeVersion: (await getRegistryVersion(db, 'active'))?.id ?? null,
       runInProgress: await loadRunInProgress(db, studyDir, options.now),
       signals: options.loadSignals !== undefined,
@@ -322,6 +350,10 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
       return context.json({ error: 'unauthorized', message: 'the viewer\'s bearer token is missing or wrong (send Authorization: Bearer <token>, the value of the variable kloop view was started with)' }, 401);
     }
     if (error instanceof HTTPException) return context.json({ error: 'refused', message: error.message }, error.status);
+    // The notebook turned out not to be writable (its file or folder lost write permission while the viewer ran).
+    if (String((error as { code?: unknown }).code ?? '').startsWith('SQLITE_READONLY')) {
+      return context.json({ error: 'read_only', message: `the study's notebook cannot be written (${String((error as { code?: unknown }).code)}): nothing was recorded` }, 403);
+    }
     return context.json({ error: 'internal', message: `the viewer failed: ${error.message}` }, 500);
   });
 

@@ -4,9 +4,13 @@
  * did it. The runtime (`kloop build`) uses it at once; the next `kloop run`
  * continues from it. Refused (exit 3) while a run holds the study.
  */
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import { InputError } from '../../errors.ts';
+import { databaseExists, studyDatabaseLocation } from '../../storage/database.ts';
 import { STUDY_BUSY_EXIT_CODE } from '../../storage/lease.ts';
 import { activateVersionExclusive, checkActor } from '../../storage/activation.ts';
+import { loadStudyConfig } from '../../study/config.ts';
 import { print, printJson, progress } from '../output.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
 import { openStudy } from './study-session.ts';
@@ -34,6 +38,11 @@ export function registerActivateCommand(program: Command): void {
     .addHelpText('after', '\nExit codes: 0 activated (or already active), 2 bad input (no such version, no --by), 3 a run holds the study.\nExample: kloop activate examples/intent 3 --by ana --note "v4 broke the booking anchors in production"')
     .action(async (studyDir: string, reference: string, options: ActivateOptions) => {
       const by = checkActor(options.by ?? '');
+      // A study that never ran has no version to activate: say so, and create no notebook.
+      if (existsSync(studyDir)) {
+        const file = studyDatabaseLocation(loadStudyConfig(studyDir).dir);
+        if (!(await databaseExists(file))) throw new InputError('this study has no database yet, so no version to activate: run `kloop run` first', { file });
+      }
       const session = await openStudy(studyDir, { quiet: true });
       try {
         const { study, db } = session;

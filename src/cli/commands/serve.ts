@@ -10,6 +10,7 @@ import { InputError } from '../../errors.ts';
 import { DEFAULT_SERVE_PORT, DEFAULT_TOKEN_ENV, resolveServeToken, startSignalServer } from '../../signals/server.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../../signals/signals-config.ts';
 import { loadStudyConfig } from '../../study/config.ts';
+import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';
 import { openSignalDatabase } from './signals.ts';
 
@@ -52,6 +53,8 @@ export function registerServeCommand(program: Command): void {
           maxBodyBytes: settings.endpoint.maxBodyBytes,
           ratePerSecond: settings.endpoint.ratePerSecond,
           burst: settings.endpoint.burst,
+        }).catch((error: unknown) => {
+          throw listenFailure(error, options.host, options.port);
         });
         if (!LOOPBACK.has(options.host)) {
           progress(`kloop: WARNING: listening on ${options.host}, beyond this machine; the endpoint speaks plain HTTP: put a TLS proxy in front`, quiet);

@@ -15,8 +15,10 @@ import type { StudyDatabase } from '../../storage/database.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import { loadStudyConfig } from '../../study/config.ts';
+import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
+import { isStudyWritable } from './study-session.ts';
 
 /** The default environment variable holding the viewer's bearer token. */
 export const DEFAULT_VIEW_TOKEN_ENV = 'KLOOP_VIEW_TOKEN';
@@ -55,6 +57,8 @@ async function openViewerDatabase(studyDir: string): Promise<{ db: StudyDatabase
   }
   const file = studyDatabasePath(studyDir);
   const created = !existsSync(file);
+  // A study this process may not write (another user's, read-only media): read it, and refuse every change up front.
+  if (!created && !isStudyWritable(studyDir)) return { db: await openDatabase(file, { readonly: true }), writable: false, created };
   if (created) {
     try {
       mkdirSync(path.dirname(file), { recursive: true });
@@ -87,7 +91,11 @@ export function registerViewCommand(program: Command): void {
     .option('--git', 'commit activations to the git notebook (as notebook.git: true in kloop.yaml)')
     .option('--quiet', 'no progress lines on stderr')
     .option('--json', 'print one JSON line on stdout once the viewer listens: url, port, study, writable')
-    .addHelpText('after', `\nExamples:\n  kloop view examples/intent\n  KLOOP_VIEW_TOKEN=$(openssl rand -hex 16) kloop view examples/intent --port 8800`)
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 stopped by Ctrl-C or SIGTERM; 1 the notebook cannot be read; 2 bad input: no study there, a bad --port or one in use, a --host not of this machine, a token too short or unset.' +
+        `\nExamples:\n  kloop view examples/intent\n  KLOOP_VIEW_TOKEN=$(openssl rand -hex 16) kloop view examples/intent --port 8800`,
+    )
     .action(async (studyDir: string, options: ViewOptions, command: Command) => {
       const { startViewServer } = await import('../../view/view-server.ts');
       const { resolveServeToken } = await import('../../signals/server.ts');
@@ -101,11 +109,13 @@ export function registerViewCommand(program: Command): void {
       if (created) progress(`kloop: ${config.dir} has not run yet: the viewer shows the first \`kloop run\` as it goes`, quiet);
       const mirror = gitNotebookEnabled(config, options.git);
       try {
-        if (token !== null && !writable) progress(`kloop: WARNING: ${studyDatabasePath(config.dir)} is not writable: activation and review decisions will fail`, quiet);
+        const readOnlyNotebook = writable ? undefined : `the study's notebook ${studyDatabasePath(config.dir)} is not writable by this viewer: activation and review decisions cannot be recorded (run kloop view as a user who may write the study)`;
+        if (!writable) progress(`kloop: ${readOnlyNotebook}`, quiet);
         const server = await startViewServer({
           db,
           studyDir: config.dir,
           token,
+          ...(readOnlyNotebook !== undefined ? { readOnlyNotebook } : {}),
           port: options.port,
           hostname: options.host,
           corpusPolicy: { graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions, maxShadowExposures: config.corpusPolicy.maxShadowExposures, rotateSlice: config.corpusPolicy.rotateSlice },
@@ -119,11 +129,13 @@ export function registerViewCommand(program: Command): void {
                 },
               }
             : {}),
+        }).catch((error: unknown) => {
+          throw listenFailure(error, options.host, options.port);
         });
         if (!LOOPBACK.has(options.host)) progress(`kloop: WARNING: listening on ${options.host}, beyond this machine; the viewer speaks plain HTTP: put a TLS proxy in front`, quiet);
-        const mode = token === null ? `read-only (set ${options.tokenEnv} to allow rollback and review decisions)` : `changes need the bearer token from ${options.tokenEnv}`;
+        const mode = !writable ? 'read-only (the notebook is not writable)' : token === null ? `read-only (set ${options.tokenEnv} to allow rollback and review decisions)` : `changes need the bearer token from ${options.tokenEnv}`;
         progress(`kloop: viewer for ${config.dir} at ${server.url}/ — ${mode}; Ctrl-C to stop`, quiet);
-        if ((options as { json?: boolean }).json === true) process.stdout.write(`${JSON.stringify({ url: `${server.url}/`, port: Number(new URL(server.url).port), study: config.dir, writable: token !== null })}\n`);
+        if ((options as { json?: boolean }).json === true) process.stdout.write(`${JSON.stringify({ url: `${server.url}/`, port: Number(new URL(server.url).port), study: config.dir, writable: token !== null && writable })}\n`);
         await new Promise<void>((resolve) => {
           const stop = (): void => {
             process.off('SIGINT', stop);

@@ -12,7 +12,7 @@
   const REPORT = window.KLOOP_REPORT || null;
   const main = document.getElementById('main');
   const status = document.getElementById('status');
-  const state = { renders: 0, changes: 0, rendering: false, dirty: false, notice: null, live: false, study: null };
+  const state = { renders: 0, changes: 0, rendering: false, dirty: false, notice: null, live: false, study: null, missedChange: false };
   window.kloopState = state;
 
   function storage(name, value) {
@@ -64,10 +64,17 @@
     document.getElementById('decision-token').value = storage('kloop-token');
     const writable = state.study ? state.study.writable : true;
     document.getElementById('decision-token-label').hidden = !writable;
-    if (!writable) document.getElementById('decision-error').textContent = 'This viewer is read-only: it was started without a token, so the change will be refused.';
+    if (!writable) document.getElementById('decision-error').textContent = (state.study && state.study.readOnly) || 'This viewer is read-only: the change will be refused.';
     dialog.showModal();
     document.getElementById('decision-by').focus();
   }
+  // A change heard while the dialog was open (not drawn under it): draw it once the dialog closes.
+  dialog.addEventListener('close', () => {
+    if (!state.missedChange) return;
+    state.missedChange = false;
+    void refreshStatus();
+    void render();
+  });
   document.getElementById('decision-cancel').addEventListener('click', (event) => {
     event.preventDefault();
     pending = null;
@@ -94,7 +101,9 @@
       // Shown on this page until the user navigates away (live redraws keep it).
       state.notice = { hash: window.location.hash, text: pending.done(result) };
       pending = null;
+      state.missedChange = false; // drawn again below, header included
       dialog.close();
+      void refreshStatus();
       await render();
     } catch (failure) {
       error.textContent = failure.message;
@@ -180,7 +189,7 @@
         h('span', { class: 'pill' }, study.activeVersion === null ? 'no run yet' : `active v${study.activeVersion}`),
         study.runInProgress ? h('span', { class: 'pill running', 'data-testid': 'run-in-progress' }, `run ${study.runInProgress.run ?? ''} in progress (pid ${study.runInProgress.pid})`) : null,
         h('span', { class: 'pill' + (state.live ? ' live' : ''), title: state.live ? 'updates as the notebook changes' : 'not connected' }, state.live ? 'live' : 'offline'),
-        h('span', { class: 'pill', title: study.writable ? 'changes need the token kloop view was started with' : 'started without a token' }, study.writable ? 'changes need the token' : 'read-only'),
+        h('span', { class: 'pill', title: study.writable ? 'changes need the token kloop view was started with' : study.readOnly || 'read-only' }, study.writable ? 'changes need the token' : 'read-only'),
         ].filter(Boolean),
       );
     } catch (error) {
@@ -200,7 +209,10 @@
     });
     source.addEventListener('change', () => {
       state.changes += 1;
-      if (dialog.open) return; // do not redraw under an open dialog; the next change or action does
+      if (dialog.open) {
+        state.missedChange = true; // do not redraw under an open dialog: done when it closes
+        return;
+      }
       void refreshStatus();
       void render();
     });

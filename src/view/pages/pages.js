@@ -267,9 +267,14 @@
     const b = Number(query.get('b')) || (data.activeVersion !== null && data.activeVersion !== a ? data.activeVersion : ids[ids.length - 1]);
     root.append(h('h1', {}, 'Versions'));
     if (ctx.notice) root.append(ctx.notice);
+    if (ids.length === 0) {
+      root.append(card(null, h('p', { class: 'muted', 'data-testid': 'no-versions' }, 'No version yet: the first `kloop run` stores the seed artifact as version 1, and each accepted candidate as the next. This page follows it as it goes.')));
+      ctx.mount(root);
+      return;
+    }
     root.append(
       card(
-        `${data.versions.length} versions · version ${data.activeVersion ?? '—'} active`,
+        `${data.versions.length} version${data.versions.length === 1 ? '' : 's'} · version ${data.activeVersion ?? '—'} active`,
         h(
           'div',
           { class: 'table-scroll' },

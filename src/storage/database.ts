@@ -16,7 +16,6 @@ import { accessSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import lockfile from 'proper-lockfile';
 import { CompiledQuery, Kysely, Migrator, SqliteAdapter, SqliteDialect, SqliteDriver, sql } from 'kysely';
 import type { DatabaseConnection, DialectAdapter, Driver, Migration, MigrationProvider, SqliteDialectConfig, TransactionSettings } from 'kysely';
 import { StorageError } from '../errors.ts';
@@ -309,6 +308,8 @@ async function withMigrationLock<T>(file: string, work: () => Promise<T>): Promi
   if (file === ':memory:') return work();
   let release: () => Promise<void>;
   try {
+    // Loaded here, by the commands that open a database for writing: it costs some 15 ms, and patches fs on load (graceful-fs).
+    const { default: lockfile } = await import('proper-lockfile');
     release = await lockfile.lock(file, {
       lockfilePath: `${file}.migrate.lock`,
       realpath: false, // the database file may not exist yet

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import hypergeometricCdf from '@stdlib/stats-base-dists-hypergeometric-cdf';
+import { hypergeometricCdf } from './distributions.ts';
 import { type Alternative, resolveAlternative } from './alternative.ts';
 
 /** The result of {@link fisherExactTest}. */

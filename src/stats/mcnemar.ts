@@ -41,7 +41,7 @@
  *
  * @module
  */
-import binomialCdf from '@stdlib/stats-base-dists-binomial-cdf';
+import { binomialCdf } from './distributions.ts';
 import { type Alternative, resolveAlternative } from './alternative.ts';
 
 /** One paired 0/1 outcome: 1 or `true` is right (a success), 0 or `false` wrong. */

@@ -1,7 +1,7 @@
 /**
  * Opening the study database: SQLite in `<study>/.kloop/kloop.db` (WAL,
  * busy timeout, the embedded default) or PostgreSQL (a `postgres://` URL:
- * src/storage/postgres.ts), both behind Kysely: the same queries and the same
+ * src/storage/postgres.ts, loaded with its driver only for such a URL), both behind Kysely: the same queries and the same
  * migrations run on both (src/storage/migrations.ts), and the storage test
  * suite (src/storage/storage-contract.test.ts) holds every backend to the
  * same behaviour.
@@ -16,7 +16,6 @@ import { accessSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import lockfile from 'proper-lockfile';
 import { CompiledQuery, Kysely, Migrator, SqliteAdapter, SqliteDialect, SqliteDriver, sql } from 'kysely';
 import type { DatabaseConnection, DialectAdapter, Driver, Migration, MigrationProvider, SqliteDialectConfig, TransactionSettings } from 'kysely';
 import { StorageError } from '../errors.ts';
@@ -25,7 +24,7 @@ import { StudyBusyError } from './lease.ts';
 import type { StorageBackendName, StorageTarget } from './location.ts';
 import { describeTarget, isPostgresUrl, parseStorageTarget, sqliteStudyFile, studyStorage } from './location.ts';
 import { MIGRATIONS } from './migrations.ts';
-import { ensureSchema, isPostgresDatabase, openPostgresKysely, postgresNotebookExists } from './postgres.ts';
+import { isPostgresDatabase } from './is-postgres-database.ts';
 import type { KloopDatabase } from './schema.ts';
 
 export type StudyDatabase = Kysely<KloopDatabase>;
@@ -57,7 +56,8 @@ export function backendOf(db: StudyDatabase | Kysely<any>): StorageBackendName {
  */
 export async function databaseExists(location: string): Promise<boolean> {
   const target = parseStorageTarget(location);
-  return target.kind === 'sqlite' ? target.file === ':memory:' || existsSync(target.file) : postgresNotebookExists(target);
+  if (target.kind === 'sqlite') return target.file === ':memory:' || existsSync(target.file);
+  return (await import('./postgres.ts')).postgresNotebookExists(target);
 }
 
 /** How a location is named in messages (a PostgreSQL URL without its password). */
@@ -266,6 +266,8 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
  * @throws StorageError naming the URL (without its password) when the server cannot be reached or the schema cannot be migrated
  */
 async function openPostgresDatabase(target: Extract<StorageTarget, { kind: 'postgres' }>, options: OpenDatabaseOptions): Promise<StudyDatabase> {
+  // The PostgreSQL driver (pg) loads only for a notebook kept there.
+  const { ensureSchema, openPostgresKysely } = await import('./postgres.ts');
   const db = await openPostgresKysely(target, { readonly: options.readonly === true, busyTimeoutMs: options.busyTimeoutMs ?? 10_000 });
   if (options.readonly === true) return db;
   const started = Date.now();
@@ -306,6 +308,8 @@ async function withMigrationLock<T>(file: string, work: () => Promise<T>): Promi
   if (file === ':memory:') return work();
   let release: () => Promise<void>;
   try {
+    // Loaded here, by the commands that open a database for writing: it costs some 15 ms, and patches fs on load (graceful-fs).
+    const { default: lockfile } = await import('proper-lockfile');
     release = await lockfile.lock(file, {
       lockfilePath: `${file}.migrate.lock`,
       realpath: false, // the database file may not exist yet

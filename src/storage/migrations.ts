@@ -4,7 +4,7 @@
  */
 import type { ColumnDataType, ColumnDefinitionBuilder, Expression, Kysely, Migration } from 'kysely';
 import { sql } from 'kysely';
-import { isPostgresDatabase } from './postgres.ts';
+import { isPostgresDatabase } from './is-postgres-database.ts';
 
 /** A column type: a name or an SQL expression. */
 type DataTypeExpression = ColumnDataType | Expression<unknown>;

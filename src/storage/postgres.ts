@@ -27,7 +27,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
-import { CompiledQuery, Kysely, PostgresDialect, PostgresDriver, PostgresIntrospector, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, PostgresDriver, sql } from 'kysely';
 import type { KloopDatabase } from './schema.ts';
 import type { StorageTarget } from './location.ts';
 import { StorageError } from '../errors.ts';
@@ -170,10 +170,7 @@ export async function ensureSchema(db: Kysely<KloopDatabase>, schema: string): P
   await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
 }
 
-/** True when `db` is a PostgreSQL database (or a transaction on one). */
-export function isPostgresDatabase(db: Kysely<KloopDatabase> | Kysely<any>): boolean {
-  return db.introspection instanceof PostgresIntrospector;
-}
+export { isPostgresDatabase } from './is-postgres-database.ts';
 
 /** True when the schema of the target holds a kloop notebook (its migration table). */
 export async function postgresNotebookExists(target: PostgresTarget): Promise<boolean> {

@@ -7,9 +7,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Example, PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
-import { readCandidateRecords } from '../corpus/admission.ts';
 import { admitFileRecords, findStudyLeaks, memberLocations, partitionLeakError } from '../corpus/file-admission.ts';
-import { readCorpusFile } from '../corpus/importers/public-format.ts';
+import { readLocatedCorpusFile } from '../corpus/importers/public-format.ts';
 import type { CorpusMember, FileExample } from '../corpus/lifecycle.ts';
 import type { FileAdmission, PartitionLeak } from '../corpus/file-admission.ts';
 import { planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
@@ -155,7 +154,8 @@ export function loadCorpusFiles(config: StudyConfig, format: ExampleFormat = com
     throw new InputError(`no corpus file matches ${config.corpus.join(', ')}`, { file: config.configPath, field: 'corpus' });
   }
   for (const file of config.corpusFiles) {
-    const result = readCorpusFile(file, format);
+    // One parse gives the examples and the line of each (messages name a record by file:line).
+    const result = readLocatedCorpusFile(file, format);
     if (!result.ok) {
       const first = result.errors[0]!;
       const more = result.errors.length > 1 ? ` (and ${result.errors.length - 1} more errors)` : '';
@@ -165,18 +165,14 @@ export function loadCorpusFiles(config: StudyConfig, format: ExampleFormat = com
         ...(first.field !== undefined ? { field: first.field } : {}),
       });
     }
-    // Line numbers, for messages that name a record by file:line.
-    const candidates = readCandidateRecords(file, format);
-    const lineOf = new Map<string, number>();
-    if (candidates.ok) for (const record of candidates.records) if (record.id !== undefined && record.line !== undefined && !lineOf.has(record.id)) lineOf.set(record.id, record.line);
-    for (const example of result.examples) {
+    result.examples.forEach((example, index) => {
       const earlier = seen.get(example.id);
       if (earlier !== undefined) throw new InputError(`duplicate example id "${example.id}" (also in ${earlier})`, { file, field: 'id' });
       seen.set(example.id, file);
       const relative = path.relative(config.dir, file);
-      const line = lineOf.get(example.id);
+      const line = result.lines[index];
       examples.push({ example, file: relative.startsWith('..') || path.isAbsolute(relative) ? file : relative, ...(line !== undefined ? { line } : {}) });
-    }
+    });
   }
   if (examples.length === 0) {
     const files = config.corpusFiles.map((file) => path.relative(config.dir, file)).join(', ');

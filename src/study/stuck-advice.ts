@@ -8,7 +8,7 @@
  * refused candidate was tested on (see {@link requiredExamples} for the
  * method). For `specialization`, the shadow partition's size and exposure.
  */
-import studentTCdf from '@stdlib/stats-base-dists-t-cdf';
+import { studentTCdf } from '../stats/distributions.ts';
 import { mcnemarExactTestFromCounts } from '../stats/mcnemar.ts';
 import type { CorpusPolicy } from '../corpus/lifecycle.ts';
 import { MIN_SHADOW_EXAMPLES } from '../corpus/lifecycle.ts';

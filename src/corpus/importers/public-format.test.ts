@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { corpusFormatOf, formatFieldPath, importPublicFormat, parsePublicFormat, readCorpusFile } from './public-format.ts';
+import { readCandidateRecords } from '../admission.ts';
+import { corpusFormatOf, formatFieldPath, importPublicFormat, parsePublicFormat, readCorpusFile, readLocatedCorpusFile } from './public-format.ts';
 
 const folder = mkdtempSync(path.join(tmpdir(), 'kloop-public-format-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -64,6 +65,51 @@ describe('readCorpusFile: valid files', () => {
 
   it('formats field paths with dots and indices', () => {
     expect(formatFieldPath(['expected', 'entities', 0, 'role'])).toBe('expected.entities[0].role');
+  });
+});
+
+describe('readLocatedCorpusFile: the line each record starts on, from the same parse', () => {
+  const linesOf = (file: string): Array<number | undefined> => {
+    const result = readLocatedCorpusFile(file);
+    expect(result.ok).toBe(true);
+    return result.ok ? result.lines : [];
+  };
+  /** The lines readCandidateRecords (the located parse, record by record) gives the same records. */
+  const candidateLines = (file: string): Array<number | undefined> => {
+    const read = readCandidateRecords(file);
+    return read.ok ? read.records.map((candidate) => candidate.line) : [];
+  };
+  const item = (id: string): string => `id: ${id}\n  goal: A bakery sells cakes online.\n  expected: { appType: ecommerce }\n  partition: shadow`;
+
+  it('gives the line of each YAML list item (first key, or a flow bracket), as the located parse does', () => {
+    const files = [
+      write('lines-wrapped.yaml', VALID_YAML),
+      write('lines-next-line.yaml', `# corpus\n-\n  ${item('a')}\n\n-\n  # a comment\n  ${item('b')}\n`),
+      write('lines-props.yaml', `---\n- &first\n  ${item('a')}\n- !!map { id: b, goal: A bakery sells cakes., expected: { appType: ecommerce }, partition: shadow }\n- &key ${item('c')}\n`),
+      write('lines-crlf.yaml', `\uFEFF- ${item('a')}\n- ${item('b')}\n`.replace(/\n/g, '\r\n')),
+      write('lines.json', `[\n  ${record()},\n\n  ${record({ id: 'crm-2' })}]\n`),
+      write('lines-wrapped.json', `{"examples": [${record()},\n${record({ id: 'crm-2' })}]}`),
+    ];
+    expect(linesOf(files[0]!)).toEqual([2, 12]);
+    expect(linesOf(files[1]!)).toEqual([3, 10]);
+    expect(linesOf(files[2]!)).toEqual([3, 7, 8]);
+    for (const file of files) expect(linesOf(file)).toEqual(candidateLines(file));
+  });
+
+  it('gives the line of each JSON Lines record, blank lines counted', () => {
+    const file = write('lines.jsonl', `\n${record()}\n\n  \n${record({ id: 'crm-2' })}\r\n`);
+    expect(linesOf(file)).toEqual([2, 5]);
+    expect(linesOf(file)).toEqual(candidateLines(file));
+  });
+
+  it('gives no line for an empty file (read by the located parser)', () => {
+    expect(readLocatedCorpusFile(write('lines-empty.yaml', '# nothing yet\n'))).toEqual({ ok: true, examples: [], lines: [] });
+  });
+
+  it('returns the examples readCorpusFile returns', () => {
+    const file = write('lines-same.yaml', VALID_YAML);
+    const located = readLocatedCorpusFile(file);
+    expect(located.ok && located.examples).toEqual((readCorpusFile(file) as { examples: unknown }).examples);
   });
 });
 

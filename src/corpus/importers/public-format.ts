@@ -22,7 +22,7 @@
  * ```
  */
 import { readFileSync, statSync } from 'node:fs';
-import { CORE_SCHEMA, load as loadYamlFast } from 'js-yaml';
+import { CORE_SCHEMA, EVENT_ID, constructFromEvents, parseEvents, type Event as YamlEvent } from 'js-yaml';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import type { Example } from '../example.ts';
@@ -44,6 +44,9 @@ export interface CorpusFileError {
 
 /** The examples of a file, or every problem found in it. */
 export type CorpusFileResult = { ok: true; examples: Example[] } | { ok: false; errors: CorpusFileError[] };
+
+/** {@link CorpusFileResult} with the 1-based line each example's record starts on (`lines[i]` for `examples[i]`). */
+export type LocatedCorpusFileResult = { ok: true; examples: Example[]; lines: Array<number | undefined> } | { ok: false; errors: CorpusFileError[] };
 
 type PathSegment = string | number;
 
@@ -156,9 +159,10 @@ function largestField(source: string): string | undefined {
   }
 }
 
-function parseJsonLines(text: string, file: string, format: ExampleFormat): CorpusFileResult {
+function parseJsonLines(text: string, file: string, format: ExampleFormat): LocatedCorpusFileResult {
   const errors: CorpusFileError[] = [];
   const examples: Example[] = [];
+  const lines: number[] = [];
   const firstLineOfId = new Map<string, number>();
   text.split('\n').forEach((raw, index) => {
     const line = index + 1;
@@ -192,9 +196,12 @@ function parseJsonLines(text: string, file: string, format: ExampleFormat): Corp
       if (first !== undefined) errors.push({ file, line, field: 'id', message: `duplicate id "${id}" (first on line ${first})` });
       else firstLineOfId.set(id, line);
     }
-    if (example !== undefined) examples.push(example);
+    if (example !== undefined) {
+      examples.push(example);
+      lines.push(line);
+    }
   });
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, examples };
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, examples, lines };
 }
 
 /** Line of the deepest node along `path` (the key's line for a mapping entry). */
@@ -220,6 +227,12 @@ function lineOfPath(document: Document, lineCounter: LineCounter, path: readonly
   return line;
 }
 
+/** The examples of a corpus file, with the offset in its text where each record starts (in example order). */
+interface ExamplesAt {
+  examples: Example[];
+  starts: number[];
+}
+
 /**
  * The examples of a YAML corpus file that has no problem at all, read with
  * js-yaml (YAML 1.2 core schema, duplicate keys refused, as in
@@ -227,15 +240,25 @@ function lineOfPath(document: Document, lineCounter: LineCounter, path: readonly
  * document, which a study's every command pays for on start. Undefined at
  * the first problem of any kind: {@link parseYaml} then reads the file again
  * and names each problem's line and field.
+ *
+ * The parse is js-yaml's `load` in its two steps (events, then values), so
+ * the events also give where each record starts: the offset of its first
+ * character (a mapping's first key, a flow collection's bracket), where the
+ * located document's node starts too.
  */
-function parseValidYaml(text: string, format: ExampleFormat): Example[] | undefined {
-  let root: unknown;
+function parseValidYaml(text: string, format: ExampleFormat): ExamplesAt | undefined {
+  let events: YamlEvent[];
+  let documents: unknown[];
   try {
-    root = loadYamlFast(text, { schema: CORE_SCHEMA });
+    events = parseEvents(text, {});
+    documents = constructFromEvents(events, { source: text, schema: CORE_SCHEMA });
   } catch {
     return undefined;
   }
-  if (root === null || root === undefined) return [];
+  // js-yaml's load: exactly one document (none, or several, is an error).
+  if (documents.length !== 1) return undefined;
+  const root = documents[0];
+  if (root === null || root === undefined) return { examples: [], starts: [] };
   let values: unknown = root;
   if (!Array.isArray(root)) {
     if (typeof root !== 'object' || Object.keys(root).length !== 1 || !Array.isArray((root as { examples?: unknown }).examples)) return undefined;
@@ -249,12 +272,51 @@ function parseValidYaml(text: string, format: ExampleFormat): Example[] | undefi
     ids.add(parsed.example.id);
     examples.push(parsed.example);
   }
-  return examples;
+  const starts = recordStarts(events, !Array.isArray(root));
+  return starts.length === examples.length ? { examples, starts } : undefined;
 }
 
-function parseYaml(text: string, file: string, format: ExampleFormat): CorpusFileResult {
+/**
+ * Where each item of the list of records starts, from js-yaml's events: the
+ * items of the document's root sequence, or (`wrapped`) of the sequence under
+ * its one key `examples`.
+ */
+function recordStarts(events: readonly YamlEvent[], wrapped: boolean): number[] {
+  const starts: number[] = [];
+  // Depth of the list's items: document 1, root collection 2, (examples' sequence 3).
+  const itemDepth = wrapped ? 4 : 3;
+  let depth = 0;
+  for (const event of events) {
+    if (event.type === EVENT_ID.POP) {
+      depth -= 1;
+      continue;
+    }
+    if (depth + 1 === itemDepth) {
+      if (event.type === EVENT_ID.SEQUENCE || event.type === EVENT_ID.MAPPING) starts.push(event.start);
+      else if (event.type === EVENT_ID.SCALAR) starts.push(event.valueStart);
+      else if (event.type === EVENT_ID.ALIAS) starts.push(event.anchorStart);
+    }
+    if (event.type === EVENT_ID.DOCUMENT || event.type === EVENT_ID.SEQUENCE || event.type === EVENT_ID.MAPPING) depth += 1;
+  }
+  return starts;
+}
+
+/** 1-based line of each offset of `text` (offsets in increasing order). */
+function linesAt(text: string, offsets: readonly number[]): number[] {
+  let line = 1;
+  let newline = text.indexOf('\n');
+  return offsets.map((offset) => {
+    while (newline !== -1 && newline < offset) {
+      line += 1;
+      newline = text.indexOf('\n', newline + 1);
+    }
+    return line;
+  });
+}
+
+function parseYaml(text: string, file: string, format: ExampleFormat): LocatedCorpusFileResult {
   const valid = parseValidYaml(text, format);
-  if (valid !== undefined) return { ok: true, examples: valid };
+  if (valid !== undefined) return { ok: true, examples: valid.examples, lines: linesAt(text, valid.starts) };
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0) {
@@ -268,7 +330,7 @@ function parseYaml(text: string, file: string, format: ExampleFormat): CorpusFil
     };
   }
   const root = document.contents;
-  if (root === null) return { ok: true, examples: [] };
+  if (root === null) return { ok: true, examples: [], lines: [] };
   let prefix: PathSegment[] = [];
   const errors: CorpusFileError[] = [];
   if (isMap(root)) {
@@ -289,6 +351,7 @@ function parseYaml(text: string, file: string, format: ExampleFormat): CorpusFil
 
   const values = (prefix.length === 0 ? document.toJS() : (document.toJS() as { examples: unknown }).examples) as unknown[];
   const examples: Example[] = [];
+  const lines: Array<number | undefined> = [];
   const firstLineOfId = new Map<string, number | undefined>();
   values.forEach((value, index) => {
     const recordPath = [...prefix, index];
@@ -309,23 +372,25 @@ function parseYaml(text: string, file: string, format: ExampleFormat): CorpusFil
         errors.push({ file, ...withLine(line), field: 'id', message: `duplicate id "${id}"${first === undefined ? '' : ` (first on line ${first})`}` });
       } else firstLineOfId.set(id, line);
     }
-    if (example !== undefined) examples.push(example);
+    if (example !== undefined) {
+      examples.push(example);
+      lines.push(lineOfPath(document, lineCounter, recordPath));
+    }
   });
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, examples };
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, examples, lines };
 }
 
 function withLine(line: number | undefined): { line?: number } {
   return line === undefined ? {} : { line };
 }
 
-/**
- * Parses the content of a corpus file. `file` is only used in error reports.
- * A string is taken as already decoded; bytes are decoded as strict UTF-8.
- *
- * @param records how a record is read (the study task's schemas and input
- *   field); default the intent format (`goal` records)
- */
-export function parsePublicFormat(content: string | Uint8Array, format: PublicFormat, file: string, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): CorpusFileResult {
+/** The result without the lines (the shape of {@link CorpusFileResult}). */
+function withoutLines(result: LocatedCorpusFileResult): CorpusFileResult {
+  return result.ok ? { ok: true, examples: result.examples } : result;
+}
+
+/** {@link parsePublicFormat}, with the line each record starts on. */
+function parseLocated(content: string | Uint8Array, format: PublicFormat, file: string, records: ExampleFormat): LocatedCorpusFileResult {
   let text: string;
   if (typeof content === 'string') text = content.replace(/^\uFEFF/, '');
   else {
@@ -336,8 +401,19 @@ export function parsePublicFormat(content: string | Uint8Array, format: PublicFo
   return format === 'jsonl' ? parseJsonLines(text, file, records) : parseYaml(text, file, records);
 }
 
-/** Reads a corpus file in the given syntax (records read by `records`, default the intent format). A file that cannot be read is reported as an error. */
-export function importPublicFormat(path: string, format: PublicFormat, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): CorpusFileResult {
+/**
+ * Parses the content of a corpus file. `file` is only used in error reports.
+ * A string is taken as already decoded; bytes are decoded as strict UTF-8.
+ *
+ * @param records how a record is read (the study task's schemas and input
+ *   field); default the intent format (`goal` records)
+ */
+export function parsePublicFormat(content: string | Uint8Array, format: PublicFormat, file: string, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): CorpusFileResult {
+  return withoutLines(parseLocated(content, format, file, records));
+}
+
+/** {@link importPublicFormat}, with the line each record starts on. */
+function importLocated(path: string, format: PublicFormat, records: ExampleFormat): LocatedCorpusFileResult {
   let bytes: Uint8Array;
   try {
     const size = statSync(path).size;
@@ -349,7 +425,12 @@ export function importPublicFormat(path: string, format: PublicFormat, records: 
     const code = (error as NodeJS.ErrnoException).code;
     return { ok: false, errors: [{ file: path, message: code === 'ENOENT' ? `${path} does not exist` : `cannot read ${path}: ${(error as Error).message}` }] };
   }
-  return parsePublicFormat(bytes, format, path, records);
+  return parseLocated(bytes, format, path, records);
+}
+
+/** Reads a corpus file in the given syntax (records read by `records`, default the intent format). A file that cannot be read is reported as an error. */
+export function importPublicFormat(path: string, format: PublicFormat, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): CorpusFileResult {
+  return withoutLines(importLocated(path, format, records));
 }
 
 /** The syntax of a corpus file from its extension: `.jsonl` → jsonl; `.yaml`, `.yml`, `.json` → yaml. */
@@ -362,9 +443,21 @@ export function corpusFormatOf(path: string): PublicFormat | undefined {
 
 /** Reads a corpus file, choosing the syntax by extension (`.yaml`, `.yml`, `.jsonl`, `.json`); records are read by `records` (default the intent format). */
 export function readCorpusFile(path: string, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): CorpusFileResult {
+  return withoutLines(readLocatedCorpusFile(path, records));
+}
+
+/**
+ * {@link readCorpusFile}, with the 1-based line each example's record starts
+ * on (`lines[i]` for `examples[i]`), from the same single parse: the line of
+ * a JSON Lines record, the line of a YAML list item (where its first key, or
+ * its opening bracket, is), as `readCandidateRecords` in
+ * `src/corpus/admission.ts` gives them. The study loader names records by
+ * `file:line` with them.
+ */
+export function readLocatedCorpusFile(path: string, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): LocatedCorpusFileResult {
   const format = corpusFormatOf(path);
   if (format === undefined) {
     return { ok: false, errors: [{ file: path, message: `${path}: unknown corpus file extension (use .yaml, .yml, .jsonl or .json)` }] };
   }
-  return importPublicFormat(path, format, records);
+  return importLocated(path, format, records);
 }

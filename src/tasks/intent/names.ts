@@ -6,8 +6,7 @@
  * === `'purchase order'`. Only the last word is singularised (head noun), with
  * compromise's English inflection rules.
  */
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { loadCompromise } from './load-compromise.ts';
 
 type SingularFn = (word: string, model: unknown) => string;
 interface NlpWorld {
@@ -21,20 +20,9 @@ let irregularSingulars: Map<string, string> | undefined;
 /** The model handed to toSingular once the irregulars are looked up here: its rules only read `two.irregularPlurals`. */
 const RULES_ONLY_MODEL = { two: { irregularPlurals: {} } };
 
-/**
- * compromise's world (its lexicon and inflection rules), loaded on the first
- * call: importing compromise costs about half a second, which commands that
- * never compare entity names (`kloop status`, `kloop --help`) do not pay. It is
- * the ES module that `import 'compromise'` elsewhere loads (the same instance,
- * through Node's require of ES modules), not the package's separate CommonJS
- * bundle.
- */
+/** compromise's world (its lexicon and inflection rules), loaded on the first call (./load-compromise.ts). */
 function nlpWorld(): NlpWorld {
-  if (world === undefined) {
-    const file = fileURLToPath(import.meta.resolve('compromise'));
-    const nlp = (createRequire(import.meta.url)(file) as { default: { world(): unknown } }).default;
-    world = nlp.world() as NlpWorld;
-  }
+  world ??= loadCompromise().world() as unknown as NlpWorld;
   return world;
 }
 

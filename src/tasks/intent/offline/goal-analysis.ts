@@ -2,9 +2,10 @@
  * Generic English analysis of a goal text with compromise: sentences, words
  * with lemmas (singular nouns, infinitive verbs) and noun runs. It knows
  * nothing about business domains and does not depend on any playbook, so it is
- * computed once per goal text and cached.
+ * computed once per goal text and cached. compromise itself loads with the
+ * first analysis (../load-compromise.ts).
  */
-import nlp from 'compromise';
+import { loadCompromise } from '../load-compromise.ts';
 import { singularizeWord } from '../names.ts';
 import { nounCategory } from './noun-senses.ts';
 
@@ -79,11 +80,16 @@ interface CompromiseTerm {
 }
 
 type InfinitiveFn = (word: string, model: unknown, tense?: string) => string;
-const world = nlp.world() as unknown as {
+interface NlpWorld {
   methods: { two: { transform: { verb: { toInfinitive: InfinitiveFn } } } };
   model: unknown;
-};
-const toInfinitive = world.methods.two.transform.verb.toInfinitive;
+}
+/** compromise's world, loaded with compromise on the first analysis (../load-compromise.ts). */
+let world: NlpWorld | undefined;
+function nlpWorld(): NlpWorld {
+  world ??= loadCompromise().world() as unknown as NlpWorld;
+  return world;
+}
 
 const NOT_NOUN_TAGS = ['Pronoun', 'Date', 'Value', 'Time', 'Duration', 'Month', 'WeekDay', 'Holiday'];
 const NOT_CONTENT_TAGS = [
@@ -118,7 +124,7 @@ export function clearGoalAnalysisCache(): void {
 }
 
 function analyzeUncached(goal: string): GoalAnalysis {
-  const doc = nlp(goal);
+  const doc = loadCompromise()(goal);
   doc.compute('root');
   // `root` is honoured by compromise after compute('root') but missing from its option type.
   const jsonOptions = { terms: { normal: true, root: true, tags: true } } as Parameters<typeof doc.json>[0];
@@ -242,7 +248,8 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
   // Every form of "to be" also matches the cue word "be" ("be part of" matches "is part of").
   if (tags.has('Copula') || /^(is|are|was|were|been|being|am)$/.test(bareNormal)) keys.add('be');
   if (/[a-z]{3,}ing$/.test(lemma)) {
-    const infinitive = toInfinitive(lemma, world.model, 'Gerund');
+    const { methods, model } = nlpWorld();
+    const infinitive = methods.two.transform.verb.toInfinitive(lemma, model, 'Gerund');
     if (typeof infinitive === 'string' && infinitive.length >= 3 && infinitive !== lemma) keys.add(infinitive);
   }
   const isContent =

@@ -254,6 +254,24 @@ export function formatPlaybookError(error: PlaybookError): string {
   return `${where}${error.path ? ` ${error.path}` : ''}: ${error.message}`;
 }
 
+/** The YAML document of the playbook text read last, with its line counter (see {@link playbookDocument}). */
+let lastDocument: { text: string; doc: ReturnType<typeof parseDocument>; lineCounter: LineCounter } | undefined;
+
+/**
+ * The YAML document of a playbook text (duplicate keys are errors), with the
+ * line counter that locates its nodes. The last one is kept: loading a study
+ * reads the artifact's document twice (its schema check, {@link parsePlaybook},
+ * and its sections, {@link playbookSectionSpans}), and parses it once. Both
+ * only read the document.
+ */
+function playbookDocument(text: string): { doc: ReturnType<typeof parseDocument>; lineCounter: LineCounter } {
+  if (lastDocument?.text !== text) {
+    const lineCounter = new LineCounter();
+    lastDocument = { text, doc: parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true }), lineCounter };
+  }
+  return lastDocument;
+}
+
 /**
  * Parses and validates a playbook.
  *
@@ -265,8 +283,7 @@ export function formatPlaybookError(error: PlaybookError): string {
  * if (result.ok) console.log(result.playbook.defaultAppType); // "booking"
  */
 export function parsePlaybook(text: string, fileName?: string): PlaybookParseResult {
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const { doc, lineCounter } = playbookDocument(text);
   const base = fileName === undefined ? {} : { file: fileName };
   if (doc.errors.length > 0) {
     return {
@@ -392,7 +409,7 @@ export interface SectionSpan {
  * @returns the spans in file order, or null when the text is not a YAML mapping
  */
 export function playbookSectionSpans(text: string): SectionSpan[] | null {
-  const doc = parseDocument(text, { uniqueKeys: true });
+  const { doc } = playbookDocument(text);
   if (doc.errors.length > 0) return null;
   const contents = doc.contents;
   if (contents === null) return [];

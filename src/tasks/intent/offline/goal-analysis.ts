@@ -58,6 +58,12 @@ export interface AnalyzedWord {
   clauseBreakAfter: boolean;
   /** A comma follows the word. */
   commaAfter: boolean;
+  /**
+   * The particle of a phrasal verb ("sign *up* for", "check *in*", "take
+   * *part* in"): tagged as an adverb, so that the verb and its particle read as
+   * one predicate.
+   */
+  isParticle: boolean;
 }
 
 /** The analysis of one goal text. */
@@ -139,6 +145,7 @@ function analyzeUncached(goal: string): GoalAnalysis {
     }
   });
   retagPluralNouns(words);
+  markParticles(words);
   const nounRuns: Array<[number, number]> = [];
   let start = -1;
   words.forEach((word, index) => {
@@ -204,6 +211,29 @@ function retagPluralNouns(words: AnalyzedWord[]): void {
   });
 }
 
+/** Words the NLP library tags as verbs after a verb that are its particle ("sign up", "check in", "take part", "take place"). */
+const PARTICLES = new Set(['up', 'down', 'in', 'out', 'off', 'on', 'over', 'back', 'away', 'through', 'along', 'around', 'part', 'place']);
+
+/**
+ * Phrasal verbs: a particle the NLP library tagged as a verb right after a
+ * verb (no punctuation between) is its particle, not a second predicate
+ * ("volunteers sign up for shifts": one predicate "sign up").
+ */
+function markParticles(words: AnalyzedWord[]): void {
+  words.forEach((word, index) => {
+    const before = words[index - 1];
+    if (before === undefined || before.sentence !== word.sentence || before.commaAfter || before.clauseBreakAfter) return;
+    if (word.wordClass !== 'verb' || !PARTICLES.has(word.normal)) return;
+    if (before.wordClass !== 'verb' && !before.isParticle) return;
+    word.wordClass = 'adverb';
+    word.isParticle = true;
+    word.isContent = false;
+  });
+}
+
+/** Abbreviations that introduce examples or restatements ("e.g.", "i.e.", "etc."): never nouns. */
+const EXAMPLE_MARKERS = new Set(['eg', 'e.g', 'e.g.', 'ie', 'i.e', 'i.e.', 'etc', 'etc.', 'viz', 'viz.']);
+
 /** Joins "check" "-" "in" into one term "check-in". */
 function mergeHyphenated(terms: CompromiseTerm[]): CompromiseTerm[] {
   const merged: CompromiseTerm[] = [];
@@ -234,7 +264,9 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
   const bareNormal = normal.replace(/['’]s$/, '').replace(/['’]$/, '');
   normal = normal.replace(/’/g, "'");
   const isPossessive = tags.has('Possessive');
+  const isMarker = EXAMPLE_MARKERS.has(bareNormal);
   const isNoun =
+    !isMarker &&
     tags.has('Noun') && !NOT_NOUN_TAGS.some((tag) => tags.has(tag)) && !POSSESSIVE_DETERMINERS.has(bareNormal);
   let lemma = (term.root ?? bareNormal).toLowerCase();
   if (isNoun && (tags.has('Plural') || lemma.endsWith('s'))) lemma = singularizeLast(lemma);
@@ -246,6 +278,7 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
     if (typeof infinitive === 'string' && infinitive.length >= 3 && infinitive !== lemma) keys.add(infinitive);
   }
   const isContent =
+    !isMarker &&
     CONTENT_TAGS.some((tag) => tags.has(tag)) &&
     !NOT_CONTENT_TAGS.some((tag) => tags.has(tag)) &&
     !POSSESSIVE_DETERMINERS.has(bareNormal) &&
@@ -265,12 +298,13 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
     isContent,
     sentence,
     endsPhrase: isPossessive || /[^\s-]/.test(post),
-    wordClass: isNoun ? 'noun' : wordClassOf(tags, bareNormal),
+    wordClass: isNoun ? 'noun' : isMarker ? 'other' : wordClassOf(tags, bareNormal),
     isPossessive: isPossessive && !POSSESSIVE_DETERMINERS.has(bareNormal),
     isPlural: tags.has('Plural'),
     isAcronym,
     clauseBreakAfter: /[;:()\[\]!?.]/.test(post.replace(/\.(?=\w)/g, '')),
     commaAfter: post.includes(','),
+    isParticle: false,
   };
 }
 

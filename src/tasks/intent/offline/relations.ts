@@ -79,6 +79,20 @@ export interface RelationOptions {
    * (one to many association).
    */
   compoundRelations: boolean;
+  /**
+   * Read subtypes from the classic lexico-syntactic patterns of hyponymy
+   * (Hearst 1992, "Automatic acquisition of hyponyms from large text
+   * corpora"): "X such as Y", "X, e.g. Y" / "for example" / "for instance",
+   * "Y and other X" / "or other X", "kinds (types, sorts) of X: Y, Z". Each
+   * hyponym Y is related to X as `is_a` (source `subtype`).
+   */
+  subtypePatterns: boolean;
+  /**
+   * A personal pronoun subject ("it", "they", "he", "she") stands for the
+   * first subject of the previous sentence ("A member books courts. They pay
+   * a fee." → Member → Fee).
+   */
+  pronounSubjects: boolean;
   quantifiers: readonly CompiledQuantifier[];
 }
 
@@ -89,6 +103,9 @@ const RELATIVE = new Set(['who', 'which', 'that', 'whom', 'whose', 'where']);
 const COORDINATORS = new Set(['and', 'or']);
 const ONE_DETERMINERS = new Set(['a', 'an', 'one', 'each', 'every', 'the', 'this', 'that', 'its', 'single', 'exactly']);
 const OBJECT_WINDOW = 10;
+const PERSONAL_PRONOUNS = new Set(['it', 'they', 'he', 'she']);
+const EXAMPLE_MARKERS = new Set(['eg', 'e.g', 'e.g.']);
+const KIND_WORDS = new Set(['kind', 'type', 'sort']);
 
 /**
  * Reads the relations of one goal.
@@ -122,7 +139,13 @@ export function findRelations(
   }
   if (options.verbRelations) {
     words.forEach((word, index) => {
-      if (word.wordClass === 'verb' && !covered.has(index) && !mentionAt.has(index)) predicates.push({ start: index, end: index + 1, cue: null, lemma: word.lemma });
+      if (word.wordClass === 'verb' && !covered.has(index) && !mentionAt.has(index)) {
+        // A phrasal verb ("sign up", "check in", "take part") is one predicate with its particles.
+        let end = index + 1;
+        while (end < words.length && words[end]!.isParticle && !covered.has(end) && !mentionAt.has(end)) end += 1;
+        const lemma = [word.lemma, ...words.slice(index + 1, end).map((entry) => entry.normal)].join(' ');
+        predicates.push({ start: index, end, cue: null, lemma });
+      }
       // "is responsible for", "are available to": a copula, adjectives and a preposition read as one predicate.
       if (word.wordClass !== 'copula' || covered.has(index) || mentionAt.has(index)) return;
       let at = index + 1;
@@ -210,6 +233,8 @@ export function findRelations(
   const found: FoundRelation[] = [];
   const pairs = new Set<string>();
   const subjectsOf = new Map<number, EntityMention[]>();
+  /** The first subject group of each sentence (for pronoun subjects of the next). */
+  const firstSubjectOf = new Map<number, EntityMention[]>();
   const add = (from: EntityMention, to: EntityMention, cardinality: Cardinality | undefined, kind: RelationKind, source: string): void => {
     const fromKey = nameKey(from.name);
     const toKey = nameKey(to.name);
@@ -237,6 +262,10 @@ export function findRelations(
       const previous = predicates[predicateIndex - 1]!;
       if (!isBreakBetween(previous.start, predicate.start)) subjects = subjectsOf.get(predicateIndex - 1) ?? [];
     }
+    if (subjects.length === 0 && !isPreposition && at >= 0 && options.pronounSubjects && PERSONAL_PRONOUNS.has(words[at]!.normal)) {
+      const sentence = words[at]!.sentence;
+      subjects = firstSubjectOf.get(sentence - 1) ?? [];
+    }
     if (subjects.length === 0 && !isPreposition && at >= 0) {
       for (let index = at; index >= 0; index -= 1) {
         if (index < predicate.start - 1 && isBreakBetween(index, index + 1)) break;
@@ -250,6 +279,8 @@ export function findRelations(
     }
     subjectsOf.set(predicateIndex, subjects);
     if (subjects.length === 0) return;
+    const sentenceOfPredicate = words[predicate.start]!.sentence;
+    if (!firstSubjectOf.has(sentenceOfPredicate)) firstSubjectOf.set(sentenceOfPredicate, subjects);
     // Objects.
     let objects: EntityMention[] = [];
     for (let index = predicate.end, steps = 0; index < words.length && steps < OBJECT_WINDOW; index += 1, steps += 1) {
@@ -283,6 +314,71 @@ export function findRelations(
     }
   });
 
+  if (options.subtypePatterns) {
+    const firstMentionFrom = (index: number): EntityMention | undefined => {
+      const at = skipFillersRight(index);
+      const mention = at < words.length ? mentionAt.get(at) : undefined;
+      return mention !== undefined && mention.start === at && !isBreakBetween(index - 1 < 0 ? 0 : index - 1, at) ? mention : undefined;
+    };
+    /** The nearest mention ending at most 5 words before `index` in its clause. */
+    const nearestBefore = (index: number): EntityMention | undefined => {
+      for (let at = index - 1; at >= 0 && at >= index - 5; at -= 1) {
+        if (isBreakBetween(at, index)) return undefined;
+        const mention = mentionAt.get(at);
+        if (mention !== undefined) return mention;
+      }
+      return undefined;
+    };
+    words.forEach((word, index) => {
+      const next = words[index + 1];
+      // "X such as Y, Z": the list after the marker names kinds of X.
+      let hypernym: EntityMention | undefined;
+      let listStart = -1;
+      if (word.normal === 'such' && next?.normal === 'as' && next.sentence === word.sentence) {
+        hypernym = nearestBefore(index);
+        listStart = index + 2;
+      } else if (EXAMPLE_MARKERS.has(word.normal)) {
+        hypernym = nearestBefore(index);
+        listStart = index + 1;
+      } else if (word.normal === 'for' && next !== undefined && /^(example|instance)$/.test(next.normal) && next.sentence === word.sentence) {
+        hypernym = nearestBefore(index);
+        listStart = index + 2;
+      } else if (KIND_WORDS.has(word.lemma) && next?.normal === 'of' && next.sentence === word.sentence) {
+        // "kinds of X: Y, Z" (a colon or "are" before the list).
+        hypernym = firstMentionFrom(index + 2);
+        if (hypernym !== undefined) {
+          const last = hypernym.end - 1;
+          if (words[last]!.clauseBreakAfter && words[last + 1]?.sentence === word.sentence) listStart = last + 1;
+          else if (words[last + 1]?.wordClass === 'copula' && !words[last]!.commaAfter) listStart = last + 2;
+        }
+      } else if (COORDINATORS.has(word.normal) && next?.normal === 'other' && next.sentence === word.sentence) {
+        // "Y, Z and other X": the coordinated nouns before are kinds of X.
+        const parent = firstMentionFrom(index + 2);
+        const last = mentionEndingAt.get(skipFillersLeft(index - 1) + 1);
+        if (parent === undefined || last === undefined || isBreakBetween(last.end - 1, index)) return;
+        for (const child of subjectGroup(last)) add(child, parent, undefined, 'is_a', 'subtype');
+        return;
+      }
+      if (hypernym === undefined || listStart < 0 || listStart >= words.length) return;
+      const first = firstMentionFrom(listStart);
+      if (first === undefined) return;
+      const list = [first];
+      // The list may run past the clause structure objectGroup knows: "Y, Z and W".
+      for (let current = first; ; ) {
+        let at = current.end;
+        if (words[current.end - 1]!.clauseBreakAfter) break;
+        const comma = words[current.end - 1]!.commaAfter;
+        at = skipFillersRight(at);
+        if (at < words.length && COORDINATORS.has(words[at]!.normal)) at = skipFillersRight(at + 1);
+        else if (!comma && !(at < words.length && mentionAt.get(at)?.start === at)) break;
+        const following = at < words.length ? mentionAt.get(at) : undefined;
+        if (following === undefined || following.start !== at || words[at]!.sentence !== word.sentence) break;
+        list.push(following);
+        current = following;
+      }
+      for (const child of list) add(child, hypernym, undefined, 'is_a', 'subtype');
+    });
+  }
   if (options.compoundRelations) {
     const byKey = new Map<string, EntityMention>();
     for (const mention of mentions) {

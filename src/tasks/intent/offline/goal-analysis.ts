@@ -186,6 +186,7 @@ const NOUN_FOLLOWERS = new Set(['for', 'of', 'with', 'per']);
  * - it follows "and"/"or" after a noun and no object follows ("… and invoices and …").
  */
 function retagPluralNouns(words: AnalyzedWord[]): void {
+  retagDeterminedNouns(words);
   words.forEach((word, index) => {
     if (word.wordClass !== 'verb' || !/^[a-z]{3,}s$/.test(word.normal) || /ss$/.test(word.normal)) return;
     const singular = singularizeWord(word.normal);
@@ -233,6 +234,28 @@ function markParticles(words: AnalyzedWord[]): void {
 
 /** Abbreviations that introduce examples or restatements ("e.g.", "i.e.", "etc."): never nouns. */
 const EXAMPLE_MARKERS = new Set(['eg', 'e.g', 'e.g.', 'ie', 'i.e', 'i.e.', 'etc', 'etc.', 'viz', 'viz.']);
+
+/** Determiners after which a word is the head of a noun phrase, not a finite verb ("on each visit", "the report"). */
+const NOUN_DETERMINERS = new Set(['a', 'an', 'the', 'each', 'every', 'this', 'these', 'those', 'another', 'my', 'our', 'your', 'his', 'her', 'its', 'their']);
+
+/**
+ * Singular nouns the NLP library tagged as verbs right after a determiner
+ * or a possessive ("on each visit", "their order"): a word WordNet knows as a
+ * noun, with no -ing or -ed ending, directly after such a word is a noun.
+ */
+function retagDeterminedNouns(words: AnalyzedWord[]): void {
+  words.forEach((word, index) => {
+    if (word.wordClass !== 'verb' || !/^[a-z]{3,}$/.test(word.normal) || /(ing|ed|s)$/.test(word.normal)) return;
+    const before = words[index - 1];
+    if (before === undefined || before.sentence !== word.sentence || before.commaAfter || !NOUN_DETERMINERS.has(before.normal)) return;
+    if (nounCategory(word.normal) === null) return;
+    word.isNoun = true;
+    word.wordClass = 'noun';
+    word.isContent = true;
+    word.lemma = word.normal;
+    if (!word.keys.includes(word.normal)) word.keys = [...word.keys, word.normal];
+  });
+}
 
 /** Joins "check" "-" "in" into one term "check-in". */
 function mergeHyphenated(terms: CompromiseTerm[]): CompromiseTerm[] {

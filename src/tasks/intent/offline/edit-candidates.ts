@@ -308,6 +308,13 @@ export function generateEditCandidates(
         add({ op: 'set', path: ['unknownNounPolicy', 'minSalience'], value: floor - 1 }, 'salienceFloor', example.id, cutPrior);
       }
       if (extraction.rankBy !== 'salience') add({ op: 'set', path: ['extraction', 'rankBy'], value: 'salience' }, 'entityCap', example.id, cutPrior);
+      // Salience beyond the cap: keep the most salient candidates past it.
+      if (extraction.rankBy === 'salience') {
+        const overflow = extraction.overflowSalience;
+        for (const value of overflow === 0 ? [12, 10] : [overflow - 1, overflow - 2]) {
+          if (value >= 4) add({ op: 'set', path: ['extraction', 'overflowSalience'], value }, 'entityCap', example.id, cutPrior);
+        }
+      }
     }
 
     // Missed entities read at the wrong length (a compound cut to its head, or kept whole): another compound policy.
@@ -397,6 +404,13 @@ export function generateEditCandidates(
       if (playbook.unknownNounPolicy.countableOnly) {
         add({ op: 'set', path: ['unknownNounPolicy', 'countableOnly'], value: false }, 'countability', example.id, () => 0);
       }
+    }
+
+    // Missed relations: the other structural readings (subtype patterns, pronoun subjects).
+    if (diagnostics.missedRelations.length > 0) {
+      const missedPrior = (): number => count((other) => other.diagnostics.missedRelations.length > 0) / 4;
+      if (!playbook.extraction.subtypePatterns) add({ op: 'set', path: ['extraction', 'subtypePatterns'], value: true }, 'relationCue', example.id, missedPrior);
+      if (!playbook.extraction.pronounSubjects) add({ op: 'set', path: ['extraction', 'pronounSubjects'], value: true }, 'relationCue', example.id, missedPrior);
     }
 
     // Missed relations with an end no reading relates: connect such entities to the model.

@@ -401,6 +401,16 @@ export function findRelations(
       }
     }
   }
+  if (options.pronounSubjects) {
+    // "… their orders", "its rooms": a possessive pronoun stands for the sentence's first subject (else the previous sentence's).
+    for (const mention of mentions) {
+      const before = words[skipFillersLeft(mention.start - 1)];
+      if (before === undefined || !isPossessivePronoun(before) || !/^(its|their)$/.test(before.normal)) continue;
+      const sentence = words[mention.start]!.sentence;
+      const owner = (firstSubjectOf.get(sentence) ?? firstSubjectOf.get(sentence - 1))?.[0];
+      if (owner !== undefined && owner !== mention) add(owner, mention, 'one_to_many', 'association', 'possessive');
+    }
+  }
   if (options.possessiveRelations) {
     for (const mention of mentions) {
       if (!words[mention.end - 1]!.isPossessive) continue;

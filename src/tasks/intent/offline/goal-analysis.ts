@@ -146,6 +146,7 @@ function analyzeUncached(goal: string): GoalAnalysis {
   });
   retagPluralNouns(words);
   markParticles(words);
+  markReciprocals(words);
   const nounRuns: Array<[number, number]> = [];
   let start = -1;
   words.forEach((word, index) => {
@@ -229,6 +230,19 @@ function markParticles(words: AnalyzedWord[]): void {
     word.wordClass = 'adverb';
     word.isParticle = true;
     word.isContent = false;
+  });
+}
+
+/** "each other", "one another": a reciprocal pronoun, never a noun. */
+function markReciprocals(words: AnalyzedWord[]): void {
+  words.forEach((word, index) => {
+    const before = words[index - 1];
+    if (before === undefined || before.sentence !== word.sentence || !/^(other|another)$/.test(word.normal) || !/^(each|one)$/.test(before.normal)) return;
+    for (const part of [before, word]) {
+      part.isNoun = false;
+      part.isContent = false;
+      part.wordClass = 'pronoun';
+    }
   });
 }
 

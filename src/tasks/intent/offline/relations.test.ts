@@ -170,4 +170,17 @@ describe('offline extractor: person nouns, term compounds, named kinds, orphans'
     const overflow = capped.replace('possessiveRelations: true}', 'possessiveRelations: true, overflowSalience: 6}');
     expect((await intentOf(goal, overflow)).entities.map((entity) => entity.name)).toEqual(['Driver', 'Truck']);
   });
+
+  it('relates a noun to itself when the text relates it to "other" nouns of its kind or to "each other"', async () => {
+    const pairs = (intent: Intent) => intent.relations.map((relation) => `${relation.from}-${relation.to}`);
+    expect(pairs(await intentOf('Shapes can be connected to any number of other shapes.'))).toEqual(['Shape-Shape']);
+    expect(pairs(await intentOf('Some airlines are related to each other.'))).toEqual(['Airline-Airline']);
+    expect(pairs(await intentOf('Customers place orders.'))).toEqual(['Customer-Order']);
+  });
+
+  it('relates the two entities a compound names: a kind when WordNet files both under one category', async () => {
+    const withCompounds = PLAYBOOK.replace('possessiveRelations: true}', 'possessiveRelations: true, compoundRelations: true}');
+    const intent = await intentOf('Each room holds sensor devices. Sensor devices are cheap. A sensor measures heat. A device has a battery.', withCompounds);
+    expect(intent.relations).toContainEqual({ from: 'Sensor', to: 'Device', kind: 'is_a' });
+  });
 });

@@ -41,6 +41,7 @@ import type { Cardinality, RelationKind } from '../vocabulary.ts';
 import type { AnalyzedWord } from './goal-analysis.ts';
 import type { EntityMention } from './entity-mentions.ts';
 import { nameKey } from './extract.ts';
+import { nounCategory } from './noun-senses.ts';
 
 /** A relation phrase found in the goal (from the playbook's `relationCues`). */
 export interface RelationCueMatch {
@@ -235,10 +236,10 @@ export function findRelations(
   const subjectsOf = new Map<number, EntityMention[]>();
   /** The first subject group of each sentence (for pronoun subjects of the next). */
   const firstSubjectOf = new Map<number, EntityMention[]>();
-  const add = (from: EntityMention, to: EntityMention, cardinality: Cardinality | undefined, kind: RelationKind, source: string): void => {
+  const add = (from: EntityMention, to: EntityMention, cardinality: Cardinality | undefined, kind: RelationKind, source: string, reflexive = false): void => {
     const fromKey = nameKey(from.name);
     const toKey = nameKey(to.name);
-    if (fromKey === toKey) return;
+    if (fromKey === toKey && !reflexive) return;
     if (source !== 'sentence') {
       argumentCounts.set(from, (argumentCounts.get(from) ?? 0) + 1);
       argumentCounts.set(to, (argumentCounts.get(to) ?? 0) + 1);
@@ -297,6 +298,16 @@ export function findRelations(
       if (word.wordClass === 'conjunction' && index > predicate.end && words[index - 1]!.wordClass !== 'value') break;
       if (!OBJECT_SKIPPABLE.has(word.wordClass) && word.wordClass !== 'noun' && !isPossessivePronoun(word) && word.wordClass !== 'conjunction') break;
     }
+    // "… are related to each other", "… to one another": the subject relates to itself.
+    if (objects.length === 0 && !isPreposition) {
+      for (let index = predicate.end; index + 1 < words.length && index < predicate.end + 3; index += 1) {
+        if (isBreakBetween(index, index + 1)) break;
+        if (/^(each|one)$/.test(words[index]!.normal) && /^(other|another)$/.test(words[index + 1]!.normal)) {
+          for (const subject of subjects) add(subject, subject, 'many_to_many', predicate.cue?.kind ?? 'association', 'reflexive', true);
+          break;
+        }
+      }
+    }
     if (objects.length === 0) return;
     const cue = predicate.cue;
     const kind: RelationKind = cue?.kind ?? 'association';
@@ -308,7 +319,9 @@ export function findRelations(
         } else {
           const subjectQuantity = quantityBefore(words, subject, options.quantifiers, true);
           const objectQuantity = quantityBefore(words, object, options.quantifiers, false);
-          add(subject, object, cue?.cardinality ?? cardinalityOf(subjectQuantity, objectQuantity), kind, source);
+          // "shapes are connected to other shapes": a noun related to "other" nouns of its own kind relates to itself.
+          const reflexive = nameKey(subject.name) === nameKey(object.name) && words.slice(Math.max(predicate.end, object.start - 4), object.start).some((word) => word.normal === 'other');
+          add(subject, object, cue?.cardinality ?? cardinalityOf(subjectQuantity, objectQuantity), kind, reflexive ? `${source} (reflexive)` : source, reflexive);
         }
       }
     }
@@ -397,6 +410,13 @@ export function findRelations(
         const modifier = byKey.get(nameKey(parts.slice(0, index).join(' ')));
         if (modifier === undefined) continue;
         add(modifier, compound, 'one_to_many', 'association', 'compound');
+        // "sensor devices" with Sensor and Device both entities: a sensor is a kind of device when WordNet files both under one category, else the two are associated.
+        const head = byKey.get(parts.slice(index).join(' '));
+        if (head !== undefined) {
+          const modifierCategory = nounCategory(nameKey(modifier.name));
+          const isKind = modifierCategory !== null && modifierCategory === nounCategory(nameKey(head.name));
+          add(modifier, head, isKind ? undefined : 'one_to_many', isKind ? 'is_a' : 'association', 'compound');
+        }
         break;
       }
     }

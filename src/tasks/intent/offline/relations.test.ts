@@ -183,4 +183,10 @@ describe('offline extractor: person nouns, term compounds, named kinds, orphans'
     const intent = await intentOf('Each room holds sensor devices. Sensor devices are cheap. A sensor measures heat. A device has a battery.', withCompounds);
     expect(intent.relations).toContainEqual({ from: 'Sensor', to: 'Device', kind: 'is_a' });
   });
+
+  it('relates the topic of a sentence that relates nothing else to the previous sentence\'s topic', async () => {
+    const withTopics = PLAYBOOK.replace('possessiveRelations: true}', 'possessiveRelations: true, sentenceRelations: true}');
+    const intent = await intentOf('Drivers deliver parcels. Vans are leased yearly.', withTopics);
+    expect(intent.relations.map((relation) => `${relation.from}-${relation.to}`)).toEqual(['Driver-Parcel', 'Driver-Van']);
+  });
 });

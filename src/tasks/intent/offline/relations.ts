@@ -18,7 +18,10 @@
  *   responsible for", "are available to") is a predicate too.
  * - **Sentence topic** (`extraction.sentenceRelations`): an entity mention no
  *   reading relates to another noun of its sentence is related to the
- *   sentence's first subject (else its first entity mention), one to many.
+ *   sentence's first subject (else its first entity mention), one to many;
+ *   when it is that topic itself, to the previous sentence's topic.
+ * - **Reflexive**: a noun related by a predicate to "other" nouns of its own
+ *   kind, or to "each other", is related to itself.
  * - **Compounds** (`extraction.compoundRelations`): a compound entity is a
  *   kind of the entity its head words name ("temperature sensor" is_a
  *   Sensor) and belongs with the entity its modifier words name ("invoice
@@ -457,7 +460,9 @@ export function findRelations(
     for (const mention of mentions) {
       const sentence = words[mention.start]!.sentence;
       if (relatedIn.has(`${sentence}\u0000${nameKey(mention.name)}`)) continue;
-      const topic = topicOf.get(sentence);
+      let topic = topicOf.get(sentence);
+      // The topic of a sentence that relates nothing else is related to the previous sentence's topic.
+      if (topic !== undefined && nameKey(topic.name) === nameKey(mention.name) && !relatedIn.has(`${sentence}\u0000${nameKey(mention.name)}`)) topic = topicOf.get(sentence - 1);
       if (topic === undefined || nameKey(topic.name) === nameKey(mention.name)) continue;
       add(topic, mention, 'one_to_many', 'association', 'sentence');
       relatedIn.add(`${sentence}\u0000${nameKey(mention.name)}`);

@@ -211,13 +211,15 @@ describe('the CLI: eval --loop A, run --loop A, review', () => {
   it('kloop review lists, approves (moving the active pointer) and rejects (not moving it), with who', async () => {
     let db = await openDatabase(studyDatabasePath(dir));
     const before = (await getRegistryVersion(db))!;
+    // What `kloop run --loop A` queued above (the seed leaves entities unconnected, so Loop A has edits to propose).
+    const queued = (await listReviewItems(db)).map((item) => item.id);
     const first = await enqueueReviewItem(db, { kind: 'artifact', source: 'loop-a', title: 'edit one', payload: { text: `${before.text}\n# edit one\n`, delta: 'edit one' }, evidence: { checks: [{ name: 'improvement', passed: true, detail: 'composite rises' }] } });
     const second = await enqueueReviewItem(db, { kind: 'artifact', source: 'loop-a', title: 'edit two', payload: { text: `${before.text}\n# edit two\n`, delta: 'edit two' } });
     await db.destroy();
 
     const listed = await kloop('review', dir, '--json');
     expect(listed.code).toBe(0);
-    expect((JSON.parse(listed.stdout) as { items: Array<{ id: number }> }).items.map((item) => item.id)).toEqual([first.item.id, second.item.id]);
+    expect((JSON.parse(listed.stdout) as { items: Array<{ id: number }> }).items.map((item) => item.id)).toEqual([...queued, first.item.id, second.item.id]);
     const text = await kloop('review', dir);
     expect(text.stdout).toMatch(/composite rises/);
 
@@ -238,7 +240,7 @@ describe('the CLI: eval --loop A, run --loop A, review', () => {
       expect(active.text).toContain('# edit one');
       const event = await db.selectFrom('registry_events').selectAll().orderBy('id', 'desc').executeTakeFirstOrThrow();
       expect(event.reason).toBe(`review item ${first.item.id} approved by ana`);
-      const rows = await db.selectFrom('review_items').select(['id', 'status', 'decided_by', 'note']).orderBy('id').execute();
+      const rows = await db.selectFrom('review_items').select(['id', 'status', 'decided_by', 'note']).where('id', 'in', [first.item.id, second.item.id]).orderBy('id').execute();
       expect(rows).toEqual([
         { id: first.item.id, status: 'approved', decided_by: 'ana', note: 'checked' },
         { id: second.item.id, status: 'rejected', decided_by: 'bo', note: null },

@@ -28,7 +28,7 @@ import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-
 import type { CompiledPlaybook } from '../tasks/intent/offline/extract.ts';
 import { compilePlaybook, extractIntent } from '../tasks/intent/offline/extract.ts';
 import type { EditCandidate, EditKind, ExampleEvidence } from '../tasks/intent/offline/edit-candidates.ts';
-import { editMayAffect, generateEditCandidates } from '../tasks/intent/offline/edit-candidates.ts';
+import { editMayAffect, generateEditCandidates, isNearDuplicateBundle, lexiconBundleTerms } from '../tasks/intent/offline/edit-candidates.ts';
 import { analyzeGoal } from '../tasks/intent/offline/goal-analysis.ts';
 import type { Playbook } from '../tasks/intent/offline/playbook.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
@@ -89,6 +89,7 @@ export interface ErrorDrivenProposerOptions {
 
 /** Kinds interleaved in this order when choosing what to evaluate; projection edits come last. */
 const KIND_ORDER: readonly EditKind[] = [
+  'lexiconBundle',
   'appTypeCue',
   'entityCap',
   'entityTerm',
@@ -177,8 +178,13 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
       const editable = new Set(context.limits.editableSections);
       // An edit already tried under the same delta (against an older incumbent) is not offered again.
       const pastDeltas = new Set(context.history.map((entry) => entry.delta));
+      // A learned-lexicon bundle that nearly repeats one tried before (the same terms but one or two) is not offered either.
+      const pastBundles = [...pastDeltas].map(lexiconBundleTerms).filter((terms): terms is Set<string> => terms !== null);
       const allowed = generated.filter(
-        (candidate) => (editable.size === 0 || editable.has(candidate.edit.path[0])) && !pastDeltas.has(candidate.delta),
+        (candidate) =>
+          (editable.size === 0 || editable.has(candidate.edit.path[0])) &&
+          !pastDeltas.has(candidate.delta) &&
+          !(candidate.kind === 'lexiconBundle' && pastBundles.some((terms) => isNearDuplicateBundle(terms, lexiconBundleTerms(candidate.delta)!))),
       );
 
       // Build each candidate text once; drop what does not apply, is too long or was tried.

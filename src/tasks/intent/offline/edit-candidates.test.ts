@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ExpectedIntent } from '../intent.ts';
 import { scoreIntent } from '../scorer.ts';
 import type { ExampleEvidence } from './edit-candidates.ts';
-import { generateEditCandidates } from './edit-candidates.ts';
+import { generateEditCandidates, isNearDuplicateBundle, learnedLexiconBundles, lexiconBundleTerms } from './edit-candidates.ts';
 import { compilePlaybook, extractIntent } from './extract.ts';
 import { analyzeGoal } from './goal-analysis.ts';
 import { parsePlaybook } from './playbook.ts';
@@ -69,5 +69,45 @@ extraction: {maxEntities: 5, rankBy: salience}
 
   it('a missed relation suggests connecting unrelated entities', () => {
     expect(deltas).toContain('extraction.connectOrphans = true');
+  });
+});
+
+describe('learned-lexicon bundles', () => {
+  const text = `unknownNounPolicy: {include: true, role: resource, countableOnly: true}
+extraction: {maxEntities: 6, rankBy: salience}
+`;
+  const parsed = parsePlaybook(text);
+  if (!parsed.ok) throw new Error('fixture playbook');
+  const compiled = compilePlaybook(parsed.playbook);
+  const example = (id: string, goal: string, expected: ExpectedIntent): ExampleEvidence => {
+    const analysis = analyzeGoal(goal);
+    const { intent, trace } = extractIntent(compiled, analysis);
+    return { id, expected, analysis, trace, predictedAppType: intent.appType, predictedEntityCount: intent.entities.length, diagnostics: scoreIntent(expected, intent).diagnostics };
+  };
+  // "feedback" and "homework" are mass nouns here (no countable reading): the extractor misses them.
+  const examples = [
+    example('a', 'Tutors give feedback on homework to pupils.', { entities: [{ name: 'Tutor', role: 'party' }, { name: 'Feedback', role: 'document' }, { name: 'Homework', role: 'document' }] }),
+    example('b', 'Teachers write feedback and set homework for classes.', { entities: [{ name: 'Teacher', role: 'party' }, { name: 'Feedback', role: 'document' }, { name: 'Homework', role: 'document' }] }),
+    example('c', 'Coaches leave feedback for athletes.', { entities: [{ name: 'Coach', role: 'party' }, { name: 'Athlete', role: 'party' }] }),
+  ];
+
+  it('proposes, as one edit, the terms gold in two or more examples and missed, with their gold role', () => {
+    const bundles = learnedLexiconBundles(parsed.playbook, examples);
+    expect(bundles.map((bundle) => bundle.delta)).toEqual(['entityTerms += {"feedback":"document","homework":"document"}']);
+    expect(bundles[0]!.kind).toBe('lexiconBundle');
+    expect(generateEditCandidates(parsed.playbook, examples).map((candidate) => candidate.delta)).toContain(bundles[0]!.delta);
+  });
+
+  it('leaves out a term named in more examples than its gold has it (a lexicon entry must be right more often than not)', () => {
+    const more = [...examples, example('d', 'Staff give feedback on menus.', { entities: [{ name: 'Staff' }, { name: 'Menu' }] })];
+    expect(learnedLexiconBundles(parsed.playbook, more)).toEqual([]); // feedback: gold in 2 of 4, homework alone is too few
+  });
+
+  it('tells near-duplicate bundles apart by the Jaccard similarity of their terms', () => {
+    const terms = (...words: string[]) => new Set(words);
+    expect(isNearDuplicateBundle(terms('a', 'b', 'c', 'd', 'e'), terms('a', 'b', 'c', 'd', 'e', 'f'))).toBe(true);
+    expect(isNearDuplicateBundle(terms('a', 'b', 'c'), terms('a', 'b', 'd'))).toBe(false);
+    expect(lexiconBundleTerms('entityTerms += {"feedback":"document","homework":"document"}')).toEqual(terms('feedback', 'homework'));
+    expect(lexiconBundleTerms('entityTerms.feedback = "document"')).toBeNull();
   });
 });

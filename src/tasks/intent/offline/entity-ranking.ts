@@ -12,8 +12,9 @@
  *   text order) or `salience` = mentions + times a mention is the subject or
  *   object of a relation reading + distinct entities related to it (ties:
  *   known before unknown, then first mention); under `salience`, an unknown
- *   noun below `unknownNounPolicy.minSalience` is no entity. Output order is
- *   first mention.
+ *   noun below `unknownNounPolicy.minSalience` is no entity, and a candidate
+ *   past the cap whose salience reaches `extraction.overflowSalience` (when
+ *   above 0) is kept all the same. Output order is first mention.
  * - Relations between two kept entities are output, at most
  *   `extraction.maxRelations`, in reading order.
  */
@@ -24,6 +25,9 @@ import type { CompiledPlaybook } from './extract.ts';
 import { nameKey } from './extract.ts';
 import type { FoundRelation, RelationCueMatch } from './relations.ts';
 import { findRelations } from './relations.ts';
+
+/** The intent schema's ceiling on entities (`intentSchema`). */
+const MAX_OUTPUT_ENTITIES = 60;
 
 /** One entity candidate as the trace shows it: its salience (0 under `firstMention`) and whether it made the cap. */
 export interface RankedCandidate {
@@ -82,6 +86,8 @@ export function selectEntitiesAndRelations(
     possessiveRelations: playbook.extraction.possessiveRelations,
     sentenceRelations: playbook.extraction.sentenceRelations,
     compoundRelations: playbook.extraction.compoundRelations,
+    subtypePatterns: playbook.extraction.subtypePatterns,
+    pronounSubjects: playbook.extraction.pronounSubjects,
     quantifiers: compiled.quantifiers,
   });
 
@@ -102,10 +108,12 @@ export function selectEntitiesAndRelations(
       for (const mention of candidate.mentions) argumentsCount += argumentCounts.get(mention) ?? 0;
       candidate.salience = candidate.mentions.length + argumentsCount + (partners.get(candidate.key)?.size ?? 0);
     }
+    const overflow = playbook.extraction.overflowSalience;
     kept = candidates
       .filter((candidate) => candidate.known || candidate.salience >= playbook.unknownNounPolicy.minSalience)
       .sort((a, b) => b.salience - a.salience || Number(b.known) - Number(a.known) || a.firstMention - b.firstMention)
-      .slice(0, maxEntities)
+      .filter((candidate, rank) => rank < maxEntities || (overflow > 0 && candidate.salience >= overflow))
+      .slice(0, MAX_OUTPUT_ENTITIES)
       .sort((a, b) => a.firstMention - b.firstMention);
   } else if (candidates.length > maxEntities) {
     const knownCount = candidates.filter((entry) => entry.known).length;

@@ -59,6 +59,12 @@ export interface AnalyzedWord {
   clauseBreakAfter: boolean;
   /** A comma follows the word. */
   commaAfter: boolean;
+  /**
+   * The particle of a phrasal verb ("sign *up* for", "check *in*", "take
+   * *part* in"): tagged as an adverb, so that the verb and its particle read as
+   * one predicate.
+   */
+  isParticle: boolean;
 }
 
 /** The analysis of one goal text. */
@@ -145,6 +151,8 @@ function analyzeUncached(goal: string): GoalAnalysis {
     }
   });
   retagPluralNouns(words);
+  markParticles(words);
+  markReciprocals(words);
   const nounRuns: Array<[number, number]> = [];
   let start = -1;
   words.forEach((word, index) => {
@@ -185,6 +193,7 @@ const NOUN_FOLLOWERS = new Set(['for', 'of', 'with', 'per']);
  * - it follows "and"/"or" after a noun and no object follows ("… and invoices and …").
  */
 function retagPluralNouns(words: AnalyzedWord[]): void {
+  retagDeterminedNouns(words);
   words.forEach((word, index) => {
     if (word.wordClass !== 'verb' || !/^[a-z]{3,}s$/.test(word.normal) || /ss$/.test(word.normal)) return;
     const singular = singularizeWord(word.normal);
@@ -207,6 +216,64 @@ function retagPluralNouns(words: AnalyzedWord[]): void {
     word.isContent = true;
     word.lemma = singular;
     if (!word.keys.includes(singular)) word.keys = [...word.keys, singular];
+  });
+}
+
+/** Words the NLP library tags as verbs after a verb that are its particle ("sign up", "check in", "take part", "take place"). */
+const PARTICLES = new Set(['up', 'down', 'in', 'out', 'off', 'on', 'over', 'back', 'away', 'through', 'along', 'around', 'part', 'place']);
+
+/**
+ * Phrasal verbs: a particle the NLP library tagged as a verb right after a
+ * verb (no punctuation between) is its particle, not a second predicate
+ * ("volunteers sign up for shifts": one predicate "sign up").
+ */
+function markParticles(words: AnalyzedWord[]): void {
+  words.forEach((word, index) => {
+    const before = words[index - 1];
+    if (before === undefined || before.sentence !== word.sentence || before.commaAfter || before.clauseBreakAfter) return;
+    if (word.wordClass !== 'verb' || !PARTICLES.has(word.normal)) return;
+    if (before.wordClass !== 'verb' && !before.isParticle) return;
+    word.wordClass = 'adverb';
+    word.isParticle = true;
+    word.isContent = false;
+  });
+}
+
+/** "each other", "one another": a reciprocal pronoun, never a noun. */
+function markReciprocals(words: AnalyzedWord[]): void {
+  words.forEach((word, index) => {
+    const before = words[index - 1];
+    if (before === undefined || before.sentence !== word.sentence || !/^(other|another)$/.test(word.normal) || !/^(each|one)$/.test(before.normal)) return;
+    for (const part of [before, word]) {
+      part.isNoun = false;
+      part.isContent = false;
+      part.wordClass = 'pronoun';
+    }
+  });
+}
+
+/** Abbreviations that introduce examples or restatements ("e.g.", "i.e.", "etc."): never nouns. */
+const EXAMPLE_MARKERS = new Set(['eg', 'e.g', 'e.g.', 'ie', 'i.e', 'i.e.', 'etc', 'etc.', 'viz', 'viz.']);
+
+/** Determiners after which a word is the head of a noun phrase, not a finite verb ("on each visit", "the report"). */
+const NOUN_DETERMINERS = new Set(['a', 'an', 'the', 'each', 'every', 'this', 'these', 'those', 'another', 'my', 'our', 'your', 'his', 'her', 'its', 'their']);
+
+/**
+ * Singular nouns the NLP library tagged as verbs right after a determiner
+ * or a possessive ("on each visit", "their order"): a word WordNet knows as a
+ * noun, with no -ing or -ed ending, directly after such a word is a noun.
+ */
+function retagDeterminedNouns(words: AnalyzedWord[]): void {
+  words.forEach((word, index) => {
+    if (word.wordClass !== 'verb' || !/^[a-z]{3,}$/.test(word.normal) || /(ing|ed|s)$/.test(word.normal)) return;
+    const before = words[index - 1];
+    if (before === undefined || before.sentence !== word.sentence || before.commaAfter || !NOUN_DETERMINERS.has(before.normal)) return;
+    if (nounCategory(word.normal) === null) return;
+    word.isNoun = true;
+    word.wordClass = 'noun';
+    word.isContent = true;
+    word.lemma = word.normal;
+    if (!word.keys.includes(word.normal)) word.keys = [...word.keys, word.normal];
   });
 }
 
@@ -240,7 +307,9 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
   const bareNormal = normal.replace(/['’]s$/, '').replace(/['’]$/, '');
   normal = normal.replace(/’/g, "'");
   const isPossessive = tags.has('Possessive');
+  const isMarker = EXAMPLE_MARKERS.has(bareNormal);
   const isNoun =
+    !isMarker &&
     tags.has('Noun') && !NOT_NOUN_TAGS.some((tag) => tags.has(tag)) && !POSSESSIVE_DETERMINERS.has(bareNormal);
   let lemma = (term.root ?? bareNormal).toLowerCase();
   if (isNoun && (tags.has('Plural') || lemma.endsWith('s'))) lemma = singularizeLast(lemma);
@@ -253,6 +322,7 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
     if (typeof infinitive === 'string' && infinitive.length >= 3 && infinitive !== lemma) keys.add(infinitive);
   }
   const isContent =
+    !isMarker &&
     CONTENT_TAGS.some((tag) => tags.has(tag)) &&
     !NOT_CONTENT_TAGS.some((tag) => tags.has(tag)) &&
     !POSSESSIVE_DETERMINERS.has(bareNormal) &&
@@ -272,12 +342,13 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
     isContent,
     sentence,
     endsPhrase: isPossessive || /[^\s-]/.test(post),
-    wordClass: isNoun ? 'noun' : wordClassOf(tags, bareNormal),
+    wordClass: isNoun ? 'noun' : isMarker ? 'other' : wordClassOf(tags, bareNormal),
     isPossessive: isPossessive && !POSSESSIVE_DETERMINERS.has(bareNormal),
     isPlural: tags.has('Plural'),
     isAcronym,
     clauseBreakAfter: /[;:()\[\]!?.]/.test(post.replace(/\.(?=\w)/g, '')),
     commaAfter: post.includes(','),
+    isParticle: false,
   };
 }
 

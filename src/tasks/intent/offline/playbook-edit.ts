@@ -25,7 +25,13 @@ export type PlaybookEdit =
   /** Deletes the map entry at `path`. */
   | { op: 'delete'; path: PlaybookPath }
   /** Gives the cue `value` of the list at `path` a weight (1 writes the plain cue). */
-  | { op: 'weight'; path: PlaybookPath; value: string; weight: number };
+  | { op: 'weight'; path: PlaybookPath; value: string; weight: number }
+  /**
+   * Sets several entries of the map at `path` at once (a learned-lexicon
+   * bundle: `entityTerms` read from the gold of several examples). Applies
+   * when at least one entry changes.
+   */
+  | { op: 'setMany'; path: PlaybookPath; entries: Readonly<Record<string, string>> };
 
 /**
  * The canonical one-line description of an edit, used as the candidate delta:
@@ -45,6 +51,8 @@ export function describePlaybookEdit(edit: PlaybookEdit): string {
       return `delete ${path}`;
     case 'weight':
       return `${formatPath([...edit.path, edit.value])}.weight = ${edit.weight}`;
+    case 'setMany':
+      return `${path} += ${JSON.stringify(edit.entries)}`;
   }
 }
 
@@ -137,6 +145,13 @@ function applyToDocument(doc: Document, edit: PlaybookEdit): boolean {
       if (!doc.hasIn(path)) return false;
       doc.deleteIn(path);
       return true;
+    }
+    case 'setMany': {
+      let changed = false;
+      for (const [key, value] of Object.entries(edit.entries)) {
+        changed = applyToDocument(doc, { op: 'set', path: [...edit.path, key], value }) || changed;
+      }
+      return changed;
     }
     case 'weight': {
       const node = doc.getIn(path, true);

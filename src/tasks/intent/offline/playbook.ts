@@ -181,6 +181,20 @@ const extractionSchema = z.strictObject({
    * unconnected classes.
    */
   connectOrphans: z.boolean().default(false),
+  /**
+   * Whether the patterns of hyponymy (Hearst 1992) relate subtypes: "X such
+   * as Y", "X, e.g. Y", "Y and other X", "kinds of X: Y, Z" make Y a kind of
+   * X (`is_a`), and count toward both nouns' salience.
+   */
+  subtypePatterns: z.boolean().default(false),
+  /** Whether a pronoun subject ("it", "they") stands for the first subject of the previous sentence. */
+  pronounSubjects: z.boolean().default(false),
+  /**
+   * Salience at which an entity candidate is kept even past
+   * `extraction.maxEntities` (0 = never): a noun the text mentions and
+   * relates this often is an entity of a long text whatever the cap.
+   */
+  overflowSalience: z.number().int().min(0).max(100).default(0),
   /** Whether a possessive ("the customer's orders") relates possessor and possessed entity. */
   possessiveRelations: z.boolean().default(false),
   /**

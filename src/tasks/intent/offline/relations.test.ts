@@ -140,4 +140,53 @@ describe('offline extractor: person nouns, term compounds, named kinds, orphans'
     expect(pairs(await intentOf(goal))).not.toContain('Order-Invoice');
     expect(pairs(await intentOf(goal, connected))).toContain('Order-Invoice');
   });
+
+  it('reads subtypes from the patterns of hyponymy (Hearst 1992) when extraction.subtypePatterns is on', async () => {
+    const withPatterns = PLAYBOOK.replace('possessiveRelations: true}', 'possessiveRelations: true, subtypePatterns: true}');
+    const isA = (intent: Intent) => intent.relations.filter((relation) => relation.kind === 'is_a').map((relation) => `${relation.from}<${relation.to}`);
+    expect(isA(await intentOf('The shop rents vehicles such as cars, vans and trucks.', withPatterns))).toEqual(['Car<Vehicle', 'Van<Vehicle', 'Truck<Vehicle']);
+    expect(isA(await intentOf('Cars, vans and other vehicles are rented by drivers.', withPatterns))).toEqual(['Car<Vehicle', 'Van<Vehicle']);
+    expect(isA(await intentOf('Each room holds devices, e.g. sensors and actuators.', withPatterns))).toEqual(['Sensor<Device', 'Actuator<Device']);
+    expect(isA(await intentOf('The shop rents vehicles such as cars, vans and trucks.'))).toEqual([]);
+  });
+
+  it('reads a phrasal verb as one predicate ("sign up for")', async () => {
+    const intent = await intentOf('Volunteers sign up for shifts.');
+    expect(intent.relations).toEqual([{ from: 'Volunteer', to: 'Shift', cardinality: 'one_to_many', kind: 'association' }]);
+  });
+
+  it('resolves a pronoun subject to the previous sentence\'s subject when extraction.pronounSubjects is on', async () => {
+    const goal = 'A member books courts. They pay a yearly fee.';
+    const on = await intentOf(goal, PLAYBOOK.replace('possessiveRelations: true}', 'possessiveRelations: true, pronounSubjects: true}'));
+    expect(on.relations.map((relation) => `${relation.from}-${relation.to}`)).toEqual(['Member-Court', 'Member-Fee']);
+    const off = await intentOf(goal);
+    expect(off.relations.map((relation) => `${relation.from}-${relation.to}`)).toEqual(['Member-Court']);
+  });
+
+  it('keeps a candidate past the cap whose salience reaches extraction.overflowSalience', async () => {
+    const goal = 'Drivers drive trucks. Drivers load trucks. Drivers wash trucks. Drivers fuel trucks with diesel at depots.';
+    const capped = PLAYBOOK.replace('maxEntities: 10', 'maxEntities: 1');
+    expect((await intentOf(goal, capped)).entities.map((entity) => entity.name)).toHaveLength(1);
+    const overflow = capped.replace('possessiveRelations: true}', 'possessiveRelations: true, overflowSalience: 6}');
+    expect((await intentOf(goal, overflow)).entities.map((entity) => entity.name)).toEqual(['Driver', 'Truck']);
+  });
+
+  it('relates a noun to itself when the text relates it to "other" nouns of its kind or to "each other"', async () => {
+    const pairs = (intent: Intent) => intent.relations.map((relation) => `${relation.from}-${relation.to}`);
+    expect(pairs(await intentOf('Shapes can be connected to any number of other shapes.'))).toEqual(['Shape-Shape']);
+    expect(pairs(await intentOf('Some airlines are related to each other.'))).toEqual(['Airline-Airline']);
+    expect(pairs(await intentOf('Customers place orders.'))).toEqual(['Customer-Order']);
+  });
+
+  it('relates the two entities a compound names: a kind when WordNet files both under one category', async () => {
+    const withCompounds = PLAYBOOK.replace('possessiveRelations: true}', 'possessiveRelations: true, compoundRelations: true}');
+    const intent = await intentOf('Each room holds sensor devices. Sensor devices are cheap. A sensor measures heat. A device has a battery.', withCompounds);
+    expect(intent.relations).toContainEqual({ from: 'Sensor', to: 'Device', kind: 'is_a' });
+  });
+
+  it('relates the topic of a sentence that relates nothing else to the previous sentence\'s topic', async () => {
+    const withTopics = PLAYBOOK.replace('possessiveRelations: true}', 'possessiveRelations: true, sentenceRelations: true}');
+    const intent = await intentOf('Drivers deliver parcels. Vans are leased yearly.', withTopics);
+    expect(intent.relations.map((relation) => `${relation.from}-${relation.to}`)).toEqual(['Driver-Parcel', 'Driver-Van']);
+  });
 });

@@ -18,7 +18,10 @@
  *   responsible for", "are available to") is a predicate too.
  * - **Sentence topic** (`extraction.sentenceRelations`): an entity mention no
  *   reading relates to another noun of its sentence is related to the
- *   sentence's first subject (else its first entity mention), one to many.
+ *   sentence's first subject (else its first entity mention), one to many;
+ *   when it is that topic itself, to the previous sentence's topic.
+ * - **Reflexive**: a noun related by a predicate to "other" nouns of its own
+ *   kind, or to "each other", is related to itself.
  * - **Compounds** (`extraction.compoundRelations`): a compound entity is a
  *   kind of the entity its head words name ("temperature sensor" is_a
  *   Sensor) and belongs with the entity its modifier words name ("invoice
@@ -41,6 +44,7 @@ import type { Cardinality, RelationKind } from '../vocabulary.ts';
 import type { AnalyzedWord } from './goal-analysis.ts';
 import type { EntityMention } from './entity-mentions.ts';
 import { nameKey } from './extract.ts';
+import { nounCategory } from './noun-senses.ts';
 
 /** A relation phrase found in the goal (from the playbook's `relationCues`). */
 export interface RelationCueMatch {
@@ -79,6 +83,20 @@ export interface RelationOptions {
    * (one to many association).
    */
   compoundRelations: boolean;
+  /**
+   * Read subtypes from the classic lexico-syntactic patterns of hyponymy
+   * (Hearst 1992, "Automatic acquisition of hyponyms from large text
+   * corpora"): "X such as Y", "X, e.g. Y" / "for example" / "for instance",
+   * "Y and other X" / "or other X", "kinds (types, sorts) of X: Y, Z". Each
+   * hyponym Y is related to X as `is_a` (source `subtype`).
+   */
+  subtypePatterns: boolean;
+  /**
+   * A personal pronoun subject ("it", "they", "he", "she") stands for the
+   * first subject of the previous sentence ("A member books courts. They pay
+   * a fee." → Member → Fee).
+   */
+  pronounSubjects: boolean;
   quantifiers: readonly CompiledQuantifier[];
 }
 
@@ -89,6 +107,9 @@ const RELATIVE = new Set(['who', 'which', 'that', 'whom', 'whose', 'where']);
 const COORDINATORS = new Set(['and', 'or']);
 const ONE_DETERMINERS = new Set(['a', 'an', 'one', 'each', 'every', 'the', 'this', 'that', 'its', 'single', 'exactly']);
 const OBJECT_WINDOW = 10;
+const PERSONAL_PRONOUNS = new Set(['it', 'they', 'he', 'she']);
+const EXAMPLE_MARKERS = new Set(['eg', 'e.g', 'e.g.']);
+const KIND_WORDS = new Set(['kind', 'type', 'sort']);
 
 /**
  * Reads the relations of one goal.
@@ -122,7 +143,13 @@ export function findRelations(
   }
   if (options.verbRelations) {
     words.forEach((word, index) => {
-      if (word.wordClass === 'verb' && !covered.has(index) && !mentionAt.has(index)) predicates.push({ start: index, end: index + 1, cue: null, lemma: word.lemma });
+      if (word.wordClass === 'verb' && !covered.has(index) && !mentionAt.has(index)) {
+        // A phrasal verb ("sign up", "check in", "take part") is one predicate with its particles.
+        let end = index + 1;
+        while (end < words.length && words[end]!.isParticle && !covered.has(end) && !mentionAt.has(end)) end += 1;
+        const lemma = [word.lemma, ...words.slice(index + 1, end).map((entry) => entry.normal)].join(' ');
+        predicates.push({ start: index, end, cue: null, lemma });
+      }
       // "is responsible for", "are available to": a copula, adjectives and a preposition read as one predicate.
       if (word.wordClass !== 'copula' || covered.has(index) || mentionAt.has(index)) return;
       let at = index + 1;
@@ -210,10 +237,12 @@ export function findRelations(
   const found: FoundRelation[] = [];
   const pairs = new Set<string>();
   const subjectsOf = new Map<number, EntityMention[]>();
-  const add = (from: EntityMention, to: EntityMention, cardinality: Cardinality | undefined, kind: RelationKind, source: string): void => {
+  /** The first subject group of each sentence (for pronoun subjects of the next). */
+  const firstSubjectOf = new Map<number, EntityMention[]>();
+  const add = (from: EntityMention, to: EntityMention, cardinality: Cardinality | undefined, kind: RelationKind, source: string, reflexive = false): void => {
     const fromKey = nameKey(from.name);
     const toKey = nameKey(to.name);
-    if (fromKey === toKey) return;
+    if (fromKey === toKey && !reflexive) return;
     if (source !== 'sentence') {
       argumentCounts.set(from, (argumentCounts.get(from) ?? 0) + 1);
       argumentCounts.set(to, (argumentCounts.get(to) ?? 0) + 1);
@@ -237,6 +266,10 @@ export function findRelations(
       const previous = predicates[predicateIndex - 1]!;
       if (!isBreakBetween(previous.start, predicate.start)) subjects = subjectsOf.get(predicateIndex - 1) ?? [];
     }
+    if (subjects.length === 0 && !isPreposition && at >= 0 && options.pronounSubjects && PERSONAL_PRONOUNS.has(words[at]!.normal)) {
+      const sentence = words[at]!.sentence;
+      subjects = firstSubjectOf.get(sentence - 1) ?? [];
+    }
     if (subjects.length === 0 && !isPreposition && at >= 0) {
       for (let index = at; index >= 0; index -= 1) {
         if (index < predicate.start - 1 && isBreakBetween(index, index + 1)) break;
@@ -250,6 +283,8 @@ export function findRelations(
     }
     subjectsOf.set(predicateIndex, subjects);
     if (subjects.length === 0) return;
+    const sentenceOfPredicate = words[predicate.start]!.sentence;
+    if (!firstSubjectOf.has(sentenceOfPredicate)) firstSubjectOf.set(sentenceOfPredicate, subjects);
     // Objects.
     let objects: EntityMention[] = [];
     for (let index = predicate.end, steps = 0; index < words.length && steps < OBJECT_WINDOW; index += 1, steps += 1) {
@@ -266,6 +301,16 @@ export function findRelations(
       if (word.wordClass === 'conjunction' && index > predicate.end && words[index - 1]!.wordClass !== 'value') break;
       if (!OBJECT_SKIPPABLE.has(word.wordClass) && word.wordClass !== 'noun' && !isPossessivePronoun(word) && word.wordClass !== 'conjunction') break;
     }
+    // "… are related to each other", "… to one another": the subject relates to itself.
+    if (objects.length === 0 && !isPreposition) {
+      for (let index = predicate.end; index + 1 < words.length && index < predicate.end + 3; index += 1) {
+        if (isBreakBetween(index, index + 1)) break;
+        if (/^(each|one)$/.test(words[index]!.normal) && /^(other|another)$/.test(words[index + 1]!.normal)) {
+          for (const subject of subjects) add(subject, subject, 'many_to_many', predicate.cue?.kind ?? 'association', 'reflexive', true);
+          break;
+        }
+      }
+    }
     if (objects.length === 0) return;
     const cue = predicate.cue;
     const kind: RelationKind = cue?.kind ?? 'association';
@@ -277,12 +322,79 @@ export function findRelations(
         } else {
           const subjectQuantity = quantityBefore(words, subject, options.quantifiers, true);
           const objectQuantity = quantityBefore(words, object, options.quantifiers, false);
-          add(subject, object, cue?.cardinality ?? cardinalityOf(subjectQuantity, objectQuantity), kind, source);
+          // "shapes are connected to other shapes": a noun related to "other" nouns of its own kind relates to itself.
+          const reflexive = nameKey(subject.name) === nameKey(object.name) && words.slice(Math.max(predicate.end, object.start - 4), object.start).some((word) => word.normal === 'other');
+          add(subject, object, cue?.cardinality ?? cardinalityOf(subjectQuantity, objectQuantity), kind, reflexive ? `${source} (reflexive)` : source, reflexive);
         }
       }
     }
   });
 
+  if (options.subtypePatterns) {
+    const firstMentionFrom = (index: number): EntityMention | undefined => {
+      const at = skipFillersRight(index);
+      const mention = at < words.length ? mentionAt.get(at) : undefined;
+      return mention !== undefined && mention.start === at && !isBreakBetween(index - 1 < 0 ? 0 : index - 1, at) ? mention : undefined;
+    };
+    /** The nearest mention ending at most 5 words before `index` in its clause. */
+    const nearestBefore = (index: number): EntityMention | undefined => {
+      for (let at = index - 1; at >= 0 && at >= index - 5; at -= 1) {
+        if (isBreakBetween(at, index)) return undefined;
+        const mention = mentionAt.get(at);
+        if (mention !== undefined) return mention;
+      }
+      return undefined;
+    };
+    words.forEach((word, index) => {
+      const next = words[index + 1];
+      // "X such as Y, Z": the list after the marker names kinds of X.
+      let hypernym: EntityMention | undefined;
+      let listStart = -1;
+      if (word.normal === 'such' && next?.normal === 'as' && next.sentence === word.sentence) {
+        hypernym = nearestBefore(index);
+        listStart = index + 2;
+      } else if (EXAMPLE_MARKERS.has(word.normal)) {
+        hypernym = nearestBefore(index);
+        listStart = index + 1;
+      } else if (word.normal === 'for' && next !== undefined && /^(example|instance)$/.test(next.normal) && next.sentence === word.sentence) {
+        hypernym = nearestBefore(index);
+        listStart = index + 2;
+      } else if (KIND_WORDS.has(word.lemma) && next?.normal === 'of' && next.sentence === word.sentence) {
+        // "kinds of X: Y, Z" (a colon or "are" before the list).
+        hypernym = firstMentionFrom(index + 2);
+        if (hypernym !== undefined) {
+          const last = hypernym.end - 1;
+          if (words[last]!.clauseBreakAfter && words[last + 1]?.sentence === word.sentence) listStart = last + 1;
+          else if (words[last + 1]?.wordClass === 'copula' && !words[last]!.commaAfter) listStart = last + 2;
+        }
+      } else if (COORDINATORS.has(word.normal) && next?.normal === 'other' && next.sentence === word.sentence) {
+        // "Y, Z and other X": the coordinated nouns before are kinds of X.
+        const parent = firstMentionFrom(index + 2);
+        const last = mentionEndingAt.get(skipFillersLeft(index - 1) + 1);
+        if (parent === undefined || last === undefined || isBreakBetween(last.end - 1, index)) return;
+        for (const child of subjectGroup(last)) add(child, parent, undefined, 'is_a', 'subtype');
+        return;
+      }
+      if (hypernym === undefined || listStart < 0 || listStart >= words.length) return;
+      const first = firstMentionFrom(listStart);
+      if (first === undefined) return;
+      const list = [first];
+      // The list may run past the clause structure objectGroup knows: "Y, Z and W".
+      for (let current = first; ; ) {
+        let at = current.end;
+        if (words[current.end - 1]!.clauseBreakAfter) break;
+        const comma = words[current.end - 1]!.commaAfter;
+        at = skipFillersRight(at);
+        if (at < words.length && COORDINATORS.has(words[at]!.normal)) at = skipFillersRight(at + 1);
+        else if (!comma && !(at < words.length && mentionAt.get(at)?.start === at)) break;
+        const following = at < words.length ? mentionAt.get(at) : undefined;
+        if (following === undefined || following.start !== at || words[at]!.sentence !== word.sentence) break;
+        list.push(following);
+        current = following;
+      }
+      for (const child of list) add(child, hypernym, undefined, 'is_a', 'subtype');
+    });
+  }
   if (options.compoundRelations) {
     const byKey = new Map<string, EntityMention>();
     for (const mention of mentions) {
@@ -301,8 +413,25 @@ export function findRelations(
         const modifier = byKey.get(nameKey(parts.slice(0, index).join(' ')));
         if (modifier === undefined) continue;
         add(modifier, compound, 'one_to_many', 'association', 'compound');
+        // "sensor devices" with Sensor and Device both entities: a sensor is a kind of device when WordNet files both under one category, else the two are associated.
+        const head = byKey.get(parts.slice(index).join(' '));
+        if (head !== undefined) {
+          const modifierCategory = nounCategory(nameKey(modifier.name));
+          const isKind = modifierCategory !== null && modifierCategory === nounCategory(nameKey(head.name));
+          add(modifier, head, isKind ? undefined : 'one_to_many', isKind ? 'is_a' : 'association', 'compound');
+        }
         break;
       }
+    }
+  }
+  if (options.pronounSubjects) {
+    // "… their orders", "its rooms": a possessive pronoun stands for the sentence's first subject (else the previous sentence's).
+    for (const mention of mentions) {
+      const before = words[skipFillersLeft(mention.start - 1)];
+      if (before === undefined || !isPossessivePronoun(before) || !/^(its|their)$/.test(before.normal)) continue;
+      const sentence = words[mention.start]!.sentence;
+      const owner = (firstSubjectOf.get(sentence) ?? firstSubjectOf.get(sentence - 1))?.[0];
+      if (owner !== undefined && owner !== mention) add(owner, mention, 'one_to_many', 'association', 'possessive');
     }
   }
   if (options.possessiveRelations) {
@@ -331,7 +460,9 @@ export function findRelations(
     for (const mention of mentions) {
       const sentence = words[mention.start]!.sentence;
       if (relatedIn.has(`${sentence}\u0000${nameKey(mention.name)}`)) continue;
-      const topic = topicOf.get(sentence);
+      let topic = topicOf.get(sentence);
+      // The topic of a sentence that relates nothing else is related to the previous sentence's topic.
+      if (topic !== undefined && nameKey(topic.name) === nameKey(mention.name) && !relatedIn.has(`${sentence}\u0000${nameKey(mention.name)}`)) topic = topicOf.get(sentence - 1);
       if (topic === undefined || nameKey(topic.name) === nameKey(mention.name)) continue;
       add(topic, mention, 'one_to_many', 'association', 'sentence');
       relatedIn.add(`${sentence}\u0000${nameKey(mention.name)}`);

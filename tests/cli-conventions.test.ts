@@ -115,7 +115,9 @@ describe('--json failures print one error object on stdout and the message on st
 
 describe('a closed output pipe', () => {
   it('during `kloop run` winds the run down like Ctrl-C: interrupted recorded, lease released, exit 130', async () => {
-    const study = makeStudy(cleanups, { maxExperiments: 30 });
+    // A small budget is enough: after `run N:` the run prints its round and each decision, and the first of those
+    // lines meets the closed pipe while the run is still going, whatever the budget.
+    const study = makeStudy(cleanups, { maxExperiments: 4 });
     const child = spawnKloop(['run', study]);
     const done = finished(child);
     await waitForLine(child, /^run \d+:/); // the run holds the lease and has opened its run row

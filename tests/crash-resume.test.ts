@@ -1,5 +1,6 @@
 /**
- * Crash safety (DESIGN.md §7): `kloop run` killed with SIGKILL at 10 random
+ * Crash safety (DESIGN.md §7): `kloop run` interrupted with Ctrl-C (SIGINT,
+ * after its second decision) and then killed with SIGKILL at 10 random
  * (seeded) moments of a deterministic study, resumed each time, ends with the
  * database an uninterrupted run of the same study writes: the same accepted
  * versions, the same decisions in the same order with the same evidence, the
@@ -19,7 +20,7 @@ import { createSeededRandom } from '../src/stats/index.ts';
 import type { CliResult, DatabaseSnapshot } from './reliability-fixture.ts';
 import { finished, makeStudy, runKloop, snapshotDatabase, spawnKloop, waitForLine } from './reliability-fixture.ts';
 
-// The tests run concurrently (each on its own study): clean up once all are done.
+// Clean up once the test and the reference run are done.
 const cleanups: Array<() => void> = [];
 afterAll(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
@@ -65,7 +66,7 @@ const ANCHORS: Record<Exclude<KillMoment['anchor'], 'start'>, RegExp> = {
   decision: /^ {2}#\d+ /,
 };
 
-/** The uninterrupted reference run, shared by the tests of this file (started once, on first use). */
+/** The uninterrupted reference run (started once, on first use; it runs while the interrupted study is interrupted). */
 let referenceRun: Promise<{ study: string; result: CliResult }> | undefined;
 const referenceCleanups: Array<() => void> = [];
 afterAll(() => {
@@ -96,11 +97,32 @@ function expectSameNotebook(actual: DatabaseSnapshot, expected: DatabaseSnapshot
   expect(actual.runs.at(-1)).toEqual(expected.runs.at(-1));
 }
 
-describe.concurrent('a run killed at any moment resumes to the same notebook', () => {
-  it(`SIGKILL at ${KILLS} seeded moments, resumed each time, equals an uninterrupted run`, async () => {
+describe('a run killed at any moment resumes to the same notebook', () => {
+  // One study takes both interruptions, Ctrl-C first and then the SIGKILLs, and is compared once with the
+  // uninterrupted reference (which runs meanwhile): each interruption's own checks, then the notebook of the end.
+  it(`Ctrl-C (SIGINT), then SIGKILL at ${KILLS} seeded moments, resumed each time, equals an uninterrupted run`, async () => {
     const started = Date.now();
     const referenceStarted = reference();
     const killed = makeStudy(cleanups, STUDY);
+
+    // Ctrl-C abandons the work in flight, records `interrupted`, releases the lease; the next run continues.
+    // The wind-down bound (INTERRUPT_GRACE_MS) is the product's; the test asserts what happened, not how fast (it logs the time).
+    const interrupted = spawnKloop(['run', killed, '--json']);
+    const interruptedDone = finished(interrupted);
+    await waitForLine(interrupted, /^ {2}#2 /);
+    const interruptedAt = Date.now();
+    interrupted.kill('SIGINT');
+    const interruptResult = await interruptedDone;
+    const windDownMs = Date.now() - interruptedAt;
+    expect(interruptResult.code, interruptResult.stderr).toBe(INTERRUPTED_EXIT_CODE);
+    expect(interruptResult.stderr).toContain('kloop: interrupted — abandoning the evaluations in flight');
+    const interruptReport = JSON.parse(interruptResult.stdout) as { stopReason: string; exitCode: number };
+    expect(interruptReport).toMatchObject({ stopReason: 'interrupted', exitCode: INTERRUPTED_EXIT_CODE });
+    const afterInterrupt = snapshotDatabase(killed);
+    expect(afterInterrupt.runs).toEqual([{ stopReason: 'interrupted', ended: true }]);
+    expect(afterInterrupt.leases).toBe(0);
+    expect(afterInterrupt.integrity).toBe('ok');
+    trace(`Ctrl-C at ${((Date.now() - started) / 1000).toFixed(1)} s: wound down in ${windDownMs} ms`);
 
     const outcomes: string[] = [];
     let kills = 0;
@@ -127,38 +149,12 @@ describe.concurrent('a run killed at any moment resumes to the same notebook', (
 
     const expected = snapshotDatabase(referenceStudy);
     const actual = snapshotDatabase(killed);
-    console.info(`crash-resume: ${kills} SIGKILLs of ${KILLS} moments (${outcomes.join('; ')}); ${expected.experiments.length} experiments; ${actual.runs.length} runs; ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.info(`crash-resume: Ctrl-C wound down in ${windDownMs} ms; ${kills} SIGKILLs of ${KILLS} moments (${outcomes.join('; ')}); ${expected.experiments.length} experiments; ${actual.runs.length} runs; ${((Date.now() - started) / 1000).toFixed(1)} s`);
     expectSameNotebook(actual, expected);
+    expect(actual.runs[0]).toEqual({ stopReason: 'interrupted', ended: true }); // the Ctrl-C's record stays
     expect(kills).toBe(KILLS);
 
     const reportedBest = (JSON.parse(last.stdout) as { best: unknown }).best;
     expect(reportedBest).toEqual((JSON.parse(referenceResult.stdout) as { best: unknown }).best);
   }, 900_000);
-
-  // The wind-down bound (INTERRUPT_GRACE_MS) is the product's; the test asserts what happened, not how fast (it logs the time).
-  it('Ctrl-C (SIGINT) abandons the work in flight, records `interrupted`, releases the lease; the next run continues', async () => {
-    const study = makeStudy(cleanups, STUDY);
-    const child = spawnKloop(['run', study, '--json']);
-    const done = finished(child);
-    await waitForLine(child, /^ {2}#2 /);
-    const interruptedAt = Date.now();
-    child.kill('SIGINT');
-    const result = await done;
-    const windDownMs = Date.now() - interruptedAt;
-    expect(result.code, result.stderr).toBe(INTERRUPTED_EXIT_CODE);
-    expect(result.stderr).toContain('kloop: interrupted — abandoning the evaluations in flight');
-    const report = JSON.parse(result.stdout) as { stopReason: string; exitCode: number };
-    expect(report).toMatchObject({ stopReason: 'interrupted', exitCode: INTERRUPTED_EXIT_CODE });
-    const afterInterrupt = snapshotDatabase(study);
-    expect(afterInterrupt.runs).toEqual([{ stopReason: 'interrupted', ended: true }]);
-    expect(afterInterrupt.leases).toBe(0);
-    expect(afterInterrupt.integrity).toBe('ok');
-
-    const resumed = await runKloop(['run', study, '--json', '--quiet']);
-    expect(resumed.code, resumed.stderr).toBe(0);
-    const { study: referenceStudy, result: referenceResult } = await reference();
-    expect(referenceResult.code).toBe(0);
-    expectSameNotebook(snapshotDatabase(study), snapshotDatabase(referenceStudy));
-    console.info(`Ctrl-C: the run wound down in ${windDownMs} ms`);
-  }, 300_000);
 });

@@ -4,10 +4,17 @@
  * newer than every source file. `npm test` builds first; a developer running
  * `npx vitest` directly gets the build done here when dist/ is missing or
  * stale (about 20 s).
+ *
+ * It also makes the folder of this run's shared reference study
+ * (tests/reference-study.ts: built by the first test that asks for it) and
+ * removes it when the run ends.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import type {} from './reference-study.ts'; // its ProvidedContext entry
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const STAMP = path.join(ROOT, 'dist', '.build-stamp');
@@ -28,9 +35,13 @@ function newestSourceMtimeMs(): number {
   return newest;
 }
 
-export default function setup(): void {
-  if (existsSync(STAMP) && statSync(STAMP).mtimeMs >= newestSourceMtimeMs()) return;
-  process.stderr.write(`kloop tests: dist/ is ${existsSync(STAMP) ? 'older than the sources' : 'missing'}: building it (npm run build)\n`);
-  const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('npm run build failed: the integration tests need the compiled CLI in dist/');
+export default function setup(project: TestProject): () => void {
+  if (!existsSync(STAMP) || statSync(STAMP).mtimeMs < newestSourceMtimeMs()) {
+    process.stderr.write(`kloop tests: dist/ is ${existsSync(STAMP) ? 'older than the sources' : 'missing'}: building it (npm run build)\n`);
+    const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build failed: the integration tests need the compiled CLI in dist/');
+  }
+  const referenceStudyRoot = mkdtempSync(path.join(tmpdir(), 'kloop-reference-study-'));
+  project.provide('referenceStudyRoot', referenceStudyRoot);
+  return () => rmSync(referenceStudyRoot, { recursive: true, force: true });
 }

@@ -2,27 +2,28 @@
  * The main job end to end on a copy of the reference study: the loop improves
  * the playbook, the shadow confirms it, a second run continues without
  * evaluating anything twice, and the CLI's JSON report has its public fields.
+ *
+ * The first run (12 experiments, by the compiled CLI) is the shared run of
+ * tests/reference-study.ts, which view-cli and view-browser read too; this
+ * file continues a copy of it.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REFERENCE_MAX_EXPERIMENTS, copyReferenceStudy, removeStudy, type ReferenceRun } from './reference-study.ts';
 
 const run = promisify(execFile);
 const repo = path.resolve(import.meta.dirname, '..');
 const kloop = path.join(repo, 'bin', 'kloop.js');
 let dir: string;
+let firstRun: ReferenceRun;
 
-beforeAll(() => {
-  dir = mkdtempSync(path.join(tmpdir(), 'kloop-loop-'));
-  cpSync(path.join(repo, 'examples', 'intent'), dir, { recursive: true, filter: (source) => !source.includes('.kloop') });
-  // A smaller budget keeps the test fast; everything else is the reference study.
-  const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace(/maxExperiments: \d+/, 'maxExperiments: 12');
-  writeFileSync(path.join(dir, 'kloop.yaml'), config);
-});
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+beforeAll(async () => {
+  ({ dir, run: firstRun } = await copyReferenceStudy('kloop-loop-'));
+}, 240_000);
+afterAll(() => removeStudy(dir));
 
 interface RunReport {
   baseline: Record<'optimization' | 'anchor' | 'shadow', number>;
@@ -41,21 +42,22 @@ describe('kloop run on the reference study', () => {
   let latest: RunReport;
 
   it('improves the optimization composite, and the shadow confirms it', async () => {
-    const { stdout } = await run(process.execPath, [kloop, 'run', dir, '--json', '--quiet'], { cwd: repo });
-    first = JSON.parse(stdout) as RunReport;
+    first = JSON.parse(firstRun.stdout) as RunReport;
     latest = first;
     for (const key of ['baseline', 'best', 'experiments', 'accepted', 'refused', 'stopReason', 'bestArtifact', 'database']) {
       expect(first).toHaveProperty(key);
     }
-    expect(first.experiments).toBe(12);
+    expect(first.experiments).toBe(REFERENCE_MAX_EXPERIMENTS);
     expect(first.stopReason).toBe('max_experiments');
     expect(first.accepted).toBeGreaterThan(0);
     expect(first.best.optimization).toBeGreaterThan(first.baseline.optimization);
     expect(first.best.shadow).toBeGreaterThanOrEqual(first.baseline.shadow);
     expect(first.best.anchor).toBeGreaterThanOrEqual(first.baseline.anchor);
     expect(Object.values(first.refused).reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
-    expect(readFileSync(first.bestArtifact, 'utf8')).toContain('appTypeCues:');
-  }, 240_000);
+    // The report names the folder the run ran in; this file's copy holds the same files.
+    expect(first.bestArtifact.startsWith(`${firstRun.ranIn}${path.sep}`), first.bestArtifact).toBe(true);
+    expect(readFileSync(path.join(dir, path.relative(firstRun.ranIn, first.bestArtifact)), 'utf8')).toContain('appTypeCues:');
+  });
 
   it('continues on a second run without evaluating any experiment twice', async () => {
     const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace(/maxExperiments: \d+/, 'maxExperiments: 18');
@@ -64,7 +66,7 @@ describe('kloop run on the reference study', () => {
     const second = JSON.parse(stdout) as RunReport;
     latest = second;
     expect(second.experiments).toBe(18);
-    expect(second.thisRun.experiments).toBe(6);
+    expect(second.thisRun.experiments).toBe(18 - REFERENCE_MAX_EXPERIMENTS);
     expect(second.best.optimization).toBeGreaterThanOrEqual(first.best.optimization);
     // The notebook: no candidate decided twice, no evaluation stored twice.
     const { stdout: history } = await run(process.execPath, [kloop, 'history', dir, '--json'], { cwd: repo });

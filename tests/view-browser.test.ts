@@ -1,7 +1,8 @@
 /**
  * `kloop view` in a real browser: headless Chromium (Debian's `chromium`,
  * /usr/bin/chromium) driven by playwright-core, against `kloop view` started
- * as a user would on a finished copy of examples/intent. One browser and one
+ * as a user would on a finished copy of the reference study (examples/intent,
+ * 12 experiments: tests/reference-study.ts). One browser and one
  * viewer for every check of this file; a screenshot of each page lands in
  * test-output/view-browser/.
  *
@@ -9,7 +10,7 @@
  * KLOOP_REQUIRE_BROWSER=1 (set by .ci/run) a missing Chromium fails loudly.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -19,6 +20,7 @@ import { storeSignals } from '../src/signals/signal-store.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { enqueueReviewItem } from '../src/study/review-queue.ts';
 import { kloop } from './cli-in-process.ts';
+import { copyReferenceStudy, removeStudy } from './reference-study.ts';
 
 /** Debian's Chromium; KLOOP_CHROMIUM names another build. */
 const CHROMIUM = process.env['KLOOP_CHROMIUM'] ?? '/usr/bin/chromium';
@@ -91,12 +93,8 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
 
   beforeAll(async () => {
     mkdirSync(output, { recursive: true });
-    dir = mkdtempSync(path.join(tmpdir(), 'kloop-view-browser-'));
-    cpSync(path.join(repo, 'examples', 'intent'), dir, { recursive: true, filter: (source) => !source.includes('.kloop') });
-    const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace(/maxExperiments: \d+/, 'maxExperiments: 12');
-    writeFileSync(path.join(dir, 'kloop.yaml'), config);
-    const ran = await kloop('run', dir, '--quiet', '--json');
-    expect(ran.code, ran.stderr).toBe(0);
+    // The shared reference study (tests/reference-study.ts), run once for this file and others.
+    ({ dir } = await copyReferenceStudy('kloop-view-browser-'));
 
     viewer = spawn(process.execPath, [path.join(repo, 'bin', 'kloop.js'), 'view', dir, '--port', '0'], { cwd: repo, env: { ...process.env, KLOOP_VIEW_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
@@ -124,7 +122,7 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
       viewer.kill('SIGTERM');
       await exited;
     }
-    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+    removeStudy(dir);
   });
 
   async function open(hash: string, name: string): Promise<void> {

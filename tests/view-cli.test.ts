@@ -1,6 +1,6 @@
 /**
  * The notebook in the terminal and in reports, on a finished copy of the
- * reference study (with the git notebook on): `kloop history` with composite,
+ * reference study (with the git notebook on; tests/reference-study.ts): `kloop history` with composite,
  * Δ and p-value; `kloop diff`; `kloop activate` then `status` and `build`;
  * `kloop report` as CSV, JSON and HTML; `kloop doctor` on the git mirror; the
  * viewer's API and its token rules; and the same study turned into a notebook
@@ -21,6 +21,7 @@ import { readCorpusEvents, readDecisionRecords } from '../src/corpus/lifecycle-s
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { createViewApp } from '../src/view/view-server.ts';
 import { kloop } from './cli-in-process.ts';
+import { copyReferenceStudy, removeStudy } from './reference-study.ts';
 
 const repo = path.resolve(import.meta.dirname, '..');
 /** Bound on the steps that run the loop (a failure bound only: nothing waits for it to pass); on a loaded machine they outgrow the default 60 s. */
@@ -232,16 +233,13 @@ async function expectLegacyReadsTheSame(study: string): Promise<void> {
   }
 }
 
+// The shared reference study (tests/reference-study.ts: 12 experiments, the git notebook on), run once for this file and others.
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'kloop-view-cli-'));
-  cpSync(path.join(repo, 'examples', 'intent'), dir, { recursive: true, filter: (source) => !source.includes('.kloop') });
-  const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace(/maxExperiments: \d+/, 'maxExperiments: 12');
-  writeFileSync(path.join(dir, 'kloop.yaml'), `${config}\nnotebook:\n  git: true\n`);
-  const { code, stdout, stderr } = await kloop('run', dir, '--json', '--quiet');
-  expect(code, stderr).toBe(0);
-  runReport = JSON.parse(stdout);
+  const { dir: copy, run } = await copyReferenceStudy('kloop-view-cli-');
+  dir = copy;
+  runReport = JSON.parse(run.stdout);
 }, SLOW_MS);
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => removeStudy(dir));
 
 describe('kloop history', () => {
   it('carries composite, Δ, p-value and decision per experiment, as the gate recorded them in the evidence', async () => {

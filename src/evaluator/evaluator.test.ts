@@ -113,8 +113,8 @@ describe('the evaluator fingerprint', () => {
   it('is unchanged for the intent study examples/intent (scorer id, weights in component order, corpus hash, executor id)', () => {
     const study = loadStudy(new URL('../../examples/intent/', import.meta.url).pathname);
     const evaluator = createEvaluator({ task: study.task, executor: study.executor, corpus: study.corpus, weights: study.weights });
-    // The fingerprint of the offline main job (`kloop run examples/intent`) since executor offline-playbook@6 (issue 16).
-    expect(evaluator.fingerprint).toBe('45087aaa84ac6868');
+    // The fingerprint of the offline main job (`kloop run examples/intent`) since executor offline-playbook@7 (issue 16: the layout reading, extraction.layoutCues).
+    expect(evaluator.fingerprint).toBe('4c0c970dafc7bc05');
     expect(fingerprintWeights(intentTask.components!, study.weights)).toEqual([0.25, 0.35, 0.2, 0.2, 0.2, 0.1]);
   });
 

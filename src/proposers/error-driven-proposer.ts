@@ -112,6 +112,7 @@ const KIND_ORDER: readonly EditKind[] = [
   'cardinalityCue',
   'nounCategory',
   'countability',
+  'layout',
 ];
 
 interface Evaluated {

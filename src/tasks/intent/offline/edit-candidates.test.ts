@@ -111,3 +111,35 @@ extraction: {maxEntities: 6, rankBy: salience}
     expect(lexiconBundleTerms('entityTerms.feedback = "document"')).toBeNull();
   });
 });
+
+describe('the layout reading (extraction.layoutCues)', () => {
+  const playbookText = `unknownNounPolicy: {include: true, role: resource, properNouns: false, compounds: full}
+extraction: {maxEntities: 10, rankBy: salience}
+`;
+  const extract = (text: string, goal: string) => {
+    const parsed = parsePlaybook(text);
+    if (!parsed.ok) throw new Error('fixture playbook');
+    return extractIntent(compilePlaybook(parsed.playbook), analyzeGoal(goal));
+  };
+  const goal = 'The shop sells products in categories (brakes, wheels). 2. Supporters can donate to the shop.';
+  const names = (text: string) => extract(text, goal).intent.entities.map((entity) => entity.name);
+
+  it('off: the tagger reading as is; on: a bracket ends the noun phrase and a positional capital is no proper noun', () => {
+    expect(names(playbookText)).not.toContain('Category');
+    expect(names(playbookText)).not.toContain('Supporter');
+    const on = names(playbookText.replace('rankBy: salience}', 'rankBy: salience, layoutCues: true}'));
+    expect(on).toEqual(expect.arrayContaining(['Category', 'Supporter']));
+    expect(on).not.toContain('CategoryBrake');
+  });
+
+  it('is proposed when a missed gold entity is a word the layout reading reads otherwise', () => {
+    const parsed = parsePlaybook(playbookText);
+    if (!parsed.ok) throw new Error('fixture playbook');
+    const expected: ExpectedIntent = { entities: [{ name: 'Shop' }, { name: 'Product' }, { name: 'Category' }, { name: 'Supporter' }] };
+    const analysis = analyzeGoal(goal);
+    const { intent, trace } = extractIntent(compilePlaybook(parsed.playbook), analysis);
+    const example: ExampleEvidence = { id: 'bikes', expected, analysis, trace, predictedAppType: intent.appType, predictedEntityCount: intent.entities.length, diagnostics: scoreIntent(expected, intent).diagnostics };
+    const candidates = generateEditCandidates(parsed.playbook, [example]);
+    expect(candidates.find((candidate) => candidate.kind === 'layout')?.delta).toBe('extraction.layoutCues = true');
+  });
+});

@@ -53,6 +53,7 @@ export type EditKind =
   | 'cardinalityCue'
   | 'nounCategory'
   | 'countability'
+  | 'layout'
   | 'lexiconBundle'
   | 'projection';
 
@@ -406,6 +407,13 @@ export function generateEditCandidates(
       }
     }
 
+    // Missed entities the tagger's reading of the layout hides: a common noun whose only capital
+    // starts a sentence or a numbered item ("2. Supporters …"), or a noun read into the aside after it
+    // ("categories (brakes, …)"). The layout reading is a general rule: it is proposed once, ranked by net fixes.
+    if (!playbook.extraction.layoutCues && hiddenByLayout(example)) {
+      add({ op: 'set', path: ['extraction', 'layoutCues'], value: true }, 'layout', example.id, () => count(hiddenByLayout));
+    }
+
     // Missed relations: the other structural readings (subtype patterns, pronoun subjects).
     if (diagnostics.missedRelations.length > 0) {
       const missedPrior = (): number => count((other) => other.diagnostics.missedRelations.length > 0) / 4;
@@ -599,6 +607,16 @@ export function editMayAffect(edit: PlaybookEdit, playbook: Playbook, example: E
     default:
       return true;
   }
+}
+
+/** Whether a gold entity the example misses is named by a word the layout reading reads otherwise (`extraction.layoutCues`). */
+function hiddenByLayout(example: ExampleEvidence): boolean {
+  const missed = new Set<string>();
+  for (const goldName of example.diagnostics.missedEntities) {
+    const gold = example.expected.entities?.find((entity) => entity.name === goldName);
+    for (const name of [goldName, ...(gold?.aliases ?? [])]) missed.add(nameKey(name));
+  }
+  return example.analysis.words.some((word) => (word.positionalCapital || word.opensAside) && missed.has(nameKey(word.lemma)));
 }
 
 function singularizeForm(word: string): string {

@@ -25,6 +25,7 @@ import { BEHAVIORS, PROJECTIONS } from '../vocabulary.ts';
 import type { Intent, IntentEntity, Relation } from '../intent.ts';
 import { normalizeEntityName, singularizeWord } from '../names.ts';
 import type { AnalyzedWord, GoalAnalysis } from './goal-analysis.ts';
+import { withLayoutCues } from './goal-analysis.ts';
 import type { EntityMention } from './entity-mentions.ts';
 import { findMentions } from './entity-mentions.ts';
 import { selectEntitiesAndRelations } from './entity-ranking.ts';
@@ -256,8 +257,9 @@ export function phraseEndingAt(
  *
  * @returns the intent (already within the schema's caps) and the trace of why
  */
-export function extractIntent(compiled: CompiledPlaybook, analysis: GoalAnalysis): { intent: Intent; trace: ExtractionTrace } {
+export function extractIntent(compiled: CompiledPlaybook, tagged: GoalAnalysis): { intent: Intent; trace: ExtractionTrace } {
   const { playbook } = compiled;
+  const analysis = playbook.extraction.layoutCues ? withLayoutCues(tagged) : tagged;
   const { words } = analysis;
   const cueMatches = findCues(compiled, words);
 

@@ -65,6 +65,10 @@ export interface AnalyzedWord {
    * one predicate.
    */
   isParticle: boolean;
+  /** An opening bracket follows the word (an aside starts; read under `extraction.layoutCues`). */
+  opensAside: boolean;
+  /** Tagged proper only for a capital that starts its sentence or numbered item, on a WordNet common noun ("Residents shall …"). */
+  positionalCapital: boolean;
 }
 
 /** The analysis of one goal text. */
@@ -140,6 +144,9 @@ function analyzeUncached(goal: string): GoalAnalysis {
     const terms = mergeHyphenated(sentence.terms);
     for (const term of terms) {
       const word = toWord(term, sentenceIndex);
+      // An opening bracket starts an aside ("categories (brakes, wheels)"); read as such under `extraction.layoutCues`.
+      const previous = words[words.length - 1];
+      if (/[([]/.test(term.pre ?? '') && previous !== undefined && previous.sentence === sentenceIndex) previous.opensAside = true;
       if (word !== null) words.push(word);
       else if (words.length > 0 && words[words.length - 1]!.sentence === sentenceIndex) {
         words[words.length - 1]!.endsPhrase = true;
@@ -151,8 +158,16 @@ function analyzeUncached(goal: string): GoalAnalysis {
     }
   });
   retagPluralNouns(words);
+  markPositionalCapitals(words);
   markParticles(words);
   markReciprocals(words);
+  const keySet = new Set<string>();
+  for (const word of words) for (const key of word.keys) keySet.add(key);
+  return { words, nounRuns: nounRunsOf(words), keySet };
+}
+
+/** Maximal runs of nouns, [start, end), a run ending at a word that ends its phrase. */
+function nounRunsOf(words: readonly AnalyzedWord[]): Array<[number, number]> {
   const nounRuns: Array<[number, number]> = [];
   let start = -1;
   words.forEach((word, index) => {
@@ -168,9 +183,29 @@ function analyzeUncached(goal: string): GoalAnalysis {
     }
   });
   if (start >= 0) nounRuns.push([start, words.length]);
-  const keySet = new Set<string>();
-  for (const word of words) for (const key of word.keys) keySet.add(key);
-  return { words, nounRuns, keySet };
+  return nounRuns;
+}
+
+const layoutCache = new WeakMap<GoalAnalysis, GoalAnalysis>();
+
+/**
+ * The analysis read with the text's layout (`extraction.layoutCues`): a word
+ * before an opening bracket ends its noun phrase ("categories (brakes,
+ * wheels)" is Category, then an aside; the clause goes on), and a capital that only
+ * starts a sentence or a numbered item ("2. Supporters can donate") does not
+ * make a common noun proper. Pure; memoised per analysis.
+ */
+export function withLayoutCues(analysis: GoalAnalysis): GoalAnalysis {
+  const cached = layoutCache.get(analysis);
+  if (cached !== undefined) return cached;
+  const words = analysis.words.map((word) =>
+    word.opensAside || word.positionalCapital
+      ? { ...word, ...(word.opensAside ? { endsPhrase: true } : {}), ...(word.positionalCapital ? { isProperNoun: false } : {}) }
+      : word,
+  );
+  const view: GoalAnalysis = { words, nounRuns: nounRunsOf(words), keySet: analysis.keySet };
+  layoutCache.set(analysis, view);
+  return view;
 }
 
 const OBJECT_STARTS = new Set<WordClass>(['determiner', 'pronoun', 'value', 'adjective', 'noun']);
@@ -192,6 +227,22 @@ const NOUN_FOLLOWERS = new Set(['for', 'of', 'with', 'per']);
  *   ("discount codes for", "approved requests shall", "volunteers sign up");
  * - it follows "and"/"or" after a noun and no object follows ("… and invoices and …").
  */
+/**
+ * A capital that only marks the start of a sentence or of a numbered item
+ * ("Residents shall report issues", "2. Supporters can donate") says nothing
+ * about the word: a noun tagged proper there that WordNet knows as a common
+ * noun is marked `positionalCapital`.
+ */
+function markPositionalCapitals(words: AnalyzedWord[]): void {
+  words.forEach((word, index) => {
+    if (!word.isProperNoun) return;
+    let at = index - 1;
+    while (at >= 0 && words[at]!.sentence === word.sentence && words[at]!.wordClass === 'value') at -= 1;
+    if (at >= 0 && words[at]!.sentence === word.sentence) return;
+    if (nounCategory(word.lemma) !== null) word.positionalCapital = true;
+  });
+}
+
 function retagPluralNouns(words: AnalyzedWord[]): void {
   retagDeterminedNouns(words);
   words.forEach((word, index) => {
@@ -349,6 +400,8 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
     clauseBreakAfter: /[;:()\[\]!?.]/.test(post.replace(/\.(?=\w)/g, '')),
     commaAfter: post.includes(','),
     isParticle: false,
+    opensAside: false,
+    positionalCapital: false,
   };
 }
 

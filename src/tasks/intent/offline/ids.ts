@@ -7,7 +7,7 @@
  */
 
 /** Implementation id of the offline playbook executor. Bump when extraction rules change. */
-export const OFFLINE_EXECUTOR_ID = 'offline-playbook@6';
+export const OFFLINE_EXECUTOR_ID = 'offline-playbook@7';
 
 /** Implementation id of the error-driven playbook proposer. */
 export const ERROR_DRIVEN_PROPOSER_ID = 'error-driven@1';

@@ -190,6 +190,14 @@ const extractionSchema = z.strictObject({
   /** Whether a pronoun subject ("it", "they") stands for the first subject of the previous sentence. */
   pronounSubjects: z.boolean().default(false),
   /**
+   * Whether the text's layout is read: a word before an opening bracket ends
+   * its noun phrase ("categories (brakes, wheels)": Category, then an aside),
+   * and a capital that only starts a sentence or a numbered item ("2.
+   * Supporters can donate") does not make a common noun proper. Off: the NLP
+   * tagger's reading as is.
+   */
+  layoutCues: z.boolean().default(false),
+  /**
    * Salience at which an entity candidate is kept even past
    * `extraction.maxEntities` (0 = never): a noun the text mentions and
    * relates this often is an entity of a long text whatever the cap.

@@ -11,11 +11,15 @@ import { defineConfig } from 'vitest/config';
  * (src/test-support/postgres-global-setup.ts; `KLOOP_REQUIRE_POSTGRES=1`
  * makes a missing server a failure).
  *
- * The unit files of a worker share one module graph (`isolate: false`): each
- * file no longer imports and transforms the sources anew, which was most of
- * the unit project's time (172 → 66 CPU-seconds). A unit test that changes
- * what a module is (`vi.doMock`) undoes it when it ends (`vi.doUnmock`,
- * `vi.resetModules`); one that spies on a global restores it.
+ * The test files of a worker share one module graph (`isolate: false`):
+ * each file no longer imports and transforms the sources (and the helpers of
+ * tests/) anew, which was most of the unit project's time (172 → 66
+ * CPU-seconds) and about a fifth of the integration project's. Each test
+ * file is still evaluated afresh, so its own module-level state is its own;
+ * what is shared is the sources and the helpers (tests/reference-study.ts
+ * keeps its one run per test run). A test that changes what a module is
+ * (`vi.doMock`) undoes it when it ends (`vi.doUnmock`, `vi.resetModules`);
+ * one that spies on a global or sets an environment variable restores it.
  *
  * At least two test files run at once, even on 2 cores (vitest's default is
  * one fewer than the cores): the integration files spend most of their time
@@ -30,9 +34,10 @@ export default defineConfig({
     testTimeout: 300_000,
     hookTimeout: 300_000,
     pool: 'forks',
+    isolate: false,
     maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
-      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'], isolate: false, globalSetup: ['src/test-support/postgres-global-setup.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'], globalSetup: ['src/test-support/postgres-global-setup.ts'] } },
       { extends: true, test: { name: 'integration', include: ['tests/**/*.test.ts'], globalSetup: ['tests/global-setup.ts', 'src/test-support/postgres-global-setup.ts'] } },
     ],
   },

@@ -25,6 +25,16 @@ import { defineConfig } from 'vitest/config';
  * one fewer than the cores): the integration files spend most of their time
  * waiting for the CLI processes they start.
  *
+ * Measured on 2 cores (December 2026; CPU = user + sys of the vitest
+ * process and its children): `npm test` about 6 minutes wall — type check
+ * and build 30 s (52 CPU-seconds), then vitest 5 to 5½ minutes with the
+ * other cores' load light, 9 to 10 CPU-minutes (it was 12.5 before
+ * `isolate: false`). Most of what is left is the work the tests exist to do:
+ * studies run to the end by the compiled CLI and in-process, Chromium, the
+ * command executor's one program per example. The slowest files:
+ * crash-resume (a reference run and twelve interrupted or killed ones, about
+ * 70 s), init, schedule, view-cli, cli-conventions and lease (each 25–50 s).
+ *
  * The timeouts only bound a test that hangs (no assertion waits on time): at
  * 300 s a test that is merely slow on a loaded machine (other work on the same
  * cores) is not reported as failing.

@@ -11,9 +11,29 @@ import { defineConfig } from 'vitest/config';
  * (src/test-support/postgres-global-setup.ts; `KLOOP_REQUIRE_POSTGRES=1`
  * makes a missing server a failure).
  *
+ * The test files of a worker share one module graph (`isolate: false`):
+ * each file no longer imports and transforms the sources (and the helpers of
+ * tests/) anew, which was most of the unit project's time (172 → 66
+ * CPU-seconds) and about a fifth of the integration project's. Each test
+ * file is still evaluated afresh, so its own module-level state is its own;
+ * what is shared is the sources and the helpers (tests/reference-study.ts
+ * keeps its one run per test run). A test that changes what a module is
+ * (`vi.doMock`) undoes it when it ends (`vi.doUnmock`, `vi.resetModules`);
+ * one that spies on a global or sets an environment variable restores it.
+ *
  * At least two test files run at once, even on 2 cores (vitest's default is
  * one fewer than the cores): the integration files spend most of their time
  * waiting for the CLI processes they start.
+ *
+ * Measured on 2 cores (December 2026; CPU = user + sys of the vitest
+ * process and its children): `npm test` about 6 minutes wall — type check
+ * and build 30 s (52 CPU-seconds), then vitest 5 to 5½ minutes with the
+ * other cores' load light, 9 to 10 CPU-minutes (it was 12.5 before
+ * `isolate: false`). Most of what is left is the work the tests exist to do:
+ * studies run to the end by the compiled CLI and in-process, Chromium, the
+ * command executor's one program per example. The slowest files:
+ * crash-resume (a reference run and twelve interrupted or killed ones, about
+ * 70 s), init, schedule, view-cli, cli-conventions and lease (each 25–50 s).
  *
  * The timeouts only bound a test that hangs (no assertion waits on time): at
  * 300 s a test that is merely slow on a loaded machine (other work on the same
@@ -24,6 +44,7 @@ export default defineConfig({
     testTimeout: 300_000,
     hookTimeout: 300_000,
     pool: 'forks',
+    isolate: false,
     maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'], globalSetup: ['src/test-support/postgres-global-setup.ts'] } },

@@ -147,6 +147,11 @@ describe('opening a study database', () => {
         },
       },
     }));
+    // The unit project shares one module graph among the files of a worker (isolate: false): the mock must not outlive this test.
+    cleanups.push(() => {
+      vi.doUnmock('./migrations.ts');
+      vi.resetModules();
+    });
     const fresh = (await import('./database.ts')) as typeof import('./database.ts');
     const file = temporaryFile();
     await expect(fresh.openDatabase(file)).rejects.toThrow(`cannot migrate the study database ${file}: migration 0002 is broken`);

@@ -178,11 +178,21 @@ describe('no overlapping runs of the same loop', () => {
   });
 
   it('the croner scheduler (protect: true) never starts a run while the previous one runs (real time)', async () => {
+    // The first run holds until the test releases it, and the test releases it only
+    // after the clock has passed the next two per-second ticks. Node fires timers in
+    // the order they are due, so croner's ticks (due 1 s and 2 s after the run
+    // started) come before the test's check (due 2.5 s after): under any load they
+    // have come and gone while the run held, and none may have started a run.
     const memory = await openDatabase(':memory:');
     try {
       let running = 0;
       let maxRunning = 0;
       let started = 0;
+      let firstStartedAt = 0;
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
       const schedule = startSchedule({
         db: memory,
         scheduler: createCronScheduler(),
@@ -192,19 +202,25 @@ describe('no overlapping runs of the same loop', () => {
             pattern: '* * * * * *',
             run: async () => {
               started += 1;
+              if (started === 1) firstStartedAt = Date.now();
               running += 1;
               maxRunning = Math.max(maxRunning, running);
-              await new Promise((resolve) => setTimeout(resolve, 1_600));
+              await held;
               running -= 1;
               return { outcome: 'ok', detail: {} };
             },
           },
         ],
       });
-      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      while (started === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+      while (Date.now() < firstStartedAt + 2_500) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(started).toBe(1);
+      expect(running).toBe(1);
+      // croner itself skipped the ticks (protect: true): none reached the schedule's own guard
+      const overlaps = await memory.selectFrom('schedule_runs').select('id').where('outcome', '=', 'overlap').execute();
+      expect(overlaps).toEqual([]);
+      release();
       await schedule.stop();
-      expect(started).toBeGreaterThanOrEqual(1);
-      expect(started).toBeLessThanOrEqual(2);
       expect(maxRunning).toBe(1);
     } finally {
       await memory.destroy();

@@ -214,20 +214,6 @@ const NOUN_PREMODIFIERS = new Set<WordClass>(['determiner', 'adjective', 'value'
 const NOUN_FOLLOWERS = new Set(['for', 'of', 'with', 'per']);
 
 /**
- * Plural nouns the NLP library tagged as verbs ("quotes", "tickets",
- * "volunteers", "stages"): an -s form of a word WordNet knows as a noun is a
- * plural noun when English grammar rules the verb reading out —
- *
- * - it opens its sentence (a finite verb with -s needs a subject before it);
- * - it follows a determiner, an adjective, a number, a preposition or a
- *   possessive ("the quotes", "open requests", "through stages");
- * - it follows a verb or an auxiliary ("buy tickets", "has milestones");
- * - it follows a noun, and what comes next cannot be its object: the clause
- *   ends, a verb or auxiliary follows, or "for"/"of"/"with"/"per"
- *   ("discount codes for", "approved requests shall", "volunteers sign up");
- * - it follows "and"/"or" after a noun and no object follows ("… and invoices and …").
- */
-/**
  * A capital that only marks the start of a sentence or of a numbered item
  * ("Residents shall report issues", "2. Supporters can donate") says nothing
  * about the word: a noun tagged proper there that WordNet knows as a common
@@ -243,6 +229,20 @@ function markPositionalCapitals(words: AnalyzedWord[]): void {
   });
 }
 
+/**
+ * Plural nouns the NLP library tagged as verbs ("quotes", "tickets",
+ * "volunteers", "stages"): an -s form of a word WordNet knows as a noun is a
+ * plural noun when English grammar rules the verb reading out —
+ *
+ * - it opens its sentence (a finite verb with -s needs a subject before it);
+ * - it follows a determiner, an adjective, a number, a preposition or a
+ *   possessive ("the quotes", "open requests", "through stages");
+ * - it follows a verb or an auxiliary ("buy tickets", "has milestones");
+ * - it follows a noun, and what comes next cannot be its object: the clause
+ *   ends, a verb or auxiliary follows, or "for"/"of"/"with"/"per"
+ *   ("discount codes for", "approved requests shall", "volunteers sign up");
+ * - it follows "and"/"or" after a noun and no object follows ("… and invoices and …").
+ */
 function retagPluralNouns(words: AnalyzedWord[]): void {
   retagDeterminedNouns(words);
   words.forEach((word, index) => {

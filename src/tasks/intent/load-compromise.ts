@@ -25,3 +25,46 @@ export function loadCompromise(): Nlp {
   }
   return loaded;
 }
+
+/** compromise's noun singularisation: its rule function and its table of irregular plurals (singular → plural). */
+export interface SingularRules {
+  toSingular: (word: string, model: { two: { irregularPlurals: Record<string, string> } }) => string;
+  irregularPlurals: Record<string, string>;
+}
+
+/** Where compromise keeps the two modules of {@link SingularRules}, relative to its main module (src/three.js). */
+const SINGULAR_MODULES = {
+  toSingular: './2-two/preTagger/methods/transform/nouns/toSingular/index.js',
+  irregularPlurals: './2-two/preTagger/model/irregulars/plurals.js',
+} as const;
+
+let singularRules: SingularRules | undefined;
+
+/**
+ * compromise's singularisation rules, loaded on the first call without the
+ * rest of the library: the two plain modules that `nlp.world()`'s
+ * `methods.two.transform.noun.toSingular` and `model.two.irregularPlurals`
+ * are (about 10 ms instead of about 450 ms). Their answers are the world's
+ * (src/tasks/intent/names.test.ts compares them word by word). Should a
+ * later compromise move those files, the whole library is loaded and its
+ * world read instead.
+ */
+export function loadSingularRules(): SingularRules {
+  if (singularRules === undefined) {
+    const main = import.meta.resolve('compromise');
+    const load = createRequire(import.meta.url);
+    try {
+      singularRules = {
+        toSingular: (load(fileURLToPath(new URL(SINGULAR_MODULES.toSingular, main))) as { default: SingularRules['toSingular'] }).default,
+        irregularPlurals: (load(fileURLToPath(new URL(SINGULAR_MODULES.irregularPlurals, main))) as { default: Record<string, string> }).default,
+      };
+    } catch {
+      const world = loadCompromise().world() as unknown as {
+        methods: { two: { transform: { noun: { toSingular: SingularRules['toSingular'] } } } };
+        model: { two: { irregularPlurals: Record<string, string> } };
+      };
+      singularRules = { toSingular: world.methods.two.transform.noun.toSingular, irregularPlurals: world.model.two.irregularPlurals };
+    }
+  }
+  return singularRules;
+}

@@ -4,27 +4,19 @@
  *
  * `normalizeEntityName('PurchaseOrders') === normalizeEntityName('purchase_order')`
  * === `'purchase order'`. Only the last word is singularised (head noun), with
- * compromise's English inflection rules.
+ * compromise's English inflection rules — its two small modules only
+ * (./load-compromise.ts, `loadSingularRules`), so that comparing names, as
+ * corpus admission does whenever a study is loaded, does not load the whole
+ * library.
  */
-import { loadCompromise } from './load-compromise.ts';
+import { loadSingularRules } from './load-compromise.ts';
+import type { SingularRules } from './load-compromise.ts';
 
-type SingularFn = (word: string, model: unknown) => string;
-interface NlpWorld {
-  methods: { two: { transform: { noun: { toSingular: SingularFn } } } };
-  model: { two: { irregularPlurals: Record<string, string> } };
-}
-
-let world: NlpWorld | undefined;
+let rules: SingularRules | undefined;
 /** compromise's irregular plurals, plural → singular (inverted once: its toSingular inverts them on every call). */
 let irregularSingulars: Map<string, string> | undefined;
 /** The model handed to toSingular once the irregulars are looked up here: its rules only read `two.irregularPlurals`. */
 const RULES_ONLY_MODEL = { two: { irregularPlurals: {} } };
-
-/** compromise's world (its lexicon and inflection rules), loaded on the first call (./load-compromise.ts). */
-function nlpWorld(): NlpWorld {
-  world ??= loadCompromise().world() as unknown as NlpWorld;
-  return world;
-}
 
 /** Words that end in "s" but are singular (or invariant) in business vocabulary. */
 const INVARIANT = new Set([
@@ -44,10 +36,10 @@ export function singularizeWord(word: string): string {
   let result = word;
   if (EXCEPTIONS[word] !== undefined) result = EXCEPTIONS[word];
   else if (word.length > 3 && !INVARIANT.has(word) && !/(ss|us|is)$/.test(word)) {
-    const { methods, model } = nlpWorld();
-    irregularSingulars ??= new Map(Object.entries(model.two.irregularPlurals).map(([singular, plural]) => [plural, singular]));
-    // The same answer as toSingular(word, model), without its per-call inversion of the irregulars.
-    const singular = irregularSingulars.get(word) ?? methods.two.transform.noun.toSingular(word, RULES_ONLY_MODEL);
+    rules ??= loadSingularRules();
+    irregularSingulars ??= new Map(Object.entries(rules.irregularPlurals).map(([singular, plural]) => [plural, singular]));
+    // The same answer as compromise's toSingular(word, model), without its per-call inversion of the irregulars.
+    const singular = irregularSingulars.get(word) ?? rules.toSingular(word, RULES_ONLY_MODEL);
     if (typeof singular === 'string' && singular.length > 0) result = singular;
   }
   if (cache.size > 50_000) cache.clear();

@@ -26,14 +26,17 @@ import { defineConfig } from 'vitest/config';
  * waiting for the CLI processes they start.
  *
  * Measured on 2 cores (December 2026; CPU = user + sys of the vitest
- * process and its children): `npm test` about 6 minutes wall — type check
- * and build 30 s (52 CPU-seconds), then vitest 5 to 5½ minutes with the
- * other cores' load light, 9 to 10 CPU-minutes (it was 12.5 before
- * `isolate: false`). Most of what is left is the work the tests exist to do:
- * studies run to the end by the compiled CLI and in-process, Chromium, the
- * command executor's one program per example. The slowest files:
- * crash-resume (a reference run and twelve interrupted or killed ones, about
- * 70 s), init, schedule, view-cli, cli-conventions and lease (each 25–50 s).
+ * process and its children): `npm test` (scripts/test.mjs: the type check
+ * beside vitest) about 4¾ minutes wall with the machine otherwise idle,
+ * 8½ CPU-minutes (12.5 before `isolate: false`). Most of it is the work the
+ * tests exist to do: studies run to the end by the compiled CLI and
+ * in-process, Chromium, the command executor's one Node process per example
+ * (about 45 CPU-seconds of the total). The slowest files, in CPU-seconds:
+ * init and crash-resume (a reference run and eleven interrupted or killed
+ * ones) about 50 each, view-cli and lease 35–40, cli-conventions and
+ * schedule 23–28. A third worker did not shorten it (vitest 274 s, and
+ * `npm test` 327 s, against 276–292 s with two): the cores are already
+ * busy about 90% of the time.
  *
  * The timeouts only bound a test that hangs (no assertion waits on time): at
  * 300 s a test that is merely slow on a loaded machine (other work on the same

@@ -10,9 +10,7 @@
  * library.
  */
 import { loadSingularRules } from './load-compromise.ts';
-import type { SingularRules } from './load-compromise.ts';
 
-let rules: SingularRules | undefined;
 /** compromise's irregular plurals, plural → singular (inverted once: its toSingular inverts them on every call). */
 let irregularSingulars: Map<string, string> | undefined;
 /** The model handed to toSingular once the irregulars are looked up here: its rules only read `two.irregularPlurals`. */
@@ -36,7 +34,7 @@ export function singularizeWord(word: string): string {
   let result = word;
   if (EXCEPTIONS[word] !== undefined) result = EXCEPTIONS[word];
   else if (word.length > 3 && !INVARIANT.has(word) && !/(ss|us|is)$/.test(word)) {
-    rules ??= loadSingularRules();
+    const rules = loadSingularRules(); // loaded once, on the first call
     irregularSingulars ??= new Map(Object.entries(rules.irregularPlurals).map(([singular, plural]) => [plural, singular]));
     // The same answer as compromise's toSingular(word, model), without its per-call inversion of the irregulars.
     const singular = irregularSingulars.get(word) ?? rules.toSingular(word, RULES_ONLY_MODEL);

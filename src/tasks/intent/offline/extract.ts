@@ -141,12 +141,26 @@ export function compilePlaybook(playbook: Playbook): CompiledPlaybook {
   return { playbook, appTypeOrder, cuesByFirstWord, phrasesByLastWord, terms, aliases, stop, attributes, suffixes, quantifiers };
 }
 
+/**
+ * Memoised per playbook string: every candidate playbook the proposer screens
+ * is compiled afresh, and nearly all its terms and cues are the incumbent's.
+ */
+const termKeyCache = new Map<string, string>();
+const phraseWordsCache = new Map<string, ReadonlyArray<readonly string[]>>();
+const TERM_CACHE_LIMIT = 50_000;
+
 /** The lookup key of a playbook term: normalised, last word singular. */
 export function termKey(text: string): string {
-  const words = normalizeTerm(text).split(' ');
-  const last = words.length - 1;
-  words[last] = singularizeForm(words[last]!);
-  return words.join(' ');
+  let key = termKeyCache.get(text);
+  if (key === undefined) {
+    const words = normalizeTerm(text).split(' ');
+    const last = words.length - 1;
+    words[last] = singularizeForm(words[last]!);
+    key = words.join(' ');
+    if (termKeyCache.size >= TERM_CACHE_LIMIT) termKeyCache.clear();
+    termKeyCache.set(text, key);
+  }
+  return key;
 }
 
 function singularizeForm(word: string): string {
@@ -156,10 +170,17 @@ function singularizeForm(word: string): string {
   return parts.join('-');
 }
 
-function phraseWords(text: string): string[][] {
-  return normalizeTerm(text)
-    .split(' ')
-    .map((word) => [...new Set([word, singularizeForm(word)])]);
+/** A phrase's words, each with its accepted forms (as written, singular); shared between compiled playbooks, never changed. */
+function phraseWords(text: string): ReadonlyArray<readonly string[]> {
+  let words = phraseWordsCache.get(text);
+  if (words === undefined) {
+    words = normalizeTerm(text)
+      .split(' ')
+      .map((word) => [...new Set([word, singularizeForm(word)])]);
+    if (phraseWordsCache.size >= TERM_CACHE_LIMIT) phraseWordsCache.clear();
+    phraseWordsCache.set(text, words);
+  }
+  return words;
 }
 
 function wordMatches(word: AnalyzedWord, forms: readonly string[]): boolean {

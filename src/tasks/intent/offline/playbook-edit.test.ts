@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parsePlaybook, playbookSections } from './playbook.ts';
 import type { PlaybookEdit } from './playbook-edit.ts';
@@ -92,5 +94,51 @@ describe('applyPlaybookEdit', () => {
     expect(edited?.playbook.stopList).toEqual(['app', 'desk']);
     const parsed = parsePlaybook(edited!.text);
     expect(parsed.ok && parsed.playbook).toEqual(edited!.playbook);
+  });
+
+  it('editPlaybook checks only the edited section, and gives what a whole parse of its text gives, in every section', () => {
+    const seed = readFileSync(path.resolve(import.meta.dirname, '../../../../examples/intent/playbook.yaml'), 'utf8');
+    const edits: PlaybookEdit[] = [
+      { op: 'add', path: ['appTypeCues', 'booking'], value: 'court' },
+      { op: 'weight', path: ['appTypeCues', 'booking'], value: 'book', weight: 3 },
+      { op: 'set', path: ['defaultAppType'], value: 'crm' },
+      { op: 'set', path: ['entityTerms', 'locker'], value: 'resource' },
+      { op: 'set', path: ['entityAliases', 'client'], value: 'Customer' },
+      { op: 'add', path: ['stopList'], value: 'gap' },
+      { op: 'remove', path: ['stopList'], value: 'spreadsheet' },
+      { op: 'add', path: ['attributeTerms'], value: 'mileage' },
+      { op: 'set', path: ['roleSuffixes', 'ee'], value: 'party' },
+      { op: 'set', path: ['unknownNounPolicy', 'countableOnly'], value: false },
+      { op: 'add', path: ['behaviorCues', 'notification'], value: 'ping' },
+      { op: 'add', path: ['projectionCues', 'map'], value: 'route' },
+      { op: 'add', path: ['defaultProjections'], value: 'calendar' },
+      { op: 'set', path: ['relationCues', 'is stored in'], value: { kind: 'association', cardinality: 'many_to_one' } },
+      { op: 'set', path: ['cardinalityCues', 'a pair of'], value: 'many' },
+      { op: 'add', path: ['appTypeDefaults', 'helpdesk', 'behaviors'], value: 'assignment' },
+      { op: 'setMany', path: ['extraction'], entries: { maxEntities: 14, pronounSubjects: true } },
+      { op: 'set', path: ['extraction', 'maxEntities'], value: 61 }, // out of range: refused
+      { op: 'set', path: ['extraction', 'rankBy'], value: 'loudness' }, // not a choice: refused
+      { op: 'set', path: ['entityTerms', 'locker'], value: 'furniture' }, // not a role: refused
+      { op: 'delete', path: ['entityTerms', 'customer'] },
+    ];
+    let checked = 0;
+    for (const edit of edits) {
+      const edited = editPlaybook(seed, edit);
+      const text = applyPlaybookEdit(seed, edit);
+      expect(edited?.text ?? null, describePlaybookEdit(edit)).toBe(text);
+      if (edited === null) continue;
+      const parsed = parsePlaybook(edited.text);
+      expect(parsed.ok && parsed.playbook, describePlaybookEdit(edit)).toEqual(edited.playbook);
+      checked += 1;
+    }
+    expect(checked).toBe(edits.length - 3);
+    // The source's playbook is shared between its edits, frozen: what one candidate's playbook changes would reach the others.
+    const one = editPlaybook(seed, edits[0]!)!.playbook;
+    expect(() => one.stopList.push('x')).toThrow(TypeError);
+    // A source that is not a valid playbook is checked whole: an edit that repairs it is valid.
+    const invalid = seed.replace('maxEntities: 10', 'maxEntities: 99');
+    const repaired = editPlaybook(invalid, { op: 'set', path: ['extraction', 'maxEntities'], value: 12 });
+    expect(repaired?.playbook.extraction.maxEntities).toBe(12);
+    expect(editPlaybook(invalid, { op: 'add', path: ['stopList'], value: 'gap' })).toBeNull();
   });
 });

@@ -6,6 +6,7 @@
  */
 import { Document, YAMLMap, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
 import type { YAMLSeq } from 'yaml';
+import type { z } from 'zod';
 import { termKey } from './extract.ts';
 import { formatPath, normalizeTerm, playbookSchema, playbookSectionSpans } from './playbook.ts';
 import type { Playbook, PlaybookSection, SectionSpan } from './playbook.ts';
@@ -95,11 +96,40 @@ export function editPlaybook(text: string, edit: PlaybookEdit): { text: string; 
   const result = splice(text, span, sectionText);
   if (result === text) return null;
   const sectionData = (doc.toJS() ?? {}) as Record<string, unknown>;
+  // The other sections are the source's, already validated: only the edited one is checked again
+  // (the schema has no rule across sections). A source that is not valid is checked whole.
+  const sectionSchema = (playbookSchema.shape as Record<string, z.ZodType | undefined>)[section];
+  const validSource = validatedSource(source);
+  if (validSource !== null && sectionSchema !== undefined) {
+    const checked = sectionSchema.safeParse(section in sectionData ? sectionData[section] : undefined);
+    return checked.success ? { text: result, playbook: { ...validSource, [section]: checked.data } as Playbook } : null;
+  }
   const data: Record<string, unknown> = { ...source.data };
   if (section in sectionData) data[section] = sectionData[section];
   else delete data[section];
   const validated = playbookSchema.safeParse(data);
   return validated.success ? { text: result, playbook: validated.data } : null;
+}
+
+/**
+ * The source's playbook, validated once per source text and deeply frozen:
+ * the playbooks of its edits share its unedited sections, so none may
+ * change them. Null when the source is not a valid playbook.
+ */
+function validatedSource(source: ParsedSource): Playbook | null {
+  if (source.validated === undefined) {
+    const validated = playbookSchema.safeParse(source.data);
+    source.validated = validated.success ? deepFreeze(validated.data) : null;
+  }
+  return source.validated;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const entry of Object.values(value)) deepFreeze(entry);
+  }
+  return value;
 }
 
 /** Applies the edit to a document holding (at least) the edited section. False when it does not apply. */
@@ -186,11 +216,13 @@ function createList(doc: Document, path: readonly string[], value: string): void
 
 interface ParsedSource {
   text: string;
-  spans: SectionSpan[];
+  spans: readonly SectionSpan[];
   /** The whole playbook as plain data. */
   data: Record<string, unknown>;
   /** Parsed section texts, filled lazily; cloned before each edit. */
   sections: Map<string, Document | null>;
+  /** The validated playbook (see `validatedSource`), filled lazily; null when the source is not valid. */
+  validated?: Playbook | null;
 }
 
 const sourceCache = new Map<string, ParsedSource | null>();

@@ -430,11 +430,29 @@ export interface SectionSpan {
  *
  * @returns the spans in file order, or null when the text is not a YAML mapping
  */
-export function playbookSectionSpans(text: string): SectionSpan[] | null {
+export function playbookSectionSpans(text: string): readonly SectionSpan[] | null {
+  const cached = spansCache.get(text);
+  if (cached !== undefined) return cached;
+  const spans = readSectionSpans(text);
+  if (spansCache.size >= SPANS_CACHE_LIMIT) spansCache.delete(spansCache.keys().next().value!);
+  spansCache.set(text, spans);
+  return spans;
+}
+
+/**
+ * Spans of recent texts: the gate splits the incumbent and each candidate to
+ * check the editable sections, the editor splits the text it edits, and the
+ * same incumbent comes back for every candidate of a round. Entries are
+ * frozen (callers share them).
+ */
+const spansCache = new Map<string, readonly SectionSpan[] | null>();
+const SPANS_CACHE_LIMIT = 32;
+
+function readSectionSpans(text: string): readonly SectionSpan[] | null {
   const { doc } = playbookDocument(text);
   if (doc.errors.length > 0) return null;
   const contents = doc.contents;
-  if (contents === null) return [];
+  if (contents === null) return Object.freeze([]);
   if (!isMap(contents)) return null;
   const starts: Array<{ name: string; start: number }> = [];
   for (const pair of contents.items) {
@@ -444,11 +462,11 @@ export function playbookSectionSpans(text: string): SectionSpan[] | null {
   }
   const spans: SectionSpan[] = [];
   const first = starts[0]?.start ?? text.length;
-  if (text.slice(0, first).trim() !== '') spans.push({ name: PREAMBLE_SECTION, start: 0, end: first });
+  if (text.slice(0, first).trim() !== '') spans.push(Object.freeze({ name: PREAMBLE_SECTION, start: 0, end: first }));
   starts.forEach((entry, index) => {
-    spans.push({ name: entry.name, start: entry.start, end: starts[index + 1]?.start ?? text.length });
+    spans.push(Object.freeze({ name: entry.name, start: entry.start, end: starts[index + 1]?.start ?? text.length }));
   });
-  return spans;
+  return Object.freeze(spans);
 }
 
 /**

@@ -115,7 +115,8 @@ describe('applyPlaybookEdit', () => {
       { op: 'set', path: ['relationCues', 'is stored in'], value: { kind: 'association', cardinality: 'many_to_one' } },
       { op: 'set', path: ['cardinalityCues', 'a pair of'], value: 'many' },
       { op: 'add', path: ['appTypeDefaults', 'helpdesk', 'behaviors'], value: 'assignment' },
-      { op: 'setMany', path: ['extraction'], entries: { maxEntities: 14, pronounSubjects: true } },
+      { op: 'setMany', path: ['entityTerms'], entries: { locker: 'resource', court: 'resource' } },
+      { op: 'set', path: ['extraction', 'pronounSubjects'], value: true },
       { op: 'set', path: ['extraction', 'maxEntities'], value: 61 }, // out of range: refused
       { op: 'set', path: ['extraction', 'rankBy'], value: 'loudness' }, // not a choice: refused
       { op: 'set', path: ['entityTerms', 'locker'], value: 'furniture' }, // not a role: refused

@@ -26,15 +26,19 @@ import { defineConfig } from 'vitest/config';
  * waiting for the CLI processes they start.
  *
  * Measured on 2 cores (December 2026; CPU = user + sys of the vitest
- * process and its children): `npm test` (scripts/test.mjs: the type check
- * beside vitest) about 4¾ minutes wall with the machine otherwise idle,
- * 8½ CPU-minutes (12.5 before `isolate: false`). Most of it is the work the
+ * process and its children): `vitest run` 291 s wall and 8.7 CPU-minutes,
+ * against 317 s and 9.6 before the lighter start of the offline executor
+ * (compromise's one-file bundle, WordNet searched in place) and cheaper
+ * screening, measured back to back (12.5 CPU-minutes before
+ * `isolate: false`); `npm test` runs the type check beside it. The machine's
+ * speed varies between runs (the same CPU-bound loop took 4.8 to 8.8 s
+ * within minutes), so single wall times differ by ±15%. Most of it is the work the
  * tests exist to do: studies run to the end by the compiled CLI and
  * in-process, Chromium, the command executor's one Node process per example
  * (about 45 CPU-seconds of the total). The slowest files, in CPU-seconds:
  * init and crash-resume (a reference run and eleven interrupted or killed
- * ones) about 50 each, view-cli and lease 35–40, cli-conventions and
- * schedule 23–28. A third worker did not shorten it (vitest 274 s, and
+ * ones) 55–65 each, view-cli and lease 35–45, cli-conventions and
+ * schedule 25–33. A third worker did not shorten it (vitest 274 s, and
  * `npm test` 327 s, against 276–292 s with two): the cores are already
  * busy about 90% of the time.
  *

@@ -10,9 +10,10 @@
  * resolving and compiling about 300 files: about 0.65 CPU-seconds against
  * 0.4 for the bundle (Node 20, December 2026), paid by every process that
  * analyses a goal, the evaluation workers included. The two give the same
- * analyses: src/tasks/intent/names.test.ts checks the bundle's
- * singularisation against the modules of the ES build word by word, and
- * the reference study's results are unchanged.
+ * analyses: src/tasks/intent/names.test.ts checks that the bundle tags every
+ * goal of the reference corpus as the ES module does, and the ES build's
+ * singularisation modules ({@link loadSingularRules}) against the bundle's
+ * world word by word.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';

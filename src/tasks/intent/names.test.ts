@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { readIntentCorpus } from '../../test-support/intent-examples.ts';
 import { loadCompromise, loadSingularRules } from './load-compromise.ts';
 import { normalizeEntityName, singularizeWord } from './names.ts';
 
@@ -46,11 +46,7 @@ describe('singularisation without loading the whole of compromise', () => {
     const bundle = loadCompromise();
     const esm = ((await import('compromise')) as unknown as { default: typeof bundle }).default;
     expect(bundle).not.toBe(esm);
-    const goals = readdirSync(CORPUS).flatMap((file) => {
-      const text = readFileSync(path.join(CORPUS, file), 'utf8');
-      const examples = (file.endsWith('.jsonl') ? text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown) : parse(text)) as Array<{ goal: string }>;
-      return examples.map((example) => example.goal);
-    });
+    const goals = readdirSync(CORPUS).flatMap((file) => readIntentCorpus(path.join(CORPUS, file)).map((example) => example.text));
     expect(goals.length).toBeGreaterThan(50);
     // A term's id ends in a random character; everything else (tags, chunks, normal forms, indexes) must match.
     const tagged = (nlp: typeof bundle, goal: string): string => JSON.stringify(nlp(goal).json(), (key, value: unknown) => (key === 'id' ? undefined : value));

@@ -106,7 +106,7 @@ export function nounCategory(lemma: string): NounCategory | null {
   const db = load();
   let category: NounCategory | null = null;
   // The index is ASCII: a key with any other character is not in it (and latin1 would mangle it).
-  const line = db !== null && key !== '' && /^[\x21-\x7e]+$/.test(key) ? findIndexLine(db.index, key) : undefined;
+  const line = db !== null && /^[\x21-\x7e]+$/.test(key) ? findIndexLine(db.index, key) : undefined;
   const offset = line === undefined ? undefined : firstSenseOffset(line);
   if (db !== null && offset !== undefined) {
     const buffer = Buffer.alloc(32);

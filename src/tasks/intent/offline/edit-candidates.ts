@@ -570,8 +570,9 @@ export function lexiconBundleTerms(delta: string): Set<string> | null {
  * Whether applying `edit` can change the extractor's output for an example: a
  * necessary condition, so skipping examples for which it is false is exact.
  * Phrase edits can only matter where every word of the phrase occurs; an app
- * type's defaults only where that type is predicted; anything else is assumed
- * to matter everywhere.
+ * type's defaults only where that type is predicted; a role suffix rule only
+ * where a lemma ends with the suffix; anything else is assumed to matter
+ * everywhere.
  */
 export function editMayAffect(edit: PlaybookEdit, playbook: Playbook, example: ExampleEvidence): boolean {
   const [section, key] = edit.path;
@@ -604,6 +605,18 @@ export function editMayAffect(edit: PlaybookEdit, playbook: Playbook, example: E
     }
     case 'appTypeDefaults':
       return key === undefined || example.predictedAppType === key;
+    case 'roleSuffixes': {
+      // A suffix rule only decides the role of a noun the playbook does not know (entity-mentions.ts, unknownRole),
+      // given the lemma of a word of the text or the last word of an alias's canonical name, and only where that
+      // ends with the suffix.
+      if (key === undefined) return true;
+      const suffix = key.toLowerCase();
+      const ends = (lemma: string): boolean => lemma.length > suffix.length + 1 && lemma.endsWith(suffix);
+      return (
+        example.analysis.words.some((word) => ends(word.lemma)) ||
+        Object.values(playbook.entityAliases).some((canonical) => ends(nameKey(canonical).split(' ').pop() ?? ''))
+      );
+    }
     default:
       return true;
   }

@@ -318,21 +318,7 @@ export function extractIntent(compiled: CompiledPlaybook, tagged: GoalAnalysis):
   }
 
   // Entities and relations.
-  const mentions = findMentions(compiled, analysis);
-  const relationCueMatches: RelationCueMatch[] = [];
-  for (const match of cueMatches) {
-    const target = match.cue.target;
-    if (target.kind !== 'relation') continue;
-    relationCueMatches.push({
-      text: match.cue.text,
-      start: match.start,
-      end: match.end,
-      cardinality: target.cardinality,
-      kind: target.relationKind,
-      reverse: target.reverse,
-    });
-  }
-  const { entities, relations, found, ranking } = selectEntitiesAndRelations(compiled, words, mentions, relationCueMatches);
+  const { mentions, entities, relations, found, ranking } = readEntities(compiled, tagged, analysis, cueMatches);
 
   // Behaviours and projections, in vocabulary order.
   const defaults = playbook.appTypeDefaults[appType];
@@ -363,3 +349,105 @@ export function extractIntent(compiled: CompiledPlaybook, tagged: GoalAnalysis):
 }
 
 
+
+/** What the entity sections of a playbook read from a goal: its mentions, the capped entities and relations, and why. */
+interface EntityReading {
+  mentions: EntityMention[];
+  entities: IntentEntity[];
+  relations: Relation[];
+  found: ReturnType<typeof selectEntitiesAndRelations>['found'];
+  ranking: ReturnType<typeof selectEntitiesAndRelations>['ranking'];
+}
+
+/**
+ * The sections entities and relations are read from (entity-mentions.ts,
+ * entity-ranking.ts, relations.ts, the relation cues of `findCues` and the
+ * phrase index of {@link compilePlaybook}); the others (app type, behaviour
+ * and projection cues and defaults) only decide app type, behaviours and
+ * projections.
+ */
+const ENTITY_SECTIONS = [
+  'entityTerms',
+  'entityAliases',
+  'stopList',
+  'attributeTerms',
+  'roleSuffixes',
+  'unknownNounPolicy',
+  'relationCues',
+  'cardinalityCues',
+  'extraction',
+] as const satisfies ReadonlyArray<keyof Playbook>;
+
+/** Readings per analysed goal, by the identities of the entity sections they were read with. */
+const entityReadings = new WeakMap<GoalAnalysis, Map<string, EntityReading>>();
+const sectionIds = new WeakMap<object, number>();
+let nextSectionId = 0;
+/** Readings kept per goal: one per frozen source playbook in use at once is what screening needs. */
+const READINGS_PER_GOAL = 4;
+
+/**
+ * Entities and relations of a goal under a playbook. When every entity
+ * section of the playbook is a frozen object (the sections an edit shares
+ * with its validated source, playbook-edit.ts), the reading is kept per goal
+ * and section identity and given again, frozen, to every playbook that shares
+ * those sections: screening many edits of app type, behaviour or projection
+ * cues reads each goal's entities once. Frozen objects cannot change, so the
+ * same objects mean the same reading; any other playbook is read afresh.
+ */
+function readEntities(
+  compiled: CompiledPlaybook,
+  tagged: GoalAnalysis,
+  analysis: GoalAnalysis,
+  cueMatches: readonly CueMatch[],
+): EntityReading {
+  const key = frozenSectionsKey(compiled.playbook);
+  const cached = key === null ? undefined : entityReadings.get(tagged)?.get(key);
+  if (cached !== undefined) return cached;
+  const mentions = findMentions(compiled, analysis);
+  const relationCueMatches: RelationCueMatch[] = [];
+  for (const match of cueMatches) {
+    const target = match.cue.target;
+    if (target.kind !== 'relation') continue;
+    relationCueMatches.push({
+      text: match.cue.text,
+      start: match.start,
+      end: match.end,
+      cardinality: target.cardinality,
+      kind: target.relationKind,
+      reverse: target.reverse,
+    });
+  }
+  const reading: EntityReading = { mentions, ...selectEntitiesAndRelations(compiled, analysis.words, mentions, relationCueMatches) };
+  if (key !== null) {
+    const readings = entityReadings.get(tagged) ?? new Map<string, EntityReading>();
+    if (readings.size >= READINGS_PER_GOAL) readings.delete(readings.keys().next().value!);
+    readings.set(key, deepFreeze(reading));
+    entityReadings.set(tagged, readings);
+  }
+  return reading;
+}
+
+/** The identities of a playbook's entity sections, or null when one of them is not a frozen object. */
+function frozenSectionsKey(playbook: Playbook): string | null {
+  let key = '';
+  for (const section of ENTITY_SECTIONS) {
+    const value: unknown = playbook[section];
+    if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return null;
+    let id = sectionIds.get(value);
+    if (id === undefined) {
+      id = nextSectionId;
+      nextSectionId += 1;
+      sectionIds.set(value, id);
+    }
+    key += `${id} `;
+  }
+  return key;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const entry of Object.values(value)) deepFreeze(entry);
+  }
+  return value;
+}

@@ -32,7 +32,7 @@ import { editMayAffect, generateEditCandidates, isNearDuplicateBundle, lexiconBu
 import { analyzeGoal } from '../tasks/intent/offline/goal-analysis.ts';
 import type { Playbook } from '../tasks/intent/offline/playbook.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
-import { loadPlaybook } from '../tasks/intent/offline/playbook-cache.ts';
+import { rememberPlaybook } from '../tasks/intent/offline/playbook-cache.ts';
 import type { ExampleDiagnostics } from '../tasks/intent/scorer.ts';
 import { DEFAULT_WEIGHTS } from '../tasks/intent/scorer.ts';
 import { intentTask } from '../tasks/intent/intent-task.ts';
@@ -189,7 +189,7 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
       );
 
       // Build each candidate text once; drop what does not apply, is too long or was tried.
-      const queue: Array<{ candidate: EditCandidate; text: string; local: number; localGain: number; relationNet: number }> = [];
+      const queue: QueuedEdit[] = [];
       const seen = new Set<string>();
       let screened = 0;
       for (const candidate of evaluationOrder(allowed)) {
@@ -202,13 +202,14 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
         if (context.triedHashes.has(hash) || seen.has(hash)) continue;
         seen.add(hash);
         if (!localScreening) {
-          queue.push({ candidate, text, local: 0, localGain: 0, relationNet: 0 });
+          queue.push({ candidate, text, playbook: edited.playbook, local: 0, localGain: 0, relationNet: 0 });
           continue;
         }
         screened += 1;
-        const local = screenLocally(candidate, compilePlaybook(edited.playbook), parsed.playbook, evidence, weights);
+        const compiledEdit = compilePlaybook(edited.playbook);
+        const local = screenLocally(candidate, compiledEdit, parsed.playbook, evidence, weights);
         if (local !== null && local.netFixes >= minNetFixes) {
-          queue.push({ candidate, text, local: local.netFixes, localGain: local.gain, relationNet: local.relationNetFixes });
+          queue.push({ candidate, text, playbook: edited.playbook, compiled: compiledEdit, local: local.netFixes, localGain: local.gain, relationNet: local.relationNetFixes });
         }
       }
       if (localScreening) {
@@ -222,9 +223,10 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
       // The frozen evaluator decides.
       const evaluated: Evaluated[] = [];
       let evaluations = 0;
-      for (const { candidate, text } of queue) {
+      for (const { candidate, text, playbook, compiled: compiledEdit } of queue) {
         if (evaluations >= maxEvaluations || context.signal?.aborted === true) break;
-        if (!loadPlaybook(text).ok) continue;
+        // Cached for the evaluator, which reads the candidate next (no second parse of its text).
+        if (!rememberPlaybook(text, playbook, compiledEdit).ok) continue;
         evaluations += 1;
         const score = await context.evaluateOptimization(text);
         evaluated.push(compare(candidate, text, incumbentComposites, score, context.incumbentScores.composite));
@@ -236,6 +238,19 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
       return { candidates: selectDiverse(kept, context.maxCandidates).map((entry) => toCandidate(entry, evaluations)), failures };
     },
   };
+}
+
+/** An edit built and (when screening) screened, waiting for the evaluator. */
+interface QueuedEdit {
+  candidate: EditCandidate;
+  text: string;
+  /** The edit's validated playbook (`editPlaybook`): what a parse of `text` gives. */
+  playbook: Playbook;
+  /** Its compiled form, when screening compiled it. */
+  compiled?: CompiledPlaybook;
+  local: number;
+  localGain: number;
+  relationNet: number;
 }
 
 /** Evidence plus what local screening compares against. */
@@ -410,14 +425,14 @@ function toCandidate(entry: Evaluated, evaluations: number): Candidate {
  * readable playbooks, none scored by the evaluator.
  */
 function unscoredCandidates(
-  queue: ReadonlyArray<{ candidate: EditCandidate; text: string; local: number }>,
+  queue: readonly QueuedEdit[],
   limit: number,
   screened: boolean,
 ): Candidate[] {
   const candidates: Candidate[] = [];
-  for (const { candidate, text, local } of queue) {
+  for (const { candidate, text, playbook, compiled, local } of queue) {
     if (candidates.length >= limit) break;
-    if (!loadPlaybook(text).ok) continue;
+    if (!rememberPlaybook(text, playbook, compiled).ok) continue;
     const edit: PlaybookEdit = candidate.edit;
     candidates.push({
       text,

@@ -5,7 +5,7 @@
  */
 import type { CompiledPlaybook } from './extract.ts';
 import { compilePlaybook } from './extract.ts';
-import type { PlaybookError } from './playbook.ts';
+import type { Playbook, PlaybookError } from './playbook.ts';
 import { parsePlaybook } from './playbook.ts';
 
 export type LoadedPlaybook = { ok: true; compiled: CompiledPlaybook } | { ok: false; errors: PlaybookError[] };
@@ -25,7 +25,28 @@ export function loadPlaybook(text: string): LoadedPlaybook {
     return cached;
   }
   const parsed = parsePlaybook(text);
-  const result: LoadedPlaybook = parsed.ok ? { ok: true, compiled: compilePlaybook(parsed.playbook) } : parsed;
+  return store(text, parsed.ok ? { ok: true, compiled: compilePlaybook(parsed.playbook) } : parsed);
+}
+
+/**
+ * {@link loadPlaybook} for a text whose validated playbook is already at hand
+ * — an edit's (`editPlaybook`, which gives what a parse of its text gives) —
+ * and maybe compiled: the text is not parsed again. The playbook then shares
+ * its unedited sections with its source, as the edit's does (what lets the
+ * extractor reuse readings between the edits of one source). A text already
+ * cached is returned as cached.
+ */
+export function rememberPlaybook(text: string, playbook: Playbook, compiled?: CompiledPlaybook): LoadedPlaybook {
+  const cached = cache.get(text);
+  if (cached !== undefined) {
+    cache.delete(text);
+    cache.set(text, cached);
+    return cached;
+  }
+  return store(text, { ok: true, compiled: compiled ?? compilePlaybook(playbook) });
+}
+
+function store(text: string, result: LoadedPlaybook): LoadedPlaybook {
   if (cache.size >= CACHE_LIMIT) {
     const oldest = cache.keys().next();
     if (oldest.done !== true) cache.delete(oldest.value);

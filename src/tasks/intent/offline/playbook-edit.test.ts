@@ -19,6 +19,38 @@ entityTerms:
 stopList: [app]
 `;
 
+/** An edit of every kind in every section of the seed playbook, and three that make it invalid. */
+const SEED_EDITS: PlaybookEdit[] = [
+  { op: 'add', path: ['appTypeCues', 'booking'], value: 'court' },
+  { op: 'weight', path: ['appTypeCues', 'booking'], value: 'book', weight: 3 },
+  { op: 'set', path: ['defaultAppType'], value: 'crm' },
+  { op: 'set', path: ['entityTerms', 'locker'], value: 'resource' },
+  { op: 'set', path: ['entityAliases', 'client'], value: 'Customer' },
+  { op: 'add', path: ['stopList'], value: 'gap' },
+  { op: 'remove', path: ['stopList'], value: 'spreadsheet' },
+  { op: 'add', path: ['attributeTerms'], value: 'mileage' },
+  { op: 'set', path: ['roleSuffixes', 'ee'], value: 'party' },
+  { op: 'set', path: ['unknownNounPolicy', 'countableOnly'], value: false },
+  { op: 'add', path: ['behaviorCues', 'notification'], value: 'ping' },
+  { op: 'add', path: ['projectionCues', 'map'], value: 'route' },
+  { op: 'add', path: ['defaultProjections'], value: 'calendar' },
+  { op: 'set', path: ['relationCues', 'is stored in'], value: { kind: 'association', cardinality: 'many_to_one' } },
+  { op: 'set', path: ['cardinalityCues', 'a pair of'], value: 'many' },
+  { op: 'add', path: ['appTypeDefaults', 'helpdesk', 'behaviors'], value: 'assignment' },
+  { op: 'setMany', path: ['entityTerms'], entries: { locker: 'resource', court: 'resource' } },
+  { op: 'set', path: ['extraction', 'pronounSubjects'], value: true },
+  { op: 'set', path: ['extraction', 'maxEntities'], value: 61 }, // out of range: refused
+  { op: 'set', path: ['extraction', 'rankBy'], value: 'loudness' }, // not a choice: refused
+  { op: 'set', path: ['entityTerms', 'locker'], value: 'furniture' }, // not a role: refused
+  { op: 'delete', path: ['entityTerms', 'customer'] },
+  { op: 'set', path: ['entityTerms', 'customer'], value: 'resource' },
+  { op: 'set', path: ['extraction', 'maxEntities'], value: 12 },
+  { op: 'add', path: ['appTypeDefaults', 'crm', 'projections'], value: 'kanban' },
+  { op: 'weight', path: ['appTypeCues', 'booking'], value: 'time slot', weight: 1 },
+];
+
+const SEED = readFileSync(path.resolve(import.meta.dirname, '../../../../examples/intent/playbook.yaml'), 'utf8');
+
 function changedSections(before: string, after: string): string[] {
   const a = playbookSections(before)!;
   const b = playbookSections(after)!;
@@ -97,35 +129,11 @@ describe('applyPlaybookEdit', () => {
   });
 
   it('editPlaybook checks only the edited section, and gives what a whole parse of its text gives, in every section', () => {
-    const seed = readFileSync(path.resolve(import.meta.dirname, '../../../../examples/intent/playbook.yaml'), 'utf8');
-    const edits: PlaybookEdit[] = [
-      { op: 'add', path: ['appTypeCues', 'booking'], value: 'court' },
-      { op: 'weight', path: ['appTypeCues', 'booking'], value: 'book', weight: 3 },
-      { op: 'set', path: ['defaultAppType'], value: 'crm' },
-      { op: 'set', path: ['entityTerms', 'locker'], value: 'resource' },
-      { op: 'set', path: ['entityAliases', 'client'], value: 'Customer' },
-      { op: 'add', path: ['stopList'], value: 'gap' },
-      { op: 'remove', path: ['stopList'], value: 'spreadsheet' },
-      { op: 'add', path: ['attributeTerms'], value: 'mileage' },
-      { op: 'set', path: ['roleSuffixes', 'ee'], value: 'party' },
-      { op: 'set', path: ['unknownNounPolicy', 'countableOnly'], value: false },
-      { op: 'add', path: ['behaviorCues', 'notification'], value: 'ping' },
-      { op: 'add', path: ['projectionCues', 'map'], value: 'route' },
-      { op: 'add', path: ['defaultProjections'], value: 'calendar' },
-      { op: 'set', path: ['relationCues', 'is stored in'], value: { kind: 'association', cardinality: 'many_to_one' } },
-      { op: 'set', path: ['cardinalityCues', 'a pair of'], value: 'many' },
-      { op: 'add', path: ['appTypeDefaults', 'helpdesk', 'behaviors'], value: 'assignment' },
-      { op: 'setMany', path: ['entityTerms'], entries: { locker: 'resource', court: 'resource' } },
-      { op: 'set', path: ['extraction', 'pronounSubjects'], value: true },
-      { op: 'set', path: ['extraction', 'maxEntities'], value: 61 }, // out of range: refused
-      { op: 'set', path: ['extraction', 'rankBy'], value: 'loudness' }, // not a choice: refused
-      { op: 'set', path: ['entityTerms', 'locker'], value: 'furniture' }, // not a role: refused
-      { op: 'delete', path: ['entityTerms', 'customer'] },
-    ];
+    const edits = SEED_EDITS;
     let checked = 0;
     for (const edit of edits) {
-      const edited = editPlaybook(seed, edit);
-      const text = applyPlaybookEdit(seed, edit);
+      const edited = editPlaybook(SEED, edit);
+      const text = applyPlaybookEdit(SEED, edit);
       expect(edited?.text ?? null, describePlaybookEdit(edit)).toBe(text);
       if (edited === null) continue;
       const parsed = parsePlaybook(edited.text);
@@ -134,12 +142,25 @@ describe('applyPlaybookEdit', () => {
     }
     expect(checked).toBe(edits.length - 3);
     // The source's playbook is shared between its edits, frozen: what one candidate's playbook changes would reach the others.
-    const one = editPlaybook(seed, edits[0]!)!.playbook;
+    const one = editPlaybook(SEED, edits[0]!)!.playbook;
     expect(() => one.stopList.push('x')).toThrow(TypeError);
     // A source that is not a valid playbook is checked whole: an edit that repairs it is valid.
-    const invalid = seed.replace('maxEntities: 10', 'maxEntities: 99');
+    const invalid = SEED.replace('maxEntities: 10', 'maxEntities: 99');
     const repaired = editPlaybook(invalid, { op: 'set', path: ['extraction', 'maxEntities'], value: 12 });
     expect(repaired?.playbook.extraction.maxEntities).toBe(12);
     expect(editPlaybook(invalid, { op: 'add', path: ['stopList'], value: 'gap' })).toBeNull();
+  });
+
+  it('the edits of one source share its parse, which none of them changes: in any order, each gives the same text', () => {
+    const texts = (edits: readonly PlaybookEdit[]) => new Map(edits.map((edit) => [describePlaybookEdit(edit), editPlaybook(SEED, edit)?.text ?? null]));
+    const forward = texts(SEED_EDITS);
+    const backward = texts([...SEED_EDITS].reverse());
+    expect([...forward].filter(([, text]) => text !== null).length).toBe(SEED_EDITS.length - 3);
+    for (const [edit, text] of forward) expect(backward.get(edit), edit).toBe(text);
+    // Each changes the seed in its own section only.
+    for (const edit of SEED_EDITS) {
+      const text = forward.get(describePlaybookEdit(edit));
+      if (text !== null && text !== undefined) expect(changedSections(SEED, text), describePlaybookEdit(edit)).toEqual([edit.path[0]]);
+    }
   });
 });

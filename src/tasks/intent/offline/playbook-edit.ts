@@ -4,7 +4,7 @@
  * edit does not touch stays byte-identical (the editable-region check compares
  * section texts).
  */
-import { Document, YAMLMap, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
+import { Document, YAMLMap, isMap, isNode, isPair, isScalar, isSeq, parseDocument } from 'yaml';
 import type { YAMLSeq } from 'yaml';
 import type { z } from 'zod';
 import { termKey } from './extract.ts';
@@ -89,7 +89,7 @@ export function editPlaybook(text: string, edit: PlaybookEdit): { text: string; 
   const section = edit.path[0];
   const span = source.spans.find((entry) => entry.name === section);
   // Only the edited section is parsed and re-written: cheaper, and every other byte stays as it was.
-  const doc = sectionDocument(source, section, span);
+  const doc = sectionDocument(source, section, span, edit);
   if (doc === null) return null;
   if (!applyToDocument(doc, edit)) return null;
   const sectionText = doc.toString({ lineWidth: 0, flowCollectionPadding: false });
@@ -240,8 +240,13 @@ function parsedSource(text: string): ParsedSource | null {
   return source;
 }
 
-/** A fresh document of one section's text (an empty document for a missing section). */
-function sectionDocument(source: ParsedSource, section: string, span: SectionSpan | undefined): Document | null {
+/**
+ * A document of one section's text that `edit` may change (an empty document
+ * for a missing section). The section is parsed once per source; each edit
+ * gets a copy in which only what the edit can change is its own (see
+ * {@link copyForEdit}), the rest shared with that parse, which nothing changes.
+ */
+function sectionDocument(source: ParsedSource, section: string, span: SectionSpan | undefined, edit: PlaybookEdit): Document | null {
   if (span === undefined) return new Document({}) as Document;
   let parsed = source.sections.get(section);
   if (parsed === undefined) {
@@ -249,7 +254,50 @@ function sectionDocument(source: ParsedSource, section: string, span: SectionSpa
     parsed = doc.errors.length > 0 || !isMap(doc.contents) ? null : doc;
     source.sections.set(section, parsed);
   }
-  return parsed === null ? null : parsed.clone();
+  return parsed === null ? null : copyForEdit(parsed, edit);
+}
+
+/**
+ * Copy on write: the document's root map, the section's entry and the
+ * section's own collection are copied (new item arrays; a scalar section is
+ * cloned), and every entry of
+ * the section the edit names — by its key as written or by its term key, as
+ * {@link resolvePath} finds it — is cloned whole. {@link applyToDocument}
+ * changes only those: it adds to, removes from or sets in the collection at
+ * the edit's path, which lies in one of them. Cloning the whole section for
+ * every candidate was most of the cost of building it.
+ */
+function copyForEdit(parsed: Document, edit: PlaybookEdit): Document {
+  const contents = parsed.contents;
+  parsed.contents = null;
+  const doc = parsed.clone();
+  parsed.contents = contents;
+  if (!isMap(contents)) return parsed.clone();
+  const named = edit.op === 'setMany' ? Object.keys(edit.entries) : edit.path.length > 1 ? [edit.path[1]!] : [];
+  const keys = new Set(named.map(termKey));
+  const root = shallowCopy(contents);
+  root.items = contents.items.map((pair) => {
+    if (!isScalar(pair.key) || String(pair.key.value) !== edit.path[0]) return pair;
+    const entry = shallowCopy(pair);
+    if (isMap(pair.value) || isSeq(pair.value)) {
+      const section = shallowCopy(pair.value);
+      section.items = (pair.value.items as unknown[]).map((item) =>
+        isPair(item) && isScalar(item.key) && (named.includes(String(item.key.value)) || keys.has(termKey(String(item.key.value)))) ? item.clone() : item,
+      ) as typeof section.items;
+      entry.value = section;
+    } else if (isNode(pair.value)) {
+      // A scalar section (`defaultAppType: custom`): setting it changes the scalar node itself.
+      entry.value = pair.value.clone();
+    }
+    return entry;
+  });
+  doc.contents = root;
+  return doc;
+}
+
+/** A copy of a node or pair with the same prototype and own properties (its items array still shared). */
+function shallowCopy<T extends object>(node: T): T {
+  return Object.create(Object.getPrototypeOf(node) as object, Object.getOwnPropertyDescriptors(node)) as T;
 }
 
 /** Replaces the section's span with its new text (keeping the blank lines that followed it), or appends it. */

@@ -87,8 +87,27 @@ export interface ExtractionTrace {
 
 /**
  * Builds the lookup indexes of a playbook. Pure; cache the result per playbook text.
+ * The cue index and the lexicon are each built once for playbooks that share
+ * their sections as the same frozen objects (see {@link compiledPart}).
  */
 export function compilePlaybook(playbook: Playbook): CompiledPlaybook {
+  const { appTypeOrder, cuesByFirstWord } = compiledPart('cues', playbook, CUE_SECTIONS, () => compileCues(playbook));
+  const { terms, aliases, stop, attributes, phrasesByLastWord } = compiledPart('lexicon', playbook, LEXICON_SECTIONS, () => compileLexicon(playbook));
+  const suffixes = Object.entries(playbook.roleSuffixes)
+    .map(([suffix, role]) => [suffix.toLowerCase(), role] as const)
+    .sort((a, b) => b[0].length - a[0].length);
+  const quantifiers: CompiledQuantifier[] = Object.entries(playbook.cardinalityCues)
+    .map(([text, quantity]) => ({ words: phraseWords(text), quantity }))
+    .sort((a, b) => b.words.length - a.words.length);
+  return { playbook, appTypeOrder, cuesByFirstWord, phrasesByLastWord, terms, aliases, stop, attributes, suffixes, quantifiers };
+}
+
+/** The sections the cue index is built from, and those the lexicon is. */
+const CUE_SECTIONS = ['appTypeCues', 'behaviorCues', 'projectionCues', 'relationCues'] as const satisfies ReadonlyArray<keyof Playbook>;
+const LEXICON_SECTIONS = ['entityTerms', 'entityAliases', 'stopList', 'attributeTerms'] as const satisfies ReadonlyArray<keyof Playbook>;
+
+/** Cues of every kind indexed by every accepted form of their first word. */
+function compileCues(playbook: Playbook): Pick<CompiledPlaybook, 'appTypeOrder' | 'cuesByFirstWord'> {
   const cuesByFirstWord = new Map<string, CompiledCue[]>();
   const addCue = (text: string, weight: number, target: CueTarget): void => {
     const words = phraseWords(text);
@@ -112,7 +131,11 @@ export function compilePlaybook(playbook: Playbook): CompiledPlaybook {
   for (const [text, rule] of Object.entries(playbook.relationCues)) {
     addCue(normalizeTerm(text), 1, { kind: 'relation', cardinality: rule.cardinality, relationKind: rule.kind, reverse: rule.reverse });
   }
+  return { appTypeOrder, cuesByFirstWord };
+}
 
+/** Entity terms, aliases, stop words and attributes by term key, and every such phrase indexed by its last word. */
+function compileLexicon(playbook: Playbook): Pick<CompiledPlaybook, 'terms' | 'aliases' | 'stop' | 'attributes' | 'phrasesByLastWord'> {
   const terms = new Map<string, EntityRole>();
   for (const [text, role] of Object.entries(playbook.entityTerms)) terms.set(termKey(text), role);
   const aliases = new Map<string, string>();
@@ -131,14 +154,30 @@ export function compilePlaybook(playbook: Playbook): CompiledPlaybook {
     }
   }
   for (const list of phrasesByLastWord.values()) list.sort((a, b) => b.words.length - a.words.length);
+  return { terms, aliases, stop, attributes, phrasesByLastWord };
+}
 
-  const suffixes = Object.entries(playbook.roleSuffixes)
-    .map(([suffix, role]) => [suffix.toLowerCase(), role] as const)
-    .sort((a, b) => b[0].length - a[0].length);
-  const quantifiers: CompiledQuantifier[] = Object.entries(playbook.cardinalityCues)
-    .map(([text, quantity]) => ({ words: phraseWords(text), quantity }))
-    .sort((a, b) => b.words.length - a.words.length);
-  return { playbook, appTypeOrder, cuesByFirstWord, phrasesByLastWord, terms, aliases, stop, attributes, suffixes, quantifiers };
+/** Parts of compiled playbooks, by part and the identities of the frozen sections they were built from. */
+const compiledParts = new Map<string, unknown>();
+const COMPILED_PARTS_LIMIT = 16;
+
+/**
+ * A part of a compiled playbook, built once for playbooks that share its
+ * sections as the same frozen objects (the edits of one source,
+ * playbook-edit.ts): an edit of a cue compiles the lexicon of its source
+ * once, and the other way round. Built afresh when a section is not frozen.
+ * The parts are never changed once built.
+ */
+function compiledPart<T>(part: string, playbook: Playbook, sections: ReadonlyArray<keyof Playbook>, build: () => T): T {
+  const sectionsKey = frozenSectionsKey(playbook, sections);
+  if (sectionsKey === null) return build();
+  const key = `${part} ${sectionsKey}`;
+  const cached = compiledParts.get(key) as T | undefined;
+  if (cached !== undefined) return cached;
+  const built = build();
+  if (compiledParts.size >= COMPILED_PARTS_LIMIT) compiledParts.delete(compiledParts.keys().next().value!);
+  compiledParts.set(key, built);
+  return built;
 }
 
 /**
@@ -400,7 +439,7 @@ function readEntities(
   analysis: GoalAnalysis,
   cueMatches: readonly CueMatch[],
 ): EntityReading {
-  const key = frozenSectionsKey(compiled.playbook);
+  const key = frozenSectionsKey(compiled.playbook, ENTITY_SECTIONS);
   const cached = key === null ? undefined : entityReadings.get(tagged)?.get(key);
   if (cached !== undefined) return cached;
   const mentions = findMentions(compiled, analysis);
@@ -427,10 +466,10 @@ function readEntities(
   return reading;
 }
 
-/** The identities of a playbook's entity sections, or null when one of them is not a frozen object. */
-function frozenSectionsKey(playbook: Playbook): string | null {
+/** The identities of some sections of a playbook, or null when one of them is not a frozen object. */
+function frozenSectionsKey(playbook: Playbook, sections: ReadonlyArray<keyof Playbook>): string | null {
   let key = '';
-  for (const section of ENTITY_SECTIONS) {
+  for (const section of sections) {
     const value: unknown = playbook[section];
     if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return null;
     let id = sectionIds.get(value);

@@ -18,11 +18,14 @@
  * 3. The non-TypeScript files the code reads at run time (the built-in
  *    pattern library's YAML files) are copied beside the compiled code and
  *    beside the bundle.
+ * 4. `dist/bin/build-id.json`: a hash of the bundle's files, under which the
+ *    CLI keeps goal analyses between runs (see analysis-store.ts).
  *
  * dist/ is emptied first, so a deleted source leaves no stale module behind.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -110,5 +113,14 @@ for (const folder of ASSET_FOLDERS) {
     cpSync(file, path.join(dist, 'bin', path.basename(folder), name));
   }
 }
+// The bundle's identity: a hash of every file in dist/bin/. The offline executor keeps goal analyses on disk
+// between runs under it (src/tasks/intent/offline/analysis-store.ts), so a store written by other code is never read.
+const bundleHash = createHash('sha256');
+for (const name of readdirSync(path.join(dist, 'bin'), { recursive: true }).map(String).sort()) {
+  const file = path.join(dist, 'bin', name);
+  if (!statSync(file).isFile()) continue;
+  bundleHash.update(`${name}\0`).update(readFileSync(file));
+}
+writeFileSync(path.join(dist, 'bin', 'build-id.json'), `${JSON.stringify({ id: bundleHash.digest('hex').slice(0, 32) })}\n`);
 // Read by the integration tests' global set-up (tests/global-setup.ts) to tell a stale build.
 writeFileSync(path.join(dist, '.build-stamp'), `${new Date().toISOString()}\n`);

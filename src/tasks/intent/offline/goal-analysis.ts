@@ -6,6 +6,8 @@
  * first analysis (../load-compromise.ts).
  */
 import { loadCompromise } from '../load-compromise.ts';
+import type { AnalysisStore } from './analysis-store.ts';
+import { defaultAnalysisStore } from './analysis-store.ts';
 import { singularizeWord } from '../names.ts';
 import { nounCategory } from './noun-senses.ts';
 
@@ -114,7 +116,8 @@ const cache = new Map<string, GoalAnalysis>();
 const CACHE_LIMIT = 20_000;
 
 /**
- * Analyses a goal text (cached by the exact text).
+ * Analyses a goal text (cached by the exact text; the compiled CLI also keeps
+ * analyses on disk between processes, see analysis-store.ts).
  *
  * @param goal the user's goal text
  * @returns words with lemmas and match keys, noun runs and the set of keys
@@ -122,15 +125,49 @@ const CACHE_LIMIT = 20_000;
 export function analyzeGoal(goal: string): GoalAnalysis {
   const cached = cache.get(goal);
   if (cached !== undefined) return cached;
-  const analysis = analyzeUncached(goal);
+  const analysis = storedAnalysis(goal) ?? analyzeAndStore(goal);
   if (cache.size >= CACHE_LIMIT) cache.clear();
   cache.set(goal, analysis);
   return analysis;
 }
 
-/** Empties the analysis cache (tests and benchmarks). */
+/** Empties the analysis cache (tests and benchmarks); the store on disk stays. */
 export function clearGoalAnalysisCache(): void {
   cache.clear();
+}
+
+/** The store on disk (analysis-store.ts): opened on first use; null when this code keeps none. */
+let store: AnalysisStore<AnalyzedWord> | null | undefined;
+
+/**
+ * Sets the store of analyses on disk, or none (`null`); `undefined` goes back
+ * to the default — the compiled CLI's store, see analysis-store.ts. For tests.
+ */
+export function setGoalAnalysisStore(next: AnalysisStore<AnalyzedWord> | null | undefined): void {
+  store = next;
+}
+
+function analysisStore(): AnalysisStore<AnalyzedWord> | null {
+  store ??= defaultAnalysisStore<AnalyzedWord>(import.meta.url);
+  return store;
+}
+
+function storedAnalysis(goal: string): GoalAnalysis | undefined {
+  const stored = analysisStore()?.read(goal);
+  if (stored === undefined) return undefined;
+  return { words: stored.words, nounRuns: stored.nounRuns, keySet: keySetOf(stored.words) };
+}
+
+function analyzeAndStore(goal: string): GoalAnalysis {
+  const analysis = analyzeUncached(goal);
+  analysisStore()?.write(goal, analysis.words, analysis.nounRuns);
+  return analysis;
+}
+
+function keySetOf(words: readonly AnalyzedWord[]): Set<string> {
+  const keySet = new Set<string>();
+  for (const word of words) for (const key of word.keys) keySet.add(key);
+  return keySet;
 }
 
 function analyzeUncached(goal: string): GoalAnalysis {
@@ -161,9 +198,7 @@ function analyzeUncached(goal: string): GoalAnalysis {
   markPositionalCapitals(words);
   markParticles(words);
   markReciprocals(words);
-  const keySet = new Set<string>();
-  for (const word of words) for (const key of word.keys) keySet.add(key);
-  return { words, nounRuns: nounRunsOf(words), keySet };
+  return { words, nounRuns: nounRunsOf(words), keySet: keySetOf(words) };
 }
 
 /** Maximal runs of nouns, [start, end), a run ending at a word that ends its phrase. */

@@ -1,0 +1,125 @@
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { readIntentCorpus } from '../../../test-support/intent-examples.ts';
+import type { StoredAnalysis } from './analysis-store.ts';
+import { STORE_FORMAT, cacheRoot, defaultAnalysisStore, openAnalysisStore } from './analysis-store.ts';
+import type { AnalyzedWord } from './goal-analysis.ts';
+import { analyzeGoal, clearGoalAnalysisCache, setGoalAnalysisStore } from './goal-analysis.ts';
+
+const EXAMPLES_DIR = path.resolve(import.meta.dirname, '../../../../examples/intent/corpus');
+const GOALS = readdirSync(EXAMPLES_DIR).flatMap((file) => readIntentCorpus(path.join(EXAMPLES_DIR, file)).map((example) => example.input));
+const temporary = mkdtempSync(path.join(tmpdir(), 'kloop-analysis-store-'));
+
+afterEach(() => {
+  setGoalAnalysisStore(undefined);
+  clearGoalAnalysisCache();
+});
+afterAll(() => rmSync(temporary, { recursive: true, force: true }));
+
+/** The analysis of every goal with no store: what a stored one must equal. */
+function fresh(goals: readonly string[]) {
+  setGoalAnalysisStore(null);
+  clearGoalAnalysisCache();
+  return goals.map(analyzeGoal);
+}
+
+describe('goal analyses kept on disk', () => {
+  it('are written once per goal and read back equal to a fresh analysis', () => {
+    const expected = fresh(GOALS);
+    const store = openAnalysisStore<AnalyzedWord>(path.join(temporary, 'reference'), 'test');
+    expect(store).not.toBeNull();
+    setGoalAnalysisStore(store);
+    clearGoalAnalysisCache();
+    expect(GOALS.map(analyzeGoal)).toEqual(expected);
+    expect(readdirSync(store!.folder).length).toBe(new Set(GOALS).size);
+    // A new process: nothing in memory, everything from disk.
+    clearGoalAnalysisCache();
+    setGoalAnalysisStore(openAnalysisStore<AnalyzedWord>(path.join(temporary, 'reference'), 'test'));
+    const read = GOALS.map(analyzeGoal);
+    expect(read).toEqual(expected);
+    expect(read[0]!.keySet).toEqual(expected[0]!.keySet);
+  });
+
+  it('are read from disk, and only for the text they were made from; a damaged file is analysed afresh', () => {
+    const [first, second, third] = GOALS as [string, string, string];
+    const store = openAnalysisStore<AnalyzedWord>(path.join(temporary, 'checks'), 'test')!;
+    setGoalAnalysisStore(store);
+    clearGoalAnalysisCache();
+    for (const goal of [first, second, third]) analyzeGoal(goal);
+    const fileOf = (goal: string) => readdirSync(store.folder).map((name) => path.join(store.folder, name)).find((file) => (JSON.parse(readFileSync(file, 'utf8')) as StoredAnalysis<AnalyzedWord>).goal === goal)!;
+    // A changed lemma in the file is what the next process reads: the file is used.
+    const firstFile = fileOf(first);
+    const stored = JSON.parse(readFileSync(firstFile, 'utf8')) as StoredAnalysis<AnalyzedWord>;
+    stored.words[0] = { ...stored.words[0]!, lemma: 'planted' };
+    writeFileSync(firstFile, JSON.stringify(stored));
+    // The second goal's file made for another text (as a hash collision would), the third's cut short.
+    const secondFile = fileOf(second);
+    writeFileSync(secondFile, JSON.stringify({ ...stored, goal: first }));
+    const thirdFile = fileOf(third);
+    writeFileSync(thirdFile, readFileSync(thirdFile, 'utf8').slice(0, 100));
+    const expected = fresh([second, third]);
+    setGoalAnalysisStore(openAnalysisStore<AnalyzedWord>(path.join(temporary, 'checks'), 'test'));
+    clearGoalAnalysisCache();
+    expect(analyzeGoal(first).words[0]!.lemma).toBe('planted');
+    expect(analyzeGoal(second)).toEqual(expected[0]);
+    expect(analyzeGoal(third)).toEqual(expected[1]);
+    // An older format is not read either.
+    writeFileSync(firstFile, JSON.stringify({ ...stored, format: STORE_FORMAT - 1 }));
+    clearGoalAnalysisCache();
+    expect(analyzeGoal(first).words[0]!.lemma).not.toBe('planted');
+  });
+
+  it('a folder that cannot be made gives no store, and one that cannot be written keeps nothing without failing', () => {
+    const file = path.join(temporary, 'a-file');
+    writeFileSync(file, '');
+    expect(openAnalysisStore(file, 'test')).toBeNull();
+    const store = openAnalysisStore<AnalyzedWord>(path.join(temporary, 'read-only'), 'test')!;
+    chmodSync(store.folder, 0o500);
+    try {
+      setGoalAnalysisStore(store);
+      clearGoalAnalysisCache();
+      const [goal] = GOALS as [string];
+      const expected = fresh([goal])[0];
+      setGoalAnalysisStore(store);
+      clearGoalAnalysisCache();
+      expect(analyzeGoal(goal)).toEqual(expected);
+      if (process.getuid?.() !== 0) expect(readdirSync(store.folder)).toEqual([]); // root writes anyway
+    } finally {
+      chmodSync(store.folder, 0o700);
+    }
+  });
+
+  it('live under KLOOP_CACHE_DIR (off: none), else XDG_CACHE_HOME/kloop, else ~/.cache/kloop', () => {
+    expect(cacheRoot({ KLOOP_CACHE_DIR: 'off' })).toBeNull();
+    expect(cacheRoot({ KLOOP_CACHE_DIR: 'rel/dir' })).toBe(path.resolve('rel/dir'));
+    expect(cacheRoot({ XDG_CACHE_HOME: '/var/cache/me' })).toBe('/var/cache/me/kloop');
+    expect(cacheRoot({ XDG_CACHE_HOME: 'relative' })).toMatch(/[\\/]\.cache[\\/]kloop$/);
+    expect(cacheRoot({})).toMatch(/[\\/]\.cache[\\/]kloop$/);
+  });
+
+  it('are kept only by code with a build id beside it (the compiled CLI), under an identity of that build', () => {
+    const previous = process.env['KLOOP_CACHE_DIR'];
+    process.env['KLOOP_CACHE_DIR'] = path.join(temporary, 'default');
+    try {
+      const code = path.join(temporary, 'code');
+      mkdirSync(code);
+      const moduleUrl = pathToFileURL(path.join(code, 'chunk.js')).href;
+      expect(defaultAnalysisStore(moduleUrl)).toBeNull(); // the sources and the library: no build id
+      expect(defaultAnalysisStore(import.meta.url)).toBeNull();
+      writeFileSync(path.join(code, 'build-id.json'), JSON.stringify({ id: 'one' }));
+      const one = defaultAnalysisStore(moduleUrl)!.folder;
+      writeFileSync(path.join(code, 'build-id.json'), JSON.stringify({ id: 'two' }));
+      const two = defaultAnalysisStore(moduleUrl)!.folder;
+      expect(path.dirname(one)).toBe(path.join(temporary, 'default', 'goal-analyses'));
+      expect(one).not.toBe(two);
+      process.env['KLOOP_CACHE_DIR'] = 'off';
+      expect(defaultAnalysisStore(moduleUrl)).toBeNull();
+    } finally {
+      if (previous === undefined) delete process.env['KLOOP_CACHE_DIR'];
+      else process.env['KLOOP_CACHE_DIR'] = previous;
+    }
+  });
+});

@@ -7,7 +7,8 @@
  *
  * It also makes the folder of this run's shared reference study
  * (tests/reference-study.ts: built by the first test that asks for it) and
- * removes it when the run ends.
+ * the CLI's cache folder for this run (`KLOOP_CACHE_DIR`), and removes both
+ * when the run ends.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -43,5 +44,16 @@ export default function setup(project: TestProject): () => void {
   }
   const referenceStudyRoot = mkdtempSync(path.join(tmpdir(), 'kloop-reference-study-'));
   project.provide('referenceStudyRoot', referenceStudyRoot);
-  return () => rmSync(referenceStudyRoot, { recursive: true, force: true });
+  // The CLI's goal analyses (src/tasks/intent/offline/analysis-store.ts) are kept for this run only, shared by
+  // every CLI process the tests start: the first analyses each goal, the others read it; the developer's own cache is
+  // left alone. A test that sets KLOOP_CACHE_DIR itself is not affected.
+  const previousCacheDir = process.env['KLOOP_CACHE_DIR'];
+  const cacheDir = mkdtempSync(path.join(tmpdir(), 'kloop-test-cache-'));
+  process.env['KLOOP_CACHE_DIR'] = cacheDir;
+  return () => {
+    rmSync(referenceStudyRoot, { recursive: true, force: true });
+    rmSync(cacheDir, { recursive: true, force: true });
+    if (previousCacheDir === undefined) delete process.env['KLOOP_CACHE_DIR'];
+    else process.env['KLOOP_CACHE_DIR'] = previousCacheDir;
+  };
 }

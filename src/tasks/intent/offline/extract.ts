@@ -29,6 +29,7 @@ import { withLayoutCues } from './goal-analysis.ts';
 import type { EntityMention } from './entity-mentions.ts';
 import { findMentions } from './entity-mentions.ts';
 import { selectEntitiesAndRelations } from './entity-ranking.ts';
+import { deepFreeze } from './deep-freeze.ts';
 import type { Playbook } from './playbook.ts';
 import { normalizeTerm } from './playbook.ts';
 import type { CompiledQuantifier, RelationCueMatch } from './relations.ts';
@@ -387,8 +388,6 @@ export function extractIntent(compiled: CompiledPlaybook, tagged: GoalAnalysis):
   };
 }
 
-
-
 /** What the entity sections of a playbook read from a goal: its mentions, the capped entities and relations, and why. */
 interface EntityReading {
   mentions: EntityMention[];
@@ -481,12 +480,4 @@ function frozenSectionsKey(playbook: Playbook, sections: ReadonlyArray<keyof Pla
     key += `${id} `;
   }
   return key;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const entry of Object.values(value)) deepFreeze(entry);
-  }
-  return value;
 }

@@ -7,6 +7,7 @@
 import { Document, YAMLMap, isMap, isNode, isPair, isScalar, isSeq, parseDocument } from 'yaml';
 import type { YAMLSeq } from 'yaml';
 import type { z } from 'zod';
+import { deepFreeze } from './deep-freeze.ts';
 import { termKey } from './extract.ts';
 import { formatPath, normalizeTerm, playbookSchema, playbookSectionSpans } from './playbook.ts';
 import type { Playbook, PlaybookSection, SectionSpan } from './playbook.ts';
@@ -122,14 +123,6 @@ function validatedSource(source: ParsedSource): Playbook | null {
     source.validated = validated.success ? deepFreeze(validated.data) : null;
   }
   return source.validated;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const entry of Object.values(value)) deepFreeze(entry);
-  }
-  return value;
 }
 
 /** Applies the edit to a document holding (at least) the edited section. False when it does not apply. */

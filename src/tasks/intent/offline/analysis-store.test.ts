@@ -1,11 +1,11 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { readIntentCorpus } from '../../../test-support/intent-examples.ts';
 import type { StoredAnalysis } from './analysis-store.ts';
-import { STORE_FORMAT, cacheRoot, defaultAnalysisStore, openAnalysisStore } from './analysis-store.ts';
+import { STORE_FORMAT, STORE_KEPT_IDENTITIES, STORE_STALE_MS, cacheRoot, defaultAnalysisStore, openAnalysisStore } from './analysis-store.ts';
 import type { AnalyzedWord } from './goal-analysis.ts';
 import { analyzeGoal, clearGoalAnalysisCache, setGoalAnalysisStore } from './goal-analysis.ts';
 
@@ -90,6 +90,34 @@ describe('goal analyses kept on disk', () => {
     } finally {
       chmodSync(store.folder, 0o700);
     }
+  });
+
+  it('of other builds are removed when not opened for a day, but for the last ones opened', () => {
+    const root = path.join(temporary, 'identities');
+    const identities = path.join(root, 'goal-analyses');
+    const day = STORE_STALE_MS / 1000;
+    const now = Date.now() / 1000;
+    // Six older builds, opened 2 to 7 days ago, and one opened an hour ago.
+    for (let age = 2; age <= 7; age += 1) {
+      mkdirSync(path.join(identities, `old-${age}`), { recursive: true });
+      writeFileSync(path.join(identities, `old-${age}`, 'x.json'), '{}');
+      utimesSync(path.join(identities, `old-${age}`), now - age * day, now - age * day);
+    }
+    // Three opened within the last day.
+    for (let hours = 1; hours <= 3; hours += 1) {
+      mkdirSync(path.join(identities, `recent-${hours}`));
+      utimesSync(path.join(identities, `recent-${hours}`), now - hours * 3600, now - hours * 3600);
+    }
+    expect(openAnalysisStore(root, 'current')).not.toBeNull();
+    // Kept: the one in use, the last ones opened before it, and any other opened within a day.
+    expect(STORE_KEPT_IDENTITIES).toBe(3);
+    expect(readdirSync(identities).sort()).toEqual(['current', 'recent-1', 'recent-2', 'recent-3']);
+    // Days later, only the three opened last stay, the one in use among them.
+    for (const [index, name] of ['current', 'recent-1', 'recent-2', 'recent-3'].entries()) {
+      utimesSync(path.join(identities, name), now - 2 * day - index * 3600, now - 2 * day - index * 3600);
+    }
+    expect(openAnalysisStore(root, 'newest')).not.toBeNull();
+    expect(readdirSync(identities).sort()).toEqual(['current', 'newest', 'recent-1']);
   });
 
   it('live under KLOOP_CACHE_DIR (off: none), else XDG_CACHE_HOME/kloop, else ~/.cache/kloop', () => {

@@ -23,12 +23,14 @@
  *   name and a rename, so processes sharing the folder never see half a file.
  * - **Best effort**: a folder that cannot be made or written (a read-only
  *   home) only means the analyses are not kept; nothing is reported. At most
- *   {@link STORE_MAX_FILES} files are written per identity.
+ *   {@link STORE_MAX_FILES} files are written per identity, and the folders of
+ *   identities not opened for a day are removed, but for the last
+ *   {@link STORE_KEPT_IDENTITIES} opened.
  *
  * @module
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -39,6 +41,10 @@ import { sync as writeFileAtomicSync } from 'write-file-atomic';
 export const STORE_FORMAT = 1;
 /** Most files written under one identity; beyond it analyses are no longer kept (about 30 KB each for a paragraph). */
 export const STORE_MAX_FILES = 10_000;
+/** Identities (builds) whose analyses are kept beside the one in use; older ones are removed (see `removeStaleIdentities`). */
+export const STORE_KEPT_IDENTITIES = 3;
+/** An identity not opened for this long (ms, one day) may be removed. */
+export const STORE_STALE_MS = 24 * 60 * 60 * 1000;
 /** Goals longer than this (characters) are not kept. */
 const STORE_MAX_GOAL = 20_000;
 
@@ -68,10 +74,13 @@ export function openAnalysisStore<Word>(root: string, identity: string): Analysi
   let files: number;
   try {
     mkdirSync(folder, { recursive: true });
+    const now = new Date();
+    utimesSync(folder, now, now);
     files = readdirSync(folder).length;
   } catch {
     return null;
   }
+  removeStaleIdentities(path.dirname(folder));
   let writable = true;
   const fileOf = (goal: string): string => path.join(folder, `${createHash('sha256').update(goal).digest('hex').slice(0, 40)}.json`);
   return {
@@ -97,6 +106,29 @@ export function openAnalysisStore<Word>(root: string, identity: string): Analysi
       }
     },
   };
+}
+
+/**
+ * Keeps the {@link STORE_KEPT_IDENTITIES} identities opened last (a folder's
+ * modification time is when it was last opened) and removes the others that
+ * have not been opened for {@link STORE_STALE_MS}: every build of kloop has
+ * its own identity, so without this each upgrade or rebuild would leave its
+ * analyses behind. Best effort: a folder another process removes or still
+ * uses only costs that process fresh analyses.
+ */
+function removeStaleIdentities(identities: string): void {
+  try {
+    const folders = readdirSync(identities)
+      .map((name) => path.join(identities, name))
+      .map((folder) => ({ folder, opened: statSync(folder).mtimeMs }))
+      .sort((a, b) => b.opened - a.opened);
+    const stale = Date.now() - STORE_STALE_MS;
+    for (const { folder, opened } of folders.slice(STORE_KEPT_IDENTITIES)) {
+      if (opened < stale) rmSync(folder, { recursive: true, force: true });
+    }
+  } catch {
+    // best effort
+  }
 }
 
 /** The folder kloop keeps caches in (`KLOOP_CACHE_DIR`, else `$XDG_CACHE_HOME/kloop`, else `~/.cache/kloop`); null for `off`. */

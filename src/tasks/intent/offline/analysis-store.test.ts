@@ -1,4 +1,5 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -72,6 +73,39 @@ describe('goal analyses kept on disk', () => {
     expect(analyzeGoal(first).words[0]!.lemma).not.toBe('planted');
   });
 
+  it('a file without the shape of an analysis, or that is not a regular file, is analysed afresh and replaced; files are private', () => {
+    const goals = GOALS.slice(3, 9);
+    const expected = fresh(goals);
+    const store = openAnalysisStore<AnalyzedWord>(path.join(temporary, 'shapes'), 'test')!;
+    setGoalAnalysisStore(store);
+    clearGoalAnalysisCache();
+    goals.forEach((goal) => analyzeGoal(goal));
+    expect(statSync(store.folder).mode & 0o777).toBe(0o700);
+    const files = readdirSync(store.folder).map((name) => path.join(store.folder, name));
+    for (const file of files) expect(statSync(file).mode & 0o777).toBe(0o600);
+    const byGoal = new Map(files.map((file) => [(JSON.parse(readFileSync(file, 'utf8')) as StoredAnalysis<AnalyzedWord>).goal, file]));
+    const stored = (goal: string) => JSON.parse(readFileSync(byGoal.get(goal)!, 'utf8')) as StoredAnalysis<AnalyzedWord>;
+    const [nullWord, noWords, wrongRuns, missingField, fifo, device] = goals as [string, string, string, string, string, string];
+    writeFileSync(byGoal.get(nullWord)!, JSON.stringify({ ...stored(nullWord), words: [null] }));
+    writeFileSync(byGoal.get(noWords)!, JSON.stringify({ ...stored(noWords), words: [] }));
+    writeFileSync(byGoal.get(wrongRuns)!, JSON.stringify({ ...stored(wrongRuns), nounRuns: [[0, 99_999]] }));
+    const partial = stored(missingField);
+    writeFileSync(byGoal.get(missingField)!, JSON.stringify({ ...partial, words: partial.words.map(({ lemma: _lemma, ...rest }) => rest) }));
+    rmSync(byGoal.get(fifo)!);
+    execFileSync('mkfifo', [byGoal.get(fifo)!]);
+    rmSync(byGoal.get(device)!);
+    symlinkSync('/dev/zero', byGoal.get(device)!);
+    clearGoalAnalysisCache();
+    setGoalAnalysisStore(openAnalysisStore<AnalyzedWord>(path.join(temporary, 'shapes'), 'test'));
+    expect(goals.map(analyzeGoal)).toEqual(expected);
+    // The damaged files were replaced by good ones (the pipe and the link too: a write renames over them).
+    clearGoalAnalysisCache();
+    for (const [index, goal] of goals.entries()) {
+      expect(statSync(byGoal.get(goal)!).isFile(), goal).toBe(true);
+      expect(stored(goal).words).toEqual(expected[index]!.words);
+    }
+  });
+
   it('a folder that cannot be made gives no store, and one that cannot be written keeps nothing without failing', () => {
     const file = path.join(temporary, 'a-file');
     writeFileSync(file, '');
@@ -122,6 +156,7 @@ describe('goal analyses kept on disk', () => {
 
   it('live under KLOOP_CACHE_DIR (off: none), else XDG_CACHE_HOME/kloop, else ~/.cache/kloop', () => {
     expect(cacheRoot({ KLOOP_CACHE_DIR: 'off' })).toBeNull();
+    expect(cacheRoot({ KLOOP_CACHE_DIR: ' OFF ' })).toBeNull();
     expect(cacheRoot({ KLOOP_CACHE_DIR: 'rel/dir' })).toBe(path.resolve('rel/dir'));
     expect(cacheRoot({ XDG_CACHE_HOME: '/var/cache/me' })).toBe('/var/cache/me/kloop');
     expect(cacheRoot({ XDG_CACHE_HOME: 'relative' })).toMatch(/[\\/]\.cache[\\/]kloop$/);

@@ -18,9 +18,13 @@
  *   and the sources run by the tests keep analyses in memory only, so a store
  *   written by other code is never read.
  * - **Exactness**: a file holds the goal text it was made from and is used
- *   only for that text; a file that cannot be read or parsed is ignored and
- *   the goal analysed afresh. Files are written whole through a temporary
- *   name and a rename, so processes sharing the folder never see half a file.
+ *   only for that text; a file that cannot be read or parsed, is not a
+ *   regular file, or does not have an analysis's shape (goal-analysis.ts
+ *   checks it) is ignored and the goal analysed afresh. Files are written
+ *   whole through a temporary name and a rename, so processes sharing the
+ *   folder never see half a file.
+ * - **Privacy**: the files hold the goal texts; folders are made 0700 and
+ *   files written 0600.
  * - **Best effort**: a folder that cannot be made or written (a read-only
  *   home) only means the analyses are not kept; nothing is reported. At most
  *   {@link STORE_MAX_FILES} files are written per identity, and the folders of
@@ -30,7 +34,7 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -73,7 +77,7 @@ export function openAnalysisStore<Word>(root: string, identity: string): Analysi
   const folder = path.join(root, 'goal-analyses', identity);
   let files: number;
   try {
-    mkdirSync(folder, { recursive: true });
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
     const now = new Date();
     utimesSync(folder, now, now);
     files = readdirSync(folder).length;
@@ -88,7 +92,9 @@ export function openAnalysisStore<Word>(root: string, identity: string): Analysi
     read(goal) {
       if (goal.length > STORE_MAX_GOAL) return undefined;
       try {
-        const stored = JSON.parse(readFileSync(fileOf(goal), 'utf8')) as StoredAnalysis<Word>;
+        const text = readRegularFile(fileOf(goal));
+        if (text === undefined) return undefined;
+        const stored = JSON.parse(text) as StoredAnalysis<Word>;
         if (stored.format !== STORE_FORMAT || stored.goal !== goal || !Array.isArray(stored.words) || !Array.isArray(stored.nounRuns)) return undefined;
         return stored;
       } catch {
@@ -99,13 +105,39 @@ export function openAnalysisStore<Word>(root: string, identity: string): Analysi
       if (!writable || files >= STORE_MAX_FILES || goal.length > STORE_MAX_GOAL) return;
       const stored: StoredAnalysis<Word> = { format: STORE_FORMAT, goal, words: [...words], nounRuns: nounRuns.map(([start, end]) => [start, end]) };
       try {
-        writeFileAtomicSync(fileOf(goal), JSON.stringify(stored));
+        writeFileAtomicSync(fileOf(goal), JSON.stringify(stored), { mode: 0o600 });
         files += 1;
       } catch {
         writable = false;
       }
     },
   };
+}
+
+/** Most bytes read from one stored file (a paragraph's analysis is about 30 KB). */
+const STORE_MAX_FILE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The text of a regular file of at most {@link STORE_MAX_FILE_BYTES}, or
+ * undefined. Opened without blocking and checked before reading: a named pipe
+ * or a device in the store's place (`/dev/zero`) is never waited on or read.
+ */
+function readRegularFile(file: string): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile() || stat.size > STORE_MAX_FILE_BYTES) return undefined;
+    return readFileSync(fd, 'utf8');
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -131,10 +163,14 @@ function removeStaleIdentities(identities: string): void {
   }
 }
 
-/** The folder kloop keeps caches in (`KLOOP_CACHE_DIR`, else `$XDG_CACHE_HOME/kloop`, else `~/.cache/kloop`); null for `off`. */
+/**
+ * The folder kloop keeps caches in (`KLOOP_CACHE_DIR`, a relative path taken
+ * from the current folder; else `$XDG_CACHE_HOME/kloop`, else
+ * `~/.cache/kloop`); null for `off` (any case).
+ */
 export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string | null {
-  const configured = env['KLOOP_CACHE_DIR'];
-  if (configured === 'off') return null;
+  const configured = env['KLOOP_CACHE_DIR']?.trim();
+  if (configured?.toLowerCase() === 'off') return null;
   if (configured !== undefined && configured !== '') return path.resolve(configured);
   const xdg = env['XDG_CACHE_HOME'];
   if (xdg !== undefined && xdg !== '' && path.isAbsolute(xdg)) return path.join(xdg, 'kloop');

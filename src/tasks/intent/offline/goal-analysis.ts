@@ -5,6 +5,7 @@
  * computed once per goal text and cached. compromise itself loads with the
  * first analysis (../load-compromise.ts).
  */
+import { z } from 'zod';
 import { loadCompromise } from '../load-compromise.ts';
 import type { AnalysisStore } from './analysis-store.ts';
 import { defaultAnalysisStore } from './analysis-store.ts';
@@ -152,10 +153,41 @@ function analysisStore(): AnalysisStore<AnalyzedWord> | null {
   return store;
 }
 
+/**
+ * The shape of a stored analysis: a file that does not have it (written by
+ * hand, damaged in a way JSON still parses) is analysed afresh and replaced.
+ */
+const storedWordSchema = z.strictObject({
+  normal: z.string(),
+  lemma: z.string(),
+  keys: z.array(z.string()),
+  isNoun: z.boolean(),
+  isProperNoun: z.boolean(),
+  isActor: z.boolean(),
+  isContent: z.boolean(),
+  sentence: z.number().int().nonnegative(),
+  endsPhrase: z.boolean(),
+  wordClass: z.enum(['noun', 'verb', 'copula', 'auxiliary', 'adjective', 'adverb', 'determiner', 'preposition', 'conjunction', 'pronoun', 'value', 'other']),
+  isPossessive: z.boolean(),
+  isPlural: z.boolean(),
+  isAcronym: z.boolean(),
+  clauseBreakAfter: z.boolean(),
+  commaAfter: z.boolean(),
+  isParticle: z.boolean(),
+  opensAside: z.boolean(),
+  positionalCapital: z.boolean(),
+}) satisfies z.ZodType<AnalyzedWord>;
+const storedWordsSchema = z.array(storedWordSchema);
+
 function storedAnalysis(goal: string): GoalAnalysis | undefined {
   const stored = analysisStore()?.read(goal);
   if (stored === undefined) return undefined;
-  return { words: stored.words, nounRuns: stored.nounRuns, keySet: keySetOf(stored.words) };
+  const words = storedWordsSchema.safeParse(stored.words);
+  if (!words.success || words.data.length === 0) return undefined;
+  // The noun runs are the words' own (nounRunsOf): a file whose runs are not is not this code's.
+  const nounRuns = nounRunsOf(words.data);
+  if (JSON.stringify(nounRuns) !== JSON.stringify(stored.nounRuns)) return undefined;
+  return { words: words.data, nounRuns, keySet: keySetOf(words.data) };
 }
 
 function analyzeAndStore(goal: string): GoalAnalysis {

@@ -34,7 +34,7 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -198,27 +198,17 @@ export function defaultAnalysisStore<Word>(moduleUrl: string): AnalysisStore<Wor
     return null;
   }
   const require = createRequire(moduleUrl);
-  // The package's own package.json, found from its entry (compromise does not export its package.json).
+  // The package.json above the package's entry (compromise does not export its package.json).
   const version = (name: string): string => {
-    try {
-      return String((require(`${name}/package.json`) as { version?: unknown }).version);
-    } catch {
-      // not exported: found from the package's entry below
-    }
     try {
       for (let folder = path.dirname(require.resolve(name)); folder !== path.dirname(folder); folder = path.dirname(folder)) {
         const manifest = path.join(folder, 'package.json');
-        const parsed = (() => {
-          try {
-            return JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown; version?: unknown };
-          } catch {
-            return undefined;
-          }
-        })();
-        if (parsed?.name === name) return String(parsed.version);
+        if (!existsSync(manifest)) continue;
+        const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown; version?: unknown };
+        if (parsed.name === name) return String(parsed.version);
       }
     } catch {
-      // not installed: the identity says so
+      // not installed or unreadable: the identity says so
     }
     return 'unknown';
   };

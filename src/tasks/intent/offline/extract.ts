@@ -30,8 +30,8 @@ import type { EntityMention } from './entity-mentions.ts';
 import { findMentions } from './entity-mentions.ts';
 import { selectEntitiesAndRelations } from './entity-ranking.ts';
 import { deepFreeze } from './deep-freeze.ts';
-import type { Playbook } from './playbook.ts';
-import { normalizeTerm } from './playbook.ts';
+import type { Playbook, PlaybookSection } from './playbook.ts';
+import { PLAYBOOK_SECTIONS, normalizeTerm } from './playbook.ts';
 import type { CompiledQuantifier, RelationCueMatch } from './relations.ts';
 
 export type { EntityMention, MentionSource } from './entity-mentions.ts';
@@ -397,24 +397,15 @@ interface EntityReading {
   ranking: ReturnType<typeof selectEntitiesAndRelations>['ranking'];
 }
 
+/** The sections that only decide app type, behaviours and projections: nothing in entity-mentions.ts, entity-ranking.ts or relations.ts reads them. */
+const CUE_ONLY_SECTIONS: ReadonlySet<PlaybookSection> = new Set(['appTypeCues', 'defaultAppType', 'behaviorCues', 'projectionCues', 'defaultProjections', 'appTypeDefaults']);
 /**
- * The sections entities and relations are read from (entity-mentions.ts,
- * entity-ranking.ts, relations.ts, the relation cues of `findCues` and the
- * phrase index of {@link compilePlaybook}); the others (app type, behaviour
- * and projection cues and defaults) only decide app type, behaviours and
- * projections.
+ * The sections entities and relations are read from: every other one (so a
+ * section added later counts until it is shown not to), among them the
+ * relation cues of `findCues` and what the phrase index of
+ * {@link compilePlaybook} is built from.
  */
-const ENTITY_SECTIONS = [
-  'entityTerms',
-  'entityAliases',
-  'stopList',
-  'attributeTerms',
-  'roleSuffixes',
-  'unknownNounPolicy',
-  'relationCues',
-  'cardinalityCues',
-  'extraction',
-] as const satisfies ReadonlyArray<keyof Playbook>;
+const ENTITY_SECTIONS: readonly PlaybookSection[] = PLAYBOOK_SECTIONS.filter((section) => !CUE_ONLY_SECTIONS.has(section));
 
 /** Readings per analysed goal, by the identities of the entity sections they were read with. */
 const entityReadings = new WeakMap<GoalAnalysis, Map<string, EntityReading>>();

@@ -17,19 +17,9 @@ import { nounCategory } from './noun-senses.ts';
  * reader needs to find clauses (verbs, copulas, prepositions, conjunctions,
  * determiners and quantities around noun phrases).
  */
-export type WordClass =
-  | 'noun'
-  | 'verb'
-  | 'copula'
-  | 'auxiliary'
-  | 'adjective'
-  | 'adverb'
-  | 'determiner'
-  | 'preposition'
-  | 'conjunction'
-  | 'pronoun'
-  | 'value'
-  | 'other';
+export type WordClass = (typeof WORD_CLASSES)[number];
+/** Every {@link WordClass}. */
+export const WORD_CLASSES = ['noun', 'verb', 'copula', 'auxiliary', 'adjective', 'adverb', 'determiner', 'preposition', 'conjunction', 'pronoun', 'value', 'other'] as const;
 
 /** One word of a goal. */
 export interface AnalyzedWord {
@@ -167,7 +157,7 @@ const storedWordSchema = z.strictObject({
   isContent: z.boolean(),
   sentence: z.number().int().nonnegative(),
   endsPhrase: z.boolean(),
-  wordClass: z.enum(['noun', 'verb', 'copula', 'auxiliary', 'adjective', 'adverb', 'determiner', 'preposition', 'conjunction', 'pronoun', 'value', 'other']),
+  wordClass: z.enum(WORD_CLASSES),
   isPossessive: z.boolean(),
   isPlural: z.boolean(),
   isAcronym: z.boolean(),

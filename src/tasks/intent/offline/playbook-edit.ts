@@ -253,19 +253,20 @@ function sectionDocument(source: ParsedSource, section: string, span: SectionSpa
 /**
  * Copy on write: the document's root map, the section's entry and the
  * section's own collection are copied (new item arrays; a scalar section is
- * cloned), and every entry of
- * the section the edit names — by its key as written or by its term key, as
- * {@link resolvePath} finds it — is cloned whole. {@link applyToDocument}
+ * cloned), and every entry of the section the edit names — by its key as
+ * written or by its term key, as {@link resolvePath} finds it — is cloned
+ * whole. {@link applyToDocument}
  * changes only those: it adds to, removes from or sets in the collection at
  * the edit's path, which lies in one of them. Cloning the whole section for
  * every candidate was most of the cost of building it.
  */
 function copyForEdit(parsed: Document, edit: PlaybookEdit): Document {
   const contents = parsed.contents;
+  if (!isMap(contents)) return parsed.clone();
+  // The document's own settings without its contents, which are copied below.
   parsed.contents = null;
   const doc = parsed.clone();
   parsed.contents = contents;
-  if (!isMap(contents)) return parsed.clone();
   const named = edit.op === 'setMany' ? Object.keys(edit.entries) : edit.path.length > 1 ? [edit.path[1]!] : [];
   const keys = new Set(named.map(termKey));
   const root = shallowCopy(contents);

@@ -22,13 +22,23 @@
  *    CLI keeps goal analyses between runs (see analysis-store.ts).
  *
  * dist/ is emptied first, so a deleted source leaves no stale module behind.
+ *
+ * `--if-stale` (the `prepare` script, and the integration tests' global
+ * set-up) builds only when dist/ is not the build of the sources as they are:
+ * `dist/.build-stamp`, written last, records a hash of every file the build
+ * reads (`sourcesHash`, scripts/build-state.mjs); when it matches, nothing is
+ * done. `npx kloop` in a clone installs the clone into npm's cache as a
+ * linked folder, which runs `prepare`: without the check, the first `npx
+ * kloop` on every machine rebuilt dist/ (10–20 s), and failed for a user who
+ * may not write to it.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { readBuildStamp, sourcesHash } from './build-state.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
@@ -76,6 +86,18 @@ const ZOD_ENGLISH_ONLY = {
   },
 };
 
+const stampFile = path.join(dist, '.build-stamp');
+const sources = sourcesHash(root);
+if (process.argv.includes('--if-stale')) {
+  const stamp = readBuildStamp(root);
+  if (stamp?.sources === sources) {
+    process.stdout.write(`build: dist/ is up to date with the sources (built ${stamp.builtAt}); nothing to do\n`);
+    process.exit(0);
+  }
+  const reason = existsSync(stampFile) ? 'the sources changed since dist/ was built' : existsSync(dist) ? 'dist/ holds no finished build' : 'dist/ is missing';
+  process.stdout.write(`build: ${reason}: building it\n`);
+}
+
 rmSync(dist, { recursive: true, force: true });
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
@@ -122,5 +144,5 @@ for (const name of readdirSync(path.join(dist, 'bin'), { recursive: true }).map(
   bundleHash.update(`${name}\0`).update(readFileSync(file));
 }
 writeFileSync(path.join(dist, 'bin', 'build-id.json'), `${JSON.stringify({ id: bundleHash.digest('hex').slice(0, 32) })}\n`);
-// Read by the integration tests' global set-up (tests/global-setup.ts) to tell a stale build.
-writeFileSync(path.join(dist, '.build-stamp'), `${new Date().toISOString()}\n`);
+// Written last, so it exists only for a finished build: what `--if-stale` compares.
+writeFileSync(stampFile, `${JSON.stringify({ sources, builtAt: new Date().toISOString() })}\n`);

@@ -6,8 +6,9 @@
  *
  * The suite needs the compiled CLI in dist/: `npm ci` builds it (the
  * `prepare` script), and the integration project's global set-up
- * (tests/global-setup.ts) rebuilds it first when it is missing or older than
- * a source file, so a clone that was just installed does not build twice.
+ * (tests/global-setup.ts) rebuilds it first when it is not the build of the
+ * sources as they are (`scripts/build.mjs --if-stale`), so a clone that was
+ * just installed does not build twice.
  *
  * Why side by side: the type check is one single-threaded tsc of about 25
  * CPU-seconds (incremental: about 8 when nothing changed since the last

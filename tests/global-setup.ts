@@ -1,9 +1,10 @@
 /**
  * Global set-up of the integration project: the tests that spawn the CLI run
- * the compiled `dist/` (through `bin/kloop.js`), so it must exist and be
- * newer than every source file. `npm test` builds first; a developer running
- * `npx vitest` directly gets the build done here when dist/ is missing or
- * stale (about 20 s).
+ * the compiled `dist/` (through `bin/kloop.js`), so it must be the build of
+ * the sources as they are. `npm ci` builds it; a developer running `npm test`
+ * or `npx vitest` after changing a source gets it rebuilt here
+ * (`scripts/build.mjs --if-stale`: about 20 s when stale, a hash of the
+ * sources when not).
  *
  * It also makes the folder of this run's shared reference study
  * (tests/reference-study.ts: built by the first test that asks for it) and
@@ -11,37 +12,18 @@
  * when the run ends.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import type {} from './reference-study.ts'; // its ProvidedContext entry
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const STAMP = path.join(ROOT, 'dist', '.build-stamp');
-
-/** Newest modification time (ms) of the files the build reads. */
-function newestSourceMtimeMs(): number {
-  let newest = 0;
-  const visit = (target: string): void => {
-    const stat = statSync(target);
-    if (stat.isDirectory()) {
-      for (const entry of readdirSync(target)) visit(path.join(target, entry));
-      return;
-    }
-    if (!target.endsWith('.test.ts')) newest = Math.max(newest, stat.mtimeMs);
-  };
-  visit(path.join(ROOT, 'src'));
-  for (const file of ['tsconfig.json', 'tsconfig.build.json', 'package.json', 'scripts/build.mjs']) newest = Math.max(newest, statSync(path.join(ROOT, file)).mtimeMs);
-  return newest;
-}
 
 export default function setup(project: TestProject): () => void {
-  if (!existsSync(STAMP) || statSync(STAMP).mtimeMs < newestSourceMtimeMs()) {
-    process.stderr.write(`kloop tests: dist/ is ${existsSync(STAMP) ? 'older than the sources' : 'missing'}: building it (npm run build)\n`);
-    const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, stdio: 'inherit' });
-    if (build.status !== 0) throw new Error('npm run build failed: the integration tests need the compiled CLI in dist/');
-  }
+  // Builds only when dist/ is not the build of the sources as they are (scripts/build.mjs, `--if-stale`).
+  const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--if-stale'], { cwd: ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed: the integration tests need the compiled CLI in dist/');
   const referenceStudyRoot = mkdtempSync(path.join(tmpdir(), 'kloop-reference-study-'));
   project.provide('referenceStudyRoot', referenceStudyRoot);
   // The CLI's goal analyses (src/tasks/intent/offline/analysis-store.ts) are kept for this run only, shared by

@@ -1,0 +1,4 @@
+// Types of scripts/build-state.mjs (for tests/build-state.test.ts).
+export declare const BUILD_INPUTS: readonly string[];
+export declare function sourcesHash(root: string): string;
+export declare function readBuildStamp(root: string): { sources: string; builtAt: string } | undefined;

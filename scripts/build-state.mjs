@@ -1,0 +1,60 @@
+/**
+ * Whether dist/ is the build of the sources as they are (`node
+ * scripts/build.mjs --if-stale`, the `prepare` script and the integration
+ * tests' global set-up): the build writes {@link sourcesHash} into
+ * `dist/.build-stamp` last, so a stamp exists only for a finished build, and
+ * a build is current when its stamp holds the hash of the sources now.
+ *
+ * A hash of the contents, not modification times: a checkout, a copy or an
+ * edit undone gives the same answer as the files' contents do.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+/** The files the build reads besides src/: the lockfile stands for the versions of the bundled packages. */
+export const BUILD_INPUTS = Object.freeze(['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs', 'scripts/build-state.mjs']);
+
+/**
+ * A SHA-256 (64 hex digits) of every file the build reads under `root`: the
+ * files of src/ but its `*.test.ts` files and src/test-support/ (the build
+ * leaves them out), then {@link BUILD_INPUTS}, each with its path (`/`
+ * separated). A missing input is hashed as missing.
+ *
+ * @param {string} root the package's folder
+ * @returns {string}
+ * @throws Error when `root` has no src/ folder
+ */
+export function sourcesHash(root) {
+  const hash = createHash('sha256');
+  const sources = readdirSync(path.join(root, 'src'), { recursive: true })
+    .map((name) => ['src', ...String(name).split(path.sep)].join('/'))
+    .filter((name) => !name.endsWith('.test.ts') && !name.startsWith('src/test-support/') && statSync(path.join(root, name)).isFile())
+    .sort();
+  for (const name of [...sources, ...BUILD_INPUTS]) {
+    hash.update(`${name}\0`);
+    try {
+      hash.update(readFileSync(path.join(root, name)));
+    } catch {
+      hash.update('\0missing');
+    }
+    hash.update('\0');
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * The stamp of the finished build in `root`/dist/, or undefined when there is
+ * none (no build finished, or one from before stamps held a hash).
+ *
+ * @param {string} root the package's folder
+ * @returns {{ sources: string, builtAt: string } | undefined}
+ */
+export function readBuildStamp(root) {
+  try {
+    const stamp = JSON.parse(readFileSync(path.join(root, 'dist', '.build-stamp'), 'utf8'));
+    return typeof stamp?.sources === 'string' && typeof stamp.builtAt === 'string' ? stamp : undefined;
+  } catch {
+    return undefined;
+  }
+}

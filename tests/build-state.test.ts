@@ -1,0 +1,80 @@
+/**
+ * `scripts/build.mjs --if-stale` (the `prepare` script and the global set-up)
+ * builds only when dist/ is not the build of the sources as they are; the
+ * stamp's hash (scripts/build-state.mjs) is what tells.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readBuildStamp, sourcesHash } from '../scripts/build-state.mjs';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const folders: string[] = [];
+afterEach(() => {
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+/** A package folder holding `files` (paths relative to it). */
+function packageWith(files: Record<string, string>): string {
+  const root = mkdtempSync(path.join(tmpdir(), 'kloop-build-state-'));
+  folders.push(root);
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+    writeFileSync(path.join(root, name), text);
+  }
+  return root;
+}
+
+describe('sourcesHash', () => {
+  it('follows the contents of what the build reads, and only that', () => {
+    const root = packageWith({ 'src/a.ts': 'export const a = 1;\n', 'src/a.test.ts': 'test\n', 'src/test-support/helper.ts': 'helper\n', 'package.json': '{}\n' });
+    const first = sourcesHash(root);
+    expect(first).toMatch(/^[0-9a-f]{64}$/);
+    const changes: Array<[string, string, boolean]> = [
+      ['src/a.test.ts', 'another test\n', false], // the build leaves tests out
+      ['src/test-support/helper.ts', 'another helper\n', false],
+      ['src/a.ts', 'export const a = 2;\n', true],
+      ['src/pages/page.html', '<p>\n', true], // an asset the build copies
+      ['package-lock.json', '{"lockfileVersion": 3}\n', true], // the versions of the bundled packages
+      ['tsconfig.build.json', '{}\n', true],
+    ];
+    let previous = first;
+    for (const [name, text, counts] of changes) {
+      mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+      writeFileSync(path.join(root, name), text);
+      const now = sourcesHash(root);
+      expect(now !== previous, name).toBe(counts);
+      previous = now;
+    }
+    // Contents, not times: undoing an edit gives the hash back.
+    writeFileSync(path.join(root, 'src/a.ts'), 'export const a = 3;\n');
+    const edited = sourcesHash(root);
+    writeFileSync(path.join(root, 'src/a.ts'), 'export const a = 2;\n');
+    expect(sourcesHash(root)).not.toBe(edited);
+    expect(sourcesHash(root)).toBe(previous);
+  });
+});
+
+describe('readBuildStamp', () => {
+  it('reads a finished build\'s stamp; none, or one without a hash, is undefined', () => {
+    expect(readBuildStamp(packageWith({}))).toBeUndefined();
+    expect(readBuildStamp(packageWith({ 'dist/.build-stamp': '2026-12-01T10:00:00.000Z\n' }))).toBeUndefined();
+    const stamp = { sources: 'f'.repeat(64), builtAt: '2026-12-07T00:00:00.000Z' };
+    expect(readBuildStamp(packageWith({ 'dist/.build-stamp': `${JSON.stringify(stamp)}\n` }))).toEqual(stamp);
+  });
+});
+
+describe('build --if-stale', () => {
+  it('leaves dist/ alone when it is the build of the sources as they are', () => {
+    // The global set-up made sure of it; `npx kloop` in a clone runs this through `prepare`.
+    expect(readBuildStamp(ROOT)?.sources).toBe(sourcesHash(ROOT));
+    const stamp = readFileSync(path.join(ROOT, 'dist', '.build-stamp'), 'utf8');
+    const bundleTime = statSync(path.join(ROOT, 'dist', 'bin', 'kloop.js')).mtimeMs;
+    const output = execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs'), '--if-stale'], { cwd: ROOT, encoding: 'utf8' });
+    expect(output).toMatch(/^build: dist\/ is up to date with the sources \(built [^)]+\); nothing to do\n$/);
+    expect(readFileSync(path.join(ROOT, 'dist', '.build-stamp'), 'utf8')).toBe(stamp);
+    expect(statSync(path.join(ROOT, 'dist', 'bin', 'kloop.js')).mtimeMs).toBe(bundleTime);
+  });
+});

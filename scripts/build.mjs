@@ -91,11 +91,11 @@ const sources = sourcesHash(root);
 if (process.argv.includes('--if-stale')) {
   const stamp = readBuildStamp(root);
   if (stamp?.sources === sources) {
-    process.stdout.write(`build: dist/ is up to date with the sources (built ${stamp.builtAt}); nothing to do\n`);
+    process.stderr.write(`build: dist/ is up to date with the sources (built ${stamp.builtAt}); nothing to do\n`);
     process.exit(0);
   }
   const reason = existsSync(stampFile) ? 'the sources changed since dist/ was built' : existsSync(dist) ? 'dist/ holds no finished build' : 'dist/ is missing';
-  process.stdout.write(`build: ${reason}: building it\n`);
+  process.stderr.write(`build: ${reason}: building it\n`);
 }
 
 rmSync(dist, { recursive: true, force: true });

@@ -3,7 +3,7 @@
  * builds only when dist/ is not the build of the sources as they are; the
  * stamp's hash (scripts/build-state.mjs) is what tells.
  */
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -72,8 +72,11 @@ describe('build --if-stale', () => {
     expect(readBuildStamp(ROOT)?.sources).toBe(sourcesHash(ROOT));
     const stamp = readFileSync(path.join(ROOT, 'dist', '.build-stamp'), 'utf8');
     const bundleTime = statSync(path.join(ROOT, 'dist', 'bin', 'kloop.js')).mtimeMs;
-    const output = execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs'), '--if-stale'], { cwd: ROOT, encoding: 'utf8' });
-    expect(output).toMatch(/^build: dist\/ is up to date with the sources \(built [^)]+\); nothing to do\n$/);
+    const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs'), '--if-stale'], { cwd: ROOT, encoding: 'utf8' });
+    expect(build.status).toBe(0);
+    // On stderr: `npm pack --json` runs `prepare`, and its standard output must stay JSON.
+    expect(build.stdout).toBe('');
+    expect(build.stderr).toMatch(/^build: dist\/ is up to date with the sources \(built [^)]+\); nothing to do\n$/);
     expect(readFileSync(path.join(ROOT, 'dist', '.build-stamp'), 'utf8')).toBe(stamp);
     expect(statSync(path.join(ROOT, 'dist', 'bin', 'kloop.js')).mtimeMs).toBe(bundleTime);
   });

@@ -1,4 +1,5 @@
 // Types of scripts/build-state.mjs (for tests/build-state.test.ts).
 export declare const BUILD_INPUTS: readonly string[];
 export declare function sourcesHash(root: string): string;
-export declare function readBuildStamp(root: string): { sources: string; builtAt: string } | undefined;
+export declare function outputsHash(root: string): string;
+export declare function readBuildStamp(root: string): { sources: string; outputs: string; builtAt: string } | undefined;

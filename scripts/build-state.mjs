@@ -1,9 +1,11 @@
 /**
  * Whether dist/ is the build of the sources as they are (`node
  * scripts/build.mjs --if-stale`, the `prepare` script and the integration
- * tests' global set-up): the build writes {@link sourcesHash} into
- * `dist/.build-stamp` last, so a stamp exists only for a finished build, and
- * a build is current when its stamp holds the hash of the sources now.
+ * tests' global set-up): the build writes {@link sourcesHash} and
+ * {@link outputsHash} into `dist/.build-stamp` last, so a stamp exists only
+ * for a finished build, and a build is current when its stamp holds the hash
+ * of the sources now and dist/ is as the build left it (a file of dist/
+ * deleted or edited since makes it stale too).
  *
  * A hash of the contents, not modification times: a checkout, a copy or an
  * edit undone gives the same answer as the files' contents do.
@@ -44,16 +46,40 @@ export function sourcesHash(root) {
 }
 
 /**
+ * A SHA-256 (64 hex digits) of every file under `root`/dist/ but the stamp,
+ * each with its path (`/` separated); of nothing when dist/ is missing.
+ *
+ * @param {string} root the package's folder
+ * @returns {string}
+ */
+export function outputsHash(root) {
+  const hash = createHash('sha256');
+  const dist = path.join(root, 'dist');
+  let names;
+  try {
+    names = readdirSync(dist, { recursive: true }).map((name) => String(name).split(path.sep).join('/'));
+  } catch {
+    names = [];
+  }
+  for (const name of names.filter((name) => name !== '.build-stamp').sort()) {
+    const file = path.join(dist, name);
+    if (!statSync(file).isFile()) continue;
+    hash.update(`${name}\0`).update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex');
+}
+
+/**
  * The stamp of the finished build in `root`/dist/, or undefined when there is
  * none (no build finished, or one from before stamps held a hash).
  *
  * @param {string} root the package's folder
- * @returns {{ sources: string, builtAt: string } | undefined}
+ * @returns {{ sources: string, outputs: string, builtAt: string } | undefined}
  */
 export function readBuildStamp(root) {
   try {
     const stamp = JSON.parse(readFileSync(path.join(root, 'dist', '.build-stamp'), 'utf8'));
-    return typeof stamp?.sources === 'string' && typeof stamp.builtAt === 'string' ? stamp : undefined;
+    return typeof stamp?.sources === 'string' && typeof stamp.outputs === 'string' && typeof stamp.builtAt === 'string' ? stamp : undefined;
   } catch {
     return undefined;
   }

@@ -26,8 +26,8 @@
  * `--if-stale` (the `prepare` script, and the integration tests' global
  * set-up) builds only when dist/ is not the build of the sources as they are:
  * `dist/.build-stamp`, written last, records a hash of every file the build
- * reads (`sourcesHash`, scripts/build-state.mjs); when it matches, nothing is
- * done. `npx kloop` in a clone installs the clone into npm's cache as a
+ * reads and one of what it wrote (scripts/build-state.mjs); when both match,
+ * nothing is done. `npx kloop` in a clone installs the clone into npm's cache as a
  * linked folder, which runs `prepare`: without the check, the first `npx
  * kloop` on every machine rebuilt dist/ (10–20 s), and failed for a user who
  * may not write to it.
@@ -38,7 +38,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeF
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { build } from 'esbuild';
-import { readBuildStamp, sourcesHash } from './build-state.mjs';
+import { outputsHash, readBuildStamp, sourcesHash } from './build-state.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
@@ -90,11 +90,18 @@ const stampFile = path.join(dist, '.build-stamp');
 const sources = sourcesHash(root);
 if (process.argv.includes('--if-stale')) {
   const stamp = readBuildStamp(root);
-  if (stamp?.sources === sources) {
+  const current = stamp?.sources === sources;
+  if (current && stamp.outputs === outputsHash(root)) {
     process.stderr.write(`build: dist/ is up to date with the sources (built ${stamp.builtAt}); nothing to do\n`);
     process.exit(0);
   }
-  const reason = existsSync(stampFile) ? 'the sources changed since dist/ was built' : existsSync(dist) ? 'dist/ holds no finished build' : 'dist/ is missing';
+  const reason = current
+    ? 'dist/ was changed since it was built'
+    : stamp !== undefined
+      ? 'the sources changed since dist/ was built'
+      : existsSync(dist)
+        ? 'dist/ holds no finished build'
+        : 'dist/ is missing';
   process.stderr.write(`build: ${reason}: building it\n`);
 }
 
@@ -145,4 +152,4 @@ for (const name of readdirSync(path.join(dist, 'bin'), { recursive: true }).map(
 }
 writeFileSync(path.join(dist, 'bin', 'build-id.json'), `${JSON.stringify({ id: bundleHash.digest('hex').slice(0, 32) })}\n`);
 // Written last, so it exists only for a finished build: what `--if-stale` compares.
-writeFileSync(stampFile, `${JSON.stringify({ sources, builtAt: new Date().toISOString() })}\n`);
+writeFileSync(stampFile, `${JSON.stringify({ sources, outputs: outputsHash(root), builtAt: new Date().toISOString() })}\n`);

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readBuildStamp, sourcesHash } from '../scripts/build-state.mjs';
+import { outputsHash, readBuildStamp, sourcesHash } from '../scripts/build-state.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const folders: string[] = [];
@@ -57,11 +57,31 @@ describe('sourcesHash', () => {
   });
 });
 
+describe('outputsHash', () => {
+  it('follows every file of dist/ but the stamp: one deleted, edited or added makes the build stale', () => {
+    const root = packageWith({ 'dist/index.js': 'export {};\n', 'dist/bin/kloop.js': 'run();\n', 'dist/.build-stamp': '{}\n' });
+    const built = outputsHash(root);
+    writeFileSync(path.join(root, 'dist/.build-stamp'), '{"sources": "x"}\n');
+    expect(outputsHash(root)).toBe(built);
+    writeFileSync(path.join(root, 'dist/bin/kloop.js'), 'run(1);\n');
+    expect(outputsHash(root)).not.toBe(built);
+    writeFileSync(path.join(root, 'dist/bin/kloop.js'), 'run();\n');
+    expect(outputsHash(root)).toBe(built);
+    writeFileSync(path.join(root, 'dist/bin/extra.js'), '\n');
+    expect(outputsHash(root)).not.toBe(built);
+    rmSync(path.join(root, 'dist/bin'), { recursive: true });
+    expect(outputsHash(root)).not.toBe(built);
+    rmSync(path.join(root, 'dist'), { recursive: true });
+    expect(outputsHash(root)).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
 describe('readBuildStamp', () => {
-  it('reads a finished build\'s stamp; none, or one without a hash, is undefined', () => {
+  it('reads a finished build\'s stamp; none, or one without both hashes, is undefined', () => {
     expect(readBuildStamp(packageWith({}))).toBeUndefined();
     expect(readBuildStamp(packageWith({ 'dist/.build-stamp': '2026-12-01T10:00:00.000Z\n' }))).toBeUndefined();
-    const stamp = { sources: 'f'.repeat(64), builtAt: '2026-12-07T00:00:00.000Z' };
+    expect(readBuildStamp(packageWith({ 'dist/.build-stamp': '{"sources": "abc", "builtAt": "2026-12-01T10:00:00.000Z"}\n' }))).toBeUndefined();
+    const stamp = { sources: 'f'.repeat(64), outputs: 'e'.repeat(64), builtAt: '2026-12-07T00:00:00.000Z' };
     expect(readBuildStamp(packageWith({ 'dist/.build-stamp': `${JSON.stringify(stamp)}\n` }))).toEqual(stamp);
   });
 });
@@ -70,6 +90,7 @@ describe('build --if-stale', () => {
   it('leaves dist/ alone when it is the build of the sources as they are', () => {
     // The global set-up made sure of it; `npx kloop` in a clone runs this through `prepare`.
     expect(readBuildStamp(ROOT)?.sources).toBe(sourcesHash(ROOT));
+    expect(readBuildStamp(ROOT)?.outputs).toBe(outputsHash(ROOT));
     const stamp = readFileSync(path.join(ROOT, 'dist', '.build-stamp'), 'utf8');
     const bundleTime = statSync(path.join(ROOT, 'dist', 'bin', 'kloop.js')).mtimeMs;
     const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs'), '--if-stale'], { cwd: ROOT, encoding: 'utf8' });

@@ -17,11 +17,26 @@ import path from 'node:path';
 /** The files the build reads besides src/: the lockfile stands for the versions of the bundled packages. */
 export const BUILD_INPUTS = Object.freeze(['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs', 'scripts/build-state.mjs']);
 
+/** Whether `file` is a regular file, through links; a broken link is not (tsc skips it too). */
+function isFile(file) {
+  return statSync(file, { throwIfNoEntry: false })?.isFile() === true;
+}
+
+/**
+ * Whether a name under src/ is an editor's, not a source: a hidden file or folder (a swap file
+ * `.name.swp`, a lock link `.#name`) or a backup (`name~`).
+ */
+function isEditorFile(name) {
+  return name.split('/').some((part) => part.startsWith('.')) || name.endsWith('~');
+}
+
 /**
  * A SHA-256 (64 hex digits) of every file the build reads under `root`: the
  * files of src/ but its `*.test.ts` files and src/test-support/ (the build
- * leaves them out), then {@link BUILD_INPUTS}, each with its path (`/`
- * separated). A missing input is hashed as missing.
+ * leaves them out) and editors' files (hidden ones, backups ending in `~`),
+ * then {@link BUILD_INPUTS}, each with its path (`/` separated). A missing
+ * input is hashed as missing; a broken link under src/ is left out, as tsc
+ * leaves it out.
  *
  * @param {string} root the package's folder
  * @returns {string}
@@ -31,7 +46,7 @@ export function sourcesHash(root) {
   const hash = createHash('sha256');
   const sources = readdirSync(path.join(root, 'src'), { recursive: true })
     .map((name) => ['src', ...String(name).split(path.sep)].join('/'))
-    .filter((name) => !name.endsWith('.test.ts') && !name.startsWith('src/test-support/') && statSync(path.join(root, name)).isFile())
+    .filter((name) => !name.endsWith('.test.ts') && !name.startsWith('src/test-support/') && !isEditorFile(name) && isFile(path.join(root, name)))
     .sort();
   for (const name of [...sources, ...BUILD_INPUTS]) {
     hash.update(`${name}\0`);
@@ -63,7 +78,7 @@ export function outputsHash(root) {
   }
   for (const name of names.filter((name) => name !== '.build-stamp').sort()) {
     const file = path.join(dist, name);
-    if (!statSync(file).isFile()) continue;
+    if (!isFile(file)) continue;
     hash.update(`${name}\0`).update(readFileSync(file)).update('\0');
   }
   return hash.digest('hex');

@@ -27,17 +27,16 @@
  * set-up) builds only when dist/ is not the build of the sources as they are:
  * `dist/.build-stamp`, written last, records a hash of every file the build
  * reads and one of what it wrote (scripts/build-state.mjs); when both match,
- * nothing is done. `npx kloop` in a clone installs the clone into npm's cache as a
- * linked folder, which runs `prepare`: without the check, the first `npx
- * kloop` on every machine rebuilt dist/ (10–20 s), and failed for a user who
- * may not write to it.
+ * nothing is done. `npx kloop` in a clone installs the clone into npm's
+ * cache as a linked folder, which runs `prepare`: without the check, the
+ * first `npx kloop` on every machine rebuilt dist/ (10–20 s). A source that
+ * changes during a build leaves dist/ without a stamp.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { build } from 'esbuild';
 import { outputsHash, readBuildStamp, sourcesHash } from './build-state.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -105,8 +104,20 @@ if (process.argv.includes('--if-stale')) {
   process.stderr.write(`build: ${reason}: building it\n`);
 }
 
+// The build's tools are development dependencies: without them (a clone before `npm ci`, or installed without
+// them) say so, not a stack trace. As `prepare` (`--if-stale`) that is not a failure: npm hides the script's
+// output from `npx kloop`, and bin/kloop.js then says itself that dist/ is missing and how to build it.
+let build;
+let tsc;
+try {
+  ({ build } = await import('esbuild'));
+  tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+} catch (error) {
+  process.stderr.write(`build: the build tools (esbuild, typescript) are not installed, so dist/ is not built: run \`npm ci\` in ${root} (${error.message.split('\n')[0]})\n`);
+  process.exit(process.argv.includes('--if-stale') ? 0 : 1);
+}
+
 rmSync(dist, { recursive: true, force: true });
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
 if (compiled.status !== 0) {
   process.stderr.write('build: tsc failed\n');
@@ -151,5 +162,10 @@ for (const name of readdirSync(path.join(dist, 'bin'), { recursive: true }).map(
   bundleHash.update(`${name}\0`).update(readFileSync(file));
 }
 writeFileSync(path.join(dist, 'bin', 'build-id.json'), `${JSON.stringify({ id: bundleHash.digest('hex').slice(0, 32) })}\n`);
-// Written last, so it exists only for a finished build: what `--if-stale` compares.
-writeFileSync(stampFile, `${JSON.stringify({ sources, outputs: outputsHash(root), builtAt: new Date().toISOString() })}\n`);
+// Written last, so it exists only for a finished build: what `--if-stale` compares. A source changed while the
+// build read it (a branch switched mid-build) may be in dist/ or not: no stamp then, and the next check rebuilds.
+if (sourcesHash(root) !== sources) {
+  process.stderr.write('build: the sources changed during the build: dist/ is left unstamped, so the next `--if-stale` builds again\n');
+} else {
+  writeFileSync(stampFile, `${JSON.stringify({ sources, outputs: outputsHash(root), builtAt: new Date().toISOString() })}\n`);
+}

@@ -4,7 +4,7 @@
  * stamp's hash (scripts/build-state.mjs) is what tells.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -48,6 +48,12 @@ describe('sourcesHash', () => {
       expect(now !== previous, name).toBe(counts);
       previous = now;
     }
+    // Editors' files and broken links are not sources (tsc skips them): no error, no rebuild.
+    symlinkSync('user@host.1234:1700000000', path.join(root, 'src/.#a.ts'));
+    symlinkSync(path.join(root, 'nowhere'), path.join(root, 'src/gone.ts'));
+    writeFileSync(path.join(root, 'src/.a.ts.swp'), 'swap\n');
+    writeFileSync(path.join(root, 'src/a.ts~'), 'backup\n');
+    expect(sourcesHash(root)).toBe(previous);
     // Contents, not times: undoing an edit gives the hash back.
     writeFileSync(path.join(root, 'src/a.ts'), 'export const a = 3;\n');
     const edited = sourcesHash(root);
@@ -69,6 +75,8 @@ describe('outputsHash', () => {
     expect(outputsHash(root)).toBe(built);
     writeFileSync(path.join(root, 'dist/bin/extra.js'), '\n');
     expect(outputsHash(root)).not.toBe(built);
+    symlinkSync(path.join(root, 'nowhere'), path.join(root, 'dist/bin/dangling.js'));
+    expect(() => outputsHash(root)).not.toThrow();
     rmSync(path.join(root, 'dist/bin'), { recursive: true });
     expect(outputsHash(root)).not.toBe(built);
     rmSync(path.join(root, 'dist'), { recursive: true });

@@ -21,7 +21,9 @@
  * 4. `dist/bin/build-id.json`: a hash of the bundle's files, under which the
  *    CLI keeps goal analyses between runs (see analysis-store.ts).
  *
- * dist/ is emptied first, so a deleted source leaves no stale module behind.
+ * Each build starts from an empty folder beside dist/ (so a deleted source
+ * leaves no stale module behind) and replaces dist/ whole when it has
+ * finished: a failed build leaves the previous dist/ as it was.
  *
  * `--if-stale` (the `prepare` script, and the integration tests' global
  * set-up) builds only when dist/ is not the build of the sources as they are:
@@ -34,7 +36,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { outputsHash, readBuildStamp, sourcesHash } from './build-state.mjs';
@@ -85,6 +87,16 @@ const ZOD_ENGLISH_ONLY = {
   },
 };
 
+/** Whether a process with this id exists (one we may not signal exists too). */
+function isRunning(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
 const stampFile = path.join(dist, '.build-stamp');
 const sources = sourcesHash(root);
 if (process.argv.includes('--if-stale')) {
@@ -117,10 +129,18 @@ try {
   process.exit(process.argv.includes('--if-stale') ? 0 : 1);
 }
 
-rmSync(dist, { recursive: true, force: true });
-const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
+// Built beside dist/ and swapped in whole at the end: a build that fails or is killed leaves the previous dist/
+// as it was (and its stamp, which no longer matches the sources, so the next `--if-stale` tries again).
+const staging = path.join(root, `.dist-building-${process.pid}`);
+for (const name of readdirSync(root)) {
+  // What a killed build left behind (its process is gone).
+  const match = /^\.dist-(?:building|previous)-(\d+)$/.exec(name);
+  if (match !== null && (Number(match[1]) === process.pid || !isRunning(Number(match[1])))) rmSync(path.join(root, name), { recursive: true, force: true });
+}
+process.once('exit', () => rmSync(staging, { recursive: true, force: true }));
+const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', staging], { cwd: root, stdio: 'inherit' });
 if (compiled.status !== 0) {
-  process.stderr.write('build: tsc failed\n');
+  process.stderr.write(`build: tsc failed; dist/ is left as it was\n`);
   process.exit(compiled.status ?? 1);
 }
 
@@ -128,7 +148,7 @@ if (compiled.status !== 0) {
 // (main.ts reads ../../package.json), and the asset folders are copied beside them.
 await build({
   entryPoints: [path.join(root, 'src/cli/bin.ts')],
-  outdir: path.join(dist, 'bin'),
+  outdir: path.join(staging, 'bin'),
   entryNames: 'kloop',
   chunkNames: '[name]-[hash]',
   bundle: true,
@@ -149,19 +169,25 @@ for (const folder of ASSET_FOLDERS) {
   for (const name of readdirSync(from)) {
     const file = path.join(from, name);
     if (!statSync(file).isFile() || name.endsWith('.ts')) continue;
-    cpSync(file, path.join(dist, folder, name));
-    cpSync(file, path.join(dist, 'bin', path.basename(folder), name));
+    cpSync(file, path.join(staging, folder, name));
+    cpSync(file, path.join(staging, 'bin', path.basename(folder), name));
   }
 }
 // The bundle's identity: a hash of every file in dist/bin/. The offline executor keeps goal analyses on disk
 // between runs under it (src/tasks/intent/offline/analysis-store.ts), so a store written by other code is never read.
 const bundleHash = createHash('sha256');
-for (const name of readdirSync(path.join(dist, 'bin'), { recursive: true }).map(String).sort()) {
-  const file = path.join(dist, 'bin', name);
+for (const name of readdirSync(path.join(staging, 'bin'), { recursive: true }).map(String).sort()) {
+  const file = path.join(staging, 'bin', name);
   if (!statSync(file).isFile()) continue;
   bundleHash.update(`${name}\0`).update(readFileSync(file));
 }
-writeFileSync(path.join(dist, 'bin', 'build-id.json'), `${JSON.stringify({ id: bundleHash.digest('hex').slice(0, 32) })}\n`);
+writeFileSync(path.join(staging, 'bin', 'build-id.json'), `${JSON.stringify({ id: bundleHash.digest('hex').slice(0, 32) })}\n`);
+// The swap: the previous dist/ moved aside, the new one moved in, the previous one removed.
+const previous = path.join(root, `.dist-previous-${process.pid}`);
+if (existsSync(dist)) renameSync(dist, previous);
+renameSync(staging, dist);
+rmSync(previous, { recursive: true, force: true });
+
 // Written last, so it exists only for a finished build: what `--if-stale` compares. A source changed while the
 // build read it (a branch switched mid-build) may be in dist/ or not: no stamp then, and the next check rebuilds.
 if (sourcesHash(root) !== sources) {

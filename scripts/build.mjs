@@ -140,7 +140,7 @@ for (const name of readdirSync(root)) {
 process.once('exit', () => rmSync(staging, { recursive: true, force: true }));
 const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', staging], { cwd: root, stdio: 'inherit' });
 if (compiled.status !== 0) {
-  process.stderr.write(`build: tsc failed; dist/ is left as it was\n`);
+  process.stderr.write('build: tsc failed; dist/ is left as it was\n');
   process.exit(compiled.status ?? 1);
 }
 
@@ -182,11 +182,26 @@ for (const name of readdirSync(path.join(staging, 'bin'), { recursive: true }).m
   bundleHash.update(`${name}\0`).update(readFileSync(file));
 }
 writeFileSync(path.join(staging, 'bin', 'build-id.json'), `${JSON.stringify({ id: bundleHash.digest('hex').slice(0, 32) })}\n`);
-// The swap: the previous dist/ moved aside, the new one moved in, the previous one removed.
+// The swap: the previous dist/ moved aside, the new one moved in, the previous one removed. Two builds finishing
+// at the same moment: the one whose dist/ is in place stands, and stamps it; the other leaves it alone.
 const previous = path.join(root, `.dist-previous-${process.pid}`);
-if (existsSync(dist)) renameSync(dist, previous);
-renameSync(staging, dist);
+try {
+  renameSync(dist, previous);
+} catch (error) {
+  if (error.code !== 'ENOENT') throw error;
+}
+let replaced = true;
+try {
+  renameSync(staging, dist);
+} catch (error) {
+  if (error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') throw error;
+  replaced = false;
+}
 rmSync(previous, { recursive: true, force: true });
+if (!replaced) {
+  process.stderr.write('build: another build put its dist/ in place at the same moment; it is kept\n');
+  process.exit(0);
+}
 
 // Written last, so it exists only for a finished build: what `--if-stale` compares. A source changed while the
 // build read it (a branch switched mid-build) may be in dist/ or not: no stamp then, and the next check rebuilds.

@@ -18,16 +18,24 @@ import path from 'node:path';
 export const BUILD_INPUTS = Object.freeze(['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs', 'scripts/build-state.mjs']);
 
 /** Whether `file` is a regular file, through links; a broken link is not (tsc skips it too). */
-function isFile(file) {
+export function isFile(file) {
   return statSync(file, { throwIfNoEntry: false })?.isFile() === true;
 }
 
 /**
- * Whether a name under src/ is an editor's, not a source: a hidden file or folder (a swap file
- * `.name.swp`, a lock link `.#name`) or a backup (`name~`).
+ * Whether a name under src/ (`/` separated) is an editor's, not a source: a hidden file or folder (a swap
+ * file `.name.swp`, a lock link `.#name`) or a backup (`name~`). The build neither reads nor copies these.
  */
-function isEditorFile(name) {
+export function isEditorFile(name) {
   return name.split('/').some((part) => part.startsWith('.')) || name.endsWith('~');
+}
+
+/** The files of src/ the build reads (see {@link sourcesHash}), `/` separated, sorted. */
+function sourceFiles(root) {
+  return readdirSync(path.join(root, 'src'), { recursive: true })
+    .map((name) => ['src', ...String(name).split(path.sep)].join('/'))
+    .filter((name) => !name.endsWith('.test.ts') && !name.startsWith('src/test-support/') && !isEditorFile(name) && isFile(path.join(root, name)))
+    .sort();
 }
 
 /**
@@ -44,11 +52,7 @@ function isEditorFile(name) {
  */
 export function sourcesHash(root) {
   const hash = createHash('sha256');
-  const sources = readdirSync(path.join(root, 'src'), { recursive: true })
-    .map((name) => ['src', ...String(name).split(path.sep)].join('/'))
-    .filter((name) => !name.endsWith('.test.ts') && !name.startsWith('src/test-support/') && !isEditorFile(name) && isFile(path.join(root, name)))
-    .sort();
-  for (const name of [...sources, ...BUILD_INPUTS]) {
+  for (const name of [...sourceFiles(root), ...BUILD_INPUTS]) {
     hash.update(`${name}\0`);
     try {
       hash.update(readFileSync(path.join(root, name)));
@@ -58,6 +62,19 @@ export function sourcesHash(root) {
     hash.update('\0');
   }
   return hash.digest('hex');
+}
+
+/**
+ * Whether a file the build reads (those {@link sourcesHash} hashes) changed at or after `sinceMs` (its
+ * status-change time, ctime, which every write moves and no tool sets back): a file edited during a build
+ * and restored before its end has the hash it had, but not the time.
+ *
+ * @param {string} root the package's folder
+ * @param {number} sinceMs a time in ms since the epoch
+ * @returns {boolean}
+ */
+export function sourcesChangedSince(root, sinceMs) {
+  return [...sourceFiles(root), ...BUILD_INPUTS].some((name) => (statSync(path.join(root, name), { throwIfNoEntry: false })?.ctimeMs ?? 0) >= sinceMs);
 }
 
 /**

@@ -34,12 +34,10 @@
  * first `npx kloop` on every machine rebuilt dist/ (10–20 s). A source that
  * changes during a build leaves dist/ without a stamp.
  */
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { outputsHash, readBuildStamp, sourcesHash } from './build-state.mjs';
+import { isEditorFile, isFile, outputsHash, readBuildStamp, sourcesChangedSince, sourcesHash } from './build-state.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
@@ -87,17 +85,34 @@ const ZOD_ENGLISH_ONLY = {
   },
 };
 
-/** Whether a process with this id exists (one we may not signal exists too). */
-function isRunning(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === 'EPERM';
-  }
-}
+/** A build's own folder (`.dist-building-*`, `.dist-previous-*`) untouched this long is a killed build's (a build takes seconds). */
+const LEFTOVER_AGE_MS = 10 * 60_000;
 
 const stampFile = path.join(dist, '.build-stamp');
+// This build's folder, beside dist/: made first, its status-change time is when the build started, on the
+// file system's own clock (which lags Date.now() by up to a tick): a source written from then on, even one
+// restored before the end, leaves the build unstamped (see the end).
+const buildId = `${process.pid}-${randomBytes(4).toString('hex')}`;
+const staging = path.join(root, `.dist-building-${buildId}`);
+mkdirSync(staging);
+process.once('exit', () => rmSync(staging, { recursive: true, force: true }));
+const startedMs = statSync(staging).ctimeMs;
+for (const name of readdirSync(root)) {
+  // What a killed build left behind. Ages, not process ids: a checkout may be shared by builds in other containers.
+  if (!/^\.dist-(?:building|previous)-/.test(name)) continue;
+  const folder = path.join(root, name);
+  if (name.startsWith('.dist-previous-') && !existsSync(dist)) {
+    // Killed between the two renames of its swap: its previous dist/ goes back in place (unless a build
+    // swapping at this moment puts its own there first).
+    try {
+      renameSync(folder, dist);
+    } catch {
+      // that build's dist/ stands
+    }
+    continue;
+  }
+  if (startedMs - (statSync(folder, { throwIfNoEntry: false })?.mtimeMs ?? startedMs) > LEFTOVER_AGE_MS) rmSync(folder, { recursive: true, force: true });
+}
 const sources = sourcesHash(root);
 if (process.argv.includes('--if-stale')) {
   const stamp = readBuildStamp(root);
@@ -120,28 +135,34 @@ if (process.argv.includes('--if-stale')) {
 // them) say so, not a stack trace. As `prepare` (`--if-stale`) that is not a failure: npm hides the script's
 // output from `npx kloop`, and bin/kloop.js then says itself that dist/ is missing and how to build it.
 let build;
-let tsc;
+let ts;
 try {
   ({ build } = await import('esbuild'));
-  tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  ts = (await import('typescript')).default;
 } catch (error) {
   process.stderr.write(`build: the build tools (esbuild, typescript) are not installed, so dist/ is not built: run \`npm ci\` in ${root} (${error.message.split('\n')[0]})\n`);
   process.exit(process.argv.includes('--if-stale') ? 0 : 1);
 }
 
-// Built beside dist/ and swapped in whole at the end: a build that fails or is killed leaves the previous dist/
-// as it was (and its stamp, which no longer matches the sources, so the next `--if-stale` tries again).
-const staging = path.join(root, `.dist-building-${process.pid}`);
-for (const name of readdirSync(root)) {
-  // What a killed build left behind (its process is gone).
-  const match = /^\.dist-(?:building|previous)-(\d+)$/.exec(name);
-  if (match !== null && (Number(match[1]) === process.pid || !isRunning(Number(match[1])))) rmSync(path.join(root, name), { recursive: true, force: true });
-}
-process.once('exit', () => rmSync(staging, { recursive: true, force: true }));
-const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', staging], { cwd: root, stdio: 'inherit' });
-if (compiled.status !== 0) {
+// Built in this build's folder and swapped in whole at the end: a build that fails or is killed leaves the
+// previous dist/ as it was (and its stamp, which no longer matches the sources, so the next `--if-stale` tries
+// again). tsc in this process (its API, as `tsc -p tsconfig.build.json --outDir <staging>`): a killed build leaves no
+// compiler behind writing on, and its diagnostics go to stderr (`npm pack --json` keeps stdout for npm).
+const config = ts.getParsedCommandLineOfConfigFile(path.join(root, 'tsconfig.build.json'), { outDir: staging }, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (diagnostic) => report([diagnostic]) });
+if (config === undefined) process.exit(1);
+const program = ts.createProgram({ rootNames: config.fileNames, options: config.options, projectReferences: config.projectReferences });
+const emitted = program.emit();
+const diagnostics = [...config.errors, ...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics];
+if (diagnostics.length > 0) report(diagnostics);
+if (emitted.emitSkipped || diagnostics.some((diagnostic) => diagnostic.category === ts.DiagnosticCategory.Error)) {
   process.stderr.write('build: tsc failed; dist/ is left as it was\n');
-  process.exit(compiled.status ?? 1);
+  process.exit(2);
+}
+
+/** Writes TypeScript diagnostics to stderr as `tsc` prints them. */
+function report(list) {
+  const host = { getCanonicalFileName: (name) => name, getCurrentDirectory: () => root, getNewLine: () => '\n' };
+  process.stderr.write(process.stderr.isTTY ? ts.formatDiagnosticsWithColorAndContext(list, host) : ts.formatDiagnostics(list, host));
 }
 
 // The CLI bundle. Its chunks sit beside kloop.js, two folders below the package root as dist/cli/ is
@@ -168,7 +189,7 @@ for (const folder of ASSET_FOLDERS) {
   const from = path.join(root, 'src', folder);
   for (const name of readdirSync(from)) {
     const file = path.join(from, name);
-    if (!statSync(file).isFile() || name.endsWith('.ts')) continue;
+    if (isEditorFile(name) || !isFile(file) || name.endsWith('.ts')) continue;
     cpSync(file, path.join(staging, folder, name));
     cpSync(file, path.join(staging, 'bin', path.basename(folder), name));
   }
@@ -184,7 +205,7 @@ for (const name of readdirSync(path.join(staging, 'bin'), { recursive: true }).m
 writeFileSync(path.join(staging, 'bin', 'build-id.json'), `${JSON.stringify({ id: bundleHash.digest('hex').slice(0, 32) })}\n`);
 // The swap: the previous dist/ moved aside, the new one moved in, the previous one removed. Two builds finishing
 // at the same moment: the one whose dist/ is in place stands, and stamps it; the other leaves it alone.
-const previous = path.join(root, `.dist-previous-${process.pid}`);
+const previous = path.join(root, `.dist-previous-${buildId}`);
 try {
   renameSync(dist, previous);
 } catch (error) {
@@ -205,7 +226,7 @@ if (!replaced) {
 
 // Written last, so it exists only for a finished build: what `--if-stale` compares. A source changed while the
 // build read it (a branch switched mid-build) may be in dist/ or not: no stamp then, and the next check rebuilds.
-if (sourcesHash(root) !== sources) {
+if (sourcesChangedSince(root, startedMs) || sourcesHash(root) !== sources) {
   process.stderr.write('build: the sources changed during the build: dist/ is left unstamped, so the next `--if-stale` builds again\n');
 } else {
   writeFileSync(stampFile, `${JSON.stringify({ sources, outputs: outputsHash(root), builtAt: new Date().toISOString() })}\n`);

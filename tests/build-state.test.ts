@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, wr
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { outputsHash, readBuildStamp, sourcesHash } from '../scripts/build-state.mjs';
+import { outputsHash, readBuildStamp, sourcesChangedSince, sourcesHash } from '../scripts/build-state.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const folders: string[] = [];
@@ -60,6 +60,25 @@ describe('sourcesHash', () => {
     writeFileSync(path.join(root, 'src/a.ts'), 'export const a = 2;\n');
     expect(sourcesHash(root)).not.toBe(edited);
     expect(sourcesHash(root)).toBe(previous);
+  });
+});
+
+describe('sourcesChangedSince', () => {
+  it('tells a source written after a moment, even one restored to what it was, from one left alone', async () => {
+    const root = packageWith({ 'src/a.ts': 'export const a = 1;\n', 'package.json': '{}\n' });
+    const before = sourcesHash(root);
+    // Past the file system clock's tick (a few ms), then the start as the build takes it: the status-change
+    // time of a folder it makes.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    mkdirSync(path.join(root, '.dist-building-1'));
+    const started = statSync(path.join(root, '.dist-building-1')).ctimeMs;
+    expect(sourcesChangedSince(root, started)).toBe(false);
+    writeFileSync(path.join(root, 'src/a.test.ts'), 'not a source\n');
+    expect(sourcesChangedSince(root, started)).toBe(false);
+    writeFileSync(path.join(root, 'src/a.ts'), 'export const a = 2;\n');
+    writeFileSync(path.join(root, 'src/a.ts'), 'export const a = 1;\n');
+    expect(sourcesHash(root)).toBe(before); // the same contents: only the time tells
+    expect(sourcesChangedSince(root, started)).toBe(true);
   });
 });
 

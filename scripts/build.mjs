@@ -4,7 +4,8 @@
  *
  * 1. tsc compiles src/ to dist/ (JavaScript and declaration files, see
  *    tsconfig.build.json): the library, what `import 'kloop'` and its
- *    subpaths load.
+ *    subpaths load. TypeScript's API runs in this process, so a killed
+ *    build leaves no compiler behind, and its diagnostics go to stderr.
  * 2. esbuild bundles the CLI (src/cli/bin.ts) into dist/bin/: `kloop.js` and
  *    the chunks each command loads on demand. Bundling kloop's modules with
  *    the small pure-JavaScript dependencies (kysely, zod, yaml, commander …:
@@ -21,9 +22,12 @@
  * 4. `dist/bin/build-id.json`: a hash of the bundle's files, under which the
  *    CLI keeps goal analyses between runs (see analysis-store.ts).
  *
- * Each build starts from an empty folder beside dist/ (so a deleted source
- * leaves no stale module behind) and replaces dist/ whole when it has
- * finished: a failed build leaves the previous dist/ as it was.
+ * Each build starts from an empty folder of its own beside dist/
+ * (`.dist-building-<pid>-<random>`, so a deleted source leaves no stale
+ * module behind) and replaces dist/ whole when it has finished: a failed or
+ * killed build leaves the previous dist/ as it was. A killed build's folder
+ * is removed by a build ten minutes later (by age: a checkout may be shared
+ * by builds whose process ids mean nothing here).
  *
  * `--if-stale` (the `prepare` script, and the integration tests' global
  * set-up) builds only when dist/ is not the build of the sources as they are:
@@ -31,8 +35,9 @@
  * reads and one of what it wrote (scripts/build-state.mjs); when both match,
  * nothing is done. `npx kloop` in a clone installs the clone into npm's
  * cache as a linked folder, which runs `prepare`: without the check, the
- * first `npx kloop` on every machine rebuilt dist/ (10–20 s). A source that
- * changes during a build leaves dist/ without a stamp.
+ * first `npx kloop` on every machine rebuilt dist/ (10–20 s). A source
+ * written during a build, even one restored before it ends, leaves dist/
+ * without a stamp.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';

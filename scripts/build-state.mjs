@@ -78,27 +78,39 @@ export function sourcesChangedSince(root, sinceMs) {
 }
 
 /**
- * A SHA-256 (64 hex digits) of every file under `root`/dist/ but the stamp,
- * each with its path (`/` separated); of nothing when dist/ is missing.
+ * A SHA-256 (64 hex digits) of every regular file under `folder` but those
+ * named in `except`, each with its path (`/` separated, relative to
+ * `folder`), in path order; of nothing when `folder` is missing.
+ *
+ * @param {string} folder
+ * @param {readonly string[]} [except] paths relative to `folder`
+ * @returns {string}
+ */
+export function folderHash(folder, except = []) {
+  const hash = createHash('sha256');
+  let names;
+  try {
+    names = readdirSync(folder, { recursive: true }).map((name) => String(name).split(path.sep).join('/'));
+  } catch {
+    names = [];
+  }
+  for (const name of names.filter((name) => !except.includes(name)).sort()) {
+    const file = path.join(folder, name);
+    if (!isFile(file)) continue;
+    hash.update(`${name}\0`).update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * A SHA-256 (64 hex digits) of every file under `root`/dist/ but the stamp
+ * ({@link folderHash}); of nothing when dist/ is missing.
  *
  * @param {string} root the package's folder
  * @returns {string}
  */
 export function outputsHash(root) {
-  const hash = createHash('sha256');
-  const dist = path.join(root, 'dist');
-  let names;
-  try {
-    names = readdirSync(dist, { recursive: true }).map((name) => String(name).split(path.sep).join('/'));
-  } catch {
-    names = [];
-  }
-  for (const name of names.filter((name) => name !== '.build-stamp').sort()) {
-    const file = path.join(dist, name);
-    if (!isFile(file)) continue;
-    hash.update(`${name}\0`).update(readFileSync(file)).update('\0');
-  }
-  return hash.digest('hex');
+  return folderHash(path.join(root, 'dist'), ['.build-stamp']);
 }
 
 /**

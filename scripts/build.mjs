@@ -39,10 +39,10 @@
  * written during a build, even one restored before it ends, leaves dist/
  * without a stamp.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { isEditorFile, isFile, outputsHash, readBuildStamp, sourcesChangedSince, sourcesHash } from './build-state.mjs';
+import { folderHash, isEditorFile, isFile, outputsHash, readBuildStamp, sourcesChangedSince, sourcesHash } from './build-state.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
@@ -201,13 +201,7 @@ for (const folder of ASSET_FOLDERS) {
 }
 // The bundle's identity: a hash of every file in dist/bin/. The offline executor keeps goal analyses on disk
 // between runs under it (src/tasks/intent/offline/analysis-store.ts), so a store written by other code is never read.
-const bundleHash = createHash('sha256');
-for (const name of readdirSync(path.join(staging, 'bin'), { recursive: true }).map(String).sort()) {
-  const file = path.join(staging, 'bin', name);
-  if (!statSync(file).isFile()) continue;
-  bundleHash.update(`${name}\0`).update(readFileSync(file));
-}
-writeFileSync(path.join(staging, 'bin', 'build-id.json'), `${JSON.stringify({ id: bundleHash.digest('hex').slice(0, 32) })}\n`);
+writeFileSync(path.join(staging, 'bin', 'build-id.json'), `${JSON.stringify({ id: folderHash(path.join(staging, 'bin')).slice(0, 32) })}\n`);
 // The swap: the previous dist/ moved aside, the new one moved in, the previous one removed. Two builds finishing
 // at the same moment: the one whose dist/ is in place stands, and stamps it; the other leaves it alone.
 const previous = path.join(root, `.dist-previous-${buildId}`);

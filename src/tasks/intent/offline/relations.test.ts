@@ -178,6 +178,20 @@ describe('offline extractor: person nouns, term compounds, named kinds, orphans'
     expect(pairs(await intentOf('Customers place orders.'))).toEqual(['Customer-Order']);
   });
 
+  it('relates a noun to itself when its two mentions carry different modifiers ("junior employees … a senior employee")', async () => {
+    const pairs = (intent: Intent) => intent.relations.map((relation) => `${relation.from}-${relation.to}`);
+    expect(pairs(await intentOf('Junior engineers are assigned a senior engineer as mentor.'))).toEqual(['Engineer-Engineer']);
+    // The same modifier, or none on one side, is not a contrast: nothing is related.
+    expect(pairs(await intentOf('Senior engineers are assigned a senior engineer.'))).toEqual([]);
+    expect(pairs(await intentOf('Engineers are assigned a senior engineer.'))).toEqual([]);
+  });
+
+  it('a noun related only to itself is still related to its sentence\'s topic', async () => {
+    const withTopics = PLAYBOOK.replace('possessiveRelations: true}', 'possessiveRelations: true, sentenceRelations: true}');
+    const intent = await intentOf('Each club has courts. Members are linked to other members.', withTopics);
+    expect(intent.relations.map((relation) => `${relation.from}-${relation.to}`)).toEqual(['Club-Court', 'Member-Member', 'Club-Member']);
+  });
+
   it('relates the two entities a compound names: a kind when WordNet files both under one category', async () => {
     const withCompounds = PLAYBOOK.replace('possessiveRelations: true}', 'possessiveRelations: true, compoundRelations: true}');
     const intent = await intentOf('Each room holds sensor devices. Sensor devices are cheap. A sensor measures heat. A device has a battery.', withCompounds);

@@ -19,9 +19,13 @@
  * - **Sentence topic** (`extraction.sentenceRelations`): an entity mention no
  *   reading relates to another noun of its sentence is related to the
  *   sentence's first subject (else its first entity mention), one to many;
- *   when it is that topic itself, to the previous sentence's topic.
- * - **Reflexive**: a noun related by a predicate to "other" nouns of its own
- *   kind, or to "each other", is related to itself.
+ *   when it is that topic itself, to the previous sentence's topic. A
+ *   relation of a noun to itself does not count as relating it to another
+ *   noun of its sentence.
+ * - **Reflexive**: a noun related by a predicate to "other" (or "another")
+ *   nouns of its own kind, to "each other", or to a mention of itself under
+ *   a different modifier ("junior employees are assigned a senior employee"),
+ *   is related to itself.
  * - **Compounds** (`extraction.compoundRelations`): a compound entity is a
  *   kind of the entity its head words name ("temperature sensor" is_a
  *   Sensor) and belongs with the entity its modifier words name ("invoice
@@ -322,8 +326,8 @@ export function findRelations(
         } else {
           const subjectQuantity = quantityBefore(words, subject, options.quantifiers, true);
           const objectQuantity = quantityBefore(words, object, options.quantifiers, false);
-          // "shapes are connected to other shapes": a noun related to "other" nouns of its own kind relates to itself.
-          const reflexive = nameKey(subject.name) === nameKey(object.name) && words.slice(Math.max(predicate.end, object.start - 4), object.start).some((word) => word.normal === 'other');
+          // "shapes are connected to other shapes", "junior engineers are assigned a senior engineer": a noun related to its own kind relates to itself.
+          const reflexive = nameKey(subject.name) === nameKey(object.name) && (words.slice(Math.max(predicate.end, object.start - 4), object.start).some((word) => /^(other|another)$/.test(word.normal)) || contrasted(words, mentionAt, subject, object));
           add(subject, object, cue?.cardinality ?? cardinalityOf(subjectQuantity, objectQuantity), kind, reflexive ? `${source} (reflexive)` : source, reflexive);
         }
       }
@@ -454,6 +458,7 @@ export function findRelations(
     }
     const relatedIn = new Set<string>();
     for (const relation of found) {
+      if (nameKey(relation.from.name) === nameKey(relation.to.name)) continue;
       relatedIn.add(`${words[relation.from.start]!.sentence}\u0000${nameKey(relation.from.name)}`);
       relatedIn.add(`${words[relation.to.start]!.sentence}\u0000${nameKey(relation.to.name)}`);
     }
@@ -469,6 +474,21 @@ export function findRelations(
     }
   }
   return { relations: found, arguments: argumentCounts };
+}
+
+/**
+ * "junior employees … a senior employee": two mentions of one noun, each
+ * right after its own modifier (an adjective, or a noun outside every
+ * mention), and the modifiers differ.
+ */
+function contrasted(words: readonly AnalyzedWord[], mentionAt: ReadonlyMap<number, EntityMention>, left: EntityMention, right: EntityMention): boolean {
+  const modifier = (mention: EntityMention): AnalyzedWord | undefined => {
+    const word = words[mention.start - 1];
+    return word !== undefined && !mentionAt.has(mention.start - 1) && (word.wordClass === 'adjective' || word.wordClass === 'noun') && word.sentence === words[mention.start]!.sentence ? word : undefined;
+  };
+  const a = modifier(left);
+  const b = modifier(right);
+  return a !== undefined && b !== undefined && a.lemma !== b.lemma;
 }
 
 function isPossessivePronoun(word: AnalyzedWord): boolean {

@@ -184,6 +184,13 @@ describe('offline extractor: person nouns, term compounds, named kinds, orphans'
     // The same modifier, or none on one side, is not a contrast: nothing is related.
     expect(pairs(await intentOf('Senior engineers are assigned a senior engineer.'))).toEqual([]);
     expect(pairs(await intentOf('Engineers are assigned a senior engineer.'))).toEqual([]);
+    // Only within one clause: not a comparison, two clauses or a change of state.
+    const selfRelations = async (goal: string) => pairs(await intentOf(goal)).filter((pair) => pair.split('-')[0] === pair.split('-')[1]);
+    expect(await selfRelations('Domestic orders are shipped faster than international orders.')).toEqual([]);
+    expect(await selfRelations('Junior engineers are hired and senior engineers are promoted.')).toEqual([]);
+    expect(await selfRelations('Physical products ship, whereas digital products are downloaded.')).toEqual([]);
+    expect(await selfRelations('Premium customers get priority support, regular customers get standard support.')).toEqual([]);
+    expect(await selfRelations('Junior engineers become senior engineers.')).toEqual([]);
   });
 
   it('a noun related only to itself is still related to its sentence\'s topic', async () => {

@@ -24,8 +24,11 @@
  *   noun of its sentence.
  * - **Reflexive**: a noun related by a predicate to "other" (or "another")
  *   nouns of its own kind, to "each other", or to a mention of itself under
- *   a different modifier ("junior employees are assigned a senior employee"),
- *   is related to itself.
+ *   a different modifier in the same clause ("junior employees are assigned
+ *   a senior employee"; not a comparison, "small rooms cost less than large
+ *   rooms", two clauses, "old invoices are archived and new invoices are
+ *   emailed", or a change of state, "draft articles become published
+ *   articles"), is related to itself.
  * - **Compounds** (`extraction.compoundRelations`): a compound entity is a
  *   kind of the entity its head words name ("temperature sensor" is_a
  *   Sensor) and belongs with the entity its modifier words name ("invoice
@@ -114,6 +117,10 @@ const OBJECT_WINDOW = 10;
 const PERSONAL_PRONOUNS = new Set(['it', 'they', 'he', 'she']);
 const EXAMPLE_MARKERS = new Set(['eg', 'e.g', 'e.g.']);
 const KIND_WORDS = new Set(['kind', 'type', 'sort']);
+/** Words that join two clauses: a same-noun object after one belongs to another clause. */
+const CLAUSE_LINKS = new Set(['and', 'or', 'but', 'nor', 'while', 'whereas', 'whilst']);
+/** Verbs of a change of state: "a draft invoice becomes a final invoice" relates no two instances. */
+const CHANGE_OF_STATE = new Set(['become', 'turn', 'convert']);
 
 /**
  * Reads the relations of one goal.
@@ -327,7 +334,7 @@ export function findRelations(
           const subjectQuantity = quantityBefore(words, subject, options.quantifiers, true);
           const objectQuantity = quantityBefore(words, object, options.quantifiers, false);
           // "shapes are connected to other shapes", "junior engineers are assigned a senior engineer": a noun related to its own kind relates to itself.
-          const reflexive = nameKey(subject.name) === nameKey(object.name) && (words.slice(Math.max(predicate.end, object.start - 4), object.start).some((word) => /^(other|another)$/.test(word.normal)) || contrasted(words, mentionAt, subject, object));
+          const reflexive = nameKey(subject.name) === nameKey(object.name) && (words.slice(Math.max(predicate.end, object.start - 4), object.start).some((word) => /^(other|another)$/.test(word.normal)) || (contrasted(words, mentionAt, subject, object) && oneClause(words, subject, object)));
           add(subject, object, cue?.cardinality ?? cardinalityOf(subjectQuantity, objectQuantity), kind, reflexive ? `${source} (reflexive)` : source, reflexive);
         }
       }
@@ -489,6 +496,26 @@ function contrasted(words: readonly AnalyzedWord[], mentionAt: ReadonlyMap<numbe
   const a = modifier(left);
   const b = modifier(right);
   return a !== undefined && b !== undefined && a.lemma !== b.lemma;
+}
+
+/**
+ * A subject, its predicate and its object read as one clause, so that two
+ * mentions of a noun under different modifiers are two instances related to
+ * each other: no comparison ("small rooms cost less than large rooms"), no
+ * comma or conjunction from the subject to the object ("old invoices are
+ * archived and new invoices are emailed"; "premium plans get priority
+ * support, basic plans get standard support"), no change of state ("draft
+ * articles become published articles"), and the object is not the subject
+ * of a verb of its own.
+ */
+function oneClause(words: readonly AnalyzedWord[], subject: EntityMention, object: EntityMention): boolean {
+  if (subject.end > object.start) return false;
+  for (let index = subject.end - 1; index < object.start; index += 1) {
+    const word = words[index]!;
+    if (word.commaAfter || word.normal === 'than' || CHANGE_OF_STATE.has(word.lemma) || (index >= subject.end && CLAUSE_LINKS.has(word.normal))) return false;
+  }
+  const next = words[object.end];
+  return next === undefined || next.sentence !== words[object.start]!.sentence || !['verb', 'copula', 'auxiliary'].includes(next.wordClass);
 }
 
 function isPossessivePronoun(word: AnalyzedWord): boolean {

@@ -9,7 +9,8 @@
  *    it could not import, with the reason.
  * 2. Takes the seed playbook of examples/intent and its BEST playbook: the
  *    active version of `examples/intent/.kloop/kloop.db` when that study grew
- *    from the current seed; otherwise it runs the study in a temporary copy
+ *    from the current seed and holds a run (a database made by `kloop build`
+ *    or `kloop eval` holds none); otherwise it runs the study in a temporary copy
  *    first (always with `--fresh`); if that fails, it falls back to the seed
  *    and says so.
  * 3. Evaluates both with the offline executor and prints per case, and as the
@@ -57,10 +58,13 @@ async function bestArtifact(seedText: string): Promise<BestArtifact> {
     const db = await openDatabase(stored, { readonly: true });
     try {
       const [active, seed] = [await getRegistryVersion(db, 'active'), await getRegistryVersion(db, 'seed')];
-      if (active !== undefined && seed !== undefined && seed.hash === contentHash(seedText)) {
+      // A database that `kloop build` or `kloop eval` made holds no run: its active version is the seed, not a best playbook.
+      const runs = await db.selectFrom('runs').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirst();
+      const ran = Number(runs?.count ?? 0) > 0;
+      if (active !== undefined && seed !== undefined && seed.hash === contentHash(seedText) && ran) {
         return { text: active.text, origin: `active version ${active.id} of ${path.relative(repoRoot, stored)}` };
       }
-      console.log(`note: ${path.relative(repoRoot, stored)} ${active === undefined ? 'has no active version' : 'grew from another seed playbook'}; running the study afresh`);
+      console.log(`note: ${path.relative(repoRoot, stored)} ${active === undefined ? 'has no active version' : !ran ? 'holds no run' : 'grew from another seed playbook'}; running the study afresh`);
     } finally {
       await db.destroy();
     }

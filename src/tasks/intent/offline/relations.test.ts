@@ -176,6 +176,8 @@ describe('offline extractor: person nouns, term compounds, named kinds, orphans'
     expect(pairs(await intentOf('Shapes can be connected to any number of other shapes.'))).toEqual(['Shape-Shape']);
     expect(pairs(await intentOf('Some airlines are related to each other.'))).toEqual(['Airline-Airline']);
     expect(pairs(await intentOf('Customers place orders.'))).toEqual(['Customer-Order']);
+    // A reverse phrase too ("belongs to", the noun after it the `from` end).
+    expect(pairs(await intentOf('A team belongs to other teams.'))).toEqual(['Team-Team']);
   });
 
   it('relates a noun to itself when its two mentions carry different modifiers ("junior employees … a senior employee")', async () => {

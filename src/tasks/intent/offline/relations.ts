@@ -28,7 +28,8 @@
  *   a senior employee"; not a comparison, "small rooms cost less than large
  *   rooms", two clauses, "old invoices are archived and new invoices are
  *   emailed", or a change of state, "draft articles become published
- *   articles"), is related to itself.
+ *   articles"), is related to itself; through a reverse phrase too
+ *   ("child categories belong to a parent category").
  * - **Compounds** (`extraction.compoundRelations`): a compound entity is a
  *   kind of the entity its head words name ("temperature sensor" is_a
  *   Sensor) and belongs with the entity its modifier words name ("invoice
@@ -328,14 +329,16 @@ export function findRelations(
     const source = cue === null ? `verb:${predicate.lemma}` : cue.text;
     for (const subject of subjects) {
       for (const object of objects) {
+        // "shapes are connected to other shapes", "junior engineers are assigned a senior engineer",
+        // "subcategories belong to other categories": a noun related to its own kind relates to itself.
+        const reflexive = nameKey(subject.name) === nameKey(object.name) && (words.slice(Math.max(predicate.end, object.start - 4), object.start).some((word) => /^(other|another)$/.test(word.normal)) || (contrasted(words, mentionAt, subject, object) && oneClause(words, subject, object)));
+        const tagged = reflexive ? `${source} (reflexive)` : source;
         if (cue?.reverse === true) {
-          add(object, subject, cue.cardinality ?? 'one_to_many', kind, source);
+          add(object, subject, cue.cardinality ?? 'one_to_many', kind, tagged, reflexive);
         } else {
           const subjectQuantity = quantityBefore(words, subject, options.quantifiers, true);
           const objectQuantity = quantityBefore(words, object, options.quantifiers, false);
-          // "shapes are connected to other shapes", "junior engineers are assigned a senior engineer": a noun related to its own kind relates to itself.
-          const reflexive = nameKey(subject.name) === nameKey(object.name) && (words.slice(Math.max(predicate.end, object.start - 4), object.start).some((word) => /^(other|another)$/.test(word.normal)) || (contrasted(words, mentionAt, subject, object) && oneClause(words, subject, object)));
-          add(subject, object, cue?.cardinality ?? cardinalityOf(subjectQuantity, objectQuantity), kind, reflexive ? `${source} (reflexive)` : source, reflexive);
+          add(subject, object, cue?.cardinality ?? cardinalityOf(subjectQuantity, objectQuantity), kind, tagged, reflexive);
         }
       }
     }

@@ -201,3 +201,16 @@ describe('an infrastructure failure of the baseline', () => {
     expect(server.calls).toBeLessThanOrEqual(4);
   }, 60_000);
 });
+
+describe('an incumbent with no valid output at all', () => {
+  it('stops as infrastructure_failure with exit 1, naming the first invalid output, instead of a clean stop', async () => {
+    // The model answers every extraction with text that is not JSON: each output is invalid (not transient), so
+    // nothing can be measured. Before, the run went on proposing and stopped on plateau or no_new_proposals with exit 0.
+    const { code, report } = await runJson({ executor: () => ({ content: 'I cannot help with that.' }), proposer: (chat) => appendToRoles(chat, 'Weigh every role twice.') });
+    expect(code).toBe(1);
+    expect(report.stopReason).toBe('infrastructure_failure');
+    expect(report.stopDetail).toMatch(/^the incumbent \(version 1\) gave no valid output on any of the \d+ optimization example-repeats, so nothing can be measured \(/);
+    expect(report.stopDetail).toContain('check the executor with `kloop eval`');
+    expect(report.experiments).toBe(0);
+  }, 60_000);
+});

@@ -234,6 +234,15 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         `the incumbent (version ${incumbent.id}) cannot be evaluated on the ${partition} partition: ${score.transient} of ${score.total} example-repeats failed twice in the infrastructure${message !== undefined && !message.valid ? ` (${message.message})` : ''}`,
       );
     }
+    if (partition === 'optimization' && score.total > 0 && score.invalid === score.total) {
+      // Every comparison is on examples valid for both sides: with none valid for the incumbent
+      // nothing can be measured, so no candidate could ever be judged (a crashing or hanging program,
+      // an executor that answers nothing parseable). A problem, not a result.
+      const first = score.examples.find((record) => !record.valid);
+      throw new IncumbentUnavailable(
+        `the incumbent (version ${incumbent.id}) gave no valid output on any of the ${score.total} optimization example-repeats, so nothing can be measured${first !== undefined && !first.valid ? ` (${first.exampleId}: ${first.invalidReason}: ${first.message})` : ''}; check the executor with \`kloop eval\``,
+      );
+    }
     return score;
   };
 

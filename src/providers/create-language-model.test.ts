@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
 import { redactSecrets, resolveLanguageModel } from './create-language-model.ts';
+import { createLlmClient } from './llm-client.ts';
 import { parseModelSpec } from './model-spec.ts';
 
 const spec = parseModelSpec;
@@ -25,6 +26,31 @@ describe('resolveLanguageModel', () => {
     expect(() =>
       resolveLanguageModel(spec('openai-compatible:qwen'), { baseURL: 'http://127.0.0.1:8080/v1', apiKeyEnv: 'VLLM_KEY', env: {} }),
     ).toThrow(/VLLM_KEY/);
+  });
+
+  it('with requireKey false, resolves a model without its key and keeps the error for a call; the field is named', async () => {
+    const resolved = resolveLanguageModel(spec('openai:gpt-4.1-mini'), { env: {}, field: 'proposer.model', requireKey: false, file: 'kloop.yaml' });
+    expect(resolved.host).toBe('api.openai.com');
+    expect(resolved.secrets).toEqual([]);
+    expect(resolved.missingKey).toBeInstanceOf(InputError);
+    expect(resolved.missingKey).toMatchObject({ code: 'input.api-key', field: 'proposer.model', file: 'kloop.yaml' });
+    expect(() => resolveLanguageModel(spec('openai:gpt-4.1-mini'), { env: {}, field: 'proposer.model' })).toThrow(
+      expect.objectContaining({ field: 'proposer.model', message: expect.stringContaining('OPENAI_API_KEY') }),
+    );
+    // A call on such a model fails with that error, and no request goes out.
+    let requests = 0;
+    const offline = resolveLanguageModel(spec('openai:gpt-4.1-mini'), {
+      env: {},
+      requireKey: false,
+      fetch: async () => {
+        requests += 1;
+        return new Response('{}');
+      },
+    });
+    const client = createLlmClient({ resolved: offline });
+    await expect(client.generate({ system: 's', prompt: 'u', repeat: 0 })).rejects.toBe(offline.missingKey);
+    expect(requests).toBe(0);
+    expect(resolveLanguageModel(spec('openai:gpt-4.1-mini'), { env: { OPENAI_API_KEY: 'sk-1' }, requireKey: false }).missingKey).toBeUndefined();
   });
 
   it('needs no key for openai-compatible and ollama unless one is configured', () => {

@@ -57,6 +57,14 @@ export interface LanguageModelOptions {
   structuredOutput?: StructuredOutputMode;
   /** Where the settings came from, for error messages (e.g. `kloop.yaml`). */
   file?: string;
+  /** The config field that names this model, for error messages. Default `executor.model`. */
+  field?: string;
+  /**
+   * False: a missing key is not an error here; the model is built without one
+   * and {@link ResolvedModel.missingKey} holds the error a call must raise
+   * (for commands that call no model but need its identity). Default true.
+   */
+  requireKey?: boolean;
 }
 
 /** A model ready to call, with everything that identifies it (and its secrets, for redaction only). */
@@ -75,6 +83,8 @@ export interface ResolvedModel {
   providerOptions: Record<string, Record<string, boolean | string | number>>;
   /** Secret values (API keys) that must never be written anywhere: redact them from messages. */
   secrets: readonly string[];
+  /** With `requireKey: false` and no key: the error (code `input.api-key`) that any call must raise instead of calling. */
+  missingKey?: InputError;
 }
 
 /**
@@ -94,17 +104,20 @@ export function resolveLanguageModel(spec: ModelSpec, options: LanguageModelOpti
   const location = options.file !== undefined ? { file: options.file } : {};
   const keyVariable = options.apiKeyEnv ?? DEFAULT_API_KEY_ENV[spec.provider];
   let apiKey: string | undefined;
+  let missingKey: InputError | undefined;
   if (keyVariable !== undefined) {
     const value = env[keyVariable];
     if (value === undefined || value.trim() === '') {
       const how = options.apiKeyEnv !== undefined ? `apiKeyEnv names ${keyVariable}` : `${spec.provider} needs ${keyVariable}`;
-      throw new InputError(`no API key for ${name}: ${how}, but that environment variable is not set (export ${keyVariable}=...)`, {
+      missingKey = new InputError(`no API key for ${name}: ${how}, but that environment variable is not set (export ${keyVariable}=...)`, {
         ...location,
-        field: options.apiKeyEnv !== undefined ? 'executor.apiKeyEnv' : 'executor.model',
+        field: options.apiKeyEnv !== undefined ? 'executor.apiKeyEnv' : (options.field ?? 'executor.model'),
         code: 'input.api-key',
       });
+      if (options.requireKey !== false) throw missingKey;
+    } else {
+      apiKey = value.trim();
     }
-    apiKey = value.trim();
   }
 
   const configured = options.baseURL?.trim();
@@ -178,6 +191,7 @@ export function resolveLanguageModel(spec: ModelSpec, options: LanguageModelOpti
     structuredOutput: options.structuredOutput ?? DEFAULT_STRUCTURED_OUTPUT[spec.provider],
     providerOptions,
     secrets: apiKey !== undefined ? [apiKey] : [],
+    ...(missingKey !== undefined ? { missingKey } : {}),
   };
 }
 

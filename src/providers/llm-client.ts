@@ -235,6 +235,8 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
   async function generate(request: LlmRequest): Promise<LlmResponse> {
     // After an abort (Ctrl-C) no call starts, not even a cache read.
     if (request.signal?.aborted) throw request.signal.reason;
+    // A model resolved without its key (a command that was to call none): no call goes out.
+    if (resolved.missingKey !== undefined) throw resolved.missingKey;
     const started = now();
     const useSchema = request.schema !== undefined && !promptOnly;
     const key = responseCacheKey({

@@ -81,6 +81,15 @@ export interface LlmStudyPluginOptions {
   maxCostUsd?: number;
   /** `--max-tokens`: most tokens (input + output) of the run. */
   maxTokens?: number;
+  /**
+   * Which models the command may call, so whose API keys it needs:
+   * `all` (the executor's and the proposer's: `kloop run`), `executor`
+   * (evaluations only: `kloop eval`, `calibrate`, `build`) or `none` (it reads
+   * the notebook: `kloop status`, `corpus`, `review`). A model the command
+   * does not call is resolved without its key; a call to it would fail with
+   * the missing-key error and never go out. Default `all`.
+   */
+  modelCalls?: ModelCalls;
   /** The study database (for the response cache), looked up at each call; undefined = no cache. */
   getDatabase: () => StudyDatabase | undefined;
   /** Environment for API keys. Default `process.env`. */
@@ -114,6 +123,9 @@ export interface LlmStudyPluginOptions {
   /** Progress and notes (retries, unknown prices, fallbacks); secrets redacted. */
   log?: (message: string) => void;
 }
+
+/** Which models a command may call (see {@link LlmStudyPluginOptions.modelCalls}). */
+export type ModelCalls = 'all' | 'executor' | 'none';
 
 /** The plugins, plus usage and the budget check. */
 export interface LlmStudyPlugins extends StudyPlugins {
@@ -173,6 +185,7 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
   let executorClient: LlmClient | undefined;
   let proposerClient: LlmClient | undefined;
   const notes = new Set<string>();
+  const modelCalls: ModelCalls = options.modelCalls ?? 'all';
 
   const meterFor = (config: StudyConfig): UsageMeter => {
     if (meter === undefined) {
@@ -199,6 +212,8 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
       ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
       ...(options.structuredOutput !== undefined ? { structuredOutput: options.structuredOutput } : {}),
       file: config.configPath,
+      field,
+      requireKey: field === 'proposer.model' ? modelCalls === 'all' : modelCalls !== 'none',
     });
     // One limiter per provider: the executor's and the proposer's calls to it share its maxInFlight.
     const provider = resolved.spec.provider;

@@ -43,7 +43,7 @@ export function registerActivateCommand(program: Command): void {
         const file = studyDatabaseLocation(loadStudyConfig(studyDir).dir);
         if (!(await databaseExists(file))) throw new InputError('this study has no database yet, so no version to activate: run `kloop run` first', { file });
       }
-      const session = await openStudy(studyDir, { quiet: true });
+      const session = await openStudy(studyDir, { quiet: true, modelCalls: 'none' });
       try {
         const { study, db } = session;
         const target = await resolveVersion(db, reference, '<version>');

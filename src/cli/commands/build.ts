@@ -39,7 +39,7 @@ export function registerBuildCommand(program: Command): void {
     .action(async (studyDir: string, goal: string, options: BuildOptions) => {
       if (goal.trim() === '') throw new InputError('the goal text is empty', { field: 'goal' });
       refuseNonIntentStudy(studyDir, 'kloop build');
-      const session = await openStudy(studyDir, { ...options, quiet: options.quiet ?? options.json === true });
+      const session = await openStudy(studyDir, { ...options, quiet: options.quiet ?? options.json === true, modelCalls: 'executor' });
       try {
         const runtime = await createRuntime({ study: session.study, db: session.db, recordSignals: options.signal !== false, storeGoals: options.storeGoal !== false });
         const result = await runtime.build(goal);

@@ -43,7 +43,7 @@ export function registerCalibrateCommands(program: Command): void {
       .option('--quiet', 'no progress lines on stderr'),
   ).action(async (studyDir: string, options: ModelOptions & { json?: boolean }) => {
     assertStudyWritable(studyDir, 'kloop calibrate');
-    const session = await openStudy(studyDir, options);
+    const session = await openStudy(studyDir, { ...options, modelCalls: 'executor' });
     try {
       const result = await calibrate(session.study, session.db, options.quiet === true, options.cache === false ? { readSince: new Date().toISOString() } : {});
       const history = await listCalibrations(session.db, result.record.fingerprint);

@@ -72,7 +72,7 @@ export function registerCorpusCommands(program: Command): void {
         const first = candidates.errors[0]!;
         throw new InputError(`${first.message}${candidates.errors.length > 1 ? ` (and ${candidates.errors.length - 1} more errors)` : ''}`, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });
       }
-      const session = await openStudy(studyDir, { quiet: true });
+      const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true });
       try {
         const lease = options.dryRun === true ? undefined : await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
         try {
@@ -116,7 +116,7 @@ export function registerCorpusCommands(program: Command): void {
       if (!(PARTITIONS as readonly string[]).includes(options.to)) throw new InputError(`unknown partition "${options.to}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--to' });
       if (options.by.trim() === '') throw new InputError('--by names who moves the examples; it may not be empty', { field: '--by' });
       // Moving one example of a leaking pair next to its twin resolves the leak: the study loads with it.
-      const session = await openStudy(studyDir, { quiet: true, partitionLeaks: 'report' });
+      const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true, partitionLeaks: 'report' });
       try {
         const lease = await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
         try {
@@ -148,7 +148,7 @@ export function registerCorpusCommands(program: Command): void {
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, options: { json?: boolean }) => {
-      const session = await openStudy(studyDir, { quiet: true, preferWritable: true, partitionLeaks: 'report' });
+      const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true, preferWritable: true, partitionLeaks: 'report' });
       try {
         const status = await corpusStatus(await lifecycleDb(session.db), session.study);
         if (options.json === true) {
@@ -183,7 +183,7 @@ export function registerCorpusCommands(program: Command): void {
     .action(async (studyDir: string, experiment: string, options: { json?: boolean }) => {
       const id = Number(experiment);
       if (!Number.isInteger(id) || id < 1) throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, { field: '<experiment>' });
-      const session = await openStudy(studyDir, { quiet: true, preferWritable: true, partitionLeaks: 'report' });
+      const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true, preferWritable: true, partitionLeaks: 'report' });
       try {
         const db = await lifecycleDb(session.db);
         const decisions = db === undefined ? [] : await readDecisionRecords(db);

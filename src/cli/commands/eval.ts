@@ -33,7 +33,7 @@ export function registerEvalCommand(program: Command): void {
       if (options.partition !== undefined && !(PARTITIONS as readonly string[]).includes(options.partition)) {
         throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--partition' });
       }
-      const session = await openStudy(studyDir, { ...options, preferWritable: true });
+      const session = await openStudy(studyDir, { ...options, preferWritable: true, modelCalls: 'executor' });
       try {
         const study = session.study;
         let artifactText: string;

@@ -48,7 +48,7 @@ export async function evalLoopACommand(studyDir: string, options: EvalLoopAOptio
   }
   const hasDatabase = await databaseExists(studyDatabaseLocation(path.resolve(studyDir)));
   // Read-only on a read-only study: Loop A's evaluation records no signal and stores nothing.
-  const session = await openStudy(studyDir, { ...options, readonly: !hasDatabase || !isStudyWritable(studyDir) });
+  const session = await openStudy(studyDir, { ...options, readonly: !hasDatabase || !isStudyWritable(studyDir), modelCalls: 'executor' });
   try {
     const study = session.study;
     let artifactText: string;

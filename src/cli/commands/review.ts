@@ -39,7 +39,7 @@ export function registerReviewCommand(program: Command): void {
       const status = options.status ?? 'pending';
       if (!([...REVIEW_ITEM_STATUSES, 'all'] as string[]).includes(status)) throw new InputError(`unknown status "${status}"`, { field: '--status' });
       // Listing and showing only read (and work on a read-only study); approve and reject write.
-      const session = await openStudy(studyDir, { quiet: true, readonly: action === 'list' || action === 'show' });
+      const session = await openStudy(studyDir, { quiet: true, readonly: action === 'list' || action === 'show', modelCalls: 'none' });
       try {
         if (action === 'list') {
           const items = await listReviewItems(session.db, { status: status as ReviewItemStatus | 'all' });

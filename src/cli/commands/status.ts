@@ -22,7 +22,7 @@ export function registerStatusCommand(program: Command): void {
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, options: { json?: boolean }) => {
       const hasDatabase = await databaseExists(studyDatabaseLocation(path.resolve(studyDir)));
-      const session = await openStudy(studyDir, { readonly: true, quiet: true });
+      const session = await openStudy(studyDir, { readonly: true, quiet: true, modelCalls: 'none' });
       try {
         const { study, db } = session;
         const evaluator = createStudyEvaluator(study);

@@ -16,6 +16,7 @@ import type { LoadedStudy } from '../../study/loaded-study.ts';
 import type { LoadStudyOptions, StudyPlugins } from '../../study/load-study.ts';
 import { loadStudyAsync } from '../../study/load-study.ts';
 import { progress } from '../output.ts';
+import type { ModelCalls } from '../../study/llm-plugins.ts';
 
 /**
  * The study's plugins (what `loadStudy` builds the executor and proposer with)
@@ -94,10 +95,12 @@ function parseNumber(flag: string): (value: string) => number {
  *   none exists, `db` is an in-memory database with the schema
  * @param partitionLeaks `'report'` loads a study with leaks between partitions
  *   (the corpus commands that show and resolve them); default `'error'`
+ * @param modelCalls which models the command may call, so whose API keys it
+ *   needs: `all` (default), `executor` or `none` (src/study/llm-plugins.ts)
  */
 export async function openStudy(
   studyDir: string,
-  options: { readonly?: boolean; preferWritable?: boolean } & LoadStudyOptions & ModelOptions = {},
+  options: { readonly?: boolean; preferWritable?: boolean; modelCalls?: ModelCalls } & LoadStudyOptions & ModelOptions = {},
 ): Promise<StudySession> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
   let db: StudyDatabase | undefined;
@@ -112,6 +115,7 @@ export async function openStudy(
       ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}),
       ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
       deterministic: options.deterministic === true,
+      ...(options.modelCalls !== undefined ? { modelCalls: options.modelCalls } : {}),
       // The response cache reads and writes the notebook: only when it is writable.
       getDatabase: () => (writable ? db : undefined),
       log: (message) => progress(`kloop: ${message}`, options.quiet === true),

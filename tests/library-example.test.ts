@@ -1,7 +1,7 @@
 /**
  * The library example runs with plain `node` on plain JavaScript (importing
  * `kloop` from the compiled package) and records its experiments in a
- * notebook that `kloop history` reads.
+ * notebook that `kloop history` and `kloop report` read.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -35,5 +35,14 @@ describe('examples/library/review-sentiment.mjs', () => {
     expect(history.status).toBe(0);
     const experiments = (JSON.parse(history.stdout) as { experiments: Array<{ decision: string; reason: string }> }).experiments;
     expect(experiments.map((experiment) => `${experiment.decision} ${experiment.reason}`)).toEqual(['accepted accepted', 'refused below_margin', 'refused below_margin']);
+    // `kloop report` reads the same notebook, although the folder has no kloop.yaml (docs/any-workflow.md says so).
+    const csv = node(['bin/kloop.js', 'report', storage, '--format', 'csv']);
+    expect(csv.stderr).toBe('');
+    expect(csv.status).toBe(0);
+    expect(csv.stdout.split('\n')[0]).toMatch(/^id,run,round,proposer,decision,reason,/);
+    expect(csv.stdout.match(/^\d+,1,\d+,[^,]+,(accepted|refused),/gm)).toHaveLength(3);
+    const json = node(['bin/kloop.js', 'report', storage, '--format', 'json']);
+    expect(json.status).toBe(0);
+    expect((JSON.parse(json.stdout) as { study: string; experiments: unknown[] }).study).toBe(storage);
   });
 });

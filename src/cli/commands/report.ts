@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
-import { loadStudyConfig } from '../../study/config.ts';
+import { loadConfigOrNotebook } from './study-session.ts';
 import { writeFileAtomicSync } from '../../study/export.ts';
 import { print, printJson, progress } from '../output.ts';
 
@@ -38,10 +38,10 @@ export function registerReportCommand(program: Command): void {
     .action(async (studyDir: string, options: ReportOptions) => {
       const format = options.format.toLowerCase();
       if (!(FORMATS as readonly string[]).includes(format)) throw new InputError(`unknown format "${options.format}"; expected ${FORMATS.join(', ')}`, { field: '--format' });
-      const config = loadStudyConfig(studyDir);
-      const file = studyDatabaseLocation(config.dir);
+      const { dir, config } = await loadConfigOrNotebook(studyDir);
+      const file = studyDatabaseLocation(dir);
       if (!(await databaseExists(file))) throw new InputError('this study has no database yet: run `kloop run` first', { file });
-      const out = options.out ?? (format === 'html' && process.stdout.isTTY === true ? path.join(config.dir, '.kloop', 'report.html') : '-');
+      const out = options.out ?? (format === 'html' && process.stdout.isTTY === true ? path.join(dir, '.kloop', 'report.html') : '-');
       if (out !== '-' && !existsSync(path.dirname(path.resolve(out)))) throw new InputError('the folder of the output file does not exist', { file: out, field: '--out' });
       const { loadReportData, renderCsvReport, renderHtmlReport, renderJsonReport } = await import('../../view/study-report.ts');
       const { runLoopD } = await import('../../signals/loops.ts');
@@ -49,10 +49,12 @@ export function registerReportCommand(program: Command): void {
       const db = await openDatabase(file, { readonly: true });
       try {
         const data = await loadReportData(db, {
-          studyDir: config.dir,
-          corpusPolicy: { graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions, maxShadowExposures: config.corpusPolicy.maxShadowExposures, rotateSlice: config.corpusPolicy.rotateSlice },
+          studyDir: dir,
+          ...(config !== null
+            ? { corpusPolicy: { graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions, maxShadowExposures: config.corpusPolicy.maxShadowExposures, rotateSlice: config.corpusPolicy.rotateSlice } }
+            : {}),
           // Loop D reads intents: the signals of other tasks' studies are not available.
-          ...(isIntentStudy(config) ? { loadSignals: async () => (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report } : {}),
+          ...(config !== null && isIntentStudy(config) ? { loadSignals: async () => (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report } : {}),
         });
         const text = format === 'html' ? renderHtmlReport(data) : format === 'csv' ? renderCsvReport(data) : renderJsonReport(data);
         if (out === '-') {
@@ -60,7 +62,7 @@ export function registerReportCommand(program: Command): void {
           return;
         }
         writeFileAtomicSync(path.resolve(out), text);
-        progress(`kloop: ${format} report of ${config.dir}: ${data.experiments.length} experiments, ${(Buffer.byteLength(text) / 1024).toFixed(0)} KiB`, options.quiet === true);
+        progress(`kloop: ${format} report of ${dir}: ${data.experiments.length} experiments, ${(Buffer.byteLength(text) / 1024).toFixed(0)} KiB`, options.quiet === true);
         if ((options as { json?: boolean }).json === true) printJson({ file: path.resolve(out), format, experiments: data.experiments.length, bytes: Buffer.byteLength(text) });
         else print(path.resolve(out));
       } finally {

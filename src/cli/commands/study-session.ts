@@ -199,3 +199,19 @@ export function refuseNonIntentStudy(studyDir: string, what: string): void {
   if (!existsSync(studyDir)) return;
   requireIntentStudy(loadStudyConfig(studyDir), what);
 }
+
+/**
+ * The config of a study folder for a command that only reads its notebook
+ * (`kloop report`, `kloop view`), or null for a folder the library API wrote
+ * (`createStudy`: a notebook in `.kloop/`, no kloop.yaml): such a notebook is
+ * read with the defaults (no corpus policy, no Loop D signals, no git mirror).
+ *
+ * @throws InputError the folder does not exist; neither a kloop.yaml nor a notebook is there (the config loader's message); a bad kloop.yaml
+ */
+export async function loadConfigOrNotebook(studyDir: string): Promise<{ dir: string; config: StudyConfig | null }> {
+  const dir = path.resolve(studyDir);
+  if (!existsSync(dir)) throw new InputError('the study folder does not exist', { file: studyDir });
+  if (!existsSync(path.join(dir, 'kloop.yaml')) && (await databaseExists(studyDatabaseLocation(dir)))) return { dir, config: null };
+  const config = loadStudyConfig(studyDir);
+  return { dir: config.dir, config };
+}

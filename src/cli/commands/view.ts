@@ -14,7 +14,7 @@ import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
-import { loadStudyConfig } from '../../study/config.ts';
+import { loadConfigOrNotebook } from './study-session.ts';
 import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
@@ -102,29 +102,31 @@ export function registerViewCommand(program: Command): void {
       const { runLoopD } = await import('../../signals/loops.ts');
       const { slowLoopInputs } = await import('./signals.ts');
       const quiet = options.quiet === true;
-      const config = loadStudyConfig(studyDir);
+      const { dir, config } = await loadConfigOrNotebook(studyDir);
       const explicitTokenEnv = command.getOptionValueSource('tokenEnv') !== 'default';
       const token = explicitTokenEnv || (process.env[options.tokenEnv] ?? '').trim() !== '' ? resolveServeToken(process.env, options.tokenEnv) : null;
-      const { db, writable, created } = await openViewerDatabase(config.dir);
-      if (created) progress(`kloop: ${config.dir} has not run yet: the viewer shows the first \`kloop run\` as it goes`, quiet);
-      const mirror = gitNotebookEnabled(config, options.git);
+      const { db, writable, created } = await openViewerDatabase(dir);
+      if (created) progress(`kloop: ${dir} has not run yet: the viewer shows the first \`kloop run\` as it goes`, quiet);
+      const mirror = config !== null && gitNotebookEnabled(config, options.git) ? config : null;
       try {
-        const readOnlyNotebook = writable ? undefined : `the study's notebook ${studyDatabasePath(config.dir)} is not writable by this viewer: activation and review decisions cannot be recorded (run kloop view as a user who may write the study)`;
+        const readOnlyNotebook = writable ? undefined : `the study's notebook ${studyDatabasePath(dir)} is not writable by this viewer: activation and review decisions cannot be recorded (run kloop view as a user who may write the study)`;
         if (!writable) progress(`kloop: ${readOnlyNotebook}`, quiet);
         const server = await startViewServer({
           db,
-          studyDir: config.dir,
+          studyDir: dir,
           token,
           ...(readOnlyNotebook !== undefined ? { readOnlyNotebook } : {}),
           port: options.port,
           hostname: options.host,
-          corpusPolicy: { graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions, maxShadowExposures: config.corpusPolicy.maxShadowExposures, rotateSlice: config.corpusPolicy.rotateSlice },
+          ...(config !== null
+            ? { corpusPolicy: { graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions, maxShadowExposures: config.corpusPolicy.maxShadowExposures, rotateSlice: config.corpusPolicy.rotateSlice } }
+            : {}),
           // Loop D reads intents: the signals of other tasks' studies are not available.
-          ...(isIntentStudy(config) ? { loadSignals: async () => (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report } : {}),
-          ...(mirror
+          ...(config !== null && isIntentStudy(config) ? { loadSignals: async () => (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report } : {}),
+          ...(mirror !== null
             ? {
                 afterActivation: async () => {
-                  const synced = await syncGitNotebook(db, config);
+                  const synced = await syncGitNotebook(db, mirror);
                   if (synced.commits.length > 0) progress(`kloop: git notebook: ${synced.commits.length} commit(s) in ${synced.dir}`, quiet);
                 },
               }
@@ -134,8 +136,8 @@ export function registerViewCommand(program: Command): void {
         });
         if (!LOOPBACK.has(options.host)) progress(`kloop: WARNING: listening on ${options.host}, beyond this machine; the viewer speaks plain HTTP: put a TLS proxy in front`, quiet);
         const mode = !writable ? 'read-only (the notebook is not writable)' : token === null ? `read-only (set ${options.tokenEnv} to allow rollback and review decisions)` : `changes need the bearer token from ${options.tokenEnv}`;
-        progress(`kloop: viewer for ${config.dir} at ${server.url}/ — ${mode}; Ctrl-C to stop`, quiet);
-        if ((options as { json?: boolean }).json === true) process.stdout.write(`${JSON.stringify({ url: `${server.url}/`, port: Number(new URL(server.url).port), study: config.dir, writable: token !== null && writable })}\n`);
+        progress(`kloop: viewer for ${dir} at ${server.url}/ — ${mode}; Ctrl-C to stop`, quiet);
+        if ((options as { json?: boolean }).json === true) process.stdout.write(`${JSON.stringify({ url: `${server.url}/`, port: Number(new URL(server.url).port), study: dir, writable: token !== null && writable })}\n`);
         await new Promise<void>((resolve) => {
           const stop = (): void => {
             process.off('SIGINT', stop);

@@ -52,3 +52,27 @@ describe('gate.requireCalibration', () => {
     expect(payload.calibration!.cohensD).toBeGreaterThan(0.5);
   });
 });
+
+describe('a calibration that fails', () => {
+  const strict = makeSmallStudy({
+    optimization: 12,
+    anchor: 3,
+    shadow: 6,
+    // No evaluator separates an artifact from its ablation by a Cohen's d of 1000: the calibration fails.
+    config: ['gate: { requireCalibration: true, noiseRepeats: 2, signalRepeats: 1, minCohensD: 1000 }', 'stopping: { maxExperiments: 3, plateauRounds: 2, maxRounds: 2 }'],
+  });
+  afterAll(() => strict.cleanup());
+
+  it('exits 1 from kloop calibrate and from kloop run --calibrate alike, with the message once and no run', async () => {
+    const calibrated = await kloop('calibrate', strict.dir, '--quiet');
+    expect(calibrated.code, calibrated.stderr).toBe(1);
+    expect(calibrated.stdout).toContain('calibration failed: the evaluator cannot tell artifacts apart');
+    const run = await kloop('run', strict.dir, '--calibrate', '--quiet');
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/^kloop: calibration failed: the evaluator cannot tell artifacts apart/m);
+    expect(run.stderr).not.toMatch(/calibration failed: calibration failed/);
+    const json = await kloop('run', strict.dir, '--calibrate', '--json', '--quiet');
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: 'calibration', message: expect.stringMatching(/^calibration failed: /) } });
+  });
+});

@@ -216,7 +216,7 @@ describe.concurrent('one writer per study', () => {
     expect(snapshot.leases).toBe(0);
   }, CLI_TEST_TIMEOUT_MS);
 
-  it('history, show, status, doctor and eval --json read the study while a run holds it', async () => {
+  it('history, show, status, doctor and eval --json read the study while a run holds it; calibrate is refused (exit 3)', async () => {
     // Enough decisions after the first that the writer is still running when it is paused.
     const study = makeStudy(cleanups, { maxExperiments: 6 });
     const writer = spawnKloop(['run', study]);
@@ -226,6 +226,7 @@ describe.concurrent('one writer per study', () => {
     const holder = await pauseLeaseHolder(study, [writer]);
     expect(holder.pid).toBe(writer.pid);
     let readers;
+    let calibrating;
     try {
       readers = await Promise.all([
         runKloop(['history', study, '--json']),
@@ -235,6 +236,8 @@ describe.concurrent('one writer per study', () => {
         runKloop(['eval', study, '--json', '--quiet']),
         runKloop(['eval', study, '--artifact', path.join(study, 'playbook.yaml'), '--json', '--quiet']),
       ]);
+      // calibrate writes a calibration (τ of the running gate): refused like a second run, nothing stored.
+      calibrating = await runKloop(['calibrate', study, '--json', '--quiet']);
       expect(writer.exitCode).toBeNull();
     } finally {
       holder.resume();
@@ -242,6 +245,8 @@ describe.concurrent('one writer per study', () => {
     const writerResult = await writerDone;
     expect(writerResult.code, writerResult.stderr).toBe(0);
     for (const reader of readers) expect(reader.code, reader.stderr).toBe(0);
+    expect(calibrating!.code, calibrating!.stderr).toBe(3);
+    expect(JSON.parse(calibrating!.stdout)).toMatchObject({ error: { code: 'study_busy', message: expect.stringMatching(new RegExp(`^study is being run by pid ${writer.pid} on host `)) } });
     const [history, show, status, doctor, active, seed] = readers.map((reader) => JSON.parse(reader.stdout) as Record<string, unknown>);
     expect((history!['experiments'] as unknown[]).length).toBeGreaterThan(0);
     expect(show!['id']).toBe(1);

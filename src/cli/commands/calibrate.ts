@@ -1,4 +1,6 @@
 /** `kloop calibrate <study>` (`kloop status` is in status.ts). */
+import type { LeaseHeartbeat, LeaseRecord } from '../../storage/lease.ts';
+import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
 import type { Command } from 'commander';
 import type { StudyDatabase } from '../../storage/database.ts';
 import type { CalibrationResult } from '../../study/calibration.ts';
@@ -44,7 +46,12 @@ export function registerCalibrateCommands(program: Command): void {
   ).action(async (studyDir: string, options: ModelOptions & { json?: boolean }) => {
     assertStudyWritable(studyDir, 'kloop calibrate');
     const session = await openStudy(studyDir, { ...options, modelCalls: 'executor' });
+    let lease: LeaseRecord | undefined;
+    let heartbeat: LeaseHeartbeat | undefined;
     try {
+      // One writer per study: a calibration stored while `kloop run` holds the study would change τ under it.
+      lease = await acquireLease(session.db, { studyKey: session.study.dir });
+      heartbeat = startLeaseHeartbeat(session.db, lease);
       const result = await calibrate(session.study, session.db, options.quiet === true, options.cache === false ? { readSince: new Date().toISOString() } : {});
       const history = await listCalibrations(session.db, result.record.fingerprint);
       if (options.json === true) printJson({ ...result, calibrations: history });
@@ -59,6 +66,8 @@ export function registerCalibrateCommands(program: Command): void {
       }
       process.exitCode = result.ok ? 0 : 1;
     } finally {
+      await heartbeat?.stop();
+      if (lease !== undefined) await releaseLease(session.db, lease);
       await session.close();
     }
   });

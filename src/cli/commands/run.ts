@@ -159,7 +159,8 @@ export function registerRunCommand(program: Command): void {
             return;
           }
           progress(`kloop: ${result.message}`, quiet);
-          if (!result.ok) throw new InputError(`calibration failed: ${result.message}`, { file: study.dir, field: 'calibration' });
+          // A failed calibration is a finding about the evaluator, as `kloop calibrate` reports it (exit 1), not bad input.
+          if (!result.ok) throw new KloopError(result.message, { code: 'calibration', exitCode: 1, studyPath: study.dir });
         }
         const calibration = await latestCalibration(session.db, fingerprint, undefined, study.gate.calibrationWindow);
         if (calibration === undefined && study.gate.requireCalibration) {

@@ -136,3 +136,130 @@ describe('createStudy', () => {
     }
   });
 });
+
+describe('createStudy from plain JavaScript: what the types do not check', () => {
+  const base = (storage: string) => ({
+    storage,
+    artifact: 'apple\n',
+    examples,
+    score,
+    outcome: 'binary' as const,
+    execute,
+    executorId: 'words@1',
+    proposer: ({ incumbentText }: { incumbentText: string }) => [
+      { text: `${incumbentText}pear\nplum\nfig\nkiwi\nlime\n`, rationale: 'five fruits' },
+      { text: `${incumbentText}pear\n`, rationale: 'one fruit' },
+    ],
+  });
+
+  it('tells given at once are decided one after another: the second is gated against the first', async () => {
+    const decisions = async (parallel: boolean): Promise<string[]> => {
+      const study = await createStudy(base(folder()));
+      try {
+        const candidates = await study.ask();
+        const told = parallel ? await Promise.all(candidates.map((candidate) => study.tell(candidate))) : [await study.tell(candidates[0]!), await study.tell(candidates[1]!)];
+        return [...told.map((result) => `${result.decision} ${result.reason}`), `v${(await study.best()).versionId}`];
+      } finally {
+        await study.close();
+      }
+    };
+    const sequential = await decisions(false);
+    // Before, both were gated against the seed and both accepted: the active version became the smaller edit (v3).
+    expect(sequential).toEqual(['accepted accepted', 'refused below_margin', 'v2']);
+    expect(await decisions(true)).toEqual(sequential);
+  });
+
+  it('two optimize() at once run one after the other: no candidate is decided twice', async () => {
+    const storage = folder();
+    const study = await createStudy(base(storage));
+    try {
+      const [first, second] = await Promise.all([study.optimize(), study.optimize()]);
+      expect(first.best.versionId).toBe(2);
+      expect(second.best.versionId).toBe(2);
+    } finally {
+      await study.close();
+    }
+    const db = await openDatabase(studyDatabasePath(storage), { readonly: true });
+    const rows = await db.selectFrom('experiments').select(['experiments.decision', 'experiments.candidate_hash', 'experiments.run_id', 'experiments.reason']).execute();
+    await db.destroy();
+    // Before, both runs gated the same candidates (run ids 1 and 2, the same candidate accepted twice).
+    const decided = rows.filter((row) => row.decision !== 'skipped');
+    expect(decided.map((row) => `${row.run_id} ${row.decision}`)).toEqual(['1 accepted', '1 refused']);
+    expect(rows.filter((row) => row.run_id === 2).every((row) => row.reason === 'duplicate')).toBe(true);
+  });
+
+  it('refuses a call back into the study from its own proposer instead of waiting for itself', async () => {
+    let inner: unknown;
+    const holder: { study?: Awaited<ReturnType<typeof createStudy>> } = {};
+    const study = await createStudy({
+      ...base(folder()),
+      proposer: async ({ incumbentText }: { incumbentText: string }) => {
+        inner = await holder.study!.ask().catch((error: unknown) => error);
+        return [{ text: `${incumbentText}pear\n` }];
+      },
+    });
+    holder.study = study;
+    try {
+      await study.optimize();
+      expect(inner).toBeInstanceOf(InputError);
+      expect((inner as InputError).message).toContain("ask() was called from within this study's optimize() (a proposer, execute or onEvent calling back into the study): it would wait for itself");
+    } finally {
+      await study.close();
+    }
+  });
+
+  it('refuses bad options with the field, before anything is written', async () => {
+    const storage = folder();
+    const refused = async (extra: Record<string, unknown>): Promise<InputError> => {
+      const error = await createStudy({ ...base(storage), ...extra } as never).then(
+        () => null,
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(InputError);
+      return error as InputError;
+    };
+    // concurrency 0 used to loop for ever (a round with nothing evaluated, again and again).
+    expect(await refused({ concurrency: 0 })).toMatchObject({ field: 'concurrency', message: expect.stringContaining('concurrency must be an integer ≥ 1, got number 0') });
+    expect(await refused({ candidatesPerRound: 2.5 })).toMatchObject({ field: 'candidatesPerRound' });
+    expect(await refused({ seed: 'abc' })).toMatchObject({ field: 'seed' });
+    expect(await refused({ execute: undefined })).toMatchObject({ field: 'execute', message: expect.stringContaining('execute must be a function (artifact, input, context) → output, got nothing') });
+    expect(await refused({ maxExperiments: 2 })).toMatchObject({ field: 'maxExperiments', message: expect.stringContaining('unknown option "maxExperiments" (a stopping criterion: give it as stopping: { maxExperiments: … })') });
+    expect(await refused({ weights: { score: Number.NaN } })).toMatchObject({ field: 'weights.score' });
+    expect(await refused({ examples: [null] })).toMatchObject({ field: 'examples[0]' });
+    expect(await refused({ proposer: { propose: () => [] } })).toMatchObject({ field: 'proposer.id' });
+    expect(await refused({ storage: 42 })).toMatchObject({ field: 'storage' });
+    const { existsSync } = await import('node:fs');
+    expect(existsSync(path.join(storage, '.kloop'))).toBe(false);
+  });
+
+  it('counts a proposer answer that is not candidates as a failed answer, never a crash', async () => {
+    const five = 'apple\npear\nplum\nfig\nkiwi\nlime\n';
+    const answers: unknown[] = [undefined, 'two ideas', [null, { text: 5 }, { text: five, delta: 7 }], { candidates: [{ text: five }] }];
+    const study = await createStudy({ ...base(folder()), proposer: () => answers.shift() as never, stopping: { maxConsecutiveFailures: 10, plateauRounds: 3 } });
+    try {
+      const failed = [await study.ask(), await study.ask(), await study.ask()];
+      expect(failed).toEqual([[], [], []]);
+      const accepted = await study.ask();
+      expect(accepted.map((candidate) => candidate.text)).toEqual([five]);
+      expect((await study.tell(accepted[0]!)).decision).toBe('accepted');
+    } finally {
+      await study.close();
+    }
+  });
+
+  it('an abort stops a workflow that never settles, and tell() rejects results it cannot take', async () => {
+    const controller = new AbortController();
+    const study = await createStudy({ ...base(folder()), execute: (artifact: string, input: string) => (artifact.includes('pear') ? new Promise<string>(() => undefined) : execute(artifact, input)), signal: controller.signal });
+    try {
+      const candidates = await study.ask();
+      await expect(study.tell(candidates[0]!, {} as never)).rejects.toMatchObject({ field: 'results' });
+      await expect(study.tell(candidates[0]!, [{ exampleId: 'o1', output: 'pear', repeat: 1 }])).rejects.toMatchObject({ field: 'results[0].repeat' });
+      await expect(study.tell(candidates[0]!, [{ exampleId: 'o1', output: 'pear' }, { exampleId: 'o1', output: 'x' }])).rejects.toMatchObject({ field: 'results[1]' });
+      const hanging = study.tell(candidates[0]!);
+      setTimeout(() => controller.abort(new Error('user cancel')), 50);
+      await expect(hanging).rejects.toThrow('user cancel');
+    } finally {
+      await study.close();
+    }
+  });
+});

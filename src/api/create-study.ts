@@ -39,6 +39,7 @@
  *
  * @module
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -52,10 +53,10 @@ import type { ExecutionResult, Executor } from '../executors/executor.ts';
 import type { GateCalibration } from '../gate/gate.ts';
 import { createLoopEngine, type LoopEngine, type Told } from '../loop/engine.ts';
 import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
-import { changeOf } from '../loop/integrate.ts';
 import type { ScreenedCandidate } from '../loop/integrate.ts';
 import { runStudy, type RunEvent, type RunOutcome } from '../loop/run-study.ts';
 import { checkConstraints, parseProgram } from '../program/program.ts';
+import { checkStudyOptions, normalizeProposal } from './study-options.ts';
 import type { Candidate, ProposalContext, ProposalResult, Proposer } from '../proposers/proposer.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
@@ -222,27 +223,39 @@ function taskOf<Input, Expected, Output>(options: CreateStudyOptions<Input, Expe
   );
 }
 
+/** `value`, or the signal's reason as soon as it aborts (for user code that may never settle). */
+function untilAborted<T>(value: T | Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return Promise.resolve(value);
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    Promise.resolve(value).then(
+      (settled) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(settled);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 function proposerOf(proposer: Proposer | ProposeFunction): Proposer {
-  if (typeof proposer !== 'function') return proposer;
+  const call = typeof proposer === 'function' ? proposer : (context: ProposalContext) => proposer.propose(context);
   return {
-    id: `code:${hashOf(String(proposer))}`,
+    id: typeof proposer === 'function' ? `code:${hashOf(String(proposer))}` : proposer.id,
     async propose(context) {
-      let answer: ProposedCandidate[] | ProposalResult;
+      let answer: unknown;
       try {
-        answer = await proposer(context);
+        answer = await untilAborted(call(context), context.signal);
       } catch (error) {
         if (context.signal?.aborted === true) throw error;
         return { candidates: [], failures: [{ code: 'call_failed', reason: `the proposer threw: ${error instanceof Error ? error.message : String(error)}` }] };
       }
-      if (!Array.isArray(answer)) return answer;
-      return {
-        candidates: answer.map((candidate) => ({
-          text: candidate.text,
-          delta: candidate.delta ?? changeOf(context.incumbentText, candidate.text),
-          rationale: candidate.rationale ?? '',
-        })),
-        failures: [],
-      };
+      return normalizeProposal(answer, context.incumbentText);
     },
   };
 }
@@ -256,6 +269,7 @@ function proposerOf(proposer: Proposer | ProposeFunction): Proposer {
  * @throws StudyBusyError when another process runs the study
  */
 export async function createStudy<Input = unknown, Expected = unknown, Output = unknown>(options: CreateStudyOptions<Input, Expected, Output>): Promise<Study> {
+  checkStudyOptions(options);
   const task = taskOf(options);
   const format = createExampleFormat(task, 'input');
   const examples: Example[] = options.examples.map((record, index) => {
@@ -297,7 +311,14 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
       const key = givenKey(contentHash(request.artifact), request.exampleId ?? '', request.repeat);
       if (given.has(key)) return { ok: true, output: given.get(key) };
       try {
-        const output = await execute(request.artifact, request.input as Input, { repeat: request.repeat, text: request.text, ...(request.signal !== undefined ? { signal: request.signal } : {}) });
+        // A workflow that never settles still stops with the study (the abort rejects the wait).
+        const output = await untilAborted(execute(request.artifact, request.input as Input, { repeat: request.repeat, text: request.text, ...(request.signal !== undefined ? { signal: request.signal } : {}) }), request.signal);
+        try {
+          JSON.stringify(output);
+        } catch (error) {
+          // Outputs are stored as JSON: one that cannot be (a BigInt, a cycle) is an invalid output, not a crash of the run.
+          return { ok: false, reason: 'error', message: `execute returned an output that is not JSON: ${error instanceof Error ? error.message : String(error)}` };
+        }
         return { ok: true, output };
       } catch (error) {
         if (request.signal?.aborted === true) throw error;
@@ -407,83 +428,116 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
     engine = null;
   };
 
+  // One operation at a time, in call order: optimize(), ask(), tell() and close() read and write the open
+  // round, so two at once would gate candidates against a stale incumbent (two tells accepted against the
+  // same seed) or record a run twice. A call from within one of them (a proposer or onEvent calling back
+  // into the study) would wait for itself: it is refused instead.
+  const inside = new AsyncLocalStorage<string>();
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const running = inside.getStore();
+    if (running !== undefined) return Promise.reject(new InputError(`${name}() was called from within this study's ${running}() (a proposer, execute or onEvent calling back into the study): it would wait for itself`, { field: 'study' }));
+    const result = queue.then(() => inside.run(name, work));
+    queue = result.catch(() => undefined);
+    return result;
+  };
+
   return {
     dir,
     task,
-    async optimize() {
-      requireOpen();
-      await endEngine();
-      const baseline = await scoresOf(options.artifact);
-      stop = await runStudy(runOptions);
-      return { ...stop, baseline, best: await best() };
-    },
-    async ask() {
-      requireOpen();
-      try {
-        if (engine === null) {
-          engine = await createLoopEngine(runOptions);
-          stop = null;
-        }
-        if (engine.currentRound() !== null) {
-          const ended = await engine.endRound();
-          if (ended !== null) {
-            stop = ended;
-            return [];
-          }
-        }
-        asked = [];
-        told.clear();
-        const opened = await engine.openRound();
-        if (opened.kind === 'stop') {
-          stop = opened.outcome;
-          engine = null;
+    optimize: () =>
+      serial('optimize', async () => {
+        requireOpen();
+        await endEngine();
+        const baseline = await scoresOf(options.artifact);
+        stop = await runStudy(runOptions);
+        return { ...stop, baseline, best: await best() };
+      }),
+    ask: () => serial('ask', () => ask()),
+    tell: (candidate, results) => serial('tell', () => tell(candidate, results)),
+    stopped: () => stop,
+    best,
+    close: () => serial('close', () => close()),
+  };
+
+  async function ask(): Promise<Candidate[]> {
+    requireOpen();
+    try {
+      if (engine === null) {
+        engine = await createLoopEngine(runOptions);
+        stop = null;
+      }
+      if (engine.currentRound() !== null) {
+        const ended = await engine.endRound();
+        if (ended !== null) {
+          stop = ended;
           return [];
         }
-        const answer = await engine.ask();
-        asked = answer.candidates;
-        return [...asked];
-      } catch (error) {
-        if (engine === null) throw error;
-        stop = await engine.fail(error);
+      }
+      asked = [];
+      told.clear();
+      const opened = await engine.openRound();
+      if (opened.kind === 'stop') {
+        stop = opened.outcome;
         engine = null;
         return [];
       }
-    },
-    async tell(candidate, results) {
-      requireOpen();
-      if (engine === null || engine.currentRound() === null || !asked.includes(candidate)) {
-        throw new InputError('tell() takes a candidate of the last ask() of the open round', { field: 'candidate' });
+      const answer = await engine.ask();
+      asked = answer.candidates;
+      return [...asked];
+    } catch (error) {
+      if (engine === null) throw error;
+      stop = await engine.fail(error);
+      engine = null;
+      return [];
+    }
+  }
+
+  async function tell(candidate: Candidate, results?: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }>): Promise<Told> {
+    requireOpen();
+    if (engine === null || engine.currentRound() === null || !asked.includes(candidate)) {
+      throw new InputError('tell() takes a candidate of the last ask() of the open round', { field: 'candidate' });
+    }
+    if (told.has(candidate)) throw new InputError('this candidate was told already', { field: 'candidate' });
+    const hash = contentHash(candidate.text);
+    if (results !== undefined && !Array.isArray(results)) throw new InputError('results must be an array of { exampleId, output, repeat? }', { field: 'results' });
+    // Every result is checked before any is taken: a bad one leaves nothing behind.
+    const seen = new Set<string>();
+    for (const [index, result] of (results ?? []).entries()) {
+      const field = `results[${index}]`;
+      if (typeof result !== 'object' || result === null || typeof result.exampleId !== 'string') throw new InputError('a result must be { exampleId, output, repeat? } with a string exampleId', { field });
+      if (!study.corpus.some((example) => example.id === result.exampleId)) throw new InputError(`no example "${result.exampleId}"`, { field: `${field}.exampleId` });
+      const repeat = result.repeat ?? 0;
+      if (!Number.isInteger(repeat) || repeat < 0 || repeat >= study.gate.repeats) {
+        throw new InputError(`repeat must be an integer from 0 to ${study.gate.repeats - 1} (gate.repeats is ${study.gate.repeats}), got ${JSON.stringify(repeat)}`, { field: `${field}.repeat` });
       }
-      if (told.has(candidate)) throw new InputError('this candidate was told already', { field: 'candidate' });
-      const hash = contentHash(candidate.text);
-      for (const result of results ?? []) {
-        if (!study.corpus.some((example) => example.id === result.exampleId)) throw new InputError(`no example "${result.exampleId}"`, { field: 'results' });
-        given.set(givenKey(hash, result.exampleId, result.repeat ?? 0), result.output);
-      }
-      const [screened] = (await engine.screen([candidate])) as [ScreenedCandidate];
-      const decision = await engine.tell(screened);
-      told.add(candidate);
-      if (asked.every((item) => told.has(item))) {
-        const ended = await engine.endRound();
-        if (ended !== null) stop = ended;
-      }
-      if (decision === null) {
-        return { experimentId: 0, decision: 'skipped', reason: engine.budgetSpent() ? 'max_experiments' : 'decided_before', text: candidate.text, optimization: null, rebased: false };
-      }
-      return decision;
-    },
-    stopped: () => stop,
-    best,
-    async close() {
-      if (closed) return;
-      try {
-        await endEngine();
-      } finally {
-        closed = true;
-        await heartbeat.stop();
-        await releaseLease(db, lease);
-        await db.destroy();
-      }
-    },
-  };
+      const key = givenKey(hash, result.exampleId, repeat);
+      if (seen.has(key)) throw new InputError(`two results for example "${result.exampleId}", repeat ${repeat}`, { field });
+      seen.add(key);
+    }
+    for (const result of results ?? []) given.set(givenKey(hash, result.exampleId, result.repeat ?? 0), result.output);
+    const [screened] = (await engine.screen([candidate])) as [ScreenedCandidate];
+    const decision = await engine.tell(screened);
+    told.add(candidate);
+    if (asked.every((item) => told.has(item))) {
+      const ended = await engine.endRound();
+      if (ended !== null) stop = ended;
+    }
+    if (decision === null) {
+      return { experimentId: 0, decision: 'skipped', reason: engine.budgetSpent() ? 'max_experiments' : 'decided_before', text: candidate.text, optimization: null, rebased: false };
+    }
+    return decision;
+  }
+
+  async function close(): Promise<void> {
+    if (closed) return;
+    try {
+      await endEngine();
+    } finally {
+      closed = true;
+      await heartbeat.stop();
+      await releaseLease(db, lease);
+      await db.destroy();
+    }
+  }
 }

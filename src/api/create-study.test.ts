@@ -228,6 +228,9 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
     expect(await refused({ examples: [null] })).toMatchObject({ field: 'examples[0]' });
     expect(await refused({ proposer: { propose: () => [] } })).toMatchObject({ field: 'proposer.id' });
     expect(await refused({ storage: 42 })).toMatchObject({ field: 'storage' });
+    // A setting accepted is honoured: the library does not calibrate, so requireCalibration needs one given.
+    expect(await refused({ gate: { requireCalibration: true } })).toMatchObject({ field: 'gate.requireCalibration' });
+    expect(await refused({ calibration: { noiseSd: Number.NaN, exampleSds: {} } })).toMatchObject({ field: 'calibration' });
     const { existsSync } = await import('node:fs');
     expect(existsSync(path.join(storage, '.kloop'))).toBe(false);
   });

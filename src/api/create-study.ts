@@ -293,6 +293,15 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
   };
   const gate = parse(configShape.gate, options.gate, 'gate');
   const stopping = parse(configShape.stopping, options.stopping, 'stopping');
+  if (gate.requireCalibration === true && options.calibration === undefined) {
+    // A setting accepted is honoured: the library does not calibrate, so the calibration must come in.
+    throw new InputError('gate.requireCalibration is true but no calibration was given: pass calibration: { noiseSd, exampleSds } (as `kloop calibrate` measures them), or leave requireCalibration out', {
+      field: 'gate.requireCalibration',
+    });
+  }
+  if (options.calibration !== undefined && !(typeof options.calibration.noiseSd === 'number' && Number.isFinite(options.calibration.noiseSd) && options.calibration.noiseSd >= 0 && typeof options.calibration.exampleSds === 'object' && options.calibration.exampleSds !== null)) {
+    throw new InputError('calibration must be { noiseSd: a number ≥ 0, exampleSds: { exampleId: SD } }', { field: 'calibration' });
+  }
   const weights = { ...defaultWeights(task), ...(options.weights ?? {}) };
   for (const name of Object.keys(options.weights ?? {})) {
     if (!(name in defaultWeights(task))) throw new InputError(`unknown component "${name}" (the task's: ${Object.keys(defaultWeights(task)).join(', ')})`, { field: `weights.${name}` });

@@ -228,6 +228,9 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
     expect(await refused({ examples: [null] })).toMatchObject({ field: 'examples[0]' });
     expect(await refused({ proposer: { propose: () => [] } })).toMatchObject({ field: 'proposer.id' });
     expect(await refused({ storage: 42 })).toMatchObject({ field: 'storage' });
+    // editableSections without sectionsOf used to be ignored: every section could change.
+    const program = '## Instructions\n\nAdd fruits.\n\n## Constraints\n\n```yaml\neditableSections: [fruits]\n```\n\n## Stopping criteria\n\nDefaults.\n';
+    expect(await refused({ program })).toMatchObject({ field: 'program.editableSections[0]', message: expect.stringContaining('"fruits" is no section of the artifact (its sections: none): give sectionsOf') });
     // A setting accepted is honoured: the library does not calibrate, so requireCalibration needs one given.
     expect(await refused({ gate: { requireCalibration: true } })).toMatchObject({ field: 'gate.requireCalibration' });
     expect(await refused({ calibration: { noiseSd: Number.NaN, exampleSds: {} } })).toMatchObject({ field: 'calibration' });

@@ -308,6 +308,14 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
   }
   const program = parseProgram(options.program ?? DEFAULT_PROGRAM, 'program');
   const sectionsOf = options.sectionsOf ?? (() => ({}));
+  // As for a CLI study: an editable section the artifact does not have would freeze everything, silently.
+  const sections = sectionsOf(options.artifact);
+  if (typeof sections !== 'object' || sections === null) throw new InputError('sectionsOf must return an object of sections by name', { field: 'sectionsOf' });
+  for (const [index, name] of (program.mechanical.editableSections ?? []).entries()) {
+    if (Object.hasOwn(sections, name)) continue;
+    const hint = options.sectionsOf === undefined ? ': give sectionsOf (text → { name: section text }) for program.md to name sections, or leave editableSections out' : '';
+    throw new InputError(`"${name}" is no section of the artifact (its sections: ${Object.keys(sections).join(', ') || 'none'})${hint}`, { field: `program.editableSections[${index}]` });
+  }
 
   // Outputs a caller hands to tell(), by artifact hash, example id and repeat.
   const given = new Map<string, unknown>();

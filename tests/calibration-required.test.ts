@@ -33,6 +33,17 @@ function experiments(): number {
   }
 }
 
+function corpusMembers(): number {
+  const file = path.join(study.dir, '.kloop', 'kloop.db');
+  if (!existsSync(file)) return 0;
+  const db = new Database(file, { readonly: true });
+  try {
+    return (db.prepare('select count(*) as n from corpus_members').get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
 describe('gate.requireCalibration', () => {
   it('refuses an autonomous run without a calibration, then runs after --calibrate', async () => {
     const refused = await kloop('run', study.dir, '--quiet');
@@ -40,6 +51,8 @@ describe('gate.requireCalibration', () => {
     expect(refused.stderr).toContain('requires a valid calibration for the current evaluator');
     expect(refused.stderr).toContain('gate.requireCalibration');
     expect(experiments()).toBe(0);
+    // Refused before the corpus files were admitted: bad input changes nothing.
+    expect(corpusMembers()).toBe(0);
 
     const calibrated = await kloop('run', study.dir, '--calibrate', '--json', '--quiet');
     expect(calibrated.code).toBe(0);

@@ -8,6 +8,7 @@
  * the next run continues.
  * See docs/reliability.md.
  */
+import type { LoadedStudy } from '../../study/loaded-study.ts';
 import type { Command } from 'commander';
 import { InputError, KloopError } from '../../errors.ts';
 import { studyDatabaseLocation } from '../../storage/database.ts';
@@ -141,6 +142,11 @@ export function registerRunCommand(program: Command): void {
           onError: (message) => progress(`kloop: WARNING: lease heartbeat failed: ${message}`, quiet),
         });
         if (options.maxExperiments !== undefined) study.stopping.maxExperiments = options.maxExperiments;
+        // A study that requires a calibration and has never had one is refused before its corpus is admitted:
+        // bad input changes nothing (the exact check, for the current evaluator, follows the admission).
+        if (options.calibrate !== true && study.gate.requireCalibration && (await session.db.selectFrom('calibrations').select('id').limit(1).executeTakeFirst()) === undefined) {
+          throw requiresCalibration(study);
+        }
         // Before round 1: the corpus files' new records are admitted or refused, visibly (docs/corpus.md).
         for (const line of describeCorpusStart(await startCorpusLifecycle(session.db, study, () => new Date()))) progress(`kloop: ${line}`, quiet);
         // The partitions this run starts with: the report lists what moved after this point.
@@ -163,12 +169,7 @@ export function registerRunCommand(program: Command): void {
           if (!result.ok) throw new KloopError(result.message, { code: 'calibration', exitCode: 1, studyPath: study.dir });
         }
         const calibration = await latestCalibration(session.db, fingerprint, undefined, study.gate.calibrationWindow);
-        if (calibration === undefined && study.gate.requireCalibration) {
-          throw new InputError('this study requires a valid calibration for the current evaluator (gate.requireCalibration): run `kloop calibrate` first, or `kloop run --calibrate`', {
-            file: study.config?.configPath ?? study.dir,
-            field: 'gate.requireCalibration',
-          });
-        }
+        if (calibration === undefined && study.gate.requireCalibration) throw requiresCalibration(study);
         progress(`kloop: ${study.dir} — ${study.corpus.length} examples (optimization ${study.partitions.optimization.length}, anchor ${study.partitions.anchor.length}, shadow ${study.partitions.shadow.length}), executor ${study.executor.id}, proposer ${study.proposer.id}`, quiet);
         if (calibration !== undefined) progress(`kloop: calibration ${calibration.record.createdAt}: noise SD ${calibration.record.noiseSd.toFixed(6)} (rolling max ${calibration.calibration.noiseSd.toFixed(6)}), τ = thresholdK ${study.gate.thresholdK} × ${calibration.calibration.noiseSd.toFixed(6)} = ${(study.gate.thresholdK * calibration.calibration.noiseSd).toFixed(6)}`, quiet);
         else if (study.executor.deterministic) progress('kloop: deterministic executor, no calibration stored: run-to-run noise is 0, τ = 0; the paired test carries the decision', quiet);
@@ -418,4 +419,12 @@ export function printReport(report: StudyReport): void {
   print(`best artifact: ${report.bestArtifact}`);
   print(`database: ${report.database}`);
   print(`wall time: ${(report.wallTimeMs / 1000).toFixed(1)} s`);
+}
+
+/** The refusal of a run that needs a calibration for its evaluator and has none (gate.requireCalibration). */
+function requiresCalibration(study: LoadedStudy): InputError {
+  return new InputError('this study requires a valid calibration for the current evaluator (gate.requireCalibration): run `kloop calibrate` first, or `kloop run --calibrate`', {
+    file: study.config?.configPath ?? study.dir,
+    field: 'gate.requireCalibration',
+  });
 }

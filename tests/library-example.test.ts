@@ -44,5 +44,12 @@ describe('examples/library/review-sentiment.mjs', () => {
     const json = node(['bin/kloop.js', 'report', storage, '--format', 'json']);
     expect(json.status).toBe(0);
     expect((JSON.parse(json.stdout) as { study: string; experiments: unknown[] }).study).toBe(storage);
+    // --json promises one JSON object on stdout: a csv report there would break it, so it needs --out.
+    const mixed = node(['bin/kloop.js', 'report', storage, '--format', 'csv', '--json']);
+    expect(mixed.status).toBe(2);
+    expect(JSON.parse(mixed.stdout)).toMatchObject({ error: { message: expect.stringContaining('--json with --format csv needs --out FILE') } });
+    const summary = node(['bin/kloop.js', 'report', storage, '--format', 'csv', '--json', '--out', path.join(work, 'experiments.csv')]);
+    expect(summary.status).toBe(0);
+    expect(JSON.parse(summary.stdout)).toMatchObject({ format: 'csv', experiments: 3 });
   });
 });

@@ -38,6 +38,11 @@ export function registerReportCommand(program: Command): void {
     .action(async (studyDir: string, options: ReportOptions) => {
       const format = options.format.toLowerCase();
       if (!(FORMATS as readonly string[]).includes(format)) throw new InputError(`unknown format "${options.format}"; expected ${FORMATS.join(', ')}`, { field: '--format' });
+      const json = (options as { json?: boolean }).json === true;
+      if (json && format !== 'json' && (options.out === undefined || options.out === '-')) {
+        // --json promises one JSON object on stdout: an html or csv report there would break it.
+        throw new InputError(`--json with --format ${format} needs --out FILE (the report goes to the file, the JSON summary to stdout); or use --format json`, { field: '--json' });
+      }
       const { dir, config } = await loadConfigOrNotebook(studyDir);
       const file = studyDatabaseLocation(dir);
       if (!(await databaseExists(file))) throw new InputError('this study has no database yet: run `kloop run` first', { file });

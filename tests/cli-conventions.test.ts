@@ -42,6 +42,10 @@ describe('usage errors exit 2', () => {
     ['a nested subcommand without its arguments', ['corpus', 'add'], /error: missing required argument 'study'/],
     ['an unknown option of a nested subcommand', ['signals', 'report', 'x', '--bogus'], /error: unknown option '--bogus'/],
     ['an invalid option value', ['run', 'examples/intent', '--max-experiments', 'many'], /--max-experiments: expected a whole number ≥ 0, got "many"/],
+    // Options that would be ignored are refused, and an empty study path is not the current folder.
+    ['--batch-size without --workers', ['run', 'examples/intent', '--batch-size', '3'], /--batch-size sets the size of the jobs of --workers: give --workers too/],
+    ['--partition with --corpus', ['eval', 'examples/intent', '--corpus', 'examples/intent/corpus/extra.jsonl', '--partition', 'anchor'], /--partition does not apply to --corpus/],
+    ['init with an empty path', ['init', '', '--task', 'intent'], /the study folder must be named \(got an empty path\)/],
   ];
   for (const [name, args, message] of cases) {
     it(`${name}: exit 2`, async () => {

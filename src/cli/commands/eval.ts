@@ -33,6 +33,10 @@ export function registerEvalCommand(program: Command): void {
       if (options.partition !== undefined && !(PARTITIONS as readonly string[]).includes(options.partition)) {
         throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--partition' });
       }
+      if (options.corpus !== undefined && options.partition !== undefined) {
+        // A corpus file is scored whole, its records' partitions aside: --partition would be ignored.
+        throw new InputError('--partition does not apply to --corpus (the file is scored whole); leave one out', { field: '--partition' });
+      }
       const session = await openStudy(studyDir, { ...options, preferWritable: true, modelCalls: 'executor' });
       try {
         const study = session.study;

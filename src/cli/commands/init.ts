@@ -9,6 +9,7 @@
  * `--force`), nothing written; 1 a file could not be written.
  */
 import { type Command, Option } from 'commander';
+import { InputError } from '../../errors.ts';
 import { defaultExecutor, INIT_EXECUTORS, INIT_TASKS, type InitExecutor, type InitTask, planStudy, writeStudy } from '../../init/init-study.ts';
 import { formatSeedSteps, seedSteps } from '../../init/seed-steps.ts';
 import { print, printJson } from '../output.ts';
@@ -55,6 +56,8 @@ export function registerInitCommand(program: Command): void {
     .option('--json', 'print one JSON object on stdout: { dir, task, executor, files, steps }')
     .addHelpText('after', HELP_AFTER)
     .action((dir: string, options: InitCommandOptions) => {
+      // An empty path would write into the current folder, and no later command could name the study.
+      if (dir.trim() === '') throw new InputError('the study folder must be named (got an empty path)', { field: '<dir>' });
       const plan = planStudy({ task: options.task, executor: options.executor ?? defaultExecutor(options.task) });
       const written = writeStudy(dir, plan.files, { force: options.force === true });
       const steps = seedSteps(plan.study, { task: plan.task, executor: plan.executor, dir });
@@ -62,7 +65,7 @@ export function registerInitCommand(program: Command): void {
         printJson({ dir: written.dir, task: plan.task, executor: plan.executor, files: written.files, steps });
         return;
       }
-      print(`kloop init: wrote a ${plan.task} study (executor ${plan.executor}) in ${written.dir}`);
+      print(`kloop init: wrote ${/^[aeiou]/.test(plan.task) ? 'an' : 'a'} ${plan.task} study (executor ${plan.executor}) in ${written.dir}`);
       for (const file of written.files) print(`  ${file}${written.overwritten.includes(file) ? '  (replaced)' : ''}`);
       print();
       print("The seed's seven steps ([x] done, [ ] left to do):");

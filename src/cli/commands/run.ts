@@ -69,6 +69,7 @@ export function registerRunCommand(program: Command): void {
       const started = Date.now();
       // --no-cache bypasses every store of results: nothing stored before this run is read.
       const storedResults: StudyEvaluatorOptions = options.cache === false ? { readSince: new Date(started).toISOString() } : {};
+      if (options.batchSize !== undefined && options.workers !== true) throw new InputError('--batch-size sets the size of the jobs of --workers: give --workers too, or leave it out', { field: '--batch-size' });
       assertStudyWritable(studyDir);
       if (parseLoopOption((options as { loop?: string }).loop) === 'A') return runLoopACommand(studyDir, options);
       // Opening waits for, and retries, a database locked by another process (src/storage/database.ts): two runs started at once both open it.

@@ -202,8 +202,8 @@ describe('a read-only study', () => {
     expect(access!.message).toMatch(/^the study is read-only for this user/);
     expect(results[6]!.stdout.length).toBeGreaterThan(100); // the exported artifact text
 
-    for (const command of ['run', 'calibrate']) {
-      const refused = await runKloop([command, study, '--json'], asUser);
+    for (const command of ['run', 'calibrate', 'reset']) {
+      const refused = await runKloop([command, study, '--json', ...(command === 'reset' ? ['--yes'] : [])], asUser);
       expect(refused.code, refused.stderr).toBe(2);
       expect(jsonError(refused.stdout)).toMatchObject({ code: 'input.read_only', file: databaseFile(study) });
       expect(refused.stderr).toContain(`is read-only (EACCES): kloop ${command} writes the study's lab notebook`);

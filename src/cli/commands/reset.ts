@@ -7,6 +7,7 @@
  * without `--yes` (exit 2, nothing changed). Refuses while a run holds the
  * study (exit 3).
  */
+import { assertStudyWritable } from './study-session.ts';
 import { createInterface } from 'node:readline/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -38,6 +39,8 @@ export function registerResetCommand(program: Command): void {
         else print(`${dir}: ${payload.detail}`);
         return;
       }
+      // Reset moves the notebook's files aside: refused up front, as every writing command, when it may not.
+      assertStudyWritable(dir, 'kloop reset');
       const db = await openDatabase(studyDatabasePath(dir));
       let closed = false;
       try {

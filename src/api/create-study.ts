@@ -223,9 +223,14 @@ function taskOf<Input, Expected, Output>(options: CreateStudyOptions<Input, Expe
   );
 }
 
-/** `value`, or the signal's reason as soon as it aborts (for user code that may never settle). */
+/**
+ * `value` once it settles, or the signal's reason as soon as the signal
+ * aborts while it is pending (user code that may never settle). A value
+ * already computed is kept, even when the signal aborted meanwhile: it was
+ * paid for, and is stored.
+ */
 function untilAborted<T>(value: T | Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined) return Promise.resolve(value);
+  if (signal === undefined || !(value instanceof Promise)) return Promise.resolve(value);
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => reject(signal.reason);

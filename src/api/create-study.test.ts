@@ -174,6 +174,8 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
     const study = await createStudy(base(storage));
     try {
       const [first, second] = await Promise.all([study.optimize(), study.optimize()]);
+      // Evaluated and decided: the skipped duplicates of each run are not counted.
+      expect([first.newExperiments, second.newExperiments]).toEqual([2, 0]);
       expect(first.best.versionId).toBe(2);
       expect(second.best.versionId).toBe(2);
     } finally {

@@ -258,7 +258,8 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       now,
       shadowIds: study.partitions.shadow.map((example) => example.id),
     });
-    newExperiments += 1;
+    // Evaluated and decided (RunOutcome.newExperiments): a skipped duplicate is recorded but was never judged.
+    if (input.skipped !== true) newExperiments += 1;
     return result;
   };
 

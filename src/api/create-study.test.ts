@@ -255,6 +255,33 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
     }
   });
 
+  it('an onEvent listener that throws or rejects neither stops the study nor crashes the process: one warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error & { code?: string }): void => {
+      if (warning.code === 'KLOOP_ON_EVENT') warnings.push(warning.message);
+    };
+    process.on('warning', onWarning);
+    let calls = 0;
+    const study = await createStudy({
+      ...base(folder()),
+      onEvent: (() => {
+        calls += 1;
+        if (calls % 2 === 0) return Promise.reject(new Error('async listener bug'));
+        throw new Error('listener bug');
+      }) as never,
+    });
+    try {
+      const result = await study.optimize();
+      expect(result.best.versionId).toBe(2);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(calls).toBeGreaterThan(2);
+      expect(warnings).toEqual(['the onEvent listener failed (the study goes on; later failures are not reported): listener bug']);
+    } finally {
+      process.off('warning', onWarning);
+      await study.close();
+    }
+  });
+
   it('an abort stops a workflow that never settles, and tell() rejects results it cannot take', async () => {
     const controller = new AbortController();
     const study = await createStudy({ ...base(folder()), execute: (artifact: string, input: string) => (artifact.includes('pear') ? new Promise<string>(() => undefined) : execute(artifact, input)), signal: controller.signal });

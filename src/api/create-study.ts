@@ -248,6 +248,30 @@ function untilAborted<T>(value: T | Promise<T>, signal: AbortSignal | undefined)
   });
 }
 
+/**
+ * The progress listener as the loop calls it: a listener that throws, or
+ * returns a promise that rejects, is the caller's bug, not the study's — it
+ * neither stops the study nor crashes the process (an unhandled rejection);
+ * the first such error is reported once as a process warning
+ * (`KLOOP_ON_EVENT`).
+ */
+function listenerOf(onEvent: (event: RunEvent) => void): (event: RunEvent) => void {
+  let warned = false;
+  const warn = (error: unknown): void => {
+    if (warned) return;
+    warned = true;
+    process.emitWarning(`the onEvent listener failed (the study goes on; later failures are not reported): ${error instanceof Error ? error.message : String(error)}`, { code: 'KLOOP_ON_EVENT' });
+  };
+  return (event) => {
+    try {
+      const returned: unknown = onEvent(event);
+      if (returned instanceof Promise) returned.catch(warn);
+    } catch (error) {
+      warn(error);
+    }
+  };
+}
+
 function proposerOf(proposer: Proposer | ProposeFunction): Proposer {
   const call = typeof proposer === 'function' ? proposer : (context: ProposalContext) => proposer.propose(context);
   return {
@@ -414,7 +438,7 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
     study,
     db,
     ...(options.calibration !== undefined ? { calibration: options.calibration } : {}),
-    ...(options.onEvent !== undefined ? { onEvent: options.onEvent } : {}),
+    ...(options.onEvent !== undefined ? { onEvent: listenerOf(options.onEvent) } : {}),
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
   };
 

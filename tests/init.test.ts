@@ -9,7 +9,7 @@
  *
  * The CLI runs in-process (tests/cli-in-process.ts: one call at a time).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -277,6 +277,10 @@ describe('kloop init writes a study for every task and allowed executor', () => 
     expect(wrong.feedback).toBe('expected technical, routed to billing; priority low, expected high');
     expect(task.schemas.output.safeParse({ label: 'sales', priority: 'high' }).success).toBe(false);
     expect(readdirSync(dir).filter((name) => name.includes('.kloop.'))).toEqual([]); // the transpiled copy is gone
+    // The compiled CLI loads it without Node's ExperimentalWarning (a vm.Script's USE_MAIN_CONTEXT_DEFAULT_LOADER printed one on every command).
+    const evaluated = spawnSync(process.execPath, [path.resolve(import.meta.dirname, '..', 'bin', 'kloop.js'), 'eval', dir, '--json', '--quiet'], { encoding: 'utf8' });
+    expect(evaluated.status, evaluated.stderr).toBe(0);
+    expect(evaluated.stderr).toBe('');
   });
 
   it('intent with the offline executor runs today: kloop eval scores the four samples', async () => {

@@ -40,7 +40,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { compileFunction, constants, Script } from 'node:vm';
+import { compileFunction } from 'node:vm';
 import { InputError } from '../../errors.ts';
 
 /** Extensions a custom module may have. */
@@ -62,15 +62,37 @@ export interface LoadedModule {
   functionName?: string;
 }
 
+type Importer = (specifier: string) => Promise<Record<string, unknown>>;
+
 /**
  * Imports through Node's own loader, not through a bundler or test runner
  * that rewrites `import()` (Vite, Vitest, ts-node): the module loads exactly
- * as it will for a user of the compiled kloop.
+ * as it will for a user of the compiled kloop. Under plain Node a function
+ * built from source text does it with the main context's loader. Where that
+ * function has no import callback (code run in a `vm` context, as Vitest
+ * runs it), a `vm.Script` with `USE_MAIN_CONTEXT_DEFAULT_LOADER` does; it is
+ * built only then, because Node prints an ExperimentalWarning for it (before,
+ * on every command of a custom-task study).
  */
-const nativeImport = new Script('(specifier) => import(specifier)', {
-  filename: 'kloop-custom-module-import',
-  importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-}).runInThisContext() as (specifier: string) => Promise<Record<string, unknown>>;
+// eslint-disable-next-line @typescript-eslint/no-implied-eval -- the point: a dynamic import no tool rewrites
+const functionImport = new Function('specifier', 'return import(specifier)') as Importer;
+let scriptImport: Importer | undefined;
+
+async function nativeImport(specifier: string): Promise<Record<string, unknown>> {
+  if (scriptImport === undefined) {
+    try {
+      return await functionImport(specifier);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING') throw error;
+      const { constants, Script } = await import('node:vm');
+      scriptImport = new Script('(specifier) => import(specifier)', {
+        filename: 'kloop-custom-module-import',
+        importModuleDynamically: constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
+      }).runInThisContext() as Importer;
+    }
+  }
+  return scriptImport(specifier);
+}
 
 /**
  * Splits `file://score.ts:name` into the path and the function name. The

@@ -74,3 +74,5 @@ export { getActiveArtifactText, withArtifactOverride } from './storage/registry.
 
 // Errors.
 export { InfrastructureError, InputError, KloopError, StorageError } from './errors.ts';
+/** Thrown by `createStudy` (and exit 3 of the CLI) when another process holds the study's lease. */
+export { StudyBusyError } from './storage/lease.ts';

@@ -74,6 +74,14 @@ describe('the packed package, installed into an empty project', () => {
     }
   });
 
+  it('ships the library example the README points to, and it runs from the installed package', () => {
+    const example = path.join(project, 'node_modules/kloop/examples/library/review-sentiment.mjs');
+    expect(existsSync(example)).toBe(true);
+    const storage = path.join(work, 'example-study');
+    const output = execFileSync(process.execPath, [example, storage], { cwd: project, encoding: 'utf8' });
+    expect(output.split('\n')[0]).toBe('optimization accuracy 20.0% → 100.0%');
+  });
+
   it('plain Node imports welchTTest (the issue\'s check prints "function")', () => {
     const result = node(['-e', "import('kloop').then(m => console.log(typeof m.welchTTest))"]);
     expect(result.stderr).toBe('');
@@ -83,7 +91,7 @@ describe('the packed package, installed into an empty project', () => {
   it('plain Node ESM runs the statistics, the gate and a small study through the public API, and imports every subpath', () => {
     writeFileSync(
       path.join(project, 'consumer.mjs'),
-      `import { welchTTest, decide, DEFAULT_GATE_SETTINGS, loadStudy, runStudy, openDatabase, studyDatabasePath, createEvaluator, InputError } from 'kloop';
+      `import { welchTTest, decide, DEFAULT_GATE_SETTINGS, loadStudy, runStudy, openDatabase, studyDatabasePath, createEvaluator, InputError, StudyBusyError } from 'kloop';
 import * as providers from 'kloop/providers';
 import * as runtime from 'kloop/runtime';
 import * as assembly from 'kloop/assembly';
@@ -99,7 +107,7 @@ const decided = await db.selectFrom('experiments').select(['decision', 'reason']
 await db.destroy();
 console.log(JSON.stringify({
   welch: { statistic: t.statistic, pValue: t.pValue },
-  gate: typeof decide, alpha: DEFAULT_GATE_SETTINGS.alpha, evaluator: typeof createEvaluator, errors: typeof InputError,
+  gate: typeof decide, alpha: DEFAULT_GATE_SETTINGS.alpha, evaluator: typeof createEvaluator, errors: typeof InputError, busy: new StudyBusyError(undefined) instanceof Error,
   subpaths: [providers, runtime, assembly, signals, importers].map((module) => Object.keys(module).length > 0),
   stopReason: outcome.stopReason, experiments: decided.length, events: [...new Set(events)],
 }));
@@ -107,10 +115,10 @@ console.log(JSON.stringify({
     );
     const result = node(['consumer.mjs']);
     expect(result.code, result.stderr).toBe(0);
-    const report = JSON.parse(result.stdout) as { welch: { statistic: number; pValue: number }; gate: string; alpha: number; evaluator: string; errors: string; subpaths: boolean[]; stopReason: string; experiments: number; events: string[] };
+    const report = JSON.parse(result.stdout) as { welch: { statistic: number; pValue: number }; gate: string; alpha: number; evaluator: string; errors: string; busy: boolean; subpaths: boolean[]; stopReason: string; experiments: number; events: string[] };
     expect(report.welch.pValue).toBeGreaterThan(0);
     expect(report.welch.pValue).toBeLessThan(0.01);
-    expect(report).toMatchObject({ gate: 'function', alpha: 0.05, evaluator: 'function', errors: 'function', subpaths: [true, true, true, true, true], stopReason: 'max_experiments', experiments: 3 });
+    expect(report).toMatchObject({ gate: 'function', alpha: 0.05, evaluator: 'function', errors: 'function', busy: true, subpaths: [true, true, true, true, true], stopReason: 'max_experiments', experiments: 3 });
     expect(report.events).toEqual(expect.arrayContaining(['start', 'round', 'decision', 'stop']));
   });
 

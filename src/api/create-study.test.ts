@@ -190,6 +190,17 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
     expect(rows.filter((row) => row.run_id === 2).every((row) => row.reason === 'duplicate')).toBe(true);
   });
 
+  it('best() before the first ask() names the seed as version 1 (it said 0, a version no command knows); after close() it is refused', async () => {
+    const study = await createStudy(base(folder()));
+    const before = await study.best();
+    expect(before).toMatchObject({ versionId: 1, text: 'apple\n' });
+    const candidates = await study.ask();
+    expect((await study.tell(candidates[0]!)).decision).toBe('accepted');
+    expect((await study.best()).versionId).toBe(2);
+    await study.close();
+    await expect(study.best()).rejects.toMatchObject({ field: 'study', message: expect.stringContaining('the study is closed') });
+  });
+
   it('refuses a call back into the study from its own proposer instead of waiting for itself', async () => {
     let inner: unknown;
     const holder: { study?: Awaited<ReturnType<typeof createStudy>> } = {};

@@ -51,7 +51,7 @@ import { InputError } from '../errors.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { ExecutionResult, Executor } from '../executors/executor.ts';
 import type { GateCalibration } from '../gate/gate.ts';
-import { createLoopEngine, type LoopEngine, type Told } from '../loop/engine.ts';
+import { createLoopEngine, ensureSeedVersion, type LoopEngine, type Told } from '../loop/engine.ts';
 import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
 import type { ScreenedCandidate } from '../loop/integrate.ts';
 import { runStudy, type RunEvent, type RunOutcome } from '../loop/run-study.ts';
@@ -62,7 +62,6 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../storage/lease.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../storage/lease.ts';
-import { getRegistryVersion } from '../storage/registry.ts';
 import { racingSettingsOf, studyConfigSchema, withRacing } from '../study/config.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
 import { customTaskOf } from '../tasks/custom/custom-task.ts';
@@ -458,7 +457,9 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
     return scores;
   };
   const best = async (): Promise<StudyBest> => {
-    const active = (await getRegistryVersion(db)) ?? { id: 0, text: options.artifact };
+    requireOpen();
+    // Before the first ask() or optimize() the seed is registered now (as version 1, what the first run registers): the id is one kloop diff and activate know.
+    const active = await ensureSeedVersion(db, study, () => new Date());
     return { versionId: active.id, text: active.text, scores: await scoresOf(active.text) };
   };
   const requireOpen = (): void => {

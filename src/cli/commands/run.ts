@@ -8,7 +8,7 @@
  * the next run continues.
  * See docs/reliability.md.
  */
-import type { LoadedStudy } from '../../study/loaded-study.ts';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError, KloopError } from '../../errors.ts';
 import { studyDatabaseLocation } from '../../storage/database.ts';
@@ -22,6 +22,7 @@ import type { PartitionSizes, StudyReport } from '../../study/report.ts';
 import { buildStudyReport, markCorpus } from '../../study/report.ts';
 import { describeFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import { componentColumns, formatScore, print, printJson, progress, table } from '../output.ts';
+import type { LoadedStudy } from '../../study/loaded-study.ts';
 import { headlineValue } from '../../study/loaded-study.ts';
 import { onOutputClosed } from '../closed-output.ts';
 import { latestCalibration } from '../../study/calibration.ts';
@@ -171,6 +172,15 @@ export function registerRunCommand(program: Command): void {
         }
         const calibration = await latestCalibration(session.db, fingerprint, undefined, study.gate.calibrationWindow);
         if (calibration === undefined && study.gate.requireCalibration) throw requiresCalibration(study);
+        // The artifact file seeds a new study only: once the notebook holds a seed, an edit of the file is not read. Say so.
+        const seed = await getRegistryVersion(session.db, 'seed');
+        if (seed !== undefined && seed.text !== study.artifactText) {
+          const active = await getRegistryVersion(session.db);
+          progress(
+            `kloop: NOTE: ${path.basename(study.artifactPath)} differs from the seed this study started from (version ${seed.id}); the file seeds a new study only, and this run continues from the active version ${active?.id ?? seed.id}. To start afresh from the file: kloop reset ${study.dir}`,
+            quiet,
+          );
+        }
         progress(`kloop: ${study.dir} — ${study.corpus.length} examples (optimization ${study.partitions.optimization.length}, anchor ${study.partitions.anchor.length}, shadow ${study.partitions.shadow.length}), executor ${study.executor.id}, proposer ${study.proposer.id}`, quiet);
         if (calibration !== undefined) progress(`kloop: calibration ${calibration.record.createdAt}: noise SD ${calibration.record.noiseSd.toFixed(6)} (rolling max ${calibration.calibration.noiseSd.toFixed(6)}), τ = thresholdK ${study.gate.thresholdK} × ${calibration.calibration.noiseSd.toFixed(6)} = ${(study.gate.thresholdK * calibration.calibration.noiseSd).toFixed(6)}`, quiet);
         else if (study.executor.deterministic) progress('kloop: deterministic executor, no calibration stored: run-to-run noise is 0, τ = 0; the paired test carries the decision', quiet);

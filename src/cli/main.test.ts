@@ -21,6 +21,9 @@ describe('the command catalogue', () => {
       const command = program.commands.find((candidate) => candidate.name() === entry.name)!;
       expect(argumentsOf(command), entry.name).toBe(entry.arguments);
       expect(command.description().startsWith(entry.summary), `${entry.name}: "${command.description()}" starts with "${entry.summary}"`).toBe(true);
+      // A summary is a whole phrase, not a description cut at its first colon ("Check a study: the database").
+      expect(entry.summary, entry.name).not.toMatch(/[:,;]$/);
+      expect(entry.summary.split(' ').length, entry.name).toBeGreaterThan(5);
     }
   });
 

@@ -37,7 +37,7 @@ export function registerCalibrateCommands(program: Command): void {
     program
       .command('calibrate')
       .description(
-        'Measure the evaluator before trusting it: noise (the incumbent evaluated noiseRepeats times → run-to-run SD and per-example SDs), ' +
+        'Measure the evaluator before trusting it: its noise, its signal and the margin τ. Noise (the incumbent evaluated noiseRepeats times → run-to-run SD and per-example SDs), ' +
           'signal (incumbent vs an ablated artifact → Cohen\'s d) and the margin τ = k × rolling max noise SD.',
       )
       .argument('<study>', 'study folder')

@@ -13,7 +13,7 @@ export function registerDoctorCommand(program: Command): void {
   program
     .command('doctor')
     .description(
-      'Check a study: the database (SQLite integrity, orphaned or dangling records, decisions made twice, a lease held by a dead run) ' +
+      'Check a study: its database, its set-up and the power of its partitions. The database (SQLite integrity, orphaned or dangling records, decisions made twice, a lease held by a dead run) ' +
         'and the set-up against the seed checklist for any task (automated metric, 15+ seed examples, three registers, invariants, the metric tested on the corpus, ' +
         'stopping criteria, fast and slow schedule, results logged), and whether the partitions are large enough for the gate to accept any change (the power check `kloop run` does before round 1). ' +
         'Read-only. Exit 0 when healthy, 1 when there are problems.',

@@ -51,7 +51,8 @@ describe.concurrent('bad input: one clear message, exit code 2, no database chan
   it('malformed YAML in kloop.yaml names the file and the line', async () => {
     const dir = await studyWithDatabase();
     edit(path.join(dir, 'kloop.yaml'), (text) => text.replace('executor:\n  kind: offline', 'executor: [offline\n  kind: offline'));
-    await expectRefused(dir, new RegExp(`^kloop: ${quote(dir)}/kloop\\.yaml:\\d+: malformed YAML: `));
+    const message = await expectRefused(dir, new RegExp(`^kloop: ${quote(dir)}/kloop\\.yaml:\\d+: malformed YAML: `));
+    expect(message).toMatch(/at line \d+, column \d+$/); // the message ends there: no colon left from the code frame it dropped
   });
 
   it('malformed JSONL names the file and the line', async () => {

@@ -43,7 +43,8 @@ export function parseLocatedYaml(text: string, source: YamlSource): LocatedYaml 
   const firstError = document.errors[0];
   if (firstError !== undefined) {
     const line = (firstError.linePos?.[0].line ?? 1) + lineOffset;
-    const summary = firstError.message.split('\n')[0] ?? firstError.message;
+    // yaml's pretty message is "… at line 2, column 1:" and a code frame; the frame is dropped, and with it the colon that led to it.
+    const summary = (firstError.message.split('\n')[0] ?? firstError.message).replace(/:\s*$/, '');
     throw new InputError(`malformed YAML: ${summary}`, { file: source.file, line, code: 'input.yaml_syntax' });
   }
   const lineAt = (offset: number | undefined): number => (offset === undefined ? 1 : lineCounter.linePos(offset).line) + lineOffset;

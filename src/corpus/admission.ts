@@ -96,7 +96,7 @@ export function readCandidateRecords(file: string, records: ExampleFormat = INTE
     bytes = readFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return { ok: false, errors: [{ file, message: code === 'ENOENT' ? `${file} does not exist` : `cannot read ${file}: ${(error as Error).message}` }] };
+    return { ok: false, errors: [{ file, message: code === 'ENOENT' ? 'the file does not exist' : `cannot read: ${(error as Error).message}` }] };
   }
   let text: string;
   try {

@@ -423,7 +423,7 @@ function importLocated(path: string, format: PublicFormat, records: ExampleForma
     bytes = readFileSync(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return { ok: false, errors: [{ file: path, message: code === 'ENOENT' ? `${path} does not exist` : `cannot read ${path}: ${(error as Error).message}` }] };
+    return { ok: false, errors: [{ file: path, message: code === 'ENOENT' ? 'the file does not exist' : `cannot read: ${(error as Error).message}` }] };
   }
   return parseLocated(bytes, format, path, records);
 }

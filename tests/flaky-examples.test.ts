@@ -64,6 +64,10 @@ describe('flaky examples', () => {
     const payload = JSON.parse(json.stdout) as { repeats: number; flaky: { level: number; repeats: number; count: number; ids: string[] }; partitions: Record<string, { flaky: number }>; examples: Array<{ id: string; repeat: number; flaky: boolean }> };
     expect(payload.flaky).toMatchObject({ level: 0.2, repeats: 3, count: FLIPPED.length, ids: FLIPPED });
     expect(payload.partitions).toMatchObject({ optimization: { flaky: 2 }, anchor: { flaky: 1 }, shadow: { flaky: 1 } });
+    // examples counts examples, exampleRepeats what was evaluated (before, examples was 3 × the examples).
+    const partitions = payload.partitions as unknown as Record<string, { examples: number; exampleRepeats: number }>;
+    const sizes = Object.fromEntries(['optimization', 'anchor', 'shadow'].map((name) => [name, TICKETS.filter(([, , partition]) => partition === name).length]));
+    for (const name of ['optimization', 'anchor', 'shadow']) expect(partitions[name]).toMatchObject({ examples: sizes[name], exampleRepeats: 3 * sizes[name]! });
     // Every repeat line of a flaky example says so, and only those.
     expect([...new Set(payload.examples.filter((example) => example.flaky).map((example) => example.id))]).toEqual(FLIPPED);
     expect(payload.examples.filter((example) => example.flaky)).toHaveLength(3 * FLIPPED.length);

@@ -99,7 +99,8 @@ export function registerEvalCommand(program: Command): void {
                 headline: headlineValue(study.headline, byPartition[name]!.composite),
                 components: byPartition[name]!.components,
                 invalid: byPartition[name]!.invalid,
-                examples: byPartition[name]!.total,
+                examples: distinctExamples(byPartition[name]!),
+                exampleRepeats: byPartition[name]!.total,
                 flaky: findFlakyExamples(byPartition[name]!.examples).count,
               },
             ]),
@@ -117,8 +118,9 @@ export function registerEvalCommand(program: Command): void {
         print(`${artifactLabel} on ${payload.partition} (evaluator ${evaluator.fingerprint})`);
         const headline = study.headline ?? { name: 'composite', complement: false };
         const columns = componentColumns(scoreNamesOf(study.task).components, names.map((name) => byPartition[name]!));
-        const row = (label: string, score: PartitionScore): string[] => [label, String(score.total), formatScore(headlineValue(headline, score.composite)), ...columns.map((name) => formatScore(score.components[name])), String(score.invalid)];
-        const rows = [['partition', 'examples', headline.name, ...columns, 'invalid'], ...names.map((name) => row(name, byPartition[name]!))];
+        // Examples, not example-repeats (with 5 repeats, 10 anchors are 10, as the run report says); invalid counts example-repeats.
+        const row = (label: string, score: PartitionScore): string[] => [label, String(distinctExamples(score)), formatScore(headlineValue(headline, score.composite)), ...columns.map((name) => formatScore(score.components[name])), String(score.invalid)];
+        const rows = [['partition', 'examples', headline.name, ...columns, all.repeats > 1 ? `invalid (of ${all.repeats} repeats each)` : 'invalid'], ...names.map((name) => row(name, byPartition[name]!))];
         if (names.length > 1) rows.push(row('all', all));
         print(table(rows));
         if (headline.complement) print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);
@@ -176,4 +178,9 @@ function describeExample(record: ExampleScoreRecord, example: Example | undefine
     feedback: record.feedback,
     notes,
   };
+}
+
+/** Distinct examples of a score (its records are example-repeats). */
+function distinctExamples(score: PartitionScore): number {
+  return new Set(score.examples.map((record) => record.exampleId)).size;
 }

@@ -107,6 +107,8 @@ describe('createStudy', () => {
     try {
       await expect(study.tell({ text: 'apple\npear\n', delta: '+ pear', rationale: '' })).rejects.toThrow(/candidate of the last ask/);
       await expect(createStudy({ storage, artifact: 'apple\n', examples, score, execute, proposer: () => [] })).rejects.toBeInstanceOf(StudyBusyError);
+      // Its advice is the library's, not the CLI's --wait.
+      await expect(createStudy({ storage, artifact: 'apple\n', examples, score, execute, proposer: () => [] })).rejects.toThrow(/; close\(\) the study there, or let its run end, then create it again$/);
     } finally {
       await study.close();
     }

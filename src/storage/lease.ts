@@ -110,15 +110,16 @@ export class StudyBusyError extends KloopError {
   /**
    * @param holder the lease's live holder: the message names its pid, host and start
    * @param locked without a holder: the message (and the study, and the SQLite error as `cause`)
+   * @param advice what the reader can do, after the holder (default the CLI's: `use --wait to wait`)
    */
-  constructor(holder: LeaseRecord | undefined, locked: { message: string; studyPath?: string; cause?: unknown } = { message: 'the study database is locked by another process; use --wait to wait' }) {
+  constructor(holder: LeaseRecord | undefined, locked: { message: string; studyPath?: string; cause?: unknown } = { message: 'the study database is locked by another process; use --wait to wait' }, advice = 'use --wait to wait') {
     const options: KloopErrorOptions & { code: string; exitCode: number } = { code: 'study_busy', exitCode: STUDY_BUSY_EXIT_CODE };
     if (holder !== undefined) options.studyPath = holder.studyKey;
     else {
       if (locked.studyPath !== undefined) options.studyPath = locked.studyPath;
       if (locked.cause !== undefined) options.cause = locked.cause;
     }
-    super(holder !== undefined ? `study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; use --wait to wait` : locked.message, options);
+    super(holder !== undefined ? `study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; ${advice}` : locked.message, options);
     this.holder = holder;
   }
 }

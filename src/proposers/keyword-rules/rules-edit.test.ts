@@ -176,6 +176,31 @@ scores:
     );
   });
 
+  it('keeps a JSON file written one rule per line in that layout: only the changed rule lines differ', () => {
+    const lines = [
+      '{',
+      '  "queues": ["billing", "account"],',
+      '  "default": "billing",',
+      '  "rules": [',
+      '    { "id": "billing", "queue": "billing", "any": ["invoice"] },',
+      '    { "id": "account", "queue": "account", "any": ["password"] }',
+      '  ]',
+      '}',
+      '',
+    ];
+    const text = lines.join('\n');
+    // Before, the re-indented rendering changed every line, so every candidate's delta was the whole file.
+    expect(applyEditToText(text, { kind: 'addTerm', rule: { index: 1, id: 'account', queue: 'account' }, term: 'login' })).toBe(
+      text.replace('"any": ["password"] }', '"any": ["password", "login"] }'),
+    );
+    expect(applyEditToText(text, { kind: 'addRule', id: 'refunds', queue: 'billing', term: 'refund', before: null })).toBe(
+      text.replace('"any": ["password"] }\n', '"any": ["password"] },\n    { "id": "refunds", "queue": "billing", "any": ["refund"] }\n'),
+    );
+    expect(applyEditToText(text, { kind: 'moveRule', rule: { index: 1, id: 'account', queue: 'account' }, before: { index: 0, id: 'billing', queue: 'billing' } })).toBe(
+      [...lines.slice(0, 4), '    { "id": "account", "queue": "account", "any": ["password"] },', '    { "id": "billing", "queue": "billing", "any": ["invoice"] }', ...lines.slice(6)].join('\n'),
+    );
+  });
+
   it('applies the same edit to parsed rules as to the text', () => {
     const edits: RoutingRuleEdit[] = [
       { kind: 'addTerm', rule: BILLING, term: 'charged twice' },

@@ -173,6 +173,14 @@ describe('intentTask', () => {
     expect(intentTask.schemas.expected.safeParse({}).success).toBe(false);
     expect(intentTask.schemas.expected.safeParse({ projections: ['list'] }).success).toBe(false);
     expect(intentTask.schemas.expected.safeParse({ appType: 'crm' }).success).toBe(true);
+    expect(intentTask.schemas.expected.safeParse({ appType: ['crm', 'booking'] }).success).toBe(true);
+    // An unknown gold app type names the values (the union's own message was a bare "Invalid input").
+    for (const appType of ['spaceship', ['crm', 'spaceship']]) {
+      const parsed = intentTask.schemas.expected.safeParse({ appType });
+      expect(parsed.success).toBe(false);
+      expect(parsed.error?.issues[0]?.message).toMatch(/^Invalid option: expected one of "[a-z_]+"(\|"[a-z_]+")+, or a list of them/);
+      expect(parsed.error?.issues[0]?.message).toContain('"crm"');
+    }
     expect(intentTask.schemas.output.safeParse({ ...predicted, appType: 'spaceship' }).success).toBe(false);
     expect(intentTask.schemas.output.safeParse({ ...predicted, behaviors: undefined }).success).toBe(false);
   });

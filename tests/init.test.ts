@@ -532,8 +532,11 @@ describe('a study from kloop init, grown to 24 tickets by hand, runs to an hones
     // A small budget keeps the suite fast: every edit tried runs one program per ticket.
     const config = path.join(dir, 'kloop.yaml');
     writeFileSync(config, readFileSync(config, 'utf8').replace('maxEvaluations: 10', 'maxEvaluations: 3'));
-    const result = await kloop('run', dir, '--json', '--quiet', '--max-experiments', '2');
+    const result = await kloop('run', dir, '--json', '--max-experiments', '2');
     expect(result.code, result.stderr).toBe(0);
+    // Progress gives each round's best in the study's headline, as the report does (a routing study's said "composite").
+    const headline = /reportAs: misroute rate/.test(readFileSync(config, 'utf8')) ? 'misroute rate' : 'composite';
+    expect(result.stderr).toMatch(new RegExp(`^round 1 done: .*; best optimization ${headline} (\\d\\.\\d{4}|—) \\(on \\d+ examples\\)`, 'm'));
     const report = JSON.parse(result.stdout) as RunReport;
     expect(report.baseline.optimization).toBeCloseTo(seed.optimization, 12);
     expect(report.baseline.anchor).toBeCloseTo(seed.anchor, 12);

@@ -22,7 +22,7 @@ import type { PartitionSizes, StudyReport } from '../../study/report.ts';
 import { buildStudyReport, markCorpus } from '../../study/report.ts';
 import { describeFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import { componentColumns, formatScore, print, printJson, progress, table } from '../output.ts';
-import type { LoadedStudy } from '../../study/loaded-study.ts';
+import type { LoadedStudy, StudyHeadline } from '../../study/loaded-study.ts';
 import { headlineValue } from '../../study/loaded-study.ts';
 import { onOutputClosed } from '../closed-output.ts';
 import { latestCalibration } from '../../study/calibration.ts';
@@ -229,7 +229,7 @@ export function registerRunCommand(program: Command): void {
           onCorpusChange: (change) => progress(`kloop: ${change.message}`, quiet),
           onEvent: (event) => {
             if (event.type === 'start') runId = event.runId;
-            progress(describeEvent(event, study.partitions.optimization.length), quiet);
+            progress(describeEvent(event, study.partitions.optimization.length, study.headline), quiet);
             if (event.type === 'decision' && event.decision === 'accepted') void mirror();
           },
         });
@@ -301,8 +301,10 @@ function parseCount(value: string): number {
  * One progress line per run event. `optimizationSize` is the optimization
  * partition's size when the event happened: the best composite of a round is
  * on the partition as it was then (graduations between rounds change it).
+ * With a `headline` (e.g. misroute rate = 1 − composite) the round's best is
+ * given in it, as the report gives it.
  */
-function describeEvent(event: RunEvent, optimizationSize: number): string {
+function describeEvent(event: RunEvent, optimizationSize: number, headline?: StudyHeadline): string {
   switch (event.type) {
     case 'start':
       return `run ${event.runId}: evaluator ${event.fingerprint}, ${event.experiments} experiments so far, incumbent version ${event.incumbent}`;
@@ -313,7 +315,8 @@ function describeEvent(event: RunEvent, optimizationSize: number): string {
     case 'decision':
       return `  #${event.experimentId} ${event.decision === 'accepted' ? 'ACCEPTED' : event.decision === 'skipped' ? 'skipped ' : 'refused '} ${event.decision === 'accepted' ? '' : `(${event.reason}) `}${event.delta}${event.optimization !== null ? `  [optimization ${formatScore(event.optimization)}]` : ''}`;
     case 'round-end':
-      return `round ${event.round} done: ${event.accepted} accepted, ${event.refused} refused; best optimization composite ${formatScore(event.best)} (on ${optimizationSize} examples); delta diversity mean ${formatScore(event.diversity.mean)} min ${formatScore(event.diversity.min)}`;
+      // In the study's headline, as the report prints it (a routing study's misroute rate, 1 − composite).
+      return `round ${event.round} done: ${event.accepted} accepted, ${event.refused} refused; best optimization ${headline?.name ?? 'composite'} ${formatScore(headlineValue(headline, event.best))} (on ${optimizationSize} examples); delta diversity mean ${formatScore(event.diversity.mean)} min ${formatScore(event.diversity.min)}`;
     case 'stop':
       return `stopped: ${event.reason} — ${event.detail}`;
   }

@@ -10,6 +10,8 @@
  * runs, so a run that waited for an answer, or made a call after the
  * signal, could only end through the grace timer (no report) or never.
  */
+import Database from 'better-sqlite3';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { INTERRUPT_GRACE_MS, INTERRUPTED_EXIT_CODE } from '../src/cli/commands/run.ts';
 import type { FakeResponse } from './llm-fake-openai-server.ts';
@@ -70,5 +72,41 @@ describe('Ctrl-C with model calls in flight', () => {
     const notebook = snapshotDatabase(study.dir);
     expect(notebook.runs).toEqual([{ stopReason: 'interrupted', ended: true }]);
     expect(notebook.leases).toBe(0);
+  }, 60_000);
+});
+
+describe('Ctrl-C during kloop calibrate', () => {
+  it('aborts the call in flight, stores no calibration, gives the lease back and exits 130 with a word', async () => {
+    const study = makeLlmStopStudy({ optimization: 1, anchor: 2, shadow: 3 });
+    cleanups.push(study.cleanup);
+    const held: Array<() => void> = [];
+    let arrived: () => void = () => undefined;
+    const firstRequest = new Promise<void>((resolve) => (arrived = resolve));
+    const server = await serveStudy(study, {
+      proposer: (chat) => appendToRoles(chat, 'A rule.'),
+      executor: (_chat, gold) => {
+        arrived();
+        return new Promise<FakeResponse>((resolve) => held.push(() => resolve({ content: JSON.stringify(gold) })));
+      },
+    });
+    cleanups.push(() => server.close());
+    cleanups.push(() => held.forEach((release) => release()));
+
+    const child = spawnKloop(['calibrate', study.dir, '--json', ...modelArgs(server)]);
+    const done = finished(child);
+    await firstRequest;
+    child.kill('SIGINT');
+    const result = await done;
+    // Before, the process died at the signal: nothing said, and its lease left behind (doctor: held by a dead run).
+    expect(result.code, result.stderr).toBe(INTERRUPTED_EXIT_CODE);
+    expect(result.stderr).toContain('kloop: interrupted: the calibration was not stored');
+    expect(JSON.parse(result.stdout)).toEqual({ interrupted: true, message: 'interrupted: the calibration was not stored' });
+    expect(snapshotDatabase(study.dir).leases).toBe(0);
+    const db = new Database(path.join(study.dir, '.kloop', 'kloop.db'), { readonly: true });
+    try {
+      expect((db.prepare('select count(*) as n from calibrations').get() as { n: number }).n).toBe(0);
+    } finally {
+      db.close();
+    }
   }, 60_000);
 });

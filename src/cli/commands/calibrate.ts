@@ -8,6 +8,7 @@ import { DEFAULT_CALIBRATION_SETTINGS, calibrateStudy, listCalibrations } from '
 import type { LoadedStudy } from '../../study/loaded-study.ts';
 import { createStudyEvaluator } from '../../study/run-study.ts';
 import type { StudyEvaluatorOptions } from '../../loop/evaluate-partition.ts';
+import { INTERRUPTED_EXIT_CODE } from '../../loop/stop-reasons.ts';
 import { print, printJson, progress, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, assertStudyWritable, openStudy } from './study-session.ts';
@@ -48,11 +49,26 @@ export function registerCalibrateCommands(program: Command): void {
     const session = await openStudy(studyDir, { ...options, modelCalls: 'executor' });
     let lease: LeaseRecord | undefined;
     let heartbeat: LeaseHeartbeat | undefined;
+    // Ctrl-C or SIGTERM: the calls in flight are aborted, nothing is stored, the lease is given back, exit 130.
+    const controller = new AbortController();
+    const onSignal = (): void => controller.abort(new Error('interrupted'));
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
     try {
       // One writer per study: a calibration stored while `kloop run` holds the study would change τ under it.
       lease = await acquireLease(session.db, { studyKey: session.study.dir });
       heartbeat = startLeaseHeartbeat(session.db, lease);
-      const result = await calibrate(session.study, session.db, options.quiet === true, options.cache === false ? { readSince: new Date().toISOString() } : {});
+      let result: CalibrationResult;
+      try {
+        result = await calibrate(session.study, session.db, options.quiet === true, options.cache === false ? { readSince: new Date().toISOString() } : {}, controller.signal);
+      } catch (error) {
+        if (!controller.signal.aborted) throw error;
+        const message = 'interrupted: the calibration was not stored';
+        progress(`kloop: ${message}`);
+        if (options.json === true) printJson({ interrupted: true, message });
+        process.exitCode = INTERRUPTED_EXIT_CODE;
+        return;
+      }
       const history = await listCalibrations(session.db, result.record.fingerprint);
       if (options.json === true) printJson({ ...result, calibrations: history });
       else {
@@ -66,6 +82,8 @@ export function registerCalibrateCommands(program: Command): void {
       }
       process.exitCode = result.ok ? 0 : 1;
     } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
       await heartbeat?.stop();
       if (lease !== undefined) await releaseLease(session.db, lease);
       await session.close();

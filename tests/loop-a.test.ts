@@ -126,6 +126,17 @@ describe('runLoopA', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('an abort that surfaces as an error mid-evaluation records the run as interrupted, not failed', async () => {
+    const study = kennelStudy(dir);
+    const controller = new AbortController();
+    // Aborted as the run starts: the incumbent's evaluation then stops on the signal and throws it.
+    const run = runLoopA({ study, db, signal: controller.signal, onEvent: (event) => (event.type === 'start' ? controller.abort(new Error('interrupted')) : undefined) });
+    await expect(run).rejects.toThrow('interrupted');
+    const row = await db.selectFrom('loop_a_runs').selectAll().executeTakeFirstOrThrow();
+    expect(row.status).toBe('interrupted');
+    expect(JSON.parse(row.report!)).toEqual({ interrupted: 'interrupted' });
+  });
+
   it('sends what passes its gate to the review queue, activates nothing, and records its run and decisions', async () => {
     const study = kennelStudy(dir);
     const outcome = await runLoopA({ study, db });

@@ -545,9 +545,11 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
       .execute();
     return outcome;
   } catch (error) {
+    // An abort (Ctrl-C, a lost lease) that surfaced as an error is an interruption, not a failure.
+    const interrupted = options.signal?.aborted === true;
     await db
       .updateTable('loop_a_runs')
-      .set({ ended_at: isoNow(now), status: 'failed', report: JSON.stringify({ error: error instanceof Error ? error.message : String(error) }) })
+      .set({ ended_at: isoNow(now), status: interrupted ? 'interrupted' : 'failed', report: JSON.stringify({ [interrupted ? 'interrupted' : 'error']: error instanceof Error ? error.message : String(error) }) })
       .where('id', '=', runId)
       .execute();
     throw error;

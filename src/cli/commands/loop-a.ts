@@ -192,7 +192,19 @@ export async function runLoopACommand(studyDir: string, options: RunLoopAOptions
     try {
       session.plugins.checkBudget(study);
       progress(`kloop: Loop A on ${study.dir} — ${study.corpus.length} examples, executor ${study.executor.id}, proposer ${study.proposer.id}`, quiet);
-      const outcome = await runLoopA({ study, db: session.db, signal: controller.signal, onEvent: (event) => progress(describeEvent(event), quiet) });
+      let outcome: Awaited<ReturnType<typeof runLoopA>>;
+      try {
+        outcome = await runLoopA({ study, db: session.db, signal: controller.signal, onEvent: (event) => progress(describeEvent(event), quiet) });
+      } catch (error) {
+        if (!controller.signal.aborted) throw error;
+        // Interrupted mid-evaluation: the run is recorded as interrupted, its decisions so far are kept (exit 130).
+        const reason = (controller.signal.reason as Error | undefined)?.message;
+        const message = `${reason === undefined || reason === 'interrupted' ? 'interrupted' : `stopped (${reason})`}: the Loop A run is recorded as interrupted; the decisions it made are kept`;
+        progress(`kloop: ${message}`);
+        if (options.json === true) printJson({ study: study.dir, loop: 'A', interrupted: true, message, usage: session.plugins.usage() });
+        process.exitCode = 130;
+        return;
+      }
       if (options.json === true) printJson({ study: study.dir, loop: 'A', ...outcome, usage: session.plugins.usage() });
       else printRun(outcome);
       process.exitCode = controller.signal.aborted ? 130 : 0;

@@ -4,7 +4,7 @@
  * through the registry and the patterns folder, and the CLI (`eval --loop A`,
  * `run --loop A`, `review`).
  */
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -202,6 +202,13 @@ describe('the CLI: eval --loop A, run --loop A, review', () => {
     expect(text.stdout).toMatch(/Loop A \(end-to-end\)/);
     expect(text.stdout).toMatch(/failures per gate:/);
     expect((await kloop('eval', dir, '--loop', 'C')).code).toBe(2);
+    // An artifact that gives no valid intent: no score, exit 1, as plain eval (it exited 0).
+    const broken = path.join(dir, 'broken-playbook.yaml');
+    writeFileSync(broken, 'foo: 1\n');
+    const nothing = await kloop('eval', dir, '--loop', 'A', '--artifact', broken, '--json', '--partition', 'anchor');
+    expect(nothing.code, nothing.stderr).toBe(1);
+    expect(nothing.stderr).toMatch(/^kloop: nothing valid came back: (\d+) of \1 intents are invalid \(.+\); there is no composite \(exit 1\)$/m);
+    expect(JSON.parse(nothing.stdout)).toMatchObject({ valid: 0, composite: null });
   });
 
   it('kloop run --loop A decides candidates without moving the registry', async () => {

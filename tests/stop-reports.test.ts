@@ -10,7 +10,8 @@
  * report evaluated the partitions the run had not, hit the cap again and
  * exited 1 with nothing but an error on stdout.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { STOP_REASONS } from '../src/loop/stop-reasons.ts';
@@ -212,5 +213,25 @@ describe('an incumbent with no valid output at all', () => {
     expect(report.stopDetail).toMatch(/^the incumbent \(version 1\) gave no valid output on any of the \d+ optimization example-repeats, so nothing can be measured \(/);
     expect(report.stopDetail).toContain('check the executor with `kloop eval`');
     expect(report.experiments).toBe(0);
+  }, 60_000);
+});
+
+describe('a budget too small for a single proposal', () => {
+  it('is refused with exit 2 before the corpus files are admitted: nothing written', async () => {
+    const { study, server } = await start({ study: { stopping: 'stopping: { maxExperiments: 10, plateauRounds: 10 }' } });
+    const result = await kloop('run', study.dir, ...modelArgs(server), '--model', 'openai:gpt-4.1-mini', '--max-cost-usd', '0.000001');
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain('full proposals');
+    expect(server.calls).toBe(0);
+    // Before, it had admitted the corpus (every record a corpus member, with its event) before refusing.
+    const file = path.join(study.dir, '.kloop', 'kloop.db');
+    if (existsSync(file)) {
+      const db = new Database(file, { readonly: true });
+      try {
+        expect((db.prepare('select count(*) as n from corpus_members').get() as { n: number }).n).toBe(0);
+      } finally {
+        db.close();
+      }
+    }
   }, 60_000);
 });

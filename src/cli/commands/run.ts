@@ -149,11 +149,12 @@ export function registerRunCommand(program: Command): void {
         if (options.calibrate !== true && study.gate.requireCalibration && (await session.db.selectFrom('calibrations').select('id').limit(1).executeTakeFirst()) === undefined) {
           throw requiresCalibration(study);
         }
+        // A budget that cannot cover a few proposals is bad input: refused before anything is written.
+        session.plugins.checkBudget(study);
         // Before round 1: the corpus files' new records are admitted or refused, visibly (docs/corpus.md).
         for (const line of describeCorpusStart(await startCorpusLifecycle(session.db, study, () => new Date()))) progress(`kloop: ${line}`, quiet);
         // The partitions this run starts with: the report lists what moved after this point.
         const corpusAtStart = await markCorpus(session.db, study);
-        session.plugins.checkBudget(study);
         const fingerprint = createStudyEvaluator(study).fingerprint;
         if (options.calibrate === true) {
           let result: Awaited<ReturnType<typeof calibrate>>;

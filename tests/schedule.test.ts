@@ -227,3 +227,25 @@ describe('no overlapping runs of the same loop', () => {
     }
   });
 });
+
+describe('kloop schedule on a study another schedule holds', () => {
+  it('exits 3 with advice it can follow (schedule has no --wait)', async () => {
+    const { kloop, makeSmallStudy } = await import('./small-intent-study.ts');
+    const { acquireLease, releaseLease } = await import('../src/storage/lease.ts');
+    const study = makeSmallStudy({ optimization: 4, anchor: 1, shadow: 2, config: [] });
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(path.join(study.dir, '.kloop'), { recursive: true });
+    const db = await openDatabase(studyDatabasePath(study.dir));
+    try {
+      const held = await acquireLease(db, { studyKey: `${study.dir}#schedule` });
+      const result = await kloop('schedule', study.dir, '--once', 'D', '--json');
+      expect(result.code).toBe(3);
+      expect(result.stderr).toMatch(/^kloop: study is being run by pid \d+ on host \S+ since \S+; one schedule per study: stop that one first \(Ctrl-C or SIGTERM\)$/m);
+      expect(result.stderr).not.toContain('--wait');
+      await releaseLease(db, held);
+    } finally {
+      await db.destroy();
+      study.cleanup();
+    }
+  }, 60_000);
+});

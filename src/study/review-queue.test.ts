@@ -8,6 +8,7 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase } from '../storage/database.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion } from '../storage/registry.ts';
 import { approveReviewItem, enqueueReviewItem, getReviewItem, listReviewItems, rejectReviewItem } from './review-queue.ts';
+import { readCorpusFile } from '../corpus/importers/public-format.ts';
 
 const PATTERN_YAML = `id: kennel
 title: Kennel boarding
@@ -131,6 +132,9 @@ describe('approve and reject', () => {
     await approveReviewItem(db, second.item.id, { by: 'ana', studyDir: dir });
     const file = path.join(dir, 'review', 'examples', `${second.item.id}.json`);
     expect(existsSync(file)).toBe(true);
-    expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ id: 'kennel-2' });
+    // The public corpus format, which corpus add reads as it stands (a bare example object was refused: 'unknown top-level field "id"').
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ examples: [{ ...example, id: 'kennel-2' }] });
+    const read = readCorpusFile(file);
+    expect(read.ok && read.examples.map((record) => record.id)).toEqual(['kennel-2']);
   });
 });

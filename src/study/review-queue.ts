@@ -14,7 +14,8 @@
  *   refused (`invalid_payload`) and stays pending;
  * - an `example` item is handed to an `admitExample` hook when the caller
  *   gives one (corpus admission, shadow first), else written as JSON to
- *   `<study>/review/examples/<id>.json` for admission.
+ *   `<study>/review/examples/<id>.json` for admission (in the public corpus
+ *   format: `kloop corpus add <study> <file>` takes it as it stands).
  *
  * Every decision records who (a name the user gives), when, and an optional
  * note; a decided item is never decided again.
@@ -330,7 +331,8 @@ async function applyApproval(db: StudyDatabase, item: ReviewItem, by: string, op
       const folder = path.join(options.studyDir, 'review', 'examples');
       mkdirSync(folder, { recursive: true });
       const file = path.join(folder, `${item.id}.json`);
-      writeFileAtomic(file, `${JSON.stringify(payload.example, null, 2)}\n`);
+      // In the public corpus format (`{ "examples": [...] }`), so `kloop corpus add <study> <file>` admits it as it stands.
+      writeFileAtomic(file, `${JSON.stringify({ examples: [payload.example] }, null, 2)}\n`);
       return { ok: true, outcome: { file } };
     }
   }

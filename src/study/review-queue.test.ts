@@ -108,6 +108,13 @@ describe('approve and reject', () => {
     expect(readdirSync(path.join(dir, 'patterns'))).toEqual(['kennel.yaml']);
     expect(loadStudyPatternLibrary(dir).patterns.map((pattern) => pattern.id)).toContain('kennel');
     expect(await getReviewItem(db, item.id)).toMatchObject({ status: 'approved', outcome: { file } });
+    // A second item with the same pattern (another loop's draft) does not replace the approved one in silence: refused, left pending.
+    const again = await enqueueReviewItem(db, { kind: 'pattern', source: 'loop-d', title: 'kennel again', payload: { name: 'kennel', yaml: PATTERN_YAML.replace('title: Kennel boarding', 'title: Kennels, redrafted') } });
+    const refused = await approveReviewItem(db, again.item.id, { by: 'ana', studyDir: dir });
+    expect(refused).toMatchObject({ ok: false, reason: 'invalid_payload' });
+    if (!refused.ok) expect(refused.message).toBe('review item 2 cannot be applied: patterns/kennel.yaml exists already (pattern id "kennel" is in the library): delete or rename it first to approve this version');
+    expect(readFileSync(file, 'utf8')).toBe(PATTERN_YAML);
+    expect((await getReviewItem(db, again.item.id))?.status).toBe('pending');
   });
 
   it('refuses to approve a pattern that would break the library, and leaves it pending', async () => {

@@ -30,7 +30,7 @@
  * await approveReviewItem(db, item.id, { by: 'ana', studyDir: '/path/to/study' });
  * ```
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { contentHash } from '../artifact/content-hash.ts';
 import { loadPatternLibrary, parsePatternText, formatPatternIssue } from '../assembly/pattern-library.ts';
@@ -320,6 +320,10 @@ async function applyApproval(db: StudyDatabase, item: ReviewItem, by: string, op
       }
       const clash = sources[parsed.pattern.id];
       if (clash !== undefined && path.resolve(clash) !== path.resolve(file)) return { ok: false, message: `pattern id "${parsed.pattern.id}" is already defined in ${clash}` };
+      // The library holds it already (approved earlier, or written by hand): an approval never replaces a pattern in silence.
+      if (existsSync(file) && readFileSync(file, 'utf8') !== (payload.yaml.endsWith('\n') ? payload.yaml : `${payload.yaml}\n`)) {
+        return { ok: false, message: `${path.relative(options.studyDir, file)} exists already (pattern id "${parsed.pattern.id}" is in the library): delete or rename it first to approve this version` };
+      }
       mkdirSync(folder, { recursive: true });
       writeFileAtomic(file, payload.yaml.endsWith('\n') ? payload.yaml : `${payload.yaml}\n`);
       return { ok: true, outcome: { file, patternId: parsed.pattern.id } };

@@ -142,6 +142,26 @@ describe('calibrateStudy', () => {
     expect(await latestCalibration(db, result.record.fingerprint)).toBeUndefined();
   });
 
+  it('stops at the first partition whose every call fails in the infrastructure, storing nothing', async () => {
+    db = await openDatabase(':memory:');
+    let calls = 0;
+    const down: Executor = {
+      id: 'down@1',
+      deterministic: false,
+      execute: async () => {
+        calls += 1;
+        return { ok: false, reason: 'error', message: 'HTTP 500: upstream down', transient: true };
+      },
+    };
+    const study = makeStudy(down);
+    // Before, it evaluated every partition, stored an invalid calibration and blamed "the executor or the artifact".
+    await expect(calibrateStudy({ study, db, settings: SETTINGS, model: 'toy', now: fixedNow })).rejects.toThrow(
+      new RegExp(`^calibration stopped: all ${study.partitions.optimization.length * SETTINGS.noiseRepeats} example-repeats of the optimization partition failed in the infrastructure after the retries \\(.*HTTP 500: upstream down.*\\); nothing was stored$`),
+    );
+    expect(calls).toBeLessThanOrEqual(2 * study.partitions.optimization.length * SETTINGS.noiseRepeats);
+    expect(await listCalibrations(db)).toEqual([]);
+  });
+
   it('records zero noise and τ = 0 for a deterministic executor, and the paired test carries the decision', async () => {
     db = await openDatabase(':memory:');
     const study = makeStudy(toyExecutor());

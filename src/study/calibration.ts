@@ -52,7 +52,7 @@ import type { Selectable } from 'kysely';
 import { isMap, isScalar, isSeq, parseDocument, YAMLMap, YAMLSeq } from 'yaml';
 import { contentHash } from '../artifact/content-hash.ts';
 import { PARTITIONS } from '../corpus/example.ts';
-import { InputError } from '../errors.ts';
+import { InfrastructureError, InputError } from '../errors.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration } from '../gate/gate.ts';
@@ -361,7 +361,16 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
   const noiseScores: PartitionScore[] = [];
   for (const partition of PARTITIONS) {
     if (study.partitions[partition].length === 0) continue;
-    noiseScores.push(await evaluate(incumbent.text, partition, settings.noiseRepeats));
+    const score = await evaluate(incumbent.text, partition, settings.noiseRepeats);
+    if (score.total > 0 && score.transient === score.total) {
+      // Every call failed in the infrastructure (a server answering 500, a network down): that says nothing about the
+      // evaluator, so nothing is stored, and the other partitions are not paid for.
+      const first = score.examples.find((record) => !record.valid);
+      throw new InfrastructureError(
+        `calibration stopped: all ${score.total} example-repeats of the ${partition} partition failed in the infrastructure after the retries${first !== undefined && !first.valid ? ` (${first.message})` : ''}; nothing was stored`,
+      );
+    }
+    noiseScores.push(score);
   }
   const noise = measureNoise(noiseScores);
   const noiseSd = noise.partitionSds['optimization'];

@@ -167,7 +167,7 @@ export function registerRunCommand(program: Command): void {
             process.exitCode = INTERRUPTED_EXIT_CODE;
             return;
           }
-          progress(`kloop: ${result.message}`, quiet);
+          if (result.ok) progress(`kloop: ${result.message}`, quiet);
           // A failed calibration is a finding about the evaluator, as `kloop calibrate` reports it (exit 1), not bad input.
           if (!result.ok) throw new KloopError(result.message, { code: 'calibration', exitCode: 1, studyPath: study.dir });
         }

@@ -46,6 +46,7 @@ describe('usage errors exit 2', () => {
     ['--batch-size without --workers', ['run', 'examples/intent', '--batch-size', '3'], /--batch-size sets the size of the jobs of --workers: give --workers too/],
     ['--partition with --corpus', ['eval', 'examples/intent', '--corpus', 'examples/intent/corpus/extra.jsonl', '--partition', 'anchor'], /--partition does not apply to --corpus/],
     ['init with an empty path', ['init', '', '--task', 'intent'], /the study folder must be named \(got an empty path\)/],
+    ['build with a goal over the corpus limit', ['build', 'examples/intent', 'a'.repeat(20_001)], /goal: the goal text has 20001 characters, more than the 20000 a goal may have/],
   ];
   for (const [name, args, message] of cases) {
     it(`${name}: exit 2`, async () => {

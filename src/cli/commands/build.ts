@@ -9,6 +9,7 @@
  * reported, not fatal); 1 the intent was invalid or the SQL did not build;
  * 2 bad input.
  */
+import { MAX_GOAL_CHARACTERS } from '../../corpus/example.ts';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { createRuntime, type RuntimeBuildResult } from '../../runtime/runtime.ts';
@@ -38,6 +39,8 @@ export function registerBuildCommand(program: Command): void {
     .addHelpText('after', '\nExit codes: 0 built (failed gates are reported), 1 invalid intent or SQL that does not build, 2 bad input.')
     .action(async (studyDir: string, goal: string, options: BuildOptions) => {
       if (goal.trim() === '') throw new InputError('the goal text is empty', { field: 'goal' });
+      // The corpus and the signal schema cap a goal at this length; a longer one would be stored as a signal nothing can read back.
+      if (goal.trim().length > MAX_GOAL_CHARACTERS) throw new InputError(`the goal text has ${goal.trim().length} characters, more than the ${MAX_GOAL_CHARACTERS} a goal may have`, { field: 'goal' });
       refuseNonIntentStudy(studyDir, 'kloop build');
       const session = await openStudy(studyDir, { ...options, quiet: options.quiet ?? options.json === true, modelCalls: 'executor' });
       try {

@@ -171,3 +171,32 @@ describe('corpusPolicy.partialGold', () => {
     }
   });
 });
+
+describe('kloop corpus promote and records new to the files', () => {
+  it('leaves them pending: the next run admits them and says so', async () => {
+    const own = makeSmallStudy({ optimization: 6, anchor: 3, shadow: 6, config: ['stopping: { maxExperiments: 0 }'] });
+    try {
+      expect((await kloop('run', own.dir)).code).toBe(0);
+      const pending = referenceCorpus().shadow.slice(11, 12);
+      appendFileSync(path.join(own.dir, CORPUS), pending.map((record) => `${JSON.stringify(record)}\n`).join(''));
+      const anchor = loadStudy(own.dir).partitions.anchor[0]!.id;
+      const promoted = await kloop('corpus', 'promote', own.dir, anchor, '--to', 'shadow', '--by', 'dan', '--json');
+      expect(promoted.code, promoted.stderr).toBe(0);
+      const shadowEvents = async (): Promise<Array<string | null>> => {
+        const db = await openDatabase(studyDatabasePath(own.dir), { readonly: true });
+        try {
+          return (await db.selectFrom('corpus_events').select('example_id').where('kind', '=', 'shadow').execute()).map((row) => row.example_id);
+        } finally {
+          await db.destroy();
+        }
+      };
+      // Before, the promotion admitted the pending record without a word, and no run ever reported its admission.
+      expect(await shadowEvents()).not.toContain(pending[0]!.id);
+      const { stderr } = await kloop('run', own.dir);
+      expect(stderr).toContain('corpus: 1 record(s) new to the study in the corpus files: 1 admitted, 0 refused');
+      expect(await shadowEvents()).toContain(pending[0]!.id);
+    } finally {
+      own.cleanup();
+    }
+  });
+});

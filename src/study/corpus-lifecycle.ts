@@ -455,7 +455,8 @@ export async function promoteExamples(
   const now = options.now ?? (() => new Date());
   const outcome = await db.transaction().execute(async (transaction) => {
     const at = now().toISOString();
-    const sync = planFileSync(study, await readCorpusMembers(transaction), at);
+    // Records new to the corpus files stay pending: a run admits them, and says so (a promotion used to admit them unreported).
+    const sync = planFileSync(study, await readCorpusMembers(transaction), at, { deferNew: true });
     const byId = new Map(sync.members.map((member) => [member.exampleId, member]));
     const unknown = [...new Set(ids)].filter((id) => byId.get(id) === undefined || byId.get(id)!.partition === 'removed');
     if (unknown.length > 0) {

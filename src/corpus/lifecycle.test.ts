@@ -57,6 +57,9 @@ describe('planCorpusSync', () => {
     expect(removed.moves.map((move) => [move.exampleId, move.kind])).toEqual([['o1', 'removed']]);
     expect(() => planCorpusSync(files({ o1: 'optimization' }), first.members, AT)).toThrow(InputError);
     expect(() => planCorpusSync(files({ o1: 'optimization', a1: 'shadow' }), first.members, AT)).toThrow(/anchors never leave/);
+    // The error names the record's line, as every corpus error does.
+    const moved = files({ o1: 'optimization', a1: 'shadow' }).map((entry, index) => ({ ...entry, line: 1 + 6 * index }));
+    expect(() => planCorpusSync(moved, first.members, AT)).toThrow(expect.objectContaining({ file: 'corpus/a.yaml', line: 7, field: 'partition' }));
   });
 });
 

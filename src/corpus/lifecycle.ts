@@ -182,7 +182,7 @@ export function planCorpusSync(files: readonly FileExample[], stored: readonly C
     byId.set(member.exampleId, next);
     changed.set(member.exampleId, next);
   };
-  for (const { example, file } of files) {
+  for (const { example, file, line } of files) {
     inFiles.add(example.id);
     const existing = byId.get(example.id);
     if (existing === undefined) {
@@ -198,10 +198,10 @@ export function planCorpusSync(files: readonly FileExample[], stored: readonly C
       continue;
     }
     if (existing.origin === 'admitted') {
-      throw new InputError(`example id "${example.id}" is also an example admitted with \`kloop corpus add\` (from ${existing.source}); ids are unique across the corpus`, { file, field: 'id', exampleId: example.id });
+      throw new InputError(`example id "${example.id}" is also an example admitted with \`kloop corpus add\` (from ${existing.source}); ids are unique across the corpus`, { file, ...(line !== undefined ? { line } : {}), field: 'id', exampleId: example.id });
     }
     if (existing.partition === 'anchor' && example.partition !== 'anchor' && existing.promotedBy === undefined) {
-      throw new InputError(`example "${example.id}" is an anchor of this study and anchors never leave: restore "partition: anchor" (the file now says ${example.partition})`, { file, field: 'partition', exampleId: example.id, partition: 'anchor' });
+      throw new InputError(`example "${example.id}" is an anchor of this study and anchors never leave: restore "partition: anchor" (the file now says ${example.partition})`, { file, ...(line !== undefined ? { line } : {}), field: 'partition', exampleId: example.id, partition: 'anchor' });
     }
     if (existing.source !== file) {
       const updated = { ...existing, source: file, updatedAt: at };

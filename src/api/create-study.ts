@@ -61,7 +61,7 @@ import type { Candidate, ProposalContext, ProposalResult, Proposer } from '../pr
 import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../storage/lease.ts';
-import { acquireLease, releaseLease, startLeaseHeartbeat, StudyBusyError } from '../storage/lease.ts';
+import { acquireLease, releaseLease, startLeaseHeartbeat } from '../storage/lease.ts';
 import { racingSettingsOf, studyConfigSchema, withRacing } from '../study/config.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
 import { customTaskOf } from '../tasks/custom/custom-task.ts';
@@ -427,11 +427,10 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
   const db: StudyDatabase = await openDatabase(file);
   let lease: LeaseRecord;
   try {
-    lease = await acquireLease(db, { studyKey: dir });
+    // The CLI's advice (--wait) means nothing here.
+    lease = await acquireLease(db, { studyKey: dir, busyAdvice: 'close() the study there, or let its run end, then create it again' });
   } catch (error) {
     await db.destroy();
-    // The CLI's advice (--wait) means nothing here.
-    if (error instanceof StudyBusyError && error.holder !== undefined) throw new StudyBusyError(error.holder, undefined, 'close() the study there, or let its run end, then create it again');
     throw error;
   }
   const heartbeat: LeaseHeartbeat = startLeaseHeartbeat(db, lease);

@@ -274,6 +274,8 @@ export interface AcquireLeaseOptions extends LeaseOptions {
   onWait?: (holder: LeaseRecord) => void;
   /** Called when a stale lease was taken over. */
   onTakeOver?: (previous: LeaseRecord) => void;
+  /** What the busy error advises after naming the holder (a caller without `--wait`). Default `use --wait to wait`. */
+  busyAdvice?: string;
 }
 
 /**
@@ -294,7 +296,7 @@ export async function acquireLease(db: StudyDatabase, options: AcquireLeaseOptio
     }
     if (options.wait !== true) {
       throw result.holder !== undefined
-        ? new StudyBusyError(result.holder)
+        ? new StudyBusyError(result.holder, undefined, options.busyAdvice)
         : new StudyBusyError(undefined, {
             message: `the study database stayed locked by another process for ${Math.round(result.lockedMs / 1000)} s (no run holds the study's lease); use --wait to wait`,
             studyPath: options.studyKey,

@@ -9,8 +9,7 @@
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { studyDatabaseLocation } from '../../storage/database.ts';
-import type { LeaseRecord } from '../../storage/lease.ts';
-import { acquireLease, releaseLease, startLeaseHeartbeat, StudyBusyError } from '../../storage/lease.ts';
+import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
 import { loadStudyAsync } from '../../study/load-study.ts';
 import type { LoopName, ScheduleRunRecord } from '../../study/schedule.ts';
 import { createCronScheduler, createStudyLoops, LOOP_NAMES, startSchedule } from '../../study/schedule.ts';
@@ -51,15 +50,8 @@ export function registerScheduleCommand(program: Command): void {
     const quiet = options.quiet === true;
     const session = await openStudy(studyDir, options);
     const study = session.study;
-    let scheduleLease: LeaseRecord;
-    try {
-      scheduleLease = await acquireLease(session.db, { studyKey: `${study.dir}#schedule` });
-    } catch (error) {
-      await session.close();
-      // One schedule per study; `schedule` has no --wait, so the CLI's usual advice would mislead.
-      if (error instanceof StudyBusyError && error.holder !== undefined) throw new StudyBusyError(error.holder, undefined, 'one schedule per study: stop that one first (Ctrl-C or SIGTERM)');
-      throw error;
-    }
+    // One schedule per study; `schedule` has no --wait, so the CLI's usual advice would mislead.
+    const scheduleLease = await acquireLease(session.db, { studyKey: `${study.dir}#schedule`, busyAdvice: 'one schedule per study: stop that one first (Ctrl-C or SIGTERM)' });
     const heartbeat = startLeaseHeartbeat(session.db, scheduleLease, { file: studyDatabaseLocation(study.dir) });
     const schedule = study.config?.schedule;
     const scheduler = createCronScheduler(schedule?.timezone !== undefined ? { timezone: schedule.timezone } : {});

@@ -303,14 +303,18 @@ function describeNext(next: { kind: string; ids: string[]; detail: string | null
 
 /**
  * Sets exit code 1, with a line on stderr, when every output of `score` was
- * invalid: nothing valid came back, so there is no composite.
+ * invalid: nothing valid came back, so there is no composite. `outputs` names
+ * them in the line (Loop A's are intents).
  */
-export function failWhenNothingValid(score: Pick<PartitionScore, 'total' | 'invalid' | 'examples'>): void {
+export function failWhenNothingValid(
+  score: { total: number; invalid: number; examples: ReadonlyArray<{ valid: true } | { valid: false; invalidReason: string }> },
+  outputs = 'outputs',
+): void {
   if (score.total === 0 || score.invalid < score.total) return;
   const reasons = new Map<string, number>();
   for (const record of score.examples) if (!record.valid) reasons.set(record.invalidReason, (reasons.get(record.invalidReason) ?? 0) + 1);
   const byReason = [...reasons].sort((left, right) => right[1] - left[1]).map(([reason, count]) => `${reason} ${count}`).join(', ');
-  progress(`kloop: nothing valid came back: ${score.invalid} of ${score.total} outputs are invalid (${byReason}); there is no composite (exit 1)`);
+  progress(`kloop: nothing valid came back: ${score.invalid} of ${score.total} ${outputs} are invalid (${byReason}); there is no composite (exit 1)`);
   process.exitCode = 1;
 }
 

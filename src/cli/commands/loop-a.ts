@@ -17,6 +17,7 @@ import { readTextFile } from '../../study/load-study.ts';
 import type { LoopAEvaluation, LoopAEvent, LoopAExampleResult, LoopARunOutcome, LoopASummary } from '../../study/loop-a.ts';
 import { evaluateLoopA, runLoopA } from '../../study/loop-a.ts';
 import { formatDelta, formatScore, print, printJson, progress, table } from '../output.ts';
+import { failWhenNothingValid } from './corpus.ts';
 import type { ModelOptions } from './study-session.ts';
 import { isStudyWritable, openStudy, refuseNonIntentStudy } from './study-session.ts';
 
@@ -81,13 +82,7 @@ export async function evalLoopACommand(studyDir: string, options: EvalLoopAOptio
       examples: evaluation.results.map(exampleJson),
     };
     // Nothing valid came back: there is no score, and a script must not read this as one (exit 1, as plain eval).
-    if (evaluation.examples > 0 && evaluation.valid === 0) {
-      const reasons = new Map<string, number>();
-      for (const result of evaluation.results) if (!result.valid) reasons.set(result.invalidReason, (reasons.get(result.invalidReason) ?? 0) + 1);
-      const byReason = [...reasons].sort((left, right) => right[1] - left[1]).map(([reason, count]) => `${reason} ${count}`).join(', ');
-      progress(`kloop: nothing valid came back: ${evaluation.invalid} of ${evaluation.examples} intents are invalid (${byReason}); there is no composite (exit 1)`);
-      process.exitCode = 1;
-    }
+    failWhenNothingValid({ total: evaluation.examples, invalid: evaluation.invalid, examples: evaluation.results }, 'intents');
     if (options.json === true) {
       printJson(payload);
       return;

@@ -23,24 +23,33 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/**
+ * A study with one optimization example on a model server that holds every
+ * extraction's answer until the test ends (an answer the process could only
+ * get by waiting); `firstRequest` resolves when the first one arrives.
+ */
+async function studyWithHeldAnswers() {
+  const study = makeLlmStopStudy({ optimization: 1, anchor: 2, shadow: 3 });
+  cleanups.push(study.cleanup);
+  const held: Array<() => void> = [];
+  let arrived: () => void = () => undefined;
+  const firstRequest = new Promise<void>((resolve) => (arrived = resolve));
+  const server = await serveStudy(study, {
+    proposer: (chat) => appendToRoles(chat, 'A rule.'),
+    executor: (_chat, gold) => {
+      arrived();
+      return new Promise<FakeResponse>((resolve) => held.push(() => resolve({ content: JSON.stringify(gold) })));
+    },
+  });
+  cleanups.push(() => server.close());
+  cleanups.push(() => held.forEach((release) => release()));
+  return { study, server, firstRequest };
+}
+
 describe('Ctrl-C with model calls in flight', () => {
   it('aborts them, starts no new call, prints the report and exits 130', async () => {
     // One optimization example: the baseline's one request is all the run can have in flight.
-    const study = makeLlmStopStudy({ optimization: 1, anchor: 2, shadow: 3 });
-    cleanups.push(study.cleanup);
-    const held: Array<() => void> = [];
-    let arrived: () => void = () => undefined;
-    const firstRequest = new Promise<void>((resolve) => (arrived = resolve));
-    const server = await serveStudy(study, {
-      proposer: (chat) => appendToRoles(chat, 'A rule.'),
-      executor: (_chat, gold) => {
-        arrived();
-        // Held until the test ends: an answer the run could only get by waiting.
-        return new Promise<FakeResponse>((resolve) => held.push(() => resolve({ content: JSON.stringify(gold) })));
-      },
-    });
-    cleanups.push(() => server.close());
-    cleanups.push(() => held.forEach((release) => release()));
+    const { study, server, firstRequest } = await studyWithHeldAnswers();
 
     const child = spawnKloop(['run', study.dir, '--json', ...modelArgs(server)]);
     const done = finished(child);
@@ -77,20 +86,7 @@ describe('Ctrl-C with model calls in flight', () => {
 
 describe('Ctrl-C during kloop calibrate', () => {
   it('aborts the call in flight, stores no calibration, gives the lease back and exits 130 with a word', async () => {
-    const study = makeLlmStopStudy({ optimization: 1, anchor: 2, shadow: 3 });
-    cleanups.push(study.cleanup);
-    const held: Array<() => void> = [];
-    let arrived: () => void = () => undefined;
-    const firstRequest = new Promise<void>((resolve) => (arrived = resolve));
-    const server = await serveStudy(study, {
-      proposer: (chat) => appendToRoles(chat, 'A rule.'),
-      executor: (_chat, gold) => {
-        arrived();
-        return new Promise<FakeResponse>((resolve) => held.push(() => resolve({ content: JSON.stringify(gold) })));
-      },
-    });
-    cleanups.push(() => server.close());
-    cleanups.push(() => held.forEach((release) => release()));
+    const { study, server, firstRequest } = await studyWithHeldAnswers();
 
     const child = spawnKloop(['calibrate', study.dir, '--json', ...modelArgs(server)]);
     const done = finished(child);

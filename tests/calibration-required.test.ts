@@ -22,23 +22,13 @@ const study = makeSmallStudy({
 });
 afterAll(() => study.cleanup());
 
-function experiments(): number {
+/** Rows of a table of the study's notebook (0 when there is no notebook yet). */
+function rows(table: 'experiments' | 'corpus_members'): number {
   const file = path.join(study.dir, '.kloop', 'kloop.db');
   if (!existsSync(file)) return 0;
   const db = new Database(file, { readonly: true });
   try {
-    return (db.prepare('select count(*) as n from experiments').get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
-}
-
-function corpusMembers(): number {
-  const file = path.join(study.dir, '.kloop', 'kloop.db');
-  if (!existsSync(file)) return 0;
-  const db = new Database(file, { readonly: true });
-  try {
-    return (db.prepare('select count(*) as n from corpus_members').get() as { n: number }).n;
+    return (db.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
   } finally {
     db.close();
   }
@@ -50,9 +40,9 @@ describe('gate.requireCalibration', () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('requires a valid calibration for the current evaluator');
     expect(refused.stderr).toContain('gate.requireCalibration');
-    expect(experiments()).toBe(0);
+    expect(rows('experiments')).toBe(0);
     // Refused before the corpus files were admitted: bad input changes nothing.
-    expect(corpusMembers()).toBe(0);
+    expect(rows('corpus_members')).toBe(0);
 
     const calibrated = await kloop('run', study.dir, '--calibrate', '--json', '--quiet');
     expect(calibrated.code).toBe(0);

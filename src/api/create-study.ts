@@ -327,9 +327,6 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
       field: 'gate.requireCalibration',
     });
   }
-  if (options.calibration !== undefined && !(typeof options.calibration.noiseSd === 'number' && Number.isFinite(options.calibration.noiseSd) && options.calibration.noiseSd >= 0 && typeof options.calibration.exampleSds === 'object' && options.calibration.exampleSds !== null)) {
-    throw new InputError('calibration must be { noiseSd: a number ≥ 0, exampleSds: { exampleId: SD } }', { field: 'calibration' });
-  }
   const weights = { ...defaultWeights(task), ...(options.weights ?? {}) };
   for (const name of Object.keys(options.weights ?? {})) {
     if (!(name in defaultWeights(task))) throw new InputError(`unknown component "${name}" (the task's: ${Object.keys(defaultWeights(task)).join(', ')})`, { field: `weights.${name}` });

@@ -95,7 +95,9 @@ export function checkStudyOptions(options: unknown): void {
   kind('sectionsOf', 'a function (text) → { section: text }', isFunction);
   kind('onEvent', 'a function (event) → void', isFunction);
   kind('signal', 'an AbortSignal', (value) => value instanceof AbortSignal);
-  kind('calibration', 'an object (GateCalibration)', isPlainObject);
+  const isCalibration = (value: unknown): boolean =>
+    isPlainObject(value) && typeof value['noiseSd'] === 'number' && Number.isFinite(value['noiseSd']) && value['noiseSd'] >= 0 && isPlainObject(value['exampleSds']);
+  kind('calibration', '{ noiseSd: a number ≥ 0, exampleSds: { exampleId: SD } }', isCalibration);
   for (const [name, weight] of Object.entries((options['weights'] as Record<string, unknown> | undefined) ?? {})) {
     if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) throw new InputError(`a weight must be a finite number ≥ 0, got ${describeValue(weight)}`, { field: `weights.${name}` });
   }

@@ -427,22 +427,6 @@ export function aggregate(
   };
 }
 
-/**
- * Per-example mean composite over repeats, keyed by example id; examples with
- * no valid repeat are absent (never scored as 0).
- */
-export function perExampleMeans(score: PartitionScore): Map<string, number> {
-  const sums = new Map<string, { sum: number; count: number }>();
-  for (const record of score.examples) {
-    if (!record.valid) continue;
-    const entry = sums.get(record.exampleId) ?? { sum: 0, count: 0 };
-    entry.sum += record.composite;
-    entry.count += 1;
-    sums.set(record.exampleId, entry);
-  }
-  return new Map([...sums].map(([id, { sum, count }]) => [id, sum / count]));
-}
-
 interface StoredResult {
   record: ExampleScoreRecord;
   usage: Usage;

@@ -1,5 +1,6 @@
 /**
- * Shapes of evaluation results, shared by the evaluator, the gate, the
+ * Shapes of evaluation results (and `perExampleMeans`, the pure reading the
+ * gate pairs examples with), shared by the evaluator, the gate, the
  * proposers and the reports. Task-agnostic: components and metrics are named
  * by the study's task (`src/tasks/task.ts`), diagnostics are the task's own
  * JSON, and the feedback text says what went wrong in words.
@@ -80,4 +81,20 @@ export interface PartitionScore {
   /** Token usage and cost, summed. */
   usage: { inputTokens: number; outputTokens: number; costUsd: number };
   latencyMs: number;
+}
+
+/**
+ * Per-example mean composite over repeats, keyed by example id; examples with
+ * no valid repeat are absent (never scored as 0).
+ */
+export function perExampleMeans(score: PartitionScore): Map<string, number> {
+  const sums = new Map<string, { sum: number; count: number }>();
+  for (const record of score.examples) {
+    if (!record.valid) continue;
+    const entry = sums.get(record.exampleId) ?? { sum: 0, count: 0 };
+    entry.sum += record.composite;
+    entry.count += 1;
+    sums.set(record.exampleId, entry);
+  }
+  return new Map([...sums].map(([id, { sum, count }]) => [id, sum / count]));
 }

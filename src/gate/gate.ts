@@ -63,7 +63,7 @@
  * exact binomial form as scipy.stats.binomtest (src/stats/mcnemar.ts).
  */
 import type { PartitionScore } from '../evaluator/partition-score.ts';
-import { perExampleMeans } from '../evaluator/evaluator.ts';
+import { perExampleMeans } from '../evaluator/partition-score.ts';
 import { fisherExactTest, mcnemarExactTest, mean, pairedTTest, standardError, welchTTest } from '../stats/index.ts';
 
 /** Why a candidate was refused. */

@@ -23,7 +23,7 @@
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
-import { perExampleMeans } from '../evaluator/evaluator.ts';
+import { perExampleMeans } from '../evaluator/partition-score.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration, GateCheck, GateDecision } from '../gate/gate.ts';
 import { createRace, futilityDecision, planRace, raceSeed, runRace, type RaceEvidence, type RacingSettings } from '../gate/racing/index.ts';

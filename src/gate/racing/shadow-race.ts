@@ -20,7 +20,7 @@
  * @module
  */
 import type { PartitionScore } from '../../evaluator/partition-score.ts';
-import { perExampleMeans } from '../../evaluator/evaluator.ts';
+import { perExampleMeans } from '../../evaluator/partition-score.ts';
 import type { ExampleScoreRecord } from '../../evaluator/partition-score.ts';
 import type { GateCalibration, GateSettings } from '../gate.ts';
 import { describeRace } from './decide-raced.ts';

@@ -18,7 +18,7 @@
  */
 import type { GateCalibration, GateDecision, GateSettings } from '../../gate/gate.ts';
 import { DEFAULT_GATE_SETTINGS, decide } from '../../gate/gate.ts';
-import { perExampleMeans } from '../../evaluator/evaluator.ts';
+import { perExampleMeans } from '../../evaluator/partition-score.ts';
 import { createRace, planRace, raceShadow, runRace, shadowFutilityContext, shadowStop, slotKey, type RaceEvidence, type RacingSettings } from '../../gate/racing/index.ts';
 import type { RandomSource } from '../../stats/index.ts';
 import { decideSimulated, evaluateSimulatedArtifact, type GateScenario, type PartitionQualities, type SimulatedCorpus, type SimulatedEvaluation } from './gate-trial.ts';

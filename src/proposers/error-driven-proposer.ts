@@ -39,6 +39,7 @@ import { intentTask } from '../tasks/intent/intent-task.ts';
 import type { PlaybookEdit } from '../tasks/intent/offline/playbook-edit.ts';
 import { applyPlaybookEdit, editPlaybook } from '../tasks/intent/offline/playbook-edit.ts';
 import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
+import { selectDiverse } from './select-diverse.ts';
 
 import { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED, ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
 
@@ -234,8 +235,8 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
 
       const kept = evaluated
         .filter((entry) => entry.netFixes >= minNetFixes && entry.netFixes > 0)
-        .sort((a, b) => b.netFixes - a.netFixes || b.gain - a.gain || compareText(a.candidate.delta, b.candidate.delta));
-      return { candidates: selectDiverse(kept, context.maxCandidates).map((entry) => toCandidate(entry, evaluations)), failures };
+        .sort(compareEvaluated);
+      return { candidates: selectDiverse(kept, context.maxCandidates, compareEvaluated).map((entry) => toCandidate(entry, evaluations)), failures };
     },
   };
 }
@@ -380,27 +381,6 @@ function evaluationOrder(candidates: readonly EditCandidate[]): EditCandidate[] 
   return order;
 }
 
-/**
- * Top `limit` by rank, preferring first those that fix an example no better
- * candidate already fixes (several edits often fix the same example).
- */
-function selectDiverse(ranked: readonly Evaluated[], limit: number): Evaluated[] {
-  const chosen: Evaluated[] = [];
-  const covered = new Set<string>();
-  for (const entry of ranked) {
-    if (chosen.length >= limit) break;
-    if ([...entry.fixedIds].some((id) => !covered.has(id))) {
-      chosen.push(entry);
-      for (const id of entry.fixedIds) covered.add(id);
-    }
-  }
-  for (const entry of ranked) {
-    if (chosen.length >= limit) break;
-    if (!chosen.includes(entry)) chosen.push(entry);
-  }
-  return chosen.sort((a, b) => b.netFixes - a.netFixes || b.gain - a.gain || compareText(a.candidate.delta, b.candidate.delta));
-}
-
 function toCandidate(entry: Evaluated, evaluations: number): Candidate {
   const { candidate } = entry;
   const edit: PlaybookEdit = candidate.edit;
@@ -452,4 +432,9 @@ function unscoredCandidates(
 
 function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Best net fixes first, then the larger mean gain, then the delta as text (a stable order). */
+function compareEvaluated(a: Evaluated, b: Evaluated): number {
+  return b.netFixes - a.netFixes || b.gain - a.gain || compareText(a.candidate.delta, b.candidate.delta);
 }

@@ -46,6 +46,7 @@ import { routeText } from '../../executors/routing-rules/route-text.ts';
 import { safeParseRoutingRules } from '../../executors/routing-rules/routing-rules.ts';
 import { textOfInput } from '../../tasks/text-input.ts';
 import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Proposer } from '../proposer.ts';
+import { selectDiverse } from '../select-diverse.ts';
 import {
   compareEdits,
   evidenceOf,
@@ -253,7 +254,7 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
         evaluated.push({ ...entry, text, delta, ...compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[])) });
       }
       const kept = evaluated.filter((entry) => entry.netFixes >= minNetFixes).sort(compareEdits);
-      const singles = selectDiverse(kept, context.maxCandidates).map((entry) => toCandidate(entry, evaluations));
+      const singles = selectDiverse(kept, context.maxCandidates, compareEdits).map((entry) => toCandidate(entry, evaluations));
 
       const past = context.history.map((entry) => entry.delta);
 
@@ -515,24 +516,6 @@ function compare(before: Map<string, number | null>, after: Map<string, number |
     } else if (now === null || now < old - EPSILON) broken += 1;
   }
   return { fixed, broken, netFixes: fixed - broken, fixedIds };
-}
-
-/** Top `limit` by rank, preferring first those that fix an example no better candidate already fixes. */
-function selectDiverse(ranked: readonly Evaluated[], limit: number): Evaluated[] {
-  const chosen: Evaluated[] = [];
-  const covered = new Set<string>();
-  for (const entry of ranked) {
-    if (chosen.length >= limit) break;
-    if ([...entry.fixedIds].some((id) => !covered.has(id))) {
-      chosen.push(entry);
-      for (const id of entry.fixedIds) covered.add(id);
-    }
-  }
-  for (const entry of ranked) {
-    if (chosen.length >= limit) break;
-    if (!chosen.includes(entry)) chosen.push(entry);
-  }
-  return chosen.sort(compareEdits);
 }
 
 function toCandidate(entry: Evaluated, evaluations: number): Candidate {

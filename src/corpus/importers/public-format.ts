@@ -22,7 +22,6 @@
  * ```
  */
 import { readFileSync, statSync } from 'node:fs';
-import { CORE_SCHEMA, EVENT_ID, constructFromEvents, parseEvents, type Event as YamlEvent } from 'js-yaml';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
 import type { Example } from '../example.ts';
@@ -227,96 +226,12 @@ function lineOfPath(document: Document, lineCounter: LineCounter, path: readonly
   return line;
 }
 
-/** The examples of a corpus file, with the offset in its text where each record starts (in example order). */
-interface ExamplesAt {
-  examples: Example[];
-  starts: number[];
-}
-
 /**
- * The examples of a YAML corpus file that has no problem at all, read with
- * js-yaml (YAML 1.2 core schema, duplicate keys refused, as in
- * {@link parseYaml}): about five times faster than building the located
- * document, which a study's every command pays for on start. Undefined at
- * the first problem of any kind: {@link parseYaml} then reads the file again
- * and names each problem's line and field.
- *
- * The parse is js-yaml's `load` in its two steps (events, then values), so
- * the events also give where each record starts: the offset of its first
- * character (a mapping's first key, a flow collection's bracket), where the
- * located document's node starts too.
+ * A YAML (or JSON) corpus file read with the `yaml` parser (YAML 1.2 core
+ * schema, duplicate keys refused): one located document gives the values, the
+ * line each record starts on, and the line and field of every problem.
  */
-function parseValidYaml(text: string, format: ExampleFormat): ExamplesAt | undefined {
-  let events: YamlEvent[];
-  let documents: unknown[];
-  try {
-    events = parseEvents(text, {});
-    documents = constructFromEvents(events, { source: text, schema: CORE_SCHEMA });
-  } catch {
-    return undefined;
-  }
-  // js-yaml's load: exactly one document (none, or several, is an error).
-  if (documents.length !== 1) return undefined;
-  const root = documents[0];
-  if (root === null || root === undefined) return { examples: [], starts: [] };
-  let values: unknown = root;
-  if (!Array.isArray(root)) {
-    if (typeof root !== 'object' || Object.keys(root).length !== 1 || !Array.isArray((root as { examples?: unknown }).examples)) return undefined;
-    values = (root as { examples: unknown[] }).examples;
-  }
-  const examples: Example[] = [];
-  const ids = new Set<string>();
-  for (const value of values as unknown[]) {
-    const parsed = format.parse(value);
-    if (!parsed.success || ids.has(parsed.example.id)) return undefined;
-    ids.add(parsed.example.id);
-    examples.push(parsed.example);
-  }
-  const starts = recordStarts(events, !Array.isArray(root));
-  return starts.length === examples.length ? { examples, starts } : undefined;
-}
-
-/**
- * Where each item of the list of records starts, from js-yaml's events: the
- * items of the document's root sequence, or (`wrapped`) of the sequence under
- * its one key `examples`.
- */
-function recordStarts(events: readonly YamlEvent[], wrapped: boolean): number[] {
-  const starts: number[] = [];
-  // Depth of the list's items: document 1, root collection 2, (examples' sequence 3).
-  const itemDepth = wrapped ? 4 : 3;
-  let depth = 0;
-  for (const event of events) {
-    if (event.type === EVENT_ID.POP) {
-      depth -= 1;
-      continue;
-    }
-    if (depth + 1 === itemDepth) {
-      if (event.type === EVENT_ID.SEQUENCE || event.type === EVENT_ID.MAPPING) starts.push(event.start);
-      else if (event.type === EVENT_ID.SCALAR) starts.push(event.valueStart);
-      else if (event.type === EVENT_ID.ALIAS) starts.push(event.anchorStart);
-    }
-    if (event.type === EVENT_ID.DOCUMENT || event.type === EVENT_ID.SEQUENCE || event.type === EVENT_ID.MAPPING) depth += 1;
-  }
-  return starts;
-}
-
-/** 1-based line of each offset of `text` (offsets in increasing order). */
-function linesAt(text: string, offsets: readonly number[]): number[] {
-  let line = 1;
-  let newline = text.indexOf('\n');
-  return offsets.map((offset) => {
-    while (newline !== -1 && newline < offset) {
-      line += 1;
-      newline = text.indexOf('\n', newline + 1);
-    }
-    return line;
-  });
-}
-
 function parseYaml(text: string, file: string, format: ExampleFormat): LocatedCorpusFileResult {
-  const valid = parseValidYaml(text, format);
-  if (valid !== undefined) return { ok: true, examples: valid.examples, lines: linesAt(text, valid.starts) };
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0) {

@@ -14,6 +14,16 @@
  * Expected outcomes (an unparsable model answer, a refused candidate) are not
  * errors: they are returned as discriminated unions.
  *
+ * Identity: each class carries a marker, a property keyed by a registered
+ * symbol (`Symbol.for('kloop.error')`, `Symbol.for('kloop.error.input')`,
+ * …), and its static `isInstance(value)` checks for it, as the AI SDK's
+ * `AISDKError.isInstance` does. Registered symbols are one per process, so an
+ * error of a second copy of kloop (the compiled package beside the sources,
+ * two versions in one `node_modules`) still matches, where `instanceof`
+ * would not; and no check reads `error.name`, which any error may set.
+ * `isInstance` of a subclass also matches its own subclasses (their
+ * instances carry every marker up the tree).
+ *
  * @example
  * ```ts
  * import { InputError } from './errors.ts';
@@ -45,8 +55,20 @@ export interface KloopErrorOptions extends ErrorContext {
   cause?: unknown;
 }
 
+/** Whether `value` carries `marker` (an own or inherited property keyed by it, set to true). */
+export function hasErrorMarker(value: unknown, marker: symbol): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true;
+}
+
+const KLOOP_ERROR = Symbol.for('kloop.error');
+const INPUT_ERROR = Symbol.for('kloop.error.input');
+const STORAGE_ERROR = Symbol.for('kloop.error.storage');
+const INFRASTRUCTURE_ERROR = Symbol.for('kloop.error.infrastructure');
+
 /** The base of every error kloop throws on purpose. */
 export class KloopError extends Error {
+  /** The marker {@link KloopError.isInstance} checks. */
+  readonly [KLOOP_ERROR] = true;
   /** Stable machine-readable code, e.g. `input`, `storage`, `infrastructure`. */
   readonly code: string;
   /** Process exit code the CLI uses for this error. */
@@ -75,6 +97,11 @@ export class KloopError extends Error {
     if (options.exampleId !== undefined) this.exampleId = options.exampleId;
     if (options.partition !== undefined) this.partition = options.partition;
   }
+
+  /** True when `value` is a kloop error, of this copy of kloop or another (see the module's note on identity). */
+  static isInstance(value: unknown): value is KloopError {
+    return hasErrorMarker(value, KLOOP_ERROR);
+  }
 }
 
 /**
@@ -92,15 +119,29 @@ export function formatLocation(message: string, context: ErrorContext): string {
 
 /** Bad input or usage: a file, field or argument the user must fix. Exit code 2. */
 export class InputError extends KloopError {
+  readonly [INPUT_ERROR] = true;
+
   constructor(message: string, options: KloopErrorOptions = {}) {
     super(message, { ...options, code: options.code ?? 'input', exitCode: 2, formatted: formatLocation(message, options) });
+  }
+
+  /** True when `value` is an {@link InputError} (or a subclass), of any copy of kloop. */
+  static override isInstance(value: unknown): value is InputError {
+    return hasErrorMarker(value, INPUT_ERROR);
   }
 }
 
 /** The study database or a file kloop writes could not be read or written. Exit code 1. */
 export class StorageError extends KloopError {
+  readonly [STORAGE_ERROR] = true;
+
   constructor(message: string, options: KloopErrorOptions = {}) {
     super(message, { ...options, code: options.code ?? 'storage', exitCode: 1 });
+  }
+
+  /** True when `value` is a {@link StorageError} (or a subclass), of any copy of kloop. */
+  static override isInstance(value: unknown): value is StorageError {
+    return hasErrorMarker(value, STORAGE_ERROR);
   }
 }
 
@@ -114,6 +155,7 @@ export interface InfrastructureErrorOptions extends KloopErrorOptions {
 
 /** A provider, network or timeout failure outside kloop's control. Exit code 1. */
 export class InfrastructureError extends KloopError {
+  readonly [INFRASTRUCTURE_ERROR] = true;
   readonly isRetryable: boolean;
   readonly statusCode?: number;
 
@@ -122,9 +164,28 @@ export class InfrastructureError extends KloopError {
     this.isRetryable = options.isRetryable ?? false;
     if (options.statusCode !== undefined) this.statusCode = options.statusCode;
   }
+
+  /** True when `value` is an {@link InfrastructureError} (or a subclass: the budget's, the loop's), of any copy of kloop. */
+  static override isInstance(value: unknown): value is InfrastructureError {
+    return hasErrorMarker(value, INFRASTRUCTURE_ERROR);
+  }
 }
 
-/** True when `value` is any kloop error. */
+/** True when `value` is any kloop error ({@link KloopError.isInstance}). */
 export function isKloopError(value: unknown): value is KloopError {
-  return value instanceof KloopError;
+  return KloopError.isInstance(value);
+}
+
+/**
+ * True when `value` is the platform's abort or timeout: the `DOMException`
+ * an aborted `AbortSignal` (`AbortError`) or `AbortSignal.timeout`
+ * (`TimeoutError`) rejects with, or an error a library made after them.
+ * These are not kloop's errors and carry no marker: the WHATWG DOM standard
+ * names a `DOMException`'s kind by its `name`, so this is the one check that
+ * reads a name (as the AI SDK's `isAbortError`).
+ *
+ * @param kinds the names that count; default both
+ */
+export function isAbortError(value: unknown, kinds: ReadonlyArray<'AbortError' | 'TimeoutError'> = ['AbortError', 'TimeoutError']): boolean {
+  return value instanceof Error && (kinds as readonly string[]).includes(value.name);
 }

@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { z } from 'zod';
-import { InputError } from '../errors.ts';
+import { hasErrorMarker, InputError } from '../errors.ts';
 import { patternSchema, type Pattern } from './pattern.ts';
 
 /** The folder of the built-in patterns. */
@@ -40,6 +40,8 @@ export interface PatternIssue {
   message: string;
 }
 
+const PATTERN_LIBRARY_ERROR = Symbol.for('kloop.error.pattern_library');
+
 /**
  * Thrown when pattern files are missing, unparsable or invalid (an
  * {@link InputError}, exit code 2, code `pattern_library`). Its `file`, `line`
@@ -47,7 +49,13 @@ export interface PatternIssue {
  * message has one line per issue.
  */
 export class PatternLibraryError extends InputError {
+  readonly [PATTERN_LIBRARY_ERROR] = true;
   readonly issues: readonly PatternIssue[];
+
+  /** True when `value` is a {@link PatternLibraryError}, of any copy of kloop (a marker, src/errors.ts). */
+  static override isInstance(value: unknown): value is PatternLibraryError {
+    return hasErrorMarker(value, PATTERN_LIBRARY_ERROR);
+  }
 
   constructor(issues: readonly PatternIssue[]) {
     const first = issues[0] ?? { file: '<pattern library>', message: 'invalid pattern library' };

@@ -154,7 +154,7 @@ function usageCode(commanderCode: string): string {
 
 /** The `--json` error object of a thrown value. */
 export function jsonErrorOf(error: unknown): JsonError {
-  if (error instanceof KloopError) {
+  if (KloopError.isInstance(error)) {
     return {
       error: {
         code: error.code,
@@ -232,7 +232,7 @@ export async function main(argv: string[]): Promise<number> {
       if (error.code === 'commander.help') return error.exitCode === 0 ? EXIT.ok : fail(error, EXIT.badInput);
       return fail(error, EXIT.badInput);
     }
-    if (error instanceof KloopError) {
+    if (KloopError.isInstance(error)) {
       process.stderr.write(`kloop: ${error.message}\n`);
       return fail(error, error.exitCode);
     }

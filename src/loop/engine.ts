@@ -29,7 +29,7 @@
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { PartitionName } from '../corpus/example.ts';
-import { InfrastructureError, KloopError } from '../errors.ts';
+import { InfrastructureError, isAbortError, KloopError } from '../errors.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration, GateCheck, GateDecision } from '../gate/gate.ts';
@@ -602,13 +602,13 @@ function summarizeDistances(distances: readonly number[]): { mean: number | null
 }
 
 function isInfrastructureError(error: unknown): boolean {
-  return error instanceof InfrastructureError || (error instanceof Error && error.name === 'InfrastructureError');
+  return InfrastructureError.isInstance(error);
 }
 
 function isBudgetError(error: unknown): boolean {
-  return error instanceof KloopError && error.code === 'budget';
+  return KloopError.isInstance(error) && error.code === 'budget';
 }
 
 function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
-  return signal?.aborted === true && (error === signal.reason || (error instanceof Error && error.name === 'AbortError'));
+  return signal?.aborted === true && (error === signal.reason || isAbortError(error, ['AbortError']));
 }

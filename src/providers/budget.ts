@@ -11,18 +11,27 @@
  * Calls already in flight finish and are counted, so the total can pass a cap
  * by at most the calls in flight.
  */
-import { InfrastructureError, InputError } from '../errors.ts';
+import { hasErrorMarker, InfrastructureError, InputError } from '../errors.ts';
 import type { ExecutionUsage } from '../executors/executor.ts';
 import type { ModelPrice } from './prices.ts';
 import { costUsd, estimateTokens } from './prices.ts';
+
+const BUDGET_EXCEEDED_ERROR = Symbol.for('kloop.error.budget');
 
 /**
  * The run's spending cap was reached. `code` is `budget`; not retryable. The
  * study loop should stop with the stop reason `budget`.
  */
 export class BudgetExceededError extends InfrastructureError {
+  readonly [BUDGET_EXCEEDED_ERROR] = true;
+
   constructor(message: string) {
     super(message, { code: 'budget', isRetryable: false });
+  }
+
+  /** True when `value` is a {@link BudgetExceededError}, of any copy of kloop (a marker, src/errors.ts). */
+  static override isInstance(value: unknown): value is BudgetExceededError {
+    return hasErrorMarker(value, BUDGET_EXCEEDED_ERROR);
   }
 }
 

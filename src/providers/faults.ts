@@ -12,6 +12,7 @@
  * | other HTTP 4xx | `request` | this request cannot be answered: an invalid output `error` |
  */
 import { APICallError } from 'ai';
+import { isAbortError } from '../errors.ts';
 
 export type Fault =
   | { kind: 'rate-limit'; statusCode: number; retryAfterMs?: number; message: string }
@@ -82,7 +83,7 @@ export function classifyFault(error: unknown, timedOut: boolean, nowMs: number):
     }
     return { kind: 'request', statusCode: status, message };
   }
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
+  if (isAbortError(error)) {
     return { kind: 'timeout', message: 'the request was aborted by a timeout' };
   }
   return { kind: 'request', message };

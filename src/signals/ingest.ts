@@ -84,7 +84,7 @@ export async function* readUtf8Lines(file: string): AsyncGenerator<{ line: strin
       throw new InputError('the file is not valid UTF-8', { file, line: number + 1 });
     }
   } catch (error) {
-    if (error instanceof InputError) throw error;
+    if (InputError.isInstance(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new InputError(code === 'ENOENT' ? 'file not found' : `cannot read: ${(error as Error).message}`, { file, cause: error });
   }

@@ -219,7 +219,7 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
     // Read-only: in place, or from a snapshot when the folder forbids even that (see readableDatabaseFile).
     sqlite = writable ? new Database(file) : new Database(readableDatabaseFile(file), { readonly: true, fileMustExist: true });
   } catch (error) {
-    if (error instanceof StorageError) throw error;
+    if (StorageError.isInstance(error)) throw error;
     throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, { file, cause: error });
   }
   try {
@@ -249,7 +249,7 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
     if (error !== undefined) {
       await db.destroy();
       if (isDatabaseBusy(error)) throw error;
-      if (error instanceof StorageError) throw error;
+      if (StorageError.isInstance(error)) throw error;
       throw new StorageError(`cannot migrate the study database ${file}: ${String((error as Error).message ?? error)}`, { file, cause: error });
     }
   }
@@ -288,7 +288,7 @@ async function openPostgresDatabase(target: Extract<StorageTarget, { kind: 'post
         cause: error,
       });
     }
-    if (error instanceof StorageError) throw error;
+    if (StorageError.isInstance(error)) throw error;
     throw new StorageError(`cannot migrate the study database ${target.display}: ${String((error as Error).message ?? error)}`, { cause: error });
   }
   return db;

@@ -40,7 +40,7 @@ import { createRequire } from 'node:module';
 import { hostname as osHostname } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { KloopErrorOptions } from '../errors.ts';
-import { KloopError } from '../errors.ts';
+import { hasErrorMarker, KloopError } from '../errors.ts';
 import type { BusyRetryOptions } from './busy.ts';
 import { isDatabaseBusy, retryWhileBusy } from './busy.ts';
 import type { StudyDatabase } from './database.ts';
@@ -98,12 +98,15 @@ export type AcquireResult =
   | { acquired: false; holder: LeaseRecord }
   | { acquired: false; holder: undefined; lockedMs: number };
 
+const STUDY_BUSY_ERROR = Symbol.for('kloop.error.study_busy');
+
 /**
  * The study is busy: another process holds its lease (`holder`), or kept its
  * database locked past every try (`holder` undefined). Exit code
  * {@link STUDY_BUSY_EXIT_CODE}, code `study_busy`.
  */
 export class StudyBusyError extends KloopError {
+  readonly [STUDY_BUSY_ERROR] = true;
   /** Who holds the lease; undefined when the database itself stayed locked. */
   readonly holder: LeaseRecord | undefined;
 
@@ -121,6 +124,11 @@ export class StudyBusyError extends KloopError {
     }
     super(holder !== undefined ? `study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; ${advice}` : locked.message, options);
     this.holder = holder;
+  }
+
+  /** True when `value` is a {@link StudyBusyError}, of any copy of kloop (a marker, src/errors.ts). */
+  static override isInstance(value: unknown): value is StudyBusyError {
+    return hasErrorMarker(value, STUDY_BUSY_ERROR);
   }
 }
 

@@ -18,7 +18,7 @@ import { sql } from 'kysely';
 import { parse as parseYaml } from 'yaml';
 import { contentHash } from '../artifact/content-hash.ts';
 import { PARTITIONS } from '../corpus/example.ts';
-import { KloopError, isKloopError } from '../errors.ts';
+import { isKloopError } from '../errors.ts';
 import type { Program } from '../program/program.ts';
 import { loadProgram } from '../program/program.ts';
 import type { StudyDatabase } from '../storage/database.ts';
@@ -219,7 +219,7 @@ function settle<T>(work: () => T): { ok: true; value: T } | { ok: false; message
   try {
     return { ok: true, value: work() };
   } catch (error) {
-    return { ok: false, message: error instanceof KloopError || error instanceof Error ? error.message : String(error) };
+    return { ok: false, message: error instanceof Error ? error.message : String(error) };
   }
 }
 

@@ -267,7 +267,7 @@ function notEvaluatedSummary(examples: number): PartitionSummary {
 function stopOf(error: unknown, signal: AbortSignal | undefined): NotEvaluatedReason | undefined {
   if (signal?.aborted === true) return 'interrupted';
   if (isKloopError(error) && error.code === 'budget') return 'budget';
-  if (error instanceof InfrastructureError || (error instanceof Error && error.name === 'InfrastructureError')) return 'infrastructure_failure';
+  if (InfrastructureError.isInstance(error)) return 'infrastructure_failure';
   return undefined;
 }
 

@@ -236,7 +236,7 @@ export async function listScheduleRuns(db: StudyDatabase, options: { loop?: Loop
 }
 
 function describeError(error: unknown): Record<string, unknown> {
-  if (error instanceof KloopError) return { error: error.message, code: error.code };
+  if (KloopError.isInstance(error)) return { error: error.message, code: error.code };
   return { error: error instanceof Error ? error.message : String(error) };
 }
 
@@ -432,7 +432,7 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
           };
         } catch (error) {
           signal.removeEventListener('abort', onAbort);
-          if (error instanceof StudyBusyError) return { outcome: 'skipped', detail: { note: error.message } };
+          if (StudyBusyError.isInstance(error)) return { outcome: 'skipped', detail: { note: error.message } };
           throw error;
         }
       }

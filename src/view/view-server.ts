@@ -344,7 +344,7 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
 
   app.notFound((context) => context.json({ error: 'not_found', message: 'no such page or API route' }, 404));
   app.onError((error, context) => {
-    if (error instanceof InputError) return context.json({ error: 'bad_input', message: error.message }, 400);
+    if (InputError.isInstance(error)) return context.json({ error: 'bad_input', message: error.message }, 400);
     if (error instanceof HTTPException && (error.status === 401 || error.status === 400)) {
       context.header('WWW-Authenticate', 'Bearer realm="kloop"');
       return context.json({ error: 'unauthorized', message: 'the viewer\'s bearer token is missing or wrong (send Authorization: Bearer <token>, the value of the variable kloop view was started with)' }, 401);

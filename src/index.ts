@@ -66,6 +66,7 @@ export type {
   StudyBest,
   StudyExample,
 } from './api/create-study.ts';
+export type { StudySettings } from './study/study-settings.ts';
 export { createLoopEngine } from './loop/engine.ts';
 export type { Asked, LoopEngine, OpenedRound, Told } from './loop/engine.ts';
 export type { RunEvent, StopReason } from './study/run-study.ts';

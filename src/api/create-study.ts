@@ -62,11 +62,11 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../storage/lease.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../storage/lease.ts';
-import { racingSettingsOf, studyConfigSchema, withRacing } from '../study/config.ts';
+import { studyConfigSchema } from '../study/config.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
+import { composeStudySettings, type StudySettings } from '../study/study-settings.ts';
 import { customTaskOf } from '../tasks/custom/custom-task.ts';
 import type { OutcomeKind, Task } from '../tasks/task.ts';
-import { defaultWeights } from '../tasks/task.ts';
 
 /** One labelled example, as `createStudy` takes it. */
 export interface StudyExample<Input = unknown, Expected = unknown> {
@@ -123,20 +123,27 @@ export interface CreateStudyOptions<Input = unknown, Expected = unknown, Output 
   /** With `score`: `'binary'` when every example is right or wrong (McNemar's exact test), else `'continuous'` (paired t-test). Default continuous. */
   outcome?: OutcomeKind;
   execute: ExecuteFunction<Input, Output>;
-  /** Default true: the same artifact and input give the same output (no repeats, no calibration needed). */
+  /**
+   * Default true: the same artifact and input give the same output (no
+   * repeats, no calibration needed). False (a workflow that samples): as for
+   * `kloop run`, `gate.requireCalibration` defaults to true, so `calibration`
+   * must be given (or `gate: { requireCalibration: false }` set, to run with
+   * τ = 0), `gate.incumbentRepeats` defaults to 4 × `gate.repeats`, and
+   * racing is on.
+   */
   deterministic?: boolean;
   /** Names the workflow in the evaluator fingerprint; change it when `execute` changes. Default a hash of `execute`'s source text. */
   executorId?: string;
   proposer: Proposer | ProposeFunction;
   /** program.md's text (Instructions, Constraints, Stopping criteria); default three registers saying little. */
   program?: string;
-  /** kloop.yaml's `gate:` keys (defaults as there). */
+  /** kloop.yaml's `gate:` keys (defaults as there, `requireCalibration` by `deterministic` included). */
   gate?: Record<string, unknown>;
   /** kloop.yaml's `stopping:` keys (defaults as there). */
   stopping?: Record<string, unknown>;
   /** Weights by component name; default the task's. */
   weights?: Record<string, number>;
-  /** Candidates per round (default 4) and candidates evaluated at once (default 4). */
+  /** Candidates per round (default 6) and candidates evaluated at once (default 4), as kloop.yaml's `proposer.candidatesPerRound` and `proposer.concurrency`. */
   candidatesPerRound?: number;
   concurrency?: number;
   /** Seed of every random choice. Default 1. */
@@ -147,7 +154,7 @@ export interface CreateStudyOptions<Input = unknown, Expected = unknown, Output 
   onEvent?: (event: RunEvent) => void;
   /** Stops the study's work (optimize, ask, tell) as Ctrl-C does. */
   signal?: AbortSignal;
-  /** Calibration for a stochastic workflow (noise SD); default none. */
+  /** Calibration for a stochastic workflow (noise SD); default none. Required when `gate.requireCalibration` is in force (by default, when `deterministic` is false). */
   calibration?: GateCalibration;
 }
 
@@ -170,6 +177,13 @@ export interface Study {
   /** Absolute study folder. */
   readonly dir: string;
   readonly task: Task;
+  /**
+   * The settings the study runs with, every default applied, as `kloop run`
+   * composes them from kloop.yaml (src/study/study-settings.ts): weights, gate,
+   * stopping, `candidatesPerRound`, `concurrency`, `seed`. A copy: changing it
+   * changes nothing.
+   */
+  readonly settings: StudySettings;
   /** Runs the loop of `kloop run` until a stopping criterion holds. */
   optimize(): Promise<OptimizeResult>;
   /**
@@ -294,6 +308,8 @@ function proposerOf(proposer: Proposer | ProposeFunction): Proposer {
  *
  * @throws InputError (with the field) for an example that does not fit the
  *   task's schemas, a partition with no example, a bad gate or stopping key, an unknown weight
+ *   or weights all 0, `gate.requireCalibration` in force (set, or by default for
+ *   `deterministic: false`) without a `calibration`
  * @throws StudyBusyError when another process runs the study
  */
 export async function createStudy<Input = unknown, Expected = unknown, Output = unknown>(options: CreateStudyOptions<Input, Expected, Output>): Promise<Study> {
@@ -319,17 +335,24 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
     const issue = parsed.error.issues[0]!;
     throw new InputError(issue.message, { field: [field, ...issue.path.map(String)].join('.') });
   };
-  const gate = parse(configShape.gate, options.gate, 'gate');
-  const stopping = parse(configShape.stopping, options.stopping, 'stopping');
-  if (gate.requireCalibration === true && options.calibration === undefined) {
-    // A setting accepted is honoured: the library does not calibrate, so the calibration must come in.
-    throw new InputError('gate.requireCalibration is true but no calibration was given: pass calibration: { noiseSd, exampleSds } (as `kloop calibrate` measures them), or leave requireCalibration out', {
+  const deterministic = options.deterministic ?? true;
+  // The same builder as `kloop run`'s (src/study/study-settings.ts): the same defaults.
+  const settings = composeStudySettings({
+    task,
+    deterministic,
+    gate: parse(configShape.gate, options.gate, 'gate'),
+    stopping: parse(configShape.stopping, options.stopping, 'stopping'),
+    weights: options.weights,
+    candidatesPerRound: options.candidatesPerRound,
+    concurrency: options.concurrency,
+    seed: options.seed,
+  });
+  if (settings.gate.requireCalibration && options.calibration === undefined) {
+    // A setting in force is honoured: the library does not calibrate, so the calibration must come in.
+    const why = options.gate?.['requireCalibration'] === true ? 'gate.requireCalibration is true' : 'gate.requireCalibration is true by default for an executor that is not deterministic (deterministic: false), as in kloop run';
+    throw new InputError(`${why}, but no calibration was given: pass calibration: { noiseSd, exampleSds } (as \`kloop calibrate\` measures them), or set gate: { requireCalibration: false } to run with τ = 0 (no noise allowance)`, {
       field: 'gate.requireCalibration',
     });
-  }
-  const weights = { ...defaultWeights(task), ...(options.weights ?? {}) };
-  for (const name of Object.keys(options.weights ?? {})) {
-    if (!(name in defaultWeights(task))) throw new InputError(`unknown component "${name}" (the task's: ${Object.keys(defaultWeights(task)).join(', ')})`, { field: `weights.${name}` });
   }
   const program = parseProgram(options.program ?? DEFAULT_PROGRAM, 'program');
   const sectionsOf = options.sectionsOf ?? (() => ({}));
@@ -348,7 +371,7 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
   const execute = options.execute;
   const executor: Executor = {
     id: options.executorId ?? `code:${hashOf(String(execute))}`,
-    deterministic: options.deterministic ?? true,
+    deterministic,
     async execute(request): Promise<ExecutionResult> {
       const key = givenKey(contentHash(request.artifact), request.exampleId ?? '', request.repeat);
       if (given.has(key)) return { ok: true, output: given.get(key) };
@@ -387,34 +410,7 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
     exampleFormat: format,
     executor,
     proposer: proposerOf(options.proposer),
-    weights,
-    gate: {
-      alpha: gate.alpha,
-      shadowAlpha: gate.shadowAlpha,
-      generalizationRatio: gate.generalizationRatio,
-      shadowMarginSe: gate.shadowMarginSe,
-      anchorTolerance: gate.anchorTolerance,
-      thresholdK: gate.thresholdK,
-      anchorK: gate.anchorK,
-      repeats: gate.repeats,
-      minDeltaDistance: gate.minDeltaDistance,
-      requireCalibration: gate.requireCalibration ?? false,
-      calibrationWindow: gate.calibrationWindow,
-      incumbentRepeats: gate.incumbentRepeats ?? 4 * gate.repeats,
-      ...withRacing(racingSettingsOf(gate.racing, executor.deterministic)),
-    },
-    stopping: {
-      maxExperiments: stopping.maxExperiments,
-      plateauRounds: stopping.plateauRounds,
-      idleRounds: stopping.idleRounds,
-      maxConsecutiveFailures: stopping.maxConsecutiveFailures,
-      ...(stopping.target !== undefined ? { target: stopping.target } : {}),
-      ...(stopping.maxRounds !== undefined ? { maxRounds: stopping.maxRounds } : {}),
-      ...(stopping.maxFailureRate !== undefined ? { maxFailureRate: stopping.maxFailureRate } : {}),
-    },
-    candidatesPerRound: options.candidatesPerRound ?? 4,
-    concurrency: options.concurrency ?? 4,
-    seed: options.seed ?? 1,
+    ...settings,
   };
 
   const file = studyDatabasePath(dir);
@@ -490,6 +486,7 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
   return {
     dir,
     task,
+    settings: structuredClone(settings),
     optimize: () =>
       serial('optimize', async () => {
         requireOpen();

@@ -74,8 +74,10 @@ export function isIntentTask(task: Pick<Task, 'id'>): boolean {
 }
 
 /** An InputError about a key of kloop.yaml, with its line when known. */
-function configError(config: Pick<StudyConfig, 'configPath' | 'lines'>, field: string, message: string, code = 'input.config'): InputError {
+function configError(config: { configPath?: string | undefined; lines?: StudyConfig['lines'] }, field: string, message: string, code = 'input.config'): InputError {
   const line = config.lines?.[field] ?? config.lines?.[field.split(/[.[]/)[0]!];
+  // Without a kloop.yaml (a study built in code) the error names the field alone.
+  if (config.configPath === undefined) return new InputError(message, { field });
   return new InputError(message, { file: config.configPath, field, code, ...(line !== undefined ? { line } : {}) });
 }
 
@@ -147,7 +149,7 @@ export async function composeTaskAsync(config: Pick<CompositionConfig, 'task' | 
  * @throws InputError (kloop.yaml, the key's line) when a name is not one of
  *   the task's components, or when no weight is above 0
  */
-export function composeWeights(task: Task, config: Pick<StudyConfig, 'weights' | 'configPath' | 'lines'>): Record<string, number> {
+export function composeWeights(task: Task, config: { weights?: StudyConfig['weights']; configPath?: string | undefined; lines?: StudyConfig['lines'] }): Record<string, number> {
   const names = taskComponents(task).map((component) => component.name);
   for (const name of Object.keys(config.weights ?? {})) {
     if (!names.includes(name)) {

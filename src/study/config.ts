@@ -43,6 +43,7 @@ import { Cron } from 'croner';
 import { signalsConfigSchema } from '../signals/signals-config.ts';
 import { PROVIDERS, type ProviderName } from '../providers/model-spec.ts';
 import { isPostgresUrl, parseStorageTarget } from '../storage/location.ts';
+import { DEFAULT_CANDIDATES_PER_ROUND, DEFAULT_PROPOSER_CONCURRENCY, DEFAULT_SEED } from './study-defaults.ts';
 
 /** Name of the configuration file inside a study folder. */
 export const CONFIG_FILE_NAME = 'kloop.yaml';
@@ -136,13 +137,13 @@ const proposerSchema = z
     /** `error-driven` (offline, transformation-based learning) or `reflective` (LLM). Default `error-driven`. */
     kind: z.enum(PROPOSER_KINDS).default('error-driven'),
     /** Candidates proposed per round. Default 6. */
-    candidatesPerRound: count(1).default(6),
+    candidatesPerRound: count(1).default(DEFAULT_CANDIDATES_PER_ROUND),
     /**
      * Candidates evaluated at once (each on its optimization and anchor
      * partitions). Not the number of model requests in flight: that is
      * `providers.<name>.maxInFlight`. Default 4.
      */
-    concurrency: count(1).default(4),
+    concurrency: count(1).default(DEFAULT_PROPOSER_CONCURRENCY),
     /** Reflective proposer only: its model, `provider:model`; default the executor's model. */
     model: z.string().trim().min(1).optional(),
     /**
@@ -255,7 +256,7 @@ const gateSchema = z.strictObject({
    * starts at `repeats` and is topped up by `repeats` fresh samples each round
    * it stays the incumbent, up to this (integer ≥ 1; values below `repeats`
    * mean `repeats`). Default 4 × repeats. Ignored for a deterministic executor
-   * (its repeats are identical).
+   * (its repeats are identical: the default is then `repeats`).
    */
   incumbentRepeats: count(1).optional(),
   /** Smallest Cohen's d between incumbent and an ablated artifact. Default 0.5. */
@@ -263,7 +264,8 @@ const gateSchema = z.strictObject({
   /**
    * Refuse to run without a calibration for the current fingerprint. Default:
    * true for a non-deterministic executor (a sampled model), false for a
-   * deterministic one (its run-to-run noise is 0 by construction).
+   * deterministic one (its run-to-run noise is 0 by construction); the same
+   * in `createStudy` (src/study/study-defaults.ts).
    */
   requireCalibration: z.boolean().optional(),
   /** Noise repeats of the incumbent during calibration (at least 2 for an SD). Default 8. */
@@ -485,7 +487,7 @@ export const studyConfigSchema = z
     gate: gateSchema.prefault({}),
     stopping: stoppingSchema.prefault({}),
     /** Seed of every random choice. Default 1. */
-    seed: z.int().min(0).default(1),
+    seed: z.int().min(0).default(DEFAULT_SEED),
     corpusPolicy: corpusPolicySchema.prefault({}),
     /** Composite weights by component name; only ratios matter. Default the task's (intent: 0.25 / 0.35 / 0.20 / 0.20). */
     weights: weightsSchema.optional(),

@@ -30,6 +30,7 @@ import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URLS, parseModelSpec, type ProviderNa
 import { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED } from '../tasks/intent/offline/ids.ts';
 import { DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS, DEFAULT_KEYWORD_RULES_MAX_SCREENED } from '../proposers/keyword-rules/keyword-rules-proposer.ts';
 import { composeTaskAsync, composeWeights, taskKindOf } from './compose.ts';
+import { defaultIncumbentRepeats, defaultRequireCalibration, INCUMBENT_REPEATS_PER_REPEAT } from './study-defaults.ts';
 import type { StudyConfig } from './config.ts';
 import {
   DEFAULT_COMMAND_CONCURRENCY,
@@ -312,11 +313,12 @@ function derive(key: string, context: Context): Derived | undefined {
       return { value, note: playbook ? 'the intent playbook proposer' : evaluations ? 'the keyword-rules proposer: 40 single edits, and 36 for the learned scores and the bundles' : 'the keyword-rules proposer' };
     }
     case 'gate.incumbentRepeats':
-      return context.deterministic
-        ? { value: config.gate.repeats, note: "a deterministic executor's repeats are identical: gate.repeats" }
-        : { value: 4 * config.gate.repeats, note: '4 × gate.repeats' };
+      return {
+        value: defaultIncumbentRepeats(config.gate.repeats, context.deterministic),
+        note: context.deterministic ? "a deterministic executor's repeats are identical: gate.repeats" : `${INCUMBENT_REPEATS_PER_REPEAT} × gate.repeats`,
+      };
     case 'gate.requireCalibration':
-      return { value: !context.deterministic };
+      return { value: defaultRequireCalibration(context.deterministic) };
     case 'stopping.target':
       return { value: null, note: 'none: no target stop' };
     case 'stopping.maxFailureRate':

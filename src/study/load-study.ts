@@ -25,10 +25,11 @@ import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
 import type { Task } from '../tasks/task.ts';
 import type { ExampleFormat } from '../corpus/example-format.ts';
 import type { StudyConfig } from './config.ts';
-import { loadStudyConfig, racingSettingsOf, withRacing } from './config.ts';
+import { loadStudyConfig } from './config.ts';
 import type { ComposedTask } from './compose.ts';
 import { checkComposition, composeExecutor, composeHeadline, composeProposer, composeSectionsOf, composeTask, composeTaskAsync, composeWeights } from './compose.ts';
 import type { LoadedStudy } from './loaded-study.ts';
+import { composeStudySettings } from './study-settings.ts';
 
 /** What a hook that builds an executor or a proposer is given besides the config. */
 export interface CompositionContext {
@@ -285,7 +286,8 @@ function readSqliteCorpusMembers(config: StudyConfig): CorpusMember[] {
 /** The study from its config and task: every file checked, then the database's corpus lifecycle read. */
 function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTask, plugins: StudyPlugins, options: LoadStudyOptions, preread?: CorpusMember[]): LoadedStudy {
   const { task, exampleFormat } = composed;
-  const weights = composeWeights(task, config);
+  // The weights are checked before any file is read (the settings below compose them again, with the rest).
+  composeWeights(task, config);
   checkComposition(config, task);
   const program = loadProgram(config.program);
   const artifactText = readTextFile(config.artifact, 'the artifact file');
@@ -318,6 +320,18 @@ function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTas
   const context: CompositionContext = { task };
   const executor = plugins.createExecutor?.(config, context) ?? composeExecutor(config, task);
   const proposer = plugins.createProposer?.(config, context) ?? composeProposer(config, task);
+  const settings = composeStudySettings({
+    task,
+    deterministic: executor.deterministic,
+    gate: config.gate,
+    stopping: config.stopping,
+    weights: config.weights,
+    candidatesPerRound: config.proposer.candidatesPerRound,
+    concurrency: config.proposer.concurrency,
+    seed: config.seed,
+    configPath: config.configPath,
+    lines: config.lines,
+  });
   return {
     config,
     dir: path.resolve(studyDir),
@@ -339,33 +353,6 @@ function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTas
     headline: composeHeadline(task),
     executor,
     proposer,
-    weights,
-    gate: {
-      alpha: config.gate.alpha,
-      shadowAlpha: config.gate.shadowAlpha,
-      generalizationRatio: config.gate.generalizationRatio,
-      shadowMarginSe: config.gate.shadowMarginSe,
-      anchorTolerance: config.gate.anchorTolerance,
-      thresholdK: config.gate.thresholdK,
-      anchorK: config.gate.anchorK,
-      repeats: config.gate.repeats,
-      minDeltaDistance: config.gate.minDeltaDistance,
-      requireCalibration: config.gate.requireCalibration ?? !executor.deterministic,
-      calibrationWindow: config.gate.calibrationWindow,
-      incumbentRepeats: config.gate.incumbentRepeats ?? 4 * config.gate.repeats,
-      ...withRacing(racingSettingsOf(config.gate.racing, executor.deterministic)),
-    },
-    stopping: {
-      maxExperiments: config.stopping.maxExperiments,
-      plateauRounds: config.stopping.plateauRounds,
-      idleRounds: config.stopping.idleRounds,
-      maxConsecutiveFailures: config.stopping.maxConsecutiveFailures,
-      ...(config.stopping.target !== undefined ? { target: config.stopping.target } : {}),
-      ...(config.stopping.maxRounds !== undefined ? { maxRounds: config.stopping.maxRounds } : {}),
-      ...(config.stopping.maxFailureRate !== undefined ? { maxFailureRate: config.stopping.maxFailureRate } : {}),
-    },
-    candidatesPerRound: config.proposer.candidatesPerRound,
-    concurrency: config.proposer.concurrency,
-    seed: config.seed,
+    ...settings,
   };
 }

@@ -29,7 +29,6 @@ import { InputError } from '../errors.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { readStudyState } from './study-state.ts';
 import type { ExampleFormat } from '../corpus/example-format.ts';
-import { withPartialGold } from './compose.ts';
 
 /** The study's corpus policy (kloop.yaml `corpusPolicy`, or the defaults for studies built in code). */
 export function corpusPolicyOf(study: LoadedStudy): CorpusPolicy {
@@ -286,8 +285,8 @@ export async function admitToStudy(
     const resolved = resolveCorpus(files, sync.members);
     // Every id the study has had, and every id of the corpus files (a refused file record keeps its id).
     const taken = new Set([...sync.members.map((member) => member.exampleId), ...(sync.admission?.records ?? []).map((entry) => entry.example.id)]);
-    // The study's record format; `requireAppType: false` (`--partial-gold`) admits partial intent gold.
-    const format = options.format ?? (options.requireAppType === false ? withPartialGold(study.exampleFormat) : study.exampleFormat);
+    // The study's record format, or the caller's (`kloop corpus add --partial-gold` gives the one that admits partial intent gold).
+    const format = options.format ?? study.exampleFormat;
     const verdicts = checkAdmission(records, resolved.corpus, taken, { ...options, format, locations: memberLocations(files, sync.members) });
     const admitted = verdicts.filter((verdict) => verdict.admitted);
     const outcome = { verdicts, admitted: admitted.length, refused: verdicts.length - admitted.length, dryRun: options.dryRun === true };

@@ -80,6 +80,8 @@ export function registerCorpusCommands(program: Command): void {
           const outcome = await admitToStudy(session.db, session.study, candidates.records, {
             source,
             requireAppType: options.partialGold !== true,
+            // --partial-gold: the study's format without the known-app-type rule (intent).
+            ...(options.partialGold === true ? { format: withPartialGold(session.study.exampleFormat) } : {}),
             dryRun: options.dryRun === true,
           });
           const payload = { study: session.study.dir, file: path.resolve(file), ...outcome };

@@ -15,7 +15,7 @@
  * `require()` — as TypeScript's own pre-processor lists them
  * (`ts.preProcessFile`), so a path in a comment or a string is not one.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -37,10 +37,10 @@ const BOUNDARIES: Boundary[] = [
   ...['loop', 'evaluator', 'gate', 'storage'].map((from) => ({ from, forbidden: ['tasks'], allowed: ['tasks/task.ts'], sourceOnly: true })),
 ];
 
-/** Every `.ts` file under `dir`, as paths relative to src/ with `/` separators. */
+/** Every `.ts` file under `dir` (src/ itself for ''), as paths relative to src/ with `/` separators. */
 function modulesUnder(dir: string): string[] {
   return readdirSync(path.join(SOURCE, dir), { withFileTypes: true }).flatMap((entry) => {
-    const relative = `${dir}/${entry.name}`;
+    const relative = dir === '' ? entry.name : `${dir}/${entry.name}`;
     if (entry.isDirectory()) return entry.name === 'fixtures' ? [] : modulesUnder(relative);
     return entry.name.endsWith('.ts') ? [relative] : [];
   });
@@ -100,5 +100,190 @@ describe('import boundaries', () => {
     // The engine may import the task contract and nothing else of src/tasks/.
     const engine = "import type { Task } from '../tasks/task.ts';\nimport { createIntentTask } from '../tasks/intent/intent-task.ts';\n";
     expect(violations({ from: 'loop', forbidden: ['tasks'], allowed: ['tasks/task.ts'] }, ['loop/engine.ts'], () => engine)).toEqual(['src/loop/engine.ts → src/tasks/intent/intent-task.ts']);
+  });
+});
+
+/**
+ * The whole import graph of src/'s sources (tests, fixtures and
+ * src/test-support/ left out): every kind of import, as above, `import type`
+ * included — a type is a dependency of the design even when it is erased.
+ */
+function sourceGraph(): Map<string, string[]> {
+  const modules = modulesUnder('').filter((module) => !module.endsWith('.test.ts') && !module.startsWith('test-support/'));
+  const known = new Set(modules);
+  return new Map(modules.map((module) => [module, [...new Set(importsOf(module))].filter((imported) => known.has(imported) || !existsSync(path.join(SOURCE, imported)))]));
+}
+
+/** A module's folder: its first directory under src/, or for a file of src/ itself its name (`errors`, `index`). */
+function folderOf(module: string): string {
+  return module.includes('/') ? module.slice(0, module.indexOf('/')) : module.replace(/\.ts$/, '');
+}
+
+/** The folder-level edges of a graph, `from → to` by folder. */
+function folderEdges(graph: ReadonlyMap<string, readonly string[]>): Map<string, Set<string>> {
+  const edges = new Map<string, Set<string>>();
+  for (const [module, imports] of graph) {
+    for (const imported of imports) {
+      const from = folderOf(module);
+      const to = folderOf(imported);
+      if (from === to) continue;
+      if (!edges.has(from)) edges.set(from, new Set());
+      edges.get(from)!.add(to);
+    }
+  }
+  return edges;
+}
+
+/** The folder cycles: strongly connected components of more than one folder (Tarjan 1972), each sorted, in sorted order. */
+function folderCycles(edges: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: string[][] = [];
+  const visit = (folder: string): void => {
+    index.set(folder, index.size);
+    low.set(folder, index.get(folder)!);
+    stack.push(folder);
+    onStack.add(folder);
+    for (const next of edges.get(folder) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(folder, Math.min(low.get(folder)!, low.get(next)!));
+      } else if (onStack.has(next)) low.set(folder, Math.min(low.get(folder)!, index.get(next)!));
+    }
+    if (low.get(folder) !== index.get(folder)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== folder);
+    if (component.length > 1) cycles.push(component.sort());
+  };
+  for (const folder of [...edges.keys()].sort()) if (!index.has(folder)) visit(folder);
+  return cycles.sort((a, b) => a.join().localeCompare(b.join()));
+}
+
+/** Every module `start` reaches through imports, transitively (itself left out), sorted. */
+function reachableFrom(graph: ReadonlyMap<string, readonly string[]>, start: string): string[] {
+  const seen = new Set([start]);
+  const pending = [start];
+  while (pending.length > 0) {
+    for (const next of graph.get(pending.pop()!) ?? []) {
+      if (seen.has(next)) continue;
+      seen.add(next);
+      pending.push(next);
+    }
+  }
+  seen.delete(start);
+  return [...seen].sort();
+}
+
+/**
+ * Each folder edge allowed today, by importing folder (a folder not listed
+ * imports no other). A new edge fails the test: add it here only when it
+ * points the way DESIGN.md §8 says dependencies go (cli → study → {proposers,
+ * evaluator, gate, corpus, storage} → {tasks, stats, providers}); an edge that
+ * is gone fails it too, until it is removed here, so the list stays true.
+ */
+const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
+  api: ['artifact', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'loop', 'program', 'proposers', 'storage', 'study', 'tasks'],
+  artifact: [],
+  assembly: ['errors', 'tasks'],
+  cli: ['artifact', 'assembly', 'corpus', 'errors', 'evaluator', 'init', 'loop', 'providers', 'runtime', 'signals', 'storage', 'study', 'text', 'view'],
+  corpus: ['errors', 'stats', 'storage', 'tasks', 'text'],
+  errors: [],
+  evaluator: ['artifact', 'corpus', 'errors', 'executors', 'storage', 'tasks', 'text'],
+  executors: ['artifact', 'errors', 'program', 'providers', 'tasks', 'text'],
+  gate: ['evaluator', 'stats'],
+  index: ['api', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'loop', 'proposers', 'stats', 'storage', 'study', 'tasks'],
+  init: ['errors'],
+  loop: ['artifact', 'corpus', 'errors', 'evaluator', 'gate', 'proposers', 'stats', 'storage', 'study'],
+  program: ['errors', 'text'],
+  proposers: ['artifact', 'corpus', 'evaluator', 'executors', 'providers', 'stats', 'tasks', 'text'],
+  providers: ['artifact', 'errors', 'executors', 'storage', 'text'],
+  'providers-subpath': ['artifact', 'proposers', 'providers', 'study', 'tasks'],
+  runtime: ['artifact', 'assembly', 'errors', 'executors', 'storage', 'study', 'tasks'],
+  signals: ['assembly', 'corpus', 'errors', 'runtime', 'storage', 'study', 'tasks', 'text'],
+  stats: [],
+  storage: ['artifact', 'errors', 'evaluator', 'text'],
+  study: ['artifact', 'assembly', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'loop', 'program', 'proposers', 'providers', 'runtime', 'signals', 'stats', 'storage', 'tasks', 'text'],
+  tasks: ['artifact', 'errors', 'evaluator', 'executors', 'providers', 'text'],
+  text: [],
+  view: ['artifact', 'corpus', 'errors', 'storage', 'study'],
+};
+
+/**
+ * The folder cycles that remain (issue 32): this list may only shrink. A new
+ * cycle fails the test, and so does one listed here that is gone (remove it).
+ *
+ * - {corpus, evaluator, executors, providers, storage, tasks}: storage ↔
+ *   evaluator (storage/evaluation-queue.ts runs evaluations), providers ↔
+ *   executors (the usage types), corpus → storage (corpus/lifecycle-store.ts),
+ *   tasks → evaluator (the score shapes);
+ * - {loop, runtime, signals, study}: loop → study (the loop's input type,
+ *   study/loaded-study.ts, the corpus lifecycle and the study state) against
+ *   study → loop (the CLI's composition); study ↔ runtime (Loop A);
+ *   signals → study (governance reads the review queue).
+ */
+const KNOWN_FOLDER_CYCLES: string[][] = [
+  ['corpus', 'evaluator', 'executors', 'providers', 'storage', 'tasks'],
+  ['loop', 'runtime', 'signals', 'study'],
+];
+
+/** Folders a pure module may not reach, even through others. */
+const IO_FOLDERS = ['storage', 'executors', 'tasks', 'providers'];
+
+describe('the import graph, transitively', () => {
+  const graph = sourceGraph();
+  const edges = folderEdges(graph);
+
+  it('resolves every relative import to a module of src/', () => {
+    const unresolved = [...graph].flatMap(([module, imports]) => imports.filter((imported) => !graph.has(imported)).map((imported) => `src/${module} → src/${imported}`));
+    expect(unresolved).toEqual([]);
+  });
+
+  it('has only the folder edges listed, and every one listed', () => {
+    const actual = [...edges].flatMap(([from, targets]) => [...targets].map((to) => `${from} → ${to}`)).sort();
+    const allowed = Object.entries(ALLOWED_FOLDER_EDGES).flatMap(([from, targets]) => targets.map((to) => `${from} → ${to}`)).sort();
+    const why = (edge: string): string => {
+      const [from, to] = edge.split(' → ') as [string, string];
+      const example = [...graph].find(([module, imports]) => folderOf(module) === from && imports.some((imported) => folderOf(imported) === to));
+      return `${edge} (e.g. src/${example![0]} → src/${example![1].find((imported) => folderOf(imported) === to)})`;
+    };
+    expect(actual.filter((edge) => !allowed.includes(edge)).map(why), 'new folder edges').toEqual([]);
+    expect(allowed.filter((edge) => !actual.includes(edge)), 'listed edges that are gone: remove them from ALLOWED_FOLDER_EDGES').toEqual([]);
+  });
+
+  it('has no folder cycle but the known ones, and each known one still exists', () => {
+    expect(folderCycles(edges)).toEqual(KNOWN_FOLDER_CYCLES);
+  });
+
+  it('src/gate/gate.ts reaches no storage, executor, task or provider module: decide is pure', () => {
+    const reached = reachableFrom(graph, 'gate/gate.ts');
+    expect(reached.filter((module) => IO_FOLDERS.includes(folderOf(module)))).toEqual([]);
+    expect(reached.filter((module) => folderOf(module) !== 'stats')).toEqual(['evaluator/partition-score.ts']);
+  });
+
+  it('src/stats/ reaches nothing outside src/stats/', () => {
+    const stats = [...graph.keys()].filter((module) => folderOf(module) === 'stats');
+    expect(stats.length).toBeGreaterThan(10);
+    expect(stats.flatMap((module) => reachableFrom(graph, module).filter((reached) => folderOf(reached) !== 'stats').map((reached) => `src/${module} → src/${reached}`))).toEqual([]);
+  });
+
+  it('the graph helpers find a cycle through three folders, what a module reaches, and no cycle in a chain', () => {
+    const made = new Map<string, string[]>([
+      ['a/one.ts', ['b/two.ts']],
+      ['b/two.ts', ['c/three.ts']],
+      ['c/three.ts', ['a/other.ts']],
+      ['a/other.ts', []],
+      ['d/four.ts', ['a/one.ts']],
+    ]);
+    expect(folderCycles(folderEdges(made))).toEqual([['a', 'b', 'c']]);
+    expect(reachableFrom(made, 'd/four.ts')).toEqual(['a/one.ts', 'a/other.ts', 'b/two.ts', 'c/three.ts']);
+    made.set('c/three.ts', []);
+    expect(folderCycles(folderEdges(made))).toEqual([]);
   });
 });

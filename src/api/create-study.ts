@@ -41,7 +41,6 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { contentHash } from '../artifact/content-hash.ts';
 import { createExampleFormat } from '../corpus/example-format.ts';
@@ -61,6 +60,7 @@ import type { Candidate, ProposalContext, ProposalResult, Proposer } from '../pr
 import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../storage/lease.ts';
+import { createNotebookFolder } from '../storage/notebook-folder.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../storage/lease.ts';
 import { studyConfigSchema } from '../study/config.ts';
 import type { LoadedStudy } from '../study/loaded-study.ts';
@@ -414,9 +414,7 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
   };
 
   const file = studyDatabasePath(dir);
-  mkdirSync(path.dirname(file), { recursive: true });
-  const ignore = path.join(path.dirname(file), '.gitignore');
-  if (!existsSync(ignore)) writeFileSync(ignore, '*\n', 'utf8');
+  createNotebookFolder(file);
   const db: StudyDatabase = await openDatabase(file);
   let lease: LeaseRecord;
   try {

@@ -7,8 +7,7 @@
  * the valid lines are stored all the same, and ingesting the fixed file again
  * stores only what is new).
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { asIntentExamples } from '../../corpus/example.ts';
 import { requireIntentStudy } from '../../study/compose.ts';
@@ -23,6 +22,7 @@ import type { SignalReport } from '../../signals/signal-report.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../../signals/signals-config.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
+import { createNotebookFolder } from '../../storage/notebook-folder.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import { isStudyWritable } from './study-session.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
@@ -45,10 +45,7 @@ export async function openSignalDatabase(config: StudyConfig, writable: boolean)
   if (!writable && !existsSync(file)) return openDatabase(':memory:');
   // A study this process may not write (a read-only study) is read as it is, unmigrated.
   if (!writable && !isStudyWritable(config.dir)) return openDatabase(file, { readonly: true });
-  const folder = path.dirname(file);
-  mkdirSync(folder, { recursive: true });
-  const ignore = path.join(folder, '.gitignore');
-  if (!existsSync(ignore)) writeFileSync(ignore, '*\n', 'utf8');
+  createNotebookFolder(file);
   return openDatabase(file);
 }
 

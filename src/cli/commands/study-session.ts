@@ -2,11 +2,12 @@
  * Opening a study for a command: load and validate the folder, then open its
  * database. Bad input fails before the database is touched.
  */
-import { accessSync, constants, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { databaseExists, isWritable, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
+import { createNotebookFolder } from '../../storage/notebook-folder.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import type { UsageTotals } from '../../providers/budget.ts';
 import { loadStudyConfig } from '../../study/config.ts';
@@ -181,10 +182,7 @@ export function assertStudyWritable(studyDir: string, command = 'kloop run'): vo
 
 /** Opens (creating) the study database, with a `.gitignore` that keeps `.kloop/` out of the user's repository. */
 async function openWritable(file: string): Promise<StudyDatabase> {
-  const folder = path.dirname(file);
-  mkdirSync(folder, { recursive: true });
-  const ignore = path.join(folder, '.gitignore');
-  if (!existsSync(ignore)) writeFileSync(ignore, '*\n', 'utf8');
+  createNotebookFolder(file);
   return openDatabase(file);
 }
 

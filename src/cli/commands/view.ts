@@ -7,12 +7,12 @@
  * with the name given. Runs until Ctrl-C or SIGTERM.
  */
 import { isIntentStudy } from '../../study/compose.ts';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
+import { createNotebookFolder } from '../../storage/notebook-folder.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import { loadConfigOrNotebook } from './study-session.ts';
 import { listenFailure } from '../listen-error.ts';
@@ -61,9 +61,7 @@ async function openViewerDatabase(studyDir: string): Promise<{ db: StudyDatabase
   if (!created && !isStudyWritable(studyDir)) return { db: await openDatabase(file, { readonly: true }), writable: false, created };
   if (created) {
     try {
-      mkdirSync(path.dirname(file), { recursive: true });
-      const ignore = path.join(path.dirname(file), '.gitignore');
-      if (!existsSync(ignore)) writeFileSync(ignore, '*\n', 'utf8');
+      createNotebookFolder(file);
     } catch (error) {
       throw new InputError(`this study has no notebook yet and it cannot be created (${(error as NodeJS.ErrnoException).code ?? 'not writable'}): run \`kloop run\` first`, { file });
     }

@@ -64,6 +64,7 @@
  */
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import { perExampleMeans } from '../evaluator/partition-score.ts';
+import { DEFAULT_GATE_SETTINGS } from './gate-defaults.ts';
 import { fisherExactTest, mcnemarExactTest, mean, pairedTTest, standardError, welchTTest } from '../stats/index.ts';
 
 /** Why a candidate was refused. */
@@ -138,15 +139,7 @@ export interface GateSettings {
   anchorK: number;
 }
 
-export const DEFAULT_GATE_SETTINGS: Readonly<GateSettings> = Object.freeze({
-  alpha: 0.05,
-  shadowAlpha: 0.05,
-  generalizationRatio: 0.5,
-  shadowMarginSe: 1,
-  anchorTolerance: 0,
-  thresholdK: 1,
-  anchorK: 3,
-});
+export { DEFAULT_GATE_SETTINGS } from './gate-defaults.ts';
 
 /** What calibration provides to the gate (zeros for a deterministic executor without calibration). */
 export interface GateCalibration {

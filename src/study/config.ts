@@ -43,6 +43,7 @@ import { Cron } from 'croner';
 import { signalsConfigSchema } from '../signals/signals-config.ts';
 import { PROVIDERS, type ProviderName } from '../providers/model-spec.ts';
 import { isPostgresUrl, parseStorageTarget } from '../storage/location.ts';
+import { DEFAULT_GATE_SETTINGS } from '../gate/gate-defaults.ts';
 import { DEFAULT_CANDIDATES_PER_ROUND, DEFAULT_PROPOSER_CONCURRENCY, DEFAULT_SEED } from './study-defaults.ts';
 
 /** Name of the configuration file inside a study folder. */
@@ -228,27 +229,27 @@ const racingSchema = z.union([
 
 const gateSchema = z.strictObject({
   /** Significance level of the one-sided tests on the optimization partition, in (0, 1). Default 0.05. */
-  alpha: z.number().gt(0).lt(1).default(0.05),
+  alpha: z.number().gt(0).lt(1).default(DEFAULT_GATE_SETTINGS.alpha),
   /**
    * Level of the one-sided paired t-test on the shadow partition, in (0, 1):
    * the most a true zero shadow effect may confirm a gain by chance, per
    * decision that reaches the shadow. Default 0.05.
    */
-  shadowAlpha: z.number().gt(0).lt(1).default(0.05),
+  shadowAlpha: z.number().gt(0).lt(1).default(DEFAULT_GATE_SETTINGS.shadowAlpha),
   /** Evaluation repeats per artifact and partition. Default 1. */
   repeats: count(1).default(1),
   /** γ: required Δshadow / Δoptimization. Default 0.5. */
-  generalizationRatio: nonNegative.default(0.5),
+  generalizationRatio: nonNegative.default(DEFAULT_GATE_SETTINGS.generalizationRatio),
   /** m = this × SE of the shadow paired differences. Default 1. */
-  shadowMarginSe: nonNegative.default(1),
+  shadowMarginSe: nonNegative.default(DEFAULT_GATE_SETTINGS.shadowMarginSe),
   /** Allowed per-example drop on anchors beyond measured noise, composite units. Default 0. */
-  anchorTolerance: nonNegative.max(1).default(0),
+  anchorTolerance: nonNegative.max(1).default(DEFAULT_GATE_SETTINGS.anchorTolerance),
   /** Smallest bigram Jaccard distance from every earlier delta, in [0, 1]. Default 0.2. */
   minDeltaDistance: z.number().min(0).max(1).default(0.2),
   /** k in τ = k × rolling max noise SD (the gate compares Δ with τ·√(2/R)). Default 1. */
-  thresholdK: nonNegative.default(1),
+  thresholdK: nonNegative.default(DEFAULT_GATE_SETTINGS.thresholdK),
   /** An anchor may drop by anchorTolerance + anchorK × its per-example SD × √(2/R). Default 3. */
-  anchorK: nonNegative.default(3),
+  anchorK: nonNegative.default(DEFAULT_GATE_SETTINGS.anchorK),
   /** Calibrations the rolling maximum looks back over. Default 5. */
   calibrationWindow: count(1).default(5),
   /**

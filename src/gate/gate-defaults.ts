@@ -1,0 +1,20 @@
+/**
+ * The gate's default settings, in a module of their own (no import at run
+ * time) so that the `kloop.yaml` schema (src/study/config.ts) takes its
+ * `gate:` defaults from here without loading the gate and its statistics:
+ * each default is written once.
+ *
+ * @module
+ */
+import type { GateSettings } from './gate.ts';
+
+/** The default of each {@link GateSettings} key (docs/gate.md; `gate:` in kloop.yaml). */
+export const DEFAULT_GATE_SETTINGS: Readonly<GateSettings> = Object.freeze({
+  alpha: 0.05,
+  shadowAlpha: 0.05,
+  generalizationRatio: 0.5,
+  shadowMarginSe: 1,
+  anchorTolerance: 0,
+  thresholdK: 1,
+  anchorK: 3,
+});

@@ -11,7 +11,9 @@
  *   - a boolean: pass (1) or fail (0);
  *   - a number: the score, in [0, 1];
  *   - an object `{ score?, pass?, components?, feedback?, reason?, diagnostics? }`:
- *     `score` in [0, 1] (when absent, `pass` gives 1 or 0); `feedback`, or
+ *     `pass` decides (promptfoo's convention): `pass: false` scores 0
+ *     whatever `score` says, `pass: true` scores `score` (default 1), and
+ *     without `pass` the score is `score`, in [0, 1]; `feedback`, or
  *     promptfoo's `reason`, is the feedback text (when there is none and the
  *     score is below 1, kloop writes `scored 0.25; the scorer gave no
  *     reason`, so proposers see something); `diagnostics` a JSON object.
@@ -174,6 +176,21 @@ export function locateScorerError(error: unknown, exampleId: string): unknown {
   return new InputError(`example ${exampleId}: ${error.detail}`, { code: CUSTOM_SCORER_ERROR, exampleId, cause: (error as KloopError).cause, ...(error.file !== undefined ? { file: error.file } : {}) });
 }
 
+/**
+ * The score of an object result `{ pass?, score? }`, promptfoo's
+ * `GradingResult` convention: `pass` decides. `pass: false` scores 0 whatever
+ * `score` says (a failed output earns nothing: `{ pass: false, score: 1 }` is
+ * 0); with `pass: true`, `score` grades the passing output (default 1);
+ * without `pass`, `score`. Undefined when the object has neither.
+ */
+function passOrScore(result: Record<string, unknown>, fail: (message: string) => never): number | undefined {
+  const score = result['score'] !== undefined ? unitScore(result['score'], 'returned a score that', fail) : undefined;
+  if (result['pass'] !== undefined && typeof result['pass'] !== 'boolean') fail(`returned a pass that is not true or false (${JSON.stringify(result['pass']) ?? typeof result['pass']})`);
+  if (result['pass'] === false) return 0;
+  if (result['pass'] === true) return score ?? 1;
+  return score;
+}
+
 function unitScore(value: unknown, what: string, fail: (message: string) => never): number {
   if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || value > 1) fail(`${what} must be a number in [0, 1]; got ${typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value)}`);
   return value as number;
@@ -253,8 +270,7 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
     if (typeof result === 'boolean') value = result ? 1 : 0;
     else if (typeof result === 'number') value = unitScore(result, 'returned a score that', fail);
     else if (isPlainObject(result)) {
-      if (result['score'] !== undefined) value = unitScore(result['score'], 'returned a score that', fail);
-      else if (typeof result['pass'] === 'boolean') value = result['pass'] ? 1 : 0;
+      value = passOrScore(result, fail);
       if (result['components'] !== undefined) {
         if (!isPlainObject(result['components'])) fail('returned components that are not an object of name → score');
         returned = result['components'] as Record<string, unknown>;
@@ -267,6 +283,8 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
         diagnostics = { ...(result['diagnostics'] as Record<string, unknown>) };
       }
       if (typeof result['pass'] === 'boolean') diagnostics = { ...diagnostics, pass: result['pass'] };
+      // The score a failed output gave is kept for the reader, though pass decided.
+      if (result['pass'] === false && result['score'] !== undefined) diagnostics = { ...diagnostics, score: result['score'] };
     } else {
       fail(`returned ${result === undefined ? 'nothing' : JSON.stringify(result) ?? typeof result}; return a boolean, a number in [0, 1] or { score, reason }`);
     }

@@ -60,6 +60,7 @@ import {
 } from './notebook.ts';
 import type { PriorExperiments } from './notebook.ts';
 import { MAX_EVALUATION_FAILURES } from './notebook.ts';
+import { createCandidateFailures } from './candidate-failures.ts';
 import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
 import type { RunOptions, RunOutcome, StopReason } from './run-study.ts';
 
@@ -196,6 +197,10 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   // Candidates in a row refused `evaluation_failed`, and the last one's failure (stopping.maxConsecutiveFailures of them stop the run).
   let evaluationFailures = carryOver ? initialState.evaluationFailures ?? 0 : 0;
   let lastEvaluationFailure = carryOver ? initialState.lastEvaluationFailure ?? '' : '';
+  // The last failed proposer answer or evaluation, for the consecutive_failures stop's detail.
+  let lastFailure = carryOver ? initialState.lastFailure ?? '' : '';
+  // Candidate evaluations (screened or gated) in a row that gave no valid output (src/loop/candidate-failures.ts).
+  const candidateFailures = createCandidateFailures(carryOver ? initialState : {});
   // A round a crash left open is finished first, exactly as it would have gone.
   let openRound: NonNullable<StudyState['openRound']> | null = carryOver ? initialState.openRound ?? null : null;
   let newExperiments = 0;
@@ -204,14 +209,15 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   let current: RoundState | null = null;
   let finished: RunOutcome | null = null;
   const saveState = (lastStopReason: string | null): Promise<void> =>
-    writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, idleRounds, proposalAttempts, proposalFailures, evaluationFailures, lastEvaluationFailure, lastStopReason, openRound });
+    writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, idleRounds, proposalAttempts, proposalFailures, evaluationFailures, lastEvaluationFailure, lastFailure, ...candidateFailures.state(), lastStopReason, openRound });
 
   emit({ type: 'start', runId, fingerprint: evaluator.fingerprint, experiments: await countEvaluated(db), incumbent: incumbent.id });
 
   const finish = async (reason: StopReason, detail: string): Promise<RunOutcome> => {
     if (finished !== null) return finished;
     await saveState(reason);
-    await db.updateTable('runs').set({ ended_at: isoNow(now), stop_reason: reason }).where('id', '=', runId).execute();
+    // The detail is stored with the stop (the CLI's full report replaces it): history shows why a run failed, library runs included.
+    await db.updateTable('runs').set({ ended_at: isoNow(now), stop_reason: reason, report: JSON.stringify({ stopReason: reason, stopDetail: detail }) }).where('id', '=', runId).execute();
     emit({ type: 'stop', reason, detail });
     finished = { runId, stopReason: reason, stopDetail: detail, newExperiments, fingerprint: evaluator.fingerprint };
     return finished;
@@ -305,6 +311,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       proposalFailures += 1;
       evaluationFailures += 1;
       lastEvaluationFailure = decision.checks.find((check) => check.name === 'evaluation')?.detail ?? '';
+      lastFailure = lastEvaluationFailure;
     } else {
       consecutiveFailures = 0;
       evaluationFailures = 0;
@@ -339,19 +346,27 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       evaluatedCount = await countEvaluated(db);
       const resumed = openRound !== null;
       if (!resumed) {
-        const stop = async (reason: StopReason, detail: string): Promise<OpenedRound> => ({ kind: 'stop', outcome: await finish(reason, detail) });
+        const stop = async (reason: StopReason, detail: string): Promise<OpenedRound> => {
+          // A run whose every candidate gave no valid output does not end as a result (candidate-failures.ts).
+          const held = candidateFailures.stopFor(stopping.maxConsecutiveFailures, { reason, detail })!;
+          return { kind: 'stop', outcome: await finish(held.reason, held.detail) };
+        };
         if (evaluatedCount >= stopping.maxExperiments) return stop('max_experiments', `${evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`);
         if (plateau >= stopping.plateauRounds) return stop('plateau', `${plateau} consecutive rounds without an accepted change`);
         if (idleRounds >= idleLimit) {
           return stop('no_new_proposals', `${idleRounds} rounds in a row brought nothing new to evaluate (every candidate was tried before or a near-duplicate): the proposer has run out of new ideas`);
         }
+        const failing = candidateFailures.stopFor(stopping.maxConsecutiveFailures, null);
+        if (failing !== null) return stop(failing.reason, failing.detail);
         if (evaluationFailures >= stopping.maxConsecutiveFailures) {
           return stop(
             'infrastructure_failure',
             `${evaluationFailures} candidates in a row could not be evaluated (stopping.maxConsecutiveFailures ${stopping.maxConsecutiveFailures}): their evaluations failed in the infrastructure after the retries, whatever the candidate${lastEvaluationFailure !== '' ? `; last: ${lastEvaluationFailure}` : ''}`,
           );
         }
-        if (consecutiveFailures >= stopping.maxConsecutiveFailures) return stop('consecutive_failures', `${consecutiveFailures} consecutive failed proposer answers or evaluations`);
+        if (consecutiveFailures >= stopping.maxConsecutiveFailures) {
+          return stop('consecutive_failures', `${consecutiveFailures} consecutive failed proposer answers or evaluations${lastFailure !== '' ? `; last: ${lastFailure}` : ''}`);
+        }
         if (stopping.maxFailureRate !== undefined && proposalAttempts >= FAILURE_RATE_MIN_ATTEMPTS && proposalFailures / proposalAttempts > stopping.maxFailureRate) {
           return stop('failure_rate', `${proposalFailures} of ${proposalAttempts} proposals failed (${((100 * proposalFailures) / proposalAttempts).toFixed(1)}% > maxFailureRate ${stopping.maxFailureRate})`);
         }
@@ -407,7 +422,9 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         ...(options.signal !== undefined ? { signal: options.signal } : {}),
         evaluateOptimization: async (text) => {
           await yieldToEventLoop();
-          return withArtifactOverride(text, () => scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats }));
+          const score = await withArtifactOverride(text, () => scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats }));
+          if (text !== state.base.text) candidateFailures.observe(score);
+          return score;
         },
       });
       const failed = answerFailed(proposal);
@@ -439,6 +456,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         consecutiveFailures += 1;
         proposalAttempts += 1;
         proposalFailures += 1;
+        lastFailure = proposal.failures.map((failure) => failure.reason).join('; ');
         current = null;
         await closeRound();
         return { status: 'failed', candidates: [], proposal };
@@ -495,6 +513,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       const hash = contentHash(text);
       const rebaseEvidence = rebaseEvidenceOf(rebase, item.hash);
       const racingEvidence = item.racing !== undefined ? { racing: item.racing } : {};
+      candidateFailures.observe(optimization);
       const failure = evaluationFailure([optimization, anchor]);
       let decision: GateDecision;
       let extraEvidence: Record<string, unknown> = { ...rebaseEvidence, ...racingEvidence };

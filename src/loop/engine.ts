@@ -29,7 +29,7 @@
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { PartitionName } from '../corpus/example.ts';
-import { InfrastructureError, KloopError } from '../errors.ts';
+import { InfrastructureError, InputError, KloopError } from '../errors.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration, GateCheck, GateDecision } from '../gate/gate.ts';
@@ -47,7 +47,8 @@ import { createStudyEvaluator, evaluatePartition, incumbentRepeats, yieldToEvent
 import type { Rebase, ScreenedCandidate } from './integrate.ts';
 import { raceRound } from './race-round.ts';
 import { raceSeed, racingCheck } from '../gate/racing/index.ts';
-import { changeOf, evaluationFailure, gateCandidate, rebaseCandidate, screenCandidates } from './integrate.ts';
+import { changeOf, evaluationFailure, gateCandidate, rebaseCandidate, scorerFailure, screenCandidates } from './integrate.ts';
+import { scorerErrors } from '../evaluator/evaluator.ts';
 import {
   acceptedInRound,
   countEvaluated,
@@ -239,6 +240,13 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       throw new IncumbentUnavailable(
         `the incumbent (version ${incumbent.id}) cannot be evaluated on the ${partition} partition: ${score.transient} of ${score.total} example-repeats failed twice in the infrastructure${message !== undefined && !message.valid ? ` (${message.message})` : ''}`,
       );
+    }
+    const [scorerError] = scorerErrors([score]);
+    if (scorerError !== undefined) {
+      // The scorer fails on the incumbent's own output: no candidate can be judged against it. A bug to fix, not a result.
+      throw new InputError(`the scorer failed on the incumbent's (version ${incumbent.id}) output on the ${partition} partition, so no candidate can be judged: ${scorerError}; fix the scorer (check it with \`kloop eval\`)`, {
+        code: 'custom_scorer',
+      });
     }
     if (partition === 'optimization' && score.total > 0 && score.invalid === score.total) {
       // Every comparison is on examples valid for both sides: with none valid for the incumbent
@@ -514,7 +522,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       const rebaseEvidence = rebaseEvidenceOf(rebase, item.hash);
       const racingEvidence = item.racing !== undefined ? { racing: item.racing } : {};
       candidateFailures.observe(optimization);
-      const failure = evaluationFailure([optimization, anchor]);
+      const failure = evaluationFailure([optimization, anchor]) ?? scorerFailure([optimization, anchor]);
       let decision: GateDecision;
       let extraEvidence: Record<string, unknown> = { ...rebaseEvidence, ...racingEvidence };
       if (failure !== undefined) {
@@ -596,10 +604,21 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       if (isAbort(error, options.signal)) return interrupted();
       if (isBudgetError(error)) return finish('budget', (error as Error).message);
       if (isInfrastructureError(error)) return finish('infrastructure_failure', (error as Error).message);
+      // Bad input met by the run (exit 2, e.g. a scorer failing on the incumbent): a run that recorded nothing is removed, not left open.
+      if (error instanceof KloopError && error.exitCode === 2) await removeRunIfEmpty(db, runId);
       throw error;
     },
   };
   return engine;
+}
+
+/** Deletes the run's row when nothing refers to it (no experiment, no proposer call): a run that ended on bad input before it did anything. */
+async function removeRunIfEmpty(db: StudyDatabase, runId: number): Promise<void> {
+  await db.transaction().execute(async (transaction) => {
+    const experiment = await transaction.selectFrom('experiments').select('id').where('run_id', '=', runId).executeTakeFirst();
+    const proposal = await transaction.selectFrom('proposals').select('id').where('run_id', '=', runId).executeTakeFirst();
+    if (experiment === undefined && proposal === undefined) await transaction.deleteFrom('runs').where('id', '=', runId).execute();
+  });
 }
 
 /** The decision with the race's check after the constraints (what was evaluated before the gate looked). */

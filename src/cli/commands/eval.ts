@@ -5,7 +5,7 @@ import type { Example, PartitionName } from '../../corpus/example.ts';
 import { PARTITIONS } from '../../corpus/example.ts';
 import { InputError } from '../../errors.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../../evaluator/partition-score.ts';
-import { aggregate, scoreNamesOf } from '../../evaluator/evaluator.ts';
+import { aggregate, scoreNamesOf, scorerErrors } from '../../evaluator/evaluator.ts';
 import { describeFlakyExamples, findFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import { headlineValue } from '../../study/loaded-study.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
@@ -75,6 +75,11 @@ export function registerEvalCommand(program: Command): void {
           });
         }
         const all = names.length === 1 ? byPartition[names[0]!]! : combine(names.map((name) => byPartition[name]!));
+        // A scorer that fails on an output is a bug to fix, not a score: exit 2, naming the first (what it scored before is stored).
+        const scorerFailed = scorerErrors([all]);
+        if (scorerFailed.length > 0) {
+          throw new InputError(`the scorer failed on ${scorerFailed.length} of the ${all.total} outputs of ${artifactLabel}; first: ${scorerFailed[0]}`, { code: 'custom_scorer' });
+        }
         const examplesById = new Map<string, Example>(study.corpus.map((example) => [example.id, example]));
         // With repeats: the examples whose outcome varies across them (src/evaluator/flaky-examples.ts).
         const flaky = findFlakyExamples(all.examples);

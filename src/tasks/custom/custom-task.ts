@@ -40,7 +40,9 @@
  * A scorer bug is not an outcome of the artifact: a throw, a Promise, a
  * score outside [0, 1] or NaN, an undeclared component, or a result of
  * another shape throws an {@link InputError} with code `custom_scorer`
- * naming the module file, which stops the run. `score` does not know the
+ * naming the module file. The evaluator turns it into that output's invalid
+ * score `scorer_error` (src/evaluator/evaluator.ts `scoreExecution`): a
+ * candidate is refused for it, an incumbent's stops the run (exit 2). `score` does not know the
  * example id (the task contract does not pass it): the message quotes the
  * start of the input, and the evaluator adds the id with
  * {@link locateScorerError}.

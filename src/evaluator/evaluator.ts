@@ -27,9 +27,10 @@ import type { ExecutionResult, Executor } from '../executors/executor.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
 import type { Task, TaskComponent } from '../tasks/task.ts';
-import { defaultWeights, taskComponents } from '../tasks/task.ts';
+import { defaultWeights, hasWeightedComponent, taskComponents } from '../tasks/task.ts';
 import { capWithCount } from '../text/characters.ts';
 import type { ComponentScores, ExampleScore, ExampleScoreRecord, MetricScores, PartitionScore } from './partition-score.ts';
+import { UNSCORED_REASON } from './partition-score.ts';
 
 /** Identity of an evaluator: everything that changes a score. */
 export interface FingerprintInput {
@@ -218,6 +219,15 @@ export function scoreExecution(task: Task, example: Pick<Example, 'id' | 'input'
     const what = isKloopError(error) ? error.detail : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return { valid: false, invalidReason: SCORER_ERROR, message: `the scorer failed on this output of example ${example.id}: ${where}${what}`, raw: rawOf(result) };
   }
+  if (!hasWeightedComponent(scored.components, weights)) {
+    // No component of weight > 0 was scored: no score at all (left out of the composite), never a 0 averaged in.
+    const scoredNames = Object.keys(scored.components);
+    return {
+      valid: false,
+      invalidReason: UNSCORED_REASON,
+      message: `no component of weight > 0 was scored (${scoredNames.length === 0 ? 'none scored' : `scored: ${scoredNames.map((name) => `${name} (weight ${weights[name] ?? 0})`).join(', ')}`}): left out of the composite`,
+    };
+  }
   return {
     valid: true,
     composite: scored.composite,
@@ -403,6 +413,7 @@ export function aggregate(
 ): PartitionScore {
   const examples = results.flatMap((result) => result.records);
   const valid = examples.filter((record): record is ExampleScoreRecord & { valid: true } => record.valid);
+  const unscored = examples.filter((record) => !record.valid && record.invalidReason === UNSCORED_REASON);
   const components: ComponentScores = {};
   for (const name of orderedNames(names.components, valid.map((record) => record.components))) {
     const value = meanOrNull(valid.map((record) => record.components[name]));
@@ -420,8 +431,9 @@ export function aggregate(
     composite: meanOrNull(valid.map((record) => record.composite)),
     components,
     metrics,
-    invalid: examples.length - valid.length,
+    invalid: examples.length - valid.length - unscored.length,
     transient: examples.filter((record) => !record.valid && record.transient === true).length,
+    ...(unscored.length > 0 ? { unscored: [...new Set(unscored.map((record) => record.exampleId))] } : {}),
     total: examples.length,
     runComposites: results.map((result) =>
       meanOrNull(result.records.map((record) => (record.valid ? record.composite : null))),

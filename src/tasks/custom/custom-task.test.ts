@@ -283,8 +283,10 @@ describe('feedback when the scorer gives no reason', () => {
   it('says the score, so a proposer reads something, and stays empty for a full score', async () => {
     const folder = study({ 'score.mjs': 'export const score = (output) => output;\n' });
     const task = await loadCustomTask({ studyFolder: folder, module: 'score.mjs' });
-    expect(task.score(0.25, null, 'x', {}).feedback).toBe('scored 0.25; the scorer gave no reason');
-    expect(task.score(2 / 3, null, 'x', {}).feedback).toBe('scored 0.667; the scorer gave no reason');
-    expect(task.score(1, null, 'x', {}).feedback).toBe('');
+    expect(task.score(0.25, null, 'x', defaultWeights(task)).feedback).toBe('scored 0.25; the scorer gave no reason');
+    expect(task.score(2 / 3, null, 'x', defaultWeights(task)).feedback).toBe('scored 0.667; the scorer gave no reason');
+    expect(task.score(1, null, 'x', defaultWeights(task)).feedback).toBe('');
+    // No weighted component scored: no score at all (the evaluator leaves the example out), so nothing is invented (peer fault 3 of issue #36).
+    expect(task.score(0, null, 'x', { score: 0 }).feedback).toBe('');
   });
 });

@@ -70,7 +70,7 @@ import { z } from 'zod';
 import { InputError, isKloopError, type KloopError } from '../../errors.ts';
 import { jsonOutputContract } from '../json-output-contract.ts';
 import type { OutcomeKind, Task, TaskComponent, TaskScore } from '../task.ts';
-import { inputText, weightedComposite } from '../task.ts';
+import { hasWeightedComponent, inputText, weightedComposite } from '../task.ts';
 import { loadStudyModule } from './module-loader.ts';
 import { truncateText } from '../../text/characters.ts';
 
@@ -311,7 +311,8 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
       composite = weightedComposite(components, weights);
     }
     if (outcome === 'binary' && composite !== 0 && composite !== 1) fail(`returned ${composite}, but the module declares outcome "binary" (0 or 1 only)`);
-    if (feedback === '' && composite < 1) feedback = `scored ${Number(composite.toFixed(3))}; the scorer gave no reason`;
+    // Only for a score that exists: an example with no weighted component has none (the evaluator leaves it out), so nothing is invented for it.
+    if (feedback === '' && composite < 1 && hasWeightedComponent(components, weights)) feedback = `scored ${Number(composite.toFixed(3))}; the scorer gave no reason`;
     return {
       composite,
       components,

@@ -118,6 +118,8 @@ const SCENARIOS: Record<string, Scenario> = {
     args: ['--max-tokens', '50000'],
   },
   consecutive_failures: { study: { stopping: 'stopping: { maxExperiments: 5, plateauRounds: 3, maxConsecutiveFailures: 2 }' }, proposer: () => BROKEN },
+  // Every candidate's prompt makes the model answer off-format (each output invalid, not transient); the seed's is answered.
+  candidates_failed: { executor: (chat) => (chat.system.includes('Rule ') ? { content: 'I cannot help with that.' } : undefined) },
   failure_rate: { study: { stopping: 'stopping: { maxExperiments: 5, plateauRounds: 3, maxConsecutiveFailures: 50, maxFailureRate: 0.5 }' }, proposer: () => BROKEN },
   infrastructure_failure: { executor: () => ({ status: 401, body: { error: { message: 'Incorrect API key provided' } } }) },
   shadow_spent: {

@@ -106,7 +106,7 @@ export interface ProposedCandidate {
 /** A proposer as a function: candidates, or a full {@link ProposalResult}. Thrown errors are failed answers, not crashes. */
 export type ProposeFunction = (context: ProposalContext) => Promise<ProposedCandidate[] | ProposalResult> | ProposedCandidate[] | ProposalResult;
 
-/** A custom scorer: `score(output, expected, input)` → a boolean, a number in [0, 1], or `{ score | pass, reason | feedback, components?, diagnostics? }` (as a custom task's module). */
+/** A custom scorer: `score(output, expected, input)` → a boolean, a number in [0, 1], or `{ score?, pass?, reason | feedback, components?, diagnostics? }`, where `pass` decides (`pass: false` scores 0 whatever `score` says), as a custom task's module. */
 export type ScoreFunction<Input = unknown, Expected = unknown, Output = unknown> = (output: Output, expected: Expected, input: Input) => unknown;
 
 /** Settings of {@link createStudy}. */

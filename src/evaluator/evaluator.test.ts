@@ -8,7 +8,7 @@ import { createClassificationTask } from '../tasks/classification/classification
 import { intentTask } from '../tasks/intent/intent-task.ts';
 import type { Task } from '../tasks/task.ts';
 import { loadStudy } from '../study/load-study.ts';
-import { computeFingerprint, createEvaluator, fingerprintWeights, scoreExecution } from './evaluator.ts';
+import { computeFingerprint, createEvaluator, fingerprintWeights, SCORER_ERROR, scoreExecution } from './evaluator.ts';
 
 const labels = createClassificationTask({ labels: ['billing', 'technical', 'account'], reportAs: 'misroute rate' });
 
@@ -65,7 +65,7 @@ describe('the evaluator on a task and an executor', () => {
     expect('composite' in record).toBe(false);
   });
 
-  it('passes the example\'s expected output, input and the weights to score, and adds the example id to a scorer\'s kloop error', async () => {
+  it('passes the example\'s expected output, input and the weights to score; a scorer that throws gives an invalid scorer_error naming the example and the file', async () => {
     const seen: unknown[] = [];
     const task: Task<string, { n: number }, { n: number }> = {
       id: 'toy@1',
@@ -74,22 +74,25 @@ describe('the evaluator on a task and an executor', () => {
       score: (output, expected, input, weights) => {
         seen.push({ output, expected, input, weights });
         if (input === 'boom') throw new InputError('the scorer broke', { code: 'custom_scorer', file: 'score.ts' });
+        if (input === 'bang') throw new TypeError('x is undefined');
         return { composite: output.n === expected.n ? 1 : 0, components: { right: output.n === expected.n ? 1 : 0 }, feedback: '' };
       },
     };
     const example = { id: 'e1', input: 'one', text: 'one', expected: { n: 1 }, tags: [], partition: 'optimization' as const };
     expect(scoreExecution(task as Task, example, { ok: true, output: { n: 1 } }, { right: 3 })).toEqual({ valid: true, composite: 1, components: { right: 1 }, skipped: [], metrics: {}, diagnostics: {}, feedback: '' });
     expect(seen).toEqual([{ output: { n: 1 }, expected: { n: 1 }, input: 'one', weights: { right: 3 } }]);
-    const error = (() => {
-      try {
-        scoreExecution(task as Task, { ...example, id: 'e9', input: 'boom' }, { ok: true, output: { n: 1 } }, { right: 1 });
-      } catch (thrown) {
-        return thrown as InputError;
-      }
-      throw new Error('expected a throw');
-    })();
-    expect(error).toBeInstanceOf(InputError);
-    expect(error).toMatchObject({ code: 'custom_scorer', exampleId: 'e9', file: 'score.ts', detail: 'example e9: the scorer broke' });
+    // Peer fault 4 of issue #36: the scorer's failure on one output is that output's invalid score, not a crash of the run.
+    expect(scoreExecution(task as Task, { ...example, id: 'e9', input: 'boom' }, { ok: true, output: { n: 1 } }, { right: 1 })).toEqual({
+      valid: false,
+      invalidReason: SCORER_ERROR,
+      message: 'the scorer failed on this output of example e9: score.ts: the scorer broke',
+      raw: '{"n":1}',
+    });
+    expect(scoreExecution(task as Task, { ...example, id: 'e8', input: 'bang' }, { ok: true, output: { n: 2 } }, { right: 1 })).toMatchObject({
+      valid: false,
+      invalidReason: SCORER_ERROR,
+      message: 'the scorer failed on this output of example e8: TypeError: x is undefined',
+    });
   });
 
   it('keeps failed executions invalid, and stores records with the feedback', async () => {

@@ -22,14 +22,15 @@
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Example } from '../corpus/example.ts';
-import { InputError, isKloopError } from '../errors.ts';
+import { isKloopError } from '../errors.ts';
 import type { ExecutionResult, Executor } from '../executors/executor.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
 import type { Task, TaskComponent } from '../tasks/task.ts';
-import { defaultWeights, taskComponents } from '../tasks/task.ts';
+import { defaultWeights, hasWeightedComponent, taskComponents } from '../tasks/task.ts';
 import { capWithCount } from '../text/characters.ts';
 import type { ComponentScores, ExampleScore, ExampleScoreRecord, MetricScores, PartitionScore } from './partition-score.ts';
+import { UNSCORED_REASON } from './partition-score.ts';
 
 /** Identity of an evaluator: everything that changes a score. */
 export interface FingerprintInput {
@@ -179,14 +180,26 @@ function rawOf(result: ExecutionResult & { ok: true }): string {
   return capWithCount(text, MAX_RAW_CHARACTERS);
 }
 
+/** The invalid reason of an output the task's scorer threw on: never stored (see {@link scoreExecution}). */
+export const SCORER_ERROR = 'scorer_error';
+
+/** The messages of the example-repeats the scorer failed on ({@link SCORER_ERROR}), in order. */
+export function scorerErrors(scores: readonly PartitionScore[]): string[] {
+  return scores.flatMap((score) => score.examples.flatMap((record) => (!record.valid && record.invalidReason === SCORER_ERROR ? [record.message] : [])));
+}
+
 /**
  * Scores one execution of one example (pure): invalid when the executor gave
  * no output or one that does not fit `task.schemas.output`; else the task's
  * score, with every optional part filled in (`skipped` none, `metrics` and
  * `diagnostics` empty).
  *
- * @throws the task's own error when `score` throws (a scorer bug, not an
- *   outcome of the artifact), with the example id added to a kloop error
+ * A scorer that throws on the output (a bug of the scorer, met on this
+ * output: peer fault 4 of issue #36) gives an invalid score of reason
+ * {@link SCORER_ERROR} whose message names the example, the scorer's file
+ * and what it threw: the artifact whose output it was is refused for it
+ * (src/loop/integrate.ts `scorerFailure`), an incumbent's stops the run
+ * (exit 2). It is never stored: a fixed scorer is a new evaluator anyway.
  */
 export function scoreExecution(task: Task, example: Pick<Example, 'id' | 'input' | 'expected'>, result: ExecutionResult, weights: Readonly<Record<string, number>>): ExampleScore {
   if (!result.ok) {
@@ -202,10 +215,18 @@ export function scoreExecution(task: Task, example: Pick<Example, 'id' | 'input'
   try {
     scored = task.score(parsed.data, example.expected, example.input, weights);
   } catch (error) {
-    if (isKloopError(error) && error.exampleId === undefined) {
-      throw new InputError(`example ${example.id}: ${error.detail}`, { code: error.code, exampleId: example.id, cause: error, ...(error.file !== undefined ? { file: error.file } : {}) });
-    }
-    throw error;
+    const where = isKloopError(error) && error.file !== undefined ? `${error.file}: ` : '';
+    const what = isKloopError(error) ? error.detail : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return { valid: false, invalidReason: SCORER_ERROR, message: `the scorer failed on this output of example ${example.id}: ${where}${what}`, raw: rawOf(result) };
+  }
+  if (!hasWeightedComponent(scored.components, weights)) {
+    // No component of weight > 0 was scored: no score at all (left out of the composite), never a 0 averaged in.
+    const scoredNames = Object.keys(scored.components);
+    return {
+      valid: false,
+      invalidReason: UNSCORED_REASON,
+      message: `no component of weight > 0 was scored (${scoredNames.length === 0 ? 'none scored' : `scored: ${scoredNames.map((name) => `${name} (weight ${weights[name] ?? 0})`).join(', ')}`}): left out of the composite`,
+    };
   }
   return {
     valid: true,
@@ -313,7 +334,8 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       const transient = !result.ok && result.transient === true;
       const record: ExampleScoreRecord = { ...score, exampleId: example.id, repeat, ...(transient ? { transient: true } : {}) } as ExampleScoreRecord;
       addTo(perRepeat[repeat - first]!, index, record, usage, result.latencyMs ?? 0);
-      if (db !== undefined && !transient) await storeResult(db, fingerprint, artifactHash, record, usage, result.latencyMs ?? 0, now);
+      const scorerFailed = !score.valid && score.invalidReason === SCORER_ERROR;
+      if (db !== undefined && !transient && !scorerFailed) await storeResult(db, fingerprint, artifactHash, record, usage, result.latencyMs ?? 0, now);
       done += 1;
       options.onProgress?.(done, missing.length);
     });
@@ -391,6 +413,7 @@ export function aggregate(
 ): PartitionScore {
   const examples = results.flatMap((result) => result.records);
   const valid = examples.filter((record): record is ExampleScoreRecord & { valid: true } => record.valid);
+  const unscored = examples.filter((record) => !record.valid && record.invalidReason === UNSCORED_REASON);
   const components: ComponentScores = {};
   for (const name of orderedNames(names.components, valid.map((record) => record.components))) {
     const value = meanOrNull(valid.map((record) => record.components[name]));
@@ -408,8 +431,9 @@ export function aggregate(
     composite: meanOrNull(valid.map((record) => record.composite)),
     components,
     metrics,
-    invalid: examples.length - valid.length,
+    invalid: examples.length - valid.length - unscored.length,
     transient: examples.filter((record) => !record.valid && record.transient === true).length,
+    ...(unscored.length > 0 ? { unscored: [...new Set(unscored.map((record) => record.exampleId))] } : {}),
     total: examples.length,
     runComposites: results.map((result) =>
       meanOrNull(result.records.map((record) => (record.valid ? record.composite : null))),

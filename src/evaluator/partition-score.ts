@@ -39,12 +39,26 @@ export type ExampleScore =
       message: string;
       raw?: string;
       /**
+       * `invalidReason` {@link UNSCORED_REASON}: the output is valid, but no
+       * component of weight > 0 was scored (a partial gold that names only
+       * weight-0 components, a scorer that omits the only weighted one). A
+       * missing score, not a 0 and not an invalid output: left out of the
+       * composite and of `invalid`, and named in `PartitionScore.unscored`.
+       *
        * A transient failure (timeout, network or server error after the
        * executor's retries): never stored, executed again on the next read,
        * and not held against the artifact by the validity check.
        */
       transient?: true;
     };
+
+/** The invalid reason of an example with no weighted component scored: a missing score, not an invalid output. */
+export const UNSCORED_REASON = 'unscored';
+
+/** The report line naming the examples left out of a composite ({@link UNSCORED_REASON}). */
+export function describeUnscored(exampleIds: readonly string[]): string {
+  return `left out of the composite, no component of weight > 0 scored (a missing score, not 0): ${exampleIds.length} example(s): ${exampleIds.join(', ')}`;
+}
 
 /** An example score with its identity, as stored and reported. */
 export type ExampleScoreRecord = ExampleScore & { exampleId: string; repeat: number };
@@ -67,6 +81,12 @@ export interface PartitionScore {
   invalid: number;
   /** Of the invalid example-repeats, how many were transient failures (not stored; executed again on the next read). */
   transient: number;
+  /**
+   * Examples (ids, in order, once each) left out because no weighted
+   * component was scored ({@link UNSCORED_REASON}); counted in `total`, not
+   * in `invalid`. Absent when there is none.
+   */
+  unscored?: string[];
   /** Number of example-repeats in total. */
   total: number;
   /**

@@ -29,7 +29,7 @@
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { PartitionName } from '../corpus/example.ts';
-import { InfrastructureError, isAbortError, KloopError } from '../errors.ts';
+import { InfrastructureError, InputError, isAbortError, KloopError } from '../errors.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration, GateCheck, GateDecision } from '../gate/gate.ts';
@@ -47,7 +47,8 @@ import { createStudyEvaluator, evaluatePartition, incumbentRepeats, yieldToEvent
 import type { Rebase, ScreenedCandidate } from './integrate.ts';
 import { raceRound } from './race-round.ts';
 import { raceSeed, racingCheck } from '../gate/racing/index.ts';
-import { changeOf, evaluationFailure, gateCandidate, rebaseCandidate, screenCandidates } from './integrate.ts';
+import { changeOf, evaluationFailure, gateCandidate, rebaseCandidate, scorerFailure, screenCandidates } from './integrate.ts';
+import { scorerErrors } from '../evaluator/evaluator.ts';
 import {
   acceptedInRound,
   countEvaluated,
@@ -60,6 +61,7 @@ import {
 } from './notebook.ts';
 import type { PriorExperiments } from './notebook.ts';
 import { MAX_EVALUATION_FAILURES } from './notebook.ts';
+import { createCandidateFailures } from './candidate-failures.ts';
 import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
 import type { RunOptions, RunOutcome, StopReason } from './run-study.ts';
 
@@ -196,6 +198,10 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   // Candidates in a row refused `evaluation_failed`, and the last one's failure (stopping.maxConsecutiveFailures of them stop the run).
   let evaluationFailures = carryOver ? initialState.evaluationFailures ?? 0 : 0;
   let lastEvaluationFailure = carryOver ? initialState.lastEvaluationFailure ?? '' : '';
+  // The last failed proposer answer or evaluation, for the consecutive_failures stop's detail.
+  let lastFailure = carryOver ? initialState.lastFailure ?? '' : '';
+  // Candidate evaluations (screened or gated) in a row that gave no valid output (src/loop/candidate-failures.ts).
+  const candidateFailures = createCandidateFailures(carryOver ? initialState : {});
   // A round a crash left open is finished first, exactly as it would have gone.
   let openRound: NonNullable<StudyState['openRound']> | null = carryOver ? initialState.openRound ?? null : null;
   let newExperiments = 0;
@@ -204,14 +210,15 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   let current: RoundState | null = null;
   let finished: RunOutcome | null = null;
   const saveState = (lastStopReason: string | null): Promise<void> =>
-    writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, idleRounds, proposalAttempts, proposalFailures, evaluationFailures, lastEvaluationFailure, lastStopReason, openRound });
+    writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, idleRounds, proposalAttempts, proposalFailures, evaluationFailures, lastEvaluationFailure, lastFailure, ...candidateFailures.state(), lastStopReason, openRound });
 
   emit({ type: 'start', runId, fingerprint: evaluator.fingerprint, experiments: await countEvaluated(db), incumbent: incumbent.id });
 
   const finish = async (reason: StopReason, detail: string): Promise<RunOutcome> => {
     if (finished !== null) return finished;
     await saveState(reason);
-    await db.updateTable('runs').set({ ended_at: isoNow(now), stop_reason: reason }).where('id', '=', runId).execute();
+    // The detail is stored with the stop (the CLI's full report replaces it): history shows why a run failed, library runs included.
+    await db.updateTable('runs').set({ ended_at: isoNow(now), stop_reason: reason, report: JSON.stringify({ stopReason: reason, stopDetail: detail }) }).where('id', '=', runId).execute();
     emit({ type: 'stop', reason, detail });
     finished = { runId, stopReason: reason, stopDetail: detail, newExperiments, fingerprint: evaluator.fingerprint };
     return finished;
@@ -233,6 +240,13 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       throw new IncumbentUnavailable(
         `the incumbent (version ${incumbent.id}) cannot be evaluated on the ${partition} partition: ${score.transient} of ${score.total} example-repeats failed twice in the infrastructure${message !== undefined && !message.valid ? ` (${message.message})` : ''}`,
       );
+    }
+    const [scorerError] = scorerErrors([score]);
+    if (scorerError !== undefined) {
+      // The scorer fails on the incumbent's own output: no candidate can be judged against it. A bug to fix, not a result.
+      throw new InputError(`the scorer failed on the incumbent's (version ${incumbent.id}) output on the ${partition} partition, so no candidate can be judged: ${scorerError}; fix the scorer (check it with \`kloop eval\`)`, {
+        code: 'custom_scorer',
+      });
     }
     if (partition === 'optimization' && score.total > 0 && score.invalid === score.total) {
       // Every comparison is on examples valid for both sides: with none valid for the incumbent
@@ -305,6 +319,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       proposalFailures += 1;
       evaluationFailures += 1;
       lastEvaluationFailure = decision.checks.find((check) => check.name === 'evaluation')?.detail ?? '';
+      lastFailure = lastEvaluationFailure;
     } else {
       consecutiveFailures = 0;
       evaluationFailures = 0;
@@ -339,19 +354,27 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       evaluatedCount = await countEvaluated(db);
       const resumed = openRound !== null;
       if (!resumed) {
-        const stop = async (reason: StopReason, detail: string): Promise<OpenedRound> => ({ kind: 'stop', outcome: await finish(reason, detail) });
+        const stop = async (reason: StopReason, detail: string): Promise<OpenedRound> => {
+          // A run whose every candidate gave no valid output does not end as a result (candidate-failures.ts).
+          const held = candidateFailures.stopFor(stopping.maxConsecutiveFailures, { reason, detail })!;
+          return { kind: 'stop', outcome: await finish(held.reason, held.detail) };
+        };
         if (evaluatedCount >= stopping.maxExperiments) return stop('max_experiments', `${evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`);
         if (plateau >= stopping.plateauRounds) return stop('plateau', `${plateau} consecutive rounds without an accepted change`);
         if (idleRounds >= idleLimit) {
           return stop('no_new_proposals', `${idleRounds} rounds in a row brought nothing new to evaluate (every candidate was tried before or a near-duplicate): the proposer has run out of new ideas`);
         }
+        const failing = candidateFailures.stopFor(stopping.maxConsecutiveFailures, null);
+        if (failing !== null) return stop(failing.reason, failing.detail);
         if (evaluationFailures >= stopping.maxConsecutiveFailures) {
           return stop(
             'infrastructure_failure',
             `${evaluationFailures} candidates in a row could not be evaluated (stopping.maxConsecutiveFailures ${stopping.maxConsecutiveFailures}): their evaluations failed in the infrastructure after the retries, whatever the candidate${lastEvaluationFailure !== '' ? `; last: ${lastEvaluationFailure}` : ''}`,
           );
         }
-        if (consecutiveFailures >= stopping.maxConsecutiveFailures) return stop('consecutive_failures', `${consecutiveFailures} consecutive failed proposer answers or evaluations`);
+        if (consecutiveFailures >= stopping.maxConsecutiveFailures) {
+          return stop('consecutive_failures', `${consecutiveFailures} consecutive failed proposer answers or evaluations${lastFailure !== '' ? `; last: ${lastFailure}` : ''}`);
+        }
         if (stopping.maxFailureRate !== undefined && proposalAttempts >= FAILURE_RATE_MIN_ATTEMPTS && proposalFailures / proposalAttempts > stopping.maxFailureRate) {
           return stop('failure_rate', `${proposalFailures} of ${proposalAttempts} proposals failed (${((100 * proposalFailures) / proposalAttempts).toFixed(1)}% > maxFailureRate ${stopping.maxFailureRate})`);
         }
@@ -407,7 +430,9 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         ...(options.signal !== undefined ? { signal: options.signal } : {}),
         evaluateOptimization: async (text) => {
           await yieldToEventLoop();
-          return withArtifactOverride(text, () => scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats }));
+          const score = await withArtifactOverride(text, () => scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats }));
+          if (text !== state.base.text) candidateFailures.observe(score);
+          return score;
         },
       });
       const failed = answerFailed(proposal);
@@ -439,6 +464,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         consecutiveFailures += 1;
         proposalAttempts += 1;
         proposalFailures += 1;
+        lastFailure = proposal.failures.map((failure) => failure.reason).join('; ');
         current = null;
         await closeRound();
         return { status: 'failed', candidates: [], proposal };
@@ -495,7 +521,8 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       const hash = contentHash(text);
       const rebaseEvidence = rebaseEvidenceOf(rebase, item.hash);
       const racingEvidence = item.racing !== undefined ? { racing: item.racing } : {};
-      const failure = evaluationFailure([optimization, anchor]);
+      candidateFailures.observe(optimization);
+      const failure = evaluationFailure([optimization, anchor]) ?? scorerFailure([optimization, anchor]);
       let decision: GateDecision;
       let extraEvidence: Record<string, unknown> = { ...rebaseEvidence, ...racingEvidence };
       if (failure !== undefined) {
@@ -577,10 +604,21 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       if (isAbort(error, options.signal)) return interrupted();
       if (isBudgetError(error)) return finish('budget', (error as Error).message);
       if (isInfrastructureError(error)) return finish('infrastructure_failure', (error as Error).message);
+      // Bad input met by the run (exit 2, e.g. a scorer failing on the incumbent): a run that recorded nothing is removed, not left open.
+      if (KloopError.isInstance(error) && error.exitCode === 2) await removeRunIfEmpty(db, runId);
       throw error;
     },
   };
   return engine;
+}
+
+/** Deletes the run's row when nothing refers to it (no experiment, no proposer call): a run that ended on bad input before it did anything. */
+async function removeRunIfEmpty(db: StudyDatabase, runId: number): Promise<void> {
+  await db.transaction().execute(async (transaction) => {
+    const experiment = await transaction.selectFrom('experiments').select('id').where('run_id', '=', runId).executeTakeFirst();
+    const proposal = await transaction.selectFrom('proposals').select('id').where('run_id', '=', runId).executeTakeFirst();
+    if (experiment === undefined && proposal === undefined) await transaction.deleteFrom('runs').where('id', '=', runId).execute();
+  });
 }
 
 /** The decision with the race's check after the constraints (what was evaluated before the gate looked). */

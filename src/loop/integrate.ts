@@ -14,7 +14,7 @@
 import { contentHash } from '../artifact/content-hash.ts';
 import { changeText, lineChanges, rebaseText } from '../artifact/three-way-merge.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
-import { mapWithConcurrency } from '../evaluator/evaluator.ts';
+import { mapWithConcurrency, scorerErrors } from '../evaluator/evaluator.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration, GateDecision, ShadowPair } from '../gate/gate.ts';
 import { comparePaired, decide } from '../gate/gate.ts';
@@ -68,6 +68,32 @@ export function rebaseCandidate(candidate: Candidate, base: ArtifactVersion, inc
 /** The lines a text adds and removes against another, as stored with an experiment. */
 export function changeOf(before: string, after: string): string {
   return changeText(lineChanges(before, after));
+}
+
+/**
+ * A refusal (`invalid`, its `validity` check naming the scorer) for a candidate on some of whose
+ * outputs the task's scorer threw: recorded as that candidate's failure, with
+ * the scorer's messages (each names its example), and the run goes on.
+ */
+export function scorerFailure(scores: readonly PartitionScore[]): GateDecision | undefined {
+  const messages = scorerErrors(scores);
+  if (messages.length === 0) return undefined;
+  const total = scores.reduce((sum, score) => sum + score.total, 0);
+  return {
+    accepted: false,
+    reason: 'invalid',
+    shadowConsulted: false,
+    checks: [
+      {
+        name: 'validity',
+        passed: false,
+        statistic: messages.length,
+        threshold: 0,
+        detail: `the scorer failed on ${messages.length} of this candidate's ${total} outputs on optimization and anchor (not stored; a fixed scorer is a new evaluator): ${messages.slice(0, 3).join('; ')}`,
+        data: { failed: messages.length, total, messages: messages.slice(0, 3) },
+      },
+    ],
+  };
 }
 
 /** A refusal for a candidate whose evaluation hit transient failures (timeouts, server errors). */

@@ -47,6 +47,7 @@ export type StopReason =
   | 'max_rounds'
   | 'no_new_proposals'
   | 'consecutive_failures'
+  | 'candidates_failed'
   | 'failure_rate'
   | 'budget'
   | 'infrastructure_failure'

@@ -30,6 +30,10 @@ export const STOP_REASONS: Readonly<Record<StopReason, StopReasonInfo>> = Object
   no_new_proposals: { meaning: 'the proposer has no untried edit left', exitCode: STOPPED_EXIT_CODE },
   budget: { meaning: 'the cost or token budget is spent', exitCode: STOPPED_EXIT_CODE },
   consecutive_failures: { meaning: 'too many proposals or evaluations failed in a row: a problem, not a result', exitCode: FAILED_EXIT_CODE },
+  candidates_failed: {
+    meaning: 'every candidate gave no valid output while the incumbent gives valid ones (the program or model fails on the candidates): a problem, not a result',
+    exitCode: FAILED_EXIT_CODE,
+  },
   failure_rate: { meaning: 'too large a share of proposals failed (stopping.maxFailureRate): a problem, not a result', exitCode: FAILED_EXIT_CODE },
   infrastructure_failure: {
     meaning: 'a provider, network or storage failure stopped the run (the incumbent could not be evaluated, or stopping.maxConsecutiveFailures candidates in a row could not be): a problem, not a result',

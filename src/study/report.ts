@@ -9,6 +9,7 @@ import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import type { ComponentScores, ExampleScoreRecord, MetricScores, PartitionScore } from '../evaluator/partition-score.ts';
+import { UNSCORED_REASON } from '../evaluator/partition-score.ts';
 import { InfrastructureError, isKloopError } from '../errors.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { StudyDatabase } from '../storage/database.ts';
@@ -182,6 +183,13 @@ export interface StudyReport {
    * partition (src/evaluator/flaky-examples.ts; `level` {@link FLAKY_RANGE}).
    */
   flaky: { level: number; repeats: number; baseline: FlakyExamples; best: FlakyExamples };
+  /**
+   * Examples left out of the composites because no component of weight > 0
+   * was scored (a missing score, not 0: src/evaluator/partition-score.ts
+   * `UNSCORED_REASON`), of the seed and of the best artifact, every
+   * partition. Absent when there is none.
+   */
+  unscored?: { baseline: string[]; best: string[] };
 }
 
 /** Examples per partition of the study as it stands. */
@@ -397,6 +405,13 @@ export interface ReportOptions {
   signal?: AbortSignal;
 }
 
+/** The report's {@link StudyReport.unscored}: the ids of the records left out, once each; nothing when there is none. */
+function unscoredOf(baseline: readonly ExampleScoreRecord[], best: readonly ExampleScoreRecord[]): Pick<StudyReport, 'unscored'> {
+  const ids = (records: readonly ExampleScoreRecord[]): string[] => [...new Set(records.flatMap((record) => (!record.valid && record.invalidReason === UNSCORED_REASON ? [record.exampleId] : [])))];
+  const unscored = { baseline: ids(baseline), best: ids(best) };
+  return unscored.baseline.length + unscored.best.length > 0 ? { unscored } : {};
+}
+
 /**
  * Builds the report of a study after a run, and writes the best artifact file.
  *
@@ -491,6 +506,7 @@ export async function buildStudyReport(
     corpusMoves,
     belowBaseline: [],
     flaky: { level: FLAKY_RANGE, repeats: Math.max(flakyBaseline.repeats, flakyBest.repeats), baseline: flakyBaseline, best: flakyBest },
+    ...unscoredOf(baselineRecords, bestRecords),
   };
   if (best.id !== seed.id) report.belowBaseline = partitionsBelowBaseline(report.baseline, report.best);
   await db.updateTable('runs').set({ report: JSON.stringify(report) }).where('id', '=', outcome.runId).execute();

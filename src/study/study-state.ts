@@ -19,6 +19,15 @@ export interface StudyState {
   evaluationFailures?: number;
   /** The last of those refusals' failure, for the stop's detail. */
   lastEvaluationFailure?: string;
+  /** The last failed proposer answer or evaluation, for the `consecutive_failures` stop's detail. */
+  lastFailure?: string;
+  /**
+   * Candidate evaluations in a row that gave no valid output, and the last
+   * one's failure (src/loop/candidate-failures.ts: the `candidates_failed`
+   * stop); absent in older databases = 0.
+   */
+  candidateFailures?: number;
+  lastCandidateFailure?: string;
   /** Rounds in a row that brought nothing new to evaluate (for `stopping.idleRounds`); absent in older databases = 0. */
   idleRounds?: number;
   /**

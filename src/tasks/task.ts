@@ -137,9 +137,21 @@ export function inputText<Input>(task: Pick<Task<Input>, 'text'>, input: Input):
 }
 
 /**
+ * True when at least one component of weight > 0 was scored: the example has
+ * a composite. An example without one (a partial gold that names only
+ * components of weight 0, a scorer that omits the only weighted one) has no
+ * score, not a 0: the evaluator leaves it out of the composite
+ * (src/evaluator/evaluator.ts, invalid reason `unscored`).
+ */
+export function hasWeightedComponent(components: Readonly<Record<string, number>>, weights: Readonly<Record<string, number>>): boolean {
+  return Object.keys(components).some((name) => (weights[name] ?? 0) > 0);
+}
+
+/**
  * The weighted mean of the scored components, renormalised over those
  * present (a component missing from `components` or of weight 0 counts for
- * nothing). 0 when no weighted component was scored.
+ * nothing). 0 when no weighted component was scored ({@link hasWeightedComponent}
+ * false): a placeholder the evaluator never averages in.
  */
 export function weightedComposite(components: Readonly<Record<string, number>>, weights: Readonly<Record<string, number>>): number {
   let sum = 0;

@@ -5,7 +5,8 @@ import type { Example, PartitionName } from '../../corpus/example.ts';
 import { PARTITIONS } from '../../corpus/example.ts';
 import { InputError } from '../../errors.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../../evaluator/partition-score.ts';
-import { aggregate, scoreNamesOf } from '../../evaluator/evaluator.ts';
+import { UNSCORED_REASON, describeUnscored } from '../../evaluator/partition-score.ts';
+import { aggregate, scoreNamesOf, scorerErrors } from '../../evaluator/evaluator.ts';
 import { describeFlakyExamples, findFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import { headlineValue } from '../../study/loaded-study.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
@@ -75,6 +76,11 @@ export function registerEvalCommand(program: Command): void {
           });
         }
         const all = names.length === 1 ? byPartition[names[0]!]! : combine(names.map((name) => byPartition[name]!));
+        // A scorer that fails on an output is a bug to fix, not a score: exit 2, naming the first (what it scored before is stored).
+        const scorerFailed = scorerErrors([all]);
+        if (scorerFailed.length > 0) {
+          throw new InputError(`the scorer failed on ${scorerFailed.length} of the ${all.total} outputs of ${artifactLabel}; first: ${scorerFailed[0]}`, { code: 'custom_scorer' });
+        }
         const examplesById = new Map<string, Example>(study.corpus.map((example) => [example.id, example]));
         // With repeats: the examples whose outcome varies across them (src/evaluator/flaky-examples.ts).
         const flaky = findFlakyExamples(all.examples);
@@ -90,6 +96,8 @@ export function registerEvalCommand(program: Command): void {
           components: all.components,
           metrics: all.metrics,
           invalid: all.invalid,
+          // Examples with no weighted component scored: left out of the composite (a missing score, not 0).
+          unscored: all.unscored ?? [],
           total: all.total,
           partitions: Object.fromEntries(
             names.map((name) => [
@@ -99,6 +107,7 @@ export function registerEvalCommand(program: Command): void {
                 headline: headlineValue(study.headline, byPartition[name]!.composite),
                 components: byPartition[name]!.components,
                 invalid: byPartition[name]!.invalid,
+                unscored: byPartition[name]!.unscored ?? [],
                 examples: distinctExamples(byPartition[name]!),
                 exampleRepeats: byPartition[name]!.total,
                 flaky: findFlakyExamples(byPartition[name]!.examples).count,
@@ -128,13 +137,14 @@ export function registerEvalCommand(program: Command): void {
         if (metrics !== '') print(metrics);
         const flakyLine = describeFlakyExamples(flaky);
         if (flakyLine !== null) print(flakyLine);
+        if (payload.unscored.length > 0) print(describeUnscored(payload.unscored));
         if (options.quiet === true) return;
         print();
         for (const example of payload.examples) {
           // With repeats, each line says which repeat it is, and a flaky example says so.
           const label = all.repeats > 1 ? `${example.id} (repeat ${example.repeat + 1} of ${all.repeats}${example.flaky ? ', FLAKY' : ''})` : example.id;
           if (!example.valid) {
-            print(`${label}  INVALID (${example.invalidReason}): ${example.message}`);
+            print(example.invalidReason === UNSCORED_REASON ? `${label}  —  ${example.message}` : `${label}  INVALID (${example.invalidReason}): ${example.message}`);
             continue;
           }
           const notes = example.notes.length > 0 ? `  ${example.notes.join('; ')}` : '';

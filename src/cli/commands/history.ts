@@ -12,6 +12,7 @@ import type { FlakyExamples } from '../../evaluator/flaky-examples.ts';
 import { FLAKY_RANGE, describeFlakyExamples, findFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import { getVersion } from '../../storage/registry.ts';
 import { formatDelta, formatScore, print, printJson, table } from '../output.ts';
+import { exitCodeOf } from '../../loop/stop-reasons.ts';
 
 async function openExisting(studyDir: string): Promise<StudyDatabase> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
@@ -23,7 +24,7 @@ async function openExisting(studyDir: string): Promise<StudyDatabase> {
 export function registerHistoryCommands(program: Command): void {
   program
     .command('history')
-    .description('List every experiment of a study: round, decision, reason, composite, Δ, p-value and delta; then the moves of the active version (who activated what).')
+    .description('List every experiment of a study: round, decision, reason, composite, Δ, p-value and delta; then the failed proposer answers, the runs that stopped on a problem (with why), and the moves of the active version (who activated what).')
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, options: { json?: boolean }) => {
@@ -32,6 +33,7 @@ export function registerHistoryCommands(program: Command): void {
         const scores = await loadExperimentScores(db);
         const events = await listRegistryEvents(db, 'active');
         const failures = await failedProposals(db);
+        const runs = await runStops(db);
         if (options.json === true) {
           printJson({
             experiments: scores.map((score) => ({
@@ -57,6 +59,7 @@ export function registerHistoryCommands(program: Command): void {
             })),
             registryEvents: events.map((event) => ({ id: event.id, version: event.versionId, reason: event.reason, actor: event.actor, createdAt: event.createdAt })),
             proposalFailures: failures,
+            runs,
           });
           return;
         }
@@ -82,6 +85,12 @@ export function registerHistoryCommands(program: Command): void {
           print();
           print(`failed proposer answers (retried with a fresh sample; \`kloop show <study> P<id>\` prints one with its raw answer):`);
           print(table([['id', 'run', 'round', 'attempt', 'reason', 'tokens', 'detail'], ...failures.map((failure) => [`P${failure.id}`, String(failure.run), String(failure.round), String(failure.attempt), failure.code, String(failure.inputTokens + failure.outputTokens), failure.reason])]));
+        }
+        const failedRuns = runs.filter((run) => run.exitCode === 1);
+        if (failedRuns.length > 0) {
+          print();
+          print('runs that stopped on a problem (exit 1):');
+          print(table([['run', 'ended', 'stop reason', 'detail'], ...failedRuns.map((run) => [String(run.id), run.endedAt ?? '—', run.stopReason ?? '—', run.stopDetail ?? '—'])]));
         }
         if (events.length > 0) {
           print();
@@ -164,6 +173,30 @@ async function flakyOfExperiment(db: StudyDatabase, fingerprint: string, candida
   };
   const base = await getVersion(db, baseVersionId);
   return { level: FLAKY_RANGE, candidate: await read(candidateHash), incumbent: await read(base?.hash) };
+}
+
+/** A run's stop, as `history` lists it: the reason, its exit code and the detail stored with it (null for a run still open, or one stored without it). */
+interface RunStop {
+  id: number;
+  startedAt: string;
+  endedAt: string | null;
+  stopReason: string | null;
+  exitCode: number | null;
+  stopDetail: string | null;
+}
+
+async function runStops(db: StudyDatabase): Promise<RunStop[]> {
+  const rows = await db.selectFrom('runs').select(['id', 'started_at', 'ended_at', 'stop_reason', 'report']).orderBy('id').execute();
+  return rows.map((row) => {
+    let stopDetail: string | null = null;
+    try {
+      const report = JSON.parse(row.report ?? 'null') as { stopDetail?: unknown } | null;
+      if (typeof report?.stopDetail === 'string') stopDetail = report.stopDetail;
+    } catch {
+      // A report that does not parse gives no detail.
+    }
+    return { id: row.id, startedAt: row.started_at, endedAt: row.ended_at, stopReason: row.stop_reason, exitCode: row.stop_reason === null ? null : exitCodeOf(row.stop_reason), stopDetail };
+  });
 }
 
 /** A failed proposer answer, as `history` and `show` print it. */

@@ -21,6 +21,7 @@ import { createStudyEvaluator, runStudy } from '../../study/run-study.ts';
 import type { PartitionSizes, StudyReport } from '../../study/report.ts';
 import { buildStudyReport, markCorpus } from '../../study/report.ts';
 import { describeFlakyExamples } from '../../evaluator/flaky-examples.ts';
+import { describeUnscored } from '../../evaluator/partition-score.ts';
 import { componentColumns, formatScore, print, printJson, progress, table } from '../output.ts';
 import type { LoadedStudy, StudyHeadline } from '../../study/loaded-study.ts';
 import { headlineValue } from '../../study/loaded-study.ts';
@@ -358,6 +359,9 @@ export function describeComparison(report: StudyReport): string[] {
       `WARNING: the best artifact (v${report.bestVersion}) is below the baseline (v${report.baselineVersion}) on ${below.partition}: ${headline.name} ${formatScore(best)} against ${formatScore(seed)}` +
         `${headline.complement ? ' (lower is better)' : ''}, composite ${below.delta.toFixed(4)}${report.comparison?.changed === true ? '; each change was judged on the partitions of its time, and these moved since' : ''}`,
     );
+  }
+  for (const [who, ids] of [[`baseline (v${report.baselineVersion})`, report.unscored?.baseline ?? []], [`best (v${report.bestVersion})`, report.unscored?.best ?? []]] as const) {
+    if (ids.length > 0) lines.push(`${who}: ${describeUnscored(ids)}`);
   }
   if (report.flaky !== undefined && report.flaky.repeats >= 2) {
     for (const [who, flaky] of [[`baseline (v${report.baselineVersion})`, report.flaky.baseline], [`best (v${report.bestVersion})`, report.flaky.best]] as const) {

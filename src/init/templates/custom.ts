@@ -46,9 +46,10 @@ export const SCORE_TS = `/**
  * \`{ score, feedback }\` and the score is the composite.)
  *
  * \`score\` must be synchronous and return numbers in [0, 1]: a throw, a
- * Promise or a number out of range is a scorer bug, which stops the run and
- * names the example. Editing this file is a new evaluator: results before and
- * after are never compared.
+ * Promise or a number out of range is a scorer bug. On a candidate's output,
+ * that candidate is refused (invalid) with the message; on the seed's, the run
+ * stops (exit 2) naming the example. Editing this file is a new evaluator:
+ * results before and after are never compared.
  *
  * This sample scores a ticket triage: the queue matters most (weight 3), the
  * priority less (weight 1), and a priority one step off earns half. Replace it

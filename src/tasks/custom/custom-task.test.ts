@@ -109,7 +109,9 @@ describe('loadCustomTask: the return conventions', () => {
     const number = await loadCustomTask({ studyFolder: folder, module: 'number.mjs' });
     expect(number.score('abc', null, 'x', {}).composite).toBe(0.3);
     const promptfoo = await loadCustomTask({ studyFolder: folder, module: 'promptfoo.js' });
-    expect(promptfoo.score('a', 'b', 'x', {})).toEqual({ composite: 0.25, components: { score: 0.25 }, diagnostics: { pass: false }, feedback: 'wanted b' });
+    // pass decides (peer fault 5 of issue #36): a failed output scores 0 whatever its score; the score it gave stays in the diagnostics.
+    expect(promptfoo.score('a', 'b', 'x', {})).toEqual({ composite: 0, components: { score: 0 }, diagnostics: { pass: false, score: 0.25 }, feedback: 'wanted b' });
+    expect(promptfoo.score('a', 'a', 'x', {})).toEqual({ composite: 1, components: { score: 1 }, diagnostics: { pass: true }, feedback: '' });
     const pass = await loadCustomTask({ studyFolder: folder, module: 'pass.mjs' });
     expect(pass.score('a', 'a', 'x', {})).toEqual({ composite: 1, components: { score: 1 }, diagnostics: { pass: true }, feedback: 'checked' });
   });
@@ -281,8 +283,10 @@ describe('feedback when the scorer gives no reason', () => {
   it('says the score, so a proposer reads something, and stays empty for a full score', async () => {
     const folder = study({ 'score.mjs': 'export const score = (output) => output;\n' });
     const task = await loadCustomTask({ studyFolder: folder, module: 'score.mjs' });
-    expect(task.score(0.25, null, 'x', {}).feedback).toBe('scored 0.25; the scorer gave no reason');
-    expect(task.score(2 / 3, null, 'x', {}).feedback).toBe('scored 0.667; the scorer gave no reason');
-    expect(task.score(1, null, 'x', {}).feedback).toBe('');
+    expect(task.score(0.25, null, 'x', defaultWeights(task)).feedback).toBe('scored 0.25; the scorer gave no reason');
+    expect(task.score(2 / 3, null, 'x', defaultWeights(task)).feedback).toBe('scored 0.667; the scorer gave no reason');
+    expect(task.score(1, null, 'x', defaultWeights(task)).feedback).toBe('');
+    // No weighted component scored: no score at all (the evaluator leaves the example out), so nothing is invented (peer fault 3 of issue #36).
+    expect(task.score(0, null, 'x', { score: 0 }).feedback).toBe('');
   });
 });

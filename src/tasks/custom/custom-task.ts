@@ -11,7 +11,9 @@
  *   - a boolean: pass (1) or fail (0);
  *   - a number: the score, in [0, 1];
  *   - an object `{ score?, pass?, components?, feedback?, reason?, diagnostics? }`:
- *     `score` in [0, 1] (when absent, `pass` gives 1 or 0); `feedback`, or
+ *     `pass` decides (promptfoo's convention): `pass: false` scores 0
+ *     whatever `score` says, `pass: true` scores `score` (default 1), and
+ *     without `pass` the score is `score`, in [0, 1]; `feedback`, or
  *     promptfoo's `reason`, is the feedback text (when there is none and the
  *     score is below 1, kloop writes `scored 0.25; the scorer gave no
  *     reason`, so proposers see something); `diagnostics` a JSON object.
@@ -38,7 +40,9 @@
  * A scorer bug is not an outcome of the artifact: a throw, a Promise, a
  * score outside [0, 1] or NaN, an undeclared component, or a result of
  * another shape throws an {@link InputError} with code `custom_scorer`
- * naming the module file, which stops the run. `score` does not know the
+ * naming the module file. The evaluator turns it into that output's invalid
+ * score `scorer_error` (src/evaluator/evaluator.ts `scoreExecution`): a
+ * candidate is refused for it, an incumbent's stops the run (exit 2). `score` does not know the
  * example id (the task contract does not pass it): the message quotes the
  * start of the input, and the evaluator adds the id with
  * {@link locateScorerError}.
@@ -66,7 +70,7 @@ import { z } from 'zod';
 import { InputError, isKloopError, type KloopError } from '../../errors.ts';
 import { jsonOutputContract } from '../json-output-contract.ts';
 import type { OutcomeKind, Task, TaskComponent, TaskScore } from '../task.ts';
-import { inputText, weightedComposite } from '../task.ts';
+import { hasWeightedComponent, inputText, weightedComposite } from '../task.ts';
 import { loadStudyModule } from './module-loader.ts';
 import { truncateText } from '../../text/characters.ts';
 
@@ -174,6 +178,21 @@ export function locateScorerError(error: unknown, exampleId: string): unknown {
   return new InputError(`example ${exampleId}: ${error.detail}`, { code: CUSTOM_SCORER_ERROR, exampleId, cause: (error as KloopError).cause, ...(error.file !== undefined ? { file: error.file } : {}) });
 }
 
+/**
+ * The score of an object result `{ pass?, score? }`, promptfoo's
+ * `GradingResult` convention: `pass` decides. `pass: false` scores 0 whatever
+ * `score` says (a failed output earns nothing: `{ pass: false, score: 1 }` is
+ * 0); with `pass: true`, `score` grades the passing output (default 1);
+ * without `pass`, `score`. Undefined when the object has neither.
+ */
+function passOrScore(result: Record<string, unknown>, fail: (message: string) => never): number | undefined {
+  const score = result['score'] !== undefined ? unitScore(result['score'], 'returned a score that', fail) : undefined;
+  if (result['pass'] !== undefined && typeof result['pass'] !== 'boolean') fail(`returned a pass that is not true or false (${JSON.stringify(result['pass']) ?? typeof result['pass']})`);
+  if (result['pass'] === false) return 0;
+  if (result['pass'] === true) return score ?? 1;
+  return score;
+}
+
 function unitScore(value: unknown, what: string, fail: (message: string) => never): number {
   if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || value > 1) fail(`${what} must be a number in [0, 1]; got ${typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value)}`);
   return value as number;
@@ -253,8 +272,7 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
     if (typeof result === 'boolean') value = result ? 1 : 0;
     else if (typeof result === 'number') value = unitScore(result, 'returned a score that', fail);
     else if (isPlainObject(result)) {
-      if (result['score'] !== undefined) value = unitScore(result['score'], 'returned a score that', fail);
-      else if (typeof result['pass'] === 'boolean') value = result['pass'] ? 1 : 0;
+      value = passOrScore(result, fail);
       if (result['components'] !== undefined) {
         if (!isPlainObject(result['components'])) fail('returned components that are not an object of name → score');
         returned = result['components'] as Record<string, unknown>;
@@ -267,6 +285,8 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
         diagnostics = { ...(result['diagnostics'] as Record<string, unknown>) };
       }
       if (typeof result['pass'] === 'boolean') diagnostics = { ...diagnostics, pass: result['pass'] };
+      // The score a failed output gave is kept for the reader, though pass decided.
+      if (result['pass'] === false && result['score'] !== undefined) diagnostics = { ...diagnostics, score: result['score'] };
     } else {
       fail(`returned ${result === undefined ? 'nothing' : JSON.stringify(result) ?? typeof result}; return a boolean, a number in [0, 1] or { score, reason }`);
     }
@@ -291,7 +311,8 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
       composite = weightedComposite(components, weights);
     }
     if (outcome === 'binary' && composite !== 0 && composite !== 1) fail(`returned ${composite}, but the module declares outcome "binary" (0 or 1 only)`);
-    if (feedback === '' && composite < 1) feedback = `scored ${Number(composite.toFixed(3))}; the scorer gave no reason`;
+    // Only for a score that exists: an example with no weighted component has none (the evaluator leaves it out), so nothing is invented for it.
+    if (feedback === '' && composite < 1 && hasWeightedComponent(components, weights)) feedback = `scored ${Number(composite.toFixed(3))}; the scorer gave no reason`;
     return {
       composite,
       components,

@@ -75,7 +75,7 @@ export interface LlmStudyPluginOptions {
   model?: string;
   /** `--base-url`: replaces `executor.baseURL`. */
   baseURL?: string;
-  /** `--no-cache`: neither read nor write the response cache. Default false. */
+  /** `--no-cache`: read nothing from the response cache; each new answer replaces the stored one. Default false. */
   noCache?: boolean;
   /** `--max-cost-usd`: replaces `stopping.maxCostUsd`. */
   maxCostUsd?: number;

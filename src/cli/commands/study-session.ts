@@ -73,7 +73,7 @@ export function addModelOptions<T extends import('commander').Command>(command: 
   command
     .option('--model <provider:model>', 'language model, e.g. openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, openai-compatible:qwen2.5-7b, ollama:llama3.1')
     .option('--base-url <url>', 'base URL of the model server (OpenAI-compatible servers, Ollama, proxies)')
-    .option('--no-cache', 'neither read nor write the response cache')
+    .option('--no-cache', 'read no stored model answer or result: ask again, and replace what is stored with what this run measures')
     .option('--max-cost-usd <usd>', 'stop when the run has cost this much (USD)', parseNumber('--max-cost-usd'))
     .option('--max-tokens <n>', 'stop when the run has used this many tokens', parseNumber('--max-tokens'))
     .option('--deterministic', 'treat the model as deterministic (only at temperature 0)');

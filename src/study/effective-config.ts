@@ -27,6 +27,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import { parseLocatedYaml, type LocatedYaml } from '../program/yaml-locations.ts';
 import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URLS, parseModelSpec, type ProviderName } from '../providers/model-spec.ts';
+import { maskSecrets } from '../text/mask-secrets.ts';
 import { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED } from '../tasks/intent/offline/ids.ts';
 import { DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS, DEFAULT_KEYWORD_RULES_MAX_SCREENED } from '../proposers/keyword-rules/keyword-rules-proposer.ts';
 import { composeTaskAsync, composeWeights, taskKindOf } from './compose.ts';
@@ -79,6 +80,8 @@ export interface ConfigOverrides {
   maxCostUsd?: number;
   /** `--max-experiments`: replaces `stopping.maxExperiments`. */
   maxExperiments?: number;
+  /** `--db`: replaces `storage` (shown with its password masked, as every value). */
+  db?: string;
   /** `--deterministic`: an llm executor at temperature 0 is taken as deterministic (changes the default of `gate.requireCalibration`). */
   deterministic?: boolean;
   /** Environment (whether the API key variable is set). Default `process.env`. */
@@ -138,7 +141,14 @@ export async function describeEffectiveConfig(studyDir: string, overrides: Confi
         walk(shape[key]!, [key], context, located, values);
     }
   }
-  return { study: config.dir, configPath: config.configPath, values };
+  // A value or note may hold a URL with a password (storage: postgres://user:password@…): masked, as in every output.
+  return { study: config.dir, configPath: config.configPath, values: values.map(maskValue) };
+}
+
+/** The entry with any password in its value (a string, or a list of strings) or note masked. */
+function maskValue(entry: EffectiveValue): EffectiveValue {
+  const value = typeof entry.value === 'string' ? maskSecrets(entry.value) : Array.isArray(entry.value) ? entry.value.map((item: unknown) => (typeof item === 'string' ? maskSecrets(item) : item)) : entry.value;
+  return { ...entry, value, ...(entry.note !== undefined ? { note: maskSecrets(entry.note) } : {}) };
 }
 
 /** The object shape under defaults, prefaults, optionals and refinements; undefined for a leaf. */
@@ -216,6 +226,7 @@ function flagOf(key: string, overrides: ConfigOverrides): { flag: string; value:
   if (key === 'executor.baseURL' && overrides.baseUrl !== undefined) return { flag: '--base-url', value: overrides.baseUrl };
   if (key === 'stopping.maxCostUsd' && overrides.maxCostUsd !== undefined) return { flag: '--max-cost-usd', value: overrides.maxCostUsd };
   if (key === 'stopping.maxExperiments' && overrides.maxExperiments !== undefined) return { flag: '--max-experiments', value: overrides.maxExperiments };
+  if (key === 'storage' && overrides.db !== undefined) return { flag: '--db', value: overrides.db };
   return undefined;
 }
 

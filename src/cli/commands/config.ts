@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
+import { storageOverride } from '../../storage/location.ts';
 import { describeEffectiveConfig, formatEffectiveValue, formatSource } from '../../study/effective-config.ts';
 import { print, printJson, table } from '../output.ts';
 
@@ -45,6 +46,7 @@ export function registerConfigCommand(program: Command): void {
         ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}),
         ...(options.maxExperiments !== undefined ? { maxExperiments: options.maxExperiments } : {}),
         ...(options.deterministic === true ? { deterministic: true } : {}),
+        ...(storageOverride() !== undefined ? { db: storageOverride()! } : {}),
       });
       if (options.json === true) {
         printJson(effective);

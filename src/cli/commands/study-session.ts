@@ -47,8 +47,9 @@ const OFFLINE_PLUGINS: SessionPlugins = Object.freeze({
 
 /**
  * True when loading the study needs the language-model providers (the AI SDK,
- * slow to import): an `llm` executor, a `reflective` proposer, or `--model`
- * (which an offline study refuses, with the providers' message). The
+ * slow to import): an `llm` executor, a `reflective` proposer, or `--model`,
+ * `--base-url`, `--proposer-base-url` (which a study that calls no model
+ * refuses, with the providers' message). The
  * offline, routing-rules and command executors with the error-driven
  * proposer call no model.
  */

@@ -24,6 +24,9 @@
  * `isInstance` of a subclass also matches its own subclasses (their
  * instances carry every marker up the tree).
  *
+ * A kloop error's message, detail and file never hold a password: a storage
+ * URL in them is masked (`postgres://kloop:***@db/lab`, src/text/mask-secrets.ts).
+ *
  * @example
  * ```ts
  * import { InputError } from './errors.ts';
@@ -32,6 +35,8 @@
  * error.exitCode; // 2
  * ```
  */
+
+import { maskSecrets } from './text/mask-secrets.ts';
 
 /** Context that locates a failure. Every member is optional. */
 export interface ErrorContext {
@@ -84,12 +89,13 @@ export class KloopError extends Error {
   readonly detail: string;
 
   constructor(message: string, options: KloopErrorOptions & { code: string; exitCode: number; formatted?: string }) {
-    super(options.formatted ?? message, options.cause === undefined ? undefined : { cause: options.cause });
+    // A message or a location may name a storage URL: its password never reaches a message (maskSecrets).
+    super(maskSecrets(options.formatted ?? message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = options.code;
     this.exitCode = options.exitCode;
-    this.detail = message;
-    if (options.file !== undefined) this.file = options.file;
+    this.detail = maskSecrets(message);
+    if (options.file !== undefined) this.file = maskSecrets(options.file);
     if (options.line !== undefined) this.line = options.line;
     if (options.field !== undefined) this.field = options.field;
     if (options.studyPath !== undefined) this.studyPath = options.studyPath;

@@ -34,7 +34,15 @@ export type FakeResponse =
       usage?: { prompt_tokens: number; completion_tokens: number };
       delayMs?: number;
     }
-  | { status: number; body?: unknown; headers?: Record<string, string>; delayMs?: number };
+  | {
+      status: number;
+      /** JSON body. Default `{ error: { message: 'scripted HTTP <status>' } }`. */
+      body?: unknown;
+      /** A body sent as is instead of `body` (an HTML page, a cut-off JSON text). */
+      rawBody?: string;
+      headers?: Record<string, string>;
+      delayMs?: number;
+    };
 
 export interface FakeServer {
   /** Base URL including `/v1`, e.g. `http://127.0.0.1:41234/v1`. */
@@ -92,7 +100,7 @@ export async function startFakeOpenAiServer(respond: (request: ChatRequest) => F
         if (outgoing.destroyed) return;
         if ('status' in answer) {
           outgoing.writeHead(answer.status, { 'content-type': 'application/json', ...(answer.headers ?? {}) });
-          outgoing.end(JSON.stringify(answer.body ?? { error: { message: `scripted HTTP ${answer.status}`, type: 'server_error' } }));
+          outgoing.end(answer.rawBody ?? JSON.stringify(answer.body ?? { error: { message: `scripted HTTP ${answer.status}`, type: 'server_error' } }));
           return;
         }
         outgoing.writeHead(200, { 'content-type': 'application/json' });

@@ -16,6 +16,7 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 import { KloopError, StorageError } from '../errors.ts';
 import { setStorageOverride } from '../storage/location.ts';
+import { maskSecrets } from '../text/mask-secrets.ts';
 
 /** Exit codes of the CLI. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, badInput: 2, studyBusy: 3, interrupted: 130 });
@@ -215,8 +216,9 @@ export async function main(argv: string[]): Promise<number> {
   const args = taken.args;
   argv = [...argv.slice(0, 2), ...args];
   const json = wantsJson(args);
+  // Whatever fails, a password in its message (a storage URL in a driver's error) is masked (src/text/mask-secrets.ts).
   const fail = (error: unknown, exitCode: number): number => {
-    if (json) process.stdout.write(`${JSON.stringify(jsonErrorOf(error), null, 2)}\n`);
+    if (json) process.stdout.write(`${maskSecrets(JSON.stringify(jsonErrorOf(error), null, 2))}\n`);
     return exitCode;
   };
   try {
@@ -238,10 +240,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     const sqlite = sqliteErrorOf(error);
     if (sqlite !== undefined) {
-      process.stderr.write(`kloop: ${sqlite.message}\n`);
+      process.stderr.write(maskSecrets(`kloop: ${sqlite.message}\n`));
       return fail(sqlite, sqlite.exitCode);
     }
-    process.stderr.write(`kloop: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(maskSecrets(`kloop: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`));
     return fail(error, EXIT.failed);
   }
 }

@@ -18,7 +18,9 @@
  * Transient failures (timeouts, network and server errors after the
  * executor's retries) are never stored: the next read executes them again.
  * Terminal invalid outputs (unparsable, off-schema, refused) are stored: they
- * are the artifact's outcome.
+ * are the artifact's outcome. A re-measurement (`fresh`, or `readSince`, as
+ * `--no-cache` asks) replaces the result stored before it began, so a later
+ * read sees what was measured last.
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Example } from '../corpus/example.ts';
@@ -126,7 +128,8 @@ export interface EvaluatorOptions {
   db?: StudyDatabase;
   /**
    * Read only results stored at or after this ISO 8601 time (`--no-cache`:
-   * results of earlier runs are ignored, results of this run reused).
+   * results of earlier runs are ignored, results of this run reused); a
+   * result executed anew replaces the one stored before this time.
    * Default: every stored result.
    */
   readSince?: string;
@@ -150,7 +153,7 @@ export interface EvaluateRequest {
   repeats?: number;
   /** First repeat index. Default 0. */
   firstRepeat?: number;
-  /** Bypass stored results (new results are still written). Default false. */
+  /** Bypass stored results; the new results are written and replace the ones stored before this call. Default false. */
   fresh?: boolean;
   /**
    * Read stored results only and execute nothing: the example-repeats with no
@@ -318,6 +321,8 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       options.onProgress?.(missing.length, missing.length);
       return { results: perRepeat, missing: 0 };
     }
+    // A re-measurement (`fresh`, or `readSince`: --no-cache) replaces the results stored before it, so that later reads see it.
+    const replaceBefore = request.fresh === true ? isoNow(now) : options.readSince;
     let done = 0;
     await mapWithConcurrency(missing, concurrency, async ({ example, index, repeat }) => {
       if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
@@ -335,7 +340,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       const record: ExampleScoreRecord = { ...score, exampleId: example.id, repeat, ...(transient ? { transient: true } : {}) } as ExampleScoreRecord;
       addTo(perRepeat[repeat - first]!, index, record, usage, result.latencyMs ?? 0);
       const scorerFailed = !score.valid && score.invalidReason === SCORER_ERROR;
-      if (db !== undefined && !transient && !scorerFailed) await storeResult(db, fingerprint, artifactHash, record, usage, result.latencyMs ?? 0, now);
+      if (db !== undefined && !transient && !scorerFailed) await storeResult(db, fingerprint, artifactHash, record, usage, result.latencyMs ?? 0, now, replaceBefore);
       done += 1;
       options.onProgress?.(done, missing.length);
     });
@@ -496,22 +501,25 @@ async function storeResult(
   usage: Usage,
   latencyMs: number,
   now: () => Date,
+  replaceBefore: string | undefined,
 ): Promise<void> {
+  const values = {
+    valid: record.valid ? 1 : 0,
+    composite: record.valid ? record.composite : null,
+    score: JSON.stringify(record),
+    usage: JSON.stringify(usage),
+    latency_ms: latencyMs,
+    created_at: isoNow(now),
+  };
   await db
     .insertInto('example_results')
-    .values({
-      fingerprint,
-      artifact_hash: artifactHash,
-      example_id: record.exampleId,
-      repeat: record.repeat,
-      valid: record.valid ? 1 : 0,
-      composite: record.valid ? record.composite : null,
-      score: JSON.stringify(record),
-      usage: JSON.stringify(usage),
-      latency_ms: latencyMs,
-      created_at: isoNow(now),
-    })
-    .onConflict((conflict) => conflict.doNothing()) // another writer stored the same result first
+    .values({ fingerprint, artifact_hash: artifactHash, example_id: record.exampleId, repeat: record.repeat, ...values })
+    .onConflict((conflict) =>
+      replaceBefore === undefined
+        ? conflict.doNothing() // another writer stored the same result first
+        : // a re-measurement replaces a result stored before it began; one stored since (another writer of this run) stays
+          conflict.columns(['fingerprint', 'artifact_hash', 'example_id', 'repeat']).doUpdateSet(values).where('example_results.created_at', '<', replaceBefore),
+    )
     .execute();
 }
 

@@ -53,6 +53,22 @@ describe('resolveLanguageModel', () => {
     expect(resolveLanguageModel(spec('openai:gpt-4.1-mini'), { env: { OPENAI_API_KEY: 'sk-1' }, requireKey: false }).missingKey).toBeUndefined();
   });
 
+  it('takes the base URL as given, else the provider\'s variable, else its default; a proposer\'s missing URL names proposer.baseURL', () => {
+    const env = { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1/', OLLAMA_HOST: '127.0.0.1:11500' };
+    expect(resolveLanguageModel(parseModelSpec('openai:gpt-4.1-mini'), { env }).baseURL).toBe('http://127.0.0.1:8080/v1');
+    expect(resolveLanguageModel(parseModelSpec('openai:gpt-4.1-mini'), { env, baseURL: 'http://127.0.0.1:9000/v1' }).baseURL).toBe('http://127.0.0.1:9000/v1');
+    expect(resolveLanguageModel(parseModelSpec('openai:gpt-4.1-mini'), { env: { OPENAI_API_KEY: 'sk-test' } }).baseURL).toBe('https://api.openai.com/v1');
+    expect(resolveLanguageModel(parseModelSpec('ollama:llama3.1'), { env })).toMatchObject({ baseURL: 'http://127.0.0.1:11500/api', host: '127.0.0.1:11500' });
+    let error: InputError | undefined;
+    try {
+      resolveLanguageModel(parseModelSpec('openai-compatible:local'), { env, file: 'kloop.yaml', section: 'proposer' });
+    } catch (caught) {
+      error = caught as InputError;
+    }
+    expect(error).toMatchObject({ field: 'proposer.baseURL', code: 'input.base-url' });
+    expect(error?.detail).toBe("openai-compatible:local needs the server's base URL: set proposer.baseURL or --base-url (e.g. http://127.0.0.1:8080/v1 for a llama.cpp server)");
+  });
+
   it('needs no key for openai-compatible and ollama unless one is configured', () => {
     const local = resolveLanguageModel(spec('openai-compatible:qwen2.5-7b'), { baseURL: 'http://127.0.0.1:8080/v1/', env: {} });
     expect(local.secrets).toEqual([]);

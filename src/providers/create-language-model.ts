@@ -9,6 +9,10 @@
  * - `openai-compatible`, `ollama`: the variable named by `apiKeyEnv` when one
  *   is configured (then required); no key otherwise.
  *
+ * Base URL: as given (kloop.yaml or `--base-url`), else the provider's
+ * conventional variable (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`,
+ * `OLLAMA_HOST`), else its default server.
+ *
  * A missing key is an {@link InputError} raised here, before any work starts.
  * The key is handed to the provider and to {@link ResolvedModel.secrets} (for
  * redaction) and nowhere else: it is not part of any id, cache key or record.
@@ -20,7 +24,7 @@ import type { LanguageModel } from 'ai';
 import { createOllama } from 'ollama-ai-provider-v2';
 import { InputError } from '../errors.ts';
 import type { ModelSpec, ProviderName } from './model-spec.ts';
-import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URLS, formatModelSpec } from './model-spec.ts';
+import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URLS, baseURLFromEnvironment, formatModelSpec } from './model-spec.ts';
 
 /**
  * How the expected answer's JSON schema reaches the server:
@@ -45,7 +49,11 @@ export const DEFAULT_STRUCTURED_OUTPUT: Readonly<Record<ProviderName, Structured
 };
 
 export interface LanguageModelOptions {
-  /** Server base URL; required for `openai-compatible`. */
+  /**
+   * Server base URL; required for `openai-compatible`. Absent: the provider's
+   * conventional variable in `env` (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`,
+   * `OLLAMA_HOST`: `BASE_URL_ENV`), else its default (`DEFAULT_BASE_URLS`).
+   */
   baseURL?: string;
   /** NAME of the environment variable holding the key (never the key itself). */
   apiKeyEnv?: string;
@@ -59,6 +67,8 @@ export interface LanguageModelOptions {
   file?: string;
   /** The config field that names this model, for error messages. Default `executor.model`. */
   field?: string;
+  /** The kloop.yaml section of its settings (`baseURL`, `apiKeyEnv`), for error messages. Default `executor`. */
+  section?: 'executor' | 'proposer';
   /**
    * False: a missing key is not an error here; the model is built without one
    * and {@link ResolvedModel.missingKey} holds the error a call must raise
@@ -111,7 +121,7 @@ export function resolveLanguageModel(spec: ModelSpec, options: LanguageModelOpti
       const how = options.apiKeyEnv !== undefined ? `apiKeyEnv names ${keyVariable}` : `${spec.provider} needs ${keyVariable}`;
       missingKey = new InputError(`no API key for ${name}: ${how}, but that environment variable is not set (export ${keyVariable}=...)`, {
         ...location,
-        field: options.apiKeyEnv !== undefined ? 'executor.apiKeyEnv' : (options.field ?? 'executor.model'),
+        field: options.apiKeyEnv !== undefined ? `${options.section ?? 'executor'}.apiKeyEnv` : (options.field ?? 'executor.model'),
         code: 'input.api-key',
       });
       if (options.requireKey !== false) throw missingKey;
@@ -120,15 +130,18 @@ export function resolveLanguageModel(spec: ModelSpec, options: LanguageModelOpti
     }
   }
 
-  const configured = options.baseURL?.trim();
-  if (spec.provider === 'openai-compatible' && (configured === undefined || configured === '')) {
-    throw new InputError(`${name} needs the server's base URL: set executor.baseURL or --base-url (e.g. http://127.0.0.1:8080/v1 for a llama.cpp server)`, {
+  const baseURLField = `${options.section ?? 'executor'}.baseURL`;
+  const given = options.baseURL?.trim();
+  // Unset in kloop.yaml and on the command line: the provider's conventional variable (OPENAI_BASE_URL, ...), then its default.
+  const configured = given !== undefined && given !== '' ? given : baseURLFromEnvironment(spec.provider, env)?.url;
+  if (spec.provider === 'openai-compatible' && configured === undefined) {
+    throw new InputError(`${name} needs the server's base URL: set ${baseURLField} or --base-url (e.g. http://127.0.0.1:8080/v1 for a llama.cpp server)`, {
       ...location,
-      field: 'executor.baseURL',
+      field: baseURLField,
       code: 'input.base-url',
     });
   }
-  let baseURL = (configured !== undefined && configured !== '' ? configured : DEFAULT_BASE_URLS[spec.provider]!).replace(/\/+$/, '');
+  let baseURL = (configured ?? DEFAULT_BASE_URLS[spec.provider]!).replace(/\/+$/, '');
   let url: URL;
   try {
     url = new URL(baseURL);
@@ -138,15 +151,15 @@ export function resolveLanguageModel(spec: ModelSpec, options: LanguageModelOpti
       url = new URL(baseURL);
     }
   } catch {
-    throw new InputError(`base URL "${baseURL}" is not a URL`, { ...location, field: 'executor.baseURL', code: 'input.base-url' });
+    throw new InputError(`base URL "${baseURL}" is not a URL`, { ...location, field: baseURLField, code: 'input.base-url' });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new InputError(`base URL "${baseURL}" must start with http:// or https://`, { ...location, field: 'executor.baseURL', code: 'input.base-url' });
+    throw new InputError(`base URL "${baseURL}" must start with http:// or https://`, { ...location, field: baseURLField, code: 'input.base-url' });
   }
   if (url.username !== '' || url.password !== '') {
     throw new InputError('the base URL must not carry credentials; put the key in an environment variable and name it with apiKeyEnv', {
       ...location,
-      field: 'executor.baseURL',
+      field: baseURLField,
       code: 'input.base-url',
     });
   }

@@ -1,4 +1,4 @@
-import { APICallError } from 'ai';
+import { APICallError, InvalidPromptError, InvalidResponseDataError } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { backoffDelayMs, classifyFault, parseRetryAfter } from './faults.ts';
 
@@ -53,5 +53,28 @@ describe('classifyFault', () => {
     expect(classifyFault(apiError(500), true, 0).kind).toBe('timeout');
     const timeout = new DOMException('timed out', 'TimeoutError');
     expect(classifyFault(timeout, false, 0).kind).toBe('timeout');
+  });
+
+  it('reads an HTTP 2xx whose body is not an answer as the infrastructure failing, never as the request refused', () => {
+    const limited = classifyFault(apiError(200, '{"error":{"message":"Rate limit exceeded","code":429}}', { 'retry-after': '2' }), false, 0);
+    expect(limited).toEqual({ kind: 'rate-limit', statusCode: 200, retryAfterMs: 2000, message: 'an error instead of an answer: Rate limit exceeded (code 429)' });
+    expect(classifyFault(apiError(200, '{"error":{"message":"Too many requests, slow down","type":"requests"}}'), false, 0).kind).toBe('rate-limit');
+    expect(classifyFault(apiError(200, '{"error":"upstream overloaded"}'), false, 0)).toEqual({
+      kind: 'transient',
+      statusCode: 200,
+      message: 'an error instead of an answer: upstream overloaded',
+    });
+    expect(classifyFault(apiError(200, '<html>\n<body>502 Bad Gateway</body>\n</html>'), false, 0)).toEqual({
+      kind: 'transient',
+      statusCode: 200,
+      message: 'a body that is not an answer: "<html> <body>502 Bad Gateway</body> </html>"',
+    });
+    expect(classifyFault(apiError(204, ''), false, 0)).toEqual({ kind: 'transient', statusCode: 204, message: 'a body that is not an answer: (empty)' });
+  });
+
+  it('reads a malformed response or an unknown error as transient, and a request the SDK refuses to send as refused', () => {
+    expect(classifyFault(new InvalidResponseDataError({ data: {}, message: 'Expected a choice' }), false, 0).kind).toBe('transient');
+    expect(classifyFault(new Error('socket hang up'), false, 0)).toEqual({ kind: 'transient', message: 'socket hang up' });
+    expect(classifyFault(new InvalidPromptError({ prompt: '', message: 'the prompt is empty' }), false, 0).kind).toBe('request');
   });
 });

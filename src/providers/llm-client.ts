@@ -8,14 +8,17 @@
  *
  * - a completed answer (whatever its text) → `{ ok: true, text, finishReason }`;
  *   the caller decides whether the text is a valid output;
- * - a timeout, or a 408 / 409 / 5xx / connection failure, that persists after
- *   the retries → `{ ok: false, reason: 'timeout' | 'error', transient: true }`:
+ * - a timeout, or a 408 / 409 / 5xx / connection failure, or a response that
+ *   is not an answer whatever its status (an HTTP 200 carrying
+ *   `{"error": …}` or an HTML page), that persists after the retries →
+ *   `{ ok: false, reason: 'timeout' | 'error', transient: true }`:
  *   a failure of the infrastructure, not an outcome of the prompt, so the
  *   evaluator never stores it and the loop refuses the candidate it hit as
  *   `evaluation_failed` (or stops, when it hits the incumbent);
  * - any other request the server refuses (HTTP 400, 413, 422, ...) →
  *   `{ ok: false, reason: 'error', transient: false }`;
- * - HTTP 401/403/404, or a 429 that persists after its retries → throws
+ * - HTTP 401/403/404, or a 429 (or a 2xx body naming a rate limit) that
+ *   persists after its retries → throws
  *   {@link InfrastructureError} (a configuration or quota problem: the run
  *   stops with "infrastructure failure");
  * - the budget is spent → throws {@link BudgetExceededError}.
@@ -70,7 +73,7 @@ export interface LlmClientOptions {
   meter?: UsageMeter;
   /** Response cache. Default none. */
   cache?: ResponseCache;
-  /** Bypass the cache: no read, no write. Default false. */
+  /** Bypass the cache: no read; each new answer replaces the stored one. Default false. */
   noCache?: boolean;
   /** Price overrides keyed by `provider:model` (see `prices.ts`). */
   prices?: Readonly<Record<string, ModelPrice>>;
@@ -254,8 +257,8 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       schema: request.schema ?? null,
       repeat: request.repeat,
     });
-    const cache = options.noCache === true ? undefined : options.cache;
-    const hit = await cache?.get(key);
+    const cache = options.cache;
+    const hit = options.noCache === true ? undefined : await cache?.get(key);
     if (hit !== undefined) {
       options.meter?.record(ZERO_USAGE, true);
       return { ok: true, text: hit.text, finishReason: hit.finishReason, usage: { ...ZERO_USAGE }, cached: true, latencyMs: 0 };
@@ -289,22 +292,24 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
               isRetryable: false,
             });
           case 'rate-limit': {
+            // A gateway may send its 429 inside an HTTP 200 (faults.ts): say which.
+            const limited = fault.statusCode === 429 ? 'HTTP 429' : `HTTP ${fault.statusCode} naming a rate limit`;
             const waitMs = fault.retryAfterMs ?? backoffDelayMs(rateLimitRetries, random);
             if (fault.retryAfterMs !== undefined && fault.retryAfterMs > maxRetryAfterMs) {
-              throw new InfrastructureError(`${where} is rate limited for ${Math.ceil(fault.retryAfterMs / 1000)} s (HTTP 429); try again later`, {
+              throw new InfrastructureError(`${where} is rate limited for ${Math.ceil(fault.retryAfterMs / 1000)} s (${limited}); try again later`, {
                 statusCode: 429,
                 isRetryable: true,
               });
             }
             if (rateLimitRetries >= maxRateLimitRetries) {
-              throw new InfrastructureError(`${where} kept answering HTTP 429 after ${rateLimitRetries} retries; lower the concurrency or try later`, {
+              throw new InfrastructureError(`${where} kept answering ${limited} after ${rateLimitRetries} retries; lower the concurrency or try later`, {
                 statusCode: 429,
                 isRetryable: true,
               });
             }
             limiter.rateLimited(waitMs);
             rateLimitRetries += 1;
-            log(`${where}: rate limited (HTTP 429); concurrency now ${limiter.limit}, waiting ${Math.round(waitMs)} ms`);
+            log(`${where}: rate limited (${limited}); concurrency now ${limiter.limit}, waiting ${Math.round(waitMs)} ms`);
             continue;
           }
           case 'transient':
@@ -341,7 +346,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       const usage: ExecutionUsage = { inputTokens, outputTokens, costUsd: costUsd(price.price, inputTokens, outputTokens) };
       options.meter?.record(usage);
       if (cache !== undefined && answer.text.trim() !== '') {
-        await cache.put(key, resolved.name, { text: answer.text, finishReason: answer.finishReason, inputTokens, outputTokens });
+        await cache.put(key, resolved.name, { text: answer.text, finishReason: answer.finishReason, inputTokens, outputTokens }, options.noCache === true);
       }
       return { ok: true, text: answer.text, finishReason: answer.finishReason, usage, cached: false, latencyMs: now() - started };
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
-import { formatModelSpec, parseModelSpec } from './model-spec.ts';
+import { baseURLFromEnvironment, formatModelSpec, parseModelSpec } from './model-spec.ts';
 
 describe('parseModelSpec', () => {
   it('reads provider:model, keeping colons inside the model id', () => {
@@ -25,5 +25,17 @@ describe('parseModelSpec', () => {
     })();
     expect(error).toBeInstanceOf(InputError);
     expect(error?.message).toMatch(/^kloop\.yaml: executor\.model: /);
+  });
+});
+
+describe('baseURLFromEnvironment', () => {
+  it("reads each provider's conventional variable; OLLAMA_HOST may be host:port; openai-compatible has none", () => {
+    const env = { OPENAI_BASE_URL: 'http://127.0.0.1:8080/v1', ANTHROPIC_BASE_URL: ' https://gateway.test/anthropic ', OLLAMA_HOST: '10.0.0.5:11434', OPENAI_API_KEY: 'sk-x' };
+    expect(baseURLFromEnvironment('openai', env)).toEqual({ url: 'http://127.0.0.1:8080/v1', variable: 'OPENAI_BASE_URL' });
+    expect(baseURLFromEnvironment('anthropic', env)).toEqual({ url: 'https://gateway.test/anthropic', variable: 'ANTHROPIC_BASE_URL' });
+    expect(baseURLFromEnvironment('ollama', env)).toEqual({ url: 'http://10.0.0.5:11434', variable: 'OLLAMA_HOST' });
+    expect(baseURLFromEnvironment('ollama', { OLLAMA_HOST: 'https://ollama.test' })).toEqual({ url: 'https://ollama.test', variable: 'OLLAMA_HOST' });
+    expect(baseURLFromEnvironment('openai-compatible', env)).toBeUndefined();
+    expect(baseURLFromEnvironment('openai', { OPENAI_BASE_URL: '  ' })).toBeUndefined();
   });
 });

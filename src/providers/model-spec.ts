@@ -4,10 +4,10 @@
  *
  * | provider | example | server |
  * |---|---|---|
- * | `openai` | `openai:gpt-4.1-mini` | api.openai.com, or `baseURL` (chat completions API) |
- * | `anthropic` | `anthropic:claude-sonnet-4-5` | api.anthropic.com, or `baseURL` |
+ * | `openai` | `openai:gpt-4.1-mini` | api.openai.com, or `baseURL` / `OPENAI_BASE_URL` (chat completions API) |
+ * | `anthropic` | `anthropic:claude-sonnet-4-5` | api.anthropic.com, or `baseURL` / `ANTHROPIC_BASE_URL` |
  * | `openai-compatible` | `openai-compatible:qwen2.5-7b` | llama.cpp server, vLLM, LM Studio: `baseURL` required |
- * | `ollama` | `ollama:llama3.1` | a local Ollama (`http://127.0.0.1:11434/api` unless `baseURL`) |
+ * | `ollama` | `ollama:llama3.1` | a local Ollama (`http://127.0.0.1:11434/api` unless `baseURL` or `OLLAMA_HOST`) |
  *
  * The model part is passed to the server as written; it may itself contain
  * colons (`ollama:llama3.1:8b` is provider `ollama`, model `llama3.1:8b`).
@@ -30,6 +30,36 @@ export const DEFAULT_BASE_URLS: Readonly<Partial<Record<ProviderName, string>>> 
   anthropic: 'https://api.anthropic.com/v1',
   ollama: 'http://127.0.0.1:11434/api',
 };
+
+/**
+ * The providers' conventional environment variables for their server, read
+ * when kloop.yaml and the command line give no base URL: the OpenAI SDKs'
+ * `OPENAI_BASE_URL`, Anthropic's `ANTHROPIC_BASE_URL` and Ollama's
+ * `OLLAMA_HOST` (`host:port` or a URL). `openai-compatible` has none: its
+ * base URL is always given.
+ */
+export const BASE_URL_ENV: Readonly<Partial<Record<ProviderName, string>>> = {
+  openai: 'OPENAI_BASE_URL',
+  anthropic: 'ANTHROPIC_BASE_URL',
+  ollama: 'OLLAMA_HOST',
+};
+
+/**
+ * The base URL a provider's conventional variable ({@link BASE_URL_ENV})
+ * gives, or undefined when it is unset or empty. `OLLAMA_HOST` may be a bare
+ * `host:port` (as the Ollama CLI reads it): `http://` is added.
+ *
+ * @example
+ * ```ts
+ * baseURLFromEnvironment('ollama', { OLLAMA_HOST: '127.0.0.1:11434' }); // { url: 'http://127.0.0.1:11434', variable: 'OLLAMA_HOST' }
+ * ```
+ */
+export function baseURLFromEnvironment(provider: ProviderName, env: NodeJS.ProcessEnv): { url: string; variable: string } | undefined {
+  const variable = BASE_URL_ENV[provider];
+  const value = variable === undefined ? undefined : env[variable]?.trim();
+  if (variable === undefined || value === undefined || value === '') return undefined;
+  return { url: provider === 'ollama' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? `http://${value}` : value, variable };
+}
 
 /** A parsed model name. */
 export interface ModelSpec {

@@ -53,6 +53,15 @@ describe('createResponseCache', () => {
     expect(await cache.get('k')).toEqual({ text: '{}', finishReason: 'stop', inputTokens: 3, outputTokens: 1 });
   });
 
+  it('a re-measurement (replace: --no-cache) replaces the stored answer', async () => {
+    const db = await openDatabase(':memory:');
+    opened.push(db);
+    const cache = createResponseCache(() => db);
+    await cache.put('k', 'm', { text: '{"label":"billing"}', finishReason: 'stop', inputTokens: 3, outputTokens: 1 });
+    await cache.put('k', 'm', { text: '{"label":"shipping"}', finishReason: 'stop', inputTokens: 4, outputTokens: 2 }, true);
+    expect(await cache.get('k')).toEqual({ text: '{"label":"shipping"}', finishReason: 'stop', inputTokens: 4, outputTokens: 2 });
+  });
+
   it('does nothing without a database', async () => {
     const cache = createResponseCache(() => undefined);
     await cache.put('k', 'm', { text: 'x', finishReason: 'stop', inputTokens: 0, outputTokens: 0 });

@@ -11,8 +11,10 @@
  * What is stored: every answer the server completed with some text, including
  * answers that turn out truncated or unparsable — those are the model's
  * outcome for that request and repeat, and asking again until one parses
- * would hide the invalid rate. What is never stored: errors, timeouts and
- * empty answers.
+ * would hide the invalid rate. What is never stored: errors, timeouts,
+ * empty answers and responses that are not answers (an HTTP 200 carrying an
+ * error: `faults.ts`). A `--no-cache` call reads nothing and its answer
+ * replaces the stored one.
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { StudyDatabase } from '../storage/database.ts';
@@ -56,7 +58,11 @@ export function stableStringify(value: unknown): string {
 
 export interface ResponseCache {
   get(key: string): Promise<CachedAnswer | undefined>;
-  put(key: string, model: string, answer: CachedAnswer): Promise<void>;
+  /**
+   * Stores an answer. An answer already stored under `key` stays, unless
+   * `replace` is true (a re-measurement: `--no-cache` asked the model again).
+   */
+  put(key: string, model: string, answer: CachedAnswer, replace?: boolean): Promise<void>;
 }
 
 /**
@@ -83,13 +89,14 @@ export function createResponseCache(getDatabase: () => StudyDatabase | undefined
         return undefined;
       }
     },
-    async put(key, model, answer) {
+    async put(key, model, answer, replace = false) {
       const db = getDatabase();
       if (db === undefined) return;
+      const values = { model, response: JSON.stringify(answer), created_at: isoNow(now) };
       await db
         .insertInto('response_cache')
-        .values({ key, model, response: JSON.stringify(answer), created_at: isoNow(now) })
-        .onConflict((conflict) => conflict.column('key').doNothing())
+        .values({ key, ...values })
+        .onConflict((conflict) => (replace ? conflict.column('key').doUpdateSet(values) : conflict.column('key').doNothing()))
         .execute();
     },
   };

@@ -15,6 +15,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../errors.ts';
+import { maskSecrets } from '../text/mask-secrets.ts';
 
 /** A parsed storage target. */
 export type StorageTarget =
@@ -25,7 +26,7 @@ export type StorageTarget =
       readonly connectionString: string;
       /** The schema holding the study's tables (an SQL identifier, lower case). */
       readonly schema: string;
-      /** The URL with any password replaced by `***`, for messages. */
+      /** The URL with any password replaced by `***` (`maskSecrets`), for messages. */
       readonly display: string;
     };
 
@@ -53,26 +54,15 @@ export function parseStorageTarget(target: string, field = 'storage'): StorageTa
   try {
     url = new URL(target.trim());
   } catch {
-    throw new InputError(`not a valid PostgreSQL URL: ${redact(target)}`, { field, code: 'input.storage' });
+    throw new InputError(`not a valid PostgreSQL URL: ${maskSecrets(target)}`, { field, code: 'input.storage' });
   }
   const schema = url.searchParams.get('schema') ?? 'public';
   if (!SCHEMA_NAME.test(schema)) {
     throw new InputError(`the schema "${schema}" is not a plain lower-case SQL identifier (letters, digits and _, at most 50 characters)`, { field, code: 'input.storage' });
   }
   url.searchParams.delete('schema');
-  const display = redact(url.toString()) + (schema === 'public' ? '' : `${url.search === '' ? '?' : '&'}schema=${schema}`);
+  const display = maskSecrets(url.toString()) + (schema === 'public' ? '' : `${url.search === '' ? '?' : '&'}schema=${schema}`);
   return { kind: 'postgres', connectionString: url.toString(), schema, display };
-}
-
-/** The URL with its password (if any) replaced by `***`. */
-export function redact(target: string): string {
-  try {
-    const url = new URL(target);
-    if (url.password !== '') url.password = '***';
-    return url.toString();
-  } catch {
-    return target.replace(/\/\/([^:/@]+):[^@]*@/, '//$1:***@');
-  }
 }
 
 /** How a target is named in messages: the file, or the redacted URL. */

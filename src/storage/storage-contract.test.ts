@@ -20,6 +20,7 @@ import { sql } from 'kysely';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Example } from '../corpus/example.ts';
 import { createEvaluator } from '../evaluator/evaluator.ts';
+import type { Executor } from '../executors/executor.ts';
 import { intentTask } from '../tasks/intent/intent-task.ts';
 import { createTestSchema, postgresAvailable } from '../test-support/postgres.ts';
 import type { TestSchema } from '../test-support/postgres.ts';
@@ -181,6 +182,36 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
     expect(calls.sort()).toEqual(['a', 'a', 'b', 'b', 'c', 'c']);
     expect(second.runComposites).toEqual(first.runComposites);
     expect(await db.selectFrom('example_results').select((eb) => eb.fn.countAll<number>().as('n')).where('fingerprint', '=', evaluator.fingerprint).executeTakeFirstOrThrow()).toEqual({ n: 6 });
+  });
+
+  it('a re-measurement (--no-cache: readSince, or fresh) replaces the result stored before it, and a later plain read sees the new one', async () => {
+    const db = await open(await backend.fresh());
+    const examples: Example[] = ['a', 'b'].map((id) => ({ id, input: `a ${id} app`, text: `a ${id} app`, expected: { appType: 'crm', entities: [], roles: [], behaviors: [] }, tags: [], partition: 'optimization' }));
+    let appType = 'booking';
+    const calls: string[] = [];
+    const executor: Executor = {
+      id: 'switching@1',
+      deterministic: true,
+      execute: async (request) => (calls.push(request.exampleId ?? ''), { ok: true, output: { appType, entities: [], relations: [], behaviors: [], projections: [] } }),
+    };
+    let clock = Date.parse('2026-12-07T10:00:00.000Z');
+    const now = (): Date => new Date((clock += 1000));
+    const evaluatorWith = (readSince?: string) => createEvaluator({ task: intentTask, corpus: examples, db, executor, now, ...(readSince !== undefined ? { readSince } : {}) });
+    const request = { artifactText: 'x', partition: 'optimization', examples };
+    const wrong = await evaluatorWith().evaluate(request);
+    appType = 'crm';
+    const readSince = now().toISOString();
+    const remeasured = await evaluatorWith(readSince).evaluate(request);
+    expect([wrong.composite, remeasured.composite]).toEqual([0, 1]);
+    const plain = await evaluatorWith().evaluate(request);
+    expect(plain.composite).toBe(remeasured.composite);
+    expect(calls).toEqual(['a', 'b', 'a', 'b']);
+    appType = 'booking';
+    const fresh = await evaluatorWith().evaluate({ ...request, fresh: true });
+    expect(fresh.composite).toBe(wrong.composite);
+    expect((await evaluatorWith().evaluate(request)).composite).toBe(wrong.composite);
+    expect(calls).toEqual(['a', 'b', 'a', 'b', 'a', 'b']);
+    expect(await db.selectFrom('example_results').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).toEqual({ n: 2 });
   });
 
   it('the viewer\'s change fingerprint (kloop view\'s live updates) reads on this backend and moves with every stored result', async () => {

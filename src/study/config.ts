@@ -148,6 +148,19 @@ const proposerSchema = z
     /** Reflective proposer only: its model, `provider:model`; default the executor's model. */
     model: z.string().trim().min(1).optional(),
     /**
+     * Reflective proposer only: the base URL of its model's server (an
+     * OpenAI-compatible server, Ollama, a gateway). Default: the executor's
+     * when both are on one provider, else the provider's variable
+     * (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `OLLAMA_HOST`), else its
+     * default server. `--base-url` and `--proposer-base-url` replace it.
+     */
+    baseURL: z.url().optional(),
+    /** Reflective proposer only: the NAME of the environment variable holding its key. Default: the executor's on one provider, else the provider's (`OPENAI_API_KEY`, ...). */
+    apiKeyEnv: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'give the NAME of an environment variable holding the key, not the key itself')
+      .optional(),
+    /**
      * Error-driven proposer only: most candidate artifacts it scores itself on
      * the optimization partition per round (integer ≥ 0). Default 60 for the
      * intent playbook proposer, 76 for the keyword-rules proposer (40 single
@@ -166,8 +179,12 @@ const proposerSchema = z
     maxScreened: count(0).optional(),
   })
   .superRefine((proposer, context) => {
-    if (proposer.kind === 'error-driven' && proposer.model !== undefined) {
-      context.addIssue({ code: 'custom', path: ['model'], message: 'model applies to a reflective proposer only (proposer.kind: reflective); the error-driven proposer calls no model' });
+    if (proposer.kind === 'error-driven') {
+      for (const key of ['model', 'baseURL', 'apiKeyEnv'] as const) {
+        if (proposer[key] !== undefined) {
+          context.addIssue({ code: 'custom', path: [key], message: `${key} applies to a reflective proposer only (proposer.kind: reflective); the error-driven proposer calls no model` });
+        }
+      }
     }
     if (proposer.kind !== 'error-driven') {
       for (const key of ERROR_DRIVEN_ONLY) {

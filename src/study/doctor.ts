@@ -39,6 +39,7 @@ import { NEAR_DUPLICATE_DISTANCE } from '../corpus/admission.ts';
 import type { ComposedTask } from './compose.ts';
 import { composeHeadline, composeTask, composeTaskAsync, composeWeights, isIntentStudy, taskKindOf } from './compose.ts';
 import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from './config.ts';
+import { maskSecrets } from '../text/mask-secrets.ts';
 
 /** The smallest corpus the seed's checklist accepts ("15–25 seed examples"). */
 export const MIN_SEED_EXAMPLES = 15;
@@ -590,8 +591,10 @@ async function storedOutcomes(db: StudyDatabase, artifactHash: string): Promise<
   return { total: Number(row.rows[0]?.total ?? 0), valid: Number(row.rows[0]?.valid ?? 0) };
 }
 
+/** The report, with any password of the storage URL masked wherever it appears (the database, a finding's message or fix). */
 function report(studyDir: string, databaseFile: string | null, findings: DoctorFinding[]): DoctorReport {
-  return { study: studyDir, database: databaseFile, healthy: findings.every((finding) => finding.status !== 'problem'), findings };
+  const masked = findings.map((finding) => ({ ...finding, message: maskSecrets(finding.message), ...(finding.fix !== undefined ? { fix: maskSecrets(finding.fix) } : {}) }));
+  return { study: studyDir, database: databaseFile === null ? null : maskSecrets(databaseFile), healthy: findings.every((finding) => finding.status !== 'problem'), findings: masked };
 }
 
 function canAccess(target: string, mode: number): boolean {

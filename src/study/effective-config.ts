@@ -6,7 +6,8 @@
  * | source       | meaning                                                         |
  * |--------------|-----------------------------------------------------------------|
  * | `kloop.yaml` | written in the file, at `line`                                  |
- * | `flag`       | given on the command line (`flag`: `--model`, `--base-url`, `--max-cost-usd`, `--max-experiments`, `--deterministic`) |
+ * | `flag`       | given on the command line (`flag`: `--model`, `--base-url`, `--proposer-base-url`, `--max-cost-usd`, `--max-experiments`, `--deterministic`, `--db`) |
+ * | `environment`| read from a provider's variable (`variable`: `OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`, `OLLAMA_HOST`) |
  * | `default`    | kloop's default; `note` says which when it depends on the study (the proposer's, the executor kind's, 4 × `gate.repeats`, ...) |
  *
  * Keys that do not apply to the study (an llm executor's `model` on an
@@ -26,7 +27,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
 import { parseLocatedYaml, type LocatedYaml } from '../program/yaml-locations.ts';
-import { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URLS, parseModelSpec, type ProviderName } from '../providers/model-spec.ts';
+import { BASE_URL_ENV, DEFAULT_API_KEY_ENV, DEFAULT_BASE_URLS, baseURLFromEnvironment, parseModelSpec, type ProviderName } from '../providers/model-spec.ts';
+import { maskSecrets } from '../text/mask-secrets.ts';
 import { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED } from '../tasks/intent/offline/ids.ts';
 import { DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS, DEFAULT_KEYWORD_RULES_MAX_SCREENED } from '../proposers/keyword-rules/keyword-rules-proposer.ts';
 import { composeTaskAsync, composeWeights, taskKindOf } from './compose.ts';
@@ -43,7 +45,7 @@ import {
 } from './config.ts';
 
 /** Where an effective value came from. */
-export type ValueSource = 'default' | 'kloop.yaml' | 'flag';
+export type ValueSource = 'default' | 'kloop.yaml' | 'flag' | 'environment';
 
 /** One key of the effective configuration. */
 export interface EffectiveValue {
@@ -56,6 +58,8 @@ export interface EffectiveValue {
   line?: number;
   /** The flag (source `flag`), e.g. `--model`. */
   flag?: string;
+  /** The environment variable (source `environment`), e.g. `OPENAI_BASE_URL`. */
+  variable?: string;
   /** Which default, what an unset key means, or what else applies. */
   note?: string;
 }
@@ -74,20 +78,24 @@ export interface EffectiveConfig {
 export interface ConfigOverrides {
   /** `--model`: replaces `executor.model` (an llm study). */
   model?: string;
-  /** `--base-url`: replaces `executor.baseURL`. */
+  /** `--base-url`: replaces `executor.baseURL`, and `proposer.baseURL` when the proposer shares the executor's provider or is the only model. */
   baseUrl?: string;
+  /** `--proposer-base-url`: replaces `proposer.baseURL`. */
+  proposerBaseUrl?: string;
   /** `--max-cost-usd`: replaces `stopping.maxCostUsd`. */
   maxCostUsd?: number;
   /** `--max-experiments`: replaces `stopping.maxExperiments`. */
   maxExperiments?: number;
+  /** `--db`: replaces `storage` (shown with its password masked, as every value). */
+  db?: string;
   /** `--deterministic`: an llm executor at temperature 0 is taken as deterministic (changes the default of `gate.requireCalibration`). */
   deterministic?: boolean;
   /** Environment (whether the API key variable is set). Default `process.env`. */
   env?: NodeJS.ProcessEnv;
 }
 
-/** What a derivation says about a key absent from kloop.yaml: its value (and note), or that it does not apply. */
-type Derived = { value: unknown; note?: string } | 'not applicable';
+/** What a derivation says about a key absent from kloop.yaml: its value (and note, and the variable it was read from), or that it does not apply. */
+type Derived = { value: unknown; note?: string; variable?: string } | 'not applicable';
 
 interface Context {
   config: StudyConfig;
@@ -139,7 +147,14 @@ export async function describeEffectiveConfig(studyDir: string, overrides: Confi
         walk(shape[key]!, [key], context, located, values);
     }
   }
-  return { study: config.dir, configPath: config.configPath, values };
+  // A value or note may hold a URL with a password (storage: postgres://user:password@…): masked, as in every output.
+  return { study: config.dir, configPath: config.configPath, values: values.map(maskValue) };
+}
+
+/** The entry with any password in its value (a string, or a list of strings) or note masked. */
+function maskValue(entry: EffectiveValue): EffectiveValue {
+  const value = typeof entry.value === 'string' ? maskSecrets(entry.value) : Array.isArray(entry.value) ? entry.value.map((item: unknown) => (typeof item === 'string' ? maskSecrets(item) : item)) : entry.value;
+  return { ...entry, value, ...(entry.note !== undefined ? { note: maskSecrets(entry.note) } : {}) };
 }
 
 /** The object shape under defaults, prefaults, optionals and refinements; undefined for a leaf. */
@@ -192,7 +207,7 @@ function configValue(config: StudyConfig, keyPath: readonly string[]): unknown {
 function leafValue(keyPath: string[], context: Context, located: LocatedYaml): EffectiveValue | undefined {
   const key = keyPath.join('.');
   const { config, overrides } = context;
-  const flag = flagOf(key, overrides);
+  const flag = flagOf(key, context);
   const derived = derive(key, context);
   if (derived === 'not applicable') return undefined;
   const note = noteOf(key, context);
@@ -202,6 +217,7 @@ function leafValue(keyPath: string[], context: Context, located: LocatedYaml): E
   if (parsed !== undefined) return byDefault(key, displayValue(key, parsed, config), note);
   const fallback = derived ?? { value: null };
   const notes = [fallback.note, note].filter((text): text is string => text !== undefined);
+  if (fallback.variable !== undefined) return { key, value: fallback.value, source: 'environment', variable: fallback.variable, ...(notes.length > 0 ? { note: notes.join('; ') } : {}) };
   return byDefault(key, fallback.value, notes.length > 0 ? notes.join('; ') : undefined);
 }
 
@@ -212,12 +228,38 @@ function displayValue(key: string, value: unknown, config: StudyConfig): unknown
   return value;
 }
 
-function flagOf(key: string, overrides: ConfigOverrides): { flag: string; value: unknown } | undefined {
+function flagOf(key: string, context: Context): { flag: string; value: unknown } | undefined {
+  const { overrides } = context;
+  if (key === 'proposer.baseURL') {
+    if (overrides.proposerBaseUrl !== undefined) return { flag: '--proposer-base-url', value: overrides.proposerBaseUrl };
+    const executorProvider = providerOf(context.executorModel);
+    if (overrides.baseUrl !== undefined && (executorProvider === undefined || executorProvider === providerOf(context.proposerModel))) return { flag: '--base-url', value: overrides.baseUrl };
+    return undefined;
+  }
   if (key === 'executor.model' && overrides.model !== undefined) return { flag: '--model', value: overrides.model };
   if (key === 'executor.baseURL' && overrides.baseUrl !== undefined) return { flag: '--base-url', value: overrides.baseUrl };
   if (key === 'stopping.maxCostUsd' && overrides.maxCostUsd !== undefined) return { flag: '--max-cost-usd', value: overrides.maxCostUsd };
   if (key === 'stopping.maxExperiments' && overrides.maxExperiments !== undefined) return { flag: '--max-experiments', value: overrides.maxExperiments };
+  if (key === 'storage' && overrides.db !== undefined) return { flag: '--db', value: overrides.db };
   return undefined;
+}
+
+/** A role's base URL when kloop.yaml gives none: the provider's variable (OPENAI_BASE_URL, ...) when set, else its default server. */
+function defaultBaseURL(provider: ProviderName | undefined, role: 'executor' | 'proposer', context: Context): Derived {
+  const fromEnvironment = provider === undefined ? undefined : baseURLFromEnvironment(provider, context.overrides.env ?? process.env);
+  if (fromEnvironment !== undefined) return { value: fromEnvironment.url, variable: fromEnvironment.variable, note: `${fromEnvironment.variable} is set in the environment` };
+  const url = provider === undefined ? undefined : DEFAULT_BASE_URLS[provider];
+  if (url !== undefined) return { value: url, note: `the ${provider} default${BASE_URL_ENV[provider!] !== undefined ? ` (${BASE_URL_ENV[provider!]} is not set)` : ''}` };
+  return { value: null, note: `none: an openai-compatible server needs one (${role}.baseURL or --base-url)` };
+}
+
+/** The key variable of the reflective proposer: proposer.apiKeyEnv, the executor's on one provider, else the provider's default. */
+function proposerKeyVariable(context: Context): string | undefined {
+  const { config } = context;
+  const provider = providerOf(context.proposerModel);
+  if (config.proposer.apiKeyEnv !== undefined) return config.proposer.apiKeyEnv;
+  if (provider !== undefined && provider === providerOf(context.executorModel) && config.executor.apiKeyEnv !== undefined) return config.executor.apiKeyEnv;
+  return provider === undefined ? undefined : DEFAULT_API_KEY_ENV[provider];
 }
 
 /** True when the study's executor answers the same every time (the default of gate.requireCalibration is its negation). */
@@ -246,8 +288,8 @@ function providerOf(model: string | undefined): ProviderName | undefined {
 function noteOf(key: string, context: Context): string | undefined {
   const { config } = context;
   if (key === 'corpus') return `${config.corpusFiles.length} file(s) matched`;
-  if (key === 'executor.apiKeyEnv') {
-    const variable = config.executor.apiKeyEnv ?? DEFAULT_API_KEY_ENV[providerOf(context.executorModel) ?? 'openai'];
+  if (key === 'executor.apiKeyEnv' || key === 'proposer.apiKeyEnv') {
+    const variable = key === 'executor.apiKeyEnv' ? (config.executor.apiKeyEnv ?? DEFAULT_API_KEY_ENV[providerOf(context.executorModel) ?? 'openai']) : proposerKeyVariable(context);
     if (variable === undefined) return undefined;
     const value = (context.overrides.env ?? process.env)[variable];
     return `${variable} is ${value !== undefined && value.trim() !== '' ? 'set' : 'not set'} in the environment`;
@@ -276,11 +318,18 @@ function derive(key: string, context: Context): Derived | undefined {
   switch (key) {
     case 'executor.model':
       return llm ? undefined : 'not applicable';
-    case 'executor.baseURL': {
-      if (!llm) return 'not applicable';
-      const provider = providerOf(context.executorModel);
-      const url = provider === undefined ? undefined : DEFAULT_BASE_URLS[provider];
-      return url !== undefined ? { value: url, note: `the ${provider} default` } : { value: null, note: 'none: an openai-compatible server needs one (or --base-url)' };
+    case 'executor.baseURL':
+      return llm ? defaultBaseURL(providerOf(context.executorModel), 'executor', context) : 'not applicable';
+    case 'proposer.baseURL': {
+      if (config.proposer.kind !== 'reflective') return 'not applicable';
+      const provider = providerOf(context.proposerModel);
+      if (provider !== undefined && provider === providerOf(context.executorModel) && config.executor.baseURL !== undefined) return { value: config.executor.baseURL, note: "the executor's (same provider)" };
+      return defaultBaseURL(provider, 'proposer', context);
+    }
+    case 'proposer.apiKeyEnv': {
+      if (config.proposer.kind !== 'reflective') return 'not applicable';
+      const variable = proposerKeyVariable(context);
+      return variable !== undefined ? { value: variable, note: config.proposer.apiKeyEnv === undefined && variable === config.executor.apiKeyEnv ? "the executor's (same provider)" : `the ${providerOf(context.proposerModel)} default` } : { value: null, note: 'none: the server is called without a key' };
     }
     case 'executor.apiKeyEnv': {
       if (!llm) return 'not applicable';
@@ -407,5 +456,6 @@ export function formatEffectiveValue(value: unknown): string {
 export function formatSource(entry: EffectiveValue): string {
   if (entry.source === 'kloop.yaml') return `kloop.yaml:${entry.line}`;
   if (entry.source === 'flag') return `flag ${entry.flag}`;
+  if (entry.source === 'environment') return `environment ${entry.variable}`;
   return 'default';
 }

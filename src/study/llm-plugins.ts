@@ -73,9 +73,16 @@ export const DEFAULT_PROPOSER_MAX_OUTPUT_TOKENS = 8192;
 export interface LlmStudyPluginOptions {
   /** `--model`: replaces `executor.model` (and is the proposer's model unless `proposer.model` is set). */
   model?: string;
-  /** `--base-url`: replaces `executor.baseURL`. */
+  /**
+   * `--base-url`: the server of whichever role calls a model: replaces
+   * `executor.baseURL` (an llm executor), and `proposer.baseURL` when the
+   * proposer's provider is the executor's or the executor calls no model
+   * (a command study).
+   */
   baseURL?: string;
-  /** `--no-cache`: neither read nor write the response cache. Default false. */
+  /** `--proposer-base-url`: replaces `proposer.baseURL` (and `--base-url`, for the proposer). */
+  proposerBaseURL?: string;
+  /** `--no-cache`: read nothing from the response cache; each new answer replaces the stored one. Default false. */
   noCache?: boolean;
   /** `--max-cost-usd`: replaces `stopping.maxCostUsd`. */
   maxCostUsd?: number;
@@ -162,8 +169,12 @@ export interface LlmStudyPlugins extends StudyPlugins {
  *   an InputError before any work starts. Checks that the prompt artifact has
  *   readable `##` sections.
  * - `createProposer(config)`: for `proposer.kind: reflective`, the reflective
- *   proposer on `proposer.model ?? options.model ?? executor.model`; it uses
- *   the executor's base URL and key variable when it is on the same provider,
+ *   proposer on `proposer.model ?? options.model ?? executor.model`, at
+ *   `options.proposerBaseURL ?? options.baseURL` (the latter when it shares
+ *   the executor's provider or the executor calls no model) `??
+ *   proposer.baseURL`, and `proposer.apiKeyEnv`; else it uses the executor's
+ *   base URL and key variable when it is on the same provider, else the
+ *   provider's variables (`OPENAI_BASE_URL`, ...; `create-language-model.ts`),
  *   at most `proposerMaxOutputTokens` (default 8192) output tokens and a
  *   timeout of at least 120 s (a proposal is a long answer).
  * - `sectionsOf(text)`: markdown `##` sections for LLM studies, playbook
@@ -202,10 +213,11 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
     config: StudyConfig,
     modelName: string,
     field: string,
-    settings: { baseURL?: string; apiKeyEnv?: string; temperature?: number; maxOutputTokens: number; timeoutMs: number },
+    settings: { baseURL?: string; apiKeyEnv?: string; section?: 'executor' | 'proposer'; temperature?: number; maxOutputTokens: number; timeoutMs: number },
   ): LlmClient => {
     const spec = parseModelSpec(modelName, { file: config.configPath, field });
     const resolved = resolveLanguageModel(spec, {
+      ...(settings.section !== undefined ? { section: settings.section } : {}),
       ...(settings.baseURL !== undefined ? { baseURL: settings.baseURL } : {}),
       ...(settings.apiKeyEnv !== undefined ? { apiKeyEnv: settings.apiKeyEnv } : {}),
       ...(options.env !== undefined ? { env: options.env } : {}),
@@ -259,6 +271,12 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
           code: 'input.model',
         });
       }
+      if ((options.baseURL !== undefined || options.proposerBaseURL !== undefined) && config.proposer.kind !== 'reflective') {
+        throw new InputError(
+          `${options.baseURL !== undefined ? '--base-url' : '--proposer-base-url'} names a model server, but this study calls no model (executor.kind: ${config.executor.kind}, proposer.kind: ${config.proposer.kind}); a reflective proposer (proposer.kind: reflective, proposer.model) would use it`,
+          { file: config.configPath, field: 'proposer.kind', code: 'input.base-url' },
+        );
+      }
       return composeExecutor(config, task);
     }
     const modelName = options.model ?? config.executor.model;
@@ -287,10 +305,14 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
     const spec = parseModelSpec(modelName, { file: config.configPath, field: 'proposer.model' });
     const executorSpec = executorModel !== undefined ? parseModelSpec(executorModel, { file: config.configPath, field: 'executor.model' }) : undefined;
     const sameProvider = executorSpec?.provider === spec.provider;
-    const baseURL = sameProvider ? (options.baseURL ?? config.executor.baseURL) : undefined;
+    // --base-url serves whichever role calls a model: the proposer too when it shares the executor's provider, or is the only model.
+    const flag = options.proposerBaseURL ?? (sameProvider || executorSpec === undefined ? options.baseURL : undefined);
+    const baseURL = flag ?? config.proposer.baseURL ?? (sameProvider ? config.executor.baseURL : undefined);
+    const apiKeyEnv = config.proposer.apiKeyEnv ?? (sameProvider ? config.executor.apiKeyEnv : undefined);
     proposerClient = makeClient(config, modelName, 'proposer.model', {
       ...(baseURL !== undefined ? { baseURL } : {}),
-      ...(sameProvider && config.executor.apiKeyEnv !== undefined ? { apiKeyEnv: config.executor.apiKeyEnv } : {}),
+      ...(apiKeyEnv !== undefined ? { apiKeyEnv } : {}),
+      section: 'proposer',
       ...(options.proposerTemperature !== undefined ? { temperature: options.proposerTemperature } : {}),
       maxOutputTokens: options.proposerMaxOutputTokens ?? DEFAULT_PROPOSER_MAX_OUTPUT_TOKENS,
       timeoutMs: Math.max(options.timeoutMs ?? config.executor.timeoutMs ?? DEFAULT_TIMEOUT_MS, 120_000),

@@ -18,7 +18,8 @@
  * unless started with a bearer token (the rules of `kloop serve`: at least 16
  * characters, from an environment variable): without one every POST gets
  * 403; with one a POST needs `Authorization: Bearer <token>` (401 otherwise,
- * compared in constant time) and a same-origin `Origin`.
+ * compared in constant time) and, when it has an `Origin`, the viewer's own
+ * (`Origin: null`, a sandboxed or file:// page's, is refused: 403).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -217,18 +218,22 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
   });
   app.use('/api/*', csrf());
   // hono's csrf() looks at form-like bodies only: a change sent from a page of another origin (an Origin that is
-  // not this viewer's own address) is refused whatever its content type.
+  // not this viewer's own address) is refused whatever its content type. `Origin: null` is another origin too: the
+  // opaque origin a browser sends from a sandboxed frame, a file:// or data: page, or after a cross-origin redirect
+  // (RFC 6454 §7.3). A request with no Origin at all comes from no browser page (curl, a script) and is let through.
   app.use('/api/*', async (context, next) => {
     if (context.req.method === 'GET' || context.req.method === 'HEAD') return next();
     const origin = context.req.header('origin');
-    if (origin !== undefined && origin !== 'null') {
+    if (origin !== undefined) {
       let host: string;
       try {
-        host = new URL(origin).host.toLowerCase();
+        host = origin.trim() === 'null' ? '' : new URL(origin).host.toLowerCase();
       } catch {
         host = '';
       }
-      if (host !== (context.req.header('host') ?? '').toLowerCase()) return context.json({ error: 'forbidden_origin', message: 'changes are accepted only from the viewer\'s own pages' }, 403);
+      if (host === '' || host !== (context.req.header('host') ?? '').toLowerCase()) {
+        return context.json({ error: 'forbidden_origin', message: 'changes are accepted only from the viewer\'s own pages' }, 403);
+      }
     }
     return next();
   });

@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
+import { storageOverride } from '../../storage/location.ts';
 import { describeEffectiveConfig, formatEffectiveValue, formatSource } from '../../study/effective-config.ts';
 import { print, printJson, table } from '../output.ts';
 
@@ -16,6 +17,7 @@ interface ConfigOptions {
   json?: boolean;
   model?: string;
   baseUrl?: string;
+  proposerBaseUrl?: string;
   maxCostUsd?: number;
   maxExperiments?: number;
   deterministic?: boolean;
@@ -26,13 +28,14 @@ export function registerConfigCommand(program: Command): void {
     .command('config')
     .description(
       'Print the effective configuration of a study: every key of kloop.yaml that applies to it, the value a run uses and its source ' +
-        '(default, kloop.yaml:<line>, or a flag). The flags are those of `kloop run` that replace a kloop.yaml value. ' +
+        '(default, kloop.yaml:<line>, a flag, or an environment variable such as OPENAI_BASE_URL). The flags are those of `kloop run` that replace a kloop.yaml value. ' +
         'Read-only; calls no model. Exit 0; 2 when the study folder, kloop.yaml or a flag is invalid.',
     )
     .argument('<study>', 'study folder')
-    .option('--json', 'print one JSON object on stdout: { study, configPath, values: [{ key, value, source, line?, flag?, note? }] }')
+    .option('--json', 'print one JSON object on stdout: { study, configPath, values: [{ key, value, source, line?, flag?, variable?, note? }] }')
     .option('--model <provider:model>', 'as `kloop run --model`: replaces executor.model')
-    .option('--base-url <url>', 'as `kloop run --base-url`: replaces executor.baseURL')
+    .option('--base-url <url>', "as `kloop run --base-url`: replaces executor.baseURL, and proposer.baseURL when the proposer is on the executor's provider or the only model")
+    .option('--proposer-base-url <url>', 'as `kloop run --proposer-base-url`: replaces proposer.baseURL')
     .option('--max-cost-usd <usd>', 'as `kloop run --max-cost-usd`: replaces stopping.maxCostUsd', parseNumber('--max-cost-usd', false))
     .option('--max-experiments <n>', 'as `kloop run --max-experiments`: replaces stopping.maxExperiments', parseNumber('--max-experiments', true))
     .option('--deterministic', 'as `kloop run --deterministic`: an llm executor at temperature 0 is taken as deterministic')
@@ -42,9 +45,11 @@ export function registerConfigCommand(program: Command): void {
       const effective = await describeEffectiveConfig(studyDir, {
         ...(options.model !== undefined ? { model: options.model } : {}),
         ...(options.baseUrl !== undefined ? { baseUrl: options.baseUrl } : {}),
+        ...(options.proposerBaseUrl !== undefined ? { proposerBaseUrl: options.proposerBaseUrl } : {}),
         ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}),
         ...(options.maxExperiments !== undefined ? { maxExperiments: options.maxExperiments } : {}),
         ...(options.deterministic === true ? { deterministic: true } : {}),
+        ...(storageOverride() !== undefined ? { db: storageOverride()! } : {}),
       });
       if (options.json === true) {
         printJson(effective);
@@ -55,7 +60,7 @@ export function registerConfigCommand(program: Command): void {
       const rows = effective.values.map((entry) => [entry.key, formatEffectiveValue(entry.value), formatSource(entry), entry.note ?? '']);
       print(table([['key', 'value', 'source', 'note'], ...rows]));
       print();
-      print("source: kloop.yaml:<line> = written there; flag = given on this command line; default = kloop's default (the note says which when it depends on the study)");
+      print("source: kloop.yaml:<line> = written there; flag = given on this command line; environment = read from that variable; default = kloop's default (the note says which when it depends on the study)");
     });
 }
 

@@ -71,7 +71,7 @@ export function registerEvalCommand(program: Command): void {
             partition: name,
             examples: study.partitions[name],
             repeats: study.gate.repeats,
-            // --no-cache: a fresh evaluation (no stored result, no cached model answer).
+            // --no-cache: a fresh evaluation (no stored result, no cached model answer); its results replace the stored ones.
             fresh: options.cache === false,
           });
         }

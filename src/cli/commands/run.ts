@@ -69,7 +69,7 @@ export function registerRunCommand(program: Command): void {
       .option('--batch-size <n>', 'with --workers: examples per evaluation job (default 4)', parseBatchSize),
   ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number; wait?: boolean; git?: boolean; workers?: boolean; batchSize?: number }) => {
       const started = Date.now();
-      // --no-cache bypasses every store of results: nothing stored before this run is read.
+      // --no-cache bypasses every store of results: nothing stored before this run is read, and what it measures replaces it.
       const storedResults: StudyEvaluatorOptions = options.cache === false ? { readSince: new Date(started).toISOString() } : {};
       if (options.batchSize !== undefined && options.workers !== true) throw new InputError('--batch-size sets the size of the jobs of --workers: give --workers too, or leave it out', { field: '--batch-size' });
       assertStudyWritable(studyDir);

@@ -48,19 +48,21 @@ const OFFLINE_PLUGINS: SessionPlugins = Object.freeze({
 
 /**
  * True when loading the study needs the language-model providers (the AI SDK,
- * slow to import): an `llm` executor, a `reflective` proposer, or `--model`
- * (which an offline study refuses, with the providers' message). The
+ * slow to import): an `llm` executor, a `reflective` proposer, or `--model`,
+ * `--base-url`, `--proposer-base-url` (which a study that calls no model
+ * refuses, with the providers' message). The
  * offline, routing-rules and command executors with the error-driven
  * proposer call no model.
  */
 function needsModelProviders(config: StudyConfig, options: ModelOptions): boolean {
-  return config.executor.kind === 'llm' || config.proposer.kind !== 'error-driven' || options.model !== undefined;
+  return config.executor.kind === 'llm' || config.proposer.kind !== 'error-driven' || options.model !== undefined || options.baseUrl !== undefined || options.proposerBaseUrl !== undefined;
 }
 
 /** Model options shared by the commands that run an executor. */
 export interface ModelOptions {
   model?: string;
   baseUrl?: string;
+  proposerBaseUrl?: string;
   /** commander's `--no-cache` sets `cache: false`. */
   cache?: boolean;
   maxCostUsd?: number;
@@ -69,12 +71,13 @@ export interface ModelOptions {
   quiet?: boolean;
 }
 
-/** Adds `--model`, `--base-url`, `--no-cache`, `--max-cost-usd`, `--max-tokens`, `--deterministic`. */
+/** Adds `--model`, `--base-url`, `--proposer-base-url`, `--no-cache`, `--max-cost-usd`, `--max-tokens`, `--deterministic`. */
 export function addModelOptions<T extends import('commander').Command>(command: T): T {
   command
     .option('--model <provider:model>', 'language model, e.g. openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, openai-compatible:qwen2.5-7b, ollama:llama3.1')
-    .option('--base-url <url>', 'base URL of the model server (OpenAI-compatible servers, Ollama, proxies)')
-    .option('--no-cache', 'neither read nor write the response cache')
+    .option('--base-url <url>', "base URL of the model server (OpenAI-compatible servers, Ollama, gateways), for whichever role calls a model: the llm executor, and the reflective proposer when it is on the executor's provider or the only model; replaces executor.baseURL and proposer.baseURL")
+    .option('--proposer-base-url <url>', "base URL of the reflective proposer's model server alone (replaces proposer.baseURL), when it differs from the executor's")
+    .option('--no-cache', 'read no stored model answer or result: ask again, and replace what is stored with what this run measures')
     .option('--max-cost-usd <usd>', 'stop when the run has cost this much (USD)', parseNumber('--max-cost-usd'))
     .option('--max-tokens <n>', 'stop when the run has used this many tokens', parseNumber('--max-tokens'))
     .option('--deterministic', 'treat the model as deterministic (only at temperature 0)');
@@ -112,6 +115,7 @@ export async function openStudy(
     plugins = createLlmStudyPlugins({
       ...(options.model !== undefined ? { model: options.model } : {}),
       ...(options.baseUrl !== undefined ? { baseURL: options.baseUrl } : {}),
+      ...(options.proposerBaseUrl !== undefined ? { proposerBaseURL: options.proposerBaseUrl } : {}),
       noCache: options.cache === false,
       ...(options.maxCostUsd !== undefined ? { maxCostUsd: options.maxCostUsd } : {}),
       ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),

@@ -127,6 +127,8 @@ export function proposerBlock(kind: 'error-driven' | 'reflective', comment: stri
         ? commented(`  model: ${PLACEHOLDER_MODEL}`, "the proposer's model (the executor calls none); its key from the environment")
         : "  # model: anthropic:claude-sonnet-4-5   # default: the executor's model",
     );
+    // A program as executor: the proposer is the only model, and may be a server of the user's own.
+    if (options.model === true) lines.push('  # baseURL: http://127.0.0.1:8080/v1   # your own server: openai-compatible:<model>, ollama:<model> (or --base-url, OPENAI_BASE_URL, OLLAMA_HOST)');
     lines.push('  candidatesPerRound: 4', '  concurrency: 2', '');
   } else {
     lines.push('  candidatesPerRound: 6', '  concurrency: 4');

@@ -16,10 +16,19 @@
  *   its package imports (`zod`) left to Node, resolved from the study
  *   folder. `.mts` is ESM, `.cts` CommonJS; a `.ts` file is ESM when it uses
  *   `import`/`export` syntax (it does not compile as a CommonJS function
- *   body), else CommonJS. The JavaScript is written beside the source as a
- *   hidden file (`.<name>.<hash>.kloop.mjs` or `.cjs`, with an inline source
- *   map so stack traces can name the user's file under
- *   `--enable-source-maps`), imported, and deleted at once.
+ *   body), else CommonJS. The JavaScript is written beside the source (so
+ *   its package imports resolve from the study folder) as a hidden file of
+ *   this process alone, `.<name>.<hash>.<pid>-<random>.kloop.mjs` (or
+ *   `.cjs`), with an inline source map so stack traces can name the user's
+ *   file under `--enable-source-maps`; it is written under a temporary name
+ *   and renamed, so it is never seen half-written, imported, and deleted at
+ *   once. Any number of processes may load one study's module at the same
+ *   time (`run`, `view`, `status`, N workers on one folder): none reads or
+ *   deletes another's file (issue #36, fault 6). Within a process, a module
+ *   is loaded once per content: a second load of the same bytes returns the
+ *   same exports. A process killed between the write and the delete leaves
+ *   its file behind (`.gitignore` of `kloop init` ignores `.*.kloop.mjs`); no
+ *   later load reads it.
  *
  * Why esbuild (its `transform` to read the module's syntax, its `build` to
  * bundle the relative imports): it is well kept (frequent releases, the
@@ -36,8 +45,8 @@
  *
  * @module
  */
-import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { compileFunction } from 'node:vm';
@@ -175,36 +184,64 @@ export async function loadStudyModule(studyFolder: string, reference: string): P
   if (!existsSync(path)) throw new InputError('the custom module does not exist', { file, code: 'custom_module' });
   const bytes = readFileSync(path);
   const contentHash = createHash('sha256').update(bytes).digest('hex');
+  const key = `${path}\u0000${contentHash}`;
+  let loading = loaded.get(key);
+  if (loading === undefined) {
+    loading = importModule(path, file, extension, bytes, contentHash);
+    loaded.set(key, loading);
+    // A failed load is not kept: the next load tries again (and fails with its own message).
+    loading.catch(() => loaded.delete(key));
+  }
+  const result: LoadedModule = { path, file, contentHash, exports: { ...(await loading) } };
+  if (functionName !== undefined) result.functionName = functionName;
+  return result;
+}
+
+/** This process's loads, by module path and content hash. */
+const loaded = new Map<string, Promise<Record<string, unknown>>>();
+
+/** Writes `code` to a new file of this process beside the module, atomically (temporary name, then rename). */
+function writeTranspiled(path: string, contentHash: string, esm: boolean, code: string, file: string): string {
+  const unique = `${process.pid}-${randomBytes(6).toString('hex')}`;
+  const stem = join(dirname(path), `.${basename(path)}.${contentHash.slice(0, 12)}.${unique}`);
+  const extension = esm ? 'mjs' : 'cjs';
+  const target = `${stem}.kloop.${extension}`;
+  const partial = `${stem}.partial.kloop.${extension}`; // ignored by the same .gitignore line while it exists
+  try {
+    writeFileSync(partial, code, { encoding: 'utf8', flag: 'wx' });
+    renameSync(partial, target);
+  } catch (error) {
+    removeQuietly(partial);
+    throw new InputError(`cannot write the transpiled module beside it (${(error as Error).message})`, { file, code: 'custom_module', cause: error });
+  }
+  return target;
+}
+
+function removeQuietly(target: string): void {
+  try {
+    unlinkSync(target);
+  } catch {
+    // already gone (or never written)
+  }
+}
+
+/** Transpiles (TypeScript) and imports a module; the transpiled file is deleted once imported. */
+async function importModule(path: string, file: string, extension: string, bytes: Buffer, contentHash: string): Promise<Record<string, unknown>> {
   let target = path;
   let temporary: string | undefined;
   if (TYPESCRIPT_EXTENSIONS.has(extension)) {
     const stem = join(dirname(path), `.${basename(path)}.${contentHash.slice(0, 12)}.kloop`);
     const { code, esm } = await transpile(bytes.toString('utf8'), path, extension, `${stem}.js`, file);
-    temporary = `${stem}.${esm ? 'mjs' : 'cjs'}`;
-    try {
-      writeFileSync(temporary, code, 'utf8');
-    } catch (error) {
-      throw new InputError(`cannot write the transpiled module beside it (${(error as Error).message})`, { file, code: 'custom_module', cause: error });
-    }
+    temporary = writeTranspiled(path, contentHash, esm, code, file);
     target = temporary;
   }
-  let exports: Record<string, unknown>;
   try {
     const url = pathToFileURL(target);
     url.searchParams.set('kloop', contentHash.slice(0, 12)); // a new version of the file is a new module
-    exports = await nativeImport(url.href);
+    return await nativeImport(url.href);
   } catch (error) {
     throw new InputError(`cannot load the custom module: ${(error as Error).message}`, { file, code: 'custom_module', cause: error });
   } finally {
-    if (temporary !== undefined) {
-      try {
-        unlinkSync(temporary);
-      } catch {
-        // already gone
-      }
-    }
+    if (temporary !== undefined) removeQuietly(temporary);
   }
-  const result: LoadedModule = { path, file, contentHash, exports: { ...exports } };
-  if (functionName !== undefined) result.functionName = functionName;
-  return result;
 }

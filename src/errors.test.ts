@@ -3,7 +3,7 @@
  * of another copy of kloop, which `instanceof` does not, and never an error
  * that only borrows a kloop error's name.
  */
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -19,6 +19,8 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 async function secondCopy(): Promise<typeof import('./errors.ts')> {
   const file = path.join(folder, 'errors.ts');
   copyFileSync(path.join(import.meta.dirname, 'errors.ts'), file);
+  mkdirSync(path.join(folder, 'text'), { recursive: true });
+  copyFileSync(path.join(import.meta.dirname, 'text', 'mask-secrets.ts'), path.join(folder, 'text', 'mask-secrets.ts'));
   return (await import(pathToFileURL(file).href)) as typeof import('./errors.ts');
 }
 

@@ -194,7 +194,7 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
   assembly: ['errors', 'tasks'],
   cli: ['artifact', 'assembly', 'corpus', 'errors', 'evaluator', 'init', 'loop', 'providers', 'runtime', 'signals', 'storage', 'study', 'text', 'view'],
   corpus: ['errors', 'stats', 'storage', 'tasks', 'text'],
-  errors: [],
+  errors: ['text'],
   evaluator: ['artifact', 'corpus', 'errors', 'executors', 'storage', 'tasks', 'text'],
   executors: ['artifact', 'errors', 'program', 'providers', 'tasks', 'text'],
   gate: ['evaluator', 'stats'],

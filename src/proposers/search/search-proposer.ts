@@ -20,9 +20,10 @@
  * {@link DRAWS_PER_CANDIDATE} draws per candidate). The gate checks the
  * constraints again.
  *
- * A candidate's delta lists every parameter, one per line, `path: value`
- * (values as JSON), with `(was …)` after the changed ones: the history is
- * read back from it.
+ * A candidate's delta lists every parameter, `path: value` (values as
+ * JSON) joined by `; `, with `(was …)` after the changed ones: the history
+ * is read back from it. A candidate rebased onto a newer incumbent (another
+ * candidate of its round was accepted first) sets the same values there.
  *
  * @module
  */
@@ -51,20 +52,21 @@ export interface SearchProposerOptions {
   minDeltaDistance?: number;
 }
 
-const LINE = /^([A-Za-z0-9_.-]+): (.+?)(?: \(was .*\))?$/;
+const ENTRY = /^([A-Za-z0-9_.-]+): (.+?)(?: \(was .*\))?$/;
+const SEPARATOR = '; ';
 
 /** The delta of a candidate: every parameter, `path: value`, `(was …)` after the changed ones. */
 export function describeParams(params: Params, incumbent: Params): string {
   return Object.entries(params)
     .map(([path, value]) => `${path}: ${JSON.stringify(value)}${value === incumbent[path] ? '' : ` (was ${JSON.stringify(incumbent[path])})`}`)
-    .join('\n');
+    .join(SEPARATOR);
 }
 
 /** The parameters a delta of {@link describeParams} lists, or undefined when it does not list every parameter of the space in its domain. */
 export function paramsOfDelta(delta: string, space: SearchSpace): Params | undefined {
   const params: Params = {};
-  for (const line of delta.split('\n')) {
-    const match = LINE.exec(line.trim());
+  for (const entry of delta.split(SEPARATOR)) {
+    const match = ENTRY.exec(entry.trim());
     if (match === null || !(match[1]! in space)) continue;
     try {
       params[match[1]!] = JSON.parse(match[2]!) as Params[string];
@@ -120,9 +122,12 @@ export function createSearchProposer(options: SearchProposerOptions): Proposer {
       const candidates: Candidate[] = [];
       const seen = new Set<string>([contentHash(context.incumbentText)]);
       let repeats = 0;
+      const pending: Params[] = [];
+      const worst = trials.length > 0 ? Math.min(...trials.map((trial) => trial.score)) : 0;
       for (let slot = 0; slot < context.maxCandidates; slot += 1) {
         for (let draw = 0; draw < DRAWS_PER_CANDIDATE; draw += 1) {
-          const params = suggest(options.space, trials, context.random, settings);
+          // Constant liar (Optuna's `constant_liar`): the round's earlier candidates count as the worst point seen, so the next one looks elsewhere.
+          const params = suggest(options.space, [...trials, ...pending.map((pendingParams) => ({ params: pendingParams, score: worst }))], context.random, settings);
           const text = writeParams(context.incumbentText, params, format);
           const hash = contentHash(text);
           const delta = describeParams(params, incumbent);
@@ -130,11 +135,20 @@ export function createSearchProposer(options: SearchProposerOptions): Proposer {
           if (seen.has(hash) || context.triedHashes.has(hash) || text.length > context.limits.maxArtifactCharacters) continue;
           if (minDistance > 0 && [...past, ...candidates.map((candidate) => candidate.delta)].some((other) => bigramJaccardDistance(other, delta) < minDistance)) continue;
           seen.add(hash);
-          const modelled = settings.tpe && trials.length >= Math.max(1, settings.startupTrials);
+          const modelled = settings.tpe && trials.length + pending.length >= Math.max(1, settings.startupTrials);
           const rationale = modelled
-            ? `TPE: the values with the largest l(x)/g(x) among ${settings.candidates} draws from the best ${Math.max(1, Math.ceil(settings.gamma * trials.length))} of ${trials.length} scored points`
+            ? `TPE: the values with the largest l(x)/g(x) among ${settings.candidates} draws from the best ${Math.max(1, Math.ceil(settings.gamma * (trials.length + pending.length)))} of ${trials.length} scored points${pending.length > 0 ? ` and this round's ${pending.length} earlier candidates (counted as the worst)` : ''}`
             : `random start: ${trials.length} of ${settings.startupTrials} scored points before the TPE model is used${settings.tpe ? '' : ' (TPE off: random search)'}`;
-          candidates.push({ text, delta, rationale });
+          const rebase = (incumbentText: string): string | null => {
+            try {
+              const rebased = writeParams(incumbentText, params, format);
+              return rebased === incumbentText ? null : rebased;
+            } catch {
+              return null;
+            }
+          };
+          candidates.push({ text, delta, rationale, rebase });
+          pending.push(params);
           break;
         }
       }

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { isScalar, parseDocument } from 'yaml';
+import { isScalar, parseDocument, stringify } from 'yaml';
 import type { Params, ParamValue, SearchSpace } from './space.ts';
 
 /** Why an artifact's parameters cannot be read. */
@@ -68,7 +68,11 @@ export function readParams(text: string, space: SearchSpace, file: string, forma
   return params;
 }
 
-/** The artifact's text with the parameters set (paths must exist: read them with {@link readParams} first). */
+/**
+ * The artifact's text with the parameters set (paths must exist: read them with {@link readParams} first).
+ *
+ * @throws ParamsFileError when a path holds no scalar
+ */
 export function writeParams(text: string, params: Params, format: ParamsFormat): string {
   if (format === 'json') {
     const root = JSON.parse(text) as Record<string, unknown>;
@@ -80,13 +84,15 @@ export function writeParams(text: string, params: Params, format: ParamsFormat):
     const indent = /\n([ \t]+)"/.exec(text)?.[1] ?? '  ';
     return JSON.stringify(root, null, indent) + (text.endsWith('\n') ? '\n' : '');
   }
+  // Each value's characters are replaced in place, so comments, alignment and every other byte stay as written.
   const document = parseDocument(text);
+  const edits: Array<{ start: number; end: number; text: string }> = [];
   for (const [path, value] of Object.entries(params)) {
-    const keys = keysOf(path);
-    // Setting the scalar node in place keeps its comment and quoting style.
-    const node = document.getIn(keys, true);
-    if (isScalar(node)) node.value = value;
-    else document.setIn(keys, value);
+    const node = document.getIn(keysOf(path), true);
+    if (!isScalar(node) || node.range == null) throw new ParamsFileError(`no scalar value at ${path}`);
+    edits.push({ start: node.range[0], end: node.range[1], text: stringify(value).trimEnd() });
   }
-  return document.toString();
+  let result = text;
+  for (const edit of edits.sort((a, b) => b.start - a.start)) result = result.slice(0, edit.start) + edit.text + result.slice(edit.end);
+  return result;
 }

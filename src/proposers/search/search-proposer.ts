@@ -106,6 +106,7 @@ export function createSearchProposer(options: SearchProposerOptions): Proposer {
   return {
     id: settings.tpe ? SEARCH_PROPOSER_ID : `${SEARCH_PROPOSER_ID}:random`,
     async propose(context: ProposalContext): Promise<ProposalResult> {
+      if (context.signal?.aborted === true) throw context.signal.reason;
       const frozen = frozenParameters(options.space, context.limits.editableSections);
       if (frozen.length > 0) {
         return failure('frozen_section', `proposer.space names ${frozen.join(', ')}, outside the editable sections of program.md's Constraints (${context.limits.editableSections.join(', ')})`);

@@ -157,6 +157,11 @@ function walk(schema: z.ZodType, keyPath: string[], context: Context, located: L
     return;
   }
   const entry = leafValue(keyPath, context, located);
+  if (entry?.key === 'proposer.space' && entry.source === 'kloop.yaml' && typeof entry.value === 'object' && entry.value !== null) {
+    // One row per parameter of the search space, each with its own line.
+    for (const [name, spec] of Object.entries(entry.value)) values.push({ key: `proposer.space.${name}`, value: spec, source: 'kloop.yaml', line: keyLine(located, [...keyPath, name]) });
+    return;
+  }
   if (entry !== undefined) values.push(entry);
 }
 

@@ -84,6 +84,6 @@ describe('proposer.kind: search in kloop.yaml', () => {
     expect(byKey.get('proposer.startupTrials')).toMatchObject({ value: 6, source: 'default' });
     expect(byKey.get('proposer.gamma')).toMatchObject({ value: 0.25, source: 'default' });
     expect(byKey.get('proposer.tpe')).toMatchObject({ value: true, source: 'default' });
-    expect(byKey.get('proposer.space')).toMatchObject({ value: { trees: { type: 'int', low: 1, high: 4, log: false } }, source: 'kloop.yaml', line: 7 });
+    expect(byKey.get('proposer.space.trees')).toEqual({ key: 'proposer.space.trees', value: { type: 'int', low: 1, high: 4, log: false }, source: 'kloop.yaml', line: 8 });
   });
 });

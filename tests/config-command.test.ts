@@ -46,7 +46,7 @@ function valueOf(effective: EffectiveConfig, key: string): EffectiveValue {
 }
 
 /** The keys kloop.yaml refuses for an offline study with the error-driven proposer. */
-const NOT_FOR_OFFLINE = ['executor.model', 'executor.baseURL', 'executor.apiKeyEnv', 'executor.temperature', 'executor.maxOutputTokens', 'executor.timeoutMs', 'executor.command', 'executor.concurrency', 'executor.deterministic', 'proposer.model', 'proposer.baseURL', 'proposer.apiKeyEnv'];
+const NOT_FOR_OFFLINE = ['executor.model', 'executor.baseURL', 'executor.apiKeyEnv', 'executor.temperature', 'executor.maxOutputTokens', 'executor.timeoutMs', 'executor.command', 'executor.concurrency', 'executor.deterministic', 'proposer.model', 'proposer.baseURL', 'proposer.apiKeyEnv', 'proposer.space', 'proposer.startupTrials', 'proposer.gamma', 'proposer.tpe'];
 
 describe('kloop config', () => {
   it('prints every effective value of examples/intent with its source: the kloop.yaml line that sets it, or the default', async () => {

@@ -87,6 +87,7 @@ export async function loadPriorExperiments(db: StudyDatabase, round: number): Pr
       delta: row.delta,
       decision: row.decision as HistoryEntry['decision'],
       reason: row.decision === 'refused' && consultedShadow(row.evidence) ? 'refused' : row.reason,
+      ...optimizationScoreOf(row.evidence),
     })),
     deltas: evaluated.map((row) => row.delta),
     triedHashes,
@@ -101,6 +102,16 @@ function evaluationFailureDetail(evidence: string): string {
     return checks.find((check) => check.name === 'evaluation')?.detail ?? '';
   } catch {
     return '';
+  }
+}
+
+/** The candidate's optimization composite stored with the decision (`scores.optimization.candidate`), when there is one. */
+function optimizationScoreOf(evidence: string): { optimizationScore?: number } {
+  try {
+    const score = (JSON.parse(evidence) as { scores?: { optimization?: { candidate?: unknown } } }).scores?.optimization?.candidate;
+    return typeof score === 'number' && Number.isFinite(score) ? { optimizationScore: score } : {};
+  } catch {
+    return {};
   }
 }
 

@@ -44,6 +44,9 @@ import { createErrorDrivenProposer } from './error-driven-proposer.ts';
 import { createKeywordRulesProposer } from './keyword-rules/keyword-rules-proposer.ts';
 import type { ProposalContext, Proposer } from './proposer.ts';
 import { createReflectiveProposer } from './reflective-proposer.ts';
+import { createSearchProposer } from './search/search-proposer.ts';
+import { searchSpaceSchema } from './search/space.ts';
+import { parse as parseYaml } from 'yaml';
 
 const MARKER = 'Zorblatt';
 const EXAMPLES_DIR = path.resolve(import.meta.dirname, '../../examples');
@@ -168,7 +171,34 @@ const intentExamples: StudyExample[] = [
   ...intentCorpus.filter((example) => example.partition !== 'optimization').slice(0, 4),
 ].map((example, index) => ({ id: example.id, input: example.input, expected: example.expected, partition: index < 6 ? 'optimization' : index < 8 ? 'anchor' : 'shadow' }));
 
+// --- the search world: a YAML parameters file; a billing ticket is one with at least `minWords` words of the billing list ---
+const PARAMS = '# Routing parameters.\nname: keep me\nrouter:\n  minWords: 3\n  listing: short\n';
+const BILLING_WORDS = ['money', 'paid', 'plan', 'price', 'card', 'account', 'refund', 'invoice', 'charged', 'dollars', 'bank'];
+const paramsExecutor: Executor = {
+  id: 'params-words@1',
+  deterministic: true,
+  async execute(request) {
+    const router = (parseYaml(request.artifact) as { router: { minWords: number; listing: string } }).router;
+    const words = router.listing === 'short' ? BILLING_WORDS.slice(0, 4) : BILLING_WORDS;
+    const hits = words.filter((word) => request.text.toLowerCase().includes(word)).length;
+    return { ok: true, output: { label: hits >= router.minWords ? 'billing' : 'technical' } };
+  },
+};
+const paramsSpace = searchSpaceSchema.parse({ 'router.minWords': { type: 'int', low: 1, high: 4 }, 'router.listing': { type: 'choice', choices: ['short', 'long'] } });
+
 const WORLDS: World[] = [
+  {
+    name: 'search (a YAML parameters file)',
+    create: () => createSearchProposer({ space: paramsSpace, artifactFile: 'params.yaml' }),
+    task: createClassificationTask({ labels: ['billing', 'technical'] }),
+    executor: paramsExecutor,
+    artifact: PARAMS,
+    examples: TICKETS.map(([text, label, partition], index) => ({ id: `t${index + 1}`, input: text, expected: { label }, partition })),
+    sectionsOf: topLevelYamlSections,
+    editableSections: ['router'],
+    maxArtifactCharacters: 4000,
+    unreadable: 'router: [1, 2\n',
+  },
   {
     name: 'keyword-rules (routing rules)',
     create: () => createKeywordRulesProposer({ maxEvaluations: 6 }),

@@ -60,6 +60,12 @@ export interface HistoryEntry {
   delta: string;
   decision: 'accepted' | 'refused' | 'skipped';
   reason: string;
+  /**
+   * The candidate's composite on the optimization partition (mean over its
+   * valid examples, in [0, 1]) when the gate evaluated it; absent for a
+   * skipped candidate or a failed evaluation. Never a shadow figure.
+   */
+  optimizationScore?: number;
 }
 
 /** The mechanical constraints the proposer should respect (checked again by the gate). */

@@ -37,6 +37,7 @@ import { createKeywordRulesProposer } from '../proposers/keyword-rules/keyword-r
 import type { ErrorDrivenProposerOptions } from '../proposers/error-driven-proposer.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import { createReflectiveProposer } from '../proposers/reflective-proposer.ts';
+import { createSearchProposer } from '../proposers/search/search-proposer.ts';
 import type { LlmClient } from '../providers/llm-client.ts';
 import { type ClassificationTask, createClassificationTask } from '../tasks/classification/classification-task.ts';
 import { loadCustomTask } from '../tasks/custom/custom-task.ts';
@@ -258,8 +259,9 @@ export interface ProposerParts {
  * @throws InputError for a `reflective` proposer without a model client
  *   ("needs a model provider"), and for the error-driven keyword-rules proposer until it is wired
  */
-export function composeProposer(config: CompositionConfig, task: Task, parts: ProposerParts = {}): Proposer {
+export function composeProposer(config: CompositionConfig & { artifact?: string }, task: Task, parts: ProposerParts = {}): Proposer {
   const settings = config.proposer;
+  if (settings.kind === 'search') return composeSearchProposer(config);
   if (settings.kind === 'reflective') {
     if (parts.proposerClient === undefined) throw configError(config, 'proposer.kind', 'proposer kind "reflective" needs a model provider');
     return createReflectiveProposer({ client: parts.proposerClient });
@@ -281,6 +283,30 @@ export function composeProposer(config: CompositionConfig, task: Task, parts: Pr
     ...(settings.maxEvaluations !== undefined ? { maxEvaluations: settings.maxEvaluations } : {}),
     ...(settings.maxScreened !== undefined ? { maxScreened: settings.maxScreened } : {}),
     weights: composeWeights(task, config),
+  });
+}
+
+/**
+ * The search proposer (src/proposers/search/): its space, sampler settings
+ * and the gate's `minDeltaDistance` from `proposer:`.
+ *
+ * @throws InputError naming `proposer.kind` when the artifact is not a YAML or JSON file
+ */
+function composeSearchProposer(config: CompositionConfig & { artifact?: string }): Proposer {
+  const settings = config.proposer;
+  const artifactFile = config.artifact ?? '';
+  if (!DATA_EXTENSIONS.has(path.extname(artifactFile).toLowerCase())) {
+    throw configError(config, 'proposer.kind', `the search proposer sets parameters in a YAML or JSON artifact (.yaml, .yml, .json); this study's artifact is ${path.basename(artifactFile) || 'not named'}`);
+  }
+  return createSearchProposer({
+    space: settings.space ?? {},
+    artifactFile: path.basename(artifactFile),
+    sampler: {
+      ...(settings.startupTrials !== undefined ? { startupTrials: settings.startupTrials } : {}),
+      ...(settings.gamma !== undefined ? { gamma: settings.gamma } : {}),
+      ...(settings.tpe !== undefined ? { tpe: settings.tpe } : {}),
+    },
+    minDeltaDistance: config.gate.minDeltaDistance,
   });
 }
 

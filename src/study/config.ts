@@ -44,6 +44,7 @@ import { signalsConfigSchema } from '../signals/signals-config.ts';
 import { PROVIDERS, type ProviderName } from '../providers/model-spec.ts';
 import { isPostgresUrl, parseStorageTarget } from '../storage/location.ts';
 import { DEFAULT_GATE_SETTINGS } from '../gate/gate-defaults.ts';
+import { searchSpaceSchema } from '../proposers/search/space.ts';
 import { DEFAULT_CANDIDATES_PER_ROUND, DEFAULT_PROPOSER_CONCURRENCY, DEFAULT_SEED } from './study-defaults.ts';
 
 /** Name of the configuration file inside a study folder. */
@@ -127,8 +128,11 @@ const executorSchema = z
     }
   });
 
-/** The proposer kinds: `error-driven` (offline, transformation-based learning) or `reflective` (an LLM). */
-export const PROPOSER_KINDS = ['error-driven', 'reflective'] as const;
+/** The proposer kinds: `error-driven` (offline, transformation-based learning), `reflective` (an LLM) or `search` (parameter search, docs/search.md). */
+export const PROPOSER_KINDS = ['error-driven', 'reflective', 'search'] as const;
+
+/** The keys of `proposer:` that only the search proposer reads. */
+const SEARCH_ONLY = ['space', 'startupTrials', 'gamma', 'tpe'] as const;
 
 /** The keys of `proposer:` that only the error-driven proposer reads. */
 const ERROR_DRIVEN_ONLY = ['maxEvaluations', 'maxScreened'] as const;
@@ -177,12 +181,28 @@ const proposerSchema = z
      * the edits are scored in the order generated, up to `maxEvaluations`.
      */
     maxScreened: count(0).optional(),
+    /** Search proposer only: the parameters and their domains, by dotted path in the artifact (docs/search.md). Required by `search`. */
+    space: searchSpaceSchema.optional(),
+    /** Search proposer only: scored points before the TPE model is used (integer ≥ 0). Default 6. */
+    startupTrials: count(0).optional(),
+    /** Search proposer only: share of scored points that are "good", in (0, 1). Default 0.25. */
+    gamma: z.number().gt(0, 'must be above 0').lt(1, 'must be below 1').optional(),
+    /** Search proposer only: `false` draws every candidate at random (random search). Default true. */
+    tpe: z.boolean().optional(),
   })
   .superRefine((proposer, context) => {
-    if (proposer.kind === 'error-driven') {
+    if (proposer.kind === 'search' && proposer.space === undefined) {
+      context.addIssue({ code: 'custom', path: ['space'], message: 'the search proposer needs proposer.space: the parameters it may change, e.g. { nEstimators: { type: int, low: 1, high: 64 } } (docs/search.md)' });
+    }
+    if (proposer.kind !== 'search') {
+      for (const key of SEARCH_ONLY) {
+        if (proposer[key] !== undefined) context.addIssue({ code: 'custom', path: [key], message: `${key} applies to the search proposer only (proposer.kind: search)` });
+      }
+    }
+    if (proposer.kind !== 'reflective') {
       for (const key of ['model', 'baseURL', 'apiKeyEnv'] as const) {
         if (proposer[key] !== undefined) {
-          context.addIssue({ code: 'custom', path: [key], message: `${key} applies to a reflective proposer only (proposer.kind: reflective); the error-driven proposer calls no model` });
+          context.addIssue({ code: 'custom', path: [key], message: `${key} applies to a reflective proposer only (proposer.kind: reflective); the ${proposer.kind} proposer calls no model` });
         }
       }
     }

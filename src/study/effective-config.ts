@@ -30,6 +30,7 @@ import { parseLocatedYaml, type LocatedYaml } from '../program/yaml-locations.ts
 import { BASE_URL_ENV, DEFAULT_API_KEY_ENV, DEFAULT_BASE_URLS, baseURLFromEnvironment, parseModelSpec, type ProviderName } from '../providers/model-spec.ts';
 import { maskSecrets } from '../text/mask-secrets.ts';
 import { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED } from '../tasks/intent/offline/ids.ts';
+import { DEFAULT_GAMMA, DEFAULT_STARTUP_TRIALS } from '../proposers/search/search-defaults.ts';
 import { DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS, DEFAULT_KEYWORD_RULES_MAX_SCREENED } from '../proposers/keyword-rules/keyword-rules-proposer.ts';
 import { composeTaskAsync, composeWeights, taskKindOf } from './compose.ts';
 import { defaultIncumbentRepeats, defaultRequireCalibration, INCUMBENT_REPEATS_PER_REPEAT } from './study-defaults.ts';
@@ -171,6 +172,11 @@ function walk(schema: z.ZodType, keyPath: string[], context: Context, located: L
     return;
   }
   const entry = leafValue(keyPath, context, located);
+  if (entry?.key === 'proposer.space' && entry.source === 'kloop.yaml' && typeof entry.value === 'object' && entry.value !== null) {
+    // One row per parameter of the search space, each with its own line.
+    for (const [name, spec] of Object.entries(entry.value)) values.push({ key: `proposer.space.${name}`, value: spec, source: 'kloop.yaml', line: keyLine(located, [...keyPath, name]) });
+    return;
+  }
   if (entry !== undefined) values.push(entry);
 }
 
@@ -361,6 +367,14 @@ function derive(key: string, context: Context): Derived | undefined {
         : evaluations ? DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS : DEFAULT_KEYWORD_RULES_MAX_SCREENED;
       return { value, note: playbook ? 'the intent playbook proposer' : evaluations ? 'the keyword-rules proposer: 40 single edits, and 36 for the learned scores and the bundles' : 'the keyword-rules proposer' };
     }
+    case 'proposer.space':
+      return config.proposer.kind === 'search' ? undefined : 'not applicable';
+    case 'proposer.startupTrials':
+      return config.proposer.kind === 'search' ? { value: DEFAULT_STARTUP_TRIALS, note: 'scored points before the TPE model is used' } : 'not applicable';
+    case 'proposer.gamma':
+      return config.proposer.kind === 'search' ? { value: DEFAULT_GAMMA, note: 'share of scored points that are good (TPE)' } : 'not applicable';
+    case 'proposer.tpe':
+      return config.proposer.kind === 'search' ? { value: true, note: 'false: random search' } : 'not applicable';
     case 'gate.incumbentRepeats':
       return {
         value: defaultIncumbentRepeats(config.gate.repeats, context.deterministic),

@@ -50,12 +50,12 @@ const OFFLINE_PLUGINS: SessionPlugins = Object.freeze({
  * True when loading the study needs the language-model providers (the AI SDK,
  * slow to import): an `llm` executor, a `reflective` proposer, or `--model`,
  * `--base-url`, `--proposer-base-url` (which a study that calls no model
- * refuses, with the providers' message). The
- * offline, routing-rules and command executors with the error-driven
- * proposer call no model.
+ * refuses, with the providers' message). The offline, routing-rules and
+ * command executors with the error-driven or the search proposer call no
+ * model.
  */
 function needsModelProviders(config: StudyConfig, options: ModelOptions): boolean {
-  return config.executor.kind === 'llm' || config.proposer.kind !== 'error-driven' || options.model !== undefined || options.baseUrl !== undefined || options.proposerBaseUrl !== undefined;
+  return config.executor.kind === 'llm' || config.proposer.kind === 'reflective' || options.model !== undefined || options.baseUrl !== undefined || options.proposerBaseUrl !== undefined;
 }
 
 /** Model options shared by the commands that run an executor. */

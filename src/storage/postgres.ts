@@ -30,7 +30,7 @@ import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
 import { CompiledQuery, Kysely, PostgresDialect, PostgresDriver, sql } from 'kysely';
 import type { KloopDatabase } from './schema.ts';
 import type { StorageTarget } from './location.ts';
-import { StorageError } from '../errors.ts';
+import { KloopError, StorageError } from '../errors.ts';
 
 type PostgresTarget = Extract<StorageTarget, { kind: 'postgres' }>;
 
@@ -50,6 +50,60 @@ const NUMBER_TYPES = {
 export function writerLockKeys(schema: string): [number, number] {
   const digest = createHash('sha256').update(`kloop study writer lock\u0000${schema}`).digest();
   return [digest.readInt32BE(0), digest.readInt32BE(4)];
+}
+
+/**
+ * The two 32-bit keys of the schema's migration lock (a session-level
+ * advisory lock, `pg_advisory_lock(int, int)`): held exclusively while a
+ * writable open creates and migrates the schema, shared while a reader asks
+ * whether the notebook exists (see {@link withSchemaLock}).
+ */
+export function migrationLockKeys(schema: string): [number, number] {
+  const digest = createHash('sha256').update(`kloop schema migration lock\u0000${schema}`).digest();
+  return [digest.readInt32BE(0), digest.readInt32BE(4)];
+}
+
+/** How long an open waits for another process creating or migrating the same schema, in milliseconds. */
+export const SCHEMA_LOCK_TIMEOUT_MS = 120_000;
+
+/**
+ * Runs `work` holding the schema's migration lock on a connection of its own
+ * (released with it, even when the process dies: the server ends the
+ * session). `exclusive`: one process creates and migrates the schema at a
+ * time; `shared`: a reader never sees a schema half created (Kysely's
+ * migrator creates its own table before the migrations' transaction
+ * commits: without the lock a reader could find `kysely_migration` and then
+ * miss `corpus_members`).
+ *
+ * @throws StudyBusyError (exit code 3) when another process held the lock for {@link SCHEMA_LOCK_TIMEOUT_MS}
+ * @throws StorageError when the server cannot be reached
+ */
+export async function withSchemaLock<T>(target: PostgresTarget, mode: 'exclusive' | 'shared', work: (client: pg.Client) => Promise<T>, timeoutMs = SCHEMA_LOCK_TIMEOUT_MS): Promise<T> {
+  const client = new pg.Client({ connectionString: target.connectionString, types: NUMBER_TYPES, connectionTimeoutMillis: 15_000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new StorageError(connectionMessage(target, error), { code: 'storage.connect', cause: error });
+  }
+  const [high, low] = migrationLockKeys(target.schema);
+  try {
+    await client.query(`set lock_timeout = ${Math.max(1, Math.round(timeoutMs))}`);
+    try {
+      await client.query(mode === 'exclusive' ? 'select pg_advisory_lock($1, $2)' : 'select pg_advisory_lock_shared($1, $2)', [high, low]);
+    } catch (error) {
+      if ((error as { code?: string }).code !== '55P03') throw error;
+      const { StudyBusyError } = await import('./lease.ts');
+      throw new StudyBusyError(undefined, {
+        message: `the study database ${target.display} was being created or migrated by another process for ${Math.round(timeoutMs / 1000)} s; try again when that process is done`,
+        cause: error,
+      });
+    }
+    return await work(client);
+  } finally {
+    // Ending the session releases the lock.
+    await client.end().catch(() => undefined);
+  }
 }
 
 /** Options of {@link createPostgresPool}. */
@@ -172,15 +226,25 @@ export async function ensureSchema(db: Kysely<KloopDatabase>, schema: string): P
 
 export { isPostgresDatabase } from './is-postgres-database.ts';
 
-/** True when the schema of the target holds a kloop notebook (its migration table). */
+/**
+ * True when the schema of the target holds a kloop notebook: its migration
+ * table with at least one applied migration (the migrations' rows commit with
+ * their tables), asked under the schema's shared migration lock, so a schema
+ * another process is creating right now is waited for, never half seen.
+ *
+ * @throws StorageError when the server cannot be reached
+ * @throws StudyBusyError when the schema stayed locked by its migration (see {@link withSchemaLock})
+ */
 export async function postgresNotebookExists(target: PostgresTarget): Promise<boolean> {
-  const pool = createPostgresPool(target, { readonly: true, max: 1 });
   try {
-    const result = await pool.query<{ found: number }>("select count(*) as found from information_schema.tables where table_schema = $1 and table_name = 'kysely_migration'", [target.schema]);
-    return Number(result.rows[0]?.found ?? 0) > 0;
+    return await withSchemaLock(target, 'shared', async (client) => {
+      const table = await client.query<{ found: number }>("select count(*) as found from information_schema.tables where table_schema = $1 and table_name = 'kysely_migration'", [target.schema]);
+      if (Number(table.rows[0]?.found ?? 0) === 0) return false;
+      const applied = await client.query<{ applied: number }>(`select count(*) as applied from "${target.schema}".kysely_migration`);
+      return Number(applied.rows[0]?.applied ?? 0) > 0;
+    });
   } catch (error) {
+    if (error instanceof KloopError) throw error;
     throw new StorageError(connectionMessage(target, error), { code: 'storage.connect', cause: error });
-  } finally {
-    await pool.end().catch(() => undefined);
   }
 }

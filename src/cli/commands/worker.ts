@@ -15,7 +15,7 @@ import { InputError } from '../../errors.ts';
 import type { Evaluator } from '../../evaluator/evaluator.ts';
 import { describeLocation, studyDatabaseLocation } from '../../storage/database.ts';
 import type { EvaluationJob } from '../../storage/evaluation-queue.ts';
-import { startEvaluationWorker } from '../../storage/evaluation-queue.ts';
+import { startEvaluationWorker } from '../../storage/evaluation-worker.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import { withArtifactOverride } from '../../storage/registry.ts';
 import { createStudyEvaluator } from '../../study/run-study.ts';

@@ -11,6 +11,7 @@ import type { EvaluationJob } from './evaluation-queue.ts';
 import { evaluationJobKey, evaluationTask, graphile, postgresTarget, queueLogger, queueSchemaOf, resultsChannel } from './evaluation-queue.ts';
 import { LEASE_HEARTBEAT_INTERVAL_MS, createOwnerId } from './lease.ts';
 import { createPostgresPool } from './postgres.ts';
+import { ignoreForeignMigrationNotices } from './queue-notices.ts';
 import { startWorkerHeartbeat } from './worker-liveness.ts';
 
 /** Options of {@link startEvaluationWorker}. */
@@ -60,6 +61,8 @@ export async function startEvaluationWorker(options: EvaluationWorkerOptions): P
   const ownerId = createOwnerId();
   const channel = resultsChannel(queueSchema);
   const pool = createPostgresPool(target, { max: (options.concurrency ?? 1) + 3 });
+  // Another study's new queue schema announces breaking migrations database-wide: not this worker's concern.
+  const notices = ignoreForeignMigrationNotices(pool, queueSchema, options.log);
   /** The running jobs' abort controllers, by the queue worker id that runs them. */
   const running = new Map<string, Set<AbortController>>();
   const heartbeat = startWorkerHeartbeat(options.db, {
@@ -118,6 +121,7 @@ export async function startEvaluationWorker(options: EvaluationWorkerOptions): P
     logger: await queueLogger(options.log, true),
     taskList: { [evaluationTask(options.fingerprint)]: task },
   });
+  await notices.ready();
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {

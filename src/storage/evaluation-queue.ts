@@ -58,6 +58,7 @@ import type { StudyDatabase } from './database.ts';
 import { LEASE_STALE_AFTER_MS } from './lease.ts';
 import type { StorageTarget } from './location.ts';
 import { parseStorageTarget } from './location.ts';
+import { COORDINATOR_QUEUE_POOL_SIZE, connectPatiently } from './connections.ts';
 import { createPostgresPool } from './postgres.ts';
 import { WORKER_LEASE_PREFIX } from './worker-liveness.ts';
 import { sweepGoneWorkers, workerGoneAttempts } from './worker-sweep.ts';
@@ -191,7 +192,7 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
   const target = postgresTarget(location, 'kloop run --workers');
   const queueSchema = queueSchemaOf(target.schema);
   const { makeWorkerUtils } = await graphile();
-  const pool = createPostgresPool(target, { max: 4 });
+  const pool = createPostgresPool(target, { max: COORDINATOR_QUEUE_POOL_SIZE });
   const utils: WorkerUtils = await makeWorkerUtils({ pgPool: pool, schema: queueSchema, logger: await queueLogger(options.log) });
   await utils.migrate();
   const staleAfterMs = options.staleAfterMs ?? LEASE_STALE_AFTER_MS;
@@ -202,10 +203,18 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
   const wakeAll = (): void => {
     for (const wake of [...waiters]) wake();
   };
-  const listener = new pg.Client({ connectionString: target.connectionString });
-  listener.on('error', (error) => options.log?.(`job queue: the listening connection failed: ${error.message}`));
+  const listener = await connectPatiently(target, async () => {
+    const client = new pg.Client({ connectionString: target.connectionString });
+    client.on('error', (error) => options.log?.(`job queue: the listening connection failed: ${error.message}`));
+    try {
+      await client.connect();
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    return client;
+  });
   listener.on('notification', wakeAll);
-  await listener.connect();
   await listener.query(`listen ${resultsChannel(queueSchema)}`);
 
   const wait = (ms: number, signal: AbortSignal | undefined): Promise<void> =>

@@ -10,6 +10,7 @@ import type { StudyDatabase } from './database.ts';
 import type { EvaluationJob } from './evaluation-queue.ts';
 import { evaluationJobKey, evaluationTask, graphile, postgresTarget, queueLogger, queueSchemaOf, resultsChannel } from './evaluation-queue.ts';
 import { LEASE_HEARTBEAT_INTERVAL_MS, createOwnerId } from './lease.ts';
+import { WORKER_QUEUE_POOL_SIZE } from './connections.ts';
 import { createPostgresPool } from './postgres.ts';
 import { ignoreForeignMigrationNotices } from './queue-notices.ts';
 import { startWorkerHeartbeat } from './worker-liveness.ts';
@@ -60,7 +61,7 @@ export async function startEvaluationWorker(options: EvaluationWorkerOptions): P
   const { run } = await graphile();
   const ownerId = createOwnerId();
   const channel = resultsChannel(queueSchema);
-  const pool = createPostgresPool(target, { max: (options.concurrency ?? 1) + 3 });
+  const pool = createPostgresPool(target, { max: WORKER_QUEUE_POOL_SIZE });
   // Another study's new queue schema announces breaking migrations database-wide: not this worker's concern.
   const notices = ignoreForeignMigrationNotices(pool, queueSchema, options.log);
   /** The running jobs' abort controllers, by the queue worker id that runs them. */

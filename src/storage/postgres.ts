@@ -29,6 +29,7 @@ import pg from 'pg';
 import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
 import { CompiledQuery, Kysely, PostgresDialect, PostgresDriver, sql } from 'kysely';
 import type { KloopDatabase } from './schema.ts';
+import { POOL_IDLE_MS, STUDY_POOL_SIZE, connectPatiently, connectionError, makePoolPatient } from './connections.ts';
 import type { StorageTarget } from './location.ts';
 import { KloopError, StorageError } from '../errors.ts';
 
@@ -79,13 +80,17 @@ export const SCHEMA_LOCK_TIMEOUT_MS = 120_000;
  * @throws StorageError when the server cannot be reached
  */
 export async function withSchemaLock<T>(target: PostgresTarget, mode: 'exclusive' | 'shared', work: (client: pg.Client) => Promise<T>, timeoutMs = SCHEMA_LOCK_TIMEOUT_MS): Promise<T> {
-  const client = new pg.Client({ connectionString: target.connectionString, types: NUMBER_TYPES, connectionTimeoutMillis: 15_000 });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-  } catch (error) {
-    throw new StorageError(connectionMessage(target, error), { code: 'storage.connect', cause: error });
-  }
+  const client = await connectPatiently(target, async () => {
+    const next = new pg.Client({ connectionString: target.connectionString, types: NUMBER_TYPES, connectionTimeoutMillis: 15_000 });
+    next.on('error', () => undefined);
+    try {
+      await next.connect();
+    } catch (error) {
+      await next.end().catch(() => undefined);
+      throw error;
+    }
+    return next;
+  });
   const [high, low] = migrationLockKeys(target.schema);
   try {
     await client.query(`set lock_timeout = ${Math.max(1, Math.round(timeoutMs))}`);
@@ -110,7 +115,7 @@ export async function withSchemaLock<T>(target: PostgresTarget, mode: 'exclusive
 export interface PostgresPoolOptions {
   /** Refuse every write (`default_transaction_read_only`). Default false. */
   readonly?: boolean;
-  /** Connections at most. Default 10. */
+  /** Connections at most. Default {@link STUDY_POOL_SIZE} (src/storage/connections.ts: the budget). */
   max?: number;
   /** The schema to put first on the search path. Default the target's. */
   schema?: string;
@@ -122,16 +127,18 @@ export function createPostgresPool(target: PostgresTarget, options: PostgresPool
   if (options.readonly === true) settings.push('-c default_transaction_read_only=on');
   const pool = new pg.Pool({
     connectionString: target.connectionString,
-    max: options.max ?? 10,
+    max: options.max ?? STUDY_POOL_SIZE,
     options: settings.join(' '),
     types: NUMBER_TYPES,
     connectionTimeoutMillis: 15_000,
-    idleTimeoutMillis: 10_000,
+    idleTimeoutMillis: POOL_IDLE_MS,
   });
   // An idle client whose server went away emits 'error' on the pool; without a listener that would end the process.
   pool.on('error', () => undefined);
   // The same for a checked-out client between queries (its queries report their own failures).
   pool.on('connect', (client) => client.on('error', () => undefined));
+  // A refused connection (a connection limit, a short outage) is tried again, not fatal.
+  makePoolPatient(pool, target);
   return pool;
 }
 
@@ -174,28 +181,12 @@ class KloopPostgresDialect extends PostgresDialect {
   }
 }
 
-/** A connection failure in words: refused, unknown host, authentication. */
-function connectionMessage(target: PostgresTarget, error: unknown): string {
-  const code = (error as { code?: string }).code;
-  const reason =
-    code === 'ECONNREFUSED'
-      ? 'connection refused (is the server running, and on that host and port?)'
-      : code === 'ENOTFOUND'
-        ? 'unknown host'
-        : code === '28P01' || code === '28000'
-          ? `authentication failed (${(error as Error).message}); give the password in PGPASSWORD or ~/.pgpass`
-          : code === '3D000'
-            ? `${(error as Error).message} (create it first: createdb)`
-            : (error as Error).message;
-  return `cannot connect to the PostgreSQL study database ${target.display}: ${reason}`;
-}
-
 /** Options of {@link openPostgresKysely}. */
 export interface OpenPostgresOptions {
   readonly?: boolean;
   /** How long a write transaction waits for the writer lock, in milliseconds. Default 10 000. */
   busyTimeoutMs?: number;
-  /** Pool size. Default 10. */
+  /** Pool size. Default {@link STUDY_POOL_SIZE}. */
   poolSize?: number;
 }
 
@@ -206,13 +197,13 @@ export interface OpenPostgresOptions {
  * @throws StorageError naming the (redacted) URL when the server cannot be reached
  */
 export async function openPostgresKysely(target: PostgresTarget, options: OpenPostgresOptions = {}): Promise<Kysely<KloopDatabase>> {
-  const pool = createPostgresPool(target, { readonly: options.readonly === true, max: options.poolSize ?? 10 });
+  const pool = createPostgresPool(target, { readonly: options.readonly === true, max: options.poolSize ?? STUDY_POOL_SIZE });
   try {
     const client = await pool.connect();
     client.release();
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new StorageError(connectionMessage(target, error), { code: 'storage.connect', cause: error });
+    throw error instanceof KloopError ? error : connectionError(target, error);
   }
   return new Kysely<KloopDatabase>({ dialect: new KloopPostgresDialect(pool, target.schema, options.busyTimeoutMs ?? 10_000) });
 }
@@ -245,6 +236,6 @@ export async function postgresNotebookExists(target: PostgresTarget): Promise<bo
     });
   } catch (error) {
     if (error instanceof KloopError) throw error;
-    throw new StorageError(connectionMessage(target, error), { code: 'storage.connect', cause: error });
+    throw connectionError(target, error);
   }
 }

@@ -30,7 +30,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { StorageError } from '../errors.ts';
+import { InfrastructureError, StorageError } from '../errors.ts';
 import type { StorageTarget } from './location.ts';
 
 type PostgresTarget = Extract<StorageTarget, { kind: 'postgres' }>;
@@ -121,4 +121,41 @@ export function makePoolPatient(pool: pg.Pool, target: PostgresTarget): void {
     return undefined;
   };
   pool.connect = patient as typeof pool.connect;
+}
+
+/** True when a query failed because its connection was lost or could not be had (a short outage), not because of the query. */
+export function isConnectionLoss(error: unknown): boolean {
+  if (isConnectionRefusal(error)) return true;
+  if (error instanceof StorageError && (error.code === 'storage.connect' || error.code === 'storage.connections')) return true;
+  const code = (error as { code?: string } | undefined)?.code;
+  if (code === '57P02' || code === '08003') return true;
+  const message = (error as Error | undefined)?.message ?? '';
+  return /Connection terminated|not queryable|connection error|ECONNRESET|EPIPE/i.test(message);
+}
+
+/** The error of a database lost for good (past the wait): an infrastructure failure, so a run stops `infrastructure_failure` with its report. */
+export function databaseLostError(target: PostgresTarget, error: unknown, detail: string): InfrastructureError {
+  return new InfrastructureError(`lost the PostgreSQL study database ${target.display}: ${detail}: ${(error as Error).message}`, { code: 'infrastructure.database', cause: error, isRetryable: true });
+}
+
+/**
+ * Runs `work`, and again with back-off (0.1 s doubling to 2 s) while it fails
+ * with a lost connection ({@link isConnectionLoss}), for up to the URL's
+ * `connect_timeout` (default {@link CONNECTION_WAIT_MS}). Only for work that
+ * may run twice (reads, keyed inserts, a whole poll of the job queue).
+ *
+ * @throws InfrastructureError (code `infrastructure.database`) when the database stayed away past the wait
+ */
+export async function retryThroughOutage<T>(target: PostgresTarget, work: () => Promise<T>, waitMs = connectionWaitMs(target)): Promise<T> {
+  const started = Date.now();
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isConnectionLoss(error)) throw error;
+      const waited = Date.now() - started;
+      if (waited >= waitMs) throw databaseLostError(target, error, `unreachable for ${Math.round(waited / 1000)} s`);
+      await sleep(Math.min(2_000, 100 * 2 ** attempt, Math.max(1, waitMs - waited)));
+    }
+  }
 }

@@ -58,7 +58,7 @@ import type { StudyDatabase } from './database.ts';
 import { LEASE_STALE_AFTER_MS } from './lease.ts';
 import type { StorageTarget } from './location.ts';
 import { parseStorageTarget } from './location.ts';
-import { COORDINATOR_QUEUE_POOL_SIZE, connectPatiently } from './connections.ts';
+import { COORDINATOR_QUEUE_POOL_SIZE, connectPatiently, retryThroughOutage } from './connections.ts';
 import { createPostgresPool } from './postgres.ts';
 import { WORKER_LEASE_PREFIX } from './worker-liveness.ts';
 import { sweepGoneWorkers, workerGoneAttempts } from './worker-sweep.ts';
@@ -150,7 +150,26 @@ export function postgresTarget(location: string, what: string): PostgresTarget {
 /** graphile-worker, loaded when first needed (a CommonJS module: its exports are on `default` when imported from an ES module bundle). */
 export async function graphile(): Promise<typeof import('graphile-worker')> {
   const loaded = (await import('graphile-worker')) as typeof import('graphile-worker') & { default?: typeof import('graphile-worker') };
+  await retryLostConnections();
   return typeof loaded.run === 'function' ? loaded : loaded.default!;
+}
+
+/**
+ * graphile-worker runs its own statements (take a job, complete it, fail it)
+ * again on a new connection, with back-off, for the error codes of its table
+ * `RETRYABLE_ERROR_CODES` (a serialization failure, a server starting, a
+ * timeout); a connection reset or refused during a short outage is not among
+ * them, and such a failure of a batched completion escaped as an unhandled
+ * rejection that ended a busy worker with a raw stack trace (peer fault 13).
+ * The connection losses are added, with the back-off of a starting server's
+ * (0.1 s growing to 10 s, 100 tries).
+ */
+async function retryLostConnections(): Promise<void> {
+  type Codes = Record<string, { minDelay: number; maxDelay: number } | undefined>;
+  const lib = (await import('graphile-worker/dist/lib.js')) as { RETRYABLE_ERROR_CODES?: Codes; default?: { RETRYABLE_ERROR_CODES?: Codes } };
+  const codes = lib.RETRYABLE_ERROR_CODES ?? lib.default?.RETRYABLE_ERROR_CODES;
+  if (codes === undefined) return;
+  for (const code of ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', '57P01', '08006', '08003']) codes[code] ??= { minDelay: 100, maxDelay: 10_000 };
 }
 
 /** graphile-worker's logger, quiet but for errors (and warnings with `verbose`). */
@@ -196,6 +215,8 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
   const utils: WorkerUtils = await makeWorkerUtils({ pgPool: pool, schema: queueSchema, logger: await queueLogger(options.log) });
   await utils.migrate();
   const staleAfterMs = options.staleAfterMs ?? LEASE_STALE_AFTER_MS;
+  /** The queue's statements through a short outage (each may run twice). */
+  const outage = <T>(work: () => Promise<T>): Promise<T> => retryThroughOutage(target, work);
   const here = osHostname();
 
   // One listening connection: a worker's NOTIFY after each job wakes the waiting evaluations.
@@ -238,7 +259,8 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
       const planned = jobsOf(request, options.batchSize);
       const task = evaluationTask(request.fingerprint);
       const keyOf = new Map(planned.map(({ job, items }) => [evaluationJobKey(job), items]));
-      for (const { job } of planned) await utils.addJob(task, job, { jobKey: evaluationJobKey(job), jobKeyMode: 'unsafe_dedupe', maxAttempts: JOB_MAX_ATTEMPTS });
+      // Keyed jobs: adding one again through an outage adds nothing twice.
+      for (const { job } of planned) await outage(() => utils.addJob(task, job, { jobKey: evaluationJobKey(job), jobKeyMode: 'unsafe_dedupe', maxAttempts: JOB_MAX_ATTEMPTS }));
       wakeAll();
       const repeats = [...new Set(request.items.map((item) => item.repeat))];
       const wanted = new Set(request.items.map((item) => resultKey(item.exampleId, item.repeat)));
@@ -263,15 +285,15 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
         }
         if (missing.length === 0) return givenUp;
         // Jobs that failed on every attempt: their missing results are given up (transient failures), and the jobs removed.
-        const failed = await pool.query<{ id: string; key: string; last_error: string | null }>(
+        const failed = await outage(() => pool.query<{ id: string; key: string; last_error: string | null }>(
           `select id, key, last_error from ${queueSchema}.jobs where key = any($1::text[]) and attempts >= max_attempts and locked_at is null`,
           [[...keyOf.keys()]],
-        );
+        ));
         for (const row of failed.rows) {
           const gone = workerGoneAttempts(row.last_error);
           if (gone !== undefined) {
             // The job ended its worker, again and again: the infrastructure failed, not the candidate.
-            await utils.completeJobs([row.id]);
+            await outage(() => utils.completeJobs([row.id]));
             throw new InfrastructureError(
               `the evaluation job of ${request.partition} (${(keyOf.get(row.key) ?? []).length} example(s) of artifact ${request.artifactHash.slice(0, 12)}) was given up after ${JOB_MAX_ATTEMPTS} attempts: its worker was gone on ${gone.count} of them (last: ${gone.reason}); a job that ends its worker every time is an infrastructure failure (a crash or an out-of-memory kill of the worker), not a result of the candidate`,
               { code: 'infrastructure.worker_gone' },
@@ -283,19 +305,19 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
           }
         }
         if (failed.rows.length > 0) {
-          await utils.completeJobs(failed.rows.map((row) => row.id));
+          await outage(() => utils.completeJobs(failed.rows.map((row) => row.id)));
           continue;
         }
         if (Date.now() - lastSweep >= COORDINATOR_POLL_MS) {
           lastSweep = Date.now();
-          await sweep();
+          await outage(sweep);
         }
         if (Date.now() - lastProgress >= 30_000) {
           lastProgress = Date.now();
-          const status = await pool.query<{ queued: number; running: number }>(
+          const status = await outage(() => pool.query<{ queued: number; running: number }>(
             `select count(*) filter (where locked_at is null) as queued, count(*) filter (where locked_at is not null) as running from ${queueSchema}.jobs where task_identifier = $1`,
             [task],
-          );
+          ));
           const workers = await db.selectFrom('leases').select('owner_id').where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`).distinct().execute();
           options.onWaiting?.({ queued: Number(status.rows[0]?.queued ?? 0), running: Number(status.rows[0]?.running ?? 0), workers: workers.length });
         }

@@ -110,7 +110,8 @@ export async function startEvaluationWorker(options: EvaluationWorkerOptions): P
       if (workerId !== null) running.get(workerId)?.delete(controller);
     }
     options.onJob?.({ type: 'done', job, attempt: helpers.job.attempts });
-    await pool.query(`select pg_notify($1, $2)`, [channel, evaluationJobKey(job)]);
+    // A wake-up only (a waiting coordinator also looks every second): its failure in an outage fails nothing.
+    await pool.query(`select pg_notify($1, $2)`, [channel, evaluationJobKey(job)]).catch(() => undefined);
   };
 
   const runner: Runner = await run({

@@ -26,9 +26,10 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
-import { CompiledQuery, Kysely, PostgresDialect, PostgresDriver, sql } from 'kysely';
+import type { Driver } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { KloopDatabase } from './schema.ts';
+import { StudyPostgresDriver, writerLockKeys } from './postgres-driver.ts';
 import { POOL_IDLE_MS, STUDY_POOL_SIZE, connectPatiently, connectionError, makePoolPatient } from './connections.ts';
 import type { StorageTarget } from './location.ts';
 import { KloopError, StorageError } from '../errors.ts';
@@ -47,11 +48,7 @@ const NUMBER_TYPES = {
   },
 } as unknown as pg.CustomTypesConfig;
 
-/** The two 32-bit keys of the study's writer lock (`pg_advisory_xact_lock(int, int)`), from the schema name. */
-export function writerLockKeys(schema: string): [number, number] {
-  const digest = createHash('sha256').update(`kloop study writer lock\u0000${schema}`).digest();
-  return [digest.readInt32BE(0), digest.readInt32BE(4)];
-}
+export { writerLockKeys };
 
 /**
  * The two 32-bit keys of the schema's migration lock (a session-level
@@ -142,42 +139,20 @@ export function createPostgresPool(target: PostgresTarget, options: PostgresPool
   return pool;
 }
 
-/** PostgreSQL's driver, but a write transaction begins by taking the study's writer lock (see the module comment). */
-class WriterLockDriver extends PostgresDriver {
-  readonly #begin: string;
-
-  constructor(config: ConstructorParameters<typeof PostgresDriver>[0], schema: string, busyTimeoutMs: number) {
-    super(config);
-    const [high, low] = writerLockKeys(schema);
-    this.#begin = `begin; set local lock_timeout = ${Math.max(1, Math.round(busyTimeoutMs))}; select pg_advisory_xact_lock(${high}, ${low})`;
-  }
-
-  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    if (settings.accessMode === 'read only' || settings.isolationLevel !== undefined) return super.beginTransaction(connection, settings);
-    try {
-      await connection.executeQuery(CompiledQuery.raw(this.#begin));
-    } catch (error) {
-      // The lock was not granted (busy) or the connection failed: end the transaction begun, so the pooled connection is clean.
-      await connection.executeQuery(CompiledQuery.raw('rollback')).catch(() => undefined);
-      throw error;
-    }
-  }
-}
-
 class KloopPostgresDialect extends PostgresDialect {
   readonly #pool: pg.Pool;
-  readonly #schema: string;
+  readonly #target: PostgresTarget;
   readonly #busyTimeoutMs: number;
 
-  constructor(pool: pg.Pool, schema: string, busyTimeoutMs: number) {
+  constructor(pool: pg.Pool, target: PostgresTarget, busyTimeoutMs: number) {
     super({ pool });
     this.#pool = pool;
-    this.#schema = schema;
+    this.#target = target;
     this.#busyTimeoutMs = busyTimeoutMs;
   }
 
   override createDriver(): Driver {
-    return new WriterLockDriver({ pool: this.#pool }, this.#schema, this.#busyTimeoutMs);
+    return new StudyPostgresDriver({ pool: this.#pool }, this.#target, this.#busyTimeoutMs);
   }
 }
 
@@ -205,7 +180,7 @@ export async function openPostgresKysely(target: PostgresTarget, options: OpenPo
     await pool.end().catch(() => undefined);
     throw error instanceof KloopError ? error : connectionError(target, error);
   }
-  return new Kysely<KloopDatabase>({ dialect: new KloopPostgresDialect(pool, target.schema, options.busyTimeoutMs ?? 10_000) });
+  return new Kysely<KloopDatabase>({ dialect: new KloopPostgresDialect(pool, target, options.busyTimeoutMs ?? 10_000) });
 }
 
 /** Creates the target's schema when it does not exist yet (without needing CREATE on the database when it does). */

@@ -85,6 +85,8 @@ export interface EvaluationJob {
   repeat: number;
   exampleIds: string[];
   readSince?: string;
+  /** The key the results are stored under, when not `fingerprint` (the proposer's screening: src/loop/scratch-evaluator.ts). */
+  storedAs?: string;
 }
 
 /** The schema of the job queue of a study schema. */
@@ -105,7 +107,7 @@ export function resultsChannel(queueSchema: string): string {
 /** The job key: the same work has the same key (a restarted coordinator does not enqueue it twice). */
 export function evaluationJobKey(job: EvaluationJob): string {
   const examples = createHash('sha256').update(job.exampleIds.join('\u0000')).digest('hex').slice(0, 16);
-  return `${job.fingerprint}:${job.artifactHash.slice(0, 16)}:${job.repeat}:${examples}${job.readSince !== undefined ? `:${job.readSince}` : ''}`;
+  return `${job.fingerprint}:${job.artifactHash.slice(0, 16)}:${job.repeat}:${examples}${job.readSince !== undefined ? `:${job.readSince}` : ''}${job.storedAs !== undefined ? `:${job.storedAs.split(':')[0]}` : ''}`;
 }
 
 /** The jobs of a request: items grouped by repeat, in their order, `batchSize` examples each. */
@@ -132,6 +134,7 @@ export function jobsOf(request: RemoteRequest, batchSize = DEFAULT_BATCH_SIZE): 
           repeat,
           exampleIds: batch.map((item) => item.exampleId),
           ...(request.readSince !== undefined ? { readSince: request.readSince } : {}),
+          ...(request.storedAs !== undefined ? { storedAs: request.storedAs } : {}),
         },
       });
     }
@@ -273,7 +276,7 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
         let query = db
           .selectFrom('example_results')
           .select(['example_id', 'repeat'])
-          .where('fingerprint', '=', request.fingerprint)
+          .where('fingerprint', '=', request.storedAs ?? request.fingerprint)
           .where('artifact_hash', '=', request.artifactHash)
           .where('repeat', 'in', repeats);
         if (request.readSince !== undefined) query = query.where('created_at', '>=', request.readSince);

@@ -46,7 +46,14 @@ export function createScratchEvaluator(study: LoadedStudy, db: StudyDatabase, op
     executor: remote.executor,
     weights: remote.weights,
     async evaluate(request) {
-      leftovers ??= db.deleteFrom('example_results').where('fingerprint', 'like', `${SCRATCH_PREFIX}%`).execute();
+      // A read first: most runs have none to remove, and need not wait for the table's write lock.
+      leftovers ??= db
+        .selectFrom('example_results')
+        .select('fingerprint')
+        .where('fingerprint', 'like', `${SCRATCH_PREFIX}%`)
+        .limit(1)
+        .execute()
+        .then((found) => (found.length > 0 ? db.deleteFrom('example_results').where('fingerprint', 'like', `${SCRATCH_PREFIX}%`).execute() : undefined));
       await leftovers;
       try {
         return await remote.evaluate(request);

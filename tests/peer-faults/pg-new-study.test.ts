@@ -29,7 +29,7 @@ describe.runIf(postgres)('peer fault 12: a new study in the same database', () =
     const [schemaA, schemaB] = [await freshSchema(cleanups), await freshSchema(cleanups)];
     const worker = start(cleanups, ['worker', studyA, '--db', schemaA.url, '--concurrency', '1']);
     const stderr = stderrOf(worker.child);
-    await vi.waitFor(() => expect(stderr()).toMatch(/serving evaluator/), { timeout: 60_000, interval: 100 });
+    await vi.waitFor(() => expect(stderr()).toMatch(/serving evaluator/), { timeout: 180_000, interval: 100 });
 
     // Study B's first coordinator installs B's queue schema.
     const dbB = await openDatabase(schemaB.url);
@@ -54,5 +54,5 @@ describe.runIf(postgres)('peer fault 12: a new study in the same database', () =
 
     worker.child.kill('SIGTERM');
     expect((await worker.result).code).toBe(130);
-  }, 180_000);
+  }, 300_000);
 });

@@ -61,7 +61,7 @@ describe.runIf(postgres)('peer fault 9: a worker paused past the stale delay', (
       pids.set(`Bearer ${key}`, worker.child.pid!);
       return { ...worker, stderr: stderrOf(worker.child) };
     });
-    await vi.waitFor(() => workers.forEach((worker) => expect(worker.stderr()).toMatch(/serving evaluator/)), { timeout: 60_000, interval: 100 });
+    await vi.waitFor(() => workers.forEach((worker) => expect(worker.stderr()).toMatch(/serving evaluator/)), { timeout: 180_000, interval: 100 });
 
     const study = await loadStudyAsync(dir, createLlmStudyPlugins({ getDatabase: () => undefined, noCache: true, env: { ...process.env, [KEY_ENV]: 'coordinator' } }));
     const unlocked: string[] = [];
@@ -89,5 +89,5 @@ describe.runIf(postgres)('peer fault 9: a worker paused past the stale delay', (
 
     for (const worker of workers) worker.child.kill('SIGTERM');
     expect((await Promise.all(workers.map((worker) => worker.result))).map((end) => end.code)).toEqual([130, 130]);
-  }, 240_000);
+  }, 300_000);
 });

@@ -40,7 +40,7 @@ describe.runIf(postgres)('peer fault 7: workers started together on a fresh sche
         const waiting = await holder.query<{ n: string }>("select count(*) as n from pg_locks where locktype = 'advisory' and not granted and objid = $1::oid", [low >>> 0]);
         expect(Number(waiting.rows[0]!.n)).toBe(1);
       },
-      { timeout: 60_000, interval: 50 },
+      { timeout: 180_000, interval: 50 },
     );
     const second = start(cleanups, ['worker', study, '--db', schema.url, '--concurrency', '1']);
     const secondErr = stderrOf(second.child);
@@ -52,16 +52,16 @@ describe.runIf(postgres)('peer fault 7: workers started together on a fresh sche
           const waiting = await holder.query<{ n: string }>("select count(*) as n from pg_locks where locktype = 'advisory' and not granted");
           expect(Number(waiting.rows[0]!.n)).toBeGreaterThanOrEqual(2);
         },
-        { timeout: 60_000, interval: 50 },
+        { timeout: 180_000, interval: 50 },
       ),
     ]);
     await holder.query('select pg_advisory_unlock($1, $2)', [high, low]);
 
-    await vi.waitFor(() => expect(firstErr()).toMatch(/serving evaluator/), { timeout: 60_000, interval: 100 });
-    await vi.waitFor(() => expect(secondErr(), secondErr()).toMatch(/serving evaluator/), { timeout: 60_000, interval: 100 });
+    await vi.waitFor(() => expect(firstErr()).toMatch(/serving evaluator/), { timeout: 180_000, interval: 100 });
+    await vi.waitFor(() => expect(secondErr(), secondErr()).toMatch(/serving evaluator/), { timeout: 180_000, interval: 100 });
     expect(secondErr()).not.toMatch(/does not exist|unexpected failure/);
     for (const worker of [first, second]) worker.child.kill('SIGTERM');
     const ends = await Promise.all([first.result, second.result]);
     expect(ends.map((end) => end.code)).toEqual([130, 130]);
-  }, 180_000);
+  }, 300_000);
 });

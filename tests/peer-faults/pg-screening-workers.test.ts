@@ -27,7 +27,7 @@ describe.runIf(postgres)("peer fault 15: the proposer's screening", () => {
     const schema = await freshSchema(cleanups);
     const worker = start(cleanups, ['worker', study, '--db', schema.url, '--concurrency', '2', '--json']);
     const stderr = stderrOf(worker.child);
-    await vi.waitFor(() => expect(stderr()).toMatch(/serving evaluator/), { timeout: 60_000, interval: 100 });
+    await vi.waitFor(() => expect(stderr()).toMatch(/serving evaluator/), { timeout: 180_000, interval: 100 });
     const run = await runKloop(['run', study, '--db', schema.url, '--workers', '--json']);
     expect(run.code, run.stderr).toBe(0);
     worker.child.kill('SIGTERM');
@@ -44,5 +44,5 @@ describe.runIf(postgres)("peer fault 15: the proposer's screening", () => {
     expect(stored).toBeGreaterThan(0);
     // The worker executed the gate's evaluations (the stored results) and the screening's.
     expect(tally.results).toBeGreaterThan(stored);
-  }, 240_000);
+  }, 300_000);
 });

@@ -20,10 +20,19 @@
  * local model's call; the figures are then the queue's, not this machine's
  * CPU), KLOOP_BENCH_CAP (C, default 4), KLOOP_BENCH_VARIANTS (K, default 4),
  * KLOOP_BENCH_BATCH (B, default 4), KLOOP_BENCH_POSTGRES_URL (default
- * postgres://postgres@127.0.0.1:5432/test). Exits 1 when the target is missed.
+ * postgres://postgres@127.0.0.1:5432/test), KLOOP_BENCH_PAUSE_MS (the fault
+ * run's pause, default 30 000).
+ *
+ * The fault column: one more run, of 3 workers, in which worker 0 is paused
+ * (SIGSTOP) at its first call for the pause and resumed (SIGCONT), and worker 1
+ * is killed (SIGKILL) at its third call. The model server logs every call on
+ * arrival (which process asked for which prompt × ticket); a worker's
+ * duplicates are the calls beyond the first of the prompt × tickets it asked
+ * for. Targets: 0 for the paused worker (it is late, not gone), at most one
+ * job's worth (B) for the killed one. Exits 1 when a target is missed.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, readdirSync, unlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -37,6 +46,7 @@ import { loadStudyAsync } from '../src/study/load-study.ts';
 import type { LoadedStudy } from '../src/study/loaded-study.ts';
 import { createStudyEvaluator } from '../src/study/run-study.ts';
 import type { Evaluator } from '../src/evaluator/evaluator.ts';
+import { makeLlmWorkerStudy, simulatedLabel } from '../src/test-support/llm-worker-study.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const LATENCY_MS = Number(process.env.KLOOP_BENCH_LATENCY_MS ?? 1000);
@@ -45,12 +55,21 @@ const VARIANTS = Number(process.env.KLOOP_BENCH_VARIANTS ?? 4);
 const BATCH = Number(process.env.KLOOP_BENCH_BATCH ?? 4);
 const POSTGRES = process.env.KLOOP_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const WORKERS = [1, 2, 4];
-const LABELS = ['billing', 'technical', 'account', 'shipping'];
+/** How long the fault run's paused worker stays stopped, in milliseconds (KLOOP_BENCH_PAUSE_MS, default 30 000). */
+const PAUSE_MS = Number(process.env.KLOOP_BENCH_PAUSE_MS ?? 30_000);
 
-/** The model: latency L per call, at most C calls at once per API key (the rest wait in line). */
-async function startModelServer(): Promise<{ url: string; server: Server; calls: () => number }> {
+/** One executor call as the model server saw it: which process (its API key) asked for which prompt × ticket. */
+interface Call {
+  key: string;
+  body: string;
+}
+
+/** The model: latency L per call, at most C calls at once per API key (the rest wait in line); every call logged on arrival, `onCall` told first. */
+async function startModelServer(): Promise<{ url: string; server: Server; calls: () => number; log: Call[]; onCall: { hook?: (call: Call) => void } }> {
   const running = new Map<string, number>();
   const waiting = new Map<string, Array<() => void>>();
+  const log: Call[] = [];
+  const onCall: { hook?: (call: Call) => void } = {};
   let calls = 0;
   const acquire = (key: string): Promise<void> =>
     new Promise((resolve) => {
@@ -69,11 +88,12 @@ async function startModelServer(): Promise<{ url: string; server: Server; calls:
     request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
     request.on('end', () => {
       const key = String(request.headers.authorization ?? 'none');
+      const call = { key, body };
+      log.push(call);
+      onCall.hook?.(call);
       void acquire(key).then(() => {
         setTimeout(() => {
           calls += 1;
-          const text = body;
-          const label = LABELS[[...text].reduce((sum, character) => sum + character.charCodeAt(0), 0) % LABELS.length];
           response.writeHead(200, { 'content-type': 'application/json' });
           response.end(
             JSON.stringify({
@@ -81,7 +101,7 @@ async function startModelServer(): Promise<{ url: string; server: Server; calls:
               object: 'chat.completion',
               created: 1_700_000_000,
               model: 'sim',
-              choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify({ label }) }, finish_reason: 'stop' }],
+              choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify({ label: simulatedLabel(body) }) }, finish_reason: 'stop' }],
               usage: { prompt_tokens: 200, completion_tokens: 8, total_tokens: 208 },
             }),
           );
@@ -89,34 +109,10 @@ async function startModelServer(): Promise<{ url: string; server: Server; calls:
         }, LATENCY_MS);
       });
     });
+    response.on('error', () => undefined);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, server, calls: () => calls };
-}
-
-/** A classification study with an llm executor on the model server: 40 optimization, 4 anchor, 6 shadow tickets. */
-function makeStudy(modelUrl: string): Promise<string> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'kloop-bench-workers-'));
-  const init = spawn(process.execPath, [path.join(ROOT, 'bin/kloop.js'), 'init', dir, '--task', 'classification', '--executor', 'llm'], { stdio: 'ignore' });
-  return new Promise<string>((resolve, reject) => {
-    init.once('close', (code) => {
-      if (code !== 0) return reject(new Error(`kloop init exited ${code}`));
-      for (const file of readdirSync(path.join(dir, 'corpus'))) unlinkSync(path.join(dir, 'corpus', file));
-      const topics = ['a refund of my invoice', 'the app crashes on start', 'I cannot sign in', 'my parcel is late', 'a charge I do not know', 'an error on the export page'];
-      const records = Array.from({ length: 50 }, (_, index) => ({
-        id: `ticket-${String(index + 1).padStart(3, '0')}`,
-        input: `Ticket ${index + 1}: ${topics[index % topics.length]} (order ${1000 + index * 7})`,
-        expected: { label: LABELS[index % LABELS.length] },
-        partition: index < 40 ? 'optimization' : index < 44 ? 'anchor' : 'shadow',
-      }));
-      writeFileSync(path.join(dir, 'corpus', 'bench.jsonl'), `${records.map((record) => JSON.stringify(record)).join('\n')}\n`);
-      const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8')
-        .replace(/model: openai:gpt-4\.1-mini[^\n]*/, `model: openai-compatible:sim\n  baseURL: ${modelUrl}\n  apiKeyEnv: KLOOP_BENCH_KEY`)
-        .replace(/corpus:[^\n]*\n(\s+- [^\n]*\n)+/, 'corpus:\n  - corpus/*.jsonl\n');
-      writeFileSync(path.join(dir, 'kloop.yaml'), config);
-      resolve(dir);
-    });
-  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, server, calls: () => calls, log, onCall };
 }
 
 async function loadWithKey(dir: string, key: string): Promise<LoadedStudy> {
@@ -149,9 +145,63 @@ function waitForLine(child: ChildProcess, pattern: RegExp): Promise<void> {
 }
 
 const model = await startModelServer();
-const dir = await makeStudy(model.url);
+const dir = await makeLlmWorkerStudy(model.url, 'KLOOP_BENCH_KEY');
 const results: Array<{ label: string; workers: number; seconds: number; evaluations: number }> = [];
 const cleanups: Array<() => Promise<void> | void> = [() => rmSync(dir, { recursive: true, force: true }), () => void model.server.close()];
+
+/** A fresh schema, W `kloop worker` processes (API keys `worker-<i>`) and a coordinator's queue; `body` runs with them. */
+async function withWorkers<T>(tag: string, count: number, body: (evaluator: Evaluator, study: LoadedStudy, workers: ChildProcess[]) => Promise<T>): Promise<T> {
+  const schema = `kloop_bench_${process.pid}_${tag}`;
+  const admin = new pg.Client({ connectionString: POSTGRES });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = `${POSTGRES}${POSTGRES.includes('?') ? '&' : '?'}schema=${schema}`;
+  cleanups.push(async () => {
+    const cleaner = new pg.Client({ connectionString: POSTGRES });
+    await cleaner.connect();
+    await cleaner.query(`drop schema if exists ${schema} cascade; drop schema if exists ${schema}_queue cascade`);
+    await cleaner.end();
+  });
+  const db = await openDatabase(url);
+  const study = await loadWithKey(dir, 'coordinator');
+  const queue = await openEvaluationQueue(url, db, { batchSize: BATCH });
+  const workers = Array.from({ length: count }, (_, index) =>
+    spawn(process.execPath, [path.join(ROOT, 'bin/kloop.js'), 'worker', dir, '--db', url, '--concurrency', String(Math.ceil(CAP / BATCH) + 1), '--no-cache'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, KLOOP_BENCH_KEY: `worker-${index}` },
+    }),
+  );
+  try {
+    await Promise.all(workers.map((worker) => waitForLine(worker, /serving evaluator/)));
+    return await body(createStudyEvaluator(study, db, { remote: queue }), study, workers);
+  } finally {
+    await Promise.all(
+      workers.map(
+        (worker) =>
+          new Promise<void>((resolve) => {
+            if (worker.exitCode !== null || worker.signalCode !== null) return resolve();
+            worker.once('close', () => resolve());
+            worker.kill('SIGCONT');
+            worker.kill('SIGTERM');
+          }),
+      ),
+    );
+    await queue.close();
+    await db.destroy();
+  }
+}
+
+/** Duplicate executor calls of `key`'s work: for each prompt × ticket it called, the calls beyond the first, by any process. */
+function duplicatesOf(key: string, calls: readonly Call[]): number {
+  const byBody = new Map<string, string[]>();
+  for (const call of calls) byBody.set(call.body, [...(byBody.get(call.body) ?? []), call.key]);
+  let extra = 0;
+  for (const keys of byBody.values()) if (keys.includes(key)) extra += keys.length - 1;
+  return extra;
+}
+
+let fault: { seconds: number; evaluations: number; paused: number; killed: number; pausedDuplicates: number; killedDuplicates: number } | undefined;
 try {
   {
     const study = await loadWithKey(dir, 'single');
@@ -163,37 +213,26 @@ try {
     results.push({ label: 'single process', workers: 0, ...run });
   }
   for (const count of WORKERS) {
-    const schema = `kloop_bench_${process.pid}_${count}`;
-    const admin = new pg.Client({ connectionString: POSTGRES });
-    await admin.connect();
-    await admin.query(`create schema ${schema}`);
-    await admin.end();
-    const url = `${POSTGRES}${POSTGRES.includes('?') ? '&' : '?'}schema=${schema}`;
-    cleanups.push(async () => {
-      const cleaner = new pg.Client({ connectionString: POSTGRES });
-      await cleaner.connect();
-      await cleaner.query(`drop schema if exists ${schema} cascade; drop schema if exists ${schema}_queue cascade`);
-      await cleaner.end();
-    });
-    const db = await openDatabase(url);
-    const study = await loadWithKey(dir, 'coordinator');
-    const queue = await openEvaluationQueue(url, db, { batchSize: BATCH });
-    const workers = Array.from({ length: count }, (_, index) =>
-      spawn(process.execPath, [path.join(ROOT, 'bin/kloop.js'), 'worker', dir, '--db', url, '--concurrency', String(Math.ceil(CAP / BATCH) + 1), '--no-cache'], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        env: { ...process.env, KLOOP_BENCH_KEY: `worker-${index}` },
-      }),
-    );
-    try {
-      await Promise.all(workers.map((worker) => waitForLine(worker, /serving evaluator/)));
-      const run = await measure(study, createStudyEvaluator(study, db, { remote: queue }), `workers-${count}`);
-      results.push({ label: `${count} worker${count === 1 ? '' : 's'}`, workers: count, ...run });
-    } finally {
-      await Promise.all(workers.map((worker) => new Promise<void>((resolve) => (worker.exitCode !== null ? resolve() : (worker.once('close', () => resolve()), worker.kill('SIGTERM'))))));
-      await queue.close();
-      await db.destroy();
-    }
+    const run = await withWorkers(String(count), count, (evaluator, study) => measure(study, evaluator, `workers-${count}`));
+    results.push({ label: `${count} worker${count === 1 ? '' : 's'}`, workers: count, ...run });
   }
+  // The fault run: 3 workers; worker-0 paused (SIGSTOP) for PAUSE_MS at its first call, then resumed; worker-1 killed (SIGKILL) at its third call.
+  fault = await withWorkers('fault', 3, async (evaluator, study, workers) => {
+    const first = model.log.length;
+    let seen0 = 0;
+    let seen1 = 0;
+    model.onCall.hook = (call) => {
+      if (call.key === 'Bearer worker-0' && ++seen0 === 1) {
+        workers[0]!.kill('SIGSTOP');
+        setTimeout(() => workers[0]!.kill('SIGCONT'), PAUSE_MS).unref();
+      }
+      if (call.key === 'Bearer worker-1' && ++seen1 === 3) workers[1]!.kill('SIGKILL');
+    };
+    const run = await measure(study, evaluator, 'fault');
+    model.onCall.hook = undefined;
+    const calls = model.log.slice(first);
+    return { ...run, paused: seen0, killed: seen1, pausedDuplicates: duplicatesOf('Bearer worker-0', calls), killedDuplicates: duplicatesOf('Bearer worker-1', calls) };
+  });
 } finally {
   for (const cleanup of cleanups.reverse()) await cleanup();
 }
@@ -210,4 +249,12 @@ for (const run of results) {
   process.stdout.write(`| ${run.label} | ${run.evaluations} | ${run.seconds.toFixed(2)} | ${rate(run).toFixed(1)} | ${ratio.toFixed(2)} | ${target} |\n`);
 }
 process.stdout.write(`\nideal single process: ${(CAP / (LATENCY_MS / 1000)).toFixed(1)} evaluations/s (C / L)\n`);
+if (fault !== undefined) {
+  const pausedMet = fault.pausedDuplicates === 0;
+  const killedMet = fault.killedDuplicates <= BATCH;
+  if (!pausedMet || !killedMet) missed = true;
+  process.stdout.write(`\nfaults, in one run of 3 workers: worker-0 paused ${PAUSE_MS / 1000} s (SIGSTOP) at its first call and resumed; worker-1 killed (SIGKILL) at its third call\n\n`);
+  process.stdout.write('| run | evaluations | seconds | duplicate executor calls, paused worker (target 0) | duplicate executor calls, killed worker (target ≤ one job: B) |\n|---|---|---|---|---|\n');
+  process.stdout.write(`| fault run | ${fault.evaluations} | ${fault.seconds.toFixed(2)} | ${fault.pausedDuplicates}${pausedMet ? ' met' : ' MISSED'} | ${fault.killedDuplicates} of ≤ ${BATCH}${killedMet ? ' met' : ' MISSED'} |\n`);
+}
 process.exit(missed ? 1 : 0);

@@ -99,6 +99,8 @@ export interface RemoteRequest {
   items: readonly RemoteItem[];
   /** As {@link EvaluatorOptions.readSince}: results stored before it do not count. */
   readSince?: string;
+  /** As {@link EvaluatorOptions.storedAs}: the key the results are stored under, when not `fingerprint`. */
+  storedAs?: string;
 }
 
 /**
@@ -133,6 +135,13 @@ export interface EvaluatorOptions {
    * Default: every stored result.
    */
   readSince?: string;
+  /**
+   * The fingerprint results are stored and read under, when not the
+   * evaluator's own: a scratch key (`scratch:<fingerprint>`) keeps the
+   * proposer's screening, run on evaluation workers, apart from the
+   * notebook's results (src/loop/scratch-evaluator.ts). Default the fingerprint.
+   */
+  storedAs?: string;
   /** Concurrent executor calls. Default 8. */
   concurrency?: number;
   /**
@@ -266,6 +275,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
     components: taskComponents(task),
   });
   const concurrency = Math.max(1, options.concurrency ?? 8);
+  const storedAs = options.storedAs ?? fingerprint;
   const now = options.now ?? (() => new Date());
 
   async function run(request: EvaluateRequest, repeats: number, first: number): Promise<{ results: RepeatResult[]; missing: number }> {
@@ -274,7 +284,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
     const examples = request.examples;
     const stored =
       db !== undefined && request.fresh !== true && examples.length > 0
-        ? await loadResults(db, fingerprint, artifactHash, first, first + repeats - 1, options.readSince)
+        ? await loadResults(db, storedAs, artifactHash, first, first + repeats - 1, options.readSince)
         : new Map<string, StoredResult>();
     const perRepeat: Array<{ records: ExampleScoreRecord[]; usage: Usage; latencyMs: number }> = Array.from({ length: repeats }, () => ({
       records: new Array<ExampleScoreRecord>(examples.length),
@@ -305,10 +315,11 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
           partition: request.partition,
           items: missing.map(({ example, repeat }) => ({ exampleId: example.id, repeat })),
           ...(options.readSince !== undefined ? { readSince: options.readSince } : {}),
+          ...(options.storedAs !== undefined ? { storedAs: options.storedAs } : {}),
         },
         request.signal,
       );
-      const executed = await loadResults(db, fingerprint, artifactHash, first, first + repeats - 1, options.readSince);
+      const executed = await loadResults(db, storedAs, artifactHash, first, first + repeats - 1, options.readSince);
       for (const { example, index, repeat } of missing) {
         const hit = executed.get(resultKey(example.id, repeat));
         if (hit !== undefined) addTo(perRepeat[repeat - first]!, index, hit.record, hit.usage, hit.latencyMs);
@@ -340,7 +351,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       const record: ExampleScoreRecord = { ...score, exampleId: example.id, repeat, ...(transient ? { transient: true } : {}) } as ExampleScoreRecord;
       addTo(perRepeat[repeat - first]!, index, record, usage, result.latencyMs ?? 0);
       const scorerFailed = !score.valid && score.invalidReason === SCORER_ERROR;
-      if (db !== undefined && !transient && !scorerFailed) await storeResult(db, fingerprint, artifactHash, record, usage, result.latencyMs ?? 0, now, replaceBefore);
+      if (db !== undefined && !transient && !scorerFailed) await storeResult(db, storedAs, artifactHash, record, usage, result.latencyMs ?? 0, now, replaceBefore);
       done += 1;
       options.onProgress?.(done, missing.length);
     });

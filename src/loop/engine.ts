@@ -44,6 +44,7 @@ import type { LoadedStudy } from '../study/loaded-study.ts';
 import type { StudyState } from '../study/study-state.ts';
 import { readStudyState, writeStudyState } from '../study/study-state.ts';
 import { createStudyEvaluator, evaluatePartition, incumbentRepeats, yieldToEventLoop } from './evaluate-partition.ts';
+import { createScratchEvaluator } from './scratch-evaluator.ts';
 import type { Rebase, ScreenedCandidate } from './integrate.ts';
 import { raceRound } from './race-round.ts';
 import { raceSeed, racingCheck } from '../gate/racing/index.ts';
@@ -181,8 +182,8 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
     options.onCorpusChange?.({ kind: 'start', message: `corpus: ${corpusStart.moves.length} lifecycle move(s) recorded at the start (${[...new Set(corpusStart.moves.map((move) => move.kind))].join(', ')})` });
   }
   let evaluator: Evaluator = createStudyEvaluator(study, db, options.evaluator);
-  // Screening candidates inside the proposer is not stored: it can be hundreds per round.
-  let scratchEvaluator: Evaluator = createStudyEvaluator(study);
+  // Screening candidates inside the proposer is not stored: it can be hundreds per round (with workers: on them, under a scratch key).
+  let scratchEvaluator: Evaluator = createScratchEvaluator(study, db, options.evaluator);
 
   await ensureSeedVersion(db, study, now);
   const run = await db.insertInto('runs').values({ started_at: isoNow(now), ended_at: null, stop_reason: null, report: null }).returning('id').executeTakeFirstOrThrow();
@@ -386,7 +387,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         if (boundary.plan.kind === 'spent') return stop('shadow_spent', boundary.plan.reason);
         if (boundary.corpusChanged) {
           evaluator = createStudyEvaluator(study, db, options.evaluator);
-          scratchEvaluator = createStudyEvaluator(study);
+          scratchEvaluator = createScratchEvaluator(study, db, options.evaluator);
         }
         const round = lastRound + 1;
         const incumbentScore = await evaluateIncumbent('optimization', await repeatsOfIncumbent(round));

@@ -54,6 +54,8 @@ export interface StudyEvaluatorOptions {
   readSince?: string;
   /** Execute what is not stored yet on evaluation workers (`kloop run --workers`: src/storage/evaluation-queue.ts). */
   remote?: RemoteExecution;
+  /** Store and read results under this key instead of the fingerprint (the screening's scratch key: src/loop/scratch-evaluator.ts). */
+  storedAs?: string;
 }
 
 /**
@@ -79,6 +81,7 @@ export function createStudyEvaluator(study: LoadedStudy, db?: StudyDatabase, opt
     ...(db !== undefined ? { db } : {}),
     ...(options.readSince !== undefined ? { readSince: options.readSince } : {}),
     ...(db !== undefined && options.remote !== undefined ? { remote: options.remote } : {}),
+    ...(options.storedAs !== undefined ? { storedAs: options.storedAs } : {}),
   });
 }
 

@@ -259,27 +259,35 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
 /**
  * Opens a PostgreSQL study database: connects, and on a writable open
  * creates the schema when needed and applies the pending migrations (in one
- * transaction, under Kysely's migration lock: concurrent openers wait, then
- * find them applied). While the study's writer lock stays taken through every
+ * transaction), under the schema's migration lock (an advisory lock:
+ * src/storage/postgres.ts `withSchemaLock`): concurrent openers wait, then
+ * find them applied; a reader asking whether the notebook exists waits too. While the study's writer lock stays taken through every
  * try, the study is busy (exit code 3), as on SQLite.
  *
  * @throws StorageError naming the URL (without its password) when the server cannot be reached or the schema cannot be migrated
  */
 async function openPostgresDatabase(target: Extract<StorageTarget, { kind: 'postgres' }>, options: OpenDatabaseOptions): Promise<StudyDatabase> {
   // The PostgreSQL driver (pg) loads only for a notebook kept there.
-  const { ensureSchema, openPostgresKysely } = await import('./postgres.ts');
+  const { ensureSchema, openPostgresKysely, withSchemaLock } = await import('./postgres.ts');
   const db = await openPostgresKysely(target, { readonly: options.readonly === true, busyTimeoutMs: options.busyTimeoutMs ?? 10_000 });
   if (options.readonly === true) return db;
   const started = Date.now();
+  // The migration table in the study's own schema: Kysely looks for it in every schema otherwise.
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider(), migrationTableSchema: target.schema });
+  const upToDate = async (): Promise<boolean> => (await migrator.getMigrations()).every((migration) => migration.executedAt !== undefined);
   try {
-    await retryWhileBusy(async () => {
-      await ensureSchema(db, target.schema);
-      // The migration table in the study's own schema: Kysely looks for it in every schema otherwise.
-      const migrator = new Migrator({ db, provider: new StaticMigrationProvider(), migrationTableSchema: target.schema });
-      if ((await migrator.getMigrations()).every((migration) => migration.executedAt !== undefined)) return;
-      const { error } = await migrator.migrateToLatest();
-      if (error !== undefined) throw error;
-    });
+    // Up to date (a plain read): no lock. Else create and migrate under the schema's migration lock, so
+    // processes started together on a fresh schema wait for one another, and readers wait for them.
+    if (!(await upToDate().catch(() => false))) {
+      await withSchemaLock(target, 'exclusive', () =>
+        retryWhileBusy(async () => {
+          await ensureSchema(db, target.schema);
+          if (await upToDate()) return;
+          const { error } = await migrator.migrateToLatest();
+          if (error !== undefined) throw error;
+        }),
+      );
+    }
   } catch (error) {
     await db.destroy();
     if (isDatabaseBusy(error)) {
@@ -288,7 +296,7 @@ async function openPostgresDatabase(target: Extract<StorageTarget, { kind: 'post
         cause: error,
       });
     }
-    if (StorageError.isInstance(error)) throw error;
+    if (StorageError.isInstance(error) || StudyBusyError.isInstance(error)) throw error;
     throw new StorageError(`cannot migrate the study database ${target.display}: ${String((error as Error).message ?? error)}`, { cause: error });
   }
   return db;

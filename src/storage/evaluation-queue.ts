@@ -28,30 +28,40 @@
  * **Nothing lost, nothing counted twice.** A worker killed mid-job has stored
  * some of the batch's results or none; the job stays locked by it. Each
  * worker process keeps a heartbeat row in `leases` for every queue worker id
- * it runs (`study#worker:<id>`, with its host and pid); the coordinator, while
- * it waits, unlocks the jobs of a worker whose heartbeat is older than
- * LEASE_STALE_AFTER_MS or whose process is gone from this host
- * (`forceUnlockWorkers`), and another worker runs the job again: the results
- * already stored are read, not executed (nothing counted twice), the rest
- * are executed. A job whose executor keeps failing (a transient failure
- * after the executor's own retries) is retried up to {@link JOB_MAX_ATTEMPTS}
- * times, then given up: those results count as transient failures, as they
- * would in one process (never stored; the gate refuses `evaluation_failed`).
+ * it runs (`study#worker:<id>`, with its host and pid), written again at
+ * every beat, so a worker paused past the stale delay registers again when it
+ * resumes (src/storage/worker-liveness.ts). The coordinator, while it waits,
+ * unlocks the jobs of a worker that is gone — on its own host, a process that
+ * no longer exists (a paused one is only late: its job is never run twice);
+ * on another host, a heartbeat older than LEASE_STALE_AFTER_MS — and only if
+ * the heartbeat it judged is still the last one (src/storage/worker-sweep.ts).
+ * Another worker runs the job again: the results already stored are read,
+ * not executed (nothing counted twice), the rest are executed. A job whose
+ * executor keeps failing (a transient failure after the executor's own
+ * retries) is retried up to {@link JOB_MAX_ATTEMPTS} times, then given up:
+ * those results count as transient failures, as they would in one process
+ * (never stored; the gate refuses `evaluation_failed`). A job whose worker
+ * was gone on its last attempts (killed: a crash, an out-of-memory kill) is
+ * an infrastructure failure when it is given up: the run stops
+ * `infrastructure_failure` with the reason, never charging the candidate.
  * A coordinator killed and started again finds its results stored and its
  * jobs queued (same keys: not enqueued twice).
  */
 import { createHash } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import pg from 'pg';
-import type { JobHelpers, Logger as GraphileLogger, Runner, WorkerUtils } from 'graphile-worker';
+import type { Logger as GraphileLogger, WorkerUtils } from 'graphile-worker';
 import type { RemoteExecution, RemoteItem, RemoteRequest } from '../evaluator/evaluator.ts';
 import { resultKey } from '../evaluator/evaluator.ts';
-import { InputError } from '../errors.ts';
+import { InfrastructureError, InputError } from '../errors.ts';
 import type { StudyDatabase } from './database.ts';
-import { LEASE_HEARTBEAT_INTERVAL_MS, LEASE_STALE_AFTER_MS, createOwnerId, isProcessAlive, staleReason } from './lease.ts';
+import { LEASE_STALE_AFTER_MS } from './lease.ts';
 import type { StorageTarget } from './location.ts';
 import { parseStorageTarget } from './location.ts';
+import { COORDINATOR_QUEUE_POOL_SIZE, connectPatiently, retryThroughOutage } from './connections.ts';
 import { createPostgresPool } from './postgres.ts';
+import { WORKER_LEASE_PREFIX } from './worker-liveness.ts';
+import { sweepGoneWorkers, workerGoneAttempts } from './worker-sweep.ts';
 
 type PostgresTarget = Extract<StorageTarget, { kind: 'postgres' }>;
 
@@ -63,8 +73,7 @@ export const JOB_MAX_ATTEMPTS = 5;
 export const COORDINATOR_POLL_MS = 1_000;
 /** Prefix of the task of an evaluator's jobs (`kloop_evaluate_<fingerprint>`). */
 export const EVALUATION_TASK_PREFIX = 'kloop_evaluate_';
-/** Prefix of a worker's heartbeat rows in `leases`. */
-export const WORKER_LEASE_PREFIX = 'study#worker:';
+export { WORKER_LEASE_PREFIX };
 
 /** One job's work: which results to produce. */
 export interface EvaluationJob {
@@ -76,6 +85,8 @@ export interface EvaluationJob {
   repeat: number;
   exampleIds: string[];
   readSince?: string;
+  /** The key the results are stored under, when not `fingerprint` (the proposer's screening: src/loop/scratch-evaluator.ts). */
+  storedAs?: string;
 }
 
 /** The schema of the job queue of a study schema. */
@@ -89,14 +100,14 @@ export function evaluationTask(fingerprint: string): string {
 }
 
 /** The notification channel a worker signals a finished job on. */
-function resultsChannel(queueSchema: string): string {
+export function resultsChannel(queueSchema: string): string {
   return `kloop_results_${queueSchema}`;
 }
 
 /** The job key: the same work has the same key (a restarted coordinator does not enqueue it twice). */
 export function evaluationJobKey(job: EvaluationJob): string {
   const examples = createHash('sha256').update(job.exampleIds.join('\u0000')).digest('hex').slice(0, 16);
-  return `${job.fingerprint}:${job.artifactHash.slice(0, 16)}:${job.repeat}:${examples}${job.readSince !== undefined ? `:${job.readSince}` : ''}`;
+  return `${job.fingerprint}:${job.artifactHash.slice(0, 16)}:${job.repeat}:${examples}${job.readSince !== undefined ? `:${job.readSince}` : ''}${job.storedAs !== undefined ? `:${job.storedAs.split(':')[0]}` : ''}`;
 }
 
 /** The jobs of a request: items grouped by repeat, in their order, `batchSize` examples each. */
@@ -123,6 +134,7 @@ export function jobsOf(request: RemoteRequest, batchSize = DEFAULT_BATCH_SIZE): 
           repeat,
           exampleIds: batch.map((item) => item.exampleId),
           ...(request.readSince !== undefined ? { readSince: request.readSince } : {}),
+          ...(request.storedAs !== undefined ? { storedAs: request.storedAs } : {}),
         },
       });
     }
@@ -130,7 +142,7 @@ export function jobsOf(request: RemoteRequest, batchSize = DEFAULT_BATCH_SIZE): 
   return jobs;
 }
 
-function postgresTarget(location: string, what: string): PostgresTarget {
+export function postgresTarget(location: string, what: string): PostgresTarget {
   const target = parseStorageTarget(location);
   if (target.kind !== 'postgres') {
     throw new InputError(`${what} needs the study's notebook in PostgreSQL (storage: postgres://… in kloop.yaml, or --db <url>): evaluation workers share its job queue`, { field: '--db', code: 'input.storage' });
@@ -139,13 +151,32 @@ function postgresTarget(location: string, what: string): PostgresTarget {
 }
 
 /** graphile-worker, loaded when first needed (a CommonJS module: its exports are on `default` when imported from an ES module bundle). */
-async function graphile(): Promise<typeof import('graphile-worker')> {
+export async function graphile(): Promise<typeof import('graphile-worker')> {
   const loaded = (await import('graphile-worker')) as typeof import('graphile-worker') & { default?: typeof import('graphile-worker') };
+  await retryLostConnections();
   return typeof loaded.run === 'function' ? loaded : loaded.default!;
 }
 
+/**
+ * graphile-worker runs its own statements (take a job, complete it, fail it)
+ * again on a new connection, with back-off, for the error codes of its table
+ * `RETRYABLE_ERROR_CODES` (a serialization failure, a server starting, a
+ * timeout); a connection reset or refused during a short outage is not among
+ * them, and such a failure of a batched completion escaped as an unhandled
+ * rejection that ended a busy worker with a raw stack trace (peer fault 13).
+ * The connection losses are added, with the back-off of a starting server's
+ * (0.1 s growing to 10 s, 100 tries).
+ */
+async function retryLostConnections(): Promise<void> {
+  type Codes = Record<string, { minDelay: number; maxDelay: number } | undefined>;
+  const lib = (await import('graphile-worker/dist/lib.js')) as { RETRYABLE_ERROR_CODES?: Codes; default?: { RETRYABLE_ERROR_CODES?: Codes } };
+  const codes = lib.RETRYABLE_ERROR_CODES ?? lib.default?.RETRYABLE_ERROR_CODES;
+  if (codes === undefined) return;
+  for (const code of ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', '57P01', '08006', '08003']) codes[code] ??= { minDelay: 100, maxDelay: 10_000 };
+}
+
 /** graphile-worker's logger, quiet but for errors (and warnings with `verbose`). */
-async function queueLogger(log: ((message: string) => void) | undefined, verbose = false): Promise<GraphileLogger> {
+export async function queueLogger(log: ((message: string) => void) | undefined, verbose = false): Promise<GraphileLogger> {
   const { Logger } = await graphile();
   return new Logger(() => (level, message) => {
     if (level === 'error' || (verbose && level === 'warning')) log?.(`job queue: ${message}`);
@@ -183,10 +214,12 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
   const target = postgresTarget(location, 'kloop run --workers');
   const queueSchema = queueSchemaOf(target.schema);
   const { makeWorkerUtils } = await graphile();
-  const pool = createPostgresPool(target, { max: 4 });
+  const pool = createPostgresPool(target, { max: COORDINATOR_QUEUE_POOL_SIZE });
   const utils: WorkerUtils = await makeWorkerUtils({ pgPool: pool, schema: queueSchema, logger: await queueLogger(options.log) });
   await utils.migrate();
   const staleAfterMs = options.staleAfterMs ?? LEASE_STALE_AFTER_MS;
+  /** The queue's statements through a short outage (each may run twice). */
+  const outage = <T>(work: () => Promise<T>): Promise<T> => retryThroughOutage(target, work);
   const here = osHostname();
 
   // One listening connection: a worker's NOTIFY after each job wakes the waiting evaluations.
@@ -194,10 +227,18 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
   const wakeAll = (): void => {
     for (const wake of [...waiters]) wake();
   };
-  const listener = new pg.Client({ connectionString: target.connectionString });
-  listener.on('error', (error) => options.log?.(`job queue: the listening connection failed: ${error.message}`));
+  const listener = await connectPatiently(target, async () => {
+    const client = new pg.Client({ connectionString: target.connectionString });
+    client.on('error', (error) => options.log?.(`job queue: the listening connection failed: ${error.message}`));
+    try {
+      await client.connect();
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      throw error;
+    }
+    return client;
+  });
   listener.on('notification', wakeAll);
-  await listener.connect();
   await listener.query(`listen ${resultsChannel(queueSchema)}`);
 
   const wait = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
@@ -213,39 +254,16 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
       signal?.addEventListener('abort', done, { once: true });
     });
 
-  /** Unlocks the jobs of workers that are gone (stale heartbeat, or a dead process of this host). */
-  const sweep = async (): Promise<void> => {
-    const locked = await pool.query<{ locked_by: string; age_ms: number }>(
-      `select locked_by, extract(epoch from (now() - min(locked_at))) * 1000 as age_ms from ${queueSchema}.jobs where locked_by is not null group by locked_by`,
-    );
-    if (locked.rows.length === 0) return;
-    const leases = await db.selectFrom('leases').selectAll().where('study_key', 'in', locked.rows.map((row) => `${WORKER_LEASE_PREFIX}${row.locked_by}`)).execute();
-    const byKey = new Map(leases.map((row) => [row.study_key, row]));
-    const dead: Array<{ id: string; reason: string }> = [];
-    for (const row of locked.rows) {
-      const lease = byKey.get(`${WORKER_LEASE_PREFIX}${row.locked_by}`);
-      if (lease === undefined) {
-        if (Number(row.age_ms) > staleAfterMs) dead.push({ id: row.locked_by, reason: `no heartbeat in ${Math.round(Number(row.age_ms) / 1000)} s` });
-        continue;
-      }
-      const reason = staleReason(
-        { studyKey: lease.study_key, ownerId: lease.owner_id, hostname: lease.hostname, pid: Number(lease.pid), acquiredAt: lease.acquired_at, heartbeatAt: lease.heartbeat_at },
-        { now: new Date(), staleAfterMs, hostname: here, isProcessAlive },
-      );
-      if (reason !== null) dead.push({ id: row.locked_by, reason: `pid ${lease.pid} on ${lease.hostname}: ${reason}` });
-    }
-    if (dead.length === 0) return;
-    await utils.forceUnlockWorkers(dead.map((worker) => worker.id));
-    await db.deleteFrom('leases').where('study_key', 'in', dead.map((worker) => `${WORKER_LEASE_PREFIX}${worker.id}`)).execute();
-    options.onUnlocked?.(dead);
-  };
+  /** Unlocks the jobs of workers that are gone (src/storage/worker-liveness.ts), each job's last error naming why. */
+  const sweep = (): Promise<void> => sweepGoneWorkers({ pool, db, utils, queueSchema, staleAfterMs, hostname: here, onUnlocked: options.onUnlocked });
 
   return {
     async execute(request: RemoteRequest, signal?: AbortSignal): Promise<ReadonlyMap<string, string>> {
       const planned = jobsOf(request, options.batchSize);
       const task = evaluationTask(request.fingerprint);
       const keyOf = new Map(planned.map(({ job, items }) => [evaluationJobKey(job), items]));
-      for (const { job } of planned) await utils.addJob(task, job, { jobKey: evaluationJobKey(job), jobKeyMode: 'unsafe_dedupe', maxAttempts: JOB_MAX_ATTEMPTS });
+      // Keyed jobs: adding one again through an outage adds nothing twice.
+      for (const { job } of planned) await outage(() => utils.addJob(task, job, { jobKey: evaluationJobKey(job), jobKeyMode: 'unsafe_dedupe', maxAttempts: JOB_MAX_ATTEMPTS }));
       wakeAll();
       const repeats = [...new Set(request.items.map((item) => item.repeat))];
       const wanted = new Set(request.items.map((item) => resultKey(item.exampleId, item.repeat)));
@@ -258,7 +276,7 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
         let query = db
           .selectFrom('example_results')
           .select(['example_id', 'repeat'])
-          .where('fingerprint', '=', request.fingerprint)
+          .where('fingerprint', '=', request.storedAs ?? request.fingerprint)
           .where('artifact_hash', '=', request.artifactHash)
           .where('repeat', 'in', repeats);
         if (request.readSince !== undefined) query = query.where('created_at', '>=', request.readSince);
@@ -270,30 +288,39 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
         }
         if (missing.length === 0) return givenUp;
         // Jobs that failed on every attempt: their missing results are given up (transient failures), and the jobs removed.
-        const failed = await pool.query<{ id: string; key: string; last_error: string | null }>(
+        const failed = await outage(() => pool.query<{ id: string; key: string; last_error: string | null }>(
           `select id, key, last_error from ${queueSchema}.jobs where key = any($1::text[]) and attempts >= max_attempts and locked_at is null`,
           [[...keyOf.keys()]],
-        );
+        ));
         for (const row of failed.rows) {
+          const gone = workerGoneAttempts(row.last_error);
+          if (gone !== undefined) {
+            // The job ended its worker, again and again: the infrastructure failed, not the candidate.
+            await outage(() => utils.completeJobs([row.id]));
+            throw new InfrastructureError(
+              `the evaluation job of ${request.partition} (${(keyOf.get(row.key) ?? []).length} example(s) of artifact ${request.artifactHash.slice(0, 12)}) was given up after ${JOB_MAX_ATTEMPTS} attempts: its worker was gone on ${gone.count} of them (last: ${gone.reason}); a job that ends its worker every time is an infrastructure failure (a crash or an out-of-memory kill of the worker), not a result of the candidate`,
+              { code: 'infrastructure.worker_gone' },
+            );
+          }
           for (const item of keyOf.get(row.key) ?? []) {
             const key = resultKey(item.exampleId, item.repeat);
             if (!stored.has(key)) givenUp.set(key, `the evaluation job failed on each of its ${JOB_MAX_ATTEMPTS} attempts: ${row.last_error ?? 'unknown error'}`);
           }
         }
         if (failed.rows.length > 0) {
-          await utils.completeJobs(failed.rows.map((row) => row.id));
+          await outage(() => utils.completeJobs(failed.rows.map((row) => row.id)));
           continue;
         }
         if (Date.now() - lastSweep >= COORDINATOR_POLL_MS) {
           lastSweep = Date.now();
-          await sweep();
+          await outage(sweep);
         }
         if (Date.now() - lastProgress >= 30_000) {
           lastProgress = Date.now();
-          const status = await pool.query<{ queued: number; running: number }>(
+          const status = await outage(() => pool.query<{ queued: number; running: number }>(
             `select count(*) filter (where locked_at is null) as queued, count(*) filter (where locked_at is not null) as running from ${queueSchema}.jobs where task_identifier = $1`,
             [task],
-          );
+          ));
           const workers = await db.selectFrom('leases').select('owner_id').where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`).distinct().execute();
           options.onWaiting?.({ queued: Number(status.rows[0]?.queued ?? 0), running: Number(status.rows[0]?.running ?? 0), workers: workers.length });
         }
@@ -307,108 +334,4 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
       await pool.end().catch(() => undefined);
     },
   };
-}
-
-/** Options of {@link startEvaluationWorker}. */
-export interface EvaluationWorkerOptions {
-  /** The study's PostgreSQL URL. */
-  location: string;
-  /** The study database (heartbeat rows; the evaluator stores results in it). */
-  db: StudyDatabase;
-  /** The fingerprint of the evaluator this worker has: it takes only that evaluator's jobs. */
-  fingerprint: string;
-  /** Evaluates one job: stores every result it can; throws when some could not be had (a transient failure), so the job is retried. */
-  run: (job: EvaluationJob, signal: AbortSignal) => Promise<void>;
-  /** Jobs at once. Default 1. */
-  concurrency?: number;
-  /** Called when a job starts and ends. */
-  onJob?: (event: { type: 'start' | 'done' | 'failed'; job: EvaluationJob; attempt: number; message?: string }) => void;
-  log?: (message: string) => void;
-  /** Default {@link LEASE_HEARTBEAT_INTERVAL_MS}. */
-  heartbeatIntervalMs?: number;
-}
-
-/** A running worker. */
-export interface EvaluationWorker {
-  /** This process's owner id in its heartbeat rows. */
-  readonly ownerId: string;
-  /** Stops taking jobs, lets the running ones finish, removes the heartbeat rows. */
-  stop(): Promise<void>;
-  /** Settles when the worker has stopped (or failed). */
-  readonly done: Promise<void>;
-}
-
-/**
- * Starts taking the study's evaluation jobs of one evaluator
- * (graphile-worker's runner, `concurrency` jobs at once), with a heartbeat
- * row per queue worker id (see the module comment).
- *
- * @throws InputError when the study's notebook is not in PostgreSQL
- */
-export async function startEvaluationWorker(options: EvaluationWorkerOptions): Promise<EvaluationWorker> {
-  const target = postgresTarget(options.location, 'kloop worker');
-  const queueSchema = queueSchemaOf(target.schema);
-  const { run } = await graphile();
-  const ownerId = createOwnerId();
-  const host = osHostname();
-  const known = new Set<string>();
-  const channel = resultsChannel(queueSchema);
-  const pool = createPostgresPool(target, { max: (options.concurrency ?? 1) + 3 });
-
-  /** The heartbeat row of the queue worker running a job, written when it takes its first job. */
-  const register = async (workerId: string): Promise<void> => {
-    if (known.has(workerId)) return;
-    const at = new Date().toISOString();
-    await options.db
-      .insertInto('leases')
-      .values({ study_key: `${WORKER_LEASE_PREFIX}${workerId}`, owner_id: ownerId, hostname: host, pid: process.pid, acquired_at: at, heartbeat_at: at })
-      .onConflict((conflict) => conflict.column('study_key').doUpdateSet({ owner_id: ownerId, hostname: host, pid: process.pid, heartbeat_at: at }))
-      .execute();
-    known.add(workerId);
-  };
-
-  const task = async (payload: unknown, helpers: JobHelpers): Promise<void> => {
-    const job = payload as EvaluationJob;
-    if (helpers.job.locked_by !== null) await register(helpers.job.locked_by);
-    options.onJob?.({ type: 'start', job, attempt: helpers.job.attempts });
-    try {
-      await options.run(job, helpers.abortSignal ?? new AbortController().signal);
-    } catch (error) {
-      options.onJob?.({ type: 'failed', job, attempt: helpers.job.attempts, message: (error as Error).message });
-      throw error;
-    }
-    options.onJob?.({ type: 'done', job, attempt: helpers.job.attempts });
-    await pool.query(`select pg_notify($1, $2)`, [channel, evaluationJobKey(job)]);
-  };
-
-  const runner: Runner = await run({
-    pgPool: pool,
-    schema: queueSchema,
-    concurrency: Math.max(1, options.concurrency ?? 1),
-    noHandleSignals: true,
-    pollInterval: 2_000,
-    logger: await queueLogger(options.log, true),
-    taskList: { [evaluationTask(options.fingerprint)]: task },
-  });
-  const beat = setInterval(() => {
-    options.db
-      .updateTable('leases')
-      .set({ heartbeat_at: new Date().toISOString() })
-      .where('owner_id', '=', ownerId)
-      .where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`)
-      .execute()
-      .catch((error: unknown) => options.log?.(`heartbeat failed: ${(error as Error).message}`));
-  }, options.heartbeatIntervalMs ?? LEASE_HEARTBEAT_INTERVAL_MS);
-  beat.unref();
-  let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopping ??= (async () => {
-      await runner.stop().catch(() => undefined);
-      clearInterval(beat);
-      await options.db.deleteFrom('leases').where('owner_id', '=', ownerId).where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`).execute().catch(() => undefined);
-      await pool.end().catch(() => undefined);
-    })();
-    return stopping;
-  };
-  return { ownerId, stop, done: runner.promise };
 }

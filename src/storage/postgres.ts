@@ -26,11 +26,13 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
-import { CompiledQuery, Kysely, PostgresDialect, PostgresDriver, sql } from 'kysely';
+import type { Driver } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { KloopDatabase } from './schema.ts';
+import { StudyPostgresDriver, writerLockKeys } from './postgres-driver.ts';
+import { POOL_IDLE_MS, STUDY_POOL_SIZE, connectPatiently, connectionError, makePoolPatient } from './connections.ts';
 import type { StorageTarget } from './location.ts';
-import { StorageError } from '../errors.ts';
+import { KloopError, StorageError } from '../errors.ts';
 
 type PostgresTarget = Extract<StorageTarget, { kind: 'postgres' }>;
 
@@ -46,17 +48,71 @@ const NUMBER_TYPES = {
   },
 } as unknown as pg.CustomTypesConfig;
 
-/** The two 32-bit keys of the study's writer lock (`pg_advisory_xact_lock(int, int)`), from the schema name. */
-export function writerLockKeys(schema: string): [number, number] {
-  const digest = createHash('sha256').update(`kloop study writer lock\u0000${schema}`).digest();
+export { writerLockKeys };
+
+/**
+ * The two 32-bit keys of the schema's migration lock (a session-level
+ * advisory lock, `pg_advisory_lock(int, int)`): held exclusively while a
+ * writable open creates and migrates the schema, shared while a reader asks
+ * whether the notebook exists (see {@link withSchemaLock}).
+ */
+export function migrationLockKeys(schema: string): [number, number] {
+  const digest = createHash('sha256').update(`kloop schema migration lock\u0000${schema}`).digest();
   return [digest.readInt32BE(0), digest.readInt32BE(4)];
+}
+
+/** How long an open waits for another process creating or migrating the same schema, in milliseconds. */
+export const SCHEMA_LOCK_TIMEOUT_MS = 120_000;
+
+/**
+ * Runs `work` holding the schema's migration lock on a connection of its own
+ * (released with it, even when the process dies: the server ends the
+ * session). `exclusive`: one process creates and migrates the schema at a
+ * time; `shared`: a reader never sees a schema half created (Kysely's
+ * migrator creates its own table before the migrations' transaction
+ * commits: without the lock a reader could find `kysely_migration` and then
+ * miss `corpus_members`).
+ *
+ * @throws StudyBusyError (exit code 3) when another process held the lock for {@link SCHEMA_LOCK_TIMEOUT_MS}
+ * @throws StorageError when the server cannot be reached
+ */
+export async function withSchemaLock<T>(target: PostgresTarget, mode: 'exclusive' | 'shared', work: (client: pg.Client) => Promise<T>, timeoutMs = SCHEMA_LOCK_TIMEOUT_MS): Promise<T> {
+  const client = await connectPatiently(target, async () => {
+    const next = new pg.Client({ connectionString: target.connectionString, types: NUMBER_TYPES, connectionTimeoutMillis: 15_000 });
+    next.on('error', () => undefined);
+    try {
+      await next.connect();
+    } catch (error) {
+      await next.end().catch(() => undefined);
+      throw error;
+    }
+    return next;
+  });
+  const [high, low] = migrationLockKeys(target.schema);
+  try {
+    await client.query(`set lock_timeout = ${Math.max(1, Math.round(timeoutMs))}`);
+    try {
+      await client.query(mode === 'exclusive' ? 'select pg_advisory_lock($1, $2)' : 'select pg_advisory_lock_shared($1, $2)', [high, low]);
+    } catch (error) {
+      if ((error as { code?: string }).code !== '55P03') throw error;
+      const { StudyBusyError } = await import('./lease.ts');
+      throw new StudyBusyError(undefined, {
+        message: `the study database ${target.display} was being created or migrated by another process for ${Math.round(timeoutMs / 1000)} s; try again when that process is done`,
+        cause: error,
+      });
+    }
+    return await work(client);
+  } finally {
+    // Ending the session releases the lock.
+    await client.end().catch(() => undefined);
+  }
 }
 
 /** Options of {@link createPostgresPool}. */
 export interface PostgresPoolOptions {
   /** Refuse every write (`default_transaction_read_only`). Default false. */
   readonly?: boolean;
-  /** Connections at most. Default 10. */
+  /** Connections at most. Default {@link STUDY_POOL_SIZE} (src/storage/connections.ts: the budget). */
   max?: number;
   /** The schema to put first on the search path. Default the target's. */
   schema?: string;
@@ -68,72 +124,36 @@ export function createPostgresPool(target: PostgresTarget, options: PostgresPool
   if (options.readonly === true) settings.push('-c default_transaction_read_only=on');
   const pool = new pg.Pool({
     connectionString: target.connectionString,
-    max: options.max ?? 10,
+    max: options.max ?? STUDY_POOL_SIZE,
     options: settings.join(' '),
     types: NUMBER_TYPES,
     connectionTimeoutMillis: 15_000,
-    idleTimeoutMillis: 10_000,
+    idleTimeoutMillis: POOL_IDLE_MS,
   });
   // An idle client whose server went away emits 'error' on the pool; without a listener that would end the process.
   pool.on('error', () => undefined);
   // The same for a checked-out client between queries (its queries report their own failures).
   pool.on('connect', (client) => client.on('error', () => undefined));
+  // A refused connection (a connection limit, a short outage) is tried again, not fatal.
+  makePoolPatient(pool, target);
   return pool;
-}
-
-/** PostgreSQL's driver, but a write transaction begins by taking the study's writer lock (see the module comment). */
-class WriterLockDriver extends PostgresDriver {
-  readonly #begin: string;
-
-  constructor(config: ConstructorParameters<typeof PostgresDriver>[0], schema: string, busyTimeoutMs: number) {
-    super(config);
-    const [high, low] = writerLockKeys(schema);
-    this.#begin = `begin; set local lock_timeout = ${Math.max(1, Math.round(busyTimeoutMs))}; select pg_advisory_xact_lock(${high}, ${low})`;
-  }
-
-  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    if (settings.accessMode === 'read only' || settings.isolationLevel !== undefined) return super.beginTransaction(connection, settings);
-    try {
-      await connection.executeQuery(CompiledQuery.raw(this.#begin));
-    } catch (error) {
-      // The lock was not granted (busy) or the connection failed: end the transaction begun, so the pooled connection is clean.
-      await connection.executeQuery(CompiledQuery.raw('rollback')).catch(() => undefined);
-      throw error;
-    }
-  }
 }
 
 class KloopPostgresDialect extends PostgresDialect {
   readonly #pool: pg.Pool;
-  readonly #schema: string;
+  readonly #target: PostgresTarget;
   readonly #busyTimeoutMs: number;
 
-  constructor(pool: pg.Pool, schema: string, busyTimeoutMs: number) {
+  constructor(pool: pg.Pool, target: PostgresTarget, busyTimeoutMs: number) {
     super({ pool });
     this.#pool = pool;
-    this.#schema = schema;
+    this.#target = target;
     this.#busyTimeoutMs = busyTimeoutMs;
   }
 
   override createDriver(): Driver {
-    return new WriterLockDriver({ pool: this.#pool }, this.#schema, this.#busyTimeoutMs);
+    return new StudyPostgresDriver({ pool: this.#pool }, this.#target, this.#busyTimeoutMs);
   }
-}
-
-/** A connection failure in words: refused, unknown host, authentication. */
-function connectionMessage(target: PostgresTarget, error: unknown): string {
-  const code = (error as { code?: string }).code;
-  const reason =
-    code === 'ECONNREFUSED'
-      ? 'connection refused (is the server running, and on that host and port?)'
-      : code === 'ENOTFOUND'
-        ? 'unknown host'
-        : code === '28P01' || code === '28000'
-          ? `authentication failed (${(error as Error).message}); give the password in PGPASSWORD or ~/.pgpass`
-          : code === '3D000'
-            ? `${(error as Error).message} (create it first: createdb)`
-            : (error as Error).message;
-  return `cannot connect to the PostgreSQL study database ${target.display}: ${reason}`;
 }
 
 /** Options of {@link openPostgresKysely}. */
@@ -141,7 +161,7 @@ export interface OpenPostgresOptions {
   readonly?: boolean;
   /** How long a write transaction waits for the writer lock, in milliseconds. Default 10 000. */
   busyTimeoutMs?: number;
-  /** Pool size. Default 10. */
+  /** Pool size. Default {@link STUDY_POOL_SIZE}. */
   poolSize?: number;
 }
 
@@ -152,15 +172,15 @@ export interface OpenPostgresOptions {
  * @throws StorageError naming the (redacted) URL when the server cannot be reached
  */
 export async function openPostgresKysely(target: PostgresTarget, options: OpenPostgresOptions = {}): Promise<Kysely<KloopDatabase>> {
-  const pool = createPostgresPool(target, { readonly: options.readonly === true, max: options.poolSize ?? 10 });
+  const pool = createPostgresPool(target, { readonly: options.readonly === true, max: options.poolSize ?? STUDY_POOL_SIZE });
   try {
     const client = await pool.connect();
     client.release();
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw new StorageError(connectionMessage(target, error), { code: 'storage.connect', cause: error });
+    throw KloopError.isInstance(error) ? error : connectionError(target, error);
   }
-  return new Kysely<KloopDatabase>({ dialect: new KloopPostgresDialect(pool, target.schema, options.busyTimeoutMs ?? 10_000) });
+  return new Kysely<KloopDatabase>({ dialect: new KloopPostgresDialect(pool, target, options.busyTimeoutMs ?? 10_000) });
 }
 
 /** Creates the target's schema when it does not exist yet (without needing CREATE on the database when it does). */
@@ -172,15 +192,25 @@ export async function ensureSchema(db: Kysely<KloopDatabase>, schema: string): P
 
 export { isPostgresDatabase } from './is-postgres-database.ts';
 
-/** True when the schema of the target holds a kloop notebook (its migration table). */
+/**
+ * True when the schema of the target holds a kloop notebook: its migration
+ * table with at least one applied migration (the migrations' rows commit with
+ * their tables), asked under the schema's shared migration lock, so a schema
+ * another process is creating right now is waited for, never half seen.
+ *
+ * @throws StorageError when the server cannot be reached
+ * @throws StudyBusyError when the schema stayed locked by its migration (see {@link withSchemaLock})
+ */
 export async function postgresNotebookExists(target: PostgresTarget): Promise<boolean> {
-  const pool = createPostgresPool(target, { readonly: true, max: 1 });
   try {
-    const result = await pool.query<{ found: number }>("select count(*) as found from information_schema.tables where table_schema = $1 and table_name = 'kysely_migration'", [target.schema]);
-    return Number(result.rows[0]?.found ?? 0) > 0;
+    return await withSchemaLock(target, 'shared', async (client) => {
+      const table = await client.query<{ found: number }>("select count(*) as found from information_schema.tables where table_schema = $1 and table_name = 'kysely_migration'", [target.schema]);
+      if (Number(table.rows[0]?.found ?? 0) === 0) return false;
+      const applied = await client.query<{ applied: number }>(`select count(*) as applied from "${target.schema}".kysely_migration`);
+      return Number(applied.rows[0]?.applied ?? 0) > 0;
+    });
   } catch (error) {
-    throw new StorageError(connectionMessage(target, error), { code: 'storage.connect', cause: error });
-  } finally {
-    await pool.end().catch(() => undefined);
+    if (KloopError.isInstance(error)) throw error;
+    throw connectionError(target, error);
   }
 }

@@ -15,10 +15,11 @@ import { InputError } from '../../errors.ts';
 import type { Evaluator } from '../../evaluator/evaluator.ts';
 import { describeLocation, studyDatabaseLocation } from '../../storage/database.ts';
 import type { EvaluationJob } from '../../storage/evaluation-queue.ts';
-import { startEvaluationWorker } from '../../storage/evaluation-queue.ts';
+import { startEvaluationWorker } from '../../storage/evaluation-worker.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import { withArtifactOverride } from '../../storage/registry.ts';
 import { createStudyEvaluator } from '../../study/run-study.ts';
+import { scratchKey } from '../../loop/scratch-evaluator.ts';
 import { printJson, progress } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
@@ -33,8 +34,10 @@ function parseConcurrency(value: string): number {
 }
 
 /** Runs one job: its examples through the study's evaluator (which stores each result); a transient failure fails the job, so it is retried. */
-export async function runEvaluationJob(job: EvaluationJob, evaluatorOf: (readSince: string | undefined) => Evaluator, examplesById: ReadonlyMap<string, Example>, signal?: AbortSignal): Promise<{ executed: number }> {
-  const evaluator = evaluatorOf(job.readSince);
+export async function runEvaluationJob(job: EvaluationJob, evaluatorOf: (readSince: string | undefined, storedAs?: string) => Evaluator, examplesById: ReadonlyMap<string, Example>, signal?: AbortSignal): Promise<{ executed: number }> {
+  // The only other key a job may store under: the screening's scratch key of this evaluator.
+  if (job.storedAs !== undefined && job.storedAs !== scratchKey(job.fingerprint)) throw new Error(`this job stores its results under "${job.storedAs}", not a key of evaluator ${job.fingerprint}`);
+  const evaluator = evaluatorOf(job.readSince, job.storedAs);
   if (job.fingerprint !== evaluator.fingerprint) throw new Error(`this job is for evaluator ${job.fingerprint}, this worker has ${evaluator.fingerprint}`);
   if (contentHash(job.artifactText) !== job.artifactHash) throw new Error('the job\'s artifact text does not match its hash');
   const examples = job.exampleIds.map((id) => {
@@ -71,11 +74,13 @@ export function registerWorkerCommand(program: Command): void {
     const { study, db } = session;
     const location = studyDatabaseLocation(study.dir);
     const base = createStudyEvaluator(study, db);
-    const bySince = new Map<string, Evaluator>();
-    const evaluatorOf = (readSince: string | undefined): Evaluator => {
-      if (readSince === undefined) return base;
-      let evaluator = bySince.get(readSince);
-      if (evaluator === undefined) bySince.set(readSince, (evaluator = createStudyEvaluator(study, db, { readSince })));
+    const byKey = new Map<string, Evaluator>();
+    // One evaluator per (readSince, storedAs): --no-cache runs and the proposer's screening (stored under a scratch key).
+    const evaluatorOf = (readSince: string | undefined, storedAs?: string): Evaluator => {
+      if (readSince === undefined && storedAs === undefined) return base;
+      const key = `${readSince ?? ''}\u0000${storedAs ?? ''}`;
+      let evaluator = byKey.get(key);
+      if (evaluator === undefined) byKey.set(key, (evaluator = createStudyEvaluator(study, db, { ...(readSince !== undefined ? { readSince } : {}), ...(storedAs !== undefined ? { storedAs } : {}) })));
       return evaluator;
     };
     const examplesById = new Map(study.corpus.map((example) => [example.id, example]));

@@ -10,7 +10,8 @@ import { columnTypes, type AnyDatabase } from './column-types.ts';
  * - `exposures`: one row per (experiment, unit), the first assignment of the
  *   unit (sticky): its arm, the version it was served, the window
  *   (`decision` or `confirmation`), the candidate's share at that moment (for
- *   the sample-ratio check) and the time.
+ *   the sample-ratio check), the time and the end of its attribution window
+ *   (ISO times, compared as text).
  * - `outcomes`: one row per (unit, metric, time): a re-sent outcome is the
  *   same row, never counted twice.
  * - `outcome_refusals`: outcome lines refused (malformed, unknown unit or
@@ -46,6 +47,7 @@ export const onlineStudies: Migration = {
       .addColumn('window', t.text, (column) => column.notNull())
       .addColumn('share', t.real, (column) => column.notNull())
       .addColumn('exposed_at', t.text, (column) => column.notNull())
+      .addColumn('attribution_ends_at', t.text, (column) => column.notNull())
       .addUniqueConstraint('exposures_experiment_unit', ['experiment_id', 'unit'])
       .execute();
     await db.schema.createIndex('exposures_unit').on('exposures').columns(['unit', 'exposed_at']).execute();

@@ -39,6 +39,8 @@ export interface ExposureTable {
   /** the candidate's share of traffic when the unit was assigned, in (0, 1) */
   share: number;
   exposed_at: string;
+  /** exposed_at + the attribution window: outcomes up to this time count; the unit is analysed after it */
+  attribution_ends_at: string;
 }
 
 /** One outcome of a unit; unique (unit, metric, at), so re-sent outcomes are one row. */

@@ -20,14 +20,16 @@
  * - `assignments` counts every assigned unit (closed window or not), per
  *   period of constant split (one period per ramp step), for the
  *   sample-ratio-mismatch check;
- * - feed each check's always-valid p-values back as
- *   `previousPValues` on the next look (the evidence's `pValue` of the
- *   `primary` and `harm` checks, keyed by metric name): an always-valid
- *   p-value is the minimum over looks (omit it and the gate uses the current
- *   look only, which is valid and a little more conservative);
+ * - feed the decision's always-valid p-values back as `previousPValues` on
+ *   the next look (`alwaysValidPValues(decision)` in src/online/gate/ gives
+ *   them, keyed `srm`, `primary` and `harm:<metric>`): an always-valid
+ *   p-value is the minimum over looks (omit them and the gate uses the
+ *   current look only, which is valid and a little more conservative);
+ * - τ comes from the A/A calibration: `calibrationTau(calibrations, metric)`
+ *   in src/online/gate/ (the rolling maximum of the per-unit noise SD);
  * - the gate: `decideOnline(input, settings)` in
  *   src/online/gate/online-gate.ts, pure and synchronous;
- *   `DEFAULT_ONLINE_GATE_SETTINGS` there holds every default, once.
+ *   `DEFAULT_ONLINE_GATE_SETTINGS` (src/online/gate/online-gate-settings.ts) holds every default, once.
  *
  * Metric directions are `increase` / `decrease` (better is higher / lower),
  * as `metrics:` in kloop.yaml spells them (src/online/config.ts). Every
@@ -111,7 +113,7 @@ export interface OnlineGateInput {
   readonly confirmation?: ArmPair;
   /** How many looks the experiment has had, this one included (an integer ≥ 1). */
   readonly looks: number;
-  /** Always-valid p-values of earlier looks by metric name (the running minimum); default none. */
+  /** Always-valid p-values of earlier looks (their running minimum), keyed `srm`, `primary`, `harm:<metric>`; default none. */
   readonly previousPValues?: Readonly<Record<string, number>>;
   /** True when the experiment may receive no more units (its traffic budget is spent). Default false. */
   readonly budgetExhausted?: boolean;
@@ -126,11 +128,16 @@ export interface OnlineGateSettings {
   /** Refuse as `srm` when the assignment counts fit the split with an always-valid p below this. */
   readonly srmAlpha: number;
   /**
-   * τ: the margin the primary effect must exceed, in the primary metric's
-   * units (Δ > τ), from the A/A calibration (see `calibrationTau` in
-   * src/online/gate/); 0 without a calibration.
+   * τ: the A/A calibration's per-unit noise SD of the primary metric (the
+   * rolling maximum over recent calibrations, metric units per unit; see
+   * `calibrationTau` in src/online/gate/); 0 without a calibration. The
+   * primary's Δ must exceed `thresholdK` × τ × √(1/n_c + 1/n_i): the
+   * offline gate's margin (src/gate/gate.ts, check 3) scaled to a
+   * difference of two arm means.
    */
   readonly tau: number;
+  /** k of the margin k × τ × √(1/n_c + 1/n_i). */
+  readonly thresholdK: number;
   /** Analysed units per arm before the primary metric is judged (an integer ≥ 2). */
   readonly minUnitsPerArm: number;
   /** Fresh units per arm the confirmation window needs (an integer ≥ 2). */
@@ -145,6 +152,8 @@ export interface OnlineGateSettings {
    * pooled per-unit SD. See src/online/statistics/msprt.ts.
    */
   readonly mixingEffectSize: number;
+  /** The SRM check's mixing SD of the candidate share's deviation (src/online/statistics/sample-ratio-mismatch.ts), > 0. */
+  readonly srmMixingShareSd: number;
 }
 
 /** Why the online gate refused a candidate. */

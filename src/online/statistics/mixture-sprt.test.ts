@@ -3,7 +3,7 @@ import { createSeededRandom, welchTTestFromMoments } from '../../stats/index.ts'
 import { armDifference } from './arm-moments.ts';
 import { mixtureSprt } from './mixture-sprt.ts';
 
-// Reference: the paper's own form of Λ (Johari, Koomen, Pekelis & Walsh, KDD 2017, §4, normal data with
+// Reference: the paper's own form of Λ (Johari, Koomen, Pekelis & Walsh, KDD 2017, normal data with
 // n units per arm and per-unit variance σ² in each arm), computed independently in Python:
 //   lam = sqrt(2*s2/(2*s2+n*tau**2))*exp(n**2*tau**2*d**2/(4*s2*(2*s2+n*tau**2)))
 //   V = 2*s2/n; hw = sqrt(V*(V+tau**2)/tau**2*(2*log(1/0.05)+log((V+tau**2)/V)))

@@ -7,7 +7,7 @@
  *
  * Source: Johari, Koomen, Pekelis & Walsh, "Peeking at A/B Tests: Why it
  * matters, and what to do about it", KDD 2017 (the method of Optimizely's
- * Stats Engine), §4: for a difference of two means with per-unit variance
+ * Stats Engine): for a difference of two means with per-unit variance
  * σ² and a normal mixing distribution H = N(θ₀, τ²) over the true
  * difference θ,
  *
@@ -39,7 +39,7 @@
  * continuous metrics are unbounded, hence this test.
  *
  * Choosing τ (the mixing standard deviation): the test is most powerful for
- * true differences near τ (the paper, §4.3, fits τ to the distribution of
+ * true differences near τ (the paper fits τ to the distribution of
  * past effects). The online gate sets it as a standardized effect size
  * times the pooled per-unit SD (`mixingEffectSize` in
  * DEFAULT_ONLINE_GATE_SETTINGS, src/online/gate/online-gate-settings.ts).

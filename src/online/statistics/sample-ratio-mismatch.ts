@@ -30,7 +30,7 @@
  *
  * @module
  */
-import { chiSquareCdf } from '../../stats/distributions.ts';
+import { chiSquareCdf, normalCdf } from '../../stats/distributions.ts';
 import type { AssignmentPeriod } from '../types.ts';
 import { mixtureSprt } from './mixture-sprt.ts';
 
@@ -61,7 +61,9 @@ export function chiSquareGoodnessOfFit(observed: readonly number[], expected: re
   });
   const degreesOfFreedom = observed.length - 1 - ddof;
   if (degreesOfFreedom < 0) throw new RangeError(`degrees of freedom ${degreesOfFreedom} < 0 (${observed.length} cells, ddof ${ddof}).`);
-  const pValue = degreesOfFreedom === 0 ? 1 : Math.min(1, Math.max(0, 1 - chiSquareCdf(statistic, degreesOfFreedom)));
+  // One degree of freedom: χ²₁ is Z², so P(χ²₁ ≥ x) = 2Φ(−√x), accurate far into the tail (1 − cdf is not below ~1e-9).
+  const pValue =
+    degreesOfFreedom === 0 ? 1 : degreesOfFreedom === 1 ? Math.min(1, 2 * normalCdf(-Math.sqrt(statistic), 0, 1)) : Math.min(1, Math.max(0, 1 - chiSquareCdf(statistic, degreesOfFreedom)));
   return { statistic, degreesOfFreedom, pValue };
 }
 

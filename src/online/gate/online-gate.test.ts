@@ -101,10 +101,14 @@ describe('decideOnline', () => {
     expect(calibrationTau([], replyRate)).toBe(0);
   });
 
-  it('refuses as anchor_regression a guardrail whose non-inferiority is not shown within its margin', () => {
-    const tight = decideOnline({ ...BASE, guardrails: [{ guardrail: { ...unsubscribes, margin: 0.002 }, arms: BASE.guardrails[0]!.arms }] });
-    expect(summary(tight)).toMatchObject({ outcome: 'refuse', reason: 'anchor_regression' });
-    expect(tight.checks[4]).toMatchObject({ verdict: 'fail', statistic: 0.002409, threshold: 0.002 });
+  it('waits while a guardrail’s non-inferiority is not shown, and refuses it as anchor_regression once the budget is spent', () => {
+    const tight = { ...BASE, guardrails: [{ guardrail: { ...unsubscribes, margin: 0.002 }, arms: BASE.guardrails[0]!.arms }] };
+    const waiting = decideOnline(tight);
+    expect(summary(waiting)).toMatchObject({ outcome: 'continue', waitingFor: 'guardrails' });
+    expect(waiting.checks[4]).toMatchObject({ verdict: 'wait', statistic: 0.002409, threshold: 0.002, interval: { lower: -0.002409, upper: 0.002009, level: 0.95 } });
+    const spent = decideOnline({ ...tight, budgetExhausted: true });
+    expect(summary(spent)).toMatchObject({ outcome: 'refuse', reason: 'anchor_regression' });
+    expect(spent.checks[4]).toMatchObject({ verdict: 'fail', statistic: 0.002409, threshold: 0.002 });
   });
 
   it('orients a decrease metric: a lower mean is the gain', () => {

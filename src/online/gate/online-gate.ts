@@ -27,7 +27,10 @@
  * 5. guardrails    — non-inferiority: for every guardrail, the confidence
  *                    sequence's bound on how much worse the candidate is
  *                    stays below the guardrail's margin (absolute, metric
- *                    units), else `anchor_regression`;
+ *                    units); not shown yet → `continue` (the decision window
+ *                    grows: a small sample cannot show non-inferiority, which
+ *                    is no evidence of harm), not shown when the unit budget
+ *                    is spent → `anchor_regression`;
  * 6. confirmation  — on the confirmation window's fresh units (exposed after
  *                    the look where checks 1–5 first passed; the proposer
  *                    never sees their outcomes), once both arms have
@@ -160,15 +163,16 @@ function guardrailCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSet
   // The row shows the guardrail closest to (or furthest past) its margin.
   const shown = [...results].sort((left, right) => right.worstCase - right.margin - (left.worstCase - left.margin))[0]!;
   const failed = results.filter((result) => !result.holds);
+  const spent = budgetSpent(input, settings);
   return {
     name: 'guardrails',
-    verdict: failed.length > 0 ? 'fail' : 'pass',
+    verdict: failed.length === 0 ? 'pass' : spent ? 'fail' : 'wait',
     statistic: round(shown.worstCase),
     threshold: shown.margin,
     interval: { lower: round(shown.interval.lower), upper: round(shown.interval.upper), level: 1 - settings.alpha },
     detail:
       failed.length > 0
-        ? `non-inferiority not shown: ${failed.map((result) => `${result.metric} may be worse by up to ${round(result.worstCase)} ≥ margin ${result.margin} (Δ = ${round(result.delta)})`).join('; ')}`
+        ? `non-inferiority not shown${spent ? ' and the unit budget is spent' : ' yet'}: ${failed.map((result) => `${result.metric} may be worse by up to ${round(result.worstCase)} ≥ margin ${result.margin} (Δ = ${round(result.delta)})`).join('; ')}`
         : `every guardrail non-inferior (closest: ${shown.metric}, worse by at most ${round(shown.worstCase)} < margin ${shown.margin}, ${percent(1 - settings.alpha)} confidence sequence)`,
     data: { test: 'non-inferiority: the mSPRT confidence sequence’s bound on the worsening below the absolute margin', guardrails: results.map(({ interval: _interval, ...result }) => ({ ...result, worstCase: round(result.worstCase) })) },
   };

@@ -30,7 +30,7 @@ describe('online study configuration', () => {
       ramp: [0.5],
       attributionWindowMs: 72 * 3_600_000,
       rampEveryMs: 86_400_000,
-      windows: { minUnitsPerArm: 1000, confirmationUnits: 1000 },
+      windows: { minUnitsPerArm: 1000, confirmationUnits: 8000 },
     });
     expect(config.proposer).toEqual({ kind: 'ideas' });
     expect(config.gate).toEqual({ alpha: 0.05, shadowAlpha: 0.05, srmAlpha: 0.001 });

@@ -31,6 +31,7 @@ import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '
 import { CONFIG_FILE_NAME } from '../study/config.ts';
 import { isPostgresUrl } from '../storage/location.ts';
 import { durationSchema } from './duration.ts';
+import { DEFAULT_ONLINE_GATE_SETTINGS } from './gate/online-gate-settings.ts';
 
 /** The study modes of `mode:` in kloop.yaml; `offline` is the default. */
 export const STUDY_MODES = ['offline', 'online'] as const;
@@ -58,20 +59,17 @@ const guardrailSchema = metricSchema.extend({
 
 /** Default of `metrics.attributionWindow`. */
 export const DEFAULT_ATTRIBUTION_WINDOW = '72h';
-/** Default of `metrics.split`: the candidate's share of the traffic at the top of the ramp. */
-export const DEFAULT_SPLIT = 0.5;
 /** Default of `metrics.rampEvery`. */
 export const DEFAULT_RAMP_EVERY = '1d';
-/** Default of `metrics.windows.minUnitsPerArm`. */
-export const DEFAULT_MIN_UNITS_PER_ARM = 1000;
-/** Default of `metrics.windows.confirmationUnits` (per arm). */
-export const DEFAULT_CONFIRMATION_UNITS = 1000;
+const GATE = DEFAULT_ONLINE_GATE_SETTINGS;
 
 const windowsSchema = z.strictObject({
-  /** Units per arm whose attribution window has closed before the decision window is analysed (integer ≥ 2). Default 1000. */
-  minUnitsPerArm: z.int().min(2).default(DEFAULT_MIN_UNITS_PER_ARM),
-  /** Fresh units per arm of the confirmation window (integer ≥ 2); the proposer never sees their outcomes. Default 1000. */
-  confirmationUnits: z.int().min(2).default(DEFAULT_CONFIRMATION_UNITS),
+  /** Units per arm whose attribution window has closed before the primary metric is judged (integer ≥ 2). Default: the online gate's (src/online/gate/online-gate-settings.ts). */
+  minUnitsPerArm: z.int().min(2).default(GATE.minUnitsPerArm),
+  /** Fresh units per arm of the confirmation window (integer ≥ 2); the proposer never sees their outcomes. Default: the online gate's. */
+  confirmationUnits: z.int().min(2).default(GATE.confirmationUnits),
+  /** The traffic budget: analysed units per arm after which the decision window is spent (`not_significant`). Default none. */
+  maxUnitsPerArm: z.int().min(2).optional(),
 });
 
 const scraperSchema = z.strictObject({
@@ -89,8 +87,8 @@ const metricsSchema = z
     guardrails: z.array(guardrailSchema).default([]),
     /** How long after its exposure an outcome still counts for it (`90m`, `72h`, `3d`). Default 72h. */
     attributionWindow: durationSchema.prefault(DEFAULT_ATTRIBUTION_WINDOW),
-    /** The candidate's share of the traffic at the top of the ramp, in (0, 1); the incumbent gets the rest. Default 0.5. */
-    split: z.number().gt(0).lt(1).default(DEFAULT_SPLIT),
+    /** The candidate's share of the traffic at the top of the ramp, in (0, 1); the incumbent gets the rest. Default: the online gate's (0.5). */
+    split: z.number().gt(0).lt(1).default(GATE.split),
     /** The candidate's share step by step, increasing, ending at `split`. Default `[split]` (no ramp). */
     ramp: z.array(z.number().gt(0).lt(1)).min(1).optional(),
     /** Shortest time between two ramp steps (`12h`, `1d`). Default 1d. */
@@ -112,25 +110,22 @@ const metricsSchema = z
     if (ramp.at(-1) !== metrics.split) context.addIssue({ code: 'custom', path: ['ramp', ramp.length - 1], message: `the ramp must end at split (${metrics.split})` });
   });
 
-const proposerSchema = z
-  .strictObject({
-    /** `ideas` (offline stand-in: one variant per idea listed in program.md's Instructions) or `reflective` (a model). Default `ideas`. */
-    kind: z.enum(['ideas', 'reflective']).default('ideas'),
-    /** Reflective proposer only: `provider:model`. */
-    model: z.string().trim().min(1).optional(),
-  })
-  .superRefine((proposer, context) => {
-    if (proposer.kind === 'reflective' && proposer.model === undefined) context.addIssue({ code: 'custom', path: ['model'], message: 'a reflective proposer needs a model, e.g. openai:gpt-4.1-mini' });
-    if (proposer.kind === 'ideas' && proposer.model !== undefined) context.addIssue({ code: 'custom', path: ['model'], message: 'model applies to a reflective proposer only; the ideas proposer calls no model' });
-  });
+const proposerSchema = z.strictObject({
+  /**
+   * `ideas`: the offline stand-in, one variant per idea listed in program.md's
+   * Instructions register (src/online/proposers/ideas-proposer.ts). The only
+   * kind so far. Default `ideas`.
+   */
+  kind: z.literal('ideas').default('ideas'),
+});
 
 const gateSchema = z.strictObject({
   /** Level of the anytime-valid test of the primary metric (and of the harm stop), in (0, 1). Default 0.05. */
-  alpha: z.number().gt(0).lt(1).default(0.05),
+  alpha: z.number().gt(0).lt(1).default(GATE.alpha),
   /** Level of the confirmation window's test, in (0, 1). Default 0.05. */
-  shadowAlpha: z.number().gt(0).lt(1).default(0.05),
+  shadowAlpha: z.number().gt(0).lt(1).default(GATE.shadowAlpha),
   /** Refuse an experiment whose assignment counts fit the split with p below this. Default 0.001. */
-  srmAlpha: z.number().gt(0).lt(1).default(0.001),
+  srmAlpha: z.number().gt(0).lt(1).default(GATE.srmAlpha),
 });
 
 const stoppingSchema = z.strictObject({

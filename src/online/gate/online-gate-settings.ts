@@ -2,10 +2,14 @@
  * The online gate's defaults, each written once here with its reason, and
  * τ from the A/A calibration.
  *
- * The defaults that depend on traffic (minimum units, confirmation units,
- * unit budget) were tuned on the simulated cold-email world of
- * src/online/simulation/ by `npm run bench:online` (docs/online.md,
- * "Benchmark"): a 5% base reply rate, 0.5% unsubscribe rate.
+ * The statistical defaults (mixing SDs, confirmation units) were tuned on
+ * the simulated cold-email world of src/online/simulation/ with
+ * `npm run bench:online` (docs/online.md, "Benchmark"): a 5% base reply
+ * rate, 0.5% unsubscribe rate. Two settings depend on the study's traffic
+ * and have no good constant: the minimum units (the bench uses about a week
+ * of traffic per arm, 20 000, so a decision window spans a weekly cycle and
+ * a novelty effect fades before the confirmation window opens) and the unit
+ * budget (the bench: 30 000 per arm).
  *
  * @module
  */
@@ -27,6 +31,8 @@ export const DEFAULT_ONLINE_GATE_SETTINGS: Readonly<OnlineGateSettings> = Object
   /**
    * Below this many analysed units per arm the primary is not judged: the
    * normal approximation of a 5% rate's mean needs np ≳ 50 events per arm.
+   * A floor, not a recommendation: set it to about a week of traffic per arm
+   * when novelty effects are plausible (see the module comment).
    */
   minUnitsPerArm: 1000,
   /**

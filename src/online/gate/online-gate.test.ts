@@ -127,6 +127,19 @@ describe('decideOnline', () => {
     expect(later.checks[3]).toMatchObject({ verdict: 'pass', pValue: first.checks[3]!.pValue });
   });
 
+  it('keeps the always-valid p-values per direction: a guardrail once significantly better lends no evidence of harm', () => {
+    const better = { ...BASE, guardrails: [{ guardrail: unsubscribes, arms: { incumbent: binary(5000, 70), candidate: binary(5000, 25) } }] };
+    const first = decideOnline(better);
+    expect(first.checks[1]).toMatchObject({ verdict: 'pass', pValue: 1 });
+    expect(alwaysValidPValues(first)['harm:unsubscribe_rate']).toBe(1);
+    // Had the earlier look's two-sided p (0.000247, the harm test's mirror image) been carried, this slightly worse look would stop.
+    const slightlyWorse = decideOnline({ ...BASE, guardrails: [{ guardrail: unsubscribes, arms: { incumbent: binary(6000, 30), candidate: binary(6000, 33) } }], previousPValues: alwaysValidPValues(first) });
+    expect(slightlyWorse.checks[1]).toMatchObject({ verdict: 'pass', pValue: 1 });
+    // A primary that was significantly worse does not make a later lead significant either.
+    const behind = decideOnline({ ...BASE, primary: { metric: replyRate, arms: { incumbent: binary(20_000, 1240), candidate: binary(20_000, 1000) } } });
+    expect(alwaysValidPValues(behind).primary).toBe(1);
+  });
+
   it('refuses impossible statistics with the field named', () => {
     expect(() => decideOnline({ ...BASE, primary: { metric: replyRate, arms: { incumbent: binary(10, 11), candidate: binary(10, 1) } } })).toThrow(/primary.incumbent/);
     expect(() => decideOnline({ ...BASE, looks: 0 })).toThrow(/looks/);

@@ -14,12 +14,13 @@
  *                    (src/online/statistics/sample-ratio-mismatch.ts);
  * 2. harm          — no guardrail is significantly worse at this or any
  *                    earlier look: the mixture SPRT's always-valid p-value
- *                    < alpha with the guardrail moving the wrong way → `harm`
+ *                    over the looks where it moved the wrong way < alpha → `harm`
  *                    (a harm stop, at any look, before any minimum);
  * 3. minimum_units — both arms have ≥ minUnitsPerArm analysed units of the
  *                    primary metric, else `continue`;
  * 4. primary       — the mixture SPRT (Johari et al., KDD 2017) rejects "no
- *                    difference" at alpha (always-valid p < alpha) with
+ *                    difference" at alpha (always-valid p over the looks
+ *                    where the candidate led < alpha; it leads now) with
  *                    Δ > thresholdK × τ × √(1/n_c + 1/n_i) (τ from the A/A
  *                    calibration); else `continue`, or `not_significant`
  *                    once the unit budget is spent (`budgetExhausted`, or
@@ -62,16 +63,26 @@ const percent = (value: number): string => `${round(value * 100)}%`;
 /** A p-value for reports: 6 decimals, or 3 significant digits below 1e-4. */
 const formatP = (value: number): string => (value > 0 && value < 1e-4 ? value.toPrecision(3) : String(round(value)));
 
-/** One look of the mSPRT on a metric's two arms, with the mixing SD from the pooled per-unit SD. */
-function sequentialTest(metric: OnlineMetric, arms: ArmPair, settings: Readonly<OnlineGateSettings>, previousPValue: number | undefined): MixtureSprtResult & { incumbentMean: number; candidateMean: number } {
+/**
+ * One look of the mSPRT on a metric's two arms, with the mixing SD from the
+ * pooled per-unit SD. `pValue` is **directional**: the running minimum of
+ * 1/Λ over the looks (this one and `previousPValue`'s) at which Δ pointed
+ * the `way` asked (`better` for the primary, `worse` for the harm stop), so
+ * a guardrail that was significantly better at one look cannot lend that
+ * evidence to a later, slightly worse one. The two-sided mixture bounds both
+ * directions' crossings together by α, so each alone is bounded by α.
+ */
+function sequentialTest(metric: OnlineMetric, arms: ArmPair, settings: Readonly<OnlineGateSettings>, way: 'better' | 'worse', previousPValue: number | undefined): MixtureSprtResult & { incumbentMean: number; candidateMean: number } {
   const difference = armDifference(arms, metric.kind, metric.direction);
   const unitSd = pooledUnitStandardDeviation(difference);
   const means = { incumbentMean: difference.incumbent.mean, candidateMean: difference.candidate.mean };
+  const previous = Math.min(1, previousPValue ?? 1);
   if (unitSd === 0) {
-    return { delta: difference.delta, varianceOfDelta: 0, logLikelihoodRatio: 0, pValue: Math.min(1, previousPValue ?? 1), interval: { lower: -Infinity, upper: Infinity }, ...means };
+    return { delta: difference.delta, varianceOfDelta: 0, logLikelihoodRatio: 0, pValue: previous, interval: { lower: -Infinity, upper: Infinity }, ...means };
   }
-  const test = mixtureSprt(difference.delta, difference.varianceOfDelta, { alpha: settings.alpha, mixingStandardDeviation: settings.mixingEffectSize * unitSd, ...(previousPValue !== undefined ? { previousPValue } : {}) });
-  return { ...test, ...means };
+  const test = mixtureSprt(difference.delta, difference.varianceOfDelta, { alpha: settings.alpha, mixingStandardDeviation: settings.mixingEffectSize * unitSd });
+  const pointsTheWay = way === 'better' ? difference.delta > 0 : difference.delta < 0;
+  return { ...test, pValue: Math.min(previous, pointsTheWay ? test.pValue : 1), ...means };
 }
 
 function srmCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSettings>): OnlineCheck {
@@ -92,8 +103,8 @@ function srmCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSettings>
 
 function harmCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSettings>): OnlineCheck {
   const results = input.guardrails.map(({ guardrail, arms }) => {
-    const test = sequentialTest(guardrail.metric, arms, settings, input.previousPValues?.[`harm:${guardrail.metric.name}`]);
-    return { metric: guardrail.metric.name, pValueKey: `harm:${guardrail.metric.name}`, delta: test.delta, pValue: test.pValue, incumbentMean: test.incumbentMean, candidateMean: test.candidateMean, harmed: test.pValue < settings.alpha && test.delta < 0 };
+    const test = sequentialTest(guardrail.metric, arms, settings, 'worse', input.previousPValues?.[`harm:${guardrail.metric.name}`]);
+    return { metric: guardrail.metric.name, pValueKey: `harm:${guardrail.metric.name}`, delta: test.delta, pValue: test.pValue, incumbentMean: test.incumbentMean, candidateMean: test.candidateMean, harmed: test.pValue < settings.alpha };
   });
   if (results.length === 0) return { name: 'harm', verdict: 'pass', statistic: null, threshold: settings.alpha, detail: 'no guardrail to watch', data: { guardrails: [] } };
   // The row shows the guardrail closest to a harm stop: the smallest p-value among those moving the wrong way.
@@ -133,7 +144,7 @@ function budgetSpent(input: OnlineGateInput, settings: Readonly<OnlineGateSettin
 
 function primaryCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSettings>): OnlineCheck {
   const { metric, arms } = input.primary;
-  const test = sequentialTest(metric, arms, settings, input.previousPValues?.primary);
+  const test = sequentialTest(metric, arms, settings, 'better', input.previousPValues?.primary);
   const margin = settings.thresholdK * settings.tau * Math.sqrt(1 / Math.max(1, arms.candidate.units) + 1 / Math.max(1, arms.incumbent.units));
   const significant = test.pValue < settings.alpha && test.delta > 0;
   const aboveMargin = test.delta > margin;
@@ -154,7 +165,7 @@ function primaryCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSetti
 
 function guardrailCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSettings>): OnlineCheck {
   const results = input.guardrails.map(({ guardrail, arms }) => {
-    const test = sequentialTest(guardrail.metric, arms, settings, undefined);
+    const test = sequentialTest(guardrail.metric, arms, settings, 'worse', undefined);
     // The most the candidate may be worse by, at this look: minus the confidence sequence's lower bound on Δ.
     const worstCase = -test.interval.lower;
     return { metric: guardrail.metric.name, margin: guardrail.margin, delta: test.delta, worstCase, interval: test.interval, holds: worstCase < guardrail.margin };

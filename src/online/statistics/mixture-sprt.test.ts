@@ -75,9 +75,10 @@ describe('false accepts under continuous monitoring (seeded A/A simulation)', ()
         const difference = armDifference({ incumbent, candidate }, 'binary', 'increase');
         const sd = Math.sqrt((difference.incumbent.variance + difference.candidate.variance) / 2);
         if (sd === 0) continue;
-        const test = mixtureSprt(difference.delta, difference.varianceOfDelta, { alpha, mixingStandardDeviation: 0.05 * sd, previousPValue });
-        previousPValue = test.pValue;
-        if (test.pValue < alpha && difference.delta > 0) msprtAccepted = true;
+        const test = mixtureSprt(difference.delta, difference.varianceOfDelta, { alpha, mixingStandardDeviation: 0.05 * sd });
+        // The running minimum over the looks where the candidate led (as the online gate keeps it).
+        if (difference.delta > 0) previousPValue = Math.min(previousPValue, test.pValue);
+        if (previousPValue < alpha && difference.delta > 0) msprtAccepted = true;
         const welch = welchTTestFromMoments(
           { size: candidate.units, mean: difference.candidate.mean, variance: difference.candidate.sampleVariance },
           { size: incumbent.units, mean: difference.incumbent.mean, variance: difference.incumbent.sampleVariance },

@@ -256,7 +256,7 @@ function printTables(results: ScenarioResult[], settings: OnlineGateSettings, se
   console.log(`|---|---|---|`);
   console.log(`| kloop (always-valid χ², p < ${settings.srmAlpha}) | ${share(dropped.endings.kloop, (ending) => ending.reason === 'srm')} | ${((100 * falseAlarms) / cleanCount).toFixed(2)}% (${falseAlarms}/${cleanCount}, every scenario without a drop) |`);
   console.log(`| fixed-horizon χ² p < 0.001, every look | ${share(dropped.endings.kloop, () => false).replace(/^.*$/, `${((100 * dropped.fixedSrmAlarms) / dropped.scenario.experiments).toFixed(1)}% (${dropped.fixedSrmAlarms}/${dropped.scenario.experiments})`)} | ${((100 * big.fixedSrmAlarms) / big.scenario.experiments).toFixed(2)}% (${big.fixedSrmAlarms}/${big.scenario.experiments}) |`);
-  console.log(`SRM detection: mean units per arm at the end ${meanUnits(dropped.endings.kloop)}`);
+  console.log(`2% dropped: mean units assigned per arm when kloop stopped the experiment ${meanUnits(dropped.endings.kloop)}`);
   console.log(`\n${seconds.toFixed(1)} s`);
 }
 

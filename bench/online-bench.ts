@@ -37,8 +37,17 @@ const MAX_UNITS_PER_ARM = 30_000;
  * Analysed units per arm before the primary is judged: about a week of this
  * audience's traffic per arm, so that a decision window spans a weekly cycle
  * and a novelty effect has faded before the confirmation window opens.
+ * `--min-units-per-arm N` runs the bench with another minimum.
  */
-const MIN_UNITS_PER_ARM = 20_000;
+const MIN_UNITS_PER_ARM = minimumFromArguments(process.argv.slice(2)) ?? 20_000;
+
+function minimumFromArguments(argv: readonly string[]): number | undefined {
+  const index = argv.indexOf('--min-units-per-arm');
+  if (index === -1) return undefined;
+  const value = Number(argv[index + 1]);
+  if (!Number.isInteger(value) || value < 2) throw new RangeError(`--min-units-per-arm needs an integer ≥ 2; got ${argv[index + 1]}`);
+  return value;
+}
 const A_A_EXPERIMENTS = 1000;
 const EXPERIMENTS = 500;
 /**

@@ -150,28 +150,35 @@ export async function updateOnlineExperiment(db: StudyDatabase, id: number, upda
   if (Object.keys(set).length > 0) await db.updateTable('online_experiments').set(set).where('id', '=', id).execute();
 }
 
-/**
- * Records the first exposure of `unit` in an experiment, or keeps the one
- * stored (sticky: another process may have stored it first); returns the
- * stored exposure either way.
- */
-export async function recordExposure(db: StudyDatabase, exposure: ExposureRecord & { attributionEndsAt: string }): Promise<ExposureRecord> {
-  await db
-    .insertInto('exposures')
-    .values({
-      experiment_id: exposure.experimentId,
-      unit: exposure.unit,
-      arm: exposure.arm,
-      version_id: exposure.versionId,
-      window: exposure.window,
-      share: exposure.share,
-      exposed_at: exposure.exposedAt,
-      attribution_ends_at: exposure.attributionEndsAt,
-    })
-    .onConflict((conflict) => conflict.columns(['experiment_id', 'unit']).doNothing())
-    .execute();
-  const row = await db.selectFrom('exposures').selectAll().where('experiment_id', '=', exposure.experimentId).where('unit', '=', exposure.unit).executeTakeFirstOrThrow();
+/** An exposure to record, with the end of its attribution window. */
+export type ExposureToRecord = ExposureRecord & { attributionEndsAt: string };
+
+function exposureOf(row: { experiment_id: number; unit: string; arm: string; version_id: number; window: string; share: number; exposed_at: string }): ExposureRecord {
   return { experimentId: row.experiment_id, unit: row.unit, arm: row.arm as OnlineArm, versionId: row.version_id, window: row.window as ExposureWindow, share: row.share, exposedAt: row.exposed_at };
+}
+
+/**
+ * Records the first exposure of each unit in an experiment, or keeps the one
+ * stored (sticky: another process may have stored it first); returns the
+ * stored exposures, in the order given. All in the experiment of the first.
+ */
+export async function recordExposures(db: StudyDatabase, exposures: readonly ExposureToRecord[]): Promise<ExposureRecord[]> {
+  const stored = new Map<string, ExposureRecord>();
+  for (let start = 0; start < exposures.length; start += 200) {
+    const slice = exposures.slice(start, start + 200);
+    const inserted = await db
+      .insertInto('exposures')
+      .values(slice.map((exposure) => ({ experiment_id: exposure.experimentId, unit: exposure.unit, arm: exposure.arm, version_id: exposure.versionId, window: exposure.window, share: exposure.share, exposed_at: exposure.exposedAt, attribution_ends_at: exposure.attributionEndsAt })))
+      .onConflict((conflict) => conflict.columns(['experiment_id', 'unit']).doNothing())
+      .returningAll()
+      .execute();
+    for (const row of inserted) stored.set(row.unit, exposureOf(row));
+    const missing = slice.filter((exposure) => !stored.has(exposure.unit)).map((exposure) => exposure.unit);
+    if (missing.length === 0) continue;
+    const earlier = await db.selectFrom('exposures').selectAll().where('experiment_id', '=', slice[0]!.experimentId).where('unit', 'in', missing).execute();
+    for (const row of earlier) stored.set(row.unit, exposureOf(row));
+  }
+  return exposures.map((exposure) => stored.get(exposure.unit)!);
 }
 
 /** The earliest exposure time of each of `units` that has one (units never exposed are absent). */

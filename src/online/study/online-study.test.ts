@@ -68,6 +68,7 @@ describe.each(backends)('the online study handle on %s', (backend) => {
     const study = await openStudy(backend, clock);
     await expect(study.assign('u1')).rejects.toThrow(/has not started/);
     const id = await startExperiment(study, clock.now);
+    study.refresh();
     const salt = assignmentSalt(1);
     const units = Array.from({ length: 400 }, (_, index) => `u${index}`);
     const first = await Promise.all(units.map((unit) => study.assign(unit)));
@@ -78,6 +79,7 @@ describe.each(backends)('the online study handle on %s', (backend) => {
     expect(candidates).toBeLessThan(110);
     expect(first.find((assignment) => assignment.arm === 'candidate')?.text).toBe('Seed.\nAsk one question.\n');
     await updateOnlineExperiment(study.db, id, { rampStep: 1 });
+    study.refresh();
     clock.now = new Date('2026-01-05T10:00:00.000Z');
     const again = await Promise.all(units.map((unit) => study.assign(unit)));
     expect(again.map((assignment) => [assignment.arm, assignment.exposedAt])).toEqual(first.map((assignment) => [assignment.arm, assignment.exposedAt]));
@@ -90,6 +92,7 @@ describe.each(backends)('the online study handle on %s', (backend) => {
     const clock = { now: new Date('2026-01-05T09:00:00.000Z') };
     const study = await openStudy(backend, clock);
     const id = await startExperiment(study, clock.now);
+    study.refresh();
     const unit = Array.from({ length: 50 }, (_, index) => `v${index}`).find((name) => armOf(assignmentSalt(1), id, name, 0.2) === 'candidate')!;
     const inside = await study.withAssignment(unit, async () => getActiveArtifactText(study.db));
     expect(inside).toBe('Seed.\nAsk one question.\n');
@@ -100,6 +103,7 @@ describe.each(backends)('the online study handle on %s', (backend) => {
     const clock = { now: new Date('2026-01-05T09:00:00.000Z') };
     const study = await openStudy(backend, clock);
     const id = await startExperiment(study, clock.now);
+    study.refresh();
     const a = await study.assign('a');
     await study.assign('b');
     clock.now = new Date('2026-01-05T11:00:00.000Z');
@@ -140,9 +144,11 @@ describe.each(backends)('the online study handle on %s', (backend) => {
     const clock = { now: new Date('2026-01-05T09:00:00.000Z') };
     const study = await openStudy(backend, clock);
     await startExperiment(study, clock.now);
+    study.refresh();
     clock.now = new Date('2026-01-05T08:00:00.000Z');
     await expect(study.assign('early')).rejects.toThrow(/a clock that goes backwards is refused/);
     await writeOnlineState(study.db, ONLINE_STOPPED_KEY, JSON.stringify({ reason: 'max_experiments' }));
+    study.refresh();
     clock.now = new Date('2026-01-05T10:00:00.000Z');
     await expect(study.assign('late')).rejects.toThrow(/the online study has stopped \(max_experiments\)/);
     expect(Number((await study.db.selectFrom('exposures').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(0);

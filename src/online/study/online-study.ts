@@ -17,12 +17,19 @@
 import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
-import type { ExposureWindow, OnlineArm } from '../../storage/online-store.ts';
-import { readOnlineState, recordExposure, recordOutcomeRefusals, recordOutcomes, runningOnlineExperiment } from '../../storage/online-store.ts';
+import type { ExposureWindow, OnlineArm, OnlineExperimentRecord } from '../../storage/online-store.ts';
+import { readOnlineState, recordExposures, recordOutcomeRefusals, recordOutcomes, runningOnlineExperiment } from '../../storage/online-store.ts';
 import { getVersion, withArtifactOverride } from '../../storage/registry.ts';
 import { loadOnlineConfig, type OnlineStudyConfig } from '../config.ts';
 import { armOf, assignmentSalt } from './assignment.ts';
 import { checkOutcomes, parseOutcome, parseOutcomeLines, type MetricKinds, type OutcomeRefusal } from './outcome-lines.ts';
+
+/**
+ * How long (real ms) `assign` re-uses the running experiment and the stop it
+ * read: a decision of another process's slow loop is seen within this; the
+ * handle's own slow-loop step refreshes at once.
+ */
+export const STATE_CACHE_MS = 1000;
 
 /** Key of `study_state` holding the stop of an online study (JSON `{ reason, detail, at }`). */
 export const ONLINE_STOPPED_KEY = 'online:stopped';
@@ -69,6 +76,8 @@ export interface OnlineStudy {
    * @throws InputError `online.not_started` before the first `kloop run`, `online.stopped` once the study stopped
    */
   assign(unit: string): Promise<Assignment>;
+  /** Assigns several units at once (a batch of sends), as {@link assign} each, in the order given; one statement per 200 units. */
+  assignMany(units: readonly string[]): Promise<Assignment[]>;
   /** Assigns `unit` and runs `work` with its variant as the active artifact (`getActiveArtifactText`) for that async context only. */
   withAssignment<T>(unit: string, work: (assignment: Assignment) => Promise<T>): Promise<T>;
   /**
@@ -79,6 +88,8 @@ export interface OnlineStudy {
   recordOutcome(outcome: { unit: string; metric: string; value: number; at: string | number | Date }): Promise<{ duplicate: boolean }>;
   /** Records NDJSON outcome lines; refused lines are counted, recorded and returned with their line numbers. */
   recordOutcomeLines(text: string, source: string): Promise<OutcomeBatchReport>;
+  /** Forgets the cached study state (running experiment, stop), so the next assign reads the notebook. */
+  refresh(): void;
   close(): Promise<void>;
 }
 
@@ -104,39 +115,53 @@ export function createOnlineStudy(config: OnlineStudyConfig, db: StudyDatabase, 
   const metrics = metricKinds(config);
   const texts = new Map<number, string>();
 
-  async function assign(unit: string): Promise<Assignment> {
-    if (typeof unit !== 'string' || unit === '' || unit.length > 200) throw new InputError('a unit id is a non-empty string of at most 200 characters', { field: 'unit', code: 'online.bad_unit' });
-    const stopped = await readOnlineState(db, ONLINE_STOPPED_KEY);
+  // The study's state as assign reads it, kept for STATE_CACHE_MS of real time (another process's slow loop is seen within that); refresh() forgets it.
+  let state: { fetchedAt: number; stopped: string | undefined; experiment: OnlineExperimentRecord | undefined } | undefined;
+  const readState = async (): Promise<NonNullable<typeof state>> => {
+    if (state !== undefined && performance.now() - state.fetchedAt < STATE_CACHE_MS) return state;
+    state = { fetchedAt: performance.now(), stopped: await readOnlineState(db, ONLINE_STOPPED_KEY), experiment: await runningOnlineExperiment(db) };
+    return state;
+  };
+
+  async function assignMany(units: readonly string[]): Promise<Assignment[]> {
+    for (const unit of units) {
+      if (typeof unit !== 'string' || unit === '' || unit.length > 200) throw new InputError('a unit id is a non-empty string of at most 200 characters', { field: 'unit', code: 'online.bad_unit' });
+    }
+    const { stopped, experiment } = await readState();
     if (stopped !== undefined) {
       const { reason } = JSON.parse(stopped) as { reason: string };
       throw new InputError(`the online study has stopped (${reason}): it assigns no more units; serve the active version (kloop status) or start a new study`, { code: 'online.stopped', studyPath: config.dir });
     }
-    const experiment = await runningOnlineExperiment(db);
     if (experiment === undefined) throw new InputError('the online study has not started: run `kloop run <study>` once to start its first experiment', { code: 'online.not_started', studyPath: config.dir });
     const at = now();
     if (at.toISOString() < experiment.startedAt) {
       throw new InputError(`the clock (${at.toISOString()}) is before the start of experiment ${experiment.id} (${experiment.startedAt}): a clock that goes backwards is refused`, { code: 'online.clock', studyPath: config.dir });
     }
     const window: ExposureWindow = experiment.status === 'confirmation' ? 'confirmation' : 'decision';
-    const share = window === 'confirmation' ? config.metrics.split : config.metrics.ramp[Math.min(experiment.rampStep, config.metrics.ramp.length - 1)]!;
-    const arm = armOf(salt, experiment.id, unit, share);
-    const exposure = await recordExposure(db, {
-      experimentId: experiment.id,
-      unit,
-      arm,
-      versionId: arm === 'candidate' ? experiment.candidateVersionId : experiment.incumbentVersionId,
-      window,
-      share,
-      exposedAt: at.toISOString(),
-      attributionEndsAt: new Date(at.getTime() + config.metrics.attributionWindowMs).toISOString(),
-    });
-    let text = texts.get(exposure.versionId);
-    if (text === undefined) {
-      text = (await getVersion(db, exposure.versionId))?.text ?? '';
-      texts.set(exposure.versionId, text);
+    // The A/A calibration and the confirmation window run at the full split; the decision window follows the ramp.
+    const share = window === 'confirmation' || experiment.kind === 'aa' ? config.metrics.split : config.metrics.ramp[Math.min(experiment.rampStep, config.metrics.ramp.length - 1)]!;
+    const exposedAt = at.toISOString();
+    const attributionEndsAt = new Date(at.getTime() + config.metrics.attributionWindowMs).toISOString();
+    const exposures = await recordExposures(
+      db,
+      units.map((unit) => {
+        const arm = armOf(salt, experiment.id, unit, share);
+        return { experimentId: experiment.id, unit, arm, versionId: arm === 'candidate' ? experiment.candidateVersionId : experiment.incumbentVersionId, window, share, exposedAt, attributionEndsAt };
+      }),
+    );
+    const assignments: Assignment[] = [];
+    for (const exposure of exposures) {
+      let text = texts.get(exposure.versionId);
+      if (text === undefined) {
+        text = (await getVersion(db, exposure.versionId))?.text ?? '';
+        texts.set(exposure.versionId, text);
+      }
+      assignments.push({ version: exposure.versionId, text, arm: exposure.arm, experimentId: experiment.id, window: exposure.window, exposedAt: exposure.exposedAt });
     }
-    return { version: exposure.versionId, text, arm: exposure.arm, experimentId: experiment.id, window: exposure.window, exposedAt: exposure.exposedAt };
+    return assignments;
   }
+
+  const assign = async (unit: string): Promise<Assignment> => (await assignMany([unit]))[0]!;
 
   async function storeChecked(parsed: Parameters<typeof checkOutcomes>[1], refusedEarlier: OutcomeRefusal[], source: string): Promise<OutcomeBatchReport> {
     const at = now();
@@ -152,6 +177,7 @@ export function createOnlineStudy(config: OnlineStudyConfig, db: StudyDatabase, 
     db,
     now,
     assign,
+    assignMany,
     async withAssignment(unit, work) {
       const assignment = await assign(unit);
       return withArtifactOverride(assignment.text, () => work(assignment));
@@ -166,6 +192,9 @@ export function createOnlineStudy(config: OnlineStudyConfig, db: StudyDatabase, 
     async recordOutcomeLines(text, source) {
       const { parsed, refusals } = parseOutcomeLines(text);
       return storeChecked(parsed, refusals, source);
+    },
+    refresh() {
+      state = undefined;
     },
     close: () => db.destroy(),
   };

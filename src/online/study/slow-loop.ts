@@ -64,6 +64,8 @@ interface StoredEvidence {
   decision?: OnlineGateDecision;
   calibration?: { primary: ArmPair; tau?: number };
   decisionWindow?: { incumbentMean: number; candidateMean: number; units: number };
+  /** The decision window's primary statistics when the experiment was decided. */
+  decisionArms?: ArmPair;
 }
 
 /** The config's metrics in the gate's shapes. */
@@ -95,6 +97,7 @@ export async function runSlowLoopStep(study: OnlineStudy, proposer: OnlinePropos
       await startNext(study, proposer, report, at);
     }
   }
+  study.refresh();
   const stopped = await readOnlineState(db, ONLINE_STOPPED_KEY);
   if (stopped !== undefined) report.stopped = JSON.parse(stopped) as SlowLoopReport['stopped'];
   report.activeVersionId = (await getRegistryVersion(db))?.id ?? null;
@@ -183,7 +186,8 @@ async function lookAt(study: OnlineStudy, experiment: OnlineExperimentRecord, at
   if (experiment.kind === 'aa') return lookAtCalibration(db, experiment, input, decision, next, at, settings.minUnitsPerArm);
   if (decision.outcome !== 'continue') {
     const status = decision.outcome === 'accept' ? 'accepted' : decision.reason === 'srm' ? 'invalid' : 'refused';
-    next.decisionWindow = decisionWindowSummary(next.frozenPrimary ?? input.primary.arms);
+    next.decisionArms = next.frozenPrimary ?? input.primary.arms;
+    next.decisionWindow = decisionWindowSummary(next.decisionArms);
     await db.transaction().execute(async (transaction) => {
       await updateOnlineExperiment(transaction, experiment.id, { status, decidedAt: at, reason: decision.outcome === 'accept' ? 'accepted' : decision.reason, evidence: next as Record<string, unknown> });
       if (status === 'accepted') await setRegistryVersion(transaction, experiment.candidateVersionId, `online experiment ${experiment.id} accepted`, 'active', study.now);
@@ -214,6 +218,7 @@ async function lookAtCalibration(db: StudyDatabase, experiment: OnlineExperiment
     return undefined;
   }
   next.calibration = { primary: input.primary.arms, tau: calibrationTau([input.primary.arms], input.primary.metric) };
+  next.decisionArms = input.primary.arms;
   await updateOnlineExperiment(db, experiment.id, { status: 'calibrated', decidedAt: at, reason: 'calibrated', evidence: next as Record<string, unknown> });
   return 'calibrated';
 }

@@ -7,7 +7,7 @@ import type { StudyDatabase } from '../../storage/database.ts';
 import { armStatistics, exposureCounts, listOnlineExperiments, type OnlineExperimentRecord } from '../../storage/online-store.ts';
 import type { OnlineStudyConfig } from '../config.ts';
 import { armDifference } from '../statistics/arm-moments.ts';
-import type { OnlineCheck, OnlineGateDecision } from '../types.ts';
+import type { ArmPair, OnlineCheck, OnlineGateDecision } from '../types.ts';
 
 /** One experiment's standing. */
 export interface ExperimentStanding {
@@ -46,8 +46,9 @@ export async function describeStandings(db: StudyDatabase, config: OnlineStudyCo
 
 async function describeStanding(db: StudyDatabase, config: OnlineStudyConfig, experiment: OnlineExperimentRecord, at: string): Promise<ExperimentStanding> {
   const metric = config.metrics.primary;
-  const evidence = (experiment.evidence ?? {}) as { looks?: number; decision?: OnlineGateDecision; frozenPrimary?: Parameters<typeof armDifference>[0] };
-  const arms = evidence.frozenPrimary ?? (await armStatistics(db, { experimentId: experiment.id, metric: metric.name, kind: metric.kind, window: 'decision', closedBy: at }));
+  const evidence = (experiment.evidence ?? {}) as { looks?: number; decision?: OnlineGateDecision; frozenPrimary?: ArmPair; decisionArms?: ArmPair };
+  // A decided experiment shows the statistics it was decided on; a running one its closed units now (frozen once confirming).
+  const arms = evidence.decisionArms ?? evidence.frozenPrimary ?? (await armStatistics(db, { experimentId: experiment.id, metric: metric.name, kind: metric.kind, window: 'decision', closedBy: at }));
   const difference = armDifference(arms, metric.kind, metric.direction);
   const checks = [...(evidence.decision?.checks ?? [])];
   const interval = checks.find((check) => check.name === 'primary')?.interval ?? null;

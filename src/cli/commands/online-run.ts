@@ -1,0 +1,41 @@
+/**
+ * `kloop run <study>` on a `mode: online` study: one step of the slow loop
+ * (src/online/study/slow-loop.ts), then the report (text, or one JSON object
+ * with `--json`) and the exit code of src/online/study/stop-reasons.ts
+ * (0 when an experiment keeps running). `--simulate` plays the study against
+ * the simulated audience instead (src/online/simulate/).
+ */
+import { InputError } from '../../errors.ts';
+import { createIdeasProposer } from '../../online/proposers/ideas-proposer.ts';
+import { openOnlineStudy } from '../../online/study/online-study.ts';
+import { runSlowLoopStep } from '../../online/study/slow-loop.ts';
+import { print, printJson } from '../output.ts';
+import { onlineExitCode, slowLoopReportLines } from './online-report.ts';
+
+/** Options of `kloop run` an online study reads. */
+export interface OnlineRunOptions {
+  json?: boolean;
+  quiet?: boolean;
+  simulate?: boolean;
+  seed?: number;
+  days?: number;
+}
+
+/** Runs `kloop run` on an online study; sets `process.exitCode`. */
+export async function runOnlineCommand(studyDir: string, options: OnlineRunOptions): Promise<void> {
+  if (options.simulate === true) {
+    const { runSimulateCommand } = await import('./online-simulate.ts');
+    return runSimulateCommand(studyDir, options);
+  }
+  if (options.days !== undefined) throw new InputError('--days sets the length of a --simulate run: give --simulate too', { field: '--days' });
+  const study = await openOnlineStudy(studyDir);
+  try {
+    const report = await runSlowLoopStep(study, createIdeasProposer());
+    const exitCode = onlineExitCode(report);
+    if (options.json === true) printJson({ mode: 'online', simulated: false, study: study.config.dir, exitCode, ...report });
+    else for (const line of slowLoopReportLines(report, studyDir, false)) print(line);
+    process.exitCode = exitCode;
+  } finally {
+    await study.close();
+  }
+}

@@ -35,7 +35,10 @@ describe('decideOnline', () => {
     expect(primary.statistic).toBe(0.012);
     expect(primary.interval).toEqual({ lower: 0.004871, upper: 0.019129, level: 0.95 });
     expect(decision.checks[4]).toMatchObject({ statistic: 0.002409, threshold: 0.004 });
-    expect(decision.checks[0]).toMatchObject({ statistic: 0.561798, pValue: 1 });
+    expect(decision.checks[0]).toMatchObject({ statistic: 1, threshold: 0.001, pValue: 1 });
+    // scipy.stats.chisquare([20100, 19950], [20025, 20025]) → statistic=0.5617977528089888, pvalue=0.45353680622870707
+    expect(decision.checks[0]!.data?.chiSquare).toBeCloseTo(0.5617977528089888, 12);
+    expect(decision.checks[0]!.data?.fixedPValue).toBeCloseTo(0.45353680622870707, 12);
   });
 
   it('accepts when the fresh units confirm (Welch one-sided, scipy: p = 0.00030002780691567953)', () => {
@@ -63,7 +66,8 @@ describe('decideOnline', () => {
   it('refuses as srm a split that does not fit, before anything else (scipy: χ² = 40.816326530612244)', () => {
     const decision = decideOnline({ ...BASE, assignments: [{ incumbent: 50_000, candidate: 48_000 }] });
     expect(summary(decision)).toEqual({ outcome: 'refuse', reason: 'srm', checks: [['srm', 'fail']] });
-    expect(decision.checks[0]).toMatchObject({ statistic: 40.816327, threshold: 0.001 });
+    expect(decision.checks[0]).toMatchObject({ threshold: 0.001 });
+    expect(decision.checks[0]!.data?.chiSquare).toBeCloseTo(40.816326530612244, 9);
     expect(decision.checks[0]!.data?.fixedPValue).toBeCloseTo(1.6723011081609717e-10, 20);
     expect(decision.checks[0]!.pValue).toBeCloseTo(2.980035736319385e-8, 20);
   });
@@ -75,7 +79,8 @@ describe('decideOnline', () => {
       guardrails: [{ guardrail: unsubscribes, arms: { incumbent: binary(5000, 25), candidate: binary(5000, 70) } }],
     });
     expect(summary(decision)).toEqual({ outcome: 'refuse', reason: 'harm', checks: [['srm', 'pass'], ['harm', 'fail']] });
-    expect(decision.checks[1]).toMatchObject({ statistic: -0.009, threshold: 0 });
+    expect(decision.checks[1]).toMatchObject({ threshold: 0.05 });
+    expect((decision.checks[1]!.data?.guardrails as Array<{ delta: number }>)[0]!.delta).toBeCloseTo(-0.009, 12);
     expect(decision.checks[1]!.pValue).toBeCloseTo(0.0002471620581130379, 15);
   });
 

@@ -93,11 +93,11 @@ function srmCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSettings>
   return {
     name: 'srm',
     verdict: failed ? 'fail' : 'pass',
-    statistic: round(srm.chiSquare.statistic),
+    statistic: srm.sequentialPValue,
     threshold: settings.srmAlpha,
     pValue: srm.sequentialPValue,
     detail: `${srm.incumbent} incumbent / ${srm.candidate} candidate assignments (candidate share ${percent(share)}, expected ${percent(srm.expectedShare)}); χ² = ${round(srm.chiSquare.statistic)}, df = ${srm.chiSquare.degreesOfFreedom}, fixed-horizon p = ${formatP(srm.chiSquare.pValue)}; always-valid p = ${formatP(srm.sequentialPValue)} ${failed ? '<' : '≥'} ${settings.srmAlpha}${failed ? ': sample-ratio mismatch, the experiment is invalid' : ''}`,
-    data: { test: "Pearson's χ² goodness of fit of assignment counts; always-valid p-value by the mixture SPRT", pValueKey: 'srm', incumbent: srm.incumbent, candidate: srm.candidate, expectedShare: srm.expectedShare, degreesOfFreedom: srm.chiSquare.degreesOfFreedom, fixedPValue: srm.chiSquare.pValue, sequentialPValue: srm.sequentialPValue },
+    data: { test: "Pearson's χ² goodness of fit of assignment counts; always-valid p-value by the mixture SPRT", pValueKey: 'srm', chiSquare: srm.chiSquare.statistic, incumbent: srm.incumbent, candidate: srm.candidate, expectedShare: srm.expectedShare, degreesOfFreedom: srm.chiSquare.degreesOfFreedom, fixedPValue: srm.chiSquare.pValue, sequentialPValue: srm.sequentialPValue },
   };
 }
 
@@ -114,8 +114,8 @@ function harmCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSettings
   return {
     name: 'harm',
     verdict: harmed.length > 0 ? 'fail' : 'pass',
-    statistic: round(shown.delta),
-    threshold: 0,
+    statistic: shown.pValue,
+    threshold: settings.alpha,
     pValue: shown.pValue,
     detail:
       harmed.length > 0

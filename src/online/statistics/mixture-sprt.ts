@@ -27,7 +27,7 @@
  * which covers the true difference at every look at once with probability
  * ≥ 1 − α (the same normal-mixture boundary as Howard, Ramdas, McAuliffe &
  * Sekhon 2021, "Time-uniform, nonparametric, nonasymptotic confidence
- * sequences", Annals of Statistics 49(2), eq. (14)).
+ * sequences", Annals of Statistics 49(2), the normal mixture).
  *
  * Caveats: with plug-in variances the guarantee is asymptotic (the normal
  * approximation of each arm's mean); the seeded simulation in

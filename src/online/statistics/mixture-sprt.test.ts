@@ -93,4 +93,36 @@ describe('false accepts under continuous monitoring (seeded A/A simulation)', ()
     expect(msprtAccepts / experiments).toBeLessThanOrEqual(alpha);
     expect(welchAccepts / experiments).toBeGreaterThan(2 * alpha);
   });
+
+  it('its confidence sequence covers the true difference at every look at once, where a peeked fixed interval does not (seeded, a true +20% lift)', () => {
+    // 300 experiments, 5% vs 6% replies, 30 looks of 200 units per arm: count those whose 95% sequence ever misses Δ = 0.01.
+    const random = createSeededRandom(7);
+    let misses = 0;
+    let fixedMisses = 0;
+    for (let experiment = 0; experiment < 300; experiment += 1) {
+      const incumbent = { units: 0, sum: 0, sumOfSquares: 0 };
+      const candidate = { units: 0, sum: 0, sumOfSquares: 0 };
+      let missed = false;
+      let fixedMissed = false;
+      for (let look = 0; look < 30; look += 1) {
+        for (const [arm, rate] of [[incumbent, 0.05], [candidate, 0.06]] as const) {
+          const replies = binomial(random, 200, rate);
+          arm.units += 200;
+          arm.sum += replies;
+          arm.sumOfSquares += replies;
+        }
+        const difference = armDifference({ incumbent, candidate }, 'binary', 'increase');
+        const sd = Math.sqrt((difference.incumbent.variance + difference.candidate.variance) / 2);
+        if (sd === 0) continue;
+        const { interval } = mixtureSprt(difference.delta, difference.varianceOfDelta, { alpha: 0.05, mixingStandardDeviation: 0.05 * sd });
+        if (interval.lower > 0.01 || interval.upper < 0.01) missed = true;
+        // The fixed-horizon 95% interval Δ̂ ± 1.96·√V, looked at after every batch.
+        if (Math.abs(difference.delta - 0.01) > 1.959963984540054 * Math.sqrt(difference.varianceOfDelta)) fixedMissed = true;
+      }
+      if (missed) misses += 1;
+      if (fixedMissed) fixedMisses += 1;
+    }
+    expect({ misses, fixedMisses }).toEqual({ misses: 0, fixedMisses: 81 });
+    expect(misses / 300).toBeLessThanOrEqual(0.05);
+  });
 });

@@ -37,6 +37,18 @@ describe('kloop run examples/outreach --simulate', () => {
       [5, 'ab', 'accepted', 'accepted', 'Keep the first email under 80 words.'],
       [6, 'ab', 'decision', null, 'Sign off with your first name only.'],
     ]);
+
+    // kloop show: every online check of the last look, with statistic, threshold and verdict.
+    const shown = await runKloop(['show', study, '4', '--simulated', '--json']);
+    expect(shown.code, shown.stderr).toBe(0);
+    const harmful = JSON.parse(shown.stdout) as { status: string; reason: string; checks: Array<{ name: string; verdict: string; statistic: number | null; threshold: number | null }> };
+    expect([harmful.status, harmful.reason]).toEqual(['refused', 'harm']);
+    expect(harmful.checks.map((check) => [check.name, check.verdict])).toEqual([['srm', 'pass'], ['harm', 'fail']]);
+    expect([typeof harmful.checks[1]!.statistic, typeof harmful.checks[1]!.threshold]).toEqual(['number', 'number']);
+    const text = await runKloop(['show', study, '3', '--simulated']);
+    expect(text.code, text.stderr).toBe(0);
+    for (const check of ['srm', 'harm', 'minimum_units', 'primary', 'guardrails', 'confirmation']) expect(text.stdout).toMatch(new RegExp(`^${check}\\s+pass\\s+\\S+\\s+\\S+`, 'm'));
+    expect(text.stdout).toMatch(/^SIMULATED — status: accepted/m);
   });
 
   it('labels the text report SIMULATED on every result line', async () => {

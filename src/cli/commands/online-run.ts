@@ -9,6 +9,7 @@ import { InputError } from '../../errors.ts';
 import { createIdeasProposer } from '../../online/proposers/ideas-proposer.ts';
 import { openOnlineStudy } from '../../online/study/online-study.ts';
 import { runSlowLoopStep } from '../../online/study/slow-loop.ts';
+import { runScraper } from '../../online/scraper/run-scraper.ts';
 import { print, printJson } from '../output.ts';
 import { onlineExitCode, slowLoopReportLines } from './online-report.ts';
 
@@ -30,10 +31,17 @@ export async function runOnlineCommand(studyDir: string, options: OnlineRunOptio
   if (options.days !== undefined) throw new InputError('--days sets the length of a --simulate run: give --simulate too', { field: '--days' });
   const study = await openOnlineStudy(studyDir);
   try {
+    // The fast loop's part first: outcomes from the metric scraper, when the study has one.
+    const scrape = await runScraper(study);
     const report = await runSlowLoopStep(study, createIdeasProposer());
-    const exitCode = onlineExitCode(report);
-    if (options.json === true) printJson({ mode: 'online', simulated: false, study: study.config.dir, exitCode, ...report });
-    else for (const line of slowLoopReportLines(report, studyDir, false)) print(line);
+    // A failed scrape is a problem, not a result: exit 1 once the step's report is printed.
+    const exitCode = scrape?.outcome === 'failed' ? 1 : onlineExitCode(report);
+    if (options.json === true) printJson({ mode: 'online', simulated: false, study: study.config.dir, exitCode, ...(scrape === undefined ? {} : { scraper: scrape }), ...report });
+    else {
+      if (scrape !== undefined) print(scrape.outcome === 'ok' ? `scraper: ${scrape.stored} outcomes stored, ${scrape.duplicates} already stored, ${scrape.refused} refused (since ${scrape.since}; cursor now ${scrape.cursor})` : `scraper: FAILED — ${scrape.error}`);
+      for (const issue of scrape?.outcome === 'ok' ? scrape.issues : []) print(`  scraper line ${issue.line}: ${issue.reason}`);
+      for (const line of slowLoopReportLines(report, studyDir, false)) print(line);
+    }
     process.exitCode = exitCode;
   } finally {
     await study.close();

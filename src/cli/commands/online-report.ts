@@ -11,7 +11,8 @@ import { ONLINE_STOP_REASONS } from '../../online/study/stop-reasons.ts';
 import { table } from '../output.ts';
 
 const percent = (value: number): string => `${(value * 100).toFixed(2)}%`;
-const signed = (value: number, digits = 4): string => `${value >= 0 ? '+' : ''}${value.toFixed(digits)}`;
+/** A signed number; an unbounded end (±Infinity, stored in JSON as null) as ∞. */
+const signed = (value: number | null, digits = 4): string => (value === null || !Number.isFinite(value) ? (value !== null && value < 0 ? '−∞' : '∞') : `${value >= 0 ? '+' : ''}${value.toFixed(digits)}`);
 
 /** One row per experiment: arms, units, lift and interval, decision or what it waits for. */
 export function standingsTable(experiments: readonly ExperimentStanding[]): string {
@@ -28,7 +29,7 @@ export function standingsTable(experiments: readonly ExperimentStanding[]): stri
       `${units.confirmation.incumbent}/${units.confirmation.candidate}`,
       primary.analysedUnits === 0 ? '—' : `${percent(primary.incumbentMean)} → ${percent(primary.candidateMean)}`,
       primary.relativeLift === null || primary.analysedUnits === 0 ? '—' : `${signed(primary.relativeLift * 100, 1)}%`,
-      primary.interval === null ? '—' : `[${signed(primary.interval.lower)}, ${signed(primary.interval.upper)}]`,
+      primary.interval === null ? '—' : `[${signed(primary.interval.lower ?? Number.NEGATIVE_INFINITY)}, ${signed(primary.interval.upper ?? Number.POSITIVE_INFINITY)}]`,
       experiment.reason ?? (experiment.waitingFor === null ? '' : `waiting: ${experiment.waitingFor}`),
     ]);
   }

@@ -2,7 +2,8 @@
  * `kloop run <study>` on a `mode: online` study: one step of the slow loop
  * (src/online/study/slow-loop.ts), then the report (text, or one JSON object
  * with `--json`) and the exit code of src/online/study/stop-reasons.ts
- * (0 when an experiment keeps running). `--simulate` plays the study against
+ * (0 when an experiment keeps running). One step at a time per study: it
+ * holds the study's lease (a second run exits 3, or waits with `--wait`). `--simulate` plays the study against
  * the simulated audience instead (src/online/simulate/).
  */
 import { InputError } from '../../errors.ts';
@@ -11,6 +12,7 @@ import { openOnlineStudy } from '../../online/study/online-study.ts';
 import { runSlowLoopStep } from '../../online/study/slow-loop.ts';
 import { runScraper } from '../../online/scraper/run-scraper.ts';
 import { print, printJson } from '../output.ts';
+import { acquireLease, releaseLease } from '../../storage/lease.ts';
 import { onlineExitCode, slowLoopReportLines } from './online-report.ts';
 
 /** Options of `kloop run` an online study reads. */
@@ -18,6 +20,7 @@ export interface OnlineRunOptions {
   json?: boolean;
   quiet?: boolean;
   simulate?: boolean;
+  wait?: boolean;
   seed?: number;
   days?: number;
 }
@@ -30,6 +33,11 @@ export async function runOnlineCommand(studyDir: string, options: OnlineRunOptio
   }
   if (options.days !== undefined) throw new InputError('--days sets the length of a --simulate run: give --simulate too', { field: '--days' });
   const study = await openOnlineStudy(studyDir);
+  // One slow-loop step at a time per study (a second `kloop run` exits 3, or waits with --wait): two steps at once could start two experiments.
+  const lease = await acquireLease(study.db, { studyKey: study.config.dir, wait: options.wait === true }).catch(async (error: unknown) => {
+    await study.close();
+    throw error;
+  });
   try {
     // The fast loop's part first: outcomes from the metric scraper, when the study has one.
     const scrape = await runScraper(study);
@@ -44,6 +52,7 @@ export async function runOnlineCommand(studyDir: string, options: OnlineRunOptio
     }
     process.exitCode = exitCode;
   } finally {
+    await releaseLease(study.db, lease);
     await study.close();
   }
 }

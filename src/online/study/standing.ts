@@ -29,7 +29,8 @@ export interface ExperimentStanding {
   /** Units assigned per window and arm (closed or not). */
   units: { decision: { incumbent: number; candidate: number }; confirmation: { incumbent: number; candidate: number } };
   /** The primary metric on the decision window's closed units (frozen once the confirmation window opened). */
-  primary: { metric: string; incumbentMean: number; candidateMean: number; delta: number; relativeLift: number | null; interval: { lower: number; upper: number; level: number } | null; analysedUnits: number };
+  /** The interval's ends are null when unbounded (JSON has no Infinity). */
+  primary: { metric: string; incumbentMean: number; candidateMean: number; delta: number; relativeLift: number | null; interval: { lower: number | null; upper: number | null; level: number } | null; analysedUnits: number };
   /** The check it waits for, while running. */
   waitingFor: string | null;
   /** Looks so far. */

@@ -45,6 +45,9 @@ describe('kloop run on an online study', () => {
     const result = await runKloop(['run', folder]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('kloop.yaml:7: metrics.ramp[1]: the ramp must increase step by step');
+    const offlineOption = await runKloop(['run', study(), '--max-experiments', '3']);
+    expect(offlineOption.code).toBe(2);
+    expect(offlineOption.stderr).toContain('--max-experiments: --max-experiments applies to offline studies only; this is an online study (mode: online)');
   });
 
   it('starts the A/A calibration on the first step and reports where it stands (--json, exit 0)', async () => {

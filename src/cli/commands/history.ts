@@ -104,7 +104,7 @@ export function registerHistoryCommands(program: Command): void {
     .option('--simulated', 'online studies: show the experiment of the last `kloop run --simulate` (.kloop/simulated.db)')
     .action(async (studyDir: string, experiment: string, options: { json?: boolean; simulated?: boolean }) => {
       // An online study's experiments are online experiments with the online gate's checks (src/cli/commands/online-show.ts).
-      if (existsSync(studyDir) && studyModeOf(studyDir) === 'online') return showOnlineExperiment(studyDir, experiment, options);
+      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') return showOnlineExperiment(studyDir, experiment, options);
       if (options.simulated === true) throw new InputError('--simulated applies to online studies only (mode: online)', { field: '--simulated' });
       if (/^P\d+$/i.test(experiment)) return showProposalFailure(studyDir, Number(experiment.slice(1)), options.json === true);
       const id = Number(experiment);

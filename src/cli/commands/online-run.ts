@@ -26,7 +26,11 @@ export interface OnlineRunOptions {
 }
 
 /** Runs `kloop run` on an online study; sets `process.exitCode`. */
-export async function runOnlineCommand(studyDir: string, options: OnlineRunOptions): Promise<void> {
+export async function runOnlineCommand(studyDir: string, options: OnlineRunOptions & { calibrate?: unknown; maxExperiments?: unknown; loop?: unknown; workers?: unknown; batchSize?: unknown; git?: unknown }): Promise<void> {
+  // Options of the offline loop would do nothing here: refused, never ignored.
+  for (const [key, flag] of [['calibrate', '--calibrate'], ['maxExperiments', '--max-experiments'], ['loop', '--loop'], ['workers', '--workers'], ['batchSize', '--batch-size'], ['git', '--git']] as const) {
+    if (options[key] !== undefined) throw new InputError(`${flag} applies to offline studies only; this is an online study (mode: online): docs/online.md`, { field: flag });
+  }
   if (options.simulate === true) {
     const { runSimulateCommand } = await import('./online-simulate.ts');
     return runSimulateCommand(studyDir, options);

@@ -8,6 +8,7 @@
  * the next run continues.
  * See docs/reliability.md.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError, KloopError } from '../../errors.ts';
@@ -72,7 +73,7 @@ export function registerRunCommand(program: Command): void {
       .option('--days <n>', 'with --simulate: simulated days of traffic (default 42)', parseCount),
   ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number; wait?: boolean; git?: boolean; workers?: boolean; batchSize?: number; simulate?: boolean; days?: number }) => {
       // An online study (mode: online) runs one step of its slow loop (src/online/); the rest of this command is the offline loop.
-      if (studyModeOf(studyDir) === 'online') return runOnlineCommand(studyDir, options);
+      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') return runOnlineCommand(studyDir, options);
       if (options.simulate === true || options.days !== undefined) throw new InputError('--simulate and --days apply to online studies only (mode: online in kloop.yaml)', { field: '--simulate' });
       const started = Date.now();
       // --no-cache bypasses every store of results: nothing stored before this run is read.

@@ -5,6 +5,8 @@
  * to start without one. Runs until Ctrl-C or SIGTERM. See
  * `src/signals/server.ts` and docs/loops-c-d.md.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { DEFAULT_SERVE_PORT, DEFAULT_TOKEN_ENV, resolveServeToken, startSignalServer } from '../../signals/server.ts';
@@ -42,7 +44,7 @@ export function registerServeCommand(program: Command): void {
     .action(async (studyDir: string, options: { port: number; host: string; tokenEnv: string; quiet?: boolean; json?: boolean }) => {
       const token = resolveServeToken(process.env, options.tokenEnv);
       // An online study serves POST /assign and POST /outcomes instead (src/online/http/online-routes.ts).
-      if (studyModeOf(studyDir) === 'online') return serveOnlineStudy(studyDir, token, options);
+      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') return serveOnlineStudy(studyDir, token, options);
       const config = loadStudyConfig(studyDir);
       const settings = config.signals ?? DEFAULT_SIGNALS_CONFIG;
       const db = await openSignalDatabase(config, true);

@@ -109,10 +109,9 @@ export async function openOnlineStudy(studyDir: string, options: OpenOnlineStudy
   return createOnlineStudy(config, db, options.now ?? (() => new Date()));
 }
 
-/** The handle over an open notebook (the CLI opens its own). */
-export function createOnlineStudy(config: OnlineStudyConfig, db: StudyDatabase, now: () => Date): OnlineStudy {
+/** The assignment half of the handle: sticky assignment with its exposures, over a cached read of the study's state. */
+function createAssigner(config: OnlineStudyConfig, db: StudyDatabase, now: () => Date): { assignMany: OnlineStudy['assignMany']; refresh: () => void } {
   const salt = assignmentSalt(config.seed);
-  const metrics = metricKinds(config);
   const texts = new Map<number, string>();
 
   // The study's state as assign reads it, kept for STATE_CACHE_MS of real time (another process's slow loop is seen within that); refresh() forgets it.
@@ -161,6 +160,18 @@ export function createOnlineStudy(config: OnlineStudyConfig, db: StudyDatabase, 
     return assignments;
   }
 
+  return {
+    assignMany,
+    refresh() {
+      state = undefined;
+    },
+  };
+}
+
+/** The handle over an open notebook (the CLI opens its own). */
+export function createOnlineStudy(config: OnlineStudyConfig, db: StudyDatabase, now: () => Date): OnlineStudy {
+  const metrics = metricKinds(config);
+  const { assignMany, refresh } = createAssigner(config, db, now);
   const assign = async (unit: string): Promise<Assignment> => (await assignMany([unit]))[0]!;
 
   async function storeChecked(parsed: Parameters<typeof checkOutcomes>[1], refusedEarlier: OutcomeRefusal[], source: string): Promise<OutcomeBatchReport> {
@@ -193,9 +204,7 @@ export function createOnlineStudy(config: OnlineStudyConfig, db: StudyDatabase, 
       const { parsed, refusals } = parseOutcomeLines(text);
       return storeChecked(parsed, refusals, source);
     },
-    refresh() {
-      state = undefined;
-    },
+    refresh,
     close: () => db.destroy(),
   };
 }

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../storage/database.ts';
 import { loadOnlineConfig } from '../config.ts';
-import { createIdeasProposer } from '../proposers/ideas-proposer.ts';
+import { createIdeasProposer, type OnlineProposalContext, type OnlineProposer } from '../proposers/ideas-proposer.ts';
 import { createOnlineStudy } from './online-study.ts';
 import { runSlowLoopStep, type SlowLoopReport } from './slow-loop.ts';
 
@@ -55,7 +55,7 @@ function rates(text: string): { reply: number; unsubscribe: number } {
   return { reply: text.includes('Ask one question.') ? 0.3 : 0.1, unsubscribe: text.includes('Add a discount link.') ? 0.12 : 0.01 };
 }
 
-async function simulateDays(folder: string, days: number, startDay: number, seed: number): Promise<SlowLoopReport[]> {
+async function simulateDays(folder: string, days: number, startDay: number, seed: number, proposer: OnlineProposer = createIdeasProposer()): Promise<SlowLoopReport[]> {
   const clock = { now: new Date(Date.UTC(2026, 0, 5) + startDay * DAY) };
   const db = await openDatabase(path.join(folder, '.kloop', 'kloop.db'));
   const study = createOnlineStudy(loadOnlineConfig(folder), db, () => clock.now);
@@ -64,7 +64,7 @@ async function simulateDays(folder: string, days: number, startDay: number, seed
   try {
     for (let day = startDay; day < startDay + days; day += 1) {
       clock.now = new Date(Date.UTC(2026, 0, 5) + day * DAY);
-      reports.push(await runSlowLoopStep(study, createIdeasProposer()));
+      reports.push(await runSlowLoopStep(study, proposer));
       if (reports.at(-1)!.stopped !== undefined) break;
       for (let index = 0; index < 400; index += 1) {
         clock.now = new Date(Date.UTC(2026, 0, 5) + day * DAY + index * 60_000);
@@ -104,6 +104,21 @@ describe('the slow loop of an online study', () => {
     expect(accepted.units.confirmation.incumbent).toBeGreaterThan(0);
     expect(accepted.checks.map((check) => [check.name, check.verdict])).toEqual([['srm', 'pass'], ['harm', 'pass'], ['minimum_units', 'pass'], ['primary', 'pass'], ['guardrails', 'pass'], ['confirmation', 'pass']]);
     expect(last.activeVersionId).toBe(accepted.candidateVersionId);
+  });
+
+  it('the proposer reads the decided experiments\' decision windows only, never a confirmation window', async () => {
+    const folder = studyFolder();
+    const seen: OnlineProposalContext[] = [];
+    const ideas = createIdeasProposer();
+    const spy: OnlineProposer = { name: 'ideas', propose: (context) => (seen.push(structuredClone(context)), ideas.propose(context)) };
+    const reports = await simulateDays(folder, 40, 0, 7, spy);
+    const accepted = reports.at(-1)!.experiments.find((experiment) => experiment.status === 'accepted')!;
+    const later = seen.find((context) => context.decided.some((experiment) => experiment.id === accepted.id))!;
+    const summary = later.decided.find((experiment) => experiment.id === accepted.id)!;
+    // What it was told is the decision window frozen when the confirmation window opened: not one unit of the confirmation window.
+    expect(summary.decisionWindow?.units).toBe(accepted.primary.analysedUnits);
+    expect(accepted.units.confirmation.incumbent + accepted.units.confirmation.candidate).toBeGreaterThan(0);
+    expect(JSON.stringify(later)).not.toMatch(/confirmation/i);
   });
 
   it('a resumed study re-uses every stored exposure and outcome: split in two, it ends as the run in one piece', async () => {

@@ -52,6 +52,10 @@ export { createErrorDrivenProposer } from './proposers/error-driven-proposer.ts'
 export { loadStudy, loadStudyAsync } from './study/load-study.ts';
 export { runStudy } from './study/run-study.ts';
 
+// Online studies: assignment and outcomes for an app (docs/online.md).
+export { openOnlineStudy } from './online/study/online-study.ts';
+export type { Assignment, OnlineStudy, OpenOnlineStudyOptions, OutcomeBatchReport } from './online/study/online-study.ts';
+
 // The library API: a study built in code (ask/tell), and the engine under it.
 export { createStudy } from './api/create-study.ts';
 export type {

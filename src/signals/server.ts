@@ -94,8 +94,22 @@ function isJsonLines(contentType: string | undefined): boolean {
   return type === 'application/x-ndjson' || type === 'application/jsonl' || type === 'application/x-jsonlines' || type === 'text/plain';
 }
 
-/** Builds the Hono app of the endpoint (no socket: serve it with {@link startSignalServer} or call `app.request`). */
-export function createSignalApp(options: SignalAppOptions): Hono {
+/** The guard of every kloop endpoint: options and the pieces a route needs. */
+export interface GuardedApp {
+  app: Hono;
+  /** The body limit of a POST route (413 with `Connection: close` beyond it). */
+  limitBody: ReturnType<typeof bodyLimit>;
+  maxBodyBytes: number;
+}
+
+/**
+ * A Hono app with the endpoint's guard: a token bucket per client on every
+ * route (429 with `Retry-After`), `GET /health`, and the bearer token on
+ * `protectedPaths` (401 without it). `kloop serve` builds the signal routes
+ * on it, and for an online study `/assign` and `/outcomes`
+ * (src/online/http/online-routes.ts): the same token and limits.
+ */
+export function createGuardedApp(options: Omit<SignalAppOptions, 'db' | 'storeGoals' | 'now'>, protectedPaths: readonly string[]): GuardedApp {
   if (options.token.length < MIN_TOKEN_CHARACTERS) throw new InputError(`the bearer token must have at least ${MIN_TOKEN_CHARACTERS} characters`, { field: 'token' });
   const defaults = DEFAULT_SIGNALS_CONFIG.endpoint;
   const maxBodyBytes = options.maxBodyBytes ?? defaults.maxBodyBytes;
@@ -118,26 +132,43 @@ export function createSignalApp(options: SignalAppOptions): Hono {
 
   app.get('/health', (context) => context.json({ ok: true }));
 
-  app.use('/signals', async (context, next) => {
-    const header = context.req.header('authorization') ?? '';
-    const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
-    if (match === null || !timingSafeEqual(digest(match[1]!), expected)) {
-      context.header('WWW-Authenticate', 'Bearer realm="kloop"');
-      return context.json({ error: 'unauthorized', message: 'send Authorization: Bearer <token>' }, 401);
-    }
-    await next();
+  for (const protectedPath of protectedPaths) {
+    app.use(protectedPath, async (context, next) => {
+      const header = context.req.header('authorization') ?? '';
+      const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(header);
+      if (match === null || !timingSafeEqual(digest(match[1]!), expected)) {
+        context.header('WWW-Authenticate', 'Bearer realm="kloop"');
+        return context.json({ error: 'unauthorized', message: 'send Authorization: Bearer <token>' }, 401);
+      }
+      await next();
+    });
+  }
+  const limitBody = bodyLimit({
+    maxSize: maxBodyBytes,
+    onError: (context) => {
+      // The rest of the body is not read: the connection must not be reused.
+      context.header('Connection', 'close');
+      return context.json({ error: 'payload_too_large', message: `the body exceeds ${maxBodyBytes} bytes: send smaller batches` }, 413);
+    },
   });
+  app.onError((error, context) => {
+    const status = (error as { status?: number }).status;
+    if (status === 413) {
+      context.header('Connection', 'close');
+      return context.json({ error: 'payload_too_large', message: `the body exceeds ${maxBodyBytes} bytes` }, 413);
+    }
+    return context.json({ error: 'internal', message: 'the request could not be stored; try again later' }, 500);
+  });
+  return { app, limitBody, maxBodyBytes };
+}
+
+/** Builds the Hono app of the endpoint (no socket: serve it with {@link startSignalServer} or call `app.request`). */
+export function createSignalApp(options: SignalAppOptions): Hono {
+  const { app, limitBody } = createGuardedApp(options, ['/signals']);
 
   app.post(
     '/signals',
-    bodyLimit({
-      maxSize: maxBodyBytes,
-      onError: (context) => {
-        // The rest of the body is not read: the connection must not be reused.
-        context.header('Connection', 'close');
-        return context.json({ error: 'payload_too_large', message: `the body exceeds ${maxBodyBytes} bytes: send smaller batches` }, 413);
-      },
-    }),
+    limitBody,
     async (context) => {
       const bytes = new Uint8Array(await context.req.arrayBuffer());
       let text: string;
@@ -170,14 +201,6 @@ export function createSignalApp(options: SignalAppOptions): Hono {
 
   app.all('/signals', (context) => context.json({ error: 'method_not_allowed', message: 'use POST /signals' }, 405));
   app.notFound((context) => context.json({ error: 'not_found', message: 'routes: POST /signals, GET /health' }, 404));
-  app.onError((error, context) => {
-    const status = (error as { status?: number }).status;
-    if (status === 413) {
-      context.header('Connection', 'close');
-      return context.json({ error: 'payload_too_large', message: `the body exceeds ${maxBodyBytes} bytes` }, 413);
-    }
-    return context.json({ error: 'internal', message: 'the signal could not be stored; try again later' }, 500);
-  });
   return app;
 }
 
@@ -207,7 +230,15 @@ export const DEFAULT_SERVE_PORT = 8787;
  * @throws InputError when the token is too short; the listen error (e.g. EADDRINUSE) otherwise
  */
 export function startSignalServer(options: SignalServerOptions): Promise<SignalServer> {
-  const app = createSignalApp(options);
+  return listenApp(createSignalApp(options), options);
+}
+
+/**
+ * Serves a Hono app on a socket and resolves once it listens.
+ *
+ * @throws the listen error (e.g. EADDRINUSE)
+ */
+export function listenApp(app: Hono, options: { port?: number; hostname?: string }): Promise<SignalServer> {
   const hostname = options.hostname ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, port: options.port ?? DEFAULT_SERVE_PORT, hostname }, (info: AddressInfo) => {

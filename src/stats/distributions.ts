@@ -2,7 +2,8 @@
  * The cumulative distribution functions behind kloop's tests, from stdlib
  * (`@stdlib/stats-base-dists-t-cdf`, `@stdlib/stats-base-dists-normal-cdf`,
  * `@stdlib/stats-base-dists-binomial-cdf`,
- * `@stdlib/stats-base-dists-hypergeometric-cdf`).
+ * `@stdlib/stats-base-dists-hypergeometric-cdf`,
+ * `@stdlib/stats-base-dists-chisquare-cdf`).
  *
  * Each package is loaded on its first call (CommonJS, through `require`):
  * each is some hundred small CommonJS files, and importing them all costs
@@ -17,12 +18,14 @@ type StudentTCdf = (x: number, degreesOfFreedom: number) => number;
 type NormalCdf = (x: number, mean: number, standardDeviation: number) => number;
 type BinomialCdf = (x: number, trials: number, successProbability: number) => number;
 type HypergeometricCdf = (x: number, population: number, successes: number, draws: number) => number;
+type ChiSquareCdf = (x: number, degreesOfFreedom: number) => number;
 
 const load = createRequire(import.meta.url);
 let studentT: StudentTCdf | undefined;
 let normal: NormalCdf | undefined;
 let binomial: BinomialCdf | undefined;
 let hypergeometric: HypergeometricCdf | undefined;
+let chiSquare: ChiSquareCdf | undefined;
 
 /** P(T ≤ x) for Student's t with `degreesOfFreedom` > 0 (stdlib's `t/cdf`). */
 export function studentTCdf(x: number, degreesOfFreedom: number): number {
@@ -46,4 +49,10 @@ export function binomialCdf(x: number, trials: number, successProbability: numbe
 export function hypergeometricCdf(x: number, population: number, successes: number, draws: number): number {
   hypergeometric ??= load('@stdlib/stats-base-dists-hypergeometric-cdf') as HypergeometricCdf;
   return hypergeometric(x, population, successes, draws);
+}
+
+/** P(X ≤ x) for X ~ χ² with `degreesOfFreedom` > 0 (stdlib's `chisquare/cdf`). */
+export function chiSquareCdf(x: number, degreesOfFreedom: number): number {
+  chiSquare ??= load('@stdlib/stats-base-dists-chisquare-cdf') as ChiSquareCdf;
+  return chiSquare(x, degreesOfFreedom);
 }

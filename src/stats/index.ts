@@ -21,7 +21,7 @@
  */
 export { ALTERNATIVES, type Alternative } from './alternative.ts';
 export { mean, variance, standardDeviation, standardError } from './descriptive.ts';
-export { welchTTest, pairedTTest, type TTestOptions, type TTestResult } from './t-test.ts';
+export { welchTTest, welchTTestFromMoments, pairedTTest, type SampleMoments, type TTestOptions, type TTestResult } from './t-test.ts';
 export {
   wilcoxonSignedRank,
   WILCOXON_EXACT_MAXIMUM_PAIRS,

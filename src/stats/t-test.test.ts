@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ALTERNATIVES } from './alternative.ts';
-import { pairedTTest, welchTTest } from './t-test.ts';
+import { pairedTTest, welchTTest, welchTTestFromMoments } from './t-test.ts';
 
 // Reference values: printed by scripts/reference/stats_reference.py with
 // scipy 1.17.1 and numpy 2.4.6 (see the script's docstring for each call).
@@ -147,5 +147,34 @@ describe('pairedTTest', () => {
     expect(() => pairedTTest([1, 2, 3], [1, 2])).toThrow(RangeError);
     expect(() => pairedTTest([1], [2])).toThrow(RangeError);
     expect(() => pairedTTest([1, Number.NaN], [2, 3])).toThrow(RangeError);
+  });
+});
+
+// Call: scipy.stats.ttest_ind_from_stats(0.062, (0.062*0.938*10000/9999)**0.5, 10000,
+//   0.05, (0.05*0.95*10000/9999)**0.5, 10000, equal_var=False, alternative='greater')
+//   → statistic=3.691581388863307, pvalue=0.0001117311200659501
+describe('welchTTestFromMoments', () => {
+  it('matches scipy.stats.ttest_ind_from_stats', () => {
+    const result = welchTTestFromMoments(
+      { size: 10_000, mean: 0.062, variance: (0.062 * 0.938 * 10_000) / 9999 },
+      { size: 10_000, mean: 0.05, variance: (0.05 * 0.95 * 10_000) / 9999 },
+      { alternative: 'greater' },
+    );
+    expect(result.t).toBeCloseTo(3.691581388863307, 10);
+    expect(result.pValue).toBeCloseTo(0.0001117311200659501, 12);
+  });
+
+  it('gives what welchTTest gives on the observations', () => {
+    const { a, b } = WELCH_REFERENCE.large_random;
+    const moments = (values: readonly number[]) => {
+      const center = values.reduce((sum, value) => sum + value, 0) / values.length;
+      return { size: values.length, mean: center, variance: values.reduce((sum, value) => sum + (value - center) ** 2, 0) / (values.length - 1) };
+    };
+    const fromMoments = welchTTestFromMoments(moments(a), moments(b), { alternative: 'greater' });
+    expect(fromMoments.t).toBeCloseTo(WELCH_REFERENCE.large_random.greater.t, 12);
+    expect(fromMoments.df).toBeCloseTo(WELCH_REFERENCE.large_random.greater.df, 10);
+    expect(fromMoments.pValue).toBeCloseTo(WELCH_REFERENCE.large_random.greater.pValue, 12);
+    expect(() => welchTTestFromMoments({ size: 1, mean: 0, variance: 0 }, moments(b))).toThrow(/a.size/);
+    expect(() => welchTTestFromMoments(moments(a), { size: 5, mean: 0, variance: -1 })).toThrow(/b.variance/);
   });
 });

@@ -89,18 +89,57 @@ export function welchTTest(
   const alternative = resolveAlternative(options.alternative);
   assertFiniteSample(a, 2, 'a', 'Welch’s t-test needs a sample variance per group');
   assertFiniteSample(b, 2, 'b', 'Welch’s t-test needs a sample variance per group');
-  const varianceOfMeanA = variance(a) / a.length;
-  const varianceOfMeanB = variance(b) / b.length;
+  return welchFromMoments(
+    { mean: mean(a), variance: variance(a), size: a.length },
+    { mean: mean(b), variance: variance(b), size: b.length },
+    alternative,
+  );
+}
+
+/** A sample summarised by its size, mean and unbiased variance (n − 1 denominator). */
+export interface SampleMoments {
+  /** Number of observations, an integer ≥ 2. */
+  readonly size: number;
+  /** The sample mean. */
+  readonly mean: number;
+  /** The sample variance with Bessel's correction (n − 1), ≥ 0. */
+  readonly variance: number;
+}
+
+/**
+ * Welch's t-test from each sample's size, mean and unbiased variance instead
+ * of the observations: the same formulas, degenerate cases and p-values as
+ * {@link welchTTest} (so `scipy.stats.ttest_ind_from_stats(mean1, std1,
+ * nobs1, mean2, std2, nobs2, equal_var=False, alternative=...)` with
+ * std = √variance). For large samples kept as sufficient statistics (units,
+ * sums, sums of squares), e.g. an online experiment's arms.
+ *
+ * @throws RangeError when a size is below 2 or not an integer, a mean or
+ *   variance is not finite, a variance is negative, or `alternative` is unknown.
+ */
+export function welchTTestFromMoments(a: SampleMoments, b: SampleMoments, options: TTestOptions = {}): TTestResult {
+  const alternative = resolveAlternative(options.alternative);
+  for (const [label, moments] of [['a', a], ['b', b]] as const) {
+    if (!Number.isInteger(moments.size) || moments.size < 2) throw new RangeError(`${label}.size must be an integer ≥ 2 (Welch’s t-test needs a sample variance per group); got ${moments.size}.`);
+    if (!Number.isFinite(moments.mean)) throw new RangeError(`${label}.mean must be a finite number; got ${moments.mean}.`);
+    if (!(Number.isFinite(moments.variance) && moments.variance >= 0)) throw new RangeError(`${label}.variance must be a finite number ≥ 0; got ${moments.variance}.`);
+  }
+  return welchFromMoments(a, b, alternative);
+}
+
+function welchFromMoments(a: SampleMoments, b: SampleMoments, alternative: Alternative): TTestResult {
+  const varianceOfMeanA = a.variance / a.size;
+  const varianceOfMeanB = b.variance / b.size;
   const squaredStandardError = varianceOfMeanA + varianceOfMeanB;
-  const meanDifference = mean(a) - mean(b);
+  const meanDifference = a.mean - b.mean;
   if (squaredStandardError === 0) {
-    return degenerateResult(meanDifference, a.length + b.length - 2, alternative);
+    return degenerateResult(meanDifference, a.size + b.size - 2, alternative);
   }
   const t = meanDifference / Math.sqrt(squaredStandardError);
   const df =
     (squaredStandardError * squaredStandardError) /
-    ((varianceOfMeanA * varianceOfMeanA) / (a.length - 1) +
-      (varianceOfMeanB * varianceOfMeanB) / (b.length - 1));
+    ((varianceOfMeanA * varianceOfMeanA) / (a.size - 1) +
+      (varianceOfMeanB * varianceOfMeanB) / (b.size - 1));
   return { t, df, pValue: studentTPValue(t, df, alternative) };
 }
 

@@ -4,6 +4,9 @@
  * JSON columns hold text; timestamps are ISO 8601 UTC strings.
  */
 import type { Generated } from 'kysely';
+import type { ExposureTable, OnlineExperimentTable, OutcomeRefusalTable, OutcomeTable } from './online-schema.ts';
+
+export type { ExposureTable, OnlineExperimentTable, OutcomeRefusalTable, OutcomeTable };
 
 export interface ArtifactVersionTable {
   id: Generated<number>;
@@ -341,4 +344,8 @@ export interface KloopDatabase {
   schedule_runs: ScheduleRunTable;
   loop_a_runs: LoopARunTable;
   loop_a_decisions: LoopADecisionTable;
+  online_experiments: OnlineExperimentTable;
+  exposures: ExposureTable;
+  outcomes: OutcomeTable;
+  outcome_refusals: OutcomeRefusalTable;
 }

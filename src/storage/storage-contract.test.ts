@@ -95,8 +95,8 @@ async function open(location: string, options?: OpenDatabaseOptions): Promise<St
 
 const TABLES = [
   'artifact_versions', 'calibrations', 'corpus_events', 'corpus_members', 'evaluation_examples', 'evaluations', 'example_results', 'experiments',
-  'kysely_migration', 'kysely_migration_lock', 'leases', 'loop_a_decisions', 'loop_a_runs', 'proposals', 'registry', 'registry_events',
-  'response_cache', 'review_items', 'runs', 'schedule_runs', 'signals', 'study_state',
+  'exposures', 'kysely_migration', 'kysely_migration_lock', 'leases', 'loop_a_decisions', 'loop_a_runs', 'online_experiments', 'outcome_refusals', 'outcomes',
+  'proposals', 'registry', 'registry_events', 'response_cache', 'review_items', 'runs', 'schedule_runs', 'signals', 'study_state',
 ];
 
 function result(exampleId: string, composite: number | null, repeat = 0) {

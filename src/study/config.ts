@@ -625,7 +625,7 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
   if (located.value === null || located.value === undefined) {
     throw new InputError('the file is empty; it needs at least `artifact` and `corpus`', { file, line: 1, studyPath: dir, code: 'input.config' });
   }
-  const parsed = parseWithSchema(studyConfigSchema, located, { file });
+  const parsed = parseWithSchema(studyConfigSchema, withoutOfflineMode(located, file), { file });
   refuseInapplicableKeys(parsed, located, file);
 
   const artifact = path.resolve(dir, parsed.artifact);
@@ -665,6 +665,23 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
     for (const match of matches) corpusFiles.add(match);
   });
   return { ...parsed, lines: keyLines(located), dir, configPath, artifact, program, corpus, corpusFiles: [...corpusFiles].sort() };
+}
+
+/**
+ * The document without its `mode: offline` key (the default mode, written or
+ * not); a `mode: online` study is read by src/online/config.ts instead.
+ *
+ * @throws InputError naming the line of `mode` when it is not `offline`
+ */
+function withoutOfflineMode(located: LocatedYaml, file: string): LocatedYaml {
+  const value = located.value;
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.hasOwn(value, 'mode')) return located;
+  const { mode, ...rest } = value as Record<string, unknown>;
+  if (mode !== 'offline') {
+    const message = mode === 'online' ? 'this is an online study (mode: online): this command works on offline studies only; `kloop run` and `kloop show` read online studies' : `mode must be offline or online (got ${JSON.stringify(mode)})`;
+    throw new InputError(message, { file, line: located.lineOf(['mode']), field: 'mode', code: 'input.config' });
+  }
+  return { ...located, value: rest };
 }
 
 /**

@@ -1,4 +1,6 @@
 /** `kloop history <study>` and `kloop show <study> <experiment>`: the lab notebook, read-only. */
+import { studyModeOf } from '../../online/config.ts';
+import { showOnlineExperiment } from './online-show.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
@@ -108,7 +110,11 @@ export function registerHistoryCommands(program: Command): void {
     .argument('<study>', 'study folder')
     .argument('<experiment>', 'experiment id, or P<id> for a failed proposer answer (see `kloop history`)')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (studyDir: string, experiment: string, options: { json?: boolean }) => {
+    .option('--simulated', 'online studies: show the experiment of the last `kloop run --simulate` (.kloop/simulated.db)')
+    .action(async (studyDir: string, experiment: string, options: { json?: boolean; simulated?: boolean }) => {
+      // An online study's experiments are online experiments with the online gate's checks (src/cli/commands/online-show.ts).
+      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') return showOnlineExperiment(studyDir, experiment, options);
+      if (options.simulated === true) throw new InputError('--simulated applies to online studies only (mode: online)', { field: '--simulated' });
       if (/^P\d+$/i.test(experiment)) return showProposalFailure(studyDir, Number(experiment.slice(1)), options.json === true);
       const id = Number(experiment);
       if (!Number.isInteger(id) || id < 1) throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, { field: '<experiment>' });

@@ -8,6 +8,7 @@
  * the next run continues.
  * See docs/reliability.md.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError, KloopError } from '../../errors.ts';
@@ -37,6 +38,8 @@ import { addModelOptions, assertStudyWritable, openStudy } from './study-session
 import { parseLoopOption, runLoopACommand } from './loop-a.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
 import { INTERRUPTED_EXIT_CODE, STOP_REASONS, exitCodeOf } from '../../loop/stop-reasons.ts';
+import { studyModeOf } from '../../online/config.ts';
+import { runOnlineCommand } from './online-run.ts';
 
 /** Exit code of an interrupted run (128 + SIGINT), as shells report it. */
 export { INTERRUPTED_EXIT_CODE };
@@ -66,8 +69,13 @@ export function registerRunCommand(program: Command): void {
       .option('--wait', 'when another run holds the study, wait for it to finish instead of exiting with code 3')
       .option('--git', 'commit each accepted version to the git notebook in .kloop/notebook (as notebook.git: true in kloop.yaml)')
       .option('--workers', 'send the evaluations to `kloop worker` processes through the job queue of the study\'s PostgreSQL database (docs/storage.md)')
-      .option('--batch-size <n>', 'with --workers: examples per evaluation job (default 4)', parseBatchSize),
-  ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number; wait?: boolean; git?: boolean; workers?: boolean; batchSize?: number }) => {
+      .option('--batch-size <n>', 'with --workers: examples per evaluation job (default 4)', parseBatchSize)
+      .option('--simulate', 'online studies: play the study against its simulated audience on a simulated clock (offline, no key; labelled SIMULATED); docs/online.md')
+      .option('--days <n>', 'with --simulate: simulated days of traffic (default 42)', parseCount),
+  ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number; wait?: boolean; git?: boolean; workers?: boolean; batchSize?: number; simulate?: boolean; days?: number }) => {
+      // An online study (mode: online) runs one step of its slow loop (src/online/); the rest of this command is the offline loop.
+      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') return runOnlineCommand(studyDir, options);
+      if (options.simulate === true || options.days !== undefined) throw new InputError('--simulate and --days apply to online studies only (mode: online in kloop.yaml)', { field: '--simulate' });
       const started = Date.now();
       // --no-cache bypasses every store of results: nothing stored before this run is read, and what it measures replaces it.
       const storedResults: StudyEvaluatorOptions = options.cache === false ? { readSince: new Date(started).toISOString() } : {};

@@ -5,6 +5,8 @@
  * to start without one. Runs until Ctrl-C or SIGTERM. See
  * `src/signals/server.ts` and docs/loops-c-d.md.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { DEFAULT_SERVE_PORT, DEFAULT_TOKEN_ENV, resolveServeToken, startSignalServer } from '../../signals/server.ts';
@@ -13,6 +15,8 @@ import { loadStudyConfig } from '../../study/config.ts';
 import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';
 import { openSignalDatabase } from './signals.ts';
+import { studyModeOf } from '../../online/config.ts';
+import { serveOnlineStudy } from './online-serve.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -30,7 +34,7 @@ function parseEnvName(value: string): string {
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('Serve the signal endpoint (POST /signals) for a study: bearer token, body-size and rate limits, 127.0.0.1 by default.')
+    .description('Serve the signal endpoint (POST /signals) for a study, or POST /assign and POST /outcomes for an online study: bearer token, body-size and rate limits, 127.0.0.1 by default.')
     .argument('<study>', 'study folder')
     .option('--port <n>', `port to listen on (0 = any free port)`, parsePort, DEFAULT_SERVE_PORT)
     .option('--host <address>', 'interface to listen on', '127.0.0.1')
@@ -39,6 +43,8 @@ export function registerServeCommand(program: Command): void {
     .option('--json', 'once listening, print one JSON object on one line on stdout: study, url, endpoint, hostname, port, tokenEnv')
     .action(async (studyDir: string, options: { port: number; host: string; tokenEnv: string; quiet?: boolean; json?: boolean }) => {
       const token = resolveServeToken(process.env, options.tokenEnv);
+      // An online study serves POST /assign and POST /outcomes instead (src/online/http/online-routes.ts).
+      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') return serveOnlineStudy(studyDir, token, options);
       const config = loadStudyConfig(studyDir);
       const settings = config.signals ?? DEFAULT_SIGNALS_CONFIG;
       const db = await openSignalDatabase(config, true);

@@ -1,0 +1,258 @@
+/**
+ * One step of an online study's slow loop (`kloop run` on a `mode: online`
+ * study, and each slow cadence of `--simulate`):
+ *
+ * 1. the first step stores the seed version and starts the **A/A
+ *    calibration** (the incumbent against itself): once both arms have
+ *    `windows.minUnitsPerArm` units whose attribution window has closed, its
+ *    sample-ratio check proves the pipeline (assignment, exposure log) and
+ *    its per-unit noise gives τ (`calibrationTau`, the rolling maximum over
+ *    the last 5 calibrations); a sample-ratio mismatch stops the study
+ *    (`calibration_invalid`, exit 1): nothing it would measure is a result;
+ * 2. the running A/B experiment is looked at with the online gate
+ *    (`decideOnline`, src/online/gate/online-gate.ts) on the units whose
+ *    attribution windows have closed: accepted (the candidate becomes the
+ *    active version), refused (its reason), moved to its confirmation window
+ *    (the decision window's primary statistics are frozen; later units are
+ *    fresh), or ramped up one step (`metrics.rampEvery` passed, no harm);
+ * 3. with no experiment running, the proposer is asked for the next variant
+ *    from the decided experiments (their ideas and decision windows only,
+ *    never a confirmation window) and it starts; with none left, or
+ *    `stopping.maxExperiments` spent, the study stops and assigns no more.
+ *
+ * Everything is read from and written to the notebook, so a resumed study
+ * re-uses every stored exposure and outcome.
+ */
+import type { StudyDatabase } from '../../storage/database.ts';
+import type { OnlineExperimentRecord } from '../../storage/online-store.ts';
+import { armStatistics, assignmentPeriods, listOnlineExperiments, readOnlineState, runningOnlineExperiment, startOnlineExperiment, updateOnlineExperiment, writeOnlineState } from '../../storage/online-store.ts';
+import { getRegistryVersion, getVersion, putVersion, setRegistryVersion } from '../../storage/registry.ts';
+import { loadProgram } from '../../program/program.ts';
+import { readFileSync } from 'node:fs';
+import type { OnlineStudyConfig } from '../config.ts';
+import { alwaysValidPValues, calibrationTau, decideOnline, DEFAULT_ONLINE_GATE_SETTINGS } from '../gate/online-gate.ts';
+import type { ArmPair, OnlineGateDecision, OnlineGateInput, OnlineGateSettings, OnlineMetric } from '../types.ts';
+import type { OnlineProposer } from '../proposers/ideas-proposer.ts';
+import { ONLINE_STOPPED_KEY, type OnlineStudy } from './online-study.ts';
+import { describeStandings, type ExperimentStanding } from './standing.ts';
+import type { OnlineStopReason } from './stop-reasons.ts';
+
+/** Calibrations the rolling maximum of τ looks back over. */
+export const ONLINE_CALIBRATION_WINDOW = 5;
+
+/** What one slow-loop step did and where every experiment stands. */
+export interface SlowLoopReport {
+  /** ISO time of the step (the study's clock). */
+  at: string;
+  /** Experiments decided in this step: id, outcome (`accepted`, `refused`, `invalid`, `calibrated`) and reason. */
+  decided: { id: number; status: string; reason: string | null }[];
+  /** Experiments started in this step. */
+  started: number[];
+  /** Every experiment, oldest first. */
+  experiments: ExperimentStanding[];
+  /** The active version's id. */
+  activeVersionId: number | null;
+  /** Set once the study has stopped (this step or before). */
+  stopped?: { reason: OnlineStopReason; detail: string; at: string };
+}
+
+/** The evidence an online experiment keeps between looks. */
+interface StoredEvidence {
+  looks?: number;
+  pValues?: Record<string, number>;
+  frozenPrimary?: ArmPair;
+  decision?: OnlineGateDecision;
+  calibration?: { primary: ArmPair; tau?: number };
+  decisionWindow?: { incumbentMean: number; candidateMean: number; units: number };
+  /** The decision window's primary statistics when the experiment was decided. */
+  decisionArms?: ArmPair;
+}
+
+/** The config's metrics in the gate's shapes. */
+function gateMetrics(config: OnlineStudyConfig): { primary: OnlineMetric; guardrails: { metric: OnlineMetric; margin: number }[] } {
+  return {
+    primary: config.metrics.primary,
+    guardrails: config.metrics.guardrails.map(({ margin, ...metric }) => ({ metric, margin })),
+  };
+}
+
+/** Runs one slow-loop step (see the module's description). */
+export async function runSlowLoopStep(study: OnlineStudy, proposer: OnlineProposer): Promise<SlowLoopReport> {
+  const { db, config } = study;
+  const at = study.now().toISOString();
+  const report: SlowLoopReport = { at, decided: [], started: [], experiments: [], activeVersionId: null };
+  const stoppedBefore = await readOnlineState(db, ONLINE_STOPPED_KEY);
+  if (stoppedBefore === undefined) {
+    const incumbent = await ensureSeed(db, config, study.now);
+    let running = await runningOnlineExperiment(db);
+    if (running === undefined && (await listOnlineExperiments(db)).length === 0) {
+      running = await startOnlineExperiment(db, { kind: 'aa', incumbentVersionId: incumbent, candidateVersionId: incumbent, rationale: 'A/A calibration: the incumbent against itself', proposer: 'calibration', at });
+      report.started.push(running.id);
+    } else if (running !== undefined) {
+      const status = await lookAt(study, running, at);
+      if (status !== undefined) report.decided.push({ id: running.id, status, reason: (await experimentById(db, running.id)).reason });
+      if (status === 'invalid' && running.kind === 'aa') await stop(db, 'calibration_invalid', `the A/A calibration (experiment ${running.id}) failed its sample-ratio check: assignment or exposure logging is broken`, at);
+      else if (status !== undefined) await startNext(study, proposer, report, at);
+    } else {
+      await startNext(study, proposer, report, at);
+    }
+  }
+  study.refresh();
+  const stopped = await readOnlineState(db, ONLINE_STOPPED_KEY);
+  if (stopped !== undefined) report.stopped = JSON.parse(stopped) as SlowLoopReport['stopped'];
+  report.activeVersionId = (await getRegistryVersion(db))?.id ?? null;
+  report.experiments = await describeStandings(db, config, at);
+  return report;
+}
+
+async function experimentById(db: StudyDatabase, id: number): Promise<OnlineExperimentRecord> {
+  return (await listOnlineExperiments(db)).find((experiment) => experiment.id === id)!;
+}
+
+async function stop(db: StudyDatabase, reason: OnlineStopReason, detail: string, at: string): Promise<void> {
+  await writeOnlineState(db, ONLINE_STOPPED_KEY, JSON.stringify({ reason, detail, at }));
+}
+
+/** The active version's id, storing the artifact file as the seed on the first step. */
+async function ensureSeed(db: StudyDatabase, config: OnlineStudyConfig, now: () => Date): Promise<number> {
+  const active = await getRegistryVersion(db);
+  if (active !== undefined) return active.id;
+  const text = readFileSync(config.artifact, 'utf8');
+  return db.transaction().execute(async (transaction) => {
+    const version = await putVersion(transaction, text, 'seed', null, null, now);
+    await setRegistryVersion(transaction, version.id, 'seed', 'active', now);
+    await setRegistryVersion(transaction, version.id, 'seed', 'seed', now);
+    return version.id;
+  });
+}
+
+/** The gate's settings for this study: its config over the gate's defaults, and τ from the A/A calibrations. */
+async function gateSettings(db: StudyDatabase, config: OnlineStudyConfig): Promise<OnlineGateSettings> {
+  const calibrations = (await listOnlineExperiments(db))
+    .filter((experiment) => experiment.kind === 'aa' && experiment.status === 'calibrated')
+    .slice(-ONLINE_CALIBRATION_WINDOW)
+    .map((experiment) => (experiment.evidence as StoredEvidence).calibration!.primary);
+  return {
+    ...DEFAULT_ONLINE_GATE_SETTINGS,
+    alpha: config.gate.alpha,
+    shadowAlpha: config.gate.shadowAlpha,
+    srmAlpha: config.gate.srmAlpha,
+    tau: calibrationTau(calibrations, config.metrics.primary),
+    minUnitsPerArm: config.metrics.windows.minUnitsPerArm,
+    confirmationUnits: config.metrics.windows.confirmationUnits,
+    maxUnitsPerArm: config.metrics.windows.maxUnitsPerArm ?? Number.POSITIVE_INFINITY,
+    split: config.metrics.split,
+  };
+}
+
+/** The gate's input at this look, from the notebook. */
+async function gateInput(db: StudyDatabase, config: OnlineStudyConfig, experiment: OnlineExperimentRecord, evidence: StoredEvidence, at: string): Promise<OnlineGateInput> {
+  const metrics = gateMetrics(config);
+  const primaryOf = (window: 'decision' | 'confirmation') => armStatistics(db, { experimentId: experiment.id, metric: metrics.primary.name, kind: metrics.primary.kind, window, closedBy: at });
+  const primary = evidence.frozenPrimary ?? (await primaryOf('decision'));
+  const guardrails = await Promise.all(
+    metrics.guardrails.map(async (guardrail) => ({ guardrail, arms: await armStatistics(db, { experimentId: experiment.id, metric: guardrail.metric.name, kind: guardrail.metric.kind, closedBy: at }) })),
+  );
+  return {
+    primary: { metric: metrics.primary, arms: primary },
+    guardrails,
+    assignments: await assignmentPeriods(db, experiment.id),
+    ...(experiment.status === 'confirmation' ? { confirmation: await primaryOf('confirmation') } : {}),
+    looks: (evidence.looks ?? 0) + 1,
+    ...(evidence.pValues === undefined ? {} : { previousPValues: evidence.pValues }),
+  };
+}
+
+/** The running minimum of the always-valid p-values, key by key. */
+function runningMinimum(previous: Record<string, number> | undefined, current: Record<string, number>): Record<string, number> {
+  const merged = { ...(previous ?? {}) };
+  for (const [key, value] of Object.entries(current)) merged[key] = Math.min(merged[key] ?? 1, value);
+  return merged;
+}
+
+/**
+ * Looks at the running experiment once; records the look and, when it is
+ * decided, its decision.
+ *
+ * @returns the new final status, or undefined when it keeps running
+ */
+async function lookAt(study: OnlineStudy, experiment: OnlineExperimentRecord, at: string): Promise<string | undefined> {
+  const { db, config } = study;
+  const evidence: StoredEvidence = { ...(experiment.evidence as StoredEvidence | null) };
+  const settings = await gateSettings(db, config);
+  const input = await gateInput(db, config, experiment, evidence, at);
+  const decision = decideOnline(input, experiment.kind === 'aa' ? { ...settings, tau: 0 } : settings);
+  const next: StoredEvidence = { ...evidence, looks: input.looks, pValues: runningMinimum(evidence.pValues, alwaysValidPValues(decision)), decision };
+  if (experiment.kind === 'aa') return lookAtCalibration(db, experiment, input, decision, next, at, settings.minUnitsPerArm);
+  if (decision.outcome !== 'continue') {
+    const status = decision.outcome === 'accept' ? 'accepted' : decision.reason === 'srm' ? 'invalid' : 'refused';
+    next.decisionArms = next.frozenPrimary ?? input.primary.arms;
+    next.decisionWindow = decisionWindowSummary(next.decisionArms);
+    await db.transaction().execute(async (transaction) => {
+      await updateOnlineExperiment(transaction, experiment.id, { status, decidedAt: at, reason: decision.outcome === 'accept' ? 'accepted' : decision.reason, evidence: next as Record<string, unknown> });
+      if (status === 'accepted') await setRegistryVersion(transaction, experiment.candidateVersionId, `online experiment ${experiment.id} accepted`, 'active', study.now);
+    });
+    return status;
+  }
+  if (decision.waitingFor === 'confirmation' && experiment.status === 'decision') {
+    next.frozenPrimary = input.primary.arms;
+    await updateOnlineExperiment(db, experiment.id, { status: 'confirmation', confirmationStartedAt: at, evidence: next as Record<string, unknown> });
+    return undefined;
+  }
+  const harmless = decision.checks.every((check) => (check.name === 'srm' || check.name === 'harm' ? check.verdict === 'pass' : true));
+  const rampDue = experiment.status === 'decision' && experiment.rampStep < config.metrics.ramp.length - 1 && Date.parse(at) - Date.parse(experiment.rampChangedAt) >= config.metrics.rampEveryMs;
+  await updateOnlineExperiment(db, experiment.id, { evidence: next as Record<string, unknown>, ...(rampDue && harmless ? { rampStep: experiment.rampStep + 1, rampChangedAt: at } : {}) });
+  return undefined;
+}
+
+/** The A/A calibration: done once both arms reached the minimum; invalid on a sample-ratio mismatch. */
+async function lookAtCalibration(db: StudyDatabase, experiment: OnlineExperimentRecord, input: OnlineGateInput, decision: OnlineGateDecision, next: StoredEvidence, at: string, minimum: number): Promise<string | undefined> {
+  const srm = decision.checks.find((check) => check.name === 'srm');
+  if (srm?.verdict === 'fail') {
+    await updateOnlineExperiment(db, experiment.id, { status: 'invalid', decidedAt: at, reason: 'srm', evidence: next as Record<string, unknown> });
+    return 'invalid';
+  }
+  const { incumbent, candidate } = input.primary.arms;
+  if (Math.min(incumbent.units, candidate.units) < minimum) {
+    await updateOnlineExperiment(db, experiment.id, { evidence: next as Record<string, unknown> });
+    return undefined;
+  }
+  next.calibration = { primary: input.primary.arms, tau: calibrationTau([input.primary.arms], input.primary.metric) };
+  next.decisionArms = input.primary.arms;
+  await updateOnlineExperiment(db, experiment.id, { status: 'calibrated', decidedAt: at, reason: 'calibrated', evidence: next as Record<string, unknown> });
+  return 'calibrated';
+}
+
+function decisionWindowSummary(arms: ArmPair): StoredEvidence['decisionWindow'] {
+  const mean = (units: number, sum: number): number => (units === 0 ? 0 : sum / units);
+  return { incumbentMean: mean(arms.incumbent.units, arms.incumbent.sum), candidateMean: mean(arms.candidate.units, arms.candidate.sum), units: arms.incumbent.units + arms.candidate.units };
+}
+
+/** Asks the proposer for the next variant and starts its experiment, or stops the study. */
+async function startNext(study: OnlineStudy, proposer: OnlineProposer, report: SlowLoopReport, at: string): Promise<void> {
+  const { db, config } = study;
+  const experiments = (await listOnlineExperiments(db)).filter((experiment) => experiment.kind === 'ab');
+  if (experiments.length >= config.stopping.maxExperiments) {
+    await stop(db, 'max_experiments', `${experiments.length} experiments run (stopping.maxExperiments: ${config.stopping.maxExperiments})`, at);
+    return;
+  }
+  const incumbent = (await getRegistryVersion(db))!;
+  const decided = await Promise.all(
+    experiments.map(async (experiment) => ({
+      id: experiment.id,
+      rationale: experiment.rationale,
+      candidateHash: (await getVersion(db, experiment.candidateVersionId))?.hash ?? '',
+      status: experiment.status,
+      reason: experiment.reason,
+      decisionWindow: (experiment.evidence as StoredEvidence | null)?.decisionWindow ?? null,
+    })),
+  );
+  const candidate = await proposer.propose({ incumbentText: incumbent.text, program: loadProgram(config.program), decided });
+  if (candidate === undefined) {
+    await stop(db, 'no_new_proposals', `the ${proposer.name} proposer has no untried variant left`, at);
+    return;
+  }
+  const version = await putVersion(db, candidate.text, 'candidate', incumbent.id, null, study.now);
+  const started = await startOnlineExperiment(db, { kind: 'ab', incumbentVersionId: incumbent.id, candidateVersionId: version.id, rationale: candidate.rationale, proposer: proposer.name, at });
+  report.started.push(started.id);
+}

@@ -1,0 +1,69 @@
+/**
+ * The tables of online studies (migration 0008_online_studies; src/online/).
+ */
+import type { Generated } from 'kysely';
+
+/** One online experiment (src/online/, migration 0008). */
+export interface OnlineExperimentTable {
+  id: Generated<number>;
+  /** 'aa' (the A/A calibration: the incumbent against itself) | 'ab' */
+  kind: string;
+  incumbent_version_id: number;
+  candidate_version_id: number;
+  /** 'decision' | 'confirmation' | 'accepted' | 'refused' | 'invalid' */
+  status: string;
+  /** index into the configured ramp */
+  ramp_step: number;
+  ramp_changed_at: string;
+  rationale: string;
+  proposer: string;
+  started_at: string;
+  confirmation_started_at: string | null;
+  decided_at: string | null;
+  /** the gate's reason once decided */
+  reason: string | null;
+  /** JSON: the gate's evidence, every check */
+  evidence: string | null;
+}
+
+/** The first (sticky) assignment of a unit in an experiment. */
+export interface ExposureTable {
+  id: Generated<number>;
+  experiment_id: number;
+  unit: string;
+  /** 'incumbent' | 'candidate' */
+  arm: string;
+  version_id: number;
+  /** 'decision' | 'confirmation' */
+  window: string;
+  /** the candidate's share of traffic when the unit was assigned, in (0, 1) */
+  share: number;
+  exposed_at: string;
+  /** exposed_at + the attribution window: outcomes up to this time count; the unit is analysed after it */
+  attribution_ends_at: string;
+}
+
+/** One outcome of a unit; unique (unit, metric, at), so re-sent outcomes are one row. */
+export interface OutcomeTable {
+  id: Generated<number>;
+  unit: string;
+  metric: string;
+  value: number;
+  /** ISO time the outcome happened */
+  at: string;
+  /** 'library' | 'http' | 'scraper' */
+  source: string;
+  received_at: string;
+}
+
+/** An outcome line refused (malformed, unknown unit or metric), by its line number. */
+export interface OutcomeRefusalTable {
+  id: Generated<number>;
+  source: string;
+  /** 1-based line of the batch */
+  line: number;
+  reason: string;
+  /** the line, capped */
+  text: string;
+  received_at: string;
+}

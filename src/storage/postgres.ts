@@ -28,6 +28,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { DatabaseConnection, Driver, TransactionSettings } from 'kysely';
 import { CompiledQuery, Kysely, PostgresDialect, PostgresDriver, sql } from 'kysely';
+import { FenceHolder, FencedDriver, registerFenceHolder } from './write-fence.ts';
 import type { KloopDatabase } from './schema.ts';
 import type { StorageTarget } from './location.ts';
 import { StorageError } from '../errors.ts';
@@ -104,6 +105,8 @@ class WriterLockDriver extends PostgresDriver {
 }
 
 class KloopPostgresDialect extends PostgresDialect {
+  /** The fences of the lease this connection holds (src/storage/write-fence.ts): checked by every write. */
+  readonly fences = new FenceHolder((index) => `$${index}`);
   readonly #pool: pg.Pool;
   readonly #schema: string;
   readonly #busyTimeoutMs: number;
@@ -116,7 +119,7 @@ class KloopPostgresDialect extends PostgresDialect {
   }
 
   override createDriver(): Driver {
-    return new WriterLockDriver({ pool: this.#pool }, this.#schema, this.#busyTimeoutMs);
+    return new FencedDriver(new WriterLockDriver({ pool: this.#pool }, this.#schema, this.#busyTimeoutMs), this.fences);
   }
 }
 
@@ -160,7 +163,10 @@ export async function openPostgresKysely(target: PostgresTarget, options: OpenPo
     await pool.end().catch(() => undefined);
     throw new StorageError(connectionMessage(target, error), { code: 'storage.connect', cause: error });
   }
-  return new Kysely<KloopDatabase>({ dialect: new KloopPostgresDialect(pool, target.schema, options.busyTimeoutMs ?? 10_000) });
+  const dialect = new KloopPostgresDialect(pool, target.schema, options.busyTimeoutMs ?? 10_000);
+  const db = new Kysely<KloopDatabase>({ dialect });
+  registerFenceHolder(db, dialect.fences);
+  return db;
 }
 
 /** Creates the target's schema when it does not exist yet (without needing CREATE on the database when it does). */

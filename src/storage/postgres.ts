@@ -178,12 +178,19 @@ export async function ensureSchema(db: Kysely<KloopDatabase>, schema: string): P
 
 export { isPostgresDatabase } from './is-postgres-database.ts';
 
-/** True when the schema of the target holds a kloop notebook (its migration table). */
+/**
+ * True when the schema of the target holds a kloop notebook: its migration
+ * table records an applied migration. Kysely creates that table before it
+ * runs the migrations (all of them in one transaction), so a first run killed
+ * in between leaves the table empty and no notebook: the next run migrates.
+ */
 export async function postgresNotebookExists(target: PostgresTarget): Promise<boolean> {
   const pool = createPostgresPool(target, { readonly: true, max: 1 });
   try {
     const result = await pool.query<{ found: number }>("select count(*) as found from information_schema.tables where table_schema = $1 and table_name = 'kysely_migration'", [target.schema]);
-    return Number(result.rows[0]?.found ?? 0) > 0;
+    if (Number(result.rows[0]?.found ?? 0) === 0) return false;
+    const applied = await pool.query<{ found: boolean }>(`select exists (select 1 from "${target.schema.replace(/"/g, '""')}".kysely_migration) as found`);
+    return applied.rows[0]?.found === true;
   } catch (error) {
     throw new StorageError(connectionMessage(target, error), { code: 'storage.connect', cause: error });
   } finally {

@@ -4,6 +4,13 @@
  * evidence and candidate identities, the versions, the active version.
  * Timestamps, ids and run numbers are left out: two notebooks of one study
  * compare equal when they hold the same decisions, whoever wrote them.
+ *
+ * So is the evidence's `scores.usage`: the tokens of the calls the deciding
+ * process made for the decision. After a crash, the results the killed
+ * process had stored are read back, not paid again, so the resumed decision
+ * counts fewer tokens than an uninterrupted run's (what was paid before the
+ * crash is in `example_results.usage`). Every score, check and statistic is
+ * compared.
  */
 import { createHash } from 'node:crypto';
 import { openDatabase } from '../../src/storage/database.ts';
@@ -25,6 +32,13 @@ export function notebookLocation(studyDir: string, url?: string): string {
 
 const short = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 16);
 
+/** The evidence without `scores.usage` (see the module comment). */
+function withoutUsage(evidence: string): string {
+  const parsed = JSON.parse(evidence) as { scores?: { usage?: unknown } };
+  if (parsed.scores !== undefined) delete parsed.scores.usage;
+  return JSON.stringify(parsed);
+}
+
 /** Reads the notebook at `location` (a SQLite file read-only, or a PostgreSQL URL). */
 export async function snapshotNotebook(location: string): Promise<NotebookSnapshot> {
   const db = await openDatabase(location, { readonly: true });
@@ -45,7 +59,7 @@ export async function snapshotNotebook(location: string): Promise<NotebookSnapsh
         delta: row.delta,
         decision: row.decision,
         reason: row.reason,
-        evidence: row.evidence,
+        evidence: withoutUsage(row.evidence),
         base: short(hashOf.get(row.base_version_id) ?? ''),
         accepted: row.accepted_version_id === null ? null : short(hashOf.get(row.accepted_version_id) ?? ''),
       })),

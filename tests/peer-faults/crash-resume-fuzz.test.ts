@@ -7,10 +7,13 @@
  * with the same evidence and candidate identities, the same versions and
  * active version, no candidate decided twice, no lease left.
  *
- * A seed draws, for each of up to {@link KILLS} runs, a delay after the
- * child starts, uniform over the uninterrupted run's wall time (measured
- * first), so kills land anywhere: loading, migrating, taking the lease,
- * proposing, screening, between and inside decisions, the report; a run that
+ * A seed draws, for each of up to {@link KILLS} runs, a moment: a progress
+ * line of the child, uniform over the lines an uninterrupted run prints
+ * (counted first; none = from its start), plus a delay uniform in
+ * [0, {@link MAX_DELAY_MS}) ms. Anchored on what the child has done, not on
+ * wall time, the kills land all over the run however loaded the machine is:
+ * loading, migrating, taking the lease, proposing, screening, between and
+ * inside decisions, the report; a run that
  * finishes first ends the seed's kills, and so does a kill after the run
  * recorded its stop (while it wrote its report: the study is finished, and
  * another `kloop run` would start a new leg, as after any finished run). A
@@ -29,7 +32,7 @@ import { createTestSchema, postgresAvailable } from '../../src/test-support/post
 import type { FakeServer } from '../llm-fake-openai-server.ts';
 import type { LlmStopStudy } from '../llm-stop-study.ts';
 import { modelArgs } from '../llm-stop-study.ts';
-import { databaseFile, finished, spawnKloop } from '../reliability-fixture.ts';
+import { databaseFile, finished, spawnKloop, waitForLine } from '../reliability-fixture.ts';
 import { makeIdenticalDeltasStudy, serveIdenticalDeltas } from './identical-deltas-study.ts';
 import type { NotebookSnapshot } from './notebook-snapshot.ts';
 import { snapshotNotebook } from './notebook-snapshot.ts';
@@ -39,6 +42,8 @@ const SEEDS = Number(process.env['KLOOP_FUZZ_SEEDS'] ?? 2);
 const FIRST_SEED = Number(process.env['KLOOP_FUZZ_FIRST_SEED'] ?? 36_010);
 /** Most kills per seed (fewer when a run finishes first). */
 const KILLS = 3;
+/** The longest delay after the anchor line, in milliseconds. */
+const MAX_DELAY_MS = 400;
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterAll(async () => {
@@ -83,27 +88,32 @@ async function recordedStop(location: string): Promise<string | null> {
 }
 
 /** Kills runs of the target at the seed's moments, then resumes it to the end; returns what happened. */
-async function fuzzSeed(target: Target, server: FakeServer, seed: number, runMs: number): Promise<{ kills: number; moments: string[]; stopReason: string }> {
+async function fuzzSeed(target: Target, server: FakeServer, seed: number, lines: number): Promise<{ kills: number; moments: string[]; stopReason: string }> {
   const random = createSeededRandom(seed);
   const moments: string[] = [];
   let kills = 0;
   for (let index = 0; index < KILLS; index += 1) {
-    const delayMs = Math.floor(random() * runMs);
+    const line = Math.floor(random() * (lines + 1));
+    const delayMs = Math.floor(random() * MAX_DELAY_MS);
+    const moment = `line ${line} + ${delayMs} ms`;
     const child = run(target, server);
     const done = finished(child);
-    const timer = setTimeout(() => child.kill('SIGKILL'), delayMs);
+    let timer: NodeJS.Timeout | undefined;
+    const arm = (): void => void (timer = setTimeout(() => child.kill('SIGKILL'), delayMs));
+    if (line === 0) arm();
+    else waitForLine(child, /./, line).then(arm, () => undefined);
     const result = await done;
     clearTimeout(timer);
     if (result.signal === 'SIGKILL') {
       kills += 1;
       const stopped = await recordedStop(target.location);
-      moments.push(`${delayMs} ms${stopped !== null ? ' (after the stop was recorded)' : ''}`);
+      moments.push(`${moment}${stopped !== null ? ' (after the stop was recorded)' : ''}`);
       if (stopped !== null) return { kills, moments, stopReason: stopped };
       continue;
     }
     // The run finished the study before its moment came: nothing left to resume.
     expect(result.code, result.stderr).toBe(0);
-    moments.push(`${delayMs} ms (finished first)`);
+    moments.push(`${moment} (finished first)`);
     return { kills, moments, stopReason: (await recordedStop(target.location)) ?? 'none recorded' };
   }
   const last = await finished(run(target, server, ['--json', '--quiet']));
@@ -128,9 +138,10 @@ describe.each(['sqlite', 'postgres'] as const)('crash-resume fuzz on %s', (backe
     const server = await serveIdenticalDeltas(reference.study);
     cleanups.push(() => server.close());
     const referenceStarted = Date.now();
-    const uninterrupted = await finished(run(reference, server, ['--json', '--quiet']));
+    const uninterrupted = await finished(run(reference, server, ['--json']));
     const runMs = Date.now() - referenceStarted;
     expect(uninterrupted.code, uninterrupted.stderr).toBe(0);
+    const progressLines = uninterrupted.stderr.split('\n').filter((line) => line !== '').length;
     const expected = await snapshotNotebook(reference.location);
     const stopReason = (JSON.parse(uninterrupted.stdout) as { stopReason: string }).stopReason;
     // The premise: rounds with two candidates of one delta text, each decided.
@@ -143,7 +154,7 @@ describe.each(['sqlite', 'postgres'] as const)('crash-resume fuzz on %s', (backe
     const lines: string[] = [];
     for (let seed = FIRST_SEED; seed < FIRST_SEED + SEEDS; seed += 1) {
       const target = await newTarget(backend);
-      const outcome = await fuzzSeed(target, server, seed, runMs);
+      const outcome = await fuzzSeed(target, server, seed, progressLines);
       kills += outcome.kills;
       lines.push(`seed ${seed}: ${outcome.moments.join(', ')}`);
       expect(outcome.stopReason, `seed ${seed}`).toBe(stopReason);
@@ -151,7 +162,7 @@ describe.each(['sqlite', 'postgres'] as const)('crash-resume fuzz on %s', (backe
       expectSameNotebook(await snapshotNotebook(target.location), expected, `seed ${seed} (${outcome.moments.join(', ')})`, killedAfterStop);
     }
     console.info(
-      `crash-resume fuzz (${backend}): ${SEEDS} seeds, ${kills} SIGKILLs, every notebook equal to the uninterrupted run's (${expected.experiments.length} experiments in ${rounds.size} rounds; an uninterrupted run ${runMs} ms); ${((Date.now() - started) / 1000).toFixed(1)} s\n  ${lines.join('\n  ')}`,
+      `crash-resume fuzz (${backend}): ${SEEDS} seeds, ${kills} SIGKILLs, every notebook equal to the uninterrupted run's (${expected.experiments.length} experiments in ${rounds.size} rounds; an uninterrupted run ${runMs} ms, ${progressLines} progress lines); ${((Date.now() - started) / 1000).toFixed(1)} s\n  ${lines.join('\n  ')}`,
     );
   }, 600_000);
 });

@@ -81,3 +81,5 @@ export { getActiveArtifactText, withArtifactOverride } from './storage/registry.
 export { InfrastructureError, InputError, KloopError, StorageError } from './errors.ts';
 /** Thrown by `createStudy` (and exit 3 of the CLI) when another process holds the study's lease. */
 export { StudyBusyError } from './storage/lease.ts';
+/** Thrown by any write of a study (and exit 5 of the CLI) once another process took its lease over: fencing, src/storage/write-fence.ts. */
+export { LeaseLostError } from './storage/write-fence.ts';

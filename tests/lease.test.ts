@@ -149,7 +149,7 @@ describe.concurrent('one writer per study', () => {
     await new Promise((resolve) => gone.once('close', resolve));
     const sqlite = new Database(file);
     const at = new Date().toISOString();
-    sqlite.prepare('insert into leases values (?, ?, ?, ?, ?, ?)').run(studyKey, `${hostname()}:${gone.pid}:dead`, hostname(), gone.pid, at, at);
+    sqlite.prepare('insert into leases (study_key, owner_id, hostname, pid, acquired_at, heartbeat_at) values (?, ?, ?, ?, ?, ?)').run(studyKey, `${hostname()}:${gone.pid}:dead`, hostname(), gone.pid, at, at);
     sqlite.close();
     const { holders, losers } = await contend(file, studyKey, 6);
     expect(holders, JSON.stringify(losers)).toHaveLength(1);

@@ -19,7 +19,7 @@ import { setStorageOverride } from '../storage/location.ts';
 import { maskSecrets } from '../text/mask-secrets.ts';
 
 /** Exit codes of the CLI. */
-export const EXIT = Object.freeze({ ok: 0, failed: 1, badInput: 2, studyBusy: 3, interrupted: 130 });
+export const EXIT = Object.freeze({ ok: 0, failed: 1, badInput: 2, studyBusy: 3, leaseLost: 5, interrupted: 130 });
 
 /** The exit codes as `kloop --help` lists them. */
 export const EXIT_CODES_HELP = [
@@ -29,6 +29,7 @@ export const EXIT_CODES_HELP = [
   '  2    bad input or usage (file, line and field named); nothing was written; eval: nothing to evaluate (an empty corpus)',
   '  3    the study is being run by another process (kloop run --wait waits instead)',
   '  4    kloop corpus add: the admission gate refused some records (listed and recorded); the others were admitted',
+  '  5    this run lost the study\'s lease to another process (it looked dead: paused, or cut off from the database); its writes were refused from the take-over on',
   '  130  interrupted (Ctrl-C, SIGTERM or a closed output pipe); the run is recorded as interrupted and the next run continues',
   'With --json, a failure also prints {"error": {"code", "message", "file", "line", "field"}} on stdout.',
 ].join('\n');

@@ -48,19 +48,21 @@ import { createScratchEvaluator } from './scratch-evaluator.ts';
 import type { Rebase, ScreenedCandidate } from './integrate.ts';
 import { raceRound } from './race-round.ts';
 import { raceSeed, racingCheck } from '../gate/racing/index.ts';
+import { candidateIds } from './candidate-id.ts';
 import { changeOf, evaluationFailure, gateCandidate, rebaseCandidate, scorerFailure, screenCandidates } from './integrate.ts';
 import { scorerErrors } from '../evaluator/evaluator.ts';
 import {
   acceptedInRound,
   countEvaluated,
   countProposals,
+  legacyDecisionKey,
   loadPriorExperiments,
   loadRoundExperiments,
   maxRound,
   recordExperiment,
   recordProposal,
 } from './notebook.ts';
-import type { PriorExperiments } from './notebook.ts';
+import type { PriorExperiments, RoundExperiment } from './notebook.ts';
 import { MAX_EVALUATION_FAILURES } from './notebook.ts';
 import { createCandidateFailures } from './candidate-failures.ts';
 import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
@@ -158,7 +160,10 @@ interface RoundState {
   round: number;
   base: ArtifactVersion;
   prior: PriorExperiments;
-  decided: Map<string, { decision: string; candidate_hash: string }>;
+  /** The identities of the candidates `ask` returned (src/loop/candidate-id.ts), by object. */
+  ids: Map<Candidate, string>;
+  /** Experiments recorded in this round, by candidate identity (a resumed round's include those before the crash). */
+  decided: Map<string, RoundExperiment>;
   accepted: number;
   refused: number;
   decidedAny: boolean;
@@ -261,7 +266,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
     return score;
   };
 
-  const record = async (input: { base: ArtifactVersion; hash: string; candidate: Candidate; decision: GateDecision; skipped?: boolean; extraEvidence?: Record<string, unknown> }) => {
+  const record = async (input: { base: ArtifactVersion; hash: string; candidate: Candidate; candidateId: string; decision: GateDecision; skipped?: boolean; extraEvidence?: Record<string, unknown> }) => {
     const result = await recordExperiment(db, {
       ...input,
       change: changeOf(input.base.text, input.candidate.text),
@@ -278,6 +283,20 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
     return result;
   };
 
+  /**
+   * The identity of one of the round's candidates: the object `ask` returned,
+   * or (a caller that copied it) the first of the round's candidates with
+   * the same text and delta.
+   */
+  const idOf = (state: RoundState, candidate: Candidate): string => {
+    const own = state.ids.get(candidate);
+    if (own !== undefined) return own;
+    for (const [known, id] of state.ids) if (known.text === candidate.text && known.delta === candidate.delta) return id;
+    throw new Error(`the candidate "${candidate.delta.slice(0, 80)}" is not one the open round's ask() returned`);
+  };
+  /** True when the candidate was decided in this round already (before a crash): by identity, or for a row older than identities, by delta. */
+  const isDecided = (state: RoundState, candidate: Candidate): boolean => state.decided.has(idOf(state, candidate)) || state.decided.has(legacyDecisionKey(candidate.delta));
+
   const closeRound = async (): Promise<void> => {
     openRound = null;
     await saveState(null);
@@ -285,10 +304,12 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
 
   /** Records a candidate whose change the incumbent already contains (merged earlier this round): skipped, as a duplicate. */
   const recordContained = async (state: RoundState, candidate: Candidate, proposedHash: string): Promise<Told> => {
+    const candidateId = idOf(state, candidate);
     const { id } = await record({
       base: incumbent,
       hash: proposedHash,
       candidate,
+      candidateId,
       decision: {
         accepted: false,
         reason: 'duplicate',
@@ -296,7 +317,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         shadowConsulted: false,
       },
     });
-    state.decided.set(candidate.delta, { decision: 'skipped', candidate_hash: proposedHash });
+    state.decided.set(candidateId, { decision: 'skipped', candidate_hash: proposedHash });
     emit({ type: 'decision', round: state.round, experimentId: id, delta: candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null, rebased: true });
     return { experimentId: id, decision: 'skipped', reason: 'duplicate', text: candidate.text, optimization: null, rebased: true };
   };
@@ -307,12 +328,13 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
     input: { candidate: Candidate; text: string; hash: string; decision: GateDecision; extraEvidence: Record<string, unknown>; optimization: number | null; rebased: boolean },
   ): Promise<Told> => {
     const { decision, text, hash } = input;
-    const result = await record({ base: incumbent, hash, candidate: { ...input.candidate, text }, decision, extraEvidence: input.extraEvidence });
+    const candidateId = idOf(state, input.candidate);
+    const result = await record({ base: incumbent, hash, candidate: { ...input.candidate, text }, candidateId, decision, extraEvidence: input.extraEvidence });
     if (result.accepted !== undefined) incumbent = result.accepted;
     evaluatedCount += 1;
     proposalAttempts += 1;
     state.decidedAny = true;
-    state.decided.set(input.candidate.delta, { decision: decision.accepted ? 'accepted' : 'refused', candidate_hash: hash });
+    state.decided.set(candidateId, { decision: decision.accepted ? 'accepted' : 'refused', candidate_hash: hash });
     if (decision.accepted) state.accepted += 1;
     else state.refused += 1;
     if (!decision.accepted && decision.reason === 'evaluation_failed') {
@@ -405,6 +427,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         round,
         base: (await getVersion(db, openRound!.baseVersionId))!,
         prior: await loadPriorExperiments(db, round),
+        ids: new Map(),
         decided,
         accepted: [...decided.values()].filter((row) => row.decision === 'accepted').length,
         refused: [...decided.values()].filter((row) => row.decision === 'refused').length,
@@ -437,6 +460,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         },
       });
       const failed = answerFailed(proposal);
+      state.ids = candidateIds(round, proposal.candidates);
       const deduped = dedupeCandidates(proposal.candidates, state.prior, study.gate.minDeltaDistance);
       state.distances = deduped.distances;
       const idle = !failed && deduped.fresh.length === 0;
@@ -449,6 +473,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         candidates: proposal.candidates.length,
         failures: proposal.failures,
         ...(proposal.usage !== undefined ? { usage: proposal.usage } : {}),
+        candidateIds: failed ? [] : [...state.ids.values()],
         now,
       });
       emit({
@@ -472,7 +497,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       }
       // Skipped before anything is paid for; never "tried" for later rounds.
       for (const skipped of deduped.skipped) {
-        if (state.decided.has(skipped.candidate.delta)) continue;
+        if (isDecided(state, skipped.candidate)) continue;
         const check: GateCheck =
           skipped.kind === 'evaluation_failed'
             ? { name: 'evaluation', passed: false, statistic: skipped.failures ?? MAX_EVALUATION_FAILURES, threshold: MAX_EVALUATION_FAILURES, detail: skipped.reason }
@@ -481,6 +506,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
           base: state.base,
           hash: skipped.hash,
           candidate: skipped.candidate,
+          candidateId: idOf(state, skipped.candidate),
           decision: { accepted: false, reason: skipped.kind, checks: [check], shadowConsulted: false },
           skipped: true,
         });
@@ -505,7 +531,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       if (current === null) throw new Error('tell() needs an open round with asked candidates');
       const state = current;
       if (options.signal?.aborted) return null;
-      if (state.decided.has(item.candidate.delta)) return null; // decided before a crash: never decide twice
+      if (isDecided(state, item.candidate)) return null; // decided before a crash: never decide twice
       // Checked before deciding, not only after: a round resumed after a crash that followed its
       // last allowed decision must not decide one more.
       if (evaluatedCount >= study.stopping.maxExperiments) return null;
@@ -566,7 +592,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
           settings: racing,
           ...(options.signal !== undefined ? { signal: options.signal } : {}),
           incumbent: () => incumbent,
-          isDecided: (delta) => state.decided.has(delta),
+          isDecided: (candidate) => isDecided(state, candidate),
           budgetSpent: () => evaluatedCount >= study.stopping.maxExperiments,
           incumbentOptimization: async () => evaluateIncumbent('optimization', await repeatsOfIncumbent(state.round)),
           incumbentRepeats: () => repeatsOfIncumbent(state.round),

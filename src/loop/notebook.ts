@@ -123,10 +123,26 @@ function consultedShadow(evidence: string): boolean {
   }
 }
 
-/** Experiments already recorded in `round` (a round a crash interrupted), by the candidate's delta. */
-export async function loadRoundExperiments(db: StudyDatabase, round: number): Promise<Map<string, { decision: string; candidate_hash: string }>> {
-  const rows = await db.selectFrom('experiments').select(['delta', 'decision', 'candidate_hash']).where('round', '=', round).orderBy('id').execute();
-  return new Map(rows.map((row) => [row.delta, row]));
+/** An experiment already recorded in a round (a round a crash interrupted). */
+export interface RoundExperiment {
+  decision: string;
+  candidate_hash: string;
+}
+
+/**
+ * Experiments already recorded in `round` (a round a crash interrupted), by
+ * the identity of the candidate they decided (src/loop/candidate-id.ts). A
+ * row older than migration 0008 has no identity: it is keyed
+ * `delta:<its delta>` ({@link legacyDecisionKey}).
+ */
+export async function loadRoundExperiments(db: StudyDatabase, round: number): Promise<Map<string, RoundExperiment>> {
+  const rows = await db.selectFrom('experiments').select(['candidate_id', 'delta', 'decision', 'candidate_hash']).where('round', '=', round).orderBy('id').execute();
+  return new Map(rows.map((row) => [row.candidate_id ?? legacyDecisionKey(row.delta), { decision: row.decision, candidate_hash: row.candidate_hash }]));
+}
+
+/** The key of a decided experiment recorded without a candidate identity (before migration 0008). */
+export function legacyDecisionKey(delta: string): string {
+  return `delta:${delta}`;
 }
 
 /** One proposer call as recorded. */
@@ -139,6 +155,8 @@ export interface ProposalRecord {
   candidates: number;
   failures: readonly ProposalFailure[];
   usage?: { inputTokens: number; outputTokens: number; costUsd: number };
+  /** The identities of the call's candidates, in the proposer's order (src/loop/candidate-id.ts). */
+  candidateIds?: readonly string[];
   now: () => Date;
 }
 
@@ -160,6 +178,7 @@ export async function recordProposal(db: StudyDatabase, record: ProposalRecord):
       output_tokens: record.usage?.outputTokens ?? 0,
       cost_usd: record.usage?.costUsd ?? 0,
       created_at: isoNow(record.now),
+      candidate_ids: record.candidateIds !== undefined && record.candidateIds.length > 0 ? JSON.stringify(record.candidateIds) : null,
     })
     .execute();
 }
@@ -172,6 +191,8 @@ export interface ExperimentRecord {
   base: ArtifactVersion;
   hash: string;
   candidate: Candidate;
+  /** The identity of the proposed candidate (src/loop/candidate-id.ts): what a resumed round finds its decision by. */
+  candidateId: string;
   /** The lines the candidate adds and removes against its base. */
   change: string;
   decision: GateDecision;
@@ -218,6 +239,7 @@ export async function recordExperiment(db: StudyDatabase, input: ExperimentRecor
         seed: input.seed,
         created_at: isoNow(input.now),
         change: input.change,
+        candidate_id: input.candidateId,
       })
       .returning('id')
       .executeTakeFirstOrThrow();

@@ -48,8 +48,8 @@ export interface RaceRoundPort {
   signal?: AbortSignal;
   /** The incumbent as it stands now. */
   incumbent(): ArtifactVersion;
-  /** True when the candidate of this delta was decided in this round already (a resumed round). */
-  isDecided(delta: string): boolean;
+  /** True when the candidate was decided in this round already (a resumed round), by its identity (src/loop/candidate-id.ts). */
+  isDecided(candidate: Candidate): boolean;
   budgetSpent(): boolean;
   /** The incumbent on the optimization partition with its repeats of this round (every example-repeat evaluated). */
   incumbentOptimization(): Promise<PartitionScore>;
@@ -76,7 +76,7 @@ interface RacedCandidate {
 export async function raceRound(port: RaceRoundPort, candidates: readonly Candidate[]): Promise<Told[]> {
   const { study } = port;
   const told: Told[] = [];
-  const order = new Map(candidates.map((candidate, index) => [candidate.delta, index]));
+  const order = new Map(candidates.map((candidate, index) => [candidate, index]));
   const stopped = (): boolean => port.signal?.aborted === true || port.budgetSpent();
   const constraintsCheck = (text: string): GateCheck => {
     const result = study.constraints.check(port.incumbent().text, text);
@@ -106,12 +106,12 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
         told.push(await port.refuse({ candidate, text, rebase, decision: { accepted: false, reason: 'constraint', checks: [constraints], shadowConsulted: false } }));
         continue;
       }
-      ready.push({ key: `${order.get(candidate.delta) ?? 0}:${contentHash(text)}`, candidate, text, rebase });
+      ready.push({ key: `${order.get(candidate) ?? 0}:${contentHash(text)}`, candidate, text, rebase });
     }
     return ready;
   };
 
-  const pool = await prepare(candidates.filter((candidate) => !port.isDecided(candidate.delta)));
+  const pool = await prepare(candidates.filter((candidate) => !port.isDecided(candidate)));
   if (pool.length === 0) return told;
   const exampleIds = study.partitions.optimization.map((example) => example.id);
   const plan = planRace({ exampleIds, repeats: study.gate.repeats, batchSize: port.settings.batchSize, seed: raceSeed(study.seed, port.round) });

@@ -24,6 +24,7 @@ import { StudyBusyError } from './lease.ts';
 import type { StorageBackendName, StorageTarget } from './location.ts';
 import { describeTarget, isPostgresUrl, parseStorageTarget, sqliteStudyFile, studyStorage } from './location.ts';
 import { MIGRATIONS } from './migrations.ts';
+import { FenceHolder, FencedDriver, registerFenceHolder } from './write-fence.ts';
 import { isPostgresDatabase } from './is-postgres-database.ts';
 import type { KloopDatabase } from './schema.ts';
 
@@ -100,6 +101,8 @@ class TransactionalMigrationAdapter extends SqliteAdapter {
 /** The dialect of a writable study database: immediate transactions and transactional migrations. */
 class WritableSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
+  /** The fences of the lease this connection holds (src/storage/write-fence.ts): checked by every write. */
+  readonly fences = new FenceHolder(() => '?');
 
   constructor(config: SqliteDialectConfig) {
     super(config);
@@ -107,7 +110,7 @@ class WritableSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    return new ImmediateTransactionDriver(this.#config);
+    return new FencedDriver(new ImmediateTransactionDriver(this.#config), this.fences);
   }
 
   override createAdapter(): DialectAdapter {
@@ -235,7 +238,9 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
     throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, { file, cause: error });
   }
   const config: SqliteDialectConfig = { database: sqlite };
-  const db = new Kysely<KloopDatabase>({ dialect: writable ? new WritableSqliteDialect(config) : new SqliteDialect(config) });
+  const dialect = writable ? new WritableSqliteDialect(config) : new SqliteDialect(config);
+  const db = new Kysely<KloopDatabase>({ dialect });
+  if (dialect instanceof WritableSqliteDialect) registerFenceHolder(db, dialect.fences);
   if (writable) {
     const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
     const migrate = async (): Promise<unknown> => {

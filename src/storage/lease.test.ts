@@ -230,7 +230,7 @@ describe('the run lease under interleaved connections (by hand, no timing)', () 
       // …nor anything else (a heartbeat's UPDATE on a connection of its own): the writer is the one that waits.
       const sqlite = new Database(file, { timeout: 0 });
       try {
-        expect(() => sqlite.prepare("insert into leases values ('/studies/other', 'x', 'h1', 44, 't', 't')").run()).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }));
+        expect(() => sqlite.prepare("insert into leases (study_key, owner_id, hostname, pid, acquired_at, heartbeat_at) values ('/studies/other', 'x', 'h1', 44, 't', 't')").run()).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }));
       } finally {
         sqlite.close();
       }

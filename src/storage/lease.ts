@@ -46,6 +46,7 @@ import { isDatabaseBusy, retryWhileBusy } from './busy.ts';
 import type { StudyDatabase } from './database.ts';
 import { backendOf } from './database.ts';
 import { isPostgresUrl, parseStorageTarget } from './location.ts';
+import { fenceWrites, isLeaseLost, unfenceWrites } from './write-fence.ts';
 
 /** How often a holder renews its heartbeat, in milliseconds. */
 export const LEASE_HEARTBEAT_INTERVAL_MS = 2_000;
@@ -67,6 +68,8 @@ export interface LeaseRecord {
   readonly acquiredAt: string;
   /** ISO 8601 UTC */
   readonly heartbeatAt: string;
+  /** The fencing token: 1 for a lease taken free, the previous holder's + 1 for a take-over (src/storage/write-fence.ts). */
+  readonly generation: number;
 }
 
 /** The process asking for a lease, and how it judges staleness. Every member has a default. */
@@ -153,7 +156,7 @@ export function isProcessAlive(pid: number): boolean {
  * when the owner looks alive.
  */
 export function staleReason(
-  lease: LeaseRecord,
+  lease: Omit<LeaseRecord, 'generation'>,
   judge: { now: Date; staleAfterMs: number; hostname: string; isProcessAlive: (pid: number) => boolean },
 ): string | null {
   const ageMs = judge.now.getTime() - Date.parse(lease.heartbeatAt);
@@ -164,7 +167,7 @@ export function staleReason(
   return null;
 }
 
-function toRecord(row: { study_key: string; owner_id: string; hostname: string; pid: number; acquired_at: string; heartbeat_at: string }): LeaseRecord {
+function toRecord(row: { study_key: string; owner_id: string; hostname: string; pid: number; acquired_at: string; heartbeat_at: string; generation: number }): LeaseRecord {
   return Object.freeze({
     studyKey: row.study_key,
     ownerId: row.owner_id,
@@ -172,6 +175,7 @@ function toRecord(row: { study_key: string; owner_id: string; hostname: string; 
     pid: Number(row.pid),
     acquiredAt: row.acquired_at,
     heartbeatAt: row.heartbeat_at,
+    generation: Number(row.generation),
   });
 }
 
@@ -230,11 +234,20 @@ function resolveOptions(options: LeaseOptions) {
  */
 export async function tryAcquireLease(db: StudyDatabase, options: LeaseOptions): Promise<AcquireResult> {
   const me = resolveOptions({ ...options, studyKey: leaseKeyOf(db, options.studyKey) });
+  // A new attempt replaces a fence of this key left from a lease lost before.
+  unfenceWrites(db, me.studyKey);
+  const result = await tryAcquireUnfenced(db, me, options.retry);
+  // From now on every write through `db` checks, in its transaction, that the lease is still this one.
+  if (result.acquired) fenceWrites(db, { studyKey: result.lease.studyKey, ownerId: result.lease.ownerId, generation: result.lease.generation });
+  return result;
+}
+
+async function tryAcquireUnfenced(db: StudyDatabase, me: ResolvedLeaseOptions, retry: BusyRetryOptions | undefined): Promise<AcquireResult> {
   const held = liveOtherHolder(await readLease(db, me.studyKey), me);
   if (held !== undefined) return { acquired: false, holder: held };
   const started = Date.now();
   try {
-    return await retryWhileBusy(() => db.transaction().execute((transaction) => acquireLocked(transaction, me)), options.retry);
+    return await retryWhileBusy(() => db.transaction().execute((transaction) => acquireLocked(transaction, me)), retry);
   } catch (error) {
     if (!isDatabaseBusy(error)) throw error;
   }
@@ -253,7 +266,7 @@ function liveOtherHolder(lease: LeaseRecord | undefined, me: ResolvedLeaseOption
 /** The decision and the write, inside a transaction that holds the write lock. */
 async function acquireLocked(transaction: StudyDatabase, me: ResolvedLeaseOptions): Promise<AcquireResult> {
   const at = me.now().toISOString();
-  const mine = { study_key: me.studyKey, owner_id: me.ownerId, hostname: me.hostname, pid: me.pid, acquired_at: at, heartbeat_at: at };
+  const mine = { study_key: me.studyKey, owner_id: me.ownerId, hostname: me.hostname, pid: me.pid, acquired_at: at, heartbeat_at: at, generation: 1 };
   const holder = await readLease(transaction, me.studyKey);
   if (holder === undefined) {
     await transaction.insertInto('leases').values(mine).execute();
@@ -262,12 +275,14 @@ async function acquireLocked(transaction: StudyDatabase, me: ResolvedLeaseOption
   if (holder.ownerId === me.ownerId) return { acquired: true, lease: holder };
   if (liveOtherHolder(holder, me) !== undefined) return { acquired: false, holder };
   // Stale: taken over. The write lock is held, so the row is still the one just read.
+  // The fencing token moves on: the previous holder's writes are refused from this commit on.
+  const generation = holder.generation + 1;
   await transaction
     .updateTable('leases')
-    .set({ owner_id: me.ownerId, hostname: me.hostname, pid: me.pid, acquired_at: at, heartbeat_at: at })
+    .set({ owner_id: me.ownerId, hostname: me.hostname, pid: me.pid, acquired_at: at, heartbeat_at: at, generation })
     .where('study_key', '=', me.studyKey)
     .execute();
-  return { acquired: true, lease: toRecord(mine), tookOverFrom: holder };
+  return { acquired: true, lease: toRecord({ ...mine, generation }), tookOverFrom: holder };
 }
 
 /** Options of {@link acquireLease}. */
@@ -332,19 +347,25 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** Renews the heartbeat; false when the lease is no longer ours (taken over). */
+/** Renews the heartbeat; false when the lease is no longer ours (taken over: the fence refuses the write, or no row is ours). */
 export async function renewLease(db: StudyDatabase, lease: LeaseRecord, now: () => Date = () => new Date()): Promise<boolean> {
-  const result = await db
-    .updateTable('leases')
-    .set({ heartbeat_at: now().toISOString() })
-    .where('study_key', '=', lease.studyKey)
-    .where('owner_id', '=', lease.ownerId)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  try {
+    const result = await db
+      .updateTable('leases')
+      .set({ heartbeat_at: now().toISOString() })
+      .where('study_key', '=', lease.studyKey)
+      .where('owner_id', '=', lease.ownerId)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
+  } catch (error) {
+    if (isLeaseLost(error)) return false;
+    throw error;
+  }
 }
 
-/** Gives the lease up (only when still ours). */
+/** Gives the lease up (only when still ours) and lifts its write fence. */
 export async function releaseLease(db: StudyDatabase, lease: LeaseRecord): Promise<void> {
+  unfenceWrites(db, lease.studyKey);
   await db.deleteFrom('leases').where('study_key', '=', lease.studyKey).where('owner_id', '=', lease.ownerId).execute();
 }
 

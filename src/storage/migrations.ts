@@ -344,6 +344,25 @@ const registryActor: Migration = {
   },
 };
 
+/**
+ * 0008: identities for resume and fencing. `experiments.candidate_id` is the
+ * identity of the proposed candidate an experiment decided (round, position
+ * in the proposer's answer, content hash; null in older rows), so a resumed
+ * round finds what it decided by identity, not by delta text;
+ * `proposals.candidate_ids` (JSON array) lists the identities of a call's
+ * fresh candidates, written when the round's candidates are known, so
+ * `kloop doctor` can name one that was never decided; `leases.generation` is
+ * the fencing token, incremented at each take-over.
+ */
+const candidateIdsAndLeaseGeneration: Migration = {
+  async up(db: AnyDatabase) {
+    const t = columnTypes(db);
+    await db.schema.alterTable('experiments').addColumn('candidate_id', t.text).execute();
+    await db.schema.alterTable('proposals').addColumn('candidate_ids', t.text).execute();
+    await db.schema.alterTable('leases').addColumn('generation', 'integer', (column) => column.notNull().defaultTo(1)).execute();
+  },
+};
+
 /** All migrations by name; names sort in application order. */
 export const MIGRATIONS: Record<string, Migration> = {
   '0001_initial': initial,
@@ -354,4 +373,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0006_results_and_proposals': resultsAndProposals,
   '0007_registry_actor': registryActor,
   '0008_online_studies': onlineStudies,
+  '0009_candidate_ids_and_lease_generation': candidateIdsAndLeaseGeneration,
 };

@@ -28,6 +28,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { Driver } from 'kysely';
 import { Kysely, PostgresDialect, sql } from 'kysely';
+import { FenceHolder, FencedDriver, registerFenceHolder } from './write-fence.ts';
 import type { KloopDatabase } from './schema.ts';
 import { StudyPostgresDriver, writerLockKeys } from './postgres-driver.ts';
 import { POOL_IDLE_MS, STUDY_POOL_SIZE, connectPatiently, connectionError, makePoolPatient } from './connections.ts';
@@ -140,6 +141,8 @@ export function createPostgresPool(target: PostgresTarget, options: PostgresPool
 }
 
 class KloopPostgresDialect extends PostgresDialect {
+  /** The fences of the lease this connection holds (src/storage/write-fence.ts): checked by every write. */
+  readonly fences = new FenceHolder((index) => `$${index}`);
   readonly #pool: pg.Pool;
   readonly #target: PostgresTarget;
   readonly #busyTimeoutMs: number;
@@ -152,7 +155,7 @@ class KloopPostgresDialect extends PostgresDialect {
   }
 
   override createDriver(): Driver {
-    return new StudyPostgresDriver({ pool: this.#pool }, this.#target, this.#busyTimeoutMs);
+    return new FencedDriver(new StudyPostgresDriver({ pool: this.#pool }, this.#target, this.#busyTimeoutMs), this.fences);
   }
 }
 
@@ -180,7 +183,10 @@ export async function openPostgresKysely(target: PostgresTarget, options: OpenPo
     await pool.end().catch(() => undefined);
     throw KloopError.isInstance(error) ? error : connectionError(target, error);
   }
-  return new Kysely<KloopDatabase>({ dialect: new KloopPostgresDialect(pool, target, options.busyTimeoutMs ?? 10_000) });
+  const dialect = new KloopPostgresDialect(pool, target, options.busyTimeoutMs ?? 10_000);
+  const db = new Kysely<KloopDatabase>({ dialect });
+  registerFenceHolder(db, dialect.fences);
+  return db;
 }
 
 /** Creates the target's schema when it does not exist yet (without needing CREATE on the database when it does). */

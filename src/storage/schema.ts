@@ -59,6 +59,12 @@ export interface ExperimentTable {
   created_at: string;
   /** The lines the candidate adds (`+ `) and removes (`- `) against its base; null in rows older than migration 0006. */
   change: string | null;
+  /**
+   * The identity of the proposed candidate this experiment decided:
+   * `r<round>.c<position>.<content hash, 16 hex>` (src/loop/candidate-id.ts);
+   * null in rows older than migration 0008.
+   */
+  candidate_id: string | null;
 }
 
 /**
@@ -99,6 +105,8 @@ export interface ProposalTable {
   output_tokens: number;
   cost_usd: number;
   created_at: string;
+  /** JSON array of the identities of the call's fresh candidates, in the proposer's order (migration 0008; null in older rows and for a failed or idle call). */
+  candidate_ids: string | null;
 }
 
 /** One evaluation of one artifact on one partition (membership hash) for one repeat. */
@@ -234,6 +242,8 @@ export interface LeaseTable {
   acquired_at: string;
   /** ISO 8601 UTC; a lease whose heartbeat is older than the stale timeout may be taken over */
   heartbeat_at: string;
+  /** The fencing token (migration 0008): 1 for a lease taken free, the previous holder's + 1 for a take-over. */
+  generation: Generated<number>;
 }
 
 /**

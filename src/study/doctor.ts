@@ -40,6 +40,7 @@ import type { ComposedTask } from './compose.ts';
 import { composeHeadline, composeTask, composeTaskAsync, composeWeights, isIntentStudy, taskKindOf } from './compose.ts';
 import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from './config.ts';
 import { maskSecrets } from '../text/mask-secrets.ts';
+import { hasCandidateIdentities, undecidedCandidateFindings } from './undecided-candidates.ts';
 
 /** The smallest corpus the seed's checklist accepts ("15–25 seed examples"). */
 export const MIN_SEED_EXAMPLES = 15;
@@ -164,7 +165,10 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
       : { id: 'database.version-hashes', status: 'problem', message: `artifact versions ${corrupted.join(', ')} do not match their content hashes`, fix: 'restore the database from a backup; do not export those versions' },
   );
 
-  const twice = await sql<{ round: number; delta: string; times: number }>`select round, delta, count(*) as times from experiments group by round, delta having count(*) > 1`.execute(db);
+  // One decision per candidate: by its identity (two candidates of a round may share a delta text); by delta for rows older than identities.
+  const twice = (await hasCandidateIdentities(db))
+    ? await sql<{ round: number; delta: string; times: number }>`select round, min(delta) as delta, count(*) as times from experiments group by round, coalesce(candidate_id, 'delta:' || delta) having count(*) > 1`.execute(db)
+    : await sql<{ round: number; delta: string; times: number }>`select round, delta, count(*) as times from experiments group by round, delta having count(*) > 1`.execute(db);
   const acceptedTwice = await sql<{ version: number; times: number }>`select accepted_version_id as version, count(*) as times from experiments where accepted_version_id is not null group by accepted_version_id having count(*) > 1`.execute(db);
   add(
     twice.rows.length === 0 && acceptedTwice.rows.length === 0
@@ -179,6 +183,8 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
           fix: 'two writers ran at once or a resumed round decided again: keep the first decision (lowest id) and report the bug',
         },
   );
+
+  for (const finding of await undecidedCandidateFindings(db)) add(finding);
 
   const unfinished = await db.selectFrom('runs').select(['id', 'started_at']).where('ended_at', 'is', null).orderBy('id').execute();
   if (tables.has('leases')) {

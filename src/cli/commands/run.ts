@@ -14,7 +14,9 @@ import type { Command } from 'commander';
 import { InputError, KloopError } from '../../errors.ts';
 import { studyDatabaseLocation } from '../../storage/database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../../storage/lease.ts';
-import { STUDY_BUSY_EXIT_CODE, acquireLease, readLease, releaseLease, releaseLeaseSync, startLeaseHeartbeat } from '../../storage/lease.ts';
+import { acquireLease, readLease, releaseLease, releaseLeaseSync, startLeaseHeartbeat } from '../../storage/lease.ts';
+import { LeaseLostError, isLeaseLost } from '../../storage/write-fence.ts';
+import type { StudyDatabase } from '../../storage/database.ts';
 import type { RunEvent } from '../../study/run-study.ts';
 import type { StudyEvaluatorOptions } from '../../loop/evaluate-partition.ts';
 import type { EvaluationQueue } from '../../storage/evaluation-queue.ts';
@@ -245,10 +247,7 @@ export function registerRunCommand(program: Command): void {
         });
         await mirror();
         if (lostTo !== undefined || controller.signal.reason instanceof Error && controller.signal.reason.message === 'lease lost') {
-          throw new KloopError(
-            `another process took the study over while this run looked dead${lostTo !== undefined ? ` (pid ${lostTo.pid} on host ${lostTo.hostname})` : ''}; this run stopped writing`,
-            { code: 'lease_lost', exitCode: STUDY_BUSY_EXIT_CODE, studyPath: study.dir },
-          );
+          throw await leaseLostReport(session.db, lease, study.dir, runId);
         }
         const report = await buildStudyReport(session.db, study, createStudyEvaluator(study, session.db, storedResults), {
           runId: outcome.runId,
@@ -267,6 +266,10 @@ export function registerRunCommand(program: Command): void {
         if (options.json === true) printJson(withUsage);
         else printReport(report);
         process.exitCode = exitCode;
+      } catch (error) {
+        // A write refused by the fence (src/storage/write-fence.ts), wherever the run was: one report, one exit code.
+        if (isLeaseLost(error) && lease !== undefined) throw await leaseLostReport(session.db, lease, session.study.dir, runId);
+        throw error;
       } finally {
         await heartbeat?.stop();
         if (lease !== undefined) await releaseLease(session.db, lease).catch(() => releaseLeaseSync(databaseFile, lease!));
@@ -277,6 +280,26 @@ export function registerRunCommand(program: Command): void {
         await session.close();
       }
   });
+}
+
+/**
+ * The report of a run whose lease was taken over: who holds the study now,
+ * and what this run wrote before its writes were refused (read-only: the
+ * fence refuses every write). Exit code 5, code `lease_lost`.
+ */
+async function leaseLostReport(db: StudyDatabase, lease: LeaseRecord, studyPath: string, runId: number | undefined): Promise<LeaseLostError> {
+  const holder = await readLease(db, studyPath).catch(() => undefined);
+  const decided =
+    runId === undefined ? 0 : Number((await db.selectFrom('experiments').select((eb) => eb.fn.countAll<number>().as('count')).where('run_id', '=', runId).executeTakeFirst().catch(() => undefined))?.count ?? 0);
+  const taker =
+    holder !== undefined && holder.ownerId !== lease.ownerId
+      ? `pid ${holder.pid} on host ${holder.hostname} took it over at ${holder.acquiredAt} (lease generation ${lease.generation} → ${holder.generation})`
+      : `another process took it over (lease generation ${lease.generation} → ${lease.generation + 1}) and has released it since`;
+  const fence = { studyKey: lease.studyKey, ownerId: lease.ownerId, generation: lease.generation };
+  return new LeaseLostError(
+    fence,
+    `this run lost the study's lease while it looked dead (paused, or its heartbeat could not reach the database): ${taker}. Its writes were refused from the take-over on (fencing), so nothing was written after it; this run${runId !== undefined ? ` (#${runId})` : ''} recorded ${decided} experiment(s) before. The process holding the lease continues the study; \`kloop status\` shows where it stands`,
+  );
 }
 
 function parseBatchSize(value: string): number {

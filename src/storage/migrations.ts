@@ -345,7 +345,7 @@ const registryActor: Migration = {
 };
 
 /**
- * 0008: identities for resume and fencing. `experiments.candidate_id` is the
+ * 0009: identities for resume and fencing. `experiments.candidate_id` is the
  * identity of the proposed candidate an experiment decided (round, position
  * in the proposer's answer, content hash; null in older rows), so a resumed
  * round finds what it decided by identity, not by delta text;

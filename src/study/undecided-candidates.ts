@@ -41,7 +41,7 @@ export async function undecidedCandidates(db: StudyDatabase): Promise<Map<number
   return undecided;
 }
 
-/** True when the notebook has candidate identities (migration 0008 applied; a read-only open does not migrate). */
+/** True when the notebook has candidate identities (migration 0009 applied; a read-only open does not migrate). */
 export async function hasCandidateIdentities(db: StudyDatabase): Promise<boolean> {
   if (!(IDENTITIES_MIGRATION in MIGRATIONS)) throw new Error(`unknown migration ${IDENTITIES_MIGRATION}`);
   const applied = await db.selectFrom('kysely_migration' as never).select('name' as never).where('name' as never, '=', IDENTITIES_MIGRATION as never).executeTakeFirst();
@@ -51,7 +51,7 @@ export async function hasCandidateIdentities(db: StudyDatabase): Promise<boolean
 /** The findings of the check (a problem for a closed round's lost candidates, info for those the open round or the budget left). */
 export async function undecidedCandidateFindings(db: StudyDatabase): Promise<UndecidedFinding[]> {
   if (!(await hasCandidateIdentities(db))) {
-    return [{ id: 'database.undecided-candidates', status: 'info', message: 'the notebook predates candidate identities (migration 0008): whether every proposed candidate was decided is not checked' }];
+    return [{ id: 'database.undecided-candidates', status: 'info', message: 'the notebook predates candidate identities (migration 0009): whether every proposed candidate was decided is not checked' }];
   }
   const undecided = await undecidedCandidates(db);
   const openRound = (await readStudyState(db)).openRound?.round ?? null;

@@ -26,7 +26,8 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { Driver } from 'kysely';
+import type { DatabaseIntrospector, Driver } from 'kysely';
+import { SchemaPostgresIntrospector } from './postgres-introspector.ts';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import { FenceHolder, FencedDriver, registerFenceHolder } from './write-fence.ts';
 import type { KloopDatabase } from './schema.ts';
@@ -152,6 +153,11 @@ class KloopPostgresDialect extends PostgresDialect {
     this.#pool = pool;
     this.#target = target;
     this.#busyTimeoutMs = busyTimeoutMs;
+  }
+
+  /** Introspection of the study's own schema only (src/storage/postgres-introspector.ts): another schema dropped meanwhile cannot fail it. */
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new SchemaPostgresIntrospector(db, this.#target.schema);
   }
 
   override createDriver(): Driver {

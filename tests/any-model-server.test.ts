@@ -150,11 +150,16 @@ async function proposerBaseURL(env: Record<string, string>, ...args: string[]): 
   return (JSON.parse(result.stdout) as { values: ConfigValue[] }).values.find((value) => value.key === 'proposer.baseURL');
 }
 
-/** Runs one round and returns the stop reason; the proposer's request must have reached `fake`, and its candidate been judged. */
+/**
+ * Runs one round and returns the stop reason; the proposer's request must have reached `fake`, and its candidate been judged.
+ * The reflective proposer edits "## " sections of a markdown artifact, and this study's artifact is rules.json: its one
+ * candidate makes the program fail, so the run stops `candidates_failed` (exit 1), as any run whose every candidate fails
+ * (tests/peer-faults/all-candidates-fail.test.ts). What this file tests is where the proposer's request went.
+ */
 async function runOnce(fake: ProviderServer, env: Record<string, string>, ...args: string[]): Promise<string> {
   const result = await withEnvironment(env, 'run', ...args, '--json');
   expect(result.stderr).not.toMatch(/ENOTFOUND|api\.openai\.com|api\.anthropic\.com/);
-  expect(result.code, result.stderr).toBe(0);
+  expect(result.code, result.stderr).toBe(1);
   expect(fake.requests.length).toBeGreaterThan(0);
   const report = JSON.parse(result.stdout) as { stopReason: string; experiments?: unknown };
   expect(result.stderr).toContain('round 1: 1 candidates proposed');
@@ -166,7 +171,7 @@ describe("the reflective proposer of a command study on any model server (issue 
     const fake = await server('openai');
     const dir = study('yaml', 'openai-compatible:local', `\n  baseURL: ${fake.origin}/v1`);
     expect(await proposerBaseURL({}, dir)).toMatchObject({ value: `${fake.origin}/v1`, source: 'kloop.yaml' });
-    expect(await runOnce(fake, {}, dir)).toBe('max_rounds');
+    expect(await runOnce(fake, {}, dir)).toBe('candidates_failed');
     expect(fake.requests[0]).toMatchObject({ path: '/v1/chat/completions', model: 'local' });
   });
 

@@ -39,6 +39,9 @@
  *
  * @module
  */
+export type { ArmPair, ArmStatistics, AssignmentPeriod } from '../stats/arm-statistics.ts';
+import type { ArmPair, ArmStatistics, AssignmentPeriod } from '../stats/arm-statistics.ts';
+
 
 /** `binary`: a unit's value is 0 or 1 (did it reply?); `continuous`: a real number per unit (revenue). */
 export type OnlineMetricKind = 'binary' | 'continuous';
@@ -66,34 +69,8 @@ export interface OnlineGuardrail {
   readonly margin: number;
 }
 
-/**
- * Sufficient statistics of one metric on one arm: everything the tests
- * need (mean and variance of the per-unit values).
- */
-export interface ArmStatistics {
-  /** Analysed units (attribution window closed), an integer ≥ 0. */
-  readonly units: number;
-  /** Σ of the per-unit values (binary: the units with the outcome). */
-  readonly sum: number;
-  /** Σ of the squared per-unit values (binary: equals `sum`). */
-  readonly sumOfSquares: number;
-}
 
-/** One metric on both arms of an experiment. */
-export interface ArmPair {
-  readonly incumbent: ArmStatistics;
-  readonly candidate: ArmStatistics;
-}
 
-/** Assignment counts of one period during which the configured split was constant (one ramp step). */
-export interface AssignmentPeriod {
-  /** Units assigned to the incumbent in this period. */
-  readonly incumbent: number;
-  /** Units assigned to the candidate in this period. */
-  readonly candidate: number;
-  /** The candidate's configured share of this period, in (0, 1). Default: the settings' `split`. */
-  readonly candidateShare?: number;
-}
 
 /** A guardrail with its statistics on the decision window. */
 export interface GuardrailObservation {

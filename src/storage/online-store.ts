@@ -14,7 +14,7 @@
  * Only the online study handle (src/online/study/) writes through this.
  */
 import { sql } from 'kysely';
-import type { ArmPair, ArmStatistics, AssignmentPeriod } from '../online/types.ts';
+import type { ArmPair, ArmStatistics, AssignmentPeriod } from '../stats/arm-statistics.ts';
 import type { StudyDatabase } from './database.ts';
 
 /** An arm of an online experiment. */

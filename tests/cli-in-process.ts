@@ -11,6 +11,7 @@
  */
 import { vi } from 'vitest';
 import { main } from '../src/cli/main.ts';
+import { setStorageOverride } from '../src/storage/location.ts';
 
 export async function kloop(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
@@ -31,5 +32,8 @@ export async function kloop(...args: string[]): Promise<{ code: number; stdout: 
     out.mockRestore();
     err.mockRestore();
     process.exitCode = undefined;
+    // A `--db` of this call is this process's storage for what it opens next (src/storage/location.ts): the test
+    // files of a worker share one module graph (vitest.config.ts), so it must not outlive the call.
+    setStorageOverride(undefined);
   }
 }

@@ -10,6 +10,7 @@ import { listenApp } from '../../signals/server.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../../signals/signals-config.ts';
 import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';
+import { untilInterrupted } from '../until-interrupted.ts';
 
 /** Serves an online study until Ctrl-C or SIGTERM. */
 export async function serveOnlineStudy(studyDir: string, token: string, options: { port: number; host: string; tokenEnv: string; quiet?: boolean; json?: boolean }): Promise<void> {
@@ -24,15 +25,7 @@ export async function serveOnlineStudy(studyDir: string, token: string, options:
     if (!['127.0.0.1', '::1', 'localhost'].includes(options.host)) progress(`kloop: WARNING: listening on ${options.host}, beyond this machine; the endpoint speaks plain HTTP: put a TLS proxy in front`, quiet);
     progress(`kloop: online study ${study.config.dir} at ${server.url}/assign and ${server.url}/outcomes (bearer token from ${options.tokenEnv}; Ctrl-C to stop)`, quiet);
     if (options.json === true) process.stdout.write(`${JSON.stringify({ study: study.config.dir, url: server.url, endpoints: [`${server.url}/assign`, `${server.url}/outcomes`], hostname: server.hostname, port: server.port, tokenEnv: options.tokenEnv })}\n`);
-    await new Promise<void>((resolve) => {
-      const stop = (): void => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        resolve();
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    });
+    await untilInterrupted();
     progress('kloop: stopping the endpoint', quiet);
     await server.close();
   } finally {

@@ -16,6 +16,7 @@ import { createCronScheduler, createStudyLoops, LOOP_NAMES, startSchedule } from
 import { print, printJson, progress, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
+import { untilInterrupted } from '../until-interrupted.ts';
 
 /** Parses `--once`: `all`, `fast` (B), `slow` (A, C, D) or a comma list of A, B, C, D. */
 export function parseLoopList(value: string): LoopName[] {
@@ -91,15 +92,7 @@ export function registerScheduleCommand(program: Command): void {
       });
       const next = running.nextRuns();
       progress(`kloop: schedule for ${study.dir}: ${scheduled.map((loop) => `${loop.name} "${loop.pattern}" next ${next[loop.name] ?? '—'}`).join('; ')} (Ctrl-C to stop)`, quiet);
-      await new Promise<void>((resolve) => {
-        const stop = (): void => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          resolve();
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await untilInterrupted();
       progress('kloop: stopping the schedule (runs in flight are asked to stop)', quiet);
       await running.stop();
     } finally {

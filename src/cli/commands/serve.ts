@@ -17,6 +17,7 @@ import { progress } from '../output.ts';
 import { openSignalDatabase } from './signals.ts';
 import { studyModeOf } from '../../online/config.ts';
 import { serveOnlineStudy } from './online-serve.ts';
+import { untilInterrupted } from '../until-interrupted.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
@@ -70,15 +71,7 @@ export function registerServeCommand(program: Command): void {
           // One line, so a script can read it as soon as the endpoint listens (`--port 0` picks the port).
           process.stdout.write(`${JSON.stringify({ study: config.dir, url: server.url, endpoint: `${server.url}/signals`, hostname: server.hostname, port: server.port, tokenEnv: options.tokenEnv })}\n`);
         }
-        await new Promise<void>((resolve) => {
-          const stop = (): void => {
-            process.off('SIGINT', stop);
-            process.off('SIGTERM', stop);
-            resolve();
-          };
-          process.on('SIGINT', stop);
-          process.on('SIGTERM', stop);
-        });
+        await untilInterrupted();
         progress('kloop: stopping the endpoint', quiet);
         await server.close();
       } finally {

@@ -19,6 +19,7 @@ import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
 import { isStudyWritable } from './study-session.ts';
+import { untilInterrupted } from '../until-interrupted.ts';
 
 /** The default environment variable holding the viewer's bearer token. */
 export const DEFAULT_VIEW_TOKEN_ENV = 'KLOOP_VIEW_TOKEN';
@@ -136,15 +137,7 @@ export function registerViewCommand(program: Command): void {
         const mode = !writable ? 'read-only (the notebook is not writable)' : token === null ? `read-only (set ${options.tokenEnv} to allow rollback and review decisions)` : `changes need the bearer token from ${options.tokenEnv}`;
         progress(`kloop: viewer for ${dir} at ${server.url}/ — ${mode}; Ctrl-C to stop`, quiet);
         if ((options as { json?: boolean }).json === true) process.stdout.write(`${JSON.stringify({ url: `${server.url}/`, port: Number(new URL(server.url).port), study: dir, writable: token !== null && writable })}\n`);
-        await new Promise<void>((resolve) => {
-          const stop = (): void => {
-            process.off('SIGINT', stop);
-            process.off('SIGTERM', stop);
-            resolve();
-          };
-          process.on('SIGINT', stop);
-          process.on('SIGTERM', stop);
-        });
+        await untilInterrupted();
         progress('kloop: stopping the viewer', quiet);
         await server.close();
       } finally {

@@ -36,7 +36,7 @@ import type { PartitionScore } from '../src/evaluator/partition-score.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { getRegistryVersion, withArtifactOverride } from '../src/storage/registry.ts';
 import { loadStudy } from '../src/study/load-study.ts';
-import { runStudy } from '../src/study/run-study.ts';
+import { runStudy } from '../src/loop/run-study.ts';
 import { DEFAULT_WEIGHTS } from '../src/tasks/intent/scorer.ts';
 import { createOfflineExecutor } from '../src/tasks/intent/offline/offline-executor.ts';
 import { importUserStories } from './user-stories.ts';

@@ -32,7 +32,7 @@ import normalCdf from '@stdlib/stats-base-dists-normal-cdf';
 import { DEFAULT_GATE_SETTINGS } from '../src/gate/gate.ts';
 import type { GateCalibration, GateSettings } from '../src/gate/gate.ts';
 import type { RacingSettings } from '../src/gate/racing/index.ts';
-import { DEFAULT_FUTILITY_LEVEL, DEFAULT_RACING_BATCH_SIZE } from '../src/study/config.ts';
+import { DEFAULT_FUTILITY_LEVEL, DEFAULT_RACING_BATCH_SIZE } from '../src/config/config.ts';
 import { createSeededRandom } from '../src/stats/index.ts';
 import {
   createSimulatedCorpus,
@@ -53,7 +53,7 @@ import {
 } from '../src/test-support/simulation/index.ts';
 
 const ALPHA = 0.05;
-/** The configured defaults of `gate.thresholdK` and `gate.anchorK` (src/study/config.ts). */
+/** The configured defaults of `gate.thresholdK` and `gate.anchorK` (src/config/config.ts). */
 const DEFAULT_K = DEFAULT_GATE_SETTINGS.thresholdK;
 const DEFAULT_ANCHOR_K = DEFAULT_GATE_SETTINGS.anchorK;
 const EFFECTS_IN_SIGMA = [0, 0.5, 1, 2] as const;
@@ -64,7 +64,7 @@ const PROPOSALS = 50;
 const TARGET_FALSE_ACCEPT = 0.05;
 const TARGET_ACCEPT_2SIGMA = 0.8;
 const TARGET_OVERFIT = 0.05;
-/** The shipped racing settings (gate.racing defaults, src/study/config.ts). */
+/** The shipped racing settings (gate.racing defaults, src/config/config.ts). */
 const RACING: RacingSettings = { batchSize: DEFAULT_RACING_BATCH_SIZE, futilityLevel: DEFAULT_FUTILITY_LEVEL };
 const TARGET_RACING_COST = 0.5;
 const TARGET_RACING_2SIGMA_GAP = 0.03;

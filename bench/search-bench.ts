@@ -28,7 +28,7 @@ import type { PartitionScore } from '../src/evaluator/partition-score.ts';
 import type { HistoryEntry, ProposalContext } from '../src/proposers/proposer.ts';
 import { createSearchProposer } from '../src/proposers/search/search-proposer.ts';
 import { createSeededRandom } from '../src/stats/seeded-random.ts';
-import { loadStudyConfig } from '../src/study/config.ts';
+import { loadStudyConfig } from '../src/config/config.ts';
 
 const STUDY = path.resolve(import.meta.dirname, '../examples/ml-training');
 /** Candidates evaluated per sampler seed and mode. */

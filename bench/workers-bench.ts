@@ -43,8 +43,8 @@ import { openEvaluationQueue } from '../src/storage/evaluation-queue.ts';
 import { withArtifactOverride } from '../src/storage/registry.ts';
 import { createLlmStudyPlugins } from '../src/study/llm-plugins.ts';
 import { loadStudyAsync } from '../src/study/load-study.ts';
-import type { LoadedStudy } from '../src/study/loaded-study.ts';
-import { createStudyEvaluator } from '../src/study/run-study.ts';
+import type { LoadedStudy } from '../src/loop/loaded-study.ts';
+import { createStudyEvaluator } from '../src/loop/evaluate-partition.ts';
 import type { Evaluator } from '../src/evaluator/evaluator.ts';
 import { makeLlmWorkerStudy, simulatedLabel } from '../src/test-support/llm-worker-study.ts';
 

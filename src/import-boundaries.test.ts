@@ -189,31 +189,39 @@ function reachableFrom(graph: ReadonlyMap<string, readonly string[]>, start: str
  * is gone fails it too, until it is removed here, so the list stays true.
  */
 const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
-  api: ['artifact', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'loop', 'program', 'proposers', 'storage', 'study', 'tasks'],
+  api: ['artifact', 'config', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'loop', 'program', 'proposers', 'storage', 'study', 'tasks'],
   artifact: [],
   assembly: ['errors', 'tasks'],
-  cli: ['artifact', 'assembly', 'corpus', 'errors', 'evaluator', 'init', 'loop', 'online', 'providers', 'runtime', 'signals', 'storage', 'study', 'text', 'view'],
+  calibration: ['artifact', 'corpus', 'errors', 'evaluator', 'gate', 'loop', 'report', 'stats', 'storage', 'tasks'],
+  cli: ['artifact', 'assembly', 'calibration', 'config', 'corpus', 'corpus-lifecycle', 'doctor', 'errors', 'evaluator', 'init', 'loop', 'loop-a', 'online', 'providers', 'report', 'review', 'runtime', 'schedule', 'signals', 'storage', 'study', 'text', 'view'],
+  config: ['errors', 'gate', 'program', 'proposers', 'providers', 'signals', 'storage'],
   corpus: ['errors', 'stats', 'storage', 'tasks', 'text'],
+  'corpus-lifecycle': ['corpus', 'errors', 'evaluator', 'loop'],
+  doctor: ['artifact', 'calibration', 'config', 'corpus', 'errors', 'loop', 'program', 'proposers', 'storage', 'study', 'text'],
   errors: ['text'],
   evaluator: ['artifact', 'corpus', 'errors', 'executors', 'storage', 'tasks', 'text'],
   executors: ['artifact', 'errors', 'program', 'providers', 'tasks', 'text'],
   gate: ['evaluator', 'stats'],
   index: ['api', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'loop', 'online', 'proposers', 'stats', 'storage', 'study', 'tasks'],
   init: ['errors'],
-  loop: ['artifact', 'corpus', 'errors', 'evaluator', 'gate', 'proposers', 'stats', 'storage', 'study'],
-  online: ['artifact', 'errors', 'loop', 'program', 'signals', 'stats', 'storage', 'study'],
+  loop: ['artifact', 'config', 'corpus', 'corpus-lifecycle', 'errors', 'evaluator', 'executors', 'gate', 'proposers', 'stats', 'storage', 'tasks'],
+  'loop-a': ['artifact', 'assembly', 'corpus', 'evaluator', 'executors', 'loop', 'proposers', 'review', 'runtime', 'storage', 'study', 'tasks', 'text'],
+  online: ['artifact', 'config', 'errors', 'loop', 'program', 'signals', 'stats', 'storage'],
   program: ['errors', 'text'],
   proposers: ['artifact', 'corpus', 'evaluator', 'executors', 'providers', 'stats', 'tasks', 'text'],
   providers: ['artifact', 'errors', 'executors', 'storage', 'text'],
   'providers-subpath': ['artifact', 'proposers', 'providers', 'study', 'tasks'],
-  runtime: ['artifact', 'assembly', 'errors', 'executors', 'storage', 'study', 'tasks'],
-  signals: ['assembly', 'corpus', 'errors', 'runtime', 'storage', 'study', 'tasks', 'text'],
+  report: ['artifact', 'corpus', 'corpus-lifecycle', 'errors', 'evaluator', 'loop', 'stats', 'storage'],
+  review: ['artifact', 'assembly', 'errors', 'report', 'storage'],
+  runtime: ['artifact', 'assembly', 'errors', 'executors', 'loop', 'storage', 'study', 'tasks'],
+  schedule: ['calibration', 'config', 'corpus', 'corpus-lifecycle', 'errors', 'loop', 'loop-a', 'runtime', 'signals', 'storage', 'study'],
+  signals: ['assembly', 'corpus', 'errors', 'review', 'runtime', 'storage', 'tasks', 'text'],
   stats: [],
   storage: ['artifact', 'errors', 'evaluator', 'stats', 'text'],
-  study: ['artifact', 'assembly', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'loop', 'program', 'proposers', 'providers', 'runtime', 'signals', 'stats', 'storage', 'tasks', 'text'],
+  study: ['artifact', 'config', 'corpus', 'errors', 'executors', 'loop', 'program', 'proposers', 'providers', 'storage', 'tasks', 'text'],
   tasks: ['artifact', 'errors', 'evaluator', 'executors', 'providers', 'text'],
   text: [],
-  view: ['artifact', 'corpus', 'errors', 'storage', 'study'],
+  view: ['artifact', 'calibration', 'corpus', 'errors', 'review', 'storage'],
 };
 
 /**
@@ -224,14 +232,17 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
  *   evaluator (storage/evaluation-queue.ts runs evaluations), providers ↔
  *   executors (the usage types), corpus → storage (corpus/lifecycle-store.ts),
  *   tasks → evaluator (the score shapes);
- * - {loop, runtime, signals, study}: loop → study (the loop's input type,
- *   study/loaded-study.ts, the corpus lifecycle and the study state) against
- *   study → loop (the CLI's composition); study ↔ runtime (Loop A);
- *   signals → study (governance reads the review queue).
+ * - {config, corpus-lifecycle, loop, report, review, runtime, signals,
+ *   study}: the old {loop, runtime, signals, study} with the folders moved out
+ *   of study/ (issue 32): loop → config (the loop's input type,
+ *   loop/loaded-study.ts, holds the parsed kloop.yaml) → signals (the
+ *   signals section's schema) → runtime (the signal source type) → study
+ *   (Loop A's runtime loads a study) → loop; loop ↔ corpus-lifecycle; signals
+ *   → review (governance) → report (an atomic write helper) → loop.
  */
 const KNOWN_FOLDER_CYCLES: string[][] = [
+  ['config', 'corpus-lifecycle', 'loop', 'report', 'review', 'runtime', 'signals', 'study'],
   ['corpus', 'evaluator', 'executors', 'providers', 'storage', 'tasks'],
-  ['loop', 'runtime', 'signals', 'study'],
 ];
 
 /** Folders a pure module may not reach, even through others. */

@@ -50,7 +50,7 @@ export { createErrorDrivenProposer } from './proposers/error-driven-proposer.ts'
 
 // Studies, storage and the prompt registry.
 export { loadStudy, loadStudyAsync } from './study/load-study.ts';
-export { runStudy } from './study/run-study.ts';
+export { runStudy } from './loop/run-study.ts';
 
 // Online studies: assignment and outcomes for an app (docs/online.md).
 export { openOnlineStudy } from './online/study/online-study.ts';
@@ -73,7 +73,7 @@ export type {
 export type { StudySettings } from './study/study-settings.ts';
 export { createLoopEngine } from './loop/engine.ts';
 export type { Asked, LoopEngine, OpenedRound, Told } from './loop/engine.ts';
-export type { RunEvent, StopReason } from './study/run-study.ts';
+export type { RunEvent, StopReason } from './loop/run-study.ts';
 export { openDatabase, studyDatabasePath } from './storage/database.ts';
 export { getActiveArtifactText, withArtifactOverride } from './storage/registry.ts';
 

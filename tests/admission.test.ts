@@ -14,7 +14,7 @@ import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 import { createEvaluator } from '../src/evaluator/evaluator.ts';
 import { comparePaired, decide } from '../src/gate/gate.ts';
-import { ablateArtifact } from '../src/study/calibration.ts';
+import { ablateArtifact } from '../src/calibration/calibration.ts';
 import { kloop, makeSmallStudy, referenceCorpus } from './small-intent-study.ts';
 
 let study: ReturnType<typeof makeSmallStudy>;

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { studyConfigSchema } from '../src/study/config.ts';
+import { studyConfigSchema } from '../src/config/config.ts';
 import { describeEffectiveConfig, formatEffectiveValue, type EffectiveConfig, type EffectiveValue } from '../src/study/effective-config.ts';
 import { kloop } from './cli-in-process.ts';
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Proposer } from '../src/proposers/proposer.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { loadStudy } from '../src/study/load-study.ts';
-import { runStudy } from '../src/study/run-study.ts';
+import { runStudy } from '../src/loop/run-study.ts';
 import { kloop } from './cli-in-process.ts';
 
 // One line of JSON on stdin; "FLIP" tickets are misrouted in repeat 1 (the second of three).

@@ -21,11 +21,11 @@ import type { MiningReport } from '../src/signals/mining.ts';
 import type { Signal } from '../src/signals/signal.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
-import { loadStudyConfig } from '../src/study/config.ts';
+import { loadStudyConfig } from '../src/config/config.ts';
 import { loadStudy } from '../src/study/load-study.ts';
-import { listReviewItems } from '../src/study/review-queue.ts';
-import { ensureSeedVersion } from '../src/study/run-study.ts';
-import { createManualScheduler, createStudyLoops, startSchedule } from '../src/study/schedule.ts';
+import { listReviewItems } from '../src/review/review-queue.ts';
+import { ensureSeedVersion } from '../src/loop/run-study.ts';
+import { createManualScheduler, createStudyLoops, startSchedule } from '../src/schedule/schedule.ts';
 
 const repo = path.resolve(import.meta.dirname, '..');
 const NOW = new Date('2025-03-10T00:00:00.000Z');

@@ -12,7 +12,7 @@ import { readCorpusEvents, readDecisionRecords } from '../src/corpus/lifecycle-s
 import type { Proposer } from '../src/proposers/proposer.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { loadStudy } from '../src/study/load-study.ts';
-import { runStudy } from '../src/study/run-study.ts';
+import { runStudy } from '../src/loop/run-study.ts';
 import { makeSmallStudy } from './small-intent-study.ts';
 
 /** Proposes edits that change nothing measurable: a booking cue word no goal contains. Every one is refused. */

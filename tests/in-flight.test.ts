@@ -15,9 +15,9 @@ import { createLlmStudyPlugins } from '../src/providers-subpath.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { createSeededRandom } from '../src/stats/index.ts';
-import { loadStudyConfig } from '../src/study/config.ts';
+import { loadStudyConfig } from '../src/config/config.ts';
 import { loadStudy } from '../src/study/load-study.ts';
-import { runStudy } from '../src/study/run-study.ts';
+import { runStudy } from '../src/loop/run-study.ts';
 import { loopbackFetch, startFakeOpenAiServer, type ChatRequest, type FakeServer } from './llm-fake-openai-server.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../examples/support-routing-llm');

@@ -96,7 +96,7 @@ function expectedFiles(combination: Combination): string[] {
   return ['kloop.yaml', 'program.md', ...(combination.task === 'custom' ? ['score.ts'] : []), ...artifact, 'corpus/examples.yaml', '.gitignore'];
 }
 
-/** The keys kloop.yaml may have (ENGINE-SPEC and src/study/config.ts). */
+/** The keys kloop.yaml may have (ENGINE-SPEC and src/config/config.ts). */
 const CONFIG_KEYS = ['task', 'executor', 'artifact', 'program', 'corpus', 'proposer', 'gate', 'stopping', 'seed', 'corpusPolicy', 'weights', 'schedule', 'signals', 'notebook'];
 
 /** What each command program answers on the four sample records, in file order. */

@@ -17,11 +17,11 @@ import { createErrorDrivenProposer } from '../src/proposers/error-driven-propose
 import type { Proposer } from '../src/proposers/proposer.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
-import { admitToStudy, corpusBoundary, startCorpusLifecycle } from '../src/study/corpus-lifecycle.ts';
-import type { LoadedStudy } from '../src/study/loaded-study.ts';
+import { admitToStudy, corpusBoundary, startCorpusLifecycle } from '../src/corpus-lifecycle/corpus-lifecycle.ts';
+import type { LoadedStudy } from '../src/loop/loaded-study.ts';
 import { loadStudy } from '../src/study/load-study.ts';
-import type { RunOutcome } from '../src/study/run-study.ts';
-import { runStudy } from '../src/study/run-study.ts';
+import type { RunOutcome } from '../src/loop/run-study.ts';
+import { runStudy } from '../src/loop/run-study.ts';
 import { kloop, makeSmallStudy, referenceCorpus } from './small-intent-study.ts';
 
 const POLICY = { graduateAfterDecisions: 2, maxShadowExposures: 4, rotateSlice: 2 };

@@ -26,7 +26,7 @@ import {
 } from '../src/providers-subpath.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase } from '../src/storage/database.ts';
-import type { StudyConfig } from '../src/study/config.ts';
+import type { StudyConfig } from '../src/config/config.ts';
 import type { Executor } from '../src/executors/executor.ts';
 import type { ExpectedIntent, Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';

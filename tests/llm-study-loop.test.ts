@@ -15,7 +15,7 @@ import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { getActiveArtifactText } from '../src/storage/registry.ts';
 import { loadStudy } from '../src/study/load-study.ts';
-import { runStudy } from '../src/study/run-study.ts';
+import { runStudy } from '../src/loop/run-study.ts';
 import type { Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
 import { loopbackFetch, startFakeOpenAiServer, type ChatRequest, type FakeResponse, type FakeServer } from './llm-fake-openai-server.ts';

@@ -17,10 +17,10 @@ import { createErrorDrivenProposer } from '../src/proposers/error-driven-propose
 import type { ProposalContext, Proposer } from '../src/proposers/proposer.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
-import { admitToStudy } from '../src/study/corpus-lifecycle.ts';
-import type { LoadedStudy } from '../src/study/loaded-study.ts';
+import { admitToStudy } from '../src/corpus-lifecycle/corpus-lifecycle.ts';
+import type { LoadedStudy } from '../src/loop/loaded-study.ts';
 import { loadStudy } from '../src/study/load-study.ts';
-import { runStudy } from '../src/study/run-study.ts';
+import { runStudy } from '../src/loop/run-study.ts';
 import { makeSmallStudy, referenceCorpus } from './small-intent-study.ts';
 
 const MARKER = 'Quuxblort';

@@ -8,8 +8,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion } from '../src/storage/registry.ts';
-import { ablateArtifact } from '../src/study/calibration.ts';
-import type { StudyReport } from '../src/study/report.ts';
+import { ablateArtifact } from '../src/calibration/calibration.ts';
+import type { StudyReport } from '../src/report/report.ts';
 import { describeComparison } from '../src/cli/commands/run.ts';
 import { kloop, makeSmallStudy } from './small-intent-study.ts';
 

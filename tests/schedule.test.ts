@@ -12,9 +12,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
-import { loadStudyConfig } from '../src/study/config.ts';
+import { loadStudyConfig } from '../src/config/config.ts';
 import { loadStudy } from '../src/study/load-study.ts';
-import type { LoopJobResult, ScheduledLoop } from '../src/study/schedule.ts';
+import type { LoopJobResult, ScheduledLoop } from '../src/schedule/schedule.ts';
 import {
   createCronScheduler,
   createManualScheduler,
@@ -22,7 +22,7 @@ import {
   listScheduleRuns,
   resolveLoopCadences,
   startSchedule,
-} from '../src/study/schedule.ts';
+} from '../src/schedule/schedule.ts';
 
 const repo = path.resolve(import.meta.dirname, '..');
 let dir: string;

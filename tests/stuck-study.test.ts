@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadStudy } from '../src/study/load-study.ts';
-import { requiredExamples, significanceShortfall } from '../src/study/stuck-advice.ts';
+import { requiredExamples, significanceShortfall } from '../src/report/stuck-advice.ts';
 import { EXAMPLE_STUDY, kloop } from './small-intent-study.ts';
 
 const FIXTURE = path.resolve(import.meta.dirname, 'fixtures', 'marina-study');

@@ -18,7 +18,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeSignals } from '../src/signals/signal-store.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
-import { enqueueReviewItem } from '../src/study/review-queue.ts';
+import { enqueueReviewItem } from '../src/review/review-queue.ts';
 import { kloop } from './cli-in-process.ts';
 import { copyReferenceStudy, removeStudy } from './reference-study.ts';
 

@@ -261,7 +261,7 @@ export interface PartitionSizeWarning {
  * floor) and ⌈log₂(1/shadowAlpha)⌉, the fewest paired examples with which an
  * exact paired test (McNemar's, the sign test, Wilcoxon's signed-rank) can
  * reach the level even when every example improves (`mcnemarMinimumPairs`;
- * the power check of src/study/power-check.ts uses the same bound): 5 at the
+ * the power check of src/calibration/power-check.ts uses the same bound): 5 at the
  * default 0.05, 7 at 0.01.
  */
 export function minimumShadowExamples(shadowAlpha = 0.05): number {

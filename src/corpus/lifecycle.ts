@@ -1,7 +1,7 @@
 /**
  * The corpus lifecycle (DESIGN §3 "The hold-out must stay unseen", §4): pure
  * rules over the study's corpus members. Storage lives in
- * `lifecycle-store.ts`; the loop calls both through `src/study/corpus-lifecycle.ts`.
+ * `lifecycle-store.ts`; the loop calls both through `src/corpus-lifecycle/corpus-lifecycle.ts`.
  *
  * - **Initial state**: on a study's first run every file example takes the
  *   partition its file names (`initial`, or `anchored` for anchors).
@@ -63,7 +63,7 @@ export const MIN_ANCHOR_EXAMPLES = 3;
 /** Default of `corpusPolicy.graduateAfterRounds`: 5 rounds. */
 export const DEFAULT_GRADUATE_AFTER_ROUNDS = 5;
 
-/** The `corpusPolicy` of kloop.yaml (see `src/study/config.ts`). */
+/** The `corpusPolicy` of kloop.yaml (see `src/config/config.ts`). */
 export interface CorpusPolicy {
   /** Shadow-consulting gate decisions an example serves before it may graduate. Default 20. */
   graduateAfterDecisions: number;
@@ -84,7 +84,7 @@ export interface CorpusPolicy {
   partialGold?: boolean;
 }
 
-/** The defaults of `corpusPolicy` (the same as `src/study/config.ts`). */
+/** The defaults of `corpusPolicy` (the same as `src/config/config.ts`). */
 export const DEFAULT_CORPUS_POLICY: Readonly<CorpusPolicy> = Object.freeze({
   graduateAfterDecisions: 20,
   rotateSlice: 3,

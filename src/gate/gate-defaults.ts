@@ -1,6 +1,6 @@
 /**
  * The gate's default settings, in a module of their own (no import at run
- * time) so that the `kloop.yaml` schema (src/study/config.ts) takes its
+ * time) so that the `kloop.yaml` schema (src/config/config.ts) takes its
  * `gate:` defaults from here without loading the gate and its statistics:
  * each default is written once.
  *

@@ -10,7 +10,7 @@ import { aggregate, createEvaluator, scoreNamesOf } from '../evaluator/evaluator
 import { contentHash } from '../artifact/content-hash.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
-import type { LoadedStudy } from '../study/loaded-study.ts';
+import type { LoadedStudy } from './loaded-study.ts';
 
 /** Resolves after pending timers, I/O and signal handlers have had their turn. */
 export function yieldToEventLoop(): Promise<void> {

@@ -21,7 +21,7 @@ import { comparePaired, decide } from '../gate/gate.ts';
 import { planRace, raceShadow, shadowFutilityContext, shadowStop, type RaceEvidence, type RacingSettings } from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
-import type { LoadedStudy } from '../study/loaded-study.ts';
+import type { LoadedStudy } from './loaded-study.ts';
 import { evaluatePartition, evaluateSlots, partialScore } from './evaluate-partition.ts';
 
 /** A candidate evaluated on the optimization and anchor partitions. */

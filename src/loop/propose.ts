@@ -9,7 +9,7 @@ import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { Candidate, ProposalResult } from '../proposers/proposer.ts';
 import { bigramJaccardDistance, createSeededRandom } from '../stats/index.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
-import type { LoadedStudy } from '../study/loaded-study.ts';
+import type { LoadedStudy } from './loaded-study.ts';
 import type { PriorExperiments } from './notebook.ts';
 import { MAX_EVALUATION_FAILURES } from './notebook.ts';
 

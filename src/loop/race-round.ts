@@ -29,7 +29,7 @@ import type { GateCalibration, GateCheck, GateDecision } from '../gate/gate.ts';
 import { createRace, futilityDecision, planRace, raceSeed, runRace, type RaceEvidence, type RacingSettings } from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
-import type { LoadedStudy } from '../study/loaded-study.ts';
+import type { LoadedStudy } from './loaded-study.ts';
 import type { Told } from './engine.ts';
 import { evaluatePartition, evaluateSlots } from './evaluate-partition.ts';
 import type { Rebase } from './integrate.ts';

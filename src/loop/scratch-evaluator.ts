@@ -17,7 +17,7 @@
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import type { StudyDatabase } from '../storage/database.ts';
-import type { LoadedStudy } from '../study/loaded-study.ts';
+import type { LoadedStudy } from './loaded-study.ts';
 import type { StudyEvaluatorOptions } from './evaluate-partition.ts';
 import { createStudyEvaluator } from './evaluate-partition.ts';
 

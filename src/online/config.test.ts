@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadStudyConfig } from '../study/config.ts';
+import { loadStudyConfig } from '../config/config.ts';
 import { loadOnlineConfig, studyModeOf } from './config.ts';
 import { parseDurationMs } from './duration.ts';
 

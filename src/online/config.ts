@@ -6,7 +6,7 @@
  * `corpus`, `executor`, `task`, `weights` and `corpusPolicy` are refused. The
  * file is read with strict zod schemas: an unknown key, a wrong type or a
  * value out of range is an {@link InputError} naming the file, the line and
- * the field, as for an offline study (src/study/config.ts).
+ * the field, as for an offline study (src/config/config.ts).
  *
  * @example
  * ```yaml
@@ -28,7 +28,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
 import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '../program/yaml-locations.ts';
-import { CONFIG_FILE_NAME } from '../study/config.ts';
+import { CONFIG_FILE_NAME } from '../config/config.ts';
 import { isPostgresUrl } from '../storage/location.ts';
 import { durationSchema } from './duration.ts';
 import { DEFAULT_ONLINE_GATE_SETTINGS } from './gate/online-gate-settings.ts';

@@ -7,7 +7,7 @@ import { contentHash } from '../artifact/content-hash.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase } from '../storage/database.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion, withArtifactOverride } from '../storage/registry.ts';
-import type { LoadedStudy } from '../study/loaded-study.ts';
+import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { loadStudy } from '../study/load-study.ts';
 import type { Executor } from '../executors/executor.ts';
 import type { Intent } from '../tasks/intent/intent.ts';

@@ -34,10 +34,10 @@ import { loadPatternLibrary, type PatternLibrary } from '../assembly/pattern-lib
 import { InputError } from '../errors.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { currentArtifactOverride, getActiveArtifactText, getRegistryVersion } from '../storage/registry.ts';
-import type { LoadedStudy } from '../study/loaded-study.ts';
+import type { LoadedStudy } from '../loop/loaded-study.ts';
 import type { StudyPlugins } from '../study/load-study.ts';
 import { loadStudy } from '../study/load-study.ts';
-import { ensureSeedVersion } from '../study/run-study.ts';
+import { ensureSeedVersion } from '../loop/run-study.ts';
 import type { Executor, InvalidReason } from '../executors/executor.ts';
 import { intentSchema, type Intent } from '../tasks/intent/intent.ts';
 import { requireIntentTask } from '../study/compose.ts';

@@ -21,7 +21,7 @@
 import type { IntentExample } from '../corpus/example.ts';
 import { intentRecord } from '../corpus/example.ts';
 import type { StudyDatabase } from '../storage/database.ts';
-import { enqueueReviewItem } from '../study/review-queue.ts';
+import { enqueueReviewItem } from '../review/review-queue.ts';
 import type { MiningReport } from './mining.ts';
 import type { SignalReport } from './signal-report.ts';
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadBuiltInPatternLibrary } from '../assembly/pattern-library.ts';
-import { loadStudyConfig } from '../study/config.ts';
+import { loadStudyConfig } from '../config/config.ts';
 import { artifactSectionNames, draftClusterPattern } from './signal-report.ts';
 import { DEFAULT_SIGNALS_CONFIG } from './signals-config.ts';
 

@@ -94,7 +94,7 @@ const STORAGE_LINE = /^storage[ \t]*:[ \t]*(?:"([^"\n]*)"|'([^'\n]*)'|([^\s#'"][
 /**
  * kloop.yaml's `storage` value, read from its top-level line without parsing
  * the rest of the file (cheap, for every command; the config loader
- * validates the key: src/study/config.ts). Undefined when the file or the
+ * validates the key: src/config/config.ts). Undefined when the file or the
  * key is absent.
  */
 function configuredStorage(studyDir: string): string | undefined {

@@ -252,7 +252,7 @@ const corpusLifecycle: Migration = {
 
 /**
  * 0005: the two-speed schedule's run log (`kloop schedule`): one row per
- * scheduled run of a loop (A, B, C, D) with its outcome. See src/study/schedule.ts.
+ * scheduled run of a loop (A, B, C, D) with its outcome. See src/schedule/schedule.ts.
  */
 const schedule: Migration = {
   async up(db: AnyDatabase) {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { planStudy, writeStudy } from '../init/init-study.ts';
 import { composeSectionsOf } from './compose.ts';
-import type { StudyConfig } from './config.ts';
+import type { StudyConfig } from '../config/config.ts';
 import { loadStudyAsync } from './load-study.ts';
 
 const command = (artifact: string) => composeSectionsOf({ executor: { kind: 'command' } as StudyConfig['executor'], artifact });

@@ -51,9 +51,9 @@ import { playbookSections } from '../tasks/intent/offline/playbook.ts';
 import { SCORER_VERSION as INTENT_TASK_ID } from '../tasks/intent/scorer.ts';
 import type { Task } from '../tasks/task.ts';
 import { defaultWeights, taskComponents } from '../tasks/task.ts';
-import type { StudyConfig, TaskConfig, TaskKind } from './config.ts';
-import type { StudyHeadline } from './loaded-study.ts';
-import { DEFAULT_COMMAND_CONCURRENCY, DEFAULT_COMMAND_TIMEOUT_MS } from './config.ts';
+import type { StudyConfig, TaskConfig, TaskKind } from '../config/config.ts';
+import type { StudyHeadline } from '../loop/loaded-study.ts';
+import { DEFAULT_COMMAND_CONCURRENCY, DEFAULT_COMMAND_TIMEOUT_MS } from '../config/config.ts';
 
 /** The parts of a config composition reads. */
 export type CompositionConfig = Pick<StudyConfig, 'task' | 'corpusPolicy' | 'executor' | 'proposer' | 'dir' | 'configPath' | 'lines' | 'weights' | 'gate'>;

@@ -33,8 +33,8 @@ import { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED
 import { DEFAULT_GAMMA, DEFAULT_STARTUP_TRIALS } from '../proposers/search/search-defaults.ts';
 import { DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS, DEFAULT_KEYWORD_RULES_MAX_SCREENED } from '../proposers/keyword-rules/keyword-rules-proposer.ts';
 import { composeTaskAsync, composeWeights, taskKindOf } from './compose.ts';
-import { defaultIncumbentRepeats, defaultRequireCalibration, INCUMBENT_REPEATS_PER_REPEAT } from './study-defaults.ts';
-import type { StudyConfig } from './config.ts';
+import { defaultIncumbentRepeats, defaultRequireCalibration, INCUMBENT_REPEATS_PER_REPEAT } from '../config/study-defaults.ts';
+import type { StudyConfig } from '../config/config.ts';
 import {
   DEFAULT_COMMAND_CONCURRENCY,
   DEFAULT_COMMAND_TIMEOUT_MS,
@@ -43,7 +43,7 @@ import {
   DEFAULT_MAX_IN_FLIGHT,
   loadStudyConfig,
   studyConfigSchema,
-} from './config.ts';
+} from '../config/config.ts';
 
 /** Where an effective value came from. */
 export type ValueSource = 'default' | 'kloop.yaml' | 'flag' | 'environment';

@@ -11,9 +11,9 @@ import type { Proposer } from '../proposers/proposer.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase } from '../storage/database.ts';
 import { loadStudy } from './load-study.ts';
-import type { LoadedStudy } from './loaded-study.ts';
-import { FAILURE_RATE_MIN_ATTEMPTS, runStudy } from './run-study.ts';
-import { readStudyState } from './study-state.ts';
+import type { LoadedStudy } from '../loop/loaded-study.ts';
+import { FAILURE_RATE_MIN_ATTEMPTS, runStudy } from '../loop/run-study.ts';
+import { readStudyState } from '../loop/study-state.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../../examples/intent');
 const cleanups: Array<() => Promise<void> | void> = [];

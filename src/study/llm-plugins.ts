@@ -39,10 +39,10 @@ import { buildExecutorSystemPrompt } from '../tasks/intent/llm/output-contract.t
 import { markdownSectionSpans } from '../artifact/markdown-sections.ts';
 import type { Task } from '../tasks/task.ts';
 import { composeExecutor, composeProposer, composeSectionsOf, composeTask, isIntentTask } from './compose.ts';
-import type { StudyConfig } from './config.ts';
-import { DEFAULT_LLM_MAX_OUTPUT_TOKENS, DEFAULT_MAX_IN_FLIGHT } from './config.ts';
+import type { StudyConfig } from '../config/config.ts';
+import { DEFAULT_LLM_MAX_OUTPUT_TOKENS, DEFAULT_MAX_IN_FLIGHT } from '../config/config.ts';
 import type { CompositionContext, StudyPlugins } from './load-study.ts';
-import type { LoadedStudy } from './loaded-study.ts';
+import type { LoadedStudy } from '../loop/loaded-study.ts';
 
 /** Output tokens the budget check expects of one intent answer (an intent object: a few hundred tokens). */
 export const INTENT_ANSWER_TOKENS = 500;

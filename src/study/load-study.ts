@@ -24,11 +24,11 @@ import type { Executor } from '../executors/executor.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
 import type { Task } from '../tasks/task.ts';
 import type { ExampleFormat } from '../corpus/example-format.ts';
-import type { StudyConfig } from './config.ts';
-import { loadStudyConfig } from './config.ts';
+import type { StudyConfig } from '../config/config.ts';
+import { loadStudyConfig } from '../config/config.ts';
 import type { ComposedTask } from './compose.ts';
 import { checkComposition, composeExecutor, composeHeadline, composeProposer, composeSectionsOf, composeTask, composeTaskAsync, composeWeights } from './compose.ts';
-import type { LoadedStudy } from './loaded-study.ts';
+import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { composeStudySettings } from './study-settings.ts';
 
 /** What a hook that builds an executor or a proposer is given besides the config. */

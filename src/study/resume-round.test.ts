@@ -11,8 +11,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase } from '../storage/database.ts';
 import { loadStudy } from './load-study.ts';
-import type { LoadedStudy } from './loaded-study.ts';
-import { createStudyEvaluator, evaluatePartition, runStudy } from './run-study.ts';
+import type { LoadedStudy } from '../loop/loaded-study.ts';
+import { runStudy } from '../loop/run-study.ts';
+import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../../examples/intent');
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -15,7 +15,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import { acquireLease, readLease, releaseLease, startLeaseHeartbeat } from '../storage/lease.ts';
 import { loadStudy } from './load-study.ts';
-import { runStudy } from './run-study.ts';
+import { runStudy } from '../loop/run-study.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../../examples/intent');
 const cleanups: Array<() => Promise<void> | void> = [];

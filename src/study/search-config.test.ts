@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
 import { composeProposer, composeTask } from './compose.ts';
-import { loadStudyConfig } from './config.ts';
+import { loadStudyConfig } from '../config/config.ts';
 import { describeEffectiveConfig } from './effective-config.ts';
 
 const directories: string[] = [];

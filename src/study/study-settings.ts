@@ -10,7 +10,7 @@
  *
  * Defaults: the `kloop.yaml` schema's for each gate and stopping key
  * (`studyConfigSchema`, which both front ends parse those keys with), and
- * src/study/study-defaults.ts for the rest (`candidatesPerRound` 6,
+ * src/config/study-defaults.ts for the rest (`candidatesPerRound` 6,
  * `concurrency` 4, `seed` 1, `requireCalibration` and `incumbentRepeats` by
  * the executor's determinism, racing on for a non-deterministic executor).
  *
@@ -18,10 +18,10 @@
  */
 import type { Task } from '../tasks/task.ts';
 import { composeWeights } from './compose.ts';
-import type { GateConfig, StoppingConfig } from './config.ts';
-import { racingSettingsOf, withRacing } from './config.ts';
-import type { LoadedStudy } from './loaded-study.ts';
-import { DEFAULT_CANDIDATES_PER_ROUND, DEFAULT_PROPOSER_CONCURRENCY, DEFAULT_SEED, defaultIncumbentRepeats, defaultRequireCalibration } from './study-defaults.ts';
+import type { GateConfig, StoppingConfig } from '../config/config.ts';
+import { racingSettingsOf, withRacing } from '../config/config.ts';
+import type { LoadedStudy } from '../loop/loaded-study.ts';
+import { DEFAULT_CANDIDATES_PER_ROUND, DEFAULT_PROPOSER_CONCURRENCY, DEFAULT_SEED, defaultIncumbentRepeats, defaultRequireCalibration } from '../config/study-defaults.ts';
 
 /** The settings a run uses, as {@link LoadedStudy} holds them. */
 export type StudySettings = Pick<LoadedStudy, 'weights' | 'gate' | 'stopping' | 'candidatesPerRound' | 'concurrency' | 'seed'>;

@@ -11,7 +11,7 @@ import type { RegistryEvent } from '../storage/activation.ts';
 import { listRegistryEvents } from '../storage/activation.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, readLease, staleReason } from '../storage/lease.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
-import { listCalibrations } from '../study/calibration.ts';
+import { listCalibrations } from '../calibration/calibration.ts';
 import type { EvaluationIndex, EvaluationUsage, ExperimentScore, PartitionComposites } from './experiment-scores.ts';
 import { createVersionScorer, loadEvaluationIndex, loadExperimentScores } from './experiment-scores.ts';
 

@@ -7,8 +7,8 @@ import type { RegistryEvent } from '../storage/activation.ts';
 import { listRegistryEvents } from '../storage/activation.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
 import { readCorpusEvents, readCorpusMembers } from '../corpus/lifecycle-store.ts';
-import type { ReviewItem } from '../study/review-queue.ts';
-import { listReviewItems } from '../study/review-queue.ts';
+import type { ReviewItem } from '../review/review-queue.ts';
+import { listReviewItems } from '../review/review-queue.ts';
 import type { EvaluationIndex, ExperimentScore, PartitionComposites } from './experiment-scores.ts';
 import { VIEW_PARTITIONS, createVersionScorer } from './experiment-scores.ts';
 

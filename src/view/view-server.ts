@@ -39,7 +39,7 @@ import { backendOf, listTables } from '../storage/database.ts';
 import type { ActivationResult } from '../storage/activation.ts';
 import { activateVersionExclusive } from '../storage/activation.ts';
 import { getRegistryVersion, getVersion } from '../storage/registry.ts';
-import { approveReviewItem, rejectReviewItem } from '../study/review-queue.ts';
+import { approveReviewItem, rejectReviewItem } from '../review/review-queue.ts';
 import { loadExperimentDetail } from './experiment-detail.ts';
 import { loadEvaluationIndex, loadExperimentScores } from './experiment-scores.ts';
 import { loadRunInProgress, loadStudyOverview } from './study-overview.ts';

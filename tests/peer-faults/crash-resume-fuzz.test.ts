@@ -26,7 +26,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSeededRandom } from '../../src/stats/index.ts';
 import { databaseExists, listTables, openDatabase } from '../../src/storage/database.ts';
-import { readStudyState } from '../../src/study/study-state.ts';
+import { readStudyState } from '../../src/loop/study-state.ts';
 import type { TestSchema } from '../../src/test-support/postgres.ts';
 import { createTestSchema, postgresAvailable } from '../../src/test-support/postgres.ts';
 import type { FakeServer } from '../llm-fake-openai-server.ts';

@@ -30,7 +30,7 @@ import { openDatabase } from '../../src/storage/database.ts';
 import { acquireLease, readLease, releaseLease, renewLease } from '../../src/storage/lease.ts';
 import { writerLockKeys } from '../../src/storage/postgres.ts';
 import { LEASE_LOST_EXIT_CODE, LeaseLostError } from '../../src/storage/write-fence.ts';
-import { readStudyState, writeStudyState } from '../../src/study/study-state.ts';
+import { readStudyState, writeStudyState } from '../../src/loop/study-state.ts';
 import { POSTGRES_TEST_URL, createTestSchema, postgresAvailable } from '../../src/test-support/postgres.ts';
 import type { TestSchema } from '../../src/test-support/postgres.ts';
 import { modelArgs } from '../llm-stop-study.ts';

@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { openDatabase } from '../../src/storage/database.ts';
 import { openEvaluationQueue, queueSchemaOf } from '../../src/storage/evaluation-queue.ts';
 import { loadStudyAsync } from '../../src/study/load-study.ts';
-import { createStudyEvaluator } from '../../src/study/run-study.ts';
+import { createStudyEvaluator } from '../../src/loop/evaluate-partition.ts';
 import { postgresAvailable } from '../../src/test-support/postgres.ts';
 import type { Cleanups } from './pg-fixture.ts';
 import { freshSchema, makeSmallStudy, observer, runCleanups, start, stderrOf } from './pg-fixture.ts';

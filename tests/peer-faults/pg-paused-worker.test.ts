@@ -20,7 +20,7 @@ import { openDatabase } from '../../src/storage/database.ts';
 import { openEvaluationQueue } from '../../src/storage/evaluation-queue.ts';
 import { createLlmStudyPlugins } from '../../src/study/llm-plugins.ts';
 import { loadStudyAsync } from '../../src/study/load-study.ts';
-import { createStudyEvaluator } from '../../src/study/run-study.ts';
+import { createStudyEvaluator } from '../../src/loop/evaluate-partition.ts';
 import { makeLlmWorkerStudy, simulatedLabel } from '../../src/test-support/llm-worker-study.ts';
 import { postgresAvailable } from '../../src/test-support/postgres.ts';
 import { startFakeOpenAiServer } from '../llm-fake-openai-server.ts';

@@ -17,7 +17,7 @@
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.ts';
-import { checkDatabase } from '../../src/study/doctor.ts';
+import { checkDatabase } from '../../src/doctor/doctor.ts';
 import { modelArgs } from '../llm-stop-study.ts';
 import type { LlmStopStudy } from '../llm-stop-study.ts';
 import { databaseFile, finished, runKloop, spawnKloop } from '../reliability-fixture.ts';

@@ -10,7 +10,7 @@ import { InputError } from '../../errors.ts';
 import { databaseExists, studyDatabaseLocation } from '../../storage/database.ts';
 import { STUDY_BUSY_EXIT_CODE } from '../../storage/lease.ts';
 import { activateVersionExclusive, checkActor } from '../../storage/activation.ts';
-import { loadStudyConfig } from '../../study/config.ts';
+import { loadStudyConfig } from '../../config/config.ts';
 import { print, printJson, progress } from '../output.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
 import { openStudy } from './study-session.ts';

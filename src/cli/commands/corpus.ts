@@ -31,14 +31,14 @@ import type { PartitionScore } from '../../evaluator/partition-score.ts';
 import { scoreNamesOf } from '../../evaluator/evaluator.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { acquireLease, releaseLease } from '../../storage/lease.ts';
-import { admitToStudy, corpusStatus, promoteExamples } from '../../study/corpus-lifecycle.ts';
-import type { LoadedStudy } from '../../study/loaded-study.ts';
-import { writeFileAtomic } from '../../study/report.ts';
-import { createStudyEvaluator } from '../../study/run-study.ts';
+import { admitToStudy, corpusStatus, promoteExamples } from '../../corpus-lifecycle/corpus-lifecycle.ts';
+import type { LoadedStudy } from '../../loop/loaded-study.ts';
+import { writeFileAtomic } from '../../report/report.ts';
+import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';
 import { formatScore, metricsLine, print, printJson, progress, table } from '../output.ts';
 import { openStudy } from './study-session.ts';
 import { composeTask, withPartialGold } from '../../study/compose.ts';
-import { loadStudyConfig } from '../../study/config.ts';
+import { loadStudyConfig } from '../../config/config.ts';
 
 /**
  * Exit code of `kloop corpus add` when the gate refused one or more records:

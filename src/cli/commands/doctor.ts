@@ -4,9 +4,9 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
-import { diagnoseStudy } from '../../study/doctor.ts';
-import type { DoctorFinding, DoctorReport } from '../../study/doctor.ts';
-import { loadStudyConfig } from '../../study/config.ts';
+import { diagnoseStudy } from '../../doctor/doctor.ts';
+import type { DoctorFinding, DoctorReport } from '../../doctor/doctor.ts';
+import { loadStudyConfig } from '../../config/config.ts';
 import { print, printJson } from '../output.ts';
 
 export function registerDoctorCommand(program: Command): void {

@@ -8,10 +8,10 @@ import type { ExampleScoreRecord, PartitionScore } from '../../evaluator/partiti
 import { UNSCORED_REASON, describeUnscored } from '../../evaluator/partition-score.ts';
 import { aggregate, scoreNamesOf, scorerErrors } from '../../evaluator/evaluator.ts';
 import { describeFlakyExamples, findFlakyExamples } from '../../evaluator/flaky-examples.ts';
-import { headlineValue } from '../../study/loaded-study.ts';
+import { headlineValue } from '../../loop/loaded-study.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
 import { readTextFile } from '../../study/load-study.ts';
-import { createStudyEvaluator } from '../../study/run-study.ts';
+import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';
 import { componentColumns, formatScore, metricsLine, print, printJson, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';

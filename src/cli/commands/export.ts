@@ -4,9 +4,9 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
-import { loadStudyConfig } from '../../study/config.ts';
-import type { ExportSelector } from '../../study/export.ts';
-import { defaultExportPath, selectExportVersion, writeFileAtomicSync } from '../../study/export.ts';
+import { loadStudyConfig } from '../../config/config.ts';
+import type { ExportSelector } from '../../report/export.ts';
+import { defaultExportPath, selectExportVersion, writeFileAtomicSync } from '../../report/export.ts';
 import { print, printJson } from '../output.ts';
 
 export function registerExportCommand(program: Command): void {

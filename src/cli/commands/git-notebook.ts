@@ -7,7 +7,7 @@
 import path from 'node:path';
 import type { StudyDatabase } from '../../storage/database.ts';
 import type { MirrorSyncResult } from '../../storage/git-mirror.ts';
-import type { StudyConfig } from '../../study/config.ts';
+import type { StudyConfig } from '../../config/config.ts';
 
 /** Whether the study mirrors its notebook to git: `--git`, or `notebook.git: true`. */
 export function gitNotebookEnabled(config: Pick<StudyConfig, 'notebook'> | undefined, flag: boolean | undefined): boolean {

@@ -2,7 +2,7 @@
  * Loop A on the command line: `kloop eval <study> --loop A` (score the
  * end-to-end path on the corpus) and `kloop run <study> --loop A` (propose,
  * gate, and send what passes to the review queue). Output only; the work is
- * in `src/study/loop-a.ts`.
+ * in `src/loop-a/loop-a.ts`.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -14,8 +14,8 @@ import { databaseExists, studyDatabaseLocation } from '../../storage/database.ts
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
 import { readTextFile } from '../../study/load-study.ts';
-import type { LoopAEvaluation, LoopAEvent, LoopAExampleResult, LoopARunOutcome, LoopASummary } from '../../study/loop-a.ts';
-import { evaluateLoopA, runLoopA } from '../../study/loop-a.ts';
+import type { LoopAEvaluation, LoopAEvent, LoopAExampleResult, LoopARunOutcome, LoopASummary } from '../../loop-a/loop-a.ts';
+import { evaluateLoopA, runLoopA } from '../../loop-a/loop-a.ts';
 import { formatDelta, formatScore, print, printJson, progress, table } from '../output.ts';
 import { failWhenNothingValid } from './corpus.ts';
 import type { ModelOptions } from './study-session.ts';

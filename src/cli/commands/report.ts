@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
 import { loadConfigOrNotebook } from './study-session.ts';
-import { writeFileAtomicSync } from '../../study/export.ts';
+import { writeFileAtomicSync } from '../../report/export.ts';
 import { print, printJson, progress } from '../output.ts';
 
 const FORMATS = ['html', 'csv', 'json'] as const;

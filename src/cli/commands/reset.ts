@@ -15,7 +15,7 @@ import { InputError } from '../../errors.ts';
 import { openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import { acquireLease, releaseLease } from '../../storage/lease.ts';
-import { loadStudyConfig } from '../../study/config.ts';
+import { loadStudyConfig } from '../../config/config.ts';
 import { hasNotebook, notebookCounts, readCorpusHistoryRows, resetNotebook } from '../../study/reset-study.ts';
 import { print, printJson } from '../output.ts';
 

@@ -7,8 +7,8 @@
  */
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
-import type { ReviewItem, ReviewItemStatus } from '../../study/review-queue.ts';
-import { approveReviewItem, getReviewItem, listReviewItems, rejectReviewItem, REVIEW_ITEM_STATUSES } from '../../study/review-queue.ts';
+import type { ReviewItem, ReviewItemStatus } from '../../review/review-queue.ts';
+import { approveReviewItem, getReviewItem, listReviewItems, rejectReviewItem, REVIEW_ITEM_STATUSES } from '../../review/review-queue.ts';
 import { print, printJson } from '../output.ts';
 import { openStudy } from './study-session.ts';
 

@@ -17,23 +17,24 @@ import type { LeaseHeartbeat, LeaseRecord } from '../../storage/lease.ts';
 import { acquireLease, readLease, releaseLease, releaseLeaseSync, startLeaseHeartbeat } from '../../storage/lease.ts';
 import { LeaseLostError, isLeaseLost } from '../../storage/write-fence.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
-import type { RunEvent } from '../../study/run-study.ts';
+import type { RunEvent } from '../../loop/run-study.ts';
 import type { StudyEvaluatorOptions } from '../../loop/evaluate-partition.ts';
 import type { EvaluationQueue } from '../../storage/evaluation-queue.ts';
-import { createStudyEvaluator, runStudy } from '../../study/run-study.ts';
-import type { PartitionSizes, StudyReport } from '../../study/report.ts';
-import { buildStudyReport, markCorpus } from '../../study/report.ts';
+import { runStudy } from '../../loop/run-study.ts';
+import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';
+import type { PartitionSizes, StudyReport } from '../../report/report.ts';
+import { buildStudyReport, markCorpus } from '../../report/report.ts';
 import { describeFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import { describeUnscored } from '../../evaluator/partition-score.ts';
 import { componentColumns, formatScore, print, printJson, progress, table } from '../output.ts';
-import type { LoadedStudy, StudyHeadline } from '../../study/loaded-study.ts';
-import { headlineValue } from '../../study/loaded-study.ts';
+import type { LoadedStudy, StudyHeadline } from '../../loop/loaded-study.ts';
+import { headlineValue } from '../../loop/loaded-study.ts';
 import { onOutputClosed } from '../closed-output.ts';
-import { latestCalibration } from '../../study/calibration.ts';
-import type { PowerWarning } from '../../study/power-check.ts';
-import { studyPowerWarnings } from '../../study/power-check.ts';
+import { latestCalibration } from '../../calibration/calibration.ts';
+import type { PowerWarning } from '../../calibration/power-check.ts';
+import { studyPowerWarnings } from '../../calibration/power-check.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
-import { describeCorpusStart, startCorpusLifecycle } from '../../study/corpus-lifecycle.ts';
+import { describeCorpusStart, startCorpusLifecycle } from '../../corpus-lifecycle/corpus-lifecycle.ts';
 import { calibrate } from './calibrate.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, assertStudyWritable, openStudy } from './study-session.ts';
@@ -197,7 +198,7 @@ export function registerRunCommand(program: Command): void {
         if (calibration !== undefined) progress(`kloop: calibration ${calibration.record.createdAt}: noise SD ${calibration.record.noiseSd.toFixed(6)} (rolling max ${calibration.calibration.noiseSd.toFixed(6)}), τ = thresholdK ${study.gate.thresholdK} × ${calibration.calibration.noiseSd.toFixed(6)} = ${(study.gate.thresholdK * calibration.calibration.noiseSd).toFixed(6)}`, quiet);
         else if (study.executor.deterministic) progress('kloop: deterministic executor, no calibration stored: run-to-run noise is 0, τ = 0; the paired test carries the decision', quiet);
         else progress('kloop: WARNING: stochastic executor without a calibration: τ = 0 and no per-example tolerance; run `kloop calibrate` first', quiet);
-        // Before round 1: can any change reach significance on these partitions? (src/study/power-check.ts)
+        // Before round 1: can any change reach significance on these partitions? (src/calibration/power-check.ts)
         let powerWarnings: PowerWarning[] = [];
         try {
           powerWarnings = await studyPowerWarnings({

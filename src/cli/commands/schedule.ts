@@ -4,15 +4,15 @@
  * `kloop.yaml` until Ctrl-C or SIGTERM; every run is recorded in
  * `schedule_runs`. `--once <loops>` runs loops once, now, and exits (for a
  * system crontab). One `kloop schedule` per study: a second one refuses
- * (exit 3). See src/study/schedule.ts and docs/loops-c-d.md.
+ * (exit 3). See src/schedule/schedule.ts and docs/loops-c-d.md.
  */
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { studyDatabaseLocation } from '../../storage/database.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
 import { loadStudyAsync } from '../../study/load-study.ts';
-import type { LoopName, ScheduleRunRecord } from '../../study/schedule.ts';
-import { createCronScheduler, createStudyLoops, LOOP_NAMES, startSchedule } from '../../study/schedule.ts';
+import type { LoopName, ScheduleRunRecord } from '../../schedule/schedule.ts';
+import { createCronScheduler, createStudyLoops, LOOP_NAMES, startSchedule } from '../../schedule/schedule.ts';
 import { print, printJson, progress, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';

@@ -9,8 +9,8 @@ import { scoreNamesOf } from '../../evaluator/evaluator.ts';
 import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';
 import { databaseExists, describeLocation, studyDatabaseLocation } from '../../storage/database.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
-import { latestCalibration, listCalibrations } from '../../study/calibration-store.ts';
-import { readStudyState } from '../../study/study-state.ts';
+import { latestCalibration, listCalibrations } from '../../calibration/calibration-store.ts';
+import { readStudyState } from '../../loop/study-state.ts';
 import { formatScore, print, printJson } from '../output.ts';
 import { openStudy } from './study-session.ts';
 

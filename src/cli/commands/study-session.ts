@@ -10,10 +10,10 @@ import { databaseExists, isWritable, openDatabase, studyDatabaseLocation, studyD
 import { createNotebookFolder } from '../../storage/notebook-folder.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import type { UsageTotals } from '../../providers/budget.ts';
-import { loadStudyConfig } from '../../study/config.ts';
+import { loadStudyConfig } from '../../config/config.ts';
 import { requireIntentStudy } from '../../study/compose.ts';
-import type { StudyConfig } from '../../study/config.ts';
-import type { LoadedStudy } from '../../study/loaded-study.ts';
+import type { StudyConfig } from '../../config/config.ts';
+import type { LoadedStudy } from '../../loop/loaded-study.ts';
 import type { LoadStudyOptions, StudyPlugins } from '../../study/load-study.ts';
 import { loadStudyAsync } from '../../study/load-study.ts';
 import { progress } from '../output.ts';

@@ -18,7 +18,7 @@ import type { EvaluationJob } from '../../storage/evaluation-queue.ts';
 import { startEvaluationWorker } from '../../storage/evaluation-worker.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import { withArtifactOverride } from '../../storage/registry.ts';
-import { createStudyEvaluator } from '../../study/run-study.ts';
+import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';
 import { scratchKey } from '../../loop/scratch-evaluator.ts';
 import { printJson, progress } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';

@@ -14,7 +14,7 @@ import type { PartitionScore } from '../../evaluator/partition-score.ts';
 import type { GateCalibration, GateDecision, GateSettings } from '../../gate/gate.ts';
 import { DEFAULT_GATE_SETTINGS, decide } from '../../gate/gate.ts';
 import type { RandomSource } from '../../stats/index.ts';
-import { measureNoise, rollingThreshold } from '../../study/calibration.ts';
+import { measureNoise, rollingThreshold } from '../../calibration/calibration.ts';
 import { createExampleEffects, runLevelNoiseSd, simulatePartitionScore, trueComposite } from './simulate-partition-score.ts';
 
 /** A simulated study: sizes, noise and repeat counts. Composite units throughout. */

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
 import { loadProgram } from '../program/program.ts';
 import { DEFAULT_FUTILITY_LEVEL, DEFAULT_RACING_BATCH_SIZE, expandGlob, loadStudyConfig, racingSettingsOf } from './config.ts';
-import { checkComposition, composeHeadline, composeTask, composeWeights } from './compose.ts';
+import { checkComposition, composeHeadline, composeTask, composeWeights } from '../study/compose.ts';
 
 const exampleDir = fileURLToPath(new URL('../../examples/intent/', import.meta.url));
 const directories: string[] = [];

@@ -15,7 +15,7 @@
  * - **Continuous tasks** (the paired t-test): with the observed effect sizes
  *   of earlier refused candidates (d_z of their paired differences, read from
  *   the notebook), the examples the median one would need
- *   (`requiredExamples`, src/study/stuck-advice.ts); nothing to say before any
+ *   (`requiredExamples`, src/report/stuck-advice.ts); nothing to say before any
  *   candidate was measured.
  *
  * @module
@@ -26,8 +26,8 @@ import { perExampleMeans } from '../evaluator/partition-score.ts';
 import { evaluatePartition } from '../loop/evaluate-partition.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import type { OutcomeKind } from '../tasks/task.ts';
-import type { LoadedStudy } from './loaded-study.ts';
-import { requiredExamples, significanceShortfall } from './stuck-advice.ts';
+import type { LoadedStudy } from '../loop/loaded-study.ts';
+import { requiredExamples, significanceShortfall } from '../report/stuck-advice.ts';
 import { mcnemarMinimumPairs } from '../stats/mcnemar.ts';
 
 /** One warning: the partition, what it has, what it needs, in words. */

@@ -303,7 +303,7 @@ const gateSchema = z.strictObject({
    * Refuse to run without a calibration for the current fingerprint. Default:
    * true for a non-deterministic executor (a sampled model), false for a
    * deterministic one (its run-to-run noise is 0 by construction); the same
-   * in `createStudy` (src/study/study-defaults.ts).
+   * in `createStudy` (src/config/study-defaults.ts).
    */
   requireCalibration: z.boolean().optional(),
   /** Noise repeats of the incumbent during calibration (at least 2 for an SD). Default 8. */

@@ -64,8 +64,9 @@ import type { CalibrationTable } from '../storage/schema.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
 import type { CalibrationRecord, CalibrationSettings } from './calibration-store.ts';
 import { calibrationRecordOf } from './calibration-store.ts';
-import type { LoadedStudy } from './loaded-study.ts';
-import { createStudyEvaluator, ensureSeedVersion } from './run-study.ts';
+import type { LoadedStudy } from '../loop/loaded-study.ts';
+import { ensureSeedVersion } from '../loop/run-study.ts';
+import { createStudyEvaluator } from '../loop/evaluate-partition.ts';
 
 // The stored side (defaults, records, reads), in a module of its own for the commands that only read it.
 export { DEFAULT_CALIBRATION_SETTINGS, latestCalibration, listCalibrations } from './calibration-store.ts';

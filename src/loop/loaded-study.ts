@@ -11,7 +11,7 @@ import type { Proposer } from '../proposers/proposer.ts';
 import type { ExampleFormat } from '../corpus/example-format.ts';
 import type { Executor } from '../executors/executor.ts';
 import type { Task } from '../tasks/task.ts';
-import type { StudyConfig } from './config.ts';
+import type { StudyConfig } from '../config/config.ts';
 
 /** Mechanical constraints of the program, as the loop applies them. */
 export interface MechanicalConstraintChecker {

@@ -15,7 +15,7 @@ import { INTENT_EXAMPLE_FORMAT } from '../corpus/example-format.ts';
 import { DEFAULT_GATE_SETTINGS } from '../gate/gate.ts';
 import type { CalibrationSettings } from './calibration.ts';
 import { ablateArtifact, calibrateStudy, latestCalibration, listCalibrations, measureNoise, rollingThreshold } from './calibration.ts';
-import type { LoadedStudy } from './loaded-study.ts';
+import type { LoadedStudy } from '../loop/loaded-study.ts';
 
 /**
  * A toy task. The artifact is YAML with a `known` word list; a goal is a few

@@ -1,5 +1,5 @@
 /**
- * The stored side of calibration (src/study/calibration.ts): the settings'
+ * The stored side of calibration (src/calibration/calibration.ts): the settings'
  * defaults, the shape of a `calibrations` row as a read-only record, and the
  * reads the gate and the commands make of it ({@link latestCalibration},
  * {@link listCalibrations}). Apart from calibrating, so a command that only
@@ -27,7 +27,7 @@ export interface CalibrationSettings {
   minCohensD: number;
 }
 
-/** The defaults of `src/study/config.ts`. */
+/** The defaults of `src/config/config.ts`. */
 export const DEFAULT_CALIBRATION_SETTINGS: Readonly<CalibrationSettings> = Object.freeze({
   noiseRepeats: 8,
   signalRepeats: 3,

@@ -35,15 +35,16 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { studyDatabaseLocation } from '../storage/database.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat, StudyBusyError } from '../storage/lease.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
-import { latestCalibration } from './calibration.ts';
-import type { ScheduleConfig } from './config.ts';
-import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from './config.ts';
-import { admitToStudy } from './corpus-lifecycle.ts';
+import { latestCalibration } from '../calibration/calibration.ts';
+import type { ScheduleConfig } from '../config/config.ts';
+import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from '../config/config.ts';
+import { admitToStudy } from '../corpus-lifecycle/corpus-lifecycle.ts';
 import { asIntentExamples } from '../corpus/example.ts';
-import { isIntentTask } from './compose.ts';
-import type { LoadedStudy } from './loaded-study.ts';
-import type { RunEvent } from './run-study.ts';
-import { createStudyEvaluator, runStudy } from './run-study.ts';
+import { isIntentTask } from '../study/compose.ts';
+import type { LoadedStudy } from '../loop/loaded-study.ts';
+import type { RunEvent } from '../loop/run-study.ts';
+import { runStudy } from '../loop/run-study.ts';
+import { createStudyEvaluator } from '../loop/evaluate-partition.ts';
 import { FAILED_EXIT_CODE, exitCodeOf } from '../loop/stop-reasons.ts';
 
 /** The loops of the family (DESIGN.md §5). */
@@ -356,7 +357,7 @@ interface LoopAModule {
 async function importLoopA(specifier: string | undefined): Promise<LoopAModule | undefined> {
   if (specifier !== undefined && specifier.startsWith('file:') && !existsSync(fileURLToPath(specifier))) return undefined;
   // A literal specifier for the default, so that tsc (`.ts` → `.js`) and a bundler both see it.
-  const module = (specifier === undefined ? await import('./loop-a.ts') : await import(specifier)) as Partial<LoopAModule>;
+  const module = (specifier === undefined ? await import('../loop-a/loop-a.ts') : await import(specifier)) as Partial<LoopAModule>;
   return typeof module.runLoopA === 'function' ? (module as LoopAModule) : undefined;
 }
 
@@ -397,7 +398,7 @@ async function countExperiments(db: StudyDatabase): Promise<number> {
  * - B: `runStudy` under the study's lease, with the latest calibration of the
  *   current evaluator (refused when `gate.requireCalibration` and none); with
  *   `schedule.experimentsPerCycle`, each run may add that many experiments.
- * - A: `runLoopA` when `src/study/loop-a.ts` exists, else `skipped` with a note.
+ * - A: `runLoopA` when `src/loop-a/loop-a.ts` exists, else `skipped` with a note.
  * - C: `runLoopC` (optimization and anchor gold only, never shadow); candidate
  *   examples with complete gold go through corpus admission (shadow first),
  *   the others to the review queue.
@@ -456,7 +457,7 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
     },
     A: async ({ signal, now }) => {
       const loopA = await importLoopA(options.loopAModule);
-      if (loopA === undefined) return { outcome: 'skipped', detail: { note: 'Loop A is not available in this build (no src/study/loop-a.ts): skipped' } };
+      if (loopA === undefined) return { outcome: 'skipped', detail: { note: 'Loop A is not available in this build (no src/loop-a/loop-a.ts): skipped' } };
       const study = await options.loadStudy();
       if (!isIntentTask(study.task)) return intentOnly('Loop A', study);
       const outcome = await loopA.runLoopA({ study, db, signal, now });

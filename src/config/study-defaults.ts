@@ -1,7 +1,7 @@
 /**
  * The defaults of a study's run settings that are not a plain schema default
  * of one key: written once here, read by the `kloop.yaml` schema
- * (src/study/config.ts), the study builder (src/study/study-settings.ts, the
+ * (src/config/config.ts), the study builder (src/study/study-settings.ts, the
  * one place both `kloop run` and `createStudy` compose their settings) and
  * `kloop config` (src/study/effective-config.ts).
  *

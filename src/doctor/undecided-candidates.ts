@@ -16,9 +16,9 @@
  */
 import type { StudyDatabase } from '../storage/database.ts';
 import { MIGRATIONS } from '../storage/migrations.ts';
-import { readStudyState } from './study-state.ts';
+import { readStudyState } from '../loop/study-state.ts';
 
-/** One finding, as `kloop doctor` reports it (src/study/doctor.ts). */
+/** One finding, as `kloop doctor` reports it (src/doctor/doctor.ts). */
 export interface UndecidedFinding {
   id: 'database.undecided-candidates';
   status: 'ok' | 'problem' | 'info';

@@ -25,20 +25,20 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { backendOf, databaseExists, listTables } from '../storage/database.ts';
 import { isPostgresUrl } from '../storage/location.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, listLeases, staleReason } from '../storage/lease.ts';
-import type { StudyConfig } from './config.ts';
-import { CONFIG_FILE_NAME, loadStudyConfig } from './config.ts';
-import { checkPromptTemplate, loadCorpus, loadCorpusFiles, loadStudyAsync, resolveStudyCorpus } from './load-study.ts';
+import type { StudyConfig } from '../config/config.ts';
+import { CONFIG_FILE_NAME, loadStudyConfig } from '../config/config.ts';
+import { checkPromptTemplate, loadCorpus, loadCorpusFiles, loadStudyAsync, resolveStudyCorpus } from '../study/load-study.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
 import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
 import { openDatabase } from '../storage/database.ts';
-import type { PowerWarning } from './power-check.ts';
-import { notebookPowerWarnings, studyPowerWarnings } from './power-check.ts';
+import type { PowerWarning } from '../calibration/power-check.ts';
+import { notebookPowerWarnings, studyPowerWarnings } from '../calibration/power-check.ts';
 import { describeLeak, partitionSizeWarnings } from '../corpus/file-admission.ts';
 import { NEAR_DUPLICATE_DISTANCE } from '../corpus/admission.ts';
-import type { ComposedTask } from './compose.ts';
-import { composeHeadline, composeTask, composeTaskAsync, composeWeights, isIntentStudy, taskKindOf } from './compose.ts';
-import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from './config.ts';
+import type { ComposedTask } from '../study/compose.ts';
+import { composeHeadline, composeTask, composeTaskAsync, composeWeights, isIntentStudy, taskKindOf } from '../study/compose.ts';
+import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from '../config/config.ts';
 import { maskSecrets } from '../text/mask-secrets.ts';
 import { hasCandidateIdentities, undecidedCandidateFindings } from './undecided-candidates.ts';
 
@@ -354,7 +354,7 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean; co
 /**
  * The seed's "fast loop schedule set (generation cadence)" and "slow loop
  * schedule set (analysis cadence)": `schedule:` in kloop.yaml, which
- * `kloop schedule` runs (src/study/schedule.ts). The fast loop is Loop B, the
+ * `kloop schedule` runs (src/schedule/schedule.ts). The fast loop is Loop B, the
  * optimization loop, for every task. The slow loops A, C and D build apps
  * from intents, so they run for intent studies only; for any other task the
  * slow loop is the analysis the seed asks of the people (read `kloop history`
@@ -469,7 +469,7 @@ export interface MeasurementCheckOptions {
  * (`setup.instrument`: the incumbent — the active version in the database,
  * else the seed artifact — is evaluated on every partition and its outputs
  * are valid) and the power check `kloop run` makes before round 1
- * (`setup.power`, src/study/power-check.ts).
+ * (`setup.power`, src/calibration/power-check.ts).
  *
  * The executor runs in memory (results stored in a scratch database, not the
  * study's: nothing is written). An `llm` executor would mean paid model

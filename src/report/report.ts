@@ -15,12 +15,12 @@ import type { ArtifactVersion } from '../storage/registry.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { describeLocation, studyDatabaseLocation } from '../storage/database.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
-import type { LoadedStudy, StudyHeadline } from './loaded-study.ts';
-import { headlineValue } from './loaded-study.ts';
+import type { LoadedStudy, StudyHeadline } from '../loop/loaded-study.ts';
+import { headlineValue } from '../loop/loaded-study.ts';
 import { scoreNamesOf } from '../evaluator/evaluator.ts';
-import { evaluatePartition } from './run-study.ts';
+import { evaluatePartition } from '../loop/evaluate-partition.ts';
 import { readCorpusMembers } from '../corpus/lifecycle-store.ts';
-import { corpusPolicyOf } from './corpus-lifecycle.ts';
+import { corpusPolicyOf } from '../corpus-lifecycle/corpus-lifecycle.ts';
 import type { StuckAdvice } from './stuck-advice.ts';
 import { stuckAdvice } from './stuck-advice.ts';
 import { countEvaluated } from '../loop/notebook.ts';
@@ -163,7 +163,7 @@ export interface StudyReport {
   wallTimeMs: number;
   /**
    * After a run that decided candidates and accepted none: the dominant
-   * refusal reason and the way out (src/study/stuck-advice.ts); null otherwise.
+   * refusal reason and the way out (src/report/stuck-advice.ts); null otherwise.
    */
   stuck: StuckAdvice | null;
   /**

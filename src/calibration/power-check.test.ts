@@ -8,9 +8,9 @@ import { openDatabase } from '../storage/database.ts';
 import { putVersion, setRegistryVersion } from '../storage/registry.ts';
 import { writeRoutingStudy } from '../test-support/routing-study.ts';
 import { kloop } from '../../tests/cli-in-process.ts';
-import { checkMeasurement } from './doctor.ts';
-import { loadStudyAsync } from './load-study.ts';
-import type { LoadedStudy } from './loaded-study.ts';
+import { checkMeasurement } from '../doctor/doctor.ts';
+import { loadStudyAsync } from '../study/load-study.ts';
+import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { minimumFixesForMcNemar, powerWarnings, studyPowerWarnings } from './power-check.ts';
 
 const scores = (values: number[]): Map<string, number> => new Map(values.map((value, index) => [`e${index}`, value]));

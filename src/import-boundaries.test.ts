@@ -193,10 +193,9 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
   artifact: [],
   assembly: ['errors', 'tasks'],
   calibration: ['artifact', 'corpus', 'errors', 'evaluator', 'gate', 'loop', 'report', 'stats', 'storage', 'tasks'],
-  cli: ['artifact', 'assembly', 'calibration', 'config', 'corpus', 'corpus-lifecycle', 'doctor', 'errors', 'evaluator', 'init', 'loop', 'loop-a', 'online', 'providers', 'report', 'review', 'runtime', 'schedule', 'signals', 'storage', 'study', 'text', 'view'],
-  config: ['errors', 'gate', 'program', 'proposers', 'providers', 'signals', 'storage'],
+  cli: ['artifact', 'assembly', 'calibration', 'config', 'corpus', 'doctor', 'errors', 'evaluator', 'init', 'loop', 'loop-a', 'online', 'providers', 'report', 'review', 'runtime', 'schedule', 'signals', 'storage', 'study', 'text', 'view'],
+  config: ['assembly', 'errors', 'gate', 'program', 'proposers', 'providers', 'storage'],
   corpus: ['errors', 'stats', 'storage', 'tasks', 'text'],
-  'corpus-lifecycle': ['corpus', 'errors', 'evaluator', 'loop'],
   doctor: ['artifact', 'calibration', 'config', 'corpus', 'errors', 'loop', 'program', 'proposers', 'storage', 'study', 'text'],
   errors: ['text'],
   evaluator: ['artifact', 'corpus', 'errors', 'executors', 'storage', 'tasks', 'text'],
@@ -204,18 +203,18 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
   gate: ['evaluator', 'stats'],
   index: ['api', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'loop', 'online', 'proposers', 'stats', 'storage', 'study', 'tasks'],
   init: ['errors'],
-  loop: ['artifact', 'config', 'corpus', 'corpus-lifecycle', 'errors', 'evaluator', 'executors', 'gate', 'proposers', 'stats', 'storage', 'tasks'],
+  loop: ['artifact', 'config', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'proposers', 'stats', 'storage', 'tasks'],
   'loop-a': ['artifact', 'assembly', 'corpus', 'evaluator', 'executors', 'loop', 'proposers', 'review', 'runtime', 'storage', 'study', 'tasks', 'text'],
   online: ['artifact', 'config', 'errors', 'loop', 'program', 'signals', 'stats', 'storage'],
   program: ['errors', 'text'],
   proposers: ['artifact', 'corpus', 'evaluator', 'executors', 'providers', 'stats', 'tasks', 'text'],
   providers: ['artifact', 'errors', 'executors', 'storage', 'text'],
   'providers-subpath': ['artifact', 'proposers', 'providers', 'study', 'tasks'],
-  report: ['artifact', 'corpus', 'corpus-lifecycle', 'errors', 'evaluator', 'loop', 'stats', 'storage'],
-  review: ['artifact', 'assembly', 'errors', 'report', 'storage'],
-  runtime: ['artifact', 'assembly', 'errors', 'executors', 'loop', 'storage', 'study', 'tasks'],
-  schedule: ['calibration', 'config', 'corpus', 'corpus-lifecycle', 'errors', 'loop', 'loop-a', 'runtime', 'signals', 'storage', 'study'],
-  signals: ['assembly', 'corpus', 'errors', 'review', 'runtime', 'storage', 'tasks', 'text'],
+  report: ['artifact', 'corpus', 'errors', 'evaluator', 'loop', 'stats', 'storage'],
+  review: ['artifact', 'assembly', 'errors', 'storage'],
+  runtime: ['artifact', 'assembly', 'errors', 'executors', 'loop', 'signals', 'storage', 'study', 'tasks'],
+  schedule: ['calibration', 'config', 'corpus', 'errors', 'loop', 'loop-a', 'runtime', 'signals', 'storage', 'study'],
+  signals: ['assembly', 'config', 'corpus', 'errors', 'review', 'storage', 'tasks', 'text'],
   stats: [],
   storage: ['artifact', 'errors', 'evaluator', 'stats', 'text'],
   study: ['artifact', 'config', 'corpus', 'errors', 'executors', 'loop', 'program', 'proposers', 'providers', 'storage', 'tasks', 'text'],
@@ -232,16 +231,15 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
  *   evaluator (storage/evaluation-queue.ts runs evaluations), providers ↔
  *   executors (the usage types), corpus → storage (corpus/lifecycle-store.ts),
  *   tasks → evaluator (the score shapes);
- * - {config, corpus-lifecycle, loop, report, review, runtime, signals,
- *   study}: the old {loop, runtime, signals, study} with the folders moved out
- *   of study/ (issue 32): loop → config (the loop's input type,
- *   loop/loaded-study.ts, holds the parsed kloop.yaml) → signals (the
- *   signals section's schema) → runtime (the signal source type) → study
- *   (Loop A's runtime loads a study) → loop; loop ↔ corpus-lifecycle; signals
- *   → review (governance) → report (an atomic write helper) → loop.
+ *
+ * The second, {loop, runtime, signals, study} (later with the folders moved
+ * out of study/), is gone: the loop's input and state types live in src/loop/,
+ * the corpus lifecycle's wiring too; kloop.yaml's signals schema is in
+ * src/config/ and names the assembly methods from src/assembly/; production
+ * signals are stored by src/signals/ (one SIGNAL_SOURCES), and the review
+ * queue writes its files with write-file-atomic itself.
  */
 const KNOWN_FOLDER_CYCLES: string[][] = [
-  ['config', 'corpus-lifecycle', 'loop', 'report', 'review', 'runtime', 'signals', 'study'],
   ['corpus', 'evaluator', 'executors', 'providers', 'storage', 'tasks'],
 ];
 

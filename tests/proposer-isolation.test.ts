@@ -17,7 +17,7 @@ import { createErrorDrivenProposer } from '../src/proposers/error-driven-propose
 import type { ProposalContext, Proposer } from '../src/proposers/proposer.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
-import { admitToStudy } from '../src/corpus-lifecycle/corpus-lifecycle.ts';
+import { admitToStudy } from '../src/loop/corpus-lifecycle.ts';
 import type { LoadedStudy } from '../src/loop/loaded-study.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 import { runStudy } from '../src/loop/run-study.ts';

@@ -10,13 +10,14 @@ import type { Intent, IntentEntity } from '../tasks/intent/intent.ts';
 import { normalizeEntityName } from '../tasks/intent/names.ts';
 import type { Behavior } from '../tasks/intent/vocabulary.ts';
 import type { AssembledApp, EntityMatchKind } from './assembled-app.ts';
+import type { AssemblyMethod } from './assembly-method.ts';
 import { createAssembledApp } from './create-assembled-app.ts';
 import { matchPattern, type EntityMatch, type PatternMatch } from './match.ts';
 import type { Pattern } from './pattern.ts';
 import type { PatternLibrary } from './pattern-library.ts';
 
-/** How an intent was assembled. */
-export type AssemblyMethod = 'direct' | 'decomposed' | 'partial';
+/** How an intent was assembled (defined in ./assembly-method.ts). */
+export type { AssemblyMethod };
 
 /** What one chosen pattern contributes (lists are disjoint across patterns). */
 export interface PatternUse {

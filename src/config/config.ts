@@ -40,7 +40,7 @@ import { z } from 'zod';
 import { InputError } from '../errors.ts';
 import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '../program/yaml-locations.ts';
 import { Cron } from 'croner';
-import { signalsConfigSchema } from '../signals/signals-config.ts';
+import { signalsConfigSchema } from './signals-config.ts';
 import { PROVIDERS, type ProviderName } from '../providers/model-spec.ts';
 import { isPostgresUrl, parseStorageTarget } from '../storage/location.ts';
 import { DEFAULT_GATE_SETTINGS } from '../gate/gate-defaults.ts';
@@ -531,7 +531,7 @@ export const studyConfigSchema = z
     weights: weightsSchema.optional(),
     /** Two-speed schedule of `kloop schedule`. */
     schedule: scheduleSchema.prefault({}),
-    /** Production signals (Loop D) and pattern mining (Loop C); see src/signals/signals-config.ts. */
+    /** Production signals (Loop D) and pattern mining (Loop C); see src/config/signals-config.ts. */
     signals: signalsConfigSchema.prefault({}),
     /** The lab notebook: `notebook.git: true` mirrors it as git commits. */
     notebook: notebookSchema.prefault({}),

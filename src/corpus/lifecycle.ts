@@ -1,7 +1,7 @@
 /**
  * The corpus lifecycle (DESIGN §3 "The hold-out must stay unseen", §4): pure
  * rules over the study's corpus members. Storage lives in
- * `lifecycle-store.ts`; the loop calls both through `src/corpus-lifecycle/corpus-lifecycle.ts`.
+ * `lifecycle-store.ts`; the loop calls both through `src/loop/corpus-lifecycle.ts`.
  *
  * - **Initial state**: on a study's first run every file example takes the
  *   partition its file names (`initial`, or `anchored` for anchors).

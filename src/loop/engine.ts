@@ -39,7 +39,7 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import { getRegistryVersion, getVersion, putVersion, setRegistryVersion, withArtifactOverride } from '../storage/registry.ts';
-import { corpusBoundary, startCorpusLifecycle } from '../corpus-lifecycle/corpus-lifecycle.ts';
+import { corpusBoundary, startCorpusLifecycle } from './corpus-lifecycle.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import type { StudyState } from './study-state.ts';
 import { readStudyState, writeStudyState } from './study-state.ts';

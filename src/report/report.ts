@@ -20,7 +20,7 @@ import { headlineValue } from '../loop/loaded-study.ts';
 import { scoreNamesOf } from '../evaluator/evaluator.ts';
 import { evaluatePartition } from '../loop/evaluate-partition.ts';
 import { readCorpusMembers } from '../corpus/lifecycle-store.ts';
-import { corpusPolicyOf } from '../corpus-lifecycle/corpus-lifecycle.ts';
+import { corpusPolicyOf } from '../loop/corpus-lifecycle.ts';
 import type { StuckAdvice } from './stuck-advice.ts';
 import { stuckAdvice } from './stuck-advice.ts';
 import { countEvaluated } from '../loop/notebook.ts';

@@ -39,7 +39,7 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
 import type { ReviewItemTable } from '../storage/schema.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion } from '../storage/registry.ts';
-import { writeFileAtomic } from '../report/report.ts';
+import { sync as writeFileAtomic } from 'write-file-atomic';
 
 export const REVIEW_ITEM_KINDS = ['artifact', 'pattern', 'example'] as const;
 export type ReviewItemKind = (typeof REVIEW_ITEM_KINDS)[number];

@@ -25,4 +25,4 @@ export {
   type SignalDetail,
   type SignalSource,
   type StoredSignal,
-} from './signal.ts';
+} from '../signals/production-signal.ts';

@@ -12,7 +12,7 @@ import { loadStudy } from '../study/load-study.ts';
 import type { Executor } from '../executors/executor.ts';
 import type { Intent } from '../tasks/intent/intent.ts';
 import { createRuntime } from './runtime.ts';
-import { listSignals } from './signal.ts';
+import { listSignals } from '../signals/production-signal.ts';
 
 const EXAMPLE_STUDY = path.resolve(import.meta.dirname, '../../examples/intent');
 

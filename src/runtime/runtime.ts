@@ -42,8 +42,8 @@ import type { Executor, InvalidReason } from '../executors/executor.ts';
 import { intentSchema, type Intent } from '../tasks/intent/intent.ts';
 import { requireIntentTask } from '../study/compose.ts';
 import type { Behavior } from '../tasks/intent/vocabulary.ts';
-import type { ProductionSignal } from './signal.ts';
-import { recordSignal } from './signal.ts';
+import type { ProductionSignal } from '../signals/production-signal.ts';
+import { recordSignal } from '../signals/production-signal.ts';
 
 /** Options of {@link createRuntime}: a study folder or a loaded study, and its database. */
 export interface RuntimeOptions {

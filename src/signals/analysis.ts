@@ -24,8 +24,8 @@
 import { normalizeEntityName } from '../tasks/intent/names.ts';
 import type { SignalAssemblyMethod, StoredSignal } from './signal.ts';
 import { ASSEMBLY_METHODS } from './signal.ts';
-import type { SignalsConfig } from './signals-config.ts';
-import { DEFAULT_SIGNALS_CONFIG } from './signals-config.ts';
+import type { SignalsConfig } from '../config/signals-config.ts';
+import { DEFAULT_SIGNALS_CONFIG } from '../config/signals-config.ts';
 
 /** The analysis settings (the `signals` section of `kloop.yaml`). */
 export type AnalysisSettings = Pick<

@@ -30,7 +30,7 @@ export {
 export { parseSignalBody, parseSignalLines, parseSignalValue, type LocatedSignal, type ParsedSignals } from './parse-signals.ts';
 export { countSignals, forEachSignalInRange, readSignalsInRange, storeSignals, type StoreSignalsOptions, type StoreSignalsResult } from './signal-store.ts';
 export { ingestSignalFile, type IngestOptions, type IngestReport } from './ingest.ts';
-export { DEFAULT_SIGNALS_CONFIG, signalsConfigSchema, type SignalsConfig } from './signals-config.ts';
+export { DEFAULT_SIGNALS_CONFIG, signalsConfigSchema, type SignalsConfig } from '../config/signals-config.ts';
 export {
   analyzeSignals,
   clusterKey,

@@ -23,8 +23,8 @@ import { signalWindow } from './analysis.ts';
 import type { SignalReport } from './signal-report.ts';
 import { artifactSectionNames, buildSignalReport } from './signal-report.ts';
 import { forEachSignalInRange } from './signal-store.ts';
-import type { SignalsConfig } from './signals-config.ts';
-import { DEFAULT_SIGNALS_CONFIG } from './signals-config.ts';
+import type { SignalsConfig } from '../config/signals-config.ts';
+import { DEFAULT_SIGNALS_CONFIG } from '../config/signals-config.ts';
 
 /** Inputs of {@link runLoopC} and {@link runLoopD}. */
 export interface SlowLoopOptions {

@@ -44,8 +44,8 @@ import { normalizeEntityName } from '../tasks/intent/names.ts';
 import type { PatternDraft, RoleIndex } from './candidate-pattern.ts';
 import { draftPattern } from './candidate-pattern.ts';
 import type { StoredSignal } from './signal.ts';
-import type { SignalsConfig } from './signals-config.ts';
-import { DEFAULT_SIGNALS_CONFIG } from './signals-config.ts';
+import type { SignalsConfig } from '../config/signals-config.ts';
+import { DEFAULT_SIGNALS_CONFIG } from '../config/signals-config.ts';
 
 /** Mining settings (`signals.mining` in `kloop.yaml`). */
 export type MiningSettings = SignalsConfig['mining'];

@@ -31,7 +31,7 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { formatSignalIssue } from './signal.ts';
 import { parseSignalBody } from './parse-signals.ts';
 import { storeSignals } from './signal-store.ts';
-import { DEFAULT_SIGNALS_CONFIG } from './signals-config.ts';
+import { DEFAULT_SIGNALS_CONFIG } from '../config/signals-config.ts';
 import { createTokenBucketLimiter } from './token-bucket.ts';
 
 /** The default environment variable holding the endpoint's bearer token. */

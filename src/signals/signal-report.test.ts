@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadBuiltInPatternLibrary } from '../assembly/pattern-library.ts';
 import { loadStudyConfig } from '../config/config.ts';
 import { artifactSectionNames, draftClusterPattern } from './signal-report.ts';
-import { DEFAULT_SIGNALS_CONFIG } from './signals-config.ts';
+import { DEFAULT_SIGNALS_CONFIG } from '../config/signals-config.ts';
 
 const library = loadBuiltInPatternLibrary();
 const sketch = {

@@ -13,7 +13,7 @@ import { createSignalAnalyzer, signalWindow } from './analysis.ts';
 import type { PatternDraft, RoleIndex } from './candidate-pattern.ts';
 import { draftPattern } from './candidate-pattern.ts';
 import { forEachSignalInRange } from './signal-store.ts';
-import { DEFAULT_SIGNALS_CONFIG } from './signals-config.ts';
+import { DEFAULT_SIGNALS_CONFIG } from '../config/signals-config.ts';
 
 /** A candidate pattern of Loop D: the sketch and its draft (null when nothing can be drafted). */
 export interface SignalCandidatePattern extends CandidatePatternSketch {

@@ -32,18 +32,15 @@
  * Source: DESIGN.md §5 (Loop D), seeds/000 (`cluster_unmatched_assemblies`).
  */
 import { z } from 'zod';
-import type { SignalSource as RuntimeSignalSource } from '../runtime/signal.ts';
+import { ASSEMBLY_METHODS } from '../assembly/assembly-method.ts';
+import { SIGNAL_SOURCES } from './production-signal.ts';
 import { behaviorSchema, entityRoleSchema } from '../tasks/intent/intent.ts';
 
-/** How an intent was assembled onto the pattern library (see `src/assembly/assemble.ts`). */
-export const ASSEMBLY_METHODS = ['direct', 'decomposed', 'partial'] as const;
+export { ASSEMBLY_METHODS };
 export type SignalAssemblyMethod = (typeof ASSEMBLY_METHODS)[number];
 
-/**
- * Where a stored signal came from: the runtime API's list (checked at compile
- * time; not imported at run time, so reading `kloop.yaml` stays light).
- */
-export const SIGNAL_SOURCES = ['runtime', 'ingest', 'endpoint'] as const satisfies readonly RuntimeSignalSource[];
+/** Where a stored signal came from (defined once, in ./production-signal.ts). */
+export { SIGNAL_SOURCES };
 export type SignalSource = (typeof SIGNAL_SOURCES)[number];
 
 /** Longest goal text a signal may carry, in characters. */

@@ -31,7 +31,7 @@ import type { PartitionScore } from '../../evaluator/partition-score.ts';
 import { scoreNamesOf } from '../../evaluator/evaluator.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { acquireLease, releaseLease } from '../../storage/lease.ts';
-import { admitToStudy, corpusStatus, promoteExamples } from '../../corpus-lifecycle/corpus-lifecycle.ts';
+import { admitToStudy, corpusStatus, promoteExamples } from '../../loop/corpus-lifecycle.ts';
 import type { LoadedStudy } from '../../loop/loaded-study.ts';
 import { writeFileAtomic } from '../../report/report.ts';
 import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';

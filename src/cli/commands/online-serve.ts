@@ -7,7 +7,7 @@
 import { createOnlineApp } from '../../online/http/online-routes.ts';
 import { openOnlineStudy } from '../../online/study/online-study.ts';
 import { listenApp } from '../../signals/server.ts';
-import { DEFAULT_SIGNALS_CONFIG } from '../../signals/signals-config.ts';
+import { DEFAULT_SIGNALS_CONFIG } from '../../config/signals-config.ts';
 import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';
 import { untilInterrupted } from '../until-interrupted.ts';

@@ -34,7 +34,7 @@ import { latestCalibration } from '../../calibration/calibration.ts';
 import type { PowerWarning } from '../../calibration/power-check.ts';
 import { studyPowerWarnings } from '../../calibration/power-check.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
-import { describeCorpusStart, startCorpusLifecycle } from '../../corpus-lifecycle/corpus-lifecycle.ts';
+import { describeCorpusStart, startCorpusLifecycle } from '../../loop/corpus-lifecycle.ts';
 import { calibrate } from './calibrate.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, assertStudyWritable, openStudy } from './study-session.ts';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { DEFAULT_SERVE_PORT, DEFAULT_TOKEN_ENV, resolveServeToken, startSignalServer } from '../../signals/server.ts';
-import { DEFAULT_SIGNALS_CONFIG } from '../../signals/signals-config.ts';
+import { DEFAULT_SIGNALS_CONFIG } from '../../config/signals-config.ts';
 import { loadStudyConfig } from '../../config/config.ts';
 import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';

@@ -18,7 +18,7 @@
  * ```
  */
 import { z } from 'zod';
-import { ASSEMBLY_METHODS } from './signal.ts';
+import { ASSEMBLY_METHODS } from '../assembly/assembly-method.ts';
 
 const count = (minimum: number) => z.int().min(minimum);
 

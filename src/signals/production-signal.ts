@@ -13,7 +13,7 @@
  *
  * @example
  * ```ts
- * import { recordSignal } from './signal.ts';
+ * import { recordSignal } from './production-signal.ts';
  * await recordSignal(db, signal, { source: 'ingest' });
  * ```
  */

@@ -26,8 +26,8 @@ import {
 } from '../corpus/lifecycle-store.ts';
 import { corpusVersion } from '../evaluator/evaluator.ts';
 import { InputError } from '../errors.ts';
-import type { LoadedStudy } from '../loop/loaded-study.ts';
-import { readStudyState } from '../loop/study-state.ts';
+import type { LoadedStudy } from './loaded-study.ts';
+import { readStudyState } from './study-state.ts';
 import type { ExampleFormat } from '../corpus/example-format.ts';
 
 /** The study's corpus policy (kloop.yaml `corpusPolicy`, or the defaults for studies built in code). */

@@ -22,6 +22,7 @@
  * `--no-cache` asks) replaces the result stored before it began, so a later
  * read sees what was measured last.
  */
+import { resultKey, type RemoteExecution, type RemoteItem, type RemoteRequest } from '../storage/remote-execution.ts';
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Example } from '../corpus/example.ts';
 import { isKloopError } from '../errors.ts';
@@ -83,40 +84,8 @@ export function partitionHash(examples: readonly Example[]): string {
   return corpusVersion(examples);
 }
 
-/** One example-repeat an evaluation still needs. */
-export interface RemoteItem {
-  exampleId: string;
-  repeat: number;
-}
-
-/** What {@link RemoteExecution.execute} is asked to evaluate elsewhere. */
-export interface RemoteRequest {
-  fingerprint: string;
-  artifactHash: string;
-  artifactText: string;
-  partition: string;
-  /** The example-repeats not stored yet, in the evaluation's order. */
-  items: readonly RemoteItem[];
-  /** As {@link EvaluatorOptions.readSince}: results stored before it do not count. */
-  readSince?: string;
-  /** As {@link EvaluatorOptions.storedAs}: the key the results are stored under, when not `fingerprint`. */
-  storedAs?: string;
-}
-
-/**
- * Executes example-repeats in other processes (evaluation workers on a job
- * queue: src/storage/evaluation-queue.ts) instead of this one. It resolves
- * once every item is either stored in the study database (by whichever
- * process executed it) or given up; the evaluator then reads the stored
- * results, exactly as it reads results of an earlier run.
- */
-export interface RemoteExecution {
-  /**
-   * @returns the items given up (their job failed on every attempt), with why, keyed by `${repeat}\u0000${exampleId}`;
-   *   they count as transient failures (never stored; the next evaluation tries them again)
-   */
-  execute(request: RemoteRequest, signal?: AbortSignal): Promise<ReadonlyMap<string, string>>;
-}
+export type { RemoteExecution, RemoteItem, RemoteRequest } from '../storage/remote-execution.ts';
+export { resultKey } from '../storage/remote-execution.ts';
 
 export interface EvaluatorOptions {
   /** The study's task: output schema, scorer, component and metric names. */
@@ -473,10 +442,6 @@ interface StoredResult {
   latencyMs: number;
 }
 
-/** The key of one example-repeat in the evaluator's maps (and in {@link RemoteExecution.execute}'s answer). */
-export function resultKey(exampleId: string, repeat: number): string {
-  return `${repeat}\u0000${exampleId}`;
-}
 
 /** Stored results of one artifact for repeats `firstRepeat..lastRepeat`, keyed by {@link resultKey}. */
 async function loadResults(

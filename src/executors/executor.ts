@@ -14,13 +14,10 @@
  * invalid output is never a score of 0; the output does not depend on
  * `exampleId` (it is for logs and error context only).
  */
+import type { ExecutionUsage } from '../providers/usage.ts';
 
-/** Token usage of one execution; zeros for executors that call no model. */
-export interface ExecutionUsage {
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-}
+/** Token usage of one execution (defined beside the model clients that count it). */
+export type { ExecutionUsage };
 
 /** Why an execution produced no output. */
 export type InvalidReason =

@@ -12,7 +12,7 @@
  * by at most the calls in flight.
  */
 import { hasErrorMarker, InfrastructureError, InputError } from '../errors.ts';
-import type { ExecutionUsage } from '../executors/executor.ts';
+import type { ExecutionUsage } from './usage.ts';
 import type { ModelPrice } from './prices.ts';
 import { costUsd, estimateTokens } from './prices.ts';
 

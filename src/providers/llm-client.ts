@@ -34,7 +34,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { generateText, jsonSchema, NoObjectGeneratedError, Output, type JSONSchema7 } from 'ai';
 import { InfrastructureError } from '../errors.ts';
-import type { ExecutionUsage } from '../executors/executor.ts';
+import type { ExecutionUsage } from './usage.ts';
 import type { UsageMeter } from './budget.ts';
 import type { ResolvedModel, StructuredOutputMode } from './create-language-model.ts';
 import { redactSecrets } from './create-language-model.ts';

@@ -29,6 +29,9 @@
  * ```
  */
 import type { ZodType } from 'zod';
+import { stableJson } from '../text/stable-json.ts';
+
+export { stableJson };
 
 /** How one example's outcome is measured: continuous scores, or right/wrong. */
 export type OutcomeKind = 'continuous' | 'binary';
@@ -120,14 +123,6 @@ export function taskComponents(task: Pick<Task, 'components'>): readonly TaskCom
 /** The task's default weights, by component name. */
 export function defaultWeights(task: Pick<Task, 'components'>): Record<string, number> {
   return Object.fromEntries(taskComponents(task).map((component) => [component.name, component.weight]));
-}
-
-/** JSON with object keys sorted at every level, so equal values give equal text. */
-export function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) => {
-    if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
-    return Object.fromEntries(Object.keys(inner).sort().map((key) => [key, (inner as Record<string, unknown>)[key]]));
-  });
 }
 
 /** The text of an input (see {@link Task.text}). */

@@ -46,7 +46,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { contentHash } from '../../artifact/content-hash.ts';
 import { InfrastructureError, InputError } from '../../errors.ts';
-import { stableJson } from '../../tasks/task.ts';
+import { stableJson } from '../../text/stable-json.ts';
 import { capRaw } from '../cap-raw.ts';
 import type { ExecutionRequest, ExecutionResult, Executor } from '../executor.ts';
 import { onAbort } from './abort-subscriptions.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { LlmClient, LlmRequest, LlmResponse, LlmSettings } from '../../providers/llm-client.ts';
 import { createClassificationTask } from '../../tasks/classification/classification-task.ts';
-import { jsonOutputContract, jsonSchemaOf } from '../../tasks/json-output-contract.ts';
+import { jsonOutputContract, jsonSchemaOf } from './json-output-contract.ts';
 import { inputText } from '../../tasks/task.ts';
 import type { ExecutionRequest } from '../executor.ts';
 import { createLlmExecutor } from './llm-executor.ts';

@@ -13,7 +13,7 @@ import type { JSONSchema7 } from 'ai';
 import type { ZodType } from 'zod';
 import { contentHash } from '../../artifact/content-hash.ts';
 import type { AnswerSchema } from '../../providers/llm-client.ts';
-import { jsonOutputContract, jsonSchemaOf } from '../../tasks/json-output-contract.ts';
+import { jsonOutputContract, jsonSchemaOf } from './json-output-contract.ts';
 
 /** What an LLM executor needs of a task: its output schema, and optionally its contract in words. */
 export interface LlmExecutorTask<Output = unknown> {

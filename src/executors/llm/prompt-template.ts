@@ -29,7 +29,7 @@
  *
  * @module
  */
-import { stableJson } from '../../tasks/task.ts';
+import { stableJson } from '../../text/stable-json.ts';
 
 /** One placeholder of a template. */
 export interface Placeholder {

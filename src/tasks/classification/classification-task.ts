@@ -33,7 +33,7 @@
 import { z } from 'zod';
 import { contentHash } from '../../artifact/content-hash.ts';
 import { InputError } from '../../errors.ts';
-import { jsonOutputContract, jsonSchemaOf } from '../json-output-contract.ts';
+import { jsonOutputContract, jsonSchemaOf } from '../../executors/llm/json-output-contract.ts';
 import type { AdmissionProblem, Task, TaskComponent, TaskScore } from '../task.ts';
 import { hasText, type TextInput, textInputSchema, textOfInput } from '../text-input.ts';
 

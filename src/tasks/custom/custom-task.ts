@@ -68,7 +68,7 @@
  */
 import { z } from 'zod';
 import { InputError, isKloopError, type KloopError } from '../../errors.ts';
-import { jsonOutputContract } from '../json-output-contract.ts';
+import { jsonOutputContract } from '../../executors/llm/json-output-contract.ts';
 import type { OutcomeKind, Task, TaskComponent, TaskScore } from '../task.ts';
 import { hasWeightedComponent, inputText, weightedComposite } from '../task.ts';
 import { loadStudyModule } from './module-loader.ts';

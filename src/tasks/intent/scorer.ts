@@ -20,7 +20,7 @@
  * Source: "The Karpathy Loop, Three Months Later" (the seed document), and
  * DESIGN.md §1.
  */
-import type { ExampleScore } from '../../evaluator/partition-score.ts';
+import type { ExampleScore } from '../example-score.ts';
 import type { ExecutionResult } from '../../executors/executor.ts';
 import type { ExpectedIntent, Intent } from './intent.ts';
 import { acceptedAppTypes, intentSchema } from './intent.ts';

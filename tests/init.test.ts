@@ -169,8 +169,8 @@ describe('kloop init writes a study for every task and allowed executor', () => 
       expect(config['corpus']).toEqual(['corpus/*.yaml']);
       expect((config['proposer'] as { kind: string }).kind).toBe(combination.proposer);
       if (combination.proposer === 'reflective' && combination.executor !== 'llm') expect((config['proposer'] as { model?: string }).model).toBe('openai:gpt-4.1-mini');
-      // A command program runs once per optimization example for each edit tried: the screening is bounded.
-      if (combination.executor === 'command' && combination.proposer === 'error-driven') expect((config['proposer'] as { maxEvaluations?: number }).maxEvaluations).toBe(10);
+      // The proposer's own budget (the keyword-rules proposer's 76): a smaller one written here left no room for bundles (issue 35).
+      expect(config['proposer']).not.toHaveProperty('maxEvaluations');
       const gate = config['gate'] as Record<string, unknown>;
       expect(gate['alpha']).toBe(0.05);
       expect(gate['repeats']).toBe(combination.executor === 'llm' ? 5 : 1);
@@ -531,7 +531,9 @@ describe('a study from kloop init, grown to 24 tickets by hand, runs to an hones
     expect(doctor.code, doctor.stdout).toBe(0); // 24 seed examples, three partitions, program and stopping criteria: healthy
     // A small budget keeps the suite fast: every edit tried runs one program per ticket.
     const config = path.join(dir, 'kloop.yaml');
-    writeFileSync(config, readFileSync(config, 'utf8').replace('maxEvaluations: 10', 'maxEvaluations: 3'));
+    const written = readFileSync(config, 'utf8');
+    expect(written).toContain('  candidatesPerRound: 6\n');
+    writeFileSync(config, written.replace('  candidatesPerRound: 6\n', '  candidatesPerRound: 6\n  maxEvaluations: 3\n'));
     const result = await kloop('run', dir, '--json', '--max-experiments', '2');
     expect(result.code, result.stderr).toBe(0);
     // Progress gives each round's best in the study's headline, as the report does (a routing study's said "composite").

@@ -16,6 +16,24 @@ describe('lineChanges', () => {
   });
 });
 
+describe('lineChanges on a JSON rules file (issue 35)', () => {
+  const rules = (...lines: string[]): string => ['{', '  "default": "hours",', '  "rules": [', ...lines, '  ]', '}', ''].join('\n');
+  const returns = '    { "id": "returns", "queue": "returns", "any": ["receipt"] }';
+  const delivery = '    { "id": "delivery", "queue": "delivery", "any": ["courier"] }';
+
+  it('a rule that only gains its trailing comma, because a rule is added after it, is unchanged', () => {
+    const changes = lineChanges(rules(`${returns},`, delivery), rules(`${returns},`, `${delivery},`, '    { "id": "returns-return", "queue": "returns", "any": ["return"] }'));
+    expect(changes).toEqual({ added: ['    { "id": "returns-return", "queue": "returns", "any": ["return"] }'], removed: [] });
+    expect(changeText(changes)).toBe('+     { "id": "returns-return", "queue": "returns", "any": ["return"] }');
+  });
+
+  it('and one that loses it, because the rule after it is removed; a real change beside a comma still shows', () => {
+    expect(lineChanges(rules(`${returns},`, delivery), rules(returns))).toEqual({ added: [], removed: [delivery] });
+    const edited = '    { "id": "returns", "queue": "returns", "any": ["receipt", "return"] }';
+    expect(lineChanges(rules(returns), rules(`${edited},`, delivery))).toEqual({ added: [`${edited},`, delivery], removed: [returns] });
+  });
+});
+
 describe('rebaseText', () => {
   it('keeps both lines when two candidates append different lines to one section', () => {
     const first = withRolesLine(BASE, 'Hint A.');

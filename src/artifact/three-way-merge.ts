@@ -39,7 +39,10 @@ function lines(text: string): string[] {
 
 /**
  * The lines `after` adds to and removes from `before` (a line diff by
- * longest common subsequence). Blank lines are left out of both lists.
+ * longest common subsequence). Blank lines are left out of both lists, and
+ * so is a line that only gained or lost a trailing comma (with the line it
+ * became): in a JSON list, adding an item after the last one adds a comma to
+ * it without changing it.
  *
  * @example
  * ```ts
@@ -52,10 +55,25 @@ export function lineChanges(before: string, after: string): LineChanges {
   const removed: string[] = [];
   for (const block of diffComm(lines(before), lines(after))) {
     if ('common' in block) continue;
-    removed.push(...block.buffer1.filter((line) => line.trim() !== ''));
-    added.push(...block.buffer2.filter((line) => line.trim() !== ''));
+    const gone = block.buffer1.filter((line) => line.trim() !== '');
+    const came = block.buffer2.filter((line) => line.trim() !== '');
+    // A line that only gained or lost its trailing comma (a JSON list's last item, once another follows it) is
+    // unchanged: it is not shown as removed and added again (issue 35).
+    const unchanged = new Set<number>();
+    const kept = gone.filter((line) => {
+      const twin = came.findIndex((other, index) => !unchanged.has(index) && other !== line && withoutTrailingComma(other) === withoutTrailingComma(line));
+      if (twin === -1) return true;
+      unchanged.add(twin);
+      return false;
+    });
+    removed.push(...kept);
+    added.push(...came.filter((_line, index) => !unchanged.has(index)));
   }
   return { added, removed };
+}
+
+function withoutTrailingComma(line: string): string {
+  return line.replace(/,\s*$/, '').trimEnd();
 }
 
 /**

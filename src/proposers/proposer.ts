@@ -121,6 +121,14 @@ export interface ProposalResult {
 export interface Proposer {
   readonly id: string;
   propose(context: ProposalContext): Promise<ProposalResult>;
+  /**
+   * The proposer's own scoring budget per round, for a proposer that scores
+   * candidates itself (the error-driven ones): the kloop.yaml key that sets
+   * it, its value in force and the proposer's default. Read by the stuck
+   * advice (src/report/stuck-advice.ts) to say when a budget set below the
+   * default is what kept edits from being combined. Absent: no such budget.
+   */
+  readonly budget?: { setting: string; value: number; defaultValue: number };
 }
 
 export type { ExampleScoreRecord };

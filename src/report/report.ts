@@ -21,8 +21,9 @@ import { scoreNamesOf } from '../evaluator/evaluator.ts';
 import { evaluatePartition } from '../loop/evaluate-partition.ts';
 import { readCorpusMembers } from '../corpus/lifecycle-store.ts';
 import { corpusPolicyOf } from '../loop/corpus-lifecycle.ts';
-import type { StuckAdvice } from './stuck-advice.ts';
+import type { RefusedExperiment, StuckAdvice } from './stuck-advice.ts';
 import { stuckAdvice } from './stuck-advice.ts';
+import { refusedOutcomes } from './stuck-outcomes.ts';
 import { countEvaluated } from '../loop/notebook.ts';
 import type { FlakyExamples } from '../evaluator/flaky-examples.ts';
 import { FLAKY_RANGE, findFlakyExamples } from '../evaluator/flaky-examples.ts';
@@ -359,7 +360,7 @@ async function stuckAdviceOf(
       steps: [`raise stopping.maxExperiments in kloop.yaml, or pass --max-experiments N (N above ${evaluated}) to this run`],
     };
   }
-  const experiments = rows.map((row) => {
+  const experiments: RefusedExperiment[] = rows.map((row) => {
     let evidence: unknown = null;
     try {
       evidence = JSON.parse(row.evidence);
@@ -368,6 +369,14 @@ async function stuckAdviceOf(
     }
     return { id: row.id, reason: row.reason, evidence };
   });
+  // Right/wrong tasks: what each not-significant edit fixed and broke, so the advice can weigh them together.
+  if (study.task.outcome === 'binary') {
+    const outcomes = await refusedOutcomes(db, rows.filter((row) => row.reason === 'not_significant').map((row) => row.id), study.partitions.optimization.map((example) => example.id));
+    for (const experiment of experiments) {
+      const found = outcomes.get(experiment.id);
+      if (found !== undefined) experiment.outcomes = found;
+    }
+  }
   const members = await readCorpusMembers(db);
   const shadow = new Set(study.partitions.shadow.map((example) => example.id));
   return stuckAdvice(experiments, {
@@ -377,6 +386,8 @@ async function stuckAdviceOf(
     sizes: { optimization: study.partitions.optimization.length, anchor: study.partitions.anchor.length, shadow: study.partitions.shadow.length },
     shadowExposures: members.filter((member) => shadow.has(member.exampleId)).map((member) => member.shadowExposures),
     budget: { maxExperiments: study.stopping.maxExperiments, evaluated: await countEvaluated(db) },
+    ...(study.proposer.budget !== undefined ? { proposerBudget: study.proposer.budget } : {}),
+    shadowAlpha: study.gate.shadowAlpha,
   });
 }
 

@@ -3,6 +3,7 @@ import { DEFAULT_CORPUS_POLICY } from '../corpus/lifecycle.ts';
 import { pairedTTest } from '../stats/index.ts';
 import type { RefusedExperiment } from './stuck-advice.ts';
 import { requiredExamples, requiredExamplesMcNemar, significanceShortfall, stuckAdvice } from './stuck-advice.ts';
+import { combinedEdits } from './stuck-factors.ts';
 
 /** A not_significant refusal as the gate records it, from per-example composites. */
 function refusal(id: number, differences: number[]): RefusedExperiment {
@@ -119,5 +120,58 @@ describe('stuck advice for binary tasks and spent budgets', () => {
     // graduates (graduation by rounds moves examples only while the shadow is larger than optimization).
     expect(advice?.steps[1]).toMatch(/^write 11 or more new labelled examples .*\(4 to graduate, and 7 to keep the shadow, now 2, at 9 or more\)/);
     expect(advice?.steps[1]).toContain('while the shadow is larger than the optimization partition (for examples due by rounds) and keeps at least 5');
+  });
+});
+
+describe('stuck advice weighs the refused edits together before it blames the corpus (issue 35)', () => {
+  /** A McNemar not_significant refusal of an edit that fixed `fixed` of 12 optimization examples (10 wrong before) and broke none, with those outcomes. */
+  const single = (id: number, fixed: string[]): RefusedExperiment => ({
+    id,
+    reason: 'not_significant',
+    evidence: { checks: [{ name: 'significance', statistic: 0.5 ** fixed.length, data: { pairedTest: 'mcnemar-exact', b: fixed.length, c: 0, bothRight: 2, bothWrong: 10 - fixed.length, pValue: 0.5 ** fixed.length } }] },
+    outcomes: { fixed, broken: [] },
+  });
+  // The FAQ study's single edits (tests/stuck-factors.test.ts runs it): "return" fixes 4, "points" 3, "delivery" 3.
+  const faq = [single(1, ['faq-01', 'faq-02', 'faq-03', 'faq-04']), single(2, ['faq-05', 'faq-06', 'faq-07']), single(3, ['faq-08', 'faq-09', 'faq-10']), single(4, ['faq-02', 'faq-03'])];
+  const context = { ...CONTEXT, sizes: { optimization: 12, anchor: 4, shadow: 8 } };
+
+  it('combinedEdits: the union of fixes against the union of breaks, McNemar p (scipy.stats.binomtest(k, n, 0.5, "greater"))', () => {
+    expect(combinedEdits(faq.map((entry) => entry.outcomes!))).toEqual({ edits: 4, fixed: 10, broken: 0, pValue: 0.0009765625 });
+    // An example one edit fixes and another breaks counts as broken: binomtest(2, 3, 0.5, 'greater').pvalue = 0.5.
+    expect(combinedEdits([{ fixed: ['a', 'b', 'c'], broken: [] }, { fixed: [], broken: ['c'] }])).toEqual({ edits: 2, fixed: 2, broken: 1, pValue: 0.5 });
+    expect(combinedEdits([{ fixed: ['a'], broken: [] }])).toBeNull();
+  });
+
+  it('the proposer: a combination would pass, and no budget below its default explains why none was proposed', () => {
+    const advice = stuckAdvice(faq, { ...context, proposerBudget: { setting: 'proposer.maxEvaluations', value: 76, defaultValue: 76 } })!;
+    expect(advice.limitingFactor).toBe('proposer');
+    expect(advice.message).toContain('the 4 refused edits fix 10 different example(s) between them and break 0');
+    expect(advice.message).toContain('No candidate combined them: the proposer is the limit, not the corpus.');
+    expect(advice.steps).toEqual(['apply the refused edits together by hand (kloop history my-study lists them; kloop show my-study <experiment> gives each change) and run again: kloop run my-study']);
+    expect(stuckAdvice(faq, { ...context, proposerBudget: { setting: 'proposer.maxEvaluations', value: 10, defaultValue: 76 } })!.limitingFactor).toBe('proposer_budget');
+    // Without per-example outcomes (a continuous task) the corpus is still what the advice names.
+    expect(stuckAdvice(faq.map(({ outcomes: _outcomes, ...rest }) => rest), context)!.limitingFactor).toBe('corpus_size');
+  });
+
+  it('the noise: gains within the noise threshold τ name the noise', () => {
+    const refused: RefusedExperiment = { id: 9, reason: 'below_margin', evidence: { checks: [{ name: 'margin', statistic: 0.01, threshold: 0.03, passed: false }] } };
+    const advice = stuckAdvice([refused, { ...refused, id: 10 }], context)!;
+    expect(advice.limitingFactor).toBe('noise');
+    expect(advice.message).toContain('the gains were at or below the noise threshold τ');
+  });
+
+  it('the shadow size: a refusal that reached the shadow shows its ceiling, p = 0.5^wrong ≥ shadowAlpha', () => {
+    const shadowRefusal: RefusedExperiment = {
+      id: 11,
+      reason: 'specialization',
+      evidence: { checks: [{ name: 'shadow', passed: false, data: { pairedTest: 'mcnemar-exact', b: 2, c: 0, bothRight: 4, bothWrong: 1, pValue: 0.25 } }] },
+    };
+    const advice = stuckAdvice([shadowRefusal, ...faq], { ...context, shadowAlpha: 0.05 })!;
+    expect(advice.dominantReason).toBe('not_significant');
+    expect(advice.limitingFactor).toBe('shadow_size');
+    expect(advice.message).toContain("hold 3 the incumbent gets wrong; a candidate fixing all of them and breaking none would have McNemar's exact p = 0.1250, not below gate.shadowAlpha = 0.05");
+    // With 5 wrong in the shadow (p = 0.03125 < 0.05) the shadow is no limit.
+    const roomy = { ...shadowRefusal, evidence: { checks: [{ name: 'shadow', passed: false, data: { pairedTest: 'mcnemar-exact', b: 1, c: 1, bothRight: 2, bothWrong: 4, pValue: 0.75 } }] } };
+    expect(stuckAdvice([roomy, ...faq], context)!.limitingFactor).toBe('proposer');
   });
 });

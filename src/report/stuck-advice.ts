@@ -12,6 +12,7 @@ import { studentTCdf } from '../stats/distributions.ts';
 import { mcnemarExactTestFromCounts } from '../stats/mcnemar.ts';
 import type { CorpusPolicy } from '../corpus/lifecycle.ts';
 import { MIN_SHADOW_EXAMPLES } from '../corpus/lifecycle.ts';
+import { combinedEdits, shadowCeiling, type CombinedEdits, type ExampleOutcomes } from './stuck-factors.ts';
 
 /** Largest example count {@link requiredExamples} searches; beyond it the effect is "too small to matter". */
 export const MAX_REQUIRED_EXAMPLES = 10_000_000;
@@ -85,7 +86,19 @@ export interface RefusedExperiment {
   reason: string;
   /** The gate's evidence (`experiments.evidence`): `{ checks: [{ name, statistic, data }] }`. */
   evidence: unknown;
+  /** Right/wrong tasks: the optimization examples it fixed and broke against its base, from the notebook's per-example results. */
+  outcomes?: ExampleOutcomes;
 }
+
+/**
+ * What limited the run, from its own evidence: the proposer's budget (a
+ * combination of the refused edits would pass, and `proposer.maxEvaluations`
+ * is below the proposer's default), the proposer (a combination would pass,
+ * none was proposed), the corpus's size (not even the combination would
+ * pass), the shadow's size (no candidate could be confirmed there), the
+ * noise (the gains were within the measured noise).
+ */
+export type LimitingFactor = 'proposer_budget' | 'proposer' | 'corpus_size' | 'shadow_size' | 'noise';
 
 /** What a refused-as-not-significant candidate shows about the examples it needs. */
 export interface SignificanceShortfall {
@@ -109,6 +122,10 @@ export interface SignificanceShortfall {
 export interface StuckAdvice {
   /** The refusal reason of most of this run's candidates. */
   dominantReason: string;
+  /** What the evidence says limited the run; absent when it names none (futility, anchors, other reasons). */
+  limitingFactor?: LimitingFactor;
+  /** Right/wrong tasks: the refused not-significant edits taken together (see src/report/stuck-factors.ts). */
+  combined?: CombinedEdits;
   /** This run's refusals by reason (skipped duplicates under `duplicate`). */
   refusals: Record<string, number>;
   /** What happened and what to do, in a few sentences. */
@@ -143,6 +160,10 @@ export interface StuckContext {
   shadowExposures: readonly number[];
   /** The experiment budget (`stopping.maxExperiments`, over every run) and the experiments evaluated; when spent, the advice says so first. */
   budget?: { maxExperiments: number; evaluated: number };
+  /** The proposer's own scoring budget per round (`Proposer.budget`), when it has one. */
+  proposerBudget?: { setting: string; value: number; defaultValue: number };
+  /** `gate.shadowAlpha`; default `alpha`. */
+  shadowAlpha?: number;
 }
 
 interface CheckEvidence {
@@ -246,13 +267,15 @@ export function stuckAdvice(experiments: readonly RefusedExperiment[], context: 
   const [dominantReason, dominantCount] = ranked[0]!;
   const total = evaluated.length > 0 ? evaluated.reduce((sum, [, count]) => sum + count, 0) : experiments.length;
   const head = `no candidate was accepted in this run; the most common refusal: ${dominantReason} (${dominantCount} of ${total})`;
+  const shadowLimited = shadowSizeAdvice(experiments, context, refusals, head, dominantReason);
+  if (shadowLimited !== undefined) return shadowLimited;
   switch (dominantReason) {
     case 'not_significant':
       return notSignificantAdvice(experiments, context, refusals, head);
     case 'specialization':
       return specializationAdvice(experiments, context, refusals, head);
     case 'below_margin':
-      return { dominantReason, refusals, message: `${head}: the gains were at or below the noise threshold τ. Either the edits change nothing measurable (Δ ≤ 0), or the calibrated noise is large for this corpus.`, steps: [`kloop history ${context.studyDir} to see the gains; kloop calibrate ${context.studyDir} again (gate.noiseRepeats) or raise gate.repeats to average the noise down`, ...howToAdd(context, Math.max(1, context.sizes.optimization))] };
+      return { dominantReason, limitingFactor: 'noise', refusals, message: `${head}: the gains were at or below the noise threshold τ. Either the edits change nothing measurable (Δ ≤ 0), or the calibrated noise is large for this corpus.`, steps: [`kloop history ${context.studyDir} to see the gains; kloop calibrate ${context.studyDir} again (gate.noiseRepeats) or raise gate.repeats to average the noise down`, ...howToAdd(context, Math.max(1, context.sizes.optimization))] };
     case 'futility':
       return {
         dominantReason,
@@ -263,7 +286,7 @@ export function stuckAdvice(experiments: readonly RefusedExperiment[], context: 
     case 'anchor_regression':
       return { dominantReason, refusals, message: `${head}: the edits break representative cases that may never regress.`, steps: [`kloop show ${context.studyDir} <experiment> names the anchors that dropped; add optimization examples like those anchors, so the proposer sees what they need (kloop corpus add ${context.studyDir} NEW.jsonl)`] };
     case 'duplicate':
-      return { dominantReason, refusals, message: `${head}: the proposer keeps proposing edits already tried; it has run out of ideas on these optimization examples.`, steps: [`add optimization examples with new failures for it to learn from: kloop corpus add ${context.studyDir} NEW.jsonl`] };
+      return { dominantReason, limitingFactor: 'corpus_size', refusals, message: `${head}: the proposer keeps proposing edits already tried; it has run out of ideas on these optimization examples.`, steps: [`add optimization examples with new failures for it to learn from: kloop corpus add ${context.studyDir} NEW.jsonl`] };
     default:
       return { dominantReason, refusals, message: `${head}.`, steps: [`kloop history ${context.studyDir} and kloop show ${context.studyDir} <experiment> show each decision's evidence`] };
   }
@@ -276,6 +299,8 @@ function notSignificantAdvice(experiments: readonly RefusedExperiment[], context
     .filter((entry): entry is SignificanceShortfall => entry !== undefined && entry.effectSize > 0);
   const method =
     'from each refused candidate\'s paired test: d_z = t/√n (the mean per-example paired difference over its SD), then the smallest n at which a one-sided paired t-test with t = d_z·√n and n − 1 degrees of freedom has p < α; assumes new examples behave like these (a floor: at that n a true effect of that size passes about half the time)';
+  const combined = combinedEdits(experiments.filter((experiment) => experiment.reason === 'not_significant' && experiment.outcomes !== undefined).map((experiment) => experiment.outcomes!));
+  if (combined !== null && combined.pValue < context.alpha) return combinedAdvice(combined, context, refusals, head);
   if (shortfalls.length === 0) {
     return {
       dominantReason: 'not_significant',
@@ -297,10 +322,56 @@ function notSignificantAdvice(experiments: readonly RefusedExperiment[], context
       : `the best refused candidate, #${best.experimentId} (Δ = ${signed(best.meanDifference)} over ${best.testedOn} examples, SD of the paired differences ${f4(best.differenceSd)}, ${best.test === 'mcnemar-exact' ? `McNemar's exact test` : `d_z = ${best.effectSize.toFixed(3)}`}, p = ${best.pValue.toFixed(3)}), would reach α = ${context.alpha} with ${best.requiredExamples} optimization examples${medianRequired !== null && shortfalls.length > 1 ? ` (the median refused candidate: ${medianRequired})` : ''}; the optimization partition has ${context.sizes.optimization}${toAdd !== null && toAdd > 0 ? `: add at least ${toAdd}` : ''}`;
   return {
     dominantReason: 'not_significant',
+    limitingFactor: 'corpus_size',
+    ...(combined !== null ? { combined } : {}),
     refusals,
-    message: `${head}: each edit helps a few examples, too few for the paired test to tell it from chance; ${needed}.`,
+    message: `${head}: each edit helps a few examples, too few for the paired test to tell it from chance; ${needed}${combined !== null ? `. Together the ${combined.edits} refused edits fix ${combined.fixed} different example(s) and break ${combined.broken} (McNemar's exact p = ${combined.pValue.toFixed(3)}): not enough either, so the corpus is what limits` : ''}.`,
     steps: toAdd !== null && toAdd > 0 ? howToAdd(context, toAdd) : [`kloop history ${context.studyDir} shows the p-values; more examples help only when the edits help on average`],
     notSignificant: { alpha: context.alpha, optimizationExamples: context.sizes.optimization, best, medianRequired, toAdd, method: testMethod },
+  };
+}
+
+/** The advice when the refused edits together would pass: the corpus is enough, a combining candidate is missing. */
+function combinedAdvice(combined: CombinedEdits, context: StuckContext, refusals: Record<string, number>, head: string): StuckAdvice {
+  const budget = context.proposerBudget;
+  const belowDefault = budget !== undefined && budget.value < budget.defaultValue;
+  const evidence =
+    `each edit alone fixes too few examples for McNemar's test, but the optimization partition is large enough: the ${combined.edits} refused edits fix ${combined.fixed} different example(s) between them and break ${combined.broken}, ` +
+    `which together would give McNemar's exact p = ${combined.pValue.toFixed(4)} < α = ${context.alpha} on the ${context.sizes.optimization} examples it has (if the edits do not interfere)`;
+  const key = budget?.setting.split('.').pop() ?? 'maxEvaluations';
+  return {
+    dominantReason: 'not_significant',
+    limitingFactor: belowDefault ? 'proposer_budget' : 'proposer',
+    combined,
+    refusals,
+    message: belowDefault
+      ? `${head}: ${evidence}. No candidate combined them: the proposer's budget, ${budget.setting} ${budget.value} (its default ${budget.defaultValue}), was spent on single edits and left nothing for the bundles it builds from them. The proposer budget is the limit, not the corpus.`
+      : `${head}: ${evidence}. No candidate combined them: the proposer is the limit, not the corpus.`,
+    steps: belowDefault
+      ? [`delete \`${key}: ${budget.value}\` from the proposer block of kloop.yaml (or raise it to ${budget.defaultValue} or more) and run again: kloop run ${context.studyDir}`]
+      : [`apply the refused edits together by hand (kloop history ${context.studyDir} lists them; kloop show ${context.studyDir} <experiment> gives each change) and run again: kloop run ${context.studyDir}`],
+  };
+}
+
+/**
+ * The advice when the shadow cannot confirm any gain: a refusal that reached
+ * the shadow shows it holds fewer examples the incumbent gets wrong than
+ * McNemar's test needs at gate.shadowAlpha (the ceiling is the incumbent's,
+ * so it holds for every candidate of the run). Undefined otherwise.
+ */
+function shadowSizeAdvice(experiments: readonly RefusedExperiment[], context: StuckContext, refusals: Record<string, number>, head: string, dominantReason: string): StuckAdvice | undefined {
+  const shadowAlpha = context.shadowAlpha ?? context.alpha;
+  const ceiling = experiments.map((experiment) => shadowCeiling(experiment.evidence)).find((entry) => entry !== undefined);
+  if (ceiling === undefined || ceiling.bestPValue < shadowAlpha) return undefined;
+  const needed = Math.ceil(Math.log2(1 / shadowAlpha));
+  return {
+    dominantReason,
+    limitingFactor: 'shadow_size',
+    refusals,
+    message:
+      `${head}: the shadow partition cannot confirm any gain. Its ${context.sizes.shadow} example(s) hold ${ceiling.wrong} the incumbent gets wrong; a candidate fixing all of them and breaking none would have McNemar's exact p = ${ceiling.bestPValue.toFixed(4)}, not below gate.shadowAlpha = ${shadowAlpha}. ` +
+      `The shadow's size is the limit: it needs ${needed} or more examples the incumbent gets wrong.`,
+    steps: [`add shadow examples like the failures the edits fixed (${needed - ceiling.wrong} or more the current rules get wrong): kloop corpus add ${context.studyDir} NEW.jsonl (new examples enter the shadow first)`],
   };
 }
 
@@ -312,6 +383,7 @@ function specializationAdvice(experiments: readonly RefusedExperiment[], context
   const small = context.sizes.shadow < 2 * MIN_SHADOW_EXAMPLES;
   return {
     dominantReason: 'specialization',
+    limitingFactor: small ? 'shadow_size' : 'corpus_size',
     refusals,
     message:
       `${head}: the edits raised the optimization composite but the unseen shadow partition did not confirm it, so they fit the optimization examples rather than the task. ` +

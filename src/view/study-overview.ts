@@ -61,6 +61,13 @@ export interface CalibrationPoint {
 export interface StudyOverview {
   study: string;
   generatedAt: string;
+  /**
+   * The figure the pages show the composites in: `composite`, or e.g.
+   * `misroute rate` with `complement` true (shown as 1 − composite, lower is
+   * better), from kloop.yaml `task.reportAs` as the CLI's reports do. The
+   * stored figures stay composites.
+   */
+  headline: { name: string; complement: boolean };
   activeVersion: number | null;
   seedVersion: number | null;
   experiments: ExperimentSummary[];
@@ -128,6 +135,8 @@ export interface OverviewOptions {
   /** Scores already loaded (the report reuses them). */
   scores?: ExperimentScore[];
   index?: EvaluationIndex;
+  /** The study's headline figure (kloop.yaml `task.reportAs`, src/study/compose.ts); default the composite. */
+  headline?: { name: string; complement: boolean };
 }
 
 /** Reads the overview of a study's notebook. */
@@ -194,6 +203,7 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
   return {
     study: options.studyDir,
     generatedAt: now().toISOString(),
+    headline: options.headline ?? { name: 'composite', complement: false },
     activeVersion: active?.id ?? null,
     seedVersion: seed?.id ?? null,
     experiments,

@@ -47,6 +47,8 @@ export interface ReportDataOptions {
   corpusPolicy?: CorpusPage['policy'];
   loadSignals?: () => Promise<unknown>;
   now?: () => Date;
+  /** The study's headline figure (see `StudyOverview.headline`). */
+  headline?: { name: string; complement: boolean };
 }
 
 function diffPairs(versions: VersionsPage): Array<[number, number]> {
@@ -70,7 +72,7 @@ export async function loadReportData(db: StudyDatabase, options: ReportDataOptio
   const now = options.now ?? (() => new Date());
   const index = await loadEvaluationIndex(db);
   const scores: ExperimentScore[] = await loadExperimentScores(db, index);
-  const overview = await loadStudyOverview(db, { studyDir: options.studyDir, now, scores, index });
+  const overview = await loadStudyOverview(db, { studyDir: options.studyDir, now, scores, index, ...(options.headline !== undefined ? { headline: options.headline } : {}) });
   const experiments: ExperimentDetail[] = [];
   for (const score of scores) experiments.push(await loadExperimentDetail(db, index, score));
   const versions = await loadVersionsPage(db, index, scores);

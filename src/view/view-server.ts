@@ -72,6 +72,8 @@ export interface ViewAppOptions {
   readOnlyNotebook?: string;
   /** corpusPolicy of the study, for the corpus page. */
   corpusPolicy?: CorpusPage['policy'];
+  /** The study's headline figure (see `StudyOverview.headline`); default the composite. */
+  headline?: { name: string; complement: boolean };
   /** Loop D's report of the rolling window (the signals page); absent = not available. */
   loadSignals?: () => Promise<unknown>;
   /** Runs after an activation that moved the pointer, while the study's lease is still held (e.g. the git mirror's sync). */
@@ -256,7 +258,7 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
       signals: options.loadSignals !== undefined,
     });
   });
-  app.get('/api/overview', async (context) => context.json(await loadStudyOverview(db, { studyDir, ...(options.now !== undefined ? { now: options.now } : {}) })));
+  app.get('/api/overview', async (context) => context.json(await loadStudyOverview(db, { studyDir, ...(options.now !== undefined ? { now: options.now } : {}), ...(options.headline !== undefined ? { headline: options.headline } : {}) })));
   app.get('/api/experiments/:id', async (context) => {
     const id = parseId(context.req.param('id'), 'experiment');
     const { index, scores } = await scoresNow();

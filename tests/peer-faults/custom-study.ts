@@ -68,5 +68,10 @@ export async function makeCustomStudy(cleanups: Array<() => void>, options: { ti
     read: (file) => readFileSync(path.join(dir, file), 'utf8'),
   };
   study.write('corpus/examples.yaml', corpusYaml(options.tickets ?? TICKETS));
+  // A small screening budget keeps each scenario fast (every edit scored runs the program once per example);
+  // the scenarios are about faults, not about what the default budget finds.
+  const config = study.read('kloop.yaml');
+  expect(config).toContain('  candidatesPerRound: 6\n');
+  study.write('kloop.yaml', config.replace('  candidatesPerRound: 6\n', '  candidatesPerRound: 6\n  maxEvaluations: 10 # screening budget\n'));
   return study;
 }

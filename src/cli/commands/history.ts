@@ -15,6 +15,7 @@ import { FLAKY_RANGE, describeFlakyExamples, findFlakyExamples } from '../../eva
 import { getVersion } from '../../storage/registry.ts';
 import { formatDelta, formatScore, print, printJson, table } from '../output.ts';
 import { exitCodeOf } from '../../loop/stop-reasons.ts';
+import { duplicateOf } from '../../loop/duplicate-of.ts';
 
 async function openExisting(studyDir: string): Promise<StudyDatabase> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
@@ -124,6 +125,7 @@ export function registerHistoryCommands(program: Command): void {
         if (row === undefined) throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
         const evidence = JSON.parse(row.evidence) as { checks: Array<{ name: string; passed: boolean; statistic: number | null; threshold: number | null; detail: string }>; shadowConsulted: boolean };
         const flaky = await flakyOfExperiment(db, row.fingerprint, row.candidate_hash, row.base_version_id);
+        const duplicate = await duplicateOf(db, row.id);
         const payload = {
           id: row.id,
           run: row.run_id,
@@ -142,6 +144,7 @@ export function registerHistoryCommands(program: Command): void {
           checks: evidence.checks,
           shadowConsulted: evidence.shadowConsulted,
           flaky,
+          ...(duplicate !== null ? { duplicateOf: duplicate } : {}),
         };
         if (options.json === true) {
           printJson(payload);
@@ -151,6 +154,9 @@ export function registerHistoryCommands(program: Command): void {
         print(`delta: ${row.delta}`);
         print(`rationale: ${row.rationale}`);
         print(`decision: ${row.decision}${row.decision === 'accepted' ? ` → version ${row.accepted_version_id}` : ` (${row.reason})`}`);
+        if (duplicate !== null) {
+          print(`duplicate of: experiment ${duplicate.experimentId} (${duplicate.sameContent ? 'the same artifact' : `its delta at bigram Jaccard distance ${duplicate.distance.toFixed(3)}`}): kloop show ${studyDir} ${duplicate.experimentId}`);
+        }
         print();
         print(table([['check', 'verdict', 'statistic', 'threshold', 'detail'], ...evidence.checks.map((check) => [check.name, check.passed ? 'pass' : 'FAIL', check.statistic === null ? '—' : String(check.statistic), check.threshold === null ? '—' : String(check.threshold), check.detail])]));
         for (const [who, found] of [['candidate', flaky.candidate], [`incumbent (version ${row.base_version_id})`, flaky.incumbent]] as const) {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
-import { loadConfigOrNotebook } from './study-session.ts';
+import { headlineOfConfig, loadConfigOrNotebook } from './study-session.ts';
 import { writeFileAtomicSync } from '../../report/export.ts';
 import { print, printJson, progress } from '../output.ts';
 
@@ -55,6 +55,7 @@ export function registerReportCommand(program: Command): void {
       try {
         const data = await loadReportData(db, {
           studyDir: dir,
+          headline: headlineOfConfig(config),
           ...(config !== null
             ? { corpusPolicy: { graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions, maxShadowExposures: config.corpusPolicy.maxShadowExposures, rotateSlice: config.corpusPolicy.rotateSlice } }
             : {}),

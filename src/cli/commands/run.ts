@@ -335,8 +335,9 @@ function parseCount(value: string): number {
  * One progress line per run event. `optimizationSize` is the optimization
  * partition's size when the event happened: the best composite of a round is
  * on the partition as it was then (graduations between rounds change it).
- * With a `headline` (e.g. misroute rate = 1 − composite) the round's best is
- * given in it, as the report gives it.
+ * With a `headline` (e.g. misroute rate = 1 − composite) each decision's
+ * optimization figure and the round's best are given in it, named, as the
+ * report gives them.
  */
 function describeEvent(event: RunEvent, optimizationSize: number, headline?: StudyHeadline): string {
   switch (event.type) {
@@ -347,7 +348,7 @@ function describeEvent(event: RunEvent, optimizationSize: number, headline?: Stu
     case 'round':
       return `round ${event.round}: ${event.candidates} candidates proposed${event.failures > 0 ? `, ${event.failures} proposal failures` : ''}`;
     case 'decision':
-      return `  #${event.experimentId} ${event.decision === 'accepted' ? 'ACCEPTED' : event.decision === 'skipped' ? 'skipped ' : 'refused '} ${event.decision === 'accepted' ? '' : `(${event.reason}) `}${event.delta}${event.optimization !== null ? `  [optimization ${formatScore(event.optimization)}]` : ''}`;
+      return `  #${event.experimentId} ${event.decision === 'accepted' ? 'ACCEPTED' : event.decision === 'skipped' ? 'skipped ' : 'refused '} ${event.decision === 'accepted' ? '' : `(${event.reason}) `}${event.delta}${event.optimization !== null ? `  [optimization ${headline === undefined || headline.name === 'composite' ? '' : `${headline.name} `}${formatScore(headlineValue(headline, event.optimization))}]` : ''}`;
     case 'round-end':
       // In the study's headline, as the report prints it (a routing study's misroute rate, 1 − composite).
       return `round ${event.round} done: ${event.accepted} accepted, ${event.refused} refused; best optimization ${headline?.name ?? 'composite'} ${formatScore(headlineValue(headline, event.best))} (on ${optimizationSize} examples); delta diversity mean ${formatScore(event.diversity.mean)} min ${formatScore(event.diversity.min)}`;

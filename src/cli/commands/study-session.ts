@@ -210,6 +210,12 @@ export function refuseNonIntentStudy(studyDir: string, what: string): void {
  *
  * @throws InputError the folder does not exist; neither a kloop.yaml nor a notebook is there (the config loader's message); a bad kloop.yaml
  */
+/** The headline figure of a study's reports from its kloop.yaml (`task.reportAs: misroute rate` is 1 − the composite); the composite without one. */
+export function headlineOfConfig(config: StudyConfig | null): { name: string; complement: boolean } {
+  const task = config?.task as { kind?: string; reportAs?: string } | string | undefined;
+  return typeof task === 'object' && task.kind === 'classification' && task.reportAs === 'misroute rate' ? { name: 'misroute rate', complement: true } : { name: 'composite', complement: false };
+}
+
 export async function loadConfigOrNotebook(studyDir: string): Promise<{ dir: string; config: StudyConfig | null }> {
   const dir = path.resolve(studyDir);
   if (!existsSync(dir)) throw new InputError('the study folder does not exist', { file: studyDir });

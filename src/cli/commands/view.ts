@@ -14,7 +14,7 @@ import type { StudyDatabase } from '../../storage/database.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
 import { createNotebookFolder } from '../../storage/notebook-folder.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
-import { loadConfigOrNotebook } from './study-session.ts';
+import { headlineOfConfig, loadConfigOrNotebook } from './study-session.ts';
 import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
@@ -113,6 +113,7 @@ export function registerViewCommand(program: Command): void {
         const server = await startViewServer({
           db,
           studyDir: dir,
+          headline: headlineOfConfig(config),
           token,
           ...(readOnlyNotebook !== undefined ? { readOnlyNotebook } : {}),
           port: options.port,

@@ -62,7 +62,7 @@ function config(executor: InitExecutor): string {
     filesBlock(artifact, executor === 'llm' ? 'the editable artifact: the prompt template' : 'the editable artifact: the routing rules run.mjs reads'),
     executor === 'llm'
       ? proposerBlock('reflective', 'a language model reads the misroutes and rewrites sections of the prompt')
-      : proposerBlock('error-driven', 'offline: proposes keyword edits of the routing rules from the misroutes, ranked by net fixes', { maxEvaluations: 10 }),
+      : proposerBlock('error-driven', 'offline: proposes keyword edits of the routing rules from the misroutes, ranked by net fixes'),
     gateBlock(executor, { binary: true }),
     stoppingBlock(executor),
   ].join('\n');

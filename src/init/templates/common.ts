@@ -118,8 +118,14 @@ export function filesBlock(artifact: string, artifactComment: string): string {
   ].join('\n');
 }
 
-/** The `proposer:` block. */
-export function proposerBlock(kind: 'error-driven' | 'reflective', comment: string, options: { model?: boolean; maxEvaluations?: number } = {}): string {
+/**
+ * The `proposer:` block. An error-driven proposer keeps its own default
+ * `maxEvaluations` (the keyword-rules proposer's 76: up to 40 single edits,
+ * then its learned scores and bundles): a smaller budget spent on single
+ * edits leaves none for the bundles a small corpus needs (issue 35: with 10,
+ * twelve FAQ questions accepted nothing; with the default, a 5-edit bundle).
+ */
+export function proposerBlock(kind: 'error-driven' | 'reflective', comment: string, options: { model?: boolean } = {}): string {
   const lines = ['proposer:', commented(`  kind: ${kind}`, comment)];
   if (kind === 'reflective') {
     lines.push(
@@ -131,10 +137,7 @@ export function proposerBlock(kind: 'error-driven' | 'reflective', comment: stri
     if (options.model === true) lines.push('  # baseURL: http://127.0.0.1:8080/v1   # your own server: openai-compatible:<model>, ollama:<model> (or --base-url, OPENAI_BASE_URL, OLLAMA_HOST)');
     lines.push('  candidatesPerRound: 4', '  concurrency: 2', '');
   } else {
-    lines.push('  candidatesPerRound: 6', '  concurrency: 4');
-    // A command program runs once per optimization example for every edit the proposer tries.
-    if (options.maxEvaluations !== undefined) lines.push(commented(`  maxEvaluations: ${options.maxEvaluations}`, 'edits tried per round; each runs your program once per optimization example'));
-    lines.push('');
+    lines.push('  candidatesPerRound: 6', '  concurrency: 4', '');
   }
   return lines.join('\n');
 }

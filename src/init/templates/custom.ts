@@ -163,7 +163,7 @@ function config(executor: InitExecutor): string {
     filesBlock(executor === 'llm' ? 'prompt.md' : 'rules.json', executor === 'llm' ? 'the editable artifact: the prompt template' : 'the editable artifact: the routing rules run.mjs reads'),
     executor === 'llm'
       ? proposerBlock('reflective', "a language model reads score.ts's feedback and rewrites sections of the prompt")
-      : proposerBlock('error-driven', "offline: proposes keyword edits of the routing rules from score.ts's diagnostics (expected, predicted)", { maxEvaluations: 10 }),
+      : proposerBlock('error-driven', "offline: proposes keyword edits of the routing rules from score.ts's diagnostics (expected, predicted)"),
     gateBlock(executor, { binary: false }),
     stoppingBlock(executor),
   ].join('\n');

@@ -189,6 +189,7 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
   const bundleBars = BUNDLE_BARS;
   return {
     id: KEYWORD_RULES_PROPOSER_ID,
+    budget: { setting: 'proposer.maxEvaluations', value: maxEvaluations, defaultValue: DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS },
     async propose(context: ProposalContext): Promise<ProposalResult> {
       const failures: ProposalFailure[] = [];
       if (context.incumbentScores.partition !== 'optimization') {

@@ -35,12 +35,14 @@
    */
   function overviewChart(canvas, overview, onSelect) {
     const datasets = [];
+    // In the study's headline (kloop.yaml task.reportAs), as the CLI reports it: a misroute rate is 1 − composite.
+    const figure = format.headline(overview);
     for (const partition of ['optimization', 'anchor', 'shadow']) {
       datasets.push({
         type: 'line',
         label: `incumbent · ${partition}`,
         kloopRole: 'incumbent',
-        data: overview.trail.map((point) => ({ x: point.experimentId, y: point.composites[partition], version: point.versionId, kind: point.kind })),
+        data: overview.trail.map((point) => ({ x: point.experimentId, y: figure.value(point.composites[partition]), version: point.versionId, kind: point.kind })),
         borderColor: PARTITION_COLORS[partition],
         backgroundColor: PARTITION_COLORS[partition],
         borderWidth: 2,
@@ -56,7 +58,7 @@
     for (const experiment of overview.experiments) {
       if (experiment.composite === null) continue; // skipped before evaluation, or nothing valid: no score to plot
       if (!byReason.has(experiment.reason)) byReason.set(experiment.reason, []);
-      byReason.get(experiment.reason).push({ x: experiment.id, y: experiment.composite, experiment });
+      byReason.get(experiment.reason).push({ x: experiment.id, y: figure.value(experiment.composite), experiment });
     }
     const order = Object.keys(REASON_COLORS);
     const reasons = [...byReason.keys()].sort((a, b) => (order.indexOf(a) + 100 * (order.indexOf(a) < 0)) - (order.indexOf(b) + 100 * (order.indexOf(b) < 0)));
@@ -81,7 +83,7 @@
       // Where the partitions changed between rounds: the incumbent's lines step there without a decision.
       const level = (x) => {
         const next = overview.trail.find((point) => point.experimentId > x);
-        return (next || overview.trail[overview.trail.length - 1]).composites.optimization;
+        return figure.value((next || overview.trail[overview.trail.length - 1]).composites.optimization);
       };
       datasets.push({
         type: 'scatter',
@@ -99,7 +101,7 @@
     const options = baseOptions();
     options.scales = {
       x: { type: 'linear', title: { display: true, text: 'experiment' }, ticks: { precision: 0 }, min: 0, max: Math.max(1, ...overview.trail.map((point) => point.experimentId)) + 0.5 },
-      y: { title: { display: true, text: 'composite (0–1)' } },
+      y: { title: { display: true, text: `${figure.name} (0–1)${figure.complement ? ', lower is better' : ''}` } },
     };
     options.plugins.tooltip = {
       callbacks: {
@@ -116,7 +118,7 @@
           if (raw && raw.move) return Object.entries(raw.move.kinds).map(([kind, count]) => `${count} ${kind.replace('_', ' ')}`).join(', ') + ' (see Corpus)';
           if (raw && raw.experiment) {
             const e = raw.experiment;
-            return [format.cut(e.delta, 78), `composite ${format.score(e.composite)}  Δ ${format.signed(e.compositeDelta)}  p ${format.pValue(e.pValue)}`];
+            return [format.cut(e.delta, 78), `${figure.name} ${format.score(figure.value(e.composite))}  Δ ${format.signed(figure.delta(e.compositeDelta))}  p ${format.pValue(e.pValue)}`];
           }
           return `${item.dataset.label}: ${format.score(item.parsed.y)} (version ${raw && raw.version})`;
         },

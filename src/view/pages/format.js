@@ -113,6 +113,20 @@
 
   Kloop.h = h;
   Kloop.append = append;
-  Kloop.format = { score, signed, pValue, number, usd, statistic, time, signClass, cut };
+  /**
+   * The study's headline figure (overview.headline, from kloop.yaml task.reportAs): its name, a composite
+   * shown in it (1 − composite for a complement such as the misroute rate) and a composite difference in it.
+   */
+  function headline(overview) {
+    const figure = (overview && overview.headline) || { name: 'composite', complement: false };
+    return {
+      name: figure.name,
+      complement: figure.complement === true,
+      value: (composite) => (figure.complement === true && typeof composite === 'number' ? 1 - composite : composite),
+      delta: (difference) => (figure.complement === true && typeof difference === 'number' ? -difference : difference),
+    };
+  }
+
+  Kloop.format = { score, signed, pValue, number, usd, statistic, time, signClass, cut, headline };
   Kloop.colors = { REASON_COLORS, REASON_LABELS, PARTITION_COLORS, reasonColor, reasonBadge };
 })();

@@ -64,14 +64,17 @@
     const last = data.trail[data.trail.length - 1];
     const first = data.trail[0];
     const budget = data.budget;
+    // The study's headline (kloop.yaml task.reportAs): a routing study's misroute rate, as the CLI reports it.
+    const figure = format.headline(data);
+    const named = figure.name === 'composite' ? '' : ` ${figure.name}`;
     root.append(
       h('h1', {}, 'Overview'),
       h(
         'div',
         { class: 'tiles' },
         tile('experiments', `${data.counts.evaluated}`, `${data.counts.accepted} accepted · ${data.counts.refused} refused${data.counts.skipped ? ` · ${data.counts.skipped} skipped` : ''}`),
-        tile('incumbent · optimization', last ? format.score(last.composites.optimization) : '—', first ? `baseline ${format.score(first.composites.optimization)} · version ${data.activeVersion ?? '—'} active` : 'no experiment yet'),
-        tile('incumbent · shadow', last ? format.score(last.composites.shadow) : '—', first ? `baseline ${format.score(first.composites.shadow)}` : ''),
+        tile(`incumbent · optimization${named}`, last ? format.score(figure.value(last.composites.optimization)) : '—', first ? `baseline ${format.score(figure.value(first.composites.optimization))} · version ${data.activeVersion ?? '—'} active` : 'no experiment yet'),
+        tile(`incumbent · shadow${named}`, last ? format.score(figure.value(last.composites.shadow)) : '—', first ? `baseline ${format.score(figure.value(first.composites.shadow))}` : ''),
         tile(
           'stop reason',
           data.runInProgress ? 'running' : data.stop ? data.stop.reason : '—',
@@ -126,7 +129,7 @@
           'div',
           { class: 'table-scroll' },
           table(
-            ['#', 'run · round', 'decision', { label: 'composite', attributes: { class: 'num' } }, { label: 'Δ', attributes: { class: 'num' } }, { label: 'p', attributes: { class: 'num' } }, { label: 'Δ shadow', attributes: { class: 'num' } }, 'delta'],
+            ['#', 'run · round', 'decision', { label: figure.name, attributes: { class: 'num' } }, { label: 'Δ', attributes: { class: 'num' } }, { label: 'p', attributes: { class: 'num' } }, { label: 'Δ shadow', attributes: { class: 'num' } }, 'delta'],
             [...data.experiments].reverse().map((experiment) => {
               const shadowDelta = experiment.candidate.shadow !== null && experiment.incumbentBefore.shadow !== null ? experiment.candidate.shadow - experiment.incumbentBefore.shadow : null;
               return h(
@@ -135,10 +138,11 @@
                 h('td', {}, h('a', { href: `#/experiments/${experiment.id}` }, `#${experiment.id}`)),
                 h('td', {}, `${experiment.run} · ${experiment.round}`),
                 h('td', {}, reasonBadge(experiment.reason)),
-                num(format.score(experiment.composite)),
-                h('td', { class: `num ${format.signClass(experiment.compositeDelta)}` }, format.signed(experiment.compositeDelta)),
+                num(format.score(figure.value(experiment.composite))),
+                // Coloured by the composite's direction (green: better), shown in the headline (a misroute rate falls when better).
+                h('td', { class: `num ${format.signClass(experiment.compositeDelta)}` }, format.signed(figure.delta(experiment.compositeDelta))),
                 num(format.pValue(experiment.pValue)),
-                h('td', { class: `num ${format.signClass(shadowDelta)}` }, format.signed(shadowDelta)),
+                h('td', { class: `num ${format.signClass(shadowDelta)}` }, format.signed(figure.delta(shadowDelta))),
                 h('td', { class: 'delta-text' }, experiment.delta),
               );
             }),

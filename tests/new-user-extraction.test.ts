@@ -167,8 +167,6 @@ proposer:
   kind: reflective
   model: openai-compatible:local
   baseURL: ${baseURL}
-gate:
-  requireCalibration: false
 stopping:
   maxRounds: 1
 `;

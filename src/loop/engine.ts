@@ -66,6 +66,7 @@ import type { PriorExperiments, RoundExperiment } from './notebook.ts';
 import { MAX_EVALUATION_FAILURES } from './notebook.ts';
 import { createCandidateFailures } from './candidate-failures.ts';
 import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
+import { INVALID_INCUMBENT } from '../proposers/proposer.ts';
 import type { RunOptions, RunOutcome, StopReason } from './run-study.ts';
 
 /** Proposals a run must have attempted before `stopping.maxFailureRate` can stop it. */
@@ -206,6 +207,8 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   let lastEvaluationFailure = carryOver ? initialState.lastEvaluationFailure ?? '' : '';
   // The last failed proposer answer or evaluation, for the consecutive_failures stop's detail.
   let lastFailure = carryOver ? initialState.lastFailure ?? '' : '';
+  /** The last failed answer was a proposer that cannot read the incumbent (INVALID_INCUMBENT): the stop says so. */
+  let unreadableIncumbent = false;
   // Candidate evaluations (screened or gated) in a row that gave no valid output (src/loop/candidate-failures.ts).
   const candidateFailures = createCandidateFailures(carryOver ? initialState : {});
   // A round a crash left open is finished first, exactly as it would have gone.
@@ -396,6 +399,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
           );
         }
         if (consecutiveFailures >= stopping.maxConsecutiveFailures) {
+          if (unreadableIncumbent) return stop('consecutive_failures', `the proposer cannot read the incumbent artifact, the same failure on every attempt (not retried): ${lastFailure}`);
           return stop('consecutive_failures', `${consecutiveFailures} consecutive failed proposer answers or evaluations${lastFailure !== '' ? `; last: ${lastFailure}` : ''}`);
         }
         if (stopping.maxFailureRate !== undefined && proposalAttempts >= FAILURE_RATE_MIN_ATTEMPTS && proposalFailures / proposalAttempts > stopping.maxFailureRate) {
@@ -491,6 +495,11 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         proposalAttempts += 1;
         proposalFailures += 1;
         lastFailure = proposal.failures.map((failure) => failure.reason).join('; ');
+        // A proposer that cannot read the incumbent fails the same way on every attempt: no retry, the run stops now.
+        if (proposal.failures.every((failure) => failure.code === INVALID_INCUMBENT)) {
+          consecutiveFailures = Math.max(consecutiveFailures, study.stopping.maxConsecutiveFailures);
+          unreadableIncumbent = true;
+        }
         current = null;
         await closeRound();
         return { status: 'failed', candidates: [], proposal };

@@ -55,6 +55,17 @@ export interface ProposalFailure {
   raw?: string;
 }
 
+/**
+ * The failure code of a proposer that cannot read the incumbent artifact (a
+ * rules file that is not in its format, a parameters file without the
+ * space's keys). It is deterministic: the same incumbent gives the same
+ * failure on every attempt, so the loop does not retry it as a fresh sample
+ * but stops the run at once (`consecutive_failures`, saying so), and
+ * `kloop run` and `kloop doctor` check it before anything is paid for
+ * (src/study/proposer-fit.ts).
+ */
+export const INVALID_INCUMBENT = 'invalid_incumbent';
+
 /** An earlier experiment, as the proposer may read it. */
 export interface HistoryEntry {
   delta: string;

@@ -279,6 +279,7 @@ export function composeProposer(config: CompositionConfig & { artifact?: string 
       minDeltaDistance: config.gate.minDeltaDistance,
       // Only the routing-rules executor reads a `scores` section (format 2); a command program may not.
       learnScores: config.executor.kind === 'routing-rules',
+      ...(config.artifact !== undefined ? { artifactFile: path.basename(config.artifact) } : {}),
     });
   }
   return createLazyErrorDrivenProposer({

@@ -253,7 +253,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
     const [scorerError] = scorerErrors([score]);
     if (scorerError !== undefined) {
       // The scorer fails on the incumbent's own output: no candidate can be judged against it. A bug to fix, not a result.
-      throw new InputError(`the scorer failed on the incumbent's (version ${incumbent.id}) output on the ${partition} partition, so no candidate can be judged: ${scorerError}; fix the scorer (check it with \`kloop eval\`)`, {
+      throw new InputError(`the scorer failed on the incumbent's (version ${incumbent.id}) output on the ${partition} partition, so no candidate can be judged: ${scorerError}; fix the scorer (check it ${checkAdvice('score')})`, {
         code: 'custom_scorer',
       });
     }
@@ -263,11 +263,17 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       // an executor that answers nothing parseable). A problem, not a result.
       const first = score.examples.find((record) => !record.valid);
       throw new IncumbentUnavailable(
-        `the incumbent (version ${incumbent.id}) gave no valid output on any of the ${score.total} optimization example-repeats, so nothing can be measured${first !== undefined && !first.valid ? ` (${first.exampleId}: ${first.invalidReason}: ${first.message})` : ''}; check the executor with \`kloop eval\``,
+        `the incumbent (version ${incumbent.id}) gave no valid output on any of the ${score.total} optimization example-repeats, so nothing can be measured${first !== undefined && !first.valid ? ` (${first.exampleId}: ${first.invalidReason}: ${first.message})` : ''}; check the executor ${checkAdvice('execute')}`,
       );
     }
     return score;
   };
+
+  // What checks an executor or scorer: `kloop eval` for a study folder; a library study has no kloop.yaml for it to read.
+  const checkAdvice = (what: 'score' | 'execute'): string =>
+    study.config !== undefined
+      ? 'with `kloop eval`'
+      : `by calling your ${what} function on that example yourself (\`kloop eval\` needs a kloop.yaml, which a library study has not; \`kloop history ${study.dir}\` reads this study's notebook)`;
 
   const record = async (input: { base: ArtifactVersion; hash: string; candidate: Candidate; candidateId: string; decision: GateDecision; skipped?: boolean; extraEvidence?: Record<string, unknown> }) => {
     const result = await recordExperiment(db, {

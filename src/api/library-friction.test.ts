@@ -12,6 +12,8 @@ import { isKloopError } from '../errors.ts';
 import type { CreateStudyOptions } from './create-study.ts';
 import { createStudy } from './create-study.ts';
 import { printProgress } from './progress.ts';
+import { wasTried } from '../proposers/proposer.ts';
+import type { RunEvent } from '../loop/run-study.ts';
 
 const root = mkdtempSync(path.join(tmpdir(), 'kloop-library-friction-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -109,5 +111,28 @@ describe('advice a library study can follow, and progress for optimize()', () =>
     expect(lines).toContain('  #1 accepted (accepted) [optimization 1.0000]: - great / + great, superb');
     expect(lines).toContain('round 1 done: 1 accepted, 0 refused; best optimization composite 1.0000');
     expect(lines.at(-1)).toBe('stopped: max_rounds — 1 rounds run (limit 1)');
+  });
+
+  it('wasTried(context, text): a proposer that checks it offers nothing twice, so no candidate is skipped as a duplicate', async () => {
+    const events: RunEvent[] = [];
+    const offered: string[][] = [];
+    const study = await createStudy(options('tried', {
+      execute: classify,
+      stopping: { maxRounds: 3 },
+      onEvent: (event) => events.push(event),
+      proposer: (context) => {
+        const fresh = ['great, superb', 'great, superb, fine'].filter((text) => !wasTried(context, text));
+        offered.push(fresh);
+        return fresh.slice(0, 1).map((text) => ({ text, rationale: 'a positive word' }));
+      },
+    }));
+    try {
+      await study.optimize();
+    } finally {
+      await study.close();
+    }
+    // Nothing left untried: two idle rounds end the run as no_new_proposals, without a skipped row.
+    expect(offered).toEqual([['great, superb', 'great, superb, fine'], ['great, superb, fine'], [], []]);
+    expect(events.filter((event) => event.type === 'decision').map((event) => (event as { decision: string }).decision)).toEqual(['accepted', 'refused']);
   });
 });

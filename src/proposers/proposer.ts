@@ -7,6 +7,7 @@
  * from them: everything in a {@link ProposalContext} is built from the
  * optimization partition alone (anchors and shadow are the gate's business).
  */
+import { contentHash } from '../artifact/content-hash.ts';
 import type { Example } from '../corpus/example.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
 
@@ -135,3 +136,17 @@ export interface Proposer {
 }
 
 export type { ExampleScoreRecord };
+
+/**
+ * True when `text` is an artifact tried before in this study (its content
+ * hash is in `context.triedHashes`): a proposer that offers it again gets a
+ * `skipped duplicate` row, not an evaluation.
+ *
+ * @example
+ * ```js
+ * proposer: (context) => ideas(context.incumbentText).filter((text) => !wasTried(context, text)).map((text) => ({ text }))
+ * ```
+ */
+export function wasTried(context: Pick<ProposalContext, 'triedHashes'>, text: string): boolean {
+  return context.triedHashes.has(contentHash(text));
+}

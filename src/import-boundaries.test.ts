@@ -200,7 +200,7 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
   cli: ['artifact', 'assembly', 'calibration', 'config', 'corpus', 'doctor', 'errors', 'evaluator', 'init', 'loop', 'loop-a', 'online', 'providers', 'report', 'review', 'runtime', 'schedule', 'signals', 'storage', 'study', 'text', 'view'],
   config: ['assembly', 'errors', 'gate', 'program', 'proposers', 'providers', 'storage'],
   corpus: ['errors', 'stats', 'storage', 'tasks', 'text'],
-  doctor: ['artifact', 'calibration', 'config', 'corpus', 'errors', 'loop', 'program', 'proposers', 'storage', 'study', 'text'],
+  doctor: ['artifact', 'calibration', 'config', 'corpus', 'errors', 'executors', 'loop', 'program', 'proposers', 'storage', 'study', 'text'],
   errors: ['text'],
   evaluator: ['artifact', 'corpus', 'errors', 'executors', 'storage', 'tasks', 'text'],
   executors: ['artifact', 'errors', 'program', 'providers', 'text'],

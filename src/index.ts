@@ -58,6 +58,8 @@ export type { Assignment, OnlineStudy, OpenOnlineStudyOptions, OutcomeBatchRepor
 
 // The library API: a study built in code (ask/tell), and the engine under it.
 export { createStudy } from './api/create-study.ts';
+export { printProgress, progressLine } from './api/progress.ts';
+export { wasTried } from './proposers/proposer.ts';
 export type {
   CreateStudyOptions,
   ExecuteContext,

@@ -152,17 +152,23 @@ async function proposerBaseURL(env: Record<string, string>, ...args: string[]): 
 
 /**
  * Runs one round and returns the stop reason; the proposer's request must have reached `fake`, and its candidate been judged.
- * The reflective proposer edits "## " sections of a markdown artifact, and this study's artifact is rules.json: its one
- * candidate makes the program fail, so the run stops `candidates_failed` (exit 1), as any run whose every candidate fails
- * (tests/peer-faults/all-candidates-fail.test.ts). What this file tests is where the proposer's request went.
+ * The artifact is rules.json: the reflective proposer edits a JSON artifact by its top-level keys' values
+ * (src/proposers/data-edits.ts), so its one candidate is a valid rules file that the program reads and the gate
+ * decides on (the sample corpus has no vendor line, so the change gains nothing: refused `below_margin`), and the run
+ * stops after its one round (`max_rounds`, exit 0). Before, the proposer replaced a "## fields" markdown section the
+ * JSON file does not have, and every run stopped `candidates_failed`.
  */
 async function runOnce(fake: ProviderServer, env: Record<string, string>, ...args: string[]): Promise<string> {
   const result = await withEnvironment(env, 'run', ...args, '--json');
   expect(result.stderr).not.toMatch(/ENOTFOUND|api\.openai\.com|api\.anthropic\.com/);
-  expect(result.code, result.stderr).toBe(1);
+  expect(result.code, result.stderr).toBe(0);
   expect(fake.requests.length).toBeGreaterThan(0);
-  const report = JSON.parse(result.stdout) as { stopReason: string; experiments?: unknown };
+  const report = JSON.parse(result.stdout) as { stopReason: string; proposalFailures: Record<string, number>; refused: Record<string, number> };
   expect(result.stderr).toContain('round 1: 1 candidates proposed');
+  expect(result.stderr).toContain('#1 refused  (below_margin) ## fields');
+  expect(result.stderr).toMatch(/^\+ +"\^vendor:\\\\s\*\(\.\+\)\$"/m);
+  expect(report.proposalFailures).toEqual({});
+  expect(report.refused).toEqual({ below_margin: 1 });
   return report.stopReason;
 }
 
@@ -171,7 +177,7 @@ describe("the reflective proposer of a command study on any model server (issue 
     const fake = await server('openai');
     const dir = study('yaml', 'openai-compatible:local', `\n  baseURL: ${fake.origin}/v1`);
     expect(await proposerBaseURL({}, dir)).toMatchObject({ value: `${fake.origin}/v1`, source: 'kloop.yaml' });
-    expect(await runOnce(fake, {}, dir)).toBe('candidates_failed');
+    expect(await runOnce(fake, {}, dir)).toBe('max_rounds');
     expect(fake.requests[0]).toMatchObject({ path: '/v1/chat/completions', model: 'local' });
   });
 

@@ -237,7 +237,7 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
     expect(await refused({ concurrency: 0 })).toMatchObject({ field: 'concurrency', message: expect.stringContaining('concurrency must be an integer ≥ 1, got number 0') });
     expect(await refused({ candidatesPerRound: 2.5 })).toMatchObject({ field: 'candidatesPerRound' });
     expect(await refused({ seed: 'abc' })).toMatchObject({ field: 'seed' });
-    expect(await refused({ execute: undefined })).toMatchObject({ field: 'execute', message: expect.stringContaining('execute must be a function (artifact, input, context) → output, got nothing') });
+    expect(await refused({ execute: 42 })).toMatchObject({ field: 'execute', message: expect.stringContaining('execute must be a function (artifact, input, context) → output, got ') }); // optional (the caller may give the outputs), but a function when given
     expect(await refused({ maxExperiments: 2 })).toMatchObject({ field: 'maxExperiments', message: expect.stringContaining('unknown option "maxExperiments" (a stopping criterion: give it as stopping: { maxExperiments: … })') });
     expect(await refused({ weights: { score: Number.NaN } })).toMatchObject({ field: 'weights.score' });
     expect(await refused({ examples: [null] })).toMatchObject({ field: 'examples[0]' });

@@ -122,7 +122,17 @@ export interface CreateStudyOptions<Input = unknown, Expected = unknown, Output 
   score?: ScoreFunction<Input, Expected, Output>;
   /** With `score`: `'binary'` when every example is right or wrong (McNemar's exact test), else `'continuous'` (paired t-test). Default continuous. */
   outcome?: OutcomeKind;
-  execute: ExecuteFunction<Input, Output>;
+  /**
+   * Runs the workflow on one input. Optional: without it, kloop takes the
+   * outputs you give — the seed's as `seedOutputs`, each candidate's as
+   * `tell(candidate, results)` — and reuses the outputs stored for an
+   * artifact (an accepted candidate's, the seed's on a reopened study); an
+   * output that is needed and was never given is an InputError naming the
+   * example and what to give.
+   */
+  execute?: ExecuteFunction<Input, Output>;
+  /** Without `execute`: the seed artifact's outputs, `[{ exampleId, output, repeat? }]`, for every example (as `tell()`'s results). */
+  seedOutputs?: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }>;
   /**
    * Default true: the same artifact and input give the same output (no
    * repeats, no calibration needed). False (a workflow that samples): as for
@@ -368,13 +378,40 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
   // Outputs a caller hands to tell(), by artifact hash, example id and repeat.
   const given = new Map<string, unknown>();
   const givenKey = (hash: string, exampleId: string, repeat: number): string => `${hash}\u0000${exampleId}\u0000${repeat}`;
+  const seedHash = contentHash(options.artifact);
+  const missingOutput = (hash: string, exampleId: string, repeat: number): InputError =>
+    new InputError(
+      `no output for example "${exampleId}" (repeat ${repeat}) of ${hash === seedHash ? 'the seed artifact' : `the artifact ${hash.slice(0, 12)}`}: this study has no execute, so kloop scores the outputs you give — the seed's as createStudy({ seedOutputs }), a candidate's as tell(candidate, results), each for every example of every partition (an artifact's outputs once given are stored and reused)`,
+      { field: hash === seedHash ? 'seedOutputs' : 'results', exampleId },
+    );
+  /** Checks every output the caller gives for one artifact (before any is taken: a bad one leaves nothing behind), then keeps them. */
+  const takeOutputs = (hash: string, results: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }> | undefined, name: string): void => {
+    if (results !== undefined && !Array.isArray(results)) throw new InputError(`${name} must be an array of { exampleId, output, repeat? }`, { field: name });
+    const seen = new Set<string>();
+    for (const [index, result] of (results ?? []).entries()) {
+      const field = `${name}[${index}]`;
+      if (typeof result !== 'object' || result === null || typeof result.exampleId !== 'string') throw new InputError('a result must be { exampleId, output, repeat? } with a string exampleId', { field });
+      if (!examples.some((example) => example.id === result.exampleId)) throw new InputError(`no example "${result.exampleId}"`, { field: `${field}.exampleId` });
+      const repeat = result.repeat ?? 0;
+      if (!Number.isInteger(repeat) || repeat < 0 || repeat >= settings.gate.repeats) {
+        throw new InputError(`repeat must be an integer from 0 to ${settings.gate.repeats - 1} (gate.repeats is ${settings.gate.repeats}), got ${JSON.stringify(repeat)}`, { field: `${field}.repeat` });
+      }
+      const key = givenKey(hash, result.exampleId, repeat);
+      if (seen.has(key)) throw new InputError(`two results for example "${result.exampleId}", repeat ${repeat}`, { field });
+      seen.add(key);
+    }
+    for (const result of results ?? []) given.set(givenKey(hash, result.exampleId, result.repeat ?? 0), result.output);
+  };
+  takeOutputs(seedHash, options.seedOutputs, 'seedOutputs');
   const execute = options.execute;
   const executor: Executor = {
-    id: options.executorId ?? `code:${hashOf(String(execute))}`,
+    id: options.executorId ?? (execute !== undefined ? `code:${hashOf(String(execute))}` : 'caller-outputs'),
     deterministic,
     async execute(request): Promise<ExecutionResult> {
-      const key = givenKey(contentHash(request.artifact), request.exampleId ?? '', request.repeat);
+      const hash = contentHash(request.artifact);
+      const key = givenKey(hash, request.exampleId ?? '', request.repeat);
       if (given.has(key)) return { ok: true, output: given.get(key) };
+      if (execute === undefined) throw missingOutput(hash, request.exampleId ?? '', request.repeat);
       try {
         // A workflow that never settles still stops with the study (the abort rejects the wait).
         const output = await untilAborted(execute(request.artifact, request.input as Input, { repeat: request.repeat, text: request.text, ...(request.signal !== undefined ? { signal: request.signal } : {}) }), request.signal);
@@ -540,22 +577,7 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
     }
     if (told.has(candidate)) throw new InputError('this candidate was told already', { field: 'candidate' });
     const hash = contentHash(candidate.text);
-    if (results !== undefined && !Array.isArray(results)) throw new InputError('results must be an array of { exampleId, output, repeat? }', { field: 'results' });
-    // Every result is checked before any is taken: a bad one leaves nothing behind.
-    const seen = new Set<string>();
-    for (const [index, result] of (results ?? []).entries()) {
-      const field = `results[${index}]`;
-      if (typeof result !== 'object' || result === null || typeof result.exampleId !== 'string') throw new InputError('a result must be { exampleId, output, repeat? } with a string exampleId', { field });
-      if (!study.corpus.some((example) => example.id === result.exampleId)) throw new InputError(`no example "${result.exampleId}"`, { field: `${field}.exampleId` });
-      const repeat = result.repeat ?? 0;
-      if (!Number.isInteger(repeat) || repeat < 0 || repeat >= study.gate.repeats) {
-        throw new InputError(`repeat must be an integer from 0 to ${study.gate.repeats - 1} (gate.repeats is ${study.gate.repeats}), got ${JSON.stringify(repeat)}`, { field: `${field}.repeat` });
-      }
-      const key = givenKey(hash, result.exampleId, repeat);
-      if (seen.has(key)) throw new InputError(`two results for example "${result.exampleId}", repeat ${repeat}`, { field });
-      seen.add(key);
-    }
-    for (const result of results ?? []) given.set(givenKey(hash, result.exampleId, result.repeat ?? 0), result.output);
+    takeOutputs(hash, results, 'results');
     const [screened] = (await engine.screen([candidate])) as [ScreenedCandidate];
     const decision = await engine.tell(screened);
     told.add(candidate);

@@ -20,6 +20,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'score',
   'outcome',
   'execute',
+  'seedOutputs',
   'deterministic',
   'executorId',
   'proposer',
@@ -80,7 +81,8 @@ export function checkStudyOptions(options: unknown): void {
   for (const [index, example] of (options['examples'] as unknown[]).entries()) {
     if (!isPlainObject(example)) throw new InputError(`an example must be an object ({ id, input, expected, partition }), got ${describeValue(example)}`, { field: `examples[${index}]` });
   }
-  kind('execute', 'a function (artifact, input, context) → output', isFunction, true);
+  kind('execute', 'a function (artifact, input, context) → output', isFunction);
+  kind('seedOutputs', 'an array of { exampleId, output, repeat? }', Array.isArray);
   kind('score', 'a function (output, expected, input) → score', isFunction);
   kind('task', 'a task object', isPlainObject);
   kind('deterministic', 'true or false', (value) => typeof value === 'boolean');

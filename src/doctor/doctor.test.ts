@@ -170,6 +170,7 @@ describe('kloop doctor: the checklist for any task', () => {
       'setup.results-log': 'info',
       'setup.instrument': 'ok',
       'setup.power': 'info',
+      'setup.proposer': 'ok',
     });
     expect(report.healthy).toBe(true);
     const message = (id: string): string | undefined => byId(report.findings, id)[0]?.message;

@@ -41,6 +41,7 @@ import { composeHeadline, composeTask, composeTaskAsync, composeWeights, isInten
 import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from '../config/config.ts';
 import { maskSecrets } from '../text/mask-secrets.ts';
 import { hasCandidateIdentities, undecidedCandidateFindings } from './undecided-candidates.ts';
+import { proposerFitProblem } from './proposer-fit.ts';
 
 /** The smallest corpus the seed's checklist accepts ("15–25 seed examples"). */
 export const MIN_SEED_EXAMPLES = 15;
@@ -406,6 +407,8 @@ export async function diagnoseStudy(
   if (!('error' in composed) && findings.every((finding) => finding.status !== 'problem' || finding.id === 'setup.seed-examples')) {
     findings.push(...(await checkMeasurement(studyDir, { databaseFile, hasDatabase, openReadOnly })));
   }
+  // After the measurement: a proposer that cannot read the artifact keeps no instrument from being tested.
+  findings.push(...proposerFindings(studyDir));
   if (hasDatabase) {
     const readable = postgres || canAccess(databaseFile, constants.R_OK);
     const writable = postgres || (canAccess(databaseFile, constants.W_OK) && canAccess(path.dirname(databaseFile), constants.W_OK));
@@ -449,6 +452,17 @@ export async function diagnoseStudy(
     }
   }
   return report(studyDir, hasDatabase ? databaseFile : null, findings);
+}
+
+/** `setup.proposer`: the configured proposer reads the artifact file (src/doctor/proposer-fit.ts); none when the config or the file cannot be read (their own findings say so). */
+function proposerFindings(studyDir: string): DoctorFinding[] {
+  const config = settle(() => loadStudyConfig(studyDir));
+  if (!config.ok || !existsSync(config.value.artifact)) return [];
+  const file = path.basename(config.value.artifact);
+  const problem = proposerFitProblem(config.value, readFileSync(config.value.artifact, 'utf8'));
+  return problem === null
+    ? [{ id: 'setup.proposer', area: 'setup', status: 'ok', message: `the ${config.value.proposer.kind} proposer reads ${file}` }]
+    : [{ id: 'setup.proposer', area: 'setup', status: 'problem', message: problem.message, fix: problem.fix }];
 }
 
 /** A proposer for a study loaded only to evaluate its incumbent: the doctor proposes nothing. */

@@ -66,6 +66,7 @@ import type { PriorExperiments, RoundExperiment } from './notebook.ts';
 import { MAX_EVALUATION_FAILURES } from './notebook.ts';
 import { createCandidateFailures } from './candidate-failures.ts';
 import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
+import { INVALID_INCUMBENT } from '../proposers/proposer.ts';
 import type { RunOptions, RunOutcome, StopReason } from './run-study.ts';
 
 /** Proposals a run must have attempted before `stopping.maxFailureRate` can stop it. */
@@ -206,6 +207,8 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   let lastEvaluationFailure = carryOver ? initialState.lastEvaluationFailure ?? '' : '';
   // The last failed proposer answer or evaluation, for the consecutive_failures stop's detail.
   let lastFailure = carryOver ? initialState.lastFailure ?? '' : '';
+  /** The last failed answer was a proposer that cannot read the incumbent (INVALID_INCUMBENT): the stop says so. */
+  let unreadableIncumbent = false;
   // Candidate evaluations (screened or gated) in a row that gave no valid output (src/loop/candidate-failures.ts).
   const candidateFailures = createCandidateFailures(carryOver ? initialState : {});
   // A round a crash left open is finished first, exactly as it would have gone.
@@ -250,7 +253,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
     const [scorerError] = scorerErrors([score]);
     if (scorerError !== undefined) {
       // The scorer fails on the incumbent's own output: no candidate can be judged against it. A bug to fix, not a result.
-      throw new InputError(`the scorer failed on the incumbent's (version ${incumbent.id}) output on the ${partition} partition, so no candidate can be judged: ${scorerError}; fix the scorer (check it with \`kloop eval\`)`, {
+      throw new InputError(`the scorer failed on the incumbent's (version ${incumbent.id}) output on the ${partition} partition, so no candidate can be judged: ${scorerError}; fix the scorer (check it ${checkAdvice('score')})`, {
         code: 'custom_scorer',
       });
     }
@@ -260,11 +263,17 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       // an executor that answers nothing parseable). A problem, not a result.
       const first = score.examples.find((record) => !record.valid);
       throw new IncumbentUnavailable(
-        `the incumbent (version ${incumbent.id}) gave no valid output on any of the ${score.total} optimization example-repeats, so nothing can be measured${first !== undefined && !first.valid ? ` (${first.exampleId}: ${first.invalidReason}: ${first.message})` : ''}; check the executor with \`kloop eval\``,
+        `the incumbent (version ${incumbent.id}) gave no valid output on any of the ${score.total} optimization example-repeats, so nothing can be measured${first !== undefined && !first.valid ? ` (${first.exampleId}: ${first.invalidReason}: ${first.message})` : ''}; check the executor ${checkAdvice('execute')}`,
       );
     }
     return score;
   };
+
+  // What checks an executor or scorer: `kloop eval` for a study folder; a library study has no kloop.yaml for it to read.
+  const checkAdvice = (what: 'score' | 'execute'): string =>
+    study.config !== undefined
+      ? 'with `kloop eval`'
+      : `by calling your ${what} function on that example yourself (\`kloop eval\` needs a kloop.yaml, which a library study has not; \`kloop history ${study.dir}\` reads this study's notebook)`;
 
   const record = async (input: { base: ArtifactVersion; hash: string; candidate: Candidate; candidateId: string; decision: GateDecision; skipped?: boolean; extraEvidence?: Record<string, unknown> }) => {
     const result = await recordExperiment(db, {
@@ -396,6 +405,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
           );
         }
         if (consecutiveFailures >= stopping.maxConsecutiveFailures) {
+          if (unreadableIncumbent) return stop('consecutive_failures', `the proposer cannot read the incumbent artifact, the same failure on every attempt (not retried): ${lastFailure}`);
           return stop('consecutive_failures', `${consecutiveFailures} consecutive failed proposer answers or evaluations${lastFailure !== '' ? `; last: ${lastFailure}` : ''}`);
         }
         if (stopping.maxFailureRate !== undefined && proposalAttempts >= FAILURE_RATE_MIN_ATTEMPTS && proposalFailures / proposalAttempts > stopping.maxFailureRate) {
@@ -491,6 +501,11 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         proposalAttempts += 1;
         proposalFailures += 1;
         lastFailure = proposal.failures.map((failure) => failure.reason).join('; ');
+        // A proposer that cannot read the incumbent fails the same way on every attempt: no retry, the run stops now.
+        if (proposal.failures.every((failure) => failure.code === INVALID_INCUMBENT)) {
+          consecutiveFailures = Math.max(consecutiveFailures, study.stopping.maxConsecutiveFailures);
+          unreadableIncumbent = true;
+        }
         current = null;
         await closeRound();
         return { status: 'failed', candidates: [], proposal };

@@ -7,6 +7,7 @@
  * from them: everything in a {@link ProposalContext} is built from the
  * optimization partition alone (anchors and shadow are the gate's business).
  */
+import { contentHash } from '../artifact/content-hash.ts';
 import type { Example } from '../corpus/example.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
 
@@ -54,6 +55,17 @@ export interface ProposalFailure {
   /** The raw answer, capped (see `capRaw`). */
   raw?: string;
 }
+
+/**
+ * The failure code of a proposer that cannot read the incumbent artifact (a
+ * rules file that is not in its format, a parameters file without the
+ * space's keys). It is deterministic: the same incumbent gives the same
+ * failure on every attempt, so the loop does not retry it as a fresh sample
+ * but stops the run at once (`consecutive_failures`, saying so), and
+ * `kloop run` and `kloop doctor` check it before anything is paid for
+ * (src/doctor/proposer-fit.ts).
+ */
+export const INVALID_INCUMBENT = 'invalid_incumbent';
 
 /** An earlier experiment, as the proposer may read it. */
 export interface HistoryEntry {
@@ -132,3 +144,17 @@ export interface Proposer {
 }
 
 export type { ExampleScoreRecord };
+
+/**
+ * True when `text` is an artifact tried before in this study (its content
+ * hash is in `context.triedHashes`): a proposer that offers it again gets a
+ * `skipped duplicate` row, not an evaluation.
+ *
+ * @example
+ * ```js
+ * proposer: (context) => ideas(context.incumbentText).filter((text) => !wasTried(context, text)).map((text) => ({ text }))
+ * ```
+ */
+export function wasTried(context: Pick<ProposalContext, 'triedHashes'>, text: string): boolean {
+  return context.triedHashes.has(contentHash(text));
+}

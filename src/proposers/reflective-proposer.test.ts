@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Example } from '../corpus/example.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
@@ -236,5 +237,58 @@ describe('findCopiedExamples', () => {
     expect(findCopiedExamples('patients to book sessions with therapists get', '', examples)).toEqual([]);
     expect(findCopiedExamples('patients to book sessions with therapists, get reminders', 'patients to book sessions with therapists get reminders', examples)).toEqual([]);
     expect(findCopiedExamples('Sales reps track leads and deals through a pipeline', '', examples)).toEqual(['opt-2']);
+  });
+});
+
+describe('createReflectiveProposer on a JSON or YAML artifact (issue #35, item 3)', () => {
+  const RULES_JSON = '{\n  "fields": {\n    "total": { "patterns": ["^total:\\\\s*(.+)$"] }\n  },\n  "normalize": true\n}\n';
+  const RULES_YAML = '# extraction rules\nfields:\n  total:\n    patterns: ["^total:\\\\s*(.+)$"]\nnormalize: true\n';
+  const FIELDS = { total: { patterns: ['^total:\\s*(.+)$', '^amount due:\\s*(.+)$'] } };
+  const dataContext = (incumbentText: string): ProposalContext => context({ incumbentText, limits: { editableSections: [], maxArtifactCharacters: 2000 }, history: [] });
+
+  it('replaces a top-level key of rules.json with the JSON value the model writes: the candidate parses, and its delta is the value\'s lines', async () => {
+    const client = fakeClient(answer([{ rationale: 'Totals are also written as amount due.', edits: [{ section: 'fields', text: JSON.stringify(FIELDS) }] }]));
+    const result = await createReflectiveProposer({ client, artifactFile: 'rules.json' }).propose(dataContext(RULES_JSON));
+    expect(result.failures).toEqual([]);
+    const candidate = result.candidates[0]!;
+    expect(JSON.parse(candidate.text)).toEqual({ fields: FIELDS, normalize: true });
+    expect(candidate.text).toBe(`${JSON.stringify({ fields: FIELDS, normalize: true }, null, 2)}\n`);
+    // The value's lines without their trailing commas: a kept line is not shown as removed and added again.
+    expect(candidate.delta).toBe('## fields\n+       "^amount due:\\\\s*(.+)$"');
+    // Re-applied to a newer incumbent as a key replacement: the newer incumbent's other keys are kept.
+    expect(JSON.parse(candidate.rebase!(RULES_JSON.replace('true', 'false'))!)).toEqual({ fields: FIELDS, normalize: false });
+    expect(client.requests[0]!.system).toContain('The artifact is a JSON file holding one object');
+    expect(client.requests[0]!.prompt).toContain('- Top-level keys you may replace: "fields", "normalize".');
+    expect(client.requests[0]!.prompt).toContain('# Current artifact (rules.json)');
+  });
+
+  it('a value that is not JSON, or a key edited twice, is a failure of that candidate naming the key and the file; the other candidate stands', async () => {
+    const client = fakeClient(answer([
+      { rationale: 'broken', edits: [{ section: 'fields', text: '{"total": {"patterns": ["^total:\\s*(.+)$"]}}' }] },
+      { rationale: 'twice', edits: [{ section: 'normalize', text: 'false' }, { section: 'normalize', text: 'true' }] },
+      { rationale: 'off', edits: [{ section: 'normalize', text: 'false' }] },
+    ]));
+    const result = await createReflectiveProposer({ client, artifactFile: 'rules.json' }).propose(dataContext(RULES_JSON));
+    expect(result.candidates.map((candidate) => JSON.parse(candidate.text).normalize)).toEqual([false]);
+    expect(result.failures).toEqual([
+      { code: 'unusable_candidate', scope: 'candidate', reason: 'candidate 1 is not usable: the new value of "fields" is not JSON: Bad escaped character in JSON at position 33' },
+      { code: 'unusable_candidate', scope: 'candidate', reason: 'candidate 2 is not usable: key "normalize" is replaced twice' },
+    ]);
+  });
+
+  it('edits a YAML file by key, keeping its comment, and never yields a file that does not parse', async () => {
+    const client = fakeClient(answer([{ rationale: 'amount due', edits: [{ section: 'fields', text: JSON.stringify(FIELDS) }] }]));
+    const result = await createReflectiveProposer({ client, artifactFile: 'rules.yaml' }).propose(dataContext(RULES_YAML));
+    expect(result.failures).toEqual([]);
+    const text = result.candidates[0]!.text;
+    expect(text.startsWith('# extraction rules\n')).toBe(true);
+    expect(parseYaml(text)).toEqual({ fields: FIELDS, normalize: true });
+  });
+
+  it('an incumbent that is not a JSON object: every candidate fails, naming the file and the parser', async () => {
+    const client = fakeClient(answer([{ rationale: 'x', edits: [{ section: 'fields', text: '{}' }] }]));
+    const result = await createReflectiveProposer({ client, artifactFile: 'rules.json' }).propose(dataContext('fields: {}\n'));
+    expect(result.failures).toHaveLength(1);
+    expect(result.failures[0]!.reason).toMatch(/^no usable candidate in the answer: candidate 1 is not usable: rules\.json is not valid JSON: Unexpected token/);
   });
 });

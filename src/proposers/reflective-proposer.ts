@@ -49,6 +49,7 @@ import type { SectionReplacement } from '../artifact/markdown-sections.ts';
 import { markdownSectionSpans, replaceSections } from '../artifact/markdown-sections.ts';
 import { changeText, lineChanges } from '../artifact/three-way-merge.ts';
 import { summarizeFeedback } from './feedback-summary.ts';
+import { artifactFormatOf, artifactSectionNames, describeKeyChanges, replaceKeys } from './data-edits.ts';
 import type { Candidate, HistoryEntry, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
 
 /** Implementation version, part of the proposer id. */
@@ -68,6 +69,13 @@ export interface ReflectiveProposerOptions {
   maxCandidatesPerCall?: number;
   /** Words in the copy-detection window. Default 8. */
   copyWindowWords?: number;
+  /**
+   * The artifact's file name (e.g. `rules.json`): its extension says how it is
+   * edited (`.json`, `.yaml`, `.yml`: the values of its top-level keys,
+   * `data-edits.ts`; anything else: markdown `##` sections), and messages name
+   * it. Default: a markdown prompt, named `the artifact`.
+   */
+  artifactFile?: string;
 }
 
 const proposalAnswerSchema = z.object({
@@ -92,13 +100,25 @@ export const PROPOSAL_ANSWER_SCHEMA: AnswerSchema = (() => {
   return { name: 'proposal', jsonSchema: schema as JSONSchema7 };
 })();
 
-const SYSTEM_PROMPT = [
+const MARKDOWN_SYSTEM_PROMPT = [
   'You improve a text artifact (a prompt, rules, a configuration) that a program or a model follows on every example, one careful experiment at a time.',
   'The artifact is a document divided into sections by "## " headings. You change it by replacing the whole text of one or more sections.',
   'Every candidate is measured on labelled examples and kept only if it also improves held-out examples you never see, so propose general improvements, not fixes for particular examples.',
   'Reply with exactly one JSON object and nothing else:',
   '{"candidates": [{"rationale": "one or two sentences: what the change fixes and why it generalizes", "edits": [{"section": "<exact heading text, without ##>", "text": "<the complete new text of that section, without its heading line>"}]}]}',
 ].join('\n');
+
+/** The system prompt for a JSON or YAML artifact: edits replace top-level keys' values, written as JSON. */
+function dataSystemPrompt(format: 'json' | 'yaml'): string {
+  return [
+    MARKDOWN_SYSTEM_PROMPT.split('\n')[0]!,
+    `The artifact is a ${format === 'json' ? 'JSON' : 'YAML'} file holding one object. You change it by replacing the whole value of one or more of its top-level keys.`,
+    MARKDOWN_SYSTEM_PROMPT.split('\n')[2]!,
+    'Reply with exactly one JSON object and nothing else:',
+    '{"candidates": [{"rationale": "one or two sentences: what the change fixes and why it generalizes", "edits": [{"section": "<top-level key>", "text": "<the complete new value of that key, as JSON text>"}]}]}',
+    'Each "text" must parse as JSON by itself (a regular expression inside a JSON string doubles its backslashes).',
+  ].join('\n');
+}
 
 /** Words of a text for copy detection: lower case, letters and digits only. */
 function words(text: string): string[] {
@@ -160,15 +180,12 @@ function historyText(history: readonly HistoryEntry[], maxCharacters: number): s
 
 /** Builds the user message of a proposal call (exported for tests and inspection). */
 export function buildProposalPrompt(context: ProposalContext, options: ReflectiveProposerOptions, count: number): string {
-  const sections = (() => {
-    try {
-      return markdownSectionSpans(context.incumbentText).map((span) => span.name);
-    } catch {
-      return [];
-    }
-  })();
+  const format = artifactFormatOf(options.artifactFile);
+  const file = options.artifactFile ?? 'the artifact';
+  const sections = artifactSectionNames(context.incumbentText, format, file);
   const editable = context.limits.editableSections.length > 0 ? context.limits.editableSections : sections;
   const fixed = sections.filter((name) => !editable.includes(name));
+  const unit = format === 'markdown' ? 'Sections' : 'Top-level keys';
   return [
     '# Program instructions',
     context.instructions.trim() || '(none)',
@@ -177,9 +194,10 @@ export function buildProposalPrompt(context: ProposalContext, options: Reflectiv
     context.constraints.trim() || '(none)',
     '',
     'Checked by code:',
-    `- Sections you may replace: ${editable.map((name) => `"${name}"`).join(', ') || '(none)'}.`,
-    ...(fixed.length > 0 ? [`- Sections that must stay exactly as they are: ${fixed.map((name) => `"${name}"`).join(', ')}.`] : []),
-    `- The whole prompt must stay at most ${context.limits.maxArtifactCharacters} characters (now ${characterCount(context.incumbentText)}).`,
+    `- ${unit} you may replace: ${editable.map((name) => `"${name}"`).join(', ') || '(none)'}.`,
+    ...(fixed.length > 0 ? [`- ${unit} that must stay exactly as they are: ${fixed.map((name) => `"${name}"`).join(', ')}.`] : []),
+    `- The whole ${format === 'markdown' ? 'prompt' : 'file'} must stay at most ${context.limits.maxArtifactCharacters} characters (now ${characterCount(context.incumbentText)}).`,
+    ...(format === 'markdown' ? [] : [`- Each edit's "text" is the key's complete new value as JSON; the result must be a valid ${format === 'json' ? 'JSON' : 'YAML'} file (${file}), or the candidate is dropped.`]),
     '',
     '# How the artifact is used',
     'It is applied to each example\'s input (for a model: the artifact is the system message and the input the user message) and must produce the answer the task scores.',
@@ -187,7 +205,7 @@ export function buildProposalPrompt(context: ProposalContext, options: Reflectiv
       ? ['kloop appends this fixed output contract after the artifact; you cannot change it:', shorten(context.outputContract, 1500)]
       : []),
     '',
-    '# Current prompt',
+    format === 'markdown' ? '# Current prompt' : `# Current artifact (${file})`,
     '<<<PROMPT',
     context.incumbentText,
     'PROMPT>>>',
@@ -220,8 +238,10 @@ function buildCandidate(
   index: number,
   context: ProposalContext,
   windowWords: number,
+  file: string | undefined,
 ): BuiltCandidate {
   const label = `candidate ${index + 1}`;
+  const format = artifactFormatOf(file);
   const editable = context.limits.editableSections;
   const replacements: SectionReplacement[] = proposal.edits.map((edit) => ({ section: edit.section.replace(/^#+\s*/, '').trim(), body: edit.text }));
   const blocked = replacements.filter((replacement) => editable.length > 0 && !editable.includes(replacement.section));
@@ -230,7 +250,10 @@ function buildCandidate(
   }
   const allowNew = editable.length === 0;
   const apply = (incumbentText: string): { ok: true; text: string } | { ok: false; message: string } => {
-    const replaced = replaceSections(incumbentText, replacements, allowNew);
+    const replaced =
+      format === 'markdown'
+        ? replaceSections(incumbentText, replacements, allowNew)
+        : replaceKeys(incumbentText, replacements.map((replacement) => ({ key: replacement.section, value: replacement.body })), format, file ?? 'the artifact', allowNew);
     if (!replaced.ok) return replaced;
     if (replaced.text === incumbentText) return { ok: false, message: NO_CHANGE };
     const length = characterCount(replaced.text);
@@ -244,7 +267,8 @@ function buildCandidate(
   if (!applied.ok && applied.message === NO_CHANGE) return { repeat: true };
   if (!applied.ok) return { failure: { code: 'unusable_candidate', scope: 'candidate', reason: `${label} is not usable: ${applied.message}` } };
   if (context.triedHashes.has(contentHash(applied.text))) return { repeat: true };
-  const delta = describeChange(context.incumbentText, applied.text, replacements.map((replacement) => replacement.section));
+  const sections = replacements.map((replacement) => replacement.section);
+  const delta = format === 'markdown' ? describeChange(context.incumbentText, applied.text, sections) : describeKeyChanges(context.incumbentText, applied.text, sections, format);
   const copied = findCopiedExamples(delta, context.incumbentText, context.examples, windowWords);
   const flags = copied.length > 0 ? [COPIES_EXAMPLE_TEXT_FLAG] : [];
   const note = copied.length > 0 ? ` [flag ${COPIES_EXAMPLE_TEXT_FLAG}: pastes ${windowWords}+ words from optimization example(s) ${copied.join(', ')}]` : '';
@@ -254,8 +278,14 @@ function buildCandidate(
       delta,
       rationale: `${proposal.rationale.trim()}${note}`,
       ...(flags.length > 0 ? { flags } : {}),
+      // A data file's edit is its keys' values: re-applied to a newer incumbent as such, not merged line by line.
+      ...(format === 'markdown' ? {} : { rebase: (incumbentText: string) => rebased(apply(incumbentText)) }),
     },
   };
+}
+
+function rebased(result: { ok: true; text: string } | { ok: false; message: string }): string | null {
+  return result.ok ? result.text : null;
 }
 
 /** Per replaced section, the lines the candidate adds (`+ `) and removes (`- `). */
@@ -291,6 +321,7 @@ function describeChange(before: string, after: string, sections: readonly string
  */
 export function createReflectiveProposer(options: ReflectiveProposerOptions): Proposer {
   const windowWords = options.copyWindowWords ?? 8;
+  const format = artifactFormatOf(options.artifactFile);
   return {
     id: `${REFLECTIVE_PROPOSER_VERSION} ${options.client.id}`,
     async propose(context: ProposalContext): Promise<ProposalResult> {
@@ -302,7 +333,7 @@ export function createReflectiveProposer(options: ReflectiveProposerOptions): Pr
       // round (after a failed answer) or a new one draws a fresh sample.
       const nonce = Math.floor(context.random() * 2 ** 31);
       const response = await options.client.generate({
-        system: SYSTEM_PROMPT,
+        system: format === 'markdown' ? MARKDOWN_SYSTEM_PROMPT : dataSystemPrompt(format),
         prompt,
         schema: PROPOSAL_ANSWER_SCHEMA,
         repeat: nonce,
@@ -340,7 +371,7 @@ export function createReflectiveProposer(options: ReflectiveProposerOptions): Pr
       const seen = new Set<string>();
       let repeats = 0;
       parsed.data.candidates.slice(0, context.maxCandidates).forEach((proposal, index) => {
-        const built = buildCandidate(proposal, index, context, windowWords);
+        const built = buildCandidate(proposal, index, context, windowWords, options.artifactFile);
         if (built.repeat === true) repeats += 1;
         else if (built.failure !== undefined) failures.push(built.failure);
         else if (built.candidate !== undefined) {

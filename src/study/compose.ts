@@ -264,7 +264,9 @@ export function composeProposer(config: CompositionConfig & { artifact?: string 
   if (settings.kind === 'search') return composeSearchProposer(config);
   if (settings.kind === 'reflective') {
     if (parts.proposerClient === undefined) throw configError(config, 'proposer.kind', 'proposer kind "reflective" needs a model provider');
-    return createReflectiveProposer({ client: parts.proposerClient });
+    // A program's JSON or YAML artifact is edited by its top-level keys' values (src/proposers/data-edits.ts); a prompt by its ## sections.
+    const dataFile = config.executor.kind !== 'offline' && config.executor.kind !== 'llm' && config.artifact !== undefined;
+    return createReflectiveProposer({ client: parts.proposerClient, ...(dataFile ? { artifactFile: path.basename(config.artifact!) } : {}) });
   }
   checkComposition(config, task);
   // A command program's artifact, for a classification or custom task, is read as a routing-rules file
@@ -277,6 +279,7 @@ export function composeProposer(config: CompositionConfig & { artifact?: string 
       minDeltaDistance: config.gate.minDeltaDistance,
       // Only the routing-rules executor reads a `scores` section (format 2); a command program may not.
       learnScores: config.executor.kind === 'routing-rules',
+      ...(config.artifact !== undefined ? { artifactFile: path.basename(config.artifact) } : {}),
     });
   }
   return createLazyErrorDrivenProposer({

@@ -4,6 +4,7 @@ import { showOnlineExperiment } from './online-show.ts';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { INVALID_INCUMBENT } from '../../doctor/proposer-fit.ts';
 import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
@@ -86,7 +87,7 @@ export function registerHistoryCommands(program: Command): void {
         }
         if (failures.length > 0) {
           print();
-          print(`failed proposer answers (retried with a fresh sample; \`kloop show <study> P<id>\` prints one with its raw answer):`);
+          print(`failed proposer answers (retried with a fresh sample, but for ${INVALID_INCUMBENT}: the proposer cannot read the incumbent artifact, not retried; \`kloop show <study> P<id>\` prints one with its raw answer):`);
           print(table([['id', 'run', 'round', 'attempt', 'reason', 'tokens', 'detail'], ...failures.map((failure) => [`P${failure.id}`, String(failure.run), String(failure.round), String(failure.attempt), failure.code, String(failure.inputTokens + failure.outputTokens), failure.reason])]));
         }
         const failedRuns = runs.filter((run) => run.exitCode === 1);

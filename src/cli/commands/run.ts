@@ -34,6 +34,7 @@ import { latestCalibration } from '../../calibration/calibration.ts';
 import type { PowerWarning } from '../../calibration/power-check.ts';
 import { studyPowerWarnings } from '../../calibration/power-check.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
+import { INVALID_INCUMBENT, assertProposerFits } from '../../doctor/proposer-fit.ts';
 import { describeCorpusStart, startCorpusLifecycle } from '../../loop/corpus-lifecycle.ts';
 import { calibrate } from './calibrate.ts';
 import type { ModelOptions } from './study-session.ts';
@@ -88,6 +89,15 @@ export function registerRunCommand(program: Command): void {
       // Opening waits for, and retries, a database locked by another process (src/storage/database.ts): two runs started at once both open it.
       const session = await openStudy(studyDir, options);
       const quiet = options.quiet === true;
+      // Before the lease, the baseline or a model call: the proposer can read what it will edit (src/doctor/proposer-fit.ts).
+      if (session.study.config !== undefined) {
+        try {
+          assertProposerFits(session.study.config, (await getRegistryVersion(session.db))?.text ?? session.study.artifactText);
+        } catch (error) {
+          await session.close();
+          throw error;
+        }
+      }
       // --workers: what the evaluator has not stored is evaluated by `kloop worker` processes (src/storage/evaluation-queue.ts).
       const queue = options.workers === true ? await openStudyQueue(session, quiet, options.batchSize) : undefined;
       if (queue !== undefined) storedResults.remote = queue;
@@ -460,7 +470,14 @@ export function printReport(report: StudyReport): void {
   const failures = Object.entries(report.proposalFailures).sort((left, right) => right[1] - left[1]);
   if (failures.length > 0) {
     const total = failures.reduce((sum, [, count]) => sum + count, 0);
-    print(`failed proposer answers: ${total} (${failures.map(([code, count]) => `${code} ${count}`).join(', ')}); each retried with a fresh sample — \`kloop history\` lists them`);
+    const unreadable = report.proposalFailures[INVALID_INCUMBENT] ?? 0;
+    const retried =
+      unreadable === total
+        ? 'not retried: the proposer cannot read the incumbent artifact, the same failure on every attempt'
+        : unreadable > 0
+          ? `retried with a fresh sample, but for ${INVALID_INCUMBENT} (the proposer cannot read the incumbent artifact: not retried)`
+          : 'each retried with a fresh sample';
+    print(`failed proposer answers: ${total} (${failures.map(([code, count]) => `${code} ${count}`).join(', ')}); ${retried} — \`kloop history\` lists them`);
   }
   print(`stop reason: ${report.stopReason} (${STOP_REASON_MEANINGS[report.stopReason] ?? 'see docs/reliability.md'}) — ${report.stopDetail}`);
   if (report.stuck !== null) {

@@ -237,7 +237,7 @@ describe('keyword-rules proposer', () => {
     const broken = await proposer.propose({ ...context, incumbentText: 'rules: [' });
     expect(broken.candidates).toEqual([]);
     expect(broken.failures[0]).toMatchObject({ code: 'invalid_incumbent' });
-    expect(broken.failures[0]!.reason).toMatch(/^the incumbent rules do not parse: rules\.yaml:\d+: malformed YAML/);
+    expect(broken.failures[0]!.reason).toMatch(/^the keyword-rules proposer cannot read the rules as a routing-rules file: rules\.yaml:\d+: malformed YAML/);
     expect(await proposer.propose({ ...context, limits: { editableSections: ['queues'], maxArtifactCharacters: 50_000 } })).toEqual({
       candidates: [],
       failures: [{ code: 'frozen_section', reason: 'the program does not let the "rules" section change (editableSections)' }],

@@ -46,6 +46,7 @@ import { routeText } from '../../executors/routing-rules/route-text.ts';
 import { safeParseRoutingRules } from '../../executors/routing-rules/routing-rules.ts';
 import { textOfInput } from '../../tasks/text-input.ts';
 import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Proposer } from '../proposer.ts';
+import { INVALID_INCUMBENT } from '../proposer.ts';
 import { selectDiverse } from '../select-diverse.ts';
 import {
   compareEdits,
@@ -106,6 +107,8 @@ export interface KeywordRulesProposerOptions {
   localScreening?: boolean;
   /** Smallest net fixes a candidate needs to be returned (default 1; never below 1). */
   minNetFixes?: number;
+  /** The artifact's file name, for messages (e.g. `rules.json`). Default `rules.yaml`. */
+  artifactFile?: string;
   /** Most new terms read from one misrouted example, per kind (default 8). */
   maxTermsPerExample?: number;
   /** Smallest share of the gold queue among the optimization examples containing a new term (default 0.5). */
@@ -195,8 +198,8 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
       if (context.incumbentScores.partition !== 'optimization') {
         return { candidates: [], failures: [{ reason: `incumbent scores are for partition "${context.incumbentScores.partition}", not "optimization"` }] };
       }
-      const parsed = safeParseRoutingRules(context.incumbentText);
-      if (!parsed.ok) return { candidates: [], failures: [{ code: 'invalid_incumbent', reason: `the incumbent rules do not parse: ${parsed.error.message}` }] };
+      const parsed = safeParseRoutingRules(context.incumbentText, options.artifactFile);
+      if (!parsed.ok) return { candidates: [], failures: [{ code: INVALID_INCUMBENT, reason: `the keyword-rules proposer cannot read ${options.artifactFile ?? 'the rules'} as a routing-rules file: ${parsed.error.message}` }] };
       const editable = context.limits.editableSections;
       if (editable.length > 0 && !editable.includes('rules')) {
         return { candidates: [], failures: [{ code: 'frozen_section', reason: 'the program does not let the "rules" section change (editableSections)' }] };

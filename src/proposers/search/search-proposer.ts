@@ -30,6 +30,7 @@
 import { contentHash } from '../../artifact/content-hash.ts';
 import { bigramJaccardDistance } from '../../stats/bigram-jaccard-distance.ts';
 import type { Candidate, HistoryEntry, ProposalContext, ProposalFailure, ProposalResult, Proposer } from '../proposer.ts';
+import { INVALID_INCUMBENT } from '../proposer.ts';
 import { formatOf, ParamsFileError, readParams, writeParams } from './params-file.ts';
 import type { Params, SearchSpace } from './space.ts';
 import { inDomain } from './space.ts';
@@ -115,7 +116,7 @@ export function createSearchProposer(options: SearchProposerOptions): Proposer {
       try {
         incumbent = readParams(context.incumbentText, options.space, options.artifactFile, format);
       } catch (error) {
-        if (error instanceof ParamsFileError) return failure('invalid_incumbent', error.message);
+        if (error instanceof ParamsFileError) return failure(INVALID_INCUMBENT, error.message);
         throw error;
       }
       const trials = trialsOf(context.history, options.space, { params: incumbent, score: context.incumbentScores.composite });

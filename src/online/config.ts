@@ -28,7 +28,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
 import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '../program/yaml-locations.ts';
-import { CONFIG_FILE_NAME } from '../study/config.ts';
+import { CONFIG_FILE_NAME, cronExpression, DEFAULT_FAST_CADENCE } from '../study/config.ts';
 import { isPostgresUrl } from '../storage/location.ts';
 import { durationSchema } from './duration.ts';
 import { DEFAULT_ONLINE_GATE_SETTINGS } from './gate/online-gate-settings.ts';
@@ -128,6 +128,26 @@ const gateSchema = z.strictObject({
   srmAlpha: z.number().gt(0).lt(1).default(GATE.srmAlpha),
 });
 
+/** Default cadence of an online study's slow loop: every day at midnight (a decision a day; the tests are anytime-valid, so looking more often costs nothing in false accepts). */
+export const DEFAULT_ONLINE_SLOW_CADENCE = '0 0 * * *';
+
+/** The cadences of `kloop schedule` on an online study (src/online/study/online-schedule.ts). */
+const scheduleSchema = z.strictObject({
+  /** Cadence of the fast loop: the scraper, harm stops, sample-ratio stops and ramp steps. Default every hour, "0 * * * *"; "off" disables it. */
+  fast: z.union([z.literal('off'), cronExpression]).default(DEFAULT_FAST_CADENCE),
+  /** Cadence of the slow loop: the scraper, then decide what is ripe and start the next experiment (one `kloop run` step). Default daily at 00:00, "0 0 * * *". */
+  slow: cronExpression.default(DEFAULT_ONLINE_SLOW_CADENCE),
+  /** IANA time zone of the cadences, e.g. "Europe/Paris". Default the system's. */
+  timezone: z.string().trim().min(1).refine((zone) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: zone });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not an IANA time zone (e.g. "UTC", "Europe/Paris")').optional(),
+});
+
 const stoppingSchema = z.strictObject({
   /** Most experiments of the study (A/B; the A/A calibration not counted). Default 20. */
   maxExperiments: z.int().min(0).default(20),
@@ -144,6 +164,8 @@ export const onlineConfigSchema = z.strictObject({
   proposer: proposerSchema.prefault({}),
   gate: gateSchema.prefault({}),
   stopping: stoppingSchema.prefault({}),
+  /** Cadences of `kloop schedule`: `fast` (default hourly) and `slow` (default daily at midnight). */
+  schedule: scheduleSchema.prefault({}),
   /** Seed of the assignment salt and every random choice. Default 1. */
   seed: z.int().min(0).default(1),
   /** A PostgreSQL URL for a shared notebook; absent: `.kloop/kloop.db`. */

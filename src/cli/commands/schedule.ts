@@ -6,7 +6,10 @@
  * system crontab). One `kloop schedule` per study: a second one refuses
  * (exit 3). See src/study/schedule.ts and docs/loops-c-d.md.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
+import { studyModeOf } from '../../online/config.ts';
 import { InputError } from '../../errors.ts';
 import { studyDatabaseLocation } from '../../storage/database.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
@@ -43,10 +46,14 @@ export function registerScheduleCommand(program: Command): void {
       .command('schedule')
       .description('Run the fast loop (B) and the slow analyses (A, C, D) on the cadences of `schedule` in kloop.yaml, without overlaps.')
       .argument('<study>', 'study folder')
-      .option('--once <loops>', 'run these loops once now and exit: all, fast, slow, or e.g. C,D')
+      .option('--once <loops>', 'run these loops once now and exit: all, fast, slow, or e.g. C,D (an online study: all, fast or slow)')
       .option('--json', 'with --once: print one JSON object on stdout')
       .option('--quiet', 'no progress lines on stderr'),
   ).action(async (studyDir: string, options: ModelOptions & { once?: string; json?: boolean; quiet?: boolean }) => {
+    // An online study (mode: online) has its own two loops: fast and slow (src/cli/commands/online-schedule.ts).
+    if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') {
+      return (await import('./online-schedule.ts')).runOnlineSchedule(studyDir, options);
+    }
     const once = options.once !== undefined ? parseLoopList(options.once) : undefined;
     const quiet = options.quiet === true;
     const session = await openStudy(studyDir, options);
@@ -62,7 +69,7 @@ export function registerScheduleCommand(program: Command): void {
         // Every requested loop runs now, whatever its cadence (even "off"); nothing is put on a cadence.
         const running = startSchedule({
           db: session.db,
-          loops: loops.filter((loop) => once.includes(loop.name)).map((loop) => ({ ...loop, pattern: null })),
+          loops: loops.filter((loop) => (once as readonly string[]).includes(loop.name)).map((loop) => ({ ...loop, pattern: null })),
           scheduler,
         });
         const runs: ScheduleRunRecord[] = [];

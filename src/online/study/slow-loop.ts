@@ -99,18 +99,29 @@ export async function runSlowLoopStep(study: OnlineStudy, proposer: OnlinePropos
     }
   }
   study.refresh();
-  const stopped = await readOnlineState(db, ONLINE_STOPPED_KEY);
-  if (stopped !== undefined) report.stopped = JSON.parse(stopped) as SlowLoopReport['stopped'];
-  report.activeVersionId = (await getRegistryVersion(db))?.id ?? null;
-  report.experiments = await describeStandings(db, config, at);
-  return report;
+  return { ...(await currentReport(study)), decided: report.decided, started: report.started };
+}
+
+/** Where the study stands now, as a report of a step that decided and started nothing (the end of `kloop schedule`). */
+export async function currentReport(study: OnlineStudy): Promise<SlowLoopReport> {
+  const at = study.now().toISOString();
+  const stopped = await readOnlineState(study.db, ONLINE_STOPPED_KEY);
+  return {
+    at,
+    decided: [],
+    started: [],
+    experiments: await describeStandings(study.db, study.config, at),
+    activeVersionId: (await getRegistryVersion(study.db))?.id ?? null,
+    ...(stopped === undefined ? {} : { stopped: JSON.parse(stopped) as NonNullable<SlowLoopReport['stopped']> }),
+  };
 }
 
 async function experimentById(db: StudyDatabase, id: number): Promise<OnlineExperimentRecord> {
   return (await listOnlineExperiments(db)).find((experiment) => experiment.id === id)!;
 }
 
-async function stop(db: StudyDatabase, reason: OnlineStopReason, detail: string, at: string): Promise<void> {
+/** Records the stop of the study: it assigns no more units. */
+export async function stop(db: StudyDatabase, reason: OnlineStopReason, detail: string, at: string): Promise<void> {
   await writeOnlineState(db, ONLINE_STOPPED_KEY, JSON.stringify({ reason, detail, at }));
 }
 

@@ -201,7 +201,7 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
   index: ['api', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'loop', 'online', 'proposers', 'stats', 'storage', 'study', 'tasks'],
   init: ['errors'],
   loop: ['artifact', 'corpus', 'errors', 'evaluator', 'gate', 'proposers', 'stats', 'storage', 'study'],
-  online: ['artifact', 'errors', 'loop', 'program', 'signals', 'stats', 'storage', 'study'],
+  online: ['artifact', 'errors', 'loop', 'program', 'providers', 'signals', 'stats', 'storage', 'study'],
   program: ['errors', 'text'],
   proposers: ['artifact', 'corpus', 'evaluator', 'executors', 'providers', 'stats', 'tasks', 'text'],
   providers: ['artifact', 'errors', 'executors', 'storage', 'text'],

@@ -110,14 +110,38 @@ const metricsSchema = z
     if (ramp.at(-1) !== metrics.split) context.addIssue({ code: 'custom', path: ['ramp', ramp.length - 1], message: `the ramp must end at split (${metrics.split})` });
   });
 
-const proposerSchema = z.strictObject({
+const ideasProposerSchema = z.strictObject({
   /**
    * `ideas`: the offline stand-in, one variant per idea listed in program.md's
-   * Instructions register (src/online/proposers/ideas-proposer.ts). The only
-   * kind so far. Default `ideas`.
+   * Instructions register (src/online/proposers/ideas-proposer.ts). Calls no model.
    */
-  kind: z.literal('ideas').default('ideas'),
+  kind: z.literal('ideas'),
 });
+
+const reflectiveProposerSchema = z.strictObject({
+  /**
+   * `reflective`: a model writes each variant from the decided experiments'
+   * outcomes (their variants, arms, lift, interval and verdict on the
+   * decision window; never a confirmation window):
+   * src/online/proposers/reflective-online-proposer.ts.
+   */
+  kind: z.literal('reflective'),
+  /** Its model, `provider:model` (openai, anthropic, ollama, openai-compatible). Required. */
+  model: z.string().trim().min(1),
+  /** The base URL of its model's server; default the provider's variable (OPENAI_BASE_URL, ...) or its default server. */
+  baseURL: z.url().optional(),
+  /** The NAME of the environment variable holding its key; default the provider's (OPENAI_API_KEY, ...). */
+  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the NAME of an environment variable').optional(),
+  /** Sampling temperature; default the provider's. */
+  temperature: z.number().min(0).max(2).optional(),
+  /** Most output tokens of an answer. Default 4096. */
+  maxOutputTokens: z.int().min(1).default(4096),
+  /** Timeout of one call, ms. Default 60 000. */
+  timeoutMs: z.int().min(1).default(60_000),
+});
+
+/** `proposer:` — `ideas` (the default, no model) or `reflective` (a model). */
+const proposerSchema = z.preprocess((value) => (value === undefined || value === null ? { kind: 'ideas' } : typeof value === 'object' && !Array.isArray(value) && !('kind' in value) ? { kind: 'ideas', ...value } : value), z.discriminatedUnion('kind', [ideasProposerSchema, reflectiveProposerSchema]));
 
 const gateSchema = z.strictObject({
   /** Level of the anytime-valid test of the primary metric (and of the harm stop), in (0, 1). Default 0.05. */
@@ -151,6 +175,8 @@ const scheduleSchema = z.strictObject({
 const stoppingSchema = z.strictObject({
   /** Most experiments of the study (A/B; the A/A calibration not counted). Default 20. */
   maxExperiments: z.int().min(0).default(20),
+  /** Most US dollars the reflective proposer's model may cost over the study (counted across runs in the notebook); then the study stops as `budget`. Default none. */
+  maxCostUsd: z.number().min(0).optional(),
 });
 
 /** The schema of an online study's `kloop.yaml`. */
@@ -161,7 +187,7 @@ export const onlineConfigSchema = z.strictObject({
   /** Program file, relative to the study. Default `program.md`. */
   program: z.string().trim().min(1).default('program.md'),
   metrics: metricsSchema,
-  proposer: proposerSchema.prefault({}),
+  proposer: proposerSchema,
   gate: gateSchema.prefault({}),
   stopping: stoppingSchema.prefault({}),
   /** Cadences of `kloop schedule`: `fast` (default hourly) and `slow` (default daily at midnight). */

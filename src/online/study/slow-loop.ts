@@ -28,6 +28,7 @@ import type { OnlineExperimentRecord } from '../../storage/online-store.ts';
 import { armStatistics, assignmentPeriods, listOnlineExperiments, readOnlineState, recordOnlineLook, runningOnlineExperiment, startOnlineExperiment, updateOnlineExperiment, writeOnlineState } from '../../storage/online-store.ts';
 import { getRegistryVersion, getVersion, putVersion, setRegistryVersion } from '../../storage/registry.ts';
 import { loadProgram } from '../../program/program.ts';
+import { BudgetExceededError } from '../../providers/budget.ts';
 import { readFileSync } from 'node:fs';
 import type { OnlineStudyConfig } from '../config.ts';
 import { alwaysValidPValues, calibrationTau, decideOnline, DEFAULT_ONLINE_GATE_SETTINGS } from '../gate/online-gate.ts';
@@ -269,17 +270,32 @@ async function startNext(study: OnlineStudy, proposer: OnlineProposer, report: S
     return;
   }
   const incumbent = (await getRegistryVersion(db))!;
+  // The decided experiments as the proposer may read them: variant, verdict and the decision window (never a confirmation window).
   const decided = await Promise.all(
-    experiments.map(async (experiment) => ({
-      id: experiment.id,
-      rationale: experiment.rationale,
-      candidateHash: (await getVersion(db, experiment.candidateVersionId))?.hash ?? '',
-      status: experiment.status,
-      reason: experiment.reason,
-      decisionWindow: (experiment.evidence as StoredEvidence | null)?.decisionWindow ?? null,
-    })),
+    experiments.map(async (experiment) => {
+      const version = await getVersion(db, experiment.candidateVersionId);
+      const evidence = experiment.evidence as StoredEvidence | null;
+      const interval = evidence?.decision?.checks.find((check) => check.name === 'primary')?.interval;
+      return {
+        id: experiment.id,
+        rationale: experiment.rationale,
+        candidateHash: version?.hash ?? '',
+        candidateText: version?.text ?? '',
+        status: experiment.status,
+        reason: experiment.reason,
+        decisionWindow: evidence?.decisionWindow ?? null,
+        interval: interval === undefined ? null : { lower: Number.isFinite(interval.lower) ? interval.lower : null, upper: Number.isFinite(interval.upper) ? interval.upper : null, level: interval.level },
+      };
+    }),
   );
-  const candidate = await proposer.propose({ incumbentText: incumbent.text, program: loadProgram(config.program), decided });
+  let candidate;
+  try {
+    candidate = await proposer.propose({ incumbentText: incumbent.text, program: loadProgram(config.program), decided });
+  } catch (error) {
+    if (!BudgetExceededError.isInstance(error)) throw error;
+    await stop(db, 'budget', error.message, at);
+    return;
+  }
   if (candidate === undefined) {
     await stop(db, 'no_new_proposals', `the ${proposer.name} proposer has no untried variant left`, at);
     return;

@@ -89,6 +89,23 @@ describe('kloop schedule on an online study', () => {
     expect(report.runs.map((run) => [run.loop, run.outcome, run.detail.action])).toEqual([['fast', 'ok', 'srm']]);
   });
 
+  it('--once fast with a scraper that crashes: the run is failed (exit 1), nothing is stored and the cursor stays', async () => {
+    const folder = study();
+    await calibrationTraffic(folder);
+    writeFileSync(path.join(folder, 'scrape.mjs'), "console.log(JSON.stringify({ unit: 'u1', metric: 'reply_rate', value: 1, at: new Date(Date.now() - 86400000).toISOString() })); process.exit(3);\n");
+    const result = await kloop('schedule', folder, '--once', 'fast', '--json');
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as { exitCode: number; runs: Array<{ outcome: string; detail: { scraper: { error: string } } }> };
+    expect([report.exitCode, report.runs[0]!.outcome]).toEqual([1, 'failed']);
+    expect(report.runs[0]!.detail.scraper.error).toMatch(/^the metric scraper exited with code 3; nothing was stored, the cursor stays at 1970-01-01T00:00:00.000Z$/);
+    const handle = await openOnlineStudy(folder);
+    try {
+      expect(await handle.db.selectFrom('outcomes').selectAll().execute()).toEqual([]);
+    } finally {
+      await handle.close();
+    }
+  });
+
   it('--once refuses a loop an online study does not have (exit 2)', async () => {
     const result = await kloop('schedule', study(), '--once', 'C');
     expect(result.code).toBe(2);

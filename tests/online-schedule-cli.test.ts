@@ -110,5 +110,7 @@ describe('kloop schedule on an online study', () => {
     const result = await kloop('schedule', study(), '--once', 'C');
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('unknown loop "c": an online study has two loops: use fast, slow or all');
+    const model = await kloop('schedule', study(), '--model', 'openai:gpt-4.1-mini');
+    expect([model.code, model.stderr.includes('--model applies to offline studies only')]).toEqual([2, true]);
   });
 });

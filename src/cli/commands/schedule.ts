@@ -52,6 +52,10 @@ export function registerScheduleCommand(program: Command): void {
   ).action(async (studyDir: string, options: ModelOptions & { once?: string; json?: boolean; quiet?: boolean }) => {
     // An online study (mode: online) has its own two loops: fast and slow (src/cli/commands/online-schedule.ts).
     if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') {
+      // The model flags of offline studies would do nothing here: refused, never ignored (the online proposer's model is proposer: in kloop.yaml).
+      for (const [key, flag] of [['model', '--model'], ['baseUrl', '--base-url'], ['proposerBaseUrl', '--proposer-base-url'], ['maxCostUsd', '--max-cost-usd'], ['maxTokens', '--max-tokens'], ['deterministic', '--deterministic']] as const) {
+        if (options[key] !== undefined) throw new InputError(`${flag} applies to offline studies only; an online study's proposer and its budget are proposer: and stopping.maxCostUsd in kloop.yaml (docs/online.md)`, { field: flag });
+      }
       return (await import('./online-schedule.ts')).runOnlineSchedule(studyDir, options);
     }
     const once = options.once !== undefined ? parseLoopList(options.once) : undefined;

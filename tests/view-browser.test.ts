@@ -310,6 +310,8 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
       await expect.poll(() => page.locator('[data-testid="online-experiment"]').evaluateAll((cards) => cards.map((card) => card.getAttribute('data-experiment')))).toEqual(['2']);
       await page.screenshot({ path: path.join(output, 'online-experiment.png'), fullPage: true });
     } finally {
+      // Leave the page first: its event stream would try to reconnect to the stopped viewer (console errors).
+      await page.goto('about:blank');
       const exited = new Promise((resolve) => onlineViewer.once('exit', resolve));
       onlineViewer.kill('SIGTERM');
       await exited;

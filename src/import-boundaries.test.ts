@@ -209,7 +209,7 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
   init: ['errors'],
   loop: ['artifact', 'config', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'proposers', 'stats', 'storage', 'tasks'],
   'loop-a': ['artifact', 'assembly', 'corpus', 'evaluator', 'executors', 'loop', 'proposers', 'review', 'runtime', 'storage', 'study', 'tasks', 'text'],
-  online: ['artifact', 'config', 'errors', 'loop', 'program', 'signals', 'stats', 'storage'],
+  online: ['artifact', 'config', 'errors', 'loop', 'program', 'providers', 'schedule', 'signals', 'stats', 'storage'],
   program: ['errors', 'text'],
   proposers: ['artifact', 'corpus', 'evaluator', 'executors', 'providers', 'stats', 'tasks', 'text'],
   providers: ['artifact', 'errors', 'storage', 'text'],

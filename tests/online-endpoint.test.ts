@@ -3,7 +3,8 @@
  * 127.0.0.1 with fetch: the signal endpoint's guard (401 without the token,
  * 413 beyond the body limit, 429 beyond the rate), 409 before the study
  * starts, sticky assignments, outcome lines stored once with bad lines
- * refused by line number and counted.
+ * refused by line number and counted, and 409 for an assignment once the
+ * study stopped, with nothing stored changed.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIdeasProposer } from '../src/online/proposers/ideas-proposer.ts';
 import { createOnlineApp } from '../src/online/http/online-routes.ts';
-import { openOnlineStudy, type OnlineStudy } from '../src/online/study/online-study.ts';
+import { ONLINE_STOPPED_KEY, openOnlineStudy, type OnlineStudy } from '../src/online/study/online-study.ts';
+import { writeOnlineState } from '../src/storage/online-store.ts';
 import { runSlowLoopStep } from '../src/online/study/slow-loop.ts';
 import { listenApp, type SignalServer } from '../src/signals/server.ts';
 
@@ -74,6 +76,19 @@ describe('the online endpoints of kloop serve', () => {
     expect([again.stored, again.duplicates]).toEqual([0, 2]);
     expect(Number((await study.db.selectFrom('outcomes').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(2);
     expect(Number((await study.db.selectFrom('outcome_refusals').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(6);
+
+    // An assignment request for a stopped study: 409 online.stopped, and nothing stored changes.
+    const rows = async () => ({
+      exposures: await study.db.selectFrom('exposures').selectAll().orderBy('id').execute(),
+      outcomes: await study.db.selectFrom('outcomes').selectAll().orderBy('id').execute(),
+      experiments: await study.db.selectFrom('online_experiments').selectAll().orderBy('id').execute(),
+    });
+    const before = await rows();
+    await writeOnlineState(study.db, ONLINE_STOPPED_KEY, JSON.stringify({ reason: 'max_experiments', detail: 'test', at: clock.now.toISOString() }));
+    study.refresh();
+    const late = await post('/assign', '{"unit":"r-late"}');
+    expect([late.status, ((await late.json()) as { error: string }).error]).toEqual([409, 'online.stopped']);
+    expect(await rows()).toEqual(before);
   });
 
   it('refuses a body beyond the limit with 413, and requests beyond the rate with 429', async () => {

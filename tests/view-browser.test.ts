@@ -10,7 +10,7 @@
  * KLOOP_REQUIRE_BROWSER=1 (set by .ci/run) a missing Chromium fails loudly.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -273,6 +273,50 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     expect(final).toBeGreaterThan(start);
     await until(`the chart to show all ${final} points`, async () => (await chartPoints(page)).length === final);
     expect(await page.evaluate(() => (window as unknown as { kloopNoReload?: boolean }).kloopNoReload)).toBe(true);
+  }, SLOW_MS);
+
+  it('an online study (a SIMULATED outreach run): the table of experiments, Δ and its interval over looks, the checks\' verdicts', async () => {
+    const online = path.join(mkdtempSync(path.join(tmpdir(), 'kloop-view-online-')), 'outreach');
+    cpSync(path.join(repo, 'examples', 'outreach'), online, { recursive: true, filter: (source) => !source.includes(`${path.sep}.kloop`) });
+    expect((await kloop('run', online, '--simulate', '--days', '9', '--quiet')).code).toBe(0);
+    const onlineViewer = spawn(process.execPath, [path.join(repo, 'bin', 'kloop.js'), 'view', online, '--simulated', '--port', '0'], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    onlineViewer.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    try {
+      const onlineUrl = await until('the online viewer to print its address', () => (onlineViewer.exitCode !== null ? Promise.reject(new Error(`kloop view exited: ${stderr}`)) : /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(stderr)?.[1]));
+      const api = (await (await fetch(`${onlineUrl}/api/online`)).json()) as { experiments: Array<{ id: number; series: unknown[] }> };
+      // The study's default page is the online page; the offline pages are not offered.
+      await page.goto(`${onlineUrl}/`);
+      await page.waitForSelector('main [data-page="online"] [data-testid="online-table"]');
+      expect(await page.locator('#nav a:not([hidden])').evaluateAll((links) => links.map((link) => link.textContent))).toEqual(['Online experiments', 'Versions']);
+      expect(await page.textContent('main h1')).toBe('SIMULATED — Online experiments');
+      expect(await page.locator('[data-testid="online-table"] tbody tr').evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-online-experiment'), row.children[1]!.textContent]))).toEqual([['1', 'A/A'], ['2', 'A/B']]);
+      // One chart per experiment, one point per stored look: Δ, and the interval's two ends.
+      const drawn = await until('the look charts', async () => {
+        const series = await page.evaluate((ids) => ids.map((id) => {
+          const chart = (window as unknown as { Chart: { getChart(id: string): { data: { datasets: Array<{ kloopRole?: string; data: Array<number | null> }> } } | undefined } }).Chart.getChart(`online-chart-${id}`);
+          return chart === undefined ? null : Object.fromEntries(chart.data.datasets.map((dataset) => [dataset.kloopRole, dataset.data.length]));
+        }), api.experiments.map((experiment) => experiment.id));
+        return series.every((entry) => entry !== null) ? series : null;
+      });
+      expect(drawn).toEqual(api.experiments.map((experiment) => ({ delta: experiment.series.length, upper: experiment.series.length, lower: experiment.series.length, zero: experiment.series.length })));
+      const calibration = page.locator('[data-testid="online-experiment"][data-experiment="1"]');
+      expect(await calibration.locator('[data-testid="online-checks"] tbody tr').evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-check'), row.children[1]!.textContent]))).toEqual([['srm', 'pass'], ['harm', 'pass'], ['minimum_units', 'pass'], ['primary', 'wait']]);
+      expect(await calibration.locator('[data-testid="online-looks"] tbody tr').count()).toBe(api.experiments[0]!.series.length);
+      await page.screenshot({ path: path.join(output, 'online.png'), fullPage: true });
+      // One experiment's page.
+      await page.click('[data-testid="online-table"] tr[data-online-experiment="2"] a');
+      await expect.poll(() => page.evaluate(() => window.location.hash)).toBe('#/online/2');
+      await expect.poll(() => page.locator('[data-testid="online-experiment"]').evaluateAll((cards) => cards.map((card) => card.getAttribute('data-experiment')))).toEqual(['2']);
+      await page.screenshot({ path: path.join(output, 'online-experiment.png'), fullPage: true });
+    } finally {
+      // Leave the page first: its event stream would try to reconnect to the stopped viewer (console errors).
+      await page.goto('about:blank');
+      const exited = new Promise((resolve) => onlineViewer.once('exit', resolve));
+      onlineViewer.kill('SIGTERM');
+      await exited;
+      rmSync(path.dirname(online), { recursive: true, force: true });
+    }
   }, SLOW_MS);
 
   it('kloop report --format html writes one file that opens offline with its charts', async () => {

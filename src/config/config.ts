@@ -431,8 +431,8 @@ const taskSchema = z.union([
   z.discriminatedUnion('kind', [z.strictObject({ kind: z.literal('intent') }), classificationTaskSchema, extractionTaskSchema, customTaskSchema]),
 ]);
 
-/** A cron expression (5 or 6 fields, croner syntax), checked by parsing it. */
-const cronExpression = z
+/** A cron expression (5 or 6 fields, croner syntax), checked by parsing it; shared with online studies' `schedule`. */
+export const cronExpression = z
   .string()
   .trim()
   .min(1)

@@ -28,7 +28,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
 import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '../program/yaml-locations.ts';
-import { CONFIG_FILE_NAME } from '../config/config.ts';
+import { CONFIG_FILE_NAME, cronExpression, DEFAULT_FAST_CADENCE } from '../config/config.ts';
 import { isPostgresUrl } from '../storage/location.ts';
 import { durationSchema } from './duration.ts';
 import { DEFAULT_ONLINE_GATE_SETTINGS } from './gate/online-gate-settings.ts';
@@ -110,14 +110,38 @@ const metricsSchema = z
     if (ramp.at(-1) !== metrics.split) context.addIssue({ code: 'custom', path: ['ramp', ramp.length - 1], message: `the ramp must end at split (${metrics.split})` });
   });
 
-const proposerSchema = z.strictObject({
+const ideasProposerSchema = z.strictObject({
   /**
    * `ideas`: the offline stand-in, one variant per idea listed in program.md's
-   * Instructions register (src/online/proposers/ideas-proposer.ts). The only
-   * kind so far. Default `ideas`.
+   * Instructions register (src/online/proposers/ideas-proposer.ts). Calls no model.
    */
-  kind: z.literal('ideas').default('ideas'),
+  kind: z.literal('ideas'),
 });
+
+const reflectiveProposerSchema = z.strictObject({
+  /**
+   * `reflective`: a model writes each variant from the decided experiments'
+   * outcomes (their variants, arms, lift, interval and verdict on the
+   * decision window; never a confirmation window):
+   * src/online/proposers/reflective-online-proposer.ts.
+   */
+  kind: z.literal('reflective'),
+  /** Its model, `provider:model` (openai, anthropic, ollama, openai-compatible). Required. */
+  model: z.string().trim().min(1),
+  /** The base URL of its model's server; default the provider's variable (OPENAI_BASE_URL, ...) or its default server. */
+  baseURL: z.url().optional(),
+  /** The NAME of the environment variable holding its key; default the provider's (OPENAI_API_KEY, ...). */
+  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the NAME of an environment variable').optional(),
+  /** Sampling temperature; default the provider's. */
+  temperature: z.number().min(0).max(2).optional(),
+  /** Most output tokens of an answer. Default 4096. */
+  maxOutputTokens: z.int().min(1).default(4096),
+  /** Timeout of one call, ms. Default 60 000. */
+  timeoutMs: z.int().min(1).default(60_000),
+});
+
+/** `proposer:` — `ideas` (the default, no model) or `reflective` (a model). */
+const proposerSchema = z.preprocess((value) => (value === undefined || value === null ? { kind: 'ideas' } : typeof value === 'object' && !Array.isArray(value) && !('kind' in value) ? { kind: 'ideas', ...value } : value), z.discriminatedUnion('kind', [ideasProposerSchema, reflectiveProposerSchema]));
 
 const gateSchema = z.strictObject({
   /** Level of the anytime-valid test of the primary metric (and of the harm stop), in (0, 1). Default 0.05. */
@@ -128,9 +152,31 @@ const gateSchema = z.strictObject({
   srmAlpha: z.number().gt(0).lt(1).default(GATE.srmAlpha),
 });
 
+/** Default cadence of an online study's slow loop: every day at midnight (a decision a day; the tests are anytime-valid, so looking more often costs nothing in false accepts). */
+export const DEFAULT_ONLINE_SLOW_CADENCE = '0 0 * * *';
+
+/** The cadences of `kloop schedule` on an online study (src/online/study/online-schedule.ts). */
+const scheduleSchema = z.strictObject({
+  /** Cadence of the fast loop: the scraper, harm stops, sample-ratio stops and ramp steps. Default every hour, "0 * * * *"; "off" disables it. */
+  fast: z.union([z.literal('off'), cronExpression]).default(DEFAULT_FAST_CADENCE),
+  /** Cadence of the slow loop: the scraper, then decide what is ripe and start the next experiment (one `kloop run` step). Default daily at 00:00, "0 0 * * *". */
+  slow: cronExpression.default(DEFAULT_ONLINE_SLOW_CADENCE),
+  /** IANA time zone of the cadences, e.g. "Europe/Paris". Default the system's. */
+  timezone: z.string().trim().min(1).refine((zone) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: zone });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not an IANA time zone (e.g. "UTC", "Europe/Paris")').optional(),
+});
+
 const stoppingSchema = z.strictObject({
   /** Most experiments of the study (A/B; the A/A calibration not counted). Default 20. */
   maxExperiments: z.int().min(0).default(20),
+  /** Most US dollars the reflective proposer's model may cost over the study (counted across runs in the notebook); then the study stops as `budget`. Default none. */
+  maxCostUsd: z.number().min(0).optional(),
 });
 
 /** The schema of an online study's `kloop.yaml`. */
@@ -141,9 +187,11 @@ export const onlineConfigSchema = z.strictObject({
   /** Program file, relative to the study. Default `program.md`. */
   program: z.string().trim().min(1).default('program.md'),
   metrics: metricsSchema,
-  proposer: proposerSchema.prefault({}),
+  proposer: proposerSchema,
   gate: gateSchema.prefault({}),
   stopping: stoppingSchema.prefault({}),
+  /** Cadences of `kloop schedule`: `fast` (default hourly) and `slow` (default daily at midnight). */
+  schedule: scheduleSchema.prefault({}),
   /** Seed of the assignment salt and every random choice. Default 1. */
   seed: z.int().min(0).default(1),
   /** A PostgreSQL URL for a shared notebook; absent: `.kloop/kloop.db`. */

@@ -50,6 +50,10 @@ import { FAILED_EXIT_CODE, exitCodeOf } from '../loop/stop-reasons.ts';
 /** The loops of the family (DESIGN.md §5). */
 export const LOOP_NAMES = ['A', 'B', 'C', 'D'] as const;
 export type LoopName = (typeof LOOP_NAMES)[number];
+/** The loops of an online study's schedule (src/online/study/online-schedule.ts). */
+export type OnlineLoopName = 'fast' | 'slow';
+/** Any scheduled loop: the four of an offline study, or an online study's two. */
+export type ScheduledLoopName = LoopName | OnlineLoopName;
 
 /** Default cadences: fast every hour, slow Mondays at 03:00 (defined with the config's schema). */
 export { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE };
@@ -67,7 +71,7 @@ export interface LoopJobResult {
 }
 
 /** One loop job: runs once per tick; `signal` aborts when the schedule stops. */
-export type LoopJob = (context: { loop: LoopName; scheduledAt: Date; signal: AbortSignal; now: () => Date }) => Promise<LoopJobResult>;
+export type LoopJob = (context: { loop: ScheduledLoopName; scheduledAt: Date; signal: AbortSignal; now: () => Date }) => Promise<LoopJobResult>;
 
 /** A scheduled task handle. */
 export interface ScheduledTask {
@@ -170,7 +174,7 @@ export function createManualScheduler(start: Date, options: { timezone?: string 
 /** One row of `schedule_runs` (read-only record). */
 export interface ScheduleRunRecord {
   readonly id: number;
-  readonly loop: LoopName;
+  readonly loop: ScheduledLoopName;
   readonly scheduledAt: string;
   readonly startedAt: string;
   readonly endedAt: string | null;
@@ -180,7 +184,7 @@ export interface ScheduleRunRecord {
 
 /** A loop with its cadence and job. */
 export interface ScheduledLoop {
-  name: LoopName;
+  name: ScheduledLoopName;
   /** Cron pattern (5 or 6 fields); null = on no cadence (only {@link RunningSchedule.runNow} runs it). */
   pattern: string | null;
   run: LoopJob;
@@ -188,9 +192,9 @@ export interface ScheduledLoop {
 
 /** Progress of a schedule, for the CLI. */
 export type ScheduleEvent =
-  | { type: 'start'; loop: LoopName; runId: number; scheduledAt: string }
-  | { type: 'end'; loop: LoopName; runId: number; outcome: ScheduleRunOutcome; detail: unknown }
-  | { type: 'overlap'; loop: LoopName; runId: number; scheduledAt: string };
+  | { type: 'start'; loop: ScheduledLoopName; runId: number; scheduledAt: string }
+  | { type: 'end'; loop: ScheduledLoopName; runId: number; outcome: ScheduleRunOutcome; detail: unknown }
+  | { type: 'overlap'; loop: ScheduledLoopName; runId: number; scheduledAt: string };
 
 /** Options of {@link startSchedule}. */
 export interface ScheduleOptions {
@@ -203,9 +207,9 @@ export interface ScheduleOptions {
 /** A running schedule. */
 export interface RunningSchedule {
   /** Next fire time of each scheduled loop (ISO), null when none. */
-  nextRuns(): Partial<Record<LoopName, string | null>>;
+  nextRuns(): Partial<Record<ScheduledLoopName, string | null>>;
   /** Runs a loop now (same guard and recording as a tick); an overlapping call is recorded as `overlap`. */
-  runNow(loop: LoopName): Promise<ScheduleRunRecord>;
+  runNow(loop: ScheduledLoopName): Promise<ScheduleRunRecord>;
   /** Stops the cadences, aborts the runs in flight and waits for them to finish. */
   stop(): Promise<void>;
 }
@@ -219,7 +223,7 @@ function toRecord(row: { id: number; loop: string; scheduled_at: string; started
   }
   return Object.freeze({
     id: row.id,
-    loop: row.loop as LoopName,
+    loop: row.loop as ScheduledLoopName,
     scheduledAt: row.scheduled_at,
     startedAt: row.started_at,
     endedAt: row.ended_at,
@@ -229,7 +233,7 @@ function toRecord(row: { id: number; loop: string; scheduled_at: string; started
 }
 
 /** Scheduled runs, oldest first (optionally of one loop, the last `limit`). */
-export async function listScheduleRuns(db: StudyDatabase, options: { loop?: LoopName; limit?: number } = {}): Promise<ScheduleRunRecord[]> {
+export async function listScheduleRuns(db: StudyDatabase, options: { loop?: ScheduledLoopName; limit?: number } = {}): Promise<ScheduleRunRecord[]> {
   let query = db.selectFrom('schedule_runs').selectAll().orderBy('id', 'desc');
   if (options.loop !== undefined) query = query.where('loop', '=', options.loop);
   if (options.limit !== undefined) query = query.limit(options.limit);
@@ -249,11 +253,11 @@ export function startSchedule(options: ScheduleOptions): RunningSchedule {
   const { db, scheduler } = options;
   const emit = options.onEvent ?? (() => undefined);
   const controller = new AbortController();
-  const inFlight = new Map<LoopName, Promise<ScheduleRunRecord>>();
+  const inFlight = new Map<ScheduledLoopName, Promise<ScheduleRunRecord>>();
   const loops = new Map(options.loops.map((loop) => [loop.name, loop]));
   const iso = (): string => scheduler.now().toISOString();
 
-  const recordOverlap = async (loop: LoopName, scheduledAt: Date): Promise<ScheduleRunRecord> => {
+  const recordOverlap = async (loop: ScheduledLoopName, scheduledAt: Date): Promise<ScheduleRunRecord> => {
     const at = iso();
     const row = await db
       .insertInto('schedule_runs')
@@ -287,7 +291,7 @@ export function startSchedule(options: ScheduleOptions): RunningSchedule {
     return toRecord(ended);
   };
 
-  const trigger = (name: LoopName, scheduledAt: Date): Promise<ScheduleRunRecord> => {
+  const trigger = (name: ScheduledLoopName, scheduledAt: Date): Promise<ScheduleRunRecord> => {
     const loop = loops.get(name);
     if (loop === undefined) return Promise.reject(new KloopError(`loop ${name} is not scheduled`, { code: 'schedule', exitCode: 2 }));
     if (inFlight.has(name)) return recordOverlap(name, scheduledAt);
@@ -297,7 +301,7 @@ export function startSchedule(options: ScheduleOptions): RunningSchedule {
     return run;
   };
 
-  const tasks = new Map<LoopName, ScheduledTask>();
+  const tasks = new Map<ScheduledLoopName, ScheduledTask>();
   for (const loop of options.loops) {
     if (loop.pattern === null) continue;
     tasks.set(

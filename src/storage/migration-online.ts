@@ -73,3 +73,41 @@ export const onlineStudies: Migration = {
       .execute();
   },
 };
+
+/**
+ * 0010: the looks of online experiments. `online_looks` holds one row per
+ * look of the online gate at an experiment (`kloop run`, a tick of
+ * `kloop schedule`, a day of `--simulate`): when, the window it was in, the
+ * primary metric on the decision window's closed units at that time (units
+ * and means per arm, Δ oriented so positive is better, the anytime-valid
+ * interval and p-value when the primary check ran), the gate's outcome and
+ * every check's verdict (JSON `[{ name, verdict }]`). `kloop view` draws the
+ * lift and interval over looks from these rows: stored as they were seen,
+ * never recomputed. Unique (experiment, look).
+ */
+export const onlineLooks: Migration = {
+  async up(db: AnyDatabase) {
+    const t = columnTypes(db);
+    await db.schema
+      .createTable('online_looks')
+      .addColumn('id', t.id, (column) => t.primaryId(column))
+      .addColumn('experiment_id', 'integer', (column) => column.notNull())
+      .addColumn('look', 'integer', (column) => column.notNull())
+      .addColumn('at', t.text, (column) => column.notNull())
+      .addColumn('window', t.text, (column) => column.notNull())
+      .addColumn('incumbent_units', 'integer', (column) => column.notNull())
+      .addColumn('candidate_units', 'integer', (column) => column.notNull())
+      .addColumn('incumbent_mean', t.real, (column) => column.notNull())
+      .addColumn('candidate_mean', t.real, (column) => column.notNull())
+      .addColumn('delta', t.real, (column) => column.notNull())
+      .addColumn('lower', t.real)
+      .addColumn('upper', t.real)
+      .addColumn('level', t.real)
+      .addColumn('p_value', t.real)
+      .addColumn('outcome', t.text, (column) => column.notNull())
+      .addColumn('reason', t.text)
+      .addColumn('checks', t.text, (column) => column.notNull())
+      .addUniqueConstraint('online_looks_experiment_look', ['experiment_id', 'look'])
+      .execute();
+  },
+};

@@ -5,7 +5,7 @@
 import type { Migration } from 'kysely';
 import { sql } from 'kysely';
 import { columnTypes, type AnyDatabase } from './column-types.ts';
-import { onlineStudies } from './migration-online.ts';
+import { onlineLooks, onlineStudies } from './migration-online.ts';
 
 const initial: Migration = {
   async up(db: AnyDatabase) {
@@ -374,4 +374,5 @@ export const MIGRATIONS: Record<string, Migration> = {
   '0007_registry_actor': registryActor,
   '0008_online_studies': onlineStudies,
   '0009_candidate_ids_and_lease_generation': candidateIdsAndLeaseGeneration,
+  '0010_online_looks': onlineLooks,
 };

@@ -67,3 +67,34 @@ export interface OutcomeRefusalTable {
   text: string;
   received_at: string;
 }
+
+/** One look of the online gate at an experiment (migration 0010): the series `kloop view` draws. */
+export interface OnlineLookTable {
+  id: Generated<number>;
+  experiment_id: number;
+  /** 1-based look number of the experiment */
+  look: number;
+  /** ISO time of the look (the study's clock) */
+  at: string;
+  /** 'decision' | 'confirmation': the experiment's window at the look */
+  window: string;
+  /** primary metric, decision window, closed units at the look (frozen once confirming) */
+  incumbent_units: number;
+  candidate_units: number;
+  incumbent_mean: number;
+  candidate_mean: number;
+  /** Δ oriented so positive is better for the candidate */
+  delta: number;
+  /** the primary check's anytime-valid interval for Δ; null when the check did not run or an end is unbounded */
+  lower: number | null;
+  upper: number | null;
+  level: number | null;
+  /** the primary check's always-valid p-value (running minimum), null when it did not run */
+  p_value: number | null;
+  /** 'continue' | 'accept' | 'refuse' */
+  outcome: string;
+  /** the refusal reason or the check waited for */
+  reason: string | null;
+  /** JSON: [{ name, verdict }] of every check run at the look */
+  checks: string;
+}

@@ -4,7 +4,7 @@
  * JSON columns hold text; timestamps are ISO 8601 UTC strings.
  */
 import type { Generated } from 'kysely';
-import type { ExposureTable, OnlineExperimentTable, OutcomeRefusalTable, OutcomeTable } from './online-schema.ts';
+import type { ExposureTable, OnlineExperimentTable, OnlineLookTable, OutcomeRefusalTable, OutcomeTable } from './online-schema.ts';
 
 export type { ExposureTable, OnlineExperimentTable, OutcomeRefusalTable, OutcomeTable };
 
@@ -358,4 +358,5 @@ export interface KloopDatabase {
   exposures: ExposureTable;
   outcomes: OutcomeTable;
   outcome_refusals: OutcomeRefusalTable;
+  online_looks: OnlineLookTable;
 }

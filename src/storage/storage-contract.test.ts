@@ -95,7 +95,7 @@ async function open(location: string, options?: OpenDatabaseOptions): Promise<St
 
 const TABLES = [
   'artifact_versions', 'calibrations', 'corpus_events', 'corpus_members', 'evaluation_examples', 'evaluations', 'example_results', 'experiments',
-  'exposures', 'kysely_migration', 'kysely_migration_lock', 'leases', 'loop_a_decisions', 'loop_a_runs', 'online_experiments', 'outcome_refusals', 'outcomes',
+  'exposures', 'kysely_migration', 'kysely_migration_lock', 'leases', 'loop_a_decisions', 'loop_a_runs', 'online_experiments', 'online_looks', 'outcome_refusals', 'outcomes',
   'proposals', 'registry', 'registry_events', 'response_cache', 'review_items', 'runs', 'schedule_runs', 'signals', 'study_state',
 ];
 

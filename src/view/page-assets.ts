@@ -26,5 +26,5 @@ export function chartBundlePath(): string {
 }
 
 /** The page scripts, in load order (the report inlines them in this order). */
-export const PAGE_SCRIPTS = ['format.js', 'charts.js', 'pages.js', 'app.js'] as const;
+export const PAGE_SCRIPTS = ['format.js', 'charts.js', 'pages.js', 'online.js', 'app.js'] as const;
 

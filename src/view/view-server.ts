@@ -7,6 +7,9 @@
  *
  * - `GET /api/study`, `/api/overview`, `/api/experiments/:id`, `/api/versions`,
  *   `/api/diff?a=ID&b=ID`, `/api/corpus`, `/api/review`, `/api/signals`;
+ * - `GET /api/online` for an online study (`mode: online`): every online
+ *   experiment's arms, units, lift, interval and checks, with the series of
+ *   its stored looks (src/online/study/online-view.ts; 404 for other studies);
  * - `GET /api/events`: server-sent events; a `change` event whenever the
  *   notebook changed (a run recorded an experiment, a version was activated,
  *   a review decided...), so the pages update while a run is in progress;
@@ -32,10 +35,8 @@ import { csrf } from 'hono/csrf';
 import { secureHeaders } from 'hono/secure-headers';
 import { HTTPException } from 'hono/http-exception';
 import { streamSSE } from 'hono/streaming';
-import { sql } from 'kysely';
 import { InputError, KloopError } from '../errors.ts';
 import type { StudyDatabase } from '../storage/database.ts';
-import { backendOf, listTables } from '../storage/database.ts';
 import type { ActivationResult } from '../storage/activation.ts';
 import { activateVersionExclusive } from '../storage/activation.ts';
 import { getRegistryVersion, getVersion } from '../storage/registry.ts';
@@ -46,6 +47,10 @@ import { loadRunInProgress, loadStudyOverview } from './study-overview.ts';
 import type { CorpusPage } from './study-pages.ts';
 import { loadCorpusPage, loadReviewPage, loadVersionsPage } from './study-pages.ts';
 import { diffTexts } from './text-diff.ts';
+import { notebookVersion } from './notebook-version.ts';
+import { readDecision } from './decision-body.ts';
+
+export { notebookVersion };
 import { chartBundlePath, pagesFolder } from './page-assets.ts';
 
 /** Shortest bearer token accepted (as `kloop serve`). */
@@ -76,6 +81,13 @@ export interface ViewAppOptions {
   headline?: { name: string; complement: boolean };
   /** Loop D's report of the rolling window (the signals page); absent = not available. */
   loadSignals?: () => Promise<unknown>;
+  /**
+   * An online study's experiments with their looks (`GET /api/online`, the
+   * online page; src/online/study/online-view.ts); absent = not an online study.
+   */
+  loadOnline?: () => Promise<unknown>;
+  /** True when the notebook is a simulated run's (`kloop view --simulated`): the pages label it SIMULATED. Default false. */
+  simulated?: boolean;
   /** Runs after an activation that moved the pointer, while the study's lease is still held (e.g. the git mirror's sync). */
   afterActivation?: (result: Extract<ActivationResult, { ok: true }>) => Promise<void>;
   /** Host names accepted in the Host header. Default the loopback names. */
@@ -92,58 +104,10 @@ const CONTENT_TYPES: Record<string, string> = {
   '.css': 'text/css; charset=utf-8',
 };
 
-/**
- * What the change fingerprint reads, one cheap query each: the newest row
- * (or a count) of every table whose rows the pages show. `example_results`
- * has no id column: in SQLite its rowid grows with every stored result (the
- * incumbent's top-ups, a candidate's screening), so the budget redraws while
- * a round runs; PostgreSQL has no rowid, so there its rows are counted. A
- * table the notebook does not have (one written before it, opened read-only)
- * is left out.
- */
-const CHANGE_PROBES: ReadonlyArray<{ key: string; table: string; probe: string; postgres?: string }> = [
-  { key: 'e', table: 'experiments', probe: 'select max(id) from experiments' },
-  { key: 'r', table: 'registry_events', probe: 'select max(id) from registry_events' },
-  { key: 'x', table: 'example_results', probe: 'select max(rowid) from example_results', postgres: 'select count(*) from example_results' },
-  { key: 'v', table: 'evaluations', probe: 'select max(id) from evaluations' },
-  { key: 'p', table: 'proposals', probe: 'select max(id) from proposals' },
-  { key: 'u', table: 'runs', probe: 'select max(id) from runs' },
-  { key: 'f', table: 'runs', probe: 'select count(*) from runs where ended_at is not null' },
-  { key: 'c', table: 'corpus_events', probe: 'select max(id) from corpus_events' },
-  { key: 'd', table: 'review_items', probe: "select count(*) from review_items where status <> 'pending'" },
-  { key: 'q', table: 'review_items', probe: 'select max(id) from review_items' },
-  { key: 'k', table: 'calibrations', probe: 'select max(id) from calibrations' },
-  { key: 'l', table: 'leases', probe: 'select count(*) from leases' },
-];
-
-/** A cheap fingerprint of everything the pages show: it changes whenever the notebook does (the `change` events of `GET /api/events`). */
-export async function notebookVersion(db: StudyDatabase): Promise<string> {
-  const tables = await listTables(db);
-  const probes = CHANGE_PROBES.filter((probe) => tables.has(probe.table));
-  if (probes.length === 0) return '{}';
-  const postgres = backendOf(db) === 'postgres';
-  const result = await sql<Record<string, number | string | null>>`select ${sql.raw(probes.map((probe) => `(${postgres ? (probe.postgres ?? probe.probe) : probe.probe}) as ${probe.key}`).join(', '))}`.execute(db);
-  return JSON.stringify(result.rows[0] ?? {});
-}
-
 function parseId(value: string | undefined, field: string): number {
   const id = Number(value);
   if (value === undefined || !Number.isInteger(id) || id < 1) throw new InputError(`expected a whole number ≥ 1, got "${value ?? ''}"`, { field });
   return id;
-}
-
-/** The body of a decision: `{ by, note? }`. */
-async function readDecision(context: Context): Promise<{ by: string; note?: string }> {
-  let body: unknown;
-  try {
-    body = await context.req.json();
-  } catch {
-    throw new InputError('send a JSON body { "by": "your name", "note": "why" }', { field: 'body' });
-  }
-  const record = (body ?? {}) as { by?: unknown; note?: unknown };
-  const by = typeof record.by === 'string' ? record.by.trim() : '';
-  if (by === '') throw new InputError('a name is required: who does this is recorded in the notebook', { field: 'by' });
-  return { by, ...(typeof record.note === 'string' && record.note.trim() !== '' ? { note: record.note.trim() } : {}) };
 }
 
 /** A running app and what it holds (the change poller). */
@@ -256,6 +220,8 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
       activeVersion: (await getRegistryVersion(db, 'active'))?.id ?? null,
       runInProgress: await loadRunInProgress(db, studyDir, options.now),
       signals: options.loadSignals !== undefined,
+      online: options.loadOnline !== undefined,
+      simulated: options.simulated === true,
     });
   });
   app.get('/api/overview', async (context) => context.json(await loadStudyOverview(db, { studyDir, ...(options.now !== undefined ? { now: options.now } : {}), ...(options.headline !== undefined ? { headline: options.headline } : {}) })));
@@ -281,6 +247,11 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
   app.get('/api/signals', async (context) => {
     if (options.loadSignals === undefined) return context.json({ error: 'not_available', message: 'signals are not available for this study' }, 404);
     return context.json(await options.loadSignals());
+  });
+
+  app.get('/api/online', async (context) => {
+    if (options.loadOnline === undefined) return context.json({ error: 'not_available', message: 'not an online study (mode: online in kloop.yaml)' }, 404);
+    return context.json(await options.loadOnline());
   });
 
   app.post('/api/versions/:id/activate', async (context) => {

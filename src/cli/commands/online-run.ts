@@ -7,7 +7,7 @@
  * the simulated audience instead (src/online/simulate/).
  */
 import { InputError } from '../../errors.ts';
-import { createIdeasProposer } from '../../online/proposers/ideas-proposer.ts';
+import { createOnlineProposer } from '../../online/proposers/online-proposer.ts';
 import { openOnlineStudy } from '../../online/study/online-study.ts';
 import { runSlowLoopStep } from '../../online/study/slow-loop.ts';
 import { runScraper } from '../../online/scraper/run-scraper.ts';
@@ -45,7 +45,7 @@ export async function runOnlineCommand(studyDir: string, options: OnlineRunOptio
   try {
     // The fast loop's part first: outcomes from the metric scraper, when the study has one.
     const scrape = await runScraper(study);
-    const report = await runSlowLoopStep(study, createIdeasProposer());
+    const report = await runSlowLoopStep(study, await createOnlineProposer(study.config, { db: study.db }));
     // A failed scrape is a problem, not a result: exit 1 once the step's report is printed.
     const exitCode = scrape?.outcome === 'failed' ? 1 : onlineExitCode(report);
     if (options.json === true) printJson({ mode: 'online', simulated: false, study: study.config.dir, exitCode, ...(scrape === undefined ? {} : { scraper: scrape }), ...report });

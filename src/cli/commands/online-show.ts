@@ -9,6 +9,7 @@ import path from 'node:path';
 import { InputError } from '../../errors.ts';
 import { loadOnlineConfig } from '../../online/config.ts';
 import { describeStandings } from '../../online/study/standing.ts';
+import { simulatedClockEnd } from '../../online/study/online-view.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
 import { getVersion } from '../../storage/registry.ts';
 import { print, printJson } from '../output.ts';
@@ -24,9 +25,7 @@ export async function showOnlineExperiment(studyDir: string, experiment: string,
   const db = await openDatabase(location, { readonly: true });
   try {
     // A simulated run's clock stopped at its last step: the last experiment's start or decision.
-    const last = await db.selectFrom('online_experiments').select((eb) => [eb.fn.max('decided_at').as('decided'), eb.fn.max('started_at').as('started')]).executeTakeFirst();
-    const simulatedEnd = [String(last?.decided ?? ''), String(last?.started ?? '')].sort().at(-1)!;
-    const standing = (await describeStandings(db, config, options.simulated === true ? simulatedEnd : new Date().toISOString())).find((entry) => entry.id === id);
+    const standing = (await describeStandings(db, config, options.simulated === true ? await simulatedClockEnd(db) : new Date().toISOString())).find((entry) => entry.id === id);
     if (standing === undefined) throw new InputError(`no online experiment ${id} in this study`, { field: '<experiment>' });
     const incumbent = (await getVersion(db, standing.incumbentVersionId))?.text ?? '';
     const candidate = (await getVersion(db, standing.candidateVersionId))?.text ?? '';

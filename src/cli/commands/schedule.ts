@@ -6,7 +6,10 @@
  * system crontab). One `kloop schedule` per study: a second one refuses
  * (exit 3). See src/schedule/schedule.ts and docs/loops-c-d.md.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import type { Command } from 'commander';
+import { studyModeOf } from '../../online/config.ts';
 import { InputError } from '../../errors.ts';
 import { studyDatabaseLocation } from '../../storage/database.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
@@ -43,10 +46,18 @@ export function registerScheduleCommand(program: Command): void {
       .command('schedule')
       .description('Run the fast loop (B) and the slow analyses (A, C, D) on the cadences of `schedule` in kloop.yaml, without overlaps.')
       .argument('<study>', 'study folder')
-      .option('--once <loops>', 'run these loops once now and exit: all, fast, slow, or e.g. C,D')
+      .option('--once <loops>', 'run these loops once now and exit: all, fast, slow, or e.g. C,D (an online study: all, fast or slow)')
       .option('--json', 'with --once: print one JSON object on stdout')
       .option('--quiet', 'no progress lines on stderr'),
   ).action(async (studyDir: string, options: ModelOptions & { once?: string; json?: boolean; quiet?: boolean }) => {
+    // An online study (mode: online) has its own two loops: fast and slow (src/cli/commands/online-schedule.ts).
+    if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') {
+      // The model flags of offline studies would do nothing here: refused, never ignored (the online proposer's model is proposer: in kloop.yaml).
+      for (const [key, flag] of [['model', '--model'], ['baseUrl', '--base-url'], ['proposerBaseUrl', '--proposer-base-url'], ['maxCostUsd', '--max-cost-usd'], ['maxTokens', '--max-tokens'], ['deterministic', '--deterministic']] as const) {
+        if (options[key] !== undefined) throw new InputError(`${flag} applies to offline studies only; an online study's proposer and its budget are proposer: and stopping.maxCostUsd in kloop.yaml (docs/online.md)`, { field: flag });
+      }
+      return (await import('./online-schedule.ts')).runOnlineSchedule(studyDir, options);
+    }
     const once = options.once !== undefined ? parseLoopList(options.once) : undefined;
     const quiet = options.quiet === true;
     const session = await openStudy(studyDir, options);
@@ -62,7 +73,7 @@ export function registerScheduleCommand(program: Command): void {
         // Every requested loop runs now, whatever its cadence (even "off"); nothing is put on a cadence.
         const running = startSchedule({
           db: session.db,
-          loops: loops.filter((loop) => once.includes(loop.name)).map((loop) => ({ ...loop, pattern: null })),
+          loops: loops.filter((loop) => (once as readonly string[]).includes(loop.name)).map((loop) => ({ ...loop, pattern: null })),
           scheduler,
         });
         const runs: ScheduleRunRecord[] = [];

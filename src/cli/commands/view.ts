@@ -20,6 +20,8 @@ import { progress } from '../output.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
 import { isStudyWritable } from './study-session.ts';
 import { untilInterrupted } from '../until-interrupted.ts';
+import path from 'node:path';
+import { loadOnlineConfig, studyModeOf, type OnlineStudyConfig } from '../../online/config.ts';
 
 /** The default environment variable holding the viewer's bearer token. */
 export const DEFAULT_VIEW_TOKEN_ENV = 'KLOOP_VIEW_TOKEN';
@@ -43,7 +45,25 @@ interface ViewOptions {
   tokenEnv: string;
   git?: boolean;
   quiet?: boolean;
+  simulated?: boolean;
 }
+
+/**
+ * An online study's config, when the folder is one (`mode: online`), else null.
+ *
+ * @throws InputError for `--simulated` on an offline study, or a simulated run that has not happened
+ */
+async function onlineStudyOf(studyDir: string, simulated: boolean): Promise<OnlineStudyConfig | null> {
+  const online = existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online';
+  if (!online && simulated) throw new InputError('--simulated applies to online studies only (mode: online)', { field: '--simulated' });
+  if (!online) return null;
+  const config = loadOnlineConfig(studyDir);
+  if (simulated && !(await databaseExists(simulatedNotebook(config.dir)))) throw new InputError('no simulated run yet: run `kloop run <study> --simulate` first', { file: simulatedNotebook(config.dir) });
+  return config;
+}
+
+/** The notebook of the last `kloop run --simulate` (src/online/simulate/simulate-study.ts). */
+const simulatedNotebook = (dir: string): string => path.join(dir, '.kloop', 'simulated.db');
 
 /**
  * Opens the study database for the viewer: writable when possible (activation,
@@ -90,6 +110,7 @@ export function registerViewCommand(program: Command): void {
     .option('--git', 'commit activations to the git notebook (as notebook.git: true in kloop.yaml)')
     .option('--quiet', 'no progress lines on stderr')
     .option('--json', 'print one JSON line on stdout once the viewer listens: url, port, study, writable')
+    .option('--simulated', 'online studies: view the notebook of the last `kloop run --simulate` (.kloop/simulated.db), labelled SIMULATED')
     .addHelpText(
       'after',
       '\nExit codes: 0 stopped by Ctrl-C or SIGTERM; 1 the notebook cannot be read; 2 bad input: no study there, a bad --port or one in use, a --host not of this machine, a token too short or unset.' +
@@ -101,14 +122,17 @@ export function registerViewCommand(program: Command): void {
       const { runLoopD } = await import('../../signals/loops.ts');
       const { slowLoopInputs } = await import('./signals.ts');
       const quiet = options.quiet === true;
-      const { dir, config } = await loadConfigOrNotebook(studyDir);
+      const simulated = options.simulated === true;
+      const online = await onlineStudyOf(studyDir, simulated);
+      const { dir, config } = online !== null ? { dir: online.dir, config: null } : await loadConfigOrNotebook(studyDir);
       const explicitTokenEnv = command.getOptionValueSource('tokenEnv') !== 'default';
       const token = explicitTokenEnv || (process.env[options.tokenEnv] ?? '').trim() !== '' ? resolveServeToken(process.env, options.tokenEnv) : null;
-      const { db, writable, created } = await openViewerDatabase(dir);
+      // A simulated run's notebook is read, never changed (it is made afresh by each --simulate run).
+      const { db, writable, created } = simulated ? { db: await openDatabase(simulatedNotebook(dir), { readonly: true }), writable: false, created: false } : await openViewerDatabase(dir);
       if (created) progress(`kloop: ${dir} has not run yet: the viewer shows the first \`kloop run\` as it goes`, quiet);
       const mirror = config !== null && gitNotebookEnabled(config, options.git) ? config : null;
       try {
-        const readOnlyNotebook = writable ? undefined : `the study's notebook ${studyDatabasePath(dir)} is not writable by this viewer: activation and review decisions cannot be recorded (run kloop view as a user who may write the study)`;
+        const readOnlyNotebook = simulated ? 'this is the notebook of a SIMULATED run (kloop run --simulate): nothing in it can be changed' : writable ? undefined : `the study's notebook ${studyDatabasePath(dir)} is not writable by this viewer: activation and review decisions cannot be recorded (run kloop view as a user who may write the study)`;
         if (!writable) progress(`kloop: ${readOnlyNotebook}`, quiet);
         const server = await startViewServer({
           db,
@@ -116,6 +140,7 @@ export function registerViewCommand(program: Command): void {
           headline: headlineOfConfig(config),
           token,
           ...(readOnlyNotebook !== undefined ? { readOnlyNotebook } : {}),
+          ...(online !== null ? { loadOnline: async () => (await import('../../online/study/online-view.ts')).loadOnlineView(db, online, { simulated }), simulated } : {}),
           port: options.port,
           hostname: options.host,
           ...(config !== null

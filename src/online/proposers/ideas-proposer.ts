@@ -10,8 +10,8 @@
  *
  * It learns nothing from the outcomes: what it reads of the decided
  * experiments is which ideas they tried (never a confirmation window).
- * A model-backed proposer that writes variants from the decided experiments'
- * outcomes is the reflective proposer's job (docs/online.md).
+ * A model that writes variants from the decided experiments' outcomes is
+ * the reflective proposer (src/online/proposers/reflective-online-proposer.ts).
  */
 import { contentHash } from '../../artifact/content-hash.ts';
 import type { Program } from '../../program/program.ts';
@@ -28,6 +28,10 @@ export interface DecidedExperimentSummary {
   readonly reason: string | null;
   /** The decision window's primary means per arm and units (never the confirmation window's). */
   readonly decisionWindow: { readonly incumbentMean: number; readonly candidateMean: number; readonly units: number } | null;
+  /** The variant's text. */
+  readonly candidateText?: string;
+  /** The primary check's anytime-valid interval for Δ on the decision window (ends null when unbounded), null when it never ran. */
+  readonly interval?: { readonly lower: number | null; readonly upper: number | null; readonly level: number } | null;
 }
 
 /** What an online proposer is told. */

@@ -11,7 +11,8 @@
  * unsubscribes; every outcome is sent back as an NDJSON line once its
  * simulated time has come (the path of `POST /outcomes`). The slow loop runs
  * once a day at midnight. Nothing reaches the network and no model is
- * called; a month of traffic takes seconds.
+ * called unless the study's proposer is `reflective` (its model writes the
+ * variants); a month of traffic takes seconds.
  *
  * The notebook is `.kloop/simulated.db` in the study folder, made afresh
  * each run (the study's real notebook is never touched), so a run is exact
@@ -21,7 +22,7 @@ import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { openDatabase } from '../../storage/database.ts';
 import { loadOnlineConfig } from '../config.ts';
-import { createIdeasProposer } from '../proposers/ideas-proposer.ts';
+import { createOnlineProposer } from '../proposers/online-proposer.ts';
 import { createAudienceWorld, DAY_MS, HOUR_MS, unitsOnDay } from '../simulation/audience-world.ts';
 import { createOnlineStudy } from '../study/online-study.ts';
 import { runSlowLoopStep, type SlowLoopReport } from '../study/slow-loop.ts';
@@ -77,7 +78,10 @@ export async function simulateOnlineStudy(studyDir: string, options: SimulateOpt
   const db = await openDatabase(notebook);
   const clock = { now: SIMULATION_START_MS };
   const study = createOnlineStudy(config, db, () => new Date(clock.now));
-  const proposer = createIdeasProposer();
+  const proposer = await createOnlineProposer(config, { db }).catch(async (error: unknown) => {
+    await db.destroy();
+    throw error;
+  });
   const pending: { unit: string; metric: string; value: number; at: number }[] = [];
   const totals = { stored: 0, duplicates: 0, refused: 0 };
   let units = 0;

@@ -132,6 +132,7 @@ describe('the slow loop of an online study', () => {
       try {
         return {
           experiments: await db.selectFrom('online_experiments').selectAll().orderBy('id').execute(),
+          looks: await db.selectFrom('online_looks').selectAll().orderBy('id').execute(),
           exposures: Number((await db.selectFrom('exposures').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
           outcomes: Number((await db.selectFrom('outcomes').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
         };
@@ -143,5 +144,6 @@ describe('the slow loop of an online study', () => {
     expect(two.exposures).toBe(14 * 400);
     expect(two).toEqual(one);
     expect(one.experiments.length).toBeGreaterThanOrEqual(2);
+    expect(one.looks.length).toBe(13); // one look a day after the first, every one stored once
   });
 });

@@ -25,9 +25,10 @@
  */
 import type { StudyDatabase } from '../../storage/database.ts';
 import type { OnlineExperimentRecord } from '../../storage/online-store.ts';
-import { armStatistics, assignmentPeriods, listOnlineExperiments, readOnlineState, runningOnlineExperiment, startOnlineExperiment, updateOnlineExperiment, writeOnlineState } from '../../storage/online-store.ts';
+import { armStatistics, assignmentPeriods, listOnlineExperiments, readOnlineState, recordOnlineLook, runningOnlineExperiment, startOnlineExperiment, updateOnlineExperiment, writeOnlineState } from '../../storage/online-store.ts';
 import { getRegistryVersion, getVersion, putVersion, setRegistryVersion } from '../../storage/registry.ts';
 import { loadProgram } from '../../program/program.ts';
+import { BudgetExceededError } from '../../providers/budget.ts';
 import { readFileSync } from 'node:fs';
 import type { OnlineStudyConfig } from '../config.ts';
 import { alwaysValidPValues, calibrationTau, decideOnline, DEFAULT_ONLINE_GATE_SETTINGS } from '../gate/online-gate.ts';
@@ -35,6 +36,7 @@ import type { ArmPair, OnlineGateDecision, OnlineGateInput, OnlineGateSettings, 
 import type { OnlineProposer } from '../proposers/ideas-proposer.ts';
 import { ONLINE_STOPPED_KEY, type OnlineStudy } from './online-study.ts';
 import { describeStandings, type ExperimentStanding } from './standing.ts';
+import { lookRecord } from './look-record.ts';
 import type { OnlineStopReason } from './stop-reasons.ts';
 
 /** Calibrations the rolling maximum of τ looks back over. */
@@ -98,18 +100,29 @@ export async function runSlowLoopStep(study: OnlineStudy, proposer: OnlinePropos
     }
   }
   study.refresh();
-  const stopped = await readOnlineState(db, ONLINE_STOPPED_KEY);
-  if (stopped !== undefined) report.stopped = JSON.parse(stopped) as SlowLoopReport['stopped'];
-  report.activeVersionId = (await getRegistryVersion(db))?.id ?? null;
-  report.experiments = await describeStandings(db, config, at);
-  return report;
+  return { ...(await currentReport(study)), decided: report.decided, started: report.started };
+}
+
+/** Where the study stands now, as a report of a step that decided and started nothing (the end of `kloop schedule`). */
+export async function currentReport(study: OnlineStudy): Promise<SlowLoopReport> {
+  const at = study.now().toISOString();
+  const stopped = await readOnlineState(study.db, ONLINE_STOPPED_KEY);
+  return {
+    at,
+    decided: [],
+    started: [],
+    experiments: await describeStandings(study.db, study.config, at),
+    activeVersionId: (await getRegistryVersion(study.db))?.id ?? null,
+    ...(stopped === undefined ? {} : { stopped: JSON.parse(stopped) as NonNullable<SlowLoopReport['stopped']> }),
+  };
 }
 
 async function experimentById(db: StudyDatabase, id: number): Promise<OnlineExperimentRecord> {
   return (await listOnlineExperiments(db)).find((experiment) => experiment.id === id)!;
 }
 
-async function stop(db: StudyDatabase, reason: OnlineStopReason, detail: string, at: string): Promise<void> {
+/** Records the stop of the study: it assigns no more units. */
+export async function stop(db: StudyDatabase, reason: OnlineStopReason, detail: string, at: string): Promise<void> {
   await writeOnlineState(db, ONLINE_STOPPED_KEY, JSON.stringify({ reason, detail, at }));
 }
 
@@ -171,56 +184,76 @@ function runningMinimum(previous: Record<string, number> | undefined, current: R
 }
 
 /**
- * Looks at the running experiment once; records the look and, when it is
- * decided, its decision.
- *
- * @returns the new final status, or undefined when it keeps running
+ * `slow`: a look that may decide (accept, refuse, open the confirmation
+ * window, calibrate). `fast`: a look of the fast loop, which acts only on
+ * what cannot wait — a harm stop, a sample-ratio mismatch, a ramp step — and
+ * leaves any other decision to the slow loop (`ripe`, nothing recorded).
  */
-async function lookAt(study: OnlineStudy, experiment: OnlineExperimentRecord, at: string): Promise<string | undefined> {
+export type LookMode = 'slow' | 'fast';
+
+/**
+ * Looks at the running experiment once; records the look (`online_looks`)
+ * and, when it is decided, its decision.
+ *
+ * @returns the new final status, `ripe` when a fast look leaves a decision to the slow loop, or undefined when it keeps running
+ */
+export async function lookAt(study: OnlineStudy, experiment: OnlineExperimentRecord, at: string, mode: LookMode = 'slow'): Promise<string | undefined> {
   const { db, config } = study;
   const evidence: StoredEvidence = { ...(experiment.evidence as StoredEvidence | null) };
   const settings = await gateSettings(db, config);
   const input = await gateInput(db, config, experiment, evidence, at);
   const decision = decideOnline(input, experiment.kind === 'aa' ? { ...settings, tau: 0 } : settings);
   const next: StoredEvidence = { ...evidence, looks: input.looks, pValues: runningMinimum(evidence.pValues, alwaysValidPValues(decision)), decision };
-  if (experiment.kind === 'aa') return lookAtCalibration(db, experiment, input, decision, next, at, settings.minUnitsPerArm);
+  if (experiment.kind === 'aa') return lookAtCalibration(db, experiment, input, decision, next, at, settings.minUnitsPerArm, mode);
+  const urgent = decision.outcome === 'refuse' && (decision.reason === 'harm' || decision.reason === 'srm');
+  const opensConfirmation = decision.outcome === 'continue' && decision.waitingFor === 'confirmation' && experiment.status === 'decision';
+  if (mode === 'fast' && !urgent && (decision.outcome !== 'continue' || opensConfirmation)) return 'ripe';
+  const look = lookRecord(experiment, input, decision, at);
   if (decision.outcome !== 'continue') {
     const status = decision.outcome === 'accept' ? 'accepted' : decision.reason === 'srm' ? 'invalid' : 'refused';
     next.decisionArms = next.frozenPrimary ?? input.primary.arms;
     next.decisionWindow = decisionWindowSummary(next.decisionArms);
     await db.transaction().execute(async (transaction) => {
       await updateOnlineExperiment(transaction, experiment.id, { status, decidedAt: at, reason: decision.outcome === 'accept' ? 'accepted' : decision.reason, evidence: next as Record<string, unknown> });
+      await recordOnlineLook(transaction, look);
       if (status === 'accepted') await setRegistryVersion(transaction, experiment.candidateVersionId, `online experiment ${experiment.id} accepted`, 'active', study.now);
     });
     return status;
   }
-  if (decision.waitingFor === 'confirmation' && experiment.status === 'decision') {
+  if (opensConfirmation) {
     next.frozenPrimary = input.primary.arms;
-    await updateOnlineExperiment(db, experiment.id, { status: 'confirmation', confirmationStartedAt: at, evidence: next as Record<string, unknown> });
+    await db.transaction().execute(async (transaction) => {
+      await updateOnlineExperiment(transaction, experiment.id, { status: 'confirmation', confirmationStartedAt: at, evidence: next as Record<string, unknown> });
+      await recordOnlineLook(transaction, look);
+    });
     return undefined;
   }
   const harmless = decision.checks.every((check) => (check.name === 'srm' || check.name === 'harm' ? check.verdict === 'pass' : true));
   const rampDue = experiment.status === 'decision' && experiment.rampStep < config.metrics.ramp.length - 1 && Date.parse(at) - Date.parse(experiment.rampChangedAt) >= config.metrics.rampEveryMs;
-  await updateOnlineExperiment(db, experiment.id, { evidence: next as Record<string, unknown>, ...(rampDue && harmless ? { rampStep: experiment.rampStep + 1, rampChangedAt: at } : {}) });
+  await db.transaction().execute(async (transaction) => {
+    await updateOnlineExperiment(transaction, experiment.id, { evidence: next as Record<string, unknown>, ...(rampDue && harmless ? { rampStep: experiment.rampStep + 1, rampChangedAt: at } : {}) });
+    await recordOnlineLook(transaction, look);
+  });
   return undefined;
 }
 
-/** The A/A calibration: done once both arms reached the minimum; invalid on a sample-ratio mismatch. */
-async function lookAtCalibration(db: StudyDatabase, experiment: OnlineExperimentRecord, input: OnlineGateInput, decision: OnlineGateDecision, next: StoredEvidence, at: string, minimum: number): Promise<string | undefined> {
+/** The A/A calibration: done once both arms reached the minimum (a slow look); invalid on a sample-ratio mismatch (any look). */
+async function lookAtCalibration(db: StudyDatabase, experiment: OnlineExperimentRecord, input: OnlineGateInput, decision: OnlineGateDecision, next: StoredEvidence, at: string, minimum: number, mode: LookMode): Promise<string | undefined> {
   const srm = decision.checks.find((check) => check.name === 'srm');
-  if (srm?.verdict === 'fail') {
-    await updateOnlineExperiment(db, experiment.id, { status: 'invalid', decidedAt: at, reason: 'srm', evidence: next as Record<string, unknown> });
-    return 'invalid';
-  }
   const { incumbent, candidate } = input.primary.arms;
-  if (Math.min(incumbent.units, candidate.units) < minimum) {
-    await updateOnlineExperiment(db, experiment.id, { evidence: next as Record<string, unknown> });
-    return undefined;
+  const reached = Math.min(incumbent.units, candidate.units) >= minimum;
+  if (srm?.verdict !== 'fail' && reached && mode === 'fast') return 'ripe';
+  const [status, outcome] = srm?.verdict === 'fail' ? (['invalid', 'refuse'] as const) : reached ? (['calibrated', 'calibrated'] as const) : ([undefined, 'continue'] as const);
+  if (status === 'calibrated') {
+    next.calibration = { primary: input.primary.arms, tau: calibrationTau([input.primary.arms], input.primary.metric) };
+    next.decisionArms = input.primary.arms;
   }
-  next.calibration = { primary: input.primary.arms, tau: calibrationTau([input.primary.arms], input.primary.metric) };
-  next.decisionArms = input.primary.arms;
-  await updateOnlineExperiment(db, experiment.id, { status: 'calibrated', decidedAt: at, reason: 'calibrated', evidence: next as Record<string, unknown> });
-  return 'calibrated';
+  const look = lookRecord(experiment, input, decision, at, outcome);
+  await db.transaction().execute(async (transaction) => {
+    await updateOnlineExperiment(transaction, experiment.id, { evidence: next as Record<string, unknown>, ...(status === undefined ? {} : { status, decidedAt: at, reason: status === 'invalid' ? 'srm' : 'calibrated' }) });
+    await recordOnlineLook(transaction, look);
+  });
+  return status;
 }
 
 function decisionWindowSummary(arms: ArmPair): StoredEvidence['decisionWindow'] {
@@ -237,17 +270,32 @@ async function startNext(study: OnlineStudy, proposer: OnlineProposer, report: S
     return;
   }
   const incumbent = (await getRegistryVersion(db))!;
+  // The decided experiments as the proposer may read them: variant, verdict and the decision window (never a confirmation window).
   const decided = await Promise.all(
-    experiments.map(async (experiment) => ({
-      id: experiment.id,
-      rationale: experiment.rationale,
-      candidateHash: (await getVersion(db, experiment.candidateVersionId))?.hash ?? '',
-      status: experiment.status,
-      reason: experiment.reason,
-      decisionWindow: (experiment.evidence as StoredEvidence | null)?.decisionWindow ?? null,
-    })),
+    experiments.map(async (experiment) => {
+      const version = await getVersion(db, experiment.candidateVersionId);
+      const evidence = experiment.evidence as StoredEvidence | null;
+      const interval = evidence?.decision?.checks.find((check) => check.name === 'primary')?.interval;
+      return {
+        id: experiment.id,
+        rationale: experiment.rationale,
+        candidateHash: version?.hash ?? '',
+        candidateText: version?.text ?? '',
+        status: experiment.status,
+        reason: experiment.reason,
+        decisionWindow: evidence?.decisionWindow ?? null,
+        interval: interval === undefined ? null : { lower: Number.isFinite(interval.lower) ? interval.lower : null, upper: Number.isFinite(interval.upper) ? interval.upper : null, level: interval.level },
+      };
+    }),
   );
-  const candidate = await proposer.propose({ incumbentText: incumbent.text, program: loadProgram(config.program), decided });
+  let candidate;
+  try {
+    candidate = await proposer.propose({ incumbentText: incumbent.text, program: loadProgram(config.program), decided });
+  } catch (error) {
+    if (!BudgetExceededError.isInstance(error)) throw error;
+    await stop(db, 'budget', error.message, at);
+    return;
+  }
   if (candidate === undefined) {
     await stop(db, 'no_new_proposals', `the ${proposer.name} proposer has no untried variant left`, at);
     return;

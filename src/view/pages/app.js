@@ -1,5 +1,6 @@
 /*
- * kloop view: routing (#/overview, #/experiments/ID, #/versions?a=&b=, #/corpus, #/review, #/signals),
+ * kloop view: routing (#/overview, #/experiments/ID, #/versions?a=&b=, #/corpus, #/review, #/signals;
+ * an online study: #/online, #/online/ID, and #/versions),
  * data (the viewer's JSON API, or the data embedded in an offline report), live updates (server-sent
  * events: the current page is drawn again whenever the notebook changes) and the decision dialog
  * (activate a version, approve or reject a review item: a name, and the viewer's token).
@@ -133,6 +134,8 @@
     }
     state.rendering = true;
     const current = route();
+    // An online study has no corpus, composites or signals: its pages are the online experiments and the versions.
+    if (state.study && state.study.online && current.page !== 'versions') current.page = 'online';
     for (const link of document.querySelectorAll('#nav a')) link.classList.toggle('current', link.dataset.page === (current.page === 'experiments' ? 'overview' : current.page));
     // A live redraw of the same page keeps the scroll position; a new page starts at the top.
     const scroll = state.lastHash === window.location.hash ? window.scrollY : 0;
@@ -147,7 +150,8 @@
     };
     const ctx = { load, post, mount, navigate, decide, report: Boolean(REPORT), notice };
     try {
-      if (current.page === 'experiments' && current.id) await pages.experiment(ctx, encodeURIComponent(current.id));
+      if (current.page === 'online') await pages.online(ctx, current.id);
+      else if (current.page === 'experiments' && current.id) await pages.experiment(ctx, encodeURIComponent(current.id));
       else if (current.page === 'versions') await pages.versions(ctx, current.query);
       else if (current.page === 'corpus') await pages.corpus(ctx);
       else if (current.page === 'review') await pages.review(ctx, current.query);
@@ -182,7 +186,8 @@
     try {
       const study = await load('/api/study');
       state.study = study;
-      document.getElementById('study-name').textContent = study.study;
+      document.getElementById('study-name').textContent = study.simulated ? `${study.study} — SIMULATED` : study.study;
+      for (const link of document.querySelectorAll('#nav a')) link.hidden = study.online ? !['online', 'versions'].includes(link.dataset.page) : link.dataset.page === 'online';
       document.title = `kloop view · ${study.name}`;
       status.replaceChildren(
         ...[
@@ -230,8 +235,8 @@
       }
     }
     window.addEventListener('hashchange', () => void render());
-    void refreshStatus();
-    void render();
+    // The study is known before the first page is drawn (an online study's pages differ).
+    void refreshStatus().then(() => render());
     connect();
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);

@@ -215,5 +215,5 @@
     return mount(canvas, { type: 'bar', data: { labels: entries.map(([name]) => name), datasets: [{ data: entries.map(([, value]) => value), backgroundColor: color || '#2457a6' }] }, options });
   }
 
-  Kloop.charts = { overviewChart, calibrationChart, exampleChangesChart, partitionSizesChart, exposuresChart, countsChart, destroyAll, live };
+  Kloop.charts = { overviewChart, calibrationChart, exampleChangesChart, partitionSizesChart, exposuresChart, countsChart, destroyAll, live, mount, baseOptions };
 })();

@@ -48,10 +48,9 @@ import { backendOf } from './database.ts';
 import { isPostgresUrl, parseStorageTarget } from './location.ts';
 import { fenceWrites, isLeaseLost, unfenceWrites } from './write-fence.ts';
 
-/** How often a holder renews its heartbeat, in milliseconds. */
-export const LEASE_HEARTBEAT_INTERVAL_MS = 2_000;
-/** A lease whose heartbeat is older than this (milliseconds) is stale and may be taken over. */
-export const LEASE_STALE_AFTER_MS = 15_000;
+import { LEASE_HEARTBEAT_INTERVAL_MS, LEASE_STALE_AFTER_MS } from './lease-timing.ts';
+
+export { LEASE_HEARTBEAT_INTERVAL_MS, LEASE_STALE_AFTER_MS };
 /** How often `--wait` looks at the lease again, in milliseconds. */
 export const LEASE_POLL_INTERVAL_MS = 500;
 /** Exit code of a run refused because another process holds the study's lease. */

@@ -16,7 +16,8 @@
  * of B examples) and W workers take them. Target: throughput ≥ 0.8 × W × the
  * single-process throughput, up to 4 workers.
  *
- * Settings (environment): KLOOP_BENCH_LATENCY_MS (L, default 1000: a
+ * Settings (environment): KLOOP_BENCH_SCREENING_ONLY=1 runs the screening
+ * study alone (below); KLOOP_BENCH_LATENCY_MS (L, default 1000: a
  * local model's call; the figures are then the queue's, not this machine's
  * CPU), KLOOP_BENCH_CAP (C, default 4), KLOOP_BENCH_VARIANTS (K, default 4),
  * KLOOP_BENCH_BATCH (B, default 4), KLOOP_BENCH_POSTGRES_URL (default
@@ -29,7 +30,13 @@
  * arrival (which process asked for which prompt × ticket); a worker's
  * duplicates are the calls beyond the first of the prompt × tickets it asked
  * for. Targets: 0 for the paused worker (it is late, not gone), at most one
- * job's worth (B) for the killed one. Exits 1 when a target is missed.
+ * job's worth (B) for the killed one.
+ *
+ * The screening study (bench/screening-study.ts): a whole `kloop run` with
+ * the proposer's default screening, on a `command` executor of 50 ms latency,
+ * in one process and with 4 workers; the decisions of both runs are compared
+ * (they must be the same, in order). Target: 4 workers ≥ 3 × a single
+ * process. Exits 1 when a target is missed or the decisions differ.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -47,6 +54,7 @@ import type { LoadedStudy } from '../src/loop/loaded-study.ts';
 import { createStudyEvaluator } from '../src/loop/evaluate-partition.ts';
 import type { Evaluator } from '../src/evaluator/evaluator.ts';
 import { makeLlmWorkerStudy, simulatedLabel } from '../src/test-support/llm-worker-study.ts';
+import { SCREEN_CAP, SCREEN_LATENCY_MS, SCREEN_PER_QUEUE, measureScreeningStudy, type ScreeningRun } from './screening-study.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const LATENCY_MS = Number(process.env.KLOOP_BENCH_LATENCY_MS ?? 1000);
@@ -57,6 +65,11 @@ const POSTGRES = process.env.KLOOP_BENCH_POSTGRES_URL ?? 'postgres://postgres@12
 const WORKERS = [1, 2, 4];
 /** How long the fault run's paused worker stays stopped, in milliseconds (KLOOP_BENCH_PAUSE_MS, default 30 000). */
 const PAUSE_MS = Number(process.env.KLOOP_BENCH_PAUSE_MS ?? 30_000);
+/** Only the screening study (KLOOP_BENCH_SCREENING_ONLY=1). */
+const SCREENING_ONLY = process.env.KLOOP_BENCH_SCREENING_ONLY === '1';
+/** Workers of the screening study's run, and its target (× a single process). */
+const SCREENING_WORKERS = 4;
+const SCREENING_TARGET = 3;
 
 /** One executor call as the model server saw it: which process (its API key) asked for which prompt × ticket. */
 interface Call {
@@ -202,8 +215,10 @@ function duplicatesOf(key: string, calls: readonly Call[]): number {
 }
 
 let fault: { seconds: number; evaluations: number; paused: number; killed: number; pausedDuplicates: number; killedDuplicates: number } | undefined;
+let screening: ScreeningRun[] = [];
 try {
-  {
+  screening = await measureScreeningStudy(POSTGRES, SCREENING_WORKERS);
+  if (!SCREENING_ONLY) {
     const study = await loadWithKey(dir, 'single');
     const folder = mkdtempSync(path.join(tmpdir(), 'kloop-bench-single-'));
     cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
@@ -212,12 +227,12 @@ try {
     await db.destroy();
     results.push({ label: 'single process', workers: 0, ...run });
   }
-  for (const count of WORKERS) {
+  for (const count of SCREENING_ONLY ? [] : WORKERS) {
     const run = await withWorkers(String(count), count, (evaluator, study) => measure(study, evaluator, `workers-${count}`));
     results.push({ label: `${count} worker${count === 1 ? '' : 's'}`, workers: count, ...run });
   }
   // The fault run: 3 workers; worker-0 paused (SIGSTOP) for PAUSE_MS at its first call, then resumed; worker-1 killed (SIGKILL) at its third call.
-  fault = await withWorkers('fault', 3, async (evaluator, study, workers) => {
+  if (!SCREENING_ONLY) fault = await withWorkers('fault', 3, async (evaluator, study, workers) => {
     const first = model.log.length;
     let seen0 = 0;
     let seen1 = 0;
@@ -237,11 +252,26 @@ try {
   for (const cleanup of cleanups.reverse()) await cleanup();
 }
 
+let missed = false;
+if (screening.length === 2) {
+  const [alone, spread] = screening as [ScreeningRun, ScreeningRun];
+  const ratio = alone.seconds / spread.seconds;
+  const same = JSON.stringify(alone.decisions) === JSON.stringify(spread.decisions);
+  if (ratio < SCREENING_TARGET || !same) missed = true;
+  process.stdout.write(`\nscreening study: kloop run on examples/support-routing (${SCREEN_PER_QUEUE} optimization tickets per queue, every anchor and shadow ticket), a command executor of L = ${SCREEN_LATENCY_MS} ms, at most ${SCREEN_CAP} program(s) at once per process, the proposer's default screening\n\n`);
+  process.stdout.write('| run | executor calls | experiments | stop | seconds | calls/s | × single process | target |\n|---|---|---|---|---|---|---|---|\n');
+  for (const run of screening) {
+    const times = alone.seconds / run.seconds;
+    const target = run.workers === 0 ? '' : `${SCREENING_TARGET.toFixed(1)}${times >= SCREENING_TARGET ? ' met' : ' MISSED'}`;
+    process.stdout.write(`| ${run.label} | ${run.calls} | ${run.experiments} | ${run.stopReason} | ${run.seconds.toFixed(2)} | ${(run.calls / run.seconds).toFixed(1)} | ${times.toFixed(2)} | ${target} |\n`);
+  }
+  process.stdout.write(`\ndecisions of the two runs: ${same ? `the same ${alone.decisions.length}, in order` : 'DIFFER'}\n`);
+}
+if (SCREENING_ONLY) process.exit(missed ? 1 : 0);
 const single = results[0]!;
 const rate = (run: { seconds: number; evaluations: number }): number => run.evaluations / run.seconds;
 process.stdout.write(`\nevaluation workers: L = ${LATENCY_MS} ms per call, at most ${CAP} calls at once per process, ${VARIANTS} artifacts × 40 examples, batches of ${BATCH}\n\n`);
 process.stdout.write('| run | evaluations | seconds | evaluations/s | × single process | target (0.8 × W) |\n|---|---|---|---|---|---|\n');
-let missed = false;
 for (const run of results) {
   const ratio = rate(run) / rate(single);
   const target = run.workers === 0 ? '' : `${(0.8 * run.workers).toFixed(1)}${ratio >= 0.8 * run.workers ? ' met' : ' MISSED'}`;

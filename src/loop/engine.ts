@@ -454,6 +454,9 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       const attempt = openRound.attempt ?? 0;
       const baseRepeats = incumbentRepeats(study, round - 1 - (await acceptedInRound(db, state.base.id)));
       const baseOptimization = await evaluatePartition(evaluator, study, state.base.text, 'optimization', options.signal, baseRepeats);
+      // A proposer may score several texts at once (they run together: on the workers, or up to the executor's
+      // concurrency); each score is counted for the failure streak in the order the proposer asked, as one at a time.
+      let observed: Promise<unknown> = Promise.resolve();
       const proposal = await askProposer({
         study,
         base: state.base,
@@ -463,10 +466,15 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         attempt,
         ...(options.signal !== undefined ? { signal: options.signal } : {}),
         evaluateOptimization: async (text) => {
-          await yieldToEventLoop();
-          const score = await withArtifactOverride(text, () => scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats }));
-          if (text !== state.base.text) candidateFailures.observe(score);
-          return score;
+          const scoring = yieldToEventLoop().then(() =>
+            withArtifactOverride(text, () => scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats })),
+          );
+          const turn = observed.then(() => scoring).then((score) => {
+            if (text !== state.base.text) candidateFailures.observe(score);
+            return score;
+          });
+          observed = turn.catch(() => undefined);
+          return turn;
         },
       });
       const failed = answerFailed(proposal);

@@ -98,7 +98,13 @@ export interface ProposalContext {
   examples: readonly Example[];
   /** The incumbent's per-example scores on the optimization partition. */
   incumbentScores: PartitionScore;
-  /** Scores any artifact text on the optimization partition (same frozen evaluator). */
+  /**
+   * Scores any artifact text on the optimization partition (same frozen
+   * evaluator). Several calls may be made at once: their evaluations run
+   * together (up to the executor's concurrency in one process, on every
+   * evaluation worker with `kloop run --workers`), each promise resolving
+   * with its own text's score.
+   */
   evaluateOptimization: (artifactText: string) => Promise<PartitionScore>;
   history: readonly HistoryEntry[];
   /** Content hashes of every artifact ever tried in this study: do not propose these again. */

@@ -128,7 +128,8 @@ export function isConnectionLoss(error: unknown): boolean {
   if (isConnectionRefusal(error)) return true;
   if (StorageError.isInstance(error) && (error.code === 'storage.connect' || error.code === 'storage.connections')) return true;
   const code = (error as { code?: string } | undefined)?.code;
-  if (code === '57P02' || code === '08003') return true;
+  // 25P03: the server ended a session idle inside a transaction (a paused process: src/storage/postgres.ts).
+  if (code === '57P02' || code === '08003' || code === '25P03') return true;
   const message = (error as Error | undefined)?.message ?? '';
   return /Connection terminated|not queryable|connection error|ECONNRESET|EPIPE/i.test(message);
 }

@@ -123,6 +123,12 @@ export interface OpenDatabaseOptions {
   readonly?: boolean;
   /** SQLite busy timeout in milliseconds. Default 10 000. */
   busyTimeoutMs?: number;
+  /**
+   * PostgreSQL: how long the server lets a session sit idle inside a
+   * transaction before it ends it (a paused process), in milliseconds.
+   * Default the lease's staleness, 15 000 (src/storage/postgres.ts).
+   */
+  idleInTransactionMs?: number;
 }
 
 /** True when this process may write `target` (a file or a folder). */
@@ -274,7 +280,11 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
 async function openPostgresDatabase(target: Extract<StorageTarget, { kind: 'postgres' }>, options: OpenDatabaseOptions): Promise<StudyDatabase> {
   // The PostgreSQL driver (pg) loads only for a notebook kept there.
   const { ensureSchema, openPostgresKysely, withSchemaLock } = await import('./postgres.ts');
-  const db = await openPostgresKysely(target, { readonly: options.readonly === true, busyTimeoutMs: options.busyTimeoutMs ?? 10_000 });
+  const db = await openPostgresKysely(target, {
+    readonly: options.readonly === true,
+    busyTimeoutMs: options.busyTimeoutMs ?? 10_000,
+    ...(options.idleInTransactionMs !== undefined ? { idleInTransactionMs: options.idleInTransactionMs } : {}),
+  });
   if (options.readonly === true) return db;
   const started = Date.now();
   // The migration table in the study's own schema: Kysely looks for it in every schema otherwise.

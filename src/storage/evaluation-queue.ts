@@ -222,10 +222,14 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
   const outage = <T>(work: () => Promise<T>): Promise<T> => retryThroughOutage(target, work);
   const here = osHostname();
 
-  // One listening connection: a worker's NOTIFY after each job wakes the waiting evaluations.
-  const waiters = new Set<() => void>();
+  // One listening connection: a worker's NOTIFY after each job (its job key) wakes the evaluation waiting for that
+  // job only — with a round's candidates screened at once, dozens wait together, and each wake-up is two queries.
+  const waiters = new Map<() => void, ReadonlySet<string>>();
   const wakeAll = (): void => {
-    for (const wake of [...waiters]) wake();
+    for (const wake of [...waiters.keys()]) wake();
+  };
+  const wakeFor = (jobKey: string | undefined): void => {
+    for (const [wake, keys] of [...waiters]) if (jobKey === undefined || jobKey === '' || keys.has(jobKey)) wake();
   };
   const listener = await connectPatiently(target, async () => {
     const client = new pg.Client({ connectionString: target.connectionString });
@@ -238,10 +242,10 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
     }
     return client;
   });
-  listener.on('notification', wakeAll);
+  listener.on('notification', (message) => wakeFor(message.payload));
   await listener.query(`listen ${resultsChannel(queueSchema)}`);
 
-  const wait = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
+  const wait = (ms: number, signal: AbortSignal | undefined, jobKeys: ReadonlySet<string>): Promise<void> =>
     new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -250,7 +254,7 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
         resolve();
       };
       const timer = setTimeout(done, ms);
-      waiters.add(done);
+      waiters.set(done, jobKeys);
       signal?.addEventListener('abort', done, { once: true });
     });
 
@@ -262,9 +266,9 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
       const planned = jobsOf(request, options.batchSize);
       const task = evaluationTask(request.fingerprint);
       const keyOf = new Map(planned.map(({ job, items }) => [evaluationJobKey(job), items]));
+      const jobKeys: ReadonlySet<string> = new Set(keyOf.keys());
       // Keyed jobs: adding one again through an outage adds nothing twice.
       for (const { job } of planned) await outage(() => utils.addJob(task, job, { jobKey: evaluationJobKey(job), jobKeyMode: 'unsafe_dedupe', maxAttempts: JOB_MAX_ATTEMPTS }));
-      wakeAll();
       const repeats = [...new Set(request.items.map((item) => item.repeat))];
       const wanted = new Set(request.items.map((item) => resultKey(item.exampleId, item.repeat)));
       const givenUp = new Map<string, string>();
@@ -324,7 +328,7 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
           const workers = await db.selectFrom('leases').select('owner_id').where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`).distinct().execute();
           options.onWaiting?.({ queued: Number(status.rows[0]?.queued ?? 0), running: Number(status.rows[0]?.running ?? 0), workers: workers.length });
         }
-        await wait(COORDINATOR_POLL_MS, signal);
+        await wait(COORDINATOR_POLL_MS, signal, jobKeys);
       }
     },
     async close(): Promise<void> {

@@ -48,10 +48,9 @@ import { backendOf } from './database.ts';
 import { isPostgresUrl, parseStorageTarget } from './location.ts';
 import { fenceWrites, isLeaseLost, unfenceWrites } from './write-fence.ts';
 
-/** How often a holder renews its heartbeat, in milliseconds. */
-export const LEASE_HEARTBEAT_INTERVAL_MS = 2_000;
-/** A lease whose heartbeat is older than this (milliseconds) is stale and may be taken over. */
-export const LEASE_STALE_AFTER_MS = 15_000;
+import { LEASE_HEARTBEAT_INTERVAL_MS, LEASE_STALE_AFTER_MS } from './lease-timing.ts';
+
+export { LEASE_HEARTBEAT_INTERVAL_MS, LEASE_STALE_AFTER_MS };
 /** How often `--wait` looks at the lease again, in milliseconds. */
 export const LEASE_POLL_INTERVAL_MS = 500;
 /** Exit code of a run refused because another process holds the study's lease. */
@@ -413,7 +412,8 @@ parentPort.on('message', (message) => {
 parentPort.postMessage({ type: 'ready' });
 `;
 
-// The same for PostgreSQL: its own `pg` connection (made again after a failure), one UPDATE per beat.
+// The same for PostgreSQL: its own `pg` connection (made again after a failure), one UPDATE per beat; a connection
+// refused for a connection limit is tried again at the next beats without a warning for up to `patientMs`.
 const POSTGRES_WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { Client } = require(workerData.driver);
@@ -428,16 +428,21 @@ const connect = async () => {
 };
 let timer;
 let busy = false;
+let lastBeat = Date.now();
 const beat = async () => {
   if (busy) return;
   busy = true;
   try {
     const connection = await connect();
     const result = await connection.query('UPDATE leases SET heartbeat_at = $1 WHERE study_key = $2 AND owner_id = $3', [new Date().toISOString(), workerData.studyKey, workerData.ownerId]);
+    lastBeat = Date.now();
     if (result.rowCount === 0) { clearInterval(timer); parentPort.postMessage({ type: 'lost' }); }
   } catch (error) {
     const failed = client; client = undefined; if (failed !== undefined) failed.end().catch(() => {});
-    parentPort.postMessage({ type: 'error', message: String(error && error.message || error) });
+    // A connection refused for a connection limit (53300) is tried again at the next beats, quietly, while the lease
+    // is far from stale: the pools free a slot within a query or two. Past patientMs it is said.
+    const refused = error && error.code === '53300';
+    if (!refused || Date.now() - lastBeat >= workerData.patientMs) parentPort.postMessage({ type: 'error', message: String(error && error.message || error) });
   } finally {
     busy = false;
   }
@@ -457,7 +462,11 @@ function heartbeatWorker(location: string, common: { busyTimeoutMs: number; inte
   const require = createRequire(import.meta.url);
   if (isPostgresUrl(location)) {
     const target = parseStorageTarget(location);
-    if (target.kind === 'postgres') return { source: POSTGRES_WORKER_SOURCE, data: { ...common, driver: require.resolve('pg'), connectionString: target.connectionString, schema: target.schema } };
+    if (target.kind === 'postgres') {
+      // Refused connections are retried quietly for up to half the staleness (the comment of POSTGRES_WORKER_SOURCE).
+      const data = { ...common, driver: require.resolve('pg'), connectionString: target.connectionString, schema: target.schema, patientMs: LEASE_STALE_AFTER_MS / 2 };
+      return { source: POSTGRES_WORKER_SOURCE, data };
+    }
   }
   return { source: WORKER_SOURCE, data: { ...common, driver: require.resolve('better-sqlite3'), file: location } };
 }

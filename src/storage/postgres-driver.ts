@@ -117,6 +117,9 @@ export class StudyPostgresDriver extends PostgresDriver {
     const resilient = connection as ResilientConnection;
     try {
       await super.rollbackTransaction(resilient.inner as PgConnection);
+    } catch (error) {
+      // A session that ended has been rolled back by the server: the transaction's own failure is what its caller reports.
+      if (!isConnectionLoss(error)) throw error;
     } finally {
       resilient.inTransaction = false;
     }

@@ -14,6 +14,19 @@
  *   (`lock_timeout`, default 10 s); past it PostgreSQL answers
  *   `lock_not_available` (55P03), which src/storage/busy.ts counts as busy:
  *   the same retries and the same exit code 3 as SQLite's `SQLITE_BUSY`.
+ * - **A paused process does not keep the lock.** A process stopped inside a
+ *   transaction (SIGSTOP, a suspended VM, a long GC pause; or stopped while
+ *   its `BEGIN` waited for the lock, which the server then grants it) would
+ *   hold the writer lock, and every row it wrote, for as long as it stays
+ *   stopped: the process that takes its stale lease over would wait for ever
+ *   (issue 36, the PostgreSQL take-over that hung). Every connection sets
+ *   `idle_in_transaction_session_timeout` to the lease's staleness
+ *   ({@link LEASE_STALE_AFTER_MS}, 15 s): the server ends such a session, its
+ *   transaction rolled back, by the time its lease may be taken over; a
+ *   process paused for less keeps its transaction. kloop never waits on
+ *   anything else inside a transaction, so a live process is never cut off.
+ *   When the paused process goes on, its next write finds the lease taken
+ *   over and is refused (`lease_lost`, src/storage/write-fence.ts).
  * - **One study per schema.** The URL's `schema` parameter (default
  *   `public`) is the connection's `search_path`; the schema is created on the
  *   first writable open and migrated there (Kysely's migrator takes its own
@@ -34,6 +47,7 @@ import type { KloopDatabase } from './schema.ts';
 import { StudyPostgresDriver, writerLockKeys } from './postgres-driver.ts';
 import { POOL_IDLE_MS, STUDY_POOL_SIZE, connectPatiently, connectionError, makePoolPatient } from './connections.ts';
 import type { StorageTarget } from './location.ts';
+import { LEASE_STALE_AFTER_MS } from './lease-timing.ts';
 import { KloopError, StorageError } from '../errors.ts';
 
 type PostgresTarget = Extract<StorageTarget, { kind: 'postgres' }>;
@@ -118,11 +132,13 @@ export interface PostgresPoolOptions {
   max?: number;
   /** The schema to put first on the search path. Default the target's. */
   schema?: string;
+  /** `idle_in_transaction_session_timeout`, in milliseconds. Default {@link LEASE_STALE_AFTER_MS} (the module comment). */
+  idleInTransactionMs?: number;
 }
 
 /** A `pg` pool on the target, its search path set to the study's schema, numbers parsed as numbers. */
 export function createPostgresPool(target: PostgresTarget, options: PostgresPoolOptions = {}): pg.Pool {
-  const settings = [`-c search_path=${options.schema ?? target.schema}`];
+  const settings = [`-c search_path=${options.schema ?? target.schema}`, `-c idle_in_transaction_session_timeout=${Math.max(1, Math.round(options.idleInTransactionMs ?? LEASE_STALE_AFTER_MS))}`];
   if (options.readonly === true) settings.push('-c default_transaction_read_only=on');
   const pool = new pg.Pool({
     connectionString: target.connectionString,
@@ -172,6 +188,8 @@ export interface OpenPostgresOptions {
   busyTimeoutMs?: number;
   /** Pool size. Default {@link STUDY_POOL_SIZE}. */
   poolSize?: number;
+  /** How long a session may sit idle inside a transaction, in milliseconds. Default {@link LEASE_STALE_AFTER_MS}. */
+  idleInTransactionMs?: number;
 }
 
 /**
@@ -181,7 +199,11 @@ export interface OpenPostgresOptions {
  * @throws StorageError naming the (redacted) URL when the server cannot be reached
  */
 export async function openPostgresKysely(target: PostgresTarget, options: OpenPostgresOptions = {}): Promise<Kysely<KloopDatabase>> {
-  const pool = createPostgresPool(target, { readonly: options.readonly === true, max: options.poolSize ?? STUDY_POOL_SIZE });
+  const pool = createPostgresPool(target, {
+    readonly: options.readonly === true,
+    max: options.poolSize ?? STUDY_POOL_SIZE,
+    ...(options.idleInTransactionMs !== undefined ? { idleInTransactionMs: options.idleInTransactionMs } : {}),
+  });
   try {
     const client = await pool.connect();
     client.release();

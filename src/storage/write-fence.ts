@@ -18,6 +18,12 @@
  * - a write outside a transaction (an `insert`, `update` or `delete` run on
  *   its own) is run inside one, with the same check.
  *
+ * - a write whose connection was lost (on PostgreSQL, the server ends the
+ *   session of a process paused inside a transaction for the lease's
+ *   staleness: src/storage/postgres.ts) reads the lease again on a new
+ *   connection: taken over, the write fails with {@link LeaseLostError}, the
+ *   run's one report of a lost lease, not as a lost database.
+ *
  * The check sits in the database driver, the one place every query of the
  * connection goes through, so no call site can forget it. A refused write
  * throws {@link LeaseLostError} (exit code {@link LEASE_LOST_EXIT_CODE}, code
@@ -28,6 +34,7 @@
 import { CompiledQuery } from 'kysely';
 import type { DatabaseConnection, Driver, Kysely, QueryResult, TransactionSettings } from 'kysely';
 import { KloopError } from '../errors.ts';
+import { isConnectionLoss } from './connections.ts';
 
 /** Exit code of a run stopped because another process took its lease over (its writes are refused from then on). */
 export const LEASE_LOST_EXIT_CODE = 5;
@@ -114,7 +121,14 @@ class FencedConnection implements DatabaseConnection {
   ) {}
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.inTransaction || this.driver.holder.fences.size === 0 || !isWrite(query)) return this.inner.executeQuery<R>(query);
+    if (this.inTransaction) {
+      try {
+        return await this.inner.executeQuery<R>(query);
+      } catch (error) {
+        throw await this.driver.refusalOf(error);
+      }
+    }
+    if (this.driver.holder.fences.size === 0 || !isWrite(query)) return this.inner.executeQuery<R>(query);
     // A write on its own: inside a transaction that checks the fence first.
     await this.driver.beginTransaction(this, {});
     try {
@@ -149,7 +163,11 @@ export class FencedDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const fenced = connection as FencedConnection;
-    await this.inner.beginTransaction(fenced.inner, settings);
+    try {
+      await this.inner.beginTransaction(fenced.inner, settings);
+    } catch (error) {
+      throw await this.refusalOf(error);
+    }
     fenced.inTransaction = true;
     if (settings.accessMode === 'read only') return;
     for (const fence of this.holder.fences.values()) {
@@ -158,7 +176,7 @@ export class FencedDriver implements Driver {
         held = await this.checkFence(fenced.inner, fence);
       } catch (error) {
         await this.rollbackTransaction(connection).catch(() => undefined);
-        throw error;
+        throw await this.refusalOf(error);
       }
       if (!held) {
         await this.rollbackTransaction(connection).catch(() => undefined);
@@ -176,10 +194,36 @@ export class FencedDriver implements Driver {
     return result.rows.length > 0;
   }
 
+  /**
+   * What a failed statement of a fenced connection reports: a connection lost
+   * while this process holds a lease (its session ended by the server after a
+   * pause: src/storage/postgres.ts) is looked at again on a new connection,
+   * and when the lease was taken over meanwhile the failure is that —
+   * {@link LeaseLostError}, not a lost database. Any other error, or one
+   * whose lease is still held (or cannot be read), as it is.
+   */
+  async refusalOf(error: unknown): Promise<unknown> {
+    if (this.holder.fences.size === 0 || !isConnectionLoss(error)) return error;
+    let connection: DatabaseConnection | undefined;
+    try {
+      connection = await this.inner.acquireConnection();
+      for (const fence of this.holder.fences.values()) {
+        if (!(await this.checkFence(connection, fence))) return new LeaseLostError(fence);
+      }
+    } catch {
+      // The lease cannot be read either: the database is what failed.
+    } finally {
+      if (connection !== undefined) await this.inner.releaseConnection(connection).catch(() => undefined);
+    }
+    return error;
+  }
+
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const fenced = connection as FencedConnection;
     try {
       await this.inner.commitTransaction(fenced.inner);
+    } catch (error) {
+      throw await this.refusalOf(error);
     } finally {
       fenced.inTransaction = false;
     }

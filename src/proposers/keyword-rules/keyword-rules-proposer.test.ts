@@ -320,3 +320,56 @@ describe('edit generation', () => {
     expect([best.fixed, best.broken, best.netFixes]).toEqual([2, 0, 2]);
   });
 });
+
+describe('keyword-rules proposer: scoring its single edits', () => {
+  // Issue 36, fault 15: scored one at a time, a round's edits kept all but one candidate's evaluation workers idle.
+  it('scores them all at once, and proposes what scoring them one at a time proposes', async () => {
+    const inFlight = { now: 0, most: 0 };
+    const together: string[] = [];
+    const base = evaluatorOf(TICKETS.filter((item) => item.partition === 'optimization'), together);
+    const concurrent = async (text: string): Promise<PartitionScore> => {
+      inFlight.now += 1;
+      inFlight.most = Math.max(inFlight.most, inFlight.now);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      inFlight.now -= 1;
+      return base(text);
+    };
+    let chain: Promise<unknown> = Promise.resolve();
+    const alone: string[] = [];
+    const sequentialBase = evaluatorOf(TICKETS.filter((item) => item.partition === 'optimization'), alone);
+    const oneAtATime = (text: string): Promise<PartitionScore> => {
+      const next = chain.then(() => sequentialBase(text));
+      chain = next;
+      return next;
+    };
+    const proposer = createKeywordRulesProposer({ localScreening: false });
+    const atOnce = await proposer.propose(await contextOf(TICKETS, { evaluateOptimization: concurrent }));
+    const inTurn = await proposer.propose(await contextOf(TICKETS, { evaluateOptimization: oneAtATime }));
+    expect(JSON.stringify(atOnce)).toBe(JSON.stringify(inTurn));
+    expect(together).toEqual(alone);
+    expect(atOnce.candidates.length).toBeGreaterThan(0);
+    // The single edits were in flight together (the bundles, built from their scores, follow one at a time).
+    expect(inFlight.most).toBeGreaterThan(1);
+  });
+
+  it('waits for every evaluation before it fails with the first failure, in the order asked', async () => {
+    let started = 0;
+    let ended = 0;
+    const base = evaluatorOf(TICKETS.filter((item) => item.partition === 'optimization'));
+    const failing = async (text: string): Promise<PartitionScore> => {
+      const index = (started += 1);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, index === 2 ? 1 : 20));
+        if (index >= 2) throw new Error(`evaluation ${index} failed`);
+        return await base(text);
+      } finally {
+        ended += 1;
+      }
+    };
+    const context = await contextOf(TICKETS);
+    const outcome = createKeywordRulesProposer({ localScreening: false }).propose({ ...context, evaluateOptimization: failing });
+    await expect(outcome).rejects.toThrow('evaluation 2 failed');
+    expect(started).toBeGreaterThan(2);
+    expect(ended).toBe(started);
+  });
+});

@@ -47,6 +47,7 @@ import { safeParseRoutingRules } from '../../executors/routing-rules/routing-rul
 import { textOfInput } from '../../tasks/text-input.ts';
 import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Proposer } from '../proposer.ts';
 import { INVALID_INCUMBENT } from '../proposer.ts';
+import { scoreAll } from '../score-all.ts';
 import { selectDiverse } from '../select-diverse.ts';
 import {
   compareEdits,
@@ -243,20 +244,22 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
       const incumbentScores = compositesById(records);
       const seen = new Set<string>();
       if (maxEvaluations === 0) return { candidates: unscored(ordered, context, pastDeltas, localScreening), failures };
-      const evaluated: Evaluated[] = [];
-      let evaluations = 0;
+      // Which single edits are scored reads no score: they are chosen first and scored all at once (on every
+      // evaluation worker, or up to the executor's concurrency), then compared in the order chosen.
+      const chosen: Array<GeneratedEdit & { text: string; delta: string }> = [];
       for (const entry of ordered) {
-        if (evaluations >= maxSingleEvaluations || context.signal?.aborted === true) break;
+        if (chosen.length >= maxSingleEvaluations || context.signal?.aborted === true) break;
         const text = applyEditToText(context.incumbentText, entry.edit);
         if (text === null || [...text].length > context.limits.maxArtifactCharacters) continue;
         const hash = contentHash(text);
         const delta = changeText(lineChanges(context.incumbentText, text));
         if (context.triedHashes.has(hash) || seen.has(hash) || pastDeltas.has(delta)) continue;
         seen.add(hash);
-        evaluations += 1;
-        const score = await context.evaluateOptimization(text);
-        evaluated.push({ ...entry, text, delta, ...compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[])) });
+        chosen.push({ ...entry, text, delta });
       }
+      const evaluations = chosen.length;
+      const scores = await scoreAll(context, chosen.map((entry) => entry.text));
+      const evaluated: Evaluated[] = chosen.map((entry, index) => ({ ...entry, ...compare(incumbentScores, compositesById(scores[index]!.examples as unknown as readonly RoutingScoreRecord[])) }));
       const kept = evaluated.filter((entry) => entry.netFixes >= minNetFixes).sort(compareEdits);
       const singles = selectDiverse(kept, context.maxCandidates, compareEdits).map((entry) => toCandidate(entry, evaluations));
 

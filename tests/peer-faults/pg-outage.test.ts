@@ -9,7 +9,11 @@
  * — once the coordinator has decided its first experiment, while it and the
  * workers are busy. The run must end as the same run without the outage
  * (exit 0, 4 experiments), the workers must still serve, and no process may
- * print a stack trace.
+ * print a stack trace. Two rounds of two candidates (the fixture's
+ * `maxExperiments: 4`): after the cut, the coordinator still decides round 1's
+ * second candidate, and round 2 (its screening and both candidates) runs
+ * wholly on the reconnected queue. A third round (6 experiments) added a
+ * third of the file's time and nothing the second round does not hold.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { postgresAvailable } from '../../src/test-support/postgres.ts';
@@ -24,7 +28,7 @@ afterAll(() => runCleanups(cleanups));
 
 describe.runIf(postgres)('peer fault 13: a 2-second database outage', () => {
   it('the coordinator and the workers reconnect and the run ends as without it', async () => {
-    const study = makeSmallStudy(cleanups, ['stopping: { maxExperiments: 6 }']);
+    const study = makeSmallStudy(cleanups);
     const schema = await freshSchema(cleanups);
     const proxy = await startTcpProxy('127.0.0.1', 5432);
     cleanups.push(() => proxy.close());
@@ -45,7 +49,7 @@ describe.runIf(postgres)('peer fault 13: a 2-second database outage', () => {
 
     const end = await coordinator.result;
     expect(end.code, coordinatorErr()).toBe(0);
-    expect((JSON.parse(end.stdout) as { experiments: number }).experiments).toBe(6);
+    expect((JSON.parse(end.stdout) as { experiments: number }).experiments).toBe(4);
     expect(coordinatorErr()).not.toMatch(/\n\s+at |unexpected failure/);
     for (const worker of workers) expect(worker.child.exitCode, worker.stderr()).toBeNull();
     for (const worker of workers) worker.child.kill('SIGTERM');

@@ -8,8 +8,10 @@
  * Two `kloop worker` processes (one job at a time each) serve an in-process
  * coordinator evaluating one artifact on 40 examples (10 jobs of 4) with an
  * `llm` executor on a loopback model server. The server pauses worker A
- * (SIGSTOP) at its first call for 20 s — past the 15 s stale delay — then
- * resumes it (SIGCONT) and answers. Every executor call is counted by its
+ * (SIGSTOP) at its first call for 6 s — past the coordinator's stale delay,
+ * set to 4 s here (`staleAfterMs`; the product's is 15 s, and the pause was
+ * 20 s: 14 s of the file's time spent waiting) — then resumes it (SIGCONT)
+ * and answers. Every executor call is counted by its
  * (prompt, ticket): each must be made once. Then A's heartbeat rows are
  * removed (as a coordinator on another host does when it judges A gone): A
  * writes them again at its next beat.
@@ -31,7 +33,10 @@ const postgres = await postgresAvailable();
 const cleanups: Cleanups = [];
 afterAll(() => runCleanups(cleanups));
 
-const PAUSE_MS = 20_000;
+/** The coordinator's stale delay in this test (the product's LEASE_STALE_AFTER_MS is 15 s), in milliseconds. */
+const STALE_AFTER_MS = 4_000;
+/** How long worker A is paused: past {@link STALE_AFTER_MS}. */
+const PAUSE_MS = 6_000;
 const KEY_ENV = 'KLOOP_TEST_MODEL_KEY';
 
 describe.runIf(postgres)('peer fault 9: a worker paused past the stale delay', () => {
@@ -65,7 +70,7 @@ describe.runIf(postgres)('peer fault 9: a worker paused past the stale delay', (
 
     const study = await loadStudyAsync(dir, createLlmStudyPlugins({ getDatabase: () => undefined, noCache: true, env: { ...process.env, [KEY_ENV]: 'coordinator' } }));
     const unlocked: string[] = [];
-    const queue = await openEvaluationQueue(schema.url, db, { batchSize: 4, onUnlocked: (gone) => unlocked.push(...gone.map((worker) => worker.reason)) });
+    const queue = await openEvaluationQueue(schema.url, db, { batchSize: 4, staleAfterMs: STALE_AFTER_MS, onUnlocked: (gone) => unlocked.push(...gone.map((worker) => worker.reason)) });
     cleanups.push(() => queue.close());
     const score = await createStudyEvaluator(study, db, { remote: queue }).evaluate({ artifactText: study.artifactText, partition: 'optimization', examples: study.partitions.optimization });
 

@@ -9,7 +9,9 @@
  * the example evaluations it executed. Before, they were exactly the
  * notebook's results (the gate's evaluations); now the screening's are among
  * them too (stored under a scratch key while the coordinator reads them, and
- * removed: none is left in the notebook).
+ * removed: none is left in the notebook). One round (2 experiments) shows
+ * it: its screening, its gate evaluations and the scratch rows' removal; the
+ * fixture's second round repeated them (a third of the file's time).
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { postgresAvailable } from '../../src/test-support/postgres.ts';
@@ -23,7 +25,7 @@ afterAll(() => runCleanups(cleanups));
 
 describe.runIf(postgres)("peer fault 15: the proposer's screening", () => {
   it('goes to the workers, and leaves nothing in the notebook', async () => {
-    const study = makeSmallStudy(cleanups);
+    const study = makeSmallStudy(cleanups, ['stopping: { maxExperiments: 2 }']);
     const schema = await freshSchema(cleanups);
     const worker = start(cleanups, ['worker', study, '--db', schema.url, '--concurrency', '2', '--json']);
     const stderr = stderrOf(worker.child);

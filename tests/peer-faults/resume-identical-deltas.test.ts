@@ -12,20 +12,51 @@
  * that evaluation's request, so the kill lands after the first decision and
  * before the second, every time), resumed, and compared with an
  * uninterrupted run of the same study. Then the doctor is shown a notebook
- * that lost a candidate.
+ * that lost a candidate: a copy of that uninterrupted run's (made once, in
+ * `beforeAll`, for both tests: the doctor's test ran the same study to the
+ * end again, a CLI run of its own).
  */
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/database.ts';
 import { checkDatabase } from '../../src/doctor/doctor.ts';
 import { modelArgs } from '../llm-stop-study.ts';
+import type { FakeServer } from '../llm-fake-openai-server.ts';
 import type { LlmStopStudy } from '../llm-stop-study.ts';
 import { databaseFile, finished, runKloop, spawnKloop } from '../reliability-fixture.ts';
 import Database from 'better-sqlite3';
 import { GOOD_LINE, makeIdenticalDeltasStudy, serveIdenticalDeltas } from './identical-deltas-study.ts';
 
 const studies: LlmStopStudy[] = [];
-afterAll(() => studies.forEach((study) => study.cleanup()));
+const copies: string[] = [];
+afterAll(() => {
+  studies.forEach((study) => study.cleanup());
+  copies.forEach((dir) => rmSync(dir, { recursive: true, force: true }));
+});
+
+/** While true, the server holds the second twin's evaluation (rebased onto the first: the good line twice), never answering it. */
+let holding = false;
+let reached: () => void = () => undefined;
+const never = new Promise<void>(() => undefined);
+/** The uninterrupted run's study, and one server for every study of the file (the executor's identity names its host and port, so results are comparable). */
+let reference: LlmStopStudy;
+let server: FakeServer;
+let uninterrupted: Awaited<ReturnType<typeof runKloop>>;
+beforeAll(async () => {
+  reference = makeIdenticalDeltasStudy();
+  studies.push(reference);
+  server = await serveIdenticalDeltas(reference, {
+    hold: (chat) => {
+      if (!holding || chat.system.split(GOOD_LINE).length - 1 < 2) return undefined;
+      reached();
+      return never;
+    },
+  });
+  uninterrupted = await runKloop(['run', reference.dir, '--json', '--quiet', ...modelArgs(server)]);
+}, 120_000);
+afterAll(() => server?.close());
 
 interface Row {
   round: number;
@@ -50,68 +81,47 @@ const decisions = (rows: Row[]): Array<Omit<Row, 'candidate_id'>> => rows.map(({
 
 describe('fault 10: a resumed round decides every candidate, whatever their delta text', () => {
   it('SIGKILL between the decisions of two candidates with one delta text: the resumed notebook equals the uninterrupted one', async () => {
-    let holding = false;
-    let reached: () => void = () => undefined;
     const reachedHold = new Promise<void>((resolve) => (reached = resolve));
-    const never = new Promise<void>(() => undefined);
-    const reference = makeIdenticalDeltasStudy();
     const killed = makeIdenticalDeltasStudy();
-    studies.push(reference, killed);
-    // One server for both studies (the executor's identity names its host and port, so results are comparable).
-    const server = await serveIdenticalDeltas(reference, {
-      // The second twin rebased onto the first (accepted): the good line twice. Held, never answered, while holding.
-      hold: (chat) => {
-        if (!holding || chat.system.split(GOOD_LINE).length - 1 < 2) return undefined;
-        reached();
-        return never;
-      },
-    });
-    try {
-      const uninterrupted = await runKloop(['run', reference.dir, '--json', '--quiet', ...modelArgs(server)]);
-      expect(uninterrupted.code, uninterrupted.stderr).toBe(0);
-      const expected = experiments(reference);
-      // The premise: round 1 decides two candidates with one delta text, the first accepted.
-      const roundOne = expected.filter((row) => row.round === 1);
-      expect(roundOne.map((row) => [row.decision, row.delta])).toEqual([
-        ['accepted', `## Roles\n+ ${GOOD_LINE}`],
-        ['refused', `## Roles\n+ ${GOOD_LINE}`],
-      ]);
-      expect(expected.length).toBeGreaterThan(2);
+    studies.push(killed);
+    expect(uninterrupted.code, uninterrupted.stderr).toBe(0);
+    const expected = experiments(reference);
+    // The premise: round 1 decides two candidates with one delta text, the first accepted.
+    const roundOne = expected.filter((row) => row.round === 1);
+    expect(roundOne.map((row) => [row.decision, row.delta])).toEqual([
+      ['accepted', `## Roles\n+ ${GOOD_LINE}`],
+      ['refused', `## Roles\n+ ${GOOD_LINE}`],
+    ]);
+    expect(expected.length).toBeGreaterThan(2);
 
-      holding = true;
-      const child = spawnKloop(['run', killed.dir, ...modelArgs(server)]);
-      const done = finished(child);
-      await reachedHold;
-      child.kill('SIGKILL');
-      const result = await done;
-      expect(result.signal).toBe('SIGKILL');
-      holding = false;
-      // Killed after the first decision, before the second.
-      expect(decisions(experiments(killed))).toEqual(decisions(roundOne.slice(0, 1)));
+    holding = true;
+    const child = spawnKloop(['run', killed.dir, ...modelArgs(server)]);
+    const done = finished(child);
+    await reachedHold;
+    child.kill('SIGKILL');
+    const result = await done;
+    expect(result.signal).toBe('SIGKILL');
+    holding = false;
+    // Killed after the first decision, before the second.
+    expect(decisions(experiments(killed))).toEqual(decisions(roundOne.slice(0, 1)));
 
-      const resumed = await runKloop(['run', killed.dir, '--json', '--quiet', ...modelArgs(server)]);
-      expect(resumed.code, resumed.stderr).toBe(0);
-      const actual = experiments(killed);
-      expect(decisions(actual)).toEqual(decisions(expected));
-      // Each decision names the candidate it decided, the same identity as in the uninterrupted run.
-      expect(actual.map((row) => row.candidate_id)).toEqual(expected.map((row) => row.candidate_id));
-      expect(new Set(actual.map((row) => row.candidate_id)).size).toBe(actual.length);
-      expect(actual[0]!.candidate_id).toMatch(/^r1\.c[01]\.[0-9a-f]{16}$/);
-    } finally {
-      await server.close();
-    }
+    const resumed = await runKloop(['run', killed.dir, '--json', '--quiet', ...modelArgs(server)]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const actual = experiments(killed);
+    expect(decisions(actual)).toEqual(decisions(expected));
+    // Each decision names the candidate it decided, the same identity as in the uninterrupted run.
+    expect(actual.map((row) => row.candidate_id)).toEqual(expected.map((row) => row.candidate_id));
+    expect(new Set(actual.map((row) => row.candidate_id)).size).toBe(actual.length);
+    expect(actual[0]!.candidate_id).toMatch(/^r1\.c[01]\.[0-9a-f]{16}$/);
   }, 120_000);
 
   it('kloop doctor names a candidate a closed round proposed and never decided', async () => {
-    const study = makeIdenticalDeltasStudy();
-    studies.push(study);
-    const server = await serveIdenticalDeltas(study);
-    try {
-      const run = await runKloop(['run', study.dir, '--json', '--quiet', ...modelArgs(server)]);
-      expect(run.code, run.stderr).toBe(0);
-    } finally {
-      await server.close();
-    }
+    // A copy of the uninterrupted run's notebook (the study folder as it left it).
+    expect(uninterrupted.code, uninterrupted.stderr).toBe(0);
+    const parent = mkdtempSync(path.join(tmpdir(), 'kloop-doctor-twins-'));
+    copies.push(parent);
+    const study = { dir: path.join(parent, 'study') };
+    cpSync(reference.dir, study.dir, { recursive: true });
     const findingsOf = async (): Promise<Array<{ id: string; status: string; message: string }>> => {
       const db = await openDatabase(databaseFile(study.dir), { readonly: true });
       try {

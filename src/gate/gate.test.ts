@@ -183,15 +183,22 @@ describe('the gate', () => {
     expect(flat).toMatchObject({ accepted: false, reason: 'specialization' });
   });
 
-  it('refuses a shadow gain carried by one example: the paired test on shadow is not significant', async () => {
+  it('refuses a shadow gain carried by one example as not_confirmed (Δshadow > 0, the one shadow test not significant), with its power', async () => {
     // Shadow differences [0.25, 0, 0, 0, 0, 0]: t = 1, df = 5, one-sided p = 0.181609 (scipy.stats.ttest_rel) ≥ 0.05.
     const one = series('s', [0.75, 0.5, 0.5, 0.5, 0.5, 0.5]);
     const decision = await decide(input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', one) } }));
-    expect(decision).toMatchObject({ accepted: false, reason: 'specialization' });
+    expect(decision).toMatchObject({ accepted: false, reason: 'not_confirmed' });
     const shadow = decision.checks.at(-1)!;
     expect(shadow.statistic).toBeCloseTo(0.181609, 5);
     expect(shadow.threshold).toBe(0.05);
-    expect(shadow.data).toMatchObject({ improved: 1, worsened: 0, examples: 6 });
+    expect(shadow.data).toMatchObject({ improved: 1, worsened: 0, examples: 6, pairedTest: 'paired-t', df: 5 });
+    expect(shadow.detail).toMatch(/^not confirmed: Δshadow = 0\.041667 > 0 but not distinguishable from no gain/);
+    // Power of the one-sided test at 0.05 with SE 0.041667 (scipy: 1 − norm.cdf(norm.ppf(0.95) − Δ/SE)):
+    // for Δopt = 0.125, 0.912315; for the observed Δshadow = 0.041667, 0.259511.
+    const power = shadow.data!.power as { forOptimizationDelta: number; forObservedDelta: number };
+    expect(power.forOptimizationDelta).toBeCloseTo(0.912315, 5);
+    expect(power.forObservedDelta).toBeCloseTo(0.259511, 5);
+    expect(shadow.detail).toContain('power for Δopt = 0.125: 0.912315');
     // shadowAlpha is honoured: at 0.2 the same shadow confirms.
     const lenient = await decide(input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', one) } }), { ...DEFAULT_GATE_SETTINGS, shadowAlpha: 0.2 });
     expect(lenient.accepted).toBe(true);

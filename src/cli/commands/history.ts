@@ -122,7 +122,11 @@ export function registerHistoryCommands(program: Command): void {
       try {
         const row = await db.selectFrom('experiments').selectAll().where('id', '=', id).executeTakeFirst();
         if (row === undefined) throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
-        const evidence = JSON.parse(row.evidence) as { checks: Array<{ name: string; passed: boolean; statistic: number | null; threshold: number | null; detail: string }>; shadowConsulted: boolean };
+        const evidence = JSON.parse(row.evidence) as {
+          checks: Array<{ name: string; passed: boolean; statistic: number | null; threshold: number | null; detail: string }>;
+          shadowConsulted: boolean;
+          retrial?: { trial: number; of: number; earlier: number[]; alpha: number; shadowAlpha: number };
+        };
         const flaky = await flakyOfExperiment(db, row.fingerprint, row.candidate_hash, row.base_version_id);
         const payload = {
           id: row.id,
@@ -141,6 +145,7 @@ export function registerHistoryCommands(program: Command): void {
           createdAt: row.created_at,
           checks: evidence.checks,
           shadowConsulted: evidence.shadowConsulted,
+          ...(evidence.retrial !== undefined ? { retrial: evidence.retrial } : {}),
           flaky,
         };
         if (options.json === true) {
@@ -151,6 +156,10 @@ export function registerHistoryCommands(program: Command): void {
         print(`delta: ${row.delta}`);
         print(`rationale: ${row.rationale}`);
         print(`decision: ${row.decision}${row.decision === 'accepted' ? ` → version ${row.accepted_version_id}` : ` (${row.reason})`}`);
+        if (evidence.retrial !== undefined) {
+          const retrial = evidence.retrial;
+          print(`re-trial: trial ${retrial.trial} of at most ${retrial.of} of this delta (earlier: ${retrial.earlier.map((earlier) => `#${earlier}`).join(', ')}), judged at α = ${retrial.alpha}, shadowAlpha = ${retrial.shadowAlpha} (src/loop/retrials.ts)`);
+        }
         print();
         print(table([['check', 'verdict', 'statistic', 'threshold', 'detail'], ...evidence.checks.map((check) => [check.name, check.passed ? 'pass' : 'FAIL', check.statistic === null ? '—' : String(check.statistic), check.threshold === null ? '—' : String(check.threshold), check.detail])]));
         for (const [who, found] of [['candidate', flaky.candidate], [`incumbent (version ${row.base_version_id})`, flaky.incumbent]] as const) {

@@ -144,23 +144,9 @@ export function shadowCheck(input: {
   const passed = gained && ratioHolds && testPasses && !invalid;
   const power = oneSidedPower(input.optimizationDelta, se, settings.shadowAlpha);
   const powerObserved = oneSidedPower(shadow.delta, se, settings.shadowAlpha);
-  const powerText = `power for Δopt = ${round(input.optimizationDelta)}: ${round(power)}`;
-  const counts = `${improved} of ${shadow.ids.length} shadow examples improved, ${worsened} worsened`;
-  const ratioText = `γ·Δopt − m = ${settings.generalizationRatio}×${round(input.optimizationDelta)} − ${round(shadowMargin)} = ${round(required)}`;
-  const verdict = `${testText} ${testPasses ? '<' : '≥'} shadowAlpha = ${settings.shadowAlpha}`;
   const reason: RefusalReason | null = passed ? null : !gained || !ratioHolds || invalid ? 'specialization' : 'not_confirmed';
   const decidedByDelta = !gained || !ratioHolds;
-  const detail = passed
-    ? `shadow confirms: Δshadow = ${round(shadow.delta)} > 0 and ≥ ${ratioText}; ${verdict}; ${powerText}; ${counts}`
-    : reason === 'not_confirmed'
-      ? `not confirmed: Δshadow = ${round(shadow.delta)} > 0 but not distinguishable from no gain: ${verdict}; ${powerText}; ${counts}`
-      : `specialization: ${
-          !gained
-            ? `Δshadow = ${round(shadow.delta)} ${shadow.delta < -1e-12 ? 'fell' : 'did not move'} (a shadow that did not rise never confirms)`
-            : !ratioHolds
-              ? `Δshadow = ${round(shadow.delta)} < ${ratioText}`
-              : `Δshadow = ${round(shadow.delta)}; ${verdict}`
-        }${invalid ? '; more invalid outputs on shadow' : ''}; ${counts}`;
+  const detail = shadowDetail({ reason, delta: shadow.delta, gained, ratioHolds, invalid, improved, worsened, examples: shadow.ids.length, testText, testPasses, power, settings, optimizationDelta: input.optimizationDelta, shadowMargin, required });
   const check: GateCheck = {
     name: 'shadow',
     passed,
@@ -195,4 +181,37 @@ export function shadowCheck(input: {
     },
   };
   return { check, reason };
+}
+
+/** The shadow row's detail: what confirmed or refused, the test, its power, the counts. */
+function shadowDetail(input: {
+  reason: RefusalReason | null;
+  delta: number;
+  gained: boolean;
+  ratioHolds: boolean;
+  invalid: boolean;
+  improved: number;
+  worsened: number;
+  examples: number;
+  testText: string;
+  testPasses: boolean;
+  power: number;
+  settings: Readonly<GateSettings>;
+  optimizationDelta: number;
+  shadowMargin: number;
+  required: number;
+}): string {
+  const { settings, delta } = input;
+  const powerText = `power for Δopt = ${round(input.optimizationDelta)}: ${round(input.power)}`;
+  const counts = `${input.improved} of ${input.examples} shadow examples improved, ${input.worsened} worsened`;
+  const ratioText = `γ·Δopt − m = ${settings.generalizationRatio}×${round(input.optimizationDelta)} − ${round(input.shadowMargin)} = ${round(input.required)}`;
+  const verdict = `${input.testText} ${input.testPasses ? '<' : '≥'} shadowAlpha = ${settings.shadowAlpha}`;
+  if (input.reason === null) return `shadow confirms: Δshadow = ${round(delta)} > 0 and ≥ ${ratioText}; ${verdict}; ${powerText}; ${counts}`;
+  if (input.reason === 'not_confirmed') return `not confirmed: Δshadow = ${round(delta)} > 0 but not distinguishable from no gain: ${verdict}; ${powerText}; ${counts}`;
+  const why = !input.gained
+    ? `Δshadow = ${round(delta)} ${delta < -1e-12 ? 'fell' : 'did not move'} (a shadow that did not rise never confirms)`
+    : !input.ratioHolds
+      ? `Δshadow = ${round(delta)} < ${ratioText}`
+      : `Δshadow = ${round(delta)}; ${verdict}`;
+  return `specialization: ${why}${input.invalid ? '; more invalid outputs on shadow' : ''}; ${counts}`;
 }

@@ -67,6 +67,9 @@ import { MAX_EVALUATION_FAILURES } from './notebook.ts';
 import { createCandidateFailures } from './candidate-failures.ts';
 import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
 import { DEFAULT_RETRIALS, retrialSettings } from './retrials.ts';
+import { IDLE_PATIENCE_ROUNDS, idlePatience } from './idle-patience.ts';
+
+export { IDLE_PATIENCE_ROUNDS, idlePatience } from './idle-patience.ts';
 import type { RunOptions, RunOutcome, StopReason } from './run-study.ts';
 
 /** Proposals a run must have attempted before `stopping.maxFailureRate` can stop it. */
@@ -74,27 +77,6 @@ export const FAILURE_RATE_MIN_ATTEMPTS = 10;
 
 /** Default of `stopping.idleRounds`. */
 export const DEFAULT_IDLE_ROUNDS = 2;
-
-/**
- * Rounds' worth of budget left per extra idle ask: patience grows by one ask
- * for every `IDLE_PATIENCE_ROUNDS × candidatesPerRound` experiments left.
- */
-export const IDLE_PATIENCE_ROUNDS = 5;
-
-/**
- * The stamina rule: how many idle asks in a row (answers with nothing new
- * to evaluate) stop the run as `no_new_proposals`. It scales with the budget
- * left, patience = `stopping.idleRounds` + ⌊experiments left /
- * ({@link IDLE_PATIENCE_ROUNDS} × candidatesPerRound)⌋: an idle ask costs one
- * proposer call, a judged candidate far more, so a run with much budget
- * left asks a few more times before it gives up. Each ask after an idle one
- * draws a fresh sample (the proposer's seed moves with the round and the
- * attempt) and names the candidates the last answer repeated
- * (`ProposalContext.repeatedDeltas`).
- */
-export function idlePatience(idleRounds: number, experimentsLeft: number, candidatesPerRound: number): number {
-  return idleRounds + Math.floor(Math.max(0, experimentsLeft) / (IDLE_PATIENCE_ROUNDS * Math.max(1, candidatesPerRound)));
-}
 
 /** Makes sure the registry has an active version (the seed artifact on a new study). */
 export async function ensureSeedVersion(db: StudyDatabase, study: LoadedStudy, now: () => Date): Promise<ArtifactVersion> {

@@ -7,7 +7,7 @@ import type { LlmClient, LlmRequest, LlmResponse } from '../providers/llm-client
 import { rebaseText } from '../artifact/three-way-merge.ts';
 import { markdownSections } from '../artifact/markdown-sections.ts';
 import type { ProposalContext } from './proposer.ts';
-import { COPIES_EXAMPLE_TEXT_FLAG, createReflectiveProposer, findCopiedExamples } from './reflective-proposer.ts';
+import { COPIES_EXAMPLE_TEXT_FLAG, createReflectiveProposer, findCopiedExamples, historyText } from './reflective-proposer.ts';
 
 const INCUMBENT = '# Extract intents\n\nRead the description.\n\n## Roles\nA party acts.\n\n## Behaviours\nList behaviours.\n\n## Views\nList views.\n';
 const GOAL = 'A physio clinic wants patients to book sessions with therapists, get reminders and pay invoices.';
@@ -236,5 +236,18 @@ describe('findCopiedExamples', () => {
     expect(findCopiedExamples('patients to book sessions with therapists get', '', examples)).toEqual([]);
     expect(findCopiedExamples('patients to book sessions with therapists, get reminders', 'patients to book sessions with therapists get reminders', examples)).toEqual([]);
     expect(findCopiedExamples('Sales reps track leads and deals through a pipeline', '', examples)).toEqual(['opt-2']);
+  });
+});
+
+describe('historyText: every tried delta, compact', () => {
+  it('keeps all 60 entries within the budget by cutting each delta, and puts identical deltas on one line with each outcome', () => {
+    const history = Array.from({ length: 60 }, (_, index) => ({ delta: `## Hints\n+ hint number ${index} ${'x'.repeat(200)}`, decision: 'refused' as const, reason: 'refused' }));
+    const text = historyText([...history, { delta: history[0]!.delta, decision: 'accepted', reason: 'accepted' }], 6000);
+    const lines = text.split('\n');
+    expect(lines).toHaveLength(60);
+    expect(lines[0]).toMatch(/^- ×2: REFUSED \(refused\), ACCEPTED: ## Hints \+ hint number 0 x+…?$/);
+    expect(lines[59]).toContain('hint number 59');
+    expect(text).not.toContain('older attempts not shown');
+    expect([...text].length).toBeLessThanOrEqual(6000);
   });
 });

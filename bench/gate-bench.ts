@@ -12,7 +12,7 @@
  * true quality is the incumbent's plus 0, 0.5σ, 1σ and 2σ on every partition
  * (R runs each; the incumbent with its topped-up repeats, 4R). Kloop's
  * decision is the real `decide` (α = 0.05, one-sided paired and Welch tests,
- * anchors, shadow with γ = 0.5 and its own tests at shadowAlpha = 0.05); the
+ * anchors, shadow with γ = 0.5 and its one test at shadowAlpha = 0.05); the
  * naive rule accepts when the candidate's optimization composite is higher.
  * An *overfit* candidate has a true 2σ gain on the optimization partition
  * and none on anchor and shadow.
@@ -459,7 +459,7 @@ async function main(): Promise<void> {
   console.log('Settings (main scenario):');
   console.log(describe(MAIN, sigma));
   console.log(
-    `  gate: α = ${ALPHA}, margin Δ > τ·√(1/R + 1/R_incumbent), one-sided paired t-test on per-example composites + Welch's t-test on the R run-level composites; anchors: no drop beyond ${DEFAULT_GATE_SETTINGS.anchorTolerance} + anchorK × per-example SD × √(2/R); shadow: Δshadow > 0, ≥ ${DEFAULT_GATE_SETTINGS.generalizationRatio}·Δopt − ${DEFAULT_GATE_SETTINGS.shadowMarginSe} SE, and a one-sided paired t-test at shadowAlpha = ${DEFAULT_GATE_SETTINGS.shadowAlpha}`,
+    `  gate: α = ${ALPHA}, margin Δ > τ·√(1/R + 1/R_incumbent), one-sided paired t-test on per-example composites + Welch's t-test on the R run-level composites; anchors: no drop beyond ${DEFAULT_GATE_SETTINGS.anchorTolerance} + anchorK × per-example SD × √(2/R); shadow: Δshadow > 0, ≥ ${DEFAULT_GATE_SETTINGS.generalizationRatio}·Δopt − ${DEFAULT_GATE_SETTINGS.shadowMarginSe} SE, and one one-sided paired t-test, its variance with the calibrated run-shared noise, at shadowAlpha = ${DEFAULT_GATE_SETTINGS.shadowAlpha} (Δshadow > 0 unproven: not_confirmed)`,
   );
   console.log(`  improvements: the candidate's true quality is q + 0.5σ, 1σ or 2σ on every partition; no-op: q; overfit: q + 2σ on optimization only`);
   console.log(`  the incumbent is evaluated with ${MAIN.incumbentRepeats} repeats, as the loop tops it up after three rounds as the incumbent (gate.incumbentRepeats default 4R); a freshly accepted one is shown apart`);

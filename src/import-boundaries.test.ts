@@ -262,7 +262,7 @@ describe('the import graph, transitively', () => {
     // The one module of an I/O folder it reaches holds the score shapes: types with no imports at all.
     expect(reached.filter((module) => IO_FOLDERS.includes(folderOf(module)))).toEqual(['tasks/example-score.ts']);
     expect(graph.get('tasks/example-score.ts')).toEqual([]);
-    expect(reached.filter((module) => folderOf(module) !== 'stats')).toEqual(['evaluator/partition-score.ts', 'gate/gate-defaults.ts', 'tasks/example-score.ts']);
+    expect(reached.filter((module) => folderOf(module) !== 'stats')).toEqual(['evaluator/partition-score.ts', 'gate/gate-defaults.ts', 'gate/shadow-check.ts', 'tasks/example-score.ts']);
   });
 
   it('src/stats/ reaches nothing outside src/stats/', () => {

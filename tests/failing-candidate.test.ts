@@ -82,14 +82,22 @@ describe('a candidate the server fails on', () => {
     second.stopping.maxExperiments = 10;
     const again = await runStudy({ study: second, db });
     expect(again.stopReason).toBe('no_new_proposals');
-    expect((await decisions(db)).slice(2).map(({ round, decision, reason }) => ({ round, decision, reason }))).toEqual([{ round: 3, decision: 'refused', reason: 'evaluation_failed' }]);
+    // Its repeats are recorded (skipped, evaluation_failed), never dropped silently: kloop history shows them.
+    expect((await decisions(db)).slice(2).map(({ round, decision, reason }) => ({ round, decision, reason }))).toEqual([
+      { round: 3, decision: 'refused', reason: 'evaluation_failed' },
+      { round: 4, decision: 'skipped', reason: 'evaluation_failed' },
+      { round: 5, decision: 'skipped', reason: 'evaluation_failed' },
+      { round: 6, decision: 'skipped', reason: 'evaluation_failed' },
+    ]);
     expect(poisoned()).toBe(2 * afterFirstRun); // its second evaluation, and nothing after
-    // The reflective proposer is told it was tried (a repeat, not a candidate): two idle rounds (an idle round records no experiment, so the next is round 4 again).
+    // The reflective proposer is told it was tried (a repeat, not a candidate): idle rounds, as many as the patience
+    // (stopping.idleRounds 2 + ⌊7 experiments left / (5 × 1 candidate per round)⌋ = 3; src/loop/engine.ts, idlePatience).
     const calls = await db.selectFrom('proposals').select(['round', 'outcome']).where('round', '>', 2).orderBy('id').execute();
     expect(calls).toEqual([
       { round: 3, outcome: 'candidates' },
       { round: 4, outcome: 'idle' },
-      { round: 4, outcome: 'idle' },
+      { round: 5, outcome: 'idle' },
+      { round: 6, outcome: 'idle' },
     ]);
 
     // A proposer that does not read the tried hashes offers it anyway: skipped before anything is paid for, with the reason.
@@ -99,8 +107,9 @@ describe('a candidate the server fails on', () => {
     third.proposer = { id: reflective.id, propose: (context) => reflective.propose({ ...context, triedHashes: new Set() }) };
     const last = await runStudy({ study: third, db });
     expect(last.stopReason).toBe('no_new_proposals');
-    const skips = (await decisions(db)).slice(3);
+    const skips = (await decisions(db)).slice(6);
     expect(skips.map(({ decision, reason }) => ({ decision, reason }))).toEqual([
+      { decision: 'skipped', reason: 'evaluation_failed' },
       { decision: 'skipped', reason: 'evaluation_failed' },
       { decision: 'skipped', reason: 'evaluation_failed' },
     ]);

@@ -141,3 +141,26 @@ describe('the power check in kloop run and kloop doctor', () => {
     }
   });
 });
+
+describe('the power check on the shadow (continuous tasks)', () => {
+  const base = { outcome: 'continuous' as const, alpha: 0.05, shadowAlpha: 0.05, optimization: new Map<string, number>(), shadow: new Map<string, number>(), optimizationSize: 40, shadowSize: 22 };
+
+  it('warns when the shadow test has under 80% power for the optimization gains measured, with the shadow size that would reach it', () => {
+    // Median Δopt/SE = 1.5: power 1 − Φ(1.644854 − 1.5) = 0.442413; n = ⌈22·((1.644854 + 0.841621)/1.5)²⌉ = 61 (scipy.stats.norm).
+    const warnings = powerWarnings({ ...base, shadowEvidence: [{ optimizationDelta: 0.015, standardError: 0.01 }, { optimizationDelta: 0.03, standardError: 0.01 }, { optimizationDelta: 0.01, standardError: 0.01 }] });
+    expect(warnings).toEqual([
+      {
+        partition: 'shadow',
+        have: 22,
+        needed: 61,
+        message:
+          "the shadow's test has power 0.44 (median over 3 decision(s) that reached it) to confirm the optimization gains measured so far at shadowAlpha = 0.05; about 61 shadow examples would give 0.8, the partition has 22: real gains will often be refused not_confirmed",
+      },
+    ]);
+  });
+
+  it('says nothing when the power is enough (Δopt/SE = 3: 0.912) or nothing reached the shadow', () => {
+    expect(powerWarnings({ ...base, shadowEvidence: [{ optimizationDelta: 0.03, standardError: 0.01 }] })).toEqual([]);
+    expect(powerWarnings({ ...base, shadowEvidence: [] })).toEqual([]);
+  });
+});

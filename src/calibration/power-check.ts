@@ -15,8 +15,10 @@
  * - **Continuous tasks** (the paired t-test): with the observed effect sizes
  *   of earlier refused candidates (d_z of their paired differences, read from
  *   the notebook), the examples the median one would need
- *   (`requiredExamples`, src/report/stuck-advice.ts); nothing to say before any
- *   candidate was measured.
+ *   (`requiredExamples`, src/report/stuck-advice.ts); and the power of the
+ *   shadow's one test for the optimization gains of the decisions that
+ *   reached it (below {@link SHADOW_POWER_TARGET}: the shadow examples that
+ *   would reach it); nothing to say before any candidate was measured.
  *
  * @module
  */
@@ -29,6 +31,8 @@ import type { OutcomeKind } from '../tasks/task.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { requiredExamples, significanceShortfall } from '../report/stuck-advice.ts';
 import { mcnemarMinimumPairs } from '../stats/mcnemar.ts';
+import { normalQuantile } from '../stats/index.ts';
+import { normalCdf } from '../stats/distributions.ts';
 
 /** One warning: the partition, what it has, what it needs, in words. */
 export interface PowerWarning {
@@ -58,7 +62,16 @@ export interface PowerCheckInput {
   shadowSize: number;
   /** d_z of earlier refused candidates' paired differences on optimization (continuous tasks), if any. */
   observedEffectSizes?: readonly number[];
+  /**
+   * Of earlier decisions that reached the shadow (continuous tasks): the
+   * optimization gain Δopt each had to confirm and the shadow test's standard
+   * error (the `power` evidence of the gate's shadow check).
+   */
+  shadowEvidence?: ReadonlyArray<{ optimizationDelta: number; standardError: number }>;
 }
+
+/** The power the shadow's test should have for the optimization gains a study shows; below it `kloop doctor` warns. */
+export const SHADOW_POWER_TARGET = 0.8;
 
 /**
  * The warnings for a study about to run; empty when a change can pass.
@@ -91,18 +104,50 @@ export function powerWarnings(input: PowerCheckInput): PowerWarning[] {
     }
     return warnings;
   }
+  const shadowWarning = shadowPowerWarning(input);
+  if (shadowWarning !== null) warnings.push(shadowWarning);
   const effects = (input.observedEffectSizes ?? []).filter((value) => Number.isFinite(value) && value > 0).sort((left, right) => left - right);
   if (effects.length === 0) return warnings;
   const median = effects[Math.floor((effects.length - 1) / 2)]!;
   const needed = requiredExamples(median, input.alpha);
   if (needed === null || needed <= input.optimizationSize) return warnings;
-  warnings.push({
+  warnings.unshift({
     partition: 'optimization',
     have: input.optimizationSize,
     needed,
     message: `at the effect sizes measured so far (median d_z = ${median.toFixed(3)} over ${effects.length} refused candidate(s)), a change needs about ${needed} optimization examples to reach α = ${input.alpha}; the partition has ${input.optimizationSize}`,
   });
   return warnings;
+}
+
+/**
+ * The shadow half of the continuous check: the power of the gate's one
+ * shadow test (src/gate/shadow-check.ts) for the optimization gains of the
+ * decisions that reached the shadow, at their median ratio r = Δopt/SE:
+ * 1 − Φ(z₁₋α − r) (normal approximation, Cohen 1988). Below
+ * {@link SHADOW_POWER_TARGET}, the shadow examples that would reach it, the
+ * SE shrinking as 1/√n: n·((z₁₋α + z_target)/r)². Null when nothing was
+ * measured or the power is enough.
+ */
+function shadowPowerWarning(input: PowerCheckInput): PowerWarning | null {
+  const ratios = (input.shadowEvidence ?? [])
+    .filter((entry) => entry.optimizationDelta > 0 && entry.standardError > 0)
+    .map((entry) => entry.optimizationDelta / entry.standardError)
+    .sort((left, right) => left - right);
+  if (ratios.length === 0) return null;
+  const ratio = ratios[Math.floor((ratios.length - 1) / 2)]!;
+  const critical = normalQuantile(1 - input.shadowAlpha);
+  const power = 1 - normalCdf(critical - ratio, 0, 1);
+  if (power >= SHADOW_POWER_TARGET) return null;
+  const needed = Math.ceil(input.shadowSize * ((critical + normalQuantile(SHADOW_POWER_TARGET)) / ratio) ** 2);
+  return {
+    partition: 'shadow',
+    have: input.shadowSize,
+    needed,
+    message:
+      `the shadow's test has power ${power.toFixed(2)} (median over ${ratios.length} decision(s) that reached it) to confirm the optimization gains measured so far at shadowAlpha = ${input.shadowAlpha}; ` +
+      `about ${needed} shadow examples would give ${SHADOW_POWER_TARGET}, the partition has ${input.shadowSize}: real gains will often be refused not_confirmed`,
+  };
 }
 
 /** What {@link studyPowerWarnings} reads. */
@@ -154,7 +199,25 @@ export async function notebookPowerWarnings(
   settings: { alpha: number; shadowAlpha: number; optimizationSize: number; shadowSize: number },
 ): Promise<PowerWarning[]> {
   const observedEffectSizes = await refusedEffectSizes(db, settings.alpha);
-  return powerWarnings({ outcome: 'continuous', ...settings, optimization: new Map(), shadow: new Map(), observedEffectSizes });
+  const shadowEvidence = await shadowTestEvidence(db);
+  return powerWarnings({ outcome: 'continuous', ...settings, optimization: new Map(), shadow: new Map(), observedEffectSizes, shadowEvidence });
+}
+
+/** Δopt and the shadow test's SE of every decision whose shadow check recorded its power (src/gate/shadow-check.ts). */
+async function shadowTestEvidence(db: StudyDatabase): Promise<Array<{ optimizationDelta: number; standardError: number }>> {
+  const rows = await db.selectFrom('experiments').select(['evidence']).where('decision', '!=', 'skipped').orderBy('id').execute();
+  const entries: Array<{ optimizationDelta: number; standardError: number }> = [];
+  for (const row of rows) {
+    try {
+      const checks = (JSON.parse(row.evidence) as { checks?: Array<{ name?: string; statistic?: unknown; data?: { power?: { standardError?: unknown } } }> }).checks ?? [];
+      const se = checks.find((check) => check.name === 'shadow')?.data?.power?.standardError;
+      const delta = checks.find((check) => check.name === 'margin')?.statistic;
+      if (typeof se === 'number' && typeof delta === 'number') entries.push({ optimizationDelta: delta, standardError: se });
+    } catch {
+      continue;
+    }
+  }
+  return entries;
 }
 
 /** d_z of the candidates the notebook refused as not significant by the paired t-test (McNemar refusals left out). */

@@ -59,6 +59,7 @@ describe('loadStudyConfig', () => {
       shadowMarginSe: 1,
       anchorTolerance: 0,
       minDeltaDistance: 0.2,
+      retrials: 2,
       thresholdK: 1,
       anchorK: 3,
       calibrationWindow: 5,

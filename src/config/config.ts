@@ -43,7 +43,7 @@ import { Cron } from 'croner';
 import { signalsConfigSchema } from './signals-config.ts';
 import { PROVIDERS, type ProviderName } from '../providers/model-spec.ts';
 import { isPostgresUrl, parseStorageTarget } from '../storage/location.ts';
-import { DEFAULT_GATE_SETTINGS } from '../gate/gate-defaults.ts';
+import { DEFAULT_GATE_SETTINGS, DEFAULT_RETRIALS } from '../gate/gate-defaults.ts';
 import { searchSpaceSchema } from '../proposers/search/space.ts';
 import { DEFAULT_CANDIDATES_PER_ROUND, DEFAULT_PROPOSER_CONCURRENCY, DEFAULT_SEED } from './study-defaults.ts';
 
@@ -283,6 +283,14 @@ const gateSchema = z.strictObject({
   anchorTolerance: nonNegative.max(1).default(DEFAULT_GATE_SETTINGS.anchorTolerance),
   /** Smallest bigram Jaccard distance from every earlier delta, in [0, 1]. Default 0.2. */
   minDeltaDistance: z.number().min(0).max(1).default(0.2),
+  /**
+   * Times a delta refused by a noisy test (`not_significant`,
+   * `not_confirmed`, `futility`) may be judged again when it comes back
+   * against a changed incumbent; each re-trial is judged at α/K and
+   * shadowAlpha/K (K = this), so the re-trials of a delta spend at most one
+   * more α (src/loop/retrials.ts). 0: never. Default 2.
+   */
+  retrials: z.number().int().min(0).max(20).default(DEFAULT_RETRIALS),
   /** k in τ = k × rolling max noise SD (the gate compares Δ with τ·√(2/R)). Default 1. */
   thresholdK: nonNegative.default(DEFAULT_GATE_SETTINGS.thresholdK),
   /** An anchor may drop by anchorTolerance + anchorK × its per-example SD × √(2/R). Default 3. */

@@ -18,3 +18,9 @@ export const DEFAULT_GATE_SETTINGS: Readonly<GateSettings> = Object.freeze({
   thresholdK: 1,
   anchorK: 3,
 });
+
+/**
+ * Default of `gate.retrials`: times a delta refused by a noisy test may be
+ * judged again against a changed incumbent (src/loop/retrials.ts).
+ */
+export const DEFAULT_RETRIALS = 2;

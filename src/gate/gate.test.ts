@@ -183,19 +183,57 @@ describe('the gate', () => {
     expect(flat).toMatchObject({ accepted: false, reason: 'specialization' });
   });
 
-  it('refuses a shadow gain carried by one example: the paired test on shadow is not significant', async () => {
+  it('refuses a shadow gain carried by one example as not_confirmed (Δshadow > 0, the one shadow test not significant), with its power', async () => {
     // Shadow differences [0.25, 0, 0, 0, 0, 0]: t = 1, df = 5, one-sided p = 0.181609 (scipy.stats.ttest_rel) ≥ 0.05.
     const one = series('s', [0.75, 0.5, 0.5, 0.5, 0.5, 0.5]);
     const decision = await decide(input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', one) } }));
-    expect(decision).toMatchObject({ accepted: false, reason: 'specialization' });
+    expect(decision).toMatchObject({ accepted: false, reason: 'not_confirmed' });
     const shadow = decision.checks.at(-1)!;
     expect(shadow.statistic).toBeCloseTo(0.181609, 5);
     expect(shadow.threshold).toBe(0.05);
-    expect(shadow.data).toMatchObject({ improved: 1, worsened: 0, examples: 6 });
+    expect(shadow.data).toMatchObject({ improved: 1, worsened: 0, examples: 6, pairedTest: 'paired-t', df: 5 });
+    expect(shadow.detail).toMatch(/^not confirmed: Δshadow = 0\.041667 > 0 but not distinguishable from no gain/);
+    // Power of the one-sided test at 0.05 with SE 0.041667 (scipy: 1 − norm.cdf(norm.ppf(0.95) − Δ/SE)):
+    // for Δopt = 0.125, 0.912315; for the observed Δshadow = 0.041667, 0.259511.
+    const power = shadow.data!.power as { forOptimizationDelta: number; forObservedDelta: number };
+    expect(power.forOptimizationDelta).toBeCloseTo(0.912315, 5);
+    expect(power.forObservedDelta).toBeCloseTo(0.259511, 5);
+    expect(shadow.detail).toContain('power for Δopt = 0.125: 0.912315');
     // shadowAlpha is honoured: at 0.2 the same shadow confirms.
     const lenient = await decide(input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', one) } }), { ...DEFAULT_GATE_SETTINGS, shadowAlpha: 0.2 });
     expect(lenient.accepted).toBe(true);
     expect(lenient.checks.at(-1)!.detail).toContain('1 of 6 shadow examples improved, 0 worsened');
+  });
+
+  it('adds the calibrated run-shared noise to the shadow test of a sampled model: the same shadow gain is then not_confirmed', async () => {
+    // σ_u² = noiseSd² − mean(sdᵢ²)/n_opt = 0.05² − 0.1²/10 = 0.0015; one repeat a side: SE = √(s_d²/n + 0.0015·(1 + 1))
+    // = √(0.0559017² + 0.003) = 0.0782624, t = 0.125/SE = 1.597191, df = 5, p = 0.0855566 (scipy.stats.t.sf);
+    // power for Δopt = 0.125: 1 − Φ(1.644854 − 1.597191) = 0.480993. Deterministic, the same shadow confirms (p = 0.0354).
+    const calibration = { noiseSd: 0.05, exampleSds: Object.fromEntries(Object.keys(base).map((id) => [id, 0.1])) };
+    const decision = await decide(input({ calibration, stochastic: true }));
+    expect(decision).toMatchObject({ accepted: false, reason: 'not_confirmed' });
+    const shadow = decision.checks.at(-1)!;
+    expect(shadow.data!['sharedRunVariance'] as number).toBeCloseTo(0.0015, 10);
+    expect(shadow.data).toMatchObject({ sharedRunVarianceFrom: 'calibration', df: 5 });
+    expect(shadow.data!['t'] as number).toBeCloseTo(1.597191, 5);
+    expect(shadow.statistic).toBeCloseTo(0.085557, 5);
+    expect((shadow.data!.power as { forOptimizationDelta: number }).forOptimizationDelta).toBeCloseTo(0.480993, 5);
+    expect(shadow.detail).toContain('paired t-test on shadow with the run-shared noise: t = 1.597191, df = 5, p = 0.085557 ≥ shadowAlpha = 0.05');
+    expect((await decide(input({ calibration }))).accepted).toBe(true);
+  });
+
+  it('labels a raced shadow stopped for futility not_confirmed when its gain so far was positive, specialization otherwise', async () => {
+    const stopped = (delta: number): GateInput['evaluateShadow'] => async () => ({
+      incumbent: score('shadow', shadowBase),
+      candidate: score('shadow', shadowBase),
+      stoppedEarly: { statistic: 0.01, threshold: 0.05, detail: 'stopped for futility', data: { racing: { delta } } },
+    });
+    const positive = await decide(input({ evaluateShadow: stopped(0.02) }));
+    expect(positive).toMatchObject({ accepted: false, reason: 'not_confirmed' });
+    expect(positive.checks.at(-1)!.detail).toBe('not confirmed: stopped for futility');
+    const flat = await decide(input({ evaluateShadow: stopped(0) }));
+    expect(flat).toMatchObject({ accepted: false, reason: 'specialization' });
+    expect(flat.checks.at(-1)!.detail).toBe('specialization: stopped for futility');
   });
 
   it('shows on the significance row the p-value that decided, with both tests in the detail', async () => {

@@ -32,30 +32,37 @@
  *                   (b) Δshadow ≥ γ · Δoptimization − m, where m =
  *                       `shadowMarginSe` × the standard error of the shadow's
  *                       paired differences (the generalisation ratio);
- *                   (c) a one-sided paired test on the shadow's per-example
- *                       composites (as in 4: t-test, or McNemar's exact test
- *                       for a binary task) rejects "no gain" at `shadowAlpha` (with ≥ 2
- *                       repeats of a stochastic executor, Welch's t-test on the
- *                       run-level shadow composites too, since noise shared by
- *                       a run's examples escapes the paired test).
- *                   Failing any is *specialization*. (c) bounds the rate at
- *                   which a true zero shadow effect "confirms" by chance: at
- *                   most `shadowAlpha` per decision that reaches the shadow
- *                   (exactly so under the t-test's normality assumption;
- *                   `npm run bench:gate`, overfit column, measures it).
+ *                   (c) ONE one-sided test on the shadow's per-example
+ *                       composites rejects "no gain" at `shadowAlpha`: the
+ *                       paired t-test with the noise shared by a run's
+ *                       examples added to its variance (McNemar's exact test
+ *                       for a binary task), src/gate/shadow-check.ts.
+ *                   Failing (a), (b) or a rise in invalid outputs is
+ *                   *specialization*; Δshadow > 0 within the ratio but (c)
+ *                   not rejecting is *not_confirmed* (positive, unproven).
+ *                   (c) bounds the rate at which a true zero shadow effect
+ *                   "confirms" by chance: at most `shadowAlpha` per decision
+ *                   that reaches the shadow (exactly so under the t-test's
+ *                   normality assumption; `npm run bench:gate`, overfit
+ *                   column, measures it). The evidence carries the test's
+ *                   power for the observed effect.
  *
  * The shadow partition is only evaluated when checks 1–5 pass: every look
  * spends a little of its novelty. With racing (`gate.racing`,
  * src/gate/racing/) the candidate's shadow may be evaluated in batches and
  * stopped for futility: `evaluateShadow` then says so (`stoppedEarly`) and
- * the check refuses as `specialization` with that evidence — a raced shadow
- * never confirms on part of it. A candidate the race stops on the
+ * the check refuses with that evidence — `not_confirmed` when the raced
+ * shadow's gain so far was positive, `specialization` otherwise — a raced
+ * shadow never confirms on part of it. A candidate the race stops on the
  * optimization partition is refused as `futility` before it reaches this
  * gate (src/gate/racing/decide-raced.ts). Duplicates (check 7 of DESIGN §3) are caught
  * before any evaluation is paid for, by the study.
  *
  * Caveat on repeated testing: the gate tests many candidates over a study; α
- * bounds the false-accept rate per decision, not per study. The shadow check
+ * bounds the false-accept rate per decision, not per study. A delta judged
+ * again (a re-trial, src/loop/retrials.ts) is judged at levels split over
+ * its re-trials, so the re-trials of one delta together spend at most one
+ * more α. The shadow check
  * and the anchors are what protect against the selection bias that remains.
  *
  * Source: DESIGN.md §3; Welch (1947) and Student's paired t-test as in
@@ -65,7 +72,8 @@
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import { perExampleMeans } from '../evaluator/partition-score.ts';
 import { DEFAULT_GATE_SETTINGS } from './gate-defaults.ts';
-import { fisherExactTest, mcnemarExactTest, mean, pairedTTest, standardError, welchTTest } from '../stats/index.ts';
+import { fisherExactTest, mcnemarExactTest, mean, pairedTTest, welchTTest } from '../stats/index.ts';
+import { shadowCheck } from './shadow-check.ts';
 
 /** Why a candidate was refused. */
 export type RefusalReason =
@@ -75,6 +83,7 @@ export type RefusalReason =
   | 'not_significant'
   | 'anchor_regression'
   | 'specialization'
+  | 'not_confirmed'
   | 'duplicate'
   | 'evaluation_failed'
   | 'futility';
@@ -85,6 +94,7 @@ export const REFUSAL_REASONS: readonly RefusalReason[] = [
   'not_significant',
   'anchor_regression',
   'specialization',
+  'not_confirmed',
   'duplicate',
   'invalid',
   'constraint',
@@ -301,7 +311,7 @@ const round = (value: number): number => Math.round(value * 1e6) / 1e6;
  * invalid rate is significantly higher (Fisher's exact test, one-sided, at
  * `alpha`). Transient failures are not counted.
  */
-function invalidRose(incumbent: PartitionScore, candidate: PartitionScore, stochastic: boolean, alpha: number): boolean {
+export function invalidRose(incumbent: PartitionScore, candidate: PartitionScore, stochastic: boolean, alpha: number): boolean {
   const terminal = (score: PartitionScore): number => score.invalid - (score.transient ?? 0);
   if (!stochastic) return terminal(candidate) > terminal(incumbent);
   const outputs = (score: PartitionScore): number => score.total - (score.transient ?? 0);
@@ -458,75 +468,29 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
   });
   if (!anchorsPassed) return refuse('anchor_regression');
 
-  // 6. shadow
+  // 6. shadow (src/gate/shadow-check.ts)
   const shadowScores = await input.evaluateShadow({ optimizationDelta: optimization.delta });
   if (shadowScores.stoppedEarly !== undefined) {
     // A raced shadow stopped for futility: it cannot confirm the gain (a refusal only, never an acceptance).
+    // Positive so far but out of reach of the test: not confirmed; flat or falling: specialization.
     const stopped = shadowScores.stoppedEarly;
-    checks.push({ name: 'shadow', passed: false, statistic: round(stopped.statistic), threshold: round(stopped.threshold), detail: `specialization: ${stopped.detail}`, data: stopped.data });
-    return refuse('specialization', true);
+    const raced = (stopped.data['racing'] as { delta?: unknown } | undefined)?.delta;
+    const reason: RefusalReason = typeof raced === 'number' && raced > 1e-12 ? 'not_confirmed' : 'specialization';
+    const label = reason === 'not_confirmed' ? 'not confirmed' : 'specialization';
+    checks.push({ name: 'shadow', passed: false, statistic: round(stopped.statistic), threshold: round(stopped.threshold), detail: `${label}: ${stopped.detail}`, data: stopped.data });
+    return refuse(reason, true);
   }
-  const shadow = comparePaired(shadowScores.incumbent, shadowScores.candidate);
-  const shadowImproved = shadow.differences.filter((difference) => difference > 0).length;
-  const shadowWorsened = shadow.differences.filter((difference) => difference < 0).length;
-  const changed = shadowImproved + shadowWorsened > 0;
-  const shadowSe = changed && shadow.differences.length >= 2 ? standardError(shadow.differences) : 0;
-  const shadowMargin = settings.shadowMarginSe * shadowSe;
-  const required = settings.generalizationRatio * optimization.delta - shadowMargin;
-  const shadowTest = pairedTest(shadow.candidate, shadow.incumbent, input.outcome, { testable: changed, what: ' on shadow' });
-  const shadowInvalidRose = invalidRose(shadowScores.incumbent, shadowScores.candidate, input.stochastic === true, settings.alpha);
-  // A sampled model's noise is partly shared by a run's examples, which the per-example paired test
-  // does not see (it would confirm a true zero more often than shadowAlpha): Welch's test on the
-  // run-level shadow composites must pass too, as on the optimization partition.
-  const shadowRunsIncumbent = shadowScores.incumbent.runComposites.filter((value): value is number => value !== null);
-  const shadowRunsCandidate = shadowScores.candidate.runComposites.filter((value): value is number => value !== null);
-  const shadowWelch =
-    input.stochastic === true && changed && shadowRunsIncumbent.length >= 2 && shadowRunsCandidate.length >= 2
-      ? welchTTest(shadowRunsCandidate, shadowRunsIncumbent, { alternative: 'greater' })
-      : undefined;
-  const gained = shadow.delta > 1e-12;
-  const ratioHolds = shadow.delta >= required - 1e-12;
-  const shadowP = Math.max(shadowTest.pValue, shadowWelch?.pValue ?? 0);
-  const testPasses = shadowP < settings.shadowAlpha;
-  const shadowPassed = gained && ratioHolds && testPasses && !shadowInvalidRose;
-  const counts = `${shadowImproved} of ${shadow.ids.length} shadow examples improved, ${shadowWorsened} worsened`;
-  const ratioText = `γ·Δopt − m = ${settings.generalizationRatio}×${round(optimization.delta)} − ${round(shadowMargin)} = ${round(required)}`;
-  const testText =
-    shadowTest.text +
-    (shadowWelch !== undefined ? `; Welch's t-test on ${shadowRunsCandidate.length} vs ${shadowRunsIncumbent.length} run-level shadow composites: t = ${round(shadowWelch.t)}, p = ${round(shadowWelch.pValue)}` : '') +
-    ` (${testPasses ? 'both <' : 'not all <'} shadowAlpha = ${settings.shadowAlpha})`;
-  // The statistic that decided: Δshadow when it fell short of 0 or of the ratio, else the test's p-value.
-  const decidedByDelta = !gained || !ratioHolds;
-  checks.push({
-    name: 'shadow',
-    passed: shadowPassed,
-    statistic: decidedByDelta ? round(shadow.delta) : round(shadowP),
-    threshold: decidedByDelta ? round(Math.max(0, required)) : settings.shadowAlpha,
-    detail: shadowPassed
-      ? `shadow confirms: Δshadow = ${round(shadow.delta)} > 0 and ≥ ${ratioText}; ${testText}; ${counts}`
-      : `specialization: ${
-          !gained
-            ? `Δshadow = ${round(shadow.delta)} ${shadow.delta < -1e-12 ? 'fell' : 'did not move'} (a shadow that did not rise never confirms)`
-            : !ratioHolds
-              ? `Δshadow = ${round(shadow.delta)} < ${ratioText}`
-              : `Δshadow = ${round(shadow.delta)} is not distinguishable from no gain: ${testText}`
-        }${shadowInvalidRose ? '; more invalid outputs on shadow' : ''}; ${counts}`,
-    data: {
-      examples: shadow.ids.length,
-      leftOut: shadow.leftOut.length,
-      improved: shadowImproved,
-      worsened: shadowWorsened,
-      changed: shadowImproved + shadowWorsened,
-      delta: shadow.delta,
-      required,
-      standardError: shadowSe,
-      margin: shadowMargin,
-      test: shadowTest.test,
-      ...shadowTest.data,
-      ...(shadowWelch !== undefined ? { welch: { test: "Welch's t-test, one-sided, run-level shadow composites", ...shadowWelch } } : {}),
-      invalidRose: shadowInvalidRose,
-    },
+  const shadow = shadowCheck({
+    incumbent: shadowScores.incumbent,
+    candidate: shadowScores.candidate,
+    optimizationDelta: optimization.delta,
+    optimizationIds: [...optimization.ids, ...optimization.leftOut],
+    calibration,
+    stochastic: input.stochastic === true,
+    outcome: input.outcome,
+    settings,
   });
-  if (!shadowPassed) return refuse('specialization', true);
+  checks.push(shadow.check);
+  if (shadow.reason !== null) return refuse(shadow.reason, true);
   return { accepted: true, checks, shadowConsulted: true };
 }

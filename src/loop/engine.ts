@@ -67,6 +67,10 @@ import { MAX_EVALUATION_FAILURES } from './notebook.ts';
 import { createCandidateFailures } from './candidate-failures.ts';
 import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
 import { INVALID_INCUMBENT } from '../proposers/proposer.ts';
+import { DEFAULT_RETRIALS, retrialSettings } from './retrials.ts';
+import { IDLE_PATIENCE_ROUNDS, idlePatience } from './idle-patience.ts';
+
+export { IDLE_PATIENCE_ROUNDS, idlePatience } from './idle-patience.ts';
 import type { RunOptions, RunOutcome, StopReason } from './run-study.ts';
 
 /** Proposals a run must have attempted before `stopping.maxFailureRate` can stop it. */
@@ -169,7 +173,12 @@ interface RoundState {
   refused: number;
   decidedAny: boolean;
   distances: number[];
+  /** The round's re-trials (src/loop/retrials.ts): the trial number of each candidate judged again. */
+  retrials: Map<Candidate, RetrialOf>;
 }
+
+/** A candidate's re-trial, as the engine keeps it. */
+type RetrialOf = { trial: number; of: number; earlier: number[] };
 
 /**
  * Creates the engine for a run: starts the corpus lifecycle, makes sure a
@@ -215,6 +224,8 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   let openRound: NonNullable<StudyState['openRound']> | null = carryOver ? initialState.openRound ?? null : null;
   let newExperiments = 0;
   let evaluatedCount = 0;
+  // The deltas the last idle answer repeated: the next ask names them to the proposer.
+  let repeatedDeltas: string[] = [];
   let incumbent = (await getRegistryVersion(db))!;
   let current: RoundState | null = null;
   let finished: RunOutcome | null = null;
@@ -306,6 +317,19 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   /** True when the candidate was decided in this round already (before a crash): by identity, or for a row older than identities, by delta. */
   const isDecided = (state: RoundState, candidate: Candidate): boolean => state.decided.has(idOf(state, candidate)) || state.decided.has(legacyDecisionKey(candidate.delta));
 
+  /** A re-trial's gate levels: α/K and shadowAlpha/K (src/loop/retrials.ts); the configured ones for a first trial. */
+  const gateSettingsFor = (state: RoundState, candidate: Candidate): LoadedStudy['gate'] => {
+    const retrial = state.retrials.get(candidate);
+    return retrial === undefined ? study.gate : retrialSettings(study.gate, retrial.trial, study.gate.retrials ?? DEFAULT_RETRIALS);
+  };
+  /** The evidence of a re-trial: its number, the experiments before it and the levels it was judged at. */
+  const retrialEvidence = (state: RoundState, candidate: Candidate): Record<string, unknown> => {
+    const retrial = state.retrials.get(candidate);
+    if (retrial === undefined) return {};
+    const settings = gateSettingsFor(state, candidate);
+    return { retrial: { ...retrial, alpha: settings.alpha, shadowAlpha: settings.shadowAlpha } };
+  };
+
   const closeRound = async (): Promise<void> => {
     openRound = null;
     await saveState(null);
@@ -393,8 +417,12 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         };
         if (evaluatedCount >= stopping.maxExperiments) return stop('max_experiments', `${evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`);
         if (plateau >= stopping.plateauRounds) return stop('plateau', `${plateau} consecutive rounds without an accepted change`);
-        if (idleRounds >= idleLimit) {
-          return stop('no_new_proposals', `${idleRounds} rounds in a row brought nothing new to evaluate (every candidate was tried before or a near-duplicate): the proposer has run out of new ideas`);
+        const patience = idlePatience(idleLimit, stopping.maxExperiments - evaluatedCount, study.candidatesPerRound);
+        if (idleRounds >= patience) {
+          return stop(
+            'no_new_proposals',
+            `${idleRounds} rounds in a row brought nothing new to evaluate (every candidate was tried before or a near-duplicate): the proposer has run out of new ideas${patience > idleLimit ? ` (patience ${patience}: stopping.idleRounds ${idleLimit} + 1 per ${IDLE_PATIENCE_ROUNDS} rounds of budget left)` : ''}`,
+          );
         }
         const failing = candidateFailures.stopFor(stopping.maxConsecutiveFailures, null);
         if (failing !== null) return stop(failing.reason, failing.detail);
@@ -443,6 +471,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         refused: [...decided.values()].filter((row) => row.decision === 'refused').length,
         decidedAny: decided.size > 0,
         distances: [],
+        retrials: new Map(),
       };
       return { kind: 'round', round, resumed };
     },
@@ -464,6 +493,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         prior: state.prior,
         round,
         attempt,
+        ...(repeatedDeltas.length > 0 ? { repeatedDeltas } : {}),
         ...(options.signal !== undefined ? { signal: options.signal } : {}),
         evaluateOptimization: async (text) => {
           const scoring = yieldToEventLoop().then(() =>
@@ -478,9 +508,13 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         },
       });
       const failed = answerFailed(proposal);
-      state.ids = candidateIds(round, proposal.candidates);
-      const deduped = dedupeCandidates(proposal.candidates, state.prior, study.gate.minDeltaDistance);
+      state.ids = candidateIds(round, [...proposal.candidates, ...(proposal.repeated ?? [])]);
+      const deduped = dedupeCandidates([...proposal.candidates, ...(proposal.repeated ?? [])], state.prior, study.gate.minDeltaDistance, {
+        baseVersionId: state.base.id,
+        retrials: study.gate.retrials ?? DEFAULT_RETRIALS,
+      });
       state.distances = deduped.distances;
+      state.retrials = deduped.retrials;
       const idle = !failed && deduped.fresh.length === 0;
       await recordProposal(db, {
         runId,
@@ -537,12 +571,14 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       }
       if (idle) {
         idleRounds += 1;
+        repeatedDeltas = [...new Set(deduped.skipped.filter((skipped) => skipped.kind === 'duplicate').map((skipped) => skipped.candidate.delta))];
         current = null;
         await closeRound();
         emit({ type: 'round-end', round, accepted: 0, refused: 0, best: baseOptimization.composite, diversity: summarizeDistances(deduped.distances) });
         return { status: 'idle', candidates: [], proposal };
       }
       idleRounds = 0;
+      repeatedDeltas = [];
       return { status: 'candidates', candidates: deduped.fresh, proposal };
     },
 
@@ -569,7 +605,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         anchor = await evaluatePartition(evaluator, study, text, 'anchor', options.signal);
       }
       const hash = contentHash(text);
-      const rebaseEvidence = rebaseEvidenceOf(rebase, item.hash);
+      const rebaseEvidence = { ...rebaseEvidenceOf(rebase, item.hash), ...retrialEvidence(state, item.candidate) };
       const racingEvidence = item.racing !== undefined ? { racing: item.racing } : {};
       candidateFailures.observe(optimization);
       const failure = evaluationFailure([optimization, anchor]) ?? scorerFailure([optimization, anchor]);
@@ -590,6 +626,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
           optimization,
           anchor,
           calibration,
+          settings: gateSettingsFor(state, item.candidate),
           ...(options.signal !== undefined ? { signal: options.signal } : {}),
           ...(study.gate.racing !== undefined ? { racing: { settings: study.gate.racing, seed: raceSeed(study.seed, state.round) ^ 0x5bd1e995 } } : {}),
         });
@@ -626,7 +663,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
               text: input.text,
               hash: contentHash(input.text),
               decision: input.decision,
-              extraEvidence: { ...rebaseEvidenceOf(input.rebase, contentHash(input.candidate.text)), racing: input.racing },
+              extraEvidence: { ...rebaseEvidenceOf(input.rebase, contentHash(input.candidate.text)), ...retrialEvidence(state, input.candidate), racing: input.racing },
               optimization: null,
               rebased: input.rebase.kind === 'rebased',
             }),

@@ -16,7 +16,7 @@ import { changeText, lineChanges, rebaseText } from '../artifact/three-way-merge
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import { mapWithConcurrency, scorerErrors } from '../evaluator/evaluator.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
-import type { GateCalibration, GateDecision, ShadowPair } from '../gate/gate.ts';
+import type { GateCalibration, GateDecision, GateSettings, ShadowPair } from '../gate/gate.ts';
 import { comparePaired, decide } from '../gate/gate.ts';
 import { planRace, raceShadow, shadowFutilityContext, shadowStop, type RaceEvidence, type RacingSettings } from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
@@ -163,6 +163,8 @@ export async function gateCandidate(input: {
   optimization: PartitionScore;
   anchor: PartitionScore;
   calibration: GateCalibration;
+  /** The gate's levels for this decision (a re-trial's, src/loop/retrials.ts); default `study.gate`. */
+  settings?: Readonly<GateSettings>;
   signal?: AbortSignal;
   /** Race the candidate's shadow (`gate.racing`), with the plan's seed. */
   racing?: { settings: RacingSettings; seed: number };
@@ -191,7 +193,7 @@ export async function gateCandidate(input: {
               shadowIds,
               optimizationExamples: study.partitions.optimization.length,
               optimizationDelta,
-              settings: study.gate,
+              settings: input.settings ?? study.gate,
               candidateRepeats: study.gate.repeats,
               incumbentRepeats: incumbentShadow.repeats,
               stochastic: !study.executor.deterministic,
@@ -214,7 +216,7 @@ export async function gateCandidate(input: {
       stochastic: !study.executor.deterministic,
       outcome: study.task.outcome ?? 'continuous',
     },
-    study.gate,
+    input.settings ?? study.gate,
   );
   const usage = [input.optimization, input.anchor, ...(shadowPair !== undefined ? [shadowPair.candidate] : [])].reduce(
     (sum, score) => ({ inputTokens: sum.inputTokens + score.usage.inputTokens, outputTokens: sum.outputTokens + score.usage.outputTokens, costUsd: sum.costUsd + score.usage.costUsd }),

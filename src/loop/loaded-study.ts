@@ -95,6 +95,8 @@ export interface LoadedStudy {
   gate: Readonly<GateSettings> & {
     repeats: number;
     minDeltaDistance: number;
+    /** Times a delta refused by a noisy test may be judged again against a changed incumbent (src/loop/retrials.ts); absent = DEFAULT_RETRIALS. */
+    retrials?: number;
     requireCalibration: boolean;
     /** Calibrations the rolling maximum of the noise SD looks over. */
     calibrationWindow: number;

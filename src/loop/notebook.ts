@@ -5,6 +5,7 @@
  */
 import type { GateDecision, RefusalReason } from '../gate/gate.ts';
 import type { Candidate, HistoryEntry, ProposalFailure } from '../proposers/proposer.ts';
+import type { JudgedExperiment } from './retrials.ts';
 import { recordShadowExposure } from '../corpus/lifecycle-store.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
@@ -36,6 +37,12 @@ export interface PriorExperiments {
   /** Deltas of the candidates that were evaluated (skipped ones were never tried). */
   deltas: string[];
   /**
+   * The evaluated experiments with the incumbent each was judged on (the
+   * re-trial rule, src/loop/retrials.ts); absent: every delta counts as
+   * judged on the incumbent of now (no re-trials).
+   */
+  judged?: JudgedExperiment[];
+  /**
    * Content hashes of every artifact evaluated before, of every stored
    * version, and of every candidate whose evaluation failed
    * {@link MAX_EVALUATION_FAILURES} times.
@@ -66,7 +73,7 @@ export const MAX_EVALUATION_FAILURES = 2;
  * only, so a resumed round proposes and dedupes exactly as the original did.
  */
 export async function loadPriorExperiments(db: StudyDatabase, round: number): Promise<PriorExperiments> {
-  const rows = await db.selectFrom('experiments').select(['candidate_hash', 'delta', 'decision', 'reason', 'evidence']).where('round', '<', round).orderBy('id').execute();
+  const rows = await db.selectFrom('experiments').select(['id', 'base_version_id', 'candidate_hash', 'delta', 'decision', 'reason', 'evidence']).where('round', '<', round).orderBy('id').execute();
   const versions = await db
     .selectFrom('artifact_versions')
     .leftJoin('experiments', 'experiments.id', 'artifact_versions.experiment_id')
@@ -90,6 +97,7 @@ export async function loadPriorExperiments(db: StudyDatabase, round: number): Pr
       ...optimizationScoreOf(row.evidence),
     })),
     deltas: evaluated.map((row) => row.delta),
+    judged: evaluated.map((row) => ({ id: row.id, delta: row.delta, baseVersionId: row.base_version_id, decision: row.decision === 'accepted' ? 'accepted' : 'refused', reason: row.reason })),
     triedHashes,
     failedEvaluations,
   };

@@ -12,6 +12,8 @@ import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import type { PriorExperiments } from './notebook.ts';
 import { MAX_EVALUATION_FAILURES } from './notebook.ts';
+import type { JudgedExperiment, RetrialVerdict } from './retrials.ts';
+import { retrialVerdict } from './retrials.ts';
 
 /** The seed of a round's proposer call: attempt 0 keeps the seeding of earlier releases. */
 export function proposalSeed(studySeed: number, round: number, attempt: number): number {
@@ -26,6 +28,8 @@ export function askProposer(input: {
   prior: PriorExperiments;
   round: number;
   attempt: number;
+  /** The deltas the last (idle) answer repeated, to name to the proposer. */
+  repeatedDeltas?: readonly string[];
   evaluateOptimization: (text: string) => Promise<PartitionScore>;
   signal?: AbortSignal;
 }): Promise<ProposalResult> {
@@ -44,6 +48,7 @@ export function askProposer(input: {
     maxCandidates: study.candidatesPerRound,
     random: createSeededRandom(proposalSeed(study.seed, input.round, input.attempt)),
     attempt: input.attempt,
+    ...(input.repeatedDeltas !== undefined && input.repeatedDeltas.length > 0 ? { repeatedDeltas: input.repeatedDeltas } : {}),
     ...(outputContract !== undefined ? { outputContract } : {}),
     ...(input.signal !== undefined ? { signal: input.signal } : {}),
   });
@@ -73,26 +78,38 @@ export interface SkippedCandidate {
 /**
  * Splits the proposer's candidates into fresh ones and ones skipped before
  * evaluation: a candidate whose evaluation failed {@link MAX_EVALUATION_FAILURES}
- * times before, the same content as an artifact evaluated before, or a delta
- * within `gate.minDeltaDistance` (bigram Jaccard distance) of a delta
- * evaluated before or of a fresh candidate earlier in this round. Deltas
+ * times before, the same content as an artifact evaluated before, a delta
+ * within `gate.minDeltaDistance` (bigram Jaccard distance) of a fresh
+ * candidate earlier in this round, or of a delta judged before that the
+ * re-trial rule does not reopen (src/loop/retrials.ts: judged on this same
+ * incumbent, refused for a reason that is not noise, its re-trials spent).
+ * A delta refused by a noisy test on an earlier incumbent comes back as a
+ * re-trial (`retrials`, keyed by candidate: its trial number). Deltas
  * describe only what a candidate changes (the lines it adds and removes, or
  * the playbook edit), so a new line added to a growing section is compared
  * with other added lines, not with the section.
+ *
+ * @param options.baseVersionId the incumbent the candidates were proposed against (absent: every earlier delta counts as judged on it)
+ * @param options.retrials `gate.retrials` (default 0: no re-trials)
  */
 export function dedupeCandidates(
   candidates: readonly Candidate[],
   prior: PriorExperiments,
   minDeltaDistance: number,
-): { fresh: Candidate[]; skipped: SkippedCandidate[]; distances: number[] } {
+  options: { baseVersionId?: number; retrials?: number } = {},
+): { fresh: Candidate[]; skipped: SkippedCandidate[]; distances: number[]; retrials: Map<Candidate, Extract<RetrialVerdict, { kind: 'retrial' }>> } {
   const fresh: Candidate[] = [];
   const skipped: SkippedCandidate[] = [];
   const distances: number[] = [];
-  const deltas = [...prior.deltas];
+  const retrials = new Map<Candidate, Extract<RetrialVerdict, { kind: 'retrial' }>>();
+  const judged: JudgedExperiment[] = prior.judged ?? prior.deltas.map((delta, index) => ({ id: index + 1, delta, baseVersionId: options.baseVersionId ?? 0, decision: 'refused', reason: 'judged' }));
+  const roundDeltas: string[] = [];
   const hashes = new Set(prior.triedHashes);
   for (const candidate of candidates) {
     const hash = contentHash(candidate.text);
-    const distance = deltas.length === 0 ? 1 : Math.min(...deltas.map((delta) => bigramJaccardDistance(delta, candidate.delta)));
+    const judgedDistances = judged.map((experiment) => bigramJaccardDistance(experiment.delta, candidate.delta));
+    const all = [...judgedDistances, ...roundDeltas.map((delta) => bigramJaccardDistance(delta, candidate.delta))];
+    const distance = all.length === 0 ? 1 : Math.min(...all);
     distances.push(distance);
     const failed = prior.failedEvaluations.get(hash);
     if (failed !== undefined && failed.count >= MAX_EVALUATION_FAILURES) {
@@ -106,18 +123,24 @@ export function dedupeCandidates(
       });
       continue;
     }
+    const family = judged.filter((_, index) => judgedDistances[index]! < minDeltaDistance);
+    const verdict = retrialVerdict(family, options.baseVersionId, options.retrials ?? 0);
+    const roundDistance = roundDeltas.length === 0 ? 1 : Math.min(...roundDeltas.map((delta) => bigramJaccardDistance(delta, candidate.delta)));
     const reason = hashes.has(hash)
       ? 'same content as an artifact already evaluated'
-      : distance < minDeltaDistance
-        ? `delta too close to one already evaluated (bigram Jaccard distance ${distance.toFixed(3)} < ${minDeltaDistance})`
-        : undefined;
+      : roundDistance < minDeltaDistance
+        ? `delta too close to one earlier in this round (bigram Jaccard distance ${roundDistance.toFixed(3)} < ${minDeltaDistance})`
+        : verdict.kind === 'skip'
+          ? `delta too close to one already evaluated (bigram Jaccard distance ${distance.toFixed(3)} < ${minDeltaDistance})${prior.judged !== undefined ? `: ${verdict.reason}` : ''}`
+          : undefined;
     if (reason !== undefined) {
       skipped.push({ candidate, hash, distance, kind: 'duplicate', reason });
       continue;
     }
+    if (verdict.kind === 'retrial') retrials.set(candidate, verdict);
     hashes.add(hash);
-    deltas.push(candidate.delta);
+    roundDeltas.push(candidate.delta);
     fresh.push(candidate);
   }
-  return { fresh, skipped, distances };
+  return { fresh, skipped, distances, retrials };
 }

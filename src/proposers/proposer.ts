@@ -112,6 +112,12 @@ export interface ProposalContext {
   /** How many candidates to return at most. */
   maxCandidates: number;
   /**
+   * The deltas an earlier answer in this round repeated (tried before): when
+   * present, the loop is asking again because nothing new came back; the
+   * proposer should say something different. Absent on a round's first ask.
+   */
+  repeatedDeltas?: readonly string[];
+  /**
    * Seeded random source in [0, 1), seeded by the study seed, the round and
    * the attempt: a retried round samples afresh, a resumed one the same.
    */
@@ -131,6 +137,13 @@ export interface ProposalResult {
   failures: ProposalFailure[];
   /** Candidates the proposer dropped because they were tried before (content hash): exhaustion, not failure. Default 0. */
   repeats?: number;
+  /**
+   * The candidates counted in `repeats`, when the proposer keeps them: the
+   * loop records each as a skipped `duplicate` (seen in `kloop history`),
+   * never evaluates them, and tells the proposer which they were when it
+   * asks again.
+   */
+  repeated?: Candidate[];
   /** Tokens and cost of the proposer's own calls. */
   usage?: { inputTokens: number; outputTokens: number; costUsd: number };
 }

@@ -8,7 +8,7 @@ import type { LlmClient, LlmRequest, LlmResponse } from '../providers/llm-client
 import { rebaseText } from '../artifact/three-way-merge.ts';
 import { markdownSections } from '../artifact/markdown-sections.ts';
 import type { ProposalContext } from './proposer.ts';
-import { COPIES_EXAMPLE_TEXT_FLAG, createReflectiveProposer, findCopiedExamples } from './reflective-proposer.ts';
+import { COPIES_EXAMPLE_TEXT_FLAG, createReflectiveProposer, findCopiedExamples, historyText } from './reflective-proposer.ts';
 
 const INCUMBENT = '# Extract intents\n\nRead the description.\n\n## Roles\nA party acts.\n\n## Behaviours\nList behaviours.\n\n## Views\nList views.\n';
 const GOAL = 'A physio clinic wants patients to book sessions with therapists, get reminders and pay invoices.';
@@ -290,5 +290,18 @@ describe('createReflectiveProposer on a JSON or YAML artifact (issue #35, item 3
     const result = await createReflectiveProposer({ client, artifactFile: 'rules.json' }).propose(dataContext('fields: {}\n'));
     expect(result.failures).toHaveLength(1);
     expect(result.failures[0]!.reason).toMatch(/^no usable candidate in the answer: candidate 1 is not usable: rules\.json is not valid JSON: Unexpected token/);
+  });
+});
+
+describe('historyText: every tried delta, compact', () => {
+  it('keeps all 60 entries within the budget by cutting each delta, and puts identical deltas on one line with each outcome', () => {
+    const history = Array.from({ length: 60 }, (_, index) => ({ delta: `## Hints\n+ hint number ${index} ${'x'.repeat(200)}`, decision: 'refused' as const, reason: 'refused' }));
+    const text = historyText([...history, { delta: history[0]!.delta, decision: 'accepted', reason: 'accepted' }], 6000);
+    const lines = text.split('\n');
+    expect(lines).toHaveLength(60);
+    expect(lines[0]).toMatch(/^- ×2: REFUSED \(refused\), ACCEPTED: ## Hints \+ hint number 0 x+…?$/);
+    expect(lines[59]).toContain('hint number 59');
+    expect(text).not.toContain('older attempts not shown');
+    expect([...text].length).toBeLessThanOrEqual(6000);
   });
 });

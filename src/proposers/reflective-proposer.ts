@@ -55,6 +55,9 @@ import type { Candidate, HistoryEntry, ProposalContext, ProposalFailure, Proposa
 /** Implementation version, part of the proposer id. */
 export const REFLECTIVE_PROPOSER_VERSION = 'reflective@1';
 
+/** Default of `maxHistoryCharacters`. */
+export const DEFAULT_HISTORY_CHARACTERS = 6000;
+
 /** Flag set on a candidate that pastes optimization-example text into the artifact. */
 export const COPIES_EXAMPLE_TEXT_FLAG = 'copies-example-text';
 
@@ -63,7 +66,11 @@ export interface ReflectiveProposerOptions {
   client: LlmClient;
   /** Most characters of the score summary (component means, feedback, worked examples). Default 6000. */
   maxDiagnosticsCharacters?: number;
-  /** Most characters of the history of earlier deltas. Default 3000. */
+  /**
+   * Characters the history of earlier deltas should fit in: every delta is
+   * kept, each cut shorter until the whole fits (see {@link historyText}).
+   * Default {@link DEFAULT_HISTORY_CHARACTERS}.
+   */
   maxHistoryCharacters?: number;
   /** Most candidates asked for in one call (also capped by `maxCandidates`). Default 4. */
   maxCandidatesPerCall?: number;
@@ -162,20 +169,36 @@ function shorten(text: string, limit: number): string {
   return truncateText(text.replace(/\s+/g, ' ').trim(), limit);
 }
 
-function historyText(history: readonly HistoryEntry[], maxCharacters: number): string {
-  const lines: string[] = [];
-  let used = 0;
-  for (const entry of [...history].reverse()) {
+/** Shortest a delta is cut to in the history before it is kept whole-line anyway. */
+const HISTORY_FLOOR_CHARACTERS = 60;
+
+/**
+ * The history as the proposer reads it: EVERY tried delta, oldest first, in a
+ * compact form — identical deltas on one line with each outcome
+ * (`×3: refused not_significant, refused not_confirmed, ACCEPTED`), each
+ * delta cut to the longest length (from 300 characters down to
+ * {@link HISTORY_FLOOR_CHARACTERS}) at which the whole history fits in
+ * `maxCharacters`. Nothing scrolls out of view: past the floor the history is
+ * longer than `maxCharacters` rather than shorter by an entry.
+ */
+export function historyText(history: readonly HistoryEntry[], maxCharacters: number): string {
+  if (history.length === 0) return 'None yet.';
+  const groups = new Map<string, string[]>();
+  for (const entry of history) {
+    const key = entry.delta.replace(/\s+/g, ' ').trim();
     const outcome = entry.decision === 'accepted' ? 'ACCEPTED' : `${entry.decision.toUpperCase()} (${entry.reason})`;
-    const line = `- ${outcome}: ${shorten(entry.delta, 300)}`;
-    const length = characterCount(line);
-    if (used + length + 1 > maxCharacters) break;
-    lines.unshift(line);
-    used += length + 1;
+    groups.set(key, [...(groups.get(key) ?? []), outcome]);
   }
-  if (lines.length === 0) return 'None yet.';
-  const omitted = history.length - lines.length;
-  return `${omitted > 0 ? `(${omitted} older attempts not shown)\n` : ''}${lines.join('\n')}`;
+  const render = (limit: number): string[] =>
+    [...groups].map(([delta, outcomes]) => `- ${outcomes.length === 1 ? outcomes[0] : `×${outcomes.length}: ${outcomes.join(', ')}`}: ${shorten(delta, limit)}`);
+  let limit = 300;
+  let lines = render(limit);
+  const length = (candidate: readonly string[]): number => candidate.reduce((sum, line) => sum + characterCount(line) + 1, 0);
+  while (length(lines) > maxCharacters && limit > HISTORY_FLOOR_CHARACTERS) {
+    limit = Math.max(HISTORY_FLOOR_CHARACTERS, Math.floor(limit * 0.8));
+    lines = render(limit);
+  }
+  return lines.join('\n');
 }
 
 /** Builds the user message of a proposal call (exported for tests and inspection). */
@@ -214,9 +237,17 @@ export function buildProposalPrompt(context: ProposalContext, options: Reflectiv
     'Scores are in [0, 1] (1 is right); each problem is the scorer\'s own words.',
     summarizeFeedback(context.incumbentScores, context.examples, { maxCharacters: options.maxDiagnosticsCharacters ?? 6000 }),
     '',
-    '# Earlier attempts (oldest first) and what happened to them',
-    historyText(context.history, options.maxHistoryCharacters ?? 3000),
+    '# Earlier attempts (oldest first, every one) and what happened to them',
+    historyText(context.history, options.maxHistoryCharacters ?? DEFAULT_HISTORY_CHARACTERS),
     '',
+    ...(context.repeatedDeltas !== undefined && context.repeatedDeltas.length > 0
+      ? [
+          '# Your last answer repeated earlier attempts',
+          'These were tried before on this prompt; they were not evaluated again. Propose something different from every earlier attempt:',
+          ...context.repeatedDeltas.map((delta) => `- ${shorten(delta, 300)}`),
+          '',
+        ]
+      : []),
     '# Your task',
     `Propose ${count} different candidate${count === 1 ? '' : 's'}. Each is one coherent change that should help on inputs like these in general.`,
     'Do not copy sentences, names or phrases from the example inputs into the artifact; do not repeat an earlier attempt.',
@@ -231,6 +262,8 @@ interface BuiltCandidate {
   failure?: ProposalFailure;
   /** Tried before (same content): not a failure. */
   repeat?: boolean;
+  /** The repeated candidate, when it is one (same content as a tried artifact). */
+  repeated?: Candidate;
 }
 
 function buildCandidate(
@@ -266,9 +299,9 @@ function buildCandidate(
   // Proposing the incumbent as it is, is proposing nothing new: the proposer running out of ideas, not a failure.
   if (!applied.ok && applied.message === NO_CHANGE) return { repeat: true };
   if (!applied.ok) return { failure: { code: 'unusable_candidate', scope: 'candidate', reason: `${label} is not usable: ${applied.message}` } };
-  if (context.triedHashes.has(contentHash(applied.text))) return { repeat: true };
   const sections = replacements.map((replacement) => replacement.section);
   const delta = format === 'markdown' ? describeChange(context.incumbentText, applied.text, sections) : describeKeyChanges(context.incumbentText, applied.text, sections, format);
+  if (context.triedHashes.has(contentHash(applied.text))) return { repeat: true, repeated: { text: applied.text, delta, rationale: proposal.rationale.trim() } };
   const copied = findCopiedExamples(delta, context.incumbentText, context.examples, windowWords);
   const flags = copied.length > 0 ? [COPIES_EXAMPLE_TEXT_FLAG] : [];
   const note = copied.length > 0 ? ` [flag ${COPIES_EXAMPLE_TEXT_FLAG}: pastes ${windowWords}+ words from optimization example(s) ${copied.join(', ')}]` : '';
@@ -369,9 +402,14 @@ export function createReflectiveProposer(options: ReflectiveProposerOptions): Pr
       const candidates: Candidate[] = [];
       const failures: ProposalFailure[] = [];
       const seen = new Set<string>();
+      const repeated: Candidate[] = [];
       let repeats = 0;
       parsed.data.candidates.slice(0, context.maxCandidates).forEach((proposal, index) => {
         const built = buildCandidate(proposal, index, context, windowWords, options.artifactFile);
+        if (built.repeated !== undefined && !seen.has(contentHash(built.repeated.text))) {
+          seen.add(contentHash(built.repeated.text));
+          repeated.push(built.repeated);
+        }
         if (built.repeat === true) repeats += 1;
         else if (built.failure !== undefined) failures.push(built.failure);
         else if (built.candidate !== undefined) {
@@ -387,7 +425,7 @@ export function createReflectiveProposer(options: ReflectiveProposerOptions): Pr
       if (candidates.length === 0 && repeats === 0 && failures.length > 0) {
         return { candidates, failures: [{ code: 'no_usable_candidate', scope: 'answer', reason: `no usable candidate in the answer: ${failures.map((failure) => failure.reason).join('; ')}`, raw }], usage };
       }
-      return { candidates, failures, repeats, usage };
+      return { candidates, failures, repeats, ...(repeated.length > 0 ? { repeated } : {}), usage };
     },
   };
 }

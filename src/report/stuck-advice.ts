@@ -274,6 +274,16 @@ export function stuckAdvice(experiments: readonly RefusedExperiment[], context: 
       return notSignificantAdvice(experiments, context, refusals, head);
     case 'specialization':
       return specializationAdvice(experiments, context, refusals, head);
+    case 'not_confirmed':
+      return {
+        dominantReason,
+        refusals,
+        message: `${head}: the edits raised the optimization composite and the unseen shadow partition rose too (Δshadow > 0), but too little for its one test to tell it from chance at gate.shadowAlpha: positive but unproven, not specialization. Each refusal's evidence gives the shadow test's power for the optimization gain; a low power means the shadow (${context.sizes.shadow} example(s)) is too small for gains of that size.`,
+        steps: [
+          `kloop show ${context.studyDir} <experiment> gives the shadow test's p-value and power; grow the shadow (admitted examples enter it first): kloop corpus add ${context.studyDir} NEW.jsonl`,
+          'a not_confirmed candidate proposed again against a changed incumbent is judged again (gate.retrials), at levels that keep the false-accept rate bounded',
+        ],
+      };
     case 'below_margin':
       return { dominantReason, limitingFactor: 'noise', refusals, message: `${head}: the gains were at or below the noise threshold τ. Either the edits change nothing measurable (Δ ≤ 0), or the calibrated noise is large for this corpus.`, steps: [`kloop history ${context.studyDir} to see the gains; kloop calibrate ${context.studyDir} again (gate.noiseRepeats) or raise gate.repeats to average the noise down`, ...howToAdd(context, Math.max(1, context.sizes.optimization))] };
     case 'futility':

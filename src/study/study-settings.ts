@@ -74,6 +74,7 @@ export function composeStudySettings(definition: StudyDefinition): StudySettings
       anchorK: gate.anchorK,
       repeats: gate.repeats,
       minDeltaDistance: gate.minDeltaDistance,
+      retrials: gate.retrials,
       requireCalibration: gate.requireCalibration ?? defaultRequireCalibration(deterministic),
       calibrationWindow: gate.calibrationWindow,
       incumbentRepeats: gate.incumbentRepeats ?? defaultIncumbentRepeats(gate.repeats, deterministic),

@@ -124,7 +124,11 @@ export function registerHistoryCommands(program: Command): void {
       try {
         const row = await db.selectFrom('experiments').selectAll().where('id', '=', id).executeTakeFirst();
         if (row === undefined) throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
-        const evidence = JSON.parse(row.evidence) as { checks: Array<{ name: string; passed: boolean; statistic: number | null; threshold: number | null; detail: string }>; shadowConsulted: boolean };
+        const evidence = JSON.parse(row.evidence) as {
+          checks: Array<{ name: string; passed: boolean; statistic: number | null; threshold: number | null; detail: string }>;
+          shadowConsulted: boolean;
+          retrial?: { trial: number; of: number; earlier: number[]; alpha: number; shadowAlpha: number };
+        };
         const flaky = await flakyOfExperiment(db, row.fingerprint, row.candidate_hash, row.base_version_id);
         const duplicate = await duplicateOf(db, row.id);
         const payload = {
@@ -144,6 +148,7 @@ export function registerHistoryCommands(program: Command): void {
           createdAt: row.created_at,
           checks: evidence.checks,
           shadowConsulted: evidence.shadowConsulted,
+          ...(evidence.retrial !== undefined ? { retrial: evidence.retrial } : {}),
           flaky,
           ...(duplicate !== null ? { duplicateOf: duplicate } : {}),
         };
@@ -157,6 +162,10 @@ export function registerHistoryCommands(program: Command): void {
         print(`decision: ${row.decision}${row.decision === 'accepted' ? ` → version ${row.accepted_version_id}` : ` (${row.reason})`}`);
         if (duplicate !== null) {
           print(`duplicate of: experiment ${duplicate.experimentId} (${duplicate.sameContent ? 'the same artifact' : `its delta at bigram Jaccard distance ${duplicate.distance.toFixed(3)}`}): kloop show ${studyDir} ${duplicate.experimentId}`);
+        }
+        if (evidence.retrial !== undefined) {
+          const retrial = evidence.retrial;
+          print(`re-trial: trial ${retrial.trial} of at most ${retrial.of} of this delta (earlier: ${retrial.earlier.map((earlier) => `#${earlier}`).join(', ')}), judged at α = ${retrial.alpha}, shadowAlpha = ${retrial.shadowAlpha} (src/loop/retrials.ts)`);
         }
         print();
         print(table([['check', 'verdict', 'statistic', 'threshold', 'detail'], ...evidence.checks.map((check) => [check.name, check.passed ? 'pass' : 'FAIL', check.statistic === null ? '—' : String(check.statistic), check.threshold === null ? '—' : String(check.threshold), check.detail])]));

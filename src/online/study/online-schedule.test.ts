@@ -1,5 +1,5 @@
 /**
- * The two loops of an online study on a manual clock (src/study/schedule.ts's
+ * The two loops of an online study on a manual clock (src/schedule/schedule.ts's
  * ManualScheduler, croner's own fire times): the slow loop (daily at 00:00)
  * starts and decides experiments; the fast loop (hourly) stops a harmful
  * variant the hour its guardrail turns significantly worse and takes a ramp

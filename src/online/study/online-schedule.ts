@@ -10,7 +10,7 @@
  * The two jobs never run at once (one queue for both), and each holds the
  * study's lease while it runs, so a `kloop run` in progress makes a tick
  * `skipped` (and a tick makes `kloop run` exit 3). Runs are recorded in
- * `schedule_runs` (loop `fast` or `slow`) by src/study/schedule.ts, whose
+ * `schedule_runs` (loop `fast` or `slow`) by src/schedule/schedule.ts, whose
  * scheduler (croner, or a manual clock in tests) fires the cadences.
  */
 import { acquireLease, releaseLease, StudyBusyError } from '../../storage/lease.ts';

@@ -44,6 +44,20 @@ export interface LoopWorldRun {
   proposerCalls: number;
   /** Model calls (executor + proposer) per accepted good change. */
   callsPerAcceptedGood: number;
+  /** Good hints the world holds (offered or not). */
+  goodInWorld: number;
+  /** Accepted good hints / good hints in the world. */
+  recallOfWorld: number;
+  /** Share of the budget of evaluated candidates left when the run stopped (0 = spent). */
+  budgetUnspent: number;
+  /**
+   * The run's model calls by the stage they were made for, as kloop's usage
+   * meter counted them where they were made (`usage.callsByStage` of the
+   * run's report: src/providers/call-stage.ts). Empty when the report has none.
+   */
+  callsByStage: Record<string, number>;
+  /** Model calls the meter counted (cache hits excluded): equals executor + proposer calls when the accounting is whole. */
+  meteredCalls: number;
   /** Decisions refused for futility by the race (optimization or shadow). */
   futilityStops: number;
   /** Every experiment: the hint it carried, its decision and reason. */
@@ -120,11 +134,14 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
       const offeredCounts = count(offered);
       const acceptedTotal = KINDS.reduce((sum, kind) => sum + acceptedCounts[kind], 0) + acceptedUnknown;
       const calls = simulated.executorCalls + simulated.proposerCalls;
+      const usage = (report['usage'] ?? {}) as { calls?: number; callsByStage?: Record<string, number> };
+      const evaluated = rows.filter((row) => row.decision !== 'skipped').length;
+      const goodInWorld = simulated.hints.filter((hint) => hint.kind === 'good').length;
       return {
         seed,
         exitCode: result.code ?? -1,
         stopReason: String(report['stopReason'] ?? `none (exit ${result.code})`),
-        evaluated: rows.filter((row) => row.decision !== 'skipped').length,
+        evaluated,
         offered: offeredCounts,
         accepted: acceptedCounts,
         precision: acceptedTotal === 0 ? 1 : acceptedCounts.good / acceptedTotal,
@@ -136,6 +153,11 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
         executorCalls: simulated.executorCalls,
         proposerCalls: simulated.proposerCalls,
         callsPerAcceptedGood: acceptedCounts.good === 0 ? Number.POSITIVE_INFINITY : calls / acceptedCounts.good,
+        goodInWorld,
+        recallOfWorld: goodInWorld === 0 ? 1 : acceptedCounts.good / goodInWorld,
+        budgetUnspent: Math.max(0, proposals - evaluated) / proposals,
+        callsByStage: usage.callsByStage ?? {},
+        meteredCalls: usage.calls ?? 0,
         futilityStops: rows.filter((row) => row.reason === 'futility' || (row.reason === 'specialization' && JSON.stringify(JSON.parse(row.evidence).checks ?? []).includes('stopped for futility'))).length,
         decisions,
         report,

@@ -78,6 +78,21 @@ export interface WorldOptions {
   candidatesPerAnswer?: number;
   /** Hints of each kind. Default good 10, neutral 8, harmful 6, overfit 6. */
   counts?: Partial<Record<HintKind, number>>;
+  /**
+   * A proposer with a memory of its own: the share of proposed lines that
+   * repeat a line it offered before (and the prompt does not hold); the
+   * others are lines it never offered, while any are left (then repeats).
+   * Default: none — every line is drawn afresh from those the prompt does
+   * not hold, offered before or not.
+   */
+  repeatRate?: number;
+  /**
+   * Per-example noise: `uniform` (default) gives every goal `noiseSd`;
+   * `varied` gives a third of the goals none (a temperature-0 model that
+   * always answers them alike) and the others `noiseSd` × 0.5 to 2, seeded
+   * by the world seed and the goal.
+   */
+  noiseProfile?: 'uniform' | 'varied';
 }
 
 export interface SimulatedWorld {
@@ -221,6 +236,14 @@ export async function startSimulatedWorld(options: WorldOptions): Promise<Simula
   let malformedAnswers = 0;
 
   const latent = (goal: string, item: string): number => createSeededRandom(hash32(`${options.seed}\u0000${goal}\u0000${item}`))();
+  /** The sampling noise SD of a goal (see `WorldOptions.noiseProfile`). */
+  const noiseOf = (goal: string): number => {
+    if (options.noiseProfile !== 'varied') return noiseSd;
+    const draw = latent(goal, 'noise-profile');
+    return draw < 1 / 3 ? 0 : noiseSd * (0.5 + 1.5 * ((draw - 1 / 3) * 1.5));
+  };
+  /** Hints the proposer offered so far (its memory, when `repeatRate` is set). */
+  const offered = new Set<string>();
 
   const sectionBody = (prompt: string, section: string): string | undefined => {
     const match = new RegExp(`^## ${section.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n([\\s\\S]*?)(?=^## |(?![\\s\\S]))`, 'm').exec(prompt);
@@ -243,7 +266,8 @@ export async function startSimulatedWorld(options: WorldOptions): Promise<Simula
     }
     const random = createSeededRandom(hash32(`${options.seed}\u0000${item.example.id}\u0000${seed}\u0000${applied.map((hint) => hint.id).sort().join(',')}`));
     if (random() < invalidRate) return { content: '{"appType": "booking", "entities": [' };
-    const right = (component: Component, key: string): boolean => latent(item.example.text, `${component}:${key}`) < skill[component] + noiseSd * gaussian(random);
+    const goalNoise = noiseOf(item.example.text);
+    const right = (component: Component, key: string): boolean => latent(item.example.text, `${component}:${key}`) < skill[component] + goalNoise * gaussian(random);
     const gold = item.gold;
     const wrongType = appTypes.filter((type) => type !== gold.appType)[Math.floor(latent(item.example.text, 'wrong-type') * (appTypes.length - 1))]!;
     const entities = gold.entities
@@ -276,7 +300,21 @@ export async function startSimulatedWorld(options: WorldOptions): Promise<Simula
     }
     const available = hints.filter((hint) => !prompt.includes(hint.text));
     const chosen: Hint[] = [];
-    while (chosen.length < perAnswer && available.length > 0) chosen.push(available.splice(Math.floor(random() * available.length), 1)[0]!);
+    const draw = (from: Hint[]): void => {
+      const hint = from[Math.floor(random() * from.length)]!;
+      available.splice(available.indexOf(hint), 1);
+      chosen.push(hint);
+    };
+    while (chosen.length < perAnswer && available.length > 0) {
+      if (options.repeatRate === undefined) {
+        draw(available);
+        continue;
+      }
+      const before = available.filter((hint) => offered.has(hint.id));
+      const never = available.filter((hint) => !offered.has(hint.id));
+      draw(never.length === 0 || (before.length > 0 && random() < options.repeatRate) ? before : never);
+    }
+    for (const hint of chosen) offered.add(hint.id);
     const candidates = chosen.map((hint) => ({
       rationale: `Adds a rule on ${hint.section.toLowerCase()} that should help on descriptions like these.`,
       edits: [{ section: hint.section, text: `${sectionBody(prompt, hint.section) ?? ''}\n\n${hint.text}` }],

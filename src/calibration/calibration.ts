@@ -62,6 +62,7 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
 import type { CalibrationTable } from '../storage/schema.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
+import { withCallStage } from '../providers/call-stage.ts';
 import type { CalibrationRecord, CalibrationSettings } from './calibration-store.ts';
 import { calibrationRecordOf } from './calibration-store.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
@@ -347,7 +348,7 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
     );
   }
   const evaluate = (artifactText: string, partition: (typeof PARTITIONS)[number], repeats: number): Promise<PartitionScore> =>
-    withArtifactOverride(artifactText, () =>
+    withCallStage('calibration', () => withArtifactOverride(artifactText, () =>
       evaluator.evaluate({
         artifactText,
         partition,
@@ -356,7 +357,7 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
         firstRepeat: 0,
         ...(options.signal !== undefined ? { signal: options.signal } : {}),
       }),
-    );
+    ));
 
   // Noise: the incumbent, noiseRepeats times, on every non-empty partition.
   const noiseScores: PartitionScore[] = [];

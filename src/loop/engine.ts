@@ -45,6 +45,7 @@ import type { StudyState } from './study-state.ts';
 import { readStudyState, writeStudyState } from './study-state.ts';
 import { createStudyEvaluator, evaluatePartition, incumbentRepeats, yieldToEventLoop } from './evaluate-partition.ts';
 import { createScratchEvaluator } from './scratch-evaluator.ts';
+import { withCallStage } from '../providers/call-stage.ts';
 import type { Rebase, ScreenedCandidate } from './integrate.ts';
 import { raceRound } from './race-round.ts';
 import { raceSeed, racingCheck } from '../gate/racing/index.ts';
@@ -252,7 +253,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
    * The incumbent on a partition, with every example-repeat evaluated: transient failures are
    * tried once more (they were not stored); if they persist, the run cannot judge anything.
    */
-  const evaluateIncumbent = async (partition: PartitionName, repeats: number): Promise<PartitionScore> => {
+  const evaluateIncumbent = (partition: PartitionName, repeats: number): Promise<PartitionScore> => withCallStage('incumbent', async () => {
     let score = await evaluatePartition(evaluator, study, incumbent.text, partition, options.signal, repeats);
     if (score.transient > 0) score = await evaluatePartition(evaluator, study, incumbent.text, partition, options.signal, repeats);
     if (score.transient > 0) {
@@ -278,7 +279,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       );
     }
     return score;
-  };
+  });
 
   // What checks an executor or scorer: `kloop eval` for a study folder; a library study has no kloop.yaml for it to read.
   const checkAdvice = (what: 'score' | 'execute'): string =>
@@ -482,11 +483,11 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       const { round } = state;
       const attempt = openRound.attempt ?? 0;
       const baseRepeats = incumbentRepeats(study, round - 1 - (await acceptedInRound(db, state.base.id)));
-      const baseOptimization = await evaluatePartition(evaluator, study, state.base.text, 'optimization', options.signal, baseRepeats);
+      const baseOptimization = await withCallStage('incumbent', () => evaluatePartition(evaluator, study, state.base.text, 'optimization', options.signal, baseRepeats));
       // A proposer may score several texts at once (they run together: on the workers, or up to the executor's
       // concurrency); each score is counted for the failure streak in the order the proposer asked, as one at a time.
       let observed: Promise<unknown> = Promise.resolve();
-      const proposal = await askProposer({
+      const proposal = await withCallStage('proposer', () => askProposer({
         study,
         base: state.base,
         baseOptimization,
@@ -495,7 +496,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         attempt,
         ...(repeatedDeltas.length > 0 ? { repeatedDeltas } : {}),
         ...(options.signal !== undefined ? { signal: options.signal } : {}),
-        evaluateOptimization: async (text) => {
+        evaluateOptimization: (text) => withCallStage('screening', () => {
           const scoring = yieldToEventLoop().then(() =>
             withArtifactOverride(text, () => scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats })),
           );
@@ -505,8 +506,8 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
           });
           observed = turn.catch(() => undefined);
           return turn;
-        },
-      });
+        }),
+      }));
       const failed = answerFailed(proposal);
       state.ids = candidateIds(round, [...proposal.candidates, ...(proposal.repeated ?? [])]);
       const deduped = dedupeCandidates([...proposal.candidates, ...(proposal.repeated ?? [])], state.prior, study.gate.minDeltaDistance, {
@@ -601,8 +602,8 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       if (rebase.kind === 'contained') return recordContained(state, item.candidate, item.hash);
       if (rebase.kind === 'rebased') {
         text = rebase.text;
-        optimization = await evaluatePartition(evaluator, study, text, 'optimization', options.signal);
-        anchor = await evaluatePartition(evaluator, study, text, 'anchor', options.signal);
+        optimization = await withCallStage('candidates', () => evaluatePartition(evaluator, study, text, 'optimization', options.signal));
+        anchor = await withCallStage('candidates', () => evaluatePartition(evaluator, study, text, 'anchor', options.signal));
       }
       const hash = contentHash(text);
       const rebaseEvidence = { ...rebaseEvidenceOf(rebase, item.hash), ...retrialEvidence(state, item.candidate) };
@@ -680,7 +681,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       if (state.decidedAny) plateau = state.accepted > 0 ? 0 : plateau + 1;
       current = null;
       await closeRound();
-      const best = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal, await repeatsOfIncumbent(state.round));
+      const best = await withCallStage('incumbent', async () => evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal, await repeatsOfIncumbent(state.round)));
       emit({ type: 'round-end', round: state.round, accepted: state.accepted, refused: state.refused, best: best.composite, diversity: summarizeDistances(state.distances) });
       return null;
     },

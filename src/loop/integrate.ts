@@ -23,6 +23,7 @@ import type { Candidate } from '../proposers/proposer.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { evaluatePartition, evaluateSlots, partialScore } from './evaluate-partition.ts';
+import { withCallStage } from '../providers/call-stage.ts';
 
 /** A candidate evaluated on the optimization and anchor partitions. */
 export interface ScreenedCandidate {
@@ -38,11 +39,11 @@ export interface ScreenedCandidate {
 /** Evaluates every candidate on optimization and anchor, `study.concurrency` at a time; sorted best first. */
 export async function screenCandidates(evaluator: Evaluator, study: LoadedStudy, candidates: readonly Candidate[], signal?: AbortSignal): Promise<ScreenedCandidate[]> {
   const screened: ScreenedCandidate[] = [];
-  await mapWithConcurrency(candidates, study.concurrency, async (candidate) => {
+  await mapWithConcurrency(candidates, study.concurrency, (candidate) => withCallStage('candidates', async () => {
     const optimization = await evaluatePartition(evaluator, study, candidate.text, 'optimization', signal);
     const anchor = await evaluatePartition(evaluator, study, candidate.text, 'anchor', signal);
     screened.push({ candidate, text: candidate.text, hash: contentHash(candidate.text), optimization, anchor });
-  });
+  }));
   return screened.sort((left, right) => (right.optimization.composite ?? -1) - (left.optimization.composite ?? -1) || left.hash.localeCompare(right.hash));
 }
 
@@ -170,16 +171,16 @@ export async function gateCandidate(input: {
   racing?: { settings: RacingSettings; seed: number };
 }): Promise<{ decision: GateDecision; scores: DecisionScores; incumbentScores: PartitionScore[] }> {
   const { evaluator, study, incumbent, signal } = input;
-  const incumbentOptimization = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', signal, input.incumbentRepeats);
-  const incumbentAnchor = await evaluatePartition(evaluator, study, incumbent.text, 'anchor', signal, input.incumbentRepeats);
+  const incumbentOptimization = await withCallStage('incumbent', () => evaluatePartition(evaluator, study, incumbent.text, 'optimization', signal, input.incumbentRepeats));
+  const incumbentAnchor = await withCallStage('incumbent', () => evaluatePartition(evaluator, study, incumbent.text, 'anchor', signal, input.incumbentRepeats));
   let shadowPair: ShadowPair | undefined;
   const decision = await decide(
     {
       constraints: study.constraints.check(incumbent.text, input.text),
       optimization: { incumbent: incumbentOptimization, candidate: input.optimization },
       anchor: { incumbent: incumbentAnchor, candidate: input.anchor },
-      evaluateShadow: async ({ optimizationDelta }) => {
-        const incumbentShadow = await evaluatePartition(evaluator, study, incumbent.text, 'shadow', signal, input.incumbentRepeats);
+      evaluateShadow: ({ optimizationDelta }) => withCallStage('shadow', async () => {
+        const incumbentShadow = await withCallStage('incumbent', () => evaluatePartition(evaluator, study, incumbent.text, 'shadow', signal, input.incumbentRepeats));
         if (input.racing !== undefined) {
           // The candidate's shadow in batches: stopped for futility when it can no longer confirm the gain.
           const shadowIds = study.partitions.shadow.map((example) => example.id);
@@ -211,7 +212,7 @@ export async function gateCandidate(input: {
         }
         shadowPair = { incumbent: incumbentShadow, candidate: await evaluatePartition(evaluator, study, input.text, 'shadow', signal) };
         return shadowPair;
-      },
+      }),
       calibration: input.calibration,
       stochastic: !study.executor.deterministic,
       outcome: study.task.outcome ?? 'continuous',

@@ -34,6 +34,7 @@ import type { Told } from './engine.ts';
 import { evaluatePartition, evaluateSlots } from './evaluate-partition.ts';
 import type { Rebase } from './integrate.ts';
 import { rebaseCandidate } from './integrate.ts';
+import { withCallStage } from '../providers/call-stage.ts';
 
 /** What the race needs of the engine's open round. */
 export interface RaceRoundPort {
@@ -133,7 +134,7 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
         context: { pairVarianceFloor: exampleIds.length * noiseSd ** 2, runNoiseSd: noiseSd, candidateRepeats, incumbentRepeats, margin, alpha: study.gate.alpha, stochastic: !study.executor.deterministic },
       });
     },
-    evaluateBatch: (candidate, slots) => evaluateSlots(port.evaluator(), study, candidate.text, 'optimization', slots, port.signal),
+    evaluateBatch: (candidate, slots) => withCallStage('candidates', () => evaluateSlots(port.evaluator(), study, candidate.text, 'optimization', slots, port.signal)),
     onFutile: async (candidate, evidence) => {
       if (stopped()) return false;
       const decision = futilityDecision(constraintsCheck(candidate.text), evidence);
@@ -143,8 +144,8 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
     onComplete: async (candidate, evidence) => {
       if (stopped()) return { accepted: false, proceed: false };
       // Every optimization batch is stored: this reads them; the anchors are evaluated now, in full.
-      const optimization = await evaluatePartition(port.evaluator(), study, candidate.text, 'optimization', port.signal);
-      const anchor = await evaluatePartition(port.evaluator(), study, candidate.text, 'anchor', port.signal);
+      const optimization = await withCallStage('candidates', () => evaluatePartition(port.evaluator(), study, candidate.text, 'optimization', port.signal));
+      const anchor = await withCallStage('candidates', () => evaluatePartition(port.evaluator(), study, candidate.text, 'anchor', port.signal));
       const result = await port.tell({ candidate: candidate.candidate, text: candidate.candidate.text, hash: contentHash(candidate.candidate.text), optimization, anchor, racing: evidence });
       if (result !== null) told.push(result);
       return { accepted: result?.decision === 'accepted', proceed: result !== null && !stopped() };

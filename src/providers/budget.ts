@@ -13,6 +13,8 @@
  */
 import { hasErrorMarker, InfrastructureError, InputError } from '../errors.ts';
 import type { ExecutionUsage } from './usage.ts';
+import type { CallStage } from './call-stage.ts';
+import { currentCallStage, emptyCallsByStage } from './call-stage.ts';
 import type { ModelPrice } from './prices.ts';
 import { costUsd, estimateTokens } from './prices.ts';
 
@@ -49,6 +51,8 @@ export interface UsageTotals extends ExecutionUsage {
   calls: number;
   /** Answers served from the response cache. */
   cachedCalls: number;
+  /** Model calls made (cache hits excluded) by the stage they were made for (src/providers/call-stage.ts); they sum to `calls`. */
+  callsByStage: Record<CallStage, number>;
 }
 
 /** Counts usage and enforces the caps. One per run, shared by executor and proposer. */
@@ -66,7 +70,7 @@ export interface UsageMeter {
 
 /** Creates a {@link UsageMeter}. */
 export function createUsageMeter(limits: BudgetLimits = {}): UsageMeter {
-  const totals: UsageTotals = { inputTokens: 0, outputTokens: 0, costUsd: 0, calls: 0, cachedCalls: 0 };
+  const totals: UsageTotals = { inputTokens: 0, outputTokens: 0, costUsd: 0, calls: 0, cachedCalls: 0, callsByStage: emptyCallsByStage() };
   return {
     limits,
     assertCanSpend(estimatedInputTokens, price) {
@@ -89,11 +93,12 @@ export function createUsageMeter(limits: BudgetLimits = {}): UsageMeter {
         return;
       }
       totals.calls += 1;
+      totals.callsByStage[currentCallStage()] += 1;
       totals.inputTokens += usage.inputTokens;
       totals.outputTokens += usage.outputTokens;
       totals.costUsd += usage.costUsd;
     },
-    totals: () => ({ ...totals }),
+    totals: () => ({ ...totals, callsByStage: { ...totals.callsByStage } }),
   };
 }
 

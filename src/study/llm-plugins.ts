@@ -24,6 +24,7 @@ import { llmRequestCharacters } from '../executors/llm/llm-executor.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import type { BudgetCoverage, UsageMeter, UsageTotals } from '../providers/budget.ts';
 import { checkBudgetCoversProposals, createUsageMeter, estimateProposalCost } from '../providers/budget.ts';
+import { emptyCallsByStage } from '../providers/call-stage.ts';
 import type { StructuredOutputMode } from '../providers/create-language-model.ts';
 import { resolveLanguageModel } from '../providers/create-language-model.ts';
 import type { LlmClient } from '../providers/llm-client.ts';
@@ -330,7 +331,7 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
     get meter() {
       return meter ?? createUsageMeter();
     },
-    usage: () => meter?.totals() ?? { inputTokens: 0, outputTokens: 0, costUsd: 0, calls: 0, cachedCalls: 0 },
+    usage: () => meter?.totals() ?? { inputTokens: 0, outputTokens: 0, costUsd: 0, calls: 0, cachedCalls: 0, callsByStage: emptyCallsByStage() },
     clients: () => [...created],
     checkBudget(study: LoadedStudy): BudgetCoverage {
       const limits = meter?.limits ?? {};

@@ -10,6 +10,7 @@ import { databaseExists, isWritable, openDatabase, studyDatabaseLocation, studyD
 import { createNotebookFolder } from '../../storage/notebook-folder.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import type { UsageTotals } from '../../providers/budget.ts';
+import { emptyCallsByStage } from '../../providers/call-stage.ts';
 import { loadStudyConfig } from '../../config/config.ts';
 import { requireIntentStudy } from '../../study/compose.ts';
 import type { StudyConfig } from '../../config/config.ts';
@@ -43,7 +44,7 @@ export interface StudySession {
 /** The plugins of a study that calls no language model: loadStudy's defaults (the offline executor, the error-driven proposer, playbook sections). */
 const OFFLINE_PLUGINS: SessionPlugins = Object.freeze({
   checkBudget: () => undefined,
-  usage: () => ({ inputTokens: 0, outputTokens: 0, costUsd: 0, calls: 0, cachedCalls: 0 }),
+  usage: () => ({ inputTokens: 0, outputTokens: 0, costUsd: 0, calls: 0, cachedCalls: 0, callsByStage: emptyCallsByStage() }),
 });
 
 /**

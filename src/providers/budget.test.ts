@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InfrastructureError, InputError } from '../errors.ts';
 import { BudgetExceededError, checkBudgetCoversProposals, createUsageMeter, estimateProposalCost } from './budget.ts';
+import { withCallStage } from './call-stage.ts';
 import { costUsd, DEFAULT_PRICES, lookupPrice } from './prices.ts';
 
 const PRICE = { inputUsdPerMillion: 1, outputUsdPerMillion: 4 };
@@ -27,11 +28,35 @@ describe('prices', () => {
 });
 
 describe('createUsageMeter', () => {
+  it('counts each call under the stage it was made in, the innermost stage winning, across awaits and concurrent branches', async () => {
+    const meter = createUsageMeter();
+    const call = async (): Promise<void> => {
+      await new Promise((resolve) => setImmediate(resolve));
+      meter.record({ inputTokens: 1, outputTokens: 1, costUsd: 0 });
+    };
+    await withCallStage('proposer', async () => {
+      await call();
+      await Promise.all([withCallStage('screening', call), withCallStage('screening', call), call()]);
+    });
+    await Promise.all([withCallStage('shadow', async () => Promise.all([call(), withCallStage('incumbent', call)])), withCallStage('calibration', call)]);
+    meter.record({ inputTokens: 0, outputTokens: 0, costUsd: 0 }, true); // a cached answer is no call
+    expect(meter.totals().callsByStage).toEqual({ calibration: 1, proposer: 2, screening: 2, candidates: 0, incumbent: 1, shadow: 1, other: 0 });
+    expect(meter.totals().calls).toBe(7);
+  });
+
+
   it('sums usage, counts cached answers apart, and refuses calls past a cap', () => {
     const meter = createUsageMeter({ maxCostUsd: 0.01 });
     meter.record({ inputTokens: 1000, outputTokens: 500, costUsd: 0.003 });
     meter.record({ inputTokens: 0, outputTokens: 0, costUsd: 0 }, true);
-    expect(meter.totals()).toEqual({ inputTokens: 1000, outputTokens: 500, costUsd: 0.003, calls: 1, cachedCalls: 1 });
+    expect(meter.totals()).toEqual({
+      inputTokens: 1000,
+      outputTokens: 500,
+      costUsd: 0.003,
+      calls: 1,
+      cachedCalls: 1,
+      callsByStage: { calibration: 0, proposer: 0, screening: 0, candidates: 0, incumbent: 0, shadow: 0, other: 1 },
+    });
     expect(() => meter.assertCanSpend(1000, PRICE)).not.toThrow();
     meter.record({ inputTokens: 0, outputTokens: 0, costUsd: 0.0075 });
     const error = (() => {

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { loadStudy } from '../src/study/load-study.ts';
 import { markdownSections } from '../src/artifact/markdown-sections.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
+import { getRegistryVersion } from '../src/storage/registry.ts';
 import type { HintKind, SimulatedWorld, WorldOptions } from './simulated-llm-world.ts';
 import { startSimulatedWorld } from './simulated-llm-world.ts';
 import { runKloop } from './reliability-fixture.ts';
@@ -56,6 +57,8 @@ export interface LoopWorldRun {
    * run's report: src/providers/call-stage.ts). Empty when the report has none.
    */
   callsByStage: Record<string, number>;
+  /** The active prompt at the end of the run. */
+  finalPrompt: string;
   /** Model calls the meter counted (cache hits excluded): equals executor + proposer calls when the accounting is whole. */
   meteredCalls: number;
   /** Decisions refused for futility by the race (optimization or shadow). */
@@ -71,6 +74,10 @@ const KINDS: readonly HintKind[] = ['good', 'neutral', 'harmful', 'overfit'];
 /** Settings of a world run beyond the budget: `racing: false` turns the shipped `gate.racing` off. */
 export interface LoopWorldSettings {
   racing?: boolean;
+  /** `proposer.concurrency` (candidates evaluated at once). Default the shipped 2. */
+  concurrency?: number;
+  /** Other `gate` settings replaced in kloop.yaml (each `  name: value` line of the gate block), e.g. `{ repeats: 3 }`. */
+  gate?: Record<string, number>;
   /** Called with the study folder after the run, before it is removed (for inspection). */
   inspect?: (dir: string) => Promise<void>;
 }
@@ -88,7 +95,13 @@ export function copyLlmStudy(proposals: number, seed: number, settings: LoopWorl
     .replace(/^seed: \d+$/m, `seed: ${seed}`)
     .replace(/^ {2}racing:.*\n(?: {4}.*\n)*/m, (match) => (settings.racing === false ? '  racing: false\n' : match));
   if (settings.racing === false && !/^ {2}racing: false$/m.test(config)) throw new Error('examples/intent-llm/kloop.yaml has no gate.racing block to turn off');
-  writeFileSync(file, config);
+  let edited = settings.concurrency === undefined ? config : config.replace(/^( {2}concurrency:) \d+/m, `$1 ${settings.concurrency}`);
+  for (const [name, value] of Object.entries(settings.gate ?? {})) {
+    const line = new RegExp(`^( {2}${name}:) [^\\s#]+`, 'm');
+    if (!line.test(edited)) throw new Error(`examples/intent-llm/kloop.yaml has no gate.${name} to replace`);
+    edited = edited.replace(line, `$1 ${value}`);
+  }
+  writeFileSync(file, edited);
   return { dir: path.join(root, 'intent-llm'), cleanup: () => rmSync(root, { recursive: true, force: true }) };
 }
 
@@ -158,6 +171,7 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
         budgetUnspent: Math.max(0, proposals - evaluated) / proposals,
         callsByStage: usage.callsByStage ?? {},
         meteredCalls: usage.calls ?? 0,
+        finalPrompt: (await getRegistryVersion(db))?.text ?? '',
         futilityStops: rows.filter((row) => row.reason === 'futility' || (row.reason === 'specialization' && JSON.stringify(JSON.parse(row.evidence).checks ?? []).includes('stopped for futility'))).length,
         decisions,
         report,

@@ -93,6 +93,12 @@ export interface WorldOptions {
    * by the world seed and the goal.
    */
   noiseProfile?: 'uniform' | 'varied';
+  /**
+   * Delay each answer by a uniform 0..n ms drawn from `Math.random` —
+   * deliberately unseeded, so concurrent calls complete in a different order
+   * on every run (what a determinism test needs). Default 0.
+   */
+  latencyJitterMs?: number;
 }
 
 export interface SimulatedWorld {
@@ -323,13 +329,15 @@ export async function startSimulatedWorld(options: WorldOptions): Promise<Simula
     return { content: JSON.stringify({ candidates }) };
   };
 
+  const jitter = options.latencyJitterMs ?? 0;
+  const delayed = (answer: FakeResponse): FakeResponse => (jitter > 0 ? { ...answer, delayMs: Math.random() * jitter } : answer);
   const server = await startFakeOpenAiServer((chat) => {
     if (chat.body.response_format?.json_schema?.name === 'proposal' || chat.system.includes('You improve the prompt')) {
       proposerCalls += 1;
-      return propose(chat);
+      return delayed(propose(chat));
     }
     executorCalls += 1;
-    return answerGoal(chat);
+    return delayed(answerGoal(chat));
   });
   return {
     server,

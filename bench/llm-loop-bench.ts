@@ -111,6 +111,8 @@ function printTable(title: string, runs: readonly LoopWorldRun[]): void {
   for (const row of rows.slice(1)) console.log(line(row));
 }
 
+console.log(`LLM loop, simulated worlds, examples/intent-llm shipped settings (4 candidates per round, 5 repeats), budget ${BUDGET} proposals, seeds ${SEEDS.join(', ')}`);
+console.log('stage columns: model calls counted where they were made (share of the run\'s metered calls); "unspent": budget left at the stop');
 const results: Array<{ world: string; mode: 'off' | 'on'; runs: LoopWorldRun[] }> = [];
 for (const world of worldNames) {
   for (const mode of MODES) {
@@ -122,12 +124,10 @@ for (const world of worldNames) {
       process.stderr.write(`${world}, racing ${mode}, seed ${seed}: ${run.stopReason} after ${run.evaluated} evaluated, ${callsOf(run)} model calls, ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
     }
     results.push({ world, mode, runs });
+    // Each world's table as soon as its runs are done (a long bench shows what it has).
+    printTable(`world ${world}, racing ${mode}${mode === 'on' ? ' (shipped)' : ''}`, runs);
   }
 }
-
-console.log(`LLM loop, simulated worlds, examples/intent-llm shipped settings (4 candidates per round, 5 repeats), budget ${BUDGET} proposals, seeds ${SEEDS.join(', ')}`);
-console.log('stage columns: model calls counted where they were made (share of the run\'s metered calls); "unspent": budget left at the stop');
-for (const { world, mode, runs } of results) printTable(`world ${world}, racing ${mode}${mode === 'on' ? ' (shipped)' : ''}`, runs);
 
 const problems: string[] = [];
 for (const { world, mode, runs } of results) {

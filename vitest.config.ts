@@ -64,8 +64,22 @@ export default defineConfig({
     isolate: false,
     maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
-      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'], globalSetup: ['src/test-support/postgres-global-setup.ts'] } },
-      { extends: true, test: { name: 'integration', include: ['tests/**/*.test.ts'], globalSetup: ['tests/global-setup.ts', 'src/test-support/postgres-global-setup.ts'] } },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts'],
+          globalSetup: ['src/test-support/postgres-global-setup.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['tests/**/*.test.ts'],
+          globalSetup: ['tests/global-setup.ts', 'src/test-support/postgres-global-setup.ts'],
+        },
+      },
     ],
   },
 });

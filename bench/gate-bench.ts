@@ -97,7 +97,10 @@ interface GateVariant {
 }
 const coupled = (k: number): GateVariant => ({ label: `one k = ${k} for τ and anchors`, tauK: k, anchorK: k });
 const decoupled = (tauK: number): GateVariant => ({
-  label: tauK === DEFAULT_K ? `thresholdK = ${tauK}, anchorK = ${DEFAULT_ANCHOR_K} (default)` : `thresholdK = ${tauK}, anchorK = ${DEFAULT_ANCHOR_K}`,
+  label:
+    tauK === DEFAULT_K
+      ? `thresholdK = ${tauK}, anchorK = ${DEFAULT_ANCHOR_K} (default)`
+      : `thresholdK = ${tauK}, anchorK = ${DEFAULT_ANCHOR_K}`,
   tauK,
   anchorK: DEFAULT_ANCHOR_K,
 });
@@ -162,10 +165,17 @@ interface Cost {
 }
 const newCost = (): Cost => ({ full: 0, raced: 0, decisions: 0 });
 const fullCost = (scenario: GateScenario, shadowConsulted: boolean): number =>
-  scenario.repeats * (scenario.examples.optimization + scenario.examples.anchor + (shadowConsulted ? scenario.examples.shadow : 0));
+  scenario.repeats *
+  (scenario.examples.optimization + scenario.examples.anchor + (shadowConsulted ? scenario.examples.shadow : 0));
 
 /** `decisions` trials; each: fresh corpus, calibration, incumbent, one candidate per effect size, every variant on the same draws. */
-async function runDecisions(scenario: GateScenario, variants: readonly GateVariant[], decisions: number, seedBase: number, racing?: RacingSettings): Promise<DecisionResults> {
+async function runDecisions(
+  scenario: GateScenario,
+  variants: readonly GateVariant[],
+  decisions: number,
+  seedBase: number,
+  racing?: RacingSettings,
+): Promise<DecisionResults> {
   const sigma = scenarioSigma(scenario);
   const naive = EFFECTS_IN_SIGMA.map(newTally);
   const byVariant = variants.map(() => EFFECTS_IN_SIGMA.map(newTally));
@@ -173,10 +183,32 @@ async function runDecisions(scenario: GateScenario, variants: readonly GateVaria
   const overfitByVariant = variants.map(newTally);
   let sumSd = 0;
   let sumMax = 0;
-  const defaultIndex = variants.findIndex((variant) => variant.tauK === DEFAULT_K && variant.anchorK === DEFAULT_ANCHOR_K);
-  const raced = racing === undefined || defaultIndex < 0 ? undefined : { tallies: EFFECTS_IN_SIGMA.map(newTally), overfit: newTally(), cost: EFFECTS_IN_SIGMA.map(newCost), overfitCost: newCost(), harmfulCost: newCost(), stops: [0, 0] };
+  const defaultIndex = variants.findIndex(
+    (variant) => variant.tauK === DEFAULT_K && variant.anchorK === DEFAULT_ANCHOR_K,
+  );
+  const raced =
+    racing === undefined || defaultIndex < 0
+      ? undefined
+      : {
+          tallies: EFFECTS_IN_SIGMA.map(newTally),
+          overfit: newTally(),
+          cost: EFFECTS_IN_SIGMA.map(newCost),
+          overfitCost: newCost(),
+          harmfulCost: newCost(),
+          stops: [0, 0],
+        };
   /** The raced decision of one candidate on the same draws as the full one (whose decision `full` is). */
-  const race = async (corpus: SimulatedCorpus, calibration: GateCalibration, incumbent: SimulatedEvaluation, candidate: SimulatedEvaluation, change: SimulatedChange, full: { accepted: boolean; shadowConsulted: boolean }, tally: Tally | undefined, cost: Cost, planSeed: number): Promise<void> => {
+  const race = async (
+    corpus: SimulatedCorpus,
+    calibration: GateCalibration,
+    incumbent: SimulatedEvaluation,
+    candidate: SimulatedEvaluation,
+    change: SimulatedChange,
+    full: { accepted: boolean; shadowConsulted: boolean },
+    tally: Tally | undefined,
+    cost: Cost,
+    planSeed: number,
+  ): Promise<void> => {
     if (raced === undefined || racing === undefined) return;
     const q = scenario.trueQuality;
     const outcome = await simulateRound({
@@ -214,19 +246,39 @@ async function runDecisions(scenario: GateScenario, variants: readonly GateVaria
       naiveTally.total += 1;
       if (naiveAccepts(incumbent, candidate)) naiveTally.accepted += 1;
       for (const [index, variant] of variants.entries()) {
-        const decision = await decideSimulated(incumbent, candidate, gateCalibrationFor(calibration), settingsFor(variant));
+        const decision = await decideSimulated(
+          incumbent,
+          candidate,
+          gateCalibrationFor(calibration),
+          settingsFor(variant),
+        );
         const tally = byVariant[index]![column]!;
         tally.total += 1;
         if (decision.accepted) tally.accepted += 1;
         else tally.reasons[decision.reason] = (tally.reasons[decision.reason] ?? 0) + 1;
         if (index === defaultIndex && raced !== undefined) {
           const shift = effect * sigma;
-          await race(corpus, gateCalibrationFor(calibration), incumbent, candidate, { optimization: shift, anchor: shift, shadow: shift }, decision, raced.tallies[column]!, raced.cost[column]!, seedBase + trial);
+          await race(
+            corpus,
+            gateCalibrationFor(calibration),
+            incumbent,
+            candidate,
+            { optimization: shift, anchor: shift, shadow: shift },
+            decision,
+            raced.tallies[column]!,
+            raced.cost[column]!,
+            seedBase + trial,
+          );
         }
       }
     }
     const q = scenario.trueQuality;
-    const overfit = evaluateSimulatedArtifact(scenario, corpus, { optimization: q + 2 * sigma, anchor: q, shadow: q }, random);
+    const overfit = evaluateSimulatedArtifact(
+      scenario,
+      corpus,
+      { optimization: q + 2 * sigma, anchor: q, shadow: q },
+      random,
+    );
     naiveOverfit.total += 1;
     if (naiveAccepts(incumbent, overfit)) naiveOverfit.accepted += 1;
     for (const [index, variant] of variants.entries()) {
@@ -236,17 +288,51 @@ async function runDecisions(scenario: GateScenario, variants: readonly GateVaria
       if (decision.accepted) tally.accepted += 1;
       else tally.reasons[decision.reason] = (tally.reasons[decision.reason] ?? 0) + 1;
       if (index === defaultIndex && raced !== undefined) {
-        await race(corpus, gateCalibrationFor(calibration), incumbent, overfit, { optimization: 2 * sigma, anchor: 0, shadow: 0 }, decision, raced.overfit, raced.overfitCost, seedBase + trial);
+        await race(
+          corpus,
+          gateCalibrationFor(calibration),
+          incumbent,
+          overfit,
+          { optimization: 2 * sigma, anchor: 0, shadow: 0 },
+          decision,
+          raced.overfit,
+          raced.overfitCost,
+          seedBase + trial,
+        );
       }
     }
     if (raced !== undefined) {
       // A harmful candidate (−2σ everywhere): costs only (full evaluation refuses it too).
       const harmful = evaluateSimulatedArtifact(scenario, corpus, q - 2 * sigma, random);
-      const full = await decideSimulated(incumbent, harmful, gateCalibrationFor(calibration), settingsFor(variants[defaultIndex]!));
-      await race(corpus, gateCalibrationFor(calibration), incumbent, harmful, { optimization: -2 * sigma, anchor: -2 * sigma, shadow: -2 * sigma }, full, undefined, raced.harmfulCost, seedBase + trial);
+      const full = await decideSimulated(
+        incumbent,
+        harmful,
+        gateCalibrationFor(calibration),
+        settingsFor(variants[defaultIndex]!),
+      );
+      await race(
+        corpus,
+        gateCalibrationFor(calibration),
+        incumbent,
+        harmful,
+        { optimization: -2 * sigma, anchor: -2 * sigma, shadow: -2 * sigma },
+        full,
+        undefined,
+        raced.harmfulCost,
+        seedBase + trial,
+      );
     }
   }
-  return { sigma, meanCalibratedSd: sumSd / decisions, meanRollingMaxSd: sumMax / decisions, naive, byVariant, naiveOverfit, overfitByVariant, ...(raced !== undefined ? { racing: raced } : {}) };
+  return {
+    sigma,
+    meanCalibratedSd: sumSd / decisions,
+    meanRollingMaxSd: sumMax / decisions,
+    naive,
+    byVariant,
+    naiveOverfit,
+    overfitByVariant,
+    ...(raced !== undefined ? { racing: raced } : {}),
+  };
 }
 
 interface DriftResult {
@@ -258,28 +344,48 @@ interface DriftResult {
 function summarizeDrift(drifts: readonly number[], accepted: readonly number[]): DriftResult {
   const meanDrift = drifts.reduce((sum, value) => sum + value, 0) / drifts.length;
   const variance = drifts.reduce((sum, value) => sum + (value - meanDrift) ** 2, 0) / (drifts.length - 1);
-  return { meanDrift, driftSe: Math.sqrt(variance / drifts.length), meanAccepted: accepted.reduce((sum, value) => sum + value, 0) / accepted.length };
+  return {
+    meanDrift,
+    driftSe: Math.sqrt(variance / drifts.length),
+    meanAccepted: accepted.reduce((sum, value) => sum + value, 0) / accepted.length,
+  };
 }
 
 /** Ratchets of 50 no-op proposals, the same proposals for every rule (common random numbers). */
-async function runDrift(scenario: GateScenario, variants: readonly GateVariant[], seeds: number, seedBase: number, racing?: RacingSettings): Promise<{ naive: DriftResult; byVariant: DriftResult[]; raced?: DriftResult }> {
+async function runDrift(
+  scenario: GateScenario,
+  variants: readonly GateVariant[],
+  seeds: number,
+  seedBase: number,
+  racing?: RacingSettings,
+): Promise<{ naive: DriftResult; byVariant: DriftResult[]; raced?: DriftResult }> {
   const naive = { drifts: [] as number[], accepted: [] as number[] };
   const raced = { drifts: [] as number[], accepted: [] as number[] };
-  const defaultIndex = variants.findIndex((variant) => variant.tauK === DEFAULT_K && variant.anchorK === DEFAULT_ANCHOR_K);
+  const defaultIndex = variants.findIndex(
+    (variant) => variant.tauK === DEFAULT_K && variant.anchorK === DEFAULT_ANCHOR_K,
+  );
   const byVariant = variants.map(() => ({ drifts: [] as number[], accepted: [] as number[] }));
   for (let seed = 0; seed < seeds; seed += 1) {
     const random = createSeededRandom(seedBase + seed);
     const corpus = createSimulatedCorpus(scenario, random);
     const calibration = simulateCalibration(scenario, corpus, random);
     const initial = evaluateSimulatedArtifact(scenario, corpus, scenario.trueQuality, random);
-    const proposals: SimulatedEvaluation[] = Array.from({ length: PROPOSALS }, () => evaluateSimulatedArtifact(scenario, corpus, scenario.trueQuality, random));
+    const proposals: SimulatedEvaluation[] = Array.from({ length: PROPOSALS }, () =>
+      evaluateSimulatedArtifact(scenario, corpus, scenario.trueQuality, random),
+    );
     const outcome = await runRatchet(initial, proposals, corpus, naiveAccepts);
     naive.drifts.push(outcome.drift);
     naive.accepted.push(outcome.accepted);
     for (const [index, variant] of variants.entries()) {
       const gateCalibration = gateCalibrationFor(calibration);
       const settings = settingsFor(variant);
-      const result = await runRatchet(initial, proposals, corpus, async (incumbent, candidate) => (await decideSimulated(incumbent, candidate, gateCalibration, settings)).accepted);
+      const result = await runRatchet(
+        initial,
+        proposals,
+        corpus,
+        async (incumbent, candidate) =>
+          (await decideSimulated(incumbent, candidate, gateCalibration, settings)).accepted,
+      );
       byVariant[index]!.drifts.push(result.drift);
       byVariant[index]!.accepted.push(result.accepted);
     }
@@ -323,9 +429,18 @@ interface RoundResults {
   raced: { accepted: number; until: number; total: number; decisions: number };
 }
 
-async function runRounds(scenario: GateScenario, rounds: number, seedBase: number, racing: RacingSettings): Promise<RoundResults> {
+async function runRounds(
+  scenario: GateScenario,
+  rounds: number,
+  seedBase: number,
+  racing: RacingSettings,
+): Promise<RoundResults> {
   const sigma = scenarioSigma(scenario);
-  const result: RoundResults = { rounds, full: { accepted: 0, until: 0, total: 0, decisions: 0 }, raced: { accepted: 0, until: 0, total: 0, decisions: 0 } };
+  const result: RoundResults = {
+    rounds,
+    full: { accepted: 0, until: 0, total: 0, decisions: 0 },
+    raced: { accepted: 0, until: 0, total: 0, decisions: 0 },
+  };
   const noOp: SimulatedChange = { optimization: 0, anchor: 0, shadow: 0 };
   const good: SimulatedChange = { optimization: 2 * sigma, anchor: 2 * sigma, shadow: 2 * sigma };
   for (let trial = 0; trial < rounds; trial += 1) {
@@ -333,7 +448,10 @@ async function runRounds(scenario: GateScenario, rounds: number, seedBase: numbe
     const corpus = createSimulatedCorpus(scenario, random);
     const calibration = gateCalibrationFor(simulateCalibration(scenario, corpus, random));
     const q = scenario.trueQuality;
-    const incumbent = { qualities: { optimization: q, anchor: q, shadow: q }, evaluation: evaluateSimulatedIncumbent(scenario, corpus, random) };
+    const incumbent = {
+      qualities: { optimization: q, anchor: q, shadow: q },
+      evaluation: evaluateSimulatedIncumbent(scenario, corpus, random),
+    };
     const watch = Math.floor(random() * 4);
     const changes = [0, 1, 2, 3].map((index) => (index === watch ? good : noOp));
     const evaluations = changes.map((change) => drawCandidate(scenario, corpus, incumbent.qualities, change, random));
@@ -363,8 +481,11 @@ async function runRounds(scenario: GateScenario, rounds: number, seedBase: numbe
 }
 
 function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: string[]): string => `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
+  const widths = headers.map((header, column) =>
+    Math.max(header.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]): string =>
+    `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
   return [line(headers), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
@@ -389,7 +510,18 @@ const meetsTargets = (tallies: Tally[], overfit?: Tally): boolean =>
 
 function sweepTable(results: DecisionResults, variants: readonly GateVariant[], drift?: DriftResult[]): string {
   return table(
-    ['gate', 'false accepts (no-op)', 'accept 0.5σ', 'accept 1σ', 'accept 2σ', 'accepted overfits', ...(drift ? ['drift after 50 no-ops'] : []), '2σ refused mostly by', 'margin refusals (no-op / 2σ)', 'targets'],
+    [
+      'gate',
+      'false accepts (no-op)',
+      'accept 0.5σ',
+      'accept 1σ',
+      'accept 2σ',
+      'accepted overfits',
+      ...(drift ? ['drift after 50 no-ops'] : []),
+      '2σ refused mostly by',
+      'margin refusals (no-op / 2σ)',
+      'targets',
+    ],
     variants.map((variant, index) => {
       const tallies = results.byVariant[index]!;
       const overfit = results.overfitByVariant[index]!;
@@ -399,8 +531,12 @@ function sweepTable(results: DecisionResults, variants: readonly GateVariant[], 
         rate(overfit),
         ...(drift ? [driftCell(drift[index]!, results.sigma)] : []),
         topRefusal(tallies[3]!),
-        `${percent((tallies[0]!.reasons['below_margin'] ?? 0) / tallies[0]!.total)} / ${percent((tallies[3]!.reasons['below_margin'] ?? 0) / tallies[3]!.total)}`,
-        meetsTargets(tallies, overfit) ? 'all' : tallies[0]!.accepted / tallies[0]!.total <= TARGET_FALSE_ACCEPT ? 'no-op only' : 'none',
+        `${percent((tallies[0]!.reasons.below_margin ?? 0) / tallies[0]!.total)} / ${percent((tallies[3]!.reasons.below_margin ?? 0) / tallies[3]!.total)}`,
+        meetsTargets(tallies, overfit)
+          ? 'all'
+          : tallies[0]!.accepted / tallies[0]!.total <= TARGET_FALSE_ACCEPT
+            ? 'no-op only'
+            : 'none',
       ];
     }),
   );
@@ -409,21 +545,52 @@ function sweepTable(results: DecisionResults, variants: readonly GateVariant[], 
 const verdictsOfRacing: string[] = [];
 
 /** The racing section: full evaluation and racing on the same draws, the round of four, the targets. */
-function printRacing(results: DecisionResults, rounds: RoundResults, full: Tally[], fullOverfit: Tally, verdicts: string[], fullDrift: DriftResult, racedDrift: DriftResult): void {
+function printRacing(
+  results: DecisionResults,
+  rounds: RoundResults,
+  full: Tally[],
+  fullOverfit: Tally,
+  verdicts: string[],
+  fullDrift: DriftResult,
+  racedDrift: DriftResult,
+): void {
   const raced = results.racing!;
   const perDecision = (cost: Cost, side: 'full' | 'raced'): number => cost[side] / cost.decisions;
   const columns = [...raced.cost, raced.overfitCost];
-  const meanOf = (side: 'full' | 'raced'): number => columns.reduce((sum, cost) => sum + perDecision(cost, side), 0) / columns.length;
-  const evaluations = (side: 'full' | 'raced'): string => columns.map((cost) => perDecision(cost, side).toFixed(0)).join(' / ');
+  const meanOf = (side: 'full' | 'raced'): number =>
+    columns.reduce((sum, cost) => sum + perDecision(cost, side), 0) / columns.length;
+  const evaluations = (side: 'full' | 'raced'): string =>
+    columns.map((cost) => perDecision(cost, side).toFixed(0)).join(' / ');
   const roundPer = (side: 'full' | 'raced'): number => rounds[side].total / rounds[side].decisions;
   console.log(
     `\nRacing (gate.racing: batches of ${RACING.batchSize} example-repeats, futilityLevel ${RACING.futilityLevel}) beside full evaluation, on the same draws, R = ${MAIN.repeats}; evaluations = the candidate's example-repeats (optimization ${MAIN.examples.optimization}×${MAIN.repeats}, anchor ${MAIN.examples.anchor}×${MAIN.repeats}, shadow ${MAIN.examples.shadow}×${MAIN.repeats} when consulted):`,
   );
   console.log(
     table(
-      ['evaluation', 'evaluations per decision (no-op / 0.5σ / 1σ / 2σ / overfit)', 'mean of the five', 'false accepts (no-op)', 'accept 0.5σ', 'accept 1σ', 'accept 2σ', 'accepted overfits', 'drift after 50 no-ops', 'round of 4, one 2σ gain: evaluations until accepted', 'per decision in the round'],
       [
-        ['full', evaluations('full'), meanOf('full').toFixed(0), ...full.map(rate), rate(fullOverfit), driftCell(fullDrift, results.sigma), (rounds.full.until / rounds.full.accepted).toFixed(0), roundPer('full').toFixed(0)],
+        'evaluation',
+        'evaluations per decision (no-op / 0.5σ / 1σ / 2σ / overfit)',
+        'mean of the five',
+        'false accepts (no-op)',
+        'accept 0.5σ',
+        'accept 1σ',
+        'accept 2σ',
+        'accepted overfits',
+        'drift after 50 no-ops',
+        'round of 4, one 2σ gain: evaluations until accepted',
+        'per decision in the round',
+      ],
+      [
+        [
+          'full',
+          evaluations('full'),
+          meanOf('full').toFixed(0),
+          ...full.map(rate),
+          rate(fullOverfit),
+          driftCell(fullDrift, results.sigma),
+          (rounds.full.until / rounds.full.accepted).toFixed(0),
+          roundPer('full').toFixed(0),
+        ],
         [
           'racing',
           evaluations('raced'),
@@ -438,9 +605,15 @@ function printRacing(results: DecisionResults, rounds: RoundResults, full: Tally
     ),
   );
   const harmful = raced.harmfulCost;
-  console.log(`  a harmful candidate (−2σ everywhere): ${perDecision(harmful, 'full').toFixed(0)} → ${perDecision(harmful, 'raced').toFixed(0)} evaluations (${percent(perDecision(harmful, 'raced') / perDecision(harmful, 'full'))}), refused both ways`);
-  console.log(`  ${raced.stops[0]} of ${raced.stops[0]! + raced.stops[1]!} raced decisions stopped for futility (on optimization or on the shadow); the others were evaluated in full and decided by the gate exactly as without racing`);
-  console.log(`  the round: 3 no-ops and one 2σ gain in a seeded order, ${rounds.rounds} rounds; the 2σ gain accepted in ${percent(rounds.full.accepted / rounds.rounds)} (full) and ${percent(rounds.raced.accepted / rounds.rounds)} (raced) of them; the whole round costs ${(rounds.full.total / rounds.rounds).toFixed(0)} (full) and ${(rounds.raced.total / rounds.rounds).toFixed(0)} (raced) evaluations, rebased re-evaluations included`);
+  console.log(
+    `  a harmful candidate (−2σ everywhere): ${perDecision(harmful, 'full').toFixed(0)} → ${perDecision(harmful, 'raced').toFixed(0)} evaluations (${percent(perDecision(harmful, 'raced') / perDecision(harmful, 'full'))}), refused both ways`,
+  );
+  console.log(
+    `  ${raced.stops[0]} of ${raced.stops[0]! + raced.stops[1]!} raced decisions stopped for futility (on optimization or on the shadow); the others were evaluated in full and decided by the gate exactly as without racing`,
+  );
+  console.log(
+    `  the round: 3 no-ops and one 2σ gain in a seeded order, ${rounds.rounds} rounds; the 2σ gain accepted in ${percent(rounds.full.accepted / rounds.rounds)} (full) and ${percent(rounds.raced.accepted / rounds.rounds)} (raced) of them; the whole round costs ${(rounds.full.total / rounds.rounds).toFixed(0)} (full) and ${(rounds.raced.total / rounds.rounds).toFixed(0)} (raced) evaluations, rebased re-evaluations included`,
+  );
   const gap = full[3]!.accepted / full[3]!.total - raced.tallies[3]!.accepted / raced.tallies[3]!.total;
   const racedTwo = raced.tallies[3]!.accepted / raced.tallies[3]!.total;
   const costRatio = meanOf('raced') / meanOf('full');
@@ -455,17 +628,29 @@ function printRacing(results: DecisionResults, rounds: RoundResults, full: Tally
 async function main(): Promise<void> {
   const started = performance.now();
   const sigma = scenarioSigma(MAIN);
-  console.log('kloop gate benchmark — kloop\'s gate (the real `decide`) vs the naive rule "accept if the mean went up", on the same simulated draws\n');
+  console.log(
+    'kloop gate benchmark — kloop\'s gate (the real `decide`) vs the naive rule "accept if the mean went up", on the same simulated draws\n',
+  );
   console.log('Settings (main scenario):');
   console.log(describe(MAIN, sigma));
   console.log(
     `  gate: α = ${ALPHA}, margin Δ > τ·√(1/R + 1/R_incumbent), one-sided paired t-test on per-example composites + Welch's t-test on the R run-level composites; anchors: no drop beyond ${DEFAULT_GATE_SETTINGS.anchorTolerance} + anchorK × per-example SD × √(2/R); shadow: Δshadow > 0, ≥ ${DEFAULT_GATE_SETTINGS.generalizationRatio}·Δopt − ${DEFAULT_GATE_SETTINGS.shadowMarginSe} SE, and one one-sided paired t-test, its variance with the calibrated run-shared noise, at shadowAlpha = ${DEFAULT_GATE_SETTINGS.shadowAlpha} (Δshadow > 0 unproven: not_confirmed)`,
   );
-  console.log(`  improvements: the candidate's true quality is q + 0.5σ, 1σ or 2σ on every partition; no-op: q; overfit: q + 2σ on optimization only`);
-  console.log(`  the incumbent is evaluated with ${MAIN.incumbentRepeats} repeats, as the loop tops it up after three rounds as the incumbent (gate.incumbentRepeats default 4R); a freshly accepted one is shown apart`);
-  console.log(`  ${DECISIONS} decisions per column in the main tables (${SIDE_DECISIONS} in the side tables); drift: ${RATCHET_SEEDS} seeds × ${PROPOSALS} no-op proposals in sequence`);
-  console.log(`  targets: false-accept rate on no-ops ≤ ${TARGET_FALSE_ACCEPT}; acceptance of 2σ improvements ≥ ${percent(TARGET_ACCEPT_2SIGMA)}; accepted overfits ≤ ${percent(TARGET_OVERFIT)}`);
-  console.log('  rates with their 95% Wilson interval; drift = recorded − true optimization composite, mean ± SE in σ (composite units), and mean accepted no-ops\n');
+  console.log(
+    `  improvements: the candidate's true quality is q + 0.5σ, 1σ or 2σ on every partition; no-op: q; overfit: q + 2σ on optimization only`,
+  );
+  console.log(
+    `  the incumbent is evaluated with ${MAIN.incumbentRepeats} repeats, as the loop tops it up after three rounds as the incumbent (gate.incumbentRepeats default 4R); a freshly accepted one is shown apart`,
+  );
+  console.log(
+    `  ${DECISIONS} decisions per column in the main tables (${SIDE_DECISIONS} in the side tables); drift: ${RATCHET_SEEDS} seeds × ${PROPOSALS} no-op proposals in sequence`,
+  );
+  console.log(
+    `  targets: false-accept rate on no-ops ≤ ${TARGET_FALSE_ACCEPT}; acceptance of 2σ improvements ≥ ${percent(TARGET_ACCEPT_2SIGMA)}; accepted overfits ≤ ${percent(TARGET_OVERFIT)}`,
+  );
+  console.log(
+    '  rates with their 95% Wilson interval; drift = recorded − true optimization composite, mean ± SE in σ (composite units), and mean accepted no-ops\n',
+  );
 
   const variants = [...COUPLED, ...DECOUPLED];
   const results = await runDecisions(MAIN, variants, DECISIONS, 1_000_000, RACING);
@@ -474,20 +659,39 @@ async function main(): Promise<void> {
     `Calibration here: mean single-calibration noise SD ${results.meanCalibratedSd.toFixed(5)} (σ = ${sigma.toFixed(5)}); mean rolling max over W = ${MAIN.calibrationWindow}: ${results.meanRollingMaxSd.toFixed(5)} = ${(results.meanRollingMaxSd / sigma).toFixed(2)}σ, so τ ≈ ${(results.meanRollingMaxSd / sigma).toFixed(2)}·k·σ\n`,
   );
 
-  const defaultIndex = variants.findIndex((variant) => variant.tauK === DEFAULT_K && variant.anchorK === DEFAULT_ANCHOR_K);
+  const defaultIndex = variants.findIndex(
+    (variant) => variant.tauK === DEFAULT_K && variant.anchorK === DEFAULT_ANCHOR_K,
+  );
   const kloopDefault = results.byVariant[defaultIndex]!;
   console.log(`Side by side, R = ${MAIN.repeats}:`);
   console.log(
     table(
-      ['rule', 'false accepts (no-op)', 'accept 0.5σ', 'accept 1σ', 'accept 2σ', 'accepted overfits', 'drift after 50 no-ops'],
+      [
+        'rule',
+        'false accepts (no-op)',
+        'accept 0.5σ',
+        'accept 1σ',
+        'accept 2σ',
+        'accepted overfits',
+        'drift after 50 no-ops',
+      ],
       [
         ['naive: mean went up', ...results.naive.map(rate), rate(results.naiveOverfit), driftCell(drift.naive, sigma)],
-        [`kloop gate (thresholdK ${DEFAULT_K}, anchorK ${DEFAULT_ANCHOR_K})`, ...kloopDefault.map(rate), rate(results.overfitByVariant[defaultIndex]!), driftCell(drift.byVariant[defaultIndex]!, sigma)],
+        [
+          `kloop gate (thresholdK ${DEFAULT_K}, anchorK ${DEFAULT_ANCHOR_K})`,
+          ...kloopDefault.map(rate),
+          rate(results.overfitByVariant[defaultIndex]!),
+          driftCell(drift.byVariant[defaultIndex]!, sigma),
+        ],
       ],
     ),
   );
-  console.log(`  kloop default refusals of no-ops: ${refusals(kloopDefault[0]!)}; of 2σ improvements: ${refusals(kloopDefault[3]!)}; of overfits: ${refusals(results.overfitByVariant[defaultIndex]!)} (of ${DECISIONS} each)`);
-  console.log('  overfit: a true 2σ gain on the optimization partition and none on anchor and shadow (a rule keyed to optimization-example words)');
+  console.log(
+    `  kloop default refusals of no-ops: ${refusals(kloopDefault[0]!)}; of 2σ improvements: ${refusals(kloopDefault[3]!)}; of overfits: ${refusals(results.overfitByVariant[defaultIndex]!)} (of ${DECISIONS} each)`,
+  );
+  console.log(
+    '  overfit: a true 2σ gain on the optimization partition and none on anchor and shadow (a rule keyed to optimization-example words)',
+  );
   const inflation = results.meanRollingMaxSd / sigma;
   const spread = Math.sqrt(1 / MAIN.repeats + 1 / (MAIN.incumbentRepeats ?? MAIN.repeats));
   const marginPass = 1 - normalCdf((inflation * DEFAULT_K * spread - 2) / spread, 0, 1);
@@ -496,16 +700,30 @@ async function main(): Promise<void> {
       `so the margin alone passes it with probability ≈ ${percent(marginPass)}; the rest of the refusals come from the tests (Welch on R run-level composites is the weakest with few repeats).`,
   );
 
-  printRacing(results, await runRounds(MAIN, ROUNDS, 6_000_000, RACING), kloopDefault, results.overfitByVariant[defaultIndex]!, verdictsOfRacing, drift.byVariant[defaultIndex]!, drift.raced!);
+  printRacing(
+    results,
+    await runRounds(MAIN, ROUNDS, 6_000_000, RACING),
+    kloopDefault,
+    results.overfitByVariant[defaultIndex]!,
+    verdictsOfRacing,
+    drift.byVariant[defaultIndex]!,
+    drift.raced!,
+  );
 
-  console.log(`\nk sweep, R = ${MAIN.repeats} (thresholdK sets τ = k × rolling max noise SD; anchorK the anchor tolerance anchorK × per-example SD × √(2/R); "one k" rows use the same k for both):`);
+  console.log(
+    `\nk sweep, R = ${MAIN.repeats} (thresholdK sets τ = k × rolling max noise SD; anchorK the anchor tolerance anchorK × per-example SD × √(2/R); "one k" rows use the same k for both):`,
+  );
   console.log(sweepTable(results, variants, drift.byVariant));
 
   const sideVariants = [...[0.5, 1, 1.5, 2].map(coupled), ...DECOUPLED];
   const verdicts: string[] = [];
   const record = (repeats: number, result: DecisionResults, list: readonly GateVariant[]): void => {
-    const passing = list.filter((_, index) => meetsTargets(result.byVariant[index]!, result.overfitByVariant[index]!)).map((variant) => variant.label);
-    verdicts.push(`  R = ${repeats}: ${passing.length === 0 ? 'no gate setting meets all targets' : `meets all targets: ${passing.join('; ')}`}`);
+    const passing = list
+      .filter((_, index) => meetsTargets(result.byVariant[index]!, result.overfitByVariant[index]!))
+      .map((variant) => variant.label);
+    verdicts.push(
+      `  R = ${repeats}: ${passing.length === 0 ? 'no gate setting meets all targets' : `meets all targets: ${passing.join('; ')}`}`,
+    );
   };
   record(MAIN.repeats, results, variants);
   for (const repeats of [1, 3, 8]) {
@@ -519,7 +737,9 @@ async function main(): Promise<void> {
   // A freshly accepted incumbent: its R winning repeats, not yet topped up.
   const fresh: GateScenario = { ...MAIN, incumbentRepeats: MAIN.repeats };
   const freshResults = await runDecisions(fresh, [decoupled(DEFAULT_K)], SIDE_DECISIONS, 5_000_000);
-  console.log(`\nA freshly accepted incumbent (evaluated with its R = ${MAIN.repeats} repeats, not yet topped up), default gate:`);
+  console.log(
+    `\nA freshly accepted incumbent (evaluated with its R = ${MAIN.repeats} repeats, not yet topped up), default gate:`,
+  );
   console.log(sweepTable(freshResults, [decoupled(DEFAULT_K)]));
 
   // Robustness: most noise shared within a run. The paired test alone would be fooled
@@ -527,10 +747,14 @@ async function main(): Promise<void> {
   const runHeavy: GateScenario = { ...MAIN, perRunNoiseSd: 0.03 };
   const robustVariants = [decoupled(0), decoupled(0.5), decoupled(DEFAULT_K), decoupled(2)];
   const robust = await runDecisions(runHeavy, robustVariants, SIDE_DECISIONS, 4_000_000);
-  console.log(`\nRobustness: per-run noise 0.03 (σ = ${scenarioSigma(runHeavy).toFixed(5)}, mostly shared within a run), R = ${MAIN.repeats}:`);
+  console.log(
+    `\nRobustness: per-run noise 0.03 (σ = ${scenarioSigma(runHeavy).toFixed(5)}, mostly shared within a run), R = ${MAIN.repeats}:`,
+  );
   console.log(sweepTable(robust, robustVariants));
 
-  console.log('\nVerdict (targets: no-op false accepts ≤ 5%, 2σ acceptance ≥ 80%, accepted overfits ≤ 5%; racing: evaluations per decision ≤ 50% of full, 2σ acceptance within 3 points of full):');
+  console.log(
+    '\nVerdict (targets: no-op false accepts ≤ 5%, 2σ acceptance ≥ 80%, accepted overfits ≤ 5%; racing: evaluations per decision ≤ 50% of full, 2σ acceptance within 3 points of full):',
+  );
   console.log([...verdicts, ...verdictsOfRacing].join('\n'));
   console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`);
 }

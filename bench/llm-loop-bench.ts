@@ -49,8 +49,12 @@ const WORLDS: Record<string, Partial<WorldOptions>> = {
   repeating: { repeatRate: 0.15 },
   'varied-noise': { noiseProfile: 'varied' },
 };
-const worldNames = (process.env.KLOOP_BENCH_WORLDS ?? Object.keys(WORLDS).join(',')).split(',').map((name) => name.trim());
-for (const name of worldNames) if (WORLDS[name] === undefined) throw new Error(`KLOOP_BENCH_WORLDS: no world "${name}" (known: ${Object.keys(WORLDS).join(', ')})`);
+const worldNames = (process.env.KLOOP_BENCH_WORLDS ?? Object.keys(WORLDS).join(','))
+  .split(',')
+  .map((name) => name.trim());
+for (const name of worldNames)
+  if (WORLDS[name] === undefined)
+    throw new Error(`KLOOP_BENCH_WORLDS: no world "${name}" (known: ${Object.keys(WORLDS).join(', ')})`);
 
 interface Totals {
   acceptedGood: number;
@@ -63,11 +67,14 @@ interface Totals {
   byStage: Record<string, number>;
 }
 
-const sum = (runs: readonly LoopWorldRun[], pick: (run: LoopWorldRun) => number): number => runs.reduce((total, run) => total + pick(run), 0);
+const sum = (runs: readonly LoopWorldRun[], pick: (run: LoopWorldRun) => number): number =>
+  runs.reduce((total, run) => total + pick(run), 0);
 const callsOf = (run: LoopWorldRun): number => run.executorCalls + run.proposerCalls;
-const acceptedOf = (run: LoopWorldRun): number => run.accepted.good + run.accepted.neutral + run.accepted.harmful + run.accepted.overfit + run.acceptedUnknown;
+const acceptedOf = (run: LoopWorldRun): number =>
+  run.accepted.good + run.accepted.neutral + run.accepted.harmful + run.accepted.overfit + run.acceptedUnknown;
 const perGood = (value: number): string => (Number.isFinite(value) ? value.toFixed(0) : '—');
-const share = (part: number, whole: number): string => `${part} (${whole === 0 ? 0 : Math.round((100 * part) / whole)}%)`;
+const share = (part: number, whole: number): string =>
+  `${part} (${whole === 0 ? 0 : Math.round((100 * part) / whole)}%)`;
 
 function totalsOf(runs: readonly LoopWorldRun[]): Totals {
   const acceptedGood = sum(runs, (run) => run.accepted.good);
@@ -89,30 +96,65 @@ function totalsOf(runs: readonly LoopWorldRun[]): Totals {
 
 function printTable(title: string, runs: readonly LoopWorldRun[]): void {
   const totals = totalsOf(runs);
-  const header = ['seed', 'stop', 'evaluated', 'unspent', 'good kept / in world', 'recall', 'precision', 'model calls', 'calls / accepted good', ...STAGES];
+  const header = [
+    'seed',
+    'stop',
+    'evaluated',
+    'unspent',
+    'good kept / in world',
+    'recall',
+    'precision',
+    'model calls',
+    'calls / accepted good',
+    ...STAGES,
+  ];
   const rows = [
     header,
     ...runs.map((run) => [
-      String(run.seed), run.stopReason, String(run.evaluated), `${Math.round(100 * run.budgetUnspent)}%`, `${run.accepted.good}/${run.goodInWorld}`,
-      run.recallOfWorld.toFixed(2), run.precision.toFixed(2), String(callsOf(run)), perGood(run.callsPerAcceptedGood),
+      String(run.seed),
+      run.stopReason,
+      String(run.evaluated),
+      `${Math.round(100 * run.budgetUnspent)}%`,
+      `${run.accepted.good}/${run.goodInWorld}`,
+      run.recallOfWorld.toFixed(2),
+      run.precision.toFixed(2),
+      String(callsOf(run)),
+      perGood(run.callsPerAcceptedGood),
       ...STAGES.map((stage) => share(run.callsByStage[stage] ?? 0, run.meteredCalls)),
     ]),
     [
-      'all', '', String(sum(runs, (run) => run.evaluated)), '', `${totals.acceptedGood}/${totals.goodInWorld}`,
-      totals.recall.toFixed(2), totals.precision.toFixed(2), String(totals.calls), perGood(totals.callsPerGood),
-      ...STAGES.map((stage) => share(totals.byStage[stage] ?? 0, sum(runs, (run) => run.meteredCalls))),
+      'all',
+      '',
+      String(sum(runs, (run) => run.evaluated)),
+      '',
+      `${totals.acceptedGood}/${totals.goodInWorld}`,
+      totals.recall.toFixed(2),
+      totals.precision.toFixed(2),
+      String(totals.calls),
+      perGood(totals.callsPerGood),
+      ...STAGES.map((stage) =>
+        share(
+          totals.byStage[stage] ?? 0,
+          sum(runs, (run) => run.meteredCalls),
+        ),
+      ),
     ],
   ];
   const widths = header.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  const line = (row: string[]): string => `| ${row.map((value, column) => value.padEnd(widths[column]!)).join(' | ')} |`;
+  const line = (row: string[]): string =>
+    `| ${row.map((value, column) => value.padEnd(widths[column]!)).join(' | ')} |`;
   console.log(`\n${title}`);
   console.log(line(rows[0]!));
   console.log(`|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`);
   for (const row of rows.slice(1)) console.log(line(row));
 }
 
-console.log(`LLM loop, simulated worlds, examples/intent-llm shipped settings (4 candidates per round, 5 repeats), budget ${BUDGET} proposals, seeds ${SEEDS.join(', ')}`);
-console.log('stage columns: model calls counted where they were made (share of the run\'s metered calls); "unspent": budget left at the stop');
+console.log(
+  `LLM loop, simulated worlds, examples/intent-llm shipped settings (4 candidates per round, 5 repeats), budget ${BUDGET} proposals, seeds ${SEEDS.join(', ')}`,
+);
+console.log(
+  'stage columns: model calls counted where they were made (share of the run\'s metered calls); "unspent": budget left at the stop',
+);
 const results: Array<{ world: string; mode: 'off' | 'on'; runs: LoopWorldRun[] }> = [];
 for (const world of worldNames) {
   for (const mode of MODES) {
@@ -121,7 +163,9 @@ for (const world of worldNames) {
       const started = Date.now();
       const run = await runLoopWorld(seed, BUDGET, WORLDS[world]!, extra, { racing: mode === 'on' });
       runs.push(run);
-      process.stderr.write(`${world}, racing ${mode}, seed ${seed}: ${run.stopReason} after ${run.evaluated} evaluated, ${callsOf(run)} model calls, ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+      process.stderr.write(
+        `${world}, racing ${mode}, seed ${seed}: ${run.stopReason} after ${run.evaluated} evaluated, ${callsOf(run)} model calls, ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+      );
     }
     results.push({ world, mode, runs });
     // Each world's table as soon as its runs are done (a long bench shows what it has).
@@ -135,14 +179,22 @@ for (const { world, mode, runs } of results) {
   const totals = totalsOf(runs);
   if (totals.precision < 0.95) problems.push(`${name}: precision ${totals.precision.toFixed(2)} < 0.95`);
   if (totals.recall < 0.9) problems.push(`${name}: recall ${totals.recall.toFixed(2)} < 0.9`);
-  if (totals.callsPerGood > 400) problems.push(`${name}: ${perGood(totals.callsPerGood)} model calls per accepted good change > 400`);
+  if (totals.callsPerGood > 400)
+    problems.push(`${name}: ${perGood(totals.callsPerGood)} model calls per accepted good change > 400`);
   if (sum(runs, (run) => run.accepted.overfit) > 0) problems.push(`${name}: an overfitting hint was accepted`);
   if (sum(runs, (run) => run.acceptedUnknown) > 0) problems.push(`${name}: an accepted change carries no known hint`);
   for (const run of runs) {
-    if (run.exitCode !== 0) problems.push(`${name}, seed ${run.seed}: stopped as ${run.stopReason} (exit ${run.exitCode})`);
-    if (run.budgetUnspent > 0.25 && run.accepted.good < run.goodInWorld) problems.push(`${name}, seed ${run.seed}: stopped (${run.stopReason}) with ${Math.round(100 * run.budgetUnspent)}% of its budget unspent and good lines left`);
+    if (run.exitCode !== 0)
+      problems.push(`${name}, seed ${run.seed}: stopped as ${run.stopReason} (exit ${run.exitCode})`);
+    if (run.budgetUnspent > 0.25 && run.accepted.good < run.goodInWorld)
+      problems.push(
+        `${name}, seed ${run.seed}: stopped (${run.stopReason}) with ${Math.round(100 * run.budgetUnspent)}% of its budget unspent and good lines left`,
+      );
     const staged = STAGES.reduce((total, stage) => total + (run.callsByStage[stage] ?? 0), 0);
-    if (staged !== run.meteredCalls || run.meteredCalls !== callsOf(run)) problems.push(`${name}, seed ${run.seed}: the accounting does not add up (stages ${staged}, metered ${run.meteredCalls}, server ${callsOf(run)})`);
+    if (staged !== run.meteredCalls || run.meteredCalls !== callsOf(run))
+      problems.push(
+        `${name}, seed ${run.seed}: the accounting does not add up (stages ${staged}, metered ${run.meteredCalls}, server ${callsOf(run)})`,
+      );
   }
 }
 if (problems.length > 0) {

@@ -20,9 +20,19 @@
  *
  * Everything is seeded; the output is identical on every run.
  */
-import { alwaysValidPValues, calibrationTau, decideOnline, DEFAULT_ONLINE_GATE_SETTINGS } from '../src/online/gate/online-gate.ts';
+import {
+  alwaysValidPValues,
+  calibrationTau,
+  decideOnline,
+  DEFAULT_ONLINE_GATE_SETTINGS,
+} from '../src/online/gate/online-gate.ts';
 import { createAudienceWorld, DAY_MS, HOUR_MS } from '../src/online/simulation/audience-world.ts';
-import { binomialDraw, simulateDailyStream, type ArmDays, type DailyStream } from '../src/online/simulation/daily-stream.ts';
+import {
+  binomialDraw,
+  simulateDailyStream,
+  type ArmDays,
+  type DailyStream,
+} from '../src/online/simulation/daily-stream.ts';
 import { listHintLines } from '../src/online/simulation/hint-lines.ts';
 import type { ArmStatistics, OnlineGateInput, OnlineGateSettings, OnlineGuardrail } from '../src/online/types.ts';
 import { createSeededRandom, welchTTestFromMoments, type RandomSource } from '../src/stats/index.ts';
@@ -45,7 +55,8 @@ function minimumFromArguments(argv: readonly string[]): number | undefined {
   const index = argv.indexOf('--min-units-per-arm');
   if (index === -1) return undefined;
   const value = Number(argv[index + 1]);
-  if (!Number.isInteger(value) || value < 2) throw new RangeError(`--min-units-per-arm needs an integer ≥ 2; got ${argv[index + 1]}`);
+  if (!Number.isInteger(value) || value < 2)
+    throw new RangeError(`--min-units-per-arm needs an integer ≥ 2; got ${argv[index + 1]}`);
   return value;
 }
 const A_A_EXPERIMENTS = 1000;
@@ -58,10 +69,15 @@ const EXPERIMENTS = 500;
 const SRM = { meanDailyUnits: 40_000, days: 14, experiments: 1000, droppedShare: 0.02 };
 const MONDAY = Date.UTC(2026, 0, 5);
 const PRIMARY = { name: 'reply_rate', kind: 'binary', direction: 'increase' } as const;
-const GUARDRAIL: OnlineGuardrail = { metric: { name: 'unsubscribe_rate', kind: 'binary', direction: 'decrease' }, margin: 0.004 };
+const GUARDRAIL: OnlineGuardrail = {
+  metric: { name: 'unsubscribe_rate', kind: 'binary', direction: 'decrease' },
+  margin: 0.004,
+};
 
 const hint = (id: string): string => listHintLines().find((line) => line.id === id)!.text;
-const INCUMBENT = ['# Sequence strategy', '- Three emails, four days apart.', `- ${hint('neutral-signoff')}`].join('\n');
+const INCUMBENT = ['# Sequence strategy', '- Three emails, four days apart.', `- ${hint('neutral-signoff')}`].join(
+  '\n',
+);
 const withLine = (id: string): string => `${INCUMBENT}\n- ${hint(id)}`;
 
 interface Scenario {
@@ -76,14 +92,72 @@ interface Scenario {
 }
 
 const SCENARIOS: Scenario[] = [
-  { name: 'A/A', candidates: [INCUMBENT], experiments: A_A_EXPERIMENTS, meanDailyUnits: MEAN_DAILY_UNITS, days: MAX_DAYS, droppedShare: 0 },
-  { name: '+10%', candidates: [withLine('good-10')], experiments: EXPERIMENTS, meanDailyUnits: MEAN_DAILY_UNITS, days: MAX_DAYS, droppedShare: 0 },
-  { name: '+20%', candidates: [withLine('good-20')], experiments: EXPERIMENTS, meanDailyUnits: MEAN_DAILY_UNITS, days: MAX_DAYS, droppedShare: 0 },
-  { name: '+30%', candidates: [withLine('good-30')], experiments: EXPERIMENTS, meanDailyUnits: MEAN_DAILY_UNITS, days: MAX_DAYS, droppedShare: 0 },
-  { name: 'novelty', candidates: [withLine('novelty-news')], experiments: EXPERIMENTS, meanDailyUnits: MEAN_DAILY_UNITS, days: MAX_DAYS, droppedShare: 0 },
-  { name: 'guardrail-breaking', candidates: [withLine('harmful-daily'), withLine('harmful-urgency')], experiments: EXPERIMENTS, meanDailyUnits: MEAN_DAILY_UNITS, days: MAX_DAYS, droppedShare: 0 },
-  { name: 'SRM: 2% dropped', candidates: [INCUMBENT], experiments: SRM.experiments, meanDailyUnits: SRM.meanDailyUnits, days: SRM.days, droppedShare: SRM.droppedShare, unbudgeted: true },
-  { name: 'SRM: none dropped', candidates: [INCUMBENT], experiments: SRM.experiments, meanDailyUnits: SRM.meanDailyUnits, days: SRM.days, droppedShare: 0, unbudgeted: true },
+  {
+    name: 'A/A',
+    candidates: [INCUMBENT],
+    experiments: A_A_EXPERIMENTS,
+    meanDailyUnits: MEAN_DAILY_UNITS,
+    days: MAX_DAYS,
+    droppedShare: 0,
+  },
+  {
+    name: '+10%',
+    candidates: [withLine('good-10')],
+    experiments: EXPERIMENTS,
+    meanDailyUnits: MEAN_DAILY_UNITS,
+    days: MAX_DAYS,
+    droppedShare: 0,
+  },
+  {
+    name: '+20%',
+    candidates: [withLine('good-20')],
+    experiments: EXPERIMENTS,
+    meanDailyUnits: MEAN_DAILY_UNITS,
+    days: MAX_DAYS,
+    droppedShare: 0,
+  },
+  {
+    name: '+30%',
+    candidates: [withLine('good-30')],
+    experiments: EXPERIMENTS,
+    meanDailyUnits: MEAN_DAILY_UNITS,
+    days: MAX_DAYS,
+    droppedShare: 0,
+  },
+  {
+    name: 'novelty',
+    candidates: [withLine('novelty-news')],
+    experiments: EXPERIMENTS,
+    meanDailyUnits: MEAN_DAILY_UNITS,
+    days: MAX_DAYS,
+    droppedShare: 0,
+  },
+  {
+    name: 'guardrail-breaking',
+    candidates: [withLine('harmful-daily'), withLine('harmful-urgency')],
+    experiments: EXPERIMENTS,
+    meanDailyUnits: MEAN_DAILY_UNITS,
+    days: MAX_DAYS,
+    droppedShare: 0,
+  },
+  {
+    name: 'SRM: 2% dropped',
+    candidates: [INCUMBENT],
+    experiments: SRM.experiments,
+    meanDailyUnits: SRM.meanDailyUnits,
+    days: SRM.days,
+    droppedShare: SRM.droppedShare,
+    unbudgeted: true,
+  },
+  {
+    name: 'SRM: none dropped',
+    candidates: [INCUMBENT],
+    experiments: SRM.experiments,
+    meanDailyUnits: SRM.meanDailyUnits,
+    days: SRM.days,
+    droppedShare: 0,
+    unbudgeted: true,
+  },
 ];
 
 /** How one rule ended one experiment. */
@@ -106,7 +180,11 @@ interface ArmSums {
   replies: number[];
   unsubscribes: number[];
 }
-const sumsOf = (days: ArmDays): ArmSums => ({ units: prefix(days.units), replies: prefix(days.replies), unsubscribes: prefix(days.unsubscribes) });
+const sumsOf = (days: ArmDays): ArmSums => ({
+  units: prefix(days.units),
+  replies: prefix(days.replies),
+  unsubscribes: prefix(days.unsubscribes),
+});
 
 /** Binary statistics of days first..last (inclusive; empty when last < first). */
 function window(arm: ArmSums, metric: 'replies' | 'unsubscribes', first: number, last: number): ArmStatistics {
@@ -116,7 +194,8 @@ function window(arm: ArmSums, metric: 'replies' | 'unsubscribes', first: number,
   return { units, sum, sumOfSquares: sum };
 }
 
-const assignedPerArm = (incumbent: ArmSums, candidate: ArmSums, look: number): number => (incumbent.units[look + 1]! + candidate.units[look + 1]!) / 2;
+const assignedPerArm = (incumbent: ArmSums, candidate: ArmSums, look: number): number =>
+  (incumbent.units[look + 1]! + candidate.units[look + 1]!) / 2;
 
 function runKloop(stream: DailyStream, settings: OnlineGateSettings): Ending {
   const incumbent = sumsOf(stream.incumbent);
@@ -127,7 +206,10 @@ function runKloop(stream: DailyStream, settings: OnlineGateSettings): Ending {
   for (let look = 0; look < days; look += 1) {
     const closed = look - ATTRIBUTION_DAYS;
     const decisionLast = frozenAt === undefined ? closed : frozenAt - ATTRIBUTION_DAYS;
-    const pair = (metric: 'replies' | 'unsubscribes', first: number, last: number) => ({ incumbent: window(incumbent, metric, first, last), candidate: window(candidate, metric, first, last) });
+    const pair = (metric: 'replies' | 'unsubscribes', first: number, last: number) => ({
+      incumbent: window(incumbent, metric, first, last),
+      candidate: window(candidate, metric, first, last),
+    });
     const input: OnlineGateInput = {
       primary: { metric: PRIMARY, arms: pair('replies', 0, decisionLast) },
       guardrails: [{ guardrail: GUARDRAIL, arms: pair('unsubscribes', 0, decisionLast) }],
@@ -139,10 +221,19 @@ function runKloop(stream: DailyStream, settings: OnlineGateSettings): Ending {
     };
     const decision = decideOnline(input, settings);
     previousPValues = { ...previousPValues, ...alwaysValidPValues(decision) };
-    if (decision.outcome !== 'continue') return { outcome: decision.outcome, reason: decision.outcome === 'refuse' ? decision.reason : 'accept', unitsPerArm: assignedPerArm(incumbent, candidate, look) };
+    if (decision.outcome !== 'continue')
+      return {
+        outcome: decision.outcome,
+        reason: decision.outcome === 'refuse' ? decision.reason : 'accept',
+        unitsPerArm: assignedPerArm(incumbent, candidate, look),
+      };
     if (decision.waitingFor === 'confirmation' && frozenAt === undefined) frozenAt = look;
   }
-  return { outcome: 'unfinished', reason: frozenAt === undefined ? 'unfinished' : 'confirming', unitsPerArm: assignedPerArm(incumbent, candidate, days - 1) };
+  return {
+    outcome: 'unfinished',
+    reason: frozenAt === undefined ? 'unfinished' : 'confirming',
+    unitsPerArm: assignedPerArm(incumbent, candidate, days - 1),
+  };
 }
 
 /** The baselines: the naive rule (mean higher) or a peeking one-sided Welch test, daily, same minimum units and budget. */
@@ -161,9 +252,15 @@ function runBaseline(stream: DailyStream, rule: 'naive' | 'welch', settings: Onl
       const accepted =
         rule === 'naive'
           ? meanA > meanB
-          : welchTTestFromMoments({ size: a.units, mean: meanA, variance: (a.sum - a.sum * meanA) / (a.units - 1) }, { size: b.units, mean: meanB, variance: (b.sum - b.sum * meanB) / (b.units - 1) }, { alternative: 'greater' }).pValue < settings.alpha;
-      if (accepted) return { outcome: 'accept', reason: 'accept', unitsPerArm: assignedPerArm(incumbent, candidate, look) };
-      if (units >= settings.maxUnitsPerArm) return { outcome: 'refuse', reason: 'budget', unitsPerArm: assignedPerArm(incumbent, candidate, look) };
+          : welchTTestFromMoments(
+              { size: a.units, mean: meanA, variance: (a.sum - a.sum * meanA) / (a.units - 1) },
+              { size: b.units, mean: meanB, variance: (b.sum - b.sum * meanB) / (b.units - 1) },
+              { alternative: 'greater' },
+            ).pValue < settings.alpha;
+      if (accepted)
+        return { outcome: 'accept', reason: 'accept', unitsPerArm: assignedPerArm(incumbent, candidate, look) };
+      if (units >= settings.maxUnitsPerArm)
+        return { outcome: 'refuse', reason: 'budget', unitsPerArm: assignedPerArm(incumbent, candidate, look) };
     }
   }
   return { outcome: 'unfinished', reason: 'unfinished', unitsPerArm: assignedPerArm(incumbent, candidate, days - 1) };
@@ -175,16 +272,41 @@ function calibrate(random: RandomSource): number {
     const sum = binomialDraw(random, 5000, 0.05 * (16 / 17));
     return { units: 5000, sum, sumOfSquares: sum };
   };
-  return calibrationTau([0, 1, 2].map(() => ({ incumbent: arm(), candidate: arm() })), PRIMARY);
+  return calibrationTau(
+    [0, 1, 2].map(() => ({ incumbent: arm(), candidate: arm() })),
+    PRIMARY,
+  );
 }
 
 /** The rules compared, on the same streams. The baselines peek from kloop's minimum, and from 1 000 units per arm. */
 const RULES = [
-  { key: 'kloop', label: 'kloop online gate', run: (stream: DailyStream, settings: OnlineGateSettings) => runKloop(stream, settings) },
-  { key: 'naive', label: 'naive (mean higher), daily', run: (stream: DailyStream, settings: OnlineGateSettings) => runBaseline(stream, 'naive', settings) },
-  { key: 'welch', label: 'Welch t-test, peeking daily', run: (stream: DailyStream, settings: OnlineGateSettings) => runBaseline(stream, 'welch', settings) },
-  { key: 'naive-early', label: 'naive, daily from 1,000 units', run: (stream: DailyStream, settings: OnlineGateSettings) => runBaseline(stream, 'naive', { ...settings, minUnitsPerArm: 1000 }) },
-  { key: 'welch-early', label: 'Welch, daily from 1,000 units', run: (stream: DailyStream, settings: OnlineGateSettings) => runBaseline(stream, 'welch', { ...settings, minUnitsPerArm: 1000 }) },
+  {
+    key: 'kloop',
+    label: 'kloop online gate',
+    run: (stream: DailyStream, settings: OnlineGateSettings) => runKloop(stream, settings),
+  },
+  {
+    key: 'naive',
+    label: 'naive (mean higher), daily',
+    run: (stream: DailyStream, settings: OnlineGateSettings) => runBaseline(stream, 'naive', settings),
+  },
+  {
+    key: 'welch',
+    label: 'Welch t-test, peeking daily',
+    run: (stream: DailyStream, settings: OnlineGateSettings) => runBaseline(stream, 'welch', settings),
+  },
+  {
+    key: 'naive-early',
+    label: 'naive, daily from 1,000 units',
+    run: (stream: DailyStream, settings: OnlineGateSettings) =>
+      runBaseline(stream, 'naive', { ...settings, minUnitsPerArm: 1000 }),
+  },
+  {
+    key: 'welch-early',
+    label: 'Welch, daily from 1,000 units',
+    run: (stream: DailyStream, settings: OnlineGateSettings) =>
+      runBaseline(stream, 'welch', { ...settings, minUnitsPerArm: 1000 }),
+  },
 ] as const;
 type RuleKey = (typeof RULES)[number]['key'];
 
@@ -198,7 +320,11 @@ interface ScenarioResult {
 function runScenario(scenario: Scenario, budgeted: OnlineGateSettings, random: RandomSource): ScenarioResult {
   const settings = scenario.unbudgeted === true ? { ...budgeted, maxUnitsPerArm: Number.POSITIVE_INFINITY } : budgeted;
   const world = createAudienceWorld({ seed: SEED });
-  const result: ScenarioResult = { scenario, endings: { kloop: [], naive: [], welch: [], 'naive-early': [], 'welch-early': [] }, fixedSrmAlarms: 0 };
+  const result: ScenarioResult = {
+    scenario,
+    endings: { kloop: [], naive: [], welch: [], 'naive-early': [], 'welch-early': [] },
+    fixedSrmAlarms: 0,
+  };
   for (let experiment = 0; experiment < scenario.experiments; experiment += 1) {
     const stream = simulateDailyStream({
       world,
@@ -236,19 +362,24 @@ const share = (endings: Ending[], predicate: (ending: Ending) => boolean): strin
   return `${((100 * count) / endings.length).toFixed(1)}% (${count}/${endings.length})`;
 };
 const accepted = (ending: Ending): boolean => ending.outcome === 'accept';
-const meanUnits = (endings: Ending[]): string => Math.round(endings.reduce((sum, ending) => sum + ending.unitsPerArm, 0) / endings.length).toLocaleString('en-US');
+const meanUnits = (endings: Ending[]): string =>
+  Math.round(endings.reduce((sum, ending) => sum + ending.unitsPerArm, 0) / endings.length).toLocaleString('en-US');
 
 function printTables(results: ScenarioResult[], settings: OnlineGateSettings, seconds: number): void {
   const main = results.filter((result) => !result.scenario.name.startsWith('SRM'));
-  console.log(`bench:online — simulated cold-email audience (5% replies, 0.5% unsubscribes), ${MEAN_DAILY_UNITS.toLocaleString('en-US')} recipients/day, daily looks, 72 h attribution window, at most ${MAX_DAYS} days, ${settings.minUnitsPerArm.toLocaleString('en-US')} to ${MAX_UNITS_PER_ARM.toLocaleString('en-US')} units per arm in the decision window; τ = ${settings.tau.toFixed(4)} (A/A), confirmation ${settings.confirmationUnits.toLocaleString('en-US')} units per arm; seed ${SEED}\n`);
+  console.log(
+    `bench:online — simulated cold-email audience (5% replies, 0.5% unsubscribes), ${MEAN_DAILY_UNITS.toLocaleString('en-US')} recipients/day, daily looks, 72 h attribution window, at most ${MAX_DAYS} days, ${settings.minUnitsPerArm.toLocaleString('en-US')} to ${MAX_UNITS_PER_ARM.toLocaleString('en-US')} units per arm in the decision window; τ = ${settings.tau.toFixed(4)} (A/A), confirmation ${settings.confirmationUnits.toLocaleString('en-US')} units per arm; seed ${SEED}\n`,
+  );
   console.log('accepted (share of experiments)');
   console.log(`| rule | ${main.map((result) => result.scenario.name).join(' | ')} |`);
   console.log(`|---|${main.map(() => '---').join('|')}|`);
-  for (const rule of RULES) console.log(`| ${rule.label} | ${main.map((result) => share(result.endings[rule.key], accepted)).join(' | ')} |`);
+  for (const rule of RULES)
+    console.log(`| ${rule.label} | ${main.map((result) => share(result.endings[rule.key], accepted)).join(' | ')} |`);
   console.log('\nmean units assigned per arm until the decision (or the end)');
   console.log(`| rule | ${main.map((result) => result.scenario.name).join(' | ')} |`);
   console.log(`|---|${main.map(() => '---').join('|')}|`);
-  for (const rule of RULES) console.log(`| ${rule.label} | ${main.map((result) => meanUnits(result.endings[rule.key])).join(' | ')} |`);
+  for (const rule of RULES)
+    console.log(`| ${rule.label} | ${main.map((result) => meanUnits(result.endings[rule.key])).join(' | ')} |`);
   console.log('\nkloop: how experiments ended');
   for (const result of main) {
     const counts = new Map<string, number>();
@@ -257,22 +388,37 @@ function printTables(results: ScenarioResult[], settings: OnlineGateSettings, se
   }
   const dropped = results.find((result) => result.scenario.name === 'SRM: 2% dropped')!;
   const clean = results.filter((result) => result.scenario.droppedShare === 0);
-  const falseAlarms = clean.flatMap((result) => result.endings.kloop).filter((ending) => ending.reason === 'srm').length;
+  const falseAlarms = clean
+    .flatMap((result) => result.endings.kloop)
+    .filter((ending) => ending.reason === 'srm').length;
   const cleanCount = clean.reduce((sum, result) => sum + result.scenario.experiments, 0);
   const big = results.find((result) => result.scenario.name === 'SRM: none dropped')!;
-  console.log(`\nSRM (${SRM.meanDailyUnits.toLocaleString('en-US')} recipients/day, ${SRM.days} days, no unit budget, 2% of the candidate's exposures dropped):`);
+  console.log(
+    `\nSRM (${SRM.meanDailyUnits.toLocaleString('en-US')} recipients/day, ${SRM.days} days, no unit budget, 2% of the candidate's exposures dropped):`,
+  );
   console.log(`| check | detected (2% dropped) | false alarms (nothing dropped) |`);
   console.log(`|---|---|---|`);
-  console.log(`| kloop (always-valid χ², p < ${settings.srmAlpha}) | ${share(dropped.endings.kloop, (ending) => ending.reason === 'srm')} | ${((100 * falseAlarms) / cleanCount).toFixed(2)}% (${falseAlarms}/${cleanCount}, every scenario without a drop) |`);
-  console.log(`| fixed-horizon χ² p < 0.001, every look | ${share(dropped.endings.kloop, () => false).replace(/^.*$/, `${((100 * dropped.fixedSrmAlarms) / dropped.scenario.experiments).toFixed(1)}% (${dropped.fixedSrmAlarms}/${dropped.scenario.experiments})`)} | ${((100 * big.fixedSrmAlarms) / big.scenario.experiments).toFixed(2)}% (${big.fixedSrmAlarms}/${big.scenario.experiments}) |`);
-  console.log(`2% dropped: mean units assigned per arm when kloop stopped the experiment ${meanUnits(dropped.endings.kloop)}`);
+  console.log(
+    `| kloop (always-valid χ², p < ${settings.srmAlpha}) | ${share(dropped.endings.kloop, (ending) => ending.reason === 'srm')} | ${((100 * falseAlarms) / cleanCount).toFixed(2)}% (${falseAlarms}/${cleanCount}, every scenario without a drop) |`,
+  );
+  console.log(
+    `| fixed-horizon χ² p < 0.001, every look | ${share(dropped.endings.kloop, () => false).replace(/^.*$/, `${((100 * dropped.fixedSrmAlarms) / dropped.scenario.experiments).toFixed(1)}% (${dropped.fixedSrmAlarms}/${dropped.scenario.experiments})`)} | ${((100 * big.fixedSrmAlarms) / big.scenario.experiments).toFixed(2)}% (${big.fixedSrmAlarms}/${big.scenario.experiments}) |`,
+  );
+  console.log(
+    `2% dropped: mean units assigned per arm when kloop stopped the experiment ${meanUnits(dropped.endings.kloop)}`,
+  );
   console.log(`\n${seconds.toFixed(1)} s`);
 }
 
 function main(): void {
   const started = performance.now();
   const random = createSeededRandom(SEED);
-  const settings: OnlineGateSettings = { ...DEFAULT_ONLINE_GATE_SETTINGS, tau: calibrate(random), minUnitsPerArm: MIN_UNITS_PER_ARM, maxUnitsPerArm: MAX_UNITS_PER_ARM };
+  const settings: OnlineGateSettings = {
+    ...DEFAULT_ONLINE_GATE_SETTINGS,
+    tau: calibrate(random),
+    minUnitsPerArm: MIN_UNITS_PER_ARM,
+    maxUnitsPerArm: MAX_UNITS_PER_ARM,
+  };
   const results = SCENARIOS.map((scenario) => runScenario(scenario, settings, random));
   printTables(results, settings, (performance.now() - started) / 1000);
 }

@@ -54,7 +54,11 @@ export async function startRoutingService(): Promise<{ port: number; server: Ser
         const request = JSON.parse(buffer.split('\n')[0]!) as { artifact: string; text: string };
         // Artifact files are content-addressed (src/executors/command/artifact-files.ts): one parse per path.
         let rules = rulesOf.get(request.artifact);
-        if (rules === undefined) rulesOf.set(request.artifact, (rules = parseRoutingRules(readFileSync(request.artifact, 'utf8'), request.artifact)));
+        if (rules === undefined)
+          rulesOf.set(
+            request.artifact,
+            (rules = parseRoutingRules(readFileSync(request.artifact, 'utf8'), request.artifact)),
+          );
         reply = JSON.stringify({ label: routeText(rules, request.text).label });
       } catch (error) {
         reply = JSON.stringify({ error: (error as Error).message });
@@ -90,7 +94,14 @@ export function makeScreeningStudy(port: number): string {
   }
   const config = readFileSync(path.join(source, 'kloop.yaml'), 'utf8').replace(
     /executor:\n(?:[^\n]*\n)/,
-    ['executor:', '  kind: command', `  command: [socat, -t, '30', '-', 'TCP:127.0.0.1:${port}']`, `  concurrency: ${SCREEN_CAP}`, '  deterministic: true', ''].join('\n'),
+    [
+      'executor:',
+      '  kind: command',
+      `  command: [socat, -t, '30', '-', 'TCP:127.0.0.1:${port}']`,
+      `  concurrency: ${SCREEN_CAP}`,
+      '  deterministic: true',
+      '',
+    ].join('\n'),
   );
   writeFileSync(path.join(dir, 'kloop.yaml'), config);
   return dir;
@@ -98,7 +109,9 @@ export function makeScreeningStudy(port: number): string {
 
 /** `kloop …args` to its end: exit code, stdout and stderr. */
 export function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin/kloop.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin/kloop.js'), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
@@ -118,11 +131,16 @@ export interface ScreeningRun {
 }
 
 /** A fresh schema of `postgres` (dropped, with its queue schema, by the returned cleanup) and its study URL. */
-async function freshSchema(postgres: string, tag: string): Promise<{ url: string; schema: string; drop: () => Promise<void> }> {
+async function freshSchema(
+  postgres: string,
+  tag: string,
+): Promise<{ url: string; schema: string; drop: () => Promise<void> }> {
   const schema = `kloop_bench_${process.pid}_${tag}`;
   const admin = new pg.Client({ connectionString: postgres });
   await admin.connect();
-  await admin.query(`drop schema if exists ${schema} cascade; drop schema if exists ${schema}_queue cascade; create schema ${schema}`);
+  await admin.query(
+    `drop schema if exists ${schema} cascade; drop schema if exists ${schema}_queue cascade; create schema ${schema}`,
+  );
   await admin.end();
   return {
     schema,
@@ -140,7 +158,9 @@ async function decisionsOf(postgres: string, schema: string): Promise<string[]> 
   const client = new pg.Client({ connectionString: postgres });
   await client.connect();
   try {
-    const { rows } = await client.query<{ delta: string; decision: string }>(`select delta, decision from ${schema}.experiments order by id`);
+    const { rows } = await client.query<{ delta: string; decision: string }>(
+      `select delta, decision from ${schema}.experiments order by id`,
+    );
     return rows.map((row) => `${row.decision}: ${row.delta}`);
   } finally {
     await client.end();
@@ -162,7 +182,11 @@ export async function measureScreeningStudy(postgres: string, workers: number): 
       const started: ChildProcess[] = [];
       try {
         for (let index = 0; index < count; index += 1) {
-          const worker = spawn(process.execPath, [path.join(ROOT, 'bin/kloop.js'), 'worker', dir, '--db', target.url, '--concurrency', '2'], { stdio: ['ignore', 'ignore', 'pipe'] });
+          const worker = spawn(
+            process.execPath,
+            [path.join(ROOT, 'bin/kloop.js'), 'worker', dir, '--db', target.url, '--concurrency', '2'],
+            { stdio: ['ignore', 'ignore', 'pipe'] },
+          );
           started.push(worker);
           await new Promise<void>((resolve, reject) => {
             let text = '';
@@ -177,10 +201,19 @@ export async function measureScreeningStudy(postgres: string, workers: number): 
         const clock = process.hrtime.bigint();
         const run = await runCli(['run', dir, '--db', target.url, '--json', ...(count > 0 ? ['--workers'] : [])]);
         const seconds = Number(process.hrtime.bigint() - clock) / 1e9;
-        if (run.code !== 0) throw new Error(`kloop run${count > 0 ? ' --workers' : ''} exited ${run.code}: ${run.stderr.slice(-2000)}`);
+        if (run.code !== 0)
+          throw new Error(`kloop run${count > 0 ? ' --workers' : ''} exited ${run.code}: ${run.stderr.slice(-2000)}`);
         const report = JSON.parse(run.stdout) as { stopReason: string };
         const decisions = await decisionsOf(postgres, target.schema);
-        runs.push({ label: count === 0 ? 'single process' : `${count} workers`, workers: count, seconds, calls: service.calls() - callsBefore, experiments: decisions.length, stopReason: report.stopReason, decisions });
+        runs.push({
+          label: count === 0 ? 'single process' : `${count} workers`,
+          workers: count,
+          seconds,
+          calls: service.calls() - callsBefore,
+          experiments: decisions.length,
+          stopReason: report.stopReason,
+          decisions,
+        });
       } finally {
         await Promise.all(
           started.map(

@@ -51,7 +51,10 @@ const partition = (name: string): Example[] => corpus.filter((example) => exampl
 /** Mean validation accuracy of the hyper-parameters in `text` over `examples`. */
 function accuracy(text: string, examples: readonly Example[]): number {
   const params = parse(text) as unknown;
-  return examples.reduce((sum, example) => sum + evaluateFold(params, example.input.fold, example.input.seed).accuracy, 0) / examples.length;
+  return (
+    examples.reduce((sum, example) => sum + evaluateFold(params, example.input.fold, example.input.seed).accuracy, 0) /
+    examples.length
+  );
 }
 
 interface Outcome {
@@ -64,7 +67,10 @@ async function search(seed: number, tpe: boolean): Promise<Outcome> {
   const proposer = createSearchProposer({
     space: config.proposer.space!,
     artifactFile: path.basename(config.artifact),
-    sampler: { tpe, ...(config.proposer.startupTrials !== undefined ? { startupTrials: config.proposer.startupTrials } : {}) },
+    sampler: {
+      tpe,
+      ...(config.proposer.startupTrials !== undefined ? { startupTrials: config.proposer.startupTrials } : {}),
+    },
   });
   const optimization = partition('optimization');
   const incumbentScore = accuracy(seedText, optimization);
@@ -98,21 +104,41 @@ async function search(seed: number, tpe: boolean): Promise<Outcome> {
 }
 
 const format = (value: number): string => value.toFixed(4);
-const table = new Table({ head: ['seed', 'sampler', 'best optimization accuracy', 'evaluations to reach it', 'its shadow accuracy'], style: { head: [], border: [], compact: true } });
+const table = new Table({
+  head: ['seed', 'sampler', 'best optimization accuracy', 'evaluations to reach it', 'its shadow accuracy'],
+  style: { head: [], border: [], compact: true },
+});
 const totals = { tpe: { best: 0, at: 0, shadow: 0 }, random: { best: 0, at: 0, shadow: 0 } };
 const started = Date.now();
 for (const seed of SEEDS) {
-  for (const [name, tpe] of [['tpe', true], ['random', false]] as const) {
+  for (const [name, tpe] of [
+    ['tpe', true],
+    ['random', false],
+  ] as const) {
     const outcome = await search(seed, tpe);
-    table.push([seed, name === 'tpe' ? 'search (TPE)' : 'random search', format(outcome.best), outcome.at, format(outcome.shadow)]);
+    table.push([
+      seed,
+      name === 'tpe' ? 'search (TPE)' : 'random search',
+      format(outcome.best),
+      outcome.at,
+      format(outcome.shadow),
+    ]);
     totals[name].best += outcome.best;
     totals[name].at += outcome.at;
     totals[name].shadow += outcome.shadow;
   }
 }
 for (const [name, total] of Object.entries(totals)) {
-  table.push(['mean', name === 'tpe' ? 'search (TPE)' : 'random search', format(total.best / SEEDS.length), (total.at / SEEDS.length).toFixed(1), format(total.shadow / SEEDS.length)]);
+  table.push([
+    'mean',
+    name === 'tpe' ? 'search (TPE)' : 'random search',
+    format(total.best / SEEDS.length),
+    (total.at / SEEDS.length).toFixed(1),
+    format(total.shadow / SEEDS.length),
+  ]);
 }
-console.log(`examples/ml-training: ${BUDGET} evaluations per run, ${config.proposer.candidatesPerRound} per round, startupTrials ${config.proposer.startupTrials ?? 'default'}; seed hyper-parameters ${format(accuracy(seedText, partition('optimization')))} optimization, ${format(accuracy(seedText, partition('shadow')))} shadow`);
+console.log(
+  `examples/ml-training: ${BUDGET} evaluations per run, ${config.proposer.candidatesPerRound} per round, startupTrials ${config.proposer.startupTrials ?? 'default'}; seed hyper-parameters ${format(accuracy(seedText, partition('optimization')))} optimization, ${format(accuracy(seedText, partition('shadow')))} shadow`,
+);
 console.log(table.toString());
 console.log(`${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -30,7 +30,10 @@ if (!existsSync(path.join(ROOT, 'dist/cli/bin.js'))) {
 
 const work = mkdtempSync(path.join(tmpdir(), 'kloop-startup-'));
 const study = path.join(work, 'intent');
-cpSync(path.join(ROOT, 'examples/intent'), study, { recursive: true, filter: (source) => !source.includes(`${path.sep}.kloop`) });
+cpSync(path.join(ROOT, 'examples/intent'), study, {
+  recursive: true,
+  filter: (source) => !source.includes(`${path.sep}.kloop`),
+});
 process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 
 function run(args: string[]): { ms: number; status: number | null; stderr: string } {
@@ -72,16 +75,27 @@ const median = (values: number[]): number => {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 };
 const baseline = median(times[0]!);
-console.log(`kloop start-up, ${ROUNDS} interleaved rounds, Node ${process.version}, load average ${loadavg().map((value) => value.toFixed(2)).join(' ')}`);
+console.log(
+  `kloop start-up, ${ROUNDS} interleaved rounds, Node ${process.version}, load average ${loadavg()
+    .map((value) => value.toFixed(2))
+    .join(' ')}`,
+);
 console.log('');
-console.log(`${'command'.padEnd(32)}${'median ms'.padStart(10)}${'fastest ms'.padStart(12)}${'ratio'.padStart(9)}  target`);
+console.log(
+  `${'command'.padEnd(32)}${'median ms'.padStart(10)}${'fastest ms'.padStart(12)}${'ratio'.padStart(9)}  target`,
+);
 let missed = 0;
 COMMANDS.forEach((command, index) => {
   const value = median(times[index]!);
   const ratio = value / baseline;
-  const verdict = command.target === undefined ? '' : `≤ ${command.target}×  ${ratio <= command.target ? 'met' : 'MISSED'}`;
+  const verdict =
+    command.target === undefined ? '' : `≤ ${command.target}×  ${ratio <= command.target ? 'met' : 'MISSED'}`;
   if (command.target !== undefined && ratio > command.target) missed += 1;
-  console.log(`${command.label.padEnd(32)}${value.toFixed(0).padStart(10)}${Math.min(...times[index]!).toFixed(0).padStart(12)}${`${ratio.toFixed(1)}×`.padStart(9)}  ${verdict}`);
+  console.log(
+    `${command.label.padEnd(32)}${value.toFixed(0).padStart(10)}${Math.min(...times[index]!)
+      .toFixed(0)
+      .padStart(12)}${`${ratio.toFixed(1)}×`.padStart(9)}  ${verdict}`,
+  );
 });
 console.log('');
 console.log('ratio = median wall time / median wall time of `node -e 0` in the same run.');

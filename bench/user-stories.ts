@@ -33,7 +33,9 @@ interface StorySet {
 export function importUserStories(dir: string): { examples: IntentExample[]; skipped: string[] } {
   const examples: IntentExample[] = [];
   const skipped: string[] = [];
-  for (const file of readdirSync(dir).filter((name) => name.endsWith('.json')).sort()) {
+  for (const file of readdirSync(dir)
+    .filter((name) => name.endsWith('.json'))
+    .sort()) {
     const where = path.join(dir, file);
     let set: StorySet;
     try {
@@ -43,7 +45,9 @@ export function importUserStories(dir: string): { examples: IntentExample[]; ski
       continue;
     }
     const actors = new Set(
-      (set.actors ?? []).filter((actor) => actor.trim().split(/\s+/).length <= 4).map((actor) => normalizeEntityName(actor)),
+      (set.actors ?? [])
+        .filter((actor) => actor.trim().split(/\s+/).length <= 4)
+        .map((actor) => normalizeEntityName(actor)),
     );
     const entities: ExpectedEntity[] = [];
     const seen = new Set<string>();
@@ -56,7 +60,10 @@ export function importUserStories(dir: string): { examples: IntentExample[]; ski
     const relations: Relation[] = (set.gold?.relations ?? [])
       .filter((relation) => relation.from.trim() !== '' && relation.to.trim() !== '')
       .map((relation) => ({ from: relation.from, to: relation.to }));
-    const goal = (set.stories ?? []).map((story) => story.replace(/^\uFEFF/, '').trim()).filter((story) => story !== '').join('\n');
+    const goal = (set.stories ?? [])
+      .map((story) => story.replace(/^\uFEFF/, '').trim())
+      .filter((story) => story !== '')
+      .join('\n');
     const parsed = exampleSchema.safeParse({
       id: `user-stories:${path.basename(file, '.json')}`.replace(/[^A-Za-z0-9._:-]/g, '-'),
       goal,

@@ -54,7 +54,13 @@ import type { LoadedStudy } from '../src/loop/loaded-study.ts';
 import { createStudyEvaluator } from '../src/loop/evaluate-partition.ts';
 import type { Evaluator } from '../src/evaluator/evaluator.ts';
 import { makeLlmWorkerStudy, simulatedLabel } from '../src/test-support/llm-worker-study.ts';
-import { SCREEN_CAP, SCREEN_LATENCY_MS, SCREEN_PER_QUEUE, measureScreeningStudy, type ScreeningRun } from './screening-study.ts';
+import {
+  SCREEN_CAP,
+  SCREEN_LATENCY_MS,
+  SCREEN_PER_QUEUE,
+  measureScreeningStudy,
+  type ScreeningRun,
+} from './screening-study.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const LATENCY_MS = Number(process.env.KLOOP_BENCH_LATENCY_MS ?? 1000);
@@ -78,7 +84,13 @@ interface Call {
 }
 
 /** The model: latency L per call, at most C calls at once per API key (the rest wait in line); every call logged on arrival, `onCall` told first. */
-async function startModelServer(): Promise<{ url: string; server: Server; calls: () => number; log: Call[]; onCall: { hook?: (call: Call) => void } }> {
+async function startModelServer(): Promise<{
+  url: string;
+  server: Server;
+  calls: () => number;
+  log: Call[];
+  onCall: { hook?: (call: Call) => void };
+}> {
   const running = new Map<string, number>();
   const waiting = new Map<string, Array<() => void>>();
   const log: Call[] = [];
@@ -114,7 +126,13 @@ async function startModelServer(): Promise<{ url: string; server: Server; calls:
               object: 'chat.completion',
               created: 1_700_000_000,
               model: 'sim',
-              choices: [{ index: 0, message: { role: 'assistant', content: JSON.stringify({ label: simulatedLabel(body) }) }, finish_reason: 'stop' }],
+              choices: [
+                {
+                  index: 0,
+                  message: { role: 'assistant', content: JSON.stringify({ label: simulatedLabel(body) }) },
+                  finish_reason: 'stop',
+                },
+              ],
               usage: { prompt_tokens: 200, completion_tokens: 8, total_tokens: 208 },
             }),
           );
@@ -125,24 +143,51 @@ async function startModelServer(): Promise<{ url: string; server: Server; calls:
     response.on('error', () => undefined);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, server, calls: () => calls, log, onCall };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    server,
+    calls: () => calls,
+    log,
+    onCall,
+  };
 }
 
 async function loadWithKey(dir: string, key: string): Promise<LoadedStudy> {
-  return loadStudyAsync(dir, createLlmStudyPlugins({ getDatabase: () => undefined, noCache: true, env: { ...process.env, KLOOP_BENCH_KEY: key } }));
+  return loadStudyAsync(
+    dir,
+    createLlmStudyPlugins({
+      getDatabase: () => undefined,
+      noCache: true,
+      env: { ...process.env, KLOOP_BENCH_KEY: key },
+    }),
+  );
 }
 
 /** K prompt variants evaluated on optimization at once; returns evaluations per second. */
-async function measure(study: LoadedStudy, evaluator: Evaluator, tag: string): Promise<{ seconds: number; evaluations: number }> {
-  const variants = Array.from({ length: VARIANTS }, (_, index) => `${study.artifactText}\n<!-- ${tag} variant ${index} -->\n`);
+async function measure(
+  study: LoadedStudy,
+  evaluator: Evaluator,
+  tag: string,
+): Promise<{ seconds: number; evaluations: number }> {
+  const variants = Array.from(
+    { length: VARIANTS },
+    (_, index) => `${study.artifactText}\n<!-- ${tag} variant ${index} -->\n`,
+  );
   const started = process.hrtime.bigint();
   const scores = await Promise.all(
-    variants.map((text) => withArtifactOverride(text, () => evaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization }))),
+    variants.map((text) =>
+      withArtifactOverride(text, () =>
+        evaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization }),
+      ),
+    ),
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const evaluations = scores.reduce((sum, score) => sum + score.total, 0);
   const invalid = scores.reduce((sum, score) => sum + score.invalid, 0);
-  if (invalid > 0) throw new Error(`${tag}: ${invalid} invalid outputs (${JSON.stringify(scores[0]!.examples.find((record) => !record.valid))})`);
+  if (invalid > 0)
+    throw new Error(
+      `${tag}: ${invalid} invalid outputs (${JSON.stringify(scores[0]!.examples.find((record) => !record.valid))})`,
+    );
   return { seconds, evaluations };
 }
 
@@ -160,10 +205,17 @@ function waitForLine(child: ChildProcess, pattern: RegExp): Promise<void> {
 const model = await startModelServer();
 const dir = await makeLlmWorkerStudy(model.url, 'KLOOP_BENCH_KEY');
 const results: Array<{ label: string; workers: number; seconds: number; evaluations: number }> = [];
-const cleanups: Array<() => Promise<void> | void> = [() => rmSync(dir, { recursive: true, force: true }), () => void model.server.close()];
+const cleanups: Array<() => Promise<void> | void> = [
+  () => rmSync(dir, { recursive: true, force: true }),
+  () => void model.server.close(),
+];
 
 /** A fresh schema, W `kloop worker` processes (API keys `worker-<i>`) and a coordinator's queue; `body` runs with them. */
-async function withWorkers<T>(tag: string, count: number, body: (evaluator: Evaluator, study: LoadedStudy, workers: ChildProcess[]) => Promise<T>): Promise<T> {
+async function withWorkers<T>(
+  tag: string,
+  count: number,
+  body: (evaluator: Evaluator, study: LoadedStudy, workers: ChildProcess[]) => Promise<T>,
+): Promise<T> {
   const schema = `kloop_bench_${process.pid}_${tag}`;
   const admin = new pg.Client({ connectionString: POSTGRES });
   await admin.connect();
@@ -180,10 +232,23 @@ async function withWorkers<T>(tag: string, count: number, body: (evaluator: Eval
   const study = await loadWithKey(dir, 'coordinator');
   const queue = await openEvaluationQueue(url, db, { batchSize: BATCH });
   const workers = Array.from({ length: count }, (_, index) =>
-    spawn(process.execPath, [path.join(ROOT, 'bin/kloop.js'), 'worker', dir, '--db', url, '--concurrency', String(Math.ceil(CAP / BATCH) + 1), '--no-cache'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: { ...process.env, KLOOP_BENCH_KEY: `worker-${index}` },
-    }),
+    spawn(
+      process.execPath,
+      [
+        path.join(ROOT, 'bin/kloop.js'),
+        'worker',
+        dir,
+        '--db',
+        url,
+        '--concurrency',
+        String(Math.ceil(CAP / BATCH) + 1),
+        '--no-cache',
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, KLOOP_BENCH_KEY: `worker-${index}` },
+      },
+    ),
   );
   try {
     await Promise.all(workers.map((worker) => waitForLine(worker, /serving evaluator/)));
@@ -214,7 +279,16 @@ function duplicatesOf(key: string, calls: readonly Call[]): number {
   return extra;
 }
 
-let fault: { seconds: number; evaluations: number; paused: number; killed: number; pausedDuplicates: number; killedDuplicates: number } | undefined;
+let fault:
+  | {
+      seconds: number;
+      evaluations: number;
+      paused: number;
+      killed: number;
+      pausedDuplicates: number;
+      killedDuplicates: number;
+    }
+  | undefined;
 let screening: ScreeningRun[] = [];
 try {
   screening = await measureScreeningStudy(POSTGRES, SCREENING_WORKERS);
@@ -228,26 +302,35 @@ try {
     results.push({ label: 'single process', workers: 0, ...run });
   }
   for (const count of SCREENING_ONLY ? [] : WORKERS) {
-    const run = await withWorkers(String(count), count, (evaluator, study) => measure(study, evaluator, `workers-${count}`));
+    const run = await withWorkers(String(count), count, (evaluator, study) =>
+      measure(study, evaluator, `workers-${count}`),
+    );
     results.push({ label: `${count} worker${count === 1 ? '' : 's'}`, workers: count, ...run });
   }
   // The fault run: 3 workers; worker-0 paused (SIGSTOP) for PAUSE_MS at its first call, then resumed; worker-1 killed (SIGKILL) at its third call.
-  if (!SCREENING_ONLY) fault = await withWorkers('fault', 3, async (evaluator, study, workers) => {
-    const first = model.log.length;
-    let seen0 = 0;
-    let seen1 = 0;
-    model.onCall.hook = (call) => {
-      if (call.key === 'Bearer worker-0' && ++seen0 === 1) {
-        workers[0]!.kill('SIGSTOP');
-        setTimeout(() => workers[0]!.kill('SIGCONT'), PAUSE_MS).unref();
-      }
-      if (call.key === 'Bearer worker-1' && ++seen1 === 3) workers[1]!.kill('SIGKILL');
-    };
-    const run = await measure(study, evaluator, 'fault');
-    model.onCall.hook = undefined;
-    const calls = model.log.slice(first);
-    return { ...run, paused: seen0, killed: seen1, pausedDuplicates: duplicatesOf('Bearer worker-0', calls), killedDuplicates: duplicatesOf('Bearer worker-1', calls) };
-  });
+  if (!SCREENING_ONLY)
+    fault = await withWorkers('fault', 3, async (evaluator, study, workers) => {
+      const first = model.log.length;
+      let seen0 = 0;
+      let seen1 = 0;
+      model.onCall.hook = (call) => {
+        if (call.key === 'Bearer worker-0' && ++seen0 === 1) {
+          workers[0]!.kill('SIGSTOP');
+          setTimeout(() => workers[0]!.kill('SIGCONT'), PAUSE_MS).unref();
+        }
+        if (call.key === 'Bearer worker-1' && ++seen1 === 3) workers[1]!.kill('SIGKILL');
+      };
+      const run = await measure(study, evaluator, 'fault');
+      model.onCall.hook = undefined;
+      const calls = model.log.slice(first);
+      return {
+        ...run,
+        paused: seen0,
+        killed: seen1,
+        pausedDuplicates: duplicatesOf('Bearer worker-0', calls),
+        killedDuplicates: duplicatesOf('Bearer worker-1', calls),
+      };
+    });
 } finally {
   for (const cleanup of cleanups.reverse()) await cleanup();
 }
@@ -258,33 +341,55 @@ if (screening.length === 2) {
   const ratio = alone.seconds / spread.seconds;
   const same = JSON.stringify(alone.decisions) === JSON.stringify(spread.decisions);
   if (ratio < SCREENING_TARGET || !same) missed = true;
-  process.stdout.write(`\nscreening study: kloop run on examples/support-routing (${SCREEN_PER_QUEUE} optimization tickets per queue, every anchor and shadow ticket), a command executor of L = ${SCREEN_LATENCY_MS} ms, at most ${SCREEN_CAP} program(s) at once per process, the proposer's default screening\n\n`);
-  process.stdout.write('| run | executor calls | experiments | stop | seconds | calls/s | × single process | target |\n|---|---|---|---|---|---|---|---|\n');
+  process.stdout.write(
+    `\nscreening study: kloop run on examples/support-routing (${SCREEN_PER_QUEUE} optimization tickets per queue, every anchor and shadow ticket), a command executor of L = ${SCREEN_LATENCY_MS} ms, at most ${SCREEN_CAP} program(s) at once per process, the proposer's default screening\n\n`,
+  );
+  process.stdout.write(
+    '| run | executor calls | experiments | stop | seconds | calls/s | × single process | target |\n|---|---|---|---|---|---|---|---|\n',
+  );
   for (const run of screening) {
     const times = alone.seconds / run.seconds;
-    const target = run.workers === 0 ? '' : `${SCREENING_TARGET.toFixed(1)}${times >= SCREENING_TARGET ? ' met' : ' MISSED'}`;
-    process.stdout.write(`| ${run.label} | ${run.calls} | ${run.experiments} | ${run.stopReason} | ${run.seconds.toFixed(2)} | ${(run.calls / run.seconds).toFixed(1)} | ${times.toFixed(2)} | ${target} |\n`);
+    const target =
+      run.workers === 0 ? '' : `${SCREENING_TARGET.toFixed(1)}${times >= SCREENING_TARGET ? ' met' : ' MISSED'}`;
+    process.stdout.write(
+      `| ${run.label} | ${run.calls} | ${run.experiments} | ${run.stopReason} | ${run.seconds.toFixed(2)} | ${(run.calls / run.seconds).toFixed(1)} | ${times.toFixed(2)} | ${target} |\n`,
+    );
   }
-  process.stdout.write(`\ndecisions of the two runs: ${same ? `the same ${alone.decisions.length}, in order` : 'DIFFER'}\n`);
+  process.stdout.write(
+    `\ndecisions of the two runs: ${same ? `the same ${alone.decisions.length}, in order` : 'DIFFER'}\n`,
+  );
 }
 if (SCREENING_ONLY) process.exit(missed ? 1 : 0);
 const single = results[0]!;
 const rate = (run: { seconds: number; evaluations: number }): number => run.evaluations / run.seconds;
-process.stdout.write(`\nevaluation workers: L = ${LATENCY_MS} ms per call, at most ${CAP} calls at once per process, ${VARIANTS} artifacts × 40 examples, batches of ${BATCH}\n\n`);
-process.stdout.write('| run | evaluations | seconds | evaluations/s | × single process | target (0.8 × W) |\n|---|---|---|---|---|---|\n');
+process.stdout.write(
+  `\nevaluation workers: L = ${LATENCY_MS} ms per call, at most ${CAP} calls at once per process, ${VARIANTS} artifacts × 40 examples, batches of ${BATCH}\n\n`,
+);
+process.stdout.write(
+  '| run | evaluations | seconds | evaluations/s | × single process | target (0.8 × W) |\n|---|---|---|---|---|---|\n',
+);
 for (const run of results) {
   const ratio = rate(run) / rate(single);
-  const target = run.workers === 0 ? '' : `${(0.8 * run.workers).toFixed(1)}${ratio >= 0.8 * run.workers ? ' met' : ' MISSED'}`;
+  const target =
+    run.workers === 0 ? '' : `${(0.8 * run.workers).toFixed(1)}${ratio >= 0.8 * run.workers ? ' met' : ' MISSED'}`;
   if (run.workers > 0 && ratio < 0.8 * run.workers) missed = true;
-  process.stdout.write(`| ${run.label} | ${run.evaluations} | ${run.seconds.toFixed(2)} | ${rate(run).toFixed(1)} | ${ratio.toFixed(2)} | ${target} |\n`);
+  process.stdout.write(
+    `| ${run.label} | ${run.evaluations} | ${run.seconds.toFixed(2)} | ${rate(run).toFixed(1)} | ${ratio.toFixed(2)} | ${target} |\n`,
+  );
 }
 process.stdout.write(`\nideal single process: ${(CAP / (LATENCY_MS / 1000)).toFixed(1)} evaluations/s (C / L)\n`);
 if (fault !== undefined) {
   const pausedMet = fault.pausedDuplicates === 0;
   const killedMet = fault.killedDuplicates <= BATCH;
   if (!pausedMet || !killedMet) missed = true;
-  process.stdout.write(`\nfaults, in one run of 3 workers: worker-0 paused ${PAUSE_MS / 1000} s (SIGSTOP) at its first call and resumed; worker-1 killed (SIGKILL) at its third call\n\n`);
-  process.stdout.write('| run | evaluations | seconds | duplicate executor calls, paused worker (target 0) | duplicate executor calls, killed worker (target ≤ one job: B) |\n|---|---|---|---|---|\n');
-  process.stdout.write(`| fault run | ${fault.evaluations} | ${fault.seconds.toFixed(2)} | ${fault.pausedDuplicates}${pausedMet ? ' met' : ' MISSED'} | ${fault.killedDuplicates} of ≤ ${BATCH}${killedMet ? ' met' : ' MISSED'} |\n`);
+  process.stdout.write(
+    `\nfaults, in one run of 3 workers: worker-0 paused ${PAUSE_MS / 1000} s (SIGSTOP) at its first call and resumed; worker-1 killed (SIGKILL) at its third call\n\n`,
+  );
+  process.stdout.write(
+    '| run | evaluations | seconds | duplicate executor calls, paused worker (target 0) | duplicate executor calls, killed worker (target ≤ one job: B) |\n|---|---|---|---|---|\n',
+  );
+  process.stdout.write(
+    `| fault run | ${fault.evaluations} | ${fault.seconds.toFixed(2)} | ${fault.pausedDuplicates}${pausedMet ? ' met' : ' MISSED'} | ${fault.killedDuplicates} of ≤ ${BATCH}${killedMet ? ' met' : ' MISSED'} |\n`,
+  );
 }
 process.exit(missed ? 1 : 0);

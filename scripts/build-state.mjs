@@ -15,7 +15,14 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /** The files the build reads besides src/: the lockfile stands for the versions of the bundled packages. */
-export const BUILD_INPUTS = Object.freeze(['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'scripts/build.mjs', 'scripts/build-state.mjs']);
+export const BUILD_INPUTS = Object.freeze([
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'scripts/build.mjs',
+  'scripts/build-state.mjs',
+]);
 
 /** Whether `file` is a regular file, through links; a broken link is not (tsc skips it too). */
 export function isFile(file) {
@@ -34,7 +41,13 @@ export function isEditorFile(name) {
 function sourceFiles(root) {
   return readdirSync(path.join(root, 'src'), { recursive: true })
     .map((name) => ['src', ...String(name).split(path.sep)].join('/'))
-    .filter((name) => !name.endsWith('.test.ts') && !name.startsWith('src/test-support/') && !isEditorFile(name) && isFile(path.join(root, name)))
+    .filter(
+      (name) =>
+        !name.endsWith('.test.ts') &&
+        !name.startsWith('src/test-support/') &&
+        !isEditorFile(name) &&
+        isFile(path.join(root, name)),
+    )
     .sort();
 }
 
@@ -74,7 +87,9 @@ export function sourcesHash(root) {
  * @returns {boolean}
  */
 export function sourcesChangedSince(root, sinceMs) {
-  return [...sourceFiles(root), ...BUILD_INPUTS].some((name) => (statSync(path.join(root, name), { throwIfNoEntry: false })?.ctimeMs ?? 0) >= sinceMs);
+  return [...sourceFiles(root), ...BUILD_INPUTS].some(
+    (name) => (statSync(path.join(root, name), { throwIfNoEntry: false })?.ctimeMs ?? 0) >= sinceMs,
+  );
 }
 
 /**
@@ -123,7 +138,9 @@ export function outputsHash(root) {
 export function readBuildStamp(root) {
   try {
     const stamp = JSON.parse(readFileSync(path.join(root, 'dist', '.build-stamp'), 'utf8'));
-    return typeof stamp?.sources === 'string' && typeof stamp.outputs === 'string' && typeof stamp.builtAt === 'string' ? stamp : undefined;
+    return typeof stamp?.sources === 'string' && typeof stamp.outputs === 'string' && typeof stamp.builtAt === 'string'
+      ? stamp
+      : undefined;
   } catch {
     return undefined;
   }

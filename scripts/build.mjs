@@ -42,7 +42,15 @@
 import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { folderHash, isEditorFile, isFile, outputsHash, readBuildStamp, sourcesChangedSince, sourcesHash } from './build-state.mjs';
+import {
+  folderHash,
+  isEditorFile,
+  isFile,
+  outputsHash,
+  readBuildStamp,
+  sourcesChangedSince,
+  sourcesHash,
+} from './build-state.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const dist = path.join(root, 'dist');
@@ -116,7 +124,8 @@ for (const name of readdirSync(root)) {
     }
     continue;
   }
-  if (startedMs - (statSync(folder, { throwIfNoEntry: false })?.mtimeMs ?? startedMs) > LEFTOVER_AGE_MS) rmSync(folder, { recursive: true, force: true });
+  if (startedMs - (statSync(folder, { throwIfNoEntry: false })?.mtimeMs ?? startedMs) > LEFTOVER_AGE_MS)
+    rmSync(folder, { recursive: true, force: true });
 }
 const sources = sourcesHash(root);
 if (process.argv.includes('--if-stale')) {
@@ -145,7 +154,9 @@ try {
   ({ build } = await import('esbuild'));
   ts = (await import('typescript')).default;
 } catch (error) {
-  process.stderr.write(`build: the build tools (esbuild, typescript) are not installed, so dist/ is not built: run \`npm ci\` in ${root} (${error.message.split('\n')[0]})\n`);
+  process.stderr.write(
+    `build: the build tools (esbuild, typescript) are not installed, so dist/ is not built: run \`npm ci\` in ${root} (${error.message.split('\n')[0]})\n`,
+  );
   process.exit(process.argv.includes('--if-stale') ? 0 : 1);
 }
 
@@ -153,9 +164,17 @@ try {
 // previous dist/ as it was (and its stamp, which no longer matches the sources, so the next `--if-stale` tries
 // again). tsc in this process (its API, as `tsc -p tsconfig.build.json --outDir <staging>`): a killed build leaves no
 // compiler behind writing on, and its diagnostics go to stderr (`npm pack --json` keeps stdout for npm).
-const config = ts.getParsedCommandLineOfConfigFile(path.join(root, 'tsconfig.build.json'), { outDir: staging }, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (diagnostic) => report([diagnostic]) });
+const config = ts.getParsedCommandLineOfConfigFile(
+  path.join(root, 'tsconfig.build.json'),
+  { outDir: staging },
+  { ...ts.sys, onUnRecoverableConfigFileDiagnostic: (diagnostic) => report([diagnostic]) },
+);
 if (config === undefined) process.exit(1);
-const program = ts.createProgram({ rootNames: config.fileNames, options: config.options, projectReferences: config.projectReferences });
+const program = ts.createProgram({
+  rootNames: config.fileNames,
+  options: config.options,
+  projectReferences: config.projectReferences,
+});
 const emitted = program.emit();
 const diagnostics = [...config.errors, ...ts.getPreEmitDiagnostics(program), ...emitted.diagnostics];
 if (diagnostics.length > 0) report(diagnostics);
@@ -167,7 +186,9 @@ if (emitted.emitSkipped || diagnostics.some((diagnostic) => diagnostic.category 
 /** Writes TypeScript diagnostics to stderr as `tsc` prints them. */
 function report(list) {
   const host = { getCanonicalFileName: (name) => name, getCurrentDirectory: () => root, getNewLine: () => '\n' };
-  process.stderr.write(process.stderr.isTTY ? ts.formatDiagnosticsWithColorAndContext(list, host) : ts.formatDiagnostics(list, host));
+  process.stderr.write(
+    process.stderr.isTTY ? ts.formatDiagnosticsWithColorAndContext(list, host) : ts.formatDiagnostics(list, host),
+  );
 }
 
 // The CLI bundle. Its chunks sit beside kloop.js, two folders below the package root as dist/cli/ is
@@ -186,7 +207,9 @@ await build({
   plugins: [ZOD_ENGLISH_ONLY],
   keepNames: true, // error classes keep their names (KloopError sets `name` from its class)
   // CommonJS dependencies inside an ES module bundle call require(): give them Node's.
-  banner: { js: "import { createRequire as __kloopCreateRequire } from 'node:module';\nconst require = __kloopCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __kloopCreateRequire } from 'node:module';\nconst require = __kloopCreateRequire(import.meta.url);",
+  },
   logLevel: 'warning',
 });
 
@@ -201,7 +224,10 @@ for (const folder of ASSET_FOLDERS) {
 }
 // The bundle's identity: a hash of every file in dist/bin/. The offline executor keeps goal analyses on disk
 // between runs under it (src/tasks/intent/offline/analysis-store.ts), so a store written by other code is never read.
-writeFileSync(path.join(staging, 'bin', 'build-id.json'), `${JSON.stringify({ id: folderHash(path.join(staging, 'bin')).slice(0, 32) })}\n`);
+writeFileSync(
+  path.join(staging, 'bin', 'build-id.json'),
+  `${JSON.stringify({ id: folderHash(path.join(staging, 'bin')).slice(0, 32) })}\n`,
+);
 // The swap: the previous dist/ moved aside, the new one moved in, the previous one removed. Two builds finishing
 // at the same moment: the one whose dist/ is in place stands, and stamps it; the other leaves it alone.
 const previous = path.join(root, `.dist-previous-${buildId}`);
@@ -226,7 +252,12 @@ if (!replaced) {
 // Written last, so it exists only for a finished build: what `--if-stale` compares. A source changed while the
 // build read it (a branch switched mid-build) may be in dist/ or not: no stamp then, and the next check rebuilds.
 if (sourcesChangedSince(root, startedMs) || sourcesHash(root) !== sources) {
-  process.stderr.write('build: the sources changed during the build: dist/ is left unstamped, so the next `--if-stale` builds again\n');
+  process.stderr.write(
+    'build: the sources changed during the build: dist/ is left unstamped, so the next `--if-stale` builds again\n',
+  );
 } else {
-  writeFileSync(stampFile, `${JSON.stringify({ sources, outputs: outputsHash(root), builtAt: new Date().toISOString() })}\n`);
+  writeFileSync(
+    stampFile,
+    `${JSON.stringify({ sources, outputs: outputsHash(root), builtAt: new Date().toISOString() })}\n`,
+  );
 }

@@ -27,10 +27,16 @@ const T = '2025-03-01T10:00:00.000Z';
 /** The rows of a study in the shapes of schema version `version` (1-based count of migrations applied). */
 async function fill(db: Kysely<any>, version: number): Promise<void> {
   const run = (text: string) => sql.raw(text).execute(db);
-  await run(`insert into artifact_versions (hash, text, parent_id, source, experiment_id, created_at) values ('h-seed', 'seed: text', null, 'seed', null, '${T}'), ('h-two', 'seed: text\nmore: 1', 1, 'accepted', 1, '${T}')`);
+  await run(
+    `insert into artifact_versions (hash, text, parent_id, source, experiment_id, created_at) values ('h-seed', 'seed: text', null, 'seed', null, '${T}'), ('h-two', 'seed: text\nmore: 1', 1, 'accepted', 1, '${T}')`,
+  );
   await run(`insert into registry (name, version_id, updated_at) values ('active', 2, '${T}'), ('seed', 1, '${T}')`);
-  await run(`insert into registry_events (name, version_id, reason, created_at) values ('seed', 1, 'seed', '${T}'), ('active', 1, 'seed', '${T}'), ('active', 2, 'experiment 1 accepted', '${T}')`);
-  await run(`insert into runs (started_at, ended_at, stop_reason, report) values ('${T}', '${T}', 'max_experiments', '{"experiments":2}')`);
+  await run(
+    `insert into registry_events (name, version_id, reason, created_at) values ('seed', 1, 'seed', '${T}'), ('active', 1, 'seed', '${T}'), ('active', 2, 'experiment 1 accepted', '${T}')`,
+  );
+  await run(
+    `insert into runs (started_at, ended_at, stop_reason, report) values ('${T}', '${T}', 'max_experiments', '{"experiments":2}')`,
+  );
   await run(`insert into experiments (run_id, round, proposer, base_version_id, candidate_hash, delta, rationale, decision, reason, evidence, accepted_version_id, fingerprint, seed, created_at)
     values (1, 1, 'error-driven@1', 1, 'h-two', 'more = 1', 'fixes 3', 'accepted', 'accepted', '{"optimization":{"delta":0.125}}', 2, 'fp', 7, '${T}'),
            (1, 1, 'error-driven@1', 2, 'h-three', 'less = 1', 'fixes 1', 'refused', 'not_significant', '{"optimization":{"delta":0.03125,"p":0.4}}', null, 'fp', 7, '${T}')`);
@@ -42,8 +48,13 @@ async function fill(db: Kysely<any>, version: number): Promise<void> {
   await run(`insert into calibrations (fingerprint, model, artifact_hash, noise_repeats, signal_repeats, noise_sd, example_sds, partition_sds, cohens_d, threshold, valid, message, created_at)
     values ('fp', 'offline', 'h-seed', 5, 5, 0.0125, '{"ex-a":0.01}', '{"optimization":0.0125}', 1.5, 0.0125, 1, 'ok', '${T}')`);
   await run(`insert into study_state (key, value) values ('served:2', '1')`);
-  await run(`insert into response_cache (key, model, response, created_at) values ('k1', 'openai:gpt', '{"text":"hi"}', '${T}')`);
-  if (version >= 2) await run(`insert into leases (study_key, owner_id, hostname, pid, acquired_at, heartbeat_at) values ('/old/study', 'old-host:4242:ab', 'old-host', 4242, '${T}', '${T}')`);
+  await run(
+    `insert into response_cache (key, model, response, created_at) values ('k1', 'openai:gpt', '{"text":"hi"}', '${T}')`,
+  );
+  if (version >= 2)
+    await run(
+      `insert into leases (study_key, owner_id, hostname, pid, acquired_at, heartbeat_at) values ('/old/study', 'old-host:4242:ab', 'old-host', 4242, '${T}', '${T}')`,
+    );
   if (version >= 3) {
     await run(`insert into corpus_members (example_id, origin, source, example, partition, shadow_exposures, shadow_since, admitted_at, updated_at)
       values ('ex-a', 'file', 'corpus/a.yaml', null, 'optimization', 0, null, '${T}', '${T}'), ('ex-s', 'admitted', 'new.jsonl', '{"id":"ex-s","goal":"a booking app","expected":{"appType":"booking"},"partition":"shadow"}', 'shadow', 2, '${T}', '${T}', '${T}')`);
@@ -55,11 +66,16 @@ async function fill(db: Kysely<any>, version: number): Promise<void> {
       values ('loop_a_candidate', 'loop-a', 'a change', '{}', '{}', 'ch1', 'pending', null, '${T}', null, null, null, null)`);
     await run(`insert into signals (id, time, assembly_method, confidence, app_class, has_commitments, entity_count, artifact_version, goal, detail, source, received_at)
       values ('s1', '${T}', 'pattern', 0.875, 'booking', 1, 3, 'v2', 'a goal', '{}', 'runtime', '${T}')`);
-    await run(`insert into loop_a_runs (started_at, ended_at, incumbent_version_id, status, report) values ('${T}', '${T}', 2, 'done', '{}')`);
+    await run(
+      `insert into loop_a_runs (started_at, ended_at, incumbent_version_id, status, report) values ('${T}', '${T}', 2, 'done', '{}')`,
+    );
     await run(`insert into loop_a_decisions (run_id, kind, candidate_hash, delta, rationale, decision, reason, evidence, review_item_id, created_at)
       values (1, 'playbook', 'ch1', 'd', 'r', 'queued', 'queued', '{}', 1, '${T}')`);
   }
-  if (version >= 5) await run(`insert into schedule_runs (loop, scheduled_at, started_at, ended_at, outcome, detail) values ('B', '${T}', '${T}', '${T}', 'ok', '{}')`);
+  if (version >= 5)
+    await run(
+      `insert into schedule_runs (loop, scheduled_at, started_at, ended_at, outcome, detail) values ('B', '${T}', '${T}', '${T}', 'ok', '{}')`,
+    );
   if (version >= 6) {
     await run(`update experiments set change = '+ more: 1' where id = 1`);
     await run(`insert into example_results (fingerprint, artifact_hash, example_id, repeat, valid, composite, score, usage, latency_ms, created_at)

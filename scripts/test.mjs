@@ -41,7 +41,12 @@ function run(args, inherit) {
     child.stderr?.on('data', (chunk) => chunks.push(chunk));
     child.once('error', (error) => resolve({ code: 1, output: `${error.message}\n`, seconds: 0 }));
     child.once('close', (code, signal) => {
-      resolve({ code: code ?? 1, signal, output: Buffer.concat(chunks).toString('utf8'), seconds: (Date.now() - started) / 1000 });
+      resolve({
+        code: code ?? 1,
+        signal,
+        output: Buffer.concat(chunks).toString('utf8'),
+        seconds: (Date.now() - started) / 1000,
+      });
     });
   });
 }
@@ -52,6 +57,9 @@ const buildInfo = path.join(root, 'node_modules', '.cache', 'kloop', 'typecheck.
 const typecheck = run([tsc, '--noEmit', '-p', '.', '--incremental', '--tsBuildInfoFile', buildInfo], false);
 const suite = await run([vitest, 'run', ...process.argv.slice(2)], true);
 const checked = await typecheck;
-if (checked.output.length > 0) process.stdout.write(checked.output.endsWith('\n') ? checked.output : `${checked.output}\n`);
-process.stdout.write(`typecheck: ${checked.code === 0 ? 'ok' : `failed (${checked.signal ?? `exit ${checked.code}`})`} in ${checked.seconds.toFixed(1)} s\n`);
+if (checked.output.length > 0)
+  process.stdout.write(checked.output.endsWith('\n') ? checked.output : `${checked.output}\n`);
+process.stdout.write(
+  `typecheck: ${checked.code === 0 ? 'ok' : `failed (${checked.signal ?? `exit ${checked.code}`})`} in ${checked.seconds.toFixed(1)} s\n`,
+);
 process.exit(suite.code !== 0 ? suite.code : checked.code);

@@ -43,17 +43,26 @@ describe('error identity', () => {
 
   it('matches subclasses through every marker up the tree, and each subclass only by its own', () => {
     const budget = new BudgetExceededError('spent');
-    expect([KloopError.isInstance(budget), InfrastructureError.isInstance(budget), BudgetExceededError.isInstance(budget)]).toEqual([true, true, true]);
+    expect([
+      KloopError.isInstance(budget),
+      InfrastructureError.isInstance(budget),
+      BudgetExceededError.isInstance(budget),
+    ]).toEqual([true, true, true]);
     expect(BudgetExceededError.isInstance(new InfrastructureError('HTTP 500'))).toBe(false);
     const busy = new StudyBusyError(undefined);
-    expect([KloopError.isInstance(busy), StudyBusyError.isInstance(busy), InputError.isInstance(busy)]).toEqual([true, true, false]);
+    expect([KloopError.isInstance(busy), StudyBusyError.isInstance(busy), InputError.isInstance(busy)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
   });
 
   it('never matches by name: an error named like a kloop error is not one', () => {
     const impostor = Object.assign(new Error('named only'), { name: 'InfrastructureError' });
     expect(InfrastructureError.isInstance(impostor)).toBe(false);
     expect(KloopError.isInstance(impostor)).toBe(false);
-    for (const value of [null, undefined, 'InputError', 42, { code: 'input' }]) expect(InputError.isInstance(value)).toBe(false);
+    for (const value of [null, undefined, 'InputError', 42, { code: 'input' }])
+      expect(InputError.isInstance(value)).toBe(false);
   });
 
   it("reads the platform's aborts and timeouts by their DOMException kind", () => {
@@ -76,11 +85,14 @@ function sourceModules(dir = ''): string[] {
 describe('error checks in src/', () => {
   it('identify no error by a name string, nor kloop errors by instanceof', () => {
     const byName = /\.name\s*[!=]==?\s*['"`]\w*(Error|Exception)['"`]/;
-    const byClass = /instanceof\s+(KloopError|InputError|StorageError|InfrastructureError|StudyBusyError|BudgetExceededError|PatternLibraryError)\b/;
+    const byClass =
+      /instanceof\s+(KloopError|InputError|StorageError|InfrastructureError|StudyBusyError|BudgetExceededError|PatternLibraryError)\b/;
     const found = sourceModules().flatMap((module) =>
       readFileSync(path.join(import.meta.dirname, module), 'utf8')
         .split('\n')
-        .flatMap((line, index) => (byName.test(line) || byClass.test(line) ? [`src/${module}:${index + 1}: ${line.trim()}`] : [])),
+        .flatMap((line, index) =>
+          byName.test(line) || byClass.test(line) ? [`src/${module}:${index + 1}: ${line.trim()}`] : [],
+        ),
     );
     expect(found).toEqual([]);
   });

@@ -90,7 +90,10 @@ export class KloopError extends Error {
 
   constructor(message: string, options: KloopErrorOptions & { code: string; exitCode: number; formatted?: string }) {
     // A message or a location may name a storage URL: its password never reaches a message (maskSecrets).
-    super(maskSecrets(options.formatted ?? message), options.cause === undefined ? undefined : { cause: options.cause });
+    super(
+      maskSecrets(options.formatted ?? message),
+      options.cause === undefined ? undefined : { cause: options.cause },
+    );
     this.name = new.target.name;
     this.code = options.code;
     this.exitCode = options.exitCode;
@@ -128,7 +131,12 @@ export class InputError extends KloopError {
   readonly [INPUT_ERROR] = true;
 
   constructor(message: string, options: KloopErrorOptions = {}) {
-    super(message, { ...options, code: options.code ?? 'input', exitCode: 2, formatted: formatLocation(message, options) });
+    super(message, {
+      ...options,
+      code: options.code ?? 'input',
+      exitCode: 2,
+      formatted: formatLocation(message, options),
+    });
   }
 
   /** True when `value` is an {@link InputError} (or a subclass), of any copy of kloop. */
@@ -192,6 +200,9 @@ export function isKloopError(value: unknown): value is KloopError {
  *
  * @param kinds the names that count; default both
  */
-export function isAbortError(value: unknown, kinds: ReadonlyArray<'AbortError' | 'TimeoutError'> = ['AbortError', 'TimeoutError']): boolean {
+export function isAbortError(
+  value: unknown,
+  kinds: ReadonlyArray<'AbortError' | 'TimeoutError'> = ['AbortError', 'TimeoutError'],
+): boolean {
   return value instanceof Error && (kinds as readonly string[]).includes(value.name);
 }

@@ -38,7 +38,12 @@ interface Boundary {
 const BOUNDARIES: Boundary[] = [
   { from: 'providers', forbidden: ['study', 'proposers'] },
   { from: 'tasks', forbidden: ['gate', 'study'] },
-  ...['loop', 'evaluator', 'gate', 'storage'].map((from) => ({ from, forbidden: ['tasks'], allowed: TASK_CONTRACT, sourceOnly: true })),
+  ...['loop', 'evaluator', 'gate', 'storage'].map((from) => ({
+    from,
+    forbidden: ['tasks'],
+    allowed: TASK_CONTRACT,
+    sourceOnly: true,
+  })),
 ];
 
 /** Every `.ts` file under `dir` (src/ itself for ''), as paths relative to src/ with `/` separators. */
@@ -60,13 +65,18 @@ function importsOf(module: string, text: string = readFileSync(path.join(SOURCE,
 }
 
 /** The violations of `boundary`: `module → imported` lines. */
-function violations(boundary: Boundary, modules: readonly string[] = modulesUnder(boundary.from), read?: (module: string) => string): string[] {
+function violations(
+  boundary: Boundary,
+  modules: readonly string[] = modulesUnder(boundary.from),
+  read?: (module: string) => string,
+): string[] {
   const found: string[] = [];
   for (const module of modules) {
     if (boundary.sourceOnly === true && module.endsWith('.test.ts')) continue;
     for (const imported of importsOf(module, read?.(module))) {
       if (boundary.allowed?.includes(imported)) continue;
-      if (boundary.forbidden.some((folder) => imported === folder || imported.startsWith(`${folder}/`))) found.push(`src/${module} → src/${imported}`);
+      if (boundary.forbidden.some((folder) => imported === folder || imported.startsWith(`${folder}/`)))
+        found.push(`src/${module} → src/${imported}`);
     }
   }
   return found;
@@ -94,7 +104,15 @@ describe('import boundaries', () => {
       "import { z } from 'zod';",
     ].join('\n');
     const module = 'tasks/custom/example.ts';
-    expect(importsOf(module, source)).toEqual(['study/a.ts', 'gate/gate.ts', 'study/c.ts', 'proposers/d.ts', 'study/e.ts', 'tasks/custom/h.ts', 'tasks/task.ts']);
+    expect(importsOf(module, source)).toEqual([
+      'study/a.ts',
+      'gate/gate.ts',
+      'study/c.ts',
+      'proposers/d.ts',
+      'study/e.ts',
+      'tasks/custom/h.ts',
+      'tasks/task.ts',
+    ]);
     expect(violations({ from: 'tasks', forbidden: ['gate', 'study'] }, [module], () => source)).toEqual([
       'src/tasks/custom/example.ts → src/study/a.ts',
       'src/tasks/custom/example.ts → src/gate/gate.ts',
@@ -102,8 +120,11 @@ describe('import boundaries', () => {
       'src/tasks/custom/example.ts → src/study/e.ts',
     ]);
     // The engine may import the task contract and nothing else of src/tasks/.
-    const engine = "import type { Task } from '../tasks/task.ts';\nimport { createIntentTask } from '../tasks/intent/intent-task.ts';\n";
-    expect(violations({ from: 'loop', forbidden: ['tasks'], allowed: ['tasks/task.ts'] }, ['loop/engine.ts'], () => engine)).toEqual(['src/loop/engine.ts → src/tasks/intent/intent-task.ts']);
+    const engine =
+      "import type { Task } from '../tasks/task.ts';\nimport { createIntentTask } from '../tasks/intent/intent-task.ts';\n";
+    expect(
+      violations({ from: 'loop', forbidden: ['tasks'], allowed: ['tasks/task.ts'] }, ['loop/engine.ts'], () => engine),
+    ).toEqual(['src/loop/engine.ts → src/tasks/intent/intent-task.ts']);
   });
 });
 
@@ -113,9 +134,18 @@ describe('import boundaries', () => {
  * included — a type is a dependency of the design even when it is erased.
  */
 function sourceGraph(): Map<string, string[]> {
-  const modules = modulesUnder('').filter((module) => !module.endsWith('.test.ts') && !module.startsWith('test-support/'));
+  const modules = modulesUnder('').filter(
+    (module) => !module.endsWith('.test.ts') && !module.startsWith('test-support/'),
+  );
   const known = new Set(modules);
-  return new Map(modules.map((module) => [module, [...new Set(importsOf(module))].filter((imported) => known.has(imported) || !existsSync(path.join(SOURCE, imported)))]));
+  return new Map(
+    modules.map((module) => [
+      module,
+      [...new Set(importsOf(module))].filter(
+        (imported) => known.has(imported) || !existsSync(path.join(SOURCE, imported)),
+      ),
+    ]),
+  );
 }
 
 /** A module's folder: its first directory under src/, or for a file of src/ itself its name (`errors`, `index`). */
@@ -193,22 +223,125 @@ function reachableFrom(graph: ReadonlyMap<string, readonly string[]>, start: str
  * is gone fails it too, until it is removed here, so the list stays true.
  */
 const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
-  api: ['artifact', 'config', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'loop', 'program', 'proposers', 'storage', 'study', 'tasks'],
+  api: [
+    'artifact',
+    'config',
+    'corpus',
+    'errors',
+    'evaluator',
+    'executors',
+    'gate',
+    'loop',
+    'program',
+    'proposers',
+    'storage',
+    'study',
+    'tasks',
+  ],
   artifact: [],
   assembly: ['errors', 'tasks'],
-  calibration: ['artifact', 'corpus', 'errors', 'evaluator', 'gate', 'loop', 'providers', 'report', 'stats', 'storage', 'tasks'],
-  cli: ['artifact', 'assembly', 'calibration', 'config', 'corpus', 'doctor', 'errors', 'evaluator', 'init', 'loop', 'loop-a', 'online', 'providers', 'report', 'review', 'runtime', 'schedule', 'signals', 'storage', 'study', 'text', 'view'],
+  calibration: [
+    'artifact',
+    'corpus',
+    'errors',
+    'evaluator',
+    'gate',
+    'loop',
+    'providers',
+    'report',
+    'stats',
+    'storage',
+    'tasks',
+  ],
+  cli: [
+    'artifact',
+    'assembly',
+    'calibration',
+    'config',
+    'corpus',
+    'doctor',
+    'errors',
+    'evaluator',
+    'init',
+    'loop',
+    'loop-a',
+    'online',
+    'providers',
+    'report',
+    'review',
+    'runtime',
+    'schedule',
+    'signals',
+    'storage',
+    'study',
+    'text',
+    'view',
+  ],
   config: ['assembly', 'errors', 'gate', 'program', 'proposers', 'providers', 'storage'],
   corpus: ['errors', 'stats', 'storage', 'tasks', 'text'],
-  doctor: ['artifact', 'calibration', 'config', 'corpus', 'errors', 'executors', 'loop', 'program', 'proposers', 'storage', 'study', 'text'],
+  doctor: [
+    'artifact',
+    'calibration',
+    'config',
+    'corpus',
+    'errors',
+    'executors',
+    'loop',
+    'program',
+    'proposers',
+    'storage',
+    'study',
+    'text',
+  ],
   errors: ['text'],
   evaluator: ['artifact', 'corpus', 'errors', 'executors', 'storage', 'tasks', 'text'],
   executors: ['artifact', 'errors', 'program', 'providers', 'text'],
   gate: ['evaluator', 'stats'],
-  index: ['api', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'loop', 'online', 'proposers', 'stats', 'storage', 'study', 'tasks'],
+  index: [
+    'api',
+    'corpus',
+    'errors',
+    'evaluator',
+    'executors',
+    'gate',
+    'loop',
+    'online',
+    'proposers',
+    'stats',
+    'storage',
+    'study',
+    'tasks',
+  ],
   init: ['errors'],
-  loop: ['artifact', 'config', 'corpus', 'errors', 'evaluator', 'executors', 'gate', 'proposers', 'providers', 'stats', 'storage', 'tasks'],
-  'loop-a': ['artifact', 'assembly', 'corpus', 'evaluator', 'executors', 'loop', 'proposers', 'review', 'runtime', 'storage', 'study', 'tasks', 'text'],
+  loop: [
+    'artifact',
+    'config',
+    'corpus',
+    'errors',
+    'evaluator',
+    'executors',
+    'gate',
+    'proposers',
+    'providers',
+    'stats',
+    'storage',
+    'tasks',
+  ],
+  'loop-a': [
+    'artifact',
+    'assembly',
+    'corpus',
+    'evaluator',
+    'executors',
+    'loop',
+    'proposers',
+    'review',
+    'runtime',
+    'storage',
+    'study',
+    'tasks',
+    'text',
+  ],
   online: ['artifact', 'config', 'errors', 'loop', 'program', 'providers', 'schedule', 'signals', 'stats', 'storage'],
   program: ['errors', 'text'],
   proposers: ['artifact', 'corpus', 'evaluator', 'executors', 'providers', 'stats', 'tasks', 'text'],
@@ -221,7 +354,20 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
   signals: ['assembly', 'config', 'corpus', 'errors', 'review', 'storage', 'tasks', 'text'],
   stats: [],
   storage: ['artifact', 'errors', 'stats', 'text'],
-  study: ['artifact', 'config', 'corpus', 'errors', 'executors', 'loop', 'program', 'proposers', 'providers', 'storage', 'tasks', 'text'],
+  study: [
+    'artifact',
+    'config',
+    'corpus',
+    'errors',
+    'executors',
+    'loop',
+    'program',
+    'proposers',
+    'providers',
+    'storage',
+    'tasks',
+    'text',
+  ],
   tasks: ['artifact', 'errors', 'executors', 'providers', 'text'],
   text: [],
   view: ['artifact', 'calibration', 'corpus', 'errors', 'review', 'storage'],
@@ -235,20 +381,29 @@ describe('the import graph, transitively', () => {
   const edges = folderEdges(graph);
 
   it('resolves every relative import to a module of src/', () => {
-    const unresolved = [...graph].flatMap(([module, imports]) => imports.filter((imported) => !graph.has(imported)).map((imported) => `src/${module} → src/${imported}`));
+    const unresolved = [...graph].flatMap(([module, imports]) =>
+      imports.filter((imported) => !graph.has(imported)).map((imported) => `src/${module} → src/${imported}`),
+    );
     expect(unresolved).toEqual([]);
   });
 
   it('has only the folder edges listed, and every one listed', () => {
     const actual = [...edges].flatMap(([from, targets]) => [...targets].map((to) => `${from} → ${to}`)).sort();
-    const allowed = Object.entries(ALLOWED_FOLDER_EDGES).flatMap(([from, targets]) => targets.map((to) => `${from} → ${to}`)).sort();
+    const allowed = Object.entries(ALLOWED_FOLDER_EDGES)
+      .flatMap(([from, targets]) => targets.map((to) => `${from} → ${to}`))
+      .sort();
     const why = (edge: string): string => {
       const [from, to] = edge.split(' → ') as [string, string];
-      const example = [...graph].find(([module, imports]) => folderOf(module) === from && imports.some((imported) => folderOf(imported) === to));
+      const example = [...graph].find(
+        ([module, imports]) => folderOf(module) === from && imports.some((imported) => folderOf(imported) === to),
+      );
       return `${edge} (e.g. src/${example![0]} → src/${example![1].find((imported) => folderOf(imported) === to)})`;
     };
     expect(actual.filter((edge) => !allowed.includes(edge)).map(why), 'new folder edges').toEqual([]);
-    expect(allowed.filter((edge) => !actual.includes(edge)), 'listed edges that are gone: remove them from ALLOWED_FOLDER_EDGES').toEqual([]);
+    expect(
+      allowed.filter((edge) => !actual.includes(edge)),
+      'listed edges that are gone: remove them from ALLOWED_FOLDER_EDGES',
+    ).toEqual([]);
   });
 
   // Issue 32 found two folder cycles, {corpus, evaluator, executors, providers, storage, tasks} and {loop, runtime,
@@ -262,13 +417,24 @@ describe('the import graph, transitively', () => {
     // The one module of an I/O folder it reaches holds the score shapes: types with no imports at all.
     expect(reached.filter((module) => IO_FOLDERS.includes(folderOf(module)))).toEqual(['tasks/example-score.ts']);
     expect(graph.get('tasks/example-score.ts')).toEqual([]);
-    expect(reached.filter((module) => folderOf(module) !== 'stats')).toEqual(['evaluator/partition-score.ts', 'gate/gate-defaults.ts', 'gate/shadow-check.ts', 'tasks/example-score.ts']);
+    expect(reached.filter((module) => folderOf(module) !== 'stats')).toEqual([
+      'evaluator/partition-score.ts',
+      'gate/gate-defaults.ts',
+      'gate/shadow-check.ts',
+      'tasks/example-score.ts',
+    ]);
   });
 
   it('src/stats/ reaches nothing outside src/stats/', () => {
     const stats = [...graph.keys()].filter((module) => folderOf(module) === 'stats');
     expect(stats.length).toBeGreaterThan(10);
-    expect(stats.flatMap((module) => reachableFrom(graph, module).filter((reached) => folderOf(reached) !== 'stats').map((reached) => `src/${module} → src/${reached}`))).toEqual([]);
+    expect(
+      stats.flatMap((module) =>
+        reachableFrom(graph, module)
+          .filter((reached) => folderOf(reached) !== 'stats')
+          .map((reached) => `src/${module} → src/${reached}`),
+      ),
+    ).toEqual([]);
   });
 
   it('the graph helpers find a cycle through three folders, what a module reaches, and no cycle in a chain', () => {

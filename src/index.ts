@@ -29,14 +29,27 @@ export {
   PROJECTIONS,
   RELATION_KINDS,
 } from './tasks/intent/vocabulary.ts';
-export type { AppType, Behavior, Cardinality, EntityRole, Projection, RelationKind } from './tasks/intent/vocabulary.ts';
+export type {
+  AppType,
+  Behavior,
+  Cardinality,
+  EntityRole,
+  Projection,
+  RelationKind,
+} from './tasks/intent/vocabulary.ts';
 export { expectedIntentSchema, intentSchema } from './tasks/intent/intent.ts';
 export type { ExpectedIntent, Intent, IntentEntity, Relation } from './tasks/intent/intent.ts';
 export { DEFAULT_WEIGHTS, scoreExample, scoreIntent } from './tasks/intent/scorer.ts';
 export { normalizeEntityName } from './tasks/intent/names.ts';
 export { exampleSchema, PARTITIONS } from './corpus/example.ts';
 export type { Example, PartitionName } from './corpus/example.ts';
-export type { ExecutionRequest, ExecutionResult, ExecutionUsage, Executor, InvalidReason } from './executors/executor.ts';
+export type {
+  ExecutionRequest,
+  ExecutionResult,
+  ExecutionUsage,
+  Executor,
+  InvalidReason,
+} from './executors/executor.ts';
 export { createOfflineExecutor } from './tasks/intent/offline/offline-executor.ts';
 
 // Evaluation, gate, proposers.
@@ -54,7 +67,12 @@ export { runStudy } from './loop/run-study.ts';
 
 // Online studies: assignment and outcomes for an app (docs/online.md).
 export { openOnlineStudy } from './online/study/online-study.ts';
-export type { Assignment, OnlineStudy, OpenOnlineStudyOptions, OutcomeBatchReport } from './online/study/online-study.ts';
+export type {
+  Assignment,
+  OnlineStudy,
+  OpenOnlineStudyOptions,
+  OutcomeBatchReport,
+} from './online/study/online-study.ts';
 
 // The library API: a study built in code (ask/tell), and the engine under it.
 export { createStudy } from './api/create-study.ts';

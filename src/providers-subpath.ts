@@ -19,7 +19,11 @@
  * @module
  */
 export * from './providers/index.ts';
-export { createLlmStudyPlugins, DEFAULT_EXECUTOR_MAX_OUTPUT_TOKENS, DEFAULT_PROPOSER_MAX_OUTPUT_TOKENS } from './study/llm-plugins.ts';
+export {
+  createLlmStudyPlugins,
+  DEFAULT_EXECUTOR_MAX_OUTPUT_TOKENS,
+  DEFAULT_PROPOSER_MAX_OUTPUT_TOKENS,
+} from './study/llm-plugins.ts';
 export type { LlmStudyPluginOptions, LlmStudyPlugins } from './study/llm-plugins.ts';
 export { createLlmIntentExecutor } from './tasks/intent/llm/llm-executor.ts';
 export { markdownSections, replaceSections } from './artifact/markdown-sections.ts';

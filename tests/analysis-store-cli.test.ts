@@ -23,10 +23,12 @@ function cacheFolder(): string {
 
 /** A run's JSON report without what differs between two copies of one study (their folders, the wall time). */
 async function run(study: string, env: NodeJS.ProcessEnv): Promise<unknown> {
-  const result = await runKloop(['run', study, '--json', '--quiet', '--max-experiments', '3'], { env: { ...process.env, NO_COLOR: '1', ...env } });
+  const result = await runKloop(['run', study, '--json', '--quiet', '--max-experiments', '3'], {
+    env: { ...process.env, NO_COLOR: '1', ...env },
+  });
   expect(result.code, result.stderr).toBe(0);
   const report = JSON.parse(result.stdout.split(study).join('<study>')) as Record<string, unknown>;
-  delete report['wallTimeMs'];
+  delete report.wallTimeMs;
   return report;
 }
 
@@ -48,10 +50,14 @@ describe('goal analyses kept between CLI processes', () => {
 
     // off: nothing under the default places either.
     const home = cacheFolder();
-    expect(await run(makeStudy(cleanups), { KLOOP_CACHE_DIR: 'off', HOME: home, XDG_CACHE_HOME: path.join(home, 'xdg') })).toEqual(first);
+    expect(
+      await run(makeStudy(cleanups), { KLOOP_CACHE_DIR: 'off', HOME: home, XDG_CACHE_HOME: path.join(home, 'xdg') }),
+    ).toEqual(first);
     expect(readdirSync(home)).toEqual([]);
     // Unset: $XDG_CACHE_HOME/kloop.
-    expect(await run(makeStudy(cleanups), { KLOOP_CACHE_DIR: '', HOME: home, XDG_CACHE_HOME: path.join(home, 'xdg') })).toEqual(first);
+    expect(
+      await run(makeStudy(cleanups), { KLOOP_CACHE_DIR: '', HOME: home, XDG_CACHE_HOME: path.join(home, 'xdg') }),
+    ).toEqual(first);
     expect(readdirSync(path.join(home, 'xdg', 'kloop', 'goal-analyses', identity!)).sort()).toEqual(files);
   });
 });

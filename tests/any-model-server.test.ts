@@ -44,28 +44,49 @@ function answer(protocol: Protocol, body: { model?: string; tools?: Array<{ name
   switch (protocol) {
     case 'openai':
       return {
-        id: 'chatcmpl-1', object: 'chat.completion', created: 1_700_000_000, model: body.model,
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        created: 1_700_000_000,
+        model: body.model,
         choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
         usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
       };
     case 'anthropic': {
       const tool = body.tools?.find((candidate) => candidate.name === 'json');
       return {
-        id: 'msg_1', type: 'message', role: 'assistant', model: body.model,
-        content: tool !== undefined ? [{ type: 'tool_use', id: 'toolu_1', name: 'json', input: PROPOSAL }] : [{ type: 'text', text }],
-        stop_reason: tool !== undefined ? 'tool_use' : 'end_turn', stop_sequence: null,
+        id: 'msg_1',
+        type: 'message',
+        role: 'assistant',
+        model: body.model,
+        content:
+          tool !== undefined
+            ? [{ type: 'tool_use', id: 'toolu_1', name: 'json', input: PROPOSAL }]
+            : [{ type: 'text', text }],
+        stop_reason: tool !== undefined ? 'tool_use' : 'end_turn',
+        stop_sequence: null,
         usage: { input_tokens: 10, output_tokens: 5 },
       };
     }
     case 'ollama':
       return {
-        model: body.model, created_at: '2026-12-07T00:00:00Z', message: { role: 'assistant', content: text },
-        done: true, done_reason: 'stop', total_duration: 1, load_duration: 1, prompt_eval_count: 10, eval_count: 5,
+        model: body.model,
+        created_at: '2026-12-07T00:00:00Z',
+        message: { role: 'assistant', content: text },
+        done: true,
+        done_reason: 'stop',
+        total_duration: 1,
+        load_duration: 1,
+        prompt_eval_count: 10,
+        eval_count: 5,
       };
   }
 }
 
-const ROUTES: Record<Protocol, string> = { openai: '/v1/chat/completions', anthropic: '/v1/messages', ollama: '/api/chat' };
+const ROUTES: Record<Protocol, string> = {
+  openai: '/v1/chat/completions',
+  anthropic: '/v1/messages',
+  ollama: '/api/chat',
+};
 
 async function startProviderServer(protocol: Protocol): Promise<ProviderServer> {
   const requests: ProviderServer['requests'] = [];
@@ -73,8 +94,15 @@ async function startProviderServer(protocol: Protocol): Promise<ProviderServer> 
     const chunks: Buffer[] = [];
     incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
     incoming.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { model?: string; tools?: Array<{ name: string }> };
-      requests.push({ path: incoming.url ?? '', model: body.model, authorization: incoming.headers.authorization ?? (incoming.headers['x-api-key'] as string | undefined) });
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as {
+        model?: string;
+        tools?: Array<{ name: string }>;
+      };
+      requests.push({
+        path: incoming.url ?? '',
+        model: body.model,
+        authorization: incoming.headers.authorization ?? (incoming.headers['x-api-key'] as string | undefined),
+      });
       const known = incoming.method === 'POST' && incoming.url === ROUTES[protocol];
       outgoing.writeHead(known ? 200 : 404, { 'content-type': 'application/json' });
       outgoing.end(JSON.stringify(known ? answer(protocol, body) : { error: { message: `no route ${incoming.url}` } }));
@@ -84,10 +112,11 @@ async function startProviderServer(protocol: Protocol): Promise<ProviderServer> 
   return {
     origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     requests,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -100,9 +129,18 @@ beforeAll(async () => {
   template = path.join(root, 'template');
   const init = await kloop('init', template, '--task', 'extraction', '--executor', 'command');
   expect(init.code).toBe(0);
-  const rules = JSON.parse(readFileSync(path.join(template, 'rules.json'), 'utf8')) as { fields: { vendor: { patterns: string[] } } };
+  const rules = JSON.parse(readFileSync(path.join(template, 'rules.json'), 'utf8')) as {
+    fields: { vendor: { patterns: string[] } };
+  };
   rules.fields.vendor.patterns.push('^vendor:\\s*(.+)$');
-  PROPOSAL = { candidates: [{ rationale: 'read a vendor line too', edits: [{ section: 'fields', text: JSON.stringify(rules.fields, null, 2) }] }] };
+  PROPOSAL = {
+    candidates: [
+      {
+        rationale: 'read a vendor line too',
+        edits: [{ section: 'fields', text: JSON.stringify(rules.fields, null, 2) }],
+      },
+    ],
+  };
 });
 afterAll(async () => {
   for (const server of servers.splice(0)) await server.close();
@@ -123,7 +161,10 @@ function study(name: string, model: string, proposerKeys = ''): string {
 }
 
 /** Runs `kloop …args` with `variables` set in the environment (restored after). */
-async function withEnvironment(variables: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+async function withEnvironment(
+  variables: Record<string, string>,
+  ...args: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const saved = Object.fromEntries(Object.keys(variables).map((name) => [name, process.env[name]]));
   Object.assign(process.env, variables);
   try {
@@ -142,12 +183,21 @@ async function server(protocol: Protocol): Promise<ProviderServer> {
   return started;
 }
 
-interface ConfigValue { key: string; value: unknown; source: string; variable?: string; flag?: string; line?: number }
+interface ConfigValue {
+  key: string;
+  value: unknown;
+  source: string;
+  variable?: string;
+  flag?: string;
+  line?: number;
+}
 
 async function proposerBaseURL(env: Record<string, string>, ...args: string[]): Promise<ConfigValue | undefined> {
   const result = await withEnvironment(env, 'config', ...args, '--json');
   expect(result.code).toBe(0);
-  return (JSON.parse(result.stdout) as { values: ConfigValue[] }).values.find((value) => value.key === 'proposer.baseURL');
+  return (JSON.parse(result.stdout) as { values: ConfigValue[] }).values.find(
+    (value) => value.key === 'proposer.baseURL',
+  );
 }
 
 /**
@@ -163,7 +213,11 @@ async function runOnce(fake: ProviderServer, env: Record<string, string>, ...arg
   expect(result.stderr).not.toMatch(/ENOTFOUND|api\.openai\.com|api\.anthropic\.com/);
   expect(result.code, result.stderr).toBe(0);
   expect(fake.requests.length).toBeGreaterThan(0);
-  const report = JSON.parse(result.stdout) as { stopReason: string; proposalFailures: Record<string, number>; refused: Record<string, number> };
+  const report = JSON.parse(result.stdout) as {
+    stopReason: string;
+    proposalFailures: Record<string, number>;
+    refused: Record<string, number>;
+  };
   expect(result.stderr).toContain('round 1: 1 candidates proposed');
   expect(result.stderr).toContain('#1 refused  (below_margin) ## fields');
   expect(result.stderr).toMatch(/^\+ +"\^vendor:\\\\s\*\(\.\+\)\$"/m);
@@ -172,7 +226,7 @@ async function runOnce(fake: ProviderServer, env: Record<string, string>, ...arg
   return report.stopReason;
 }
 
-describe("the reflective proposer of a command study on any model server (issue #35, item 2)", () => {
+describe('the reflective proposer of a command study on any model server (issue #35, item 2)', () => {
   it('proposer.baseURL in kloop.yaml: an OpenAI-compatible server', async () => {
     const fake = await server('openai');
     const dir = study('yaml', 'openai-compatible:local', `\n  baseURL: ${fake.origin}/v1`);
@@ -184,7 +238,11 @@ describe("the reflective proposer of a command study on any model server (issue 
   it('--base-url: the proposer is the only model, so the flag is its server', async () => {
     const fake = await server('openai');
     const dir = study('flag', 'openai-compatible:local');
-    expect(await proposerBaseURL({}, dir, '--base-url', `${fake.origin}/v1`)).toMatchObject({ value: `${fake.origin}/v1`, source: 'flag', flag: '--base-url' });
+    expect(await proposerBaseURL({}, dir, '--base-url', `${fake.origin}/v1`)).toMatchObject({
+      value: `${fake.origin}/v1`,
+      source: 'flag',
+      flag: '--base-url',
+    });
     await runOnce(fake, {}, dir, '--base-url', `${fake.origin}/v1`);
     expect(fake.requests[0]).toMatchObject({ path: '/v1/chat/completions', model: 'local' });
   });
@@ -201,25 +259,45 @@ describe("the reflective proposer of a command study on any model server (issue 
     const fake = await server('openai');
     const dir = study('openai-env', 'openai:gpt-4.1-mini');
     const env = { OPENAI_BASE_URL: `${fake.origin}/v1`, OPENAI_API_KEY: 'sk-loopback-test' };
-    expect(await proposerBaseURL(env, dir)).toMatchObject({ value: `${fake.origin}/v1`, source: 'environment', variable: 'OPENAI_BASE_URL' });
+    expect(await proposerBaseURL(env, dir)).toMatchObject({
+      value: `${fake.origin}/v1`,
+      source: 'environment',
+      variable: 'OPENAI_BASE_URL',
+    });
     await runOnce(fake, env, dir);
-    expect(fake.requests[0]).toMatchObject({ path: '/v1/chat/completions', model: 'gpt-4.1-mini', authorization: 'Bearer sk-loopback-test' });
+    expect(fake.requests[0]).toMatchObject({
+      path: '/v1/chat/completions',
+      model: 'gpt-4.1-mini',
+      authorization: 'Bearer sk-loopback-test',
+    });
   });
 
   it('ANTHROPIC_BASE_URL: anthropic:<model> goes to a server speaking the messages API', async () => {
     const fake = await server('anthropic');
     const dir = study('anthropic-env', 'anthropic:claude-test');
     const env = { ANTHROPIC_BASE_URL: `${fake.origin}/v1`, ANTHROPIC_API_KEY: 'sk-ant-loopback-test' };
-    expect(await proposerBaseURL(env, dir)).toMatchObject({ value: `${fake.origin}/v1`, source: 'environment', variable: 'ANTHROPIC_BASE_URL' });
+    expect(await proposerBaseURL(env, dir)).toMatchObject({
+      value: `${fake.origin}/v1`,
+      source: 'environment',
+      variable: 'ANTHROPIC_BASE_URL',
+    });
     await runOnce(fake, env, dir);
-    expect(fake.requests[0]).toMatchObject({ path: '/v1/messages', model: 'claude-test', authorization: 'sk-ant-loopback-test' });
+    expect(fake.requests[0]).toMatchObject({
+      path: '/v1/messages',
+      model: 'claude-test',
+      authorization: 'sk-ant-loopback-test',
+    });
   });
 
   it('OLLAMA_HOST (host:port, as the Ollama CLI reads it): ollama:<model> goes to its /api/chat', async () => {
     const fake = await server('ollama');
     const dir = study('ollama-env', 'ollama:llama3.1');
     const env = { OLLAMA_HOST: fake.origin.replace('http://', '') };
-    expect(await proposerBaseURL(env, dir)).toMatchObject({ value: fake.origin, source: 'environment', variable: 'OLLAMA_HOST' });
+    expect(await proposerBaseURL(env, dir)).toMatchObject({
+      value: fake.origin,
+      source: 'environment',
+      variable: 'OLLAMA_HOST',
+    });
     await runOnce(fake, env, dir);
     expect(fake.requests[0]).toMatchObject({ path: '/api/chat', model: 'llama3.1' });
   });
@@ -231,6 +309,8 @@ describe("the reflective proposer of a command study on any model server (issue 
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stdout)).toMatchObject({ error: { code: 'input.base-url', field: 'proposer.kind' } });
     expect(result.stderr).toContain('a reflective proposer (proposer.kind: reflective, proposer.model) would use it');
-    expect(result.stderr).toContain('--base-url names a model server, but this study calls no model (executor.kind: command, proposer.kind: error-driven)');
+    expect(result.stderr).toContain(
+      '--base-url names a model server, but this study calls no model (executor.kind: command, proposer.kind: error-driven)',
+    );
   });
 });

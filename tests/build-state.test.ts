@@ -29,7 +29,12 @@ function packageWith(files: Record<string, string>): string {
 
 describe('sourcesHash', () => {
   it('follows the contents of what the build reads, and only that', () => {
-    const root = packageWith({ 'src/a.ts': 'export const a = 1;\n', 'src/a.test.ts': 'test\n', 'src/test-support/helper.ts': 'helper\n', 'package.json': '{}\n' });
+    const root = packageWith({
+      'src/a.ts': 'export const a = 1;\n',
+      'src/a.test.ts': 'test\n',
+      'src/test-support/helper.ts': 'helper\n',
+      'package.json': '{}\n',
+    });
     const first = sourcesHash(root);
     expect(first).toMatch(/^[0-9a-f]{64}$/);
     const changes: Array<[string, string, boolean]> = [
@@ -84,7 +89,11 @@ describe('sourcesChangedSince', () => {
 
 describe('outputsHash', () => {
   it('follows every file of dist/ but the stamp: one deleted, edited or added makes the build stale', () => {
-    const root = packageWith({ 'dist/index.js': 'export {};\n', 'dist/bin/kloop.js': 'run();\n', 'dist/.build-stamp': '{}\n' });
+    const root = packageWith({
+      'dist/index.js': 'export {};\n',
+      'dist/bin/kloop.js': 'run();\n',
+      'dist/.build-stamp': '{}\n',
+    });
     const built = outputsHash(root);
     writeFileSync(path.join(root, 'dist/.build-stamp'), '{"sources": "x"}\n');
     expect(outputsHash(root)).toBe(built);
@@ -104,10 +113,14 @@ describe('outputsHash', () => {
 });
 
 describe('readBuildStamp', () => {
-  it('reads a finished build\'s stamp; none, or one without both hashes, is undefined', () => {
+  it("reads a finished build's stamp; none, or one without both hashes, is undefined", () => {
     expect(readBuildStamp(packageWith({}))).toBeUndefined();
     expect(readBuildStamp(packageWith({ 'dist/.build-stamp': '2026-12-01T10:00:00.000Z\n' }))).toBeUndefined();
-    expect(readBuildStamp(packageWith({ 'dist/.build-stamp': '{"sources": "abc", "builtAt": "2026-12-01T10:00:00.000Z"}\n' }))).toBeUndefined();
+    expect(
+      readBuildStamp(
+        packageWith({ 'dist/.build-stamp': '{"sources": "abc", "builtAt": "2026-12-01T10:00:00.000Z"}\n' }),
+      ),
+    ).toBeUndefined();
     const stamp = { sources: 'f'.repeat(64), outputs: 'e'.repeat(64), builtAt: '2026-12-07T00:00:00.000Z' };
     expect(readBuildStamp(packageWith({ 'dist/.build-stamp': `${JSON.stringify(stamp)}\n` }))).toEqual(stamp);
   });
@@ -120,7 +133,10 @@ describe('build --if-stale', () => {
     expect(readBuildStamp(ROOT)?.outputs).toBe(outputsHash(ROOT));
     const stamp = readFileSync(path.join(ROOT, 'dist', '.build-stamp'), 'utf8');
     const bundleTime = statSync(path.join(ROOT, 'dist', 'bin', 'kloop.js')).mtimeMs;
-    const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs'), '--if-stale'], { cwd: ROOT, encoding: 'utf8' });
+    const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.mjs'), '--if-stale'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     expect(build.status).toBe(0);
     // On stderr: `npm pack --json` runs `prepare`, and its standard output must stay JSON.
     expect(build.stdout).toBe('');

@@ -50,7 +50,9 @@ describe('gate.requireCalibration', () => {
     expect(report.experiments).toBeGreaterThan(0);
 
     const status = await kloop('status', study.dir, '--json');
-    const payload = JSON.parse(status.stdout) as { calibration: { valid: boolean; noiseSd: number; threshold: number; cohensD: number } | null };
+    const payload = JSON.parse(status.stdout) as {
+      calibration: { valid: boolean; noiseSd: number; threshold: number; cohensD: number } | null;
+    };
     expect(payload.calibration).toMatchObject({ valid: true, noiseSd: 0, threshold: 0 });
     expect(payload.calibration!.cohensD).toBeGreaterThan(0.5);
   });
@@ -62,7 +64,10 @@ describe('a calibration that fails', () => {
     anchor: 3,
     shadow: 6,
     // No evaluator separates an artifact from its ablation by a Cohen's d of 1000: the calibration fails.
-    config: ['gate: { requireCalibration: true, noiseRepeats: 2, signalRepeats: 1, minCohensD: 1000 }', 'stopping: { maxExperiments: 3, plateauRounds: 2, maxRounds: 2 }'],
+    config: [
+      'gate: { requireCalibration: true, noiseRepeats: 2, signalRepeats: 1, minCohensD: 1000 }',
+      'stopping: { maxExperiments: 3, plateauRounds: 2, maxRounds: 2 }',
+    ],
   });
   afterAll(() => strict.cleanup());
 
@@ -76,6 +81,8 @@ describe('a calibration that fails', () => {
     expect(run.stderr).not.toMatch(/calibration failed: calibration failed/);
     const json = await kloop('run', strict.dir, '--calibrate', '--json', '--quiet');
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: 'calibration', message: expect.stringMatching(/^calibration failed: /) } });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      error: { code: 'calibration', message: expect.stringMatching(/^calibration failed: /) },
+    });
   });
 });

@@ -17,7 +17,17 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { INTERRUPTED_EXIT_CODE } from '../src/cli/commands/run.ts';
 import { kloop } from './cli-in-process.ts';
-import { databaseFile, fileHash, finished, makeStudy, readOnlyUser, runKloop, snapshotDatabase, spawnKloop, waitForLine } from './reliability-fixture.ts';
+import {
+  databaseFile,
+  fileHash,
+  finished,
+  makeStudy,
+  readOnlyUser,
+  runKloop,
+  snapshotDatabase,
+  spawnKloop,
+  waitForLine,
+} from './reliability-fixture.ts';
 
 const cleanups: Array<() => void> = [];
 afterAll(() => {
@@ -40,13 +50,37 @@ describe('usage errors exit 2', () => {
     ['an unknown command', ['nosuch'], /error: unknown command 'nosuch'/],
     ['a command group alone prints its help', ['corpus'], /^Usage: kloop corpus/],
     ['a nested subcommand without its arguments', ['corpus', 'add'], /error: missing required argument 'study'/],
-    ['an unknown option of a nested subcommand', ['signals', 'report', 'x', '--bogus'], /error: unknown option '--bogus'/],
-    ['an invalid option value', ['run', 'examples/intent', '--max-experiments', 'many'], /--max-experiments: expected a whole number ≥ 0, got "many"/],
+    [
+      'an unknown option of a nested subcommand',
+      ['signals', 'report', 'x', '--bogus'],
+      /error: unknown option '--bogus'/,
+    ],
+    [
+      'an invalid option value',
+      ['run', 'examples/intent', '--max-experiments', 'many'],
+      /--max-experiments: expected a whole number ≥ 0, got "many"/,
+    ],
     // Options that would be ignored are refused, and an empty study path is not the current folder.
-    ['--batch-size without --workers', ['run', 'examples/intent', '--batch-size', '3'], /--batch-size sets the size of the jobs of --workers: give --workers too/],
-    ['--partition with --corpus', ['eval', 'examples/intent', '--corpus', 'examples/intent/corpus/extra.jsonl', '--partition', 'anchor'], /--partition does not apply to --corpus/],
-    ['init with an empty path', ['init', '', '--task', 'intent'], /the study folder must be named \(got an empty path\)/],
-    ['build with a goal over the corpus limit', ['build', 'examples/intent', 'a'.repeat(20_001)], /goal: the goal text has 20001 characters, more than the 20000 a goal may have/],
+    [
+      '--batch-size without --workers',
+      ['run', 'examples/intent', '--batch-size', '3'],
+      /--batch-size sets the size of the jobs of --workers: give --workers too/,
+    ],
+    [
+      '--partition with --corpus',
+      ['eval', 'examples/intent', '--corpus', 'examples/intent/corpus/extra.jsonl', '--partition', 'anchor'],
+      /--partition does not apply to --corpus/,
+    ],
+    [
+      'init with an empty path',
+      ['init', '', '--task', 'intent'],
+      /the study folder must be named \(got an empty path\)/,
+    ],
+    [
+      'build with a goal over the corpus limit',
+      ['build', 'examples/intent', 'a'.repeat(20_001)],
+      /goal: the goal text has 20001 characters, more than the 20000 a goal may have/,
+    ],
   ];
   for (const [name, args, message] of cases) {
     it(`${name}: exit 2`, async () => {
@@ -71,7 +105,10 @@ describe('--json failures print one error object on stdout and the message on st
   it('a usage error', async () => {
     const result = await kloop('run', '--json');
     expect(result.code).toBe(2);
-    expect(jsonError(result.stdout)).toEqual({ code: 'usage.missing_argument', message: "missing required argument 'study'" });
+    expect(jsonError(result.stdout)).toEqual({
+      code: 'usage.missing_argument',
+      message: "missing required argument 'study'",
+    });
     expect(result.stderr).toContain("error: missing required argument 'study'");
   });
 
@@ -85,7 +122,10 @@ describe('--json failures print one error object on stdout and the message on st
     const study = makeStudy(cleanups);
     const config = path.join(study, 'kloop.yaml');
     writeFileSync(config, readFileSync(config, 'utf8').replace('  alpha: 0.05', '  alpah: 0.05'));
-    const line = readFileSync(config, 'utf8').split('\n').findIndex((text) => text.includes('alpah')) + 1;
+    const line =
+      readFileSync(config, 'utf8')
+        .split('\n')
+        .findIndex((text) => text.includes('alpah')) + 1;
     const result = await kloop('run', study, '--json');
     expect(result.code).toBe(2);
     const error = jsonError(result.stdout);
@@ -98,7 +138,11 @@ describe('--json failures print one error object on stdout and the message on st
   it('a study folder that does not exist, for a read-only command', async () => {
     const result = await kloop('history', '/nonexistent/study', '--json');
     expect(result.code).toBe(2);
-    expect(jsonError(result.stdout)).toEqual({ code: 'input', message: 'the study folder does not exist', file: '/nonexistent/study' });
+    expect(jsonError(result.stdout)).toEqual({
+      code: 'input',
+      message: 'the study folder does not exist',
+      file: '/nonexistent/study',
+    });
   });
 
   it('a damaged study database: a storage error (exit 1), not a stack trace', async () => {
@@ -114,7 +158,9 @@ describe('--json failures print one error object on stdout and the message on st
     const doctor = await kloop('doctor', study, '--json');
     expect(doctor.code).toBe(1);
     const findings = (JSON.parse(doctor.stdout) as { findings: Array<{ id: string; message: string }> }).findings;
-    expect(findings.find((finding) => finding.id === 'database.open')?.message).toMatch(/^the study database is damaged: /);
+    expect(findings.find((finding) => finding.id === 'database.open')?.message).toMatch(
+      /^the study database is damaged: /,
+    );
   });
 });
 
@@ -160,55 +206,70 @@ describe('a read-only study', () => {
   }
 
   const asUser = readOnlyUser();
-  if (asUser === undefined) console.warn('skipped: the tests run as root and `nobody` cannot reach this repository (a folder on the way is closed to other users)');
-  it.skipIf(asUser === undefined)('every read-only command works on it (nothing is written); the commands that write refuse it with exit 2', async () => {
-    const study = makeStudy(cleanups, { maxExperiments: 4 });
-    const first = await runKloop(['run', study, '--json', '--quiet']);
-    expect(first.code, first.stderr).toBe(0);
-    // A run that ended cleanly leaves no -wal/-shm beside the database: SQLite cannot read it in place in a read-only folder.
-    const sqlite = new Database(databaseFile(study));
-    sqlite.pragma('wal_checkpoint(TRUNCATE)');
-    sqlite.close();
-    expect(readdirSync(path.dirname(databaseFile(study))).filter((name) => name.startsWith('kloop.db'))).toEqual(['kloop.db']);
-    const before = fileHash(databaseFile(study));
-    makeReadOnly(study);
+  if (asUser === undefined)
+    console.warn(
+      'skipped: the tests run as root and `nobody` cannot reach this repository (a folder on the way is closed to other users)',
+    );
+  it.skipIf(asUser === undefined)(
+    'every read-only command works on it (nothing is written); the commands that write refuse it with exit 2',
+    async () => {
+      const study = makeStudy(cleanups, { maxExperiments: 4 });
+      const first = await runKloop(['run', study, '--json', '--quiet']);
+      expect(first.code, first.stderr).toBe(0);
+      // A run that ended cleanly leaves no -wal/-shm beside the database: SQLite cannot read it in place in a read-only folder.
+      const sqlite = new Database(databaseFile(study));
+      sqlite.pragma('wal_checkpoint(TRUNCATE)');
+      sqlite.close();
+      expect(readdirSync(path.dirname(databaseFile(study))).filter((name) => name.startsWith('kloop.db'))).toEqual([
+        'kloop.db',
+      ]);
+      const before = fileHash(databaseFile(study));
+      makeReadOnly(study);
 
-    const readers: Array<[string, string[]]> = [
-      ['status', ['status', study, '--json']],
-      ['history', ['history', study, '--json']],
-      ['show', ['show', study, '1', '--json']],
-      ['doctor', ['doctor', study, '--json']],
-      ['eval', ['eval', study, '--json', '--quiet']],
-      ['eval --loop A', ['eval', study, '--loop', 'A', '--json', '--quiet']],
-      ['export --out -', ['export', study, '--out', '-']],
-      ['corpus status', ['corpus', 'status', study, '--json']],
-      ['corpus at', ['corpus', 'at', study, '1', '--json']],
-      ['review', ['review', study, '--json']],
-      ['signals report', ['signals', 'report', study, '--json']],
-      ['signals mine', ['signals', 'mine', study, '--json']],
-    ];
-    const results = await Promise.all(readers.map(([, args]) => runKloop(args, asUser)));
-    results.forEach((result, index) => {
-      const [name] = readers[index]!;
-      expect(result.code, `${name}: ${result.stderr}`).toBe(0);
-      if (name !== 'export --out -') expect(() => JSON.parse(result.stdout), name).not.toThrow();
-    });
-    const [status, history, , doctor, evaluation] = results.map((result) => (result.stdout.startsWith('{') ? (JSON.parse(result.stdout) as Record<string, unknown>) : {}));
-    expect(status!['activeVersion']).not.toBeNull();
-    expect((history!['experiments'] as unknown[]).length).toBeGreaterThan(0);
-    expect(typeof (evaluation!['partitions'] as { optimization: { composite: number } }).optimization.composite).toBe('number');
-    expect(doctor!['healthy']).toBe(true);
-    const access = (doctor!['findings'] as Array<{ id: string; status: string; message: string }>).find((finding) => finding.id === 'database.access');
-    expect(access, 'doctor says the study is read-only').toMatchObject({ status: 'info' });
-    expect(access!.message).toMatch(/^the study is read-only for this user/);
-    expect(results[6]!.stdout.length).toBeGreaterThan(100); // the exported artifact text
+      const readers: Array<[string, string[]]> = [
+        ['status', ['status', study, '--json']],
+        ['history', ['history', study, '--json']],
+        ['show', ['show', study, '1', '--json']],
+        ['doctor', ['doctor', study, '--json']],
+        ['eval', ['eval', study, '--json', '--quiet']],
+        ['eval --loop A', ['eval', study, '--loop', 'A', '--json', '--quiet']],
+        ['export --out -', ['export', study, '--out', '-']],
+        ['corpus status', ['corpus', 'status', study, '--json']],
+        ['corpus at', ['corpus', 'at', study, '1', '--json']],
+        ['review', ['review', study, '--json']],
+        ['signals report', ['signals', 'report', study, '--json']],
+        ['signals mine', ['signals', 'mine', study, '--json']],
+      ];
+      const results = await Promise.all(readers.map(([, args]) => runKloop(args, asUser)));
+      results.forEach((result, index) => {
+        const [name] = readers[index]!;
+        expect(result.code, `${name}: ${result.stderr}`).toBe(0);
+        if (name !== 'export --out -') expect(() => JSON.parse(result.stdout), name).not.toThrow();
+      });
+      const [status, history, , doctor, evaluation] = results.map((result) =>
+        result.stdout.startsWith('{') ? (JSON.parse(result.stdout) as Record<string, unknown>) : {},
+      );
+      expect(status!.activeVersion).not.toBeNull();
+      expect((history!.experiments as unknown[]).length).toBeGreaterThan(0);
+      expect(typeof (evaluation!.partitions as { optimization: { composite: number } }).optimization.composite).toBe(
+        'number',
+      );
+      expect(doctor!.healthy).toBe(true);
+      const access = (doctor!.findings as Array<{ id: string; status: string; message: string }>).find(
+        (finding) => finding.id === 'database.access',
+      );
+      expect(access, 'doctor says the study is read-only').toMatchObject({ status: 'info' });
+      expect(access!.message).toMatch(/^the study is read-only for this user/);
+      expect(results[6]!.stdout.length).toBeGreaterThan(100); // the exported artifact text
 
-    for (const command of ['run', 'calibrate', 'reset']) {
-      const refused = await runKloop([command, study, '--json', ...(command === 'reset' ? ['--yes'] : [])], asUser);
-      expect(refused.code, refused.stderr).toBe(2);
-      expect(jsonError(refused.stdout)).toMatchObject({ code: 'input.read_only', file: databaseFile(study) });
-      expect(refused.stderr).toContain(`is read-only (EACCES): kloop ${command} writes the study's lab notebook`);
-    }
-    expect(fileHash(databaseFile(study))).toBe(before);
-  }, 180_000);
+      for (const command of ['run', 'calibrate', 'reset']) {
+        const refused = await runKloop([command, study, '--json', ...(command === 'reset' ? ['--yes'] : [])], asUser);
+        expect(refused.code, refused.stderr).toBe(2);
+        expect(jsonError(refused.stdout)).toMatchObject({ code: 'input.read_only', file: databaseFile(study) });
+        expect(refused.stderr).toContain(`is read-only (EACCES): kloop ${command} writes the study's lab notebook`);
+      }
+      expect(fileHash(databaseFile(study))).toBe(before);
+    },
+    180_000,
+  );
 });

@@ -16,7 +16,8 @@ import { setStorageOverride } from '../src/storage/location.ts';
 export async function kloop(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const text = (chunk: string | Uint8Array): string => (typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+  const text = (chunk: string | Uint8Array): string =>
+    typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
   const out = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     stdout += text(chunk);
     return true;

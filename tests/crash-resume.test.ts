@@ -31,7 +31,7 @@ const KILLS = 10;
 const STUDY = { maxExperiments: 30, plateauRounds: 6 };
 /** KLOOP_TEST_TRACE=<file> appends one line per kill (vitest shows console output only at the end). */
 const trace = (line: string): void => {
-  if (process.env['KLOOP_TEST_TRACE'] !== undefined) appendFileSync(process.env['KLOOP_TEST_TRACE'], `${line}\n`);
+  if (process.env.KLOOP_TEST_TRACE !== undefined) appendFileSync(process.env.KLOOP_TEST_TRACE, `${line}\n`);
 };
 const SEED = 20_251_129;
 
@@ -130,14 +130,20 @@ describe('a run killed at any moment resumes to the same notebook', () => {
       const child = spawnKloop(['run', killed]);
       const done = finished(child);
       let reached = true;
-      if (moment.anchor !== 'start') reached = await waitForLine(child, ANCHORS[moment.anchor], moment.occurrence).then(() => true, () => false);
+      if (moment.anchor !== 'start')
+        reached = await waitForLine(child, ANCHORS[moment.anchor], moment.occurrence).then(
+          () => true,
+          () => false,
+        );
       if (reached) await new Promise((resolve) => setTimeout(resolve, moment.delayMs));
       const wasRunning = child.exitCode === null && child.signalCode === null;
       if (wasRunning) child.kill('SIGKILL');
       const result = await done;
       if (result.signal === 'SIGKILL') kills += 1;
       else expect(result.code, result.stderr).toBe(0); // the study finished before this moment came
-      outcomes.push(`${moment.anchor}${moment.occurrence > 1 ? `#${moment.occurrence}` : ''}+${moment.delayMs}ms: ${result.signal ?? `exit ${result.code}`}`);
+      outcomes.push(
+        `${moment.anchor}${moment.occurrence > 1 ? `#${moment.occurrence}` : ''}+${moment.delayMs}ms: ${result.signal ?? `exit ${result.code}`}`,
+      );
       trace(`kill ${outcomes.length} at ${((Date.now() - started) / 1000).toFixed(1)} s: ${outcomes.at(-1)}`);
     }
 
@@ -149,7 +155,9 @@ describe('a run killed at any moment resumes to the same notebook', () => {
 
     const expected = snapshotDatabase(referenceStudy);
     const actual = snapshotDatabase(killed);
-    console.info(`crash-resume: Ctrl-C wound down in ${windDownMs} ms; ${kills} SIGKILLs of ${KILLS} moments (${outcomes.join('; ')}); ${expected.experiments.length} experiments; ${actual.runs.length} runs; ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.info(
+      `crash-resume: Ctrl-C wound down in ${windDownMs} ms; ${kills} SIGKILLs of ${KILLS} moments (${outcomes.join('; ')}); ${expected.experiments.length} experiments; ${actual.runs.length} runs; ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    );
     expectSameNotebook(actual, expected);
     expect(actual.runs[0]).toEqual({ stopReason: 'interrupted', ended: true }); // the Ctrl-C's record stays
     expect(kills).toBe(KILLS);

@@ -25,7 +25,10 @@ async function twentyExamples(valid: number): Promise<{ study: LlmStopStudy; ser
   const study = makeLlmStopStudy({ optimization: 12, anchor: 3, shadow: 5 });
   cleanups.push(study.cleanup);
   const answered = new Set(study.examples.slice(0, valid).map((example) => example.goal));
-  const server = await serveStudy(study, { proposer: () => NONSENSE, executor: (chat) => (answered.has(chat.user) ? undefined : NONSENSE) });
+  const server = await serveStudy(study, {
+    proposer: () => NONSENSE,
+    executor: (chat) => (answered.has(chat.user) ? undefined : NONSENSE),
+  });
   cleanups.push(() => server.close());
   return { study, server };
 }
@@ -36,7 +39,9 @@ describe('kloop eval when nothing valid came back', () => {
     const json = await kloop('eval', study.dir, '--json', ...modelArgs(server));
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ composite: null, invalid: 20, total: 20 });
-    expect(json.stderr).toContain('kloop: nothing valid came back: 20 of 20 outputs are invalid (unparsable 20); there is no composite (exit 1)');
+    expect(json.stderr).toContain(
+      'kloop: nothing valid came back: 20 of 20 outputs are invalid (unparsable 20); there is no composite (exit 1)',
+    );
 
     const text = await kloop('eval', study.dir, '--quiet', '--no-cache', ...modelArgs(server));
     expect(text.code).toBe(1);
@@ -63,6 +68,13 @@ describe('kloop eval with nothing to evaluate', () => {
     expect(text.stderr).toBe(`kloop: ${empty}: --corpus: the file holds no examples: nothing to evaluate\n`);
     const json = await kloop('eval', small.dir, '--corpus', empty, '--json');
     expect(json.code).toBe(2);
-    expect(JSON.parse(json.stdout)).toEqual({ error: { code: 'input', message: 'the file holds no examples: nothing to evaluate', file: empty, field: '--corpus' } });
+    expect(JSON.parse(json.stdout)).toEqual({
+      error: {
+        code: 'input',
+        message: 'the file holds no examples: nothing to evaluate',
+        file: empty,
+        field: '--corpus',
+      },
+    });
   });
 });

@@ -38,12 +38,23 @@ afterAll(async () => {
 function makeStudy(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'kloop-workers-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  for (const file of ['playbook.yaml', 'program.md']) copyFileSync(path.join(EXAMPLE_STUDY, file), path.join(dir, file));
+  for (const file of ['playbook.yaml', 'program.md'])
+    copyFileSync(path.join(EXAMPLE_STUDY, file), path.join(dir, file));
   mkdirSync(path.join(dir, 'corpus'));
-  copyFileSync(path.join(EXAMPLE_STUDY, 'corpus', 'booking-and-membership.yaml'), path.join(dir, 'corpus', 'small.yaml'));
+  copyFileSync(
+    path.join(EXAMPLE_STUDY, 'corpus', 'booking-and-membership.yaml'),
+    path.join(dir, 'corpus', 'small.yaml'),
+  );
   writeFileSync(
     path.join(dir, 'kloop.yaml'),
-    ['artifact: playbook.yaml', 'corpus: corpus/small.yaml', 'seed: 7', 'proposer: { candidatesPerRound: 2, maxEvaluations: 20, maxScreened: 100 }', 'gate: { alpha: 0.3, shadowAlpha: 0.5 }', 'stopping: { maxExperiments: 4 }'].join('\n'),
+    [
+      'artifact: playbook.yaml',
+      'corpus: corpus/small.yaml',
+      'seed: 7',
+      'proposer: { candidatesPerRound: 2, maxEvaluations: 20, maxScreened: 100 }',
+      'gate: { alpha: 0.3, shadowAlpha: 0.5 }',
+      'stopping: { maxExperiments: 4 }',
+    ].join('\n'),
   );
   return dir;
 }
@@ -54,7 +65,12 @@ async function notebookOf(location: string): Promise<Record<string, unknown>> {
   try {
     const snapshot = await notebookSnapshot(db);
     const { runs: _runs, ...rest } = snapshot;
-    return { ...rest, experiments: (snapshot.experiments as Array<Record<string, unknown>>).map(({ run_id: _run, ...experiment }) => experiment) };
+    return {
+      ...rest,
+      experiments: (snapshot.experiments as Array<Record<string, unknown>>).map(
+        ({ run_id: _run, ...experiment }) => experiment,
+      ),
+    };
   } finally {
     await db.destroy();
   }
@@ -76,7 +92,12 @@ describe.runIf(postgres)('evaluation workers on PostgreSQL', () => {
     const alone = await kloop('run', single, '--quiet', '--json');
     expect(alone.code).toBe(0);
     const expected = await notebookOf(path.join(single, '.kloop', 'kloop.db'));
-    expect((expected.experiments as Array<{ decision: string }>).map((row) => row.decision)).toEqual(['accepted', 'refused', 'refused', 'accepted']);
+    expect((expected.experiments as Array<{ decision: string }>).map((row) => row.decision)).toEqual([
+      'accepted',
+      'refused',
+      'refused',
+      'accepted',
+    ]);
 
     await (await openDatabase(schema.url)).destroy(); // the notebook's tables, so that one can be locked
     const blocker = new pg.Client({ connectionString: POSTGRES_TEST_URL });
@@ -100,14 +121,19 @@ describe.runIf(postgres)('evaluation workers on PostgreSQL', () => {
       );
       return rows.rows.map((row) => Number(row.pid)).sort();
     };
-    await vi.waitFor(async () => expect(await busyPids()).toEqual(workers.map((worker) => worker.pid!).sort()), { timeout: 90_000, interval: 100 });
+    await vi.waitFor(async () => expect(await busyPids()).toEqual(workers.map((worker) => worker.pid!).sort()), {
+      timeout: 90_000,
+      interval: 100,
+    });
 
     const [victim, survivor] = workers as [ChildProcess, ChildProcess];
     await Promise.all([stop(victim, 'SIGKILL'), stop(coordinator, 'SIGKILL')]);
     expect((await first).signal).toBe('SIGKILL');
     await blocker.query('commit');
 
-    const second = await finished(spawnKloop(['run', shared, '--db', schema.url, '--workers', '--batch-size', '2', '--json']));
+    const second = await finished(
+      spawnKloop(['run', shared, '--db', schema.url, '--workers', '--batch-size', '2', '--json']),
+    );
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toMatch(/took over the lease of pid \d+/);
     await stop(survivor, 'SIGTERM');

@@ -27,7 +27,10 @@ describe('kloop export', () => {
   it('the exported best artifact, re-evaluated in a fresh process, scores exactly what the run reported', async () => {
     const study = makeStudy(cleanups, { maxExperiments: 6 });
     const unrun = makeStudy(cleanups);
-    const [before, run] = await Promise.all([runKloop(['export', unrun]), runKloop(['run', study, '--json', '--quiet'])]);
+    const [before, run] = await Promise.all([
+      runKloop(['export', unrun]),
+      runKloop(['run', study, '--json', '--quiet']),
+    ]);
     expect(before.code).toBe(2);
     expect(before.stderr.trim()).toMatch(/this study has no database yet: run `kloop run` first$/);
     expect(run.code, run.stderr).toBe(0);
@@ -54,19 +57,27 @@ describe('kloop export', () => {
       runKloop(['export', study, '--out', path.join(study, 'no-such-folder', 'x.yaml')]),
     ]);
     expect(evaluation.code, evaluation.stderr).toBe(0);
-    const partitions = (JSON.parse(evaluation.stdout) as { partitions: Record<string, { composite: number | null }> }).partitions;
-    for (const name of ['optimization', 'anchor', 'shadow'] as const) expect(partitions[name]!.composite).toBe(report.best[name]);
+    const partitions = (JSON.parse(evaluation.stdout) as { partitions: Record<string, { composite: number | null }> })
+      .partitions;
+    for (const name of ['optimization', 'anchor', 'shadow'] as const)
+      expect(partitions[name]!.composite).toBe(report.best[name]);
     expect(report.best.optimization).not.toBe(report.baseline.optimization);
 
     expect(seed.code, seed.stderr).toBe(0);
-    expect(seed.stdout).toMatch(new RegExp(`^exported version ${report.baselineVersion} \\(seed, \\d+ bytes, hash [0-9a-f]{12}\\) to ${seedFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    expect(seed.stdout).toMatch(
+      new RegExp(
+        `^exported version ${report.baselineVersion} \\(seed, \\d+ bytes, hash [0-9a-f]{12}\\) to ${seedFile.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`,
+      ),
+    );
     expect(readFileSync(seedFile)).toEqual(readFileSync(path.join(study, 'playbook.yaml')));
     expect(stdout.code, stdout.stderr).toBe(0);
     expect(stdout.stdout).toBe(readFileSync(described.file, 'utf8'));
     expect(missing.code).toBe(2);
     expect(missing.stderr.trim()).toBe('kloop: --version: no artifact version 999 in this study (see `kloop history`)');
     expect(nowhere.code).toBe(2);
-    expect(nowhere.stderr.trim()).toMatch(/no-such-folder\/x\.yaml: cannot write the export: its folder does not exist$/);
+    expect(nowhere.stderr.trim()).toMatch(
+      /no-such-folder\/x\.yaml: cannot write the export: its folder does not exist$/,
+    );
     expect(existsSync(path.join(study, 'no-such-folder'))).toBe(false);
   }, 240_000);
 });

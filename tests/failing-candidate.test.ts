@@ -27,13 +27,20 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function setUp(stopping: string, proposer: (chat: ChatRequest, call: number) => FakeResponse, fails: (chat: ChatRequest) => boolean) {
+async function setUp(
+  stopping: string,
+  proposer: (chat: ChatRequest, call: number) => FakeResponse,
+  fails: (chat: ChatRequest) => boolean,
+) {
   const study = makeLlmStopStudy({ stopping });
   cleanups.push(study.cleanup);
   let calls = 0;
   const server = await serveStudy(study, {
     proposer: (chat) => proposer(chat, calls++),
-    executor: (chat) => (fails(chat) ? { status: 500, body: { error: { message: 'the model server crashed on this prompt', type: 'server_error' } } } : undefined),
+    executor: (chat) =>
+      fails(chat)
+        ? { status: 500, body: { error: { message: 'the model server crashed on this prompt', type: 'server_error' } } }
+        : undefined,
   });
   cleanups.push(() => server.close());
   const db = await openDatabase(studyDatabasePath(study.dir));
@@ -43,11 +50,26 @@ async function setUp(stopping: string, proposer: (chat: ChatRequest, call: numbe
 
 /** The study through the real provider path on the fake server: one retry after a 500, no waiting between. */
 function load(study: LlmStopStudy, server: FakeServer, db: StudyDatabase): LoadedStudy {
-  return loadStudy(study.dir, createLlmStudyPlugins({ baseURL: server.baseURL, deterministic: true, getDatabase: () => db, fetch: loopbackFetch, maxRetries: 1, sleep: async () => undefined, env: { OPENAI_API_KEY: 'unused' } }));
+  return loadStudy(
+    study.dir,
+    createLlmStudyPlugins({
+      baseURL: server.baseURL,
+      deterministic: true,
+      getDatabase: () => db,
+      fetch: loopbackFetch,
+      maxRetries: 1,
+      sleep: async () => undefined,
+      env: { OPENAI_API_KEY: 'unused' },
+    }),
+  );
 }
 
 async function decisions(db: StudyDatabase) {
-  return db.selectFrom('experiments').select(['round', 'decision', 'reason', 'delta', 'evidence']).orderBy('id').execute();
+  return db
+    .selectFrom('experiments')
+    .select(['round', 'decision', 'reason', 'delta', 'evidence'])
+    .orderBy('id')
+    .execute();
 }
 
 describe('a candidate the server fails on', () => {
@@ -55,7 +77,10 @@ describe('a candidate the server fails on', () => {
     let poisonOnly = false;
     const { study, server, db } = await setUp(
       'stopping: { maxExperiments: 2, plateauRounds: 10, maxConsecutiveFailures: 3 }',
-      (chat, call) => (call === 0 || poisonOnly ? appendToRoles(chat, POISON) : appendToRoles(chat, `Rule ${WORDS[call]}: ${WORDS[call]} roles first.`)),
+      (chat, call) =>
+        call === 0 || poisonOnly
+          ? appendToRoles(chat, POISON)
+          : appendToRoles(chat, `Rule ${WORDS[call]}: ${WORDS[call]} roles first.`),
       (chat) => chat.system.includes(POISON),
     );
     const poisoned = (): number => server.requests.filter((chat) => chat.system.includes(POISON)).length;
@@ -68,11 +93,19 @@ describe('a candidate the server fails on', () => {
       { round: 2, decision: 'refused', reason: 'below_margin' }, // the next candidate was evaluated and judged
     ]);
     expect(run1[0]!.delta).toContain(POISON);
-    const check = (JSON.parse(run1[0]!.evidence) as { checks: Array<{ name: string; detail: string; data: { transient: number; total: number } }> }).checks[0]!;
+    const check = (
+      JSON.parse(run1[0]!.evidence) as {
+        checks: Array<{ name: string; detail: string; data: { transient: number; total: number } }>;
+      }
+    ).checks[0]!;
     expect(check.name).toBe('evaluation');
     expect(check.detail).toContain('HTTP 500');
     expect(check.detail).toContain('the model server crashed on this prompt');
-    expect(check.data).toEqual({ transient: 6, total: 6, messages: [expect.stringContaining('failed 2 times: HTTP 500')] }); // 4 optimization + 2 anchor, each tried twice
+    expect(check.data).toEqual({
+      transient: 6,
+      total: 6,
+      messages: [expect.stringContaining('failed 2 times: HTTP 500')],
+    }); // 4 optimization + 2 anchor, each tried twice
     const afterFirstRun = poisoned();
     expect(afterFirstRun).toBe(12);
 
@@ -92,7 +125,12 @@ describe('a candidate the server fails on', () => {
     expect(poisoned()).toBe(2 * afterFirstRun); // its second evaluation, and nothing after
     // The reflective proposer is told it was tried (a repeat, not a candidate): idle rounds, as many as the patience
     // (stopping.idleRounds 2 + ⌊7 experiments left / (5 × 1 candidate per round)⌋ = 3; src/loop/engine.ts, idlePatience).
-    const calls = await db.selectFrom('proposals').select(['round', 'outcome']).where('round', '>', 2).orderBy('id').execute();
+    const calls = await db
+      .selectFrom('proposals')
+      .select(['round', 'outcome'])
+      .where('round', '>', 2)
+      .orderBy('id')
+      .execute();
     expect(calls).toEqual([
       { round: 3, outcome: 'candidates' },
       { round: 4, outcome: 'idle' },
@@ -104,7 +142,10 @@ describe('a candidate the server fails on', () => {
     const third = load(study, server, db);
     third.stopping.maxExperiments = 10;
     const reflective = third.proposer;
-    third.proposer = { id: reflective.id, propose: (context) => reflective.propose({ ...context, triedHashes: new Set() }) };
+    third.proposer = {
+      id: reflective.id,
+      propose: (context) => reflective.propose({ ...context, triedHashes: new Set() }),
+    };
     const last = await runStudy({ study: third, db });
     expect(last.stopReason).toBe('no_new_proposals');
     const skips = (await decisions(db)).slice(6);
@@ -114,9 +155,15 @@ describe('a candidate the server fails on', () => {
       { decision: 'skipped', reason: 'evaluation_failed' },
     ]);
     expect(poisoned()).toBe(2 * afterFirstRun);
-    const skip = (JSON.parse(skips[0]!.evidence) as { checks: Array<{ name: string; statistic: number; threshold: number; detail: string }> }).checks[0]!;
+    const skip = (
+      JSON.parse(skips[0]!.evidence) as {
+        checks: Array<{ name: string; statistic: number; threshold: number; detail: string }>;
+      }
+    ).checks[0]!;
     expect(skip).toMatchObject({ name: 'evaluation', statistic: 2, threshold: 2 });
-    expect(skip.detail).toMatch(/^its evaluation failed in the infrastructure 2 times before \(2 at most\): not tried again; last: 6 of 6 example-repeats failed/);
+    expect(skip.detail).toMatch(
+      /^its evaluation failed in the infrastructure 2 times before \(2 at most\): not tried again; last: 6 of 6 example-repeats failed/,
+    );
   }, 60_000);
 });
 
@@ -129,7 +176,13 @@ describe('failures that follow the server, not the candidate', () => {
     );
     const outcome = await runStudy({ study: load(study, server, db), db });
     expect(outcome.stopReason).toBe('infrastructure_failure');
-    expect(outcome.stopDetail).toMatch(/^3 candidates in a row could not be evaluated \(stopping\.maxConsecutiveFailures 3\): their evaluations failed in the infrastructure after the retries, whatever the candidate; last: 6 of 6 example-repeats failed .*HTTP 500/);
-    expect((await decisions(db)).map((row) => row.reason)).toEqual(['evaluation_failed', 'evaluation_failed', 'evaluation_failed']);
+    expect(outcome.stopDetail).toMatch(
+      /^3 candidates in a row could not be evaluated \(stopping\.maxConsecutiveFailures 3\): their evaluations failed in the infrastructure after the retries, whatever the candidate; last: 6 of 6 example-repeats failed .*HTTP 500/,
+    );
+    expect((await decisions(db)).map((row) => row.reason)).toEqual([
+      'evaluation_failed',
+      'evaluation_failed',
+      'evaluation_failed',
+    ]);
   }, 60_000);
 });

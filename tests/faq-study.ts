@@ -28,16 +28,46 @@ export interface FaqQuestion {
 
 /** 12 optimization (4 returns, 3 loyalty, 3 delivery, 2 hours), 4 anchors (one a page), 8 shadow (two a page). */
 export const FAQ_QUESTIONS: readonly FaqQuestion[] = [
-  { id: 'faq-01', text: 'Can I return a jacket I bought online to one of your shops?', label: 'returns', partition: 'optimization' },
-  { id: 'faq-02', text: 'How many days do I have to return shoes that do not fit?', label: 'returns', partition: 'optimization' },
-  { id: 'faq-03', text: 'Will I get my money back if I return an item after the sale?', label: 'returns', partition: 'optimization' },
+  {
+    id: 'faq-01',
+    text: 'Can I return a jacket I bought online to one of your shops?',
+    label: 'returns',
+    partition: 'optimization',
+  },
+  {
+    id: 'faq-02',
+    text: 'How many days do I have to return shoes that do not fit?',
+    label: 'returns',
+    partition: 'optimization',
+  },
+  {
+    id: 'faq-03',
+    text: 'Will I get my money back if I return an item after the sale?',
+    label: 'returns',
+    partition: 'optimization',
+  },
   { id: 'faq-04', text: 'Do you pay the postage when I return a parcel?', label: 'returns', partition: 'optimization' },
   { id: 'faq-05', text: 'How do I collect points on my member card?', label: 'loyalty', partition: 'optimization' },
-  { id: 'faq-06', text: 'My points from last month are missing from my account.', label: 'loyalty', partition: 'optimization' },
-  { id: 'faq-07', text: 'Can I use my points to pay for part of an order?', label: 'loyalty', partition: 'optimization' },
+  {
+    id: 'faq-06',
+    text: 'My points from last month are missing from my account.',
+    label: 'loyalty',
+    partition: 'optimization',
+  },
+  {
+    id: 'faq-07',
+    text: 'Can I use my points to pay for part of an order?',
+    label: 'loyalty',
+    partition: 'optimization',
+  },
   { id: 'faq-08', text: 'How long does delivery to the islands take?', label: 'delivery', partition: 'optimization' },
   { id: 'faq-09', text: 'Is delivery free for orders over fifty euros?', label: 'delivery', partition: 'optimization' },
-  { id: 'faq-10', text: 'My delivery was left outside in the rain, what now?', label: 'delivery', partition: 'optimization' },
+  {
+    id: 'faq-10',
+    text: 'My delivery was left outside in the rain, what now?',
+    label: 'delivery',
+    partition: 'optimization',
+  },
   { id: 'faq-11', text: 'What time do you open on Sundays?', label: 'hours', partition: 'optimization' },
   { id: 'faq-12', text: 'Are you open on public holidays?', label: 'hours', partition: 'optimization' },
   { id: 'faq-13', text: 'What are your opening hours on Saturday?', label: 'hours', partition: 'anchor' },
@@ -71,7 +101,12 @@ export const FAQ_SEED_RULES = `${JSON.stringify(
 
 /** Questions as a corpus file in the format of `corpus/examples.yaml` (docs/corpus.md). */
 export function faqCorpusYaml(questions: readonly FaqQuestion[]): string {
-  return questions.map((question) => `- id: ${question.id}\n  input: ${JSON.stringify(question.text)}\n  expected: { label: ${question.label} }\n  tags: [source:faq]\n  partition: ${question.partition}\n`).join('\n');
+  return questions
+    .map(
+      (question) =>
+        `- id: ${question.id}\n  input: ${JSON.stringify(question.text)}\n  expected: { label: ${question.label} }\n  tags: [source:faq]\n  partition: ${question.partition}\n`,
+    )
+    .join('\n');
 }
 
 /**
@@ -84,7 +119,10 @@ export function makeFaqStudy(dir: string, questions: readonly FaqQuestion[] = FA
   const configPath = path.join(dir, 'kloop.yaml');
   const config = readFileSync(configPath, 'utf8');
   expect(config).toContain('labels: [billing, technical, account, shipping]');
-  writeFileSync(configPath, config.replace('labels: [billing, technical, account, shipping]', `labels: [${FAQ_LABELS.join(', ')}]`));
+  writeFileSync(
+    configPath,
+    config.replace('labels: [billing, technical, account, shipping]', `labels: [${FAQ_LABELS.join(', ')}]`),
+  );
   writeFileSync(path.join(dir, 'rules.json'), FAQ_SEED_RULES);
   writeFileSync(path.join(dir, 'corpus', 'examples.yaml'), faqCorpusYaml(questions));
 }

@@ -21,13 +21,28 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 const words = ['apple', 'pear', 'plum', 'fig', 'kiwi', 'lime', 'date', 'lemon'];
 const examples: StudyExample<string, string>[] = [
-  ...words.map((word, index) => ({ id: `o${index}`, input: `I want ${word}`, expected: word, partition: 'optimization' as const })),
+  ...words.map((word, index) => ({
+    id: `o${index}`,
+    input: `I want ${word}`,
+    expected: word,
+    partition: 'optimization' as const,
+  })),
   { id: 'a0', input: 'one apple for the anchor', expected: 'apple', partition: 'anchor' },
-  ...words.slice(0, 6).map((word, index) => ({ id: `s${index}`, input: `give me ${word} now`, expected: word, partition: 'shadow' as const })),
+  ...words.slice(0, 6).map((word, index) => ({
+    id: `s${index}`,
+    input: `give me ${word} now`,
+    expected: word,
+    partition: 'shadow' as const,
+  })),
 ];
-const SCORE_MODULE = "export function score(output, expected) { return { pass: output === expected, reason: output === expected ? '' : `expected ${expected}` }; }\n";
-const score = (output: unknown, expected: unknown) => ({ pass: output === expected, reason: output === expected ? '' : `expected ${String(expected)}` });
-const execute = (artifact: string, input: string): string => artifact.split(/\s+/).find((word) => word !== '' && input.includes(word)) ?? 'none';
+const SCORE_MODULE =
+  "export function score(output, expected) { return { pass: output === expected, reason: output === expected ? '' : `expected ${expected}` }; }\n";
+const score = (output: unknown, expected: unknown) => ({
+  pass: output === expected,
+  reason: output === expected ? '' : `expected ${String(expected)}`,
+});
+const execute = (artifact: string, input: string): string =>
+  artifact.split(/\s+/).find((word) => word !== '' && input.includes(word)) ?? 'none';
 const calibration = { noiseSd: 0.01, exampleSds: Object.fromEntries(examples.map((example) => [example.id, 0.05])) };
 
 /** The study as a folder `kloop run` reads: a custom scorer, a command executor, kloop.yaml's `extra` lines. */
@@ -37,11 +52,24 @@ function studyFolder(name: string, deterministic: boolean, extra: string[]): str
   writeFileSync(path.join(dir, 'score.mjs'), SCORE_MODULE);
   writeFileSync(path.join(dir, 'run.mjs'), "process.stdout.write(JSON.stringify('none'));\n");
   writeFileSync(path.join(dir, 'words.txt'), 'apple\n');
-  writeFileSync(path.join(dir, 'program.md'), '## Instructions\n\nName more fruit.\n\n## Constraints\n\nOne word a line.\n\n## Stopping criteria\n\nThe defaults.\n');
-  writeFileSync(path.join(dir, 'corpus.jsonl'), examples.map((example) => JSON.stringify({ ...example, tags: [] })).join('\n') + '\n');
+  writeFileSync(
+    path.join(dir, 'program.md'),
+    '## Instructions\n\nName more fruit.\n\n## Constraints\n\nOne word a line.\n\n## Stopping criteria\n\nThe defaults.\n',
+  );
+  writeFileSync(
+    path.join(dir, 'corpus.jsonl'),
+    `${examples.map((example) => JSON.stringify({ ...example, tags: [] })).join('\n')}\n`,
+  );
   writeFileSync(
     path.join(dir, 'kloop.yaml'),
-    ['task: { kind: custom, module: score.mjs }', `executor: { kind: command, command: [node, run.mjs], deterministic: ${deterministic} }`, 'artifact: words.txt', 'corpus: corpus.jsonl', ...extra, ''].join('\n'),
+    [
+      'task: { kind: custom, module: score.mjs }',
+      `executor: { kind: command, command: [node, run.mjs], deterministic: ${deterministic} }`,
+      'artifact: words.txt',
+      'corpus: corpus.jsonl',
+      ...extra,
+      '',
+    ].join('\n'),
   );
   return dir;
 }
@@ -92,7 +120,12 @@ const COMPARED = [
   'weights.score',
 ];
 
-async function bothFrontEnds(name: string, deterministic: boolean, yaml: string[], library: Partial<CreateStudyOptions<string, string, string>>) {
+async function bothFrontEnds(
+  name: string,
+  deterministic: boolean,
+  yaml: string[],
+  library: Partial<CreateStudyOptions<string, string, string>>,
+) {
   const dir = studyFolder(name, deterministic, yaml);
   const cli = await loadStudyAsync(dir);
   const study = await createStudy<string, string, string>({
@@ -115,7 +148,11 @@ function compareKeyByKey(cli: StudySettings, library: StudySettings, effective: 
   const compared = effective.filter((entry) => COMPARED.includes(entry.key));
   expect(compared.map((entry) => entry.key).sort()).toEqual([...COMPARED].sort());
   for (const entry of compared) {
-    expect({ key: entry.key, cli: settingOf(cli, entry.key), library: settingOf(library, entry.key) }).toEqual({ key: entry.key, cli: entry.value, library: entry.value });
+    expect({ key: entry.key, cli: settingOf(cli, entry.key), library: settingOf(library, entry.key) }).toEqual({
+      key: entry.key,
+      cli: entry.value,
+      library: entry.value,
+    });
   }
 }
 
@@ -123,34 +160,93 @@ describe('the CLI and the library build a study with the same settings', () => {
   it('a deterministic workflow, every default', async () => {
     const { cli, library, effective } = await bothFrontEnds('deterministic', true, [], {});
     compareKeyByKey(cli, library, effective);
-    const settings = { weights: cli.weights, gate: cli.gate, stopping: cli.stopping, candidatesPerRound: cli.candidatesPerRound, concurrency: cli.concurrency, seed: cli.seed };
+    const settings = {
+      weights: cli.weights,
+      gate: cli.gate,
+      stopping: cli.stopping,
+      candidatesPerRound: cli.candidatesPerRound,
+      concurrency: cli.concurrency,
+      seed: cli.seed,
+    };
     expect(library).toEqual(settings);
-    expect(library).toMatchObject({ candidatesPerRound: 6, concurrency: 4, seed: 1, gate: { requireCalibration: false, incumbentRepeats: 1 } });
+    expect(library).toMatchObject({
+      candidatesPerRound: 6,
+      concurrency: 4,
+      seed: 1,
+      gate: { requireCalibration: false, incumbentRepeats: 1 },
+    });
     expect(library.gate.racing).toBeUndefined();
   });
 
   it('a workflow that samples: calibration required and racing on in both, by default', async () => {
     const { cli, library, effective } = await bothFrontEnds('sampling', false, [], { calibration });
     compareKeyByKey(cli, library, effective);
-    expect(library).toEqual({ weights: cli.weights, gate: cli.gate, stopping: cli.stopping, candidatesPerRound: cli.candidatesPerRound, concurrency: cli.concurrency, seed: cli.seed });
-    expect(library.gate).toMatchObject({ requireCalibration: true, incumbentRepeats: 4, racing: { batchSize: expect.any(Number) } });
+    expect(library).toEqual({
+      weights: cli.weights,
+      gate: cli.gate,
+      stopping: cli.stopping,
+      candidatesPerRound: cli.candidatesPerRound,
+      concurrency: cli.concurrency,
+      seed: cli.seed,
+    });
+    expect(library.gate).toMatchObject({
+      requireCalibration: true,
+      incumbentRepeats: 4,
+      racing: { batchSize: expect.any(Number) },
+    });
   });
 
   it('the same keys written in kloop.yaml and given in code', async () => {
     const { cli, library, effective } = await bothFrontEnds(
       'written',
       false,
-      ['proposer: { candidatesPerRound: 3, concurrency: 2 }', 'gate: { alpha: 0.1, repeats: 3, requireCalibration: false, racing: false }', 'stopping: { maxExperiments: 9, target: 0.9, maxRounds: 4 }', 'seed: 7', 'weights: { score: 2 }'],
-      { candidatesPerRound: 3, concurrency: 2, gate: { alpha: 0.1, repeats: 3, requireCalibration: false, racing: false }, stopping: { maxExperiments: 9, target: 0.9, maxRounds: 4 }, seed: 7, weights: { score: 2 } },
+      [
+        'proposer: { candidatesPerRound: 3, concurrency: 2 }',
+        'gate: { alpha: 0.1, repeats: 3, requireCalibration: false, racing: false }',
+        'stopping: { maxExperiments: 9, target: 0.9, maxRounds: 4 }',
+        'seed: 7',
+        'weights: { score: 2 }',
+      ],
+      {
+        candidatesPerRound: 3,
+        concurrency: 2,
+        gate: { alpha: 0.1, repeats: 3, requireCalibration: false, racing: false },
+        stopping: { maxExperiments: 9, target: 0.9, maxRounds: 4 },
+        seed: 7,
+        weights: { score: 2 },
+      },
     );
     compareKeyByKey(cli, library, effective);
-    expect(library).toEqual({ weights: cli.weights, gate: cli.gate, stopping: cli.stopping, candidatesPerRound: cli.candidatesPerRound, concurrency: cli.concurrency, seed: cli.seed });
-    expect(library).toMatchObject({ candidatesPerRound: 3, seed: 7, weights: { score: 2 }, gate: { alpha: 0.1, requireCalibration: false, incumbentRepeats: 12 }, stopping: { maxExperiments: 9, target: 0.9, maxRounds: 4 } });
+    expect(library).toEqual({
+      weights: cli.weights,
+      gate: cli.gate,
+      stopping: cli.stopping,
+      candidatesPerRound: cli.candidatesPerRound,
+      concurrency: cli.concurrency,
+      seed: cli.seed,
+    });
+    expect(library).toMatchObject({
+      candidatesPerRound: 3,
+      seed: 7,
+      weights: { score: 2 },
+      gate: { alpha: 0.1, requireCalibration: false, incumbentRepeats: 12 },
+      stopping: { maxExperiments: 9, target: 0.9, maxRounds: 4 },
+    });
   });
 
   it('a library study that samples, without a calibration, is refused as kloop run refuses it', async () => {
-    const error = await createStudy({ storage: path.join(work, 'uncalibrated'), artifact: 'apple\n', examples, score, execute, deterministic: false, proposer: () => [] }).catch((caught: unknown) => caught);
+    const error = await createStudy({
+      storage: path.join(work, 'uncalibrated'),
+      artifact: 'apple\n',
+      examples,
+      score,
+      execute,
+      deterministic: false,
+      proposer: () => [],
+    }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'input', field: 'gate.requireCalibration' });
-    expect((error as Error).message).toMatch(/true by default for an executor that is not deterministic.*no calibration was given.*requireCalibration: false/);
+    expect((error as Error).message).toMatch(
+      /true by default for an executor that is not deterministic.*no calibration was given.*requireCalibration: false/,
+    );
   });
 });

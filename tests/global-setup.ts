@@ -22,20 +22,23 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 
 export default function setup(project: TestProject): () => void {
   // Builds only when dist/ is not the build of the sources as they are (scripts/build.mjs, `--if-stale`).
-  const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--if-stale'], { cwd: ROOT, stdio: 'inherit' });
+  const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--if-stale'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
   if (build.status !== 0) throw new Error('npm run build failed: the integration tests need the compiled CLI in dist/');
   const referenceStudyRoot = mkdtempSync(path.join(tmpdir(), 'kloop-reference-study-'));
   project.provide('referenceStudyRoot', referenceStudyRoot);
   // The CLI's goal analyses (src/tasks/intent/offline/analysis-store.ts) are kept for this run only, shared by
   // every CLI process the tests start: the first analyses each goal, the others read it; the developer's own cache is
   // left alone. A test that sets KLOOP_CACHE_DIR itself is not affected.
-  const previousCacheDir = process.env['KLOOP_CACHE_DIR'];
+  const previousCacheDir = process.env.KLOOP_CACHE_DIR;
   const cacheDir = mkdtempSync(path.join(tmpdir(), 'kloop-test-cache-'));
-  process.env['KLOOP_CACHE_DIR'] = cacheDir;
+  process.env.KLOOP_CACHE_DIR = cacheDir;
   return () => {
     rmSync(referenceStudyRoot, { recursive: true, force: true });
     rmSync(cacheDir, { recursive: true, force: true });
-    if (previousCacheDir === undefined) delete process.env['KLOOP_CACHE_DIR'];
-    else process.env['KLOOP_CACHE_DIR'] = previousCacheDir;
+    if (previousCacheDir === undefined) delete process.env.KLOOP_CACHE_DIR;
+    else process.env.KLOOP_CACHE_DIR = previousCacheDir;
   };
 }

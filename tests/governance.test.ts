@@ -69,8 +69,30 @@ function signalsFile(): string {
     }
   };
   add({}, 12);
-  add({ appClass: 'helpdesk', hasCommitments: false, entityCount: 3, uncoveredEntities: [], uncoveredBehaviors: ['rating'], patterns: ['helpdesk'], roles: ['party', 'document'], behaviors: ['assignment', 'rating'] }, 8);
-  add({ assemblyMethod: 'direct', confidence: 0.95, uncoveredEntities: [], uncoveredBehaviors: [], roles: ['party', 'commitment'], behaviors: ['scheduling'] }, 20);
+  add(
+    {
+      appClass: 'helpdesk',
+      hasCommitments: false,
+      entityCount: 3,
+      uncoveredEntities: [],
+      uncoveredBehaviors: ['rating'],
+      patterns: ['helpdesk'],
+      roles: ['party', 'document'],
+      behaviors: ['assignment', 'rating'],
+    },
+    8,
+  );
+  add(
+    {
+      assemblyMethod: 'direct',
+      confidence: 0.95,
+      uncoveredEntities: [],
+      uncoveredBehaviors: [],
+      roles: ['party', 'commitment'],
+      behaviors: ['scheduling'],
+    },
+    20,
+  );
   const file = path.join(dir, 'signals.jsonl');
   writeFileSync(file, `${lines.join('\n')}\n`);
   return file;
@@ -78,7 +100,10 @@ function signalsFile(): string {
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'kloop-governance-'));
-  cpSync(path.join(repo, 'examples', 'intent'), dir, { recursive: true, filter: (source) => !source.includes('.kloop') });
+  cpSync(path.join(repo, 'examples', 'intent'), dir, {
+    recursive: true,
+    filter: (source) => !source.includes('.kloop'),
+  });
   db = await openDatabase(studyDatabasePath(dir));
   await ensureSeedVersion(db, loadStudy(dir), () => NOW);
 });
@@ -93,7 +118,10 @@ describe('Loops C and D never touch the active artifact', () => {
     const config = loadStudyConfig(dir);
     const library = loadBuiltInPatternLibrary();
     const study = loadStudy(dir);
-    const corpus: readonly IntentExample[] = asIntentExamples([...study.partitions.optimization, ...study.partitions.anchor]);
+    const corpus: readonly IntentExample[] = asIntentExamples([
+      ...study.partitions.optimization,
+      ...study.partitions.anchor,
+    ]);
 
     // Ingest.
     const ingest = await ingestSignalFile(db, signalsFile(), { now: () => NOW });
@@ -103,7 +131,13 @@ describe('Loops C and D never touch the active artifact', () => {
     const report = await buildSignalReport(db, { now: NOW, patterns: library.patterns });
     expect(report.clusters.length).toBeGreaterThan(0);
     expect(report.candidatePatterns.some((candidate) => candidate.draft?.valid === true)).toBe(true);
-    const mining = await buildMiningReport({ db, settings: config.signals!, patterns: library.patterns, corpus, now: () => NOW });
+    const mining = await buildMiningReport({
+      db,
+      settings: config.signals!,
+      patterns: library.patterns,
+      corpus,
+      now: () => NOW,
+    });
     expect(mining.candidatePatterns.length).toBeGreaterThan(0);
     expect(mining.candidateExamples.length).toBeGreaterThan(0);
     const fromD = await enqueueSignalFindings(db, report, { now: () => NOW });
@@ -124,7 +158,13 @@ describe('Loops C and D never touch the active artifact', () => {
     // Enqueueing again queues nothing new.
     const again = await runLoopD({ db, settings: config.signals!, patterns: library.patterns, corpus, now: () => NOW });
     expect(again.enqueued).toMatchObject({ queued: 0 });
-    const againC = await runLoopC({ db, settings: config.signals!, patterns: library.patterns, corpus, now: () => NOW });
+    const againC = await runLoopC({
+      db,
+      settings: config.signals!,
+      patterns: library.patterns,
+      corpus,
+      now: () => NOW,
+    });
     expect(againC.enqueued).toMatchObject({ queued: 0 });
 
     // Serve: a batch posted to the endpoint.
@@ -133,7 +173,18 @@ describe('Loops C and D never touch the active artifact', () => {
       const response = await fetch(`${server.url}/signals`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify([{ id: 'served-1', time: NOW.toISOString(), assemblyMethod: 'partial', confidence: 0.2, appClass: 'crm', hasCommitments: false, entityCount: 2, artifactVersion: 'seed' }]),
+        body: JSON.stringify([
+          {
+            id: 'served-1',
+            time: NOW.toISOString(),
+            assemblyMethod: 'partial',
+            confidence: 0.2,
+            appClass: 'crm',
+            hasCommitments: false,
+            entityCount: 2,
+            artifactVersion: 'seed',
+          },
+        ]),
       });
       expect(response.status).toBe(200);
     } finally {
@@ -142,7 +193,10 @@ describe('Loops C and D never touch the active artifact', () => {
 
     // The slow loops as scheduled (C and D), with a fake clock.
     const scheduler = createManualScheduler(new Date('2025-03-10T02:30:00.000Z'), { timezone: 'UTC' });
-    const loops = createStudyLoops({ db, loadStudy: () => loadStudy(dir) }, { ...config.schedule!, slow: '0 3 * * 1', loops: { A: 'off', B: 'off' } });
+    const loops = createStudyLoops(
+      { db, loadStudy: () => loadStudy(dir) },
+      { ...config.schedule!, slow: '0 3 * * 1', loops: { A: 'off', B: 'off' } },
+    );
     const schedule = startSchedule({ db, loops, scheduler });
     await scheduler.advanceTo(new Date('2025-03-10T03:30:00.000Z'));
     await schedule.stop();
@@ -156,7 +210,9 @@ describe('Loops C and D never touch the active artifact', () => {
 
     const items = await listReviewItems(db, { status: 'all' });
     expect(items.every((item) => item.status === 'pending')).toBe(true);
-    expect(new Set(items.map((item) => `${item.kind}/${item.source}`))).toEqual(new Set(['pattern/loop-d', 'pattern/loop-c', 'example/loop-c']));
+    expect(new Set(items.map((item) => `${item.kind}/${item.source}`))).toEqual(
+      new Set(['pattern/loop-d', 'pattern/loop-c', 'example/loop-c']),
+    );
     expect(items.some((item) => item.kind === 'artifact')).toBe(false);
   }, 300_000);
 });
@@ -165,8 +221,20 @@ describe('candidate examples: admission when the gold is complete, else review',
   it('admits complete examples through the hook, queues partial ones, and queues what admission could not take', async () => {
     const memory = await openDatabase(':memory:');
     try {
-      const complete = intentExample({ id: 'c-1', goal: 'owners book kennel stays for their dogs', expected: { appType: 'booking' as const, entities: [{ name: 'Kennel', role: 'resource' as const }] }, tags: [], partition: 'shadow' as const });
-      const partial = intentExample({ id: 'c-2', goal: 'a pet hotel', expected: { appType: 'booking' as const, behaviors: ['scheduling' as const] }, tags: ['needs-gold'], partition: 'shadow' as const });
+      const complete = intentExample({
+        id: 'c-1',
+        goal: 'owners book kennel stays for their dogs',
+        expected: { appType: 'booking' as const, entities: [{ name: 'Kennel', role: 'resource' as const }] },
+        tags: [],
+        partition: 'shadow' as const,
+      });
+      const partial = intentExample({
+        id: 'c-2',
+        goal: 'a pet hotel',
+        expected: { appType: 'booking' as const, behaviors: ['scheduling' as const] },
+        tags: ['needs-gold'],
+        partition: 'shadow' as const,
+      });
       const report: MiningReport = {
         signalsConsidered: 0,
         signalsWithoutShape: 0,
@@ -181,17 +249,25 @@ describe('candidate examples: admission when the gold is complete, else review',
         ],
       };
       const admitted: string[] = [];
-      const first = await enqueueMiningFindings(memory, report, { admitExample: async (example) => (admitted.push(example.id), { admitted: true }) });
+      const first = await enqueueMiningFindings(memory, report, {
+        admitExample: async (example) => (admitted.push(example.id), { admitted: true }),
+      });
       expect(admitted).toEqual(['c-1']);
       expect(first).toMatchObject({ admitted: 1, queued: 1 });
-      const failing = await enqueueMiningFindings(memory, { ...report, candidateExamples: [{ shapeKey: 'k', signalId: 's3', example: { ...complete, id: 'c-3' } }] }, {
-        admitExample: async () => {
-          throw new Error('round 4 of this study is open');
+      const failing = await enqueueMiningFindings(
+        memory,
+        { ...report, candidateExamples: [{ shapeKey: 'k', signalId: 's3', example: { ...complete, id: 'c-3' } }] },
+        {
+          admitExample: async () => {
+            throw new Error('round 4 of this study is open');
+          },
         },
-      });
+      );
       expect(failing).toMatchObject({ admitted: 0, queued: 1 });
       const items = await listReviewItems(memory);
-      expect(items.map((item) => [item.kind, item.source, (item.payload as { example: { id: string } }).example.id])).toEqual([
+      expect(
+        items.map((item) => [item.kind, item.source, (item.payload as { example: { id: string } }).example.id]),
+      ).toEqual([
         ['example', 'loop-c', 'c-2'],
         ['example', 'loop-c', 'c-3'],
       ]);

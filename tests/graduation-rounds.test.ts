@@ -59,9 +59,19 @@ async function runWithoutPassingCandidates(graduateAfterRounds: number, sizes = 
   const outcome = await runStudy({ study: loaded, db, onCorpusChange: (change) => messages.push(change.message) });
   const decisions = await readDecisionRecords(db);
   const rounds = await db.selectFrom('experiments').select(['id', 'round', 'decision']).orderBy('id').execute();
-  const lastOfRound = (round: number): number => Math.max(...rounds.filter((row) => row.round === round).map((row) => row.id));
+  const lastOfRound = (round: number): number =>
+    Math.max(...rounds.filter((row) => row.round === round).map((row) => row.id));
   const graduated = (await readCorpusEvents(db)).filter((event) => event.kind === 'graduated');
-  return { outcome, decisions, rounds, lastOfRound, graduated, messages, shadow: loaded.partitions.shadow.length, optimization: loaded.partitions.optimization.length };
+  return {
+    outcome,
+    decisions,
+    rounds,
+    lastOfRound,
+    graduated,
+    messages,
+    shadow: loaded.partitions.shadow.length,
+    optimization: loaded.partitions.optimization.length,
+  };
 }
 
 describe('graduation by rounds in a study where no candidate ever passes', () => {
@@ -73,7 +83,12 @@ describe('graduation by rounds in a study where no candidate ever passes', () =>
     // Served 2 rounds at the boundary after round 2: 9 > 6 and 8 > 7 graduate 2; then the shadow (7) is no
     // larger than optimization (8), and the examples due by rounds alone wait: time does not drain the shadow.
     expect(result.graduated.map((event) => event.experimentId)).toEqual([result.lastOfRound(2), result.lastOfRound(2)]);
-    expect(result.graduated.every((event) => event.reason.startsWith('served ') && event.reason.endsWith('rounds in shadow (graduateAfterRounds 2)'))).toBe(true);
+    expect(
+      result.graduated.every(
+        (event) =>
+          event.reason.startsWith('served ') && event.reason.endsWith('rounds in shadow (graduateAfterRounds 2)'),
+      ),
+    ).toBe(true);
     expect([result.optimization, result.shadow]).toEqual([8, 7]);
     expect(result.messages.filter((message) => message.includes('graduated into optimization'))).toHaveLength(1);
   }, 60_000);
@@ -81,7 +96,11 @@ describe('graduation by rounds in a study where no candidate ever passes', () =>
   it('never takes the shadow below its minimum', async () => {
     // 2 in optimization, 8 in shadow: 2 graduate after round 2 (8 > 2, 7 > 3), 1 after round 3 (6 > 4), then the floor of 5 holds.
     const result = await runWithoutPassingCandidates(2, { optimization: 2, shadow: 8 });
-    expect(result.graduated.map((event) => event.experimentId)).toEqual([result.lastOfRound(2), result.lastOfRound(2), result.lastOfRound(3)]);
+    expect(result.graduated.map((event) => event.experimentId)).toEqual([
+      result.lastOfRound(2),
+      result.lastOfRound(2),
+      result.lastOfRound(3),
+    ]);
     expect(result.shadow).toBe(MIN_SHADOW_EXAMPLES);
   }, 60_000);
 

@@ -70,8 +70,14 @@ describe.skipIf(missing)(title, () => {
 
   it('produces at least one entity and one relation for every case', () => {
     for (const report of result.reports) {
-      expect({ caseId: report.caseId, hasEntities: report.entityCount > 0 }).toEqual({ caseId: report.caseId, hasEntities: true });
-      expect({ caseId: report.caseId, hasRelations: report.relationCount > 0 }).toEqual({ caseId: report.caseId, hasRelations: true });
+      expect({ caseId: report.caseId, hasEntities: report.entityCount > 0 }).toEqual({
+        caseId: report.caseId,
+        hasEntities: true,
+      });
+      expect({ caseId: report.caseId, hasRelations: report.relationCount > 0 }).toEqual({
+        caseId: report.caseId,
+        hasRelations: true,
+      });
     }
   });
 

@@ -70,7 +70,10 @@ function makeStudy(extraYaml: string[]): string {
     expected: { label },
     partition: index < 16 ? 'optimization' : index < 19 ? 'anchor' : 'shadow',
   }));
-  writeFileSync(path.join(directory, 'corpus', 'tickets.jsonl'), `${records.map((record) => JSON.stringify(record)).join('\n')}\n`);
+  writeFileSync(
+    path.join(directory, 'corpus', 'tickets.jsonl'),
+    `${records.map((record) => JSON.stringify(record)).join('\n')}\n`,
+  );
   writeFileSync(
     path.join(directory, 'kloop.yaml'),
     [
@@ -113,8 +116,16 @@ async function startServer(): Promise<CountingServer> {
     if (proposer) {
       proposerInFlight -= 1;
       const candidates = [
-        { rationale: 'Route by the issue the customer asks to have fixed.', edits: [{ section: 'Deciding', text: 'Route a ticket by the issue the customer asks to have fixed.' }] },
-        { rationale: 'Name the fallback queue explicitly.', edits: [{ section: 'Deciding', text: 'When no queue fits, answer `technical`; otherwise the main issue decides.' }] },
+        {
+          rationale: 'Route by the issue the customer asks to have fixed.',
+          edits: [{ section: 'Deciding', text: 'Route a ticket by the issue the customer asks to have fixed.' }],
+        },
+        {
+          rationale: 'Name the fallback queue explicitly.',
+          edits: [
+            { section: 'Deciding', text: 'When no queue fits, answer `technical`; otherwise the main issue decides.' },
+          ],
+        },
       ];
       return { content: JSON.stringify({ candidates }) };
     }
@@ -130,7 +141,13 @@ async function startServer(): Promise<CountingServer> {
 
 async function runOnce(study: string, server: FakeServer): Promise<void> {
   let db: StudyDatabase | undefined;
-  const plugins = createLlmStudyPlugins({ baseURL: server.baseURL, deterministic: true, getDatabase: () => db, env: { OPENAI_API_KEY: KEY }, fetch: loopbackFetch });
+  const plugins = createLlmStudyPlugins({
+    baseURL: server.baseURL,
+    deterministic: true,
+    getDatabase: () => db,
+    env: { OPENAI_API_KEY: KEY },
+    fetch: loopbackFetch,
+  });
   const loaded = loadStudy(study, plugins);
   db = await openDatabase(studyDatabasePath(study));
   const opened = db;
@@ -141,7 +158,10 @@ async function runOnce(study: string, server: FakeServer): Promise<void> {
 
 describe('requests in flight (providers.<name>.maxInFlight)', () => {
   it('holds a run to the configured number, whatever proposer.concurrency: 3 in flight with concurrency 2', async () => {
-    const study = makeStudy(['proposer: { kind: reflective, candidatesPerRound: 2, concurrency: 2 }', 'providers: { openai: { maxInFlight: 3 } }']);
+    const study = makeStudy([
+      'proposer: { kind: reflective, candidatesPerRound: 2, concurrency: 2 }',
+      'providers: { openai: { maxInFlight: 3 } }',
+    ]);
     const server = await startServer();
     await runOnce(study, server);
     // Both candidates were evaluated (2 × 19 requests beside the baseline's): demand well above 3 at once.
@@ -150,7 +170,10 @@ describe('requests in flight (providers.<name>.maxInFlight)', () => {
   });
 
   it('reaches a number above 2 × proposer.concurrency: 12 in flight with concurrency 1', async () => {
-    const study = makeStudy(['proposer: { kind: reflective, candidatesPerRound: 2, concurrency: 1 }', 'providers: { openai: { maxInFlight: 12 } }']);
+    const study = makeStudy([
+      'proposer: { kind: reflective, candidatesPerRound: 2, concurrency: 1 }',
+      'providers: { openai: { maxInFlight: 12 } }',
+    ]);
     const server = await startServer();
     await runOnce(study, server);
     expect(server.maxInFlight).toBe(12);
@@ -164,21 +187,44 @@ describe('requests in flight (providers.<name>.maxInFlight)', () => {
   });
 
   it('shares the number between the evaluator and the proposer on the same provider', async () => {
-    const study = makeStudy(['proposer: { kind: reflective, candidatesPerRound: 2, concurrency: 1 }', 'providers: { openai: { maxInFlight: 2 } }']);
+    const study = makeStudy([
+      'proposer: { kind: reflective, candidatesPerRound: 2, concurrency: 1 }',
+      'providers: { openai: { maxInFlight: 2 } }',
+    ]);
     const server = await startServer();
-    const plugins = createLlmStudyPlugins({ baseURL: server.baseURL, deterministic: true, getDatabase: () => undefined, env: { OPENAI_API_KEY: KEY }, fetch: loopbackFetch });
+    const plugins = createLlmStudyPlugins({
+      baseURL: server.baseURL,
+      deterministic: true,
+      getDatabase: () => undefined,
+      env: { OPENAI_API_KEY: KEY },
+      fetch: loopbackFetch,
+    });
     const loaded = loadStudy(study, plugins);
     expect(plugins.clients().map((client) => client.maxInFlight)).toEqual([2, 2]);
     const evaluator = createStudyEvaluator(loaded);
     const optimization = loaded.partitions.optimization;
     // The evaluation of 16 examples and a proposer call, started together: 17 requests wanted at once.
-    const evaluation = evaluator.evaluate({ artifactText: loaded.artifactText, partition: 'optimization', examples: optimization, repeats: 1 });
-    const baseline = await evaluator.evaluate({ artifactText: loaded.artifactText, partition: 'optimization', examples: optimization.slice(0, 1), repeats: 1, firstRepeat: 1 });
+    const evaluation = evaluator.evaluate({
+      artifactText: loaded.artifactText,
+      partition: 'optimization',
+      examples: optimization,
+      repeats: 1,
+    });
+    const baseline = await evaluator.evaluate({
+      artifactText: loaded.artifactText,
+      partition: 'optimization',
+      examples: optimization.slice(0, 1),
+      repeats: 1,
+      firstRepeat: 1,
+    });
     const proposal = loaded.proposer.propose({
       incumbentText: loaded.artifactText,
       instructions: loaded.instructions,
       constraints: loaded.constraintsText,
-      limits: { editableSections: loaded.constraints.editableSections, maxArtifactCharacters: loaded.constraints.maxArtifactCharacters },
+      limits: {
+        editableSections: loaded.constraints.editableSections,
+        maxArtifactCharacters: loaded.constraints.maxArtifactCharacters,
+      },
       examples: optimization,
       incumbentScores: baseline,
       evaluateOptimization: () => Promise.reject(new Error('the reflective proposer scores nothing')),
@@ -208,8 +254,14 @@ describe('requests in flight (providers.<name>.maxInFlight)', () => {
     expect(error).toBeInstanceOf(InputError);
     expect(error.field).toBe('providers.openai.maxInFlight');
     expect(error.line).toBe(11);
-    expect(error.message).toMatch(/kloop\.yaml:11: providers\.openai\.maxInFlight: must be at least 1: 0 requests in flight would send none/);
-    expect(() => loadStudyConfig(makeStudy(['proposer: { kind: reflective }', 'providers: { openai: { maxInFlight: 2.5 } }']))).toThrow(/providers\.openai\.maxInFlight/);
-    expect(() => loadStudyConfig(makeStudy(['proposer: { kind: reflective }', 'providers: { openia: { maxInFlight: 2 } }']))).toThrow(/providers\.openia: unknown key "openia" \(allowed: openai, anthropic, openai-compatible, ollama\)/);
+    expect(error.message).toMatch(
+      /kloop\.yaml:11: providers\.openai\.maxInFlight: must be at least 1: 0 requests in flight would send none/,
+    );
+    expect(() =>
+      loadStudyConfig(makeStudy(['proposer: { kind: reflective }', 'providers: { openai: { maxInFlight: 2.5 } }'])),
+    ).toThrow(/providers\.openai\.maxInFlight/);
+    expect(() =>
+      loadStudyConfig(makeStudy(['proposer: { kind: reflective }', 'providers: { openia: { maxInFlight: 2 } }'])),
+    ).toThrow(/providers\.openia: unknown key "openia" \(allowed: openai, anthropic, openai-compatible, ollama\)/);
   });
 });

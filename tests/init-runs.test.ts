@@ -37,10 +37,13 @@ let fake: FakeServer;
 let serving: { gold: Map<string, unknown>; wrong: unknown; proposal: unknown; marker: string } | undefined;
 beforeAll(async () => {
   fake = await startFakeOpenAiServer((request) => {
-    if (/candidates/.test(JSON.stringify(request.body.response_format ?? {}))) return { content: JSON.stringify(serving!.proposal) };
+    if (/candidates/.test(JSON.stringify(request.body.response_format ?? {})))
+      return { content: JSON.stringify(serving!.proposal) };
     const prompt = `${request.system}\n${request.user}`;
     // Right only with the seed's instructions in the prompt (the ablated prompt of the calibration drops them).
-    if (prompt.includes(serving!.marker)) for (const [input, expected] of serving!.gold) if (prompt.includes(input)) return { content: JSON.stringify(expected) };
+    if (prompt.includes(serving!.marker))
+      for (const [input, expected] of serving!.gold)
+        if (prompt.includes(input)) return { content: JSON.stringify(expected) };
     return { content: JSON.stringify(serving!.wrong) };
   });
 });
@@ -86,9 +89,10 @@ describe('every study kloop init writes runs on its samples as written', () => {
       const init = await kloop('init', dir, '--task', task, '--executor', executor);
       expect(init.code, init.stderr).toBe(0);
       const run = await kloop('run', dir, '--json');
-      expect(run.code, run.stderr.split("\n").slice(-8).join("\n")).toBe(0);
+      expect(run.code, run.stderr.split('\n').slice(-8).join('\n')).toBe(0);
       const report = JSON.parse(run.stdout) as RunJson;
-      for (const partition of ['optimization', 'anchor', 'shadow'] as const) expect(report.baseline[partition], partition).not.toBeNull();
+      for (const partition of ['optimization', 'anchor', 'shadow'] as const)
+        expect(report.baseline[partition], partition).not.toBeNull();
       expect(report.accepted).toBe(0);
       expect(['plateau', 'no_new_proposals', 'max_rounds', 'max_experiments']).toContain(report.stopReason);
       // Why nothing could pass: the power check names the shadow (1 sample), and for classification optimization too.
@@ -98,13 +102,17 @@ describe('every study kloop init writes runs on its samples as written', () => {
 
   // The model: a loopback server speaking OpenAI's API (--base-url), answering each sample with its expected output
   // when the prompt holds the seed's first editable section (so the calibration's ablated prompt is wrong), and
-// proposing one rewrite of that section a round.
+  // proposing one rewrite of that section a round.
   for (const task of LLM) {
     it(`${task} × llm (a loopback model, kloop run --calibrate)`, { timeout: 120_000 }, async () => {
       const dir = path.join(root, `${task}-llm`);
       const init = await kloop('init', dir, '--task', task, '--executor', 'llm');
       expect(init.code, init.stderr).toBe(0);
-      const records = parseYaml(readFileSync(path.join(dir, 'corpus', 'examples.yaml'), 'utf8')) as Array<{ input?: string; goal?: string; expected: unknown }>;
+      const records = parseYaml(readFileSync(path.join(dir, 'corpus', 'examples.yaml'), 'utf8')) as Array<{
+        input?: string;
+        goal?: string;
+        expected: unknown;
+      }>;
       const program = readFileSync(path.join(dir, 'program.md'), 'utf8');
       const section = /editableSections: \[([^,\]]+)/.exec(program)![1]!.trim();
       const body = markdownSections(readFileSync(path.join(dir, 'prompt.md'), 'utf8'))[section]!;
@@ -112,20 +120,42 @@ describe('every study kloop init writes runs on its samples as written', () => {
       serving = {
         gold: new Map(records.map((record) => [record.input ?? record.goal!, record.expected])),
         wrong: WRONG[task],
-        marker: body.split('\n').find((line) => line.trim() !== '' && !line.startsWith('#'))!.trim(), // a line of the section's body, not its heading
-        proposal: { candidates: [{ rationale: 'say to read the whole text first', edits: [{ section, text: `${body.trimEnd()}\n\nRead the whole text before you answer.\n` }] }] },
+        marker: body
+          .split('\n')
+          .find((line) => line.trim() !== '' && !line.startsWith('#'))!
+          .trim(), // a line of the section's body, not its heading
+        proposal: {
+          candidates: [
+            {
+              rationale: 'say to read the whole text first',
+              edits: [{ section, text: `${body.trimEnd()}\n\nRead the whole text before you answer.\n` }],
+            },
+          ],
+        },
       };
-      const run = await kloop('run', dir, '--json', '--calibrate', '--base-url', fake.baseURL, '--model', 'openai-compatible:fake');
+      const run = await kloop(
+        'run',
+        dir,
+        '--json',
+        '--calibrate',
+        '--base-url',
+        fake.baseURL,
+        '--model',
+        'openai-compatible:fake',
+      );
       expect(run.code, run.stderr.split('\n').slice(-8).join('\n')).toBe(0);
       const report = JSON.parse(run.stdout) as RunJson;
       // Every sample answered right. (The intent study's report leaves the shadow null when no decision consulted it.)
-      for (const partition of ['optimization', 'anchor'] as const) expect(report.baseline[partition], partition).toBe(1);
+      for (const partition of ['optimization', 'anchor'] as const)
+        expect(report.baseline[partition], partition).toBe(1);
       expect(report.baseline.shadow).toBe(task === 'intent' ? null : 1);
       expect(report.accepted).toBe(0); // the rewrite changes no answer: nothing to gain on the samples
       expect(['plateau', 'no_new_proposals', 'max_rounds', 'max_experiments']).toContain(report.stopReason);
     });
   }
   for (const task of COMMAND_WITH_A_MODEL) {
-    it.todo(`${task} × command (the reflective proposer rewrites "## " sections; on rules.json its candidate must be one run.mjs reads: issue 35 item 3)`);
+    it.todo(
+      `${task} × command (the reflective proposer rewrites "## " sections; on rules.json its candidate must be one run.mjs reads: issue 35 item 3)`,
+    );
   }
 });

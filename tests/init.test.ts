@@ -10,7 +10,16 @@
  * The CLI runs in-process (tests/cli-in-process.ts: one call at a time).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -44,7 +53,11 @@ function freshPath(name: string): string {
 /** Every file under `dir`, relative, `/`-separated, sorted. */
 function filesUnder(dir: string, prefix = ''): string[] {
   return readdirSync(dir)
-    .flatMap((name) => (statSync(path.join(dir, name)).isDirectory() ? filesUnder(path.join(dir, name), `${prefix}${name}/`) : [`${prefix}${name}`]))
+    .flatMap((name) =>
+      statSync(path.join(dir, name)).isDirectory()
+        ? filesUnder(path.join(dir, name), `${prefix}${name}/`)
+        : [`${prefix}${name}`],
+    )
     .sort();
 }
 
@@ -56,7 +69,10 @@ interface InitJson {
   steps: Array<{ step: number; title: string; done: boolean; todo: string }>;
 }
 
-async function init(dir: string, ...options: string[]): Promise<{ code: number; stdout: string; stderr: string; json: InitJson }> {
+async function init(
+  dir: string,
+  ...options: string[]
+): Promise<{ code: number; stdout: string; stderr: string; json: InitJson }> {
   const result = await kloop('init', dir, ...options, '--json');
   expect(result.code, result.stderr).toBe(0);
   return { ...result, json: JSON.parse(result.stdout) as InitJson };
@@ -65,7 +81,11 @@ async function init(dir: string, ...options: string[]): Promise<{ code: number; 
 /** Runs a study's run.mjs on one input, as kloop's command executor does (one JSON line on stdin). */
 function runProgram(dir: string, input: unknown, text: string): unknown {
   const artifact = path.join(dir, 'rules.json');
-  const stdout = execFileSync(process.execPath, ['run.mjs'], { cwd: dir, input: `${JSON.stringify({ artifact, input, text, repeat: 0 })}\n`, env: { ...process.env, KLOOP_ARTIFACT: artifact } });
+  const stdout = execFileSync(process.execPath, ['run.mjs'], {
+    cwd: dir,
+    input: `${JSON.stringify({ artifact, input, text, repeat: 0 })}\n`,
+    env: { ...process.env, KLOOP_ARTIFACT: artifact },
+  });
   return JSON.parse(stdout.toString('utf8')) as unknown;
 }
 
@@ -79,25 +99,101 @@ type Combination = {
 };
 
 const COMBINATIONS: Combination[] = [
-  { task: 'intent', executor: 'offline', artifact: 'playbook.yaml', proposer: 'error-driven', done: [true, false, true, true, false, false, true] },
-  { task: 'intent', executor: 'llm', artifact: 'prompt.md', proposer: 'reflective', done: [true, false, true, false, false, false, true] },
-  { task: 'intent', executor: 'command', artifact: 'rules.json', proposer: 'reflective', done: [true, false, true, true, false, false, true] },
-  { task: 'classification', executor: 'llm', artifact: 'prompt.md', proposer: 'reflective', done: [true, false, true, false, false, false, true] },
-  { task: 'classification', executor: 'command', artifact: 'rules.json', proposer: 'error-driven', done: [true, false, true, true, false, false, true] },
-  { task: 'extraction', executor: 'llm', artifact: 'prompt.md', proposer: 'reflective', done: [true, false, true, false, false, false, true] },
-  { task: 'extraction', executor: 'command', artifact: 'rules.json', proposer: 'reflective', done: [true, false, true, true, false, false, true] },
-  { task: 'custom', executor: 'llm', artifact: 'prompt.md', proposer: 'reflective', done: [false, false, true, false, false, false, true] },
-  { task: 'custom', executor: 'command', artifact: 'rules.json', proposer: 'error-driven', done: [false, false, true, true, false, false, true] },
+  {
+    task: 'intent',
+    executor: 'offline',
+    artifact: 'playbook.yaml',
+    proposer: 'error-driven',
+    done: [true, false, true, true, false, false, true],
+  },
+  {
+    task: 'intent',
+    executor: 'llm',
+    artifact: 'prompt.md',
+    proposer: 'reflective',
+    done: [true, false, true, false, false, false, true],
+  },
+  {
+    task: 'intent',
+    executor: 'command',
+    artifact: 'rules.json',
+    proposer: 'reflective',
+    done: [true, false, true, true, false, false, true],
+  },
+  {
+    task: 'classification',
+    executor: 'llm',
+    artifact: 'prompt.md',
+    proposer: 'reflective',
+    done: [true, false, true, false, false, false, true],
+  },
+  {
+    task: 'classification',
+    executor: 'command',
+    artifact: 'rules.json',
+    proposer: 'error-driven',
+    done: [true, false, true, true, false, false, true],
+  },
+  {
+    task: 'extraction',
+    executor: 'llm',
+    artifact: 'prompt.md',
+    proposer: 'reflective',
+    done: [true, false, true, false, false, false, true],
+  },
+  {
+    task: 'extraction',
+    executor: 'command',
+    artifact: 'rules.json',
+    proposer: 'reflective',
+    done: [true, false, true, true, false, false, true],
+  },
+  {
+    task: 'custom',
+    executor: 'llm',
+    artifact: 'prompt.md',
+    proposer: 'reflective',
+    done: [false, false, true, false, false, false, true],
+  },
+  {
+    task: 'custom',
+    executor: 'command',
+    artifact: 'rules.json',
+    proposer: 'error-driven',
+    done: [false, false, true, true, false, false, true],
+  },
 ];
 
 /** The files a combination writes, in the order `files` lists them. */
 function expectedFiles(combination: Combination): string[] {
   const artifact = combination.executor === 'command' ? ['rules.json', 'run.mjs'] : [combination.artifact];
-  return ['kloop.yaml', 'program.md', ...(combination.task === 'custom' ? ['score.ts'] : []), ...artifact, 'corpus/examples.yaml', '.gitignore'];
+  return [
+    'kloop.yaml',
+    'program.md',
+    ...(combination.task === 'custom' ? ['score.ts'] : []),
+    ...artifact,
+    'corpus/examples.yaml',
+    '.gitignore',
+  ];
 }
 
 /** The keys kloop.yaml may have (ENGINE-SPEC and src/config/config.ts). */
-const CONFIG_KEYS = ['task', 'executor', 'artifact', 'program', 'corpus', 'proposer', 'gate', 'stopping', 'seed', 'corpusPolicy', 'weights', 'schedule', 'signals', 'notebook'];
+const CONFIG_KEYS = [
+  'task',
+  'executor',
+  'artifact',
+  'program',
+  'corpus',
+  'proposer',
+  'gate',
+  'stopping',
+  'seed',
+  'corpusPolicy',
+  'weights',
+  'schedule',
+  'signals',
+  'notebook',
+];
 
 /** What each command program answers on the four sample records, in file order. */
 const PROGRAM_ANSWERS: Record<string, unknown[]> = {
@@ -117,11 +213,21 @@ const PROGRAM_ANSWERS: Record<string, unknown[]> = {
 };
 
 /** The task a written study declares, built from its kloop.yaml as the engine will build it. */
-async function taskOf(dir: string, config: Record<string, unknown>): Promise<Task<unknown, unknown, unknown> | undefined> {
-  const task = config['task'] as { kind: string; labels?: string[]; reportAs?: 'misroute rate'; fields?: Record<string, never>; module?: string } | string;
+async function taskOf(
+  dir: string,
+  config: Record<string, unknown>,
+): Promise<Task<unknown, unknown, unknown> | undefined> {
+  const task = config.task as
+    | { kind: string; labels?: string[]; reportAs?: 'misroute rate'; fields?: Record<string, never>; module?: string }
+    | string;
   if (typeof task === 'string') return undefined; // intent: the corpus records are checked with the public example schema
-  if (task.kind === 'classification') return createClassificationTask({ labels: task.labels!, ...(task.reportAs !== undefined ? { reportAs: task.reportAs } : {}) }) as Task<unknown, unknown, unknown>;
-  if (task.kind === 'extraction') return createExtractionTask({ fields: task.fields! }) as unknown as Task<unknown, unknown, unknown>;
+  if (task.kind === 'classification')
+    return createClassificationTask({
+      labels: task.labels!,
+      ...(task.reportAs !== undefined ? { reportAs: task.reportAs } : {}),
+    }) as Task<unknown, unknown, unknown>;
+  if (task.kind === 'extraction')
+    return createExtractionTask({ fields: task.fields! }) as unknown as Task<unknown, unknown, unknown>;
   return loadCustomTask({ studyFolder: dir, module: task.module! });
 }
 
@@ -138,52 +244,88 @@ describe('kloop init writes a study for every task and allowed executor', () => 
       expect(json.files).toEqual(expectedFiles(combination));
       expect(filesUnder(dir)).toEqual([...expectedFiles(combination)].sort());
       expect(json.steps.map((step) => step.step)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-      expect(json.steps.map((step) => step.title)).toEqual(['pick a metric', 'seed examples', 'write program.md', 'instrument the metric', 'loop', 'analyse slowly', 'guard invariants']);
+      expect(json.steps.map((step) => step.title)).toEqual([
+        'pick a metric',
+        'seed examples',
+        'write program.md',
+        'instrument the metric',
+        'loop',
+        'analyse slowly',
+        'guard invariants',
+      ]);
       expect(json.steps.map((step) => step.done)).toEqual(combination.done);
       expect(readdirSync(root).filter((name) => name.includes('kloop-init'))).toEqual([]); // no temporary folder left behind
 
       // kloop.yaml: YAML with the engine's keys.
       const config = parseYaml(readFileSync(path.join(dir, 'kloop.yaml'), 'utf8')) as Record<string, unknown>;
       expect(Object.keys(config).filter((key) => !CONFIG_KEYS.includes(key))).toEqual([]);
-      const task = config['task'];
+      const task = config.task;
       if (combination.task === 'intent') {
         expect(task).toBe('intent');
-        expect(config['weights']).toEqual({ appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 });
+        expect(config.weights).toEqual({
+          appType: 0.25,
+          entityRecall: 0.35,
+          roleAccuracy: 0.2,
+          behaviorCoverage: 0.2,
+        });
       } else {
         expect((task as { kind: string }).kind).toBe(combination.task);
       }
-      if (combination.task === 'classification') expect(task).toEqual({ kind: 'classification', labels: ['billing', 'technical', 'account', 'shipping'], reportAs: 'misroute rate' });
+      if (combination.task === 'classification')
+        expect(task).toEqual({
+          kind: 'classification',
+          labels: ['billing', 'technical', 'account', 'shipping'],
+          reportAs: 'misroute rate',
+        });
       if (combination.task === 'extraction') {
         expect(task).toEqual({
           kind: 'extraction',
-          fields: { vendor: { match: 'exact' }, invoiceNumber: { match: 'exact' }, total: { match: 'number', tolerance: 0.01, weight: 2 }, dueDate: { match: 'exact' } },
+          fields: {
+            vendor: { match: 'exact' },
+            invoiceNumber: { match: 'exact' },
+            total: { match: 'number', tolerance: 0.01, weight: 2 },
+            dueDate: { match: 'exact' },
+          },
         });
       }
       if (combination.task === 'custom') expect(task).toEqual({ kind: 'custom', module: 'score.ts' });
-      const executor = config['executor'] as Record<string, unknown>;
-      expect(executor['kind']).toBe(combination.executor);
-      if (combination.executor === 'command') expect(executor).toEqual({ kind: 'command', command: ['node', 'run.mjs'], timeoutMs: 10000, concurrency: 4, deterministic: true });
-      if (combination.executor === 'llm') expect(executor['model']).toBe('openai:gpt-4.1-mini');
-      expect(config['artifact']).toBe(combination.artifact);
-      expect(config['program']).toBe('program.md');
-      expect(config['corpus']).toEqual(['corpus/*.yaml']);
-      expect((config['proposer'] as { kind: string }).kind).toBe(combination.proposer);
-      if (combination.proposer === 'reflective' && combination.executor !== 'llm') expect((config['proposer'] as { model?: string }).model).toBe('openai:gpt-4.1-mini');
+      const executor = config.executor as Record<string, unknown>;
+      expect(executor.kind).toBe(combination.executor);
+      if (combination.executor === 'command')
+        expect(executor).toEqual({
+          kind: 'command',
+          command: ['node', 'run.mjs'],
+          timeoutMs: 10000,
+          concurrency: 4,
+          deterministic: true,
+        });
+      if (combination.executor === 'llm') expect(executor.model).toBe('openai:gpt-4.1-mini');
+      expect(config.artifact).toBe(combination.artifact);
+      expect(config.program).toBe('program.md');
+      expect(config.corpus).toEqual(['corpus/*.yaml']);
+      expect((config.proposer as { kind: string }).kind).toBe(combination.proposer);
+      if (combination.proposer === 'reflective' && combination.executor !== 'llm')
+        expect((config.proposer as { model?: string }).model).toBe('openai:gpt-4.1-mini');
       // The proposer's own budget (the keyword-rules proposer's 76): a smaller one written here left no room for bundles (issue 35).
-      expect(config['proposer']).not.toHaveProperty('maxEvaluations');
-      const gate = config['gate'] as Record<string, unknown>;
-      expect(gate['alpha']).toBe(0.05);
-      expect(gate['repeats']).toBe(combination.executor === 'llm' ? 5 : 1);
-      expect(gate['requireCalibration']).toBe(combination.executor === 'llm');
-      const stopping = config['stopping'] as Record<string, unknown>;
-      expect(stopping['maxExperiments']).toBe(combination.executor === 'llm' ? 12 : 30);
-      expect(stopping['plateauRounds']).toBe(2);
+      expect(config.proposer).not.toHaveProperty('maxEvaluations');
+      const gate = config.gate as Record<string, unknown>;
+      expect(gate.alpha).toBe(0.05);
+      expect(gate.repeats).toBe(combination.executor === 'llm' ? 5 : 1);
+      expect(gate.requireCalibration).toBe(combination.executor === 'llm');
+      const stopping = config.stopping as Record<string, unknown>;
+      expect(stopping.maxExperiments).toBe(combination.executor === 'llm' ? 12 : 30);
+      expect(stopping.plateauRounds).toBe(2);
 
       // program.md: the three registers, the invariants, the checks code applies.
       const programText = readFileSync(path.join(dir, 'program.md'), 'utf8');
       const program = parseProgram(programText, 'program.md');
       expect(program.constraints).toContain('### The invariants');
-      expect(program.constraints.split('### The invariants')[1]!.split('\n').filter((line) => line.startsWith('- ')).length).toBe(4);
+      expect(
+        program.constraints
+          .split('### The invariants')[1]!
+          .split('\n')
+          .filter((line) => line.startsWith('- ')).length,
+      ).toBe(4);
       expect(program.mechanical.requiredText.length).toBeGreaterThan(0);
       expect(program.mechanical.forbiddenText).toContain('TODO');
 
@@ -195,8 +337,11 @@ describe('kloop init writes a study for every task and allowed executor', () => 
           : combination.executor === 'llm'
             ? (text: string) => markdownSections(text)
             : (text: string) => ({ rules: text });
-      expect(checkConstraints(program.mechanical, { incumbentText: artifactText, candidateText: artifactText, sectionsOf })).toEqual({ passed: true, violations: [] });
-      for (const section of program.mechanical.editableSections ?? []) expect(Object.keys(sectionsOf(artifactText)), section).toContain(section);
+      expect(
+        checkConstraints(program.mechanical, { incumbentText: artifactText, candidateText: artifactText, sectionsOf }),
+      ).toEqual({ passed: true, violations: [] });
+      for (const section of program.mechanical.editableSections ?? [])
+        expect(Object.keys(sectionsOf(artifactText)), section).toContain(section);
       if (combination.executor === 'llm') {
         expect(artifactText).toContain('{{input}}');
         expect(program.mechanical.requiredText).toContain('{{input}}');
@@ -216,19 +361,20 @@ describe('kloop init writes a study for every task and allowed executor', () => 
       const records = parseYaml(corpusText) as Array<Record<string, unknown>>;
       expect(records.length).toBe(4);
       expect(json.steps[1]!.todo).toMatch(/^4 of 15–25 written: add real records to corpus\/examples\.yaml/);
-      expect(new Set(records.map((record) => record['partition']))).toEqual(new Set(['optimization', 'anchor', 'shadow']));
+      expect(new Set(records.map((record) => record.partition))).toEqual(new Set(['optimization', 'anchor', 'shadow']));
       const inputKey = combination.task === 'intent' ? 'goal' : 'input';
-      for (const record of records) expect(Object.keys(record).sort()).toEqual(['expected', 'id', inputKey, 'partition', 'tags'].sort());
+      for (const record of records)
+        expect(Object.keys(record).sort()).toEqual(['expected', 'id', inputKey, 'partition', 'tags'].sort());
       const declared = await taskOf(dir, config);
       if (declared === undefined) {
-        for (const record of records) expect(exampleSchema.safeParse(record).success, String(record['id'])).toBe(true);
+        for (const record of records) expect(exampleSchema.safeParse(record).success, String(record.id)).toBe(true);
       } else {
         for (const record of records) {
-          expect(declared.schemas.input.safeParse(record['input']).success, String(record['id'])).toBe(true);
-          expect(declared.schemas.expected.safeParse(record['expected']).success, String(record['id'])).toBe(true);
+          expect(declared.schemas.input.safeParse(record.input).success, String(record.id)).toBe(true);
+          expect(declared.schemas.expected.safeParse(record.expected).success, String(record.id)).toBe(true);
           // The gold scores 1 against itself: the expected output is a valid answer.
-          const gold = declared.schemas.output.parse(record['expected']);
-          expect(declared.score(gold, record['expected'], record['input'], defaultWeights(declared)).composite).toBe(1);
+          const gold = declared.schemas.output.parse(record.expected);
+          expect(declared.score(gold, record.expected, record.input, defaultWeights(declared)).composite).toBe(1);
         }
       }
 
@@ -237,7 +383,12 @@ describe('kloop init writes a study for every task and allowed executor', () => 
         const answers = records.map((record) => runProgram(dir, record[inputKey], String(record[inputKey])));
         if (combination.task === 'intent') {
           for (const answer of answers) expect(intentSchema.safeParse(answer).success).toBe(true);
-          expect(answers.map((answer) => (answer as { appType: string }).appType)).toEqual(['booking', 'helpdesk', 'other', 'expenses']);
+          expect(answers.map((answer) => (answer as { appType: string }).appType)).toEqual([
+            'booking',
+            'helpdesk',
+            'other',
+            'expenses',
+          ]);
         } else {
           expect(answers).toEqual(PROGRAM_ANSWERS[combination.task]);
           for (const answer of answers) expect(declared!.schemas.output.safeParse(answer).success).toBe(true);
@@ -247,7 +398,12 @@ describe('kloop init writes a study for every task and allowed executor', () => 
   }
 
   it('defaults the executor: offline for intent, llm for the others', async () => {
-    for (const [task, executor] of [['intent', 'offline'], ['classification', 'llm'], ['extraction', 'llm'], ['custom', 'llm']] as const) {
+    for (const [task, executor] of [
+      ['intent', 'offline'],
+      ['classification', 'llm'],
+      ['extraction', 'llm'],
+      ['custom', 'llm'],
+    ] as const) {
       const { json } = await init(freshPath(`default-${task}`), '--task', task);
       expect(json.executor, task).toBe(executor);
     }
@@ -265,20 +421,40 @@ describe('kloop init writes a study for every task and allowed executor', () => 
     ]);
     const weights = defaultWeights(task);
     const ticket = 'The app crashes every time I open the settings screen on my Android phone.';
-    const offByOne = task.score({ label: 'technical', priority: 'normal' }, { label: 'technical', priority: 'high' }, ticket, weights);
+    const offByOne = task.score(
+      { label: 'technical', priority: 'normal' },
+      { label: 'technical', priority: 'high' },
+      ticket,
+      weights,
+    );
     expect(offByOne).toEqual({
       composite: 0.875,
       components: { label: 1, priority: 0.5 },
-      diagnostics: { expected: 'technical', predicted: 'technical', expectedPriority: 'high', predictedPriority: 'normal', words: 14 },
+      diagnostics: {
+        expected: 'technical',
+        predicted: 'technical',
+        expectedPriority: 'high',
+        predictedPriority: 'normal',
+        words: 14,
+      },
       feedback: 'priority normal, expected high',
     });
-    const wrong = task.score({ label: 'billing', priority: 'low' }, { label: 'technical', priority: 'high' }, ticket, weights);
+    const wrong = task.score(
+      { label: 'billing', priority: 'low' },
+      { label: 'technical', priority: 'high' },
+      ticket,
+      weights,
+    );
     expect(wrong.composite).toBe(0);
     expect(wrong.feedback).toBe('expected technical, routed to billing; priority low, expected high');
     expect(task.schemas.output.safeParse({ label: 'sales', priority: 'high' }).success).toBe(false);
     expect(readdirSync(dir).filter((name) => name.includes('.kloop.'))).toEqual([]); // the transpiled copy is gone
     // The compiled CLI loads it without Node's ExperimentalWarning (a vm.Script's USE_MAIN_CONTEXT_DEFAULT_LOADER printed one on every command).
-    const evaluated = spawnSync(process.execPath, [path.resolve(import.meta.dirname, '..', 'bin', 'kloop.js'), 'eval', dir, '--json', '--quiet'], { encoding: 'utf8' });
+    const evaluated = spawnSync(
+      process.execPath,
+      [path.resolve(import.meta.dirname, '..', 'bin', 'kloop.js'), 'eval', dir, '--json', '--quiet'],
+      { encoding: 'utf8' },
+    );
     expect(evaluated.status, evaluated.stderr).toBe(0);
     expect(evaluated.stderr).toBe('');
   });
@@ -288,11 +464,18 @@ describe('kloop init writes a study for every task and allowed executor', () => 
     await init(dir, '--task', 'intent');
     const result = await kloop('eval', dir, '--json', '--quiet');
     expect(result.code, result.stderr).toBe(0);
-    const report = JSON.parse(result.stdout) as { composite: number; invalid: number; total: number; partitions: Record<string, { composite: number }> };
+    const report = JSON.parse(result.stdout) as {
+      composite: number;
+      invalid: number;
+      total: number;
+      partitions: Record<string, { composite: number }>;
+    };
     expect(report.invalid).toBe(0);
     expect(report.total).toBe(4);
     // The seed playbook on the samples: (0.65625 × 2 + 0.9 + 0.7667) / 4; the extractor is deterministic.
-    expect(Object.fromEntries(Object.entries(report.partitions).map(([name, partition]) => [name, partition.composite]))).toEqual({ optimization: 0.65625, anchor: 0.9, shadow: 0.7666666666666666 });
+    expect(
+      Object.fromEntries(Object.entries(report.partitions).map(([name, partition]) => [name, partition.composite])),
+    ).toEqual({ optimization: 0.65625, anchor: 0.9, shadow: 0.7666666666666666 });
     expect(report.composite).toBe(0.7447916666666666);
   });
 });
@@ -304,7 +487,9 @@ describe('kloop init refuses bad input and writes nothing', () => {
     writeFileSync(path.join(dir, 'notes.txt'), 'mine\n');
     const refused = await kloop('init', dir, '--task', 'classification');
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/the folder is not empty \(notes\.txt\): give a new or empty folder, or pass --force/);
+    expect(refused.stderr).toMatch(
+      /the folder is not empty \(notes\.txt\): give a new or empty folder, or pass --force/,
+    );
     expect(refused.stderr).toMatch(/nothing was written/);
     expect(filesUnder(dir)).toEqual(['notes.txt']);
     const json = await kloop('init', dir, '--task', 'classification', '--json');
@@ -313,7 +498,14 @@ describe('kloop init refuses bad input and writes nothing', () => {
 
     const forced = await kloop('init', dir, '--task', 'classification', '--force');
     expect(forced.code, forced.stderr).toBe(0);
-    expect(filesUnder(dir)).toEqual(['.gitignore', 'corpus/examples.yaml', 'kloop.yaml', 'notes.txt', 'program.md', 'prompt.md']);
+    expect(filesUnder(dir)).toEqual([
+      '.gitignore',
+      'corpus/examples.yaml',
+      'kloop.yaml',
+      'notes.txt',
+      'program.md',
+      'prompt.md',
+    ]);
     expect(readFileSync(path.join(dir, 'notes.txt'), 'utf8')).toBe('mine\n');
     expect(forced.stdout).not.toMatch(/replaced/);
     writeFileSync(path.join(dir, 'prompt.md'), 'edited\n');
@@ -331,11 +523,27 @@ describe('kloop init refuses bad input and writes nothing', () => {
   });
 
   const usage: Array<[string, string[], RegExp]> = [
-    ['an unknown task', ['--task', 'summarisation'], /error: option '--task <kind>' argument 'summarisation' is invalid\. Allowed choices are intent, classification, extraction, custom\./],
+    [
+      'an unknown task',
+      ['--task', 'summarisation'],
+      /error: option '--task <kind>' argument 'summarisation' is invalid\. Allowed choices are intent, classification, extraction, custom\./,
+    ],
     ['no task', [], /error: required option '--task <kind>' not specified/],
-    ['an unknown executor', ['--task', 'intent', '--executor', 'python'], /error: option '--executor <kind>' argument 'python' is invalid\. Allowed choices are llm, command, offline\./],
-    ['offline for classification', ['--task', 'classification', '--executor', 'offline'], /--executor: the offline executor is the intent playbook extractor: task classification takes --executor llm or --executor command/],
-    ['offline for custom', ['--task', 'custom', '--executor', 'offline'], /task custom takes --executor llm or --executor command/],
+    [
+      'an unknown executor',
+      ['--task', 'intent', '--executor', 'python'],
+      /error: option '--executor <kind>' argument 'python' is invalid\. Allowed choices are llm, command, offline\./,
+    ],
+    [
+      'offline for classification',
+      ['--task', 'classification', '--executor', 'offline'],
+      /--executor: the offline executor is the intent playbook extractor: task classification takes --executor llm or --executor command/,
+    ],
+    [
+      'offline for custom',
+      ['--task', 'custom', '--executor', 'offline'],
+      /task custom takes --executor llm or --executor command/,
+    ],
   ];
   for (const [name, options, message] of usage) {
     it(`${name}: exit 2, nothing written`, async () => {
@@ -353,7 +561,12 @@ describe('kloop init refuses bad input and writes nothing', () => {
     const result = await kloop('init', dir, '--task', 'extraction', '--executor', 'offline', '--json');
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stdout)).toEqual({
-      error: { code: 'input', field: '--executor', message: 'the offline executor is the intent playbook extractor: task extraction takes --executor llm or --executor command' },
+      error: {
+        code: 'input',
+        field: '--executor',
+        message:
+          'the offline executor is the intent playbook extractor: task extraction takes --executor llm or --executor command',
+      },
     });
     expect(existsSync(dir)).toBe(false);
   });
@@ -384,7 +597,14 @@ describe("kloop init prints the seed's seven steps", () => {
     expect(result.code, result.stderr).toBe(0);
     const lines = result.stdout.split('\n');
     expect(lines[0]).toBe(`kloop init: wrote a classification study (executor command) in ${dir}`);
-    expect(lines.slice(1, 7)).toEqual(['  kloop.yaml', '  program.md', '  rules.json', '  run.mjs', '  corpus/examples.yaml', '  .gitignore']);
+    expect(lines.slice(1, 7)).toEqual([
+      '  kloop.yaml',
+      '  program.md',
+      '  rules.json',
+      '  run.mjs',
+      '  corpus/examples.yaml',
+      '  .gitignore',
+    ]);
     const steps = lines.filter((line) => /^ {2}\[[x ]\] \d\. /.test(line));
     expect(steps).toEqual([
       '  [x] 1. pick a metric — the misroute rate (1 − accuracy) over 4 sample queues: put your own queues in kloop.yaml (task.labels) and in the artifact',
@@ -400,17 +620,30 @@ describe("kloop init prints the seed's seven steps", () => {
   it('for a language model: the model and its key are left to do, and the loop calibrates first', async () => {
     const dir = freshPath('steps-llm');
     const { json } = await init(dir, '--task', 'custom');
-    expect(json.steps[0]).toEqual({ step: 1, title: 'pick a metric', done: false, todo: 'score.ts, a sample triage metric (queue 3 : priority 1): write your own metric in score.ts (score, components, the schemas)' });
-    expect(json.steps[3]!.todo).toMatch(/^set executor\.model in kloop\.yaml \(a placeholder now\) and the provider's key in the environment/);
-    expect(json.steps[4]!.todo).toBe(`kloop run ${dir} once step 2 is done, after kloop calibrate ${dir} measures the model's noise`);
+    expect(json.steps[0]).toEqual({
+      step: 1,
+      title: 'pick a metric',
+      done: false,
+      todo: 'score.ts, a sample triage metric (queue 3 : priority 1): write your own metric in score.ts (score, components, the schemas)',
+    });
+    expect(json.steps[3]!.todo).toMatch(
+      /^set executor\.model in kloop\.yaml \(a placeholder now\) and the provider's key in the environment/,
+    );
+    expect(json.steps[4]!.todo).toBe(
+      `kloop run ${dir} once step 2 is done, after kloop calibrate ${dir} measures the model's noise`,
+    );
   });
 
   it('kloop init --help says the tasks, their executors and the exit codes; kloop --help lists init', async () => {
     const help = await kloop('init', '--help');
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/^Usage: kloop init \[options\] <dir>/);
-    expect(help.stdout).toMatch(/--task <kind> +what the study measures \(choices: "intent",\s+"classification", "extraction", "custom"\)/);
-    expect(help.stdout).toMatch(/ {2}classification {2}llm, command \(run\.mjs routes by the keyword rules in rules\.json\)/);
+    expect(help.stdout).toMatch(
+      /--task <kind> +what the study measures \(choices: "intent",\s+"classification", "extraction", "custom"\)/,
+    );
+    expect(help.stdout).toMatch(
+      / {2}classification {2}llm, command \(run\.mjs routes by the keyword rules in rules\.json\)/,
+    );
     expect(help.stdout).toMatch(/Exit codes: 0 written; 2 bad input or usage/);
     expect((await kloop('--help')).stdout).toMatch(/^ {2}init \[options\] <dir> +Write a new study folder that runs/m);
   });
@@ -421,27 +654,153 @@ describe("kloop init prints the seed's seven steps", () => {
  * the priority a person gave them, and the partition each goes to (with the
  * four samples: 12 optimization, 4 anchor, 8 shadow).
  */
-const TICKETS: ReadonlyArray<{ id: string; text: string; label: string; priority: 'low' | 'normal' | 'high'; partition: 'optimization' | 'anchor' | 'shadow' }> = [
-  { id: 'ticket-0005', text: 'Why is there a late fee on my bill? I paid on time through my bank.', label: 'billing', priority: 'normal', partition: 'optimization' },
-  { id: 'ticket-0006', text: 'Please send me a copy of the invoice for order 4471, our accountant needs it.', label: 'billing', priority: 'low', partition: 'optimization' },
-  { id: 'ticket-0007', text: 'The courier left my package at the wrong address and now nobody can find it.', label: 'shipping', priority: 'high', partition: 'optimization' },
-  { id: 'ticket-0008', text: 'Can I change the delivery date? I will be away until the 14th.', label: 'shipping', priority: 'low', partition: 'optimization' },
-  { id: 'ticket-0009', text: 'How do I change the email address on my profile? The old one is from my previous job.', label: 'account', priority: 'low', partition: 'optimization' },
-  { id: 'ticket-0010', text: 'Please close my account and delete my personal data.', label: 'account', priority: 'normal', partition: 'optimization' },
-  { id: 'ticket-0011', text: "Export to CSV gives an error message saying 'unexpected token' and the file is empty.", label: 'technical', priority: 'normal', partition: 'optimization' },
-  { id: 'ticket-0012', text: 'Since the last update the dashboard takes over a minute to load.', label: 'technical', priority: 'normal', partition: 'optimization' },
-  { id: 'ticket-0013', text: 'My card was declined but the money still left my account.', label: 'billing', priority: 'high', partition: 'optimization' },
-  { id: 'ticket-0014', text: 'Do you ship to Norway, and how long does it take to get there?', label: 'shipping', priority: 'low', partition: 'optimization' },
-  { id: 'ticket-0015', text: 'I want a refund for the annual plan, I cancelled it within the 14-day window.', label: 'billing', priority: 'normal', partition: 'anchor' },
-  { id: 'ticket-0016', text: "The tracking number you sent me doesn't work on the courier's website.", label: 'shipping', priority: 'normal', partition: 'anchor' },
-  { id: 'ticket-0017', text: 'The sync button throws error 503 every time I press it.', label: 'technical', priority: 'normal', partition: 'anchor' },
-  { id: 'ticket-0018', text: 'You charged me in dollars instead of euros this month.', label: 'billing', priority: 'normal', partition: 'shadow' },
-  { id: 'ticket-0019', text: 'I forgot my password and the reset link never arrives in my inbox.', label: 'account', priority: 'high', partition: 'shadow' },
-  { id: 'ticket-0020', text: 'Half of my order is missing from the box that arrived today.', label: 'shipping', priority: 'normal', partition: 'shadow' },
-  { id: 'ticket-0021', text: 'Can you add my colleague as a second user on our team account?', label: 'account', priority: 'low', partition: 'shadow' },
-  { id: 'ticket-0022', text: "The search results don't show any products when I filter by colour.", label: 'technical', priority: 'normal', partition: 'shadow' },
-  { id: 'ticket-0023', text: "I need a receipt with our company's VAT number on it.", label: 'billing', priority: 'low', partition: 'shadow' },
-  { id: 'ticket-0024', text: 'Is express delivery available for addresses in rural Scotland?', label: 'shipping', priority: 'low', partition: 'shadow' },
+const TICKETS: ReadonlyArray<{
+  id: string;
+  text: string;
+  label: string;
+  priority: 'low' | 'normal' | 'high';
+  partition: 'optimization' | 'anchor' | 'shadow';
+}> = [
+  {
+    id: 'ticket-0005',
+    text: 'Why is there a late fee on my bill? I paid on time through my bank.',
+    label: 'billing',
+    priority: 'normal',
+    partition: 'optimization',
+  },
+  {
+    id: 'ticket-0006',
+    text: 'Please send me a copy of the invoice for order 4471, our accountant needs it.',
+    label: 'billing',
+    priority: 'low',
+    partition: 'optimization',
+  },
+  {
+    id: 'ticket-0007',
+    text: 'The courier left my package at the wrong address and now nobody can find it.',
+    label: 'shipping',
+    priority: 'high',
+    partition: 'optimization',
+  },
+  {
+    id: 'ticket-0008',
+    text: 'Can I change the delivery date? I will be away until the 14th.',
+    label: 'shipping',
+    priority: 'low',
+    partition: 'optimization',
+  },
+  {
+    id: 'ticket-0009',
+    text: 'How do I change the email address on my profile? The old one is from my previous job.',
+    label: 'account',
+    priority: 'low',
+    partition: 'optimization',
+  },
+  {
+    id: 'ticket-0010',
+    text: 'Please close my account and delete my personal data.',
+    label: 'account',
+    priority: 'normal',
+    partition: 'optimization',
+  },
+  {
+    id: 'ticket-0011',
+    text: "Export to CSV gives an error message saying 'unexpected token' and the file is empty.",
+    label: 'technical',
+    priority: 'normal',
+    partition: 'optimization',
+  },
+  {
+    id: 'ticket-0012',
+    text: 'Since the last update the dashboard takes over a minute to load.',
+    label: 'technical',
+    priority: 'normal',
+    partition: 'optimization',
+  },
+  {
+    id: 'ticket-0013',
+    text: 'My card was declined but the money still left my account.',
+    label: 'billing',
+    priority: 'high',
+    partition: 'optimization',
+  },
+  {
+    id: 'ticket-0014',
+    text: 'Do you ship to Norway, and how long does it take to get there?',
+    label: 'shipping',
+    priority: 'low',
+    partition: 'optimization',
+  },
+  {
+    id: 'ticket-0015',
+    text: 'I want a refund for the annual plan, I cancelled it within the 14-day window.',
+    label: 'billing',
+    priority: 'normal',
+    partition: 'anchor',
+  },
+  {
+    id: 'ticket-0016',
+    text: "The tracking number you sent me doesn't work on the courier's website.",
+    label: 'shipping',
+    priority: 'normal',
+    partition: 'anchor',
+  },
+  {
+    id: 'ticket-0017',
+    text: 'The sync button throws error 503 every time I press it.',
+    label: 'technical',
+    priority: 'normal',
+    partition: 'anchor',
+  },
+  {
+    id: 'ticket-0018',
+    text: 'You charged me in dollars instead of euros this month.',
+    label: 'billing',
+    priority: 'normal',
+    partition: 'shadow',
+  },
+  {
+    id: 'ticket-0019',
+    text: 'I forgot my password and the reset link never arrives in my inbox.',
+    label: 'account',
+    priority: 'high',
+    partition: 'shadow',
+  },
+  {
+    id: 'ticket-0020',
+    text: 'Half of my order is missing from the box that arrived today.',
+    label: 'shipping',
+    priority: 'normal',
+    partition: 'shadow',
+  },
+  {
+    id: 'ticket-0021',
+    text: 'Can you add my colleague as a second user on our team account?',
+    label: 'account',
+    priority: 'low',
+    partition: 'shadow',
+  },
+  {
+    id: 'ticket-0022',
+    text: "The search results don't show any products when I filter by colour.",
+    label: 'technical',
+    priority: 'normal',
+    partition: 'shadow',
+  },
+  {
+    id: 'ticket-0023',
+    text: "I need a receipt with our company's VAT number on it.",
+    label: 'billing',
+    priority: 'low',
+    partition: 'shadow',
+  },
+  {
+    id: 'ticket-0024',
+    text: 'Is express delivery available for addresses in rural Scotland?',
+    label: 'shipping',
+    priority: 'low',
+    partition: 'shadow',
+  },
 ];
 
 /** The hand-added tickets as a corpus file of the classification (or, with priorities, the custom) study. */
@@ -483,14 +842,27 @@ describe('the tickets of the end-to-end study (checked now, before the engine ru
     await init(dir, '--task', 'custom', '--executor', 'command');
     await init(routing, '--task', 'classification', '--executor', 'command');
     const task = await loadCustomTask({ studyFolder: dir, module: 'score.ts' });
-    const samples = (parseYaml(readFileSync(path.join(dir, 'corpus', 'examples.yaml'), 'utf8')) as Array<{ id: string; input: string; expected: { label: string; priority: string }; partition: string }>).map(
-      (record) => ({ id: record.id, text: record.input, label: record.expected.label, priority: record.expected.priority, partition: record.partition }),
-    );
+    const samples = (
+      parseYaml(readFileSync(path.join(dir, 'corpus', 'examples.yaml'), 'utf8')) as Array<{
+        id: string;
+        input: string;
+        expected: { label: string; priority: string };
+        partition: string;
+      }>
+    ).map((record) => ({
+      id: record.id,
+      text: record.input,
+      label: record.expected.label,
+      priority: record.expected.priority,
+      partition: record.partition,
+    }));
     const all = [...samples, ...TICKETS];
     expect(all.length).toBe(24);
     expect(new Set(all.map((ticket) => ticket.id)).size).toBe(24);
     // No two tickets are near-duplicates, so the admission gate admits all 24.
-    const closest = Math.min(...all.flatMap((a, i) => all.slice(i + 1).map((b) => bigramJaccardDistance(a.text, b.text))));
+    const closest = Math.min(
+      ...all.flatMap((a, i) => all.slice(i + 1).map((b) => bigramJaccardDistance(a.text, b.text))),
+    );
     expect(closest).toBeGreaterThanOrEqual(NEAR_DUPLICATE_DISTANCE);
     expect(all.filter((ticket) => ticket.partition === 'optimization').length).toBe(12);
     expect(all.filter((ticket) => ticket.partition === 'anchor').length).toBe(4);
@@ -502,12 +874,23 @@ describe('the tickets of the end-to-end study (checked now, before the engine ru
       const routed = runProgram(routing, ticket.text, ticket.text) as { label: string };
       expect(routed).toEqual({ label: answer.label }); // the two programs route alike
       right[ticket.partition]!.push(routed.label === ticket.label ? 1 : 0);
-      composite[ticket.partition]!.push(task.score(answer, { label: ticket.label, priority: ticket.priority }, ticket.text, defaultWeights(task)).composite);
+      composite[ticket.partition]!.push(
+        task.score(answer, { label: ticket.label, priority: ticket.priority }, ticket.text, defaultWeights(task))
+          .composite,
+      );
     }
     const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
-    expect({ optimization: mean(right['optimization']!), anchor: mean(right['anchor']!), shadow: mean(right['shadow']!) }).toEqual(SEED_ACCURACY);
-    expect(right['optimization']).toEqual([1, 1, 0, 1, 0, 1, 0, 0, 1, 1, 0, 0]);
-    const custom = { optimization: mean(composite['optimization']!), anchor: mean(composite['anchor']!), shadow: mean(composite['shadow']!) };
+    expect({
+      optimization: mean(right.optimization!),
+      anchor: mean(right.anchor!),
+      shadow: mean(right.shadow!),
+    }).toEqual(SEED_ACCURACY);
+    expect(right.optimization).toEqual([1, 1, 0, 1, 0, 1, 0, 0, 1, 1, 0, 0]);
+    const custom = {
+      optimization: mean(composite.optimization!),
+      anchor: mean(composite.anchor!),
+      shadow: mean(composite.shadow!),
+    };
     expect(custom.optimization).toBeCloseTo(SEED_CUSTOM.optimization, 12);
     expect(custom.anchor).toBeCloseTo(SEED_CUSTOM.anchor, 12);
     expect(custom.shadow).toBeCloseTo(SEED_CUSTOM.shadow, 12);
@@ -526,25 +909,35 @@ describe('a study from kloop init, grown to 24 tickets by hand, runs to an hones
   }
 
   /** Runs the study and checks what holds whatever the proposer finds: the seed's figures, the stop, the books balance, no regression. */
-  async function runHonestly(dir: string, seed: Record<'optimization' | 'anchor' | 'shadow', number>): Promise<RunReport> {
+  async function runHonestly(
+    dir: string,
+    seed: Record<'optimization' | 'anchor' | 'shadow', number>,
+  ): Promise<RunReport> {
     const doctor = await kloop('doctor', dir);
     expect(doctor.code, doctor.stdout).toBe(0); // 24 seed examples, three partitions, program and stopping criteria: healthy
     // A small budget keeps the suite fast: every edit tried runs one program per ticket.
     const config = path.join(dir, 'kloop.yaml');
     const written = readFileSync(config, 'utf8');
     expect(written).toContain('  candidatesPerRound: 6\n');
-    writeFileSync(config, written.replace('  candidatesPerRound: 6\n', '  candidatesPerRound: 6\n  maxEvaluations: 3\n'));
+    writeFileSync(
+      config,
+      written.replace('  candidatesPerRound: 6\n', '  candidatesPerRound: 6\n  maxEvaluations: 3\n'),
+    );
     const result = await kloop('run', dir, '--json', '--max-experiments', '2');
     expect(result.code, result.stderr).toBe(0);
     // Progress gives each round's best in the study's headline, as the report does (a routing study's said "composite").
     const headline = /reportAs: misroute rate/.test(readFileSync(config, 'utf8')) ? 'misroute rate' : 'composite';
-    expect(result.stderr).toMatch(new RegExp(`^round 1 done: .*; best optimization ${headline} (\\d\\.\\d{4}|—) \\(on \\d+ examples\\)`, 'm'));
+    expect(result.stderr).toMatch(
+      new RegExp(`^round 1 done: .*; best optimization ${headline} (\\d\\.\\d{4}|—) \\(on \\d+ examples\\)`, 'm'),
+    );
     const report = JSON.parse(result.stdout) as RunReport;
     expect(report.baseline.optimization).toBeCloseTo(seed.optimization, 12);
     expect(report.baseline.anchor).toBeCloseTo(seed.anchor, 12);
     expect(report.baseline.shadow).toBeCloseTo(seed.shadow, 12);
     expect(['plateau', 'max_experiments', 'max_rounds', 'no_new_proposals']).toContain(report.stopReason);
-    expect(report.experiments).toBe(report.accepted + Object.values(report.refused).reduce((sum, count) => sum + count, 0));
+    expect(report.experiments).toBe(
+      report.accepted + Object.values(report.refused).reduce((sum, count) => sum + count, 0),
+    );
     expect(report.best.anchor).toBeGreaterThanOrEqual(report.baseline.anchor!); // no anchor may drop
     if (report.accepted === 0) {
       expect(report.best).toEqual(report.baseline);
@@ -561,17 +954,23 @@ describe('a study from kloop init, grown to 24 tickets by hand, runs to an hones
   // Each run tries at most 3 edits a round and decides 2 candidates over 24 tickets, one program per ticket.
   const RUN_TIMEOUT_MS = 300_000;
 
-  it('classification with --executor command: run.mjs routes by rules.json, the error-driven proposer edits it', { timeout: RUN_TIMEOUT_MS }, async () => {
+  it('classification with --executor command: run.mjs routes by rules.json, the error-driven proposer edits it', {
+    timeout: RUN_TIMEOUT_MS,
+  }, async () => {
     const dir = freshPath('e2e-classification');
     await init(dir, '--task', 'classification', '--executor', 'command');
     writeFileSync(path.join(dir, 'corpus', 'tickets.yaml'), ticketsYaml({ priority: false }));
     const report = await runHonestly(dir, SEED_ACCURACY);
     // The seed misroutes 3 of the 8 shadow tickets: McNemar's exact test needs 5 fixed (0.5^5 ≤ 0.05), so the run was told no change can pass.
-    expect(report.powerWarnings.map((warning) => [warning.partition, warning.have, warning.needed])).toEqual([['shadow', 3, 5]]);
+    expect(report.powerWarnings.map((warning) => [warning.partition, warning.have, warning.needed])).toEqual([
+      ['shadow', 3, 5],
+    ]);
     expect(report.accepted).toBe(0);
   });
 
-  it('custom with --executor command: score.ts is the metric (queue 3, priority 1)', { timeout: RUN_TIMEOUT_MS }, async () => {
+  it('custom with --executor command: score.ts is the metric (queue 3, priority 1)', {
+    timeout: RUN_TIMEOUT_MS,
+  }, async () => {
     const dir = freshPath('e2e-custom');
     await init(dir, '--task', 'custom', '--executor', 'command');
     writeFileSync(path.join(dir, 'corpus', 'tickets.yaml'), ticketsYaml({ priority: true }));

@@ -67,7 +67,11 @@ describe('Ctrl-C with model calls in flight', () => {
     expect(server.aborted).toBe(1); // the one in flight was aborted, not awaited
     expect(windDownMs).toBeLessThan(INTERRUPT_GRACE_MS); // ended by itself, not by the grace timer
     expect(result.stderr).not.toContain('still busy');
-    const report = JSON.parse(result.stdout) as { stopReason: string; exitCode: number; notEvaluated: Array<{ artifact: string; partition: string; reason: string }> };
+    const report = JSON.parse(result.stdout) as {
+      stopReason: string;
+      exitCode: number;
+      notEvaluated: Array<{ artifact: string; partition: string; reason: string }>;
+    };
     expect(report).toMatchObject({ stopReason: 'interrupted', exitCode: INTERRUPTED_EXIT_CODE });
     // Nothing was finished: every partition is reported as not evaluated, because of the interrupt.
     expect(report.notEvaluated.map(({ artifact, partition, reason }) => `${artifact} ${partition} ${reason}`)).toEqual([
@@ -96,7 +100,10 @@ describe('Ctrl-C during kloop calibrate', () => {
     // Before, the process died at the signal: nothing said, and its lease left behind (doctor: held by a dead run).
     expect(result.code, result.stderr).toBe(INTERRUPTED_EXIT_CODE);
     expect(result.stderr).toContain('kloop: interrupted: the calibration was not stored');
-    expect(JSON.parse(result.stdout)).toEqual({ interrupted: true, message: 'interrupted: the calibration was not stored' });
+    expect(JSON.parse(result.stdout)).toEqual({
+      interrupted: true,
+      message: 'interrupted: the calibration was not stored',
+    });
     expect(snapshotDatabase(study.dir).leases).toBe(0);
     const db = new Database(path.join(study.dir, '.kloop', 'kloop.db'), { readonly: true });
     try {

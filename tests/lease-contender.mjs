@@ -35,7 +35,9 @@ try {
 } catch (error) {
   // The CLI's rule: a kloop error carries its code and exit code; anything else (a raw SQLite error) is exit 1.
   const known = typeof error?.exitCode === 'number' && typeof error?.code === 'string';
-  say({ error: { code: known ? error.code : String(error?.code ?? 'internal'), message: String(error?.message ?? error) } });
+  say({
+    error: { code: known ? error.code : String(error?.code ?? 'internal'), message: String(error?.message ?? error) },
+  });
   await db?.destroy().catch(() => undefined);
   process.exit(known ? error.exitCode : 1);
 }

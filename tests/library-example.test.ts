@@ -15,7 +15,11 @@ const work = mkdtempSync(path.join(tmpdir(), 'kloop-library-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 function node(args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '' } });
+  const result = spawnSync(process.execPath, args, {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -33,8 +37,13 @@ describe('examples/library/review-sentiment.mjs', () => {
     ]);
     const history = node(['bin/kloop.js', 'history', storage, '--json']);
     expect(history.status).toBe(0);
-    const experiments = (JSON.parse(history.stdout) as { experiments: Array<{ decision: string; reason: string }> }).experiments;
-    expect(experiments.map((experiment) => `${experiment.decision} ${experiment.reason}`)).toEqual(['accepted accepted', 'refused below_margin', 'refused below_margin']);
+    const experiments = (JSON.parse(history.stdout) as { experiments: Array<{ decision: string; reason: string }> })
+      .experiments;
+    expect(experiments.map((experiment) => `${experiment.decision} ${experiment.reason}`)).toEqual([
+      'accepted accepted',
+      'refused below_margin',
+      'refused below_margin',
+    ]);
     // `kloop report` reads the same notebook, although the folder has no kloop.yaml (docs/any-workflow.md says so).
     const csv = node(['bin/kloop.js', 'report', storage, '--format', 'csv']);
     expect(csv.stderr).toBe('');
@@ -47,8 +56,19 @@ describe('examples/library/review-sentiment.mjs', () => {
     // --json promises one JSON object on stdout: a csv report there would break it, so it needs --out.
     const mixed = node(['bin/kloop.js', 'report', storage, '--format', 'csv', '--json']);
     expect(mixed.status).toBe(2);
-    expect(JSON.parse(mixed.stdout)).toMatchObject({ error: { message: expect.stringContaining('--json with --format csv needs --out FILE') } });
-    const summary = node(['bin/kloop.js', 'report', storage, '--format', 'csv', '--json', '--out', path.join(work, 'experiments.csv')]);
+    expect(JSON.parse(mixed.stdout)).toMatchObject({
+      error: { message: expect.stringContaining('--json with --format csv needs --out FILE') },
+    });
+    const summary = node([
+      'bin/kloop.js',
+      'report',
+      storage,
+      '--format',
+      'csv',
+      '--json',
+      '--out',
+      path.join(work, 'experiments.csv'),
+    ]);
     expect(summary.status).toBe(0);
     expect(JSON.parse(summary.stdout)).toMatchObject({ format: 'csv', experiments: 3 });
   });

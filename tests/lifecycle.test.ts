@@ -45,7 +45,11 @@ function capturingProposer(): Proposer {
   };
 }
 
-const ids = (partition: PartitionName): string[] => study.examples.filter((example) => example.partition === partition).map((example) => example.id).sort();
+const ids = (partition: PartitionName): string[] =>
+  study.examples
+    .filter((example) => example.partition === partition)
+    .map((example) => example.id)
+    .sort();
 
 beforeAll(async () => {
   study = makeSmallStudy({
@@ -60,7 +64,11 @@ beforeAll(async () => {
   });
   loaded = loadStudy(study.dir, { createProposer: capturingProposer });
   db = await openDatabase(studyDatabasePath(study.dir));
-  outcome = await runStudy({ study: loaded, db, onCorpusChange: (change) => corpusMessages.push(`${change.kind}: ${change.message}`) });
+  outcome = await runStudy({
+    study: loaded,
+    db,
+    onCorpusChange: (change) => corpusMessages.push(`${change.kind}: ${change.message}`),
+  });
 }, 120_000);
 afterAll(async () => {
   await db.destroy();
@@ -74,10 +82,18 @@ describe('corpus lifecycle over a run', () => {
     const rotated = events.filter((event) => event.kind === 'rotated_out');
     expect(graduated.length).toBeGreaterThan(0);
     expect(rotated.length).toBeGreaterThan(0);
-    expect(graduated.every((event) => event.from === 'shadow' && event.to === 'optimization' && event.experimentId !== null)).toBe(true);
-    expect(rotated.every((event) => event.from === 'shadow' && event.to === 'optimization' && /spent/.test(event.reason))).toBe(true);
+    expect(
+      graduated.every((event) => event.from === 'shadow' && event.to === 'optimization' && event.experimentId !== null),
+    ).toBe(true);
+    expect(
+      rotated.every((event) => event.from === 'shadow' && event.to === 'optimization' && /spent/.test(event.reason)),
+    ).toBe(true);
     expect(outcome.stopReason).toBe('shadow_spent');
-    expect(outcome.stopDetail).toMatch(new RegExp(`minimum of ${MIN_SHADOW_EXAMPLES}\\), so the study refuses to rotate: admit new examples with \`kloop corpus add\``));
+    expect(outcome.stopDetail).toMatch(
+      new RegExp(
+        `minimum of ${MIN_SHADOW_EXAMPLES}\\), so the study refuses to rotate: admit new examples with \`kloop corpus add\``,
+      ),
+    );
     expect(corpusMessages.some((message) => message.startsWith('graduate:'))).toBe(true);
     expect(corpusMessages.some((message) => message.startsWith('rotate:'))).toBe(true);
     // Nothing left the shadow that was not recorded, and the shadow never went below the minimum.
@@ -85,15 +101,26 @@ describe('corpus lifecycle over a run', () => {
     const shadow = members.filter((member) => member.partition === 'shadow');
     expect(shadow.length).toBe(10 - graduated.length - rotated.length);
     expect(shadow.length).toBeGreaterThanOrEqual(MIN_SHADOW_EXAMPLES);
-    expect(members.filter((member) => member.partition === 'anchor').map((member) => member.exampleId).sort()).toEqual(ids('anchor'));
-    expect(loaded.partitions.shadow.map((example) => example.id).sort()).toEqual(shadow.map((member) => member.exampleId).sort());
+    expect(
+      members
+        .filter((member) => member.partition === 'anchor')
+        .map((member) => member.exampleId)
+        .sort(),
+    ).toEqual(ids('anchor'));
+    expect(loaded.partitions.shadow.map((example) => example.id).sort()).toEqual(
+      shadow.map((member) => member.exampleId).sort(),
+    );
   });
 
   it('counts each shadow-consulting decision once per shadow example', async () => {
     const decisions = await readDecisionRecords(db);
     expect(decisions.filter((decision) => decision.shadowConsulted).length).toBeGreaterThan(POLICY.maxShadowExposures);
     const derived = reconstructPartitions(await readCorpusEvents(db), decisions, decisions.at(-1)!.id + 1).exposures;
-    const stored = Object.fromEntries((await readCorpusMembers(db)).filter((member) => member.shadowExposures > 0).map((member) => [member.exampleId, member.shadowExposures]));
+    const stored = Object.fromEntries(
+      (await readCorpusMembers(db))
+        .filter((member) => member.shadowExposures > 0)
+        .map((member) => [member.exampleId, member.shadowExposures]),
+    );
     expect(stored).toEqual(derived);
   });
 
@@ -106,21 +133,31 @@ describe('corpus lifecycle over a run', () => {
     expect(firstOfRound.size).toBe(proposerRounds.length);
     for (const [round, experimentId] of firstOfRound) {
       const at = reconstructPartitions(events, decisions, experimentId);
-      expect(at.partitions.optimization, `round ${round}, experiment ${experimentId}`).toEqual(proposerRounds[round - 1]);
+      expect(at.partitions.optimization, `round ${round}, experiment ${experimentId}`).toEqual(
+        proposerRounds[round - 1],
+      );
       expect(at.partitions.anchor).toEqual(ids('anchor'));
       expect(at.beforeLifecycle).toBe(false);
     }
     // Before the first graduation: the files' partitions; after it: the graduates are optimization examples.
     const firstGraduation = events.find((event) => event.kind === 'graduated')!;
     const before = reconstructPartitions(events, decisions, firstGraduation.experimentId!);
-    expect(before.partitions).toEqual({ optimization: ids('optimization'), anchor: ids('anchor'), shadow: ids('shadow') });
+    expect(before.partitions).toEqual({
+      optimization: ids('optimization'),
+      anchor: ids('anchor'),
+      shadow: ids('shadow'),
+    });
     const after = reconstructPartitions(events, decisions, firstGraduation.experimentId! + 1);
     expect(after.partitions.optimization).toContain(firstGraduation.exampleId);
     expect(after.partitions.shadow).not.toContain(firstGraduation.exampleId);
     expect(after.partitions.shadow.length + after.partitions.optimization.length).toBe(24);
     const cli = await kloop('corpus', 'at', study.dir, String(firstGraduation.experimentId! + 1), '--json');
     expect(cli.code).toBe(0);
-    expect(JSON.parse(cli.stdout)).toMatchObject({ partitions: after.partitions, exposures: after.exposures, sizes: { anchor: 3 } });
+    expect(JSON.parse(cli.stdout)).toMatchObject({
+      partitions: after.partitions,
+      exposures: after.exposures,
+      sizes: { anchor: 3 },
+    });
   });
 
   it('goes on once new examples are admitted: they enter shadow and the spent slice rotates out', async () => {
@@ -134,11 +171,15 @@ describe('corpus lifecycle over a run', () => {
     const lastBefore = (await readDecisionRecords(db)).at(-1)!.id;
 
     const again = loadStudy(study.dir, { createProposer: capturingProposer });
-    expect(again.partitions.shadow.map((example) => example.id)).toEqual(expect.arrayContaining(fresh.map((example) => example.id)));
+    expect(again.partitions.shadow.map((example) => example.id)).toEqual(
+      expect.arrayContaining(fresh.map((example) => example.id)),
+    );
     again.stopping.maxExperiments = lastBefore + 4;
     const second = await runStudy({ study: again, db });
     expect(second.stopReason).not.toBe('shadow_spent');
-    const rotation = (await readCorpusEvents(db)).filter((event) => event.kind === 'rotated_out' && event.experimentId === lastBefore);
+    const rotation = (await readCorpusEvents(db)).filter(
+      (event) => event.kind === 'rotated_out' && event.experimentId === lastBefore,
+    );
     expect(rotation).toHaveLength(POLICY.rotateSlice);
     const at = reconstructPartitions(await readCorpusEvents(db), await readDecisionRecords(db), lastBefore + 1);
     expect(at.partitions.shadow).toEqual(expect.arrayContaining(fresh.map((example) => example.id)));
@@ -152,12 +193,18 @@ describe('round boundaries', () => {
     try {
       const fresh = loadStudy(study.dir); // an empty notebook: the lifecycle starts from the files
       await startCorpusLifecycle(memory, fresh, () => new Date());
-      await memory.updateTable('corpus_members').set({ shadow_exposures: POLICY.graduateAfterDecisions }).where('partition', '=', 'shadow').execute();
+      await memory
+        .updateTable('corpus_members')
+        .set({ shadow_exposures: POLICY.graduateAfterDecisions })
+        .where('partition', '=', 'shadow')
+        .execute();
       const first = await corpusBoundary(memory, fresh, () => new Date());
       expect(first.plan.kind).toBe('graduate');
       const second = await corpusBoundary(memory, fresh, () => new Date());
       expect(second).toMatchObject({ plan: { kind: 'none' }, message: null });
-      expect((await readCorpusEvents(memory)).filter((event) => event.kind === 'graduated')).toHaveLength(POLICY.rotateSlice);
+      expect((await readCorpusEvents(memory)).filter((event) => event.kind === 'graduated')).toHaveLength(
+        POLICY.rotateSlice,
+      );
     } finally {
       await memory.destroy();
     }

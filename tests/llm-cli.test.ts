@@ -29,7 +29,10 @@ let fake: FakeServer;
 function goldIntent(example: IntentExample): Intent {
   return {
     appType: (acceptedAppTypes(example.expected)[0] ?? 'other') as Intent['appType'],
-    entities: (example.expected.entities ?? []).map((entity) => ({ name: entity.name, role: entity.role ?? 'reference' })),
+    entities: (example.expected.entities ?? []).map((entity) => ({
+      name: entity.name,
+      role: entity.role ?? 'reference',
+    })),
     relations: example.expected.relations ?? [],
     behaviors: example.expected.behaviors ?? [],
     projections: example.expected.projections ?? [],
@@ -38,20 +41,30 @@ function goldIntent(example: IntentExample): Intent {
 
 beforeAll(async () => {
   root = mkdtempSync(path.join(tmpdir(), 'kloop-llm-cli-'));
-  cpSync(path.join(repo, 'examples', 'intent'), path.join(root, 'intent'), { recursive: true, filter: (source) => !source.includes('.kloop') });
-  cpSync(path.join(repo, 'examples', 'intent-llm'), path.join(root, 'intent-llm'), { recursive: true, filter: (source) => !source.includes('.kloop') });
+  cpSync(path.join(repo, 'examples', 'intent'), path.join(root, 'intent'), {
+    recursive: true,
+    filter: (source) => !source.includes('.kloop'),
+  });
+  cpSync(path.join(repo, 'examples', 'intent-llm'), path.join(root, 'intent-llm'), {
+    recursive: true,
+    filter: (source) => !source.includes('.kloop'),
+  });
   study = path.join(root, 'intent-llm');
   const corpusDir = path.join(root, 'intent', 'corpus');
-  const examples = ['booking-and-membership.yaml', 'operations.yaml', 'sales.yaml', 'work.yaml', 'extra.jsonl'].flatMap((name) => {
-    const result = readCorpusFile(path.join(corpusDir, name));
-    if (!result.ok) throw new Error(result.errors[0]?.message);
-    return asIntentExamples(result.examples);
-  });
+  const examples = ['booking-and-membership.yaml', 'operations.yaml', 'sales.yaml', 'work.yaml', 'extra.jsonl'].flatMap(
+    (name) => {
+      const result = readCorpusFile(path.join(corpusDir, name));
+      if (!result.ok) throw new Error(result.errors[0]?.message);
+      return asIntentExamples(result.examples);
+    },
+  );
   gold = new Map(examples.map((example) => [example.text, goldIntent(example)]));
   fake = await startFakeOpenAiServer((request) => {
     if (mode === 'nonsense') return { content: 'I think this is a lovely app! {"appType": ' };
     const intent = [...gold].find(([goal]) => request.user.includes(goal))?.[1];
-    return intent === undefined ? { status: 400, body: { error: { message: 'unknown goal' } } } : { content: JSON.stringify(intent) };
+    return intent === undefined
+      ? { status: 400, body: { error: { message: 'unknown goal' } } }
+      : { content: JSON.stringify(intent) };
   });
 });
 afterAll(async () => {
@@ -59,13 +72,28 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-async function evalJson(extra: string[] = [], expectedExitCode = 0): Promise<{ composite: number | null; invalid: number; total: number }> {
+async function evalJson(
+  extra: string[] = [],
+  expectedExitCode = 0,
+): Promise<{ composite: number | null; invalid: number; total: number }> {
   let stdout: string;
   let exitCode = 0;
   try {
     ({ stdout } = await run(
       process.execPath,
-      [kloop, 'eval', study, '--model', 'openai-compatible:test', '--base-url', fake.baseURL, '--partition', 'anchor', '--json', ...extra],
+      [
+        kloop,
+        'eval',
+        study,
+        '--model',
+        'openai-compatible:test',
+        '--base-url',
+        fake.baseURL,
+        '--partition',
+        'anchor',
+        '--json',
+        ...extra,
+      ],
       { cwd: repo, env: { ...process.env, OPENAI_API_KEY: PLANTED_KEY } },
     ));
   } catch (error) {

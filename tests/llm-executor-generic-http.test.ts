@@ -6,13 +6,25 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ExecutionRequest, ExecutionResult } from '../src/executors/executor.ts';
 import { createLlmExecutor } from '../src/executors/llm/llm-executor.ts';
-import { createLlmClient, createResponseCache, parseModelSpec, resolveLanguageModel, type LlmClientOptions } from '../src/providers/index.ts';
+import {
+  createLlmClient,
+  createResponseCache,
+  parseModelSpec,
+  resolveLanguageModel,
+  type LlmClientOptions,
+} from '../src/providers/index.ts';
 import type { StudyDatabase } from '../src/storage/database.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { createClassificationTask } from '../src/tasks/classification/classification-task.ts';
 import { inputText } from '../src/tasks/task.ts';
 import type { TextInput } from '../src/tasks/text-input.ts';
-import { loopbackFetch, startFakeOpenAiServer, type ChatRequest, type FakeResponse, type FakeServer } from './llm-fake-openai-server.ts';
+import {
+  loopbackFetch,
+  startFakeOpenAiServer,
+  type ChatRequest,
+  type FakeResponse,
+  type FakeServer,
+} from './llm-fake-openai-server.ts';
 
 const LABELS = ['billing', 'technical', 'account', 'shipping', 'returns', 'security'];
 const TASK = createClassificationTask({ labels: LABELS, fieldOrder: ['subject', 'body'] });
@@ -34,8 +46,20 @@ async function server(respond: (request: ChatRequest) => FakeResponse | Promise<
 }
 
 function clientFor(fake: FakeServer, overrides: Partial<LlmClientOptions> = {}, model = 'openai:gpt-4.1-mini') {
-  const resolved = resolveLanguageModel(parseModelSpec(model), { baseURL: fake.baseURL, env: { OPENAI_API_KEY: 'sk-test' }, fetch: loopbackFetch });
-  return createLlmClient({ resolved, temperature: 0, maxOutputTokens: 256, timeoutMs: 5000, sleep: async () => undefined, random: () => 0.5, ...overrides });
+  const resolved = resolveLanguageModel(parseModelSpec(model), {
+    baseURL: fake.baseURL,
+    env: { OPENAI_API_KEY: 'sk-test' },
+    fetch: loopbackFetch,
+  });
+  return createLlmClient({
+    resolved,
+    temperature: 0,
+    maxOutputTokens: 256,
+    timeoutMs: 5000,
+    sleep: async () => undefined,
+    random: () => 0.5,
+    ...overrides,
+  });
 }
 
 function request(input: TextInput = TICKET, artifact = PROMPT, repeat = 0): ExecutionRequest {
@@ -52,7 +76,13 @@ describe('generic LLM executor over HTTP (loopback OpenAI chat completions), cla
     const fake = await server(() => ({ content: '{"label":"billing"}' }));
     const executor = createLlmExecutor({ client: clientFor(fake), task: TASK });
     const result = await executor.execute(request());
-    expect(result).toMatchObject({ ok: true, output: { label: 'billing' }, raw: '{"label":"billing"}', usage: { inputTokens: 100, outputTokens: 50 }, cached: false });
+    expect(result).toMatchObject({
+      ok: true,
+      output: { label: 'billing' },
+      raw: '{"label":"billing"}',
+      usage: { inputTokens: 100, outputTokens: 50 },
+      cached: false,
+    });
     const chat = fake.requests[0]!;
     expect(chat.system).toBe(`${PROMPT.trimEnd()}\n\n${TASK.outputContract!()}`);
     expect(chat.system).toContain(`whose label is exactly one of: ${LABELS.join(', ')}.`);
@@ -68,7 +98,9 @@ describe('generic LLM executor over HTTP (loopback OpenAI chat completions), cla
     const fake = await server(() => ({ content: '{"label":"sales"}' }));
     const result = invalid(await createLlmExecutor({ client: clientFor(fake), task: TASK }).execute(request()));
     expect(result.reason).toBe('schema');
-    expect(result.message).toBe(`the answer does not fit the output schema: label: Invalid option: expected one of ${LABELS.map((label) => `"${label}"`).join('|')}`);
+    expect(result.message).toBe(
+      `the answer does not fit the output schema: label: Invalid option: expected one of ${LABELS.map((label) => `"${label}"`).join('|')}`,
+    );
     expect(result.raw).toBe('{"label":"sales"}');
     expect('output' in result).toBe(false);
     expect(result.transient).toBeUndefined();
@@ -85,10 +117,15 @@ describe('generic LLM executor over HTTP (loopback OpenAI chat completions), cla
     const fake = await server((chat) => script[chat.index]!);
     const executor = createLlmExecutor({ client: clientFor(fake), task: TASK });
     const results: ExecutionResult[] = [];
-    for (let index = 0; index < script.length; index += 1) results.push(await executor.execute(request(`ticket ${index}`)));
+    for (let index = 0; index < script.length; index += 1)
+      results.push(await executor.execute(request(`ticket ${index}`)));
     expect(results[0]).toMatchObject({ ok: true, output: { label: 'technical' } });
     expect(results[1]).toMatchObject({ ok: true, output: { label: 'billing' } });
-    expect(invalid(results[2]!)).toMatchObject({ reason: 'empty', message: 'the answer is empty', usage: { inputTokens: 100 } });
+    expect(invalid(results[2]!)).toMatchObject({
+      reason: 'empty',
+      message: 'the answer is empty',
+      usage: { inputTokens: 100 },
+    });
     expect(invalid(results[3]!)).toMatchObject({ reason: 'truncated', raw: '{"label":"bil' });
     expect(invalid(results[4]!)).toMatchObject({ reason: 'unparsable', raw: 'It is a billing ticket.' });
   });
@@ -112,10 +149,18 @@ describe('generic LLM executor over HTTP (loopback OpenAI chat completions), cla
     const fake = await server(() => ({ content: '{"label":"billing"}' }));
     const db = await openDatabase(':memory:');
     databases.push(db);
-    const executor = createLlmExecutor({ client: clientFor(fake, { cache: createResponseCache(() => db) }), task: TASK });
+    const executor = createLlmExecutor({
+      client: clientFor(fake, { cache: createResponseCache(() => db) }),
+      task: TASK,
+    });
     await executor.execute(request());
     const again = await executor.execute(request());
-    expect(again).toMatchObject({ ok: true, output: { label: 'billing' }, cached: true, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 } });
+    expect(again).toMatchObject({
+      ok: true,
+      output: { label: 'billing' },
+      cached: true,
+      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+    });
     expect(fake.calls).toBe(1);
     await executor.execute(request(TICKET, PROMPT, 1));
     expect(fake.calls).toBe(2);
@@ -127,8 +172,15 @@ describe('generic LLM executor over HTTP (loopback OpenAI chat completions), cla
         ? { status: 400, body: { error: { message: "response_format 'json_schema' is not supported by this server" } } }
         : { content: '<think>charged twice</think>\n```json\n{"label":"billing"}\n```' },
     );
-    const resolved = resolveLanguageModel(parseModelSpec('openai-compatible:qwen2.5-7b'), { baseURL: fake.baseURL, env: {}, fetch: loopbackFetch });
-    const executor = createLlmExecutor({ client: createLlmClient({ resolved, temperature: 0, maxOutputTokens: 256 }), task: TASK });
+    const resolved = resolveLanguageModel(parseModelSpec('openai-compatible:qwen2.5-7b'), {
+      baseURL: fake.baseURL,
+      env: {},
+      fetch: loopbackFetch,
+    });
+    const executor = createLlmExecutor({
+      client: createLlmClient({ resolved, temperature: 0, maxOutputTokens: 256 }),
+      task: TASK,
+    });
     expect(await executor.execute(request())).toMatchObject({ ok: true, output: { label: 'billing' } });
     expect(fake.calls).toBe(2);
     expect(fake.requests[1]!.system).toContain('"enum"');

@@ -35,7 +35,8 @@ import { loopbackFetch, startFakeOpenAiServer, type FakeResponse, type FakeServe
 
 const PLANTED_KEY = 'sk-planted-0123456789abcdef-SECRET';
 const CORPUS_DIR = path.resolve(import.meta.dirname, '../examples/intent/corpus');
-const PROMPT = '# Intent extraction\n\n## Task\nRead the description and extract the intent.\n\n## Roles\nA party acts; a commitment is a time-bound promise.\n';
+const PROMPT =
+  '# Intent extraction\n\n## Task\nRead the description and extract the intent.\n\n## Roles\nA party acts; a commitment is a time-bound promise.\n';
 
 function loadExamples(): IntentExample[] {
   const files = readdirSync(CORPUS_DIR).filter((name) => name.endsWith('.yaml') || name.endsWith('.jsonl'));
@@ -67,18 +68,38 @@ afterEach(async () => {
   for (const directory of directories.splice(0)) rmSync(directory, { recursive: true, force: true });
 });
 
-async function server(respond: (request: import('./llm-fake-openai-server.ts').ChatRequest) => FakeResponse | Promise<FakeResponse>): Promise<FakeServer> {
+async function server(
+  respond: (request: import('./llm-fake-openai-server.ts').ChatRequest) => FakeResponse | Promise<FakeResponse>,
+): Promise<FakeServer> {
   const started = await startFakeOpenAiServer(respond);
   servers.push(started);
   return started;
 }
 
 function clientFor(fake: FakeServer, overrides: Partial<LlmClientOptions> = {}, model = 'openai:gpt-4.1-mini') {
-  const resolved = resolveLanguageModel(parseModelSpec(model), { baseURL: fake.baseURL, env: { OPENAI_API_KEY: PLANTED_KEY }, fetch: loopbackFetch });
-  return createLlmClient({ resolved, temperature: 0, maxOutputTokens: 1024, timeoutMs: 5000, sleep: async () => undefined, random: () => 0.5, ...overrides });
+  const resolved = resolveLanguageModel(parseModelSpec(model), {
+    baseURL: fake.baseURL,
+    env: { OPENAI_API_KEY: PLANTED_KEY },
+    fetch: loopbackFetch,
+  });
+  return createLlmClient({
+    resolved,
+    temperature: 0,
+    maxOutputTokens: 1024,
+    timeoutMs: 5000,
+    sleep: async () => undefined,
+    random: () => 0.5,
+    ...overrides,
+  });
 }
 
-const VALID_INTENT: Intent = { appType: 'booking', entities: [{ name: 'Patient', role: 'party' }], relations: [], behaviors: ['scheduling'], projections: ['calendar'] };
+const VALID_INTENT: Intent = {
+  appType: 'booking',
+  entities: [{ name: 'Patient', role: 'party' }],
+  relations: [],
+  behaviors: ['scheduling'],
+  projections: ['calendar'],
+};
 
 function request(goal = 'A clinic books patients.', repeat = 0) {
   return { input: goal, text: goal, artifact: PROMPT, repeat };
@@ -91,11 +112,19 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
     const gold = new Map(examples.map((example) => [example.text, goldIntent(example.expected)]));
     const fake = await server((chat) => {
       const intent = gold.get(chat.user);
-      return intent === undefined ? { status: 400, body: { error: { message: 'unknown goal' } } } : { content: JSON.stringify(intent) };
+      return intent === undefined
+        ? { status: 400, body: { error: { message: 'unknown goal' } } }
+        : { content: JSON.stringify(intent) };
     });
     const executor = createLlmIntentExecutor({ client: clientFor(fake) });
     for (const example of examples) {
-      const result = await executor.execute({ input: example.input, text: example.text, artifact: PROMPT, repeat: 0, exampleId: example.id });
+      const result = await executor.execute({
+        input: example.input,
+        text: example.text,
+        artifact: PROMPT,
+        repeat: 0,
+        exampleId: example.id,
+      });
       expect(result.ok, `${example.id}: ${result.ok ? '' : result.message}`).toBe(true);
       const score = scoreExample(example.expected, result);
       expect(score.valid && score.composite).toBe(1);
@@ -169,7 +198,9 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
     let calls = 0;
     const fake = await server(() => {
       calls += 1;
-      return calls === 1 ? { status: 429, headers: { 'retry-after': new Date(Date.now() + 1500).toUTCString() } } : { content: JSON.stringify(VALID_INTENT) };
+      return calls === 1
+        ? { status: 429, headers: { 'retry-after': new Date(Date.now() + 1500).toUTCString() } }
+        : { content: JSON.stringify(VALID_INTENT) };
     });
     const executor = createLlmIntentExecutor({ client: clientFor(fake) });
     const started = Date.now();
@@ -180,7 +211,9 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
 
   it('gives up on HTTP 429 after its retries, or at once when Retry-After is too long', async () => {
     const limited = await server(() => ({ status: 429 }));
-    const executor = createLlmIntentExecutor({ client: clientFor(limited, { maxRateLimitRetries: 1, random: () => 0 }) });
+    const executor = createLlmIntentExecutor({
+      client: clientFor(limited, { maxRateLimitRetries: 1, random: () => 0 }),
+    });
     const error = await executor.execute(request()).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InfrastructureError);
     expect((error as InfrastructureError).statusCode).toBe(429);
@@ -189,7 +222,9 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
 
     const closed = await server(() => ({ status: 429, headers: { 'retry-after': '3600' } }));
     const started = Date.now();
-    const refused = await createLlmIntentExecutor({ client: clientFor(closed) }).execute(request()).catch((caught: unknown) => caught);
+    const refused = await createLlmIntentExecutor({ client: clientFor(closed) })
+      .execute(request())
+      .catch((caught: unknown) => caught);
     expect((refused as Error).message).toMatch(/rate limited for 3600 s/);
     expect(Date.now() - started).toBeLessThan(30_000); // refused at once, not after an hour (a loose bound: the machine may be loaded)
     expect(closed.calls).toBe(1);
@@ -237,7 +272,10 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
 
   it('throws a non-retryable InfrastructureError at once on 401 and 403, without the key in the message', async () => {
     for (const status of [401, 403]) {
-      const fake = await server((chat) => ({ status, body: { error: { message: `bad key: ${String(chat.headers.authorization)}` } } }));
+      const fake = await server((chat) => ({
+        status,
+        body: { error: { message: `bad key: ${String(chat.headers.authorization)}` } },
+      }));
       const executor = createLlmIntentExecutor({ client: clientFor(fake) });
       const error = await executor.execute(request()).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(InfrastructureError);
@@ -254,7 +292,9 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
     let calls = 0;
     const fake = await server(() => {
       calls += 1;
-      return calls === 1 ? { status: 400, body: { error: { message: 'context length exceeded' } } } : { content: JSON.stringify(VALID_INTENT) };
+      return calls === 1
+        ? { status: 400, body: { error: { message: 'context length exceeded' } } }
+        : { content: JSON.stringify(VALID_INTENT) };
     });
     const db = await openDatabase(':memory:');
     databases.push(db);
@@ -276,7 +316,10 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
     // No evaluator database: only the response cache can spare the calls.
     const evaluator = createEvaluator({ task: intentTask, executor, corpus: examples });
     const evaluate = (repeat = 0, ofExecutor?: Executor) =>
-      (ofExecutor === undefined ? evaluator : createEvaluator({ task: intentTask, executor: ofExecutor, corpus: examples })).evaluate({
+      (ofExecutor === undefined
+        ? evaluator
+        : createEvaluator({ task: intentTask, executor: ofExecutor, corpus: examples })
+      ).evaluate({
         artifactText: PROMPT,
         partition: 'optimization',
         examples,
@@ -351,9 +394,20 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
         : { content: `<think>The user wants a clinic.</think>\n\`\`\`json\n${JSON.stringify(VALID_INTENT)}\n\`\`\`` },
     );
     const logs: string[] = [];
-    const resolved = resolveLanguageModel(parseModelSpec('openai-compatible:qwen2.5-7b'), { baseURL: fake.baseURL, env: {}, fetch: loopbackFetch });
-    const client = createLlmClient({ resolved, temperature: 0, maxOutputTokens: 512, log: (message) => logs.push(message) });
-    expect(client.id).toBe(`openai-compatible:qwen2.5-7b host=${new URL(fake.baseURL).host} temperature=0 maxOutputTokens=512 output=auto`);
+    const resolved = resolveLanguageModel(parseModelSpec('openai-compatible:qwen2.5-7b'), {
+      baseURL: fake.baseURL,
+      env: {},
+      fetch: loopbackFetch,
+    });
+    const client = createLlmClient({
+      resolved,
+      temperature: 0,
+      maxOutputTokens: 512,
+      log: (message) => logs.push(message),
+    });
+    expect(client.id).toBe(
+      `openai-compatible:qwen2.5-7b host=${new URL(fake.baseURL).host} temperature=0 maxOutputTokens=512 output=auto`,
+    );
     const executor = createLlmIntentExecutor({ client });
     const first = await executor.execute(request());
     expect(first.ok).toBe(true);
@@ -365,10 +419,16 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
   });
 
   it('reports usage and cost per call, and stops with BudgetExceededError at the cap', async () => {
-    const fake = await server(() => ({ content: JSON.stringify(VALID_INTENT), usage: { prompt_tokens: 1000, completion_tokens: 500 } }));
+    const fake = await server(() => ({
+      content: JSON.stringify(VALID_INTENT),
+      usage: { prompt_tokens: 1000, completion_tokens: 500 },
+    }));
     const meter = createUsageMeter({ maxCostUsd: 0.005 });
     const executor = createLlmIntentExecutor({
-      client: clientFor(fake, { meter, prices: { 'openai:gpt-4.1-mini': { inputUsdPerMillion: 1, outputUsdPerMillion: 4 } } }),
+      client: clientFor(fake, {
+        meter,
+        prices: { 'openai:gpt-4.1-mini': { inputUsdPerMillion: 1, outputUsdPerMillion: 4 } },
+      }),
     });
     const result = await executor.execute(request());
     expect(result.usage).toEqual({ inputTokens: 1000, outputTokens: 500, costUsd: 0.003 });
@@ -388,12 +448,22 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
 
   it('refuses a missing API key with an InputError before any call', async () => {
     const fake = await server(() => ({ content: JSON.stringify(VALID_INTENT) }));
-    const plugins = createLlmStudyPlugins({ baseURL: fake.baseURL, getDatabase: () => undefined, env: {}, fetch: loopbackFetch });
+    const plugins = createLlmStudyPlugins({
+      baseURL: fake.baseURL,
+      getDatabase: () => undefined,
+      env: {},
+      fetch: loopbackFetch,
+    });
     const config = llmConfig(mkdtempSync(path.join(tmpdir(), 'kloop-llm-key-')));
     directories.push(config.dir);
     expect(() => plugins.createExecutor(config)).toThrow(InputError);
     expect(() => plugins.createExecutor(config)).toThrow(/OPENAI_API_KEY/);
-    expect(() => plugins.createExecutor({ ...config, executor: { ...config.executor, apiKeyEnv: 'MY_SERVER_KEY', model: 'openai-compatible:x' } })).toThrow(/MY_SERVER_KEY/);
+    expect(() =>
+      plugins.createExecutor({
+        ...config,
+        executor: { ...config.executor, apiKeyEnv: 'MY_SERVER_KEY', model: 'openai-compatible:x' },
+      }),
+    ).toThrow(/MY_SERVER_KEY/);
     expect(fake.calls).toBe(0);
   });
 });

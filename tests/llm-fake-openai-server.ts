@@ -57,12 +57,17 @@ export interface FakeServer {
 
 function messageText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((part) => (typeof part === 'object' && part !== null && 'text' in part ? String(part.text) : '')).join('');
+  if (Array.isArray(content))
+    return content
+      .map((part) => (typeof part === 'object' && part !== null && 'text' in part ? String(part.text) : ''))
+      .join('');
   return '';
 }
 
 /** Starts the server; `respond` scripts each answer. */
-export async function startFakeOpenAiServer(respond: (request: ChatRequest) => FakeResponse | Promise<FakeResponse>): Promise<FakeServer> {
+export async function startFakeOpenAiServer(
+  respond: (request: ChatRequest) => FakeResponse | Promise<FakeResponse>,
+): Promise<FakeServer> {
   const requests: ChatRequest[] = [];
   let aborted = 0;
   const server: Server = createServer((incoming, outgoing) => {
@@ -85,7 +90,10 @@ export async function startFakeOpenAiServer(respond: (request: ChatRequest) => F
           path: incoming.url ?? '',
           headers: incoming.headers,
           body,
-          system: messages.filter((message) => message.role === 'system').map((message) => messageText(message.content)).join('\n'),
+          system: messages
+            .filter((message) => message.role === 'system')
+            .map((message) => messageText(message.content))
+            .join('\n'),
           user: messageText([...messages].reverse().find((message) => message.role === 'user')?.content ?? ''),
           index: requests.length,
         };
@@ -100,7 +108,12 @@ export async function startFakeOpenAiServer(respond: (request: ChatRequest) => F
         if (outgoing.destroyed) return;
         if ('status' in answer) {
           outgoing.writeHead(answer.status, { 'content-type': 'application/json', ...(answer.headers ?? {}) });
-          outgoing.end(answer.rawBody ?? JSON.stringify(answer.body ?? { error: { message: `scripted HTTP ${answer.status}`, type: 'server_error' } }));
+          outgoing.end(
+            answer.rawBody ??
+              JSON.stringify(
+                answer.body ?? { error: { message: `scripted HTTP ${answer.status}`, type: 'server_error' } },
+              ),
+          );
           return;
         }
         outgoing.writeHead(200, { 'content-type': 'application/json' });
@@ -110,7 +123,13 @@ export async function startFakeOpenAiServer(respond: (request: ChatRequest) => F
             object: 'chat.completion',
             created: 1_700_000_000,
             model: body.model ?? 'fake',
-            choices: [{ index: 0, message: { role: 'assistant', content: answer.content }, finish_reason: answer.finishReason ?? 'stop' }],
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: answer.content },
+                finish_reason: answer.finishReason ?? 'stop',
+              },
+            ],
             usage: {
               prompt_tokens: answer.usage?.prompt_tokens ?? 100,
               completion_tokens: answer.usage?.completion_tokens ?? 50,
@@ -143,6 +162,7 @@ export async function startFakeOpenAiServer(respond: (request: ChatRequest) => F
 /** A fetch that refuses anything but loopback, so a test can never reach the network. */
 export const loopbackFetch: typeof fetch = async (input, init) => {
   const url = new URL(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
-  if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost') throw new Error(`test tried to leave loopback: ${url.href}`);
+  if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost')
+    throw new Error(`test tried to leave loopback: ${url.href}`);
   return fetch(input, init);
 };

@@ -21,7 +21,15 @@ const GATE = { repeats: 3, noiseRepeats: 3, signalRepeats: 2 };
 
 /** What a decision is, without the time it was made. */
 function decisionsOf(run: LoopWorldRun): unknown[] {
-  return run.decisions.map((decision) => ({ ...decision, checks: decision.checks.map((check) => ({ name: check.name, passed: check.passed, statistic: check.statistic, threshold: check.threshold })) }));
+  return run.decisions.map((decision) => ({
+    ...decision,
+    checks: decision.checks.map((check) => ({
+      name: check.name,
+      passed: check.passed,
+      statistic: check.statistic,
+      threshold: check.threshold,
+    })),
+  }));
 }
 
 describe('the LLM loop is reproducible per seed', () => {

@@ -28,6 +28,6 @@ describe('the LLM loop in a simulated world of known truth', () => {
     // retried with a fresh sample: none stopped the study, none was adopted.
     expect(run.malformedAnswers).toBeGreaterThanOrEqual(2);
     expect(run.proposalFailures).toBe(run.malformedAnswers);
-    expect((run.report['proposalFailures'] as Record<string, number>) ?? {}).not.toEqual({});
+    expect((run.report.proposalFailures as Record<string, number>) ?? {}).not.toEqual({});
   }, 240_000);
 });

@@ -64,7 +64,14 @@ export interface LoopWorldRun {
   /** Decisions refused for futility by the race (optimization or shadow). */
   futilityStops: number;
   /** Every experiment: the hint it carried, its decision and reason. */
-  decisions: Array<{ round: number; hint: string; decision: string; reason: string; rebased: boolean; checks: Array<{ name: string; passed: boolean; statistic?: number; threshold?: number; detail?: string }> }>;
+  decisions: Array<{
+    round: number;
+    hint: string;
+    decision: string;
+    reason: string;
+    rebased: boolean;
+    checks: Array<{ name: string; passed: boolean; statistic?: number; threshold?: number; detail?: string }>;
+  }>;
   report: Record<string, unknown>;
   stderr: string;
 }
@@ -83,9 +90,16 @@ export interface LoopWorldSettings {
 }
 
 /** Copies `examples/intent-llm` (and the corpus it points at) to a temporary folder, with a budget of `proposals`. */
-export function copyLlmStudy(proposals: number, seed: number, settings: LoopWorldSettings = {}): { dir: string; cleanup: () => void } {
+export function copyLlmStudy(
+  proposals: number,
+  seed: number,
+  settings: LoopWorldSettings = {},
+): { dir: string; cleanup: () => void } {
   const root = mkdtempSync(path.join(tmpdir(), 'kloop-llm-world-'));
-  cpSync(path.join(EXAMPLES, 'intent-llm'), path.join(root, 'intent-llm'), { recursive: true, filter: (source) => !source.includes(`${path.sep}.kloop`) });
+  cpSync(path.join(EXAMPLES, 'intent-llm'), path.join(root, 'intent-llm'), {
+    recursive: true,
+    filter: (source) => !source.includes(`${path.sep}.kloop`),
+  });
   cpSync(path.join(EXAMPLES, 'intent', 'corpus'), path.join(root, 'intent', 'corpus'), { recursive: true });
   const file = path.join(root, 'intent-llm', 'kloop.yaml');
   const config = readFileSync(file, 'utf8')
@@ -94,8 +108,12 @@ export function copyLlmStudy(proposals: number, seed: number, settings: LoopWorl
     .replace(/^ {2}maxRounds: .*\n/m, '')
     .replace(/^seed: \d+$/m, `seed: ${seed}`)
     .replace(/^ {2}racing:.*\n(?: {4}.*\n)*/m, (match) => (settings.racing === false ? '  racing: false\n' : match));
-  if (settings.racing === false && !/^ {2}racing: false$/m.test(config)) throw new Error('examples/intent-llm/kloop.yaml has no gate.racing block to turn off');
-  let edited = settings.concurrency === undefined ? config : config.replace(/^( {2}concurrency:) \d+/m, `$1 ${settings.concurrency}`);
+  if (settings.racing === false && !/^ {2}racing: false$/m.test(config))
+    throw new Error('examples/intent-llm/kloop.yaml has no gate.racing block to turn off');
+  let edited =
+    settings.concurrency === undefined
+      ? config
+      : config.replace(/^( {2}concurrency:) \d+/m, `$1 ${settings.concurrency}`);
   for (const [name, value] of Object.entries(settings.gate ?? {})) {
     const line = new RegExp(`^( {2}${name}:) [^\\s#]+`, 'm');
     if (!line.test(edited)) throw new Error(`examples/intent-llm/kloop.yaml has no gate.${name} to replace`);
@@ -110,19 +128,47 @@ export function copyLlmStudy(proposals: number, seed: number, settings: LoopWorl
  *
  * @param proposals the budget of evaluated candidates
  */
-export async function runLoopWorld(seed: number, proposals: number, world: Partial<WorldOptions> = {}, extraArgs: string[] = [], settings: LoopWorldSettings = {}): Promise<LoopWorldRun> {
+export async function runLoopWorld(
+  seed: number,
+  proposals: number,
+  world: Partial<WorldOptions> = {},
+  extraArgs: string[] = [],
+  settings: LoopWorldSettings = {},
+): Promise<LoopWorldRun> {
   const study = copyLlmStudy(proposals, seed, settings);
   let simulated: SimulatedWorld | undefined;
   try {
     // Loaded once for its corpus only (the world's gold); no model is called.
-    const loaded = loadStudy(study.dir, { createExecutor: () => ({ id: 'probe', deterministic: false, execute: async () => ({ ok: false, reason: 'error', message: 'probe' }) }), createProposer: () => ({ id: 'probe', propose: async () => ({ candidates: [], failures: [] }) }), sectionsOf: markdownSections });
+    const loaded = loadStudy(study.dir, {
+      createExecutor: () => ({
+        id: 'probe',
+        deterministic: false,
+        execute: async () => ({ ok: false, reason: 'error', message: 'probe' }),
+      }),
+      createProposer: () => ({ id: 'probe', propose: async () => ({ candidates: [], failures: [] }) }),
+      sectionsOf: markdownSections,
+    });
     simulated = await startSimulatedWorld({ seed, examples: asIntentExamples(loaded.corpus), ...world });
     // The CLI in its own process, as a user runs it; the world answers over loopback.
-    const result = await runKloop(['run', study.dir, '--calibrate', '--json', '--model', 'openai-compatible:sim', '--base-url', simulated.server.baseURL, ...extraArgs]);
+    const result = await runKloop([
+      'run',
+      study.dir,
+      '--calibrate',
+      '--json',
+      '--model',
+      'openai-compatible:sim',
+      '--base-url',
+      simulated.server.baseURL,
+      ...extraArgs,
+    ]);
     const report = (result.stdout.trim() === '' ? {} : JSON.parse(result.stdout)) as Record<string, unknown>;
     const db = await openDatabase(studyDatabasePath(study.dir), { readonly: true });
     try {
-      const rows = await db.selectFrom('experiments').select(['round', 'delta', 'decision', 'reason', 'evidence']).orderBy('id').execute();
+      const rows = await db
+        .selectFrom('experiments')
+        .select(['round', 'delta', 'decision', 'reason', 'evidence'])
+        .orderBy('id')
+        .execute();
       const offered = new Map<HintKind, Set<string>>(KINDS.map((kind) => [kind, new Set()]));
       const accepted = new Map<HintKind, Set<string>>(KINDS.map((kind) => [kind, new Set()]));
       let acceptedUnknown = 0;
@@ -130,10 +176,20 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
       const decisions: LoopWorldRun['decisions'] = [];
       for (const row of rows) {
         const hint = simulated.hintIn(row.delta);
-        const evidence = JSON.parse(row.evidence) as { rebased?: unknown; checks?: LoopWorldRun['decisions'][number]['checks'] };
+        const evidence = JSON.parse(row.evidence) as {
+          rebased?: unknown;
+          checks?: LoopWorldRun['decisions'][number]['checks'];
+        };
         const rebased = evidence.rebased !== undefined;
         if (rebased) rebasedDecisions += 1;
-        decisions.push({ round: row.round, hint: hint?.id ?? '?', decision: row.decision, reason: row.reason, rebased, checks: evidence.checks ?? [] });
+        decisions.push({
+          round: row.round,
+          hint: hint?.id ?? '?',
+          decision: row.decision,
+          reason: row.reason,
+          rebased,
+          checks: evidence.checks ?? [],
+        });
         if (hint === undefined) {
           if (row.decision === 'accepted') acceptedUnknown += 1;
           continue;
@@ -142,18 +198,19 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
         if (row.decision === 'accepted') accepted.get(hint.kind)!.add(hint.id);
       }
       const failures = await db.selectFrom('proposals').select('outcome').where('outcome', '=', 'failed').execute();
-      const count = (map: Map<HintKind, Set<string>>): Record<HintKind, number> => Object.fromEntries(KINDS.map((kind) => [kind, map.get(kind)!.size])) as Record<HintKind, number>;
+      const count = (map: Map<HintKind, Set<string>>): Record<HintKind, number> =>
+        Object.fromEntries(KINDS.map((kind) => [kind, map.get(kind)!.size])) as Record<HintKind, number>;
       const acceptedCounts = count(accepted);
       const offeredCounts = count(offered);
       const acceptedTotal = KINDS.reduce((sum, kind) => sum + acceptedCounts[kind], 0) + acceptedUnknown;
       const calls = simulated.executorCalls + simulated.proposerCalls;
-      const usage = (report['usage'] ?? {}) as { calls?: number; callsByStage?: Record<string, number> };
+      const usage = (report.usage ?? {}) as { calls?: number; callsByStage?: Record<string, number> };
       const evaluated = rows.filter((row) => row.decision !== 'skipped').length;
       const goodInWorld = simulated.hints.filter((hint) => hint.kind === 'good').length;
       return {
         seed,
         exitCode: result.code ?? -1,
-        stopReason: String(report['stopReason'] ?? `none (exit ${result.code})`),
+        stopReason: String(report.stopReason ?? `none (exit ${result.code})`),
         evaluated,
         offered: offeredCounts,
         accepted: acceptedCounts,
@@ -172,7 +229,12 @@ export async function runLoopWorld(seed: number, proposals: number, world: Parti
         callsByStage: usage.callsByStage ?? {},
         meteredCalls: usage.calls ?? 0,
         finalPrompt: (await getRegistryVersion(db))?.text ?? '',
-        futilityStops: rows.filter((row) => row.reason === 'futility' || (row.reason === 'specialization' && JSON.stringify(JSON.parse(row.evidence).checks ?? []).includes('stopped for futility'))).length,
+        futilityStops: rows.filter(
+          (row) =>
+            row.reason === 'futility' ||
+            (row.reason === 'specialization' &&
+              JSON.stringify(JSON.parse(row.evidence).checks ?? []).includes('stopped for futility')),
+        ).length,
         decisions,
         report,
         stderr: result.stderr,

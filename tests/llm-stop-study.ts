@@ -45,7 +45,10 @@ export interface LlmStopStudy {
 function goldIntent(example: IntentExampleRecord): Intent {
   return {
     appType: (acceptedAppTypes(example.expected)[0] ?? 'other') as Intent['appType'],
-    entities: (example.expected.entities ?? []).map((entity) => ({ name: entity.name, role: entity.role ?? 'reference' })),
+    entities: (example.expected.entities ?? []).map((entity) => ({
+      name: entity.name,
+      role: entity.role ?? 'reference',
+    })),
     relations: example.expected.relations ?? [],
     behaviors: example.expected.behaviors ?? [],
     projections: example.expected.projections ?? [],
@@ -64,7 +67,10 @@ export function makeLlmStopStudy(options: LlmStopStudyOptions = {}): LlmStopStud
   mkdirSync(path.join(dir, 'corpus'));
   copyFileSync(path.join(EXAMPLE, 'prompt.md'), path.join(dir, 'prompt.md'));
   copyFileSync(path.join(EXAMPLE, 'program.md'), path.join(dir, 'program.md'));
-  writeFileSync(path.join(dir, 'corpus', 'small.jsonl'), `${examples.map((example) => JSON.stringify(example)).join('\n')}\n`);
+  writeFileSync(
+    path.join(dir, 'corpus', 'small.jsonl'),
+    `${examples.map((example) => JSON.stringify(example)).join('\n')}\n`,
+  );
   writeFileSync(
     path.join(dir, 'kloop.yaml'),
     [
@@ -80,7 +86,12 @@ export function makeLlmStopStudy(options: LlmStopStudyOptions = {}): LlmStopStud
     ].join('\n'),
   );
   const gold = new Map(examples.map((example) => [example.goal, goldIntent(example)]));
-  return { dir, examples, goldOf: (goal) => gold.get(goal), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    examples,
+    goldOf: (goal) => gold.get(goal),
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 /** True for a request of the reflective proposer (its response format is named `proposal`). */
@@ -99,7 +110,11 @@ export function incumbentOf(chat: ChatRequest): string {
 /** A proposer answer that appends `line` to the Roles section of the incumbent it was shown. */
 export function appendToRoles(chat: ChatRequest, line: string): FakeResponse {
   const roles = sectionOf(incumbentOf(chat), 'Roles');
-  return { content: JSON.stringify({ candidates: [{ rationale: `add: ${line}`, edits: [{ section: 'Roles', text: `${roles}\n\n${line}` }] }] }) };
+  return {
+    content: JSON.stringify({
+      candidates: [{ rationale: `add: ${line}`, edits: [{ section: 'Roles', text: `${roles}\n\n${line}` }] }],
+    }),
+  };
 }
 
 /**
@@ -119,7 +134,9 @@ export function serveStudy(
     const gold = study.goldOf(chat.user);
     const scripted = await handlers.executor?.(chat, gold);
     if (scripted !== undefined) return scripted;
-    return gold === undefined ? { status: 400, body: { error: { message: 'unknown goal' } } } : { content: JSON.stringify(gold) };
+    return gold === undefined
+      ? { status: 400, body: { error: { message: 'unknown goal' } } }
+      : { content: JSON.stringify(gold) };
   });
 }
 

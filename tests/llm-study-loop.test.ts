@@ -18,7 +18,13 @@ import { loadStudy } from '../src/study/load-study.ts';
 import { runStudy } from '../src/loop/run-study.ts';
 import type { Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
-import { loopbackFetch, startFakeOpenAiServer, type ChatRequest, type FakeResponse, type FakeServer } from './llm-fake-openai-server.ts';
+import {
+  loopbackFetch,
+  startFakeOpenAiServer,
+  type ChatRequest,
+  type FakeResponse,
+  type FakeServer,
+} from './llm-fake-openai-server.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../examples/intent-llm');
 const CORPUS = path.resolve(import.meta.dirname, '../examples/intent/corpus');
@@ -57,25 +63,36 @@ function executorAnswer(goldByGoal: Map<string, Intent>, chat: ChatRequest): Fak
   const gold = goldByGoal.get(chat.user);
   if (gold === undefined) return { status: 400, body: { error: { message: 'unknown goal' } } };
   if (chat.system.includes(HINT)) return { content: JSON.stringify(gold) };
-  const wrong: Intent = { ...gold, entities: gold.entities.map((entity) => ({ ...entity, role: entity.role === 'reference' ? 'party' : 'reference' })) };
+  const wrong: Intent = {
+    ...gold,
+    entities: gold.entities.map((entity) => ({ ...entity, role: entity.role === 'reference' ? 'party' : 'reference' })),
+  };
   return { content: JSON.stringify(wrong) };
 }
 
 async function startServer(study: string, proposer: (chat: ChatRequest) => FakeResponse): Promise<FakeServer> {
-  const loaded = loadStudy(study, createLlmStudyPlugins({ getDatabase: () => undefined, env: { OPENAI_API_KEY: KEY } }));
+  const loaded = loadStudy(
+    study,
+    createLlmStudyPlugins({ getDatabase: () => undefined, env: { OPENAI_API_KEY: KEY } }),
+  );
   const goldByGoal = new Map<string, Intent>(
     asIntentExamples(loaded.corpus).map((example) => [
       example.text,
       {
         appType: (acceptedAppTypes(example.expected)[0] ?? 'other') as Intent['appType'],
-        entities: (example.expected.entities ?? []).map((entity) => ({ name: entity.name, role: entity.role ?? 'reference' })),
+        entities: (example.expected.entities ?? []).map((entity) => ({
+          name: entity.name,
+          role: entity.role ?? 'reference',
+        })),
         relations: example.expected.relations ?? [],
         behaviors: example.expected.behaviors ?? [],
         projections: example.expected.projections ?? [],
       },
     ]),
   );
-  const fake = await startFakeOpenAiServer((chat) => (chat.body.response_format?.json_schema?.name === 'proposal' ? proposer(chat) : executorAnswer(goldByGoal, chat)));
+  const fake = await startFakeOpenAiServer((chat) =>
+    chat.body.response_format?.json_schema?.name === 'proposal' ? proposer(chat) : executorAnswer(goldByGoal, chat),
+  );
   cleanups.push(() => fake.close());
   return fake;
 }
@@ -92,27 +109,50 @@ describe('an LLM study over loopback HTTP', () => {
     const seed = readFileSync(path.join(study, 'prompt.md'), 'utf8');
     const roles = /## Roles\n([\s\S]*?)\n## /.exec(seed)![1]!;
     const proposals = [
-      { rationale: 'Roles are confused; say how to decide them.', edits: [{ section: 'Roles', text: `${roles.trim()}\n\n${HINT}` }] },
-      { rationale: 'Name the kanban view.', edits: [{ section: 'Views', text: 'List the views the users need, including `kanban` boards for status columns.' }] },
+      {
+        rationale: 'Roles are confused; say how to decide them.',
+        edits: [{ section: 'Roles', text: `${roles.trim()}\n\n${HINT}` }],
+      },
+      {
+        rationale: 'Name the kanban view.',
+        edits: [
+          { section: 'Views', text: 'List the views the users need, including `kanban` boards for status columns.' },
+        ],
+      },
     ];
     const fake = await startServer(study, () => ({ content: JSON.stringify({ candidates: proposals }) }));
     let db: StudyDatabase | undefined;
-    const plugins = createLlmStudyPlugins({ baseURL: fake.baseURL, deterministic: true, getDatabase: () => db, env: { OPENAI_API_KEY: KEY }, fetch: loopbackFetch });
+    const plugins = createLlmStudyPlugins({
+      baseURL: fake.baseURL,
+      deterministic: true,
+      getDatabase: () => db,
+      env: { OPENAI_API_KEY: KEY },
+      fetch: loopbackFetch,
+    });
     const loaded = loadStudy(study, plugins);
     expect(loaded.executor.deterministic).toBe(true);
     db = await open(study);
     expect(plugins.checkBudget(loaded).proposalsCovered).toBe(Infinity);
 
     const outcome = await runStudy({ study: loaded, db });
-    const experiments = await db.selectFrom('experiments').select(['decision', 'reason', 'delta', 'rationale']).orderBy('id').execute();
+    const experiments = await db
+      .selectFrom('experiments')
+      .select(['decision', 'reason', 'delta', 'rationale'])
+      .orderBy('id')
+      .execute();
     const accepted = experiments.filter((row) => row.decision === 'accepted');
     expect(accepted.length).toBe(1);
     expect(accepted[0]!.delta).toContain(HINT);
-    expect(await getActiveArtifactText(db)).toBe((replaceSections(seed, [{ section: 'Roles', body: `${roles.trim()}\n\n${HINT}` }]) as { text: string }).text);
+    expect(await getActiveArtifactText(db)).toBe(
+      (replaceSections(seed, [{ section: 'Roles', body: `${roles.trim()}\n\n${HINT}` }]) as { text: string }).text,
+    );
     expect(outcome.stopReason).not.toBe('infrastructure_failure');
     expect(plugins.usage().calls).toBeGreaterThan(0);
 
-    const cached = await db.selectFrom('response_cache').select(({ fn }) => fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+    const cached = await db
+      .selectFrom('response_cache')
+      .select(({ fn }) => fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow();
     expect(Number(cached.count)).toBeGreaterThan(0);
     await db.destroy();
     cleanups.pop();
@@ -123,9 +163,17 @@ describe('an LLM study over loopback HTTP', () => {
 
   it('stops with infrastructure_failure when the proposer is refused with HTTP 401', async () => {
     const study = makeStudy();
-    const fake = await startServer(study, () => ({ status: 401, body: { error: { message: 'Incorrect API key provided' } } }));
+    const fake = await startServer(study, () => ({
+      status: 401,
+      body: { error: { message: 'Incorrect API key provided' } },
+    }));
     let db: StudyDatabase | undefined;
-    const plugins = createLlmStudyPlugins({ baseURL: fake.baseURL, getDatabase: () => db, env: { OPENAI_API_KEY: KEY }, fetch: loopbackFetch });
+    const plugins = createLlmStudyPlugins({
+      baseURL: fake.baseURL,
+      getDatabase: () => db,
+      env: { OPENAI_API_KEY: KEY },
+      fetch: loopbackFetch,
+    });
     const loaded = loadStudy(study, plugins);
     db = await open(study);
     const outcome = await runStudy({ study: loaded, db });
@@ -137,11 +185,19 @@ describe('an LLM study over loopback HTTP', () => {
 
   it('refuses to start when the budget covers fewer than 3 full proposals', async () => {
     const study = makeStudy();
-    const plugins = createLlmStudyPlugins({ maxCostUsd: 0.01, getDatabase: () => undefined, env: { OPENAI_API_KEY: KEY } });
+    const plugins = createLlmStudyPlugins({
+      maxCostUsd: 0.01,
+      getDatabase: () => undefined,
+      env: { OPENAI_API_KEY: KEY },
+    });
     const loaded = loadStudy(study, plugins);
     expect(() => plugins.checkBudget(loaded)).toThrow(InputError);
     expect(() => plugins.checkBudget(loaded)).toThrow(/covers 0 full proposals, fewer than 3/);
-    const roomy = createLlmStudyPlugins({ maxCostUsd: 100, getDatabase: () => undefined, env: { OPENAI_API_KEY: KEY } });
+    const roomy = createLlmStudyPlugins({
+      maxCostUsd: 100,
+      getDatabase: () => undefined,
+      env: { OPENAI_API_KEY: KEY },
+    });
     expect(roomy.checkBudget(loadStudy(study, roomy)).proposalsCovered).toBeGreaterThanOrEqual(3);
   });
 });

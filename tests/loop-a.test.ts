@@ -28,7 +28,8 @@ const RELATE = '\n# relate kennels to bookings\n';
 
 function copyExampleStudy(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'kloop-loop-a-'));
-  for (const name of ['kloop.yaml', 'playbook.yaml', 'program.md', 'corpus']) cpSync(path.join(EXAMPLE_STUDY, name), path.join(dir, name), { recursive: true });
+  for (const name of ['kloop.yaml', 'playbook.yaml', 'program.md', 'corpus'])
+    cpSync(path.join(EXAMPLE_STUDY, name), path.join(dir, name), { recursive: true });
   return dir;
 }
 
@@ -47,7 +48,9 @@ describe('evaluateLoopA on the reference corpus', () => {
   it('scores every example with the documented composite, through an override that writes nothing', async () => {
     const evaluation = await evaluateLoopA({ study: reference, db, artifactText: reference.artifactText });
     expect(evaluation.examples).toBe(reference.corpus.length);
-    const valid = evaluation.results.filter((result): result is Extract<LoopAExampleResult, { valid: true }> => result.valid);
+    const valid = evaluation.results.filter(
+      (result): result is Extract<LoopAExampleResult, { valid: true }> => result.valid,
+    );
     expect(evaluation.composite).toBeCloseTo(loopAScore(valid).score!, 12);
     expect(evaluation.compileSuccessRate).toBe(1);
     for (const [name, count] of Object.entries(evaluation.gateFailures)) {
@@ -63,18 +66,41 @@ describe('evaluateLoopA on the reference corpus', () => {
     const executor: Executor = {
       id: 'half-broken',
       deterministic: true,
-      execute: async (request) => (badIds.has(request.text) ? { ok: false, reason: 'timeout', message: 'too slow' } : reference.executor.execute(request)),
+      execute: async (request) =>
+        badIds.has(request.text)
+          ? { ok: false, reason: 'timeout', message: 'too slow' }
+          : reference.executor.execute(request),
     };
     const evaluation = await evaluateLoopA({ study: reference, db, artifactText: reference.artifactText, executor });
     expect(evaluation).toMatchObject({ invalid: 5, valid: reference.corpus.length - 5 });
-    expect(evaluation.results.filter((result) => !result.valid).every((result) => !result.valid && result.invalidReason === 'timeout')).toBe(true);
+    expect(
+      evaluation.results
+        .filter((result) => !result.valid)
+        .every((result) => !result.valid && result.invalidReason === 'timeout'),
+    ).toBe(true);
   });
 });
 
 /** A study where kennels recur uncovered: a pattern, or a playbook edit that relates them, fixes the orphan tables. */
 function kennelStudy(dir: string): LoadedStudy {
-  const gold = { appType: 'booking' as const, entities: [{ name: 'Customer', role: 'party' as const }, { name: 'Booking', role: 'commitment' as const }, { name: 'Kennel', role: 'reference' as const }], behaviors: ['scheduling' as const] };
-  const examples: Example[] = ['optimization', 'optimization', 'optimization', 'anchor', 'anchor', 'shadow', 'shadow'].map((partition, index) => ({
+  const gold = {
+    appType: 'booking' as const,
+    entities: [
+      { name: 'Customer', role: 'party' as const },
+      { name: 'Booking', role: 'commitment' as const },
+      { name: 'Kennel', role: 'reference' as const },
+    ],
+    behaviors: ['scheduling' as const],
+  };
+  const examples: Example[] = [
+    'optimization',
+    'optimization',
+    'optimization',
+    'anchor',
+    'anchor',
+    'shadow',
+    'shadow',
+  ].map((partition, index) => ({
     id: `kennel-${index}`,
     input: `Dog owners book a kennel for their dog, case ${index}.`,
     text: `Dog owners book a kennel for their dog, case ${index}.`,
@@ -89,7 +115,12 @@ function kennelStudy(dir: string): LoadedStudy {
       const intent: Intent = {
         appType: 'booking',
         entities: gold.entities,
-        relations: [{ from: 'Customer', to: 'Booking', cardinality: 'one_to_many' }, ...(request.artifact.includes(RELATE) ? [{ from: 'Booking', to: 'Kennel', cardinality: 'many_to_one' as const }] : [])],
+        relations: [
+          { from: 'Customer', to: 'Booking', cardinality: 'one_to_many' },
+          ...(request.artifact.includes(RELATE)
+            ? [{ from: 'Booking', to: 'Kennel', cardinality: 'many_to_one' as const }]
+            : []),
+        ],
         behaviors: ['scheduling'],
         projections: ['list'],
       };
@@ -99,7 +130,11 @@ function kennelStudy(dir: string): LoadedStudy {
   const proposer: Proposer = {
     id: 'kennel-proposer@test',
     propose: async (context) => {
-      const candidate: Candidate = { text: `${context.incumbentText}${RELATE}`, delta: 'relate kennels to bookings', rationale: 'kennel tables are orphans' };
+      const candidate: Candidate = {
+        text: `${context.incumbentText}${RELATE}`,
+        delta: 'relate kennels to bookings',
+        rationale: 'kennel tables are orphans',
+      };
       return { candidates: context.incumbentText.includes(RELATE) ? [] : [candidate], failures: [] };
     },
   };
@@ -130,7 +165,12 @@ describe('runLoopA', () => {
     const study = kennelStudy(dir);
     const controller = new AbortController();
     // Aborted as the run starts: the incumbent's evaluation then stops on the signal and throws it.
-    const run = runLoopA({ study, db, signal: controller.signal, onEvent: (event) => (event.type === 'start' ? controller.abort(new Error('interrupted')) : undefined) });
+    const run = runLoopA({
+      study,
+      db,
+      signal: controller.signal,
+      onEvent: (event) => (event.type === 'start' ? controller.abort(new Error('interrupted')) : undefined),
+    });
     await expect(run).rejects.toThrow('interrupted');
     const row = await db.selectFrom('loop_a_runs').selectAll().executeTakeFirstOrThrow();
     expect(row.status).toBe('interrupted');
@@ -152,7 +192,10 @@ describe('runLoopA', () => {
       ['artifact', 'loop-a', outcome.runId],
       ['pattern', 'loop-a', outcome.runId],
     ]);
-    expect(items[0]!.evidence).toMatchObject({ loopA: { compositeDelta: expect.any(Number) }, loopBAnchors: { incumbent: expect.any(Number) } });
+    expect(items[0]!.evidence).toMatchObject({
+      loopA: { compositeDelta: expect.any(Number) },
+      loopBAnchors: { incumbent: expect.any(Number) },
+    });
     const run = await db.selectFrom('loop_a_runs').selectAll().executeTakeFirstOrThrow();
     expect(run.status).toBe('done');
     const decisions = await db.selectFrom('loop_a_decisions').selectAll().orderBy('id').execute();
@@ -191,7 +234,10 @@ describe('the CLI: eval --loop A, run --loop A, review', () => {
   it('kloop eval --loop A prints the Loop A figures', async () => {
     const { code, stdout } = await kloop('eval', dir, '--loop', 'A', '--json');
     expect(code).toBe(0);
-    const json = JSON.parse(stdout) as Record<string, unknown> & { examples: Array<Record<string, unknown>>; gateFailures: Record<string, number> };
+    const json = JSON.parse(stdout) as Record<string, unknown> & {
+      examples: Array<Record<string, unknown>>;
+      gateFailures: Record<string, number>;
+    };
     expect(json).toMatchObject({ loop: 'A', partition: 'all', invalid: 0, compileSuccessRate: 1 });
     expect(typeof json.composite).toBe('number');
     expect(typeof json.meanGatePassRate).toBe('number');
@@ -207,14 +253,21 @@ describe('the CLI: eval --loop A, run --loop A, review', () => {
     writeFileSync(broken, 'foo: 1\n');
     const nothing = await kloop('eval', dir, '--loop', 'A', '--artifact', broken, '--json', '--partition', 'anchor');
     expect(nothing.code, nothing.stderr).toBe(1);
-    expect(nothing.stderr).toMatch(/^kloop: nothing valid came back: (\d+) of \1 intents are invalid \(.+\); there is no composite \(exit 1\)$/m);
+    expect(nothing.stderr).toMatch(
+      /^kloop: nothing valid came back: (\d+) of \1 intents are invalid \(.+\); there is no composite \(exit 1\)$/m,
+    );
     expect(JSON.parse(nothing.stdout)).toMatchObject({ valid: 0, composite: null });
   });
 
   it('kloop run --loop A decides candidates without moving the registry', async () => {
     const { code, stdout } = await kloop('run', dir, '--loop', 'A', '--json', '--quiet');
     expect(code).toBe(0);
-    const json = JSON.parse(stdout) as { loop: string; runId: number; candidates: unknown[]; incumbentVersionId: number };
+    const json = JSON.parse(stdout) as {
+      loop: string;
+      runId: number;
+      candidates: unknown[];
+      incumbentVersionId: number;
+    };
     expect(json.loop).toBe('A');
     const db = await openDatabase(studyDatabasePath(dir));
     try {
@@ -231,13 +284,28 @@ describe('the CLI: eval --loop A, run --loop A, review', () => {
     const before = (await getRegistryVersion(db))!;
     // What `kloop run --loop A` queued above (the seed leaves entities unconnected, so Loop A has edits to propose).
     const queued = (await listReviewItems(db)).map((item) => item.id);
-    const first = await enqueueReviewItem(db, { kind: 'artifact', source: 'loop-a', title: 'edit one', payload: { text: `${before.text}\n# edit one\n`, delta: 'edit one' }, evidence: { checks: [{ name: 'improvement', passed: true, detail: 'composite rises' }] } });
-    const second = await enqueueReviewItem(db, { kind: 'artifact', source: 'loop-a', title: 'edit two', payload: { text: `${before.text}\n# edit two\n`, delta: 'edit two' } });
+    const first = await enqueueReviewItem(db, {
+      kind: 'artifact',
+      source: 'loop-a',
+      title: 'edit one',
+      payload: { text: `${before.text}\n# edit one\n`, delta: 'edit one' },
+      evidence: { checks: [{ name: 'improvement', passed: true, detail: 'composite rises' }] },
+    });
+    const second = await enqueueReviewItem(db, {
+      kind: 'artifact',
+      source: 'loop-a',
+      title: 'edit two',
+      payload: { text: `${before.text}\n# edit two\n`, delta: 'edit two' },
+    });
     await db.destroy();
 
     const listed = await kloop('review', dir, '--json');
     expect(listed.code).toBe(0);
-    expect((JSON.parse(listed.stdout) as { items: Array<{ id: number }> }).items.map((item) => item.id)).toEqual([...queued, first.item.id, second.item.id]);
+    expect((JSON.parse(listed.stdout) as { items: Array<{ id: number }> }).items.map((item) => item.id)).toEqual([
+      ...queued,
+      first.item.id,
+      second.item.id,
+    ]);
     const text = await kloop('review', dir);
     expect(text.stdout).toMatch(/composite rises/);
 
@@ -258,7 +326,12 @@ describe('the CLI: eval --loop A, run --loop A, review', () => {
       expect(active.text).toContain('# edit one');
       const event = await db.selectFrom('registry_events').selectAll().orderBy('id', 'desc').executeTakeFirstOrThrow();
       expect(event.reason).toBe(`review item ${first.item.id} approved by ana`);
-      const rows = await db.selectFrom('review_items').select(['id', 'status', 'decided_by', 'note']).where('id', 'in', [first.item.id, second.item.id]).orderBy('id').execute();
+      const rows = await db
+        .selectFrom('review_items')
+        .select(['id', 'status', 'decided_by', 'note'])
+        .where('id', 'in', [first.item.id, second.item.id])
+        .orderBy('id')
+        .execute();
       expect(rows).toEqual([
         { id: first.item.id, status: 'approved', decided_by: 'ana', note: 'checked' },
         { id: second.item.id, status: 'rejected', decided_by: 'bo', note: null },

@@ -28,7 +28,15 @@ describe('stamina: asking again when the answers repeat', () => {
   });
 
   it('finds the one good idea a repeating proposer still holds, and records every repeat', async () => {
-    const small = makeSmallStudy({ optimization: 40, anchor: 10, shadow: 22, config: ['proposer: { candidatesPerRound: 1 }', 'stopping: { maxExperiments: 20, plateauRounds: 10, idleRounds: 1 }'] });
+    const small = makeSmallStudy({
+      optimization: 40,
+      anchor: 10,
+      shadow: 22,
+      config: [
+        'proposer: { candidatesPerRound: 1 }',
+        'stopping: { maxExperiments: 20, plateauRounds: 10, idleRounds: 1 }',
+      ],
+    });
     cleanups.push(small.cleanup);
     const loaded = loadStudy(small.dir);
     const neutral = loaded.artifactText.replace('approval: [approve, approval]', 'approval: [approve, approval, zzqx]');
@@ -42,8 +50,15 @@ describe('stamina: asking again when the answers repeat', () => {
         asks.push({ repeated: context.repeatedDeltas ?? [] });
         // It repeats the neutral idea until it has been told twice that it repeats itself.
         const toldTwice = asks.filter((ask) => ask.repeated.length > 0).length >= 2;
-        if (toldTwice && context.incumbentText === loaded.artifactText) return { candidates: [{ text: good, delta: 'extraction.layoutCues = true', rationale: 'read the layout' }], failures: [] };
-        return { candidates: [{ text: neutral, delta: 'behaviorCues.approval += "zzqx"', rationale: 'again' }], failures: [] };
+        if (toldTwice && context.incumbentText === loaded.artifactText)
+          return {
+            candidates: [{ text: good, delta: 'extraction.layoutCues = true', rationale: 'read the layout' }],
+            failures: [],
+          };
+        return {
+          candidates: [{ text: neutral, delta: 'behaviorCues.approval += "zzqx"', rationale: 'again' }],
+          failures: [],
+        };
       },
     };
     const db = await openDatabase(':memory:');
@@ -59,7 +74,12 @@ describe('stamina: asking again when the answers repeat', () => {
       'skipped duplicate behaviorCues.approval += "zzqx"',
       'accepted accepted extraction.layoutCues = true',
     ]);
-    expect(asks.slice(0, 4).map((ask) => ask.repeated)).toEqual([[], [], ['behaviorCues.approval += "zzqx"'], ['behaviorCues.approval += "zzqx"']]);
+    expect(asks.slice(0, 4).map((ask) => ask.repeated)).toEqual([
+      [],
+      [],
+      ['behaviorCues.approval += "zzqx"'],
+      ['behaviorCues.approval += "zzqx"'],
+    ]);
     expect(outcome.stopReason).toBe('no_new_proposals');
   });
 });

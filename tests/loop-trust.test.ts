@@ -27,13 +27,20 @@ import { runStudy } from '../src/loop/run-study.ts';
 import type { Executor } from '../src/executors/executor.ts';
 import type { Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
-import { loopbackFetch, startFakeOpenAiServer, type ChatRequest, type FakeResponse, type FakeServer } from './llm-fake-openai-server.ts';
+import {
+  loopbackFetch,
+  startFakeOpenAiServer,
+  type ChatRequest,
+  type FakeResponse,
+  type FakeServer,
+} from './llm-fake-openai-server.ts';
 import { makeSmallStudy } from './small-intent-study.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../examples/intent-llm');
 const CORPUS = path.resolve(import.meta.dirname, '../examples/intent/corpus');
 const ROLE_HINT = 'Decide each role from what the record means in this business, not from its name alone.';
-const BEHAVIOUR_HINT = 'Every verb the users must perform names a behaviour: reminders are notification, sign-off is approval.';
+const BEHAVIOUR_HINT =
+  'Every verb the users must perform names a behaviour: reminders are notification, sign-off is approval.';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -43,7 +50,10 @@ afterEach(async () => {
 function goldOf(example: IntentExample): Intent {
   return {
     appType: (acceptedAppTypes(example.expected)[0] ?? 'other') as Intent['appType'],
-    entities: (example.expected.entities ?? []).map((entity) => ({ name: entity.name, role: entity.role ?? 'reference' })),
+    entities: (example.expected.entities ?? []).map((entity) => ({
+      name: entity.name,
+      role: entity.role ?? 'reference',
+    })),
     relations: example.expected.relations ?? [],
     behaviors: example.expected.behaviors ?? [],
     projections: example.expected.projections ?? [],
@@ -82,7 +92,10 @@ function hintedAnswer(goldByGoal: Map<string, Intent>, chat: ChatRequest): FakeR
   return {
     content: JSON.stringify({
       ...gold,
-      entities: gold.entities.map((entity) => ({ ...entity, role: roles ? entity.role : entity.role === 'reference' ? 'party' : 'reference' })),
+      entities: gold.entities.map((entity) => ({
+        ...entity,
+        role: roles ? entity.role : entity.role === 'reference' ? 'party' : 'reference',
+      })),
       behaviors: behaviours ? gold.behaviors : [],
     }),
   };
@@ -101,11 +114,24 @@ async function open(study: string): Promise<StudyDatabase> {
 }
 
 function loadLlm(study: string, fake: FakeServer, getDatabase: () => StudyDatabase | undefined): LoadedStudy {
-  return loadStudy(study, createLlmStudyPlugins({ baseURL: fake.baseURL, deterministic: true, getDatabase, fetch: loopbackFetch, maxRetries: 0, sleep: async () => undefined }));
+  return loadStudy(
+    study,
+    createLlmStudyPlugins({
+      baseURL: fake.baseURL,
+      deterministic: true,
+      getDatabase,
+      fetch: loopbackFetch,
+      maxRetries: 0,
+      sleep: async () => undefined,
+    }),
+  );
 }
 
 function corpusGold(study: string): Map<string, Intent> {
-  const probe = loadStudy(study, createLlmStudyPlugins({ baseURL: 'http://127.0.0.1:9/v1', getDatabase: () => undefined }));
+  const probe = loadStudy(
+    study,
+    createLlmStudyPlugins({ baseURL: 'http://127.0.0.1:9/v1', getDatabase: () => undefined }),
+  );
   return new Map(asIntentExamples(probe.corpus).map((example) => [example.text, goldOf(example)]));
 }
 
@@ -127,7 +153,13 @@ describe('transient failures are never stored as results', () => {
     const db = await open(study);
     const loaded = loadLlm(study, fake, () => db);
     const examples = loaded.partitions.optimization.slice(0, 6);
-    const evaluator = createEvaluator({ task: intentTask, executor: loaded.executor, corpus: loaded.corpus, db, concurrency: 6 });
+    const evaluator = createEvaluator({
+      task: intentTask,
+      executor: loaded.executor,
+      corpus: loaded.corpus,
+      db,
+      concurrency: 6,
+    });
     const prompt = readFileSync(path.join(study, 'prompt.md'), 'utf8');
     const first = await evaluator.evaluate({ artifactText: prompt, partition: 'optimization', examples });
     const timedOut = examples.filter((example) => example.text.length % 2 === 0).length;
@@ -158,14 +190,22 @@ describe('a malformed proposer answer is never replayed', () => {
       if (proposals === 1) return { content: '{"candidates": [{"rationale": "unfinished' };
       const roles = sectionOf(/<<<PROMPT\n([\s\S]*?)\nPROMPT>>>/.exec(chat.user)![1]!, 'Roles');
       const hint = roles.includes(ROLE_HINT) ? BEHAVIOUR_HINT : ROLE_HINT;
-      return { content: JSON.stringify({ candidates: [{ rationale: 'One more rule.', edits: [{ section: 'Roles', text: `${roles}\n\n${hint}` }] }] }) };
+      return {
+        content: JSON.stringify({
+          candidates: [{ rationale: 'One more rule.', edits: [{ section: 'Roles', text: `${roles}\n\n${hint}` }] }],
+        }),
+      };
     });
     let db: StudyDatabase | undefined;
     const loaded = loadLlm(study, fake, () => db);
     db = await open(study);
     const outcome = await runStudy({ study: loaded, db });
     expect(outcome.stopReason).toBe('max_experiments');
-    const calls = await db.selectFrom('proposals').select(['round', 'attempt', 'outcome', 'failures']).orderBy('id').execute();
+    const calls = await db
+      .selectFrom('proposals')
+      .select(['round', 'attempt', 'outcome', 'failures'])
+      .orderBy('id')
+      .execute();
     expect(calls.map(({ round, attempt, outcome }) => ({ round, attempt, outcome }))).toEqual([
       { round: 1, attempt: 0, outcome: 'failed' },
       { round: 1, attempt: 1, outcome: 'candidates' },
@@ -193,7 +233,13 @@ describe('a malformed proposer answer is never replayed', () => {
       proposerCalls += 1;
       if (!healthy) return { content: '```json\n{"candidates": [' };
       const roles = sectionOf(/<<<PROMPT\n([\s\S]*?)\nPROMPT>>>/.exec(chat.user)![1]!, 'Roles');
-      return { content: JSON.stringify({ candidates: [{ rationale: 'Say how to decide roles.', edits: [{ section: 'Roles', text: `${roles}\n\n${ROLE_HINT}` }] }] }) };
+      return {
+        content: JSON.stringify({
+          candidates: [
+            { rationale: 'Say how to decide roles.', edits: [{ section: 'Roles', text: `${roles}\n\n${ROLE_HINT}` }] },
+          ],
+        }),
+      };
     });
     let db: StudyDatabase | undefined;
     db = await open(study);
@@ -228,8 +274,16 @@ describe('edits that compose', () => {
     const loaded = loadLlm(study, fake, () => db);
     db = await open(study);
     const rebased: boolean[] = [];
-    await runStudy({ study: loaded, db, onEvent: (event) => (event.type === 'decision' ? rebased.push(event.rebased === true) : undefined) });
-    const decided = await db.selectFrom('experiments').select(['decision', 'reason', 'evidence']).orderBy('id').execute();
+    await runStudy({
+      study: loaded,
+      db,
+      onEvent: (event) => (event.type === 'decision' ? rebased.push(event.rebased === true) : undefined),
+    });
+    const decided = await db
+      .selectFrom('experiments')
+      .select(['decision', 'reason', 'evidence'])
+      .orderBy('id')
+      .execute();
     expect(decided.map((row) => row.decision)).toEqual(['accepted', 'accepted']);
     expect(rebased).toEqual([false, true]);
     expect(JSON.parse(decided[1]!.evidence).rebased).toMatchObject({ method: 'three-way-merge', conflicts: 0 });
@@ -255,7 +309,12 @@ describe('a noisy incumbent is re-measured', () => {
         const gold = goldOf(example);
         const quality = Number(/# quality ([\d.]+)\s*$/.exec(request.artifact)?.[1] ?? 0.5);
         const q = request.artifact === seedText && request.repeat < 5 ? 1 : quality;
-        const draw = createSeededRandom(Number.parseInt(contentHash(`${request.text}|${request.repeat}|${contentHash(request.artifact)}`).slice(0, 8), 16))();
+        const draw = createSeededRandom(
+          Number.parseInt(
+            contentHash(`${request.text}|${request.repeat}|${contentHash(request.artifact)}`).slice(0, 8),
+            16,
+          ),
+        )();
         const wrong = gold.appType === 'crm' ? 'helpdesk' : 'crm';
         return { ok: true, output: { ...gold, appType: draw < q ? gold.appType : wrong } as Intent };
       },
@@ -270,7 +329,16 @@ describe('a noisy incumbent is re-measured', () => {
       async propose(context) {
         const round = context.history.filter((entry) => entry.decision !== 'skipped').length;
         const word = words[round % words.length]!;
-        return { candidates: [{ text: `${context.incumbentText}\n# ${word} ${word}s\n# quality 0.95\n`, delta: `note ${word} ${word}s quality`, rationale: 'better app types' }], failures: [] };
+        return {
+          candidates: [
+            {
+              text: `${context.incumbentText}\n# ${word} ${word}s\n# quality 0.95\n`,
+              delta: `note ${word} ${word}s quality`,
+              rationale: 'better app types',
+            },
+          ],
+          failures: [],
+        };
       },
     };
   }
@@ -292,7 +360,11 @@ describe('a noisy incumbent is re-measured', () => {
     const programFile = path.join(small.dir, 'program.md');
     writeFileSync(programFile, readFileSync(programFile, 'utf8').replace(/^editableSections:\n(?: {2}- .*\n)+/m, ''));
     const loaded = loadStudy(small.dir);
-    const study: LoadedStudy = { ...loaded, executor: luckyIncumbentExecutor(loaded.artifactText, asIntentExamples(loaded.corpus)), proposer: betterProposer() };
+    const study: LoadedStudy = {
+      ...loaded,
+      executor: luckyIncumbentExecutor(loaded.artifactText, asIntentExamples(loaded.corpus)),
+      proposer: betterProposer(),
+    };
     const db = await openDatabase(':memory:');
     cleanups.push(() => db.destroy());
     // Calibrated per-example noise for the anchors: a Bernoulli app type, weight 0.25.
@@ -312,7 +384,12 @@ describe('a noisy incumbent is re-measured', () => {
 
 describe('an exhausted proposer', () => {
   it('stops the run as no_new_proposals, exit 0, after stopping.idleRounds rounds of nothing new', async () => {
-    const small = makeSmallStudy({ optimization: 14, anchor: 3, shadow: 8, config: ['stopping: { maxExperiments: 20, plateauRounds: 10, idleRounds: 3 }'] });
+    const small = makeSmallStudy({
+      optimization: 14,
+      anchor: 3,
+      shadow: 8,
+      config: ['stopping: { maxExperiments: 20, plateauRounds: 10, idleRounds: 3 }'],
+    });
     cleanups.push(small.cleanup);
     const loaded = loadStudy(small.dir);
     let calls = 0;
@@ -320,7 +397,13 @@ describe('an exhausted proposer', () => {
       id: 'same@1',
       async propose(context) {
         calls += 1;
-        return { candidates: [{ text: `${loaded.artifactText}\n# the one idea\n`, delta: 'the one idea', rationale: 'always the same' }], failures: [], repeats: 0 };
+        return {
+          candidates: [
+            { text: `${loaded.artifactText}\n# the one idea\n`, delta: 'the one idea', rationale: 'always the same' },
+          ],
+          failures: [],
+          repeats: 0,
+        };
       },
     };
     const db = await openDatabase(':memory:');

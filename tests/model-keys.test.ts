@@ -20,7 +20,10 @@ const saved = process.env.OPENAI_API_KEY;
 beforeAll(() => {
   root = mkdtempSync(path.join(tmpdir(), 'kloop-model-keys-'));
   for (const name of ['intent', 'intent-llm']) {
-    cpSync(path.join(repo, 'examples', name), path.join(root, name), { recursive: true, filter: (source) => !source.includes('.kloop') });
+    cpSync(path.join(repo, 'examples', name), path.join(root, name), {
+      recursive: true,
+      filter: (source) => !source.includes('.kloop'),
+    });
   }
 });
 afterEach(() => {
@@ -44,7 +47,7 @@ describe('API keys, only for the models a command calls', () => {
     expect(run.stderr).not.toContain('executor.model');
   }, 60_000);
 
-  it('an LLM study: status and corpus status read it without a key; eval still needs the executor model\'s', async () => {
+  it("an LLM study: status and corpus status read it without a key; eval still needs the executor model's", async () => {
     delete process.env.OPENAI_API_KEY;
     const dir = path.join(root, 'intent-llm');
     const status = await kloop('status', dir, '--json');

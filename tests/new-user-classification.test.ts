@@ -57,7 +57,12 @@ const QUERIES: ReadonlyArray<[string, FaqQuestion['label'], FaqQuestion['partiti
   ['friday closing time', 'hours', 'shadow'],
   ['open easter monday', 'hours', 'shadow'],
 ];
-const QUESTIONS: FaqQuestion[] = QUERIES.map(([text, label, partition], index) => ({ id: `q-${String(index + 1).padStart(2, '0')}`, text, label, partition }));
+const QUESTIONS: FaqQuestion[] = QUERIES.map(([text, label, partition], index) => ({
+  id: `q-${String(index + 1).padStart(2, '0')}`,
+  text,
+  label,
+  partition,
+}));
 
 const root = mkdtempSync(path.join(tmpdir(), 'kloop-new-user-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -71,7 +76,9 @@ interface RunJson {
 }
 
 describe('a new user improves a keyword-rules FAQ router from the CLI, offline', () => {
-  it('init, their own labels, rules and questions; doctor healthy; run accepts a change the shadow confirms', { timeout: 300_000 }, async () => {
+  it('init, their own labels, rules and questions; doctor healthy; run accepts a change the shadow confirms', {
+    timeout: 300_000,
+  }, async () => {
     const dir = path.join(root, 'faq');
     const init = await kloop('init', dir, '--task', 'classification', '--executor', 'command');
     expect(init.code, init.stderr).toBe(0);
@@ -79,7 +86,13 @@ describe('a new user improves a keyword-rules FAQ router from the CLI, offline',
     const programPath = path.join(dir, 'program.md');
     const program = readFileSync(programPath, 'utf8');
     expect(program).toContain('the set of queues: billing, technical, account, shipping');
-    writeFileSync(programPath, program.replace('the set of queues: billing, technical, account, shipping', `the set of queues: ${FAQ_LABELS.join(', ')}`));
+    writeFileSync(
+      programPath,
+      program.replace(
+        'the set of queues: billing, technical, account, shipping',
+        `the set of queues: ${FAQ_LABELS.join(', ')}`,
+      ),
+    );
 
     const doctor = await kloop('doctor', dir);
     expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
@@ -88,7 +101,7 @@ describe('a new user improves a keyword-rules FAQ router from the CLI, offline',
     const evaluated = await kloop('eval', dir, '--json', '--quiet');
     expect(evaluated.code, evaluated.stderr).toBe(0);
     const seed = JSON.parse(evaluated.stdout) as { partitions: Record<string, { composite: number }> };
-    expect(seed.partitions['optimization']!.composite).toBeCloseTo(2 / 12, 12);
+    expect(seed.partitions.optimization!.composite).toBeCloseTo(2 / 12, 12);
 
     const run = await kloop('run', dir, '--json');
     expect(run.code, run.stderr).toBe(0);
@@ -97,22 +110,28 @@ describe('a new user improves a keyword-rules FAQ router from the CLI, offline',
     expect(report.accepted).toBeGreaterThanOrEqual(1);
     expect(report.baseline).toEqual({ optimization: 2 / 12, anchor: 1 / 4, shadow: 2 / 8 });
     expect(report.headline).toMatchObject({ name: 'misroute rate', complement: true });
-    expect(report.headline.baseline['optimization']).toBeCloseTo(10 / 12, 12);
+    expect(report.headline.baseline.optimization).toBeCloseTo(10 / 12, 12);
     expect(report.best.optimization).toBeGreaterThanOrEqual(0.5 + 2 / 12); // McNemar needs at least 5 of the 10 fixed
     expect(report.best.shadow).toBeGreaterThan(report.baseline.shadow);
     expect(report.best.anchor).toBeGreaterThanOrEqual(report.baseline.anchor);
 
     // The accepted experiment's evidence: significant on optimization, confirmed by the shadow.
-    const history = JSON.parse((await kloop('history', dir, '--json')).stdout) as { experiments: Array<{ id: number; decision: string }> };
+    const history = JSON.parse((await kloop('history', dir, '--json')).stdout) as {
+      experiments: Array<{ id: number; decision: string }>;
+    };
     const accepted = history.experiments.find((experiment) => experiment.decision === 'accepted')!;
     const shown = await kloop('show', dir, String(accepted.id), '--json');
     expect(shown.code, shown.stderr).toBe(0);
-    const checks = (JSON.parse(shown.stdout) as { checks: Array<{ name: string; passed: boolean; statistic: number }> }).checks;
+    const checks = (JSON.parse(shown.stdout) as { checks: Array<{ name: string; passed: boolean; statistic: number }> })
+      .checks;
     expect(checks.find((check) => check.name === 'significance')).toMatchObject({ passed: true });
     expect(checks.find((check) => check.name === 'significance')!.statistic).toBeLessThan(0.05);
     expect(checks.find((check) => check.name === 'shadow')).toMatchObject({ passed: true });
     // The best rules are written beside the notebook, and are valid rules a user can copy over rules.json.
-    const best = JSON.parse(readFileSync(path.join(dir, '.kloop', 'best-rules.json'), 'utf8')) as { default: string; rules: unknown[] };
+    const best = JSON.parse(readFileSync(path.join(dir, '.kloop', 'best-rules.json'), 'utf8')) as {
+      default: string;
+      rules: unknown[];
+    };
     expect(best.default).toBe('hours');
   });
 });

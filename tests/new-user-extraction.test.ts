@@ -89,7 +89,15 @@ const IMPROVED_FIELDS = {
   vendor: ['^From:\\s*(.+)$', '^Seller:\\s*(.+)$'],
 };
 
-interface Invoice { id: string; partition: 'optimization' | 'anchor' | 'shadow'; number: string; date: string; total: string; vendor: string; style: Array<'number' | 'date' | 'total' | 'vendor'> }
+interface Invoice {
+  id: string;
+  partition: 'optimization' | 'anchor' | 'shadow';
+  number: string;
+  date: string;
+  total: string;
+  vendor: string;
+  style: Array<'number' | 'date' | 'total' | 'vendor'>;
+}
 
 /** The second way of writing a field, where `style` names it; else the seed's way. */
 function invoiceText(invoice: Invoice): string {
@@ -104,22 +112,150 @@ function invoiceText(invoice: Invoice): string {
 }
 
 const INVOICES: Invoice[] = [
-  { id: 'inv-opt-01', partition: 'optimization', number: 'A-1001', date: '2026-01-04', total: '120.00', vendor: 'Larkspur Printing', style: ['total'] },
-  { id: 'inv-opt-02', partition: 'optimization', number: 'A-1002', date: '2026-01-09', total: '87.50', vendor: 'Quayside Plumbing', style: ['number', 'date'] },
-  { id: 'inv-opt-03', partition: 'optimization', number: 'B-220', date: '2026-02-11', total: '1,450.00', vendor: 'Hollow Oak Joinery', style: ['vendor'] },
-  { id: 'inv-opt-04', partition: 'optimization', number: 'B-221', date: '2026-02-14', total: '39.99', vendor: 'Nimbus Hosting', style: ['number', 'date', 'total', 'vendor'] },
-  { id: 'inv-opt-05', partition: 'optimization', number: 'C-7', date: '2026-03-01', total: '600.00', vendor: 'Redfern Legal', style: ['date', 'total'] },
-  { id: 'inv-opt-06', partition: 'optimization', number: 'C-8', date: '2026-03-03', total: '15.00', vendor: 'Tidewater Couriers', style: [] },
-  { id: 'inv-opt-07', partition: 'optimization', number: 'D-90', date: '2026-03-20', total: '2,300.10', vendor: 'Brightwell Electrical', style: ['number', 'vendor'] },
-  { id: 'inv-anc-01', partition: 'anchor', number: 'E-1', date: '2026-04-02', total: '75.00', vendor: 'Marlow Stationers', style: [] },
-  { id: 'inv-anc-02', partition: 'anchor', number: 'E-2', date: '2026-04-05', total: '410.25', vendor: 'Copperline Audio', style: [] },
-  { id: 'inv-anc-03', partition: 'anchor', number: 'E-3', date: '2026-04-08', total: '9.90', vendor: 'Fernhill Bakery', style: [] },
-  { id: 'inv-sh-01', partition: 'shadow', number: 'F-51', date: '2026-05-01', total: '220.00', vendor: 'Kestrel Cleaning', style: ['total'] },
-  { id: 'inv-sh-02', partition: 'shadow', number: 'F-52', date: '2026-05-06', total: '64.80', vendor: 'Ashgrove Nursery', style: ['number', 'date', 'vendor'] },
-  { id: 'inv-sh-03', partition: 'shadow', number: 'F-53', date: '2026-05-12', total: '3,120.00', vendor: 'Pinecrest Roofing', style: ['date'] },
-  { id: 'inv-sh-04', partition: 'shadow', number: 'G-4', date: '2026-05-19', total: '18.00', vendor: 'Saltmarsh Ferries', style: ['number', 'date', 'total', 'vendor'] },
-  { id: 'inv-sh-05', partition: 'shadow', number: 'G-5', date: '2026-05-23', total: '940.00', vendor: 'Oriel Glassworks', style: ['vendor', 'total'] },
-  { id: 'inv-sh-06', partition: 'shadow', number: 'G-6', date: '2026-05-30', total: '55.55', vendor: 'Thistle Tutoring', style: [] },
+  {
+    id: 'inv-opt-01',
+    partition: 'optimization',
+    number: 'A-1001',
+    date: '2026-01-04',
+    total: '120.00',
+    vendor: 'Larkspur Printing',
+    style: ['total'],
+  },
+  {
+    id: 'inv-opt-02',
+    partition: 'optimization',
+    number: 'A-1002',
+    date: '2026-01-09',
+    total: '87.50',
+    vendor: 'Quayside Plumbing',
+    style: ['number', 'date'],
+  },
+  {
+    id: 'inv-opt-03',
+    partition: 'optimization',
+    number: 'B-220',
+    date: '2026-02-11',
+    total: '1,450.00',
+    vendor: 'Hollow Oak Joinery',
+    style: ['vendor'],
+  },
+  {
+    id: 'inv-opt-04',
+    partition: 'optimization',
+    number: 'B-221',
+    date: '2026-02-14',
+    total: '39.99',
+    vendor: 'Nimbus Hosting',
+    style: ['number', 'date', 'total', 'vendor'],
+  },
+  {
+    id: 'inv-opt-05',
+    partition: 'optimization',
+    number: 'C-7',
+    date: '2026-03-01',
+    total: '600.00',
+    vendor: 'Redfern Legal',
+    style: ['date', 'total'],
+  },
+  {
+    id: 'inv-opt-06',
+    partition: 'optimization',
+    number: 'C-8',
+    date: '2026-03-03',
+    total: '15.00',
+    vendor: 'Tidewater Couriers',
+    style: [],
+  },
+  {
+    id: 'inv-opt-07',
+    partition: 'optimization',
+    number: 'D-90',
+    date: '2026-03-20',
+    total: '2,300.10',
+    vendor: 'Brightwell Electrical',
+    style: ['number', 'vendor'],
+  },
+  {
+    id: 'inv-anc-01',
+    partition: 'anchor',
+    number: 'E-1',
+    date: '2026-04-02',
+    total: '75.00',
+    vendor: 'Marlow Stationers',
+    style: [],
+  },
+  {
+    id: 'inv-anc-02',
+    partition: 'anchor',
+    number: 'E-2',
+    date: '2026-04-05',
+    total: '410.25',
+    vendor: 'Copperline Audio',
+    style: [],
+  },
+  {
+    id: 'inv-anc-03',
+    partition: 'anchor',
+    number: 'E-3',
+    date: '2026-04-08',
+    total: '9.90',
+    vendor: 'Fernhill Bakery',
+    style: [],
+  },
+  {
+    id: 'inv-sh-01',
+    partition: 'shadow',
+    number: 'F-51',
+    date: '2026-05-01',
+    total: '220.00',
+    vendor: 'Kestrel Cleaning',
+    style: ['total'],
+  },
+  {
+    id: 'inv-sh-02',
+    partition: 'shadow',
+    number: 'F-52',
+    date: '2026-05-06',
+    total: '64.80',
+    vendor: 'Ashgrove Nursery',
+    style: ['number', 'date', 'vendor'],
+  },
+  {
+    id: 'inv-sh-03',
+    partition: 'shadow',
+    number: 'F-53',
+    date: '2026-05-12',
+    total: '3,120.00',
+    vendor: 'Pinecrest Roofing',
+    style: ['date'],
+  },
+  {
+    id: 'inv-sh-04',
+    partition: 'shadow',
+    number: 'G-4',
+    date: '2026-05-19',
+    total: '18.00',
+    vendor: 'Saltmarsh Ferries',
+    style: ['number', 'date', 'total', 'vendor'],
+  },
+  {
+    id: 'inv-sh-05',
+    partition: 'shadow',
+    number: 'G-5',
+    date: '2026-05-23',
+    total: '940.00',
+    vendor: 'Oriel Glassworks',
+    style: ['vendor', 'total'],
+  },
+  {
+    id: 'inv-sh-06',
+    partition: 'shadow',
+    number: 'G-6',
+    date: '2026-05-30',
+    total: '55.55',
+    vendor: 'Thistle Tutoring',
+    style: [],
+  },
 ];
 
 function corpusYaml(): string {
@@ -179,7 +315,13 @@ let server: FakeServer;
 beforeAll(async () => {
   server = await startFakeOpenAiServer(() => ({
     content: JSON.stringify({
-      candidates: [{ rationale: 'Invoices also write the number as "Invoice #", the date as "Issued", the total as "Amount due" and the vendor as "Seller".', edits: [{ section: 'fields', text: JSON.stringify(IMPROVED_FIELDS) }] }],
+      candidates: [
+        {
+          rationale:
+            'Invoices also write the number as "Invoice #", the date as "Issued", the total as "Amount due" and the vendor as "Seller".',
+          edits: [{ section: 'fields', text: JSON.stringify(IMPROVED_FIELDS) }],
+        },
+      ],
     }),
   }));
   root = mkdtempSync(path.join(tmpdir(), 'kloop-new-user-extraction-'));
@@ -198,8 +340,8 @@ afterAll(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-describe('a new user\'s extraction study: command executor, custom F1 scorer, reflective proposer on a loopback server (issue #35, done when (b))', () => {
-  it('kloop run accepts the model\'s rules, the shadow confirms, and the best rules file is the one the model wrote', async () => {
+describe("a new user's extraction study: command executor, custom F1 scorer, reflective proposer on a loopback server (issue #35, done when (b))", () => {
+  it("kloop run accepts the model's rules, the shadow confirms, and the best rules file is the one the model wrote", async () => {
     const run = await kloop('run', study, '--json');
     expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as {
@@ -224,12 +366,21 @@ describe('a new user\'s extraction study: command executor, custom F1 scorer, re
     expect(request.system).toContain('The artifact is a JSON file holding one object');
     expect(request.user).toContain('# Current artifact (rules.json)');
     expect(request.user).toContain('missed total');
-    for (const invoice of INVOICES.filter((item) => item.partition === 'shadow')) expect(request.user).not.toContain(invoice.vendor);
+    for (const invoice of INVOICES.filter((item) => item.partition === 'shadow'))
+      expect(request.user).not.toContain(invoice.vendor);
 
     // Seed F1 per invoice: 2(4 − k)/(8 − k) for k fields written the second way; every field read after the change (F1 1).
     const show = await kloop('show', study, '1', '--json');
     expect(show.code).toBe(0);
-    const experiment = JSON.parse(show.stdout) as { decision: string; shadowConsulted: boolean; checks: Array<{ name: string; passed: boolean; data?: { pValue?: number; improved?: number; worsened?: number } }> };
+    const experiment = JSON.parse(show.stdout) as {
+      decision: string;
+      shadowConsulted: boolean;
+      checks: Array<{
+        name: string;
+        passed: boolean;
+        data?: { pValue?: number; improved?: number; worsened?: number };
+      }>;
+    };
     expect(experiment.decision).toBe('accepted');
     expect(experiment.shadowConsulted).toBe(true);
     const check = (name: string) => experiment.checks.find((item) => item.name === name)!;

@@ -19,7 +19,9 @@ const units = Array.from({ length: Number(count) }, (_, index) => `unit-${Number
 const arms = {};
 // One at a time, as requests come, interleaved with the other process.
 for (const unit of units) arms[unit] = (await study.assign(unit)).arm;
-const outcomes = units.map((unit) => JSON.stringify({ unit, metric: 'reply_rate', value: 1, at: '2026-01-05T10:00:00.000Z' })).join('\n');
+const outcomes = units
+  .map((unit) => JSON.stringify({ unit, metric: 'reply_rate', value: 1, at: '2026-01-05T10:00:00.000Z' }))
+  .join('\n');
 await study.recordOutcomeLines(outcomes, 'http');
 await study.recordOutcomeLines(outcomes, 'http');
 process.stdout.write(`${JSON.stringify(arms)}\n`);

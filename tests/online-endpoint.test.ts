@@ -24,11 +24,19 @@ let study: OnlineStudy;
 let server: SignalServer;
 
 beforeAll(async () => {
-  writeFileSync(path.join(folder, 'kloop.yaml'), 'mode: online\nartifact: strategy.md\nmetrics:\n  primary: reply_rate\n  guardrails: [{ name: unsubscribe_rate, direction: decrease, margin: 0.01 }]\n');
+  writeFileSync(
+    path.join(folder, 'kloop.yaml'),
+    'mode: online\nartifact: strategy.md\nmetrics:\n  primary: reply_rate\n  guardrails: [{ name: unsubscribe_rate, direction: decrease, margin: 0.01 }]\n',
+  );
   writeFileSync(path.join(folder, 'strategy.md'), 'Seed.\n');
-  writeFileSync(path.join(folder, 'program.md'), '# Instructions\n- Ask one question.\n# Constraints\nnone\n# Stopping criteria\nnever\n');
+  writeFileSync(
+    path.join(folder, 'program.md'),
+    '# Instructions\n- Ask one question.\n# Constraints\nnone\n# Stopping criteria\nnever\n',
+  );
   study = await openOnlineStudy(folder, { now: () => clock.now });
-  server = await listenApp(createOnlineApp(study, { token: TOKEN, maxBodyBytes: 4096, ratePerSecond: 1, burst: 12 }), { port: 0 });
+  server = await listenApp(createOnlineApp(study, { token: TOKEN, maxBodyBytes: 4096, ratePerSecond: 1, burst: 12 }), {
+    port: 0,
+  });
 });
 afterAll(async () => {
   await server.close();
@@ -37,7 +45,11 @@ afterAll(async () => {
 });
 
 function post(route: string, body: string, token = TOKEN): Promise<Response> {
-  return fetch(`${server.url}${route}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+  return fetch(`${server.url}${route}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body,
+  });
 }
 
 describe('the online endpoints of kloop serve', () => {
@@ -49,7 +61,14 @@ describe('the online endpoints of kloop serve', () => {
 
     const one = await post('/assign', '{"unit":"r-1"}');
     expect(one.status).toBe(200);
-    const first = (await one.json()) as { unit: string; version: number; text: string; arm: string; experimentId: number; window: string };
+    const first = (await one.json()) as {
+      unit: string;
+      version: number;
+      text: string;
+      arm: string;
+      experimentId: number;
+      window: string;
+    };
     expect(first).toMatchObject({ unit: 'r-1', version: 1, text: 'Seed.\n', experimentId: 1, window: 'decision' });
     const batch = await post('/assign', JSON.stringify({ units: ['r-1', 'r-2', 'r-3'] }));
     const assignments = ((await batch.json()) as { assignments: Array<{ unit: string; arm: string }> }).assignments;
@@ -68,14 +87,38 @@ describe('the online endpoints of kloop serve', () => {
     ].join('\n');
     const answer = await post('/outcomes', lines);
     expect(answer.status).toBe(200);
-    const report = (await answer.json()) as { received: number; stored: number; duplicates: number; refused: number; issues: Array<{ line: number; reason: string }> };
+    const report = (await answer.json()) as {
+      received: number;
+      stored: number;
+      duplicates: number;
+      refused: number;
+      issues: Array<{ line: number; reason: string }>;
+    };
     expect([report.received, report.stored, report.duplicates, report.refused]).toEqual([5, 2, 0, 3]);
     expect(report.issues.map((issue) => issue.line)).toEqual([2, 3, 6]);
     expect(report.issues[0]!.reason).toMatch(/unknown unit "r-9"/);
     const again = (await (await post('/outcomes', lines)).json()) as { stored: number; duplicates: number };
     expect([again.stored, again.duplicates]).toEqual([0, 2]);
-    expect(Number((await study.db.selectFrom('outcomes').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(2);
-    expect(Number((await study.db.selectFrom('outcome_refusals').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(6);
+    expect(
+      Number(
+        (
+          await study.db
+            .selectFrom('outcomes')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(2);
+    expect(
+      Number(
+        (
+          await study.db
+            .selectFrom('outcome_refusals')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(6);
 
     // An assignment request for a stopped study: 409 online.stopped, and nothing stored changes.
     const rows = async () => ({
@@ -84,7 +127,11 @@ describe('the online endpoints of kloop serve', () => {
       experiments: await study.db.selectFrom('online_experiments').selectAll().orderBy('id').execute(),
     });
     const before = await rows();
-    await writeOnlineState(study.db, ONLINE_STOPPED_KEY, JSON.stringify({ reason: 'max_experiments', detail: 'test', at: clock.now.toISOString() }));
+    await writeOnlineState(
+      study.db,
+      ONLINE_STOPPED_KEY,
+      JSON.stringify({ reason: 'max_experiments', detail: 'test', at: clock.now.toISOString() }),
+    );
     study.refresh();
     const late = await post('/assign', '{"unit":"r-late"}');
     expect([late.status, ((await late.json()) as { error: string }).error]).toEqual([409, 'online.stopped']);

@@ -24,7 +24,11 @@ afterAll(async () => {
 });
 
 function appProcess(folder: string, url: string, first: number, count: number) {
-  const child = spawn(process.execPath, [path.join(ROOT, 'tests/online-app-process.mjs'), folder, url, String(first), String(count)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, 'tests/online-app-process.mjs'), folder, url, String(first), String(count)],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   const lines = createInterface({ input: child.stdout! });
   const output: string[] = [];
   let stderr = '';
@@ -37,7 +41,11 @@ function appProcess(folder: string, url: string, first: number, count: number) {
     child.once('close', () => reject(new Error(`the app process ended before it was ready: ${stderr}`)));
   });
   const done = new Promise<Record<string, string>>((resolve, reject) => {
-    child.once('close', (code) => (code === 0 ? resolve(JSON.parse(output.at(-1)!) as Record<string, string>) : reject(new Error(`exit ${code}: ${stderr}`))));
+    child.once('close', (code) =>
+      code === 0
+        ? resolve(JSON.parse(output.at(-1)!) as Record<string, string>)
+        : reject(new Error(`exit ${code}: ${stderr}`)),
+    );
   });
   return { child, ready, done };
 }
@@ -48,9 +56,15 @@ describe.skipIf(!postgres)('an online study on PostgreSQL with two app processes
     cleanups.push(() => schema.drop());
     const folder = mkdtempSync(path.join(tmpdir(), 'kloop-online-pg-'));
     cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
-    writeFileSync(path.join(folder, 'kloop.yaml'), `mode: online\nartifact: strategy.md\nstorage: ${schema.url}\nmetrics:\n  primary: reply_rate\n`);
+    writeFileSync(
+      path.join(folder, 'kloop.yaml'),
+      `mode: online\nartifact: strategy.md\nstorage: ${schema.url}\nmetrics:\n  primary: reply_rate\n`,
+    );
     writeFileSync(path.join(folder, 'strategy.md'), 'Seed.\n');
-    writeFileSync(path.join(folder, 'program.md'), '# Instructions\n- a\n# Constraints\nnone\n# Stopping criteria\nnever\n');
+    writeFileSync(
+      path.join(folder, 'program.md'),
+      '# Instructions\n- a\n# Constraints\nnone\n# Stopping criteria\nnever\n',
+    );
     const study = await openOnlineStudy(folder, { now: () => new Date('2026-01-05T09:00:00.000Z') });
     cleanups.push(() => study.close());
     await runSlowLoopStep(study, createIdeasProposer());
@@ -63,10 +77,23 @@ describe.skipIf(!postgres)('an online study on PostgreSQL with two app processes
     const [armsOne, armsTwo] = await Promise.all([first.done, second.done]);
 
     for (let unit = 150; unit < 300; unit += 1) expect(armsTwo[`unit-${unit}`]).toBe(armsOne[`unit-${unit}`]);
-    const count = async (table: 'exposures' | 'outcomes') => Number((await study.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const count = async (table: 'exposures' | 'outcomes') =>
+      Number(
+        (
+          await study.db
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     expect(await count('exposures')).toBe(450);
     expect(await count('outcomes')).toBe(450);
-    const split = await study.db.selectFrom('exposures').select('unit').groupBy('unit').having((eb) => eb.fn.count('arm').distinct(), '>', 1).execute();
+    const split = await study.db
+      .selectFrom('exposures')
+      .select('unit')
+      .groupBy('unit')
+      .having((eb) => eb.fn.count('arm').distinct(), '>', 1)
+      .execute();
     expect(split).toEqual([]);
     const stored = await study.db.selectFrom('exposures').select(['unit', 'arm']).execute();
     for (const row of stored) expect(row.arm).toBe(armsOne[row.unit] ?? armsTwo[row.unit]);

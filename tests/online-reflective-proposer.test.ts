@@ -30,7 +30,10 @@ const VARIANTS = ['Open with a joke about this week’s news.', 'End with a sing
 beforeAll(async () => {
   server = await startFakeOpenAiServer((request) => {
     const line = VARIANTS[Math.min(request.index, VARIANTS.length - 1)]!;
-    return { content: JSON.stringify({ rationale: `model: ${line}`, text: `${SEED.replace(/\s*$/, '')}\n- ${line}\n` }), usage: { prompt_tokens: 1000, completion_tokens: 200 } };
+    return {
+      content: JSON.stringify({ rationale: `model: ${line}`, text: `${SEED.replace(/\s*$/, '')}\n- ${line}\n` }),
+      usage: { prompt_tokens: 1000, completion_tokens: 200 },
+    };
   });
 });
 afterAll(async () => {
@@ -42,13 +45,19 @@ function studyCopy(stopping = 'stopping:\n  maxExperiments: 6\n'): string {
   const folder = mkdtempSync(path.join(tmpdir(), 'kloop-online-reflective-'));
   folders.push(folder);
   const study = path.join(folder, 'outreach');
-  cpSync(path.join(repo, 'examples', 'outreach'), study, { recursive: true, filter: (source) => !source.includes(`${path.sep}.kloop`) });
+  cpSync(path.join(repo, 'examples', 'outreach'), study, {
+    recursive: true,
+    filter: (source) => !source.includes(`${path.sep}.kloop`),
+  });
   const config = readFileSync(path.join(study, 'kloop.yaml'), 'utf8')
     .replace(/minUnitsPerArm: 3000 /, 'minUnitsPerArm: 1500 ')
     .replace(/confirmationUnits: 5000 /, 'confirmationUnits: 1500 ')
     .replace(/ramp: \[0\.2, 0\.5\] /, 'ramp: [0.5]')
-    .replace(/proposer: \{ kind: ideas \}.*\n/, `proposer: { kind: reflective, model: "openai-compatible:fake-model", baseURL: "${server.baseURL}" }\n`)
-    .replace(/stopping:\n  maxExperiments: 6\n/, stopping);
+    .replace(
+      /proposer: \{ kind: ideas \}.*\n/,
+      `proposer: { kind: reflective, model: "openai-compatible:fake-model", baseURL: "${server.baseURL}" }\n`,
+    )
+    .replace(/stopping:\n {2}maxExperiments: 6\n/, stopping);
   writeFileSync(path.join(study, 'kloop.yaml'), config);
   expect(loadOnlineConfig(study).proposer.kind).toBe('reflective');
   return study;
@@ -60,8 +69,30 @@ describe('the reflective online proposer through kloop run --simulate', () => {
     const before = server.calls;
     const result = await kloop('run', study, '--simulate', '--days', '12', '--quiet', '--json');
     expect(result.code, result.stderr).toBe(0);
-    const report = JSON.parse(result.stdout) as { experiments: Array<{ id: number; status: string; reason: string | null; rationale: string; candidateVersionId: number; primary: { incumbentMean: number; candidateMean: number; analysedUnits: number; interval: { lower: number; upper: number } } ; units: { confirmation: { incumbent: number; candidate: number } } }> };
-    expect(report.experiments.map((experiment) => [experiment.id, experiment.status, experiment.reason, experiment.rationale])).toEqual([
+    const report = JSON.parse(result.stdout) as {
+      experiments: Array<{
+        id: number;
+        status: string;
+        reason: string | null;
+        rationale: string;
+        candidateVersionId: number;
+        primary: {
+          incumbentMean: number;
+          candidateMean: number;
+          analysedUnits: number;
+          interval: { lower: number; upper: number };
+        };
+        units: { confirmation: { incumbent: number; candidate: number } };
+      }>;
+    };
+    expect(
+      report.experiments.map((experiment) => [
+        experiment.id,
+        experiment.status,
+        experiment.reason,
+        experiment.rationale,
+      ]),
+    ).toEqual([
       [1, 'calibrated', 'calibrated', 'A/A calibration: the incumbent against itself'],
       [2, 'refused', 'not_confirmed', `model: ${VARIANTS[0]}`],
       [3, 'decision', null, `model: ${VARIANTS[1]}`],
@@ -76,22 +107,40 @@ describe('the reflective online proposer through kloop run --simulate', () => {
     expect(second).toContain('### Experiment 2: refused (not_confirmed)');
     expect(second).toContain(`Change: model: ${VARIANTS[0]}`);
     expect(second).toContain(`- ${VARIANTS[0]}`);
-    expect(second).toContain(`Outcome on ${decided.primary.analysedUnits} analysed units: incumbent ${(decided.primary.incumbentMean * 100).toFixed(2)}%, candidate ${(decided.primary.candidateMean * 100).toFixed(2)}%, relative lift +`);
-    expect(second).toContain(`Δ interval [${decided.primary.interval.lower}, ${decided.primary.interval.upper}] at 0.95`);
+    expect(second).toContain(
+      `Outcome on ${decided.primary.analysedUnits} analysed units: incumbent ${(decided.primary.incumbentMean * 100).toFixed(2)}%, candidate ${(decided.primary.candidateMean * 100).toFixed(2)}%, relative lift +`,
+    );
+    expect(second).toContain(
+      `Δ interval [${decided.primary.interval.lower}, ${decided.primary.interval.upper}] at 0.95`,
+    );
     // Nothing of the confirmation window: not the word (the verdict's name aside), not its units, not its means.
     expect(second.replaceAll('(not_confirmed)', '')).not.toMatch(/confirm/i);
     const db = await openDatabase(path.join(study, '.kloop', 'simulated.db'), { readonly: true });
     try {
-      const confirmation = await armStatistics(db, { experimentId: 2, metric: 'reply_rate', kind: 'binary', window: 'confirmation', closedBy: '2026-12-31T00:00:00.000Z' });
+      const confirmation = await armStatistics(db, {
+        experimentId: 2,
+        metric: 'reply_rate',
+        kind: 'binary',
+        window: 'confirmation',
+        closedBy: '2026-12-31T00:00:00.000Z',
+      });
       expect(confirmation.incumbent.units).toBeGreaterThan(1500);
       for (const arm of [confirmation.incumbent, confirmation.candidate]) {
         expect(second).not.toContain(`${arm.units} `);
         expect(second).not.toContain(`${((arm.sum / arm.units) * 100).toFixed(2)}%`);
       }
       // The model's text is what experiment 3 serves.
-      const version = await db.selectFrom('artifact_versions').select('text').where('id', '=', report.experiments[2]!.candidateVersionId).executeTakeFirstOrThrow();
+      const version = await db
+        .selectFrom('artifact_versions')
+        .select('text')
+        .where('id', '=', report.experiments[2]!.candidateVersionId)
+        .executeTakeFirstOrThrow();
       expect(version.text).toBe(`${SEED.replace(/\s*$/, '')}\n- ${VARIANTS[1]}\n`);
-      const proposer = await db.selectFrom('online_experiments').select('proposer').where('id', '=', 3).executeTakeFirstOrThrow();
+      const proposer = await db
+        .selectFrom('online_experiments')
+        .select('proposer')
+        .where('id', '=', 3)
+        .executeTakeFirstOrThrow();
       expect(proposer.proposer).toBe('reflective');
     } finally {
       await db.destroy();

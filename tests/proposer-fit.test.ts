@@ -37,12 +37,17 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe('a proposer that cannot read the artifact is found before anything is paid for (issue #35, item 3)', () => {
   it('kloop doctor: setup.proposer is a problem naming rules.json, and the proposers that fit', async () => {
     const result = await kloop('doctor', study, '--json');
-    const report = JSON.parse(result.stdout) as { healthy: boolean; findings: Array<{ id: string; status: string; message: string; fix?: string }> };
+    const report = JSON.parse(result.stdout) as {
+      healthy: boolean;
+      findings: Array<{ id: string; status: string; message: string; fix?: string }>;
+    };
     expect(report.healthy).toBe(false);
     expect(result.code).toBe(1);
     const finding = report.findings.find((item) => item.id === 'setup.proposer')!;
     expect(finding.status).toBe('problem');
-    expect(finding.message).toMatch(/^the error-driven proposer edits routing-rules files \(default, rules of any\/all\/none terms\) and cannot read rules\.json: rules\.json/);
+    expect(finding.message).toMatch(
+      /^the error-driven proposer edits routing-rules files \(default, rules of any\/all\/none terms\) and cannot read rules\.json: rules\.json/,
+    );
     expect(finding.message).not.toContain('rules.yaml');
     expect(finding.fix).toContain('use proposer.kind: reflective — an LLM that edits rules.json by its top-level keys');
     expect(finding.fix).toContain('proposer.kind: search with a proposer.space (docs/search.md)');
@@ -53,8 +58,15 @@ describe('a proposer that cannot read the artifact is found before anything is p
   it('kloop doctor: the seed kloop init wrote (a routing-rules file) is readable', async () => {
     const fresh = path.join(root, 'fresh');
     expect((await kloop('init', fresh, '--task', 'custom', '--executor', 'command')).code).toBe(0);
-    const report = JSON.parse((await kloop('doctor', fresh, '--json')).stdout) as { findings: Array<{ id: string; status: string; message: string }> };
-    expect(report.findings.find((item) => item.id === 'setup.proposer')).toEqual({ id: 'setup.proposer', area: 'setup', status: 'ok', message: 'the error-driven proposer reads rules.json' });
+    const report = JSON.parse((await kloop('doctor', fresh, '--json')).stdout) as {
+      findings: Array<{ id: string; status: string; message: string }>;
+    };
+    expect(report.findings.find((item) => item.id === 'setup.proposer')).toEqual({
+      id: 'setup.proposer',
+      area: 'setup',
+      status: 'ok',
+      message: 'the error-driven proposer reads rules.json',
+    });
   });
 
   it('kloop run: refused before the baseline (exit 2), naming rules.json and the fix; no proposal recorded', async () => {
@@ -62,11 +74,16 @@ describe('a proposer that cannot read the artifact is found before anything is p
     expect(result.code).toBe(2);
     const error = (JSON.parse(result.stdout) as { error: { code: string; field: string; message: string } }).error;
     expect(error).toMatchObject({ code: 'input.proposer', field: 'proposer.kind' });
-    expect(result.stderr).toContain(`${path.join(study, 'rules.json')}: proposer.kind: the error-driven proposer edits routing-rules files`);
+    expect(result.stderr).toContain(
+      `${path.join(study, 'rules.json')}: proposer.kind: the error-driven proposer edits routing-rules files`,
+    );
     expect(result.stderr).toContain('nothing was run. Fix: use proposer.kind: reflective');
     expect(result.stderr).not.toContain('rules.yaml');
     expect(result.stderr).not.toContain('round 1');
-    const history = JSON.parse((await kloop('history', study, '--json')).stdout) as { runs: unknown[]; proposalFailures: unknown[] };
+    const history = JSON.parse((await kloop('history', study, '--json')).stdout) as {
+      runs: unknown[];
+      proposalFailures: unknown[];
+    };
     expect(history.runs).toEqual([]);
     expect(history.proposalFailures).toEqual([]);
   });
@@ -76,9 +93,22 @@ describe('a proposer that cannot read the artifact is found before anything is p
     expect((await kloop('init', reflective, '--task', 'custom', '--executor', 'command')).code).toBe(0);
     writeFileSync(path.join(reflective, 'rules.json'), EXTRACTION_RULES);
     const config = path.join(reflective, 'kloop.yaml');
-    writeFileSync(config, readFileSync(config, 'utf8').replace(/^ {2}kind: error-driven.*$/m, '  kind: reflective\n  model: openai-compatible:local\n  baseURL: http://127.0.0.1:9/v1').replace(/^ {2}maxEvaluations: .*$/m, ''));
-    const report = JSON.parse((await kloop('doctor', reflective, '--json')).stdout) as { findings: Array<{ id: string; status: string; message: string }> };
-    expect(report.findings.find((item) => item.id === 'setup.proposer')).toMatchObject({ status: 'ok', message: 'the reflective proposer reads rules.json' });
+    writeFileSync(
+      config,
+      readFileSync(config, 'utf8')
+        .replace(
+          /^ {2}kind: error-driven.*$/m,
+          '  kind: reflective\n  model: openai-compatible:local\n  baseURL: http://127.0.0.1:9/v1',
+        )
+        .replace(/^ {2}maxEvaluations: .*$/m, ''),
+    );
+    const report = JSON.parse((await kloop('doctor', reflective, '--json')).stdout) as {
+      findings: Array<{ id: string; status: string; message: string }>;
+    };
+    expect(report.findings.find((item) => item.id === 'setup.proposer')).toMatchObject({
+      status: 'ok',
+      message: 'the reflective proposer reads rules.json',
+    });
   });
 
   it('inside the loop, a proposer that cannot read the incumbent is asked once and the run stops saying so, not retried as a fresh sample', async () => {
@@ -86,13 +116,21 @@ describe('a proposer that cannot read the artifact is found before anything is p
     const library = await createStudy({
       storage: path.join(root, 'library'),
       artifact: 'threshold: 3\n',
-      examples: ['a', 'b', 'c', 'd', 'e', 'f'].map((id, index) => ({ id, input: id, expected: 'x', partition: index < 2 ? 'optimization' : index < 4 ? 'anchor' : 'shadow' })),
+      examples: ['a', 'b', 'c', 'd', 'e', 'f'].map((id, index) => ({
+        id,
+        input: id,
+        expected: 'x',
+        partition: index < 2 ? 'optimization' : index < 4 ? 'anchor' : 'shadow',
+      })),
       score: (output, expected) => output === expected,
       outcome: 'binary',
       execute: () => 'x',
       proposer: () => {
         calls += 1;
-        return { candidates: [], failures: [{ code: 'invalid_incumbent', reason: 'cannot read the incumbent as a rules file' }] };
+        return {
+          candidates: [],
+          failures: [{ code: 'invalid_incumbent', reason: 'cannot read the incumbent as a rules file' }],
+        };
       },
       stopping: { maxConsecutiveFailures: 5 },
     });
@@ -100,7 +138,9 @@ describe('a proposer that cannot read the artifact is found before anything is p
       const outcome = await library.optimize();
       expect(calls).toBe(1);
       expect(outcome.stopReason).toBe('consecutive_failures');
-      expect(outcome.stopDetail).toBe('the proposer cannot read the incumbent artifact, the same failure on every attempt (not retried): cannot read the incumbent as a rules file');
+      expect(outcome.stopDetail).toBe(
+        'the proposer cannot read the incumbent artifact, the same failure on every attempt (not retried): cannot read the incumbent as a rules file',
+      );
     } finally {
       await library.close();
     }

@@ -24,7 +24,8 @@ import { runStudy } from '../src/loop/run-study.ts';
 import { makeSmallStudy, referenceCorpus } from './small-intent-study.ts';
 
 const MARKER = 'Quuxblort';
-const plant = (example: IntentExampleRecord): IntentExampleRecord => (example.partition === 'shadow' ? { ...example, goal: `${example.goal} ${MARKER} matters here.` } : example);
+const plant = (example: IntentExampleRecord): IntentExampleRecord =>
+  example.partition === 'shadow' ? { ...example, goal: `${example.goal} ${MARKER} matters here.` } : example;
 
 let study: ReturnType<typeof makeSmallStudy>;
 let db: StudyDatabase;
@@ -50,13 +51,23 @@ function isolatedProposer(): Proposer {
       received.push(describeContext(context));
       const optimization = context.examples.map((example) => example.id).sort();
       const capture = (score: PartitionScore): PartitionScore => {
-        optimizationScores.push({ scored: [...new Set(score.examples.map((record) => record.exampleId))].sort(), optimization });
+        optimizationScores.push({
+          scored: [...new Set(score.examples.map((record) => record.exampleId))].sort(),
+          optimization,
+        });
         received.push(JSON.stringify(score));
         return score;
       };
       capture(await context.evaluateOptimization(context.incumbentText));
-      const result = await inner.propose({ ...context, evaluateOptimization: async (text) => capture(await context.evaluateOptimization(text)) });
-      received.push(JSON.stringify(result.candidates.map(({ text, delta, rationale, flags }) => ({ text, delta, rationale, flags }))));
+      const result = await inner.propose({
+        ...context,
+        evaluateOptimization: async (text) => capture(await context.evaluateOptimization(text)),
+      });
+      received.push(
+        JSON.stringify(
+          result.candidates.map(({ text, delta, rationale, flags }) => ({ text, delta, rationale, flags })),
+        ),
+      );
       return result;
     },
   };
@@ -97,9 +108,13 @@ describe('proposer isolation', () => {
   it('runs with a marked shadow that the gate really used', async () => {
     expect(shadowIds).toHaveLength(9);
     expect(loaded.partitions.shadow.every((example) => example.text.includes(MARKER))).toBe(true);
-    expect([...loaded.partitions.optimization, ...loaded.partitions.anchor].some((example) => example.text.includes(MARKER))).toBe(false);
+    expect(
+      [...loaded.partitions.optimization, ...loaded.partitions.anchor].some((example) => example.text.includes(MARKER)),
+    ).toBe(false);
     expect(proposerCalls).toBeGreaterThan(1);
-    const exposures = (await readCorpusMembers(db)).filter((member) => member.partition === 'shadow').map((member) => member.shadowExposures);
+    const exposures = (await readCorpusMembers(db))
+      .filter((member) => member.partition === 'shadow')
+      .map((member) => member.shadowExposures);
     expect(Math.min(...exposures)).toBeGreaterThan(0); // the gate consulted the shadow, every example of it
   });
 
@@ -113,9 +128,13 @@ describe('proposer isolation', () => {
 
   it('shows the proposer only accepted or refused for decisions that consulted the shadow, never the shadow-derived reason', async () => {
     const rows = await db.selectFrom('experiments').select(['delta', 'decision', 'evidence']).execute();
-    const shadowRefused = rows.filter((row) => row.decision === 'refused' && (JSON.parse(row.evidence) as { shadowConsulted: boolean }).shadowConsulted);
+    const shadowRefused = rows.filter(
+      (row) => row.decision === 'refused' && (JSON.parse(row.evidence) as { shadowConsulted: boolean }).shadowConsulted,
+    );
     expect(shadowRefused.length).toBeGreaterThan(0);
-    const histories = received.filter((text) => text.startsWith('{"incumbentText"')).map((text) => (JSON.parse(text) as { history: Array<{ delta: string; reason: string }> }).history);
+    const histories = received
+      .filter((text) => text.startsWith('{"incumbentText"'))
+      .map((text) => (JSON.parse(text) as { history: Array<{ delta: string; reason: string }> }).history);
     const seen = histories.flat();
     expect(seen.some((entry) => entry.reason === 'specialization')).toBe(false);
     for (const row of shadowRefused) {

@@ -42,7 +42,11 @@ export interface ReferenceRun {
 
 function run(dir: string): Promise<Omit<ReferenceRun, 'ranIn'>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'kloop.js'), 'run', dir, '--json', '--quiet'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'kloop.js'), 'run', dir, '--json', '--quiet'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -70,9 +74,15 @@ function referenceRun(root: string): Promise<ReferenceRun> {
       let outcome: ReferenceRun;
       try {
         mkdirSync(study);
-        cpSync(path.join(ROOT, 'examples', 'intent'), study, { recursive: true, filter: (source) => !source.includes('.kloop') });
+        cpSync(path.join(ROOT, 'examples', 'intent'), study, {
+          recursive: true,
+          filter: (source) => !source.includes('.kloop'),
+        });
         const config = path.join(study, 'kloop.yaml');
-        writeFileSync(config, `${readFileSync(config, 'utf8').replace(/maxExperiments: \d+/, `maxExperiments: ${REFERENCE_MAX_EXPERIMENTS}`)}\nnotebook:\n  git: true\n`);
+        writeFileSync(
+          config,
+          `${readFileSync(config, 'utf8').replace(/maxExperiments: \d+/, `maxExperiments: ${REFERENCE_MAX_EXPERIMENTS}`)}\nnotebook:\n  git: true\n`,
+        );
         outcome = { ranIn: study, ...(await run(study)) };
       } catch (error) {
         outcome = { ranIn: study, code: null, stdout: '', stderr: String(error) };

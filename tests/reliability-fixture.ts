@@ -20,7 +20,16 @@
  */
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -60,14 +69,17 @@ export function makeStudy(cleanups: Array<() => void>, options: StudyFixtureOpti
   const dir = mkdtempSync(path.join(tmpdir(), 'kloop-reliability-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   mkdirSync(path.join(dir, 'corpus'));
-  for (const file of ['program.md', 'playbook.yaml']) copyFileSync(path.join(EXAMPLE_STUDY, file), path.join(dir, file));
+  for (const file of ['program.md', 'playbook.yaml'])
+    copyFileSync(path.join(EXAMPLE_STUDY, file), path.join(dir, file));
   for (const file of options.corpusFiles ?? ['operations.yaml', 'extra.jsonl']) {
     copyFileSync(path.join(EXAMPLE_STUDY, 'corpus', file), path.join(dir, 'corpus', file));
   }
   let config = readFileSync(path.join(EXAMPLE_STUDY, 'kloop.yaml'), 'utf8');
   config = config.replace(/maxExperiments: \d+/, `maxExperiments: ${options.maxExperiments ?? 10}`);
-  if (options.plateauRounds !== undefined) config = config.replace(/plateauRounds: \d+/, `plateauRounds: ${options.plateauRounds}`);
-  if (options.smallProposer !== false) config = config.replace(/( {2}concurrency: \d+)/, '$1\n  maxEvaluations: 10\n  maxScreened: 100');
+  if (options.plateauRounds !== undefined)
+    config = config.replace(/plateauRounds: \d+/, `plateauRounds: ${options.plateauRounds}`);
+  if (options.smallProposer !== false)
+    config = config.replace(/( {2}concurrency: \d+)/, '$1\n  maxEvaluations: 10\n  maxScreened: 100');
   // The reliability tests need accepted decisions from a 27-example slice, whose 9 shadow
   // examples seldom reach significance at the shipped shadowAlpha 0.05.
   config = config.replace(/shadowAlpha: [\d.]+/, 'shadowAlpha: 0.5');
@@ -89,7 +101,12 @@ export interface CliResult {
 
 /** Starts `node bin/kloop.js …args` in the repository folder. */
 export function spawnKloop(args: string[], options: SpawnOptions = {}): ChildProcess {
-  return spawn(process.execPath, [KLOOP, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' }, ...options });
+  return spawn(process.execPath, [KLOOP, ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, NO_COLOR: '1' },
+    ...options,
+  });
 }
 
 /** Collects a child's output and waits for it to end. */
@@ -147,7 +164,15 @@ export interface DatabaseSnapshot {
   integrity: string;
   versions: Array<{ text: string; source: string }>;
   active: string | undefined;
-  experiments: Array<{ round: number; delta: string; decision: string; reason: string; evidence: string; base: string; accepted: string | null }>;
+  experiments: Array<{
+    round: number;
+    delta: string;
+    decision: string;
+    reason: string;
+    evidence: string;
+    base: string;
+    accepted: string | null;
+  }>;
   evaluations: Array<{ key: string; composite: number | null; invalid: number; total: number; examples: string }>;
   duplicateDecisions: number;
   duplicateEvaluations: number;
@@ -161,14 +186,29 @@ export function snapshotDatabase(study: string): DatabaseSnapshot {
   const sqlite = new Database(databaseFile(study), { readonly: true, fileMustExist: true });
   try {
     const all = <T>(query: string): T[] => sqlite.prepare(query).all() as T[];
-    const hashOf = (text: string | null): string | null => (text === null ? null : createHash('sha256').update(text).digest('hex').slice(0, 16));
-    const versions = all<{ id: number; text: string; source: string }>('select id, text, source from artifact_versions order by id');
+    const hashOf = (text: string | null): string | null =>
+      text === null ? null : createHash('sha256').update(text).digest('hex').slice(0, 16);
+    const versions = all<{ id: number; text: string; source: string }>(
+      'select id, text, source from artifact_versions order by id',
+    );
     const textById = new Map(versions.map((version) => [version.id, version.text]));
     return {
-      integrity: all<{ integrity_check: string }>('pragma integrity_check').map((row) => row.integrity_check).join('; '),
+      integrity: all<{ integrity_check: string }>('pragma integrity_check')
+        .map((row) => row.integrity_check)
+        .join('; '),
       versions: versions.map((version) => ({ text: version.text, source: version.source })),
-      active: all<{ text: string }>("select v.text from registry r join artifact_versions v on v.id = r.version_id where r.name = 'active'")[0]?.text,
-      experiments: all<{ round: number; delta: string; decision: string; reason: string; evidence: string; base_version_id: number; accepted_version_id: number | null }>(
+      active: all<{ text: string }>(
+        "select v.text from registry r join artifact_versions v on v.id = r.version_id where r.name = 'active'",
+      )[0]?.text,
+      experiments: all<{
+        round: number;
+        delta: string;
+        decision: string;
+        reason: string;
+        evidence: string;
+        base_version_id: number;
+        accepted_version_id: number | null;
+      }>(
         'select round, delta, decision, reason, evidence, base_version_id, accepted_version_id from experiments order by id',
       ).map((row) => ({
         round: row.round,
@@ -179,24 +219,43 @@ export function snapshotDatabase(study: string): DatabaseSnapshot {
         base: hashOf(textById.get(row.base_version_id) ?? null)!,
         accepted: row.accepted_version_id === null ? null : hashOf(textById.get(row.accepted_version_id) ?? null),
       })),
-      evaluations: all<{ id: number; fingerprint: string; artifact_hash: string; partition: string; partition_hash: string; repeat: number; composite: number | null; invalid: number; total: number }>(
-        'select * from evaluations order by fingerprint, artifact_hash, partition_hash, repeat',
-      ).map((row) => ({
+      evaluations: all<{
+        id: number;
+        fingerprint: string;
+        artifact_hash: string;
+        partition: string;
+        partition_hash: string;
+        repeat: number;
+        composite: number | null;
+        invalid: number;
+        total: number;
+      }>('select * from evaluations order by fingerprint, artifact_hash, partition_hash, repeat').map((row) => ({
         key: `${row.fingerprint} ${row.artifact_hash} ${row.partition} ${row.partition_hash} ${row.repeat}`,
         composite: row.composite,
         invalid: row.invalid,
         total: row.total,
-        examples: all<{ example_id: string; valid: number; composite: number | null }>(`select example_id, valid, composite from evaluation_examples where evaluation_id = ${row.id} order by example_id`)
+        examples: all<{ example_id: string; valid: number; composite: number | null }>(
+          `select example_id, valid, composite from evaluation_examples where evaluation_id = ${row.id} order by example_id`,
+        )
           .map((example) => `${example.example_id}:${example.valid}:${example.composite}`)
           .join(','),
       })),
-      duplicateDecisions: all<{ n: number }>('select count(*) as n from (select round, delta from experiments group by round, delta having count(*) > 1)')[0]!.n,
+      duplicateDecisions: all<{ n: number }>(
+        'select count(*) as n from (select round, delta from experiments group by round, delta having count(*) > 1)',
+      )[0]!.n,
       duplicateEvaluations: all<{ n: number }>(
         'select count(*) as n from (select fingerprint, artifact_hash, partition_hash, repeat from evaluations group by 1, 2, 3, 4 having count(*) > 1)',
       )[0]!.n,
-      acceptedTwice: all<{ n: number }>('select count(*) as n from (select accepted_version_id from experiments where accepted_version_id is not null group by 1 having count(*) > 1)')[0]!.n,
-      runs: all<{ stop_reason: string | null; ended_at: string | null }>('select stop_reason, ended_at from runs order by id').map((row) => ({ stopReason: row.stop_reason, ended: row.ended_at !== null })),
-      leases: all<{ n: number }>("select count(*) as n from sqlite_master where name = 'leases'")[0]!.n === 0 ? 0 : all<{ n: number }>('select count(*) as n from leases')[0]!.n,
+      acceptedTwice: all<{ n: number }>(
+        'select count(*) as n from (select accepted_version_id from experiments where accepted_version_id is not null group by 1 having count(*) > 1)',
+      )[0]!.n,
+      runs: all<{ stop_reason: string | null; ended_at: string | null }>(
+        'select stop_reason, ended_at from runs order by id',
+      ).map((row) => ({ stopReason: row.stop_reason, ended: row.ended_at !== null })),
+      leases:
+        all<{ n: number }>("select count(*) as n from sqlite_master where name = 'leases'")[0]!.n === 0
+          ? 0
+          : all<{ n: number }>('select count(*) as n from leases')[0]!.n,
     };
   } finally {
     sqlite.close();
@@ -234,8 +293,11 @@ export async function pauseLeaseHolder(study: string, children: readonly ChildPr
       const sqlite = new Database(file, { fileMustExist: true, timeout: 0 });
       try {
         sqlite.exec('begin immediate');
-        const hasTable = sqlite.prepare("select name from sqlite_master where type = 'table' and name = 'leases'").get() !== undefined;
-        const row = hasTable ? (sqlite.prepare('select pid from leases').get() as { pid: number } | undefined) : undefined;
+        const hasTable =
+          sqlite.prepare("select name from sqlite_master where type = 'table' and name = 'leases'").get() !== undefined;
+        const row = hasTable
+          ? (sqlite.prepare('select pid from leases').get() as { pid: number } | undefined)
+          : undefined;
         if (row !== undefined) process.kill(row.pid, 'SIGSTOP');
         sqlite.exec('rollback');
         if (row !== undefined) return keepLeaseFresh(file, row.pid);

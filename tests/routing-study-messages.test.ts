@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kloop } from './cli-in-process.ts';
 import { makeFaqStudy, setProposerKey, useRoutingRulesExecutor } from './faq-study.ts';
 
-const CHROMIUM = process.env['KLOOP_CHROMIUM'] ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.KLOOP_CHROMIUM ?? '/usr/bin/chromium';
 const repo = path.resolve(import.meta.dirname, '..');
 const root = mkdtempSync(path.join(tmpdir(), 'kloop-routing-messages-'));
 const dir = path.join(root, 'faq');
@@ -66,48 +66,75 @@ describe('a misroute-rate study says misroute rate everywhere', () => {
   it('kloop report --format json: the overview carries the headline', async () => {
     const report = await kloop('report', dir, '--format', 'json');
     expect(report.code, report.stderr).toBe(0);
-    expect((JSON.parse(report.stdout) as { overview: { headline: unknown } }).overview.headline).toEqual({ name: 'misroute rate', complement: true });
+    expect((JSON.parse(report.stdout) as { overview: { headline: unknown } }).overview.headline).toEqual({
+      name: 'misroute rate',
+      complement: true,
+    });
   });
 
-  it.runIf(existsSync(CHROMIUM))('the HTML report and kloop view show the misroute rate in Chromium', { timeout: 120_000 }, async () => {
-    const file = path.join(root, 'report.html');
-    expect((await kloop('report', dir, '--format', 'html', '--out', file, '--quiet')).code).toBe(0);
-    const viewer = spawn(process.execPath, [path.join(repo, 'bin', 'kloop.js'), 'view', dir, '--port', '0'], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
-    const context = await chromium.launchPersistentContext(mkdtempSync(path.join(root, 'chromium-')), {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    try {
-      let output = '';
-      viewer.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-      const url = await new Promise<string>((resolve, reject) => {
-        const timer = setInterval(() => {
-          const found = /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(output)?.[1];
-          if (found !== undefined) {
-            clearInterval(timer);
-            resolve(found);
-          } else if (viewer.exitCode !== null) {
-            clearInterval(timer);
-            reject(new Error(`kloop view exited: ${output}`));
-          }
-        }, 100);
+  it.runIf(existsSync(CHROMIUM))(
+    'the HTML report and kloop view show the misroute rate in Chromium',
+    { timeout: 120_000 },
+    async () => {
+      const file = path.join(root, 'report.html');
+      expect((await kloop('report', dir, '--format', 'html', '--out', file, '--quiet')).code).toBe(0);
+      const viewer = spawn(process.execPath, [path.join(repo, 'bin', 'kloop.js'), 'view', dir, '--port', '0'], {
+        cwd: repo,
+        stdio: ['ignore', 'pipe', 'pipe'],
       });
-      for (const address of [`file://${file}`, `${url}/`]) {
-        const page = await context.newPage();
-        await page.goto(address);
-        await page.waitForSelector('main [data-page="overview"] .tile');
-        const tiles = await page.locator('.tile').evaluateAll((elements) => elements.map((element) => [element.querySelector('.label')?.textContent, element.querySelector('.value')?.textContent]));
-        expect(tiles, address).toContainEqual(['incumbent · optimization misroute rate', '0.8333']);
-        expect(tiles, address).toContainEqual(['incumbent · shadow misroute rate', '0.7500']);
-        expect(await page.locator('main [data-page="overview"] thead th').allTextContents(), address).toContain('misroute rate');
-        await page.close();
+      const context = await chromium.launchPersistentContext(mkdtempSync(path.join(root, 'chromium-')), {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      });
+      try {
+        let output = '';
+        viewer.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+        const url = await new Promise<string>((resolve, reject) => {
+          const timer = setInterval(() => {
+            const found = /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(output)?.[1];
+            if (found !== undefined) {
+              clearInterval(timer);
+              resolve(found);
+            } else if (viewer.exitCode !== null) {
+              clearInterval(timer);
+              reject(new Error(`kloop view exited: ${output}`));
+            }
+          }, 100);
+        });
+        for (const address of [`file://${file}`, `${url}/`]) {
+          const page = await context.newPage();
+          await page.goto(address);
+          await page.waitForSelector('main [data-page="overview"] .tile');
+          const tiles = await page
+            .locator('.tile')
+            .evaluateAll((elements) =>
+              elements.map((element) => [
+                element.querySelector('.label')?.textContent,
+                element.querySelector('.value')?.textContent,
+              ]),
+            );
+          expect(tiles, address).toContainEqual(['incumbent · optimization misroute rate', '0.8333']);
+          expect(tiles, address).toContainEqual(['incumbent · shadow misroute rate', '0.7500']);
+          expect(await page.locator('main [data-page="overview"] thead th').allTextContents(), address).toContain(
+            'misroute rate',
+          );
+          await page.close();
+        }
+      } finally {
+        await context.close();
+        viewer.kill('SIGTERM');
       }
-    } finally {
-      await context.close();
-      viewer.kill('SIGTERM');
-    }
-  });
+    },
+  );
 });
 
 describe('kloop show of a duplicate, and JSON deltas', () => {
@@ -115,7 +142,9 @@ describe('kloop show of a duplicate, and JSON deltas', () => {
     const { experiments } = await history();
     const duplicate = experiments.find((experiment) => experiment.reason === 'duplicate')!;
     expect(duplicate).toBeDefined();
-    const json = JSON.parse((await kloop('show', dir, String(duplicate.id), '--json')).stdout) as { duplicateOf: { experimentId: number; sameContent: boolean; distance: number } };
+    const json = JSON.parse((await kloop('show', dir, String(duplicate.id), '--json')).stdout) as {
+      duplicateOf: { experimentId: number; sameContent: boolean; distance: number };
+    };
     const original = experiments.find((experiment) => experiment.id === json.duplicateOf.experimentId)!;
     expect(original.decision).not.toBe('skipped');
     expect(json.duplicateOf.distance).toBeLessThan(0.2); // the gate's minDeltaDistance
@@ -131,9 +160,18 @@ describe('kloop show of a duplicate, and JSON deltas', () => {
     const newRule = experiments.filter((experiment) => /^\+ +"id": "[a-z]+-[a-z]+",$/m.test(experiment.delta));
     expect(newRule.length).toBeGreaterThan(0); // the proposer added rules after the last one
     for (const experiment of experiments) {
-      const removed = experiment.delta.split('\n').filter((line) => line.startsWith('- ')).map((line) => line.slice(2).replace(/,\s*$/, ''));
-      const added = experiment.delta.split('\n').filter((line) => line.startsWith('+ ')).map((line) => line.slice(2).replace(/,\s*$/, ''));
-      expect(removed.filter((line) => added.includes(line)), `experiment ${experiment.id}`).toEqual([]);
+      const removed = experiment.delta
+        .split('\n')
+        .filter((line) => line.startsWith('- '))
+        .map((line) => line.slice(2).replace(/,\s*$/, ''));
+      const added = experiment.delta
+        .split('\n')
+        .filter((line) => line.startsWith('+ '))
+        .map((line) => line.slice(2).replace(/,\s*$/, ''));
+      expect(
+        removed.filter((line) => added.includes(line)),
+        `experiment ${experiment.id}`,
+      ).toEqual([]);
     }
   });
 });

@@ -39,21 +39,38 @@ describe('the report of a run whose partitions moved', () => {
     expect(printed.length).toBeGreaterThan(0);
     // ...and listed in the report, one entry per round boundary, 2 examples each (rotateSlice), from shadow.
     expect(report.corpusMoves).toHaveLength(printed.length);
-    for (const move of report.corpusMoves) expect(move).toMatchObject({ kind: 'graduated', from: 'shadow', to: 'optimization', exampleIds: [expect.any(String), expect.any(String)] });
+    for (const move of report.corpusMoves)
+      expect(move).toMatchObject({
+        kind: 'graduated',
+        from: 'shadow',
+        to: 'optimization',
+        exampleIds: [expect.any(String), expect.any(String)],
+      });
     const moved = 2 * report.corpusMoves.length;
-    expect(report.comparison).toEqual({ on: 'current', sizes: { optimization: 6 + moved, anchor: 3, shadow: 9 - moved }, sizesAtStart: { optimization: 6, anchor: 3, shadow: 9 }, changed: true });
+    expect(report.comparison).toEqual({
+      on: 'current',
+      sizes: { optimization: 6 + moved, anchor: 3, shadow: 9 - moved },
+      sizesAtStart: { optimization: 6, anchor: 3, shadow: 9 },
+      changed: true,
+    });
     // The table's rows are the partitions as they are now.
     expect(report.details.baseline.optimization.examples).toBe(6 + moved);
     expect(report.details.best.shadow.examples).toBe(9 - moved);
 
     const lines = describeComparison(report);
-    expect(lines[0]).toBe(`seed and best are both evaluated on the partitions as they are now: optimization ${6 + moved}, anchor 3, shadow ${9 - moved} (at the start of this run: optimization 6, anchor 3, shadow 9)`);
+    expect(lines[0]).toBe(
+      `seed and best are both evaluated on the partitions as they are now: optimization ${6 + moved}, anchor 3, shadow ${9 - moved} (at the start of this run: optimization 6, anchor 3, shadow 9)`,
+    );
     expect(lines[1]).toBe(`corpus moves during this run (${report.corpusMoves.length}):`);
     const first = report.corpusMoves[0]!;
-    expect(lines[2]).toBe(`  after experiment ${first.afterExperiment}: 2 shadow example(s) graduated into optimization (${first.exampleIds.join(', ')})`);
+    expect(lines[2]).toBe(
+      `  after experiment ${first.afterExperiment}: 2 shadow example(s) graduated into optimization (${first.exampleIds.join(', ')})`,
+    );
     // Each round's best composite says which optimization partition it is on.
     expect(stderr).toMatch(/round 1 done: .*best optimization composite \d\.\d{4} \(on 6 examples\)/);
-    expect(stderr).toMatch(new RegExp(`round 2 done: .*best optimization composite \\d\\.\\d{4} \\(on ${6 + 2} examples\\)`));
+    expect(stderr).toMatch(
+      new RegExp(`round 2 done: .*best optimization composite \\d\\.\\d{4} \\(on ${6 + 2} examples\\)`),
+    );
 
     // A run in which nothing moves says so.
     const again = JSON.parse((await kloop('run', study.dir, '--json')).stdout) as StudyReport;
@@ -65,7 +82,12 @@ describe('the report of a run whose partitions moved', () => {
 
 describe('a best artifact below the baseline', () => {
   it('is flagged per partition, in text and --json', async () => {
-    const study = makeSmallStudy({ optimization: 6, anchor: 3, shadow: 5, config: ['stopping: { maxExperiments: 0 }'] });
+    const study = makeSmallStudy({
+      optimization: 6,
+      anchor: 3,
+      shadow: 5,
+      config: ['stopping: { maxExperiments: 0 }'],
+    });
     cleanups.push(study.cleanup);
     expect((await kloop('run', study.dir)).code).toBe(0);
     // Make the active version an ablated playbook (its lists emptied): worse than the seed.
@@ -81,17 +103,33 @@ describe('a best artifact below the baseline', () => {
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout) as StudyReport;
     expect(report.bestVersion).toBe(2);
-    const below = (['optimization', 'anchor', 'shadow'] as const).filter((name) => report.best[name]! < report.baseline[name]!);
+    const below = (['optimization', 'anchor', 'shadow'] as const).filter(
+      (name) => report.best[name]! < report.baseline[name]!,
+    );
     expect(below.length).toBeGreaterThan(0);
-    expect(report.belowBaseline).toEqual(below.map((partition) => ({ partition, baseline: report.baseline[partition], best: report.best[partition], delta: report.best[partition]! - report.baseline[partition]! })));
+    expect(report.belowBaseline).toEqual(
+      below.map((partition) => ({
+        partition,
+        baseline: report.baseline[partition],
+        best: report.best[partition],
+        delta: report.best[partition]! - report.baseline[partition]!,
+      })),
+    );
 
     const text = await kloop('run', study.dir);
     for (const partition of below) {
       const entry = report.belowBaseline.find((item) => item.partition === partition)!;
-      expect(text.stdout).toContain(`WARNING: the best artifact (v2) is below the baseline (v1) on ${partition}: composite ${entry.best.toFixed(4)} against ${entry.baseline.toFixed(4)}, composite ${entry.delta.toFixed(4)}`);
+      expect(text.stdout).toContain(
+        `WARNING: the best artifact (v2) is below the baseline (v1) on ${partition}: composite ${entry.best.toFixed(4)} against ${entry.baseline.toFixed(4)}, composite ${entry.delta.toFixed(4)}`,
+      );
     }
     // The seed against itself: nothing is flagged.
-    const fresh = makeSmallStudy({ optimization: 6, anchor: 3, shadow: 5, config: ['stopping: { maxExperiments: 0 }'] });
+    const fresh = makeSmallStudy({
+      optimization: 6,
+      anchor: 3,
+      shadow: 5,
+      config: ['stopping: { maxExperiments: 0 }'],
+    });
     cleanups.push(fresh.cleanup);
     expect((JSON.parse((await kloop('run', fresh.dir, '--json')).stdout) as StudyReport).belowBaseline).toEqual([]);
   }, 120_000);

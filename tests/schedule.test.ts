@@ -30,7 +30,10 @@ let db: StudyDatabase;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'kloop-schedule-'));
-  cpSync(path.join(repo, 'examples', 'intent'), dir, { recursive: true, filter: (source) => !source.includes('.kloop') });
+  cpSync(path.join(repo, 'examples', 'intent'), dir, {
+    recursive: true,
+    filter: (source) => !source.includes('.kloop'),
+  });
   const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8');
   writeFileSync(
     path.join(dir, 'kloop.yaml'),
@@ -46,7 +49,9 @@ afterAll(async () => {
 describe('cadences', () => {
   it('fast drives B, slow drives A, C and D; per-loop overrides and "off" win', () => {
     expect(resolveLoopCadences(undefined)).toEqual({ A: '0 3 * * 1', B: '0 * * * *', C: '0 3 * * 1', D: '0 3 * * 1' });
-    expect(resolveLoopCadences({ fast: '*/5 * * * *', slow: '0 4 * * *', loops: { A: 'off', D: '0 0 * * *' } })).toEqual({
+    expect(
+      resolveLoopCadences({ fast: '*/5 * * * *', slow: '0 4 * * *', loops: { A: 'off', D: '0 0 * * *' } }),
+    ).toEqual({
       A: null,
       B: '*/5 * * * *',
       C: '0 4 * * *',
@@ -57,7 +62,10 @@ describe('cadences', () => {
   it('kloop.yaml refuses a bad cron expression with its line', () => {
     const other = mkdtempSync(path.join(tmpdir(), 'kloop-schedule-bad-'));
     try {
-      cpSync(path.join(repo, 'examples', 'intent'), other, { recursive: true, filter: (source) => !source.includes('.kloop') });
+      cpSync(path.join(repo, 'examples', 'intent'), other, {
+        recursive: true,
+        filter: (source) => !source.includes('.kloop'),
+      });
       const config = readFileSync(path.join(other, 'kloop.yaml'), 'utf8');
       writeFileSync(path.join(other, 'kloop.yaml'), `${config}\nschedule:\n  fast: "every hour"\n`);
       expect(() => loadStudyConfig(other)).toThrow(/schedule\.fast: not a valid cron expression/);
@@ -85,7 +93,8 @@ describe('kloop schedule on the reference study, fake clock', () => {
     const runs = await listScheduleRuns(db);
     const summary = runs.map((run) => `${run.loop}@${run.scheduledAt.slice(11, 16)}:${run.outcome}`);
     expect(summary.filter((entry) => entry.startsWith('B'))).toEqual(['B@02:00:ok', 'B@03:00:ok']);
-    for (const loop of ['A', 'C', 'D']) expect(summary.filter((entry) => entry.startsWith(loop))).toEqual([`${loop}@03:00:ok`]);
+    for (const loop of ['A', 'C', 'D'])
+      expect(summary.filter((entry) => entry.startsWith(loop))).toEqual([`${loop}@03:00:ok`]);
     // The fast loop added at most experimentsPerCycle experiments per cycle, in the fake time.
     const fast = runs.filter((run) => run.loop === 'B');
     for (const run of fast) expect((run.detail as { newExperiments: number }).newExperiments).toBeLessThanOrEqual(2);
@@ -99,7 +108,8 @@ describe('kloop schedule on the reference study, fake clock', () => {
     // Runs of one loop never overlap.
     for (const loop of ['A', 'B', 'C', 'D']) {
       const ofLoop = runs.filter((run) => run.loop === loop);
-      for (let index = 1; index < ofLoop.length; index += 1) expect(ofLoop[index]!.startedAt >= ofLoop[index - 1]!.endedAt!).toBe(true);
+      for (let index = 1; index < ofLoop.length; index += 1)
+        expect(ofLoop[index]!.startedAt >= ofLoop[index - 1]!.endedAt!).toBe(true);
     }
     // The lease is released after each fast run.
     expect(await db.selectFrom('leases').selectAll().execute()).toEqual([]);
@@ -138,7 +148,12 @@ describe('no overlapping runs of the same loop', () => {
       await schedule.stop();
       expect(maxRunning).toBe(1);
       const runs = await listScheduleRuns(memory);
-      expect(runs.filter((run) => run.loop === 'B').map((run) => run.outcome)).toEqual(['ok', 'overlap', 'overlap', 'overlap']);
+      expect(runs.filter((run) => run.loop === 'B').map((run) => run.outcome)).toEqual([
+        'ok',
+        'overlap',
+        'overlap',
+        'overlap',
+      ]);
       expect(await schedule.runNow('B')).toMatchObject({ outcome: 'ok' });
     } finally {
       await memory.destroy();
@@ -240,7 +255,9 @@ describe('kloop schedule on a study another schedule holds', () => {
       const held = await acquireLease(db, { studyKey: `${study.dir}#schedule` });
       const result = await kloop('schedule', study.dir, '--once', 'D', '--json');
       expect(result.code).toBe(3);
-      expect(result.stderr).toMatch(/^kloop: study is being run by pid \d+ on host \S+ since \S+; one schedule per study: stop that one first \(Ctrl-C or SIGTERM\)$/m);
+      expect(result.stderr).toMatch(
+        /^kloop: study is being run by pid \d+ on host \S+ since \S+; one schedule per study: stop that one first \(Ctrl-C or SIGTERM\)$/m,
+      );
       expect(result.stderr).not.toContain('--wait');
       await releaseLease(db, held);
     } finally {

@@ -8,7 +8,12 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { kloop, makeSmallStudy } from './small-intent-study.ts';
 
-const study = makeSmallStudy({ optimization: 8, anchor: 2, shadow: 4, config: ['stopping: { maxExperiments: 1, plateauRounds: 1 }'] });
+const study = makeSmallStudy({
+  optimization: 8,
+  anchor: 2,
+  shadow: 4,
+  config: ['stopping: { maxExperiments: 1, plateauRounds: 1 }'],
+});
 afterAll(() => study.cleanup());
 
 describe('an artifact file edited after the first run', () => {
@@ -19,6 +24,8 @@ describe('an artifact file edited after the first run', () => {
     appendFileSync(path.join(study.dir, 'playbook.yaml'), '# a hand edit\n');
     const second = await kloop('run', study.dir);
     expect(second.code, second.stderr).toBe(0);
-    expect(second.stderr).toMatch(/^kloop: NOTE: playbook\.yaml differs from the seed this study started from \(version 1\); the file seeds a new study only, and this run continues from the active version \d+\. To start afresh from the file: kloop reset /m);
+    expect(second.stderr).toMatch(
+      /^kloop: NOTE: playbook\.yaml differs from the seed this study started from \(version 1\); the file seeds a new study only, and this run continues from the active version \d+\. To start afresh from the file: kloop reset /m,
+    );
   }, 60_000);
 });

@@ -42,7 +42,14 @@ function post(body: string, headers: Record<string, string> = {}): Promise<Respo
 
 beforeAll(async () => {
   db = await openDatabase(':memory:');
-  server = await startSignalServer({ db, token: TOKEN, port: 0, maxBodyBytes: 1_048_576, ratePerSecond: 1_000, burst: 1_000 });
+  server = await startSignalServer({
+    db,
+    token: TOKEN,
+    port: 0,
+    maxBodyBytes: 1_048_576,
+    ratePerSecond: 1_000,
+    burst: 1_000,
+  });
 });
 afterAll(async () => {
   await server.close();
@@ -55,7 +62,11 @@ describe('POST /signals on 127.0.0.1', () => {
   });
 
   it('401 without a token and with a wrong one', async () => {
-    const missing = await fetch(`${server.url}/signals`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(signal('a')) });
+    const missing = await fetch(`${server.url}/signals`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(signal('a')),
+    });
     expect(missing.status).toBe(401);
     expect(missing.headers.get('www-authenticate')).toContain('Bearer');
     const wrong = await post(JSON.stringify(signal('a')), { authorization: 'Bearer not-the-token-at-all-000' });
@@ -66,7 +77,9 @@ describe('POST /signals on 127.0.0.1', () => {
   });
 
   it('413 for a body above the limit', async () => {
-    const big = JSON.stringify(Array.from({ length: 6_000 }, (_, index) => signal(`big-${index}`, { goal: 'x'.repeat(200) })));
+    const big = JSON.stringify(
+      Array.from({ length: 6_000 }, (_, index) => signal(`big-${index}`, { goal: 'x'.repeat(200) })),
+    );
     expect(Buffer.byteLength(big)).toBeGreaterThan(1_048_576);
     const response = await post(big);
     expect(response.status).toBe(413);
@@ -97,12 +110,21 @@ describe('POST /signals on 127.0.0.1', () => {
   });
 
   it('400 for a malformed signal, naming the index and the field, and nothing of the batch is stored', async () => {
-    const response = await post(JSON.stringify([signal('ok-1'), signal('bad-1', { confidence: 7 }), signal('bad-2', { colour: 'red' })]));
+    const response = await post(
+      JSON.stringify([signal('ok-1'), signal('bad-1', { confidence: 7 }), signal('bad-2', { colour: 'red' })]),
+    );
     expect(response.status).toBe(400);
-    const body = (await response.json()) as { error: string; message: string; issues: Array<{ index: number; field: string; message: string }> };
+    const body = (await response.json()) as {
+      error: string;
+      message: string;
+      issues: Array<{ index: number; field: string; message: string }>;
+    };
     expect(body.error).toBe('malformed');
     expect(body.issues).toEqual(
-      expect.arrayContaining([expect.objectContaining({ index: 1, field: 'confidence' }), expect.objectContaining({ index: 2, field: 'colour' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ index: 1, field: 'confidence' }),
+        expect.objectContaining({ index: 2, field: 'colour' }),
+      ]),
     );
     expect(body.message).toContain('index 1: confidence');
     expect(await countSignals(db)).toBe(0);
@@ -111,7 +133,11 @@ describe('POST /signals on 127.0.0.1', () => {
   });
 
   it('200 for a valid batch; sending it again stores nothing new', async () => {
-    const batch = JSON.stringify([signal('v-1'), signal('v-2'), signal('v-3', { assemblyMethod: 'direct', confidence: 0.9 })]);
+    const batch = JSON.stringify([
+      signal('v-1'),
+      signal('v-2'),
+      signal('v-3', { assemblyMethod: 'direct', confidence: 0.9 }),
+    ]);
     const first = await post(batch);
     expect(first.status).toBe(200);
     expect(await first.json()).toEqual({ received: 3, stored: 3, duplicates: 0 });
@@ -126,7 +152,9 @@ describe('POST /signals on 127.0.0.1', () => {
     const lines = [JSON.stringify(signal('l-1')), JSON.stringify(signal('l-2'))].join('\n');
     const response = await post(lines, { 'content-type': 'application/x-ndjson' });
     expect(await response.json()).toEqual({ received: 2, stored: 2, duplicates: 0 });
-    const bad = await post(`${JSON.stringify(signal('l-3'))}\n{"id": "l-4"}\n`, { 'content-type': 'application/x-ndjson' });
+    const bad = await post(`${JSON.stringify(signal('l-3'))}\n{"id": "l-4"}\n`, {
+      'content-type': 'application/x-ndjson',
+    });
     expect(bad.status).toBe(400);
     const body = (await bad.json()) as { issues: Array<{ line: number; field?: string }> };
     expect(body.issues[0]).toMatchObject({ line: 2 });

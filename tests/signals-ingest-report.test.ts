@@ -41,13 +41,67 @@ interface PlantedCluster {
 
 /** Clusters at or above the minimum size (5), largest first: the report must find exactly these. */
 const PLANTED: PlantedCluster[] = [
-  { appClass: 'booking', hasCommitments: true, entityCounts: [4, 5, 6], bucket: '4-6', size: 180, method: 'decomposed', confidence: [0.55, 0.69], uncoveredEntities: ['Pet', 'Kennel'], uncoveredBehaviors: ['rating'] },
-  { appClass: 'crm', hasCommitments: false, entityCounts: [1, 2, 3], bucket: '1-3', size: 60, method: 'partial', confidence: [0.3, 0.5], uncoveredEntities: ['Territory'] },
-  { appClass: 'helpdesk', hasCommitments: false, entityCounts: [11, 14], bucket: '11+', size: 25, method: 'direct', confidence: [0.5, 0.69] },
-  { appClass: 'events', hasCommitments: true, entityCounts: [0], bucket: '0', size: 8, method: 'direct', confidence: [0, 0] },
-  { appClass: 'inventory', hasCommitments: false, entityCounts: [7, 10], bucket: '7-10', size: 5, method: 'partial', confidence: [0.6, 0.9] },
+  {
+    appClass: 'booking',
+    hasCommitments: true,
+    entityCounts: [4, 5, 6],
+    bucket: '4-6',
+    size: 180,
+    method: 'decomposed',
+    confidence: [0.55, 0.69],
+    uncoveredEntities: ['Pet', 'Kennel'],
+    uncoveredBehaviors: ['rating'],
+  },
+  {
+    appClass: 'crm',
+    hasCommitments: false,
+    entityCounts: [1, 2, 3],
+    bucket: '1-3',
+    size: 60,
+    method: 'partial',
+    confidence: [0.3, 0.5],
+    uncoveredEntities: ['Territory'],
+  },
+  {
+    appClass: 'helpdesk',
+    hasCommitments: false,
+    entityCounts: [11, 14],
+    bucket: '11+',
+    size: 25,
+    method: 'direct',
+    confidence: [0.5, 0.69],
+  },
+  {
+    appClass: 'events',
+    hasCommitments: true,
+    entityCounts: [0],
+    bucket: '0',
+    size: 8,
+    method: 'direct',
+    confidence: [0, 0],
+  },
+  {
+    appClass: 'inventory',
+    hasCommitments: false,
+    entityCounts: [7, 10],
+    bucket: '7-10',
+    size: 5,
+    method: 'partial',
+    confidence: [0.6, 0.9],
+  },
 ];
-const APP_CLASSES = ['booking', 'crm', 'helpdesk', 'inventory', 'events', 'hr', 'learning', 'marketplace', 'membership', 'expenses'];
+const APP_CLASSES = [
+  'booking',
+  'crm',
+  'helpdesk',
+  'inventory',
+  'events',
+  'hr',
+  'learning',
+  'marketplace',
+  'membership',
+  'expenses',
+];
 
 let sequence = 0;
 function pick<T>(values: readonly T[]): T {
@@ -99,35 +153,85 @@ function generateStream(): Stream {
           entityCount: pick(cluster.entityCounts),
           assemblyMethod: cluster.method,
           confidence: between(...cluster.confidence),
-          ...(cluster.uncoveredEntities !== undefined ? { uncoveredEntities: cluster.uncoveredEntities.filter((_, position) => position === 0 || random() < 0.7) } : {}),
+          ...(cluster.uncoveredEntities !== undefined
+            ? { uncoveredEntities: cluster.uncoveredEntities.filter((_, position) => position === 0 || random() < 0.7) }
+            : {}),
           ...(cluster.uncoveredBehaviors !== undefined ? { uncoveredBehaviors: cluster.uncoveredBehaviors } : {}),
         }),
       );
     }
   }
   // Noise below the minimum size: 1 to 4 low signals for shapes no planted cluster has.
-  const noiseClasses = ['hr', 'learning', 'marketplace', 'membership', 'expenses', 'field_service', 'project_management'];
+  const noiseClasses = [
+    'hr',
+    'learning',
+    'marketplace',
+    'membership',
+    'expenses',
+    'field_service',
+    'project_management',
+  ];
   for (const appClass of noiseClasses) {
-    for (const [bucketCount, size] of [[2, 4], [5, 3], [8, 1], [12, 2]] as const) {
+    for (const [bucketCount, size] of [
+      [2, 4],
+      [5, 3],
+      [8, 1],
+      [12, 2],
+    ] as const) {
       for (let index = 0; index < size; index += 1) {
-        signals.push(makeSignal({ appClass, hasCommitments: false, entityCount: bucketCount, assemblyMethod: 'partial', confidence: 0.4 }));
+        signals.push(
+          makeSignal({
+            appClass,
+            hasCommitments: false,
+            entityCount: bucketCount,
+            assemblyMethod: 'partial',
+            confidence: 0.4,
+          }),
+        );
       }
     }
   }
   const inWindow = signals.length;
   // A big low-confidence cluster outside the window (older than 7 days, or in the future): never reported.
   for (let index = 0; index < 60; index += 1) {
-    signals.push(makeSignal({ appClass: 'events', hasCommitments: true, entityCount: 5, assemblyMethod: 'decomposed', confidence: 0.4, time: new Date(NOW.getTime() - 8 * DAY - index * 60_000).toISOString() }));
+    signals.push(
+      makeSignal({
+        appClass: 'events',
+        hasCommitments: true,
+        entityCount: 5,
+        assemblyMethod: 'decomposed',
+        confidence: 0.4,
+        time: new Date(NOW.getTime() - 8 * DAY - index * 60_000).toISOString(),
+      }),
+    );
   }
   for (let index = 0; index < 10; index += 1) {
-    signals.push(makeSignal({ appClass: 'events', hasCommitments: true, entityCount: 5, assemblyMethod: 'decomposed', confidence: 0.4, time: new Date(NOW.getTime() + DAY).toISOString() }));
+    signals.push(
+      makeSignal({
+        appClass: 'events',
+        hasCommitments: true,
+        entityCount: 5,
+        assemblyMethod: 'decomposed',
+        confidence: 0.4,
+        time: new Date(NOW.getTime() + DAY).toISOString(),
+      }),
+    );
   }
   const lines = signals.map((signal) => JSON.stringify(signal));
   // Duplicates: exact repeats, and one repeat of an id with different content (the first one wins).
   const duplicateLines: string[] = [];
   for (let index = 0; index < 150; index += 1) duplicateLines.push(pick(lines));
   const first = JSON.parse(lines[0]!) as Signal;
-  duplicateLines.push(JSON.stringify({ ...first, assemblyMethod: 'partial', confidence: 0.1, appClass: 'booking', hasCommitments: true, entityCount: 5 }));
+  duplicateLines.push(
+    JSON.stringify({
+      ...first,
+      assemblyMethod: 'partial',
+      confidence: 0.1,
+      appClass: 'booking',
+      hasCommitments: true,
+      entityCount: 5,
+    }),
+  );
   // Malformed lines.
   const base = JSON.parse(lines[1]!) as Record<string, unknown>;
   const malformedLines = [
@@ -145,7 +249,8 @@ function generateStream(): Stream {
     JSON.stringify(Object.fromEntries(Object.entries(base).filter(([key]) => key !== 'artifactVersion'))),
   ];
   const malformed: string[] = [];
-  for (let index = 0; index < 36; index += 1) malformed.push(malformedLines[index % malformedLines.length]!.replace('"m-', `"m${index}-`));
+  for (let index = 0; index < 36; index += 1)
+    malformed.push(malformedLines[index % malformedLines.length]!.replace('"m-', `"m${index}-`));
   // Shuffle everything but keep the first occurrence of each id before its repeats.
   const shuffled = [...lines, ...malformed];
   for (let index = shuffled.length - 1; index > 0; index -= 1) {
@@ -168,7 +273,10 @@ let db: StudyDatabase;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'kloop-signals-'));
-  cpSync(path.join(repo, 'examples', 'intent'), dir, { recursive: true, filter: (source) => !source.includes('.kloop') });
+  cpSync(path.join(repo, 'examples', 'intent'), dir, {
+    recursive: true,
+    filter: (source) => !source.includes('.kloop'),
+  });
   stream = generateStream();
   file = path.join(dir, 'signals.jsonl');
   writeFileSync(file, `${stream.lines.join('\n')}\n`, 'utf8');
@@ -195,7 +303,17 @@ describe('ingesting a stream of signals', () => {
       expect(lines[issue.line! - 1]).not.toBe('');
     }
     const fields = new Set(report.issues.map((issue) => issue.field));
-    for (const field of ['confidence', 'assemblyMethod', 'time', 'confidance', 'hasCommitments', 'entityCount', 'appClass', 'uncoveredBehaviors[0]', 'artifactVersion']) {
+    for (const field of [
+      'confidence',
+      'assemblyMethod',
+      'time',
+      'confidance',
+      'hasCommitments',
+      'entityCount',
+      'appClass',
+      'uncoveredBehaviors[0]',
+      'artifactVersion',
+    ]) {
       expect(fields).toContain(field);
     }
   });
@@ -209,12 +327,21 @@ describe('ingesting a stream of signals', () => {
 
   it('the report finds exactly the planted clusters at or above the minimum size', async () => {
     const library = loadBuiltInPatternLibrary();
-    const report = await buildSignalReport(db, { now: NOW, settings: { minClusterSize: 5 }, patterns: library.patterns });
+    const report = await buildSignalReport(db, {
+      now: NOW,
+      settings: { minClusterSize: 5 },
+      patterns: library.patterns,
+    });
     expect(report.signals).toBe(stream.inWindow);
     const planted = PLANTED.reduce((sum, cluster) => sum + cluster.size, 0);
     const noise = 7 * (4 + 3 + 1 + 2);
     expect(report.lowConfidence).toBe(planted + noise);
-    const found = report.clusters.map((cluster) => [cluster.appClass, cluster.hasCommitments, cluster.entityCountBucket, cluster.size]);
+    const found = report.clusters.map((cluster) => [
+      cluster.appClass,
+      cluster.hasCommitments,
+      cluster.entityCountBucket,
+      cluster.size,
+    ]);
     const expected = PLANTED.map((cluster) => [cluster.appClass, cluster.hasCommitments, cluster.bucket, cluster.size]);
     expect(found).toEqual(expected);
     for (const cluster of report.clusters) expect(cluster.share).toBeCloseTo(cluster.size / stream.inWindow, 12);
@@ -223,7 +350,9 @@ describe('ingesting a stream of signals', () => {
     expect(booking.uncoveredEntities[0]).toMatchObject({ name: 'Pet', count: 180, share: 1 });
     expect(booking.uncoveredBehaviors[0]).toMatchObject({ name: 'rating', count: 180 });
     expect(booking.exampleGoals).toHaveLength(3);
-    expect(report.recurringGaps.map((gap) => gap.name)).toEqual(expect.arrayContaining(['Pet', 'Kennel', 'Territory', 'rating']));
+    expect(report.recurringGaps.map((gap) => gap.name)).toEqual(
+      expect.arrayContaining(['Pet', 'Kennel', 'Territory', 'rating']),
+    );
     // Only four patterns are ever used in this stream: the rest of the library are deprecation candidates.
     expect(report.deprecationCandidates.patterns).not.toContain('booking');
     expect(report.deprecationCandidates.patterns).toContain('learning');
@@ -233,20 +362,40 @@ describe('ingesting a stream of signals', () => {
   });
 
   it('the CLI ingests the file and prints the JSON report with its public fields', async () => {
-    const ingest = await run(process.execPath, [kloop, 'signals', 'ingest', dir, file, '--json'], { cwd: repo }).catch((error: { code: number; stdout: string }) => error);
+    const ingest = await run(process.execPath, [kloop, 'signals', 'ingest', dir, file, '--json'], { cwd: repo }).catch(
+      (error: { code: number; stdout: string }) => error,
+    );
     expect((ingest as { code?: number }).code).toBe(2);
     const ingested = JSON.parse(ingest.stdout) as { stored: number; malformed: number; duplicates: number };
-    expect(ingested).toMatchObject({ stored: stream.valid, malformed: stream.malformed, duplicates: stream.duplicates });
-    const { stdout } = await run(process.execPath, [kloop, 'signals', 'report', dir, '--json', '--now', NOW.toISOString()], { cwd: repo });
+    expect(ingested).toMatchObject({
+      stored: stream.valid,
+      malformed: stream.malformed,
+      duplicates: stream.duplicates,
+    });
+    const { stdout } = await run(
+      process.execPath,
+      [kloop, 'signals', 'report', dir, '--json', '--now', NOW.toISOString()],
+      { cwd: repo },
+    );
     const report = JSON.parse(stdout) as {
       window: { from: string; to: string };
       signals: number;
       lowConfidence: number;
-      clusters: Array<{ appClass: string; hasCommitments: boolean; entityCountBucket: string; size: number; share: number }>;
+      clusters: Array<{
+        appClass: string;
+        hasCommitments: boolean;
+        entityCountBucket: string;
+        size: number;
+        share: number;
+      }>;
     };
     expect(report.window).toMatchObject({ from: '2025-03-03T00:00:00.000Z', to: '2025-03-10T00:00:00.000Z' });
     expect(report.signals).toBe(stream.inWindow);
-    expect(report.clusters.map((cluster) => `${cluster.appClass}/${cluster.hasCommitments}/${cluster.entityCountBucket}/${cluster.size}`)).toEqual(
+    expect(
+      report.clusters.map(
+        (cluster) => `${cluster.appClass}/${cluster.hasCommitments}/${cluster.entityCountBucket}/${cluster.size}`,
+      ),
+    ).toEqual(
       PLANTED.map((cluster) => `${cluster.appClass}/${cluster.hasCommitments}/${cluster.bucket}/${cluster.size}`),
     );
     for (const cluster of report.clusters) expect(typeof cluster.share).toBe('number');
@@ -259,7 +408,11 @@ describe('ingesting a stream of signals', () => {
       cpSync(dir, other, { recursive: true, filter: (source) => !source.includes('.kloop') });
       writeFileSync(path.join(other, 'kloop.yaml'), `${config}\nsignals:\n  storeGoals: false\n  minClusterSize: 30\n`);
       await run(process.execPath, [kloop, 'signals', 'ingest', other, file], { cwd: repo }).catch(() => undefined);
-      const { stdout } = await run(process.execPath, [kloop, 'signals', 'report', other, '--json', '--now', NOW.toISOString()], { cwd: repo });
+      const { stdout } = await run(
+        process.execPath,
+        [kloop, 'signals', 'report', other, '--json', '--now', NOW.toISOString()],
+        { cwd: repo },
+      );
       const report = JSON.parse(stdout) as { clusters: Array<{ size: number; exampleGoals: string[] }> };
       expect(report.clusters.map((cluster) => cluster.size)).toEqual([180, 60]);
       for (const cluster of report.clusters) expect(cluster.exampleGoals).toEqual([]);

@@ -113,18 +113,75 @@ export interface SimulatedWorld {
   close(): Promise<void>;
 }
 
-const SECTION_OF: Record<Component, string> = { appType: 'App type', entities: 'Entities', roles: 'Roles', behaviors: 'Behaviours' };
+const SECTION_OF: Record<Component, string> = {
+  appType: 'App type',
+  entities: 'Entities',
+  roles: 'Roles',
+  behaviors: 'Behaviours',
+};
 const COMPONENTS: readonly Component[] = ['appType', 'entities', 'roles', 'behaviors'];
 
 /** Sentences for hint lines; each hint gets a distinct one (the words do not matter to the world, only the line). */
-const OPENINGS = ['Always', 'Carefully', 'First', 'When unsure,', 'As a rule,', 'Before answering,', 'In every case,', 'Where it helps,', 'Preferably', 'Systematically', 'Explicitly', 'Consistently'];
+const OPENINGS = [
+  'Always',
+  'Carefully',
+  'First',
+  'When unsure,',
+  'As a rule,',
+  'Before answering,',
+  'In every case,',
+  'Where it helps,',
+  'Preferably',
+  'Systematically',
+  'Explicitly',
+  'Consistently',
+];
 const TOPICS: Record<Component, string[]> = {
-  appType: ['weigh what the business sells against who it serves', 'name the activity that earns the money', 'separate platforms from single shops', 'read the whole description before choosing a type', 'look for the workflow that repeats every day', 'ask what the users would call the product'],
-  entities: ['list every record the people create, not only the people', 'keep one entity per kind of record mentioned', 'include the records of what happens, such as visits and orders', 'count the nouns that carry their own data', 'prefer the business names of records', 'split combined records into their parts'],
-  roles: ['decide each role from what the record means in this business', 'treat promises with dates as commitments', 'treat money movements as transactions', 'treat authored paperwork as documents', 'treat lookup lists as references', 'treat the actors as parties'],
-  behaviors: ['name every verb the users must be able to perform', 'read reminders and alerts as notification', 'read sign-off steps as approval', 'read invoices and charges as payment', 'read stock counts as inventory tracking', 'read summaries and totals as reporting'],
+  appType: [
+    'weigh what the business sells against who it serves',
+    'name the activity that earns the money',
+    'separate platforms from single shops',
+    'read the whole description before choosing a type',
+    'look for the workflow that repeats every day',
+    'ask what the users would call the product',
+  ],
+  entities: [
+    'list every record the people create, not only the people',
+    'keep one entity per kind of record mentioned',
+    'include the records of what happens, such as visits and orders',
+    'count the nouns that carry their own data',
+    'prefer the business names of records',
+    'split combined records into their parts',
+  ],
+  roles: [
+    'decide each role from what the record means in this business',
+    'treat promises with dates as commitments',
+    'treat money movements as transactions',
+    'treat authored paperwork as documents',
+    'treat lookup lists as references',
+    'treat the actors as parties',
+  ],
+  behaviors: [
+    'name every verb the users must be able to perform',
+    'read reminders and alerts as notification',
+    'read sign-off steps as approval',
+    'read invoices and charges as payment',
+    'read stock counts as inventory tracking',
+    'read summaries and totals as reporting',
+  ],
 };
-const NEUTRAL_TOPICS = ['keep the answer tidy', 'write entity names without abbreviations', 'stay calm and precise', 'use the same spelling throughout', 'mind the punctuation of names', 'prefer short names', 'avoid repeating yourself', 'answer in a neutral tone', 'write relations in a stable order', 'keep views in alphabetical order'];
+const NEUTRAL_TOPICS = [
+  'keep the answer tidy',
+  'write entity names without abbreviations',
+  'stay calm and precise',
+  'use the same spelling throughout',
+  'mind the punctuation of names',
+  'prefer short names',
+  'avoid repeating yourself',
+  'answer in a neutral tone',
+  'write relations in a stable order',
+  'keep views in alphabetical order',
+];
 const HARMFUL_TOPICS: Record<Component, string[]> = {
   appType: ['choose other whenever two types could fit', 'pick the type from the first noun only'],
   entities: ['list only the people, never the records', 'keep at most two entities'],
@@ -179,16 +236,33 @@ export function buildHints(options: Pick<WorldOptions, 'seed' | 'examples' | 'co
   for (let index = 0; index < counts.good; index += 1) {
     const component = COMPONENTS[index % COMPONENTS.length]!;
     const topics = TOPICS[component];
-    hints.push({ id: `good-${index + 1}`, kind: 'good', component, section: SECTION_OF[component], text: sentence(topics[Math.floor(index / COMPONENTS.length) % topics.length]!) });
+    hints.push({
+      id: `good-${index + 1}`,
+      kind: 'good',
+      component,
+      section: SECTION_OF[component],
+      text: sentence(topics[Math.floor(index / COMPONENTS.length) % topics.length]!),
+    });
   }
   for (let index = 0; index < counts.neutral; index += 1) {
     const component = COMPONENTS[index % COMPONENTS.length]!;
-    hints.push({ id: `neutral-${index + 1}`, kind: 'neutral', section: SECTION_OF[component], text: sentence(NEUTRAL_TOPICS[index % NEUTRAL_TOPICS.length]!) });
+    hints.push({
+      id: `neutral-${index + 1}`,
+      kind: 'neutral',
+      section: SECTION_OF[component],
+      text: sentence(NEUTRAL_TOPICS[index % NEUTRAL_TOPICS.length]!),
+    });
   }
   for (let index = 0; index < counts.harmful; index += 1) {
     const component = COMPONENTS[index % COMPONENTS.length]!;
     const topics = HARMFUL_TOPICS[component];
-    hints.push({ id: `harmful-${index + 1}`, kind: 'harmful', component, section: SECTION_OF[component], text: sentence(topics[Math.floor(index / COMPONENTS.length) % topics.length]!) });
+    hints.push({
+      id: `harmful-${index + 1}`,
+      kind: 'harmful',
+      component,
+      section: SECTION_OF[component],
+      text: sentence(topics[Math.floor(index / COMPONENTS.length) % topics.length]!),
+    });
   }
   const keywords = overfitKeywords(options.examples);
   for (let index = 0; index < Math.min(counts.overfit, keywords.length); index += 1) {
@@ -228,7 +302,10 @@ export async function startSimulatedWorld(options: WorldOptions): Promise<Simula
       example,
       gold: {
         appType: (acceptedAppTypes(example.expected)[0] ?? 'other') as Intent['appType'],
-        entities: (example.expected.entities ?? []).map((entity) => ({ name: entity.name, role: entity.role ?? 'reference' })),
+        entities: (example.expected.entities ?? []).map((entity) => ({
+          name: entity.name,
+          role: entity.role ?? 'reference',
+        })),
         relations: example.expected.relations ?? [],
         behaviors: example.expected.behaviors ?? [],
         projections: example.expected.projections ?? [],
@@ -241,7 +318,8 @@ export async function startSimulatedWorld(options: WorldOptions): Promise<Simula
   let proposerCalls = 0;
   let malformedAnswers = 0;
 
-  const latent = (goal: string, item: string): number => createSeededRandom(hash32(`${options.seed}\u0000${goal}\u0000${item}`))();
+  const latent = (goal: string, item: string): number =>
+    createSeededRandom(hash32(`${options.seed}\u0000${goal}\u0000${item}`))();
   /** The sampling noise SD of a goal (see `WorldOptions.noiseProfile`). */
   const noiseOf = (goal: string): number => {
     if (options.noiseProfile !== 'varied') return noiseSd;
@@ -252,37 +330,66 @@ export async function startSimulatedWorld(options: WorldOptions): Promise<Simula
   const offered = new Set<string>();
 
   const sectionBody = (prompt: string, section: string): string | undefined => {
-    const match = new RegExp(`^## ${section.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n([\\s\\S]*?)(?=^## |(?![\\s\\S]))`, 'm').exec(prompt);
+    const match = new RegExp(
+      `^## ${section.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n([\\s\\S]*?)(?=^## |(?![\\s\\S]))`,
+      'm',
+    ).exec(prompt);
     return match?.[1]?.trim();
   };
 
   const answerGoal = (chat: ChatRequest): FakeResponse => {
     const item = byGoal.get(chat.user);
-    if (item === undefined) return { status: 400, body: { error: { message: 'the simulated model knows no such goal' } } };
+    if (item === undefined)
+      return { status: 400, body: { error: { message: 'the simulated model knows no such goal' } } };
     const seed = typeof chat.body.seed === 'number' ? chat.body.seed : 0;
     const goalWords = wordsOf(item.example.text);
-    const applied = hints.filter((hint) => chat.system.includes(hint.text) && (hint.kind !== 'overfit' || goalWords.has(hint.keyword!)));
-    const skill: Record<Component, number> = { appType: baseSkill, entities: baseSkill, roles: baseSkill, behaviors: baseSkill };
+    const applied = hints.filter(
+      (hint) => chat.system.includes(hint.text) && (hint.kind !== 'overfit' || goalWords.has(hint.keyword!)),
+    );
+    const skill: Record<Component, number> = {
+      appType: baseSkill,
+      entities: baseSkill,
+      roles: baseSkill,
+      behaviors: baseSkill,
+    };
     // A prompt whose guidance for a component is gone (an ablation) is worse at it, as a real model would be.
-    for (const component of COMPONENTS) if ((sectionBody(chat.system, SECTION_OF[component]) ?? '').length < 40) skill[component] -= ablationEffect;
+    for (const component of COMPONENTS)
+      if ((sectionBody(chat.system, SECTION_OF[component]) ?? '').length < 40) skill[component] -= ablationEffect;
     for (const hint of applied) {
       if (hint.kind === 'good') skill[hint.component!] += goodEffect;
       else if (hint.kind === 'harmful') skill[hint.component!] -= harmfulEffect;
       else if (hint.kind === 'overfit') for (const component of COMPONENTS) skill[component] += overfitEffect;
     }
-    const random = createSeededRandom(hash32(`${options.seed}\u0000${item.example.id}\u0000${seed}\u0000${applied.map((hint) => hint.id).sort().join(',')}`));
+    const random = createSeededRandom(
+      hash32(
+        `${options.seed}\u0000${item.example.id}\u0000${seed}\u0000${applied
+          .map((hint) => hint.id)
+          .sort()
+          .join(',')}`,
+      ),
+    );
     if (random() < invalidRate) return { content: '{"appType": "booking", "entities": [' };
     const goalNoise = noiseOf(item.example.text);
-    const right = (component: Component, key: string): boolean => latent(item.example.text, `${component}:${key}`) < skill[component] + goalNoise * gaussian(random);
+    const right = (component: Component, key: string): boolean =>
+      latent(item.example.text, `${component}:${key}`) < skill[component] + goalNoise * gaussian(random);
     const gold = item.gold;
-    const wrongType = appTypes.filter((type) => type !== gold.appType)[Math.floor(latent(item.example.text, 'wrong-type') * (appTypes.length - 1))]!;
+    const wrongType = appTypes.filter((type) => type !== gold.appType)[
+      Math.floor(latent(item.example.text, 'wrong-type') * (appTypes.length - 1))
+    ]!;
     const entities = gold.entities
       .filter((entity) => right('entities', entity.name))
-      .map((entity) => ({ name: entity.name, role: right('roles', entity.name) ? entity.role : roles.find((role) => role !== entity.role)! }));
+      .map((entity) => ({
+        name: entity.name,
+        role: right('roles', entity.name) ? entity.role : roles.find((role) => role !== entity.role)!,
+      }));
     const answer: Intent = {
       appType: (right('appType', 'type') ? gold.appType : wrongType) as Intent['appType'],
       entities: entities as Intent['entities'],
-      relations: gold.relations.filter((relation) => entities.some((entity) => entity.name === relation.from) && entities.some((entity) => entity.name === relation.to)),
+      relations: gold.relations.filter(
+        (relation) =>
+          entities.some((entity) => entity.name === relation.from) &&
+          entities.some((entity) => entity.name === relation.to),
+      ),
       behaviors: gold.behaviors.filter((behavior) => right('behaviors', behavior)),
       projections: gold.projections,
     };
@@ -325,12 +432,23 @@ export async function startSimulatedWorld(options: WorldOptions): Promise<Simula
       rationale: `Adds a rule on ${hint.section.toLowerCase()} that should help on descriptions like these.`,
       edits: [{ section: hint.section, text: `${sectionBody(prompt, hint.section) ?? ''}\n\n${hint.text}` }],
     }));
-    if (candidates.length === 0) return { content: JSON.stringify({ candidates: [{ rationale: 'Nothing new to add.', edits: [{ section: 'Views', text: sectionBody(prompt, 'Views') ?? '' }] }] }) };
+    if (candidates.length === 0)
+      return {
+        content: JSON.stringify({
+          candidates: [
+            {
+              rationale: 'Nothing new to add.',
+              edits: [{ section: 'Views', text: sectionBody(prompt, 'Views') ?? '' }],
+            },
+          ],
+        }),
+      };
     return { content: JSON.stringify({ candidates }) };
   };
 
   const jitter = options.latencyJitterMs ?? 0;
-  const delayed = (answer: FakeResponse): FakeResponse => (jitter > 0 ? { ...answer, delayMs: Math.random() * jitter } : answer);
+  const delayed = (answer: FakeResponse): FakeResponse =>
+    jitter > 0 ? { ...answer, delayMs: Math.random() * jitter } : answer;
   const server = await startFakeOpenAiServer((chat) => {
     if (chat.body.response_format?.json_schema?.name === 'proposal' || chat.system.includes('You improve the prompt')) {
       proposerCalls += 1;

@@ -35,7 +35,11 @@ export interface SmallStudyOptions {
 }
 
 /** Creates the study folder; returns it and a cleanup. */
-export function makeSmallStudy(options: SmallStudyOptions): { dir: string; cleanup: () => void; examples: IntentExampleRecord[] } {
+export function makeSmallStudy(options: SmallStudyOptions): {
+  dir: string;
+  cleanup: () => void;
+  examples: IntentExampleRecord[];
+} {
   const reference = referenceCorpus();
   const examples = [
     ...reference.optimization.slice(0, options.optimization),
@@ -46,8 +50,14 @@ export function makeSmallStudy(options: SmallStudyOptions): { dir: string; clean
   mkdirSync(path.join(dir, 'corpus'));
   copyFileSync(path.join(EXAMPLE_STUDY, 'playbook.yaml'), path.join(dir, 'playbook.yaml'));
   copyFileSync(path.join(EXAMPLE_STUDY, 'program.md'), path.join(dir, 'program.md'));
-  writeFileSync(path.join(dir, 'corpus', 'small.jsonl'), `${examples.map((example) => JSON.stringify(example)).join('\n')}\n`);
-  writeFileSync(path.join(dir, 'kloop.yaml'), ['artifact: playbook.yaml', 'corpus: corpus/small.jsonl', 'seed: 7', ...options.config].join('\n'));
+  writeFileSync(
+    path.join(dir, 'corpus', 'small.jsonl'),
+    `${examples.map((example) => JSON.stringify(example)).join('\n')}\n`,
+  );
+  writeFileSync(
+    path.join(dir, 'kloop.yaml'),
+    ['artifact: playbook.yaml', 'corpus: corpus/small.jsonl', 'seed: 7', ...options.config].join('\n'),
+  );
   return { dir, examples, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

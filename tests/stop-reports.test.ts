@@ -26,7 +26,10 @@ const RELIABILITY = path.resolve(import.meta.dirname, '../docs/reliability.md');
 /** The rows of the stop-reason table of docs/reliability.md: reason → exit code. */
 function documentedStopReasons(): Map<string, number> {
   const text = readFileSync(RELIABILITY, 'utf8');
-  const section = text.slice(text.indexOf('## Stopping honestly'), text.indexOf('\n## ', text.indexOf('## Stopping honestly') + 1));
+  const section = text.slice(
+    text.indexOf('## Stopping honestly'),
+    text.indexOf('\n## ', text.indexOf('## Stopping honestly') + 1),
+  );
   const rows = new Map<string, number>();
   for (const line of section.split('\n')) {
     const match = /^\| `([a-z_]+)` \| .* \| (\d+) \|$/.exec(line);
@@ -70,15 +73,39 @@ interface Scenario {
 }
 
 /** A proposer that adds a new rule each call (never a near-duplicate: each has its own words). */
-const WORDS = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord', 'garnet', 'heron', 'indigo', 'jasper', 'kelp', 'lichen'];
+const WORDS = [
+  'amber',
+  'basalt',
+  'cobalt',
+  'dune',
+  'ember',
+  'fjord',
+  'garnet',
+  'heron',
+  'indigo',
+  'jasper',
+  'kelp',
+  'lichen',
+];
 const freshRule = (chat: ChatRequest, call: number): FakeResponse =>
-  appendToRoles(chat, `Rule ${WORDS[call % WORDS.length]}: ${WORDS[(call + 3) % WORDS.length]} ${WORDS[(call + 7) % WORDS.length]} roles.`);
+  appendToRoles(
+    chat,
+    `Rule ${WORDS[call % WORDS.length]}: ${WORDS[(call + 3) % WORDS.length]} ${WORDS[(call + 7) % WORDS.length]} roles.`,
+  );
 const BROKEN: FakeResponse = { content: '{"candidates": [{"rationale": "unfinished' };
 /** Executor answers with every role wrong unless the prompt carries HINT. */
 const HINT = 'Decide each role from what the record means in this business, not from its name alone.';
 const hinted = (chat: ChatRequest, gold: Intent | undefined): FakeResponse | undefined => {
   if (gold === undefined || chat.system.includes(HINT)) return undefined;
-  return { content: JSON.stringify({ ...gold, entities: gold.entities.map((entity) => ({ ...entity, role: entity.role === 'reference' ? 'party' : 'reference' })) }) };
+  return {
+    content: JSON.stringify({
+      ...gold,
+      entities: gold.entities.map((entity) => ({
+        ...entity,
+        role: entity.role === 'reference' ? 'party' : 'reference',
+      })),
+    }),
+  };
 };
 
 async function start(scenario: Scenario): Promise<{ study: LlmStopStudy; server: FakeServer }> {
@@ -93,7 +120,9 @@ async function start(scenario: Scenario): Promise<{ study: LlmStopStudy; server:
   return { study, server };
 }
 
-async function runJson(scenario: Scenario): Promise<{ code: number; report: Report; stderr: string; study: LlmStopStudy; server: FakeServer }> {
+async function runJson(
+  scenario: Scenario,
+): Promise<{ code: number; report: Report; stderr: string; study: LlmStopStudy; server: FakeServer }> {
   const { study, server } = await start(scenario);
   const result = await kloop('run', study.dir, '--json', ...modelArgs(server), ...(scenario.args ?? []));
   let report: Report;
@@ -111,19 +140,43 @@ const SCENARIOS: Record<string, Scenario> = {
   plateau: { study: { stopping: 'stopping: { maxExperiments: 5, plateauRounds: 1 }' } },
   max_experiments: { args: ['--max-experiments', '1'] },
   max_rounds: { study: { stopping: 'stopping: { maxExperiments: 5, plateauRounds: 3, maxRounds: 1 }' } },
-  no_new_proposals: { study: { stopping: 'stopping: { maxExperiments: 5, plateauRounds: 5 }' }, proposer: (chat) => appendToRoles(chat, 'The one idea: weigh every role twice.') },
+  no_new_proposals: {
+    study: { stopping: 'stopping: { maxExperiments: 5, plateauRounds: 5 }' },
+    proposer: (chat) => appendToRoles(chat, 'The one idea: weigh every role twice.'),
+  },
   budget: {
     study: { stopping: 'stopping: { maxExperiments: 10, plateauRounds: 10 }' },
-    executor: (_chat, gold) => ({ content: JSON.stringify(gold), usage: { prompt_tokens: 2000, completion_tokens: 500 } }),
+    executor: (_chat, gold) => ({
+      content: JSON.stringify(gold),
+      usage: { prompt_tokens: 2000, completion_tokens: 500 },
+    }),
     args: ['--max-tokens', '50000'],
   },
-  consecutive_failures: { study: { stopping: 'stopping: { maxExperiments: 5, plateauRounds: 3, maxConsecutiveFailures: 2 }' }, proposer: () => BROKEN },
+  consecutive_failures: {
+    study: { stopping: 'stopping: { maxExperiments: 5, plateauRounds: 3, maxConsecutiveFailures: 2 }' },
+    proposer: () => BROKEN,
+  },
   // Every candidate's prompt makes the model answer off-format (each output invalid, not transient); the seed's is answered.
-  candidates_failed: { executor: (chat) => (chat.system.includes('Rule ') ? { content: 'I cannot help with that.' } : undefined) },
-  failure_rate: { study: { stopping: 'stopping: { maxExperiments: 5, plateauRounds: 3, maxConsecutiveFailures: 50, maxFailureRate: 0.5 }' }, proposer: () => BROKEN },
-  infrastructure_failure: { executor: () => ({ status: 401, body: { error: { message: 'Incorrect API key provided' } } }) },
+  candidates_failed: {
+    executor: (chat) => (chat.system.includes('Rule ') ? { content: 'I cannot help with that.' } : undefined),
+  },
+  failure_rate: {
+    study: {
+      stopping: 'stopping: { maxExperiments: 5, plateauRounds: 3, maxConsecutiveFailures: 50, maxFailureRate: 0.5 }',
+    },
+    proposer: () => BROKEN,
+  },
+  infrastructure_failure: {
+    executor: () => ({ status: 401, body: { error: { message: 'Incorrect API key provided' } } }),
+  },
   shadow_spent: {
-    study: { optimization: 8, anchor: 2, shadow: 5, stopping: 'stopping: { maxExperiments: 5, plateauRounds: 5 }', extra: ['corpusPolicy: { maxShadowExposures: 1 }'] },
+    study: {
+      optimization: 8,
+      anchor: 2,
+      shadow: 5,
+      stopping: 'stopping: { maxExperiments: 5, plateauRounds: 5 }',
+      extra: ['corpusPolicy: { maxShadowExposures: 1 }'],
+    },
     executor: hinted,
     proposer: (chat) => appendToRoles(chat, HINT),
   },
@@ -132,7 +185,9 @@ const SCENARIOS: Record<string, Scenario> = {
 describe('the stop-reason table', () => {
   it('documents every stop reason of the code, with its exit code, and nothing else', () => {
     const documented = documentedStopReasons();
-    expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(Object.entries(STOP_REASONS).map(([reason, info]) => [reason, info.exitCode])));
+    expect(Object.fromEntries(documented)).toEqual(
+      Object.fromEntries(Object.entries(STOP_REASONS).map(([reason, info]) => [reason, info.exitCode])),
+    );
     expect([...documented.keys()].sort()).toEqual([...Object.keys(SCENARIOS), 'interrupted'].sort());
   });
 
@@ -156,13 +211,17 @@ describe('a budget stop', () => {
     expect(report.stopReason).toBe('budget');
     expect(report.stopDetail).toMatch(/^token budget reached: \d+ tokens spent/);
     // The run never evaluated the shadow (no candidate got that far): the report did not either.
-    const shadowGoals = new Set(study.examples.filter((example) => example.partition === 'shadow').map((example) => example.goal));
+    const shadowGoals = new Set(
+      study.examples.filter((example) => example.partition === 'shadow').map((example) => example.goal),
+    );
     expect(server.requests.filter((chat) => shadowGoals.has(chat.user))).toEqual([]);
     expect(report.notEvaluated.map(({ artifact, partition, reason }) => ({ artifact, partition, reason }))).toEqual([
       { artifact: 'baseline', partition: 'shadow', reason: 'budget' },
       { artifact: 'best', partition: 'shadow', reason: 'budget' },
     ]);
-    expect(report.notEvaluated[0]!.detail).toBe('the budget is spent, and the report makes no call beyond it: 3 of 3 example-repeats have no stored result');
+    expect(report.notEvaluated[0]!.detail).toBe(
+      'the budget is spent, and the report makes no call beyond it: 3 of 3 example-repeats have no stored result',
+    );
     expect(report.baseline).toEqual({ optimization: 1, anchor: 1, shadow: null });
     expect(report.details.baseline.shadow).toMatchObject({ composite: null, evaluated: false });
     expect(report.details.baseline.optimization).toMatchObject({ composite: 1, evaluated: true });
@@ -176,17 +235,34 @@ describe('a budget stop', () => {
   it('--max-cost-usd, text: the report is printed on stdout with the unevaluated partitions, exit 0', async () => {
     const { study, server } = await start({
       study: { stopping: 'stopping: { maxExperiments: 10, plateauRounds: 10 }' },
-      executor: (_chat, gold) => ({ content: JSON.stringify(gold), usage: { prompt_tokens: 10_000, completion_tokens: 1000 } }),
+      executor: (_chat, gold) => ({
+        content: JSON.stringify(gold),
+        usage: { prompt_tokens: 10_000, completion_tokens: 1000 },
+      }),
     });
     // A priced model on the scripted server: openai:gpt-4.1-mini, $0.40 / $1.60 per million tokens, $0.0056 per executor call here.
-    const result = await kloop('run', study.dir, ...modelArgs(server), '--model', 'openai:gpt-4.1-mini', '--max-cost-usd', '0.1');
+    const result = await kloop(
+      'run',
+      study.dir,
+      ...modelArgs(server),
+      '--model',
+      'openai:gpt-4.1-mini',
+      '--max-cost-usd',
+      '0.1',
+    );
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^stop reason: budget \(the cost or token budget is spent\) — cost budget reached: \$0\.\d+ spent/m);
+    expect(result.stdout).toMatch(
+      /^stop reason: budget \(the cost or token budget is spent\) — cost budget reached: \$0\.\d+ spent/m,
+    );
     expect(result.stdout).toMatch(/^baseline \(v1\)\s+optimization \(4\)\s+1\.0000/m);
     expect(result.stdout).toMatch(/^\s+shadow \(3\)\s+not evaluated \(budget\)$/m);
     expect(result.stdout).toContain('not evaluated: 2 of 6 partition scores');
-    expect(result.stdout).toContain('  baseline (v1) shadow: budget — the budget is spent, and the report makes no call beyond it: 3 of 3 example-repeats have no stored result');
-    const shadowGoals = new Set(study.examples.filter((example) => example.partition === 'shadow').map((example) => example.goal));
+    expect(result.stdout).toContain(
+      '  baseline (v1) shadow: budget — the budget is spent, and the report makes no call beyond it: 3 of 3 example-repeats have no stored result',
+    );
+    const shadowGoals = new Set(
+      study.examples.filter((example) => example.partition === 'shadow').map((example) => example.goal),
+    );
     expect(server.requests.filter((chat) => shadowGoals.has(chat.user))).toEqual([]);
   }, 60_000);
 });
@@ -209,10 +285,15 @@ describe('an incumbent with no valid output at all', () => {
   it('stops as infrastructure_failure with exit 1, naming the first invalid output, instead of a clean stop', async () => {
     // The model answers every extraction with text that is not JSON: each output is invalid (not transient), so
     // nothing can be measured. Before, the run went on proposing and stopped on plateau or no_new_proposals with exit 0.
-    const { code, report } = await runJson({ executor: () => ({ content: 'I cannot help with that.' }), proposer: (chat) => appendToRoles(chat, 'Weigh every role twice.') });
+    const { code, report } = await runJson({
+      executor: () => ({ content: 'I cannot help with that.' }),
+      proposer: (chat) => appendToRoles(chat, 'Weigh every role twice.'),
+    });
     expect(code).toBe(1);
     expect(report.stopReason).toBe('infrastructure_failure');
-    expect(report.stopDetail).toMatch(/^the incumbent \(version 1\) gave no valid output on any of the \d+ optimization example-repeats, so nothing can be measured \(/);
+    expect(report.stopDetail).toMatch(
+      /^the incumbent \(version 1\) gave no valid output on any of the \d+ optimization example-repeats, so nothing can be measured \(/,
+    );
     expect(report.stopDetail).toContain('check the executor with `kloop eval`');
     expect(report.experiments).toBe(0);
   }, 60_000);
@@ -220,8 +301,18 @@ describe('an incumbent with no valid output at all', () => {
 
 describe('a budget too small for a single proposal', () => {
   it('is refused with exit 2 before the corpus files are admitted: nothing written', async () => {
-    const { study, server } = await start({ study: { stopping: 'stopping: { maxExperiments: 10, plateauRounds: 10 }' } });
-    const result = await kloop('run', study.dir, ...modelArgs(server), '--model', 'openai:gpt-4.1-mini', '--max-cost-usd', '0.000001');
+    const { study, server } = await start({
+      study: { stopping: 'stopping: { maxExperiments: 10, plateauRounds: 10 }' },
+    });
+    const result = await kloop(
+      'run',
+      study.dir,
+      ...modelArgs(server),
+      '--model',
+      'openai:gpt-4.1-mini',
+      '--max-cost-usd',
+      '0.000001',
+    );
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain('full proposals');
     expect(server.calls).toBe(0);

@@ -31,7 +31,13 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 interface RunJson {
   accepted: number;
   refused: Record<string, number>;
-  stuck: null | { dominantReason: string; limitingFactor?: string; combined?: { edits: number; fixed: number; broken: number; pValue: number }; message: string; steps: string[] };
+  stuck: null | {
+    dominantReason: string;
+    limitingFactor?: string;
+    combined?: { edits: number; fixed: number; broken: number; pValue: number };
+    message: string;
+    steps: string[];
+  };
 }
 
 async function faqRun(name: string, questions: readonly FaqQuestion[], proposerLine?: string): Promise<RunJson> {
@@ -47,18 +53,35 @@ async function faqRun(name: string, questions: readonly FaqQuestion[], proposerL
   return JSON.parse(run.stdout) as RunJson;
 }
 
-const question = (id: string, text: string, partition: FaqQuestion['partition']): FaqQuestion => ({ id, text, label: 'hours', partition });
+const question = (id: string, text: string, partition: FaqQuestion['partition']): FaqQuestion => ({
+  id,
+  text,
+  label: 'hours',
+  partition,
+});
 
 describe('stuck advice names the limiting factor from the run', () => {
   it('the proposer budget: 12 FAQ questions are enough, proposer.maxEvaluations 10 is not', async () => {
     const stuck = await faqRun('budget', FAQ_QUESTIONS, 'maxEvaluations: 10');
     expect(stuck.accepted).toBe(0);
     expect(stuck.stuck).toMatchObject({ dominantReason: 'not_significant', limitingFactor: 'proposer_budget' });
-    expect(stuck.stuck!.combined).toEqual({ edits: stuck.refused['not_significant'], fixed: 10, broken: 0, pValue: 0.5 ** 10 });
-    expect(stuck.stuck!.message).toContain("which together would give McNemar's exact p = 0.0010 < α = 0.05 on the 12 examples it has");
-    expect(stuck.stuck!.message).toContain("the proposer's budget, proposer.maxEvaluations 10 (its default 76), was spent on single edits");
+    expect(stuck.stuck!.combined).toEqual({
+      edits: stuck.refused.not_significant,
+      fixed: 10,
+      broken: 0,
+      pValue: 0.5 ** 10,
+    });
+    expect(stuck.stuck!.message).toContain(
+      "which together would give McNemar's exact p = 0.0010 < α = 0.05 on the 12 examples it has",
+    );
+    expect(stuck.stuck!.message).toContain(
+      "the proposer's budget, proposer.maxEvaluations 10 (its default 76), was spent on single edits",
+    );
     expect(stuck.stuck!.message).not.toMatch(/add at least/);
-    expect(stuck.stuck!.steps).toEqual(['delete `maxEvaluations: 10` from the proposer block of kloop.yaml (or raise it to 76 or more) and run again: kloop run ' + path.join(root, 'budget')]);
+    expect(stuck.stuck!.steps).toEqual([
+      'delete `maxEvaluations: 10` from the proposer block of kloop.yaml (or raise it to 76 or more) and run again: kloop run ' +
+        path.join(root, 'budget'),
+    ]);
 
     // The advice was right: with the proposer's own budget the same study accepts a change, and no advice is given.
     const fixed = await faqRun('budget-default', FAQ_QUESTIONS);
@@ -74,7 +97,7 @@ describe('stuck advice names the limiting factor from the run', () => {
     expect(stuck.stuck).toMatchObject({ dominantReason: 'not_significant', limitingFactor: 'corpus_size' });
     expect(stuck.stuck!.combined).toMatchObject({ fixed: 3, broken: 0, pValue: 0.125 });
     expect(stuck.stuck!.message).toContain('the optimization partition has 5: add at least 20');
-    expect(stuck.stuck!.message).toContain("not enough either, so the corpus is what limits");
+    expect(stuck.stuck!.message).toContain('not enough either, so the corpus is what limits');
   });
 
   it('the shadow size: 2 misrouted of 6 shadow questions cannot confirm any gain', async () => {
@@ -88,9 +111,13 @@ describe('stuck advice names the limiting factor from the run', () => {
     expect(stuck.accepted).toBe(0);
     // The bundle passed optimization and was refused at the shadow, which rose without proof (not_confirmed, not
     // specialization); the single edits, more of them, as not significant.
-    expect(stuck.refused['not_confirmed']).toBeGreaterThanOrEqual(1);
+    expect(stuck.refused.not_confirmed).toBeGreaterThanOrEqual(1);
     expect(stuck.stuck).toMatchObject({ limitingFactor: 'shadow_size' });
-    expect(stuck.stuck!.message).toContain("Its 6 example(s) hold 2 the incumbent gets wrong; a candidate fixing all of them and breaking none would have McNemar's exact p = 0.2500, not below gate.shadowAlpha = 0.05");
-    expect(stuck.stuck!.steps[0]).toMatch(/^add shadow examples like the failures the edits fixed \(3 or more the current rules get wrong\)/);
+    expect(stuck.stuck!.message).toContain(
+      "Its 6 example(s) hold 2 the incumbent gets wrong; a candidate fixing all of them and breaking none would have McNemar's exact p = 0.2500, not below gate.shadowAlpha = 0.05",
+    );
+    expect(stuck.stuck!.steps[0]).toMatch(
+      /^add shadow examples like the failures the edits fixed \(3 or more the current rules get wrong\)/,
+    );
   });
 });

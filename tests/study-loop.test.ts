@@ -44,7 +44,16 @@ describe('kloop run on the reference study', () => {
   it('improves the optimization composite, and the shadow confirms it', async () => {
     first = JSON.parse(firstRun.stdout) as RunReport;
     latest = first;
-    for (const key of ['baseline', 'best', 'experiments', 'accepted', 'refused', 'stopReason', 'bestArtifact', 'database']) {
+    for (const key of [
+      'baseline',
+      'best',
+      'experiments',
+      'accepted',
+      'refused',
+      'stopReason',
+      'bestArtifact',
+      'database',
+    ]) {
       expect(first).toHaveProperty(key);
     }
     expect(first.experiments).toBe(REFERENCE_MAX_EXPERIMENTS);
@@ -56,11 +65,16 @@ describe('kloop run on the reference study', () => {
     expect(Object.values(first.refused).reduce((sum, count) => sum + count, 0)).toBeGreaterThan(0);
     // The report names the folder the run ran in; this file's copy holds the same files.
     expect(first.bestArtifact.startsWith(`${firstRun.ranIn}${path.sep}`), first.bestArtifact).toBe(true);
-    expect(readFileSync(path.join(dir, path.relative(firstRun.ranIn, first.bestArtifact)), 'utf8')).toContain('appTypeCues:');
+    expect(readFileSync(path.join(dir, path.relative(firstRun.ranIn, first.bestArtifact)), 'utf8')).toContain(
+      'appTypeCues:',
+    );
   });
 
   it('continues on a second run without evaluating any experiment twice', async () => {
-    const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace(/maxExperiments: \d+/, 'maxExperiments: 18');
+    const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8').replace(
+      /maxExperiments: \d+/,
+      'maxExperiments: 18',
+    );
     writeFileSync(path.join(dir, 'kloop.yaml'), config);
     const { stdout } = await run(process.execPath, [kloop, 'run', dir, '--json', '--quiet'], { cwd: repo });
     const second = JSON.parse(stdout) as RunReport;
@@ -70,7 +84,9 @@ describe('kloop run on the reference study', () => {
     expect(second.best.optimization).toBeGreaterThanOrEqual(first.best.optimization);
     // The notebook: no candidate decided twice, no evaluation stored twice.
     const { stdout: history } = await run(process.execPath, [kloop, 'history', dir, '--json'], { cwd: repo });
-    const experiments = (JSON.parse(history) as { experiments: Array<{ id: number; delta: string; decision: string; round: number }> }).experiments;
+    const experiments = (
+      JSON.parse(history) as { experiments: Array<{ id: number; delta: string; decision: string; round: number }> }
+    ).experiments;
     const decided = experiments.filter((experiment) => experiment.decision !== 'skipped');
     expect(decided).toHaveLength(18);
     expect(new Set(decided.map((experiment) => experiment.delta)).size).toBe(decided.length);
@@ -83,27 +99,56 @@ describe('kloop run on the reference study', () => {
     const { stdout } = await run(process.execPath, [kloop, 'history', dir, '--json'], { cwd: repo });
     const experiments = (JSON.parse(stdout) as { experiments: Array<{ id: number; decision: string }> }).experiments;
     const accepted = experiments.find((experiment) => experiment.decision === 'accepted')!;
-    const { stdout: shown } = await run(process.execPath, [kloop, 'show', dir, String(accepted.id), '--json'], { cwd: repo });
-    const payload = JSON.parse(shown) as { checks: Array<{ name: string; passed: boolean; statistic: number | null; threshold: number | null }> };
-    expect(payload.checks.map((check) => check.name)).toEqual(['constraints', 'validity', 'margin', 'significance', 'anchors', 'shadow']);
+    const { stdout: shown } = await run(process.execPath, [kloop, 'show', dir, String(accepted.id), '--json'], {
+      cwd: repo,
+    });
+    const payload = JSON.parse(shown) as {
+      checks: Array<{ name: string; passed: boolean; statistic: number | null; threshold: number | null }>;
+    };
+    expect(payload.checks.map((check) => check.name)).toEqual([
+      'constraints',
+      'validity',
+      'margin',
+      'significance',
+      'anchors',
+      'shadow',
+    ]);
     expect(payload.checks.every((check) => check.passed)).toBe(true);
   });
 
   it('eval --json reports composite, components, invalid and per-example diagnostics', async () => {
-    const { stdout } = await run(process.execPath, [kloop, 'eval', dir, '--partition', 'optimization', '--json'], { cwd: repo });
-    const payload = JSON.parse(stdout) as { composite: number; components: Record<string, number>; invalid: number; examples: Array<{ id: string; composite: number; diagnostics: unknown }> };
+    const { stdout } = await run(process.execPath, [kloop, 'eval', dir, '--partition', 'optimization', '--json'], {
+      cwd: repo,
+    });
+    const payload = JSON.parse(stdout) as {
+      composite: number;
+      components: Record<string, number>;
+      invalid: number;
+      examples: Array<{ id: string; composite: number; diagnostics: unknown }>;
+    };
     expect(payload.composite).toBeCloseTo(latest.best.optimization, 10);
-    expect(Object.keys(payload.components).sort()).toEqual(['appType', 'behaviorCoverage', 'entityPrecision', 'entityRecall', 'relationRecall', 'roleAccuracy']);
+    expect(Object.keys(payload.components).sort()).toEqual([
+      'appType',
+      'behaviorCoverage',
+      'entityPrecision',
+      'entityRecall',
+      'relationRecall',
+      'roleAccuracy',
+    ]);
     expect(payload.invalid).toBe(0);
     expect(payload.examples).toHaveLength(40);
     expect(payload.examples[0]).toHaveProperty('diagnostics');
   });
 
   it('exits 2 with a clear message on bad usage', async () => {
-    await expect(run(process.execPath, [kloop, 'eval', dir, '--partition', 'training'], { cwd: repo })).rejects.toMatchObject({
+    await expect(
+      run(process.execPath, [kloop, 'eval', dir, '--partition', 'training'], { cwd: repo }),
+    ).rejects.toMatchObject({
       code: 2,
       stderr: expect.stringContaining('unknown partition "training"'),
     });
-    await expect(run(process.execPath, [kloop, 'run', path.join(dir, 'missing')], { cwd: repo })).rejects.toMatchObject({ code: 2 });
+    await expect(run(process.execPath, [kloop, 'run', path.join(dir, 'missing')], { cwd: repo })).rejects.toMatchObject(
+      { code: 2 },
+    );
   });
 });

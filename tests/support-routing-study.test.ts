@@ -31,16 +31,25 @@ interface RunReport {
 }
 
 describe('examples/support-routing, run end to end', () => {
-  it('accepts a change that lowers the misroute rate on optimization (124 → 58 of 260) and shadow (18 → 9 of 30), anchors held', { timeout: 240_000 }, async () => {
+  it('accepts a change that lowers the misroute rate on optimization (124 → 58 of 260) and shadow (18 → 9 of 30), anchors held', {
+    timeout: 240_000,
+  }, async () => {
     const study = path.join(work, 'support-routing');
-    cpSync(path.join(ROOT, 'examples/support-routing'), study, { recursive: true, filter: (source) => !source.includes(`${path.sep}.kloop`) });
+    cpSync(path.join(ROOT, 'examples/support-routing'), study, {
+      recursive: true,
+      filter: (source) => !source.includes(`${path.sep}.kloop`),
+    });
     const run = await kloop('run', study, '--json', '--quiet', '--max-experiments', '4');
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout) as RunReport;
     expect(report.exitCode).toBe(0);
     expect(report.headline.name).toBe('misroute rate');
-    expect([report.details.baseline.optimization!.examples, report.details.baseline.anchor!.examples, report.details.baseline.shadow!.examples]).toEqual([260, 10, 30]);
+    expect([
+      report.details.baseline.optimization!.examples,
+      report.details.baseline.anchor!.examples,
+      report.details.baseline.shadow!.examples,
+    ]).toEqual([260, 10, 30]);
     // The misroute rate is 1 − accuracy, accuracy the share of tickets routed right.
     const misroute = (wrong: number, of: number) => 1 - (of - wrong) / of;
     expect(report.headline.baseline).toEqual({ optimization: misroute(124, 260), anchor: 0, shadow: misroute(18, 30) });
@@ -55,11 +64,15 @@ describe('examples/support-routing, run end to end', () => {
 
     // The notebook says which experiment was accepted, and the shadow check's evidence.
     const history = await kloop('history', study, '--json');
-    const experiments = (JSON.parse(history.stdout) as { experiments: Array<{ id: number; decision: string; reason: string }> }).experiments;
+    const experiments = (
+      JSON.parse(history.stdout) as { experiments: Array<{ id: number; decision: string; reason: string }> }
+    ).experiments;
     const accepted = experiments.filter((experiment) => experiment.decision === 'accepted');
     expect(accepted.length).toBe(1);
     const shown = await kloop('show', study, String(accepted[0]!.id));
     expect(shown.stdout).toMatch(/^rationale: Set the scores to 120 weighted term\(s\) for 6 queue\(s\)/m);
-    expect(shown.stdout).toContain("McNemar's exact test on shadow: b = 9 (only the candidate right), c = 0 (only the incumbent right)");
+    expect(shown.stdout).toContain(
+      "McNemar's exact test on shadow: b = 9 (only the candidate right), c = 0 (only the incumbent right)",
+    );
   });
 });

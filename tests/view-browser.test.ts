@@ -23,9 +23,9 @@ import { kloop } from './cli-in-process.ts';
 import { copyReferenceStudy, removeStudy } from './reference-study.ts';
 
 /** Debian's Chromium; KLOOP_CHROMIUM names another build. */
-const CHROMIUM = process.env['KLOOP_CHROMIUM'] ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.KLOOP_CHROMIUM ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
-const required = process.env['KLOOP_REQUIRE_BROWSER'] === '1';
+const required = process.env.KLOOP_REQUIRE_BROWSER === '1';
 const repo = path.resolve(import.meta.dirname, '..');
 const output = path.join(repo, 'test-output', 'view-browser');
 const TOKEN = 'browser-test-token-0123456789';
@@ -40,7 +40,9 @@ if (!hasChromium) {
 
 describe.runIf(required && !hasChromium)('the browser tests', () => {
   it('need Chromium (KLOOP_REQUIRE_BROWSER=1)', () => {
-    throw new Error(`KLOOP_REQUIRE_BROWSER=1 but ${CHROMIUM} is missing: apt-get update && apt-get install -y chromium`);
+    throw new Error(
+      `KLOOP_REQUIRE_BROWSER=1 but ${CHROMIUM} is missing: apt-get update && apt-get install -y chromium`,
+    );
   });
 });
 
@@ -77,9 +79,20 @@ async function history(dir: string): Promise<History> {
 /** The candidate points the overview chart draws, by experiment id. */
 function chartPoints(page: Page): Promise<number[]> {
   return page.evaluate(() => {
-    const chart = (window as unknown as { Chart: { getChart(id: string): { data: { datasets: Array<{ kloopRole?: string; data: Array<{ x: number }> }> } } | undefined } }).Chart.getChart('overview-chart');
+    const chart = (
+      window as unknown as {
+        Chart: {
+          getChart(
+            id: string,
+          ): { data: { datasets: Array<{ kloopRole?: string; data: Array<{ x: number }> }> } } | undefined;
+        };
+      }
+    ).Chart.getChart('overview-chart');
     if (chart === undefined) return [];
-    return chart.data.datasets.filter((dataset) => dataset.kloopRole === 'candidates').flatMap((dataset) => dataset.data.map((point) => point.x)).sort((a, b) => a - b);
+    return chart.data.datasets
+      .filter((dataset) => dataset.kloopRole === 'candidates')
+      .flatMap((dataset) => dataset.data.map((point) => point.x))
+      .sort((a, b) => a - b);
   });
 }
 
@@ -96,16 +109,33 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     // The shared reference study (tests/reference-study.ts), run once for this file and others.
     ({ dir } = await copyReferenceStudy('kloop-view-browser-'));
 
-    viewer = spawn(process.execPath, [path.join(repo, 'bin', 'kloop.js'), 'view', dir, '--port', '0'], { cwd: repo, env: { ...process.env, KLOOP_VIEW_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+    viewer = spawn(process.execPath, [path.join(repo, 'bin', 'kloop.js'), 'view', dir, '--port', '0'], {
+      cwd: repo,
+      env: { ...process.env, KLOOP_VIEW_TOKEN: TOKEN },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     viewer.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    url = await until('kloop view to print its address', () => (viewer.exitCode !== null ? Promise.reject(new Error(`kloop view exited: ${stderr}`)) : /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(stderr)?.[1]));
+    url = await until('kloop view to print its address', () =>
+      viewer.exitCode !== null
+        ? Promise.reject(new Error(`kloop view exited: ${stderr}`))
+        : /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(stderr)?.[1],
+    );
 
     context = await chromium.launchPersistentContext(mkdtempSync(path.join(tmpdir(), 'kloop-chromium-')), {
       executablePath: CHROMIUM,
       headless: true,
       viewport: { width: 1400, height: 1000 },
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     page = await context.newPage();
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -133,12 +163,21 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
   it('the overview chart shows one point per experiment', async () => {
     await open('#/overview', 'overview');
     const { experiments } = await history(dir);
-    const points = await until('the chart', async () => ((await chartPoints(page)).length > 0 ? chartPoints(page) : null));
-    expect(points).toEqual(experiments.filter((experiment) => experiment.composite !== null).map((experiment) => experiment.id));
+    const points = await until('the chart', async () =>
+      (await chartPoints(page)).length > 0 ? chartPoints(page) : null,
+    );
+    expect(points).toEqual(
+      experiments.filter((experiment) => experiment.composite !== null).map((experiment) => experiment.id),
+    );
     expect(points).toHaveLength(experiments.length); // every experiment of this study was evaluated
-    expect(await page.locator('[data-testid="overview-chart"]').getAttribute('data-points')).toBe(String(experiments.length));
+    expect(await page.locator('[data-testid="overview-chart"]').getAttribute('data-points')).toBe(
+      String(experiments.length),
+    );
     // The budget: executor calls are the results stored per example and repeat.
-    const calls = (await page.locator('.tile', { hasText: 'executor calls' }).locator('.value').textContent())!.replace(/\D/g, '');
+    const calls = (await page.locator('.tile', { hasText: 'executor calls' }).locator('.value').textContent())!.replace(
+      /\D/g,
+      '',
+    );
     expect(Number(calls)).toBe(query<{ n: number }>(dir, 'select count(*) as n from example_results').n);
     await page.screenshot({ path: path.join(output, 'overview.png'), fullPage: true });
   });
@@ -148,7 +187,16 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     await until('the chart', async () => (await chartPoints(page)).length > 0);
     // The pixel position of the first accepted point, as Chart.js laid it out.
     const target = await page.evaluate(() => {
-      const chart = (window as unknown as { Chart: { getChart(id: string): { data: { datasets: Array<{ kloopReason?: string; data: Array<{ x: number }> }> }; getDatasetMeta(index: number): { data: Array<{ x: number; y: number }> } } } }).Chart.getChart('overview-chart');
+      const chart = (
+        window as unknown as {
+          Chart: {
+            getChart(id: string): {
+              data: { datasets: Array<{ kloopReason?: string; data: Array<{ x: number }> }> };
+              getDatasetMeta(index: number): { data: Array<{ x: number; y: number }> };
+            };
+          };
+        }
+      ).Chart.getChart('overview-chart');
       const index = chart.data.datasets.findIndex((dataset) => dataset.kloopReason === 'accepted');
       const element = chart.getDatasetMeta(index).data[0]!;
       return { x: element.x, y: element.y, id: chart.data.datasets[index]!.data[0]!.x };
@@ -156,30 +204,54 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     const box = (await page.locator('#overview-chart').boundingBox())!;
     await page.mouse.click(box.x + target.x, box.y + target.y);
     await page.waitForSelector(`main [data-page="experiment"][data-experiment="${target.id}"]`);
-    const checks = await page.locator('[data-testid="checks"] tbody tr').evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-check'), row.children[1]!.textContent]));
-    expect(checks).toEqual([['constraints', 'pass'], ['validity', 'pass'], ['margin', 'pass'], ['significance', 'pass'], ['anchors', 'pass'], ['shadow', 'pass']]);
-    const changes = await page.locator('[data-testid="example-changes"] tbody tr').evaluateAll((rows) => rows.map((row) => [row.children[0]!.textContent, row.children[4]!.textContent]));
+    const checks = await page
+      .locator('[data-testid="checks"] tbody tr')
+      .evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-check'), row.children[1]!.textContent]));
+    expect(checks).toEqual([
+      ['constraints', 'pass'],
+      ['validity', 'pass'],
+      ['margin', 'pass'],
+      ['significance', 'pass'],
+      ['anchors', 'pass'],
+      ['shadow', 'pass'],
+    ]);
+    const changes = await page
+      .locator('[data-testid="example-changes"] tbody tr')
+      .evaluateAll((rows) => rows.map((row) => [row.children[0]!.textContent, row.children[4]!.textContent]));
     expect(changes.length).toBeGreaterThan(0);
     expect(changes.every(([partition]) => ['optimization', 'anchor', 'shadow'].includes(partition ?? ''))).toBe(true);
     const sizes = changes.map(([, change]) => Math.abs(Number((change ?? '').replace('−', '-').replace('+', ''))));
     expect(sizes).toEqual([...sizes].sort((a, b) => b - a)); // largest change first
-    expect(await page.locator('[data-testid="diff"] tr.change, [data-testid="diff"] tr.add').count()).toBeGreaterThan(0);
-    expect(await page.textContent('[data-testid="repeats"]')).toMatch(/^Repeats compared: candidate 1, incumbent 1\. Scores as the gate compared them\.$/);
+    expect(await page.locator('[data-testid="diff"] tr.change, [data-testid="diff"] tr.add').count()).toBeGreaterThan(
+      0,
+    );
+    expect(await page.textContent('[data-testid="repeats"]')).toMatch(
+      /^Repeats compared: candidate 1, incumbent 1\. Scores as the gate compared them\.$/,
+    );
     await page.screenshot({ path: path.join(output, 'experiment.png'), fullPage: true });
   });
 
   it('the versions page shows a diff; activating a version is refused without the token and recorded with it', async () => {
     const before = (await history(dir)).registryEvents.length;
-    const status = async (): Promise<number> => (JSON.parse((await kloop('status', dir, '--json')).stdout) as { activeVersion: number }).activeVersion;
+    const status = async (): Promise<number> =>
+      (JSON.parse((await kloop('status', dir, '--json')).stdout) as { activeVersion: number }).activeVersion;
     const active = await status();
     // A study that has not run yet has no version: the page says so (no diff of nothing).
-    await page.route('**/api/versions', (route) => route.fulfill({ json: { activeVersion: null, versions: [], registryEvents: [] } }));
+    await page.route('**/api/versions', (route) =>
+      route.fulfill({ json: { activeVersion: null, versions: [], registryEvents: [] } }),
+    );
     await open('#/versions', 'versions');
-    expect(await page.textContent('[data-testid="no-versions"]')).toMatch(/^No version yet: the first `kloop run` stores the seed/);
+    expect(await page.textContent('[data-testid="no-versions"]')).toMatch(
+      /^No version yet: the first `kloop run` stores the seed/,
+    );
     await page.unroute('**/api/versions');
     await page.reload();
     await page.waitForSelector('main [data-page="versions"] [data-testid="diff"]');
-    expect(await page.locator('[data-testid="diff"] tr.change, [data-testid="diff"] tr.add, [data-testid="diff"] tr.del').count()).toBeGreaterThan(0);
+    expect(
+      await page
+        .locator('[data-testid="diff"] tr.change, [data-testid="diff"] tr.add, [data-testid="diff"] tr.del')
+        .count(),
+    ).toBeGreaterThan(0);
     await page.screenshot({ path: path.join(output, 'versions.png'), fullPage: true });
 
     await page.click('button[data-activate="1"]');
@@ -194,14 +266,18 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     await page.fill('#decision-token', TOKEN);
     await page.click('#decision-confirm');
     await page.waitForSelector('[data-testid="notice"]');
-    expect(await page.textContent('[data-testid="notice"]')).toContain(`Version 1 is active (rolled back from v${active})`);
+    expect(await page.textContent('[data-testid="notice"]')).toContain(
+      `Version 1 is active (rolled back from v${active})`,
+    );
     expect(await status()).toBe(1);
     // The header follows, also when the notebook's change was heard while the dialog was still open.
     await expect.poll(() => page.textContent('#status')).toMatch(/^active v1/);
     const { registryEvents } = await history(dir);
     expect(registryEvents).toHaveLength(before + 1);
     expect(registryEvents.at(-1)).toMatchObject({ version: 1, actor: 'Test Reviewer' });
-    expect((await kloop('history', dir)).stdout).toMatch(/v1\s+activated by Test Reviewer \(rollback from version \d+\)\s+Test Reviewer/);
+    expect((await kloop('history', dir)).stdout).toMatch(
+      /v1\s+activated by Test Reviewer \(rollback from version \d+\)\s+Test Reviewer/,
+    );
     await page.screenshot({ path: path.join(output, 'versions-after-rollback.png'), fullPage: true });
   });
 
@@ -209,12 +285,41 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     // Findings of Loop C and D, and production signals with a cluster of low-confidence assemblies.
     const db = await openDatabase(studyDatabasePath(dir));
     try {
-      await enqueueReviewItem(db, { kind: 'example', source: 'loop-c', title: 'booking with pets: a shape missing from the corpus', payload: { example: { id: 'booking-pets-01', goal: 'a kennel where owners book stays for their pets', expected: { appType: 'booking' } } }, evidence: { signals: 12, share: 0.4 } });
-      await enqueueReviewItem(db, { kind: 'pattern', source: 'loop-d', title: 'pattern booking-kennel for 6 low-confidence assemblies', payload: { name: 'booking-kennel', yaml: 'id: booking-kennel\n' }, evidence: { cluster: 'booking|commitments|4-6', size: 6 } });
+      await enqueueReviewItem(db, {
+        kind: 'example',
+        source: 'loop-c',
+        title: 'booking with pets: a shape missing from the corpus',
+        payload: {
+          example: {
+            id: 'booking-pets-01',
+            goal: 'a kennel where owners book stays for their pets',
+            expected: { appType: 'booking' },
+          },
+        },
+        evidence: { signals: 12, share: 0.4 },
+      });
+      await enqueueReviewItem(db, {
+        kind: 'pattern',
+        source: 'loop-d',
+        title: 'pattern booking-kennel for 6 low-confidence assemblies',
+        payload: { name: 'booking-kennel', yaml: 'id: booking-kennel\n' },
+        evidence: { cluster: 'booking|commitments|4-6', size: 6 },
+      });
       const now = Date.now();
       await storeSignals(
         db,
-        Array.from({ length: 6 }, (_, index) => ({ id: `browser-test-${index}`, time: new Date(now - (index + 1) * 3_600_000).toISOString(), assemblyMethod: 'decomposed' as const, confidence: 0.5, appClass: 'booking', hasCommitments: true, entityCount: 5, artifactVersion: 'v1', uncoveredEntities: ['Kennel', 'Pet'], patterns: ['booking'] })),
+        Array.from({ length: 6 }, (_, index) => ({
+          id: `browser-test-${index}`,
+          time: new Date(now - (index + 1) * 3_600_000).toISOString(),
+          assemblyMethod: 'decomposed' as const,
+          confidence: 0.5,
+          appClass: 'booking',
+          hasCommitments: true,
+          entityCount: 5,
+          artifactVersion: 'v1',
+          uncoveredEntities: ['Kennel', 'Pet'],
+          patterns: ['booking'],
+        })),
         { source: 'ingest' },
       );
     } finally {
@@ -235,11 +340,20 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     await page.click('#decision-confirm');
     await page.waitForSelector('[data-testid="notice"]');
     expect(await page.textContent('[data-testid="notice"]')).toMatch(/rejected by Test Reviewer/);
-    expect(query<{ status: string; decided_by: string; note: string }>(dir, "select status, decided_by, note from review_items where title like 'booking with pets%'")).toEqual({ status: 'rejected', decided_by: 'Test Reviewer', note: 'too close to booking-vet-05' });
+    expect(
+      query<{ status: string; decided_by: string; note: string }>(
+        dir,
+        "select status, decided_by, note from review_items where title like 'booking with pets%'",
+      ),
+    ).toEqual({ status: 'rejected', decided_by: 'Test Reviewer', note: 'too close to booking-vet-05' });
     expect(await page.locator('[data-review-item]').count()).toBe(1); // the pending list
 
     await open('#/corpus', 'corpus');
-    const corpusCharts = await page.evaluate(() => ['partition-sizes-chart', 'exposures-chart'].map((id) => (window as unknown as { Chart: { getChart(id: string): unknown } }).Chart.getChart(id) !== undefined));
+    const corpusCharts = await page.evaluate(() =>
+      ['partition-sizes-chart', 'exposures-chart'].map(
+        (id) => (window as unknown as { Chart: { getChart(id: string): unknown } }).Chart.getChart(id) !== undefined,
+      ),
+    );
     expect(corpusCharts).toEqual([true, true]);
     await page.screenshot({ path: path.join(output, 'corpus.png'), fullPage: true });
     await open('#/signals', 'signals');
@@ -247,77 +361,152 @@ describe.runIf(hasChromium)('kloop view in Chromium', () => {
     await page.screenshot({ path: path.join(output, 'signals.png'), fullPage: true });
   });
 
-  it('while kloop run is in progress the overview shows new experiments without a reload', async () => {
-    await open('#/overview', 'overview');
-    const start = (await chartPoints(page)).length;
-    await page.evaluate(() => ((window as unknown as { kloopNoReload: boolean }).kloopNoReload = true));
-    const run = spawn(process.execPath, [path.join(repo, 'bin', 'kloop.js'), 'run', dir, '--max-experiments', String(start + 30), '--quiet'], { cwd: repo, stdio: 'ignore' });
-    const exited = new Promise<number | null>((resolve) => run.once('exit', (code) => resolve(code)));
-    try {
-      // Freeze the run after its first new experiment: it is then certainly in progress.
-      const evaluated = (): number => query<{ n: number }>(dir, "select count(*) as n from experiments where decision <> 'skipped'").n;
-      await until('a new experiment in the notebook', () => evaluated() > start, 120_000);
-      run.kill('SIGSTOP');
-      const frozen = evaluated();
-      expect(query<{ open: number }>(dir, 'select count(*) as open from runs where ended_at is null').open).toBe(1);
-      await until(`the chart to show ${frozen} points`, async () => (await chartPoints(page)).length === frozen);
+  it(
+    'while kloop run is in progress the overview shows new experiments without a reload',
+    async () => {
+      await open('#/overview', 'overview');
+      const start = (await chartPoints(page)).length;
+      await page.evaluate(() => ((window as unknown as { kloopNoReload: boolean }).kloopNoReload = true));
+      const run = spawn(
+        process.execPath,
+        [path.join(repo, 'bin', 'kloop.js'), 'run', dir, '--max-experiments', String(start + 30), '--quiet'],
+        { cwd: repo, stdio: 'ignore' },
+      );
+      const exited = new Promise<number | null>((resolve) => run.once('exit', (code) => resolve(code)));
+      try {
+        // Freeze the run after its first new experiment: it is then certainly in progress.
+        const evaluated = (): number =>
+          query<{ n: number }>(dir, "select count(*) as n from experiments where decision <> 'skipped'").n;
+        await until('a new experiment in the notebook', () => evaluated() > start, 120_000);
+        run.kill('SIGSTOP');
+        const frozen = evaluated();
+        expect(query<{ open: number }>(dir, 'select count(*) as open from runs where ended_at is null').open).toBe(1);
+        await until(`the chart to show ${frozen} points`, async () => (await chartPoints(page)).length === frozen);
+        expect(await page.evaluate(() => (window as unknown as { kloopNoReload?: boolean }).kloopNoReload)).toBe(true);
+        await page.screenshot({ path: path.join(output, 'overview-during-run.png'), fullPage: true });
+      } finally {
+        // Let it go on, then stop it as Ctrl-C would (its budget is far from spent): it records `interrupted` and exits 130.
+        run.kill('SIGCONT');
+        run.kill('SIGTERM');
+      }
+      expect(await exited).toBe(130);
+      const final = (await history(dir)).experiments.filter((experiment) => experiment.composite !== null).length;
+      expect(final).toBeGreaterThan(start);
+      await until(`the chart to show all ${final} points`, async () => (await chartPoints(page)).length === final);
       expect(await page.evaluate(() => (window as unknown as { kloopNoReload?: boolean }).kloopNoReload)).toBe(true);
-      await page.screenshot({ path: path.join(output, 'overview-during-run.png'), fullPage: true });
-    } finally {
-      // Let it go on, then stop it as Ctrl-C would (its budget is far from spent): it records `interrupted` and exits 130.
-      run.kill('SIGCONT');
-      run.kill('SIGTERM');
-    }
-    expect(await exited).toBe(130);
-    const final = (await history(dir)).experiments.filter((experiment) => experiment.composite !== null).length;
-    expect(final).toBeGreaterThan(start);
-    await until(`the chart to show all ${final} points`, async () => (await chartPoints(page)).length === final);
-    expect(await page.evaluate(() => (window as unknown as { kloopNoReload?: boolean }).kloopNoReload)).toBe(true);
-  }, SLOW_MS);
+    },
+    SLOW_MS,
+  );
 
-  it('an online study (a SIMULATED outreach run): the table of experiments, Δ and its interval over looks, the checks\' verdicts', async () => {
-    const online = path.join(mkdtempSync(path.join(tmpdir(), 'kloop-view-online-')), 'outreach');
-    cpSync(path.join(repo, 'examples', 'outreach'), online, { recursive: true, filter: (source) => !source.includes(`${path.sep}.kloop`) });
-    expect((await kloop('run', online, '--simulate', '--days', '9', '--quiet')).code).toBe(0);
-    const onlineViewer = spawn(process.execPath, [path.join(repo, 'bin', 'kloop.js'), 'view', online, '--simulated', '--port', '0'], { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    onlineViewer.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    try {
-      const onlineUrl = await until('the online viewer to print its address', () => (onlineViewer.exitCode !== null ? Promise.reject(new Error(`kloop view exited: ${stderr}`)) : /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(stderr)?.[1]));
-      const api = (await (await fetch(`${onlineUrl}/api/online`)).json()) as { experiments: Array<{ id: number; series: unknown[] }> };
-      // The study's default page is the online page; the offline pages are not offered.
-      await page.goto(`${onlineUrl}/`);
-      await page.waitForSelector('main [data-page="online"] [data-testid="online-table"]');
-      expect(await page.locator('#nav a:not([hidden])').evaluateAll((links) => links.map((link) => link.textContent))).toEqual(['Online experiments', 'Versions']);
-      expect(await page.textContent('main h1')).toBe('SIMULATED — Online experiments');
-      expect(await page.locator('[data-testid="online-table"] tbody tr').evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-online-experiment'), row.children[1]!.textContent]))).toEqual([['1', 'A/A'], ['2', 'A/B']]);
-      // One chart per experiment, one point per stored look: Δ, and the interval's two ends.
-      const drawn = await until('the look charts', async () => {
-        const series = await page.evaluate((ids) => ids.map((id) => {
-          const chart = (window as unknown as { Chart: { getChart(id: string): { data: { datasets: Array<{ kloopRole?: string; data: Array<number | null> }> } } | undefined } }).Chart.getChart(`online-chart-${id}`);
-          return chart === undefined ? null : Object.fromEntries(chart.data.datasets.map((dataset) => [dataset.kloopRole, dataset.data.length]));
-        }), api.experiments.map((experiment) => experiment.id));
-        return series.every((entry) => entry !== null) ? series : null;
+  it(
+    "an online study (a SIMULATED outreach run): the table of experiments, Δ and its interval over looks, the checks' verdicts",
+    async () => {
+      const online = path.join(mkdtempSync(path.join(tmpdir(), 'kloop-view-online-')), 'outreach');
+      cpSync(path.join(repo, 'examples', 'outreach'), online, {
+        recursive: true,
+        filter: (source) => !source.includes(`${path.sep}.kloop`),
       });
-      expect(drawn).toEqual(api.experiments.map((experiment) => ({ delta: experiment.series.length, upper: experiment.series.length, lower: experiment.series.length, zero: experiment.series.length })));
-      const calibration = page.locator('[data-testid="online-experiment"][data-experiment="1"]');
-      expect(await calibration.locator('[data-testid="online-checks"] tbody tr').evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-check'), row.children[1]!.textContent]))).toEqual([['srm', 'pass'], ['harm', 'pass'], ['minimum_units', 'pass'], ['primary', 'wait']]);
-      expect(await calibration.locator('[data-testid="online-looks"] tbody tr').count()).toBe(api.experiments[0]!.series.length);
-      await page.screenshot({ path: path.join(output, 'online.png'), fullPage: true });
-      // One experiment's page.
-      await page.click('[data-testid="online-table"] tr[data-online-experiment="2"] a');
-      await expect.poll(() => page.evaluate(() => window.location.hash)).toBe('#/online/2');
-      await expect.poll(() => page.locator('[data-testid="online-experiment"]').evaluateAll((cards) => cards.map((card) => card.getAttribute('data-experiment')))).toEqual(['2']);
-      await page.screenshot({ path: path.join(output, 'online-experiment.png'), fullPage: true });
-    } finally {
-      // Leave the page first: its event stream would try to reconnect to the stopped viewer (console errors).
-      await page.goto('about:blank');
-      const exited = new Promise((resolve) => onlineViewer.once('exit', resolve));
-      onlineViewer.kill('SIGTERM');
-      await exited;
-      rmSync(path.dirname(online), { recursive: true, force: true });
-    }
-  }, SLOW_MS);
+      expect((await kloop('run', online, '--simulate', '--days', '9', '--quiet')).code).toBe(0);
+      const onlineViewer = spawn(
+        process.execPath,
+        [path.join(repo, 'bin', 'kloop.js'), 'view', online, '--simulated', '--port', '0'],
+        { cwd: repo, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      let stderr = '';
+      onlineViewer.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+      try {
+        const onlineUrl = await until('the online viewer to print its address', () =>
+          onlineViewer.exitCode !== null
+            ? Promise.reject(new Error(`kloop view exited: ${stderr}`))
+            : /at (http:\/\/127\.0\.0\.1:\d+)\//.exec(stderr)?.[1],
+        );
+        const api = (await (await fetch(`${onlineUrl}/api/online`)).json()) as {
+          experiments: Array<{ id: number; series: unknown[] }>;
+        };
+        // The study's default page is the online page; the offline pages are not offered.
+        await page.goto(`${onlineUrl}/`);
+        await page.waitForSelector('main [data-page="online"] [data-testid="online-table"]');
+        expect(
+          await page.locator('#nav a:not([hidden])').evaluateAll((links) => links.map((link) => link.textContent)),
+        ).toEqual(['Online experiments', 'Versions']);
+        expect(await page.textContent('main h1')).toBe('SIMULATED — Online experiments');
+        expect(
+          await page
+            .locator('[data-testid="online-table"] tbody tr')
+            .evaluateAll((rows) =>
+              rows.map((row) => [row.getAttribute('data-online-experiment'), row.children[1]!.textContent]),
+            ),
+        ).toEqual([
+          ['1', 'A/A'],
+          ['2', 'A/B'],
+        ]);
+        // One chart per experiment, one point per stored look: Δ, and the interval's two ends.
+        const drawn = await until('the look charts', async () => {
+          const series = await page.evaluate(
+            (ids) =>
+              ids.map((id) => {
+                const chart = (
+                  window as unknown as {
+                    Chart: {
+                      getChart(
+                        id: string,
+                      ): { data: { datasets: Array<{ kloopRole?: string; data: Array<number | null> }> } } | undefined;
+                    };
+                  }
+                ).Chart.getChart(`online-chart-${id}`);
+                return chart === undefined
+                  ? null
+                  : Object.fromEntries(chart.data.datasets.map((dataset) => [dataset.kloopRole, dataset.data.length]));
+              }),
+            api.experiments.map((experiment) => experiment.id),
+          );
+          return series.every((entry) => entry !== null) ? series : null;
+        });
+        expect(drawn).toEqual(
+          api.experiments.map((experiment) => ({
+            delta: experiment.series.length,
+            upper: experiment.series.length,
+            lower: experiment.series.length,
+            zero: experiment.series.length,
+          })),
+        );
+        const calibration = page.locator('[data-testid="online-experiment"][data-experiment="1"]');
+        expect(
+          await calibration
+            .locator('[data-testid="online-checks"] tbody tr')
+            .evaluateAll((rows) => rows.map((row) => [row.getAttribute('data-check'), row.children[1]!.textContent])),
+        ).toEqual([
+          ['srm', 'pass'],
+          ['harm', 'pass'],
+          ['minimum_units', 'pass'],
+          ['primary', 'wait'],
+        ]);
+        expect(await calibration.locator('[data-testid="online-looks"] tbody tr').count()).toBe(
+          api.experiments[0]!.series.length,
+        );
+        await page.screenshot({ path: path.join(output, 'online.png'), fullPage: true });
+        // One experiment's page.
+        await page.click('[data-testid="online-table"] tr[data-online-experiment="2"] a');
+        await expect.poll(() => page.evaluate(() => window.location.hash)).toBe('#/online/2');
+        await expect
+          .poll(() =>
+            page
+              .locator('[data-testid="online-experiment"]')
+              .evaluateAll((cards) => cards.map((card) => card.getAttribute('data-experiment'))),
+          )
+          .toEqual(['2']);
+        await page.screenshot({ path: path.join(output, 'online-experiment.png'), fullPage: true });
+      } finally {
+        // Leave the page first: its event stream would try to reconnect to the stopped viewer (console errors).
+        await page.goto('about:blank');
+        const exited = new Promise((resolve) => onlineViewer.once('exit', resolve));
+        onlineViewer.kill('SIGTERM');
+        await exited;
+        rmSync(path.dirname(online), { recursive: true, force: true });
+      }
+    },
+    SLOW_MS,
+  );
 
   it('kloop report --format html writes one file that opens offline with its charts', async () => {
     const file = path.join(output, 'report.html');

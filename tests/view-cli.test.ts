@@ -27,7 +27,13 @@ const repo = path.resolve(import.meta.dirname, '..');
 /** Bound on the steps that run the loop (a failure bound only: nothing waits for it to pass); on a loaded machine they outgrow the default 60 s. */
 const SLOW_MS = 240_000;
 let dir: string;
-let runReport: { baseline: Record<string, number>; best: Record<string, number>; bestVersion: number; baselineVersion: number; experiments: number };
+let runReport: {
+  baseline: Record<string, number>;
+  best: Record<string, number>;
+  bestVersion: number;
+  baselineVersion: number;
+  experiments: number;
+};
 
 interface HistoryEntry {
   id: number;
@@ -39,7 +45,11 @@ interface HistoryEntry {
   compositeDelta: number | null;
   pValue: number | null;
   acceptedVersion: number | null;
-  scores: { candidate: Record<string, number | null>; incumbentBefore: Record<string, number | null>; incumbentAfter: Record<string, number | null> };
+  scores: {
+    candidate: Record<string, number | null>;
+    incumbentBefore: Record<string, number | null>;
+    incumbentAfter: Record<string, number | null>;
+  };
   usage: { calls: number; inputTokens: number; outputTokens: number; costUsd: number };
   repeats: { candidate: number; incumbent: number };
   scoreSource: string;
@@ -83,7 +93,6 @@ function parseCsv(text: string): string[][] {
   return rows;
 }
 
-
 const PARTITION_NAMES = ['optimization', 'anchor', 'shadow'] as const;
 
 /**
@@ -102,45 +111,104 @@ async function toLegacyNotebook(studyDir: string, lastLegacy: number): Promise<n
   try {
     const events = await readCorpusEvents(db);
     const decisions = await readDecisionRecords(db);
-    const hashes = new Map((await db.selectFrom('artifact_versions').select(['id', 'hash']).execute()).map((row) => [row.id, row.hash]));
-    const experiments = await db.selectFrom('experiments').selectAll().where('id', '<=', lastLegacy).orderBy('id').execute();
+    const hashes = new Map(
+      (await db.selectFrom('artifact_versions').select(['id', 'hash']).execute()).map((row) => [row.id, row.hash]),
+    );
+    const experiments = await db
+      .selectFrom('experiments')
+      .selectAll()
+      .where('id', '<=', lastLegacy)
+      .orderBy('id')
+      .execute();
     for (const experiment of experiments) {
-      const evidence = JSON.parse(experiment.evidence) as { scores?: Record<string, unknown> & { repeats: { candidate: number; incumbent: number } } };
+      const evidence = JSON.parse(experiment.evidence) as {
+        scores?: Record<string, unknown> & { repeats: { candidate: number; incumbent: number } };
+      };
       if (evidence.scores === undefined) continue;
       const { partitions } = reconstructPartitions(events, decisions, experiment.id);
       // An evaluation of these memberships ran after the corpus moves that made them (its rows may be older: reused).
-      const since = events.filter((event) => (event.experimentId ?? 0) < experiment.id).map((event) => event.createdAt).sort().at(-1) ?? '';
+      const since =
+        events
+          .filter((event) => (event.experimentId ?? 0) < experiment.id)
+          .map((event) => event.createdAt)
+          .sort()
+          .at(-1) ?? '';
       for (const partition of PARTITION_NAMES) {
         if (evidence.scores[partition] === undefined) continue;
         const members = partitions[partition];
         const membership = contentHash(`${partition}\n${members.join('\n')}`).slice(0, 16);
-        for (const [artifactHash, repeats] of [[experiment.candidate_hash, evidence.scores.repeats.candidate], [hashes.get(experiment.base_version_id)!, evidence.scores.repeats.incumbent]] as const) {
+        for (const [artifactHash, repeats] of [
+          [experiment.candidate_hash, evidence.scores.repeats.candidate],
+          [hashes.get(experiment.base_version_id)!, evidence.scores.repeats.incumbent],
+        ] as const) {
           for (let repeat = 0; repeat < repeats; repeat += 1) {
-            const exists = await db.selectFrom('evaluations').select('id').where('fingerprint', '=', experiment.fingerprint).where('artifact_hash', '=', artifactHash).where('partition_hash', '=', membership).where('repeat', '=', repeat).executeTakeFirst();
+            const exists = await db
+              .selectFrom('evaluations')
+              .select('id')
+              .where('fingerprint', '=', experiment.fingerprint)
+              .where('artifact_hash', '=', artifactHash)
+              .where('partition_hash', '=', membership)
+              .where('repeat', '=', repeat)
+              .executeTakeFirst();
             if (exists !== undefined) continue;
-            const rows = await db.selectFrom('example_results').selectAll().where('fingerprint', '=', experiment.fingerprint).where('artifact_hash', '=', artifactHash).where('repeat', '=', repeat).where('example_id', 'in', members).execute();
-            expect(rows, `results of ${artifactHash.slice(0, 8)} on ${partition}, repeat ${repeat}`).toHaveLength(members.length);
+            const rows = await db
+              .selectFrom('example_results')
+              .selectAll()
+              .where('fingerprint', '=', experiment.fingerprint)
+              .where('artifact_hash', '=', artifactHash)
+              .where('repeat', '=', repeat)
+              .where('example_id', 'in', members)
+              .execute();
+            expect(rows, `results of ${artifactHash.slice(0, 8)} on ${partition}, repeat ${repeat}`).toHaveLength(
+              members.length,
+            );
             const valid = rows.filter((row) => row.valid === 1);
             const inserted = await db
               .insertInto('evaluations')
               .values({
-                fingerprint: experiment.fingerprint, artifact_hash: artifactHash, partition, partition_hash: membership, repeat,
-                composite: valid.length === 0 ? null : valid.reduce((sum, row) => sum + row.composite!, 0) / valid.length,
-                components: '{}', metrics: '{}', invalid: rows.length - valid.length, total: rows.length,
-                usage: JSON.stringify({ inputTokens: 0, outputTokens: 0, costUsd: 0 }), latency_ms: 0,
+                fingerprint: experiment.fingerprint,
+                artifact_hash: artifactHash,
+                partition,
+                partition_hash: membership,
+                repeat,
+                composite:
+                  valid.length === 0 ? null : valid.reduce((sum, row) => sum + row.composite!, 0) / valid.length,
+                components: '{}',
+                metrics: '{}',
+                invalid: rows.length - valid.length,
+                total: rows.length,
+                usage: JSON.stringify({ inputTokens: 0, outputTokens: 0, costUsd: 0 }),
+                latency_ms: 0,
                 created_at: [...rows.map((row) => row.created_at), since].sort().at(-1)!,
               })
               .returning('id')
               .executeTakeFirstOrThrow();
-            for (const row of rows) await db.insertInto('evaluation_examples').values({ evaluation_id: inserted.id, example_id: row.example_id, valid: row.valid, composite: row.composite, score: row.score }).execute();
+            for (const row of rows)
+              await db
+                .insertInto('evaluation_examples')
+                .values({
+                  evaluation_id: inserted.id,
+                  example_id: row.example_id,
+                  valid: row.valid,
+                  composite: row.composite,
+                  score: row.score,
+                })
+                .execute();
           }
         }
       }
       const { scores: _scores, ...rest } = evidence;
-      await db.updateTable('experiments').set({ evidence: JSON.stringify(rest) }).where('id', '=', experiment.id).execute();
+      await db
+        .updateTable('experiments')
+        .set({ evidence: JSON.stringify(rest) })
+        .where('id', '=', experiment.id)
+        .execute();
       converted += 1;
     }
-    await db.updateTable('example_results').set({ usage: JSON.stringify({ inputTokens: 0, outputTokens: 0, costUsd: 0 }) }).execute();
+    await db
+      .updateTable('example_results')
+      .set({ usage: JSON.stringify({ inputTokens: 0, outputTokens: 0, costUsd: 0 }) })
+      .execute();
   } finally {
     await db.destroy();
   }
@@ -151,7 +219,9 @@ async function toLegacyNotebook(studyDir: string, lastLegacy: number): Promise<n
 function legacyCalls(study: string): number {
   const sqlite = new Database(studyDatabasePath(study), { readonly: true });
   try {
-    return Number((sqlite.prepare('select coalesce(sum(total), 0) as calls from evaluations').get() as { calls: number }).calls);
+    return Number(
+      (sqlite.prepare('select coalesce(sum(total), 0) as calls from evaluations').get() as { calls: number }).calls,
+    );
   } finally {
     sqlite.close();
   }
@@ -165,7 +235,13 @@ function expectSameScores(actual: unknown, expected: unknown, where: string, tol
   }
   if (expected !== null && typeof expected === 'object' && actual !== null && typeof actual === 'object') {
     expect(Object.keys(actual).sort(), where).toEqual(Object.keys(expected).sort());
-    for (const key of Object.keys(expected)) expectSameScores((actual as Record<string, unknown>)[key], (expected as Record<string, unknown>)[key], `${where}.${key}`, tolerance);
+    for (const key of Object.keys(expected))
+      expectSameScores(
+        (actual as Record<string, unknown>)[key],
+        (expected as Record<string, unknown>)[key],
+        `${where}.${key}`,
+        tolerance,
+      );
     return;
   }
   expect(actual, where).toEqual(expected);
@@ -178,9 +254,23 @@ function expectSameScores(actual: unknown, expected: unknown, where: string, tol
  */
 async function expectLegacyReadsTheSame(study: string): Promise<void> {
   const readAll = async (folder: string) => {
-    const history = JSON.parse((await kloop('history', folder, '--json')).stdout) as { experiments: Array<Record<string, unknown>> };
+    const history = JSON.parse((await kloop('history', folder, '--json')).stdout) as {
+      experiments: Array<Record<string, unknown>>;
+    };
     const report = JSON.parse((await kloop('report', folder, '--format', 'json')).stdout) as {
-      experiments: Array<{ id: number; scoreSource: string; changes: Array<{ exampleId: string; partition: string; before: number | null; after: number | null; change: number | null; notes: string[] }>; compared: unknown }>;
+      experiments: Array<{
+        id: number;
+        scoreSource: string;
+        changes: Array<{
+          exampleId: string;
+          partition: string;
+          before: number | null;
+          after: number | null;
+          change: number | null;
+          notes: string[];
+        }>;
+        compared: unknown;
+      }>;
       overview: { trail: unknown[]; budget: { evaluations: { calls: number } } };
       versions: { versions: Array<{ id: number; composites: unknown }> };
     };
@@ -191,7 +281,11 @@ async function expectLegacyReadsTheSame(study: string): Promise<void> {
   const decided = current.history.experiments.length;
   // Every decision of the earlier store; then as that notebook was before its migration to results per example
   // (read-only commands do not migrate); then only the first half of the decisions.
-  for (const [lastLegacy, unmigrated] of [[decided, false], [decided, true], [Math.floor(decided / 2), false]] as const) {
+  for (const [lastLegacy, unmigrated] of [
+    [decided, false],
+    [decided, true],
+    [Math.floor(decided / 2), false],
+  ] as const) {
     const copy = mkdtempSync(path.join(tmpdir(), 'kloop-view-legacy-'));
     try {
       cpSync(study, copy, { recursive: true });
@@ -199,33 +293,75 @@ async function expectLegacyReadsTheSame(study: string): Promise<void> {
       if (unmigrated) {
         const sqlite = new Database(studyDatabasePath(copy));
         try {
-          sqlite.exec("drop table example_results; drop table proposals; alter table experiments drop column change; alter table registry_events drop column actor; delete from kysely_migration where name >= '0006'");
+          sqlite.exec(
+            "drop table example_results; drop table proposals; alter table experiments drop column change; alter table registry_events drop column actor; delete from kysely_migration where name >= '0006'",
+          );
         } finally {
           sqlite.close();
         }
       }
       const legacy = await readAll(copy);
-      expect(legacy.report.experiments.map((experiment) => experiment.scoreSource)).toEqual(current.report.experiments.map((experiment) => (experiment.id <= lastLegacy ? 'evaluations' : 'evidence')));
+      expect(legacy.report.experiments.map((experiment) => experiment.scoreSource)).toEqual(
+        current.report.experiments.map((experiment) => (experiment.id <= lastLegacy ? 'evaluations' : 'evidence')),
+      );
       for (const [index, experiment] of current.history.experiments.entries()) {
         const { composite, incumbentComposite, compositeDelta, pValue, welchPValue, scores, usage } = experiment;
         const read = legacy.history.experiments[index]!;
-        expectSameScores({ composite: read['composite'], incumbentComposite: read['incumbentComposite'], compositeDelta: read['compositeDelta'], pValue: read['pValue'], welchPValue: read['welchPValue'], scores: read['scores'], usage: read['usage'] }, { composite, incumbentComposite, compositeDelta, pValue, welchPValue, scores, usage }, `experiment ${String(experiment['id'])}`);
+        expectSameScores(
+          {
+            composite: read.composite,
+            incumbentComposite: read.incumbentComposite,
+            compositeDelta: read.compositeDelta,
+            pValue: read.pValue,
+            welchPValue: read.welchPValue,
+            scores: read.scores,
+            usage: read.usage,
+          },
+          { composite, incumbentComposite, compositeDelta, pValue, welchPValue, scores, usage },
+          `experiment ${String(experiment.id)}`,
+        );
       }
       for (const [index, experiment] of current.report.experiments.entries()) {
         const read = legacy.report.experiments[index]!;
-        const byExample = (changes: typeof experiment.changes) => Object.fromEntries(changes.map((change) => [`${change.partition}/${change.exampleId}`, { notes: change.notes, before: change.before, after: change.after, change: change.change }]));
+        const byExample = (changes: typeof experiment.changes) =>
+          Object.fromEntries(
+            changes.map((change) => [
+              `${change.partition}/${change.exampleId}`,
+              { notes: change.notes, before: change.before, after: change.after, change: change.change },
+            ]),
+          );
         // The evidence keeps per-example means to 6 decimals; the per-partition store at full precision.
-        expectSameScores(byExample(read.changes), byExample(experiment.changes), `changes of experiment ${experiment.id}`, 2e-6);
+        expectSameScores(
+          byExample(read.changes),
+          byExample(experiment.changes),
+          `changes of experiment ${experiment.id}`,
+          2e-6,
+        );
         expect(read.compared).toEqual(experiment.compared);
       }
       expectSameScores(legacy.report.overview.trail, current.report.overview.trail, 'trail');
       // Unmigrated there are no results per example to compute a version from: a version no decision measured on the
       // latest partitions has no composite there (the conversion wrote evaluations of the decisions' sides only).
       const versionScores = (page: typeof legacy.report, reference?: typeof legacy.report) =>
-        page.versions.versions.map((version, index) => Object.fromEntries(Object.entries(version.composites as Record<string, number | null>).map(([partition, value]) => [partition, reference !== undefined && (reference.versions.versions[index]!.composites as Record<string, number | null>)[partition] === null ? null : value])));
-      expectSameScores(versionScores(legacy.report), versionScores(current.report, unmigrated ? legacy.report : undefined), 'versions');
+        page.versions.versions.map((version, index) =>
+          Object.fromEntries(
+            Object.entries(version.composites as Record<string, number | null>).map(([partition, value]) => [
+              partition,
+              reference !== undefined &&
+              (reference.versions.versions[index]!.composites as Record<string, number | null>)[partition] === null
+                ? null
+                : value,
+            ]),
+          ),
+        );
+      expectSameScores(
+        versionScores(legacy.report),
+        versionScores(current.report, unmigrated ? legacy.report : undefined),
+        'versions',
+      );
       // Unmigrated, the calls are the per-partition store's (here: what the conversion wrote of it).
-      if (!unmigrated) expect(legacy.report.overview.budget.evaluations.calls).toBe(current.report.overview.budget.evaluations.calls);
+      if (!unmigrated)
+        expect(legacy.report.overview.budget.evaluations.calls).toBe(current.report.overview.budget.evaluations.calls);
       else expect(legacy.report.overview.budget.evaluations.calls).toBe(legacyCalls(copy));
     } finally {
       rmSync(copy, { recursive: true, force: true });
@@ -248,7 +384,9 @@ describe('kloop history', () => {
     expect(decided).toHaveLength(runReport.experiments);
     for (const experiment of decided) {
       const { stdout } = await kloop('show', dir, String(experiment.id), '--json');
-      const checks = (JSON.parse(stdout) as { checks: Array<{ name: string; statistic: number | null; data?: { pValue?: number } }> }).checks;
+      const checks = (
+        JSON.parse(stdout) as { checks: Array<{ name: string; statistic: number | null; data?: { pValue?: number } }> }
+      ).checks;
       expect(experiment.compositeDelta).toBe(checks.find((check) => check.name === 'margin')!.statistic);
       const significance = checks.find((check) => check.name === 'significance');
       expect(experiment.pValue).toBe(significance?.data?.pValue ?? null);
@@ -261,7 +399,14 @@ describe('kloop history', () => {
     try {
       const rows = await db.selectFrom('experiments').select(['id', 'evidence']).orderBy('id').execute();
       for (const row of rows) {
-        const recorded = (JSON.parse(row.evidence) as { scores?: Record<string, { incumbent: number | null; candidate: number | null; evaluated: number } | undefined> & { repeats: { candidate: number; incumbent: number } } }).scores;
+        const recorded = (
+          JSON.parse(row.evidence) as {
+            scores?: Record<
+              string,
+              { incumbent: number | null; candidate: number | null; evaluated: number } | undefined
+            > & { repeats: { candidate: number; incumbent: number } };
+          }
+        ).scores;
         const experiment = experiments.find((entry) => entry.id === row.id)!;
         if (recorded === undefined) {
           expect(experiment.decision).toBe('skipped');
@@ -269,10 +414,19 @@ describe('kloop history', () => {
         }
         for (const partition of ['optimization', 'anchor', 'shadow'] as const) {
           expect(experiment.scores.candidate[partition]).toBe(recorded[partition]?.candidate ?? null);
-          if (recorded[partition] !== undefined) expect(experiment.scores.incumbentBefore[partition]).toBe(recorded[partition]!.incumbent);
+          if (recorded[partition] !== undefined)
+            expect(experiment.scores.incumbentBefore[partition]).toBe(recorded[partition]!.incumbent);
         }
-        expect(experiment.usage.calls).toBe(['optimization', 'anchor', 'shadow'].reduce((sum, partition) => sum + (recorded[partition]?.evaluated ?? 0), 0));
-        expect(experiment.repeats).toEqual({ candidate: recorded.repeats.candidate, incumbent: recorded.repeats.incumbent });
+        expect(experiment.usage.calls).toBe(
+          ['optimization', 'anchor', 'shadow'].reduce(
+            (sum, partition) => sum + (recorded[partition]?.evaluated ?? 0),
+            0,
+          ),
+        );
+        expect(experiment.repeats).toEqual({
+          candidate: recorded.repeats.candidate,
+          incumbent: recorded.repeats.incumbent,
+        });
         expect(experiment.scoreSource).toBe('evidence');
       }
     } finally {
@@ -292,7 +446,6 @@ describe('kloop history', () => {
   });
 });
 
-
 describe('a notebook of the earlier per-partition store', () => {
   it('reads the same scores, per-example changes, trail and versions from the stored evaluations as from the evidence, wholly or for its first decisions', async () => {
     await expectLegacyReadsTheSame(dir);
@@ -303,10 +456,17 @@ describe('kloop diff', () => {
   it('prints two versions as a unified diff, and refuses an unknown version', async () => {
     const { code, stdout } = await kloop('diff', dir, 'seed', 'active');
     expect(code).toBe(0);
-    expect(stdout.split('\n').slice(0, 2)).toEqual([`--- version ${runReport.baselineVersion}`, `+++ version ${runReport.bestVersion}`]);
+    expect(stdout.split('\n').slice(0, 2)).toEqual([
+      `--- version ${runReport.baselineVersion}`,
+      `+++ version ${runReport.bestVersion}`,
+    ]);
     expect(stdout).toMatch(/^@@ -\d+,\d+ \+\d+,\d+ @@$/m);
-    const json = JSON.parse((await kloop('diff', dir, String(runReport.baselineVersion), String(runReport.bestVersion), '--json')).stdout) as { added: number; removed: number; rows: Array<{ kind: string }> };
-    expect(json.added).toBe(stdout.split('\n').filter((line) => line.startsWith('+') && !line.startsWith('+++')).length);
+    const json = JSON.parse(
+      (await kloop('diff', dir, String(runReport.baselineVersion), String(runReport.bestVersion), '--json')).stdout,
+    ) as { added: number; removed: number; rows: Array<{ kind: string }> };
+    expect(json.added).toBe(
+      stdout.split('\n').filter((line) => line.startsWith('+') && !line.startsWith('+++')).length,
+    );
     expect(json.rows.some((row) => row.kind === 'change' || row.kind === 'add')).toBe(true);
     expect((await kloop('diff', dir, 'seed', 'seed')).stdout).toMatch(/identical/);
     const missing = await kloop('diff', dir, 'seed', '999');
@@ -336,7 +496,10 @@ describe('kloop report', () => {
   });
 
   it('json: every experiment with its checks and per-example changes; html: one file with everything inlined', async () => {
-    const json = JSON.parse((await kloop('report', dir, '--format', 'json')).stdout) as { experiments: Array<{ checks: unknown[]; changes: unknown[] }>; overview: { trail: unknown[] } };
+    const json = JSON.parse((await kloop('report', dir, '--format', 'json')).stdout) as {
+      experiments: Array<{ checks: unknown[]; changes: unknown[] }>;
+      overview: { trail: unknown[] };
+    };
     expect(json.experiments).toHaveLength((await history()).experiments.length);
     expect(json.experiments.every((experiment) => experiment.checks.length > 0)).toBe(true);
     expect(json.overview.trail.length).toBe(json.experiments.length + 1);
@@ -348,7 +511,9 @@ describe('kloop report', () => {
     expect(html).not.toMatch(/<script[^>]+src=/);
     expect(html).not.toMatch(/<link[^>]+stylesheet/);
     expect(html).toContain('window.KLOOP_REPORT = ');
-    expect(html).toContain(readFileSync(path.join(repo, 'node_modules', 'chart.js', 'dist', 'chart.umd.min.js'), 'utf8').slice(0, 200));
+    expect(html).toContain(
+      readFileSync(path.join(repo, 'node_modules', 'chart.js', 'dist', 'chart.umd.min.js'), 'utf8').slice(0, 200),
+    );
     expect((await kloop('report', dir, '--format', 'pdf')).code).toBe(2);
   });
 });
@@ -360,7 +525,10 @@ describe('kloop activate (a rollback)', () => {
     // A study that never ran: nothing to activate, and no notebook created by asking.
     const fresh = mkdtempSync(path.join(tmpdir(), 'kloop-view-fresh-'));
     try {
-      cpSync(path.join(repo, 'examples', 'intent'), fresh, { recursive: true, filter: (source) => !source.includes('.kloop') });
+      cpSync(path.join(repo, 'examples', 'intent'), fresh, {
+        recursive: true,
+        filter: (source) => !source.includes('.kloop'),
+      });
       const never = await kloop('activate', fresh, 'seed', '--by', 'Ana');
       expect(never.code).toBe(2);
       expect(never.stderr).toContain('no database yet');
@@ -368,25 +536,64 @@ describe('kloop activate (a rollback)', () => {
     } finally {
       rmSync(fresh, { recursive: true, force: true });
     }
-    const { code, stdout } = await kloop('activate', dir, 'seed', '--by', 'Ana Lima', '--note', 'the booking anchors regressed in production', '--json');
+    const { code, stdout } = await kloop(
+      'activate',
+      dir,
+      'seed',
+      '--by',
+      'Ana Lima',
+      '--note',
+      'the booking anchors regressed in production',
+      '--json',
+    );
     expect(code).toBe(0);
-    expect(JSON.parse(stdout)).toMatchObject({ ok: true, activeVersion: runReport.baselineVersion, previousVersion: runReport.bestVersion, rollback: true, changed: true, gitCommits: 1 });
+    expect(JSON.parse(stdout)).toMatchObject({
+      ok: true,
+      activeVersion: runReport.baselineVersion,
+      previousVersion: runReport.bestVersion,
+      rollback: true,
+      changed: true,
+      gitCommits: 1,
+    });
 
     const status = JSON.parse((await kloop('status', dir, '--json')).stdout) as { activeVersion: number };
     expect(status.activeVersion).toBe(runReport.baselineVersion);
-    const built = JSON.parse((await kloop('build', dir, 'a physio clinic where patients book sessions with therapists', '--json', '--no-signal')).stdout) as { artifactVersionId: number };
+    const built = JSON.parse(
+      (
+        await kloop(
+          'build',
+          dir,
+          'a physio clinic where patients book sessions with therapists',
+          '--json',
+          '--no-signal',
+        )
+      ).stdout,
+    ) as { artifactVersionId: number };
     expect(built.artifactVersionId).toBe(runReport.baselineVersion);
 
     const { registryEvents } = await history();
-    expect(registryEvents.at(-1)).toMatchObject({ version: runReport.baselineVersion, actor: 'Ana Lima', reason: `activated by Ana Lima (rollback from version ${runReport.bestVersion}): the booking anchors regressed in production` });
-    expect((await kloop('history', dir)).stdout).toMatch(new RegExp(`v${runReport.baselineVersion}\\s+activated by Ana Lima \\(rollback from version ${runReport.bestVersion}\\).*Ana Lima$`, 'm'));
+    expect(registryEvents.at(-1)).toMatchObject({
+      version: runReport.baselineVersion,
+      actor: 'Ana Lima',
+      reason: `activated by Ana Lima (rollback from version ${runReport.bestVersion}): the booking anchors regressed in production`,
+    });
+    expect((await kloop('history', dir)).stdout).toMatch(
+      new RegExp(
+        `v${runReport.baselineVersion}\\s+activated by Ana Lima \\(rollback from version ${runReport.bestVersion}\\).*Ana Lima$`,
+        'm',
+      ),
+    );
 
     const mirror = path.join(dir, '.kloop', 'notebook');
     const log = await git.log({ fs, dir: mirror });
     expect(log[0]!.commit.author.name).toBe('Ana Lima');
     expect(log).toHaveLength(registryEvents.length); // the seed, each accepted version, the rollback
-    expect(log.filter((entry) => entry.commit.message.includes('accepted: version')).length).toBe(registryEvents.filter((event) => / accepted$/.test(event.reason)).length);
-    expect(readFileSync(path.join(mirror, 'playbook.yaml'), 'utf8')).toBe(readFileSync(path.join(dir, 'playbook.yaml'), 'utf8'));
+    expect(log.filter((entry) => entry.commit.message.includes('accepted: version')).length).toBe(
+      registryEvents.filter((event) => / accepted$/.test(event.reason)).length,
+    );
+    expect(readFileSync(path.join(mirror, 'playbook.yaml'), 'utf8')).toBe(
+      readFileSync(path.join(dir, 'playbook.yaml'), 'utf8'),
+    );
 
     const doctor = await kloop('doctor', dir, '--json');
     const findings = (JSON.parse(doctor.stdout) as { findings: Array<{ id: string; status: string }> }).findings;
@@ -396,10 +603,17 @@ describe('kloop activate (a rollback)', () => {
     // A mirror that no longer matches the database is a problem doctor names.
     writeFileSync(path.join(mirror, 'playbook.yaml'), 'edited by hand\n');
     await git.add({ fs, dir: mirror, filepath: 'playbook.yaml' });
-    await git.commit({ fs, dir: mirror, message: 'hand edit', author: { name: 'someone', email: 'someone@example.invalid' } });
+    await git.commit({
+      fs,
+      dir: mirror,
+      message: 'hand edit',
+      author: { name: 'someone', email: 'someone@example.invalid' },
+    });
     const broken = await kloop('doctor', dir);
     expect(broken.code).toBe(1);
-    expect(broken.stdout).toMatch(/PROBLEM git notebook .* does not match the database: 1 commits name no move of the database/);
+    expect(broken.stdout).toMatch(
+      /PROBLEM git notebook .* does not match the database: 1 commits name no move of the database/,
+    );
   });
 });
 
@@ -414,28 +628,80 @@ describe('the viewer API', () => {
       const headers = { Host: '127.0.0.1:8790', 'Content-Type': 'application/json' };
       const overview = await readOnly.app.request('/api/overview', { headers });
       expect(overview.status).toBe(200);
-      expect(((await overview.json()) as { experiments: unknown[] }).experiments).toHaveLength((await history()).experiments.length);
-      expect((await readOnly.app.request('/api/versions/2/activate', { method: 'POST', headers, body })).status).toBe(403);
-      expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers, body })).status).toBe(401);
-      expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: 'Bearer wrong-token-wrong-token' }, body })).status).toBe(401);
-      expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}` }, body: JSON.stringify({ by: ' ' }) })).status).toBe(400);
+      expect(((await overview.json()) as { experiments: unknown[] }).experiments).toHaveLength(
+        (await history()).experiments.length,
+      );
+      expect((await readOnly.app.request('/api/versions/2/activate', { method: 'POST', headers, body })).status).toBe(
+        403,
+      );
+      expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers, body })).status).toBe(
+        401,
+      );
+      expect(
+        (
+          await guarded.app.request('/api/versions/2/activate', {
+            method: 'POST',
+            headers: { ...headers, Authorization: 'Bearer wrong-token-wrong-token' },
+            body,
+          })
+        ).status,
+      ).toBe(401);
+      expect(
+        (
+          await guarded.app.request('/api/versions/2/activate', {
+            method: 'POST',
+            headers: { ...headers, Authorization: `Bearer ${token}` },
+            body: JSON.stringify({ by: ' ' }),
+          })
+        ).status,
+      ).toBe(400);
       // From a page of another origin, even with the token: refused.
-      expect((await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}`, Origin: 'http://attacker.example' }, body })).status).toBe(403);
-      const done = await guarded.app.request('/api/versions/2/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}`, Origin: 'http://127.0.0.1:8790' }, body });
+      expect(
+        (
+          await guarded.app.request('/api/versions/2/activate', {
+            method: 'POST',
+            headers: { ...headers, Authorization: `Bearer ${token}`, Origin: 'http://attacker.example' },
+            body,
+          })
+        ).status,
+      ).toBe(403);
+      const done = await guarded.app.request('/api/versions/2/activate', {
+        method: 'POST',
+        headers: { ...headers, Authorization: `Bearer ${token}`, Origin: 'http://127.0.0.1:8790' },
+        body,
+      });
       expect(done.status).toBe(200);
       expect(await done.json()).toMatchObject({ ok: true, versionId: 2, changed: true });
       expect((await history()).registryEvents.at(-1)).toMatchObject({ version: 2, actor: 'Ana' });
       // No answer to a page served under another host name (DNS rebinding).
-      expect((await readOnly.app.request('/api/overview', { headers: { Host: 'attacker.example:8790' } })).status).toBe(403);
+      expect((await readOnly.app.request('/api/overview', { headers: { Host: 'attacker.example:8790' } })).status).toBe(
+        403,
+      );
       expect((await readOnly.app.request('/api/experiments/999', { headers })).status).toBe(404);
       expect(() => createViewApp({ db, studyDir: dir, token: 'short' })).toThrow(/at least 16 characters/);
       // A notebook this process may not write: every change refused up front with the reason, token or not.
-      const unwritable = createViewApp({ db, studyDir: dir, token, readOnlyNotebook: 'the notebook is not writable by this viewer' });
+      const unwritable = createViewApp({
+        db,
+        studyDir: dir,
+        token,
+        readOnlyNotebook: 'the notebook is not writable by this viewer',
+      });
       try {
-        const refused = await unwritable.app.request('/api/versions/1/activate', { method: 'POST', headers: { ...headers, Authorization: `Bearer ${token}` }, body });
+        const refused = await unwritable.app.request('/api/versions/1/activate', {
+          method: 'POST',
+          headers: { ...headers, Authorization: `Bearer ${token}` },
+          body,
+        });
         expect(refused.status).toBe(403);
-        expect(await refused.json()).toEqual({ error: 'read_only', message: 'the notebook is not writable by this viewer' });
-        expect(await (await unwritable.app.request('/api/study', { headers })).json()).toMatchObject({ writable: false, readOnly: 'the notebook is not writable by this viewer', activeVersion: 2 });
+        expect(await refused.json()).toEqual({
+          error: 'read_only',
+          message: 'the notebook is not writable by this viewer',
+        });
+        expect(await (await unwritable.app.request('/api/study', { headers })).json()).toMatchObject({
+          writable: false,
+          readOnly: 'the notebook is not writable by this viewer',
+          activeVersion: 2,
+        });
       } finally {
         unwritable.close();
       }
@@ -447,13 +713,13 @@ describe('the viewer API', () => {
   });
 
   it('kloop view refuses a short token, an unset token variable it was told to read, and a port in use', async () => {
-    process.env['KLOOP_VIEW_TOKEN_TEST'] = 'short';
+    process.env.KLOOP_VIEW_TOKEN_TEST = 'short';
     try {
       const short = await kloop('view', dir, '--token-env', 'KLOOP_VIEW_TOKEN_TEST', '--port', '0');
       expect(short.code).toBe(2);
       expect(short.stderr).toContain('too short');
     } finally {
-      delete process.env['KLOOP_VIEW_TOKEN_TEST'];
+      delete process.env.KLOOP_VIEW_TOKEN_TEST;
     }
     const unset = await kloop('view', dir, '--token-env', 'KLOOP_VIEW_TOKEN_TEST', '--port', '0');
     expect(unset.code).toBe(2);
@@ -466,7 +732,13 @@ describe('the viewer API', () => {
       const port = String((holder.address() as net.AddressInfo).port);
       const busy = await kloop('view', dir, '--port', port, '--quiet', '--json');
       expect(busy.code).toBe(2);
-      expect(JSON.parse(busy.stdout)).toMatchObject({ error: { code: 'input.port_in_use', field: '--port', message: expect.stringContaining(`port ${port} is in use`) } });
+      expect(JSON.parse(busy.stdout)).toMatchObject({
+        error: {
+          code: 'input.port_in_use',
+          field: '--port',
+          message: expect.stringContaining(`port ${port} is in use`),
+        },
+      });
     } finally {
       await new Promise((resolve) => holder.close(resolve));
     }
@@ -474,31 +746,50 @@ describe('the viewer API', () => {
 });
 
 describe('scores across corpus moves', () => {
-  it('an experiment that did not consult shadow is scored on the shadow membership in force between the same moves', async () => {
-    const study = mkdtempSync(path.join(tmpdir(), 'kloop-view-moves-'));
-    try {
-      cpSync(path.join(repo, 'examples', 'intent'), study, { recursive: true, filter: (source) => !source.includes('.kloop') });
-      const config = readFileSync(path.join(study, 'kloop.yaml'), 'utf8').replace(/maxExperiments: \d+/, 'maxExperiments: 16').replace(/graduateAfterDecisions: \d+/, 'graduateAfterDecisions: 4');
-      writeFileSync(path.join(study, 'kloop.yaml'), config);
-      const ran = await kloop('run', study, '--json', '--quiet');
-      expect(ran.code, ran.stderr).toBe(0);
-      const report = JSON.parse(ran.stdout) as { best: Record<string, number>; bestVersion: number };
-      const json = JSON.parse((await kloop('report', study, '--format', 'json')).stdout) as {
-        overview: { corpusMoves: Array<{ afterExperiment: number; kinds: Record<string, number> }> };
-        experiments: Array<{ id: number; baseVersion: number; decision: string; acceptedVersion: number | null; shadowConsulted: boolean; incumbentBefore: Record<string, number | null>; incumbentAfter: Record<string, number | null> }>;
-      };
-      const moves = json.overview.corpusMoves;
-      expect(moves.length).toBeGreaterThan(0);
-      expect(moves.every((move) => (move.kinds['graduated'] ?? 0) > 0)).toBe(true);
-      // After the last move, the incumbent of every experiment whose incumbent is the run's best scores as the final report does.
-      const lastMove = moves.at(-1)!.afterExperiment;
-      const after = json.experiments.filter((experiment) => experiment.id > lastMove && experiment.baseVersion === report.bestVersion);
-      expect(after.some((experiment) => !experiment.shadowConsulted)).toBe(true);
-      for (const experiment of after) expect(experiment.incumbentBefore).toEqual(report.best);
-      // The same study as a notebook of the earlier store: shadows not consulted take the membership between the same moves.
-      await expectLegacyReadsTheSame(study);
-    } finally {
-      rmSync(study, { recursive: true, force: true });
-    }
-  }, SLOW_MS);
+  it(
+    'an experiment that did not consult shadow is scored on the shadow membership in force between the same moves',
+    async () => {
+      const study = mkdtempSync(path.join(tmpdir(), 'kloop-view-moves-'));
+      try {
+        cpSync(path.join(repo, 'examples', 'intent'), study, {
+          recursive: true,
+          filter: (source) => !source.includes('.kloop'),
+        });
+        const config = readFileSync(path.join(study, 'kloop.yaml'), 'utf8')
+          .replace(/maxExperiments: \d+/, 'maxExperiments: 16')
+          .replace(/graduateAfterDecisions: \d+/, 'graduateAfterDecisions: 4');
+        writeFileSync(path.join(study, 'kloop.yaml'), config);
+        const ran = await kloop('run', study, '--json', '--quiet');
+        expect(ran.code, ran.stderr).toBe(0);
+        const report = JSON.parse(ran.stdout) as { best: Record<string, number>; bestVersion: number };
+        const json = JSON.parse((await kloop('report', study, '--format', 'json')).stdout) as {
+          overview: { corpusMoves: Array<{ afterExperiment: number; kinds: Record<string, number> }> };
+          experiments: Array<{
+            id: number;
+            baseVersion: number;
+            decision: string;
+            acceptedVersion: number | null;
+            shadowConsulted: boolean;
+            incumbentBefore: Record<string, number | null>;
+            incumbentAfter: Record<string, number | null>;
+          }>;
+        };
+        const moves = json.overview.corpusMoves;
+        expect(moves.length).toBeGreaterThan(0);
+        expect(moves.every((move) => (move.kinds.graduated ?? 0) > 0)).toBe(true);
+        // After the last move, the incumbent of every experiment whose incumbent is the run's best scores as the final report does.
+        const lastMove = moves.at(-1)!.afterExperiment;
+        const after = json.experiments.filter(
+          (experiment) => experiment.id > lastMove && experiment.baseVersion === report.bestVersion,
+        );
+        expect(after.some((experiment) => !experiment.shadowConsulted)).toBe(true);
+        for (const experiment of after) expect(experiment.incumbentBefore).toEqual(report.best);
+        // The same study as a notebook of the earlier store: shadows not consulted take the membership between the same moves.
+        await expectLegacyReadsTheSame(study);
+      } finally {
+        rmSync(study, { recursive: true, force: true });
+      }
+    },
+    SLOW_MS,
+  );
 });

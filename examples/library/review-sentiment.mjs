@@ -62,7 +62,11 @@ function parseKeywords(artifact) {
   const lists = { positive: [], negative: [] };
   for (const line of artifact.split('\n')) {
     const match = /^(positive|negative):(.*)$/.exec(line.trim());
-    if (match) lists[match[1]] = match[2].split(',').map((word) => word.trim().toLowerCase()).filter(Boolean);
+    if (match)
+      lists[match[1]] = match[2]
+        .split(',')
+        .map((word) => word.trim().toLowerCase())
+        .filter(Boolean);
   }
   return lists;
 }
@@ -84,7 +88,11 @@ function score(output, expected) {
   return { pass: output === expected, reason: output === expected ? '' : `expected ${expected}, got ${output}` };
 }
 
-const STOP_WORDS = new Set('a an the and or it is i my me this that of on in for to with after within was were be day week one two first month its they their enough long little'.split(' '));
+const STOP_WORDS = new Set(
+  'a an the and or it is i my me this that of on in for to with after within was were be day week one two first month its they their enough long little'.split(
+    ' ',
+  ),
+);
 
 /**
  * The proposer: words common to the misread optimization reviews of one
@@ -93,29 +101,51 @@ const STOP_WORDS = new Set('a an the and or it is i my me this that of on in for
  */
 function propose({ incumbentText, incumbentScores, examples: optimization, maxCandidates }) {
   const lists = parseKeywords(incumbentText);
-  const wrong = new Set(incumbentScores.examples.filter((record) => record.valid && record.composite < 1).map((record) => record.exampleId));
+  const wrong = new Set(
+    incumbentScores.examples.filter((record) => record.valid && record.composite < 1).map((record) => record.exampleId),
+  );
   const counts = { positive: new Map(), negative: new Map() };
   const seenIn = { positive: new Set(), negative: new Set() };
   for (const example of optimization) {
     for (const word of new Set(wordsOf(example.text))) {
       seenIn[example.expected].add(word);
-      if (wrong.has(example.id) && !STOP_WORDS.has(word) && !lists.positive.includes(word) && !lists.negative.includes(word)) {
+      if (
+        wrong.has(example.id) &&
+        !STOP_WORDS.has(word) &&
+        !lists.positive.includes(word) &&
+        !lists.negative.includes(word)
+      ) {
         counts[example.expected].set(word, (counts[example.expected].get(word) ?? 0) + 1);
       }
     }
   }
   const pick = (label) => {
     const other = label === 'positive' ? 'negative' : 'positive';
-    return [...counts[label]].filter(([word, n]) => n >= 2 && !seenIn[other].has(word)).sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0])).map(([word]) => word);
+    return [...counts[label]]
+      .filter(([word, n]) => n >= 2 && !seenIn[other].has(word))
+      .sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0]))
+      .map(([word]) => word);
   };
   const render = (added) =>
     `positive: ${[...lists.positive, ...added.positive].join(', ')}\nnegative: ${[...lists.negative, ...added.negative].join(', ')}\n`;
   const positive = pick('positive');
   const negative = pick('negative');
   const candidates = [];
-  if (positive.length + negative.length > 0) candidates.push({ text: render({ positive, negative }), rationale: `add ${[...positive, ...negative].join(', ')}` });
-  if (positive.length > 0) candidates.push({ text: render({ positive, negative: [] }), rationale: `add positive words ${positive.join(', ')}` });
-  if (negative.length > 0) candidates.push({ text: render({ positive: [], negative }), rationale: `add negative words ${negative.join(', ')}` });
+  if (positive.length + negative.length > 0)
+    candidates.push({
+      text: render({ positive, negative }),
+      rationale: `add ${[...positive, ...negative].join(', ')}`,
+    });
+  if (positive.length > 0)
+    candidates.push({
+      text: render({ positive, negative: [] }),
+      rationale: `add positive words ${positive.join(', ')}`,
+    });
+  if (negative.length > 0)
+    candidates.push({
+      text: render({ positive: [], negative }),
+      rationale: `add negative words ${negative.join(', ')}`,
+    });
   return candidates.slice(0, maxCandidates);
 }
 
@@ -134,9 +164,13 @@ try {
   const result = await study.optimize();
   const pct = (value) => (value === null ? 'n/a' : `${(100 * value).toFixed(1)}%`);
   for (const partition of ['optimization', 'anchor', 'shadow']) {
-    console.log(`${partition.padEnd(12)} accuracy ${pct(result.baseline[partition])} → ${pct(result.best.scores[partition])}`);
+    console.log(
+      `${partition.padEnd(12)} accuracy ${pct(result.baseline[partition])} → ${pct(result.best.scores[partition])}`,
+    );
   }
-  console.log(`stopped: ${result.stopReason} (${result.stopDetail}); ${result.newExperiments} experiment(s); active version ${result.best.versionId}`);
+  console.log(
+    `stopped: ${result.stopReason} (${result.stopDetail}); ${result.newExperiments} experiment(s); active version ${result.best.versionId}`,
+  );
   console.log(`best artifact:\n${result.best.text}`);
 } finally {
   await study.close();

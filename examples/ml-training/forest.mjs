@@ -61,7 +61,10 @@ export function evaluateFold(params, fold, seed) {
     noOOB: true,
     treeOptions: { maxDepth: params.tree.maxDepth, minNumSamples: params.tree.minNumSamples },
   });
-  forest.train(train.map((index) => features[index]), train.map((index) => labels[index]));
+  forest.train(
+    train.map((index) => features[index]),
+    train.map((index) => labels[index]),
+  );
   const predicted = forest.predict(validation.map((index) => features[index]));
   const correct = predicted.filter((label, position) => label === labels[validation[position]]).length;
   return { accuracy: Number((correct / validation.length).toFixed(6)), correct, total: validation.length };

@@ -2,7 +2,11 @@
 // as train.mjs measured it (kloop's custom task contract, src/tasks/custom/custom-task.ts).
 export const outputSchema = {
   type: 'object',
-  properties: { accuracy: { type: 'number', minimum: 0, maximum: 1 }, correct: { type: 'integer' }, total: { type: 'integer' } },
+  properties: {
+    accuracy: { type: 'number', minimum: 0, maximum: 1 },
+    correct: { type: 'integer' },
+    total: { type: 'integer' },
+  },
   required: ['accuracy', 'correct', 'total'],
 };
 
@@ -10,6 +14,9 @@ export function score(output) {
   const wrong = output.total - output.correct;
   return {
     score: output.accuracy,
-    feedback: wrong === 0 ? 'every validation flower classified right' : `${wrong} of ${output.total} validation flowers misclassified`,
+    feedback:
+      wrong === 0
+        ? 'every validation flower classified right'
+        : `${wrong} of ${output.total} validation flowers misclassified`,
   };
 }

@@ -10,12 +10,26 @@ import { createStudy, type StudyExample } from './create-study.ts';
 // A tiny workflow: the artifact lists words; an input is "right" when the artifact names its word.
 const words = ['apple', 'pear', 'plum', 'fig', 'kiwi', 'lime', 'date', 'lemon', 'mango', 'peach', 'grape', 'melon'];
 const examples: StudyExample<string, string>[] = [
-  ...words.slice(0, 8).map((word, index) => ({ id: `o${index}`, input: `I want ${word}`, expected: word, partition: 'optimization' as const })),
+  ...words.slice(0, 8).map((word, index) => ({
+    id: `o${index}`,
+    input: `I want ${word}`,
+    expected: word,
+    partition: 'optimization' as const,
+  })),
   { id: 'a0', input: 'I want apple', expected: 'apple', partition: 'anchor' },
-  ...words.slice(0, 6).map((word, index) => ({ id: `s${index}`, input: `give me ${word} now`, expected: word, partition: 'shadow' as const })),
+  ...words.slice(0, 6).map((word, index) => ({
+    id: `s${index}`,
+    input: `give me ${word} now`,
+    expected: word,
+    partition: 'shadow' as const,
+  })),
 ];
-const execute = (artifact: string, input: string): string => artifact.split(/\s+/).find((word) => word !== '' && input.includes(word)) ?? 'none';
-const score = (output: unknown, expected: unknown) => ({ pass: output === expected, reason: output === expected ? '' : `expected ${String(expected)}` });
+const execute = (artifact: string, input: string): string =>
+  artifact.split(/\s+/).find((word) => word !== '' && input.includes(word)) ?? 'none';
+const score = (output: unknown, expected: unknown) => ({
+  pass: output === expected,
+  reason: output === expected ? '' : `expected ${String(expected)}`,
+});
 
 const folders: string[] = [];
 function folder(): string {
@@ -80,7 +94,9 @@ describe('createStudy', () => {
     });
     try {
       const [candidate] = await study.ask();
-      const given = examples.filter((example) => example.partition === 'optimization').map((example) => ({ exampleId: example.id, output: example.expected }));
+      const given = examples
+        .filter((example) => example.partition === 'optimization')
+        .map((example) => ({ exampleId: example.id, output: example.expected }));
       const told = await study.tell(candidate!, given);
       // The 8 optimization outputs given (all right, though the artifact would get 2 right) are scored, never executed.
       expect(told.optimization).toBe(1);
@@ -93,22 +109,63 @@ describe('createStudy', () => {
   });
 
   it('refuses what it cannot use, naming the field', async () => {
-    await expect(createStudy({ storage: folder(), artifact: 'x', examples: examples.filter((example) => example.partition !== 'anchor'), score, execute, proposer: () => [] })).rejects.toThrow(/no example in the anchor partition/);
-    const error = await createStudy({ storage: folder(), artifact: 'x', examples: [{ ...examples[0]!, id: 'bad id!' }, ...examples], score, execute, proposer: () => [] }).catch((caught: unknown) => caught);
+    await expect(
+      createStudy({
+        storage: folder(),
+        artifact: 'x',
+        examples: examples.filter((example) => example.partition !== 'anchor'),
+        score,
+        execute,
+        proposer: () => [],
+      }),
+    ).rejects.toThrow(/no example in the anchor partition/);
+    const error = await createStudy({
+      storage: folder(),
+      artifact: 'x',
+      examples: [{ ...examples[0]!, id: 'bad id!' }, ...examples],
+      score,
+      execute,
+      proposer: () => [],
+    }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InputError);
     expect((error as InputError).field).toBe('examples[0].id');
-    await expect(createStudy({ storage: folder(), artifact: 'x', examples, score, execute, proposer: () => [], gate: { alpha: 2 } })).rejects.toThrow(/gate\.alpha/);
-    await expect(createStudy({ storage: folder(), artifact: 'x', examples, execute, proposer: () => [] })).rejects.toThrow(/a task or a score function/);
+    await expect(
+      createStudy({
+        storage: folder(),
+        artifact: 'x',
+        examples,
+        score,
+        execute,
+        proposer: () => [],
+        gate: { alpha: 2 },
+      }),
+    ).rejects.toThrow(/gate\.alpha/);
+    await expect(
+      createStudy({ storage: folder(), artifact: 'x', examples, execute, proposer: () => [] }),
+    ).rejects.toThrow(/a task or a score function/);
   });
 
   it('refuses a candidate it did not ask for, and keeps one writer per study', async () => {
     const storage = folder();
-    const study = await createStudy({ storage, artifact: 'apple\n', examples, score, execute, proposer: ({ incumbentText }) => [{ text: `${incumbentText}pear\n` }] });
+    const study = await createStudy({
+      storage,
+      artifact: 'apple\n',
+      examples,
+      score,
+      execute,
+      proposer: ({ incumbentText }) => [{ text: `${incumbentText}pear\n` }],
+    });
     try {
-      await expect(study.tell({ text: 'apple\npear\n', delta: '+ pear', rationale: '' })).rejects.toThrow(/candidate of the last ask/);
-      await expect(createStudy({ storage, artifact: 'apple\n', examples, score, execute, proposer: () => [] })).rejects.toBeInstanceOf(StudyBusyError);
+      await expect(study.tell({ text: 'apple\npear\n', delta: '+ pear', rationale: '' })).rejects.toThrow(
+        /candidate of the last ask/,
+      );
+      await expect(
+        createStudy({ storage, artifact: 'apple\n', examples, score, execute, proposer: () => [] }),
+      ).rejects.toBeInstanceOf(StudyBusyError);
       // Its advice is the library's, not the CLI's --wait.
-      await expect(createStudy({ storage, artifact: 'apple\n', examples, score, execute, proposer: () => [] })).rejects.toThrow(/; close\(\) the study there, or let its run end, then create it again$/);
+      await expect(
+        createStudy({ storage, artifact: 'apple\n', examples, score, execute, proposer: () => [] }),
+      ).rejects.toThrow(/; close\(\) the study there, or let its run end, then create it again$/);
     } finally {
       await study.close();
     }
@@ -159,7 +216,9 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
       const study = await createStudy(base(folder()));
       try {
         const candidates = await study.ask();
-        const told = parallel ? await Promise.all(candidates.map((candidate) => study.tell(candidate))) : [await study.tell(candidates[0]!), await study.tell(candidates[1]!)];
+        const told = parallel
+          ? await Promise.all(candidates.map((candidate) => study.tell(candidate)))
+          : [await study.tell(candidates[0]!), await study.tell(candidates[1]!)];
         return [...told.map((result) => `${result.decision} ${result.reason}`), `v${(await study.best()).versionId}`];
       } finally {
         await study.close();
@@ -184,7 +243,10 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
       await study.close();
     }
     const db = await openDatabase(studyDatabasePath(storage), { readonly: true });
-    const rows = await db.selectFrom('experiments').select(['experiments.decision', 'experiments.candidate_hash', 'experiments.run_id', 'experiments.reason']).execute();
+    const rows = await db
+      .selectFrom('experiments')
+      .select(['experiments.decision', 'experiments.candidate_hash', 'experiments.run_id', 'experiments.reason'])
+      .execute();
     await db.destroy();
     // Before, both runs gated the same candidates (run ids 1 and 2, the same candidate accepted twice).
     const decided = rows.filter((row) => row.decision !== 'skipped');
@@ -200,7 +262,10 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
     expect((await study.tell(candidates[0]!)).decision).toBe('accepted');
     expect((await study.best()).versionId).toBe(2);
     await study.close();
-    await expect(study.best()).rejects.toMatchObject({ field: 'study', message: expect.stringContaining('the study is closed') });
+    await expect(study.best()).rejects.toMatchObject({
+      field: 'study',
+      message: expect.stringContaining('the study is closed'),
+    });
   });
 
   it('refuses a call back into the study from its own proposer instead of waiting for itself', async () => {
@@ -217,7 +282,9 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
     try {
       await study.optimize();
       expect(inner).toBeInstanceOf(InputError);
-      expect((inner as InputError).message).toContain("ask() was called from within this study's optimize() (a proposer, execute or onEvent calling back into the study): it would wait for itself");
+      expect((inner as InputError).message).toContain(
+        "ask() was called from within this study's optimize() (a proposer, execute or onEvent calling back into the study): it would wait for itself",
+      );
     } finally {
       await study.close();
     }
@@ -234,29 +301,55 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
       return error as InputError;
     };
     // concurrency 0 used to loop for ever (a round with nothing evaluated, again and again).
-    expect(await refused({ concurrency: 0 })).toMatchObject({ field: 'concurrency', message: expect.stringContaining('concurrency must be an integer ≥ 1, got number 0') });
+    expect(await refused({ concurrency: 0 })).toMatchObject({
+      field: 'concurrency',
+      message: expect.stringContaining('concurrency must be an integer ≥ 1, got number 0'),
+    });
     expect(await refused({ candidatesPerRound: 2.5 })).toMatchObject({ field: 'candidatesPerRound' });
     expect(await refused({ seed: 'abc' })).toMatchObject({ field: 'seed' });
-    expect(await refused({ execute: 42 })).toMatchObject({ field: 'execute', message: expect.stringContaining('execute must be a function (artifact, input, context) → output, got ') }); // optional (the caller may give the outputs), but a function when given
-    expect(await refused({ maxExperiments: 2 })).toMatchObject({ field: 'maxExperiments', message: expect.stringContaining('unknown option "maxExperiments" (a stopping criterion: give it as stopping: { maxExperiments: … })') });
+    expect(await refused({ execute: 42 })).toMatchObject({
+      field: 'execute',
+      message: expect.stringContaining('execute must be a function (artifact, input, context) → output, got '),
+    }); // optional (the caller may give the outputs), but a function when given
+    expect(await refused({ maxExperiments: 2 })).toMatchObject({
+      field: 'maxExperiments',
+      message: expect.stringContaining(
+        'unknown option "maxExperiments" (a stopping criterion: give it as stopping: { maxExperiments: … })',
+      ),
+    });
     expect(await refused({ weights: { score: Number.NaN } })).toMatchObject({ field: 'weights.score' });
     expect(await refused({ examples: [null] })).toMatchObject({ field: 'examples[0]' });
     expect(await refused({ proposer: { propose: () => [] } })).toMatchObject({ field: 'proposer.id' });
     expect(await refused({ storage: 42 })).toMatchObject({ field: 'storage' });
     // editableSections without sectionsOf used to be ignored: every section could change.
-    const program = '## Instructions\n\nAdd fruits.\n\n## Constraints\n\n```yaml\neditableSections: [fruits]\n```\n\n## Stopping criteria\n\nDefaults.\n';
-    expect(await refused({ program })).toMatchObject({ field: 'program.editableSections[0]', message: expect.stringContaining('"fruits" is no section of the artifact (its sections: none): give sectionsOf') });
+    const program =
+      '## Instructions\n\nAdd fruits.\n\n## Constraints\n\n```yaml\neditableSections: [fruits]\n```\n\n## Stopping criteria\n\nDefaults.\n';
+    expect(await refused({ program })).toMatchObject({
+      field: 'program.editableSections[0]',
+      message: expect.stringContaining('"fruits" is no section of the artifact (its sections: none): give sectionsOf'),
+    });
     // A setting accepted is honoured: the library does not calibrate, so requireCalibration needs one given.
     expect(await refused({ gate: { requireCalibration: true } })).toMatchObject({ field: 'gate.requireCalibration' });
-    expect(await refused({ calibration: { noiseSd: Number.NaN, exampleSds: {} } })).toMatchObject({ field: 'calibration' });
+    expect(await refused({ calibration: { noiseSd: Number.NaN, exampleSds: {} } })).toMatchObject({
+      field: 'calibration',
+    });
     const { existsSync } = await import('node:fs');
     expect(existsSync(path.join(storage, '.kloop'))).toBe(false);
   });
 
   it('counts a proposer answer that is not candidates as a failed answer, never a crash', async () => {
     const five = 'apple\npear\nplum\nfig\nkiwi\nlime\n';
-    const answers: unknown[] = [undefined, 'two ideas', [null, { text: 5 }, { text: five, delta: 7 }], { candidates: [{ text: five }] }];
-    const study = await createStudy({ ...base(folder()), proposer: () => answers.shift() as never, stopping: { maxConsecutiveFailures: 10, plateauRounds: 3 } });
+    const answers: unknown[] = [
+      undefined,
+      'two ideas',
+      [null, { text: 5 }, { text: five, delta: 7 }],
+      { candidates: [{ text: five }] },
+    ];
+    const study = await createStudy({
+      ...base(folder()),
+      proposer: () => answers.shift() as never,
+      stopping: { maxConsecutiveFailures: 10, plateauRounds: 3 },
+    });
     try {
       const failed = [await study.ask(), await study.ask(), await study.ask()];
       expect(failed).toEqual([[], [], []]);
@@ -288,7 +381,9 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
       expect(result.best.versionId).toBe(2);
       await new Promise((resolve) => setImmediate(resolve));
       expect(calls).toBeGreaterThan(2);
-      expect(warnings).toEqual(['the onEvent listener failed (the study goes on; later failures are not reported): listener bug']);
+      expect(warnings).toEqual([
+        'the onEvent listener failed (the study goes on; later failures are not reported): listener bug',
+      ]);
     } finally {
       process.off('warning', onWarning);
       await study.close();
@@ -297,12 +392,24 @@ describe('createStudy from plain JavaScript: what the types do not check', () =>
 
   it('an abort stops a workflow that never settles, and tell() rejects results it cannot take', async () => {
     const controller = new AbortController();
-    const study = await createStudy({ ...base(folder()), execute: (artifact: string, input: string) => (artifact.includes('pear') ? new Promise<string>(() => undefined) : execute(artifact, input)), signal: controller.signal });
+    const study = await createStudy({
+      ...base(folder()),
+      execute: (artifact: string, input: string) =>
+        artifact.includes('pear') ? new Promise<string>(() => undefined) : execute(artifact, input),
+      signal: controller.signal,
+    });
     try {
       const candidates = await study.ask();
       await expect(study.tell(candidates[0]!, {} as never)).rejects.toMatchObject({ field: 'results' });
-      await expect(study.tell(candidates[0]!, [{ exampleId: 'o1', output: 'pear', repeat: 1 }])).rejects.toMatchObject({ field: 'results[0].repeat' });
-      await expect(study.tell(candidates[0]!, [{ exampleId: 'o1', output: 'pear' }, { exampleId: 'o1', output: 'x' }])).rejects.toMatchObject({ field: 'results[1]' });
+      await expect(study.tell(candidates[0]!, [{ exampleId: 'o1', output: 'pear', repeat: 1 }])).rejects.toMatchObject({
+        field: 'results[0].repeat',
+      });
+      await expect(
+        study.tell(candidates[0]!, [
+          { exampleId: 'o1', output: 'pear' },
+          { exampleId: 'o1', output: 'x' },
+        ]),
+      ).rejects.toMatchObject({ field: 'results[1]' });
       const hanging = study.tell(candidates[0]!);
       setTimeout(() => controller.abort(new Error('user cancel')), 50);
       await expect(hanging).rejects.toThrow('user cancel');

@@ -93,7 +93,11 @@ export interface ExecuteContext {
  * example (never a score of 0); an output that does not fit the task's
  * output schema is invalid too.
  */
-export type ExecuteFunction<Input = unknown, Output = unknown> = (artifact: string, input: Input, context: ExecuteContext) => Output | Promise<Output>;
+export type ExecuteFunction<Input = unknown, Output = unknown> = (
+  artifact: string,
+  input: Input,
+  context: ExecuteContext,
+) => Output | Promise<Output>;
 
 /** A candidate as a proposer function may return it: the full text, the rest optional. */
 export interface ProposedCandidate {
@@ -104,10 +108,16 @@ export interface ProposedCandidate {
 }
 
 /** A proposer as a function: candidates, or a full {@link ProposalResult}. Thrown errors are failed answers, not crashes. */
-export type ProposeFunction = (context: ProposalContext) => Promise<ProposedCandidate[] | ProposalResult> | ProposedCandidate[] | ProposalResult;
+export type ProposeFunction = (
+  context: ProposalContext,
+) => Promise<ProposedCandidate[] | ProposalResult> | ProposedCandidate[] | ProposalResult;
 
 /** A custom scorer: `score(output, expected, input)` → a boolean, a number in [0, 1], or `{ score?, pass?, reason | feedback, components?, diagnostics? }`, where `pass` decides (`pass: false` scores 0 whatever `score` says), as a custom task's module. */
-export type ScoreFunction<Input = unknown, Expected = unknown, Output = unknown> = (output: Output, expected: Expected, input: Input) => unknown;
+export type ScoreFunction<Input = unknown, Expected = unknown, Output = unknown> = (
+  output: Output,
+  expected: Expected,
+  input: Input,
+) => unknown;
 
 /** Settings of {@link createStudy}. */
 export interface CreateStudyOptions<Input = unknown, Expected = unknown, Output = unknown> {
@@ -210,7 +220,10 @@ export interface Study {
    *
    * @throws InputError when the candidate is not one of the open round's, or a result names an unknown example
    */
-  tell(candidate: Candidate, results?: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }>): Promise<Told>;
+  tell(
+    candidate: Candidate,
+    results?: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }>,
+  ): Promise<Told>;
   /** The stop of the last `ask()` or `optimize()`, if the study stopped. */
   stopped(): RunOutcome | null;
   /** The active version and its scores. */
@@ -237,7 +250,8 @@ function hashOf(text: string): string {
 }
 
 function taskOf<Input, Expected, Output>(options: CreateStudyOptions<Input, Expected, Output>): Task {
-  if (options.task !== undefined && options.score !== undefined) throw new InputError('give a task or a score function, not both', { field: 'score' });
+  if (options.task !== undefined && options.score !== undefined)
+    throw new InputError('give a task or a score function, not both', { field: 'score' });
   if (options.task !== undefined) return options.task as Task;
   if (options.score === undefined) throw new InputError('a study needs a task or a score function', { field: 'task' });
   return customTaskOf(
@@ -283,7 +297,10 @@ function listenerOf(onEvent: (event: RunEvent) => void): (event: RunEvent) => vo
   const warn = (error: unknown): void => {
     if (warned) return;
     warned = true;
-    process.emitWarning(`the onEvent listener failed (the study goes on; later failures are not reported): ${error instanceof Error ? error.message : String(error)}`, { code: 'KLOOP_ON_EVENT' });
+    process.emitWarning(
+      `the onEvent listener failed (the study goes on; later failures are not reported): ${error instanceof Error ? error.message : String(error)}`,
+      { code: 'KLOOP_ON_EVENT' },
+    );
   };
   return (event) => {
     try {
@@ -305,7 +322,15 @@ function proposerOf(proposer: Proposer | ProposeFunction): Proposer {
         answer = await untilAborted(call(context), context.signal);
       } catch (error) {
         if (context.signal?.aborted === true) throw error;
-        return { candidates: [], failures: [{ code: 'call_failed', reason: `the proposer threw: ${error instanceof Error ? error.message : String(error)}` }] };
+        return {
+          candidates: [],
+          failures: [
+            {
+              code: 'call_failed',
+              reason: `the proposer threw: ${error instanceof Error ? error.message : String(error)}`,
+            },
+          ],
+        };
       }
       return normalizeProposal(answer, context.incumbentText);
     },
@@ -322,24 +347,49 @@ function proposerOf(proposer: Proposer | ProposeFunction): Proposer {
  *   `deterministic: false`) without a `calibration`
  * @throws StudyBusyError when another process runs the study
  */
-export async function createStudy<Input = unknown, Expected = unknown, Output = unknown>(options: CreateStudyOptions<Input, Expected, Output>): Promise<Study> {
+export async function createStudy<Input = unknown, Expected = unknown, Output = unknown>(
+  options: CreateStudyOptions<Input, Expected, Output>,
+): Promise<Study> {
   checkStudyOptions(options);
   const task = taskOf(options);
   const format = createExampleFormat(task, 'input');
   const examples: Example[] = options.examples.map((record, index) => {
-    const parsed = format.parse({ id: record.id, input: record.input, expected: record.expected, tags: record.tags ?? [], partition: record.partition });
+    const parsed = format.parse({
+      id: record.id,
+      input: record.input,
+      expected: record.expected,
+      tags: record.tags ?? [],
+      partition: record.partition,
+    });
     if (!parsed.success) {
       const issue = parsed.issues[0]!;
-      throw new InputError(issue.message, { field: `examples[${index}]${issue.path.length > 0 ? `.${issue.path.join('.')}` : ''}` });
+      throw new InputError(issue.message, {
+        field: `examples[${index}]${issue.path.length > 0 ? `.${issue.path.join('.')}` : ''}`,
+      });
     }
     return parsed.example;
   });
-  if (new Set(examples.map((example) => example.id)).size !== examples.length) throw new InputError('example ids must be unique', { field: 'examples' });
-  const partitions = Object.fromEntries(PARTITIONS.map((name) => [name, examples.filter((example) => example.partition === name)])) as Record<PartitionName, Example[]>;
-  for (const name of PARTITIONS) if (partitions[name].length === 0) throw new InputError(`no example in the ${name} partition`, { field: 'examples' });
+  if (new Set(examples.map((example) => example.id)).size !== examples.length)
+    throw new InputError('example ids must be unique', { field: 'examples' });
+  const partitions = Object.fromEntries(
+    PARTITIONS.map((name) => [name, examples.filter((example) => example.partition === name)]),
+  ) as Record<PartitionName, Example[]>;
+  for (const name of PARTITIONS)
+    if (partitions[name].length === 0)
+      throw new InputError(`no example in the ${name} partition`, { field: 'examples' });
 
   const configShape = studyConfigSchema.shape;
-  const parse = <T>(schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } } }, value: unknown, field: string): T => {
+  const parse = <T>(
+    schema: {
+      safeParse(
+        value: unknown,
+      ):
+        | { success: true; data: T }
+        | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } };
+    },
+    value: unknown,
+    field: string,
+  ): T => {
     const parsed = schema.safeParse(value ?? {});
     if (parsed.success) return parsed.data;
     const issue = parsed.error.issues[0]!;
@@ -359,25 +409,39 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
   });
   if (settings.gate.requireCalibration && options.calibration === undefined) {
     // A setting in force is honoured: the library does not calibrate, so the calibration must come in.
-    const why = options.gate?.['requireCalibration'] === true ? 'gate.requireCalibration is true' : 'gate.requireCalibration is true by default for an executor that is not deterministic (deterministic: false), as in kloop run';
-    throw new InputError(`${why}, but no calibration was given: pass calibration: { noiseSd, exampleSds } (as \`kloop calibrate\` measures them), or set gate: { requireCalibration: false } to run with τ = 0 (no noise allowance)`, {
-      field: 'gate.requireCalibration',
-    });
+    const why =
+      options.gate?.requireCalibration === true
+        ? 'gate.requireCalibration is true'
+        : 'gate.requireCalibration is true by default for an executor that is not deterministic (deterministic: false), as in kloop run';
+    throw new InputError(
+      `${why}, but no calibration was given: pass calibration: { noiseSd, exampleSds } (as \`kloop calibrate\` measures them), or set gate: { requireCalibration: false } to run with τ = 0 (no noise allowance)`,
+      {
+        field: 'gate.requireCalibration',
+      },
+    );
   }
   const program = parseProgram(options.program ?? DEFAULT_PROGRAM, 'program');
   const sectionsOf = options.sectionsOf ?? (() => ({}));
   // As for a CLI study: an editable section the artifact does not have would freeze everything, silently.
   const sections = sectionsOf(options.artifact);
-  if (typeof sections !== 'object' || sections === null) throw new InputError('sectionsOf must return an object of sections by name', { field: 'sectionsOf' });
+  if (typeof sections !== 'object' || sections === null)
+    throw new InputError('sectionsOf must return an object of sections by name', { field: 'sectionsOf' });
   for (const [index, name] of (program.mechanical.editableSections ?? []).entries()) {
     if (Object.hasOwn(sections, name)) continue;
-    const hint = options.sectionsOf === undefined ? ': give sectionsOf (text → { name: section text }) for program.md to name sections, or leave editableSections out' : '';
-    throw new InputError(`"${name}" is no section of the artifact (its sections: ${Object.keys(sections).join(', ') || 'none'})${hint}`, { field: `program.editableSections[${index}]` });
+    const hint =
+      options.sectionsOf === undefined
+        ? ': give sectionsOf (text → { name: section text }) for program.md to name sections, or leave editableSections out'
+        : '';
+    throw new InputError(
+      `"${name}" is no section of the artifact (its sections: ${Object.keys(sections).join(', ') || 'none'})${hint}`,
+      { field: `program.editableSections[${index}]` },
+    );
   }
 
   // Outputs a caller hands to tell(), by artifact hash, example id and repeat.
   const given = new Map<string, unknown>();
-  const givenKey = (hash: string, exampleId: string, repeat: number): string => `${hash}\u0000${exampleId}\u0000${repeat}`;
+  const givenKey = (hash: string, exampleId: string, repeat: number): string =>
+    `${hash}\u0000${exampleId}\u0000${repeat}`;
   const seedHash = contentHash(options.artifact);
   const missingOutput = (hash: string, exampleId: string, repeat: number): InputError =>
     new InputError(
@@ -385,19 +449,30 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
       { field: hash === seedHash ? 'seedOutputs' : 'results', exampleId },
     );
   /** Checks every output the caller gives for one artifact (before any is taken: a bad one leaves nothing behind), then keeps them. */
-  const takeOutputs = (hash: string, results: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }> | undefined, name: string): void => {
-    if (results !== undefined && !Array.isArray(results)) throw new InputError(`${name} must be an array of { exampleId, output, repeat? }`, { field: name });
+  const takeOutputs = (
+    hash: string,
+    results: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }> | undefined,
+    name: string,
+  ): void => {
+    if (results !== undefined && !Array.isArray(results))
+      throw new InputError(`${name} must be an array of { exampleId, output, repeat? }`, { field: name });
     const seen = new Set<string>();
     for (const [index, result] of (results ?? []).entries()) {
       const field = `${name}[${index}]`;
-      if (typeof result !== 'object' || result === null || typeof result.exampleId !== 'string') throw new InputError('a result must be { exampleId, output, repeat? } with a string exampleId', { field });
-      if (!examples.some((example) => example.id === result.exampleId)) throw new InputError(`no example "${result.exampleId}"`, { field: `${field}.exampleId` });
+      if (typeof result !== 'object' || result === null || typeof result.exampleId !== 'string')
+        throw new InputError('a result must be { exampleId, output, repeat? } with a string exampleId', { field });
+      if (!examples.some((example) => example.id === result.exampleId))
+        throw new InputError(`no example "${result.exampleId}"`, { field: `${field}.exampleId` });
       const repeat = result.repeat ?? 0;
       if (!Number.isInteger(repeat) || repeat < 0 || repeat >= settings.gate.repeats) {
-        throw new InputError(`repeat must be an integer from 0 to ${settings.gate.repeats - 1} (gate.repeats is ${settings.gate.repeats}), got ${JSON.stringify(repeat)}`, { field: `${field}.repeat` });
+        throw new InputError(
+          `repeat must be an integer from 0 to ${settings.gate.repeats - 1} (gate.repeats is ${settings.gate.repeats}), got ${JSON.stringify(repeat)}`,
+          { field: `${field}.repeat` },
+        );
       }
       const key = givenKey(hash, result.exampleId, repeat);
-      if (seen.has(key)) throw new InputError(`two results for example "${result.exampleId}", repeat ${repeat}`, { field });
+      if (seen.has(key))
+        throw new InputError(`two results for example "${result.exampleId}", repeat ${repeat}`, { field });
       seen.add(key);
     }
     for (const result of results ?? []) given.set(givenKey(hash, result.exampleId, result.repeat ?? 0), result.output);
@@ -414,17 +489,32 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
       if (execute === undefined) throw missingOutput(hash, request.exampleId ?? '', request.repeat);
       try {
         // A workflow that never settles still stops with the study (the abort rejects the wait).
-        const output = await untilAborted(execute(request.artifact, request.input as Input, { repeat: request.repeat, text: request.text, ...(request.signal !== undefined ? { signal: request.signal } : {}) }), request.signal);
+        const output = await untilAborted(
+          execute(request.artifact, request.input as Input, {
+            repeat: request.repeat,
+            text: request.text,
+            ...(request.signal !== undefined ? { signal: request.signal } : {}),
+          }),
+          request.signal,
+        );
         try {
           JSON.stringify(output);
         } catch (error) {
           // Outputs are stored as JSON: one that cannot be (a BigInt, a cycle) is an invalid output, not a crash of the run.
-          return { ok: false, reason: 'error', message: `execute returned an output that is not JSON: ${error instanceof Error ? error.message : String(error)}` };
+          return {
+            ok: false,
+            reason: 'error',
+            message: `execute returned an output that is not JSON: ${error instanceof Error ? error.message : String(error)}`,
+          };
         }
         return { ok: true, output };
       } catch (error) {
         if (request.signal?.aborted === true) throw error;
-        return { ok: false, reason: 'error', message: `execute threw: ${error instanceof Error ? error.message : String(error)}` };
+        return {
+          ok: false,
+          reason: 'error',
+          message: `execute threw: ${error instanceof Error ? error.message : String(error)}`,
+        };
       }
     },
   };
@@ -439,7 +529,8 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
     constraints: {
       editableSections: program.mechanical.editableSections ?? [],
       maxArtifactCharacters: program.mechanical.maxArtifactCharacters,
-      check: (incumbentText, candidateText) => checkConstraints(program.mechanical, { incumbentText, candidateText, sectionsOf }),
+      check: (incumbentText, candidateText) =>
+        checkConstraints(program.mechanical, { incumbentText, candidateText, sectionsOf }),
     },
     corpus: examples,
     partitions,
@@ -456,7 +547,10 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
   let lease: LeaseRecord;
   try {
     // The CLI's advice (--wait) means nothing here.
-    lease = await acquireLease(db, { studyKey: dir, busyAdvice: 'close() the study there, or let its run end, then create it again' });
+    lease = await acquireLease(db, {
+      studyKey: dir,
+      busyAdvice: 'close() the study there, or let its run end, then create it again',
+    });
   } catch (error) {
     await db.destroy();
     throw error;
@@ -500,7 +594,11 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
       const ended = await engine.endRound();
       if (ended !== null) stop = ended;
     }
-    if (stop === null || stop.runId !== engine.runId) stop = await engine.finish('interrupted', 'the library run ended (close() or optimize()); the next run continues from here');
+    if (stop === null || stop.runId !== engine.runId)
+      stop = await engine.finish(
+        'interrupted',
+        'the library run ended (close() or optimize()); the next run continues from here',
+      );
     engine = null;
   };
 
@@ -512,7 +610,13 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(name: string, work: () => Promise<T>): Promise<T> => {
     const running = inside.getStore();
-    if (running !== undefined) return Promise.reject(new InputError(`${name}() was called from within this study's ${running}() (a proposer, execute or onEvent calling back into the study): it would wait for itself`, { field: 'study' }));
+    if (running !== undefined)
+      return Promise.reject(
+        new InputError(
+          `${name}() was called from within this study's ${running}() (a proposer, execute or onEvent calling back into the study): it would wait for itself`,
+          { field: 'study' },
+        ),
+      );
     const result = queue.then(() => inside.run(name, work));
     queue = result.catch(() => undefined);
     return result;
@@ -570,7 +674,10 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
     }
   }
 
-  async function tell(candidate: Candidate, results?: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }>): Promise<Told> {
+  async function tell(
+    candidate: Candidate,
+    results?: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }>,
+  ): Promise<Told> {
     requireOpen();
     if (engine === null || engine.currentRound() === null || !asked.includes(candidate)) {
       throw new InputError('tell() takes a candidate of the last ask() of the open round', { field: 'candidate' });
@@ -586,7 +693,14 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
       if (ended !== null) stop = ended;
     }
     if (decision === null) {
-      return { experimentId: 0, decision: 'skipped', reason: engine.budgetSpent() ? 'max_experiments' : 'decided_before', text: candidate.text, optimization: null, rebased: false };
+      return {
+        experimentId: 0,
+        decision: 'skipped',
+        reason: engine.budgetSpent() ? 'max_experiments' : 'decided_before',
+        text: candidate.text,
+        optimization: null,
+        rebased: false,
+      };
     }
     return decision;
   }

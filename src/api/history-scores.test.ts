@@ -8,11 +8,22 @@ import { createStudy, type StudyExample } from './create-study.ts';
 
 const words = ['apple', 'pear', 'plum', 'fig', 'kiwi', 'lime', 'date', 'lemon'];
 const examples: StudyExample<string, string>[] = [
-  ...words.map((word, index) => ({ id: `o${index}`, input: `I want ${word}`, expected: word, partition: 'optimization' as const })),
+  ...words.map((word, index) => ({
+    id: `o${index}`,
+    input: `I want ${word}`,
+    expected: word,
+    partition: 'optimization' as const,
+  })),
   { id: 'a0', input: 'I want apple', expected: 'apple', partition: 'anchor' },
-  ...words.slice(0, 6).map((word, index) => ({ id: `s${index}`, input: `give me ${word} now`, expected: word, partition: 'shadow' as const })),
+  ...words.slice(0, 6).map((word, index) => ({
+    id: `s${index}`,
+    input: `give me ${word} now`,
+    expected: word,
+    partition: 'shadow' as const,
+  })),
 ];
-const execute = (artifact: string, input: string): string => artifact.split(/\s+/).find((word) => word !== '' && input.includes(word)) ?? 'none';
+const execute = (artifact: string, input: string): string =>
+  artifact.split(/\s+/).find((word) => word !== '' && input.includes(word)) ?? 'none';
 const score = (output: unknown, expected: unknown) => ({ pass: output === expected });
 
 const folders: string[] = [];
@@ -37,7 +48,9 @@ describe('the history a proposer reads', () => {
         seen.push([...history]);
         round += 1;
         // Round 1: five words (6 of 8 right, accepted first) and one word (rebased onto the five, which already hold it: refused); round 2: nothing new.
-        return round === 1 ? [{ text: `${incumbentText}pear\n` }, { text: `${incumbentText}pear\nplum\nfig\nkiwi\nlime\n` }] : [];
+        return round === 1
+          ? [{ text: `${incumbentText}pear\n` }, { text: `${incumbentText}pear\nplum\nfig\nkiwi\nlime\n` }]
+          : [];
       },
       stopping: { maxRounds: 2, plateauRounds: 5 },
     });

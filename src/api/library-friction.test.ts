@@ -20,19 +20,33 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** Reviews and their sentiment; the artifact is the list of positive words. */
 const REVIEWS = [
-  ['o1', 'great phone', 'positive', 'optimization'], ['o2', 'superb screen', 'positive', 'optimization'], ['o3', 'superb battery', 'positive', 'optimization'],
-  ['o4', 'superb camera', 'positive', 'optimization'], ['o5', 'superb sound', 'positive', 'optimization'], ['o6', 'superb case', 'positive', 'optimization'],
+  ['o1', 'great phone', 'positive', 'optimization'],
+  ['o2', 'superb screen', 'positive', 'optimization'],
+  ['o3', 'superb battery', 'positive', 'optimization'],
+  ['o4', 'superb camera', 'positive', 'optimization'],
+  ['o5', 'superb sound', 'positive', 'optimization'],
+  ['o6', 'superb case', 'positive', 'optimization'],
   ['o7', 'bad cable', 'negative', 'optimization'],
-  ['a1', 'great price', 'positive', 'anchor'], ['a2', 'awful box', 'negative', 'anchor'],
-  ['s1', 'superb keys', 'positive', 'shadow'], ['s2', 'superb grip', 'positive', 'shadow'], ['s3', 'superb speed', 'positive', 'shadow'],
-  ['s4', 'superb fit', 'positive', 'shadow'], ['s5', 'superb look', 'positive', 'shadow'], ['s6', 'poor menu', 'negative', 'shadow'],
+  ['a1', 'great price', 'positive', 'anchor'],
+  ['a2', 'awful box', 'negative', 'anchor'],
+  ['s1', 'superb keys', 'positive', 'shadow'],
+  ['s2', 'superb grip', 'positive', 'shadow'],
+  ['s3', 'superb speed', 'positive', 'shadow'],
+  ['s4', 'superb fit', 'positive', 'shadow'],
+  ['s5', 'superb look', 'positive', 'shadow'],
+  ['s6', 'poor menu', 'negative', 'shadow'],
 ] as const;
 const examples = REVIEWS.map(([id, input, expected, partition]) => ({ id, input, expected, partition }));
 /** What the caller's own workflow answers (run elsewhere: kloop never calls it). */
-const classify = (artifact: string, input: string): string => (artifact.split(',').some((word) => input.includes(word.trim())) ? 'positive' : 'negative');
-const outputsOf = (artifact: string) => examples.map((example) => ({ exampleId: example.id, output: classify(artifact, example.input) }));
+const classify = (artifact: string, input: string): string =>
+  artifact.split(',').some((word) => input.includes(word.trim())) ? 'positive' : 'negative';
+const outputsOf = (artifact: string) =>
+  examples.map((example) => ({ exampleId: example.id, output: classify(artifact, example.input) }));
 
-function options(name: string, extra: Partial<CreateStudyOptions<string, string, string>> = {}): CreateStudyOptions<string, string, string> {
+function options(
+  name: string,
+  extra: Partial<CreateStudyOptions<string, string, string>> = {},
+): CreateStudyOptions<string, string, string> {
   return {
     storage: path.join(root, name),
     artifact: 'great',
@@ -46,7 +60,7 @@ function options(name: string, extra: Partial<CreateStudyOptions<string, string,
 }
 
 describe('the library without execute: the caller gives the outputs (issue #35, item 5)', () => {
-  it('the seed\'s outputs once, a candidate\'s to tell(): kloop scores them and the gate accepts, the shadow confirming', async () => {
+  it("the seed's outputs once, a candidate's to tell(): kloop scores them and the gate accepts, the shadow confirming", async () => {
     const study = await createStudy(options('caller-outputs', { seedOutputs: outputsOf('great') }));
     try {
       const [candidate] = await study.ask();
@@ -63,10 +77,13 @@ describe('the library without execute: the caller gives the outputs (issue #35, 
   it('a needed output never given is an InputError naming the example and what to give', async () => {
     const study = await createStudy(options('no-seed-outputs'));
     try {
-      const error = await study.ask().then(() => null, (thrown: unknown) => thrown);
+      const error = await study.ask().then(
+        () => null,
+        (thrown: unknown) => thrown,
+      );
       expect(isKloopError(error) && error.exitCode).toBe(2);
       expect((error as Error).message).toBe(
-        'seedOutputs: no output for example "o1" (repeat 0) of the seed artifact: this study has no execute, so kloop scores the outputs you give — the seed\'s as createStudy({ seedOutputs }), a candidate\'s as tell(candidate, results), each for every example of every partition (an artifact\'s outputs once given are stored and reused)',
+        "seedOutputs: no output for example \"o1\" (repeat 0) of the seed artifact: this study has no execute, so kloop scores the outputs you give — the seed's as createStudy({ seedOutputs }), a candidate's as tell(candidate, results), each for every example of every partition (an artifact's outputs once given are stored and reused)",
       );
     } finally {
       await study.close();
@@ -74,24 +91,36 @@ describe('the library without execute: the caller gives the outputs (issue #35, 
     const told = await createStudy(options('no-candidate-outputs', { seedOutputs: outputsOf('great') }));
     try {
       const [candidate] = await told.ask();
-      await expect(told.tell(candidate!)).rejects.toThrow(/^results: no output for example "o1" \(repeat 0\) of the artifact [0-9a-f]{12}: this study has no execute/);
+      await expect(told.tell(candidate!)).rejects.toThrow(
+        /^results: no output for example "o1" \(repeat 0\) of the artifact [0-9a-f]{12}: this study has no execute/,
+      );
     } finally {
       await told.close();
     }
   });
 
-  it('seedOutputs are checked as tell()\'s results: an unknown example is refused before anything is written', async () => {
-    await expect(createStudy(options('bad-seed-outputs', { seedOutputs: [{ exampleId: 'nope', output: 'positive' }] }))).rejects.toThrow('no example "nope"');
+  it("seedOutputs are checked as tell()'s results: an unknown example is refused before anything is written", async () => {
+    await expect(
+      createStudy(options('bad-seed-outputs', { seedOutputs: [{ exampleId: 'nope', output: 'positive' }] })),
+    ).rejects.toThrow('no example "nope"');
   });
 });
 
 describe('advice a library study can follow, and progress for optimize()', () => {
   it('an incumbent with no valid output names execute, not `kloop eval` (which cannot read a library study)', async () => {
-    const study = await createStudy(options('failing-execute', { execute: () => { throw new Error('model offline'); } }));
+    const study = await createStudy(
+      options('failing-execute', {
+        execute: () => {
+          throw new Error('model offline');
+        },
+      }),
+    );
     try {
       const result = await study.optimize();
       expect(result.stopReason).toBe('infrastructure_failure');
-      expect(result.stopDetail).toContain('(o1: error: execute threw: model offline); check the executor by calling your execute function on that example yourself (`kloop eval` needs a kloop.yaml, which a library study has not;');
+      expect(result.stopDetail).toContain(
+        '(o1: error: execute threw: model offline); check the executor by calling your execute function on that example yourself (`kloop eval` needs a kloop.yaml, which a library study has not;',
+      );
       expect(result.stopDetail).not.toContain('check the executor with `kloop eval`');
     } finally {
       await study.close();
@@ -100,7 +129,9 @@ describe('advice a library study can follow, and progress for optimize()', () =>
 
   it('printProgress(): one line per event, as kloop run prints them (stderr by default)', async () => {
     const lines: string[] = [];
-    const study = await createStudy(options('progress', { execute: classify, onEvent: printProgress((line) => lines.push(line)) }));
+    const study = await createStudy(
+      options('progress', { execute: classify, onEvent: printProgress((line) => lines.push(line)) }),
+    );
     try {
       await study.optimize();
     } finally {
@@ -116,16 +147,18 @@ describe('advice a library study can follow, and progress for optimize()', () =>
   it('wasTried(context, text): a proposer that checks it offers nothing twice, so no candidate is skipped as a duplicate', async () => {
     const events: RunEvent[] = [];
     const offered: string[][] = [];
-    const study = await createStudy(options('tried', {
-      execute: classify,
-      stopping: { maxRounds: 3 },
-      onEvent: (event) => events.push(event),
-      proposer: (context) => {
-        const fresh = ['great, superb', 'great, superb, fine'].filter((text) => !wasTried(context, text));
-        offered.push(fresh);
-        return fresh.slice(0, 1).map((text) => ({ text, rationale: 'a positive word' }));
-      },
-    }));
+    const study = await createStudy(
+      options('tried', {
+        execute: classify,
+        stopping: { maxRounds: 3 },
+        onEvent: (event) => events.push(event),
+        proposer: (context) => {
+          const fresh = ['great, superb', 'great, superb, fine'].filter((text) => !wasTried(context, text));
+          offered.push(fresh);
+          return fresh.slice(0, 1).map((text) => ({ text, rationale: 'a positive word' }));
+        },
+      }),
+    );
     try {
       await study.optimize();
     } finally {
@@ -134,6 +167,8 @@ describe('advice a library study can follow, and progress for optimize()', () =>
     // Nothing left untried: the idle asks the patience allows (src/loop/idle-patience.ts) end the run as
     // no_new_proposals, without a skipped row.
     expect(offered).toEqual([['great, superb', 'great, superb, fine'], ['great, superb, fine'], [], [], []]);
-    expect(events.filter((event) => event.type === 'decision').map((event) => (event as { decision: string }).decision)).toEqual(['accepted', 'refused']);
+    expect(
+      events.filter((event) => event.type === 'decision').map((event) => (event as { decision: string }).decision),
+    ).toEqual(['accepted', 'refused']);
   });
 });

@@ -18,7 +18,10 @@ function score(value: number | null): string {
 
 /** A delta on one line: its lines joined by " / ", at most 200 characters. */
 function oneLine(delta: string): string {
-  const line = delta.split('\n').filter((part) => part.trim() !== '').join(' / ');
+  const line = delta
+    .split('\n')
+    .filter((part) => part.trim() !== '')
+    .join(' / ');
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
@@ -54,6 +57,8 @@ export function progressLine(event: RunEvent): string {
  *
  * @param write where a line goes (without its newline). Default: stderr.
  */
-export function printProgress(write: (line: string) => void = (line) => void process.stderr.write(`${line}\n`)): (event: RunEvent) => void {
+export function printProgress(
+  write: (line: string) => void = (line) => void process.stderr.write(`${line}\n`),
+): (event: RunEvent) => void {
   return (event) => write(progressLine(event));
 }

@@ -67,13 +67,16 @@ export function markdownSectionSpans(text: string): MarkdownSectionSpan[] {
     if (line.inFence || !ANY_HEADING.test(line.text)) continue;
     const name = HEADING.exec(line.text)?.[1]?.trim() ?? '';
     if (name === '') throw new Error(`an empty "##" heading at offset ${line.start}`);
-    if (name === PREAMBLE_SECTION || starts.some((entry) => entry.name === name)) throw new Error(`two sections are named "${name}"`);
+    if (name === PREAMBLE_SECTION || starts.some((entry) => entry.name === name))
+      throw new Error(`two sections are named "${name}"`);
     starts.push({ name, start: line.start });
   }
   const spans: MarkdownSectionSpan[] = [];
   const first = starts[0]?.start ?? text.length;
   if (text.slice(0, first).trim() !== '') spans.push({ name: PREAMBLE_SECTION, start: 0, end: first });
-  starts.forEach((entry, index) => spans.push({ name: entry.name, start: entry.start, end: starts[index + 1]?.start ?? text.length }));
+  starts.forEach((entry, index) =>
+    spans.push({ name: entry.name, start: entry.start, end: starts[index + 1]?.start ?? text.length }),
+  );
   return spans;
 }
 
@@ -108,7 +111,9 @@ function bodyProblem(body: string): string | undefined {
   const { lines, unclosedFence } = scanLines(body);
   if (unclosedFence) return 'it opens a code fence and never closes it';
   const heading = lines.find((line) => !line.inFence && ANY_HEADING.test(line.text));
-  return heading !== undefined ? `it contains a "##" heading ("${heading.text.trim()}"); replace one section per entry` : undefined;
+  return heading !== undefined
+    ? `it contains a "##" heading ("${heading.text.trim()}"); replace one section per entry`
+    : undefined;
 }
 
 /**
@@ -121,7 +126,11 @@ function bodyProblem(body: string): string | undefined {
  * // { ok: true, text: '## A\nnew\n\n## B\nkeep\n' }
  * ```
  */
-export function replaceSections(text: string, replacements: readonly SectionReplacement[], allowNew = false): ReplaceResult {
+export function replaceSections(
+  text: string,
+  replacements: readonly SectionReplacement[],
+  allowNew = false,
+): ReplaceResult {
   let spans: MarkdownSectionSpan[];
   try {
     spans = markdownSectionSpans(text);
@@ -140,12 +149,14 @@ export function replaceSections(text: string, replacements: readonly SectionRepl
     const echoed = HEADING.exec(body.split('\n', 1)[0] ?? '');
     if (echoed !== null && echoed[1]?.trim() === name) body = body.slice(body.indexOf('\n') + 1 || body.length);
     const problem = bodyProblem(body);
-    if (problem !== undefined) return { ok: false, message: `the new text of section "${name}" is not usable: ${problem}` };
+    if (problem !== undefined)
+      return { ok: false, message: `the new text of section "${name}" is not usable: ${problem}` };
     const current = markdownSectionSpans(result).find((span) => span.name === name);
     if (current === undefined) {
       if (!allowNew) return { ok: false, message: `there is no section "${name}" in the prompt` };
       added.push(name);
-      const separator = result.trim() === '' ? '' : result.endsWith('\n\n') ? '' : result.endsWith('\n') ? '\n' : '\n\n';
+      const separator =
+        result.trim() === '' ? '' : result.endsWith('\n\n') ? '' : result.endsWith('\n') ? '\n' : '\n\n';
       result = `${result}${separator}## ${name}\n\n${body.trim()}\n`;
       continue;
     }
@@ -153,7 +164,8 @@ export function replaceSections(text: string, replacements: readonly SectionRepl
     const headingLine = original.split('\n', 1)[0]!;
     const originalBody = original.slice(headingLine.length);
     // Keep the original layout (blank line after the heading or not, trailing blank lines).
-    const leading = originalBody.trim() === '' ? '\n\n' : (/^\s*/.exec(originalBody)?.[0] ?? '\n').replace(/[ \t]+$/, '');
+    const leading =
+      originalBody.trim() === '' ? '\n\n' : (/^\s*/.exec(originalBody)?.[0] ?? '\n').replace(/[ \t]+$/, '');
     const trailing = /\s*$/.exec(original)?.[0] ?? '\n';
     const isLast = current.end === result.length;
     const ending = isLast ? (trailing.includes('\n') ? '\n' : '') : trailing.includes('\n\n') ? trailing : '\n\n';
@@ -167,6 +179,7 @@ export function replaceSections(text: string, replacements: readonly SectionRepl
   } catch (error) {
     return { ok: false, message: `the edited prompt cannot be read as sections: ${(error as Error).message}` };
   }
-  if (after.join('\u0000') !== expected.join('\u0000')) return { ok: false, message: 'the edit changed the prompt\'s section structure' };
+  if (after.join('\u0000') !== expected.join('\u0000'))
+    return { ok: false, message: "the edit changed the prompt's section structure" };
   return { ok: true, text: result };
 }

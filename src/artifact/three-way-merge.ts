@@ -61,7 +61,10 @@ export function lineChanges(before: string, after: string): LineChanges {
     // unchanged: it is not shown as removed and added again (issue 35).
     const unchanged = new Set<number>();
     const kept = gone.filter((line) => {
-      const twin = came.findIndex((other, index) => !unchanged.has(index) && other !== line && withoutTrailingComma(other) === withoutTrailingComma(line));
+      const twin = came.findIndex(
+        (other, index) =>
+          !unchanged.has(index) && other !== line && withoutTrailingComma(other) === withoutTrailingComma(line),
+      );
       if (twin === -1) return true;
       unchanged.add(twin);
       return false;

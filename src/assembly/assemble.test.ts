@@ -13,7 +13,12 @@ const library = createPatternLibrary([
       { name: 'Patient', role: 'party', aliases: ['client'], fields: [{ name: 'name', type: 'TEXT', required: true }] },
       { name: 'Therapist', role: 'party', fields: [{ name: 'name', type: 'TEXT', required: true }] },
       { name: 'Room', role: 'resource', roleFallback: true, fields: [{ name: 'name', type: 'TEXT' }] },
-      { name: 'Appointment', role: 'commitment', aliases: ['session'], fields: [{ name: 'startsAt', type: 'DATETIME', required: true }] },
+      {
+        name: 'Appointment',
+        role: 'commitment',
+        aliases: ['session'],
+        fields: [{ name: 'startsAt', type: 'DATETIME', required: true }],
+      },
     ],
     relations: [
       { from: 'Patient', to: 'Appointment', cardinality: 'one_to_many' },
@@ -32,7 +37,12 @@ const library = createPatternLibrary([
     description: 'Customers are invoiced and pay.',
     appTypes: ['other'],
     entities: [
-      { name: 'Customer', role: 'party', aliases: ['patient'], fields: [{ name: 'name', type: 'TEXT', required: true }] },
+      {
+        name: 'Customer',
+        role: 'party',
+        aliases: ['patient'],
+        fields: [{ name: 'name', type: 'TEXT', required: true }],
+      },
       { name: 'Invoice', role: 'document', fields: [{ name: 'number', type: 'TEXT', required: true, unique: true }] },
       { name: 'Payment', role: 'transaction', fields: [{ name: 'amount', type: 'NUMERIC', required: true }] },
     ],
@@ -62,7 +72,10 @@ describe('assembleIntent', () => {
       { from: 'Session', to: 'Exercise', cardinality: 'one_to_many' as const, kind: 'composition' as const },
       { from: 'Exercise', to: 'Video', cardinality: 'one_to_many' as const, kind: 'association' as const },
     ];
-    const related = assembleIntent(intent({ entities: entities.slice(0, 4), relations, behaviors: ['scheduling'] }), library);
+    const related = assembleIntent(
+      intent({ entities: entities.slice(0, 4), relations, behaviors: ['scheduling'] }),
+      library,
+    );
     expect(related.method).toBe('direct');
     expect(related.extensions).toEqual([
       { entity: 'Exercise', relatedTo: 'Session', patternId: 'clinic' },
@@ -94,7 +107,14 @@ describe('assembleIntent', () => {
     );
     expect(assembly.method).toBe('direct');
     expect(assembly.confidence).toBe(1);
-    expect(assembly.patterns).toEqual([{ id: 'clinic', coveredEntities: ['Patients', 'therapist', 'Session'], extendedEntities: [], coveredBehaviors: ['scheduling'] }]);
+    expect(assembly.patterns).toEqual([
+      {
+        id: 'clinic',
+        coveredEntities: ['Patients', 'therapist', 'Session'],
+        extendedEntities: [],
+        coveredBehaviors: ['scheduling'],
+      },
+    ]);
     expect(assembly.uncovered).toEqual({ entities: [], behaviors: [] });
     expect(assembly.app.entities.map((entity) => entity.source)).toEqual([
       { patternId: 'clinic', patternEntity: 'Patient', match: 'name' },
@@ -123,13 +143,22 @@ describe('assembleIntent', () => {
     );
     expect(assembly.method).toBe('direct');
     expect(assembly.app.entities[2]?.source).toEqual({ patternId: 'clinic', patternEntity: 'Room', match: 'role' });
-    const expected = CONFIDENCE_WEIGHTS.entities * (3 + CONFIDENCE_WEIGHTS.roleMatchCredit) / 4 + CONFIDENCE_WEIGHTS.behaviors;
+    const expected =
+      (CONFIDENCE_WEIGHTS.entities * (3 + CONFIDENCE_WEIGHTS.roleMatchCredit)) / 4 + CONFIDENCE_WEIGHTS.behaviors;
     expect(assembly.confidence).toBeCloseTo(expected, 12);
     expect(assembly.confidence).toBeCloseTo(0.9125, 12);
   });
 
   it('never falls back to an undocumented role slot', () => {
-    const assembly = assembleIntent(intent({ entities: [{ name: 'Patient', role: 'party' }, { name: 'Coach', role: 'party' }] }), library);
+    const assembly = assembleIntent(
+      intent({
+        entities: [
+          { name: 'Patient', role: 'party' },
+          { name: 'Coach', role: 'party' },
+        ],
+      }),
+      library,
+    );
     expect(assembly.method).toBe('partial');
     expect(assembly.uncovered.entities).toEqual(['Coach']);
   });
@@ -151,15 +180,42 @@ describe('assembleIntent', () => {
     expect(assembly.method).toBe('decomposed');
     // Greedy: billing covers three entities (Patient is an alias of its Customer), clinic the rest.
     expect(assembly.patterns).toEqual([
-      { id: 'billing', coveredEntities: ['Patient', 'Invoice', 'Payment'], extendedEntities: [], coveredBehaviors: ['payment'] },
+      {
+        id: 'billing',
+        coveredEntities: ['Patient', 'Invoice', 'Payment'],
+        extendedEntities: [],
+        coveredBehaviors: ['payment'],
+      },
       { id: 'clinic', coveredEntities: ['Appointment'], extendedEntities: [], coveredBehaviors: ['scheduling'] },
     ]);
     expect(assembly.confidence).toBeCloseTo(CONFIDENCE_WEIGHTS.extraPatternFactor, 12);
-    expect(assembly.app.entities[0]?.source).toEqual({ patternId: 'billing', patternEntity: 'Customer', match: 'alias' });
+    expect(assembly.app.entities[0]?.source).toEqual({
+      patternId: 'billing',
+      patternEntity: 'Customer',
+      match: 'alias',
+    });
     // Patient also matches the clinic's Patient, so the clinic's relation links the two parts.
-    expect(assembly.app.relations).toContainEqual({ from: 'Patient', to: 'Appointment', cardinality: 'one_to_many', kind: 'association', source: 'clinic' });
-    expect(assembly.app.relations).toContainEqual({ from: 'Patient', to: 'Invoice', cardinality: 'one_to_many', kind: 'association', source: 'billing' });
-    expect(assembly.app.relations).toContainEqual({ from: 'Invoice', to: 'Payment', cardinality: 'one_to_many', kind: 'composition', source: 'billing' });
+    expect(assembly.app.relations).toContainEqual({
+      from: 'Patient',
+      to: 'Appointment',
+      cardinality: 'one_to_many',
+      kind: 'association',
+      source: 'clinic',
+    });
+    expect(assembly.app.relations).toContainEqual({
+      from: 'Patient',
+      to: 'Invoice',
+      cardinality: 'one_to_many',
+      kind: 'association',
+      source: 'billing',
+    });
+    expect(assembly.app.relations).toContainEqual({
+      from: 'Invoice',
+      to: 'Payment',
+      cardinality: 'one_to_many',
+      kind: 'composition',
+      source: 'billing',
+    });
     expect(assembly.app.projections).toEqual([
       { kind: 'calendar', entity: 'Appointment' },
       { kind: 'dashboard', entity: 'Payment' },
@@ -183,12 +239,22 @@ describe('assembleIntent', () => {
     expect(assembly.patterns.map((use) => use.id)).toEqual(['clinic']);
     expect(assembly.confidence).toBeCloseTo(0.7 * (2 / 3) + 0.3 * (1 / 2), 12);
     const spaceship = assembly.app.entities.find((entity) => entity.name === 'Spaceship');
-    expect(spaceship).toEqual({ name: 'Spaceship', role: 'reference', fields: [{ name: 'name', type: 'TEXT', required: true, unique: false }], source: { patternId: null } });
+    expect(spaceship).toEqual({
+      name: 'Spaceship',
+      role: 'reference',
+      fields: [{ name: 'name', type: 'TEXT', required: true, unique: false }],
+      source: { patternId: null },
+    });
   });
 
   it('treats an intent without entities as partial with confidence 0', () => {
     const assembly = assembleIntent(intent({ behaviors: ['scheduling'], projections: ['list'] }), library);
-    expect(assembly).toMatchObject({ method: 'partial', confidence: 0, patterns: [], uncovered: { entities: [], behaviors: ['scheduling'] } });
+    expect(assembly).toMatchObject({
+      method: 'partial',
+      confidence: 0,
+      patterns: [],
+      uncovered: { entities: [], behaviors: ['scheduling'] },
+    });
     expect(assembly.app.entities).toEqual([]);
     expect(assembly.app.projections).toEqual([]);
   });
@@ -206,12 +272,22 @@ describe('assembleIntent', () => {
       library,
     );
     expect(assembly.app.entities.map((entity) => entity.name)).toEqual(['Patient', 'Appointment']);
-    expect(assembly.app.relations).toEqual([{ from: 'Appointment', to: 'Patient', cardinality: 'many_to_one', kind: 'association', source: 'intent' }]);
+    expect(assembly.app.relations).toEqual([
+      { from: 'Appointment', to: 'Patient', cardinality: 'many_to_one', kind: 'association', source: 'intent' },
+    ]);
   });
 
   it('keeps an intent relation to an unknown entity so the gates can report it', () => {
-    const assembly = assembleIntent(intent({ entities: [{ name: 'Patient', role: 'party' }], relations: [{ from: 'Patient', to: 'Wallet', cardinality: 'one_to_one' }] }), library);
-    expect(assembly.app.relations).toEqual([{ from: 'Patient', to: 'Wallet', cardinality: 'one_to_one', kind: 'association', source: 'intent' }]);
+    const assembly = assembleIntent(
+      intent({
+        entities: [{ name: 'Patient', role: 'party' }],
+        relations: [{ from: 'Patient', to: 'Wallet', cardinality: 'one_to_one' }],
+      }),
+      library,
+    );
+    expect(assembly.app.relations).toEqual([
+      { from: 'Patient', to: 'Wallet', cardinality: 'one_to_one', kind: 'association', source: 'intent' },
+    ]);
   });
 
   it('places a projection no pattern provides on the entity that suits it', () => {
@@ -235,7 +311,13 @@ describe('assembleIntent', () => {
   it('prefers the pattern listing the intent app type among equal direct covers', () => {
     const builtIn = loadBuiltInPatternLibrary();
     const assembly = assembleIntent(
-      { appType: 'ecommerce', entities: [{ name: 'Customer', role: 'party' }], relations: [], behaviors: [], projections: [] },
+      {
+        appType: 'ecommerce',
+        entities: [{ name: 'Customer', role: 'party' }],
+        relations: [],
+        behaviors: [],
+        projections: [],
+      },
       builtIn,
     );
     expect(assembly.method).toBe('direct');

@@ -112,7 +112,12 @@ export function assembleIntent(intent: Intent, library: PatternLibrary | readonl
   const uses: PatternUse[] = [];
   const chosen: PatternMatch[] = [];
   const take = (candidate: PatternMatch): void => {
-    const use: PatternUse = { id: candidate.pattern.id, coveredEntities: [], extendedEntities: [], coveredBehaviors: [] };
+    const use: PatternUse = {
+      id: candidate.pattern.id,
+      coveredEntities: [],
+      extendedEntities: [],
+      coveredBehaviors: [],
+    };
     for (const match of candidate.entities) {
       if (assigned.has(match.intentIndex)) continue;
       assigned.set(match.intentIndex, { match, patternId: candidate.pattern.id });
@@ -131,7 +136,11 @@ export function assembleIntent(intent: Intent, library: PatternLibrary | readonl
     const complete = matches.filter(
       (match) => match.entities.length === entities.length && match.behaviors.length === behaviors.length,
     );
-    const best = pickBest(complete, (match) => coverageOf(entityCredit(match.entities), match.behaviors.length, entities.length, behaviors.length), intent);
+    const best = pickBest(
+      complete,
+      (match) => coverageOf(entityCredit(match.entities), match.behaviors.length, entities.length, behaviors.length),
+      intent,
+    );
     if (best !== undefined) take(best);
     else {
       for (;;) {
@@ -143,7 +152,11 @@ export function assembleIntent(intent: Intent, library: PatternLibrary | readonl
             entities.length,
             behaviors.length,
           );
-        const next = pickBest(remaining.filter((match) => gainOf(match) > 0), gainOf, intent);
+        const next = pickBest(
+          remaining.filter((match) => gainOf(match) > 0),
+          gainOf,
+          intent,
+        );
         if (next === undefined) break;
         take(next);
       }
@@ -157,14 +170,22 @@ export function assembleIntent(intent: Intent, library: PatternLibrary | readonl
   const hostOf = (index: number): { patternId: string } | undefined => {
     const hosted = assigned.get(index);
     if (hosted !== undefined) return hosted;
-    const extension = extended.has(index) ? extensions.find((entry) => entry.entity === entities[index]!.name) : undefined;
+    const extension = extended.has(index)
+      ? extensions.find((entry) => entry.entity === entities[index]!.name)
+      : undefined;
     return extension === undefined ? undefined : { patternId: extension.patternId };
   };
   for (let grew = true; grew; ) {
     grew = false;
     for (const relation of intent.relations) {
-    const ends = [indexByKey.get(normalizeEntityName(relation.from)), indexByKey.get(normalizeEntityName(relation.to))];
-      for (const [self, other] of [[ends[0], ends[1]], [ends[1], ends[0]]] as const) {
+      const ends = [
+        indexByKey.get(normalizeEntityName(relation.from)),
+        indexByKey.get(normalizeEntityName(relation.to)),
+      ];
+      for (const [self, other] of [
+        [ends[0], ends[1]],
+        [ends[1], ends[0]],
+      ] as const) {
         if (self === undefined || other === undefined || assigned.has(self) || extended.has(self)) continue;
         const host = hostOf(other);
         if (host === undefined) continue;
@@ -176,22 +197,39 @@ export function assembleIntent(intent: Intent, library: PatternLibrary | readonl
     }
   }
 
-  const uncoveredEntities = entities.filter((_, index) => !assigned.has(index) && !extended.has(index)).map((entity) => entity.name);
+  const uncoveredEntities = entities
+    .filter((_, index) => !assigned.has(index) && !extended.has(index))
+    .map((entity) => entity.name);
   const uncoveredBehaviors = behaviors.filter((behavior) => !coveredBehaviors.has(behavior));
   const everythingCovered = entities.length > 0 && uncoveredEntities.length === 0 && uncoveredBehaviors.length === 0;
   const method: AssemblyMethod = !everythingCovered ? 'partial' : uses.length === 1 ? 'direct' : 'decomposed';
 
   const credits = [...assigned.values()].map(({ match }) => match);
   const extensionCredit = extended.size * CONFIDENCE_WEIGHTS.extensionCredit;
-  const coverage = entities.length === 0 ? 0 : coverageOf(entityCredit(credits) + extensionCredit, coveredBehaviors.size, entities.length, behaviors.length);
+  const coverage =
+    entities.length === 0
+      ? 0
+      : coverageOf(entityCredit(credits) + extensionCredit, coveredBehaviors.size, entities.length, behaviors.length);
   const confidence = clampUnit(coverage * CONFIDENCE_WEIGHTS.extraPatternFactor ** Math.max(0, uses.length - 1));
 
   const app = createAssembledApp({ intent, entities, behaviors, chosen, assigned });
-  return { method, confidence, patterns: uses, uncovered: { entities: uncoveredEntities, behaviors: uncoveredBehaviors }, extensions, app };
+  return {
+    method,
+    confidence,
+    patterns: uses,
+    uncovered: { entities: uncoveredEntities, behaviors: uncoveredBehaviors },
+    extensions,
+    app,
+  };
 }
 
 /** The coverage term of the confidence formula. */
-function coverageOf(entityCreditSum: number, behaviorCount: number, entityTotal: number, behaviorTotal: number): number {
+function coverageOf(
+  entityCreditSum: number,
+  behaviorCount: number,
+  entityTotal: number,
+  behaviorTotal: number,
+): number {
   if (entityTotal === 0) return 0;
   const entityShare = entityCreditSum / entityTotal;
   if (behaviorTotal === 0) return entityShare;

@@ -3,7 +3,14 @@
  * concrete fields, every relation a cardinality and kind, and every projection
  * an entity. It is the input of `compileApp` and is plain JSON.
  */
-import type { AppType, Behavior, Cardinality, EntityRole, Projection, RelationKind } from '../tasks/intent/vocabulary.ts';
+import type {
+  AppType,
+  Behavior,
+  Cardinality,
+  EntityRole,
+  Projection,
+  RelationKind,
+} from '../tasks/intent/vocabulary.ts';
 import type { PatternField } from './pattern.ts';
 
 /** A column-to-be of an app entity (same shape as a pattern field). */

@@ -50,13 +50,18 @@ export function buildSpec(spec: Pick<AppSpecification, 'statements'>): BuildResu
     const objects = database
       .prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'")
       .all() as { name: string; type: 'table' | 'view' }[];
-    const tables = new Set(objects.filter((object) => object.type === 'table').map((object) => object.name.toLowerCase()));
+    const tables = new Set(
+      objects.filter((object) => object.type === 'table').map((object) => object.name.toLowerCase()),
+    );
     for (const object of objects) {
       if (object.type !== 'table') continue;
       const keys = database.pragma(`foreign_key_list(${quote(object.name)})`) as { table: string; from: string }[];
       for (const key of keys) {
         if (!tables.has(key.table.toLowerCase())) {
-          return fail({ stage: 'foreign_keys', message: `foreign key ${object.name}.${key.from} references missing table ${key.table}` });
+          return fail({
+            stage: 'foreign_keys',
+            message: `foreign key ${object.name}.${key.from} references missing table ${key.table}`,
+          });
         }
       }
     }

@@ -36,7 +36,11 @@ export interface ProjectionContext {
 }
 
 /** Compile one projection on its table; `undefined` for a `form`. May add columns to `table`. */
-export function compileProjection(projection: AppProjection, table: SpecTable, context: ProjectionContext): SpecView | undefined {
+export function compileProjection(
+  projection: AppProjection,
+  table: SpecTable,
+  context: ProjectionContext,
+): SpecView | undefined {
   const { taken, notes } = context;
   if (projection.kind === 'form') return undefined;
   const name = uniqueName(`v_${table.name}_${projection.kind}`, taken);
@@ -51,7 +55,14 @@ export function compileProjection(projection: AppProjection, table: SpecTable, c
       select = detailSelect(table, context.tableNamed);
       break;
     case 'calendar': {
-      const start = table.timeColumn ?? addColumn(table, { name: 'starts_at', type: 'DATETIME', notNull: false, unique: false, origin: 'projection' }, projection.kind, notes);
+      const start =
+        table.timeColumn ??
+        addColumn(
+          table,
+          { name: 'starts_at', type: 'DATETIME', notNull: false, unique: false, origin: 'projection' },
+          projection.kind,
+          notes,
+        );
       table.timeColumn ??= start;
       const end = timeColumns(table).find((column) => column !== start) ?? start;
       select = `SELECT id, ${title} AS title, ${start} AS starts_at, ${end} AS ends_at, date(${start}) AS day FROM ${t} WHERE ${start} IS NOT NULL ORDER BY ${start}`;
@@ -60,16 +71,29 @@ export function compileProjection(projection: AppProjection, table: SpecTable, c
     case 'kanban': {
       let status = table.columns.find((column) => column.name === 'status');
       if (status === undefined) {
-        status = { name: 'status', type: 'TEXT', notNull: true, unique: false, values: [...DEFAULT_KANBAN_LANES], defaultSql: sqlString(DEFAULT_KANBAN_LANES[0]!), origin: 'projection' };
+        status = {
+          name: 'status',
+          type: 'TEXT',
+          notNull: true,
+          unique: false,
+          values: [...DEFAULT_KANBAN_LANES],
+          defaultSql: sqlString(DEFAULT_KANBAN_LANES[0]!),
+          origin: 'projection',
+        };
         addColumn(table, status, projection.kind, notes);
       }
       const lanes = status.values ?? [];
-      const laneOrder = lanes.length > 0 ? `CASE status ${lanes.map((lane, index) => `WHEN ${sqlString(lane)} THEN ${index}`).join(' ')} ELSE ${lanes.length} END, ` : '';
+      const laneOrder =
+        lanes.length > 0
+          ? `CASE status ${lanes.map((lane, index) => `WHEN ${sqlString(lane)} THEN ${index}`).join(' ')} ELSE ${lanes.length} END, `
+          : '';
       select = `SELECT status AS lane, id, ${title} AS title, created_at FROM ${t} ORDER BY ${laneOrder}status, created_at`;
       break;
     }
     case 'dashboard': {
-      const amount = table.columns.find((column) => column.origin === 'field' && (column.type === 'NUMERIC' || column.type === 'REAL'));
+      const amount = table.columns.find(
+        (column) => column.origin === 'field' && (column.type === 'NUMERIC' || column.type === 'REAL'),
+      );
       const sum = amount === undefined ? '' : `, sum(${amount.name}) AS sum_${amount.name}`;
       select = `SELECT date(created_at) AS day, count(*) AS total${sum} FROM ${t} GROUP BY date(created_at) ORDER BY day`;
       break;
@@ -82,7 +106,12 @@ export function compileProjection(projection: AppProjection, table: SpecTable, c
     case 'map': {
       for (const coordinate of ['latitude', 'longitude']) {
         if (!table.columns.some((column) => column.name === coordinate)) {
-          addColumn(table, { name: coordinate, type: 'REAL', notNull: false, unique: false, origin: 'projection' }, projection.kind, notes);
+          addColumn(
+            table,
+            { name: coordinate, type: 'REAL', notNull: false, unique: false, origin: 'projection' },
+            projection.kind,
+            notes,
+          );
         }
       }
       select = `SELECT id, ${title} AS title, latitude, longitude FROM ${t} WHERE latitude IS NOT NULL AND longitude IS NOT NULL`;
@@ -92,12 +121,23 @@ export function compileProjection(projection: AppProjection, table: SpecTable, c
       const image =
         table.columns.find((column) => /(image|photo|picture|thumbnail)_url$/.test(column.name))?.name ??
         table.columns.find((column) => column.name === 'file_url')?.name ??
-        addColumn(table, { name: 'image_url', type: 'TEXT', notNull: false, unique: false, origin: 'projection' }, projection.kind, notes);
+        addColumn(
+          table,
+          { name: 'image_url', type: 'TEXT', notNull: false, unique: false, origin: 'projection' },
+          projection.kind,
+          notes,
+        );
       select = `SELECT id, ${title} AS title, ${image} AS image_url FROM ${t}`;
       break;
     }
   }
-  return { name, projection: projection.kind, entity: projection.entity, table: t, sql: `CREATE VIEW ${name} AS\n  ${select};` };
+  return {
+    name,
+    projection: projection.kind,
+    entity: projection.entity,
+    table: t,
+    sql: `CREATE VIEW ${name} AS\n  ${select};`,
+  };
 }
 
 function addColumn(table: SpecTable, column: SpecColumn, kind: string, notes: string[]): string {
@@ -107,7 +147,9 @@ function addColumn(table: SpecTable, column: SpecColumn, kind: string, notes: st
 }
 
 function timeColumns(table: SpecTable): string[] {
-  return table.columns.filter((column) => column.type === 'DATE' || column.type === 'DATETIME').map((column) => column.name);
+  return table.columns
+    .filter((column) => column.type === 'DATE' || column.type === 'DATETIME')
+    .map((column) => column.name);
 }
 
 /** The SQL expression used as a row's title (see the module comment). */
@@ -118,7 +160,17 @@ function labelExpression(table: SpecTable, alias?: string): string {
 }
 
 /** Long or free-text columns that make poor titles. */
-const FREE_TEXT_COLUMNS = new Set(['description', 'notes', 'note', 'body', 'comment', 'content', 'summary', 'bio', 'feedback']);
+const FREE_TEXT_COLUMNS = new Set([
+  'description',
+  'notes',
+  'note',
+  'body',
+  'comment',
+  'content',
+  'summary',
+  'bio',
+  'feedback',
+]);
 
 function labelColumn(table: SpecTable): string | undefined {
   const text = table.columns.filter((column) => column.origin === 'field' && column.type === 'TEXT');
@@ -141,5 +193,7 @@ function detailSelect(table: SpecTable, tableNamed: (name: string) => SpecTable 
     const parent = tableNamed(column.references.table);
     extra.push(`${parent === undefined ? `CAST(${alias}.id AS TEXT)` : labelExpression(parent, alias)} AS ${label}`);
   }
-  return [`SELECT t.*${extra.map((expression) => `, ${expression}`).join('')} FROM ${table.name} AS t`, ...joins].join(' ');
+  return [`SELECT t.*${extra.map((expression) => `, ${expression}`).join('')} FROM ${table.name} AS t`, ...joins].join(
+    ' ',
+  );
 }

@@ -3,7 +3,11 @@ import { describe, expect, it } from 'vitest';
 import type { AppEntity, AssembledApp } from './assembled-app.ts';
 import { buildSpec, compileApp, type SpecTable } from './compile.ts';
 
-function entity(name: string, role: AppEntity['role'], fields: AppEntity['fields'] = [{ name: 'name', type: 'TEXT', required: true, unique: false }]): AppEntity {
+function entity(
+  name: string,
+  role: AppEntity['role'],
+  fields: AppEntity['fields'] = [{ name: 'name', type: 'TEXT', required: true, unique: false }],
+): AppEntity {
   return { name, role, fields, source: { patternId: null } };
 }
 
@@ -37,7 +41,12 @@ describe('compileApp', () => {
   });
 
   it('renames tables that would be reserved words', () => {
-    const spec = compileApp(app({ entities: [entity('Order', 'transaction'), entity('Group', 'party')], relations: [{ from: 'Group', to: 'Order', cardinality: 'one_to_many', kind: 'association', source: 'intent' }] }));
+    const spec = compileApp(
+      app({
+        entities: [entity('Order', 'transaction'), entity('Group', 'party')],
+        relations: [{ from: 'Group', to: 'Order', cardinality: 'one_to_many', kind: 'association', source: 'intent' }],
+      }),
+    );
     expect(spec.tables.map((candidate) => candidate.name)).toEqual(['order_record', 'group_record']);
     expect(table(spec.tables, 'order_record').columns.map((column) => column.name)).toContain('group_id');
     expect(buildSpec(spec).ok).toBe(true);
@@ -64,7 +73,13 @@ describe('compileApp', () => {
   it('makes one_to_one a unique key, is_a a unique required key on the specialisation, composition cascading', () => {
     const spec = compileApp(
       app({
-        entities: [entity('Employee', 'party'), entity('Manager', 'party'), entity('Badge', 'document'), entity('Order', 'transaction'), entity('Order Line', 'transaction')],
+        entities: [
+          entity('Employee', 'party'),
+          entity('Manager', 'party'),
+          entity('Badge', 'document'),
+          entity('Order', 'transaction'),
+          entity('Order Line', 'transaction'),
+        ],
         relations: [
           { from: 'Manager', to: 'Employee', cardinality: 'one_to_one', kind: 'is_a', source: 'intent' },
           { from: 'Employee', to: 'Badge', cardinality: 'one_to_one', kind: 'association', source: 'intent' },
@@ -89,7 +104,10 @@ describe('compileApp', () => {
     const join = table(spec.tables, 'article_tag');
     expect(join.kind).toBe('join');
     expect(join.primaryKey).toEqual(['article_id', 'tag_id']);
-    expect(join.columns.filter((column) => column.references).map((column) => column.references?.table)).toEqual(['article', 'tag']);
+    expect(join.columns.filter((column) => column.references).map((column) => column.references?.table)).toEqual([
+      'article',
+      'tag',
+    ]);
     expect(spec.relations[0]?.implementation).toEqual({ type: 'join_table', table: 'article_tag' });
     expect(spec.sql).toContain('PRIMARY KEY (article_id, tag_id)');
     expect(buildSpec(spec).ok).toBe(true);
@@ -101,7 +119,9 @@ describe('compileApp', () => {
       for (const statement of spec.statements) database.exec(statement);
       database.exec("INSERT INTO article (id, name) VALUES (1, 'a'); INSERT INTO tag (id, name) VALUES (1, 't');");
       database.exec('INSERT INTO article_tag (article_id, tag_id) VALUES (1, 1)');
-      expect(() => database.exec('INSERT INTO article_tag (article_id, tag_id) VALUES (1, 1)')).toThrow(/UNIQUE|PRIMARY/);
+      expect(() => database.exec('INSERT INTO article_tag (article_id, tag_id) VALUES (1, 1)')).toThrow(
+        /UNIQUE|PRIMARY/,
+      );
       expect(() => database.exec('INSERT INTO article_tag (article_id, tag_id) VALUES (1, 2)')).toThrow(/FOREIGN KEY/);
     } finally {
       database.close();
@@ -112,12 +132,19 @@ describe('compileApp', () => {
     const spec = compileApp(
       app({
         entities: [entity('Employee', 'party')],
-        relations: [{ from: 'Employee', to: 'Employee', cardinality: 'one_to_many', kind: 'association', source: 'intent' }],
+        relations: [
+          { from: 'Employee', to: 'Employee', cardinality: 'one_to_many', kind: 'association', source: 'intent' },
+        ],
       }),
     );
     expect(table(spec.tables, 'employee').columns.map((column) => column.name)).toContain('parent_employee_id');
     const links = compileApp(
-      app({ entities: [entity('Person', 'party')], relations: [{ from: 'Person', to: 'Person', cardinality: 'many_to_many', kind: 'association', source: 'intent' }] }),
+      app({
+        entities: [entity('Person', 'party')],
+        relations: [
+          { from: 'Person', to: 'Person', cardinality: 'many_to_many', kind: 'association', source: 'intent' },
+        ],
+      }),
     );
     expect(table(links.tables, 'person_link').primaryKey).toEqual(['person_id', 'related_person_id']);
     expect(buildSpec(spec).ok).toBe(true);
@@ -155,11 +182,17 @@ describe('compileApp', () => {
       'v_site_map',
       'v_photo_gallery',
     ]);
-    expect(spec.projections.find((projection) => projection.kind === 'form')).toEqual({ kind: 'form', entity: 'Task', table: 'task' });
+    expect(spec.projections.find((projection) => projection.kind === 'form')).toEqual({
+      kind: 'form',
+      entity: 'Task',
+      table: 'task',
+    });
     const task = table(spec.tables, 'task');
     expect(task.columns.map((column) => column.name)).toEqual(expect.arrayContaining(['status', 'starts_at']));
     expect(task.timeColumn).toBe('starts_at');
-    expect(table(spec.tables, 'site').columns.map((column) => column.name)).toEqual(expect.arrayContaining(['latitude', 'longitude']));
+    expect(table(spec.tables, 'site').columns.map((column) => column.name)).toEqual(
+      expect.arrayContaining(['latitude', 'longitude']),
+    );
     expect(table(spec.tables, 'photo').columns.map((column) => column.name)).toContain('image_url');
     expect(spec.notes).toContain('added task.status for the kanban projection');
     expect(spec.sql).toContain("CASE status WHEN 'new' THEN 0");
@@ -171,7 +204,9 @@ describe('compileApp', () => {
     const spec = compileApp(
       app({
         entities: [entity('Customer', 'party')],
-        relations: [{ from: 'Customer', to: 'Wallet', cardinality: 'one_to_one', kind: 'association', source: 'intent' }],
+        relations: [
+          { from: 'Customer', to: 'Wallet', cardinality: 'one_to_one', kind: 'association', source: 'intent' },
+        ],
         projections: [{ kind: 'list', entity: 'Wallet' }],
       }),
     );
@@ -185,7 +220,9 @@ describe('compileApp', () => {
 
 describe('buildSpec', () => {
   it('reports a SQLite error as a result, naming the statement', () => {
-    const result = buildSpec({ statements: ['CREATE TABLE a (id INTEGER PRIMARY KEY);', 'CREATE TABLE a (id INTEGER PRIMARY KEY);'] });
+    const result = buildSpec({
+      statements: ['CREATE TABLE a (id INTEGER PRIMARY KEY);', 'CREATE TABLE a (id INTEGER PRIMARY KEY);'],
+    });
     expect(result.ok).toBe(false);
     if (result.ok) return;
     expect(result.error).toMatchObject({ stage: 'statement', statementIndex: 1, code: 'SQLITE_ERROR' });
@@ -193,14 +230,20 @@ describe('buildSpec', () => {
   });
 
   it('catches a foreign key to a missing table, which SQLite accepts at CREATE time', () => {
-    const result = buildSpec({ statements: ['CREATE TABLE a (id INTEGER PRIMARY KEY, b_id INTEGER REFERENCES b(id));'] });
-    expect(result).toEqual({ ok: false, error: { stage: 'foreign_keys', message: 'foreign key a.b_id references missing table b' } });
+    const result = buildSpec({
+      statements: ['CREATE TABLE a (id INTEGER PRIMARY KEY, b_id INTEGER REFERENCES b(id));'],
+    });
+    expect(result).toEqual({
+      ok: false,
+      error: { stage: 'foreign_keys', message: 'foreign key a.b_id references missing table b' },
+    });
   });
 
   it('catches a view over a missing table', () => {
     const result = buildSpec({ statements: ['CREATE VIEW v AS SELECT * FROM nowhere;'] });
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.error).toMatchObject({ stage: 'views', message: expect.stringMatching(/no such table/) });
+    if (!result.ok)
+      expect(result.error).toMatchObject({ stage: 'views', message: expect.stringMatching(/no such table/) });
   });
 
   it('builds an empty specification', () => {

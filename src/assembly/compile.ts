@@ -158,7 +158,9 @@ export function compileApp(app: AssembledApp): AppSpecification {
     };
     relations.push(compiled);
     if (fromTable === undefined || toTable === undefined) {
-      notes.push(`relation ${relation.from} → ${relation.to} not compiled: no table for ${fromTable ? relation.to : relation.from}`);
+      notes.push(
+        `relation ${relation.from} → ${relation.to} not compiled: no table for ${fromTable ? relation.to : relation.from}`,
+      );
       continue;
     }
     const self = fromTable === toTable;
@@ -175,8 +177,22 @@ export function compileApp(app: AssembledApp): AppSpecification {
         name,
         kind: 'join',
         columns: [
-          { name: first, type: 'INTEGER', notNull: true, unique: false, references: { table: fromTable.name, column: 'id', onDelete: 'CASCADE' }, origin: 'foreign_key' },
-          { name: second, type: 'INTEGER', notNull: true, unique: false, references: { table: toTable.name, column: 'id', onDelete: 'CASCADE' }, origin: 'foreign_key' },
+          {
+            name: first,
+            type: 'INTEGER',
+            notNull: true,
+            unique: false,
+            references: { table: fromTable.name, column: 'id', onDelete: 'CASCADE' },
+            origin: 'foreign_key',
+          },
+          {
+            name: second,
+            type: 'INTEGER',
+            notNull: true,
+            unique: false,
+            references: { table: toTable.name, column: 'id', onDelete: 'CASCADE' },
+            origin: 'foreign_key',
+          },
         ],
         primaryKey: [first, second],
       });
@@ -212,13 +228,29 @@ export function compileApp(app: AssembledApp): AppSpecification {
       continue;
     }
     const taken = new Set([...allTables.map((existing) => existing.name), ...views.views.map((view) => view.name)]);
-    const compiled = compileProjection(projection, table, { taken, notes, tableNamed: (name) => allTables.find((candidate) => candidate.name === name) });
-    views.projections.push({ kind: projection.kind, entity: projection.entity, table: table.name, ...(compiled ? { view: compiled.name } : {}) });
+    const compiled = compileProjection(projection, table, {
+      taken,
+      notes,
+      tableNamed: (name) => allTables.find((candidate) => candidate.name === name),
+    });
+    views.projections.push({
+      kind: projection.kind,
+      entity: projection.entity,
+      table: table.name,
+      ...(compiled ? { view: compiled.name } : {}),
+    });
     if (compiled !== undefined) views.views.push(compiled);
   }
 
   for (const table of allTables) {
-    table.columns.push({ name: 'created_at', type: 'DATETIME', notNull: true, unique: false, defaultSql: 'CURRENT_TIMESTAMP', origin: 'timestamp' });
+    table.columns.push({
+      name: 'created_at',
+      type: 'DATETIME',
+      notNull: true,
+      unique: false,
+      defaultSql: 'CURRENT_TIMESTAMP',
+      origin: 'timestamp',
+    });
   }
   const statements = [...orderByDependencies(allTables).map(createTableSql), ...views.views.map((view) => view.sql)];
   return {
@@ -241,7 +273,9 @@ interface SpecCompiledViews {
 /** The `CREATE TABLE` statement of one table. */
 export function createTableSql(table: SpecTable): string {
   const compositeKey = table.primaryKey.length > 1;
-  const lines = table.columns.map((column) => `  ${columnSql(column, !compositeKey && table.primaryKey.includes(column.name))}`);
+  const lines = table.columns.map(
+    (column) => `  ${columnSql(column, !compositeKey && table.primaryKey.includes(column.name))}`,
+  );
   if (compositeKey) lines.push(`  PRIMARY KEY (${table.primaryKey.join(', ')})`);
   return `CREATE TABLE ${table.name} (\n${lines.join(',\n')}\n);`;
 }
@@ -254,7 +288,9 @@ function columnSql(column: SpecColumn, primaryKey: boolean): string {
   if (column.defaultSql !== undefined) parts.push(`DEFAULT ${column.defaultSql}`);
   if (column.values !== undefined) parts.push(`CHECK (${column.name} IN (${column.values.map(sqlString).join(', ')}))`);
   if (column.references !== undefined) {
-    parts.push(`REFERENCES ${column.references.table}(${column.references.column}) ON DELETE ${column.references.onDelete}`);
+    parts.push(
+      `REFERENCES ${column.references.table}(${column.references.column}) ON DELETE ${column.references.onDelete}`,
+    );
   }
   return parts.join(' ');
 }
@@ -266,7 +302,9 @@ function fieldColumn(field: AppField): SpecColumn {
     notNull: field.required,
     unique: field.unique,
     ...(field.values !== undefined ? { values: [...field.values] } : {}),
-    ...(field.values !== undefined && field.required && field.values[0] !== undefined ? { defaultSql: sqlString(field.values[0]) } : {}),
+    ...(field.values !== undefined && field.required && field.values[0] !== undefined
+      ? { defaultSql: sqlString(field.values[0]) }
+      : {}),
     origin: 'field',
   };
 }

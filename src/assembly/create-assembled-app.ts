@@ -55,12 +55,20 @@ export function createAssembledApp(input: AssembledAppInput): AssembledApp {
   const appEntities: AppEntity[] = entities.map((entity, index) => {
     const host = assigned.get(index);
     if (host === undefined) {
-      return { name: entity.name, role: entity.role, fields: ROLE_DEFAULT_FIELDS[entity.role].map((field) => ({ ...field })), source: { patternId: null } };
+      return {
+        name: entity.name,
+        role: entity.role,
+        fields: ROLE_DEFAULT_FIELDS[entity.role].map((field) => ({ ...field })),
+        source: { patternId: null },
+      };
     }
     return {
       name: entity.name,
       role: entity.role,
-      fields: host.match.patternEntity.fields.map((field) => ({ ...field, ...(field.values ? { values: [...field.values] } : {}) })),
+      fields: host.match.patternEntity.fields.map((field) => ({
+        ...field,
+        ...(field.values ? { values: [...field.values] } : {}),
+      })),
       source: { patternId: host.patternId, patternEntity: host.match.patternEntity.name, match: host.match.kind },
     };
   });
@@ -78,7 +86,13 @@ export function createAssembledApp(input: AssembledAppInput): AssembledApp {
     for (const relation of candidate.pattern.relations) {
       for (const from of hosts(relation.from)) {
         for (const to of hosts(relation.to)) {
-          patternRelations.push({ from, to, cardinality: relation.cardinality, kind: relation.kind, source: candidate.pattern.id });
+          patternRelations.push({
+            from,
+            to,
+            cardinality: relation.cardinality,
+            kind: relation.kind,
+            source: candidate.pattern.id,
+          });
         }
       }
     }
@@ -125,7 +139,8 @@ export function createAssembledApp(input: AssembledAppInput): AssembledApp {
         }
       }
     }
-    if (projections.length === before && appEntities.length > 0) addProjection(kind, defaultProjectionEntity(kind, appEntities).name);
+    if (projections.length === before && appEntities.length > 0)
+      addProjection(kind, defaultProjectionEntity(kind, appEntities).name);
   }
 
   return { appType: intent.appType, entities: appEntities, relations, behaviors: [...behaviors], projections };
@@ -178,7 +193,9 @@ const FLIPPED: Record<Cardinality, Cardinality> = {
 
 /** A pattern relation read in the direction `from → to`. */
 function orient(relation: AppRelation, from: string, to: string): { cardinality: Cardinality; kind: RelationKind } {
-  const sameDirection = normalizeEntityName(relation.from) === normalizeEntityName(from) && normalizeEntityName(relation.to) === normalizeEntityName(to);
+  const sameDirection =
+    normalizeEntityName(relation.from) === normalizeEntityName(from) &&
+    normalizeEntityName(relation.to) === normalizeEntityName(to);
   if (sameDirection) return { cardinality: relation.cardinality, kind: relation.kind };
   // Reversed: the cardinality flips; is_a and composition have a direction, so they do not carry over.
   return { cardinality: FLIPPED[relation.cardinality], kind: 'association' };

@@ -62,7 +62,11 @@ export function runStructuralGates(
   const gate = (name: StructuralGateName, problems: string[], success: string): StructuralGateResult =>
     problems.length === 0
       ? { name, passed: true, message: success }
-      : { name, passed: false, message: `${problems.length} problem(s): ${problems.slice(0, 10).join('; ')}${problems.length > 10 ? '; …' : ''}` };
+      : {
+          name,
+          passed: false,
+          message: `${problems.length} problem(s): ${problems.slice(0, 10).join('; ')}${problems.length > 10 ? '; …' : ''}`,
+        };
 
   const results: StructuralGateResult[] = [];
 
@@ -79,20 +83,30 @@ export function runStructuralGates(
   results.push(
     gate(
       'entities-have-tables',
-      intent.entities.filter((entity) => !tableOfEntity.has(normalizeEntityName(entity.name))).map((entity) => `no table for ${entity.name}`),
+      intent.entities
+        .filter((entity) => !tableOfEntity.has(normalizeEntityName(entity.name)))
+        .map((entity) => `no table for ${entity.name}`),
       `${intent.entities.length} intent entities have tables`,
     ),
   );
 
   const resolvedRelations = spec.relations.filter(
-    (relation) => relation.resolved && relation.fromTable !== undefined && relation.toTable !== undefined && tableNames.has(relation.fromTable) && tableNames.has(relation.toTable),
+    (relation) =>
+      relation.resolved &&
+      relation.fromTable !== undefined &&
+      relation.toTable !== undefined &&
+      tableNames.has(relation.fromTable) &&
+      tableNames.has(relation.toTable),
   );
   results.push(
     gate(
       'relations-resolve',
       spec.relations
         .filter((relation) => !resolvedRelations.includes(relation))
-        .map((relation) => `${relation.from} → ${relation.to} (missing table for ${relation.fromTable === undefined || !tableNames.has(relation.fromTable) ? relation.from : relation.to})`),
+        .map(
+          (relation) =>
+            `${relation.from} → ${relation.to} (missing table for ${relation.fromTable === undefined || !tableNames.has(relation.fromTable) ? relation.from : relation.to})`,
+        ),
       `${spec.relations.length} relations resolve to two tables`,
     ),
   );
@@ -106,8 +120,14 @@ export function runStructuralGates(
   results.push(
     gate(
       'no-orphan-tables',
-      entityTables.length <= 1 ? [] : entityTables.filter((table) => !related.has(table.name)).map((table) => `${table.name} is related to no other table`),
-      entityTables.length <= 1 ? 'one table or fewer: nothing to relate' : `all ${entityTables.length} entity tables are related`,
+      entityTables.length <= 1
+        ? []
+        : entityTables
+            .filter((table) => !related.has(table.name))
+            .map((table) => `${table.name} is related to no other table`),
+      entityTables.length <= 1
+        ? 'one table or fewer: nothing to relate'
+        : `all ${entityTables.length} entity tables are related`,
     ),
   );
 
@@ -116,7 +136,9 @@ export function runStructuralGates(
   results.push(
     gate(
       'no-reserved-table-names',
-      [...spec.tables.map((table) => table.name), ...spec.views.map((view) => view.name)].filter(isReservedWord).map((name) => `"${name}" is a reserved word`),
+      [...spec.tables.map((table) => table.name), ...spec.views.map((view) => view.name)]
+        .filter(isReservedWord)
+        .map((name) => `"${name}" is a reserved word`),
       'no table or view uses a reserved word',
     ),
   );
@@ -124,16 +146,20 @@ export function runStructuralGates(
   const viewNames = new Set(spec.views.map((view) => view.name));
   const projectionProblems: string[] = [];
   for (const projection of spec.projections) {
-    if (projection.table === undefined || !tableNames.has(projection.table)) projectionProblems.push(`${projection.kind} of ${projection.entity} has no table`);
+    if (projection.table === undefined || !tableNames.has(projection.table))
+      projectionProblems.push(`${projection.kind} of ${projection.entity} has no table`);
     else if (projection.kind !== 'form' && (projection.view === undefined || !viewNames.has(projection.view))) {
       projectionProblems.push(`${projection.kind} of ${projection.entity} has no view`);
     }
   }
   if (intent.entities.length > 0) {
     const present = new Set(spec.projections.map((projection) => projection.kind));
-    for (const kind of new Set(intent.projections)) if (!present.has(kind)) projectionProblems.push(`intent projection ${kind} is missing`);
+    for (const kind of new Set(intent.projections))
+      if (!present.has(kind)) projectionProblems.push(`intent projection ${kind} is missing`);
   }
-  results.push(gate('projections-resolve', projectionProblems, `${spec.projections.length} projections are on real tables`));
+  results.push(
+    gate('projections-resolve', projectionProblems, `${spec.projections.length} projections are on real tables`),
+  );
 
   const commitments = assembly.app.entities.filter((entity) => entity.role === 'commitment');
   results.push(
@@ -142,7 +168,11 @@ export function runStructuralGates(
       commitments
         .filter((entity) => {
           const table = tableOfEntity.get(normalizeEntityName(entity.name));
-          return table === undefined || table.timeColumn === undefined || !table.columns.some((column) => column.name === table.timeColumn);
+          return (
+            table === undefined ||
+            table.timeColumn === undefined ||
+            !table.columns.some((column) => column.name === table.timeColumn)
+          );
         })
         .map((entity) => `commitment ${entity.name} has no time column`),
       commitments.length === 0 ? 'no commitments' : `${commitments.length} commitments have a time column`,
@@ -154,10 +184,17 @@ export function runStructuralGates(
     gate(
       'many-to-many-join-tables',
       manyToMany.flatMap((relation) => {
-        const join = relation.implementation?.type === 'join_table' ? spec.tables.find((table) => table.name === relation.implementation?.table) : undefined;
-        return join !== undefined && isJoinTable(join, relation.fromTable, relation.toTable) ? [] : [`${relation.from} ↔ ${relation.to} has no join table`];
+        const join =
+          relation.implementation?.type === 'join_table'
+            ? spec.tables.find((table) => table.name === relation.implementation?.table)
+            : undefined;
+        return join !== undefined && isJoinTable(join, relation.fromTable, relation.toTable)
+          ? []
+          : [`${relation.from} ↔ ${relation.to} has no join table`];
       }),
-      manyToMany.length === 0 ? 'no many-to-many relations' : `${manyToMany.length} many-to-many relations have join tables`,
+      manyToMany.length === 0
+        ? 'no many-to-many relations'
+        : `${manyToMany.length} many-to-many relations have join tables`,
     ),
   );
   return results;
@@ -242,8 +279,13 @@ export function loopAScore(results: readonly LoopAExample[]): LoopAScore {
   }
   const compileSuccessRate = results.filter((result) => result.build.ok).length / examples;
   const meanGatePassRate =
-    results.reduce((sum, result) => sum + (result.gates.length === 0 ? 0 : result.gates.filter((gate) => gate.passed).length / result.gates.length), 0) / examples;
-  const allGatesPassedRate = results.filter((result) => result.gates.length > 0 && result.gates.every((gate) => gate.passed)).length / examples;
+    results.reduce(
+      (sum, result) =>
+        sum + (result.gates.length === 0 ? 0 : result.gates.filter((gate) => gate.passed).length / result.gates.length),
+      0,
+    ) / examples;
+  const allGatesPassedRate =
+    results.filter((result) => result.gates.length > 0 && result.gates.every((gate) => gate.passed)).length / examples;
   const score =
     LOOP_A_WEIGHTS.compileSuccess * compileSuccessRate +
     LOOP_A_WEIGHTS.gatePassRate * meanGatePassRate +

@@ -63,14 +63,30 @@ describe('built-in pattern library', () => {
       expect(library.sources[pattern.id]).toMatch(/\.ya?ml$/);
     }
     expect(library.patterns.map((pattern) => pattern.id)).toEqual(
-      expect.arrayContaining(['booking', 'marketplace', 'crm', 'inventory', 'helpdesk', 'project-tracking', 'membership', 'learning', 'field-service', 'expenses-approvals', 'events', 'content-publishing']),
+      expect.arrayContaining([
+        'booking',
+        'marketplace',
+        'crm',
+        'inventory',
+        'helpdesk',
+        'project-tracking',
+        'membership',
+        'learning',
+        'field-service',
+        'expenses-approvals',
+        'events',
+        'content-publishing',
+      ]),
     );
   });
 
   it('gives every commitment a time field', () => {
     for (const pattern of loadBuiltInPatternLibrary().patterns) {
       for (const entity of pattern.entities.filter((candidate) => candidate.role === 'commitment')) {
-        expect(entity.fields.some((field) => field.type === 'DATE' || field.type === 'DATETIME'), `${pattern.id}.${entity.name}`).toBe(true);
+        expect(
+          entity.fields.some((field) => field.type === 'DATE' || field.type === 'DATETIME'),
+          `${pattern.id}.${entity.name}`,
+        ).toBe(true);
       }
     }
   });
@@ -101,7 +117,12 @@ describe('user pattern folders', () => {
   });
 
   it('points an unknown key at its own line', () => {
-    const folder = folderWith({ 'extra.yaml': GOOD.replace('    aliases: [grooming appointment]', '    aliases: [grooming appointment]\n    colour: blue') });
+    const folder = folderWith({
+      'extra.yaml': GOOD.replace(
+        '    aliases: [grooming appointment]',
+        '    aliases: [grooming appointment]\n    colour: blue',
+      ),
+    });
     const error = thrown(() => loadPatternLibrary([folder], { includeBuiltIn: false }));
     expect(error.issues[0]).toMatchObject({ line: 13, field: 'entities[1].colour' });
     expect(error.issues[0]?.message).toContain('unknown field');
@@ -121,7 +142,14 @@ describe('user pattern folders', () => {
     expect(issues.success).toBe(false);
     if (issues.success) return;
     const fields = issues.issues.map((issue) => issue.field);
-    expect(fields).toEqual(expect.arrayContaining(['relations[0].to', 'entities[1].fields', 'entities[0].fields[0].name', 'projections[0].entity']));
+    expect(fields).toEqual(
+      expect.arrayContaining([
+        'relations[0].to',
+        'entities[1].fields',
+        'entities[0].fields[0].name',
+        'projections[0].entity',
+      ]),
+    );
     expect(issues.issues.find((issue) => issue.field === 'relations[0].to')?.line).toBe(16);
   });
 

@@ -79,9 +79,7 @@ export function formatPatternIssue(issue: PatternIssue): string {
 }
 
 /** The result of parsing one pattern file (zod's `safeParse` shape). */
-export type PatternParseResult =
-  | { success: true; pattern: Pattern }
-  | { success: false; issues: PatternIssue[] };
+export type PatternParseResult = { success: true; pattern: Pattern } | { success: false; issues: PatternIssue[] };
 
 /**
  * Parse and validate the text of one pattern file. Never throws for bad input.
@@ -103,7 +101,10 @@ export function parsePatternText(text: string, file: string): PatternParseResult
   }
   const parsed = patternSchema.safeParse(document.toJS());
   if (parsed.success) return { success: true, pattern: parsed.data };
-  return { success: false, issues: parsed.error.issues.flatMap((issue) => locateIssue(issue, document, lineCounter, file)) };
+  return {
+    success: false,
+    issues: parsed.error.issues.flatMap((issue) => locateIssue(issue, document, lineCounter, file)),
+  };
 }
 
 /**
@@ -122,7 +123,10 @@ export function createPatternLibrary(patterns: readonly unknown[]): PatternLibra
       }
     }
   });
-  const library = assembleLibrary(valid.map((pattern) => ({ pattern })), issues);
+  const library = assembleLibrary(
+    valid.map((pattern) => ({ pattern })),
+    issues,
+  );
   if (issues.length > 0) throw new PatternLibraryError(issues);
   return library;
 }
@@ -184,7 +188,11 @@ function assembleLibrary(loaded: { pattern: Pattern; file?: string }[], issues: 
     const where = file ?? '<code>';
     const previous = seen.get(pattern.id);
     if (previous !== undefined) {
-      issues.push({ file: where, field: 'id', message: `pattern id "${pattern.id}" is already defined in ${previous}` });
+      issues.push({
+        file: where,
+        field: 'id',
+        message: `pattern id "${pattern.id}" is already defined in ${previous}`,
+      });
       continue;
     }
     seen.set(pattern.id, where);

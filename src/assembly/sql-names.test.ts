@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { entityBaseName, isReservedWord, isValidIdentifier, snakeCase, tableNameForEntity, uniqueName } from './sql-names.ts';
+import {
+  entityBaseName,
+  isReservedWord,
+  isValidIdentifier,
+  snakeCase,
+  tableNameForEntity,
+  uniqueName,
+} from './sql-names.ts';
 
 describe('SQL names', () => {
   it('snake_cases fields and entity names, singularising the entity head noun', () => {

@@ -14,7 +14,14 @@ import { intentTask } from '../tasks/intent/intent-task.ts';
 import { INTENT_EXAMPLE_FORMAT } from '../corpus/example-format.ts';
 import { DEFAULT_GATE_SETTINGS } from '../gate/gate.ts';
 import type { CalibrationSettings } from './calibration.ts';
-import { ablateArtifact, calibrateStudy, latestCalibration, listCalibrations, measureNoise, rollingThreshold } from './calibration.ts';
+import {
+  ablateArtifact,
+  calibrateStudy,
+  latestCalibration,
+  listCalibrations,
+  measureNoise,
+  rollingThreshold,
+} from './calibration.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 
 /**
@@ -64,15 +71,22 @@ interface ToyExecutor extends Executor {
   dropProbability: number;
 }
 
-function toyExecutor(options: { id?: string; dropProbability?: number; ignoreArtifact?: boolean; deterministic?: boolean } = {}): ToyExecutor {
+function toyExecutor(
+  options: { id?: string; dropProbability?: number; ignoreArtifact?: boolean; deterministic?: boolean } = {},
+): ToyExecutor {
   const executor: ToyExecutor = {
     id: options.id ?? 'toy@1',
     deterministic: options.deterministic ?? (options.dropProbability ?? 0) === 0,
     dropProbability: options.dropProbability ?? 0,
     async execute(request) {
-      const known = options.ignoreArtifact === true ? WORDS.slice(0, 3) : ((parse(request.artifact) as { known?: string[] } | null)?.known ?? []);
+      const known =
+        options.ignoreArtifact === true
+          ? WORDS.slice(0, 3)
+          : ((parse(request.artifact) as { known?: string[] } | null)?.known ?? []);
       const random = createSeededRandom(hashSeed(`${request.exampleId}|${request.repeat}|${executor.dropProbability}`));
-      const words = request.text.split(' ').filter((word) => known.includes(word) && random() >= executor.dropProbability);
+      const words = request.text
+        .split(' ')
+        .filter((word) => known.includes(word) && random() >= executor.dropProbability);
       return {
         ok: true,
         output: {
@@ -97,15 +111,29 @@ function makeStudy(executor: Executor, artifactText = INCUMBENT): LoadedStudy {
     artifactText,
     instructions: '',
     constraintsText: '',
-    constraints: { editableSections: [], maxArtifactCharacters: 10_000, check: () => ({ passed: true, violations: [] }) },
+    constraints: {
+      editableSections: [],
+      maxArtifactCharacters: 10_000,
+      check: () => ({ passed: true, violations: [] }),
+    },
     corpus,
-    partitions: { optimization: byPartition('optimization'), anchor: byPartition('anchor'), shadow: byPartition('shadow') },
+    partitions: {
+      optimization: byPartition('optimization'),
+      anchor: byPartition('anchor'),
+      shadow: byPartition('shadow'),
+    },
     task: intentTask,
     exampleFormat: INTENT_EXAMPLE_FORMAT,
     executor,
     proposer: { id: 'none', propose: async () => ({ candidates: [], failures: [] }) },
     weights: DEFAULT_WEIGHTS,
-    gate: { ...DEFAULT_GATE_SETTINGS, repeats: 1, minDeltaDistance: 0.2, requireCalibration: false, calibrationWindow: 5 },
+    gate: {
+      ...DEFAULT_GATE_SETTINGS,
+      repeats: 1,
+      minDeltaDistance: 0.2,
+      requireCalibration: false,
+      calibrationWindow: 5,
+    },
     stopping: { maxExperiments: 1, plateauRounds: 1, maxConsecutiveFailures: 1 },
     candidatesPerRound: 1,
     concurrency: 2,
@@ -113,7 +141,13 @@ function makeStudy(executor: Executor, artifactText = INCUMBENT): LoadedStudy {
   };
 }
 
-const SETTINGS: CalibrationSettings = { noiseRepeats: 6, signalRepeats: 2, thresholdK: 2, calibrationWindow: 5, minCohensD: 0.5 };
+const SETTINGS: CalibrationSettings = {
+  noiseRepeats: 6,
+  signalRepeats: 2,
+  thresholdK: 2,
+  calibrationWindow: 5,
+  minCohensD: 0.5,
+};
 const fixedNow = () => new Date('2026-01-01T00:00:00Z');
 
 let db: StudyDatabase | undefined;
@@ -137,7 +171,13 @@ describe('calibrateStudy', () => {
     expect(result.record.cohensD).toBe(0);
     const rows = await listCalibrations(db);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ valid: false, model: 'toy', noiseRepeats: 6, signalRepeats: 2, createdAt: '2026-01-01T00:00:00.000Z' });
+    expect(rows[0]).toMatchObject({
+      valid: false,
+      model: 'toy',
+      noiseRepeats: 6,
+      signalRepeats: 2,
+      createdAt: '2026-01-01T00:00:00.000Z',
+    });
     expect(rows[0]!.message).toContain('cannot tell artifacts apart');
     expect(await latestCalibration(db, result.record.fingerprint)).toBeUndefined();
   });
@@ -156,7 +196,9 @@ describe('calibrateStudy', () => {
     const study = makeStudy(down);
     // Before, it evaluated every partition, stored an invalid calibration and blamed "the executor or the artifact".
     await expect(calibrateStudy({ study, db, settings: SETTINGS, model: 'toy', now: fixedNow })).rejects.toThrow(
-      new RegExp(`^calibration stopped: all ${study.partitions.optimization.length * SETTINGS.noiseRepeats} example-repeats of the optimization partition failed in the infrastructure after the retries \\(.*HTTP 500: upstream down.*\\); nothing was stored$`),
+      new RegExp(
+        `^calibration stopped: all ${study.partitions.optimization.length * SETTINGS.noiseRepeats} example-repeats of the optimization partition failed in the infrastructure after the retries \\(.*HTTP 500: upstream down.*\\); nothing was stored$`,
+      ),
     );
     expect(calls).toBeLessThanOrEqual(2 * study.partitions.optimization.length * SETTINGS.noiseRepeats);
     expect(await listCalibrations(db)).toEqual([]);
@@ -188,9 +230,17 @@ describe('calibrateStudy', () => {
   it('uses a given contrasting artifact instead of the ablation', async () => {
     db = await openDatabase(':memory:');
     const study = makeStudy(toyExecutor());
-    const same = await calibrateStudy({ study, db, settings: SETTINGS, model: 'toy', contrastText: 'known: [alpha, bravo, charlie, delta]\nmaxWords: 11\n' });
+    const same = await calibrateStudy({
+      study,
+      db,
+      settings: SETTINGS,
+      model: 'toy',
+      contrastText: 'known: [alpha, bravo, charlie, delta]\nmaxWords: 11\n',
+    });
     expect(same).toMatchObject({ ok: false, reason: 'flat_landscape', signal: { contrast: 'given' } });
-    await expect(calibrateStudy({ study, db, settings: SETTINGS, model: 'toy', contrastText: INCUMBENT })).rejects.toThrow(/identical to the incumbent/);
+    await expect(
+      calibrateStudy({ study, db, settings: SETTINGS, model: 'toy', contrastText: INCUMBENT }),
+    ).rejects.toThrow(/identical to the incumbent/);
   });
 
   it('takes τ from the rolling maximum: one noisy calibration raises τ for W calibrations, then falls out', async () => {
@@ -201,7 +251,12 @@ describe('calibrateStudy', () => {
     const evaluator = createEvaluator({ task: study.task, executor, corpus: study.corpus, weights: study.weights });
     const calibrate = () => calibrateStudy({ study, db: db!, evaluator, settings: SETTINGS, model: 'toy' });
     const other = toyExecutor({ id: 'toy@2', dropProbability: 0.9 });
-    const otherEvaluator = createEvaluator({ task: study.task, executor: other, corpus: study.corpus, weights: study.weights });
+    const otherEvaluator = createEvaluator({
+      task: study.task,
+      executor: other,
+      corpus: study.corpus,
+      weights: study.weights,
+    });
 
     const noisy = await calibrate();
     expect(noisy.ok).toBe(true);
@@ -211,7 +266,13 @@ describe('calibrateStudy', () => {
       results.push(await calibrate());
       if (index === 1) {
         // A calibration of another fingerprint in between does not enter this window.
-        const foreign = await calibrateStudy({ study, db, evaluator: otherEvaluator, settings: { ...SETTINGS, minCohensD: 0 }, model: 'toy' });
+        const foreign = await calibrateStudy({
+          study,
+          db,
+          evaluator: otherEvaluator,
+          settings: { ...SETTINGS, minCohensD: 0 },
+          model: 'toy',
+        });
         expect(foreign.record.fingerprint).not.toBe(noisy.record.fingerprint);
       }
     }
@@ -237,14 +298,18 @@ describe('calibrateStudy', () => {
     expect(latest?.record.id).toBe(records[5]!.id);
     expect(latest?.calibration.noiseSd).toBeCloseTo(quietMax, 12);
     expect(Object.keys(latest?.calibration.exampleSds ?? {})).toHaveLength(15);
-    expect((await listCalibrations(db, noisy.record.fingerprint)).map((record) => record.id)).toEqual(records.map((record) => record.id).reverse());
+    expect((await listCalibrations(db, noisy.record.fingerprint)).map((record) => record.id)).toEqual(
+      records.map((record) => record.id).reverse(),
+    );
     expect(await listCalibrations(db)).toHaveLength(7);
   });
 
   it('refuses settings out of range', async () => {
     db = await openDatabase(':memory:');
     const study = makeStudy(toyExecutor());
-    await expect(calibrateStudy({ study, db, settings: { ...SETTINGS, noiseRepeats: 1 }, model: 'toy' })).rejects.toThrow(RangeError);
+    await expect(
+      calibrateStudy({ study, db, settings: { ...SETTINGS, noiseRepeats: 1 }, model: 'toy' }),
+    ).rejects.toThrow(RangeError);
   });
 });
 
@@ -269,9 +334,20 @@ describe('noise helpers', () => {
     const runs = [0, 1, 2].map((repeat) => [record('a', repeat, 0.1), record('b', repeat, 0.7)]);
     const noise = measureNoise([
       {
-        partition: 'optimization', artifactHash: 'h', fingerprint: 'f', repeats: 3, composite: 0.4, components: {},
-        metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null }, invalid: 0, transient: 0, total: 6,
-        runComposites: [0.4, 0.4, 0.4], examples: runs.flat(), usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latencyMs: 0,
+        partition: 'optimization',
+        artifactHash: 'h',
+        fingerprint: 'f',
+        repeats: 3,
+        composite: 0.4,
+        components: {},
+        metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
+        invalid: 0,
+        transient: 0,
+        total: 6,
+        runComposites: [0.4, 0.4, 0.4],
+        examples: runs.flat(),
+        usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+        latencyMs: 0,
       },
     ]);
     expect(noise).toEqual({ partitionSds: { optimization: 0 }, exampleSds: { a: 0, b: 0 } });
@@ -280,8 +356,11 @@ describe('noise helpers', () => {
 
 describe('ablateArtifact', () => {
   it('empties cue lists and maps of a YAML artifact, keeping scalars and settings blocks', () => {
-    const text = 'defaultAppType: other\nstopList: [app]\nentityTerms:\n  customer: party\nextraction: { maxEntities: 12, knownModifiers: false }\n';
-    expect(ablateArtifact(text)).toBe('defaultAppType: other\nstopList: []\nentityTerms: {}\nextraction: { maxEntities: 12, knownModifiers: false }\n');
+    const text =
+      'defaultAppType: other\nstopList: [app]\nentityTerms:\n  customer: party\nextraction: { maxEntities: 12, knownModifiers: false }\n';
+    expect(ablateArtifact(text)).toBe(
+      'defaultAppType: other\nstopList: []\nentityTerms: {}\nextraction: { maxEntities: 12, knownModifiers: false }\n',
+    );
   });
 
   it('turns the seed playbook into a valid playbook with no cues', () => {

@@ -199,7 +199,10 @@ export function rollingThreshold(thresholdK: number, noiseSds: readonly number[]
  * examples valid for both (incumbent minus contrast). NaN when fewer than 2
  * examples are shared.
  */
-export function signalEffectSize(incumbent: PartitionScore, contrast: PartitionScore): { cohensD: number; examples: number } {
+export function signalEffectSize(
+  incumbent: PartitionScore,
+  contrast: PartitionScore,
+): { cohensD: number; examples: number } {
   const paired = comparePaired(contrast, incumbent); // "candidate" = incumbent, so values line up by id
   if (paired.ids.length < 2) return { cohensD: Number.NaN, examples: paired.ids.length };
   return { cohensD: cohensD(paired.candidate, paired.incumbent), examples: paired.ids.length };
@@ -257,7 +260,9 @@ function isSettingsBlock(node: unknown): boolean {
 function ablateYaml(text: string): string {
   const doc = parseDocument(text);
   if (doc.errors.length > 0 || !isMap(doc.contents)) {
-    throw new InputError('cannot ablate the artifact: it is not a YAML mapping of sections', { code: 'input.artifact' });
+    throw new InputError('cannot ablate the artifact: it is not a YAML mapping of sections', {
+      code: 'input.artifact',
+    });
   }
   let changed = false;
   for (const pair of doc.contents.items) {
@@ -306,14 +311,20 @@ function validateSettings(settings: Readonly<CalibrationSettings>): void {
   const fail = (field: string, rule: string, value: number): never => {
     throw new RangeError(`calibration setting ${field} must be ${rule}, got ${value}`);
   };
-  if (!Number.isInteger(settings.noiseRepeats) || settings.noiseRepeats < 2) fail('noiseRepeats', 'an integer ≥ 2', settings.noiseRepeats);
-  if (!Number.isInteger(settings.signalRepeats) || settings.signalRepeats < 1) fail('signalRepeats', 'an integer ≥ 1', settings.signalRepeats);
-  if (!Number.isInteger(settings.calibrationWindow) || settings.calibrationWindow < 1) fail('calibrationWindow', 'an integer ≥ 1', settings.calibrationWindow);
-  if (!(settings.thresholdK >= 0) || !Number.isFinite(settings.thresholdK)) fail('thresholdK', 'a finite number ≥ 0', settings.thresholdK);
-  if (!(settings.minCohensD >= 0) || !Number.isFinite(settings.minCohensD)) fail('minCohensD', 'a finite number ≥ 0', settings.minCohensD);
+  if (!Number.isInteger(settings.noiseRepeats) || settings.noiseRepeats < 2)
+    fail('noiseRepeats', 'an integer ≥ 2', settings.noiseRepeats);
+  if (!Number.isInteger(settings.signalRepeats) || settings.signalRepeats < 1)
+    fail('signalRepeats', 'an integer ≥ 1', settings.signalRepeats);
+  if (!Number.isInteger(settings.calibrationWindow) || settings.calibrationWindow < 1)
+    fail('calibrationWindow', 'an integer ≥ 1', settings.calibrationWindow);
+  if (!(settings.thresholdK >= 0) || !Number.isFinite(settings.thresholdK))
+    fail('thresholdK', 'a finite number ≥ 0', settings.thresholdK);
+  if (!(settings.minCohensD >= 0) || !Number.isFinite(settings.minCohensD))
+    fail('minCohensD', 'a finite number ≥ 0', settings.minCohensD);
 }
 
-const format6 = (value: number): string => (Number.isFinite(value) ? String(Math.round(value * 1e6) / 1e6) : String(value));
+const format6 = (value: number): string =>
+  Number.isFinite(value) ? String(Math.round(value * 1e6) / 1e6) : String(value);
 
 /**
  * Calibrates the study's evaluator on its active incumbent (created from the
@@ -335,7 +346,11 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
   const evaluator = options.evaluator ?? createStudyEvaluator(study, db);
   const incumbent = await ensureSeedVersion(db, study, now);
   if (study.partitions.optimization.length === 0) {
-    throw new InputError('cannot calibrate: the optimization partition is empty', { studyPath: study.dir, partition: 'optimization', code: 'input.corpus' });
+    throw new InputError('cannot calibrate: the optimization partition is empty', {
+      studyPath: study.dir,
+      partition: 'optimization',
+      code: 'input.corpus',
+    });
   }
   const contrastSource: SignalEvidence['contrast'] = options.contrastText === undefined ? 'ablation' : 'given';
   const contrastText = options.contrastText ?? ablateArtifact(incumbent.text, formatFromPath(study.artifactPath));
@@ -347,17 +362,23 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
       { studyPath: study.dir, code: 'input.calibration' },
     );
   }
-  const evaluate = (artifactText: string, partition: (typeof PARTITIONS)[number], repeats: number): Promise<PartitionScore> =>
-    withCallStage('calibration', () => withArtifactOverride(artifactText, () =>
-      evaluator.evaluate({
-        artifactText,
-        partition,
-        examples: study.partitions[partition],
-        repeats,
-        firstRepeat: 0,
-        ...(options.signal !== undefined ? { signal: options.signal } : {}),
-      }),
-    ));
+  const evaluate = (
+    artifactText: string,
+    partition: (typeof PARTITIONS)[number],
+    repeats: number,
+  ): Promise<PartitionScore> =>
+    withCallStage('calibration', () =>
+      withArtifactOverride(artifactText, () =>
+        evaluator.evaluate({
+          artifactText,
+          partition,
+          examples: study.partitions[partition],
+          repeats,
+          firstRepeat: 0,
+          ...(options.signal !== undefined ? { signal: options.signal } : {}),
+        }),
+      ),
+    );
 
   // Noise: the incumbent, noiseRepeats times, on every non-empty partition.
   const noiseScores: PartitionScore[] = [];
@@ -375,7 +396,7 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
     noiseScores.push(score);
   }
   const noise = measureNoise(noiseScores);
-  const noiseSd = noise.partitionSds['optimization'];
+  const noiseSd = noise.partitionSds.optimization;
 
   // Earlier valid calibrations of this fingerprint, newest first (the rolling window).
   const earlier = await db
@@ -442,17 +463,28 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
       `calibration failed: the evaluator cannot tell artifacts apart — ${dText}, |d| below the minimum ${settings.minCohensD}` +
       (Number.isNaN(effect.cohensD) ? ' (undefined: fewer than 2 examples valid for both)' : '') +
       '. A loop on this evaluator would chase noise: make the corpus or the scorer more discriminating, or give a more different contrasting artifact.';
-    const record = await store({ noiseSd, cohensD: Number.isNaN(effect.cohensD) ? null : effect.cohensD, threshold, valid: false, message });
+    const record = await store({
+      noiseSd,
+      cohensD: Number.isNaN(effect.cohensD) ? null : effect.cohensD,
+      threshold,
+      valid: false,
+      message,
+    });
     return { ok: false, reason: 'flat_landscape', record, signal, message };
   }
 
-  const deterministic = Object.values(noise.partitionSds).every((sd) => sd === 0) && Object.values(noise.exampleSds).every((sd) => sd === 0);
+  const deterministic =
+    Object.values(noise.partitionSds).every((sd) => sd === 0) &&
+    Object.values(noise.exampleSds).every((sd) => sd === 0);
   let message =
     `calibrated: noise SD ${format6(noiseSd)} (optimization, ${settings.noiseRepeats} repeats); ${dText}; ` +
     `τ = ${settings.thresholdK} × rolling max noise SD ${format6(Math.max(...windowSds))} over ${windowSds.length} of the last ${settings.calibrationWindow} calibration(s) = ${format6(threshold)}`;
   if (deterministic) {
-    message += '. Deterministic executor: run-to-run noise is 0 and τ = 0; the paired test on per-example scores carries the decision';
-    if (!study.executor.deterministic) message += ' (the executor is declared stochastic but every repeat gave the same scores: are its repeats cached or its temperature 0?)';
+    message +=
+      '. Deterministic executor: run-to-run noise is 0 and τ = 0; the paired test on per-example scores carries the decision';
+    if (!study.executor.deterministic)
+      message +=
+        ' (the executor is declared stochastic but every repeat gave the same scores: are its repeats cached or its temperature 0?)';
   } else if (study.executor.deterministic) {
     message += '. Warning: the executor is declared deterministic but its repeats differ';
   }
@@ -463,7 +495,12 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
     calibration: { noiseSd: Math.max(...windowSds), exampleSds: noise.exampleSds },
     deterministic,
     signal,
-    threshold: { k: settings.thresholdK, window: settings.calibrationWindow, noiseSds: windowSds, maximumNoiseSd: Math.max(...windowSds) },
+    threshold: {
+      k: settings.thresholdK,
+      window: settings.calibrationWindow,
+      noiseSds: windowSds,
+      maximumNoiseSd: Math.max(...windowSds),
+    },
     message,
   };
 }

@@ -45,7 +45,15 @@ describe('power check', () => {
   });
 
   it('says nothing of a continuous study before any candidate was measured, and the median need after', () => {
-    const base = { outcome: 'continuous' as const, alpha: 0.05, shadowAlpha: 0.05, optimization: scores([0.5]), shadow: scores([0.5]), optimizationSize: 6, shadowSize: 3 };
+    const base = {
+      outcome: 'continuous' as const,
+      alpha: 0.05,
+      shadowAlpha: 0.05,
+      optimization: scores([0.5]),
+      shadow: scores([0.5]),
+      optimizationSize: 6,
+      shadowSize: 3,
+    };
     expect(powerWarnings(base)).toEqual([]);
     // d_z = 0.408: 19 examples (the one-sided paired t-test; checked in stuck-advice.test.ts against SciPy).
     const [warning] = powerWarnings({ ...base, observedEffectSizes: [0.2, 0.408, 0.9] });
@@ -61,11 +69,19 @@ describe('the power check of a study folder (the incumbent evaluated, the notebo
   });
 
   it('warns a binary study whose seed gets too few optimization examples wrong, not its shadow, which has enough', async () => {
-    const dir = writeRoutingStudy({ optimization: { right: 4, wrong: 2 }, anchor: { right: 3, wrong: 0 }, shadow: { right: 2, wrong: 5 } });
+    const dir = writeRoutingStudy({
+      optimization: { right: 4, wrong: 2 },
+      anchor: { right: 3, wrong: 0 },
+      shadow: { right: 2, wrong: 5 },
+    });
     dirs.push(dir);
     const study = await loadStudyAsync(dir);
     expect(study.task.outcome).toBe('binary');
-    const warnings = await studyPowerWarnings({ study, evaluator: createStudyEvaluator(study), incumbentText: study.artifactText });
+    const warnings = await studyPowerWarnings({
+      study,
+      evaluator: createStudyEvaluator(study),
+      incumbentText: study.artifactText,
+    });
     expect(warnings).toEqual([
       {
         partition: 'optimization',
@@ -85,10 +101,17 @@ describe('the power check of a study folder (the incumbent evaluated, the notebo
   });
 
   it('uses the shadow α on the shadow: 0.5^5 = 0.031 passes α = 0.05 but not shadowAlpha = 0.01 (7 needed)', async () => {
-    const dir = writeRoutingStudy({ optimization: { right: 2, wrong: 5 }, anchor: { right: 3, wrong: 0 }, shadow: { right: 2, wrong: 5 } }, 'gate:\n  shadowAlpha: 0.01');
+    const dir = writeRoutingStudy(
+      { optimization: { right: 2, wrong: 5 }, anchor: { right: 3, wrong: 0 }, shadow: { right: 2, wrong: 5 } },
+      'gate:\n  shadowAlpha: 0.01',
+    );
     dirs.push(dir);
     const study = await loadStudyAsync(dir);
-    const warnings = await studyPowerWarnings({ study, evaluator: createStudyEvaluator(study), incumbentText: study.artifactText });
+    const warnings = await studyPowerWarnings({
+      study,
+      evaluator: createStudyEvaluator(study),
+      incumbentText: study.artifactText,
+    });
     expect(warnings.map((warning) => [warning.partition, warning.have, warning.needed])).toEqual([['shadow', 5, 7]]);
   });
 
@@ -98,16 +121,44 @@ describe('the power check of a study folder (the incumbent evaluated, the notebo
       const seed = await putVersion(db, 'seed', 'seed', null, null);
       await setRegistryVersion(db, seed.id, 'seed');
       // t = 2.04, df = 24 → d_z = 2.04/5 = 0.408: 19 examples needed (as above); a McNemar refusal and an accepted one are not read.
-      const evidence = (t: number, df: number) => JSON.stringify({ checks: [{ name: 'margin', statistic: 0.05 }, { name: 'significance', statistic: 0.1, data: { t, df, pValue: 0.1 } }] });
-      const mcnemar = JSON.stringify({ checks: [{ name: 'significance', statistic: 0.2, data: { pairedTest: 'mcnemar-exact', b: 2, c: 0, bothRight: 3, bothWrong: 1, pValue: 0.25 } }] });
-      for (const [round, reason, text] of [[1, 'not_significant', evidence(2.04, 24)], [2, 'not_significant', mcnemar], [3, 'anchor_regression', evidence(9, 24)]] as const) {
+      const evidence = (t: number, df: number) =>
+        JSON.stringify({
+          checks: [
+            { name: 'margin', statistic: 0.05 },
+            { name: 'significance', statistic: 0.1, data: { t, df, pValue: 0.1 } },
+          ],
+        });
+      const mcnemar = JSON.stringify({
+        checks: [
+          {
+            name: 'significance',
+            statistic: 0.2,
+            data: { pairedTest: 'mcnemar-exact', b: 2, c: 0, bothRight: 3, bothWrong: 1, pValue: 0.25 },
+          },
+        ],
+      });
+      for (const [round, reason, text] of [
+        [1, 'not_significant', evidence(2.04, 24)],
+        [2, 'not_significant', mcnemar],
+        [3, 'anchor_regression', evidence(9, 24)],
+      ] as const) {
         await sql`insert into experiments (run_id, round, proposer, base_version_id, candidate_hash, delta, rationale, decision, reason, evidence, accepted_version_id, fingerprint, seed, created_at)
-          values (1, ${round}, 'p', ${seed.id}, ${`h${round}`}, ${`d${round}`}, 'r', 'refused', ${reason}, ${text}, null, 'f', 1, 't')`.execute(db);
+          values (1, ${round}, 'p', ${seed.id}, ${`h${round}`}, ${`d${round}`}, 'r', 'refused', ${reason}, ${text}, null, 'f', 1, 't')`.execute(
+          db,
+        );
       }
-      const study = { task: { id: 'continuous@1', outcome: 'continuous' }, partitions: { optimization: new Array(6), anchor: [], shadow: new Array(3) }, gate: { alpha: 0.05, shadowAlpha: 0.05 } } as unknown as LoadedStudy;
-      const evaluator = { evaluate: () => Promise.reject(new Error('a continuous check evaluates nothing')) } as unknown as Evaluator;
+      const study = {
+        task: { id: 'continuous@1', outcome: 'continuous' },
+        partitions: { optimization: new Array(6), anchor: [], shadow: new Array(3) },
+        gate: { alpha: 0.05, shadowAlpha: 0.05 },
+      } as unknown as LoadedStudy;
+      const evaluator = {
+        evaluate: () => Promise.reject(new Error('a continuous check evaluates nothing')),
+      } as unknown as Evaluator;
       const warnings = await studyPowerWarnings({ study, evaluator, incumbentText: 'seed', db });
-      expect(warnings.map((warning) => [warning.partition, warning.have, warning.needed])).toEqual([['optimization', 6, 19]]);
+      expect(warnings.map((warning) => [warning.partition, warning.have, warning.needed])).toEqual([
+        ['optimization', 6, 19],
+      ]);
       expect(warnings[0]?.message).toBe(
         'at the effect sizes measured so far (median d_z = 0.408 over 1 refused candidate(s)), a change needs about 19 optimization examples to reach α = 0.05; the partition has 6',
       );
@@ -120,22 +171,47 @@ describe('the power check of a study folder (the incumbent evaluated, the notebo
 
 describe('the power check in kloop run and kloop doctor', () => {
   it('prints WARNING lines before round 1 and reports powerWarnings in --json; doctor says the same', async () => {
-    const dir = writeRoutingStudy({ optimization: { right: 4, wrong: 2 }, anchor: { right: 3, wrong: 0 }, shadow: { right: 2, wrong: 5 } });
+    const dir = writeRoutingStudy({
+      optimization: { right: 4, wrong: 2 },
+      anchor: { right: 3, wrong: 0 },
+      shadow: { right: 2, wrong: 5 },
+    });
     try {
-      const doctor = (await checkMeasurement(dir, { databaseFile: path.join(dir, '.kloop', 'kloop.db'), hasDatabase: false, openReadOnly: (file) => openDatabase(file, { readonly: true }) })).filter((finding) => finding.id === 'setup.power');
+      const doctor = (
+        await checkMeasurement(dir, {
+          databaseFile: path.join(dir, '.kloop', 'kloop.db'),
+          hasDatabase: false,
+          openReadOnly: (file) => openDatabase(file, { readonly: true }),
+        })
+      ).filter((finding) => finding.id === 'setup.power');
       expect(doctor).toEqual([
-        expect.objectContaining({ id: 'setup.power', area: 'setup', status: 'info', message: expect.stringMatching(/^power: no change can reach significance on optimization: the incumbent gets 2 of its 6 examples wrong/) }),
+        expect.objectContaining({
+          id: 'setup.power',
+          area: 'setup',
+          status: 'info',
+          message: expect.stringMatching(
+            /^power: no change can reach significance on optimization: the incumbent gets 2 of its 6 examples wrong/,
+          ),
+        }),
       ]);
       expect(doctor[0]?.fix).toContain('until it gets at least 5 wrong');
       const run = await kloop('run', dir, '--json');
       expect(run.code, run.stderr).toBe(0);
       const lines = run.stderr.split('\n');
-      const warning = lines.findIndex((line) => line.startsWith('kloop: WARNING: no change can reach significance on optimization: the incumbent gets 2 of its 6 examples wrong'));
+      const warning = lines.findIndex((line) =>
+        line.startsWith(
+          'kloop: WARNING: no change can reach significance on optimization: the incumbent gets 2 of its 6 examples wrong',
+        ),
+      );
       const firstRound = lines.findIndex((line) => /^kloop: round 1:/.test(line));
       expect(warning, run.stderr).toBeGreaterThanOrEqual(0);
       expect(firstRound === -1 || warning < firstRound).toBe(true);
-      const report = JSON.parse(run.stdout) as { powerWarnings: Array<{ partition: string; have: number; needed: number }> };
-      expect(report.powerWarnings.map((entry) => [entry.partition, entry.have, entry.needed])).toEqual([['optimization', 2, 5]]);
+      const report = JSON.parse(run.stdout) as {
+        powerWarnings: Array<{ partition: string; have: number; needed: number }>;
+      };
+      expect(report.powerWarnings.map((entry) => [entry.partition, entry.have, entry.needed])).toEqual([
+        ['optimization', 2, 5],
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -143,11 +219,26 @@ describe('the power check in kloop run and kloop doctor', () => {
 });
 
 describe('the power check on the shadow (continuous tasks)', () => {
-  const base = { outcome: 'continuous' as const, alpha: 0.05, shadowAlpha: 0.05, optimization: new Map<string, number>(), shadow: new Map<string, number>(), optimizationSize: 40, shadowSize: 22 };
+  const base = {
+    outcome: 'continuous' as const,
+    alpha: 0.05,
+    shadowAlpha: 0.05,
+    optimization: new Map<string, number>(),
+    shadow: new Map<string, number>(),
+    optimizationSize: 40,
+    shadowSize: 22,
+  };
 
   it('warns when the shadow test has under 80% power for the optimization gains measured, with the shadow size that would reach it', () => {
     // Median Δopt/SE = 1.5: power 1 − Φ(1.644854 − 1.5) = 0.442413; n = ⌈22·((1.644854 + 0.841621)/1.5)²⌉ = 61 (scipy.stats.norm).
-    const warnings = powerWarnings({ ...base, shadowEvidence: [{ optimizationDelta: 0.015, standardError: 0.01 }, { optimizationDelta: 0.03, standardError: 0.01 }, { optimizationDelta: 0.01, standardError: 0.01 }] });
+    const warnings = powerWarnings({
+      ...base,
+      shadowEvidence: [
+        { optimizationDelta: 0.015, standardError: 0.01 },
+        { optimizationDelta: 0.03, standardError: 0.01 },
+        { optimizationDelta: 0.01, standardError: 0.01 },
+      ],
+    });
     expect(warnings).toEqual([
       {
         partition: 'shadow',

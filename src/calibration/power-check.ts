@@ -106,7 +106,9 @@ export function powerWarnings(input: PowerCheckInput): PowerWarning[] {
   }
   const shadowWarning = shadowPowerWarning(input);
   if (shadowWarning !== null) warnings.push(shadowWarning);
-  const effects = (input.observedEffectSizes ?? []).filter((value) => Number.isFinite(value) && value > 0).sort((left, right) => left - right);
+  const effects = (input.observedEffectSizes ?? [])
+    .filter((value) => Number.isFinite(value) && value > 0)
+    .sort((left, right) => left - right);
   if (effects.length === 0) return warnings;
   const median = effects[Math.floor((effects.length - 1) / 2)]!;
   const needed = requiredExamples(median, input.alpha);
@@ -181,9 +183,13 @@ export async function studyPowerWarnings(input: StudyPowerInput): Promise<PowerW
   if (study.task.outcome === 'binary') {
     const outcomes = {} as Record<Exclude<PartitionName, 'anchor'>, Map<string, number>>;
     for (const partition of ['optimization', 'shadow'] as const) {
-      outcomes[partition] = perExampleMeans(await evaluatePartition(input.evaluator, study, input.incumbentText, partition, input.signal));
+      outcomes[partition] = perExampleMeans(
+        await evaluatePartition(input.evaluator, study, input.incumbentText, partition, input.signal),
+      );
     }
-    const binary = [...outcomes.optimization.values(), ...outcomes.shadow.values()].every((value) => value === 0 || value === 1);
+    const binary = [...outcomes.optimization.values(), ...outcomes.shadow.values()].every(
+      (value) => value === 0 || value === 1,
+    );
     if (binary) return powerWarnings({ outcome: 'binary', ...settings, ...sizes, ...outcomes });
   }
   return input.db === undefined ? [] : notebookPowerWarnings(input.db, { ...settings, ...sizes });
@@ -200,29 +206,53 @@ export async function notebookPowerWarnings(
 ): Promise<PowerWarning[]> {
   const observedEffectSizes = await refusedEffectSizes(db, settings.alpha);
   const shadowEvidence = await shadowTestEvidence(db);
-  return powerWarnings({ outcome: 'continuous', ...settings, optimization: new Map(), shadow: new Map(), observedEffectSizes, shadowEvidence });
+  return powerWarnings({
+    outcome: 'continuous',
+    ...settings,
+    optimization: new Map(),
+    shadow: new Map(),
+    observedEffectSizes,
+    shadowEvidence,
+  });
 }
 
 /** Δopt and the shadow test's SE of every decision whose shadow check recorded its power (src/gate/shadow-check.ts). */
-async function shadowTestEvidence(db: StudyDatabase): Promise<Array<{ optimizationDelta: number; standardError: number }>> {
-  const rows = await db.selectFrom('experiments').select(['evidence']).where('decision', '!=', 'skipped').orderBy('id').execute();
+async function shadowTestEvidence(
+  db: StudyDatabase,
+): Promise<Array<{ optimizationDelta: number; standardError: number }>> {
+  const rows = await db
+    .selectFrom('experiments')
+    .select(['evidence'])
+    .where('decision', '!=', 'skipped')
+    .orderBy('id')
+    .execute();
   const entries: Array<{ optimizationDelta: number; standardError: number }> = [];
   for (const row of rows) {
     try {
-      const checks = (JSON.parse(row.evidence) as { checks?: Array<{ name?: string; statistic?: unknown; data?: { power?: { standardError?: unknown } } }> }).checks ?? [];
+      const checks =
+        (
+          JSON.parse(row.evidence) as {
+            checks?: Array<{ name?: string; statistic?: unknown; data?: { power?: { standardError?: unknown } } }>;
+          }
+        ).checks ?? [];
       const se = checks.find((check) => check.name === 'shadow')?.data?.power?.standardError;
       const delta = checks.find((check) => check.name === 'margin')?.statistic;
-      if (typeof se === 'number' && typeof delta === 'number') entries.push({ optimizationDelta: delta, standardError: se });
-    } catch {
-      continue;
-    }
+      if (typeof se === 'number' && typeof delta === 'number')
+        entries.push({ optimizationDelta: delta, standardError: se });
+    } catch {}
   }
   return entries;
 }
 
 /** d_z of the candidates the notebook refused as not significant by the paired t-test (McNemar refusals left out). */
 async function refusedEffectSizes(db: StudyDatabase, alpha: number): Promise<number[]> {
-  const rows = await db.selectFrom('experiments').select(['id', 'reason', 'evidence']).where('decision', '=', 'refused').where('reason', '=', 'not_significant').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('experiments')
+    .select(['id', 'reason', 'evidence'])
+    .where('decision', '=', 'refused')
+    .where('reason', '=', 'not_significant')
+    .orderBy('id')
+    .execute();
   const sizes: number[] = [];
   for (const row of rows) {
     let evidence: unknown = null;

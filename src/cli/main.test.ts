@@ -5,7 +5,9 @@ import { InputError } from '../errors.ts';
 
 /** `<study> [action]`, as commander prints a command's arguments. */
 function argumentsOf(command: Command): string {
-  return command.registeredArguments.map((argument) => (argument.required ? `<${argument.name()}>` : `[${argument.name()}]`)).join(' ');
+  return command.registeredArguments
+    .map((argument) => (argument.required ? `<${argument.name()}>` : `[${argument.name()}]`))
+    .join(' ');
 }
 
 /** The leaf commands under `command` (itself when it has no subcommands). */
@@ -20,7 +22,10 @@ describe('the command catalogue', () => {
     for (const entry of COMMANDS) {
       const command = program.commands.find((candidate) => candidate.name() === entry.name)!;
       expect(argumentsOf(command), entry.name).toBe(entry.arguments);
-      expect(command.description().startsWith(entry.summary), `${entry.name}: "${command.description()}" starts with "${entry.summary}"`).toBe(true);
+      expect(
+        command.description().startsWith(entry.summary),
+        `${entry.name}: "${command.description()}" starts with "${entry.summary}"`,
+      ).toBe(true);
       // A summary is a whole phrase, not a description cut at its first colon ("Check a study: the database").
       expect(entry.summary, entry.name).not.toMatch(/[:,;]$/);
       expect(entry.summary.split(' ').length, entry.name).toBeGreaterThan(5);
@@ -41,7 +46,9 @@ describe('the command catalogue', () => {
     const run = program.commands.find((command) => command.name() === 'run')!;
     expect(history.options.map((option) => option.long)).toEqual(['--json']);
     expect(run.options.map((option) => option.long)).toEqual(['--json']); // the stand-in
-    expect((await createProgram(['run'])).commands.find((command) => command.name() === 'run')!.options.length).toBeGreaterThan(5);
+    expect(
+      (await createProgram(['run'])).commands.find((command) => command.name() === 'run')!.options.length,
+    ).toBeGreaterThan(5);
   });
 });
 
@@ -61,7 +68,9 @@ describe('command-line reading', () => {
 
   it('the JSON error object carries the code, the message without its location, and the location fields', () => {
     const error = new InputError('unknown key "alpah"', { file: 'kloop.yaml', line: 12, field: 'gate.alpah' });
-    expect(jsonErrorOf(error)).toEqual({ error: { code: 'input', message: 'unknown key "alpah"', file: 'kloop.yaml', line: 12, field: 'gate.alpah' } });
+    expect(jsonErrorOf(error)).toEqual({
+      error: { code: 'input', message: 'unknown key "alpah"', file: 'kloop.yaml', line: 12, field: 'gate.alpah' },
+    });
     expect(jsonErrorOf(new Error('boom'))).toEqual({ error: { code: 'internal', message: 'boom' } });
   });
 });

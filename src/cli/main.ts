@@ -29,7 +29,7 @@ export const EXIT_CODES_HELP = [
   '  2    bad input or usage (file, line and field named); nothing was written; eval: nothing to evaluate (an empty corpus)',
   '  3    the study is being run by another process (kloop run --wait waits instead)',
   '  4    kloop corpus add: the admission gate refused some records (listed and recorded); the others were admitted',
-  '  5    this run lost the study\'s lease to another process (it looked dead: paused, or cut off from the database); its writes were refused from the take-over on',
+  "  5    this run lost the study's lease to another process (it looked dead: paused, or cut off from the database); its writes were refused from the take-over on",
   '  130  interrupted (Ctrl-C, SIGTERM or a closed output pipe); the run is recorded as interrupted and the next run continues',
   'With --json, a failure also prints {"error": {"code", "message", "file", "line", "field"}} on stdout.',
 ].join('\n');
@@ -56,29 +56,156 @@ export interface CommandEntry {
  * registers.
  */
 export const COMMANDS: readonly CommandEntry[] = [
-  { name: 'init', arguments: '<dir>', summary: 'Write a new study folder that runs: kloop.yaml, program.md (three registers and the invariants), the artifact, a sample corpus', load: async () => (await import('./commands/init.ts')).registerInitCommand },
-  { name: 'run', arguments: '<study>', summary: 'Run (or continue) the loop on a study folder until a stopping criterion holds.', load: async () => (await import('./commands/run.ts')).registerRunCommand },
-  { name: 'eval', arguments: '<study>', summary: 'Score one artifact (default: the active version) on the study corpus and print components and per-example diagnostics.', load: async () => (await import('./commands/eval.ts')).registerEvalCommand },
-  { name: 'history', arguments: '<study>', summary: 'List every experiment of a study: round, decision, reason, composite, Δ, p-value and delta; then the failed proposer answers, the runs that stopped on a problem (with why), and the moves of the active version (who activated what).', load: async () => (await import('./commands/history.ts')).registerHistoryCommands },
-  { name: 'show', arguments: '<study> <experiment>', summary: 'Show one experiment: its delta, decision and the evidence of every gate check.', load: async () => (await import('./commands/history.ts')).registerHistoryCommands },
-  { name: 'calibrate', arguments: '<study>', summary: 'Measure the evaluator before trusting it: its noise, its signal and the margin τ.', load: async () => (await import('./commands/calibrate.ts')).registerCalibrateCommands },
-  { name: 'status', arguments: '<study>', summary: 'Show a study at a glance: active version, experiments by decision, calibrations, the last run.', load: async () => (await import('./commands/status.ts')).registerStatusCommand },
-  { name: 'build', arguments: '<study> <goal>', summary: 'Build an app from one goal text: intent, assembly onto the pattern library, structural gates and SQL.', load: async () => (await import('./commands/build.ts')).registerBuildCommand },
-  { name: 'review', arguments: '<study> [action] [id]', summary: 'List the review queue (Loop A candidates, Loop C/D findings), or approve or reject one item.', load: async () => (await import('./commands/review.ts')).registerReviewCommand },
-  { name: 'export', arguments: '<study>', summary: 'Write an artifact version to a file: the best (the active version, default) or one by id.', load: async () => (await import('./commands/export.ts')).registerExportCommand },
-  { name: 'doctor', arguments: '<study>', summary: 'Check a study: its database, its set-up and the power of its partitions.', load: async () => (await import('./commands/doctor.ts')).registerDoctorCommand },
-  { name: 'config', arguments: '<study>', summary: 'Print the effective configuration of a study: every key of kloop.yaml that applies to it, the value a run uses and its source', load: async () => (await import('./commands/config.ts')).registerConfigCommand },
-  { name: 'corpus', arguments: '', summary: 'The corpus lifecycle: admission, status, history and importers (docs/corpus.md).', load: async () => (await import('./commands/corpus.ts')).registerCorpusCommands },
-  { name: 'signals', arguments: '', summary: 'Production signals (Loop D) and pattern mining (Loop C): ingest, report, mine. See docs/loops-c-d.md.', load: async () => (await import('./commands/signals.ts')).registerSignalsCommands },
-  { name: 'serve', arguments: '<study>', summary: 'Serve the signal endpoint (POST /signals) for a study, or POST /assign and POST /outcomes for an online study: bearer token, body-size and rate limits, 127.0.0.1 by default.', load: async () => (await import('./commands/serve.ts')).registerServeCommand },
-  { name: 'schedule', arguments: '<study>', summary: 'Run the fast loop (B) and the slow analyses (A, C, D) on the cadences of `schedule` in kloop.yaml, without overlaps.', load: async () => (await import('./commands/schedule.ts')).registerScheduleCommand },
-  { name: 'reset', arguments: '<study>', summary: 'Start a study afresh: its lab notebook (experiments, versions, calibrations, cache, corpus lifecycle) is moved to .kloop/backups/<time>/ and the next run starts from the seed artifact and the corpus files.', load: async () => (await import('./commands/reset.ts')).registerResetCommand },
-  { name: 'view', arguments: '<study>', summary: "Open a local web viewer of a study on 127.0.0.1: the composite over experiments, every experiment's checks and per-example changes, versions side by side and rollback, the corpus lifecycle, the review queue and Loop D's signals", load: async () => (await import('./commands/view.ts')).registerViewCommand },
-  { name: 'diff', arguments: '<study> <a> <b>', summary: 'Show the difference between two artifact versions of a study as a unified diff (versions by id, or "seed" and "active").', load: async () => (await import('./commands/diff.ts')).registerDiffCommand },
-  { name: 'activate', arguments: '<study> <version>', summary: 'Make a stored version the active one (a rollback), recorded in the notebook with who did it (--by).', load: async () => (await import('./commands/activate.ts')).registerActivateCommand },
-  { name: 'worker', arguments: '[study]', summary: "Take a study's evaluation jobs from the job queue in its PostgreSQL database (enqueued by kloop run --workers), run the executor and write the results; on this machine or others.", load: async () => (await import('./commands/worker.ts')).registerWorkerCommand },
-  { name: 'migrate-storage', arguments: '<study>', summary: "Copy a study's SQLite notebook (.kloop/kloop.db) into an empty PostgreSQL schema, every row with its id; then point the study at it (storage: in kloop.yaml, or --db). The SQLite file is kept.", load: async () => (await import('./commands/migrate-storage.ts')).registerMigrateStorageCommand },
-  { name: 'report', arguments: '<study>', summary: 'Write a report of a study to share: html (one self-contained file with the charts, opens offline), csv (one row per experiment) or json (everything).', load: async () => (await import('./commands/report.ts')).registerReportCommand },
+  {
+    name: 'init',
+    arguments: '<dir>',
+    summary:
+      'Write a new study folder that runs: kloop.yaml, program.md (three registers and the invariants), the artifact, a sample corpus',
+    load: async () => (await import('./commands/init.ts')).registerInitCommand,
+  },
+  {
+    name: 'run',
+    arguments: '<study>',
+    summary: 'Run (or continue) the loop on a study folder until a stopping criterion holds.',
+    load: async () => (await import('./commands/run.ts')).registerRunCommand,
+  },
+  {
+    name: 'eval',
+    arguments: '<study>',
+    summary:
+      'Score one artifact (default: the active version) on the study corpus and print components and per-example diagnostics.',
+    load: async () => (await import('./commands/eval.ts')).registerEvalCommand,
+  },
+  {
+    name: 'history',
+    arguments: '<study>',
+    summary:
+      'List every experiment of a study: round, decision, reason, composite, Δ, p-value and delta; then the failed proposer answers, the runs that stopped on a problem (with why), and the moves of the active version (who activated what).',
+    load: async () => (await import('./commands/history.ts')).registerHistoryCommands,
+  },
+  {
+    name: 'show',
+    arguments: '<study> <experiment>',
+    summary: 'Show one experiment: its delta, decision and the evidence of every gate check.',
+    load: async () => (await import('./commands/history.ts')).registerHistoryCommands,
+  },
+  {
+    name: 'calibrate',
+    arguments: '<study>',
+    summary: 'Measure the evaluator before trusting it: its noise, its signal and the margin τ.',
+    load: async () => (await import('./commands/calibrate.ts')).registerCalibrateCommands,
+  },
+  {
+    name: 'status',
+    arguments: '<study>',
+    summary: 'Show a study at a glance: active version, experiments by decision, calibrations, the last run.',
+    load: async () => (await import('./commands/status.ts')).registerStatusCommand,
+  },
+  {
+    name: 'build',
+    arguments: '<study> <goal>',
+    summary: 'Build an app from one goal text: intent, assembly onto the pattern library, structural gates and SQL.',
+    load: async () => (await import('./commands/build.ts')).registerBuildCommand,
+  },
+  {
+    name: 'review',
+    arguments: '<study> [action] [id]',
+    summary: 'List the review queue (Loop A candidates, Loop C/D findings), or approve or reject one item.',
+    load: async () => (await import('./commands/review.ts')).registerReviewCommand,
+  },
+  {
+    name: 'export',
+    arguments: '<study>',
+    summary: 'Write an artifact version to a file: the best (the active version, default) or one by id.',
+    load: async () => (await import('./commands/export.ts')).registerExportCommand,
+  },
+  {
+    name: 'doctor',
+    arguments: '<study>',
+    summary: 'Check a study: its database, its set-up and the power of its partitions.',
+    load: async () => (await import('./commands/doctor.ts')).registerDoctorCommand,
+  },
+  {
+    name: 'config',
+    arguments: '<study>',
+    summary:
+      'Print the effective configuration of a study: every key of kloop.yaml that applies to it, the value a run uses and its source',
+    load: async () => (await import('./commands/config.ts')).registerConfigCommand,
+  },
+  {
+    name: 'corpus',
+    arguments: '',
+    summary: 'The corpus lifecycle: admission, status, history and importers (docs/corpus.md).',
+    load: async () => (await import('./commands/corpus.ts')).registerCorpusCommands,
+  },
+  {
+    name: 'signals',
+    arguments: '',
+    summary: 'Production signals (Loop D) and pattern mining (Loop C): ingest, report, mine. See docs/loops-c-d.md.',
+    load: async () => (await import('./commands/signals.ts')).registerSignalsCommands,
+  },
+  {
+    name: 'serve',
+    arguments: '<study>',
+    summary:
+      'Serve the signal endpoint (POST /signals) for a study, or POST /assign and POST /outcomes for an online study: bearer token, body-size and rate limits, 127.0.0.1 by default.',
+    load: async () => (await import('./commands/serve.ts')).registerServeCommand,
+  },
+  {
+    name: 'schedule',
+    arguments: '<study>',
+    summary:
+      'Run the fast loop (B) and the slow analyses (A, C, D) on the cadences of `schedule` in kloop.yaml, without overlaps.',
+    load: async () => (await import('./commands/schedule.ts')).registerScheduleCommand,
+  },
+  {
+    name: 'reset',
+    arguments: '<study>',
+    summary:
+      'Start a study afresh: its lab notebook (experiments, versions, calibrations, cache, corpus lifecycle) is moved to .kloop/backups/<time>/ and the next run starts from the seed artifact and the corpus files.',
+    load: async () => (await import('./commands/reset.ts')).registerResetCommand,
+  },
+  {
+    name: 'view',
+    arguments: '<study>',
+    summary:
+      "Open a local web viewer of a study on 127.0.0.1: the composite over experiments, every experiment's checks and per-example changes, versions side by side and rollback, the corpus lifecycle, the review queue and Loop D's signals",
+    load: async () => (await import('./commands/view.ts')).registerViewCommand,
+  },
+  {
+    name: 'diff',
+    arguments: '<study> <a> <b>',
+    summary:
+      'Show the difference between two artifact versions of a study as a unified diff (versions by id, or "seed" and "active").',
+    load: async () => (await import('./commands/diff.ts')).registerDiffCommand,
+  },
+  {
+    name: 'activate',
+    arguments: '<study> <version>',
+    summary: 'Make a stored version the active one (a rollback), recorded in the notebook with who did it (--by).',
+    load: async () => (await import('./commands/activate.ts')).registerActivateCommand,
+  },
+  {
+    name: 'worker',
+    arguments: '[study]',
+    summary:
+      "Take a study's evaluation jobs from the job queue in its PostgreSQL database (enqueued by kloop run --workers), run the executor and write the results; on this machine or others.",
+    load: async () => (await import('./commands/worker.ts')).registerWorkerCommand,
+  },
+  {
+    name: 'migrate-storage',
+    arguments: '<study>',
+    summary:
+      "Copy a study's SQLite notebook (.kloop/kloop.db) into an empty PostgreSQL schema, every row with its id; then point the study at it (storage: in kloop.yaml, or --db). The SQLite file is kept.",
+    load: async () => (await import('./commands/migrate-storage.ts')).registerMigrateStorageCommand,
+  },
+  {
+    name: 'report',
+    arguments: '<study>',
+    summary:
+      'Write a report of a study to share: html (one self-contained file with the charts, opens offline), csv (one row per experiment) or json (everything).',
+    load: async () => (await import('./commands/report.ts')).registerReportCommand,
+  },
 ];
 
 /** kloop's version, from its package.json (two folders up from src/cli/ and dist/cli/). */
@@ -97,7 +224,10 @@ function createBareProgram(): Command {
     )
     .version(packageVersion())
     // `--db` is taken out of the arguments by main() wherever it stands (takeDbOption); declared here for --help.
-    .option('--db <url>', 'keep the notebook in this PostgreSQL database (postgres://user@host/db, ?schema=NAME for one schema) instead of kloop.yaml\'s storage or .kloop/kloop.db; docs/storage.md')
+    .option(
+      '--db <url>',
+      "keep the notebook in this PostgreSQL database (postgres://user@host/db, ?schema=NAME for one schema) instead of kloop.yaml's storage or .kloop/kloop.db; docs/storage.md",
+    )
     // Program options only before the command name, so `kloop export --version ID` is the command's own option.
     .enablePositionalOptions()
     .exitOverride()
@@ -124,7 +254,9 @@ export async function createProgram(load: readonly string[] = COMMANDS.map((entr
   }
   for (const entry of COMMANDS) {
     if (program.commands.some((command) => command.name() === entry.name)) continue;
-    const standIn = program.command(`${entry.name}${entry.arguments === '' ? '' : ` ${entry.arguments}`}`).summary(entry.summary);
+    const standIn = program
+      .command(`${entry.name}${entry.arguments === '' ? '' : ` ${entry.arguments}`}`)
+      .summary(entry.summary);
     if (entry.arguments !== '') standIn.option('--json', 'print one JSON object on stdout');
   }
   return program;
@@ -168,7 +300,8 @@ export function jsonErrorOf(error: unknown): JsonError {
     };
   }
   if (error instanceof CommanderError) {
-    const message = error.code === 'commander.help' ? 'no command given: see kloop --help' : error.message.replace(/^error: /, '');
+    const message =
+      error.code === 'commander.help' ? 'no command given: see kloop --help' : error.message.replace(/^error: /, '');
     return { error: { code: error.code === 'commander.help' ? 'usage.no_command' : usageCode(error.code), message } };
   }
   return { error: { code: 'internal', message: error instanceof Error ? error.message : String(error) } };
@@ -181,10 +314,13 @@ export function jsonErrorOf(error: unknown): JsonError {
 function sqliteErrorOf(error: unknown): StorageError | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   if (!(error instanceof Error) || typeof code !== 'string' || !code.startsWith('SQLITE_')) return undefined;
-  return new StorageError(`the study database cannot be read: ${error.message} (${code}); \`kloop doctor <study>\` tells a damaged file from an unreadable one`, {
-    code: `storage.${code.toLowerCase()}`,
-    cause: error,
-  });
+  return new StorageError(
+    `the study database cannot be read: ${error.message} (${code}); \`kloop doctor <study>\` tells a damaged file from an unreadable one`,
+    {
+      code: `storage.${code.toLowerCase()}`,
+      cause: error,
+    },
+  );
 }
 
 /**
@@ -244,7 +380,11 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(maskSecrets(`kloop: ${sqlite.message}\n`));
       return fail(sqlite, sqlite.exitCode);
     }
-    process.stderr.write(maskSecrets(`kloop: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`));
+    process.stderr.write(
+      maskSecrets(
+        `kloop: unexpected failure: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      ),
+    );
     return fail(error, EXIT.failed);
   }
 }

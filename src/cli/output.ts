@@ -20,7 +20,22 @@ let CliTable3: CliTable | undefined;
 
 /** cli-table3's characters for a borderless table: columns two spaces apart, nothing else. */
 const BORDERLESS = Object.fromEntries(
-  ['top', 'top-mid', 'top-left', 'top-right', 'bottom', 'bottom-mid', 'bottom-left', 'bottom-right', 'left', 'left-mid', 'mid', 'mid-mid', 'right', 'right-mid'].map((name) => [name, '']),
+  [
+    'top',
+    'top-mid',
+    'top-left',
+    'top-right',
+    'bottom',
+    'bottom-mid',
+    'bottom-left',
+    'bottom-right',
+    'left',
+    'left-mid',
+    'mid',
+    'mid-mid',
+    'right',
+    'right-mid',
+  ].map((name) => [name, '']),
 );
 
 /**
@@ -30,7 +45,10 @@ const BORDERLESS = Object.fromEntries(
  */
 export function table(rows: string[][]): string {
   CliTable3 ??= createRequire(import.meta.url)('cli-table3') as CliTable;
-  const rendered = new CliTable3({ chars: { ...BORDERLESS, middle: '  ' }, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true } });
+  const rendered = new CliTable3({
+    chars: { ...BORDERLESS, middle: '  ' },
+    style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true },
+  });
   rendered.push(...rows);
   return rendered
     .toString()
@@ -66,7 +84,9 @@ export function nameInWords(name: string): string {
  */
 export function metricsLine(metrics: Readonly<Record<string, number | null>>): string {
   const entries = Object.entries(metrics);
-  return entries.length === 0 ? '' : `diagnostics: ${entries.map(([name, value]) => `${nameInWords(name)} ${formatScore(value)}`).join(', ')}`;
+  return entries.length === 0
+    ? ''
+    : `diagnostics: ${entries.map(([name, value]) => `${nameInWords(name)} ${formatScore(value)}`).join(', ')}`;
 }
 
 /**
@@ -74,7 +94,10 @@ export function metricsLine(metrics: Readonly<Record<string, number | null>>): s
  * order) that at least one of the scores holds, then any other the scores
  * hold, in the order first seen.
  */
-export function componentColumns(order: readonly string[], scores: ReadonlyArray<{ components: Readonly<Record<string, number>> }>): string[] {
+export function componentColumns(
+  order: readonly string[],
+  scores: ReadonlyArray<{ components: Readonly<Record<string, number>> }>,
+): string[] {
   const present = new Set(scores.flatMap((score) => Object.keys(score.components)));
   const columns = order.filter((name) => present.has(name));
   for (const name of present) if (!columns.includes(name)) columns.push(name);

@@ -5,7 +5,13 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
 import { loadProgram } from '../program/program.ts';
-import { DEFAULT_FUTILITY_LEVEL, DEFAULT_RACING_BATCH_SIZE, expandGlob, loadStudyConfig, racingSettingsOf } from './config.ts';
+import {
+  DEFAULT_FUTILITY_LEVEL,
+  DEFAULT_RACING_BATCH_SIZE,
+  expandGlob,
+  loadStudyConfig,
+  racingSettingsOf,
+} from './config.ts';
 import { checkComposition, composeHeadline, composeTask, composeWeights } from '../study/compose.ts';
 
 const exampleDir = fileURLToPath(new URL('../../examples/intent/', import.meta.url));
@@ -69,11 +75,24 @@ describe('loadStudyConfig', () => {
     });
     expect(config.stopping).toEqual({ maxExperiments: 60, plateauRounds: 3, idleRounds: 2, maxConsecutiveFailures: 5 });
     expect(config.seed).toBe(1);
-    expect(config.corpusPolicy).toEqual({ graduateAfterDecisions: 20, rotateSlice: 3, maxShadowExposures: 40, graduateAfterRounds: 5, partialGold: false });
+    expect(config.corpusPolicy).toEqual({
+      graduateAfterDecisions: 20,
+      rotateSlice: 3,
+      maxShadowExposures: 40,
+      graduateAfterRounds: 5,
+      partialGold: false,
+    });
     expect(config.task).toBe('intent');
     expect(config.weights).toBeUndefined();
     // The weights are the task's defaults once the task is built.
-    expect(composeWeights(composeTask(config).task, config)).toEqual({ appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2, entityPrecision: 0, relationRecall: 0 });
+    expect(composeWeights(composeTask(config).task, config)).toEqual({
+      appType: 0.25,
+      entityRecall: 0.35,
+      roleAccuracy: 0.2,
+      behaviorCoverage: 0.2,
+      entityPrecision: 0,
+      relationRecall: 0,
+    });
   });
 
   it('keeps a configured 0 as 0', () => {
@@ -92,25 +111,43 @@ describe('loadStudyConfig', () => {
     expect(config.seed).toBe(0);
     expect(config.corpusPolicy.rotateSlice).toBe(0);
     expect(config.weights).toEqual({ appType: 0 });
-    expect(composeWeights(composeTask(config).task, config)).toEqual({ appType: 0, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2, entityPrecision: 0, relationRecall: 0 });
+    expect(composeWeights(composeTask(config).task, config)).toEqual({
+      appType: 0,
+      entityRecall: 0.35,
+      roleAccuracy: 0.2,
+      behaviorCoverage: 0.2,
+      entityPrecision: 0,
+      relationRecall: 0,
+    });
   });
 
   it('reads gate.racing as a switch or its settings, on by default for a non-deterministic executor only', () => {
     const racing = (text: string) => loadStudyConfig(study(`${minimal}${text}`)).gate.racing;
     expect(racing('')).toBeUndefined();
-    expect(racingSettingsOf(undefined, false)).toEqual({ batchSize: DEFAULT_RACING_BATCH_SIZE, futilityLevel: DEFAULT_FUTILITY_LEVEL });
+    expect(racingSettingsOf(undefined, false)).toEqual({
+      batchSize: DEFAULT_RACING_BATCH_SIZE,
+      futilityLevel: DEFAULT_FUTILITY_LEVEL,
+    });
     expect(racingSettingsOf(undefined, true)).toBeUndefined();
     expect(racingSettingsOf(racing('gate: { racing: false }'), false)).toBeUndefined();
     expect(racingSettingsOf(racing('gate: { racing: true }'), true)).toEqual({ batchSize: 20, futilityLevel: 0.05 });
     // Settings alone keep the default switch (on for a sampled model); `enabled` overrides it; a configured 0 is 0.
     expect(racingSettingsOf(racing('gate: { racing: { batchSize: 8 } }'), true)).toBeUndefined();
-    expect(racingSettingsOf(racing('gate: { racing: { batchSize: 8, futilityLevel: 0 } }'), false)).toEqual({ batchSize: 8, futilityLevel: 0 });
-    expect(racingSettingsOf(racing('gate: { racing: { enabled: true, batchSize: 8 } }'), true)).toEqual({ batchSize: 8, futilityLevel: 0.05 });
+    expect(racingSettingsOf(racing('gate: { racing: { batchSize: 8, futilityLevel: 0 } }'), false)).toEqual({
+      batchSize: 8,
+      futilityLevel: 0,
+    });
+    expect(racingSettingsOf(racing('gate: { racing: { enabled: true, batchSize: 8 } }'), true)).toEqual({
+      batchSize: 8,
+      futilityLevel: 0.05,
+    });
     expect(racingSettingsOf(racing('gate: { racing: { enabled: false } }'), false)).toBeUndefined();
     const zero = thrown(() => racing('gate:\n  racing:\n    batchSize: 0\n'));
     expect(zero.message).toContain('kloop.yaml:5');
     expect(zero.message).toContain('gate.racing.batchSize');
-    expect(thrown(() => racing('gate: { racing: { futilityLevel: 1 } }')).message).toContain('gate.racing.futilityLevel');
+    expect(thrown(() => racing('gate: { racing: { futilityLevel: 1 } }')).message).toContain(
+      'gate.racing.futilityLevel',
+    );
     expect(thrown(() => racing('gate: { racing: { batchsize: 8 } }')).message).toContain('batchsize');
   });
 
@@ -119,7 +156,9 @@ describe('loadStudyConfig', () => {
     const error = thrown(() => loadStudyConfig(directory));
     expect(error.line).toBe(5);
     expect(error.field).toBe('gate.alpah');
-    expect(error.message).toMatch(/kloop\.yaml:5: gate\.alpah: unknown key "alpah" \(allowed: alpha, shadowAlpha, repeats,/);
+    expect(error.message).toMatch(
+      /kloop\.yaml:5: gate\.alpah: unknown key "alpah" \(allowed: alpha, shadowAlpha, repeats,/,
+    );
     const topLevel = thrown(() => loadStudyConfig(study(`${minimal}\n\nseeds: 3\n`)));
     expect(topLevel.message).toMatch(/kloop\.yaml:5: seeds: unknown key "seeds"/);
   });
@@ -137,7 +176,9 @@ describe('loadStudyConfig', () => {
     expect(thrown(() => loadStudyConfig(study('artifact: playbook.yaml\ncorpus: [corpus/*.txt]\n'))).message).toMatch(
       /kloop\.yaml:2: corpus\[0\]: a corpus file must end in/,
     );
-    expect(thrown(() => loadStudyConfig(study('corpus: [corpus/*.yaml]\n'))).message).toMatch(/kloop\.yaml:1: artifact: required/);
+    expect(thrown(() => loadStudyConfig(study('corpus: [corpus/*.yaml]\n'))).message).toMatch(
+      /kloop\.yaml:1: artifact: required/,
+    );
   });
 
   it('reports a missing file, malformed YAML and missing referenced files', () => {
@@ -150,16 +191,19 @@ describe('loadStudyConfig', () => {
     expect(thrown(() => loadStudyConfig(study('artifact: missing.yaml\ncorpus: [corpus/*.yaml]\n'))).message).toMatch(
       /kloop\.yaml:1: artifact: file not found: .*missing\.yaml/,
     );
-    expect(thrown(() => loadStudyConfig(study('artifact: playbook.yaml\ncorpus:\n  - corpus/*.yaml\n  - extra.jsonl\n'))).message).toMatch(
-      /kloop\.yaml:4: corpus\[1\]: file not found/,
-    );
+    expect(
+      thrown(() => loadStudyConfig(study('artifact: playbook.yaml\ncorpus:\n  - corpus/*.yaml\n  - extra.jsonl\n')))
+        .message,
+    ).toMatch(/kloop\.yaml:4: corpus\[1\]: file not found/);
     expect(thrown(() => loadStudyConfig(study('artifact: playbook.yaml\ncorpus: corpus/*.jsonl\n'))).message).toMatch(
       /kloop\.yaml:2: corpus: the corpus pattern "corpus\/\*\.jsonl" matches no file/,
     );
   });
 
   it('names each corpus pattern that matches no file, with its line', () => {
-    const message = thrown(() => loadStudyConfig(study('artifact: playbook.yaml\ncorpus:\n  - corpus/*.yaml\n  - corpus/*.jsonl\n'))).message;
+    const message = thrown(() =>
+      loadStudyConfig(study('artifact: playbook.yaml\ncorpus:\n  - corpus/*.yaml\n  - corpus/*.jsonl\n')),
+    ).message;
     expect(message).toMatch(/kloop\.yaml:4: corpus\[1\]: the corpus pattern "corpus\/\*\.jsonl" matches no file/);
   });
 
@@ -168,8 +212,13 @@ describe('loadStudyConfig', () => {
     mkdirSync(path.join(directory, 'corpus', 'deep', 'er'), { recursive: true });
     writeFileSync(path.join(directory, 'corpus', 'deep', 'er', 'b.jsonl'), '');
     writeFileSync(path.join(directory, 'corpus', '.hidden.yaml'), '');
-    expect(expandGlob(path.join(directory, 'corpus', '**', '*.{yaml,jsonl}'))).toEqual([path.join(directory, 'corpus', 'a.yaml'), path.join(directory, 'corpus', 'deep', 'er', 'b.jsonl')]);
-    expect(expandGlob(path.join(directory, 'corpus', '**', '*.jsonl'))).toEqual([path.join(directory, 'corpus', 'deep', 'er', 'b.jsonl')]);
+    expect(expandGlob(path.join(directory, 'corpus', '**', '*.{yaml,jsonl}'))).toEqual([
+      path.join(directory, 'corpus', 'a.yaml'),
+      path.join(directory, 'corpus', 'deep', 'er', 'b.jsonl'),
+    ]);
+    expect(expandGlob(path.join(directory, 'corpus', '**', '*.jsonl'))).toEqual([
+      path.join(directory, 'corpus', 'deep', 'er', 'b.jsonl'),
+    ]);
     expect(expandGlob(path.join(directory, 'corpus', '*.y?ml'))).toEqual([path.join(directory, 'corpus', 'a.yaml')]);
   });
 
@@ -182,7 +231,10 @@ describe('loadStudyConfig', () => {
     expect(config.seed).toBe(7);
     expect(config.executor.kind).toBe('offline');
     expect(config.proposer.kind).toBe('error-driven');
-    expect(config.corpusFiles).toEqual([path.join(directory, 'corpus', 'a.yaml'), path.join(directory, 'corpus', 'b.jsonl')]);
+    expect(config.corpusFiles).toEqual([
+      path.join(directory, 'corpus', 'a.yaml'),
+      path.join(directory, 'corpus', 'b.jsonl'),
+    ]);
     expect(loadProgram(config.program).mechanical.editableSections).toContain('behaviorCues');
   });
 
@@ -197,8 +249,16 @@ describe('loadStudyConfig', () => {
 
 describe('task, executor and weights in kloop.yaml', () => {
   it('reads the task as a kind or an object, and builds it with its settings', () => {
-    const config = loadStudyConfig(study(`${minimal}task:\n  kind: classification\n  labels: [billing, technical, account]\n  reportAs: misroute rate\nexecutor: { kind: routing-rules }\n`));
-    expect(config.task).toEqual({ kind: 'classification', labels: ['billing', 'technical', 'account'], reportAs: 'misroute rate' });
+    const config = loadStudyConfig(
+      study(
+        `${minimal}task:\n  kind: classification\n  labels: [billing, technical, account]\n  reportAs: misroute rate\nexecutor: { kind: routing-rules }\n`,
+      ),
+    );
+    expect(config.task).toEqual({
+      kind: 'classification',
+      labels: ['billing', 'technical', 'account'],
+      reportAs: 'misroute rate',
+    });
     const { task, exampleFormat } = composeTask(config);
     expect(task.id).toMatch(/^classification@1:[0-9a-f]{8}$/);
     expect(task.outcome).toBe('binary');
@@ -208,14 +268,20 @@ describe('task, executor and weights in kloop.yaml', () => {
     expect(composeTask(loadStudyConfig(study(minimal))).exampleFormat.inputField).toBe('goal');
   });
 
-  it('refuses a weight the task does not have, naming its line and the task\'s components', () => {
+  it("refuses a weight the task does not have, naming its line and the task's components", () => {
     const config = loadStudyConfig(study(`${minimal}weights:\n  appType: 0.3\n  entityRecal: 0.4\n`));
     const error = thrown(() => composeWeights(composeTask(config).task, config));
     expect(error.line).toBe(5);
     expect(error.field).toBe('weights.entityRecal');
-    expect(error.detail).toBe('unknown component "entityRecal": the intent-scorer@1 task\'s components are appType, entityRecall, roleAccuracy, behaviorCoverage, entityPrecision, relationRecall');
-    const zero = loadStudyConfig(study(`${minimal}weights: { appType: 0, entityRecall: 0, roleAccuracy: 0, behaviorCoverage: 0 }\n`));
-    expect(thrown(() => composeWeights(composeTask(zero).task, zero)).detail).toBe('at least one weight must be above 0');
+    expect(error.detail).toBe(
+      'unknown component "entityRecal": the intent-scorer@1 task\'s components are appType, entityRecall, roleAccuracy, behaviorCoverage, entityPrecision, relationRecall',
+    );
+    const zero = loadStudyConfig(
+      study(`${minimal}weights: { appType: 0, entityRecall: 0, roleAccuracy: 0, behaviorCoverage: 0 }\n`),
+    );
+    expect(thrown(() => composeWeights(composeTask(zero).task, zero)).detail).toBe(
+      'at least one weight must be above 0',
+    );
   });
 
   it('locates a bad task setting under task, with its line', () => {
@@ -224,14 +290,29 @@ describe('task, executor and weights in kloop.yaml', () => {
     expect(error.field).toBe('task.labels');
     expect(error.line).toBe(5);
     expect(error.detail).toMatch(/labels must be unique/);
-    expect(thrown(() => composeTask(loadStudyConfig(study(`${minimal}task: classification\n`)))).detail).toMatch(/needs its labels/);
-    expect(thrown(() => composeTask(loadStudyConfig(study(`${minimal}task: { kind: custom, module: score.ts }\n`)))).detail).toMatch(/loadStudyAsync/);
+    expect(thrown(() => composeTask(loadStudyConfig(study(`${minimal}task: classification\n`)))).detail).toMatch(
+      /needs its labels/,
+    );
+    expect(
+      thrown(() => composeTask(loadStudyConfig(study(`${minimal}task: { kind: custom, module: score.ts }\n`)))).detail,
+    ).toMatch(/loadStudyAsync/);
   });
 
-  it('validates the command executor\'s keys and refuses them on other executors', () => {
-    const command = loadStudyConfig(study(`${minimal}executor: { kind: command, command: [node, route.mjs], timeoutMs: 5000, concurrency: 2 }\nproposer: { kind: reflective, model: "openai:gpt-4.1-mini" }\n`));
-    expect(command.executor).toEqual({ kind: 'command', command: ['node', 'route.mjs'], timeoutMs: 5000, concurrency: 2 });
-    expect(thrown(() => loadStudyConfig(study(`${minimal}executor: { kind: command }\n`))).field).toBe('executor.command');
+  it("validates the command executor's keys and refuses them on other executors", () => {
+    const command = loadStudyConfig(
+      study(
+        `${minimal}executor: { kind: command, command: [node, route.mjs], timeoutMs: 5000, concurrency: 2 }\nproposer: { kind: reflective, model: "openai:gpt-4.1-mini" }\n`,
+      ),
+    );
+    expect(command.executor).toEqual({
+      kind: 'command',
+      command: ['node', 'route.mjs'],
+      timeoutMs: 5000,
+      concurrency: 2,
+    });
+    expect(thrown(() => loadStudyConfig(study(`${minimal}executor: { kind: command }\n`))).field).toBe(
+      'executor.command',
+    );
     const misplaced = thrown(() => loadStudyConfig(study(`${minimal}executor:\n  kind: offline\n  concurrency: 2\n`)));
     expect(misplaced.field).toBe('executor.concurrency');
     expect(misplaced.line).toBe(5);
@@ -239,23 +320,89 @@ describe('task, executor and weights in kloop.yaml', () => {
 
   it('keeps a configured 0 of the proposer limits as 0', () => {
     const config = loadStudyConfig(study(`${minimal}proposer: { maxEvaluations: 0, maxScreened: 0 }\n`));
-    expect(config.proposer).toEqual({ kind: 'error-driven', candidatesPerRound: 6, concurrency: 4, maxEvaluations: 0, maxScreened: 0 });
+    expect(config.proposer).toEqual({
+      kind: 'error-driven',
+      candidatesPerRound: 6,
+      concurrency: 4,
+      maxEvaluations: 0,
+      maxScreened: 0,
+    });
   });
 
   it('refuses, by name and line, a key that would do nothing for this study', () => {
     const cases: Array<[string, string, number, RegExp]> = [
-      ['executor:\n  kind: offline\n  temperature: 0\n', 'executor.temperature', 5, /temperature applies to an llm executor only/],
-      ['executor:\n  kind: routing-rules\n  model: "openai:gpt-4.1-mini"\n', 'executor.model', 5, /model applies to an llm executor only/],
-      ['executor: { kind: command, command: [node, run.mjs], maxOutputTokens: 64 }\n', 'executor.maxOutputTokens', 3, /maxOutputTokens applies to an llm executor only/],
-      ['executor: { kind: offline, baseURL: "http://127.0.0.1:8080/v1" }\n', 'executor.baseURL', 3, /baseURL applies to an llm executor only/],
-      ['executor: { kind: offline, apiKeyEnv: MY_KEY }\n', 'executor.apiKeyEnv', 3, /apiKeyEnv applies to an llm executor only/],
-      ['executor:\n  kind: offline\n  timeoutMs: 100\n', 'executor.timeoutMs', 5, /timeoutMs applies to an llm or command executor only/],
-      ['proposer:\n  kind: error-driven\n  model: "openai:gpt-4.1-mini"\n', 'proposer.model', 5, /model applies to a reflective proposer only/],
-      ['executor: { kind: llm, model: "openai:gpt-4.1-mini" }\nproposer:\n  kind: reflective\n  maxEvaluations: 0\n', 'proposer.maxEvaluations', 6, /maxEvaluations applies to the error-driven proposer only/],
-      ['executor: { kind: llm, model: "openai:gpt-4.1-mini" }\nproposer:\n  kind: reflective\n  maxScreened: 10\n', 'proposer.maxScreened', 6, /maxScreened applies to the error-driven proposer only/],
-      ['task: { kind: classification, labels: [a, b] }\ncorpusPolicy:\n  partialGold: false\n', 'corpusPolicy.partialGold', 5, /partialGold applies to intent studies only/],
-      ['task: { kind: classification, labels: [a, b] }\nschedule:\n  slow: "0 3 * * 1"\n', 'schedule.slow', 5, /Loops A, C and D work on intent studies only/],
-      ['task: { kind: classification, labels: [a, b] }\nschedule:\n  loops: { C: "0 3 * * 1" }\n', 'schedule.loops.C', 5, /write "off", or leave the key out/],
+      [
+        'executor:\n  kind: offline\n  temperature: 0\n',
+        'executor.temperature',
+        5,
+        /temperature applies to an llm executor only/,
+      ],
+      [
+        'executor:\n  kind: routing-rules\n  model: "openai:gpt-4.1-mini"\n',
+        'executor.model',
+        5,
+        /model applies to an llm executor only/,
+      ],
+      [
+        'executor: { kind: command, command: [node, run.mjs], maxOutputTokens: 64 }\n',
+        'executor.maxOutputTokens',
+        3,
+        /maxOutputTokens applies to an llm executor only/,
+      ],
+      [
+        'executor: { kind: offline, baseURL: "http://127.0.0.1:8080/v1" }\n',
+        'executor.baseURL',
+        3,
+        /baseURL applies to an llm executor only/,
+      ],
+      [
+        'executor: { kind: offline, apiKeyEnv: MY_KEY }\n',
+        'executor.apiKeyEnv',
+        3,
+        /apiKeyEnv applies to an llm executor only/,
+      ],
+      [
+        'executor:\n  kind: offline\n  timeoutMs: 100\n',
+        'executor.timeoutMs',
+        5,
+        /timeoutMs applies to an llm or command executor only/,
+      ],
+      [
+        'proposer:\n  kind: error-driven\n  model: "openai:gpt-4.1-mini"\n',
+        'proposer.model',
+        5,
+        /model applies to a reflective proposer only/,
+      ],
+      [
+        'executor: { kind: llm, model: "openai:gpt-4.1-mini" }\nproposer:\n  kind: reflective\n  maxEvaluations: 0\n',
+        'proposer.maxEvaluations',
+        6,
+        /maxEvaluations applies to the error-driven proposer only/,
+      ],
+      [
+        'executor: { kind: llm, model: "openai:gpt-4.1-mini" }\nproposer:\n  kind: reflective\n  maxScreened: 10\n',
+        'proposer.maxScreened',
+        6,
+        /maxScreened applies to the error-driven proposer only/,
+      ],
+      [
+        'task: { kind: classification, labels: [a, b] }\ncorpusPolicy:\n  partialGold: false\n',
+        'corpusPolicy.partialGold',
+        5,
+        /partialGold applies to intent studies only/,
+      ],
+      [
+        'task: { kind: classification, labels: [a, b] }\nschedule:\n  slow: "0 3 * * 1"\n',
+        'schedule.slow',
+        5,
+        /Loops A, C and D work on intent studies only/,
+      ],
+      [
+        'task: { kind: classification, labels: [a, b] }\nschedule:\n  loops: { C: "0 3 * * 1" }\n',
+        'schedule.loops.C',
+        5,
+        /write "off", or leave the key out/,
+      ],
     ];
     for (const [yaml, field, line, message] of cases) {
       const error = thrown(() => loadStudyConfig(study(`${minimal}${yaml}`)));
@@ -264,17 +411,30 @@ describe('task, executor and weights in kloop.yaml', () => {
       expect(error.detail, yaml).toMatch(message);
     }
     // What does apply is kept: the command executor's timeout, a slow loop switched off on a classification study.
-    expect(loadStudyConfig(study(`${minimal}executor: { kind: command, command: [node, run.mjs], timeoutMs: 100 }\n`)).executor.timeoutMs).toBe(100);
-    expect(loadStudyConfig(study(`${minimal}task: { kind: classification, labels: [a, b] }\nschedule: { loops: { A: "off", B: "0 * * * *" } }\n`)).schedule?.loops).toEqual({ A: 'off', B: '0 * * * *' });
+    expect(
+      loadStudyConfig(study(`${minimal}executor: { kind: command, command: [node, run.mjs], timeoutMs: 100 }\n`))
+        .executor.timeoutMs,
+    ).toBe(100);
+    expect(
+      loadStudyConfig(
+        study(
+          `${minimal}task: { kind: classification, labels: [a, b] }\nschedule: { loops: { A: "off", B: "0 * * * *" } }\n`,
+        ),
+      ).schedule?.loops,
+    ).toEqual({ A: 'off', B: '0 * * * *' });
   });
 
   it('refuses executors, proposers and tasks that do not go together, naming the key', () => {
-    const offlineClassification = loadStudyConfig(study(`${minimal}task: { kind: classification, labels: [a, b] }\nexecutor: { kind: offline }\n`));
+    const offlineClassification = loadStudyConfig(
+      study(`${minimal}task: { kind: classification, labels: [a, b] }\nexecutor: { kind: offline }\n`),
+    );
     const error = thrown(() => checkComposition(offlineClassification, composeTask(offlineClassification).task));
     expect(error.field).toBe('executor.kind');
     expect(error.detail).toMatch(/needs task intent/);
     const rulesOnIntent = loadStudyConfig(study(`${minimal}executor: { kind: routing-rules }\n`));
-    expect(thrown(() => checkComposition(rulesOnIntent, composeTask(rulesOnIntent).task)).detail).toMatch(/needs a classification task/);
+    expect(thrown(() => checkComposition(rulesOnIntent, composeTask(rulesOnIntent).task)).detail).toMatch(
+      /needs a classification task/,
+    );
     const tblOnLlm = loadStudyConfig(study(`${minimal}executor: { kind: llm, model: "openai:gpt-4.1-mini" }\n`));
     const tbl = thrown(() => checkComposition(tblOnLlm, composeTask(tblOnLlm).task));
     expect(tbl.field).toBe('proposer.kind');

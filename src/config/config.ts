@@ -96,7 +96,10 @@ const executorSchema = z
     /** Per call (llm, default 60 000) or per example (command, default 30 000), in ms. */
     timeoutMs: count(1).optional(),
     /** `command` only: the program and its arguments (argv), run in the study folder, e.g. `[node, route.mjs]`. */
-    command: z.array(z.string().min(1, 'an argument is empty')).min(1, 'give the program, e.g. [node, route.mjs]').optional(),
+    command: z
+      .array(z.string().min(1, 'an argument is empty'))
+      .min(1, 'give the program, e.g. [node, route.mjs]')
+      .optional(),
     /** `command` only: programs run at once. Default 4. */
     concurrency: count(1).optional(),
     /**
@@ -109,21 +112,39 @@ const executorSchema = z
   .superRefine((executor, context) => {
     if (executor.kind !== 'llm') {
       for (const key of LLM_ONLY) {
-        if (executor[key] !== undefined) context.addIssue({ code: 'custom', path: [key], message: `${key} applies to an llm executor only (executor.kind: llm)` });
+        if (executor[key] !== undefined)
+          context.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `${key} applies to an llm executor only (executor.kind: llm)`,
+          });
       }
     }
     if ((executor.kind === 'offline' || executor.kind === 'routing-rules') && executor.timeoutMs !== undefined) {
-      context.addIssue({ code: 'custom', path: ['timeoutMs'], message: `timeoutMs applies to an llm or command executor only; the ${executor.kind} executor runs in-process` });
+      context.addIssue({
+        code: 'custom',
+        path: ['timeoutMs'],
+        message: `timeoutMs applies to an llm or command executor only; the ${executor.kind} executor runs in-process`,
+      });
     }
     if (executor.kind === 'llm' && executor.model === undefined) {
       context.addIssue({ code: 'custom', path: ['model'], message: 'an llm executor needs a model' });
     }
     if (executor.kind === 'command' && executor.command === undefined) {
-      context.addIssue({ code: 'custom', path: ['command'], message: 'a command executor needs the program to run, e.g. command: [node, route.mjs]' });
+      context.addIssue({
+        code: 'custom',
+        path: ['command'],
+        message: 'a command executor needs the program to run, e.g. command: [node, route.mjs]',
+      });
     }
     if (executor.kind !== 'command') {
       for (const key of ['command', 'concurrency', 'deterministic'] as const) {
-        if (executor[key] !== undefined) context.addIssue({ code: 'custom', path: [key], message: `${key} applies to a command executor only (executor.kind: command)` });
+        if (executor[key] !== undefined)
+          context.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `${key} applies to a command executor only (executor.kind: command)`,
+          });
       }
     }
   });
@@ -192,24 +213,42 @@ const proposerSchema = z
   })
   .superRefine((proposer, context) => {
     if (proposer.kind === 'search' && proposer.space === undefined) {
-      context.addIssue({ code: 'custom', path: ['space'], message: 'the search proposer needs proposer.space: the parameters it may change, e.g. { nEstimators: { type: int, low: 1, high: 64 } } (docs/search.md)' });
+      context.addIssue({
+        code: 'custom',
+        path: ['space'],
+        message:
+          'the search proposer needs proposer.space: the parameters it may change, e.g. { nEstimators: { type: int, low: 1, high: 64 } } (docs/search.md)',
+      });
     }
     if (proposer.kind !== 'search') {
       for (const key of SEARCH_ONLY) {
-        if (proposer[key] !== undefined) context.addIssue({ code: 'custom', path: [key], message: `${key} applies to the search proposer only (proposer.kind: search)` });
+        if (proposer[key] !== undefined)
+          context.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `${key} applies to the search proposer only (proposer.kind: search)`,
+          });
       }
     }
     if (proposer.kind !== 'reflective') {
       for (const key of ['model', 'baseURL', 'apiKeyEnv'] as const) {
         if (proposer[key] !== undefined) {
-          context.addIssue({ code: 'custom', path: [key], message: `${key} applies to a reflective proposer only (proposer.kind: reflective); the ${proposer.kind} proposer calls no model` });
+          context.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `${key} applies to a reflective proposer only (proposer.kind: reflective); the ${proposer.kind} proposer calls no model`,
+          });
         }
       }
     }
     if (proposer.kind !== 'error-driven') {
       for (const key of ERROR_DRIVEN_ONLY) {
         if (proposer[key] !== undefined) {
-          context.addIssue({ code: 'custom', path: [key], message: `${key} applies to the error-driven proposer only (it screens and scores its own edits); a reflective proposer asks its model once per round and scores nothing itself` });
+          context.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `${key} applies to the error-driven proposer only (it screens and scores its own edits); a reflective proposer asks its model once per round and scores nothing itself`,
+          });
         }
       }
     }
@@ -233,7 +272,10 @@ const providerSettingsSchema = z.strictObject({
 
 /** `providers:` — settings per model provider, by its name in `provider:model`. */
 const providersSchema = z.strictObject(
-  Object.fromEntries(PROVIDERS.map((name) => [name, providerSettingsSchema.optional()])) as Record<ProviderName, z.ZodOptional<typeof providerSettingsSchema>>,
+  Object.fromEntries(PROVIDERS.map((name) => [name, providerSettingsSchema.optional()])) as Record<
+    ProviderName,
+    z.ZodOptional<typeof providerSettingsSchema>
+  >,
 );
 
 /** Default `gate.racing.batchSize`: example-repeats per batch. */
@@ -327,15 +369,23 @@ const gateSchema = z.strictObject({
  * `gate.racing` as configured (`true`/`false`, or `{ enabled, batchSize,
  * futilityLevel }`), on by default for a non-deterministic executor.
  */
-export function racingSettingsOf(racing: z.output<typeof racingSchema> | undefined, deterministic: boolean): { batchSize: number; futilityLevel: number } | undefined {
+export function racingSettingsOf(
+  racing: z.output<typeof racingSchema> | undefined,
+  deterministic: boolean,
+): { batchSize: number; futilityLevel: number } | undefined {
   const settings = typeof racing === 'object' ? racing : undefined;
-  const enabled = typeof racing === 'boolean' ? racing : settings?.enabled ?? !deterministic;
+  const enabled = typeof racing === 'boolean' ? racing : (settings?.enabled ?? !deterministic);
   if (!enabled) return undefined;
-  return { batchSize: settings?.batchSize ?? DEFAULT_RACING_BATCH_SIZE, futilityLevel: settings?.futilityLevel ?? DEFAULT_FUTILITY_LEVEL };
+  return {
+    batchSize: settings?.batchSize ?? DEFAULT_RACING_BATCH_SIZE,
+    futilityLevel: settings?.futilityLevel ?? DEFAULT_FUTILITY_LEVEL,
+  };
 }
 
 /** `{ racing }` when racing is on, `{}` when off: to spread into a study's gate settings. */
-export function withRacing(racing: { batchSize: number; futilityLevel: number } | undefined): { racing?: { batchSize: number; futilityLevel: number } } {
+export function withRacing(racing: { batchSize: number; futilityLevel: number } | undefined): {
+  racing?: { batchSize: number; futilityLevel: number };
+} {
   return racing === undefined ? {} : { racing };
 }
 
@@ -436,7 +486,12 @@ const customTaskSchema = z.strictObject({
 /** `task:` — a kind, or an object with `kind` and the task's settings. */
 const taskSchema = z.union([
   z.enum(TASK_KINDS),
-  z.discriminatedUnion('kind', [z.strictObject({ kind: z.literal('intent') }), classificationTaskSchema, extractionTaskSchema, customTaskSchema]),
+  z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('intent') }),
+    classificationTaskSchema,
+    extractionTaskSchema,
+    customTaskSchema,
+  ]),
 ]);
 
 /** A cron expression (5 or 6 fields, croner syntax), checked by parsing it; shared with online studies' `schedule`. */
@@ -501,7 +556,10 @@ const notebookSchema = z.strictObject({
 const storageSchema = z
   .string()
   .trim()
-  .refine((value) => isPostgresUrl(value), 'a postgres:// or postgresql:// URL (leave storage out for the SQLite file .kloop/kloop.db)')
+  .refine(
+    (value) => isPostgresUrl(value),
+    'a postgres:// or postgresql:// URL (leave storage out for the SQLite file .kloop/kloop.db)',
+  )
   .refine((value) => {
     try {
       parseStorageTarget(value);
@@ -528,7 +586,10 @@ export const studyConfigSchema = z
     /** Program file, relative to the study. Default `program.md`. */
     program: relativePath.default('program.md'),
     /** Corpus files or globs relative to the study (.yaml, .yml, .jsonl). Required. */
-    corpus: z.union([corpusPattern.transform((pattern) => [pattern]), z.array(corpusPattern).min(1, 'list at least one corpus file')]),
+    corpus: z.union([
+      corpusPattern.transform((pattern) => [pattern]),
+      z.array(corpusPattern).min(1, 'list at least one corpus file'),
+    ]),
     proposer: proposerSchema.prefault({}),
     gate: gateSchema.prefault({}),
     stopping: stoppingSchema.prefault({}),
@@ -553,7 +614,11 @@ export const studyConfigSchema = z
     storage: storageSchema.optional(),
   })
   .superRefine((config, context) => {
-    if (config.proposer.kind === 'reflective' && config.proposer.model === undefined && config.executor.kind !== 'llm') {
+    if (
+      config.proposer.kind === 'reflective' &&
+      config.proposer.model === undefined &&
+      config.executor.kind !== 'llm'
+    ) {
       context.addIssue({
         code: 'custom',
         path: ['proposer', 'kind'],
@@ -565,7 +630,8 @@ export const studyConfigSchema = z
 type ParsedConfig = z.output<typeof studyConfigSchema>;
 
 /** A loaded study configuration: defaults applied, paths absolute. */
-export interface StudyConfig extends Omit<ParsedConfig, 'artifact' | 'program' | 'corpus' | 'schedule' | 'signals' | 'notebook' | 'providers'> {
+export interface StudyConfig
+  extends Omit<ParsedConfig, 'artifact' | 'program' | 'corpus' | 'schedule' | 'signals' | 'notebook' | 'providers'> {
   /** Settings per model provider (always set by `loadStudyConfig`; optional for configs built in code). */
   providers?: ParsedConfig['providers'];
   /**
@@ -622,16 +688,26 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
     text = readFileSync(configPath, 'utf8').replace(/^\uFEFF/, '');
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new InputError(missing ? `file not found: a study folder needs a ${CONFIG_FILE_NAME}` : `cannot read: ${(error as Error).message}`, {
-      file,
-      studyPath: dir,
-      code: 'input.config',
-      cause: error,
-    });
+    throw new InputError(
+      missing
+        ? `file not found: a study folder needs a ${CONFIG_FILE_NAME}`
+        : `cannot read: ${(error as Error).message}`,
+      {
+        file,
+        studyPath: dir,
+        code: 'input.config',
+        cause: error,
+      },
+    );
   }
   const located = parseLocatedYaml(text, { file });
   if (located.value === null || located.value === undefined) {
-    throw new InputError('the file is empty; it needs at least `artifact` and `corpus`', { file, line: 1, studyPath: dir, code: 'input.config' });
+    throw new InputError('the file is empty; it needs at least `artifact` and `corpus`', {
+      file,
+      line: 1,
+      studyPath: dir,
+      code: 'input.config',
+    });
   }
   const parsed = parseWithSchema(studyConfigSchema, withoutOfflineMode(located, file), { file });
   refuseInapplicableKeys(parsed, located, file);
@@ -642,7 +718,7 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
   requireFile(program, located, ['program'], file);
   const corpus = parsed.corpus.map((pattern) => path.resolve(dir, pattern));
   const corpusFiles = new Set<string>();
-  const rawCorpus = (located.value as Record<string, unknown>)['corpus'];
+  const rawCorpus = (located.value as Record<string, unknown>).corpus;
   corpus.forEach((pattern, index) => {
     const corpusPath: PropertyKey[] = Array.isArray(rawCorpus) ? ['corpus', index] : ['corpus'];
     if (!hasGlob(pattern)) requireFile(pattern, located, corpusPath, file);
@@ -651,14 +727,17 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
       matches = expandGlob(pattern);
     } catch (error) {
       const failure = error as NodeJS.ErrnoException;
-      throw new InputError(`cannot read ${failure.path ?? 'a folder'} while expanding "${parsed.corpus[index]}" (${failure.code ?? failure.message})`, {
-        file,
-        line: located.lineOf(corpusPath),
-        field: fieldName(corpusPath),
-        studyPath: dir,
-        code: 'input.config',
-        cause: error,
-      });
+      throw new InputError(
+        `cannot read ${failure.path ?? 'a folder'} while expanding "${parsed.corpus[index]}" (${failure.code ?? failure.message})`,
+        {
+          file,
+          line: located.lineOf(corpusPath),
+          field: fieldName(corpusPath),
+          studyPath: dir,
+          code: 'input.config',
+          cause: error,
+        },
+      );
     }
     // Every pattern must match: one that matches nothing is a typo or a missing folder, never silently nothing.
     if (matches.length === 0) {
@@ -672,7 +751,16 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
     }
     for (const match of matches) corpusFiles.add(match);
   });
-  return { ...parsed, lines: keyLines(located), dir, configPath, artifact, program, corpus, corpusFiles: [...corpusFiles].sort() };
+  return {
+    ...parsed,
+    lines: keyLines(located),
+    dir,
+    configPath,
+    artifact,
+    program,
+    corpus,
+    corpusFiles: [...corpusFiles].sort(),
+  };
 }
 
 /**
@@ -683,10 +771,14 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
  */
 function withoutOfflineMode(located: LocatedYaml, file: string): LocatedYaml {
   const value = located.value;
-  if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.hasOwn(value, 'mode')) return located;
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || !Object.hasOwn(value, 'mode'))
+    return located;
   const { mode, ...rest } = value as Record<string, unknown>;
   if (mode !== 'offline') {
-    const message = mode === 'online' ? 'this is an online study (mode: online): this command works on offline studies only; `kloop run` and `kloop show` read online studies' : `mode must be offline or online (got ${JSON.stringify(mode)})`;
+    const message =
+      mode === 'online'
+        ? 'this is an online study (mode: online): this command works on offline studies only; `kloop run` and `kloop show` read online studies'
+        : `mode must be offline or online (got ${JSON.stringify(mode)})`;
     throw new InputError(message, { file, line: located.lineOf(['mode']), field: 'mode', code: 'input.config' });
   }
   return { ...located, value: rest };
@@ -705,18 +797,30 @@ function withoutOfflineMode(located: LocatedYaml, file: string): LocatedYaml {
 function refuseInapplicableKeys(parsed: ParsedConfig, located: LocatedYaml, file: string): void {
   const kind = typeof parsed.task === 'string' ? parsed.task : parsed.task.kind;
   if (kind === 'intent') return;
-  const written = (path: string[]): unknown => path.reduce<unknown>((value, key) => (value !== null && typeof value === 'object' && Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined), located.value);
+  const written = (path: string[]): unknown =>
+    path.reduce<unknown>(
+      (value, key) =>
+        value !== null && typeof value === 'object' && Object.hasOwn(value, key)
+          ? (value as Record<string, unknown>)[key]
+          : undefined,
+      located.value,
+    );
   const refuse = (path: string[], message: string): never => {
     throw new InputError(message, { file, line: located.lineOf(path), field: fieldName(path), code: 'input.config' });
   };
   if (written(['corpusPolicy', 'partialGold']) !== undefined) {
-    refuse(['corpusPolicy', 'partialGold'], `partialGold applies to intent studies only (it admits intent gold without an app type); this study's task is ${kind}`);
+    refuse(
+      ['corpusPolicy', 'partialGold'],
+      `partialGold applies to intent studies only (it admits intent gold without an app type); this study's task is ${kind}`,
+    );
   }
   const slowOnly = `Loops A, C and D work on intent studies only; this study's task is ${kind}, so \`kloop schedule\` skips them`;
-  if (written(['schedule', 'slow']) !== undefined) refuse(['schedule', 'slow'], `slow is the cadence of Loops A, C and D: ${slowOnly}`);
+  if (written(['schedule', 'slow']) !== undefined)
+    refuse(['schedule', 'slow'], `slow is the cadence of Loops A, C and D: ${slowOnly}`);
   for (const loop of ['A', 'C', 'D']) {
     const cadence = written(['schedule', 'loops', loop]);
-    if (cadence !== undefined && cadence !== 'off') refuse(['schedule', 'loops', loop], `${slowOnly} (write "off", or leave the key out)`);
+    if (cadence !== undefined && cadence !== 'off')
+      refuse(['schedule', 'loops', loop], `${slowOnly} (write "off", or leave the key out)`);
   }
 }
 
@@ -736,7 +840,12 @@ function keyLines(located: LocatedYaml): Record<string, number> {
 
 function requireFile(filePath: string, located: LocatedYaml, fieldPath: PropertyKey[], file: string): void {
   if (existsSync(filePath) && statSync(filePath).isFile()) return;
-  throw new InputError(`file not found: ${filePath}`, { file, line: located.lineOf(fieldPath), field: fieldName(fieldPath), code: 'input.config' });
+  throw new InputError(`file not found: ${filePath}`, {
+    file,
+    line: located.lineOf(fieldPath),
+    field: fieldName(fieldPath),
+    code: 'input.config',
+  });
 }
 
 /** True when a path is a glob pattern (`*`, `?`, `[...]`, `{a,b}`, `**`), as fast-glob reads it. */
@@ -758,7 +867,8 @@ function hasGlob(pattern: string): boolean {
 export function expandGlob(absolutePattern: string): string[] {
   const segments = absolutePattern.split(path.sep);
   const firstGlob = segments.findIndex((segment) => segment !== '' && fastGlob.isDynamicPattern(segment));
-  if (firstGlob === -1) return existsSync(absolutePattern) && statSync(absolutePattern).isFile() ? [absolutePattern] : [];
+  if (firstGlob === -1)
+    return existsSync(absolutePattern) && statSync(absolutePattern).isFile() ? [absolutePattern] : [];
   const base = segments.slice(0, firstGlob).join(path.sep) || path.sep;
   if (!existsSync(base)) return [];
   const matches = fastGlob.sync(segments.slice(firstGlob).join('/'), {

@@ -68,7 +68,11 @@ export const signalsConfigSchema = z
     section.entityCountBuckets.forEach((bound, index) => {
       const previous = section.entityCountBuckets[index - 1];
       if (previous !== undefined && bound <= previous) {
-        context.addIssue({ code: 'custom', path: ['entityCountBuckets', index], message: 'bucket bounds must increase strictly' });
+        context.addIssue({
+          code: 'custom',
+          path: ['entityCountBuckets', index],
+          message: 'bucket bounds must increase strictly',
+        });
       }
     });
   });

@@ -70,7 +70,9 @@ export interface CandidateRecord {
 }
 
 /** The records of a candidate file, or why none could be read. */
-export type CandidateFile = { ok: true; file: string; records: CandidateRecord[] } | { ok: false; errors: CorpusFileError[] };
+export type CandidateFile =
+  | { ok: true; file: string; records: CandidateRecord[] }
+  | { ok: false; errors: CorpusFileError[] };
 
 function idOf(value: unknown): string | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -90,13 +92,22 @@ function isDuplicateIdError(error: CorpusFileError): boolean {
  */
 export function readCandidateRecords(file: string, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): CandidateFile {
   const format = corpusFormatOf(file);
-  if (format === undefined) return { ok: false, errors: [{ file, message: `${file}: unknown corpus file extension (use .yaml, .yml, .jsonl or .json)` }] };
+  if (format === undefined)
+    return {
+      ok: false,
+      errors: [{ file, message: `${file}: unknown corpus file extension (use .yaml, .yml, .jsonl or .json)` }],
+    };
   let bytes: Uint8Array;
   try {
     bytes = readFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return { ok: false, errors: [{ file, message: code === 'ENOENT' ? 'the file does not exist' : `cannot read: ${(error as Error).message}` }] };
+    return {
+      ok: false,
+      errors: [
+        { file, message: code === 'ENOENT' ? 'the file does not exist' : `cannot read: ${(error as Error).message}` },
+      ],
+    };
   }
   let text: string;
   try {
@@ -134,12 +145,22 @@ function readYamlRecords(text: string, file: string, format: ExampleFormat): Can
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, uniqueKeys: true });
   const whole = parsePublicFormat(text, 'yaml', file, format);
-  if (document.errors.length > 0) return { ok: false, errors: whole.ok ? [{ file, message: 'invalid YAML' }] : whole.errors };
+  if (document.errors.length > 0)
+    return { ok: false, errors: whole.ok ? [{ file, message: 'invalid YAML' }] : whole.errors };
   const root = document.contents;
   if (root === null) return { ok: true, file, records: [] };
-  const list = isSeq(root) ? root : isMap(root) && isSeq(root.get('examples', true)) && root.items.length === 1 ? root.get('examples', true) : undefined;
+  const list = isSeq(root)
+    ? root
+    : isMap(root) && isSeq(root.get('examples', true)) && root.items.length === 1
+      ? root.get('examples', true)
+      : undefined;
   if (list === undefined || !isSeq(list)) {
-    return { ok: false, errors: whole.ok ? [{ file, message: 'the file must hold a list of examples or a mapping with only "examples"' }] : whole.errors };
+    return {
+      ok: false,
+      errors: whole.ok
+        ? [{ file, message: 'the file must hold a list of examples or a mapping with only "examples"' }]
+        : whole.errors,
+    };
   }
   const values = list.toJSON() as unknown[];
   const starts = list.items.map((item) => {
@@ -157,9 +178,16 @@ function readYamlRecords(text: string, file: string, format: ExampleFormat): Can
     const parsed = format.parse(value);
     if (parsed.success) record.example = parsed.example;
     else {
-      record.errors = errors.filter((error) => error.line !== undefined && line !== undefined && error.line >= line && error.line < end);
+      record.errors = errors.filter(
+        (error) => error.line !== undefined && line !== undefined && error.line >= line && error.line < end,
+      );
       if (record.errors.length === 0) {
-        record.errors = parsed.issues.map((issue) => ({ file, ...(line !== undefined ? { line } : {}), field: issue.path.join('.'), message: issue.message }));
+        record.errors = parsed.issues.map((issue) => ({
+          file,
+          ...(line !== undefined ? { line } : {}),
+          field: issue.path.join('.'),
+          message: issue.message,
+        }));
       }
     }
     return record;
@@ -173,7 +201,13 @@ function readYamlRecords(text: string, file: string, format: ExampleFormat): Can
  * `grounding`; classification: `non_trivial_input`; any string a task's
  * `admit` returns).
  */
-export type AdmissionCheck = 'schema' | 'duplicate_id' | 'non_trivial_gold' | 'grounding' | 'near_duplicate' | (string & {});
+export type AdmissionCheck =
+  | 'schema'
+  | 'duplicate_id'
+  | 'non_trivial_gold'
+  | 'grounding'
+  | 'near_duplicate'
+  | (string & {});
 
 /** Why a candidate was refused. */
 export interface AdmissionReason {
@@ -238,7 +272,10 @@ export interface AdmissionOptions {
 }
 
 /** The intent format whose task admits partial gold (no known app type): `requireAppType: false` without a format. */
-const PARTIAL_GOLD_INTENT_FORMAT: ExampleFormat = createExampleFormat(createIntentTask({ requireAppType: false }), 'goal');
+const PARTIAL_GOLD_INTENT_FORMAT: ExampleFormat = createExampleFormat(
+  createIntentTask({ requireAppType: false }),
+  'goal',
+);
 
 /** `file:line`, the file alone, or undefined. */
 export function locationOf(file: string | undefined, line: number | undefined): string | undefined {
@@ -247,7 +284,12 @@ export function locationOf(file: string | undefined, line: number | undefined): 
 }
 
 function shadowFirst(example: Example): { partition: PartitionName; note?: string } {
-  return example.partition === 'shadow' ? { partition: 'shadow' } : { partition: 'shadow', note: `the record says partition "${example.partition}"; admitted examples enter shadow first` };
+  return example.partition === 'shadow'
+    ? { partition: 'shadow' }
+    : {
+        partition: 'shadow',
+        note: `the record says partition "${example.partition}"; admitted examples enter shadow first`,
+      };
 }
 
 /**
@@ -263,13 +305,18 @@ export function checkAdmission(
   options: AdmissionOptions = {},
 ): AdmissionVerdict[] {
   const threshold = options.nearDuplicateDistance ?? NEAR_DUPLICATE_DISTANCE;
-  const format = options.format ?? (options.requireAppType === false ? PARTIAL_GOLD_INTENT_FORMAT : INTENT_EXAMPLE_FORMAT);
+  const format =
+    options.format ?? (options.requireAppType === false ? PARTIAL_GOLD_INTENT_FORMAT : INTENT_EXAMPLE_FORMAT);
   const admit = (example: Example): AdmissionProblem[] => format.task.admit?.(example.input, example.expected) ?? [];
   const placeIn = options.placeIn ?? shadowFirst;
   const pool = new GoalIndex<{ id: string; partition: PartitionName; location?: string }>();
   for (const example of existing) {
     const location = options.locations?.get(example.id);
-    pool.add(example.text, { id: example.id, partition: example.partition, ...(location !== undefined ? { location } : {}) });
+    pool.add(example.text, {
+      id: example.id,
+      partition: example.partition,
+      ...(location !== undefined ? { location } : {}),
+    });
   }
   const ids = new Set(takenIds);
   for (const example of existing) ids.add(example.id);
@@ -281,18 +328,39 @@ export function checkAdmission(
     const location = locationOf(record.file ?? options.source, record.line);
     if (location !== undefined) verdict.location = location;
     if (record.id !== undefined) {
-      if (batchIds.has(record.id)) verdict.reasons.push({ check: 'duplicate_id', field: 'id', message: `id "${record.id}" appears earlier in this batch` });
-      else if (ids.has(record.id)) verdict.reasons.push({ check: 'duplicate_id', field: 'id', relatedId: record.id, message: `id "${record.id}" is already used in this study` });
+      if (batchIds.has(record.id))
+        verdict.reasons.push({
+          check: 'duplicate_id',
+          field: 'id',
+          message: `id "${record.id}" appears earlier in this batch`,
+        });
+      else if (ids.has(record.id))
+        verdict.reasons.push({
+          check: 'duplicate_id',
+          field: 'id',
+          relatedId: record.id,
+          message: `id "${record.id}" is already used in this study`,
+        });
       batchIds.add(record.id);
     }
     const example = record.example;
     if (example === undefined) {
       const errors = record.errors.length > 0 ? record.errors : [{ file: '', message: 'the record is not an example' }];
-      verdict.reasons.unshift(...errors.map((error) => ({ check: 'schema' as const, message: error.message, ...(error.field !== undefined ? { field: error.field } : {}) })));
+      verdict.reasons.unshift(
+        ...errors.map((error) => ({
+          check: 'schema' as const,
+          message: error.message,
+          ...(error.field !== undefined ? { field: error.field } : {}),
+        })),
+      );
       return verdict;
     }
     for (const problem of admit(example)) {
-      verdict.reasons.push({ check: problem.reason, ...(problem.field !== undefined ? { field: problem.field } : {}), message: problem.message });
+      verdict.reasons.push({
+        check: problem.reason,
+        ...(problem.field !== undefined ? { field: problem.field } : {}),
+        message: problem.message,
+      });
     }
     const placement = placeIn(example);
     const nearest = pool.nearest(example.text, threshold);
@@ -308,7 +376,9 @@ export function checkAdmission(
         statistic: nearest.distance,
         message:
           `the ${format.inputField} ${nearest.distance === 0 ? 'is the same text as' : 'is a near-duplicate of'} "${id}" (${where !== undefined ? `${where}, ` : ''}${partition}; bigram Jaccard distance ${nearest.distance.toFixed(3)} < ${threshold})` +
-          (across ? `: the same request in ${placement.partition} and ${partition} would leak one partition into the other` : ''),
+          (across
+            ? `: the same request in ${placement.partition} and ${partition} would leak one partition into the other`
+            : ''),
       });
     }
     // The placement note says where an admitted record goes: a refused record goes nowhere.
@@ -317,7 +387,11 @@ export function checkAdmission(
     const admitted: Example = { ...example, partition: placement.partition };
     verdict.admitted = true;
     verdict.example = admitted;
-    pool.add(admitted.text, { id: admitted.id, partition: admitted.partition, ...(location !== undefined ? { location } : {}) });
+    pool.add(admitted.text, {
+      id: admitted.id,
+      partition: admitted.partition,
+      ...(location !== undefined ? { location } : {}),
+    });
     return verdict;
   });
 }

@@ -32,7 +32,9 @@ import { exampleIdSchema, partitionSchema, tagsSchema } from './example.ts';
 export type RecordInputField = 'goal' | 'input';
 
 /** The outcome of reading one record: the example, or the schema issues (paths inside the record). */
-export type ExampleParse = { success: true; example: Example } | { success: false; issues: readonly z.core.$ZodIssue[] };
+export type ExampleParse =
+  | { success: true; example: Example }
+  | { success: false; issues: readonly z.core.$ZodIssue[] };
 
 /** Reads and writes a study's corpus records. See the module comment. */
 export interface ExampleFormat {
@@ -69,15 +71,33 @@ export function createExampleFormat(task: Task, inputField: RecordInputField = '
     parse(value: unknown): ExampleParse {
       const parsed = recordSchema.safeParse(value);
       if (!parsed.success) return { success: false, issues: parsed.error.issues };
-      const record = parsed.data as { id: string; expected: unknown; tags: string[]; partition: Example['partition'] } & Record<string, unknown>;
+      const record = parsed.data as {
+        id: string;
+        expected: unknown;
+        tags: string[];
+        partition: Example['partition'];
+      } & Record<string, unknown>;
       const input = record[inputField];
       return {
         success: true,
-        example: { id: record.id, input, expected: record.expected, tags: record.tags, partition: record.partition, text: inputText(task, input) },
+        example: {
+          id: record.id,
+          input,
+          expected: record.expected,
+          tags: record.tags,
+          partition: record.partition,
+          text: inputText(task, input),
+        },
       };
     },
     toRecord(example: Example): Record<string, unknown> {
-      return { id: example.id, [inputField]: example.input, expected: example.expected, tags: example.tags, partition: example.partition };
+      return {
+        id: example.id,
+        [inputField]: example.input,
+        expected: example.expected,
+        tags: example.tags,
+        partition: example.partition,
+      };
     },
   };
 }

@@ -91,10 +91,23 @@ export function asIntentExamples(examples: readonly Example[]): readonly IntentE
  * intent task's text of a goal is the goal itself).
  */
 export function intentExample(record: IntentExampleRecord): IntentExample {
-  return { id: record.id, input: record.goal, expected: record.expected, tags: record.tags, partition: record.partition, text: record.goal };
+  return {
+    id: record.id,
+    input: record.goal,
+    expected: record.expected,
+    tags: record.tags,
+    partition: record.partition,
+    text: record.goal,
+  };
 }
 
 /** The intent record of an intent example (its input is the goal), as corpus files and review items hold it. */
 export function intentRecord(example: IntentExample): IntentExampleRecord {
-  return { id: example.id, goal: example.input, expected: example.expected as IntentExampleRecord['expected'], tags: example.tags, partition: example.partition };
+  return {
+    id: example.id,
+    goal: example.input,
+    expected: example.expected as IntentExampleRecord['expected'],
+    tags: example.tags,
+    partition: example.partition,
+  };
 }

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Example, PartitionName } from './example.ts';
-import { admitFileRecords, describeLeak, findStudyLeaks, minimumShadowExamples, partitionSizeWarnings } from './file-admission.ts';
+import {
+  admitFileRecords,
+  describeLeak,
+  findStudyLeaks,
+  minimumShadowExamples,
+  partitionSizeWarnings,
+} from './file-admission.ts';
 import type { FileExample } from './lifecycle.ts';
 import { createExampleFormat } from './example-format.ts';
 import { createClassificationTask } from '../tasks/classification/classification-task.ts';
@@ -24,9 +30,16 @@ describe('leaks between partitions of the corpus files', () => {
     const twin = record('t5', 'I was charged twice for my March invoice and want a refund now', 'shadow', 5);
     const admission = admitFileRecords([...TICKETS, twin], [], { format: FORMAT });
     expect(admission.refused.map((refused) => refused.id)).toEqual(['t5']);
-    const leaks = findStudyLeaks(admission.accepted.map((entry) => entry.example), new Map(), admission);
+    const leaks = findStudyLeaks(
+      admission.accepted.map((entry) => entry.example),
+      new Map(),
+      admission,
+    );
     expect(leaks).toHaveLength(1);
-    expect(leaks[0]).toMatchObject({ first: { id: 't1', partition: 'optimization', location: 'corpus/tickets.jsonl:1' }, second: { id: 't5', partition: 'shadow', location: 'corpus/tickets.jsonl:5' } });
+    expect(leaks[0]).toMatchObject({
+      first: { id: 't1', partition: 'optimization', location: 'corpus/tickets.jsonl:1' },
+      second: { id: 't5', partition: 'shadow', location: 'corpus/tickets.jsonl:5' },
+    });
     expect(leaks[0]!.distance).toBeGreaterThan(0);
     expect(leaks[0]!.distance).toBeLessThan(0.3);
     expect(describeLeak(leaks[0]!, 'input')).toBe(
@@ -38,14 +51,38 @@ describe('leaks between partitions of the corpus files', () => {
     const twin = record('t5', 'I was charged twice for my March invoice and want a refund now', 'optimization', 5);
     const admission = admitFileRecords([...TICKETS, twin], [], { format: FORMAT });
     expect(admission.refused.map((refused) => refused.id)).toEqual(['t5']);
-    expect(findStudyLeaks(admission.accepted.map((entry) => entry.example), new Map(), admission)).toEqual([]);
+    expect(
+      findStudyLeaks(
+        admission.accepted.map((entry) => entry.example),
+        new Map(),
+        admission,
+      ),
+    ).toEqual([]);
   });
 
   it('lists a pair found both among the examples and among the file records once', () => {
-    const corpus = [...TICKETS.map((entry) => entry.example), { ...TICKETS[0]!.example, id: 't6', partition: 'shadow' as const }];
+    const corpus = [
+      ...TICKETS.map((entry) => entry.example),
+      { ...TICKETS[0]!.example, id: 't6', partition: 'shadow' as const },
+    ];
     const files = [...TICKETS, { ...record('t6', TICKETS[0]!.example.text, 'shadow', 6) }];
     const admission = { initial: false, records: files, accepted: files, admitted: [], refused: [], deferred: [] };
-    expect(findStudyLeaks(corpus, new Map([['t1', 'a:1'], ['t6', 'a:6']]), admission)).toEqual([{ first: { id: 't1', partition: 'optimization', location: 'a:1' }, second: { id: 't6', partition: 'shadow', location: 'a:6' }, distance: 0 }]);
+    expect(
+      findStudyLeaks(
+        corpus,
+        new Map([
+          ['t1', 'a:1'],
+          ['t6', 'a:6'],
+        ]),
+        admission,
+      ),
+    ).toEqual([
+      {
+        first: { id: 't1', partition: 'optimization', location: 'a:1' },
+        second: { id: 't6', partition: 'shadow', location: 'a:6' },
+        distance: 0,
+      },
+    ]);
   });
 });
 
@@ -55,17 +92,26 @@ describe('partitions too small to mean anything', () => {
     expect(minimumShadowExamples(0.05)).toBe(5);
     expect(minimumShadowExamples(0.01)).toBe(7);
     expect(minimumShadowExamples(0.2)).toBe(5);
-    const partitions = (shadow: number, anchor: number) => ({ optimization: [1, 2, 3], anchor: Array.from({ length: anchor }), shadow: Array.from({ length: shadow }) });
+    const partitions = (shadow: number, anchor: number) => ({
+      optimization: [1, 2, 3],
+      anchor: Array.from({ length: anchor }),
+      shadow: Array.from({ length: shadow }),
+    });
     expect(partitionSizeWarnings(partitions(6, 3), { shadowAlpha: 0.01 })).toEqual([
       {
         partition: 'shadow',
         size: 6,
         needed: 7,
-        message: 'the shadow partition holds 6 example(s): fewer than 7 paired differences cannot confirm a gain at shadowAlpha 0.01; add at least 1 (kloop corpus add: admitted examples enter shadow)',
+        message:
+          'the shadow partition holds 6 example(s): fewer than 7 paired differences cannot confirm a gain at shadowAlpha 0.01; add at least 1 (kloop corpus add: admitted examples enter shadow)',
       },
     ]);
     expect(partitionSizeWarnings(partitions(6, 3))).toEqual([]);
-    expect(partitionSizeWarnings(partitions(1, 3)).map((warning) => [warning.partition, warning.size, warning.needed])).toEqual([['shadow', 1, 5]]);
-    expect(partitionSizeWarnings(partitions(5, 2)).map((warning) => [warning.partition, warning.size, warning.needed])).toEqual([['anchor', 2, 3]]);
+    expect(
+      partitionSizeWarnings(partitions(1, 3)).map((warning) => [warning.partition, warning.size, warning.needed]),
+    ).toEqual([['shadow', 1, 5]]);
+    expect(
+      partitionSizeWarnings(partitions(5, 2)).map((warning) => [warning.partition, warning.size, warning.needed]),
+    ).toEqual([['anchor', 2, 3]]);
   });
 });

@@ -96,7 +96,11 @@ export interface FileAdmissionOptions {
 export function memberLocations(files: readonly FileExample[], members: readonly CorpusMember[]): Map<string, string> {
   const locations = new Map<string, string>();
   for (const member of members) {
-    if (member.origin === 'admitted') locations.set(member.exampleId, `${locationOf(member.source, member.line) ?? member.source} (admitted with kloop corpus add)`);
+    if (member.origin === 'admitted')
+      locations.set(
+        member.exampleId,
+        `${locationOf(member.source, member.line) ?? member.source} (admitted with kloop corpus add)`,
+      );
   }
   for (const { example, file, line } of files) locations.set(example.id, locationOf(file, line) ?? file);
   return locations;
@@ -106,8 +110,14 @@ export function memberLocations(files: readonly FileExample[], members: readonly
  * Checks the records of the corpus files that are new to the study (pure).
  * See the module comment for the rules.
  */
-export function admitFileRecords(records: readonly FileExample[], members: readonly CorpusMember[], options: FileAdmissionOptions = {}): FileAdmission {
-  const active = new Map(members.filter((member) => member.partition !== 'removed').map((member) => [member.exampleId, member]));
+export function admitFileRecords(
+  records: readonly FileExample[],
+  members: readonly CorpusMember[],
+  options: FileAdmissionOptions = {},
+): FileAdmission {
+  const active = new Map(
+    members.filter((member) => member.partition !== 'removed').map((member) => [member.exampleId, member]),
+  );
   const initial = members.length === 0;
   const known = records.filter(({ example }) => active.get(example.id)?.origin === 'file');
   const newcomers = records.filter(({ example }) => active.get(example.id)?.origin !== 'file');
@@ -116,11 +126,23 @@ export function admitFileRecords(records: readonly FileExample[], members: reado
   const existing = resolveCorpus(known, members).corpus;
   // Ids of admitted examples (kept or removed) are taken; a removed file example coming back is not.
   const taken = new Set(members.filter((member) => member.origin === 'admitted').map((member) => member.exampleId));
-  const candidates: CandidateRecord[] = fresh.map(({ example, file, line }, index) => ({ index, id: example.id, example, file, errors: [], ...(line !== undefined ? { line } : {}) }));
+  const candidates: CandidateRecord[] = fresh.map(({ example, file, line }, index) => ({
+    index,
+    id: example.id,
+    example,
+    file,
+    errors: [],
+    ...(line !== undefined ? { line } : {}),
+  }));
   const fileOf = new Map(fresh.map((entry) => [entry.example.id, entry]));
   const placeIn: AdmissionOptions['placeIn'] = (example) => {
     if (initial || example.partition === 'anchor') return { partition: example.partition };
-    return example.partition === 'shadow' ? { partition: 'shadow' } : { partition: 'shadow', note: `the file says partition "${example.partition}"; a record added after the study began enters shadow first` };
+    return example.partition === 'shadow'
+      ? { partition: 'shadow' }
+      : {
+          partition: 'shadow',
+          note: `the file says partition "${example.partition}"; a record added after the study began enters shadow first`,
+        };
   };
   const verdicts = checkAdmission(candidates, existing, taken, {
     placeIn,
@@ -146,18 +168,38 @@ export function admitFileRecords(records: readonly FileExample[], members: reado
           : placement === 'anchor'
             ? `new anchor in ${file} (anchors are hand-chosen in the corpus files)`
             : `${returning ? 'back' : 'new'} in ${file} after the study began: shadow first`;
-      admitted.push({ id: example.id, file, ...(line !== undefined ? { line } : {}), location, partition, placement, reason, notes: verdict.notes });
+      admitted.push({
+        id: example.id,
+        file,
+        ...(line !== undefined ? { line } : {}),
+        location,
+        partition,
+        placement,
+        reason,
+        notes: verdict.notes,
+      });
     } else {
-      refused.push({ id: example.id, file, ...(line !== undefined ? { line } : {}), location, reasons: verdict.reasons, fingerprint: refusalFingerprint(fileOf.get(example.id)!, verdict.reasons) });
+      refused.push({
+        id: example.id,
+        file,
+        ...(line !== undefined ? { line } : {}),
+        location,
+        reasons: verdict.reasons,
+        fingerprint: refusalFingerprint(fileOf.get(example.id)!, verdict.reasons),
+      });
     }
   });
-  const accepted = records.filter(({ example }) => active.get(example.id)?.origin === 'file' || admittedIds.has(example.id));
+  const accepted = records.filter(
+    ({ example }) => active.get(example.id)?.origin === 'file' || admittedIds.has(example.id),
+  );
   return { initial, records, accepted, admitted, refused, deferred };
 }
 
 function refusalFingerprint(entry: FileExample, reasons: readonly AdmissionReason[]): string {
   return createHash('sha256')
-    .update(JSON.stringify({ file: entry.file, example: entry.example, reasons: reasons.map((reason) => reason.message) }))
+    .update(
+      JSON.stringify({ file: entry.file, example: entry.example, reasons: reasons.map((reason) => reason.message) }),
+    )
     .digest('hex')
     .slice(0, 16);
 }
@@ -177,13 +219,22 @@ export interface PartitionLeak {
  * proposer learns a shadow (or anchor) example through its twin in
  * optimization, or the gate counts one request twice.
  */
-export function findPartitionLeaks(corpus: readonly Example[], locations: ReadonlyMap<string, string>, below: number = NEAR_DUPLICATE_DISTANCE): PartitionLeak[] {
+export function findPartitionLeaks(
+  corpus: readonly Example[],
+  locations: ReadonlyMap<string, string>,
+  below: number = NEAR_DUPLICATE_DISTANCE,
+): PartitionLeak[] {
   const index = new GoalIndex<Example>();
   const leaks: PartitionLeak[] = [];
-  const where = (example: Example): { id: string; partition: PartitionName; location: string } => ({ id: example.id, partition: example.partition, location: locations.get(example.id) ?? '(unknown file)' });
+  const where = (example: Example): { id: string; partition: PartitionName; location: string } => ({
+    id: example.id,
+    partition: example.partition,
+    location: locations.get(example.id) ?? '(unknown file)',
+  });
   for (const example of corpus) {
     for (const match of index.near(example.text, below)) {
-      if (match.entry.partition !== example.partition) leaks.push({ first: where(match.entry), second: where(example), distance: match.distance });
+      if (match.entry.partition !== example.partition)
+        leaks.push({ first: where(match.entry), second: where(example), distance: match.distance });
     }
     index.add(example.text, example);
   }
@@ -206,13 +257,24 @@ export function findPartitionLeaks(corpus: readonly Example[], locations: Readon
  * The partitions named are the lifecycle's for the first kind, the files' for
  * the second.
  */
-export function findStudyLeaks(corpus: readonly Example[], locations: ReadonlyMap<string, string>, admission?: FileAdmission, below: number = NEAR_DUPLICATE_DISTANCE): PartitionLeak[] {
+export function findStudyLeaks(
+  corpus: readonly Example[],
+  locations: ReadonlyMap<string, string>,
+  admission?: FileAdmission,
+  below: number = NEAR_DUPLICATE_DISTANCE,
+): PartitionLeak[] {
   const leaks = findPartitionLeaks(corpus, locations, below);
   if (admission === undefined) return leaks;
   const key = (leak: PartitionLeak): string => [leak.first.id, leak.second.id].sort().join('\u0000');
   const seen = new Set(leaks.map(key));
-  const fileLocations = new Map(admission.records.map(({ example, file, line }) => [example.id, locationOf(file, line) ?? file]));
-  for (const leak of findPartitionLeaks(admission.records.map((entry) => entry.example), fileLocations, below)) {
+  const fileLocations = new Map(
+    admission.records.map(({ example, file, line }) => [example.id, locationOf(file, line) ?? file]),
+  );
+  for (const leak of findPartitionLeaks(
+    admission.records.map((entry) => entry.example),
+    fileLocations,
+    below,
+  )) {
     if (seen.has(key(leak))) continue;
     seen.add(key(leak));
     leaks.push(leak);
@@ -227,8 +289,14 @@ export function findStudyLeaks(corpus: readonly Example[], locations: ReadonlyMa
  *
  * @param options `file`: where the error points (the study's kloop.yaml); `field` the record's input field (`goal`, `input`)
  */
-export function partitionLeakError(leaks: readonly PartitionLeak[], options: { file: string; field?: string }): InputError {
-  const shown = leaks.slice(0, 5).map((leak) => describeLeak(leak, options.field)).join('; ');
+export function partitionLeakError(
+  leaks: readonly PartitionLeak[],
+  options: { file: string; field?: string },
+): InputError {
+  const shown = leaks
+    .slice(0, 5)
+    .map((leak) => describeLeak(leak, options.field))
+    .join('; ');
   const more = leaks.length > 5 ? ` (and ${leaks.length - 5} more)` : '';
   return new InputError(
     `the same request is in two partitions, which leaks one into the other: ${shown}${more}. Remove or reword one of each pair in the corpus files, or move one next to the other with \`kloop corpus promote\` (\`kloop corpus status\` lists the pairs)`,
@@ -242,7 +310,10 @@ export function partitionLeakError(leaks: readonly PartitionLeak[], options: { f
  * @param field what the texts are called: the record's input field (`goal` for intent studies, the default; `input` for the others)
  */
 export function describeLeak(leak: PartitionLeak, field = 'goal'): string {
-  const same = leak.distance === 0 ? `the same ${field} text` : `near-duplicate ${field === 'goal' ? 'goals' : 'inputs'} (bigram Jaccard distance ${leak.distance.toFixed(3)} < ${NEAR_DUPLICATE_DISTANCE})`;
+  const same =
+    leak.distance === 0
+      ? `the same ${field} text`
+      : `near-duplicate ${field === 'goal' ? 'goals' : 'inputs'} (bigram Jaccard distance ${leak.distance.toFixed(3)} < ${NEAR_DUPLICATE_DISTANCE})`;
   return `${leak.first.location} "${leak.first.id}" (${leak.first.partition}) and ${leak.second.location} "${leak.second.id}" (${leak.second.partition}) have ${same}`;
 }
 
@@ -276,7 +347,10 @@ export function minimumShadowExamples(shadowAlpha = 0.05): number {
  *
  * @param options `shadowAlpha`: the gate's shadow level (default 0.05)
  */
-export function partitionSizeWarnings(partitions: Readonly<Record<PartitionName, readonly unknown[]>>, options: { shadowAlpha?: number } = {}): PartitionSizeWarning[] {
+export function partitionSizeWarnings(
+  partitions: Readonly<Record<PartitionName, readonly unknown[]>>,
+  options: { shadowAlpha?: number } = {},
+): PartitionSizeWarning[] {
   const warnings: PartitionSizeWarning[] = [];
   const shadow = partitions.shadow.length;
   const neededShadow = minimumShadowExamples(options.shadowAlpha);
@@ -294,7 +368,7 @@ export function partitionSizeWarnings(partitions: Readonly<Record<PartitionName,
       partition: 'anchor',
       size: anchor,
       needed: MIN_ANCHOR_EXAMPLES,
-      message: `the anchor partition holds ${anchor} example(s): fewer than ${MIN_ANCHOR_EXAMPLES} hand-chosen cases protect almost nothing; mark at least ${MIN_ANCHOR_EXAMPLES - anchor} more representative example${MIN_ANCHOR_EXAMPLES - anchor === 1 ? "" : "s"} "partition: anchor" in the corpus files (or kloop corpus promote --to anchor)`,
+      message: `the anchor partition holds ${anchor} example(s): fewer than ${MIN_ANCHOR_EXAMPLES} hand-chosen cases protect almost nothing; mark at least ${MIN_ANCHOR_EXAMPLES - anchor} more representative example${MIN_ANCHOR_EXAMPLES - anchor === 1 ? '' : 's'} "partition: anchor" in the corpus files (or kloop corpus promote --to anchor)`,
     });
   }
   return warnings;

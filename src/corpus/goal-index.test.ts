@@ -19,7 +19,10 @@ describe('GoalIndex', () => {
     const index = new GoalIndex<number>();
     GOALS.forEach((goal, position) => index.add(goal, position));
     for (const goal of GOALS) {
-      const expected = GOALS.map((other, position) => ({ entry: position, distance: bigramJaccardDistance(goal, other) }))
+      const expected = GOALS.map((other, position) => ({
+        entry: position,
+        distance: bigramJaccardDistance(goal, other),
+      }))
         .filter((match) => match.distance < 1)
         .sort((left, right) => left.distance - right.distance || left.entry - right.entry);
       expect(index.near(goal, 1), goal).toEqual(expected);

@@ -16,7 +16,14 @@ import { databaseExists, openDatabase } from '../storage/database.ts';
 import { isPostgresUrl } from '../storage/location.ts';
 import type { CorpusEventTable, CorpusMemberTable, KloopDatabase } from '../storage/schema.ts';
 import { readStoredExample, storedExampleJson } from './stored-example.ts';
-import type { CorpusEvent, CorpusEventKind, CorpusMember, CorpusMove, DecisionRecord, MemberPartition } from './lifecycle.ts';
+import type {
+  CorpusEvent,
+  CorpusEventKind,
+  CorpusMember,
+  CorpusMove,
+  DecisionRecord,
+  MemberPartition,
+} from './lifecycle.ts';
 
 /** The study database (or a transaction on it). */
 export type CorpusDatabase = Kysely<KloopDatabase>;
@@ -111,7 +118,10 @@ function annotate(members: CorpusMember[], rows: AnnotationRows): CorpusMember[]
       const by = parseDetails(move.details).by;
       if (typeof by === 'string') member.promotedBy = by;
     }
-    if (member.partition === 'shadow') member.shadowRounds = (rows.carriedRounds.get(member.exampleId) ?? 0) + Math.max(0, rows.lastRound - (entry.get(member.exampleId) ?? 0));
+    if (member.partition === 'shadow')
+      member.shadowRounds =
+        (rows.carriedRounds.get(member.exampleId) ?? 0) +
+        Math.max(0, rows.lastRound - (entry.get(member.exampleId) ?? 0));
   }
   return members;
 }
@@ -121,7 +131,10 @@ function annotate(members: CorpusMember[], rows: AnnotationRows): CorpusMember[]
  * member whose last entry into shadow is older than the last reset (so it has
  * stayed in shadow across it), the rounds it had served at the reset.
  */
-function carriedShadowRounds(resets: Array<{ id: number; details: string }>, entries: Array<{ example_id: string; id: number }>): Map<string, number> {
+function carriedShadowRounds(
+  resets: Array<{ id: number; details: string }>,
+  entries: Array<{ example_id: string; id: number }>,
+): Map<string, number> {
   const carried = new Map<string, number>();
   const reset = resets[0];
   if (reset === undefined) return carried;
@@ -182,7 +195,10 @@ export async function readDecisionRecords(db: CorpusDatabase): Promise<DecisionR
 
 /** The id of the last experiment recorded, or null when there is none. */
 export async function lastExperimentId(db: CorpusDatabase): Promise<number | null> {
-  const row = await db.selectFrom('experiments').select((eb) => eb.fn.max<number>('id').as('id')).executeTakeFirst();
+  const row = await db
+    .selectFrom('experiments')
+    .select((eb) => eb.fn.max<number>('id').as('id'))
+    .executeTakeFirst();
   return row?.id === null || row?.id === undefined ? null : Number(row.id);
 }
 
@@ -199,7 +215,12 @@ export async function writeMembers(db: CorpusDatabase, members: readonly CorpusM
 }
 
 /** Appends moves to the history, stamped with `experimentId` and `at`. */
-export async function writeMoves(db: CorpusDatabase, moves: readonly CorpusMove[], experimentId: number | null, at: string): Promise<void> {
+export async function writeMoves(
+  db: CorpusDatabase,
+  moves: readonly CorpusMove[],
+  experimentId: number | null,
+  at: string,
+): Promise<void> {
   for (const move of moves) {
     await db
       .insertInto('corpus_events')
@@ -221,7 +242,11 @@ export async function writeMoves(db: CorpusDatabase, moves: readonly CorpusMove[
  * Applies moves decided at a round boundary (graduation or rotation), with
  * their events, in one transaction. Returns the members as they now are.
  */
-export async function applyBoundaryMoves(db: CorpusDatabase, moves: readonly CorpusMove[], now: () => Date = () => new Date()): Promise<CorpusMember[]> {
+export async function applyBoundaryMoves(
+  db: CorpusDatabase,
+  moves: readonly CorpusMove[],
+  now: () => Date = () => new Date(),
+): Promise<CorpusMember[]> {
   return db.transaction().execute(async (transaction) => {
     const at = now().toISOString();
     const members = await readCorpusMembers(transaction);
@@ -235,7 +260,12 @@ export async function applyBoundaryMoves(db: CorpusDatabase, moves: readonly Cor
       changed.push(next);
     }
     await writeMembers(transaction, changed);
-    await writeMoves(transaction, moves.filter((move) => changed.some((member) => member.exampleId === move.exampleId)), await lastExperimentId(transaction), at);
+    await writeMoves(
+      transaction,
+      moves.filter((move) => changed.some((member) => member.exampleId === move.exampleId)),
+      await lastExperimentId(transaction),
+      at,
+    );
     return [...byId.values()];
   });
 }
@@ -246,7 +276,11 @@ export async function applyBoundaryMoves(db: CorpusDatabase, moves: readonly Cor
  * inside the transaction that records the decision, so a decision is counted
  * exactly once.
  */
-export async function recordShadowExposure(db: CorpusDatabase, shadowIds: readonly string[], now: () => Date = () => new Date()): Promise<void> {
+export async function recordShadowExposure(
+  db: CorpusDatabase,
+  shadowIds: readonly string[],
+  now: () => Date = () => new Date(),
+): Promise<void> {
   if (shadowIds.length === 0) return;
   const at = now().toISOString();
   for (let start = 0; start < shadowIds.length; start += 500) {
@@ -289,7 +323,9 @@ export function readCorpusMembersFile(file: string): CorpusMember[] {
   let sqlite: Database.Database | undefined;
   try {
     sqlite = new Database(file, { readonly: true, fileMustExist: true });
-    const table = sqlite.prepare("select name from sqlite_master where type = 'table' and name = 'corpus_members'").get();
+    const table = sqlite
+      .prepare("select name from sqlite_master where type = 'table' and name = 'corpus_members'")
+      .get();
     if (table === undefined) return [];
     const rows = sqlite.prepare('select * from corpus_members order by example_id').all() as CorpusMemberTable[];
     const members = rows.map(toMember);
@@ -303,7 +339,10 @@ export function readCorpusMembersFile(file: string): CorpusMember[] {
       carriedRounds: carriedShadowRounds(all(LAST_RESET_SQL), all(SHADOW_ENTRY_EVENT_SQL)),
     });
   } catch (error) {
-    throw new StorageError(`cannot read the corpus lifecycle from ${file}: ${(error as Error).message}`, { file, cause: error });
+    throw new StorageError(`cannot read the corpus lifecycle from ${file}: ${(error as Error).message}`, {
+      file,
+      cause: error,
+    });
   } finally {
     sqlite?.close();
   }

@@ -2,13 +2,27 @@ import { describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
 import type { Example, PartitionName } from './example.ts';
 import type { CorpusEvent, CorpusMember, CorpusPolicy, FileExample } from './lifecycle.ts';
-import { MIN_SHADOW_EXAMPLES, applyMoves, planBoundary, planCorpusSync, reconstructPartitions, resolveCorpus } from './lifecycle.ts';
+import {
+  MIN_SHADOW_EXAMPLES,
+  applyMoves,
+  planBoundary,
+  planCorpusSync,
+  reconstructPartitions,
+  resolveCorpus,
+} from './lifecycle.ts';
 
 const AT = '2026-01-01T00:00:00.000Z';
 const POLICY: CorpusPolicy = { graduateAfterDecisions: 3, rotateSlice: 2, maxShadowExposures: 5 };
 
 function example(id: string, partition: PartitionName): Example {
-  return { id, input: `A goal about ${id}.`, text: `A goal about ${id}.`, expected: { appType: 'booking', entities: [{ name: id }] }, tags: [], partition };
+  return {
+    id,
+    input: `A goal about ${id}.`,
+    text: `A goal about ${id}.`,
+    expected: { appType: 'booking', entities: [{ name: id }] },
+    tags: [],
+    partition,
+  };
 }
 
 function files(spec: Record<string, PartitionName>): FileExample[] {
@@ -32,23 +46,40 @@ describe('planCorpusSync', () => {
   it('initialises every member from its file partition on the first run', () => {
     const plan = planCorpusSync(files({ o1: 'optimization', a1: 'anchor', s1: 'shadow' }), [], AT);
     expect(plan.initial).toBe(true);
-    expect(plan.members.map((member) => [member.exampleId, member.partition])).toEqual([['o1', 'optimization'], ['a1', 'anchor'], ['s1', 'shadow']]);
+    expect(plan.members.map((member) => [member.exampleId, member.partition])).toEqual([
+      ['o1', 'optimization'],
+      ['a1', 'anchor'],
+      ['s1', 'shadow'],
+    ]);
     expect(plan.moves.map((move) => move.kind)).toEqual(['initial', 'anchored', 'initial']);
     expect(plan.members.find((member) => member.exampleId === 's1')!.shadowSince).toBe(AT);
   });
 
   it('puts an example added to a file later into shadow first, whatever the file says; anchors stay anchors', () => {
     const first = planCorpusSync(files({ o1: 'optimization', a1: 'anchor' }), [], AT);
-    const later = planCorpusSync(files({ o1: 'optimization', a1: 'anchor', o2: 'optimization', a2: 'anchor' }), first.members, AT);
-    expect(later.moves.map((move) => [move.exampleId, move.kind, move.to])).toEqual([['o2', 'shadow', 'shadow'], ['a2', 'anchored', 'anchor']]);
+    const later = planCorpusSync(
+      files({ o1: 'optimization', a1: 'anchor', o2: 'optimization', a2: 'anchor' }),
+      first.members,
+      AT,
+    );
+    expect(later.moves.map((move) => [move.exampleId, move.kind, move.to])).toEqual([
+      ['o2', 'shadow', 'shadow'],
+      ['a2', 'anchored', 'anchor'],
+    ]);
   });
 
   it('keeps the lifecycle partition over the file partition for optimization and shadow', () => {
     const first = planCorpusSync(files({ s1: 'shadow' }), [], AT);
-    const graduated = applyMoves(first.members, [{ exampleId: 's1', kind: 'graduated', from: 'shadow', to: 'optimization', reason: 'test' }], AT);
+    const graduated = applyMoves(
+      first.members,
+      [{ exampleId: 's1', kind: 'graduated', from: 'shadow', to: 'optimization', reason: 'test' }],
+      AT,
+    );
     const again = planCorpusSync(files({ s1: 'shadow' }), graduated, AT);
     expect(again.moves).toEqual([]);
-    expect(resolveCorpus(files({ s1: 'shadow' }), again.members).partitions.optimization.map((item) => item.id)).toEqual(['s1']);
+    expect(
+      resolveCorpus(files({ s1: 'shadow' }), again.members).partitions.optimization.map((item) => item.id),
+    ).toEqual(['s1']);
   });
 
   it('records examples gone from the files as removed, and refuses an anchor that leaves', () => {
@@ -56,10 +87,17 @@ describe('planCorpusSync', () => {
     const removed = planCorpusSync(files({ a1: 'anchor' }), first.members, AT);
     expect(removed.moves.map((move) => [move.exampleId, move.kind])).toEqual([['o1', 'removed']]);
     expect(() => planCorpusSync(files({ o1: 'optimization' }), first.members, AT)).toThrow(InputError);
-    expect(() => planCorpusSync(files({ o1: 'optimization', a1: 'shadow' }), first.members, AT)).toThrow(/anchors never leave/);
+    expect(() => planCorpusSync(files({ o1: 'optimization', a1: 'shadow' }), first.members, AT)).toThrow(
+      /anchors never leave/,
+    );
     // The error names the record's line, as every corpus error does.
-    const moved = files({ o1: 'optimization', a1: 'shadow' }).map((entry, index) => ({ ...entry, line: 1 + 6 * index }));
-    expect(() => planCorpusSync(moved, first.members, AT)).toThrow(expect.objectContaining({ file: 'corpus/a.yaml', line: 7, field: 'partition' }));
+    const moved = files({ o1: 'optimization', a1: 'shadow' }).map((entry, index) => ({
+      ...entry,
+      line: 1 + 6 * index,
+    }));
+    expect(() => planCorpusSync(moved, first.members, AT)).toThrow(
+      expect.objectContaining({ file: 'corpus/a.yaml', line: 7, field: 'partition' }),
+    );
   });
 });
 
@@ -82,15 +120,23 @@ describe('planBoundary', () => {
   });
 
   it('graduates by rounds only while the shadow is larger than the optimization partition; exposure-due examples are not held by it', () => {
-    const optimization = (count: number): CorpusMember[] => shadowMembers(Array.from({ length: count }, () => 0)).map((member, index) => ({ ...member, exampleId: `o${index}`, partition: 'optimization' as const }));
-    const byRounds = (count: number): CorpusMember[] => shadowMembers(Array.from({ length: count }, () => 0)).map((member) => ({ ...member, shadowRounds: 2 }));
+    const optimization = (count: number): CorpusMember[] =>
+      shadowMembers(Array.from({ length: count }, () => 0)).map((member, index) => ({
+        ...member,
+        exampleId: `o${index}`,
+        partition: 'optimization' as const,
+      }));
+    const byRounds = (count: number): CorpusMember[] =>
+      shadowMembers(Array.from({ length: count }, () => 0)).map((member) => ({ ...member, shadowRounds: 2 }));
     const policy: CorpusPolicy = { ...POLICY, graduateAfterRounds: 2, rotateSlice: 3 };
     // 9 in shadow, 6 in optimization: 9 > 6 moves one, 8 > 7 another, then 7 ≤ 8 holds the rest.
     const plan = planBoundary([...byRounds(9), ...optimization(6)], policy, new Date(AT));
     expect(plan.kind).toBe('graduate');
     if (plan.kind !== 'graduate') return;
     expect(plan.moves.map((move) => move.exampleId)).toEqual(['s0', 's1']);
-    expect(plan.held).toMatch(/7 due example\(s\) wait: due by time in shadow only, and the shadow \(7\) is no larger than the optimization partition \(8\)/);
+    expect(plan.held).toMatch(
+      /7 due example\(s\) wait: due by time in shadow only, and the shadow \(7\) is no larger than the optimization partition \(8\)/,
+    );
     // A shadow already no larger than optimization keeps every example due by rounds.
     expect(planBoundary([...byRounds(22), ...optimization(40)], policy, new Date(AT))).toMatchObject({ kind: 'none' });
     // Examples whose novelty is spent by exposures graduate whatever the sizes (down to the minimum).
@@ -100,7 +146,11 @@ describe('planBoundary', () => {
   });
 
   it('graduates by days in shadow when graduateAfterDays is set', () => {
-    const plan = planBoundary(shadowMembers([0, 0, 0, 0, 0, 0, 0]), { ...POLICY, graduateAfterDays: 10 }, new Date('2026-01-12T00:00:00.000Z'));
+    const plan = planBoundary(
+      shadowMembers([0, 0, 0, 0, 0, 0, 0]),
+      { ...POLICY, graduateAfterDays: 10 },
+      new Date('2026-01-12T00:00:00.000Z'),
+    );
     expect(plan.kind).toBe('graduate');
   });
 
@@ -108,7 +158,10 @@ describe('planBoundary', () => {
     const plan = planBoundary(shadowMembers([5, 1, 6, 1, 1, 1, 1, 1]), POLICY, new Date(AT));
     expect(plan.kind).toBe('rotate');
     if (plan.kind === 'rotate') {
-      expect(plan.moves.map((move) => [move.exampleId, move.kind, move.to])).toEqual([['s2', 'rotated_out', 'optimization'], ['s0', 'rotated_out', 'optimization']]);
+      expect(plan.moves.map((move) => [move.exampleId, move.kind, move.to])).toEqual([
+        ['s2', 'rotated_out', 'optimization'],
+        ['s0', 'rotated_out', 'optimization'],
+      ]);
       expect(plan.spent).toEqual(['s2', 's0']);
     }
   });
@@ -117,7 +170,9 @@ describe('planBoundary', () => {
     const plan = planBoundary(shadowMembers([5, 5, 5, 5, 5, 5]), POLICY, new Date(AT));
     expect(plan.kind).toBe('spent');
     if (plan.kind === 'spent') expect(plan.reason).toMatch(/would leave 4 \(< the minimum of 5\).*kloop corpus add/);
-    expect(planBoundary(shadowMembers([5, 5, 5, 5, 5, 5, 5, 5]), { ...POLICY, rotateSlice: 0 }, new Date(AT)).kind).toBe('spent');
+    expect(
+      planBoundary(shadowMembers([5, 5, 5, 5, 5, 5, 5, 5]), { ...POLICY, rotateSlice: 0 }, new Date(AT)).kind,
+    ).toBe('spent');
   });
 
   it('never moves anchors', () => {
@@ -127,8 +182,21 @@ describe('planBoundary', () => {
 });
 
 describe('reconstructPartitions', () => {
-  const event = (id: number, exampleId: string, kind: CorpusEvent['kind'], to: CorpusEvent['to'], experimentId: number | null): CorpusEvent => ({
-    id, exampleId, kind, from: null, to, reason: kind, experimentId, createdAt: AT,
+  const event = (
+    id: number,
+    exampleId: string,
+    kind: CorpusEvent['kind'],
+    to: CorpusEvent['to'],
+    experimentId: number | null,
+  ): CorpusEvent => ({
+    id,
+    exampleId,
+    kind,
+    from: null,
+    to,
+    reason: kind,
+    experimentId,
+    createdAt: AT,
   });
   const events = [
     event(1, 'a', 'anchored', 'anchor', null),
@@ -141,7 +209,11 @@ describe('reconstructPartitions', () => {
   const decisions = [1, 2, 3, 4, 5, 6].map((id) => ({ id, shadowConsulted: id % 2 === 1 }));
 
   it('folds the moves recorded before a decision, and counts exposures from earlier decisions', () => {
-    expect(reconstructPartitions(events, decisions, 1)).toMatchObject({ partitions: { optimization: ['o'], anchor: ['a'], shadow: ['s1', 's2'] }, exposures: {}, beforeLifecycle: false });
+    expect(reconstructPartitions(events, decisions, 1)).toMatchObject({
+      partitions: { optimization: ['o'], anchor: ['a'], shadow: ['s1', 's2'] },
+      exposures: {},
+      beforeLifecycle: false,
+    });
     expect(reconstructPartitions(events, decisions, 3).partitions.shadow).toEqual(['s1', 's2']);
     const at4 = reconstructPartitions(events, decisions, 4);
     expect(at4.partitions).toEqual({ optimization: ['o', 's1'], anchor: ['a'], shadow: ['s2'] });
@@ -156,7 +228,11 @@ describe('reconstructPartitions', () => {
       event(1, 'a', 'anchored', 'anchor', null),
       event(2, 'o', 'initial', 'optimization', null),
       event(3, 's1', 'initial', 'shadow', null),
-      { ...event(4, null as unknown as string, 'reset', null, null), exampleId: null, details: { exposures: { s1: 7 } } },
+      {
+        ...event(4, null as unknown as string, 'reset', null, null),
+        exampleId: null,
+        details: { exposures: { s1: 7 } },
+      },
     ];
     expect(reconstructPartitions(kept, decisions, 1).exposures).toEqual({ s1: 7 });
     expect(reconstructPartitions(kept, decisions, 3).exposures).toEqual({ s1: 8 }); // decision 1 consulted shadow
@@ -169,8 +245,20 @@ describe('reconstructPartitions', () => {
 });
 
 describe('promotions and rounds', () => {
-  const member = (id: string, partition: CorpusMember['partition'], extra: Partial<CorpusMember> = {}): CorpusMember => ({
-    exampleId: id, origin: 'file', source: 'corpus/a.yaml', partition, shadowExposures: 0, shadowSince: partition === 'shadow' ? AT : null, admittedAt: AT, updatedAt: AT, ...extra,
+  const member = (
+    id: string,
+    partition: CorpusMember['partition'],
+    extra: Partial<CorpusMember> = {},
+  ): CorpusMember => ({
+    exampleId: id,
+    origin: 'file',
+    source: 'corpus/a.yaml',
+    partition,
+    shadowExposures: 0,
+    shadowSince: partition === 'shadow' ? AT : null,
+    admittedAt: AT,
+    updatedAt: AT,
+    ...extra,
   });
 
   it('lets a promoted placement stand against the file label, and keeps the rule for the rest', () => {
@@ -183,7 +271,9 @@ describe('promotions and rounds', () => {
 
   it('makes a shadow member due after graduateAfterRounds rounds in shadow', () => {
     const policy = { ...POLICY, graduateAfterRounds: 4 };
-    const members = [...shadowMembers([0, 0, 0, 0, 0, 0, 0]).map((item, index) => ({ ...item, shadowRounds: index < 2 ? 4 : 3 }))];
+    const members = [
+      ...shadowMembers([0, 0, 0, 0, 0, 0, 0]).map((item, index) => ({ ...item, shadowRounds: index < 2 ? 4 : 3 })),
+    ];
     const plan = planBoundary(members, policy, new Date(AT));
     expect(plan).toMatchObject({ kind: 'graduate', due: ['s0', 's1'] });
     expect(plan.kind === 'graduate' && plan.moves[0]!.reason).toBe('served 4 rounds in shadow (graduateAfterRounds 4)');

@@ -97,7 +97,18 @@ export const DEFAULT_CORPUS_POLICY: Readonly<CorpusPolicy> = Object.freeze({
 export type MemberPartition = PartitionName | 'removed';
 
 /** Every kind of move, in the order a member usually meets them. */
-export const CORPUS_EVENT_KINDS = ['initial', 'anchored', 'admitted', 'refused', 'shadow', 'graduated', 'rotated_out', 'removed', 'promoted', 'reset'] as const;
+export const CORPUS_EVENT_KINDS = [
+  'initial',
+  'anchored',
+  'admitted',
+  'refused',
+  'shadow',
+  'graduated',
+  'rotated_out',
+  'removed',
+  'promoted',
+  'reset',
+] as const;
 export type CorpusEventKind = (typeof CORPUS_EVENT_KINDS)[number];
 
 /** An example read from a corpus file, with that file (relative to the study folder when inside it). */
@@ -168,16 +179,39 @@ export interface CorpusSyncPlan {
  * @throws InputError when an anchor leaves or is re-labelled in the files, or a
  *   file example has the id of an admitted example
  */
-export function planCorpusSync(files: readonly FileExample[], stored: readonly CorpusMember[], at: string): CorpusSyncPlan {
+export function planCorpusSync(
+  files: readonly FileExample[],
+  stored: readonly CorpusMember[],
+  at: string,
+): CorpusSyncPlan {
   const byId = new Map(stored.map((member) => [member.exampleId, { ...member }]));
   const changed = new Map<string, CorpusMember>();
   const moves: CorpusMove[] = [];
   const initial = stored.length === 0;
   const inFiles = new Set<string>();
-  const move = (member: CorpusMember, kind: CorpusEventKind, to: MemberPartition, reason: string, details?: Record<string, unknown>): void => {
-    moves.push({ exampleId: member.exampleId, kind, from: byId.has(member.exampleId) ? byId.get(member.exampleId)!.partition : null, to, reason, ...(details !== undefined ? { details } : {}) });
+  const move = (
+    member: CorpusMember,
+    kind: CorpusEventKind,
+    to: MemberPartition,
+    reason: string,
+    details?: Record<string, unknown>,
+  ): void => {
+    moves.push({
+      exampleId: member.exampleId,
+      kind,
+      from: byId.has(member.exampleId) ? byId.get(member.exampleId)!.partition : null,
+      to,
+      reason,
+      ...(details !== undefined ? { details } : {}),
+    });
     const entering = to === 'shadow' && member.partition !== 'shadow';
-    const next: CorpusMember = { ...member, partition: to, updatedAt: at, shadowSince: entering ? at : member.shadowSince, ...(entering ? { shadowRounds: 0 } : {}) };
+    const next: CorpusMember = {
+      ...member,
+      partition: to,
+      updatedAt: at,
+      shadowSince: entering ? at : member.shadowSince,
+      ...(entering ? { shadowRounds: 0 } : {}),
+    };
     delete next.promotedBy;
     byId.set(member.exampleId, next);
     changed.set(member.exampleId, next);
@@ -186,22 +220,57 @@ export function planCorpusSync(files: readonly FileExample[], stored: readonly C
     inFiles.add(example.id);
     const existing = byId.get(example.id);
     if (existing === undefined) {
-      const fresh: CorpusMember = { exampleId: example.id, origin: 'file', source: file, partition: 'removed', shadowExposures: 0, shadowSince: null, admittedAt: at, updatedAt: at };
+      const fresh: CorpusMember = {
+        exampleId: example.id,
+        origin: 'file',
+        source: file,
+        partition: 'removed',
+        shadowExposures: 0,
+        shadowSince: null,
+        admittedAt: at,
+        updatedAt: at,
+      };
       const member = fresh;
       if (initial) {
-        move(member, example.partition === 'anchor' ? 'anchored' : 'initial', example.partition, `${example.partition} in ${file} when the study began`, { file });
+        move(
+          member,
+          example.partition === 'anchor' ? 'anchored' : 'initial',
+          example.partition,
+          `${example.partition} in ${file} when the study began`,
+          { file },
+        );
       } else if (example.partition === 'anchor') {
-        move(member, 'anchored', 'anchor', `new anchor in ${file} (anchors are hand-chosen in the corpus files)`, { file });
+        move(member, 'anchored', 'anchor', `new anchor in ${file} (anchors are hand-chosen in the corpus files)`, {
+          file,
+        });
       } else {
-        move(member, 'shadow', 'shadow', `new in ${file} after the study began: shadow first (the file says ${example.partition})`, { file, filePartition: example.partition });
+        move(
+          member,
+          'shadow',
+          'shadow',
+          `new in ${file} after the study began: shadow first (the file says ${example.partition})`,
+          { file, filePartition: example.partition },
+        );
       }
       continue;
     }
     if (existing.origin === 'admitted') {
-      throw new InputError(`example id "${example.id}" is also an example admitted with \`kloop corpus add\` (from ${existing.source}); ids are unique across the corpus`, { file, ...(line !== undefined ? { line } : {}), field: 'id', exampleId: example.id });
+      throw new InputError(
+        `example id "${example.id}" is also an example admitted with \`kloop corpus add\` (from ${existing.source}); ids are unique across the corpus`,
+        { file, ...(line !== undefined ? { line } : {}), field: 'id', exampleId: example.id },
+      );
     }
     if (existing.partition === 'anchor' && example.partition !== 'anchor' && existing.promotedBy === undefined) {
-      throw new InputError(`example "${example.id}" is an anchor of this study and anchors never leave: restore "partition: anchor" (the file now says ${example.partition})`, { file, ...(line !== undefined ? { line } : {}), field: 'partition', exampleId: example.id, partition: 'anchor' });
+      throw new InputError(
+        `example "${example.id}" is an anchor of this study and anchors never leave: restore "partition: anchor" (the file now says ${example.partition})`,
+        {
+          file,
+          ...(line !== undefined ? { line } : {}),
+          field: 'partition',
+          exampleId: example.id,
+          partition: 'anchor',
+        },
+      );
     }
     if (existing.source !== file) {
       const updated = { ...existing, source: file, updatedAt: at };
@@ -211,7 +280,11 @@ export function planCorpusSync(files: readonly FileExample[], stored: readonly C
     const current = byId.get(example.id)!;
     if (current.partition === 'removed') {
       if (example.partition === 'anchor') move(current, 'anchored', 'anchor', `back in ${file} as an anchor`, { file });
-      else move(current, 'shadow', 'shadow', `back in ${file}: shadow first (the file says ${example.partition})`, { file, filePartition: example.partition });
+      else
+        move(current, 'shadow', 'shadow', `back in ${file}: shadow first (the file says ${example.partition})`, {
+          file,
+          filePartition: example.partition,
+        });
     } else if (example.partition === 'anchor' && current.partition !== 'anchor' && current.promotedBy === undefined) {
       move(current, 'anchored', 'anchor', `marked as an anchor in ${file}`, { file });
     }
@@ -219,9 +292,14 @@ export function planCorpusSync(files: readonly FileExample[], stored: readonly C
   for (const member of [...byId.values()]) {
     if (member.origin !== 'file' || inFiles.has(member.exampleId) || member.partition === 'removed') continue;
     if (member.partition === 'anchor') {
-      throw new InputError(`anchor "${member.exampleId}" is no longer in the corpus files (it was in ${member.source}); anchors never leave: put it back (or first move it out with \`kloop corpus promote --to optimization\`)`, { file: member.source, exampleId: member.exampleId, partition: 'anchor' });
+      throw new InputError(
+        `anchor "${member.exampleId}" is no longer in the corpus files (it was in ${member.source}); anchors never leave: put it back (or first move it out with \`kloop corpus promote --to optimization\`)`,
+        { file: member.source, exampleId: member.exampleId, partition: 'anchor' },
+      );
     }
-    move(member, 'removed', 'removed', `no longer in the corpus files (was in ${member.source})`, { file: member.source });
+    move(member, 'removed', 'removed', `no longer in the corpus files (was in ${member.source})`, {
+      file: member.source,
+    });
   }
   return { members: [...byId.values()], changed: [...changed.values()], moves, initial };
 }
@@ -247,9 +325,14 @@ export function resolveCorpus(files: readonly FileExample[], members: readonly C
   }
   const admitted = members
     .filter((member) => member.origin === 'admitted' && member.partition !== 'removed' && member.example !== undefined)
-    .sort((left, right) => left.admittedAt.localeCompare(right.admittedAt) || left.exampleId.localeCompare(right.exampleId));
+    .sort(
+      (left, right) => left.admittedAt.localeCompare(right.admittedAt) || left.exampleId.localeCompare(right.exampleId),
+    );
   for (const member of admitted) corpus.push({ ...member.example!, partition: member.partition as PartitionName });
-  const partitions = Object.fromEntries(PARTITIONS.map((name) => [name, [] as Example[]])) as Record<PartitionName, Example[]>;
+  const partitions = Object.fromEntries(PARTITIONS.map((name) => [name, [] as Example[]])) as Record<
+    PartitionName,
+    Example[]
+  >;
   for (const example of corpus) partitions[example.partition].push(example);
   return { corpus, partitions };
 }
@@ -281,10 +364,17 @@ export function graduationDue(member: CorpusMember, policy: Readonly<CorpusPolic
  * novelty spent by shadow-consulting decisions) or `time` (rounds or days in
  * shadow only, the deadlock breaker).
  */
-export function graduationDueBy(member: CorpusMember, policy: Readonly<CorpusPolicy>, now: Date): { why: string; by: 'exposures' | 'time' } | undefined {
+export function graduationDueBy(
+  member: CorpusMember,
+  policy: Readonly<CorpusPolicy>,
+  now: Date,
+): { why: string; by: 'exposures' | 'time' } | undefined {
   if (member.partition !== 'shadow') return undefined;
   if (member.shadowExposures >= policy.graduateAfterDecisions) {
-    return { by: 'exposures', why: `served ${member.shadowExposures} shadow decisions (graduateAfterDecisions ${policy.graduateAfterDecisions})` };
+    return {
+      by: 'exposures',
+      why: `served ${member.shadowExposures} shadow decisions (graduateAfterDecisions ${policy.graduateAfterDecisions})`,
+    };
   }
   const rounds = member.shadowRounds ?? 0;
   if (policy.graduateAfterRounds !== undefined && rounds >= policy.graduateAfterRounds) {
@@ -292,7 +382,11 @@ export function graduationDueBy(member: CorpusMember, policy: Readonly<CorpusPol
   }
   if (policy.graduateAfterDays !== undefined && member.shadowSince !== null) {
     const days = (now.getTime() - Date.parse(member.shadowSince)) / 86_400_000;
-    if (days >= policy.graduateAfterDays) return { by: 'time', why: `served ${days.toFixed(1)} days in shadow (graduateAfterDays ${policy.graduateAfterDays})` };
+    if (days >= policy.graduateAfterDays)
+      return {
+        by: 'time',
+        why: `served ${days.toFixed(1)} days in shadow (graduateAfterDays ${policy.graduateAfterDays})`,
+      };
   }
   return undefined;
 }
@@ -329,12 +423,15 @@ export function planBoundary(
   minShadow: number = MIN_SHADOW_EXAMPLES,
 ): BoundaryPlan {
   const shadow = shadowByExposure(members);
-  const spent = shadow.filter((member) => member.shadowExposures >= policy.maxShadowExposures).map((member) => member.exampleId);
+  const spent = shadow
+    .filter((member) => member.shadowExposures >= policy.maxShadowExposures)
+    .map((member) => member.exampleId);
   if (spent.length > 0) {
     const slice = shadow.slice(0, policy.rotateSlice);
     const left = shadow.length - slice.length;
     const head = `the shadow partition is spent: ${spent.length} of its ${shadow.length} examples have served ${policy.maxShadowExposures} or more gate decisions (maxShadowExposures ${policy.maxShadowExposures})`;
-    if (slice.length === 0) return { kind: 'spent', spent, reason: `${head}, and corpusPolicy.rotateSlice is 0: nothing can rotate` };
+    if (slice.length === 0)
+      return { kind: 'spent', spent, reason: `${head}, and corpusPolicy.rotateSlice is 0: nothing can rotate` };
     if (left < minShadow) {
       return {
         kind: 'spent',
@@ -357,7 +454,10 @@ export function planBoundary(
   }
   const due = shadow
     .map((member) => ({ member, due: graduationDueBy(member, policy, now) }))
-    .filter((entry): entry is { member: CorpusMember; due: { why: string; by: 'exposures' | 'time' } } => entry.due !== undefined);
+    .filter(
+      (entry): entry is { member: CorpusMember; due: { why: string; by: 'exposures' | 'time' } } =>
+        entry.due !== undefined,
+    );
   const optimizationSize = members.filter((member) => member.partition === 'optimization').length;
   const chosen: typeof due = [];
   let heldBy: 'slice' | 'floor' | 'balance' | undefined;
@@ -402,7 +502,13 @@ export function applyMoves(members: readonly CorpusMember[], moves: readonly Cor
     const member = byId.get(move.exampleId);
     if (member === undefined) continue;
     const entering = move.to === 'shadow' && member.partition !== 'shadow';
-    const next: CorpusMember = { ...member, partition: move.to, updatedAt: at, shadowSince: entering ? at : member.shadowSince, ...(entering ? { shadowRounds: 0 } : {}) };
+    const next: CorpusMember = {
+      ...member,
+      partition: move.to,
+      updatedAt: at,
+      shadowSince: entering ? at : member.shadowSince,
+      ...(entering ? { shadowRounds: 0 } : {}),
+    };
     if (move.kind === 'promoted' && typeof move.details?.by === 'string') next.promotedBy = move.details.by;
     else delete next.promotedBy;
     byId.set(move.exampleId, next);
@@ -435,8 +541,14 @@ export interface PartitionsAt {
  * an experiment id below it (null counts as 0), in order, and exposures
  * counted from the earlier decisions that consulted shadow.
  */
-export function reconstructPartitions(events: readonly CorpusEvent[], decisions: readonly DecisionRecord[], experimentId: number): PartitionsAt {
-  const ordered = [...events].sort((left, right) => (left.experimentId ?? 0) - (right.experimentId ?? 0) || left.id - right.id);
+export function reconstructPartitions(
+  events: readonly CorpusEvent[],
+  decisions: readonly DecisionRecord[],
+  experimentId: number,
+): PartitionsAt {
+  const ordered = [...events].sort(
+    (left, right) => (left.experimentId ?? 0) - (right.experimentId ?? 0) || left.id - right.id,
+  );
   const partitionOf = new Map<string, MemberPartition>();
   const exposures: Record<string, number> = {};
   let next = 0;
@@ -448,7 +560,8 @@ export function reconstructPartitions(events: readonly CorpusEvent[], decisions:
       const kept = event.kind === 'reset' ? event.details?.exposures : undefined;
       if (kept !== undefined && typeof kept === 'object' && kept !== null) {
         for (const key of Object.keys(exposures)) delete exposures[key];
-        for (const [id, count] of Object.entries(kept as Record<string, unknown>)) if (typeof count === 'number') exposures[id] = count;
+        for (const [id, count] of Object.entries(kept as Record<string, unknown>))
+          if (typeof count === 'number') exposures[id] = count;
       }
       next += 1;
     }
@@ -460,7 +573,10 @@ export function reconstructPartitions(events: readonly CorpusEvent[], decisions:
     for (const [id, partition] of partitionOf) if (partition === 'shadow') exposures[id] = (exposures[id] ?? 0) + 1;
   }
   applyBefore(experimentId);
-  const partitions = Object.fromEntries(PARTITIONS.map((name) => [name, [] as string[]])) as Record<PartitionName, string[]>;
+  const partitions = Object.fromEntries(PARTITIONS.map((name) => [name, [] as string[]])) as Record<
+    PartitionName,
+    string[]
+  >;
   for (const [id, partition] of partitionOf) if (partition !== 'removed') partitions[partition].push(id);
   for (const name of PARTITIONS) partitions[name].sort();
   const firstRecorded = ordered.find((event) => event.kind !== 'refused');

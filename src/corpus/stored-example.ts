@@ -18,7 +18,14 @@ import { PARTITIONS } from './example.ts';
 
 /** The JSON kept for an admitted example. */
 export function storedExampleJson(example: Example): string {
-  return JSON.stringify({ id: example.id, input: example.input, expected: example.expected, tags: example.tags, partition: example.partition, text: example.text });
+  return JSON.stringify({
+    id: example.id,
+    input: example.input,
+    expected: example.expected,
+    tags: example.tags,
+    partition: example.partition,
+    text: example.text,
+  });
 }
 
 /**
@@ -33,15 +40,29 @@ export function readStoredExample(json: string, exampleId: string): Example {
   try {
     value = JSON.parse(json);
   } catch (error) {
-    throw new StorageError(`the stored example "${exampleId}" is not JSON: ${(error as Error).message}`, { cause: error });
+    throw new StorageError(`the stored example "${exampleId}" is not JSON: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
-  const record = (typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {}) as Record<string, unknown>;
+  const record = (typeof value === 'object' && value !== null && !Array.isArray(value) ? value : {}) as Record<
+    string,
+    unknown
+  >;
   const { id, expected, partition } = record;
-  const input = Object.hasOwn(record, 'input') ? record['input'] : record['goal'];
-  const tags = Array.isArray(record['tags']) ? (record['tags'] as unknown[]).filter((tag): tag is string => typeof tag === 'string') : [];
-  if (typeof id !== 'string' || input === undefined || expected === undefined || !(PARTITIONS as readonly unknown[]).includes(partition)) {
-    throw new StorageError(`the stored example "${exampleId}" is not an example (it needs id, input or goal, expected and partition)`);
+  const input = Object.hasOwn(record, 'input') ? record.input : record.goal;
+  const tags = Array.isArray(record.tags)
+    ? (record.tags as unknown[]).filter((tag): tag is string => typeof tag === 'string')
+    : [];
+  if (
+    typeof id !== 'string' ||
+    input === undefined ||
+    expected === undefined ||
+    !(PARTITIONS as readonly unknown[]).includes(partition)
+  ) {
+    throw new StorageError(
+      `the stored example "${exampleId}" is not an example (it needs id, input or goal, expected and partition)`,
+    );
   }
-  const text = typeof record['text'] === 'string' ? record['text'] : typeof input === 'string' ? input : stableJson(input);
+  const text = typeof record.text === 'string' ? record.text : typeof input === 'string' ? input : stableJson(input);
   return { id, input, expected, tags, partition: partition as Example['partition'], text };
 }

@@ -27,7 +27,13 @@ import { isPostgresUrl } from '../storage/location.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, listLeases, staleReason } from '../storage/lease.ts';
 import type { StudyConfig } from '../config/config.ts';
 import { CONFIG_FILE_NAME, loadStudyConfig } from '../config/config.ts';
-import { checkPromptTemplate, loadCorpus, loadCorpusFiles, loadStudyAsync, resolveStudyCorpus } from '../study/load-study.ts';
+import {
+  checkPromptTemplate,
+  loadCorpus,
+  loadCorpusFiles,
+  loadStudyAsync,
+  resolveStudyCorpus,
+} from '../study/load-study.ts';
 import type { Proposer } from '../proposers/proposer.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
 import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
@@ -37,7 +43,14 @@ import { notebookPowerWarnings, studyPowerWarnings } from '../calibration/power-
 import { describeLeak, partitionSizeWarnings } from '../corpus/file-admission.ts';
 import { NEAR_DUPLICATE_DISTANCE } from '../corpus/admission.ts';
 import type { ComposedTask } from '../study/compose.ts';
-import { composeHeadline, composeTask, composeTaskAsync, composeWeights, isIntentStudy, taskKindOf } from '../study/compose.ts';
+import {
+  composeHeadline,
+  composeTask,
+  composeTaskAsync,
+  composeWeights,
+  isIntentStudy,
+  taskKindOf,
+} from '../study/compose.ts';
 import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from '../config/config.ts';
 import { maskSecrets } from '../text/mask-secrets.ts';
 import { hasCandidateIdentities, undecidedCandidateFindings } from './undecided-candidates.ts';
@@ -91,9 +104,20 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
   const add = (finding: Omit<DoctorFinding, 'area'>): void => void findings.push({ area: 'database', ...finding });
 
   // PostgreSQL keeps its own storage sound (no file to check); SQLite's check reads every page.
-  const integrity = backendOf(db) === 'postgres' ? { rows: [{ integrity_check: 'ok' }] } : await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
+  const integrity =
+    backendOf(db) === 'postgres'
+      ? { rows: [{ integrity_check: 'ok' }] }
+      : await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
   const messages = integrity.rows.map((row) => Object.values(row)[0] as string);
-  if (messages.length === 1 && messages[0] === 'ok') add({ id: 'database.integrity', status: 'ok', message: backendOf(db) === 'postgres' ? 'PostgreSQL notebook: its integrity is the server\'s (no file to check)' : 'SQLite integrity check: ok' });
+  if (messages.length === 1 && messages[0] === 'ok')
+    add({
+      id: 'database.integrity',
+      status: 'ok',
+      message:
+        backendOf(db) === 'postgres'
+          ? "PostgreSQL notebook: its integrity is the server's (no file to check)"
+          : 'SQLite integrity check: ok',
+    });
   else {
     add({
       id: 'database.integrity',
@@ -108,33 +132,71 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
   const required = ['artifact_versions', 'registry', 'experiments', 'evaluations', 'evaluation_examples', 'runs'];
   const missing = required.filter((name) => !tables.has(name));
   if (missing.length > 0) {
-    add({ id: 'database.schema', status: 'problem', message: `tables missing: ${missing.join(', ')}`, fix: 'this is not a kloop study database, or it was never migrated: run `kloop run` once' });
+    add({
+      id: 'database.schema',
+      status: 'problem',
+      message: `tables missing: ${missing.join(', ')}`,
+      fix: 'this is not a kloop study database, or it was never migrated: run `kloop run` once',
+    });
     return findings;
   }
 
-  const orphans = await count(db, sql<{ count: number }>`select count(*) as count from evaluation_examples where evaluation_id not in (select id from evaluations)`);
+  const orphans = await count(
+    db,
+    sql<{
+      count: number;
+    }>`select count(*) as count from evaluation_examples where evaluation_id not in (select id from evaluations)`,
+  );
   add(
     orphans === 0
       ? { id: 'database.orphaned-examples', status: 'ok', message: 'every per-example score belongs to an evaluation' }
-      : { id: 'database.orphaned-examples', status: 'problem', message: `${orphans} per-example scores (evaluation_examples) belong to no evaluation`, fix: 'delete them: `delete from evaluation_examples where evaluation_id not in (select id from evaluations)`; they are never read' },
+      : {
+          id: 'database.orphaned-examples',
+          status: 'problem',
+          message: `${orphans} per-example scores (evaluation_examples) belong to no evaluation`,
+          fix: 'delete them: `delete from evaluation_examples where evaluation_id not in (select id from evaluations)`; they are never read',
+        },
   );
 
   const incomplete = await count(
     db,
-    sql<{ count: number }>`select count(*) as count from evaluations e where e.total > 0 and (select count(*) from evaluation_examples x where x.evaluation_id = e.id) = 0`,
+    sql<{
+      count: number;
+    }>`select count(*) as count from evaluations e where e.total > 0 and (select count(*) from evaluation_examples x where x.evaluation_id = e.id) = 0`,
   );
   add(
     incomplete === 0
-      ? { id: 'database.empty-evaluations', status: 'ok', message: 'every stored evaluation has its per-example scores' }
-      : { id: 'database.empty-evaluations', status: 'problem', message: `${incomplete} evaluations have no per-example scores`, fix: 'delete those evaluations; the next run evaluates them again' },
+      ? {
+          id: 'database.empty-evaluations',
+          status: 'ok',
+          message: 'every stored evaluation has its per-example scores',
+        }
+      : {
+          id: 'database.empty-evaluations',
+          status: 'problem',
+          message: `${incomplete} evaluations have no per-example scores`,
+          fix: 'delete those evaluations; the next run evaluates them again',
+        },
   );
 
-  const danglingBase = await count(db, sql<{ count: number }>`select count(*) as count from experiments where base_version_id not in (select id from artifact_versions)`);
+  const danglingBase = await count(
+    db,
+    sql<{
+      count: number;
+    }>`select count(*) as count from experiments where base_version_id not in (select id from artifact_versions)`,
+  );
   const danglingAccepted = await count(
     db,
-    sql<{ count: number }>`select count(*) as count from experiments where accepted_version_id is not null and accepted_version_id not in (select id from artifact_versions)`,
+    sql<{
+      count: number;
+    }>`select count(*) as count from experiments where accepted_version_id is not null and accepted_version_id not in (select id from artifact_versions)`,
   );
-  const acceptedWithoutVersion = await count(db, sql<{ count: number }>`select count(*) as count from experiments where decision = 'accepted' and accepted_version_id is null`);
+  const acceptedWithoutVersion = await count(
+    db,
+    sql<{
+      count: number;
+    }>`select count(*) as count from experiments where decision = 'accepted' and accepted_version_id is null`,
+  );
   const dangling = danglingBase + danglingAccepted + acceptedWithoutVersion;
   add(
     dangling === 0
@@ -147,8 +209,14 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
         },
   );
 
-  const danglingRegistry = await sql<{ name: string; version_id: number }>`select name, version_id from registry where version_id not in (select id from artifact_versions)`.execute(db);
-  const hasActive = await count(db, sql<{ count: number }>`select count(*) as count from registry where name = 'active'`);
+  const danglingRegistry = await sql<{
+    name: string;
+    version_id: number;
+  }>`select name, version_id from registry where version_id not in (select id from artifact_versions)`.execute(db);
+  const hasActive = await count(
+    db,
+    sql<{ count: number }>`select count(*) as count from registry where name = 'active'`,
+  );
   if (danglingRegistry.rows.length > 0) {
     add({
       id: 'database.registry',
@@ -156,24 +224,59 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
       message: `registry pointers to missing versions: ${danglingRegistry.rows.map((row) => `${row.name} → ${row.version_id}`).join(', ')}`,
       fix: "point them at a stored version (the last accepted one: `select max(id) from artifact_versions where source = 'accepted'`)",
     });
-  } else add({ id: 'database.registry', status: hasActive > 0 ? 'ok' : 'info', message: hasActive > 0 ? 'the registry points to stored versions' : 'no active version yet (no run so far)' });
+  } else
+    add({
+      id: 'database.registry',
+      status: hasActive > 0 ? 'ok' : 'info',
+      message: hasActive > 0 ? 'the registry points to stored versions' : 'no active version yet (no run so far)',
+    });
 
   const versions = await db.selectFrom('artifact_versions').select(['id', 'hash', 'text']).execute();
-  const corrupted = versions.filter((version) => contentHash(version.text) !== version.hash).map((version) => version.id);
+  const corrupted = versions
+    .filter((version) => contentHash(version.text) !== version.hash)
+    .map((version) => version.id);
   add(
     corrupted.length === 0
-      ? { id: 'database.version-hashes', status: 'ok', message: `${versions.length} artifact versions match their content hashes` }
-      : { id: 'database.version-hashes', status: 'problem', message: `artifact versions ${corrupted.join(', ')} do not match their content hashes`, fix: 'restore the database from a backup; do not export those versions' },
+      ? {
+          id: 'database.version-hashes',
+          status: 'ok',
+          message: `${versions.length} artifact versions match their content hashes`,
+        }
+      : {
+          id: 'database.version-hashes',
+          status: 'problem',
+          message: `artifact versions ${corrupted.join(', ')} do not match their content hashes`,
+          fix: 'restore the database from a backup; do not export those versions',
+        },
   );
 
   // One decision per candidate: by its identity (two candidates of a round may share a delta text); by delta for rows older than identities.
   const twice = (await hasCandidateIdentities(db))
-    ? await sql<{ round: number; delta: string; times: number }>`select round, min(delta) as delta, count(*) as times from experiments group by round, coalesce(candidate_id, 'delta:' || delta) having count(*) > 1`.execute(db)
-    : await sql<{ round: number; delta: string; times: number }>`select round, delta, count(*) as times from experiments group by round, delta having count(*) > 1`.execute(db);
-  const acceptedTwice = await sql<{ version: number; times: number }>`select accepted_version_id as version, count(*) as times from experiments where accepted_version_id is not null group by accepted_version_id having count(*) > 1`.execute(db);
+    ? await sql<{
+        round: number;
+        delta: string;
+        times: number;
+      }>`select round, min(delta) as delta, count(*) as times from experiments group by round, coalesce(candidate_id, 'delta:' || delta) having count(*) > 1`.execute(
+        db,
+      )
+    : await sql<{
+        round: number;
+        delta: string;
+        times: number;
+      }>`select round, delta, count(*) as times from experiments group by round, delta having count(*) > 1`.execute(db);
+  const acceptedTwice = await sql<{
+    version: number;
+    times: number;
+  }>`select accepted_version_id as version, count(*) as times from experiments where accepted_version_id is not null group by accepted_version_id having count(*) > 1`.execute(
+    db,
+  );
   add(
     twice.rows.length === 0 && acceptedTwice.rows.length === 0
-      ? { id: 'database.decided-once', status: 'ok', message: 'no experiment was decided twice and no version accepted twice' }
+      ? {
+          id: 'database.decided-once',
+          status: 'ok',
+          message: 'no experiment was decided twice and no version accepted twice',
+        }
       : {
           id: 'database.decided-once',
           status: 'problem',
@@ -187,7 +290,12 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
 
   for (const finding of await undecidedCandidateFindings(db)) add(finding);
 
-  const unfinished = await db.selectFrom('runs').select(['id', 'started_at']).where('ended_at', 'is', null).orderBy('id').execute();
+  const unfinished = await db
+    .selectFrom('runs')
+    .select(['id', 'started_at'])
+    .where('ended_at', 'is', null)
+    .orderBy('id')
+    .execute();
   if (tables.has('leases')) {
     const now = (options.now ?? (() => new Date()))();
     const judge = {
@@ -202,12 +310,16 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
       const stale = staleReason(lease, judge);
       add(
         stale === null
-          ? { id: 'database.lease', status: 'info', message: `a run is in progress: pid ${lease.pid} on host ${lease.hostname} since ${lease.acquiredAt} (heartbeat ${lease.heartbeatAt})` }
+          ? {
+              id: 'database.lease',
+              status: 'info',
+              message: `a run is in progress: pid ${lease.pid} on host ${lease.hostname} since ${lease.acquiredAt} (heartbeat ${lease.heartbeatAt})`,
+            }
           : {
               id: 'database.lease',
               status: 'problem',
               message: `the lease is held by a dead run: pid ${lease.pid} on host ${lease.hostname} since ${lease.acquiredAt}; ${stale}`,
-              fix: 'nothing to do by hand: the next `kloop run` takes a dead run\'s lease over and continues where it stopped',
+              fix: "nothing to do by hand: the next `kloop run` takes a dead run's lease over and continues where it stopped",
             },
       );
     }
@@ -235,13 +347,21 @@ function settle<T>(work: () => T): { ok: true; value: T } | { ok: false; message
  * Checks a study folder against the seed's Quick Checklist. Each load step is
  * tried on its own, so one broken file does not hide the other findings.
  */
-export function checkSetup(studyDir: string, options: { hasDatabase: boolean; composed?: ComposedTask | { error: string } }): DoctorFinding[] {
+export function checkSetup(
+  studyDir: string,
+  options: { hasDatabase: boolean; composed?: ComposedTask | { error: string } },
+): DoctorFinding[] {
   const findings: DoctorFinding[] = [];
   const add = (finding: Omit<DoctorFinding, 'area'>): void => void findings.push({ area: 'setup', ...finding });
 
   const loadedConfig = settle(() => loadStudyConfig(studyDir));
   if (!loadedConfig.ok) {
-    add({ id: 'setup.config', status: 'problem', message: loadedConfig.message, fix: `fix ${CONFIG_FILE_NAME} at the line named` });
+    add({
+      id: 'setup.config',
+      status: 'problem',
+      message: loadedConfig.message,
+      fix: `fix ${CONFIG_FILE_NAME} at the line named`,
+    });
     return findings;
   }
   const config: StudyConfig = loadedConfig.value;
@@ -249,14 +369,30 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean; co
 
   const given = options.composed;
   const composed =
-    given === undefined ? settle(() => composeTask(config)) : 'error' in given ? { ok: false as const, message: given.error } : { ok: true as const, value: given };
-  const metric = composed.ok ? settle(() => ({ task: composed.value.task, weights: composeWeights(composed.value.task, config) })) : composed;
+    given === undefined
+      ? settle(() => composeTask(config))
+      : 'error' in given
+        ? { ok: false as const, message: given.error }
+        : { ok: true as const, value: given };
+  const metric = composed.ok
+    ? settle(() => ({ task: composed.value.task, weights: composeWeights(composed.value.task, config) }))
+    : composed;
   if (!metric.ok) {
-    add({ id: 'setup.metric', status: 'problem', message: metric.message, fix: `fix the task or weights in ${CONFIG_FILE_NAME} at the line named` });
+    add({
+      id: 'setup.metric',
+      status: 'problem',
+      message: metric.message,
+      fix: `fix the task or weights in ${CONFIG_FILE_NAME} at the line named`,
+    });
   } else {
-    const weighted = Object.entries(metric.value.weights).filter(([, weight]) => weight > 0).map(([name]) => name);
+    const weighted = Object.entries(metric.value.weights)
+      .filter(([, weight]) => weight > 0)
+      .map(([name]) => name);
     const headline = composeHeadline(metric.value.task);
-    const test = metric.value.task.outcome === 'binary' ? "right/wrong outcomes, McNemar's exact test" : 'continuous scores, the paired t-test';
+    const test =
+      metric.value.task.outcome === 'binary'
+        ? "right/wrong outcomes, McNemar's exact test"
+        : 'continuous scores, the paired t-test';
     add({
       id: 'setup.metric',
       status: 'ok',
@@ -268,30 +404,58 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean; co
 
   const loadedProgram = settle((): Program => loadProgram(config.program));
   if (!loadedProgram.ok) {
-    add({ id: 'setup.program', status: 'problem', message: loadedProgram.message, fix: 'write program.md with three headed registers: Instructions, Constraints (the invariants), Stopping criteria' });
+    add({
+      id: 'setup.program',
+      status: 'problem',
+      message: loadedProgram.message,
+      fix: 'write program.md with three headed registers: Instructions, Constraints (the invariants), Stopping criteria',
+    });
   } else {
     const program = loadedProgram.value;
-    add({ id: 'setup.program', status: 'ok', message: `program.md has the three registers (lines ${program.lines.instructions}, ${program.lines.constraints}, ${program.lines.stopping})` });
+    add({
+      id: 'setup.program',
+      status: 'ok',
+      message: `program.md has the three registers (lines ${program.lines.instructions}, ${program.lines.constraints}, ${program.lines.stopping})`,
+    });
     const mechanical = program.mechanical;
-    const checked = (mechanical.editableSections?.length ?? 0) + (mechanical.requiredText?.length ?? 0) + (mechanical.forbiddenText?.length ?? 0);
+    const checked =
+      (mechanical.editableSections?.length ?? 0) +
+      (mechanical.requiredText?.length ?? 0) +
+      (mechanical.forbiddenText?.length ?? 0);
     add(
       checked > 0
-        ? { id: 'setup.invariants', status: 'ok', message: `invariants listed: the Constraints register, with ${checked} mechanical checks code applies to every candidate` }
+        ? {
+            id: 'setup.invariants',
+            status: 'ok',
+            message: `invariants listed: the Constraints register, with ${checked} mechanical checks code applies to every candidate`,
+          }
         : {
             id: 'setup.invariants',
             status: 'info',
-            message: 'invariants listed in prose only: the Constraints register has no mechanical check (editableSections, requiredText, forbiddenText), so code enforces only the length ceiling',
+            message:
+              'invariants listed in prose only: the Constraints register has no mechanical check (editableSections, requiredText, forbiddenText), so code enforces only the length ceiling',
             fix: 'add a ```yaml block to the Constraints register listing what must not change: editableSections (the artifact sections a candidate may edit), requiredText, forbiddenText (`kloop init` writes one for every task)',
           },
     );
   }
 
-  const rawConfig = settle(() => (parseYaml(readFileSync(config.configPath, 'utf8')) as Record<string, unknown> | null) ?? {});
-  const rawStopping = rawConfig.ok ? (rawConfig.value['stopping'] as Record<string, unknown> | null | undefined) : undefined;
-  const explicit = rawStopping !== undefined && rawStopping !== null && typeof rawStopping === 'object' ? Object.keys(rawStopping) : [];
+  const rawConfig = settle(
+    () => (parseYaml(readFileSync(config.configPath, 'utf8')) as Record<string, unknown> | null) ?? {},
+  );
+  const rawStopping = rawConfig.ok
+    ? (rawConfig.value.stopping as Record<string, unknown> | null | undefined)
+    : undefined;
+  const explicit =
+    rawStopping !== undefined && rawStopping !== null && typeof rawStopping === 'object'
+      ? Object.keys(rawStopping)
+      : [];
   add(
     explicit.length > 0
-      ? { id: 'setup.stopping', status: 'ok', message: `stopping criteria defined: ${explicit.map((key) => `stopping.${key}`).join(', ')} (and the program's Stopping criteria register)` }
+      ? {
+          id: 'setup.stopping',
+          status: 'ok',
+          message: `stopping criteria defined: ${explicit.map((key) => `stopping.${key}`).join(', ')} (and the program's Stopping criteria register)`,
+        }
       : {
           id: 'setup.stopping',
           status: 'problem',
@@ -302,13 +466,24 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean; co
 
   const loadedCorpus = composed.ok ? settle(() => loadCorpusFiles(config, composed.value.exampleFormat)) : composed;
   if (!loadedCorpus.ok) {
-    add({ id: 'setup.corpus', status: 'problem', message: loadedCorpus.message, fix: 'fix the corpus file at the line and field named' });
+    add({
+      id: 'setup.corpus',
+      status: 'problem',
+      message: loadedCorpus.message,
+      fix: 'fix the corpus file at the line and field named',
+    });
   } else {
     const corpus = loadedCorpus.value.map((entry) => entry.example);
-    const byPartition = Object.fromEntries(PARTITIONS.map((name) => [name, corpus.filter((example) => example.partition === name).length]));
+    const byPartition = Object.fromEntries(
+      PARTITIONS.map((name) => [name, corpus.filter((example) => example.partition === name).length]),
+    );
     add(
       corpus.length >= MIN_SEED_EXAMPLES
-        ? { id: 'setup.seed-examples', status: 'ok', message: `${corpus.length} seed examples (${PARTITIONS.map((name) => `${name} ${byPartition[name]}`).join(', ')})` }
+        ? {
+            id: 'setup.seed-examples',
+            status: 'ok',
+            message: `${corpus.length} seed examples (${PARTITIONS.map((name) => `${name} ${byPartition[name]}`).join(', ')})`,
+          }
         : {
             id: 'setup.seed-examples',
             status: 'problem',
@@ -318,25 +493,46 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean; co
     );
     const empty = PARTITIONS.filter((name) => byPartition[name] === 0);
     if (empty.length > 0) {
-      add({ id: 'setup.partitions', status: 'problem', message: `no example in the ${empty.join(', ')} partition(s)`, fix: 'give every example a partition: optimization, anchor and shadow each need some' });
+      add({
+        id: 'setup.partitions',
+        status: 'problem',
+        message: `no example in the ${empty.join(', ')} partition(s)`,
+        fix: 'give every example a partition: optimization, anchor and shadow each need some',
+      });
     }
     // The partitions as a run would have them (the corpus lifecycle, admission of new records): leaks and sizes.
     const format = composed.ok ? composed.value.exampleFormat : undefined;
-    const state = format === undefined ? undefined : settle(() => resolveStudyCorpus(config, loadedCorpus.value, format));
+    const state =
+      format === undefined ? undefined : settle(() => resolveStudyCorpus(config, loadedCorpus.value, format));
     if (state !== undefined && state.ok && format !== undefined) {
       const { leaks, partitions } = state.value;
       add(
         leaks.length === 0
-          ? { id: 'setup.partition-leaks', status: 'ok', message: `no ${format.inputField} is in two partitions (identical or near-duplicate: bigram Jaccard distance < ${NEAR_DUPLICATE_DISTANCE})` }
+          ? {
+              id: 'setup.partition-leaks',
+              status: 'ok',
+              message: `no ${format.inputField} is in two partitions (identical or near-duplicate: bigram Jaccard distance < ${NEAR_DUPLICATE_DISTANCE})`,
+            }
           : {
               id: 'setup.partition-leaks',
               status: 'problem',
-              message: `${leaks.length} ${format.inputField}(s) in two partitions, which leaks one into the other (kloop run refuses to start): ${leaks.slice(0, 5).map((leak) => describeLeak(leak, format.inputField)).join('; ')}${leaks.length > 5 ? ` (and ${leaks.length - 5} more)` : ''}`,
+              message: `${leaks.length} ${format.inputField}(s) in two partitions, which leaks one into the other (kloop run refuses to start): ${leaks
+                .slice(0, 5)
+                .map((leak) => describeLeak(leak, format.inputField))
+                .join('; ')}${leaks.length > 5 ? ` (and ${leaks.length - 5} more)` : ''}`,
               fix: 'remove or reword one of each pair in the corpus files, or move one next to the other with `kloop corpus promote`',
             },
       );
       for (const warning of partitionSizeWarnings(partitions, { shadowAlpha: config.gate.shadowAlpha })) {
-        add({ id: `setup.partition-size.${warning.partition}`, status: 'info', message: warning.message, fix: warning.partition === 'shadow' ? 'admit new examples (`kloop corpus add`): they enter the shadow partition' : 'mark representative examples `partition: anchor` in the corpus files' });
+        add({
+          id: `setup.partition-size.${warning.partition}`,
+          status: 'info',
+          message: warning.message,
+          fix:
+            warning.partition === 'shadow'
+              ? 'admit new examples (`kloop corpus add`): they enter the shadow partition'
+              : 'mark representative examples `partition: anchor` in the corpus files',
+        });
       }
     }
   }
@@ -346,8 +542,16 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean; co
   const git = config.notebook?.git === true ? ', mirrored as git commits in .kloop/notebook (notebook.git)' : '';
   add(
     options.hasDatabase
-      ? { id: 'setup.results-log', status: 'ok', message: `results are logged to the study database (.kloop/kloop.db)${git}` }
-      : { id: 'setup.results-log', status: 'info', message: `no study database yet: \`kloop run\` creates it${git !== '' ? ` (and the git mirror: notebook.git)` : ''}` },
+      ? {
+          id: 'setup.results-log',
+          status: 'ok',
+          message: `results are logged to the study database (.kloop/kloop.db)${git}`,
+        }
+      : {
+          id: 'setup.results-log',
+          status: 'info',
+          message: `no study database yet: \`kloop run\` creates it${git !== '' ? ` (and the git mirror: notebook.git)` : ''}`,
+        },
   );
   return findings;
 }
@@ -364,14 +568,18 @@ export function checkSetup(studyDir: string, options: { hasDatabase: boolean; co
  * problem: `kloop run` by hand needs no schedule.
  */
 function scheduleFindings(config: StudyConfig, raw: Record<string, unknown> | undefined): DoctorFinding[] {
-  const written = (raw?.['schedule'] ?? {}) as { fast?: unknown; slow?: unknown; loops?: Record<string, unknown> };
+  const written = (raw?.schedule ?? {}) as { fast?: unknown; slow?: unknown; loops?: Record<string, unknown> };
   const schedule = config.schedule;
-  const fastSet = written.fast !== undefined || written.loops?.['B'] !== undefined;
+  const fastSet = written.fast !== undefined || written.loops?.B !== undefined;
   const fast = schedule?.loops.B ?? schedule?.fast ?? DEFAULT_FAST_CADENCE;
   const slow = schedule?.slow ?? DEFAULT_SLOW_CADENCE;
   const intent = isIntentStudy(config);
-  const slowSet = written.slow !== undefined || (intent && ['A', 'C', 'D'].some((loop) => written.loops?.[loop] !== undefined));
-  const fastText = fast === 'off' ? 'the fast loop (B, optimization) is off (schedule.loops.B)' : `the fast loop (B, optimization) runs at "${fast}"${fastSet ? '' : ' (the default)'}`;
+  const slowSet =
+    written.slow !== undefined || (intent && ['A', 'C', 'D'].some((loop) => written.loops?.[loop] !== undefined));
+  const fastText =
+    fast === 'off'
+      ? 'the fast loop (B, optimization) is off (schedule.loops.B)'
+      : `the fast loop (B, optimization) runs at "${fast}"${fastSet ? '' : ' (the default)'}`;
   const slowText = intent
     ? `the slow loops (A, C, D: analysis) at "${slow}"${slowSet ? '' : ' (the default)'}`
     : `the slow loop is your analysis: Loops A, C and D build apps from intents and skip a ${taskKindOf(config.task)} study, so read kloop history and kloop report in batches at your own cadence${slowSet ? ` (schedule.slow "${slow}" records it)` : ''} and revise program.md's Instructions`;
@@ -382,7 +590,11 @@ function scheduleFindings(config: StudyConfig, raw: Record<string, unknown> | un
       area: 'setup',
       status: set ? 'ok' : 'info',
       message: `schedule (kloop schedule): ${fastText}; ${slowText}`,
-      ...(set ? {} : { fix: `set the cadences in ${CONFIG_FILE_NAME}: schedule: { fast: "0 * * * *"${intent ? ', slow: "0 3 * * 1"' : ''} } (cron; \`kloop schedule\` runs them)` }),
+      ...(set
+        ? {}
+        : {
+            fix: `set the cadences in ${CONFIG_FILE_NAME}: schedule: { fast: "0 * * * *"${intent ? ', slow: "0 3 * * 1"' : ''} } (cron; \`kloop schedule\` runs them)`,
+          }),
     },
   ];
 }
@@ -399,26 +611,31 @@ export async function diagnoseStudy(
   const hasDatabase = postgres ? await databaseExists(databaseFile) : existsSync(databaseFile);
   // A custom task's scorer module loads asynchronously: composed here, checked with the rest of the set-up.
   // A custom task's scorer module that does not load is reported with its own message (the file named).
-  const composed: ComposedTask | { error: string } = await (async () => composeTaskAsync(loadStudyConfig(studyDir)))().catch((error: unknown) => ({
+  const composed: ComposedTask | { error: string } = await (async () =>
+    composeTaskAsync(loadStudyConfig(studyDir)))().catch((error: unknown) => ({
     error: error instanceof Error ? error.message : String(error),
   }));
   const findings = checkSetup(studyDir, { hasDatabase, composed });
   // The power check only on a study that loads: the set-up findings name whatever keeps it from loading.
-  if (!('error' in composed) && findings.every((finding) => finding.status !== 'problem' || finding.id === 'setup.seed-examples')) {
+  if (
+    !('error' in composed) &&
+    findings.every((finding) => finding.status !== 'problem' || finding.id === 'setup.seed-examples')
+  ) {
     findings.push(...(await checkMeasurement(studyDir, { databaseFile, hasDatabase, openReadOnly })));
   }
   // After the measurement: a proposer that cannot read the artifact keeps no instrument from being tested.
   findings.push(...proposerFindings(studyDir));
   if (hasDatabase) {
     const readable = postgres || canAccess(databaseFile, constants.R_OK);
-    const writable = postgres || (canAccess(databaseFile, constants.W_OK) && canAccess(path.dirname(databaseFile), constants.W_OK));
+    const writable =
+      postgres || (canAccess(databaseFile, constants.W_OK) && canAccess(path.dirname(databaseFile), constants.W_OK));
     if (!readable) {
       findings.push({
         area: 'database',
         id: 'database.access',
         status: 'problem',
         message: `the study database ${databaseFile} is not readable by this user (permissions), so it was not checked; nothing says it is damaged`,
-        fix: 'run as the study\'s owner, or give this user read permission on the file and its folder',
+        fix: "run as the study's owner, or give this user read permission on the file and its folder",
       });
       return report(studyDir, databaseFile, findings);
     }
@@ -461,7 +678,14 @@ function proposerFindings(studyDir: string): DoctorFinding[] {
   const file = path.basename(config.value.artifact);
   const problem = proposerFitProblem(config.value, readFileSync(config.value.artifact, 'utf8'));
   return problem === null
-    ? [{ id: 'setup.proposer', area: 'setup', status: 'ok', message: `the ${config.value.proposer.kind} proposer reads ${file}` }]
+    ? [
+        {
+          id: 'setup.proposer',
+          area: 'setup',
+          status: 'ok',
+          message: `the ${config.value.proposer.kind} proposer reads ${file}`,
+        },
+      ]
     : [{ id: 'setup.proposer', area: 'setup', status: 'problem', message: problem.message, fix: problem.fix }];
 }
 
@@ -496,8 +720,12 @@ export interface MeasurementCheckOptions {
  */
 export async function checkMeasurement(studyDir: string, options: MeasurementCheckOptions): Promise<DoctorFinding[]> {
   const findings: DoctorFinding[] = [];
-  const add = (id: 'setup.instrument' | 'setup.power', status: DoctorFinding['status'], message: string, fix?: string): void =>
-    void findings.push({ id, area: 'setup', status, message, ...(fix !== undefined ? { fix } : {}) });
+  const add = (
+    id: 'setup.instrument' | 'setup.power',
+    status: DoctorFinding['status'],
+    message: string,
+    fix?: string,
+  ): void => void findings.push({ id, area: 'setup', status, message, ...(fix !== undefined ? { fix } : {}) });
   const config = loadStudyConfig(studyDir);
   const composed = await composeTaskAsync(config);
   const binary = composed.task.outcome === 'binary';
@@ -513,22 +741,46 @@ export async function checkMeasurement(studyDir: string, options: MeasurementChe
       try {
         checkPromptTemplate(config, readFileSync(config.artifact, 'utf8'), loadCorpus(config, composed.exampleFormat));
       } catch (error) {
-        add('setup.instrument', 'problem', `instrument broken: ${(error as Error).message}`, 'fix the placeholder in the prompt: {{input}}, {{input.<field>}} or {{<field>}} of a field every example has');
+        add(
+          'setup.instrument',
+          'problem',
+          `instrument broken: ${(error as Error).message}`,
+          'fix the placeholder in the prompt: {{input}}, {{input.<field>}} or {{<field>}} of a field every example has',
+        );
         return findings;
       }
       const stored = db === undefined || incumbent === undefined ? undefined : await storedOutcomes(db, incumbent.hash);
       if (stored === undefined || stored.total === 0) {
-        add('setup.instrument', 'info', `instrument: not tested yet — ${what} has no stored evaluation, and the doctor makes no model calls`, `kloop eval ${studyDir} runs the executor once on every example and shows the scores`);
+        add(
+          'setup.instrument',
+          'info',
+          `instrument: not tested yet — ${what} has no stored evaluation, and the doctor makes no model calls`,
+          `kloop eval ${studyDir} runs the executor once on every example and shows the scores`,
+        );
       } else {
         add(
           'setup.instrument',
           stored.valid === 0 ? 'problem' : stored.valid < stored.total ? 'info' : 'ok',
           `instrument tested: ${stored.valid} of ${stored.total} stored outputs of ${what} are valid`,
-          stored.valid < stored.total ? `kloop eval ${studyDir} --json names each invalid output and why (no answer, unreadable, off the task's output schema)` : undefined,
+          stored.valid < stored.total
+            ? `kloop eval ${studyDir} --json names each invalid output and why (no answer, unreadable, off the task's output schema)`
+            : undefined,
         );
       }
-      if (binary) add('setup.power', 'info', 'power check: left to `kloop run`, which makes it before round 1 (it evaluates the incumbent, and this study\'s executor calls a model)');
-      else if (db !== undefined) findings.push(...powerFindings(await notebookPowerWarnings(db, partitionSizes(config, composed.exampleFormat)), false, config));
+      if (binary)
+        add(
+          'setup.power',
+          'info',
+          "power check: left to `kloop run`, which makes it before round 1 (it evaluates the incumbent, and this study's executor calls a model)",
+        );
+      else if (db !== undefined)
+        findings.push(
+          ...powerFindings(
+            await notebookPowerWarnings(db, partitionSizes(config, composed.exampleFormat)),
+            false,
+            config,
+          ),
+        );
       else findings.push(...powerFindings([], false, config));
       return findings;
     }
@@ -543,14 +795,20 @@ export async function checkMeasurement(studyDir: string, options: MeasurementChe
       const score = await evaluatePartition(evaluator, study, incumbentText, partition);
       total += score.total;
       valid += score.total - score.invalid;
-      for (const record of score.examples) if (!record.valid) reasons.set(record.invalidReason, (reasons.get(record.invalidReason) ?? 0) + 1);
+      for (const record of score.examples)
+        if (!record.valid) reasons.set(record.invalidReason, (reasons.get(record.invalidReason) ?? 0) + 1);
     }
-    const invalid = [...reasons].sort((left, right) => right[1] - left[1]).map(([reason, count]) => `${reason} ${count}`).join(', ');
+    const invalid = [...reasons]
+      .sort((left, right) => right[1] - left[1])
+      .map(([reason, count]) => `${reason} ${count}`)
+      .join(', ');
     add(
       'setup.instrument',
       valid === 0 ? 'problem' : valid < total ? 'info' : 'ok',
       `instrument ${valid === 0 ? 'broken' : 'tested'}: the ${study.executor.id} executor scored ${what} on all ${total} ${study.gate.repeats > 1 ? `example-runs (${study.gate.repeats} repeats)` : 'examples'}, ${valid} valid${invalid !== '' ? ` (invalid: ${invalid})` : ''}`,
-      valid < total ? `kloop eval ${studyDir} --json names each invalid output and why; fix the executor${config.executor.kind === 'command' ? ' program (executor.command)' : ''} or the artifact` : undefined,
+      valid < total
+        ? `kloop eval ${studyDir} --json names each invalid output and why; fix the executor${config.executor.kind === 'command' ? ' program (executor.command)' : ''} or the artifact`
+        : undefined,
     );
     const warnings = await studyPowerWarnings({ study, evaluator, incumbentText, ...(db !== undefined ? { db } : {}) });
     if (warnings.length === 0) {
@@ -568,8 +826,15 @@ export async function checkMeasurement(studyDir: string, options: MeasurementChe
     // A database that cannot be read is the database findings' to report (database.open).
     const storage = isKloopError(error) && error.code.startsWith('storage');
     if (!findings.some((finding) => finding.id === 'setup.instrument')) {
-      if (storage) add('setup.instrument', 'info', `instrument not tested: the study database cannot be read (${message})`);
-      else add('setup.instrument', 'problem', `instrument: the study cannot be evaluated: ${message}`, 'fix what the message names; `kloop eval` shows the same');
+      if (storage)
+        add('setup.instrument', 'info', `instrument not tested: the study database cannot be read (${message})`);
+      else
+        add(
+          'setup.instrument',
+          'problem',
+          `instrument: the study cannot be evaluated: ${message}`,
+          'fix what the message names; `kloop eval` shows the same',
+        );
     }
     add('setup.power', 'info', `power check skipped: ${message}`);
     return findings;
@@ -582,7 +847,15 @@ export async function checkMeasurement(studyDir: string, options: MeasurementChe
 /** The warnings as findings, each with what to add. */
 function powerFindings(warnings: readonly PowerWarning[], binary: boolean, config: StudyConfig): DoctorFinding[] {
   if (warnings.length === 0) {
-    return [{ id: 'setup.power', area: 'setup', status: 'ok', message: 'power: no refused candidate so far shows the optimization partition too small for the effects measured' }];
+    return [
+      {
+        id: 'setup.power',
+        area: 'setup',
+        status: 'ok',
+        message:
+          'power: no refused candidate so far shows the optimization partition too small for the effects measured',
+      },
+    ];
   }
   return warnings.map((warning) => ({
     id: 'setup.power',
@@ -596,10 +869,18 @@ function powerFindings(warnings: readonly PowerWarning[], binary: boolean, confi
 }
 
 /** The gate's levels and the partition sizes of the corpus files, for a power check that loads no executor. */
-function partitionSizes(config: StudyConfig, format: ComposedTask['exampleFormat']): { alpha: number; shadowAlpha: number; optimizationSize: number; shadowSize: number } {
+function partitionSizes(
+  config: StudyConfig,
+  format: ComposedTask['exampleFormat'],
+): { alpha: number; shadowAlpha: number; optimizationSize: number; shadowSize: number } {
   const corpus = loadCorpus(config, format);
   const size = (name: string): number => corpus.filter((example) => example.partition === name).length;
-  return { alpha: config.gate.alpha, shadowAlpha: config.gate.shadowAlpha, optimizationSize: size('optimization'), shadowSize: size('shadow') };
+  return {
+    alpha: config.gate.alpha,
+    shadowAlpha: config.gate.shadowAlpha,
+    optimizationSize: size('optimization'),
+    shadowSize: size('shadow'),
+  };
 }
 
 /** The incumbent's stored per-example outputs: how many, how many valid. */
@@ -613,8 +894,17 @@ async function storedOutcomes(db: StudyDatabase, artifactHash: string): Promise<
 
 /** The report, with any password of the storage URL masked wherever it appears (the database, a finding's message or fix). */
 function report(studyDir: string, databaseFile: string | null, findings: DoctorFinding[]): DoctorReport {
-  const masked = findings.map((finding) => ({ ...finding, message: maskSecrets(finding.message), ...(finding.fix !== undefined ? { fix: maskSecrets(finding.fix) } : {}) }));
-  return { study: studyDir, database: databaseFile === null ? null : maskSecrets(databaseFile), healthy: findings.every((finding) => finding.status !== 'problem'), findings: masked };
+  const masked = findings.map((finding) => ({
+    ...finding,
+    message: maskSecrets(finding.message),
+    ...(finding.fix !== undefined ? { fix: maskSecrets(finding.fix) } : {}),
+  }));
+  return {
+    study: studyDir,
+    database: databaseFile === null ? null : maskSecrets(databaseFile),
+    healthy: findings.every((finding) => finding.status !== 'problem'),
+    findings: masked,
+  };
 }
 
 function canAccess(target: string, mode: number): boolean {

@@ -99,5 +99,9 @@ export function proposerFitProblem(config: FitConfig, artifactText: string): Pro
 export function assertProposerFits(config: FitConfig, artifactText: string): void {
   const problem = proposerFitProblem(config, artifactText);
   if (problem === null) return;
-  throw new InputError(`${problem.message}; nothing was run. Fix: ${problem.fix}`, { code: 'input.proposer', field: 'proposer.kind', file: config.artifact });
+  throw new InputError(`${problem.message}; nothing was run. Fix: ${problem.fix}`, {
+    code: 'input.proposer',
+    field: 'proposer.kind',
+    file: config.artifact,
+  });
 }

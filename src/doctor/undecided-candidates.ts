@@ -31,8 +31,18 @@ const IDENTITIES_MIGRATION = '0009_candidate_ids_and_lease_generation';
 
 /** Candidates proposed and never decided, by round: what the check reads. */
 export async function undecidedCandidates(db: StudyDatabase): Promise<Map<number, string[]>> {
-  const proposals = await db.selectFrom('proposals').select(['round', 'candidate_ids']).where('candidate_ids', 'is not', null).orderBy('round').orderBy('attempt').execute();
-  const decided = new Set((await db.selectFrom('experiments').select('candidate_id').where('candidate_id', 'is not', null).execute()).map((row) => row.candidate_id!));
+  const proposals = await db
+    .selectFrom('proposals')
+    .select(['round', 'candidate_ids'])
+    .where('candidate_ids', 'is not', null)
+    .orderBy('round')
+    .orderBy('attempt')
+    .execute();
+  const decided = new Set(
+    (await db.selectFrom('experiments').select('candidate_id').where('candidate_id', 'is not', null).execute()).map(
+      (row) => row.candidate_id!,
+    ),
+  );
   const undecided = new Map<number, string[]>();
   for (const proposal of proposals) {
     const missing = (JSON.parse(proposal.candidate_ids!) as string[]).filter((id) => !decided.has(id));
@@ -44,14 +54,25 @@ export async function undecidedCandidates(db: StudyDatabase): Promise<Map<number
 /** True when the notebook has candidate identities (migration 0009 applied; a read-only open does not migrate). */
 export async function hasCandidateIdentities(db: StudyDatabase): Promise<boolean> {
   if (!(IDENTITIES_MIGRATION in MIGRATIONS)) throw new Error(`unknown migration ${IDENTITIES_MIGRATION}`);
-  const applied = await db.selectFrom('kysely_migration' as never).select('name' as never).where('name' as never, '=', IDENTITIES_MIGRATION as never).executeTakeFirst();
+  const applied = await db
+    .selectFrom('kysely_migration' as never)
+    .select('name' as never)
+    .where('name' as never, '=', IDENTITIES_MIGRATION as never)
+    .executeTakeFirst();
   return applied !== undefined;
 }
 
 /** The findings of the check (a problem for a closed round's lost candidates, info for those the open round or the budget left). */
 export async function undecidedCandidateFindings(db: StudyDatabase): Promise<UndecidedFinding[]> {
   if (!(await hasCandidateIdentities(db))) {
-    return [{ id: 'database.undecided-candidates', status: 'info', message: 'the notebook predates candidate identities (migration 0009): whether every proposed candidate was decided is not checked' }];
+    return [
+      {
+        id: 'database.undecided-candidates',
+        status: 'info',
+        message:
+          'the notebook predates candidate identities (migration 0009): whether every proposed candidate was decided is not checked',
+      },
+    ];
   }
   const undecided = await undecidedCandidates(db);
   const openRound = (await readStudyState(db)).openRound?.round ?? null;
@@ -59,8 +80,18 @@ export async function undecidedCandidateFindings(db: StudyDatabase): Promise<Und
   const findings: UndecidedFinding[] = [];
   for (const [round, ids] of undecided) {
     const line = `round ${round}: ${ids.join(', ')}`;
-    if (round === openRound) findings.push({ id: 'database.undecided-candidates', status: 'info', message: `round ${round} is open with ${ids.length} candidate(s) not decided yet (${ids.join(', ')}): the next run decides them` });
-    else if (await budgetEndedAfter(db, round)) findings.push({ id: 'database.undecided-candidates', status: 'info', message: `${line} were not decided: the experiment budget (stopping.maxExperiments) ran out in that round` });
+    if (round === openRound)
+      findings.push({
+        id: 'database.undecided-candidates',
+        status: 'info',
+        message: `round ${round} is open with ${ids.length} candidate(s) not decided yet (${ids.join(', ')}): the next run decides them`,
+      });
+    else if (await budgetEndedAfter(db, round))
+      findings.push({
+        id: 'database.undecided-candidates',
+        status: 'info',
+        message: `${line} were not decided: the experiment budget (stopping.maxExperiments) ran out in that round`,
+      });
     else lost.push(line);
   }
   if (lost.length > 0) {
@@ -71,7 +102,12 @@ export async function undecidedCandidateFindings(db: StudyDatabase): Promise<Und
       fix: 'a resumed round skipped them (a kloop release that found decisions by delta text): rerun the study from a backup taken before that round, or keep the notebook knowing those candidates were never judged',
     });
   }
-  if (findings.length === 0) findings.push({ id: 'database.undecided-candidates', status: 'ok', message: 'every candidate a closed round proposed was decided' });
+  if (findings.length === 0)
+    findings.push({
+      id: 'database.undecided-candidates',
+      status: 'ok',
+      message: 'every candidate a closed round proposed was decided',
+    });
   return findings;
 }
 

@@ -22,7 +22,7 @@
  * `--no-cache` asks) replaces the result stored before it began, so a later
  * read sees what was measured last.
  */
-import { resultKey, type RemoteExecution, type RemoteItem, type RemoteRequest } from '../storage/remote-execution.ts';
+import { resultKey, type RemoteExecution } from '../storage/remote-execution.ts';
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Example } from '../corpus/example.ts';
 import { isKloopError } from '../errors.ts';
@@ -32,7 +32,13 @@ import { isoNow } from '../storage/database.ts';
 import type { Task, TaskComponent } from '../tasks/task.ts';
 import { defaultWeights, hasWeightedComponent, taskComponents } from '../tasks/task.ts';
 import { capWithCount } from '../text/characters.ts';
-import type { ComponentScores, ExampleScore, ExampleScoreRecord, MetricScores, PartitionScore } from './partition-score.ts';
+import type {
+  ComponentScores,
+  ExampleScore,
+  ExampleScoreRecord,
+  MetricScores,
+  PartitionScore,
+} from './partition-score.ts';
 import { UNSCORED_REASON } from './partition-score.ts';
 
 /** Identity of an evaluator: everything that changes a score. */
@@ -58,7 +64,10 @@ export interface FingerprintInput {
  * with its defaults: `[0.25, 0.35, 0.2, 0.2]`, as before the optional
  * components existed.
  */
-export function fingerprintWeights(components: readonly Pick<TaskComponent, 'name' | 'weight'>[], weights: Readonly<Record<string, number>>): number[] {
+export function fingerprintWeights(
+  components: readonly Pick<TaskComponent, 'name' | 'weight'>[],
+  weights: Readonly<Record<string, number>>,
+): number[] {
   const values = components.map((component) => weights[component.name] ?? 0);
   let end = values.length;
   while (end > 0 && components[end - 1]!.weight === 0 && values[end - 1] === 0) end -= 1;
@@ -68,7 +77,14 @@ export function fingerprintWeights(components: readonly Pick<TaskComponent, 'nam
 /** SHA-256 (hex, first 16 characters) of the evaluator identity: corpus version, scorer id, weights in component order, executor id. */
 export function computeFingerprint(input: FingerprintInput): string {
   const components = input.components ?? Object.keys(input.weights).map((name) => ({ name, weight: 1 }));
-  return contentHash(JSON.stringify([input.corpusVersion, input.scorerVersion, fingerprintWeights(components, input.weights), input.executorId])).slice(0, 16);
+  return contentHash(
+    JSON.stringify([
+      input.corpusVersion,
+      input.scorerVersion,
+      fingerprintWeights(components, input.weights),
+      input.executorId,
+    ]),
+  ).slice(0, 16);
 }
 
 /** Content hash of examples' input and gold, independent of order and partition. */
@@ -166,7 +182,11 @@ export const SCORER_ERROR = 'scorer_error';
 
 /** The messages of the example-repeats the scorer failed on ({@link SCORER_ERROR}), in order. */
 export function scorerErrors(scores: readonly PartitionScore[]): string[] {
-  return scores.flatMap((score) => score.examples.flatMap((record) => (!record.valid && record.invalidReason === SCORER_ERROR ? [record.message] : [])));
+  return scores.flatMap((score) =>
+    score.examples.flatMap((record) =>
+      !record.valid && record.invalidReason === SCORER_ERROR ? [record.message] : [],
+    ),
+  );
 }
 
 /**
@@ -182,23 +202,49 @@ export function scorerErrors(scores: readonly PartitionScore[]): string[] {
  * (src/loop/integrate.ts `scorerFailure`), an incumbent's stops the run
  * (exit 2). It is never stored: a fixed scorer is a new evaluator anyway.
  */
-export function scoreExecution(task: Task, example: Pick<Example, 'id' | 'input' | 'expected'>, result: ExecutionResult, weights: Readonly<Record<string, number>>): ExampleScore {
+export function scoreExecution(
+  task: Task,
+  example: Pick<Example, 'id' | 'input' | 'expected'>,
+  result: ExecutionResult,
+  weights: Readonly<Record<string, number>>,
+): ExampleScore {
   if (!result.ok) {
-    return { valid: false, invalidReason: result.reason, message: result.message, ...(result.raw !== undefined ? { raw: result.raw } : {}) };
+    return {
+      valid: false,
+      invalidReason: result.reason,
+      message: result.message,
+      ...(result.raw !== undefined ? { raw: result.raw } : {}),
+    };
   }
   const parsed = task.schemas.output.safeParse(result.output);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    const issues = parsed.error.issues
+      .slice(0, 3)
+      .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
     const more = parsed.error.issues.length > 3 ? ` (and ${parsed.error.issues.length - 3} more)` : '';
-    return { valid: false, invalidReason: 'schema', message: `the output does not fit the ${task.id} output schema: ${issues.join('; ')}${more}`, raw: rawOf(result) };
+    return {
+      valid: false,
+      invalidReason: 'schema',
+      message: `the output does not fit the ${task.id} output schema: ${issues.join('; ')}${more}`,
+      raw: rawOf(result),
+    };
   }
   let scored: ReturnType<Task['score']>;
   try {
     scored = task.score(parsed.data, example.expected, example.input, weights);
   } catch (error) {
     const where = isKloopError(error) && error.file !== undefined ? `${error.file}: ` : '';
-    const what = isKloopError(error) ? error.detail : error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    return { valid: false, invalidReason: SCORER_ERROR, message: `the scorer failed on this output of example ${example.id}: ${where}${what}`, raw: rawOf(result) };
+    const what = isKloopError(error)
+      ? error.detail
+      : error instanceof Error
+        ? `${error.name}: ${error.message}`
+        : String(error);
+    return {
+      valid: false,
+      invalidReason: SCORER_ERROR,
+      message: `the scorer failed on this output of example ${example.id}: ${where}${what}`,
+      raw: rawOf(result),
+    };
   }
   if (!hasWeightedComponent(scored.components, weights)) {
     // No component of weight > 0 was scored: no score at all (left out of the composite), never a 0 averaged in.
@@ -247,7 +293,11 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
   const storedAs = options.storedAs ?? fingerprint;
   const now = options.now ?? (() => new Date());
 
-  async function run(request: EvaluateRequest, repeats: number, first: number): Promise<{ results: RepeatResult[]; missing: number }> {
+  async function run(
+    request: EvaluateRequest,
+    repeats: number,
+    first: number,
+  ): Promise<{ results: RepeatResult[]; missing: number }> {
     const db = options.db;
     const artifactHash = contentHash(request.artifactText);
     const examples = request.examples;
@@ -255,11 +305,14 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       db !== undefined && request.fresh !== true && examples.length > 0
         ? await loadResults(db, storedAs, artifactHash, first, first + repeats - 1, options.readSince)
         : new Map<string, StoredResult>();
-    const perRepeat: Array<{ records: ExampleScoreRecord[]; usage: Usage; latencyMs: number }> = Array.from({ length: repeats }, () => ({
-      records: new Array<ExampleScoreRecord>(examples.length),
-      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
-      latencyMs: 0,
-    }));
+    const perRepeat: Array<{ records: ExampleScoreRecord[]; usage: Usage; latencyMs: number }> = Array.from(
+      { length: repeats },
+      () => ({
+        records: new Array<ExampleScoreRecord>(examples.length),
+        usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+        latencyMs: 0,
+      }),
+    );
     const missing: Array<{ example: Example; index: number; repeat: number }> = [];
     for (let offset = 0; offset < repeats; offset += 1) {
       const repeat = first + offset;
@@ -271,7 +324,10 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
     }
     if (request.storedOnly === true) {
       // Nothing is executed: the records without a stored result are left out.
-      const present = perRepeat.map((result) => ({ ...result, records: result.records.filter((record) => record !== undefined) }));
+      const present = perRepeat.map((result) => ({
+        ...result,
+        records: result.records.filter((record) => record !== undefined),
+      }));
       return { results: present, missing: missing.length };
     }
     if (options.remote !== undefined && db !== undefined && request.fresh !== true && missing.length > 0) {
@@ -294,7 +350,14 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
         if (hit !== undefined) addTo(perRepeat[repeat - first]!, index, hit.record, hit.usage, hit.latencyMs);
         else {
           const message = givenUp.get(resultKey(example.id, repeat)) ?? 'no evaluation worker stored a result';
-          const record = { valid: false, invalidReason: 'error', message, exampleId: example.id, repeat, transient: true } as ExampleScoreRecord;
+          const record = {
+            valid: false,
+            invalidReason: 'error',
+            message,
+            exampleId: example.id,
+            repeat,
+            transient: true,
+          } as ExampleScoreRecord;
           addTo(perRepeat[repeat - first]!, index, record, { inputTokens: 0, outputTokens: 0, costUsd: 0 }, 0);
         }
       }
@@ -317,10 +380,16 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       const usage = result.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 };
       const score = scoreExecution(task, example, result, weights);
       const transient = !result.ok && result.transient === true;
-      const record: ExampleScoreRecord = { ...score, exampleId: example.id, repeat, ...(transient ? { transient: true } : {}) } as ExampleScoreRecord;
+      const record: ExampleScoreRecord = {
+        ...score,
+        exampleId: example.id,
+        repeat,
+        ...(transient ? { transient: true } : {}),
+      } as ExampleScoreRecord;
       addTo(perRepeat[repeat - first]!, index, record, usage, result.latencyMs ?? 0);
       const scorerFailed = !score.valid && score.invalidReason === SCORER_ERROR;
-      if (db !== undefined && !transient && !scorerFailed) await storeResult(db, storedAs, artifactHash, record, usage, result.latencyMs ?? 0, now, replaceBefore);
+      if (db !== undefined && !transient && !scorerFailed)
+        await storeResult(db, storedAs, artifactHash, record, usage, result.latencyMs ?? 0, now, replaceBefore);
       done += 1;
       options.onProgress?.(done, missing.length);
     });
@@ -334,7 +403,8 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
     weights,
     async evaluate(request: EvaluateRequest): Promise<PartitionScore> {
       const repeats = request.repeats ?? 1;
-      if (!Number.isInteger(repeats) || repeats < 1) throw new RangeError(`repeats must be an integer ≥ 1, got ${repeats}`);
+      if (!Number.isInteger(repeats) || repeats < 1)
+        throw new RangeError(`repeats must be an integer ≥ 1, got ${repeats}`);
       const first = request.firstRepeat ?? 0;
       const { results, missing } = await run(request, repeats, first);
       const score = aggregate(request.partition, contentHash(request.artifactText), fingerprint, results, names);
@@ -345,7 +415,13 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
 
 type Usage = { inputTokens: number; outputTokens: number; costUsd: number };
 
-function addTo(target: { records: ExampleScoreRecord[]; usage: Usage; latencyMs: number }, index: number, record: ExampleScoreRecord, usage: Usage, latencyMs: number): void {
+function addTo(
+  target: { records: ExampleScoreRecord[]; usage: Usage; latencyMs: number },
+  index: number,
+  record: ExampleScoreRecord,
+  usage: Usage,
+  latencyMs: number,
+): void {
   target.records[index] = record;
   target.usage.inputTokens += usage.inputTokens;
   target.usage.outputTokens += usage.outputTokens;
@@ -400,12 +476,18 @@ export function aggregate(
   const valid = examples.filter((record): record is ExampleScoreRecord & { valid: true } => record.valid);
   const unscored = examples.filter((record) => !record.valid && record.invalidReason === UNSCORED_REASON);
   const components: ComponentScores = {};
-  for (const name of orderedNames(names.components, valid.map((record) => record.components))) {
+  for (const name of orderedNames(
+    names.components,
+    valid.map((record) => record.components),
+  )) {
     const value = meanOrNull(valid.map((record) => record.components[name]));
     if (value !== null) components[name] = value;
   }
   const metrics: MetricScores = {};
-  for (const name of orderedNames(names.metrics, valid.map((record) => record.metrics))) {
+  for (const name of orderedNames(
+    names.metrics,
+    valid.map((record) => record.metrics),
+  )) {
     metrics[name] = meanOrNull(valid.map((record) => record.metrics[name]));
   }
   return {
@@ -442,7 +524,6 @@ interface StoredResult {
   latencyMs: number;
 }
 
-
 /** Stored results of one artifact for repeats `firstRepeat..lastRepeat`, keyed by {@link resultKey}. */
 async function loadResults(
   db: StudyDatabase,
@@ -464,7 +545,11 @@ async function loadResults(
   return new Map(
     rows.map((row) => [
       resultKey(row.example_id, row.repeat),
-      { record: JSON.parse(row.score) as ExampleScoreRecord, usage: JSON.parse(row.usage) as Usage, latencyMs: row.latency_ms },
+      {
+        record: JSON.parse(row.score) as ExampleScoreRecord,
+        usage: JSON.parse(row.usage) as Usage,
+        latencyMs: row.latency_ms,
+      },
     ]),
   );
 }
@@ -489,12 +574,21 @@ async function storeResult(
   };
   await db
     .insertInto('example_results')
-    .values({ fingerprint, artifact_hash: artifactHash, example_id: record.exampleId, repeat: record.repeat, ...values })
+    .values({
+      fingerprint,
+      artifact_hash: artifactHash,
+      example_id: record.exampleId,
+      repeat: record.repeat,
+      ...values,
+    })
     .onConflict((conflict) =>
       replaceBefore === undefined
         ? conflict.doNothing() // another writer stored the same result first
         : // a re-measurement replaces a result stored before it began; one stored since (another writer of this run) stays
-          conflict.columns(['fingerprint', 'artifact_hash', 'example_id', 'repeat']).doUpdateSet(values).where('example_results.created_at', '<', replaceBefore),
+          conflict
+            .columns(['fingerprint', 'artifact_hash', 'example_id', 'repeat'])
+            .doUpdateSet(values)
+            .where('example_results.created_at', '<', replaceBefore),
     )
     .execute();
 }

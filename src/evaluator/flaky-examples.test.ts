@@ -2,11 +2,26 @@ import { describe, expect, it } from 'vitest';
 import { FLAKY_RANGE, describeFlakyExamples, findFlakyExamples } from './flaky-examples.ts';
 
 const valid = (exampleId: string, repeat: number, composite: number) => ({ exampleId, repeat, valid: true, composite });
-const invalid = (exampleId: string, repeat: number, transient?: true) => ({ exampleId, repeat, valid: false, ...(transient ? { transient } : {}) });
+const invalid = (exampleId: string, repeat: number, transient?: true) => ({
+  exampleId,
+  repeat,
+  valid: false,
+  ...(transient ? { transient } : {}),
+});
 
 describe('findFlakyExamples', () => {
   it('names an example right in some repeats and wrong in others, and one valid in some and invalid in others', () => {
-    const flaky = findFlakyExamples([valid('a', 0, 1), valid('a', 1, 0), valid('a', 2, 1), valid('b', 0, 1), valid('b', 1, 1), valid('b', 2, 1), valid('c', 0, 0.5), invalid('c', 1), valid('c', 2, 0.5)]);
+    const flaky = findFlakyExamples([
+      valid('a', 0, 1),
+      valid('a', 1, 0),
+      valid('a', 2, 1),
+      valid('b', 0, 1),
+      valid('b', 1, 1),
+      valid('b', 2, 1),
+      valid('c', 0, 0.5),
+      invalid('c', 1),
+      valid('c', 2, 0.5),
+    ]);
     expect(flaky).toEqual({
       level: FLAKY_RANGE,
       repeats: 3,
@@ -35,11 +50,19 @@ describe('findFlakyExamples', () => {
   });
 
   it('says in one line which examples are flaky, or that none is', () => {
-    expect(describeFlakyExamples(findFlakyExamples([valid('a', 0, 1), valid('a', 1, 0), valid('b', 0, 1), valid('b', 1, 1)]))).toBe(
+    expect(
+      describeFlakyExamples(
+        findFlakyExamples([valid('a', 0, 1), valid('a', 1, 0), valid('b', 0, 1), valid('b', 1, 1)]),
+      ),
+    ).toBe(
       'flaky examples (outcome varies across 2 repeats: valid in some and invalid in others, or a composite range ≥ 0.2): 1 — a',
     );
-    expect(describeFlakyExamples(findFlakyExamples([valid('b', 0, 1), valid('b', 1, 1)]))).toBe('flaky examples (outcome varies across 2 repeats: valid in some and invalid in others, or a composite range ≥ 0.2): none');
-    const many = findFlakyExamples(Array.from({ length: 3 }, (_, index) => [valid(`x${index}`, 0, 0), valid(`x${index}`, 1, 1)]).flat());
+    expect(describeFlakyExamples(findFlakyExamples([valid('b', 0, 1), valid('b', 1, 1)]))).toBe(
+      'flaky examples (outcome varies across 2 repeats: valid in some and invalid in others, or a composite range ≥ 0.2): none',
+    );
+    const many = findFlakyExamples(
+      Array.from({ length: 3 }, (_, index) => [valid(`x${index}`, 0, 0), valid(`x${index}`, 1, 1)]).flat(),
+    );
     expect(describeFlakyExamples(many, 2)).toMatch(/: 3 — x0, x1 and 1 more$/);
   });
 });

@@ -118,7 +118,14 @@ export function findFlakyExamples(outcomes: Iterable<RepeatOutcome>, level: numb
     const range = tally.valid > 0 ? tally.max - tally.min : 0;
     const why = tally.valid > 0 && tally.valid < tally.repeats ? 'validity' : range >= threshold ? 'range' : undefined;
     if (why === undefined) continue;
-    examples.push({ id, repeats: tally.repeats, valid: tally.valid, min: tally.valid > 0 ? tally.min : null, max: tally.valid > 0 ? tally.max : null, why });
+    examples.push({
+      id,
+      repeats: tally.repeats,
+      valid: tally.valid,
+      min: tally.valid > 0 ? tally.min : null,
+      max: tally.valid > 0 ? tally.max : null,
+      why,
+    });
   }
   return { level, repeats, count: examples.length, ids: examples.map((example) => example.id), examples };
 }
@@ -135,6 +142,9 @@ export function describeFlakyExamples(flaky: FlakyExamples, shown = 20): string 
   if (flaky.repeats < 2) return null;
   const head = `flaky examples (outcome varies across ${flaky.repeats} repeats: valid in some and invalid in others, or a composite range ≥ ${flaky.level})`;
   if (flaky.count === 0) return `${head}: none`;
-  const ids = flaky.ids.length <= shown ? flaky.ids.join(', ') : `${flaky.ids.slice(0, shown).join(', ')} and ${flaky.ids.length - shown} more`;
+  const ids =
+    flaky.ids.length <= shown
+      ? flaky.ids.join(', ')
+      : `${flaky.ids.slice(0, shown).join(', ')} and ${flaky.ids.length - shown} more`;
   return `${head}: ${flaky.count} — ${ids}`;
 }

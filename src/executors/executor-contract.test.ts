@@ -37,7 +37,14 @@ function scriptedClient(text: string): LlmClient {
     },
     generate: async (request): Promise<LlmResponse> => {
       if (request.signal?.aborted) throw request.signal.reason;
-      return { ok: true, text, finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 1, costUsd: 0 }, cached: false, latencyMs: 1 };
+      return {
+        ok: true,
+        text,
+        finishReason: 'stop',
+        usage: { inputTokens: 1, outputTokens: 1, costUsd: 0 },
+        cached: false,
+        latencyMs: 1,
+      };
     },
   };
 }
@@ -45,7 +52,13 @@ function scriptedClient(text: string): LlmClient {
 const CLASSIFICATION = createClassificationTask({ labels: ['billing', 'technical'] });
 const TICKET = 'I was charged twice';
 const GOAL = 'A clinic books patients with therapists.';
-const INTENT = { appType: 'booking', entities: [{ name: 'Patient', role: 'party' }], relations: [], behaviors: [], projections: [] };
+const INTENT = {
+  appType: 'booking',
+  entities: [{ name: 'Patient', role: 'party' }],
+  relations: [],
+  behaviors: [],
+  projections: [],
+};
 
 interface Implementation {
   name: string;
@@ -57,17 +70,29 @@ interface Implementation {
 const IMPLEMENTATIONS: Implementation[] = [
   {
     name: 'command',
-    create: (answer) => createCommandExecutor({ command: [process.execPath, answer === 'good' ? 'valid.mjs' : 'garbage.mjs'], cwd: FIXTURES, artifactDirectory }),
+    create: (answer) =>
+      createCommandExecutor({
+        command: [process.execPath, answer === 'good' ? 'valid.mjs' : 'garbage.mjs'],
+        cwd: FIXTURES,
+        artifactDirectory,
+      }),
     request: { input: TICKET, text: TICKET, artifact: '{}', repeat: 0 },
   },
   {
     name: 'llm (classification)',
-    create: (answer) => createLlmExecutor({ client: scriptedClient(answer === 'good' ? '{"label":"billing"}' : 'billing, I think'), task: CLASSIFICATION }),
+    create: (answer) =>
+      createLlmExecutor({
+        client: scriptedClient(answer === 'good' ? '{"label":"billing"}' : 'billing, I think'),
+        task: CLASSIFICATION,
+      }),
     request: { input: TICKET, text: TICKET, artifact: 'Route the ticket.', repeat: 0 },
   },
   {
     name: 'llm (intent)',
-    create: (answer) => createIntentLlmExecutor({ client: scriptedClient(answer === 'good' ? JSON.stringify(INTENT) : '{"appType":"spaceship"}') }),
+    create: (answer) =>
+      createIntentLlmExecutor({
+        client: scriptedClient(answer === 'good' ? JSON.stringify(INTENT) : '{"appType":"spaceship"}'),
+      }),
     request: { input: GOAL, text: GOAL, artifact: '## Task\nExtract the intent.\n', repeat: 0 },
   },
 ];
@@ -113,6 +138,8 @@ describe.each(IMPLEMENTATIONS)('executor contract: $name', (implementation) => {
     const controller = new AbortController();
     const reason = new Error('stopped');
     controller.abort(reason);
-    await expect(implementation.create('good').execute({ ...implementation.request, signal: controller.signal })).rejects.toBe(reason);
+    await expect(
+      implementation.create('good').execute({ ...implementation.request, signal: controller.signal }),
+    ).rejects.toBe(reason);
   });
 });

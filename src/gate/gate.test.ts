@@ -21,7 +21,9 @@ function score(partition: string, values: Record<string, number | 'invalid'>): P
           feedback: '',
         },
   );
-  return aggregate(partition, 'hash', 'fingerprint', [{ records, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latencyMs: 0 }]);
+  return aggregate(partition, 'hash', 'fingerprint', [
+    { records, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latencyMs: 0 },
+  ]);
 }
 
 function series(prefix: string, values: number[]): Record<string, number> {
@@ -37,7 +39,10 @@ const shadowImproved = series('s', [0.75, 0.75, 0.75, 0.5, 0.5, 0.5]);
 
 function input(overrides: Partial<GateInput> & { shadow?: ScorePair } = {}): GateInput {
   let shadowCalls = 0;
-  const shadowPair = overrides.shadow ?? { incumbent: score('shadow', shadowBase), candidate: score('shadow', shadowImproved) };
+  const shadowPair = overrides.shadow ?? {
+    incumbent: score('shadow', shadowBase),
+    candidate: score('shadow', shadowImproved),
+  };
   const result: GateInput = {
     constraints: { passed: true, violations: [] },
     optimization: { incumbent: score('optimization', base), candidate: score('optimization', improved) },
@@ -70,7 +75,12 @@ describe('the gate', () => {
   });
 
   it('refuses a constraint violation without evaluating the shadow', async () => {
-    const gateInput = input({ constraints: { passed: false, violations: [{ constraint: 'editableSections', message: 'section "defaults" changed' }] } });
+    const gateInput = input({
+      constraints: {
+        passed: false,
+        violations: [{ constraint: 'editableSections', message: 'section "defaults" changed' }],
+      },
+    });
     const decision = await decide(gateInput);
     expect(decision).toMatchObject({ accepted: false, reason: 'constraint', shadowConsulted: false });
     expect((gateInput as unknown as { shadowCalls: number }).shadowCalls).toBe(0);
@@ -92,25 +102,39 @@ describe('the gate', () => {
     expect((await decide(input({ calibration: { noiseSd: 0.08, exampleSds: {} } }))).accepted).toBe(true);
   });
 
-  it('compares a sampled model\'s invalid outputs by rate (Fisher\'s exact test), not by count', async () => {
+  it("compares a sampled model's invalid outputs by rate (Fisher's exact test), not by count", async () => {
     const withInvalid = (values: Record<string, number>, invalid: number, prefix: string): PartitionScore =>
-      score('optimization', { ...values, ...Object.fromEntries(Array.from({ length: invalid }, (_, index) => [`${prefix}${index}`, 'invalid' as const])) });
+      score('optimization', {
+        ...values,
+        ...Object.fromEntries(Array.from({ length: invalid }, (_, index) => [`${prefix}${index}`, 'invalid' as const])),
+      });
     const incumbentPlus = withInvalid(base, 1, 'x');
     // One more invalid output than the incumbent: a count rule refuses, the rate test does not (p ≥ α).
-    const noisy = await decide(input({ optimization: { incumbent: incumbentPlus, candidate: withInvalid(improved, 2, 'x') }, stochastic: true }));
+    const noisy = await decide(
+      input({ optimization: { incumbent: incumbentPlus, candidate: withInvalid(improved, 2, 'x') }, stochastic: true }),
+    );
     const validity = noisy.checks.find((check) => check.name === 'validity')!;
     expect(validity.passed).toBe(true);
     expect(validity.detail).toContain("Fisher's exact test");
-    const deterministic = await decide(input({ optimization: { incumbent: incumbentPlus, candidate: withInvalid(improved, 2, 'x') } }));
+    const deterministic = await decide(
+      input({ optimization: { incumbent: incumbentPlus, candidate: withInvalid(improved, 2, 'x') } }),
+    );
     expect(deterministic).toMatchObject({ accepted: false, reason: 'invalid' });
     // Many more invalid outputs: refused either way.
-    const many = await decide(input({ optimization: { incumbent: score('optimization', base), candidate: withInvalid(improved, 9, 'x') }, stochastic: true }));
+    const many = await decide(
+      input({
+        optimization: { incumbent: score('optimization', base), candidate: withInvalid(improved, 9, 'x') },
+        stochastic: true,
+      }),
+    );
     expect(many).toMatchObject({ accepted: false, reason: 'invalid' });
   });
 
   it('refuses a gain carried by one example as not significant', async () => {
     const one = series('o', [1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]);
-    const decision = await decide(input({ optimization: { incumbent: score('optimization', base), candidate: score('optimization', one) } }));
+    const decision = await decide(
+      input({ optimization: { incumbent: score('optimization', base), candidate: score('optimization', one) } }),
+    );
     expect(decision).toMatchObject({ accepted: false, reason: 'not_significant' });
     const significance = decision.checks.find((check) => check.name === 'significance')!;
     // One difference of 0.5 among ten: t = 1 with df 9, one-sided p = 0.171718 (scipy.stats.ttest_rel).
@@ -119,7 +143,9 @@ describe('the gate', () => {
   });
 
   it('refuses an anchor regression even when the mean rises', async () => {
-    const decision = await decide(input({ anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', { ...anchors, a1: 0.65 }) } }));
+    const decision = await decide(
+      input({ anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', { ...anchors, a1: 0.65 }) } }),
+    );
     expect(decision).toMatchObject({ accepted: false, reason: 'anchor_regression', shadowConsulted: false });
     expect(decision.checks.at(-1)!.detail).toContain('a1');
   });
@@ -143,7 +169,9 @@ describe('the gate', () => {
   });
 
   it('refuses as specialization a gain the shadow does not confirm', async () => {
-    const decision = await decide(input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', shadowBase) } }));
+    const decision = await decide(
+      input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', shadowBase) } }),
+    );
     expect(decision).toMatchObject({ accepted: false, reason: 'specialization', shadowConsulted: true });
     const shadow = decision.checks.find((check) => check.name === 'shadow')!;
     // Nothing changed on shadow: m = 0, required = γ·Δopt = 0.5 × 0.125.
@@ -152,7 +180,9 @@ describe('the gate', () => {
 
   it('refuses as specialization when the shadow got worse', async () => {
     const worse = series('s', [0.25, 0.25, 0.5, 0.5, 0.5, 0.5]);
-    const decision = await decide(input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', worse) } }));
+    const decision = await decide(
+      input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', worse) } }),
+    );
     expect(decision).toMatchObject({ accepted: false, reason: 'specialization' });
   });
 
@@ -171,7 +201,13 @@ describe('the gate', () => {
     const fell = series('s', [0.45, 0.55, 0.5, 0.5, 0.5, 0.5]);
     const settings = { ...DEFAULT_GATE_SETTINGS, alpha: 0.5 };
     const decision = await decide(
-      input({ optimization: { incumbent: score('optimization', base), candidate: score('optimization', small) }, shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', series('s', [0.45, 0.5, 0.5, 0.5, 0.5, 0.5])) } }),
+      input({
+        optimization: { incumbent: score('optimization', base), candidate: score('optimization', small) },
+        shadow: {
+          incumbent: score('shadow', shadowBase),
+          candidate: score('shadow', series('s', [0.45, 0.5, 0.5, 0.5, 0.5, 0.5])),
+        },
+      }),
       settings,
     );
     expect(decision).toMatchObject({ accepted: false, reason: 'specialization' });
@@ -179,14 +215,22 @@ describe('the gate', () => {
     expect(shadow.detail).toContain('fell');
     expect(shadow.data).toMatchObject({ improved: 0, worsened: 1 });
     // One up, one down, the mean at 0: not a confirmation either.
-    const flat = await decide(input({ optimization: { incumbent: score('optimization', base), candidate: score('optimization', small) }, shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', fell) } }), settings);
+    const flat = await decide(
+      input({
+        optimization: { incumbent: score('optimization', base), candidate: score('optimization', small) },
+        shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', fell) },
+      }),
+      settings,
+    );
     expect(flat).toMatchObject({ accepted: false, reason: 'specialization' });
   });
 
   it('refuses a shadow gain carried by one example as not_confirmed (Δshadow > 0, the one shadow test not significant), with its power', async () => {
     // Shadow differences [0.25, 0, 0, 0, 0, 0]: t = 1, df = 5, one-sided p = 0.181609 (scipy.stats.ttest_rel) ≥ 0.05.
     const one = series('s', [0.75, 0.5, 0.5, 0.5, 0.5, 0.5]);
-    const decision = await decide(input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', one) } }));
+    const decision = await decide(
+      input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', one) } }),
+    );
     expect(decision).toMatchObject({ accepted: false, reason: 'not_confirmed' });
     const shadow = decision.checks.at(-1)!;
     expect(shadow.statistic).toBeCloseTo(0.181609, 5);
@@ -200,7 +244,10 @@ describe('the gate', () => {
     expect(power.forObservedDelta).toBeCloseTo(0.259511, 5);
     expect(shadow.detail).toContain('power for Δopt = 0.125: 0.912315');
     // shadowAlpha is honoured: at 0.2 the same shadow confirms.
-    const lenient = await decide(input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', one) } }), { ...DEFAULT_GATE_SETTINGS, shadowAlpha: 0.2 });
+    const lenient = await decide(
+      input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', one) } }),
+      { ...DEFAULT_GATE_SETTINGS, shadowAlpha: 0.2 },
+    );
     expect(lenient.accepted).toBe(true);
     expect(lenient.checks.at(-1)!.detail).toContain('1 of 6 shadow examples improved, 0 worsened');
   });
@@ -213,21 +260,25 @@ describe('the gate', () => {
     const decision = await decide(input({ calibration, stochastic: true }));
     expect(decision).toMatchObject({ accepted: false, reason: 'not_confirmed' });
     const shadow = decision.checks.at(-1)!;
-    expect(shadow.data!['sharedRunVariance'] as number).toBeCloseTo(0.0015, 10);
+    expect(shadow.data!.sharedRunVariance as number).toBeCloseTo(0.0015, 10);
     expect(shadow.data).toMatchObject({ sharedRunVarianceFrom: 'calibration', df: 5 });
-    expect(shadow.data!['t'] as number).toBeCloseTo(1.597191, 5);
+    expect(shadow.data!.t as number).toBeCloseTo(1.597191, 5);
     expect(shadow.statistic).toBeCloseTo(0.085557, 5);
     expect((shadow.data!.power as { forOptimizationDelta: number }).forOptimizationDelta).toBeCloseTo(0.480993, 5);
-    expect(shadow.detail).toContain('paired t-test on shadow with the run-shared noise: t = 1.597191, df = 5, p = 0.085557 ≥ shadowAlpha = 0.05');
+    expect(shadow.detail).toContain(
+      'paired t-test on shadow with the run-shared noise: t = 1.597191, df = 5, p = 0.085557 ≥ shadowAlpha = 0.05',
+    );
     expect((await decide(input({ calibration }))).accepted).toBe(true);
   });
 
   it('labels a raced shadow stopped for futility not_confirmed when its gain so far was positive, specialization otherwise', async () => {
-    const stopped = (delta: number): GateInput['evaluateShadow'] => async () => ({
-      incumbent: score('shadow', shadowBase),
-      candidate: score('shadow', shadowBase),
-      stoppedEarly: { statistic: 0.01, threshold: 0.05, detail: 'stopped for futility', data: { racing: { delta } } },
-    });
+    const stopped =
+      (delta: number): GateInput['evaluateShadow'] =>
+      async () => ({
+        incumbent: score('shadow', shadowBase),
+        candidate: score('shadow', shadowBase),
+        stoppedEarly: { statistic: 0.01, threshold: 0.05, detail: 'stopped for futility', data: { racing: { delta } } },
+      });
     const positive = await decide(input({ evaluateShadow: stopped(0.02) }));
     expect(positive).toMatchObject({ accepted: false, reason: 'not_confirmed' });
     expect(positive.checks.at(-1)!.detail).toBe('not confirmed: stopped for futility');
@@ -240,17 +291,19 @@ describe('the gate', () => {
     // Two runs per side: the paired test passes, Welch's test on the run-level composites does not.
     const runs = (values: Record<string, number>[], partition: string): PartitionScore => {
       const results = values.map((row, repeat) => ({
-        records: Object.entries(row).map(([exampleId, value]): ExampleScoreRecord => ({
-          exampleId,
-          repeat,
-          valid: true,
-          composite: value,
-          components: { appType: value },
-          skipped: [],
-          metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
-          diagnostics: {},
-          feedback: '',
-        })),
+        records: Object.entries(row).map(
+          ([exampleId, value]): ExampleScoreRecord => ({
+            exampleId,
+            repeat,
+            valid: true,
+            composite: value,
+            components: { appType: value },
+            skipped: [],
+            metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
+            diagnostics: {},
+            feedback: '',
+          }),
+        ),
         usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
         latencyMs: 0,
       }));
@@ -258,9 +311,16 @@ describe('the gate', () => {
     };
     const lowRun = series('o', [0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3, 0.3]);
     const highRun = series('o', [0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7, 0.7]);
-    const up = (row: Record<string, number>): Record<string, number> => Object.fromEntries(Object.entries(row).map(([id, value]) => [id, value + 0.05]));
+    const up = (row: Record<string, number>): Record<string, number> =>
+      Object.fromEntries(Object.entries(row).map(([id, value]) => [id, value + 0.05]));
     const decision = await decide(
-      input({ optimization: { incumbent: runs([lowRun, highRun], 'optimization'), candidate: runs([up(lowRun), up(highRun)], 'optimization') }, stochastic: true }),
+      input({
+        optimization: {
+          incumbent: runs([lowRun, highRun], 'optimization'),
+          candidate: runs([up(lowRun), up(highRun)], 'optimization'),
+        },
+        stochastic: true,
+      }),
     );
     expect(decision).toMatchObject({ accepted: false, reason: 'not_significant' });
     const significance = decision.checks.find((check) => check.name === 'significance')!;
@@ -289,17 +349,22 @@ describe('the gate', () => {
 
 describe('comparePaired', () => {
   it('uses only examples valid for both and says which were left out', () => {
-    const comparison = comparePaired(score('p', { x: 0.5, y: 'invalid', z: 0.2 }), score('p', { x: 0.7, y: 0.9, z: 'invalid' }));
+    const comparison = comparePaired(
+      score('p', { x: 0.5, y: 'invalid', z: 0.2 }),
+      score('p', { x: 0.7, y: 0.9, z: 'invalid' }),
+    );
     expect(comparison.ids).toEqual(['x']);
     expect(comparison.leftOut).toEqual(['y', 'z']);
     expect(comparison.delta).toBeCloseTo(0.2, 12);
   });
 });
 
-describe('the gate on a binary task (McNemar\'s exact test)', () => {
+describe("the gate on a binary task (McNemar's exact test)", () => {
   /** 0/1 outcomes of `count` examples `prefix0..`, right (1) at the given indexes. */
   function outcomes(prefix: string, count: number, right: readonly number[]): Record<string, number> {
-    return Object.fromEntries(Array.from({ length: count }, (_, index) => [`${prefix}${index}`, right.includes(index) ? 1 : 0]));
+    return Object.fromEntries(
+      Array.from({ length: count }, (_, index) => [`${prefix}${index}`, right.includes(index) ? 1 : 0]),
+    );
   }
   const range = (from: number, to: number): number[] => Array.from({ length: to - from }, (_, index) => from + index);
 
@@ -314,18 +379,36 @@ describe('the gate on a binary task (McNemar\'s exact test)', () => {
     candidate: score('shadow', outcomes('s', 10, range(0, 9))),
   };
 
-  it('tests optimization and shadow with McNemar\'s exact test and stores which test ran', async () => {
+  it("tests optimization and shadow with McNemar's exact test and stores which test ran", async () => {
     const decision = await decide(input({ optimization, shadow, outcome: 'binary' }));
     expect(decision.accepted).toBe(true);
     const significance = decision.checks.find((check) => check.name === 'significance')!;
     // P(X ≥ 7), X ~ Bin(8, ½) = (8 + 1) / 256 (scipy.stats.binomtest(7, 8, 0.5, alternative='greater').pvalue).
     expect(significance.statistic).toBe(0.035156);
-    expect(significance.data).toMatchObject({ pairedTest: 'mcnemar-exact', test: "McNemar's exact test, one-sided (candidate right more often), per-example outcomes", b: 7, c: 1, discordant: 8, pValue: 9 / 256, improved: 7, worsened: 1 });
-    expect(significance.detail).toBe("McNemar's exact test: b = 7 (only the candidate right), c = 1 (only the incumbent right), p = 0.035156 < α = 0.05; 7 examples improved, 1 worsened");
+    expect(significance.data).toMatchObject({
+      pairedTest: 'mcnemar-exact',
+      test: "McNemar's exact test, one-sided (candidate right more often), per-example outcomes",
+      b: 7,
+      c: 1,
+      discordant: 8,
+      pValue: 9 / 256,
+      improved: 7,
+      worsened: 1,
+    });
+    expect(significance.detail).toBe(
+      "McNemar's exact test: b = 7 (only the candidate right), c = 1 (only the incumbent right), p = 0.035156 < α = 0.05; 7 examples improved, 1 worsened",
+    );
     const shadowCheck = decision.checks.find((check) => check.name === 'shadow')!;
     // P(X ≥ 5), X ~ Bin(5, ½) = 1 / 32.
     expect(shadowCheck.statistic).toBe(0.03125);
-    expect(shadowCheck.data).toMatchObject({ pairedTest: 'mcnemar-exact', b: 5, c: 0, discordant: 5, pValue: 1 / 32, delta: 0.5 });
+    expect(shadowCheck.data).toMatchObject({
+      pairedTest: 'mcnemar-exact',
+      b: 5,
+      c: 0,
+      discordant: 5,
+      pValue: 1 / 32,
+      delta: 0.5,
+    });
   });
 
   it('refuses 4 fixes and no break of 20 (p = 1/16), which the paired t-test on the same values would accept', async () => {
@@ -341,7 +424,11 @@ describe('the gate on a binary task (McNemar\'s exact test)', () => {
 
     const continuous = await decide(input({ optimization: fewFixes, shadow }));
     const tTest = continuous.checks.find((check) => check.name === 'significance')!;
-    expect(tTest.data).toMatchObject({ pairedTest: 'paired-t', test: 'paired t-test, one-sided (candidate > incumbent), per-example composites', df: 19 });
+    expect(tTest.data).toMatchObject({
+      pairedTest: 'paired-t',
+      test: 'paired t-test, one-sided (candidate > incumbent), per-example composites',
+      df: 19,
+    });
     expect(tTest.passed).toBe(true);
     expect(tTest.statistic).toBeLessThan(0.05);
   });
@@ -349,6 +436,9 @@ describe('the gate on a binary task (McNemar\'s exact test)', () => {
   it('falls back to the paired t-test, and says so, when per-example means are not 0/1 (repeats of a sampled model)', async () => {
     const decision = await decide(input({ outcome: 'binary' }));
     const significance = decision.checks.find((check) => check.name === 'significance')!;
-    expect(significance.data).toMatchObject({ pairedTest: 'paired-t', binaryFallback: expect.stringContaining('not 0/1') });
+    expect(significance.data).toMatchObject({
+      pairedTest: 'paired-t',
+      binaryFallback: expect.stringContaining('not 0/1'),
+    });
   });
 });

@@ -102,7 +102,16 @@ export const REFUSAL_REASONS: readonly RefusalReason[] = [
   'futility',
 ];
 
-export type GateCheckName = 'constraints' | 'validity' | 'margin' | 'significance' | 'anchors' | 'shadow' | 'diversity' | 'evaluation' | 'racing';
+export type GateCheckName =
+  | 'constraints'
+  | 'validity'
+  | 'margin'
+  | 'significance'
+  | 'anchors'
+  | 'shadow'
+  | 'diversity'
+  | 'evaluation'
+  | 'racing';
 
 /** The evidence of one check. */
 export interface GateCheck {
@@ -252,12 +261,27 @@ export function pairedTest(
       name: 'mcnemar-exact',
       test: `McNemar's exact test, one-sided (candidate right more often), per-example outcomes${what}`,
       pValue: result.pValue,
-      data: { pairedTest: 'mcnemar-exact', b: result.b, c: result.c, bothRight: result.bothRight, bothWrong: result.bothWrong, discordant: result.discordant, statistic: result.statistic, pValue: result.pValue },
+      data: {
+        pairedTest: 'mcnemar-exact',
+        b: result.b,
+        c: result.c,
+        bothRight: result.bothRight,
+        bothWrong: result.bothWrong,
+        discordant: result.discordant,
+        statistic: result.statistic,
+        pValue: result.pValue,
+      },
       text: `McNemar's exact test${what}: b = ${result.b} (only the candidate right), c = ${result.c} (only the incumbent right), p = ${round(result.pValue)}`,
     };
   }
-  const t = testable && candidate.length >= 2 ? pairedTTest(candidate, incumbent, { alternative: 'greater' }) : { t: Number.NaN, df: Math.max(0, candidate.length - 1), pValue: 1 };
-  const fallback = outcome === 'binary' ? { binaryFallback: 'per-example means of several repeats are not 0/1 outcomes: the paired t-test compares them' } : {};
+  const t =
+    testable && candidate.length >= 2
+      ? pairedTTest(candidate, incumbent, { alternative: 'greater' })
+      : { t: Number.NaN, df: Math.max(0, candidate.length - 1), pValue: 1 };
+  const fallback =
+    outcome === 'binary'
+      ? { binaryFallback: 'per-example means of several repeats are not 0/1 outcomes: the paired t-test compares them' }
+      : {};
   return {
     name: 'paired-t',
     test: `paired t-test, one-sided (candidate > incumbent), per-example${what === '' ? '' : ' shadow'} composites`,
@@ -311,7 +335,12 @@ const round = (value: number): number => Math.round(value * 1e6) / 1e6;
  * invalid rate is significantly higher (Fisher's exact test, one-sided, at
  * `alpha`). Transient failures are not counted.
  */
-export function invalidRose(incumbent: PartitionScore, candidate: PartitionScore, stochastic: boolean, alpha: number): boolean {
+export function invalidRose(
+  incumbent: PartitionScore,
+  candidate: PartitionScore,
+  stochastic: boolean,
+  alpha: number,
+): boolean {
   const terminal = (score: PartitionScore): number => score.invalid - (score.transient ?? 0);
   if (!stochastic) return terminal(candidate) > terminal(incumbent);
   const outputs = (score: PartitionScore): number => score.total - (score.transient ?? 0);
@@ -325,7 +354,10 @@ export function invalidRose(incumbent: PartitionScore, candidate: PartitionScore
 /**
  * Runs the checks in order and returns the decision with its evidence.
  */
-export async function decide(input: GateInput, settings: Readonly<GateSettings> = DEFAULT_GATE_SETTINGS): Promise<GateDecision> {
+export async function decide(
+  input: GateInput,
+  settings: Readonly<GateSettings> = DEFAULT_GATE_SETTINGS,
+): Promise<GateDecision> {
   const calibration = input.calibration ?? NO_CALIBRATION;
   const checks: GateCheck[] = [];
   const refuse = (reason: RefusalReason, shadowConsulted = false): GateDecision => ({
@@ -372,7 +404,14 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
       statistic: round(fisher.pValue),
       threshold: settings.alpha,
       detail: `${candidateInvalid} invalid of ${candidateOutputs} outputs (incumbent ${incumbentInvalid} of ${incumbentOutputs}) on optimization and anchor; Fisher's exact test, one-sided (candidate's rate higher): p = ${round(fisher.pValue)} ${validityPassed ? '≥' : '<'} α = ${settings.alpha}`,
-      data: { test: "Fisher's exact test, one-sided", candidateInvalid, candidateOutputs, incumbentInvalid, incumbentOutputs, pValue: fisher.pValue },
+      data: {
+        test: "Fisher's exact test, one-sided",
+        candidateInvalid,
+        candidateOutputs,
+        incumbentInvalid,
+        incumbentOutputs,
+        pValue: fisher.pValue,
+      },
     });
     if (!validityPassed) return refuse('invalid');
   } else {
@@ -403,7 +442,14 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
     statistic: round(optimization.delta),
     threshold: round(margin),
     detail: `Δoptimization = ${round(optimization.delta)} over ${optimization.ids.length} examples (${optimization.leftOut.length} left out, invalid on one side); τ·√(1/R_c + 1/R_i) = ${settings.thresholdK}×${round(calibration.noiseSd)}·√(1/${candidateRepeats} + 1/${incumbentRepeats}) = ${round(margin)}`,
-    data: { examples: optimization.ids.length, leftOut: optimization.leftOut, tau, thresholdK: settings.thresholdK, noiseSd: calibration.noiseSd, repeats },
+    data: {
+      examples: optimization.ids.length,
+      leftOut: optimization.leftOut,
+      tau,
+      thresholdK: settings.thresholdK,
+      noiseSd: calibration.noiseSd,
+      repeats,
+    },
   });
   if (!marginPassed) return refuse('below_margin');
 
@@ -427,7 +473,11 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
   if (input.stochastic === true && runsIncumbent.length >= 2 && runsCandidate.length >= 2) {
     const welch = welchTTest(runsCandidate, runsIncumbent, { alternative: 'greater' });
     const welchPassed = welch.pValue < settings.alpha;
-    data.welch = { test: "Welch's t-test, one-sided, run-level composites", ...welch, runs: { candidate: runsCandidate.length, incumbent: runsIncumbent.length } };
+    data.welch = {
+      test: "Welch's t-test, one-sided, run-level composites",
+      ...welch,
+      runs: { candidate: runsCandidate.length, incumbent: runsIncumbent.length },
+    };
     detail += `; Welch's t-test on ${runsCandidate.length} vs ${runsIncumbent.length} run-level composites: t = ${round(welch.t)}, df = ${round(welch.df)}, p = ${round(welch.pValue)} ${welchPassed ? '<' : '≥'} α`;
     decidingP = Math.max(decidingP, welch.pValue);
     significancePassed = pairedPassed && welchPassed;
@@ -450,11 +500,17 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
     drop: -anchor.differences[index]!,
     tolerance: settings.anchorTolerance + settings.anchorK * (calibration.exampleSds[id] ?? 0) * differenceScale,
   }));
-  const regressions = drops.filter((entry) => entry.drop > entry.tolerance + 1e-12).map((entry) => ({ id: entry.id, drop: round(entry.drop), tolerance: round(entry.tolerance) }));
+  const regressions = drops
+    .filter((entry) => entry.drop > entry.tolerance + 1e-12)
+    .map((entry) => ({ id: entry.id, drop: round(entry.drop), tolerance: round(entry.tolerance) }));
   const incumbentValidAnchors = new Set(perExampleMeans(input.anchor.incumbent).keys());
   const newlyInvalid = anchor.leftOut.filter((id) => incumbentValidAnchors.has(id));
   // The row shows the anchor closest to (or furthest past) its own tolerance: its drop and that tolerance.
-  const closest = drops.filter((entry) => entry.drop > 1e-12).sort((left, right) => right.drop - right.tolerance - (left.drop - left.tolerance) || left.id.localeCompare(right.id))[0];
+  const closest = drops
+    .filter((entry) => entry.drop > 1e-12)
+    .sort(
+      (left, right) => right.drop - right.tolerance - (left.drop - left.tolerance) || left.id.localeCompare(right.id),
+    )[0];
   const anchorsPassed = regressions.length === 0 && newlyInvalid.length === 0;
   checks.push({
     name: 'anchors',
@@ -474,10 +530,17 @@ export async function decide(input: GateInput, settings: Readonly<GateSettings> 
     // A raced shadow stopped for futility: it cannot confirm the gain (a refusal only, never an acceptance).
     // Positive so far but out of reach of the test: not confirmed; flat or falling: specialization.
     const stopped = shadowScores.stoppedEarly;
-    const raced = (stopped.data['racing'] as { delta?: unknown } | undefined)?.delta;
+    const raced = (stopped.data.racing as { delta?: unknown } | undefined)?.delta;
     const reason: RefusalReason = typeof raced === 'number' && raced > 1e-12 ? 'not_confirmed' : 'specialization';
     const label = reason === 'not_confirmed' ? 'not confirmed' : 'specialization';
-    checks.push({ name: 'shadow', passed: false, statistic: round(stopped.statistic), threshold: round(stopped.threshold), detail: `${label}: ${stopped.detail}`, data: stopped.data });
+    checks.push({
+      name: 'shadow',
+      passed: false,
+      statistic: round(stopped.statistic),
+      threshold: round(stopped.threshold),
+      detail: `${label}: ${stopped.detail}`,
+      data: stopped.data,
+    });
     return refuse(reason, true);
   }
   const shadow = shadowCheck({

@@ -71,10 +71,13 @@ export function sharedRunVariance(input: {
   const { calibration } = input;
   if (calibration.noiseSd > 0) {
     const count = Math.max(1, input.optimizationIds.length);
-    const perExample = input.optimizationIds.reduce((sum, id) => sum + (calibration.exampleSds[id] ?? 0) ** 2, 0) / count;
+    const perExample =
+      input.optimizationIds.reduce((sum, id) => sum + (calibration.exampleSds[id] ?? 0) ** 2, 0) / count;
     return { variance: Math.max(0, calibration.noiseSd ** 2 - perExample / count), source: 'calibration' };
   }
-  const sides = [input.incumbent, input.candidate].map(runVarianceOf).filter((side): side is { shared: number; df: number } => side !== null);
+  const sides = [input.incumbent, input.candidate]
+    .map(runVarianceOf)
+    .filter((side): side is { shared: number; df: number } => side !== null);
   if (sides.length === 0) return { variance: 0, source: 'none' };
   const df = sides.reduce((sum, side) => sum + side.df, 0);
   return { variance: Math.max(0, sides.reduce((sum, side) => sum + side.shared * side.df, 0) / df), source: 'runs' };
@@ -129,11 +132,22 @@ export function shadowCheck(input: {
   const shared = sharedRunVariance({ ...input, stochastic: input.stochastic && changed });
   const repeatsScale = 1 / Math.max(1, input.candidate.repeats) + 1 / Math.max(1, input.incumbent.repeats);
   const se = Math.sqrt(pairedSe ** 2 + shared.variance * repeatsScale);
-  const mcnemar = pairedTest(shadow.candidate, shadow.incumbent, input.outcome, { testable: changed, what: ' on shadow' });
+  const mcnemar = pairedTest(shadow.candidate, shadow.incumbent, input.outcome, {
+    testable: changed,
+    what: ' on shadow',
+  });
   const useMcNemar = mcnemar.name === 'mcnemar-exact';
   const df = Math.max(1, shadow.differences.length - 1);
   const t = se > 0 ? shadow.delta / se : shadow.delta > 0 ? Infinity : 0;
-  const pValue = useMcNemar ? mcnemar.pValue : !changed || shadow.differences.length < 2 ? 1 : se > 0 ? studentTCdf(-t, df) : shadow.delta > 0 ? 0 : 1;
+  const pValue = useMcNemar
+    ? mcnemar.pValue
+    : !changed || shadow.differences.length < 2
+      ? 1
+      : se > 0
+        ? studentTCdf(-t, df)
+        : shadow.delta > 0
+          ? 0
+          : 1;
   const testText = useMcNemar
     ? mcnemar.text
     : `paired t-test on shadow${shared.variance > 0 ? ' with the run-shared noise' : ''}: t = ${round(t)}, df = ${df}, p = ${round(pValue)}`;
@@ -144,9 +158,29 @@ export function shadowCheck(input: {
   const passed = gained && ratioHolds && testPasses && !invalid;
   const power = oneSidedPower(input.optimizationDelta, se, settings.shadowAlpha);
   const powerObserved = oneSidedPower(shadow.delta, se, settings.shadowAlpha);
-  const reason: RefusalReason | null = passed ? null : !gained || !ratioHolds || invalid ? 'specialization' : 'not_confirmed';
+  const reason: RefusalReason | null = passed
+    ? null
+    : !gained || !ratioHolds || invalid
+      ? 'specialization'
+      : 'not_confirmed';
   const decidedByDelta = !gained || !ratioHolds;
-  const detail = shadowDetail({ reason, delta: shadow.delta, gained, ratioHolds, invalid, improved, worsened, examples: shadow.ids.length, testText, testPasses, power, settings, optimizationDelta: input.optimizationDelta, shadowMargin, required });
+  const detail = shadowDetail({
+    reason,
+    delta: shadow.delta,
+    gained,
+    ratioHolds,
+    invalid,
+    improved,
+    worsened,
+    examples: shadow.ids.length,
+    testText,
+    testPasses,
+    power,
+    settings,
+    optimizationDelta: input.optimizationDelta,
+    shadowMargin,
+    required,
+  });
   const check: GateCheck = {
     name: 'shadow',
     passed,
@@ -176,7 +210,12 @@ export function shadowCheck(input: {
             sharedRunVarianceFrom: shared.source,
           }
         : {}),
-      power: { alpha: settings.shadowAlpha, forOptimizationDelta: power, forObservedDelta: powerObserved, standardError: se },
+      power: {
+        alpha: settings.shadowAlpha,
+        forOptimizationDelta: power,
+        forObservedDelta: powerObserved,
+        standardError: se,
+      },
       invalidRose: invalid,
     },
   };
@@ -206,8 +245,10 @@ function shadowDetail(input: {
   const counts = `${input.improved} of ${input.examples} shadow examples improved, ${input.worsened} worsened`;
   const ratioText = `γ·Δopt − m = ${settings.generalizationRatio}×${round(input.optimizationDelta)} − ${round(input.shadowMargin)} = ${round(input.required)}`;
   const verdict = `${input.testText} ${input.testPasses ? '<' : '≥'} shadowAlpha = ${settings.shadowAlpha}`;
-  if (input.reason === null) return `shadow confirms: Δshadow = ${round(delta)} > 0 and ≥ ${ratioText}; ${verdict}; ${powerText}; ${counts}`;
-  if (input.reason === 'not_confirmed') return `not confirmed: Δshadow = ${round(delta)} > 0 but not distinguishable from no gain: ${verdict}; ${powerText}; ${counts}`;
+  if (input.reason === null)
+    return `shadow confirms: Δshadow = ${round(delta)} > 0 and ≥ ${ratioText}; ${verdict}; ${powerText}; ${counts}`;
+  if (input.reason === 'not_confirmed')
+    return `not confirmed: Δshadow = ${round(delta)} > 0 but not distinguishable from no gain: ${verdict}; ${powerText}; ${counts}`;
   const why = !input.gained
     ? `Δshadow = ${round(delta)} ${delta < -1e-12 ? 'fell' : 'did not move'} (a shadow that did not rise never confirms)`
     : !input.ratioHolds

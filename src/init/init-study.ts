@@ -23,7 +23,14 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, stat
 import path from 'node:path';
 import { InputError, StorageError } from '../errors.ts';
 import { renderClassification } from './templates/classification.ts';
-import { INIT_EXECUTORS, INIT_TASKS, type InitExecutor, type InitTask, type RenderedStudy, type StudyFile } from './templates/common.ts';
+import {
+  INIT_EXECUTORS,
+  INIT_TASKS,
+  type InitExecutor,
+  type InitTask,
+  type RenderedStudy,
+  type StudyFile,
+} from './templates/common.ts';
 import { renderCustom } from './templates/custom.ts';
 import { renderExtraction } from './templates/extraction.ts';
 import { renderIntent } from './templates/intent.ts';
@@ -64,10 +71,15 @@ export function planStudy(options: InitOptions): StudyPlan {
   }
   const executor = options.executor ?? defaultExecutor(options.task);
   if (!(INIT_EXECUTORS as readonly string[]).includes(executor)) {
-    throw new InputError(`unknown executor "${executor}" (allowed: ${INIT_EXECUTORS.join(', ')})`, { field: '--executor' });
+    throw new InputError(`unknown executor "${executor}" (allowed: ${INIT_EXECUTORS.join(', ')})`, {
+      field: '--executor',
+    });
   }
   if (executor === 'offline' && options.task !== 'intent') {
-    throw new InputError(`the offline executor is the intent playbook extractor: task ${options.task} takes --executor llm or --executor command`, { field: '--executor' });
+    throw new InputError(
+      `the offline executor is the intent playbook extractor: task ${options.task} takes --executor llm or --executor command`,
+      { field: '--executor' },
+    );
   }
   const study =
     options.task === 'intent'
@@ -148,17 +160,23 @@ export function writeStudy(dir: string, files: readonly StudyFile[], options: { 
     }
     return { dir: target, files: written, overwritten: [] };
   }
-  if (!statSync(target).isDirectory()) throw new InputError('exists and is not a folder: give a new folder for the study', { file: dir, field: '<dir>' });
+  if (!statSync(target).isDirectory())
+    throw new InputError('exists and is not a folder: give a new folder for the study', { file: dir, field: '<dir>' });
   const present = readdirSync(target);
   if (present.length > 0 && options.force !== true) {
     const shown = present.sort().slice(0, 5).join(', ') + (present.length > 5 ? `, … (${present.length} entries)` : '');
-    throw new InputError(`the folder is not empty (${shown}): give a new or empty folder, or pass --force to write the study's files into it (files of the same name are replaced, others kept); nothing was written`, {
-      file: dir,
-      field: '<dir>',
-      code: 'input.not_empty',
-    });
+    throw new InputError(
+      `the folder is not empty (${shown}): give a new or empty folder, or pass --force to write the study's files into it (files of the same name are replaced, others kept); nothing was written`,
+      {
+        file: dir,
+        field: '<dir>',
+        code: 'input.not_empty',
+      },
+    );
   }
-  const overwritten = files.filter((file) => existsSync(path.join(target, ...file.path.split('/')))).map((file) => file.path);
+  const overwritten = files
+    .filter((file) => existsSync(path.join(target, ...file.path.split('/'))))
+    .map((file) => file.path);
   try {
     for (const file of files) writeInto(target, file, suffix);
   } catch (error) {

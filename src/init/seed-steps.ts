@@ -23,7 +23,15 @@ export interface SeedStep {
 }
 
 /** The seven titles, in the seed's order. */
-export const SEED_STEP_TITLES = ['pick a metric', 'seed examples', 'write program.md', 'instrument the metric', 'loop', 'analyse slowly', 'guard invariants'] as const;
+export const SEED_STEP_TITLES = [
+  'pick a metric',
+  'seed examples',
+  'write program.md',
+  'instrument the metric',
+  'loop',
+  'analyse slowly',
+  'guard invariants',
+] as const;
 
 /** A folder as a shell reads it: quoted when it holds anything but plain path characters. */
 function shellPath(dir: string): string {
@@ -36,7 +44,10 @@ function shellPath(dir: string): string {
  * @param study what the template wrote (artifact, sample count, metric)
  * @param options the task, the executor and the folder as the user typed it (for the commands quoted)
  */
-export function seedSteps(study: RenderedStudy, options: { task: InitTask; executor: InitExecutor; dir: string }): SeedStep[] {
+export function seedSteps(
+  study: RenderedStudy,
+  options: { task: InitTask; executor: InitExecutor; dir: string },
+): SeedStep[] {
   const dir = shellPath(options.dir);
   const records = study.sampleRecords;
   const seeded = records >= SEED_EXAMPLES_MIN;
@@ -79,7 +90,9 @@ export function seedSteps(study: RenderedStudy, options: { task: InitTask; execu
         `kloop run ${dir}`,
         ...(seeded ? [] : [' once step 2 is done']),
         ...(llm ? [`, after kloop calibrate ${dir} measures the model's noise`] : []),
-        ...(proposerNeedsModel ? ['; the proposer is a language model: set proposer.model in kloop.yaml and its key in the environment'] : []),
+        ...(proposerNeedsModel
+          ? ['; the proposer is a language model: set proposer.model in kloop.yaml and its key in the environment']
+          : []),
       ].join(''),
     },
     {

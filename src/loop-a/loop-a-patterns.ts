@@ -52,7 +52,12 @@ export interface PatternCandidate {
   /** One line: what the pattern adds. */
   delta: string;
   rationale: string;
-  support: { appType: AppType; examples: string[]; entities: Record<string, number>; behaviors: Record<string, number> };
+  support: {
+    appType: AppType;
+    examples: string[];
+    entities: Record<string, number>;
+    behaviors: Record<string, number>;
+  };
 }
 
 /** Hub preference: the entity an app revolves around. */
@@ -89,10 +94,16 @@ export function minePatternCandidates(
     const candidate = toCandidate(id, appType, mined, minSupport);
     if (candidate === undefined) continue;
     usedIds.add(id);
-    candidates.push({ candidate, weight: Object.values(candidate.support.entities).reduce((sum, count) => sum + count, 0) });
+    candidates.push({
+      candidate,
+      weight: Object.values(candidate.support.entities).reduce((sum, count) => sum + count, 0),
+    });
   }
   return candidates
-    .sort((left, right) => right.weight - left.weight || left.candidate.pattern.id.localeCompare(right.candidate.pattern.id))
+    .sort(
+      (left, right) =>
+        right.weight - left.weight || left.candidate.pattern.id.localeCompare(right.candidate.pattern.id),
+    )
     .slice(0, maxCandidates)
     .map(({ candidate }) => candidate);
 }
@@ -111,19 +122,28 @@ function mineGroup(group: readonly MiningExample[], minSupport: number, maxEntit
   for (const { example, intent, uncovered: gaps } of group) {
     const gold = example.expected.entities ?? [];
     const goldByKey = new Map<string, (typeof gold)[number]>();
-    for (const entity of gold) for (const name of [entity.name, ...(entity.aliases ?? [])]) goldByKey.set(normalizeEntityName(name), entity);
+    for (const entity of gold)
+      for (const name of [entity.name, ...(entity.aliases ?? [])]) goldByKey.set(normalizeEntityName(name), entity);
     const gapKeys = new Set(gaps.entities.map(normalizeEntityName));
     for (const entity of intent.entities) {
       const key = normalizeEntityName(entity.name);
       const goldEntity = goldByKey.get(key);
       if (gapKeys.has(key)) {
         if (goldEntity === undefined) continue; // noise: not mined
-        tally(uncovered, normalizeEntityName(goldEntity.name), goldEntity.name, goldEntity.role ?? entity.role, entity.name, example.id);
+        tally(
+          uncovered,
+          normalizeEntityName(goldEntity.name),
+          goldEntity.name,
+          goldEntity.role ?? entity.role,
+          entity.name,
+          example.id,
+        );
       } else {
         tally(covered, key, entity.name, entity.role, entity.name, example.id);
       }
     }
-    for (const behavior of gaps.behaviors) behaviorCounts.set(behavior, (behaviorCounts.get(behavior) ?? new Set()).add(example.id));
+    for (const behavior of gaps.behaviors)
+      behaviorCounts.set(behavior, (behaviorCounts.get(behavior) ?? new Set()).add(example.id));
   }
   const entities = [...uncovered.values()]
     .filter((entry) => entry.examples.size >= minSupport)
@@ -138,7 +158,9 @@ function mineGroup(group: readonly MiningExample[], minSupport: number, maxEntit
     .filter((entry) => !minedKeys.has(normalizeEntityName(entry.name)) && shared(entry) > 0)
     .sort(
       (left, right) =>
-        shared(right) - shared(left) || HUB_ROLES.indexOf(left.role) - HUB_ROLES.indexOf(right.role) || left.name.localeCompare(right.name),
+        shared(right) - shared(left) ||
+        HUB_ROLES.indexOf(left.role) - HUB_ROLES.indexOf(right.role) ||
+        left.name.localeCompare(right.name),
     )[0];
   const behaviors = [...behaviorCounts]
     .filter(([, examples]) => examples.size >= minSupport)
@@ -148,7 +170,14 @@ function mineGroup(group: readonly MiningExample[], minSupport: number, maxEntit
   return { entities, hub, behaviors, examples };
 }
 
-function tally(map: Map<string, Tally>, key: string, name: string, role: EntityRole, surface: string, exampleId: string): void {
+function tally(
+  map: Map<string, Tally>,
+  key: string,
+  name: string,
+  role: EntityRole,
+  surface: string,
+  exampleId: string,
+): void {
   const entry = map.get(key) ?? { name, role, aliases: new Set<string>(), examples: new Set<string>() };
   entry.aliases.add(surface);
   entry.examples.add(exampleId);
@@ -165,7 +194,12 @@ function hubCardinality(role: EntityRole): Cardinality {
   return role === 'party' || role === 'resource' || role === 'reference' ? 'many_to_one' : 'one_to_many';
 }
 
-function toCandidate(id: string, appType: AppType, mined: MinedGroup, minSupport: number): PatternCandidate | undefined {
+function toCandidate(
+  id: string,
+  appType: AppType,
+  mined: MinedGroup,
+  minSupport: number,
+): PatternCandidate | undefined {
   const members = mined.hub === undefined ? mined.entities : [mined.hub, ...mined.entities];
   const taken = new Set<string>(members.map((entry) => normalizeEntityName(entry.name)));
   const entityInput = (entry: Tally): NonNullable<PatternInput['entities']>[number] => {
@@ -179,12 +213,21 @@ function toCandidate(id: string, appType: AppType, mined: MinedGroup, minSupport
       name: entry.name,
       role: entry.role,
       ...(aliases.length > 0 ? { aliases: aliases.sort() } : {}),
-      fields: ROLE_DEFAULT_FIELDS[entry.role].map((field) => ({ name: field.name, type: field.type, ...(field.required ? { required: true } : {}) })),
+      fields: ROLE_DEFAULT_FIELDS[entry.role].map((field) => ({
+        name: field.name,
+        type: field.type,
+        ...(field.required ? { required: true } : {}),
+      })),
     };
   };
   const hub = members[0]!;
   const entities = members.map(entityInput);
-  const relations = members.slice(1).map((entry) => ({ from: hub.name, to: entry.name, cardinality: hubCardinality(entry.role), kind: 'association' as const }));
+  const relations = members.slice(1).map((entry) => ({
+    from: hub.name,
+    to: entry.name,
+    cardinality: hubCardinality(entry.role),
+    kind: 'association' as const,
+  }));
   const names = mined.entities.map((entry) => entry.name);
   const input: PatternInput = {
     id,

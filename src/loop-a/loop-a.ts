@@ -17,7 +17,13 @@
 import { contentHash } from '../artifact/content-hash.ts';
 import type { AssemblyMethod } from '../assembly/assemble.ts';
 import type { BuildResult } from '../assembly/build-spec.ts';
-import { loopAScore, STRUCTURAL_GATE_NAMES, type LoopAScore, type StructuralGateName, type StructuralGateResult } from '../assembly/gates.ts';
+import {
+  loopAScore,
+  STRUCTURAL_GATE_NAMES,
+  type LoopAScore,
+  type StructuralGateName,
+  type StructuralGateResult,
+} from '../assembly/gates.ts';
 import type { Pattern } from '../assembly/pattern.ts';
 import type { PatternLibrary } from '../assembly/pattern-library.ts';
 import type { IntentExample, PartitionName } from '../corpus/example.ts';
@@ -126,30 +132,48 @@ export async function evaluateLoopA(options: EvaluateLoopAOptions): Promise<Loop
   });
   const results: LoopAExampleResult[] = new Array(examples.length);
   await withArtifactOverride(options.artifactText, () =>
-    mapWithConcurrency(examples, Math.max(1, options.concurrency ?? evaluationConcurrency({ concurrency: study.concurrency, executor: options.executor ?? study.executor })), async (example, index) => {
-      if (options.signal?.aborted) throw options.signal.reason ?? new Error('aborted');
-      const outcome = await runtime.build(example.input, options.signal !== undefined ? { signal: options.signal } : {});
-      if (!outcome.ok) {
-        results[index] = { id: example.id, partition: example.partition, valid: false, invalidReason: outcome.invalid.reason, message: outcome.invalid.message };
-        return;
-      }
-      const failedGates = outcome.gates.filter((gate) => !gate.passed).map((gate) => gate.name);
-      results[index] = {
-        id: example.id,
-        partition: example.partition,
-        valid: true,
-        intent: outcome.intent,
-        method: outcome.assembly.method,
-        confidence: outcome.assembly.confidence,
-        patterns: outcome.assembly.patterns.map((use) => use.id),
-        uncovered: outcome.assembly.uncovered,
-        build: outcome.build,
-        gates: outcome.gates,
-        failedGates,
-        gatePassRate: outcome.gates.length === 0 ? 0 : (outcome.gates.length - failedGates.length) / outcome.gates.length,
-        allGatesPassed: outcome.gates.length > 0 && failedGates.length === 0,
-      };
-    }),
+    mapWithConcurrency(
+      examples,
+      Math.max(
+        1,
+        options.concurrency ??
+          evaluationConcurrency({ concurrency: study.concurrency, executor: options.executor ?? study.executor }),
+      ),
+      async (example, index) => {
+        if (options.signal?.aborted) throw options.signal.reason ?? new Error('aborted');
+        const outcome = await runtime.build(
+          example.input,
+          options.signal !== undefined ? { signal: options.signal } : {},
+        );
+        if (!outcome.ok) {
+          results[index] = {
+            id: example.id,
+            partition: example.partition,
+            valid: false,
+            invalidReason: outcome.invalid.reason,
+            message: outcome.invalid.message,
+          };
+          return;
+        }
+        const failedGates = outcome.gates.filter((gate) => !gate.passed).map((gate) => gate.name);
+        results[index] = {
+          id: example.id,
+          partition: example.partition,
+          valid: true,
+          intent: outcome.intent,
+          method: outcome.assembly.method,
+          confidence: outcome.assembly.confidence,
+          patterns: outcome.assembly.patterns.map((use) => use.id),
+          uncovered: outcome.assembly.uncovered,
+          build: outcome.build,
+          gates: outcome.gates,
+          failedGates,
+          gatePassRate:
+            outcome.gates.length === 0 ? 0 : (outcome.gates.length - failedGates.length) / outcome.gates.length,
+          allGatesPassed: outcome.gates.length > 0 && failedGates.length === 0,
+        };
+      },
+    ),
   );
   const partitions: Partial<Record<PartitionName, LoopASummary>> = {};
   for (const name of PARTITIONS) {
@@ -170,7 +194,10 @@ export function summarizeLoopA(results: readonly LoopAExampleResult[]): LoopASum
   const valid = results.filter((result): result is Extract<LoopAExampleResult, { valid: true }> => result.valid);
   const score: LoopAScore = loopAScore(valid);
   const methods: Record<AssemblyMethod, number> = { direct: 0, decomposed: 0, partial: 0 };
-  const gateFailures = Object.fromEntries(STRUCTURAL_GATE_NAMES.map((name) => [name, 0])) as Record<StructuralGateName, number>;
+  const gateFailures = Object.fromEntries(STRUCTURAL_GATE_NAMES.map((name) => [name, 0])) as Record<
+    StructuralGateName,
+    number
+  >;
   for (const result of valid) {
     methods[result.method] += 1;
     for (const name of result.failedGates) gateFailures[name] += 1;
@@ -183,7 +210,8 @@ export function summarizeLoopA(results: readonly LoopAExampleResult[]): LoopASum
     compileSuccessRate: score.compileSuccessRate,
     meanGatePassRate: score.meanGatePassRate,
     allGatesPassedRate: score.allGatesPassedRate,
-    meanConfidence: valid.length === 0 ? null : valid.reduce((sum, result) => sum + result.confidence, 0) / valid.length,
+    meanConfidence:
+      valid.length === 0 ? null : valid.reduce((sum, result) => sum + result.confidence, 0) / valid.length,
     methods,
     gateFailures,
   };
@@ -210,7 +238,13 @@ export interface LoopACheck {
   detail: string;
 }
 
-export type LoopARefusalReason = 'invalid' | 'loop_a_drop' | 'no_improvement' | 'anchor_regression' | 'constraint' | 'duplicate';
+export type LoopARefusalReason =
+  | 'invalid'
+  | 'loop_a_drop'
+  | 'no_improvement'
+  | 'anchor_regression'
+  | 'constraint'
+  | 'duplicate';
 
 /** Loop A's gate decision (typed, with every check's evidence). */
 export type LoopADecision =
@@ -234,21 +268,28 @@ export interface LoopAComparison {
 
 /** Compares two evaluations on the examples valid for both. */
 export function compareLoopA(incumbent: LoopAEvaluation, candidate: LoopAEvaluation): LoopAComparison {
-  const validIds = (evaluation: LoopAEvaluation): Set<string> => new Set(evaluation.results.filter((result) => result.valid).map((result) => result.id));
+  const validIds = (evaluation: LoopAEvaluation): Set<string> =>
+    new Set(evaluation.results.filter((result) => result.valid).map((result) => result.id));
   const incumbentValid = validIds(incumbent);
   const candidateValid = validIds(candidate);
   const both = new Set([...incumbentValid].filter((id) => candidateValid.has(id)));
   const allIds = new Set([...incumbent.results, ...candidate.results].map((result) => result.id));
   const pick = (evaluation: LoopAEvaluation, partition?: PartitionName): LoopAExampleResult[] =>
-    evaluation.results.filter((result) => both.has(result.id) && (partition === undefined || result.partition === partition));
+    evaluation.results.filter(
+      (result) => both.has(result.id) && (partition === undefined || result.partition === partition),
+    );
   const incumbentSummary = summarizeLoopA(pick(incumbent));
   const candidateSummary = summarizeLoopA(pick(candidate));
-  const difference = (left: number | null, right: number | null): number | null => (left === null || right === null ? null : right - left);
+  const difference = (left: number | null, right: number | null): number | null =>
+    left === null || right === null ? null : right - left;
   const partitionDeltas: Partial<Record<PartitionName, number | null>> = {};
   for (const name of PARTITIONS) {
     const before = pick(incumbent, name);
     if (before.length === 0) continue;
-    partitionDeltas[name] = difference(summarizeLoopA(before).composite, summarizeLoopA(pick(candidate, name)).composite);
+    partitionDeltas[name] = difference(
+      summarizeLoopA(before).composite,
+      summarizeLoopA(pick(candidate, name)).composite,
+    );
   }
   return {
     paired: both.size,
@@ -289,7 +330,13 @@ export function decideLoopA(
   const refuse = (reason: LoopARefusalReason): LoopADecision => ({ passed: false, reason, checks, comparison });
 
   const validity = input.candidate.invalid <= input.incumbent.invalid;
-  checks.push({ name: 'validity', passed: validity, statistic: input.candidate.invalid, threshold: input.incumbent.invalid, detail: `${input.candidate.invalid} invalid intents (incumbent ${input.incumbent.invalid})` });
+  checks.push({
+    name: 'validity',
+    passed: validity,
+    statistic: input.candidate.invalid,
+    threshold: input.incumbent.invalid,
+    detail: `${input.candidate.invalid} invalid intents (incumbent ${input.incumbent.invalid})`,
+  });
   if (!validity) return refuse('invalid');
 
   const drops = Object.entries(comparison.partitionDeltas).filter(([, delta]) => delta !== null && delta < -EPSILON);
@@ -305,18 +352,29 @@ export function decideLoopA(
   if (!noDrop) return refuse('loop_a_drop');
 
   const confidenceDelta = comparison.confidenceDelta ?? 0;
-  const improved = corpusDelta > EPSILON || (Math.abs(corpusDelta) <= EPSILON && confidenceDelta >= settings.minConfidenceGain - EPSILON);
+  const improved =
+    corpusDelta > EPSILON ||
+    (Math.abs(corpusDelta) <= EPSILON && confidenceDelta >= settings.minConfidenceGain - EPSILON);
   checks.push({
     name: 'improvement',
     passed: improved,
     statistic: corpusDelta > EPSILON ? corpusDelta : confidenceDelta,
     threshold: corpusDelta > EPSILON ? 0 : settings.minConfidenceGain,
-    detail: corpusDelta > EPSILON ? `composite rises by ${formatSigned(corpusDelta)}` : `composite unchanged; mean confidence ${formatSigned(comparison.confidenceDelta)} (needs ≥ ${settings.minConfidenceGain})`,
+    detail:
+      corpusDelta > EPSILON
+        ? `composite rises by ${formatSigned(corpusDelta)}`
+        : `composite unchanged; mean confidence ${formatSigned(comparison.confidenceDelta)} (needs ≥ ${settings.minConfidenceGain})`,
   });
   if (!improved) return refuse('no_improvement');
 
   if (input.anchors === null) {
-    checks.push({ name: 'anchors', passed: true, statistic: null, threshold: null, detail: 'skipped: the candidate does not change intents, so Loop B scores are unchanged' });
+    checks.push({
+      name: 'anchors',
+      passed: true,
+      statistic: null,
+      threshold: null,
+      detail: 'skipped: the candidate does not change intents, so Loop B scores are unchanged',
+    });
     return { passed: true, checks, comparison };
   }
   const before = perExampleMeans(input.anchors.incumbent);
@@ -356,7 +414,15 @@ function formatScore(value: number | null): string {
 export type LoopAEvent =
   | { type: 'start'; runId: number; incumbentVersionId: number; composite: number | null }
   | { type: 'proposed'; artifacts: number; patterns: number; failures: number }
-  | { type: 'decision'; kind: 'artifact' | 'pattern'; delta: string; decision: 'queued' | 'refused' | 'skipped'; reason: string; reviewItemId: number | null; compositeDelta: number | null };
+  | {
+      type: 'decision';
+      kind: 'artifact' | 'pattern';
+      delta: string;
+      decision: 'queued' | 'refused' | 'skipped';
+      reason: string;
+      reviewItemId: number | null;
+      compositeDelta: number | null;
+    };
 
 export interface LoopARunOptions {
   study: LoadedStudy;
@@ -416,7 +482,13 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
   const incumbentVersion = await ensureSeedVersion(db, study, now);
   const run = await db
     .insertInto('loop_a_runs')
-    .values({ started_at: isoNow(now), ended_at: null, incumbent_version_id: incumbentVersion.id, status: 'running', report: null })
+    .values({
+      started_at: isoNow(now),
+      ended_at: null,
+      incumbent_version_id: incumbentVersion.id,
+      status: 'running',
+      report: null,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   const runId = run.id;
@@ -424,13 +496,26 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
   const proposalFailures: string[] = [];
   try {
     const library = loadStudyPatternLibrary(study.dir);
-    const evaluate = (artifactText: string, patterns: PatternLibrary | readonly Pattern[] = library): Promise<LoopAEvaluation> =>
-      evaluateLoopA({ study, db, artifactText, library: patterns, ...(options.signal !== undefined ? { signal: options.signal } : {}) });
+    const evaluate = (
+      artifactText: string,
+      patterns: PatternLibrary | readonly Pattern[] = library,
+    ): Promise<LoopAEvaluation> =>
+      evaluateLoopA({
+        study,
+        db,
+        artifactText,
+        library: patterns,
+        ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      });
     const incumbent = await evaluate(incumbentVersion.text);
     emit({ type: 'start', runId, incumbentVersionId: incumbentVersion.id, composite: incumbent.composite });
     const tried = await triedLoopAHashes(db);
 
-    const record = async (outcome: Omit<LoopACandidateOutcome, 'decisionId'>, hash: string, evidence: unknown): Promise<void> => {
+    const record = async (
+      outcome: Omit<LoopACandidateOutcome, 'decisionId'>,
+      hash: string,
+      evidence: unknown,
+    ): Promise<void> => {
       const inserted = await db
         .insertInto('loop_a_decisions')
         .values({
@@ -449,23 +534,53 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
         .executeTakeFirstOrThrow();
       tried.add(hash);
       candidates.push({ ...outcome, decisionId: inserted.id });
-      emit({ type: 'decision', kind: outcome.kind, delta: outcome.delta, decision: outcome.decision, reason: outcome.reason, reviewItemId: outcome.reviewItemId, compositeDelta: outcome.compositeDelta });
+      emit({
+        type: 'decision',
+        kind: outcome.kind,
+        delta: outcome.delta,
+        decision: outcome.decision,
+        reason: outcome.reason,
+        reviewItemId: outcome.reviewItemId,
+        compositeDelta: outcome.compositeDelta,
+      });
     };
     const evidenceOf = (decision: LoopADecision, extra: Record<string, unknown>): Record<string, unknown> => ({
       ...extra,
       checks: decision.checks,
-      loopA: decision.comparison === null ? null : { paired: decision.comparison.paired, leftOut: decision.comparison.leftOut, incumbent: decision.comparison.incumbent, candidate: decision.comparison.candidate, compositeDelta: decision.comparison.compositeDelta, confidenceDelta: decision.comparison.confidenceDelta, partitionDeltas: decision.comparison.partitionDeltas },
+      loopA:
+        decision.comparison === null
+          ? null
+          : {
+              paired: decision.comparison.paired,
+              leftOut: decision.comparison.leftOut,
+              incumbent: decision.comparison.incumbent,
+              candidate: decision.comparison.candidate,
+              compositeDelta: decision.comparison.compositeDelta,
+              confidenceDelta: decision.comparison.confidenceDelta,
+              partitionDeltas: decision.comparison.partitionDeltas,
+            },
     });
 
     // Propose: playbook edits (what a Loop B round would propose) and candidate patterns.
-    const artifactCandidates = options.proposeArtifacts === false ? [] : await proposeArtifacts(study, db, incumbentVersion, tried, proposalFailures, options.signal);
+    const artifactCandidates =
+      options.proposeArtifacts === false
+        ? []
+        : await proposeArtifacts(study, db, incumbentVersion, tried, proposalFailures, options.signal);
     const optimizationResults = incumbent.results.flatMap((result) => {
       if (!result.valid) return [];
       const example = asIntentExamples(study.partitions.optimization).find((member) => member.id === result.id);
-      return example === undefined ? [] : [{ example, intent: result.intent, method: result.method, uncovered: result.uncovered }];
+      return example === undefined
+        ? []
+        : [{ example, intent: result.intent, method: result.method, uncovered: result.uncovered }];
     });
-    const patternCandidates = options.proposePatterns === false ? [] : minePatternCandidates(optimizationResults, library, options.mining);
-    emit({ type: 'proposed', artifacts: artifactCandidates.length, patterns: patternCandidates.length, failures: proposalFailures.length });
+    const patternCandidates =
+      options.proposePatterns === false ? [] : minePatternCandidates(optimizationResults, library, options.mining);
+    emit({
+      type: 'proposed',
+      artifacts: artifactCandidates.length,
+      patterns: patternCandidates.length,
+      failures: proposalFailures.length,
+    });
 
     // Artifact candidates: Loop A on the corpus, Loop B on the anchors.
     const loopB = createStudyEvaluator(study, db);
@@ -475,32 +590,70 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
       const hash = contentHash(candidate.text);
       const base = { kind: 'artifact' as const, delta: candidate.delta, rationale: candidate.rationale };
       if (tried.has(hash)) {
-        await record({ ...base, decision: 'skipped', reason: 'duplicate', reviewItemId: null, checks: [], compositeDelta: null }, hash, { detail: 'already decided by Loop A' });
+        await record(
+          { ...base, decision: 'skipped', reason: 'duplicate', reviewItemId: null, checks: [], compositeDelta: null },
+          hash,
+          { detail: 'already decided by Loop A' },
+        );
         continue;
       }
       const constraints = study.constraints.check(incumbentVersion.text, candidate.text);
       if (!constraints.passed) {
-        await record({ ...base, decision: 'refused', reason: 'constraint', reviewItemId: null, checks: [], compositeDelta: null }, hash, { violations: constraints.violations });
+        await record(
+          { ...base, decision: 'refused', reason: 'constraint', reviewItemId: null, checks: [], compositeDelta: null },
+          hash,
+          { violations: constraints.violations },
+        );
         continue;
       }
       const evaluation = await evaluate(candidate.text);
       incumbentAnchors ??= await evaluatePartition(loopB, study, incumbentVersion.text, 'anchor', options.signal);
       const candidateAnchors = await evaluatePartition(loopB, study, candidate.text, 'anchor', options.signal);
-      const decision = decideLoopA({ incumbent, candidate: evaluation, anchors: { incumbent: incumbentAnchors, candidate: candidateAnchors } }, settings);
-      const evidence = evidenceOf(decision, { flags: candidate.flags ?? [], loopBAnchors: { incumbent: incumbentAnchors.composite, candidate: candidateAnchors.composite, fingerprint: loopB.fingerprint } });
+      const decision = decideLoopA(
+        { incumbent, candidate: evaluation, anchors: { incumbent: incumbentAnchors, candidate: candidateAnchors } },
+        settings,
+      );
+      const evidence = evidenceOf(decision, {
+        flags: candidate.flags ?? [],
+        loopBAnchors: {
+          incumbent: incumbentAnchors.composite,
+          candidate: candidateAnchors.composite,
+          fingerprint: loopB.fingerprint,
+        },
+      });
       let reviewItemId: number | null = null;
       if (decision.passed) {
-        const queued = await enqueueReviewItem(db, {
-          kind: 'artifact',
-          source: 'loop-a',
-          title: truncateText(`playbook edit: ${candidate.delta}`, 200, ''),
-          payload: { text: candidate.text, baseVersionId: incumbentVersion.id, delta: candidate.delta, rationale: candidate.rationale },
-          evidence,
-          runId,
-        }, now);
+        const queued = await enqueueReviewItem(
+          db,
+          {
+            kind: 'artifact',
+            source: 'loop-a',
+            title: truncateText(`playbook edit: ${candidate.delta}`, 200, ''),
+            payload: {
+              text: candidate.text,
+              baseVersionId: incumbentVersion.id,
+              delta: candidate.delta,
+              rationale: candidate.rationale,
+            },
+            evidence,
+            runId,
+          },
+          now,
+        );
         reviewItemId = queued.item.id;
       }
-      await record({ ...base, decision: decision.passed ? 'queued' : 'refused', reason: decision.passed ? 'queued' : decision.reason, reviewItemId, checks: decision.checks, compositeDelta: decision.comparison?.compositeDelta ?? null }, hash, evidence);
+      await record(
+        {
+          ...base,
+          decision: decision.passed ? 'queued' : 'refused',
+          reason: decision.passed ? 'queued' : decision.reason,
+          reviewItemId,
+          checks: decision.checks,
+          compositeDelta: decision.comparison?.compositeDelta ?? null,
+        },
+        hash,
+        evidence,
+      );
     }
 
     // Pattern candidates: Loop A on the corpus with the pattern added (intents, so Loop B, unchanged).
@@ -509,7 +662,11 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
       const hash = contentHash(`pattern\n${candidate.yaml}`);
       const base = { kind: 'pattern' as const, delta: candidate.delta, rationale: candidate.rationale };
       if (tried.has(hash)) {
-        await record({ ...base, decision: 'skipped', reason: 'duplicate', reviewItemId: null, checks: [], compositeDelta: null }, hash, { detail: 'already decided by Loop A' });
+        await record(
+          { ...base, decision: 'skipped', reason: 'duplicate', reviewItemId: null, checks: [], compositeDelta: null },
+          hash,
+          { detail: 'already decided by Loop A' },
+        );
         continue;
       }
       const evaluation = await evaluate(incumbentVersion.text, [...library.patterns, candidate.pattern]);
@@ -517,17 +674,32 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
       const evidence = evidenceOf(decision, { support: candidate.support });
       let reviewItemId: number | null = null;
       if (decision.passed) {
-        const queued = await enqueueReviewItem(db, {
-          kind: 'pattern',
-          source: 'loop-a',
-          title: truncateText(`new pattern ${candidate.pattern.id}: ${candidate.pattern.title}`, 200, ''),
-          payload: { name: candidate.pattern.id, yaml: candidate.yaml },
-          evidence,
-          runId,
-        }, now);
+        const queued = await enqueueReviewItem(
+          db,
+          {
+            kind: 'pattern',
+            source: 'loop-a',
+            title: truncateText(`new pattern ${candidate.pattern.id}: ${candidate.pattern.title}`, 200, ''),
+            payload: { name: candidate.pattern.id, yaml: candidate.yaml },
+            evidence,
+            runId,
+          },
+          now,
+        );
         reviewItemId = queued.item.id;
       }
-      await record({ ...base, decision: decision.passed ? 'queued' : 'refused', reason: decision.passed ? 'queued' : decision.reason, reviewItemId, checks: decision.checks, compositeDelta: decision.comparison?.compositeDelta ?? null }, hash, evidence);
+      await record(
+        {
+          ...base,
+          decision: decision.passed ? 'queued' : 'refused',
+          reason: decision.passed ? 'queued' : decision.reason,
+          reviewItemId,
+          checks: decision.checks,
+          compositeDelta: decision.comparison?.compositeDelta ?? null,
+        },
+        hash,
+        evidence,
+      );
     }
 
     const outcome: LoopARunOutcome = {
@@ -542,7 +714,11 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
     };
     await db
       .updateTable('loop_a_runs')
-      .set({ ended_at: isoNow(now), status: options.signal?.aborted ? 'interrupted' : 'done', report: JSON.stringify({ ...outcome, candidates: candidates.map(({ checks: _checks, ...rest }) => rest) }) })
+      .set({
+        ended_at: isoNow(now),
+        status: options.signal?.aborted ? 'interrupted' : 'done',
+        report: JSON.stringify({ ...outcome, candidates: candidates.map(({ checks: _checks, ...rest }) => rest) }),
+      })
       .where('id', '=', runId)
       .execute();
     return outcome;
@@ -551,7 +727,13 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
     const interrupted = options.signal?.aborted === true;
     await db
       .updateTable('loop_a_runs')
-      .set({ ended_at: isoNow(now), status: interrupted ? 'interrupted' : 'failed', report: JSON.stringify({ [interrupted ? 'interrupted' : 'error']: error instanceof Error ? error.message : String(error) }) })
+      .set({
+        ended_at: isoNow(now),
+        status: interrupted ? 'interrupted' : 'failed',
+        report: JSON.stringify({
+          [interrupted ? 'interrupted' : 'error']: error instanceof Error ? error.message : String(error),
+        }),
+      })
       .where('id', '=', runId)
       .execute();
     throw error;
@@ -583,14 +765,35 @@ async function proposeArtifacts(
   const evaluator = createStudyEvaluator(study, db);
   const scratch = createStudyEvaluator(study);
   const incumbentScores = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', signal);
-  const experiments = await db.selectFrom('experiments').select(['candidate_hash', 'delta', 'decision', 'reason']).orderBy('id').execute();
-  const loopAHistory = await db.selectFrom('loop_a_decisions').select(['delta', 'decision', 'reason']).where('kind', '=', 'artifact').orderBy('id').execute();
+  const experiments = await db
+    .selectFrom('experiments')
+    .select(['candidate_hash', 'delta', 'decision', 'reason'])
+    .orderBy('id')
+    .execute();
+  const loopAHistory = await db
+    .selectFrom('loop_a_decisions')
+    .select(['delta', 'decision', 'reason'])
+    .where('kind', '=', 'artifact')
+    .orderBy('id')
+    .execute();
   const history: HistoryEntry[] = [
-    ...experiments.map((row) => ({ delta: row.delta, decision: row.decision as HistoryEntry['decision'], reason: row.reason })),
-    ...loopAHistory.map((row) => ({ delta: row.delta, decision: row.decision === 'refused' ? ('refused' as const) : ('skipped' as const), reason: `loop A: ${row.reason}` })),
+    ...experiments.map((row) => ({
+      delta: row.delta,
+      decision: row.decision as HistoryEntry['decision'],
+      reason: row.reason,
+    })),
+    ...loopAHistory.map((row) => ({
+      delta: row.delta,
+      decision: row.decision === 'refused' ? ('refused' as const) : ('skipped' as const),
+      reason: `loop A: ${row.reason}`,
+    })),
   ];
   const versions = await db.selectFrom('artifact_versions').select('hash').execute();
-  const triedHashes = new Set([...experiments.map((row) => row.candidate_hash), ...versions.map((row) => row.hash), ...triedByLoopA]);
+  const triedHashes = new Set([
+    ...experiments.map((row) => row.candidate_hash),
+    ...versions.map((row) => row.hash),
+    ...triedByLoopA,
+  ]);
   try {
     const proposal = await askProposer({
       study,
@@ -600,7 +803,14 @@ async function proposeArtifacts(
       round: history.length,
       attempt: 1,
       evaluateOptimization: (text) =>
-        withArtifactOverride(text, () => scratch.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats })),
+        withArtifactOverride(text, () =>
+          scratch.evaluate({
+            artifactText: text,
+            partition: 'optimization',
+            examples: study.partitions.optimization,
+            repeats: study.gate.repeats,
+          }),
+        ),
       ...(signal !== undefined ? { signal } : {}),
     });
     failures.push(...proposal.failures.map((failure) => failure.reason));
@@ -613,7 +823,18 @@ async function proposeArtifacts(
 }
 
 /** A Loop A run as stored, newest first. */
-export async function listLoopARuns(db: StudyDatabase, limit = 20): Promise<Array<{ id: number; startedAt: string; endedAt: string | null; status: string; incumbentVersionId: number }>> {
+export async function listLoopARuns(
+  db: StudyDatabase,
+  limit = 20,
+): Promise<
+  Array<{ id: number; startedAt: string; endedAt: string | null; status: string; incumbentVersionId: number }>
+> {
   const rows = await db.selectFrom('loop_a_runs').selectAll().orderBy('id', 'desc').limit(limit).execute();
-  return rows.map((row) => ({ id: row.id, startedAt: row.started_at, endedAt: row.ended_at, status: row.status, incumbentVersionId: row.incumbent_version_id }));
+  return rows.map((row) => ({
+    id: row.id,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    status: row.status,
+    incumbentVersionId: row.incumbent_version_id,
+  }));
 }

@@ -59,7 +59,10 @@ export interface CandidateFailures {
    * no_new_proposals, max_rounds and max_experiments (a target reached, a
    * spent shadow, a failure) is kept.
    */
-  stopFor(maxInARow: number, pending: { reason: StopReason; detail: string } | null): { reason: StopReason; detail: string } | null;
+  stopFor(
+    maxInARow: number,
+    pending: { reason: StopReason; detail: string } | null,
+  ): { reason: StopReason; detail: string } | null;
 }
 
 export function createCandidateFailures(carried: Partial<CandidateFailureState>): CandidateFailures {
@@ -83,7 +86,10 @@ export function createCandidateFailures(carried: Partial<CandidateFailureState>)
     stopFor(maxInARow, pending) {
       if (pending !== null && !DONE_STOPS.has(pending.reason)) return pending;
       if (inARow >= maxInARow) {
-        return { reason: 'candidates_failed', detail: `${inARow} candidate evaluations in a row (the proposer's screening included) gave no valid output (stopping.maxConsecutiveFailures ${maxInARow}); last: ${last}` };
+        return {
+          reason: 'candidates_failed',
+          detail: `${inARow} candidate evaluations in a row (the proposer's screening included) gave no valid output (stopping.maxConsecutiveFailures ${maxInARow}); last: ${last}`,
+        };
       }
       if (pending !== null && failedThisRun > 0 && validThisRun === 0) {
         return {

@@ -7,13 +7,32 @@
  * database: when a run starts and between rounds (never inside an open round,
  * so a crashed round resumes with the partitions it began with).
  */
-import type { FileAdmission, FileRecordRefused, PartitionLeak, PartitionSizeWarning } from '../corpus/file-admission.ts';
-import { admitFileRecords, findStudyLeaks, memberLocations, partitionLeakError, partitionSizeWarnings } from '../corpus/file-admission.ts';
+import type {
+  FileAdmission,
+  FileRecordRefused,
+  PartitionLeak,
+  PartitionSizeWarning,
+} from '../corpus/file-admission.ts';
+import {
+  admitFileRecords,
+  findStudyLeaks,
+  memberLocations,
+  partitionLeakError,
+  partitionSizeWarnings,
+} from '../corpus/file-admission.ts';
 import type { AdmissionOptions, AdmissionVerdict, CandidateRecord } from '../corpus/admission.ts';
 import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import type { BoundaryPlan, CorpusMember, CorpusMove, CorpusPolicy, FileExample } from '../corpus/lifecycle.ts';
-import { DEFAULT_CORPUS_POLICY, MIN_SHADOW_EXAMPLES, applyMoves, graduationDue, planBoundary, planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
+import {
+  DEFAULT_CORPUS_POLICY,
+  MIN_SHADOW_EXAMPLES,
+  applyMoves,
+  graduationDue,
+  planBoundary,
+  planCorpusSync,
+  resolveCorpus,
+} from '../corpus/lifecycle.ts';
 import type { CorpusDatabase } from '../corpus/lifecycle-store.ts';
 import {
   applyBoundaryMoves,
@@ -50,7 +69,10 @@ export function applyCorpusState(study: LoadedStudy, members: readonly CorpusMem
   const resolved = resolveCorpus(fileExamplesOf(study), members);
   for (const name of PARTITIONS) {
     if (resolved.partitions[name].length === 0) {
-      throw new InputError(`the corpus lifecycle leaves no example in the ${name} partition (see \`kloop corpus status\`)`, { partition: name, studyPath: study.dir });
+      throw new InputError(
+        `the corpus lifecycle leaves no example in the ${name} partition (see \`kloop corpus status\`)`,
+        { partition: name, studyPath: study.dir },
+      );
     }
   }
   study.corpus = resolved.corpus;
@@ -82,18 +104,39 @@ function fileAdmissionOptions(study: LoadedStudy): { format: ExampleFormat } {
  * ones are reconciled with the members (`planCorpusSync`), and the corpus
  * that results is checked for leaks between partitions.
  */
-export function planFileSync(study: LoadedStudy, stored: readonly CorpusMember[], at: string, options: { deferNew?: boolean } = {}): FileSyncPlan {
+export function planFileSync(
+  study: LoadedStudy,
+  stored: readonly CorpusMember[],
+  at: string,
+  options: { deferNew?: boolean } = {},
+): FileSyncPlan {
   const records = study.corpusAdmission?.admission.records;
-  const admission = records === undefined ? undefined : admitFileRecords(records, stored, { ...fileAdmissionOptions(study), deferNew: options.deferNew === true });
+  const admission =
+    records === undefined
+      ? undefined
+      : admitFileRecords(records, stored, { ...fileAdmissionOptions(study), deferNew: options.deferNew === true });
   const files = admission?.accepted ?? fileExamplesOf(study);
   const plan = planCorpusSync(files, stored, at);
-  const leaks = admission === undefined ? [] : findStudyLeaks(resolveCorpus(files, plan.members).corpus, memberLocations(files, plan.members), admission);
-  return { members: plan.members, changed: plan.changed, moves: plan.moves, ...(admission !== undefined ? { admission } : {}), leaks, files };
+  const leaks =
+    admission === undefined
+      ? []
+      : findStudyLeaks(resolveCorpus(files, plan.members).corpus, memberLocations(files, plan.members), admission);
+  return {
+    members: plan.members,
+    changed: plan.changed,
+    moves: plan.moves,
+    ...(admission !== undefined ? { admission } : {}),
+    leaks,
+    files,
+  };
 }
 
 /** The InputError a run raises on leaks between partitions, naming both records of each (`partitionLeakError`). */
 export function leakError(leaks: readonly PartitionLeak[], study: LoadedStudy): InputError {
-  return partitionLeakError(leaks, { file: study.config?.configPath ?? study.dir, field: study.exampleFormat.inputField });
+  return partitionLeakError(leaks, {
+    file: study.config?.configPath ?? study.dir,
+    field: study.exampleFormat.inputField,
+  });
 }
 
 /** What the start of a run did to the corpus. */
@@ -118,12 +161,18 @@ export interface CorpusStart {
  * @throws InputError when two partitions share a goal (identical or
  *   near-duplicate; both records named), or from `planCorpusSync`
  */
-export async function startCorpusLifecycle(db: CorpusDatabase, study: LoadedStudy, now: () => Date): Promise<CorpusStart> {
+export async function startCorpusLifecycle(
+  db: CorpusDatabase,
+  study: LoadedStudy,
+  now: () => Date,
+): Promise<CorpusStart> {
   const result = await db.transaction().execute(async (transaction) => {
     const at = now().toISOString();
     // A round a crash left open resumes with the partitions it began with: new records wait until it is finished.
     const state = await readStudyState(transaction);
-    const plan = planFileSync(study, await readCorpusMembers(transaction), at, { deferNew: state.openRound !== undefined && state.openRound !== null });
+    const plan = planFileSync(study, await readCorpusMembers(transaction), at, {
+      deferNew: state.openRound !== undefined && state.openRound !== null,
+    });
     if (plan.leaks.length > 0) throw leakError(plan.leaks, study);
     const experimentId = await lastExperimentId(transaction);
     if (plan.changed.length > 0) await writeMembers(transaction, plan.changed);
@@ -159,7 +208,13 @@ function fileRefusalMove(record: FileRecordRefused): CorpusMove {
     from: null,
     to: null,
     reason: `${record.location}: ${record.reasons.map((reason) => `${reason.check}: ${reason.message}`).join('; ')}`,
-    details: { origin: 'file', source: record.file, line: record.line, reasons: record.reasons, fingerprint: record.fingerprint },
+    details: {
+      origin: 'file',
+      source: record.file,
+      line: record.line,
+      reasons: record.reasons,
+      fingerprint: record.fingerprint,
+    },
   };
 }
 
@@ -177,7 +232,11 @@ export function describeCorpusStart(start: CorpusStart): string[] {
     lines.push(
       `corpus: ${total} record(s) new to the study in the corpus files${admission.initial ? ' (its first run)' : ''}: ${admission.admitted.length} admitted, ${admission.refused.length} refused`,
     );
-    const why = { initial: 'as their file says, on the study\'s first run', anchor: 'anchors are hand-chosen in the corpus files', shadow_first: 'new after the study began: shadow first' };
+    const why = {
+      initial: "as their file says, on the study's first run",
+      anchor: 'anchors are hand-chosen in the corpus files',
+      shadow_first: 'new after the study began: shadow first',
+    };
     const groups = new Map<string, FileAdmission['admitted']>();
     for (const record of admission.admitted) {
       const key = `${record.partition}|${record.placement}`;
@@ -186,17 +245,28 @@ export function describeCorpusStart(start: CorpusStart): string[] {
     for (const records of groups.values()) {
       const { partition, placement } = records[0]!;
       const files = [...new Set(records.map((record) => record.file))].join(', ');
-      lines.push(`  ${records.length} → ${partition} (${why[placement]}; ${files}): ${abbreviate(records.map((record) => record.id))}`);
+      lines.push(
+        `  ${records.length} → ${partition} (${why[placement]}; ${files}): ${abbreviate(records.map((record) => record.id))}`,
+      );
     }
     const overruled = admission.admitted.filter((record) => record.notes.length > 0).length;
-    if (overruled > 0) lines.push(`  ${overruled} of them asked for another partition in their file: records added after the study began enter shadow first (docs/corpus.md)`);
-    if (admission.refused.length > 0) lines.push(`  refused, left out of this run (fix the record and it is admitted at the next run):`);
+    if (overruled > 0)
+      lines.push(
+        `  ${overruled} of them asked for another partition in their file: records added after the study began enter shadow first (docs/corpus.md)`,
+      );
+    if (admission.refused.length > 0)
+      lines.push(`  refused, left out of this run (fix the record and it is admitted at the next run):`);
     for (const record of admission.refused) {
-      for (const reason of record.reasons) lines.push(`    ${record.location} ${record.id}: ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
+      for (const reason of record.reasons)
+        lines.push(
+          `    ${record.location} ${record.id}: ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`,
+        );
     }
   }
   if (admission !== undefined && admission.deferred.length > 0) {
-    lines.push(`corpus: ${admission.deferred.length} record(s) new to the study wait until the open round is finished (its partitions do not change): ${abbreviate(admission.deferred.map((entry) => entry.example.id))}`);
+    lines.push(
+      `corpus: ${admission.deferred.length} record(s) new to the study wait until the open round is finished (its partitions do not change): ${abbreviate(admission.deferred.map((entry) => entry.example.id))}`,
+    );
   }
   for (const warning of start.warnings) lines.push(`corpus: WARNING: ${warning.message}`);
   return lines;
@@ -220,29 +290,41 @@ export interface BoundaryOutcome {
  * (recorded in one transaction), then re-reads the partitions. A `spent`
  * plan means the study must stop: nothing was moved.
  */
-export async function corpusBoundary(db: CorpusDatabase, study: LoadedStudy, now: () => Date): Promise<BoundaryOutcome> {
+export async function corpusBoundary(
+  db: CorpusDatabase,
+  study: LoadedStudy,
+  now: () => Date,
+): Promise<BoundaryOutcome> {
   const members = await readCorpusMembers(db);
   // One boundary per point of the notebook: a run killed after a boundary's moves and before its
   // round opened must not move a second slice when it resumes (an uninterrupted run would not).
   if (await boundaryDoneAt(db, await lastExperimentId(db))) {
-    return { plan: { kind: 'none', due: [], held: null }, message: null, corpusChanged: applyCorpusState(study, members) };
+    return {
+      plan: { kind: 'none', due: [], held: null },
+      message: null,
+      corpusChanged: applyCorpusState(study, members),
+    };
   }
   const plan = planBoundary(members, corpusPolicyOf(study), now());
   if (plan.kind === 'spent') return { plan, message: plan.reason, corpusChanged: false };
   const after = plan.kind === 'none' ? members : await applyBoundaryMoves(db, plan.moves, now);
   const corpusChanged = applyCorpusState(study, after);
   let message: string | null = null;
-  if (plan.kind === 'graduate') message = `corpus: ${plan.moves.length} shadow example(s) graduated into optimization (${plan.moves.map((move) => move.exampleId).join(', ')})`;
-  if (plan.kind === 'rotate') message = `corpus: the shadow partition is spent (${plan.spent.length} example(s) at maxShadowExposures); rotated ${plan.moves.length} into optimization (${plan.moves.map((move) => move.exampleId).join(', ')})`;
+  if (plan.kind === 'graduate')
+    message = `corpus: ${plan.moves.length} shadow example(s) graduated into optimization (${plan.moves.map((move) => move.exampleId).join(', ')})`;
+  if (plan.kind === 'rotate')
+    message = `corpus: the shadow partition is spent (${plan.spent.length} example(s) at maxShadowExposures); rotated ${plan.moves.length} into optimization (${plan.moves.map((move) => move.exampleId).join(', ')})`;
   // The run's header gave the partitions before this boundary: say what they are now.
-  if (message !== null) message += `; partitions now: optimization ${study.partitions.optimization.length}, anchor ${study.partitions.anchor.length}, shadow ${study.partitions.shadow.length}`;
+  if (message !== null)
+    message += `; partitions now: optimization ${study.partitions.optimization.length}, anchor ${study.partitions.anchor.length}, shadow ${study.partitions.shadow.length}`;
   return { plan, message, corpusChanged };
 }
 
 /** Whether graduation or rotation moves were already recorded at this point of the notebook. */
 async function boundaryDoneAt(db: CorpusDatabase, experimentId: number | null): Promise<boolean> {
   let query = db.selectFrom('corpus_events').select('id').where('kind', 'in', ['graduated', 'rotated_out']);
-  query = experimentId === null ? query.where('experiment_id', 'is', null) : query.where('experiment_id', '=', experimentId);
+  query =
+    experimentId === null ? query.where('experiment_id', 'is', null) : query.where('experiment_id', '=', experimentId);
   return (await query.limit(1).executeTakeFirst()) !== undefined;
 }
 
@@ -268,11 +350,14 @@ export async function admitToStudy(
   db: CorpusDatabase,
   study: LoadedStudy,
   records: readonly CandidateRecord[],
-  options: AdmissionOptions & { source: string; dryRun?: boolean; now?: () => Date } ,
+  options: AdmissionOptions & { source: string; dryRun?: boolean; now?: () => Date },
 ): Promise<AdmissionOutcome> {
   const state = await readStudyState(db);
   if (state.openRound !== undefined && state.openRound !== null) {
-    throw new InputError(`round ${state.openRound.round} of this study is open (a run is in progress, or stopped mid-round): admit examples between runs`, { studyPath: study.dir });
+    throw new InputError(
+      `round ${state.openRound.round} of this study is open (a run is in progress, or stopped mid-round): admit examples between runs`,
+      { studyPath: study.dir },
+    );
   }
   const now = options.now ?? (() => new Date());
   // Loaded here, not with this module: admission's grounding check imports the NLP library (about 0.3 s), which a run never needs.
@@ -284,12 +369,24 @@ export async function admitToStudy(
     const experimentId = await lastExperimentId(transaction);
     const resolved = resolveCorpus(files, sync.members);
     // Every id the study has had, and every id of the corpus files (a refused file record keeps its id).
-    const taken = new Set([...sync.members.map((member) => member.exampleId), ...(sync.admission?.records ?? []).map((entry) => entry.example.id)]);
+    const taken = new Set([
+      ...sync.members.map((member) => member.exampleId),
+      ...(sync.admission?.records ?? []).map((entry) => entry.example.id),
+    ]);
     // The study's record format, or the caller's (`kloop corpus add --partial-gold` gives the one that admits partial intent gold).
     const format = options.format ?? study.exampleFormat;
-    const verdicts = checkAdmission(records, resolved.corpus, taken, { ...options, format, locations: memberLocations(files, sync.members) });
+    const verdicts = checkAdmission(records, resolved.corpus, taken, {
+      ...options,
+      format,
+      locations: memberLocations(files, sync.members),
+    });
     const admitted = verdicts.filter((verdict) => verdict.admitted);
-    const outcome = { verdicts, admitted: admitted.length, refused: verdicts.length - admitted.length, dryRun: options.dryRun === true };
+    const outcome = {
+      verdicts,
+      admitted: admitted.length,
+      refused: verdicts.length - admitted.length,
+      dryRun: options.dryRun === true,
+    };
     if (options.dryRun === true) return outcome;
     if (sync.changed.length > 0) await writeMembers(transaction, sync.changed);
     if (sync.moves.length > 0) await writeMoves(transaction, sync.moves, experimentId, at);
@@ -311,7 +408,14 @@ export async function admitToStudy(
       transaction,
       verdicts.map((verdict) =>
         verdict.admitted
-          ? { exampleId: verdict.id ?? null, kind: 'admitted', from: null, to: 'shadow', reason: `admitted from ${options.source}: passed every admission check; shadow first`, details: { source: options.source, line: verdict.line, notes: verdict.notes } }
+          ? {
+              exampleId: verdict.id ?? null,
+              kind: 'admitted',
+              from: null,
+              to: 'shadow',
+              reason: `admitted from ${options.source}: passed every admission check; shadow first`,
+              details: { source: options.source, line: verdict.line, notes: verdict.notes },
+            }
           : {
               exampleId: verdict.id ?? null,
               kind: 'refused',
@@ -372,9 +476,23 @@ export interface CorpusStatus {
  * see them (the files' changes applied in memory), sizes, exposures, and
  * what the next round boundary would do.
  */
-export async function corpusStatus(db: CorpusDatabase | undefined, study: LoadedStudy, now: Date = new Date()): Promise<CorpusStatus> {
+export async function corpusStatus(
+  db: CorpusDatabase | undefined,
+  study: LoadedStudy,
+  now: Date = new Date(),
+): Promise<CorpusStatus> {
   const stored = db === undefined ? [] : await readCorpusMembers(db);
-  const events = db === undefined ? 0 : Number((await db.selectFrom('corpus_events').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirst())?.count ?? 0);
+  const events =
+    db === undefined
+      ? 0
+      : Number(
+          (
+            await db
+              .selectFrom('corpus_events')
+              .select((eb) => eb.fn.countAll<number>().as('count'))
+              .executeTakeFirst()
+          )?.count ?? 0,
+        );
   const policy = corpusPolicyOf(study);
   const sync = planFileSync(study, stored, now.toISOString());
   const members = sync.members;
@@ -400,13 +518,34 @@ export async function corpusStatus(db: CorpusDatabase | undefined, study: Loaded
         promotedBy: member.promotedBy ?? null,
         due: graduationDue(member, policy, now) ?? null,
       }))
-      .sort((left, right) => order[left.partition]! - order[right.partition]! || right.exposures - left.exposures || left.id.localeCompare(right.id)),
+      .sort(
+        (left, right) =>
+          order[left.partition]! - order[right.partition]! ||
+          right.exposures - left.exposures ||
+          left.id.localeCompare(right.id),
+      ),
     next: {
       kind: plan.kind,
-      ids: plan.kind === 'graduate' || plan.kind === 'rotate' ? plan.moves.map((move) => move.exampleId!) : plan.kind === 'none' ? plan.due : plan.spent,
-      detail: plan.kind === 'spent' ? plan.reason : plan.kind === 'rotate' ? `the shadow is spent: ${plan.moves.length} example(s) rotate out` : plan.held,
+      ids:
+        plan.kind === 'graduate' || plan.kind === 'rotate'
+          ? plan.moves.map((move) => move.exampleId!)
+          : plan.kind === 'none'
+            ? plan.due
+            : plan.spent,
+      detail:
+        plan.kind === 'spent'
+          ? plan.reason
+          : plan.kind === 'rotate'
+            ? `the shadow is spent: ${plan.moves.length} example(s) rotate out`
+            : plan.held,
     },
-    shadowExposures: { max: Math.max(0, ...members.filter((member) => member.partition === 'shadow').map((member) => member.shadowExposures)), limit: policy.maxShadowExposures },
+    shadowExposures: {
+      max: Math.max(
+        0,
+        ...members.filter((member) => member.partition === 'shadow').map((member) => member.shadowExposures),
+      ),
+      limit: policy.maxShadowExposures,
+    },
     events,
     refused: sync.admission?.refused ?? [],
     pending: stored.length > 0 ? (sync.admission?.admitted ?? []) : [],
@@ -449,7 +588,10 @@ export async function promoteExamples(
 ): Promise<PromotionOutcome> {
   const state = await readStudyState(db);
   if (state.openRound !== undefined && state.openRound !== null) {
-    throw new InputError(`round ${state.openRound.round} of this study is open (a run is in progress, or stopped mid-round): move examples between runs`, { studyPath: study.dir });
+    throw new InputError(
+      `round ${state.openRound.round} of this study is open (a run is in progress, or stopped mid-round): move examples between runs`,
+      { studyPath: study.dir },
+    );
   }
   const now = options.now ?? (() => new Date());
   const outcome = await db.transaction().execute(async (transaction) => {
@@ -457,9 +599,14 @@ export async function promoteExamples(
     // Records new to the corpus files stay pending: a run admits them, and says so (a promotion used to admit them unreported).
     const sync = planFileSync(study, await readCorpusMembers(transaction), at, { deferNew: true });
     const byId = new Map(sync.members.map((member) => [member.exampleId, member]));
-    const unknown = [...new Set(ids)].filter((id) => byId.get(id) === undefined || byId.get(id)!.partition === 'removed');
+    const unknown = [...new Set(ids)].filter(
+      (id) => byId.get(id) === undefined || byId.get(id)!.partition === 'removed',
+    );
     if (unknown.length > 0) {
-      throw new InputError(`not in this study's corpus: ${unknown.map((id) => `"${id}"${byId.get(id)?.partition === 'removed' ? ' (removed from the corpus files)' : ''}`).join(', ')}; nothing was moved (see \`kloop corpus status\`)`, { field: '<id>', studyPath: study.dir });
+      throw new InputError(
+        `not in this study's corpus: ${unknown.map((id) => `"${id}"${byId.get(id)?.partition === 'removed' ? ' (removed from the corpus files)' : ''}`).join(', ')}; nothing was moved (see \`kloop corpus status\`)`,
+        { field: '<id>', studyPath: study.dir },
+      );
     }
     const history = await readCorpusEvents(transaction);
     const moves: CorpusMove[] = [];
@@ -472,33 +619,62 @@ export async function promoteExamples(
         unchanged.push(id);
         continue;
       }
-      const seen = from === 'optimization' || history.some((event) => event.exampleId === id && event.to === 'optimization');
-      if (options.to === 'shadow' && seen) warnings.push(`"${id}" has been in the optimization partition, which the proposer reads: as a shadow example it is no longer unseen`);
+      const seen =
+        from === 'optimization' || history.some((event) => event.exampleId === id && event.to === 'optimization');
+      if (options.to === 'shadow' && seen)
+        warnings.push(
+          `"${id}" has been in the optimization partition, which the proposer reads: as a shadow example it is no longer unseen`,
+        );
       moves.push({
         exampleId: id,
         kind: 'promoted',
         from,
         to: options.to,
         reason: `moved from ${from} to ${options.to} by ${options.by}${options.reason !== undefined ? `: ${options.reason}` : ''}`,
-        details: { by: options.by, ...(options.reason !== undefined ? { reason: options.reason } : {}), exposures: member.shadowExposures, seenByProposer: seen },
+        details: {
+          by: options.by,
+          ...(options.reason !== undefined ? { reason: options.reason } : {}),
+          exposures: member.shadowExposures,
+          seenByProposer: seen,
+        },
       });
     }
     const after = applyMoves(sync.members, moves, at);
     const resolved = resolveCorpus(sync.files, after);
     for (const name of PARTITIONS) {
-      if (resolved.partitions[name].length === 0) throw new InputError(`moving ${moves.map((move) => move.exampleId).join(', ')} would leave the ${name} partition empty; nothing was moved`, { field: '--to', studyPath: study.dir, partition: name });
+      if (resolved.partitions[name].length === 0)
+        throw new InputError(
+          `moving ${moves.map((move) => move.exampleId).join(', ')} would leave the ${name} partition empty; nothing was moved`,
+          { field: '--to', studyPath: study.dir, partition: name },
+        );
     }
     if (resolved.partitions.shadow.length < MIN_SHADOW_EXAMPLES && moves.some((move) => move.from === 'shadow')) {
-      warnings.push(`the shadow partition now holds ${resolved.partitions.shadow.length} (< ${MIN_SHADOW_EXAMPLES}): too few paired differences to confirm a gain`);
+      warnings.push(
+        `the shadow partition now holds ${resolved.partitions.shadow.length} (< ${MIN_SHADOW_EXAMPLES}): too few paired differences to confirm a gain`,
+      );
     }
     const experimentId = await lastExperimentId(transaction);
     if (sync.changed.length > 0) await writeMembers(transaction, sync.changed);
     if (sync.moves.length > 0) await writeMoves(transaction, sync.moves, experimentId, at);
     const movedIds = new Set(moves.map((move) => move.exampleId));
-    await writeMembers(transaction, after.filter((member) => movedIds.has(member.exampleId)));
+    await writeMembers(
+      transaction,
+      after.filter((member) => movedIds.has(member.exampleId)),
+    );
     await writeMoves(transaction, moves, experimentId, at);
-    const sizes = Object.fromEntries(PARTITIONS.map((name) => [name, resolved.partitions[name].length])) as Record<PartitionName, number>;
-    return { to: options.to, by: options.by, moved: moves.map((move) => ({ id: move.exampleId!, from: move.from as PartitionName, to: options.to })), unchanged, warnings, sizes, after };
+    const sizes = Object.fromEntries(PARTITIONS.map((name) => [name, resolved.partitions[name].length])) as Record<
+      PartitionName,
+      number
+    >;
+    return {
+      to: options.to,
+      by: options.by,
+      moved: moves.map((move) => ({ id: move.exampleId!, from: move.from as PartitionName, to: options.to })),
+      unchanged,
+      warnings,
+      sizes,
+      after,
+    };
   });
   applyCorpusState(study, outcome.after);
   const { after: _after, ...result } = outcome;

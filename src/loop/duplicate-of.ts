@@ -31,7 +31,11 @@ export interface DuplicateOf {
  * null when it is not a duplicate or no evaluated experiment is found.
  */
 export async function duplicateOf(db: StudyDatabase, id: number): Promise<DuplicateOf | null> {
-  const row = await db.selectFrom('experiments').select(['id', 'round', 'decision', 'reason', 'delta', 'candidate_hash']).where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('experiments')
+    .select(['id', 'round', 'decision', 'reason', 'delta', 'candidate_hash'])
+    .where('id', '=', id)
+    .executeTakeFirst();
   if (row === undefined || row.decision !== 'skipped' || row.reason !== 'duplicate') return null;
   const others = await db
     .selectFrom('experiments')
@@ -43,11 +47,13 @@ export async function duplicateOf(db: StudyDatabase, id: number): Promise<Duplic
     .orderBy('id')
     .execute();
   const same = others.find((other) => other.candidate_hash === row.candidate_hash);
-  if (same !== undefined) return { experimentId: Number(same.id), sameContent: true, distance: bigramJaccardDistance(same.delta, row.delta) };
+  if (same !== undefined)
+    return { experimentId: Number(same.id), sameContent: true, distance: bigramJaccardDistance(same.delta, row.delta) };
   let best: DuplicateOf | null = null;
   for (const other of others) {
     const distance = bigramJaccardDistance(other.delta, row.delta);
-    if (best === null || distance < best.distance) best = { experimentId: Number(other.id), sameContent: false, distance };
+    if (best === null || distance < best.distance)
+      best = { experimentId: Number(other.id), sameContent: false, distance };
   }
   return best;
 }

@@ -38,7 +38,13 @@ import type { Candidate, ProposalResult } from '../proposers/proposer.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
-import { getRegistryVersion, getVersion, putVersion, setRegistryVersion, withArtifactOverride } from '../storage/registry.ts';
+import {
+  getRegistryVersion,
+  getVersion,
+  putVersion,
+  setRegistryVersion,
+  withArtifactOverride,
+} from '../storage/registry.ts';
 import { corpusBoundary, startCorpusLifecycle } from './corpus-lifecycle.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import type { StudyState } from './study-state.ts';
@@ -50,7 +56,14 @@ import type { Rebase, ScreenedCandidate } from './integrate.ts';
 import { raceRound } from './race-round.ts';
 import { raceSeed, racingCheck } from '../gate/racing/index.ts';
 import { candidateIds } from './candidate-id.ts';
-import { changeOf, evaluationFailure, gateCandidate, rebaseCandidate, scorerFailure, screenCandidates } from './integrate.ts';
+import {
+  changeOf,
+  evaluationFailure,
+  gateCandidate,
+  rebaseCandidate,
+  scorerFailure,
+  screenCandidates,
+} from './integrate.ts';
 import { scorerErrors } from '../evaluator/evaluator.ts';
 import {
   acceptedInRound,
@@ -81,7 +94,11 @@ export const FAILURE_RATE_MIN_ATTEMPTS = 10;
 export const DEFAULT_IDLE_ROUNDS = 2;
 
 /** Makes sure the registry has an active version (the seed artifact on a new study). */
-export async function ensureSeedVersion(db: StudyDatabase, study: LoadedStudy, now: () => Date): Promise<ArtifactVersion> {
+export async function ensureSeedVersion(
+  db: StudyDatabase,
+  study: LoadedStudy,
+  now: () => Date,
+): Promise<ArtifactVersion> {
   const active = await getRegistryVersion(db);
   if (active !== undefined) return active;
   return db.transaction().execute(async (transaction) => {
@@ -195,34 +212,41 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   // The corpus lifecycle: partitions (and admitted examples) as recorded; initialised from the files on the first run.
   const corpusStart = await startCorpusLifecycle(db, study, now);
   if (corpusStart.moves.length > 0) {
-    options.onCorpusChange?.({ kind: 'start', message: `corpus: ${corpusStart.moves.length} lifecycle move(s) recorded at the start (${[...new Set(corpusStart.moves.map((move) => move.kind))].join(', ')})` });
+    options.onCorpusChange?.({
+      kind: 'start',
+      message: `corpus: ${corpusStart.moves.length} lifecycle move(s) recorded at the start (${[...new Set(corpusStart.moves.map((move) => move.kind))].join(', ')})`,
+    });
   }
   let evaluator: Evaluator = createStudyEvaluator(study, db, options.evaluator);
   // Screening candidates inside the proposer is not stored: it can be hundreds per round (with workers: on them, under a scratch key).
   let scratchEvaluator: Evaluator = createScratchEvaluator(study, db, options.evaluator);
 
   await ensureSeedVersion(db, study, now);
-  const run = await db.insertInto('runs').values({ started_at: isoNow(now), ended_at: null, stop_reason: null, report: null }).returning('id').executeTakeFirstOrThrow();
+  const run = await db
+    .insertInto('runs')
+    .values({ started_at: isoNow(now), ended_at: null, stop_reason: null, report: null })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const runId = run.id;
 
   const initialState = await readStudyState(db);
   const carryOver = initialState.lastStopReason === null || initialState.lastStopReason === 'interrupted';
   let plateau = carryOver ? initialState.plateauRounds : 0;
   let consecutiveFailures = carryOver ? initialState.consecutiveFailures : 0;
-  let idleRounds = carryOver ? initialState.idleRounds ?? 0 : 0;
-  let proposalAttempts = carryOver ? initialState.proposalAttempts ?? 0 : 0;
-  let proposalFailures = carryOver ? initialState.proposalFailures ?? 0 : 0;
+  let idleRounds = carryOver ? (initialState.idleRounds ?? 0) : 0;
+  let proposalAttempts = carryOver ? (initialState.proposalAttempts ?? 0) : 0;
+  let proposalFailures = carryOver ? (initialState.proposalFailures ?? 0) : 0;
   // Candidates in a row refused `evaluation_failed`, and the last one's failure (stopping.maxConsecutiveFailures of them stop the run).
-  let evaluationFailures = carryOver ? initialState.evaluationFailures ?? 0 : 0;
-  let lastEvaluationFailure = carryOver ? initialState.lastEvaluationFailure ?? '' : '';
+  let evaluationFailures = carryOver ? (initialState.evaluationFailures ?? 0) : 0;
+  let lastEvaluationFailure = carryOver ? (initialState.lastEvaluationFailure ?? '') : '';
   // The last failed proposer answer or evaluation, for the consecutive_failures stop's detail.
-  let lastFailure = carryOver ? initialState.lastFailure ?? '' : '';
+  let lastFailure = carryOver ? (initialState.lastFailure ?? '') : '';
   /** The last failed answer was a proposer that cannot read the incumbent (INVALID_INCUMBENT): the stop says so. */
   let unreadableIncumbent = false;
   // Candidate evaluations (screened or gated) in a row that gave no valid output (src/loop/candidate-failures.ts).
   const candidateFailures = createCandidateFailures(carryOver ? initialState : {});
   // A round a crash left open is finished first, exactly as it would have gone.
-  let openRound: NonNullable<StudyState['openRound']> | null = carryOver ? initialState.openRound ?? null : null;
+  let openRound: NonNullable<StudyState['openRound']> | null = carryOver ? (initialState.openRound ?? null) : null;
   let newExperiments = 0;
   let evaluatedCount = 0;
   // The deltas the last idle answer repeated: the next ask names them to the proposer.
@@ -231,55 +255,88 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   let current: RoundState | null = null;
   let finished: RunOutcome | null = null;
   const saveState = (lastStopReason: string | null): Promise<void> =>
-    writeStudyState(db, { plateauRounds: plateau, consecutiveFailures, idleRounds, proposalAttempts, proposalFailures, evaluationFailures, lastEvaluationFailure, lastFailure, ...candidateFailures.state(), lastStopReason, openRound });
+    writeStudyState(db, {
+      plateauRounds: plateau,
+      consecutiveFailures,
+      idleRounds,
+      proposalAttempts,
+      proposalFailures,
+      evaluationFailures,
+      lastEvaluationFailure,
+      lastFailure,
+      ...candidateFailures.state(),
+      lastStopReason,
+      openRound,
+    });
 
-  emit({ type: 'start', runId, fingerprint: evaluator.fingerprint, experiments: await countEvaluated(db), incumbent: incumbent.id });
+  emit({
+    type: 'start',
+    runId,
+    fingerprint: evaluator.fingerprint,
+    experiments: await countEvaluated(db),
+    incumbent: incumbent.id,
+  });
 
   const finish = async (reason: StopReason, detail: string): Promise<RunOutcome> => {
     if (finished !== null) return finished;
     await saveState(reason);
     // The detail is stored with the stop (the CLI's full report replaces it): history shows why a run failed, library runs included.
-    await db.updateTable('runs').set({ ended_at: isoNow(now), stop_reason: reason, report: JSON.stringify({ stopReason: reason, stopDetail: detail }) }).where('id', '=', runId).execute();
+    await db
+      .updateTable('runs')
+      .set({
+        ended_at: isoNow(now),
+        stop_reason: reason,
+        report: JSON.stringify({ stopReason: reason, stopDetail: detail }),
+      })
+      .where('id', '=', runId)
+      .execute();
     emit({ type: 'stop', reason, detail });
     finished = { runId, stopReason: reason, stopDetail: detail, newExperiments, fingerprint: evaluator.fingerprint };
     return finished;
   };
-  const interrupted = (): Promise<RunOutcome> => finish('interrupted', 'interrupted by the user; the next run continues from here');
+  const interrupted = (): Promise<RunOutcome> =>
+    finish('interrupted', 'interrupted by the user; the next run continues from here');
 
   /** The incumbent's repeats in `round`: topped up for each round it has served. */
-  const repeatsOfIncumbent = async (round: number): Promise<number> => incumbentRepeats(study, round - 1 - (await acceptedInRound(db, incumbent.id)));
+  const repeatsOfIncumbent = async (round: number): Promise<number> =>
+    incumbentRepeats(study, round - 1 - (await acceptedInRound(db, incumbent.id)));
 
   /**
    * The incumbent on a partition, with every example-repeat evaluated: transient failures are
    * tried once more (they were not stored); if they persist, the run cannot judge anything.
    */
-  const evaluateIncumbent = (partition: PartitionName, repeats: number): Promise<PartitionScore> => withCallStage('incumbent', async () => {
-    let score = await evaluatePartition(evaluator, study, incumbent.text, partition, options.signal, repeats);
-    if (score.transient > 0) score = await evaluatePartition(evaluator, study, incumbent.text, partition, options.signal, repeats);
-    if (score.transient > 0) {
-      const message = score.examples.find((record) => !record.valid && record.transient === true);
-      throw new IncumbentUnavailable(
-        `the incumbent (version ${incumbent.id}) cannot be evaluated on the ${partition} partition: ${score.transient} of ${score.total} example-repeats failed twice in the infrastructure${message !== undefined && !message.valid ? ` (${message.message})` : ''}`,
-      );
-    }
-    const [scorerError] = scorerErrors([score]);
-    if (scorerError !== undefined) {
-      // The scorer fails on the incumbent's own output: no candidate can be judged against it. A bug to fix, not a result.
-      throw new InputError(`the scorer failed on the incumbent's (version ${incumbent.id}) output on the ${partition} partition, so no candidate can be judged: ${scorerError}; fix the scorer (check it ${checkAdvice('score')})`, {
-        code: 'custom_scorer',
-      });
-    }
-    if (partition === 'optimization' && score.total > 0 && score.invalid === score.total) {
-      // Every comparison is on examples valid for both sides: with none valid for the incumbent
-      // nothing can be measured, so no candidate could ever be judged (a crashing or hanging program,
-      // an executor that answers nothing parseable). A problem, not a result.
-      const first = score.examples.find((record) => !record.valid);
-      throw new IncumbentUnavailable(
-        `the incumbent (version ${incumbent.id}) gave no valid output on any of the ${score.total} optimization example-repeats, so nothing can be measured${first !== undefined && !first.valid ? ` (${first.exampleId}: ${first.invalidReason}: ${first.message})` : ''}; check the executor ${checkAdvice('execute')}`,
-      );
-    }
-    return score;
-  });
+  const evaluateIncumbent = (partition: PartitionName, repeats: number): Promise<PartitionScore> =>
+    withCallStage('incumbent', async () => {
+      let score = await evaluatePartition(evaluator, study, incumbent.text, partition, options.signal, repeats);
+      if (score.transient > 0)
+        score = await evaluatePartition(evaluator, study, incumbent.text, partition, options.signal, repeats);
+      if (score.transient > 0) {
+        const message = score.examples.find((record) => !record.valid && record.transient === true);
+        throw new IncumbentUnavailable(
+          `the incumbent (version ${incumbent.id}) cannot be evaluated on the ${partition} partition: ${score.transient} of ${score.total} example-repeats failed twice in the infrastructure${message !== undefined && !message.valid ? ` (${message.message})` : ''}`,
+        );
+      }
+      const [scorerError] = scorerErrors([score]);
+      if (scorerError !== undefined) {
+        // The scorer fails on the incumbent's own output: no candidate can be judged against it. A bug to fix, not a result.
+        throw new InputError(
+          `the scorer failed on the incumbent's (version ${incumbent.id}) output on the ${partition} partition, so no candidate can be judged: ${scorerError}; fix the scorer (check it ${checkAdvice('score')})`,
+          {
+            code: 'custom_scorer',
+          },
+        );
+      }
+      if (partition === 'optimization' && score.total > 0 && score.invalid === score.total) {
+        // Every comparison is on examples valid for both sides: with none valid for the incumbent
+        // nothing can be measured, so no candidate could ever be judged (a crashing or hanging program,
+        // an executor that answers nothing parseable). A problem, not a result.
+        const first = score.examples.find((record) => !record.valid);
+        throw new IncumbentUnavailable(
+          `the incumbent (version ${incumbent.id}) gave no valid output on any of the ${score.total} optimization example-repeats, so nothing can be measured${first !== undefined && !first.valid ? ` (${first.exampleId}: ${first.invalidReason}: ${first.message})` : ''}; check the executor ${checkAdvice('execute')}`,
+        );
+      }
+      return score;
+    });
 
   // What checks an executor or scorer: `kloop eval` for a study folder; a library study has no kloop.yaml for it to read.
   const checkAdvice = (what: 'score' | 'execute'): string =>
@@ -287,7 +344,15 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       ? 'with `kloop eval`'
       : `by calling your ${what} function on that example yourself (\`kloop eval\` needs a kloop.yaml, which a library study has not; \`kloop history ${study.dir}\` reads this study's notebook)`;
 
-  const record = async (input: { base: ArtifactVersion; hash: string; candidate: Candidate; candidateId: string; decision: GateDecision; skipped?: boolean; extraEvidence?: Record<string, unknown> }) => {
+  const record = async (input: {
+    base: ArtifactVersion;
+    hash: string;
+    candidate: Candidate;
+    candidateId: string;
+    decision: GateDecision;
+    skipped?: boolean;
+    extraEvidence?: Record<string, unknown>;
+  }) => {
     const result = await recordExperiment(db, {
       ...input,
       change: changeOf(input.base.text, input.candidate.text),
@@ -312,16 +377,20 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   const idOf = (state: RoundState, candidate: Candidate): string => {
     const own = state.ids.get(candidate);
     if (own !== undefined) return own;
-    for (const [known, id] of state.ids) if (known.text === candidate.text && known.delta === candidate.delta) return id;
+    for (const [known, id] of state.ids)
+      if (known.text === candidate.text && known.delta === candidate.delta) return id;
     throw new Error(`the candidate "${candidate.delta.slice(0, 80)}" is not one the open round's ask() returned`);
   };
   /** True when the candidate was decided in this round already (before a crash): by identity, or for a row older than identities, by delta. */
-  const isDecided = (state: RoundState, candidate: Candidate): boolean => state.decided.has(idOf(state, candidate)) || state.decided.has(legacyDecisionKey(candidate.delta));
+  const isDecided = (state: RoundState, candidate: Candidate): boolean =>
+    state.decided.has(idOf(state, candidate)) || state.decided.has(legacyDecisionKey(candidate.delta));
 
   /** A re-trial's gate levels: α/K and shadowAlpha/K (src/loop/retrials.ts); the configured ones for a first trial. */
   const gateSettingsFor = (state: RoundState, candidate: Candidate): LoadedStudy['gate'] => {
     const retrial = state.retrials.get(candidate);
-    return retrial === undefined ? study.gate : retrialSettings(study.gate, retrial.trial, study.gate.retrials ?? DEFAULT_RETRIALS);
+    return retrial === undefined
+      ? study.gate
+      : retrialSettings(study.gate, retrial.trial, study.gate.retrials ?? DEFAULT_RETRIALS);
   };
   /** The evidence of a re-trial: its number, the experiments before it and the levels it was judged at. */
   const retrialEvidence = (state: RoundState, candidate: Candidate): Record<string, unknown> => {
@@ -347,23 +416,62 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       decision: {
         accepted: false,
         reason: 'duplicate',
-        checks: [{ name: 'diversity', passed: false, statistic: 0, threshold: study.gate.minDeltaDistance, detail: 'the incumbent already contains this change (merged earlier this round)' }],
+        checks: [
+          {
+            name: 'diversity',
+            passed: false,
+            statistic: 0,
+            threshold: study.gate.minDeltaDistance,
+            detail: 'the incumbent already contains this change (merged earlier this round)',
+          },
+        ],
         shadowConsulted: false,
       },
     });
     state.decided.set(candidateId, { decision: 'skipped', candidate_hash: proposedHash });
-    emit({ type: 'decision', round: state.round, experimentId: id, delta: candidate.delta, decision: 'skipped', reason: 'duplicate', optimization: null, rebased: true });
-    return { experimentId: id, decision: 'skipped', reason: 'duplicate', text: candidate.text, optimization: null, rebased: true };
+    emit({
+      type: 'decision',
+      round: state.round,
+      experimentId: id,
+      delta: candidate.delta,
+      decision: 'skipped',
+      reason: 'duplicate',
+      optimization: null,
+      rebased: true,
+    });
+    return {
+      experimentId: id,
+      decision: 'skipped',
+      reason: 'duplicate',
+      text: candidate.text,
+      optimization: null,
+      rebased: true,
+    };
   };
 
   /** Records one decision of the round (told or raced) and updates the round's counts and the run's streaks. */
   const conclude = async (
     state: RoundState,
-    input: { candidate: Candidate; text: string; hash: string; decision: GateDecision; extraEvidence: Record<string, unknown>; optimization: number | null; rebased: boolean },
+    input: {
+      candidate: Candidate;
+      text: string;
+      hash: string;
+      decision: GateDecision;
+      extraEvidence: Record<string, unknown>;
+      optimization: number | null;
+      rebased: boolean;
+    },
   ): Promise<Told> => {
     const { decision, text, hash } = input;
     const candidateId = idOf(state, input.candidate);
-    const result = await record({ base: incumbent, hash, candidate: { ...input.candidate, text }, candidateId, decision, extraEvidence: input.extraEvidence });
+    const result = await record({
+      base: incumbent,
+      hash,
+      candidate: { ...input.candidate, text },
+      candidateId,
+      decision,
+      extraEvidence: input.extraEvidence,
+    });
     if (result.accepted !== undefined) incumbent = result.accepted;
     evaluatedCount += 1;
     proposalAttempts += 1;
@@ -392,7 +500,15 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       optimization: input.optimization,
       ...(input.rebased ? { rebased: true } : {}),
     });
-    return { experimentId: result.id, decision: decision.accepted ? 'accepted' : 'refused', reason, text, optimization: input.optimization, rebased: input.rebased, gate: decision };
+    return {
+      experimentId: result.id,
+      decision: decision.accepted ? 'accepted' : 'refused',
+      reason,
+      text,
+      optimization: input.optimization,
+      rebased: input.rebased,
+      gate: decision,
+    };
   };
 
   const engine: LoopEngine = {
@@ -416,8 +532,10 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
           const held = candidateFailures.stopFor(stopping.maxConsecutiveFailures, { reason, detail })!;
           return { kind: 'stop', outcome: await finish(held.reason, held.detail) };
         };
-        if (evaluatedCount >= stopping.maxExperiments) return stop('max_experiments', `${evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`);
-        if (plateau >= stopping.plateauRounds) return stop('plateau', `${plateau} consecutive rounds without an accepted change`);
+        if (evaluatedCount >= stopping.maxExperiments)
+          return stop('max_experiments', `${evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`);
+        if (plateau >= stopping.plateauRounds)
+          return stop('plateau', `${plateau} consecutive rounds without an accepted change`);
         const patience = idlePatience(idleLimit, stopping.maxExperiments - evaluatedCount, study.candidatesPerRound);
         if (idleRounds >= patience) {
           return stop(
@@ -434,17 +552,33 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
           );
         }
         if (consecutiveFailures >= stopping.maxConsecutiveFailures) {
-          if (unreadableIncumbent) return stop('consecutive_failures', `the proposer cannot read the incumbent artifact, the same failure on every attempt (not retried): ${lastFailure}`);
-          return stop('consecutive_failures', `${consecutiveFailures} consecutive failed proposer answers or evaluations${lastFailure !== '' ? `; last: ${lastFailure}` : ''}`);
+          if (unreadableIncumbent)
+            return stop(
+              'consecutive_failures',
+              `the proposer cannot read the incumbent artifact, the same failure on every attempt (not retried): ${lastFailure}`,
+            );
+          return stop(
+            'consecutive_failures',
+            `${consecutiveFailures} consecutive failed proposer answers or evaluations${lastFailure !== '' ? `; last: ${lastFailure}` : ''}`,
+          );
         }
-        if (stopping.maxFailureRate !== undefined && proposalAttempts >= FAILURE_RATE_MIN_ATTEMPTS && proposalFailures / proposalAttempts > stopping.maxFailureRate) {
-          return stop('failure_rate', `${proposalFailures} of ${proposalAttempts} proposals failed (${((100 * proposalFailures) / proposalAttempts).toFixed(1)}% > maxFailureRate ${stopping.maxFailureRate})`);
+        if (
+          stopping.maxFailureRate !== undefined &&
+          proposalAttempts >= FAILURE_RATE_MIN_ATTEMPTS &&
+          proposalFailures / proposalAttempts > stopping.maxFailureRate
+        ) {
+          return stop(
+            'failure_rate',
+            `${proposalFailures} of ${proposalAttempts} proposals failed (${((100 * proposalFailures) / proposalAttempts).toFixed(1)}% > maxFailureRate ${stopping.maxFailureRate})`,
+          );
         }
         const lastRound = await maxRound(db);
-        if (stopping.maxRounds !== undefined && lastRound >= stopping.maxRounds) return stop('max_rounds', `${lastRound} rounds run (limit ${stopping.maxRounds})`);
+        if (stopping.maxRounds !== undefined && lastRound >= stopping.maxRounds)
+          return stop('max_rounds', `${lastRound} rounds run (limit ${stopping.maxRounds})`);
         // Between rounds only: shadow examples graduate, or a spent shadow rotates (or the study stops).
         const boundary = await corpusBoundary(db, study, now);
-        if (boundary.message !== null) options.onCorpusChange?.({ kind: boundary.plan.kind, message: boundary.message });
+        if (boundary.message !== null)
+          options.onCorpusChange?.({ kind: boundary.plan.kind, message: boundary.message });
         if (boundary.plan.kind === 'spent') return stop('shadow_spent', boundary.plan.reason);
         if (boundary.corpusChanged) {
           evaluator = createStudyEvaluator(study, db, options.evaluator);
@@ -453,7 +587,10 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         const round = lastRound + 1;
         const incumbentScore = await evaluateIncumbent('optimization', await repeatsOfIncumbent(round));
         if (stopping.target !== undefined && (incumbentScore.composite ?? 0) >= stopping.target) {
-          return stop('target_reached', `optimization composite ${incumbentScore.composite?.toFixed(4)} ≥ target ${stopping.target}`);
+          return stop(
+            'target_reached',
+            `optimization composite ${incumbentScore.composite?.toFixed(4)} ≥ target ${stopping.target}`,
+          );
         }
         openRound = { round, baseVersionId: incumbent.id, attempt: await countProposals(db, round) };
         await saveState(null);
@@ -483,37 +620,56 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       const { round } = state;
       const attempt = openRound.attempt ?? 0;
       const baseRepeats = incumbentRepeats(study, round - 1 - (await acceptedInRound(db, state.base.id)));
-      const baseOptimization = await withCallStage('incumbent', () => evaluatePartition(evaluator, study, state.base.text, 'optimization', options.signal, baseRepeats));
+      const baseOptimization = await withCallStage('incumbent', () =>
+        evaluatePartition(evaluator, study, state.base.text, 'optimization', options.signal, baseRepeats),
+      );
       // A proposer may score several texts at once (they run together: on the workers, or up to the executor's
       // concurrency); each score is counted for the failure streak in the order the proposer asked, as one at a time.
       let observed: Promise<unknown> = Promise.resolve();
-      const proposal = await withCallStage('proposer', () => askProposer({
-        study,
-        base: state.base,
-        baseOptimization,
-        prior: state.prior,
-        round,
-        attempt,
-        ...(repeatedDeltas.length > 0 ? { repeatedDeltas } : {}),
-        ...(options.signal !== undefined ? { signal: options.signal } : {}),
-        evaluateOptimization: (text) => withCallStage('screening', () => {
-          const scoring = yieldToEventLoop().then(() =>
-            withArtifactOverride(text, () => scratchEvaluator.evaluate({ artifactText: text, partition: 'optimization', examples: study.partitions.optimization, repeats: study.gate.repeats })),
-          );
-          const turn = observed.then(() => scoring).then((score) => {
-            if (text !== state.base.text) candidateFailures.observe(score);
-            return score;
-          });
-          observed = turn.catch(() => undefined);
-          return turn;
+      const proposal = await withCallStage('proposer', () =>
+        askProposer({
+          study,
+          base: state.base,
+          baseOptimization,
+          prior: state.prior,
+          round,
+          attempt,
+          ...(repeatedDeltas.length > 0 ? { repeatedDeltas } : {}),
+          ...(options.signal !== undefined ? { signal: options.signal } : {}),
+          evaluateOptimization: (text) =>
+            withCallStage('screening', () => {
+              const scoring = yieldToEventLoop().then(() =>
+                withArtifactOverride(text, () =>
+                  scratchEvaluator.evaluate({
+                    artifactText: text,
+                    partition: 'optimization',
+                    examples: study.partitions.optimization,
+                    repeats: study.gate.repeats,
+                  }),
+                ),
+              );
+              const turn = observed
+                .then(() => scoring)
+                .then((score) => {
+                  if (text !== state.base.text) candidateFailures.observe(score);
+                  return score;
+                });
+              observed = turn.catch(() => undefined);
+              return turn;
+            }),
         }),
-      }));
+      );
       const failed = answerFailed(proposal);
       state.ids = candidateIds(round, [...proposal.candidates, ...(proposal.repeated ?? [])]);
-      const deduped = dedupeCandidates([...proposal.candidates, ...(proposal.repeated ?? [])], state.prior, study.gate.minDeltaDistance, {
-        baseVersionId: state.base.id,
-        retrials: study.gate.retrials ?? DEFAULT_RETRIALS,
-      });
+      const deduped = dedupeCandidates(
+        [...proposal.candidates, ...(proposal.repeated ?? [])],
+        state.prior,
+        study.gate.minDeltaDistance,
+        {
+          baseVersionId: state.base.id,
+          retrials: study.gate.retrials ?? DEFAULT_RETRIALS,
+        },
+      );
       state.distances = deduped.distances;
       state.retrials = deduped.retrials;
       const idle = !failed && deduped.fresh.length === 0;
@@ -558,8 +714,20 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
         if (isDecided(state, skipped.candidate)) continue;
         const check: GateCheck =
           skipped.kind === 'evaluation_failed'
-            ? { name: 'evaluation', passed: false, statistic: skipped.failures ?? MAX_EVALUATION_FAILURES, threshold: MAX_EVALUATION_FAILURES, detail: skipped.reason }
-            : { name: 'diversity', passed: false, statistic: skipped.distance, threshold: study.gate.minDeltaDistance, detail: skipped.reason };
+            ? {
+                name: 'evaluation',
+                passed: false,
+                statistic: skipped.failures ?? MAX_EVALUATION_FAILURES,
+                threshold: MAX_EVALUATION_FAILURES,
+                detail: skipped.reason,
+              }
+            : {
+                name: 'diversity',
+                passed: false,
+                statistic: skipped.distance,
+                threshold: study.gate.minDeltaDistance,
+                detail: skipped.reason,
+              };
         const { id } = await record({
           base: state.base,
           hash: skipped.hash,
@@ -568,14 +736,33 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
           decision: { accepted: false, reason: skipped.kind, checks: [check], shadowConsulted: false },
           skipped: true,
         });
-        emit({ type: 'decision', round, experimentId: id, delta: skipped.candidate.delta, decision: 'skipped', reason: skipped.kind, optimization: null });
+        emit({
+          type: 'decision',
+          round,
+          experimentId: id,
+          delta: skipped.candidate.delta,
+          decision: 'skipped',
+          reason: skipped.kind,
+          optimization: null,
+        });
       }
       if (idle) {
         idleRounds += 1;
-        repeatedDeltas = [...new Set(deduped.skipped.filter((skipped) => skipped.kind === 'duplicate').map((skipped) => skipped.candidate.delta))];
+        repeatedDeltas = [
+          ...new Set(
+            deduped.skipped.filter((skipped) => skipped.kind === 'duplicate').map((skipped) => skipped.candidate.delta),
+          ),
+        ];
         current = null;
         await closeRound();
-        emit({ type: 'round-end', round, accepted: 0, refused: 0, best: baseOptimization.composite, diversity: summarizeDistances(deduped.distances) });
+        emit({
+          type: 'round-end',
+          round,
+          accepted: 0,
+          refused: 0,
+          best: baseOptimization.composite,
+          diversity: summarizeDistances(deduped.distances),
+        });
         return { status: 'idle', candidates: [], proposal };
       }
       idleRounds = 0;
@@ -602,8 +789,12 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       if (rebase.kind === 'contained') return recordContained(state, item.candidate, item.hash);
       if (rebase.kind === 'rebased') {
         text = rebase.text;
-        optimization = await withCallStage('candidates', () => evaluatePartition(evaluator, study, text, 'optimization', options.signal));
-        anchor = await withCallStage('candidates', () => evaluatePartition(evaluator, study, text, 'anchor', options.signal));
+        optimization = await withCallStage('candidates', () =>
+          evaluatePartition(evaluator, study, text, 'optimization', options.signal),
+        );
+        anchor = await withCallStage('candidates', () =>
+          evaluatePartition(evaluator, study, text, 'anchor', options.signal),
+        );
       }
       const hash = contentHash(text);
       const rebaseEvidence = { ...rebaseEvidenceOf(rebase, item.hash), ...retrialEvidence(state, item.candidate) };
@@ -629,13 +820,23 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
           calibration,
           settings: gateSettingsFor(state, item.candidate),
           ...(options.signal !== undefined ? { signal: options.signal } : {}),
-          ...(study.gate.racing !== undefined ? { racing: { settings: study.gate.racing, seed: raceSeed(study.seed, state.round) ^ 0x5bd1e995 } } : {}),
+          ...(study.gate.racing !== undefined
+            ? { racing: { settings: study.gate.racing, seed: raceSeed(study.seed, state.round) ^ 0x5bd1e995 } }
+            : {}),
         });
         decision = gated.decision;
         extraEvidence = { ...rebaseEvidence, scores: gated.scores, ...racingEvidence };
       }
       if (item.racing !== undefined) decision = withRacingCheck(decision, racingCheck(item.racing));
-      return conclude(state, { candidate: item.candidate, text, hash, decision, extraEvidence, optimization: optimization.composite, rebased: rebase.kind === 'rebased' });
+      return conclude(state, {
+        candidate: item.candidate,
+        text,
+        hash,
+        decision,
+        extraEvidence,
+        optimization: optimization.composite,
+        rebased: rebase.kind === 'rebased',
+      });
     },
 
     async race(candidates) {
@@ -664,7 +865,11 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
               text: input.text,
               hash: contentHash(input.text),
               decision: input.decision,
-              extraEvidence: { ...rebaseEvidenceOf(input.rebase, contentHash(input.candidate.text)), ...retrialEvidence(state, input.candidate), racing: input.racing },
+              extraEvidence: {
+                ...rebaseEvidenceOf(input.rebase, contentHash(input.candidate.text)),
+                ...retrialEvidence(state, input.candidate),
+                racing: input.racing,
+              },
               optimization: null,
               rebased: input.rebase.kind === 'rebased',
             }),
@@ -681,8 +886,24 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       if (state.decidedAny) plateau = state.accepted > 0 ? 0 : plateau + 1;
       current = null;
       await closeRound();
-      const best = await withCallStage('incumbent', async () => evaluatePartition(evaluator, study, incumbent.text, 'optimization', options.signal, await repeatsOfIncumbent(state.round)));
-      emit({ type: 'round-end', round: state.round, accepted: state.accepted, refused: state.refused, best: best.composite, diversity: summarizeDistances(state.distances) });
+      const best = await withCallStage('incumbent', async () =>
+        evaluatePartition(
+          evaluator,
+          study,
+          incumbent.text,
+          'optimization',
+          options.signal,
+          await repeatsOfIncumbent(state.round),
+        ),
+      );
+      emit({
+        type: 'round-end',
+        round: state.round,
+        accepted: state.accepted,
+        refused: state.refused,
+        best: best.composite,
+        diversity: summarizeDistances(state.distances),
+      });
       return null;
     },
 
@@ -703,9 +924,18 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
 /** Deletes the run's row when nothing refers to it (no experiment, no proposer call): a run that ended on bad input before it did anything. */
 async function removeRunIfEmpty(db: StudyDatabase, runId: number): Promise<void> {
   await db.transaction().execute(async (transaction) => {
-    const experiment = await transaction.selectFrom('experiments').select('id').where('run_id', '=', runId).executeTakeFirst();
-    const proposal = await transaction.selectFrom('proposals').select('id').where('run_id', '=', runId).executeTakeFirst();
-    if (experiment === undefined && proposal === undefined) await transaction.deleteFrom('runs').where('id', '=', runId).execute();
+    const experiment = await transaction
+      .selectFrom('experiments')
+      .select('id')
+      .where('run_id', '=', runId)
+      .executeTakeFirst();
+    const proposal = await transaction
+      .selectFrom('proposals')
+      .select('id')
+      .where('run_id', '=', runId)
+      .executeTakeFirst();
+    if (experiment === undefined && proposal === undefined)
+      await transaction.deleteFrom('runs').where('id', '=', runId).execute();
   });
 }
 
@@ -717,7 +947,9 @@ function withRacingCheck(decision: GateDecision, check: GateCheck): GateDecision
 
 /** The evidence of a rebase, as stored with the decision. */
 function rebaseEvidenceOf(rebase: Rebase, proposedHash: string): Record<string, unknown> {
-  return rebase.kind === 'rebased' ? { rebased: { method: rebase.method, conflicts: rebase.conflicts, proposedHash } } : {};
+  return rebase.kind === 'rebased'
+    ? { rebased: { method: rebase.method, conflicts: rebase.conflicts, proposedHash } }
+    : {};
 }
 
 function summarizeDistances(distances: readonly number[]): { mean: number | null; min: number | null } {

@@ -71,7 +71,11 @@ export function evaluationConcurrency(study: Pick<LoadedStudy, 'concurrency' | '
 }
 
 /** Creates the study's frozen evaluator (stored results in `db`). */
-export function createStudyEvaluator(study: LoadedStudy, db?: StudyDatabase, options: StudyEvaluatorOptions = {}): Evaluator {
+export function createStudyEvaluator(
+  study: LoadedStudy,
+  db?: StudyDatabase,
+  options: StudyEvaluatorOptions = {},
+): Evaluator {
   return createEvaluator({
     task: study.task,
     executor: study.executor,
@@ -127,7 +131,14 @@ export async function evaluateSlots(
     const examples = study.partitions[partition].filter((example) => ids.has(example.id));
     const score = await withArtifactOverride(artifactText, async () => {
       await yieldToEventLoop();
-      return evaluator.evaluate({ artifactText, partition, examples, repeats: 1, firstRepeat: repeat, ...(signal !== undefined ? { signal } : {}) });
+      return evaluator.evaluate({
+        artifactText,
+        partition,
+        examples,
+        repeats: 1,
+        firstRepeat: repeat,
+        ...(signal !== undefined ? { signal } : {}),
+      });
     });
     records.push(...score.examples);
   }
@@ -135,13 +146,22 @@ export async function evaluateSlots(
 }
 
 /** A partition score of the example-repeats a race evaluated (a partial evaluation, for the notebook). */
-export function partialScore(evaluator: Evaluator, partition: PartitionName, artifactText: string, records: readonly ExampleScoreRecord[]): PartitionScore {
+export function partialScore(
+  evaluator: Evaluator,
+  partition: PartitionName,
+  artifactText: string,
+  records: readonly ExampleScoreRecord[],
+): PartitionScore {
   const repeats = [...new Set(records.map((record) => record.repeat))].sort((left, right) => left - right);
   return aggregate(
     partition,
     contentHash(artifactText),
     evaluator.fingerprint,
-    repeats.map((repeat) => ({ records: records.filter((record) => record.repeat === repeat), usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latencyMs: 0 })),
+    repeats.map((repeat) => ({
+      records: records.filter((record) => record.repeat === repeat),
+      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+      latencyMs: 0,
+    })),
     scoreNamesOf(evaluator.task),
   );
 }

@@ -23,5 +23,7 @@ export const IDLE_PATIENCE_ROUNDS = 5;
  * (`ProposalContext.repeatedDeltas`).
  */
 export function idlePatience(idleRounds: number, experimentsLeft: number, candidatesPerRound: number): number {
-  return idleRounds + Math.floor(Math.max(0, experimentsLeft) / (IDLE_PATIENCE_ROUNDS * Math.max(1, candidatesPerRound)));
+  return (
+    idleRounds + Math.floor(Math.max(0, experimentsLeft) / (IDLE_PATIENCE_ROUNDS * Math.max(1, candidatesPerRound)))
+  );
 }

@@ -18,7 +18,14 @@ import { mapWithConcurrency, scorerErrors } from '../evaluator/evaluator.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration, GateDecision, GateSettings, ShadowPair } from '../gate/gate.ts';
 import { comparePaired, decide } from '../gate/gate.ts';
-import { planRace, raceShadow, shadowFutilityContext, shadowStop, type RaceEvidence, type RacingSettings } from '../gate/racing/index.ts';
+import {
+  planRace,
+  raceShadow,
+  shadowFutilityContext,
+  shadowStop,
+  type RaceEvidence,
+  type RacingSettings,
+} from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
@@ -37,14 +44,24 @@ export interface ScreenedCandidate {
 }
 
 /** Evaluates every candidate on optimization and anchor, `study.concurrency` at a time; sorted best first. */
-export async function screenCandidates(evaluator: Evaluator, study: LoadedStudy, candidates: readonly Candidate[], signal?: AbortSignal): Promise<ScreenedCandidate[]> {
+export async function screenCandidates(
+  evaluator: Evaluator,
+  study: LoadedStudy,
+  candidates: readonly Candidate[],
+  signal?: AbortSignal,
+): Promise<ScreenedCandidate[]> {
   const screened: ScreenedCandidate[] = [];
-  await mapWithConcurrency(candidates, study.concurrency, (candidate) => withCallStage('candidates', async () => {
-    const optimization = await evaluatePartition(evaluator, study, candidate.text, 'optimization', signal);
-    const anchor = await evaluatePartition(evaluator, study, candidate.text, 'anchor', signal);
-    screened.push({ candidate, text: candidate.text, hash: contentHash(candidate.text), optimization, anchor });
-  }));
-  return screened.sort((left, right) => (right.optimization.composite ?? -1) - (left.optimization.composite ?? -1) || left.hash.localeCompare(right.hash));
+  await mapWithConcurrency(candidates, study.concurrency, (candidate) =>
+    withCallStage('candidates', async () => {
+      const optimization = await evaluatePartition(evaluator, study, candidate.text, 'optimization', signal);
+      const anchor = await evaluatePartition(evaluator, study, candidate.text, 'anchor', signal);
+      screened.push({ candidate, text: candidate.text, hash: contentHash(candidate.text), optimization, anchor });
+    }),
+  );
+  return screened.sort(
+    (left, right) =>
+      (right.optimization.composite ?? -1) - (left.optimization.composite ?? -1) || left.hash.localeCompare(right.hash),
+  );
 }
 
 /** A candidate re-applied to a newer incumbent. */
@@ -102,7 +119,13 @@ export function evaluationFailure(scores: readonly PartitionScore[]): GateDecisi
   const transient = scores.reduce((sum, score) => sum + score.transient, 0);
   if (transient === 0) return undefined;
   const total = scores.reduce((sum, score) => sum + score.total, 0);
-  const messages = [...new Set(scores.flatMap((score) => score.examples.flatMap((record) => (!record.valid && record.transient === true ? [record.message] : []))))].slice(0, 3);
+  const messages = [
+    ...new Set(
+      scores.flatMap((score) =>
+        score.examples.flatMap((record) => (!record.valid && record.transient === true ? [record.message] : [])),
+      ),
+    ),
+  ].slice(0, 3);
   return {
     accepted: false,
     reason: 'evaluation_failed',
@@ -150,7 +173,12 @@ function comparison(incumbent: PartitionScore, candidate: PartitionScore): Parti
     incumbent: incumbent.composite,
     candidate: candidate.composite,
     evaluated: candidate.total,
-    examples: { ids: paired.ids, incumbent: paired.incumbent.map(round6), candidate: paired.candidate.map(round6), leftOut: paired.leftOut },
+    examples: {
+      ids: paired.ids,
+      incumbent: paired.incumbent.map(round6),
+      candidate: paired.candidate.map(round6),
+      leftOut: paired.leftOut,
+    },
   };
 }
 
@@ -171,48 +199,67 @@ export async function gateCandidate(input: {
   racing?: { settings: RacingSettings; seed: number };
 }): Promise<{ decision: GateDecision; scores: DecisionScores; incumbentScores: PartitionScore[] }> {
   const { evaluator, study, incumbent, signal } = input;
-  const incumbentOptimization = await withCallStage('incumbent', () => evaluatePartition(evaluator, study, incumbent.text, 'optimization', signal, input.incumbentRepeats));
-  const incumbentAnchor = await withCallStage('incumbent', () => evaluatePartition(evaluator, study, incumbent.text, 'anchor', signal, input.incumbentRepeats));
+  const incumbentOptimization = await withCallStage('incumbent', () =>
+    evaluatePartition(evaluator, study, incumbent.text, 'optimization', signal, input.incumbentRepeats),
+  );
+  const incumbentAnchor = await withCallStage('incumbent', () =>
+    evaluatePartition(evaluator, study, incumbent.text, 'anchor', signal, input.incumbentRepeats),
+  );
   let shadowPair: ShadowPair | undefined;
   const decision = await decide(
     {
       constraints: study.constraints.check(incumbent.text, input.text),
       optimization: { incumbent: incumbentOptimization, candidate: input.optimization },
       anchor: { incumbent: incumbentAnchor, candidate: input.anchor },
-      evaluateShadow: ({ optimizationDelta }) => withCallStage('shadow', async () => {
-        const incumbentShadow = await withCallStage('incumbent', () => evaluatePartition(evaluator, study, incumbent.text, 'shadow', signal, input.incumbentRepeats));
-        if (input.racing !== undefined) {
-          // The candidate's shadow in batches: stopped for futility when it can no longer confirm the gain.
-          const shadowIds = study.partitions.shadow.map((example) => example.id);
-          const records: ExampleScoreRecord[] = [];
-          const outcome = await raceShadow({
-            plan: planRace({ exampleIds: shadowIds, repeats: study.gate.repeats, batchSize: input.racing.settings.batchSize, seed: input.racing.seed }),
-            settings: input.racing.settings,
-            incumbent: incumbentShadow,
-            context: shadowFutilityContext({
-              calibration: input.calibration,
-              shadowIds,
-              optimizationExamples: study.partitions.optimization.length,
-              optimizationDelta,
-              settings: input.settings ?? study.gate,
-              candidateRepeats: study.gate.repeats,
-              incumbentRepeats: incumbentShadow.repeats,
-              stochastic: !study.executor.deterministic,
-            }),
-            evaluateBatch: async (slots) => {
-              const batch = await evaluateSlots(evaluator, study, input.text, 'shadow', slots, signal);
-              records.push(...batch);
-              return batch;
-            },
-          });
-          if (outcome.stop === 'futility') {
-            shadowPair = { incumbent: incumbentShadow, candidate: partialScore(evaluator, 'shadow', input.text, records), stoppedEarly: shadowStop(outcome.evidence) };
-            return shadowPair;
+      evaluateShadow: ({ optimizationDelta }) =>
+        withCallStage('shadow', async () => {
+          const incumbentShadow = await withCallStage('incumbent', () =>
+            evaluatePartition(evaluator, study, incumbent.text, 'shadow', signal, input.incumbentRepeats),
+          );
+          if (input.racing !== undefined) {
+            // The candidate's shadow in batches: stopped for futility when it can no longer confirm the gain.
+            const shadowIds = study.partitions.shadow.map((example) => example.id);
+            const records: ExampleScoreRecord[] = [];
+            const outcome = await raceShadow({
+              plan: planRace({
+                exampleIds: shadowIds,
+                repeats: study.gate.repeats,
+                batchSize: input.racing.settings.batchSize,
+                seed: input.racing.seed,
+              }),
+              settings: input.racing.settings,
+              incumbent: incumbentShadow,
+              context: shadowFutilityContext({
+                calibration: input.calibration,
+                shadowIds,
+                optimizationExamples: study.partitions.optimization.length,
+                optimizationDelta,
+                settings: input.settings ?? study.gate,
+                candidateRepeats: study.gate.repeats,
+                incumbentRepeats: incumbentShadow.repeats,
+                stochastic: !study.executor.deterministic,
+              }),
+              evaluateBatch: async (slots) => {
+                const batch = await evaluateSlots(evaluator, study, input.text, 'shadow', slots, signal);
+                records.push(...batch);
+                return batch;
+              },
+            });
+            if (outcome.stop === 'futility') {
+              shadowPair = {
+                incumbent: incumbentShadow,
+                candidate: partialScore(evaluator, 'shadow', input.text, records),
+                stoppedEarly: shadowStop(outcome.evidence),
+              };
+              return shadowPair;
+            }
           }
-        }
-        shadowPair = { incumbent: incumbentShadow, candidate: await evaluatePartition(evaluator, study, input.text, 'shadow', signal) };
-        return shadowPair;
-      }),
+          shadowPair = {
+            incumbent: incumbentShadow,
+            candidate: await evaluatePartition(evaluator, study, input.text, 'shadow', signal),
+          };
+          return shadowPair;
+        }),
       calibration: input.calibration,
       stochastic: !study.executor.deterministic,
       outcome: study.task.outcome ?? 'continuous',
@@ -220,7 +267,11 @@ export async function gateCandidate(input: {
     input.settings ?? study.gate,
   );
   const usage = [input.optimization, input.anchor, ...(shadowPair !== undefined ? [shadowPair.candidate] : [])].reduce(
-    (sum, score) => ({ inputTokens: sum.inputTokens + score.usage.inputTokens, outputTokens: sum.outputTokens + score.usage.outputTokens, costUsd: sum.costUsd + score.usage.costUsd }),
+    (sum, score) => ({
+      inputTokens: sum.inputTokens + score.usage.inputTokens,
+      outputTokens: sum.outputTokens + score.usage.outputTokens,
+      costUsd: sum.costUsd + score.usage.costUsd,
+    }),
     { inputTokens: 0, outputTokens: 0, costUsd: 0 },
   );
   return {
@@ -232,6 +283,10 @@ export async function gateCandidate(input: {
       usage,
       repeats: { candidate: input.optimization.repeats, incumbent: incumbentOptimization.repeats },
     },
-    incumbentScores: [incumbentOptimization, incumbentAnchor, ...(shadowPair !== undefined ? [shadowPair.incumbent] : [])],
+    incumbentScores: [
+      incumbentOptimization,
+      incumbentAnchor,
+      ...(shadowPair !== undefined ? [shadowPair.incumbent] : []),
+    ],
   };
 }

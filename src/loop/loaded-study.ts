@@ -17,7 +17,10 @@ import type { StudyConfig } from '../config/config.ts';
 export interface MechanicalConstraintChecker {
   editableSections: string[];
   maxArtifactCharacters: number;
-  check(incumbentText: string, candidateText: string): { passed: boolean; violations: Array<{ constraint: string; message: string }> };
+  check(
+    incumbentText: string,
+    candidateText: string,
+  ): { passed: boolean; violations: Array<{ constraint: string; message: string }> };
 }
 
 export interface StoppingCriteria {

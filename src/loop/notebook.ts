@@ -14,19 +14,30 @@ import { putVersion, setRegistryVersion } from '../storage/registry.ts';
 
 /** Experiments evaluated and decided (candidates skipped before evaluation do not count). */
 export async function countEvaluated(db: StudyDatabase): Promise<number> {
-  const row = await db.selectFrom('experiments').select((eb) => eb.fn.countAll<number>().as('count')).where('decision', '!=', 'skipped').executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('experiments')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('decision', '!=', 'skipped')
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
 /** The highest round that recorded an experiment (0 before the first). */
 export async function maxRound(db: StudyDatabase): Promise<number> {
-  const row = await db.selectFrom('experiments').select((eb) => eb.fn.max<number>('round').as('round')).executeTakeFirst();
+  const row = await db
+    .selectFrom('experiments')
+    .select((eb) => eb.fn.max<number>('round').as('round'))
+    .executeTakeFirst();
   return Number(row?.round ?? 0);
 }
 
 /** Proposer calls recorded for `round` so far: the next call's attempt number. */
 export async function countProposals(db: StudyDatabase, round: number): Promise<number> {
-  const row = await db.selectFrom('proposals').select((eb) => eb.fn.countAll<number>().as('count')).where('round', '=', round).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('proposals')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('round', '=', round)
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
@@ -73,7 +84,12 @@ export const MAX_EVALUATION_FAILURES = 2;
  * only, so a resumed round proposes and dedupes exactly as the original did.
  */
 export async function loadPriorExperiments(db: StudyDatabase, round: number): Promise<PriorExperiments> {
-  const rows = await db.selectFrom('experiments').select(['id', 'base_version_id', 'candidate_hash', 'delta', 'decision', 'reason', 'evidence']).where('round', '<', round).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('experiments')
+    .select(['id', 'base_version_id', 'candidate_hash', 'delta', 'decision', 'reason', 'evidence'])
+    .where('round', '<', round)
+    .orderBy('id')
+    .execute();
   const versions = await db
     .selectFrom('artifact_versions')
     .leftJoin('experiments', 'experiments.id', 'artifact_versions.experiment_id')
@@ -86,7 +102,10 @@ export async function loadPriorExperiments(db: StudyDatabase, round: number): Pr
   const failedEvaluations = new Map<string, { count: number; detail: string }>();
   for (const row of rows) {
     if (row.decision !== 'refused' || row.reason !== 'evaluation_failed') continue;
-    failedEvaluations.set(row.candidate_hash, { count: (failedEvaluations.get(row.candidate_hash)?.count ?? 0) + 1, detail: evaluationFailureDetail(row.evidence) });
+    failedEvaluations.set(row.candidate_hash, {
+      count: (failedEvaluations.get(row.candidate_hash)?.count ?? 0) + 1,
+      detail: evaluationFailureDetail(row.evidence),
+    });
   }
   for (const [hash, failure] of failedEvaluations) if (failure.count >= MAX_EVALUATION_FAILURES) triedHashes.add(hash);
   return {
@@ -97,7 +116,13 @@ export async function loadPriorExperiments(db: StudyDatabase, round: number): Pr
       ...optimizationScoreOf(row.evidence),
     })),
     deltas: evaluated.map((row) => row.delta),
-    judged: evaluated.map((row) => ({ id: row.id, delta: row.delta, baseVersionId: row.base_version_id, decision: row.decision === 'accepted' ? 'accepted' : 'refused', reason: row.reason })),
+    judged: evaluated.map((row) => ({
+      id: row.id,
+      delta: row.delta,
+      baseVersionId: row.base_version_id,
+      decision: row.decision === 'accepted' ? 'accepted' : 'refused',
+      reason: row.reason,
+    })),
     triedHashes,
     failedEvaluations,
   };
@@ -116,7 +141,8 @@ function evaluationFailureDetail(evidence: string): string {
 /** The candidate's optimization composite stored with the decision (`scores.optimization.candidate`), when there is one. */
 function optimizationScoreOf(evidence: string): { optimizationScore?: number } {
   try {
-    const score = (JSON.parse(evidence) as { scores?: { optimization?: { candidate?: unknown } } }).scores?.optimization?.candidate;
+    const score = (JSON.parse(evidence) as { scores?: { optimization?: { candidate?: unknown } } }).scores?.optimization
+      ?.candidate;
     return typeof score === 'number' && Number.isFinite(score) ? { optimizationScore: score } : {};
   } catch {
     return {};
@@ -144,8 +170,18 @@ export interface RoundExperiment {
  * `delta:<its delta>` ({@link legacyDecisionKey}).
  */
 export async function loadRoundExperiments(db: StudyDatabase, round: number): Promise<Map<string, RoundExperiment>> {
-  const rows = await db.selectFrom('experiments').select(['candidate_id', 'delta', 'decision', 'candidate_hash']).where('round', '=', round).orderBy('id').execute();
-  return new Map(rows.map((row) => [row.candidate_id ?? legacyDecisionKey(row.delta), { decision: row.decision, candidate_hash: row.candidate_hash }]));
+  const rows = await db
+    .selectFrom('experiments')
+    .select(['candidate_id', 'delta', 'decision', 'candidate_hash'])
+    .where('round', '=', round)
+    .orderBy('id')
+    .execute();
+  return new Map(
+    rows.map((row) => [
+      row.candidate_id ?? legacyDecisionKey(row.delta),
+      { decision: row.decision, candidate_hash: row.candidate_hash },
+    ]),
+  );
 }
 
 /** The key of a decided experiment recorded without a candidate identity (before migration 0008). */
@@ -170,7 +206,12 @@ export interface ProposalRecord {
 
 /** Records a proposer call, once per (round, attempt): a resumed round does not record its call twice. */
 export async function recordProposal(db: StudyDatabase, record: ProposalRecord): Promise<void> {
-  const existing = await db.selectFrom('proposals').select('id').where('round', '=', record.round).where('attempt', '=', record.attempt).executeTakeFirst();
+  const existing = await db
+    .selectFrom('proposals')
+    .select('id')
+    .where('round', '=', record.round)
+    .where('attempt', '=', record.attempt)
+    .executeTakeFirst();
   if (existing !== undefined) return;
   await db
     .insertInto('proposals')
@@ -181,12 +222,22 @@ export async function recordProposal(db: StudyDatabase, record: ProposalRecord):
       proposer: record.proposer,
       outcome: record.outcome,
       candidates: record.candidates,
-      failures: JSON.stringify(record.failures.map((failure) => ({ code: failure.code ?? 'unusable', scope: failure.scope ?? 'answer', reason: failure.reason, ...(failure.raw !== undefined ? { raw: failure.raw } : {}) }))),
+      failures: JSON.stringify(
+        record.failures.map((failure) => ({
+          code: failure.code ?? 'unusable',
+          scope: failure.scope ?? 'answer',
+          reason: failure.reason,
+          ...(failure.raw !== undefined ? { raw: failure.raw } : {}),
+        })),
+      ),
       input_tokens: record.usage?.inputTokens ?? 0,
       output_tokens: record.usage?.outputTokens ?? 0,
       cost_usd: record.usage?.costUsd ?? 0,
       created_at: isoNow(record.now),
-      candidate_ids: record.candidateIds !== undefined && record.candidateIds.length > 0 ? JSON.stringify(record.candidateIds) : null,
+      candidate_ids:
+        record.candidateIds !== undefined && record.candidateIds.length > 0
+          ? JSON.stringify(record.candidateIds)
+          : null,
     })
     .execute();
 }
@@ -224,11 +275,18 @@ export interface ExperimentRecord {
  * move, all in one transaction. Returns the experiment id and the accepted
  * version (if any).
  */
-export async function recordExperiment(db: StudyDatabase, input: ExperimentRecord): Promise<{ id: number; accepted?: ArtifactVersion }> {
+export async function recordExperiment(
+  db: StudyDatabase,
+  input: ExperimentRecord,
+): Promise<{ id: number; accepted?: ArtifactVersion }> {
   let accepted: ArtifactVersion | undefined;
   const id = await db.transaction().execute(async (transaction) => {
     const reason: string = input.decision.accepted ? 'accepted' : (input.decision.reason as RefusalReason);
-    const decisionName = input.decision.accepted ? 'accepted' : reason === 'duplicate' || input.skipped === true ? 'skipped' : 'refused';
+    const decisionName = input.decision.accepted
+      ? 'accepted'
+      : reason === 'duplicate' || input.skipped === true
+        ? 'skipped'
+        : 'refused';
     const inserted = await transaction
       .insertInto('experiments')
       .values({
@@ -241,7 +299,11 @@ export async function recordExperiment(db: StudyDatabase, input: ExperimentRecor
         rationale: input.candidate.rationale,
         decision: decisionName,
         reason,
-        evidence: JSON.stringify({ checks: input.decision.checks, shadowConsulted: input.decision.shadowConsulted, ...(input.extraEvidence ?? {}) }),
+        evidence: JSON.stringify({
+          checks: input.decision.checks,
+          shadowConsulted: input.decision.shadowConsulted,
+          ...(input.extraEvidence ?? {}),
+        }),
         accepted_version_id: null,
         fingerprint: input.fingerprint,
         seed: input.seed,
@@ -254,7 +316,11 @@ export async function recordExperiment(db: StudyDatabase, input: ExperimentRecor
     if (input.decision.shadowConsulted) await recordShadowExposure(transaction, input.shadowIds, input.now);
     if (input.decision.accepted) {
       accepted = await putVersion(transaction, input.candidate.text, 'accepted', input.base.id, inserted.id, input.now);
-      await transaction.updateTable('experiments').set({ accepted_version_id: accepted.id }).where('id', '=', inserted.id).execute();
+      await transaction
+        .updateTable('experiments')
+        .set({ accepted_version_id: accepted.id })
+        .where('id', '=', inserted.id)
+        .execute();
       await setRegistryVersion(transaction, accepted.id, `experiment ${inserted.id} accepted`, 'active', input.now);
     }
     return inserted.id;
@@ -264,6 +330,10 @@ export async function recordExperiment(db: StudyDatabase, input: ExperimentRecor
 
 /** The round in which `versionId` was accepted (0 for a version no experiment accepted: the seed, an approved or imported one). */
 export async function acceptedInRound(db: StudyDatabase, versionId: number): Promise<number> {
-  const row = await db.selectFrom('experiments').select('round').where('accepted_version_id', '=', versionId).executeTakeFirst();
+  const row = await db
+    .selectFrom('experiments')
+    .select('round')
+    .where('accepted_version_id', '=', versionId)
+    .executeTakeFirst();
   return row?.round ?? 0;
 }

@@ -7,7 +7,12 @@ import { dedupeCandidates } from './propose.ts';
 const candidate = (text: string, delta: string): Candidate => ({ text, delta, rationale: 'r' });
 
 describe('dedupeCandidates (gate.minDeltaDistance)', () => {
-  const prior = { history: [], deltas: ['appTypeCues.booking += "appointment"'], triedHashes: new Set([contentHash('tried')]), failedEvaluations: new Map() };
+  const prior = {
+    history: [],
+    deltas: ['appTypeCues.booking += "appointment"'],
+    triedHashes: new Set([contentHash('tried')]),
+    failedEvaluations: new Map(),
+  };
   // The same change written again, on another text: distance 0.
   const near = candidate('new text', 'appTypeCues.booking += "appointment"');
   const far = candidate('other text', 'entityTerms.invoice = "document"');
@@ -42,10 +47,15 @@ describe('dedupeCandidates with re-trials (src/loop/retrials.ts)', () => {
   const again = candidate('prompt v3 + customer hint', delta);
 
   it('skips a delta judged on the same incumbent and says which experiment judged it', () => {
-    const { fresh, skipped, retrials } = dedupeCandidates([again], prior('not_significant', 3), 0.2, { baseVersionId: 3, retrials: 2 });
+    const { fresh, skipped, retrials } = dedupeCandidates([again], prior('not_significant', 3), 0.2, {
+      baseVersionId: 3,
+      retrials: 2,
+    });
     expect(fresh).toEqual([]);
     expect(retrials.size).toBe(0);
-    expect(skipped.map((entry) => entry.reason)).toEqual(['delta too close to one already evaluated (bigram Jaccard distance 0.000 < 0.2): already judged on this incumbent (version 3): experiment #4, refused not_significant']);
+    expect(skipped.map((entry) => entry.reason)).toEqual([
+      'delta too close to one already evaluated (bigram Jaccard distance 0.000 < 0.2): already judged on this incumbent (version 3): experiment #4, refused not_significant',
+    ]);
   });
 
   it('judges again, as trial 2 of 3, a noisy refusal that comes back against a changed incumbent; not a specialization', () => {
@@ -54,6 +64,8 @@ describe('dedupeCandidates with re-trials (src/loop/retrials.ts)', () => {
     expect(retried.retrials.get(again)).toEqual({ kind: 'retrial', trial: 2, of: 3, earlier: [4] });
     const final = dedupeCandidates([again], prior('specialization', 2), 0.2, { baseVersionId: 3, retrials: 2 });
     expect(final.fresh).toEqual([]);
-    expect(final.skipped[0]!.reason).toContain('refused specialization (experiment #4), a verdict a re-trial does not reopen');
+    expect(final.skipped[0]!.reason).toContain(
+      'refused specialization (experiment #4), a verdict a re-trial does not reopen',
+    );
   });
 });

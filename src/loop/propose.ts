@@ -39,7 +39,10 @@ export function askProposer(input: {
     incumbentText: input.base.text,
     instructions: study.instructions,
     constraints: study.constraintsText,
-    limits: { editableSections: study.constraints.editableSections, maxArtifactCharacters: study.constraints.maxArtifactCharacters },
+    limits: {
+      editableSections: study.constraints.editableSections,
+      maxArtifactCharacters: study.constraints.maxArtifactCharacters,
+    },
     examples: study.partitions.optimization,
     incumbentScores: input.baseOptimization,
     evaluateOptimization: input.evaluateOptimization,
@@ -48,7 +51,9 @@ export function askProposer(input: {
     maxCandidates: study.candidatesPerRound,
     random: createSeededRandom(proposalSeed(study.seed, input.round, input.attempt)),
     attempt: input.attempt,
-    ...(input.repeatedDeltas !== undefined && input.repeatedDeltas.length > 0 ? { repeatedDeltas: input.repeatedDeltas } : {}),
+    ...(input.repeatedDeltas !== undefined && input.repeatedDeltas.length > 0
+      ? { repeatedDeltas: input.repeatedDeltas }
+      : {}),
     ...(outputContract !== undefined ? { outputContract } : {}),
     ...(input.signal !== undefined ? { signal: input.signal } : {}),
   });
@@ -97,12 +102,25 @@ export function dedupeCandidates(
   prior: PriorExperiments,
   minDeltaDistance: number,
   options: { baseVersionId?: number; retrials?: number } = {},
-): { fresh: Candidate[]; skipped: SkippedCandidate[]; distances: number[]; retrials: Map<Candidate, Extract<RetrialVerdict, { kind: 'retrial' }>> } {
+): {
+  fresh: Candidate[];
+  skipped: SkippedCandidate[];
+  distances: number[];
+  retrials: Map<Candidate, Extract<RetrialVerdict, { kind: 'retrial' }>>;
+} {
   const fresh: Candidate[] = [];
   const skipped: SkippedCandidate[] = [];
   const distances: number[] = [];
   const retrials = new Map<Candidate, Extract<RetrialVerdict, { kind: 'retrial' }>>();
-  const judged: JudgedExperiment[] = prior.judged ?? prior.deltas.map((delta, index) => ({ id: index + 1, delta, baseVersionId: options.baseVersionId ?? 0, decision: 'refused', reason: 'judged' }));
+  const judged: JudgedExperiment[] =
+    prior.judged ??
+    prior.deltas.map((delta, index) => ({
+      id: index + 1,
+      delta,
+      baseVersionId: options.baseVersionId ?? 0,
+      decision: 'refused',
+      reason: 'judged',
+    }));
   const roundDeltas: string[] = [];
   const hashes = new Set(prior.triedHashes);
   for (const candidate of candidates) {
@@ -125,7 +143,10 @@ export function dedupeCandidates(
     }
     const family = judged.filter((_, index) => judgedDistances[index]! < minDeltaDistance);
     const verdict = retrialVerdict(family, options.baseVersionId, options.retrials ?? 0);
-    const roundDistance = roundDeltas.length === 0 ? 1 : Math.min(...roundDeltas.map((delta) => bigramJaccardDistance(delta, candidate.delta)));
+    const roundDistance =
+      roundDeltas.length === 0
+        ? 1
+        : Math.min(...roundDeltas.map((delta) => bigramJaccardDistance(delta, candidate.delta)));
     const reason = hashes.has(hash)
       ? 'same content as an artifact already evaluated'
       : roundDistance < minDeltaDistance

@@ -16,11 +16,31 @@ import { createStudy, type StudyExample } from '../api/create-study.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import { createSeededRandom } from '../stats/index.ts';
 
-const EFFECTS: Record<string, number> = { 'use the glossary': 0.15, 'answer in one word': -0.25, 'be polite': 0, 'mind the commas': 0 };
+const EFFECTS: Record<string, number> = {
+  'use the glossary': 0.15,
+  'answer in one word': -0.25,
+  'be polite': 0,
+  'mind the commas': 0,
+};
 const examples: StudyExample<string, null>[] = [
-  ...Array.from({ length: 40 }, (_, index) => ({ id: `o${String(index).padStart(2, '0')}`, input: `question ${index}`, expected: null, partition: 'optimization' as const })),
-  ...Array.from({ length: 10 }, (_, index) => ({ id: `a${index}`, input: `anchor question ${index}`, expected: null, partition: 'anchor' as const })),
-  ...Array.from({ length: 20 }, (_, index) => ({ id: `s${String(index).padStart(2, '0')}`, input: `shadow question ${index}`, expected: null, partition: 'shadow' as const })),
+  ...Array.from({ length: 40 }, (_, index) => ({
+    id: `o${String(index).padStart(2, '0')}`,
+    input: `question ${index}`,
+    expected: null,
+    partition: 'optimization' as const,
+  })),
+  ...Array.from({ length: 10 }, (_, index) => ({
+    id: `a${index}`,
+    input: `anchor question ${index}`,
+    expected: null,
+    partition: 'anchor' as const,
+  })),
+  ...Array.from({ length: 20 }, (_, index) => ({
+    id: `s${String(index).padStart(2, '0')}`,
+    input: `shadow question ${index}`,
+    expected: null,
+    partition: 'shadow' as const,
+  })),
 ];
 
 /** A sampled workflow: 0.5 + the effects of the artifact's lines + seeded noise of SD ≈ 0.06 per example-repeat. */
@@ -40,14 +60,24 @@ function workflow(executions: Map<string, number>, onCall?: (count: number) => v
 
 const SEED_ARTIFACT = 'Answer the question.\n';
 const proposer = (context: { incumbentText: string }) =>
-  context.incumbentText === SEED_ARTIFACT ? Object.keys(EFFECTS).map((line) => ({ text: `${SEED_ARTIFACT}${line}\n`, delta: line })) : [];
+  context.incumbentText === SEED_ARTIFACT
+    ? Object.keys(EFFECTS).map((line) => ({ text: `${SEED_ARTIFACT}${line}\n`, delta: line }))
+    : [];
 
 const folders: string[] = [];
 afterEach(() => {
   for (const dir of folders.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-async function run(racing: boolean, options: { executions: Map<string, number>; storage?: string; signal?: AbortSignal; onCall?: (count: number) => void }) {
+async function run(
+  racing: boolean,
+  options: {
+    executions: Map<string, number>;
+    storage?: string;
+    signal?: AbortSignal;
+    onCall?: (count: number) => void;
+  },
+) {
   const storage = options.storage ?? mkdtempSync(path.join(tmpdir(), 'kloop-race-round-'));
   if (options.storage === undefined) folders.push(storage);
   const study = await createStudy({
@@ -71,12 +101,26 @@ async function run(racing: boolean, options: { executions: Map<string, number>; 
   const outcome = await study.optimize();
   await study.close();
   const db = await openDatabase(studyDatabasePath(storage), { readonly: true });
-  const experiments = await db.selectFrom('experiments').select(['delta', 'decision', 'reason', 'evidence']).orderBy('id').execute();
+  const experiments = await db
+    .selectFrom('experiments')
+    .select(['delta', 'decision', 'reason', 'evidence'])
+    .orderBy('id')
+    .execute();
   await db.destroy();
-  return { storage, outcome, experiments: experiments.map((row) => ({ delta: row.delta, decision: row.decision, reason: row.reason, evidence: JSON.parse(row.evidence) as Record<string, unknown> })) };
+  return {
+    storage,
+    outcome,
+    experiments: experiments.map((row) => ({
+      delta: row.delta,
+      decision: row.decision,
+      reason: row.reason,
+      evidence: JSON.parse(row.evidence) as Record<string, unknown>,
+    })),
+  };
 }
 
-const total = (executions: Map<string, number>): number => [...executions.values()].reduce((sum, count) => sum + count, 0);
+const total = (executions: Map<string, number>): number =>
+  [...executions.values()].reduce((sum, count) => sum + count, 0);
 
 describe('a raced round', () => {
   it('stops harmful and neutral candidates for futility with their evidence and accepts the good one, raced in full, nothing executed twice', async () => {
@@ -86,19 +130,39 @@ describe('a raced round', () => {
     expect(byDelta.get('use the glossary')).toMatchObject({ decision: 'accepted', reason: 'accepted' });
     const harmful = byDelta.get('answer in one word')!;
     expect(harmful).toMatchObject({ decision: 'refused', reason: 'futility' });
-    const evidence = harmful.evidence['racing'] as Record<string, number | string>;
-    expect(evidence).toMatchObject({ stop: 'futility', rule: 'predictive_power', batches: 1, of: 10, batchSize: 20, evaluated: 20, planned: 200, examples: 20, repeats: 1 });
-    const checks = harmful.evidence['checks'] as Array<{ name: string; passed: boolean; detail: string }>;
+    const evidence = harmful.evidence.racing as Record<string, number | string>;
+    expect(evidence).toMatchObject({
+      stop: 'futility',
+      rule: 'predictive_power',
+      batches: 1,
+      of: 10,
+      batchSize: 20,
+      evaluated: 20,
+      planned: 200,
+      examples: 20,
+      repeats: 1,
+    });
+    const checks = harmful.evidence.checks as Array<{ name: string; passed: boolean; detail: string }>;
     expect(checks.map((check) => [check.name, check.passed])).toEqual([
       ['constraints', true],
       ['racing', false],
     ]);
-    expect(checks[1]!.detail).toMatch(/^stopped for futility after 20 of 200 example-repeats \(1 of 10 batches of 20; 20 examples, 1 repeat\(s\)\)/);
+    expect(checks[1]!.detail).toMatch(
+      /^stopped for futility after 20 of 200 example-repeats \(1 of 10 batches of 20; 20 examples, 1 repeat\(s\)\)/,
+    );
     for (const neutral of ['be polite', 'mind the commas']) expect(byDelta.get(neutral)!.decision).toBe('refused');
     // The accepted one was raced in full: its race evidence is stored beside the gate's checks.
     const good = byDelta.get('use the glossary')!;
-    expect(good.evidence['racing']).toMatchObject({ stop: 'complete', evaluated: 200, planned: 200 });
-    expect((good.evidence['checks'] as Array<{ name: string }>).map((check) => check.name)).toEqual(['constraints', 'racing', 'validity', 'margin', 'significance', 'anchors', 'shadow']);
+    expect(good.evidence.racing).toMatchObject({ stop: 'complete', evaluated: 200, planned: 200 });
+    expect((good.evidence.checks as Array<{ name: string }>).map((check) => check.name)).toEqual([
+      'constraints',
+      'racing',
+      'validity',
+      'margin',
+      'significance',
+      'anchors',
+      'shadow',
+    ]);
     expect([...racedExecutions.values()].every((count) => count === 1)).toBe(true);
   }, 60_000);
 
@@ -118,15 +182,23 @@ describe('a raced round', () => {
     const executions = new Map<string, number>();
     const controller = new AbortController();
     // optimize() scores the seed first (70 examples × 5 repeats = 350 executions); abort inside the race's first batches.
-    const first = await run(true, { executions, signal: controller.signal, onCall: (count) => (count === 380 ? controller.abort() : undefined) });
+    const first = await run(true, {
+      executions,
+      signal: controller.signal,
+      onCall: (count) => (count === 380 ? controller.abort() : undefined),
+    });
     expect(first.outcome.stopReason).toBe('interrupted');
     const paidBeforeTheInterruption = executions.size;
     expect(paidBeforeTheInterruption).toBeGreaterThanOrEqual(380);
-    expect(first.experiments.filter((row) => row.decision !== 'skipped').length).toBeLessThan(reference.experiments.length);
+    expect(first.experiments.filter((row) => row.decision !== 'skipped').length).toBeLessThan(
+      reference.experiments.length,
+    );
     const resumed = await run(true, { executions, storage: first.storage });
     expect([...executions.entries()].filter(([, count]) => count > 1)).toEqual([]);
     // The same example-repeats as the uninterrupted run, no more: the resumed race evaluated the same batches.
     expect([...executions.keys()].sort()).toEqual([...referenceExecutions.keys()].sort());
-    expect(resumed.experiments.map(({ delta, decision, reason }) => ({ delta, decision, reason }))).toEqual(reference.experiments.map(({ delta, decision, reason }) => ({ delta, decision, reason })));
+    expect(resumed.experiments.map(({ delta, decision, reason }) => ({ delta, decision, reason }))).toEqual(
+      reference.experiments.map(({ delta, decision, reason }) => ({ delta, decision, reason })),
+    );
   }, 60_000);
 });

@@ -26,7 +26,15 @@ import type { Evaluator } from '../evaluator/evaluator.ts';
 import { perExampleMeans } from '../evaluator/partition-score.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration, GateCheck, GateDecision } from '../gate/gate.ts';
-import { createRace, futilityDecision, planRace, raceSeed, runRace, type RaceEvidence, type RacingSettings } from '../gate/racing/index.ts';
+import {
+  createRace,
+  futilityDecision,
+  planRace,
+  raceSeed,
+  runRace,
+  type RaceEvidence,
+  type RacingSettings,
+} from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
@@ -59,9 +67,22 @@ export interface RaceRoundPort {
   /** Records a candidate the incumbent already contains (skipped, duplicate). */
   recordContained(candidate: Candidate, proposedHash: string): Promise<Told>;
   /** Records a refusal made by the race (futility, or a constraint broken before evaluation). */
-  refuse(input: { candidate: Candidate; text: string; rebase: Rebase; decision: GateDecision; racing?: RaceEvidence }): Promise<Told>;
+  refuse(input: {
+    candidate: Candidate;
+    text: string;
+    rebase: Rebase;
+    decision: GateDecision;
+    racing?: RaceEvidence;
+  }): Promise<Told>;
   /** Gates a complete candidate (the engine's `tell`). */
-  tell(item: { candidate: Candidate; text: string; hash: string; optimization: PartitionScore; anchor: PartitionScore; racing: RaceEvidence }): Promise<Told | null>;
+  tell(item: {
+    candidate: Candidate;
+    text: string;
+    hash: string;
+    optimization: PartitionScore;
+    anchor: PartitionScore;
+    racing: RaceEvidence;
+  }): Promise<Told | null>;
 }
 
 interface RacedCandidate {
@@ -86,7 +107,9 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
       passed: result.passed,
       statistic: result.violations.length,
       threshold: 0,
-      detail: result.passed ? 'every mechanical constraint holds' : result.violations.map((violation) => `${violation.constraint}: ${violation.message}`).join('; '),
+      detail: result.passed
+        ? 'every mechanical constraint holds'
+        : result.violations.map((violation) => `${violation.constraint}: ${violation.message}`).join('; '),
     };
   };
 
@@ -104,7 +127,14 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
       const constraints = constraintsCheck(text);
       if (!constraints.passed) {
         // Refused before anything is paid for (the gate would refuse it first too).
-        told.push(await port.refuse({ candidate, text, rebase, decision: { accepted: false, reason: 'constraint', checks: [constraints], shadowConsulted: false } }));
+        told.push(
+          await port.refuse({
+            candidate,
+            text,
+            rebase,
+            decision: { accepted: false, reason: 'constraint', checks: [constraints], shadowConsulted: false },
+          }),
+        );
         continue;
       }
       ready.push({ key: `${order.get(candidate) ?? 0}:${contentHash(text)}`, candidate, text, rebase });
@@ -115,7 +145,12 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
   const pool = await prepare(candidates.filter((candidate) => !port.isDecided(candidate)));
   if (pool.length === 0) return told;
   const exampleIds = study.partitions.optimization.map((example) => example.id);
-  const plan = planRace({ exampleIds, repeats: study.gate.repeats, batchSize: port.settings.batchSize, seed: raceSeed(study.seed, port.round) });
+  const plan = planRace({
+    exampleIds,
+    repeats: study.gate.repeats,
+    batchSize: port.settings.batchSize,
+    seed: raceSeed(study.seed, port.round),
+  });
 
   await runRace(pool, {
     concurrency: study.concurrency,
@@ -131,22 +166,52 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
         settings: port.settings,
         incumbentMeans: perExampleMeans(incumbent),
         keys: racing.map((candidate) => candidate.key),
-        context: { pairVarianceFloor: exampleIds.length * noiseSd ** 2, runNoiseSd: noiseSd, candidateRepeats, incumbentRepeats, margin, alpha: study.gate.alpha, stochastic: !study.executor.deterministic },
+        context: {
+          pairVarianceFloor: exampleIds.length * noiseSd ** 2,
+          runNoiseSd: noiseSd,
+          candidateRepeats,
+          incumbentRepeats,
+          margin,
+          alpha: study.gate.alpha,
+          stochastic: !study.executor.deterministic,
+        },
       });
     },
-    evaluateBatch: (candidate, slots) => withCallStage('candidates', () => evaluateSlots(port.evaluator(), study, candidate.text, 'optimization', slots, port.signal)),
+    evaluateBatch: (candidate, slots) =>
+      withCallStage('candidates', () =>
+        evaluateSlots(port.evaluator(), study, candidate.text, 'optimization', slots, port.signal),
+      ),
     onFutile: async (candidate, evidence) => {
       if (stopped()) return false;
       const decision = futilityDecision(constraintsCheck(candidate.text), evidence);
-      told.push(await port.refuse({ candidate: candidate.candidate, text: candidate.text, rebase: candidate.rebase, decision, racing: evidence }));
+      told.push(
+        await port.refuse({
+          candidate: candidate.candidate,
+          text: candidate.text,
+          rebase: candidate.rebase,
+          decision,
+          racing: evidence,
+        }),
+      );
       return !stopped();
     },
     onComplete: async (candidate, evidence) => {
       if (stopped()) return { accepted: false, proceed: false };
       // Every optimization batch is stored: this reads them; the anchors are evaluated now, in full.
-      const optimization = await withCallStage('candidates', () => evaluatePartition(port.evaluator(), study, candidate.text, 'optimization', port.signal));
-      const anchor = await withCallStage('candidates', () => evaluatePartition(port.evaluator(), study, candidate.text, 'anchor', port.signal));
-      const result = await port.tell({ candidate: candidate.candidate, text: candidate.candidate.text, hash: contentHash(candidate.candidate.text), optimization, anchor, racing: evidence });
+      const optimization = await withCallStage('candidates', () =>
+        evaluatePartition(port.evaluator(), study, candidate.text, 'optimization', port.signal),
+      );
+      const anchor = await withCallStage('candidates', () =>
+        evaluatePartition(port.evaluator(), study, candidate.text, 'anchor', port.signal),
+      );
+      const result = await port.tell({
+        candidate: candidate.candidate,
+        text: candidate.candidate.text,
+        hash: contentHash(candidate.candidate.text),
+        optimization,
+        anchor,
+        racing: evidence,
+      });
       if (result !== null) told.push(result);
       return { accepted: result?.decision === 'accepted', proceed: result !== null && !stopped() };
     },

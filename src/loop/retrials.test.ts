@@ -25,30 +25,62 @@ const judged = (id: number, baseVersionId: number, reason: string): JudgedExperi
 describe('retrialVerdict', () => {
   it('judges a delta never judged as fresh, and skips one judged on the same incumbent, whatever its refusal', () => {
     expect(retrialVerdict([], 3, 2)).toEqual({ kind: 'fresh' });
-    expect(retrialVerdict([judged(7, 3, 'not_significant')], 3, 2)).toEqual({ kind: 'skip', reason: 'already judged on this incumbent (version 3): experiment #7, refused not_significant' });
+    expect(retrialVerdict([judged(7, 3, 'not_significant')], 3, 2)).toEqual({
+      kind: 'skip',
+      reason: 'already judged on this incumbent (version 3): experiment #7, refused not_significant',
+    });
   });
 
   it('re-tries a noisy refusal against a changed incumbent, numbering the trial, until gate.retrials are spent', () => {
-    expect(retrialVerdict([judged(7, 1, 'not_confirmed')], 3, 2)).toEqual({ kind: 'retrial', trial: 2, of: 3, earlier: [7] });
-    expect(retrialVerdict([judged(7, 1, 'not_confirmed'), judged(9, 2, 'futility')], 3, 2)).toEqual({ kind: 'retrial', trial: 3, of: 3, earlier: [7, 9] });
-    expect(retrialVerdict([judged(7, 1, 'not_confirmed'), judged(9, 2, 'futility'), judged(12, 3, 'not_significant')], 4, 2)).toEqual({
+    expect(retrialVerdict([judged(7, 1, 'not_confirmed')], 3, 2)).toEqual({
+      kind: 'retrial',
+      trial: 2,
+      of: 3,
+      earlier: [7],
+    });
+    expect(retrialVerdict([judged(7, 1, 'not_confirmed'), judged(9, 2, 'futility')], 3, 2)).toEqual({
+      kind: 'retrial',
+      trial: 3,
+      of: 3,
+      earlier: [7, 9],
+    });
+    expect(
+      retrialVerdict([judged(7, 1, 'not_confirmed'), judged(9, 2, 'futility'), judged(12, 3, 'not_significant')], 4, 2),
+    ).toEqual({
       kind: 'skip',
       reason: 'its re-trials are spent: judged 3 times (#7, #9, #12), gate.retrials 2',
     });
-    expect(retrialVerdict([judged(7, 1, 'not_significant')], 3, 0)).toMatchObject({ kind: 'skip', reason: 'its re-trials are spent: judged 1 times (#7), gate.retrials 0' });
+    expect(retrialVerdict([judged(7, 1, 'not_significant')], 3, 0)).toMatchObject({
+      kind: 'skip',
+      reason: 'its re-trials are spent: judged 1 times (#7), gate.retrials 0',
+    });
   });
 
   it('never reopens a refusal that is not noise, nor a delta whose near-duplicate was accepted', () => {
-    expect(retrialVerdict([judged(7, 1, 'specialization')], 3, 2)).toMatchObject({ kind: 'skip', reason: expect.stringContaining('refused specialization (experiment #7)') });
+    expect(retrialVerdict([judged(7, 1, 'specialization')], 3, 2)).toMatchObject({
+      kind: 'skip',
+      reason: expect.stringContaining('refused specialization (experiment #7)'),
+    });
     expect(retrialVerdict([judged(7, 1, 'anchor_regression')], 3, 2)).toMatchObject({ kind: 'skip' });
-    expect(retrialVerdict([judged(7, 1, 'accepted')], 3, 2)).toEqual({ kind: 'skip', reason: 'a near-duplicate was accepted (experiment #7)' });
+    expect(retrialVerdict([judged(7, 1, 'accepted')], 3, 2)).toEqual({
+      kind: 'skip',
+      reason: 'a near-duplicate was accepted (experiment #7)',
+    });
     expect(RETRIABLE_REASONS).toEqual(['not_significant', 'not_confirmed', 'futility']);
   });
 
   it('judges a re-trial at α/K and shadowAlpha/K, the first trial at the configured levels', () => {
     expect(retrialSettings(DEFAULT_GATE_SETTINGS, 1, 2)).toBe(DEFAULT_GATE_SETTINGS);
-    expect(retrialSettings(DEFAULT_GATE_SETTINGS, 2, 2)).toEqual({ ...DEFAULT_GATE_SETTINGS, alpha: 0.025, shadowAlpha: 0.025 });
-    expect(retrialSettings(DEFAULT_GATE_SETTINGS, 3, 4)).toEqual({ ...DEFAULT_GATE_SETTINGS, alpha: 0.0125, shadowAlpha: 0.0125 });
+    expect(retrialSettings(DEFAULT_GATE_SETTINGS, 2, 2)).toEqual({
+      ...DEFAULT_GATE_SETTINGS,
+      alpha: 0.025,
+      shadowAlpha: 0.025,
+    });
+    expect(retrialSettings(DEFAULT_GATE_SETTINGS, 3, 4)).toEqual({
+      ...DEFAULT_GATE_SETTINGS,
+      alpha: 0.0125,
+      shadowAlpha: 0.0125,
+    });
   });
 });
 
@@ -81,7 +113,12 @@ async function lifeOfDelta(seed: number, gainInSigma: number): Promise<{ trials:
   for (let trial = 1; trial <= 1 + DEFAULT_RETRIALS; trial += 1) {
     const incumbent = evaluateSimulatedIncumbent(SCENARIO, corpus, random);
     const candidate = evaluateSimulatedArtifact(SCENARIO, corpus, quality, random);
-    const decision = await decideSimulated(incumbent, candidate, calibration, retrialSettings(DEFAULT_GATE_SETTINGS, trial, DEFAULT_RETRIALS));
+    const decision = await decideSimulated(
+      incumbent,
+      candidate,
+      calibration,
+      retrialSettings(DEFAULT_GATE_SETTINGS, trial, DEFAULT_RETRIALS),
+    );
     trials.push(decision.accepted ? 'accepted' : decision.reason);
     if (decision.accepted) return { trials, accepted: true };
     if (!RETRIABLE_REASONS.includes(decision.reason)) break;
@@ -109,7 +146,11 @@ describe('re-trials by seeded simulation (the gate as bench:gate runs it)', () =
     // Exact for these seeds: 29 of the 200 good deltas were refused by noise at the first trial and 25 of those
     // were accepted on a re-trial; no no-op was accepted in any of its trials (the rule's bound:
     // α·shadowAlpha·(1 + 1/K) = 0.375% of deltas, under 1 expected in 200).
-    expect({ goodRefusedByNoise, goodRecovered, noOpAccepted }).toEqual({ goodRefusedByNoise: 29, goodRecovered: 25, noOpAccepted: 0 });
+    expect({ goodRefusedByNoise, goodRecovered, noOpAccepted }).toEqual({
+      goodRefusedByNoise: 29,
+      goodRecovered: 25,
+      noOpAccepted: 0,
+    });
     expect(noOpTrials).toBeGreaterThan(SEEDS);
   });
 });

@@ -69,20 +69,41 @@ export type RetrialVerdict =
  * within `minDeltaDistance`, oldest first) is given, proposed against
  * `baseVersionId`, with `retrials` re-trials allowed.
  */
-export function retrialVerdict(family: readonly JudgedExperiment[], baseVersionId: number | undefined, retrials: number): RetrialVerdict {
+export function retrialVerdict(
+  family: readonly JudgedExperiment[],
+  baseVersionId: number | undefined,
+  retrials: number,
+): RetrialVerdict {
   if (family.length === 0) return { kind: 'fresh' };
   const ids = family.map((experiment) => `#${experiment.id}`).join(', ');
   const same = family.filter((experiment) => baseVersionId === undefined || experiment.baseVersionId === baseVersionId);
   if (same.length > 0) {
     const last = same.at(-1)!;
-    return { kind: 'skip', reason: `already judged on this incumbent (version ${last.baseVersionId}): experiment #${last.id}, ${last.decision === 'accepted' ? 'accepted' : `refused ${last.reason}`}` };
+    return {
+      kind: 'skip',
+      reason: `already judged on this incumbent (version ${last.baseVersionId}): experiment #${last.id}, ${last.decision === 'accepted' ? 'accepted' : `refused ${last.reason}`}`,
+    };
   }
   const accepted = family.find((experiment) => experiment.decision === 'accepted');
-  if (accepted !== undefined) return { kind: 'skip', reason: `a near-duplicate was accepted (experiment #${accepted.id})` };
+  if (accepted !== undefined)
+    return { kind: 'skip', reason: `a near-duplicate was accepted (experiment #${accepted.id})` };
   const final = family.find((experiment) => !RETRIABLE_REASONS.includes(experiment.reason as RefusalReason));
-  if (final !== undefined) return { kind: 'skip', reason: `a near-duplicate was refused ${final.reason} (experiment #${final.id}), a verdict a re-trial does not reopen (only ${RETRIABLE_REASONS.join(', ')} do)` };
-  if (family.length >= 1 + retrials) return { kind: 'skip', reason: `its re-trials are spent: judged ${family.length} times (${ids}), gate.retrials ${retrials}` };
-  return { kind: 'retrial', trial: family.length + 1, of: 1 + retrials, earlier: family.map((experiment) => experiment.id) };
+  if (final !== undefined)
+    return {
+      kind: 'skip',
+      reason: `a near-duplicate was refused ${final.reason} (experiment #${final.id}), a verdict a re-trial does not reopen (only ${RETRIABLE_REASONS.join(', ')} do)`,
+    };
+  if (family.length >= 1 + retrials)
+    return {
+      kind: 'skip',
+      reason: `its re-trials are spent: judged ${family.length} times (${ids}), gate.retrials ${retrials}`,
+    };
+  return {
+    kind: 'retrial',
+    trial: family.length + 1,
+    of: 1 + retrials,
+    earlier: family.map((experiment) => experiment.id),
+  };
 }
 
 /**
@@ -90,7 +111,11 @@ export function retrialVerdict(family: readonly JudgedExperiment[], baseVersionI
  * the configured ones for the first, α/K and shadowAlpha/K for a re-trial
  * (K = `retrials`; see the module comment).
  */
-export function retrialSettings<T extends GateSettings>(settings: Readonly<T>, trial: number, retrials: number): Readonly<T> {
+export function retrialSettings<T extends GateSettings>(
+  settings: Readonly<T>,
+  trial: number,
+  retrials: number,
+): Readonly<T> {
   if (trial <= 1 || retrials <= 0) return settings;
   return { ...settings, alpha: settings.alpha / retrials, shadowAlpha: settings.shadowAlpha / retrials };
 }

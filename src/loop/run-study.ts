@@ -58,7 +58,15 @@ export type StopReason =
 export type RunEvent =
   | { type: 'start'; runId: number; fingerprint: string; experiments: number; incumbent: number }
   | { type: 'baseline'; scores: Record<PartitionName, number | null> }
-  | { type: 'round'; round: number; candidates: number; failures: number; repeats?: number; skipped?: number; failureReasons?: string[] }
+  | {
+      type: 'round';
+      round: number;
+      candidates: number;
+      failures: number;
+      repeats?: number;
+      skipped?: number;
+      failureReasons?: string[];
+    }
   | {
       type: 'decision';
       round: number;
@@ -70,7 +78,14 @@ export type RunEvent =
       /** True when the candidate was re-applied to an incumbent that moved during the round, and judged again. */
       rebased?: boolean;
     }
-  | { type: 'round-end'; round: number; accepted: number; refused: number; best: number | null; diversity: { mean: number | null; min: number | null } }
+  | {
+      type: 'round-end';
+      round: number;
+      accepted: number;
+      refused: number;
+      best: number | null;
+      diversity: { mean: number | null; min: number | null };
+    }
   | { type: 'stop'; reason: StopReason; detail: string };
 
 export interface RunOptions {

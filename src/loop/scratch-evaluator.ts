@@ -34,11 +34,19 @@ export function scratchKey(fingerprint: string): string {
  * `options.remote` — on the evaluation workers under the scratch key (see the
  * module comment).
  */
-export function createScratchEvaluator(study: LoadedStudy, db: StudyDatabase, options: StudyEvaluatorOptions = {}): Evaluator {
+export function createScratchEvaluator(
+  study: LoadedStudy,
+  db: StudyDatabase,
+  options: StudyEvaluatorOptions = {},
+): Evaluator {
   const local = createStudyEvaluator(study);
   if (options.remote === undefined) return local;
   const storedAs = scratchKey(local.fingerprint);
-  const remote = createStudyEvaluator(study, db, { remote: options.remote, storedAs, ...(options.readSince !== undefined ? { readSince: options.readSince } : {}) });
+  const remote = createStudyEvaluator(study, db, {
+    remote: options.remote,
+    storedAs,
+    ...(options.readSince !== undefined ? { readSince: options.readSince } : {}),
+  });
   let leftovers: Promise<unknown> | undefined;
   return {
     fingerprint: remote.fingerprint,
@@ -53,12 +61,20 @@ export function createScratchEvaluator(study: LoadedStudy, db: StudyDatabase, op
         .where('fingerprint', 'like', `${SCRATCH_PREFIX}%`)
         .limit(1)
         .execute()
-        .then((found) => (found.length > 0 ? db.deleteFrom('example_results').where('fingerprint', 'like', `${SCRATCH_PREFIX}%`).execute() : undefined));
+        .then((found) =>
+          found.length > 0
+            ? db.deleteFrom('example_results').where('fingerprint', 'like', `${SCRATCH_PREFIX}%`).execute()
+            : undefined,
+        );
       await leftovers;
       try {
         return await remote.evaluate(request);
       } finally {
-        await db.deleteFrom('example_results').where('fingerprint', '=', storedAs).where('artifact_hash', '=', contentHash(request.artifactText)).execute();
+        await db
+          .deleteFrom('example_results')
+          .where('fingerprint', '=', storedAs)
+          .where('artifact_hash', '=', contentHash(request.artifactText))
+          .execute();
       }
     },
   };

@@ -14,7 +14,10 @@ function study(yaml: string): string {
   folders.push(folder);
   writeFileSync(path.join(folder, 'kloop.yaml'), yaml);
   writeFileSync(path.join(folder, 'strategy.md'), 'Write short emails.\n');
-  writeFileSync(path.join(folder, 'program.md'), '# Instructions\n- a\n# Constraints\nnone\n# Stopping criteria\nnever\n');
+  writeFileSync(
+    path.join(folder, 'program.md'),
+    '# Instructions\n- a\n# Constraints\nnone\n# Stopping criteria\nnever\n',
+  );
   return folder;
 }
 
@@ -37,8 +40,14 @@ describe('online study configuration', () => {
   });
 
   it('reads guardrails, a ramp and the windows', () => {
-    const config = loadOnlineConfig(study(`${MINIMAL}  guardrails:\n    - { name: unsubscribe_rate, direction: decrease, margin: 0.004 }\n  attributionWindow: 3d\n  ramp: [0.05, 0.2, 0.5]\n  windows: { minUnitsPerArm: 200, confirmationUnits: 300 }\n`));
-    expect(config.metrics.guardrails).toEqual([{ name: 'unsubscribe_rate', kind: 'binary', direction: 'decrease', margin: 0.004 }]);
+    const config = loadOnlineConfig(
+      study(
+        `${MINIMAL}  guardrails:\n    - { name: unsubscribe_rate, direction: decrease, margin: 0.004 }\n  attributionWindow: 3d\n  ramp: [0.05, 0.2, 0.5]\n  windows: { minUnitsPerArm: 200, confirmationUnits: 300 }\n`,
+      ),
+    );
+    expect(config.metrics.guardrails).toEqual([
+      { name: 'unsubscribe_rate', kind: 'binary', direction: 'decrease', margin: 0.004 },
+    ]);
     expect(config.metrics.ramp).toEqual([0.05, 0.2, 0.5]);
     expect(config.metrics.attributionWindowMs).toBe(3 * 86_400_000);
     expect(config.metrics.windows).toEqual({ minUnitsPerArm: 200, confirmationUnits: 300 });
@@ -72,6 +81,11 @@ describe('online study configuration', () => {
   });
 
   it('parses durations', () => {
-    expect([parseDurationMs('90m'), parseDurationMs('1.5h'), parseDurationMs('0h'), parseDurationMs('72')]).toEqual([5_400_000, 5_400_000, undefined, undefined]);
+    expect([parseDurationMs('90m'), parseDurationMs('1.5h'), parseDurationMs('0h'), parseDurationMs('72')]).toEqual([
+      5_400_000,
+      5_400_000,
+      undefined,
+      undefined,
+    ]);
   });
 });

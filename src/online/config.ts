@@ -38,7 +38,9 @@ export const STUDY_MODES = ['offline', 'online'] as const;
 export type StudyMode = (typeof STUDY_MODES)[number];
 
 /** A metric or guardrail name: letters, digits, `_`, `-` and `.`, as outcome lines spell it. */
-const metricName = z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, 'a metric name: a letter, then letters, digits, _, - or . (at most 64)');
+const metricName = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, 'a metric name: a letter, then letters, digits, _, - or . (at most 64)');
 
 const metricSchema = z.strictObject({
   name: metricName,
@@ -82,7 +84,10 @@ const scraperSchema = z.strictObject({
 const metricsSchema = z
   .strictObject({
     /** The primary metric: a name (binary, increase) or `{ name, kind, direction }`. Required. */
-    primary: z.union([metricName.transform((name) => ({ name, kind: 'binary' as const, direction: 'increase' as const })), metricSchema]),
+    primary: z.union([
+      metricName.transform((name) => ({ name, kind: 'binary' as const, direction: 'increase' as const })),
+      metricSchema,
+    ]),
     /** Guardrail metrics with their non-inferiority margins. Default none. */
     guardrails: z.array(guardrailSchema).default([]),
     /** How long after its exposure an outcome still counts for it (`90m`, `72h`, `3d`). Default 72h. */
@@ -100,14 +105,25 @@ const metricsSchema = z
   .superRefine((metrics, context) => {
     const names = [metrics.primary.name, ...metrics.guardrails.map((guardrail) => guardrail.name)];
     metrics.guardrails.forEach((guardrail, index) => {
-      if (names.indexOf(guardrail.name) !== index + 1) context.addIssue({ code: 'custom', path: ['guardrails', index, 'name'], message: `the metric "${guardrail.name}" is named twice` });
+      if (names.indexOf(guardrail.name) !== index + 1)
+        context.addIssue({
+          code: 'custom',
+          path: ['guardrails', index, 'name'],
+          message: `the metric "${guardrail.name}" is named twice`,
+        });
     });
     const ramp = metrics.ramp;
     if (ramp === undefined) return;
     ramp.forEach((share, index) => {
-      if (index > 0 && share <= ramp[index - 1]!) context.addIssue({ code: 'custom', path: ['ramp', index], message: 'the ramp must increase step by step' });
+      if (index > 0 && share <= ramp[index - 1]!)
+        context.addIssue({ code: 'custom', path: ['ramp', index], message: 'the ramp must increase step by step' });
     });
-    if (ramp.at(-1) !== metrics.split) context.addIssue({ code: 'custom', path: ['ramp', ramp.length - 1], message: `the ramp must end at split (${metrics.split})` });
+    if (ramp.at(-1) !== metrics.split)
+      context.addIssue({
+        code: 'custom',
+        path: ['ramp', ramp.length - 1],
+        message: `the ramp must end at split (${metrics.split})`,
+      });
   });
 
 const ideasProposerSchema = z.strictObject({
@@ -131,7 +147,10 @@ const reflectiveProposerSchema = z.strictObject({
   /** The base URL of its model's server; default the provider's variable (OPENAI_BASE_URL, ...) or its default server. */
   baseURL: z.url().optional(),
   /** The NAME of the environment variable holding its key; default the provider's (OPENAI_API_KEY, ...). */
-  apiKeyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the NAME of an environment variable').optional(),
+  apiKeyEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'the NAME of an environment variable')
+    .optional(),
   /** Sampling temperature; default the provider's. */
   temperature: z.number().min(0).max(2).optional(),
   /** Most output tokens of an answer. Default 4096. */
@@ -141,7 +160,15 @@ const reflectiveProposerSchema = z.strictObject({
 });
 
 /** `proposer:` — `ideas` (the default, no model) or `reflective` (a model). */
-const proposerSchema = z.preprocess((value) => (value === undefined || value === null ? { kind: 'ideas' } : typeof value === 'object' && !Array.isArray(value) && !('kind' in value) ? { kind: 'ideas', ...value } : value), z.discriminatedUnion('kind', [ideasProposerSchema, reflectiveProposerSchema]));
+const proposerSchema = z.preprocess(
+  (value) =>
+    value === undefined || value === null
+      ? { kind: 'ideas' }
+      : typeof value === 'object' && !Array.isArray(value) && !('kind' in value)
+        ? { kind: 'ideas', ...value }
+        : value,
+  z.discriminatedUnion('kind', [ideasProposerSchema, reflectiveProposerSchema]),
+);
 
 const gateSchema = z.strictObject({
   /** Level of the anytime-valid test of the primary metric (and of the harm stop), in (0, 1). Default 0.05. */
@@ -162,14 +189,19 @@ const scheduleSchema = z.strictObject({
   /** Cadence of the slow loop: the scraper, then decide what is ripe and start the next experiment (one `kloop run` step). Default daily at 00:00, "0 0 * * *". */
   slow: cronExpression.default(DEFAULT_ONLINE_SLOW_CADENCE),
   /** IANA time zone of the cadences, e.g. "Europe/Paris". Default the system's. */
-  timezone: z.string().trim().min(1).refine((zone) => {
-    try {
-      new Intl.DateTimeFormat('en', { timeZone: zone });
-      return true;
-    } catch {
-      return false;
-    }
-  }, 'not an IANA time zone (e.g. "UTC", "Europe/Paris")').optional(),
+  timezone: z
+    .string()
+    .trim()
+    .min(1)
+    .refine((zone) => {
+      try {
+        new Intl.DateTimeFormat('en', { timeZone: zone });
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'not an IANA time zone (e.g. "UTC", "Europe/Paris")')
+    .optional(),
 });
 
 const stoppingSchema = z.strictObject({
@@ -234,10 +266,18 @@ export function studyModeOf(studyDir: string): StudyMode {
 /** The mode of a parsed kloop.yaml; `offline` when absent. */
 export function modeOf(located: LocatedYaml, file: string): StudyMode {
   const value = located.value;
-  const mode = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>)['mode'] : undefined;
+  const mode =
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>).mode
+      : undefined;
   if (mode === undefined) return 'offline';
   if (mode === 'offline' || mode === 'online') return mode;
-  throw new InputError(`mode must be offline or online (got ${JSON.stringify(mode)})`, { file, line: located.lineOf(['mode']), field: 'mode', code: 'input.config' });
+  throw new InputError(`mode must be offline or online (got ${JSON.stringify(mode)})`, {
+    file,
+    line: located.lineOf(['mode']),
+    field: 'mode',
+    code: 'input.config',
+  });
 }
 
 function readConfigYaml(studyDir: string): { located: LocatedYaml; file: string } {
@@ -247,7 +287,12 @@ function readConfigYaml(studyDir: string): { located: LocatedYaml; file: string 
     text = readFileSync(file, 'utf8').replace(/^\uFEFF/, '');
   } catch (error) {
     const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new InputError(missing ? `file not found: a study folder needs a ${CONFIG_FILE_NAME}` : `cannot read: ${(error as Error).message}`, { file, code: 'input.config', cause: error });
+    throw new InputError(
+      missing
+        ? `file not found: a study folder needs a ${CONFIG_FILE_NAME}`
+        : `cannot read: ${(error as Error).message}`,
+      { file, code: 'input.config', cause: error },
+    );
   }
   return { located: parseLocatedYaml(text, { file }), file };
 }
@@ -263,32 +308,54 @@ function readConfigYaml(studyDir: string): { located: LocatedYaml; file: string 
 export function loadOnlineConfig(studyDir: string): OnlineStudyConfig {
   const dir = path.resolve(studyDir);
   const { located, file } = readConfigYaml(studyDir);
-  if (modeOf(located, file) !== 'online') throw new InputError('not an online study: write `mode: online` in kloop.yaml', { file, line: 1, field: 'mode', code: 'input.config' });
+  if (modeOf(located, file) !== 'online')
+    throw new InputError('not an online study: write `mode: online` in kloop.yaml', {
+      file,
+      line: 1,
+      field: 'mode',
+      code: 'input.config',
+    });
   const written = located.value as Record<string, unknown>;
   for (const key of OFFLINE_ONLY) {
     if (Object.hasOwn(written, key)) {
-      throw new InputError(`${key} applies to offline studies only: an online study has no corpus and no executor (the world's outcomes are its metric)`, {
-        file,
-        line: located.keyLineOf([], key),
-        field: key,
-        code: 'input.config',
-      });
+      throw new InputError(
+        `${key} applies to offline studies only: an online study has no corpus and no executor (the world's outcomes are its metric)`,
+        {
+          file,
+          line: located.keyLineOf([], key),
+          field: key,
+          code: 'input.config',
+        },
+      );
     }
   }
   const parsed = parseWithSchema(onlineConfigSchema, located, { file });
   const artifact = path.resolve(dir, parsed.artifact);
   const program = path.resolve(dir, parsed.program);
-  for (const [key, target] of [['artifact', artifact], ['program', program]] as const) {
+  for (const [key, target] of [
+    ['artifact', artifact],
+    ['program', program],
+  ] as const) {
     try {
       readFileSync(target);
     } catch {
-      throw new InputError(`file not found: ${target}`, { file, line: located.lineOf([key]), field: fieldName([key]), code: 'input.config' });
+      throw new InputError(`file not found: ${target}`, {
+        file,
+        line: located.lineOf([key]),
+        field: fieldName([key]),
+        code: 'input.config',
+      });
     }
   }
   const { ramp, attributionWindow, rampEvery, ...metrics } = parsed.metrics;
   return {
     ...parsed,
-    metrics: { ...metrics, ramp: ramp ?? [metrics.split], attributionWindowMs: attributionWindow, rampEveryMs: rampEvery },
+    metrics: {
+      ...metrics,
+      ramp: ramp ?? [metrics.split],
+      attributionWindowMs: attributionWindow,
+      rampEveryMs: rampEvery,
+    },
     dir,
     configPath: path.join(dir, CONFIG_FILE_NAME),
     artifact,

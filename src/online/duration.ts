@@ -23,7 +23,10 @@ export function parseDurationMs(text: string): number | undefined {
 export const durationSchema = z.string().transform((text, context) => {
   const milliseconds = parseDurationMs(text);
   if (milliseconds === undefined) {
-    context.addIssue({ code: 'custom', message: 'a duration: a positive number and a unit, ms, s, m, h or d (e.g. 72h, 3d, 90m)' });
+    context.addIssue({
+      code: 'custom',
+      message: 'a duration: a positive number and a unit, ms, s, m, h or d (e.g. 72h, 3d, 90m)',
+    });
     return z.NEVER;
   }
   return milliseconds;

@@ -42,7 +42,6 @@
 export type { ArmPair, ArmStatistics, AssignmentPeriod } from '../stats/arm-statistics.ts';
 import type { ArmPair, ArmStatistics, AssignmentPeriod } from '../stats/arm-statistics.ts';
 
-
 /** `binary`: a unit's value is 0 or 1 (did it reply?); `continuous`: a real number per unit (revenue). */
 export type OnlineMetricKind = 'binary' | 'continuous';
 
@@ -68,9 +67,6 @@ export interface OnlineGuardrail {
   /** Non-inferiority margin, ≥ 0, in the metric's units per unit. */
   readonly margin: number;
 }
-
-
-
 
 /** A guardrail with its statistics on the decision window. */
 export interface GuardrailObservation {
@@ -149,7 +145,14 @@ export type OnlineRefusalReason =
   | 'not_confirmed';
 
 /** Every online refusal reason, in the gate's order. */
-export const ONLINE_REFUSAL_REASONS: readonly OnlineRefusalReason[] = ['srm', 'harm', 'not_significant', 'anchor_regression', 'specialization', 'not_confirmed'];
+export const ONLINE_REFUSAL_REASONS: readonly OnlineRefusalReason[] = [
+  'srm',
+  'harm',
+  'not_significant',
+  'anchor_regression',
+  'specialization',
+  'not_confirmed',
+];
 
 /** The online gate's checks, in order. */
 export type OnlineCheckName = 'srm' | 'harm' | 'minimum_units' | 'primary' | 'guardrails' | 'confirmation';

@@ -32,7 +32,10 @@ export const mechanicalConstraintsSchema = z.strictObject({
     .min(1, 'list at least one section, or omit editableSections to allow every section')
     .optional(),
   /** Largest allowed artifact length in characters (code points), at least 1. Default 50 000. */
-  maxArtifactCharacters: z.int().min(1, 'the ceiling must be at least 1 character').default(DEFAULT_MAX_ARTIFACT_CHARACTERS),
+  maxArtifactCharacters: z
+    .int()
+    .min(1, 'the ceiling must be at least 1 character')
+    .default(DEFAULT_MAX_ARTIFACT_CHARACTERS),
   /** Substrings a candidate must not contain, compared case-insensitively. Default none. */
   forbiddenText: z.array(z.string().min(1, 'forbidden text cannot be empty')).default([]),
   /** Substrings a candidate must keep, compared exactly (case-sensitive). Default none. */
@@ -107,7 +110,10 @@ export function checkConstraints(mechanical: MechanicalConstraints, input: Const
     try {
       candidateSections = input.sectionsOf(candidateText);
     } catch (error) {
-      violations.push({ constraint: 'format', message: `the candidate cannot be read as sections: ${(error as Error).message}` });
+      violations.push({
+        constraint: 'format',
+        message: `the candidate cannot be read as sections: ${(error as Error).message}`,
+      });
     }
     if (candidateSections !== undefined) {
       const editable = new Set(mechanical.editableSections);

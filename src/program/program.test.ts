@@ -17,11 +17,25 @@ function thrown(action: () => unknown): InputError {
 }
 
 const program = (constraints: string) =>
-  ['# Program', '', '## Instructions', 'Try cue words.', '', '## Constraints', constraints, '', '## Stopping criteria', 'After 30 experiments.'].join('\n');
+  [
+    '# Program',
+    '',
+    '## Instructions',
+    'Try cue words.',
+    '',
+    '## Constraints',
+    constraints,
+    '',
+    '## Stopping criteria',
+    'After 30 experiments.',
+  ].join('\n');
 
 describe('parseProgram', () => {
   it('reads the three registers at any level and case', () => {
-    const parsed = parseProgram('### INSTRUCTIONS:\nTry.\n\n# constraints\nKeep.\n\n## Stopping Criteria\nStop.\n', 'p.md');
+    const parsed = parseProgram(
+      '### INSTRUCTIONS:\nTry.\n\n# constraints\nKeep.\n\n## Stopping Criteria\nStop.\n',
+      'p.md',
+    );
     expect(parsed.instructions).toBe('Try.');
     expect(parsed.constraints).toBe('Keep.');
     expect(parsed.stopping).toBe('Stop.');
@@ -30,22 +44,37 @@ describe('parseProgram', () => {
   });
 
   it('accepts the usual spellings of the stopping register and setext headings', () => {
-    for (const heading of ['Stopping criteria', 'Stopping Criteria', 'Stop criteria', '3. Stop Criteria', 'Stopping criteria (when to report)', '**Stopping criteria** — budget']) {
+    for (const heading of [
+      'Stopping criteria',
+      'Stopping Criteria',
+      'Stop criteria',
+      '3. Stop Criteria',
+      'Stopping criteria (when to report)',
+      '**Stopping criteria** — budget',
+    ]) {
       expect(registerOfHeading(heading)).toBe('stopping');
     }
     expect(registerOfHeading('Constraints checked by code')).toBeUndefined();
-    const parsed = parseProgram('Instructions\n============\nTry.\n\nConstraints\n-----------\nKeep.\n\nStop criteria\n---\nStop.', 'p.md');
+    const parsed = parseProgram(
+      'Instructions\n============\nTry.\n\nConstraints\n-----------\nKeep.\n\nStop criteria\n---\nStop.',
+      'p.md',
+    );
     expect(parsed.stopping).toBe('Stop.');
   });
 
   it('keeps deeper headings inside a register and ignores headings inside code blocks', () => {
-    const parsed = parseProgram(program('### Checked by code\n```yaml\n# Instructions\nmaxArtifactCharacters: 10\n```'), 'p.md');
+    const parsed = parseProgram(
+      program('### Checked by code\n```yaml\n# Instructions\nmaxArtifactCharacters: 10\n```'),
+      'p.md',
+    );
     expect(parsed.constraints).toContain('### Checked by code');
     expect(parsed.mechanical.maxArtifactCharacters).toBe(10);
   });
 
   it('names the file, the line and the missing register', () => {
-    const error = thrown(() => parseProgram('# Title\n\n## Instructions\nTry.\n\n## Stopping criteria\nStop.\n', 'study/program.md'));
+    const error = thrown(() =>
+      parseProgram('# Title\n\n## Instructions\nTry.\n\n## Stopping criteria\nStop.\n', 'study/program.md'),
+    );
     expect(error.file).toBe('study/program.md');
     expect(error.line).toBe(3);
     expect(error.field).toBe('Constraints');
@@ -60,16 +89,22 @@ describe('parseProgram', () => {
   });
 
   it('refuses a duplicate register at the second heading', () => {
-    const error = thrown(() => parseProgram('# Instructions\na\n# Constraints\nb\n# Instructions\nc\n# Stopping criteria\nd', 'program.md'));
+    const error = thrown(() =>
+      parseProgram('# Instructions\na\n# Constraints\nb\n# Instructions\nc\n# Stopping criteria\nd', 'program.md'),
+    );
     expect(error.line).toBe(5);
-    expect(error.message).toMatch(/^program\.md:5: Instructions: duplicate register "Instructions" \(first at line 1\)/);
+    expect(error.message).toMatch(
+      /^program\.md:5: Instructions: duplicate register "Instructions" \(first at line 1\)/,
+    );
   });
 
   it('refuses an empty register and an unclosed code block', () => {
-    expect(thrown(() => parseProgram('# Instructions\n\n# Constraints\nb\n# Stopping criteria\nd', 'program.md')).message).toBe(
-      'program.md:1: Instructions: register "Instructions" is empty',
+    expect(
+      thrown(() => parseProgram('# Instructions\n\n# Constraints\nb\n# Stopping criteria\nd', 'program.md')).message,
+    ).toBe('program.md:1: Instructions: register "Instructions" is empty');
+    expect(thrown(() => parseProgram(program('```yaml\nmaxArtifactCharacters: 3'), 'program.md')).message).toMatch(
+      /^program\.md:7: .*never closed/,
     );
-    expect(thrown(() => parseProgram(program('```yaml\nmaxArtifactCharacters: 3'), 'program.md')).message).toMatch(/^program\.md:7: .*never closed/);
   });
 
   it('names an unknown mechanical key and its line in program.md', () => {
@@ -77,18 +112,26 @@ describe('parseProgram', () => {
     const error = thrown(() => parseProgram(text, 'program.md'));
     expect(error.line).toBe(text.split('\n').indexOf('forbidenText: [TODO]') + 1);
     expect(error.field).toBe('constraints.forbidenText');
-    expect(error.message).toMatch(/^program\.md:11: constraints\.forbidenText: unknown key "forbidenText" \(allowed: editableSections, maxArtifactCharacters, forbiddenText, requiredText\)/);
+    expect(error.message).toMatch(
+      /^program\.md:11: constraints\.forbidenText: unknown key "forbidenText" \(allowed: editableSections, maxArtifactCharacters, forbiddenText, requiredText\)/,
+    );
   });
 
   it('names a wrong mechanical value, malformed YAML and a second block', () => {
-    expect(thrown(() => parseProgram(program('```yaml\nmaxArtifactCharacters: lots\n```'), 'program.md')).message).toMatch(
-      /^program\.md:8: constraints\.maxArtifactCharacters: .*number/,
-    );
+    expect(
+      thrown(() => parseProgram(program('```yaml\nmaxArtifactCharacters: lots\n```'), 'program.md')).message,
+    ).toMatch(/^program\.md:8: constraints\.maxArtifactCharacters: .*number/);
     expect(thrown(() => parseProgram(program('```yaml\neditableSections: []\n```'), 'program.md')).message).toMatch(
       /^program\.md:8: constraints\.editableSections: list at least one section/,
     );
-    expect(thrown(() => parseProgram(program('```yaml\nforbiddenText: [a\n```'), 'program.md')).message).toMatch(/^program\.md:\d+: malformed YAML/);
-    expect(thrown(() => parseProgram(program('```yaml\nrequiredText: [a]\n```\n\n```yml\nforbiddenText: [b]\n```'), 'program.md')).line).toBe(11);
+    expect(thrown(() => parseProgram(program('```yaml\nforbiddenText: [a\n```'), 'program.md')).message).toMatch(
+      /^program\.md:\d+: malformed YAML/,
+    );
+    expect(
+      thrown(() =>
+        parseProgram(program('```yaml\nrequiredText: [a]\n```\n\n```yml\nforbiddenText: [b]\n```'), 'program.md'),
+      ).line,
+    ).toBe(11);
   });
 
   it('parses the example study program', () => {
@@ -134,19 +177,26 @@ describe('checkConstraints', () => {
       { constraint: 'editableSections', message: 'section "policy" is not editable but was changed (editable: cues)' },
     ]);
     expect(check('cues: book').violations[0]?.message).toContain('"policy" is not editable but was removed');
-    expect(check('cues: book\npolicy: strict\nextra: x').violations[0]?.message).toContain('"extra" is not editable but was added');
+    expect(check('cues: book\npolicy: strict\nextra: x').violations[0]?.message).toContain(
+      '"extra" is not editable but was added',
+    );
     expect(check('cues: book\npolicy strict').violations[0]?.constraint).toBe('format');
   });
 
   it('allows every section when editableSections is absent', () => {
-    const result = checkConstraints({ ...mechanical, editableSections: undefined }, { incumbentText, candidateText: 'cues: x\npolicy: loose', sectionsOf });
+    const result = checkConstraints(
+      { ...mechanical, editableSections: undefined },
+      { incumbentText, candidateText: 'cues: x\npolicy: loose', sectionsOf },
+    );
     expect(result.passed).toBe(true);
   });
 
   it('refuses a candidate over the ceiling', () => {
     const result = check(`cues: ${'a'.repeat(60)}\npolicy: strict`);
     expect(result.passed).toBe(false);
-    expect(result.violations).toEqual([{ constraint: 'maxArtifactCharacters', message: 'the candidate has 81 characters, over the ceiling of 60' }]);
+    expect(result.violations).toEqual([
+      { constraint: 'maxArtifactCharacters', message: 'the candidate has 81 characters, over the ceiling of 60' },
+    ]);
     // 41 code points but 61 UTF-16 units: the ceiling counts characters
     expect(check(`cues: ${'𝔞'.repeat(20)}\npolicy: strict`).passed).toBe(true);
   });
@@ -158,7 +208,12 @@ describe('checkConstraints', () => {
   });
 
   it('refuses a candidate that lost required text', () => {
-    const result = checkConstraints({ ...mechanical, editableSections: undefined }, { incumbentText, candidateText: 'Cues: book\npolicy: strict', sectionsOf });
-    expect(result.violations).toEqual([{ constraint: 'requiredText', message: 'the candidate lost required text "cues:"' }]);
+    const result = checkConstraints(
+      { ...mechanical, editableSections: undefined },
+      { incumbentText, candidateText: 'Cues: book\npolicy: strict', sectionsOf },
+    );
+    expect(result.violations).toEqual([
+      { constraint: 'requiredText', message: 'the candidate lost required text "cues:"' },
+    ]);
   });
 });

@@ -31,7 +31,12 @@ import {
 import { parseLocatedYaml, parseWithSchema } from './yaml-locations.ts';
 
 export { checkConstraints, mechanicalConstraintsSchema };
-export type { ConstraintCheck, ConstraintCheckInput, ConstraintViolation, MechanicalConstraints } from './constraints.ts';
+export type {
+  ConstraintCheck,
+  ConstraintCheckInput,
+  ConstraintViolation,
+  MechanicalConstraints,
+} from './constraints.ts';
 
 /** The three registers, in their canonical order. */
 export const REGISTERS = ['instructions', 'constraints', 'stopping'] as const;
@@ -104,7 +109,12 @@ function findFences(lines: readonly string[], fileName: string): Fence[] {
       if (match !== null && !(match[1]!.startsWith('`') && (match[2] ?? '').includes('`'))) {
         open = { start: index, marker: match[1]!, info: (match[2] ?? '').trim() };
       }
-    } else if (match !== null && match[1]![0] === open.marker[0] && match[1]!.length >= open.marker.length && (match[2] ?? '').trim() === '') {
+    } else if (
+      match !== null &&
+      match[1]![0] === open.marker[0] &&
+      match[1]!.length >= open.marker.length &&
+      (match[2] ?? '').trim() === ''
+    ) {
       fences.push({ start: open.start, end: index, info: open.info });
       open = undefined;
     }
@@ -141,7 +151,12 @@ function findHeadings(lines: readonly string[], fences: readonly Fence[]): Headi
       !BLOCK_START.test(previous) &&
       (beforePrevious === undefined || beforePrevious.trim() === '')
     ) {
-      headings.push({ level: underline[1]!.startsWith('=') ? 1 : 2, text: previous.trim(), index: index - 1, bodyStart: index + 1 });
+      headings.push({
+        level: underline[1]!.startsWith('=') ? 1 : 2,
+        text: previous.trim(),
+        index: index - 1,
+        bodyStart: index + 1,
+      });
     }
   });
   return headings;
@@ -188,12 +203,15 @@ export function parseProgram(text: string, fileName: string): Program {
     if (register === undefined) continue;
     const first = found.get(register);
     if (first !== undefined) {
-      throw new InputError(`duplicate register "${REGISTER_TITLES[register]}" (first at line ${first.index + 1}); merge them into one`, {
-        file: fileName,
-        line: heading.index + 1,
-        field: REGISTER_TITLES[register],
-        code: 'input.program',
-      });
+      throw new InputError(
+        `duplicate register "${REGISTER_TITLES[register]}" (first at line ${first.index + 1}); merge them into one`,
+        {
+          file: fileName,
+          line: heading.index + 1,
+          field: REGISTER_TITLES[register],
+          code: 'input.program',
+        },
+      );
     }
     found.set(register, heading);
   }
@@ -208,7 +226,12 @@ export function parseProgram(text: string, fileName: string): Program {
     const present = REGISTERS.filter((name) => found.has(name)).map((name) => REGISTER_TITLES[name]);
     throw new InputError(
       `missing register "${REGISTER_TITLES[register]}": a program needs three headings, Instructions, Constraints and Stopping criteria (found: ${present.length > 0 ? present.join(', ') : 'none'})`,
-      { file: fileName, line: nearest === undefined ? 1 : nearest.index + 1, field: REGISTER_TITLES[register], code: 'input.program' },
+      {
+        file: fileName,
+        line: nearest === undefined ? 1 : nearest.index + 1,
+        field: REGISTER_TITLES[register],
+        code: 'input.program',
+      },
     );
   }
 
@@ -216,7 +239,8 @@ export function parseProgram(text: string, fileName: string): Program {
   for (const register of REGISTERS) {
     const heading = found.get(register)!;
     const next = headings.find(
-      (other) => other.index > heading.index && (other.level <= heading.level || registerOfHeading(other.text) !== undefined),
+      (other) =>
+        other.index > heading.index && (other.level <= heading.level || registerOfHeading(other.text) !== undefined),
     );
     const end = next === undefined ? lines.length : next.index;
     const body = lines.slice(heading.bodyStart, end).join('\n').trim();

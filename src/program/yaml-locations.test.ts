@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { InputError } from '../errors.ts';
+import type { InputError } from '../errors.ts';
 import { parseLocatedYaml, parseWithSchema } from './yaml-locations.ts';
 
 const schema = z.strictObject({ name: z.string(), rules: z.array(z.string()) });

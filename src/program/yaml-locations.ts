@@ -47,7 +47,8 @@ export function parseLocatedYaml(text: string, source: YamlSource): LocatedYaml 
     const summary = (firstError.message.split('\n')[0] ?? firstError.message).replace(/:\s*$/, '');
     throw new InputError(`malformed YAML: ${summary}`, { file: source.file, line, code: 'input.yaml_syntax' });
   }
-  const lineAt = (offset: number | undefined): number => (offset === undefined ? 1 : lineCounter.linePos(offset).line) + lineOffset;
+  const lineAt = (offset: number | undefined): number =>
+    (offset === undefined ? 1 : lineCounter.linePos(offset).line) + lineOffset;
   const startLine = document.contents?.range?.[0];
 
   const nodeAt = (path: readonly PropertyKey[]): { node: unknown; depth: number } => {
@@ -84,7 +85,11 @@ function safeToJs(document: Document, source: YamlSource): unknown {
   try {
     return document.toJS({ maxAliasCount: 100 });
   } catch (error) {
-    throw new InputError(`malformed YAML: ${(error as Error).message}`, { file: source.file, line: 1 + (source.lineOffset ?? 0), code: 'input.yaml_syntax' });
+    throw new InputError(`malformed YAML: ${(error as Error).message}`, {
+      file: source.file,
+      line: 1 + (source.lineOffset ?? 0),
+      code: 'input.yaml_syntax',
+    });
   }
 }
 
@@ -141,7 +146,12 @@ export function parseWithSchema<Schema extends z.ZodType>(
   issues.sort((left, right) => left.line - right.line);
   const [first, ...rest] = issues;
   if (first === undefined) throw new InputError('invalid content', { file: source.file });
-  const more = rest.map((issue) => `\n  also ${source.file}:${issue.line}: ${issue.field === '' ? '' : `${issue.field}: `}${issue.message}`).join('');
+  const more = rest
+    .map(
+      (issue) =>
+        `\n  also ${source.file}:${issue.line}: ${issue.field === '' ? '' : `${issue.field}: `}${issue.message}`,
+    )
+    .join('');
   throw new InputError(`${first.message}${more}`, {
     file: source.file,
     line: first.line,
@@ -155,7 +165,13 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
-type SchemaDefinition = { type?: string; shape?: Record<string, unknown>; innerType?: unknown; in?: unknown; element?: unknown };
+type SchemaDefinition = {
+  type?: string;
+  shape?: Record<string, unknown>;
+  innerType?: unknown;
+  in?: unknown;
+  element?: unknown;
+};
 
 /** Keys a strict object schema accepts at `path`, for "allowed: ..." hints. Empty when unknown. */
 function allowedKeysAt(schema: unknown, path: readonly PropertyKey[]): string[] {
@@ -163,7 +179,12 @@ function allowedKeysAt(schema: unknown, path: readonly PropertyKey[]): string[] 
   const unwrap = (value: unknown): SchemaDefinition | undefined => {
     let definition = (value as { _zod?: { def?: SchemaDefinition } } | undefined)?._zod?.def;
     for (let guard = 0; definition !== undefined && guard < 20; guard += 1) {
-      if (definition.type === 'optional' || definition.type === 'default' || definition.type === 'prefault' || definition.type === 'nullable') {
+      if (
+        definition.type === 'optional' ||
+        definition.type === 'default' ||
+        definition.type === 'prefault' ||
+        definition.type === 'nullable'
+      ) {
         definition = (definition.innerType as { _zod?: { def?: SchemaDefinition } } | undefined)?._zod?.def;
       } else if (definition.type === 'pipe') {
         definition = (definition.in as { _zod?: { def?: SchemaDefinition } } | undefined)?._zod?.def;

@@ -46,7 +46,11 @@ export interface KeyReplacement {
 export type DataEditResult = { ok: true; text: string } | { ok: false; message: string };
 
 /** The top-level object of a JSON or YAML text, or why it is not one. */
-export function readDataObject(text: string, format: 'json' | 'yaml', file: string): { ok: true; value: Record<string, unknown> } | { ok: false; message: string } {
+export function readDataObject(
+  text: string,
+  format: 'json' | 'yaml',
+  file: string,
+): { ok: true; value: Record<string, unknown> } | { ok: false; message: string } {
   let value: unknown;
   if (format === 'json') {
     try {
@@ -56,15 +60,23 @@ export function readDataObject(text: string, format: 'json' | 'yaml', file: stri
     }
   } else {
     const document = parseDocument(text);
-    if (document.errors.length > 0) return { ok: false, message: `${file} is not valid YAML: ${document.errors[0]!.message.split('\n')[0]}` };
+    if (document.errors.length > 0)
+      return { ok: false, message: `${file} is not valid YAML: ${document.errors[0]!.message.split('\n')[0]}` };
     value = document.toJS();
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, message: `${file} does not hold a ${format === 'json' ? 'JSON' : 'YAML'} object of named keys` };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return {
+      ok: false,
+      message: `${file} does not hold a ${format === 'json' ? 'JSON' : 'YAML'} object of named keys`,
+    };
   return { ok: true, value: value as Record<string, unknown> };
 }
 
 /** A value the model wrote: JSON first (both formats), then YAML for a YAML artifact. */
-function parseValue(text: string, format: 'json' | 'yaml'): { ok: true; value: unknown } | { ok: false; message: string } {
+function parseValue(
+  text: string,
+  format: 'json' | 'yaml',
+): { ok: true; value: unknown } | { ok: false; message: string } {
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (error) {
@@ -90,7 +102,13 @@ function indentOf(text: string): string | number {
  * replaceKeys('{\n  "a": 1\n}\n', [{ key: 'a', value: '2' }], 'json', 'params.json'); // { ok: true, text: '{\n  "a": 2\n}\n' }
  * ```
  */
-export function replaceKeys(text: string, replacements: readonly KeyReplacement[], format: 'json' | 'yaml', file: string, allowNew = false): DataEditResult {
+export function replaceKeys(
+  text: string,
+  replacements: readonly KeyReplacement[],
+  format: 'json' | 'yaml',
+  file: string,
+  allowNew = false,
+): DataEditResult {
   const incumbent = readDataObject(text, format, file);
   if (!incumbent.ok) return incumbent;
   const seen = new Set<string>();
@@ -99,9 +117,19 @@ export function replaceKeys(text: string, replacements: readonly KeyReplacement[
     const key = replacement.key.trim();
     if (seen.has(key)) return { ok: false, message: `key "${key}" is replaced twice` };
     seen.add(key);
-    if (!Object.hasOwn(incumbent.value, key) && !allowNew) return { ok: false, message: `${file} has no top-level key "${key}" (its keys: ${Object.keys(incumbent.value).map((name) => `"${name}"`).join(', ')})` };
+    if (!Object.hasOwn(incumbent.value, key) && !allowNew)
+      return {
+        ok: false,
+        message: `${file} has no top-level key "${key}" (its keys: ${Object.keys(incumbent.value)
+          .map((name) => `"${name}"`)
+          .join(', ')})`,
+      };
     const parsed = parseValue(replacement.value, format);
-    if (!parsed.ok) return { ok: false, message: `the new value of "${key}" is not ${format === 'json' ? 'JSON' : 'YAML'}: ${parsed.message}` };
+    if (!parsed.ok)
+      return {
+        ok: false,
+        message: `the new value of "${key}" is not ${format === 'json' ? 'JSON' : 'YAML'}: ${parsed.message}`,
+      };
     values.set(key, parsed.value);
   }
   let result: string;
@@ -122,7 +150,12 @@ export function replaceKeys(text: string, replacements: readonly KeyReplacement[
 /**
  * Per replaced key of a JSON or YAML file, the lines of its value (printed as indented JSON, without trailing commas) the candidate adds (`+ `) and removes (`- `), under `## <key>`.
  */
-export function describeKeyChanges(before: string, after: string, keys: readonly string[], format: 'json' | 'yaml'): string {
+export function describeKeyChanges(
+  before: string,
+  after: string,
+  keys: readonly string[],
+  format: 'json' | 'yaml',
+): string {
   const valueLines = (text: string, key: string): string => {
     const read = readDataObject(text, format, '');
     if (!read.ok || !Object.hasOwn(read.value, key)) return '';
@@ -136,7 +169,6 @@ export function describeKeyChanges(before: string, after: string, keys: readonly
     })
     .join('\n\n');
 }
-
 
 /** The names of the artifact's sections: its `##` headings, or a data file's top-level keys (none when it cannot be read). */
 export function artifactSectionNames(text: string, format: ArtifactFormat, file: string): string[] {

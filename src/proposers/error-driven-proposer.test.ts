@@ -25,26 +25,45 @@ behaviorCues:
 defaultProjections: [list]
 `;
 
-function example(id: string, goal: string, expected: ExpectedIntent, partition: Example['partition'] = 'optimization'): IntentExample {
+function example(
+  id: string,
+  goal: string,
+  expected: ExpectedIntent,
+  partition: Example['partition'] = 'optimization',
+): IntentExample {
   return { id, input: goal, text: goal, expected, tags: [], partition };
 }
 
 const OPTIMIZATION: IntentExample[] = [
   example('dentist', 'Patients make appointments with dentists.', {
     appType: 'booking',
-    entities: [{ name: 'Patient', role: 'party' }, { name: 'Appointment', role: 'commitment' }, { name: 'Dentist', role: 'party' }],
+    entities: [
+      { name: 'Patient', role: 'party' },
+      { name: 'Appointment', role: 'commitment' },
+      { name: 'Dentist', role: 'party' },
+    ],
   }),
   example('salon', 'Clients make appointments with stylists online.', {
     appType: 'booking',
-    entities: [{ name: 'Client', role: 'party' }, { name: 'Appointment', role: 'commitment' }],
+    entities: [
+      { name: 'Client', role: 'party' },
+      { name: 'Appointment', role: 'commitment' },
+    ],
   }),
   example('groomer', 'Owners make appointments for their dogs with groomers.', {
     appType: 'booking',
-    entities: [{ name: 'Owner', role: 'party' }, { name: 'Appointment', role: 'commitment' }, { name: 'Dog', role: 'resource' }],
+    entities: [
+      { name: 'Owner', role: 'party' },
+      { name: 'Appointment', role: 'commitment' },
+      { name: 'Dog', role: 'resource' },
+    ],
   }),
   example('support', 'Customers raise tickets that agents resolve.', {
     appType: 'helpdesk',
-    entities: [{ name: 'Customer', role: 'party' }, { name: 'Ticket', role: 'document' }],
+    entities: [
+      { name: 'Customer', role: 'party' },
+      { name: 'Ticket', role: 'document' },
+    ],
   }),
 ];
 // Must never influence the proposer.
@@ -57,7 +76,10 @@ async function evaluate(text: string, partition = 'optimization'): Promise<Parti
   let sum = 0;
   let valid = 0;
   for (const item of OPTIMIZATION) {
-    const score = scoreExample(item.expected, await executor.execute({ input: item.input, text: item.text, artifact: text, repeat: 0 }));
+    const score = scoreExample(
+      item.expected,
+      await executor.execute({ input: item.input, text: item.text, artifact: text, repeat: 0 }),
+    );
     examples.push({ ...score, exampleId: item.id, repeat: 0 });
     if (score.valid) {
       sum += score.composite;
@@ -83,7 +105,9 @@ async function evaluate(text: string, partition = 'optimization'): Promise<Parti
   };
 }
 
-async function contextFor(overrides: Partial<ProposalContext> = {}): Promise<ProposalContext & { evaluations: () => number }> {
+async function contextFor(
+  overrides: Partial<ProposalContext> = {},
+): Promise<ProposalContext & { evaluations: () => number }> {
   let evaluations = 0;
   return {
     incumbentText: PLAYBOOK,
@@ -134,7 +158,9 @@ describe('error-driven proposer', () => {
   it('is deterministic', async () => {
     const first = await createErrorDrivenProposer().propose(await contextFor());
     const second = await createErrorDrivenProposer().propose(await contextFor());
-    expect(second.candidates.map((candidate) => candidate.delta)).toEqual(first.candidates.map((candidate) => candidate.delta));
+    expect(second.candidates.map((candidate) => candidate.delta)).toEqual(
+      first.candidates.map((candidate) => candidate.delta),
+    );
   });
 
   it('respects the editable sections', async () => {
@@ -197,7 +223,10 @@ describe('error-driven proposer', () => {
 
   it('refuses scores that are not from the optimization partition', async () => {
     const context = await contextFor();
-    const result = await createErrorDrivenProposer().propose({ ...context, incumbentScores: { ...context.incumbentScores, partition: 'shadow' } });
+    const result = await createErrorDrivenProposer().propose({
+      ...context,
+      incumbentScores: { ...context.incumbentScores, partition: 'shadow' },
+    });
     expect(result.candidates).toEqual([]);
     expect(result.failures[0]?.reason).toContain('optimization');
   });

@@ -28,7 +28,12 @@ import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-
 import type { CompiledPlaybook } from '../tasks/intent/offline/extract.ts';
 import { compilePlaybook, extractIntent } from '../tasks/intent/offline/extract.ts';
 import type { EditCandidate, EditKind, ExampleEvidence } from '../tasks/intent/offline/edit-candidates.ts';
-import { editMayAffect, generateEditCandidates, isNearDuplicateBundle, lexiconBundleTerms } from '../tasks/intent/offline/edit-candidates.ts';
+import {
+  editMayAffect,
+  generateEditCandidates,
+  isNearDuplicateBundle,
+  lexiconBundleTerms,
+} from '../tasks/intent/offline/edit-candidates.ts';
 import { analyzeGoal } from '../tasks/intent/offline/goal-analysis.ts';
 import type { Playbook } from '../tasks/intent/offline/playbook.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
@@ -41,11 +46,18 @@ import { applyPlaybookEdit, editPlaybook } from '../tasks/intent/offline/playboo
 import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
 import { selectDiverse } from './select-diverse.ts';
 
-import { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED, ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
+import {
+  DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS,
+  DEFAULT_ERROR_DRIVEN_MAX_SCREENED,
+  ERROR_DRIVEN_PROPOSER_ID,
+} from '../tasks/intent/offline/ids.ts';
 
-export { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED, ERROR_DRIVEN_PROPOSER_ID } from '../tasks/intent/offline/ids.ts';
+export {
+  DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS,
+  DEFAULT_ERROR_DRIVEN_MAX_SCREENED,
+  ERROR_DRIVEN_PROPOSER_ID,
+} from '../tasks/intent/offline/ids.ts';
 import { characterCount } from '../text/characters.ts';
-
 
 export interface ErrorDrivenProposerOptions {
   /**
@@ -135,7 +147,10 @@ interface Evaluated {
  * const { candidates } = await proposer.propose(context);
  */
 export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = {}): Proposer {
-  const maxEvaluations = Math.max(0, options.maxEvaluations ?? ((options.localScreening ?? true) ? DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS : 300));
+  const maxEvaluations = Math.max(
+    0,
+    options.maxEvaluations ?? ((options.localScreening ?? true) ? DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS : 300),
+  );
   const maxScreened = Math.max(0, options.maxScreened ?? DEFAULT_ERROR_DRIVEN_MAX_SCREENED);
   // maxScreened 0 screens nothing: the edits go to the evaluator (or, with maxEvaluations 0, to the gate) unscreened.
   const localScreening = (options.localScreening ?? true) && maxScreened > 0;
@@ -143,18 +158,26 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
   const unscreenedLimit = (limit: number): number => (maxEvaluations === 0 ? limit : maxEvaluations);
   const minNetFixes = Math.max(1, options.minNetFixes ?? 1);
   const weights: Readonly<Record<string, number>> = { ...DEFAULT_WEIGHTS, ...(options.weights ?? {}) };
-  const weighsPrecision = (weights['entityPrecision'] ?? 0) > 0;
-  const weighsRelations = (weights['relationRecall'] ?? 0) > 0;
+  const weighsPrecision = (weights.entityPrecision ?? 0) > 0;
+  const weighsRelations = (weights.relationRecall ?? 0) > 0;
   return {
     id: ERROR_DRIVEN_PROPOSER_ID,
     async propose(context: ProposalContext): Promise<ProposalResult> {
       const failures: ProposalFailure[] = [];
       if (context.incumbentScores.partition !== 'optimization') {
-        return { candidates: [], failures: [{ reason: `incumbent scores are for partition "${context.incumbentScores.partition}", not "optimization"` }] };
+        return {
+          candidates: [],
+          failures: [
+            { reason: `incumbent scores are for partition "${context.incumbentScores.partition}", not "optimization"` },
+          ],
+        };
       }
       const parsed = parsePlaybook(context.incumbentText);
       if (!parsed.ok) {
-        return { candidates: [], failures: [{ reason: `the incumbent playbook is invalid: ${parsed.errors[0]?.message ?? 'unknown error'}` }] };
+        return {
+          candidates: [],
+          failures: [{ reason: `the incumbent playbook is invalid: ${parsed.errors[0]?.message ?? 'unknown error'}` }],
+        };
       }
       if (context.maxCandidates <= 0) return { candidates: [], failures };
       const compiled = compilePlaybook(parsed.playbook);
@@ -171,7 +194,9 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
       }
 
       const generated = generateEditCandidates(parsed.playbook, evidence, {
-        ...(options.maxSuggestionsPerError !== undefined ? { maxSuggestionsPerError: options.maxSuggestionsPerError } : {}),
+        ...(options.maxSuggestionsPerError !== undefined
+          ? { maxSuggestionsPerError: options.maxSuggestionsPerError }
+          : {}),
         ...(options.minCuePrecision !== undefined ? { minCuePrecision: options.minCuePrecision } : {}),
         ...(options.minCueLift !== undefined ? { minCueLift: options.minCueLift } : {}),
         precision: weighsPrecision,
@@ -181,12 +206,17 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
       // An edit already tried under the same delta (against an older incumbent) is not offered again.
       const pastDeltas = new Set(context.history.map((entry) => entry.delta));
       // A learned-lexicon bundle that nearly repeats one tried before (the same terms but one or two) is not offered either.
-      const pastBundles = [...pastDeltas].map(lexiconBundleTerms).filter((terms): terms is Set<string> => terms !== null);
+      const pastBundles = [...pastDeltas]
+        .map(lexiconBundleTerms)
+        .filter((terms): terms is Set<string> => terms !== null);
       const allowed = generated.filter(
         (candidate) =>
           (editable.size === 0 || editable.has(candidate.edit.path[0])) &&
           !pastDeltas.has(candidate.delta) &&
-          !(candidate.kind === 'lexiconBundle' && pastBundles.some((terms) => isNearDuplicateBundle(terms, lexiconBundleTerms(candidate.delta)!))),
+          !(
+            candidate.kind === 'lexiconBundle' &&
+            pastBundles.some((terms) => isNearDuplicateBundle(terms, lexiconBundleTerms(candidate.delta)!))
+          ),
       );
 
       // Build each candidate text once; drop what does not apply, is too long or was tried.
@@ -210,16 +240,29 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
         const compiledEdit = compilePlaybook(edited.playbook);
         const local = screenLocally(candidate, compiledEdit, parsed.playbook, evidence, weights);
         if (local !== null && local.netFixes >= minNetFixes) {
-          queue.push({ candidate, text, playbook: edited.playbook, compiled: compiledEdit, local: local.netFixes, localGain: local.gain, relationNet: local.relationNetFixes });
+          queue.push({
+            candidate,
+            text,
+            playbook: edited.playbook,
+            compiled: compiledEdit,
+            local: local.netFixes,
+            localGain: local.gain,
+            relationNet: local.relationNetFixes,
+          });
         }
       }
       if (localScreening) {
         queue.sort(
-          (a, b) => b.local - a.local || b.localGain - a.localGain || b.relationNet - a.relationNet || compareText(a.candidate.delta, b.candidate.delta),
+          (a, b) =>
+            b.local - a.local ||
+            b.localGain - a.localGain ||
+            b.relationNet - a.relationNet ||
+            compareText(a.candidate.delta, b.candidate.delta),
         );
       }
 
-      if (maxEvaluations === 0) return { candidates: unscoredCandidates(queue, context.maxCandidates, localScreening), failures };
+      if (maxEvaluations === 0)
+        return { candidates: unscoredCandidates(queue, context.maxCandidates, localScreening), failures };
 
       // The frozen evaluator decides.
       const evaluated: Evaluated[] = [];
@@ -236,7 +279,12 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
       const kept = evaluated
         .filter((entry) => entry.netFixes >= minNetFixes && entry.netFixes > 0)
         .sort(compareEvaluated);
-      return { candidates: selectDiverse(kept, context.maxCandidates, compareEvaluated).map((entry) => toCandidate(entry, evaluations)), failures };
+      return {
+        candidates: selectDiverse(kept, context.maxCandidates, compareEvaluated).map((entry) =>
+          toCandidate(entry, evaluations),
+        ),
+        failures,
+      };
     },
   };
 }
@@ -282,7 +330,7 @@ function toEvidence(
     diagnostics: record.diagnostics as ExampleDiagnostics,
     outputJson: JSON.stringify(intent),
     composite: record.composite,
-    relationRecall: record.metrics['relationRecall'] ?? null,
+    relationRecall: record.metrics.relationRecall ?? null,
   };
 }
 
@@ -311,7 +359,7 @@ function screenLocally(
     const composite = score.composite;
     if (composite > example.composite + EPSILON) netFixes += 1;
     else if (composite < example.composite - EPSILON) netFixes -= 1;
-    const relationRecall = score.metrics?.['relationRecall'] ?? null;
+    const relationRecall = score.metrics?.relationRecall ?? null;
     if (relationRecall !== null && example.relationRecall !== null) {
       if (relationRecall > example.relationRecall + EPSILON) relationNetFixes += 1;
       else if (relationRecall < example.relationRecall - EPSILON) relationNetFixes -= 1;
@@ -360,7 +408,15 @@ function compare(
       fell += 1;
     }
   }
-  return { candidate, text, netFixes: rose - fell, rose, fell, gain: (score.composite ?? 0) - (incumbentComposite ?? 0), fixedIds };
+  return {
+    candidate,
+    text,
+    netFixes: rose - fell,
+    rose,
+    fell,
+    gain: (score.composite ?? 0) - (incumbentComposite ?? 0),
+    fixedIds,
+  };
 }
 
 /** Round-robin over edit kinds (each kind in preRank order): positive priors first, then the rest, projections last. */
@@ -404,11 +460,7 @@ function toCandidate(entry: Evaluated, evaluations: number): Candidate {
  * local screening first, or in generation order without it) that are
  * readable playbooks, none scored by the evaluator.
  */
-function unscoredCandidates(
-  queue: readonly QueuedEdit[],
-  limit: number,
-  screened: boolean,
-): Candidate[] {
+function unscoredCandidates(queue: readonly QueuedEdit[], limit: number, screened: boolean): Candidate[] {
   const candidates: Candidate[] = [];
   for (const { candidate, text, playbook, compiled, local } of queue) {
     if (candidates.length >= limit) break;

@@ -46,7 +46,12 @@ function shorten(text: string, limit: number): string {
 /** The problems a feedback text names: its `; `-separated parts, without the final full stop. */
 export function feedbackProblems(feedback: string): string[] {
   const text = feedback.trim().replace(/\.$/, '');
-  return text === '' ? [] : text.split('; ').map((part) => part.trim()).filter((part) => part !== '');
+  return text === ''
+    ? []
+    : text
+        .split('; ')
+        .map((part) => part.trim())
+        .filter((part) => part !== '');
 }
 
 function topList(counts: Map<string, number>, limit: number): string {
@@ -59,7 +64,9 @@ function topList(counts: Map<string, number>, limit: number): string {
 
 function describeRecord(record: ExampleScoreRecord): string {
   if (!record.valid) return `invalid output (${record.invalidReason}): ${shorten(record.message, 160)}`;
-  return record.feedback.trim() === '' ? `scored ${record.composite.toFixed(2)}, no problem named` : shorten(record.feedback, 400);
+  return record.feedback.trim() === ''
+    ? `scored ${record.composite.toFixed(2)}, no problem named`
+    : shorten(record.feedback, 400);
 }
 
 /**
@@ -69,7 +76,11 @@ function describeRecord(record: ExampleScoreRecord): string {
  * @param examples the optimization examples (for their texts)
  * @returns plain text of at most `maxCharacters` characters
  */
-export function summarizeFeedback(score: PartitionScore, examples: readonly Example[], options: FeedbackSummaryOptions = {}): string {
+export function summarizeFeedback(
+  score: PartitionScore,
+  examples: readonly Example[],
+  options: FeedbackSummaryOptions = {},
+): string {
   const maxCharacters = options.maxCharacters ?? 6000;
   const limit = options.maxListItems ?? 12;
   const problems = new Map<string, number>();
@@ -79,7 +90,8 @@ export function summarizeFeedback(score: PartitionScore, examples: readonly Exam
       invalid.set(record.invalidReason, (invalid.get(record.invalidReason) ?? 0) + 1);
       continue;
     }
-    for (const problem of new Set(feedbackProblems(record.feedback))) problems.set(problem, (problems.get(problem) ?? 0) + 1);
+    for (const problem of new Set(feedbackProblems(record.feedback)))
+      problems.set(problem, (problems.get(problem) ?? 0) + 1);
   }
 
   const lines: string[] = [];
@@ -87,7 +99,9 @@ export function summarizeFeedback(score: PartitionScore, examples: readonly Exam
   lines.push(`Composite ${composite} over ${score.total} example-repeats; ${score.invalid} invalid.`);
   const components = Object.entries(score.components).map(([name, value]) => `${name} ${value.toFixed(2)}`);
   if (components.length > 0) lines.push(`Components (mean where scored, each in [0, 1]): ${components.join(', ')}.`);
-  const metrics = Object.entries(score.metrics).flatMap(([name, value]) => (value === null ? [] : [`${name} ${value.toFixed(2)}`]));
+  const metrics = Object.entries(score.metrics).flatMap(([name, value]) =>
+    value === null ? [] : [`${name} ${value.toFixed(2)}`],
+  );
   if (metrics.length > 0) lines.push(`Metrics (not in the composite): ${metrics.join(', ')}.`);
   if (invalid.size > 0) lines.push(`Invalid outputs by reason: ${topList(invalid, limit)}.`);
   if (problems.size > 0) lines.push(`Problems most often named: ${topList(problems, limit)}.`);
@@ -95,14 +109,20 @@ export function summarizeFeedback(score: PartitionScore, examples: readonly Exam
   const texts = new Map(examples.map((example) => [example.id, example.text]));
   const worst = [...score.examples]
     .filter((record) => !record.valid || record.composite < 1)
-    .sort((left, right) => (left.valid ? left.composite : -1) - (right.valid ? right.composite : -1) || left.exampleId.localeCompare(right.exampleId));
+    .sort(
+      (left, right) =>
+        (left.valid ? left.composite : -1) - (right.valid ? right.composite : -1) ||
+        left.exampleId.localeCompare(right.exampleId),
+    );
   const shown = new Set<string>();
   const exampleLines: string[] = [];
   for (const record of worst) {
     if (exampleLines.length >= (options.maxExamples ?? 4)) break;
     if (shown.has(record.exampleId)) continue;
     shown.add(record.exampleId);
-    exampleLines.push(`- "${shorten(texts.get(record.exampleId) ?? '', options.maxTextCharacters ?? 240)}" → ${describeRecord(record)}`);
+    exampleLines.push(
+      `- "${shorten(texts.get(record.exampleId) ?? '', options.maxTextCharacters ?? 240)}" → ${describeRecord(record)}`,
+    );
   }
   if (exampleLines.length > 0) lines.push('Examples (input shortened → what went wrong):', ...exampleLines);
 

@@ -99,7 +99,9 @@ function programOf(world: World): string {
 }
 
 const withMarker = (example: StudyExample): StudyExample =>
-  example.partition === 'shadow' && typeof example.input === 'string' ? { ...example, input: `${example.input} ${MARKER} matters here.` } : example;
+  example.partition === 'shadow' && typeof example.input === 'string'
+    ? { ...example, input: `${example.input} ${MARKER} matters here.` }
+    : example;
 
 // --- the keyword-rules world: routing rules, offline ---
 const TICKETS: Array<[string, 'billing' | 'technical', StudyExample['partition']]> = [
@@ -120,21 +122,37 @@ const TICKETS: Array<[string, 'billing' | 'technical', StudyExample['partition']
 const routingExecutor = createRoutingRulesExecutor();
 
 // --- the reflective world: a markdown prompt whose ## Billing words section routes, offline; the model is scripted ---
-const PROMPT = '# Route tickets\n\nKeep this introduction as it is.\n\n## Billing words\ninvoice, refund\n\n## Notes\nAsk when unsure.\n';
+const PROMPT =
+  '# Route tickets\n\nKeep this introduction as it is.\n\n## Billing words\ninvoice, refund\n\n## Notes\nAsk when unsure.\n';
 const promptExecutor: Executor = {
   id: 'prompt-words@1',
   deterministic: true,
   async execute(request) {
-    const words = (markdownSections(request.artifact)['Billing words'] ?? '').replace(/^## .*\n/, '').split(/[,\s]+/).filter((word) => word !== '');
+    const words = (markdownSections(request.artifact)['Billing words'] ?? '')
+      .replace(/^## .*\n/, '')
+      .split(/[,\s]+/)
+      .filter((word) => word !== '');
     const text = request.text.toLowerCase();
-    return { ok: true, output: { label: words.some((word) => text.includes(word.toLowerCase())) ? 'billing' : 'technical' } };
+    return {
+      ok: true,
+      output: { label: words.some((word) => text.includes(word.toLowerCase())) ? 'billing' : 'technical' },
+    };
   },
 };
 const REFLECTIVE_ANSWER = JSON.stringify({
   candidates: [
-    { rationale: 'Customers say money and paid, not invoice.', edits: [{ section: 'Billing words', text: 'invoice, refund, money, paid' }] },
-    { rationale: 'A frozen section: must not come back.', edits: [{ section: 'Notes', text: 'Always answer billing.' }] },
-    { rationale: 'Debits are billing.', edits: [{ section: 'Billing words', text: 'invoice, refund, debiting, dollars' }] },
+    {
+      rationale: 'Customers say money and paid, not invoice.',
+      edits: [{ section: 'Billing words', text: 'invoice, refund, money, paid' }],
+    },
+    {
+      rationale: 'A frozen section: must not come back.',
+      edits: [{ section: 'Notes', text: 'Always answer billing.' }],
+    },
+    {
+      rationale: 'Debits are billing.',
+      edits: [{ section: 'Billing words', text: 'invoice, refund, debiting, dollars' }],
+    },
   ],
 });
 
@@ -158,7 +176,14 @@ function scriptedClient(answer: string): LlmClient & { requests: LlmRequest[] } 
     generate: async (request): Promise<LlmResponse> => {
       requests.push(request);
       if (request.signal?.aborted) throw request.signal.reason;
-      return { ok: true, text: answer, finishReason: 'stop', usage: { inputTokens: 10, outputTokens: 10, costUsd: 0 }, cached: false, latencyMs: 1 };
+      return {
+        ok: true,
+        text: answer,
+        finishReason: 'stop',
+        usage: { inputTokens: 10, outputTokens: 10, costUsd: 0 },
+        cached: false,
+        latencyMs: 1,
+      };
     },
   };
 }
@@ -169,11 +194,28 @@ const intentCorpus = readIntentCorpus(path.join(EXAMPLES_DIR, 'intent', 'corpus'
 const intentExamples: StudyExample[] = [
   ...intentCorpus.filter((example) => example.partition === 'optimization').slice(0, 6),
   ...intentCorpus.filter((example) => example.partition !== 'optimization').slice(0, 4),
-].map((example, index) => ({ id: example.id, input: example.input, expected: example.expected, partition: index < 6 ? 'optimization' : index < 8 ? 'anchor' : 'shadow' }));
+].map((example, index) => ({
+  id: example.id,
+  input: example.input,
+  expected: example.expected,
+  partition: index < 6 ? 'optimization' : index < 8 ? 'anchor' : 'shadow',
+}));
 
 // --- the search world: a YAML parameters file; a billing ticket is one with at least `minWords` words of the billing list ---
 const PARAMS = '# Routing parameters.\nname: keep me\nrouter:\n  minWords: 3\n  listing: short\n';
-const BILLING_WORDS = ['money', 'paid', 'plan', 'price', 'card', 'account', 'refund', 'invoice', 'charged', 'dollars', 'bank'];
+const BILLING_WORDS = [
+  'money',
+  'paid',
+  'plan',
+  'price',
+  'card',
+  'account',
+  'refund',
+  'invoice',
+  'charged',
+  'dollars',
+  'bank',
+];
 const paramsExecutor: Executor = {
   id: 'params-words@1',
   deterministic: true,
@@ -184,7 +226,10 @@ const paramsExecutor: Executor = {
     return { ok: true, output: { label: hits >= router.minWords ? 'billing' : 'technical' } };
   },
 };
-const paramsSpace = searchSpaceSchema.parse({ 'router.minWords': { type: 'int', low: 1, high: 4 }, 'router.listing': { type: 'choice', choices: ['short', 'long'] } });
+const paramsSpace = searchSpaceSchema.parse({
+  'router.minWords': { type: 'int', low: 1, high: 4 },
+  'router.listing': { type: 'choice', choices: ['short', 'long'] },
+});
 
 const WORLDS: World[] = [
   {
@@ -193,7 +238,12 @@ const WORLDS: World[] = [
     task: createClassificationTask({ labels: ['billing', 'technical'] }),
     executor: paramsExecutor,
     artifact: PARAMS,
-    examples: TICKETS.map(([text, label, partition], index) => ({ id: `t${index + 1}`, input: text, expected: { label }, partition })),
+    examples: TICKETS.map(([text, label, partition], index) => ({
+      id: `t${index + 1}`,
+      input: text,
+      expected: { label },
+      partition,
+    })),
     sectionsOf: topLevelYamlSections,
     editableSections: ['router'],
     maxArtifactCharacters: 4000,
@@ -205,7 +255,12 @@ const WORLDS: World[] = [
     task: createClassificationTask({ labels: ['billing', 'technical'] }),
     executor: routingExecutor,
     artifact: ROUTING_SEED_RULES,
-    examples: TICKETS.map(([text, label, partition], index) => ({ id: `t${index + 1}`, input: text, expected: { label }, partition })),
+    examples: TICKETS.map(([text, label, partition], index) => ({
+      id: `t${index + 1}`,
+      input: text,
+      expected: { label },
+      partition,
+    })),
     sectionsOf: topLevelYamlSections,
     editableSections: ['rules'],
     maxArtifactCharacters: 4000,
@@ -221,14 +276,20 @@ const WORLDS: World[] = [
     task: createClassificationTask({ labels: ['billing', 'technical'] }),
     executor: promptExecutor,
     artifact: PROMPT,
-    examples: TICKETS.map(([text, label, partition], index) => ({ id: `t${index + 1}`, input: text, expected: { label }, partition })),
+    examples: TICKETS.map(([text, label, partition], index) => ({
+      id: `t${index + 1}`,
+      input: text,
+      expected: { label },
+      partition,
+    })),
     sectionsOf: markdownSections,
     editableSections: ['Billing words'],
     maxArtifactCharacters: 4000,
     unreadable: '## A\none\n## A\ntwo\n',
     modelCalls: () => reflectiveClients.reduce((sum, client) => sum + client.requests.length, 0),
     modelRequests: () => reflectiveClients.flatMap((client) => client.requests),
-    createWithUnusableAnswer: () => createReflectiveProposer({ client: scriptedClient('{"candidates": [{"rationale": "cut off') }),
+    createWithUnusableAnswer: () =>
+      createReflectiveProposer({ client: scriptedClient('{"candidates": [{"rationale": "cut off') }),
   },
   {
     name: 'error-driven (the intent playbook)',
@@ -245,7 +306,12 @@ const WORLDS: World[] = [
 ];
 
 /** The context the engine gave, and the proposer's own answer to it, captured through the library API's `ask()`. */
-async function askThroughTheEngine(world: World): Promise<{ context: ProposalContext; seen: string[]; scored: string[][]; answer: Awaited<ReturnType<Proposer['propose']>> }> {
+async function askThroughTheEngine(world: World): Promise<{
+  context: ProposalContext;
+  seen: string[];
+  scored: string[][];
+  answer: Awaited<ReturnType<Proposer['propose']>>;
+}> {
   const storage = mkdtempSync(path.join(tmpdir(), 'kloop-proposer-contract-'));
   storages.push(storage);
   const inner = world.create();
@@ -263,7 +329,10 @@ async function askThroughTheEngine(world: World): Promise<{ context: ProposalCon
       const { random: _random, signal: _signal, evaluateOptimization, triedHashes, ...rest } = context;
       seen.push(JSON.stringify({ ...rest, triedHashes: [...triedHashes] }));
       capture(context.incumbentScores);
-      const observed = { ...context, evaluateOptimization: async (text: string) => capture(await evaluateOptimization(text)) };
+      const observed = {
+        ...context,
+        evaluateOptimization: async (text: string) => capture(await evaluateOptimization(text)),
+      };
       const answer = await inner.propose(observed);
       seen.push(JSON.stringify(answer.candidates.map(({ text, delta, rationale }) => ({ text, delta, rationale }))));
       captured = { context: observed, answer };
@@ -276,7 +345,9 @@ async function askThroughTheEngine(world: World): Promise<{ context: ProposalCon
     examples: world.examples.map(withMarker),
     task: world.task,
     execute: async (artifact, input, { text, repeat }) => {
-      const result = await withArtifactOverride(artifact, () => world.executor.execute({ input, text, artifact, repeat }));
+      const result = await withArtifactOverride(artifact, () =>
+        world.executor.execute({ input, text, artifact, repeat }),
+      );
       if (!result.ok) throw new Error(result.message);
       return result.output;
     },
@@ -296,8 +367,13 @@ async function askThroughTheEngine(world: World): Promise<{ context: ProposalCon
 }
 
 /** A context of the world's own, built directly: its optimization examples and their scores, a seeded random. */
-async function directContext(world: World, overrides: Partial<ProposalContext> = {}): Promise<ProposalContext & { evaluations: () => number }> {
-  const examples = world.examples.filter((example) => example.partition === 'optimization').map((example) => ({ ...example, tags: [], text: String(example.input) }));
+async function directContext(
+  world: World,
+  overrides: Partial<ProposalContext> = {},
+): Promise<ProposalContext & { evaluations: () => number }> {
+  const examples = world.examples
+    .filter((example) => example.partition === 'optimization')
+    .map((example) => ({ ...example, tags: [], text: String(example.input) }));
   const evaluator = createEvaluator({ task: world.task, executor: world.executor, corpus: examples });
   let evaluations = 0;
   const evaluate = (text: string): Promise<PartitionScore> =>
@@ -324,22 +400,41 @@ async function directContext(world: World, overrides: Partial<ProposalContext> =
   };
 }
 
-const shadowIds = (world: World): string[] => world.examples.filter((example) => example.partition === 'shadow').map((example) => example.id);
-const anchorIds = (world: World): string[] => world.examples.filter((example) => example.partition === 'anchor').map((example) => example.id);
-const comparable = (result: Awaited<ReturnType<Proposer['propose']>>) => result.candidates.map(({ text, delta, rationale, expectedNetFixes, flags }) => ({ text, delta, rationale, expectedNetFixes, flags }));
+const shadowIds = (world: World): string[] =>
+  world.examples.filter((example) => example.partition === 'shadow').map((example) => example.id);
+const anchorIds = (world: World): string[] =>
+  world.examples.filter((example) => example.partition === 'anchor').map((example) => example.id);
+const comparable = (result: Awaited<ReturnType<Proposer['propose']>>) =>
+  result.candidates.map(({ text, delta, rationale, expectedNetFixes, flags }) => ({
+    text,
+    delta,
+    rationale,
+    expectedNetFixes,
+    flags,
+  }));
 
 describe.each(WORLDS)('the proposer contract: $name', (world) => {
-  it('never sees shadow data, and returns at most maxCandidates candidates within the editable sections and the length ceiling', { timeout: 120_000 }, async () => {
+  it('never sees shadow data, and returns at most maxCandidates candidates within the editable sections and the length ceiling', {
+    timeout: 120_000,
+  }, async () => {
     const sent = world.modelRequests?.().length ?? 0;
     const { context, seen, scored, answer } = await askThroughTheEngine(world);
     // What the proposer sent on to a model counts as seen too.
-    const requests = (world.modelRequests?.() ?? []).slice(sent).map(({ signal: _signal, ...request }) => JSON.stringify(request));
+    const requests = (world.modelRequests?.() ?? [])
+      .slice(sent)
+      .map(({ signal: _signal, ...request }) => JSON.stringify(request));
     if (world.modelRequests !== undefined) expect(requests.length).toBeGreaterThan(0);
     const everything = [...seen, ...requests].join('\n');
     expect(everything).not.toContain(MARKER);
-    const optimization = new Set(world.examples.filter((example) => example.partition === 'optimization').map((example) => example.id));
+    const optimization = new Set(
+      world.examples.filter((example) => example.partition === 'optimization').map((example) => example.id),
+    );
     expect(context.examples.map((example) => example.id).sort()).toEqual([...optimization].sort());
-    for (const ids of scored) expect(ids.every((id) => optimization.has(id)), ids.join(', ')).toBe(true);
+    for (const ids of scored)
+      expect(
+        ids.every((id) => optimization.has(id)),
+        ids.join(', '),
+      ).toBe(true);
     for (const id of [...shadowIds(world), ...anchorIds(world)]) expect(everything).not.toMatch(new RegExp(`"${id}"`));
     expect(answer.candidates.length).toBeGreaterThan(0); // else the checks below say nothing
     expect(answer.candidates.length).toBeLessThanOrEqual(context.maxCandidates);
@@ -348,12 +443,16 @@ describe.each(WORLDS)('the proposer contract: $name', (world) => {
       expect(candidate.text).not.toBe(context.incumbentText);
       expect(candidate.text.length).toBeLessThanOrEqual(world.maxArtifactCharacters);
       const after = world.sectionsOf(candidate.text);
-      for (const [name, body] of Object.entries(before)) if (!world.editableSections.includes(name)) expect(after[name], `section ${name}`).toBe(body);
-      for (const name of Object.keys(after)) expect(name in before || world.editableSections.includes(name), `new section ${name}`).toBe(true);
+      for (const [name, body] of Object.entries(before))
+        if (!world.editableSections.includes(name)) expect(after[name], `section ${name}`).toBe(body);
+      for (const name of Object.keys(after))
+        expect(name in before || world.editableSections.includes(name), `new section ${name}`).toBe(true);
     }
   });
 
-  it('is deterministic under a seed: the same context and seed give the same candidates', { timeout: 120_000 }, async () => {
+  it('is deterministic under a seed: the same context and seed give the same candidates', {
+    timeout: 120_000,
+  }, async () => {
     const sent = world.modelRequests?.().length ?? 0;
     const first = await world.create().propose(await directContext(world));
     const second = await world.create().propose(await directContext(world));

@@ -8,15 +8,28 @@ import type { LlmClient, LlmRequest, LlmResponse } from '../providers/llm-client
 import { rebaseText } from '../artifact/three-way-merge.ts';
 import { markdownSections } from '../artifact/markdown-sections.ts';
 import type { ProposalContext } from './proposer.ts';
-import { COPIES_EXAMPLE_TEXT_FLAG, createReflectiveProposer, findCopiedExamples, historyText } from './reflective-proposer.ts';
+import {
+  COPIES_EXAMPLE_TEXT_FLAG,
+  createReflectiveProposer,
+  findCopiedExamples,
+  historyText,
+} from './reflective-proposer.ts';
 
-const INCUMBENT = '# Extract intents\n\nRead the description.\n\n## Roles\nA party acts.\n\n## Behaviours\nList behaviours.\n\n## Views\nList views.\n';
+const INCUMBENT =
+  '# Extract intents\n\nRead the description.\n\n## Roles\nA party acts.\n\n## Behaviours\nList behaviours.\n\n## Views\nList views.\n';
 const GOAL = 'A physio clinic wants patients to book sessions with therapists, get reminders and pay invoices.';
 const USAGE = { inputTokens: 100, outputTokens: 50, costUsd: 0.0001 };
 
 const examples: Example[] = [
   { id: 'opt-1', input: GOAL, text: GOAL, expected: { appType: 'booking' }, tags: [], partition: 'optimization' },
-  { id: 'opt-2', input: 'Sales reps track leads and deals through a pipeline.', text: 'Sales reps track leads and deals through a pipeline.', expected: { appType: 'crm' }, tags: [], partition: 'optimization' },
+  {
+    id: 'opt-2',
+    input: 'Sales reps track leads and deals through a pipeline.',
+    text: 'Sales reps track leads and deals through a pipeline.',
+    expected: { appType: 'crm' },
+    tags: [],
+    partition: 'optimization',
+  },
 ];
 
 const scores: PartitionScore = {
@@ -49,14 +62,17 @@ const scores: PartitionScore = {
         missedRelations: [],
         missingProjections: [],
       },
-      feedback: 'missed entities Invoice; wrong roles: Session is commitment, not transaction; missing behaviours notification.',
+      feedback:
+        'missed entities Invoice; wrong roles: Session is commitment, not transaction; missing behaviours notification.',
     },
   ],
   usage: USAGE,
   latencyMs: 0,
 };
 
-function fakeClient(respond: LlmResponse | ((request: LlmRequest) => LlmResponse | Promise<LlmResponse>)): LlmClient & { requests: LlmRequest[] } {
+function fakeClient(
+  respond: LlmResponse | ((request: LlmRequest) => LlmResponse | Promise<LlmResponse>),
+): LlmClient & { requests: LlmRequest[] } {
   const requests: LlmRequest[] = [];
   return {
     id: 'openai:gpt-4.1 host=api.openai.com temperature=default maxOutputTokens=8192 output=schema',
@@ -107,8 +123,14 @@ function context(overrides: Partial<ProposalContext> = {}): ProposalContext {
   };
 }
 
-const ROLE_EDIT = { rationale: 'Commitments are confused with transactions.', edits: [{ section: 'Roles', text: 'A party acts. A booking or session is a commitment, not a transaction.' }] };
-const BEHAVIOUR_EDIT = { rationale: 'Reminders are notifications.', edits: [{ section: '## Behaviours', text: 'List behaviours; reminders and alerts are notification.' }] };
+const ROLE_EDIT = {
+  rationale: 'Commitments are confused with transactions.',
+  edits: [{ section: 'Roles', text: 'A party acts. A booking or session is a commitment, not a transaction.' }],
+};
+const BEHAVIOUR_EDIT = {
+  rationale: 'Reminders are notifications.',
+  edits: [{ section: '## Behaviours', text: 'List behaviours; reminders and alerts are notification.' }],
+};
 
 describe('createReflectiveProposer', () => {
   it('turns section rewrites into candidates whose deltas are the lines they change, and which compose by three-way merge', async () => {
@@ -120,30 +142,40 @@ describe('createReflectiveProposer', () => {
     expect(result.repeats).toBe(0);
     expect(result.candidates).toHaveLength(2);
     const [roles, behaviours] = result.candidates;
-    expect(markdownSections(roles!.text)['Roles']).toBe('## Roles\nA party acts. A booking or session is a commitment, not a transaction.\n\n');
-    expect(markdownSections(roles!.text)['Views']).toBe(markdownSections(INCUMBENT)['Views']);
-    expect(roles!.delta).toBe('## Roles\n- A party acts.\n+ A party acts. A booking or session is a commitment, not a transaction.');
+    expect(markdownSections(roles!.text).Roles).toBe(
+      '## Roles\nA party acts. A booking or session is a commitment, not a transaction.\n\n',
+    );
+    expect(markdownSections(roles!.text).Views).toBe(markdownSections(INCUMBENT).Views);
+    expect(roles!.delta).toBe(
+      '## Roles\n- A party acts.\n+ A party acts. A booking or session is a commitment, not a transaction.',
+    );
     expect(roles!.rationale).toBe(ROLE_EDIT.rationale);
     expect(roles!.flags).toBeUndefined();
-    expect(markdownSections(behaviours!.text)['Behaviours']).toContain('reminders and alerts are notification');
+    expect(markdownSections(behaviours!.text).Behaviours).toContain('reminders and alerts are notification');
     // No section-replacing rebase of its own: the loop's three-way merge keeps both edits.
     expect(behaviours!.rebase).toBeUndefined();
     const rebased = rebaseText(INCUMBENT, behaviours!.text, roles!.text).text;
-    expect(markdownSections(rebased)['Roles']).toBe(markdownSections(roles!.text)['Roles']);
-    expect(markdownSections(rebased)['Behaviours']).toBe(markdownSections(behaviours!.text)['Behaviours']);
+    expect(markdownSections(rebased).Roles).toBe(markdownSections(roles!.text).Roles);
+    expect(markdownSections(rebased).Behaviours).toBe(markdownSections(behaviours!.text).Behaviours);
   });
 
   it('asks with the program, the incumbent, capped diagnostics and the history, from the context only', async () => {
     const client = fakeClient(answer([ROLE_EDIT]));
-    await createReflectiveProposer({ client, maxDiagnosticsCharacters: 500, maxHistoryCharacters: 400 }).propose(context({ maxCandidates: 3, outputContract: 'Answer with {"label": ...}.' }));
+    await createReflectiveProposer({ client, maxDiagnosticsCharacters: 500, maxHistoryCharacters: 400 }).propose(
+      context({ maxCandidates: 3, outputContract: 'Answer with {"label": ...}.' }),
+    );
     const request = client.requests[0]!;
     expect(request.prompt).toContain('Fix role confusions first.');
     expect(request.prompt).toContain('Keep the introduction.');
     expect(request.prompt).toContain(INCUMBENT);
     // The task's feedback, by problem, and the component means: no task wording of the proposer's own.
-    expect(request.prompt).toContain('Problems most often named: missed entities Invoice (×1), missing behaviours notification (×1), wrong roles: Session is commitment, not transaction (×1).');
+    expect(request.prompt).toContain(
+      'Problems most often named: missed entities Invoice (×1), missing behaviours notification (×1), wrong roles: Session is commitment, not transaction (×1).',
+    );
     expect(request.prompt).toContain('Components (mean where scored, each in [0, 1]): roleAccuracy 0.50.');
-    expect(request.prompt).toContain('kloop appends this fixed output contract after the artifact; you cannot change it:\nAnswer with {"label": ...}.');
+    expect(request.prompt).toContain(
+      'kloop appends this fixed output contract after the artifact; you cannot change it:\nAnswer with {"label": ...}.',
+    );
     expect(request.prompt).not.toMatch(/business application|entities with roles|app type/i);
     expect(request.prompt).toContain('REFUSED (specialization): ## Views List views and boards.');
     expect(request.prompt).toContain('ACCEPTED: ## Roles Parties act.');
@@ -162,7 +194,11 @@ describe('createReflectiveProposer', () => {
     ['broken JSON', text('{"candidates": [{"rationale": "x", "edits": [}'), /broken JSON/],
     ['JSON of the wrong shape', text('{"ideas": ["be better"]}'), /proposal schema/],
     ['a truncated answer', text('{"candidates": [', 'length'), /cut off/],
-    ['a failed call', { ok: false, reason: 'timeout', message: 'no answer', usage: USAGE, latencyMs: 1 } as LlmResponse, /timeout/],
+    [
+      'a failed call',
+      { ok: false, reason: 'timeout', message: 'no answer', usage: USAGE, latencyMs: 1 } as LlmResponse,
+      /timeout/,
+    ],
   ])('returns %s as a failure, never a candidate', async (_name, response, reason) => {
     const result = await createReflectiveProposer({ client: fakeClient(response) }).propose(context());
     expect(result.candidates).toEqual([]);
@@ -185,7 +221,11 @@ describe('createReflectiveProposer', () => {
       ]),
     );
     const result = await createReflectiveProposer({ client }).propose(
-      context({ maxCandidates: 10, triedHashes: new Set([contentHash(triedText)]), limits: { editableSections: ['Roles', 'Views'], maxArtifactCharacters: 400 } }),
+      context({
+        maxCandidates: 10,
+        triedHashes: new Set([contentHash(triedText)]),
+        limits: { editableSections: ['Roles', 'Views'], maxArtifactCharacters: 400 },
+      }),
     );
     expect(result.candidates.map((candidate) => candidate.rationale)).toEqual([ROLE_EDIT.rationale]);
     const reasons = result.failures.map((failure) => failure.reason);
@@ -200,8 +240,12 @@ describe('createReflectiveProposer', () => {
   });
 
   it('fails the whole answer once when none of its candidates is usable, with the raw answer', async () => {
-    const client = fakeClient(answer([{ rationale: 'intro', edits: [{ section: '(preamble)', text: 'Something else.' }] }]));
-    const result = await createReflectiveProposer({ client }).propose(context({ limits: { editableSections: ['Roles'], maxArtifactCharacters: 4000 } }));
+    const client = fakeClient(
+      answer([{ rationale: 'intro', edits: [{ section: '(preamble)', text: 'Something else.' }] }]),
+    );
+    const result = await createReflectiveProposer({ client }).propose(
+      context({ limits: { editableSections: ['Roles'], maxArtifactCharacters: 4000 } }),
+    );
     expect(result.candidates).toEqual([]);
     expect(result.failures).toHaveLength(1);
     expect(result.failures[0]).toMatchObject({ code: 'no_usable_candidate', scope: 'answer' });
@@ -210,13 +254,20 @@ describe('createReflectiveProposer', () => {
 
   it('counts an answer of candidates all tried before as repeats, not failures', async () => {
     const tried = INCUMBENT.replace('## Views\nList views.\n', '## Views\nList views and boards.\n');
-    const client = fakeClient(answer([{ rationale: 'same as before', edits: [{ section: 'Views', text: 'List views and boards.' }] }]));
-    const result = await createReflectiveProposer({ client }).propose(context({ triedHashes: new Set([contentHash(tried)]) }));
+    const client = fakeClient(
+      answer([{ rationale: 'same as before', edits: [{ section: 'Views', text: 'List views and boards.' }] }]),
+    );
+    const result = await createReflectiveProposer({ client }).propose(
+      context({ triedHashes: new Set([contentHash(tried)]) }),
+    );
     expect(result).toMatchObject({ candidates: [], failures: [], repeats: 1 });
   });
 
   it('flags a candidate that pastes optimization-example text', async () => {
-    const copy = { rationale: 'Add an example.', edits: [{ section: 'Behaviours', text: `List behaviours. For instance: "${GOAL}"` }] };
+    const copy = {
+      rationale: 'Add an example.',
+      edits: [{ section: 'Behaviours', text: `List behaviours. For instance: "${GOAL}"` }],
+    };
     const result = await createReflectiveProposer({ client: fakeClient(answer([copy, ROLE_EDIT])) }).propose(context());
     expect(result.candidates[0]!.flags).toEqual([COPIES_EXAMPLE_TEXT_FLAG]);
     expect(result.candidates[0]!.rationale).toMatch(/copies-example-text.*opt-1/);
@@ -233,22 +284,41 @@ describe('createReflectiveProposer', () => {
 
 describe('findCopiedExamples', () => {
   it('finds 8-word windows of a goal that the previous text did not contain', () => {
-    expect(findCopiedExamples('patients to book sessions with therapists, get reminders', '', examples)).toEqual(['opt-1']);
+    expect(findCopiedExamples('patients to book sessions with therapists, get reminders', '', examples)).toEqual([
+      'opt-1',
+    ]);
     expect(findCopiedExamples('patients to book sessions with therapists get', '', examples)).toEqual([]);
-    expect(findCopiedExamples('patients to book sessions with therapists, get reminders', 'patients to book sessions with therapists get reminders', examples)).toEqual([]);
+    expect(
+      findCopiedExamples(
+        'patients to book sessions with therapists, get reminders',
+        'patients to book sessions with therapists get reminders',
+        examples,
+      ),
+    ).toEqual([]);
     expect(findCopiedExamples('Sales reps track leads and deals through a pipeline', '', examples)).toEqual(['opt-2']);
   });
 });
 
 describe('createReflectiveProposer on a JSON or YAML artifact (issue #35, item 3)', () => {
-  const RULES_JSON = '{\n  "fields": {\n    "total": { "patterns": ["^total:\\\\s*(.+)$"] }\n  },\n  "normalize": true\n}\n';
+  const RULES_JSON =
+    '{\n  "fields": {\n    "total": { "patterns": ["^total:\\\\s*(.+)$"] }\n  },\n  "normalize": true\n}\n';
   const RULES_YAML = '# extraction rules\nfields:\n  total:\n    patterns: ["^total:\\\\s*(.+)$"]\nnormalize: true\n';
   const FIELDS = { total: { patterns: ['^total:\\s*(.+)$', '^amount due:\\s*(.+)$'] } };
-  const dataContext = (incumbentText: string): ProposalContext => context({ incumbentText, limits: { editableSections: [], maxArtifactCharacters: 2000 }, history: [] });
+  const dataContext = (incumbentText: string): ProposalContext =>
+    context({ incumbentText, limits: { editableSections: [], maxArtifactCharacters: 2000 }, history: [] });
 
-  it('replaces a top-level key of rules.json with the JSON value the model writes: the candidate parses, and its delta is the value\'s lines', async () => {
-    const client = fakeClient(answer([{ rationale: 'Totals are also written as amount due.', edits: [{ section: 'fields', text: JSON.stringify(FIELDS) }] }]));
-    const result = await createReflectiveProposer({ client, artifactFile: 'rules.json' }).propose(dataContext(RULES_JSON));
+  it("replaces a top-level key of rules.json with the JSON value the model writes: the candidate parses, and its delta is the value's lines", async () => {
+    const client = fakeClient(
+      answer([
+        {
+          rationale: 'Totals are also written as amount due.',
+          edits: [{ section: 'fields', text: JSON.stringify(FIELDS) }],
+        },
+      ]),
+    );
+    const result = await createReflectiveProposer({ client, artifactFile: 'rules.json' }).propose(
+      dataContext(RULES_JSON),
+    );
     expect(result.failures).toEqual([]);
     const candidate = result.candidates[0]!;
     expect(JSON.parse(candidate.text)).toEqual({ fields: FIELDS, normalize: true });
@@ -256,29 +326,55 @@ describe('createReflectiveProposer on a JSON or YAML artifact (issue #35, item 3
     // The value's lines without their trailing commas: a kept line is not shown as removed and added again.
     expect(candidate.delta).toBe('## fields\n+       "^amount due:\\\\s*(.+)$"');
     // Re-applied to a newer incumbent as a key replacement: the newer incumbent's other keys are kept.
-    expect(JSON.parse(candidate.rebase!(RULES_JSON.replace('true', 'false'))!)).toEqual({ fields: FIELDS, normalize: false });
+    expect(JSON.parse(candidate.rebase!(RULES_JSON.replace('true', 'false'))!)).toEqual({
+      fields: FIELDS,
+      normalize: false,
+    });
     expect(client.requests[0]!.system).toContain('The artifact is a JSON file holding one object');
     expect(client.requests[0]!.prompt).toContain('- Top-level keys you may replace: "fields", "normalize".');
     expect(client.requests[0]!.prompt).toContain('# Current artifact (rules.json)');
   });
 
   it('a value that is not JSON, or a key edited twice, is a failure of that candidate naming the key and the file; the other candidate stands', async () => {
-    const client = fakeClient(answer([
-      { rationale: 'broken', edits: [{ section: 'fields', text: '{"total": {"patterns": ["^total:\\s*(.+)$"]}}' }] },
-      { rationale: 'twice', edits: [{ section: 'normalize', text: 'false' }, { section: 'normalize', text: 'true' }] },
-      { rationale: 'off', edits: [{ section: 'normalize', text: 'false' }] },
-    ]));
-    const result = await createReflectiveProposer({ client, artifactFile: 'rules.json' }).propose(dataContext(RULES_JSON));
+    const client = fakeClient(
+      answer([
+        { rationale: 'broken', edits: [{ section: 'fields', text: '{"total": {"patterns": ["^total:\\s*(.+)$"]}}' }] },
+        {
+          rationale: 'twice',
+          edits: [
+            { section: 'normalize', text: 'false' },
+            { section: 'normalize', text: 'true' },
+          ],
+        },
+        { rationale: 'off', edits: [{ section: 'normalize', text: 'false' }] },
+      ]),
+    );
+    const result = await createReflectiveProposer({ client, artifactFile: 'rules.json' }).propose(
+      dataContext(RULES_JSON),
+    );
     expect(result.candidates.map((candidate) => JSON.parse(candidate.text).normalize)).toEqual([false]);
     expect(result.failures).toEqual([
-      { code: 'unusable_candidate', scope: 'candidate', reason: 'candidate 1 is not usable: the new value of "fields" is not JSON: Bad escaped character in JSON at position 33' },
-      { code: 'unusable_candidate', scope: 'candidate', reason: 'candidate 2 is not usable: key "normalize" is replaced twice' },
+      {
+        code: 'unusable_candidate',
+        scope: 'candidate',
+        reason:
+          'candidate 1 is not usable: the new value of "fields" is not JSON: Bad escaped character in JSON at position 33',
+      },
+      {
+        code: 'unusable_candidate',
+        scope: 'candidate',
+        reason: 'candidate 2 is not usable: key "normalize" is replaced twice',
+      },
     ]);
   });
 
   it('edits a YAML file by key, keeping its comment, and never yields a file that does not parse', async () => {
-    const client = fakeClient(answer([{ rationale: 'amount due', edits: [{ section: 'fields', text: JSON.stringify(FIELDS) }] }]));
-    const result = await createReflectiveProposer({ client, artifactFile: 'rules.yaml' }).propose(dataContext(RULES_YAML));
+    const client = fakeClient(
+      answer([{ rationale: 'amount due', edits: [{ section: 'fields', text: JSON.stringify(FIELDS) }] }]),
+    );
+    const result = await createReflectiveProposer({ client, artifactFile: 'rules.yaml' }).propose(
+      dataContext(RULES_YAML),
+    );
     expect(result.failures).toEqual([]);
     const text = result.candidates[0]!.text;
     expect(text.startsWith('# extraction rules\n')).toBe(true);
@@ -287,16 +383,27 @@ describe('createReflectiveProposer on a JSON or YAML artifact (issue #35, item 3
 
   it('an incumbent that is not a JSON object: every candidate fails, naming the file and the parser', async () => {
     const client = fakeClient(answer([{ rationale: 'x', edits: [{ section: 'fields', text: '{}' }] }]));
-    const result = await createReflectiveProposer({ client, artifactFile: 'rules.json' }).propose(dataContext('fields: {}\n'));
+    const result = await createReflectiveProposer({ client, artifactFile: 'rules.json' }).propose(
+      dataContext('fields: {}\n'),
+    );
     expect(result.failures).toHaveLength(1);
-    expect(result.failures[0]!.reason).toMatch(/^no usable candidate in the answer: candidate 1 is not usable: rules\.json is not valid JSON: Unexpected token/);
+    expect(result.failures[0]!.reason).toMatch(
+      /^no usable candidate in the answer: candidate 1 is not usable: rules\.json is not valid JSON: Unexpected token/,
+    );
   });
 });
 
 describe('historyText: every tried delta, compact', () => {
   it('keeps all 60 entries within the budget by cutting each delta, and puts identical deltas on one line with each outcome', () => {
-    const history = Array.from({ length: 60 }, (_, index) => ({ delta: `## Hints\n+ hint number ${index} ${'x'.repeat(200)}`, decision: 'refused' as const, reason: 'refused' }));
-    const text = historyText([...history, { delta: history[0]!.delta, decision: 'accepted', reason: 'accepted' }], 6000);
+    const history = Array.from({ length: 60 }, (_, index) => ({
+      delta: `## Hints\n+ hint number ${index} ${'x'.repeat(200)}`,
+      decision: 'refused' as const,
+      reason: 'refused',
+    }));
+    const text = historyText(
+      [...history, { delta: history[0]!.delta, decision: 'accepted', reason: 'accepted' }],
+      6000,
+    );
     const lines = text.split('\n');
     expect(lines).toHaveLength(60);
     expect(lines[0]).toMatch(/^- ×2: REFUSED \(refused\), ACCEPTED: ## Hints \+ hint number 0 x+…?$/);

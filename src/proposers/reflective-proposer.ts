@@ -50,7 +50,14 @@ import { markdownSectionSpans, replaceSections } from '../artifact/markdown-sect
 import { changeText, lineChanges } from '../artifact/three-way-merge.ts';
 import { summarizeFeedback } from './feedback-summary.ts';
 import { artifactFormatOf, artifactSectionNames, describeKeyChanges, replaceKeys } from './data-edits.ts';
-import type { Candidate, HistoryEntry, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
+import type {
+  Candidate,
+  HistoryEntry,
+  ProposalContext,
+  ProposalFailure,
+  ProposalResult,
+  Proposer,
+} from './proposer.ts';
 
 /** Implementation version, part of the proposer id. */
 export const REFLECTIVE_PROPOSER_VERSION = 'reflective@1';
@@ -129,12 +136,16 @@ function dataSystemPrompt(format: 'json' | 'yaml'): string {
 
 /** Words of a text for copy detection: lower case, letters and digits only. */
 function words(text: string): string[] {
-  return text.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((word) => word !== '');
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word !== '');
 }
 
 function windows(tokens: readonly string[], size: number): Set<string> {
   const result = new Set<string>();
-  for (let index = 0; index + size <= tokens.length; index += 1) result.add(tokens.slice(index, index + size).join(' '));
+  for (let index = 0; index + size <= tokens.length; index += 1)
+    result.add(tokens.slice(index, index + size).join(' '));
   return result;
 }
 
@@ -148,7 +159,12 @@ function windows(tokens: readonly string[], size: number): Set<string> {
  * findCopiedExamples('Sellers open a shop and create listings with photos and prices', '', examples); // ['marketplace-handmade-01']
  * ```
  */
-export function findCopiedExamples(changedText: string, previousText: string, examples: readonly Example[], windowWords = 8): string[] {
+export function findCopiedExamples(
+  changedText: string,
+  previousText: string,
+  examples: readonly Example[],
+  windowWords = 8,
+): string[] {
   const fresh = windows(words(changedText), windowWords);
   for (const old of windows(words(previousText), windowWords)) fresh.delete(old);
   if (fresh.size === 0) return [];
@@ -190,10 +206,14 @@ export function historyText(history: readonly HistoryEntry[], maxCharacters: num
     groups.set(key, [...(groups.get(key) ?? []), outcome]);
   }
   const render = (limit: number): string[] =>
-    [...groups].map(([delta, outcomes]) => `- ${outcomes.length === 1 ? outcomes[0] : `×${outcomes.length}: ${outcomes.join(', ')}`}: ${shorten(delta, limit)}`);
+    [...groups].map(
+      ([delta, outcomes]) =>
+        `- ${outcomes.length === 1 ? outcomes[0] : `×${outcomes.length}: ${outcomes.join(', ')}`}: ${shorten(delta, limit)}`,
+    );
   let limit = 300;
   let lines = render(limit);
-  const length = (candidate: readonly string[]): number => candidate.reduce((sum, line) => sum + characterCount(line) + 1, 0);
+  const length = (candidate: readonly string[]): number =>
+    candidate.reduce((sum, line) => sum + characterCount(line) + 1, 0);
   while (length(lines) > maxCharacters && limit > HISTORY_FLOOR_CHARACTERS) {
     limit = Math.max(HISTORY_FLOOR_CHARACTERS, Math.floor(limit * 0.8));
     lines = render(limit);
@@ -202,7 +222,11 @@ export function historyText(history: readonly HistoryEntry[], maxCharacters: num
 }
 
 /** Builds the user message of a proposal call (exported for tests and inspection). */
-export function buildProposalPrompt(context: ProposalContext, options: ReflectiveProposerOptions, count: number): string {
+export function buildProposalPrompt(
+  context: ProposalContext,
+  options: ReflectiveProposerOptions,
+  count: number,
+): string {
   const format = artifactFormatOf(options.artifactFile);
   const file = options.artifactFile ?? 'the artifact';
   const sections = artifactSectionNames(context.incumbentText, format, file);
@@ -218,14 +242,23 @@ export function buildProposalPrompt(context: ProposalContext, options: Reflectiv
     '',
     'Checked by code:',
     `- ${unit} you may replace: ${editable.map((name) => `"${name}"`).join(', ') || '(none)'}.`,
-    ...(fixed.length > 0 ? [`- ${unit} that must stay exactly as they are: ${fixed.map((name) => `"${name}"`).join(', ')}.`] : []),
+    ...(fixed.length > 0
+      ? [`- ${unit} that must stay exactly as they are: ${fixed.map((name) => `"${name}"`).join(', ')}.`]
+      : []),
     `- The whole ${format === 'markdown' ? 'prompt' : 'file'} must stay at most ${context.limits.maxArtifactCharacters} characters (now ${characterCount(context.incumbentText)}).`,
-    ...(format === 'markdown' ? [] : [`- Each edit's "text" is the key's complete new value as JSON; the result must be a valid ${format === 'json' ? 'JSON' : 'YAML'} file (${file}), or the candidate is dropped.`]),
+    ...(format === 'markdown'
+      ? []
+      : [
+          `- Each edit's "text" is the key's complete new value as JSON; the result must be a valid ${format === 'json' ? 'JSON' : 'YAML'} file (${file}), or the candidate is dropped.`,
+        ]),
     '',
     '# How the artifact is used',
-    'It is applied to each example\'s input (for a model: the artifact is the system message and the input the user message) and must produce the answer the task scores.',
+    "It is applied to each example's input (for a model: the artifact is the system message and the input the user message) and must produce the answer the task scores.",
     ...(context.outputContract !== undefined && context.outputContract.trim() !== ''
-      ? ['kloop appends this fixed output contract after the artifact; you cannot change it:', shorten(context.outputContract, 1500)]
+      ? [
+          'kloop appends this fixed output contract after the artifact; you cannot change it:',
+          shorten(context.outputContract, 1500),
+        ]
       : []),
     '',
     format === 'markdown' ? '# Current prompt' : `# Current artifact (${file})`,
@@ -234,8 +267,10 @@ export function buildProposalPrompt(context: ProposalContext, options: Reflectiv
     'PROMPT>>>',
     '',
     '# What goes wrong on the labelled examples',
-    'Scores are in [0, 1] (1 is right); each problem is the scorer\'s own words.',
-    summarizeFeedback(context.incumbentScores, context.examples, { maxCharacters: options.maxDiagnosticsCharacters ?? 6000 }),
+    "Scores are in [0, 1] (1 is right); each problem is the scorer's own words.",
+    summarizeFeedback(context.incumbentScores, context.examples, {
+      maxCharacters: options.maxDiagnosticsCharacters ?? 6000,
+    }),
     '',
     '# Earlier attempts (oldest first, every one) and what happened to them',
     historyText(context.history, options.maxHistoryCharacters ?? DEFAULT_HISTORY_CHARACTERS),
@@ -276,35 +311,63 @@ function buildCandidate(
   const label = `candidate ${index + 1}`;
   const format = artifactFormatOf(file);
   const editable = context.limits.editableSections;
-  const replacements: SectionReplacement[] = proposal.edits.map((edit) => ({ section: edit.section.replace(/^#+\s*/, '').trim(), body: edit.text }));
+  const replacements: SectionReplacement[] = proposal.edits.map((edit) => ({
+    section: edit.section.replace(/^#+\s*/, '').trim(),
+    body: edit.text,
+  }));
   const blocked = replacements.filter((replacement) => editable.length > 0 && !editable.includes(replacement.section));
   if (blocked.length > 0) {
-    return { failure: { code: 'frozen_section', scope: 'candidate', reason: `${label} edits a section that may not change: ${blocked.map((item) => `"${item.section}"`).join(', ')}` } };
+    return {
+      failure: {
+        code: 'frozen_section',
+        scope: 'candidate',
+        reason: `${label} edits a section that may not change: ${blocked.map((item) => `"${item.section}"`).join(', ')}`,
+      },
+    };
   }
   const allowNew = editable.length === 0;
   const apply = (incumbentText: string): { ok: true; text: string } | { ok: false; message: string } => {
     const replaced =
       format === 'markdown'
         ? replaceSections(incumbentText, replacements, allowNew)
-        : replaceKeys(incumbentText, replacements.map((replacement) => ({ key: replacement.section, value: replacement.body })), format, file ?? 'the artifact', allowNew);
+        : replaceKeys(
+            incumbentText,
+            replacements.map((replacement) => ({ key: replacement.section, value: replacement.body })),
+            format,
+            file ?? 'the artifact',
+            allowNew,
+          );
     if (!replaced.ok) return replaced;
     if (replaced.text === incumbentText) return { ok: false, message: NO_CHANGE };
     const length = characterCount(replaced.text);
     if (length > context.limits.maxArtifactCharacters) {
-      return { ok: false, message: `it has ${length} characters, over the ceiling of ${context.limits.maxArtifactCharacters}` };
+      return {
+        ok: false,
+        message: `it has ${length} characters, over the ceiling of ${context.limits.maxArtifactCharacters}`,
+      };
     }
     return replaced;
   };
   const applied = apply(context.incumbentText);
   // Proposing the incumbent as it is, is proposing nothing new: the proposer running out of ideas, not a failure.
   if (!applied.ok && applied.message === NO_CHANGE) return { repeat: true };
-  if (!applied.ok) return { failure: { code: 'unusable_candidate', scope: 'candidate', reason: `${label} is not usable: ${applied.message}` } };
+  if (!applied.ok)
+    return {
+      failure: { code: 'unusable_candidate', scope: 'candidate', reason: `${label} is not usable: ${applied.message}` },
+    };
   const sections = replacements.map((replacement) => replacement.section);
-  const delta = format === 'markdown' ? describeChange(context.incumbentText, applied.text, sections) : describeKeyChanges(context.incumbentText, applied.text, sections, format);
-  if (context.triedHashes.has(contentHash(applied.text))) return { repeat: true, repeated: { text: applied.text, delta, rationale: proposal.rationale.trim() } };
+  const delta =
+    format === 'markdown'
+      ? describeChange(context.incumbentText, applied.text, sections)
+      : describeKeyChanges(context.incumbentText, applied.text, sections, format);
+  if (context.triedHashes.has(contentHash(applied.text)))
+    return { repeat: true, repeated: { text: applied.text, delta, rationale: proposal.rationale.trim() } };
   const copied = findCopiedExamples(delta, context.incumbentText, context.examples, windowWords);
   const flags = copied.length > 0 ? [COPIES_EXAMPLE_TEXT_FLAG] : [];
-  const note = copied.length > 0 ? ` [flag ${COPIES_EXAMPLE_TEXT_FLAG}: pastes ${windowWords}+ words from optimization example(s) ${copied.join(', ')}]` : '';
+  const note =
+    copied.length > 0
+      ? ` [flag ${COPIES_EXAMPLE_TEXT_FLAG}: pastes ${windowWords}+ words from optimization example(s) ${copied.join(', ')}]`
+      : '';
   return {
     candidate: {
       text: applied.text,
@@ -378,10 +441,13 @@ export function createReflectiveProposer(options: ReflectiveProposerOptions): Pr
         failures: [{ code, scope: 'answer', reason, ...(raw !== undefined ? { raw } : {}) }],
         usage,
       });
-      if (!response.ok) return fail('call_failed', `the proposer's model call failed (${response.reason}): ${response.message}`);
+      if (!response.ok)
+        return fail('call_failed', `the proposer's model call failed (${response.reason}): ${response.message}`);
       const raw = capRaw(response.text);
-      if (response.finishReason === 'length') return fail('truncated', 'the answer was cut off at the output token limit', raw);
-      if (response.finishReason === 'content-filter') return fail('refused', 'the model refused or the provider filtered the answer', raw);
+      if (response.finishReason === 'length')
+        return fail('truncated', 'the answer was cut off at the output token limit', raw);
+      if (response.finishReason === 'content-filter')
+        return fail('refused', 'the model refused or the provider filtered the answer', raw);
       const json = parseJsonAnswer(response.text);
       if (!json.ok) {
         const [code, reason] =
@@ -396,7 +462,9 @@ export function createReflectiveProposer(options: ReflectiveProposerOptions): Pr
       }
       const parsed = proposalAnswerSchema.safeParse(json.value);
       if (!parsed.success) {
-        const issues = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+        const issues = parsed.error.issues
+          .slice(0, 3)
+          .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
         return fail('schema', `the answer does not fit the proposal schema: ${issues.join('; ')}`, raw);
       }
       const candidates: Candidate[] = [];
@@ -423,7 +491,18 @@ export function createReflectiveProposer(options: ReflectiveProposerOptions): Pr
       });
       // Every candidate of the answer unusable: the answer failed (one failure, with its raw text).
       if (candidates.length === 0 && repeats === 0 && failures.length > 0) {
-        return { candidates, failures: [{ code: 'no_usable_candidate', scope: 'answer', reason: `no usable candidate in the answer: ${failures.map((failure) => failure.reason).join('; ')}`, raw }], usage };
+        return {
+          candidates,
+          failures: [
+            {
+              code: 'no_usable_candidate',
+              scope: 'answer',
+              reason: `no usable candidate in the answer: ${failures.map((failure) => failure.reason).join('; ')}`,
+              raw,
+            },
+          ],
+          usage,
+        };
       }
       return { candidates, failures, repeats, ...(repeated.length > 0 ? { repeated } : {}), usage };
     },

@@ -19,7 +19,10 @@ import type { ProposalContext } from './proposer.ts';
  * abort), once every evaluation has ended: none is left running behind the
  * proposer
  */
-export async function scoreAll(context: Pick<ProposalContext, 'evaluateOptimization'>, texts: readonly string[]): Promise<PartitionScore[]> {
+export async function scoreAll(
+  context: Pick<ProposalContext, 'evaluateOptimization'>,
+  texts: readonly string[],
+): Promise<PartitionScore[]> {
   const settled = await Promise.allSettled(texts.map((text) => context.evaluateOptimization(text)));
   const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   if (failed !== undefined) throw failed.reason;

@@ -23,7 +23,11 @@ export interface FixingEdit {
  * @param compare the order of the returned edits
  * @returns at most `limit` edits of `ranked` (the same objects), each once
  */
-export function selectDiverse<Edit extends FixingEdit>(ranked: readonly Edit[], limit: number, compare: (a: Edit, b: Edit) => number): Edit[] {
+export function selectDiverse<Edit extends FixingEdit>(
+  ranked: readonly Edit[],
+  limit: number,
+  compare: (a: Edit, b: Edit) => number,
+): Edit[] {
   const chosen: Edit[] = [];
   const covered = new Set<string>();
   for (const entry of ranked) {

@@ -17,7 +17,9 @@ export function capRaw(text: string): string {
 /** Why an answer yielded no JSON value. */
 export type AnswerProblem = 'empty' | 'unclosed-think' | 'unclosed-fence' | 'unparsable';
 
-export type JsonAnswer = { ok: true; value: unknown; json: string } | { ok: false; problem: AnswerProblem; message: string };
+export type JsonAnswer =
+  | { ok: true; value: unknown; json: string }
+  | { ok: false; problem: AnswerProblem; message: string };
 
 const THINK_OPEN = /<(think|thinking|reasoning)>/i;
 
@@ -78,8 +80,10 @@ function scanFences(text: string): FenceScan {
 export function parseJsonAnswer(text: string): JsonAnswer {
   if (text.trim() === '') return { ok: false, problem: 'empty', message: 'the answer is empty' };
   const visible = stripReasoning(text);
-  if (visible === null) return { ok: false, problem: 'unclosed-think', message: 'the answer opens a <think> block and never closes it' };
-  if (visible.trim() === '') return { ok: false, problem: 'empty', message: 'the answer has nothing outside its reasoning block' };
+  if (visible === null)
+    return { ok: false, problem: 'unclosed-think', message: 'the answer opens a <think> block and never closes it' };
+  if (visible.trim() === '')
+    return { ok: false, problem: 'empty', message: 'the answer has nothing outside its reasoning block' };
   const fences = scanFences(visible);
   if (fences.unclosed && fences.firstBlock === undefined) {
     return { ok: false, problem: 'unclosed-fence', message: 'the answer opens a code fence and never closes it' };

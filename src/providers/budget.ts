@@ -70,7 +70,14 @@ export interface UsageMeter {
 
 /** Creates a {@link UsageMeter}. */
 export function createUsageMeter(limits: BudgetLimits = {}): UsageMeter {
-  const totals: UsageTotals = { inputTokens: 0, outputTokens: 0, costUsd: 0, calls: 0, cachedCalls: 0, callsByStage: emptyCallsByStage() };
+  const totals: UsageTotals = {
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: 0,
+    calls: 0,
+    cachedCalls: 0,
+    callsByStage: emptyCallsByStage(),
+  };
   return {
     limits,
     assertCanSpend(estimatedInputTokens, price) {
@@ -133,11 +140,15 @@ export interface ProposalCostEstimate {
  */
 export function estimateProposalCost(input: ProposalCostInput): ProposalCostEstimate {
   const executions = input.goalCharacters.length * Math.max(1, input.repeats);
-  const executorInput = input.goalCharacters.reduce((sum, goal) => sum + estimateTokens(input.executorSystemCharacters + goal), 0) * Math.max(1, input.repeats);
+  const executorInput =
+    input.goalCharacters.reduce((sum, goal) => sum + estimateTokens(input.executorSystemCharacters + goal), 0) *
+    Math.max(1, input.repeats);
   const executorOutput = executions * input.executorOutputTokens;
   const proposerInput = estimateTokens(input.proposerInputCharacters);
   const proposerOutput = input.proposerOutputTokens;
-  const cost = costUsd(input.executorPrice, executorInput, executorOutput) + costUsd(input.proposerPrice, proposerInput, proposerOutput);
+  const cost =
+    costUsd(input.executorPrice, executorInput, executorOutput) +
+    costUsd(input.proposerPrice, proposerInput, proposerOutput);
   return {
     inputTokens: executorInput + proposerInput,
     outputTokens: executorOutput + proposerOutput,
@@ -179,9 +190,17 @@ export function checkBudgetCoversProposals(
   minimumProposals: number = MINIMUM_PROPOSALS,
 ): BudgetCoverage {
   const byCost =
-    limits.maxCostUsd === undefined ? Infinity : estimate.costUsd <= 0 ? Infinity : Math.floor((limits.maxCostUsd - spent.costUsd) / estimate.costUsd);
+    limits.maxCostUsd === undefined
+      ? Infinity
+      : estimate.costUsd <= 0
+        ? Infinity
+        : Math.floor((limits.maxCostUsd - spent.costUsd) / estimate.costUsd);
   const byTokens =
-    limits.maxTokens === undefined ? Infinity : estimate.tokens <= 0 ? Infinity : Math.floor((limits.maxTokens - spent.tokens) / estimate.tokens);
+    limits.maxTokens === undefined
+      ? Infinity
+      : estimate.tokens <= 0
+        ? Infinity
+        : Math.floor((limits.maxTokens - spent.tokens) / estimate.tokens);
   const proposalsCovered = Math.max(0, Math.min(byCost, byTokens));
   const one = `one full proposal (a proposer call and one candidate evaluated on optimization + anchor) is estimated at $${estimate.costUsd.toFixed(4)} and ${estimate.tokens} tokens`;
   if (proposalsCovered < minimumProposals) {
@@ -194,6 +213,8 @@ export function checkBudgetCoversProposals(
   return {
     proposalsCovered,
     estimate,
-    message: Number.isFinite(proposalsCovered) ? `the budget covers about ${proposalsCovered} full proposals; ${one}` : `no budget cap; ${one}`,
+    message: Number.isFinite(proposalsCovered)
+      ? `the budget covers about ${proposalsCovered} full proposals; ${one}`
+      : `no budget cap; ${one}`,
   };
 }

@@ -27,7 +27,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** The stages a model call can be counted under. */
-export const CALL_STAGES = ['calibration', 'proposer', 'screening', 'candidates', 'incumbent', 'shadow', 'other'] as const;
+export const CALL_STAGES = [
+  'calibration',
+  'proposer',
+  'screening',
+  'candidates',
+  'incumbent',
+  'shadow',
+  'other',
+] as const;
 export type CallStage = (typeof CALL_STAGES)[number];
 
 const context = new AsyncLocalStorage<CallStage>();

@@ -118,12 +118,19 @@ export function resolveLanguageModel(spec: ModelSpec, options: LanguageModelOpti
   if (keyVariable !== undefined) {
     const value = env[keyVariable];
     if (value === undefined || value.trim() === '') {
-      const how = options.apiKeyEnv !== undefined ? `apiKeyEnv names ${keyVariable}` : `${spec.provider} needs ${keyVariable}`;
-      missingKey = new InputError(`no API key for ${name}: ${how}, but that environment variable is not set (export ${keyVariable}=...)`, {
-        ...location,
-        field: options.apiKeyEnv !== undefined ? `${options.section ?? 'executor'}.apiKeyEnv` : (options.field ?? 'executor.model'),
-        code: 'input.api-key',
-      });
+      const how =
+        options.apiKeyEnv !== undefined ? `apiKeyEnv names ${keyVariable}` : `${spec.provider} needs ${keyVariable}`;
+      missingKey = new InputError(
+        `no API key for ${name}: ${how}, but that environment variable is not set (export ${keyVariable}=...)`,
+        {
+          ...location,
+          field:
+            options.apiKeyEnv !== undefined
+              ? `${options.section ?? 'executor'}.apiKeyEnv`
+              : (options.field ?? 'executor.model'),
+          code: 'input.api-key',
+        },
+      );
       if (options.requireKey !== false) throw missingKey;
     } else {
       apiKey = value.trim();
@@ -135,11 +142,14 @@ export function resolveLanguageModel(spec: ModelSpec, options: LanguageModelOpti
   // Unset in kloop.yaml and on the command line: the provider's conventional variable (OPENAI_BASE_URL, ...), then its default.
   const configured = given !== undefined && given !== '' ? given : baseURLFromEnvironment(spec.provider, env)?.url;
   if (spec.provider === 'openai-compatible' && configured === undefined) {
-    throw new InputError(`${name} needs the server's base URL: set ${baseURLField} or --base-url (e.g. http://127.0.0.1:8080/v1 for a llama.cpp server)`, {
-      ...location,
-      field: baseURLField,
-      code: 'input.base-url',
-    });
+    throw new InputError(
+      `${name} needs the server's base URL: set ${baseURLField} or --base-url (e.g. http://127.0.0.1:8080/v1 for a llama.cpp server)`,
+      {
+        ...location,
+        field: baseURLField,
+        code: 'input.base-url',
+      },
+    );
   }
   let baseURL = (configured ?? DEFAULT_BASE_URLS[spec.provider]!).replace(/\/+$/, '');
   let url: URL;
@@ -151,17 +161,28 @@ export function resolveLanguageModel(spec: ModelSpec, options: LanguageModelOpti
       url = new URL(baseURL);
     }
   } catch {
-    throw new InputError(`base URL "${baseURL}" is not a URL`, { ...location, field: baseURLField, code: 'input.base-url' });
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new InputError(`base URL "${baseURL}" must start with http:// or https://`, { ...location, field: baseURLField, code: 'input.base-url' });
-  }
-  if (url.username !== '' || url.password !== '') {
-    throw new InputError('the base URL must not carry credentials; put the key in an environment variable and name it with apiKeyEnv', {
+    throw new InputError(`base URL "${baseURL}" is not a URL`, {
       ...location,
       field: baseURLField,
       code: 'input.base-url',
     });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new InputError(`base URL "${baseURL}" must start with http:// or https://`, {
+      ...location,
+      field: baseURLField,
+      code: 'input.base-url',
+    });
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new InputError(
+      'the base URL must not carry credentials; put the key in an environment variable and name it with apiKeyEnv',
+      {
+        ...location,
+        field: baseURLField,
+        code: 'input.base-url',
+      },
+    );
   }
 
   const fetchOption = options.fetch !== undefined ? { fetch: options.fetch } : {};

@@ -41,7 +41,8 @@ export type Fault =
 /** Longest excerpt of a non-answer body quoted in a message, in characters. */
 const BODY_EXCERPT_CHARACTERS = 120;
 
-const OUTPUT_FORMAT_WORDS = /response_format|json_schema|structured output|structured_output|output_format|\bgrammar\b|\bformat\b/i;
+const OUTPUT_FORMAT_WORDS =
+  /response_format|json_schema|structured output|structured_output|output_format|\bgrammar\b|\bformat\b/i;
 
 /**
  * Parses a `Retry-After` (seconds or an HTTP-date, RFC 9110 §10.2.3) or
@@ -54,7 +55,10 @@ const OUTPUT_FORMAT_WORDS = /response_format|json_schema|structured output|struc
  * parseRetryAfter({ 'retry-after': 'Wed, 21 Oct 2015 07:28:00 GMT' }, Date.parse('Wed, 21 Oct 2015 07:27:58 GMT')); // 2000
  * ```
  */
-export function parseRetryAfter(headers: Readonly<Record<string, string>> | undefined, nowMs: number): number | undefined {
+export function parseRetryAfter(
+  headers: Readonly<Record<string, string>> | undefined,
+  nowMs: number,
+): number | undefined {
   if (headers === undefined) return undefined;
   const lower = Object.fromEntries(Object.entries(headers).map(([key, value]) => [key.toLowerCase(), value]));
   const milliseconds = lower['retry-after-ms'];
@@ -76,9 +80,14 @@ export function backoffDelayMs(attempt: number, random: () => number, baseMs = 5
 
 /** Errors the AI SDK raises before sending, about the request itself (the prompt, a setting): the request cannot be answered. */
 function isRequestError(error: unknown): boolean {
-  return [InvalidPromptError, InvalidArgumentError, InvalidMessageRoleError, InvalidDataContentError, MessageConversionError, UnsupportedFunctionalityError].some((type) =>
-    type.isInstance(error),
-  );
+  return [
+    InvalidPromptError,
+    InvalidArgumentError,
+    InvalidMessageRoleError,
+    InvalidDataContentError,
+    MessageConversionError,
+    UnsupportedFunctionalityError,
+  ].some((type) => type.isInstance(error));
 }
 
 /**
@@ -95,13 +104,19 @@ function describeNonAnswer(body: string): { message: string; rateLimited: boolea
   }
   if (error !== undefined && error !== null) {
     const fields = typeof error === 'object' ? (error as Record<string, unknown>) : { message: error };
-    const code = fields['code'] ?? fields['status'] ?? fields['type'];
-    const text = typeof fields['message'] === 'string' ? fields['message'] : JSON.stringify(error);
+    const code = fields.code ?? fields.status ?? fields.type;
+    const text = typeof fields.message === 'string' ? fields.message : JSON.stringify(error);
     const rateLimited = Number(code) === 429 || /rate.?limit|too many requests/i.test(`${String(code)} ${text}`);
-    return { message: `an error instead of an answer: ${text.slice(0, BODY_EXCERPT_CHARACTERS)}${code !== undefined ? ` (code ${String(code)})` : ''}`, rateLimited };
+    return {
+      message: `an error instead of an answer: ${text.slice(0, BODY_EXCERPT_CHARACTERS)}${code !== undefined ? ` (code ${String(code)})` : ''}`,
+      rateLimited,
+    };
   }
   const excerpt = body.replace(/\s+/g, ' ').trim().slice(0, BODY_EXCERPT_CHARACTERS);
-  return { message: `a body that is not an answer: ${excerpt === '' ? '(empty)' : JSON.stringify(excerpt)}`, rateLimited: false };
+  return {
+    message: `a body that is not an answer: ${excerpt === '' ? '(empty)' : JSON.stringify(excerpt)}`,
+    rateLimited: false,
+  };
 }
 
 /**
@@ -121,18 +136,29 @@ export function classifyFault(error: unknown, timedOut: boolean, nowMs: number):
       const nonAnswer = describeNonAnswer(body);
       if (nonAnswer.rateLimited) {
         const retryAfterMs = parseRetryAfter(error.responseHeaders, nowMs);
-        return { kind: 'rate-limit', statusCode: status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), message: nonAnswer.message };
+        return {
+          kind: 'rate-limit',
+          statusCode: status,
+          ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+          message: nonAnswer.message,
+        };
       }
       return { kind: 'transient', statusCode: status, message: nonAnswer.message };
     }
     if (status === 429) {
       const retryAfterMs = parseRetryAfter(error.responseHeaders, nowMs);
-      return { kind: 'rate-limit', statusCode: status, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}), message };
+      return {
+        kind: 'rate-limit',
+        statusCode: status,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+        message,
+      };
     }
     if (status === 401 || status === 403) return { kind: 'auth', statusCode: status, message };
     if (status === 404) return { kind: 'not-found', statusCode: status, message };
     if (status === 408 || status === 409 || status >= 500) {
-      if (status === 501 && OUTPUT_FORMAT_WORDS.test(`${message} ${body}`)) return { kind: 'unsupported-output', statusCode: status, message };
+      if (status === 501 && OUTPUT_FORMAT_WORDS.test(`${message} ${body}`))
+        return { kind: 'unsupported-output', statusCode: status, message };
       return { kind: 'transient', statusCode: status, message };
     }
     if ((status === 400 || status === 422) && OUTPUT_FORMAT_WORDS.test(`${message} ${body}`)) {

@@ -14,9 +14,27 @@
  * const client = createLlmClient({ resolved, maxOutputTokens: 2048, timeoutMs: 60_000 });
  * ```
  */
-export { BudgetExceededError, checkBudgetCoversProposals, createUsageMeter, estimateProposalCost, MINIMUM_PROPOSALS } from './budget.ts';
-export type { BudgetCoverage, BudgetLimits, ProposalCostEstimate, ProposalCostInput, UsageMeter, UsageTotals } from './budget.ts';
-export { DEFAULT_API_KEY_ENV, DEFAULT_BASE_URLS, redactSecrets, resolveLanguageModel } from './create-language-model.ts';
+export {
+  BudgetExceededError,
+  checkBudgetCoversProposals,
+  createUsageMeter,
+  estimateProposalCost,
+  MINIMUM_PROPOSALS,
+} from './budget.ts';
+export type {
+  BudgetCoverage,
+  BudgetLimits,
+  ProposalCostEstimate,
+  ProposalCostInput,
+  UsageMeter,
+  UsageTotals,
+} from './budget.ts';
+export {
+  DEFAULT_API_KEY_ENV,
+  DEFAULT_BASE_URLS,
+  redactSecrets,
+  resolveLanguageModel,
+} from './create-language-model.ts';
 export type { LanguageModelOptions, ResolvedModel, StructuredOutputMode } from './create-language-model.ts';
 export { backoffDelayMs, classifyFault, parseRetryAfter } from './faults.ts';
 export type { Fault } from './faults.ts';
@@ -29,4 +47,3 @@ export type { ModelPrice, PriceLookup } from './prices.ts';
 export { createAdaptiveLimiter } from './rate-limiter.ts';
 export type { AdaptiveLimiter } from './rate-limiter.ts';
 export { createResponseCache, responseCacheKey } from './response-cache.ts';
-

@@ -19,7 +19,10 @@ function answer(text: string, finish: 'stop' | 'length' = 'stop'): GenerateResul
   };
 }
 
-function resolvedFor(model: MockLanguageModelV3, structuredOutput: ResolvedModel['structuredOutput'] = 'schema'): ResolvedModel {
+function resolvedFor(
+  model: MockLanguageModelV3,
+  structuredOutput: ResolvedModel['structuredOutput'] = 'schema',
+): ResolvedModel {
   return {
     spec: { provider: 'openai', modelId: 'gpt-4.1-mini' },
     name: 'openai:gpt-4.1-mini',
@@ -33,10 +36,20 @@ function resolvedFor(model: MockLanguageModelV3, structuredOutput: ResolvedModel
 }
 
 function client(model: MockLanguageModelV3, options: Partial<LlmClientOptions> = {}) {
-  return createLlmClient({ resolved: resolvedFor(model), temperature: 0, maxOutputTokens: 100, sleep: async () => undefined, random: () => 0.5, ...options });
+  return createLlmClient({
+    resolved: resolvedFor(model),
+    temperature: 0,
+    maxOutputTokens: 100,
+    sleep: async () => undefined,
+    random: () => 0.5,
+    ...options,
+  });
 }
 
-const SCHEMA = { name: 'thing', jsonSchema: { type: 'object' as const, properties: { a: { type: 'number' as const } } } };
+const SCHEMA = {
+  name: 'thing',
+  jsonSchema: { type: 'object' as const, properties: { a: { type: 'number' as const } } },
+};
 
 describe('createLlmClient (mock language model)', () => {
   it('sends the schema as a JSON response format, the settings, and reports usage with cost', async () => {
@@ -56,8 +69,15 @@ describe('createLlmClient (mock language model)', () => {
   it('returns an answer that is not JSON (the caller judges it), and a truncated one', async () => {
     const model = new MockLanguageModelV3({ doGenerate: [answer('sorry, no'), answer('{"a":', 'length')] });
     const llm = client(model);
-    expect(await llm.generate({ system: 's', prompt: 'p', schema: SCHEMA, repeat: 0 })).toMatchObject({ ok: true, text: 'sorry, no' });
-    expect(await llm.generate({ system: 's', prompt: 'p2', schema: SCHEMA, repeat: 0 })).toMatchObject({ ok: true, text: '{"a":', finishReason: 'length' });
+    expect(await llm.generate({ system: 's', prompt: 'p', schema: SCHEMA, repeat: 0 })).toMatchObject({
+      ok: true,
+      text: 'sorry, no',
+    });
+    expect(await llm.generate({ system: 's', prompt: 'p2', schema: SCHEMA, repeat: 0 })).toMatchObject({
+      ok: true,
+      text: '{"a":',
+      finishReason: 'length',
+    });
   });
 
   it('asks without a response format in prompt mode', async () => {
@@ -72,10 +92,20 @@ describe('createLlmClient (mock language model)', () => {
     const failing = new MockLanguageModelV3({
       doGenerate: async () => {
         calls += 1;
-        throw new APICallError({ message: 'overloaded', url: 'u', requestBodyValues: {}, statusCode: 529, isRetryable: true });
+        throw new APICallError({
+          message: 'overloaded',
+          url: 'u',
+          requestBodyValues: {},
+          statusCode: 529,
+          isRetryable: true,
+        });
       },
     });
-    expect(await client(failing, { maxRetries: 2 }).generate({ system: 's', prompt: 'p', repeat: 0 })).toMatchObject({ ok: false, reason: 'error', transient: true });
+    expect(await client(failing, { maxRetries: 2 }).generate({ system: 's', prompt: 'p', repeat: 0 })).toMatchObject({
+      ok: false,
+      reason: 'error',
+      transient: true,
+    });
     expect(calls).toBe(3);
 
     const missing = new MockLanguageModelV3({
@@ -83,7 +113,9 @@ describe('createLlmClient (mock language model)', () => {
         throw new APICallError({ message: 'model not found', url: 'u', requestBodyValues: {}, statusCode: 404 });
       },
     });
-    const error = await client(missing).generate({ system: 's', prompt: 'p', repeat: 0 }).catch((caught: unknown) => caught);
+    const error = await client(missing)
+      .generate({ system: 's', prompt: 'p', repeat: 0 })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InfrastructureError);
     expect((error as InfrastructureError).isRetryable).toBe(false);
     expect(missing.doGenerateCalls.length).toBe(1);
@@ -98,7 +130,9 @@ describe('createLlmClient (mock language model)', () => {
         throw new APICallError({ message: 'bad key sk-mock-secret', url: 'u', requestBodyValues: {}, statusCode: 401 });
       },
     });
-    const error = await client(refusing).generate({ system: 's', prompt: 'p', repeat: 0 }).catch((caught: unknown) => caught as Error);
+    const error = await client(refusing)
+      .generate({ system: 's', prompt: 'p', repeat: 0 })
+      .catch((caught: unknown) => caught as Error);
     expect(error).toBeInstanceOf(InfrastructureError);
     expect((error as Error).message).not.toContain('sk-mock-secret');
   });

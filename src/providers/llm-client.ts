@@ -156,7 +156,9 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** The id of a client's settings, e.g. `openai:gpt-4.1-mini host=api.openai.com temperature=0 maxOutputTokens=2048 output=schema`. */
-export function llmSettingsId(settings: Pick<LlmSettings, 'name' | 'host' | 'temperature' | 'maxOutputTokens' | 'structuredOutput'>): string {
+export function llmSettingsId(
+  settings: Pick<LlmSettings, 'name' | 'host' | 'temperature' | 'maxOutputTokens' | 'structuredOutput'>,
+): string {
   return [
     settings.name,
     `host=${settings.host}`,
@@ -220,7 +222,12 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
           : {}),
         providerOptions: resolved.providerOptions,
       });
-      return { text: result.text, finishReason: String(result.finishReason), inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens };
+      return {
+        text: result.text,
+        finishReason: String(result.finishReason),
+        inputTokens: result.usage.inputTokens,
+        outputTokens: result.usage.outputTokens,
+      };
     } catch (error) {
       if (NoObjectGeneratedError.isInstance(error)) {
         // The answer came back but is not JSON: an outcome for the caller to judge, not a fault.
@@ -261,7 +268,14 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
     const hit = options.noCache === true ? undefined : await cache?.get(key);
     if (hit !== undefined) {
       options.meter?.record(ZERO_USAGE, true);
-      return { ok: true, text: hit.text, finishReason: hit.finishReason, usage: { ...ZERO_USAGE }, cached: true, latencyMs: 0 };
+      return {
+        ok: true,
+        text: hit.text,
+        finishReason: hit.finishReason,
+        usage: { ...ZERO_USAGE },
+        cached: true,
+        latencyMs: 0,
+      };
     }
     options.meter?.assertCanSpend(estimateTokens(request.system.length + request.prompt.length), price.price);
 
@@ -271,7 +285,12 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       const release = await limiter.acquire(request.signal);
       const timeoutSignal = AbortSignal.timeout(timeoutMs);
       const signal = request.signal !== undefined ? AbortSignal.any([request.signal, timeoutSignal]) : timeoutSignal;
-      let answer: { text: string; finishReason: string; inputTokens: number | undefined; outputTokens: number | undefined };
+      let answer: {
+        text: string;
+        finishReason: string;
+        inputTokens: number | undefined;
+        outputTokens: number | undefined;
+      };
       try {
         answer = await callOnce(request, useSchema, signal);
       } catch (error) {
@@ -287,29 +306,40 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
               { statusCode: fault.statusCode, isRetryable: false, cause: redact(String(error)) },
             );
           case 'not-found':
-            throw new InfrastructureError(`${where}: HTTP 404 — no such model or endpoint (check the model name and the base URL). ${message}`, {
-              statusCode: fault.statusCode,
-              isRetryable: false,
-            });
+            throw new InfrastructureError(
+              `${where}: HTTP 404 — no such model or endpoint (check the model name and the base URL). ${message}`,
+              {
+                statusCode: fault.statusCode,
+                isRetryable: false,
+              },
+            );
           case 'rate-limit': {
             // A gateway may send its 429 inside an HTTP 200 (faults.ts): say which.
             const limited = fault.statusCode === 429 ? 'HTTP 429' : `HTTP ${fault.statusCode} naming a rate limit`;
             const waitMs = fault.retryAfterMs ?? backoffDelayMs(rateLimitRetries, random);
             if (fault.retryAfterMs !== undefined && fault.retryAfterMs > maxRetryAfterMs) {
-              throw new InfrastructureError(`${where} is rate limited for ${Math.ceil(fault.retryAfterMs / 1000)} s (${limited}); try again later`, {
-                statusCode: 429,
-                isRetryable: true,
-              });
+              throw new InfrastructureError(
+                `${where} is rate limited for ${Math.ceil(fault.retryAfterMs / 1000)} s (${limited}); try again later`,
+                {
+                  statusCode: 429,
+                  isRetryable: true,
+                },
+              );
             }
             if (rateLimitRetries >= maxRateLimitRetries) {
-              throw new InfrastructureError(`${where} kept answering ${limited} after ${rateLimitRetries} retries; lower the concurrency or try later`, {
-                statusCode: 429,
-                isRetryable: true,
-              });
+              throw new InfrastructureError(
+                `${where} kept answering ${limited} after ${rateLimitRetries} retries; lower the concurrency or try later`,
+                {
+                  statusCode: 429,
+                  isRetryable: true,
+                },
+              );
             }
             limiter.rateLimited(waitMs);
             rateLimitRetries += 1;
-            log(`${where}: rate limited (${limited}); concurrency now ${limiter.limit}, waiting ${Math.round(waitMs)} ms`);
+            log(
+              `${where}: rate limited (${limited}); concurrency now ${limiter.limit}, waiting ${Math.round(waitMs)} ms`,
+            );
             continue;
           }
           case 'transient':
@@ -322,19 +352,49 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
               continue;
             }
             if (fault.kind === 'timeout') {
-              return { ok: false, reason: 'timeout', message: `no answer within ${timeoutMs} ms (${retries + 1} attempts)`, usage: { ...ZERO_USAGE }, latencyMs: now() - started, transient: true };
+              return {
+                ok: false,
+                reason: 'timeout',
+                message: `no answer within ${timeoutMs} ms (${retries + 1} attempts)`,
+                usage: { ...ZERO_USAGE },
+                latencyMs: now() - started,
+                transient: true,
+              };
             }
-            return { ok: false, reason: 'error', message: `${where} failed ${retries + 1} times: ${status}${message}`, usage: { ...ZERO_USAGE }, latencyMs: now() - started, transient: true };
+            return {
+              ok: false,
+              reason: 'error',
+              message: `${where} failed ${retries + 1} times: ${status}${message}`,
+              usage: { ...ZERO_USAGE },
+              latencyMs: now() - started,
+              transient: true,
+            };
           }
           case 'unsupported-output':
             if (useSchema && resolved.structuredOutput === 'auto') {
               promptOnly = true;
-              log(`${where} does not accept a JSON-schema response format (${status.trim()}); asking for JSON in the prompt from now on`);
+              log(
+                `${where} does not accept a JSON-schema response format (${status.trim()}); asking for JSON in the prompt from now on`,
+              );
               return generate(request);
             }
-            return { ok: false, reason: 'error', message: `${status}${message}`, usage: { ...ZERO_USAGE }, latencyMs: now() - started, transient: false };
+            return {
+              ok: false,
+              reason: 'error',
+              message: `${status}${message}`,
+              usage: { ...ZERO_USAGE },
+              latencyMs: now() - started,
+              transient: false,
+            };
           case 'request':
-            return { ok: false, reason: 'error', message: `${status}${message}`, usage: { ...ZERO_USAGE }, latencyMs: now() - started, transient: false };
+            return {
+              ok: false,
+              reason: 'error',
+              message: `${status}${message}`,
+              usage: { ...ZERO_USAGE },
+              latencyMs: now() - started,
+              transient: false,
+            };
         }
       }
       release();
@@ -343,12 +403,28 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       answer.text = redact(answer.text);
       const inputTokens = answer.inputTokens ?? estimateTokens(request.system.length + request.prompt.length);
       const outputTokens = answer.outputTokens ?? estimateTokens(answer.text);
-      const usage: ExecutionUsage = { inputTokens, outputTokens, costUsd: costUsd(price.price, inputTokens, outputTokens) };
+      const usage: ExecutionUsage = {
+        inputTokens,
+        outputTokens,
+        costUsd: costUsd(price.price, inputTokens, outputTokens),
+      };
       options.meter?.record(usage);
       if (cache !== undefined && answer.text.trim() !== '') {
-        await cache.put(key, resolved.name, { text: answer.text, finishReason: answer.finishReason, inputTokens, outputTokens }, options.noCache === true);
+        await cache.put(
+          key,
+          resolved.name,
+          { text: answer.text, finishReason: answer.finishReason, inputTokens, outputTokens },
+          options.noCache === true,
+        );
       }
-      return { ok: true, text: answer.text, finishReason: answer.finishReason, usage, cached: false, latencyMs: now() - started };
+      return {
+        ok: true,
+        text: answer.text,
+        finishReason: answer.finishReason,
+        usage,
+        cached: false,
+        latencyMs: now() - started,
+      };
     }
   }
 

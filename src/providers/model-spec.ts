@@ -54,11 +54,17 @@ export const BASE_URL_ENV: Readonly<Partial<Record<ProviderName, string>>> = {
  * baseURLFromEnvironment('ollama', { OLLAMA_HOST: '127.0.0.1:11434' }); // { url: 'http://127.0.0.1:11434', variable: 'OLLAMA_HOST' }
  * ```
  */
-export function baseURLFromEnvironment(provider: ProviderName, env: NodeJS.ProcessEnv): { url: string; variable: string } | undefined {
+export function baseURLFromEnvironment(
+  provider: ProviderName,
+  env: NodeJS.ProcessEnv,
+): { url: string; variable: string } | undefined {
   const variable = BASE_URL_ENV[provider];
   const value = variable === undefined ? undefined : env[variable]?.trim();
   if (variable === undefined || value === undefined || value === '') return undefined;
-  return { url: provider === 'ollama' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? `http://${value}` : value, variable };
+  return {
+    url: provider === 'ollama' && !/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? `http://${value}` : value,
+    variable,
+  };
 }
 
 /** A parsed model name. */
@@ -89,17 +95,24 @@ export function parseModelSpec(name: string, context: ErrorContext = {}): ModelS
   const colon = trimmed.indexOf(':');
   const allowed = PROVIDERS.join(', ');
   if (colon <= 0) {
-    throw new InputError(`model "${trimmed}" must be written provider:model (providers: ${allowed}), e.g. openai:gpt-4.1-mini`, {
-      ...context,
-      code: 'input.model',
-    });
+    throw new InputError(
+      `model "${trimmed}" must be written provider:model (providers: ${allowed}), e.g. openai:gpt-4.1-mini`,
+      {
+        ...context,
+        code: 'input.model',
+      },
+    );
   }
   const provider = trimmed.slice(0, colon).toLowerCase();
   const modelId = trimmed.slice(colon + 1).trim();
   if (!isProviderName(provider)) {
-    throw new InputError(`unknown provider "${provider}" in model "${trimmed}" (providers: ${allowed})`, { ...context, code: 'input.model' });
+    throw new InputError(`unknown provider "${provider}" in model "${trimmed}" (providers: ${allowed})`, {
+      ...context,
+      code: 'input.model',
+    });
   }
-  if (modelId === '') throw new InputError(`model "${trimmed}" names no model after "${provider}:"`, { ...context, code: 'input.model' });
+  if (modelId === '')
+    throw new InputError(`model "${trimmed}" names no model after "${provider}:"`, { ...context, code: 'input.model' });
   return { provider, modelId };
 }
 

@@ -66,7 +66,11 @@ export function lookupPrice(spec: ModelSpec, overrides: Readonly<Record<string, 
   for (const table of [overrides, DEFAULT_PRICES]) {
     let best: string | undefined;
     for (const key of Object.keys(table)) {
-      if ((name === key || name.startsWith(`${key}-`) || name.startsWith(`${key}@`)) && (best === undefined || key.length > best.length)) best = key;
+      if (
+        (name === key || name.startsWith(`${key}-`) || name.startsWith(`${key}@`)) &&
+        (best === undefined || key.length > best.length)
+      )
+        best = key;
     }
     if (best !== undefined) return { price: table[best]!, known: true, entry: best };
   }

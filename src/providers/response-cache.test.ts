@@ -23,7 +23,9 @@ describe('responseCacheKey', () => {
   it('is a stable SHA-256 that changes with everything that changes the answer', () => {
     const key = responseCacheKey(BASE);
     expect(key).toMatch(/^[0-9a-f]{64}$/);
-    expect(responseCacheKey({ ...BASE, parameters: { structuredOutput: 'schema', maxOutputTokens: 2048, temperature: 0 } })).toBe(key);
+    expect(
+      responseCacheKey({ ...BASE, parameters: { structuredOutput: 'schema', maxOutputTokens: 2048, temperature: 0 } }),
+    ).toBe(key);
     const variants: CacheKeyInput[] = [
       { ...BASE, provider: 'openai-compatible' },
       { ...BASE, model: 'gpt-4.1' },
@@ -49,7 +51,12 @@ describe('createResponseCache', () => {
     const cache = createResponseCache(() => db);
     expect(await cache.get('k')).toBeUndefined();
     await cache.put('k', 'openai:gpt-4.1-mini', { text: '{}', finishReason: 'stop', inputTokens: 3, outputTokens: 1 });
-    await cache.put('k', 'openai:gpt-4.1-mini', { text: 'other', finishReason: 'stop', inputTokens: 3, outputTokens: 1 });
+    await cache.put('k', 'openai:gpt-4.1-mini', {
+      text: 'other',
+      finishReason: 'stop',
+      inputTokens: 3,
+      outputTokens: 1,
+    });
     expect(await cache.get('k')).toEqual({ text: '{}', finishReason: 'stop', inputTokens: 3, outputTokens: 1 });
   });
 
@@ -58,8 +65,18 @@ describe('createResponseCache', () => {
     opened.push(db);
     const cache = createResponseCache(() => db);
     await cache.put('k', 'm', { text: '{"label":"billing"}', finishReason: 'stop', inputTokens: 3, outputTokens: 1 });
-    await cache.put('k', 'm', { text: '{"label":"shipping"}', finishReason: 'stop', inputTokens: 4, outputTokens: 2 }, true);
-    expect(await cache.get('k')).toEqual({ text: '{"label":"shipping"}', finishReason: 'stop', inputTokens: 4, outputTokens: 2 });
+    await cache.put(
+      'k',
+      'm',
+      { text: '{"label":"shipping"}', finishReason: 'stop', inputTokens: 4, outputTokens: 2 },
+      true,
+    );
+    expect(await cache.get('k')).toEqual({
+      text: '{"label":"shipping"}',
+      finishReason: 'stop',
+      inputTokens: 4,
+      outputTokens: 2,
+    });
   });
 
   it('does nothing without a database', async () => {

@@ -52,7 +52,11 @@ export function responseCacheKey(input: CacheKeyInput): string {
 export function stableStringify(value: unknown): string {
   return JSON.stringify(value, (_key, inner: unknown) => {
     if (inner === null || typeof inner !== 'object' || Array.isArray(inner)) return inner;
-    return Object.fromEntries(Object.keys(inner).sort().map((key) => [key, (inner as Record<string, unknown>)[key]]));
+    return Object.fromEntries(
+      Object.keys(inner)
+        .sort()
+        .map((key) => [key, (inner as Record<string, unknown>)[key]]),
+    );
   });
 }
 
@@ -69,7 +73,10 @@ export interface ResponseCache {
  * A cache over the study database returned by `getDatabase` (looked up on
  * every call; no database = no caching).
  */
-export function createResponseCache(getDatabase: () => StudyDatabase | undefined, now: () => Date = () => new Date()): ResponseCache {
+export function createResponseCache(
+  getDatabase: () => StudyDatabase | undefined,
+  now: () => Date = () => new Date(),
+): ResponseCache {
   return {
     async get(key) {
       const db = getDatabase();
@@ -96,7 +103,9 @@ export function createResponseCache(getDatabase: () => StudyDatabase | undefined
       await db
         .insertInto('response_cache')
         .values({ key, ...values })
-        .onConflict((conflict) => (replace ? conflict.column('key').doUpdateSet(values) : conflict.column('key').doNothing()))
+        .onConflict((conflict) =>
+          replace ? conflict.column('key').doUpdateSet(values) : conflict.column('key').doNothing(),
+        )
         .execute();
     },
   };

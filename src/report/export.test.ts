@@ -34,7 +34,9 @@ describe('exporting an artifact version', () => {
     await setRegistryVersion(db, better.id, 'accepted');
     expect((await selectExportVersion(db, { kind: 'best' })).text).toBe('better text');
     expect((await selectExportVersion(db, { kind: 'version', id: seed.id })).text).toBe('seed text');
-    await expect(selectExportVersion(db, { kind: 'version', id: 99 })).rejects.toThrow('no artifact version 99 in this study');
+    await expect(selectExportVersion(db, { kind: 'version', id: 99 })).rejects.toThrow(
+      'no artifact version 99 in this study',
+    );
   });
 
   it('refuses a version whose text no longer matches its content hash', async () => {
@@ -45,7 +47,9 @@ describe('exporting an artifact version', () => {
   });
 
   it('names the default file after the artifact and the version', () => {
-    expect(defaultExportPath('/studies/a', '/studies/a/playbook.yaml', 7)).toBe('/studies/a/.kloop/exports/playbook.v7.yaml');
+    expect(defaultExportPath('/studies/a', '/studies/a/playbook.yaml', 7)).toBe(
+      '/studies/a/.kloop/exports/playbook.v7.yaml',
+    );
     expect(defaultExportPath('/studies/a', '/studies/a/prompt', 3)).toBe('/studies/a/.kloop/exports/prompt.v3');
   });
 

@@ -29,10 +29,14 @@ export async function selectExportVersion(db: StudyDatabase, selector: ExportSel
   if (version === undefined) {
     throw selector.kind === 'best'
       ? new InputError('the study has no active version yet: run `kloop run` first', { field: '--best' })
-      : new InputError(`no artifact version ${selector.id} in this study (see \`kloop history\`)`, { field: '--version' });
+      : new InputError(`no artifact version ${selector.id} in this study (see \`kloop history\`)`, {
+          field: '--version',
+        });
   }
   if (contentHash(version.text) !== version.hash) {
-    throw new StorageError(`artifact version ${version.id} does not match its content hash: the database is damaged (run \`kloop doctor\`)`);
+    throw new StorageError(
+      `artifact version ${version.id} does not match its content hash: the database is damaged (run \`kloop doctor\`)`,
+    );
   }
   return version;
 }
@@ -59,7 +63,12 @@ export function writeFileAtomicSync(file: string, content: string): void {
     writeFileAtomic.sync(file, content, { encoding: 'utf8', fsync: true });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'its folder does not exist' : code === 'EACCES' || code === 'EROFS' || code === 'EPERM' ? 'its folder is read-only' : (error as Error).message;
+    const reason =
+      code === 'ENOENT'
+        ? 'its folder does not exist'
+        : code === 'EACCES' || code === 'EROFS' || code === 'EPERM'
+          ? 'its folder is read-only'
+          : (error as Error).message;
     throw new InputError(`cannot write the export: ${reason}`, { file, cause: error });
   }
 }

@@ -8,7 +8,12 @@ import path from 'node:path';
 import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
-import type { ComponentScores, ExampleScoreRecord, MetricScores, PartitionScore } from '../evaluator/partition-score.ts';
+import type {
+  ComponentScores,
+  ExampleScoreRecord,
+  MetricScores,
+  PartitionScore,
+} from '../evaluator/partition-score.ts';
 import { UNSCORED_REASON } from '../evaluator/partition-score.ts';
 import { InfrastructureError, isKloopError } from '../errors.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
@@ -123,7 +128,10 @@ export interface StudyReport {
    * The headline figure per partition, of the seed and of the best artifact:
    * the composite, or the task's own figure (`misroute rate` = 1 − accuracy).
    */
-  headline: StudyHeadline & { baseline: Record<PartitionName, number | null>; best: Record<PartitionName, number | null> };
+  headline: StudyHeadline & {
+    baseline: Record<PartitionName, number | null>;
+    best: Record<PartitionName, number | null>;
+  };
   /** Composite per partition of the seed artifact. */
   baseline: Record<PartitionName, number | null>;
   /** Composite per partition of the best (active) artifact. */
@@ -154,7 +162,14 @@ export interface StudyReport {
    */
   racing?: { decisions: number; stoppedEarly: number; evaluated: number; planned: number };
   /** This run: experiments evaluated, accepted, refused, skipped, rebased and failed proposer answers. */
-  thisRun: { experiments: number; accepted: number; refused: number; skipped: number; rebased: number; proposalFailures: Record<string, number> };
+  thisRun: {
+    experiments: number;
+    accepted: number;
+    refused: number;
+    skipped: number;
+    rebased: number;
+    proposalFailures: Record<string, number>;
+  };
   stopReason: string;
   stopDetail: string;
   bestVersion: number;
@@ -204,7 +219,10 @@ export function partitionSizes(study: LoadedStudy): PartitionSizes {
  * recorded after it, and the partition sizes then.
  */
 export async function markCorpus(db: StudyDatabase, study: LoadedStudy): Promise<CorpusMark> {
-  const row = await db.selectFrom('corpus_events').select((eb) => eb.fn.max('id').as('id')).executeTakeFirst();
+  const row = await db
+    .selectFrom('corpus_events')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
   return { sizes: partitionSizes(study), lastEventId: Number(row?.id ?? 0) };
 }
 
@@ -221,17 +239,32 @@ export async function corpusMovesSince(db: StudyDatabase, afterEventId: number):
   for (const row of rows) {
     const last = moves.at(-1);
     const kind = row.kind as CorpusMoveSummary['kind'];
-    if (last !== undefined && last.kind === kind && last.afterExperiment === row.experiment_id && last.at === row.created_at) {
+    if (
+      last !== undefined &&
+      last.kind === kind &&
+      last.afterExperiment === row.experiment_id &&
+      last.at === row.created_at
+    ) {
       if (row.example_id !== null) last.exampleIds.push(row.example_id);
       continue;
     }
-    moves.push({ kind, from: 'shadow', to: 'optimization', exampleIds: row.example_id === null ? [] : [row.example_id], afterExperiment: row.experiment_id, at: row.created_at });
+    moves.push({
+      kind,
+      from: 'shadow',
+      to: 'optimization',
+      exampleIds: row.example_id === null ? [] : [row.example_id],
+      afterExperiment: row.experiment_id,
+      at: row.created_at,
+    });
   }
   return moves;
 }
 
 /** The partitions on which `best` scores below `baseline` (both composites known). */
-export function partitionsBelowBaseline(baseline: Record<PartitionName, number | null>, best: Record<PartitionName, number | null>): BelowBaseline[] {
+export function partitionsBelowBaseline(
+  baseline: Record<PartitionName, number | null>,
+  best: Record<PartitionName, number | null>,
+): BelowBaseline[] {
   const below: BelowBaseline[] = [];
   for (const partition of PARTITIONS) {
     const seed = baseline[partition];
@@ -265,7 +298,14 @@ const WHY_STORED_ONLY: Readonly<Record<NotEvaluatedReason, string>> = {
 };
 
 function summaryOf(score: PartitionScore, examples: number): PartitionSummary {
-  return { composite: score.composite, components: score.components, metrics: score.metrics, invalid: score.invalid, examples, evaluated: true };
+  return {
+    composite: score.composite,
+    components: score.components,
+    metrics: score.metrics,
+    invalid: score.invalid,
+    examples,
+    evaluated: true,
+  };
 }
 
 function notEvaluatedSummary(examples: number): PartitionSummary {
@@ -286,7 +326,12 @@ function stopOf(error: unknown, signal: AbortSignal | undefined): NotEvaluatedRe
  * failure met on the way stops it for every later partition too, and each
  * partition it could not evaluate in full is listed in `notEvaluated`.
  */
-async function summarise(context: ReportEvaluation, artifact: 'baseline' | 'best', version: ArtifactVersion, records?: ExampleScoreRecord[]): Promise<Record<PartitionName, PartitionSummary>> {
+async function summarise(
+  context: ReportEvaluation,
+  artifact: 'baseline' | 'best',
+  version: ArtifactVersion,
+  records?: ExampleScoreRecord[],
+): Promise<Record<PartitionName, PartitionSummary>> {
   const { evaluator, study } = context;
   const result = {} as Record<PartitionName, PartitionSummary>;
   for (const partition of PARTITIONS) {
@@ -296,11 +341,17 @@ async function summarise(context: ReportEvaluation, artifact: 'baseline' | 'best
       context.notEvaluated.push({ artifact, version: version.id, partition, reason, detail });
     };
     if (context.storedOnly !== undefined) {
-      const stored = await evaluatePartition(evaluator, study, version.text, partition, undefined, study.gate.repeats, { storedOnly: true });
+      const stored = await evaluatePartition(evaluator, study, version.text, partition, undefined, study.gate.repeats, {
+        storedOnly: true,
+      });
       const missing = stored.missing ?? 0;
       records?.push(...stored.examples);
       if (missing === 0) result[partition] = summaryOf(stored, examples);
-      else skip(context.storedOnly.reason, `${context.storedOnly.why}: ${missing} of ${missing + stored.total} example-repeats have no stored result`);
+      else
+        skip(
+          context.storedOnly.reason,
+          `${context.storedOnly.why}: ${missing} of ${missing + stored.total} example-repeats have no stored result`,
+        );
       continue;
     }
     let score: PartitionScore;
@@ -310,13 +361,19 @@ async function summarise(context: ReportEvaluation, artifact: 'baseline' | 'best
       const reason = stopOf(error, context.signal);
       if (reason === undefined) throw error;
       const message = reason === 'interrupted' ? 'interrupted while the report evaluated it' : (error as Error).message;
-      context.storedOnly = { reason, why: reason === 'interrupted' ? WHY_STORED_ONLY.interrupted : `${WHY_STORED_ONLY[reason]} (${message})` };
+      context.storedOnly = {
+        reason,
+        why: reason === 'interrupted' ? WHY_STORED_ONLY.interrupted : `${WHY_STORED_ONLY[reason]} (${message})`,
+      };
       skip(reason, `${message}; nothing more is evaluated for this report`);
       continue;
     }
     if (score.transient > 0) {
       const failure = score.examples.find((record) => !record.valid && record.transient === true);
-      skip('infrastructure_failure', `${score.transient} of ${score.total} example-repeats failed in the infrastructure after the retries${failure !== undefined && !failure.valid ? ` (${failure.message})` : ''}`);
+      skip(
+        'infrastructure_failure',
+        `${score.transient} of ${score.total} example-repeats failed in the infrastructure after the retries${failure !== undefined && !failure.valid ? ` (${failure.message})` : ''}`,
+      );
       continue;
     }
     records?.push(...score.examples);
@@ -357,7 +414,9 @@ async function stuckAdviceOf(
       dominantReason: 'max_experiments',
       refusals: {},
       message: `the experiment budget was spent before this run could evaluate anything: ${evaluated} experiments are evaluated and stopping.maxExperiments is ${study.stopping.maxExperiments} (counted over every run of the study), so no round ran and no shadow example graduated`,
-      steps: [`raise stopping.maxExperiments in kloop.yaml, or pass --max-experiments N (N above ${evaluated}) to this run`],
+      steps: [
+        `raise stopping.maxExperiments in kloop.yaml, or pass --max-experiments N (N above ${evaluated}) to this run`,
+      ],
     };
   }
   const experiments: RefusedExperiment[] = rows.map((row) => {
@@ -371,7 +430,11 @@ async function stuckAdviceOf(
   });
   // Right/wrong tasks: what each not-significant edit fixed and broke, so the advice can weigh them together.
   if (study.task.outcome === 'binary') {
-    const outcomes = await refusedOutcomes(db, rows.filter((row) => row.reason === 'not_significant').map((row) => row.id), study.partitions.optimization.map((example) => example.id));
+    const outcomes = await refusedOutcomes(
+      db,
+      rows.filter((row) => row.reason === 'not_significant').map((row) => row.id),
+      study.partitions.optimization.map((example) => example.id),
+    );
     for (const experiment of experiments) {
       const found = outcomes.get(experiment.id);
       if (found !== undefined) experiment.outcomes = found;
@@ -383,7 +446,11 @@ async function stuckAdviceOf(
     studyDir: displayPath(study.dir),
     alpha: study.gate.alpha,
     policy: corpusPolicyOf(study),
-    sizes: { optimization: study.partitions.optimization.length, anchor: study.partitions.anchor.length, shadow: study.partitions.shadow.length },
+    sizes: {
+      optimization: study.partitions.optimization.length,
+      anchor: study.partitions.anchor.length,
+      shadow: study.partitions.shadow.length,
+    },
     shadowExposures: members.filter((member) => shadow.has(member.exampleId)).map((member) => member.shadowExposures),
     budget: { maxExperiments: study.stopping.maxExperiments, evaluated: await countEvaluated(db) },
     ...(study.proposer.budget !== undefined ? { proposerBudget: study.proposer.budget } : {}),
@@ -392,19 +459,25 @@ async function stuckAdviceOf(
 }
 
 /** The racing summary of the decisions (see {@link StudyReport.racing}); `{}` when none was raced. */
-function racingSummary(rows: ReadonlyArray<{ decision: string; reason: string; evidence: string }>): { racing?: NonNullable<StudyReport['racing']> } {
+function racingSummary(rows: ReadonlyArray<{ decision: string; reason: string; evidence: string }>): {
+  racing?: NonNullable<StudyReport['racing']>;
+} {
   let decisions = 0;
   let stoppedEarly = 0;
   let evaluated = 0;
   let planned = 0;
   for (const row of rows) {
     if (row.decision === 'skipped') continue;
-    const evidence = JSON.parse(row.evidence) as { racing?: { stop?: string; evaluated?: number; planned?: number }; checks?: Array<{ name: string; data?: { racing?: { stop?: string } } }> };
+    const evidence = JSON.parse(row.evidence) as {
+      racing?: { stop?: string; evaluated?: number; planned?: number };
+      checks?: Array<{ name: string; data?: { racing?: { stop?: string } } }>;
+    };
     if (evidence.racing === undefined) continue;
     decisions += 1;
     evaluated += evidence.racing.evaluated ?? 0;
     planned += evidence.racing.planned ?? 0;
-    const shadowStopped = evidence.checks?.some((check) => check.name === 'shadow' && check.data?.racing?.stop === 'futility') === true;
+    const shadowStopped =
+      evidence.checks?.some((check) => check.name === 'shadow' && check.data?.racing?.stop === 'futility') === true;
     if (evidence.racing.stop === 'futility' || shadowStopped) stoppedEarly += 1;
   }
   return decisions === 0 ? {} : { racing: { decisions, stoppedEarly, evaluated, planned } };
@@ -417,8 +490,17 @@ export interface ReportOptions {
 }
 
 /** The report's {@link StudyReport.unscored}: the ids of the records left out, once each; nothing when there is none. */
-function unscoredOf(baseline: readonly ExampleScoreRecord[], best: readonly ExampleScoreRecord[]): Pick<StudyReport, 'unscored'> {
-  const ids = (records: readonly ExampleScoreRecord[]): string[] => [...new Set(records.flatMap((record) => (!record.valid && record.invalidReason === UNSCORED_REASON ? [record.exampleId] : [])))];
+function unscoredOf(
+  baseline: readonly ExampleScoreRecord[],
+  best: readonly ExampleScoreRecord[],
+): Pick<StudyReport, 'unscored'> {
+  const ids = (records: readonly ExampleScoreRecord[]): string[] => [
+    ...new Set(
+      records.flatMap((record) =>
+        !record.valid && record.invalidReason === UNSCORED_REASON ? [record.exampleId] : [],
+      ),
+    ),
+  ];
   const unscored = { baseline: ids(baseline), best: ids(best) };
   return unscored.baseline.length + unscored.best.length > 0 ? { unscored } : {};
 }
@@ -461,7 +543,8 @@ export async function buildStudyReport(
   const sizesAtStart = outcome.corpusAtStart?.sizes ?? sizes;
   const flakyBaseline = findFlakyExamples(baselineRecords);
   const flakyBest = findFlakyExamples(bestRecords);
-  const corpusMoves = outcome.corpusAtStart === undefined ? [] : await corpusMovesSince(db, outcome.corpusAtStart.lastEventId);
+  const corpusMoves =
+    outcome.corpusAtStart === undefined ? [] : await corpusMovesSince(db, outcome.corpusAtStart.lastEventId);
   const rows = await db.selectFrom('experiments').select(['id', 'decision', 'reason', 'run_id', 'evidence']).execute();
   const refused: Record<string, number> = {};
   let accepted = 0;
@@ -469,7 +552,8 @@ export async function buildStudyReport(
     if (row.decision === 'accepted') accepted += 1;
     else if (row.decision === 'refused') refused[row.reason] = (refused[row.reason] ?? 0) + 1;
   }
-  const isRebased = (row: { evidence: string }): boolean => (JSON.parse(row.evidence) as { rebased?: unknown }).rebased !== undefined;
+  const isRebased = (row: { evidence: string }): boolean =>
+    (JSON.parse(row.evidence) as { rebased?: unknown }).rebased !== undefined;
   const failures = await proposalFailureCounts(db);
   const thisRunFailures = await proposalFailureCounts(db, outcome.runId);
   const thisRunRows = rows.filter((row) => row.run_id === outcome.runId);
@@ -480,14 +564,23 @@ export async function buildStudyReport(
   const names = scoreNamesOf(study.task);
   const headline = study.headline ?? { name: 'composite', complement: false };
   const figures = (details: Record<PartitionName, PartitionSummary>) =>
-    Object.fromEntries(PARTITIONS.map((name) => [name, headlineValue(headline, details[name].composite)])) as Record<PartitionName, number | null>;
+    Object.fromEntries(PARTITIONS.map((name) => [name, headlineValue(headline, details[name].composite)])) as Record<
+      PartitionName,
+      number | null
+    >;
   const report: StudyReport = {
     study: study.dir,
     fingerprint: evaluator.fingerprint,
     task: { id: study.task.id, components: [...names.components], metrics: [...names.metrics] },
     headline: { ...headline, baseline: figures(baselineDetails), best: figures(bestDetails) },
-    baseline: Object.fromEntries(PARTITIONS.map((name) => [name, baselineDetails[name].composite])) as Record<PartitionName, number | null>,
-    best: Object.fromEntries(PARTITIONS.map((name) => [name, bestDetails[name].composite])) as Record<PartitionName, number | null>,
+    baseline: Object.fromEntries(PARTITIONS.map((name) => [name, baselineDetails[name].composite])) as Record<
+      PartitionName,
+      number | null
+    >,
+    best: Object.fromEntries(PARTITIONS.map((name) => [name, bestDetails[name].composite])) as Record<
+      PartitionName,
+      number | null
+    >,
     details: { baseline: baselineDetails, best: bestDetails },
     notEvaluated: evaluation.notEvaluated,
     experiments: rows.filter((row) => row.decision !== 'skipped').length,
@@ -512,14 +605,33 @@ export async function buildStudyReport(
     bestArtifact,
     database: describeLocation(studyDatabaseLocation(study.dir)),
     wallTimeMs: outcome.wallTimeMs,
-    stuck: await stuckAdviceOf(db, study, rows.filter((row) => row.run_id === outcome.runId), outcome.stopReason),
-    comparison: { on: 'current', sizes, sizesAtStart, changed: corpusMoves.length > 0 || PARTITIONS.some((name) => sizes[name] !== sizesAtStart[name]) },
+    stuck: await stuckAdviceOf(
+      db,
+      study,
+      rows.filter((row) => row.run_id === outcome.runId),
+      outcome.stopReason,
+    ),
+    comparison: {
+      on: 'current',
+      sizes,
+      sizesAtStart,
+      changed: corpusMoves.length > 0 || PARTITIONS.some((name) => sizes[name] !== sizesAtStart[name]),
+    },
     corpusMoves,
     belowBaseline: [],
-    flaky: { level: FLAKY_RANGE, repeats: Math.max(flakyBaseline.repeats, flakyBest.repeats), baseline: flakyBaseline, best: flakyBest },
+    flaky: {
+      level: FLAKY_RANGE,
+      repeats: Math.max(flakyBaseline.repeats, flakyBest.repeats),
+      baseline: flakyBaseline,
+      best: flakyBest,
+    },
     ...unscoredOf(baselineRecords, bestRecords),
   };
   if (best.id !== seed.id) report.belowBaseline = partitionsBelowBaseline(report.baseline, report.best);
-  await db.updateTable('runs').set({ report: JSON.stringify(report) }).where('id', '=', outcome.runId).execute();
+  await db
+    .updateTable('runs')
+    .set({ report: JSON.stringify(report) })
+    .where('id', '=', outcome.runId)
+    .execute();
   return report;
 }

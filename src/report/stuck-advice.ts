@@ -182,10 +182,10 @@ export function significanceShortfall(experiment: RefusedExperiment, alpha: numb
   const checks = checksOf(experiment.evidence);
   const margin = checks.find((check) => check.name === 'margin');
   const significance = checks.find((check) => check.name === 'significance');
-  if (significance?.data?.['pairedTest'] === 'mcnemar-exact') {
-    const b = Number(significance.data['b']);
-    const c = Number(significance.data['c']);
-    const pairs = b + c + Number(significance.data['bothRight'] ?? 0) + Number(significance.data['bothWrong'] ?? 0);
+  if (significance?.data?.pairedTest === 'mcnemar-exact') {
+    const b = Number(significance.data.b);
+    const c = Number(significance.data.c);
+    const pairs = b + c + Number(significance.data.bothRight ?? 0) + Number(significance.data.bothWrong ?? 0);
     if (![b, c, pairs].every(Number.isFinite) || pairs < 2) return undefined;
     // Paired differences d_i ∈ {−1, 0, 1}: mean (b − c)/n, sample SD over n − 1.
     const meanDifference = (b - c) / pairs;
@@ -197,8 +197,9 @@ export function significanceShortfall(experiment: RefusedExperiment, alpha: numb
       testedOn: pairs,
       meanDifference,
       differenceSd,
-      effectSize: differenceSd === 0 ? (meanDifference > 0 ? Number.POSITIVE_INFINITY : 0) : meanDifference / differenceSd,
-      pValue: Number(significance.data['pValue'] ?? significance.statistic),
+      effectSize:
+        differenceSd === 0 ? (meanDifference > 0 ? Number.POSITIVE_INFINITY : 0) : meanDifference / differenceSd,
+      pValue: Number(significance.data.pValue ?? significance.statistic),
       requiredExamples: requiredExamplesMcNemar(b, c, pairs, alpha),
     };
   }
@@ -244,7 +245,9 @@ function howToAdd(context: StuckContext, count: number): string[] {
   const budget = context.budget;
   return [
     ...(budget !== undefined && budget.evaluated >= budget.maxExperiments
-      ? [`first raise the experiment budget: ${budget.evaluated} experiments are evaluated, stopping.maxExperiments is ${budget.maxExperiments} (counted over every run), so no round runs and no example graduates; raise it in kloop.yaml or pass --max-experiments N`]
+      ? [
+          `first raise the experiment budget: ${budget.evaluated} experiments are evaluated, stopping.maxExperiments is ${budget.maxExperiments} (counted over every run), so no round runs and no example graduates; raise it in kloop.yaml or pass --max-experiments N`,
+        ]
       : []),
     `write ${write} or more new labelled examples like the ones the refused edits fixed${refill > 0 ? ` (${count} to graduate, and ${refill} to keep the shadow, now ${context.sizes.shadow}, at ${keep} or more)` : ''}, and admit them: kloop corpus add ${context.studyDir} NEW.jsonl (or list them in a corpus file). New examples enter the shadow partition first and graduate into optimization ${rounds !== undefined ? `after ${rounds} round(s) in shadow` : `after ${context.policy.graduateAfterDecisions} shadow decisions`}, ${slice} per round boundary${boundaries !== null ? ` (${boundaries} boundar${boundaries === 1 ? 'y' : 'ies'} for ${count})` : ''}, while the shadow is larger than the optimization partition${rounds !== undefined ? ' (for examples due by rounds)' : ''} and keeps at least ${MIN_SHADOW_EXAMPLES}`,
     spareShadow > 0
@@ -263,7 +266,9 @@ export function stuckAdvice(experiments: readonly RefusedExperiment[], context: 
   const refusals: Record<string, number> = {};
   for (const experiment of experiments) refusals[experiment.reason] = (refusals[experiment.reason] ?? 0) + 1;
   const evaluated = Object.entries(refusals).filter(([reason]) => reason !== 'duplicate');
-  const ranked = (evaluated.length > 0 ? evaluated : Object.entries(refusals)).sort((left, right) => right[1] - left[1] || left[0].localeCompare(right[0]));
+  const ranked = (evaluated.length > 0 ? evaluated : Object.entries(refusals)).sort(
+    (left, right) => right[1] - left[1] || left[0].localeCompare(right[0]),
+  );
   const [dominantReason, dominantCount] = ranked[0]!;
   const total = evaluated.length > 0 ? evaluated.reduce((sum, [, count]) => sum + count, 0) : experiments.length;
   const head = `no candidate was accepted in this run; the most common refusal: ${dominantReason} (${dominantCount} of ${total})`;
@@ -285,46 +290,94 @@ export function stuckAdvice(experiments: readonly RefusedExperiment[], context: 
         ],
       };
     case 'below_margin':
-      return { dominantReason, limitingFactor: 'noise', refusals, message: `${head}: the gains were at or below the noise threshold τ. Either the edits change nothing measurable (Δ ≤ 0), or the calibrated noise is large for this corpus.`, steps: [`kloop history ${context.studyDir} to see the gains; kloop calibrate ${context.studyDir} again (gate.noiseRepeats) or raise gate.repeats to average the noise down`, ...howToAdd(context, Math.max(1, context.sizes.optimization))] };
+      return {
+        dominantReason,
+        limitingFactor: 'noise',
+        refusals,
+        message: `${head}: the gains were at or below the noise threshold τ. Either the edits change nothing measurable (Δ ≤ 0), or the calibrated noise is large for this corpus.`,
+        steps: [
+          `kloop history ${context.studyDir} to see the gains; kloop calibrate ${context.studyDir} again (gate.noiseRepeats) or raise gate.repeats to average the noise down`,
+          ...howToAdd(context, Math.max(1, context.sizes.optimization)),
+        ],
+      };
     case 'futility':
       return {
         dominantReason,
         refusals,
         message: `${head}: the race stopped them early (gate.racing): after a batch or more, the chance that the full evaluation would pass the gate was below gate.racing.futilityLevel — the edits did not help the examples evaluated, or hurt them.`,
-        steps: [`kloop show ${context.studyDir} <experiment> gives each stop's gain, the gain the gate needs and the anytime-valid bound; better proposals, not more evaluations, are the way out: kloop history ${context.studyDir} shows what was tried`],
+        steps: [
+          `kloop show ${context.studyDir} <experiment> gives each stop's gain, the gain the gate needs and the anytime-valid bound; better proposals, not more evaluations, are the way out: kloop history ${context.studyDir} shows what was tried`,
+        ],
       };
     case 'anchor_regression':
-      return { dominantReason, refusals, message: `${head}: the edits break representative cases that may never regress.`, steps: [`kloop show ${context.studyDir} <experiment> names the anchors that dropped; add optimization examples like those anchors, so the proposer sees what they need (kloop corpus add ${context.studyDir} NEW.jsonl)`] };
+      return {
+        dominantReason,
+        refusals,
+        message: `${head}: the edits break representative cases that may never regress.`,
+        steps: [
+          `kloop show ${context.studyDir} <experiment> names the anchors that dropped; add optimization examples like those anchors, so the proposer sees what they need (kloop corpus add ${context.studyDir} NEW.jsonl)`,
+        ],
+      };
     case 'duplicate':
-      return { dominantReason, limitingFactor: 'corpus_size', refusals, message: `${head}: the proposer keeps proposing edits already tried; it has run out of ideas on these optimization examples.`, steps: [`add optimization examples with new failures for it to learn from: kloop corpus add ${context.studyDir} NEW.jsonl`] };
+      return {
+        dominantReason,
+        limitingFactor: 'corpus_size',
+        refusals,
+        message: `${head}: the proposer keeps proposing edits already tried; it has run out of ideas on these optimization examples.`,
+        steps: [
+          `add optimization examples with new failures for it to learn from: kloop corpus add ${context.studyDir} NEW.jsonl`,
+        ],
+      };
     default:
-      return { dominantReason, refusals, message: `${head}.`, steps: [`kloop history ${context.studyDir} and kloop show ${context.studyDir} <experiment> show each decision's evidence`] };
+      return {
+        dominantReason,
+        refusals,
+        message: `${head}.`,
+        steps: [
+          `kloop history ${context.studyDir} and kloop show ${context.studyDir} <experiment> show each decision's evidence`,
+        ],
+      };
   }
 }
 
-function notSignificantAdvice(experiments: readonly RefusedExperiment[], context: StuckContext, refusals: Record<string, number>, head: string): StuckAdvice {
+function notSignificantAdvice(
+  experiments: readonly RefusedExperiment[],
+  context: StuckContext,
+  refusals: Record<string, number>,
+  head: string,
+): StuckAdvice {
   const shortfalls = experiments
     .filter((experiment) => experiment.reason === 'not_significant')
     .map((experiment) => significanceShortfall(experiment, context.alpha))
     .filter((entry): entry is SignificanceShortfall => entry !== undefined && entry.effectSize > 0);
   const method =
-    'from each refused candidate\'s paired test: d_z = t/√n (the mean per-example paired difference over its SD), then the smallest n at which a one-sided paired t-test with t = d_z·√n and n − 1 degrees of freedom has p < α; assumes new examples behave like these (a floor: at that n a true effect of that size passes about half the time)';
-  const combined = combinedEdits(experiments.filter((experiment) => experiment.reason === 'not_significant' && experiment.outcomes !== undefined).map((experiment) => experiment.outcomes!));
+    "from each refused candidate's paired test: d_z = t/√n (the mean per-example paired difference over its SD), then the smallest n at which a one-sided paired t-test with t = d_z·√n and n − 1 degrees of freedom has p < α; assumes new examples behave like these (a floor: at that n a true effect of that size passes about half the time)";
+  const combined = combinedEdits(
+    experiments
+      .filter((experiment) => experiment.reason === 'not_significant' && experiment.outcomes !== undefined)
+      .map((experiment) => experiment.outcomes!),
+  );
   if (combined !== null && combined.pValue < context.alpha) return combinedAdvice(combined, context, refusals, head);
   if (shortfalls.length === 0) {
     return {
       dominantReason: 'not_significant',
       refusals,
       message: `${head}, and none of those candidates improved the examples on average, so no number of examples would make them significant: the edits do not help.`,
-      steps: [`kloop history ${context.studyDir} shows what was tried; add optimization examples with the failures you care about: kloop corpus add ${context.studyDir} NEW.jsonl`],
+      steps: [
+        `kloop history ${context.studyDir} shows what was tried; add optimization examples with the failures you care about: kloop corpus add ${context.studyDir} NEW.jsonl`,
+      ],
     };
   }
-  const best = [...shortfalls].sort((left, right) => right.effectSize - left.effectSize || left.experimentId - right.experimentId)[0]!;
+  const best = [...shortfalls].sort(
+    (left, right) => right.effectSize - left.effectSize || left.experimentId - right.experimentId,
+  )[0]!;
   const testMethod =
     best.test === 'mcnemar-exact'
       ? "from each refused candidate's McNemar test: the examples it fixed (b) and broke (c) of the n tested, then the smallest N at which ⌊b·N/n⌋ fixed against ⌈c·N/n⌉ broken gives McNemar's exact one-sided p < α; assumes new examples behave like these (a floor, not a promise)"
       : method;
-  const medianRequired = median(shortfalls.map((entry) => entry.requiredExamples).filter((value): value is number => value !== null));
+  const medianRequired = median(
+    shortfalls.map((entry) => entry.requiredExamples).filter((value): value is number => value !== null),
+  );
   const toAdd = best.requiredExamples === null ? null : Math.max(0, best.requiredExamples - context.sizes.optimization);
   const needed =
     best.requiredExamples === null
@@ -336,13 +389,30 @@ function notSignificantAdvice(experiments: readonly RefusedExperiment[], context
     ...(combined !== null ? { combined } : {}),
     refusals,
     message: `${head}: each edit helps a few examples, too few for the paired test to tell it from chance; ${needed}${combined !== null ? `. Together the ${combined.edits} refused edits fix ${combined.fixed} different example(s) and break ${combined.broken} (McNemar's exact p = ${combined.pValue.toFixed(3)}): not enough either, so the corpus is what limits` : ''}.`,
-    steps: toAdd !== null && toAdd > 0 ? howToAdd(context, toAdd) : [`kloop history ${context.studyDir} shows the p-values; more examples help only when the edits help on average`],
-    notSignificant: { alpha: context.alpha, optimizationExamples: context.sizes.optimization, best, medianRequired, toAdd, method: testMethod },
+    steps:
+      toAdd !== null && toAdd > 0
+        ? howToAdd(context, toAdd)
+        : [
+            `kloop history ${context.studyDir} shows the p-values; more examples help only when the edits help on average`,
+          ],
+    notSignificant: {
+      alpha: context.alpha,
+      optimizationExamples: context.sizes.optimization,
+      best,
+      medianRequired,
+      toAdd,
+      method: testMethod,
+    },
   };
 }
 
 /** The advice when the refused edits together would pass: the corpus is enough, a combining candidate is missing. */
-function combinedAdvice(combined: CombinedEdits, context: StuckContext, refusals: Record<string, number>, head: string): StuckAdvice {
+function combinedAdvice(
+  combined: CombinedEdits,
+  context: StuckContext,
+  refusals: Record<string, number>,
+  head: string,
+): StuckAdvice {
   const budget = context.proposerBudget;
   const belowDefault = budget !== undefined && budget.value < budget.defaultValue;
   const evidence =
@@ -358,8 +428,12 @@ function combinedAdvice(combined: CombinedEdits, context: StuckContext, refusals
       ? `${head}: ${evidence}. No candidate combined them: the proposer's budget, ${budget.setting} ${budget.value} (its default ${budget.defaultValue}), was spent on single edits and left nothing for the bundles it builds from them. The proposer budget is the limit, not the corpus.`
       : `${head}: ${evidence}. No candidate combined them: the proposer is the limit, not the corpus.`,
     steps: belowDefault
-      ? [`delete \`${key}: ${budget.value}\` from the proposer block of kloop.yaml (or raise it to ${budget.defaultValue} or more) and run again: kloop run ${context.studyDir}`]
-      : [`apply the refused edits together by hand (kloop history ${context.studyDir} lists them; kloop show ${context.studyDir} <experiment> gives each change) and run again: kloop run ${context.studyDir}`],
+      ? [
+          `delete \`${key}: ${budget.value}\` from the proposer block of kloop.yaml (or raise it to ${budget.defaultValue} or more) and run again: kloop run ${context.studyDir}`,
+        ]
+      : [
+          `apply the refused edits together by hand (kloop history ${context.studyDir} lists them; kloop show ${context.studyDir} <experiment> gives each change) and run again: kloop run ${context.studyDir}`,
+        ],
   };
 }
 
@@ -369,9 +443,17 @@ function combinedAdvice(combined: CombinedEdits, context: StuckContext, refusals
  * McNemar's test needs at gate.shadowAlpha (the ceiling is the incumbent's,
  * so it holds for every candidate of the run). Undefined otherwise.
  */
-function shadowSizeAdvice(experiments: readonly RefusedExperiment[], context: StuckContext, refusals: Record<string, number>, head: string, dominantReason: string): StuckAdvice | undefined {
+function shadowSizeAdvice(
+  experiments: readonly RefusedExperiment[],
+  context: StuckContext,
+  refusals: Record<string, number>,
+  head: string,
+  dominantReason: string,
+): StuckAdvice | undefined {
   const shadowAlpha = context.shadowAlpha ?? context.alpha;
-  const ceiling = experiments.map((experiment) => shadowCeiling(experiment.evidence)).find((entry) => entry !== undefined);
+  const ceiling = experiments
+    .map((experiment) => shadowCeiling(experiment.evidence))
+    .find((entry) => entry !== undefined);
   if (ceiling === undefined || ceiling.bestPValue < shadowAlpha) return undefined;
   const needed = Math.ceil(Math.log2(1 / shadowAlpha));
   return {
@@ -381,11 +463,18 @@ function shadowSizeAdvice(experiments: readonly RefusedExperiment[], context: St
     message:
       `${head}: the shadow partition cannot confirm any gain. Its ${context.sizes.shadow} example(s) hold ${ceiling.wrong} the incumbent gets wrong; a candidate fixing all of them and breaking none would have McNemar's exact p = ${ceiling.bestPValue.toFixed(4)}, not below gate.shadowAlpha = ${shadowAlpha}. ` +
       `The shadow's size is the limit: it needs ${needed} or more examples the incumbent gets wrong.`,
-    steps: [`add shadow examples like the failures the edits fixed (${needed - ceiling.wrong} or more the current rules get wrong): kloop corpus add ${context.studyDir} NEW.jsonl (new examples enter the shadow first)`],
+    steps: [
+      `add shadow examples like the failures the edits fixed (${needed - ceiling.wrong} or more the current rules get wrong): kloop corpus add ${context.studyDir} NEW.jsonl (new examples enter the shadow first)`,
+    ],
   };
 }
 
-function specializationAdvice(experiments: readonly RefusedExperiment[], context: StuckContext, refusals: Record<string, number>, head: string): StuckAdvice {
+function specializationAdvice(
+  experiments: readonly RefusedExperiment[],
+  context: StuckContext,
+  refusals: Record<string, number>,
+  head: string,
+): StuckAdvice {
   const exposures = context.shadowExposures;
   const max = exposures.length === 0 ? 0 : Math.max(...exposures);
   const mean = exposures.length === 0 ? 0 : exposures.reduce((sum, value) => sum + value, 0) / exposures.length;
@@ -403,6 +492,10 @@ function specializationAdvice(experiments: readonly RefusedExperiment[], context
       `add optimization examples as varied as the shadow's, so edits that fit only a few cases stop winning: kloop corpus add ${context.studyDir} NEW.jsonl (they enter shadow and graduate)`,
       ...(small ? [`grow the shadow too (it holds ${context.sizes.shadow}): admitted examples enter it first`] : []),
     ],
-    specialization: { shadowExamples: context.sizes.shadow, exposures: { max, mean, limit: context.policy.maxShadowExposures }, shadowConsultingDecisions: consulted },
+    specialization: {
+      shadowExamples: context.sizes.shadow,
+      exposures: { max, mean, limit: context.policy.maxShadowExposures },
+      shadowConsultingDecisions: consulted,
+    },
   };
 }

@@ -49,7 +49,10 @@ export function combinedEdits(outcomes: readonly ExampleOutcomes[]): CombinedEdi
   if (outcomes.length < 2) return null;
   const broken = new Set(outcomes.flatMap((outcome) => outcome.broken));
   const fixed = new Set(outcomes.flatMap((outcome) => outcome.fixed).filter((id) => !broken.has(id)));
-  const pValue = fixed.size + broken.size === 0 ? 1 : mcnemarExactTestFromCounts({ b: fixed.size, c: broken.size }, 'greater').pValue;
+  const pValue =
+    fixed.size + broken.size === 0
+      ? 1
+      : mcnemarExactTestFromCounts({ b: fixed.size, c: broken.size }, 'greater').pValue;
   return { edits: outcomes.length, fixed: fixed.size, broken: broken.size, pValue };
 }
 
@@ -69,10 +72,12 @@ export interface ShadowCeiling {
 export function shadowCeiling(evidence: unknown): ShadowCeiling | undefined {
   const checks = (evidence as { checks?: unknown } | null)?.checks;
   if (!Array.isArray(checks)) return undefined;
-  const shadow = (checks as Array<{ name?: string; data?: Record<string, unknown> }>).find((check) => check.name === 'shadow');
+  const shadow = (checks as Array<{ name?: string; data?: Record<string, unknown> }>).find(
+    (check) => check.name === 'shadow',
+  );
   const data = shadow?.data;
-  if (data === undefined || data['pairedTest'] !== 'mcnemar-exact') return undefined;
-  const wrong = Number(data['b']) + Number(data['bothWrong'] ?? 0);
+  if (data === undefined || data.pairedTest !== 'mcnemar-exact') return undefined;
+  const wrong = Number(data.b) + Number(data.bothWrong ?? 0);
   if (!Number.isInteger(wrong) || wrong < 0) return undefined;
   return { wrong, bestPValue: 0.5 ** wrong };
 }

@@ -13,8 +13,18 @@ import type { StudyDatabase } from '../storage/database.ts';
 import type { ExampleOutcomes } from './stuck-factors.ts';
 
 /** Per-example mean composite of one artifact under one fingerprint, over the given example ids (valid repeats only). */
-async function meansOf(db: StudyDatabase, fingerprint: string, artifactHash: string, ids: ReadonlySet<string>): Promise<Map<string, number>> {
-  const rows = await db.selectFrom('example_results').select(['example_id', 'composite', 'valid']).where('fingerprint', '=', fingerprint).where('artifact_hash', '=', artifactHash).execute();
+async function meansOf(
+  db: StudyDatabase,
+  fingerprint: string,
+  artifactHash: string,
+  ids: ReadonlySet<string>,
+): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('example_results')
+    .select(['example_id', 'composite', 'valid'])
+    .where('fingerprint', '=', fingerprint)
+    .where('artifact_hash', '=', artifactHash)
+    .execute();
   const sums = new Map<string, { sum: number; n: number }>();
   for (const row of rows) {
     if (!ids.has(row.example_id) || Number(row.valid) !== 1 || row.composite === null) continue;
@@ -31,14 +41,23 @@ async function meansOf(db: StudyDatabase, fingerprint: string, artifactHash: str
  * `optimizationIds`, by experiment id; an experiment whose base or candidate
  * has no stored results on them is left out.
  */
-export async function refusedOutcomes(db: StudyDatabase, experimentIds: readonly number[], optimizationIds: readonly string[]): Promise<Map<number, ExampleOutcomes>> {
+export async function refusedOutcomes(
+  db: StudyDatabase,
+  experimentIds: readonly number[],
+  optimizationIds: readonly string[],
+): Promise<Map<number, ExampleOutcomes>> {
   const outcomes = new Map<number, ExampleOutcomes>();
   if (experimentIds.length === 0) return outcomes;
   const ids = new Set(optimizationIds);
   const rows = await db
     .selectFrom('experiments')
     .innerJoin('artifact_versions', 'artifact_versions.id', 'experiments.base_version_id')
-    .select(['experiments.id as id', 'experiments.fingerprint as fingerprint', 'experiments.candidate_hash as candidate', 'artifact_versions.hash as base'])
+    .select([
+      'experiments.id as id',
+      'experiments.fingerprint as fingerprint',
+      'experiments.candidate_hash as candidate',
+      'artifact_versions.hash as base',
+    ])
     .where('experiments.id', 'in', [...experimentIds])
     .execute();
   for (const row of rows) {

@@ -124,12 +124,17 @@ function stableJson(value: unknown): string {
 }
 
 /** The dedupe key of an item: what approval would apply, not why it was proposed. */
-export function reviewItemHash(kind: ReviewItemKind, payload: ArtifactReviewPayload | PatternReviewPayload | ExampleReviewPayload): string {
+export function reviewItemHash(
+  kind: ReviewItemKind,
+  payload: ArtifactReviewPayload | PatternReviewPayload | ExampleReviewPayload,
+): string {
   switch (kind) {
     case 'artifact':
       return contentHash(`artifact\n${(payload as ArtifactReviewPayload).text}`);
     case 'pattern':
-      return contentHash(`pattern\n${(payload as PatternReviewPayload).name}\n${(payload as PatternReviewPayload).yaml}`);
+      return contentHash(
+        `pattern\n${(payload as PatternReviewPayload).name}\n${(payload as PatternReviewPayload).yaml}`,
+      );
     case 'example':
       return contentHash(`example\n${stableJson((payload as ExampleReviewPayload).example)}`);
   }
@@ -137,26 +142,38 @@ export function reviewItemHash(kind: ReviewItemKind, payload: ArtifactReviewPayl
 
 function validateNewItem(item: NewReviewItem): void {
   if (!(REVIEW_ITEM_KINDS as readonly string[]).includes(item.kind)) {
-    throw new InputError(`unknown review item kind "${String(item.kind)}" (one of ${REVIEW_ITEM_KINDS.join(', ')})`, { field: 'kind' });
+    throw new InputError(`unknown review item kind "${String(item.kind)}" (one of ${REVIEW_ITEM_KINDS.join(', ')})`, {
+      field: 'kind',
+    });
   }
   if (!(REVIEW_ITEM_SOURCES as readonly string[]).includes(item.source)) {
-    throw new InputError(`unknown review item source "${String(item.source)}" (one of ${REVIEW_ITEM_SOURCES.join(', ')})`, { field: 'source' });
+    throw new InputError(
+      `unknown review item source "${String(item.source)}" (one of ${REVIEW_ITEM_SOURCES.join(', ')})`,
+      { field: 'source' },
+    );
   }
-  if (typeof item.title !== 'string' || item.title.trim() === '') throw new InputError('a review item needs a title', { field: 'title' });
+  if (typeof item.title !== 'string' || item.title.trim() === '')
+    throw new InputError('a review item needs a title', { field: 'title' });
   const payload = item.payload as unknown as Record<string, unknown>;
-  if (payload === null || typeof payload !== 'object') throw new InputError('a review item needs a payload object', { field: 'payload' });
+  if (payload === null || typeof payload !== 'object')
+    throw new InputError('a review item needs a payload object', { field: 'payload' });
   if (item.kind === 'artifact' && (typeof payload.text !== 'string' || payload.text.trim() === '')) {
     throw new InputError('an artifact review item needs payload.text', { field: 'payload.text' });
   }
   if (item.kind === 'pattern') {
     if (typeof payload.name !== 'string' || !PATTERN_NAME.test(payload.name)) {
-      throw new InputError('a pattern review item needs payload.name (letters, digits, "-", "_")', { field: 'payload.name' });
+      throw new InputError('a pattern review item needs payload.name (letters, digits, "-", "_")', {
+        field: 'payload.name',
+      });
     }
     if (typeof payload.yaml !== 'string' || payload.yaml.trim() === '') {
       throw new InputError('a pattern review item needs payload.yaml', { field: 'payload.yaml' });
     }
   }
-  if (item.kind === 'example' && (payload.example === null || typeof payload.example !== 'object' || Array.isArray(payload.example))) {
+  if (
+    item.kind === 'example' &&
+    (payload.example === null || typeof payload.example !== 'object' || Array.isArray(payload.example))
+  ) {
     throw new InputError('an example review item needs payload.example (an object)', { field: 'payload.example' });
   }
 }
@@ -210,7 +227,12 @@ export async function enqueueReviewItem(
 ): Promise<EnqueueResult> {
   validateNewItem(item);
   const hash = reviewItemHash(item.kind, item.payload);
-  const existing = await db.selectFrom('review_items').selectAll().where('content_hash', '=', hash).orderBy('id').executeTakeFirst();
+  const existing = await db
+    .selectFrom('review_items')
+    .selectAll()
+    .where('content_hash', '=', hash)
+    .orderBy('id')
+    .executeTakeFirst();
   if (existing !== undefined) return { item: toReviewItem(existing), created: false };
   const row = await db
     .insertInto('review_items')
@@ -280,7 +302,7 @@ type ApplyResult = { ok: true; outcome: unknown } | { ok: false; message: string
 
 function checkReviewer(by: string): string {
   const name = typeof by === 'string' ? by.trim() : '';
-  if (name === '') throw new InputError('a review decision needs the reviewer\'s name (--by NAME)', { field: 'by' });
+  if (name === '') throw new InputError("a review decision needs the reviewer's name (--by NAME)", { field: 'by' });
   return name;
 }
 
@@ -288,12 +310,22 @@ async function pendingItem(db: StudyDatabase, id: number): Promise<ReviewDecisio
   const item = await getReviewItem(db, id);
   if (item === undefined) return { ok: false, reason: 'not_found', message: `no review item ${id}` };
   if (item.status !== 'pending') {
-    return { ok: false, reason: 'already_decided', message: `review item ${id} was already ${item.status} by ${item.decidedBy ?? '?'} at ${item.decidedAt ?? '?'}`, item };
+    return {
+      ok: false,
+      reason: 'already_decided',
+      message: `review item ${id} was already ${item.status} by ${item.decidedBy ?? '?'} at ${item.decidedAt ?? '?'}`,
+      item,
+    };
   }
   return { ok: true, item };
 }
 
-async function applyApproval(db: StudyDatabase, item: ReviewItem, by: string, options: ReviewDecisionOptions): Promise<ApplyResult> {
+async function applyApproval(
+  db: StudyDatabase,
+  item: ReviewItem,
+  by: string,
+  options: ReviewDecisionOptions,
+): Promise<ApplyResult> {
   const now = options.now ?? (() => new Date());
   switch (item.kind) {
     case 'artifact': {
@@ -304,14 +336,17 @@ async function applyApproval(db: StudyDatabase, item: ReviewItem, by: string, op
       return { ok: true, outcome: { versionId: version.id, hash: version.hash, parentVersionId: parent } };
     }
     case 'pattern': {
-      if (options.studyDir === undefined) throw new InputError('approving a pattern needs the study folder', { field: 'studyDir' });
+      if (options.studyDir === undefined)
+        throw new InputError('approving a pattern needs the study folder', { field: 'studyDir' });
       const payload = item.payload as unknown as PatternReviewPayload;
-      if (!PATTERN_NAME.test(payload.name)) throw new InputError(`invalid pattern name "${payload.name}"`, { field: 'payload.name' });
+      if (!PATTERN_NAME.test(payload.name))
+        throw new InputError(`invalid pattern name "${payload.name}"`, { field: 'payload.name' });
       const folder = path.join(options.studyDir, 'patterns');
       const file = path.join(folder, `${payload.name}.yaml`);
       // A pattern that would break the study's library is refused before anything is written.
       const parsed = parsePatternText(payload.yaml, file);
-      if (!parsed.success) return { ok: false, message: `the pattern is invalid: ${parsed.issues.map(formatPatternIssue).join('; ')}` };
+      if (!parsed.success)
+        return { ok: false, message: `the pattern is invalid: ${parsed.issues.map(formatPatternIssue).join('; ')}` };
       let sources: Readonly<Record<string, string>> = {};
       try {
         sources = loadPatternLibrary(existsSync(folder) ? [folder] : []).sources;
@@ -319,10 +354,17 @@ async function applyApproval(db: StudyDatabase, item: ReviewItem, by: string, op
         sources = loadPatternLibrary([]).sources; // the folder is already broken: still check the built-in ids
       }
       const clash = sources[parsed.pattern.id];
-      if (clash !== undefined && path.resolve(clash) !== path.resolve(file)) return { ok: false, message: `pattern id "${parsed.pattern.id}" is already defined in ${clash}` };
+      if (clash !== undefined && path.resolve(clash) !== path.resolve(file))
+        return { ok: false, message: `pattern id "${parsed.pattern.id}" is already defined in ${clash}` };
       // The library holds it already (approved earlier, or written by hand): an approval never replaces a pattern in silence.
-      if (existsSync(file) && readFileSync(file, 'utf8') !== (payload.yaml.endsWith('\n') ? payload.yaml : `${payload.yaml}\n`)) {
-        return { ok: false, message: `${path.relative(options.studyDir, file)} exists already (pattern id "${parsed.pattern.id}" is in the library): delete or rename it first to approve this version` };
+      if (
+        existsSync(file) &&
+        readFileSync(file, 'utf8') !== (payload.yaml.endsWith('\n') ? payload.yaml : `${payload.yaml}\n`)
+      ) {
+        return {
+          ok: false,
+          message: `${path.relative(options.studyDir, file)} exists already (pattern id "${parsed.pattern.id}" is in the library): delete or rename it first to approve this version`,
+        };
       }
       mkdirSync(folder, { recursive: true });
       writeFileAtomic(file, payload.yaml.endsWith('\n') ? payload.yaml : `${payload.yaml}\n`);
@@ -330,8 +372,10 @@ async function applyApproval(db: StudyDatabase, item: ReviewItem, by: string, op
     }
     case 'example': {
       const payload = item.payload as unknown as ExampleReviewPayload;
-      if (options.admitExample !== undefined) return { ok: true, outcome: { admitted: (await options.admitExample(payload.example, item)) ?? true } };
-      if (options.studyDir === undefined) throw new InputError('approving an example needs the study folder', { field: 'studyDir' });
+      if (options.admitExample !== undefined)
+        return { ok: true, outcome: { admitted: (await options.admitExample(payload.example, item)) ?? true } };
+      if (options.studyDir === undefined)
+        throw new InputError('approving an example needs the study folder', { field: 'studyDir' });
       const folder = path.join(options.studyDir, 'review', 'examples');
       mkdirSync(folder, { recursive: true });
       const file = path.join(folder, `${item.id}.json`);
@@ -375,14 +419,24 @@ async function recordDecision(
  *
  * @throws InputError when `by` is empty or a needed `studyDir` is missing
  */
-export async function approveReviewItem(db: StudyDatabase, id: number, options: ReviewDecisionOptions): Promise<ReviewDecisionResult> {
+export async function approveReviewItem(
+  db: StudyDatabase,
+  id: number,
+  options: ReviewDecisionOptions,
+): Promise<ReviewDecisionResult> {
   const by = checkReviewer(options.by);
   // One transaction: the registry move (or file write) and the decision land together.
   return db.transaction().execute(async (transaction) => {
     const found = await pendingItem(transaction, id);
     if (!found.ok) return found;
     const applied = await applyApproval(transaction, found.item, by, options);
-    if (!applied.ok) return { ok: false as const, reason: 'invalid_payload' as const, message: `review item ${id} cannot be applied: ${applied.message}`, item: found.item };
+    if (!applied.ok)
+      return {
+        ok: false as const,
+        reason: 'invalid_payload' as const,
+        message: `review item ${id} cannot be applied: ${applied.message}`,
+        item: found.item,
+      };
     return recordDecision(transaction, id, 'approved', by, options, applied.outcome);
   });
 }
@@ -392,7 +446,11 @@ export async function approveReviewItem(db: StudyDatabase, id: number, options: 
  *
  * @throws InputError when `by` is empty
  */
-export async function rejectReviewItem(db: StudyDatabase, id: number, options: ReviewDecisionOptions): Promise<ReviewDecisionResult> {
+export async function rejectReviewItem(
+  db: StudyDatabase,
+  id: number,
+  options: ReviewDecisionOptions,
+): Promise<ReviewDecisionResult> {
   const by = checkReviewer(options.by);
   const found = await pendingItem(db, id);
   if (!found.ok) return found;

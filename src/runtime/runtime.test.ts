@@ -21,22 +21,41 @@ function fixedExecutor(intent: Intent | null): Executor {
   return {
     id: 'fixed@test',
     deterministic: true,
-    execute: async () => (intent === null ? { ok: false, reason: 'unparsable', message: 'no JSON in the answer', raw: 'hello' } : { ok: true, output: intent }),
+    execute: async () =>
+      intent === null
+        ? { ok: false, reason: 'unparsable', message: 'no JSON in the answer', raw: 'hello' }
+        : { ok: true, output: intent },
   };
 }
 
 const DIRECT: Intent = {
   appType: 'booking',
-  entities: [{ name: 'Customer', role: 'party' }, { name: 'Booking', role: 'commitment' }],
+  entities: [
+    { name: 'Customer', role: 'party' },
+    { name: 'Booking', role: 'commitment' },
+  ],
   relations: [{ from: 'Customer', to: 'Booking', cardinality: 'one_to_many' }],
   behaviors: ['scheduling'],
   projections: ['calendar'],
 };
-const DECOMPOSED: Intent = { ...DIRECT, entities: [...DIRECT.entities, { name: 'Ticket', role: 'document' }], relations: [], projections: ['list'] };
-const PARTIAL: Intent = { ...DIRECT, entities: [...DIRECT.entities, { name: 'Kennel', role: 'reference' }], relations: [], projections: ['list'] };
+const DECOMPOSED: Intent = {
+  ...DIRECT,
+  entities: [...DIRECT.entities, { name: 'Ticket', role: 'document' }],
+  relations: [],
+  projections: ['list'],
+};
+const PARTIAL: Intent = {
+  ...DIRECT,
+  entities: [...DIRECT.entities, { name: 'Kennel', role: 'reference' }],
+  relations: [],
+  projections: ['list'],
+};
 const MANY_TO_MANY: Intent = {
   appType: 'learning',
-  entities: [{ name: 'Student', role: 'party' }, { name: 'Course', role: 'resource' }],
+  entities: [
+    { name: 'Student', role: 'party' },
+    { name: 'Course', role: 'resource' },
+  ],
   relations: [{ from: 'Student', to: 'Course', cardinality: 'many_to_many', kind: 'association' }],
   behaviors: [],
   projections: ['list'],
@@ -44,7 +63,10 @@ const MANY_TO_MANY: Intent = {
 /** "Order" is a reserved word, so its table is `order_record` — the same table as "Order Record": the DDL cannot build. */
 const CLASHING: Intent = {
   appType: 'ecommerce',
-  entities: [{ name: 'Order', role: 'transaction' }, { name: 'Order Record', role: 'transaction' }],
+  entities: [
+    { name: 'Order', role: 'transaction' },
+    { name: 'Order Record', role: 'transaction' },
+  ],
   relations: [],
   behaviors: [],
   projections: ['list'],
@@ -149,7 +171,14 @@ describe('createRuntime with constructed intents', () => {
 
   it('records the signal fields, and leaves the goal out with storeGoals: false', async () => {
     const ids = ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002'];
-    const runtime = await createRuntime({ study, db, executor: fixedExecutor(PARTIAL), storeGoals: false, createId: () => ids.shift()!, now: () => new Date('2025-01-02T03:04:05.000Z') });
+    const runtime = await createRuntime({
+      study,
+      db,
+      executor: fixedExecutor(PARTIAL),
+      storeGoals: false,
+      createId: () => ids.shift()!,
+      now: () => new Date('2025-01-02T03:04:05.000Z'),
+    });
     await runtime.build('kennel bookings');
     const [signal] = await listSignals(db);
     expect(signal).toMatchObject({
@@ -178,7 +207,11 @@ describe('createRuntime with constructed intents', () => {
     const version = await putVersion(db, edited, 'approved', seeded.id, null);
     await setRegistryVersion(db, version.id, 'test');
     const seen: string[] = [];
-    const executor: Executor = { id: 'spy', deterministic: true, execute: async (request) => (seen.push(request.artifact), { ok: true, output: DIRECT }) };
+    const executor: Executor = {
+      id: 'spy',
+      deterministic: true,
+      execute: async (request) => (seen.push(request.artifact), { ok: true, output: DIRECT }),
+    };
     const runtime = await createRuntime({ study, db, executor, recordSignals: false });
     const active = await runtime.build('goal');
     expect(active.artifactVersionId).toBe(version.id);
@@ -196,16 +229,30 @@ describe('kloop build', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-
   it('prints the intent, assembly, gates and SQL as JSON, offline', async () => {
     const { cpSync } = await import('node:fs');
-    for (const name of ['kloop.yaml', 'playbook.yaml', 'program.md', 'corpus']) cpSync(path.join(EXAMPLE_STUDY, name), path.join(dir, name), { recursive: true });
-    const { code, stdout } = await kloop('build', dir, 'A physio clinic wants patients to book sessions with therapists and pay invoices.', '--json');
+    for (const name of ['kloop.yaml', 'playbook.yaml', 'program.md', 'corpus'])
+      cpSync(path.join(EXAMPLE_STUDY, name), path.join(dir, name), { recursive: true });
+    const { code, stdout } = await kloop(
+      'build',
+      dir,
+      'A physio clinic wants patients to book sessions with therapists and pay invoices.',
+      '--json',
+    );
     expect(code).toBe(0);
-    const json = JSON.parse(stdout) as Record<string, unknown> & { intent: Intent; assembly: Record<string, unknown>; gates: Array<Record<string, unknown>>; sql: string };
+    const json = JSON.parse(stdout) as Record<string, unknown> & {
+      intent: Intent;
+      assembly: Record<string, unknown>;
+      gates: Array<Record<string, unknown>>;
+      sql: string;
+    };
     expect(json.intent.appType).toBe('booking');
     expect(Object.keys(json.assembly).sort()).toEqual(['confidence', 'method', 'patterns', 'uncovered']);
-    expect(json.gates.every((gate) => typeof gate.name === 'string' && typeof gate.passed === 'boolean' && typeof gate.message === 'string')).toBe(true);
+    expect(
+      json.gates.every(
+        (gate) => typeof gate.name === 'string' && typeof gate.passed === 'boolean' && typeof gate.message === 'string',
+      ),
+    ).toBe(true);
     expect(json.sql).toMatch(/CREATE TABLE/);
 
     const text = await kloop('build', dir, 'A salon where clients book a stylist.');

@@ -140,8 +140,10 @@ function asLibrary(library: PatternLibrary | readonly Pattern[]): PatternLibrary
  * @throws PatternLibraryError when a study pattern file is invalid
  */
 export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
-  const maybeStudy = options.study ?? (options.studyDir !== undefined ? loadStudy(options.studyDir, options.plugins) : undefined);
-  if (maybeStudy === undefined) throw new InputError('createRuntime needs a studyDir or a study', { field: 'studyDir' });
+  const maybeStudy =
+    options.study ?? (options.studyDir !== undefined ? loadStudy(options.studyDir, options.plugins) : undefined);
+  if (maybeStudy === undefined)
+    throw new InputError('createRuntime needs a studyDir or a study', { field: 'studyDir' });
   requireIntentTask(maybeStudy, 'The runtime (kloop build)');
   const study: LoadedStudy = maybeStudy;
   const library = asLibrary(options.library ?? loadStudyPatternLibrary(study.dir));
@@ -180,13 +182,24 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
       if (goal.trim() === '') return invalid('empty', 'the goal text is empty');
       let execution;
       try {
-        execution = await executor.execute({ input: goal, text: goal, artifact: artifact.text, repeat: 0, ...(buildOptions.signal !== undefined ? { signal: buildOptions.signal } : {}) });
+        execution = await executor.execute({
+          input: goal,
+          text: goal,
+          artifact: artifact.text,
+          repeat: 0,
+          ...(buildOptions.signal !== undefined ? { signal: buildOptions.signal } : {}),
+        });
       } catch (error) {
         return invalid('error', `executor failed: ${error instanceof Error ? error.message : String(error)}`);
       }
       if (!execution.ok) return invalid(execution.reason, execution.message, execution.raw);
       const parsed = intentSchema.safeParse(execution.output);
-      if (!parsed.success) return invalid('schema', `the intent does not fit the intent schema: ${parsed.error.issues[0]?.message ?? 'invalid'}`, execution.raw);
+      if (!parsed.success)
+        return invalid(
+          'schema',
+          `the intent does not fit the intent schema: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+          execution.raw,
+        );
       const intent = parsed.data;
 
       const assembly = assembleIntent(intent, library);
@@ -197,7 +210,12 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
         ok: true,
         goal,
         intent,
-        assembly: { method: assembly.method, confidence: assembly.confidence, patterns: assembly.patterns, uncovered: assembly.uncovered },
+        assembly: {
+          method: assembly.method,
+          confidence: assembly.confidence,
+          patterns: assembly.patterns,
+          uncovered: assembly.uncovered,
+        },
         spec,
         sql: spec.sql,
         build,
@@ -227,7 +245,16 @@ function compileAndBuild(assembly: Assembly): { spec: AppSpecification; build: B
     return { spec, build: buildSpec(spec) };
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    const spec: AppSpecification = { appType: assembly.app.appType, tables: [], relations: [], views: [], projections: [], statements: [], sql: '', notes: [`compilation failed: ${message}`] };
+    const spec: AppSpecification = {
+      appType: assembly.app.appType,
+      tables: [],
+      relations: [],
+      views: [],
+      projections: [],
+      statements: [],
+      sql: '',
+      notes: [`compilation failed: ${message}`],
+    };
     return { spec, build: { ok: false, error: { stage: 'statement', message: `compilation failed: ${message}` } } };
   }
 }

@@ -71,7 +71,12 @@ export interface LoopJobResult {
 }
 
 /** One loop job: runs once per tick; `signal` aborts when the schedule stops. */
-export type LoopJob = (context: { loop: ScheduledLoopName; scheduledAt: Date; signal: AbortSignal; now: () => Date }) => Promise<LoopJobResult>;
+export type LoopJob = (context: {
+  loop: ScheduledLoopName;
+  scheduledAt: Date;
+  signal: AbortSignal;
+  now: () => Date;
+}) => Promise<LoopJobResult>;
 
 /** A scheduled task handle. */
 export interface ScheduledTask {
@@ -96,9 +101,13 @@ export interface Scheduler {
 export function createCronScheduler(options: { timezone?: string } = {}): Scheduler {
   return {
     schedule(pattern, fire) {
-      const job = new Cron(pattern, { protect: true, catch: true, ...(options.timezone !== undefined ? { timezone: options.timezone } : {}) }, async (self) => {
-        await fire(self.currentRun() ?? new Date());
-      });
+      const job = new Cron(
+        pattern,
+        { protect: true, catch: true, ...(options.timezone !== undefined ? { timezone: options.timezone } : {}) },
+        async (self) => {
+          await fire(self.currentRun() ?? new Date());
+        },
+      );
       return { nextRun: () => job.nextRun(), stop: () => job.stop() };
     },
     now: () => new Date(),
@@ -130,7 +139,10 @@ export function createManualScheduler(start: Date, options: { timezone?: string 
   const running = new Set<Promise<void>>();
   return {
     schedule(pattern, fire) {
-      const cron = new Cron(pattern, { paused: true, ...(options.timezone !== undefined ? { timezone: options.timezone } : {}) });
+      const cron = new Cron(pattern, {
+        paused: true,
+        ...(options.timezone !== undefined ? { timezone: options.timezone } : {}),
+      });
       const task = { cron, next: cron.nextRun(clock), fire };
       tasks.push(task);
       return {
@@ -214,7 +226,15 @@ export interface RunningSchedule {
   stop(): Promise<void>;
 }
 
-function toRecord(row: { id: number; loop: string; scheduled_at: string; started_at: string; ended_at: string | null; outcome: string; detail: string }): ScheduleRunRecord {
+function toRecord(row: {
+  id: number;
+  loop: string;
+  scheduled_at: string;
+  started_at: string;
+  ended_at: string | null;
+  outcome: string;
+  detail: string;
+}): ScheduleRunRecord {
   let detail: unknown;
   try {
     detail = JSON.parse(row.detail) as unknown;
@@ -233,7 +253,10 @@ function toRecord(row: { id: number; loop: string; scheduled_at: string; started
 }
 
 /** Scheduled runs, oldest first (optionally of one loop, the last `limit`). */
-export async function listScheduleRuns(db: StudyDatabase, options: { loop?: ScheduledLoopName; limit?: number } = {}): Promise<ScheduleRunRecord[]> {
+export async function listScheduleRuns(
+  db: StudyDatabase,
+  options: { loop?: ScheduledLoopName; limit?: number } = {},
+): Promise<ScheduleRunRecord[]> {
   let query = db.selectFrom('schedule_runs').selectAll().orderBy('id', 'desc');
   if (options.loop !== undefined) query = query.where('loop', '=', options.loop);
   if (options.limit !== undefined) query = query.limit(options.limit);
@@ -261,7 +284,14 @@ export function startSchedule(options: ScheduleOptions): RunningSchedule {
     const at = iso();
     const row = await db
       .insertInto('schedule_runs')
-      .values({ loop, scheduled_at: scheduledAt.toISOString(), started_at: at, ended_at: at, outcome: 'overlap', detail: JSON.stringify({ note: `loop ${loop} was still running: this tick was skipped` }) })
+      .values({
+        loop,
+        scheduled_at: scheduledAt.toISOString(),
+        started_at: at,
+        ended_at: at,
+        outcome: 'overlap',
+        detail: JSON.stringify({ note: `loop ${loop} was still running: this tick was skipped` }),
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
     emit({ type: 'overlap', loop, runId: row.id, scheduledAt: row.scheduled_at });
@@ -271,7 +301,14 @@ export function startSchedule(options: ScheduleOptions): RunningSchedule {
   const execute = async (loop: ScheduledLoop, scheduledAt: Date): Promise<ScheduleRunRecord> => {
     const started = await db
       .insertInto('schedule_runs')
-      .values({ loop: loop.name, scheduled_at: scheduledAt.toISOString(), started_at: iso(), ended_at: null, outcome: 'running', detail: '{}' })
+      .values({
+        loop: loop.name,
+        scheduled_at: scheduledAt.toISOString(),
+        started_at: iso(),
+        ended_at: null,
+        outcome: 'running',
+        detail: '{}',
+      })
       .returningAll()
       .executeTakeFirstOrThrow();
     emit({ type: 'start', loop: loop.name, runId: started.id, scheduledAt: started.scheduled_at });
@@ -293,7 +330,8 @@ export function startSchedule(options: ScheduleOptions): RunningSchedule {
 
   const trigger = (name: ScheduledLoopName, scheduledAt: Date): Promise<ScheduleRunRecord> => {
     const loop = loops.get(name);
-    if (loop === undefined) return Promise.reject(new KloopError(`loop ${name} is not scheduled`, { code: 'schedule', exitCode: 2 }));
+    if (loop === undefined)
+      return Promise.reject(new KloopError(`loop ${name} is not scheduled`, { code: 'schedule', exitCode: 2 }));
     if (inFlight.has(name)) return recordOverlap(name, scheduledAt);
     // Registered before the first await: a second trigger in the same tick sees it.
     const run = execute(loop, scheduledAt).finally(() => inFlight.delete(name));
@@ -315,7 +353,9 @@ export function startSchedule(options: ScheduleOptions): RunningSchedule {
 
   return {
     nextRuns() {
-      return Object.fromEntries([...tasks.entries()].map(([name, task]) => [name, task.nextRun()?.toISOString() ?? null]));
+      return Object.fromEntries(
+        [...tasks.entries()].map(([name, task]) => [name, task.nextRun()?.toISOString() ?? null]),
+      );
     },
     runNow(name) {
       return trigger(name, scheduler.now());
@@ -340,7 +380,6 @@ export function resolveLoopCadences(schedule?: ScheduleConfig): Record<LoopName,
   return { A: pick('A', slow), B: pick('B', fast), C: pick('C', slow), D: pick('D', slow) };
 }
 
-
 /** Options of {@link createStudyLoops}. */
 export interface StudyLoopsOptions {
   db: StudyDatabase;
@@ -355,13 +394,21 @@ export interface StudyLoopsOptions {
 }
 
 interface LoopAModule {
-  runLoopA(options: { study: LoadedStudy; db: StudyDatabase; signal?: AbortSignal; now?: () => Date }): Promise<{ runId: number; queued: number; refused: number; skipped: number }>;
+  runLoopA(options: {
+    study: LoadedStudy;
+    db: StudyDatabase;
+    signal?: AbortSignal;
+    now?: () => Date;
+  }): Promise<{ runId: number; queued: number; refused: number; skipped: number }>;
 }
 
 async function importLoopA(specifier: string | undefined): Promise<LoopAModule | undefined> {
-  if (specifier !== undefined && specifier.startsWith('file:') && !existsSync(fileURLToPath(specifier))) return undefined;
+  if (specifier !== undefined && specifier.startsWith('file:') && !existsSync(fileURLToPath(specifier)))
+    return undefined;
   // A literal specifier for the default, so that tsc (`.ts` → `.js`) and a bundler both see it.
-  const module = (specifier === undefined ? await import('../loop-a/loop-a.ts') : await import(specifier)) as Partial<LoopAModule>;
+  const module = (
+    specifier === undefined ? await import('../loop-a/loop-a.ts') : await import(specifier)
+  ) as Partial<LoopAModule>;
   return typeof module.runLoopA === 'function' ? (module as LoopAModule) : undefined;
 }
 
@@ -372,16 +419,27 @@ async function importLoopA(specifier: string | undefined): Promise<LoopAModule |
  */
 export function createLoopCAdmission(db: StudyDatabase, study: LoadedStudy, now?: () => Date): AdmitExample {
   return async (example) => {
-    const outcome = await admitToStudy(db, study, [{ index: 0, id: example.id, example, errors: [] }], { source: 'loop-c', ...(now !== undefined ? { now } : {}) });
+    const outcome = await admitToStudy(db, study, [{ index: 0, id: example.id, example, errors: [] }], {
+      source: 'loop-c',
+      ...(now !== undefined ? { now } : {}),
+    });
     const verdict = outcome.verdicts[0];
     if (outcome.admitted === 1) return { admitted: true };
-    return { admitted: false, reason: verdict?.reasons.map((reason) => `${reason.check}: ${reason.message}`).join('; ') ?? 'refused' };
+    return {
+      admitted: false,
+      reason: verdict?.reasons.map((reason) => `${reason.check}: ${reason.message}`).join('; ') ?? 'refused',
+    };
   };
 }
 
 /** The outcome of a slow loop that only knows intent studies, on another task: skipped, with a note. */
 function intentOnly(loop: string, study: LoadedStudy): { outcome: 'skipped'; detail: { note: string } } {
-  return { outcome: 'skipped', detail: { note: `${loop} works on intent studies only (it builds apps from intents); this study's task is ${study.task.id}: skipped` } };
+  return {
+    outcome: 'skipped',
+    detail: {
+      note: `${loop} works on intent studies only (it builds apps from intents); this study's task is ${study.task.id}: skipped`,
+    },
+  };
 }
 
 /** Experiments decided so far (what `stopping.maxExperiments` counts). */
@@ -421,7 +479,13 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
       const fingerprint = createStudyEvaluator(study).fingerprint;
       const calibration = await latestCalibration(db, fingerprint, undefined, study.gate.calibrationWindow);
       if (calibration === undefined && study.gate.requireCalibration) {
-        return { outcome: 'failed', detail: { error: 'gate.requireCalibration is set and there is no calibration for the current evaluator: run `kloop calibrate`' } };
+        return {
+          outcome: 'failed',
+          detail: {
+            error:
+              'gate.requireCalibration is set and there is no calibration for the current evaluator: run `kloop calibrate`',
+          },
+        };
       }
       let release = async (): Promise<void> => undefined;
       const controller = new AbortController();
@@ -430,7 +494,10 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
       if (options.useLease !== false) {
         try {
           const lease = await acquireLease(db, { studyKey: study.dir });
-          const heartbeat = startLeaseHeartbeat(db, lease, { file: studyDatabaseLocation(study.dir), onLost: () => controller.abort(new Error('the study lease was lost')) });
+          const heartbeat = startLeaseHeartbeat(db, lease, {
+            file: studyDatabaseLocation(study.dir),
+            onLost: () => controller.abort(new Error('the study lease was lost')),
+          });
           release = async () => {
             await heartbeat.stop();
             await releaseLease(db, lease);
@@ -451,8 +518,18 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
           ...(options.onRunEvent !== undefined ? { onEvent: options.onRunEvent } : {}),
         });
         return {
-          outcome: outcome.stopReason === 'interrupted' ? 'interrupted' : exitCodeOf(outcome.stopReason) === FAILED_EXIT_CODE ? 'failed' : 'ok',
-          detail: { runId: outcome.runId, stopReason: outcome.stopReason, stopDetail: outcome.stopDetail, newExperiments: outcome.newExperiments },
+          outcome:
+            outcome.stopReason === 'interrupted'
+              ? 'interrupted'
+              : exitCodeOf(outcome.stopReason) === FAILED_EXIT_CODE
+                ? 'failed'
+                : 'ok',
+          detail: {
+            runId: outcome.runId,
+            stopReason: outcome.stopReason,
+            stopDetail: outcome.stopDetail,
+            newExperiments: outcome.newExperiments,
+          },
         };
       } finally {
         signal.removeEventListener('abort', onAbort);
@@ -461,11 +538,18 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
     },
     A: async ({ signal, now }) => {
       const loopA = await importLoopA(options.loopAModule);
-      if (loopA === undefined) return { outcome: 'skipped', detail: { note: 'Loop A is not available in this build (no src/loop-a/loop-a.ts): skipped' } };
+      if (loopA === undefined)
+        return {
+          outcome: 'skipped',
+          detail: { note: 'Loop A is not available in this build (no src/loop-a/loop-a.ts): skipped' },
+        };
       const study = await options.loadStudy();
       if (!isIntentTask(study.task)) return intentOnly('Loop A', study);
       const outcome = await loopA.runLoopA({ study, db, signal, now });
-      return { outcome: 'ok', detail: { runId: outcome.runId, queued: outcome.queued, refused: outcome.refused, skipped: outcome.skipped } };
+      return {
+        outcome: 'ok',
+        detail: { runId: outcome.runId, queued: outcome.queued, refused: outcome.refused, skipped: outcome.skipped },
+      };
     },
     C: async ({ now }) => {
       const study = await options.loadStudy();

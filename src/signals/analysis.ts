@@ -30,7 +30,13 @@ import { DEFAULT_SIGNALS_CONFIG } from '../config/signals-config.ts';
 /** The analysis settings (the `signals` section of `kloop.yaml`). */
 export type AnalysisSettings = Pick<
   SignalsConfig,
-  'windowDays' | 'confidenceThreshold' | 'lowConfidenceMethods' | 'minClusterSize' | 'entityCountBuckets' | 'typicalShare' | 'exampleGoals'
+  | 'windowDays'
+  | 'confidenceThreshold'
+  | 'lowConfidenceMethods'
+  | 'minClusterSize'
+  | 'entityCountBuckets'
+  | 'typicalShare'
+  | 'exampleGoals'
 >;
 
 /** A rolling window `from < time ≤ to`. */
@@ -193,7 +199,9 @@ export function isLowConfidence(
   signal: Pick<StoredSignal, 'assemblyMethod' | 'confidence'>,
   settings: Pick<AnalysisSettings, 'confidenceThreshold' | 'lowConfidenceMethods'>,
 ): boolean {
-  return settings.lowConfidenceMethods.includes(signal.assemblyMethod) || signal.confidence < settings.confidenceThreshold;
+  return (
+    settings.lowConfidenceMethods.includes(signal.assemblyMethod) || signal.confidence < settings.confidenceThreshold
+  );
 }
 
 /** The cluster key of a shape. */
@@ -229,7 +237,12 @@ class NameCounter {
   /** Entries sorted by count (desc), then name; `share` = count / total. */
   top(total: number, limit = Number.POSITIVE_INFINITY): Array<CountedName & { key: string }> {
     return [...this.counts.entries()]
-      .map(([key, entry]) => ({ key, name: mostFrequent(entry.spellings), count: entry.count, share: total > 0 ? entry.count / total : 0 }))
+      .map(([key, entry]) => ({
+        key,
+        name: mostFrequent(entry.spellings),
+        count: entry.count,
+        share: total > 0 ? entry.count / total : 0,
+      }))
       .sort((left, right) => right.count - left.count || (left.key < right.key ? -1 : left.key > right.key ? 1 : 0))
       .slice(0, limit);
   }
@@ -365,7 +378,8 @@ export function createSignalAnalyzer(options: SignalAnalyzerOptions): SignalAnal
     let smallClusters = 0;
     let smallSignals = 0;
     const ordered = [...clusters.entries()].sort(
-      ([leftKey, left], [rightKey, right]) => right.size - left.size || (leftKey < rightKey ? -1 : leftKey > rightKey ? 1 : 0),
+      ([leftKey, left], [rightKey, right]) =>
+        right.size - left.size || (leftKey < rightKey ? -1 : leftKey > rightKey ? 1 : 0),
     );
     for (const [key, state] of ordered) {
       if (state.size < settings.minClusterSize) {
@@ -393,8 +407,14 @@ export function createSignalAnalyzer(options: SignalAnalyzerOptions): SignalAnal
         lastSeen: state.lastSeen,
       };
       reported.push(cluster);
-      const typicalEntities = state.entities.top(state.size).filter((entry) => entry.share >= settings.typicalShare).map(strip);
-      const typicalBehaviors = state.behaviors.top(state.size).filter((entry) => entry.share >= settings.typicalShare).map(strip);
+      const typicalEntities = state.entities
+        .top(state.size)
+        .filter((entry) => entry.share >= settings.typicalShare)
+        .map(strip);
+      const typicalBehaviors = state.behaviors
+        .top(state.size)
+        .filter((entry) => entry.share >= settings.typicalShare)
+        .map(strip);
       if (typicalEntities.length > 0 || typicalBehaviors.length > 0) {
         sketches.push({
           clusterKey: key,
@@ -410,16 +430,26 @@ export function createSignalAnalyzer(options: SignalAnalyzerOptions): SignalAnal
       }
     }
     const recurringGaps: RecurringGap[] = [];
-    for (const [kind, counter] of [['entity', gapEntities], ['behavior', gapBehaviors]] as const) {
+    for (const [kind, counter] of [
+      ['entity', gapEntities],
+      ['behavior', gapBehaviors],
+    ] as const) {
       for (const entry of counter.top(low)) {
         if (entry.count < settings.minClusterSize) continue;
         const inClusters = reported
-          .filter((cluster) => clusters.get(cluster.key)?.[kind === 'entity' ? 'entities' : 'behaviors'].has(entry.key) === true)
+          .filter(
+            (cluster) =>
+              clusters.get(cluster.key)?.[kind === 'entity' ? 'entities' : 'behaviors'].has(entry.key) === true,
+          )
           .map((cluster) => cluster.key);
         recurringGaps.push({ kind, name: entry.name, count: entry.count, share: entry.share, clusters: inClusters });
       }
     }
-    recurringGaps.sort((left, right) => right.count - left.count || (left.kind < right.kind ? -1 : left.kind > right.kind ? 1 : left.name < right.name ? -1 : 1));
+    recurringGaps.sort(
+      (left, right) =>
+        right.count - left.count ||
+        (left.kind < right.kind ? -1 : left.kind > right.kind ? 1 : left.name < right.name ? -1 : 1),
+    );
     return {
       window,
       signals: inWindow,
@@ -436,7 +466,14 @@ export function createSignalAnalyzer(options: SignalAnalyzerOptions): SignalAnal
       clusters: reported,
       belowMinimum: { clusters: smallClusters, signals: smallSignals },
       recurringGaps,
-      deprecationCandidates: deprecation(options, settings.minClusterSize, patternUse, sectionUse, signalsWithPatterns, signalsWithSections),
+      deprecationCandidates: deprecation(
+        options,
+        settings.minClusterSize,
+        patternUse,
+        sectionUse,
+        signalsWithPatterns,
+        signalsWithSections,
+      ),
       candidatePatterns: sketches,
     };
   };
@@ -473,11 +510,15 @@ function deprecation(
   let sections: string[] = [];
   if (options.knownPatterns !== undefined) {
     if (signalsWithPatterns >= minimum) patterns = options.knownPatterns.filter((id) => !patternUse.has(id));
-    else notes.push(`patterns: only ${signalsWithPatterns} signals in the window list their patterns (need ${minimum})`);
+    else
+      notes.push(`patterns: only ${signalsWithPatterns} signals in the window list their patterns (need ${minimum})`);
   }
   if (options.knownSections !== undefined) {
     if (signalsWithSections >= minimum) sections = options.knownSections.filter((name) => !sectionUse.has(name));
-    else notes.push(`sections: only ${signalsWithSections} signals in the window list artifact sections (need ${minimum})`);
+    else
+      notes.push(
+        `sections: only ${signalsWithSections} signals in the window list artifact sections (need ${minimum})`,
+      );
   }
   return { patterns, sections, evidence: { signalsWithPatterns, signalsWithSections }, notes };
 }

@@ -109,11 +109,23 @@ function titleCase(name: string): string {
 }
 
 const DEFAULT_FIELDS: Record<EntityRole, PatternInput['entities'][number]['fields']> = {
-  party: [{ name: 'name', type: 'TEXT', required: true }, { name: 'email', type: 'TEXT' }],
+  party: [
+    { name: 'name', type: 'TEXT', required: true },
+    { name: 'email', type: 'TEXT' },
+  ],
   resource: [{ name: 'name', type: 'TEXT', required: true }],
-  transaction: [{ name: 'amount', type: 'NUMERIC', required: true }, { name: 'occurredAt', type: 'DATETIME', required: true }],
-  commitment: [{ name: 'startsAt', type: 'DATETIME', required: true }, { name: 'endsAt', type: 'DATETIME' }],
-  document: [{ name: 'title', type: 'TEXT', required: true }, { name: 'submittedAt', type: 'DATETIME' }],
+  transaction: [
+    { name: 'amount', type: 'NUMERIC', required: true },
+    { name: 'occurredAt', type: 'DATETIME', required: true },
+  ],
+  commitment: [
+    { name: 'startsAt', type: 'DATETIME', required: true },
+    { name: 'endsAt', type: 'DATETIME' },
+  ],
+  document: [
+    { name: 'title', type: 'TEXT', required: true },
+    { name: 'submittedAt', type: 'DATETIME' },
+  ],
   reference: [{ name: 'name', type: 'TEXT', required: true }],
 };
 

@@ -56,15 +56,25 @@ function emptyResult(): EnqueueFindingsResult {
 }
 
 /** Sends the candidate patterns of a Loop D report to the review queue. */
-export async function enqueueSignalFindings(db: StudyDatabase, report: SignalReport, options: EnqueueFindingsOptions = {}): Promise<EnqueueFindingsResult> {
+export async function enqueueSignalFindings(
+  db: StudyDatabase,
+  report: SignalReport,
+  options: EnqueueFindingsOptions = {},
+): Promise<EnqueueFindingsResult> {
   const result = emptyResult();
   for (const candidate of report.candidatePatterns) {
     if (candidate.draft === null) {
-      result.skipped.push({ finding: candidate.clusterKey, reason: 'no pattern could be drafted (no typical uncovered entity, no pattern to extend)' });
+      result.skipped.push({
+        finding: candidate.clusterKey,
+        reason: 'no pattern could be drafted (no typical uncovered entity, no pattern to extend)',
+      });
       continue;
     }
     if (!candidate.draft.valid) {
-      result.skipped.push({ finding: candidate.clusterKey, reason: `the draft does not load as a pattern: ${candidate.draft.issues.join('; ')}` });
+      result.skipped.push({
+        finding: candidate.clusterKey,
+        reason: `the draft does not load as a pattern: ${candidate.draft.issues.join('; ')}`,
+      });
       continue;
     }
     const cluster = report.clusters.find((entry) => entry.key === candidate.clusterKey);
@@ -101,15 +111,26 @@ function record(result: EnqueueFindingsResult, id: number, created: boolean): vo
 /** Whether an example's gold is complete enough for admission without a person: entities with roles. */
 export function hasCompleteGold(example: IntentExample): boolean {
   const entities = example.expected.entities ?? [];
-  return example.expected.appType !== undefined && entities.length > 0 && entities.every((entity) => entity.role !== undefined);
+  return (
+    example.expected.appType !== undefined &&
+    entities.length > 0 &&
+    entities.every((entity) => entity.role !== undefined)
+  );
 }
 
 /** Sends the candidate patterns and examples of a Loop C report to the review queue (or admission). */
-export async function enqueueMiningFindings(db: StudyDatabase, report: MiningReport, options: EnqueueFindingsOptions = {}): Promise<EnqueueFindingsResult> {
+export async function enqueueMiningFindings(
+  db: StudyDatabase,
+  report: MiningReport,
+  options: EnqueueFindingsOptions = {},
+): Promise<EnqueueFindingsResult> {
   const result = emptyResult();
   for (const candidate of report.candidatePatterns) {
     if (!candidate.draft.valid) {
-      result.skipped.push({ finding: candidate.shapeKey, reason: `the draft does not load as a pattern: ${candidate.draft.issues.join('; ')}` });
+      result.skipped.push({
+        finding: candidate.shapeKey,
+        reason: `the draft does not load as a pattern: ${candidate.draft.issues.join('; ')}`,
+      });
       continue;
     }
     const shape = report.shapes.find((entry) => entry.key === candidate.shapeKey);
@@ -136,7 +157,10 @@ export async function enqueueMiningFindings(db: StudyDatabase, report: MiningRep
           result.admitted += 1;
           continue;
         }
-        result.skipped.push({ finding: candidate.example.id, reason: `admission refused it: ${admission.reason ?? 'no reason given'}` });
+        result.skipped.push({
+          finding: candidate.example.id,
+          reason: `admission refused it: ${admission.reason ?? 'no reason given'}`,
+        });
         continue;
       } catch (error) {
         // Admission could not run now (e.g. a round is open): a person decides instead.

@@ -27,8 +27,21 @@ export {
   type SignalSource,
   type StoredSignal,
 } from './signal.ts';
-export { parseSignalBody, parseSignalLines, parseSignalValue, type LocatedSignal, type ParsedSignals } from './parse-signals.ts';
-export { countSignals, forEachSignalInRange, readSignalsInRange, storeSignals, type StoreSignalsOptions, type StoreSignalsResult } from './signal-store.ts';
+export {
+  parseSignalBody,
+  parseSignalLines,
+  parseSignalValue,
+  type LocatedSignal,
+  type ParsedSignals,
+} from './parse-signals.ts';
+export {
+  countSignals,
+  forEachSignalInRange,
+  readSignalsInRange,
+  storeSignals,
+  type StoreSignalsOptions,
+  type StoreSignalsResult,
+} from './signal-store.ts';
 export { ingestSignalFile, type IngestOptions, type IngestReport } from './ingest.ts';
 export { DEFAULT_SIGNALS_CONFIG, signalsConfigSchema, type SignalsConfig } from '../config/signals-config.ts';
 export {
@@ -47,8 +60,27 @@ export {
 } from './analysis.ts';
 export { buildSignalReport, type SignalCandidatePattern, type SignalReport } from './signal-report.ts';
 export { createRoleIndex, draftPattern, type PatternDraft } from './candidate-pattern.ts';
-export { createShapeMiner, libraryCoverage, mineShapes, shapeKey, type MinedShape, type MiningReport, type Shape } from './mining.ts';
-export { enqueueMiningFindings, enqueueSignalFindings, type AdmitExample, type EnqueueFindingsResult } from './governance.ts';
+export {
+  createShapeMiner,
+  libraryCoverage,
+  mineShapes,
+  shapeKey,
+  type MinedShape,
+  type MiningReport,
+  type Shape,
+} from './mining.ts';
+export {
+  enqueueMiningFindings,
+  enqueueSignalFindings,
+  type AdmitExample,
+  type EnqueueFindingsResult,
+} from './governance.ts';
 export { buildMiningReport, runLoopC, runLoopD, type SlowLoopOptions } from './loops.ts';
-export { createSignalApp, resolveServeToken, startSignalServer, type SignalServer, type SignalServerOptions } from './server.ts';
+export {
+  createSignalApp,
+  resolveServeToken,
+  startSignalServer,
+  type SignalServer,
+  type SignalServerOptions,
+} from './server.ts';
 export { createTokenBucketLimiter, type TokenBucketLimiter } from './token-bucket.ts';

@@ -67,7 +67,10 @@ export async function* readUtf8Lines(file: string): AsyncGenerator<{ line: strin
       try {
         text = decoder.decode(chunk, { stream: true });
       } catch {
-        throw new InputError('the file is not valid UTF-8', { file, line: number + 1 + (pending.match(/\n/g)?.length ?? 0) });
+        throw new InputError('the file is not valid UTF-8', {
+          file,
+          line: number + 1 + (pending.match(/\n/g)?.length ?? 0),
+        });
       }
       pending += text;
       let newline = pending.indexOf('\n');
@@ -86,7 +89,10 @@ export async function* readUtf8Lines(file: string): AsyncGenerator<{ line: strin
   } catch (error) {
     if (InputError.isInstance(error)) throw error;
     const code = (error as NodeJS.ErrnoException).code;
-    throw new InputError(code === 'ENOENT' ? 'file not found' : `cannot read: ${(error as Error).message}`, { file, cause: error });
+    throw new InputError(code === 'ENOENT' ? 'file not found' : `cannot read: ${(error as Error).message}`, {
+      file,
+      cause: error,
+    });
   }
   if (pending !== '') {
     number += 1;
@@ -100,10 +106,23 @@ export async function* readUtf8Lines(file: string): AsyncGenerator<{ line: strin
  * @throws InputError when the file cannot be read or is not UTF-8 (nothing
  *   after the bad line is stored; earlier batches are, idempotently)
  */
-export async function ingestSignalFile(db: StudyDatabase, file: string, options: IngestOptions = {}): Promise<IngestReport> {
+export async function ingestSignalFile(
+  db: StudyDatabase,
+  file: string,
+  options: IngestOptions = {},
+): Promise<IngestReport> {
   const batchSize = options.batchSize ?? 1_000;
   const maxIssues = options.maxIssues ?? 1_000;
-  const report: IngestReport = { file, records: 0, valid: 0, stored: 0, duplicates: 0, malformed: 0, issues: [], issuesOmitted: 0 };
+  const report: IngestReport = {
+    file,
+    records: 0,
+    valid: 0,
+    stored: 0,
+    duplicates: 0,
+    malformed: 0,
+    issues: [],
+    issuesOmitted: 0,
+  };
   let batch: Signal[] = [];
   const flush = async (): Promise<void> => {
     if (batch.length === 0) return;

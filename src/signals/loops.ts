@@ -68,7 +68,9 @@ export async function runLoopD(options: SlowLoopOptions): Promise<SlowLoopResult
     roleIndex: roleIndexOf(options),
   });
   const enqueued =
-    options.enqueue === false ? null : await enqueueSignalFindings(options.db, report, { ...(options.now !== undefined ? { now: options.now } : {}) });
+    options.enqueue === false
+      ? null
+      : await enqueueSignalFindings(options.db, report, { ...(options.now !== undefined ? { now: options.now } : {}) });
   return { report, enqueued };
 }
 
@@ -83,7 +85,9 @@ export async function buildMiningReport(options: SlowLoopOptions): Promise<Minin
     settings: settings.mining,
     roleIndex: roleIndexOf(options),
   });
-  await forEachSignalInRange(options.db, { from: new Date(window.from), to: new Date(window.to) }, (signal) => miner.addSignal(signal));
+  await forEachSignalInRange(options.db, { from: new Date(window.from), to: new Date(window.to) }, (signal) =>
+    miner.addSignal(signal),
+  );
   return miner.finish();
 }
 

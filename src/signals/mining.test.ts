@@ -48,8 +48,13 @@ describe('shapes and library coverage', () => {
   });
 
   it('the booking pattern covers a plain booking shape; nothing covers a booking with inventory tracking and time tracking', () => {
-    expect(libraryCoverage(createShape('booking', ['party', 'commitment'], ['scheduling']), library.patterns).status).toBe('covered');
-    const odd = libraryCoverage(createShape('booking', ['party', 'commitment'], ['inventory_tracking', 'time_tracking', 'rating']), library.patterns);
+    expect(
+      libraryCoverage(createShape('booking', ['party', 'commitment'], ['scheduling']), library.patterns).status,
+    ).toBe('covered');
+    const odd = libraryCoverage(
+      createShape('booking', ['party', 'commitment'], ['inventory_tracking', 'time_tracking', 'rating']),
+      library.patterns,
+    );
     expect(odd.status).toBe('missing');
     expect(odd.bestPattern).not.toBeNull();
   });
@@ -57,42 +62,128 @@ describe('shapes and library coverage', () => {
 
 describe('Loop C mining', () => {
   it('finds a planted shape frequent in signals, missing from the library and thin in the corpus, and drafts a pattern and examples', () => {
-    const planted = { appClass: 'booking', roles: ['party', 'commitment', 'resource'], behaviors: ['scheduling', 'inventory_tracking', 'time_tracking'] };
+    const planted = {
+      appClass: 'booking',
+      roles: ['party', 'commitment', 'resource'],
+      behaviors: ['scheduling', 'inventory_tracking', 'time_tracking'],
+    };
     const signals: StoredSignal[] = [];
     for (let index = 0; index < 12; index += 1) {
-      signals.push(signal({ ...planted, uncoveredEntities: ['Kennel', ...(index % 2 === 0 ? ['Pet'] : [])], goal: `owners book kennel stays for their pets ${index}` }));
+      signals.push(
+        signal({
+          ...planted,
+          uncoveredEntities: ['Kennel', ...(index % 2 === 0 ? ['Pet'] : [])],
+          goal: `owners book kennel stays for their pets ${index}`,
+        }),
+      );
     }
     // Frequent but covered: no finding.
-    for (let index = 0; index < 12; index += 1) signals.push(signal({ roles: ['party', 'commitment'], behaviors: ['scheduling'] }));
+    for (let index = 0; index < 12; index += 1)
+      signals.push(signal({ roles: ['party', 'commitment'], behaviors: ['scheduling'] }));
     // Rare: below minSupport.
-    for (let index = 0; index < 3; index += 1) signals.push(signal({ appClass: 'crm', roles: ['party'], behaviors: ['messaging', 'time_tracking', 'inventory_tracking'] }));
+    for (let index = 0; index < 3; index += 1)
+      signals.push(
+        signal({ appClass: 'crm', roles: ['party'], behaviors: ['messaging', 'time_tracking', 'inventory_tracking'] }),
+      );
     // Signals without roles and behaviours have no shape.
     signals.push(signal({}));
-    const corpus = [example('kennel-1', 'booking', [['Kennel', 'resource'], ['Owner', 'party']], ['scheduling'])];
-    const report = mineShapes({ signals, corpus, patterns: library.patterns, settings: { minSupport: 5, thinCorpusBelow: 3, examplesPerShape: 2 }, roleIndex: createRoleIndex(corpus, library.patterns) });
+    const corpus = [
+      example(
+        'kennel-1',
+        'booking',
+        [
+          ['Kennel', 'resource'],
+          ['Owner', 'party'],
+        ],
+        ['scheduling'],
+      ),
+    ];
+    const report = mineShapes({
+      signals,
+      corpus,
+      patterns: library.patterns,
+      settings: { minSupport: 5, thinCorpusBelow: 3, examplesPerShape: 2 },
+      roleIndex: createRoleIndex(corpus, library.patterns),
+    });
     expect(report.signalsWithoutShape).toBe(1);
-    expect(report.shapes.map((shape) => shape.key)).toEqual(['booking|commitment+party+resource|inventory_tracking+scheduling+time_tracking']);
-    expect(report.shapes[0]).toMatchObject({ signals: 12, corpusExamples: 0, reasons: ['missing-in-library', 'thin-in-corpus'] });
+    expect(report.shapes.map((shape) => shape.key)).toEqual([
+      'booking|commitment+party+resource|inventory_tracking+scheduling+time_tracking',
+    ]);
+    expect(report.shapes[0]).toMatchObject({
+      signals: 12,
+      corpusExamples: 0,
+      reasons: ['missing-in-library', 'thin-in-corpus'],
+    });
     expect(report.candidatePatterns).toHaveLength(1);
     const draft = report.candidatePatterns[0]!.draft;
     expect(draft.valid).toBe(true);
     expect(draft.yaml).toContain('name: Kennel');
     expect(draft.yaml).toContain('role: resource');
     expect(report.candidateExamples).toHaveLength(2);
-    expect(report.candidateExamples[0]!.example).toMatchObject({ partition: 'shadow', expected: { appType: 'booking' } });
+    expect(report.candidateExamples[0]!.example).toMatchObject({
+      partition: 'shadow',
+      expected: { appType: 'booking' },
+    });
     expect(report.candidateExamples[0]!.example.tags).toContain('needs-gold');
   });
 
   it('reports a common core of corpus shapes that the library lacks (intersections), not its sub-shapes', () => {
     const behaviors = ['approval', 'time_tracking', 'rating'];
     const corpus = [
-      example('a', 'events', [['Volunteer', 'party'], ['Shift', 'commitment']], [...behaviors, 'scheduling']),
-      example('b', 'events', [['Volunteer', 'party'], ['Shift', 'commitment'], ['Venue', 'reference']], behaviors),
-      example('c', 'events', [['Volunteer', 'party'], ['Shift', 'commitment']], [...behaviors, 'notification']),
-      example('d', 'events', [['Volunteers', 'party'], ['Shifts', 'commitment'], ['Badge', 'document']], [...behaviors, 'reporting']),
-      example('e', 'events', [['Volunteer', 'party'], ['Shift', 'commitment']], [...behaviors, 'payment']),
+      example(
+        'a',
+        'events',
+        [
+          ['Volunteer', 'party'],
+          ['Shift', 'commitment'],
+        ],
+        [...behaviors, 'scheduling'],
+      ),
+      example(
+        'b',
+        'events',
+        [
+          ['Volunteer', 'party'],
+          ['Shift', 'commitment'],
+          ['Venue', 'reference'],
+        ],
+        behaviors,
+      ),
+      example(
+        'c',
+        'events',
+        [
+          ['Volunteer', 'party'],
+          ['Shift', 'commitment'],
+        ],
+        [...behaviors, 'notification'],
+      ),
+      example(
+        'd',
+        'events',
+        [
+          ['Volunteers', 'party'],
+          ['Shifts', 'commitment'],
+          ['Badge', 'document'],
+        ],
+        [...behaviors, 'reporting'],
+      ),
+      example(
+        'e',
+        'events',
+        [
+          ['Volunteer', 'party'],
+          ['Shift', 'commitment'],
+        ],
+        [...behaviors, 'payment'],
+      ),
     ];
-    const report = mineShapes({ signals: [], corpus, patterns: library.patterns, settings: { minSupport: 5, thinCorpusBelow: 3 } });
+    const report = mineShapes({
+      signals: [],
+      corpus,
+      patterns: library.patterns,
+      settings: { minSupport: 5, thinCorpusBelow: 3 },
+    });
     expect(report.shapes.map((shape) => shape.key)).toEqual(['events|commitment+party|approval+rating+time_tracking']);
     expect(report.shapes[0]).toMatchObject({ corpusExamples: 5, reasons: ['missing-in-library'] });
     const draft = report.candidatePatterns[0]!.draft;
@@ -104,6 +195,9 @@ describe('Loop C mining', () => {
   });
 
   it('never drafts from nothing', () => {
-    expect(draftPattern({ idWords: ['x'], title: 'x', description: 'x', appType: 'booking', entities: [], behaviors: [] }).valid).toBe(false);
+    expect(
+      draftPattern({ idWords: ['x'], title: 'x', description: 'x', appType: 'booking', entities: [], behaviors: [] })
+        .valid,
+    ).toBe(false);
   });
 });

@@ -101,14 +101,17 @@ export function libraryCoverage(shape: Shape, patterns: readonly Pattern[]): Lib
     const missingBehaviors = shape.behaviors.filter((behavior) => !behaviors.has(behavior));
     const sameType = (pattern.appTypes as readonly string[]).includes(shape.appType);
     const missing = missingRoles.length + missingBehaviors.length;
-    if (missing === 0 && sameType) return { status: 'covered', bestPattern: pattern.id, missingRoles: [], missingBehaviors: [] };
+    if (missing === 0 && sameType)
+      return { status: 'covered', bestPattern: pattern.id, missingRoles: [], missingBehaviors: [] };
     if (missing === 0) coveredElsewhere = true;
-    const bestMissing = best === undefined ? Number.POSITIVE_INFINITY : best.missingRoles.length + best.missingBehaviors.length;
+    const bestMissing =
+      best === undefined ? Number.POSITIVE_INFINITY : best.missingRoles.length + best.missingBehaviors.length;
     if (best === undefined || missing < bestMissing || (missing === bestMissing && sameType && !best.sameType)) {
       best = { pattern, missingRoles, missingBehaviors, sameType };
     }
   }
-  if (best === undefined) return { status: 'missing', bestPattern: null, missingRoles: shape.roles, missingBehaviors: shape.behaviors };
+  if (best === undefined)
+    return { status: 'missing', bestPattern: null, missingRoles: shape.roles, missingBehaviors: shape.behaviors };
   return {
     status: coveredElsewhere ? 'other-type' : 'missing',
     bestPattern: best.pattern.id,
@@ -143,7 +146,11 @@ export interface MinedCandidatePattern {
   shapeKey: string;
   draft: PatternDraft;
   /** Where the entity names came from. */
-  evidence: { signals: number; corpusExamples: string[]; entities: Array<{ name: string; count: number; source: 'corpus' | 'signals' }> };
+  evidence: {
+    signals: number;
+    corpusExamples: string[];
+    entities: Array<{ name: string; count: number; source: 'corpus' | 'signals' }>;
+  };
 }
 
 /** A candidate example for a shape thin in the corpus (public example format, partial gold). */
@@ -224,7 +231,11 @@ export function createShapeMiner(input: Omit<MiningInput, 'signals'>): ShapeMine
     }
     return state;
   };
-  const addEntities = (state: ShapeState, entities: ReadonlyArray<{ name: string; role?: string | undefined }>, source: 'corpus' | 'signals'): void => {
+  const addEntities = (
+    state: ShapeState,
+    entities: ReadonlyArray<{ name: string; role?: string | undefined }>,
+    source: 'corpus' | 'signals',
+  ): void => {
     const seen = new Set<string>();
     for (const { name, role } of entities) {
       const key = normalizeEntityName(name);
@@ -263,20 +274,29 @@ export function createShapeMiner(input: Omit<MiningInput, 'signals'>): ShapeMine
     }
     const state = stateOf(shape);
     state.signals += 1;
-    addEntities(state, signal.uncoveredEntities.map((name) => ({ name })), 'signals');
+    addEntities(
+      state,
+      signal.uncoveredEntities.map((name) => ({ name })),
+      'signals',
+    );
     if (signal.goal !== null && settings.examplesPerShape > 0) keepGoal(state.goals, signal, settings.examplesPerShape);
   };
 
   const finish = (): MiningReport => {
     const records = [...states.values()];
     const byAppType = new Map<string, ShapeState[]>();
-    for (const state of records) byAppType.set(state.shape.appType, [...(byAppType.get(state.shape.appType) ?? []), state]);
+    for (const state of records)
+      byAppType.set(state.shape.appType, [...(byAppType.get(state.shape.appType) ?? []), state]);
 
     // Candidates: record shapes and the pairwise intersections of the most frequent ones per app type.
     const candidates = new Map<string, Shape>();
     for (const group of byAppType.values()) {
       const ranked = [...group]
-        .sort((left, right) => right.signals + right.corpusIds.length - (left.signals + left.corpusIds.length) || (left.key < right.key ? -1 : 1))
+        .sort(
+          (left, right) =>
+            right.signals + right.corpusIds.length - (left.signals + left.corpusIds.length) ||
+            (left.key < right.key ? -1 : 1),
+        )
         .slice(0, MAX_SHAPES_PER_APP_TYPE);
       for (const state of group) if (isCandidate(state.shape)) candidates.set(state.key, state.shape);
       for (let left = 0; left < ranked.length; left += 1) {
@@ -319,8 +339,8 @@ export function createShapeMiner(input: Omit<MiningInput, 'signals'>): ShapeMine
     );
     kept.sort(
       (left, right) =>
-        Math.max(right.mined.signals, right.mined.corpusExamples) - Math.max(left.mined.signals, left.mined.corpusExamples) ||
-        (left.mined.key < right.mined.key ? -1 : 1),
+        Math.max(right.mined.signals, right.mined.corpusExamples) -
+          Math.max(left.mined.signals, left.mined.corpusExamples) || (left.mined.key < right.mined.key ? -1 : 1),
     );
 
     const shapes: MinedShape[] = [];
@@ -334,7 +354,8 @@ export function createShapeMiner(input: Omit<MiningInput, 'signals'>): ShapeMine
       }
       if (mined.thinInCorpus) {
         const goals: ShapeState['goals'] = [];
-        for (const supporter of supporters) for (const goal of supporter.goals) keepGoal(goals, { ...goal, goal: goal.goal }, settings.examplesPerShape);
+        for (const supporter of supporters)
+          for (const goal of supporter.goals) keepGoal(goals, { ...goal, goal: goal.goal }, settings.examplesPerShape);
         for (const goal of goals) {
           const example = proposeExample(mined, goal);
           if (example !== undefined) candidateExamples.push({ shapeKey: mined.key, signalId: goal.id, example });
@@ -363,14 +384,22 @@ export function mineShapes(input: MiningInput): MiningReport {
   return miner.finish();
 }
 
-function keepGoal(goals: ShapeState['goals'], signal: { time: string; id: string; goal: string | null }, limit: number): void {
+function keepGoal(
+  goals: ShapeState['goals'],
+  signal: { time: string; id: string; goal: string | null },
+  limit: number,
+): void {
   if (signal.goal === null || limit <= 0 || goals.some((entry) => entry.goal === signal.goal)) return;
   goals.push({ time: signal.time, id: signal.id, goal: signal.goal });
   goals.sort((left, right) => Date.parse(right.time) - Date.parse(left.time) || (left.id < right.id ? -1 : 1));
   if (goals.length > limit) goals.length = limit;
 }
 
-function proposePattern(mined: MinedShape, supporters: readonly ShapeState[], roleIndex: RoleIndex | undefined): MinedCandidatePattern | undefined {
+function proposePattern(
+  mined: MinedShape,
+  supporters: readonly ShapeState[],
+  roleIndex: RoleIndex | undefined,
+): MinedCandidatePattern | undefined {
   const totals = new Map<string, { name: string; corpus: number; signals: number; roles: Map<string, number> }>();
   for (const supporter of supporters) {
     for (const [key, entry] of supporter.entities) {
@@ -385,10 +414,20 @@ function proposePattern(mined: MinedShape, supporters: readonly ShapeState[], ro
     [...roles.entries()].sort((left, right) => right[1] - left[1] || (left[0] < right[0] ? -1 : 1))[0]?.[0];
   const fromCorpus = [...totals.values()]
     .filter((entry) => mined.corpusExamples > 0 && entry.corpus * 2 >= mined.corpusExamples)
-    .map((entry) => ({ name: entry.name, count: entry.corpus, source: 'corpus' as const, role: goldRole(entry.roles) }));
+    .map((entry) => ({
+      name: entry.name,
+      count: entry.corpus,
+      source: 'corpus' as const,
+      role: goldRole(entry.roles),
+    }));
   const fromSignals = [...totals.values()]
     .filter((entry) => mined.signals > 0 && entry.signals * 2 >= mined.signals)
-    .map((entry) => ({ name: entry.name, count: entry.signals, source: 'signals' as const, role: goldRole(entry.roles) }));
+    .map((entry) => ({
+      name: entry.name,
+      count: entry.signals,
+      source: 'signals' as const,
+      role: goldRole(entry.roles),
+    }));
   const entities = (fromCorpus.length > 0 ? fromCorpus : fromSignals)
     .sort((left, right) => right.count - left.count || (left.name < right.name ? -1 : 1))
     .slice(0, MAX_DRAFT_ENTITIES);
@@ -396,12 +435,17 @@ function proposePattern(mined: MinedShape, supporters: readonly ShapeState[], ro
   const draft = draftPattern(
     {
       idWords: [mined.appType, ...entities.slice(0, 2).map((entry) => entry.name)],
-      title: `${mined.appType}: ${entities.slice(0, 3).map((entry) => entry.name).join(', ')}`,
+      title: `${mined.appType}: ${entities
+        .slice(0, 3)
+        .map((entry) => entry.name)
+        .join(', ')}`,
       description:
         `Drafted by Loop C (pattern mining) for the recurring shape ${mined.key}: no pattern of the library covers all its roles ` +
         'and behaviours. Counts and sources are in the review item evidence.',
       appType: mined.appType,
-      entities: entities.map((entry) => (entry.role !== undefined ? { name: entry.name, role: entry.role } : { name: entry.name })),
+      entities: entities.map((entry) =>
+        entry.role !== undefined ? { name: entry.name, role: entry.role } : { name: entry.name },
+      ),
       behaviors: mined.behaviors,
     },
     roleIndex,
@@ -410,7 +454,11 @@ function proposePattern(mined: MinedShape, supporters: readonly ShapeState[], ro
   return {
     shapeKey: mined.key,
     draft,
-    evidence: { signals: mined.signals, corpusExamples, entities: entities.map(({ name, count, source }) => ({ name, count, source })) },
+    evidence: {
+      signals: mined.signals,
+      corpusExamples,
+      entities: entities.map(({ name, count, source }) => ({ name, count, source })),
+    },
   };
 }
 

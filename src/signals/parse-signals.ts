@@ -44,7 +44,10 @@ export function parseSignalLine(
   const trimmed = text.replace(/^\uFEFF/, '').trim();
   if (trimmed === '') return undefined;
   if (trimmed.length > MAX_SIGNAL_LINE_CHARACTERS) {
-    return { ok: false, issues: [{ line: lineNumber, index, message: `line longer than ${MAX_SIGNAL_LINE_CHARACTERS} characters` }] };
+    return {
+      ok: false,
+      issues: [{ line: lineNumber, index, message: `line longer than ${MAX_SIGNAL_LINE_CHARACTERS} characters` }],
+    };
   }
   let value: unknown;
   try {
@@ -97,12 +100,23 @@ export function parseSignalValue(value: unknown): ParsedSignals {
 export function parseSignalBody(text: string, jsonLines = false): ParsedSignals {
   if (jsonLines) return parseSignalLines(text);
   const body = text.replace(/^\uFEFF/, '');
-  if (body.trim() === '') return { signals: [], issues: [{ message: 'the body is empty: send one signal, an array of signals or JSON Lines' }], records: 0, malformed: 0 };
+  if (body.trim() === '')
+    return {
+      signals: [],
+      issues: [{ message: 'the body is empty: send one signal, an array of signals or JSON Lines' }],
+      records: 0,
+      malformed: 0,
+    };
   try {
     return parseSignalValue(JSON.parse(body) as unknown);
   } catch (error) {
     const lines = body.split(/\r?\n/).filter((line) => line.trim() !== '');
     if (lines.length > 1) return parseSignalLines(body);
-    return { signals: [], issues: [{ message: `invalid JSON: ${(error as Error).message}` }], records: 1, malformed: 1 };
+    return {
+      signals: [],
+      issues: [{ message: `invalid JSON: ${(error as Error).message}` }],
+      records: 1,
+      malformed: 1,
+    };
   }
 }

@@ -129,14 +129,25 @@ export interface RecordSignalOptions {
  * left as it is (an ingest replayed twice counts once). Returns true when a
  * row was written.
  */
-export async function recordSignal(db: StudyDatabase, signal: ProductionSignal, options: RecordSignalOptions = {}): Promise<boolean> {
+export async function recordSignal(
+  db: StudyDatabase,
+  signal: ProductionSignal,
+  options: RecordSignalOptions = {},
+): Promise<boolean> {
   const row = signalToRow(signal, options.source ?? 'runtime', isoNow(options.now));
-  const result = await db.insertInto('signals').values(row).onConflict((conflict) => conflict.column('id').doNothing()).executeTakeFirst();
+  const result = await db
+    .insertInto('signals')
+    .values(row)
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
 /** Stored signals, oldest first, optionally from `since` (ISO 8601, inclusive). */
-export async function listSignals(db: StudyDatabase, options: { since?: string; limit?: number } = {}): Promise<StoredSignal[]> {
+export async function listSignals(
+  db: StudyDatabase,
+  options: { since?: string; limit?: number } = {},
+): Promise<StoredSignal[]> {
   let query = db.selectFrom('signals').selectAll().orderBy('time').orderBy('id');
   if (options.since !== undefined) query = query.where('time', '>=', options.since);
   if (options.limit !== undefined) query = query.limit(options.limit);

@@ -73,10 +73,16 @@ function digest(text: string): Buffer {
 export function resolveServeToken(env: NodeJS.ProcessEnv, tokenEnv = DEFAULT_TOKEN_ENV): string {
   const token = env[tokenEnv];
   if (token === undefined || token.trim() === '') {
-    throw new InputError(`refusing to start without a bearer token: set the environment variable ${tokenEnv} (or name another with --token-env)`, { field: '--token-env' });
+    throw new InputError(
+      `refusing to start without a bearer token: set the environment variable ${tokenEnv} (or name another with --token-env)`,
+      { field: '--token-env' },
+    );
   }
   if (token.trim().length < MIN_TOKEN_CHARACTERS) {
-    throw new InputError(`the bearer token in ${tokenEnv} is too short: use at least ${MIN_TOKEN_CHARACTERS} characters (e.g. \`openssl rand -hex 32\`)`, { field: '--token-env' });
+    throw new InputError(
+      `the bearer token in ${tokenEnv} is too short: use at least ${MIN_TOKEN_CHARACTERS} characters (e.g. \`openssl rand -hex 32\`)`,
+      { field: '--token-env' },
+    );
   }
   return token.trim();
 }
@@ -91,7 +97,12 @@ function clientOf(context: Context): string {
 
 function isJsonLines(contentType: string | undefined): boolean {
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
-  return type === 'application/x-ndjson' || type === 'application/jsonl' || type === 'application/x-jsonlines' || type === 'text/plain';
+  return (
+    type === 'application/x-ndjson' ||
+    type === 'application/jsonl' ||
+    type === 'application/x-jsonlines' ||
+    type === 'text/plain'
+  );
 }
 
 /** The guard of every kloop endpoint: options and the pieces a route needs. */
@@ -109,8 +120,12 @@ export interface GuardedApp {
  * on it, and for an online study `/assign` and `/outcomes`
  * (src/online/http/online-routes.ts): the same token and limits.
  */
-export function createGuardedApp(options: Omit<SignalAppOptions, 'db' | 'storeGoals' | 'now'>, protectedPaths: readonly string[]): GuardedApp {
-  if (options.token.length < MIN_TOKEN_CHARACTERS) throw new InputError(`the bearer token must have at least ${MIN_TOKEN_CHARACTERS} characters`, { field: 'token' });
+export function createGuardedApp(
+  options: Omit<SignalAppOptions, 'db' | 'storeGoals' | 'now'>,
+  protectedPaths: readonly string[],
+): GuardedApp {
+  if (options.token.length < MIN_TOKEN_CHARACTERS)
+    throw new InputError(`the bearer token must have at least ${MIN_TOKEN_CHARACTERS} characters`, { field: 'token' });
   const defaults = DEFAULT_SIGNALS_CONFIG.endpoint;
   const maxBodyBytes = options.maxBodyBytes ?? defaults.maxBodyBytes;
   const limiter = createTokenBucketLimiter({
@@ -125,7 +140,10 @@ export function createGuardedApp(options: Omit<SignalAppOptions, 'db' | 'storeGo
     const decision = limiter.take(clientOf(context));
     if (!decision.allowed) {
       context.header('Retry-After', String(decision.retryAfterSeconds));
-      return context.json({ error: 'rate_limited', message: `too many requests: retry after ${decision.retryAfterSeconds} s` }, 429);
+      return context.json(
+        { error: 'rate_limited', message: `too many requests: retry after ${decision.retryAfterSeconds} s` },
+        429,
+      );
     }
     await next();
   });
@@ -148,7 +166,10 @@ export function createGuardedApp(options: Omit<SignalAppOptions, 'db' | 'storeGo
     onError: (context) => {
       // The rest of the body is not read: the connection must not be reused.
       context.header('Connection', 'close');
-      return context.json({ error: 'payload_too_large', message: `the body exceeds ${maxBodyBytes} bytes: send smaller batches` }, 413);
+      return context.json(
+        { error: 'payload_too_large', message: `the body exceeds ${maxBodyBytes} bytes: send smaller batches` },
+        413,
+      );
     },
   });
   app.onError((error, context) => {
@@ -166,38 +187,38 @@ export function createGuardedApp(options: Omit<SignalAppOptions, 'db' | 'storeGo
 export function createSignalApp(options: SignalAppOptions): Hono {
   const { app, limitBody } = createGuardedApp(options, ['/signals']);
 
-  app.post(
-    '/signals',
-    limitBody,
-    async (context) => {
-      const bytes = new Uint8Array(await context.req.arrayBuffer());
-      let text: string;
-      try {
-        text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-      } catch {
-        return context.json({ error: 'malformed', message: 'the body is not valid UTF-8', issues: [] }, 400);
-      }
-      const parsed = parseSignalBody(text, isJsonLines(context.req.header('content-type')));
-      if (parsed.issues.length > 0 || parsed.records === 0) {
-        const issues = parsed.issues.length > 0 ? parsed.issues : [{ message: 'no signals in the body' }];
-        return context.json(
-          {
-            error: 'malformed',
-            message: `${parsed.malformed} of ${parsed.records} signals refused, nothing stored: ${formatSignalIssue(issues[0]!)}`,
-            refused: parsed.malformed,
-            issues: issues.slice(0, MAX_ISSUES_IN_ANSWER),
-          },
-          400,
-        );
-      }
-      const result = await storeSignals(
-        options.db,
-        parsed.signals.map((located) => located.signal),
-        { source: 'endpoint', ...(options.storeGoals !== undefined ? { storeGoals: options.storeGoals } : {}), ...(options.now !== undefined ? { now: options.now } : {}) },
+  app.post('/signals', limitBody, async (context) => {
+    const bytes = new Uint8Array(await context.req.arrayBuffer());
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      return context.json({ error: 'malformed', message: 'the body is not valid UTF-8', issues: [] }, 400);
+    }
+    const parsed = parseSignalBody(text, isJsonLines(context.req.header('content-type')));
+    if (parsed.issues.length > 0 || parsed.records === 0) {
+      const issues = parsed.issues.length > 0 ? parsed.issues : [{ message: 'no signals in the body' }];
+      return context.json(
+        {
+          error: 'malformed',
+          message: `${parsed.malformed} of ${parsed.records} signals refused, nothing stored: ${formatSignalIssue(issues[0]!)}`,
+          refused: parsed.malformed,
+          issues: issues.slice(0, MAX_ISSUES_IN_ANSWER),
+        },
+        400,
       );
-      return context.json({ received: parsed.records, stored: result.stored, duplicates: result.duplicates }, 200);
-    },
-  );
+    }
+    const result = await storeSignals(
+      options.db,
+      parsed.signals.map((located) => located.signal),
+      {
+        source: 'endpoint',
+        ...(options.storeGoals !== undefined ? { storeGoals: options.storeGoals } : {}),
+        ...(options.now !== undefined ? { now: options.now } : {}),
+      },
+    );
+    return context.json({ received: parsed.records, stored: result.stored, duplicates: result.duplicates }, 200);
+  });
 
   app.all('/signals', (context) => context.json({ error: 'method_not_allowed', message: 'use POST /signals' }, 405));
   app.notFound((context) => context.json({ error: 'not_found', message: 'routes: POST /signals, GET /health' }, 404));
@@ -241,20 +262,23 @@ export function startSignalServer(options: SignalServerOptions): Promise<SignalS
 export function listenApp(app: Hono, options: { port?: number; hostname?: string }): Promise<SignalServer> {
   const hostname = options.hostname ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port: options.port ?? DEFAULT_SERVE_PORT, hostname }, (info: AddressInfo) => {
-      server.off('error', reject);
-      const host = info.family === 'IPv6' || hostname.includes(':') ? `[${info.address}]` : info.address;
-      resolve({
-        url: `http://${host}:${info.port}`,
-        port: info.port,
-        hostname,
-        close: () =>
-          new Promise<void>((done, fail) => {
-            server.close((error) => (error === undefined ? done() : fail(error)));
-            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-          }),
-      });
-    });
+    const server = serve(
+      { fetch: app.fetch, port: options.port ?? DEFAULT_SERVE_PORT, hostname },
+      (info: AddressInfo) => {
+        server.off('error', reject);
+        const host = info.family === 'IPv6' || hostname.includes(':') ? `[${info.address}]` : info.address;
+        resolve({
+          url: `http://${host}:${info.port}`,
+          port: info.port,
+          hostname,
+          close: () =>
+            new Promise<void>((done, fail) => {
+              server.close((error) => (error === undefined ? done() : fail(error)));
+              (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+            }),
+        });
+      },
+    );
     server.once('error', reject);
   });
 }

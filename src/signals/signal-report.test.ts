@@ -30,7 +30,10 @@ describe('Loop D pattern drafts', () => {
   });
 
   it('typical uncovered entities make a new pattern; unknown roles are flagged', () => {
-    const { draft, extends: base } = draftClusterPattern({ ...sketch, entities: [{ name: 'Warranty Claim', count: 8, share: 1 }] }, library.patterns);
+    const { draft, extends: base } = draftClusterPattern(
+      { ...sketch, entities: [{ name: 'Warranty Claim', count: 8, share: 1 }] },
+      library.patterns,
+    );
     expect(base).toBeNull();
     expect(draft?.valid).toBe(true);
     expect(draft?.guessedRoles).toEqual(['Warranty Claim']);
@@ -46,14 +49,20 @@ describe('artifact sections', () => {
   it('playbook sections, else markdown headings', () => {
     const playbook = readFileSync(path.resolve(import.meta.dirname, '../../examples/intent/playbook.yaml'), 'utf8');
     expect(artifactSectionNames(playbook)).toContain('appTypeCues');
-    expect(artifactSectionNames('# Prompt\n\n## Role\ntext\n## Output format ##\nmore\n')).toEqual(['Role', 'Output format']);
+    expect(artifactSectionNames('# Prompt\n\n## Role\ntext\n## Output format ##\nmore\n')).toEqual([
+      'Role',
+      'Output format',
+    ]);
   });
 });
 
 describe('the signals section of kloop.yaml', () => {
   function withSection(section: string): string {
     const dir = mkdtempSync(path.join(tmpdir(), 'kloop-signals-config-'));
-    cpSync(path.resolve(import.meta.dirname, '../../examples/intent'), dir, { recursive: true, filter: (source) => !source.includes('.kloop') });
+    cpSync(path.resolve(import.meta.dirname, '../../examples/intent'), dir, {
+      recursive: true,
+      filter: (source) => !source.includes('.kloop'),
+    });
     const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8');
     writeFileSync(path.join(dir, 'kloop.yaml'), `${config}\n${section}`);
     return dir;
@@ -78,7 +87,12 @@ describe('the signals section of kloop.yaml', () => {
     const buckets = withSection('signals:\n  entityCountBuckets: [3, 3, 10]\n');
     try {
       const config = loadStudyConfig(good);
-      expect(config.signals).toMatchObject({ storeGoals: false, confidenceThreshold: 0, windowDays: 14, minClusterSize: 5 });
+      expect(config.signals).toMatchObject({
+        storeGoals: false,
+        confidenceThreshold: 0,
+        windowDays: 14,
+        minClusterSize: 5,
+      });
       expect(config.schedule).toMatchObject({ fast: '0 * * * *', slow: '0 3 * * 1' });
       expect(() => loadStudyConfig(bad)).toThrow(/signals\.windowDay/);
       expect(() => loadStudyConfig(buckets)).toThrow(/entityCountBuckets\[1\]: bucket bounds must increase strictly/);

@@ -62,7 +62,10 @@ export function draftClusterPattern(
     const draft = draftPattern(
       {
         idWords: [sketch.appClass, ...sketch.entities.slice(0, 2).map((entry) => entry.name)],
-        title: `${sketch.appClass}: ${sketch.entities.slice(0, 3).map((entry) => entry.name).join(', ')}`,
+        title: `${sketch.appClass}: ${sketch.entities
+          .slice(0, 3)
+          .map((entry) => entry.name)
+          .join(', ')}`,
         description,
         appType: sketch.appClass,
         entities: sketch.entities.map((entry) => ({ name: entry.name })),
@@ -102,10 +105,15 @@ export async function buildSignalReport(db: StudyDatabase, options: SignalReport
     ...(options.patterns !== undefined ? { knownPatterns: patterns.map((pattern) => pattern.id) } : {}),
     ...(options.knownSections !== undefined ? { knownSections: options.knownSections } : {}),
   });
-  await forEachSignalInRange(db, { from: new Date(window.from), to: new Date(window.to) }, (signal) => analyzer.add(signal));
+  await forEachSignalInRange(db, { from: new Date(window.from), to: new Date(window.to) }, (signal) =>
+    analyzer.add(signal),
+  );
   const analysis = analyzer.finish();
   return {
     ...analysis,
-    candidatePatterns: analysis.candidatePatterns.map((sketch) => ({ ...sketch, ...draftClusterPattern(sketch, patterns, options.roleIndex) })),
+    candidatePatterns: analysis.candidatePatterns.map((sketch) => ({
+      ...sketch,
+      ...draftClusterPattern(sketch, patterns, options.roleIndex),
+    })),
   };
 }

@@ -32,11 +32,19 @@ export interface StoreSignalsResult {
  *
  * @param db the study database (or a transaction)
  */
-export async function storeSignals(db: StudyDatabase, signals: readonly Signal[], options: StoreSignalsOptions): Promise<StoreSignalsResult> {
+export async function storeSignals(
+  db: StudyDatabase,
+  signals: readonly Signal[],
+  options: StoreSignalsOptions,
+): Promise<StoreSignalsResult> {
   if (signals.length === 0) return { stored: 0, duplicates: 0 };
   const receivedAt = (options.now ?? (() => new Date()))().toISOString();
   const rows = signals.map((signal) =>
-    toSignalRow(signal, { source: options.source, receivedAt, ...(options.storeGoals !== undefined ? { storeGoals: options.storeGoals } : {}) }),
+    toSignalRow(signal, {
+      source: options.source,
+      receivedAt,
+      ...(options.storeGoals !== undefined ? { storeGoals: options.storeGoals } : {}),
+    }),
   );
   let stored = 0;
   await db.transaction().execute(async (transaction) => {
@@ -85,7 +93,10 @@ export async function forEachSignalInRange(
     if (after !== undefined) {
       const cursor = after;
       query = query.where((expression) =>
-        expression.or([expression('time', '>', cursor.time), expression.and([expression('time', '=', cursor.time), expression('id', '>', cursor.id)])]),
+        expression.or([
+          expression('time', '>', cursor.time),
+          expression.and([expression('time', '=', cursor.time), expression('id', '>', cursor.id)]),
+        ]),
       );
     }
     const rows = await query.orderBy('time').orderBy('id').limit(pageSize).execute();
@@ -111,6 +122,9 @@ export async function readSignalsInRange(db: StudyDatabase, range: SignalTimeRan
 
 /** Number of stored signals. */
 export async function countSignals(db: StudyDatabase): Promise<number> {
-  const row = await db.selectFrom('signals').select((expression) => expression.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('signals')
+    .select((expression) => expression.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }

@@ -150,7 +150,8 @@ export function formatSignalField(path: readonly PropertyKey[]): string {
 
 /** `line 12: confidence: ...`, `index 3: id: ...`, leaving out what is unknown. */
 export function formatSignalIssue(issue: SignalIssue): string {
-  const place = issue.line !== undefined ? `line ${issue.line}: ` : issue.index !== undefined ? `index ${issue.index}: ` : '';
+  const place =
+    issue.line !== undefined ? `line ${issue.line}: ` : issue.index !== undefined ? `index ${issue.index}: ` : '';
   const field = issue.field !== undefined && issue.field !== '' ? `${issue.field}: ` : '';
   return `${place}${field}${issue.message}`;
 }
@@ -164,18 +165,34 @@ export type SignalParseResult = { success: true; signal: Signal } | { success: f
  */
 export function parseSignal(value: unknown, where: { line?: number; index?: number } = {}): SignalParseResult {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { success: false, issues: [{ ...where, message: `a signal must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}` }] };
+    return {
+      success: false,
+      issues: [
+        {
+          ...where,
+          message: `a signal must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`,
+        },
+      ],
+    };
   }
   const parsed = signalSchema.safeParse(value);
   if (parsed.success) return { success: true, signal: parsed.data };
   const issues: SignalIssue[] = [];
   for (const issue of parsed.error.issues) {
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) issues.push({ ...where, field: formatSignalField([...issue.path, key]), message: `unknown field "${key}"` });
+      for (const key of issue.keys)
+        issues.push({ ...where, field: formatSignalField([...issue.path, key]), message: `unknown field "${key}"` });
     } else {
       const field = formatSignalField(issue.path);
-      const missing = issue.code === 'invalid_type' && (value as Record<string, unknown>)[String(issue.path[0])] === undefined && issue.path.length === 1;
-      issues.push({ ...where, ...(field !== '' ? { field } : {}), message: missing ? 'required field is missing' : issue.message });
+      const missing =
+        issue.code === 'invalid_type' &&
+        (value as Record<string, unknown>)[String(issue.path[0])] === undefined &&
+        issue.path.length === 1;
+      issues.push({
+        ...where,
+        ...(field !== '' ? { field } : {}),
+        message: missing ? 'required field is missing' : issue.message,
+      });
     }
   }
   return { success: false, issues };
@@ -191,7 +208,10 @@ export interface SignalRowOptions {
 }
 
 /** The `signals` table row of a validated signal (time normalised to UTC `toISOString()`). */
-export function toSignalRow(signal: Signal, options: SignalRowOptions): {
+export function toSignalRow(
+  signal: Signal,
+  options: SignalRowOptions,
+): {
   id: string;
   time: string;
   assembly_method: string;
@@ -210,10 +230,10 @@ export function toSignalRow(signal: Signal, options: SignalRowOptions): {
     uncoveredBehaviors: signal.uncoveredBehaviors ?? [],
     patterns: signal.patterns ?? [],
   };
-  if (signal.roles !== undefined) detail['roles'] = signal.roles;
-  if (signal.behaviors !== undefined) detail['behaviors'] = signal.behaviors;
-  if (signal.artifactSections !== undefined) detail['artifactSections'] = signal.artifactSections;
-  if (signal.timingMs !== undefined) detail['timingMs'] = signal.timingMs;
+  if (signal.roles !== undefined) detail.roles = signal.roles;
+  if (signal.behaviors !== undefined) detail.behaviors = signal.behaviors;
+  if (signal.artifactSections !== undefined) detail.artifactSections = signal.artifactSections;
+  if (signal.timingMs !== undefined) detail.timingMs = signal.timingMs;
   const goal = options.storeGoals === false ? null : (signal.goal ?? null);
   return {
     id: signal.id,
@@ -253,14 +273,15 @@ export function fromSignalRow(row: {
   let detail: Record<string, unknown> = {};
   try {
     const parsed = JSON.parse(row.detail) as unknown;
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) detail = parsed as Record<string, unknown>;
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+      detail = parsed as Record<string, unknown>;
   } catch {
     detail = {};
   }
-  const roles = stringList(detail['roles']);
-  const behaviors = stringList(detail['behaviors']);
-  const artifactSections = stringList(detail['artifactSections']);
-  const timingMs = detail['timingMs'];
+  const roles = stringList(detail.roles);
+  const behaviors = stringList(detail.behaviors);
+  const artifactSections = stringList(detail.artifactSections);
+  const timingMs = detail.timingMs;
   return Object.freeze({
     id: row.id,
     time: row.time,
@@ -271,9 +292,9 @@ export function fromSignalRow(row: {
     entityCount: row.entity_count,
     artifactVersion: row.artifact_version,
     goal: row.goal,
-    uncoveredEntities: stringList(detail['uncoveredEntities']) ?? [],
-    uncoveredBehaviors: stringList(detail['uncoveredBehaviors']) ?? [],
-    patterns: stringList(detail['patterns']) ?? [],
+    uncoveredEntities: stringList(detail.uncoveredEntities) ?? [],
+    uncoveredBehaviors: stringList(detail.uncoveredBehaviors) ?? [],
+    patterns: stringList(detail.patterns) ?? [],
     ...(roles !== undefined ? { roles } : {}),
     ...(behaviors !== undefined ? { behaviors } : {}),
     ...(artifactSections !== undefined ? { artifactSections } : {}),

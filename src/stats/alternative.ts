@@ -32,9 +32,7 @@ export type Alternative = (typeof ALTERNATIVES)[number];
 export function resolveAlternative(alternative: Alternative | undefined): Alternative {
   const resolved = alternative ?? 'two-sided';
   if (!(ALTERNATIVES as readonly string[]).includes(resolved)) {
-    throw new RangeError(
-      `alternative must be one of ${ALTERNATIVES.join(', ')}; got ${String(alternative)}.`,
-    );
+    throw new RangeError(`alternative must be one of ${ALTERNATIVES.join(', ')}; got ${String(alternative)}.`);
   }
   return resolved;
 }

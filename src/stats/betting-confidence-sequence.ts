@@ -71,7 +71,10 @@ function resolve(options: BettingConfidenceOptions): Resolved {
 
 function assertUnitInterval(observations: readonly number[]): void {
   for (const [index, value] of observations.entries()) {
-    if (!(value >= 0 && value <= 1)) throw new RangeError(`observation ${index} is ${value}: betting confidence sequences need observations in [0, 1]`);
+    if (!(value >= 0 && value <= 1))
+      throw new RangeError(
+        `observation ${index} is ${value}: betting confidence sequences need observations in [0, 1]`,
+      );
   }
 }
 
@@ -102,7 +105,12 @@ export function predictablePlugInBets(observations: readonly number[], alpha = 0
  * log K_t(m) at every t: the log of the hedged capital after each
  * observation, for one candidate mean m.
  */
-function logHedgedCapitalPath(observations: readonly number[], bets: readonly number[], m: number, settings: Resolved): number[] {
+function logHedgedCapitalPath(
+  observations: readonly number[],
+  bets: readonly number[],
+  m: number,
+  settings: Resolved,
+): number[] {
   const upCap = m > 0 ? settings.truncation / m : Number.POSITIVE_INFINITY;
   const downCap = m < 1 ? settings.truncation / (1 - m) : Number.POSITIVE_INFINITY;
   const logTheta = settings.theta > 0 ? Math.log(settings.theta) : Number.NEGATIVE_INFINITY;
@@ -127,24 +135,39 @@ function logHedgedCapitalPath(observations: readonly number[], bets: readonly nu
  * @param m the candidate mean, in [0, 1]
  * @throws RangeError on an observation or setting out of range
  */
-export function hedgedCapital(observations: readonly number[], m: number, options: BettingConfidenceOptions = {}): number[] {
+export function hedgedCapital(
+  observations: readonly number[],
+  m: number,
+  options: BettingConfidenceOptions = {},
+): number[] {
   const settings = resolve(options);
   assertUnitInterval(observations);
   if (!(m >= 0 && m <= 1)) throw new RangeError(`m must be in [0, 1], got ${m}`);
-  return logHedgedCapitalPath(observations, predictablePlugInBets(observations, settings.alpha), m, settings).map(Math.exp);
+  return logHedgedCapitalPath(observations, predictablePlugInBets(observations, settings.alpha), m, settings).map(
+    Math.exp,
+  );
 }
 
 /**
  * True when the running intersection of the confidence sequence excludes
  * `m` after the observations: K_s(m) ≥ 1/α at some s ≤ t. O(t).
  */
-export function excludesMean(observations: readonly number[], m: number, options: BettingConfidenceOptions = {}): boolean {
+export function excludesMean(
+  observations: readonly number[],
+  m: number,
+  options: BettingConfidenceOptions = {},
+): boolean {
   const settings = resolve(options);
   assertUnitInterval(observations);
   return excludedWith(observations, predictablePlugInBets(observations, settings.alpha), m, settings);
 }
 
-function excludedWith(observations: readonly number[], bets: readonly number[], m: number, settings: Resolved): boolean {
+function excludedWith(
+  observations: readonly number[],
+  bets: readonly number[],
+  m: number,
+  settings: Resolved,
+): boolean {
   const threshold = Math.log(1 / settings.alpha);
   return logHedgedCapitalPath(observations, bets, m, settings).some((value) => value >= threshold);
 }
@@ -164,7 +187,10 @@ function excludedWith(observations: readonly number[], bets: readonly number[], 
  * bounds.lower < 0.66 && 0.66 < bounds.upper; // true: five observations say little
  * ```
  */
-export function bettingConfidenceBounds(observations: readonly number[], options: BettingConfidenceOptions & { tolerance?: number } = {}): MeanBounds {
+export function bettingConfidenceBounds(
+  observations: readonly number[],
+  options: BettingConfidenceOptions & { tolerance?: number } = {},
+): MeanBounds {
   const settings = resolve(options);
   assertUnitInterval(observations);
   if (observations.length === 0) return { lower: 0, upper: 1 };
@@ -194,7 +220,10 @@ export function bettingConfidenceBounds(observations: readonly number[], options
  *
  * @throws RangeError on a difference outside [−1, 1]
  */
-export function meanDifferenceBounds(differences: readonly number[], options: BettingConfidenceOptions & { tolerance?: number } = {}): MeanBounds {
+export function meanDifferenceBounds(
+  differences: readonly number[],
+  options: BettingConfidenceOptions & { tolerance?: number } = {},
+): MeanBounds {
   const bounds = bettingConfidenceBounds(toUnit(differences), options);
   return { lower: 2 * bounds.lower - 1, upper: 2 * bounds.upper - 1 };
 }
@@ -205,7 +234,11 @@ export function meanDifferenceBounds(differences: readonly number[], options: Be
  * significantly below `value` (checked at `value` itself, an O(t) test;
  * exact for an interval). False when the sample mean is at or above `value`.
  */
-export function differenceIsBelow(differences: readonly number[], value: number, options: BettingConfidenceOptions = {}): boolean {
+export function differenceIsBelow(
+  differences: readonly number[],
+  value: number,
+  options: BettingConfidenceOptions = {},
+): boolean {
   if (differences.length === 0) return false;
   const mean = differences.reduce((sum, difference) => sum + difference, 0) / differences.length;
   if (mean >= value) return false;
@@ -214,7 +247,10 @@ export function differenceIsBelow(differences: readonly number[], value: number,
 
 function toUnit(differences: readonly number[]): number[] {
   return differences.map((difference, index) => {
-    if (!(difference >= -1 && difference <= 1)) throw new RangeError(`difference ${index} is ${difference}: paired differences of scores in [0, 1] lie in [−1, 1]`);
+    if (!(difference >= -1 && difference <= 1))
+      throw new RangeError(
+        `difference ${index} is ${difference}: paired differences of scores in [0, 1] lie in [−1, 1]`,
+      );
     return (difference + 1) / 2;
   });
 }

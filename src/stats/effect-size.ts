@@ -29,8 +29,7 @@ import { assertFiniteSample } from './sample-validation.ts';
 export function pooledStandardDeviation(a: readonly number[], b: readonly number[]): number {
   assertFiniteSample(a, 2, 'a', 'the pooled standard deviation needs a sample variance per group');
   assertFiniteSample(b, 2, 'b', 'the pooled standard deviation needs a sample variance per group');
-  const pooledVariance =
-    ((a.length - 1) * variance(a) + (b.length - 1) * variance(b)) / (a.length + b.length - 2);
+  const pooledVariance = ((a.length - 1) * variance(a) + (b.length - 1) * variance(b)) / (a.length + b.length - 2);
   return Math.sqrt(pooledVariance);
 }
 

@@ -51,17 +51,22 @@ function logChoose(n: number, k: number): number {
  * fisherExactTest([[10, 240], [2, 498]], 'greater').pValue; // 0.000492 (scipy.stats.fisher_exact)
  * ```
  */
-export function fisherExactTest(table: readonly [readonly [number, number], readonly [number, number]], alternative?: Alternative): FisherExactResult {
+export function fisherExactTest(
+  table: readonly [readonly [number, number], readonly [number, number]],
+  alternative?: Alternative,
+): FisherExactResult {
   const [[a, b], [c, d]] = table;
   for (const value of [a, b, c, d]) {
-    if (!Number.isInteger(value) || value < 0) throw new RangeError(`fisherExactTest needs non-negative integer counts; got ${String(value)}.`);
+    if (!Number.isInteger(value) || value < 0)
+      throw new RangeError(`fisherExactTest needs non-negative integer counts; got ${String(value)}.`);
   }
   const resolved = resolveAlternative(alternative);
   const population = a + b + c + d;
   const successes = a + c;
   const draws = a + b;
   const oddsRatio = b * c === 0 ? (a * d === 0 ? Number.NaN : Number.POSITIVE_INFINITY) : (a * d) / (b * c);
-  if (population === 0 || successes === 0 || successes === population || draws === 0 || draws === population) return { oddsRatio, pValue: 1 };
+  if (population === 0 || successes === 0 || successes === population || draws === 0 || draws === population)
+    return { oddsRatio, pValue: 1 };
   const cdf = (x: number): number => (x < 0 ? 0 : hypergeometricCdf(x, population, successes, draws));
   const clamp = (p: number): number => Math.min(1, Math.max(0, p));
   if (resolved === 'greater') return { oddsRatio, pValue: clamp(1 - cdf(a - 1)) };
@@ -69,7 +74,8 @@ export function fisherExactTest(table: readonly [readonly [number, number], read
   // Two-sided: every table at most as likely as the observed one.
   const low = Math.max(0, draws - (population - successes));
   const high = Math.min(draws, successes);
-  const logProbability = (x: number): number => logChoose(successes, x) + logChoose(population - successes, draws - x) - logChoose(population, draws);
+  const logProbability = (x: number): number =>
+    logChoose(successes, x) + logChoose(population - successes, draws - x) - logChoose(population, draws);
   const observed = logProbability(a);
   let pValue = 0;
   for (let x = low; x <= high; x += 1) {

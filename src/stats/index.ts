@@ -21,7 +21,14 @@
  */
 export { ALTERNATIVES, type Alternative } from './alternative.ts';
 export { mean, variance, standardDeviation, standardError } from './descriptive.ts';
-export { welchTTest, welchTTestFromMoments, pairedTTest, type SampleMoments, type TTestOptions, type TTestResult } from './t-test.ts';
+export {
+  welchTTest,
+  welchTTestFromMoments,
+  pairedTTest,
+  type SampleMoments,
+  type TTestOptions,
+  type TTestResult,
+} from './t-test.ts';
 export {
   wilcoxonSignedRank,
   WILCOXON_EXACT_MAXIMUM_PAIRS,
@@ -35,7 +42,14 @@ export { cohensD, hedgesG, pooledStandardDeviation } from './effect-size.ts';
 export { createSeededRandom, type RandomSource } from './seeded-random.ts';
 export { bootstrapCI, type BootstrapOptions, type ConfidenceInterval } from './bootstrap-ci.ts';
 export { bigramJaccardDistance, wordBigrams, textWords } from './bigram-jaccard-distance.ts';
-export { mcnemarExactTest, mcnemarExactTestFromCounts, mcnemarMinimumPairs, type BinaryOutcome, type McNemarCounts, type McNemarResult } from './mcnemar.ts';
+export {
+  mcnemarExactTest,
+  mcnemarExactTestFromCounts,
+  mcnemarMinimumPairs,
+  type BinaryOutcome,
+  type McNemarCounts,
+  type McNemarResult,
+} from './mcnemar.ts';
 export {
   bettingConfidenceBounds,
   differenceIsBelow,

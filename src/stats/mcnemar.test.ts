@@ -7,14 +7,78 @@ import { mcnemarExactTest, mcnemarExactTestFromCounts, mcnemarMinimumPairs } fro
 // Each case gives the 2 × 2 table of paired outcomes (first = candidate, second = incumbent):
 // both right, b (first right, second wrong), c (first wrong, second right), both wrong.
 const MCNEMAR_REFERENCE = {
-  candidate_better: { bothRight: 30, b: 9, c: 2, bothWrong: 19, 'two-sided': { statistic: 9, n: 11, pValue: 0.0654296875 }, 'greater': { statistic: 9, n: 11, pValue: 0.03271484375 }, 'less': { statistic: 9, n: 11, pValue: 0.994140625 } },
-  candidate_worse: { bothRight: 25, b: 1, c: 7, bothWrong: 27, 'two-sided': { statistic: 1, n: 8, pValue: 0.0703125 }, 'greater': { statistic: 1, n: 8, pValue: 0.99609375 }, 'less': { statistic: 1, n: 8, pValue: 0.03515625 } },
-  no_difference: { bothRight: 40, b: 5, c: 5, bothWrong: 10, 'two-sided': { statistic: 5, n: 10, pValue: 1.0 }, 'greater': { statistic: 5, n: 10, pValue: 0.623046875 }, 'less': { statistic: 5, n: 10, pValue: 0.623046875 } },
-  one_discordant: { bothRight: 10, b: 1, c: 0, bothWrong: 9, 'two-sided': { statistic: 1, n: 1, pValue: 1.0 }, 'greater': { statistic: 1, n: 1, pValue: 0.5 }, 'less': { statistic: 1, n: 1, pValue: 1.0 } },
-  large_clear: { bothRight: 120, b: 40, c: 18, bothWrong: 22, 'two-sided': { statistic: 40, n: 58, pValue: 0.005354859650800294 }, 'greater': { statistic: 40, n: 58, pValue: 0.002677429825400147 }, 'less': { statistic: 40, n: 58, pValue: 0.9988837241900286 } },
-  large_borderline: { bothRight: 300, b: 31, c: 19, bothWrong: 50, 'two-sided': { statistic: 31, n: 50, pValue: 0.11892045255943628 }, 'greater': { statistic: 31, n: 50, pValue: 0.05946022627971814 }, 'less': { statistic: 31, n: 50, pValue: 0.9675456764638639 } },
-  tiny_p_value: { bothRight: 0, b: 60, c: 0, bothWrong: 0, 'two-sided': { statistic: 60, n: 60, pValue: 1.734723475976807e-18 }, 'greater': { statistic: 60, n: 60, pValue: 8.673617379884035e-19 }, 'less': { statistic: 60, n: 60, pValue: 1.0 } },
-  odd_total: { bothRight: 3, b: 4, c: 3, bothWrong: 1, 'two-sided': { statistic: 4, n: 7, pValue: 1.0 }, 'greater': { statistic: 4, n: 7, pValue: 0.5 }, 'less': { statistic: 4, n: 7, pValue: 0.7734375 } },
+  candidate_better: {
+    bothRight: 30,
+    b: 9,
+    c: 2,
+    bothWrong: 19,
+    'two-sided': { statistic: 9, n: 11, pValue: 0.0654296875 },
+    greater: { statistic: 9, n: 11, pValue: 0.03271484375 },
+    less: { statistic: 9, n: 11, pValue: 0.994140625 },
+  },
+  candidate_worse: {
+    bothRight: 25,
+    b: 1,
+    c: 7,
+    bothWrong: 27,
+    'two-sided': { statistic: 1, n: 8, pValue: 0.0703125 },
+    greater: { statistic: 1, n: 8, pValue: 0.99609375 },
+    less: { statistic: 1, n: 8, pValue: 0.03515625 },
+  },
+  no_difference: {
+    bothRight: 40,
+    b: 5,
+    c: 5,
+    bothWrong: 10,
+    'two-sided': { statistic: 5, n: 10, pValue: 1.0 },
+    greater: { statistic: 5, n: 10, pValue: 0.623046875 },
+    less: { statistic: 5, n: 10, pValue: 0.623046875 },
+  },
+  one_discordant: {
+    bothRight: 10,
+    b: 1,
+    c: 0,
+    bothWrong: 9,
+    'two-sided': { statistic: 1, n: 1, pValue: 1.0 },
+    greater: { statistic: 1, n: 1, pValue: 0.5 },
+    less: { statistic: 1, n: 1, pValue: 1.0 },
+  },
+  large_clear: {
+    bothRight: 120,
+    b: 40,
+    c: 18,
+    bothWrong: 22,
+    'two-sided': { statistic: 40, n: 58, pValue: 0.005354859650800294 },
+    greater: { statistic: 40, n: 58, pValue: 0.002677429825400147 },
+    less: { statistic: 40, n: 58, pValue: 0.9988837241900286 },
+  },
+  large_borderline: {
+    bothRight: 300,
+    b: 31,
+    c: 19,
+    bothWrong: 50,
+    'two-sided': { statistic: 31, n: 50, pValue: 0.11892045255943628 },
+    greater: { statistic: 31, n: 50, pValue: 0.05946022627971814 },
+    less: { statistic: 31, n: 50, pValue: 0.9675456764638639 },
+  },
+  tiny_p_value: {
+    bothRight: 0,
+    b: 60,
+    c: 0,
+    bothWrong: 0,
+    'two-sided': { statistic: 60, n: 60, pValue: 1.734723475976807e-18 },
+    greater: { statistic: 60, n: 60, pValue: 8.673617379884035e-19 },
+    less: { statistic: 60, n: 60, pValue: 1.0 },
+  },
+  odd_total: {
+    bothRight: 3,
+    b: 4,
+    c: 3,
+    bothWrong: 1,
+    'two-sided': { statistic: 4, n: 7, pValue: 1.0 },
+    greater: { statistic: 4, n: 7, pValue: 0.5 },
+    less: { statistic: 4, n: 7, pValue: 0.7734375 },
+  },
 } as const;
 
 /** Paired outcome vectors with the case's counts, interleaved so the pairs are not sorted. */
@@ -24,7 +88,9 @@ function vectors(counts: { bothRight: number; b: number; c: number; bothWrong: n
   for (let index = 0; index < counts.b; index += 1) pairs.push([1, 0]);
   for (let index = 0; index < counts.c; index += 1) pairs.push([0, 1]);
   for (let index = 0; index < counts.bothWrong; index += 1) pairs.push([0, 0]);
-  const shuffled = pairs.map((pair, index) => ({ pair, key: (index * 37) % 101 })).sort((left, right) => left.key - right.key);
+  const shuffled = pairs
+    .map((pair, index) => ({ pair, key: (index * 37) % 101 }))
+    .sort((left, right) => left.key - right.key);
   return [shuffled.map(({ pair }) => pair[0]), shuffled.map(({ pair }) => pair[1])];
 }
 

@@ -103,11 +103,22 @@ export function mcnemarExactTestFromCounts(counts: McNemarCounts, alternative?: 
   const bothRight = counts.bothRight ?? 0;
   const bothWrong = counts.bothWrong ?? 0;
   for (const [name, value] of Object.entries({ b, c, bothRight, bothWrong })) {
-    if (!Number.isInteger(value) || value < 0) throw new RangeError(`mcnemarExactTest needs non-negative integer counts; ${name} is ${String(value)}.`);
+    if (!Number.isInteger(value) || value < 0)
+      throw new RangeError(`mcnemarExactTest needs non-negative integer counts; ${name} is ${String(value)}.`);
   }
   const resolved = resolveAlternative(alternative);
   const n = b + c;
-  const result = { test: 'mcnemar-exact' as const, alternative: resolved, b, c, bothRight, bothWrong, pairs: n + bothRight + bothWrong, discordant: n, statistic: b };
+  const result = {
+    test: 'mcnemar-exact' as const,
+    alternative: resolved,
+    b,
+    c,
+    bothRight,
+    bothWrong,
+    pairs: n + bothRight + bothWrong,
+    discordant: n,
+    statistic: b,
+  };
   if (n === 0) return { ...result, pValue: 1 };
   const atMost = (k: number): number => binomialCdf(k, n, 0.5);
   const lower = atMost(b); // P(X ≤ b)
@@ -136,9 +147,15 @@ export function mcnemarExactTestFromCounts(counts: McNemarCounts, alternative?: 
  * mcnemarExactTest([1, 1, 1, 0], [1, 0, 0, 0], 'greater'); // { b: 2, c: 0, statistic: 2, pValue: 0.25, ... }
  * ```
  */
-export function mcnemarExactTest(first: readonly BinaryOutcome[], second: readonly BinaryOutcome[], alternative?: Alternative): McNemarResult {
+export function mcnemarExactTest(
+  first: readonly BinaryOutcome[],
+  second: readonly BinaryOutcome[],
+  alternative?: Alternative,
+): McNemarResult {
   if (first.length !== second.length) {
-    throw new RangeError(`mcnemarExactTest needs paired outcomes of equal length; got ${first.length} and ${second.length}.`);
+    throw new RangeError(
+      `mcnemarExactTest needs paired outcomes of equal length; got ${first.length} and ${second.length}.`,
+    );
   }
   const counts = { b: 0, c: 0, bothRight: 0, bothWrong: 0 };
   first.forEach((value, index) => {

@@ -42,13 +42,18 @@ describe('predictivePower', () => {
     expect(predictivePower({ mean: 0, variance: 0, observed: 10, planned: 200, critical: 0.02 })).toBe(0);
   });
   it('falls as the evidence against the gain accumulates at the same mean', () => {
-    const at = (observed: number): number => predictivePower({ mean: 0, variance: 0.01, observed, planned: 200, critical: 0.02 });
+    const at = (observed: number): number =>
+      predictivePower({ mean: 0, variance: 0.01, observed, planned: 200, critical: 0.02 });
     expect(at(20)).toBeGreaterThan(at(80));
     expect(at(80)).toBeGreaterThan(at(160));
   });
   it('refuses impossible inputs', () => {
-    expect(() => predictivePower({ mean: 0, variance: 0.01, observed: 0, planned: 10, critical: 0 })).toThrow(RangeError);
-    expect(() => predictivePower({ mean: 0, variance: 0.01, observed: 11, planned: 10, critical: 0 })).toThrow(RangeError);
+    expect(() => predictivePower({ mean: 0, variance: 0.01, observed: 0, planned: 10, critical: 0 })).toThrow(
+      RangeError,
+    );
+    expect(() => predictivePower({ mean: 0, variance: 0.01, observed: 11, planned: 10, critical: 0 })).toThrow(
+      RangeError,
+    );
     expect(() => predictivePower({ mean: 0, variance: -1, observed: 1, planned: 10, critical: 0 })).toThrow(RangeError);
   });
 });

@@ -24,9 +24,7 @@ export function assertFiniteSample(
   reason: string,
 ): void {
   if (values.length < minimumLength) {
-    throw new RangeError(
-      `${label} needs at least ${minimumLength} value(s) (${reason}); got ${values.length}.`,
-    );
+    throw new RangeError(`${label} needs at least ${minimumLength} value(s) (${reason}); got ${values.length}.`);
   }
   for (let index = 0; index < values.length; index += 1) {
     const value = values[index];

@@ -81,11 +81,7 @@ export interface TTestResult {
  * });
  * ```
  */
-export function welchTTest(
-  a: readonly number[],
-  b: readonly number[],
-  options: TTestOptions = {},
-): TTestResult {
+export function welchTTest(a: readonly number[], b: readonly number[], options: TTestOptions = {}): TTestResult {
   const alternative = resolveAlternative(options.alternative);
   assertFiniteSample(a, 2, 'a', 'Welch’s t-test needs a sample variance per group');
   assertFiniteSample(b, 2, 'b', 'Welch’s t-test needs a sample variance per group');
@@ -119,10 +115,18 @@ export interface SampleMoments {
  */
 export function welchTTestFromMoments(a: SampleMoments, b: SampleMoments, options: TTestOptions = {}): TTestResult {
   const alternative = resolveAlternative(options.alternative);
-  for (const [label, moments] of [['a', a], ['b', b]] as const) {
-    if (!Number.isInteger(moments.size) || moments.size < 2) throw new RangeError(`${label}.size must be an integer ≥ 2 (Welch’s t-test needs a sample variance per group); got ${moments.size}.`);
-    if (!Number.isFinite(moments.mean)) throw new RangeError(`${label}.mean must be a finite number; got ${moments.mean}.`);
-    if (!(Number.isFinite(moments.variance) && moments.variance >= 0)) throw new RangeError(`${label}.variance must be a finite number ≥ 0; got ${moments.variance}.`);
+  for (const [label, moments] of [
+    ['a', a],
+    ['b', b],
+  ] as const) {
+    if (!Number.isInteger(moments.size) || moments.size < 2)
+      throw new RangeError(
+        `${label}.size must be an integer ≥ 2 (Welch’s t-test needs a sample variance per group); got ${moments.size}.`,
+      );
+    if (!Number.isFinite(moments.mean))
+      throw new RangeError(`${label}.mean must be a finite number; got ${moments.mean}.`);
+    if (!(Number.isFinite(moments.variance) && moments.variance >= 0))
+      throw new RangeError(`${label}.variance must be a finite number ≥ 0; got ${moments.variance}.`);
   }
   return welchFromMoments(a, b, alternative);
 }
@@ -138,8 +142,7 @@ function welchFromMoments(a: SampleMoments, b: SampleMoments, alternative: Alter
   const t = meanDifference / Math.sqrt(squaredStandardError);
   const df =
     (squaredStandardError * squaredStandardError) /
-    ((varianceOfMeanA * varianceOfMeanA) / (a.size - 1) +
-      (varianceOfMeanB * varianceOfMeanB) / (b.size - 1));
+    ((varianceOfMeanA * varianceOfMeanA) / (a.size - 1) + (varianceOfMeanB * varianceOfMeanB) / (b.size - 1));
   return { t, df, pValue: studentTPValue(t, df, alternative) };
 }
 
@@ -173,11 +176,7 @@ function welchFromMoments(a: SampleMoments, b: SampleMoments, alternative: Alter
  * const { pValue } = pairedTTest(candidate, incumbent, { alternative: 'greater' });
  * ```
  */
-export function pairedTTest(
-  a: readonly number[],
-  b: readonly number[],
-  options: TTestOptions = {},
-): TTestResult {
+export function pairedTTest(a: readonly number[], b: readonly number[], options: TTestOptions = {}): TTestResult {
   const alternative = resolveAlternative(options.alternative);
   assertSameLength(a, b);
   assertFiniteSample(a, 2, 'a', 'the paired t-test needs the variance of the differences');

@@ -159,9 +159,11 @@ function rankMagnitudes(differences: readonly number[]): {
   tieGroupSizes: number[];
 } {
   const magnitudes = differences.map(Math.abs);
-  const order = magnitudes.map((_, index) => index).sort((left, right) => {
-    return (magnitudes[left] as number) - (magnitudes[right] as number);
-  });
+  const order = magnitudes
+    .map((_, index) => index)
+    .sort((left, right) => {
+      return (magnitudes[left] as number) - (magnitudes[right] as number);
+    });
   const doubledRanks = new Array<number>(differences.length).fill(0);
   const tieGroupSizes: number[] = [];
   let start = 0;
@@ -183,11 +185,7 @@ function rankMagnitudes(differences: readonly number[]): {
  * difference independently keeps or flips its sign with probability ½.
  * Counts are exact integers below 2⁵³ (at most 2⁵⁰ outcomes).
  */
-function exactPValue(
-  doubledRanks: readonly number[],
-  observedDoubledSum: number,
-  alternative: Alternative,
-): number {
+function exactPValue(doubledRanks: readonly number[], observedDoubledSum: number, alternative: Alternative): number {
   const maximumSum = doubledRanks.reduce((sum, rank) => sum + rank, 0);
   let counts = new Float64Array(maximumSum + 1);
   counts[0] = 1;

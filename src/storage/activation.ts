@@ -61,8 +61,13 @@ export async function listRegistryEvents(db: StudyDatabase, name = 'active'): Pr
  */
 export function checkActor(by: unknown, field = '--by'): string {
   const name = typeof by === 'string' ? by.trim() : '';
-  if (name === '') throw new InputError('activating a version needs the name of who does it (--by NAME); it is recorded in the notebook', { field });
-  if (characterCount(name) > MAX_ACTOR_CHARACTERS) throw new InputError(`the name is longer than ${MAX_ACTOR_CHARACTERS} characters`, { field });
+  if (name === '')
+    throw new InputError(
+      'activating a version needs the name of who does it (--by NAME); it is recorded in the notebook',
+      { field },
+    );
+  if (characterCount(name) > MAX_ACTOR_CHARACTERS)
+    throw new InputError(`the name is longer than ${MAX_ACTOR_CHARACTERS} characters`, { field });
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f]/.test(name)) throw new InputError('the name has control characters', { field });
   return name;
@@ -107,9 +112,22 @@ export async function activateVersion(db: StudyDatabase, request: ActivationRequ
   const note = request.note?.trim() ?? '';
   return db.transaction().execute(async (transaction) => {
     const version = await getVersion(transaction, request.versionId);
-    if (version === undefined) return { ok: false as const, reason: 'not_found' as const, message: `no version ${request.versionId} in this study (see \`kloop history\` or the viewer's versions page)` };
+    if (version === undefined)
+      return {
+        ok: false as const,
+        reason: 'not_found' as const,
+        message: `no version ${request.versionId} in this study (see \`kloop history\` or the viewer's versions page)`,
+      };
     const previous = await getRegistryVersion(transaction);
-    if (previous?.id === version.id) return { ok: true as const, version, previousVersionId: previous.id, changed: false, rollback: false, event: null };
+    if (previous?.id === version.id)
+      return {
+        ok: true as const,
+        version,
+        previousVersionId: previous.id,
+        changed: false,
+        rollback: false,
+        event: null,
+      };
     const rollback = previous !== undefined && version.id < previous.id;
     const reason = `activated by ${actor}${previous === undefined ? '' : rollback ? ` (rollback from version ${previous.id})` : ` (from version ${previous.id})`}${note === '' ? '' : `: ${note}`}`;
     const at = isoNow(request.now);
@@ -123,7 +141,14 @@ export async function activateVersion(db: StudyDatabase, request: ActivationRequ
       .values({ name: 'active', version_id: version.id, reason, actor, created_at: at })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const event: RegistryEvent = Object.freeze({ id: inserted.id, name: 'active', versionId: version.id, reason, actor, createdAt: at });
+    const event: RegistryEvent = Object.freeze({
+      id: inserted.id,
+      name: 'active',
+      versionId: version.id,
+      reason,
+      actor,
+      createdAt: at,
+    });
     return { ok: true as const, version, previousVersionId: previous?.id ?? null, changed: true, rollback, event };
   });
 }
@@ -140,7 +165,12 @@ export interface ExclusiveActivationOptions {
  *
  * @param studyKey the study's lease key (its absolute folder)
  */
-export async function activateVersionExclusive(db: StudyDatabase, studyKey: string, request: ActivationRequest, options: ExclusiveActivationOptions = {}): Promise<ActivationResult> {
+export async function activateVersionExclusive(
+  db: StudyDatabase,
+  studyKey: string,
+  request: ActivationRequest,
+  options: ExclusiveActivationOptions = {},
+): Promise<ActivationResult> {
   checkActor(request.actor);
   const attempt = await tryAcquireLease(db, { studyKey });
   if (!attempt.acquired) {

@@ -31,6 +31,12 @@ export function columnTypes(db: AnyDatabase): {
   text: DataTypeExpression;
   real: DataTypeExpression;
 } {
-  if (isPostgresDatabase(db)) return { id: 'serial', primaryId: (column) => column.primaryKey(), text: sql`text collate "C"`, real: 'double precision' };
+  if (isPostgresDatabase(db))
+    return {
+      id: 'serial',
+      primaryId: (column) => column.primaryKey(),
+      text: sql`text collate "C"`,
+      real: 'double precision',
+    };
   return { id: 'integer', primaryId: (column) => column.primaryKey().autoIncrement(), text: 'text', real: 'real' };
 }

@@ -47,7 +47,12 @@ export const POOL_IDLE_MS = 5_000;
 export const CONNECTION_WAIT_MS = 60_000;
 
 /** Connections at most of each kind of process (the table of the module comment). */
-export const CONNECTION_BUDGET = Object.freeze({ run: STUDY_POOL_SIZE + 1, coordinator: STUDY_POOL_SIZE + 1 + COORDINATOR_QUEUE_POOL_SIZE + 1, worker: STUDY_POOL_SIZE + WORKER_QUEUE_POOL_SIZE, other: STUDY_POOL_SIZE });
+export const CONNECTION_BUDGET = Object.freeze({
+  run: STUDY_POOL_SIZE + 1,
+  coordinator: STUDY_POOL_SIZE + 1 + COORDINATOR_QUEUE_POOL_SIZE + 1,
+  worker: STUDY_POOL_SIZE + WORKER_QUEUE_POOL_SIZE,
+  other: STUDY_POOL_SIZE,
+});
 
 /** How long to wait for a connection: the URL's `connect_timeout` (seconds), else {@link CONNECTION_WAIT_MS}. */
 export function connectionWaitMs(target: PostgresTarget): number {
@@ -55,7 +60,18 @@ export function connectionWaitMs(target: PostgresTarget): number {
   return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : CONNECTION_WAIT_MS;
 }
 
-const REFUSAL_CODES = new Set(['53300', '57P03', '57P01', '08001', '08006', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
+const REFUSAL_CODES = new Set([
+  '53300',
+  '57P03',
+  '57P01',
+  '08001',
+  '08006',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+]);
 
 /** True when a failed connection may succeed later (see the module comment). */
 export function isConnectionRefusal(error: unknown): boolean {
@@ -86,7 +102,10 @@ export function connectionMessage(target: PostgresTarget, error: unknown, waited
 
 /** The error of a connection that could not be had (see the module comment). */
 export function connectionError(target: PostgresTarget, error: unknown, waitedMs?: number): StorageError {
-  return new StorageError(connectionMessage(target, error, waitedMs), { code: (error as { code?: string }).code === '53300' ? 'storage.connections' : 'storage.connect', cause: error });
+  return new StorageError(connectionMessage(target, error, waitedMs), {
+    code: (error as { code?: string }).code === '53300' ? 'storage.connections' : 'storage.connect',
+    cause: error,
+  });
 }
 
 /**
@@ -95,7 +114,11 @@ export function connectionError(target: PostgresTarget, error: unknown, waitedMs
  *
  * @throws StorageError when it still refuses after `waitMs`, or at once for any other failure (authentication, unknown host)
  */
-export async function connectPatiently<T>(target: PostgresTarget, connect: () => Promise<T>, waitMs = connectionWaitMs(target)): Promise<T> {
+export async function connectPatiently<T>(
+  target: PostgresTarget,
+  connect: () => Promise<T>,
+  waitMs = connectionWaitMs(target),
+): Promise<T> {
   const started = Date.now();
   for (let attempt = 0; ; attempt += 1) {
     try {
@@ -111,7 +134,9 @@ export async function connectPatiently<T>(target: PostgresTarget, connect: () =>
 /** Makes `pool.connect` (and so `pool.query`, and every library on the pool) wait through refusals: {@link connectPatiently}. */
 export function makePoolPatient(pool: pg.Pool, target: PostgresTarget): void {
   const once = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
-  const patient = (callback?: (error: Error | undefined, client?: pg.PoolClient, release?: (error?: Error | boolean) => void) => void): Promise<pg.PoolClient> | undefined => {
+  const patient = (
+    callback?: (error: Error | undefined, client?: pg.PoolClient, release?: (error?: Error | boolean) => void) => void,
+  ): Promise<pg.PoolClient> | undefined => {
     const connected = connectPatiently(target, once);
     if (callback === undefined) return connected;
     connected.then(
@@ -126,7 +151,8 @@ export function makePoolPatient(pool: pg.Pool, target: PostgresTarget): void {
 /** True when a query failed because its connection was lost or could not be had (a short outage), not because of the query. */
 export function isConnectionLoss(error: unknown): boolean {
   if (isConnectionRefusal(error)) return true;
-  if (StorageError.isInstance(error) && (error.code === 'storage.connect' || error.code === 'storage.connections')) return true;
+  if (StorageError.isInstance(error) && (error.code === 'storage.connect' || error.code === 'storage.connections'))
+    return true;
   const code = (error as { code?: string } | undefined)?.code;
   // 25P03: the server ended a session idle inside a transaction (a paused process: src/storage/postgres.ts).
   if (code === '57P02' || code === '08003' || code === '25P03') return true;
@@ -136,7 +162,10 @@ export function isConnectionLoss(error: unknown): boolean {
 
 /** The error of a database lost for good (past the wait): an infrastructure failure, so a run stops `infrastructure_failure` with its report. */
 export function databaseLostError(target: PostgresTarget, error: unknown, detail: string): InfrastructureError {
-  return new InfrastructureError(`lost the PostgreSQL study database ${target.display}: ${detail}: ${(error as Error).message}`, { code: 'infrastructure.database', cause: error, isRetryable: true });
+  return new InfrastructureError(
+    `lost the PostgreSQL study database ${target.display}: ${detail}: ${(error as Error).message}`,
+    { code: 'infrastructure.database', cause: error, isRetryable: true },
+  );
 }
 
 /**
@@ -147,7 +176,11 @@ export function databaseLostError(target: PostgresTarget, error: unknown, detail
  *
  * @throws InfrastructureError (code `infrastructure.database`) when the database stayed away past the wait
  */
-export async function retryThroughOutage<T>(target: PostgresTarget, work: () => Promise<T>, waitMs = connectionWaitMs(target)): Promise<T> {
+export async function retryThroughOutage<T>(
+  target: PostgresTarget,
+  work: () => Promise<T>,
+  waitMs = connectionWaitMs(target),
+): Promise<T> {
   const started = Date.now();
   for (let attempt = 0; ; attempt += 1) {
     try {

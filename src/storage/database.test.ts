@@ -36,7 +36,8 @@ function otherConnection(file: string): Database.Database {
   return sqlite;
 }
 
-const renewHeartbeat = (sqlite: Database.Database, at: string) => sqlite.prepare("update leases set heartbeat_at = ? where study_key = '/s'").run(at);
+const renewHeartbeat = (sqlite: Database.Database, at: string) =>
+  sqlite.prepare("update leases set heartbeat_at = ? where study_key = '/s'").run(at);
 const LEASE = { study_key: '/s', owner_id: 'h:1:x', hostname: 'h', pid: 1, acquired_at: 't0', heartbeat_at: 't0' };
 
 /** A transaction that reads, lets `between` run, then writes: the shape of the run's start (corpus lifecycle, seed version), the lease's take-over, a decision. */
@@ -44,7 +45,10 @@ function readThenWrite(db: Kysely<KloopDatabase>, between: () => void): Promise<
   return db.transaction().execute(async (transaction) => {
     await transaction.selectFrom('leases').selectAll().execute();
     between();
-    await transaction.insertInto('runs').values({ started_at: 't1', ended_at: null, stop_reason: null, report: null }).execute();
+    await transaction
+      .insertInto('runs')
+      .values({ started_at: 't1', ended_at: null, stop_reason: null, report: null })
+      .execute();
   });
 }
 
@@ -117,8 +121,17 @@ describe('opening a study database', () => {
       (error: unknown) => error,
     );
     expect(refused).toBeInstanceOf(StudyBusyError);
-    expect(refused).toMatchObject({ code: 'study_busy', exitCode: STUDY_BUSY_EXIT_CODE, holder: undefined, cause: { code: 'SQLITE_BUSY' } });
-    expect((refused as Error).message).toMatch(new RegExp(`^the study database ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} stayed locked by another process for \\d+ s while it was being opened; try again when that process is done$`));
+    expect(refused).toMatchObject({
+      code: 'study_busy',
+      exitCode: STUDY_BUSY_EXIT_CODE,
+      holder: undefined,
+      cause: { code: 'SQLITE_BUSY' },
+    });
+    expect((refused as Error).message).toMatch(
+      new RegExp(
+        `^the study database ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} stayed locked by another process for \\d+ s while it was being opened; try again when that process is done$`,
+      ),
+    );
     holder.exec('commit');
     const db = await opened(file, { busyTimeoutMs: 0 });
     expect(await db.selectFrom('leases').selectAll().execute()).toEqual([]);
@@ -138,7 +151,10 @@ describe('opening a study database', () => {
     vi.resetModules();
     vi.doMock('./migrations.ts', () => ({
       MIGRATIONS: {
-        '0001_first': { up: async (db: Kysely<unknown>) => void (await db.schema.createTable('first').addColumn('id', 'integer').execute()) },
+        '0001_first': {
+          up: async (db: Kysely<unknown>) =>
+            void (await db.schema.createTable('first').addColumn('id', 'integer').execute()),
+        },
         '0002_broken': {
           up: async (db: Kysely<unknown>) => {
             await db.schema.createTable('second').addColumn('id', 'integer').execute();
@@ -154,10 +170,16 @@ describe('opening a study database', () => {
     });
     const fresh = (await import('./database.ts')) as typeof import('./database.ts');
     const file = temporaryFile();
-    await expect(fresh.openDatabase(file)).rejects.toThrow(`cannot migrate the study database ${file}: migration 0002 is broken`);
+    await expect(fresh.openDatabase(file)).rejects.toThrow(
+      `cannot migrate the study database ${file}: migration 0002 is broken`,
+    );
     const sqlite = new Database(file, { readonly: true });
     cleanups.push(() => void sqlite.close());
-    const tables = (sqlite.prepare("select name from sqlite_master where type = 'table' order by name").all() as Array<{ name: string }>).map((row) => row.name);
+    const tables = (
+      sqlite.prepare("select name from sqlite_master where type = 'table' order by name").all() as Array<{
+        name: string;
+      }>
+    ).map((row) => row.name);
     expect(tables).toEqual(['kysely_migration', 'kysely_migration_lock']); // neither 'first' nor 'second'
     expect(sqlite.prepare('select count(*) as n from kysely_migration').get()).toEqual({ n: 0 });
   });
@@ -168,11 +190,13 @@ describe('retryWhileBusy', () => {
     const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY_SNAPSHOT' });
     const other = Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
     let calls = 0;
-    const failing = (error: Error, succeedOnCall = Infinity) => async (): Promise<string> => {
-      calls += 1;
-      if (calls >= succeedOnCall) return 'done';
-      throw error;
-    };
+    const failing =
+      (error: Error, succeedOnCall = Infinity) =>
+      async (): Promise<string> => {
+        calls += 1;
+        if (calls >= succeedOnCall) return 'done';
+        throw error;
+      };
     expect(await retryWhileBusy(failing(busy, 3), { backoffMs: 0 })).toBe('done');
     expect(calls).toBe(3);
     calls = 0;

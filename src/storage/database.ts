@@ -12,12 +12,31 @@
  * (`SQLITE_BUSY_SNAPSHOT`, which no busy timeout retries: src/storage/busy.ts).
  * Migrations run in one such transaction.
  */
-import { accessSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, Migrator, SqliteAdapter, SqliteDialect, SqliteDriver, sql } from 'kysely';
-import type { DatabaseConnection, DialectAdapter, Driver, Migration, MigrationProvider, SqliteDialectConfig, TransactionSettings } from 'kysely';
+import type {
+  DatabaseConnection,
+  DialectAdapter,
+  Driver,
+  Migration,
+  MigrationProvider,
+  SqliteDialectConfig,
+  TransactionSettings,
+} from 'kysely';
 import { StorageError } from '../errors.ts';
 import { isDatabaseBusy, retryWhileBusy } from './busy.ts';
 import { StudyBusyError } from './lease.ts';
@@ -69,8 +88,16 @@ export function describeLocation(location: string): string {
 /** The tables of a study database (SQLite's `sqlite_master`, PostgreSQL's schema on the search path). */
 export async function listTables(db: StudyDatabase | Kysely<any>): Promise<Set<string>> {
   const rows = isPostgresDatabase(db)
-    ? (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(db)).rows
-    : (await sql<{ name: string }>`select name from sqlite_master where type = 'table' and substr(name, 1, 7) <> 'sqlite_'`.execute(db)).rows;
+    ? (
+        await sql<{
+          name: string;
+        }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(db)
+      ).rows
+    : (
+        await sql<{
+          name: string;
+        }>`select name from sqlite_master where type = 'table' and substr(name, 1, 7) <> 'sqlite_'`.execute(db)
+      ).rows;
   return new Set(rows.map((row) => row.name));
 }
 
@@ -87,7 +114,9 @@ class StaticMigrationProvider implements MigrationProvider {
  */
 class ImmediateTransactionDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection, settings?: TransactionSettings): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw(settings?.accessMode === 'read only' ? 'begin' : 'begin immediate'));
+    await connection.executeQuery(
+      CompiledQuery.raw(settings?.accessMode === 'read only' ? 'begin' : 'begin immediate'),
+    );
   }
 }
 
@@ -180,7 +209,10 @@ export function readableDatabaseFile(file: string): string {
       copyFileSync(file, snapshot);
       if (existsSync(`${file}-wal`)) copyFileSync(`${file}-wal`, `${snapshot}-wal`);
     } catch (error) {
-      throw new StorageError(`cannot read the study database ${file}: ${(error as Error).message}`, { file, cause: error });
+      throw new StorageError(`cannot read the study database ${file}: ${(error as Error).message}`, {
+        file,
+        cause: error,
+      });
     }
     snapshots.set(file, snapshot);
   }
@@ -226,10 +258,15 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
   try {
     if (file !== ':memory:' && writable) mkdirSync(path.dirname(file), { recursive: true });
     // Read-only: in place, or from a snapshot when the folder forbids even that (see readableDatabaseFile).
-    sqlite = writable ? new Database(file) : new Database(readableDatabaseFile(file), { readonly: true, fileMustExist: true });
+    sqlite = writable
+      ? new Database(file)
+      : new Database(readableDatabaseFile(file), { readonly: true, fileMustExist: true });
   } catch (error) {
     if (StorageError.isInstance(error)) throw error;
-    throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, { file, cause: error });
+    throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, {
+      file,
+      cause: error,
+    });
   }
   try {
     sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
@@ -241,7 +278,10 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
   } catch (error) {
     sqlite.close();
     if (isDatabaseBusy(error)) throw error;
-    throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, { file, cause: error });
+    throw new StorageError(`cannot open the study database ${file}: ${(error as Error).message}`, {
+      file,
+      cause: error,
+    });
   }
   const config: SqliteDialectConfig = { database: sqlite };
   const dialect = writable ? new WritableSqliteDialect(config) : new SqliteDialect(config);
@@ -261,7 +301,10 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
       await db.destroy();
       if (isDatabaseBusy(error)) throw error;
       if (StorageError.isInstance(error)) throw error;
-      throw new StorageError(`cannot migrate the study database ${file}: ${String((error as Error).message ?? error)}`, { file, cause: error });
+      throw new StorageError(
+        `cannot migrate the study database ${file}: ${String((error as Error).message ?? error)}`,
+        { file, cause: error },
+      );
     }
   }
   return db;
@@ -277,7 +320,10 @@ async function openDatabaseOnce(file: string, options: OpenDatabaseOptions): Pro
  *
  * @throws StorageError naming the URL (without its password) when the server cannot be reached or the schema cannot be migrated
  */
-async function openPostgresDatabase(target: Extract<StorageTarget, { kind: 'postgres' }>, options: OpenDatabaseOptions): Promise<StudyDatabase> {
+async function openPostgresDatabase(
+  target: Extract<StorageTarget, { kind: 'postgres' }>,
+  options: OpenDatabaseOptions,
+): Promise<StudyDatabase> {
   // The PostgreSQL driver (pg) loads only for a notebook kept there.
   const { ensureSchema, openPostgresKysely, withSchemaLock } = await import('./postgres.ts');
   const db = await openPostgresKysely(target, {
@@ -289,7 +335,8 @@ async function openPostgresDatabase(target: Extract<StorageTarget, { kind: 'post
   const started = Date.now();
   // The migration table in the study's own schema: Kysely looks for it in every schema otherwise.
   const migrator = new Migrator({ db, provider: new StaticMigrationProvider(), migrationTableSchema: target.schema });
-  const upToDate = async (): Promise<boolean> => (await migrator.getMigrations()).every((migration) => migration.executedAt !== undefined);
+  const upToDate = async (): Promise<boolean> =>
+    (await migrator.getMigrations()).every((migration) => migration.executedAt !== undefined);
   try {
     // Up to date (a plain read): no lock. Else create and migrate under the schema's migration lock, so
     // processes started together on a fresh schema wait for one another, and readers wait for them.
@@ -312,7 +359,10 @@ async function openPostgresDatabase(target: Extract<StorageTarget, { kind: 'post
       });
     }
     if (StorageError.isInstance(error) || StudyBusyError.isInstance(error)) throw error;
-    throw new StorageError(`cannot migrate the study database ${target.display}: ${String((error as Error).message ?? error)}`, { cause: error });
+    throw new StorageError(
+      `cannot migrate the study database ${target.display}: ${String((error as Error).message ?? error)}`,
+      { cause: error },
+    );
   }
   return db;
 }
@@ -340,7 +390,10 @@ async function withMigrationLock<T>(file: string, work: () => Promise<T>): Promi
       retries: { retries: 1_200, factor: 1, minTimeout: 50, maxTimeout: 50 },
     });
   } catch (error) {
-    throw new StorageError(`cannot take the migration lock ${file}.migrate.lock: ${(error as Error).message}`, { file, cause: error });
+    throw new StorageError(`cannot take the migration lock ${file}.migrate.lock: ${(error as Error).message}`, {
+      file,
+      cause: error,
+    });
   }
   try {
     return await work();

@@ -111,7 +111,10 @@ export function evaluationJobKey(job: EvaluationJob): string {
 }
 
 /** The jobs of a request: items grouped by repeat, in their order, `batchSize` examples each. */
-export function jobsOf(request: RemoteRequest, batchSize = DEFAULT_BATCH_SIZE): Array<{ job: EvaluationJob; items: RemoteItem[] }> {
+export function jobsOf(
+  request: RemoteRequest,
+  batchSize = DEFAULT_BATCH_SIZE,
+): Array<{ job: EvaluationJob; items: RemoteItem[] }> {
   const byRepeat = new Map<number, RemoteItem[]>();
   for (const item of request.items) {
     const list = byRepeat.get(item.repeat);
@@ -145,14 +148,19 @@ export function jobsOf(request: RemoteRequest, batchSize = DEFAULT_BATCH_SIZE): 
 export function postgresTarget(location: string, what: string): PostgresTarget {
   const target = parseStorageTarget(location);
   if (target.kind !== 'postgres') {
-    throw new InputError(`${what} needs the study's notebook in PostgreSQL (storage: postgres://… in kloop.yaml, or --db <url>): evaluation workers share its job queue`, { field: '--db', code: 'input.storage' });
+    throw new InputError(
+      `${what} needs the study's notebook in PostgreSQL (storage: postgres://… in kloop.yaml, or --db <url>): evaluation workers share its job queue`,
+      { field: '--db', code: 'input.storage' },
+    );
   }
   return target;
 }
 
 /** graphile-worker, loaded when first needed (a CommonJS module: its exports are on `default` when imported from an ES module bundle). */
 export async function graphile(): Promise<typeof import('graphile-worker')> {
-  const loaded = (await import('graphile-worker')) as typeof import('graphile-worker') & { default?: typeof import('graphile-worker') };
+  const loaded = (await import('graphile-worker')) as typeof import('graphile-worker') & {
+    default?: typeof import('graphile-worker');
+  };
   await retryLostConnections();
   return typeof loaded.run === 'function' ? loaded : loaded.default!;
 }
@@ -169,14 +177,21 @@ export async function graphile(): Promise<typeof import('graphile-worker')> {
  */
 async function retryLostConnections(): Promise<void> {
   type Codes = Record<string, { minDelay: number; maxDelay: number } | undefined>;
-  const lib = (await import('graphile-worker/dist/lib.js')) as { RETRYABLE_ERROR_CODES?: Codes; default?: { RETRYABLE_ERROR_CODES?: Codes } };
+  const lib = (await import('graphile-worker/dist/lib.js')) as {
+    RETRYABLE_ERROR_CODES?: Codes;
+    default?: { RETRYABLE_ERROR_CODES?: Codes };
+  };
   const codes = lib.RETRYABLE_ERROR_CODES ?? lib.default?.RETRYABLE_ERROR_CODES;
   if (codes === undefined) return;
-  for (const code of ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', '57P01', '08006', '08003']) codes[code] ??= { minDelay: 100, maxDelay: 10_000 };
+  for (const code of ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', '57P01', '08006', '08003'])
+    codes[code] ??= { minDelay: 100, maxDelay: 10_000 };
 }
 
 /** graphile-worker's logger, quiet but for errors (and warnings with `verbose`). */
-export async function queueLogger(log: ((message: string) => void) | undefined, verbose = false): Promise<GraphileLogger> {
+export async function queueLogger(
+  log: ((message: string) => void) | undefined,
+  verbose = false,
+): Promise<GraphileLogger> {
   const { Logger } = await graphile();
   return new Logger(() => (level, message) => {
     if (level === 'error' || (verbose && level === 'warning')) log?.(`job queue: ${message}`);
@@ -210,12 +225,20 @@ export interface EvaluationQueue extends RemoteExecution {
  * @param db the study database (results are read from it)
  * @throws InputError when the study's notebook is not in PostgreSQL
  */
-export async function openEvaluationQueue(location: string, db: StudyDatabase, options: EvaluationQueueOptions = {}): Promise<EvaluationQueue> {
+export async function openEvaluationQueue(
+  location: string,
+  db: StudyDatabase,
+  options: EvaluationQueueOptions = {},
+): Promise<EvaluationQueue> {
   const target = postgresTarget(location, 'kloop run --workers');
   const queueSchema = queueSchemaOf(target.schema);
   const { makeWorkerUtils } = await graphile();
   const pool = createPostgresPool(target, { max: COORDINATOR_QUEUE_POOL_SIZE });
-  const utils: WorkerUtils = await makeWorkerUtils({ pgPool: pool, schema: queueSchema, logger: await queueLogger(options.log) });
+  const utils: WorkerUtils = await makeWorkerUtils({
+    pgPool: pool,
+    schema: queueSchema,
+    logger: await queueLogger(options.log),
+  });
   await utils.migrate();
   const staleAfterMs = options.staleAfterMs ?? LEASE_STALE_AFTER_MS;
   /** The queue's statements through a short outage (each may run twice). */
@@ -259,7 +282,8 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
     });
 
   /** Unlocks the jobs of workers that are gone (src/storage/worker-liveness.ts), each job's last error naming why. */
-  const sweep = (): Promise<void> => sweepGoneWorkers({ pool, db, utils, queueSchema, staleAfterMs, hostname: here, onUnlocked: options.onUnlocked });
+  const sweep = (): Promise<void> =>
+    sweepGoneWorkers({ pool, db, utils, queueSchema, staleAfterMs, hostname: here, onUnlocked: options.onUnlocked });
 
   return {
     async execute(request: RemoteRequest, signal?: AbortSignal): Promise<ReadonlyMap<string, string>> {
@@ -268,7 +292,14 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
       const keyOf = new Map(planned.map(({ job, items }) => [evaluationJobKey(job), items]));
       const jobKeys: ReadonlySet<string> = new Set(keyOf.keys());
       // Keyed jobs: adding one again through an outage adds nothing twice.
-      for (const { job } of planned) await outage(() => utils.addJob(task, job, { jobKey: evaluationJobKey(job), jobKeyMode: 'unsafe_dedupe', maxAttempts: JOB_MAX_ATTEMPTS }));
+      for (const { job } of planned)
+        await outage(() =>
+          utils.addJob(task, job, {
+            jobKey: evaluationJobKey(job),
+            jobKeyMode: 'unsafe_dedupe',
+            maxAttempts: JOB_MAX_ATTEMPTS,
+          }),
+        );
       const repeats = [...new Set(request.items.map((item) => item.repeat))];
       const wanted = new Set(request.items.map((item) => resultKey(item.exampleId, item.repeat)));
       const givenUp = new Map<string, string>();
@@ -292,10 +323,12 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
         }
         if (missing.length === 0) return givenUp;
         // Jobs that failed on every attempt: their missing results are given up (transient failures), and the jobs removed.
-        const failed = await outage(() => pool.query<{ id: string; key: string; last_error: string | null }>(
-          `select id, key, last_error from ${queueSchema}.jobs where key = any($1::text[]) and attempts >= max_attempts and locked_at is null`,
-          [[...keyOf.keys()]],
-        ));
+        const failed = await outage(() =>
+          pool.query<{ id: string; key: string; last_error: string | null }>(
+            `select id, key, last_error from ${queueSchema}.jobs where key = any($1::text[]) and attempts >= max_attempts and locked_at is null`,
+            [[...keyOf.keys()]],
+          ),
+        );
         for (const row of failed.rows) {
           const gone = workerGoneAttempts(row.last_error);
           if (gone !== undefined) {
@@ -308,7 +341,11 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
           }
           for (const item of keyOf.get(row.key) ?? []) {
             const key = resultKey(item.exampleId, item.repeat);
-            if (!stored.has(key)) givenUp.set(key, `the evaluation job failed on each of its ${JOB_MAX_ATTEMPTS} attempts: ${row.last_error ?? 'unknown error'}`);
+            if (!stored.has(key))
+              givenUp.set(
+                key,
+                `the evaluation job failed on each of its ${JOB_MAX_ATTEMPTS} attempts: ${row.last_error ?? 'unknown error'}`,
+              );
           }
         }
         if (failed.rows.length > 0) {
@@ -321,12 +358,23 @@ export async function openEvaluationQueue(location: string, db: StudyDatabase, o
         }
         if (Date.now() - lastProgress >= 30_000) {
           lastProgress = Date.now();
-          const status = await outage(() => pool.query<{ queued: number; running: number }>(
-            `select count(*) filter (where locked_at is null) as queued, count(*) filter (where locked_at is not null) as running from ${queueSchema}.jobs where task_identifier = $1`,
-            [task],
-          ));
-          const workers = await db.selectFrom('leases').select('owner_id').where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`).distinct().execute();
-          options.onWaiting?.({ queued: Number(status.rows[0]?.queued ?? 0), running: Number(status.rows[0]?.running ?? 0), workers: workers.length });
+          const status = await outage(() =>
+            pool.query<{ queued: number; running: number }>(
+              `select count(*) filter (where locked_at is null) as queued, count(*) filter (where locked_at is not null) as running from ${queueSchema}.jobs where task_identifier = $1`,
+              [task],
+            ),
+          );
+          const workers = await db
+            .selectFrom('leases')
+            .select('owner_id')
+            .where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`)
+            .distinct()
+            .execute();
+          options.onWaiting?.({
+            queued: Number(status.rows[0]?.queued ?? 0),
+            running: Number(status.rows[0]?.running ?? 0),
+            workers: workers.length,
+          });
         }
         await wait(COORDINATOR_POLL_MS, signal, jobKeys);
       }

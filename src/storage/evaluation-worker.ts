@@ -8,7 +8,15 @@ import { hostname as osHostname } from 'node:os';
 import type { JobHelpers, Runner } from 'graphile-worker';
 import type { StudyDatabase } from './database.ts';
 import type { EvaluationJob } from './evaluation-queue.ts';
-import { evaluationJobKey, evaluationTask, graphile, postgresTarget, queueLogger, queueSchemaOf, resultsChannel } from './evaluation-queue.ts';
+import {
+  evaluationJobKey,
+  evaluationTask,
+  graphile,
+  postgresTarget,
+  queueLogger,
+  queueSchemaOf,
+  resultsChannel,
+} from './evaluation-queue.ts';
 import { LEASE_HEARTBEAT_INTERVAL_MS, createOwnerId } from './lease.ts';
 import { WORKER_QUEUE_POOL_SIZE } from './connections.ts';
 import { createPostgresPool } from './postgres.ts';
@@ -76,11 +84,15 @@ export async function startEvaluationWorker(options: EvaluationWorkerOptions): P
       let abandoned = 0;
       for (const id of workerIds) {
         for (const controller of running.get(id) ?? []) {
-          controller.abort(new Error('the coordinator declared this worker gone (no heartbeat) and gave the job to another worker'));
+          controller.abort(
+            new Error('the coordinator declared this worker gone (no heartbeat) and gave the job to another worker'),
+          );
           abandoned += 1;
         }
       }
-      options.log?.(`the coordinator had declared this worker gone (a pause without heartbeat?); registered again${abandoned > 0 ? `, ${abandoned} job(s) abandoned to the worker that took them over` : ''}`);
+      options.log?.(
+        `the coordinator had declared this worker gone (a pause without heartbeat?); registered again${abandoned > 0 ? `, ${abandoned} job(s) abandoned to the worker that took them over` : ''}`,
+      );
     },
   });
 
@@ -102,7 +114,10 @@ export async function startEvaluationWorker(options: EvaluationWorkerOptions): P
     try {
       await options.run(job, controller.signal);
     } catch (error) {
-      const message = controller.signal.aborted && controller.signal.reason instanceof Error ? controller.signal.reason.message : (error as Error).message;
+      const message =
+        controller.signal.aborted && controller.signal.reason instanceof Error
+          ? controller.signal.reason.message
+          : (error as Error).message;
       options.onJob?.({ type: 'failed', job, attempt: helpers.job.attempts, message });
       throw error;
     } finally {

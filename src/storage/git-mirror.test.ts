@@ -35,7 +35,22 @@ async function study(): Promise<{ store: StudyDatabase; options: { studyDir: str
   await setRegistryVersion(db, seed.id, 'seed', 'seed');
   await db
     .insertInto('experiments')
-    .values({ run_id: 1, round: 1, proposer: 'error-driven@1', base_version_id: seed.id, candidate_hash: 'h', delta: 'cues += "b"', rationale: 'fixes 3 examples', decision: 'accepted', reason: 'accepted', evidence, accepted_version_id: null, fingerprint: 'f', seed: 1, created_at: '2026-01-01T00:01:00Z' })
+    .values({
+      run_id: 1,
+      round: 1,
+      proposer: 'error-driven@1',
+      base_version_id: seed.id,
+      candidate_hash: 'h',
+      delta: 'cues += "b"',
+      rationale: 'fixes 3 examples',
+      decision: 'accepted',
+      reason: 'accepted',
+      evidence,
+      accepted_version_id: null,
+      fingerprint: 'f',
+      seed: 1,
+      created_at: '2026-01-01T00:01:00Z',
+    })
     .execute();
   const accepted = await putVersion(db, 'cues: [a, b]\n', 'accepted', seed.id, 1);
   await setRegistryVersion(db, accepted.id, 'experiment 1 accepted', 'active', () => new Date('2026-01-01T00:01:00Z'));
@@ -56,9 +71,16 @@ describe('the git notebook', () => {
     expect(message).toContain('pass margin: Δoptimization = 0.01 over 40 examples');
     expect(message).toContain('Kloop-Registry-Event: 3');
     expect(log[0]!.commit.author.timestamp).toBe(Date.parse('2026-01-01T00:01:00Z') / 1000);
-    const blob = await git.readBlob({ fs, dir: gitMirrorPath(options.studyDir), oid: log[0]!.oid, filepath: 'playbook.yaml' });
+    const blob = await git.readBlob({
+      fs,
+      dir: gitMirrorPath(options.studyDir),
+      oid: log[0]!.oid,
+      filepath: 'playbook.yaml',
+    });
     expect(Buffer.from(blob.blob).toString('utf8')).toBe('cues: [a, b]\n');
-    expect(await checkGitMirror(store, { ...options, enabled: true })).toEqual([expect.objectContaining({ status: 'ok' })]);
+    expect(await checkGitMirror(store, { ...options, enabled: true })).toEqual([
+      expect.objectContaining({ status: 'ok' }),
+    ]);
   });
 
   it('commits a rollback with who did it as the author, and doctor sees a mirror that falls behind or was edited', async () => {

@@ -91,7 +91,11 @@ async function readMirroredCommits(dir: string): Promise<MirroredCommit[]> {
   return entries.map((entry) => {
     const event = TRAILER.exec(entry.commit.message);
     const version = VERSION_TRAILER.exec(entry.commit.message);
-    return { oid: entry.oid, eventId: event === null ? null : Number(event[1]), versionId: version === null ? null : Number(version[1]) };
+    return {
+      oid: entry.oid,
+      eventId: event === null ? null : Number(event[1]),
+      versionId: version === null ? null : Number(version[1]),
+    };
   });
 }
 
@@ -106,17 +110,31 @@ interface EvidenceCheck {
 }
 
 /** The commit message of one registry move: a subject, the change, the decision's evidence, trailers. */
-async function commitMessage(db: StudyDatabase, event: RegistryEvent, versionHash: string, experimentId: number | null): Promise<string> {
+async function commitMessage(
+  db: StudyDatabase,
+  event: RegistryEvent,
+  versionHash: string,
+  experimentId: number | null,
+): Promise<string> {
   const lines: string[] = [];
   const accepted = /^experiment (\d+) accepted$/.exec(event.reason);
-  const experiment = accepted !== null || experimentId !== null
-    ? await db.selectFrom('experiments').selectAll().where('id', '=', Number(accepted?.[1] ?? experimentId)).executeTakeFirst()
-    : undefined;
+  const experiment =
+    accepted !== null || experimentId !== null
+      ? await db
+          .selectFrom('experiments')
+          .selectAll()
+          .where('id', '=', Number(accepted?.[1] ?? experimentId))
+          .executeTakeFirst()
+      : undefined;
   if (event.reason === 'seed') lines.push(`seed: version ${event.versionId}`);
-  else if (accepted !== null && experiment !== undefined) lines.push(`experiment ${experiment.id} accepted: version ${event.versionId}`, '', experiment.delta);
+  else if (accepted !== null && experiment !== undefined)
+    lines.push(`experiment ${experiment.id} accepted: version ${event.versionId}`, '', experiment.delta);
   else lines.push(`version ${event.versionId}: ${event.reason}`);
   if (accepted !== null && experiment !== undefined) {
-    lines.push('', `decision: ${experiment.decision} (run ${experiment.run_id}, round ${experiment.round}, proposer ${experiment.proposer}, base version ${experiment.base_version_id})`);
+    lines.push(
+      '',
+      `decision: ${experiment.decision} (run ${experiment.run_id}, round ${experiment.round}, proposer ${experiment.proposer}, base version ${experiment.base_version_id})`,
+    );
     if (experiment.rationale.trim() !== '') lines.push(`rationale: ${experiment.rationale.trim()}`);
     let checks: EvidenceCheck[] = [];
     try {
@@ -128,10 +146,18 @@ async function commitMessage(db: StudyDatabase, event: RegistryEvent, versionHas
     }
     if (checks.length > 0) {
       lines.push('evidence:');
-      for (const check of checks) lines.push(`  ${check.passed === true ? 'pass' : 'FAIL'} ${String(check.name ?? '?')}: ${String(check.detail ?? '')}`);
+      for (const check of checks)
+        lines.push(
+          `  ${check.passed === true ? 'pass' : 'FAIL'} ${String(check.name ?? '?')}: ${String(check.detail ?? '')}`,
+        );
     }
   }
-  lines.push('', `Kloop-Registry-Event: ${event.id}`, `Kloop-Version: ${event.versionId}`, `Kloop-Version-Hash: ${versionHash}`);
+  lines.push(
+    '',
+    `Kloop-Registry-Event: ${event.id}`,
+    `Kloop-Version: ${event.versionId}`,
+    `Kloop-Version-Hash: ${versionHash}`,
+  );
   if (experiment !== undefined) lines.push(`Kloop-Experiment: ${experiment.id}`);
   if (event.actor !== null) lines.push(`Kloop-Actor: ${event.actor}`);
   return `${lines.join('\n')}\n`;
@@ -167,7 +193,8 @@ export async function syncGitMirror(db: StudyDatabase, options: GitMirrorOptions
     await git.add({ fs, dir, filepath: options.artifactFileName });
     const seconds = Math.floor(Date.parse(event.createdAt) / 1000);
     const stamp = { timestamp: Number.isFinite(seconds) ? seconds : Math.floor(Date.now() / 1000), timezoneOffset: 0 };
-    const author = event.actor === null ? { ...KLOOP_AUTHOR, ...stamp } : { name: event.actor, email: KLOOP_AUTHOR.email, ...stamp };
+    const author =
+      event.actor === null ? { ...KLOOP_AUTHOR, ...stamp } : { name: event.actor, email: KLOOP_AUTHOR.email, ...stamp };
     const oid = await git.commit({
       fs,
       dir,
@@ -191,20 +218,45 @@ export async function syncGitMirror(db: StudyDatabase, options: GitMirrorOptions
  *   missing or mismatching mirror is then a problem; otherwise a missing one
  *   is not reported and a mismatching one is a note
  */
-export async function checkGitMirror(db: StudyDatabase, options: GitMirrorOptions & { enabled: boolean }): Promise<MirrorFinding[]> {
+export async function checkGitMirror(
+  db: StudyDatabase,
+  options: GitMirrorOptions & { enabled: boolean },
+): Promise<MirrorFinding[]> {
   const dir = gitMirrorPath(options.studyDir);
   const events = await listRegistryEvents(db, 'active');
   if (!hasRepository(dir)) {
     if (!options.enabled) return [];
-    if (events.length === 0) return [{ id: 'notebook.git', status: 'info', message: `git notebook: no mirror yet at ${dir} (nothing to mirror before the first run)` }];
-    return [{ id: 'notebook.git', status: 'problem', message: `git notebook: notebook.git is on but there is no mirror at ${dir}`, fix: 'the next `kloop run` (or `kloop activate`) creates it from the database' }];
+    if (events.length === 0)
+      return [
+        {
+          id: 'notebook.git',
+          status: 'info',
+          message: `git notebook: no mirror yet at ${dir} (nothing to mirror before the first run)`,
+        },
+      ];
+    return [
+      {
+        id: 'notebook.git',
+        status: 'problem',
+        message: `git notebook: notebook.git is on but there is no mirror at ${dir}`,
+        fix: 'the next `kloop run` (or `kloop activate`) creates it from the database',
+      },
+    ];
   }
-  const fix = 'the next `kloop run` or `kloop activate` commits what is missing; a mirror edited by hand: move .kloop/notebook aside and let kloop rebuild it from the database';
+  const fix =
+    'the next `kloop run` or `kloop activate` commits what is missing; a mirror edited by hand: move .kloop/notebook aside and let kloop rebuild it from the database';
   let mirrored: MirroredCommit[];
   try {
     mirrored = await readMirroredCommits(dir);
   } catch (error) {
-    return [{ id: 'notebook.git', status: 'problem', message: `git notebook: cannot read the mirror at ${dir}: ${(error as Error).message}`, fix }];
+    return [
+      {
+        id: 'notebook.git',
+        status: 'problem',
+        message: `git notebook: cannot read the mirror at ${dir}: ${(error as Error).message}`,
+        fix,
+      },
+    ];
   }
   const byEvent = new Map<number, MirroredCommit>();
   for (const commit of mirrored) if (commit.eventId !== null) byEvent.set(commit.eventId, commit);
@@ -224,19 +276,41 @@ export async function checkGitMirror(db: StudyDatabase, options: GitMirrorOption
     } catch {
       actual = null;
     }
-    if (actual !== expected || commit.versionId !== event.versionId) wrongText.push(`commit ${commit.oid.slice(0, 8)} (event ${event.id}, version ${event.versionId})`);
+    if (actual !== expected || commit.versionId !== event.versionId)
+      wrongText.push(`commit ${commit.oid.slice(0, 8)} (event ${event.id}, version ${event.versionId})`);
   }
   const findings: MirrorFinding[] = [];
   if (missing.length === 0 && unknown.length === 0 && wrongText.length === 0) {
-    findings.push({ id: 'notebook.git', status: 'ok', message: `git notebook: ${mirrored.length} commits in ${dir} match the ${events.length} moves of the active version` });
+    findings.push({
+      id: 'notebook.git',
+      status: 'ok',
+      message: `git notebook: ${mirrored.length} commits in ${dir} match the ${events.length} moves of the active version`,
+    });
   } else {
     const parts = [
-      missing.length > 0 ? `${missing.length} moves of the active version not mirrored (registry events ${missing.map((event) => event.id).join(', ')})` : '',
-      unknown.length > 0 ? `${unknown.length} commits name no move of the database (${unknown.map((commit) => commit.oid.slice(0, 8)).join(', ')})` : '',
-      wrongText.length > 0 ? `${wrongText.length} commits do not hold their version's text: ${wrongText.join(', ')}` : '',
+      missing.length > 0
+        ? `${missing.length} moves of the active version not mirrored (registry events ${missing.map((event) => event.id).join(', ')})`
+        : '',
+      unknown.length > 0
+        ? `${unknown.length} commits name no move of the database (${unknown.map((commit) => commit.oid.slice(0, 8)).join(', ')})`
+        : '',
+      wrongText.length > 0
+        ? `${wrongText.length} commits do not hold their version's text: ${wrongText.join(', ')}`
+        : '',
     ].filter((part) => part !== '');
-    if (options.enabled) findings.push({ id: 'notebook.git', status: 'problem', message: `git notebook at ${dir} does not match the database: ${parts.join('; ')}`, fix });
-    else findings.push({ id: 'notebook.git', status: 'info', message: `git notebook at ${dir} is behind the database (notebook.git is off, so it is not kept up to date): ${parts.join('; ')}` });
+    if (options.enabled)
+      findings.push({
+        id: 'notebook.git',
+        status: 'problem',
+        message: `git notebook at ${dir} does not match the database: ${parts.join('; ')}`,
+        fix,
+      });
+    else
+      findings.push({
+        id: 'notebook.git',
+        status: 'info',
+        message: `git notebook at ${dir} is behind the database (notebook.git is off, so it is not kept up to date): ${parts.join('; ')}`,
+      });
   }
   return findings;
 }

@@ -2,7 +2,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
+import type {
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
+  QueryResult,
+  RootOperationNode,
+  UnknownRow,
+} from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OpenDatabaseOptions, StudyDatabase } from './database.ts';
 import { openDatabase } from './database.ts';
@@ -31,7 +38,10 @@ async function memory(): Promise<StudyDatabase> {
   return db;
 }
 
-async function fileDatabase(): Promise<{ file: string; open: (options?: OpenDatabaseOptions) => Promise<StudyDatabase> }> {
+async function fileDatabase(): Promise<{
+  file: string;
+  open: (options?: OpenDatabaseOptions) => Promise<StudyDatabase>;
+}> {
   const directory = mkdtempSync(path.join(tmpdir(), 'kloop-lease-'));
   cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
   const file = path.join(directory, 'kloop.db');
@@ -54,11 +64,32 @@ const key = '/studies/a';
 describe('the run lease', () => {
   it('is taken when free, kept by its owner, refused to a live other owner', async () => {
     const db = await memory();
-    const first = await tryAcquireLease(db, { studyKey: key, hostname: 'h1', pid: 11, ownerId: 'h1:11:a', now: at(0), isProcessAlive: alive });
+    const first = await tryAcquireLease(db, {
+      studyKey: key,
+      hostname: 'h1',
+      pid: 11,
+      ownerId: 'h1:11:a',
+      now: at(0),
+      isProcessAlive: alive,
+    });
     expect(first.acquired).toBe(true);
-    const again = await tryAcquireLease(db, { studyKey: key, hostname: 'h1', pid: 11, ownerId: 'h1:11:a', now: at(1_000), isProcessAlive: alive });
+    const again = await tryAcquireLease(db, {
+      studyKey: key,
+      hostname: 'h1',
+      pid: 11,
+      ownerId: 'h1:11:a',
+      now: at(1_000),
+      isProcessAlive: alive,
+    });
     expect(again.acquired).toBe(true);
-    const other = await tryAcquireLease(db, { studyKey: key, hostname: 'h1', pid: 22, ownerId: 'h1:22:b', now: at(1_000), isProcessAlive: alive });
+    const other = await tryAcquireLease(db, {
+      studyKey: key,
+      hostname: 'h1',
+      pid: 22,
+      ownerId: 'h1:22:b',
+      now: at(1_000),
+      isProcessAlive: alive,
+    });
     expect(other).toMatchObject({ acquired: false, holder: { pid: 11, hostname: 'h1', acquiredAt: T0.toISOString() } });
     // Another study is independent.
     expect((await tryAcquireLease(db, { studyKey: '/studies/b', ownerId: 'h1:22:b', now: at(0) })).acquired).toBe(true);
@@ -67,18 +98,39 @@ describe('the run lease', () => {
   it('refuses with a message naming pid, host and start, exit code 3', async () => {
     const db = await memory();
     await acquireLease(db, { studyKey: key, hostname: 'h1', pid: 11, now: at(0) });
-    const error = await acquireLease(db, { studyKey: key, hostname: 'h1', pid: 22, now: at(10), isProcessAlive: alive }).catch((caught: unknown) => caught);
+    const error = await acquireLease(db, {
+      studyKey: key,
+      hostname: 'h1',
+      pid: 22,
+      now: at(10),
+      isProcessAlive: alive,
+    }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(StudyBusyError);
     expect((error as StudyBusyError).exitCode).toBe(3);
-    expect((error as StudyBusyError).message).toBe(`study is being run by pid 11 on host h1 since ${T0.toISOString()}; use --wait to wait`);
+    expect((error as StudyBusyError).message).toBe(
+      `study is being run by pid 11 on host h1 since ${T0.toISOString()}; use --wait to wait`,
+    );
   });
 
   it('is taken over when the heartbeat is older than the timeout, whatever the host', async () => {
     const db = await memory();
     await acquireLease(db, { studyKey: key, hostname: 'other-host', pid: 11, now: at(0) });
-    const fresh = await tryAcquireLease(db, { studyKey: key, hostname: 'h1', pid: 22, now: at(LEASE_STALE_AFTER_MS), isProcessAlive: dead });
+    const fresh = await tryAcquireLease(db, {
+      studyKey: key,
+      hostname: 'h1',
+      pid: 22,
+      now: at(LEASE_STALE_AFTER_MS),
+      isProcessAlive: dead,
+    });
     expect(fresh.acquired).toBe(false); // another host: its pid cannot be checked, only its heartbeat
-    const stale = await tryAcquireLease(db, { studyKey: key, hostname: 'h1', pid: 22, ownerId: 'h1:22:b', now: at(LEASE_STALE_AFTER_MS + 1), isProcessAlive: alive });
+    const stale = await tryAcquireLease(db, {
+      studyKey: key,
+      hostname: 'h1',
+      pid: 22,
+      ownerId: 'h1:22:b',
+      now: at(LEASE_STALE_AFTER_MS + 1),
+      isProcessAlive: alive,
+    });
     expect(stale).toMatchObject({ acquired: true, tookOverFrom: { pid: 11, hostname: 'other-host' } });
     expect((await readLease(db, key))?.ownerId).toBe('h1:22:b');
   });
@@ -86,12 +138,25 @@ describe('the run lease', () => {
   it('is taken over at once on the same host when its process is gone', async () => {
     const db = await memory();
     await acquireLease(db, { studyKey: key, hostname: 'h1', pid: 11, now: at(0) });
-    const result = await tryAcquireLease(db, { studyKey: key, hostname: 'h1', pid: 22, now: at(100), isProcessAlive: (pid) => pid !== 11 });
+    const result = await tryAcquireLease(db, {
+      studyKey: key,
+      hostname: 'h1',
+      pid: 22,
+      now: at(100),
+      isProcessAlive: (pid) => pid !== 11,
+    });
     expect(result).toMatchObject({ acquired: true, tookOverFrom: { pid: 11 } });
   });
 
   it('judges staleness from the heartbeat age and the process', () => {
-    const lease = { studyKey: key, ownerId: 'x', hostname: 'h1', pid: 11, acquiredAt: T0.toISOString(), heartbeatAt: T0.toISOString() };
+    const lease = {
+      studyKey: key,
+      ownerId: 'x',
+      hostname: 'h1',
+      pid: 11,
+      acquiredAt: T0.toISOString(),
+      heartbeatAt: T0.toISOString(),
+    };
     const judge = { now: new Date(T0.getTime() + 5_000), staleAfterMs: 15_000, hostname: 'h1', isProcessAlive: alive };
     expect(staleReason(lease, judge)).toBeNull();
     expect(staleReason(lease, { ...judge, isProcessAlive: dead })).toMatch(/process 11 no longer exists/);
@@ -106,8 +171,22 @@ describe('the run lease', () => {
     const [one, two] = [await open({ busyTimeoutMs: 50 }), await open({ busyTimeoutMs: 50 })];
     await acquireLease(one, { studyKey: key, hostname: 'h1', pid: 11, now: at(0) });
     const results = await Promise.all([
-      tryAcquireLease(one, { studyKey: key, hostname: 'h1', pid: 22, ownerId: 'h1:22:a', now: at(20_000), isProcessAlive: alive }),
-      tryAcquireLease(two, { studyKey: key, hostname: 'h1', pid: 33, ownerId: 'h1:33:b', now: at(20_000), isProcessAlive: alive }),
+      tryAcquireLease(one, {
+        studyKey: key,
+        hostname: 'h1',
+        pid: 22,
+        ownerId: 'h1:22:a',
+        now: at(20_000),
+        isProcessAlive: alive,
+      }),
+      tryAcquireLease(two, {
+        studyKey: key,
+        hostname: 'h1',
+        pid: 33,
+        ownerId: 'h1:33:b',
+        now: at(20_000),
+        isProcessAlive: alive,
+      }),
     ]);
     const winner = await readLease(one, key);
     expect(['h1:22:a', 'h1:33:b']).toContain(winner?.ownerId);
@@ -133,13 +212,29 @@ describe('the run lease', () => {
     const db = await memory();
     const holder = await acquireLease(db, { studyKey: key, hostname: 'h1', pid: 11 });
     const waits: number[] = [];
-    const waiting = acquireLease(db, { studyKey: key, hostname: 'h1', pid: 22, wait: true, pollIntervalMs: 10, isProcessAlive: alive, onWait: (lease) => waits.push(lease.pid) });
+    const waiting = acquireLease(db, {
+      studyKey: key,
+      hostname: 'h1',
+      pid: 22,
+      wait: true,
+      pollIntervalMs: 10,
+      isProcessAlive: alive,
+      onWait: (lease) => waits.push(lease.pid),
+    });
     await new Promise((resolve) => setTimeout(resolve, 50));
     await releaseLease(db, holder);
     expect((await waiting).pid).toBe(22);
     expect(waits).toEqual([11]);
     const controller = new AbortController();
-    const aborted = acquireLease(db, { studyKey: key, hostname: 'h1', pid: 33, wait: true, pollIntervalMs: 10, isProcessAlive: alive, signal: controller.signal });
+    const aborted = acquireLease(db, {
+      studyKey: key,
+      hostname: 'h1',
+      pid: 33,
+      wait: true,
+      pollIntervalMs: 10,
+      isProcessAlive: alive,
+      signal: controller.signal,
+    });
     controller.abort(new Error('stop waiting'));
     await expect(aborted).rejects.toThrow('stop waiting');
   });
@@ -151,7 +246,9 @@ describe('the run lease', () => {
     let lost = 0;
     const heartbeat = startLeaseHeartbeat(db, lease, { file, intervalMs: 20, onLost: () => (lost += 1) });
     cleanups.push(() => heartbeat.stop());
-    await expect.poll(async () => (await readLease(db, key))?.heartbeatAt, { timeout: 5_000 }).not.toBe(T0.toISOString());
+    await expect
+      .poll(async () => (await readLease(db, key))?.heartbeatAt, { timeout: 5_000 })
+      .not.toBe(T0.toISOString());
     // Someone takes it over: the worker notices and says so once.
     await db.updateTable('leases').set({ owner_id: 'thief' }).where('study_key', '=', key).execute();
     await expect.poll(() => lost, { timeout: 5_000 }).toBe(1);
@@ -164,7 +261,9 @@ describe('the run lease', () => {
     const lease = await acquireLease(db, { studyKey: key, now: at(0) });
     const heartbeat = startLeaseHeartbeat(db, lease, { intervalMs: 10 });
     cleanups.push(() => heartbeat.stop());
-    await expect.poll(async () => (await readLease(db, key))?.heartbeatAt, { timeout: 5_000 }).not.toBe(T0.toISOString());
+    await expect
+      .poll(async () => (await readLease(db, key))?.heartbeatAt, { timeout: 5_000 })
+      .not.toBe(T0.toISOString());
   });
 });
 
@@ -210,8 +309,23 @@ async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
 describe('the run lease under interleaved connections (by hand, no timing)', () => {
   // A: the process taking the lease, stopped between its read and its write.
   // B: another process (its own connection, busy timeout 0: it learns at once that the write lock is taken).
-  const a = (pid: number): LeaseOptions => ({ studyKey: key, hostname: 'h1', pid, ownerId: `h1:${pid}:a`, now: at(20_000), isProcessAlive: (other) => other !== 11 });
-  const b: LeaseOptions = { studyKey: key, hostname: 'h1', pid: 33, ownerId: 'h1:33:b', now: at(20_000), isProcessAlive: (other) => other !== 11, retry: { attempts: 3, backoffMs: 1 } };
+  const a = (pid: number): LeaseOptions => ({
+    studyKey: key,
+    hostname: 'h1',
+    pid,
+    ownerId: `h1:${pid}:a`,
+    now: at(20_000),
+    isProcessAlive: (other) => other !== 11,
+  });
+  const b: LeaseOptions = {
+    studyKey: key,
+    hostname: 'h1',
+    pid: 33,
+    ownerId: 'h1:33:b',
+    now: at(20_000),
+    isProcessAlive: (other) => other !== 11,
+    retry: { attempts: 3, backoffMs: 1 },
+  };
 
   it('A reads a free lease, B tries to write, A writes: B is told busy (exit 3), never an SQLite error; A holds the lease', async () => {
     const { file, open } = await fileDatabase();
@@ -222,15 +336,27 @@ describe('the run lease under interleaved connections (by hand, no timing)', () 
     await gate.paused; // A has read "free", holds the write lock, has not written yet
     try {
       // B cannot write between A's read and A's write: not the lease…
-      expect(await tryAcquireLease(connectionB, b)).toEqual({ acquired: false, holder: undefined, lockedMs: expect.any(Number) });
+      expect(await tryAcquireLease(connectionB, b)).toEqual({
+        acquired: false,
+        holder: undefined,
+        lockedMs: expect.any(Number),
+      });
       const refused = await rejectionOf(acquireLease(connectionB, b));
       expect(refused).toBeInstanceOf(StudyBusyError);
       expect(refused).toMatchObject({ code: 'study_busy', exitCode: STUDY_BUSY_EXIT_CODE, holder: undefined });
-      expect((refused as StudyBusyError).message).toMatch(/^the study database stayed locked by another process for \d+ s \(no run holds the study's lease\); use --wait to wait$/);
+      expect((refused as StudyBusyError).message).toMatch(
+        /^the study database stayed locked by another process for \d+ s \(no run holds the study's lease\); use --wait to wait$/,
+      );
       // …nor anything else (a heartbeat's UPDATE on a connection of its own): the writer is the one that waits.
       const sqlite = new Database(file, { timeout: 0 });
       try {
-        expect(() => sqlite.prepare("insert into leases (study_key, owner_id, hostname, pid, acquired_at, heartbeat_at) values ('/studies/other', 'x', 'h1', 44, 't', 't')").run()).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }));
+        expect(() =>
+          sqlite
+            .prepare(
+              "insert into leases (study_key, owner_id, hostname, pid, acquired_at, heartbeat_at) values ('/studies/other', 'x', 'h1', 44, 't', 't')",
+            )
+            .run(),
+        ).toThrow(expect.objectContaining({ code: 'SQLITE_BUSY' }));
       } finally {
         sqlite.close();
       }
@@ -244,7 +370,9 @@ describe('the run lease under interleaved connections (by hand, no timing)', () 
     expect(await tryAcquireLease(connectionB, b)).toEqual({ acquired: false, holder });
     const busy = await rejectionOf(acquireLease(connectionB, b));
     expect(busy).toMatchObject({ code: 'study_busy', exitCode: STUDY_BUSY_EXIT_CODE, holder });
-    expect((busy as StudyBusyError).message).toBe(`study is being run by pid 22 on host h1 since ${at(20_000)().toISOString()}; use --wait to wait`);
+    expect((busy as StudyBusyError).message).toBe(
+      `study is being run by pid 22 on host h1 since ${at(20_000)().toISOString()}; use --wait to wait`,
+    );
     expect(await connectionB.selectFrom('leases').select('owner_id').execute()).toEqual([{ owner_id: 'h1:22:a' }]);
   });
 
@@ -258,26 +386,46 @@ describe('the run lease under interleaved connections (by hand, no timing)', () 
     const taking = tryAcquireLease(connectionA, a(22));
     await gate.paused;
     try {
-      expect(await tryAcquireLease(connectionB, b)).toEqual({ acquired: false, holder: undefined, lockedMs: expect.any(Number) });
+      expect(await tryAcquireLease(connectionB, b)).toEqual({
+        acquired: false,
+        holder: undefined,
+        lockedMs: expect.any(Number),
+      });
       // The dead owner's row is untouched while A decides.
       expect((await readLease(connectionB, key))?.ownerId).toBe('h1:11:dead');
     } finally {
       gate.release();
     }
-    expect(await taking).toMatchObject({ acquired: true, lease: { ownerId: 'h1:22:a' }, tookOverFrom: { ownerId: 'h1:11:dead', pid: 11 } });
-    expect(await tryAcquireLease(connectionB, b)).toMatchObject({ acquired: false, holder: { ownerId: 'h1:22:a', pid: 22 } });
+    expect(await taking).toMatchObject({
+      acquired: true,
+      lease: { ownerId: 'h1:22:a' },
+      tookOverFrom: { ownerId: 'h1:11:dead', pid: 11 },
+    });
+    expect(await tryAcquireLease(connectionB, b)).toMatchObject({
+      acquired: false,
+      holder: { ownerId: 'h1:22:a', pid: 22 },
+    });
   });
 
   it('a live holder is named even while another connection holds the write lock', async () => {
     const { open } = await fileDatabase();
     const setup = await open();
-    const holder = await acquireLease(setup, { studyKey: key, hostname: 'h1', pid: 22, ownerId: 'h1:22:a', now: at(20_000) });
+    const holder = await acquireLease(setup, {
+      studyKey: key,
+      hostname: 'h1',
+      pid: 22,
+      ownerId: 'h1:22:a',
+      now: at(20_000),
+    });
     // A (the holder's own connection) stops inside a write transaction of its run.
     const gate = pauseAfterSelect(1);
     const connectionA = (await open()).withPlugin(gate.plugin);
     const writing = connectionA.transaction().execute(async (transaction) => {
       await transaction.selectFrom('runs').selectAll().execute();
-      await transaction.insertInto('runs').values({ started_at: 't', ended_at: null, stop_reason: null, report: null }).execute();
+      await transaction
+        .insertInto('runs')
+        .values({ started_at: 't', ended_at: null, stop_reason: null, report: null })
+        .execute();
     });
     await gate.paused;
     try {

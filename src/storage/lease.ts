@@ -117,14 +117,28 @@ export class StudyBusyError extends KloopError {
    * @param locked without a holder: the message (and the study, and the SQLite error as `cause`)
    * @param advice what the reader can do, after the holder (default the CLI's: `use --wait to wait`)
    */
-  constructor(holder: LeaseRecord | undefined, locked: { message: string; studyPath?: string; cause?: unknown } = { message: 'the study database is locked by another process; use --wait to wait' }, advice = 'use --wait to wait') {
-    const options: KloopErrorOptions & { code: string; exitCode: number } = { code: 'study_busy', exitCode: STUDY_BUSY_EXIT_CODE };
+  constructor(
+    holder: LeaseRecord | undefined,
+    locked: { message: string; studyPath?: string; cause?: unknown } = {
+      message: 'the study database is locked by another process; use --wait to wait',
+    },
+    advice = 'use --wait to wait',
+  ) {
+    const options: KloopErrorOptions & { code: string; exitCode: number } = {
+      code: 'study_busy',
+      exitCode: STUDY_BUSY_EXIT_CODE,
+    };
     if (holder !== undefined) options.studyPath = holder.studyKey;
     else {
       if (locked.studyPath !== undefined) options.studyPath = locked.studyPath;
       if (locked.cause !== undefined) options.cause = locked.cause;
     }
-    super(holder !== undefined ? `study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; ${advice}` : locked.message, options);
+    super(
+      holder !== undefined
+        ? `study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; ${advice}`
+        : locked.message,
+      options,
+    );
     this.holder = holder;
   }
 
@@ -162,11 +176,20 @@ export function staleReason(
   if (!Number.isFinite(ageMs) || ageMs > judge.staleAfterMs) {
     return `its last heartbeat (${lease.heartbeatAt}) is older than ${judge.staleAfterMs / 1000} s`;
   }
-  if (lease.hostname === judge.hostname && !judge.isProcessAlive(lease.pid)) return `process ${lease.pid} no longer exists on this host`;
+  if (lease.hostname === judge.hostname && !judge.isProcessAlive(lease.pid))
+    return `process ${lease.pid} no longer exists on this host`;
   return null;
 }
 
-function toRecord(row: { study_key: string; owner_id: string; hostname: string; pid: number; acquired_at: string; heartbeat_at: string; generation: number }): LeaseRecord {
+function toRecord(row: {
+  study_key: string;
+  owner_id: string;
+  hostname: string;
+  pid: number;
+  acquired_at: string;
+  heartbeat_at: string;
+  generation: number;
+}): LeaseRecord {
   return Object.freeze({
     studyKey: row.study_key,
     ownerId: row.owner_id,
@@ -193,7 +216,11 @@ export function leaseKeyOf(db: StudyDatabase, studyKey: string): string {
 
 /** The lease of a study, if any. */
 export async function readLease(db: StudyDatabase, studyKey: string): Promise<LeaseRecord | undefined> {
-  const row = await db.selectFrom('leases').selectAll().where('study_key', '=', leaseKeyOf(db, studyKey)).executeTakeFirst();
+  const row = await db
+    .selectFrom('leases')
+    .selectAll()
+    .where('study_key', '=', leaseKeyOf(db, studyKey))
+    .executeTakeFirst();
   return row === undefined ? undefined : toRecord(row);
 }
 
@@ -237,11 +264,20 @@ export async function tryAcquireLease(db: StudyDatabase, options: LeaseOptions):
   unfenceWrites(db, me.studyKey);
   const result = await tryAcquireUnfenced(db, me, options.retry);
   // From now on every write through `db` checks, in its transaction, that the lease is still this one.
-  if (result.acquired) fenceWrites(db, { studyKey: result.lease.studyKey, ownerId: result.lease.ownerId, generation: result.lease.generation });
+  if (result.acquired)
+    fenceWrites(db, {
+      studyKey: result.lease.studyKey,
+      ownerId: result.lease.ownerId,
+      generation: result.lease.generation,
+    });
   return result;
 }
 
-async function tryAcquireUnfenced(db: StudyDatabase, me: ResolvedLeaseOptions, retry: BusyRetryOptions | undefined): Promise<AcquireResult> {
+async function tryAcquireUnfenced(
+  db: StudyDatabase,
+  me: ResolvedLeaseOptions,
+  retry: BusyRetryOptions | undefined,
+): Promise<AcquireResult> {
   const held = liveOtherHolder(await readLease(db, me.studyKey), me);
   if (held !== undefined) return { acquired: false, holder: held };
   const started = Date.now();
@@ -251,7 +287,9 @@ async function tryAcquireUnfenced(db: StudyDatabase, me: ResolvedLeaseOptions, r
     if (!isDatabaseBusy(error)) throw error;
   }
   const holder = liveOtherHolder(await readLease(db, me.studyKey), me);
-  return holder !== undefined ? { acquired: false, holder } : { acquired: false, holder: undefined, lockedMs: Date.now() - started };
+  return holder !== undefined
+    ? { acquired: false, holder }
+    : { acquired: false, holder: undefined, lockedMs: Date.now() - started };
 }
 
 type ResolvedLeaseOptions = ReturnType<typeof resolveOptions>;
@@ -259,13 +297,28 @@ type ResolvedLeaseOptions = ReturnType<typeof resolveOptions>;
 /** The lease's holder when it is another owner that looks alive (it may not be taken over). */
 function liveOtherHolder(lease: LeaseRecord | undefined, me: ResolvedLeaseOptions): LeaseRecord | undefined {
   if (lease === undefined || lease.ownerId === me.ownerId) return undefined;
-  return staleReason(lease, { now: me.now(), staleAfterMs: me.staleAfterMs, hostname: me.hostname, isProcessAlive: me.isProcessAlive }) === null ? lease : undefined;
+  return staleReason(lease, {
+    now: me.now(),
+    staleAfterMs: me.staleAfterMs,
+    hostname: me.hostname,
+    isProcessAlive: me.isProcessAlive,
+  }) === null
+    ? lease
+    : undefined;
 }
 
 /** The decision and the write, inside a transaction that holds the write lock. */
 async function acquireLocked(transaction: StudyDatabase, me: ResolvedLeaseOptions): Promise<AcquireResult> {
   const at = me.now().toISOString();
-  const mine = { study_key: me.studyKey, owner_id: me.ownerId, hostname: me.hostname, pid: me.pid, acquired_at: at, heartbeat_at: at, generation: 1 };
+  const mine = {
+    study_key: me.studyKey,
+    owner_id: me.ownerId,
+    hostname: me.hostname,
+    pid: me.pid,
+    acquired_at: at,
+    heartbeat_at: at,
+    generation: 1,
+  };
   const holder = await readLease(transaction, me.studyKey);
   if (holder === undefined) {
     await transaction.insertInto('leases').values(mine).execute();
@@ -347,7 +400,11 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /** Renews the heartbeat; false when the lease is no longer ours (taken over: the fence refuses the write, or no row is ours). */
-export async function renewLease(db: StudyDatabase, lease: LeaseRecord, now: () => Date = () => new Date()): Promise<boolean> {
+export async function renewLease(
+  db: StudyDatabase,
+  lease: LeaseRecord,
+  now: () => Date = () => new Date(),
+): Promise<boolean> {
   try {
     const result = await db
       .updateTable('leases')
@@ -458,13 +515,22 @@ parentPort.postMessage({ type: 'ready' });
 `;
 
 /** The worker thread's source and data for a location: better-sqlite3 on a file, `pg` on a PostgreSQL URL. */
-function heartbeatWorker(location: string, common: { busyTimeoutMs: number; intervalMs: number; studyKey: string; ownerId: string }): { source: string; data: Record<string, unknown> } {
+function heartbeatWorker(
+  location: string,
+  common: { busyTimeoutMs: number; intervalMs: number; studyKey: string; ownerId: string },
+): { source: string; data: Record<string, unknown> } {
   const require = createRequire(import.meta.url);
   if (isPostgresUrl(location)) {
     const target = parseStorageTarget(location);
     if (target.kind === 'postgres') {
       // Refused connections are retried quietly for up to half the staleness (the comment of POSTGRES_WORKER_SOURCE).
-      const data = { ...common, driver: require.resolve('pg'), connectionString: target.connectionString, schema: target.schema, patientMs: LEASE_STALE_AFTER_MS / 2 };
+      const data = {
+        ...common,
+        driver: require.resolve('pg'),
+        connectionString: target.connectionString,
+        schema: target.schema,
+        patientMs: LEASE_STALE_AFTER_MS / 2,
+      };
       return { source: POSTGRES_WORKER_SOURCE, data };
     }
   }
@@ -475,7 +541,11 @@ function heartbeatWorker(location: string, common: { busyTimeoutMs: number; inte
  * Renews the lease every `intervalMs` until stopped. With `file`, in a
  * worker thread (immune to a busy main thread); else on a main-thread timer.
  */
-export function startLeaseHeartbeat(db: StudyDatabase, lease: LeaseRecord, options: HeartbeatOptions = {}): LeaseHeartbeat {
+export function startLeaseHeartbeat(
+  db: StudyDatabase,
+  lease: LeaseRecord,
+  options: HeartbeatOptions = {},
+): LeaseHeartbeat {
   const intervalMs = options.intervalMs ?? LEASE_HEARTBEAT_INTERVAL_MS;
   let lost = false;
   const markLost = (): void => {
@@ -561,8 +631,17 @@ export function releaseLeaseSync(file: string, lease: LeaseRecord): void {
     try {
       const target = parseStorageTarget(file);
       if (target.kind !== 'postgres') return;
-      const input = JSON.stringify({ connectionString: target.connectionString, schema: target.schema, studyKey: lease.studyKey, ownerId: lease.ownerId });
-      spawnSync(process.execPath, ['-e', POSTGRES_RELEASE_SOURCE, createRequire(import.meta.url).resolve('pg')], { input, timeout: 3_000, stdio: ['pipe', 'ignore', 'ignore'] });
+      const input = JSON.stringify({
+        connectionString: target.connectionString,
+        schema: target.schema,
+        studyKey: lease.studyKey,
+        ownerId: lease.ownerId,
+      });
+      spawnSync(process.execPath, ['-e', POSTGRES_RELEASE_SOURCE, createRequire(import.meta.url).resolve('pg')], {
+        input,
+        timeout: 3_000,
+        stdio: ['pipe', 'ignore', 'ignore'],
+      });
     } catch {
       // The next run takes a dead process's lease over anyway.
     }

@@ -58,10 +58,14 @@ export function parseStorageTarget(target: string, field = 'storage'): StorageTa
   }
   const schema = url.searchParams.get('schema') ?? 'public';
   if (!SCHEMA_NAME.test(schema)) {
-    throw new InputError(`the schema "${schema}" is not a plain lower-case SQL identifier (letters, digits and _, at most 50 characters)`, { field, code: 'input.storage' });
+    throw new InputError(
+      `the schema "${schema}" is not a plain lower-case SQL identifier (letters, digits and _, at most 50 characters)`,
+      { field, code: 'input.storage' },
+    );
   }
   url.searchParams.delete('schema');
-  const display = maskSecrets(url.toString()) + (schema === 'public' ? '' : `${url.search === '' ? '?' : '&'}schema=${schema}`);
+  const display =
+    maskSecrets(url.toString()) + (schema === 'public' ? '' : `${url.search === '' ? '?' : '&'}schema=${schema}`);
   return { kind: 'postgres', connectionString: url.toString(), schema, display };
 }
 

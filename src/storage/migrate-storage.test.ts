@@ -38,7 +38,15 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 /** Every row of a table, by its columns in name order, sorted. */
 async function rowsOf(db: Awaited<ReturnType<typeof openDatabase>>, table: string): Promise<string[]> {
   const rows = (await sql<Record<string, unknown>>`select * from ${sql.id(table)}`.execute(db)).rows;
-  return rows.map((row) => JSON.stringify(Object.keys(row).sort().map((key) => [key, row[key]]))).sort();
+  return rows
+    .map((row) =>
+      JSON.stringify(
+        Object.keys(row)
+          .sort()
+          .map((key) => [key, row[key]]),
+      ),
+    )
+    .sort();
 }
 
 describe.runIf(postgres)('kloop migrate-storage', () => {
@@ -54,23 +62,52 @@ describe.runIf(postgres)('kloop migrate-storage', () => {
     const moved = await cli('migrate-storage', study, '--to', schema.url, '--json');
     expect(moved.code, moved.stderr).toBe(0);
     const report = JSON.parse(moved.stdout) as { rows: number; tables: Record<string, number> };
-    expect(report.tables).toMatchObject({ artifact_versions: 2, registry: 2, registry_events: 3, experiments: 2, example_results: 1, corpus_members: 2, corpus_events: 2, review_items: 1, proposals: 1 });
+    expect(report.tables).toMatchObject({
+      artifact_versions: 2,
+      registry: 2,
+      registry_events: 3,
+      experiments: 2,
+      example_results: 1,
+      corpus_members: 2,
+      corpus_events: 2,
+      review_items: 1,
+      proposals: 1,
+    });
     expect(report.tables).not.toHaveProperty('leases');
 
     const source = await openDatabase(file, { readonly: true });
     const target = await openDatabase(schema.url);
-    cleanups.push(() => source.destroy(), () => target.destroy());
-    const tables = [...(await listTables(source))].filter((name) => !['kysely_migration', 'kysely_migration_lock', 'leases'].includes(name)).sort();
+    cleanups.push(
+      () => source.destroy(),
+      () => target.destroy(),
+    );
+    const tables = [...(await listTables(source))]
+      .filter((name) => !['kysely_migration', 'kysely_migration_lock', 'leases'].includes(name))
+      .sort();
     expect(tables).toHaveLength(24);
-    for (const table of tables) expect({ table, rows: await rowsOf(target, table) }).toEqual({ table, rows: await rowsOf(source, table) });
+    for (const table of tables)
+      expect({ table, rows: await rowsOf(target, table) }).toEqual({ table, rows: await rowsOf(source, table) });
     expect(report.rows).toBe(Object.values(report.tables).reduce((sum, count) => sum + count, 0));
 
     // The ids go on after the copied ones.
     expect((await putVersion(target, 'a third version', 'approved', 2, null)).id).toBe(3);
-    expect((await target.insertInto('registry_events').values({ name: 'active', version_id: 3, reason: 'r', actor: 'me', created_at: 't' }).returning('id').executeTakeFirstOrThrow()).id).toBe(4);
+    expect(
+      (
+        await target
+          .insertInto('registry_events')
+          .values({ name: 'active', version_id: 3, reason: 'r', actor: 'me', created_at: 't' })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id,
+    ).toBe(4);
 
     const again = await cli('migrate-storage', study, '--to', schema.url, '--json');
     expect(again.code).toBe(2);
-    expect(JSON.parse(again.stdout)).toMatchObject({ error: { field: '--to', message: expect.stringMatching(/already holds a notebook \(table artifact_versions has rows\)/) } });
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      error: {
+        field: '--to',
+        message: expect.stringMatching(/already holds a notebook \(table artifact_versions has rows\)/),
+      },
+    });
   });
 });

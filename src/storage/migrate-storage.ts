@@ -14,11 +14,31 @@ import type { StudyDatabase } from './database.ts';
 import { backendOf, listTables } from './database.ts';
 
 /** Tables copied first, in this order (the ones others point at); every other table follows, by name. */
-const FIRST = ['artifact_versions', 'registry', 'evaluations', 'evaluation_examples', 'loop_a_runs', 'loop_a_decisions'];
+const FIRST = [
+  'artifact_versions',
+  'registry',
+  'evaluations',
+  'evaluation_examples',
+  'loop_a_runs',
+  'loop_a_decisions',
+];
 /** Not copied: the migrator's bookkeeping (the target has its own) and the leases (processes of the source). */
 const SKIPPED = new Set(['kysely_migration', 'kysely_migration_lock', 'leases']);
 /** Tables whose `id` is generated (a sequence on PostgreSQL). */
-const GENERATED_IDS = new Set(['artifact_versions', 'registry_events', 'runs', 'experiments', 'evaluations', 'calibrations', 'review_items', 'loop_a_runs', 'loop_a_decisions', 'corpus_events', 'schedule_runs', 'proposals']);
+const GENERATED_IDS = new Set([
+  'artifact_versions',
+  'registry_events',
+  'runs',
+  'experiments',
+  'evaluations',
+  'calibrations',
+  'review_items',
+  'loop_a_runs',
+  'loop_a_decisions',
+  'corpus_events',
+  'schedule_runs',
+  'proposals',
+]);
 /** Most bound parameters in one insert (PostgreSQL allows 65 535). */
 const MAX_PARAMETERS = 30_000;
 
@@ -37,19 +57,31 @@ export interface StorageMigration {
  * @throws InputError when the source is not SQLite, the target not PostgreSQL, or the target already holds a notebook's rows
  */
 export async function copyNotebook(source: StudyDatabase, target: StudyDatabase): Promise<StorageMigration> {
-  if (backendOf(source) !== 'sqlite') throw new InputError('the study already keeps its notebook in PostgreSQL', { field: 'storage' });
-  if (backendOf(target) !== 'postgres') throw new InputError('--to must be a PostgreSQL URL (postgres://…)', { field: '--to' });
+  if (backendOf(source) !== 'sqlite')
+    throw new InputError('the study already keeps its notebook in PostgreSQL', { field: 'storage' });
+  if (backendOf(target) !== 'postgres')
+    throw new InputError('--to must be a PostgreSQL URL (postgres://…)', { field: '--to' });
   const sourceTables = await listTables(source);
   const targetTables = await listTables(target);
-  const tables = [...FIRST.filter((name) => sourceTables.has(name)), ...[...sourceTables].filter((name) => !FIRST.includes(name)).sort()].filter((name) => !SKIPPED.has(name));
+  const tables = [
+    ...FIRST.filter((name) => sourceTables.has(name)),
+    ...[...sourceTables].filter((name) => !FIRST.includes(name)).sort(),
+  ].filter((name) => !SKIPPED.has(name));
   for (const name of tables) {
-    if (!targetTables.has(name)) throw new InputError(`the PostgreSQL notebook has no table ${name}: is it a kloop notebook of an older version?`, { field: '--to' });
+    if (!targetTables.has(name))
+      throw new InputError(
+        `the PostgreSQL notebook has no table ${name}: is it a kloop notebook of an older version?`,
+        { field: '--to' },
+      );
   }
   return target.transaction().execute(async (transaction) => {
     for (const name of tables) {
       const found = await sql<{ n: number }>`select count(*) as n from ${sql.id(name)}`.execute(transaction);
       if (Number(found.rows[0]?.n ?? 0) > 0) {
-        throw new InputError(`the PostgreSQL schema already holds a notebook (table ${name} has rows): migrate into an empty schema (?schema=NAME picks one)`, { field: '--to', code: 'input.storage' });
+        throw new InputError(
+          `the PostgreSQL schema already holds a notebook (table ${name} has rows): migrate into an empty schema (?schema=NAME picks one)`,
+          { field: '--to', code: 'input.storage' },
+        );
       }
     }
     const copied: Record<string, number> = {};
@@ -63,11 +95,17 @@ export async function copyNotebook(source: StudyDatabase, target: StudyDatabase)
       const columns = Object.keys(rows[0]!);
       const chunk = Math.max(1, Math.floor(MAX_PARAMETERS / columns.length));
       for (let start = 0; start < rows.length; start += chunk) {
-        const values = rows.slice(start, start + chunk).map((row) => sql`(${sql.join(columns.map((column) => row[column] as unknown))})`);
-        await sql`insert into ${sql.id(name)} (${sql.join(columns.map((column) => sql.id(column)))}) values ${sql.join(values)}`.execute(transaction);
+        const values = rows
+          .slice(start, start + chunk)
+          .map((row) => sql`(${sql.join(columns.map((column) => row[column] as unknown))})`);
+        await sql`insert into ${sql.id(name)} (${sql.join(columns.map((column) => sql.id(column)))}) values ${sql.join(values)}`.execute(
+          transaction,
+        );
       }
       if (GENERATED_IDS.has(name)) {
-        await sql`select setval(pg_get_serial_sequence(${name}, 'id'), (select max(id) from ${sql.id(name)}))`.execute(transaction);
+        await sql`select setval(pg_get_serial_sequence(${name}, 'id'), (select max(id) from ${sql.id(name)}))`.execute(
+          transaction,
+        );
       }
     }
     return { tables: copied, rows: total };

@@ -188,7 +188,11 @@ const reviewAndSignals: Migration = {
       .addColumn('review_item_id', 'integer')
       .addColumn('created_at', t.text, (column) => column.notNull())
       .execute();
-    await db.schema.createIndex('loop_a_decisions_candidate_hash').on('loop_a_decisions').column('candidate_hash').execute();
+    await db.schema
+      .createIndex('loop_a_decisions_candidate_hash')
+      .on('loop_a_decisions')
+      .column('candidate_hash')
+      .execute();
   },
 };
 
@@ -359,7 +363,10 @@ const candidateIdsAndLeaseGeneration: Migration = {
     const t = columnTypes(db);
     await db.schema.alterTable('experiments').addColumn('candidate_id', t.text).execute();
     await db.schema.alterTable('proposals').addColumn('candidate_ids', t.text).execute();
-    await db.schema.alterTable('leases').addColumn('generation', 'integer', (column) => column.notNull().defaultTo(1)).execute();
+    await db.schema
+      .alterTable('leases')
+      .addColumn('generation', 'integer', (column) => column.notNull().defaultTo(1))
+      .execute();
   },
 };
 

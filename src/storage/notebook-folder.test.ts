@@ -14,7 +14,7 @@ describe('createNotebookFolder', () => {
     expect(readFileSync(path.join(work, 'study', '.kloop', '.gitignore'), 'utf8')).toBe('*\n');
   });
 
-  it("leaves a .gitignore the user wrote as it is", () => {
+  it('leaves a .gitignore the user wrote as it is', () => {
     const folder = path.join(work, 'kept', '.kloop');
     mkdirSync(folder, { recursive: true });
     writeFileSync(path.join(folder, '.gitignore'), 'kloop.db\n');

@@ -65,8 +65,20 @@ export interface OutcomeInput {
 }
 
 type ExperimentRow = {
-  id: number; kind: string; incumbent_version_id: number; candidate_version_id: number; status: string; ramp_step: number; ramp_changed_at: string;
-  rationale: string; proposer: string; started_at: string; confirmation_started_at: string | null; decided_at: string | null; reason: string | null; evidence: string | null;
+  id: number;
+  kind: string;
+  incumbent_version_id: number;
+  candidate_version_id: number;
+  status: string;
+  ramp_step: number;
+  ramp_changed_at: string;
+  rationale: string;
+  proposer: string;
+  started_at: string;
+  confirmation_started_at: string | null;
+  decided_at: string | null;
+  reason: string | null;
+  evidence: string | null;
 };
 
 function experimentOf(row: ExperimentRow): OnlineExperimentRecord {
@@ -95,14 +107,26 @@ export async function listOnlineExperiments(db: StudyDatabase): Promise<OnlineEx
 
 /** The experiment taking traffic (status `decision` or `confirmation`), or undefined. */
 export async function runningOnlineExperiment(db: StudyDatabase): Promise<OnlineExperimentRecord | undefined> {
-  const row = await db.selectFrom('online_experiments').selectAll().where('status', 'in', ['decision', 'confirmation']).orderBy('id', 'desc').executeTakeFirst();
+  const row = await db
+    .selectFrom('online_experiments')
+    .selectAll()
+    .where('status', 'in', ['decision', 'confirmation'])
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
   return row === undefined ? undefined : experimentOf(row);
 }
 
 /** Starts an experiment in its decision window at ramp step 0. */
 export async function startOnlineExperiment(
   db: StudyDatabase,
-  start: { kind: 'aa' | 'ab'; incumbentVersionId: number; candidateVersionId: number; rationale: string; proposer: string; at: string },
+  start: {
+    kind: 'aa' | 'ab';
+    incumbentVersionId: number;
+    candidateVersionId: number;
+    rationale: string;
+    proposer: string;
+    at: string;
+  },
 ): Promise<OnlineExperimentRecord> {
   const row = await db
     .insertInto('online_experiments')
@@ -138,7 +162,11 @@ export interface OnlineExperimentUpdate {
 }
 
 /** Records a change of an experiment's state, in one statement. */
-export async function updateOnlineExperiment(db: StudyDatabase, id: number, update: OnlineExperimentUpdate): Promise<void> {
+export async function updateOnlineExperiment(
+  db: StudyDatabase,
+  id: number,
+  update: OnlineExperimentUpdate,
+): Promise<void> {
   const set: Partial<ExperimentRow> = {};
   if (update.status !== undefined) set.status = update.status;
   if (update.rampStep !== undefined) set.ramp_step = update.rampStep;
@@ -153,8 +181,24 @@ export async function updateOnlineExperiment(db: StudyDatabase, id: number, upda
 /** An exposure to record, with the end of its attribution window. */
 export type ExposureToRecord = ExposureRecord & { attributionEndsAt: string };
 
-function exposureOf(row: { experiment_id: number; unit: string; arm: string; version_id: number; window: string; share: number; exposed_at: string }): ExposureRecord {
-  return { experimentId: row.experiment_id, unit: row.unit, arm: row.arm as OnlineArm, versionId: row.version_id, window: row.window as ExposureWindow, share: row.share, exposedAt: row.exposed_at };
+function exposureOf(row: {
+  experiment_id: number;
+  unit: string;
+  arm: string;
+  version_id: number;
+  window: string;
+  share: number;
+  exposed_at: string;
+}): ExposureRecord {
+  return {
+    experimentId: row.experiment_id,
+    unit: row.unit,
+    arm: row.arm as OnlineArm,
+    versionId: row.version_id,
+    window: row.window as ExposureWindow,
+    share: row.share,
+    exposedAt: row.exposed_at,
+  };
 }
 
 /**
@@ -162,20 +206,39 @@ function exposureOf(row: { experiment_id: number; unit: string; arm: string; ver
  * stored (sticky: another process may have stored it first); returns the
  * stored exposures, in the order given. All in the experiment of the first.
  */
-export async function recordExposures(db: StudyDatabase, exposures: readonly ExposureToRecord[]): Promise<ExposureRecord[]> {
+export async function recordExposures(
+  db: StudyDatabase,
+  exposures: readonly ExposureToRecord[],
+): Promise<ExposureRecord[]> {
   const stored = new Map<string, ExposureRecord>();
   for (let start = 0; start < exposures.length; start += 200) {
     const slice = exposures.slice(start, start + 200);
     const inserted = await db
       .insertInto('exposures')
-      .values(slice.map((exposure) => ({ experiment_id: exposure.experimentId, unit: exposure.unit, arm: exposure.arm, version_id: exposure.versionId, window: exposure.window, share: exposure.share, exposed_at: exposure.exposedAt, attribution_ends_at: exposure.attributionEndsAt })))
+      .values(
+        slice.map((exposure) => ({
+          experiment_id: exposure.experimentId,
+          unit: exposure.unit,
+          arm: exposure.arm,
+          version_id: exposure.versionId,
+          window: exposure.window,
+          share: exposure.share,
+          exposed_at: exposure.exposedAt,
+          attribution_ends_at: exposure.attributionEndsAt,
+        })),
+      )
       .onConflict((conflict) => conflict.columns(['experiment_id', 'unit']).doNothing())
       .returningAll()
       .execute();
     for (const row of inserted) stored.set(row.unit, exposureOf(row));
     const missing = slice.filter((exposure) => !stored.has(exposure.unit)).map((exposure) => exposure.unit);
     if (missing.length === 0) continue;
-    const earlier = await db.selectFrom('exposures').selectAll().where('experiment_id', '=', slice[0]!.experimentId).where('unit', 'in', missing).execute();
+    const earlier = await db
+      .selectFrom('exposures')
+      .selectAll()
+      .where('experiment_id', '=', slice[0]!.experimentId)
+      .where('unit', 'in', missing)
+      .execute();
     for (const row of earlier) stored.set(row.unit, exposureOf(row));
   }
   return exposures.map((exposure) => stored.get(exposure.unit)!);
@@ -186,7 +249,12 @@ export async function firstExposures(db: StudyDatabase, units: readonly string[]
   const found = new Map<string, string>();
   for (let start = 0; start < units.length; start += 500) {
     const slice = units.slice(start, start + 500);
-    const rows = await db.selectFrom('exposures').select(['unit', (eb) => eb.fn.min('exposed_at').as('first')]).where('unit', 'in', slice).groupBy('unit').execute();
+    const rows = await db
+      .selectFrom('exposures')
+      .select(['unit', (eb) => eb.fn.min('exposed_at').as('first')])
+      .where('unit', 'in', slice)
+      .groupBy('unit')
+      .execute();
     for (const row of rows) found.set(row.unit, String(row.first));
   }
   return found;
@@ -198,13 +266,30 @@ export async function firstExposures(db: StudyDatabase, units: readonly string[]
  *
  * @returns how many were stored and how many were duplicates
  */
-export async function recordOutcomes(db: StudyDatabase, outcomes: readonly OutcomeInput[], source: string, receivedAt: string): Promise<{ stored: number; duplicates: number }> {
+export async function recordOutcomes(
+  db: StudyDatabase,
+  outcomes: readonly OutcomeInput[],
+  source: string,
+  receivedAt: string,
+): Promise<{ stored: number; duplicates: number }> {
   if (outcomes.length === 0) return { stored: 0, duplicates: 0 };
   return db.transaction().execute(async (transaction) => {
     let stored = 0;
     for (let start = 0; start < outcomes.length; start += 200) {
-      const rows = outcomes.slice(start, start + 200).map((outcome) => ({ unit: outcome.unit, metric: outcome.metric, value: outcome.value, at: outcome.at, source, received_at: receivedAt }));
-      const inserted = await transaction.insertInto('outcomes').values(rows).onConflict((conflict) => conflict.columns(['unit', 'metric', 'at']).doNothing()).returning('id').execute();
+      const rows = outcomes.slice(start, start + 200).map((outcome) => ({
+        unit: outcome.unit,
+        metric: outcome.metric,
+        value: outcome.value,
+        at: outcome.at,
+        source,
+        received_at: receivedAt,
+      }));
+      const inserted = await transaction
+        .insertInto('outcomes')
+        .values(rows)
+        .onConflict((conflict) => conflict.columns(['unit', 'metric', 'at']).doNothing())
+        .returning('id')
+        .execute();
       stored += inserted.length;
     }
     return { stored, duplicates: outcomes.length - stored };
@@ -212,11 +297,24 @@ export async function recordOutcomes(db: StudyDatabase, outcomes: readonly Outco
 }
 
 /** Records refused outcome lines (line number, reason, the line capped at 300 characters). */
-export async function recordOutcomeRefusals(db: StudyDatabase, refusals: readonly { line: number; reason: string; text: string }[], source: string, receivedAt: string): Promise<void> {
+export async function recordOutcomeRefusals(
+  db: StudyDatabase,
+  refusals: readonly { line: number; reason: string; text: string }[],
+  source: string,
+  receivedAt: string,
+): Promise<void> {
   if (refusals.length === 0) return;
   await db
     .insertInto('outcome_refusals')
-    .values(refusals.slice(0, 1000).map((refusal) => ({ source, line: refusal.line, reason: refusal.reason, text: refusal.text.slice(0, 300), received_at: receivedAt })))
+    .values(
+      refusals.slice(0, 1000).map((refusal) => ({
+        source,
+        line: refusal.line,
+        reason: refusal.reason,
+        text: refusal.text.slice(0, 300),
+        received_at: receivedAt,
+      })),
+    )
     .execute();
 }
 
@@ -240,7 +338,12 @@ export interface ArmStatisticsQuery {
 export async function armStatistics(db: StudyDatabase, query: ArmStatisticsQuery): Promise<ArmPair> {
   const perUnit = query.kind === 'binary' ? sql`max(case when o.value > 0 then 1.0 else 0.0 end)` : sql`sum(o.value)`;
   const windowFilter = query.window === undefined ? sql`` : sql`and e."window" = ${query.window}`;
-  const rows = await sql<{ arm: string; units: number | string; total: number | string | null; squares: number | string | null }>`
+  const rows = await sql<{
+    arm: string;
+    units: number | string;
+    total: number | string | null;
+    squares: number | string | null;
+  }>`
     select u.arm as arm, count(*) as units, sum(u.v) as total, sum(u.v * u.v) as squares from (
       select e.arm as arm, coalesce((select ${perUnit} from outcomes o
         where o.unit = e.unit and o.metric = ${query.metric} and o.at >= e.exposed_at and o.at <= e.attribution_ends_at), 0.0) as v
@@ -250,7 +353,11 @@ export async function armStatistics(db: StudyDatabase, query: ArmStatisticsQuery
   const empty: ArmStatistics = { units: 0, sum: 0, sumOfSquares: 0 };
   const arms: Record<OnlineArm, ArmStatistics> = { incumbent: empty, candidate: empty };
   for (const row of rows.rows) {
-    arms[row.arm as OnlineArm] = { units: Number(row.units), sum: Number(row.total ?? 0), sumOfSquares: Number(row.squares ?? 0) };
+    arms[row.arm as OnlineArm] = {
+      units: Number(row.units),
+      sum: Number(row.total ?? 0),
+      sumOfSquares: Number(row.squares ?? 0),
+    };
   }
   return arms;
 }
@@ -274,9 +381,20 @@ export async function assignmentPeriods(db: StudyDatabase, experimentId: number)
 }
 
 /** Units assigned in an experiment, per window and arm, closed or not. */
-export async function exposureCounts(db: StudyDatabase, experimentId: number): Promise<Record<ExposureWindow, Record<OnlineArm, number>>> {
-  const rows = await db.selectFrom('exposures').select(['window', 'arm', (eb) => eb.fn.countAll().as('units')]).where('experiment_id', '=', experimentId).groupBy(['window', 'arm']).execute();
-  const counts: Record<ExposureWindow, Record<OnlineArm, number>> = { decision: { incumbent: 0, candidate: 0 }, confirmation: { incumbent: 0, candidate: 0 } };
+export async function exposureCounts(
+  db: StudyDatabase,
+  experimentId: number,
+): Promise<Record<ExposureWindow, Record<OnlineArm, number>>> {
+  const rows = await db
+    .selectFrom('exposures')
+    .select(['window', 'arm', (eb) => eb.fn.countAll().as('units')])
+    .where('experiment_id', '=', experimentId)
+    .groupBy(['window', 'arm'])
+    .execute();
+  const counts: Record<ExposureWindow, Record<OnlineArm, number>> = {
+    decision: { incumbent: 0, candidate: 0 },
+    confirmation: { incumbent: 0, candidate: 0 },
+  };
   for (const row of rows) counts[row.window as ExposureWindow][row.arm as OnlineArm] = Number(row.units);
   return counts;
 }
@@ -288,7 +406,11 @@ export async function readOnlineState(db: StudyDatabase, key: string): Promise<s
 
 /** Writes a value of the study's key–value state (`study_state`). */
 export async function writeOnlineState(db: StudyDatabase, key: string, value: string): Promise<void> {
-  await db.insertInto('study_state').values({ key, value }).onConflict((conflict) => conflict.column('key').doUpdateSet({ value })).execute();
+  await db
+    .insertInto('study_state')
+    .values({ key, value })
+    .onConflict((conflict) => conflict.column('key').doUpdateSet({ value }))
+    .execute();
 }
 
 /** One stored look of the online gate (migration 0010): the primary metric on the decision window at that time. */
@@ -317,7 +439,8 @@ export interface OnlineLookRecord {
   readonly checks: readonly { readonly name: string; readonly verdict: string }[];
 }
 
-const finiteOrNull = (value: number | null | undefined): number | null => (value === null || value === undefined || !Number.isFinite(value) ? null : value);
+const finiteOrNull = (value: number | null | undefined): number | null =>
+  value === null || value === undefined || !Number.isFinite(value) ? null : value;
 
 /** Records one look (unique per experiment and look number). */
 export async function recordOnlineLook(db: StudyDatabase, look: OnlineLookRecord): Promise<void> {

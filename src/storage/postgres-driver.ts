@@ -47,7 +47,9 @@ class ResilientConnection implements DatabaseConnection {
       try {
         return await this.inner.executeQuery<R>(query);
       } catch (error) {
-        throw isConnectionLoss(error) ? databaseLostError(this.driver.target, error, 'the connection was lost in the middle of a transaction') : error;
+        throw isConnectionLoss(error)
+          ? databaseLostError(this.driver.target, error, 'the connection was lost in the middle of a transaction')
+          : error;
       }
     }
     let first = true;
@@ -91,7 +93,8 @@ export class StudyPostgresDriver extends PostgresDriver {
 
   override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const resilient = connection as ResilientConnection;
-    if (settings.accessMode === 'read only' || settings.isolationLevel !== undefined) await super.beginTransaction(resilient, settings);
+    if (settings.accessMode === 'read only' || settings.isolationLevel !== undefined)
+      await super.beginTransaction(resilient, settings);
     else {
       try {
         await resilient.executeQuery(CompiledQuery.raw(this.#begin));

@@ -35,14 +35,19 @@ export class SchemaPostgresIntrospector extends PostgresIntrospector {
     this.#schema = schema;
   }
 
-  override async getTables(options: DatabaseMetadataOptions = { withInternalKyselyTables: false }): Promise<TableMetadata[]> {
+  override async getTables(
+    options: DatabaseMetadataOptions = { withInternalKyselyTables: false },
+  ): Promise<TableMetadata[]> {
     const result = await sql<ColumnRow>`
       select c.table_name, t.table_type, c.column_name, c.udt_name, c.udt_schema, c.is_nullable, c.column_default
       from information_schema.columns c
       join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
       where c.table_schema = ${this.#schema}
       order by c.table_name, c.ordinal_position`.execute(this.#db);
-    const tables = new Map<string, { name: string; isView: boolean; schema: string; columns: TableMetadata['columns'][number][] }>();
+    const tables = new Map<
+      string,
+      { name: string; isView: boolean; schema: string; columns: TableMetadata['columns'][number][] }
+    >();
     for (const row of result.rows) {
       if (options.withInternalKyselyTables !== true && row.table_name.startsWith('kysely_')) continue;
       let table = tables.get(row.table_name);

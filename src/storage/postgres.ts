@@ -48,7 +48,7 @@ import { StudyPostgresDriver, writerLockKeys } from './postgres-driver.ts';
 import { POOL_IDLE_MS, STUDY_POOL_SIZE, connectPatiently, connectionError, makePoolPatient } from './connections.ts';
 import type { StorageTarget } from './location.ts';
 import { LEASE_STALE_AFTER_MS } from './lease-timing.ts';
-import { KloopError, StorageError } from '../errors.ts';
+import { KloopError } from '../errors.ts';
 
 type PostgresTarget = Extract<StorageTarget, { kind: 'postgres' }>;
 
@@ -92,9 +92,18 @@ export const SCHEMA_LOCK_TIMEOUT_MS = 120_000;
  * @throws StudyBusyError (exit code 3) when another process held the lock for {@link SCHEMA_LOCK_TIMEOUT_MS}
  * @throws StorageError when the server cannot be reached
  */
-export async function withSchemaLock<T>(target: PostgresTarget, mode: 'exclusive' | 'shared', work: (client: pg.Client) => Promise<T>, timeoutMs = SCHEMA_LOCK_TIMEOUT_MS): Promise<T> {
+export async function withSchemaLock<T>(
+  target: PostgresTarget,
+  mode: 'exclusive' | 'shared',
+  work: (client: pg.Client) => Promise<T>,
+  timeoutMs = SCHEMA_LOCK_TIMEOUT_MS,
+): Promise<T> {
   const client = await connectPatiently(target, async () => {
-    const next = new pg.Client({ connectionString: target.connectionString, types: NUMBER_TYPES, connectionTimeoutMillis: 15_000 });
+    const next = new pg.Client({
+      connectionString: target.connectionString,
+      types: NUMBER_TYPES,
+      connectionTimeoutMillis: 15_000,
+    });
     next.on('error', () => undefined);
     try {
       await next.connect();
@@ -108,7 +117,10 @@ export async function withSchemaLock<T>(target: PostgresTarget, mode: 'exclusive
   try {
     await client.query(`set lock_timeout = ${Math.max(1, Math.round(timeoutMs))}`);
     try {
-      await client.query(mode === 'exclusive' ? 'select pg_advisory_lock($1, $2)' : 'select pg_advisory_lock_shared($1, $2)', [high, low]);
+      await client.query(
+        mode === 'exclusive' ? 'select pg_advisory_lock($1, $2)' : 'select pg_advisory_lock_shared($1, $2)',
+        [high, low],
+      );
     } catch (error) {
       if ((error as { code?: string }).code !== '55P03') throw error;
       const { StudyBusyError } = await import('./lease.ts');
@@ -138,7 +150,10 @@ export interface PostgresPoolOptions {
 
 /** A `pg` pool on the target, its search path set to the study's schema, numbers parsed as numbers. */
 export function createPostgresPool(target: PostgresTarget, options: PostgresPoolOptions = {}): pg.Pool {
-  const settings = [`-c search_path=${options.schema ?? target.schema}`, `-c idle_in_transaction_session_timeout=${Math.max(1, Math.round(options.idleInTransactionMs ?? LEASE_STALE_AFTER_MS))}`];
+  const settings = [
+    `-c search_path=${options.schema ?? target.schema}`,
+    `-c idle_in_transaction_session_timeout=${Math.max(1, Math.round(options.idleInTransactionMs ?? LEASE_STALE_AFTER_MS))}`,
+  ];
   if (options.readonly === true) settings.push('-c default_transaction_read_only=on');
   const pool = new pg.Pool({
     connectionString: target.connectionString,
@@ -177,7 +192,10 @@ class KloopPostgresDialect extends PostgresDialect {
   }
 
   override createDriver(): Driver {
-    return new FencedDriver(new StudyPostgresDriver({ pool: this.#pool }, this.#target, this.#busyTimeoutMs), this.fences);
+    return new FencedDriver(
+      new StudyPostgresDriver({ pool: this.#pool }, this.#target, this.#busyTimeoutMs),
+      this.fences,
+    );
   }
 }
 
@@ -198,7 +216,10 @@ export interface OpenPostgresOptions {
  *
  * @throws StorageError naming the (redacted) URL when the server cannot be reached
  */
-export async function openPostgresKysely(target: PostgresTarget, options: OpenPostgresOptions = {}): Promise<Kysely<KloopDatabase>> {
+export async function openPostgresKysely(
+  target: PostgresTarget,
+  options: OpenPostgresOptions = {},
+): Promise<Kysely<KloopDatabase>> {
   const pool = createPostgresPool(target, {
     readonly: options.readonly === true,
     max: options.poolSize ?? STUDY_POOL_SIZE,
@@ -219,7 +240,9 @@ export async function openPostgresKysely(target: PostgresTarget, options: OpenPo
 
 /** Creates the target's schema when it does not exist yet (without needing CREATE on the database when it does). */
 export async function ensureSchema(db: Kysely<KloopDatabase>, schema: string): Promise<void> {
-  const found = await sql<{ found: number }>`select count(*) as found from information_schema.schemata where schema_name = ${schema}`.execute(db);
+  const found = await sql<{
+    found: number;
+  }>`select count(*) as found from information_schema.schemata where schema_name = ${schema}`.execute(db);
   if (Number(found.rows[0]?.found ?? 0) > 0) return;
   await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
 }
@@ -238,9 +261,14 @@ export { isPostgresDatabase } from './is-postgres-database.ts';
 export async function postgresNotebookExists(target: PostgresTarget): Promise<boolean> {
   try {
     return await withSchemaLock(target, 'shared', async (client) => {
-      const table = await client.query<{ found: number }>("select count(*) as found from information_schema.tables where table_schema = $1 and table_name = 'kysely_migration'", [target.schema]);
+      const table = await client.query<{ found: number }>(
+        "select count(*) as found from information_schema.tables where table_schema = $1 and table_name = 'kysely_migration'",
+        [target.schema],
+      );
       if (Number(table.rows[0]?.found ?? 0) === 0) return false;
-      const applied = await client.query<{ applied: number }>(`select count(*) as applied from "${target.schema}".kysely_migration`);
+      const applied = await client.query<{ applied: number }>(
+        `select count(*) as applied from "${target.schema}".kysely_migration`,
+      );
       return Number(applied.rows[0]?.applied ?? 0) > 0;
     });
   } catch (error) {

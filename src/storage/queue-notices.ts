@@ -36,9 +36,17 @@ export interface MigrationNoticeFilter {
  * @param queueSchema the study's queue schema
  * @param log told when a notice is let through (the runner then stops)
  */
-export function ignoreForeignMigrationNotices(pool: pg.Pool, queueSchema: string, log?: (message: string) => void): MigrationNoticeFilter {
+export function ignoreForeignMigrationNotices(
+  pool: pg.Pool,
+  queueSchema: string,
+  log?: (message: string) => void,
+): MigrationNoticeFilter {
   let known: number | undefined;
-  const latest = async (): Promise<number> => Number((await pool.query<{ latest: number | null }>(`select max(id) as latest from ${queueSchema}.migrations`)).rows[0]?.latest ?? 0);
+  const latest = async (): Promise<number> =>
+    Number(
+      (await pool.query<{ latest: number | null }>(`select max(id) as latest from ${queueSchema}.migrations`)).rows[0]
+        ?.latest ?? 0,
+    );
   pool.on('connect', (client: pg.PoolClient) => {
     const emit = client.emit.bind(client);
     client.emit = ((event: string | symbol, ...args: unknown[]): boolean => {
@@ -50,7 +58,9 @@ export function ignoreForeignMigrationNotices(pool: pg.Pool, queueSchema: string
       void latest()
         .then((now) => {
           if (now <= before) return;
-          log?.(`the job queue ${queueSchema} was migrated to revision ${now} by another process (this worker knows ${before}): stopping, as it is not safe to go on`);
+          log?.(
+            `the job queue ${queueSchema} was migrated to revision ${now} by another process (this worker knows ${before}): stopping, as it is not safe to go on`,
+          );
           emit(event, ...args);
         })
         .catch(() => undefined);

@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StudyDatabase } from './database.ts';
 import { openDatabase } from './database.ts';
-import { currentArtifactOverride, getActiveArtifactText, putVersion, setRegistryVersion, withArtifactOverride } from './registry.ts';
+import {
+  currentArtifactOverride,
+  getActiveArtifactText,
+  putVersion,
+  setRegistryVersion,
+  withArtifactOverride,
+} from './registry.ts';
 
 let db: StudyDatabase | undefined;
 afterEach(async () => {

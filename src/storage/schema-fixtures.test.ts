@@ -16,7 +16,9 @@ import { MIGRATIONS } from './migrations.ts';
 import { getRegistryVersion, listVersions } from './registry.ts';
 
 const FOLDER = path.resolve(import.meta.dirname, 'fixtures');
-const FIXTURES = readdirSync(FOLDER).filter((name) => /^schema-\d{4}\.sqlite$/.test(name)).sort();
+const FIXTURES = readdirSync(FOLDER)
+  .filter((name) => /^schema-\d{4}\.sqlite$/.test(name))
+  .sort();
 const folders: string[] = [];
 afterAll(() => folders.forEach((folder) => rmSync(folder, { recursive: true, force: true })));
 
@@ -34,7 +36,11 @@ describe('notebooks of older schema versions', () => {
     copyFileSync(path.join(FOLDER, fixture), file);
     const db = await openDatabase(file);
     try {
-      const applied = await db.selectFrom('kysely_migration' as never).select('name' as never).orderBy('name' as never).execute();
+      const applied = await db
+        .selectFrom('kysely_migration' as never)
+        .select('name' as never)
+        .orderBy('name' as never)
+        .execute();
       expect(applied.map((row) => (row as { name: string }).name)).toEqual(Object.keys(MIGRATIONS));
 
       expect((await listVersions(db)).map((entry) => [entry.id, entry.hash, entry.source, entry.parentId])).toEqual([
@@ -48,31 +54,86 @@ describe('notebooks of older schema versions', () => {
         [2, 'experiment 1 accepted', null],
       ]);
 
-      const experiments = await db.selectFrom('experiments').select(['id', 'decision', 'reason', 'change', 'evidence']).orderBy('id').execute();
+      const experiments = await db
+        .selectFrom('experiments')
+        .select(['id', 'decision', 'reason', 'change', 'evidence'])
+        .orderBy('id')
+        .execute();
       expect(experiments).toEqual([
-        { id: 1, decision: 'accepted', reason: 'accepted', change: version >= 6 ? '+ more: 1' : null, evidence: '{"optimization":{"delta":0.125}}' },
-        { id: 2, decision: 'refused', reason: 'not_significant', change: null, evidence: '{"optimization":{"delta":0.03125,"p":0.4}}' },
+        {
+          id: 1,
+          decision: 'accepted',
+          reason: 'accepted',
+          change: version >= 6 ? '+ more: 1' : null,
+          evidence: '{"optimization":{"delta":0.125}}',
+        },
+        {
+          id: 2,
+          decision: 'refused',
+          reason: 'not_significant',
+          change: null,
+          evidence: '{"optimization":{"delta":0.03125,"p":0.4}}',
+        },
       ]);
 
       // 0006 copied the per-partition results into per-example rows (zero usage: tokens were counted per partition).
-      const results = await db.selectFrom('example_results').select(['artifact_hash', 'example_id', 'repeat', 'valid', 'composite', 'usage']).orderBy('artifact_hash').orderBy('example_id').execute();
+      const results = await db
+        .selectFrom('example_results')
+        .select(['artifact_hash', 'example_id', 'repeat', 'valid', 'composite', 'usage'])
+        .orderBy('artifact_hash')
+        .orderBy('example_id')
+        .execute();
       const zero = '{"inputTokens":0,"outputTokens":0,"costUsd":0}';
-      expect(results).toEqual([
-        ...(version >= 6 ? [{ artifact_hash: 'h-two', example_id: 'ex-a', repeat: 0, valid: 1, composite: 1, usage: '{"inputTokens":3,"outputTokens":2,"costUsd":0}' }] : []),
-        ...(version >= 6 ? [] : [
-          { artifact_hash: 'h-seed', example_id: 'ex-a', repeat: 0, valid: 1, composite: 0.75, usage: zero },
-          { artifact_hash: 'h-seed', example_id: 'ex-b', repeat: 0, valid: 1, composite: 0.25, usage: zero },
-        ]),
-      ].sort((left, right) => `${left.artifact_hash}${left.example_id}`.localeCompare(`${right.artifact_hash}${right.example_id}`)));
+      expect(results).toEqual(
+        [
+          ...(version >= 6
+            ? [
+                {
+                  artifact_hash: 'h-two',
+                  example_id: 'ex-a',
+                  repeat: 0,
+                  valid: 1,
+                  composite: 1,
+                  usage: '{"inputTokens":3,"outputTokens":2,"costUsd":0}',
+                },
+              ]
+            : []),
+          ...(version >= 6
+            ? []
+            : [
+                { artifact_hash: 'h-seed', example_id: 'ex-a', repeat: 0, valid: 1, composite: 0.75, usage: zero },
+                { artifact_hash: 'h-seed', example_id: 'ex-b', repeat: 0, valid: 1, composite: 0.25, usage: zero },
+              ]),
+        ].sort((left, right) =>
+          `${left.artifact_hash}${left.example_id}`.localeCompare(`${right.artifact_hash}${right.example_id}`),
+        ),
+      );
 
-      expect(await db.selectFrom('calibrations').select(['noise_sd', 'cohens_d', 'valid']).execute()).toEqual([{ noise_sd: 0.0125, cohens_d: 1.5, valid: 1 }]);
+      expect(await db.selectFrom('calibrations').select(['noise_sd', 'cohens_d', 'valid']).execute()).toEqual([
+        { noise_sd: 0.0125, cohens_d: 1.5, valid: 1 },
+      ]);
       expect((await listLeases(db)).map((lease) => lease.ownerId)).toEqual(version >= 2 ? ['old-host:4242:ab'] : []);
       const members = await readCorpusMembers(db);
-      expect(members.map((member) => [member.exampleId, member.partition, member.shadowExposures])).toEqual(version >= 3 ? [['ex-a', 'optimization', 0], ['ex-s', 'shadow', 2]] : []);
-      expect(await db.selectFrom('review_items').select('status').execute()).toEqual(version >= 4 ? [{ status: 'pending' }] : []);
-      expect(await db.selectFrom('signals').select('confidence').execute()).toEqual(version >= 4 ? [{ confidence: 0.875 }] : []);
-      expect(await db.selectFrom('schedule_runs').select('loop').execute()).toEqual(version >= 5 ? [{ loop: 'B' }] : []);
-      expect(await db.selectFrom('proposals').select('outcome').execute()).toEqual(version >= 6 ? [{ outcome: 'candidates' }] : []);
+      expect(members.map((member) => [member.exampleId, member.partition, member.shadowExposures])).toEqual(
+        version >= 3
+          ? [
+              ['ex-a', 'optimization', 0],
+              ['ex-s', 'shadow', 2],
+            ]
+          : [],
+      );
+      expect(await db.selectFrom('review_items').select('status').execute()).toEqual(
+        version >= 4 ? [{ status: 'pending' }] : [],
+      );
+      expect(await db.selectFrom('signals').select('confidence').execute()).toEqual(
+        version >= 4 ? [{ confidence: 0.875 }] : [],
+      );
+      expect(await db.selectFrom('schedule_runs').select('loop').execute()).toEqual(
+        version >= 5 ? [{ loop: 'B' }] : [],
+      );
+      expect(await db.selectFrom('proposals').select('outcome').execute()).toEqual(
+        version >= 6 ? [{ outcome: 'candidates' }] : [],
+      );
     } finally {
       await db.destroy();
     }

@@ -4,7 +4,13 @@
  * JSON columns hold text; timestamps are ISO 8601 UTC strings.
  */
 import type { Generated } from 'kysely';
-import type { ExposureTable, OnlineExperimentTable, OnlineLookTable, OutcomeRefusalTable, OutcomeTable } from './online-schema.ts';
+import type {
+  ExposureTable,
+  OnlineExperimentTable,
+  OnlineLookTable,
+  OutcomeRefusalTable,
+  OutcomeTable,
+} from './online-schema.ts';
 
 export type { ExposureTable, OnlineExperimentTable, OutcomeRefusalTable, OutcomeTable };
 

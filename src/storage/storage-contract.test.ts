@@ -27,7 +27,17 @@ import type { TestSchema } from '../test-support/postgres.ts';
 import type { OpenDatabaseOptions, StudyDatabase } from './database.ts';
 import { backendOf, databaseExists, listTables, openDatabase } from './database.ts';
 import { isDatabaseBusy } from './busy.ts';
-import { STUDY_BUSY_EXIT_CODE, StudyBusyError, acquireLease, readLease, releaseLease, releaseLeaseSync, renewLease, startLeaseHeartbeat, tryAcquireLease } from './lease.ts';
+import {
+  STUDY_BUSY_EXIT_CODE,
+  StudyBusyError,
+  acquireLease,
+  readLease,
+  releaseLease,
+  releaseLeaseSync,
+  renewLease,
+  startLeaseHeartbeat,
+  tryAcquireLease,
+} from './lease.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion } from './registry.ts';
 import { notebookVersion } from '../view/view-server.ts';
@@ -84,7 +94,15 @@ async function emptiedPostgres(): Promise<string> {
 
 const BACKENDS: Backend[] = [
   { name: 'sqlite', fresh: async () => path.join(temporaryFolder(), 'kloop.db') },
-  ...(postgres ? [{ name: 'postgres' as const, fresh: (options?: { unmigrated?: boolean }) => (options?.unmigrated === true ? newSchema() : emptiedPostgres()) }] : []),
+  ...(postgres
+    ? [
+        {
+          name: 'postgres' as const,
+          fresh: (options?: { unmigrated?: boolean }) =>
+            options?.unmigrated === true ? newSchema() : emptiedPostgres(),
+        },
+      ]
+    : []),
 ];
 
 async function open(location: string, options?: OpenDatabaseOptions): Promise<StudyDatabase> {
@@ -94,9 +112,33 @@ async function open(location: string, options?: OpenDatabaseOptions): Promise<St
 }
 
 const TABLES = [
-  'artifact_versions', 'calibrations', 'corpus_events', 'corpus_members', 'evaluation_examples', 'evaluations', 'example_results', 'experiments',
-  'exposures', 'kysely_migration', 'kysely_migration_lock', 'leases', 'loop_a_decisions', 'loop_a_runs', 'online_experiments', 'online_looks', 'outcome_refusals', 'outcomes',
-  'proposals', 'registry', 'registry_events', 'response_cache', 'review_items', 'runs', 'schedule_runs', 'signals', 'study_state',
+  'artifact_versions',
+  'calibrations',
+  'corpus_events',
+  'corpus_members',
+  'evaluation_examples',
+  'evaluations',
+  'example_results',
+  'experiments',
+  'exposures',
+  'kysely_migration',
+  'kysely_migration_lock',
+  'leases',
+  'loop_a_decisions',
+  'loop_a_runs',
+  'online_experiments',
+  'online_looks',
+  'outcome_refusals',
+  'outcomes',
+  'proposals',
+  'registry',
+  'registry_events',
+  'response_cache',
+  'review_items',
+  'runs',
+  'schedule_runs',
+  'signals',
+  'study_state',
 ];
 
 function result(exampleId: string, composite: number | null, repeat = 0) {
@@ -121,13 +163,22 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
     const db = await open(location);
     expect(backendOf(db)).toBe(backend.name);
     expect([...(await listTables(db))].sort()).toEqual(TABLES);
-    const applied = await db.selectFrom('kysely_migration' as never).select('name' as never).orderBy('name' as never).execute();
+    const applied = await db
+      .selectFrom('kysely_migration' as never)
+      .select('name' as never)
+      .orderBy('name' as never)
+      .execute();
     expect(applied.map((row) => (row as { name: string }).name)).toEqual(Object.keys(MIGRATIONS));
     await db.destroy();
     handles.splice(handles.indexOf(db), 1);
     expect(await databaseExists(location)).toBe(true);
     const again = await open(location);
-    expect(await again.selectFrom('kysely_migration' as never).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).toEqual({ n: Object.keys(MIGRATIONS).length });
+    expect(
+      await again
+        .selectFrom('kysely_migration' as never)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ n: Object.keys(MIGRATIONS).length });
   });
 
   it('generated ids start at 1 and come back from insert … returning; a version is stored once by content', async () => {
@@ -146,8 +197,12 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
     await setRegistryVersion(db, first.id, 'seed');
     await setRegistryVersion(db, second.id, 'experiment 1 accepted');
     expect((await getRegistryVersion(db))?.id).toBe(second.id);
-    expect(await db.selectFrom('registry').select(['name', 'version_id']).execute()).toEqual([{ name: 'active', version_id: second.id }]);
-    expect((await db.selectFrom('registry_events').select(['id', 'version_id', 'reason']).orderBy('id').execute())).toEqual([
+    expect(await db.selectFrom('registry').select(['name', 'version_id']).execute()).toEqual([
+      { name: 'active', version_id: second.id },
+    ]);
+    expect(
+      await db.selectFrom('registry_events').select(['id', 'version_id', 'reason']).orderBy('id').execute(),
+    ).toEqual([
       { id: 1, version_id: first.id, reason: 'seed' },
       { id: 2, version_id: second.id, reason: 'experiment 1 accepted' },
     ]);
@@ -156,47 +211,100 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
   it('real numbers come back bit for bit, a null composite stays null, and count, sum and avg are numbers', async () => {
     const db = await open(await backend.fresh());
     const values = [0.1 + 0.2, 1 / 3, 5e-324, 123456.789012345, -0];
-    await db.insertInto('example_results').values([...values.map((value, index) => result(`e${index}`, value)), result('invalid', null)]).execute();
-    const rows = await db.selectFrom('example_results').select(['example_id', 'composite', 'latency_ms']).orderBy('example_id').execute();
+    await db
+      .insertInto('example_results')
+      .values([...values.map((value, index) => result(`e${index}`, value)), result('invalid', null)])
+      .execute();
+    const rows = await db
+      .selectFrom('example_results')
+      .select(['example_id', 'composite', 'latency_ms'])
+      .orderBy('example_id')
+      .execute();
     expect(rows.map((row) => row.composite)).toEqual([0.1 + 0.2, 1 / 3, 5e-324, 123456.789012345, 0, null]);
     expect(rows.every((row) => row.latency_ms === 1.5)).toBe(true);
-    const aggregates = await sql<{ n: unknown; valid: unknown; mean: unknown }>`select count(*) as n, sum(valid) as valid, avg(valid) as mean from example_results`.execute(db);
+    const aggregates = await sql<{
+      n: unknown;
+      valid: unknown;
+      mean: unknown;
+    }>`select count(*) as n, sum(valid) as valid, avg(valid) as mean from example_results`.execute(db);
     expect(aggregates.rows[0]).toEqual({ n: 6, valid: 5, mean: 5 / 6 });
   });
 
   it('a result is stored once: a second insert of the same key does nothing, and the evaluator never executes a stored one again', async () => {
     const db = await open(await backend.fresh());
     await db.insertInto('example_results').values(result('e1', 0.5)).execute();
-    await db.insertInto('example_results').values(result('e1', 0.9)).onConflict((conflict) => conflict.doNothing()).execute();
+    await db
+      .insertInto('example_results')
+      .values(result('e1', 0.9))
+      .onConflict((conflict) => conflict.doNothing())
+      .execute();
     expect(await db.selectFrom('example_results').select('composite').execute()).toEqual([{ composite: 0.5 }]);
-    const examples: Example[] = ['a', 'b', 'c'].map((id) => ({ id, input: `a ${id} app`, text: `a ${id} app`, expected: { appType: 'crm', entities: [], roles: [], behaviors: [] }, tags: [], partition: 'optimization' }));
+    const examples: Example[] = ['a', 'b', 'c'].map((id) => ({
+      id,
+      input: `a ${id} app`,
+      text: `a ${id} app`,
+      expected: { appType: 'crm', entities: [], roles: [], behaviors: [] },
+      tags: [],
+      partition: 'optimization',
+    }));
     const calls: string[] = [];
     const evaluator = createEvaluator({
       task: intentTask,
       corpus: examples,
       db,
-      executor: { id: 'fixed@1', deterministic: true, execute: async (request) => (calls.push(request.exampleId ?? ''), { ok: true, output: { appType: 'crm', entities: [], roles: [], behaviors: [], relations: [], views: [] } }) },
+      executor: {
+        id: 'fixed@1',
+        deterministic: true,
+        execute: async (request) => (
+          calls.push(request.exampleId ?? ''),
+          { ok: true, output: { appType: 'crm', entities: [], roles: [], behaviors: [], relations: [], views: [] } }
+        ),
+      },
     });
     const first = await evaluator.evaluate({ artifactText: 'x', partition: 'optimization', examples, repeats: 2 });
     const second = await evaluator.evaluate({ artifactText: 'x', partition: 'optimization', examples, repeats: 2 });
     expect(calls.sort()).toEqual(['a', 'a', 'b', 'b', 'c', 'c']);
     expect(second.runComposites).toEqual(first.runComposites);
-    expect(await db.selectFrom('example_results').select((eb) => eb.fn.countAll<number>().as('n')).where('fingerprint', '=', evaluator.fingerprint).executeTakeFirstOrThrow()).toEqual({ n: 6 });
+    expect(
+      await db
+        .selectFrom('example_results')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('fingerprint', '=', evaluator.fingerprint)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ n: 6 });
   });
 
   it('a re-measurement (--no-cache: readSince, or fresh) replaces the result stored before it, and a later plain read sees the new one', async () => {
     const db = await open(await backend.fresh());
-    const examples: Example[] = ['a', 'b'].map((id) => ({ id, input: `a ${id} app`, text: `a ${id} app`, expected: { appType: 'crm', entities: [], roles: [], behaviors: [] }, tags: [], partition: 'optimization' }));
+    const examples: Example[] = ['a', 'b'].map((id) => ({
+      id,
+      input: `a ${id} app`,
+      text: `a ${id} app`,
+      expected: { appType: 'crm', entities: [], roles: [], behaviors: [] },
+      tags: [],
+      partition: 'optimization',
+    }));
     let appType = 'booking';
     const calls: string[] = [];
     const executor: Executor = {
       id: 'switching@1',
       deterministic: true,
-      execute: async (request) => (calls.push(request.exampleId ?? ''), { ok: true, output: { appType, entities: [], relations: [], behaviors: [], projections: [] } }),
+      execute: async (request) => (
+        calls.push(request.exampleId ?? ''),
+        { ok: true, output: { appType, entities: [], relations: [], behaviors: [], projections: [] } }
+      ),
     };
     let clock = Date.parse('2026-12-07T10:00:00.000Z');
     const now = (): Date => new Date((clock += 1000));
-    const evaluatorWith = (readSince?: string) => createEvaluator({ task: intentTask, corpus: examples, db, executor, now, ...(readSince !== undefined ? { readSince } : {}) });
+    const evaluatorWith = (readSince?: string) =>
+      createEvaluator({
+        task: intentTask,
+        corpus: examples,
+        db,
+        executor,
+        now,
+        ...(readSince !== undefined ? { readSince } : {}),
+      });
     const request = { artifactText: 'x', partition: 'optimization', examples };
     const wrong = await evaluatorWith().evaluate(request);
     appType = 'crm';
@@ -211,10 +319,15 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
     expect(fresh.composite).toBe(wrong.composite);
     expect((await evaluatorWith().evaluate(request)).composite).toBe(wrong.composite);
     expect(calls).toEqual(['a', 'b', 'a', 'b', 'a', 'b']);
-    expect(await db.selectFrom('example_results').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).toEqual({ n: 2 });
+    expect(
+      await db
+        .selectFrom('example_results')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ n: 2 });
   });
 
-  it('the viewer\'s change fingerprint (kloop view\'s live updates) reads on this backend and moves with every stored result', async () => {
+  it("the viewer's change fingerprint (kloop view's live updates) reads on this backend and moves with every stored result", async () => {
     const db = await open(await backend.fresh());
     const before = await notebookVersion(db);
     expect(Object.keys(JSON.parse(before) as object)).toEqual(expect.arrayContaining(['e', 'r', 'x', 'u']));
@@ -225,10 +338,13 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
     expect(await notebookVersion(db)).not.toBe(after);
   });
 
-  it('text sorts by its bytes (as SQLite compares), whatever the server\'s locale', async () => {
+  it("text sorts by its bytes (as SQLite compares), whatever the server's locale", async () => {
     const db = await open(await backend.fresh());
     const keys = ['b', 'B', 'a', 'É', '_', 'Z', 'a-2', 'a10', 'a2'];
-    await db.insertInto('study_state').values(keys.map((key) => ({ key, value: key }))).execute();
+    await db
+      .insertInto('study_state')
+      .values(keys.map((key) => ({ key, value: key })))
+      .execute();
     const sorted = (await db.selectFrom('study_state').select('key').orderBy('key').execute()).map((row) => row.key);
     expect(sorted).toEqual(['B', 'Z', '_', 'a', 'a-2', 'a10', 'a2', 'b', 'É']);
   });
@@ -238,21 +354,31 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
     const writer = await open(location);
     await putVersion(writer, 'seed', 'seed', null, null);
     const reader = await open(location, { readonly: true });
-    expect((await reader.selectFrom('artifact_versions').select('text').execute()).map((row) => row.text)).toEqual(['seed']);
-    await expect(reader.insertInto('study_state').values({ key: 'k', value: 'v' }).execute()).rejects.toThrow(/read-only|readonly/i);
+    expect((await reader.selectFrom('artifact_versions').select('text').execute()).map((row) => row.text)).toEqual([
+      'seed',
+    ]);
+    await expect(reader.insertInto('study_state').values({ key: 'k', value: 'v' }).execute()).rejects.toThrow(
+      /read-only|readonly/i,
+    );
   });
 
   it('one writer: of two processes taking a free lease at once, exactly one gets it and the other is told who holds it (exit 3)', async () => {
     const location = await backend.fresh();
     // A short busy timeout: in one process, a SQLite connection waiting for the write lock blocks the thread the holder needs to commit.
     const [left, right] = [await open(location, { busyTimeoutMs: 100 }), await open(location, { busyTimeoutMs: 100 })];
-    const options = (db: StudyDatabase, id: string) => tryAcquireLease(db, { studyKey: '/machine-a/study', hostname: 'h', pid: process.pid, ownerId: id });
+    const options = (db: StudyDatabase, id: string) =>
+      tryAcquireLease(db, { studyKey: '/machine-a/study', hostname: 'h', pid: process.pid, ownerId: id });
     const outcomes = await Promise.all([options(left, 'h:1:left'), options(right, 'h:1:right')]);
     expect(outcomes.filter((outcome) => outcome.acquired)).toHaveLength(1);
     const winner = outcomes.find((outcome) => outcome.acquired)!;
     const loser = outcomes.find((outcome) => !outcome.acquired)!;
     expect(loser).toMatchObject({ acquired: false, holder: { ownerId: winner.acquired ? winner.lease.ownerId : '' } });
-    const refusal = await acquireLease(right, { studyKey: '/machine-a/study', hostname: 'h', pid: process.pid, ownerId: 'h:1:third' }).then(
+    const refusal = await acquireLease(right, {
+      studyKey: '/machine-a/study',
+      hostname: 'h',
+      pid: process.pid,
+      ownerId: 'h:1:third',
+    }).then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -263,9 +389,16 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
   it('a stale lease is taken over by exactly one of two contenders; the old owner can neither renew nor release it', async () => {
     const location = await backend.fresh();
     const [left, right] = [await open(location, { busyTimeoutMs: 100 }), await open(location, { busyTimeoutMs: 100 })];
-    const old = await tryAcquireLease(left, { studyKey: '/s', hostname: 'gone-host', pid: 1, ownerId: 'gone-host:1:old', now: () => new Date('2025-01-01T00:00:00Z') });
+    const old = await tryAcquireLease(left, {
+      studyKey: '/s',
+      hostname: 'gone-host',
+      pid: 1,
+      ownerId: 'gone-host:1:old',
+      now: () => new Date('2025-01-01T00:00:00Z'),
+    });
     expect(old.acquired).toBe(true);
-    const contend = (db: StudyDatabase, id: string) => tryAcquireLease(db, { studyKey: '/s', hostname: 'h', pid: process.pid, ownerId: id });
+    const contend = (db: StudyDatabase, id: string) =>
+      tryAcquireLease(db, { studyKey: '/s', hostname: 'h', pid: process.pid, ownerId: id });
     const outcomes = await Promise.all([contend(left, 'h:2:left'), contend(right, 'h:2:right')]);
     const took = outcomes.filter((outcome) => outcome.acquired);
     expect(took).toHaveLength(1);
@@ -290,10 +423,13 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
       await held;
     });
     await inside;
-    const failure = await waiter.transaction().execute((transaction) => transaction.insertInto('study_state').values({ key: 'waiter', value: '1' }).execute()).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const failure = await waiter
+      .transaction()
+      .execute((transaction) => transaction.insertInto('study_state').values({ key: 'waiter', value: '1' }).execute())
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     expect(isDatabaseBusy(failure)).toBe(true);
     const attempt = await tryAcquireLease(waiter, { studyKey: '/s', retry: { attempts: 2, backoffMs: 1 } });
     expect(attempt).toMatchObject({ acquired: false, holder: undefined });
@@ -308,7 +444,10 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
     const lease = await acquireLease(db, { studyKey: '/s', now: () => new Date('2025-01-01T00:00:00Z') });
     const heartbeat = startLeaseHeartbeat(db, lease, { file: location, intervalMs: 50 });
     try {
-      await vi.waitFor(async () => expect((await readLease(db, '/s'))?.heartbeatAt).not.toBe('2025-01-01T00:00:00.000Z'), { timeout: 20_000, interval: 50 });
+      await vi.waitFor(
+        async () => expect((await readLease(db, '/s'))?.heartbeatAt).not.toBe('2025-01-01T00:00:00.000Z'),
+        { timeout: 20_000, interval: 50 },
+      );
     } finally {
       await heartbeat.stop();
     }

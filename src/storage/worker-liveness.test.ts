@@ -13,14 +13,26 @@ const lastBeat = '2026-12-07T12:00:00.000Z'; // 30 s ago: past the 15 s stale de
 
 describe('workerGoneReason', () => {
   it('a worker of this host whose process exists is alive, however old its heartbeat (a SIGSTOP pause)', () => {
-    expect(workerGoneReason({ hostname: 'here', pid: 41, heartbeatAt: lastBeat }, { now, hostname: 'here', isProcessAlive: () => true })).toBeNull();
+    expect(
+      workerGoneReason(
+        { hostname: 'here', pid: 41, heartbeatAt: lastBeat },
+        { now, hostname: 'here', isProcessAlive: () => true },
+      ),
+    ).toBeNull();
   });
   it('a worker of this host whose process is gone is gone at once', () => {
-    expect(workerGoneReason({ hostname: 'here', pid: 41, heartbeatAt: now.toISOString() }, { now, hostname: 'here', isProcessAlive: () => false })).toBe('process 41 no longer exists on this host');
+    expect(
+      workerGoneReason(
+        { hostname: 'here', pid: 41, heartbeatAt: now.toISOString() },
+        { now, hostname: 'here', isProcessAlive: () => false },
+      ),
+    ).toBe('process 41 no longer exists on this host');
   });
   it('a worker of another host is gone when its heartbeat is older than the stale delay, not before', () => {
     const judge = { now, hostname: 'here', isProcessAlive: () => true };
-    expect(workerGoneReason({ hostname: 'there', pid: 41, heartbeatAt: lastBeat }, judge)).toBe('no heartbeat for 30 s (last 2026-12-07T12:00:00.000Z; stale after 15 s)');
+    expect(workerGoneReason({ hostname: 'there', pid: 41, heartbeatAt: lastBeat }, judge)).toBe(
+      'no heartbeat for 30 s (last 2026-12-07T12:00:00.000Z; stale after 15 s)',
+    );
     expect(workerGoneReason({ hostname: 'there', pid: 41, heartbeatAt: '2026-12-07T12:00:16.000Z' }, judge)).toBeNull();
   });
 });
@@ -32,7 +44,9 @@ describe('workerGoneError', () => {
     const second = workerGoneError(first, 'process 42 no longer exists on this host');
     expect(workerGoneAttempts(second)).toEqual({ count: 2, reason: 'process 42 no longer exists on this host' });
     // An attempt that failed otherwise (the executor's error) starts the count again.
-    expect(workerGoneError('Error: 3 of 4 result(s) failed transiently', 'gone')).toBe('worker gone on 1 attempt(s): gone');
+    expect(workerGoneError('Error: 3 of 4 result(s) failed transiently', 'gone')).toBe(
+      'worker gone on 1 attempt(s): gone',
+    );
     expect(workerGoneAttempts('Error: timeout')).toBeUndefined();
     expect(workerGoneAttempts(null)).toBeUndefined();
   });

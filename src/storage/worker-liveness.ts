@@ -56,10 +56,12 @@ export interface LivenessJudge {
  * heartbeat's age).
  */
 export function workerGoneReason(worker: WorkerHeartbeat, judge: LivenessJudge): string | null {
-  if (worker.hostname === judge.hostname) return judge.isProcessAlive(worker.pid) ? null : `process ${worker.pid} no longer exists on this host`;
+  if (worker.hostname === judge.hostname)
+    return judge.isProcessAlive(worker.pid) ? null : `process ${worker.pid} no longer exists on this host`;
   const staleAfterMs = judge.staleAfterMs ?? LEASE_STALE_AFTER_MS;
   const ageMs = judge.now.getTime() - Date.parse(worker.heartbeatAt);
-  if (!Number.isFinite(ageMs) || ageMs > staleAfterMs) return `no heartbeat for ${Math.round(ageMs / 1000)} s (last ${worker.heartbeatAt}; stale after ${staleAfterMs / 1000} s)`;
+  if (!Number.isFinite(ageMs) || ageMs > staleAfterMs)
+    return `no heartbeat for ${Math.round(ageMs / 1000)} s (last ${worker.heartbeatAt}; stale after ${staleAfterMs / 1000} s)`;
   return null;
 }
 
@@ -99,8 +101,21 @@ export function startWorkerHeartbeat(db: StudyDatabase, options: WorkerHeartbeat
     const at = new Date().toISOString();
     const rows = await db
       .insertInto('leases')
-      .values(workerIds.map((id) => ({ study_key: `${WORKER_LEASE_PREFIX}${id}`, owner_id: options.ownerId, hostname: options.hostname, pid: options.pid, acquired_at: at, heartbeat_at: at })))
-      .onConflict((conflict) => conflict.column('study_key').doUpdateSet({ owner_id: options.ownerId, hostname: options.hostname, pid: options.pid, heartbeat_at: at }))
+      .values(
+        workerIds.map((id) => ({
+          study_key: `${WORKER_LEASE_PREFIX}${id}`,
+          owner_id: options.ownerId,
+          hostname: options.hostname,
+          pid: options.pid,
+          acquired_at: at,
+          heartbeat_at: at,
+        })),
+      )
+      .onConflict((conflict) =>
+        conflict
+          .column('study_key')
+          .doUpdateSet({ owner_id: options.ownerId, hostname: options.hostname, pid: options.pid, heartbeat_at: at }),
+      )
       // PostgreSQL: xmax = 0 on a row this statement inserted (not updated).
       .returning(['study_key', sql<boolean>`(xmax = 0)`.as('inserted')])
       .execute();
@@ -132,7 +147,12 @@ export function startWorkerHeartbeat(db: StudyDatabase, options: WorkerHeartbeat
     async stop() {
       clearInterval(timer);
       await beating;
-      await db.deleteFrom('leases').where('owner_id', '=', options.ownerId).where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`).execute().catch(() => undefined);
+      await db
+        .deleteFrom('leases')
+        .where('owner_id', '=', options.ownerId)
+        .where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`)
+        .execute()
+        .catch(() => undefined);
     },
   };
 }

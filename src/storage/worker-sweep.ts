@@ -53,14 +53,23 @@ export async function sweepGoneWorkers(options: SweepOptions): Promise<void> {
     `select locked_by, extract(epoch from (now() - min(locked_at))) * 1000 as age_ms from ${queueSchema}.jobs where locked_by is not null group by locked_by`,
   );
   if (locked.rows.length === 0) return;
-  const leases = await db.selectFrom('leases').selectAll().where('study_key', 'in', locked.rows.map((row) => `${WORKER_LEASE_PREFIX}${row.locked_by}`)).execute();
+  const leases = await db
+    .selectFrom('leases')
+    .selectAll()
+    .where(
+      'study_key',
+      'in',
+      locked.rows.map((row) => `${WORKER_LEASE_PREFIX}${row.locked_by}`),
+    )
+    .execute();
   const byKey = new Map(leases.map((row) => [row.study_key, row]));
   const now = new Date();
   const dead: Array<{ id: string; reason: string }> = [];
   for (const row of locked.rows) {
     const lease = byKey.get(`${WORKER_LEASE_PREFIX}${row.locked_by}`);
     if (lease === undefined) {
-      if (Number(row.age_ms) > staleAfterMs) dead.push({ id: row.locked_by, reason: `no heartbeat row in ${Math.round(Number(row.age_ms) / 1000)} s` });
+      if (Number(row.age_ms) > staleAfterMs)
+        dead.push({ id: row.locked_by, reason: `no heartbeat row in ${Math.round(Number(row.age_ms) / 1000)} s` });
       continue;
     }
     const reason = workerGoneReason(
@@ -69,14 +78,25 @@ export async function sweepGoneWorkers(options: SweepOptions): Promise<void> {
     );
     if (reason === null) continue;
     // Only if it did not beat since it was judged.
-    const removed = await db.deleteFrom('leases').where('study_key', '=', lease.study_key).where('heartbeat_at', '=', lease.heartbeat_at).executeTakeFirst();
-    if (Number(removed.numDeletedRows) > 0) dead.push({ id: row.locked_by, reason: `pid ${lease.pid} on ${lease.hostname}: ${reason}` });
+    const removed = await db
+      .deleteFrom('leases')
+      .where('study_key', '=', lease.study_key)
+      .where('heartbeat_at', '=', lease.heartbeat_at)
+      .executeTakeFirst();
+    if (Number(removed.numDeletedRows) > 0)
+      dead.push({ id: row.locked_by, reason: `pid ${lease.pid} on ${lease.hostname}: ${reason}` });
   }
   if (dead.length === 0) return;
   for (const worker of dead) {
-    const jobs = await pool.query<{ id: string; last_error: string | null }>(`select id, last_error from ${queueSchema}._private_jobs where locked_by = $1`, [worker.id]);
+    const jobs = await pool.query<{ id: string; last_error: string | null }>(
+      `select id, last_error from ${queueSchema}._private_jobs where locked_by = $1`,
+      [worker.id],
+    );
     for (const job of jobs.rows) {
-      await pool.query(`update ${queueSchema}._private_jobs set last_error = $2, locked_at = null, locked_by = null where id = $1 and locked_by = $3`, [job.id, workerGoneError(job.last_error, worker.reason), worker.id]);
+      await pool.query(
+        `update ${queueSchema}._private_jobs set last_error = $2, locked_at = null, locked_by = null where id = $1 and locked_by = $3`,
+        [job.id, workerGoneError(job.last_error, worker.reason), worker.id],
+      );
     }
   }
   // The job queues' locks (and any job locked since).

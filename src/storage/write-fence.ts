@@ -64,7 +64,11 @@ export class LeaseLostError extends KloopError {
 
 /** True for an error that is, or wraps, a {@link LeaseLostError}. */
 export function isLeaseLost(error: unknown): error is LeaseLostError {
-  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = (current as { cause?: unknown }).cause, depth += 1) {
+  for (
+    let current = error, depth = 0;
+    current instanceof Error && depth < 5;
+    current = (current as { cause?: unknown }).cause, depth += 1
+  ) {
     if (current instanceof LeaseLostError) return true;
   }
   return false;
@@ -189,7 +193,10 @@ export class FencedDriver implements Driver {
   private async checkFence(connection: DatabaseConnection, fence: WriteFence): Promise<boolean> {
     const p = this.holder.placeholder;
     const result = await connection.executeQuery(
-      CompiledQuery.raw(`select 1 as held from leases where study_key = ${p(1)} and owner_id = ${p(2)} and generation = ${p(3)}`, [fence.studyKey, fence.ownerId, fence.generation]),
+      CompiledQuery.raw(
+        `select 1 as held from leases where study_key = ${p(1)} and owner_id = ${p(2)} and generation = ${p(3)}`,
+        [fence.studyKey, fence.ownerId, fence.generation],
+      ),
     );
     return result.rows.length > 0;
   }

@@ -56,7 +56,10 @@ import type { StudyHeadline } from '../loop/loaded-study.ts';
 import { DEFAULT_COMMAND_CONCURRENCY, DEFAULT_COMMAND_TIMEOUT_MS } from '../config/config.ts';
 
 /** The parts of a config composition reads. */
-export type CompositionConfig = Pick<StudyConfig, 'task' | 'corpusPolicy' | 'executor' | 'proposer' | 'dir' | 'configPath' | 'lines' | 'weights' | 'gate'>;
+export type CompositionConfig = Pick<
+  StudyConfig,
+  'task' | 'corpusPolicy' | 'executor' | 'proposer' | 'dir' | 'configPath' | 'lines' | 'weights' | 'gate'
+>;
 
 /** The task of a study, with its record format. */
 export interface ComposedTask {
@@ -75,7 +78,12 @@ export function isIntentTask(task: Pick<Task, 'id'>): boolean {
 }
 
 /** An InputError about a key of kloop.yaml, with its line when known. */
-function configError(config: { configPath?: string | undefined; lines?: StudyConfig['lines'] }, field: string, message: string, code = 'input.config'): InputError {
+function configError(
+  config: { configPath?: string | undefined; lines?: StudyConfig['lines'] },
+  field: string,
+  message: string,
+  code = 'input.config',
+): InputError {
   const line = config.lines?.[field] ?? config.lines?.[field.split(/[.[]/)[0]!];
   // Without a kloop.yaml (a study built in code) the error names the field alone.
   if (config.configPath === undefined) return new InputError(message, { field });
@@ -104,7 +112,9 @@ function formatOf(task: Task, kind: TaskKind): ComposedTask {
  * @throws InputError (kloop.yaml, the line of the key) on bad task settings,
  *   and for a custom task, which is loaded asynchronously ({@link composeTaskAsync})
  */
-export function composeTask(config: Pick<CompositionConfig, 'task' | 'corpusPolicy' | 'configPath' | 'lines'> & Partial<CompositionConfig>): ComposedTask {
+export function composeTask(
+  config: Pick<CompositionConfig, 'task' | 'corpusPolicy' | 'configPath' | 'lines'> & Partial<CompositionConfig>,
+): ComposedTask {
   const spec = config.task;
   const kind = taskKindOf(spec);
   const full = config as CompositionConfig;
@@ -112,22 +122,53 @@ export function composeTask(config: Pick<CompositionConfig, 'task' | 'corpusPoli
     case 'intent':
       return formatOf(createIntentTask({ requireAppType: config.corpusPolicy.partialGold !== true }), kind);
     case 'classification': {
-      if (typeof spec === 'string' || spec.kind !== 'classification') throw configError(config, 'task', 'a classification task needs its labels: task: { kind: classification, labels: [billing, technical, ...] }');
+      if (typeof spec === 'string' || spec.kind !== 'classification')
+        throw configError(
+          config,
+          'task',
+          'a classification task needs its labels: task: { kind: classification, labels: [billing, technical, ...] }',
+        );
       return formatOf(
-        locatedTask(full, () => createClassificationTask({ labels: spec.labels, ...(spec.reportAs !== undefined ? { reportAs: spec.reportAs } : {}), ...(spec.fieldOrder !== undefined ? { fieldOrder: spec.fieldOrder } : {}) })),
+        locatedTask(full, () =>
+          createClassificationTask({
+            labels: spec.labels,
+            ...(spec.reportAs !== undefined ? { reportAs: spec.reportAs } : {}),
+            ...(spec.fieldOrder !== undefined ? { fieldOrder: spec.fieldOrder } : {}),
+          }),
+        ),
         kind,
       );
     }
     case 'extraction': {
-      if (typeof spec === 'string' || spec.kind !== 'extraction') throw configError(config, 'task', 'an extraction task needs its fields: task: { kind: extraction, fields: { total: { match: number } } }');
+      if (typeof spec === 'string' || spec.kind !== 'extraction')
+        throw configError(
+          config,
+          'task',
+          'an extraction task needs its fields: task: { kind: extraction, fields: { total: { match: number } } }',
+        );
       return formatOf(
-        locatedTask(full, () => createExtractionTask({ fields: spec.fields as ExtractionTaskOptions['fields'], ...(spec.fieldOrder !== undefined ? { fieldOrder: spec.fieldOrder } : {}) })),
+        locatedTask(full, () =>
+          createExtractionTask({
+            fields: spec.fields as ExtractionTaskOptions['fields'],
+            ...(spec.fieldOrder !== undefined ? { fieldOrder: spec.fieldOrder } : {}),
+          }),
+        ),
         kind,
       );
     }
     case 'custom':
-      if (typeof spec === 'string' || spec.kind !== 'custom') throw configError(config, 'task', 'a custom task needs its scorer module: task: { kind: custom, module: score.ts }');
-      throw configError(config, 'task', 'a custom task loads its scorer module asynchronously: load the study with loadStudyAsync (the CLI does)', 'input.task');
+      if (typeof spec === 'string' || spec.kind !== 'custom')
+        throw configError(
+          config,
+          'task',
+          'a custom task needs its scorer module: task: { kind: custom, module: score.ts }',
+        );
+      throw configError(
+        config,
+        'task',
+        'a custom task loads its scorer module asynchronously: load the study with loadStudyAsync (the CLI does)',
+        'input.task',
+      );
   }
 }
 
@@ -137,9 +178,12 @@ export function composeTask(config: Pick<CompositionConfig, 'task' | 'corpusPoli
  *
  * @throws InputError as {@link composeTask}; for a custom task, the module's errors (code `custom_module`, naming the file)
  */
-export async function composeTaskAsync(config: Pick<CompositionConfig, 'task' | 'corpusPolicy' | 'configPath' | 'lines' | 'dir'>): Promise<ComposedTask> {
+export async function composeTaskAsync(
+  config: Pick<CompositionConfig, 'task' | 'corpusPolicy' | 'configPath' | 'lines' | 'dir'>,
+): Promise<ComposedTask> {
   const spec = config.task;
-  if (typeof spec !== 'string' && spec.kind === 'custom') return formatOf(await loadCustomTask({ studyFolder: config.dir, module: spec.module }), 'custom');
+  if (typeof spec !== 'string' && spec.kind === 'custom')
+    return formatOf(await loadCustomTask({ studyFolder: config.dir, module: spec.module }), 'custom');
   return composeTask(config);
 }
 
@@ -150,15 +194,23 @@ export async function composeTaskAsync(config: Pick<CompositionConfig, 'task' | 
  * @throws InputError (kloop.yaml, the key's line) when a name is not one of
  *   the task's components, or when no weight is above 0
  */
-export function composeWeights(task: Task, config: { weights?: StudyConfig['weights']; configPath?: string | undefined; lines?: StudyConfig['lines'] }): Record<string, number> {
+export function composeWeights(
+  task: Task,
+  config: { weights?: StudyConfig['weights']; configPath?: string | undefined; lines?: StudyConfig['lines'] },
+): Record<string, number> {
   const names = taskComponents(task).map((component) => component.name);
   for (const name of Object.keys(config.weights ?? {})) {
     if (!names.includes(name)) {
-      throw configError(config, `weights.${name}`, `unknown component "${name}": the ${task.id} task's components are ${names.join(', ')}`);
+      throw configError(
+        config,
+        `weights.${name}`,
+        `unknown component "${name}": the ${task.id} task's components are ${names.join(', ')}`,
+      );
     }
   }
   const weights = { ...defaultWeights(task), ...(config.weights ?? {}) };
-  if (!Object.values(weights).some((weight) => weight > 0)) throw configError(config, 'weights', 'at least one weight must be above 0');
+  if (!Object.values(weights).some((weight) => weight > 0))
+    throw configError(config, 'weights', 'at least one weight must be above 0');
   return weights;
 }
 
@@ -173,13 +225,26 @@ export function checkComposition(config: CompositionConfig, task: Task): void {
   const kind = taskKindOf(config.task);
   const executor = config.executor.kind;
   if (executor === 'offline' && !intent) {
-    throw configError(config, 'executor.kind', `the offline executor runs the intent playbook: it needs task intent (this study's task is ${kind}); use executor.kind: routing-rules, llm or command`);
+    throw configError(
+      config,
+      'executor.kind',
+      `the offline executor runs the intent playbook: it needs task intent (this study's task is ${kind}); use executor.kind: routing-rules, llm or command`,
+    );
   }
   if (executor === 'routing-rules' && kind !== 'classification') {
-    throw configError(config, 'executor.kind', `the routing-rules executor answers a label: it needs a classification task (this study's task is ${kind})`);
+    throw configError(
+      config,
+      'executor.kind',
+      `the routing-rules executor answers a label: it needs a classification task (this study's task is ${kind})`,
+    );
   }
   const rulesProgram = executor === 'command' && (kind === 'classification' || kind === 'custom');
-  if (config.proposer.kind === 'error-driven' && !(executor === 'offline' && intent) && !(executor === 'routing-rules' && kind === 'classification') && !rulesProgram) {
+  if (
+    config.proposer.kind === 'error-driven' &&
+    !(executor === 'offline' && intent) &&
+    !(executor === 'routing-rules' && kind === 'classification') &&
+    !rulesProgram
+  ) {
     throw configError(
       config,
       'proposer.kind',
@@ -200,7 +265,9 @@ export function createLazyOfflineExecutor(): Executor {
 export function createLazyErrorDrivenProposer(options: ErrorDrivenProposerOptions = {}): Proposer {
   let loaded: Promise<Proposer> | undefined;
   const load = (): Promise<Proposer> =>
-    (loaded ??= import('../proposers/error-driven-proposer.ts').then((module) => module.createErrorDrivenProposer(options)));
+    (loaded ??= import('../proposers/error-driven-proposer.ts').then((module) =>
+      module.createErrorDrivenProposer(options),
+    ));
   return { id: ERROR_DRIVEN_PROPOSER_ID, propose: async (context) => (await load()).propose(context) };
 }
 
@@ -236,8 +303,13 @@ export function composeExecutor(config: CompositionConfig, task: Task, parts: Ex
       return createCommandExecutor(options);
     }
     case 'llm': {
-      if (parts.llmClient === undefined) return throwing(configError(config, 'executor.kind', 'executor kind "llm" needs a model provider'));
-      if (isIntentTask(task)) return createLlmIntentExecutor({ client: parts.llmClient, ...(parts.deterministic !== undefined ? { deterministic: parts.deterministic } : {}) });
+      if (parts.llmClient === undefined)
+        return throwing(configError(config, 'executor.kind', 'executor kind "llm" needs a model provider'));
+      if (isIntentTask(task))
+        return createLlmIntentExecutor({
+          client: parts.llmClient,
+          ...(parts.deterministic !== undefined ? { deterministic: parts.deterministic } : {}),
+        });
       return createLlmExecutor({ client: parts.llmClient, task, deterministic: parts.deterministic === true });
     }
   }
@@ -259,14 +331,23 @@ export interface ProposerParts {
  * @throws InputError for a `reflective` proposer without a model client
  *   ("needs a model provider"), and for the error-driven keyword-rules proposer until it is wired
  */
-export function composeProposer(config: CompositionConfig & { artifact?: string }, task: Task, parts: ProposerParts = {}): Proposer {
+export function composeProposer(
+  config: CompositionConfig & { artifact?: string },
+  task: Task,
+  parts: ProposerParts = {},
+): Proposer {
   const settings = config.proposer;
   if (settings.kind === 'search') return composeSearchProposer(config);
   if (settings.kind === 'reflective') {
-    if (parts.proposerClient === undefined) throw configError(config, 'proposer.kind', 'proposer kind "reflective" needs a model provider');
+    if (parts.proposerClient === undefined)
+      throw configError(config, 'proposer.kind', 'proposer kind "reflective" needs a model provider');
     // A program's JSON or YAML artifact is edited by its top-level keys' values (src/proposers/data-edits.ts); a prompt by its ## sections.
-    const dataFile = config.executor.kind !== 'offline' && config.executor.kind !== 'llm' && config.artifact !== undefined;
-    return createReflectiveProposer({ client: parts.proposerClient, ...(dataFile ? { artifactFile: path.basename(config.artifact!) } : {}) });
+    const dataFile =
+      config.executor.kind !== 'offline' && config.executor.kind !== 'llm' && config.artifact !== undefined;
+    return createReflectiveProposer({
+      client: parts.proposerClient,
+      ...(dataFile ? { artifactFile: path.basename(config.artifact!) } : {}),
+    });
   }
   checkComposition(config, task);
   // A command program's artifact, for a classification or custom task, is read as a routing-rules file
@@ -299,7 +380,11 @@ function composeSearchProposer(config: CompositionConfig & { artifact?: string }
   const settings = config.proposer;
   const artifactFile = config.artifact ?? '';
   if (!DATA_EXTENSIONS.has(path.extname(artifactFile).toLowerCase())) {
-    throw configError(config, 'proposer.kind', `the search proposer sets parameters in a YAML or JSON artifact (.yaml, .yml, .json); this study's artifact is ${path.basename(artifactFile) || 'not named'}`);
+    throw configError(
+      config,
+      'proposer.kind',
+      `the search proposer sets parameters in a YAML or JSON artifact (.yaml, .yml, .json); this study's artifact is ${path.basename(artifactFile) || 'not named'}`,
+    );
   }
   return createSearchProposer({
     space: settings.space ?? {},
@@ -334,7 +419,9 @@ const MARKDOWN_EXTENSIONS = new Set(['.md', '.markdown']);
  *
  * @throws Error (from the returned function) when the artifact cannot be split
  */
-export function composeSectionsOf(config: Pick<StudyConfig, 'executor'> & { artifact?: string }): (text: string) => Record<string, string> {
+export function composeSectionsOf(
+  config: Pick<StudyConfig, 'executor'> & { artifact?: string },
+): (text: string) => Record<string, string> {
   if (config.executor.kind === 'offline') {
     return (text) => {
       const sections = playbookSections(text);
@@ -398,7 +485,9 @@ export function topLevelYamlSections(text: string): Record<string, string> {
  */
 export function composeHeadline(task: Task): StudyHeadline {
   const reportAs = (task as Partial<ClassificationTask>).reportAs;
-  return reportAs === 'misroute rate' ? { name: 'misroute rate', complement: true } : { name: 'composite', complement: false };
+  return reportAs === 'misroute rate'
+    ? { name: 'misroute rate', complement: true }
+    : { name: 'composite', complement: false };
 }
 
 /**
@@ -412,7 +501,12 @@ export function composeHeadline(task: Task): StudyHeadline {
 export function requireIntentStudy(config: Pick<StudyConfig, 'task' | 'configPath' | 'lines'>, what: string): void {
   const kind = taskKindOf(config.task);
   if (kind === 'intent') return;
-  throw configError(config, 'task', `${what} works on intent studies only (it builds apps from intents); this study's task is ${kind}`, 'input.task');
+  throw configError(
+    config,
+    'task',
+    `${what} works on intent studies only (it builds apps from intents); this study's task is ${kind}`,
+    'input.task',
+  );
 }
 
 /**
@@ -420,10 +514,16 @@ export function requireIntentStudy(config: Pick<StudyConfig, 'task' | 'configPat
  *
  * @throws InputError (code `input.task`)
  */
-export function requireIntentTask(study: { task: Pick<Task, 'id'>; dir: string; config?: Pick<StudyConfig, 'task' | 'configPath' | 'lines'> }, what: string): void {
+export function requireIntentTask(
+  study: { task: Pick<Task, 'id'>; dir: string; config?: Pick<StudyConfig, 'task' | 'configPath' | 'lines'> },
+  what: string,
+): void {
   if (isIntentTask(study.task)) return;
   if (study.config !== undefined) requireIntentStudy(study.config, what);
-  throw new InputError(`${what} works on intent studies only (it builds apps from intents); this study's task is ${study.task.id}`, { studyPath: study.dir, field: 'task', code: 'input.task' });
+  throw new InputError(
+    `${what} works on intent studies only (it builds apps from intents); this study's task is ${study.task.id}`,
+    { studyPath: study.dir, field: 'task', code: 'input.task' },
+  );
 }
 
 /** True when the config's task is intent (`kloop schedule` skips Loops A, C and D otherwise). */

@@ -27,13 +27,30 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { z } from 'zod';
 import { parseLocatedYaml, type LocatedYaml } from '../program/yaml-locations.ts';
-import { BASE_URL_ENV, DEFAULT_API_KEY_ENV, DEFAULT_BASE_URLS, baseURLFromEnvironment, parseModelSpec, type ProviderName } from '../providers/model-spec.ts';
+import {
+  BASE_URL_ENV,
+  DEFAULT_API_KEY_ENV,
+  DEFAULT_BASE_URLS,
+  baseURLFromEnvironment,
+  parseModelSpec,
+  type ProviderName,
+} from '../providers/model-spec.ts';
 import { maskSecrets } from '../text/mask-secrets.ts';
-import { DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS, DEFAULT_ERROR_DRIVEN_MAX_SCREENED } from '../tasks/intent/offline/ids.ts';
+import {
+  DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS,
+  DEFAULT_ERROR_DRIVEN_MAX_SCREENED,
+} from '../tasks/intent/offline/ids.ts';
 import { DEFAULT_GAMMA, DEFAULT_STARTUP_TRIALS } from '../proposers/search/search-defaults.ts';
-import { DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS, DEFAULT_KEYWORD_RULES_MAX_SCREENED } from '../proposers/keyword-rules/keyword-rules-proposer.ts';
+import {
+  DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS,
+  DEFAULT_KEYWORD_RULES_MAX_SCREENED,
+} from '../proposers/keyword-rules/keyword-rules-proposer.ts';
 import { composeTaskAsync, composeWeights, taskKindOf } from './compose.ts';
-import { defaultIncumbentRepeats, defaultRequireCalibration, INCUMBENT_REPEATS_PER_REPEAT } from '../config/study-defaults.ts';
+import {
+  defaultIncumbentRepeats,
+  defaultRequireCalibration,
+  INCUMBENT_REPEATS_PER_REPEAT,
+} from '../config/study-defaults.ts';
 import type { StudyConfig } from '../config/config.ts';
 import {
   DEFAULT_COMMAND_CONCURRENCY,
@@ -117,9 +134,14 @@ interface Context {
  * @throws InputError as `loadStudyConfig` (a missing, malformed or invalid
  *   kloop.yaml, naming file, line and field), and for a bad `--model`
  */
-export async function describeEffectiveConfig(studyDir: string, overrides: ConfigOverrides = {}): Promise<EffectiveConfig> {
+export async function describeEffectiveConfig(
+  studyDir: string,
+  overrides: ConfigOverrides = {},
+): Promise<EffectiveConfig> {
   const config = loadStudyConfig(studyDir);
-  const located = parseLocatedYaml(readFileSync(config.configPath, 'utf8').replace(/^\uFEFF/, ''), { file: config.configPath });
+  const located = parseLocatedYaml(readFileSync(config.configPath, 'utf8').replace(/^\uFEFF/, ''), {
+    file: config.configPath,
+  });
   const executorModel = config.executor.kind === 'llm' ? (overrides.model ?? config.executor.model) : undefined;
   if (overrides.model !== undefined) parseModelSpec(overrides.model, { field: '--model' });
   const context: Context = {
@@ -129,7 +151,8 @@ export async function describeEffectiveConfig(studyDir: string, overrides: Confi
     proposerModel: config.proposer.kind === 'reflective' ? (config.proposer.model ?? executorModel) : undefined,
     deterministic: isDeterministic(config, overrides),
     intent: taskKindOf(config.task) === 'intent',
-    writtenLine: (key) => (writtenValue(located, key.split('.')) !== undefined ? keyLine(located, key.split('.')) : undefined),
+    writtenLine: (key) =>
+      writtenValue(located, key.split('.')) !== undefined ? keyLine(located, key.split('.')) : undefined,
   };
   const values: EffectiveValue[] = [];
   const shape = objectShape(studyConfigSchema)!;
@@ -154,27 +177,53 @@ export async function describeEffectiveConfig(studyDir: string, overrides: Confi
 
 /** The entry with any password in its value (a string, or a list of strings) or note masked. */
 function maskValue(entry: EffectiveValue): EffectiveValue {
-  const value = typeof entry.value === 'string' ? maskSecrets(entry.value) : Array.isArray(entry.value) ? entry.value.map((item: unknown) => (typeof item === 'string' ? maskSecrets(item) : item)) : entry.value;
+  const value =
+    typeof entry.value === 'string'
+      ? maskSecrets(entry.value)
+      : Array.isArray(entry.value)
+        ? entry.value.map((item: unknown) => (typeof item === 'string' ? maskSecrets(item) : item))
+        : entry.value;
   return { ...entry, value, ...(entry.note !== undefined ? { note: maskSecrets(entry.note) } : {}) };
 }
 
 /** The object shape under defaults, prefaults, optionals and refinements; undefined for a leaf. */
 function objectShape(schema: z.ZodType): Record<string, z.ZodType> | undefined {
-  let current = schema as unknown as { def: { type: string; innerType?: z.ZodType }; shape?: Record<string, z.ZodType> };
-  while (current.def.type === 'default' || current.def.type === 'prefault' || current.def.type === 'optional') current = current.def.innerType as never;
+  let current = schema as unknown as {
+    def: { type: string; innerType?: z.ZodType };
+    shape?: Record<string, z.ZodType>;
+  };
+  while (current.def.type === 'default' || current.def.type === 'prefault' || current.def.type === 'optional')
+    current = current.def.innerType as never;
   return current.def.type === 'object' ? current.shape : undefined;
 }
 
-function walk(schema: z.ZodType, keyPath: string[], context: Context, located: LocatedYaml, values: EffectiveValue[]): void {
+function walk(
+  schema: z.ZodType,
+  keyPath: string[],
+  context: Context,
+  located: LocatedYaml,
+  values: EffectiveValue[],
+): void {
   const shape = objectShape(schema);
   if (shape !== undefined) {
     for (const key of Object.keys(shape)) walk(shape[key]!, [...keyPath, key], context, located, values);
     return;
   }
   const entry = leafValue(keyPath, context, located);
-  if (entry?.key === 'proposer.space' && entry.source === 'kloop.yaml' && typeof entry.value === 'object' && entry.value !== null) {
+  if (
+    entry?.key === 'proposer.space' &&
+    entry.source === 'kloop.yaml' &&
+    typeof entry.value === 'object' &&
+    entry.value !== null
+  ) {
     // One row per parameter of the search space, each with its own line.
-    for (const [name, spec] of Object.entries(entry.value)) values.push({ key: `proposer.space.${name}`, value: spec, source: 'kloop.yaml', line: keyLine(located, [...keyPath, name]) });
+    for (const [name, spec] of Object.entries(entry.value))
+      values.push({
+        key: `proposer.space.${name}`,
+        value: spec,
+        source: 'kloop.yaml',
+        line: keyLine(located, [...keyPath, name]),
+      });
     return;
   }
   if (entry !== undefined) values.push(entry);
@@ -195,7 +244,13 @@ function keyLine(located: LocatedYaml, keyPath: readonly string[]): number {
   return located.keyLineOf(keyPath.slice(0, -1), keyPath.at(-1)!);
 }
 
-function written(key: string, value: unknown, located: LocatedYaml, keyPath: readonly string[], note?: string): EffectiveValue {
+function written(
+  key: string,
+  value: unknown,
+  located: LocatedYaml,
+  keyPath: readonly string[],
+  note?: string,
+): EffectiveValue {
   return { key, value, source: 'kloop.yaml', line: keyLine(located, keyPath), ...(note !== undefined ? { note } : {}) };
 }
 
@@ -206,7 +261,8 @@ function byDefault(key: string, value: unknown, note?: string): EffectiveValue {
 /** The value in the parsed config (defaults applied) at a path. */
 function configValue(config: StudyConfig, keyPath: readonly string[]): unknown {
   let value: unknown = config;
-  for (const key of keyPath) value = value === null || typeof value !== 'object' ? undefined : (value as Record<string, unknown>)[key];
+  for (const key of keyPath)
+    value = value === null || typeof value !== 'object' ? undefined : (value as Record<string, unknown>)[key];
   return value;
 }
 
@@ -217,13 +273,22 @@ function leafValue(keyPath: string[], context: Context, located: LocatedYaml): E
   const derived = derive(key, context);
   if (derived === 'not applicable') return undefined;
   const note = noteOf(key, context);
-  if (flag !== undefined) return { key, value: flag.value, source: 'flag', flag: flag.flag, ...(note !== undefined ? { note } : {}) };
-  if (writtenValue(located, keyPath) !== undefined) return written(key, displayValue(key, configValue(config, keyPath), config), located, keyPath, note);
+  if (flag !== undefined)
+    return { key, value: flag.value, source: 'flag', flag: flag.flag, ...(note !== undefined ? { note } : {}) };
+  if (writtenValue(located, keyPath) !== undefined)
+    return written(key, displayValue(key, configValue(config, keyPath), config), located, keyPath, note);
   const parsed = configValue(config, keyPath);
   if (parsed !== undefined) return byDefault(key, displayValue(key, parsed, config), note);
   const fallback = derived ?? { value: null };
   const notes = [fallback.note, note].filter((text): text is string => text !== undefined);
-  if (fallback.variable !== undefined) return { key, value: fallback.value, source: 'environment', variable: fallback.variable, ...(notes.length > 0 ? { note: notes.join('; ') } : {}) };
+  if (fallback.variable !== undefined)
+    return {
+      key,
+      value: fallback.value,
+      source: 'environment',
+      variable: fallback.variable,
+      ...(notes.length > 0 ? { note: notes.join('; ') } : {}),
+    };
   return byDefault(key, fallback.value, notes.length > 0 ? notes.join('; ') : undefined);
 }
 
@@ -237,25 +302,43 @@ function displayValue(key: string, value: unknown, config: StudyConfig): unknown
 function flagOf(key: string, context: Context): { flag: string; value: unknown } | undefined {
   const { overrides } = context;
   if (key === 'proposer.baseURL') {
-    if (overrides.proposerBaseUrl !== undefined) return { flag: '--proposer-base-url', value: overrides.proposerBaseUrl };
+    if (overrides.proposerBaseUrl !== undefined)
+      return { flag: '--proposer-base-url', value: overrides.proposerBaseUrl };
     const executorProvider = providerOf(context.executorModel);
-    if (overrides.baseUrl !== undefined && (executorProvider === undefined || executorProvider === providerOf(context.proposerModel))) return { flag: '--base-url', value: overrides.baseUrl };
+    if (
+      overrides.baseUrl !== undefined &&
+      (executorProvider === undefined || executorProvider === providerOf(context.proposerModel))
+    )
+      return { flag: '--base-url', value: overrides.baseUrl };
     return undefined;
   }
   if (key === 'executor.model' && overrides.model !== undefined) return { flag: '--model', value: overrides.model };
-  if (key === 'executor.baseURL' && overrides.baseUrl !== undefined) return { flag: '--base-url', value: overrides.baseUrl };
-  if (key === 'stopping.maxCostUsd' && overrides.maxCostUsd !== undefined) return { flag: '--max-cost-usd', value: overrides.maxCostUsd };
-  if (key === 'stopping.maxExperiments' && overrides.maxExperiments !== undefined) return { flag: '--max-experiments', value: overrides.maxExperiments };
+  if (key === 'executor.baseURL' && overrides.baseUrl !== undefined)
+    return { flag: '--base-url', value: overrides.baseUrl };
+  if (key === 'stopping.maxCostUsd' && overrides.maxCostUsd !== undefined)
+    return { flag: '--max-cost-usd', value: overrides.maxCostUsd };
+  if (key === 'stopping.maxExperiments' && overrides.maxExperiments !== undefined)
+    return { flag: '--max-experiments', value: overrides.maxExperiments };
   if (key === 'storage' && overrides.db !== undefined) return { flag: '--db', value: overrides.db };
   return undefined;
 }
 
 /** A role's base URL when kloop.yaml gives none: the provider's variable (OPENAI_BASE_URL, ...) when set, else its default server. */
 function defaultBaseURL(provider: ProviderName | undefined, role: 'executor' | 'proposer', context: Context): Derived {
-  const fromEnvironment = provider === undefined ? undefined : baseURLFromEnvironment(provider, context.overrides.env ?? process.env);
-  if (fromEnvironment !== undefined) return { value: fromEnvironment.url, variable: fromEnvironment.variable, note: `${fromEnvironment.variable} is set in the environment` };
+  const fromEnvironment =
+    provider === undefined ? undefined : baseURLFromEnvironment(provider, context.overrides.env ?? process.env);
+  if (fromEnvironment !== undefined)
+    return {
+      value: fromEnvironment.url,
+      variable: fromEnvironment.variable,
+      note: `${fromEnvironment.variable} is set in the environment`,
+    };
   const url = provider === undefined ? undefined : DEFAULT_BASE_URLS[provider];
-  if (url !== undefined) return { value: url, note: `the ${provider} default${BASE_URL_ENV[provider!] !== undefined ? ` (${BASE_URL_ENV[provider!]} is not set)` : ''}` };
+  if (url !== undefined)
+    return {
+      value: url,
+      note: `the ${provider} default${BASE_URL_ENV[provider!] !== undefined ? ` (${BASE_URL_ENV[provider!]} is not set)` : ''}`,
+    };
   return { value: null, note: `none: an openai-compatible server needs one (${role}.baseURL or --base-url)` };
 }
 
@@ -264,7 +347,12 @@ function proposerKeyVariable(context: Context): string | undefined {
   const { config } = context;
   const provider = providerOf(context.proposerModel);
   if (config.proposer.apiKeyEnv !== undefined) return config.proposer.apiKeyEnv;
-  if (provider !== undefined && provider === providerOf(context.executorModel) && config.executor.apiKeyEnv !== undefined) return config.executor.apiKeyEnv;
+  if (
+    provider !== undefined &&
+    provider === providerOf(context.executorModel) &&
+    config.executor.apiKeyEnv !== undefined
+  )
+    return config.executor.apiKeyEnv;
   return provider === undefined ? undefined : DEFAULT_API_KEY_ENV[provider];
 }
 
@@ -295,19 +383,33 @@ function noteOf(key: string, context: Context): string | undefined {
   const { config } = context;
   if (key === 'corpus') return `${config.corpusFiles.length} file(s) matched`;
   if (key === 'executor.apiKeyEnv' || key === 'proposer.apiKeyEnv') {
-    const variable = key === 'executor.apiKeyEnv' ? (config.executor.apiKeyEnv ?? DEFAULT_API_KEY_ENV[providerOf(context.executorModel) ?? 'openai']) : proposerKeyVariable(context);
+    const variable =
+      key === 'executor.apiKeyEnv'
+        ? (config.executor.apiKeyEnv ?? DEFAULT_API_KEY_ENV[providerOf(context.executorModel) ?? 'openai'])
+        : proposerKeyVariable(context);
     if (variable === undefined) return undefined;
     const value = (context.overrides.env ?? process.env)[variable];
     return `${variable} is ${value !== undefined && value.trim() !== '' ? 'set' : 'not set'} in the environment`;
   }
   if (key === 'gate.requireCalibration' && config.gate.requireCalibration === undefined) {
-    return context.deterministic ? 'false for a deterministic executor (its run-to-run noise is 0)' : 'true for an executor that may sample';
+    return context.deterministic
+      ? 'false for a deterministic executor (its run-to-run noise is 0)'
+      : 'true for an executor that may sample';
   }
-  const replaced = (value: unknown): string => `replaces ${formatEffectiveValue(value)}${context.writtenLine(key) !== undefined ? ` of kloop.yaml:${context.writtenLine(key)}` : ' (the default)'}`;
-  if (key === 'stopping.maxExperiments' && context.overrides.maxExperiments !== undefined) return replaced(config.stopping.maxExperiments);
-  if (key === 'stopping.maxCostUsd' && context.overrides.maxCostUsd !== undefined && config.stopping.maxCostUsd !== undefined) return replaced(config.stopping.maxCostUsd);
-  if (key === 'executor.model' && context.overrides.model !== undefined && config.executor.model !== undefined) return replaced(config.executor.model);
-  if (key === 'executor.baseURL' && context.overrides.baseUrl !== undefined && config.executor.baseURL !== undefined) return replaced(config.executor.baseURL);
+  const replaced = (value: unknown): string =>
+    `replaces ${formatEffectiveValue(value)}${context.writtenLine(key) !== undefined ? ` of kloop.yaml:${context.writtenLine(key)}` : ' (the default)'}`;
+  if (key === 'stopping.maxExperiments' && context.overrides.maxExperiments !== undefined)
+    return replaced(config.stopping.maxExperiments);
+  if (
+    key === 'stopping.maxCostUsd' &&
+    context.overrides.maxCostUsd !== undefined &&
+    config.stopping.maxCostUsd !== undefined
+  )
+    return replaced(config.stopping.maxCostUsd);
+  if (key === 'executor.model' && context.overrides.model !== undefined && config.executor.model !== undefined)
+    return replaced(config.executor.model);
+  if (key === 'executor.baseURL' && context.overrides.baseUrl !== undefined && config.executor.baseURL !== undefined)
+    return replaced(config.executor.baseURL);
   return undefined;
 }
 
@@ -329,26 +431,45 @@ function derive(key: string, context: Context): Derived | undefined {
     case 'proposer.baseURL': {
       if (config.proposer.kind !== 'reflective') return 'not applicable';
       const provider = providerOf(context.proposerModel);
-      if (provider !== undefined && provider === providerOf(context.executorModel) && config.executor.baseURL !== undefined) return { value: config.executor.baseURL, note: "the executor's (same provider)" };
+      if (
+        provider !== undefined &&
+        provider === providerOf(context.executorModel) &&
+        config.executor.baseURL !== undefined
+      )
+        return { value: config.executor.baseURL, note: "the executor's (same provider)" };
       return defaultBaseURL(provider, 'proposer', context);
     }
     case 'proposer.apiKeyEnv': {
       if (config.proposer.kind !== 'reflective') return 'not applicable';
       const variable = proposerKeyVariable(context);
-      return variable !== undefined ? { value: variable, note: config.proposer.apiKeyEnv === undefined && variable === config.executor.apiKeyEnv ? "the executor's (same provider)" : `the ${providerOf(context.proposerModel)} default` } : { value: null, note: 'none: the server is called without a key' };
+      return variable !== undefined
+        ? {
+            value: variable,
+            note:
+              config.proposer.apiKeyEnv === undefined && variable === config.executor.apiKeyEnv
+                ? "the executor's (same provider)"
+                : `the ${providerOf(context.proposerModel)} default`,
+          }
+        : { value: null, note: 'none: the server is called without a key' };
     }
     case 'executor.apiKeyEnv': {
       if (!llm) return 'not applicable';
       const provider = providerOf(context.executorModel);
       const variable = provider === undefined ? undefined : DEFAULT_API_KEY_ENV[provider];
-      return variable !== undefined ? { value: variable, note: `the ${provider} default` } : { value: null, note: 'none: the server is called without a key' };
+      return variable !== undefined
+        ? { value: variable, note: `the ${provider} default` }
+        : { value: null, note: 'none: the server is called without a key' };
     }
     case 'executor.temperature':
       return llm ? { value: null, note: "none: the provider's default temperature" } : 'not applicable';
     case 'executor.maxOutputTokens':
       return llm ? { value: DEFAULT_LLM_MAX_OUTPUT_TOKENS } : 'not applicable';
     case 'executor.timeoutMs':
-      return llm ? { value: DEFAULT_LLM_TIMEOUT_MS, note: 'per model call' } : command ? { value: DEFAULT_COMMAND_TIMEOUT_MS, note: 'per example' } : 'not applicable';
+      return llm
+        ? { value: DEFAULT_LLM_TIMEOUT_MS, note: 'per model call' }
+        : command
+          ? { value: DEFAULT_COMMAND_TIMEOUT_MS, note: 'per example' }
+          : 'not applicable';
     case 'executor.command':
       return command ? undefined : 'not applicable';
     case 'executor.concurrency':
@@ -356,29 +477,48 @@ function derive(key: string, context: Context): Derived | undefined {
     case 'executor.deterministic':
       return command ? { value: false } : 'not applicable';
     case 'proposer.model':
-      return config.proposer.kind === 'reflective' ? { value: context.proposerModel ?? null, note: "the executor's model" } : 'not applicable';
+      return config.proposer.kind === 'reflective'
+        ? { value: context.proposerModel ?? null, note: "the executor's model" }
+        : 'not applicable';
     case 'proposer.maxEvaluations':
     case 'proposer.maxScreened': {
       if (config.proposer.kind !== 'error-driven') return 'not applicable';
       const playbook = executor === 'offline';
       const evaluations = key === 'proposer.maxEvaluations';
       const value = playbook
-        ? evaluations ? DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS : DEFAULT_ERROR_DRIVEN_MAX_SCREENED
-        : evaluations ? DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS : DEFAULT_KEYWORD_RULES_MAX_SCREENED;
-      return { value, note: playbook ? 'the intent playbook proposer' : evaluations ? 'the keyword-rules proposer: 40 single edits, and 36 for the learned scores and the bundles' : 'the keyword-rules proposer' };
+        ? evaluations
+          ? DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS
+          : DEFAULT_ERROR_DRIVEN_MAX_SCREENED
+        : evaluations
+          ? DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS
+          : DEFAULT_KEYWORD_RULES_MAX_SCREENED;
+      return {
+        value,
+        note: playbook
+          ? 'the intent playbook proposer'
+          : evaluations
+            ? 'the keyword-rules proposer: 40 single edits, and 36 for the learned scores and the bundles'
+            : 'the keyword-rules proposer',
+      };
     }
     case 'proposer.space':
       return config.proposer.kind === 'search' ? undefined : 'not applicable';
     case 'proposer.startupTrials':
-      return config.proposer.kind === 'search' ? { value: DEFAULT_STARTUP_TRIALS, note: 'scored points before the TPE model is used' } : 'not applicable';
+      return config.proposer.kind === 'search'
+        ? { value: DEFAULT_STARTUP_TRIALS, note: 'scored points before the TPE model is used' }
+        : 'not applicable';
     case 'proposer.gamma':
-      return config.proposer.kind === 'search' ? { value: DEFAULT_GAMMA, note: 'share of scored points that are good (TPE)' } : 'not applicable';
+      return config.proposer.kind === 'search'
+        ? { value: DEFAULT_GAMMA, note: 'share of scored points that are good (TPE)' }
+        : 'not applicable';
     case 'proposer.tpe':
       return config.proposer.kind === 'search' ? { value: true, note: 'false: random search' } : 'not applicable';
     case 'gate.incumbentRepeats':
       return {
         value: defaultIncumbentRepeats(config.gate.repeats, context.deterministic),
-        note: context.deterministic ? "a deterministic executor's repeats are identical: gate.repeats" : `${INCUMBENT_REPEATS_PER_REPEAT} × gate.repeats`,
+        note: context.deterministic
+          ? "a deterministic executor's repeats are identical: gate.repeats"
+          : `${INCUMBENT_REPEATS_PER_REPEAT} × gate.repeats`,
       };
     case 'gate.requireCalibration':
       return { value: defaultRequireCalibration(context.deterministic) };
@@ -389,7 +529,13 @@ function derive(key: string, context: Context): Derived | undefined {
     case 'stopping.maxRounds':
       return { value: null, note: 'none: no round limit' };
     case 'stopping.maxCostUsd':
-      return { value: null, note: llm || config.proposer.kind === 'reflective' ? 'none: no cost limit (--max-cost-usd sets one)' : 'none: no cost limit (this study calls no model)' };
+      return {
+        value: null,
+        note:
+          llm || config.proposer.kind === 'reflective'
+            ? 'none: no cost limit (--max-cost-usd sets one)'
+            : 'none: no cost limit (this study calls no model)',
+      };
     case 'corpusPolicy.graduateAfterDays':
       return { value: null, note: 'none: no day limit' };
     case 'corpusPolicy.partialGold':
@@ -402,7 +548,9 @@ function derive(key: string, context: Context): Derived | undefined {
     case 'schedule.loops.D': {
       const loop = key.slice(-1);
       if (loop === 'B') return { value: config.schedule?.fast ?? null, note: 'schedule.fast' };
-      return context.intent ? { value: config.schedule?.slow ?? null, note: 'schedule.slow' } : { value: 'off', note: 'Loops A, C and D work on intent studies only' };
+      return context.intent
+        ? { value: config.schedule?.slow ?? null, note: 'schedule.slow' }
+        : { value: 'off', note: 'Loops A, C and D work on intent studies only' };
     }
     case 'schedule.timezone':
       return { value: Intl.DateTimeFormat().resolvedOptions().timeZone, note: "the system's time zone" };
@@ -417,14 +565,19 @@ function derive(key: string, context: Context): Derived | undefined {
 function taskValues(config: StudyConfig, located: LocatedYaml): EffectiveValue[] {
   const raw = writtenValue(located, ['task']);
   const spec = config.task;
-  if (typeof spec === 'string') return [raw === undefined ? byDefault('task.kind', spec) : written('task.kind', spec, located, ['task'])];
+  if (typeof spec === 'string')
+    return [raw === undefined ? byDefault('task.kind', spec) : written('task.kind', spec, located, ['task'])];
   const values: EffectiveValue[] = [];
   const flatten = (value: unknown, keyPath: string[]): void => {
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
       for (const [key, inner] of Object.entries(value)) flatten(inner, [...keyPath, key]);
       return;
     }
-    values.push(writtenValue(located, keyPath) !== undefined ? written(keyPath.join('.'), value, located, keyPath) : byDefault(keyPath.join('.'), value));
+    values.push(
+      writtenValue(located, keyPath) !== undefined
+        ? written(keyPath.join('.'), value, located, keyPath)
+        : byDefault(keyPath.join('.'), value),
+    );
   };
   flatten(spec, ['task']);
   return values;
@@ -435,7 +588,9 @@ async function weightValues(config: StudyConfig, located: LocatedYaml): Promise<
   const { task } = await composeTaskAsync(config);
   const weights = composeWeights(task, config);
   return Object.entries(weights).map(([name, weight]) =>
-    writtenValue(located, ['weights', name]) !== undefined ? written(`weights.${name}`, weight, located, ['weights', name]) : byDefault(`weights.${name}`, weight, `the ${task.id} task's default`),
+    writtenValue(located, ['weights', name]) !== undefined
+      ? written(`weights.${name}`, weight, located, ['weights', name])
+      : byDefault(`weights.${name}`, weight, `the ${task.id} task's default`),
   );
 }
 
@@ -451,9 +606,18 @@ function providerValues(context: Context, located: LocatedYaml): EffectiveValue[
   return names.map((name) => {
     const keyPath = ['providers', name, 'maxInFlight'];
     const key = keyPath.join('.');
-    const unused = used.has(name) ? undefined : `no model of this study is on ${name} (it applies when --model or proposer.model names one)`;
+    const unused = used.has(name)
+      ? undefined
+      : `no model of this study is on ${name} (it applies when --model or proposer.model names one)`;
     const value = configured[name]?.maxInFlight;
-    if (value !== undefined) return written(key, value, located, keyPath, unused ?? 'requests in flight at once, executor and proposer together');
+    if (value !== undefined)
+      return written(
+        key,
+        value,
+        located,
+        keyPath,
+        unused ?? 'requests in flight at once, executor and proposer together',
+      );
     return byDefault(key, DEFAULT_MAX_IN_FLIGHT, 'requests in flight at once, executor and proposer together');
   });
 }

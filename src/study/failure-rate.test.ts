@@ -21,7 +21,20 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-const WORDS = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord', 'glacier', 'harbor', 'isthmus', 'jasper', 'kelp', 'lagoon'];
+const WORDS = [
+  'amber',
+  'basalt',
+  'cobalt',
+  'dune',
+  'ember',
+  'fjord',
+  'glacier',
+  'harbor',
+  'isthmus',
+  'jasper',
+  'kelp',
+  'lagoon',
+];
 
 /** Of every three calls, two answers are unusable and the third holds one harmless candidate (a comment line). */
 function flakyProposer(): Proposer {
@@ -33,7 +46,13 @@ function flakyProposer(): Proposer {
       if (calls % 3 !== 0) return { candidates: [], failures: [{ code: 'broken_json', reason: 'unparsable answer' }] };
       const word = WORDS[calls % WORDS.length]!;
       return {
-        candidates: [{ text: `${context.incumbentText}\n# ${word} ${calls}\n`, delta: `comment ${word} ${word.split('').reverse().join('')} ${calls}`, rationale: 'a no-op' }],
+        candidates: [
+          {
+            text: `${context.incumbentText}\n# ${word} ${calls}\n`,
+            delta: `comment ${word} ${word.split('').reverse().join('')} ${calls}`,
+            rationale: 'a no-op',
+          },
+        ],
         failures: [],
       };
     },
@@ -61,7 +80,9 @@ async function database(): Promise<StudyDatabase> {
 
 describe('stopping.maxFailureRate', () => {
   it('stops with failure_rate once enough proposals were attempted and too many failed', async () => {
-    const study = studyWith('  maxExperiments: 60\n  plateauRounds: 10\n  maxConsecutiveFailures: 3\n  maxRounds: 6\n  maxFailureRate: 0.5');
+    const study = studyWith(
+      '  maxExperiments: 60\n  plateauRounds: 10\n  maxConsecutiveFailures: 3\n  maxRounds: 6\n  maxFailureRate: 0.5',
+    );
     expect(study.stopping.maxFailureRate).toBe(0.5);
     const db = await database();
     const outcome = await runStudy({ study, db });
@@ -92,7 +113,9 @@ describe('stopping.maxFailureRate', () => {
   });
 
   it('the counts carry over an interrupted run, like the failure streak', async () => {
-    const study = studyWith('  maxExperiments: 60\n  plateauRounds: 10\n  maxConsecutiveFailures: 3\n  maxRounds: 6\n  maxFailureRate: 0.5');
+    const study = studyWith(
+      '  maxExperiments: 60\n  plateauRounds: 10\n  maxConsecutiveFailures: 3\n  maxRounds: 6\n  maxFailureRate: 0.5',
+    );
     const db = await database();
     const controller = new AbortController();
     const first = await runStudy({

@@ -23,7 +23,11 @@ describe('typicalAnswerTokens', () => {
     // {"label":"billing"} is 19 characters: 5 tokens, doubled 10, raised to the floor of 16.
     expect(typicalAnswerTokens([{ label: 'billing' }, { label: 'account' }])).toBe(MIN_ANSWER_TOKENS);
     // 104 characters: 26 tokens, doubled 52.
-    const long = { vendor: 'Northwind Traders International Holdings', invoiceNumber: 'INV-2024-000981', total: 18230.55 };
+    const long = {
+      vendor: 'Northwind Traders International Holdings',
+      invoiceNumber: 'INV-2024-000981',
+      total: 18230.55,
+    };
     expect(JSON.stringify(long).length).toBe(104);
     expect(typicalAnswerTokens([{ label: 'x' }, long])).toBe(52);
     expect(typicalAnswerTokens([])).toBe(MIN_ANSWER_TOKENS);
@@ -35,7 +39,10 @@ describe('checkBudget of a study whose task is not intent', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'kloop-budget-'));
     dirs.push(dir);
     writeStudy(dir, planStudy({ task: 'classification', executor: 'llm' }).files, { force: true });
-    const plugins = createLlmStudyPlugins({ getDatabase: () => undefined, env: { OPENAI_API_KEY: 'sk-test-not-a-key' } });
+    const plugins = createLlmStudyPlugins({
+      getDatabase: () => undefined,
+      env: { OPENAI_API_KEY: 'sk-test-not-a-key' },
+    });
     const study = await loadStudyAsync(dir, plugins);
     const coverage = plugins.checkBudget(study);
 
@@ -47,10 +54,16 @@ describe('checkBudget of a study whose task is not intent', () => {
     expect(contract).not.toContain('entities');
     const system = study.artifactText.trimEnd().length + 2 + contract.length;
     const repeats = study.gate.repeats;
-    const executorInput = evaluated.reduce((sum, example) => sum + estimateTokens(system + example.text.length), 0) * repeats;
+    const executorInput =
+      evaluated.reduce((sum, example) => sum + estimateTokens(system + example.text.length), 0) * repeats;
     const executorOutput = evaluated.length * repeats * MIN_ANSWER_TOKENS; // {"label":"shipping"}: 5 tokens, doubled, the floor of 16
-    const proposerInput = estimateTokens(study.artifactText.length + study.instructions.length + study.constraintsText.length + 6000 + 3000 + 2500);
-    const proposerOutput = Math.min(8192, Math.ceil((study.candidatesPerRound * estimateTokens(study.artifactText)) / 2) + 300);
+    const proposerInput = estimateTokens(
+      study.artifactText.length + study.instructions.length + study.constraintsText.length + 6000 + 3000 + 2500,
+    );
+    const proposerOutput = Math.min(
+      8192,
+      Math.ceil((study.candidatesPerRound * estimateTokens(study.artifactText)) / 2) + 300,
+    );
     expect(coverage.estimate).toMatchObject({
       inputTokens: executorInput + proposerInput,
       outputTokens: executorOutput + proposerOutput,
@@ -61,12 +74,19 @@ describe('checkBudget of a study whose task is not intent', () => {
 
     // A longer contract (more labels) is a longer request, by exactly its characters in every one.
     const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8');
-    writeFileSync(path.join(dir, 'kloop.yaml'), config.replace('labels: [billing, technical, account, shipping]', 'labels: [billing, technical, account, shipping, returns-and-exchanges, security-and-privacy]'));
+    writeFileSync(
+      path.join(dir, 'kloop.yaml'),
+      config.replace(
+        'labels: [billing, technical, account, shipping]',
+        'labels: [billing, technical, account, shipping, returns-and-exchanges, security-and-privacy]',
+      ),
+    );
     const wider = await loadStudyAsync(dir, plugins);
     const widerContract = llmOutputFormat(wider.task).contract;
     expect(widerContract.length).toBeGreaterThan(contract.length);
     const widerSystem = wider.artifactText.trimEnd().length + 2 + widerContract.length;
-    const widerInput = evaluated.reduce((sum, example) => sum + estimateTokens(widerSystem + example.text.length), 0) * repeats;
+    const widerInput =
+      evaluated.reduce((sum, example) => sum + estimateTokens(widerSystem + example.text.length), 0) * repeats;
     expect(plugins.checkBudget(wider).estimate.inputTokens).toBe(widerInput + proposerInput);
   });
 });

@@ -61,7 +61,10 @@ export const MIN_ANSWER_TOKENS = 16;
  * @param expected the gold of the examples a candidate is evaluated on
  */
 export function typicalAnswerTokens(expected: readonly unknown[]): number {
-  const longest = expected.reduce<number>((most, value) => Math.max(most, estimateTokens(JSON.stringify(value) ?? '')), 0);
+  const longest = expected.reduce<number>(
+    (most, value) => Math.max(most, estimateTokens(JSON.stringify(value) ?? '')),
+    0,
+  );
   return Math.max(MIN_ANSWER_TOKENS, 2 * longest);
 }
 
@@ -214,7 +217,14 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
     config: StudyConfig,
     modelName: string,
     field: string,
-    settings: { baseURL?: string; apiKeyEnv?: string; section?: 'executor' | 'proposer'; temperature?: number; maxOutputTokens: number; timeoutMs: number },
+    settings: {
+      baseURL?: string;
+      apiKeyEnv?: string;
+      section?: 'executor' | 'proposer';
+      temperature?: number;
+      maxOutputTokens: number;
+      timeoutMs: number;
+    },
   ): LlmClient => {
     const spec = parseModelSpec(modelName, { file: config.configPath, field });
     const resolved = resolveLanguageModel(spec, {
@@ -232,7 +242,9 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
     const provider = resolved.spec.provider;
     let limiter = limiters.get(provider);
     if (limiter === undefined) {
-      limiter = createAdaptiveLimiter({ maxConcurrency: options.maxConcurrency ?? config.providers?.[provider]?.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT });
+      limiter = createAdaptiveLimiter({
+        maxConcurrency: options.maxConcurrency ?? config.providers?.[provider]?.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
+      });
       limiters.set(provider, limiter);
     }
     const client = createLlmClient({
@@ -259,20 +271,27 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
     return client;
   };
 
-  const taskOf = (config: StudyConfig, context: CompositionContext | undefined): Task => context?.task ?? composeTask(config).task;
+  const taskOf = (config: StudyConfig, context: CompositionContext | undefined): Task =>
+    context?.task ?? composeTask(config).task;
 
   const createExecutor = (config: StudyConfig, context?: CompositionContext): Executor => {
     lastConfig = config;
     const task = taskOf(config, context);
     if (config.executor.kind !== 'llm') {
       if (options.model !== undefined) {
-        throw new InputError('--model needs an LLM study: set executor.kind: llm (and a prompt artifact) in kloop.yaml', {
-          file: config.configPath,
-          field: 'executor.kind',
-          code: 'input.model',
-        });
+        throw new InputError(
+          '--model needs an LLM study: set executor.kind: llm (and a prompt artifact) in kloop.yaml',
+          {
+            file: config.configPath,
+            field: 'executor.kind',
+            code: 'input.model',
+          },
+        );
       }
-      if ((options.baseURL !== undefined || options.proposerBaseURL !== undefined) && config.proposer.kind !== 'reflective') {
+      if (
+        (options.baseURL !== undefined || options.proposerBaseURL !== undefined) &&
+        config.proposer.kind !== 'reflective'
+      ) {
         throw new InputError(
           `${options.baseURL !== undefined ? '--base-url' : '--proposer-base-url'} names a model server, but this study calls no model (executor.kind: ${config.executor.kind}, proposer.kind: ${config.proposer.kind}); a reflective proposer (proposer.kind: reflective, proposer.model) would use it`,
           { file: config.configPath, field: 'proposer.kind', code: 'input.base-url' },
@@ -281,7 +300,11 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
       return composeExecutor(config, task);
     }
     const modelName = options.model ?? config.executor.model;
-    if (modelName === undefined) throw new InputError('an llm executor needs a model (executor.model or --model)', { file: config.configPath, field: 'executor.model' });
+    if (modelName === undefined)
+      throw new InputError('an llm executor needs a model (executor.model or --model)', {
+        file: config.configPath,
+        field: 'executor.model',
+      });
     checkPromptArtifact(config);
     const baseURL = options.baseURL ?? config.executor.baseURL;
     executorClient = makeClient(config, modelName, 'executor.model', {
@@ -291,7 +314,10 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
       maxOutputTokens: config.executor.maxOutputTokens ?? DEFAULT_EXECUTOR_MAX_OUTPUT_TOKENS,
       timeoutMs: options.timeoutMs ?? config.executor.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     });
-    return composeExecutor(config, task, { llmClient: executorClient, ...(options.deterministic !== undefined ? { deterministic: options.deterministic } : {}) });
+    return composeExecutor(config, task, {
+      llmClient: executorClient,
+      ...(options.deterministic !== undefined ? { deterministic: options.deterministic } : {}),
+    });
   };
 
   const createProposer = (config: StudyConfig, context?: CompositionContext): Proposer => {
@@ -301,10 +327,16 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
     const executorModel = config.executor.kind === 'llm' ? (options.model ?? config.executor.model) : undefined;
     const modelName = config.proposer.model ?? executorModel;
     if (modelName === undefined) {
-      throw new InputError('a reflective proposer needs a model: set proposer.model or use an llm executor', { file: config.configPath, field: 'proposer.model' });
+      throw new InputError('a reflective proposer needs a model: set proposer.model or use an llm executor', {
+        file: config.configPath,
+        field: 'proposer.model',
+      });
     }
     const spec = parseModelSpec(modelName, { file: config.configPath, field: 'proposer.model' });
-    const executorSpec = executorModel !== undefined ? parseModelSpec(executorModel, { file: config.configPath, field: 'executor.model' }) : undefined;
+    const executorSpec =
+      executorModel !== undefined
+        ? parseModelSpec(executorModel, { file: config.configPath, field: 'executor.model' })
+        : undefined;
     const sameProvider = executorSpec?.provider === spec.provider;
     // --base-url serves whichever role calls a model: the proposer too when it shares the executor's provider, or is the only model.
     const flag = options.proposerBaseURL ?? (sameProvider || executorSpec === undefined ? options.baseURL : undefined);
@@ -322,7 +354,8 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
   };
 
   // Before the executor is built (the editable sections are checked first), the config is not known here: markdown sections, as for any LLM study.
-  const sectionsOf = (text: string): Record<string, string> => composeSectionsOf(lastConfig ?? { executor: { kind: 'llm' } as StudyConfig['executor'] })(text);
+  const sectionsOf = (text: string): Record<string, string> =>
+    composeSectionsOf(lastConfig ?? { executor: { kind: 'llm' } as StudyConfig['executor'] })(text);
 
   return {
     createExecutor,
@@ -331,7 +364,15 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
     get meter() {
       return meter ?? createUsageMeter();
     },
-    usage: () => meter?.totals() ?? { inputTokens: 0, outputTokens: 0, costUsd: 0, calls: 0, cachedCalls: 0, callsByStage: emptyCallsByStage() },
+    usage: () =>
+      meter?.totals() ?? {
+        inputTokens: 0,
+        outputTokens: 0,
+        costUsd: 0,
+        calls: 0,
+        cachedCalls: 0,
+        callsByStage: emptyCallsByStage(),
+      },
     clients: () => [...created],
     checkBudget(study: LoadedStudy): BudgetCoverage {
       const limits = meter?.limits ?? {};
@@ -346,17 +387,34 @@ export function createLlmStudyPlugins(options: LlmStudyPluginOptions): LlmStudyP
         executorPrice,
         proposerPrice: proposerClient !== undefined ? proposerPrice : { inputUsdPerMillion: 0, outputUsdPerMillion: 0 },
         // The messages as the study's executor lays them out: the intent executor's own system prompt, or the prompt and the task's output contract.
-        executorSystemCharacters: executorClient !== undefined ? (intent ? buildExecutorSystemPrompt(study.artifactText).length : llmRequestCharacters(study.task, study.artifactText)) : 0,
+        executorSystemCharacters:
+          executorClient !== undefined
+            ? intent
+              ? buildExecutorSystemPrompt(study.artifactText).length
+              : llmRequestCharacters(study.task, study.artifactText)
+            : 0,
         goalCharacters: executorClient !== undefined ? evaluated.map((example) => example.text.length) : [],
         repeats: study.gate.repeats,
         // A typical answer: an intent is a few hundred tokens; any other task's, the size of its gold answers. The cap bounds both.
-        executorOutputTokens: Math.min(executorMaxOutput, intent ? INTENT_ANSWER_TOKENS : typicalAnswerTokens(evaluated.map((example) => example.expected))),
+        executorOutputTokens: Math.min(
+          executorMaxOutput,
+          intent ? INTENT_ANSWER_TOKENS : typicalAnswerTokens(evaluated.map((example) => example.expected)),
+        ),
         proposerInputCharacters:
-          proposerClient !== undefined ? study.artifactText.length + study.instructions.length + study.constraintsText.length + 6000 + 3000 + 2500 : 0,
-        proposerOutputTokens: proposerClient !== undefined ? Math.min(proposerMaxOutput, Math.ceil((study.candidatesPerRound * artifactTokens) / 2) + 300) : 0,
+          proposerClient !== undefined
+            ? study.artifactText.length + study.instructions.length + study.constraintsText.length + 6000 + 3000 + 2500
+            : 0,
+        proposerOutputTokens:
+          proposerClient !== undefined
+            ? Math.min(proposerMaxOutput, Math.ceil((study.candidatesPerRound * artifactTokens) / 2) + 300)
+            : 0,
       });
       const spent = meter?.totals();
-      return checkBudgetCoversProposals(limits, estimate, spent !== undefined ? { costUsd: spent.costUsd, tokens: spent.inputTokens + spent.outputTokens } : undefined);
+      return checkBudgetCoversProposals(
+        limits,
+        estimate,
+        spent !== undefined ? { costUsd: spent.costUsd, tokens: spent.inputTokens + spent.outputTokens } : undefined,
+      );
     },
   };
 }
@@ -372,6 +430,9 @@ function checkPromptArtifact(config: StudyConfig): void {
   try {
     markdownSectionSpans(text);
   } catch (error) {
-    throw new InputError(`the prompt cannot be split into "##" sections: ${(error as Error).message}`, { file: config.artifact, code: 'input.artifact' });
+    throw new InputError(`the prompt cannot be split into "##" sections: ${(error as Error).message}`, {
+      file: config.artifact,
+      code: 'input.artifact',
+    });
   }
 }

@@ -7,7 +7,13 @@ import { InputError } from '../errors.ts';
 import { planStudy, writeStudy } from '../init/init-study.ts';
 import { ERROR_DRIVEN_PROPOSER_ID as proposerModuleId } from '../proposers/error-driven-proposer.ts';
 import { OFFLINE_EXECUTOR_ID as executorModuleId } from '../tasks/intent/offline/offline-executor.ts';
-import { createLazyErrorDrivenProposer, createLazyOfflineExecutor, ERROR_DRIVEN_PROPOSER_ID, loadStudyAsync, OFFLINE_EXECUTOR_ID } from './load-study.ts';
+import {
+  createLazyErrorDrivenProposer,
+  createLazyOfflineExecutor,
+  ERROR_DRIVEN_PROPOSER_ID,
+  loadStudyAsync,
+  OFFLINE_EXECUTOR_ID,
+} from './load-study.ts';
 
 describe('the offline executor and error-driven proposer, loaded on first use', () => {
   it('declare the ids their modules declare (part of the evaluator fingerprint)', () => {
@@ -19,7 +25,12 @@ describe('the offline executor and error-driven proposer, loaded on first use', 
 
   it('execute like the offline executor once loaded', async () => {
     const executor = createLazyOfflineExecutor();
-    const result = await executor.execute({ input: 'Patients book appointments with therapists.', text: 'Patients book appointments with therapists.', artifact: 'not: [a playbook', repeat: 0 });
+    const result = await executor.execute({
+      input: 'Patients book appointments with therapists.',
+      text: 'Patients book appointments with therapists.',
+      artifact: 'not: [a playbook',
+      repeat: 0,
+    });
     expect(result.ok).toBe(false);
     expect(executor.deterministic).toBe(true);
   });
@@ -58,10 +69,12 @@ describe('a prompt template is checked when the study loads, not at the first mo
     );
   });
 
-  it("a placeholder the corpus cannot fill: the file, the line, the placeholder and the first example that lacks it", async () => {
+  it('a placeholder the corpus cannot fill: the file, the line, the placeholder and the first example that lacks it', async () => {
     const error = await failure(llmStudy('Ticket subject: {{subject}}'));
     expect(error.line).toBe(3);
-    expect(error.detail).toBe('the prompt names {{subject}}, but example "ticket-0001"\'s input is a text, not an object with fields; write {{input}} for its text');
+    expect(error.detail).toBe(
+      'the prompt names {{subject}}, but example "ticket-0001"\'s input is a text, not an object with fields; write {{input}} for its text',
+    );
   });
 
   it('a template every example fills loads (then needs its model, as before)', async () => {
@@ -73,6 +86,10 @@ describe('a prompt template is checked when the study loads, not at the first mo
     const dir = llmStudy('{{ input.a.b }}');
     const result = await kloop('run', dir, '--json');
     expect(result.code).toBe(2);
-    expect((JSON.parse(result.stdout) as { error: Record<string, unknown> }).error).toMatchObject({ code: 'input.artifact', file: path.join(dir, 'prompt.md'), line: 3 });
+    expect((JSON.parse(result.stdout) as { error: Record<string, unknown> }).error).toMatchObject({
+      code: 'input.artifact',
+      file: path.join(dir, 'prompt.md'),
+      line: 3,
+    });
   });
 });

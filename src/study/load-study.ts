@@ -27,7 +27,16 @@ import type { ExampleFormat } from '../corpus/example-format.ts';
 import type { StudyConfig } from '../config/config.ts';
 import { loadStudyConfig } from '../config/config.ts';
 import type { ComposedTask } from './compose.ts';
-import { checkComposition, composeExecutor, composeHeadline, composeProposer, composeSectionsOf, composeTask, composeTaskAsync, composeWeights } from './compose.ts';
+import {
+  checkComposition,
+  composeExecutor,
+  composeHeadline,
+  composeProposer,
+  composeSectionsOf,
+  composeTask,
+  composeTaskAsync,
+  composeWeights,
+} from './compose.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { composeStudySettings } from './study-settings.ts';
 
@@ -85,13 +94,20 @@ function checkEditableSections(
   editable.forEach((name, index) => {
     if (Object.hasOwn(sections, name)) return;
     const lines = readTextFile(config.program, 'the program file').split('\n');
-    const found = lines.findIndex((line, at) => at >= constraintsLine - 1 && new RegExp(`(^|[^\\w-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^\\w-]|$)`).test(line));
-    throw new InputError(`"${name}" is no section of the artifact ${path.basename(config.artifact)} (its sections: ${names.join(', ') || 'none'})`, {
-      file: config.program,
-      ...(found >= 0 ? { line: found + 1 } : {}),
-      field: `editableSections[${index}]`,
-      code: 'input.program',
-    });
+    const found = lines.findIndex(
+      (line, at) =>
+        at >= constraintsLine - 1 &&
+        new RegExp(`(^|[^\\w-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^\\w-]|$)`).test(line),
+    );
+    throw new InputError(
+      `"${name}" is no section of the artifact ${path.basename(config.artifact)} (its sections: ${names.join(', ') || 'none'})`,
+      {
+        file: config.program,
+        ...(found >= 0 ? { line: found + 1 } : {}),
+        field: `editableSections[${index}]`,
+        code: 'input.program',
+      },
+    );
   });
 }
 
@@ -108,16 +124,24 @@ function checkEditableSections(
 export function checkPromptTemplate(config: StudyConfig, artifactText: string, examples: readonly Example[]): void {
   const withoutLine = (message: string): string => message.replace(/^line \d+: /, '');
   const reading = readPromptTemplate(artifactText);
-  if (!reading.ok) throw new InputError(withoutLine(reading.message), { file: config.artifact, line: reading.line, code: 'input.artifact' });
+  if (!reading.ok)
+    throw new InputError(withoutLine(reading.message), {
+      file: config.artifact,
+      line: reading.line,
+      code: 'input.artifact',
+    });
   if (reading.placeholders.length === 0) return;
   for (const example of examples) {
     const filled = fillPromptTemplate(artifactText, example.input, example.text);
     if (filled.ok) continue;
-    throw new InputError(`${withoutLine(filled.message).replace("this example's input", `example "${example.id}"'s input`)}`, {
-      file: config.artifact,
-      ...(filled.line !== undefined ? { line: filled.line } : {}),
-      code: 'input.artifact',
-    });
+    throw new InputError(
+      `${withoutLine(filled.message).replace("this example's input", `example "${example.id}"'s input`)}`,
+      {
+        file: config.artifact,
+        ...(filled.line !== undefined ? { line: filled.line } : {}),
+        code: 'input.artifact',
+      },
+    );
   }
 }
 
@@ -128,7 +152,10 @@ export function readTextFile(file: string, what: string): string {
     bytes = readFileSync(file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new InputError(code === 'ENOENT' ? `${what} does not exist` : `cannot read ${what}: ${(error as Error).message}`, { file });
+    throw new InputError(
+      code === 'ENOENT' ? `${what} does not exist` : `cannot read ${what}: ${(error as Error).message}`,
+      { file },
+    );
   }
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -148,11 +175,17 @@ export function loadCorpus(config: StudyConfig, format?: ExampleFormat): Example
 }
 
 /** {@link loadCorpus}, with the file (relative to the study folder when inside it) each example came from. */
-export function loadCorpusFiles(config: StudyConfig, format: ExampleFormat = composeTask(config).exampleFormat): FileExample[] {
+export function loadCorpusFiles(
+  config: StudyConfig,
+  format: ExampleFormat = composeTask(config).exampleFormat,
+): FileExample[] {
   const examples: FileExample[] = [];
   const seen = new Map<string, string>();
   if (config.corpusFiles.length === 0) {
-    throw new InputError(`no corpus file matches ${config.corpus.join(', ')}`, { file: config.configPath, field: 'corpus' });
+    throw new InputError(`no corpus file matches ${config.corpus.join(', ')}`, {
+      file: config.configPath,
+      field: 'corpus',
+    });
   }
   for (const file of config.corpusFiles) {
     // One parse gives the examples and the line of each (messages name a record by file:line).
@@ -168,16 +201,24 @@ export function loadCorpusFiles(config: StudyConfig, format: ExampleFormat = com
     }
     result.examples.forEach((example, index) => {
       const earlier = seen.get(example.id);
-      if (earlier !== undefined) throw new InputError(`duplicate example id "${example.id}" (also in ${earlier})`, { file, field: 'id' });
+      if (earlier !== undefined)
+        throw new InputError(`duplicate example id "${example.id}" (also in ${earlier})`, { file, field: 'id' });
       seen.set(example.id, file);
       const relative = path.relative(config.dir, file);
       const line = result.lines[index];
-      examples.push({ example, file: relative.startsWith('..') || path.isAbsolute(relative) ? file : relative, ...(line !== undefined ? { line } : {}) });
+      examples.push({
+        example,
+        file: relative.startsWith('..') || path.isAbsolute(relative) ? file : relative,
+        ...(line !== undefined ? { line } : {}),
+      });
     });
   }
   if (examples.length === 0) {
     const files = config.corpusFiles.map((file) => path.relative(config.dir, file)).join(', ');
-    throw new InputError(`the corpus is empty: ${files} ${config.corpusFiles.length === 1 ? 'holds' : 'hold'} no example`, { file: config.configPath, field: 'corpus' });
+    throw new InputError(
+      `the corpus is empty: ${files} ${config.corpusFiles.length === 1 ? 'holds' : 'hold'} no example`,
+      { file: config.configPath, field: 'corpus' },
+    );
   }
   return examples;
 }
@@ -218,7 +259,12 @@ export interface StudyCorpusState {
  *
  * @throws StorageError when the study database exists but cannot be read
  */
-export function resolveStudyCorpus(config: StudyConfig, records: readonly FileExample[], format: ExampleFormat, preread?: CorpusMember[]): StudyCorpusState {
+export function resolveStudyCorpus(
+  config: StudyConfig,
+  records: readonly FileExample[],
+  format: ExampleFormat,
+  preread?: CorpusMember[],
+): StudyCorpusState {
   const members = preread ?? readSqliteCorpusMembers(config);
   const admission = admitFileRecords(records, members, { format });
   const fileCorpus = admission.accepted;
@@ -230,7 +276,10 @@ export function resolveStudyCorpus(config: StudyConfig, records: readonly FileEx
 
 /** Groups examples by named partition. */
 export function splitPartitions(examples: readonly Example[]): Record<PartitionName, Example[]> {
-  const partitions = Object.fromEntries(PARTITIONS.map((name) => [name, [] as Example[]])) as Record<PartitionName, Example[]>;
+  const partitions = Object.fromEntries(PARTITIONS.map((name) => [name, [] as Example[]])) as Record<
+    PartitionName,
+    Example[]
+  >;
   for (const example of examples) partitions[example.partition].push(example);
   return partitions;
 }
@@ -261,7 +310,11 @@ export function loadStudy(studyDir: string, plugins: StudyPlugins = {}, options:
  * @throws InputError as {@link loadStudy}, and the custom module's errors (code `custom_module`, naming the file)
  * @throws StorageError when the study database exists but cannot be read
  */
-export async function loadStudyAsync(studyDir: string, plugins: StudyPlugins = {}, options: LoadStudyOptions = {}): Promise<LoadedStudy> {
+export async function loadStudyAsync(
+  studyDir: string,
+  plugins: StudyPlugins = {},
+  options: LoadStudyOptions = {},
+): Promise<LoadedStudy> {
   const config = loadStudyConfig(studyDir);
   const composed = await composeTaskAsync(config);
   // A PostgreSQL notebook is read asynchronously, before the study is built (buildStudy reads a SQLite one itself).
@@ -278,13 +331,23 @@ export async function loadStudyAsync(studyDir: string, plugins: StudyPlugins = {
 function readSqliteCorpusMembers(config: StudyConfig): CorpusMember[] {
   const location = studyDatabaseLocation(config.dir);
   if (isPostgresUrl(location)) {
-    throw new InputError('this study keeps its notebook in PostgreSQL: load it with loadStudyAsync (the synchronous loadStudy reads only SQLite notebooks)', { file: config.configPath, field: 'storage' });
+    throw new InputError(
+      'this study keeps its notebook in PostgreSQL: load it with loadStudyAsync (the synchronous loadStudy reads only SQLite notebooks)',
+      { file: config.configPath, field: 'storage' },
+    );
   }
   return readCorpusMembersFile(readableDatabaseFile(location));
 }
 
 /** The study from its config and task: every file checked, then the database's corpus lifecycle read. */
-function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTask, plugins: StudyPlugins, options: LoadStudyOptions, preread?: CorpusMember[]): LoadedStudy {
+function buildStudy(
+  studyDir: string,
+  config: StudyConfig,
+  composed: ComposedTask,
+  plugins: StudyPlugins,
+  options: LoadStudyOptions,
+  preread?: CorpusMember[],
+): LoadedStudy {
   const { task, exampleFormat } = composed;
   // The weights are checked before any file is read (the settings below compose them again, with the rest).
   composeWeights(task, config);
@@ -300,21 +363,39 @@ function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTas
     }
   }
   // The artifact's sections follow from the config (compose.ts); a plugin's splitter only for a study built around one.
-  const sectionsOf = plugins.sectionsOf !== undefined && config.executor.kind === 'llm' ? plugins.sectionsOf : composeSectionsOf(config);
+  const sectionsOf =
+    plugins.sectionsOf !== undefined && config.executor.kind === 'llm' ? plugins.sectionsOf : composeSectionsOf(config);
   const mechanical = program.mechanical;
   // Every file is checked before the study database is read: a refused input leaves the notebook's files as they were.
   checkEditableSections(mechanical.editableSections, artifactText, sectionsOf, config, program.lines.constraints);
   // A prompt template's placeholders: read before the corpus, filled for every record after it.
   if (config.executor.kind === 'llm') checkPromptTemplate(config, artifactText, []);
   const records = loadCorpusFiles(config, exampleFormat);
-  if (config.executor.kind === 'llm') checkPromptTemplate(config, artifactText, records.map((record) => record.example));
-  const { admission, members, fileCorpus, corpus, partitions, leaks } = resolveStudyCorpus(config, records, exampleFormat, preread);
+  if (config.executor.kind === 'llm')
+    checkPromptTemplate(
+      config,
+      artifactText,
+      records.map((record) => record.example),
+    );
+  const { admission, members, fileCorpus, corpus, partitions, leaks } = resolveStudyCorpus(
+    config,
+    records,
+    exampleFormat,
+    preread,
+  );
   // A goal in two partitions is an error, naming both records.
-  if (leaks.length > 0 && options.partitionLeaks !== 'report') throw partitionLeakError(leaks, { file: config.configPath, field: exampleFormat.inputField });
+  if (leaks.length > 0 && options.partitionLeaks !== 'report')
+    throw partitionLeakError(leaks, { file: config.configPath, field: exampleFormat.inputField });
   for (const name of PARTITIONS) {
     if (partitions[name].length === 0) {
-      const refused = admission.refused.length > 0 ? `; ${admission.refused.length} record(s) of the corpus files were refused by admission (${admission.refused.map((record) => `${record.location} ${record.reasons[0]?.check ?? ''}`).join(', ')})` : '';
-      throw new InputError(`the corpus has no example in the ${name} partition${members.length > 0 ? ' (as the corpus lifecycle stands: `kloop corpus status`)' : ''}${refused}`, { file: config.configPath, field: 'corpus' });
+      const refused =
+        admission.refused.length > 0
+          ? `; ${admission.refused.length} record(s) of the corpus files were refused by admission (${admission.refused.map((record) => `${record.location} ${record.reasons[0]?.check ?? ''}`).join(', ')})`
+          : '';
+      throw new InputError(
+        `the corpus has no example in the ${name} partition${members.length > 0 ? ' (as the corpus lifecycle stands: `kloop corpus status`)' : ''}${refused}`,
+        { file: config.configPath, field: 'corpus' },
+      );
     }
   }
   const context: CompositionContext = { task };
@@ -342,7 +423,8 @@ function buildStudy(studyDir: string, config: StudyConfig, composed: ComposedTas
     constraints: {
       editableSections: mechanical.editableSections ?? [],
       maxArtifactCharacters: mechanical.maxArtifactCharacters,
-      check: (incumbentText, candidateText) => checkConstraints(mechanical, { incumbentText, candidateText, sectionsOf }),
+      check: (incumbentText, candidateText) =>
+        checkConstraints(mechanical, { incumbentText, candidateText, sectionsOf }),
     },
     corpus,
     partitions,

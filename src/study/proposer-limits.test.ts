@@ -24,7 +24,10 @@ afterAll(() => {
 function variant(example: string, lines: string[]): string {
   const directory = mkdtempSync(path.join(tmpdir(), 'kloop-proposer-limits-'));
   directories.push(directory);
-  cpSync(path.join(EXAMPLES, example), directory, { recursive: true, filter: (source) => !source.includes(`${path.sep}.kloop`) });
+  cpSync(path.join(EXAMPLES, example), directory, {
+    recursive: true,
+    filter: (source) => !source.includes(`${path.sep}.kloop`),
+  });
   const file = path.join(directory, 'kloop.yaml');
   const text = readFileSync(file, 'utf8');
   const edited = text.replace(/^( {2}concurrency: \d+.*)$/m, `$1\n${lines.map((line) => `  ${line}`).join('\n')}`);
@@ -34,7 +37,10 @@ function variant(example: string, lines: string[]): string {
 }
 
 /** One proposal of the study's proposer on its seed, with the evaluator calls it makes counted. */
-async function proposeOnce(directory: string, baseline: PartitionScore): Promise<ProposalResult & { evaluations: number }> {
+async function proposeOnce(
+  directory: string,
+  baseline: PartitionScore,
+): Promise<ProposalResult & { evaluations: number }> {
   const study = loadStudy(directory);
   const evaluator = createStudyEvaluator(study);
   let evaluations = 0;
@@ -42,7 +48,10 @@ async function proposeOnce(directory: string, baseline: PartitionScore): Promise
     incumbentText: study.artifactText,
     instructions: study.instructions,
     constraints: study.constraintsText,
-    limits: { editableSections: study.constraints.editableSections, maxArtifactCharacters: study.constraints.maxArtifactCharacters },
+    limits: {
+      editableSections: study.constraints.editableSections,
+      maxArtifactCharacters: study.constraints.maxArtifactCharacters,
+    },
     examples: study.partitions.optimization,
     incumbentScores: baseline,
     evaluateOptimization: (text) => {

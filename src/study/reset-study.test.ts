@@ -19,7 +19,17 @@ afterEach(() => {
 const AT = '2026-12-01T10:00:00.000Z';
 
 function member(id: string, partition: string): Record<string, unknown> {
-  return { example_id: id, origin: 'file', source: 'corpus.yaml', example: null, partition, shadow_exposures: 0, shadow_since: partition === 'shadow' ? AT : null, admitted_at: AT, updated_at: AT };
+  return {
+    example_id: id,
+    origin: 'file',
+    source: 'corpus.yaml',
+    example: null,
+    partition,
+    shadow_exposures: 0,
+    shadow_since: partition === 'shadow' ? AT : null,
+    admitted_at: AT,
+    updated_at: AT,
+  };
 }
 
 /** A notebook whose shadow members entered shadow before any experiment, and whose experiments reached round `rounds`. */
@@ -28,17 +38,49 @@ async function notebookWithRounds(studyDir: string, rounds: number): Promise<voi
   const db = await openDatabase(studyDatabasePath(studyDir));
   try {
     await sql`pragma foreign_keys = off`.execute(db);
-    for (const [id, partition] of [['s1', 'shadow'], ['s2', 'shadow'], ['o1', 'optimization']] as const) {
-      await db.insertInto('corpus_members').values(member(id, partition) as never).execute();
+    for (const [id, partition] of [
+      ['s1', 'shadow'],
+      ['s2', 'shadow'],
+      ['o1', 'optimization'],
+    ] as const) {
+      await db
+        .insertInto('corpus_members')
+        .values(member(id, partition) as never)
+        .execute();
       await db
         .insertInto('corpus_events')
-        .values({ example_id: id, kind: 'placed', from_partition: null, to_partition: partition, reason: 'from the file', experiment_id: null, details: '{}', created_at: AT })
+        .values({
+          example_id: id,
+          kind: 'placed',
+          from_partition: null,
+          to_partition: partition,
+          reason: 'from the file',
+          experiment_id: null,
+          details: '{}',
+          created_at: AT,
+        })
         .execute();
     }
     for (let round = 1; round <= rounds; round += 1) {
       await db
         .insertInto('experiments')
-        .values({ run_id: 1, round, proposer: 'test', base_version_id: 1, candidate_hash: `h${round}`, delta: '{}', rationale: '', decision: 'refused', reason: 'not_significant', evidence: '{}', accepted_version_id: null, fingerprint: 'f', seed: 1, created_at: AT, change: null })
+        .values({
+          run_id: 1,
+          round,
+          proposer: 'test',
+          base_version_id: 1,
+          candidate_hash: `h${round}`,
+          delta: '{}',
+          rationale: '',
+          decision: 'refused',
+          reason: 'not_significant',
+          evidence: '{}',
+          accepted_version_id: null,
+          fingerprint: 'f',
+          seed: 1,
+          created_at: AT,
+          change: null,
+        })
         .execute();
     }
   } finally {
@@ -47,7 +89,7 @@ async function notebookWithRounds(studyDir: string, rounds: number): Promise<voi
 }
 
 describe('resetNotebook with the corpus history kept', () => {
-  it('carries the rounds each shadow member has served, and counts the new notebook\'s rounds on top', async () => {
+  it("carries the rounds each shadow member has served, and counts the new notebook's rounds on top", async () => {
     const studyDir = mkdtempSync(path.join(tmpdir(), 'kloop-reset-'));
     folders.push(studyDir);
     await notebookWithRounds(studyDir, 6);
@@ -62,7 +104,9 @@ describe('resetNotebook with the corpus history kept', () => {
     db = await openDatabase(studyDatabasePath(studyDir));
     try {
       const after = await readCorpusMembers(db);
-      expect(after.filter((entry) => entry.partition === 'shadow').map((entry) => [entry.exampleId, entry.shadowRounds])).toEqual([
+      expect(
+        after.filter((entry) => entry.partition === 'shadow').map((entry) => [entry.exampleId, entry.shadowRounds]),
+      ).toEqual([
         ['s1', 6],
         ['s2', 6],
       ]);
@@ -71,13 +115,38 @@ describe('resetNotebook with the corpus history kept', () => {
       for (const round of [1, 2]) {
         const row = await db
           .insertInto('experiments')
-          .values({ run_id: 1, round, proposer: 'test', base_version_id: 1, candidate_hash: `n${round}`, delta: '{}', rationale: '', decision: 'refused', reason: 'not_significant', evidence: '{}', accepted_version_id: null, fingerprint: 'f', seed: 1, created_at: AT, change: null })
+          .values({
+            run_id: 1,
+            round,
+            proposer: 'test',
+            base_version_id: 1,
+            candidate_hash: `n${round}`,
+            delta: '{}',
+            rationale: '',
+            decision: 'refused',
+            reason: 'not_significant',
+            evidence: '{}',
+            accepted_version_id: null,
+            fingerprint: 'f',
+            seed: 1,
+            created_at: AT,
+            change: null,
+          })
           .returning('id')
           .executeTakeFirstOrThrow();
         if (round === 2) {
           await db
             .insertInto('corpus_events')
-            .values({ example_id: 's2', kind: 'rotated', from_partition: 'optimization', to_partition: 'shadow', reason: 'rotation', experiment_id: row.id, details: '{}', created_at: AT })
+            .values({
+              example_id: 's2',
+              kind: 'rotated',
+              from_partition: 'optimization',
+              to_partition: 'shadow',
+              reason: 'rotation',
+              experiment_id: row.id,
+              details: '{}',
+              created_at: AT,
+            })
             .execute();
         }
       }
@@ -85,7 +154,11 @@ describe('resetNotebook with the corpus history kept', () => {
       await db.destroy();
     }
     const file = studyDatabasePath(studyDir);
-    const rounds = Object.fromEntries(readCorpusMembersFile(file).filter((entry) => entry.partition === 'shadow').map((entry) => [entry.exampleId, entry.shadowRounds]));
+    const rounds = Object.fromEntries(
+      readCorpusMembersFile(file)
+        .filter((entry) => entry.partition === 'shadow')
+        .map((entry) => [entry.exampleId, entry.shadowRounds]),
+    );
     expect(rounds).toEqual({ s1: 8, s2: 0 });
   });
 });

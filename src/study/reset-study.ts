@@ -36,8 +36,25 @@ export interface NotebookCounts {
 
 /** Counts the rows a reset moves aside. */
 export async function notebookCounts(db: StudyDatabase): Promise<NotebookCounts> {
-  const count = async (table: 'experiments' | 'runs' | 'artifact_versions' | 'calibrations' | 'corpus_members' | 'corpus_events' | 'review_items' | 'signals'): Promise<number> =>
-    Number((await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirst())?.count ?? 0);
+  const count = async (
+    table:
+      | 'experiments'
+      | 'runs'
+      | 'artifact_versions'
+      | 'calibrations'
+      | 'corpus_members'
+      | 'corpus_events'
+      | 'review_items'
+      | 'signals',
+  ): Promise<number> =>
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number>().as('count'))
+          .executeTakeFirst()
+      )?.count ?? 0,
+    );
   return {
     experiments: await count('experiments'),
     runs: await count('runs'),
@@ -63,7 +80,11 @@ export async function readCorpusHistoryRows(db: StudyDatabase): Promise<CorpusHi
   return {
     members: await db.selectFrom('corpus_members').selectAll().orderBy('example_id').execute(),
     events: await db.selectFrom('corpus_events').selectAll().orderBy('id').execute(),
-    shadowRounds: Object.fromEntries((await readCorpusMembers(db)).filter((member) => member.partition === 'shadow').map((member) => [member.exampleId, member.shadowRounds ?? 0])),
+    shadowRounds: Object.fromEntries(
+      (await readCorpusMembers(db))
+        .filter((member) => member.partition === 'shadow')
+        .map((member) => [member.exampleId, member.shadowRounds ?? 0]),
+    ),
   };
 }
 
@@ -86,7 +107,11 @@ export interface ResetOutcome {
  * @param keep the corpus rows to carry over, or null
  * @param at ISO 8601 time of the reset (also names the backup folder)
  */
-export async function resetNotebook(studyDir: string, keep: CorpusHistoryRows | null, at: string): Promise<ResetOutcome> {
+export async function resetNotebook(
+  studyDir: string,
+  keep: CorpusHistoryRows | null,
+  at: string,
+): Promise<ResetOutcome> {
   const folder = path.dirname(studyDatabasePath(studyDir));
   const backup = path.join(folder, 'backups', at.replace(/[:.]/g, '-'));
   mkdirSync(backup, { recursive: true });
@@ -106,12 +131,24 @@ export async function resetNotebook(studyDir: string, keep: CorpusHistoryRows | 
         const { id: _id, ...row } = event;
         await transaction
           .insertInto('corpus_events')
-          .values({ ...row, experiment_id: null, details: JSON.stringify(event.experiment_id === null ? details : { ...details, previousExperimentId: event.experiment_id }) })
+          .values({
+            ...row,
+            experiment_id: null,
+            details: JSON.stringify(
+              event.experiment_id === null ? details : { ...details, previousExperimentId: event.experiment_id },
+            ),
+          })
           .execute();
       }
-      const exposures = Object.fromEntries(keep.members.filter((member) => member.shadow_exposures > 0).map((member) => [member.example_id, Number(member.shadow_exposures)]));
+      const exposures = Object.fromEntries(
+        keep.members
+          .filter((member) => member.shadow_exposures > 0)
+          .map((member) => [member.example_id, Number(member.shadow_exposures)]),
+      );
       // The rounds each shadow member has served so far: the new notebook's rounds start at 0, so they are carried here.
-      const shadowRounds = Object.fromEntries(Object.entries(keep.shadowRounds ?? {}).filter(([, rounds]) => rounds > 0));
+      const shadowRounds = Object.fromEntries(
+        Object.entries(keep.shadowRounds ?? {}).filter(([, rounds]) => rounds > 0),
+      );
       await transaction
         .insertInto('corpus_events')
         .values({

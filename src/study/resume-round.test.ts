@@ -26,7 +26,8 @@ function smallStudy(maxExperiments: number): LoadedStudy {
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   mkdirSync(path.join(dir, 'corpus'));
   for (const file of ['program.md', 'playbook.yaml']) copyFileSync(path.join(EXAMPLE, file), path.join(dir, file));
-  for (const file of ['work.yaml', 'operations.yaml', 'extra.jsonl']) copyFileSync(path.join(EXAMPLE, 'corpus', file), path.join(dir, 'corpus', file));
+  for (const file of ['work.yaml', 'operations.yaml', 'extra.jsonl'])
+    copyFileSync(path.join(EXAMPLE, 'corpus', file), path.join(dir, 'corpus', file));
   const config = readFileSync(path.join(EXAMPLE, 'kloop.yaml'), 'utf8')
     .replace(/maxExperiments: \d+/, `maxExperiments: ${maxExperiments}`)
     .replace(/( {2}concurrency: \d+)/, '$1\n  maxEvaluations: 10\n  maxScreened: 100');
@@ -41,7 +42,11 @@ async function database(): Promise<StudyDatabase> {
 }
 
 async function notebook(db: StudyDatabase) {
-  const experiments = await db.selectFrom('experiments').select(['round', 'delta', 'decision', 'reason', 'evidence', 'accepted_version_id']).orderBy('id').execute();
+  const experiments = await db
+    .selectFrom('experiments')
+    .select(['round', 'delta', 'decision', 'reason', 'evidence', 'accepted_version_id'])
+    .orderBy('id')
+    .execute();
   const versions = await db.selectFrom('artifact_versions').select(['id', 'text']).orderBy('id').execute();
   return { experiments, versions };
 }
@@ -63,7 +68,8 @@ describe('a round resumed after a crash', () => {
         study,
         db,
         onEvent: (event) => {
-          if (event.type === 'decision' && ++decisions === crashAfter) throw new SimulatedCrash(`crash after decision ${crashAfter}`);
+          if (event.type === 'decision' && ++decisions === crashAfter)
+            throw new SimulatedCrash(`crash after decision ${crashAfter}`);
         },
       }).catch((error: unknown) => error);
       expect(crashed).toBeInstanceOf(SimulatedCrash);
@@ -85,7 +91,9 @@ describe('a round resumed after a crash', () => {
       expect(loaded.composite).toBe(fresh.composite);
       expect(first.composite).toBe(fresh.composite);
       expect(loaded.components).toEqual(fresh.components);
-      expect(loaded.examples.map((record) => record.exampleId)).toEqual(fresh.examples.map((record) => record.exampleId));
+      expect(loaded.examples.map((record) => record.exampleId)).toEqual(
+        fresh.examples.map((record) => record.exampleId),
+      );
     }
   });
 });

@@ -28,7 +28,8 @@ function studyFolder(maxExperiments: number): string {
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   mkdirSync(path.join(dir, 'corpus'));
   for (const file of ['program.md', 'playbook.yaml']) copyFileSync(path.join(EXAMPLE, file), path.join(dir, file));
-  for (const file of ['operations.yaml', 'extra.jsonl']) copyFileSync(path.join(EXAMPLE, 'corpus', file), path.join(dir, 'corpus', file));
+  for (const file of ['operations.yaml', 'extra.jsonl'])
+    copyFileSync(path.join(EXAMPLE, 'corpus', file), path.join(dir, 'corpus', file));
   const config = readFileSync(path.join(EXAMPLE, 'kloop.yaml'), 'utf8')
     .replace(/maxExperiments: \d+/, `maxExperiments: ${maxExperiments}`)
     .replace(/( {2}concurrency: \d+)/, '$1\n  maxEvaluations: 10\n  maxScreened: 100');

@@ -40,14 +40,22 @@ function thrown(action: () => unknown): InputError {
 
 describe('proposer.kind: search in kloop.yaml', () => {
   it('reads the space and the sampler settings', () => {
-    const config = loadStudyConfig(study(`${head()}proposer:\n  kind: search\n  startupTrials: 4\n  tpe: false\n  space:\n    trees: { type: int, low: 1, high: 64, log: true }\n    rate: { type: float, low: 0.01, high: 1 }\n    kind: { type: choice, choices: [a, b] }\n`));
+    const config = loadStudyConfig(
+      study(
+        `${head()}proposer:\n  kind: search\n  startupTrials: 4\n  tpe: false\n  space:\n    trees: { type: int, low: 1, high: 64, log: true }\n    rate: { type: float, low: 0.01, high: 1 }\n    kind: { type: choice, choices: [a, b] }\n`,
+      ),
+    );
     expect(config.proposer).toEqual({
       kind: 'search',
       candidatesPerRound: 6,
       concurrency: 4,
       startupTrials: 4,
       tpe: false,
-      space: { trees: { type: 'int', low: 1, high: 64, log: true }, rate: { type: 'float', low: 0.01, high: 1, log: false }, kind: { type: 'choice', choices: ['a', 'b'] } },
+      space: {
+        trees: { type: 'int', low: 1, high: 64, log: true },
+        rate: { type: 'float', low: 0.01, high: 1, log: false },
+        kind: { type: 'choice', choices: ['a', 'b'] },
+      },
     });
     expect(composeProposer(config, composeTask(config).task).id).toBe('search@1:random');
   });
@@ -55,11 +63,36 @@ describe('proposer.kind: search in kloop.yaml', () => {
   it('refuses a bad space naming file, line and field', () => {
     const cases: Array<[string, string, number, RegExp]> = [
       ['proposer:\n  kind: search\n', 'proposer.space', 6, /the search proposer needs proposer.space/],
-      ['proposer:\n  kind: search\n  space:\n    trees: { type: int, low: 8, high: 2 }\n', 'proposer.space.trees.high', 8, /high must be above low/],
-      ['proposer:\n  kind: search\n  space:\n    rate: { type: float, low: 0, high: 1, log: true }\n', 'proposer.space.rate.low', 8, /a log-scale range needs low > 0/],
-      ['proposer:\n  kind: search\n  space:\n    trees: { type: int, low: 1.5, high: 4 }\n', 'proposer.space.trees.low', 8, /expected an integer/],
-      ['proposer:\n  kind: search\n  space:\n    kind: { type: choice, choices: [a] }\n', 'proposer.space.kind.choices', 8, /at least two choices/],
-      ['proposer:\n  kind: search\n  space:\n    trees: { type: range, low: 1, high: 4 }\n', 'proposer.space.trees.type', 8, /./],
+      [
+        'proposer:\n  kind: search\n  space:\n    trees: { type: int, low: 8, high: 2 }\n',
+        'proposer.space.trees.high',
+        8,
+        /high must be above low/,
+      ],
+      [
+        'proposer:\n  kind: search\n  space:\n    rate: { type: float, low: 0, high: 1, log: true }\n',
+        'proposer.space.rate.low',
+        8,
+        /a log-scale range needs low > 0/,
+      ],
+      [
+        'proposer:\n  kind: search\n  space:\n    trees: { type: int, low: 1.5, high: 4 }\n',
+        'proposer.space.trees.low',
+        8,
+        /expected an integer/,
+      ],
+      [
+        'proposer:\n  kind: search\n  space:\n    kind: { type: choice, choices: [a] }\n',
+        'proposer.space.kind.choices',
+        8,
+        /at least two choices/,
+      ],
+      [
+        'proposer:\n  kind: search\n  space:\n    trees: { type: range, low: 1, high: 4 }\n',
+        'proposer.space.trees.type',
+        8,
+        /./,
+      ],
       ['proposer:\n  kind: error-driven\n  tpe: false\n', 'proposer.tpe', 7, /tpe applies to the search proposer only/],
     ];
     for (const [yaml, field, line, message] of cases) {
@@ -72,18 +105,32 @@ describe('proposer.kind: search in kloop.yaml', () => {
   });
 
   it('refuses an artifact that is not YAML or JSON, naming proposer.kind', () => {
-    const config = loadStudyConfig(study(`${head('params.txt')}proposer:\n  kind: search\n  space:\n    trees: { type: int, low: 1, high: 4 }\n`, 'params.txt'));
+    const config = loadStudyConfig(
+      study(
+        `${head('params.txt')}proposer:\n  kind: search\n  space:\n    trees: { type: int, low: 1, high: 4 }\n`,
+        'params.txt',
+      ),
+    );
     const error = thrown(() => composeProposer(config, composeTask(config).task));
     expect(error.field).toBe('proposer.kind');
-    expect(error.detail).toBe('the search proposer sets parameters in a YAML or JSON artifact (.yaml, .yml, .json); this study\'s artifact is params.txt');
+    expect(error.detail).toBe(
+      "the search proposer sets parameters in a YAML or JSON artifact (.yaml, .yml, .json); this study's artifact is params.txt",
+    );
   });
 
   it('kloop config shows the search settings and their defaults', async () => {
-    const { values } = await describeEffectiveConfig(study(`${head()}proposer:\n  kind: search\n  space:\n    trees: { type: int, low: 1, high: 4 }\n`));
+    const { values } = await describeEffectiveConfig(
+      study(`${head()}proposer:\n  kind: search\n  space:\n    trees: { type: int, low: 1, high: 4 }\n`),
+    );
     const byKey = new Map(values.map((value) => [value.key, value]));
     expect(byKey.get('proposer.startupTrials')).toMatchObject({ value: 6, source: 'default' });
     expect(byKey.get('proposer.gamma')).toMatchObject({ value: 0.25, source: 'default' });
     expect(byKey.get('proposer.tpe')).toMatchObject({ value: true, source: 'default' });
-    expect(byKey.get('proposer.space.trees')).toEqual({ key: 'proposer.space.trees', value: { type: 'int', low: 1, high: 4, log: false }, source: 'kloop.yaml', line: 8 });
+    expect(byKey.get('proposer.space.trees')).toEqual({
+      key: 'proposer.space.trees',
+      value: { type: 'int', low: 1, high: 4, log: false },
+      source: 'kloop.yaml',
+      line: 8,
+    });
   });
 });

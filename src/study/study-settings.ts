@@ -21,10 +21,19 @@ import { composeWeights } from './compose.ts';
 import type { GateConfig, StoppingConfig } from '../config/config.ts';
 import { racingSettingsOf, withRacing } from '../config/config.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
-import { DEFAULT_CANDIDATES_PER_ROUND, DEFAULT_PROPOSER_CONCURRENCY, DEFAULT_SEED, defaultIncumbentRepeats, defaultRequireCalibration } from '../config/study-defaults.ts';
+import {
+  DEFAULT_CANDIDATES_PER_ROUND,
+  DEFAULT_PROPOSER_CONCURRENCY,
+  DEFAULT_SEED,
+  defaultIncumbentRepeats,
+  defaultRequireCalibration,
+} from '../config/study-defaults.ts';
 
 /** The settings a run uses, as {@link LoadedStudy} holds them. */
-export type StudySettings = Pick<LoadedStudy, 'weights' | 'gate' | 'stopping' | 'candidatesPerRound' | 'concurrency' | 'seed'>;
+export type StudySettings = Pick<
+  LoadedStudy,
+  'weights' | 'gate' | 'stopping' | 'candidatesPerRound' | 'concurrency' | 'seed'
+>;
 
 /** What the builder reads: the study's keys as parsed, and what its executor and task say. */
 export interface StudyDefinition {

@@ -42,7 +42,9 @@ interface ContractCase {
   name: string;
   load(): Task | Promise<Task>;
   /** Examples whose input and expected fit the task's schemas. */
-  examples: ReadonlyArray<{ input: unknown; expected: unknown }> | (() => ReadonlyArray<{ input: unknown; expected: unknown }>);
+  examples:
+    | ReadonlyArray<{ input: unknown; expected: unknown }>
+    | (() => ReadonlyArray<{ input: unknown; expected: unknown }>);
   /** Valid outputs for one example, seeded: random ones and edge cases. */
   outputs(random: RandomSource, expected: unknown): unknown[];
   /** Values the output schema must refuse. */
@@ -90,7 +92,12 @@ function intentExamples(): Array<{ input: unknown; expected: unknown }> {
 
 function intentOutputs(random: RandomSource, expected: unknown): Intent[] {
   const gold = expected as { entities?: Array<{ name: string; aliases?: string[] }> };
-  const names = [...(gold.entities ?? []).flatMap((entity) => [entity.name, `${entity.name}s`, ...(entity.aliases ?? [])]), 'Clinic', 'Widget', 'user account'];
+  const names = [
+    ...(gold.entities ?? []).flatMap((entity) => [entity.name, `${entity.name}s`, ...(entity.aliases ?? [])]),
+    'Clinic',
+    'Widget',
+    'user account',
+  ];
   const roles = Object.keys(ENTITY_ROLES) as Intent['entities'][number]['role'][];
   const outputs: Intent[] = [];
   for (let index = 0; index < OUTPUTS_PER_EXAMPLE - 2; index += 1) {
@@ -101,7 +108,12 @@ function intentOutputs(random: RandomSource, expected: unknown): Intent[] {
       relations: entities.slice(1).map((entity, position) => ({
         from: entities[position]!.name,
         to: entity.name,
-        ...(random() < 0.5 ? { cardinality: pick(random, Object.keys(CARDINALITIES)) as never, kind: pick(random, Object.keys(RELATION_KINDS)) as never } : {}),
+        ...(random() < 0.5
+          ? {
+              cardinality: pick(random, Object.keys(CARDINALITIES)) as never,
+              kind: pick(random, Object.keys(RELATION_KINDS)) as never,
+            }
+          : {}),
       })),
       behaviors: some(random, Object.keys(BEHAVIORS), random()) as Intent['behaviors'],
       projections: some(random, Object.keys(PROJECTIONS), random()) as Intent['projections'],
@@ -109,7 +121,13 @@ function intentOutputs(random: RandomSource, expected: unknown): Intent[] {
   }
   // Edge cases: nothing at all, and the same entity named three times.
   outputs.push({ appType: 'other', entities: [], relations: [], behaviors: [], projections: [] });
-  outputs.push({ appType: 'booking', entities: [1, 2, 3].map(() => ({ name: names[0]!, role: 'party' as const })), relations: [], behaviors: ['scheduling', 'scheduling'], projections: [] });
+  outputs.push({
+    appType: 'booking',
+    entities: [1, 2, 3].map(() => ({ name: names[0]!, role: 'party' as const })),
+    relations: [],
+    behaviors: ['scheduling', 'scheduling'],
+    projections: [],
+  });
   return outputs;
 }
 
@@ -129,16 +147,21 @@ const EXTRACTION_FIELDS = {
 
 function extractionOutputs(random: RandomSource, expected: unknown): unknown[] {
   const gold = expected as Record<string, unknown>;
-  const outputs: unknown[] = [{}, { vendor: null, total: null, items: null, po_number: null, paid: null }, clone(gold), { ...gold, extra: 'ignored' }];
+  const outputs: unknown[] = [
+    {},
+    { vendor: null, total: null, items: null, po_number: null, paid: null },
+    clone(gold),
+    { ...gold, extra: 'ignored' },
+  ];
   const vendors = ['ACME Inc.', ' acme  inc. ', 'Globex', 'ÀCME', ''];
   const items = ['apple', 'Apple ', 'kiwi', 'pear', 'plum', 3, 3];
   while (outputs.length < OUTPUTS_PER_EXAMPLE) {
     const output: Record<string, unknown> = {};
-    if (random() < 0.8) output['vendor'] = random() < 0.2 ? null : pick(random, vendors);
-    if (random() < 0.8) output['total'] = random() < 0.2 ? null : Math.round((40 + random() * 4) * 1000) / 1000;
-    if (random() < 0.8) output['items'] = some(random, items, random());
-    if (random() < 0.5) output['po_number'] = random() < 0.3 ? null : pick(random, ['PO-1', 'po-1', 'PO-2', 7]);
-    if (random() < 0.5) output['paid'] = random() < 0.5;
+    if (random() < 0.8) output.vendor = random() < 0.2 ? null : pick(random, vendors);
+    if (random() < 0.8) output.total = random() < 0.2 ? null : Math.round((40 + random() * 4) * 1000) / 1000;
+    if (random() < 0.8) output.items = some(random, items, random());
+    if (random() < 0.5) output.po_number = random() < 0.3 ? null : pick(random, ['PO-1', 'po-1', 'PO-2', 7]);
+    if (random() < 0.5) output.paid = random() < 0.5;
     outputs.push(output);
   }
   return outputs;
@@ -161,7 +184,13 @@ const CASES: ContractCase[] = [
       'booking',
       {},
       { appType: 'spaceship', entities: [], relations: [], behaviors: [], projections: [] },
-      { appType: 'booking', entities: [{ name: 'Patient', role: 'hero' }], relations: [], behaviors: [], projections: [] },
+      {
+        appType: 'booking',
+        entities: [{ name: 'Patient', role: 'hero' }],
+        relations: [],
+        behaviors: [],
+        projections: [],
+      },
       { appType: 'booking', entities: [{ name: '', role: 'party' }], relations: [], behaviors: [], projections: [] },
       { appType: 'booking', entities: [], relations: [], behaviors: ['teleportation'], projections: [] },
       { appType: 'booking', entities: [], relations: [], behaviors: [] },
@@ -170,27 +199,64 @@ const CASES: ContractCase[] = [
   },
   {
     name: 'classification',
-    load: () => createClassificationTask({ labels: LABELS, reportAs: 'misroute rate', fieldOrder: ['subject', 'body'] }) as Task,
+    load: () =>
+      createClassificationTask({ labels: LABELS, reportAs: 'misroute rate', fieldOrder: ['subject', 'body'] }) as Task,
     examples: [
       { input: 'I was charged twice for March', expected: { label: 'billing' } },
-      { input: { subject: 'App crashes', body: 'Since the update the app closes at login.', customer: 'ACME' }, expected: { label: 'technical' } },
-      { input: { subject: 'hi', body: 'pls change my email and also my invoice is wrong??' }, expected: { label: 'account' } },
+      {
+        input: { subject: 'App crashes', body: 'Since the update the app closes at login.', customer: 'ACME' },
+        expected: { label: 'technical' },
+      },
+      {
+        input: { subject: 'hi', body: 'pls change my email and also my invoice is wrong??' },
+        expected: { label: 'account' },
+      },
       { input: 'Do you offer volume pricing for 500 seats?', expected: { label: 'sales' } },
     ],
-    outputs: (random) => [...LABELS.map((label) => ({ label })), ...Array.from({ length: OUTPUTS_PER_EXAMPLE - LABELS.length }, () => ({ label: pick(random, LABELS) })), { label: 'billing', reason: 'ignored' }],
-    invalidOutputs: [null, 'billing', {}, { label: 'refunds' }, { label: 'Billing' }, { label: ' billing' }, { label: 3 }, [{ label: 'billing' }]],
+    outputs: (random) => [
+      ...LABELS.map((label) => ({ label })),
+      ...Array.from({ length: OUTPUTS_PER_EXAMPLE - LABELS.length }, () => ({ label: pick(random, LABELS) })),
+      { label: 'billing', reason: 'ignored' },
+    ],
+    invalidOutputs: [
+      null,
+      'billing',
+      {},
+      { label: 'refunds' },
+      { label: 'Billing' },
+      { label: ' billing' },
+      { label: 3 },
+      [{ label: 'billing' }],
+    ],
   },
   {
     name: 'extraction',
     load: () => createExtractionTask({ fields: EXTRACTION_FIELDS }) as Task,
     examples: [
-      { input: 'Invoice from ACME Inc.: apples and kiwis, total 42.00 EUR, PO-1, paid.', expected: { vendor: 'ACME Inc.', total: 42, items: ['apple', 'kiwi'], po_number: 'PO-1', paid: true } },
-      { input: { subject: 'Globex order', body: 'pear x3, 41.5 total, no PO' }, expected: { vendor: 'Globex', total: 41.5, items: ['pear'], po_number: null } },
+      {
+        input: 'Invoice from ACME Inc.: apples and kiwis, total 42.00 EUR, PO-1, paid.',
+        expected: { vendor: 'ACME Inc.', total: 42, items: ['apple', 'kiwi'], po_number: 'PO-1', paid: true },
+      },
+      {
+        input: { subject: 'Globex order', body: 'pear x3, 41.5 total, no PO' },
+        expected: { vendor: 'Globex', total: 41.5, items: ['pear'], po_number: null },
+      },
       { input: 'Total due: 43.10', expected: { total: 43.1 } },
       { input: 'Nothing bought.', expected: { items: [] } },
     ],
     outputs: extractionOutputs,
-    invalidOutputs: [null, 'ACME', [], { total: '42' }, { total: Number.NaN }, { total: Number.POSITIVE_INFINITY }, { items: 'apple' }, { items: [{ name: 'apple' }] }, { vendor: { name: 'ACME' } }, { paid: [true] }],
+    invalidOutputs: [
+      null,
+      'ACME',
+      [],
+      { total: '42' },
+      { total: Number.NaN },
+      { total: Number.POSITIVE_INFINITY },
+      { items: 'apple' },
+      { items: [{ name: 'apple' }] },
+      { vendor: { name: 'ACME' } },
+      { paid: [true] },
+    ],
   },
   {
     name: 'custom (TypeScript module with zod schema and components)',
@@ -199,8 +265,19 @@ const CASES: ContractCase[] = [
       { input: { subject: 'Refund', body: 'charged twice' }, expected: { label: 'billing', priority: 'high' } },
       { input: 'the app is slow', expected: { label: 'technical', priority: 'low' } },
     ],
-    outputs: (random) => Array.from({ length: OUTPUTS_PER_EXAMPLE }, () => ({ label: pick(random, ['billing', 'technical', 'sales']), priority: pick(random, ['low', 'high']) })),
-    invalidOutputs: [null, {}, { label: 'billing' }, { label: '', priority: 'low' }, { label: 'billing', priority: 'urgent' }, 'billing'],
+    outputs: (random) =>
+      Array.from({ length: OUTPUTS_PER_EXAMPLE }, () => ({
+        label: pick(random, ['billing', 'technical', 'sales']),
+        priority: pick(random, ['low', 'high']),
+      })),
+    invalidOutputs: [
+      null,
+      {},
+      { label: 'billing' },
+      { label: '', priority: 'low' },
+      { label: 'billing', priority: 'urgent' },
+      'billing',
+    ],
   },
   {
     name: 'custom (JavaScript module returning a number, any JSON output)',
@@ -209,7 +286,18 @@ const CASES: ContractCase[] = [
       { input: 'tags for a ticket', expected: ['refund', 'billing'] },
       { input: 'no tags', expected: [] },
     ],
-    outputs: (random) => [[], ['refund'], ['refund', 'billing'], 'refund', 7, null, { tags: ['x'] }, ...Array.from({ length: OUTPUTS_PER_EXAMPLE }, () => some(random, ['refund', 'billing', 'login', 'other'], random()))],
+    outputs: (random) => [
+      [],
+      ['refund'],
+      ['refund', 'billing'],
+      'refund',
+      7,
+      null,
+      { tags: ['x'] },
+      ...Array.from({ length: OUTPUTS_PER_EXAMPLE }, () =>
+        some(random, ['refund', 'billing', 'login', 'other'], random()),
+      ),
+    ],
     invalidOutputs: [undefined, Number.NaN, () => 1, { nested: undefined }, new Date(0)],
   },
 ];
@@ -223,7 +311,9 @@ function isUnit(value: number): boolean {
 }
 
 function randomWeights(random: RandomSource, names: readonly string[]): Record<string, number> {
-  const weights = Object.fromEntries(names.map((name) => [name, random() < 0.2 ? 0 : Math.round(random() * 200) / 100]));
+  const weights = Object.fromEntries(
+    names.map((name) => [name, random() < 0.2 ? 0 : Math.round(random() * 200) / 100]),
+  );
   weights[names[0]!] = Math.max(weights[names[0]!]!, 0.5);
   return weights;
 }
@@ -264,14 +354,23 @@ for (const contract of CASES) {
     });
 
     it('refuses outputs that do not fit the output schema, so they are never scored', () => {
-      for (const output of contract.invalidOutputs) expect(task.schemas.output.safeParse(output).success, JSON.stringify(output) ?? String(output)).toBe(false);
+      for (const output of contract.invalidOutputs)
+        expect(task.schemas.output.safeParse(output).success, JSON.stringify(output) ?? String(output)).toBe(false);
     });
 
     it('scores every generated output in [0, 1], with declared components, diagnostics and feedback, as the weighted mean of its components', () => {
       const random = createSeededRandom(2024);
       const components = taskComponents(task);
       const declared = new Set(components.map((component) => component.name));
-      const weightSets = [defaultWeights(task), ...Array.from({ length: 3 }, () => randomWeights(random, components.map((component) => component.name)))];
+      const weightSets = [
+        defaultWeights(task),
+        ...Array.from({ length: 3 }, () =>
+          randomWeights(
+            random,
+            components.map((component) => component.name),
+          ),
+        ),
+      ];
       let scored = 0;
       let belowOne = 0;
       for (const example of examples) {
@@ -304,7 +403,8 @@ for (const contract of CASES) {
             expect(score.diagnostics).toBeTypeOf('object');
             expect(JSON.parse(JSON.stringify(score.diagnostics))).toEqual(score.diagnostics);
             if (score.composite < 1) belowOne += 1;
-            if (score.composite < 1 && Object.values(score.components).some((value) => value < 1)) expect(score.feedback, JSON.stringify(score)).not.toBe('');
+            if (score.composite < 1 && Object.values(score.components).some((value) => value < 1))
+              expect(score.feedback, JSON.stringify(score)).not.toBe('');
             if (task.outcome === 'binary') expect([0, 1]).toContain(score.composite);
             expect(task.score(output, expected, input, weights)).toEqual(score);
           }

@@ -138,7 +138,10 @@ export function inputText<Input>(task: Pick<Task<Input>, 'text'>, input: Input):
  * score, not a 0: the evaluator leaves it out of the composite
  * (src/evaluator/evaluator.ts, invalid reason `unscored`).
  */
-export function hasWeightedComponent(components: Readonly<Record<string, number>>, weights: Readonly<Record<string, number>>): boolean {
+export function hasWeightedComponent(
+  components: Readonly<Record<string, number>>,
+  weights: Readonly<Record<string, number>>,
+): boolean {
   return Object.keys(components).some((name) => (weights[name] ?? 0) > 0);
 }
 
@@ -148,7 +151,10 @@ export function hasWeightedComponent(components: Readonly<Record<string, number>
  * nothing). 0 when no weighted component was scored ({@link hasWeightedComponent}
  * false): a placeholder the evaluator never averages in.
  */
-export function weightedComposite(components: Readonly<Record<string, number>>, weights: Readonly<Record<string, number>>): number {
+export function weightedComposite(
+  components: Readonly<Record<string, number>>,
+  weights: Readonly<Record<string, number>>,
+): number {
   let sum = 0;
   let total = 0;
   for (const [name, value] of Object.entries(components)) {

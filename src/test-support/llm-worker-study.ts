@@ -19,7 +19,9 @@ export const WORKER_STUDY_LABELS = ['billing', 'technical', 'account', 'shipping
 
 /** The answer of the simulated model to a request body: a label from a checksum of the text (deterministic). */
 export function simulatedLabel(body: string): string {
-  return WORKER_STUDY_LABELS[[...body].reduce((sum, character) => sum + character.charCodeAt(0), 0) % WORKER_STUDY_LABELS.length]!;
+  return WORKER_STUDY_LABELS[
+    [...body].reduce((sum, character) => sum + character.charCodeAt(0), 0) % WORKER_STUDY_LABELS.length
+  ]!;
 }
 
 /**
@@ -30,21 +32,38 @@ export function simulatedLabel(body: string): string {
  */
 export function makeLlmWorkerStudy(modelUrl: string, keyEnv: string, extraConfig: string[] = []): Promise<string> {
   const dir = mkdtempSync(path.join(tmpdir(), 'kloop-llm-workers-'));
-  const init = spawn(process.execPath, [path.join(ROOT, 'bin/kloop.js'), 'init', dir, '--task', 'classification', '--executor', 'llm'], { stdio: 'ignore' });
+  const init = spawn(
+    process.execPath,
+    [path.join(ROOT, 'bin/kloop.js'), 'init', dir, '--task', 'classification', '--executor', 'llm'],
+    { stdio: 'ignore' },
+  );
   return new Promise<string>((resolve, reject) => {
     init.once('close', (code) => {
       if (code !== 0) return reject(new Error(`kloop init exited ${code}`));
       for (const file of readdirSync(path.join(dir, 'corpus'))) unlinkSync(path.join(dir, 'corpus', file));
-      const topics = ['a refund of my invoice', 'the app crashes on start', 'I cannot sign in', 'my parcel is late', 'a charge I do not know', 'an error on the export page'];
+      const topics = [
+        'a refund of my invoice',
+        'the app crashes on start',
+        'I cannot sign in',
+        'my parcel is late',
+        'a charge I do not know',
+        'an error on the export page',
+      ];
       const records = Array.from({ length: 50 }, (_, index) => ({
         id: `ticket-${String(index + 1).padStart(3, '0')}`,
         input: `Ticket ${index + 1}: ${topics[index % topics.length]} (order ${1000 + index * 7})`,
         expected: { label: WORKER_STUDY_LABELS[index % WORKER_STUDY_LABELS.length] },
         partition: index < 40 ? 'optimization' : index < 44 ? 'anchor' : 'shadow',
       }));
-      writeFileSync(path.join(dir, 'corpus', 'bench.jsonl'), `${records.map((record) => JSON.stringify(record)).join('\n')}\n`);
+      writeFileSync(
+        path.join(dir, 'corpus', 'bench.jsonl'),
+        `${records.map((record) => JSON.stringify(record)).join('\n')}\n`,
+      );
       const config = readFileSync(path.join(dir, 'kloop.yaml'), 'utf8')
-        .replace(/model: openai:gpt-4\.1-mini[^\n]*/, `model: openai-compatible:sim\n  baseURL: ${modelUrl}\n  apiKeyEnv: ${keyEnv}`)
+        .replace(
+          /model: openai:gpt-4\.1-mini[^\n]*/,
+          `model: openai-compatible:sim\n  baseURL: ${modelUrl}\n  apiKeyEnv: ${keyEnv}`,
+        )
         .replace(/corpus:[^\n]*\n(\s+- [^\n]*\n)+/, 'corpus:\n  - corpus/*.jsonl\n');
       writeFileSync(path.join(dir, 'kloop.yaml'), [config.trimEnd(), ...extraConfig, ''].join('\n'));
       resolve(dir);

@@ -9,6 +9,11 @@ import { POSTGRES_HOW_TO_RUN, POSTGRES_REQUIRED, POSTGRES_TEST_URL, postgresUnav
 export default async function setup(): Promise<void> {
   const reason = await postgresUnavailableReason();
   if (reason === undefined) return;
-  if (POSTGRES_REQUIRED) throw new Error(`KLOOP_REQUIRE_POSTGRES=1 but PostgreSQL cannot be reached at ${POSTGRES_TEST_URL}: ${reason}. ${POSTGRES_HOW_TO_RUN}`);
-  process.stderr.write(`\nkloop tests: the PostgreSQL half of the storage tests was NOT run: ${reason}.\n  To run it: ${POSTGRES_HOW_TO_RUN}.\n\n`);
+  if (POSTGRES_REQUIRED)
+    throw new Error(
+      `KLOOP_REQUIRE_POSTGRES=1 but PostgreSQL cannot be reached at ${POSTGRES_TEST_URL}: ${reason}. ${POSTGRES_HOW_TO_RUN}`,
+    );
+  process.stderr.write(
+    `\nkloop tests: the PostgreSQL half of the storage tests was NOT run: ${reason}.\n  To run it: ${POSTGRES_HOW_TO_RUN}.\n\n`,
+  );
 }

@@ -48,7 +48,8 @@ let availability: Promise<boolean> | undefined;
 export function postgresAvailable(): Promise<boolean> {
   availability ??= postgresUnavailableReason().then((reason) => {
     if (reason === undefined) return true;
-    if (POSTGRES_REQUIRED) throw new Error(`KLOOP_REQUIRE_POSTGRES=1 but PostgreSQL cannot be reached: ${reason}; ${POSTGRES_HOW_TO_RUN}`);
+    if (POSTGRES_REQUIRED)
+      throw new Error(`KLOOP_REQUIRE_POSTGRES=1 but PostgreSQL cannot be reached: ${reason}; ${POSTGRES_HOW_TO_RUN}`);
     return false;
   });
   return availability;

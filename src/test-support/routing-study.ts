@@ -98,12 +98,16 @@ export function writeRoutingStudy(plan: Record<PartitionName, PartitionPlan>, co
     for (let index = 0; index < plan[partition].right; index += 1) {
       const text = RIGHT[right++];
       if (text === undefined) throw new Error(`writeRoutingStudy: at most ${RIGHT.length} tickets routed right`);
-      records.push(`- id: t${records.length + 1}\n  input: ${JSON.stringify(text)}\n  expected: { label: technical }\n  partition: ${partition}\n`);
+      records.push(
+        `- id: t${records.length + 1}\n  input: ${JSON.stringify(text)}\n  expected: { label: technical }\n  partition: ${partition}\n`,
+      );
     }
     for (let index = 0; index < plan[partition].wrong; index += 1) {
       const text = WRONG[wrong++];
       if (text === undefined) throw new Error(`writeRoutingStudy: at most ${WRONG.length} tickets routed wrong`);
-      records.push(`- id: t${records.length + 1}\n  input: ${JSON.stringify(text)}\n  expected: { label: billing }\n  partition: ${partition}\n`);
+      records.push(
+        `- id: t${records.length + 1}\n  input: ${JSON.stringify(text)}\n  expected: { label: billing }\n  partition: ${partition}\n`,
+      );
     }
   }
   writeFileSync(path.join(dir, 'corpus', 'tickets.yaml'), records.join('\n'));

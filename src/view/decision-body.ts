@@ -15,4 +15,3 @@ export async function readDecision(context: Context): Promise<{ by: string; note
   if (by === '') throw new InputError('a name is required: who does this is recorded in the notebook', { field: 'by' });
   return { by, ...(typeof record.note === 'string' && record.note.trim() !== '' ? { note: record.note.trim() } : {}) };
 }
-

@@ -88,7 +88,9 @@ function record(value: unknown): Record<string, unknown> {
 }
 
 function numbers(value: unknown): number[] | null {
-  return Array.isArray(value) && value.every((item) => typeof item === 'number' && Number.isFinite(item)) ? (value as number[]) : null;
+  return Array.isArray(value) && value.every((item) => typeof item === 'number' && Number.isFinite(item))
+    ? (value as number[])
+    : null;
 }
 
 function strings(value: unknown): string[] | null {
@@ -104,34 +106,40 @@ function countOrNull(value: unknown): number | null {
 function parsePartitionScores(value: unknown): EvidencePartitionScores | null {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
   const raw = value as Record<string, unknown>;
-  const examples = record(raw['examples']);
-  const ids = strings(examples['ids']) ?? [];
-  const incumbent = numbers(examples['incumbent']) ?? [];
-  const candidate = numbers(examples['candidate']) ?? [];
+  const examples = record(raw.examples);
+  const ids = strings(examples.ids) ?? [];
+  const incumbent = numbers(examples.incumbent) ?? [];
+  const candidate = numbers(examples.candidate) ?? [];
   const consistent = incumbent.length === ids.length && candidate.length === ids.length;
   return {
-    incumbent: finiteOrNull(raw['incumbent']),
-    candidate: finiteOrNull(raw['candidate']),
-    evaluated: countOrNull(raw['evaluated']) ?? 0,
-    examples: consistent ? { ids, incumbent, candidate, leftOut: strings(examples['leftOut']) ?? [] } : { ids: [], incumbent: [], candidate: [], leftOut: [] },
+    incumbent: finiteOrNull(raw.incumbent),
+    candidate: finiteOrNull(raw.candidate),
+    evaluated: countOrNull(raw.evaluated) ?? 0,
+    examples: consistent
+      ? { ids, incumbent, candidate, leftOut: strings(examples.leftOut) ?? [] }
+      : { ids: [], incumbent: [], candidate: [], leftOut: [] },
   };
 }
 
 function parseScores(value: unknown): EvidenceScores | null {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
   const raw = value as Record<string, unknown>;
-  const usage = record(raw['usage']);
-  const repeats = record(raw['repeats']);
+  const usage = record(raw.usage);
+  const repeats = record(raw.repeats);
   const positive = (item: unknown): number | null => {
     const number = countOrNull(item);
     return number !== null && number >= 1 ? number : null;
   };
   return {
-    optimization: parsePartitionScores(raw['optimization']),
-    anchor: parsePartitionScores(raw['anchor']),
-    shadow: parsePartitionScores(raw['shadow']),
-    usage: { inputTokens: finiteOrNull(usage['inputTokens']) ?? 0, outputTokens: finiteOrNull(usage['outputTokens']) ?? 0, costUsd: finiteOrNull(usage['costUsd']) ?? 0 },
-    repeats: { candidate: positive(repeats['candidate']), incumbent: positive(repeats['incumbent']) },
+    optimization: parsePartitionScores(raw.optimization),
+    anchor: parsePartitionScores(raw.anchor),
+    shadow: parsePartitionScores(raw.shadow),
+    usage: {
+      inputTokens: finiteOrNull(usage.inputTokens) ?? 0,
+      outputTokens: finiteOrNull(usage.outputTokens) ?? 0,
+      costUsd: finiteOrNull(usage.costUsd) ?? 0,
+    },
+    repeats: { candidate: positive(repeats.candidate), incumbent: positive(repeats.incumbent) },
   };
 }
 
@@ -139,9 +147,9 @@ function parseRebase(value: unknown): EvidenceRebase | null {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return null;
   const raw = value as Record<string, unknown>;
   return {
-    method: typeof raw['method'] === 'string' ? raw['method'] : 'unknown',
-    conflicts: countOrNull(raw['conflicts']) ?? 0,
-    proposedHash: typeof raw['proposedHash'] === 'string' ? raw['proposedHash'] : null,
+    method: typeof raw.method === 'string' ? raw.method : 'unknown',
+    conflicts: countOrNull(raw.conflicts) ?? 0,
+    proposedHash: typeof raw.proposedHash === 'string' ? raw.proposedHash : null,
   };
 }
 
@@ -154,23 +162,23 @@ export function parseEvidence(text: string): Evidence {
     return { checks: [], shadowConsulted: false, readable: false, scores: null, rebased: null };
   }
   const root = record(parsed);
-  const checks = Array.isArray(root['checks']) ? root['checks'] : [];
+  const checks = Array.isArray(root.checks) ? root.checks : [];
   return {
     checks: checks.map((raw) => {
       const check = record(raw);
       return {
-        name: typeof check['name'] === 'string' ? check['name'] : 'unnamed',
-        passed: check['passed'] === true,
-        statistic: finiteOrNull(check['statistic']),
-        threshold: finiteOrNull(check['threshold']),
-        detail: typeof check['detail'] === 'string' ? check['detail'] : '',
-        data: record(check['data']),
+        name: typeof check.name === 'string' ? check.name : 'unnamed',
+        passed: check.passed === true,
+        statistic: finiteOrNull(check.statistic),
+        threshold: finiteOrNull(check.threshold),
+        detail: typeof check.detail === 'string' ? check.detail : '',
+        data: record(check.data),
       };
     }),
-    shadowConsulted: root['shadowConsulted'] === true,
+    shadowConsulted: root.shadowConsulted === true,
     readable: true,
-    scores: parseScores(root['scores']),
-    rebased: parseRebase(root['rebased']),
+    scores: parseScores(root.scores),
+    rebased: parseRebase(root.rebased),
   };
 }
 
@@ -194,13 +202,13 @@ export function gateDelta(evidence: Evidence): number | null {
 export function gatePValue(evidence: Evidence): number | null {
   const check = findCheck(evidence, 'significance');
   if (check === undefined) return null;
-  return finiteOrNull(check.data['pValue']) ?? finiteOrNull(record(check.data['paired'])['pValue']) ?? check.statistic;
+  return finiteOrNull(check.data.pValue) ?? finiteOrNull(record(check.data.paired).pValue) ?? check.statistic;
 }
 
 /** Welch's p-value when the significance check recorded one (`data.welch.pValue`). */
 export function gateWelchPValue(evidence: Evidence): number | null {
   const check = findCheck(evidence, 'significance');
-  return check === undefined ? null : finiteOrNull(record(check.data['welch'])['pValue']);
+  return check === undefined ? null : finiteOrNull(record(check.data.welch).pValue);
 }
 
 /**
@@ -210,14 +218,17 @@ export function gateWelchPValue(evidence: Evidence): number | null {
  */
 export function gateRepeatsOfSides(evidence: Evidence): { candidate: number | null; incumbent: number | null } {
   if (evidence.scores !== null && evidence.scores.repeats.candidate !== null) return evidence.scores.repeats;
-  const raw = findCheck(evidence, 'margin')?.data['repeats'];
-  const whole = (value: number | null): number | null => (value !== null && Number.isInteger(value) && value >= 1 ? value : null);
+  const raw = findCheck(evidence, 'margin')?.data.repeats;
+  const whole = (value: number | null): number | null =>
+    value !== null && Number.isInteger(value) && value >= 1 ? value : null;
   if (typeof raw === 'number') {
     const repeats = whole(finiteOrNull(raw));
     return { candidate: repeats, incumbent: repeats };
   }
   const split = typeof raw === 'string' ? /^\s*(\d+)\s*\+\s*(\d+)\s*$/.exec(raw) : null;
-  return split === null ? { candidate: null, incumbent: null } : { candidate: whole(Number(split[1])), incumbent: whole(Number(split[2])) };
+  return split === null
+    ? { candidate: null, incumbent: null }
+    : { candidate: whole(Number(split[1])), incumbent: whole(Number(split[2])) };
 }
 
 /** Repeats of the candidate the gate compared (see {@link gateRepeatsOfSides}), if recorded. */

@@ -53,9 +53,17 @@ export interface ExperimentDetail extends Omit<ExperimentScore, 'evidence'> {
 type StoredExample = Pick<StoredRecord, 'valid' | 'composite' | 'diagnostics' | 'feedback'>;
 
 /** Per-example mean composites (valid repeats) and the first repeat's diagnostics, by example id (the per-partition store). */
-async function loadLegacyExamples(db: StudyDatabase, evaluationIds: readonly number[]): Promise<Map<string, { mean: number | null; first: StoredExample }>> {
+async function loadLegacyExamples(
+  db: StudyDatabase,
+  evaluationIds: readonly number[],
+): Promise<Map<string, { mean: number | null; first: StoredExample }>> {
   if (evaluationIds.length === 0) return new Map();
-  const rows = await db.selectFrom('evaluation_examples').select(['evaluation_id', 'example_id', 'valid', 'composite', 'score']).where('evaluation_id', 'in', [...evaluationIds]).orderBy('evaluation_id').execute();
+  const rows = await db
+    .selectFrom('evaluation_examples')
+    .select(['evaluation_id', 'example_id', 'valid', 'composite', 'score'])
+    .where('evaluation_id', 'in', [...evaluationIds])
+    .orderBy('evaluation_id')
+    .execute();
   const sums = new Map<string, { sum: number; count: number; first: StoredExample }>();
   for (const row of rows) {
     let score: StoredExample;
@@ -71,7 +79,12 @@ async function loadLegacyExamples(db: StudyDatabase, evaluationIds: readonly num
     }
     sums.set(row.example_id, entry);
   }
-  return new Map([...sums].map(([id, entry]) => [id, { mean: entry.count === 0 ? null : entry.sum / entry.count, first: entry.first }]));
+  return new Map(
+    [...sums].map(([id, entry]) => [
+      id,
+      { mean: entry.count === 0 ? null : entry.sum / entry.count, first: entry.first },
+    ]),
+  );
 }
 
 function setDifference(left: readonly string[] | undefined, right: readonly string[] | undefined): string[] {
@@ -92,37 +105,67 @@ export function diagnosticNotes(before: StoredExample | undefined, after: Stored
   const wrongBefore = new Set((left.wrongRoles ?? []).map((role) => role.entity));
   const wrongAfter = new Map((right.wrongRoles ?? []).map((role) => [role.entity, role]));
   for (const entity of wrongBefore) if (!wrongAfter.has(entity)) notes.push(`role of ${entity} now right`);
-  for (const [entity, role] of wrongAfter) if (!wrongBefore.has(entity)) notes.push(`role of ${entity} now wrong (${role.predicted}, expected ${role.expected})`);
-  for (const name of setDifference(left.missingBehaviors, right.missingBehaviors)) notes.push(`found behaviour ${name}`);
+  for (const [entity, role] of wrongAfter)
+    if (!wrongBefore.has(entity))
+      notes.push(`role of ${entity} now wrong (${role.predicted}, expected ${role.expected})`);
+  for (const name of setDifference(left.missingBehaviors, right.missingBehaviors))
+    notes.push(`found behaviour ${name}`);
   for (const name of setDifference(right.missingBehaviors, left.missingBehaviors)) notes.push(`lost behaviour ${name}`);
   if (left.appTypeMismatch !== undefined && right.appTypeMismatch === undefined) notes.push('app type now right');
-  if (right.appTypeMismatch !== undefined && (left.appTypeMismatch === undefined || left.appTypeMismatch.predicted !== right.appTypeMismatch.predicted)) {
-    notes.push(`app type now ${right.appTypeMismatch.predicted} (expected ${right.appTypeMismatch.expected.join(' or ')})`);
+  if (
+    right.appTypeMismatch !== undefined &&
+    (left.appTypeMismatch === undefined || left.appTypeMismatch.predicted !== right.appTypeMismatch.predicted)
+  ) {
+    notes.push(
+      `app type now ${right.appTypeMismatch.predicted} (expected ${right.appTypeMismatch.expected.join(' or ')})`,
+    );
   }
-  for (const name of setDifference(right.spuriousEntities, left.spuriousEntities)) notes.push(`spurious entity ${name}`);
-  for (const name of setDifference(left.spuriousEntities, right.spuriousEntities)) notes.push(`no longer spurious: ${name}`);
+  for (const name of setDifference(right.spuriousEntities, left.spuriousEntities))
+    notes.push(`spurious entity ${name}`);
+  for (const name of setDifference(left.spuriousEntities, right.spuriousEntities))
+    notes.push(`no longer spurious: ${name}`);
   // Any task: when the diagnostics name nothing the intent task's do, the feedback says what changed.
-  if (notes.length === 0 && typeof before.feedback === 'string' && typeof after.feedback === 'string' && before.feedback !== after.feedback) {
+  if (
+    notes.length === 0 &&
+    typeof before.feedback === 'string' &&
+    typeof after.feedback === 'string' &&
+    before.feedback !== after.feedback
+  ) {
     notes.push(after.feedback === '' ? 'now right' : `now: ${after.feedback}`);
   }
   return notes.length > 8 ? [...notes.slice(0, 8), `and ${notes.length - 8} more`] : notes;
 }
 
 /** The ids of one artifact's evaluations on the membership in force, repeats 0..R−1 (the per-partition store). */
-function evaluationIds(index: EvaluationIndex, score: ExperimentScore, artifactHash: string, partition: ViewPartition, upTo: string | null, repeats: number): number[] {
+function evaluationIds(
+  index: EvaluationIndex,
+  score: ExperimentScore,
+  artifactHash: string,
+  partition: ViewPartition,
+  upTo: string | null,
+  repeats: number,
+): number[] {
   const membership = score.partitionHashes[partition];
   if (membership === null) return [];
   return index
     .rows(score.fingerprint, artifactHash, partition)
-    .filter((row) => row.partition_hash === membership && row.repeat < repeats && (upTo === null || row.created_at <= upTo))
+    .filter(
+      (row) => row.partition_hash === membership && row.repeat < repeats && (upTo === null || row.created_at <= upTo),
+    )
     .map((row) => row.id);
 }
 
 /** One side of an example as the stored records show it: the mean over valid repeats and the record whose diagnostics are read. */
-function sideOf(records: readonly StoredRecord[] | undefined): { mean: number | null; shown: StoredExample | undefined } {
+function sideOf(records: readonly StoredRecord[] | undefined): {
+  mean: number | null;
+  shown: StoredExample | undefined;
+} {
   if (records === undefined || records.length === 0) return { mean: null, shown: undefined };
   const valid = records.filter((record) => record.valid && record.composite !== null);
-  return { mean: valid.length === 0 ? null : valid.reduce((sum, record) => sum + record.composite!, 0) / valid.length, shown: valid[0] ?? records[0] };
+  return {
+    mean: valid.length === 0 ? null : valid.reduce((sum, record) => sum + record.composite!, 0) / valid.length,
+    shown: valid[0] ?? records[0],
+  };
 }
 
 const round6 = (value: number): number => Math.round(value * 1e6) / 1e6;
@@ -156,20 +199,40 @@ async function changesFromEvidence(
     moved.push({ exampleId, before: left.mean, after: right.mean, change: null });
   }
   return {
-    changes: moved.map((entry) => ({ ...entry, partition, notes: diagnosticNotes(sideOf(before.get(entry.exampleId)).shown, sideOf(after.get(entry.exampleId)).shown) })),
+    changes: moved.map((entry) => ({
+      ...entry,
+      partition,
+      notes: diagnosticNotes(sideOf(before.get(entry.exampleId)).shown, sideOf(after.get(entry.exampleId)).shown),
+    })),
     tally,
   };
 }
 
 /** Builds the detail of one scored experiment. */
-export async function loadExperimentDetail(db: StudyDatabase, index: EvaluationIndex, score: ExperimentScore): Promise<ExperimentDetail> {
-  const base = await db.selectFrom('artifact_versions').select(['hash', 'text']).where('id', '=', score.baseVersion).executeTakeFirst();
-  const accepted = score.acceptedVersion === null ? undefined : await db.selectFrom('artifact_versions').select(['text']).where('id', '=', score.acceptedVersion).executeTakeFirst();
+export async function loadExperimentDetail(
+  db: StudyDatabase,
+  index: EvaluationIndex,
+  score: ExperimentScore,
+): Promise<ExperimentDetail> {
+  const base = await db
+    .selectFrom('artifact_versions')
+    .select(['hash', 'text'])
+    .where('id', '=', score.baseVersion)
+    .executeTakeFirst();
+  const accepted =
+    score.acceptedVersion === null
+      ? undefined
+      : await db
+          .selectFrom('artifact_versions')
+          .select(['text'])
+          .where('id', '=', score.acceptedVersion)
+          .executeTakeFirst();
   const changes: ExampleChange[] = [];
   const compared = {} as ExperimentDetail['compared'];
   for (const partition of VIEW_PARTITIONS) {
     compared[partition] = { examples: 0, improved: 0, worsened: 0, validityChanged: 0 };
-    const evaluatedCandidate = score.decision !== 'skipped' && (partition !== 'shadow' || score.evidence.shadowConsulted);
+    const evaluatedCandidate =
+      score.decision !== 'skipped' && (partition !== 'shadow' || score.evidence.shadowConsulted);
     if (base === undefined || !evaluatedCandidate) continue;
     if (score.evidence.scores !== null) {
       const recorded = score.evidence.scores[partition];
@@ -180,8 +243,14 @@ export async function loadExperimentDetail(db: StudyDatabase, index: EvaluationI
       continue;
     }
     if (!index.hasLegacy) continue;
-    const before = await loadLegacyExamples(db, evaluationIds(index, score, base.hash, partition, null, score.incumbentRepeats));
-    const after = await loadLegacyExamples(db, evaluationIds(index, score, score.candidateHash, partition, score.createdAt, score.repeats));
+    const before = await loadLegacyExamples(
+      db,
+      evaluationIds(index, score, base.hash, partition, null, score.incumbentRepeats),
+    );
+    const after = await loadLegacyExamples(
+      db,
+      evaluationIds(index, score, score.candidateHash, partition, score.createdAt, score.repeats),
+    );
     for (const [exampleId, right] of after) {
       const left = before.get(exampleId);
       if (left === undefined) continue;
@@ -192,11 +261,23 @@ export async function loadExperimentDetail(db: StudyDatabase, index: EvaluationI
       if (change !== null && change < 0) compared[partition].worsened += 1;
       if (validityChanged) compared[partition].validityChanged += 1;
       if (change === 0 || (change === null && !validityChanged)) continue;
-      changes.push({ exampleId, partition, before: left.mean, after: right.mean, change, notes: diagnosticNotes(left.first, right.first) });
+      changes.push({
+        exampleId,
+        partition,
+        before: left.mean,
+        after: right.mean,
+        change,
+        notes: diagnosticNotes(left.first, right.first),
+      });
     }
   }
   const size = (change: ExampleChange): number => (change.change === null ? 2 : Math.abs(change.change)); // a validity change ranks first
-  changes.sort((left, right) => size(right) - size(left) || left.partition.localeCompare(right.partition) || left.exampleId.localeCompare(right.exampleId));
+  changes.sort(
+    (left, right) =>
+      size(right) - size(left) ||
+      left.partition.localeCompare(right.partition) ||
+      left.exampleId.localeCompare(right.exampleId),
+  );
   const { evidence, ...rest } = score;
   return {
     ...rest,

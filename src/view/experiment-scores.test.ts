@@ -24,7 +24,8 @@ import { loadVersionsPage } from './study-pages.ts';
 import { notebookVersion } from './view-server.ts';
 
 const FINGERPRINT = 'fp-test';
-const at = (second: number): string => `2026-01-01T00:${String(Math.floor(second / 60)).padStart(2, '0')}:${String(second % 60).padStart(2, '0')}.000Z`;
+const at = (second: number): string =>
+  `2026-01-01T00:${String(Math.floor(second / 60)).padStart(2, '0')}:${String(second % 60).padStart(2, '0')}.000Z`;
 const clock = (second: number) => () => new Date(at(second));
 const ZERO = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
 
@@ -43,26 +44,89 @@ async function storeResults(db: StudyDatabase, rows: readonly Row[]): Promise<vo
     for (let repeat = 0; repeat < row.repeats; repeat += 1) {
       const valid = row.composite !== null;
       const record = valid
-        ? { valid: true, composite: row.composite, components: {}, skipped: [], metrics: {}, diagnostics: { missedEntities: row.missed ?? [], spuriousEntities: [], wrongRoles: [], missingBehaviors: [], extraBehaviors: [], missedRelations: [], missingProjections: [] }, exampleId: row.id, repeat }
+        ? {
+            valid: true,
+            composite: row.composite,
+            components: {},
+            skipped: [],
+            metrics: {},
+            diagnostics: {
+              missedEntities: row.missed ?? [],
+              spuriousEntities: [],
+              wrongRoles: [],
+              missingBehaviors: [],
+              extraBehaviors: [],
+              missedRelations: [],
+              missingProjections: [],
+            },
+            exampleId: row.id,
+            repeat,
+          }
         : { valid: false, invalidReason: 'unparsable', message: 'not JSON', exampleId: row.id, repeat };
       await db
         .insertInto('example_results')
-        .values({ fingerprint: FINGERPRINT, artifact_hash: row.hash, example_id: row.id, repeat, valid: valid ? 1 : 0, composite: row.composite, score: JSON.stringify(record), usage: JSON.stringify(row.usage ?? ZERO), latency_ms: 1, created_at: at(row.second ?? 1) })
+        .values({
+          fingerprint: FINGERPRINT,
+          artifact_hash: row.hash,
+          example_id: row.id,
+          repeat,
+          valid: valid ? 1 : 0,
+          composite: row.composite,
+          score: JSON.stringify(record),
+          usage: JSON.stringify(row.usage ?? ZERO),
+          latency_ms: 1,
+          created_at: at(row.second ?? 1),
+        })
         .execute();
     }
   }
 }
 
-function comparison(incumbent: number | null, candidate: number | null, evaluated: number, ids: string[], before: number[], after: number[], leftOut: string[] = []) {
+function comparison(
+  incumbent: number | null,
+  candidate: number | null,
+  evaluated: number,
+  ids: string[],
+  before: number[],
+  after: number[],
+  leftOut: string[] = [],
+) {
   return { incumbent, candidate, evaluated, examples: { ids, incumbent: before, candidate: after, leftOut } };
 }
 
-async function recordExperiment(db: StudyDatabase, row: { id: number; round: number; base: number; hash: string; decision: string; reason: string; accepted?: number; second: number; evidence: unknown }): Promise<void> {
+async function recordExperiment(
+  db: StudyDatabase,
+  row: {
+    id: number;
+    round: number;
+    base: number;
+    hash: string;
+    decision: string;
+    reason: string;
+    accepted?: number;
+    second: number;
+    evidence: unknown;
+  },
+): Promise<void> {
   await db
     .insertInto('experiments')
     .values({
-      id: row.id, run_id: 1, round: row.round, proposer: 'test', base_version_id: row.base, candidate_hash: row.hash, delta: `change ${row.id}`, rationale: '',
-      decision: row.decision, reason: row.reason, evidence: JSON.stringify(row.evidence), accepted_version_id: row.accepted ?? null, fingerprint: FINGERPRINT, seed: 1, created_at: at(row.second), change: null,
+      id: row.id,
+      run_id: 1,
+      round: row.round,
+      proposer: 'test',
+      base_version_id: row.base,
+      candidate_hash: row.hash,
+      delta: `change ${row.id}`,
+      rationale: '',
+      decision: row.decision,
+      reason: row.reason,
+      evidence: JSON.stringify(row.evidence),
+      accepted_version_id: row.accepted ?? null,
+      fingerprint: FINGERPRINT,
+      seed: 1,
+      created_at: at(row.second),
+      change: null,
     })
     .execute();
 }
@@ -74,22 +138,53 @@ const h3 = contentHash('three\n');
 
 beforeEach(async () => {
   db = await openDatabase(':memory:');
-  await db.insertInto('runs').values({ started_at: at(0), ended_at: at(200), stop_reason: 'max_experiments', report: null }).execute();
+  await db
+    .insertInto('runs')
+    .values({ started_at: at(0), ended_at: at(200), stop_reason: 'max_experiments', report: null })
+    .execute();
   const seed = await putVersion(db, 'seed\n', 'seed', null, null, clock(0));
   await setRegistryVersion(db, seed.id, 'seed', 'seed', clock(0));
   await setRegistryVersion(db, seed.id, 'seed', 'active', clock(0));
   const placements: CorpusMove[] = [
-    ...['o1', 'o2', 'o3'].map((id) => ({ exampleId: id, kind: 'initial' as const, from: null, to: 'optimization' as const, reason: 'file' })),
-    ...['a1', 'a2'].map((id) => ({ exampleId: id, kind: 'initial' as const, from: null, to: 'anchor' as const, reason: 'file' })),
-    ...['s1', 's2'].map((id) => ({ exampleId: id, kind: 'initial' as const, from: null, to: 'shadow' as const, reason: 'file' })),
+    ...['o1', 'o2', 'o3'].map((id) => ({
+      exampleId: id,
+      kind: 'initial' as const,
+      from: null,
+      to: 'optimization' as const,
+      reason: 'file',
+    })),
+    ...['a1', 'a2'].map((id) => ({
+      exampleId: id,
+      kind: 'initial' as const,
+      from: null,
+      to: 'anchor' as const,
+      reason: 'file',
+    })),
+    ...['s1', 's2'].map((id) => ({
+      exampleId: id,
+      kind: 'initial' as const,
+      from: null,
+      to: 'shadow' as const,
+      reason: 'file',
+    })),
   ];
   await writeMoves(db, placements, null, at(0));
 
   // Experiment 1 (round 1): v1 → v2 accepted; the gate compared every partition, 2 repeats a side.
   await recordExperiment(db, {
-    id: 1, round: 1, base: seed.id, hash: h2, decision: 'accepted', reason: 'accepted', second: 10,
+    id: 1,
+    round: 1,
+    base: seed.id,
+    hash: h2,
+    decision: 'accepted',
+    reason: 'accepted',
+    second: 10,
     evidence: {
-      checks: [{ name: 'margin', passed: true, statistic: 0.083333, threshold: 0, detail: '', data: { repeats: 2 } }, { name: 'significance', passed: true, statistic: 0.04, threshold: 0.05, detail: '', data: { pValue: 0.04 } }, { name: 'shadow', passed: true, statistic: 0.01, threshold: 0.05, detail: '', data: {} }],
+      checks: [
+        { name: 'margin', passed: true, statistic: 0.083333, threshold: 0, detail: '', data: { repeats: 2 } },
+        { name: 'significance', passed: true, statistic: 0.04, threshold: 0.05, detail: '', data: { pValue: 0.04 } },
+        { name: 'shadow', passed: true, statistic: 0.01, threshold: 0.05, detail: '', data: {} },
+      ],
       shadowConsulted: true,
       scores: {
         optimization: comparison(0.5, 1.75 / 3, 6, ['o1', 'o2', 'o3'], [0.5, 0.5, 0.5], [0.75, 0.5, 0.5]),
@@ -106,9 +201,25 @@ beforeEach(async () => {
 
   // Experiment 2 (round 2): refused before the shadow; the incumbent topped up to 4 repeats.
   await recordExperiment(db, {
-    id: 2, round: 2, base: two.id, hash: 'c2', decision: 'refused', reason: 'not_significant', second: 20,
+    id: 2,
+    round: 2,
+    base: two.id,
+    hash: 'c2',
+    decision: 'refused',
+    reason: 'not_significant',
+    second: 20,
     evidence: {
-      checks: [{ name: 'margin', passed: true, statistic: 0.016667, threshold: 0, detail: '', data: { repeats: '2+4' } }, { name: 'significance', passed: false, statistic: 0.4, threshold: 0.05, detail: '', data: { pValue: 0.3, welch: { pValue: 0.4 } } }],
+      checks: [
+        { name: 'margin', passed: true, statistic: 0.016667, threshold: 0, detail: '', data: { repeats: '2+4' } },
+        {
+          name: 'significance',
+          passed: false,
+          statistic: 0.4,
+          threshold: 0.05,
+          detail: '',
+          data: { pValue: 0.3, welch: { pValue: 0.4 } },
+        },
+      ],
       shadowConsulted: false,
       scores: {
         optimization: comparison(1.75 / 3, 0.6, 6, ['o1', 'o2', 'o3'], [0.75, 0.5, 0.5], [0.8, 0.5, 0.5]),
@@ -119,10 +230,39 @@ beforeEach(async () => {
     },
   });
   // Between rounds: s1 graduates into optimization.
-  await writeMoves(db, [{ exampleId: 's1', kind: 'graduated', from: 'shadow', to: 'optimization', reason: 'served' }], 2, at(30));
+  await writeMoves(
+    db,
+    [{ exampleId: 's1', kind: 'graduated', from: 'shadow', to: 'optimization', reason: 'served' }],
+    2,
+    at(30),
+  );
   // Experiment 3 (round 3): a duplicate skipped before evaluation. Experiment 4: its evaluation failed in the infrastructure.
-  await recordExperiment(db, { id: 3, round: 3, base: two.id, hash: 'c3', decision: 'skipped', reason: 'duplicate', second: 40, evidence: { checks: [{ name: 'diversity', passed: false, statistic: 0.1, threshold: 0.2, detail: '' }], shadowConsulted: false } });
-  await recordExperiment(db, { id: 4, round: 3, base: two.id, hash: 'c4', decision: 'refused', reason: 'evaluation_failed', second: 50, evidence: { checks: [{ name: 'evaluation', passed: false, statistic: 1, threshold: 0, detail: 'timeout', data: {} }], shadowConsulted: false } });
+  await recordExperiment(db, {
+    id: 3,
+    round: 3,
+    base: two.id,
+    hash: 'c3',
+    decision: 'skipped',
+    reason: 'duplicate',
+    second: 40,
+    evidence: {
+      checks: [{ name: 'diversity', passed: false, statistic: 0.1, threshold: 0.2, detail: '' }],
+      shadowConsulted: false,
+    },
+  });
+  await recordExperiment(db, {
+    id: 4,
+    round: 3,
+    base: two.id,
+    hash: 'c4',
+    decision: 'refused',
+    reason: 'evaluation_failed',
+    second: 50,
+    evidence: {
+      checks: [{ name: 'evaluation', passed: false, statistic: 1, threshold: 0, detail: 'timeout', data: {} }],
+      shadowConsulted: false,
+    },
+  });
   // A version no decision measured, activated by hand.
   const three = await putVersion(db, 'three\n', 'imported', two.id, null, clock(60));
   await activateVersion(db, { versionId: three.id, actor: 'Ana', now: clock(60) });
@@ -136,8 +276,20 @@ beforeEach(async () => {
     { hash: h1, id: 'a2', repeats: 2, composite: null },
     { hash: h1, id: 's1', repeats: 2, composite: 0.25 },
     { hash: h1, id: 's2', repeats: 2, composite: 0.25 },
-    ...['o1', 'o2', 'o3', 'a1', 'a2'].map((id) => ({ hash: h2, id, repeats: 4, composite: id === 'o1' ? 0.75 : 0.5, usage: { inputTokens: 1, outputTokens: 1, costUsd: 0 } })),
-    ...['s1', 's2'].map((id) => ({ hash: h2, id, repeats: 2, composite: 0.5, usage: { inputTokens: 1, outputTokens: 1, costUsd: 0 } })),
+    ...['o1', 'o2', 'o3', 'a1', 'a2'].map((id) => ({
+      hash: h2,
+      id,
+      repeats: 4,
+      composite: id === 'o1' ? 0.75 : 0.5,
+      usage: { inputTokens: 1, outputTokens: 1, costUsd: 0 },
+    })),
+    ...['s1', 's2'].map((id) => ({
+      hash: h2,
+      id,
+      repeats: 2,
+      composite: 0.5,
+      usage: { inputTokens: 1, outputTokens: 1, costUsd: 0 },
+    })),
     ...['o1', 'o2', 'o3', 'a1', 'a2'].map((id) => ({ hash: 'c2', id, repeats: 2, composite: 0.5 })),
     { hash: 'c4', id: 'o1', repeats: 1, composite: 0.5, usage: paid, second: 45 },
     { hash: 'c4', id: 'o2', repeats: 1, composite: 0.5, usage: paid, second: 45 },
@@ -162,7 +314,12 @@ describe('scores on the store of results per example and repeat', () => {
       [3, 'none', 2, 4], // not recorded: carried from the last decision on the same incumbent
       [4, 'none', 2, 4],
     ]);
-    const [first, second, skipped, failed] = scores as [(typeof scores)[number], (typeof scores)[number], (typeof scores)[number], (typeof scores)[number]];
+    const [first, second, skipped, failed] = scores as [
+      (typeof scores)[number],
+      (typeof scores)[number],
+      (typeof scores)[number],
+      (typeof scores)[number],
+    ];
     expect(first.candidate).toEqual({ optimization: 1.75 / 3, anchor: 0.5, shadow: 0.5 });
     expect(first.incumbentBefore).toEqual({ optimization: 0.5, anchor: 0.5, shadow: 0.25 });
     expect(first.incumbentAfter).toEqual(first.candidate);
@@ -181,7 +338,11 @@ describe('scores on the store of results per example and repeat', () => {
     expect(skipped.candidate).toEqual({ optimization: null, anchor: null, shadow: null });
     expect(skipped.composite).toBeNull();
     expect(skipped.compositeDelta).toBeNull();
-    expect(skipped.incumbentBefore).toEqual({ optimization: (2 * (0.75 + 0.5 + 0.5 + 0.5)) / 8, anchor: 0.52, shadow: 0.5 });
+    expect(skipped.incumbentBefore).toEqual({
+      optimization: (2 * (0.75 + 0.5 + 0.5 + 0.5)) / 8,
+      anchor: 0.52,
+      shadow: 0.5,
+    });
     expect(skipped.usage).toEqual({ calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
 
     expect(failed.candidate).toEqual({ optimization: null, anchor: null, shadow: null });
@@ -223,8 +384,22 @@ describe('scores on the store of results per example and repeat', () => {
     const scores = await loadExperimentScores(db, index);
     const detail = await loadExperimentDetail(db, index, scores[0]!);
     expect(detail.changes).toEqual([
-      { exampleId: 'a2', partition: 'anchor', before: null, after: 0.5, change: null, notes: ['the output became valid'] },
-      { exampleId: 'o1', partition: 'optimization', before: 0.5, after: 0.75, change: 0.25, notes: ['found entity Patient'] },
+      {
+        exampleId: 'a2',
+        partition: 'anchor',
+        before: null,
+        after: 0.5,
+        change: null,
+        notes: ['the output became valid'],
+      },
+      {
+        exampleId: 'o1',
+        partition: 'optimization',
+        before: 0.5,
+        after: 0.75,
+        change: 0.25,
+        notes: ['found entity Patient'],
+      },
       { exampleId: 's1', partition: 'shadow', before: 0.25, after: 0.5, change: 0.25, notes: [] },
       { exampleId: 's2', partition: 'shadow', before: 0.25, after: 0.5, change: 0.25, notes: [] },
     ]);
@@ -235,7 +410,10 @@ describe('scores on the store of results per example and repeat', () => {
     });
     expect(detail.diff?.added).toBe(1);
     const second = await loadExperimentDetail(db, index, scores[1]!);
-    expect(second.changes.map((change) => [change.exampleId, change.change])).toEqual([['o1', 0.05], ['a1', -0.04]]);
+    expect(second.changes.map((change) => [change.exampleId, change.change])).toEqual([
+      ['o1', 0.05],
+      ['a1', -0.04],
+    ]);
     expect(second.compared.shadow).toEqual({ examples: 0, improved: 0, worsened: 0, validityChanged: 0 });
     expect((await loadExperimentDetail(db, index, scores[2]!)).changes).toEqual([]);
   });
@@ -249,7 +427,13 @@ describe('scores on the store of results per example and repeat', () => {
 });
 
 describe('compositeFromResults', () => {
-  const outcome = (repeat: number, composite: number | null): ResultOutcome => ({ repeat, valid: composite !== null, composite, createdAt: at(1), usage: ZERO });
+  const outcome = (repeat: number, composite: number | null): ResultOutcome => ({
+    repeat,
+    valid: composite !== null,
+    composite,
+    createdAt: at(1),
+    usage: ZERO,
+  });
   it('averages the valid example-repeats of the repeats every member has; null, never 0, when a member was not evaluated or nothing is valid', () => {
     const outcomes = new Map([
       ['a', [outcome(0, 0.2), outcome(1, 0.4), outcome(2, 0.6)]],

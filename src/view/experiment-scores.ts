@@ -42,7 +42,13 @@ import type { StudyDatabase } from '../storage/database.ts';
 import type { Evidence, EvidenceScores } from './evidence.ts';
 import { gateDelta, gatePValue, gateRepeatsOfSides, gateWelchPValue, parseEvidence } from './evidence.ts';
 import type { EvaluationUsage, ExampleResultStore, MembershipHistory, ViewPartition } from './stored-results.ts';
-import { VIEW_PARTITIONS, compositeFromResults, loadMembershipHistory, membershipKey, openExampleResults } from './stored-results.ts';
+import {
+  VIEW_PARTITIONS,
+  compositeFromResults,
+  loadMembershipHistory,
+  membershipKey,
+  openExampleResults,
+} from './stored-results.ts';
 
 export { VIEW_PARTITIONS, type EvaluationUsage, type ViewPartition } from './stored-results.ts';
 
@@ -144,7 +150,12 @@ export interface EvaluationIndex {
 const EMPTY_USAGE: EvaluationUsage = Object.freeze({ calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 });
 
 function addUsage(left: EvaluationUsage, right: EvaluationUsage): EvaluationUsage {
-  return { calls: left.calls + right.calls, inputTokens: left.inputTokens + right.inputTokens, outputTokens: left.outputTokens + right.outputTokens, costUsd: left.costUsd + right.costUsd };
+  return {
+    calls: left.calls + right.calls,
+    inputTokens: left.inputTokens + right.inputTokens,
+    outputTokens: left.outputTokens + right.outputTokens,
+    costUsd: left.costUsd + right.costUsd,
+  };
 }
 
 function usageOf(rows: readonly EvaluationRow[]): EvaluationUsage {
@@ -169,7 +180,19 @@ export async function loadEvaluationIndex(db: StudyDatabase): Promise<Evaluation
   try {
     rows = (await db
       .selectFrom('evaluations')
-      .select(['id', 'fingerprint', 'artifact_hash', 'partition', 'partition_hash', 'repeat', 'composite', 'invalid', 'total', 'usage', 'created_at'])
+      .select([
+        'id',
+        'fingerprint',
+        'artifact_hash',
+        'partition',
+        'partition_hash',
+        'repeat',
+        'composite',
+        'invalid',
+        'total',
+        'usage',
+        'created_at',
+      ])
       .orderBy('id')
       .execute()) as EvaluationRow[];
   } catch {
@@ -186,7 +209,8 @@ export async function loadEvaluationIndex(db: StudyDatabase): Promise<Evaluation
   const memberships = await loadMembershipHistory(db);
   const legacyTotal = usageOf(rows);
   return {
-    rows: (fingerprint, artifactHash, partition) => index.get(`${fingerprint}\u0000${artifactHash}\u0000${partition}`) ?? [],
+    rows: (fingerprint, artifactHash, partition) =>
+      index.get(`${fingerprint}\u0000${artifactHash}\u0000${partition}`) ?? [],
     latestMembership: (fingerprint, partition, from, to) => {
       let best: EvaluationRow | undefined;
       for (const row of rows) {
@@ -203,7 +227,12 @@ export async function loadEvaluationIndex(db: StudyDatabase): Promise<Evaluation
     storedTotal: async () => {
       if (!results.available) return legacyTotal;
       const stored = await results.total();
-      return { calls: stored.calls, inputTokens: stored.inputTokens + legacyTotal.inputTokens, outputTokens: stored.outputTokens + legacyTotal.outputTokens, costUsd: stored.costUsd + legacyTotal.costUsd };
+      return {
+        calls: stored.calls,
+        inputTokens: stored.inputTokens + legacyTotal.inputTokens,
+        outputTokens: stored.outputTokens + legacyTotal.outputTokens,
+        costUsd: stored.costUsd + legacyTotal.costUsd,
+      };
     },
   };
 }
@@ -234,7 +263,8 @@ function repeatRows(rows: readonly EvaluationRow[], membership: string, repeats:
 /** The membership of the latest evaluation stored at or before `at`, if any. */
 function membershipAt(rows: readonly EvaluationRow[], at: string): string | null {
   let best: EvaluationRow | undefined;
-  for (const row of rows) if (row.created_at <= at && (best === undefined || row.created_at >= best.created_at)) best = row;
+  for (const row of rows)
+    if (row.created_at <= at && (best === undefined || row.created_at >= best.created_at)) best = row;
   return best?.partition_hash ?? null;
 }
 
@@ -258,7 +288,9 @@ export function compositesOf(index: EvaluationIndex, query: CompositesQuery): Pa
   for (const partition of VIEW_PARTITIONS) {
     const membership = query.memberships[partition];
     if (membership === null) continue;
-    const rows = index.rows(query.fingerprint, query.artifactHash, partition).filter((row) => query.upTo === null || row.created_at <= query.upTo!);
+    const rows = index
+      .rows(query.fingerprint, query.artifactHash, partition)
+      .filter((row) => query.upTo === null || row.created_at <= query.upTo!);
     result[partition] = meanComposite(repeatRows(rows, membership, query.repeats));
   }
   return result;
@@ -278,7 +310,12 @@ const MEMBERSHIP_MOVES = ['admitted', 'shadow', 'graduated', 'rotated_out', 'rem
 async function loadCorpusSegments(db: StudyDatabase): Promise<CorpusSegments> {
   let rows: Array<{ experiment_id: number | null; created_at: string }> = [];
   try {
-    rows = await db.selectFrom('corpus_events').select(['experiment_id', 'created_at']).where('kind', 'in', MEMBERSHIP_MOVES).orderBy('id').execute();
+    rows = await db
+      .selectFrom('corpus_events')
+      .select(['experiment_id', 'created_at'])
+      .where('kind', 'in', MEMBERSHIP_MOVES)
+      .orderBy('id')
+      .execute();
   } catch {
     rows = []; // a database without the corpus lifecycle
   }
@@ -288,7 +325,10 @@ async function loadCorpusSegments(db: StudyDatabase): Promise<CorpusSegments> {
     if (boundary > 0 && !starts.has(boundary)) starts.set(boundary, row.created_at);
   }
   const boundaries = [...starts.keys()].sort((left, right) => left - right);
-  return { boundaries, startOf: (index) => (index <= 0 || index > boundaries.length ? null : starts.get(boundaries[index - 1]!)!) };
+  return {
+    boundaries,
+    startOf: (index) => (index <= 0 || index > boundaries.length ? null : starts.get(boundaries[index - 1]!)!),
+  };
 }
 
 interface ExperimentRow {
@@ -317,7 +357,12 @@ export interface VersionScorer {
    */
   composites(artifactHash: string, at: ExperimentScore, repeats?: number): Promise<PartitionComposites>;
   /** One partition of {@link composites}. */
-  composite(artifactHash: string, at: ExperimentScore, partition: ViewPartition, repeats?: number): Promise<number | null>;
+  composite(
+    artifactHash: string,
+    at: ExperimentScore,
+    partition: ViewPartition,
+    repeats?: number,
+  ): Promise<number | null>;
 }
 
 interface Measurement {
@@ -327,8 +372,13 @@ interface Measurement {
 }
 
 /** The version hashes a decision's evidence measured, with the repeats of each side. */
-function measuredSides(score: ExperimentScore, baseHash: string | undefined): Array<{ hash: string; side: 'incumbent' | 'candidate'; repeats: number }> {
-  const sides: Array<{ hash: string; side: 'incumbent' | 'candidate'; repeats: number }> = [{ hash: score.candidateHash, side: 'candidate', repeats: score.repeats }];
+function measuredSides(
+  score: ExperimentScore,
+  baseHash: string | undefined,
+): Array<{ hash: string; side: 'incumbent' | 'candidate'; repeats: number }> {
+  const sides: Array<{ hash: string; side: 'incumbent' | 'candidate'; repeats: number }> = [
+    { hash: score.candidateHash, side: 'candidate', repeats: score.repeats },
+  ];
   if (baseHash !== undefined) sides.push({ hash: baseHash, side: 'incumbent', repeats: score.incumbentRepeats });
   return sides;
 }
@@ -339,9 +389,14 @@ function measuredSides(score: ExperimentScore, baseHash: string | undefined): Ar
  * fingerprint, artifact, partition and membership, then the per-example
  * store. `baseHashes` maps version ids to content hashes.
  */
-export function createVersionScorer(index: EvaluationIndex, scores: readonly ExperimentScore[], baseHashes: ReadonlyMap<number, string>): VersionScorer {
+export function createVersionScorer(
+  index: EvaluationIndex,
+  scores: readonly ExperimentScore[],
+  baseHashes: ReadonlyMap<number, string>,
+): VersionScorer {
   const measured = new Map<string, Measurement[]>();
-  const keyOf = (fingerprint: string, hash: string, partition: ViewPartition, members: readonly string[]): string => `${fingerprint}\u0000${hash}\u0000${partition}\u0000${membershipKey(members)}`;
+  const keyOf = (fingerprint: string, hash: string, partition: ViewPartition, members: readonly string[]): string =>
+    `${fingerprint}\u0000${hash}\u0000${partition}\u0000${membershipKey(members)}`;
   for (const score of scores) {
     const recorded = score.evidence.scores;
     if (recorded === null) continue;
@@ -358,10 +413,21 @@ export function createVersionScorer(index: EvaluationIndex, scores: readonly Exp
       }
     }
   }
-  const composite = async (artifactHash: string, at: ExperimentScore, partition: ViewPartition, repeats = at.incumbentRepeats): Promise<number | null> => {
+  const composite = async (
+    artifactHash: string,
+    at: ExperimentScore,
+    partition: ViewPartition,
+    repeats = at.incumbentRepeats,
+  ): Promise<number | null> => {
     // 1. The per-partition store, for a decision recorded before results were stored per example.
     if (at.scoreSource !== 'evidence' && index.hasLegacy) {
-      const legacy = compositesOf(index, { fingerprint: at.fingerprint, artifactHash, memberships: at.partitionHashes, repeats, upTo: null })[partition];
+      const legacy = compositesOf(index, {
+        fingerprint: at.fingerprint,
+        artifactHash,
+        memberships: at.partitionHashes,
+        repeats,
+        upTo: null,
+      })[partition];
       if (legacy !== null) return legacy;
     }
     const members = index.memberships.at(at.id)[partition];
@@ -369,7 +435,11 @@ export function createVersionScorer(index: EvaluationIndex, scores: readonly Exp
     // 2. The nearest decision that measured this version on the same membership.
     const candidates = measured.get(keyOf(at.fingerprint, artifactHash, partition, members));
     if (candidates !== undefined && candidates.length > 0) {
-      const rank = (entry: Measurement): [number, number, number] => [entry.repeats === repeats ? 0 : 1, entry.experimentId <= at.id ? 0 : 1, entry.experimentId <= at.id ? at.id - entry.experimentId : entry.experimentId - at.id];
+      const rank = (entry: Measurement): [number, number, number] => [
+        entry.repeats === repeats ? 0 : 1,
+        entry.experimentId <= at.id ? 0 : 1,
+        entry.experimentId <= at.id ? at.id - entry.experimentId : entry.experimentId - at.id,
+      ];
       const best = [...candidates].sort((left, right) => {
         const [a, b] = [rank(left), rank(right)];
         return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
@@ -377,13 +447,17 @@ export function createVersionScorer(index: EvaluationIndex, scores: readonly Exp
       return best.composite;
     }
     // 3. Computed from the stored results on the membership in force.
-    return compositeFromResults(await index.results.outcomes(at.fingerprint, artifactHash), members, repeats)?.composite ?? null;
+    return (
+      compositeFromResults(await index.results.outcomes(at.fingerprint, artifactHash), members, repeats)?.composite ??
+      null
+    );
   };
   return {
     composite,
     composites: async (artifactHash, at, repeats) => {
       const result = { ...NO_COMPOSITES };
-      for (const partition of VIEW_PARTITIONS) result[partition] = await composite(artifactHash, at, partition, repeats);
+      for (const partition of VIEW_PARTITIONS)
+        result[partition] = await composite(artifactHash, at, partition, repeats);
       return result;
     },
   };
@@ -391,18 +465,28 @@ export function createVersionScorer(index: EvaluationIndex, scores: readonly Exp
 
 /** The candidate's composites recorded in the evidence (null for a partition the gate did not compare). */
 function evidenceCandidate(scores: EvidenceScores): PartitionComposites {
-  return { optimization: scores.optimization?.candidate ?? null, anchor: scores.anchor?.candidate ?? null, shadow: scores.shadow?.candidate ?? null };
+  return {
+    optimization: scores.optimization?.candidate ?? null,
+    anchor: scores.anchor?.candidate ?? null,
+    shadow: scores.shadow?.candidate ?? null,
+  };
 }
 
 function evidenceIncumbent(scores: EvidenceScores): PartitionComposites {
-  return { optimization: scores.optimization?.incumbent ?? null, anchor: scores.anchor?.incumbent ?? null, shadow: scores.shadow?.incumbent ?? null };
+  return {
+    optimization: scores.optimization?.incumbent ?? null,
+    anchor: scores.anchor?.incumbent ?? null,
+    shadow: scores.shadow?.incumbent ?? null,
+  };
 }
 
 /** Scores of every experiment, oldest first. */
 export async function loadExperimentScores(db: StudyDatabase, index?: EvaluationIndex): Promise<ExperimentScore[]> {
   const evaluations = index ?? (await loadEvaluationIndex(db));
   const experiments = (await db.selectFrom('experiments').selectAll().orderBy('id').execute()) as ExperimentRow[];
-  const versions = new Map((await db.selectFrom('artifact_versions').select(['id', 'hash']).execute()).map((row) => [row.id, row.hash]));
+  const versions = new Map(
+    (await db.selectFrom('artifact_versions').select(['id', 'hash']).execute()).map((row) => [row.id, row.hash]),
+  );
 
   // Pass 1: each experiment's own memberships and repeats (legacy: from the per-partition store).
   const own = experiments.map((row) => {
@@ -413,9 +497,16 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
     for (const partition of VIEW_PARTITIONS) {
       hashes[partition] = null;
       if (!legacy || !evaluations.hasLegacy) continue;
-      const rows = evaluations.rows(row.fingerprint, row.candidate_hash, partition).filter((candidate) => candidate.created_at <= row.created_at);
+      const rows = evaluations
+        .rows(row.fingerprint, row.candidate_hash, partition)
+        .filter((candidate) => candidate.created_at <= row.created_at);
       hashes[partition] = membershipAt(rows, row.created_at);
-      if (partition === 'optimization' && hashes[partition] !== null) storedRepeats = new Set(rows.filter((candidate) => candidate.partition_hash === hashes[partition]).map((candidate) => candidate.repeat)).size;
+      if (partition === 'optimization' && hashes[partition] !== null)
+        storedRepeats = new Set(
+          rows
+            .filter((candidate) => candidate.partition_hash === hashes[partition])
+            .map((candidate) => candidate.repeat),
+        ).size;
     }
     const sides = gateRepeatsOfSides(evidence);
     const known = sides.candidate !== null || storedRepeats > 0;
@@ -429,7 +520,8 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
     if (entry.known) previous = entry;
     else if (previous !== undefined) {
       entry.repeats = previous.repeats;
-      entry.incumbentRepeats = previous.row.base_version_id === entry.row.base_version_id ? previous.incumbentRepeats : previous.repeats;
+      entry.incumbentRepeats =
+        previous.row.base_version_id === entry.row.base_version_id ? previous.incumbentRepeats : previous.repeats;
     }
   }
   // Pass 2 (legacy): a partition an experiment did not evaluate (shadow, when the gate stopped before it) had the
@@ -438,7 +530,8 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
   const legacyEntries = own.filter((entry) => entry.legacy);
   if (evaluations.hasLegacy && legacyEntries.length > 0) {
     const segments = await loadCorpusSegments(db);
-    const segmentOf = (experimentId: number): number => segments.boundaries.filter((boundary) => boundary < experimentId).length;
+    const segmentOf = (experimentId: number): number =>
+      segments.boundaries.filter((boundary) => boundary < experimentId).length;
     for (const partition of VIEW_PARTITIONS) {
       const known = new Map<string, string>();
       for (const entry of legacyEntries) {
@@ -452,7 +545,12 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
         entry.hashes[partition] =
           known.get(`${entry.row.fingerprint}\u0000${segment}`) ??
           // No experiment between those moves evaluated it: any evaluation of the partition stored in that time window.
-          evaluations.latestMembership(entry.row.fingerprint, partition, segments.startOf(segment), segments.startOf(segment + 1)) ??
+          evaluations.latestMembership(
+            entry.row.fingerprint,
+            partition,
+            segments.startOf(segment),
+            segments.startOf(segment + 1),
+          ) ??
           null;
       }
     }
@@ -471,10 +569,23 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
     const skipped = row.decision === 'skipped';
     const recorded = evidence.scores;
     const at = (artifactHash: string | undefined, upTo: string | null, count: number): PartitionComposites =>
-      artifactHash === undefined || !legacy || !evaluations.hasLegacy ? { ...NO_COMPOSITES } : compositesOf(evaluations, { fingerprint: row.fingerprint, artifactHash, memberships: hashes, repeats: count, upTo });
-    const candidate = skipped ? { ...NO_COMPOSITES } : recorded !== null ? evidenceCandidate(recorded) : at(row.candidate_hash, row.created_at, repeats);
+      artifactHash === undefined || !legacy || !evaluations.hasLegacy
+        ? { ...NO_COMPOSITES }
+        : compositesOf(evaluations, {
+            fingerprint: row.fingerprint,
+            artifactHash,
+            memberships: hashes,
+            repeats: count,
+            upTo,
+          });
+    const candidate = skipped
+      ? { ...NO_COMPOSITES }
+      : recorded !== null
+        ? evidenceCandidate(recorded)
+        : at(row.candidate_hash, row.created_at, repeats);
     if (!evidence.shadowConsulted) candidate.shadow = null;
-    const incumbentBefore = recorded !== null ? evidenceIncumbent(recorded) : at(versions.get(row.base_version_id), null, incumbentRepeats);
+    const incumbentBefore =
+      recorded !== null ? evidenceIncumbent(recorded) : at(versions.get(row.base_version_id), null, incumbentRepeats);
     let usage: EvaluationUsage = EMPTY_USAGE;
     if (recorded !== null) {
       const calls = VIEW_PARTITIONS.reduce((sum, partition) => sum + (recorded[partition]?.evaluated ?? 0), 0);
@@ -483,10 +594,26 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
       usage = VIEW_PARTITIONS.reduce<EvaluationUsage>((sum, partition) => {
         const membership = hashes[partition];
         if (membership === null || (partition === 'shadow' && !evidence.shadowConsulted)) return sum;
-        return addUsage(sum, usageOf(repeatRows(evaluations.rows(row.fingerprint, row.candidate_hash, partition).filter((stored) => stored.created_at <= row.created_at), membership, repeats)));
+        return addUsage(
+          sum,
+          usageOf(
+            repeatRows(
+              evaluations
+                .rows(row.fingerprint, row.candidate_hash, partition)
+                .filter((stored) => stored.created_at <= row.created_at),
+              membership,
+              repeats,
+            ),
+          ),
+        );
       }, EMPTY_USAGE);
     }
-    const scoreSource: ExperimentScore['scoreSource'] = recorded !== null ? 'evidence' : VIEW_PARTITIONS.some((partition) => candidate[partition] !== null) ? 'evaluations' : 'none';
+    const scoreSource: ExperimentScore['scoreSource'] =
+      recorded !== null
+        ? 'evidence'
+        : VIEW_PARTITIONS.some((partition) => candidate[partition] !== null)
+          ? 'evaluations'
+          : 'none';
     const composite = candidate.optimization;
     const incumbentComposite = incumbentBefore.optimization;
     return {
@@ -505,7 +632,9 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
       createdAt: row.created_at,
       composite,
       incumbentComposite,
-      compositeDelta: gateDelta(evidence) ?? (composite !== null && incumbentComposite !== null ? composite - incumbentComposite : null),
+      compositeDelta:
+        gateDelta(evidence) ??
+        (composite !== null && incumbentComposite !== null ? composite - incumbentComposite : null),
       pValue: gatePValue(evidence),
       welchPValue: gateWelchPValue(evidence),
       candidate,
@@ -528,15 +657,31 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
     const before = { ...score.incumbentBefore };
     for (const partition of VIEW_PARTITIONS) {
       // A partition the gate compared keeps its record, null (nothing valid) included.
-      if (before[partition] !== null || (recorded !== null && recorded[partition] !== null) || baseHash === undefined) continue;
+      if (before[partition] !== null || (recorded !== null && recorded[partition] !== null) || baseHash === undefined)
+        continue;
       before[partition] = await scorer.composite(baseHash, score, partition);
     }
     score.incumbentBefore = before;
     score.incumbentComposite = before.optimization;
-    if (score.compositeDelta === null && score.composite !== null && before.optimization !== null) score.compositeDelta = score.composite - before.optimization;
+    if (score.compositeDelta === null && score.composite !== null && before.optimization !== null)
+      score.compositeDelta = score.composite - before.optimization;
     if (score.decision === 'accepted') {
-      const acceptedHash = score.acceptedVersion === null ? score.candidateHash : (versions.get(score.acceptedVersion) ?? score.candidateHash);
-      const after = recorded !== null && acceptedHash === score.candidateHash ? evidenceCandidate(recorded) : score.scoreSource === 'evaluations' ? compositesOf(evaluations, { fingerprint: score.fingerprint, artifactHash: acceptedHash, memberships: score.partitionHashes, repeats: score.repeats, upTo: null }) : { ...NO_COMPOSITES };
+      const acceptedHash =
+        score.acceptedVersion === null
+          ? score.candidateHash
+          : (versions.get(score.acceptedVersion) ?? score.candidateHash);
+      const after =
+        recorded !== null && acceptedHash === score.candidateHash
+          ? evidenceCandidate(recorded)
+          : score.scoreSource === 'evaluations'
+            ? compositesOf(evaluations, {
+                fingerprint: score.fingerprint,
+                artifactHash: acceptedHash,
+                memberships: score.partitionHashes,
+                repeats: score.repeats,
+                upTo: null,
+              })
+            : { ...NO_COMPOSITES };
       for (const partition of VIEW_PARTITIONS) {
         if (after[partition] !== null || (recorded !== null && recorded[partition] !== null)) continue;
         after[partition] = await scorer.composite(acceptedHash, score, partition, score.repeats);
@@ -544,7 +689,8 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
       score.incumbentAfter = after;
     } else score.incumbentAfter = before;
     // A candidate refused before the gate (its evaluation failed in the infrastructure): the results it stored.
-    if (recorded === null && score.decision !== 'skipped' && score.usage.calls === 0) score.usage = await storedUsageOf(evaluations, score);
+    if (recorded === null && score.decision !== 'skipped' && score.usage.calls === 0)
+      score.usage = await storedUsageOf(evaluations, score);
   }
   return scores;
 }

@@ -15,13 +15,73 @@
  * console.log(viewer.url);
  * ```
  */
-export { parseEvidence, type Evidence, type EvidenceCheck, type EvidencePartitionScores, type EvidenceRebase, type EvidenceScores } from './evidence.ts';
-export { VIEW_PARTITIONS, createVersionScorer, loadEvaluationIndex, loadExperimentScores, type EvaluationUsage, type ExperimentScore, type PartitionComposites, type VersionScorer } from './experiment-scores.ts';
+export {
+  parseEvidence,
+  type Evidence,
+  type EvidenceCheck,
+  type EvidencePartitionScores,
+  type EvidenceRebase,
+  type EvidenceScores,
+} from './evidence.ts';
+export {
+  VIEW_PARTITIONS,
+  createVersionScorer,
+  loadEvaluationIndex,
+  loadExperimentScores,
+  type EvaluationUsage,
+  type ExperimentScore,
+  type PartitionComposites,
+  type VersionScorer,
+} from './experiment-scores.ts';
 export { loadExperimentDetail, type ExampleChange, type ExperimentDetail } from './experiment-detail.ts';
-export { loadRunInProgress, loadStudyOverview, type ExperimentSummary, type StudyOverview, type TrailPoint } from './study-overview.ts';
-export { loadCorpusPage, loadReviewPage, loadVersionsPage, type CorpusPage, type VersionSummary, type VersionsPage } from './study-pages.ts';
+export {
+  loadRunInProgress,
+  loadStudyOverview,
+  type ExperimentSummary,
+  type StudyOverview,
+  type TrailPoint,
+} from './study-overview.ts';
+export {
+  loadCorpusPage,
+  loadReviewPage,
+  loadVersionsPage,
+  type CorpusPage,
+  type VersionSummary,
+  type VersionsPage,
+} from './study-pages.ts';
 export { diffTexts, unifiedDiff, type DiffRow, type TextDiff } from './text-diff.ts';
-export { CSV_COLUMNS, REPORT_FORMATS, loadReportData, renderCsvReport, renderHtmlReport, renderJsonReport, type ReportFormat, type StudyReportData } from './study-report.ts';
-export { DEFAULT_VIEW_PORT, MIN_VIEW_TOKEN_CHARACTERS, createViewApp, startViewServer, type ViewApp, type ViewAppOptions, type ViewServer, type ViewServerOptions } from './view-server.ts';
-export { activateVersion, activateVersionExclusive, listRegistryEvents, type ActivationRequest, type ActivationResult, type RegistryEvent } from '../storage/activation.ts';
-export { checkGitMirror, gitMirrorPath, syncGitMirror, type MirrorFinding, type MirrorSyncResult } from '../storage/git-mirror.ts';
+export {
+  CSV_COLUMNS,
+  REPORT_FORMATS,
+  loadReportData,
+  renderCsvReport,
+  renderHtmlReport,
+  renderJsonReport,
+  type ReportFormat,
+  type StudyReportData,
+} from './study-report.ts';
+export {
+  DEFAULT_VIEW_PORT,
+  MIN_VIEW_TOKEN_CHARACTERS,
+  createViewApp,
+  startViewServer,
+  type ViewApp,
+  type ViewAppOptions,
+  type ViewServer,
+  type ViewServerOptions,
+} from './view-server.ts';
+export {
+  activateVersion,
+  activateVersionExclusive,
+  listRegistryEvents,
+  type ActivationRequest,
+  type ActivationResult,
+  type RegistryEvent,
+} from '../storage/activation.ts';
+export {
+  checkGitMirror,
+  gitMirrorPath,
+  syncGitMirror,
+  type MirrorFinding,
+  type MirrorSyncResult,
+} from '../storage/git-mirror.ts';

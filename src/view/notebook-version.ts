@@ -19,7 +19,12 @@ import { backendOf, listTables } from '../storage/database.ts';
 const CHANGE_PROBES: ReadonlyArray<{ key: string; table: string; probe: string; postgres?: string }> = [
   { key: 'e', table: 'experiments', probe: 'select max(id) from experiments' },
   { key: 'r', table: 'registry_events', probe: 'select max(id) from registry_events' },
-  { key: 'x', table: 'example_results', probe: 'select max(rowid) from example_results', postgres: 'select count(*) from example_results' },
+  {
+    key: 'x',
+    table: 'example_results',
+    probe: 'select max(rowid) from example_results',
+    postgres: 'select count(*) from example_results',
+  },
   { key: 'v', table: 'evaluations', probe: 'select max(id) from evaluations' },
   { key: 'p', table: 'proposals', probe: 'select max(id) from proposals' },
   { key: 'u', table: 'runs', probe: 'select max(id) from runs' },
@@ -40,7 +45,10 @@ export async function notebookVersion(db: StudyDatabase): Promise<string> {
   const probes = CHANGE_PROBES.filter((probe) => tables.has(probe.table));
   if (probes.length === 0) return '{}';
   const postgres = backendOf(db) === 'postgres';
-  const result = await sql<Record<string, number | string | null>>`select ${sql.raw(probes.map((probe) => `(${postgres ? (probe.postgres ?? probe.probe) : probe.probe}) as ${probe.key}`).join(', '))}`.execute(db);
+  const result = await sql<
+    Record<string, number | string | null>
+  >`select ${sql.raw(probes.map((probe) => `(${postgres ? (probe.postgres ?? probe.probe) : probe.probe}) as ${probe.key}`).join(', '))}`.execute(
+    db,
+  );
   return JSON.stringify(result.rows[0] ?? {});
 }
-

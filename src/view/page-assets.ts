@@ -15,7 +15,11 @@ export function pagesFolder(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const candidates = [path.join(here, 'pages'), path.join(here, '..', '..', 'src', 'view', 'pages')];
   const found = candidates.find((candidate) => existsSync(path.join(candidate, 'index.html')));
-  if (found === undefined) throw new KloopError(`the viewer's pages are missing (looked in ${candidates.join(', ')})`, { code: 'view.pages', exitCode: 1 });
+  if (found === undefined)
+    throw new KloopError(`the viewer's pages are missing (looked in ${candidates.join(', ')})`, {
+      code: 'view.pages',
+      exitCode: 1,
+    });
   return found;
 }
 
@@ -27,4 +31,3 @@ export function chartBundlePath(): string {
 
 /** The page scripts, in load order (the report inlines them in this order). */
 export const PAGE_SCRIPTS = ['format.js', 'charts.js', 'pages.js', 'online.js', 'app.js'] as const;
-

@@ -73,7 +73,12 @@ export interface ExampleResultStore {
   /** Every stored example-repeat of one artifact, by example id, repeats ascending. */
   outcomes(fingerprint: string, artifactHash: string): Promise<ReadonlyMap<string, readonly ResultOutcome[]>>;
   /** The stored records of the given examples, repeats 0..repeats−1, by example id (repeats ascending). */
-  records(fingerprint: string, artifactHash: string, exampleIds: readonly string[], repeats: number): Promise<Map<string, StoredRecord[]>>;
+  records(
+    fingerprint: string,
+    artifactHash: string,
+    exampleIds: readonly string[],
+    repeats: number,
+  ): Promise<Map<string, StoredRecord[]>>;
   /** Every stored result: calls = rows (one execution each: a stored result is never executed again), tokens and cost summed. */
   total(): Promise<EvaluationUsage>;
 }
@@ -84,18 +89,35 @@ function parseUsage(text: string): ResultOutcome['usage'] {
   try {
     const usage = JSON.parse(text) as Record<string, unknown>;
     const number = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) ? value : 0);
-    return { inputTokens: number(usage['inputTokens']), outputTokens: number(usage['outputTokens']), costUsd: number(usage['costUsd']) };
+    return {
+      inputTokens: number(usage.inputTokens),
+      outputTokens: number(usage.outputTokens),
+      costUsd: number(usage.costUsd),
+    };
   } catch {
     return ZERO_USAGE;
   }
 }
 
-function parseRecord(row: { example_id: string; repeat: number; valid: number; composite: number | null; score: string }): StoredRecord {
-  const fallback: StoredRecord = { exampleId: row.example_id, repeat: row.repeat, valid: row.valid === 1, composite: row.composite };
+function parseRecord(row: {
+  example_id: string;
+  repeat: number;
+  valid: number;
+  composite: number | null;
+  score: string;
+}): StoredRecord {
+  const fallback: StoredRecord = {
+    exampleId: row.example_id,
+    repeat: row.repeat,
+    valid: row.valid === 1,
+    composite: row.composite,
+  };
   try {
     const parsed = JSON.parse(row.score) as Record<string, unknown>;
-    const diagnostics = parsed['diagnostics'];
-    return diagnostics !== null && typeof diagnostics === 'object' && !Array.isArray(diagnostics) ? { ...fallback, diagnostics: diagnostics as StoredRecord['diagnostics'] } : fallback;
+    const diagnostics = parsed.diagnostics;
+    return diagnostics !== null && typeof diagnostics === 'object' && !Array.isArray(diagnostics)
+      ? { ...fallback, diagnostics: diagnostics as StoredRecord['diagnostics'] }
+      : fallback;
   } catch {
     return fallback;
   }
@@ -110,7 +132,10 @@ export async function hasTable(db: StudyDatabase, name: string): Promise<boolean
 export async function openExampleResults(db: StudyDatabase): Promise<ExampleResultStore> {
   const available = await hasTable(db, 'example_results');
   const cache = new Map<string, Promise<ReadonlyMap<string, readonly ResultOutcome[]>>>();
-  const load = async (fingerprint: string, artifactHash: string): Promise<ReadonlyMap<string, readonly ResultOutcome[]>> => {
+  const load = async (
+    fingerprint: string,
+    artifactHash: string,
+  ): Promise<ReadonlyMap<string, readonly ResultOutcome[]>> => {
     const rows = await db
       .selectFrom('example_results')
       .select(['example_id', 'repeat', 'valid', 'composite', 'usage', 'created_at'])
@@ -121,7 +146,13 @@ export async function openExampleResults(db: StudyDatabase): Promise<ExampleResu
       .execute();
     const byExample = new Map<string, ResultOutcome[]>();
     for (const row of rows) {
-      const outcome: ResultOutcome = { repeat: row.repeat, valid: row.valid === 1, composite: row.valid === 1 ? row.composite : null, createdAt: row.created_at, usage: parseUsage(row.usage) };
+      const outcome: ResultOutcome = {
+        repeat: row.repeat,
+        valid: row.valid === 1,
+        composite: row.valid === 1 ? row.composite : null,
+        createdAt: row.created_at,
+        usage: parseUsage(row.usage),
+      };
       const list = byExample.get(row.example_id);
       if (list === undefined) byExample.set(row.example_id, [outcome]);
       else list.push(outcome);
@@ -166,19 +197,37 @@ export async function openExampleResults(db: StudyDatabase): Promise<ExampleResu
     total: async () => {
       if (!available) return { calls: 0, ...ZERO_USAGE };
       // JSON1 is built into the SQLite of better-sqlite3; a field that is not a number counts as 0.
-      const result = backendOf(db) === 'postgres' ? await sql<{ calls: number; input_tokens: number | null; output_tokens: number | null; cost_usd: number | null }>`select
+      const result =
+        backendOf(db) === 'postgres'
+          ? await sql<{
+              calls: number;
+              input_tokens: number | null;
+              output_tokens: number | null;
+              cost_usd: number | null;
+            }>`select
           count(*) as calls,
           sum(case when jsonb_typeof(usage::jsonb -> 'inputTokens') = 'number' then (usage::jsonb ->> 'inputTokens')::double precision end) as input_tokens,
           sum(case when jsonb_typeof(usage::jsonb -> 'outputTokens') = 'number' then (usage::jsonb ->> 'outputTokens')::double precision end) as output_tokens,
           sum(case when jsonb_typeof(usage::jsonb -> 'costUsd') = 'number' then (usage::jsonb ->> 'costUsd')::double precision end) as cost_usd
-        from example_results`.execute(db) : await sql<{ calls: number; input_tokens: number | null; output_tokens: number | null; cost_usd: number | null }>`select
+        from example_results`.execute(db)
+          : await sql<{
+              calls: number;
+              input_tokens: number | null;
+              output_tokens: number | null;
+              cost_usd: number | null;
+            }>`select
           count(*) as calls,
           sum(case when json_valid(usage) then (case when json_type(usage, '$.inputTokens') in ('integer', 'real') then json_extract(usage, '$.inputTokens') end) end) as input_tokens,
           sum(case when json_valid(usage) then (case when json_type(usage, '$.outputTokens') in ('integer', 'real') then json_extract(usage, '$.outputTokens') end) end) as output_tokens,
           sum(case when json_valid(usage) then (case when json_type(usage, '$.costUsd') in ('integer', 'real') then json_extract(usage, '$.costUsd') end) end) as cost_usd
         from example_results`.execute(db);
       const row = result.rows[0];
-      return { calls: Number(row?.calls ?? 0), inputTokens: Number(row?.input_tokens ?? 0), outputTokens: Number(row?.output_tokens ?? 0), costUsd: Number(row?.cost_usd ?? 0) };
+      return {
+        calls: Number(row?.calls ?? 0),
+        inputTokens: Number(row?.input_tokens ?? 0),
+        outputTokens: Number(row?.output_tokens ?? 0),
+        costUsd: Number(row?.cost_usd ?? 0),
+      };
     },
   };
 }
@@ -200,7 +249,11 @@ export interface StoredComposite {
  * evaluated on it). Repeat-major, members in id order: the same mean a fresh
  * evaluation computes, up to the order of the additions (last bits).
  */
-export function compositeFromResults(outcomes: ReadonlyMap<string, readonly ResultOutcome[]>, members: readonly string[], maxRepeats: number): StoredComposite | null {
+export function compositeFromResults(
+  outcomes: ReadonlyMap<string, readonly ResultOutcome[]>,
+  members: readonly string[],
+  maxRepeats: number,
+): StoredComposite | null {
   if (members.length === 0 || !(maxRepeats >= 1)) return null;
   let repeats = maxRepeats;
   for (const id of members) {
@@ -271,7 +324,13 @@ export async function loadMembershipHistory(db: StudyDatabase): Promise<Membersh
       let memberships = stretches.get(stretch);
       if (memberships === undefined) {
         const replayed = reconstructPartitions(events, decisions, experimentId);
-        memberships = replayed.beforeLifecycle ? UNKNOWN_MEMBERSHIPS : { optimization: replayed.partitions.optimization, anchor: replayed.partitions.anchor, shadow: replayed.partitions.shadow };
+        memberships = replayed.beforeLifecycle
+          ? UNKNOWN_MEMBERSHIPS
+          : {
+              optimization: replayed.partitions.optimization,
+              anchor: replayed.partitions.anchor,
+              shadow: replayed.partitions.shadow,
+            };
         stretches.set(stretch, memberships);
       }
       return memberships;

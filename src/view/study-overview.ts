@@ -71,7 +71,14 @@ export interface StudyOverview {
   activeVersion: number | null;
   seedVersion: number | null;
   experiments: ExperimentSummary[];
-  counts: { experiments: number; evaluated: number; accepted: number; refused: number; skipped: number; byReason: Record<string, number> };
+  counts: {
+    experiments: number;
+    evaluated: number;
+    accepted: number;
+    refused: number;
+    skipped: number;
+    byReason: Record<string, number>;
+  };
   /** The incumbent after each experiment, the baseline first. */
   trail: TrailPoint[];
   runs: RunSummary[];
@@ -88,7 +95,14 @@ export interface StudyOverview {
      */
     evaluations: EvaluationUsage;
     /** Sum of the runs' usage meters (executor and proposer, cache hits apart), over the runs that recorded one. */
-    metered: { runs: number; calls: number; cachedCalls: number; inputTokens: number; outputTokens: number; costUsd: number } | null;
+    metered: {
+      runs: number;
+      calls: number;
+      cachedCalls: number;
+      inputTokens: number;
+      outputTokens: number;
+      costUsd: number;
+    } | null;
   };
   /** Oldest first. */
   calibrations: CalibrationPoint[];
@@ -108,7 +122,13 @@ function parseRunReport(text: string | null): { stopDetail: string | null; usage
       stopDetail: typeof report.stopDetail === 'string' ? report.stopDetail : null,
       usage:
         usage !== undefined && usage !== null && typeof usage === 'object'
-          ? { calls: number(usage['calls']), cachedCalls: number(usage['cachedCalls']), inputTokens: number(usage['inputTokens']), outputTokens: number(usage['outputTokens']), costUsd: number(usage['costUsd']) }
+          ? {
+              calls: number(usage.calls),
+              cachedCalls: number(usage.cachedCalls),
+              inputTokens: number(usage.inputTokens),
+              outputTokens: number(usage.outputTokens),
+              costUsd: number(usage.costUsd),
+            }
           : null,
     };
   } catch {
@@ -120,11 +140,31 @@ function parseRunReport(text: string | null): { stopDetail: string | null; usage
  * The run holding the study's lease now, if its owner looks alive (fresh
  * heartbeat, and on this host a live process); with the id of the open run.
  */
-export async function loadRunInProgress(db: StudyDatabase, studyDir: string, now: () => Date = () => new Date()): Promise<StudyOverview['runInProgress']> {
+export async function loadRunInProgress(
+  db: StudyDatabase,
+  studyDir: string,
+  now: () => Date = () => new Date(),
+): Promise<StudyOverview['runInProgress']> {
   const lease = await readLease(db, studyDir);
-  if (lease === undefined || staleReason(lease, { now: now(), staleAfterMs: LEASE_STALE_AFTER_MS, hostname: osHostname(), isProcessAlive }) !== null) return null;
-  const open = await db.selectFrom('runs').select('id').where('ended_at', 'is', null).orderBy('id', 'desc').executeTakeFirst();
-  return { pid: lease.pid, hostname: lease.hostname, since: lease.acquiredAt, heartbeatAt: lease.heartbeatAt, run: open?.id ?? null };
+  if (
+    lease === undefined ||
+    staleReason(lease, { now: now(), staleAfterMs: LEASE_STALE_AFTER_MS, hostname: osHostname(), isProcessAlive }) !==
+      null
+  )
+    return null;
+  const open = await db
+    .selectFrom('runs')
+    .select('id')
+    .where('ended_at', 'is', null)
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+  return {
+    pid: lease.pid,
+    hostname: lease.hostname,
+    since: lease.acquiredAt,
+    heartbeatAt: lease.heartbeatAt,
+    run: open?.id ?? null,
+  };
 }
 
 /** Options of {@link loadStudyOverview}. */
@@ -160,17 +200,37 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
     // The seed before any experiment: the first decision's incumbent, as it measured it (or as resolved for a partition it did not compare).
     trail.push({ kind: 'baseline', experimentId: 0, versionId: first.baseVersion, composites: first.incumbentBefore });
   }
-  for (const score of scores) trail.push({ kind: 'experiment', experimentId: score.id, versionId: score.decision === 'accepted' && score.acceptedVersion !== null ? score.acceptedVersion : score.baseVersion, composites: score.incumbentAfter });
+  for (const score of scores)
+    trail.push({
+      kind: 'experiment',
+      experimentId: score.id,
+      versionId:
+        score.decision === 'accepted' && score.acceptedVersion !== null ? score.acceptedVersion : score.baseVersion,
+      composites: score.incumbentAfter,
+    });
   const lastScored = scores.filter((score) => score.decision !== 'skipped').at(-1);
   if (active !== undefined && lastScored !== undefined && trail.at(-1)?.versionId !== active.id) {
     // Activated by hand (a rollback) since the last experiment: where the incumbent stands now, on the partitions of the last decision.
-    const hashes = new Map((await db.selectFrom('artifact_versions').select(['id', 'hash']).execute()).map((row) => [row.id, row.hash]));
+    const hashes = new Map(
+      (await db.selectFrom('artifact_versions').select(['id', 'hash']).execute()).map((row) => [row.id, row.hash]),
+    );
     const scorer = createVersionScorer(index, scores, hashes);
-    trail.push({ kind: 'active', experimentId: scores.at(-1)!.id + 0.5, versionId: active.id, composites: await scorer.composites(active.hash, lastScored) });
+    trail.push({
+      kind: 'active',
+      experimentId: scores.at(-1)!.id + 0.5,
+      versionId: active.id,
+      composites: await scorer.composites(active.hash, lastScored),
+    });
   }
 
   const runRows = await db.selectFrom('runs').selectAll().orderBy('id').execute();
-  const runs: RunSummary[] = runRows.map((row) => ({ id: row.id, startedAt: row.started_at, endedAt: row.ended_at, stopReason: row.stop_reason, ...parseRunReport(row.report) }));
+  const runs: RunSummary[] = runRows.map((row) => ({
+    id: row.id,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    stopReason: row.stop_reason,
+    ...parseRunReport(row.report),
+  }));
   const finished = [...runs].reverse().find((run) => run.stopReason !== null);
   const meteredRuns = runs.filter((run) => run.usage !== null);
   const metered =
@@ -217,7 +277,8 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
     },
     trail,
     runs,
-    stop: finished === undefined ? null : { run: finished.id, reason: finished.stopReason!, detail: finished.stopDetail },
+    stop:
+      finished === undefined ? null : { run: finished.id, reason: finished.stopReason!, detail: finished.stopDetail },
     runInProgress: await loadRunInProgress(db, options.studyDir, now),
     budget: { evaluations: await index.storedTotal(), metered },
     calibrations,
@@ -229,7 +290,13 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
 async function loadCorpusMoves(db: StudyDatabase): Promise<StudyOverview['corpusMoves']> {
   let rows: Array<{ experiment_id: number | null; kind: string; created_at: string }> = [];
   try {
-    rows = await db.selectFrom('corpus_events').select(['experiment_id', 'kind', 'created_at']).where('kind', 'in', ['admitted', 'shadow', 'graduated', 'rotated_out', 'removed']).where('experiment_id', 'is not', null).orderBy('id').execute();
+    rows = await db
+      .selectFrom('corpus_events')
+      .select(['experiment_id', 'kind', 'created_at'])
+      .where('kind', 'in', ['admitted', 'shadow', 'graduated', 'rotated_out', 'removed'])
+      .where('experiment_id', 'is not', null)
+      .orderBy('id')
+      .execute();
   } catch {
     return []; // a database without the corpus lifecycle
   }

@@ -10,7 +10,7 @@ import { readCorpusEvents, readCorpusMembers } from '../corpus/lifecycle-store.t
 import type { ReviewItem } from '../review/review-queue.ts';
 import { listReviewItems } from '../review/review-queue.ts';
 import type { EvaluationIndex, ExperimentScore, PartitionComposites } from './experiment-scores.ts';
-import { VIEW_PARTITIONS, createVersionScorer } from './experiment-scores.ts';
+import { type VIEW_PARTITIONS, createVersionScorer } from './experiment-scores.ts';
 
 /** One artifact version as the versions page lists it. */
 export interface VersionSummary {
@@ -43,10 +43,16 @@ export interface VersionsPage {
 }
 
 /** Lists the versions, newest last. */
-export async function loadVersionsPage(db: StudyDatabase, index: EvaluationIndex, scores: readonly ExperimentScore[]): Promise<VersionsPage> {
+export async function loadVersionsPage(
+  db: StudyDatabase,
+  index: EvaluationIndex,
+  scores: readonly ExperimentScore[],
+): Promise<VersionsPage> {
   const active = await getRegistryVersion(db, 'active');
   const rows = await db.selectFrom('artifact_versions').selectAll().orderBy('id').execute();
-  const deltas = new Map(scores.filter((score) => score.acceptedVersion !== null).map((score) => [score.acceptedVersion!, score.delta]));
+  const deltas = new Map(
+    scores.filter((score) => score.acceptedVersion !== null).map((score) => [score.acceptedVersion!, score.delta]),
+  );
   const latest = scores.filter((score) => score.decision !== 'skipped').at(-1);
   const scorer = createVersionScorer(index, scores, new Map(rows.map((row) => [row.id, row.hash])));
   const versions: VersionSummary[] = [];
@@ -60,7 +66,10 @@ export async function loadVersionsPage(db: StudyDatabase, index: EvaluationIndex
       delta: deltas.get(row.id) ?? null,
       createdAt: row.created_at,
       active: row.id === active?.id,
-      composites: latest === undefined ? { optimization: null, anchor: null, shadow: null } : await scorer.composites(row.hash, latest),
+      composites:
+        latest === undefined
+          ? { optimization: null, anchor: null, shadow: null }
+          : await scorer.composites(row.hash, latest),
       lines: row.text === '' ? 0 : row.text.split('\n').length - (row.text.endsWith('\n') ? 1 : 0),
     });
   }
@@ -86,7 +95,16 @@ export interface CorpusPage {
   /** Shadow members now, most exposed first. */
   shadow: Array<{ exampleId: string; exposures: number; since: string | null; origin: string }>;
   /** Every move but the initial placement, oldest first. */
-  events: Array<{ id: number; exampleId: string | null; kind: string; from: string | null; to: string | null; reason: string; experimentId: number | null; createdAt: string }>;
+  events: Array<{
+    id: number;
+    exampleId: string | null;
+    kind: string;
+    from: string | null;
+    to: string | null;
+    reason: string;
+    experimentId: number | null;
+    createdAt: string;
+  }>;
   /** Partition sizes over experiments, replayed from the moves. */
   sizes: PartitionSizes[];
   counts: Record<string, number>;
@@ -96,7 +114,14 @@ export interface CorpusPage {
 
 /** Reads the corpus lifecycle; the sizes run up to the last experiment. */
 export async function loadCorpusPage(db: StudyDatabase, policy: CorpusPage['policy']): Promise<CorpusPage> {
-  const lastExperiment = Number((await db.selectFrom('experiments').select((eb) => eb.fn.max<number>('id').as('id')).executeTakeFirst())?.id ?? 0);
+  const lastExperiment = Number(
+    (
+      await db
+        .selectFrom('experiments')
+        .select((eb) => eb.fn.max<number>('id').as('id'))
+        .executeTakeFirst()
+    )?.id ?? 0,
+  );
   const members = await readCorpusMembers(db);
   const events = await readCorpusEvents(db);
   const partitions: Record<string, number> = {};
@@ -123,16 +148,31 @@ export async function loadCorpusPage(db: StudyDatabase, policy: CorpusPage['poli
     } else sizes.push({ experimentId, at: event.createdAt, sizes: tally() });
   }
   const final = sizes.at(-1);
-  if (final !== undefined && lastExperiment > final.experimentId) sizes.push({ experimentId: lastExperiment, at: final.at, sizes: { ...final.sizes } });
+  if (final !== undefined && lastExperiment > final.experimentId)
+    sizes.push({ experimentId: lastExperiment, at: final.at, sizes: { ...final.sizes } });
   return {
     partitions,
     shadow: members
       .filter((member) => member.partition === 'shadow')
-      .map((member) => ({ exampleId: member.exampleId, exposures: member.shadowExposures, since: member.shadowSince, origin: member.origin }))
+      .map((member) => ({
+        exampleId: member.exampleId,
+        exposures: member.shadowExposures,
+        since: member.shadowSince,
+        origin: member.origin,
+      }))
       .sort((left, right) => right.exposures - left.exposures || left.exampleId.localeCompare(right.exampleId)),
     events: events
       .filter((event) => event.kind !== 'initial')
-      .map((event) => ({ id: event.id, exampleId: event.exampleId, kind: event.kind, from: event.from, to: event.to, reason: event.reason, experimentId: event.experimentId, createdAt: event.createdAt })),
+      .map((event) => ({
+        id: event.id,
+        exampleId: event.exampleId,
+        kind: event.kind,
+        from: event.from,
+        to: event.to,
+        reason: event.reason,
+        experimentId: event.experimentId,
+        createdAt: event.createdAt,
+      })),
     sizes,
     counts,
     policy,
@@ -140,7 +180,9 @@ export async function loadCorpusPage(db: StudyDatabase, policy: CorpusPage['poli
 }
 
 /** The review page: every item, pending first. */
-export async function loadReviewPage(db: StudyDatabase): Promise<{ items: ReviewItem[]; counts: Record<string, number> }> {
+export async function loadReviewPage(
+  db: StudyDatabase,
+): Promise<{ items: ReviewItem[]; counts: Record<string, number> }> {
   const items = await listReviewItems(db, { status: 'all' });
   const counts: Record<string, number> = { pending: 0, approved: 0, rejected: 0 };
   for (const item of items) counts[item.status] = (counts[item.status] ?? 0) + 1;

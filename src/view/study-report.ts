@@ -61,7 +61,8 @@ function diffPairs(versions: VersionsPage): Array<[number, number]> {
     const active = versions.activeVersion ?? ids.at(-1)!;
     for (const version of versions.versions) {
       if (version.parentId !== null) pairs.add(`${version.parentId}..${version.id}`);
-      for (const other of [seed, active]) if (other !== version.id) pairs.add(`${other}..${version.id}`).add(`${version.id}..${other}`);
+      for (const other of [seed, active])
+        if (other !== version.id) pairs.add(`${other}..${version.id}`).add(`${version.id}..${other}`);
     }
   }
   return [...pairs].map((pair) => pair.split('..').map(Number) as [number, number]);
@@ -72,13 +73,22 @@ export async function loadReportData(db: StudyDatabase, options: ReportDataOptio
   const now = options.now ?? (() => new Date());
   const index = await loadEvaluationIndex(db);
   const scores: ExperimentScore[] = await loadExperimentScores(db, index);
-  const overview = await loadStudyOverview(db, { studyDir: options.studyDir, now, scores, index, ...(options.headline !== undefined ? { headline: options.headline } : {}) });
+  const overview = await loadStudyOverview(db, {
+    studyDir: options.studyDir,
+    now,
+    scores,
+    index,
+    ...(options.headline !== undefined ? { headline: options.headline } : {}),
+  });
   const experiments: ExperimentDetail[] = [];
   for (const score of scores) experiments.push(await loadExperimentDetail(db, index, score));
   const versions = await loadVersionsPage(db, index, scores);
-  const texts = new Map((await db.selectFrom('artifact_versions').select(['id', 'text']).execute()).map((row) => [row.id, row.text]));
+  const texts = new Map(
+    (await db.selectFrom('artifact_versions').select(['id', 'text']).execute()).map((row) => [row.id, row.text]),
+  );
   const diffs: StudyReportData['diffs'] = {};
-  for (const [a, b] of diffPairs(versions)) diffs[`${a}..${b}`] = { a, b, ...diffTexts(texts.get(a) ?? '', texts.get(b) ?? '') };
+  for (const [a, b] of diffPairs(versions))
+    diffs[`${a}..${b}`] = { a, b, ...diffTexts(texts.get(a) ?? '', texts.get(b) ?? '') };
   return {
     study: options.studyDir,
     generatedAt: now().toISOString(),
@@ -101,11 +111,31 @@ export function renderJsonReport(data: StudyReportData): string {
 
 /** Columns of the CSV report, in order. */
 export const CSV_COLUMNS = [
-  'id', 'run', 'round', 'proposer', 'decision', 'reason', 'failed_check',
-  'composite', 'incumbent_composite', 'composite_delta', 'p_value', 'welch_p_value',
-  'anchor_candidate', 'anchor_incumbent', 'shadow_candidate', 'shadow_incumbent',
-  'base_version', 'accepted_version', 'executor_calls', 'input_tokens', 'output_tokens', 'cost_usd',
-  'examples_moved', 'created_at', 'delta',
+  'id',
+  'run',
+  'round',
+  'proposer',
+  'decision',
+  'reason',
+  'failed_check',
+  'composite',
+  'incumbent_composite',
+  'composite_delta',
+  'p_value',
+  'welch_p_value',
+  'anchor_candidate',
+  'anchor_incumbent',
+  'shadow_candidate',
+  'shadow_incumbent',
+  'base_version',
+  'accepted_version',
+  'executor_calls',
+  'input_tokens',
+  'output_tokens',
+  'cost_usd',
+  'examples_moved',
+  'created_at',
+  'delta',
 ] as const;
 
 /** One CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break; empty for null. */
@@ -120,19 +150,44 @@ export function renderCsvReport(data: StudyReportData): string {
   const failed = new Map(data.overview.experiments.map((experiment) => [experiment.id, experiment.failedCheck]));
   const rows = data.experiments.map((experiment) =>
     [
-      experiment.id, experiment.run, experiment.round, experiment.proposer, experiment.decision, experiment.reason, failed.get(experiment.id) ?? null,
-      experiment.composite, experiment.incumbentComposite, experiment.compositeDelta, experiment.pValue, experiment.welchPValue,
-      experiment.candidate.anchor, experiment.incumbentBefore.anchor, experiment.candidate.shadow, experiment.incumbentBefore.shadow,
-      experiment.baseVersion, experiment.acceptedVersion, experiment.usage.calls, experiment.usage.inputTokens, experiment.usage.outputTokens, experiment.usage.costUsd,
-      experiment.changes.length, experiment.createdAt, experiment.delta,
-    ].map(csvField).join(','),
+      experiment.id,
+      experiment.run,
+      experiment.round,
+      experiment.proposer,
+      experiment.decision,
+      experiment.reason,
+      failed.get(experiment.id) ?? null,
+      experiment.composite,
+      experiment.incumbentComposite,
+      experiment.compositeDelta,
+      experiment.pValue,
+      experiment.welchPValue,
+      experiment.candidate.anchor,
+      experiment.incumbentBefore.anchor,
+      experiment.candidate.shadow,
+      experiment.incumbentBefore.shadow,
+      experiment.baseVersion,
+      experiment.acceptedVersion,
+      experiment.usage.calls,
+      experiment.usage.inputTokens,
+      experiment.usage.outputTokens,
+      experiment.usage.costUsd,
+      experiment.changes.length,
+      experiment.createdAt,
+      experiment.delta,
+    ]
+      .map(csvField)
+      .join(','),
   );
   return `${[CSV_COLUMNS.join(','), ...rows].join('\r\n')}\r\n`;
 }
 
 /** JSON for a `<script>` element: `<` escaped so no text can close the element. */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 function inlineScript(source: string): string {
@@ -167,7 +222,10 @@ export function renderHtmlReport(data: StudyReportData): string {
   ].join('\n');
   const title = `kloop report · ${path.basename(data.study)} · ${data.generatedAt.slice(0, 10)}`;
   return page
-    .replace(/<title>[^<]*<\/title>/, `<title>${title.replace(/[<&]/g, (character) => (character === '<' ? '&lt;' : '&amp;'))}</title>`)
+    .replace(
+      /<title>[^<]*<\/title>/,
+      `<title>${title.replace(/[<&]/g, (character) => (character === '<' ? '&lt;' : '&amp;'))}</title>`,
+    )
     .replace(/<link rel="stylesheet"[^>]*>/, () => `<style>\n${styles}\n</style>`)
     .replace(/\s*<script src="[^"]*" defer><\/script>/g, '')
     .replace('</body>', () => `${scripts}\n</body>`);

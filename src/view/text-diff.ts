@@ -40,7 +40,14 @@ export function diffTexts(left: string, right: string, context = DEFAULT_DIFF_CO
   let removed = 0;
   let previousEnd = 0; // last left line shown
   for (const hunk of patch.hunks) {
-    if (hunk.oldStart - 1 > previousEnd) rows.push({ kind: 'gap', leftNumber: null, left: `${hunk.oldStart - 1 - previousEnd} unchanged lines`, rightNumber: null, right: null });
+    if (hunk.oldStart - 1 > previousEnd)
+      rows.push({
+        kind: 'gap',
+        leftNumber: null,
+        left: `${hunk.oldStart - 1 - previousEnd} unchanged lines`,
+        rightNumber: null,
+        right: null,
+      });
     let leftNumber = hunk.oldStart;
     let rightNumber = hunk.newStart;
     const lines = hunk.lines.filter((line) => !line.startsWith('\\'));
@@ -74,11 +81,24 @@ export function diffTexts(left: string, right: string, context = DEFAULT_DIFF_CO
     previousEnd = leftNumber - 1;
   }
   const totalLeft = left === '' ? 0 : left.split('\n').length - (left.endsWith('\n') ? 1 : 0);
-  if (patch.hunks.length > 0 && totalLeft > previousEnd) rows.push({ kind: 'gap', leftNumber: null, left: `${totalLeft - previousEnd} unchanged lines`, rightNumber: null, right: null });
+  if (patch.hunks.length > 0 && totalLeft > previousEnd)
+    rows.push({
+      kind: 'gap',
+      leftNumber: null,
+      left: `${totalLeft - previousEnd} unchanged lines`,
+      rightNumber: null,
+      right: null,
+    });
   return { rows, added, removed, identical: left === right };
 }
 
 /** A unified diff (`--- a` / `+++ b` headers, @@ hunks), as `diff -u` prints it. */
-export function unifiedDiff(leftName: string, left: string, rightName: string, right: string, context = DEFAULT_DIFF_CONTEXT): string {
+export function unifiedDiff(
+  leftName: string,
+  left: string,
+  rightName: string,
+  right: string,
+  context = DEFAULT_DIFF_CONTEXT,
+): string {
   return createTwoFilesPatch(leftName, rightName, left, right, '', '', { context, headerOptions: FILE_HEADERS_ONLY });
 }

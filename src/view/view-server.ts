@@ -35,7 +35,7 @@ import { csrf } from 'hono/csrf';
 import { secureHeaders } from 'hono/secure-headers';
 import { HTTPException } from 'hono/http-exception';
 import { streamSSE } from 'hono/streaming';
-import { InputError, KloopError } from '../errors.ts';
+import { InputError } from '../errors.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import type { ActivationResult } from '../storage/activation.ts';
 import { activateVersionExclusive } from '../storage/activation.ts';
@@ -106,7 +106,8 @@ const CONTENT_TYPES: Record<string, string> = {
 
 function parseId(value: string | undefined, field: string): number {
   const id = Number(value);
-  if (value === undefined || !Number.isInteger(id) || id < 1) throw new InputError(`expected a whole number ≥ 1, got "${value ?? ''}"`, { field });
+  if (value === undefined || !Number.isInteger(id) || id < 1)
+    throw new InputError(`expected a whole number ≥ 1, got "${value ?? ''}"`, { field });
   return id;
 }
 
@@ -120,7 +121,9 @@ export interface ViewApp {
 /** Builds the viewer's Hono app (no socket: serve it with {@link startViewServer} or call `app.request`). */
 export function createViewApp(options: ViewAppOptions): ViewApp {
   if (options.token !== null && options.token.length < MIN_VIEW_TOKEN_CHARACTERS) {
-    throw new InputError(`the bearer token must have at least ${MIN_VIEW_TOKEN_CHARACTERS} characters`, { field: 'token' });
+    throw new InputError(`the bearer token must have at least ${MIN_VIEW_TOKEN_CHARACTERS} characters`, {
+      field: 'token',
+    });
   }
   const { db, studyDir } = options;
   const pages = pagesFolder();
@@ -153,13 +156,24 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
 
   app.use('*', async (context, next) => {
     const host = (context.req.header('host') ?? '').toLowerCase().replace(/:\d+$/, '');
-    if (!allowedHosts.has(host)) return context.json({ error: 'forbidden_host', message: `this viewer answers only on ${[...allowedHosts].join(', ')}` }, 403);
+    if (!allowedHosts.has(host))
+      return context.json(
+        { error: 'forbidden_host', message: `this viewer answers only on ${[...allowedHosts].join(', ')}` },
+        403,
+      );
     await next();
   });
   app.use(
     '*',
     secureHeaders({
-      contentSecurityPolicy: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'], connectSrc: ["'self'"], frameAncestors: ["'none'"] },
+      contentSecurityPolicy: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        connectSrc: ["'self'"],
+        frameAncestors: ["'none'"],
+      },
       crossOriginEmbedderPolicy: false,
     }),
   );
@@ -176,7 +190,11 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
     if (readOnlyNotebook !== undefined) return context.json({ error: 'read_only', message: readOnlyNotebook }, 403);
     if (bearer === null) {
       return context.json(
-        { error: 'read_only', message: 'this viewer is read-only: start `kloop view` with a bearer token (KLOOP_VIEW_TOKEN, or the variable named by --token-env) to activate versions or decide reviews' },
+        {
+          error: 'read_only',
+          message:
+            'this viewer is read-only: start `kloop view` with a bearer token (KLOOP_VIEW_TOKEN, or the variable named by --token-env) to activate versions or decide reviews',
+        },
         403,
       );
     }
@@ -198,12 +216,21 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
         host = '';
       }
       if (host === '' || host !== (context.req.header('host') ?? '').toLowerCase()) {
-        return context.json({ error: 'forbidden_origin', message: 'changes are accepted only from the viewer\'s own pages' }, 403);
+        return context.json(
+          { error: 'forbidden_origin', message: "changes are accepted only from the viewer's own pages" },
+          403,
+        );
       }
     }
     return next();
   });
-  app.use('/api/*', bodyLimit({ maxSize: 64 * 1024, onError: (context) => context.json({ error: 'payload_too_large', message: 'the body exceeds 64 KiB' }, 413) }));
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: 64 * 1024,
+      onError: (context) => context.json({ error: 'payload_too_large', message: 'the body exceeds 64 KiB' }, 413),
+    }),
+  );
 
   const scoresNow = async () => {
     const index = await loadEvaluationIndex(db);
@@ -216,7 +243,11 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
       name: path.basename(studyDir),
       writable: options.token !== null && readOnlyNotebook === undefined,
       // Why changes are refused, when they are.
-      readOnly: readOnlyNotebook ?? (options.token === null ? 'This viewer is read-only: it was started without a token, so every change is refused.' : null),
+      readOnly:
+        readOnlyNotebook ??
+        (options.token === null
+          ? 'This viewer is read-only: it was started without a token, so every change is refused.'
+          : null),
       activeVersion: (await getRegistryVersion(db, 'active'))?.id ?? null,
       runInProgress: await loadRunInProgress(db, studyDir, options.now),
       signals: options.loadSignals !== undefined,
@@ -224,12 +255,21 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
       simulated: options.simulated === true,
     });
   });
-  app.get('/api/overview', async (context) => context.json(await loadStudyOverview(db, { studyDir, ...(options.now !== undefined ? { now: options.now } : {}), ...(options.headline !== undefined ? { headline: options.headline } : {}) })));
+  app.get('/api/overview', async (context) =>
+    context.json(
+      await loadStudyOverview(db, {
+        studyDir,
+        ...(options.now !== undefined ? { now: options.now } : {}),
+        ...(options.headline !== undefined ? { headline: options.headline } : {}),
+      }),
+    ),
+  );
   app.get('/api/experiments/:id', async (context) => {
     const id = parseId(context.req.param('id'), 'experiment');
     const { index, scores } = await scoresNow();
     const score = scores.find((candidate) => candidate.id === id);
-    if (score === undefined) return context.json({ error: 'not_found', message: `no experiment ${id} in this study` }, 404);
+    if (score === undefined)
+      return context.json({ error: 'not_found', message: `no experiment ${id} in this study` }, 404);
     return context.json(await loadExperimentDetail(db, index, score));
   });
   app.get('/api/versions', async (context) => {
@@ -239,43 +279,65 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
   app.get('/api/diff', async (context) => {
     const left = await getVersion(db, parseId(context.req.query('a'), 'a'));
     const right = await getVersion(db, parseId(context.req.query('b'), 'b'));
-    if (left === undefined || right === undefined) return context.json({ error: 'not_found', message: 'no such version' }, 404);
+    if (left === undefined || right === undefined)
+      return context.json({ error: 'not_found', message: 'no such version' }, 404);
     return context.json({ a: left.id, b: right.id, ...diffTexts(left.text, right.text) });
   });
   app.get('/api/corpus', async (context) => context.json(await loadCorpusPage(db, options.corpusPolicy ?? null)));
   app.get('/api/review', async (context) => context.json(await loadReviewPage(db)));
   app.get('/api/signals', async (context) => {
-    if (options.loadSignals === undefined) return context.json({ error: 'not_available', message: 'signals are not available for this study' }, 404);
+    if (options.loadSignals === undefined)
+      return context.json({ error: 'not_available', message: 'signals are not available for this study' }, 404);
     return context.json(await options.loadSignals());
   });
 
   app.get('/api/online', async (context) => {
-    if (options.loadOnline === undefined) return context.json({ error: 'not_available', message: 'not an online study (mode: online in kloop.yaml)' }, 404);
+    if (options.loadOnline === undefined)
+      return context.json({ error: 'not_available', message: 'not an online study (mode: online in kloop.yaml)' }, 404);
     return context.json(await options.loadOnline());
   });
 
   app.post('/api/versions/:id/activate', async (context) => {
     const versionId = parseId(context.req.param('id'), 'version');
     const decision = await readDecision(context);
-    const result = await activateVersionExclusive(db, studyDir, {
-      versionId,
-      actor: decision.by,
-      ...(decision.note !== undefined ? { note: decision.note } : {}),
-      ...(options.now !== undefined ? { now: options.now } : {}),
-    }, options.afterActivation !== undefined ? { whileHeld: options.afterActivation } : {});
-    if (!result.ok) return context.json({ error: result.reason, message: result.message }, result.reason === 'not_found' ? 404 : 409);
+    const result = await activateVersionExclusive(
+      db,
+      studyDir,
+      {
+        versionId,
+        actor: decision.by,
+        ...(decision.note !== undefined ? { note: decision.note } : {}),
+        ...(options.now !== undefined ? { now: options.now } : {}),
+      },
+      options.afterActivation !== undefined ? { whileHeld: options.afterActivation } : {},
+    );
+    if (!result.ok)
+      return context.json({ error: result.reason, message: result.message }, result.reason === 'not_found' ? 404 : 409);
     void poll();
-    return context.json({ ok: true, versionId: result.version.id, previousVersionId: result.previousVersionId, changed: result.changed, rollback: result.rollback, event: result.event });
+    return context.json({
+      ok: true,
+      versionId: result.version.id,
+      previousVersionId: result.previousVersionId,
+      changed: result.changed,
+      rollback: result.rollback,
+      event: result.event,
+    });
   });
   app.post('/api/review/:id/:action', async (context) => {
     const id = parseId(context.req.param('id'), 'review item');
     const action = context.req.param('action');
-    if (action !== 'approve' && action !== 'reject') return context.json({ error: 'not_found', message: 'use /approve or /reject' }, 404);
+    if (action !== 'approve' && action !== 'reject')
+      return context.json({ error: 'not_found', message: 'use /approve or /reject' }, 404);
     const decision = await readDecision(context);
     const decide = action === 'approve' ? approveReviewItem : rejectReviewItem;
-    const result = await decide(db, id, { ...decision, studyDir, ...(options.now !== undefined ? { now: () => options.now!() } : {}) });
+    const result = await decide(db, id, {
+      ...decision,
+      studyDir,
+      ...(options.now !== undefined ? { now: () => options.now!() } : {}),
+    });
     void poll();
-    if (!result.ok) return context.json({ error: result.reason, message: result.message }, result.reason === 'not_found' ? 404 : 409);
+    if (!result.ok)
+      return context.json({ error: result.reason, message: result.message }, result.reason === 'not_found' ? 404 : 409);
     return context.json({ ok: true, item: result.item });
   });
 
@@ -325,12 +387,25 @@ export function createViewApp(options: ViewAppOptions): ViewApp {
     if (InputError.isInstance(error)) return context.json({ error: 'bad_input', message: error.message }, 400);
     if (error instanceof HTTPException && (error.status === 401 || error.status === 400)) {
       context.header('WWW-Authenticate', 'Bearer realm="kloop"');
-      return context.json({ error: 'unauthorized', message: 'the viewer\'s bearer token is missing or wrong (send Authorization: Bearer <token>, the value of the variable kloop view was started with)' }, 401);
+      return context.json(
+        {
+          error: 'unauthorized',
+          message:
+            "the viewer's bearer token is missing or wrong (send Authorization: Bearer <token>, the value of the variable kloop view was started with)",
+        },
+        401,
+      );
     }
     if (error instanceof HTTPException) return context.json({ error: 'refused', message: error.message }, error.status);
     // The notebook turned out not to be writable (its file or folder lost write permission while the viewer ran).
     if (String((error as { code?: unknown }).code ?? '').startsWith('SQLITE_READONLY')) {
-      return context.json({ error: 'read_only', message: `the study's notebook cannot be written (${String((error as { code?: unknown }).code)}): nothing was recorded` }, 403);
+      return context.json(
+        {
+          error: 'read_only',
+          message: `the study's notebook cannot be written (${String((error as { code?: unknown }).code)}): nothing was recorded`,
+        },
+        403,
+      );
     }
     return context.json({ error: 'internal', message: `the viewer failed: ${error.message}` }, 500);
   });
@@ -367,23 +442,30 @@ export interface ViewServer {
  */
 export function startViewServer(options: ViewServerOptions): Promise<ViewServer> {
   const hostname = options.hostname ?? '127.0.0.1';
-  const allowedHosts = options.allowedHosts ?? (LOOPBACK_HOSTS.includes(hostname) ? LOOPBACK_HOSTS : [...LOOPBACK_HOSTS, hostname.includes(':') ? `[${hostname}]` : hostname]);
+  const allowedHosts =
+    options.allowedHosts ??
+    (LOOPBACK_HOSTS.includes(hostname)
+      ? LOOPBACK_HOSTS
+      : [...LOOPBACK_HOSTS, hostname.includes(':') ? `[${hostname}]` : hostname]);
   const view = createViewApp({ ...options, allowedHosts });
   return new Promise((resolve, reject) => {
-    const server = serve({ fetch: view.app.fetch, port: options.port ?? DEFAULT_VIEW_PORT, hostname }, (info: AddressInfo) => {
-      server.off('error', reject);
-      const host = info.family === 'IPv6' || hostname.includes(':') ? `[${info.address}]` : info.address;
-      resolve({
-        url: `http://${host}:${info.port}`,
-        port: info.port,
-        close: () =>
-          new Promise<void>((done, fail) => {
-            view.close();
-            server.close((error) => (error === undefined ? done() : fail(error)));
-            (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-          }),
-      });
-    });
+    const server = serve(
+      { fetch: view.app.fetch, port: options.port ?? DEFAULT_VIEW_PORT, hostname },
+      (info: AddressInfo) => {
+        server.off('error', reject);
+        const host = info.family === 'IPv6' || hostname.includes(':') ? `[${info.address}]` : info.address;
+        resolve({
+          url: `http://${host}:${info.port}`,
+          port: info.port,
+          close: () =>
+            new Promise<void>((done, fail) => {
+              view.close();
+              server.close((error) => (error === undefined ? done() : fail(error)));
+              (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+            }),
+        });
+      },
+    );
     server.once('error', (error) => {
       view.close();
       reject(error);

@@ -35,7 +35,7 @@ function crashOnCandidates(runMjs: string): string {
     read,
     `const rulesText = readFileSync(request.artifact ?? process.env.KLOOP_ARTIFACT, 'utf8');
 if (rulesText !== readFileSync('seed-rules.json', 'utf8')) {
-  process.stderr.write(${JSON.stringify(STDERR + '\n')});
+  process.stderr.write(${JSON.stringify(`${STDERR}\n`)});
   process.exit(1);
 }
 const rules = JSON.parse(rulesText);`,
@@ -43,7 +43,7 @@ const rules = JSON.parse(rulesText);`,
 }
 
 describe('a command program that crashes on every candidate', () => {
-  it('stops candidates_failed with exit 1 and the program\'s exit code and stderr, in text, --json and kloop history', async () => {
+  it("stops candidates_failed with exit 1 and the program's exit code and stderr, in text, --json and kloop history", async () => {
     const study = await makeCustomStudy(cleanups);
     study.write('seed-rules.json', study.read('rules.json'));
     study.write('run.mjs', crashOnCandidates(study.read('run.mjs')));
@@ -66,7 +66,11 @@ describe('a command program that crashes on every candidate', () => {
     // Stored with each run: kloop history lists both, with why.
     const history = await kloop('history', study.dir, '--json');
     expect(history.code, history.stderr).toBe(0);
-    const runs = (JSON.parse(history.stdout) as { runs: Array<{ id: number; stopReason: string; exitCode: number; stopDetail: string }> }).runs;
+    const runs = (
+      JSON.parse(history.stdout) as {
+        runs: Array<{ id: number; stopReason: string; exitCode: number; stopDetail: string }>;
+      }
+    ).runs;
     expect(runs.map(({ id, stopReason, exitCode }) => ({ id, stopReason, exitCode }))).toEqual([
       { id: 1, stopReason: 'candidates_failed', exitCode: 1 },
       { id: 2, stopReason: 'candidates_failed', exitCode: 1 },
@@ -88,11 +92,27 @@ describe('a command program that crashes on every candidate', () => {
 describe('the library', () => {
   const words = ['apple', 'pear', 'plum', 'fig', 'kiwi', 'lime', 'date', 'lemon'];
   const examples: StudyExample<string, string>[] = [
-    ...words.map((word, index) => ({ id: `o${index}`, input: `I want ${word}`, expected: word, partition: 'optimization' as const })),
-    ...words.slice(0, 3).map((word, index) => ({ id: `a${index}`, input: `an ${word} please`, expected: word, partition: 'anchor' as const })),
-    ...words.slice(0, 6).map((word, index) => ({ id: `s${index}`, input: `give me ${word} now`, expected: word, partition: 'shadow' as const })),
+    ...words.map((word, index) => ({
+      id: `o${index}`,
+      input: `I want ${word}`,
+      expected: word,
+      partition: 'optimization' as const,
+    })),
+    ...words.slice(0, 3).map((word, index) => ({
+      id: `a${index}`,
+      input: `an ${word} please`,
+      expected: word,
+      partition: 'anchor' as const,
+    })),
+    ...words.slice(0, 6).map((word, index) => ({
+      id: `s${index}`,
+      input: `give me ${word} now`,
+      expected: word,
+      partition: 'shadow' as const,
+    })),
   ];
-  const execute = (artifact: string, input: string): string => artifact.split(/\s+/).find((word) => word !== '' && input.includes(word)) ?? 'none';
+  const execute = (artifact: string, input: string): string =>
+    artifact.split(/\s+/).find((word) => word !== '' && input.includes(word)) ?? 'none';
   const score = (output: unknown, expected: unknown) => ({ pass: output === expected });
   const storage = (): string => {
     const dir = mkdtempSync(path.join(tmpdir(), 'kloop-peer-fault-api-'));
@@ -116,7 +136,9 @@ describe('the library', () => {
     try {
       const result = await study.optimize();
       expect(result.stopReason).toBe('consecutive_failures');
-      expect(result.stopDetail).toBe('3 consecutive failed proposer answers or evaluations; last: the proposer threw: the proposal service is down (503)');
+      expect(result.stopDetail).toBe(
+        '3 consecutive failed proposer answers or evaluations; last: the proposer threw: the proposal service is down (503)',
+      );
     } finally {
       await study.close();
     }
@@ -140,7 +162,9 @@ describe('the library', () => {
     try {
       const result = await study.optimize();
       expect(result.stopReason).toBe('candidates_failed');
-      expect(result.stopDetail).toMatch(/^2 candidate evaluations in a row \(the proposer's screening included\) gave no valid output \(stopping\.maxConsecutiveFailures 2\); last: o0: error: .*workflow crashed: no such tool/);
+      expect(result.stopDetail).toMatch(
+        /^2 candidate evaluations in a row \(the proposer's screening included\) gave no valid output \(stopping\.maxConsecutiveFailures 2\); last: o0: error: .*workflow crashed: no such tool/,
+      );
       expect(result.best.versionId).toBe(1);
     } finally {
       await study.close();

@@ -32,7 +32,8 @@ describe('many processes at once on one custom study (issue #36, fault 6)', () =
     const results = await Promise.all(Array.from({ length: PROCESSES }, () => runKloop(['config', study, '--json'])));
     expect(results.map((result) => [result.code, result.stderr])).toEqual(Array(PROCESSES).fill([0, '']));
     expect(new Set(results.map((result) => result.stdout)).size).toBe(1);
-    const values = (JSON.parse(results[0]!.stdout) as { values: Array<{ key: string; value: unknown; note?: string }> }).values;
+    const values = (JSON.parse(results[0]!.stdout) as { values: Array<{ key: string; value: unknown; note?: string }> })
+      .values;
     expect(values.find((value) => value.key === 'task.module')?.value).toBe('score.ts');
     expect(values.some((value) => /the custom@[0-9a-f]{16} task's default/.test(value.note ?? ''))).toBe(true); // score.ts was loaded
     expect(readdirSync(study).filter((name) => name.includes('.kloop.'))).toEqual([]);

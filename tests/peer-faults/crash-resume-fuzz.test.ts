@@ -49,10 +49,11 @@ import type { NotebookSnapshot } from './notebook-snapshot.ts';
 import { snapshotNotebook } from './notebook-snapshot.ts';
 
 const postgres = await postgresAvailable();
-const SEEDS = Number(process.env['KLOOP_FUZZ_SEEDS'] ?? 1);
+const SEEDS = Number(process.env.KLOOP_FUZZ_SEEDS ?? 1);
 /** The first seed of each backend when `KLOOP_FUZZ_FIRST_SEED` is not set (why these: the module comment). */
 const SUITE_SEEDS = { sqlite: 36_011, postgres: 36_010 } as const;
-const firstSeed = (backend: keyof typeof SUITE_SEEDS): number => Number(process.env['KLOOP_FUZZ_FIRST_SEED'] ?? SUITE_SEEDS[backend]);
+const firstSeed = (backend: keyof typeof SUITE_SEEDS): number =>
+  Number(process.env.KLOOP_FUZZ_FIRST_SEED ?? SUITE_SEEDS[backend]);
 /** Most kills per seed (fewer when a run finishes first). */
 const KILLS = 3;
 /** The longest delay after the anchor line, in milliseconds. */
@@ -101,7 +102,12 @@ async function recordedStop(location: string): Promise<string | null> {
 }
 
 /** Kills runs of the target at the seed's moments, then resumes it to the end; returns what happened. */
-async function fuzzSeed(target: Target, server: FakeServer, seed: number, lines: number): Promise<{ kills: number; moments: string[]; stopReason: string }> {
+async function fuzzSeed(
+  target: Target,
+  server: FakeServer,
+  seed: number,
+  lines: number,
+): Promise<{ kills: number; moments: string[]; stopReason: string }> {
   const random = createSeededRandom(seed);
   const moments: string[] = [];
   let kills = 0;
@@ -134,7 +140,12 @@ async function fuzzSeed(target: Target, server: FakeServer, seed: number, lines:
   return { kills, moments, stopReason: (JSON.parse(last.stdout) as { stopReason: string }).stopReason };
 }
 
-function expectSameNotebook(actual: NotebookSnapshot, expected: NotebookSnapshot, label: string, killedAfterStop: boolean): void {
+function expectSameNotebook(
+  actual: NotebookSnapshot,
+  expected: NotebookSnapshot,
+  label: string,
+  killedAfterStop: boolean,
+): void {
   expect(actual.decidedTwice, label).toBe(0);
   // A run killed after recording its stop leaves its (dead) lease, which the next run takes over at once.
   if (killedAfterStop) expect(actual.leases, label).toBeLessThanOrEqual(1);
@@ -145,37 +156,47 @@ function expectSameNotebook(actual: NotebookSnapshot, expected: NotebookSnapshot
 }
 
 describe.each(['sqlite', 'postgres'] as const)('crash-resume fuzz on %s', (backend) => {
-  it.runIf(backend === 'sqlite' || postgres)(`SIGKILL at random moments, ${SEEDS} seeds: every resumed notebook equals the uninterrupted run's`, async () => {
-    const started = Date.now();
-    const reference = await newTarget(backend);
-    const server = await serveIdenticalDeltas(reference.study);
-    cleanups.push(() => server.close());
-    const referenceStarted = Date.now();
-    const uninterrupted = await finished(run(reference, server, ['--json']));
-    const runMs = Date.now() - referenceStarted;
-    expect(uninterrupted.code, uninterrupted.stderr).toBe(0);
-    const progressLines = uninterrupted.stderr.split('\n').filter((line) => line !== '').length;
-    const expected = await snapshotNotebook(reference.location);
-    const stopReason = (JSON.parse(uninterrupted.stdout) as { stopReason: string }).stopReason;
-    // The premise: rounds with two candidates of one delta text, each decided.
-    const rounds = new Map<number, string[]>();
-    for (const experiment of expected.experiments) rounds.set(experiment.round, [...(rounds.get(experiment.round) ?? []), experiment.delta]);
-    expect([...rounds.values()].every((deltas) => deltas.length === 2 && deltas[0] === deltas[1])).toBe(true);
-    expect(rounds.size).toBeGreaterThanOrEqual(3);
+  it.runIf(backend === 'sqlite' || postgres)(
+    `SIGKILL at random moments, ${SEEDS} seeds: every resumed notebook equals the uninterrupted run's`,
+    async () => {
+      const started = Date.now();
+      const reference = await newTarget(backend);
+      const server = await serveIdenticalDeltas(reference.study);
+      cleanups.push(() => server.close());
+      const referenceStarted = Date.now();
+      const uninterrupted = await finished(run(reference, server, ['--json']));
+      const runMs = Date.now() - referenceStarted;
+      expect(uninterrupted.code, uninterrupted.stderr).toBe(0);
+      const progressLines = uninterrupted.stderr.split('\n').filter((line) => line !== '').length;
+      const expected = await snapshotNotebook(reference.location);
+      const stopReason = (JSON.parse(uninterrupted.stdout) as { stopReason: string }).stopReason;
+      // The premise: rounds with two candidates of one delta text, each decided.
+      const rounds = new Map<number, string[]>();
+      for (const experiment of expected.experiments)
+        rounds.set(experiment.round, [...(rounds.get(experiment.round) ?? []), experiment.delta]);
+      expect([...rounds.values()].every((deltas) => deltas.length === 2 && deltas[0] === deltas[1])).toBe(true);
+      expect(rounds.size).toBeGreaterThanOrEqual(3);
 
-    let kills = 0;
-    const lines: string[] = [];
-    for (let seed = firstSeed(backend); seed < firstSeed(backend) + SEEDS; seed += 1) {
-      const target = await newTarget(backend);
-      const outcome = await fuzzSeed(target, server, seed, progressLines);
-      kills += outcome.kills;
-      lines.push(`seed ${seed}: ${outcome.moments.join(', ')}`);
-      expect(outcome.stopReason, `seed ${seed}`).toBe(stopReason);
-      const killedAfterStop = outcome.moments.some((moment) => moment.includes('after the stop was recorded'));
-      expectSameNotebook(await snapshotNotebook(target.location), expected, `seed ${seed} (${outcome.moments.join(', ')})`, killedAfterStop);
-    }
-    console.info(
-      `crash-resume fuzz (${backend}): ${SEEDS} seeds, ${kills} SIGKILLs, every notebook equal to the uninterrupted run's (${expected.experiments.length} experiments in ${rounds.size} rounds; an uninterrupted run ${runMs} ms, ${progressLines} progress lines); ${((Date.now() - started) / 1000).toFixed(1)} s\n  ${lines.join('\n  ')}`,
-    );
-  }, 600_000);
+      let kills = 0;
+      const lines: string[] = [];
+      for (let seed = firstSeed(backend); seed < firstSeed(backend) + SEEDS; seed += 1) {
+        const target = await newTarget(backend);
+        const outcome = await fuzzSeed(target, server, seed, progressLines);
+        kills += outcome.kills;
+        lines.push(`seed ${seed}: ${outcome.moments.join(', ')}`);
+        expect(outcome.stopReason, `seed ${seed}`).toBe(stopReason);
+        const killedAfterStop = outcome.moments.some((moment) => moment.includes('after the stop was recorded'));
+        expectSameNotebook(
+          await snapshotNotebook(target.location),
+          expected,
+          `seed ${seed} (${outcome.moments.join(', ')})`,
+          killedAfterStop,
+        );
+      }
+      console.info(
+        `crash-resume fuzz (${backend}): ${SEEDS} seeds, ${kills} SIGKILLs, every notebook equal to the uninterrupted run's (${expected.experiments.length} experiments in ${rounds.size} rounds; an uninterrupted run ${runMs} ms, ${progressLines} progress lines); ${((Date.now() - started) / 1000).toFixed(1)} s\n  ${lines.join('\n  ')}`,
+      );
+    },
+    600_000,
+  );
 });

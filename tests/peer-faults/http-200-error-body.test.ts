@@ -62,7 +62,12 @@ async function newStudy(name: string): Promise<string> {
   const init = await kloop('init', study, '--task', 'classification', '--executor', 'llm');
   expect(init.code).toBe(0);
   const config = path.join(study, 'kloop.yaml');
-  writeFileSync(config, readFileSync(config, 'utf8').replace(/repeats: \d+/, 'repeats: 1').replace('requireCalibration: true', 'requireCalibration: false'));
+  writeFileSync(
+    config,
+    readFileSync(config, 'utf8')
+      .replace(/repeats: \d+/, 'repeats: 1')
+      .replace('requireCalibration: true', 'requireCalibration: false'),
+  );
   return study;
 }
 
@@ -70,7 +75,8 @@ async function newStudy(name: string): Promise<string> {
 function storedResults(study: string): { results: number; cachedAnswers: number } {
   const db = new Database(path.join(study, '.kloop', 'kloop.db'), { readonly: true });
   try {
-    const count = (table: string): number => (db.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
+    const count = (table: string): number =>
+      (db.prepare(`select count(*) as n from ${table}`).get() as { n: number }).n;
     return { results: count('example_results'), cachedAnswers: count('response_cache') };
   } finally {
     db.close();
@@ -86,10 +92,18 @@ interface EvalJson {
   examples: Array<{ id: string; valid: boolean; composite: number | null; invalidReason?: string; message?: string }>;
 }
 
-async function evalOptimization(study: string, ...extra: string[]): Promise<{ code: number; json: EvalJson; calls: number; stderr: string }> {
+async function evalOptimization(
+  study: string,
+  ...extra: string[]
+): Promise<{ code: number; json: EvalJson; calls: number; stderr: string }> {
   const before = fake.calls;
   const result = await kloop('eval', study, ...model(), '--partition', 'optimization', '--json', ...extra);
-  return { code: result.code, json: JSON.parse(result.stdout) as EvalJson, calls: fake.calls - before, stderr: result.stderr };
+  return {
+    code: result.code,
+    json: JSON.parse(result.stdout) as EvalJson,
+    calls: fake.calls - before,
+    stderr: result.stderr,
+  };
 }
 
 describe('an HTTP 200 whose body is not an answer (issue #36, fault 2)', () => {
@@ -115,7 +129,9 @@ describe('an HTTP 200 whose body is not an answer (issue #36, fault 2)', () => {
     expect(run.code).toBe(1);
     const report = JSON.parse(run.stdout) as { stopReason: string; stopDetail: string };
     expect(report.stopReason).toBe('infrastructure_failure');
-    expect(report.stopDetail).toContain('HTTP 200: a body that is not an answer: "<html><body><h1>502 Bad Gateway</h1></body></html>"');
+    expect(report.stopDetail).toContain(
+      'HTTP 200: a body that is not an answer: "<html><body><h1>502 Bad Gateway</h1></body></html>"',
+    );
     expect((fake.calls - before) % 4).toBe(0); // every request tried 4 times (3 retries)
     expect(storedResults(study)).toEqual({ results: 0, cachedAnswers: 0 });
     mode = 'answer';

@@ -70,7 +70,9 @@ export function serveIdenticalDeltas(study: LlmStopStudy, options: ServeOptions 
     proposer: twinCandidates,
     executor: (chat, gold) => {
       if (gold === undefined) return undefined;
-      const answer: FakeResponse = { content: JSON.stringify(chat.system.includes(GOOD_LINE) ? gold : { ...gold, entities: [] }) };
+      const answer: FakeResponse = {
+        content: JSON.stringify(chat.system.includes(GOOD_LINE) ? gold : { ...gold, entities: [] }),
+      };
       const held = options.hold?.(chat);
       return held === undefined ? answer : held.then(() => answer);
     },

@@ -59,7 +59,10 @@ async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
 }
 
 async function runCount(db: StudyDatabase): Promise<number> {
-  const row = await db.selectFrom('runs').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('runs')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
@@ -77,62 +80,119 @@ async function twoConnections(backend: 'sqlite' | 'postgres'): Promise<[StudyDat
   }
   const a = await openDatabase(location);
   const b = await openDatabase(location);
-  cleanups.push(() => a.destroy(), () => b.destroy());
+  cleanups.push(
+    () => a.destroy(),
+    () => b.destroy(),
+  );
   return [a, b];
 }
 
-describe.each(['sqlite', 'postgres'] as const)('fault 11 on %s: a holder whose lease was taken over cannot write', (backend) => {
-  it.runIf(backend === 'sqlite' || postgres)('every kind of write is refused with lease_lost (exit 5), and no row is written', async () => {
-    const [a, b] = await twoConnections(backend);
-    const first = await acquireLease(a, { studyKey: KEY, hostname: 'h1', pid: 11, ownerId: 'h1:11:a', now: at(0) });
-    expect(first.generation).toBe(1);
-    // While it holds the lease, A writes.
-    await a.insertInto('runs').values({ started_at: 't0', ended_at: null, stop_reason: null, report: null }).execute();
-    expect(await runCount(a)).toBe(1);
+describe.each(['sqlite', 'postgres'] as const)(
+  'fault 11 on %s: a holder whose lease was taken over cannot write',
+  (backend) => {
+    it.runIf(backend === 'sqlite' || postgres)(
+      'every kind of write is refused with lease_lost (exit 5), and no row is written',
+      async () => {
+        const [a, b] = await twoConnections(backend);
+        const first = await acquireLease(a, { studyKey: KEY, hostname: 'h1', pid: 11, ownerId: 'h1:11:a', now: at(0) });
+        expect(first.generation).toBe(1);
+        // While it holds the lease, A writes.
+        await a
+          .insertInto('runs')
+          .values({ started_at: 't0', ended_at: null, stop_reason: null, report: null })
+          .execute();
+        expect(await runCount(a)).toBe(1);
 
-    // A pauses; its heartbeat stops; B finds the lease stale (20 s > 15 s) and takes it over.
-    const second = await acquireLease(b, { studyKey: KEY, hostname: 'h2', pid: 22, ownerId: 'h2:22:b', now: at(20_000), isProcessAlive: () => true });
-    expect(second.generation).toBe(2);
-    expect(await readLease(b, KEY)).toMatchObject({ ownerId: 'h2:22:b', generation: 2 });
+        // A pauses; its heartbeat stops; B finds the lease stale (20 s > 15 s) and takes it over.
+        const second = await acquireLease(b, {
+          studyKey: KEY,
+          hostname: 'h2',
+          pid: 22,
+          ownerId: 'h2:22:b',
+          now: at(20_000),
+          isProcessAlive: () => true,
+        });
+        expect(second.generation).toBe(2);
+        expect(await readLease(b, KEY)).toMatchObject({ ownerId: 'h2:22:b', generation: 2 });
 
-    // A resumes and tries every kind of write.
-    // One at a time (a rejection waits for its turn to be looked at).
-    const attempts: Array<[string, () => Promise<unknown>]> = [
-      ['a write on its own', () => a.insertInto('runs').values({ started_at: 'late', ended_at: null, stop_reason: null, report: null }).execute()],
-      ['an update on its own', () => a.updateTable('runs').set({ stop_reason: 'late' }).execute()],
-      ['a delete on its own', () => a.deleteFrom('runs').execute()],
-      ['raw SQL', () => sql`insert into runs (started_at, ended_at, stop_reason, report) values ('late', null, null, null)`.execute(a)],
-      [
-        'a transaction',
-        () => a.transaction().execute(async (transaction) => {
-          await transaction.insertInto('runs').values({ started_at: 'late', ended_at: null, stop_reason: null, report: null }).execute();
-        }),
-      ],
-      ['a notebook write (the loop state)', () => writeStudyState(a, { plateauRounds: 9, consecutiveFailures: 0, lastStopReason: null })],
-    ];
-    for (const [what, attempt] of attempts) {
-      const refused = await rejectionOf(attempt());
-      expect(refused, what).toBeInstanceOf(LeaseLostError);
-      expect(refused, what).toMatchObject({ code: 'lease_lost', exitCode: LEASE_LOST_EXIT_CODE, fence: { ownerId: 'h1:11:a', generation: 1 } });
-    }
-    // Nothing of A's was written; A still reads; B writes.
-    expect(await runCount(a)).toBe(1);
-    expect((await a.selectFrom('runs').select('started_at').execute()).map((row) => row.started_at)).toEqual(['t0']);
-    expect(await readStudyState(b)).toEqual({ plateauRounds: 0, consecutiveFailures: 0, lastStopReason: null });
-    await b.insertInto('runs').values({ started_at: 't1', ended_at: null, stop_reason: null, report: null }).execute();
-    expect(await runCount(b)).toBe(2);
-    // A's heartbeat learns the lease is gone; its release leaves B's lease alone.
-    expect(await renewLease(a, first)).toBe(false);
-    await releaseLease(a, first);
-    expect(await readLease(b, KEY)).toMatchObject({ ownerId: 'h2:22:b', generation: 2 });
-    // Released, B's lease is taken afresh by a third holder: generation 1 of a new owner, and B is fenced out.
-    await releaseLease(b, second);
-    const third = await acquireLease(a, { studyKey: KEY, hostname: 'h3', pid: 33, ownerId: 'h3:33:c', now: at(30_000) });
-    expect(third.generation).toBe(1);
-    await a.insertInto('runs').values({ started_at: 't2', ended_at: null, stop_reason: null, report: null }).execute();
-    expect(await runCount(a)).toBe(3);
-  });
-});
+        // A resumes and tries every kind of write.
+        // One at a time (a rejection waits for its turn to be looked at).
+        const attempts: Array<[string, () => Promise<unknown>]> = [
+          [
+            'a write on its own',
+            () =>
+              a
+                .insertInto('runs')
+                .values({ started_at: 'late', ended_at: null, stop_reason: null, report: null })
+                .execute(),
+          ],
+          ['an update on its own', () => a.updateTable('runs').set({ stop_reason: 'late' }).execute()],
+          ['a delete on its own', () => a.deleteFrom('runs').execute()],
+          [
+            'raw SQL',
+            () =>
+              sql`insert into runs (started_at, ended_at, stop_reason, report) values ('late', null, null, null)`.execute(
+                a,
+              ),
+          ],
+          [
+            'a transaction',
+            () =>
+              a.transaction().execute(async (transaction) => {
+                await transaction
+                  .insertInto('runs')
+                  .values({ started_at: 'late', ended_at: null, stop_reason: null, report: null })
+                  .execute();
+              }),
+          ],
+          [
+            'a notebook write (the loop state)',
+            () => writeStudyState(a, { plateauRounds: 9, consecutiveFailures: 0, lastStopReason: null }),
+          ],
+        ];
+        for (const [what, attempt] of attempts) {
+          const refused = await rejectionOf(attempt());
+          expect(refused, what).toBeInstanceOf(LeaseLostError);
+          expect(refused, what).toMatchObject({
+            code: 'lease_lost',
+            exitCode: LEASE_LOST_EXIT_CODE,
+            fence: { ownerId: 'h1:11:a', generation: 1 },
+          });
+        }
+        // Nothing of A's was written; A still reads; B writes.
+        expect(await runCount(a)).toBe(1);
+        expect((await a.selectFrom('runs').select('started_at').execute()).map((row) => row.started_at)).toEqual([
+          't0',
+        ]);
+        expect(await readStudyState(b)).toEqual({ plateauRounds: 0, consecutiveFailures: 0, lastStopReason: null });
+        await b
+          .insertInto('runs')
+          .values({ started_at: 't1', ended_at: null, stop_reason: null, report: null })
+          .execute();
+        expect(await runCount(b)).toBe(2);
+        // A's heartbeat learns the lease is gone; its release leaves B's lease alone.
+        expect(await renewLease(a, first)).toBe(false);
+        await releaseLease(a, first);
+        expect(await readLease(b, KEY)).toMatchObject({ ownerId: 'h2:22:b', generation: 2 });
+        // Released, B's lease is taken afresh by a third holder: generation 1 of a new owner, and B is fenced out.
+        await releaseLease(b, second);
+        const third = await acquireLease(a, {
+          studyKey: KEY,
+          hostname: 'h3',
+          pid: 33,
+          ownerId: 'h3:33:c',
+          now: at(30_000),
+        });
+        expect(third.generation).toBe(1);
+        await a
+          .insertInto('runs')
+          .values({ started_at: 't2', ended_at: null, stop_reason: null, report: null })
+          .execute();
+        expect(await runCount(a)).toBe(3);
+      },
+    );
+  },
+);
 
 describe.runIf(postgres)('fault 11 on postgres: a holder paused inside a transaction', () => {
   // The PostgreSQL take-over through the CLI once hung: the paused run had been stopped while its BEGIN waited for the
@@ -143,7 +203,10 @@ describe.runIf(postgres)('fault 11 on postgres: a holder paused inside a transac
     // The server ends a session idle in a transaction after 1 s here (the lease's staleness, 15 s, by default).
     const a = await openDatabase(schema.url, { idleInTransactionMs: 1_000 });
     const b = await openDatabase(schema.url, { busyTimeoutMs: 5_000 });
-    cleanups.push(() => a.destroy(), () => b.destroy());
+    cleanups.push(
+      () => a.destroy(),
+      () => b.destroy(),
+    );
     await acquireLease(a, { studyKey: KEY, hostname: 'h1', pid: 11, ownerId: 'h1:11:a', now: at(0) });
     let entered!: () => void;
     const inside = new Promise<void>((resolve) => (entered = resolve));
@@ -152,23 +215,45 @@ describe.runIf(postgres)('fault 11 on postgres: a holder paused inside a transac
     // A writes inside a transaction and pauses there (what the server sees of a stopped process: idle in transaction).
     const outcome = rejectionOf(
       a.transaction().execute(async (transaction) => {
-        await transaction.insertInto('runs').values({ started_at: 'before the pause', ended_at: null, stop_reason: null, report: null }).execute();
+        await transaction
+          .insertInto('runs')
+          .values({ started_at: 'before the pause', ended_at: null, stop_reason: null, report: null })
+          .execute();
         entered();
         await paused;
-        await transaction.insertInto('runs').values({ started_at: 'after the pause', ended_at: null, stop_reason: null, report: null }).execute();
+        await transaction
+          .insertInto('runs')
+          .values({ started_at: 'after the pause', ended_at: null, stop_reason: null, report: null })
+          .execute();
       }),
     );
     await inside;
     // B finds the lease stale and takes it over: one try, waiting up to 5 s for the writer lock A's transaction holds.
-    const second = await acquireLease(b, { studyKey: KEY, hostname: 'h2', pid: 22, ownerId: 'h2:22:b', now: at(20_000), isProcessAlive: () => true, retry: { attempts: 1 } });
+    const second = await acquireLease(b, {
+      studyKey: KEY,
+      hostname: 'h2',
+      pid: 22,
+      ownerId: 'h2:22:b',
+      now: at(20_000),
+      isProcessAlive: () => true,
+      retry: { attempts: 1 },
+    });
     expect(second.generation).toBe(2);
     resume();
     const refused = await outcome;
     expect(refused).toBeInstanceOf(LeaseLostError);
-    expect(refused).toMatchObject({ code: 'lease_lost', exitCode: LEASE_LOST_EXIT_CODE, fence: { ownerId: 'h1:11:a', generation: 1 } });
+    expect(refused).toMatchObject({
+      code: 'lease_lost',
+      exitCode: LEASE_LOST_EXIT_CODE,
+      fence: { ownerId: 'h1:11:a', generation: 1 },
+    });
     // Nothing of A's transaction was kept; its later writes are refused too; B writes.
     expect(await runCount(b)).toBe(0);
-    expect(await rejectionOf(a.insertInto('runs').values({ started_at: 'late', ended_at: null, stop_reason: null, report: null }).execute())).toBeInstanceOf(LeaseLostError);
+    expect(
+      await rejectionOf(
+        a.insertInto('runs').values({ started_at: 'late', ended_at: null, stop_reason: null, report: null }).execute(),
+      ),
+    ).toBeInstanceOf(LeaseLostError);
     await b.insertInto('runs').values({ started_at: 't1', ended_at: null, stop_reason: null, report: null }).execute();
     expect(await runCount(b)).toBe(1);
   });
@@ -199,7 +284,9 @@ async function stopHolder(location: { file: string } | { schema: TestSchema }): 
     const [high, low] = writerLockKeys(location.schema.schema);
     await client.query('begin');
     await client.query('select pg_advisory_xact_lock($1, $2)', [high, low]);
-    const { rows } = await client.query<{ pid: number }>(`select pid from ${location.schema.schema}.leases where study_key not like '%#%'`);
+    const { rows } = await client.query<{ pid: number }>(
+      `select pid from ${location.schema.schema}.leases where study_key not like '%#%'`,
+    );
     process.kill(rows[0]!.pid, 'SIGSTOP');
     await client.query('rollback');
     return rows[0]!.pid;
@@ -216,61 +303,73 @@ function continueProcess(pid: number): void {
   }
 }
 
-describe.each(['sqlite', 'postgres'] as const)('fault 11 on %s through the CLI: SIGSTOP, take-over, SIGCONT', (backend) => {
-  it.runIf(backend === 'sqlite' || postgres)('the paused run writes nothing after the take-over and exits 5 (lease_lost), in text and --json; the notebook is the uninterrupted run’s', async () => {
-    const studies: LlmStopStudy[] = [makeIdenticalDeltasStudy(), makeIdenticalDeltasStudy()];
-    cleanups.push(() => studies.forEach((study) => study.cleanup()));
-    const [reference, paused] = studies as [LlmStopStudy, LlmStopStudy];
-    const schemas = backend === 'postgres' ? [await createTestSchema(), await createTestSchema()] : [];
-    for (const schema of schemas) cleanups.push(() => schema.drop());
-    const dbArgs = (index: number): string[] => (backend === 'postgres' ? ['--db', schemas[index]!.url] : []);
-    const location = (index: number, study: LlmStopStudy): string => (backend === 'postgres' ? schemas[index]!.url : databaseFile(study.dir));
-    const server = await serveIdenticalDeltas(reference);
-    cleanups.push(() => server.close());
+describe.each(['sqlite', 'postgres'] as const)(
+  'fault 11 on %s through the CLI: SIGSTOP, take-over, SIGCONT',
+  (backend) => {
+    it.runIf(backend === 'sqlite' || postgres)(
+      'the paused run writes nothing after the take-over and exits 5 (lease_lost), in text and --json; the notebook is the uninterrupted run’s',
+      async () => {
+        const studies: LlmStopStudy[] = [makeIdenticalDeltasStudy(), makeIdenticalDeltasStudy()];
+        cleanups.push(() => studies.forEach((study) => study.cleanup()));
+        const [reference, paused] = studies as [LlmStopStudy, LlmStopStudy];
+        const schemas = backend === 'postgres' ? [await createTestSchema(), await createTestSchema()] : [];
+        for (const schema of schemas) cleanups.push(() => schema.drop());
+        const dbArgs = (index: number): string[] => (backend === 'postgres' ? ['--db', schemas[index]!.url] : []);
+        const location = (index: number, study: LlmStopStudy): string =>
+          backend === 'postgres' ? schemas[index]!.url : databaseFile(study.dir);
+        const server = await serveIdenticalDeltas(reference);
+        cleanups.push(() => server.close());
 
-    const uninterrupted = await finished(spawnKloop(['run', reference.dir, '--json', '--quiet', ...dbArgs(0), ...modelArgs(server)]));
-    expect(uninterrupted.code, uninterrupted.stderr).toBe(0);
+        const uninterrupted = await finished(
+          spawnKloop(['run', reference.dir, '--json', '--quiet', ...dbArgs(0), ...modelArgs(server)]),
+        );
+        expect(uninterrupted.code, uninterrupted.stderr).toBe(0);
 
-    const first = spawnKloop(['run', paused.dir, '--json', ...dbArgs(1), ...modelArgs(server)]);
-    const firstDone = finished(first);
-    let stopped: number | undefined;
-    let second: ChildProcess | undefined;
-    try {
-      await waitForLine(first, /^ {2}#1 /);
-      stopped = await stopHolder(backend === 'postgres' ? { schema: schemas[1]! } : { file: databaseFile(paused.dir) });
-      expect(stopped).toBe(first.pid);
-      const before = await snapshotNotebook(location(1, paused));
-      // A second run waits for the stopped run's lease to go stale (15 s without a heartbeat), takes it over, and finishes the study.
-      second = spawnKloop(['run', paused.dir, '--wait', '--json', ...dbArgs(1), ...modelArgs(server)]);
-      const secondResult = await finished(second);
-      expect(secondResult.code, secondResult.stderr).toBe(0);
-      expect(secondResult.stderr).toMatch(/kloop: took over the lease of pid \d+/);
-      const afterTakeOver = await snapshotNotebook(location(1, paused));
-      expect(afterTakeOver.experiments.length).toBeGreaterThan(before.experiments.length);
+        const first = spawnKloop(['run', paused.dir, '--json', ...dbArgs(1), ...modelArgs(server)]);
+        const firstDone = finished(first);
+        let stopped: number | undefined;
+        let second: ChildProcess | undefined;
+        try {
+          await waitForLine(first, /^ {2}#1 /);
+          stopped = await stopHolder(
+            backend === 'postgres' ? { schema: schemas[1]! } : { file: databaseFile(paused.dir) },
+          );
+          expect(stopped).toBe(first.pid);
+          const before = await snapshotNotebook(location(1, paused));
+          // A second run waits for the stopped run's lease to go stale (15 s without a heartbeat), takes it over, and finishes the study.
+          second = spawnKloop(['run', paused.dir, '--wait', '--json', ...dbArgs(1), ...modelArgs(server)]);
+          const secondResult = await finished(second);
+          expect(secondResult.code, secondResult.stderr).toBe(0);
+          expect(secondResult.stderr).toMatch(/kloop: took over the lease of pid \d+/);
+          const afterTakeOver = await snapshotNotebook(location(1, paused));
+          expect(afterTakeOver.experiments.length).toBeGreaterThan(before.experiments.length);
 
-      continueProcess(stopped);
-      stopped = undefined;
-      const result = await firstDone;
-      expect(result.code, result.stderr).toBe(LEASE_LOST_EXIT_CODE);
-      // The second run has ended and released the lease: the report cannot name it, and says so.
-      expect(result.stderr).toContain(
-        `kloop: this run lost the study's lease while it looked dead (paused, or its heartbeat could not reach the database): another process took it over (lease generation 1 → 2) and has released it since. Its writes were refused from the take-over on (fencing), so nothing was written after it; this run (#1) recorded ${before.experiments.length} experiment(s) before.`,
-      );
-      expect(JSON.parse(result.stdout)).toMatchObject({ error: { code: 'lease_lost' } });
-      // Nothing was written by the continued run: the notebook is the one the second run left, and the uninterrupted run's.
-      const final = await snapshotNotebook(location(1, paused));
-      expect(final).toEqual(afterTakeOver);
-      const expected = await snapshotNotebook(location(0, reference));
-      expect(final.experiments).toEqual(expected.experiments);
-      expect(final.versions).toEqual(expected.versions);
-      expect(final.active).toEqual(expected.active);
-      expect(final.decidedTwice).toBe(0);
-      expect(final.leases).toBe(0);
-    } finally {
-      if (stopped !== undefined) continueProcess(stopped);
-      second?.kill('SIGKILL');
-      first.kill('SIGKILL');
-      await firstDone.catch(() => undefined);
-    }
-  }, 180_000);
-});
+          continueProcess(stopped);
+          stopped = undefined;
+          const result = await firstDone;
+          expect(result.code, result.stderr).toBe(LEASE_LOST_EXIT_CODE);
+          // The second run has ended and released the lease: the report cannot name it, and says so.
+          expect(result.stderr).toContain(
+            `kloop: this run lost the study's lease while it looked dead (paused, or its heartbeat could not reach the database): another process took it over (lease generation 1 → 2) and has released it since. Its writes were refused from the take-over on (fencing), so nothing was written after it; this run (#1) recorded ${before.experiments.length} experiment(s) before.`,
+          );
+          expect(JSON.parse(result.stdout)).toMatchObject({ error: { code: 'lease_lost' } });
+          // Nothing was written by the continued run: the notebook is the one the second run left, and the uninterrupted run's.
+          const final = await snapshotNotebook(location(1, paused));
+          expect(final).toEqual(afterTakeOver);
+          const expected = await snapshotNotebook(location(0, reference));
+          expect(final.experiments).toEqual(expected.experiments);
+          expect(final.versions).toEqual(expected.versions);
+          expect(final.active).toEqual(expected.active);
+          expect(final.decidedTwice).toBe(0);
+          expect(final.leases).toBe(0);
+        } finally {
+          if (stopped !== undefined) continueProcess(stopped);
+          second?.kill('SIGKILL');
+          first.kill('SIGKILL');
+          await firstDone.catch(() => undefined);
+        }
+      },
+      180_000,
+    );
+  },
+);

@@ -17,7 +17,16 @@ import { openDatabase } from '../../src/storage/database.ts';
 import { databaseFile } from '../reliability-fixture.ts';
 
 export interface NotebookSnapshot {
-  experiments: Array<{ round: number; candidateId: string | null; delta: string; decision: string; reason: string; evidence: string; base: string; accepted: string | null }>;
+  experiments: Array<{
+    round: number;
+    candidateId: string | null;
+    delta: string;
+    decision: string;
+    reason: string;
+    evidence: string;
+    base: string;
+    accepted: string | null;
+  }>;
   versions: Array<{ hash: string; source: string }>;
   active: string | undefined;
   /** Candidates decided more than once (by identity). */
@@ -47,10 +56,24 @@ export async function snapshotNotebook(location: string): Promise<NotebookSnapsh
     const hashOf = new Map(versions.map((version) => [version.id, version.hash]));
     const rows = await db
       .selectFrom('experiments')
-      .select(['round', 'candidate_id', 'delta', 'decision', 'reason', 'evidence', 'base_version_id', 'accepted_version_id'])
+      .select([
+        'round',
+        'candidate_id',
+        'delta',
+        'decision',
+        'reason',
+        'evidence',
+        'base_version_id',
+        'accepted_version_id',
+      ])
       .orderBy('id')
       .execute();
-    const active = await db.selectFrom('registry').innerJoin('artifact_versions', 'artifact_versions.id', 'registry.version_id').select('artifact_versions.hash as hash').where('registry.name', '=', 'active').executeTakeFirst();
+    const active = await db
+      .selectFrom('registry')
+      .innerJoin('artifact_versions', 'artifact_versions.id', 'registry.version_id')
+      .select('artifact_versions.hash as hash')
+      .where('registry.name', '=', 'active')
+      .executeTakeFirst();
     const ids = rows.map((row) => row.candidate_id ?? `delta:${row.delta}`);
     return {
       experiments: rows.map((row) => ({
@@ -66,7 +89,8 @@ export async function snapshotNotebook(location: string): Promise<NotebookSnapsh
       versions: versions.map((version) => ({ hash: short(version.hash), source: version.source })),
       active: active === undefined ? undefined : short(active.hash),
       decidedTwice: ids.length - new Set(ids).size,
-      leases: (await db.selectFrom('leases').select('study_key').where('study_key', 'not like', '%#worker:%').execute()).length,
+      leases: (await db.selectFrom('leases').select('study_key').where('study_key', 'not like', '%#worker:%').execute())
+        .length,
     };
   } finally {
     await db.destroy();

@@ -30,10 +30,10 @@ describe('a scorer that returns { pass, score }', () => {
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { partitions: Record<string, { composite: number }> };
     // The sample rules route the subscription and card tickets (t01, t02, t03, t06) to the default queue: 2 of 6 right.
-    expect(report.partitions['optimization']!.composite).toBeCloseTo(2 / 6, 10);
+    expect(report.partitions.optimization!.composite).toBeCloseTo(2 / 6, 10);
     // anchor: all 3 right; shadow: t10 (subscription) wrong, 2 of 3 right.
-    expect(report.partitions['anchor']!.composite).toBe(1);
-    expect(report.partitions['shadow']!.composite).toBeCloseTo(2 / 3, 10);
+    expect(report.partitions.anchor!.composite).toBe(1);
+    expect(report.partitions.shadow!.composite).toBeCloseTo(2 / 3, 10);
   });
 
   it('pass: true keeps its score as the grade of a passing output (0.5 for each right queue)', async () => {

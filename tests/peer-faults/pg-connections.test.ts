@@ -66,7 +66,9 @@ describe.runIf(postgres)('peer fault 8: connections', () => {
     // The lease heartbeat's own connection (src/storage/lease.ts) is not one of the pools that wait: under this limit it
     // can be refused. It is tried again quietly at the next beats and warns only when that keeps failing (7.5 s), which
     // still happens here under load: a warning, never a failure of the run. Known gap, in docs/storage.md.
-    const failures = run.stderr.split('\n').filter((line) => !line.startsWith('kloop: WARNING: lease heartbeat failed: too many connections'));
+    const failures = run.stderr
+      .split('\n')
+      .filter((line) => !line.startsWith('kloop: WARNING: lease heartbeat failed: too many connections'));
     expect(failures.join('\n')).not.toMatch(/too many connections|unexpected failure/);
     expect((JSON.parse(run.stdout) as { stopReason: string; experiments: number }).experiments).toBe(4);
     for (const worker of workers) worker.child.kill('SIGTERM');

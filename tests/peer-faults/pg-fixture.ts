@@ -19,18 +19,37 @@ export type Cleanups = Array<() => Promise<void> | void>;
 
 /** Runs the cleanups in reverse order (each one's failure does not stop the others). */
 export async function runCleanups(cleanups: Cleanups): Promise<void> {
-  for (const cleanup of cleanups.splice(0).reverse()) await Promise.resolve().then(cleanup).catch(() => undefined);
+  for (const cleanup of cleanups.splice(0).reverse())
+    await Promise.resolve()
+      .then(cleanup)
+      .catch(() => undefined);
 }
 
 /** A small intent study: 14 examples of examples/intent, `extra` lines appended to its kloop.yaml. */
 export function makeSmallStudy(cleanups: Cleanups, extra: string[] = []): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'kloop-peer-pg-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  for (const file of ['playbook.yaml', 'program.md']) copyFileSync(path.join(EXAMPLE_STUDY, file), path.join(dir, file));
+  for (const file of ['playbook.yaml', 'program.md'])
+    copyFileSync(path.join(EXAMPLE_STUDY, file), path.join(dir, file));
   mkdirSync(path.join(dir, 'corpus'));
-  copyFileSync(path.join(EXAMPLE_STUDY, 'corpus', 'booking-and-membership.yaml'), path.join(dir, 'corpus', 'small.yaml'));
-  const lines = ['artifact: playbook.yaml', 'corpus: corpus/small.yaml', 'seed: 7', 'proposer: { candidatesPerRound: 2, maxEvaluations: 20, maxScreened: 100 }', 'gate: { alpha: 0.3, shadowAlpha: 0.5 }', 'stopping: { maxExperiments: 4 }'];
-  writeFileSync(path.join(dir, 'kloop.yaml'), [...lines.filter((line) => !extra.some((other) => other.split(':')[0] === line.split(':')[0])), ...extra].join('\n'));
+  copyFileSync(
+    path.join(EXAMPLE_STUDY, 'corpus', 'booking-and-membership.yaml'),
+    path.join(dir, 'corpus', 'small.yaml'),
+  );
+  const lines = [
+    'artifact: playbook.yaml',
+    'corpus: corpus/small.yaml',
+    'seed: 7',
+    'proposer: { candidatesPerRound: 2, maxEvaluations: 20, maxScreened: 100 }',
+    'gate: { alpha: 0.3, shadowAlpha: 0.5 }',
+    'stopping: { maxExperiments: 4 }',
+  ];
+  writeFileSync(
+    path.join(dir, 'kloop.yaml'),
+    [...lines.filter((line) => !extra.some((other) => other.split(':')[0] === line.split(':')[0])), ...extra].join(
+      '\n',
+    ),
+  );
   return dir;
 }
 

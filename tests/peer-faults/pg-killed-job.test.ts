@@ -32,7 +32,16 @@ describe.runIf(postgres)('peer fault 14: the same job killed five times', () => 
 
     const blocker = await observer(cleanups);
     await blocker.query(`begin; lock table ${schema.schema}.example_results in exclusive mode`);
-    const coordinator = start(cleanups, ['run', study, '--db', schema.url, '--workers', '--batch-size', '100', '--json']);
+    const coordinator = start(cleanups, [
+      'run',
+      study,
+      '--db',
+      schema.url,
+      '--workers',
+      '--batch-size',
+      '100',
+      '--json',
+    ]);
     const client = await observer(cleanups);
     const queue = queueSchemaOf(schema.schema);
     const taken: string[] = [];
@@ -55,7 +64,13 @@ describe.runIf(postgres)('peer fault 14: the same job killed five times', () => 
       await worker.result;
       if (kill < 5) {
         // The coordinator unlocks it (the worker's process is gone) before the next worker starts.
-        await vi.waitFor(async () => expect((await client.query(`select 1 from ${queue}.jobs where id = $1 and locked_by is null`, [job])).rows).toHaveLength(1), { timeout: 30_000, interval: 100 });
+        await vi.waitFor(
+          async () =>
+            expect(
+              (await client.query(`select 1 from ${queue}.jobs where id = $1 and locked_by is null`, [job])).rows,
+            ).toHaveLength(1),
+          { timeout: 30_000, interval: 100 },
+        );
       }
     }
     expect(new Set(taken).size).toBe(1);
@@ -65,7 +80,9 @@ describe.runIf(postgres)('peer fault 14: the same job killed five times', () => 
     expect(end.code, end.stderr).toBe(1);
     const report = JSON.parse(end.stdout) as { stopReason: string; stopDetail: string; refused: number };
     expect(report.stopReason).toBe('infrastructure_failure');
-    expect(report.stopDetail).toMatch(/was given up after 5 attempts: its worker was gone on 5 of them \(last: pid \d+ on [^:]+: process \d+ no longer exists on this host\); a job that ends its worker every time is an infrastructure failure/);
+    expect(report.stopDetail).toMatch(
+      /was given up after 5 attempts: its worker was gone on 5 of them \(last: pid \d+ on [^:]+: process \d+ no longer exists on this host\); a job that ends its worker every time is an infrastructure failure/,
+    );
     expect(report.stopDetail).not.toMatch(/unknown error/);
     const decisions = await client.query<{ reason: string }>(`select reason from ${schema.schema}.experiments`);
     expect(decisions.rows.map((row) => row.reason)).not.toContain('evaluation_failed');

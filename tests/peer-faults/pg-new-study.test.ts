@@ -37,7 +37,9 @@ describe.runIf(postgres)('peer fault 12: a new study in the same database', () =
     const queueB = await openEvaluationQueue(schemaB.url, dbB);
     await queueB.close();
     const client = await observer(cleanups);
-    const installed = await client.query<{ breaking: number }>(`select count(*) filter (where breaking) as breaking from ${queueSchemaOf(schemaB.schema)}.migrations`);
+    const installed = await client.query<{ breaking: number }>(
+      `select count(*) filter (where breaking) as breaking from ${queueSchemaOf(schemaB.schema)}.migrations`,
+    );
     expect(Number(installed.rows[0]!.breaking)).toBeGreaterThan(0);
 
     // Study A's evaluation, through A's queue: A's worker runs it.
@@ -46,9 +48,18 @@ describe.runIf(postgres)('peer fault 12: a new study in the same database', () =
     const queueA = await openEvaluationQueue(schemaA.url, dbA);
     cleanups.push(() => queueA.close());
     const study = await loadStudyAsync(studyA);
-    const evaluation = createStudyEvaluator(study, dbA, { remote: queueA }).evaluate({ artifactText: study.artifactText, partition: 'optimization', examples: study.partitions.optimization });
-    const outcome = await Promise.race([evaluation.then((score) => ({ score })), worker.result.then((end) => ({ end }))]);
-    expect('end' in outcome ? `worker exited ${outcome.end.code}: ${outcome.end.stderr}` : 'evaluated').toBe('evaluated');
+    const evaluation = createStudyEvaluator(study, dbA, { remote: queueA }).evaluate({
+      artifactText: study.artifactText,
+      partition: 'optimization',
+      examples: study.partitions.optimization,
+    });
+    const outcome = await Promise.race([
+      evaluation.then((score) => ({ score })),
+      worker.result.then((end) => ({ end })),
+    ]);
+    expect('end' in outcome ? `worker exited ${outcome.end.code}: ${outcome.end.stderr}` : 'evaluated').toBe(
+      'evaluated',
+    );
     expect('score' in outcome && outcome.score.total).toBe(study.partitions.optimization.length);
     expect(stderr()).not.toMatch(/breaking migration/);
 

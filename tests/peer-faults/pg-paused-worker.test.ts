@@ -62,17 +62,37 @@ describe.runIf(postgres)('peer fault 9: a worker paused past the stale delay', (
     cleanups.push(() => db.destroy());
 
     const workers = ['worker-a', 'worker-b'].map((key) => {
-      const worker = start(cleanups, ['worker', dir, '--db', schema.url, '--concurrency', '1', '--no-cache'], { [KEY_ENV]: key });
+      const worker = start(cleanups, ['worker', dir, '--db', schema.url, '--concurrency', '1', '--no-cache'], {
+        [KEY_ENV]: key,
+      });
       pids.set(`Bearer ${key}`, worker.child.pid!);
       return { ...worker, stderr: stderrOf(worker.child) };
     });
-    await vi.waitFor(() => workers.forEach((worker) => expect(worker.stderr()).toMatch(/serving evaluator/)), { timeout: 180_000, interval: 100 });
+    await vi.waitFor(() => workers.forEach((worker) => expect(worker.stderr()).toMatch(/serving evaluator/)), {
+      timeout: 180_000,
+      interval: 100,
+    });
 
-    const study = await loadStudyAsync(dir, createLlmStudyPlugins({ getDatabase: () => undefined, noCache: true, env: { ...process.env, [KEY_ENV]: 'coordinator' } }));
+    const study = await loadStudyAsync(
+      dir,
+      createLlmStudyPlugins({
+        getDatabase: () => undefined,
+        noCache: true,
+        env: { ...process.env, [KEY_ENV]: 'coordinator' },
+      }),
+    );
     const unlocked: string[] = [];
-    const queue = await openEvaluationQueue(schema.url, db, { batchSize: 4, staleAfterMs: STALE_AFTER_MS, onUnlocked: (gone) => unlocked.push(...gone.map((worker) => worker.reason)) });
+    const queue = await openEvaluationQueue(schema.url, db, {
+      batchSize: 4,
+      staleAfterMs: STALE_AFTER_MS,
+      onUnlocked: (gone) => unlocked.push(...gone.map((worker) => worker.reason)),
+    });
     cleanups.push(() => queue.close());
-    const score = await createStudyEvaluator(study, db, { remote: queue }).evaluate({ artifactText: study.artifactText, partition: 'optimization', examples: study.partitions.optimization });
+    const score = await createStudyEvaluator(study, db, { remote: queue }).evaluate({
+      artifactText: study.artifactText,
+      partition: 'optimization',
+      examples: study.partitions.optimization,
+    });
 
     expect(paused).toBe(true);
     expect(score.total).toBe(40);
@@ -85,12 +105,24 @@ describe.runIf(postgres)('peer fault 9: a worker paused past the stale delay', (
     // A's rows removed (a coordinator elsewhere judged it gone): A registers again.
     const client = await observer(cleanups);
     const rowsOf = async (pid: number): Promise<number> =>
-      Number((await client.query<{ n: string }>(`select count(*) as n from ${schema.schema}.leases where study_key like 'study#worker:%' and pid = $1`, [pid])).rows[0]!.n);
+      Number(
+        (
+          await client.query<{ n: string }>(
+            `select count(*) as n from ${schema.schema}.leases where study_key like 'study#worker:%' and pid = $1`,
+            [pid],
+          )
+        ).rows[0]!.n,
+      );
     const pidA = workers[0]!.child.pid!;
     expect(await rowsOf(pidA)).toBe(1);
-    await client.query(`delete from ${schema.schema}.leases where study_key like 'study#worker:%' and pid = $1`, [pidA]);
+    await client.query(`delete from ${schema.schema}.leases where study_key like 'study#worker:%' and pid = $1`, [
+      pidA,
+    ]);
     await vi.waitFor(async () => expect(await rowsOf(pidA)).toBe(1), { timeout: 15_000, interval: 200 });
-    await vi.waitFor(() => expect(workers[0]!.stderr()).toMatch(/declared this worker gone .*registered again/), { timeout: 5_000, interval: 100 });
+    await vi.waitFor(() => expect(workers[0]!.stderr()).toMatch(/declared this worker gone .*registered again/), {
+      timeout: 5_000,
+      interval: 100,
+    });
 
     for (const worker of workers) worker.child.kill('SIGTERM');
     expect((await Promise.all(workers.map((worker) => worker.result))).map((end) => end.code)).toEqual([130, 130]);

@@ -23,7 +23,7 @@ const cleanups: Cleanups = [];
 afterAll(() => runCleanups(cleanups));
 
 describe.runIf(postgres)('peer fault 7: workers started together on a fresh schema', () => {
-  it('the second worker waits for the first one\'s migration instead of reading a half-created schema', async () => {
+  it("the second worker waits for the first one's migration instead of reading a half-created schema", async () => {
     const study = makeSmallStudy(cleanups);
     const schema = await freshSchema(cleanups);
     const holder = await observer(cleanups);
@@ -35,9 +35,15 @@ describe.runIf(postgres)('peer fault 7: workers started together on a fresh sche
     // The first worker is inside its migration: the migration table exists, the study's tables do not.
     await vi.waitFor(
       async () => {
-        const rows = await holder.query<{ name: string }>('select table_name as name from information_schema.tables where table_schema = $1', [schema.schema]);
+        const rows = await holder.query<{ name: string }>(
+          'select table_name as name from information_schema.tables where table_schema = $1',
+          [schema.schema],
+        );
         expect(rows.rows.map((row) => row.name)).toContain('kysely_migration');
-        const waiting = await holder.query<{ n: string }>("select count(*) as n from pg_locks where locktype = 'advisory' and not granted and objid = $1::oid", [low >>> 0]);
+        const waiting = await holder.query<{ n: string }>(
+          "select count(*) as n from pg_locks where locktype = 'advisory' and not granted and objid = $1::oid",
+          [low >>> 0],
+        );
         expect(Number(waiting.rows[0]!.n)).toBe(1);
       },
       { timeout: 180_000, interval: 50 },
@@ -49,7 +55,9 @@ describe.runIf(postgres)('peer fault 7: workers started together on a fresh sche
       second.result,
       vi.waitFor(
         async () => {
-          const waiting = await holder.query<{ n: string }>("select count(*) as n from pg_locks where locktype = 'advisory' and not granted");
+          const waiting = await holder.query<{ n: string }>(
+            "select count(*) as n from pg_locks where locktype = 'advisory' and not granted",
+          );
           expect(Number(waiting.rows[0]!.n)).toBeGreaterThanOrEqual(2);
         },
         { timeout: 180_000, interval: 50 },
@@ -58,7 +66,10 @@ describe.runIf(postgres)('peer fault 7: workers started together on a fresh sche
     await holder.query('select pg_advisory_unlock($1, $2)', [high, low]);
 
     await vi.waitFor(() => expect(firstErr()).toMatch(/serving evaluator/), { timeout: 180_000, interval: 100 });
-    await vi.waitFor(() => expect(secondErr(), secondErr()).toMatch(/serving evaluator/), { timeout: 180_000, interval: 100 });
+    await vi.waitFor(() => expect(secondErr(), secondErr()).toMatch(/serving evaluator/), {
+      timeout: 180_000,
+      interval: 100,
+    });
     expect(secondErr()).not.toMatch(/does not exist|unexpected failure/);
     for (const worker of [first, second]) worker.child.kill('SIGTERM');
     const ends = await Promise.all([first.result, second.result]);

@@ -77,7 +77,8 @@ function experiments(study: LlmStopStudy): Row[] {
 }
 
 /** What an uninterrupted run and a resumed one must agree on (ids aside: they are compared apart, being new with the fix). */
-const decisions = (rows: Row[]): Array<Omit<Row, 'candidate_id'>> => rows.map(({ round, delta, decision, reason, evidence }) => ({ round, delta, decision, reason, evidence }));
+const decisions = (rows: Row[]): Array<Omit<Row, 'candidate_id'>> =>
+  rows.map(({ round, delta, decision, reason, evidence }) => ({ round, delta, decision, reason, evidence }));
 
 describe('fault 10: a resumed round decides every candidate, whatever their delta text', () => {
   it('SIGKILL between the decisions of two candidates with one delta text: the resumed notebook equals the uninterrupted one', async () => {
@@ -125,20 +126,34 @@ describe('fault 10: a resumed round decides every candidate, whatever their delt
     const findingsOf = async (): Promise<Array<{ id: string; status: string; message: string }>> => {
       const db = await openDatabase(databaseFile(study.dir), { readonly: true });
       try {
-        return (await checkDatabase(db)).filter((finding) => finding.id === 'database.undecided-candidates' || finding.id === 'database.decided-once');
+        return (await checkDatabase(db)).filter(
+          (finding) => finding.id === 'database.undecided-candidates' || finding.id === 'database.decided-once',
+        );
       } finally {
         await db.destroy();
       }
     };
     // Healthy as written: twins with one delta are two decisions, not one decided twice.
     expect(await findingsOf()).toEqual([
-      { area: 'database', id: 'database.decided-once', status: 'ok', message: 'no experiment was decided twice and no version accepted twice' },
-      { area: 'database', id: 'database.undecided-candidates', status: 'ok', message: 'every candidate a closed round proposed was decided' },
+      {
+        area: 'database',
+        id: 'database.decided-once',
+        status: 'ok',
+        message: 'no experiment was decided twice and no version accepted twice',
+      },
+      {
+        area: 'database',
+        id: 'database.undecided-candidates',
+        status: 'ok',
+        message: 'every candidate a closed round proposed was decided',
+      },
     ]);
 
     // What the delta-keyed resume left: round 1's refused twin never decided.
     const sqlite = new Database(path.join(study.dir, '.kloop', 'kloop.db'));
-    const lost = sqlite.prepare("select candidate_id from experiments where round = 1 and decision = 'refused'").get() as { candidate_id: string };
+    const lost = sqlite
+      .prepare("select candidate_id from experiments where round = 1 and decision = 'refused'")
+      .get() as { candidate_id: string };
     sqlite.prepare('delete from experiments where candidate_id = ?').run(lost.candidate_id);
     sqlite.close();
     const findings = await findingsOf();

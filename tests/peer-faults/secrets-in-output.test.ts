@@ -11,7 +11,7 @@
  * text and `--json`, and a failure naming it; then the viewer, started with
  * a token, answering a change from `Origin: null`.
  */
-import { type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -66,9 +66,12 @@ describe.runIf(postgres)('a PostgreSQL password in the storage URL (issue #36, f
     elsewhere.searchParams.set('password', PASSWORD); // libpq's other spelling of a password
     expect(await record('a failure (--db, --json)', '--db', elsewhere.toString(), 'history', study, '--json')).toBe(2);
 
-    const leaking = Object.entries(outputs).filter(([, text]) => text.includes(PASSWORD)).map(([name]) => name);
+    const leaking = Object.entries(outputs)
+      .filter(([, text]) => text.includes(PASSWORD))
+      .map(([name]) => name);
     expect(leaking).toEqual([]);
-    for (const name of ['run', 'doctor', 'doctor --json', 'config', 'config --json', 'status --json']) expect(outputs[name], name).toContain(masked);
+    for (const name of ['run', 'doctor', 'doctor --json', 'config', 'config --json', 'status --json'])
+      expect(outputs[name], name).toContain(masked);
     expect(outputs['a failure (--db, --json)']).toContain('password=***');
     expect(outputs['a failure (--db, --json)']).toContain('this study has no database yet');
   });
@@ -78,7 +81,9 @@ describe('the viewer refuses a change from Origin: null (issue #36, fault 16)', 
   it('with a valid token, a POST with Origin: null gets 403 forbidden_origin; from its own origin the same POST reaches the handler', async () => {
     const study = makeStudy(cleanups);
     const token = 'view-token-0123456789abcdef';
-    const child = spawnKloop(['view', study, '--port', '0', '--json'], { env: { ...process.env, NO_COLOR: '1', KLOOP_VIEW_TOKEN: token } });
+    const child = spawnKloop(['view', study, '--port', '0', '--json'], {
+      env: { ...process.env, NO_COLOR: '1', KLOOP_VIEW_TOKEN: token },
+    });
     children.push(child);
     let stdout = '';
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -88,12 +93,19 @@ describe('the viewer refuses a change from Origin: null (issue #36, fault 16)', 
     const activate = (origin: string | undefined) =>
       fetch(new URL('api/versions/999/activate', url), {
         method: 'POST',
-        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...(origin !== undefined ? { Origin: origin } : {}) },
+        headers: {
+          Authorization: `Bearer ${token}`,
+          'Content-Type': 'application/json',
+          ...(origin !== undefined ? { Origin: origin } : {}),
+        },
         body: JSON.stringify({ by: 'Ana' }),
       });
     const opaque = await activate('null');
     expect(opaque.status).toBe(403);
-    expect(await opaque.json()).toEqual({ error: 'forbidden_origin', message: "changes are accepted only from the viewer's own pages" });
+    expect(await opaque.json()).toEqual({
+      error: 'forbidden_origin',
+      message: "changes are accepted only from the viewer's own pages",
+    });
     expect((await activate('http://attacker.example')).status).toBe(403);
     // Past the origin check, to the handler: there is no version 999.
     for (const origin of [new URL(url).origin, undefined]) {

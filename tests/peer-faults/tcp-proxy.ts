@@ -1,5 +1,5 @@
 /**
- * A TCP proxy on loopback between kloop and PostgreSQL, for outage tests: 
+ * A TCP proxy on loopback between kloop and PostgreSQL, for outage tests:
  * `cut(ms)` resets every open connection and refuses new ones for `ms`
  * milliseconds (a short database outage, deterministic, no server restart).
  */

@@ -38,7 +38,10 @@ describe('the extraction task with a partial gold that names only a weight-0 fie
     const dir = path.join(parent, 'invoices');
     expect((await kloop('init', dir, '--task', 'extraction', '--executor', 'command')).code).toBe(0);
     const config = path.join(dir, 'kloop.yaml');
-    writeFileSync(config, readFileSync(config, 'utf8').replace('dueDate: { match: exact }', 'dueDate: { match: exact, weight: 0 }'));
+    writeFileSync(
+      config,
+      readFileSync(config, 'utf8').replace('dueDate: { match: exact }', 'dueDate: { match: exact, weight: 0 }'),
+    );
     // A documented partial gold: only the due date, which the sample program reads right.
     const corpus = path.join(dir, 'corpus', 'examples.yaml');
     writeFileSync(
@@ -59,7 +62,9 @@ describe('the extraction task with a partial gold that names only a weight-0 fie
     });
 
     const text = await kloop('eval', dir, '--partition', 'optimization');
-    expect(text.stdout).toContain('left out of the composite, no component of weight > 0 scored (a missing score, not 0): 1 example(s): invoice-0005');
+    expect(text.stdout).toContain(
+      'left out of the composite, no component of weight > 0 scored (a missing score, not 0): 1 example(s): invoice-0005',
+    );
     expect(text.stdout).toMatch(/^optimization\s+3\s+0\.8750\s/m);
   });
 });
@@ -71,7 +76,10 @@ describe('a custom scorer that omits the only weighted component', () => {
     const text = custom
       .read('score.ts')
       .replace("{ name: 'priority', weight: 1,", "{ name: 'priority', weight: 0,")
-      .replace('    components: { label, priority },', "    components: expected.label === 'account' ? { priority } : { label, priority },")
+      .replace(
+        '    components: { label, priority },',
+        "    components: expected.label === 'account' ? { priority } : { label, priority },",
+      )
       .replace(/if \(priority < 1\) problems\.push\([^;]*;/, '');
     expect(text).toContain("{ name: 'priority', weight: 0,");
     expect(text).toContain("expected.label === 'account' ? { priority }");
@@ -85,20 +93,25 @@ describe('a custom scorer that omits the only weighted component', () => {
     expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as EvalReport;
     // optimization: t01, t02, t03, t06 misrouted (0), t04 right (1), t05 left out: 1 / 5.
-    expect(report.partitions['optimization']).toMatchObject({ invalid: 0, unscored: ['t05'] });
-    expect(report.partitions['optimization']!.composite).toBeCloseTo(1 / 5, 10);
-    expect(report.partitions['anchor']).toMatchObject({ composite: 1, unscored: ['t09'] });
+    expect(report.partitions.optimization).toMatchObject({ invalid: 0, unscored: ['t05'] });
+    expect(report.partitions.optimization!.composite).toBeCloseTo(1 / 5, 10);
+    expect(report.partitions.anchor).toMatchObject({ composite: 1, unscored: ['t09'] });
     expect(result.stdout).not.toContain('the scorer gave no reason');
   });
 
-  it('kloop run\'s report names the examples left out, in text and --json', async () => {
+  it("kloop run's report names the examples left out, in text and --json", async () => {
     const custom = await study();
     const json = await kloop('run', custom.dir, '--json', '--max-experiments', '0');
     expect(json.code, json.stderr).toBe(0);
-    const report = JSON.parse(json.stdout) as { unscored: { baseline: string[]; best: string[] }; baseline: Record<string, number> };
+    const report = JSON.parse(json.stdout) as {
+      unscored: { baseline: string[]; best: string[] };
+      baseline: Record<string, number>;
+    };
     expect(report.unscored).toEqual({ baseline: ['t05', 't09'], best: ['t05', 't09'] });
-    expect(report.baseline['optimization']).toBeCloseTo(1 / 5, 10);
+    expect(report.baseline.optimization).toBeCloseTo(1 / 5, 10);
     const text = await kloop('run', custom.dir, '--max-experiments', '0');
-    expect(text.stdout).toContain('baseline (v1): left out of the composite, no component of weight > 0 scored (a missing score, not 0): 2 example(s): t05, t09');
+    expect(text.stdout).toContain(
+      'baseline (v1): left out of the composite, no component of weight > 0 scored (a missing score, not 0): 2 example(s): t05, t09',
+    );
   });
 });

@@ -29,22 +29,40 @@ export function registerBuildCommand(program: Command): void {
   addModelOptions(
     program
       .command('build')
-      .description('Build an app from one goal text: intent, assembly onto the pattern library, structural gates and SQL.')
+      .description(
+        'Build an app from one goal text: intent, assembly onto the pattern library, structural gates and SQL.',
+      )
       .argument('<study>', 'study folder (its active artifact and its patterns/ folder are used)')
       .argument('<goal>', 'the goal text, e.g. "a clinic where patients book sessions with therapists"')
       .option('--json', 'print one JSON object on stdout')
       .option('--no-signal', 'do not record a production signal for this call')
       .option('--no-store-goal', 'record the signal without the goal text'),
   )
-    .addHelpText('after', '\nExit codes: 0 built (failed gates are reported), 1 invalid intent or SQL that does not build, 2 bad input.')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 built (failed gates are reported), 1 invalid intent or SQL that does not build, 2 bad input.',
+    )
     .action(async (studyDir: string, goal: string, options: BuildOptions) => {
       if (goal.trim() === '') throw new InputError('the goal text is empty', { field: 'goal' });
       // The corpus and the signal schema cap a goal at this length; a longer one would be stored as a signal nothing can read back.
-      if (goal.trim().length > MAX_GOAL_CHARACTERS) throw new InputError(`the goal text has ${goal.trim().length} characters, more than the ${MAX_GOAL_CHARACTERS} a goal may have`, { field: 'goal' });
+      if (goal.trim().length > MAX_GOAL_CHARACTERS)
+        throw new InputError(
+          `the goal text has ${goal.trim().length} characters, more than the ${MAX_GOAL_CHARACTERS} a goal may have`,
+          { field: 'goal' },
+        );
       refuseNonIntentStudy(studyDir, 'kloop build');
-      const session = await openStudy(studyDir, { ...options, quiet: options.quiet ?? options.json === true, modelCalls: 'executor' });
+      const session = await openStudy(studyDir, {
+        ...options,
+        quiet: options.quiet ?? options.json === true,
+        modelCalls: 'executor',
+      });
       try {
-        const runtime = await createRuntime({ study: session.study, db: session.db, recordSignals: options.signal !== false, storeGoals: options.storeGoal !== false });
+        const runtime = await createRuntime({
+          study: session.study,
+          db: session.db,
+          recordSignals: options.signal !== false,
+          storeGoals: options.storeGoal !== false,
+        });
         const result = await runtime.build(goal);
         if (options.json === true) printJson(buildJson(result));
         else printBuild(result);
@@ -82,7 +100,13 @@ export function buildJson(result: RuntimeBuildResult) {
     gatesFailed: result.gates.filter((gate) => !gate.passed).length,
     build: result.build,
     sql: result.sql,
-    spec: { tables: result.spec.tables, relations: result.spec.relations, views: result.spec.views, projections: result.spec.projections, notes: result.spec.notes },
+    spec: {
+      tables: result.spec.tables,
+      relations: result.spec.relations,
+      views: result.spec.views,
+      projections: result.spec.projections,
+      notes: result.spec.notes,
+    },
     artifactVersion: result.artifactVersion,
     artifactVersionId: result.artifactVersionId,
     timingMs: result.timingMs,
@@ -100,13 +124,17 @@ function printBuild(result: RuntimeBuildResult): void {
   const { intent, assembly } = result;
   print(`intent: ${intent.appType}`);
   print(`  entities: ${intent.entities.map((entity) => `${entity.name} (${entity.role})`).join(', ') || '—'}`);
-  print(`  relations: ${intent.relations.map((relation) => `${relation.from} → ${relation.to}${relation.cardinality !== undefined ? ` ${relation.cardinality}` : ''}`).join(', ') || '—'}`);
+  print(
+    `  relations: ${intent.relations.map((relation) => `${relation.from} → ${relation.to}${relation.cardinality !== undefined ? ` ${relation.cardinality}` : ''}`).join(', ') || '—'}`,
+  );
   print(`  behaviours: ${intent.behaviors.join(', ') || '—'}`);
   print(`  projections: ${intent.projections.join(', ') || '—'}`);
   print();
   print(`assembly: ${assembly.method}, confidence ${formatScore(assembly.confidence)}`);
   for (const use of assembly.patterns) {
-    print(`  pattern ${use.id}: ${use.coveredEntities.join(', ') || '—'}${use.coveredBehaviors.length > 0 ? `; ${use.coveredBehaviors.join(', ')}` : ''}`);
+    print(
+      `  pattern ${use.id}: ${use.coveredEntities.join(', ') || '—'}${use.coveredBehaviors.length > 0 ? `; ${use.coveredBehaviors.join(', ')}` : ''}`,
+    );
   }
   print(`  uncovered entities: ${assembly.uncovered.entities.join(', ') || 'none'}`);
   print(`  uncovered behaviours: ${assembly.uncovered.behaviors.join(', ') || 'none'}`);
@@ -115,7 +143,9 @@ function printBuild(result: RuntimeBuildResult): void {
   print(`gates: ${result.gates.length - failed.length} passed, ${failed.length} failed`);
   for (const gate of result.gates) print(`  ${gate.passed ? 'PASS' : 'FAIL'} ${gate.name}: ${gate.message}`);
   print();
-  print(`artifact: ${version}; ${result.timingMs.toFixed(0)} ms${result.signalId !== null ? `; signal ${result.signalId}` : ''}`);
+  print(
+    `artifact: ${version}; ${result.timingMs.toFixed(0)} ms${result.signalId !== null ? `; signal ${result.signalId}` : ''}`,
+  );
   print();
   print('-- SQL');
   print(result.sql);

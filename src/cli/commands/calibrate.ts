@@ -14,9 +14,18 @@ import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, assertStudyWritable, openStudy } from './study-session.ts';
 
 /** Runs a calibration of the study's incumbent with the study's settings. */
-export async function calibrate(study: LoadedStudy, db: StudyDatabase, quiet: boolean, storedResults: StudyEvaluatorOptions = {}, signal?: AbortSignal): Promise<CalibrationResult> {
+export async function calibrate(
+  study: LoadedStudy,
+  db: StudyDatabase,
+  quiet: boolean,
+  storedResults: StudyEvaluatorOptions = {},
+  signal?: AbortSignal,
+): Promise<CalibrationResult> {
   const gate = study.config?.gate;
-  progress(`kloop: calibrating ${study.dir}: noise ${gate?.noiseRepeats ?? DEFAULT_CALIBRATION_SETTINGS.noiseRepeats} repeats, signal ${gate?.signalRepeats ?? DEFAULT_CALIBRATION_SETTINGS.signalRepeats} repeats`, quiet);
+  progress(
+    `kloop: calibrating ${study.dir}: noise ${gate?.noiseRepeats ?? DEFAULT_CALIBRATION_SETTINGS.noiseRepeats} repeats, signal ${gate?.signalRepeats ?? DEFAULT_CALIBRATION_SETTINGS.signalRepeats} repeats`,
+    quiet,
+  );
   return calibrateStudy({
     study,
     db,
@@ -39,7 +48,7 @@ export function registerCalibrateCommands(program: Command): void {
       .command('calibrate')
       .description(
         'Measure the evaluator before trusting it: its noise, its signal and the margin τ. Noise (the incumbent evaluated noiseRepeats times → run-to-run SD and per-example SDs), ' +
-          'signal (incumbent vs an ablated artifact → Cohen\'s d) and the margin τ = k × rolling max noise SD.',
+          "signal (incumbent vs an ablated artifact → Cohen's d) and the margin τ = k × rolling max noise SD.",
       )
       .argument('<study>', 'study folder')
       .option('--json', 'print one JSON object on stdout')
@@ -60,7 +69,13 @@ export function registerCalibrateCommands(program: Command): void {
       heartbeat = startLeaseHeartbeat(session.db, lease);
       let result: CalibrationResult;
       try {
-        result = await calibrate(session.study, session.db, options.quiet === true, options.cache === false ? { readSince: new Date().toISOString() } : {}, controller.signal);
+        result = await calibrate(
+          session.study,
+          session.db,
+          options.quiet === true,
+          options.cache === false ? { readSince: new Date().toISOString() } : {},
+          controller.signal,
+        );
       } catch (error) {
         if (!controller.signal.aborted) throw error;
         const message = 'interrupted: the calibration was not stored';
@@ -75,8 +90,16 @@ export function registerCalibrateCommands(program: Command): void {
         print(result.message);
         print(
           table([
-            ['noise SD', 'Cohen\'s d', 'τ', 'valid', 'noise repeats', 'signal repeats', 'fingerprint'],
-            [result.record.noiseSd.toFixed(6), result.record.cohensD === null ? '—' : result.record.cohensD.toFixed(3), result.record.threshold.toFixed(6), result.record.valid ? 'yes' : 'NO', String(result.record.noiseRepeats), String(result.record.signalRepeats), result.record.fingerprint],
+            ['noise SD', "Cohen's d", 'τ', 'valid', 'noise repeats', 'signal repeats', 'fingerprint'],
+            [
+              result.record.noiseSd.toFixed(6),
+              result.record.cohensD === null ? '—' : result.record.cohensD.toFixed(3),
+              result.record.threshold.toFixed(6),
+              result.record.valid ? 'yes' : 'NO',
+              String(result.record.noiseRepeats),
+              String(result.record.signalRepeats),
+              result.record.fingerprint,
+            ],
           ]),
         );
       }

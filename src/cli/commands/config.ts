@@ -32,13 +32,30 @@ export function registerConfigCommand(program: Command): void {
         'Read-only; calls no model. Exit 0; 2 when the study folder, kloop.yaml or a flag is invalid.',
     )
     .argument('<study>', 'study folder')
-    .option('--json', 'print one JSON object on stdout: { study, configPath, values: [{ key, value, source, line?, flag?, variable?, note? }] }')
+    .option(
+      '--json',
+      'print one JSON object on stdout: { study, configPath, values: [{ key, value, source, line?, flag?, variable?, note? }] }',
+    )
     .option('--model <provider:model>', 'as `kloop run --model`: replaces executor.model')
-    .option('--base-url <url>', "as `kloop run --base-url`: replaces executor.baseURL, and proposer.baseURL when the proposer is on the executor's provider or the only model")
+    .option(
+      '--base-url <url>',
+      "as `kloop run --base-url`: replaces executor.baseURL, and proposer.baseURL when the proposer is on the executor's provider or the only model",
+    )
     .option('--proposer-base-url <url>', 'as `kloop run --proposer-base-url`: replaces proposer.baseURL')
-    .option('--max-cost-usd <usd>', 'as `kloop run --max-cost-usd`: replaces stopping.maxCostUsd', parseNumber('--max-cost-usd', false))
-    .option('--max-experiments <n>', 'as `kloop run --max-experiments`: replaces stopping.maxExperiments', parseNumber('--max-experiments', true))
-    .option('--deterministic', 'as `kloop run --deterministic`: an llm executor at temperature 0 is taken as deterministic')
+    .option(
+      '--max-cost-usd <usd>',
+      'as `kloop run --max-cost-usd`: replaces stopping.maxCostUsd',
+      parseNumber('--max-cost-usd', false),
+    )
+    .option(
+      '--max-experiments <n>',
+      'as `kloop run --max-experiments`: replaces stopping.maxExperiments',
+      parseNumber('--max-experiments', true),
+    )
+    .option(
+      '--deterministic',
+      'as `kloop run --deterministic`: an llm executor at temperature 0 is taken as deterministic',
+    )
     .addHelpText('after', '\nExample: kloop config examples/intent --json')
     .action(async (studyDir: string, options: ConfigOptions) => {
       if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
@@ -57,10 +74,17 @@ export function registerConfigCommand(program: Command): void {
       }
       print(`kloop config ${effective.study} (${effective.configPath})`);
       print();
-      const rows = effective.values.map((entry) => [entry.key, formatEffectiveValue(entry.value), formatSource(entry), entry.note ?? '']);
+      const rows = effective.values.map((entry) => [
+        entry.key,
+        formatEffectiveValue(entry.value),
+        formatSource(entry),
+        entry.note ?? '',
+      ]);
       print(table([['key', 'value', 'source', 'note'], ...rows]));
       print();
-      print("source: kloop.yaml:<line> = written there; flag = given on this command line; environment = read from that variable; default = kloop's default (the note says which when it depends on the study)");
+      print(
+        "source: kloop.yaml:<line> = written there; flag = given on this command line; environment = read from that variable; default = kloop's default (the note says which when it depends on the study)",
+      );
     });
 }
 

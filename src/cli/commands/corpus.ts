@@ -18,7 +18,7 @@ import path from 'node:path';
 import { describeFlakyExamples, findFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import type { Command } from 'commander';
 import { readCandidateRecords } from '../../corpus/admission.ts';
-import type { Example, IntentExampleRecord } from '../../corpus/example.ts';
+import type { IntentExampleRecord } from '../../corpus/example.ts';
 import { asIntentExamples, intentRecord } from '../../corpus/example.ts';
 import { PARTITIONS } from '../../corpus/example.ts';
 import { readCorpusFile } from '../../corpus/importers/public-format.ts';
@@ -52,61 +52,96 @@ export const ADMISSION_REFUSED_EXIT_CODE = 4;
 export const IMPORT_FORMATS = ['golden-uml', 'jsonl', 'yaml'] as const;
 
 export function registerCorpusCommands(program: Command): void {
-  const corpus = program.command('corpus').description('The corpus lifecycle: admission, status, history and importers (docs/corpus.md).');
+  const corpus = program
+    .command('corpus')
+    .description('The corpus lifecycle: admission, status, history and importers (docs/corpus.md).');
 
   corpus
     .command('add')
-    .description('Admit examples into a study: each passes the quality gate (schema, vocabularies, non-trivial gold, grounded entities, no near-duplicate, no duplicate id) and enters the shadow partition. Exit 0 when every record was admitted, 4 when any was refused (the others are admitted; refusals are listed and recorded), 2 when the file cannot be read.')
+    .description(
+      'Admit examples into a study: each passes the quality gate (schema, vocabularies, non-trivial gold, grounded entities, no near-duplicate, no duplicate id) and enters the shadow partition. Exit 0 when every record was admitted, 4 when any was refused (the others are admitted; refusals are listed and recorded), 2 when the file cannot be read.',
+    )
     .argument('<study>', 'study folder')
     .argument('<file>', 'examples in the public format (.jsonl, .yaml, .yml, .json)')
     .option('--partial-gold', 'admit gold without an app type (entities are still required)')
     .option('--dry-run', 'check only; write nothing')
     .option('--wait', 'wait for a run in progress to finish instead of refusing (exit 3)')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (studyDir: string, file: string, options: { partialGold?: boolean; dryRun?: boolean; wait?: boolean; json?: boolean }) => {
-      // Read with the study's record format (its task's schemas) before the database is opened.
-      if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
-      const format = composeTask(loadStudyConfig(studyDir)).exampleFormat;
-      const candidates = readCandidateRecords(path.resolve(file), options.partialGold === true ? withPartialGold(format) : format);
-      if (!candidates.ok) {
-        const first = candidates.errors[0]!;
-        throw new InputError(`${first.message}${candidates.errors.length > 1 ? ` (and ${candidates.errors.length - 1} more errors)` : ''}`, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });
-      }
-      const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true });
-      try {
-        const lease = options.dryRun === true ? undefined : await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
-        try {
-          const source = relativeToStudy(session.study, path.resolve(file));
-          const outcome = await admitToStudy(session.db, session.study, candidates.records, {
-            source,
-            requireAppType: options.partialGold !== true,
-            // --partial-gold: the study's format without the known-app-type rule (intent).
-            ...(options.partialGold === true ? { format: withPartialGold(session.study.exampleFormat) } : {}),
-            dryRun: options.dryRun === true,
-          });
-          const payload = { study: session.study.dir, file: path.resolve(file), ...outcome };
-          if (options.json === true) printJson(payload);
-          else {
-            print(`${outcome.dryRun ? 'dry run: would admit' : 'admitted'} ${outcome.admitted}, refused ${outcome.refused} (from ${source}); admitted examples enter the shadow partition`);
-            for (const verdict of outcome.verdicts) {
-              const where = verdict.location !== undefined ? ` (${verdict.location})` : verdict.line !== undefined ? ` (line ${verdict.line})` : '';
-              print(`  ${verdict.admitted ? 'ADMITTED' : 'REFUSED '} ${verdict.id ?? '(no id)'}${where}`);
-              for (const reason of verdict.reasons) print(`      ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
-              for (const note of verdict.notes) print(`      note: ${note}`);
-            }
-          }
-          process.exitCode = outcome.refused > 0 ? ADMISSION_REFUSED_EXIT_CODE : 0;
-        } finally {
-          if (lease !== undefined) await releaseLease(session.db, lease);
+    .action(
+      async (
+        studyDir: string,
+        file: string,
+        options: { partialGold?: boolean; dryRun?: boolean; wait?: boolean; json?: boolean },
+      ) => {
+        // Read with the study's record format (its task's schemas) before the database is opened.
+        if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
+        const format = composeTask(loadStudyConfig(studyDir)).exampleFormat;
+        const candidates = readCandidateRecords(
+          path.resolve(file),
+          options.partialGold === true ? withPartialGold(format) : format,
+        );
+        if (!candidates.ok) {
+          const first = candidates.errors[0]!;
+          throw new InputError(
+            `${first.message}${candidates.errors.length > 1 ? ` (and ${candidates.errors.length - 1} more errors)` : ''}`,
+            {
+              file: first.file,
+              ...(first.line !== undefined ? { line: first.line } : {}),
+              ...(first.field !== undefined ? { field: first.field } : {}),
+            },
+          );
         }
-      } finally {
-        await session.close();
-      }
-    });
+        const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true });
+        try {
+          const lease =
+            options.dryRun === true
+              ? undefined
+              : await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
+          try {
+            const source = relativeToStudy(session.study, path.resolve(file));
+            const outcome = await admitToStudy(session.db, session.study, candidates.records, {
+              source,
+              requireAppType: options.partialGold !== true,
+              // --partial-gold: the study's format without the known-app-type rule (intent).
+              ...(options.partialGold === true ? { format: withPartialGold(session.study.exampleFormat) } : {}),
+              dryRun: options.dryRun === true,
+            });
+            const payload = { study: session.study.dir, file: path.resolve(file), ...outcome };
+            if (options.json === true) printJson(payload);
+            else {
+              print(
+                `${outcome.dryRun ? 'dry run: would admit' : 'admitted'} ${outcome.admitted}, refused ${outcome.refused} (from ${source}); admitted examples enter the shadow partition`,
+              );
+              for (const verdict of outcome.verdicts) {
+                const where =
+                  verdict.location !== undefined
+                    ? ` (${verdict.location})`
+                    : verdict.line !== undefined
+                      ? ` (line ${verdict.line})`
+                      : '';
+                print(`  ${verdict.admitted ? 'ADMITTED' : 'REFUSED '} ${verdict.id ?? '(no id)'}${where}`);
+                for (const reason of verdict.reasons)
+                  print(
+                    `      ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`,
+                  );
+                for (const note of verdict.notes) print(`      note: ${note}`);
+              }
+            }
+            process.exitCode = outcome.refused > 0 ? ADMISSION_REFUSED_EXIT_CODE : 0;
+          } finally {
+            if (lease !== undefined) await releaseLease(session.db, lease);
+          }
+        } finally {
+          await session.close();
+        }
+      },
+    );
 
   corpus
     .command('promote')
-    .description('Move examples to a partition by hand, on the record (a `promoted` event naming you in the corpus history); promote again to undo. The corpus files\' labels do not override it.')
+    .description(
+      "Move examples to a partition by hand, on the record (a `promoted` event naming you in the corpus history); promote again to undo. The corpus files' labels do not override it.",
+    )
     .argument('<study>', 'study folder')
     .argument('<id...>', 'example ids (see `kloop corpus status`)')
     .requiredOption('--to <partition>', `one of ${PARTITIONS.join(', ')}`)
@@ -114,63 +149,111 @@ export function registerCorpusCommands(program: Command): void {
     .option('--reason <text>', 'why (recorded with the move)')
     .option('--wait', 'wait for a run in progress to finish instead of refusing (exit 3)')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (studyDir: string, ids: string[], options: { to: string; by: string; reason?: string; wait?: boolean; json?: boolean }) => {
-      if (!(PARTITIONS as readonly string[]).includes(options.to)) throw new InputError(`unknown partition "${options.to}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--to' });
-      if (options.by.trim() === '') throw new InputError('--by names who moves the examples; it may not be empty', { field: '--by' });
-      // Moving one example of a leaking pair next to its twin resolves the leak: the study loads with it.
-      const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true, partitionLeaks: 'report' });
-      try {
-        const lease = await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
-        try {
-          const outcome = await promoteExamples(session.db, session.study, ids, {
-            to: options.to as (typeof PARTITIONS)[number],
-            by: options.by.trim(),
-            ...(options.reason !== undefined ? { reason: options.reason } : {}),
+    .action(
+      async (
+        studyDir: string,
+        ids: string[],
+        options: { to: string; by: string; reason?: string; wait?: boolean; json?: boolean },
+      ) => {
+        if (!(PARTITIONS as readonly string[]).includes(options.to))
+          throw new InputError(`unknown partition "${options.to}"; expected one of ${PARTITIONS.join(', ')}`, {
+            field: '--to',
           });
-          if (options.json === true) {
-            printJson({ study: session.study.dir, ...outcome });
-            return;
+        if (options.by.trim() === '')
+          throw new InputError('--by names who moves the examples; it may not be empty', { field: '--by' });
+        // Moving one example of a leaking pair next to its twin resolves the leak: the study loads with it.
+        const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true, partitionLeaks: 'report' });
+        try {
+          const lease = await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
+          try {
+            const outcome = await promoteExamples(session.db, session.study, ids, {
+              to: options.to as (typeof PARTITIONS)[number],
+              by: options.by.trim(),
+              ...(options.reason !== undefined ? { reason: options.reason } : {}),
+            });
+            if (options.json === true) {
+              printJson({ study: session.study.dir, ...outcome });
+              return;
+            }
+            print(
+              `moved ${outcome.moved.length} example(s) to ${outcome.to} (by ${outcome.by}); recorded in the corpus history`,
+            );
+            for (const move of outcome.moved) print(`  ${move.id}: ${move.from} → ${move.to}`);
+            for (const id of outcome.unchanged) print(`  ${id}: already in ${outcome.to}, nothing recorded`);
+            for (const warning of outcome.warnings) print(`WARNING: ${warning}`);
+            print(`sizes: ${PARTITIONS.map((name) => `${name} ${outcome.sizes[name]}`).join(', ')}`);
+          } finally {
+            await releaseLease(session.db, lease);
           }
-          print(`moved ${outcome.moved.length} example(s) to ${outcome.to} (by ${outcome.by}); recorded in the corpus history`);
-          for (const move of outcome.moved) print(`  ${move.id}: ${move.from} → ${move.to}`);
-          for (const id of outcome.unchanged) print(`  ${id}: already in ${outcome.to}, nothing recorded`);
-          for (const warning of outcome.warnings) print(`WARNING: ${warning}`);
-          print(`sizes: ${PARTITIONS.map((name) => `${name} ${outcome.sizes[name]}`).join(', ')}`);
         } finally {
-          await releaseLease(session.db, lease);
+          await session.close();
         }
-      } finally {
-        await session.close();
-      }
-    });
+      },
+    );
 
   corpus
     .command('status')
-    .description('Show the corpus lifecycle: partitions, sizes, shadow exposures and what is due to graduate or rotate.')
+    .description(
+      'Show the corpus lifecycle: partitions, sizes, shadow exposures and what is due to graduate or rotate.',
+    )
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, options: { json?: boolean }) => {
-      const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true, preferWritable: true, partitionLeaks: 'report' });
+      const session = await openStudy(studyDir, {
+        modelCalls: 'none',
+        quiet: true,
+        preferWritable: true,
+        partitionLeaks: 'report',
+      });
       try {
         const status = await corpusStatus(await lifecycleDb(session.db), session.study);
         if (options.json === true) {
           printJson({ study: session.study.dir, ...status });
           return;
         }
-        print(`corpus of ${session.study.dir}${status.initialised ? '' : ' (not yet recorded: the partitions the corpus files give; the next run records them)'}`);
-        print(`sizes: optimization ${status.sizes.optimization}, anchor ${status.sizes.anchor}, shadow ${status.sizes.shadow}${status.sizes.removed > 0 ? `, removed ${status.sizes.removed}` : ''}`);
-        print(`policy: graduate after ${status.policy.graduateAfterDecisions} shadow decisions${status.policy.graduateAfterRounds !== undefined ? `, ${status.policy.graduateAfterRounds} rounds in shadow` : ''}${status.policy.graduateAfterDays !== undefined ? ` or ${status.policy.graduateAfterDays} days` : ''}, whichever comes first; ${status.policy.rotateSlice} per round boundary; spent at ${status.policy.maxShadowExposures} exposures; shadow never below ${status.minShadowExamples}`);
+        print(
+          `corpus of ${session.study.dir}${status.initialised ? '' : ' (not yet recorded: the partitions the corpus files give; the next run records them)'}`,
+        );
+        print(
+          `sizes: optimization ${status.sizes.optimization}, anchor ${status.sizes.anchor}, shadow ${status.sizes.shadow}${status.sizes.removed > 0 ? `, removed ${status.sizes.removed}` : ''}`,
+        );
+        print(
+          `policy: graduate after ${status.policy.graduateAfterDecisions} shadow decisions${status.policy.graduateAfterRounds !== undefined ? `, ${status.policy.graduateAfterRounds} rounds in shadow` : ''}${status.policy.graduateAfterDays !== undefined ? ` or ${status.policy.graduateAfterDays} days` : ''}, whichever comes first; ${status.policy.rotateSlice} per round boundary; spent at ${status.policy.maxShadowExposures} exposures; shadow never below ${status.minShadowExamples}`,
+        );
         print(`shadow exposures: most ${status.shadowExposures.max} of ${status.shadowExposures.limit}`);
         print(`next round boundary: ${describeNext(status.next)}`);
-        if (status.pending.length > 0) print(`the next run admits ${status.pending.length} new record(s) of the corpus files: ${status.pending.map((record) => `${record.id} → ${record.partition}`).join(', ')}`);
+        if (status.pending.length > 0)
+          print(
+            `the next run admits ${status.pending.length} new record(s) of the corpus files: ${status.pending.map((record) => `${record.id} → ${record.partition}`).join(', ')}`,
+          );
         if (status.refused.length > 0) {
           print(`refused by admission, left out of the study (${status.refused.length}):`);
-          for (const record of status.refused) for (const reason of record.reasons) print(`  ${record.location} ${record.id}: ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
+          for (const record of status.refused)
+            for (const reason of record.reasons)
+              print(
+                `  ${record.location} ${record.id}: ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`,
+              );
         }
-        for (const leak of status.leaks) print(`LEAK between partitions (kloop run, eval and the other commands that load the study refuse it until this is resolved): ${describeLeak(leak, session.study.exampleFormat.inputField)}`);
+        for (const leak of status.leaks)
+          print(
+            `LEAK between partitions (kloop run, eval and the other commands that load the study refuse it until this is resolved): ${describeLeak(leak, session.study.exampleFormat.inputField)}`,
+          );
         for (const warning of status.warnings) print(`WARNING: ${warning.message}`);
         print();
-        print(table([['id', 'partition', 'exposures', 'rounds in shadow', 'in shadow since', 'origin', 'due'], ...status.members.map((member) => [member.id, member.partition + (member.promotedBy !== null ? ` (promoted by ${member.promotedBy})` : ''), String(member.exposures), member.partition === 'shadow' ? String(member.shadowRounds) : '', member.shadowSince ?? '—', `${member.origin}: ${member.source}`, member.due ?? ''])]));
+        print(
+          table([
+            ['id', 'partition', 'exposures', 'rounds in shadow', 'in shadow since', 'origin', 'due'],
+            ...status.members.map((member) => [
+              member.id,
+              member.partition + (member.promotedBy !== null ? ` (promoted by ${member.promotedBy})` : ''),
+              String(member.exposures),
+              member.partition === 'shadow' ? String(member.shadowRounds) : '',
+              member.shadowSince ?? '—',
+              `${member.origin}: ${member.source}`,
+              member.due ?? '',
+            ]),
+          ]),
+        );
       } finally {
         await session.close();
       }
@@ -184,24 +267,43 @@ export function registerCorpusCommands(program: Command): void {
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, experiment: string, options: { json?: boolean }) => {
       const id = Number(experiment);
-      if (!Number.isInteger(id) || id < 1) throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, { field: '<experiment>' });
-      const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true, preferWritable: true, partitionLeaks: 'report' });
+      if (!Number.isInteger(id) || id < 1)
+        throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, {
+          field: '<experiment>',
+        });
+      const session = await openStudy(studyDir, {
+        modelCalls: 'none',
+        quiet: true,
+        preferWritable: true,
+        partitionLeaks: 'report',
+      });
       try {
         const db = await lifecycleDb(session.db);
         const decisions = db === undefined ? [] : await readDecisionRecords(db);
-        if (!decisions.some((decision) => decision.id === id)) throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
+        if (!decisions.some((decision) => decision.id === id))
+          throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
         const at = reconstructPartitions(await readCorpusEvents(db!), decisions, id);
-        const payload = { study: session.study.dir, ...at, sizes: Object.fromEntries(PARTITIONS.map((name) => [name, at.partitions[name].length])) };
+        const payload = {
+          study: session.study.dir,
+          ...at,
+          sizes: Object.fromEntries(PARTITIONS.map((name) => [name, at.partitions[name].length])),
+        };
         if (options.json === true) {
           printJson(payload);
           return;
         }
-        if (at.beforeLifecycle) print(`experiment ${id} was decided before this study recorded its corpus lifecycle: the partitions were those of the corpus files then, which kloop did not record`);
-        print(`partitions at experiment ${id} (${at.movesBefore} lifecycle events recorded before it): ${PARTITIONS.map((name) => `${name} ${at.partitions[name].length}`).join(', ')}`);
+        if (at.beforeLifecycle)
+          print(
+            `experiment ${id} was decided before this study recorded its corpus lifecycle: the partitions were those of the corpus files then, which kloop did not record`,
+          );
+        print(
+          `partitions at experiment ${id} (${at.movesBefore} lifecycle events recorded before it): ${PARTITIONS.map((name) => `${name} ${at.partitions[name].length}`).join(', ')}`,
+        );
         for (const name of PARTITIONS) {
           print();
           print(`${name}:`);
-          for (const member of at.partitions[name]) print(`  ${member}${name === 'shadow' ? `  (${at.exposures[member] ?? 0} exposures)` : ''}`);
+          for (const member of at.partitions[name])
+            print(`  ${member}${name === 'shadow' ? `  (${at.exposures[member] ?? 0} exposures)` : ''}`);
         }
       } finally {
         await session.close();
@@ -210,24 +312,45 @@ export function registerCorpusCommands(program: Command): void {
 
   corpus
     .command('import')
-    .description('Convert a corpus to the public format (JSON Lines), reporting per case what could not be read. Written atomically.')
+    .description(
+      'Convert a corpus to the public format (JSON Lines), reporting per case what could not be read. Written atomically.',
+    )
     .argument('<path>', 'a Golden UML folder of case folders, or a .jsonl/.yaml file')
     .requiredOption('--format <format>', `one of ${IMPORT_FORMATS.join(', ')}`)
     .requiredOption('--out <file>', 'the .jsonl file to write')
     .option('--json', 'print one JSON object on stdout')
     .action(async (source: string, options: { format: string; out: string; json?: boolean }) => {
-      if (!(IMPORT_FORMATS as readonly string[]).includes(options.format)) throw new InputError(`unknown format "${options.format}"; expected one of ${IMPORT_FORMATS.join(', ')}`, { field: '--format' });
-      if (!options.out.toLowerCase().endsWith('.jsonl')) throw new InputError('the output is JSON Lines: give a file ending in .jsonl', { field: '--out', file: options.out });
+      if (!(IMPORT_FORMATS as readonly string[]).includes(options.format))
+        throw new InputError(`unknown format "${options.format}"; expected one of ${IMPORT_FORMATS.join(', ')}`, {
+          field: '--format',
+        });
+      if (!options.out.toLowerCase().endsWith('.jsonl'))
+        throw new InputError('the output is JSON Lines: give a file ending in .jsonl', {
+          field: '--out',
+          file: options.out,
+        });
       const out = path.resolve(options.out);
-      if (!existsSync(path.dirname(out))) throw new InputError(`the folder ${path.dirname(out)} does not exist`, { field: '--out', file: out });
+      if (!existsSync(path.dirname(out)))
+        throw new InputError(`the folder ${path.dirname(out)} does not exist`, { field: '--out', file: out });
       const result = importCorpus(path.resolve(source), options.format as (typeof IMPORT_FORMATS)[number]);
-      writeFileAtomic(out, result.examples.map((example) => JSON.stringify(example)).join('\n') + (result.examples.length > 0 ? '\n' : ''));
-      const payload = { format: options.format, source: path.resolve(source), out, examples: result.examples.length, cases: result.cases };
+      writeFileAtomic(
+        out,
+        result.examples.map((example) => JSON.stringify(example)).join('\n') + (result.examples.length > 0 ? '\n' : ''),
+      );
+      const payload = {
+        format: options.format,
+        source: path.resolve(source),
+        out,
+        examples: result.examples.length,
+        cases: result.cases,
+      };
       if (options.json === true) {
         printJson(payload);
         return;
       }
-      print(`wrote ${result.examples.length} example(s) to ${out} (${result.cases.filter((entry) => entry.exampleId === undefined).length} case(s) not imported)`);
+      print(
+        `wrote ${result.examples.length} example(s) to ${out} (${result.cases.filter((entry) => entry.exampleId === undefined).length} case(s) not imported)`,
+      );
       for (const entry of result.cases) {
         if (entry.skipped.length === 0) continue;
         print(`  ${entry.case}${entry.exampleId === undefined ? ' NOT IMPORTED' : ` → ${entry.exampleId}`}`);
@@ -247,31 +370,53 @@ export interface ImportedCase {
 }
 
 /** Reads a corpus in one of {@link IMPORT_FORMATS}: the examples that could be read, and an account per case. */
-export function importCorpus(source: string, format: (typeof IMPORT_FORMATS)[number]): { examples: IntentExampleRecord[]; cases: ImportedCase[] } {
+export function importCorpus(
+  source: string,
+  format: (typeof IMPORT_FORMATS)[number],
+): { examples: IntentExampleRecord[]; cases: ImportedCase[] } {
   if (format === 'golden-uml') {
-    if (!existsSync(source) || !statSync(source).isDirectory()) throw new InputError('a Golden UML import reads a folder of case folders', { file: source });
+    if (!existsSync(source) || !statSync(source).isDirectory())
+      throw new InputError('a Golden UML import reads a folder of case folders', { file: source });
     const imported = importGoldenUml(source);
     return {
       examples: imported.examples,
-      cases: imported.reports.map((report) => ({ case: report.caseId, ...(report.exampleId !== undefined ? { exampleId: report.exampleId } : {}), skipped: report.skipped, notes: report.notes })),
+      cases: imported.reports.map((report) => ({
+        case: report.caseId,
+        ...(report.exampleId !== undefined ? { exampleId: report.exampleId } : {}),
+        skipped: report.skipped,
+        notes: report.notes,
+      })),
     };
   }
   const extension = path.extname(source).toLowerCase();
   const matches = format === 'jsonl' ? extension === '.jsonl' : ['.yaml', '.yml', '.json'].includes(extension);
-  if (!matches) throw new InputError(`--format ${format} does not match the file's extension "${extension}"`, { file: source, field: '--format' });
+  if (!matches)
+    throw new InputError(`--format ${format} does not match the file's extension "${extension}"`, {
+      file: source,
+      field: '--format',
+    });
   const read = readCandidateRecords(source);
   if (!read.ok) {
     const first = read.errors[0]!;
-    throw new InputError(first.message, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });
+    throw new InputError(first.message, {
+      file: first.file,
+      ...(first.line !== undefined ? { line: first.line } : {}),
+      ...(first.field !== undefined ? { field: first.field } : {}),
+    });
   }
   const examples: IntentExampleRecord[] = [];
   const seen = new Set<string>();
   const cases = read.records.map((record): ImportedCase => {
     const label = `${source}:${record.line ?? record.index + 1}`;
     if (record.example === undefined) {
-      return { case: label, skipped: record.errors.map((error) => `${error.field !== undefined ? `${error.field}: ` : ''}${error.message}`), notes: [] };
+      return {
+        case: label,
+        skipped: record.errors.map((error) => `${error.field !== undefined ? `${error.field}: ` : ''}${error.message}`),
+        notes: [],
+      };
     }
-    if (seen.has(record.example.id)) return { case: label, skipped: [`duplicate id "${record.example.id}" (kept the first)`], notes: [] };
+    if (seen.has(record.example.id))
+      return { case: label, skipped: [`duplicate id "${record.example.id}" (kept the first)`], notes: [] };
     seen.add(record.example.id);
     examples.push(intentRecord(asIntentExamples([record.example])[0]!));
     return { case: label, exampleId: record.example.id, skipped: [], notes: [] };
@@ -299,7 +444,9 @@ function describeNext(next: { kind: string; ids: string[]; detail: string | null
     case 'spent':
       return `the run will stop: ${next.detail ?? ''}`;
     default:
-      return next.ids.length > 0 ? `nothing moves; due: ${next.ids.join(', ')}${next.detail !== null ? ` (${next.detail})` : ''}` : 'nothing is due';
+      return next.ids.length > 0
+        ? `nothing moves; due: ${next.ids.join(', ')}${next.detail !== null ? ` (${next.detail})` : ''}`
+        : 'nothing is due';
   }
 }
 
@@ -309,14 +456,24 @@ function describeNext(next: { kind: string; ids: string[]; detail: string | null
  * them in the line (Loop A's are intents).
  */
 export function failWhenNothingValid(
-  score: { total: number; invalid: number; examples: ReadonlyArray<{ valid: true } | { valid: false; invalidReason: string }> },
+  score: {
+    total: number;
+    invalid: number;
+    examples: ReadonlyArray<{ valid: true } | { valid: false; invalidReason: string }>;
+  },
   outputs = 'outputs',
 ): void {
   if (score.total === 0 || score.invalid < score.total) return;
   const reasons = new Map<string, number>();
-  for (const record of score.examples) if (!record.valid) reasons.set(record.invalidReason, (reasons.get(record.invalidReason) ?? 0) + 1);
-  const byReason = [...reasons].sort((left, right) => right[1] - left[1]).map(([reason, count]) => `${reason} ${count}`).join(', ');
-  progress(`kloop: nothing valid came back: ${score.invalid} of ${score.total} ${outputs} are invalid (${byReason}); there is no composite (exit 1)`);
+  for (const record of score.examples)
+    if (!record.valid) reasons.set(record.invalidReason, (reasons.get(record.invalidReason) ?? 0) + 1);
+  const byReason = [...reasons]
+    .sort((left, right) => right[1] - left[1])
+    .map(([reason, count]) => `${reason} ${count}`)
+    .join(', ');
+  progress(
+    `kloop: nothing valid came back: ${score.invalid} of ${score.total} ${outputs} are invalid (${byReason}); there is no composite (exit 1)`,
+  );
   process.exitCode = 1;
 }
 
@@ -325,15 +482,37 @@ export function failWhenNothingValid(
  * of a public-format file (its `partition` fields are not used) and prints,
  * with partial gold, which components were scored on how many examples.
  */
-export async function evaluateCorpusFile(study: LoadedStudy, artifactText: string, artifactLabel: string, file: string, options: { json?: boolean; quiet?: boolean }): Promise<void> {
+export async function evaluateCorpusFile(
+  study: LoadedStudy,
+  artifactText: string,
+  artifactLabel: string,
+  file: string,
+  options: { json?: boolean; quiet?: boolean },
+): Promise<void> {
   const read = readCorpusFile(path.resolve(file), study.exampleFormat);
   if (!read.ok) {
     const first = read.errors[0]!;
-    throw new InputError(`${first.message}${read.errors.length > 1 ? ` (and ${read.errors.length - 1} more errors)` : ''}`, { file: first.file, ...(first.line !== undefined ? { line: first.line } : {}), ...(first.field !== undefined ? { field: first.field } : {}) });
+    throw new InputError(
+      `${first.message}${read.errors.length > 1 ? ` (and ${read.errors.length - 1} more errors)` : ''}`,
+      {
+        file: first.file,
+        ...(first.line !== undefined ? { line: first.line } : {}),
+        ...(first.field !== undefined ? { field: first.field } : {}),
+      },
+    );
   }
-  if (read.examples.length === 0) throw new InputError('the file holds no examples: nothing to evaluate', { file: path.resolve(file), field: '--corpus' });
+  if (read.examples.length === 0)
+    throw new InputError('the file holds no examples: nothing to evaluate', {
+      file: path.resolve(file),
+      field: '--corpus',
+    });
   const evaluator = createStudyEvaluator(study);
-  const score = await evaluator.evaluate({ artifactText, partition: `file:${path.basename(file)}`, examples: read.examples, repeats: study.gate.repeats });
+  const score = await evaluator.evaluate({
+    artifactText,
+    partition: `file:${path.basename(file)}`,
+    examples: read.examples,
+    repeats: study.gate.repeats,
+  });
   const payload = corpusFileReport(study, artifactLabel, path.resolve(file), evaluator.fingerprint, score);
   failWhenNothingValid(score);
   if (options.json === true) {
@@ -342,7 +521,17 @@ export async function evaluateCorpusFile(study: LoadedStudy, artifactText: strin
   }
   print(`${artifactLabel} on ${payload.file} (${payload.examples} examples; evaluator ${payload.fingerprint})`);
   print(`composite ${formatScore(payload.composite)}, invalid ${payload.invalid}`);
-  print(table([['component', 'mean', 'scored on', 'skipped on'], ...Object.keys(payload.scoredOn).map((name) => [name, formatScore(payload.components[name] ?? null), String(payload.scoredOn[name]), String(payload.skippedOn[name])])]));
+  print(
+    table([
+      ['component', 'mean', 'scored on', 'skipped on'],
+      ...Object.keys(payload.scoredOn).map((name) => [
+        name,
+        formatScore(payload.components[name] ?? null),
+        String(payload.scoredOn[name]),
+        String(payload.skippedOn[name]),
+      ]),
+    ]),
+  );
   const metrics = metricsLine(payload.metrics);
   if (metrics !== '') print(metrics);
   const flaky = describeFlakyExamples(payload.flaky);
@@ -351,7 +540,10 @@ export async function evaluateCorpusFile(study: LoadedStudy, artifactText: strin
   print();
   for (const example of payload.perExample) {
     if (!example.valid) print(`${example.id}  INVALID (${example.invalidReason})`);
-    else print(`${example.id}  ${formatScore(example.composite)}  scored: ${example.scored.join(', ')}${example.skipped.length > 0 ? `; skipped: ${example.skipped.join(', ')}` : ''}`);
+    else
+      print(
+        `${example.id}  ${formatScore(example.composite)}  scored: ${example.scored.join(', ')}${example.skipped.length > 0 ? `; skipped: ${example.skipped.join(', ')}` : ''}`,
+      );
   }
 }
 
@@ -360,12 +552,26 @@ function weightedComponents(study: LoadedStudy): string[] {
   return scoreNamesOf(study.task).components.filter((name) => (study.weights[name] ?? 0) > 0);
 }
 
-function corpusFileReport(study: LoadedStudy, artifact: string, file: string, fingerprint: string, score: PartitionScore) {
+function corpusFileReport(
+  study: LoadedStudy,
+  artifact: string,
+  file: string,
+  fingerprint: string,
+  score: PartitionScore,
+) {
   const names = weightedComponents(study);
   const scoredOn: Record<string, number> = Object.fromEntries(names.map((name) => [name, 0]));
   const skippedOn: Record<string, number> = { ...scoredOn };
   const perExample = score.examples.map((record) => {
-    if (!record.valid) return { id: record.exampleId, repeat: record.repeat, valid: false as const, composite: null, invalidReason: record.invalidReason, message: record.message };
+    if (!record.valid)
+      return {
+        id: record.exampleId,
+        repeat: record.repeat,
+        valid: false as const,
+        composite: null,
+        invalidReason: record.invalidReason,
+        message: record.message,
+      };
     for (const name of names) {
       if (Object.hasOwn(record.components, name)) scoredOn[name]! += 1;
       else if (record.skipped.includes(name)) skippedOn[name]! += 1;
@@ -399,4 +605,3 @@ function corpusFileReport(study: LoadedStudy, artifact: string, file: string, fi
     perExample,
   };
 }
-

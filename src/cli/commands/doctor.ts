@@ -23,7 +23,10 @@ export function registerDoctorCommand(program: Command): void {
     .action(async (studyDir: string, options: { json?: boolean }) => {
       const dir = path.resolve(studyDir);
       if (!existsSync(dir)) throw new InputError('the study folder does not exist', { file: studyDir });
-      const report = await withGitNotebookFindings(dir, await diagnoseStudy(dir, studyDatabaseLocation(dir), (file) => openDatabase(file, { readonly: true })));
+      const report = await withGitNotebookFindings(
+        dir,
+        await diagnoseStudy(dir, studyDatabaseLocation(dir), (file) => openDatabase(file, { readonly: true })),
+      );
       if (options.json === true) printJson(report);
       else {
         print(`kloop doctor ${report.study}`);
@@ -31,7 +34,13 @@ export function registerDoctorCommand(program: Command): void {
           const findings = report.findings.filter((finding) => finding.area === area);
           if (findings.length === 0) continue;
           print();
-          print(area === 'setup' ? 'set-up (seed checklist):' : area === 'notebook' ? 'git notebook (.kloop/notebook):' : `database (${report.database}):`);
+          print(
+            area === 'setup'
+              ? 'set-up (seed checklist):'
+              : area === 'notebook'
+                ? 'git notebook (.kloop/notebook):'
+                : `database (${report.database}):`,
+          );
           for (const finding of findings) {
             const mark = finding.status === 'ok' ? 'ok     ' : finding.status === 'info' ? 'note   ' : 'PROBLEM';
             print(`  ${mark} ${finding.message}`);

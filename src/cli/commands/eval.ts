@@ -19,24 +19,47 @@ import { evalLoopACommand, parseLoopOption } from './loop-a.ts';
 import { evaluateCorpusFile, failWhenNothingValid } from './corpus.ts';
 
 export function registerEvalCommand(program: Command): void {
-  addModelOptions(program
-    .command('eval')
-    .description('Score one artifact (default: the active version) on the study corpus and print components and per-example diagnostics.')
-    .argument('<study>', 'study folder')
-    .option('--partition <name>', `one partition (${PARTITIONS.join(', ')}); default: all`)
-    .option('--artifact <file>', 'artifact file to score instead of the active version')
-    .option('--json', 'print one JSON object on stdout')
-    .option('--quiet', 'print only the summary, not every example')
-    .option('--loop <A|B>', 'B: the task composite (default); A: end-to-end, intent studies only (compile success, structural gates, Loop A composite)')
-    .option('--corpus <file>', 'score on the examples of this public-format file (.jsonl, .yaml) instead of the study corpus; partial gold says which components were scored'))
-    .action(async (studyDir: string, options: ModelOptions & { partition?: string; artifact?: string; json?: boolean; quiet?: boolean; corpus?: string }) => {
+  addModelOptions(
+    program
+      .command('eval')
+      .description(
+        'Score one artifact (default: the active version) on the study corpus and print components and per-example diagnostics.',
+      )
+      .argument('<study>', 'study folder')
+      .option('--partition <name>', `one partition (${PARTITIONS.join(', ')}); default: all`)
+      .option('--artifact <file>', 'artifact file to score instead of the active version')
+      .option('--json', 'print one JSON object on stdout')
+      .option('--quiet', 'print only the summary, not every example')
+      .option(
+        '--loop <A|B>',
+        'B: the task composite (default); A: end-to-end, intent studies only (compile success, structural gates, Loop A composite)',
+      )
+      .option(
+        '--corpus <file>',
+        'score on the examples of this public-format file (.jsonl, .yaml) instead of the study corpus; partial gold says which components were scored',
+      ),
+  ).action(
+    async (
+      studyDir: string,
+      options: ModelOptions & {
+        partition?: string;
+        artifact?: string;
+        json?: boolean;
+        quiet?: boolean;
+        corpus?: string;
+      },
+    ) => {
       if (parseLoopOption((options as { loop?: string }).loop) === 'A') return evalLoopACommand(studyDir, options);
       if (options.partition !== undefined && !(PARTITIONS as readonly string[]).includes(options.partition)) {
-        throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--partition' });
+        throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, {
+          field: '--partition',
+        });
       }
       if (options.corpus !== undefined && options.partition !== undefined) {
         // A corpus file is scored whole, its records' partitions aside: --partition would be ignored.
-        throw new InputError('--partition does not apply to --corpus (the file is scored whole); leave one out', { field: '--partition' });
+        throw new InputError('--partition does not apply to --corpus (the file is scored whole); leave one out', {
+          field: '--partition',
+        });
       }
       const session = await openStudy(studyDir, { ...options, preferWritable: true, modelCalls: 'executor' });
       try {
@@ -49,7 +72,8 @@ export function registerEvalCommand(program: Command): void {
         } else {
           const active = await getRegistryVersion(session.db);
           artifactText = active?.text ?? study.artifactText;
-          artifactLabel = active !== undefined ? `active version ${active.id}` : `${study.artifactPath} (no study database yet)`;
+          artifactLabel =
+            active !== undefined ? `active version ${active.id}` : `${study.artifactPath} (no study database yet)`;
         }
         if (options.corpus !== undefined) {
           await evaluateCorpusFile(study, artifactText, artifactLabel, options.corpus, options);
@@ -59,10 +83,13 @@ export function registerEvalCommand(program: Command): void {
         const evaluator = createStudyEvaluator(study, session.writable ? session.db : undefined);
         const names = options.partition !== undefined ? [options.partition as PartitionName] : [...PARTITIONS];
         if (names.every((name) => study.partitions[name].length === 0)) {
-          throw new InputError(`the ${names.length === 1 ? `${names[0]} partition holds` : 'corpus holds'} no examples: nothing to evaluate`, {
-            file: study.config?.configPath ?? study.dir,
-            field: options.partition !== undefined ? '--partition' : 'corpus',
-          });
+          throw new InputError(
+            `the ${names.length === 1 ? `${names[0]} partition holds` : 'corpus holds'} no examples: nothing to evaluate`,
+            {
+              file: study.config?.configPath ?? study.dir,
+              field: options.partition !== undefined ? '--partition' : 'corpus',
+            },
+          );
         }
         const byPartition: Partial<Record<PartitionName, PartitionScore>> = {};
         for (const name of names) {
@@ -79,7 +106,10 @@ export function registerEvalCommand(program: Command): void {
         // A scorer that fails on an output is a bug to fix, not a score: exit 2, naming the first (what it scored before is stored).
         const scorerFailed = scorerErrors([all]);
         if (scorerFailed.length > 0) {
-          throw new InputError(`the scorer failed on ${scorerFailed.length} of the ${all.total} outputs of ${artifactLabel}; first: ${scorerFailed[0]}`, { code: 'custom_scorer' });
+          throw new InputError(
+            `the scorer failed on ${scorerFailed.length} of the ${all.total} outputs of ${artifactLabel}; first: ${scorerFailed[0]}`,
+            { code: 'custom_scorer' },
+          );
         }
         const examplesById = new Map<string, Example>(study.corpus.map((example) => [example.id, example]));
         // With repeats: the examples whose outcome varies across them (src/evaluator/flaky-examples.ts).
@@ -90,8 +120,15 @@ export function registerEvalCommand(program: Command): void {
           artifact: artifactLabel,
           fingerprint: evaluator.fingerprint,
           partition: names.length === 1 ? names[0] : 'all',
-          task: { id: study.task.id, components: [...scoreNamesOf(study.task).components], metrics: [...scoreNamesOf(study.task).metrics] },
-          headline: { ...(study.headline ?? { name: 'composite', complement: false }), value: headlineValue(study.headline, all.composite) },
+          task: {
+            id: study.task.id,
+            components: [...scoreNamesOf(study.task).components],
+            metrics: [...scoreNamesOf(study.task).metrics],
+          },
+          headline: {
+            ...(study.headline ?? { name: 'composite', complement: false }),
+            value: headlineValue(study.headline, all.composite),
+          },
           composite: all.composite,
           components: all.components,
           metrics: all.metrics,
@@ -116,7 +153,10 @@ export function registerEvalCommand(program: Command): void {
           ),
           repeats: all.repeats,
           flaky,
-          examples: all.examples.map((record) => ({ ...describeExample(record, examplesById.get(record.exampleId)), flaky: flakyIds.has(record.exampleId) })),
+          examples: all.examples.map((record) => ({
+            ...describeExample(record, examplesById.get(record.exampleId)),
+            flaky: flakyIds.has(record.exampleId),
+          })),
         };
         // Nothing valid came back: there is no score, and a script must not read this as one (exit 1).
         failWhenNothingValid(all);
@@ -126,13 +166,32 @@ export function registerEvalCommand(program: Command): void {
         }
         print(`${artifactLabel} on ${payload.partition} (evaluator ${evaluator.fingerprint})`);
         const headline = study.headline ?? { name: 'composite', complement: false };
-        const columns = componentColumns(scoreNamesOf(study.task).components, names.map((name) => byPartition[name]!));
+        const columns = componentColumns(
+          scoreNamesOf(study.task).components,
+          names.map((name) => byPartition[name]!),
+        );
         // Examples, not example-repeats (with 5 repeats, 10 anchors are 10, as the run report says); invalid counts example-repeats.
-        const row = (label: string, score: PartitionScore): string[] => [label, String(distinctExamples(score)), formatScore(headlineValue(headline, score.composite)), ...columns.map((name) => formatScore(score.components[name])), String(score.invalid)];
-        const rows = [['partition', 'examples', headline.name, ...columns, all.repeats > 1 ? `invalid (of ${all.repeats} repeats each)` : 'invalid'], ...names.map((name) => row(name, byPartition[name]!))];
+        const row = (label: string, score: PartitionScore): string[] => [
+          label,
+          String(distinctExamples(score)),
+          formatScore(headlineValue(headline, score.composite)),
+          ...columns.map((name) => formatScore(score.components[name])),
+          String(score.invalid),
+        ];
+        const rows = [
+          [
+            'partition',
+            'examples',
+            headline.name,
+            ...columns,
+            all.repeats > 1 ? `invalid (of ${all.repeats} repeats each)` : 'invalid',
+          ],
+          ...names.map((name) => row(name, byPartition[name]!)),
+        ];
         if (names.length > 1) rows.push(row('all', all));
         print(table(rows));
-        if (headline.complement) print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);
+        if (headline.complement)
+          print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);
         const metrics = metricsLine(all.metrics);
         if (metrics !== '') print(metrics);
         const flakyLine = describeFlakyExamples(flaky);
@@ -142,24 +201,36 @@ export function registerEvalCommand(program: Command): void {
         print();
         for (const example of payload.examples) {
           // With repeats, each line says which repeat it is, and a flaky example says so.
-          const label = all.repeats > 1 ? `${example.id} (repeat ${example.repeat + 1} of ${all.repeats}${example.flaky ? ', FLAKY' : ''})` : example.id;
+          const label =
+            all.repeats > 1
+              ? `${example.id} (repeat ${example.repeat + 1} of ${all.repeats}${example.flaky ? ', FLAKY' : ''})`
+              : example.id;
           if (!example.valid) {
-            print(example.invalidReason === UNSCORED_REASON ? `${label}  —  ${example.message}` : `${label}  INVALID (${example.invalidReason}): ${example.message}`);
+            print(
+              example.invalidReason === UNSCORED_REASON
+                ? `${label}  —  ${example.message}`
+                : `${label}  INVALID (${example.invalidReason}): ${example.message}`,
+            );
             continue;
           }
           const notes = example.notes.length > 0 ? `  ${example.notes.join('; ')}` : '';
-          print(`${label}  ${formatScore(example.composite)}${example.skipped.length > 0 ? ` (skipped: ${example.skipped.join(', ')})` : ''}${notes}`);
+          print(
+            `${label}  ${formatScore(example.composite)}${example.skipped.length > 0 ? ` (skipped: ${example.skipped.join(', ')})` : ''}${notes}`,
+          );
         }
       } finally {
         await session.close();
       }
-    });
+    },
+  );
 }
 
 function combine(scores: PartitionScore[]): PartitionScore {
   const repeats = Math.max(...scores.map((score) => score.repeats));
   const results = Array.from({ length: repeats }, (_, repeat) => ({
-    records: scores.flatMap((score) => score.examples.filter((record) => record.repeat === repeat || score.repeats === 1)),
+    records: scores.flatMap((score) =>
+      score.examples.filter((record) => record.repeat === repeat || score.repeats === 1),
+    ),
     usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
     latencyMs: 0,
   }));
@@ -171,7 +242,16 @@ function combine(scores: PartitionScore[]): PartitionScore {
 /** The per-example JSON shape of `kloop eval --json`. */
 function describeExample(record: ExampleScoreRecord, example: Example | undefined) {
   if (!record.valid) {
-    return { id: record.exampleId, repeat: record.repeat, partition: example?.partition, valid: false as const, composite: null, invalidReason: record.invalidReason, message: record.message, raw: record.raw ?? null };
+    return {
+      id: record.exampleId,
+      repeat: record.repeat,
+      partition: example?.partition,
+      valid: false as const,
+      composite: null,
+      invalidReason: record.invalidReason,
+      message: record.message,
+      raw: record.raw ?? null,
+    };
   }
   // The task's feedback, one note per problem it names (`; `-separated, as the built-in tasks write it).
   const notes = record.feedback === '' ? [] : record.feedback.replace(/\.$/, '').split('; ');

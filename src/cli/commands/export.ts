@@ -23,17 +23,23 @@ export function registerExportCommand(program: Command): void {
     .option('--out <file>', 'file to write (its folder must exist), or - for stdout')
     .option('--json', 'print one JSON object describing the export on stdout')
     .action(async (studyDir: string, options: { best?: boolean; version?: number; out?: string; json?: boolean }) => {
-      if (options.best === true && options.version !== undefined) throw new InputError('choose --best or --version, not both', { field: '--version' });
+      if (options.best === true && options.version !== undefined)
+        throw new InputError('choose --best or --version, not both', { field: '--version' });
       const dir = path.resolve(studyDir);
       if (!existsSync(dir)) throw new InputError('the study folder does not exist', { file: studyDir });
       const file = studyDatabaseLocation(dir);
-      if (!(await databaseExists(file))) throw new InputError('this study has no database yet: run `kloop run` first', { file });
-      const selector: ExportSelector = options.version !== undefined ? { kind: 'version', id: options.version } : { kind: 'best' };
+      if (!(await databaseExists(file)))
+        throw new InputError('this study has no database yet: run `kloop run` first', { file });
+      const selector: ExportSelector =
+        options.version !== undefined ? { kind: 'version', id: options.version } : { kind: 'best' };
       const db = await openDatabase(file, { readonly: true });
       try {
         const version = await selectExportVersion(db, selector);
         if (options.out === '-') {
-          if (options.json === true) throw new InputError('--json describes a file export; it cannot be combined with --out -', { field: '--json' });
+          if (options.json === true)
+            throw new InputError('--json describes a file export; it cannot be combined with --out -', {
+              field: '--json',
+            });
           process.stdout.write(version.text);
           return;
         }
@@ -44,9 +50,20 @@ export function registerExportCommand(program: Command): void {
           mkdirSync(path.dirname(out), { recursive: true });
         }
         writeFileAtomicSync(out, version.text);
-        const payload = { study: dir, file: out, version: version.id, source: version.source, hash: version.hash, bytes: Buffer.byteLength(version.text, 'utf8'), best: selector.kind === 'best' };
+        const payload = {
+          study: dir,
+          file: out,
+          version: version.id,
+          source: version.source,
+          hash: version.hash,
+          bytes: Buffer.byteLength(version.text, 'utf8'),
+          best: selector.kind === 'best',
+        };
         if (options.json === true) printJson(payload);
-        else print(`exported version ${version.id} (${version.source}, ${payload.bytes} bytes, hash ${version.hash.slice(0, 12)}) to ${out}`);
+        else
+          print(
+            `exported version ${version.id} (${version.source}, ${payload.bytes} bytes, hash ${version.hash.slice(0, 12)}) to ${out}`,
+          );
       } finally {
         await db.destroy();
       }
@@ -64,6 +81,7 @@ function artifactPathOf(dir: string): string {
 
 function parseVersionId(value: string): number {
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) throw new InputError(`a version id is a positive whole number, got "${value}"`, { field: '--version' });
+  if (!Number.isInteger(parsed) || parsed < 1)
+    throw new InputError(`a version id is a positive whole number, got "${value}"`, { field: '--version' });
   return parsed;
 }

@@ -21,14 +21,17 @@ import { duplicateOf } from '../../loop/duplicate-of.ts';
 async function openExisting(studyDir: string): Promise<StudyDatabase> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
   const file = studyDatabaseLocation(path.resolve(studyDir));
-  if (!(await databaseExists(file))) throw new InputError('this study has no database yet: run `kloop run` first', { file });
+  if (!(await databaseExists(file)))
+    throw new InputError('this study has no database yet: run `kloop run` first', { file });
   return openDatabase(file, { readonly: true });
 }
 
 export function registerHistoryCommands(program: Command): void {
   program
     .command('history')
-    .description('List every experiment of a study: round, decision, reason, composite, Δ, p-value and delta; then the failed proposer answers, the runs that stopped on a problem (with why), and the moves of the active version (who activated what).')
+    .description(
+      'List every experiment of a study: round, decision, reason, composite, Δ, p-value and delta; then the failed proposer answers, the runs that stopped on a problem (with why), and the moves of the active version (who activated what).',
+    )
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, options: { json?: boolean }) => {
@@ -56,12 +59,22 @@ export function registerHistoryCommands(program: Command): void {
               compositeDelta: score.compositeDelta,
               pValue: score.pValue,
               welchPValue: score.welchPValue,
-              scores: { candidate: score.candidate, incumbentBefore: score.incumbentBefore, incumbentAfter: score.incumbentAfter },
+              scores: {
+                candidate: score.candidate,
+                incumbentBefore: score.incumbentBefore,
+                incumbentAfter: score.incumbentAfter,
+              },
               usage: score.usage,
               repeats: { candidate: score.repeats, incumbent: score.incumbentRepeats },
               scoreSource: score.scoreSource,
             })),
-            registryEvents: events.map((event) => ({ id: event.id, version: event.versionId, reason: event.reason, actor: event.actor, createdAt: event.createdAt })),
+            registryEvents: events.map((event) => ({
+              id: event.id,
+              version: event.versionId,
+              reason: event.reason,
+              actor: event.actor,
+              createdAt: event.createdAt,
+            })),
             proposalFailures: failures,
             runs,
           });
@@ -87,19 +100,49 @@ export function registerHistoryCommands(program: Command): void {
         }
         if (failures.length > 0) {
           print();
-          print(`failed proposer answers (retried with a fresh sample, but for ${INVALID_INCUMBENT}: the proposer cannot read the incumbent artifact, not retried; \`kloop show <study> P<id>\` prints one with its raw answer):`);
-          print(table([['id', 'run', 'round', 'attempt', 'reason', 'tokens', 'detail'], ...failures.map((failure) => [`P${failure.id}`, String(failure.run), String(failure.round), String(failure.attempt), failure.code, String(failure.inputTokens + failure.outputTokens), failure.reason])]));
+          print(
+            `failed proposer answers (retried with a fresh sample, but for ${INVALID_INCUMBENT}: the proposer cannot read the incumbent artifact, not retried; \`kloop show <study> P<id>\` prints one with its raw answer):`,
+          );
+          print(
+            table([
+              ['id', 'run', 'round', 'attempt', 'reason', 'tokens', 'detail'],
+              ...failures.map((failure) => [
+                `P${failure.id}`,
+                String(failure.run),
+                String(failure.round),
+                String(failure.attempt),
+                failure.code,
+                String(failure.inputTokens + failure.outputTokens),
+                failure.reason,
+              ]),
+            ]),
+          );
         }
         const failedRuns = runs.filter((run) => run.exitCode === 1);
         if (failedRuns.length > 0) {
           print();
           print('runs that stopped on a problem (exit 1):');
-          print(table([['run', 'ended', 'stop reason', 'detail'], ...failedRuns.map((run) => [String(run.id), run.endedAt ?? '—', run.stopReason ?? '—', run.stopDetail ?? '—'])]));
+          print(
+            table([
+              ['run', 'ended', 'stop reason', 'detail'],
+              ...failedRuns.map((run) => [
+                String(run.id),
+                run.endedAt ?? '—',
+                run.stopReason ?? '—',
+                run.stopDetail ?? '—',
+              ]),
+            ]),
+          );
         }
         if (events.length > 0) {
           print();
           print('moves of the active version:');
-          print(table([['when', 'version', 'what', 'by'], ...events.map((event) => [event.createdAt, `v${event.versionId}`, event.reason, event.actor ?? '—'])]));
+          print(
+            table([
+              ['when', 'version', 'what', 'by'],
+              ...events.map((event) => [event.createdAt, `v${event.versionId}`, event.reason, event.actor ?? '—']),
+            ]),
+          );
         }
       } finally {
         await db.destroy();
@@ -112,20 +155,35 @@ export function registerHistoryCommands(program: Command): void {
     .argument('<study>', 'study folder')
     .argument('<experiment>', 'experiment id, or P<id> for a failed proposer answer (see `kloop history`)')
     .option('--json', 'print one JSON object on stdout')
-    .option('--simulated', 'online studies: show the experiment of the last `kloop run --simulate` (.kloop/simulated.db)')
+    .option(
+      '--simulated',
+      'online studies: show the experiment of the last `kloop run --simulate` (.kloop/simulated.db)',
+    )
     .action(async (studyDir: string, experiment: string, options: { json?: boolean; simulated?: boolean }) => {
       // An online study's experiments are online experiments with the online gate's checks (src/cli/commands/online-show.ts).
-      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') return showOnlineExperiment(studyDir, experiment, options);
-      if (options.simulated === true) throw new InputError('--simulated applies to online studies only (mode: online)', { field: '--simulated' });
-      if (/^P\d+$/i.test(experiment)) return showProposalFailure(studyDir, Number(experiment.slice(1)), options.json === true);
+      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online')
+        return showOnlineExperiment(studyDir, experiment, options);
+      if (options.simulated === true)
+        throw new InputError('--simulated applies to online studies only (mode: online)', { field: '--simulated' });
+      if (/^P\d+$/i.test(experiment))
+        return showProposalFailure(studyDir, Number(experiment.slice(1)), options.json === true);
       const id = Number(experiment);
-      if (!Number.isInteger(id) || id < 1) throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, { field: '<experiment>' });
+      if (!Number.isInteger(id) || id < 1)
+        throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, {
+          field: '<experiment>',
+        });
       const db = await openExisting(studyDir);
       try {
         const row = await db.selectFrom('experiments').selectAll().where('id', '=', id).executeTakeFirst();
         if (row === undefined) throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
         const evidence = JSON.parse(row.evidence) as {
-          checks: Array<{ name: string; passed: boolean; statistic: number | null; threshold: number | null; detail: string }>;
+          checks: Array<{
+            name: string;
+            passed: boolean;
+            statistic: number | null;
+            threshold: number | null;
+            detail: string;
+          }>;
           shadowConsulted: boolean;
           retrial?: { trial: number; of: number; earlier: number[]; alpha: number; shadowAlpha: number };
         };
@@ -156,20 +214,42 @@ export function registerHistoryCommands(program: Command): void {
           printJson(payload);
           return;
         }
-        print(`experiment ${row.id} (run ${row.run_id}, round ${row.round}, proposer ${row.proposer}, base version ${row.base_version_id})`);
+        print(
+          `experiment ${row.id} (run ${row.run_id}, round ${row.round}, proposer ${row.proposer}, base version ${row.base_version_id})`,
+        );
         print(`delta: ${row.delta}`);
         print(`rationale: ${row.rationale}`);
-        print(`decision: ${row.decision}${row.decision === 'accepted' ? ` → version ${row.accepted_version_id}` : ` (${row.reason})`}`);
+        print(
+          `decision: ${row.decision}${row.decision === 'accepted' ? ` → version ${row.accepted_version_id}` : ` (${row.reason})`}`,
+        );
         if (duplicate !== null) {
-          print(`duplicate of: experiment ${duplicate.experimentId} (${duplicate.sameContent ? 'the same artifact' : `its delta at bigram Jaccard distance ${duplicate.distance.toFixed(3)}`}): kloop show ${studyDir} ${duplicate.experimentId}`);
+          print(
+            `duplicate of: experiment ${duplicate.experimentId} (${duplicate.sameContent ? 'the same artifact' : `its delta at bigram Jaccard distance ${duplicate.distance.toFixed(3)}`}): kloop show ${studyDir} ${duplicate.experimentId}`,
+          );
         }
         if (evidence.retrial !== undefined) {
           const retrial = evidence.retrial;
-          print(`re-trial: trial ${retrial.trial} of at most ${retrial.of} of this delta (earlier: ${retrial.earlier.map((earlier) => `#${earlier}`).join(', ')}), judged at α = ${retrial.alpha}, shadowAlpha = ${retrial.shadowAlpha} (src/loop/retrials.ts)`);
+          print(
+            `re-trial: trial ${retrial.trial} of at most ${retrial.of} of this delta (earlier: ${retrial.earlier.map((earlier) => `#${earlier}`).join(', ')}), judged at α = ${retrial.alpha}, shadowAlpha = ${retrial.shadowAlpha} (src/loop/retrials.ts)`,
+          );
         }
         print();
-        print(table([['check', 'verdict', 'statistic', 'threshold', 'detail'], ...evidence.checks.map((check) => [check.name, check.passed ? 'pass' : 'FAIL', check.statistic === null ? '—' : String(check.statistic), check.threshold === null ? '—' : String(check.threshold), check.detail])]));
-        for (const [who, found] of [['candidate', flaky.candidate], [`incumbent (version ${row.base_version_id})`, flaky.incumbent]] as const) {
+        print(
+          table([
+            ['check', 'verdict', 'statistic', 'threshold', 'detail'],
+            ...evidence.checks.map((check) => [
+              check.name,
+              check.passed ? 'pass' : 'FAIL',
+              check.statistic === null ? '—' : String(check.statistic),
+              check.threshold === null ? '—' : String(check.threshold),
+              check.detail,
+            ]),
+          ]),
+        );
+        for (const [who, found] of [
+          ['candidate', flaky.candidate],
+          [`incumbent (version ${row.base_version_id})`, flaky.incumbent],
+        ] as const) {
           const line = describeFlakyExamples(found);
           if (line !== null) print(`${who}: ${line}`);
         }
@@ -186,12 +266,26 @@ export function registerHistoryCommands(program: Command): void {
  * evaluator fingerprint (its top-ups included). From the stored results;
  * none for a candidate skipped before evaluation.
  */
-async function flakyOfExperiment(db: StudyDatabase, fingerprint: string, candidateHash: string, baseVersionId: number): Promise<{ level: number; candidate: FlakyExamples; incumbent: FlakyExamples }> {
+async function flakyOfExperiment(
+  db: StudyDatabase,
+  fingerprint: string,
+  candidateHash: string,
+  baseVersionId: number,
+): Promise<{ level: number; candidate: FlakyExamples; incumbent: FlakyExamples }> {
   const store = await openExampleResults(db);
   const read = async (hash: string | undefined): Promise<FlakyExamples> => {
     if (hash === undefined) return findFlakyExamples([]);
     const outcomes = await store.outcomes(fingerprint, hash);
-    return findFlakyExamples([...outcomes].flatMap(([exampleId, repeats]) => repeats.map((outcome) => ({ exampleId, repeat: outcome.repeat, valid: outcome.valid, composite: outcome.composite }))));
+    return findFlakyExamples(
+      [...outcomes].flatMap(([exampleId, repeats]) =>
+        repeats.map((outcome) => ({
+          exampleId,
+          repeat: outcome.repeat,
+          valid: outcome.valid,
+          composite: outcome.composite,
+        })),
+      ),
+    );
   };
   const base = await getVersion(db, baseVersionId);
   return { level: FLAKY_RANGE, candidate: await read(candidateHash), incumbent: await read(base?.hash) };
@@ -208,7 +302,11 @@ interface RunStop {
 }
 
 async function runStops(db: StudyDatabase): Promise<RunStop[]> {
-  const rows = await db.selectFrom('runs').select(['id', 'started_at', 'ended_at', 'stop_reason', 'report']).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('runs')
+    .select(['id', 'started_at', 'ended_at', 'stop_reason', 'report'])
+    .orderBy('id')
+    .execute();
   return rows.map((row) => {
     let stopDetail: string | null = null;
     try {
@@ -217,7 +315,14 @@ async function runStops(db: StudyDatabase): Promise<RunStop[]> {
     } catch {
       // A report that does not parse gives no detail.
     }
-    return { id: row.id, startedAt: row.started_at, endedAt: row.ended_at, stopReason: row.stop_reason, exitCode: row.stop_reason === null ? null : exitCodeOf(row.stop_reason), stopDetail };
+    return {
+      id: row.id,
+      startedAt: row.started_at,
+      endedAt: row.ended_at,
+      stopReason: row.stop_reason,
+      exitCode: row.stop_reason === null ? null : exitCodeOf(row.stop_reason),
+      stopDetail,
+    };
   });
 }
 
@@ -266,12 +371,15 @@ async function showProposalFailure(studyDir: string, id: number, json: boolean):
   const db = await openExisting(studyDir);
   try {
     const [failure] = await failedProposals(db, id);
-    if (failure === undefined) throw new InputError(`no failed proposer answer P${id} in this study`, { field: '<experiment>' });
+    if (failure === undefined)
+      throw new InputError(`no failed proposer answer P${id} in this study`, { field: '<experiment>' });
     if (json) {
       printJson(failure);
       return;
     }
-    print(`failed proposer answer P${failure.id} (run ${failure.run}, round ${failure.round}, attempt ${failure.attempt}, proposer ${failure.proposer})`);
+    print(
+      `failed proposer answer P${failure.id} (run ${failure.run}, round ${failure.round}, attempt ${failure.attempt}, proposer ${failure.proposer})`,
+    );
     print(`reason: ${failure.code} — ${failure.reason}`);
     print(`tokens: ${failure.inputTokens} in, ${failure.outputTokens} out; cost ${failure.costUsd.toFixed(6)} USD`);
     print('raw answer (capped):');

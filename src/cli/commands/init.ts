@@ -10,7 +10,15 @@
  */
 import { type Command, Option } from 'commander';
 import { InputError } from '../../errors.ts';
-import { defaultExecutor, INIT_EXECUTORS, INIT_TASKS, type InitExecutor, type InitTask, planStudy, writeStudy } from '../../init/init-study.ts';
+import {
+  defaultExecutor,
+  INIT_EXECUTORS,
+  INIT_TASKS,
+  type InitExecutor,
+  type InitTask,
+  planStudy,
+  writeStudy,
+} from '../../init/init-study.ts';
 import { formatSeedSteps, seedSteps } from '../../init/seed-steps.ts';
 import { print, printJson } from '../output.ts';
 
@@ -51,13 +59,22 @@ export function registerInitCommand(program: Command): void {
     )
     .argument('<dir>', 'the study folder to write (created; it must be absent or empty unless --force)')
     .addOption(new Option('--task <kind>', 'what the study measures').choices(INIT_TASKS).makeOptionMandatory())
-    .addOption(new Option('--executor <kind>', 'what runs the artifact: llm (a prompt template), command (a program), offline (intent only); default offline for intent, llm otherwise').choices(INIT_EXECUTORS))
-    .option('--force', "write into a folder that is not empty: the study's files replace those of the same name, other files are kept")
+    .addOption(
+      new Option(
+        '--executor <kind>',
+        'what runs the artifact: llm (a prompt template), command (a program), offline (intent only); default offline for intent, llm otherwise',
+      ).choices(INIT_EXECUTORS),
+    )
+    .option(
+      '--force',
+      "write into a folder that is not empty: the study's files replace those of the same name, other files are kept",
+    )
     .option('--json', 'print one JSON object on stdout: { dir, task, executor, files, steps }')
     .addHelpText('after', HELP_AFTER)
     .action((dir: string, options: InitCommandOptions) => {
       // An empty path would write into the current folder, and no later command could name the study.
-      if (dir.trim() === '') throw new InputError('the study folder must be named (got an empty path)', { field: '<dir>' });
+      if (dir.trim() === '')
+        throw new InputError('the study folder must be named (got an empty path)', { field: '<dir>' });
       const plan = planStudy({ task: options.task, executor: options.executor ?? defaultExecutor(options.task) });
       const written = writeStudy(dir, plan.files, { force: options.force === true });
       const steps = seedSteps(plan.study, { task: plan.task, executor: plan.executor, dir });
@@ -65,7 +82,9 @@ export function registerInitCommand(program: Command): void {
         printJson({ dir: written.dir, task: plan.task, executor: plan.executor, files: written.files, steps });
         return;
       }
-      print(`kloop init: wrote ${/^[aeiou]/.test(plan.task) ? 'an' : 'a'} ${plan.task} study (executor ${plan.executor}) in ${written.dir}`);
+      print(
+        `kloop init: wrote ${/^[aeiou]/.test(plan.task) ? 'an' : 'a'} ${plan.task} study (executor ${plan.executor}) in ${written.dir}`,
+      );
       for (const file of written.files) print(`  ${file}${written.overwritten.includes(file) ? '  (replaced)' : ''}`);
       print();
       print("The seed's seven steps ([x] done, [ ] left to do):");

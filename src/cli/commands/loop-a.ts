@@ -1,10 +1,3 @@
-/**
- * Loop A on the command line: `kloop eval <study> --loop A` (score the
- * end-to-end path on the corpus) and `kloop run <study> --loop A` (propose,
- * gate, and send what passes to the review queue). Output only; the work is
- * in `src/loop-a/loop-a.ts`.
- */
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { LOOP_A_WEIGHTS, STRUCTURAL_GATE_NAMES } from '../../assembly/gates.ts';
 import type { PartitionName } from '../../corpus/example.ts';
@@ -14,7 +7,13 @@ import { databaseExists, studyDatabaseLocation } from '../../storage/database.ts
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
 import { readTextFile } from '../../study/load-study.ts';
-import type { LoopAEvaluation, LoopAEvent, LoopAExampleResult, LoopARunOutcome, LoopASummary } from '../../loop-a/loop-a.ts';
+import type {
+  LoopAEvaluation,
+  LoopAEvent,
+  LoopAExampleResult,
+  LoopARunOutcome,
+  LoopASummary,
+} from '../../loop-a/loop-a.ts';
 import { evaluateLoopA, runLoopA } from '../../loop-a/loop-a.ts';
 import { formatDelta, formatScore, print, printJson, progress, table } from '../output.ts';
 import { failWhenNothingValid } from './corpus.ts';
@@ -29,7 +28,10 @@ export function parseLoopOption(value: string | undefined): LoopName {
   if (value === undefined) return 'B';
   const upper = value.trim().toUpperCase();
   if (upper === 'A' || upper === 'B') return upper;
-  throw new InputError(`unknown loop "${value}"; expected A (end-to-end, human review) or B (intent prompt, automatic ratchet)`, { field: '--loop' });
+  throw new InputError(
+    `unknown loop "${value}"; expected A (end-to-end, human review) or B (intent prompt, automatic ratchet)`,
+    { field: '--loop' },
+  );
 }
 
 export interface EvalLoopAOptions extends ModelOptions {
@@ -43,13 +45,22 @@ export interface EvalLoopAOptions extends ModelOptions {
 /** `kloop eval <study> --loop A`. */
 export async function evalLoopACommand(studyDir: string, options: EvalLoopAOptions): Promise<void> {
   refuseNonIntentStudy(studyDir, 'Loop A (eval --loop A)');
-  if (options.corpus !== undefined) throw new InputError('--corpus is not supported with --loop A (Loop A scores the study corpus)', { field: '--corpus' });
+  if (options.corpus !== undefined)
+    throw new InputError('--corpus is not supported with --loop A (Loop A scores the study corpus)', {
+      field: '--corpus',
+    });
   if (options.partition !== undefined && !(PARTITIONS as readonly string[]).includes(options.partition)) {
-    throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, { field: '--partition' });
+    throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, {
+      field: '--partition',
+    });
   }
   const hasDatabase = await databaseExists(studyDatabaseLocation(path.resolve(studyDir)));
   // Read-only on a read-only study: Loop A's evaluation records no signal and stores nothing.
-  const session = await openStudy(studyDir, { ...options, readonly: !hasDatabase || !isStudyWritable(studyDir), modelCalls: 'executor' });
+  const session = await openStudy(studyDir, {
+    ...options,
+    readonly: !hasDatabase || !isStudyWritable(studyDir),
+    modelCalls: 'executor',
+  });
   try {
     const study = session.study;
     let artifactText: string;
@@ -60,7 +71,8 @@ export async function evalLoopACommand(studyDir: string, options: EvalLoopAOptio
     } else {
       const active = hasDatabase ? await getRegistryVersion(session.db) : undefined;
       artifactText = active?.text ?? study.artifactText;
-      artifactLabel = active !== undefined ? `active version ${active.id}` : `${study.artifactPath} (no study database yet)`;
+      artifactLabel =
+        active !== undefined ? `active version ${active.id}` : `${study.artifactPath} (no study database yet)`;
     }
     const partition = options.partition as PartitionName | undefined;
     const evaluation = await evaluateLoopA({
@@ -77,12 +89,17 @@ export async function evalLoopACommand(studyDir: string, options: EvalLoopAOptio
       partition: partition ?? 'all',
       weights: LOOP_A_WEIGHTS,
       ...summaryJson(evaluation),
-      partitions: Object.fromEntries(Object.entries(evaluation.partitions).map(([name, summary]) => [name, summaryJson(summary)])),
+      partitions: Object.fromEntries(
+        Object.entries(evaluation.partitions).map(([name, summary]) => [name, summaryJson(summary)]),
+      ),
       patterns: evaluation.patterns,
       examples: evaluation.results.map(exampleJson),
     };
     // Nothing valid came back: there is no score, and a script must not read this as one (exit 1, as plain eval).
-    failWhenNothingValid({ total: evaluation.examples, invalid: evaluation.invalid, examples: evaluation.results }, 'intents');
+    failWhenNothingValid(
+      { total: evaluation.examples, invalid: evaluation.invalid, examples: evaluation.results },
+      'intents',
+    );
     if (options.json === true) {
       printJson(payload);
       return;
@@ -109,7 +126,14 @@ function summaryJson(summary: LoopASummary) {
 }
 
 function exampleJson(result: LoopAExampleResult) {
-  if (!result.valid) return { id: result.id, partition: result.partition, valid: false as const, invalidReason: result.invalidReason, message: result.message };
+  if (!result.valid)
+    return {
+      id: result.id,
+      partition: result.partition,
+      valid: false as const,
+      invalidReason: result.invalidReason,
+      message: result.message,
+    };
   return {
     id: result.id,
     partition: result.partition,
@@ -129,7 +153,9 @@ function exampleJson(result: LoopAExampleResult) {
 }
 
 function printEvaluation(label: string, evaluation: LoopAEvaluation, quiet: boolean): void {
-  print(`Loop A (end-to-end) on ${label}: ${evaluation.examples} examples, ${evaluation.invalid} invalid intents (counted, not scored)`);
+  print(
+    `Loop A (end-to-end) on ${label}: ${evaluation.examples} examples, ${evaluation.invalid} invalid intents (counted, not scored)`,
+  );
   const rows = [['partition', 'examples', 'invalid', 'compile', 'gate pass', 'all gates', 'composite', 'confidence']];
   const row = (name: string, summary: LoopASummary): string[] => [
     name,
@@ -147,8 +173,12 @@ function printEvaluation(label: string, evaluation: LoopAEvaluation, quiet: bool
   }
   rows.push(row('all', evaluation));
   print(table(rows));
-  print(`composite = ${LOOP_A_WEIGHTS.compileSuccess} × compile success rate + ${LOOP_A_WEIGHTS.gatePassRate} × mean gate pass rate + ${LOOP_A_WEIGHTS.allGatesPassed} × all-gates-passed share`);
-  print(`assembly: direct ${evaluation.methods.direct}, decomposed ${evaluation.methods.decomposed}, partial ${evaluation.methods.partial}`);
+  print(
+    `composite = ${LOOP_A_WEIGHTS.compileSuccess} × compile success rate + ${LOOP_A_WEIGHTS.gatePassRate} × mean gate pass rate + ${LOOP_A_WEIGHTS.allGatesPassed} × all-gates-passed share`,
+  );
+  print(
+    `assembly: direct ${evaluation.methods.direct}, decomposed ${evaluation.methods.decomposed}, partial ${evaluation.methods.partial}`,
+  );
   print();
   print('failures per gate:');
   print(table(STRUCTURAL_GATE_NAMES.map((name) => [`  ${name}`, String(evaluation.gateFailures[name])])));
@@ -161,7 +191,9 @@ function printEvaluation(label: string, evaluation: LoopAEvaluation, quiet: bool
     }
     const passed = result.gates.length - result.failedGates.length;
     const failed = result.failedGates.length > 0 ? `  failed: ${result.failedGates.join(', ')}` : '';
-    print(`${result.id}  ${result.method} ${formatScore(result.confidence)}  ${result.build.ok ? 'built' : 'BUILD FAILED'}  gates ${passed}/${result.gates.length}${failed}`);
+    print(
+      `${result.id}  ${result.method} ${formatScore(result.confidence)}  ${result.build.ok ? 'built' : 'BUILD FAILED'}  gates ${passed}/${result.gates.length}${failed}`,
+    );
   }
 }
 
@@ -191,20 +223,32 @@ export async function runLoopACommand(studyDir: string, options: RunLoopAOptions
       signal: controller.signal,
       onWait: (holder) => progress(`kloop: waiting for ${holder.ownerId} to finish its run`, quiet),
     });
-    const heartbeat = startLeaseHeartbeat(session.db, lease, { file: studyDatabaseLocation(study.dir), onLost: () => controller.abort(new Error('lease lost')) });
+    const heartbeat = startLeaseHeartbeat(session.db, lease, {
+      file: studyDatabaseLocation(study.dir),
+      onLost: () => controller.abort(new Error('lease lost')),
+    });
     try {
       session.plugins.checkBudget(study);
-      progress(`kloop: Loop A on ${study.dir} — ${study.corpus.length} examples, executor ${study.executor.id}, proposer ${study.proposer.id}`, quiet);
+      progress(
+        `kloop: Loop A on ${study.dir} — ${study.corpus.length} examples, executor ${study.executor.id}, proposer ${study.proposer.id}`,
+        quiet,
+      );
       let outcome: Awaited<ReturnType<typeof runLoopA>>;
       try {
-        outcome = await runLoopA({ study, db: session.db, signal: controller.signal, onEvent: (event) => progress(describeEvent(event), quiet) });
+        outcome = await runLoopA({
+          study,
+          db: session.db,
+          signal: controller.signal,
+          onEvent: (event) => progress(describeEvent(event), quiet),
+        });
       } catch (error) {
         if (!controller.signal.aborted) throw error;
         // Interrupted mid-evaluation: the run is recorded as interrupted, its decisions so far are kept (exit 130).
         const reason = (controller.signal.reason as Error | undefined)?.message;
         const message = `${reason === undefined || reason === 'interrupted' ? 'interrupted' : `stopped (${reason})`}: the Loop A run is recorded as interrupted; the decisions it made are kept`;
         progress(`kloop: ${message}`);
-        if (options.json === true) printJson({ study: study.dir, loop: 'A', interrupted: true, message, usage: session.plugins.usage() });
+        if (options.json === true)
+          printJson({ study: study.dir, loop: 'A', interrupted: true, message, usage: session.plugins.usage() });
         process.exitCode = 130;
         return;
       }
@@ -234,12 +278,21 @@ function describeEvent(event: LoopAEvent): string {
 }
 
 function printRun(outcome: LoopARunOutcome): void {
-  print(`Loop A run ${outcome.runId} on version ${outcome.incumbentVersionId}: composite ${formatScore(outcome.incumbent.composite)} (compile ${formatScore(outcome.incumbent.compileSuccessRate)}, gate pass ${formatScore(outcome.incumbent.meanGatePassRate)}, all gates ${formatScore(outcome.incumbent.allGatesPassedRate)})`);
-  print(`candidates: ${outcome.candidates.length}; sent to review ${outcome.queued}, refused ${outcome.refused}, skipped ${outcome.skipped}`);
+  print(
+    `Loop A run ${outcome.runId} on version ${outcome.incumbentVersionId}: composite ${formatScore(outcome.incumbent.composite)} (compile ${formatScore(outcome.incumbent.compileSuccessRate)}, gate pass ${formatScore(outcome.incumbent.meanGatePassRate)}, all gates ${formatScore(outcome.incumbent.allGatesPassedRate)})`,
+  );
+  print(
+    `candidates: ${outcome.candidates.length}; sent to review ${outcome.queued}, refused ${outcome.refused}, skipped ${outcome.skipped}`,
+  );
   for (const failure of outcome.proposalFailures) print(`proposal failure: ${failure}`);
   for (const candidate of outcome.candidates) {
     const last = candidate.checks.at(-1);
-    print(`  ${candidate.decision.padEnd(7)} ${candidate.kind.padEnd(8)} ${candidate.delta}${candidate.reviewItemId !== null ? `  → review item ${candidate.reviewItemId}` : ''}${candidate.decision === 'refused' && last !== undefined ? `  (${candidate.reason}: ${last.detail})` : candidate.decision !== 'queued' ? `  (${candidate.reason})` : ''}`);
+    print(
+      `  ${candidate.decision.padEnd(7)} ${candidate.kind.padEnd(8)} ${candidate.delta}${candidate.reviewItemId !== null ? `  → review item ${candidate.reviewItemId}` : ''}${candidate.decision === 'refused' && last !== undefined ? `  (${candidate.reason}: ${last.detail})` : candidate.decision !== 'queued' ? `  (${candidate.reason})` : ''}`,
+    );
   }
-  if (outcome.queued > 0) print('Loop A never activates a change: decide with `kloop review <study>` and `kloop review <study> approve|reject ID --by NAME`.');
+  if (outcome.queued > 0)
+    print(
+      'Loop A never activates a change: decide with `kloop review <study>` and `kloop review <study> approve|reject ID --by NAME`.',
+    );
 }

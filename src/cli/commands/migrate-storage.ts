@@ -19,17 +19,26 @@ import { print, printJson } from '../output.ts';
 export function registerMigrateStorageCommand(program: Command): void {
   program
     .command('migrate-storage')
-    .description("Copy a study's SQLite notebook (.kloop/kloop.db) into an empty PostgreSQL schema, every row with its id; then point the study at it (storage: in kloop.yaml, or --db). The SQLite file is kept.")
+    .description(
+      "Copy a study's SQLite notebook (.kloop/kloop.db) into an empty PostgreSQL schema, every row with its id; then point the study at it (storage: in kloop.yaml, or --db). The SQLite file is kept.",
+    )
     .argument('<study>', 'study folder whose .kloop/kloop.db is copied')
-    .requiredOption('--to <url>', 'the PostgreSQL database: postgres://user@host:5432/db (?schema=NAME for one schema; the password in PGPASSWORD or ~/.pgpass)')
+    .requiredOption(
+      '--to <url>',
+      'the PostgreSQL database: postgres://user@host:5432/db (?schema=NAME for one schema; the password in PGPASSWORD or ~/.pgpass)',
+    )
     .option('--json', 'print one JSON object on stdout')
     .action(async (studyDir: string, options: { to: string; json?: boolean }) => {
       const dir = path.resolve(studyDir);
       if (!existsSync(dir)) throw new InputError('the study folder does not exist', { file: studyDir });
-      if (!isPostgresUrl(options.to)) throw new InputError('expected a postgres:// or postgresql:// URL', { field: '--to' });
+      if (!isPostgresUrl(options.to))
+        throw new InputError('expected a postgres:// or postgresql:// URL', { field: '--to' });
       parseStorageTarget(options.to, '--to');
       const file = studyDatabasePath(dir);
-      if (!existsSync(file)) throw new InputError('this study has no SQLite notebook to copy (.kloop/kloop.db): nothing to migrate', { file });
+      if (!existsSync(file))
+        throw new InputError('this study has no SQLite notebook to copy (.kloop/kloop.db): nothing to migrate', {
+          file,
+        });
       const source = await openDatabase(file);
       try {
         const lease = await acquireLease(source, { studyKey: dir });
@@ -38,10 +47,15 @@ export function registerMigrateStorageCommand(program: Command): void {
           try {
             const result = await copyNotebook(source, target);
             const to = describeLocation(options.to);
-            if (options.json === true) printJson({ study: dir, from: file, to, rows: result.rows, tables: result.tables });
+            if (options.json === true)
+              printJson({ study: dir, from: file, to, rows: result.rows, tables: result.tables });
             else {
-              print(`copied ${result.rows} row(s) of ${Object.keys(result.tables).length} tables from ${file} to ${to}`);
-              print(`now point the study at it: storage: ${to} in ${path.join(dir, 'kloop.yaml')} (or --db on each command); ${file} is kept as it was`);
+              print(
+                `copied ${result.rows} row(s) of ${Object.keys(result.tables).length} tables from ${file} to ${to}`,
+              );
+              print(
+                `now point the study at it: storage: ${to} in ${path.join(dir, 'kloop.yaml')} (or --db on each command); ${file} is kept as it was`,
+              );
             }
           } finally {
             await target.destroy();

@@ -26,32 +26,70 @@ export interface OnlineRunOptions {
 }
 
 /** Runs `kloop run` on an online study; sets `process.exitCode`. */
-export async function runOnlineCommand(studyDir: string, options: OnlineRunOptions & { calibrate?: unknown; maxExperiments?: unknown; loop?: unknown; workers?: unknown; batchSize?: unknown; git?: unknown }): Promise<void> {
+export async function runOnlineCommand(
+  studyDir: string,
+  options: OnlineRunOptions & {
+    calibrate?: unknown;
+    maxExperiments?: unknown;
+    loop?: unknown;
+    workers?: unknown;
+    batchSize?: unknown;
+    git?: unknown;
+  },
+): Promise<void> {
   // Options of the offline loop would do nothing here: refused, never ignored.
-  for (const [key, flag] of [['calibrate', '--calibrate'], ['maxExperiments', '--max-experiments'], ['loop', '--loop'], ['workers', '--workers'], ['batchSize', '--batch-size'], ['git', '--git']] as const) {
-    if (options[key] !== undefined) throw new InputError(`${flag} applies to offline studies only; this is an online study (mode: online): docs/online.md`, { field: flag });
+  for (const [key, flag] of [
+    ['calibrate', '--calibrate'],
+    ['maxExperiments', '--max-experiments'],
+    ['loop', '--loop'],
+    ['workers', '--workers'],
+    ['batchSize', '--batch-size'],
+    ['git', '--git'],
+  ] as const) {
+    if (options[key] !== undefined)
+      throw new InputError(
+        `${flag} applies to offline studies only; this is an online study (mode: online): docs/online.md`,
+        { field: flag },
+      );
   }
   if (options.simulate === true) {
     const { runSimulateCommand } = await import('./online-simulate.ts');
     return runSimulateCommand(studyDir, options);
   }
-  if (options.days !== undefined) throw new InputError('--days sets the length of a --simulate run: give --simulate too', { field: '--days' });
+  if (options.days !== undefined)
+    throw new InputError('--days sets the length of a --simulate run: give --simulate too', { field: '--days' });
   const study = await openOnlineStudy(studyDir);
   // One slow-loop step at a time per study (a second `kloop run` exits 3, or waits with --wait): two steps at once could start two experiments.
-  const lease = await acquireLease(study.db, { studyKey: study.config.dir, wait: options.wait === true }).catch(async (error: unknown) => {
-    await study.close();
-    throw error;
-  });
+  const lease = await acquireLease(study.db, { studyKey: study.config.dir, wait: options.wait === true }).catch(
+    async (error: unknown) => {
+      await study.close();
+      throw error;
+    },
+  );
   try {
     // The fast loop's part first: outcomes from the metric scraper, when the study has one.
     const scrape = await runScraper(study);
     const report = await runSlowLoopStep(study, await createOnlineProposer(study.config, { db: study.db }));
     // A failed scrape is a problem, not a result: exit 1 once the step's report is printed.
     const exitCode = scrape?.outcome === 'failed' ? 1 : onlineExitCode(report);
-    if (options.json === true) printJson({ mode: 'online', simulated: false, study: study.config.dir, exitCode, ...(scrape === undefined ? {} : { scraper: scrape }), ...report });
+    if (options.json === true)
+      printJson({
+        mode: 'online',
+        simulated: false,
+        study: study.config.dir,
+        exitCode,
+        ...(scrape === undefined ? {} : { scraper: scrape }),
+        ...report,
+      });
     else {
-      if (scrape !== undefined) print(scrape.outcome === 'ok' ? `scraper: ${scrape.stored} outcomes stored, ${scrape.duplicates} already stored, ${scrape.refused} refused (since ${scrape.since}; cursor now ${scrape.cursor})` : `scraper: FAILED — ${scrape.error}`);
-      for (const issue of scrape?.outcome === 'ok' ? scrape.issues : []) print(`  scraper line ${issue.line}: ${issue.reason}`);
+      if (scrape !== undefined)
+        print(
+          scrape.outcome === 'ok'
+            ? `scraper: ${scrape.stored} outcomes stored, ${scrape.duplicates} already stored, ${scrape.refused} refused (since ${scrape.since}; cursor now ${scrape.cursor})`
+            : `scraper: FAILED — ${scrape.error}`,
+        );
+      for (const issue of scrape?.outcome === 'ok' ? scrape.issues : [])
+        print(`  scraper line ${issue.line}: ${issue.reason}`);
       for (const line of slowLoopReportLines(report, studyDir, false)) print(line);
     }
     process.exitCode = exitCode;

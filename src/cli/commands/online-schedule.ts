@@ -21,15 +21,22 @@ import { onlineExitCode, slowLoopReportLines } from './online-report.ts';
 
 /** Parses `--once` for an online study: `all`, `fast`, `slow`, or `fast,slow`. */
 export function parseOnlineLoopList(value: string): OnlineLoopName[] {
-  const words = value.trim().toLowerCase() === 'all' ? ['fast', 'slow'] : value.split(',').map((part) => part.trim().toLowerCase());
+  const words =
+    value.trim().toLowerCase() === 'all' ? ['fast', 'slow'] : value.split(',').map((part) => part.trim().toLowerCase());
   for (const word of words) {
-    if (word !== 'fast' && word !== 'slow') throw new InputError(`unknown loop "${word}": an online study has two loops: use fast, slow or all`, { field: '--once' });
+    if (word !== 'fast' && word !== 'slow')
+      throw new InputError(`unknown loop "${word}": an online study has two loops: use fast, slow or all`, {
+        field: '--once',
+      });
   }
   return [...new Set(words)] as OnlineLoopName[];
 }
 
 /** Runs `kloop schedule` on an online study; sets `process.exitCode`. */
-export async function runOnlineSchedule(studyDir: string, options: { once?: string; json?: boolean; quiet?: boolean }): Promise<void> {
+export async function runOnlineSchedule(
+  studyDir: string,
+  options: { once?: string; json?: boolean; quiet?: boolean },
+): Promise<void> {
   const once = options.once === undefined ? undefined : parseOnlineLoopList(options.once);
   const quiet = options.quiet === true;
   const study = await openOnlineStudy(studyDir);
@@ -38,7 +45,10 @@ export async function runOnlineSchedule(studyDir: string, options: { once?: stri
     await study.close();
     throw error;
   });
-  const scheduleLease = await acquireLease(study.db, { studyKey: `${config.dir}#schedule`, busyAdvice: 'one schedule per study: stop that one first (Ctrl-C or SIGTERM)' }).catch(async (error: unknown) => {
+  const scheduleLease = await acquireLease(study.db, {
+    studyKey: `${config.dir}#schedule`,
+    busyAdvice: 'one schedule per study: stop that one first (Ctrl-C or SIGTERM)',
+  }).catch(async (error: unknown) => {
     await study.close();
     throw error;
   });
@@ -51,14 +61,22 @@ export async function runOnlineSchedule(studyDir: string, options: { once?: stri
   try {
     // A study that has stopped already: its report at once (nothing to schedule).
     if ((await currentReport(study)).stopped !== undefined) stopped.abort();
-    const scheduler = createCronScheduler(config.schedule.timezone !== undefined ? { timezone: config.schedule.timezone } : {});
+    const scheduler = createCronScheduler(
+      config.schedule.timezone !== undefined ? { timezone: config.schedule.timezone } : {},
+    );
     const running = startSchedule({
       db: study.db,
-      loops: once === undefined ? loops.filter((loop) => loop.pattern !== null) : loops.filter((loop) => once.includes(loop.name as OnlineLoopName)).map((loop) => ({ ...loop, pattern: null })),
+      loops:
+        once === undefined
+          ? loops.filter((loop) => loop.pattern !== null)
+          : loops
+              .filter((loop) => once.includes(loop.name as OnlineLoopName))
+              .map((loop) => ({ ...loop, pattern: null })),
       scheduler,
       onEvent: (event) => {
         if (event.type === 'start') progress(`kloop: ${event.loop} loop started (run ${event.runId})`, quiet);
-        else if (event.type === 'overlap') progress(`kloop: ${event.loop} loop still running: tick ${event.scheduledAt} skipped`, quiet);
+        else if (event.type === 'overlap')
+          progress(`kloop: ${event.loop} loop still running: tick ${event.scheduledAt} skipped`, quiet);
         else progress(`kloop: ${event.loop} loop ${event.outcome}: ${JSON.stringify(event.detail)}`, quiet);
       },
     });
@@ -66,18 +84,41 @@ export async function runOnlineSchedule(studyDir: string, options: { once?: stri
       for (const loop of once) runs.push(await running.runNow(loop));
     } else {
       const next = running.nextRuns();
-      progress(`kloop: online schedule for ${config.dir}: ${Object.entries(next).map(([loop, at]) => `${loop} "${loops.find((entry) => entry.name === loop)!.pattern}" next ${at ?? '—'}`).join('; ')} (until the study stops, or Ctrl-C)`, quiet);
+      progress(
+        `kloop: online schedule for ${config.dir}: ${Object.entries(next)
+          .map(([loop, at]) => `${loop} "${loops.find((entry) => entry.name === loop)!.pattern}" next ${at ?? '—'}`)
+          .join('; ')} (until the study stops, or Ctrl-C)`,
+        quiet,
+      );
       await untilInterrupted(stopped.signal);
-      progress(stopped.signal.aborted ? 'kloop: the study stopped: ending the schedule' : 'kloop: stopping the schedule (runs in flight finish first)', quiet);
+      progress(
+        stopped.signal.aborted
+          ? 'kloop: the study stopped: ending the schedule'
+          : 'kloop: stopping the schedule (runs in flight finish first)',
+        quiet,
+      );
     }
     await running.stop();
     const report = await currentReport(study);
     const failed = runs.some((run) => run.outcome === 'failed');
     const exitCode = failed ? 1 : onlineExitCode(report);
-    if (options.json === true) printJson({ mode: 'online', simulated: false, study: config.dir, exitCode, ...(once === undefined ? {} : { runs }), ...report });
+    if (options.json === true)
+      printJson({
+        mode: 'online',
+        simulated: false,
+        study: config.dir,
+        exitCode,
+        ...(once === undefined ? {} : { runs }),
+        ...report,
+      });
     else {
       if (once !== undefined) {
-        print(table([['loop', 'outcome', 'detail'], ...runs.map((run) => [run.loop, run.outcome, JSON.stringify(run.detail)])]));
+        print(
+          table([
+            ['loop', 'outcome', 'detail'],
+            ...runs.map((run) => [run.loop, run.outcome, JSON.stringify(run.detail)]),
+          ]),
+        );
         print();
       }
       for (const line of slowLoopReportLines(report, studyDir, false)) print(line);

@@ -14,14 +14,31 @@ export async function runSimulateCommand(studyDir: string, options: OnlineRunOpt
   const result = await simulateOnlineStudy(studyDir, {
     ...(options.days === undefined ? {} : { days: options.days }),
     onStep: (report, day) => {
-      for (const decided of report.decided) progress(`SIMULATED day ${day + 1}: experiment ${decided.id} ${decided.status}${decided.reason === null || decided.reason === decided.status ? '' : ` (${decided.reason})`}`, options.quiet === true || options.json === true);
+      for (const decided of report.decided)
+        progress(
+          `SIMULATED day ${day + 1}: experiment ${decided.id} ${decided.status}${decided.reason === null || decided.reason === decided.status ? '' : ` (${decided.reason})`}`,
+          options.quiet === true || options.json === true,
+        );
     },
   });
   const exitCode = onlineExitCode(result.report);
   if (options.json === true) {
-    printJson({ mode: 'online', simulated: true, label: 'SIMULATED', study: studyDir, exitCode, days: result.days, units: result.units, outcomes: result.outcomes, notebook: result.notebook, ...result.report });
+    printJson({
+      mode: 'online',
+      simulated: true,
+      label: 'SIMULATED',
+      study: studyDir,
+      exitCode,
+      days: result.days,
+      units: result.units,
+      outcomes: result.outcomes,
+      notebook: result.notebook,
+      ...result.report,
+    });
   } else {
-    print(`SIMULATED run: ${result.days} simulated days, ${result.units} simulated recipients, ${result.outcomes.stored} outcomes (${result.outcomes.refused} refused); notebook ${result.notebook}`);
+    print(
+      `SIMULATED run: ${result.days} simulated days, ${result.units} simulated recipients, ${result.outcomes.stored} outcomes (${result.outcomes.refused} refused); notebook ${result.notebook}`,
+    );
     for (const line of slowLoopReportLines(result.report, studyDir, true)) print(line);
   }
   process.exitCode = exitCode;

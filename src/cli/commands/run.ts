@@ -54,7 +54,9 @@ export const INTERRUPT_GRACE_MS = 10_000;
 export { exitCodeOf };
 
 /** What each stop reason means, for the report (from the table of src/loop/stop-reasons.ts). */
-export const STOP_REASON_MEANINGS: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(STOP_REASONS).map(([reason, info]) => [reason, info.meaning]));
+export const STOP_REASON_MEANINGS: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(STOP_REASONS).map(([reason, info]) => [reason, info.meaning]),
+);
 
 /** Refuses a study folder kloop cannot write (exit 2), before anything is written (kept here for its callers). */
 export { assertStudyWritable };
@@ -69,21 +71,56 @@ export function registerRunCommand(program: Command): void {
       .option('--quiet', 'no progress lines on stderr')
       .option('--calibrate', 'calibrate the evaluator first (noise, signal, τ) and use it')
       .option('--max-experiments <n>', 'override stopping.maxExperiments (a study total)', parseCount)
-      .option('--loop <A|B>', 'B: the optimization loop with its automatic ratchet (default); A: the end-to-end loop (intent studies only), whose candidates go to the review queue')
+      .option(
+        '--loop <A|B>',
+        'B: the optimization loop with its automatic ratchet (default); A: the end-to-end loop (intent studies only), whose candidates go to the review queue',
+      )
       .option('--wait', 'when another run holds the study, wait for it to finish instead of exiting with code 3')
-      .option('--git', 'commit each accepted version to the git notebook in .kloop/notebook (as notebook.git: true in kloop.yaml)')
-      .option('--workers', 'send the evaluations to `kloop worker` processes through the job queue of the study\'s PostgreSQL database (docs/storage.md)')
+      .option(
+        '--git',
+        'commit each accepted version to the git notebook in .kloop/notebook (as notebook.git: true in kloop.yaml)',
+      )
+      .option(
+        '--workers',
+        "send the evaluations to `kloop worker` processes through the job queue of the study's PostgreSQL database (docs/storage.md)",
+      )
       .option('--batch-size <n>', 'with --workers: examples per evaluation job (default 4)', parseBatchSize)
-      .option('--simulate', 'online studies: play the study against its simulated audience on a simulated clock (offline, no key; labelled SIMULATED); docs/online.md')
+      .option(
+        '--simulate',
+        'online studies: play the study against its simulated audience on a simulated clock (offline, no key; labelled SIMULATED); docs/online.md',
+      )
       .option('--days <n>', 'with --simulate: simulated days of traffic (default 42)', parseCount),
-  ).action(async (studyDir: string, options: ModelOptions & { json?: boolean; calibrate?: boolean; maxExperiments?: number; wait?: boolean; git?: boolean; workers?: boolean; batchSize?: number; simulate?: boolean; days?: number }) => {
+  ).action(
+    async (
+      studyDir: string,
+      options: ModelOptions & {
+        json?: boolean;
+        calibrate?: boolean;
+        maxExperiments?: number;
+        wait?: boolean;
+        git?: boolean;
+        workers?: boolean;
+        batchSize?: number;
+        simulate?: boolean;
+        days?: number;
+      },
+    ) => {
       // An online study (mode: online) runs one step of its slow loop (src/online/); the rest of this command is the offline loop.
-      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') return runOnlineCommand(studyDir, options);
-      if (options.simulate === true || options.days !== undefined) throw new InputError('--simulate and --days apply to online studies only (mode: online in kloop.yaml)', { field: '--simulate' });
+      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online')
+        return runOnlineCommand(studyDir, options);
+      if (options.simulate === true || options.days !== undefined)
+        throw new InputError('--simulate and --days apply to online studies only (mode: online in kloop.yaml)', {
+          field: '--simulate',
+        });
       const started = Date.now();
       // --no-cache bypasses every store of results: nothing stored before this run is read, and what it measures replaces it.
-      const storedResults: StudyEvaluatorOptions = options.cache === false ? { readSince: new Date(started).toISOString() } : {};
-      if (options.batchSize !== undefined && options.workers !== true) throw new InputError('--batch-size sets the size of the jobs of --workers: give --workers too, or leave it out', { field: '--batch-size' });
+      const storedResults: StudyEvaluatorOptions =
+        options.cache === false ? { readSince: new Date(started).toISOString() } : {};
+      if (options.batchSize !== undefined && options.workers !== true)
+        throw new InputError(
+          '--batch-size sets the size of the jobs of --workers: give --workers too, or leave it out',
+          { field: '--batch-size' },
+        );
       assertStudyWritable(studyDir);
       if (parseLoopOption((options as { loop?: string }).loop) === 'A') return runLoopACommand(studyDir, options);
       // Opening waits for, and retries, a database locked by another process (src/storage/database.ts): two runs started at once both open it.
@@ -92,7 +129,10 @@ export function registerRunCommand(program: Command): void {
       // Before the lease, the baseline or a model call: the proposer can read what it will edit (src/doctor/proposer-fit.ts).
       if (session.study.config !== undefined) {
         try {
-          assertProposerFits(session.study.config, (await getRegistryVersion(session.db))?.text ?? session.study.artifactText);
+          assertProposerFits(
+            session.study.config,
+            (await getRegistryVersion(session.db))?.text ?? session.study.artifactText,
+          );
         } catch (error) {
           await session.close();
           throw error;
@@ -126,7 +166,12 @@ export function registerRunCommand(program: Command): void {
         const work = (async () => {
           await heartbeat?.stop();
           if (runId !== undefined) {
-            await session.db.updateTable('runs').set({ ended_at: new Date().toISOString(), stop_reason: 'interrupted' }).where('id', '=', runId).where('ended_at', 'is', null).execute();
+            await session.db
+              .updateTable('runs')
+              .set({ ended_at: new Date().toISOString(), stop_reason: 'interrupted' })
+              .where('id', '=', runId)
+              .where('ended_at', 'is', null)
+              .execute();
           }
           if (lease !== undefined) await releaseLease(session.db, lease);
         })();
@@ -144,8 +189,16 @@ export function registerRunCommand(program: Command): void {
             studyKey: study.dir,
             wait: options.wait === true,
             signal: controller.signal,
-            onWait: (holder) => progress(`kloop: study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; waiting for it to finish (--wait)`, quiet),
-            onTakeOver: (previous) => progress(`kloop: took over the lease of pid ${previous.pid} on host ${previous.hostname} (since ${previous.acquiredAt}): its process is gone or its heartbeat (${previous.heartbeatAt}) stopped`, quiet),
+            onWait: (holder) =>
+              progress(
+                `kloop: study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; waiting for it to finish (--wait)`,
+                quiet,
+              ),
+            onTakeOver: (previous) =>
+              progress(
+                `kloop: took over the lease of pid ${previous.pid} on host ${previous.hostname} (since ${previous.acquiredAt}): its process is gone or its heartbeat (${previous.heartbeatAt}) stopped`,
+                quiet,
+              ),
           });
         } catch (error) {
           if (!controller.signal.aborted) throw error;
@@ -159,7 +212,9 @@ export function registerRunCommand(program: Command): void {
           onLost: () => {
             void readLease(session.db, study.dir).then((holder) => {
               lostTo = holder;
-              progress(`kloop: lost the study lease${holder !== undefined ? ` to pid ${holder.pid} on host ${holder.hostname}` : ''}: stopping`);
+              progress(
+                `kloop: lost the study lease${holder !== undefined ? ` to pid ${holder.pid} on host ${holder.hostname}` : ''}: stopping`,
+              );
               controller.abort(new Error('lease lost'));
             });
           },
@@ -168,13 +223,18 @@ export function registerRunCommand(program: Command): void {
         if (options.maxExperiments !== undefined) study.stopping.maxExperiments = options.maxExperiments;
         // A study that requires a calibration and has never had one is refused before its corpus is admitted:
         // bad input changes nothing (the exact check, for the current evaluator, follows the admission).
-        if (options.calibrate !== true && study.gate.requireCalibration && (await session.db.selectFrom('calibrations').select('id').limit(1).executeTakeFirst()) === undefined) {
+        if (
+          options.calibrate !== true &&
+          study.gate.requireCalibration &&
+          (await session.db.selectFrom('calibrations').select('id').limit(1).executeTakeFirst()) === undefined
+        ) {
           throw requiresCalibration(study);
         }
         // A budget that cannot cover a few proposals is bad input: refused before anything is written.
         session.plugins.checkBudget(study);
         // Before round 1: the corpus files' new records are admitted or refused, visibly (docs/corpus.md).
-        for (const line of describeCorpusStart(await startCorpusLifecycle(session.db, study, () => new Date()))) progress(`kloop: ${line}`, quiet);
+        for (const line of describeCorpusStart(await startCorpusLifecycle(session.db, study, () => new Date())))
+          progress(`kloop: ${line}`, quiet);
         // The partitions this run starts with: the report lists what moved after this point.
         const corpusAtStart = await markCorpus(session.db, study);
         const fingerprint = createStudyEvaluator(study).fingerprint;
@@ -185,13 +245,17 @@ export function registerRunCommand(program: Command): void {
           } catch (error) {
             if (!controller.signal.aborted) throw error;
             // Ctrl-C during the calibration that precedes the run: its calls are aborted, and no run was started.
-            progress('kloop: interrupted during the calibration; nothing was run (the calibration was not stored)', quiet);
+            progress(
+              'kloop: interrupted during the calibration; nothing was run (the calibration was not stored)',
+              quiet,
+            );
             process.exitCode = INTERRUPTED_EXIT_CODE;
             return;
           }
           if (result.ok) progress(`kloop: ${result.message}`, quiet);
           // A failed calibration is a finding about the evaluator, as `kloop calibrate` reports it (exit 1), not bad input.
-          if (!result.ok) throw new KloopError(result.message, { code: 'calibration', exitCode: 1, studyPath: study.dir });
+          if (!result.ok)
+            throw new KloopError(result.message, { code: 'calibration', exitCode: 1, studyPath: study.dir });
         }
         const calibration = await latestCalibration(session.db, fingerprint, undefined, study.gate.calibrationWindow);
         if (calibration === undefined && study.gate.requireCalibration) throw requiresCalibration(study);
@@ -204,10 +268,25 @@ export function registerRunCommand(program: Command): void {
             quiet,
           );
         }
-        progress(`kloop: ${study.dir} — ${study.corpus.length} examples (optimization ${study.partitions.optimization.length}, anchor ${study.partitions.anchor.length}, shadow ${study.partitions.shadow.length}), executor ${study.executor.id}, proposer ${study.proposer.id}`, quiet);
-        if (calibration !== undefined) progress(`kloop: calibration ${calibration.record.createdAt}: noise SD ${calibration.record.noiseSd.toFixed(6)} (rolling max ${calibration.calibration.noiseSd.toFixed(6)}), τ = thresholdK ${study.gate.thresholdK} × ${calibration.calibration.noiseSd.toFixed(6)} = ${(study.gate.thresholdK * calibration.calibration.noiseSd).toFixed(6)}`, quiet);
-        else if (study.executor.deterministic) progress('kloop: deterministic executor, no calibration stored: run-to-run noise is 0, τ = 0; the paired test carries the decision', quiet);
-        else progress('kloop: WARNING: stochastic executor without a calibration: τ = 0 and no per-example tolerance; run `kloop calibrate` first', quiet);
+        progress(
+          `kloop: ${study.dir} — ${study.corpus.length} examples (optimization ${study.partitions.optimization.length}, anchor ${study.partitions.anchor.length}, shadow ${study.partitions.shadow.length}), executor ${study.executor.id}, proposer ${study.proposer.id}`,
+          quiet,
+        );
+        if (calibration !== undefined)
+          progress(
+            `kloop: calibration ${calibration.record.createdAt}: noise SD ${calibration.record.noiseSd.toFixed(6)} (rolling max ${calibration.calibration.noiseSd.toFixed(6)}), τ = thresholdK ${study.gate.thresholdK} × ${calibration.calibration.noiseSd.toFixed(6)} = ${(study.gate.thresholdK * calibration.calibration.noiseSd).toFixed(6)}`,
+            quiet,
+          );
+        else if (study.executor.deterministic)
+          progress(
+            'kloop: deterministic executor, no calibration stored: run-to-run noise is 0, τ = 0; the paired test carries the decision',
+            quiet,
+          );
+        else
+          progress(
+            'kloop: WARNING: stochastic executor without a calibration: τ = 0 and no per-example tolerance; run `kloop calibrate` first',
+            quiet,
+          );
         // Before round 1: can any change reach significance on these partitions? (src/calibration/power-check.ts)
         let powerWarnings: PowerWarning[] = [];
         try {
@@ -225,7 +304,10 @@ export function registerRunCommand(program: Command): void {
             return;
           }
           // The loop meets the same failure at its first evaluation and stops with its own reason.
-          progress(`kloop: WARNING: the power check could not evaluate the incumbent (${(error as Error).message}); skipped`, quiet);
+          progress(
+            `kloop: WARNING: the power check could not evaluate the incumbent (${(error as Error).message}); skipped`,
+            quiet,
+          );
         }
         for (const warning of powerWarnings) progress(`kloop: WARNING: ${warning.message}`, quiet);
         // The git notebook: a sync from the database after each accepted decision and at the end (idempotent).
@@ -237,7 +319,10 @@ export function registerRunCommand(program: Command): void {
             try {
               await syncGitNotebook(session.db, mirrorConfig);
             } catch (error) {
-              progress(`kloop: WARNING: the git notebook could not be written (${(error as Error).message}); the database is unaffected, \`kloop doctor\` reports the gap and the next run fills it`, quiet);
+              progress(
+                `kloop: WARNING: the git notebook could not be written (${(error as Error).message}); the database is unaffected, \`kloop doctor\` reports the gap and the next run fills it`,
+                quiet,
+              );
             }
           });
           return mirrorChain;
@@ -257,40 +342,62 @@ export function registerRunCommand(program: Command): void {
           },
         });
         await mirror();
-        if (lostTo !== undefined || controller.signal.reason instanceof Error && controller.signal.reason.message === 'lease lost') {
+        if (
+          lostTo !== undefined ||
+          (controller.signal.reason instanceof Error && controller.signal.reason.message === 'lease lost')
+        ) {
           throw await leaseLostReport(session.db, lease, study.dir, runId);
         }
-        const report = await buildStudyReport(session.db, study, createStudyEvaluator(study, session.db, storedResults), {
-          runId: outcome.runId,
-          stopReason: outcome.stopReason,
-          stopDetail: outcome.stopDetail,
-          wallTimeMs: Date.now() - started,
-          corpusAtStart,
-        }, { signal: controller.signal });
+        const report = await buildStudyReport(
+          session.db,
+          study,
+          createStudyEvaluator(study, session.db, storedResults),
+          {
+            runId: outcome.runId,
+            stopReason: outcome.stopReason,
+            stopDetail: outcome.stopDetail,
+            wallTimeMs: Date.now() - started,
+            corpusAtStart,
+          },
+          { signal: controller.signal },
+        );
         const usage = session.plugins.usage();
         // Ctrl-C while the report evaluated (after a stop on a criterion): the report is printed, and the exit says interrupted.
         const interruptedReport = report.notEvaluated?.some((entry) => entry.reason === 'interrupted') === true;
         const exitCode = interruptedReport ? INTERRUPTED_EXIT_CODE : exitCodeOf(outcome.stopReason);
-        const withUsage = { ...report, stopMeaning: STOP_REASON_MEANINGS[outcome.stopReason] ?? outcome.stopReason, usage, exitCode, powerWarnings };
+        const withUsage = {
+          ...report,
+          stopMeaning: STOP_REASON_MEANINGS[outcome.stopReason] ?? outcome.stopReason,
+          usage,
+          exitCode,
+          powerWarnings,
+        };
         // The run's usage meter (executor and proposer) joins its stored report: the viewer's budget reads it.
-        await session.db.updateTable('runs').set({ report: JSON.stringify({ ...report, usage, powerWarnings }) }).where('id', '=', outcome.runId).execute();
+        await session.db
+          .updateTable('runs')
+          .set({ report: JSON.stringify({ ...report, usage, powerWarnings }) })
+          .where('id', '=', outcome.runId)
+          .execute();
         if (options.json === true) printJson(withUsage);
         else printReport(report);
         process.exitCode = exitCode;
       } catch (error) {
         // A write refused by the fence (src/storage/write-fence.ts), wherever the run was: one report, one exit code.
-        if (isLeaseLost(error) && lease !== undefined) throw await leaseLostReport(session.db, lease, session.study.dir, runId);
+        if (isLeaseLost(error) && lease !== undefined)
+          throw await leaseLostReport(session.db, lease, session.study.dir, runId);
         throw error;
       } finally {
         await heartbeat?.stop();
-        if (lease !== undefined) await releaseLease(session.db, lease).catch(() => releaseLeaseSync(databaseFile, lease!));
+        if (lease !== undefined)
+          await releaseLease(session.db, lease).catch(() => releaseLeaseSync(databaseFile, lease!));
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
         stopWatchingOutput();
         await queue?.close();
         await session.close();
       }
-  });
+    },
+  );
 }
 
 /**
@@ -298,10 +405,26 @@ export function registerRunCommand(program: Command): void {
  * and what this run wrote before its writes were refused (read-only: the
  * fence refuses every write). Exit code 5, code `lease_lost`.
  */
-async function leaseLostReport(db: StudyDatabase, lease: LeaseRecord, studyPath: string, runId: number | undefined): Promise<LeaseLostError> {
+async function leaseLostReport(
+  db: StudyDatabase,
+  lease: LeaseRecord,
+  studyPath: string,
+  runId: number | undefined,
+): Promise<LeaseLostError> {
   const holder = await readLease(db, studyPath).catch(() => undefined);
   const decided =
-    runId === undefined ? 0 : Number((await db.selectFrom('experiments').select((eb) => eb.fn.countAll<number>().as('count')).where('run_id', '=', runId).executeTakeFirst().catch(() => undefined))?.count ?? 0);
+    runId === undefined
+      ? 0
+      : Number(
+          (
+            await db
+              .selectFrom('experiments')
+              .select((eb) => eb.fn.countAll<number>().as('count'))
+              .where('run_id', '=', runId)
+              .executeTakeFirst()
+              .catch(() => undefined)
+          )?.count ?? 0,
+        );
   const taker =
     holder !== undefined && holder.ownerId !== lease.ownerId
       ? `pid ${holder.pid} on host ${holder.hostname} took it over at ${holder.acquiredAt} (lease generation ${lease.generation} → ${holder.generation})`
@@ -315,18 +438,31 @@ async function leaseLostReport(db: StudyDatabase, lease: LeaseRecord, studyPath:
 
 function parseBatchSize(value: string): number {
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) throw new InputError(`expected a whole number ≥ 1, got "${value}"`, { field: '--batch-size' });
+  if (!Number.isInteger(parsed) || parsed < 1)
+    throw new InputError(`expected a whole number ≥ 1, got "${value}"`, { field: '--batch-size' });
   return parsed;
 }
 
 /** The coordinator's side of the study's job queue, with its progress lines. */
-async function openStudyQueue(session: { study: { dir: string }; db: import('../../storage/database.ts').StudyDatabase; close(): Promise<void> }, quiet: boolean, batchSize: number | undefined): Promise<EvaluationQueue> {
+async function openStudyQueue(
+  session: { study: { dir: string }; db: import('../../storage/database.ts').StudyDatabase; close(): Promise<void> },
+  quiet: boolean,
+  batchSize: number | undefined,
+): Promise<EvaluationQueue> {
   const { openEvaluationQueue } = await import('../../storage/evaluation-queue.ts');
   try {
     return await openEvaluationQueue(studyDatabaseLocation(session.study.dir), session.db, {
       ...(batchSize !== undefined ? { batchSize } : {}),
-      onWaiting: (status) => progress(`kloop: waiting for evaluation workers: ${status.queued} job(s) queued, ${status.running} running, ${status.workers} worker process(es) seen; start \`kloop worker ${session.study.dir} --db …\` (with the same corpus and executor)`, quiet),
-      onUnlocked: (workers) => progress(`kloop: ${workers.length} evaluation worker(s) gone (${workers.map((worker) => worker.reason).join('; ')}): their jobs go to another worker`, quiet),
+      onWaiting: (status) =>
+        progress(
+          `kloop: waiting for evaluation workers: ${status.queued} job(s) queued, ${status.running} running, ${status.workers} worker process(es) seen; start \`kloop worker ${session.study.dir} --db …\` (with the same corpus and executor)`,
+          quiet,
+        ),
+      onUnlocked: (workers) =>
+        progress(
+          `kloop: ${workers.length} evaluation worker(s) gone (${workers.map((worker) => worker.reason).join('; ')}): their jobs go to another worker`,
+          quiet,
+        ),
       log: (message) => progress(`kloop: ${message}`, quiet),
     });
   } catch (error) {
@@ -337,7 +473,8 @@ async function openStudyQueue(session: { study: { dir: string }; db: import('../
 
 function parseCount(value: string): number {
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new InputError(`expected a whole number ≥ 0, got "${value}"`, { field: '--max-experiments' });
+  if (!Number.isInteger(parsed) || parsed < 0)
+    throw new InputError(`expected a whole number ≥ 0, got "${value}"`, { field: '--max-experiments' });
   return parsed;
 }
 
@@ -390,7 +527,10 @@ export function describeComparison(report: StudyReport): string[] {
     lines.push(`corpus moves during this run (${moves.length}):`);
     for (const move of moves) {
       const when = move.afterExperiment === null ? 'before any experiment' : `after experiment ${move.afterExperiment}`;
-      const what = move.kind === 'graduated' ? 'shadow example(s) graduated into optimization' : 'example(s) rotated out of the spent shadow into optimization';
+      const what =
+        move.kind === 'graduated'
+          ? 'shadow example(s) graduated into optimization'
+          : 'example(s) rotated out of the spent shadow into optimization';
       lines.push(`  ${when}: ${move.exampleIds.length} ${what} (${move.exampleIds.join(', ')})`);
     }
   }
@@ -403,11 +543,17 @@ export function describeComparison(report: StudyReport): string[] {
         `${headline.complement ? ' (lower is better)' : ''}, composite ${below.delta.toFixed(4)}${report.comparison?.changed === true ? '; each change was judged on the partitions of its time, and these moved since' : ''}`,
     );
   }
-  for (const [who, ids] of [[`baseline (v${report.baselineVersion})`, report.unscored?.baseline ?? []], [`best (v${report.bestVersion})`, report.unscored?.best ?? []]] as const) {
+  for (const [who, ids] of [
+    [`baseline (v${report.baselineVersion})`, report.unscored?.baseline ?? []],
+    [`best (v${report.bestVersion})`, report.unscored?.best ?? []],
+  ] as const) {
     if (ids.length > 0) lines.push(`${who}: ${describeUnscored(ids)}`);
   }
   if (report.flaky !== undefined && report.flaky.repeats >= 2) {
-    for (const [who, flaky] of [[`baseline (v${report.baselineVersion})`, report.flaky.baseline], [`best (v${report.bestVersion})`, report.flaky.best]] as const) {
+    for (const [who, flaky] of [
+      [`baseline (v${report.baselineVersion})`, report.flaky.baseline],
+      [`best (v${report.bestVersion})`, report.flaky.best],
+    ] as const) {
       const line = describeFlakyExamples(flaky);
       if (line !== null) lines.push(`${who}: ${line}`);
     }
@@ -422,7 +568,9 @@ export function printReport(report: StudyReport): void {
   const partitions = ['optimization', 'anchor', 'shadow'] as const;
   // Reports of older runs (stored before the task was reported) name the intent task's columns.
   const order = report.task?.components ?? ['appType', 'entityRecall', 'roleAccuracy', 'behaviorCoverage'];
-  const summaries = [report.details.baseline, report.details.best].flatMap((details) => partitions.map((partition) => details[partition]));
+  const summaries = [report.details.baseline, report.details.best].flatMap((details) =>
+    partitions.map((partition) => details[partition]),
+  );
   const columns = componentColumns(order, summaries);
   const headline = report.headline ?? { name: 'composite', complement: false };
   const notEvaluated = report.notEvaluated ?? [];
@@ -437,7 +585,13 @@ export function printReport(report: StudyReport): void {
       const summary = details[partition];
       const missing = reasonOf(artifact, partition);
       if (missing !== undefined) {
-        rows.push([partition === 'optimization' ? label : '', `${partition} (${summary.examples})`, `not evaluated (${missing})`, ...columns.map(() => ''), '']);
+        rows.push([
+          partition === 'optimization' ? label : '',
+          `${partition} (${summary.examples})`,
+          `not evaluated (${missing})`,
+          ...columns.map(() => ''),
+          '',
+        ]);
         continue;
       }
       rows.push([
@@ -450,22 +604,35 @@ export function printReport(report: StudyReport): void {
     }
   }
   print(table(rows));
-  if (headline.complement) print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);
+  if (headline.complement)
+    print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);
   if (notEvaluated.length > 0) {
-    print(`not evaluated: ${notEvaluated.length} of 6 partition scores (the report never spends beyond the budget, and makes no model call after an interrupt):`);
-    for (const entry of notEvaluated) print(`  ${entry.artifact} (v${entry.version}) ${entry.partition}: ${entry.reason} — ${entry.detail}`);
+    print(
+      `not evaluated: ${notEvaluated.length} of 6 partition scores (the report never spends beyond the budget, and makes no model call after an interrupt):`,
+    );
+    for (const entry of notEvaluated)
+      print(`  ${entry.artifact} (v${entry.version}) ${entry.partition}: ${entry.reason} — ${entry.detail}`);
   }
   for (const line of describeComparison(report)) print(line);
   print();
   const refusedTotal = Object.values(report.refused).reduce((sum, count) => sum + count, 0);
-  print(`experiments evaluated: ${report.experiments} (this run: ${report.thisRun.experiments}); accepted ${report.accepted}, refused ${refusedTotal}`);
+  print(
+    `experiments evaluated: ${report.experiments} (this run: ${report.thisRun.experiments}); accepted ${report.accepted}, refused ${refusedTotal}`,
+  );
   const reasons = Object.entries(report.refused).sort((left, right) => right[1] - left[1]);
-  if (reasons.length > 0) print(`refused by reason: ${reasons.map(([reason, count]) => `${reason} ${count}`).join(', ')}`);
-  if (report.skipped > 0) print(`skipped before evaluation (tried before, or a near-duplicate of a delta already evaluated): ${report.skipped}`);
-  if (report.rebased > 0) print(`rebased onto an incumbent merged earlier in their round, and judged again: ${report.rebased}`);
+  if (reasons.length > 0)
+    print(`refused by reason: ${reasons.map(([reason, count]) => `${reason} ${count}`).join(', ')}`);
+  if (report.skipped > 0)
+    print(
+      `skipped before evaluation (tried before, or a near-duplicate of a delta already evaluated): ${report.skipped}`,
+    );
+  if (report.rebased > 0)
+    print(`rebased onto an incumbent merged earlier in their round, and judged again: ${report.rebased}`);
   if (report.racing !== undefined) {
     const { decisions, stoppedEarly, evaluated, planned } = report.racing;
-    print(`raced: ${decisions} decision(s), ${stoppedEarly} stopped early for futility; optimization example-repeats evaluated ${evaluated} of ${planned} a full evaluation plans (${planned === 0 ? '—' : `${((100 * evaluated) / planned).toFixed(0)}%`})`);
+    print(
+      `raced: ${decisions} decision(s), ${stoppedEarly} stopped early for futility; optimization example-repeats evaluated ${evaluated} of ${planned} a full evaluation plans (${planned === 0 ? '—' : `${((100 * evaluated) / planned).toFixed(0)}%`})`,
+    );
   }
   const failures = Object.entries(report.proposalFailures).sort((left, right) => right[1] - left[1]);
   if (failures.length > 0) {
@@ -477,9 +644,13 @@ export function printReport(report: StudyReport): void {
         : unreadable > 0
           ? `retried with a fresh sample, but for ${INVALID_INCUMBENT} (the proposer cannot read the incumbent artifact: not retried)`
           : 'each retried with a fresh sample';
-    print(`failed proposer answers: ${total} (${failures.map(([code, count]) => `${code} ${count}`).join(', ')}); ${retried} — \`kloop history\` lists them`);
+    print(
+      `failed proposer answers: ${total} (${failures.map(([code, count]) => `${code} ${count}`).join(', ')}); ${retried} — \`kloop history\` lists them`,
+    );
   }
-  print(`stop reason: ${report.stopReason} (${STOP_REASON_MEANINGS[report.stopReason] ?? 'see docs/reliability.md'}) — ${report.stopDetail}`);
+  print(
+    `stop reason: ${report.stopReason} (${STOP_REASON_MEANINGS[report.stopReason] ?? 'see docs/reliability.md'}) — ${report.stopDetail}`,
+  );
   if (report.stuck !== null) {
     print();
     print(`stuck: ${report.stuck.message}`);
@@ -492,8 +663,11 @@ export function printReport(report: StudyReport): void {
 
 /** The refusal of a run that needs a calibration for its evaluator and has none (gate.requireCalibration). */
 function requiresCalibration(study: LoadedStudy): InputError {
-  return new InputError('this study requires a valid calibration for the current evaluator (gate.requireCalibration): run `kloop calibrate` first, or `kloop run --calibrate`', {
-    file: study.config?.configPath ?? study.dir,
-    field: 'gate.requireCalibration',
-  });
+  return new InputError(
+    'this study requires a valid calibration for the current evaluator (gate.requireCalibration): run `kloop calibrate` first, or `kloop run --calibrate`',
+    {
+      file: study.config?.configPath ?? study.dir,
+      field: 'gate.requireCalibration',
+    },
+  );
 }

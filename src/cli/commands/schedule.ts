@@ -30,7 +30,9 @@ export function parseLoopList(value: string): LoopName[] {
   const loops = value.split(',').map((part) => part.trim().toUpperCase());
   for (const loop of loops) {
     if (!(LOOP_NAMES as readonly string[]).includes(loop)) {
-      throw new InputError(`unknown loop "${loop}": use all, fast, slow or a comma list of ${LOOP_NAMES.join(', ')}`, { field: '--once' });
+      throw new InputError(`unknown loop "${loop}": use all, fast, slow or a comma list of ${LOOP_NAMES.join(', ')}`, {
+        field: '--once',
+      });
     }
   }
   return [...new Set(loops)] as LoopName[];
@@ -44,17 +46,33 @@ export function registerScheduleCommand(program: Command): void {
   addModelOptions(
     program
       .command('schedule')
-      .description('Run the fast loop (B) and the slow analyses (A, C, D) on the cadences of `schedule` in kloop.yaml, without overlaps.')
+      .description(
+        'Run the fast loop (B) and the slow analyses (A, C, D) on the cadences of `schedule` in kloop.yaml, without overlaps.',
+      )
       .argument('<study>', 'study folder')
-      .option('--once <loops>', 'run these loops once now and exit: all, fast, slow, or e.g. C,D (an online study: all, fast or slow)')
+      .option(
+        '--once <loops>',
+        'run these loops once now and exit: all, fast, slow, or e.g. C,D (an online study: all, fast or slow)',
+      )
       .option('--json', 'with --once: print one JSON object on stdout')
       .option('--quiet', 'no progress lines on stderr'),
   ).action(async (studyDir: string, options: ModelOptions & { once?: string; json?: boolean; quiet?: boolean }) => {
     // An online study (mode: online) has its own two loops: fast and slow (src/cli/commands/online-schedule.ts).
     if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') {
       // The model flags of offline studies would do nothing here: refused, never ignored (the online proposer's model is proposer: in kloop.yaml).
-      for (const [key, flag] of [['model', '--model'], ['baseUrl', '--base-url'], ['proposerBaseUrl', '--proposer-base-url'], ['maxCostUsd', '--max-cost-usd'], ['maxTokens', '--max-tokens'], ['deterministic', '--deterministic']] as const) {
-        if (options[key] !== undefined) throw new InputError(`${flag} applies to offline studies only; an online study's proposer and its budget are proposer: and stopping.maxCostUsd in kloop.yaml (docs/online.md)`, { field: flag });
+      for (const [key, flag] of [
+        ['model', '--model'],
+        ['baseUrl', '--base-url'],
+        ['proposerBaseUrl', '--proposer-base-url'],
+        ['maxCostUsd', '--max-cost-usd'],
+        ['maxTokens', '--max-tokens'],
+        ['deterministic', '--deterministic'],
+      ] as const) {
+        if (options[key] !== undefined)
+          throw new InputError(
+            `${flag} applies to offline studies only; an online study's proposer and its budget are proposer: and stopping.maxCostUsd in kloop.yaml (docs/online.md)`,
+            { field: flag },
+          );
       }
       return (await import('./online-schedule.ts')).runOnlineSchedule(studyDir, options);
     }
@@ -63,17 +81,25 @@ export function registerScheduleCommand(program: Command): void {
     const session = await openStudy(studyDir, options);
     const study = session.study;
     // One schedule per study; `schedule` has no --wait, so the CLI's usual advice would mislead.
-    const scheduleLease = await acquireLease(session.db, { studyKey: `${study.dir}#schedule`, busyAdvice: 'one schedule per study: stop that one first (Ctrl-C or SIGTERM)' });
+    const scheduleLease = await acquireLease(session.db, {
+      studyKey: `${study.dir}#schedule`,
+      busyAdvice: 'one schedule per study: stop that one first (Ctrl-C or SIGTERM)',
+    });
     const heartbeat = startLeaseHeartbeat(session.db, scheduleLease, { file: studyDatabaseLocation(study.dir) });
     const schedule = study.config?.schedule;
     const scheduler = createCronScheduler(schedule?.timezone !== undefined ? { timezone: schedule.timezone } : {});
-    const loops = createStudyLoops({ db: session.db, loadStudy: () => loadStudyAsync(study.dir, session.plugins) }, schedule);
+    const loops = createStudyLoops(
+      { db: session.db, loadStudy: () => loadStudyAsync(study.dir, session.plugins) },
+      schedule,
+    );
     try {
       if (once !== undefined) {
         // Every requested loop runs now, whatever its cadence (even "off"); nothing is put on a cadence.
         const running = startSchedule({
           db: session.db,
-          loops: loops.filter((loop) => (once as readonly string[]).includes(loop.name)).map((loop) => ({ ...loop, pattern: null })),
+          loops: loops
+            .filter((loop) => (once as readonly string[]).includes(loop.name))
+            .map((loop) => ({ ...loop, pattern: null })),
           scheduler,
         });
         const runs: ScheduleRunRecord[] = [];
@@ -85,24 +111,38 @@ export function registerScheduleCommand(program: Command): void {
         }
         await running.stop();
         if (options.json === true) printJson({ runs });
-        else print(table([['loop', 'outcome', 'detail'], ...runs.map((run) => [run.loop, run.outcome, JSON.stringify(run.detail)])]));
+        else
+          print(
+            table([
+              ['loop', 'outcome', 'detail'],
+              ...runs.map((run) => [run.loop, run.outcome, JSON.stringify(run.detail)]),
+            ]),
+          );
         process.exitCode = runs.some((run) => run.outcome === 'failed') ? 1 : 0;
         return;
       }
       const scheduled = loops.filter((loop) => loop.pattern !== null);
-      if (scheduled.length === 0) throw new InputError('every loop is "off" in schedule.loops: nothing to schedule', { file: study.config?.configPath ?? study.dir, field: 'schedule.loops' });
+      if (scheduled.length === 0)
+        throw new InputError('every loop is "off" in schedule.loops: nothing to schedule', {
+          file: study.config?.configPath ?? study.dir,
+          field: 'schedule.loops',
+        });
       const running = startSchedule({
         db: session.db,
         loops: scheduled,
         scheduler,
         onEvent: (event) => {
           if (event.type === 'start') progress(`kloop: loop ${event.loop} started (run ${event.runId})`, quiet);
-          else if (event.type === 'overlap') progress(`kloop: loop ${event.loop} still running: tick ${event.scheduledAt} skipped`, quiet);
+          else if (event.type === 'overlap')
+            progress(`kloop: loop ${event.loop} still running: tick ${event.scheduledAt} skipped`, quiet);
           else progress(`kloop: loop ${event.loop} ${event.outcome}: ${JSON.stringify(event.detail)}`, quiet);
         },
       });
       const next = running.nextRuns();
-      progress(`kloop: schedule for ${study.dir}: ${scheduled.map((loop) => `${loop.name} "${loop.pattern}" next ${next[loop.name] ?? '—'}`).join('; ')} (Ctrl-C to stop)`, quiet);
+      progress(
+        `kloop: schedule for ${study.dir}: ${scheduled.map((loop) => `${loop.name} "${loop.pattern}" next ${next[loop.name] ?? '—'}`).join('; ')} (Ctrl-C to stop)`,
+        quiet,
+      );
       await untilInterrupted();
       progress('kloop: stopping the schedule (runs in flight are asked to stop)', quiet);
       await running.stop();

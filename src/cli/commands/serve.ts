@@ -23,59 +23,82 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 function parsePort(value: string): number {
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InputError(`expected a port number 0-65535, got "${value}"`, { field: '--port' });
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new InputError(`expected a port number 0-65535, got "${value}"`, { field: '--port' });
   return port;
 }
 
 function parseEnvName(value: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) throw new InputError('give the NAME of an environment variable holding the token, not the token itself', { field: '--token-env' });
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value))
+    throw new InputError('give the NAME of an environment variable holding the token, not the token itself', {
+      field: '--token-env',
+    });
   return value;
 }
 
 export function registerServeCommand(program: Command): void {
   program
     .command('serve')
-    .description('Serve the signal endpoint (POST /signals) for a study, or POST /assign and POST /outcomes for an online study: bearer token, body-size and rate limits, 127.0.0.1 by default.')
+    .description(
+      'Serve the signal endpoint (POST /signals) for a study, or POST /assign and POST /outcomes for an online study: bearer token, body-size and rate limits, 127.0.0.1 by default.',
+    )
     .argument('<study>', 'study folder')
     .option('--port <n>', `port to listen on (0 = any free port)`, parsePort, DEFAULT_SERVE_PORT)
     .option('--host <address>', 'interface to listen on', '127.0.0.1')
     .option('--token-env <NAME>', 'environment variable holding the bearer token', parseEnvName, DEFAULT_TOKEN_ENV)
     .option('--quiet', 'no progress lines on stderr')
-    .option('--json', 'once listening, print one JSON object on one line on stdout: study, url, endpoint, hostname, port, tokenEnv')
-    .action(async (studyDir: string, options: { port: number; host: string; tokenEnv: string; quiet?: boolean; json?: boolean }) => {
-      const token = resolveServeToken(process.env, options.tokenEnv);
-      // An online study serves POST /assign and POST /outcomes instead (src/online/http/online-routes.ts).
-      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online') return serveOnlineStudy(studyDir, token, options);
-      const config = loadStudyConfig(studyDir);
-      const settings = config.signals ?? DEFAULT_SIGNALS_CONFIG;
-      const db = await openSignalDatabase(config, true);
-      const quiet = options.quiet === true;
-      try {
-        const server = await startSignalServer({
-          db,
-          token,
-          port: options.port,
-          hostname: options.host,
-          storeGoals: settings.storeGoals,
-          maxBodyBytes: settings.endpoint.maxBodyBytes,
-          ratePerSecond: settings.endpoint.ratePerSecond,
-          burst: settings.endpoint.burst,
-        }).catch((error: unknown) => {
-          throw listenFailure(error, options.host, options.port);
-        });
-        if (!LOOPBACK.has(options.host)) {
-          progress(`kloop: WARNING: listening on ${options.host}, beyond this machine; the endpoint speaks plain HTTP: put a TLS proxy in front`, quiet);
+    .option(
+      '--json',
+      'once listening, print one JSON object on one line on stdout: study, url, endpoint, hostname, port, tokenEnv',
+    )
+    .action(
+      async (
+        studyDir: string,
+        options: { port: number; host: string; tokenEnv: string; quiet?: boolean; json?: boolean },
+      ) => {
+        const token = resolveServeToken(process.env, options.tokenEnv);
+        // An online study serves POST /assign and POST /outcomes instead (src/online/http/online-routes.ts).
+        if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online')
+          return serveOnlineStudy(studyDir, token, options);
+        const config = loadStudyConfig(studyDir);
+        const settings = config.signals ?? DEFAULT_SIGNALS_CONFIG;
+        const db = await openSignalDatabase(config, true);
+        const quiet = options.quiet === true;
+        try {
+          const server = await startSignalServer({
+            db,
+            token,
+            port: options.port,
+            hostname: options.host,
+            storeGoals: settings.storeGoals,
+            maxBodyBytes: settings.endpoint.maxBodyBytes,
+            ratePerSecond: settings.endpoint.ratePerSecond,
+            burst: settings.endpoint.burst,
+          }).catch((error: unknown) => {
+            throw listenFailure(error, options.host, options.port);
+          });
+          if (!LOOPBACK.has(options.host)) {
+            progress(
+              `kloop: WARNING: listening on ${options.host}, beyond this machine; the endpoint speaks plain HTTP: put a TLS proxy in front`,
+              quiet,
+            );
+          }
+          progress(
+            `kloop: signal endpoint for ${config.dir} at ${server.url}/signals (bearer token from ${options.tokenEnv}; Ctrl-C to stop)`,
+            quiet,
+          );
+          if (options.json === true) {
+            // One line, so a script can read it as soon as the endpoint listens (`--port 0` picks the port).
+            process.stdout.write(
+              `${JSON.stringify({ study: config.dir, url: server.url, endpoint: `${server.url}/signals`, hostname: server.hostname, port: server.port, tokenEnv: options.tokenEnv })}\n`,
+            );
+          }
+          await untilInterrupted();
+          progress('kloop: stopping the endpoint', quiet);
+          await server.close();
+        } finally {
+          await db.destroy();
         }
-        progress(`kloop: signal endpoint for ${config.dir} at ${server.url}/signals (bearer token from ${options.tokenEnv}; Ctrl-C to stop)`, quiet);
-        if (options.json === true) {
-          // One line, so a script can read it as soon as the endpoint listens (`--port 0` picks the port).
-          process.stdout.write(`${JSON.stringify({ study: config.dir, url: server.url, endpoint: `${server.url}/signals`, hostname: server.hostname, port: server.port, tokenEnv: options.tokenEnv })}\n`);
-        }
-        await untilInterrupted();
-        progress('kloop: stopping the endpoint', quiet);
-        await server.close();
-      } finally {
-        await db.destroy();
-      }
-    });
+      },
+    );
 }

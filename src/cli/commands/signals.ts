@@ -39,7 +39,8 @@ import { truncateText } from '../../text/characters.ts';
  */
 export async function openSignalDatabase(config: StudyConfig, writable: boolean): Promise<StudyDatabase> {
   const location = studyDatabaseLocation(config.dir);
-  if (isPostgresUrl(location)) return writable || (await databaseExists(location)) ? openDatabase(location) : openDatabase(':memory:');
+  if (isPostgresUrl(location))
+    return writable || (await databaseExists(location)) ? openDatabase(location) : openDatabase(':memory:');
   const file = studyDatabasePath(config.dir);
   // An existing database is opened writable so that it is migrated (an older one may lack the signals table).
   if (!writable && !existsSync(file)) return openDatabase(':memory:');
@@ -53,12 +54,19 @@ export async function openSignalDatabase(config: StudyConfig, writable: boolean)
 export function parseNow(value: string | undefined): Date {
   if (value === undefined) return new Date();
   const instant = Date.parse(value);
-  if (Number.isNaN(instant)) throw new InputError(`expected an ISO 8601 date-time such as 2025-03-10T00:00:00Z, got "${value}"`, { field: '--now' });
+  if (Number.isNaN(instant))
+    throw new InputError(`expected an ISO 8601 date-time such as 2025-03-10T00:00:00Z, got "${value}"`, {
+      field: '--now',
+    });
   return new Date(instant);
 }
 
 /** What the slow loops read for a study: settings, library, corpus (optimization + anchor) and the active artifact. */
-export async function slowLoopInputs(config: StudyConfig, db: StudyDatabase, now: Date): Promise<Omit<SlowLoopOptions, 'enqueue'>> {
+export async function slowLoopInputs(
+  config: StudyConfig,
+  db: StudyDatabase,
+  now: Date,
+): Promise<Omit<SlowLoopOptions, 'enqueue'>> {
   requireIntentStudy(config, 'Loops C and D (kloop signals)');
   const corpus = asIntentExamples(loadCorpus(config).filter((example) => example.partition !== 'shadow'));
   const active = await getRegistryVersion(db);
@@ -87,11 +95,21 @@ function printSignalReport(report: SignalReport): void {
       `low confidence ${report.lowConfidence} (method ${report.settings.lowConfidenceMethods.join('/')} or confidence < ${report.settings.confidenceThreshold})`,
   );
   print();
-  if (report.clusters.length === 0) print(`no cluster of at least ${report.settings.minClusterSize} low-confidence signals`);
+  if (report.clusters.length === 0)
+    print(`no cluster of at least ${report.settings.minClusterSize} low-confidence signals`);
   else {
     print(
       table([
-        ['app class', 'commitments', 'entities', 'size', 'share', 'mean conf.', 'uncovered entities', 'uncovered behaviours'],
+        [
+          'app class',
+          'commitments',
+          'entities',
+          'size',
+          'share',
+          'mean conf.',
+          'uncovered entities',
+          'uncovered behaviours',
+        ],
         ...report.clusters.map((cluster) => [
           cluster.appClass,
           cluster.hasCommitments ? 'yes' : 'no',
@@ -105,21 +123,34 @@ function printSignalReport(report: SignalReport): void {
       ]),
     );
   }
-  print(`below the minimum size (${report.settings.minClusterSize}): ${report.belowMinimum.clusters} shapes, ${report.belowMinimum.signals} signals`);
+  print(
+    `below the minimum size (${report.settings.minClusterSize}): ${report.belowMinimum.clusters} shapes, ${report.belowMinimum.signals} signals`,
+  );
   for (const cluster of report.clusters.filter((entry) => entry.exampleGoals.length > 0)) {
-    print(`  ${cluster.key}: e.g. ${cluster.exampleGoals.map((goal) => JSON.stringify(truncateText(goal, 120, '...'))).join('; ')}`);
+    print(
+      `  ${cluster.key}: e.g. ${cluster.exampleGoals.map((goal) => JSON.stringify(truncateText(goal, 120, '...'))).join('; ')}`,
+    );
   }
   print();
-  print(`recurring gaps: ${report.recurringGaps.length === 0 ? 'none' : report.recurringGaps.map((gap) => `${gap.kind} ${gap.name} (${gap.count})`).join(', ')}`);
+  print(
+    `recurring gaps: ${report.recurringGaps.length === 0 ? 'none' : report.recurringGaps.map((gap) => `${gap.kind} ${gap.name} (${gap.count})`).join(', ')}`,
+  );
   const deprecation = report.deprecationCandidates;
-  print(`deprecation candidates: patterns ${deprecation.patterns.length === 0 ? 'none' : deprecation.patterns.join(', ')}; sections ${deprecation.sections.length === 0 ? 'none' : deprecation.sections.join(', ')}`);
+  print(
+    `deprecation candidates: patterns ${deprecation.patterns.length === 0 ? 'none' : deprecation.patterns.join(', ')}; sections ${deprecation.sections.length === 0 ? 'none' : deprecation.sections.join(', ')}`,
+  );
   for (const note of deprecation.notes) print(`  (${note})`);
-  print(`candidate patterns: ${report.candidatePatterns.length === 0 ? 'none' : report.candidatePatterns.map((candidate) => `${candidate.draft?.id ?? '(no draft)'} for ${candidate.clusterKey}${candidate.draft !== null && !candidate.draft.valid ? ' [invalid draft]' : ''}`).join(', ')}`);
+  print(
+    `candidate patterns: ${report.candidatePatterns.length === 0 ? 'none' : report.candidatePatterns.map((candidate) => `${candidate.draft?.id ?? '(no draft)'} for ${candidate.clusterKey}${candidate.draft !== null && !candidate.draft.valid ? ' [invalid draft]' : ''}`).join(', ')}`,
+  );
 }
 
 function printMiningReport(report: MiningReport): void {
-  print(`shapes mined from ${report.signalsConsidered} signals (${report.signalsWithoutShape} without roles/behaviours) and ${report.corpusConsidered} corpus examples (${report.corpusWithoutShape} without a shape)`);
-  if (report.shapes.length === 0) print(`no frequent shape (≥ ${report.settings.minSupport}) is missing from the library or thin in the corpus`);
+  print(
+    `shapes mined from ${report.signalsConsidered} signals (${report.signalsWithoutShape} without roles/behaviours) and ${report.corpusConsidered} corpus examples (${report.corpusWithoutShape} without a shape)`,
+  );
+  if (report.shapes.length === 0)
+    print(`no frequent shape (≥ ${report.settings.minSupport}) is missing from the library or thin in the corpus`);
   else {
     print(
       table([
@@ -134,19 +165,27 @@ function printMiningReport(report: MiningReport): void {
       ]),
     );
   }
-  print(`candidate patterns: ${report.candidatePatterns.length === 0 ? 'none' : report.candidatePatterns.map((candidate) => candidate.draft.id).join(', ')}`);
+  print(
+    `candidate patterns: ${report.candidatePatterns.length === 0 ? 'none' : report.candidatePatterns.map((candidate) => candidate.draft.id).join(', ')}`,
+  );
   print(`candidate examples: ${report.candidateExamples.length}`);
 }
 
-function printEnqueued(enqueued: { queued: number; alreadyQueued: number; admitted: number; skipped: unknown[] } | null): void {
+function printEnqueued(
+  enqueued: { queued: number; alreadyQueued: number; admitted: number; skipped: unknown[] } | null,
+): void {
   if (enqueued === null) return;
-  print(`review queue: ${enqueued.queued} new items, ${enqueued.alreadyQueued} already queued, ${enqueued.admitted} admitted, ${enqueued.skipped.length} skipped`);
+  print(
+    `review queue: ${enqueued.queued} new items, ${enqueued.alreadyQueued} already queued, ${enqueued.admitted} admitted, ${enqueued.skipped.length} skipped`,
+  );
 }
 
 export function registerSignalsCommands(program: Command): void {
   const signals = program
     .command('signals')
-    .description('Production signals (Loop D) and pattern mining (Loop C): ingest, report, mine. See docs/loops-c-d.md.');
+    .description(
+      'Production signals (Loop D) and pattern mining (Loop C): ingest, report, mine. See docs/loops-c-d.md.',
+    );
 
   signals
     .command('schema')
@@ -158,7 +197,9 @@ export function registerSignalsCommands(program: Command): void {
 
   signals
     .command('ingest')
-    .description('Store the signals of a JSON Lines file (one signal per line; malformed lines refused with line and field; idempotent by id).')
+    .description(
+      'Store the signals of a JSON Lines file (one signal per line; malformed lines refused with line and field; idempotent by id).',
+    )
     .argument('<study>', 'study folder')
     .argument('<file>', 'JSON Lines file of signals')
     .option('--json', 'print one JSON object on stdout')
@@ -167,12 +208,20 @@ export function registerSignalsCommands(program: Command): void {
       if (!existsSync(file)) throw new InputError('file not found', { file });
       const db = await openSignalDatabase(config, true);
       try {
-        const report = await ingestSignalFile(db, file, { storeGoals: (config.signals ?? DEFAULT_SIGNALS_CONFIG).storeGoals });
+        const report = await ingestSignalFile(db, file, {
+          storeGoals: (config.signals ?? DEFAULT_SIGNALS_CONFIG).storeGoals,
+        });
         if (options.json === true) printJson(report);
         else {
-          print(`${file}: ${report.records} records, ${report.valid} valid, ${report.stored} stored, ${report.duplicates} duplicates, ${report.malformed} malformed`);
-          for (const issue of report.issues.slice(0, 20)) print(`  ${formatLocation(issue.message, { file, ...(issue.line !== undefined ? { line: issue.line } : {}), ...(issue.field !== undefined ? { field: issue.field } : {}) })}`);
-          if (report.issues.length + report.issuesOmitted > 20) print(`  ... and ${report.issues.length + report.issuesOmitted - 20} more problems (use --json)`);
+          print(
+            `${file}: ${report.records} records, ${report.valid} valid, ${report.stored} stored, ${report.duplicates} duplicates, ${report.malformed} malformed`,
+          );
+          for (const issue of report.issues.slice(0, 20))
+            print(
+              `  ${formatLocation(issue.message, { file, ...(issue.line !== undefined ? { line: issue.line } : {}), ...(issue.field !== undefined ? { field: issue.field } : {}) })}`,
+            );
+          if (report.issues.length + report.issuesOmitted > 20)
+            print(`  ... and ${report.issues.length + report.issuesOmitted - 20} more problems (use --json)`);
         }
         process.exitCode = report.malformed > 0 ? 2 : 0;
       } finally {
@@ -182,7 +231,9 @@ export function registerSignalsCommands(program: Command): void {
 
   signals
     .command('report')
-    .description('Loop D: clusters of low-confidence assemblies by shape over the rolling window, recurring gaps, deprecation and pattern candidates.')
+    .description(
+      'Loop D: clusters of low-confidence assemblies by shape over the rolling window, recurring gaps, deprecation and pattern candidates.',
+    )
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
     .option('--now <iso>', 'end of the window (ISO 8601); default now')
@@ -192,7 +243,10 @@ export function registerSignalsCommands(program: Command): void {
       const config = loadStudyConfig(studyDir);
       const db = await openSignalDatabase(config, options.enqueue === true);
       try {
-        const { report, enqueued } = await runLoopD({ ...(await slowLoopInputs(config, db, now)), enqueue: options.enqueue === true });
+        const { report, enqueued } = await runLoopD({
+          ...(await slowLoopInputs(config, db, now)),
+          enqueue: options.enqueue === true,
+        });
         if (options.json === true) printJson(enqueued === null ? report : { ...report, enqueued });
         else {
           printSignalReport(report);
@@ -205,19 +259,28 @@ export function registerSignalsCommands(program: Command): void {
 
   signals
     .command('mine')
-    .description('Loop C: recurring app shapes (type × roles × behaviours) frequent in signals or the corpus but missing or thin in the corpus and the pattern library.')
+    .description(
+      'Loop C: recurring app shapes (type × roles × behaviours) frequent in signals or the corpus but missing or thin in the corpus and the pattern library.',
+    )
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
     .option('--now <iso>', 'end of the signal window (ISO 8601); default now')
-    .option('--enqueue', 'send candidate patterns and examples to the review queue (examples for admission after review)')
+    .option(
+      '--enqueue',
+      'send candidate patterns and examples to the review queue (examples for admission after review)',
+    )
     .action(async (studyDir: string, options: { json?: boolean; now?: string; enqueue?: boolean }) => {
       const now = parseNow(options.now);
       const config = loadStudyConfig(studyDir);
       const db = await openSignalDatabase(config, options.enqueue === true);
       try {
         const inputs = await slowLoopInputs(config, db, now);
-        const result = options.enqueue === true ? await runLoopC({ ...inputs, enqueue: true }) : { report: await buildMiningReport(inputs), enqueued: null };
-        if (options.json === true) printJson(result.enqueued === null ? result.report : { ...result.report, enqueued: result.enqueued });
+        const result =
+          options.enqueue === true
+            ? await runLoopC({ ...inputs, enqueue: true })
+            : { report: await buildMiningReport(inputs), enqueued: null };
+        if (options.json === true)
+          printJson(result.enqueued === null ? result.report : { ...result.report, enqueued: result.enqueued });
         else {
           printMiningReport(result.report);
           printEnqueued(result.enqueued);

@@ -31,17 +31,31 @@ export function registerStatusCommand(program: Command): void {
         const byReason: Record<string, number> = {};
         for (const row of rows) byReason[row.reason] = (byReason[row.reason] ?? 0) + 1;
         const calibrations = hasDatabase ? await listCalibrations(db, evaluator.fingerprint) : [];
-        const latest = hasDatabase ? await latestCalibration(db, evaluator.fingerprint, undefined, study.gate.calibrationWindow) : undefined;
-        const lastRun = hasDatabase ? await db.selectFrom('runs').selectAll().orderBy('id', 'desc').executeTakeFirst() : undefined;
+        const latest = hasDatabase
+          ? await latestCalibration(db, evaluator.fingerprint, undefined, study.gate.calibrationWindow)
+          : undefined;
+        const lastRun = hasDatabase
+          ? await db.selectFrom('runs').selectAll().orderBy('id', 'desc').executeTakeFirst()
+          : undefined;
         const state = hasDatabase ? await readStudyState(db) : undefined;
         const payload = {
           study: study.dir,
           database: hasDatabase ? describeLocation(studyDatabaseLocation(study.dir)) : null,
           fingerprint: evaluator.fingerprint,
-          task: { id: study.task.id, components: [...scoreNamesOf(study.task).components], metrics: [...scoreNamesOf(study.task).metrics], weights: study.weights, headline: study.headline?.name ?? 'composite' },
+          task: {
+            id: study.task.id,
+            components: [...scoreNamesOf(study.task).components],
+            metrics: [...scoreNamesOf(study.task).metrics],
+            weights: study.weights,
+            headline: study.headline?.name ?? 'composite',
+          },
           executor: study.executor.id,
           proposer: study.proposer.id,
-          corpus: { optimization: study.partitions.optimization.length, anchor: study.partitions.anchor.length, shadow: study.partitions.shadow.length },
+          corpus: {
+            optimization: study.partitions.optimization.length,
+            anchor: study.partitions.anchor.length,
+            shadow: study.partitions.shadow.length,
+          },
           activeVersion: active?.id ?? null,
           experiments: rows.filter((row) => row.decision !== 'skipped').length,
           accepted: rows.filter((row) => row.decision === 'accepted').length,
@@ -49,7 +63,15 @@ export function registerStatusCommand(program: Command): void {
           calibration: latest === undefined ? null : latest.record,
           calibrations,
           calibrationRequired: study.gate.requireCalibration,
-          lastRun: lastRun === undefined ? null : { id: lastRun.id, startedAt: lastRun.started_at, endedAt: lastRun.ended_at, stopReason: lastRun.stop_reason },
+          lastRun:
+            lastRun === undefined
+              ? null
+              : {
+                  id: lastRun.id,
+                  startedAt: lastRun.started_at,
+                  endedAt: lastRun.ended_at,
+                  stopReason: lastRun.stop_reason,
+                },
           state: state ?? null,
         };
         if (options.json === true) {
@@ -58,21 +80,37 @@ export function registerStatusCommand(program: Command): void {
         }
         print(`study ${payload.study}`);
         print(`evaluator ${payload.fingerprint} (${payload.executor}); proposer ${payload.proposer}`);
-        const weighted = Object.entries(study.weights).filter(([, weight]) => weight > 0).map(([name, weight]) => `${name} ${weight}`);
-        print(`task ${payload.task.id}: composite of ${weighted.join(', ')}${payload.task.metrics.length > 0 ? `; metrics ${payload.task.metrics.join(', ')}` : ''}${payload.task.headline !== 'composite' ? `; reported as ${payload.task.headline}` : ''}`);
-        print(`corpus: optimization ${payload.corpus.optimization}, anchor ${payload.corpus.anchor}, shadow ${payload.corpus.shadow}`);
+        const weighted = Object.entries(study.weights)
+          .filter(([, weight]) => weight > 0)
+          .map(([name, weight]) => `${name} ${weight}`);
+        print(
+          `task ${payload.task.id}: composite of ${weighted.join(', ')}${payload.task.metrics.length > 0 ? `; metrics ${payload.task.metrics.join(', ')}` : ''}${payload.task.headline !== 'composite' ? `; reported as ${payload.task.headline}` : ''}`,
+        );
+        print(
+          `corpus: optimization ${payload.corpus.optimization}, anchor ${payload.corpus.anchor}, shadow ${payload.corpus.shadow}`,
+        );
         if (!hasDatabase) {
           print('no study database yet: `kloop run` creates it');
           return;
         }
-        print(`active version: ${payload.activeVersion ?? '—'}; experiments evaluated ${payload.experiments}, accepted ${payload.accepted}`);
-        if (Object.keys(byReason).length > 0) print(`by reason: ${Object.entries(byReason).map(([reason, count]) => `${reason} ${count}`).join(', ')}`);
+        print(
+          `active version: ${payload.activeVersion ?? '—'}; experiments evaluated ${payload.experiments}, accepted ${payload.accepted}`,
+        );
+        if (Object.keys(byReason).length > 0)
+          print(
+            `by reason: ${Object.entries(byReason)
+              .map(([reason, count]) => `${reason} ${count}`)
+              .join(', ')}`,
+          );
         print(
           latest === undefined
             ? `calibration: none for this evaluator${study.gate.requireCalibration ? ' (required: run `kloop calibrate`)' : ''}`
             : `calibration: noise SD ${latest.record.noiseSd.toFixed(6)}, Cohen's d ${latest.record.cohensD === null ? '—' : latest.record.cohensD.toFixed(3)}, τ = thresholdK ${study.gate.thresholdK} × rolling max ${formatScore(latest.calibration.noiseSd)} = ${formatScore(study.gate.thresholdK * latest.calibration.noiseSd)} (${latest.record.createdAt}); ${calibrations.length} calibrations of this fingerprint`,
         );
-        if (payload.lastRun !== null) print(`last run: ${payload.lastRun.id}, started ${payload.lastRun.startedAt}, ${payload.lastRun.endedAt === null ? 'did not finish (interrupted or running)' : `stopped: ${payload.lastRun.stopReason}`}`);
+        if (payload.lastRun !== null)
+          print(
+            `last run: ${payload.lastRun.id}, started ${payload.lastRun.startedAt}, ${payload.lastRun.endedAt === null ? 'did not finish (interrupted or running)' : `stopped: ${payload.lastRun.stopReason}`}`,
+          );
       } finally {
         await session.close();
       }

@@ -6,7 +6,13 @@ import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
-import { databaseExists, isWritable, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
+import {
+  databaseExists,
+  isWritable,
+  openDatabase,
+  studyDatabaseLocation,
+  studyDatabasePath,
+} from '../../storage/database.ts';
 import { createNotebookFolder } from '../../storage/notebook-folder.ts';
 import { isPostgresUrl } from '../../storage/location.ts';
 import type { UsageTotals } from '../../providers/budget.ts';
@@ -44,7 +50,14 @@ export interface StudySession {
 /** The plugins of a study that calls no language model: loadStudy's defaults (the offline executor, the error-driven proposer, playbook sections). */
 const OFFLINE_PLUGINS: SessionPlugins = Object.freeze({
   checkBudget: () => undefined,
-  usage: () => ({ inputTokens: 0, outputTokens: 0, costUsd: 0, calls: 0, cachedCalls: 0, callsByStage: emptyCallsByStage() }),
+  usage: () => ({
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: 0,
+    calls: 0,
+    cachedCalls: 0,
+    callsByStage: emptyCallsByStage(),
+  }),
 });
 
 /**
@@ -56,7 +69,13 @@ const OFFLINE_PLUGINS: SessionPlugins = Object.freeze({
  * model.
  */
 function needsModelProviders(config: StudyConfig, options: ModelOptions): boolean {
-  return config.executor.kind === 'llm' || config.proposer.kind === 'reflective' || options.model !== undefined || options.baseUrl !== undefined || options.proposerBaseUrl !== undefined;
+  return (
+    config.executor.kind === 'llm' ||
+    config.proposer.kind === 'reflective' ||
+    options.model !== undefined ||
+    options.baseUrl !== undefined ||
+    options.proposerBaseUrl !== undefined
+  );
 }
 
 /** Model options shared by the commands that run an executor. */
@@ -75,10 +94,22 @@ export interface ModelOptions {
 /** Adds `--model`, `--base-url`, `--proposer-base-url`, `--no-cache`, `--max-cost-usd`, `--max-tokens`, `--deterministic`. */
 export function addModelOptions<T extends import('commander').Command>(command: T): T {
   command
-    .option('--model <provider:model>', 'language model, e.g. openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, openai-compatible:qwen2.5-7b, ollama:llama3.1')
-    .option('--base-url <url>', "base URL of the model server (OpenAI-compatible servers, Ollama, gateways), for whichever role calls a model: the llm executor, and the reflective proposer when it is on the executor's provider or the only model; replaces executor.baseURL and proposer.baseURL")
-    .option('--proposer-base-url <url>', "base URL of the reflective proposer's model server alone (replaces proposer.baseURL), when it differs from the executor's")
-    .option('--no-cache', 'read no stored model answer or result: ask again, and replace what is stored with what this run measures')
+    .option(
+      '--model <provider:model>',
+      'language model, e.g. openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5, openai-compatible:qwen2.5-7b, ollama:llama3.1',
+    )
+    .option(
+      '--base-url <url>',
+      "base URL of the model server (OpenAI-compatible servers, Ollama, gateways), for whichever role calls a model: the llm executor, and the reflective proposer when it is on the executor's provider or the only model; replaces executor.baseURL and proposer.baseURL",
+    )
+    .option(
+      '--proposer-base-url <url>',
+      "base URL of the reflective proposer's model server alone (replaces proposer.baseURL), when it differs from the executor's",
+    )
+    .option(
+      '--no-cache',
+      'read no stored model answer or result: ask again, and replace what is stored with what this run measures',
+    )
     .option('--max-cost-usd <usd>', 'stop when the run has cost this much (USD)', parseNumber('--max-cost-usd'))
     .option('--max-tokens <n>', 'stop when the run has used this many tokens', parseNumber('--max-tokens'))
     .option('--deterministic', 'treat the model as deterministic (only at temperature 0)');
@@ -88,7 +119,8 @@ export function addModelOptions<T extends import('commander').Command>(command: 
 function parseNumber(flag: string): (value: string) => number {
   return (value) => {
     const parsed = Number(value);
-    if (!Number.isFinite(parsed) || parsed < 0) throw new InputError(`expected a number ≥ 0, got "${value}"`, { field: flag });
+    if (!Number.isFinite(parsed) || parsed < 0)
+      throw new InputError(`expected a number ≥ 0, got "${value}"`, { field: flag });
     return parsed;
   };
 }
@@ -105,7 +137,8 @@ function parseNumber(flag: string): (value: string) => number {
  */
 export async function openStudy(
   studyDir: string,
-  options: { readonly?: boolean; preferWritable?: boolean; modelCalls?: ModelCalls } & LoadStudyOptions & ModelOptions = {},
+  options: { readonly?: boolean; preferWritable?: boolean; modelCalls?: ModelCalls } & LoadStudyOptions &
+    ModelOptions = {},
 ): Promise<StudySession> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
   let db: StudyDatabase | undefined;
@@ -127,12 +160,20 @@ export async function openStudy(
       log: (message) => progress(`kloop: ${message}`, options.quiet === true),
     });
   }
-  const study = await loadStudyAsync(studyDir, plugins, options.partitionLeaks !== undefined ? { partitionLeaks: options.partitionLeaks } : {});
+  const study = await loadStudyAsync(
+    studyDir,
+    plugins,
+    options.partitionLeaks !== undefined ? { partitionLeaks: options.partitionLeaks } : {},
+  );
   const file = studyDatabaseLocation(study.dir);
   if (isPostgresUrl(file)) {
     // A PostgreSQL notebook: no file to check; read-only opens are refused writes by the server.
     const readonly = options.readonly === true && options.preferWritable !== true;
-    db = readonly ? ((await databaseExists(file)) ? await openDatabase(file, { readonly: true }) : await openDatabase(':memory:')) : await openDatabase(file);
+    db = readonly
+      ? (await databaseExists(file))
+        ? await openDatabase(file, { readonly: true })
+        : await openDatabase(':memory:')
+      : await openDatabase(file);
     writable = !readonly;
   } else if (options.preferWritable === true && isStudyWritable(study.dir)) {
     // Commands that only read but benefit from the store (stored evaluations, the response cache):
@@ -214,13 +255,16 @@ export function refuseNonIntentStudy(studyDir: string, what: string): void {
 /** The headline figure of a study's reports from its kloop.yaml (`task.reportAs: misroute rate` is 1 − the composite); the composite without one. */
 export function headlineOfConfig(config: StudyConfig | null): { name: string; complement: boolean } {
   const task = config?.task as { kind?: string; reportAs?: string } | string | undefined;
-  return typeof task === 'object' && task.kind === 'classification' && task.reportAs === 'misroute rate' ? { name: 'misroute rate', complement: true } : { name: 'composite', complement: false };
+  return typeof task === 'object' && task.kind === 'classification' && task.reportAs === 'misroute rate'
+    ? { name: 'misroute rate', complement: true }
+    : { name: 'composite', complement: false };
 }
 
 export async function loadConfigOrNotebook(studyDir: string): Promise<{ dir: string; config: StudyConfig | null }> {
   const dir = path.resolve(studyDir);
   if (!existsSync(dir)) throw new InputError('the study folder does not exist', { file: studyDir });
-  if (!existsSync(path.join(dir, 'kloop.yaml')) && (await databaseExists(studyDatabaseLocation(dir)))) return { dir, config: null };
+  if (!existsSync(path.join(dir, 'kloop.yaml')) && (await databaseExists(studyDatabaseLocation(dir))))
+    return { dir, config: null };
   const config = loadStudyConfig(studyDir);
   return { dir: config.dir, config };
 }

@@ -30,12 +30,16 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 function parsePort(value: string): number {
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new InputError(`expected a port number 0-65535, got "${value}"`, { field: '--port' });
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new InputError(`expected a port number 0-65535, got "${value}"`, { field: '--port' });
   return port;
 }
 
 function parseEnvName(value: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) throw new InputError('give the NAME of an environment variable holding the token, not the token itself', { field: '--token-env' });
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value))
+    throw new InputError('give the NAME of an environment variable holding the token, not the token itself', {
+      field: '--token-env',
+    });
   return value;
 }
 
@@ -55,10 +59,14 @@ interface ViewOptions {
  */
 async function onlineStudyOf(studyDir: string, simulated: boolean): Promise<OnlineStudyConfig | null> {
   const online = existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online';
-  if (!online && simulated) throw new InputError('--simulated applies to online studies only (mode: online)', { field: '--simulated' });
+  if (!online && simulated)
+    throw new InputError('--simulated applies to online studies only (mode: online)', { field: '--simulated' });
   if (!online) return null;
   const config = loadOnlineConfig(studyDir);
-  if (simulated && !(await databaseExists(simulatedNotebook(config.dir)))) throw new InputError('no simulated run yet: run `kloop run <study> --simulate` first', { file: simulatedNotebook(config.dir) });
+  if (simulated && !(await databaseExists(simulatedNotebook(config.dir))))
+    throw new InputError('no simulated run yet: run `kloop run <study> --simulate` first', {
+      file: simulatedNotebook(config.dir),
+    });
   return config;
 }
 
@@ -70,7 +78,9 @@ const simulatedNotebook = (dir: string): string => path.join(dir, '.kloop', 'sim
  * review), else read-only. A study that never ran gets its (empty) notebook
  * created, with the `.kloop/.gitignore`, so the viewer can follow the first run.
  */
-async function openViewerDatabase(studyDir: string): Promise<{ db: StudyDatabase; writable: boolean; created: boolean }> {
+async function openViewerDatabase(
+  studyDir: string,
+): Promise<{ db: StudyDatabase; writable: boolean; created: boolean }> {
   const location = studyDatabaseLocation(studyDir);
   if (isPostgresUrl(location)) {
     const created = !(await databaseExists(location));
@@ -79,12 +89,16 @@ async function openViewerDatabase(studyDir: string): Promise<{ db: StudyDatabase
   const file = studyDatabasePath(studyDir);
   const created = !existsSync(file);
   // A study this process may not write (another user's, read-only media): read it, and refuse every change up front.
-  if (!created && !isStudyWritable(studyDir)) return { db: await openDatabase(file, { readonly: true }), writable: false, created };
+  if (!created && !isStudyWritable(studyDir))
+    return { db: await openDatabase(file, { readonly: true }), writable: false, created };
   if (created) {
     try {
       createNotebookFolder(file);
     } catch (error) {
-      throw new InputError(`this study has no notebook yet and it cannot be created (${(error as NodeJS.ErrnoException).code ?? 'not writable'}): run \`kloop run\` first`, { file });
+      throw new InputError(
+        `this study has no notebook yet and it cannot be created (${(error as NodeJS.ErrnoException).code ?? 'not writable'}): run \`kloop run\` first`,
+        { file },
+      );
     }
   }
   try {
@@ -99,18 +113,26 @@ export function registerViewCommand(program: Command): void {
   program
     .command('view')
     .description(
-      'Open a local web viewer of a study on 127.0.0.1: the composite over experiments, every experiment\'s checks and per-example changes, ' +
-        'versions side by side and rollback, the corpus lifecycle, the review queue and Loop D\'s signals; it updates while a run is in progress. ' +
+      "Open a local web viewer of a study on 127.0.0.1: the composite over experiments, every experiment's checks and per-example changes, " +
+        "versions side by side and rollback, the corpus lifecycle, the review queue and Loop D's signals; it updates while a run is in progress. " +
         `Read-only unless ${DEFAULT_VIEW_TOKEN_ENV} (or --token-env NAME) holds a bearer token of 16+ characters.`,
     )
     .argument('<study>', 'study folder')
     .option('--port <n>', 'port to listen on (0 = any free port)', parsePort, DEFAULT_PORT)
     .option('--host <address>', 'interface to listen on', '127.0.0.1')
-    .option('--token-env <NAME>', 'environment variable holding the bearer token that unlocks rollback and review decisions', parseEnvName, DEFAULT_VIEW_TOKEN_ENV)
+    .option(
+      '--token-env <NAME>',
+      'environment variable holding the bearer token that unlocks rollback and review decisions',
+      parseEnvName,
+      DEFAULT_VIEW_TOKEN_ENV,
+    )
     .option('--git', 'commit activations to the git notebook (as notebook.git: true in kloop.yaml)')
     .option('--quiet', 'no progress lines on stderr')
     .option('--json', 'print one JSON line on stdout once the viewer listens: url, port, study, writable')
-    .option('--simulated', 'online studies: view the notebook of the last `kloop run --simulate` (.kloop/simulated.db), labelled SIMULATED')
+    .option(
+      '--simulated',
+      'online studies: view the notebook of the last `kloop run --simulate` (.kloop/simulated.db), labelled SIMULATED',
+    )
     .addHelpText(
       'after',
       '\nExit codes: 0 stopped by Ctrl-C or SIGTERM; 1 the notebook cannot be read; 2 bad input: no study there, a bad --port or one in use, a --host not of this machine, a token too short or unset.' +
@@ -124,15 +146,26 @@ export function registerViewCommand(program: Command): void {
       const quiet = options.quiet === true;
       const simulated = options.simulated === true;
       const online = await onlineStudyOf(studyDir, simulated);
-      const { dir, config } = online !== null ? { dir: online.dir, config: null } : await loadConfigOrNotebook(studyDir);
+      const { dir, config } =
+        online !== null ? { dir: online.dir, config: null } : await loadConfigOrNotebook(studyDir);
       const explicitTokenEnv = command.getOptionValueSource('tokenEnv') !== 'default';
-      const token = explicitTokenEnv || (process.env[options.tokenEnv] ?? '').trim() !== '' ? resolveServeToken(process.env, options.tokenEnv) : null;
+      const token =
+        explicitTokenEnv || (process.env[options.tokenEnv] ?? '').trim() !== ''
+          ? resolveServeToken(process.env, options.tokenEnv)
+          : null;
       // A simulated run's notebook is read, never changed (it is made afresh by each --simulate run).
-      const { db, writable, created } = simulated ? { db: await openDatabase(simulatedNotebook(dir), { readonly: true }), writable: false, created: false } : await openViewerDatabase(dir);
-      if (created) progress(`kloop: ${dir} has not run yet: the viewer shows the first \`kloop run\` as it goes`, quiet);
+      const { db, writable, created } = simulated
+        ? { db: await openDatabase(simulatedNotebook(dir), { readonly: true }), writable: false, created: false }
+        : await openViewerDatabase(dir);
+      if (created)
+        progress(`kloop: ${dir} has not run yet: the viewer shows the first \`kloop run\` as it goes`, quiet);
       const mirror = config !== null && gitNotebookEnabled(config, options.git) ? config : null;
       try {
-        const readOnlyNotebook = simulated ? 'this is the notebook of a SIMULATED run (kloop run --simulate): nothing in it can be changed' : writable ? undefined : `the study's notebook ${studyDatabasePath(dir)} is not writable by this viewer: activation and review decisions cannot be recorded (run kloop view as a user who may write the study)`;
+        const readOnlyNotebook = simulated
+          ? 'this is the notebook of a SIMULATED run (kloop run --simulate): nothing in it can be changed'
+          : writable
+            ? undefined
+            : `the study's notebook ${studyDatabasePath(dir)} is not writable by this viewer: activation and review decisions cannot be recorded (run kloop view as a user who may write the study)`;
         if (!writable) progress(`kloop: ${readOnlyNotebook}`, quiet);
         const server = await startViewServer({
           db,
@@ -140,29 +173,58 @@ export function registerViewCommand(program: Command): void {
           headline: headlineOfConfig(config),
           token,
           ...(readOnlyNotebook !== undefined ? { readOnlyNotebook } : {}),
-          ...(online !== null ? { loadOnline: async () => (await import('../../online/study/online-view.ts')).loadOnlineView(db, online, { simulated }), simulated } : {}),
+          ...(online !== null
+            ? {
+                loadOnline: async () =>
+                  (await import('../../online/study/online-view.ts')).loadOnlineView(db, online, { simulated }),
+                simulated,
+              }
+            : {}),
           port: options.port,
           hostname: options.host,
           ...(config !== null
-            ? { corpusPolicy: { graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions, maxShadowExposures: config.corpusPolicy.maxShadowExposures, rotateSlice: config.corpusPolicy.rotateSlice } }
+            ? {
+                corpusPolicy: {
+                  graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions,
+                  maxShadowExposures: config.corpusPolicy.maxShadowExposures,
+                  rotateSlice: config.corpusPolicy.rotateSlice,
+                },
+              }
             : {}),
           // Loop D reads intents: the signals of other tasks' studies are not available.
-          ...(config !== null && isIntentStudy(config) ? { loadSignals: async () => (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report } : {}),
+          ...(config !== null && isIntentStudy(config)
+            ? {
+                loadSignals: async () =>
+                  (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report,
+              }
+            : {}),
           ...(mirror !== null
             ? {
                 afterActivation: async () => {
                   const synced = await syncGitNotebook(db, mirror);
-                  if (synced.commits.length > 0) progress(`kloop: git notebook: ${synced.commits.length} commit(s) in ${synced.dir}`, quiet);
+                  if (synced.commits.length > 0)
+                    progress(`kloop: git notebook: ${synced.commits.length} commit(s) in ${synced.dir}`, quiet);
                 },
               }
             : {}),
         }).catch((error: unknown) => {
           throw listenFailure(error, options.host, options.port);
         });
-        if (!LOOPBACK.has(options.host)) progress(`kloop: WARNING: listening on ${options.host}, beyond this machine; the viewer speaks plain HTTP: put a TLS proxy in front`, quiet);
-        const mode = !writable ? 'read-only (the notebook is not writable)' : token === null ? `read-only (set ${options.tokenEnv} to allow rollback and review decisions)` : `changes need the bearer token from ${options.tokenEnv}`;
+        if (!LOOPBACK.has(options.host))
+          progress(
+            `kloop: WARNING: listening on ${options.host}, beyond this machine; the viewer speaks plain HTTP: put a TLS proxy in front`,
+            quiet,
+          );
+        const mode = !writable
+          ? 'read-only (the notebook is not writable)'
+          : token === null
+            ? `read-only (set ${options.tokenEnv} to allow rollback and review decisions)`
+            : `changes need the bearer token from ${options.tokenEnv}`;
         progress(`kloop: viewer for ${dir} at ${server.url}/ — ${mode}; Ctrl-C to stop`, quiet);
-        if ((options as { json?: boolean }).json === true) process.stdout.write(`${JSON.stringify({ url: `${server.url}/`, port: Number(new URL(server.url).port), study: dir, writable: token !== null && writable })}\n`);
+        if ((options as { json?: boolean }).json === true)
+          process.stdout.write(
+            `${JSON.stringify({ url: `${server.url}/`, port: Number(new URL(server.url).port), study: dir, writable: token !== null && writable })}\n`,
+          );
         await untilInterrupted();
         progress('kloop: stopping the viewer', quiet);
         await server.close();

@@ -29,28 +29,46 @@ const INTERRUPTED_EXIT_CODE = 130;
 
 function parseConcurrency(value: string): number {
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) throw new InputError(`expected a whole number ≥ 1, got "${value}"`, { field: '--concurrency' });
+  if (!Number.isInteger(parsed) || parsed < 1)
+    throw new InputError(`expected a whole number ≥ 1, got "${value}"`, { field: '--concurrency' });
   return parsed;
 }
 
 /** Runs one job: its examples through the study's evaluator (which stores each result); a transient failure fails the job, so it is retried. */
-export async function runEvaluationJob(job: EvaluationJob, evaluatorOf: (readSince: string | undefined, storedAs?: string) => Evaluator, examplesById: ReadonlyMap<string, Example>, signal?: AbortSignal): Promise<{ executed: number }> {
+export async function runEvaluationJob(
+  job: EvaluationJob,
+  evaluatorOf: (readSince: string | undefined, storedAs?: string) => Evaluator,
+  examplesById: ReadonlyMap<string, Example>,
+  signal?: AbortSignal,
+): Promise<{ executed: number }> {
   // The only other key a job may store under: the screening's scratch key of this evaluator.
-  if (job.storedAs !== undefined && job.storedAs !== scratchKey(job.fingerprint)) throw new Error(`this job stores its results under "${job.storedAs}", not a key of evaluator ${job.fingerprint}`);
+  if (job.storedAs !== undefined && job.storedAs !== scratchKey(job.fingerprint))
+    throw new Error(`this job stores its results under "${job.storedAs}", not a key of evaluator ${job.fingerprint}`);
   const evaluator = evaluatorOf(job.readSince, job.storedAs);
-  if (job.fingerprint !== evaluator.fingerprint) throw new Error(`this job is for evaluator ${job.fingerprint}, this worker has ${evaluator.fingerprint}`);
-  if (contentHash(job.artifactText) !== job.artifactHash) throw new Error('the job\'s artifact text does not match its hash');
+  if (job.fingerprint !== evaluator.fingerprint)
+    throw new Error(`this job is for evaluator ${job.fingerprint}, this worker has ${evaluator.fingerprint}`);
+  if (contentHash(job.artifactText) !== job.artifactHash)
+    throw new Error("the job's artifact text does not match its hash");
   const examples = job.exampleIds.map((id) => {
     const example = examplesById.get(id);
     if (example === undefined) throw new Error(`example ${id} is not in this worker's corpus`);
     return example;
   });
   const score = await withArtifactOverride(job.artifactText, () =>
-    evaluator.evaluate({ artifactText: job.artifactText, partition: job.partition, examples, repeats: 1, firstRepeat: job.repeat, ...(signal !== undefined ? { signal } : {}) }),
+    evaluator.evaluate({
+      artifactText: job.artifactText,
+      partition: job.partition,
+      examples,
+      repeats: 1,
+      firstRepeat: job.repeat,
+      ...(signal !== undefined ? { signal } : {}),
+    }),
   );
   if (score.transient > 0) {
     const first = score.examples.find((record) => !record.valid && record.transient === true);
-    throw new Error(`${score.transient} of ${examples.length} result(s) failed transiently (stored: the others)${first !== undefined && !first.valid ? `: ${first.message}` : ''}`);
+    throw new Error(
+      `${score.transient} of ${examples.length} result(s) failed transiently (stored: the others)${first !== undefined && !first.valid ? `: ${first.message}` : ''}`,
+    );
   }
   return { executed: examples.length };
 }
@@ -59,67 +77,105 @@ export function registerWorkerCommand(program: Command): void {
   addModelOptions(
     program
       .command('worker')
-      .description("Take a study's evaluation jobs from the job queue in its PostgreSQL database (enqueued by kloop run --workers), run the executor and write the results; on this machine or others. Stop with Ctrl-C or SIGTERM: running jobs finish first; a killed worker's jobs go to another worker.")
+      .description(
+        "Take a study's evaluation jobs from the job queue in its PostgreSQL database (enqueued by kloop run --workers), run the executor and write the results; on this machine or others. Stop with Ctrl-C or SIGTERM: running jobs finish first; a killed worker's jobs go to another worker.",
+      )
       .argument('[study]', 'study folder (its corpus, artifact and executor settings; default the current folder)', '.')
       .option('--db <url>', "the study's PostgreSQL database (default: kloop.yaml's storage)")
       .option('--concurrency <n>', 'jobs at once (default 2)', parseConcurrency)
       .option('--quiet', 'no progress lines on stderr')
-      .option('--json', 'when the worker stops, print one JSON object on stdout: study, evaluator, jobs done and failed, results executed'),
-  ).action(async (studyDir: string, options: ModelOptions & { concurrency?: number; quiet?: boolean; json?: boolean }) => {
-    const quiet = options.quiet === true;
-    if (!isPostgresUrl(studyDatabaseLocation(studyDir))) {
-      throw new InputError("kloop worker needs the study's notebook in PostgreSQL: pass --db postgres://… or set storage: in kloop.yaml (see docs/storage.md)", { field: '--db', code: 'input.storage' });
-    }
-    const session = await openStudy(studyDir, options);
-    const { study, db } = session;
-    const location = studyDatabaseLocation(study.dir);
-    const base = createStudyEvaluator(study, db);
-    const byKey = new Map<string, Evaluator>();
-    // One evaluator per (readSince, storedAs): --no-cache runs and the proposer's screening (stored under a scratch key).
-    const evaluatorOf = (readSince: string | undefined, storedAs?: string): Evaluator => {
-      if (readSince === undefined && storedAs === undefined) return base;
-      const key = `${readSince ?? ''}\u0000${storedAs ?? ''}`;
-      let evaluator = byKey.get(key);
-      if (evaluator === undefined) byKey.set(key, (evaluator = createStudyEvaluator(study, db, { ...(readSince !== undefined ? { readSince } : {}), ...(storedAs !== undefined ? { storedAs } : {}) })));
-      return evaluator;
-    };
-    const examplesById = new Map(study.corpus.map((example) => [example.id, example]));
-    const concurrency = options.concurrency ?? 2;
-    const tally = { done: 0, failed: 0, results: 0 };
-    const worker = await startEvaluationWorker({
-      location,
-      db,
-      fingerprint: base.fingerprint,
-      concurrency,
-      run: async (job, signal) => void (await runEvaluationJob(job, evaluatorOf, examplesById, signal)),
-      onJob: (event) => {
-        if (event.type === 'done') tally.done += 1;
-        if (event.type === 'failed') tally.failed += 1;
-        if (event.type === 'done') tally.results += event.job.exampleIds.length;
-        if (event.type === 'done') progress(`kloop worker: ${event.job.partition} repeat ${event.job.repeat}, ${event.job.exampleIds.length} example(s) of artifact ${event.job.artifactHash.slice(0, 12)}: done`, quiet);
-        else if (event.type === 'failed') progress(`kloop worker: ${event.job.partition} repeat ${event.job.repeat} (attempt ${event.attempt}): failed, to be retried: ${event.message ?? ''}`, quiet);
-      },
-      log: (message) => progress(`kloop worker: ${message}`, quiet),
-    });
-    progress(`kloop worker: serving evaluator ${base.fingerprint} (${study.executor.id}) of ${study.dir} on ${describeLocation(location)}, ${concurrency} job(s) at once; Ctrl-C to stop`, quiet);
-    let interrupted = false;
-    const onSignal = (): void => {
-      if (interrupted) process.exit(INTERRUPTED_EXIT_CODE);
-      interrupted = true;
-      progress('kloop worker: stopping once the running jobs are done (Ctrl-C again to quit at once; their jobs then go to another worker)', quiet);
-      void worker.stop();
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    try {
-      await worker.done;
-    } finally {
-      await worker.stop();
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      await session.close();
-    }
-    if (options.json === true) printJson({ study: study.dir, evaluator: base.fingerprint, jobs: { done: tally.done, failed: tally.failed }, results: tally.results, interrupted });
-    if (interrupted) process.exitCode = INTERRUPTED_EXIT_CODE;
-  });
+      .option(
+        '--json',
+        'when the worker stops, print one JSON object on stdout: study, evaluator, jobs done and failed, results executed',
+      ),
+  ).action(
+    async (studyDir: string, options: ModelOptions & { concurrency?: number; quiet?: boolean; json?: boolean }) => {
+      const quiet = options.quiet === true;
+      if (!isPostgresUrl(studyDatabaseLocation(studyDir))) {
+        throw new InputError(
+          "kloop worker needs the study's notebook in PostgreSQL: pass --db postgres://… or set storage: in kloop.yaml (see docs/storage.md)",
+          { field: '--db', code: 'input.storage' },
+        );
+      }
+      const session = await openStudy(studyDir, options);
+      const { study, db } = session;
+      const location = studyDatabaseLocation(study.dir);
+      const base = createStudyEvaluator(study, db);
+      const byKey = new Map<string, Evaluator>();
+      // One evaluator per (readSince, storedAs): --no-cache runs and the proposer's screening (stored under a scratch key).
+      const evaluatorOf = (readSince: string | undefined, storedAs?: string): Evaluator => {
+        if (readSince === undefined && storedAs === undefined) return base;
+        const key = `${readSince ?? ''}\u0000${storedAs ?? ''}`;
+        let evaluator = byKey.get(key);
+        if (evaluator === undefined)
+          byKey.set(
+            key,
+            (evaluator = createStudyEvaluator(study, db, {
+              ...(readSince !== undefined ? { readSince } : {}),
+              ...(storedAs !== undefined ? { storedAs } : {}),
+            })),
+          );
+        return evaluator;
+      };
+      const examplesById = new Map(study.corpus.map((example) => [example.id, example]));
+      const concurrency = options.concurrency ?? 2;
+      const tally = { done: 0, failed: 0, results: 0 };
+      const worker = await startEvaluationWorker({
+        location,
+        db,
+        fingerprint: base.fingerprint,
+        concurrency,
+        run: async (job, signal) => void (await runEvaluationJob(job, evaluatorOf, examplesById, signal)),
+        onJob: (event) => {
+          if (event.type === 'done') tally.done += 1;
+          if (event.type === 'failed') tally.failed += 1;
+          if (event.type === 'done') tally.results += event.job.exampleIds.length;
+          if (event.type === 'done')
+            progress(
+              `kloop worker: ${event.job.partition} repeat ${event.job.repeat}, ${event.job.exampleIds.length} example(s) of artifact ${event.job.artifactHash.slice(0, 12)}: done`,
+              quiet,
+            );
+          else if (event.type === 'failed')
+            progress(
+              `kloop worker: ${event.job.partition} repeat ${event.job.repeat} (attempt ${event.attempt}): failed, to be retried: ${event.message ?? ''}`,
+              quiet,
+            );
+        },
+        log: (message) => progress(`kloop worker: ${message}`, quiet),
+      });
+      progress(
+        `kloop worker: serving evaluator ${base.fingerprint} (${study.executor.id}) of ${study.dir} on ${describeLocation(location)}, ${concurrency} job(s) at once; Ctrl-C to stop`,
+        quiet,
+      );
+      let interrupted = false;
+      const onSignal = (): void => {
+        if (interrupted) process.exit(INTERRUPTED_EXIT_CODE);
+        interrupted = true;
+        progress(
+          'kloop worker: stopping once the running jobs are done (Ctrl-C again to quit at once; their jobs then go to another worker)',
+          quiet,
+        );
+        void worker.stop();
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        await worker.done;
+      } finally {
+        await worker.stop();
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        await session.close();
+      }
+      if (options.json === true)
+        printJson({
+          study: study.dir,
+          evaluator: base.fingerprint,
+          jobs: { done: tally.done, failed: tally.failed },
+          results: tally.results,
+          interrupted,
+        });
+      if (interrupted) process.exitCode = INTERRUPTED_EXIT_CODE;
+    },
+  );
 }

@@ -48,7 +48,10 @@ const EXERCISE_HEADING =
   /^(?:task|tasks|exercise|exercises|assignment|question|questions|instructions?|step|part|deliverables?|hints?|subtask)(?:\s+(?:\d+|[a-z]|[ivx]+))?[\s.:)\-–]*$/i;
 
 const MODELLING_VOCABULARY: readonly [RegExp, string][] = [
-  [/\b(?:class|uml|er|entity[- ]relationship|object|domain[- ]model|sequence|state|activity)\s+diagrams?\b/i, 'mentions the diagram to produce'],
+  [
+    /\b(?:class|uml|er|entity[- ]relationship|object|domain[- ]model|sequence|state|activity)\s+diagrams?\b/i,
+    'mentions the diagram to produce',
+  ],
   [/\buml\b/i, 'mentions UML'],
   [/\buse[- ]cases?\b/i, 'mentions use cases'],
   [/\bthis\s+(?:exercise|exam|assignment)\b/i, 'refers to the exercise'],
@@ -65,7 +68,8 @@ const INSTRUCTION_VERB =
   /^(?:please\s+)?(?:first|then|next|finally|now|also)?[,\s]*(?:create|draw|design|model|formali[sz]e|write(?:\s+down)?|construct|build|develop|produce|complete|extend|revise|identify|assign|use|ignore|add|include|make\s+sure|list|specify|define|give|show|indicate|derive|translate|convert|sketch|annotate|label|refine)\b/i;
 const MODELLING_OBJECT =
   /\b(?:diagrams?|generali[sz]ations?|speciali[sz]ations?|inheritance|multiplicit(?:y|ies)|cardinalit(?:y|ies)|visibilit(?:y|ies)|solution|fsms?|(?:classes|attributes|associations|operations)\s+and\s+(?:their\s+)?(?:attributes|associations|relationships|operations|multiplicities))\b/i;
-const FRAMING = /\bthe\s+following\s+(?:specification|description|information|text|case|situation|requirements|scenario|story)\b.*:\s*$/i;
+const FRAMING =
+  /\bthe\s+following\s+(?:specification|description|information|text|case|situation|requirements|scenario|story)\b.*:\s*$/i;
 
 const ABBREVIATIONS = /\b(?:e\.g|i\.e|etc|vs|mr|mrs|ms|dr|no|nr|approx|cf|incl|resp|st)\.$/i;
 
@@ -91,7 +95,8 @@ export function instructionReason(sentence: string): string | undefined {
   if (text === '') return undefined;
   for (const [pattern, reason] of MODELLING_VOCABULARY) if (pattern.test(text)) return reason;
   if (/^model\s+(?:the|this)\s+following\b/i.test(text)) return 'instruction to the student';
-  if (/^read\s+(?:the|this)\b.*\b(?:case|text|description|carefully)\b/i.test(text)) return 'instruction to the student';
+  if (/^read\s+(?:the|this)\b.*\b(?:case|text|description|carefully)\b/i.test(text))
+    return 'instruction to the student';
   if (INSTRUCTION_VERB.test(text) && MODELLING_OBJECT.test(text)) return 'instruction to the student';
   if (FRAMING.test(text)) return 'framing sentence introducing the description';
   return undefined;

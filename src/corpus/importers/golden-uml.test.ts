@@ -55,21 +55,42 @@ describe('importGoldenUmlCase', () => {
     expect(example?.expected.appType).toBeUndefined();
     expect(example?.expected.behaviors).toBeUndefined();
     expect(example?.expected.projections).toBeUndefined();
-    expect(example?.expected.entities?.map((entity) => entity.name)).toEqual(['Owner', 'Pet', 'Staff', 'Vet', 'Visit', 'Invoice']);
+    expect(example?.expected.entities?.map((entity) => entity.name)).toEqual([
+      'Owner',
+      'Pet',
+      'Staff',
+      'Vet',
+      'Visit',
+      'Invoice',
+    ]);
     expect(example?.expected.relations).toContainEqual({ from: 'Vet', to: 'Staff', kind: 'is_a' });
-    expect(example?.expected.relations).toContainEqual({ from: 'Visit', to: 'Invoice', kind: 'composition', cardinality: 'one_to_one' });
+    expect(example?.expected.relations).toContainEqual({
+      from: 'Visit',
+      to: 'Invoice',
+      kind: 'composition',
+      cardinality: 'one_to_one',
+    });
   });
 
   it('strips exercise instructions from the goal and reports them', () => {
     expect(example?.goal.startsWith('A vet clinic treats pets.')).toBe(true);
     expect(example?.goal).not.toMatch(/class diagram/i);
     expect(report.stripped).toEqual([
-      { line: 1, text: 'Create a UML class diagram for the following case.', reason: 'mentions the diagram to produce' },
+      {
+        line: 1,
+        text: 'Create a UML class diagram for the following case.',
+        reason: 'mentions the diagram to produce',
+      },
     ]);
   });
 
   it('reports counts, enums, the association class and why appType is left out', () => {
-    expect(report).toMatchObject({ caseId: 'VetClinic', exampleId: 'golden-uml:VetClinic', domain: 'Healthcare', entityCount: 6 });
+    expect(report).toMatchObject({
+      caseId: 'VetClinic',
+      exampleId: 'golden-uml:VetClinic',
+      domain: 'Healthcare',
+      entityCount: 6,
+    });
     expect(report.relationCount).toBe(example?.expected.relations?.length);
     expect(report.skipped).toEqual(['line 14: association Pet → Species: Species is an enum']);
     expect(report.notes.some((note) => note.startsWith('appType left out: domain "Healthcare"'))).toBe(true);
@@ -78,7 +99,9 @@ describe('importGoldenUmlCase', () => {
   });
 
   it('uses a domain table entry when one is given, and says when a label is not in the table', () => {
-    const mapped = importGoldenUmlCase(CASE, { domainAppTypes: { Healthcare: { appType: 'booking', reason: 'test table' } } });
+    const mapped = importGoldenUmlCase(CASE, {
+      domainAppTypes: { Healthcare: { appType: 'booking', reason: 'test table' } },
+    });
     expect(mapped.example?.expected.appType).toBe('booking');
     const unknown = importGoldenUmlCase({ ...CASE, metadata: 'domain: Astronomy\n' });
     expect(unknown.example?.expected.appType).toBeUndefined();
@@ -91,7 +114,9 @@ describe('importGoldenUmlCase', () => {
     expect(noDiagram.report.skipped).toContain('plantuml.txt missing: no gold, no example');
     const onlyInstructions = importGoldenUmlCase({ ...CASE, description: 'Create a class diagram.' });
     expect(onlyInstructions.example).toBeUndefined();
-    expect(onlyInstructions.report.skipped).toContain('the description is empty once instructions are stripped: no example');
+    expect(onlyInstructions.report.skipped).toContain(
+      'the description is empty once instructions are stripped: no example',
+    );
     const onlyEnums = importGoldenUmlCase({ ...CASE, plantUml: 'enum Colour { RED }' });
     expect(onlyEnums.example).toBeUndefined();
     expect(onlyEnums.report.skipped).toContain('the diagram yields no entity');

@@ -48,7 +48,9 @@ export interface DomainAppType {
  * Labels not listed here get no app type either.
  */
 export const DOMAIN_APP_TYPES: Readonly<Record<string, DomainAppType>> = Object.freeze({
-  Sales: { reason: 'is a sales system, which may be an ecommerce, crm, marketplace or inventory application, or none of them' },
+  Sales: {
+    reason: 'is a sales system, which may be an ecommerce, crm, marketplace or inventory application, or none of them',
+  },
   'Business Services': { reason: 'is a sector, not a kind of application' },
   'Media and Publishing': { reason: 'covers games and media catalogues as well as content_publishing' },
   'Personal Activities': { reason: 'covers events, membership and booking applications alike' },
@@ -121,13 +123,20 @@ export function importGoldenUmlCase(
   options: GoldenUmlOptions = {},
 ): { example?: IntentExampleRecord; report: GoldenUmlReport } {
   const domainAppTypes = options.domainAppTypes ?? DOMAIN_APP_TYPES;
-  const report: GoldenUmlReport = { caseId: input.caseId, entityCount: 0, relationCount: 0, skipped: [], notes: [], stripped: [] };
+  const report: GoldenUmlReport = {
+    caseId: input.caseId,
+    entityCount: 0,
+    relationCount: 0,
+    skipped: [],
+    notes: [],
+    stripped: [],
+  };
   if (input.plantUml === undefined) report.skipped.push('plantuml.txt missing: no gold, no example');
   if (input.description === undefined) report.skipped.push('description.md missing: no goal, no example');
   if (input.metadata === undefined) report.notes.push('metadata.txt missing: no domain label');
 
   const metadata = parseCaseMetadata(input.metadata ?? '');
-  const domain = metadata['domain']?.trim() || undefined;
+  const domain = metadata.domain?.trim() || undefined;
   if (domain !== undefined) report.domain = domain;
   const expected: ExpectedIntent = {};
   if (domain === undefined) report.notes.push('appType left out: no domain label');
@@ -191,12 +200,15 @@ export function importGoldenUml(dir: string, options: GoldenUmlOptions = {}): Go
     .sort((a, b) => a.localeCompare(b, 'en'));
   for (const caseId of folders) {
     const folder = path.join(dir, caseId);
-    const { example, report } = importGoldenUmlCase({
-      caseId,
-      description: readOptional(path.join(folder, 'description.md')),
-      plantUml: readOptional(path.join(folder, 'plantuml.txt')),
-      metadata: readOptional(path.join(folder, 'metadata.txt')),
-    }, options);
+    const { example, report } = importGoldenUmlCase(
+      {
+        caseId,
+        description: readOptional(path.join(folder, 'description.md')),
+        plantUml: readOptional(path.join(folder, 'plantuml.txt')),
+        metadata: readOptional(path.join(folder, 'metadata.txt')),
+      },
+      options,
+    );
     if (example !== undefined) examples.push(example);
     reports.push(report);
   }

@@ -48,8 +48,13 @@ export function parseHeader(rest: string): Header | undefined {
     } else if ((match = /^<<(.+?)>>/.exec(text)) !== null) {
       const stereotype = (match[1] ?? '').replace(/^\s*\([^)]*\)\s*/, '').trim();
       if (stereotype !== '') header.stereotypes.push(stereotype);
-    } else if ((match = /^(extends|implements)\s+(.+?)(?=\s*(?:\{|#|<<|\bextends\b|\bimplements\b|$))/.exec(text)) !== null) {
-      const names = (match[2] ?? '').split(',').map((name) => unquote(name.replace(/<[^<>]*>/g, ''))).filter(Boolean);
+    } else if (
+      (match = /^(extends|implements)\s+(.+?)(?=\s*(?:\{|#|<<|\bextends\b|\bimplements\b|$))/.exec(text)) !== null
+    ) {
+      const names = (match[2] ?? '')
+        .split(',')
+        .map((name) => unquote(name.replace(/<[^<>]*>/g, '')))
+        .filter(Boolean);
       header.parents[match[1] === 'extends' ? 'extends' : 'implements'].push(...names);
     } else if ((match = /^#{1,2}(?:\[[^\]]*\])?[\w#]*(?:[;/][\w#:.]*)*/.exec(text)) !== null && match[0].length > 1) {
       // A colour or line-style spec: layout only.

@@ -140,8 +140,10 @@ export function parseLink(trimmed: string): LinkReading | undefined {
   const plain = (head: string): boolean => head === '' || head === '<' || head === '>' || head === 'x';
 
   if (leftHead === '<|' || rightHead === '|>') {
-    if (leftHead === '<|' && rightHead !== '') return { type: 'unreadable', reason: `conflicting arrow heads ${heads}` };
-    if (rightHead === '|>' && leftHead !== '') return { type: 'unreadable', reason: `conflicting arrow heads ${heads}` };
+    if (leftHead === '<|' && rightHead !== '')
+      return { type: 'unreadable', reason: `conflicting arrow heads ${heads}` };
+    if (rightHead === '|>' && leftHead !== '')
+      return { type: 'unreadable', reason: `conflicting arrow heads ${heads}` };
     return leftHead === '<|' ? relation('inheritance', right, left) : relation('inheritance', left, right);
   }
   for (const [head, kind] of [

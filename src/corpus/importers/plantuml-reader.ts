@@ -255,7 +255,9 @@ export class PlantUmlReader {
       open({ text: '', alias: match[2] ?? '', attachedTo: [], line }, inline);
     } else if ((match = /^as\s+(\S+)\s*(?:#\S+)?$/.exec(rest)) !== null) {
       open({ text: '', alias: match[1] ?? '', attachedTo: [], line }, undefined);
-    } else if ((match = /^(?:(?:left|right|top|bottom)\s+)?on\s+link\s*(?:#\S+\s*)?(?::\s*(.*))?$/.exec(rest)) !== null) {
+    } else if (
+      (match = /^(?:(?:left|right|top|bottom)\s+)?on\s+link\s*(?:#\S+\s*)?(?::\s*(.*))?$/.exec(rest)) !== null
+    ) {
       if (this.lastLinkLine === undefined) {
         this.unread(line, text, 'note on link before any link');
         return;
@@ -321,7 +323,11 @@ export class PlantUmlReader {
       if (link.type === 'unreadable') return this.unread(line, trimmed, link.reason);
       this.lastLinkLine = line;
       if (link.type === 'association-class') {
-        this.pending.push({ type: 'association-class', value: { ends: [...link.ends], cls: link.cls, line }, text: trimmed });
+        this.pending.push({
+          type: 'association-class',
+          value: { ends: [...link.ends], cls: link.cls, line },
+          text: trimmed,
+        });
         return;
       }
       const { type: _type, ...relation } = link;
@@ -350,11 +356,13 @@ export class PlantUmlReader {
       const word = (match[1] ?? '').toLowerCase();
       const rest = (match[2] ?? '').trim();
       const blockStart = word === 'legend' ? /^(?:(?:top|bottom|left|right|center)\s*)*$/i.test(rest) : rest === '';
-      if (blockStart) this.mode = { type: 'skip', until: new RegExp(`^end\\s*${word}$`, 'i'), line, what: `${word} block` };
+      if (blockStart)
+        this.mode = { type: 'skip', until: new RegExp(`^end\\s*${word}$`, 'i'), line, what: `${word} block` };
       return;
     }
     if (trimmed.startsWith('!')) return this.unread(line, trimmed, 'preprocessor directive not evaluated');
-    if ((match = CONTAINER.exec(trimmed)) !== null) return this.openContainer(match[1] ?? '', match[2] ?? '', line, trimmed);
+    if ((match = CONTAINER.exec(trimmed)) !== null)
+      return this.openContainer(match[1] ?? '', match[2] ?? '', line, trimmed);
     if (/^together\s*\{$/.test(trimmed)) return this.openContainer('together', '', line, trimmed);
     if ((match = /^note\s+(.*)$/.exec(trimmed)) !== null) return this.note(match[1] ?? '', line, trimmed);
     if ((match = DECLARATION.exec(trimmed)) !== null) {
@@ -413,9 +421,13 @@ export class PlantUmlReader {
       if (item.type === 'association-class') {
         const { value } = item;
         const note = this.resolve(value.cls)?.kind === 'note' ? this.noteByAlias(value.cls) : undefined;
-        const ends: [string, string] = [this.canonical(value.ends[0], value.line), this.canonical(value.ends[1], value.line)];
+        const ends: [string, string] = [
+          this.canonical(value.ends[0], value.line),
+          this.canonical(value.ends[1], value.line),
+        ];
         if (note !== undefined) note.attachedTo.push({ kind: 'association', ends });
-        else this.diagram.associationClasses.push({ ends, cls: this.canonical(value.cls, value.line), line: value.line });
+        else
+          this.diagram.associationClasses.push({ ends, cls: this.canonical(value.cls, value.line), line: value.line });
         continue;
       }
       const { relation } = item;

@@ -53,7 +53,15 @@ describe('parsePlantUml: declarations', () => {
 
   it('reads enums as value sets, not classes: one value per line, comma lists and inline bodies', () => {
     const diagram = parsePlantUml(
-      wrap('enum VisitStatus <<enum>> {', '  Planned', '  Done,', '  Cancelled = 3', '  ...', '}', 'enum Size { SMALL, LARGE }'),
+      wrap(
+        'enum VisitStatus <<enum>> {',
+        '  Planned',
+        '  Done,',
+        '  Cancelled = 3',
+        '  ...',
+        '}',
+        'enum Size { SMALL, LARGE }',
+      ),
     );
     expect(diagram.classes).toEqual([]);
     expect(diagram.enums.map((item) => [item.name, item.values, item.stereotypes, item.line])).toEqual([
@@ -64,7 +72,10 @@ describe('parsePlantUml: declarations', () => {
 
   it('reads stereotypes, generics, colours and extends/implements in a declaration', () => {
     const diagram = parsePlantUml(
-      wrap('class Therapist<T> <<Person>> <<(P,#FF7700) Staff>> #lightblue extends Employee implements Billable, Rated {', '}'),
+      wrap(
+        'class Therapist<T> <<Person>> <<(P,#FF7700) Staff>> #lightblue extends Employee implements Billable, Rated {',
+        '}',
+      ),
     );
     const therapist = diagram.classes[0];
     expect(therapist?.name).toBe('Therapist');
@@ -79,21 +90,36 @@ describe('parsePlantUml: declarations', () => {
 
   it('reads quoted names with aliases both ways and resolves links through the alias', () => {
     const diagram = parsePlantUml(
-      wrap('class "Treatment Plan" as TP', 'class RX as "Prescription Line"', 'TP "1" *-- "*" RX', '"Treatment Plan" --> Patient'),
+      wrap(
+        'class "Treatment Plan" as TP',
+        'class RX as "Prescription Line"',
+        'TP "1" *-- "*" RX',
+        '"Treatment Plan" --> Patient',
+      ),
     );
     expect(diagram.classes.map((cls) => [cls.name, cls.alias])).toEqual([
       ['Treatment Plan', 'TP'],
       ['Prescription Line', 'RX'],
       ['Patient', undefined],
     ]);
-    expect(relation(diagram, 0)).toMatchObject({ from: 'Treatment Plan', to: 'Prescription Line', kind: 'composition' });
+    expect(relation(diagram, 0)).toMatchObject({
+      from: 'Treatment Plan',
+      to: 'Prescription Line',
+      kind: 'composition',
+    });
     expect(relation(diagram, 1)).toMatchObject({ from: 'Treatment Plan', to: 'Patient', kind: 'association' });
   });
 
   it('adds members written as `Name : member` and creates the class when needed', () => {
     const diagram = parsePlantUml(wrap('class Room', 'Room : int capacity', 'Room : book()', 'Desk : String label'));
-    expect(diagram.classes.find((cls) => cls.name === 'Room')).toMatchObject({ attributes: ['int capacity'], methods: ['book()'] });
-    expect(diagram.classes.find((cls) => cls.name === 'Desk')).toMatchObject({ implicit: true, attributes: ['String label'] });
+    expect(diagram.classes.find((cls) => cls.name === 'Room')).toMatchObject({
+      attributes: ['int capacity'],
+      methods: ['book()'],
+    });
+    expect(diagram.classes.find((cls) => cls.name === 'Desk')).toMatchObject({
+      implicit: true,
+      attributes: ['String label'],
+    });
   });
 
   it('merges a class that is declared twice and a link-created class that is declared later', () => {
@@ -139,19 +165,44 @@ describe('parsePlantUml: links', () => {
 
   it('reads multiplicities on either side, with or without spaces, and keeps them with their end', () => {
     const diagram = parsePlantUml(
-      wrap('Clinic "1" -- "0..*" Room', 'Clinic"1"--"1..*"Doctor', 'Clinic --> "4" Nurse', 'Patient "*" --* "1" Clinic'),
+      wrap(
+        'Clinic "1" -- "0..*" Room',
+        'Clinic"1"--"1..*"Doctor',
+        'Clinic --> "4" Nurse',
+        'Patient "*" --* "1" Clinic',
+      ),
     );
-    expect(relation(diagram, 0)).toMatchObject({ from: 'Clinic', to: 'Room', fromMultiplicity: '1', toMultiplicity: '0..*' });
-    expect(relation(diagram, 1)).toMatchObject({ from: 'Clinic', to: 'Doctor', fromMultiplicity: '1', toMultiplicity: '1..*' });
+    expect(relation(diagram, 0)).toMatchObject({
+      from: 'Clinic',
+      to: 'Room',
+      fromMultiplicity: '1',
+      toMultiplicity: '0..*',
+    });
+    expect(relation(diagram, 1)).toMatchObject({
+      from: 'Clinic',
+      to: 'Doctor',
+      fromMultiplicity: '1',
+      toMultiplicity: '1..*',
+    });
     expect(relation(diagram, 2)).toMatchObject({ from: 'Clinic', to: 'Nurse', toMultiplicity: '4' });
     expect(relation(diagram, 2).fromMultiplicity).toBeUndefined();
     // composition normalised to whole → part: the multiplicities travel with their ends
-    expect(relation(diagram, 3)).toMatchObject({ from: 'Clinic', to: 'Patient', fromMultiplicity: '1', toMultiplicity: '*' });
+    expect(relation(diagram, 3)).toMatchObject({
+      from: 'Clinic',
+      to: 'Patient',
+      fromMultiplicity: '1',
+      toMultiplicity: '*',
+    });
   });
 
   it('reads labels after a colon and drops reading-direction markers', () => {
     const diagram = parsePlantUml(
-      wrap('Doctor "1" -- "*" Patient : treats >', 'Doctor -- Nurse : < supervises', 'Doctor -- Ward: heads', 'Doctor <|-- Surgeon : {disjoint}'),
+      wrap(
+        'Doctor "1" -- "*" Patient : treats >',
+        'Doctor -- Nurse : < supervises',
+        'Doctor -- Ward: heads',
+        'Doctor <|-- Surgeon : {disjoint}',
+      ),
     );
     expect(diagram.relations.map((item) => item.label)).toEqual(['treats', 'supervises', 'heads', '{disjoint}']);
   });
@@ -296,7 +347,13 @@ describe('parsePlantUml: notes, packages and layout statements', () => {
 
   it("ignores ' comments and /' block comments '/, inline or over several lines", () => {
     const diagram = parsePlantUml(
-      wrap("' class Hidden", "/' class AlsoHidden", "   class StillHidden '/", "class Visible /' trailing '/", "  ' indented comment"),
+      wrap(
+        "' class Hidden",
+        "/' class AlsoHidden",
+        "   class StillHidden '/",
+        "class Visible /' trailing '/",
+        "  ' indented comment",
+      ),
     );
     expect(diagram.classes.map((cls) => cls.name)).toEqual(['Visible']);
     expect(diagram.unread).toEqual([]);

@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readCandidateRecords } from '../admission.ts';
-import { corpusFormatOf, formatFieldPath, importPublicFormat, parsePublicFormat, readCorpusFile, readLocatedCorpusFile } from './public-format.ts';
+import {
+  corpusFormatOf,
+  formatFieldPath,
+  importPublicFormat,
+  parsePublicFormat,
+  readCorpusFile,
+  readLocatedCorpusFile,
+} from './public-format.ts';
 
 const folder = mkdtempSync(path.join(tmpdir(), 'kloop-public-format-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -32,7 +39,13 @@ const VALID_YAML = `examples:
 `;
 
 const record = (overrides: Record<string, unknown> = {}): string =>
-  JSON.stringify({ id: 'crm-1', goal: 'A sales team tracks leads.', expected: { appType: 'crm' }, partition: 'anchor', ...overrides });
+  JSON.stringify({
+    id: 'crm-1',
+    goal: 'A sales team tracks leads.',
+    expected: { appType: 'crm' },
+    partition: 'anchor',
+    ...overrides,
+  });
 
 describe('readCorpusFile: valid files', () => {
   it('reads YAML (mapping with examples, or a bare list), JSONL and JSON by extension', () => {
@@ -42,7 +55,9 @@ describe('readCorpusFile: valid files', () => {
     expect(yaml.examples.map((example) => example.id)).toEqual(['clinic-1', 'shop-1']);
     expect(yaml.examples[1]?.tags).toEqual([]);
 
-    const list = readCorpusFile(write('list.yml', `- id: a\n  goal: text\n  expected: { appType: crm }\n  partition: shadow\n`));
+    const list = readCorpusFile(
+      write('list.yml', `- id: a\n  goal: text\n  expected: { appType: crm }\n  partition: shadow\n`),
+    );
     expect(list.ok && list.examples.length).toBe(1);
 
     const jsonl = readCorpusFile(write('corpus.jsonl', `${record()}\n\n${record({ id: 'crm-2' })}\r\n`));
@@ -79,13 +94,17 @@ describe('readLocatedCorpusFile: the line each record starts on, from the same p
     const read = readCandidateRecords(file);
     return read.ok ? read.records.map((candidate) => candidate.line) : [];
   };
-  const item = (id: string): string => `id: ${id}\n  goal: A bakery sells cakes online.\n  expected: { appType: ecommerce }\n  partition: shadow`;
+  const item = (id: string): string =>
+    `id: ${id}\n  goal: A bakery sells cakes online.\n  expected: { appType: ecommerce }\n  partition: shadow`;
 
   it('gives the line of each YAML list item (first key, or a flow bracket), as the located parse does', () => {
     const files = [
       write('lines-wrapped.yaml', VALID_YAML),
       write('lines-next-line.yaml', `# corpus\n-\n  ${item('a')}\n\n-\n  # a comment\n  ${item('b')}\n`),
-      write('lines-props.yaml', `---\n- &first\n  ${item('a')}\n- !!map { id: b, goal: A bakery sells cakes., expected: { appType: ecommerce }, partition: shadow }\n- &key ${item('c')}\n`),
+      write(
+        'lines-props.yaml',
+        `---\n- &first\n  ${item('a')}\n- !!map { id: b, goal: A bakery sells cakes., expected: { appType: ecommerce }, partition: shadow }\n- &key ${item('c')}\n`,
+      ),
       write('lines-crlf.yaml', `\uFEFF- ${item('a')}\n- ${item('b')}\n`.replace(/\n/g, '\r\n')),
       write('lines.json', `[\n  ${record()},\n\n  ${record({ id: 'crm-2' })}]\n`),
       write('lines-wrapped.json', `{"examples": [${record()},\n${record({ id: 'crm-2' })}]}`),
@@ -103,7 +122,11 @@ describe('readLocatedCorpusFile: the line each record starts on, from the same p
   });
 
   it('gives no line for an empty file (read by the located parser)', () => {
-    expect(readLocatedCorpusFile(write('lines-empty.yaml', '# nothing yet\n'))).toEqual({ ok: true, examples: [], lines: [] });
+    expect(readLocatedCorpusFile(write('lines-empty.yaml', '# nothing yet\n'))).toEqual({
+      ok: true,
+      examples: [],
+      lines: [],
+    });
   });
 
   it('returns the examples readCorpusFile returns', () => {
@@ -114,16 +137,20 @@ describe('readLocatedCorpusFile: the line each record starts on, from the same p
 });
 
 describe('readCorpusFile: errors name the file, line and field', () => {
-  it('counts a goal\'s length in characters (code points), as its ceiling does', () => {
+  it("counts a goal's length in characters (code points), as its ceiling does", () => {
     // 15 000 emoji are 15 000 characters (30 000 UTF-16 units): within the 20 000-character ceiling.
-    const fits = readCorpusFile(write('emoji-fits.jsonl', `${record({ goal: `A sales team tracks leads. ${'😀'.repeat(15_000)}` })}\n`));
+    const fits = readCorpusFile(
+      write('emoji-fits.jsonl', `${record({ goal: `A sales team tracks leads. ${'😀'.repeat(15_000)}` })}\n`),
+    );
     expect(fits.ok).toBe(true);
     const goal = `${'😀'.repeat(15_000)}${'x'.repeat(5_001)}`;
     const file = write('emoji-long.jsonl', `${record({ goal })}\n`);
     const result = readCorpusFile(file);
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.errors).toEqual([{ file, line: 1, field: 'goal', message: '20001 characters, above the limit of 20000 characters' }]);
+    expect(result.errors).toEqual([
+      { file, line: 1, field: 'goal', message: '20001 characters, above the limit of 20000 characters' },
+    ]);
   });
 
   it('reports a YAML syntax error with its line', () => {
@@ -153,7 +180,10 @@ describe('readCorpusFile: errors name the file, line and field', () => {
   });
 
   it('reports a value outside a closed vocabulary with its line and field', () => {
-    const file = write('vocabulary.yaml', VALID_YAML.replace('          role: commitment', '          role: appointment'));
+    const file = write(
+      'vocabulary.yaml',
+      VALID_YAML.replace('          role: commitment', '          role: appointment'),
+    );
     const result = readCorpusFile(file);
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -165,7 +195,9 @@ describe('readCorpusFile: errors name the file, line and field', () => {
   it('reports a missing required field at the line of its record', () => {
     const file = write('missing.yaml', VALID_YAML.replace('    partition: shadow\n', ''));
     const result = readCorpusFile(file);
-    expect(!result.ok && result.errors).toEqual([{ file, line: 12, field: 'partition', message: 'missing required field "partition"' }]);
+    expect(!result.ok && result.errors).toEqual([
+      { file, line: 12, field: 'partition', message: 'missing required field "partition"' },
+    ]);
   });
 
   it('reports duplicate ids within a file at the second occurrence (YAML and JSONL)', () => {
@@ -184,7 +216,12 @@ describe('readCorpusFile: errors name the file, line and field', () => {
   it('reports JSONL errors with the line of the record', () => {
     const file = write(
       'errors.jsonl',
-      [record(), '{"id": "broken",', record({ id: 'x-2', expected: { appType: 'spaceship' } }), record({ id: 'x-3', extra: 1 })].join('\n'),
+      [
+        record(),
+        '{"id": "broken",',
+        record({ id: 'x-2', expected: { appType: 'spaceship' } }),
+        record({ id: 'x-3', extra: 1 }),
+      ].join('\n'),
     );
     const result = importPublicFormat(file, 'jsonl');
     expect(result.ok).toBe(false);
@@ -203,21 +240,33 @@ describe('readCorpusFile: errors name the file, line and field', () => {
     const result = readCorpusFile(file);
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.errors).toEqual([{ file, line: 2, message: `${file} is not valid UTF-8 (first invalid byte sequence on line 2)` }]);
+    expect(result.errors).toEqual([
+      { file, line: 2, message: `${file} is not valid UTF-8 (first invalid byte sequence on line 2)` },
+    ]);
   });
 
   it('refuses a wrong root shape, unknown top-level keys, unknown extensions and missing files', () => {
     expect(parsePublicFormat('just a string\n', 'yaml', 'x.yaml')).toEqual({
       ok: false,
-      errors: [{ file: 'x.yaml', line: 1, message: 'the file must hold a list of examples or a mapping with "examples"' }],
+      errors: [
+        { file: 'x.yaml', line: 1, message: 'the file must hold a list of examples or a mapping with "examples"' },
+      ],
     });
     const topLevel = parsePublicFormat('version: 2\nexamples: []\n', 'yaml', 'y.yaml');
     expect(!topLevel.ok && topLevel.errors).toEqual([
-      { file: 'y.yaml', line: 1, field: 'version', message: 'unknown top-level field "version" (expected only "examples")' },
+      {
+        file: 'y.yaml',
+        line: 1,
+        field: 'version',
+        message: 'unknown top-level field "version" (expected only "examples")',
+      },
     ]);
     expect(readCorpusFile('corpus.csv')).toMatchObject({ ok: false, errors: [{ file: 'corpus.csv' }] });
     const missing = readCorpusFile(path.join(folder, 'nope.yaml'));
     // The file is the error's location: the message does not name it again ("kloop: f: f does not exist").
-    expect(!missing.ok && missing.errors[0]).toEqual({ file: path.join(folder, 'nope.yaml'), message: 'the file does not exist' });
+    expect(!missing.ok && missing.errors[0]).toEqual({
+      file: path.join(folder, 'nope.yaml'),
+      message: 'the file does not exist',
+    });
   });
 });

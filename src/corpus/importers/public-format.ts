@@ -45,7 +45,9 @@ export interface CorpusFileError {
 export type CorpusFileResult = { ok: true; examples: Example[] } | { ok: false; errors: CorpusFileError[] };
 
 /** {@link CorpusFileResult} with the 1-based line each example's record starts on (`lines[i]` for `examples[i]`). */
-export type LocatedCorpusFileResult = { ok: true; examples: Example[]; lines: Array<number | undefined> } | { ok: false; errors: CorpusFileError[] };
+export type LocatedCorpusFileResult =
+  | { ok: true; examples: Example[]; lines: Array<number | undefined> }
+  | { ok: false; errors: CorpusFileError[] };
 
 type PathSegment = string | number;
 
@@ -80,7 +82,9 @@ function decodeUtf8(bytes: Uint8Array, file: string): { text: string } | { error
       try {
         new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(start, index));
       } catch {
-        return { error: { file, line, message: `${file} is not valid UTF-8 (first invalid byte sequence on line ${line})` } };
+        return {
+          error: { file, line, message: `${file} is not valid UTF-8 (first invalid byte sequence on line ${line})` },
+        };
       }
       line += 1;
       start = index + 1;
@@ -106,10 +110,16 @@ function recordIssues(value: unknown, format: ExampleFormat): { example?: Exampl
     } else if (isMissing(value, path)) {
       issues.push({ path, message: `missing required field "${String(path.at(-1))}"` });
     } else if (issue.code === 'invalid_value') {
-      issues.push({ path, message: `unknown value ${JSON.stringify(valueAt(value, path))}; expected one of ${issue.values.map((allowed) => JSON.stringify(allowed)).join(', ')}` });
+      issues.push({
+        path,
+        message: `unknown value ${JSON.stringify(valueAt(value, path))}; expected one of ${issue.values.map((allowed) => JSON.stringify(allowed)).join(', ')}`,
+      });
     } else if (issue.code === 'too_big' && issue.origin === 'string') {
       const found = valueAt(value, path);
-      issues.push({ path, message: `${typeof found === 'string' ? `${characterCount(found)} characters` : 'too long'}, above the limit of ${String(issue.maximum)} characters` });
+      issues.push({
+        path,
+        message: `${typeof found === 'string' ? `${characterCount(found)} characters` : 'too long'}, above the limit of ${String(issue.maximum)} characters`,
+      });
     } else issues.push({ path, message: issue.message });
   }
   return { issues };
@@ -187,12 +197,18 @@ function parseJsonLines(text: string, file: string, format: ExampleFormat): Loca
     }
     const { example, issues } = recordIssues(value, format);
     for (const issue of issues) {
-      errors.push({ file, line, ...(issue.path.length > 0 ? { field: formatFieldPath(issue.path) } : {}), message: issue.message });
+      errors.push({
+        file,
+        line,
+        ...(issue.path.length > 0 ? { field: formatFieldPath(issue.path) } : {}),
+        message: issue.message,
+      });
     }
     const id = idOf(value);
     if (id !== undefined) {
       const first = firstLineOfId.get(id);
-      if (first !== undefined) errors.push({ file, line, field: 'id', message: `duplicate id "${id}" (first on line ${first})` });
+      if (first !== undefined)
+        errors.push({ file, line, field: 'id', message: `duplicate id "${id}" (first on line ${first})` });
       else firstLineOfId.set(id, line);
     }
     if (example !== undefined) {
@@ -213,7 +229,9 @@ function lineOfPath(document: Document, lineCounter: LineCounter, path: readonly
   let line = lineOf(node);
   for (const segment of path) {
     if (isMap(node)) {
-      const pair = node.items.find((item) => String(isScalar(item.key) ? item.key.value : item.key) === String(segment));
+      const pair = node.items.find(
+        (item) => String(isScalar(item.key) ? item.key.value : item.key) === String(segment),
+      );
       if (pair === undefined) break;
       line = lineOf(pair.key) ?? line;
       node = pair.value;
@@ -252,19 +270,35 @@ function parseYaml(text: string, file: string, format: ExampleFormat): LocatedCo
     for (const pair of root.items) {
       const key = String(isScalar(pair.key) ? pair.key.value : pair.key);
       if (key !== 'examples') {
-        errors.push({ file, ...withLine(lineOfPath(document, lineCounter, [key])), field: key, message: `unknown top-level field "${key}" (expected only "examples")` });
+        errors.push({
+          file,
+          ...withLine(lineOfPath(document, lineCounter, [key])),
+          field: key,
+          message: `unknown top-level field "${key}" (expected only "examples")`,
+        });
       }
     }
     if (!isSeq(root.get('examples', true))) {
-      errors.push({ file, ...withLine(lineOfPath(document, lineCounter, ['examples'])), field: 'examples', message: '"examples" must be a list of examples' });
+      errors.push({
+        file,
+        ...withLine(lineOfPath(document, lineCounter, ['examples'])),
+        field: 'examples',
+        message: '"examples" must be a list of examples',
+      });
     }
     prefix = ['examples'];
   } else if (!isSeq(root)) {
-    errors.push({ file, ...withLine(lineOfPath(document, lineCounter, [])), message: 'the file must hold a list of examples or a mapping with "examples"' });
+    errors.push({
+      file,
+      ...withLine(lineOfPath(document, lineCounter, [])),
+      message: 'the file must hold a list of examples or a mapping with "examples"',
+    });
   }
   if (errors.length > 0) return { ok: false, errors };
 
-  const values = (prefix.length === 0 ? document.toJS() : (document.toJS() as { examples: unknown }).examples) as unknown[];
+  const values = (
+    prefix.length === 0 ? document.toJS() : (document.toJS() as { examples: unknown }).examples
+  ) as unknown[];
   const examples: Example[] = [];
   const lines: Array<number | undefined> = [];
   const firstLineOfId = new Map<string, number | undefined>();
@@ -284,7 +318,12 @@ function parseYaml(text: string, file: string, format: ExampleFormat): LocatedCo
       const line = lineOfPath(document, lineCounter, [...recordPath, 'id']);
       if (firstLineOfId.has(id)) {
         const first = firstLineOfId.get(id);
-        errors.push({ file, ...withLine(line), field: 'id', message: `duplicate id "${id}"${first === undefined ? '' : ` (first on line ${first})`}` });
+        errors.push({
+          file,
+          ...withLine(line),
+          field: 'id',
+          message: `duplicate id "${id}"${first === undefined ? '' : ` (first on line ${first})`}`,
+        });
       } else firstLineOfId.set(id, line);
     }
     if (example !== undefined) {
@@ -305,7 +344,12 @@ function withoutLines(result: LocatedCorpusFileResult): CorpusFileResult {
 }
 
 /** {@link parsePublicFormat}, with the line each record starts on. */
-function parseLocated(content: string | Uint8Array, format: PublicFormat, file: string, records: ExampleFormat): LocatedCorpusFileResult {
+function parseLocated(
+  content: string | Uint8Array,
+  format: PublicFormat,
+  file: string,
+  records: ExampleFormat,
+): LocatedCorpusFileResult {
   let text: string;
   if (typeof content === 'string') text = content.replace(/^\uFEFF/, '');
   else {
@@ -323,7 +367,12 @@ function parseLocated(content: string | Uint8Array, format: PublicFormat, file: 
  * @param records how a record is read (the study task's schemas and input
  *   field); default the intent format (`goal` records)
  */
-export function parsePublicFormat(content: string | Uint8Array, format: PublicFormat, file: string, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): CorpusFileResult {
+export function parsePublicFormat(
+  content: string | Uint8Array,
+  format: PublicFormat,
+  file: string,
+  records: ExampleFormat = INTENT_EXAMPLE_FORMAT,
+): CorpusFileResult {
   return withoutLines(parseLocated(content, format, file, records));
 }
 
@@ -333,18 +382,38 @@ function importLocated(path: string, format: PublicFormat, records: ExampleForma
   try {
     const size = statSync(path).size;
     if (size > MAX_CORPUS_FILE_BYTES) {
-      return { ok: false, errors: [{ file: path, message: `the file is ${formatBytes(size)}, above the limit of ${formatBytes(MAX_CORPUS_FILE_BYTES)} per corpus file; split it` }] };
+      return {
+        ok: false,
+        errors: [
+          {
+            file: path,
+            message: `the file is ${formatBytes(size)}, above the limit of ${formatBytes(MAX_CORPUS_FILE_BYTES)} per corpus file; split it`,
+          },
+        ],
+      };
     }
     bytes = readFileSync(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    return { ok: false, errors: [{ file: path, message: code === 'ENOENT' ? 'the file does not exist' : `cannot read: ${(error as Error).message}` }] };
+    return {
+      ok: false,
+      errors: [
+        {
+          file: path,
+          message: code === 'ENOENT' ? 'the file does not exist' : `cannot read: ${(error as Error).message}`,
+        },
+      ],
+    };
   }
   return parseLocated(bytes, format, path, records);
 }
 
 /** Reads a corpus file in the given syntax (records read by `records`, default the intent format). A file that cannot be read is reported as an error. */
-export function importPublicFormat(path: string, format: PublicFormat, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): CorpusFileResult {
+export function importPublicFormat(
+  path: string,
+  format: PublicFormat,
+  records: ExampleFormat = INTENT_EXAMPLE_FORMAT,
+): CorpusFileResult {
   return withoutLines(importLocated(path, format, records));
 }
 
@@ -369,10 +438,16 @@ export function readCorpusFile(path: string, records: ExampleFormat = INTENT_EXA
  * `src/corpus/admission.ts` gives them. The study loader names records by
  * `file:line` with them.
  */
-export function readLocatedCorpusFile(path: string, records: ExampleFormat = INTENT_EXAMPLE_FORMAT): LocatedCorpusFileResult {
+export function readLocatedCorpusFile(
+  path: string,
+  records: ExampleFormat = INTENT_EXAMPLE_FORMAT,
+): LocatedCorpusFileResult {
   const format = corpusFormatOf(path);
   if (format === undefined) {
-    return { ok: false, errors: [{ file: path, message: `${path}: unknown corpus file extension (use .yaml, .yml, .jsonl or .json)` }] };
+    return {
+      ok: false,
+      errors: [{ file: path, message: `${path}: unknown corpus file extension (use .yaml, .yml, .jsonl or .json)` }],
+    };
   }
   return importLocated(path, format, records);
 }

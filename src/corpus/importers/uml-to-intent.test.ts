@@ -121,8 +121,18 @@ describe('umlDiagramToExpectedIntent', () => {
     const result = umlDiagramToExpectedIntent(
       parsePlantUml('Ward "1" -- "0..*" Bed\n(Ward, Bed) .. Allocation\nA -- B\nA -- B\n(A, B) .. C\n'),
     );
-    expect(result.expected.relations).toContainEqual({ from: 'Allocation', to: 'Ward', kind: 'association', cardinality: 'many_to_one' });
-    expect(result.expected.relations).toContainEqual({ from: 'Allocation', to: 'Bed', kind: 'association', cardinality: 'one_to_one' });
+    expect(result.expected.relations).toContainEqual({
+      from: 'Allocation',
+      to: 'Ward',
+      kind: 'association',
+      cardinality: 'many_to_one',
+    });
+    expect(result.expected.relations).toContainEqual({
+      from: 'Allocation',
+      to: 'Bed',
+      kind: 'association',
+      cardinality: 'one_to_one',
+    });
     expect(result.expected.relations).toContainEqual({ from: 'C', to: 'A', kind: 'association' });
     expect(result.notes).toContain('line 5: association class C: 2 lines join A and B, cardinality left out');
   });

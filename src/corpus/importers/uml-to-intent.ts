@@ -62,7 +62,10 @@ export function multiplicityBound(text: string | undefined): 'one' | 'many' | un
 }
 
 /** Cardinality read from `from` to `to`, given the multiplicities written at each end. */
-export function cardinalityOf(fromMultiplicity: string | undefined, toMultiplicity: string | undefined): Cardinality | undefined {
+export function cardinalityOf(
+  fromMultiplicity: string | undefined,
+  toMultiplicity: string | undefined,
+): Cardinality | undefined {
   const fromBound = multiplicityBound(fromMultiplicity);
   const toBound = multiplicityBound(toMultiplicity);
   if (fromBound === undefined || toBound === undefined) return undefined;
@@ -92,12 +95,14 @@ export function umlDiagramToExpectedIntent(diagram: PlantUmlDiagram): UmlMapping
       continue;
     }
     const alias = cls.alias?.trim();
-    const usableAlias = alias !== undefined && alias !== '' && alias !== name && characterCount(alias) <= MAX_NAME_CHARACTERS;
+    const usableAlias =
+      alias !== undefined && alias !== '' && alias !== name && characterCount(alias) <= MAX_NAME_CHARACTERS;
     entities.push({ name, ...(usableAlias ? { aliases: [alias] } : {}) });
     entityNames.add(name);
   }
   const implicit = diagram.classes.filter((cls) => cls.implicit).map((cls) => cls.name);
-  if (implicit.length > 0) notes.push(`classes drawn only by links (no declaration), kept as entities: ${implicit.join(', ')}`);
+  if (implicit.length > 0)
+    notes.push(`classes drawn only by links (no declaration), kept as entities: ${implicit.join(', ')}`);
   const abstract = diagram.classes.filter((cls) => cls.abstract).map((cls) => cls.name);
   if (abstract.length > 0) notes.push(`abstract classes kept as entities: ${abstract.join(', ')}`);
   if (diagram.enums.length > 0) {
@@ -145,7 +150,10 @@ export function umlDiagramToExpectedIntent(diagram: PlantUmlDiagram): UmlMapping
       const unreadable = [relation.fromMultiplicity, relation.toMultiplicity].filter(
         (text) => text !== undefined && multiplicityBound(text) === undefined,
       );
-      if (unreadable.length > 0) notes.push(`${describe(relation)}: multiplicity ${unreadable.map((text) => `"${text}"`).join(', ')} not understood`);
+      if (unreadable.length > 0)
+        notes.push(
+          `${describe(relation)}: multiplicity ${unreadable.map((text) => `"${text}"`).join(', ')} not understood`,
+        );
     }
     add({
       from: relation.from,
@@ -167,13 +175,16 @@ export function umlDiagramToExpectedIntent(diagram: PlantUmlDiagram): UmlMapping
         !relation.hidden &&
         relation.kind !== 'inheritance' &&
         relation.kind !== 'dependency' &&
-        ((relation.from === ends[0] && relation.to === ends[1]) || (relation.from === ends[1] && relation.to === ends[0])),
+        ((relation.from === ends[0] && relation.to === ends[1]) ||
+          (relation.from === ends[1] && relation.to === ends[0])),
     );
     const only = base.length === 1 ? base[0] : undefined;
     const multiplicityAt = (end: string): string | undefined =>
       only === undefined ? undefined : only.from === end ? only.fromMultiplicity : only.toMultiplicity;
     if (only === undefined) {
-      notes.push(`line ${line}: association class ${cls}: ${base.length} lines join ${ends.join(' and ')}, cardinality left out`);
+      notes.push(
+        `line ${line}: association class ${cls}: ${base.length} lines join ${ends.join(' and ')}, cardinality left out`,
+      );
     }
     notes.push(`association class ${cls} of (${ends.join(', ')}) kept as an entity related to both ends`);
     for (const [end, otherEnd] of [

@@ -28,12 +28,23 @@ function executorFor(fixture: string, overrides: Partial<CommandExecutorOptions>
   const artifactDirectory = path.join(temporaryFolder(), 'artifacts');
   return {
     artifactDirectory,
-    executor: createCommandExecutor({ command: [process.execPath, path.join(FIXTURES, fixture)], cwd: FIXTURES, artifactDirectory, ...overrides }),
+    executor: createCommandExecutor({
+      command: [process.execPath, path.join(FIXTURES, fixture)],
+      cwd: FIXTURES,
+      artifactDirectory,
+      ...overrides,
+    }),
   };
 }
 
 function request(overrides: Partial<ExecutionRequest> = {}): ExecutionRequest {
-  return { input: { subject: 'Invoice', body: 'I was charged twice' }, text: 'subject: Invoice\nbody: I was charged twice', artifact: '{"label":"billing"}', repeat: 0, ...overrides };
+  return {
+    input: { subject: 'Invoice', body: 'I was charged twice' },
+    text: 'subject: Invoice\nbody: I was charged twice',
+    artifact: '{"label":"billing"}',
+    repeat: 0,
+    ...overrides,
+  };
 }
 
 /** True while `pid` is a live process (a zombie, killed but not yet reaped, counts as gone). */
@@ -85,7 +96,10 @@ describe('createCommandExecutor', () => {
   });
 
   it('writes the artifact once to a content-addressed file with its extension, passed on stdin and in KLOOP_ARTIFACT', async () => {
-    const { executor, artifactDirectory } = executorFor('echo-artifact.mjs', { artifactExtension: '.json', env: { KLOOP_TEST_EXTRA: 'from env' } });
+    const { executor, artifactDirectory } = executorFor('echo-artifact.mjs', {
+      artifactExtension: '.json',
+      env: { KLOOP_TEST_EXTRA: 'from env' },
+    });
     const first = await executor.execute(request({ artifact: '{"label":"account"}' }));
     if (!first.ok) throw new Error(first.message);
     const output = first.output as Record<string, unknown>;
@@ -98,29 +112,31 @@ describe('createCommandExecutor', () => {
       extra: 'from env',
       cwd: FIXTURES,
     });
-    const artifactPath = output['artifactPath'] as string;
+    const artifactPath = output.artifactPath as string;
     expect(path.dirname(artifactPath)).toBe(artifactDirectory);
     expect(path.basename(artifactPath)).toMatch(/^[0-9a-f]{32}\.json$/);
     expect(readFileSync(artifactPath, 'utf8')).toBe('{"label":"account"}');
 
     const again = await executor.execute(request({ artifact: '{"label":"account"}', repeat: 1 }));
-    expect(again.ok && (again.output as Record<string, unknown>)['artifactPath']).toBe(artifactPath);
+    expect(again.ok && (again.output as Record<string, unknown>).artifactPath).toBe(artifactPath);
     const other = await executor.execute(request({ artifact: '{"label":"security"}' }));
-    expect(other.ok && (other.output as Record<string, unknown>)['label']).toBe('security');
+    expect(other.ok && (other.output as Record<string, unknown>).label).toBe('security');
     expect(readdirSync(artifactDirectory).sort()).toHaveLength(2);
 
     // A file under the name with other bytes (tampered, or cut short) is replaced.
     writeFileSync(artifactPath, 'garbage');
     const fresh = executorFor('echo-artifact.mjs', { artifactExtension: '.json', artifactDirectory });
     const replaced = await fresh.executor.execute(request({ artifact: '{"label":"account"}' }));
-    expect(replaced.ok && (replaced.output as Record<string, unknown>)['label']).toBe('account');
+    expect(replaced.ok && (replaced.output as Record<string, unknown>).label).toBe('account');
   });
 
   it('returns a crash as invalid "error" with the exit code and the end of stderr', async () => {
     const { executor } = executorFor('crash.mjs');
     const result = invalid(await executor.execute(request()));
     expect(result.reason).toBe('error');
-    expect(result.message).toBe('the program exited with code 3; stderr: loading rules\nboom: the rules file has no "rules" key');
+    expect(result.message).toBe(
+      'the program exited with code 3; stderr: loading rules\nboom: the rules file has no "rules" key',
+    );
     expect(result.transient).toBeUndefined();
   });
 
@@ -153,7 +169,10 @@ describe('createCommandExecutor', () => {
     const pidFile = path.join(temporaryFolder(), 'pids');
     const { executor } = executorFor('sleep.mjs', { timeoutMs: 300, env: { KLOOP_TEST_PID_FILE: pidFile } });
     const result = invalid(await executor.execute(request()));
-    expect(result).toMatchObject({ reason: 'timeout', message: 'the program ran longer than 300 ms (timeoutMs) and was killed' });
+    expect(result).toMatchObject({
+      reason: 'timeout',
+      message: 'the program ran longer than 300 ms (timeoutMs) and was killed',
+    });
     expect(result.transient).toBeUndefined();
     // On a loaded machine node may take longer than 300 ms to start, and the program is killed before it
     // writes its pids: then there is nothing more to check (the abort test below checks the group kill
@@ -186,7 +205,11 @@ describe('createCommandExecutor', () => {
 
   it('runs at most `concurrency` programs at once across calls, and uses every slot', async () => {
     const probe = temporaryFolder();
-    const { executor } = executorFor('concurrency.mjs', { concurrency: 3, timeoutMs: 60_000, env: { KLOOP_TEST_DIR: probe } });
+    const { executor } = executorFor('concurrency.mjs', {
+      concurrency: 3,
+      timeoutMs: 60_000,
+      env: { KLOOP_TEST_DIR: probe },
+    });
     const running = path.join(probe, 'running');
     const pending = Array.from({ length: 7 }, (_, index) => executor.execute(request({ repeat: index })));
     await waitFor(() => existsSync(running) && readdirSync(running).length >= 3);
@@ -203,7 +226,11 @@ describe('createCommandExecutor', () => {
   });
 
   it('throws an InfrastructureError when the program cannot be started (no candidate could run)', async () => {
-    const missing = createCommandExecutor({ command: ['kloop-no-such-program-0f3a'], cwd: FIXTURES, artifactDirectory: temporaryFolder() });
+    const missing = createCommandExecutor({
+      command: ['kloop-no-such-program-0f3a'],
+      cwd: FIXTURES,
+      artifactDirectory: temporaryFolder(),
+    });
     const error = await missing.execute(request({ exampleId: 'ticket-7' })).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InfrastructureError);
     expect((error as InfrastructureError).code).toBe('infrastructure.command');
@@ -212,7 +239,11 @@ describe('createCommandExecutor', () => {
       `cannot start the command executor's program "kloop-no-such-program-0f3a" (kloop-no-such-program-0f3a) in ${FIXTURES}: ENOENT; check that it is installed, on PATH and executable`,
     );
     const nowhere = path.join(FIXTURES, 'no-such-folder');
-    const badFolder = createCommandExecutor({ command: [process.execPath, 'valid.mjs'], cwd: nowhere, artifactDirectory: temporaryFolder() });
+    const badFolder = createCommandExecutor({
+      command: [process.execPath, 'valid.mjs'],
+      cwd: nowhere,
+      artifactDirectory: temporaryFolder(),
+    });
     const folderError = await badFolder.execute(request()).catch((caught: unknown) => caught);
     expect(folderError).toBeInstanceOf(InfrastructureError);
     expect((folderError as Error).message).toContain(`in ${nowhere}, a folder that does not exist`);
@@ -281,8 +312,13 @@ describe('the command executor under a run: many calls on one signal', () => {
       const evaluator = createEvaluator({ task, executor, corpus: examples, concurrency: 12 });
       const controller = new AbortController();
       let most = 0;
-      const sampler = setInterval(() => (most = Math.max(most, getEventListeners(controller.signal, 'abort').length)), 1);
-      const score = await evaluator.evaluate({ artifactText: 'rules', partition: 'optimization', examples, signal: controller.signal }).finally(() => clearInterval(sampler));
+      const sampler = setInterval(
+        () => (most = Math.max(most, getEventListeners(controller.signal, 'abort').length)),
+        1,
+      );
+      const score = await evaluator
+        .evaluate({ artifactText: 'rules', partition: 'optimization', examples, signal: controller.signal })
+        .finally(() => clearInterval(sampler));
       expect(score.invalid).toBe(0);
       expect(score.composite).toBe(1);
       expect(most).toBeLessThanOrEqual(1);
@@ -296,9 +332,14 @@ describe('the command executor under a run: many calls on one signal', () => {
   });
 
   it('an abort still reaches every call: the running ones are killed, the waiting ones leave the queue', async () => {
-    const { executor } = executorFor('sleep.mjs', { concurrency: 2, env: { KLOOP_TEST_PID_FILE: path.join(temporaryFolder(), 'pids') } });
+    const { executor } = executorFor('sleep.mjs', {
+      concurrency: 2,
+      env: { KLOOP_TEST_PID_FILE: path.join(temporaryFolder(), 'pids') },
+    });
     const controller = new AbortController();
-    const pending = Array.from({ length: 12 }, (_, index) => executor.execute(request({ repeat: index, signal: controller.signal })));
+    const pending = Array.from({ length: 12 }, (_, index) =>
+      executor.execute(request({ repeat: index, signal: controller.signal })),
+    );
     expect(getEventListeners(controller.signal, 'abort').length).toBeLessThanOrEqual(1);
     const reason = new Error('stopped');
     controller.abort(reason);

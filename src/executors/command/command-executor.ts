@@ -88,11 +88,15 @@ export interface CommandExecutorOptions {
   deterministic?: boolean;
 }
 
-const positiveInteger = (what: string) => z.number().int(`${what} must be a whole number`).min(1, `${what} must be at least 1`);
+const positiveInteger = (what: string) =>
+  z.number().int(`${what} must be a whole number`).min(1, `${what} must be at least 1`);
 
 const optionsSchema = z.strictObject({
   command: z
-    .array(z.string().refine((argument) => !argument.includes('\u0000'), 'an argument contains a NUL character'), 'command must be a list of strings (argv)')
+    .array(
+      z.string().refine((argument) => !argument.includes('\u0000'), 'an argument contains a NUL character'),
+      'command must be a list of strings (argv)',
+    )
     .min(1, 'command is empty: give the program and its arguments, e.g. [node, route.mjs]')
     .refine((argv) => (argv[0] ?? '').trim() !== '', 'command[0] (the program) is blank'),
   cwd: z.string().min(1, 'cwd is empty'),
@@ -102,7 +106,10 @@ const optionsSchema = z.strictObject({
   maxOutputBytes: positiveInteger('maxOutputBytes').default(DEFAULT_MAX_OUTPUT_BYTES),
   artifactExtension: z
     .string()
-    .regex(/^(|\.[A-Za-z0-9._-]+)$/, 'artifactExtension must be empty or a dot followed by letters, digits, ".", "_" or "-" (e.g. ".yaml")')
+    .regex(
+      /^(|\.[A-Za-z0-9._-]+)$/,
+      'artifactExtension must be empty or a dot followed by letters, digits, ".", "_" or "-" (e.g. ".yaml")',
+    )
     .default(''),
   artifactDirectory: z.string().min(1).optional(),
   deterministic: z.boolean().default(false),
@@ -155,7 +162,9 @@ export function createCommandExecutor(options: CommandExecutorOptions): Executor
       env: settings.env ?? {},
     }),
   ).slice(0, 16)}`;
-  const shown = settings.command.map((argument) => (/[\s"']/.test(argument) ? JSON.stringify(argument) : argument)).join(' ');
+  const shown = settings.command
+    .map((argument) => (/[\s"']/.test(argument) ? JSON.stringify(argument) : argument))
+    .join(' ');
 
   function run(artifactPath: string, request: ExecutionRequest, started: number): Promise<ExecutionResult> {
     return new Promise<ExecutionResult>((resolve, reject) => {
@@ -209,12 +218,15 @@ export function createCommandExecutor(options: CommandExecutorOptions): Executor
         finish();
         const where = existsSync(cwd) ? `in ${cwd}` : `in ${cwd}, a folder that does not exist`;
         reject(
-          new InfrastructureError(`cannot start the command executor's program "${program}" (${shown}) ${where}: ${error.code ?? error.message}; check that it is installed, on PATH and executable`, {
-            code: 'infrastructure.command',
-            field: 'executor.command',
-            cause: error,
-            ...(request.exampleId !== undefined ? { exampleId: request.exampleId } : {}),
-          }),
+          new InfrastructureError(
+            `cannot start the command executor's program "${program}" (${shown}) ${where}: ${error.code ?? error.message}; check that it is installed, on PATH and executable`,
+            {
+              code: 'infrastructure.command',
+              field: 'executor.command',
+              cause: error,
+              ...(request.exampleId !== undefined ? { exampleId: request.exampleId } : {}),
+            },
+          ),
         );
       });
       child.stdout.on('data', (chunk: Buffer) => {
@@ -233,11 +245,14 @@ export function createCommandExecutor(options: CommandExecutorOptions): Executor
       child.stderr.setEncoding('utf8');
       child.stderr.on('data', (chunk: string) => {
         stderr += chunk;
-        if (stderr.length > 4 * STDERR_TAIL_CHARACTERS) stderr = stderr.slice(stderr.length - 2 * STDERR_TAIL_CHARACTERS);
+        if (stderr.length > 4 * STDERR_TAIL_CHARACTERS)
+          stderr = stderr.slice(stderr.length - 2 * STDERR_TAIL_CHARACTERS);
       });
       // A program that exits without reading its input closes the pipe (EPIPE): not a failure of its own.
       child.stdin.on('error', () => undefined);
-      child.stdin.end(`${JSON.stringify({ artifact: artifactPath, input: request.input, text: request.text, repeat: request.repeat })}\n`);
+      child.stdin.end(
+        `${JSON.stringify({ artifact: artifactPath, input: request.input, text: request.text, repeat: request.repeat })}\n`,
+      );
 
       child.on('close', (code: number | null, signalName: NodeJS.Signals | null) => {
         if (settled) return;
@@ -250,7 +265,13 @@ export function createCommandExecutor(options: CommandExecutorOptions): Executor
         const raw = text === '' ? {} : { raw: capRaw(text) };
         const latencyMs = latency();
         if (timedOut) {
-          resolve({ ok: false, reason: 'timeout', message: `the program ran longer than ${settings.timeoutMs} ms (timeoutMs) and was killed`, ...raw, latencyMs });
+          resolve({
+            ok: false,
+            reason: 'timeout',
+            message: `the program ran longer than ${settings.timeoutMs} ms (timeoutMs) and was killed`,
+            ...raw,
+            latencyMs,
+          });
           return;
         }
         if (overflowed) {
@@ -266,11 +287,21 @@ export function createCommandExecutor(options: CommandExecutorOptions): Executor
         if (code !== 0) {
           const how = code === null ? `was killed by ${signalName ?? 'a signal'}` : `exited with code ${code}`;
           const errors = tail(stderr, STDERR_TAIL_CHARACTERS);
-          resolve({ ok: false, reason: 'error', message: `the program ${how}${errors === '' ? ' (nothing on stderr)' : `; stderr: ${errors}`}`, ...raw, latencyMs });
+          resolve({
+            ok: false,
+            reason: 'error',
+            message: `the program ${how}${errors === '' ? ' (nothing on stderr)' : `; stderr: ${errors}`}`,
+            ...raw,
+            latencyMs,
+          });
           return;
         }
         const output = readProgramOutput(text);
-        resolve(output.ok ? { ok: true, output: output.output, raw: output.raw, latencyMs } : { ok: false, reason: output.reason, message: output.message, raw: output.raw, latencyMs });
+        resolve(
+          output.ok
+            ? { ok: true, output: output.output, raw: output.raw, latencyMs }
+            : { ok: false, reason: output.reason, message: output.message, raw: output.raw, latencyMs },
+        );
       });
     });
   }

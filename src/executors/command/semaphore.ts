@@ -38,7 +38,8 @@ interface Waiter {
  * ```
  */
 export function createSemaphore(limit: number): Semaphore {
-  if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`a semaphore needs a limit that is an integer ≥ 1, not ${limit}`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new RangeError(`a semaphore needs a limit that is an integer ≥ 1, not ${limit}`);
   let active = 0;
   const queue: Waiter[] = [];
 

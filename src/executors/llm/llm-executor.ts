@@ -90,9 +90,16 @@ export function createLlmExecutor<Output>(options: LlmExecutorOptions<Output>): 
     async execute(request: ExecutionRequest): Promise<ExecutionResult> {
       if (request.signal?.aborted) throw request.signal.reason;
       const filled = fillPromptTemplate(request.artifact, request.input, request.text);
-      if (!filled.ok) return { ok: false, reason: 'error', message: `the prompt template cannot be filled for this example: ${filled.message}` };
+      if (!filled.ok)
+        return {
+          ok: false,
+          reason: 'error',
+          message: `the prompt template cannot be filled for this example: ${filled.message}`,
+        };
       const messages: Pick<LlmRequest, 'system' | 'prompt'> =
-        filled.placeholders === 0 ? { system: `${request.artifact.trimEnd()}\n\n${format.contract}`, prompt: request.text } : { system: format.contract, prompt: filled.text };
+        filled.placeholders === 0
+          ? { system: `${request.artifact.trimEnd()}\n\n${format.contract}`, prompt: request.text }
+          : { system: format.contract, prompt: filled.text };
       const response = await client.generate({
         ...messages,
         ...(format.answerSchema !== undefined ? { schema: format.answerSchema } : {}),
@@ -100,13 +107,34 @@ export function createLlmExecutor<Output>(options: LlmExecutorOptions<Output>): 
         ...(request.signal !== undefined ? { signal: request.signal } : {}),
       });
       if (!response.ok) {
-        return { ok: false, reason: response.reason, message: response.message, usage: response.usage, latencyMs: response.latencyMs, transient: response.transient };
+        return {
+          ok: false,
+          reason: response.reason,
+          message: response.message,
+          usage: response.usage,
+          latencyMs: response.latencyMs,
+          transient: response.transient,
+        };
       }
       const answer = readJsonAnswer(response.text, response.finishReason, task.schemas.output, schemaName);
       if (!answer.ok) {
-        return { ok: false, reason: answer.reason, message: answer.message, raw: answer.raw, usage: response.usage, latencyMs: response.latencyMs };
+        return {
+          ok: false,
+          reason: answer.reason,
+          message: answer.message,
+          raw: answer.raw,
+          usage: response.usage,
+          latencyMs: response.latencyMs,
+        };
       }
-      return { ok: true, output: answer.output, raw: answer.raw, usage: response.usage, latencyMs: response.latencyMs, cached: response.cached };
+      return {
+        ok: true,
+        output: answer.output,
+        raw: answer.raw,
+        usage: response.usage,
+        latencyMs: response.latencyMs,
+        cached: response.cached,
+      };
     },
   };
 }

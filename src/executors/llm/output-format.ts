@@ -59,7 +59,8 @@ const SCHEMA_NAME = /^[A-Za-z0-9_-]{1,64}$/;
  * ```
  */
 export function llmOutputFormat(task: LlmExecutorTask, schemaName: string = DEFAULT_SCHEMA_NAME): LlmOutputFormat {
-  if (!SCHEMA_NAME.test(schemaName)) throw new RangeError(`a structured-output schema name is 1 to 64 letters, digits, "_" or "-", not "${schemaName}"`);
+  if (!SCHEMA_NAME.test(schemaName))
+    throw new RangeError(`a structured-output schema name is 1 to 64 letters, digits, "_" or "-", not "${schemaName}"`);
   let jsonSchema: Record<string, unknown> | undefined;
   let problem: string | undefined;
   try {
@@ -69,12 +70,16 @@ export function llmOutputFormat(task: LlmExecutorTask, schemaName: string = DEFA
   }
   const own = task.outputContract?.();
   if (own === undefined && jsonSchema === undefined) {
-    throw new Error(`the task's output schema cannot be written as JSON Schema (${problem ?? 'unknown reason'}); give the task an outputContract()`);
+    throw new Error(
+      `the task's output schema cannot be written as JSON Schema (${problem ?? 'unknown reason'}); give the task an outputContract()`,
+    );
   }
   const contract = own ?? jsonOutputContract(jsonSchema!, [DEFAULT_CONTRACT_LINE]);
   return {
     contract,
     contractHash: contentHash(contract).slice(0, 8),
-    ...(jsonSchema !== undefined && jsonSchema['type'] === 'object' ? { answerSchema: { name: schemaName, jsonSchema: jsonSchema as JSONSchema7 } } : {}),
+    ...(jsonSchema !== undefined && jsonSchema.type === 'object'
+      ? { answerSchema: { name: schemaName, jsonSchema: jsonSchema as JSONSchema7 } }
+      : {}),
   };
 }

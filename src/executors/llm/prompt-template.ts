@@ -44,10 +44,14 @@ export interface Placeholder {
 }
 
 /** The placeholders of a template, or its first problem: the message (`line N: …`), the 1-based line and the placeholder as written. */
-export type TemplateReading = { ok: true; placeholders: Placeholder[] } | { ok: false; message: string; line: number; placeholder: string };
+export type TemplateReading =
+  | { ok: true; placeholders: Placeholder[] }
+  | { ok: false; message: string; line: number; placeholder: string };
 
 /** A filled template, or the first problem: the message (`line N: …`) and, for a placeholder at fault, its line and the placeholder as written. */
-export type FilledTemplate = { ok: true; text: string; placeholders: number } | { ok: false; message: string; line?: number; placeholder?: string };
+export type FilledTemplate =
+  | { ok: true; text: string; placeholders: number }
+  | { ok: false; message: string; line?: number; placeholder?: string };
 
 const SPAN = /\{\{([^{}\n]*)\}\}/g;
 const NAME = /^\s*(?:input(?:\.([A-Za-z0-9_-]+))?|([A-Za-z_][A-Za-z0-9_-]*))\s*$/;
@@ -122,7 +126,14 @@ export function fillPromptTemplate(template: string, input: unknown, text: strin
     }
     const field = placeholder.field;
     if (!isRecord(input)) {
-      const shape = typeof input === 'string' ? 'a text' : Array.isArray(input) ? 'a list' : input === null ? 'null' : `a ${typeof input}`;
+      const shape =
+        typeof input === 'string'
+          ? 'a text'
+          : Array.isArray(input)
+            ? 'a list'
+            : input === null
+              ? 'null'
+              : `a ${typeof input}`;
       return {
         ok: false,
         message: `line ${placeholder.line}: the prompt names ${placeholder.source}, but this example's input is ${shape}, not an object with fields; write {{input}} for its text`,

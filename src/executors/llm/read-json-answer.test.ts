@@ -10,7 +10,10 @@ describe('readJsonAnswer', () => {
   it('reads bare, fenced, after a think block, and with prose around one object; strips unknown keys', () => {
     expect(read('{"label":"billing"}')).toEqual({ ok: true, output: { label: 'billing' }, raw: '{"label":"billing"}' });
     expect(read('```json\n{"label": "technical"}\n```')).toMatchObject({ ok: true, output: { label: 'technical' } });
-    expect(read('<think>a charge, so billing</think>\n{"label":"billing"}')).toMatchObject({ ok: true, output: { label: 'billing' } });
+    expect(read('<think>a charge, so billing</think>\n{"label":"billing"}')).toMatchObject({
+      ok: true,
+      output: { label: 'billing' },
+    });
     expect(read('Sure! {"label":"billing","why":"charged"} Hope this helps.')).toEqual({
       ok: true,
       output: { label: 'billing' },
@@ -39,10 +42,15 @@ describe('readJsonAnswer', () => {
     expect(read('{"label":"sales"}')).toEqual({
       ok: false,
       reason: 'schema',
-      message: 'the answer does not fit the output schema: label: Invalid option: expected one of "billing"|"technical"',
+      message:
+        'the answer does not fit the output schema: label: Invalid option: expected one of "billing"|"technical"',
       raw: '{"label":"sales"}',
     });
-    expect(readJsonAnswer('{}', 'stop', OUTPUT, 'ticket')).toMatchObject({ ok: false, reason: 'schema', message: expect.stringMatching(/^the answer does not fit the ticket schema: label: /) });
+    expect(readJsonAnswer('{}', 'stop', OUTPUT, 'ticket')).toMatchObject({
+      ok: false,
+      reason: 'schema',
+      message: expect.stringMatching(/^the answer does not fit the ticket schema: label: /),
+    });
   });
 
   it('caps the raw text it keeps', () => {

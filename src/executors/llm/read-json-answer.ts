@@ -28,7 +28,9 @@ import { parseJsonAnswer } from '../../providers/answer-text.ts';
 import { capRaw } from '../cap-raw.ts';
 import type { InvalidReason } from '../executor.ts';
 
-export type JsonAnswerReading<Output> = { ok: true; output: Output; raw: string } | { ok: false; reason: InvalidReason; message: string; raw: string };
+export type JsonAnswerReading<Output> =
+  | { ok: true; output: Output; raw: string }
+  | { ok: false; reason: InvalidReason; message: string; raw: string };
 
 /** Most schema issues named in a `schema` message. */
 const ISSUES_SHOWN = 3;
@@ -47,19 +49,39 @@ const ISSUES_SHOWN = 3;
  * readJsonAnswer('{"label":"sales"}', 'stop', output, 'output').ok; // false, reason 'schema'
  * ```
  */
-export function readJsonAnswer<Output>(text: string, finishReason: string, schema: ZodType<Output>, schemaName: string): JsonAnswerReading<Output> {
+export function readJsonAnswer<Output>(
+  text: string,
+  finishReason: string,
+  schema: ZodType<Output>,
+  schemaName: string,
+): JsonAnswerReading<Output> {
   const raw = capRaw(text);
-  if (finishReason === 'content-filter') return { ok: false, reason: 'refused', message: 'the provider filtered or the model refused the answer', raw };
+  if (finishReason === 'content-filter')
+    return { ok: false, reason: 'refused', message: 'the provider filtered or the model refused the answer', raw };
   if (finishReason === 'length') {
-    return { ok: false, reason: 'truncated', message: 'the answer was cut off at the output token limit (finish reason length)', raw };
+    return {
+      ok: false,
+      reason: 'truncated',
+      message: 'the answer was cut off at the output token limit (finish reason length)',
+      raw,
+    };
   }
   const json = parseJsonAnswer(text);
-  if (!json.ok) return { ok: false, reason: json.problem === 'empty' ? 'empty' : 'unparsable', message: json.message, raw };
+  if (!json.ok)
+    return { ok: false, reason: json.problem === 'empty' ? 'empty' : 'unparsable', message: json.message, raw };
   const parsed = schema.safeParse(json.value);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, ISSUES_SHOWN).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-    const more = parsed.error.issues.length > ISSUES_SHOWN ? ` (and ${parsed.error.issues.length - ISSUES_SHOWN} more)` : '';
-    return { ok: false, reason: 'schema', message: `the answer does not fit the ${schemaName} schema: ${issues.join('; ')}${more}`, raw };
+    const issues = parsed.error.issues
+      .slice(0, ISSUES_SHOWN)
+      .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    const more =
+      parsed.error.issues.length > ISSUES_SHOWN ? ` (and ${parsed.error.issues.length - ISSUES_SHOWN} more)` : '';
+    return {
+      ok: false,
+      reason: 'schema',
+      message: `the answer does not fit the ${schemaName} schema: ${issues.join('; ')}${more}`,
+      raw,
+    };
   }
   return { ok: true, output: parsed.data, raw };
 }

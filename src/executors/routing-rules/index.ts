@@ -19,5 +19,14 @@ export {
   type RoutingRulesParseResult,
   type RoutingScore,
 } from './routing-rules.ts';
-export { prepareText, routeText, ruleMatches, scoreText, termMatches, termWords, type PreparedText, type RouteResult } from './route-text.ts';
+export {
+  prepareText,
+  routeText,
+  ruleMatches,
+  scoreText,
+  termMatches,
+  termWords,
+  type PreparedText,
+  type RouteResult,
+} from './route-text.ts';
 export { ROUTING_RULES_EXECUTOR_ID, createRoutingRulesExecutor } from './routing-rules-executor.ts';

@@ -116,7 +116,8 @@ export function routeText(rules: RoutingRules, text: PreparedText | string): Rou
   for (const rule of rules.rules) {
     if (ruleMatches(rule, prepared)) return { label: rule.queue, rule, by: 'rule', totals: null };
   }
-  if (rules.scores === undefined || rules.scores.length === 0) return { label: rules.default, rule: null, by: 'default', totals: null };
+  if (rules.scores === undefined || rules.scores.length === 0)
+    return { label: rules.default, rule: null, by: 'default', totals: null };
   const totals = scoreText(rules, prepared);
   const order = rules.queues ?? [...new Set(rules.scores.map((score) => score.queue))];
   let best: string | undefined;
@@ -124,7 +125,9 @@ export function routeText(rules: RoutingRules, text: PreparedText | string): Rou
     const total = totals[queue] ?? 0;
     if (total > 0 && (best === undefined || total > totals[best]!)) best = queue;
   }
-  return best === undefined ? { label: rules.default, rule: null, by: 'default', totals } : { label: best, rule: null, by: 'scores', totals };
+  return best === undefined
+    ? { label: rules.default, rule: null, by: 'default', totals }
+    : { label: best, rule: null, by: 'scores', totals };
 }
 
 /**

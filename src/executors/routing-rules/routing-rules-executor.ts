@@ -54,13 +54,23 @@ export function createRoutingRulesExecutor(): Executor {
       try {
         const rules = parse(request.artifact);
         if (!rules.ok) {
-          result = { ok: false, reason: 'unparsable', message: `the routing rules do not parse: ${rules.error.message}`, usage: zeroUsage() };
+          result = {
+            ok: false,
+            reason: 'unparsable',
+            message: `the routing rules do not parse: ${rules.error.message}`,
+            usage: zeroUsage(),
+          };
         } else {
           const { label } = routeText(rules.rules, request.text);
           result = { ok: true, output: { label }, raw: JSON.stringify({ label }), usage: zeroUsage() };
         }
       } catch (error) {
-        result = { ok: false, reason: 'error', message: `routing-rules executor failed: ${(error as Error).message}`, usage: zeroUsage() };
+        result = {
+          ok: false,
+          reason: 'error',
+          message: `routing-rules executor failed: ${(error as Error).message}`,
+          usage: zeroUsage(),
+        };
       }
       return Promise.resolve({ ...result, latencyMs: performance.now() - started });
     },

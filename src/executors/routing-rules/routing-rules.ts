@@ -116,7 +116,11 @@ export type RoutingRulesParseResult = { ok: true; rules: RoutingRules } | { ok: 
 
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
-const queueSchema = z.string().trim().min(1, 'a queue name is empty').max(120, 'a queue name is longer than 120 characters');
+const queueSchema = z
+  .string()
+  .trim()
+  .min(1, 'a queue name is empty')
+  .max(120, 'a queue name is longer than 120 characters');
 
 /** Longest term, in characters. */
 const MAX_TERM_CHARACTERS = 200;
@@ -157,33 +161,46 @@ const scoreSchema = z.strictObject({
 
 const rulesFileSchema = z
   .strictObject({
-    queues: z
-      .array(queueSchema)
-      .min(1, 'list at least one queue, or leave "queues" out')
-      .optional(),
+    queues: z.array(queueSchema).min(1, 'list at least one queue, or leave "queues" out').optional(),
     default: queueSchema,
     rules: z.array(ruleSchema).max(MAX_ROUTING_RULES, `a file holds at most ${MAX_ROUTING_RULES} rules`),
-    scores: z.array(scoreSchema).max(MAX_ROUTING_SCORES, `a file holds at most ${MAX_ROUTING_SCORES} score entries`).optional(),
+    scores: z
+      .array(scoreSchema)
+      .max(MAX_ROUTING_SCORES, `a file holds at most ${MAX_ROUTING_SCORES} score entries`)
+      .optional(),
   })
   .superRefine((file, context) => {
     if (file.queues !== undefined) {
       const seen = new Set<string>();
       file.queues.forEach((queue, index) => {
-        if (seen.has(queue)) context.addIssue({ code: 'custom', path: ['queues', index], message: `queue "${queue}" is listed twice` });
+        if (seen.has(queue))
+          context.addIssue({ code: 'custom', path: ['queues', index], message: `queue "${queue}" is listed twice` });
         seen.add(queue);
       });
       const declared = `(queues: ${file.queues.join(', ')})`;
       if (!seen.has(file.default)) {
-        context.addIssue({ code: 'custom', path: ['default'], message: `"${file.default}" is not a declared queue ${declared}` });
+        context.addIssue({
+          code: 'custom',
+          path: ['default'],
+          message: `"${file.default}" is not a declared queue ${declared}`,
+        });
       }
       file.rules.forEach((rule, index) => {
         if (!seen.has(rule.queue)) {
-          context.addIssue({ code: 'custom', path: ['rules', index, 'queue'], message: `"${rule.queue}" is not a declared queue ${declared}` });
+          context.addIssue({
+            code: 'custom',
+            path: ['rules', index, 'queue'],
+            message: `"${rule.queue}" is not a declared queue ${declared}`,
+          });
         }
       });
       (file.scores ?? []).forEach((score, index) => {
         if (!seen.has(score.queue)) {
-          context.addIssue({ code: 'custom', path: ['scores', index, 'queue'], message: `"${score.queue}" is not a declared queue ${declared}` });
+          context.addIssue({
+            code: 'custom',
+            path: ['scores', index, 'queue'],
+            message: `"${score.queue}" is not a declared queue ${declared}`,
+          });
         }
       });
     }
@@ -192,7 +209,11 @@ const rulesFileSchema = z
       if (rule.id === undefined) return;
       const first = ids.get(rule.id);
       if (first !== undefined) {
-        context.addIssue({ code: 'custom', path: ['rules', index, 'id'], message: `rule id "${rule.id}" is already used by rules[${first}]` });
+        context.addIssue({
+          code: 'custom',
+          path: ['rules', index, 'id'],
+          message: `rule id "${rule.id}" is already used by rules[${first}]`,
+        });
       } else ids.set(rule.id, index);
     });
   });
@@ -233,7 +254,9 @@ export function parseRoutingRules(text: string, file = 'rules.yaml'): RoutingRul
     ...(parsed.queues !== undefined ? { queues: parsed.queues } : {}),
     default: parsed.default,
     rules,
-    ...(parsed.scores !== undefined ? { scores: parsed.scores.map((score) => ({ queue: score.queue, weight: score.weight, terms: score.terms })) } : {}),
+    ...(parsed.scores !== undefined
+      ? { scores: parsed.scores.map((score) => ({ queue: score.queue, weight: score.weight, terms: score.terms })) }
+      : {}),
   };
 }
 
@@ -248,7 +271,8 @@ export function safeParseRoutingRules(text: string, file = 'rules.yaml'): Routin
     return { ok: true, rules: parseRoutingRules(text, file) };
   } catch (error) {
     // Every input problem is an InputError (codes `input`, `input.*`); matched by code, not by class.
-    if (isKloopError(error) && (error.code === 'input' || error.code.startsWith('input.'))) return { ok: false, error: error as InputError };
+    if (isKloopError(error) && (error.code === 'input' || error.code.startsWith('input.')))
+      return { ok: false, error: error as InputError };
     throw error;
   }
 }
@@ -256,5 +280,11 @@ export function safeParseRoutingRules(text: string, file = 'rules.yaml'): Routin
 /** The queues a rules file can answer: its declared `queues`, else the default, every rule's and every score entry's queue (first use order). */
 export function routingQueues(rules: RoutingRules): string[] {
   if (rules.queues !== undefined) return [...rules.queues];
-  return [...new Set([rules.default, ...rules.rules.map((rule) => rule.queue), ...(rules.scores ?? []).map((score) => score.queue)])];
+  return [
+    ...new Set([
+      rules.default,
+      ...rules.rules.map((rule) => rule.queue),
+      ...(rules.scores ?? []).map((score) => score.queue),
+    ]),
+  ];
 }

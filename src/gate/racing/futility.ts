@@ -97,10 +97,23 @@ export interface FutilityAssessment {
  * @param differences paired differences in [−1, 1], in plan order
  * @param remaining example-repeats of the plan not evaluated yet
  */
-export function assessFutility(differences: readonly number[], remaining: number, context: FutilityContext, settings: RacingSettings): FutilityAssessment {
+export function assessFutility(
+  differences: readonly number[],
+  remaining: number,
+  context: FutilityContext,
+  settings: RacingSettings,
+): FutilityAssessment {
   const pairs = differences.length;
   if (pairs < 2) {
-    return { pairs, delta: pairs === 0 ? 0 : differences[0]!, variance: 0, critical: context.margin, predictivePower: 1, boundBelowMargin: false, futile: null };
+    return {
+      pairs,
+      delta: pairs === 0 ? 0 : differences[0]!,
+      variance: 0,
+      critical: context.margin,
+      predictivePower: 1,
+      boundBelowMargin: false,
+      futile: null,
+    };
   }
   const delta = mean(differences);
   const observedVariance = variance(differences);
@@ -108,12 +121,15 @@ export function assessFutility(differences: readonly number[], remaining: number
   const planned = pairs + Math.max(0, remaining);
   const z = normalQuantile(1 - context.alpha);
   const welchCritical =
-    context.stochastic && context.candidateRepeats >= 2 && context.incumbentRepeats >= 2 ? z * context.runNoiseSd * Math.sqrt(1 / context.candidateRepeats + 1 / context.incumbentRepeats) : 0;
+    context.stochastic && context.candidateRepeats >= 2 && context.incumbentRepeats >= 2
+      ? z * context.runNoiseSd * Math.sqrt(1 / context.candidateRepeats + 1 / context.incumbentRepeats)
+      : 0;
   const pairedCritical = z * Math.sqrt(observedVariance / planned);
   const critical = Math.max(context.margin, welchCritical, pairedCritical);
   const power = predictivePower({ mean: delta, variance: pairVariance, observed: pairs, planned, critical });
   const boundBelowMargin = differenceIsBelow(clip(differences), context.margin, { alpha: context.alpha });
-  const futile: FutilityReason | null = remaining <= 0 ? null : power < settings.futilityLevel ? 'predictive_power' : boundBelowMargin ? 'bound' : null;
+  const futile: FutilityReason | null =
+    remaining <= 0 ? null : power < settings.futilityLevel ? 'predictive_power' : boundBelowMargin ? 'bound' : null;
   return { pairs, delta, variance: pairVariance, critical, predictivePower: power, boundBelowMargin, futile };
 }
 

@@ -8,8 +8,28 @@
  * @module
  */
 export { planRace, raceSeed, slotKey, type RacePlan, type RaceSlot } from './race-plan.ts';
-export { assessFutility, type FutilityAssessment, type FutilityContext, type FutilityReason, type RacingSettings } from './futility.ts';
-export { createRace, entryOf, isIdle, nextBatch, observe, raceEvidence, settle, verdicts, type Race, type RaceEntry, type RaceEvidence, type RaceStatus, type RaceStep } from './race.ts';
+export {
+  assessFutility,
+  type FutilityAssessment,
+  type FutilityContext,
+  type FutilityReason,
+  type RacingSettings,
+} from './futility.ts';
+export {
+  createRace,
+  entryOf,
+  isIdle,
+  nextBatch,
+  observe,
+  raceEvidence,
+  settle,
+  verdicts,
+  type Race,
+  type RaceEntry,
+  type RaceEvidence,
+  type RaceStatus,
+  type RaceStep,
+} from './race.ts';
 export { describeRace, futilityDecision, racingCheck } from './decide-raced.ts';
 export { runRace, type RaceCallbacks } from './run-race.ts';
 export { raceShadow, shadowFutilityContext, shadowStop, type ShadowRaceOutcome } from './shadow-race.ts';

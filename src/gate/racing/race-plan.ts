@@ -58,10 +58,16 @@ export function slotKey(slot: RaceSlot): string {
  * plan.batches.map((batch) => batch.length); // [4, 2]
  * ```
  */
-export function planRace(options: { exampleIds: readonly string[]; repeats: number; batchSize: number; seed: number }): RacePlan {
+export function planRace(options: {
+  exampleIds: readonly string[];
+  repeats: number;
+  batchSize: number;
+  seed: number;
+}): RacePlan {
   const { repeats, batchSize, seed } = options;
   if (!Number.isInteger(repeats) || repeats < 1) throw new RangeError(`repeats must be an integer ≥ 1, got ${repeats}`);
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be an integer ≥ 1, got ${batchSize}`);
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new RangeError(`batchSize must be an integer ≥ 1, got ${batchSize}`);
   const ids = [...new Set(options.exampleIds)].sort();
   const random = createSeededRandom(seed);
   const slots: RaceSlot[] = [];

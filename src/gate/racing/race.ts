@@ -96,7 +96,13 @@ export interface RaceStep {
 }
 
 /** Starts a race of `keys` (candidate keys, e.g. content hashes) against the incumbent. */
-export function createRace(options: { plan: RacePlan; context: FutilityContext; settings: RacingSettings; incumbentMeans: ReadonlyMap<string, number>; keys: readonly string[] }): Race {
+export function createRace(options: {
+  plan: RacePlan;
+  context: FutilityContext;
+  settings: RacingSettings;
+  incumbentMeans: ReadonlyMap<string, number>;
+  keys: readonly string[];
+}): Race {
   return {
     plan: options.plan,
     context: options.context,
@@ -143,7 +149,13 @@ export function nextBatch(race: Race): { batch: number; keys: string[] } | null 
  * the batch are ignored; one the records lack (a transient failure) counts
  * as not evaluated.
  */
-export function observe(race: Race, key: string, records: ReadonlyArray<Pick<ExampleScoreRecord, 'exampleId' | 'repeat' | 'valid'> & { composite?: number; transient?: true }>): void {
+export function observe(
+  race: Race,
+  key: string,
+  records: ReadonlyArray<
+    Pick<ExampleScoreRecord, 'exampleId' | 'repeat' | 'valid'> & { composite?: number; transient?: true }
+  >,
+): void {
   const entry = entryOf(race, key);
   if (entry.status !== 'racing') throw new Error(`candidate ${key} is ${entry.status}, not racing`);
   const batch = race.plan.batches[entry.next];
@@ -175,16 +187,25 @@ function differencesOf(race: Race, entry: RaceEntry): number[] {
 /** Example-repeats of the plan not evaluated yet by the entry, of examples valid for the incumbent. */
 function remainingOf(race: Race, entry: RaceEntry): number {
   let remaining = 0;
-  for (const batch of race.plan.batches.slice(entry.next)) for (const slot of batch) if (race.incumbentMeans.has(slot.exampleId)) remaining += 1;
+  for (const batch of race.plan.batches.slice(entry.next))
+    for (const slot of batch) if (race.incumbentMeans.has(slot.exampleId)) remaining += 1;
   return remaining;
 }
 
 /** The observed gain used to rank entries (0 before any pair). */
 function gainOf(entry: RaceEntry): number {
-  return entry.assessment?.delta ?? (entry.differences.length === 0 ? 0 : entry.differences.reduce((sum, value) => sum + value, 0) / entry.differences.length);
+  return (
+    entry.assessment?.delta ??
+    (entry.differences.length === 0
+      ? 0
+      : entry.differences.reduce((sum, value) => sum + value, 0) / entry.differences.length)
+  );
 }
 
-const byStanding = (left: RaceEntry, right: RaceEntry): number => gainOf(right) - gainOf(left) || right.differences.length - left.differences.length || left.key.localeCompare(right.key);
+const byStanding = (left: RaceEntry, right: RaceEntry): number =>
+  gainOf(right) - gainOf(left) ||
+  right.differences.length - left.differences.length ||
+  left.key.localeCompare(right.key);
 
 /** Paired differences entry − leader on the example-repeats both have valid scores for. */
 function differencesWith(entry: RaceEntry, leader: RaceEntry): number[] {
@@ -225,7 +246,8 @@ export function verdicts(race: Race): RaceStep {
       if (entry.status !== 'racing' || entry === leader) continue;
       let because: RaceEntry['behindBecause'] = null;
       const behind = differencesWith(entry, leader);
-      if (behind.length >= 2 && differenceIsBelow(clip(behind), 0, { alpha: race.context.alpha })) because = 'significantly_behind';
+      if (behind.length >= 2 && differenceIsBelow(clip(behind), 0, { alpha: race.context.alpha }))
+        because = 'significantly_behind';
       else if (likely && entry.next > 0) because = 'likely_leader';
       if (because !== null) {
         entry.status = 'set_aside';
@@ -280,7 +302,10 @@ export function raceEvidence(race: Race, key: string, stop: 'futility' | 'comple
     }
   }
   const assessment = entry.assessment;
-  const bound = entry.differences.length === 0 ? { lower: -1, upper: 1 } : meanDifferenceBounds(clip(entry.differences), { alpha: race.context.alpha, tolerance: 1e-6 });
+  const bound =
+    entry.differences.length === 0
+      ? { lower: -1, upper: 1 }
+      : meanDifferenceBounds(clip(entry.differences), { alpha: race.context.alpha, tolerance: 1e-6 });
   return {
     stop,
     ...(entry.futility !== null ? { rule: entry.futility } : {}),

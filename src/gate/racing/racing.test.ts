@@ -5,7 +5,15 @@ import { createRace, entryOf, nextBatch, observe, raceEvidence, settle, verdicts
 import { planRace, raceSeed, slotKey } from './race-plan.ts';
 import { runRace } from './run-race.ts';
 
-const CONTEXT: FutilityContext = { pairVarianceFloor: 40 * 0.016 ** 2, runNoiseSd: 0.016, candidateRepeats: 5, incumbentRepeats: 20, margin: 0.008, alpha: 0.05, stochastic: true };
+const CONTEXT: FutilityContext = {
+  pairVarianceFloor: 40 * 0.016 ** 2,
+  runNoiseSd: 0.016,
+  candidateRepeats: 5,
+  incumbentRepeats: 20,
+  margin: 0.008,
+  alpha: 0.05,
+  stochastic: true,
+};
 const SETTINGS = { batchSize: 20, futilityLevel: 0.1 };
 
 describe('planRace', () => {
@@ -31,7 +39,8 @@ describe('planRace', () => {
 });
 
 describe('assessFutility', () => {
-  const zeros = (count: number): number[] => Array.from({ length: count }, (_, index) => (index % 2 === 0 ? 0.05 : -0.05));
+  const zeros = (count: number): number[] =>
+    Array.from({ length: count }, (_, index) => (index % 2 === 0 ? 0.05 : -0.05));
 
   it('stops when the predictive power of the final test is below the level, with the inputs documented', () => {
     const differences = zeros(40).map((value) => value - 0.01);
@@ -41,14 +50,37 @@ describe('assessFutility', () => {
     const s2 = (40 * 0.05 ** 2) / 39;
     expect(assessment.critical).toBeCloseTo(Math.max(0.008, z * 0.016 * Math.sqrt(0.25), z * Math.sqrt(s2 / 200)), 12);
     expect(assessment.variance).toBeCloseTo(Math.max(s2, 40 * 0.016 ** 2), 12);
-    expect(assessment.predictivePower).toBeCloseTo(predictivePower({ mean: -0.01, variance: assessment.variance, observed: 40, planned: 200, critical: assessment.critical }), 12);
+    expect(assessment.predictivePower).toBeCloseTo(
+      predictivePower({
+        mean: -0.01,
+        variance: assessment.variance,
+        observed: 40,
+        planned: 200,
+        critical: assessment.critical,
+      }),
+      12,
+    );
     expect(assessment.predictivePower).toBeLessThan(0.1);
     expect(assessment.futile).toBe('predictive_power');
   });
 
   it('continues a candidate ahead of the bar, never stops on the last batch or before two pairs', () => {
-    expect(assessFutility(zeros(40).map((value) => value + 0.03), 160, CONTEXT, SETTINGS).futile).toBeNull();
-    expect(assessFutility(zeros(200).map((value) => value - 0.05), 0, CONTEXT, SETTINGS).futile).toBeNull();
+    expect(
+      assessFutility(
+        zeros(40).map((value) => value + 0.03),
+        160,
+        CONTEXT,
+        SETTINGS,
+      ).futile,
+    ).toBeNull();
+    expect(
+      assessFutility(
+        zeros(200).map((value) => value - 0.05),
+        0,
+        CONTEXT,
+        SETTINGS,
+      ).futile,
+    ).toBeNull();
     expect(assessFutility([-0.5], 199, CONTEXT, SETTINGS).futile).toBeNull();
   });
 
@@ -64,7 +96,9 @@ describe('assessFutility', () => {
 function scoresFor(shift: number, seed: number, ids: readonly string[], repeats: number): Map<string, number> {
   const random = createSeededRandom(seed);
   const scores = new Map<string, number>();
-  for (let repeat = 0; repeat < repeats; repeat += 1) for (const id of ids) scores.set(slotKey({ exampleId: id, repeat }), Math.min(1, Math.max(0, 0.6 + shift + 0.1 * (random() - 0.5))));
+  for (let repeat = 0; repeat < repeats; repeat += 1)
+    for (const id of ids)
+      scores.set(slotKey({ exampleId: id, repeat }), Math.min(1, Math.max(0, 0.6 + shift + 0.1 * (random() - 0.5))));
   return scores;
 }
 
@@ -74,14 +108,28 @@ describe('the race', () => {
   const incumbentMeans = new Map(ids.map((id) => [id, 0.6]));
 
   it('stops a harmful candidate for futility, sets aside one significantly behind the leader, completes the leader', () => {
-    const race = createRace({ plan, context: CONTEXT, settings: SETTINGS, incumbentMeans, keys: ['good', 'fair', 'harmful'] });
-    const truth = { good: scoresFor(0.1, 1, ids, 5), fair: scoresFor(0.03, 2, ids, 5), harmful: scoresFor(-0.1, 3, ids, 5) };
+    const race = createRace({
+      plan,
+      context: CONTEXT,
+      settings: SETTINGS,
+      incumbentMeans,
+      keys: ['good', 'fair', 'harmful'],
+    });
+    const truth = {
+      good: scoresFor(0.1, 1, ids, 5),
+      fair: scoresFor(0.03, 2, ids, 5),
+      harmful: scoresFor(-0.1, 3, ids, 5),
+    };
     const seen: string[] = [];
     for (;;) {
       const due = nextBatch(race);
       if (due === null) break;
       for (const key of due.keys) {
-        const records = plan.batches[due.batch]!.map((slot) => ({ ...slot, valid: true, composite: truth[key as keyof typeof truth].get(slotKey(slot))! }));
+        const records = plan.batches[due.batch]!.map((slot) => ({
+          ...slot,
+          valid: true,
+          composite: truth[key as keyof typeof truth].get(slotKey(slot))!,
+        }));
         observe(race, key, records);
       }
       const step = verdicts(race);
@@ -100,7 +148,18 @@ describe('the race', () => {
     expect(entryOf(race, 'fair').status).toBe('racing');
     expect(nextBatch(race)).toEqual({ batch: stoodAt, keys: ['fair'] });
     const evidence = raceEvidence(race, 'harmful', 'futility');
-    expect(evidence).toMatchObject({ stop: 'futility', rule: 'predictive_power', batches: 1, of: 10, batchSize: 20, evaluated: 20, planned: 200, examples: 20, repeats: 1, pairs: 20 });
+    expect(evidence).toMatchObject({
+      stop: 'futility',
+      rule: 'predictive_power',
+      batches: 1,
+      of: 10,
+      batchSize: 20,
+      evaluated: 20,
+      planned: 200,
+      examples: 20,
+      repeats: 1,
+      pairs: 20,
+    });
     expect(evidence.bound.upper).toBeGreaterThan(evidence.delta);
     expect(evidence.bound.lower).toBeLessThan(evidence.delta);
   });
@@ -109,13 +168,26 @@ describe('the race', () => {
     // The final test needs far more than either gain (a noisy study), so neither is likely; futility only on the bound, below −0.5.
     const context: FutilityContext = { ...CONTEXT, runNoiseSd: 0.8, margin: -0.5 };
     const wide = planRace({ exampleIds: ids, repeats: 5, batchSize: 40, seed: 3 });
-    const race = createRace({ plan: wide, context, settings: { batchSize: 40, futilityLevel: 0 }, incumbentMeans: new Map(ids.map((id) => [id, 0.5])), keys: ['ahead', 'behind'] });
+    const race = createRace({
+      plan: wide,
+      context,
+      settings: { batchSize: 40, futilityLevel: 0 },
+      incumbentMeans: new Map(ids.map((id) => [id, 0.5])),
+      keys: ['ahead', 'behind'],
+    });
     const truth = { ahead: scoresFor(0.3, 6, ids, 5), behind: scoresFor(0, 7, ids, 5) };
-    for (const key of ['ahead', 'behind'] as const) observe(race, key, wide.batches[0]!.map((slot) => ({ ...slot, valid: true, composite: truth[key].get(slotKey(slot))! })));
+    for (const key of ['ahead', 'behind'] as const)
+      observe(
+        race,
+        key,
+        wide.batches[0]!.map((slot) => ({ ...slot, valid: true, composite: truth[key].get(slotKey(slot))! })),
+      );
     const step = verdicts(race);
     expect(step.futile).toEqual([]);
     expect(entryOf(race, 'ahead').assessment!.predictivePower).toBeLessThan(0.5);
-    expect(step.setAside.map((entry) => [entry.key, entry.behind, entry.behindBecause])).toEqual([['behind', 'ahead', 'significantly_behind']]);
+    expect(step.setAside.map((entry) => [entry.key, entry.behind, entry.behindBecause])).toEqual([
+      ['behind', 'ahead', 'significantly_behind'],
+    ]);
     expect(nextBatch(race)).toEqual({ batch: 1, keys: ['ahead'] });
   });
 
@@ -145,10 +217,21 @@ describe('the race', () => {
         { key: 'b', name: 'b' },
       ],
       {
-        start: (pool) => createRace({ plan, context: CONTEXT, settings: SETTINGS, incumbentMeans: generation === 0 ? incumbentMeans : new Map(ids.map((id) => [id, 0.72])), keys: pool.map((candidate) => candidate.key) }),
+        start: (pool) =>
+          createRace({
+            plan,
+            context: CONTEXT,
+            settings: SETTINGS,
+            incumbentMeans: generation === 0 ? incumbentMeans : new Map(ids.map((id) => [id, 0.72])),
+            keys: pool.map((candidate) => candidate.key),
+          }),
         evaluateBatch: async (candidate, slots) => {
           evaluated += slots.length;
-          return slots.map((slot) => ({ ...slot, valid: true, composite: truth.get(candidate.name)!.get(slotKey(slot))! + (generation > 0 ? 0.12 : 0) }));
+          return slots.map((slot) => ({
+            ...slot,
+            valid: true,
+            composite: truth.get(candidate.name)!.get(slotKey(slot))! + (generation > 0 ? 0.12 : 0),
+          }));
         },
         onFutile: async (candidate) => {
           log.push(`${candidate.key} futile`);

@@ -23,7 +23,12 @@ export interface RaceCallbacks<C extends { key: string }> {
   /** A race of these candidates against the incumbent as it stands now. */
   start(candidates: readonly C[]): Promise<Race> | Race;
   /** The candidate's scores on these example-repeats (one batch). */
-  evaluateBatch(candidate: C, slots: readonly RaceSlot[]): Promise<ReadonlyArray<Pick<ExampleScoreRecord, 'exampleId' | 'repeat' | 'valid'> & { composite?: number; transient?: true }>>;
+  evaluateBatch(
+    candidate: C,
+    slots: readonly RaceSlot[],
+  ): Promise<
+    ReadonlyArray<Pick<ExampleScoreRecord, 'exampleId' | 'repeat' | 'valid'> & { composite?: number; transient?: true }>
+  >;
   /** Records a futility refusal; false stops the driver (a budget spent, an abort). */
   onFutile(candidate: C, evidence: RaceEvidence): Promise<boolean>;
   /** The gate decides a complete candidate (its full evaluation); `proceed` false stops the driver. */
@@ -37,7 +42,10 @@ export interface RaceCallbacks<C extends { key: string }> {
 }
 
 /** Runs the race to the end (or until a callback stops it). */
-export async function runRace<C extends { key: string }>(candidates: readonly C[], callbacks: RaceCallbacks<C>): Promise<void> {
+export async function runRace<C extends { key: string }>(
+  candidates: readonly C[],
+  callbacks: RaceCallbacks<C>,
+): Promise<void> {
   let pool = [...candidates];
   let race = await callbacks.start(pool);
   const concurrency = Math.max(1, callbacks.concurrency ?? 1);
@@ -66,11 +74,16 @@ export async function runRace<C extends { key: string }>(candidates: readonly C[
       if (!proceed) return;
     }
     for (const entry of step.complete) {
-      const { accepted, proceed } = await callbacks.onComplete(byKey.get(entry.key)!, raceEvidence(race, entry.key, 'complete'));
+      const { accepted, proceed } = await callbacks.onComplete(
+        byKey.get(entry.key)!,
+        raceEvidence(race, entry.key, 'complete'),
+      );
       settle(race, entry.key, accepted ? 'accepted' : 'refused');
       if (!proceed) return;
       if (accepted) {
-        const remaining = race.entries.filter((other) => other.status === 'racing' || other.status === 'set_aside' || other.status === 'complete').map((other) => byKey.get(other.key)!);
+        const remaining = race.entries
+          .filter((other) => other.status === 'racing' || other.status === 'set_aside' || other.status === 'complete')
+          .map((other) => byKey.get(other.key)!);
         pool = await callbacks.rebase(remaining);
         race = await callbacks.start(pool);
         break;
@@ -78,4 +91,3 @@ export async function runRace<C extends { key: string }>(candidates: readonly C[
     }
   }
 }
-

@@ -45,9 +45,11 @@ export function shadowFutilityContext(input: {
   const shadowCount = Math.max(1, input.shadowIds.length);
   const pairVarianceFloor = input.optimizationExamples * input.calibration.noiseSd ** 2;
   // The shadow's run-to-run SD from its examples' own SDs: the part of the noise that is not shared (a lower estimate).
-  const exampleVariance = input.shadowIds.reduce((sum, id) => sum + (input.calibration.exampleSds[id] ?? 0) ** 2, 0) / shadowCount;
+  const exampleVariance =
+    input.shadowIds.reduce((sum, id) => sum + (input.calibration.exampleSds[id] ?? 0) ** 2, 0) / shadowCount;
   const runNoiseSd = Math.sqrt(exampleVariance / shadowCount);
-  const marginUpper = input.settings.shadowMarginSe * Math.sqrt(Math.max(pairVarianceFloor, exampleVariance) / shadowCount);
+  const marginUpper =
+    input.settings.shadowMarginSe * Math.sqrt(Math.max(pairVarianceFloor, exampleVariance) / shadowCount);
   return {
     pairVarianceFloor,
     runNoiseSd,
@@ -60,7 +62,9 @@ export function shadowFutilityContext(input: {
 }
 
 /** The outcome of a raced shadow. */
-export type ShadowRaceOutcome = { stop: 'complete'; evidence: RaceEvidence } | { stop: 'futility'; evidence: RaceEvidence };
+export type ShadowRaceOutcome =
+  | { stop: 'complete'; evidence: RaceEvidence }
+  | { stop: 'futility'; evidence: RaceEvidence };
 
 /**
  * Races the candidate's shadow against the incumbent's (evaluated in full):
@@ -71,9 +75,19 @@ export async function raceShadow(input: {
   settings: RacingSettings;
   incumbent: PartitionScore;
   context: FutilityContext;
-  evaluateBatch(slots: readonly RaceSlot[]): Promise<ReadonlyArray<Pick<ExampleScoreRecord, 'exampleId' | 'repeat' | 'valid'> & { composite?: number; transient?: true }>>;
+  evaluateBatch(
+    slots: readonly RaceSlot[],
+  ): Promise<
+    ReadonlyArray<Pick<ExampleScoreRecord, 'exampleId' | 'repeat' | 'valid'> & { composite?: number; transient?: true }>
+  >;
 }): Promise<ShadowRaceOutcome> {
-  const race = createRace({ plan: input.plan, context: input.context, settings: input.settings, incumbentMeans: perExampleMeans(input.incumbent), keys: ['shadow'] });
+  const race = createRace({
+    plan: input.plan,
+    context: input.context,
+    settings: input.settings,
+    incumbentMeans: perExampleMeans(input.incumbent),
+    keys: ['shadow'],
+  });
   for (;;) {
     const due = nextBatch(race);
     if (due === null) return { stop: 'complete', evidence: raceEvidence(race, 'shadow', 'complete') };
@@ -85,7 +99,12 @@ export async function raceShadow(input: {
 }
 
 /** What the gate's shadow check shows for a shadow stopped for futility. */
-export function shadowStop(evidence: RaceEvidence): { statistic: number; threshold: number; detail: string; data: Record<string, unknown> } {
+export function shadowStop(evidence: RaceEvidence): {
+  statistic: number;
+  threshold: number;
+  detail: string;
+  data: Record<string, unknown>;
+} {
   const byBound = evidence.rule === 'bound';
   return {
     statistic: byBound ? evidence.bound.upper : evidence.predictivePower,

@@ -59,10 +59,18 @@ function config(executor: InitExecutor): string {
     '  reportAs: misroute rate    # the share of tickets sent to the wrong queue (1 − accuracy); or: accuracy',
     '',
     executorBlock(executor, { maxOutputTokens: 256 }),
-    filesBlock(artifact, executor === 'llm' ? 'the editable artifact: the prompt template' : 'the editable artifact: the routing rules run.mjs reads'),
+    filesBlock(
+      artifact,
+      executor === 'llm'
+        ? 'the editable artifact: the prompt template'
+        : 'the editable artifact: the routing rules run.mjs reads',
+    ),
     executor === 'llm'
       ? proposerBlock('reflective', 'a language model reads the misroutes and rewrites sections of the prompt')
-      : proposerBlock('error-driven', 'offline: proposes keyword edits of the routing rules from the misroutes, ranked by net fixes'),
+      : proposerBlock(
+          'error-driven',
+          'offline: proposes keyword edits of the routing rules from the misroutes, ranked by net fixes',
+        ),
     gateBlock(executor, { binary: true }),
     stoppingBlock(executor),
   ].join('\n');
@@ -98,20 +106,37 @@ function program(executor: InitExecutor): string {
     ].join('\n\n'),
     invariants: [
       `the set of queues: ${LABELS.join(', ')} (kloop.yaml \`task.labels\`); a new queue is a new study`,
-      llm ? 'the ticket is given to the model whole, in the `## Ticket` section' : 'every queue keeps a rule, and there is a `default` queue for tickets no rule matches',
+      llm
+        ? 'the ticket is given to the model whole, in the `## Ticket` section'
+        : 'every queue keeps a rule, and there is a `default` queue for tickets no rule matches',
       'no ticket text, customer name or order number is copied into the artifact',
       'the artifact stays short enough to read',
     ],
     stoppingExtra: llm ? [MONEY_STOP] : [],
     mechanical: llm
-      ? ['editableSections: [Queues, How to decide]', 'maxArtifactCharacters: 6000', 'forbiddenText: ["TODO", "FIXME", "ignore previous"]', 'requiredText: ["{{input}}", "## Ticket"]']
-      : ['maxArtifactCharacters: 8000', 'forbiddenText: ["TODO", "FIXME"]', 'requiredText: [\'"default"\', \'"rules"\']'],
+      ? [
+          'editableSections: [Queues, How to decide]',
+          'maxArtifactCharacters: 6000',
+          'forbiddenText: ["TODO", "FIXME", "ignore previous"]',
+          'requiredText: ["{{input}}", "## Ticket"]',
+        ]
+      : [
+          'maxArtifactCharacters: 8000',
+          'forbiddenText: ["TODO", "FIXME"]',
+          'requiredText: [\'"default"\', \'"rules"\']',
+        ],
   });
 }
 
 /** Renders the classification study for an executor (`llm` or `command`). */
 export function renderClassification(executor: InitExecutor): RenderedStudy {
-  const artifactFiles = executor === 'llm' ? [{ path: 'prompt.md', text: PROMPT }] : [{ path: 'rules.json', text: SEED_ROUTING_RULES }, { path: 'run.mjs', text: routingProgram({ priority: false }) }];
+  const artifactFiles =
+    executor === 'llm'
+      ? [{ path: 'prompt.md', text: PROMPT }]
+      : [
+          { path: 'rules.json', text: SEED_ROUTING_RULES },
+          { path: 'run.mjs', text: routingProgram({ priority: false }) },
+        ];
   const corpus = [
     corpusHeader('Support tickets, each with the queue that resolved it.', [
       'id:        unique, e.g. ticket-0042',

@@ -70,16 +70,26 @@ export function configHeader(title: string, lines: readonly string[]): string {
     ...lines.map((line) => (line === '' ? '#' : `# ${line}`)),
     ...(lines.length > 0 ? ['#'] : []),
     '# Every key is checked: an unknown key or a wrong value is an error naming',
-    '# its line. Absent keys take kloop\'s defaults, and a configured 0 means 0.',
+    "# its line. Absent keys take kloop's defaults, and a configured 0 means 0.",
     '# Paths are relative to this folder.',
     '',
   ].join('\n');
 }
 
 /** The `executor:` block for a kind. `maxOutputTokens` for an llm executor. */
-export function executorBlock(executor: InitExecutor, options: { command?: readonly string[]; maxOutputTokens?: number; offlineComment?: string } = {}): string {
+export function executorBlock(
+  executor: InitExecutor,
+  options: { command?: readonly string[]; maxOutputTokens?: number; offlineComment?: string } = {},
+): string {
   if (executor === 'offline') {
-    return ['executor:', commented('  kind: offline', options.offlineComment ?? 'deterministic, no API key, no network; run-to-run noise is 0'), ''].join('\n');
+    return [
+      'executor:',
+      commented(
+        '  kind: offline',
+        options.offlineComment ?? 'deterministic, no API key, no network; run-to-run noise is 0',
+      ),
+      '',
+    ].join('\n');
   }
   if (executor === 'command') {
     const argv = options.command ?? ['node', 'run.mjs'];
@@ -89,14 +99,20 @@ export function executorBlock(executor: InitExecutor, options: { command?: reado
       commented(`  command: [${argv.join(', ')}]`, 'argv, run in this folder'),
       commented('  timeoutMs: 10000', 'per example; the program is killed after it (an invalid output, `timeout`)'),
       commented('  concurrency: 4', 'programs at once'),
-      commented('  deterministic: true', 'run.mjs gives the same answer for the same input: no repeats needed (false for a program that samples)'),
+      commented(
+        '  deterministic: true',
+        'run.mjs gives the same answer for the same input: no repeats needed (false for a program that samples)',
+      ),
       '',
     ].join('\n');
   }
   return [
     'executor:',
     '  kind: llm',
-    commented(`  model: ${PLACEHOLDER_MODEL}`, 'provider:model — openai, anthropic, openai-compatible, ollama (or --model)'),
+    commented(
+      `  model: ${PLACEHOLDER_MODEL}`,
+      'provider:model — openai, anthropic, openai-compatible, ollama (or --model)',
+    ),
     '  # baseURL: http://127.0.0.1:8080/v1   # a llama.cpp / vLLM / LM Studio server (or --base-url)',
     '  # apiKeyEnv: MY_SERVER_KEY            # NAME of the variable holding a key, never the key itself',
     '  temperature: 0',
@@ -125,16 +141,26 @@ export function filesBlock(artifact: string, artifactComment: string): string {
  * edits leaves none for the bundles a small corpus needs (issue 35: with 10,
  * twelve FAQ questions accepted nothing; with the default, a 5-edit bundle).
  */
-export function proposerBlock(kind: 'error-driven' | 'reflective', comment: string, options: { model?: boolean } = {}): string {
+export function proposerBlock(
+  kind: 'error-driven' | 'reflective',
+  comment: string,
+  options: { model?: boolean } = {},
+): string {
   const lines = ['proposer:', commented(`  kind: ${kind}`, comment)];
   if (kind === 'reflective') {
     lines.push(
       options.model === true
-        ? commented(`  model: ${PLACEHOLDER_MODEL}`, "the proposer's model (the executor calls none); its key from the environment")
+        ? commented(
+            `  model: ${PLACEHOLDER_MODEL}`,
+            "the proposer's model (the executor calls none); its key from the environment",
+          )
         : "  # model: anthropic:claude-sonnet-4-5   # default: the executor's model",
     );
     // A program as executor: the proposer is the only model, and may be a server of the user's own.
-    if (options.model === true) lines.push('  # baseURL: http://127.0.0.1:8080/v1   # your own server: openai-compatible:<model>, ollama:<model> (or --base-url, OPENAI_BASE_URL, OLLAMA_HOST)');
+    if (options.model === true)
+      lines.push(
+        '  # baseURL: http://127.0.0.1:8080/v1   # your own server: openai-compatible:<model>, ollama:<model> (or --base-url, OPENAI_BASE_URL, OLLAMA_HOST)',
+      );
     lines.push('  candidatesPerRound: 4', '  concurrency: 2', '');
   } else {
     lines.push('  candidatesPerRound: 6', '  concurrency: 4', '');
@@ -148,22 +174,40 @@ export function proposerBlock(kind: 'error-driven' | 'reflective', comment: stri
  * needs repeats and a calibration before the loop may trust a difference.
  */
 export function gateBlock(executor: InitExecutor, options: { binary: boolean }): string {
-  const test = options.binary ? "right/wrong outcomes: McNemar's exact test on the paired examples" : 'the paired t-test on per-example scores';
-  const head = ['gate:', commented('  alpha: 0.05', `one-sided, on the optimization partition (${test})`), commented('  shadowAlpha: 0.05', 'the shadow partition must confirm the gain at this level')];
+  const test = options.binary
+    ? "right/wrong outcomes: McNemar's exact test on the paired examples"
+    : 'the paired t-test on per-example scores';
+  const head = [
+    'gate:',
+    commented('  alpha: 0.05', `one-sided, on the optimization partition (${test})`),
+    commented('  shadowAlpha: 0.05', 'the shadow partition must confirm the gain at this level'),
+  ];
   if (executor === 'llm') {
     return [
       ...head,
-      commented('  repeats: 5', 'a sampled model is noisy: every evaluation is repeated (5 detects 2σ gains 80% of the time)'),
-      commented('  requireCalibration: true', 'the run refuses to start before `kloop calibrate` (or `kloop run --calibrate`)'),
+      commented(
+        '  repeats: 5',
+        'a sampled model is noisy: every evaluation is repeated (5 detects 2σ gains 80% of the time)',
+      ),
+      commented(
+        '  requireCalibration: true',
+        'the run refuses to start before `kloop calibrate` (or `kloop run --calibrate`)',
+      ),
       commented('  anchorTolerance: 0', 'no anchor example may drop beyond measured noise'),
       '',
     ].join('\n');
   }
-  const why = executor === 'offline' ? 'the playbook extractor is deterministic' : 'run.mjs is deterministic (same input, same answer)';
+  const why =
+    executor === 'offline'
+      ? 'the playbook extractor is deterministic'
+      : 'run.mjs is deterministic (same input, same answer)';
   return [
     ...head,
     commented('  repeats: 1', `${why}: one evaluation per example`),
-    commented('  requireCalibration: false', 'its run-to-run noise is 0; a program that samples needs true and repeats ≥ 3'),
+    commented(
+      '  requireCalibration: false',
+      'its run-to-run noise is 0; a program that samples needs true and repeats ≥ 3',
+    ),
     commented('  noiseRepeats: 2', 'calibration: two runs show the noise is 0'),
     '  signalRepeats: 1',
     commented('  anchorTolerance: 0', 'no anchor example may drop'),
@@ -180,7 +224,8 @@ export function stoppingBlock(executor: InitExecutor): string {
     commented('  maxConsecutiveFailures: 5', 'proposals or evaluations failing in a row: a problem, not a result'),
     `  maxRounds: ${executor === 'llm' ? 4 : 8}`,
   ];
-  if (executor === 'llm') lines.push(commented('  maxCostUsd: 5', 'USD per run, at the prices in kloop (or --max-cost-usd)'));
+  if (executor === 'llm')
+    lines.push(commented('  maxCostUsd: 5', 'USD per run, at the prices in kloop (or --max-cost-usd)'));
   lines.push('', commented('seed: 7', 'every random choice (splits, proposals) follows it'), '');
   return lines.join('\n');
 }
@@ -296,4 +341,11 @@ export function corpusHeader(title: string, format: readonly string[]): string {
 }
 
 /** `.gitignore` of a study: the notebook and the scorer's transpiled copies stay out of git. */
-export const STUDY_GITIGNORE = ['# kloop\'s lab notebook (SQLite) and working files', '.kloop/', '# transpiled copies of a TypeScript scorer, written and deleted while it loads', '.*.kloop.mjs', '.*.kloop.cjs', ''].join('\n');
+export const STUDY_GITIGNORE = [
+  "# kloop's lab notebook (SQLite) and working files",
+  '.kloop/',
+  '# transpiled copies of a TypeScript scorer, written and deleted while it loads',
+  '.*.kloop.mjs',
+  '.*.kloop.cjs',
+  '',
+].join('\n');

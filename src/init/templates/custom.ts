@@ -160,10 +160,18 @@ function config(executor: InitExecutor): string {
     '#   priority: 1',
     '',
     executorBlock(executor, { maxOutputTokens: 256 }),
-    filesBlock(executor === 'llm' ? 'prompt.md' : 'rules.json', executor === 'llm' ? 'the editable artifact: the prompt template' : 'the editable artifact: the routing rules run.mjs reads'),
+    filesBlock(
+      executor === 'llm' ? 'prompt.md' : 'rules.json',
+      executor === 'llm'
+        ? 'the editable artifact: the prompt template'
+        : 'the editable artifact: the routing rules run.mjs reads',
+    ),
     executor === 'llm'
       ? proposerBlock('reflective', "a language model reads score.ts's feedback and rewrites sections of the prompt")
-      : proposerBlock('error-driven', "offline: proposes keyword edits of the routing rules from score.ts's diagnostics (expected, predicted)"),
+      : proposerBlock(
+          'error-driven',
+          "offline: proposes keyword edits of the routing rules from score.ts's diagnostics (expected, predicted)",
+        ),
     gateBlock(executor, { binary: false }),
     stoppingBlock(executor),
   ].join('\n');
@@ -190,7 +198,7 @@ function program(executor: InitExecutor): string {
       '',
       llm
         ? '- say more precisely what belongs to each queue in `## Queues`, with the\n  words customers actually use;\n- sharpen `## Priority` where the urgency is misjudged.'
-        : '- add the words customers actually use for a queue to its rule\'s `any` list\n  (`refund*` for every form of a word);\n- when a term pulls tickets into the wrong queue, add a `none` term or make it\n  a longer phrase rather than removing it; the first rule that matches wins.',
+        : "- add the words customers actually use for a queue to its rule's `any` list\n  (`refund*` for every form of a word);\n- when a term pulls tickets into the wrong queue, add a `none` term or make it\n  a longer phrase rather than removing it; the first rule that matches wins.",
       '',
       'Prefer general words to phrases from one ticket: an edit that only fixes the',
       'tickets it was read from is refused by the shadow partition as',
@@ -204,20 +212,37 @@ function program(executor: InitExecutor): string {
     ].join('\n\n'),
     invariants: [
       `the queues: ${LABELS.join(', ')}, and the priorities low, normal, high (\`score.ts\`)`,
-      llm ? 'the ticket is given to the model whole, in the `## Ticket` section' : 'every queue keeps a rule, and there is a `default` queue for tickets no rule matches',
+      llm
+        ? 'the ticket is given to the model whole, in the `## Ticket` section'
+        : 'every queue keeps a rule, and there is a `default` queue for tickets no rule matches',
       'no ticket text, customer name or order number is copied into the artifact',
       'the artifact stays short enough to read',
     ],
     stoppingExtra: llm ? [MONEY_STOP] : [],
     mechanical: llm
-      ? ['editableSections: [Queues, Priority]', 'maxArtifactCharacters: 6000', 'forbiddenText: ["TODO", "FIXME", "ignore previous"]', 'requiredText: ["{{input}}", "## Ticket"]']
-      : ['maxArtifactCharacters: 8000', 'forbiddenText: ["TODO", "FIXME"]', 'requiredText: [\'"default"\', \'"rules"\']'],
+      ? [
+          'editableSections: [Queues, Priority]',
+          'maxArtifactCharacters: 6000',
+          'forbiddenText: ["TODO", "FIXME", "ignore previous"]',
+          'requiredText: ["{{input}}", "## Ticket"]',
+        ]
+      : [
+          'maxArtifactCharacters: 8000',
+          'forbiddenText: ["TODO", "FIXME"]',
+          'requiredText: [\'"default"\', \'"rules"\']',
+        ],
   });
 }
 
 /** Renders the custom study for an executor (`llm` or `command`). */
 export function renderCustom(executor: InitExecutor): RenderedStudy {
-  const artifactFiles = executor === 'llm' ? [{ path: 'prompt.md', text: PROMPT }] : [{ path: 'rules.json', text: SEED_ROUTING_RULES }, { path: 'run.mjs', text: routingProgram({ priority: true }) }];
+  const artifactFiles =
+    executor === 'llm'
+      ? [{ path: 'prompt.md', text: PROMPT }]
+      : [
+          { path: 'rules.json', text: SEED_ROUTING_RULES },
+          { path: 'run.mjs', text: routingProgram({ priority: true }) },
+        ];
   const corpus = [
     corpusHeader('Support tickets, each with its queue and priority (checked by score.ts).', [
       'id:        unique, e.g. ticket-0042',

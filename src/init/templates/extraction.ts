@@ -71,7 +71,10 @@ const SEED_RULES = `${JSON.stringify(
     fields: {
       vendor: { patterns: ['^from:\\s*(.+)$'] },
       invoiceNumber: { patterns: ['invoice\\s*(?:no\\.?|number|#)?\\s*:?\\s*#?([A-Z0-9][A-Z0-9-]*\\d)'] },
-      total: { type: 'number', patterns: ['total(?: due)?\\s*:?\\s*(?:[A-Z]{3}|[€$£])?\\s*([0-9][0-9,]*(?:\\.[0-9]+)?)'] },
+      total: {
+        type: 'number',
+        patterns: ['total(?: due)?\\s*:?\\s*(?:[A-Z]{3}|[€$£])?\\s*([0-9][0-9,]*(?:\\.[0-9]+)?)'],
+      },
       dueDate: { patterns: ['due(?: date)?\\s*:?\\s*(\\d{4}-\\d{2}-\\d{2})'] },
     },
   },
@@ -161,10 +164,17 @@ function config(executor: InitExecutor): string {
     '    # items: { match: set-f1 }                         # a list, scored by F1 against the gold list',
     '',
     executorBlock(executor, { maxOutputTokens: 512 }),
-    filesBlock(executor === 'llm' ? 'prompt.md' : 'rules.json', executor === 'llm' ? 'the editable artifact: the prompt template' : 'the editable artifact: the patterns run.mjs reads'),
+    filesBlock(
+      executor === 'llm' ? 'prompt.md' : 'rules.json',
+      executor === 'llm'
+        ? 'the editable artifact: the prompt template'
+        : 'the editable artifact: the patterns run.mjs reads',
+    ),
     executor === 'llm'
       ? proposerBlock('reflective', 'a language model reads the wrong fields and rewrites sections of the prompt')
-      : proposerBlock('reflective', 'a language model reads the wrong fields and proposes pattern edits', { model: true }),
+      : proposerBlock('reflective', 'a language model reads the wrong fields and proposes pattern edits', {
+          model: true,
+        }),
     gateBlock(executor, { binary: false }),
     stoppingBlock(executor),
   ].join('\n');
@@ -199,14 +209,25 @@ function program(executor: InitExecutor): string {
     ].join('\n\n'),
     invariants: [
       `the fields: ${FIELDS.join(', ')} (kloop.yaml \`task.fields\`), with their match rules`,
-      llm ? 'the invoice is given to the model whole, in the `## Invoice` section' : '`total` stays a number field (`"type": "number"`)',
+      llm
+        ? 'the invoice is given to the model whole, in the `## Invoice` section'
+        : '`total` stays a number field (`"type": "number"`)',
       'no vendor name, amount or invoice number from the corpus is copied into the artifact',
       'the artifact stays short enough to read',
     ],
     stoppingExtra: llm ? [MONEY_STOP] : [],
     mechanical: llm
-      ? ['editableSections: [Fields, Reading numbers and dates]', 'maxArtifactCharacters: 6000', 'forbiddenText: ["TODO", "FIXME", "ignore previous"]', 'requiredText: ["{{input}}", "## Invoice"]']
-      : ['maxArtifactCharacters: 8000', 'forbiddenText: ["TODO", "FIXME"]', `requiredText: [${FIELDS.map((name) => `'"${name}"'`).join(', ')}]`],
+      ? [
+          'editableSections: [Fields, Reading numbers and dates]',
+          'maxArtifactCharacters: 6000',
+          'forbiddenText: ["TODO", "FIXME", "ignore previous"]',
+          'requiredText: ["{{input}}", "## Invoice"]',
+        ]
+      : [
+          'maxArtifactCharacters: 8000',
+          'forbiddenText: ["TODO", "FIXME"]',
+          `requiredText: [${FIELDS.map((name) => `'"${name}"'`).join(', ')}]`,
+        ],
   });
 }
 
@@ -226,7 +247,13 @@ function records(): string {
 
 /** Renders the extraction study for an executor (`llm` or `command`). */
 export function renderExtraction(executor: InitExecutor): RenderedStudy {
-  const artifactFiles = executor === 'llm' ? [{ path: 'prompt.md', text: PROMPT }] : [{ path: 'rules.json', text: SEED_RULES }, { path: 'run.mjs', text: PROGRAM_JS }];
+  const artifactFiles =
+    executor === 'llm'
+      ? [{ path: 'prompt.md', text: PROMPT }]
+      : [
+          { path: 'rules.json', text: SEED_RULES },
+          { path: 'run.mjs', text: PROGRAM_JS },
+        ];
   const corpus = [
     corpusHeader('Invoices, each with the fields a person read from it.', [
       'id:        unique, e.g. invoice-0042',

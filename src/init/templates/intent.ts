@@ -150,9 +150,29 @@ the description asks for them.
 const COMMAND_RULES = `${JSON.stringify(
   {
     defaultAppType: 'other',
-    appTypeCues: { booking: ['book*', 'appointment*'], helpdesk: ['ticket*', 'support'], inventory: ['stock', 'warehouse*'], expenses: ['expense*', 'reimburse*'] },
-    entityTerms: { 'customer*': 'party', 'member*': 'party', 'agent*': 'party', 'employee*': 'party', 'ticket*': 'document', 'receipt*': 'document', 'delivery': 'transaction', 'supplier*': 'party' },
-    behaviorCues: { scheduling: ['schedule*', 'calendar'], notification: ['remind*', 'alert*'], approval: ['approve*'], payment: ['pay*', 'reimburse*'], reporting: ['dashboard', 'report*'] },
+    appTypeCues: {
+      booking: ['book*', 'appointment*'],
+      helpdesk: ['ticket*', 'support'],
+      inventory: ['stock', 'warehouse*'],
+      expenses: ['expense*', 'reimburse*'],
+    },
+    entityTerms: {
+      'customer*': 'party',
+      'member*': 'party',
+      'agent*': 'party',
+      'employee*': 'party',
+      'ticket*': 'document',
+      'receipt*': 'document',
+      delivery: 'transaction',
+      'supplier*': 'party',
+    },
+    behaviorCues: {
+      scheduling: ['schedule*', 'calendar'],
+      notification: ['remind*', 'alert*'],
+      approval: ['approve*'],
+      payment: ['pay*', 'reimburse*'],
+      reporting: ['dashboard', 'report*'],
+    },
     projectionCues: { calendar: ['calendar'], dashboard: ['dashboard'], list: ['list'] },
   },
   null,
@@ -308,13 +328,28 @@ function config(executor: InitExecutor): string {
       ? proposerBlock('error-driven', 'offline: reads the optimization failures, ranks playbook edits by net fixes')
       : executor === 'llm'
         ? proposerBlock('reflective', 'a language model reads the diagnostics and rewrites sections of the prompt')
-        : proposerBlock('reflective', 'a language model reads the diagnostics and proposes cue-list edits', { model: true });
+        : proposerBlock('reflective', 'a language model reads the diagnostics and proposes cue-list edits', {
+            model: true,
+          });
   return [
-    configHeader('intent extraction (intent)', [how, 'Score: 0.25 app type + 0.35 entity recall + 0.20 role accuracy + 0.20 behaviour coverage.']),
+    configHeader('intent extraction (intent)', [
+      how,
+      'Score: 0.25 app type + 0.35 entity recall + 0.20 role accuracy + 0.20 behaviour coverage.',
+    ]),
     'task: intent',
     '',
-    executorBlock(executor, { maxOutputTokens: 2048, offlineComment: 'the playbook extractor: deterministic, no API key, no network' }),
-    filesBlock(artifact, executor === 'offline' ? 'the editable artifact: the seed playbook' : executor === 'llm' ? 'the editable artifact: the prompt template' : 'the editable artifact: the cue lists run.mjs reads'),
+    executorBlock(executor, {
+      maxOutputTokens: 2048,
+      offlineComment: 'the playbook extractor: deterministic, no API key, no network',
+    }),
+    filesBlock(
+      artifact,
+      executor === 'offline'
+        ? 'the editable artifact: the seed playbook'
+        : executor === 'llm'
+          ? 'the editable artifact: the prompt template'
+          : 'the editable artifact: the cue lists run.mjs reads',
+    ),
     proposer,
     gateBlock(executor, { binary: false }),
     stoppingBlock(executor),
@@ -324,15 +359,18 @@ function config(executor: InitExecutor): string {
 
 function program(executor: InitExecutor): string {
   const intro = {
-    offline: "kloop's offline extractor reads each description by `playbook.yaml`, the\nartifact the loop edits; its code knows English grammar only.",
+    offline:
+      "kloop's offline extractor reads each description by `playbook.yaml`, the\nartifact the loop edits; its code knows English grammar only.",
     llm: 'A language model reads each description through `prompt.md` (the text in\nplace of `{{input}}`) and answers the intent as JSON; kloop appends the\nanswer format.',
-    command: '`run.mjs` reads each description by the cue lists of `rules.json`, the\nartifact the loop edits. The program itself stays as it is.',
+    command:
+      '`run.mjs` reads each description by the cue lists of `rules.json`, the\nartifact the loop edits. The program itself stays as it is.',
   }[executor];
   const work = {
     offline:
       '- **Missed entities**: add the word to `entityTerms` with its role, or map a\n  synonym in `entityAliases`, rather than loosening the generic rules.\n- **Spurious entities**: nouns that are never records belong in `stopList`,\n  properties of a record in `attributeTerms`.\n- **Wrong app type or missed behaviours**: add the words that name what the\n  business does to `appTypeCues`, and everyday verbs to `behaviorCues`.',
     llm: '- **Missed entities**: say more precisely which records count as entities.\n- **Wrong roles**: sharpen the role definitions the model confuses.\n- **Wrong app type, missed behaviours**: describe how to tell them apart.',
-    command: '- **Missed entities**: add the noun to `entityTerms` with its role.\n- **Wrong app type, missed behaviours**: add the words that name what the\n  business does to `appTypeCues`, everyday verbs to `behaviorCues`.',
+    command:
+      '- **Missed entities**: add the noun to `entityTerms` with its role.\n- **Wrong app type, missed behaviours**: add the words that name what the\n  business does to `appTypeCues`, everyday verbs to `behaviorCues`.',
   }[executor];
   const mechanical = {
     offline: [
@@ -343,8 +381,17 @@ function program(executor: InitExecutor): string {
       'forbiddenText: ["TODO", "FIXME", "<<<<<<<", ">>>>>>>"]',
       'requiredText: ["appTypeCues:", "entityTerms:", "behaviorCues:"]',
     ],
-    llm: ['editableSections: [App type, Entities, Roles, Behaviours and views]', 'maxArtifactCharacters: 8000', 'forbiddenText: ["TODO", "FIXME", "ignore previous"]', 'requiredText: ["{{input}}", "## Description"]'],
-    command: ['maxArtifactCharacters: 12000', 'forbiddenText: ["TODO", "FIXME"]', 'requiredText: [\'"appTypeCues"\', \'"entityTerms"\']'],
+    llm: [
+      'editableSections: [App type, Entities, Roles, Behaviours and views]',
+      'maxArtifactCharacters: 8000',
+      'forbiddenText: ["TODO", "FIXME", "ignore previous"]',
+      'requiredText: ["{{input}}", "## Description"]',
+    ],
+    command: [
+      'maxArtifactCharacters: 12000',
+      'forbiddenText: ["TODO", "FIXME"]',
+      'requiredText: [\'"appTypeCues"\', \'"entityTerms"\']',
+    ],
   }[executor];
   return programMarkdown({
     title: 'intent extraction',
@@ -390,7 +437,10 @@ export function renderIntent(executor: InitExecutor): RenderedStudy {
       ? [{ path: 'playbook.yaml', text: PLAYBOOK }]
       : executor === 'llm'
         ? [{ path: 'prompt.md', text: PROMPT }]
-        : [{ path: 'rules.json', text: COMMAND_RULES }, { path: 'run.mjs', text: COMMAND_PROGRAM }];
+        : [
+            { path: 'rules.json', text: COMMAND_RULES },
+            { path: 'run.mjs', text: COMMAND_PROGRAM },
+          ];
   const corpus = [
     corpusHeader('Descriptions of business applications, each with its gold intent.', [
       'id:        unique, e.g. booking-dental-01',

@@ -45,10 +45,38 @@ export interface SampleTicket {
 
 /** The four tickets `kloop init` writes to corpus/examples.yaml. */
 export const SAMPLE_TICKETS: readonly SampleTicket[] = [
-  { id: 'ticket-0001', text: 'I was charged twice for my March subscription. Please refund the second payment.', label: 'billing', priority: 'high', tags: ['source:email'], partition: 'optimization' },
-  { id: 'ticket-0002', text: "I can't log in since I changed my password yesterday; the site says my username does not exist.", label: 'account', priority: 'high', tags: ['source:chat'], partition: 'anchor' },
-  { id: 'ticket-0003', text: "My parcel was supposed to arrive on Monday and the tracking page hasn't changed for four days.", label: 'shipping', priority: 'normal', tags: ['source:email'], partition: 'optimization' },
-  { id: 'ticket-0004', text: 'The app crashes every time I open the settings screen on my Android phone.', label: 'technical', priority: 'high', tags: ['source:app-store'], partition: 'shadow' },
+  {
+    id: 'ticket-0001',
+    text: 'I was charged twice for my March subscription. Please refund the second payment.',
+    label: 'billing',
+    priority: 'high',
+    tags: ['source:email'],
+    partition: 'optimization',
+  },
+  {
+    id: 'ticket-0002',
+    text: "I can't log in since I changed my password yesterday; the site says my username does not exist.",
+    label: 'account',
+    priority: 'high',
+    tags: ['source:chat'],
+    partition: 'anchor',
+  },
+  {
+    id: 'ticket-0003',
+    text: "My parcel was supposed to arrive on Monday and the tracking page hasn't changed for four days.",
+    label: 'shipping',
+    priority: 'normal',
+    tags: ['source:email'],
+    partition: 'optimization',
+  },
+  {
+    id: 'ticket-0004',
+    text: 'The app crashes every time I open the settings screen on my Android phone.',
+    label: 'technical',
+    priority: 'high',
+    tags: ['source:app-store'],
+    partition: 'shadow',
+  },
 ];
 
 /** The seed routing rules: a deliberately modest first version the loop grows from evidence. */
@@ -98,7 +126,9 @@ function priority(text) {
  * prints `{"label"}` (classification) or `{"label","priority"}` (custom).
  */
 export function routingProgram(options: { priority: boolean }): string {
-  const answer = options.priority ? '{ label: route(rules, request.text), priority: priority(request.text) }' : '{ label: route(rules, request.text) }';
+  const answer = options.priority
+    ? '{ label: route(rules, request.text), priority: priority(request.text) }'
+    : '{ label: route(rules, request.text) }';
   return [
     '#!/usr/bin/env node',
     options.priority
@@ -136,7 +166,9 @@ export function ticketRecords(options: { priority: boolean }): string {
     [
       `- id: ${ticket.id}`,
       `  input: ${yamlString(ticket.text)}`,
-      options.priority ? `  expected: { label: ${ticket.label}, priority: ${ticket.priority} }` : `  expected: { label: ${ticket.label} }`,
+      options.priority
+        ? `  expected: { label: ${ticket.label}, priority: ${ticket.priority} }`
+        : `  expected: { label: ${ticket.label} }`,
       `  tags: [${ticket.tags.join(', ')}]`,
       `  partition: ${ticket.partition}`,
       '',

@@ -53,7 +53,16 @@ import { welchTTestFromMoments } from '../../stats/index.ts';
 import { armDifference, assertArmStatistics, pooledUnitStandardDeviation } from '../statistics/arm-moments.ts';
 import { mixtureSprt, type MixtureSprtResult } from '../statistics/mixture-sprt.ts';
 import { sampleRatioMismatch } from '../statistics/sample-ratio-mismatch.ts';
-import type { ArmPair, OnlineCheck, OnlineCheckName, OnlineGateDecision, OnlineGateInput, OnlineGateSettings, OnlineMetric, OnlineRefusalReason } from '../types.ts';
+import type {
+  ArmPair,
+  OnlineCheck,
+  OnlineCheckName,
+  OnlineGateDecision,
+  OnlineGateInput,
+  OnlineGateSettings,
+  OnlineMetric,
+  OnlineRefusalReason,
+} from '../types.ts';
 import { DEFAULT_ONLINE_GATE_SETTINGS } from './online-gate-settings.ts';
 
 export { DEFAULT_ONLINE_GATE_SETTINGS, calibrationTau } from './online-gate-settings.ts';
@@ -72,22 +81,42 @@ const formatP = (value: number): string => (value > 0 && value < 1e-4 ? value.to
  * evidence to a later, slightly worse one. The two-sided mixture bounds both
  * directions' crossings together by α, so each alone is bounded by α.
  */
-function sequentialTest(metric: OnlineMetric, arms: ArmPair, settings: Readonly<OnlineGateSettings>, way: 'better' | 'worse', previousPValue: number | undefined): MixtureSprtResult & { incumbentMean: number; candidateMean: number } {
+function sequentialTest(
+  metric: OnlineMetric,
+  arms: ArmPair,
+  settings: Readonly<OnlineGateSettings>,
+  way: 'better' | 'worse',
+  previousPValue: number | undefined,
+): MixtureSprtResult & { incumbentMean: number; candidateMean: number } {
   const difference = armDifference(arms, metric.kind, metric.direction);
   const unitSd = pooledUnitStandardDeviation(difference);
   const means = { incumbentMean: difference.incumbent.mean, candidateMean: difference.candidate.mean };
   const previous = Math.min(1, previousPValue ?? 1);
   if (unitSd === 0) {
-    return { delta: difference.delta, varianceOfDelta: 0, logLikelihoodRatio: 0, pValue: previous, interval: { lower: -Infinity, upper: Infinity }, ...means };
+    return {
+      delta: difference.delta,
+      varianceOfDelta: 0,
+      logLikelihoodRatio: 0,
+      pValue: previous,
+      interval: { lower: -Infinity, upper: Infinity },
+      ...means,
+    };
   }
-  const test = mixtureSprt(difference.delta, difference.varianceOfDelta, { alpha: settings.alpha, mixingStandardDeviation: settings.mixingEffectSize * unitSd });
+  const test = mixtureSprt(difference.delta, difference.varianceOfDelta, {
+    alpha: settings.alpha,
+    mixingStandardDeviation: settings.mixingEffectSize * unitSd,
+  });
   const pointsTheWay = way === 'better' ? difference.delta > 0 : difference.delta < 0;
   return { ...test, pValue: Math.min(previous, pointsTheWay ? test.pValue : 1), ...means };
 }
 
 function srmCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSettings>): OnlineCheck {
   const previousPValue = input.previousPValues?.srm;
-  const srm = sampleRatioMismatch(input.assignments, { split: settings.split, mixingShareSd: settings.srmMixingShareSd, ...(previousPValue !== undefined ? { previousPValue } : {}) });
+  const srm = sampleRatioMismatch(input.assignments, {
+    split: settings.split,
+    mixingShareSd: settings.srmMixingShareSd,
+    ...(previousPValue !== undefined ? { previousPValue } : {}),
+  });
   const failed = srm.sequentialPValue < settings.srmAlpha;
   const share = srm.candidate / Math.max(1, srm.incumbent + srm.candidate);
   return {
@@ -97,16 +126,48 @@ function srmCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSettings>
     threshold: settings.srmAlpha,
     pValue: srm.sequentialPValue,
     detail: `${srm.incumbent} incumbent / ${srm.candidate} candidate assignments (candidate share ${percent(share)}, expected ${percent(srm.expectedShare)}); χ² = ${round(srm.chiSquare.statistic)}, df = ${srm.chiSquare.degreesOfFreedom}, fixed-horizon p = ${formatP(srm.chiSquare.pValue)}; always-valid p = ${formatP(srm.sequentialPValue)} ${failed ? '<' : '≥'} ${settings.srmAlpha}${failed ? ': sample-ratio mismatch, the experiment is invalid' : ''}`,
-    data: { test: "Pearson's χ² goodness of fit of assignment counts; always-valid p-value by the mixture SPRT", pValueKey: 'srm', chiSquare: srm.chiSquare.statistic, incumbent: srm.incumbent, candidate: srm.candidate, expectedShare: srm.expectedShare, degreesOfFreedom: srm.chiSquare.degreesOfFreedom, fixedPValue: srm.chiSquare.pValue, sequentialPValue: srm.sequentialPValue },
+    data: {
+      test: "Pearson's χ² goodness of fit of assignment counts; always-valid p-value by the mixture SPRT",
+      pValueKey: 'srm',
+      chiSquare: srm.chiSquare.statistic,
+      incumbent: srm.incumbent,
+      candidate: srm.candidate,
+      expectedShare: srm.expectedShare,
+      degreesOfFreedom: srm.chiSquare.degreesOfFreedom,
+      fixedPValue: srm.chiSquare.pValue,
+      sequentialPValue: srm.sequentialPValue,
+    },
   };
 }
 
 function harmCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSettings>): OnlineCheck {
   const results = input.guardrails.map(({ guardrail, arms }) => {
-    const test = sequentialTest(guardrail.metric, arms, settings, 'worse', input.previousPValues?.[`harm:${guardrail.metric.name}`]);
-    return { metric: guardrail.metric.name, pValueKey: `harm:${guardrail.metric.name}`, delta: test.delta, pValue: test.pValue, incumbentMean: test.incumbentMean, candidateMean: test.candidateMean, harmed: test.pValue < settings.alpha };
+    const test = sequentialTest(
+      guardrail.metric,
+      arms,
+      settings,
+      'worse',
+      input.previousPValues?.[`harm:${guardrail.metric.name}`],
+    );
+    return {
+      metric: guardrail.metric.name,
+      pValueKey: `harm:${guardrail.metric.name}`,
+      delta: test.delta,
+      pValue: test.pValue,
+      incumbentMean: test.incumbentMean,
+      candidateMean: test.candidateMean,
+      harmed: test.pValue < settings.alpha,
+    };
   });
-  if (results.length === 0) return { name: 'harm', verdict: 'pass', statistic: null, threshold: settings.alpha, detail: 'no guardrail to watch', data: { guardrails: [] } };
+  if (results.length === 0)
+    return {
+      name: 'harm',
+      verdict: 'pass',
+      statistic: null,
+      threshold: settings.alpha,
+      detail: 'no guardrail to watch',
+      data: { guardrails: [] },
+    };
   // The row shows the guardrail closest to a harm stop: the smallest p-value among those moving the wrong way.
   const worse = results.filter((result) => result.delta < 0).sort((left, right) => left.pValue - right.pValue);
   const shown = worse[0] ?? results[0]!;
@@ -145,7 +206,10 @@ function budgetSpent(input: OnlineGateInput, settings: Readonly<OnlineGateSettin
 function primaryCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSettings>): OnlineCheck {
   const { metric, arms } = input.primary;
   const test = sequentialTest(metric, arms, settings, 'better', input.previousPValues?.primary);
-  const margin = settings.thresholdK * settings.tau * Math.sqrt(1 / Math.max(1, arms.candidate.units) + 1 / Math.max(1, arms.incumbent.units));
+  const margin =
+    settings.thresholdK *
+    settings.tau *
+    Math.sqrt(1 / Math.max(1, arms.candidate.units) + 1 / Math.max(1, arms.incumbent.units));
   const significant = test.pValue < settings.alpha && test.delta > 0;
   const aboveMargin = test.delta > margin;
   const passed = significant && aboveMargin;
@@ -159,7 +223,16 @@ function primaryCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSetti
     pValue: test.pValue,
     interval,
     detail: `${metric.name}: ${round(test.candidateMean)} candidate vs ${round(test.incumbentMean)} incumbent, Δ = ${round(test.delta)} ${aboveMargin ? '>' : '≤'} margin ${settings.thresholdK}×τ·√(1/n_c + 1/n_i) = ${round(margin)}; mSPRT always-valid p = ${formatP(test.pValue)} ${test.pValue < settings.alpha ? '<' : '≥'} α = ${settings.alpha}, ${percent(1 - settings.alpha)} confidence sequence [${interval.lower}, ${interval.upper}]${spent ? '; the unit budget is spent' : ''}`,
-    data: { test: 'mixture SPRT (Johari et al. 2017), two-sided, always-valid', pValueKey: 'primary', looks: input.looks, tau: settings.tau, thresholdK: settings.thresholdK, logLikelihoodRatio: test.logLikelihoodRatio, varianceOfDelta: test.varianceOfDelta, units: { incumbent: arms.incumbent.units, candidate: arms.candidate.units } },
+    data: {
+      test: 'mixture SPRT (Johari et al. 2017), two-sided, always-valid',
+      pValueKey: 'primary',
+      looks: input.looks,
+      tau: settings.tau,
+      thresholdK: settings.thresholdK,
+      logLikelihoodRatio: test.logLikelihoodRatio,
+      varianceOfDelta: test.varianceOfDelta,
+      units: { incumbent: arms.incumbent.units, candidate: arms.candidate.units },
+    },
   };
 }
 
@@ -168,9 +241,24 @@ function guardrailCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSet
     const test = sequentialTest(guardrail.metric, arms, settings, 'worse', undefined);
     // The most the candidate may be worse by, at this look: minus the confidence sequence's lower bound on Δ.
     const worstCase = -test.interval.lower;
-    return { metric: guardrail.metric.name, margin: guardrail.margin, delta: test.delta, worstCase, interval: test.interval, holds: worstCase < guardrail.margin };
+    return {
+      metric: guardrail.metric.name,
+      margin: guardrail.margin,
+      delta: test.delta,
+      worstCase,
+      interval: test.interval,
+      holds: worstCase < guardrail.margin,
+    };
   });
-  if (results.length === 0) return { name: 'guardrails', verdict: 'pass', statistic: null, threshold: null, detail: 'no guardrail', data: { guardrails: [] } };
+  if (results.length === 0)
+    return {
+      name: 'guardrails',
+      verdict: 'pass',
+      statistic: null,
+      threshold: null,
+      detail: 'no guardrail',
+      data: { guardrails: [] },
+    };
   // The row shows the guardrail closest to (or furthest past) its margin.
   const shown = [...results].sort((left, right) => right.worstCase - right.margin - (left.worstCase - left.margin))[0]!;
   const failed = results.filter((result) => !result.holds);
@@ -185,7 +273,13 @@ function guardrailCheck(input: OnlineGateInput, settings: Readonly<OnlineGateSet
       failed.length > 0
         ? `non-inferiority not shown${spent ? ' and the unit budget is spent' : ' yet'}: ${failed.map((result) => `${result.metric} may be worse by up to ${round(result.worstCase)} ≥ margin ${result.margin} (Δ = ${round(result.delta)})`).join('; ')}`
         : `every guardrail non-inferior (closest: ${shown.metric}, worse by at most ${round(shown.worstCase)} < margin ${shown.margin}, ${percent(1 - settings.alpha)} confidence sequence)`,
-    data: { test: 'non-inferiority: the mSPRT confidence sequence’s bound on the worsening below the absolute margin', guardrails: results.map(({ interval: _interval, ...result }) => ({ ...result, worstCase: round(result.worstCase) })) },
+    data: {
+      test: 'non-inferiority: the mSPRT confidence sequence’s bound on the worsening below the absolute margin',
+      guardrails: results.map(({ interval: _interval, ...result }) => ({
+        ...result,
+        worstCase: round(result.worstCase),
+      })),
+    },
   };
 }
 
@@ -194,12 +288,25 @@ function confirmationCheck(input: OnlineGateInput, settings: Readonly<OnlineGate
   const metric = input.primary.metric;
   const units = arms === undefined ? 0 : Math.min(arms.incumbent.units, arms.candidate.units);
   if (arms === undefined || units < settings.confirmationUnits) {
-    return { name: 'confirmation', verdict: 'wait', statistic: units, threshold: settings.confirmationUnits, detail: `the confirmation window has ${units} of ${settings.confirmationUnits} fresh units per arm` };
+    return {
+      name: 'confirmation',
+      verdict: 'wait',
+      statistic: units,
+      threshold: settings.confirmationUnits,
+      detail: `the confirmation window has ${units} of ${settings.confirmationUnits} fresh units per arm`,
+    };
   }
   const difference = armDifference(arms, metric.kind, metric.direction);
-  const better = (side: 'incumbent' | 'candidate') => ({ size: difference[side].units, mean: difference[side].mean, variance: difference[side].sampleVariance });
+  const better = (side: 'incumbent' | 'candidate') => ({
+    size: difference[side].units,
+    mean: difference[side].mean,
+    variance: difference[side].sampleVariance,
+  });
   // One-sided: the candidate better; for a `decrease` metric that is a lower mean.
-  const [first, second] = metric.direction === 'increase' ? [better('candidate'), better('incumbent')] : [better('incumbent'), better('candidate')];
+  const [first, second] =
+    metric.direction === 'increase'
+      ? [better('candidate'), better('incumbent')]
+      : [better('incumbent'), better('candidate')];
   const welch = welchTTestFromMoments(first, second, { alternative: 'greater' });
   const gained = difference.delta > 0;
   const confirmed = gained && welch.pValue < settings.shadowAlpha;
@@ -211,7 +318,14 @@ function confirmationCheck(input: OnlineGateInput, settings: Readonly<OnlineGate
     threshold: gained ? settings.shadowAlpha : 0,
     pValue: welch.pValue,
     detail: `${confirmed ? 'confirmed' : gained ? 'not confirmed' : 'specialization'}: ${counts}, Δconfirm = ${round(difference.delta)}${gained ? '' : ' ≤ 0 (no gain on fresh units)'}; Welch's t-test, one-sided: t = ${round(welch.t)}, df = ${round(welch.df)}, p = ${formatP(welch.pValue)} ${welch.pValue < settings.shadowAlpha ? '<' : '≥'} shadowAlpha = ${settings.shadowAlpha}`,
-    data: { test: "Welch's t-test, one-sided (candidate better), confirmation window", delta: difference.delta, t: welch.t, df: welch.df, pValue: welch.pValue, gained },
+    data: {
+      test: "Welch's t-test, one-sided (candidate better), confirmation window",
+      delta: difference.delta,
+      t: welch.t,
+      df: welch.df,
+      pValue: welch.pValue,
+      gained,
+    },
   };
 }
 
@@ -219,7 +333,11 @@ function assertInput(input: OnlineGateInput): void {
   const metrics: Array<[OnlineMetric, ArmPair | undefined, string]> = [
     [input.primary.metric, input.primary.arms, 'primary'],
     [input.primary.metric, input.confirmation, 'confirmation'],
-    ...input.guardrails.map((observation, index): [OnlineMetric, ArmPair, string] => [observation.guardrail.metric, observation.arms, `guardrails[${index}]`]),
+    ...input.guardrails.map((observation, index): [OnlineMetric, ArmPair, string] => [
+      observation.guardrail.metric,
+      observation.arms,
+      `guardrails[${index}]`,
+    ]),
   ];
   for (const [metric, arms, label] of metrics) {
     if (arms === undefined) continue;
@@ -227,12 +345,19 @@ function assertInput(input: OnlineGateInput): void {
     assertArmStatistics(arms.candidate, metric.kind, `${label}.candidate`);
   }
   input.guardrails.forEach(({ guardrail }, index) => {
-    if (!(Number.isFinite(guardrail.margin) && guardrail.margin >= 0)) throw new RangeError(`guardrails[${index}].margin must be a finite number ≥ 0; got ${guardrail.margin}.`);
+    if (!(Number.isFinite(guardrail.margin) && guardrail.margin >= 0))
+      throw new RangeError(`guardrails[${index}].margin must be a finite number ≥ 0; got ${guardrail.margin}.`);
   });
-  if (!(Number.isInteger(input.looks) && input.looks >= 1)) throw new RangeError(`looks must be an integer ≥ 1; got ${input.looks}.`);
+  if (!(Number.isInteger(input.looks) && input.looks >= 1))
+    throw new RangeError(`looks must be an integer ≥ 1; got ${input.looks}.`);
 }
 
-const REFUSAL_OF: Partial<Record<OnlineCheckName, OnlineRefusalReason>> = { srm: 'srm', harm: 'harm', primary: 'not_significant', guardrails: 'anchor_regression' };
+const REFUSAL_OF: Partial<Record<OnlineCheckName, OnlineRefusalReason>> = {
+  srm: 'srm',
+  harm: 'harm',
+  primary: 'not_significant',
+  guardrails: 'anchor_regression',
+};
 
 /**
  * Runs the online gate's checks in order at one look (see the module
@@ -243,19 +368,35 @@ const REFUSAL_OF: Partial<Record<OnlineCheckName, OnlineRefusalReason>> = { srm:
  *   above its units, sumOfSquares below sum²/units), a negative margin or
  *   `looks` < 1
  */
-export function decideOnline(input: OnlineGateInput, settings: Readonly<OnlineGateSettings> = DEFAULT_ONLINE_GATE_SETTINGS): OnlineGateDecision {
+export function decideOnline(
+  input: OnlineGateInput,
+  settings: Readonly<OnlineGateSettings> = DEFAULT_ONLINE_GATE_SETTINGS,
+): OnlineGateDecision {
   assertInput(input);
   const checks: OnlineCheck[] = [];
-  const steps: Array<(input: OnlineGateInput, settings: Readonly<OnlineGateSettings>) => OnlineCheck> = [srmCheck, harmCheck, minimumUnitsCheck, primaryCheck, guardrailCheck, confirmationCheck];
+  const steps: Array<(input: OnlineGateInput, settings: Readonly<OnlineGateSettings>) => OnlineCheck> = [
+    srmCheck,
+    harmCheck,
+    minimumUnitsCheck,
+    primaryCheck,
+    guardrailCheck,
+    confirmationCheck,
+  ];
   for (const step of steps) {
     const check = step(input, settings);
     checks.push(check);
     if (check.verdict === 'wait') {
-      if (check.name === 'minimum_units' && budgetSpent(input, settings)) return { outcome: 'refuse', reason: 'not_significant', checks };
+      if (check.name === 'minimum_units' && budgetSpent(input, settings))
+        return { outcome: 'refuse', reason: 'not_significant', checks };
       return { outcome: 'continue', waitingFor: check.name, checks };
     }
     if (check.verdict === 'fail') {
-      const reason = check.name === 'confirmation' ? (check.data?.gained === true ? 'not_confirmed' : 'specialization') : REFUSAL_OF[check.name]!;
+      const reason =
+        check.name === 'confirmation'
+          ? check.data?.gained === true
+            ? 'not_confirmed'
+            : 'specialization'
+          : REFUSAL_OF[check.name]!;
       return { outcome: 'refuse', reason, checks };
     }
   }
@@ -272,7 +413,8 @@ export function alwaysValidPValues(decision: OnlineGateDecision): Record<string,
     const key = check.data?.pValueKey;
     if (typeof key === 'string' && check.pValue !== undefined) values[key] = check.pValue;
     if (check.name === 'harm') {
-      for (const guardrail of (check.data?.guardrails ?? []) as Array<{ pValueKey: string; pValue: number }>) values[guardrail.pValueKey] = guardrail.pValue;
+      for (const guardrail of (check.data?.guardrails ?? []) as Array<{ pValueKey: string; pValue: number }>)
+        values[guardrail.pValueKey] = guardrail.pValue;
     }
   }
   return values;

@@ -26,7 +26,10 @@ export const MAX_UNITS_PER_ASSIGN = 1000;
 const MAX_ISSUES = 100;
 
 /** Builds the online study's app: `/assign`, `/outcomes`, `/health`. */
-export function createOnlineApp(study: OnlineStudy, options: Omit<SignalAppOptions, 'db' | 'storeGoals' | 'now'>): Hono {
+export function createOnlineApp(
+  study: OnlineStudy,
+  options: Omit<SignalAppOptions, 'db' | 'storeGoals' | 'now'>,
+): Hono {
   const { app, limitBody } = createGuardedApp(options, ['/assign', '/outcomes']);
   const readText = async (request: Request): Promise<string | undefined> => {
     try {
@@ -46,14 +49,29 @@ export function createOnlineApp(study: OnlineStudy, options: Omit<SignalAppOptio
     }
     const single = body !== null && typeof body === 'object' && typeof (body as { unit?: unknown }).unit === 'string';
     const units = single ? [(body as { unit: string }).unit] : (body as { units?: unknown } | undefined)?.units;
-    if (!Array.isArray(units) || units.length === 0 || units.length > MAX_UNITS_PER_ASSIGN || units.some((unit) => typeof unit !== 'string')) {
-      return context.json({ error: 'malformed', message: `send {"unit": "<id>"} or {"units": ["<id>", ...]} (1 to ${MAX_UNITS_PER_ASSIGN} ids)` }, 400);
+    if (
+      !Array.isArray(units) ||
+      units.length === 0 ||
+      units.length > MAX_UNITS_PER_ASSIGN ||
+      units.some((unit) => typeof unit !== 'string')
+    ) {
+      return context.json(
+        {
+          error: 'malformed',
+          message: `send {"unit": "<id>"} or {"units": ["<id>", ...]} (1 to ${MAX_UNITS_PER_ASSIGN} ids)`,
+        },
+        400,
+      );
     }
     try {
-      const assignments = (await study.assignMany(units as string[])).map((assignment, index) => ({ unit: units[index] as string, ...assignment }));
+      const assignments = (await study.assignMany(units as string[])).map((assignment, index) => ({
+        unit: units[index] as string,
+        ...assignment,
+      }));
       return single ? context.json(assignments[0]!, 200) : context.json({ assignments }, 200);
     } catch (error) {
-      if (isKloopError(error) && error.code.startsWith('online.')) return context.json({ error: error.code, message: error.detail }, error.code === 'online.bad_unit' ? 400 : 409);
+      if (isKloopError(error) && error.code.startsWith('online.'))
+        return context.json({ error: error.code, message: error.detail }, error.code === 'online.bad_unit' ? 400 : 409);
       throw error;
     }
   });
@@ -62,12 +80,31 @@ export function createOnlineApp(study: OnlineStudy, options: Omit<SignalAppOptio
     const text = await readText(context.req.raw);
     if (text === undefined) return context.json({ error: 'malformed', message: 'the body is not valid UTF-8' }, 400);
     const received = text.split(/\r?\n/).filter((line) => line.trim() !== '').length;
-    if (received === 0) return context.json({ error: 'malformed', message: 'no outcome lines in the body: send NDJSON, one {"unit","metric","value","at"} per line' }, 400);
+    if (received === 0)
+      return context.json(
+        {
+          error: 'malformed',
+          message: 'no outcome lines in the body: send NDJSON, one {"unit","metric","value","at"} per line',
+        },
+        400,
+      );
     const report = await study.recordOutcomeLines(text, 'http');
-    return context.json({ received, stored: report.stored, duplicates: report.duplicates, refused: report.refused.length, issues: report.refused.slice(0, MAX_ISSUES).map(({ line, reason }) => ({ line, reason })) }, 200);
+    return context.json(
+      {
+        received,
+        stored: report.stored,
+        duplicates: report.duplicates,
+        refused: report.refused.length,
+        issues: report.refused.slice(0, MAX_ISSUES).map(({ line, reason }) => ({ line, reason })),
+      },
+      200,
+    );
   });
 
-  for (const route of ['/assign', '/outcomes']) app.all(route, (context) => context.json({ error: 'method_not_allowed', message: `use POST ${route}` }, 405));
-  app.notFound((context) => context.json({ error: 'not_found', message: 'routes: POST /assign, POST /outcomes, GET /health' }, 404));
+  for (const route of ['/assign', '/outcomes'])
+    app.all(route, (context) => context.json({ error: 'method_not_allowed', message: `use POST ${route}` }, 405));
+  app.notFound((context) =>
+    context.json({ error: 'not_found', message: 'routes: POST /assign, POST /outcomes, GET /health' }, 404),
+  );
   return app;
 }

@@ -27,7 +27,11 @@ export interface DecidedExperimentSummary {
   readonly status: string;
   readonly reason: string | null;
   /** The decision window's primary means per arm and units (never the confirmation window's). */
-  readonly decisionWindow: { readonly incumbentMean: number; readonly candidateMean: number; readonly units: number } | null;
+  readonly decisionWindow: {
+    readonly incumbentMean: number;
+    readonly candidateMean: number;
+    readonly units: number;
+  } | null;
   /** The variant's text. */
   readonly candidateText?: string;
   /** The primary check's anytime-valid interval for Δ on the decision window (ends null when unbounded), null when it never ran. */

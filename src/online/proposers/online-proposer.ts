@@ -36,7 +36,10 @@ export interface OnlineProposerContext {
  *
  * @throws InputError for a reflective proposer whose model, key or base URL is wrong (file, field)
  */
-export async function createOnlineProposer(config: OnlineStudyConfig, context: OnlineProposerContext): Promise<OnlineProposer> {
+export async function createOnlineProposer(
+  config: OnlineStudyConfig,
+  context: OnlineProposerContext,
+): Promise<OnlineProposer> {
   const proposer = config.proposer;
   if (proposer.kind === 'ideas') return createIdeasProposer();
   const spec = parseModelSpec(proposer.model, { file: config.configPath, field: 'proposer.model' });
@@ -57,13 +60,25 @@ export async function createOnlineProposer(config: OnlineStudyConfig, context: O
     meter: createUsageMeter(),
   });
   const { db } = context;
-  const spent = async (): Promise<{ costUsd: number; calls: number; inputTokens: number; outputTokens: number }> => JSON.parse((await readOnlineState(db, PROPOSER_COST_KEY)) ?? '{"costUsd":0,"calls":0,"inputTokens":0,"outputTokens":0}');
+  const spent = async (): Promise<{ costUsd: number; calls: number; inputTokens: number; outputTokens: number }> =>
+    JSON.parse(
+      (await readOnlineState(db, PROPOSER_COST_KEY)) ?? '{"costUsd":0,"calls":0,"inputTokens":0,"outputTokens":0}',
+    );
   const inner = createReflectiveOnlineProposer({
     client,
     metric: config.metrics.primary.name,
     onUsage: async (usage) => {
       const total = await spent();
-      await writeOnlineState(db, PROPOSER_COST_KEY, JSON.stringify({ costUsd: total.costUsd + usage.costUsd, calls: total.calls + 1, inputTokens: total.inputTokens + usage.inputTokens, outputTokens: total.outputTokens + usage.outputTokens }));
+      await writeOnlineState(
+        db,
+        PROPOSER_COST_KEY,
+        JSON.stringify({
+          costUsd: total.costUsd + usage.costUsd,
+          calls: total.calls + 1,
+          inputTokens: total.inputTokens + usage.inputTokens,
+          outputTokens: total.outputTokens + usage.outputTokens,
+        }),
+      );
     },
   });
   const maxCostUsd = config.stopping.maxCostUsd;
@@ -72,7 +87,9 @@ export async function createOnlineProposer(config: OnlineStudyConfig, context: O
     async propose(proposal) {
       const total = await spent();
       if (maxCostUsd !== undefined && total.costUsd >= maxCostUsd) {
-        throw new BudgetExceededError(`the reflective proposer's model has cost $${total.costUsd.toFixed(4)} over ${total.calls} calls (stopping.maxCostUsd: ${maxCostUsd})`);
+        throw new BudgetExceededError(
+          `the reflective proposer's model has cost $${total.costUsd.toFixed(4)} over ${total.calls} calls (stopping.maxCostUsd: ${maxCostUsd})`,
+        );
       }
       return inner.propose(proposal);
     },

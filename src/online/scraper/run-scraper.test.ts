@@ -32,9 +32,15 @@ else {
 async function setUp(mode: string) {
   const folder = mkdtempSync(path.join(tmpdir(), 'kloop-scraper-'));
   folders.push(folder);
-  writeFileSync(path.join(folder, 'kloop.yaml'), `mode: online\nartifact: strategy.md\nmetrics:\n  primary: reply_rate\n  scraper: { command: [${JSON.stringify(process.execPath)}, scrape.cjs], timeoutMs: 1500 }\n`);
+  writeFileSync(
+    path.join(folder, 'kloop.yaml'),
+    `mode: online\nartifact: strategy.md\nmetrics:\n  primary: reply_rate\n  scraper: { command: [${JSON.stringify(process.execPath)}, scrape.cjs], timeoutMs: 1500 }\n`,
+  );
   writeFileSync(path.join(folder, 'strategy.md'), 'Seed.\n');
-  writeFileSync(path.join(folder, 'program.md'), '# Instructions\n- a\n# Constraints\nnone\n# Stopping criteria\nnever\n');
+  writeFileSync(
+    path.join(folder, 'program.md'),
+    '# Instructions\n- a\n# Constraints\nnone\n# Stopping criteria\nnever\n',
+  );
   writeFileSync(path.join(folder, 'scrape.cjs'), SCRAPER);
   writeFileSync(path.join(folder, 'mode.txt'), mode);
   const clock = { now: new Date('2026-01-05T09:00:00.000Z') };
@@ -45,19 +51,41 @@ async function setUp(mode: string) {
   return { folder, study, clock };
 }
 
-const outcomes = async (study: Awaited<ReturnType<typeof openOnlineStudy>>) => Number((await study.db.selectFrom('outcomes').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const outcomes = async (study: Awaited<ReturnType<typeof openOnlineStudy>>) =>
+  Number(
+    (
+      await study.db
+        .selectFrom('outcomes')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 describe('the metric scraper', () => {
   it('stores its good lines once and moves the cursor to the latest', async () => {
     const { folder, study, clock } = await setUp('ok');
     try {
       const first = await runScraper(study);
-      expect(first).toMatchObject({ outcome: 'ok', since: '1970-01-01T00:00:00.000Z', cursor: '2026-01-05T10:20:00.000Z', stored: 2, duplicates: 0, refused: 1 });
+      expect(first).toMatchObject({
+        outcome: 'ok',
+        since: '1970-01-01T00:00:00.000Z',
+        cursor: '2026-01-05T10:20:00.000Z',
+        stored: 2,
+        duplicates: 0,
+        refused: 1,
+      });
       clock.now = new Date('2026-01-05T13:00:00.000Z');
-      expect(await runScraper(study)).toMatchObject({ outcome: 'ok', since: '2026-01-05T10:20:00.000Z', stored: 0, duplicates: 2 });
+      expect(await runScraper(study)).toMatchObject({
+        outcome: 'ok',
+        since: '2026-01-05T10:20:00.000Z',
+        stored: 0,
+        duplicates: 2,
+      });
       expect(await outcomes(study)).toBe(2);
       const { readFileSync } = await import('node:fs');
-      expect(readFileSync(path.join(folder, 'calls.txt'), 'utf8')).toBe('1970-01-01T00:00:00.000Z\n2026-01-05T10:20:00.000Z\n');
+      expect(readFileSync(path.join(folder, 'calls.txt'), 'utf8')).toBe(
+        '1970-01-01T00:00:00.000Z\n2026-01-05T10:20:00.000Z\n',
+      );
     } finally {
       await study.close();
     }

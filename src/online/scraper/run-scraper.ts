@@ -29,10 +29,23 @@ export const MAX_SCRAPER_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 /** What one scrape did. */
 export type ScrapeResult =
-  | { outcome: 'ok'; at: string; since: string; cursor: string; stored: number; duplicates: number; refused: number; issues: { line: number; reason: string }[] }
+  | {
+      outcome: 'ok';
+      at: string;
+      since: string;
+      cursor: string;
+      stored: number;
+      duplicates: number;
+      refused: number;
+      issues: { line: number; reason: string }[];
+    }
   | { outcome: 'failed'; at: string; since: string; error: string };
 
-function runProgram(command: readonly string[], cwd: string, timeoutMs: number): Promise<{ ok: true; stdout: Buffer } | { ok: false; error: string }> {
+function runProgram(
+  command: readonly string[],
+  cwd: string,
+  timeoutMs: number,
+): Promise<{ ok: true; stdout: Buffer } | { ok: false; error: string }> {
   return new Promise((resolve) => {
     const child = spawn(command[0]!, command.slice(1), { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     const chunks: Buffer[] = [];
@@ -59,7 +72,8 @@ function runProgram(command: readonly string[], cwd: string, timeoutMs: number):
       clearTimeout(timer);
       const tail = stderr.trim() === '' ? '' : `; stderr: ${stderr.trim().split('\n').slice(-3).join(' | ')}`;
       if (failure !== undefined) resolve({ ok: false, error: failure });
-      else if (code !== 0) resolve({ ok: false, error: `exited with ${code === null ? `signal ${signal}` : `code ${code}`}${tail}` });
+      else if (code !== 0)
+        resolve({ ok: false, error: `exited with ${code === null ? `signal ${signal}` : `code ${code}`}${tail}` });
       else resolve({ ok: true, stdout: Buffer.concat(chunks) });
     });
   });
@@ -78,12 +92,24 @@ export async function runScraper(study: OnlineStudy): Promise<ScrapeResult | und
   const last = await readOnlineState(study.db, SCRAPER_LAST_KEY);
   const lastAt = last === undefined ? undefined : (JSON.parse(last) as { at: string }).at;
   const fail = async (error: string): Promise<ScrapeResult> => {
-    const result: ScrapeResult = { outcome: 'failed', at, since, error: `the metric scraper ${error}; nothing was stored, the cursor stays at ${since}` };
+    const result: ScrapeResult = {
+      outcome: 'failed',
+      at,
+      since,
+      error: `the metric scraper ${error}; nothing was stored, the cursor stays at ${since}`,
+    };
     // The record keeps the latest time a scrape was asked at, so a clock that went backwards stays refused until it catches up.
-    await writeOnlineState(study.db, SCRAPER_LAST_KEY, JSON.stringify(lastAt !== undefined && lastAt > at ? { ...result, at: lastAt } : result));
+    await writeOnlineState(
+      study.db,
+      SCRAPER_LAST_KEY,
+      JSON.stringify(lastAt !== undefined && lastAt > at ? { ...result, at: lastAt } : result),
+    );
     return result;
   };
-  if (lastAt !== undefined && at < lastAt) return fail(`was not run: the clock (${at}) is before the last scrape (${lastAt}): a clock that goes backwards is refused`);
+  if (lastAt !== undefined && at < lastAt)
+    return fail(
+      `was not run: the clock (${at}) is before the last scrape (${lastAt}): a clock that goes backwards is refused`,
+    );
   const ran = await runProgram([...scraper.command, '--since', since], study.config.dir, scraper.timeoutMs);
   if (!ran.ok) return fail(ran.error);
   let text: string;
@@ -98,9 +124,19 @@ export async function runScraper(study: OnlineStudy): Promise<ScrapeResult | und
     .map((line, index) => ({ line: index + 1, raw: line }))
     .filter((entry) => entry.raw.trim() !== '' && !report.refused.some((refusal) => refusal.line === entry.line))
     .map((entry) => new Date((JSON.parse(entry.raw) as { at: string | number }).at).toISOString())
+    // biome-ignore lint/complexity/useMathMinMax: the times are ISO 8601 strings, compared as text, not numbers
     .reduce((maximum, time) => (time > maximum ? time : maximum), since);
   await writeOnlineState(study.db, SCRAPER_CURSOR_KEY, latest);
-  const result: ScrapeResult = { outcome: 'ok', at, since, cursor: latest, stored: report.stored, duplicates: report.duplicates, refused: report.refused.length, issues: report.refused.slice(0, 20).map(({ line, reason }) => ({ line, reason })) };
+  const result: ScrapeResult = {
+    outcome: 'ok',
+    at,
+    since,
+    cursor: latest,
+    stored: report.stored,
+    duplicates: report.duplicates,
+    refused: report.refused.length,
+    issues: report.refused.slice(0, 20).map(({ line, reason }) => ({ line, reason })),
+  };
   await writeOnlineState(study.db, SCRAPER_LAST_KEY, JSON.stringify(result));
   return result;
 }

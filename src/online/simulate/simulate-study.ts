@@ -90,7 +90,14 @@ export async function simulateOnlineStudy(studyDir: string, options: SimulateOpt
     if (due.length === 0) return;
     const waiting = pending.filter((outcome) => outcome.at > clock.now);
     pending.splice(0, pending.length, ...waiting);
-    const lines = due.map((outcome) => JSON.stringify({ unit: outcome.unit, metric: outcome.metric, value: outcome.value, at: new Date(outcome.at).toISOString() }));
+    const lines = due.map((outcome) =>
+      JSON.stringify({
+        unit: outcome.unit,
+        metric: outcome.metric,
+        value: outcome.value,
+        at: new Date(outcome.at).toISOString(),
+      }),
+    );
     const batch = await study.recordOutcomeLines(lines.join('\n'), 'simulated');
     totals.stored += batch.stored;
     totals.duplicates += batch.duplicates;
@@ -110,14 +117,17 @@ export async function simulateOnlineStudy(studyDir: string, options: SimulateOpt
         const hourStart = dayStart + hour * HOUR_MS;
         const index = SENDING_HOURS.indexOf(hour);
         if (index >= 0) {
-          const inHour = Math.floor(((index + 1) * count) / SENDING_HOURS.length) - Math.floor((index * count) / SENDING_HOURS.length);
+          const inHour =
+            Math.floor(((index + 1) * count) / SENDING_HOURS.length) -
+            Math.floor((index * count) / SENDING_HOURS.length);
           // The app sends the hour's batch at the top of the hour: one assignment call for the batch.
           clock.now = hourStart;
           const batch = Array.from({ length: inHour }, (_, slot) => `sim-d${day}-r${units + slot}`);
           units += inHour;
           const assignments = await study.assignMany(batch);
           assignments.forEach((assignment, slot) => {
-            for (const outcome of world.outcomesFor(batch[slot]!, assignment.text, clock.now)) pending.push({ unit: batch[slot]!, ...outcome });
+            for (const outcome of world.outcomesFor(batch[slot]!, assignment.text, clock.now))
+              pending.push({ unit: batch[slot]!, ...outcome });
           });
         }
         clock.now = hourStart + HOUR_MS - 1;

@@ -1,9 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { createAudienceWorld, DAY_MS, delayWithin, HOUR_MS, SIMULATED_AUDIENCE, unitsOnDay, weekdayRateFactor } from './audience-world.ts';
+import {
+  createAudienceWorld,
+  DAY_MS,
+  delayWithin,
+  HOUR_MS,
+  SIMULATED_AUDIENCE,
+  unitsOnDay,
+  weekdayRateFactor,
+} from './audience-world.ts';
 import { effectMultipliers, hintLinesIn, listHintLines } from './hint-lines.ts';
 
 const MONDAY = Date.UTC(2026, 0, 5, 9); // 5 January 2026, 09:00 UTC, a Monday
-const text = (...ids: string[]): string => ['# Sequence strategy', ...ids.map((id) => `- ${listHintLines().find((hint) => hint.id === id)!.text}`)].join('\n');
+const text = (...ids: string[]): string =>
+  ['# Sequence strategy', ...ids.map((id) => `- ${listHintLines().find((hint) => hint.id === id)!.text}`)].join('\n');
 
 describe('hint lines (simulated)', () => {
   it('lists every kind with its true effect and finds the lines a variant contains', () => {
@@ -17,7 +26,11 @@ describe('hint lines (simulated)', () => {
       ['harmful-urgency', 'harmful', 0.15, 1],
       ['novelty-news', 'novelty', 0.4, 0],
     ]);
-    expect(hintLinesIn(`${text('good-20', 'harmful-urgency')}\n  KEEP the first email   under 80 words.  `).map((hint) => hint.id)).toEqual(['good-20', 'harmful-urgency']);
+    expect(
+      hintLinesIn(`${text('good-20', 'harmful-urgency')}\n  KEEP the first email   under 80 words.  `).map(
+        (hint) => hint.id,
+      ),
+    ).toEqual(['good-20', 'harmful-urgency']);
     expect(hintLinesIn('Keep the first email under 80 words, always.')).toEqual([]);
   });
 
@@ -58,23 +71,33 @@ describe('createAudienceWorld (simulated)', () => {
     }
     // Truth: 40 000 × 0.05 × 1.1 (Monday) × 1.2 = 2640 replies (SD ≈ 50); 40 000 × 0.005 × 1.1 = 220 unsubscribes.
     expect({ replies, within, unsubscribes }).toEqual({ replies: 2645, within: 2478, unsubscribes: 219 });
-    expect(world.probabilities(text('good-20'), MONDAY, MONDAY)).toEqual({ reply: 0.05 * 1.1 * 1.2, unsubscribe: 0.005 * 1.1 });
+    expect(world.probabilities(text('good-20'), MONDAY, MONDAY)).toEqual({
+      reply: 0.05 * 1.1 * 1.2,
+      unsubscribe: 0.005 * 1.1,
+    });
     expect(delayWithin(SIMULATED_AUDIENCE.replyDelay, 72 * HOUR_MS)).toBeCloseTo(16 / 17, 12);
   });
 
   it('remembers a variant’s first exposure: its novelty has faded a week later', () => {
     const world = createAudienceWorld({ seed: 1 });
     world.outcomesFor('first', text('novelty-news'), MONDAY);
-    expect(world.probabilities(text('novelty-news'), MONDAY + DAY_MS, MONDAY).reply).toBeCloseTo(0.05 * 1.15 * (1 + 0.4 * (6 / 7)), 12);
+    expect(world.probabilities(text('novelty-news'), MONDAY + DAY_MS, MONDAY).reply).toBeCloseTo(
+      0.05 * 1.15 * (1 + 0.4 * (6 / 7)),
+      12,
+    );
     const late = MONDAY + 7 * DAY_MS;
     const base = createAudienceWorld({ seed: 1 });
     for (let unit = 0; unit < 500; unit += 1) {
-      expect(world.outcomesFor(`u-${unit}`, text('novelty-news'), late)).toEqual(base.outcomesFor(`u-${unit}`, '# no hint', late));
+      expect(world.outcomesFor(`u-${unit}`, text('novelty-news'), late)).toEqual(
+        base.outcomesFor(`u-${unit}`, '# no hint', late),
+      );
     }
   });
 
   it('has weekday seasonality and traffic, and refuses bad settings', () => {
-    expect([0, 1, 2, 3, 4, 5, 6].map((day) => weekdayRateFactor(MONDAY + (day - 1) * DAY_MS))).toEqual([...SIMULATED_AUDIENCE.weekdayRate]);
+    expect([0, 1, 2, 3, 4, 5, 6].map((day) => weekdayRateFactor(MONDAY + (day - 1) * DAY_MS))).toEqual([
+      ...SIMULATED_AUDIENCE.weekdayRate,
+    ]);
     expect(unitsOnDay(MONDAY, 1000)).toBe(1200);
     expect(unitsOnDay(MONDAY + 5 * DAY_MS, 1000)).toBe(600);
     expect(() => createAudienceWorld({ seed: 1.5 })).toThrow(/seed/);

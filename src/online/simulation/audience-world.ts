@@ -80,9 +80,18 @@ export interface AudienceWorld {
    * unsubscribe, or nothing. The variant's first exposure in this world is
    * remembered (novelty fades from it) unless `variantFirstExposedAt` is given.
    */
-  outcomesFor(unitId: string, variantText: string, exposedAt: number, variantFirstExposedAt?: number): SimulatedOutcome[];
+  outcomesFor(
+    unitId: string,
+    variantText: string,
+    exposedAt: number,
+    variantFirstExposedAt?: number,
+  ): SimulatedOutcome[];
   /** The probabilities that a unit exposed at `exposedAt` ever replies / unsubscribes. */
-  probabilities(variantText: string, exposedAt: number, variantFirstExposedAt: number): { reply: number; unsubscribe: number };
+  probabilities(
+    variantText: string,
+    exposedAt: number,
+    variantFirstExposedAt: number,
+  ): { reply: number; unsubscribe: number };
 }
 
 /** P(delay ≤ windowMs) for a log-logistic delay. */
@@ -133,14 +142,20 @@ export function createAudienceWorld(options: AudienceWorldOptions): AudienceWorl
   if (!Number.isSafeInteger(options.seed)) throw new RangeError(`seed must be a safe integer; got ${options.seed}.`);
   const baseReply = options.baseReplyRate ?? SIMULATED_AUDIENCE.baseReplyRate;
   const baseUnsubscribe = options.baseUnsubscribeRate ?? SIMULATED_AUDIENCE.baseUnsubscribeRate;
-  for (const [name, rate] of [['baseReplyRate', baseReply], ['baseUnsubscribeRate', baseUnsubscribe]] as const) {
+  for (const [name, rate] of [
+    ['baseReplyRate', baseReply],
+    ['baseUnsubscribeRate', baseUnsubscribe],
+  ] as const) {
     if (!(rate >= 0 && rate <= 1)) throw new RangeError(`${name} must be in [0, 1]; got ${rate}.`);
   }
   const firstExposures = new Map<string, number>();
   const probabilities = (variantText: string, exposedAt: number, variantFirstExposedAt: number) => {
     const multipliers = effectMultipliers(hintLinesIn(variantText), (exposedAt - variantFirstExposedAt) / DAY_MS);
     const season = weekdayRateFactor(exposedAt);
-    return { reply: Math.min(1, baseReply * season * multipliers.reply), unsubscribe: Math.min(1, baseUnsubscribe * season * multipliers.unsubscribe) };
+    return {
+      reply: Math.min(1, baseReply * season * multipliers.reply),
+      unsubscribe: Math.min(1, baseUnsubscribe * season * multipliers.unsubscribe),
+    };
   };
   return {
     probabilities,
@@ -153,12 +168,27 @@ export function createAudienceWorld(options: AudienceWorldOptions): AudienceWorl
       }
       const chances = probabilities(variantText, exposedAt, first);
       const random = createSeededRandom((fnv1a(`${options.seed}\u0000${unitId}`) ^ options.seed) >>> 0);
-      const [replyDraw, replyDelayDraw, unsubscribeDraw, unsubscribeDelayDraw] = [random(), random(), random(), random()];
+      const [replyDraw, replyDelayDraw, unsubscribeDraw, unsubscribeDelayDraw] = [
+        random(),
+        random(),
+        random(),
+        random(),
+      ];
       const outcomes: SimulatedOutcome[] = [];
       // A uniform of exactly 0 would give a zero delay: nudge it into (0, 1).
       const open = (u: number): number => Math.min(1 - 1e-12, Math.max(1e-12, u));
-      if (replyDraw! < chances.reply) outcomes.push({ metric: 'reply_rate', value: 1, at: exposedAt + Math.round(delayQuantile(SIMULATED_AUDIENCE.replyDelay, open(replyDelayDraw!))) });
-      if (unsubscribeDraw! < chances.unsubscribe) outcomes.push({ metric: 'unsubscribe_rate', value: 1, at: exposedAt + Math.round(delayQuantile(SIMULATED_AUDIENCE.unsubscribeDelay, open(unsubscribeDelayDraw!))) });
+      if (replyDraw! < chances.reply)
+        outcomes.push({
+          metric: 'reply_rate',
+          value: 1,
+          at: exposedAt + Math.round(delayQuantile(SIMULATED_AUDIENCE.replyDelay, open(replyDelayDraw!))),
+        });
+      if (unsubscribeDraw! < chances.unsubscribe)
+        outcomes.push({
+          metric: 'unsubscribe_rate',
+          value: 1,
+          at: exposedAt + Math.round(delayQuantile(SIMULATED_AUDIENCE.unsubscribeDelay, open(unsubscribeDelayDraw!))),
+        });
       return outcomes.sort((left, right) => left.at - right.at);
     },
   };

@@ -80,9 +80,13 @@ export function simulateDailyStream(options: DailyStreamOptions): DailyStream {
     const total = unitsOnDay(dayStart, options.meanDailyUnits);
     let candidates = binomialDraw(options.random, total, options.split);
     const incumbents = total - candidates;
-    if ((options.droppedCandidateShare ?? 0) > 0) candidates -= binomialDraw(options.random, candidates, options.droppedCandidateShare!);
+    if ((options.droppedCandidateShare ?? 0) > 0)
+      candidates -= binomialDraw(options.random, candidates, options.droppedCandidateShare!);
     const noon = dayStart + DAY_MS / 2;
-    for (const [arm, units, text] of [[stream.incumbent, incumbents, options.incumbentText], [stream.candidate, candidates, options.candidateText]] as const) {
+    for (const [arm, units, text] of [
+      [stream.incumbent, incumbents, options.incumbentText],
+      [stream.candidate, candidates, options.candidateText],
+    ] as const) {
       const chances = options.world.probabilities(text, noon, options.start);
       arm.units.push(units);
       arm.replies.push(binomialDraw(options.random, units, chances.reply * replyWithin));

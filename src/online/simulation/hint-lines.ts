@@ -33,14 +33,45 @@ export interface HintLine {
 
 /** Every hint line of the simulated audience, with its true effect. */
 export const HINT_LINES: readonly HintLine[] = Object.freeze([
-  { id: 'good-10', text: 'Open with one specific observation about their company.', kind: 'good', replyLift: 0.1, unsubscribeLift: 0 },
+  {
+    id: 'good-10',
+    text: 'Open with one specific observation about their company.',
+    kind: 'good',
+    replyLift: 0.1,
+    unsubscribeLift: 0,
+  },
   { id: 'good-20', text: 'Keep the first email under 80 words.', kind: 'good', replyLift: 0.2, unsubscribeLift: 0 },
   { id: 'good-30', text: 'End with a single yes-or-no question.', kind: 'good', replyLift: 0.3, unsubscribeLift: 0 },
-  { id: 'neutral-signoff', text: 'Sign off with your first name only.', kind: 'neutral', replyLift: 0, unsubscribeLift: 0 },
-  { id: 'neutral-case', text: 'Write the subject line in sentence case.', kind: 'neutral', replyLift: 0, unsubscribeLift: 0 },
-  { id: 'harmful-daily', text: 'Send a follow-up every day until they reply.', kind: 'harmful', replyLift: 0.1, unsubscribeLift: 1.5 },
+  {
+    id: 'neutral-signoff',
+    text: 'Sign off with your first name only.',
+    kind: 'neutral',
+    replyLift: 0,
+    unsubscribeLift: 0,
+  },
+  {
+    id: 'neutral-case',
+    text: 'Write the subject line in sentence case.',
+    kind: 'neutral',
+    replyLift: 0,
+    unsubscribeLift: 0,
+  },
+  {
+    id: 'harmful-daily',
+    text: 'Send a follow-up every day until they reply.',
+    kind: 'harmful',
+    replyLift: 0.1,
+    unsubscribeLift: 1.5,
+  },
   { id: 'harmful-urgency', text: 'Say the offer expires today.', kind: 'harmful', replyLift: 0.15, unsubscribeLift: 1 },
-  { id: 'novelty-news', text: 'Open with a joke about this week’s news.', kind: 'novelty', replyLift: 0.4, unsubscribeLift: 0, fadeDays: 7 },
+  {
+    id: 'novelty-news',
+    text: 'Open with a joke about this week’s news.',
+    kind: 'novelty',
+    replyLift: 0.4,
+    unsubscribeLift: 0,
+    fadeDays: 7,
+  },
 ] satisfies HintLine[]);
 
 /** The hint lines and their true effects (for tests, the example and the bench). */
@@ -48,7 +79,12 @@ export function listHintLines(): readonly HintLine[] {
   return HINT_LINES;
 }
 
-const normalise = (line: string): string => line.trim().replace(/^[-*+]\s+/, '').replace(/\s+/g, ' ').toLowerCase();
+const normalise = (line: string): string =>
+  line
+    .trim()
+    .replace(/^[-*+]\s+/, '')
+    .replace(/\s+/g, ' ')
+    .toLowerCase();
 
 /** The hint lines a variant's text contains (as whole lines; a list marker `- ` is ignored), in HINT_LINES order. */
 export function hintLinesIn(variantText: string): HintLine[] {

@@ -31,13 +31,20 @@ export interface ArmMoments {
  */
 export function assertArmStatistics(statistics: ArmStatistics, kind: OnlineMetricKind, label: string): void {
   const { units, sum, sumOfSquares } = statistics;
-  if (!(Number.isInteger(units) && units >= 0)) throw new RangeError(`${label}.units must be an integer ≥ 0; got ${units}.`);
+  if (!(Number.isInteger(units) && units >= 0))
+    throw new RangeError(`${label}.units must be an integer ≥ 0; got ${units}.`);
   if (!Number.isFinite(sum)) throw new RangeError(`${label}.sum must be a finite number; got ${sum}.`);
-  if (!(Number.isFinite(sumOfSquares) && sumOfSquares >= 0)) throw new RangeError(`${label}.sumOfSquares must be a finite number ≥ 0; got ${sumOfSquares}.`);
+  if (!(Number.isFinite(sumOfSquares) && sumOfSquares >= 0))
+    throw new RangeError(`${label}.sumOfSquares must be a finite number ≥ 0; got ${sumOfSquares}.`);
   if (kind === 'binary') {
-    if (!(sum >= 0 && sum <= units && sum === sumOfSquares)) throw new RangeError(`${label}: a binary metric needs 0 ≤ sum = sumOfSquares ≤ units; got units ${units}, sum ${sum}, sumOfSquares ${sumOfSquares}.`);
+    if (!(sum >= 0 && sum <= units && sum === sumOfSquares))
+      throw new RangeError(
+        `${label}: a binary metric needs 0 ≤ sum = sumOfSquares ≤ units; got units ${units}, sum ${sum}, sumOfSquares ${sumOfSquares}.`,
+      );
   } else if (units > 0 && sumOfSquares < (sum * sum) / units - 1e-9 * Math.max(1, sumOfSquares)) {
-    throw new RangeError(`${label}: sumOfSquares ${sumOfSquares} is below sum²/units ${(sum * sum) / units}, impossible for real values.`);
+    throw new RangeError(
+      `${label}: sumOfSquares ${sumOfSquares} is below sum²/units ${(sum * sum) / units}, impossible for real values.`,
+    );
   }
 }
 

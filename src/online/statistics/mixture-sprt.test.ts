@@ -27,17 +27,32 @@ describe('mixtureSprt', () => {
   });
 
   it('keeps the running minimum of earlier looks and is uninformative without variance', () => {
-    expect(mixtureSprt(0.05, 2 / 1000, { alpha: 0.05, mixingStandardDeviation: 0.1, previousPValue: 0.03 }).pValue).toBe(0.03);
-    expect(mixtureSprt(0.15, 2 / 1000, { alpha: 0.05, mixingStandardDeviation: 0.1, previousPValue: 0.5 }).pValue).toBeCloseTo(0.02255902062321889, 12);
+    expect(
+      mixtureSprt(0.05, 2 / 1000, { alpha: 0.05, mixingStandardDeviation: 0.1, previousPValue: 0.03 }).pValue,
+    ).toBe(0.03);
+    expect(
+      mixtureSprt(0.15, 2 / 1000, { alpha: 0.05, mixingStandardDeviation: 0.1, previousPValue: 0.5 }).pValue,
+    ).toBeCloseTo(0.02255902062321889, 12);
     const none = mixtureSprt(0.2, 0, { alpha: 0.05, mixingStandardDeviation: 0.1 });
-    expect(none).toEqual({ delta: 0.2, varianceOfDelta: 0, logLikelihoodRatio: 0, pValue: 1, interval: { lower: -Infinity, upper: Infinity } });
+    expect(none).toEqual({
+      delta: 0.2,
+      varianceOfDelta: 0,
+      logLikelihoodRatio: 0,
+      pValue: 1,
+      interval: { lower: -Infinity, upper: Infinity },
+    });
   });
 
   it('tests against a null difference θ₀ and refuses bad settings', () => {
     // Shifting Δ̂ and θ₀ together changes nothing.
-    expect(mixtureSprt(0.25, 2 / 1000, { alpha: 0.05, mixingStandardDeviation: 0.1, nullDifference: 0.1 }).logLikelihoodRatio).toBeCloseTo(3.7916202653859723, 12);
+    expect(
+      mixtureSprt(0.25, 2 / 1000, { alpha: 0.05, mixingStandardDeviation: 0.1, nullDifference: 0.1 })
+        .logLikelihoodRatio,
+    ).toBeCloseTo(3.7916202653859723, 12);
     expect(() => mixtureSprt(0.1, 0.001, { alpha: 1, mixingStandardDeviation: 0.1 })).toThrow(/alpha/);
-    expect(() => mixtureSprt(0.1, 0.001, { alpha: 0.05, mixingStandardDeviation: 0 })).toThrow(/mixingStandardDeviation/);
+    expect(() => mixtureSprt(0.1, 0.001, { alpha: 0.05, mixingStandardDeviation: 0 })).toThrow(
+      /mixingStandardDeviation/,
+    );
     expect(() => mixtureSprt(0.1, -1, { alpha: 0.05, mixingStandardDeviation: 0.1 })).toThrow(/varianceOfDelta/);
   });
 });
@@ -75,7 +90,10 @@ describe('false accepts under continuous monitoring (seeded A/A simulation)', ()
         const difference = armDifference({ incumbent, candidate }, 'binary', 'increase');
         const sd = Math.sqrt((difference.incumbent.variance + difference.candidate.variance) / 2);
         if (sd === 0) continue;
-        const test = mixtureSprt(difference.delta, difference.varianceOfDelta, { alpha, mixingStandardDeviation: 0.05 * sd });
+        const test = mixtureSprt(difference.delta, difference.varianceOfDelta, {
+          alpha,
+          mixingStandardDeviation: 0.05 * sd,
+        });
         // The running minimum over the looks where the candidate led (as the online gate keeps it).
         if (difference.delta > 0) previousPValue = Math.min(previousPValue, test.pValue);
         if (previousPValue < alpha && difference.delta > 0) msprtAccepted = true;
@@ -105,7 +123,10 @@ describe('false accepts under continuous monitoring (seeded A/A simulation)', ()
       let missed = false;
       let fixedMissed = false;
       for (let look = 0; look < 30; look += 1) {
-        for (const [arm, rate] of [[incumbent, 0.05], [candidate, 0.06]] as const) {
+        for (const [arm, rate] of [
+          [incumbent, 0.05],
+          [candidate, 0.06],
+        ] as const) {
           const replies = binomial(random, 200, rate);
           arm.units += 200;
           arm.sum += replies;
@@ -114,10 +135,14 @@ describe('false accepts under continuous monitoring (seeded A/A simulation)', ()
         const difference = armDifference({ incumbent, candidate }, 'binary', 'increase');
         const sd = Math.sqrt((difference.incumbent.variance + difference.candidate.variance) / 2);
         if (sd === 0) continue;
-        const { interval } = mixtureSprt(difference.delta, difference.varianceOfDelta, { alpha: 0.05, mixingStandardDeviation: 0.05 * sd });
+        const { interval } = mixtureSprt(difference.delta, difference.varianceOfDelta, {
+          alpha: 0.05,
+          mixingStandardDeviation: 0.05 * sd,
+        });
         if (interval.lower > 0.01 || interval.upper < 0.01) missed = true;
         // The fixed-horizon 95% interval Δ̂ ± 1.96·√V, looked at after every batch.
-        if (Math.abs(difference.delta - 0.01) > 1.959963984540054 * Math.sqrt(difference.varianceOfDelta)) fixedMissed = true;
+        if (Math.abs(difference.delta - 0.01) > 1.959963984540054 * Math.sqrt(difference.varianceOfDelta))
+          fixedMissed = true;
       }
       if (missed) misses += 1;
       if (fixedMissed) fixedMisses += 1;

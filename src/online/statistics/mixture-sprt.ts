@@ -94,18 +94,36 @@ export function mixtureSprt(delta: number, varianceOfDelta: number, options: Mix
   const nullDifference = options.nullDifference ?? 0;
   const previous = options.previousPValue ?? 1;
   if (!(alpha > 0 && alpha < 1)) throw new RangeError(`alpha must be in (0, 1); got ${alpha}.`);
-  if (!(Number.isFinite(tau) && tau > 0)) throw new RangeError(`mixingStandardDeviation must be a finite number > 0; got ${tau}.`);
-  if (!(Number.isFinite(varianceOfDelta) && varianceOfDelta >= 0)) throw new RangeError(`varianceOfDelta must be a finite number ≥ 0; got ${varianceOfDelta}.`);
-  if (!Number.isFinite(delta) || !Number.isFinite(nullDifference)) throw new RangeError(`delta and nullDifference must be finite; got ${delta} and ${nullDifference}.`);
+  if (!(Number.isFinite(tau) && tau > 0))
+    throw new RangeError(`mixingStandardDeviation must be a finite number > 0; got ${tau}.`);
+  if (!(Number.isFinite(varianceOfDelta) && varianceOfDelta >= 0))
+    throw new RangeError(`varianceOfDelta must be a finite number ≥ 0; got ${varianceOfDelta}.`);
+  if (!Number.isFinite(delta) || !Number.isFinite(nullDifference))
+    throw new RangeError(`delta and nullDifference must be finite; got ${delta} and ${nullDifference}.`);
   if (!(previous >= 0 && previous <= 1)) throw new RangeError(`previousPValue must be in [0, 1]; got ${previous}.`);
   if (varianceOfDelta === 0) {
-    return { delta, varianceOfDelta, logLikelihoodRatio: 0, pValue: Math.min(1, previous), interval: { lower: -Infinity, upper: Infinity } };
+    return {
+      delta,
+      varianceOfDelta,
+      logLikelihoodRatio: 0,
+      pValue: Math.min(1, previous),
+      interval: { lower: -Infinity, upper: Infinity },
+    };
   }
   const mixingVariance = tau * tau;
   const total = varianceOfDelta + mixingVariance;
   const excess = delta - nullDifference;
-  const logLikelihoodRatio = 0.5 * Math.log(varianceOfDelta / total) + (mixingVariance * excess * excess) / (2 * varianceOfDelta * total);
+  const logLikelihoodRatio =
+    0.5 * Math.log(varianceOfDelta / total) + (mixingVariance * excess * excess) / (2 * varianceOfDelta * total);
   const pValue = Math.min(previous, 1, Math.exp(-logLikelihoodRatio));
-  const halfWidth = Math.sqrt(((varianceOfDelta * total) / mixingVariance) * (2 * Math.log(1 / alpha) + Math.log(total / varianceOfDelta)));
-  return { delta, varianceOfDelta, logLikelihoodRatio, pValue, interval: { lower: delta - halfWidth, upper: delta + halfWidth } };
+  const halfWidth = Math.sqrt(
+    ((varianceOfDelta * total) / mixingVariance) * (2 * Math.log(1 / alpha) + Math.log(total / varianceOfDelta)),
+  );
+  return {
+    delta,
+    varianceOfDelta,
+    logLikelihoodRatio,
+    pValue,
+    interval: { lower: delta - halfWidth, upper: delta + halfWidth },
+  };
 }

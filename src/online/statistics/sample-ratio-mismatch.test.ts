@@ -55,13 +55,27 @@ describe('sampleRatioMismatch', () => {
 
   it('gives an always-valid p-value no smaller than the fixed one, as the mixture of the χ² statistic', () => {
     // One period: Λ = √(V/(V+τ²))·exp(τ²χ²/(2(V+τ²))), V = ¼/99 000, τ = 0.005, χ² = 10.1010…
-    const result = sampleRatioMismatch([{ incumbent: 50_000, candidate: 49_000 }], { split: 0.5, mixingShareSd: 0.005 });
+    const result = sampleRatioMismatch([{ incumbent: 50_000, candidate: 49_000 }], {
+      split: 0.5,
+      mixingShareSd: 0.005,
+    });
     const v = 0.25 / 99_000;
-    const expected = 1 / (Math.sqrt(v / (v + 0.000025)) * Math.exp((0.000025 * 10.1010101010101) / (2 * (v + 0.000025))));
+    const expected =
+      1 / (Math.sqrt(v / (v + 0.000025)) * Math.exp((0.000025 * 10.1010101010101) / (2 * (v + 0.000025))));
     expect(result.sequentialPValue).toBeCloseTo(expected, 12);
     expect(result.sequentialPValue).toBeGreaterThan(result.chiSquare.pValue);
-    expect(sampleRatioMismatch([{ incumbent: 50_000, candidate: 49_000 }], { split: 0.5, mixingShareSd: 0.005, previousPValue: 0.0001 }).sequentialPValue).toBe(0.0001);
-    expect(sampleRatioMismatch([], { split: 0.5, mixingShareSd: 0.005 }).chiSquare).toEqual({ statistic: 0, degreesOfFreedom: 0, pValue: 1 });
+    expect(
+      sampleRatioMismatch([{ incumbent: 50_000, candidate: 49_000 }], {
+        split: 0.5,
+        mixingShareSd: 0.005,
+        previousPValue: 0.0001,
+      }).sequentialPValue,
+    ).toBe(0.0001);
+    expect(sampleRatioMismatch([], { split: 0.5, mixingShareSd: 0.005 }).chiSquare).toEqual({
+      statistic: 0,
+      degreesOfFreedom: 0,
+      pValue: 1,
+    });
   });
 
   it('raises false alarms under daily looks with the fixed p-value, and far fewer with the always-valid one (seeded)', () => {
@@ -77,7 +91,11 @@ describe('sampleRatioMismatch', () => {
       for (let day = 0; day < 40; day += 1) {
         for (let unit = 0; unit < 2000; unit += 1) if (random() < 0.5) candidate += 1;
         units += 2000;
-        const result = sampleRatioMismatch([{ incumbent: units - candidate, candidate }], { split: 0.5, mixingShareSd: 0.005, previousPValue });
+        const result = sampleRatioMismatch([{ incumbent: units - candidate, candidate }], {
+          split: 0.5,
+          mixingShareSd: 0.005,
+          previousPValue,
+        });
         previousPValue = result.sequentialPValue;
         if (result.chiSquare.pValue < 0.001) fixed = true;
       }

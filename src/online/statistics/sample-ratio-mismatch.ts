@@ -50,20 +50,34 @@ export interface ChiSquareGoodnessOfFit {
  * @throws RangeError when the lengths differ, a count is negative or not
  *   finite, an expected count is not positive, or df < 0
  */
-export function chiSquareGoodnessOfFit(observed: readonly number[], expected: readonly number[], ddof = 0): ChiSquareGoodnessOfFit {
-  if (observed.length !== expected.length) throw new RangeError(`observed and expected need the same number of cells; got ${observed.length} and ${expected.length}.`);
+export function chiSquareGoodnessOfFit(
+  observed: readonly number[],
+  expected: readonly number[],
+  ddof = 0,
+): ChiSquareGoodnessOfFit {
+  if (observed.length !== expected.length)
+    throw new RangeError(
+      `observed and expected need the same number of cells; got ${observed.length} and ${expected.length}.`,
+    );
   let statistic = 0;
   observed.forEach((count, index) => {
     const wanted = expected[index]!;
-    if (!(Number.isFinite(count) && count >= 0)) throw new RangeError(`observed[${index}] must be a finite count ≥ 0; got ${count}.`);
-    if (!(Number.isFinite(wanted) && wanted > 0)) throw new RangeError(`expected[${index}] must be a finite number > 0; got ${wanted}.`);
+    if (!(Number.isFinite(count) && count >= 0))
+      throw new RangeError(`observed[${index}] must be a finite count ≥ 0; got ${count}.`);
+    if (!(Number.isFinite(wanted) && wanted > 0))
+      throw new RangeError(`expected[${index}] must be a finite number > 0; got ${wanted}.`);
     statistic += ((count - wanted) * (count - wanted)) / wanted;
   });
   const degreesOfFreedom = observed.length - 1 - ddof;
-  if (degreesOfFreedom < 0) throw new RangeError(`degrees of freedom ${degreesOfFreedom} < 0 (${observed.length} cells, ddof ${ddof}).`);
+  if (degreesOfFreedom < 0)
+    throw new RangeError(`degrees of freedom ${degreesOfFreedom} < 0 (${observed.length} cells, ddof ${ddof}).`);
   // One degree of freedom: χ²₁ is Z², so P(χ²₁ ≥ x) = 2Φ(−√x), accurate far into the tail (1 − cdf is not below ~1e-9).
   const pValue =
-    degreesOfFreedom === 0 ? 1 : degreesOfFreedom === 1 ? Math.min(1, 2 * normalCdf(-Math.sqrt(statistic), 0, 1)) : Math.min(1, Math.max(0, 1 - chiSquareCdf(statistic, degreesOfFreedom)));
+    degreesOfFreedom === 0
+      ? 1
+      : degreesOfFreedom === 1
+        ? Math.min(1, 2 * normalCdf(-Math.sqrt(statistic), 0, 1))
+        : Math.min(1, Math.max(0, 1 - chiSquareCdf(statistic, degreesOfFreedom)));
   return { statistic, degreesOfFreedom, pValue };
 }
 
@@ -104,7 +118,10 @@ export interface SampleRatioMismatchResult {
  * srm.sequentialPValue; // ≈ 0.034: one look at this deviation is not yet proof under continuous monitoring
  * ```
  */
-export function sampleRatioMismatch(periods: readonly AssignmentPeriod[], options: SampleRatioMismatchOptions): SampleRatioMismatchResult {
+export function sampleRatioMismatch(
+  periods: readonly AssignmentPeriod[],
+  options: SampleRatioMismatchOptions,
+): SampleRatioMismatchResult {
   const observed: number[] = [];
   const expected: number[] = [];
   let logLikelihoodRatio = 0;
@@ -113,9 +130,11 @@ export function sampleRatioMismatch(periods: readonly AssignmentPeriod[], option
   let expectedCandidates = 0;
   periods.forEach((period, index) => {
     const share = period.candidateShare ?? options.split;
-    if (!(share > 0 && share < 1)) throw new RangeError(`assignments[${index}].candidateShare must be in (0, 1); got ${share}.`);
+    if (!(share > 0 && share < 1))
+      throw new RangeError(`assignments[${index}].candidateShare must be in (0, 1); got ${share}.`);
     for (const arm of ['incumbent', 'candidate'] as const) {
-      if (!(Number.isInteger(period[arm]) && period[arm] >= 0)) throw new RangeError(`assignments[${index}].${arm} must be an integer ≥ 0; got ${period[arm]}.`);
+      if (!(Number.isInteger(period[arm]) && period[arm] >= 0))
+        throw new RangeError(`assignments[${index}].${arm} must be an integer ≥ 0; got ${period[arm]}.`);
     }
     const units = period.incumbent + period.candidate;
     if (units === 0) return;
@@ -124,11 +143,23 @@ export function sampleRatioMismatch(periods: readonly AssignmentPeriod[], option
     expectedCandidates += units * share;
     observed.push(period.incumbent, period.candidate);
     expected.push(units * (1 - share), units * share);
-    const look = mixtureSprt(period.candidate / units - share, (share * (1 - share)) / units, { alpha: 0.5, mixingStandardDeviation: options.mixingShareSd });
+    const look = mixtureSprt(period.candidate / units - share, (share * (1 - share)) / units, {
+      alpha: 0.5,
+      mixingStandardDeviation: options.mixingShareSd,
+    });
     logLikelihoodRatio += look.logLikelihoodRatio;
   });
   const periodsWithUnits = observed.length / 2;
-  const chiSquare = periodsWithUnits === 0 ? { statistic: 0, degreesOfFreedom: 0, pValue: 1 } : chiSquareGoodnessOfFit(observed, expected, periodsWithUnits - 1);
+  const chiSquare =
+    periodsWithUnits === 0
+      ? { statistic: 0, degreesOfFreedom: 0, pValue: 1 }
+      : chiSquareGoodnessOfFit(observed, expected, periodsWithUnits - 1);
   const sequentialPValue = Math.min(options.previousPValue ?? 1, 1, Math.exp(-logLikelihoodRatio));
-  return { chiSquare, sequentialPValue, incumbent, candidate, expectedShare: expectedCandidates / (incumbent + candidate) };
+  return {
+    chiSquare,
+    sequentialPValue,
+    incumbent,
+    candidate,
+    expectedShare: expectedCandidates / (incumbent + candidate),
+  };
 }

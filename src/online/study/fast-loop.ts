@@ -37,22 +37,45 @@ export async function runFastLoopStep(study: OnlineStudy): Promise<FastLoopRepor
   const { db, config } = study;
   const scraper = await runScraper(study);
   const at = study.now().toISOString();
-  const report: FastLoopReport = { at, ...(scraper === undefined ? {} : { scraper }), looked: null, action: null, running: null };
+  const report: FastLoopReport = {
+    at,
+    ...(scraper === undefined ? {} : { scraper }),
+    looked: null,
+    action: null,
+    running: null,
+  };
   let stopped = await readOnlineState(db, ONLINE_STOPPED_KEY);
   const experiment = stopped === undefined ? await runningOnlineExperiment(db) : undefined;
   if (experiment !== undefined) {
     report.looked = experiment.id;
     const status = await lookAt(study, experiment, at, 'fast');
     const after = (await runningOnlineExperiment(db))?.rampStep;
-    report.action = status === 'ripe' ? 'ripe' : status === 'invalid' ? 'srm' : status === 'refused' ? 'harm' : after !== undefined && after > experiment.rampStep ? 'ramp' : 'continue';
+    report.action =
+      status === 'ripe'
+        ? 'ripe'
+        : status === 'invalid'
+          ? 'srm'
+          : status === 'refused'
+            ? 'harm'
+            : after !== undefined && after > experiment.rampStep
+              ? 'ramp'
+              : 'continue';
     if (status === 'invalid' && experiment.kind === 'aa') {
-      await stop(db, 'calibration_invalid', `the A/A calibration (experiment ${experiment.id}) failed its sample-ratio check: assignment or exposure logging is broken`, at);
+      await stop(
+        db,
+        'calibration_invalid',
+        `the A/A calibration (experiment ${experiment.id}) failed its sample-ratio check: assignment or exposure logging is broken`,
+        at,
+      );
     }
     study.refresh();
   }
   stopped = await readOnlineState(db, ONLINE_STOPPED_KEY);
   if (stopped !== undefined) report.stopped = JSON.parse(stopped) as FastLoopReport['stopped'];
   const running = await runningOnlineExperiment(db);
-  report.running = running === undefined ? null : ((await describeStandings(db, config, at)).find((standing) => standing.id === running.id) ?? null);
+  report.running =
+    running === undefined
+      ? null
+      : ((await describeStandings(db, config, at)).find((standing) => standing.id === running.id) ?? null);
   return report;
 }

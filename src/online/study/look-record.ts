@@ -13,12 +13,23 @@ import type { OnlineGateDecision, OnlineGateInput } from '../types.ts';
 export type LookOutcome = 'continue' | 'accept' | 'refuse' | 'calibrated';
 
 /** The record of one look (see the module's description). */
-export function lookRecord(experiment: OnlineExperimentRecord, input: OnlineGateInput, decision: OnlineGateDecision, at: string, outcome: LookOutcome = decision.outcome): OnlineLookRecord {
+export function lookRecord(
+  experiment: OnlineExperimentRecord,
+  input: OnlineGateInput,
+  decision: OnlineGateDecision,
+  at: string,
+  outcome: LookOutcome = decision.outcome,
+): OnlineLookRecord {
   const { metric, arms } = input.primary;
   const difference = armDifference(arms, metric.kind, metric.direction);
   const primary = decision.checks.find((check) => check.name === 'primary');
   const window: ExposureWindow = experiment.status === 'confirmation' ? 'confirmation' : 'decision';
-  const reason = outcome === 'refuse' && decision.outcome === 'refuse' ? decision.reason : outcome === 'continue' && decision.outcome === 'continue' ? decision.waitingFor : null;
+  const reason =
+    outcome === 'refuse' && decision.outcome === 'refuse'
+      ? decision.reason
+      : outcome === 'continue' && decision.outcome === 'continue'
+        ? decision.waitingFor
+        : null;
   return {
     experimentId: experiment.id,
     look: input.looks,
@@ -28,7 +39,10 @@ export function lookRecord(experiment: OnlineExperimentRecord, input: OnlineGate
     incumbentMean: difference.incumbent.mean,
     candidateMean: difference.candidate.mean,
     delta: difference.delta,
-    interval: primary?.interval === undefined ? null : { lower: primary.interval.lower, upper: primary.interval.upper, level: primary.interval.level },
+    interval:
+      primary?.interval === undefined
+        ? null
+        : { lower: primary.interval.lower, upper: primary.interval.upper, level: primary.interval.level },
     pValue: primary?.pValue ?? null,
     outcome,
     reason,

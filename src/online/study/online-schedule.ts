@@ -32,7 +32,11 @@ export interface OnlineLoopsOptions {
 }
 
 /** The fast and slow loops of an online study as scheduled jobs, with the cadences of its `schedule` section (`fast: off` leaves it on no cadence). */
-export function createOnlineLoops(study: OnlineStudy, proposer: OnlineProposer, options: OnlineLoopsOptions = {}): ScheduledLoop[] {
+export function createOnlineLoops(
+  study: OnlineStudy,
+  proposer: OnlineProposer,
+  options: OnlineLoopsOptions = {},
+): ScheduledLoop[] {
   let queue: Promise<unknown> = Promise.resolve();
   // One job at a time: the fast and the slow loop both look at the running experiment.
   const serialized = <T>(job: () => Promise<T>): Promise<T> => {
@@ -63,7 +67,25 @@ export function createOnlineLoops(study: OnlineStudy, proposer: OnlineProposer, 
         const failed = report.scraper?.outcome === 'failed';
         return {
           outcome: failed ? 'failed' : 'ok',
-          detail: { at: report.at, looked: report.looked, action: report.action, ...(report.scraper === undefined ? {} : { scraper: report.scraper.outcome === 'ok' ? { stored: report.scraper.stored, duplicates: report.scraper.duplicates, refused: report.scraper.refused } : { error: report.scraper.error } }), ...(report.running === null ? {} : { units: report.running.units }), ...(report.stopped === undefined ? {} : { stopped: report.stopped.reason }) },
+          detail: {
+            at: report.at,
+            looked: report.looked,
+            action: report.action,
+            ...(report.scraper === undefined
+              ? {}
+              : {
+                  scraper:
+                    report.scraper.outcome === 'ok'
+                      ? {
+                          stored: report.scraper.stored,
+                          duplicates: report.scraper.duplicates,
+                          refused: report.scraper.refused,
+                        }
+                      : { error: report.scraper.error },
+                }),
+            ...(report.running === null ? {} : { units: report.running.units }),
+            ...(report.stopped === undefined ? {} : { stopped: report.stopped.reason }),
+          },
         };
       }),
     );
@@ -75,7 +97,14 @@ export function createOnlineLoops(study: OnlineStudy, proposer: OnlineProposer, 
         options.onSlowReport?.(report);
         return {
           outcome: scrape?.outcome === 'failed' ? 'failed' : 'ok',
-          detail: { at: report.at, decided: report.decided, started: report.started, activeVersionId: report.activeVersionId, ...(scrape?.outcome === 'failed' ? { scraper: { error: scrape.error } } : {}), ...(report.stopped === undefined ? {} : { stopped: report.stopped.reason }) },
+          detail: {
+            at: report.at,
+            decided: report.decided,
+            started: report.started,
+            activeVersionId: report.activeVersionId,
+            ...(scrape?.outcome === 'failed' ? { scraper: { error: scrape.error } } : {}),
+            ...(report.stopped === undefined ? {} : { stopped: report.stopped.reason }),
+          },
         };
       }),
     );

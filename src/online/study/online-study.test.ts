@@ -9,7 +9,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../storage/database.ts';
-import { armStatistics, startOnlineExperiment, updateOnlineExperiment, writeOnlineState } from '../../storage/online-store.ts';
+import {
+  armStatistics,
+  startOnlineExperiment,
+  updateOnlineExperiment,
+  writeOnlineState,
+} from '../../storage/online-store.ts';
 import { getActiveArtifactText, putVersion, setRegistryVersion } from '../../storage/registry.ts';
 import { createTestSchema, postgresAvailable, type TestSchema } from '../../test-support/postgres.ts';
 import { loadOnlineConfig } from '../config.ts';
@@ -40,7 +45,10 @@ async function openStudy(backend: 'sqlite' | 'postgres', clock: { now: Date }): 
   folders.push(folder);
   writeFileSync(path.join(folder, 'kloop.yaml'), YAML);
   writeFileSync(path.join(folder, 'strategy.md'), 'Seed.\n');
-  writeFileSync(path.join(folder, 'program.md'), '# Instructions\n- a\n# Constraints\nnone\n# Stopping criteria\nnever\n');
+  writeFileSync(
+    path.join(folder, 'program.md'),
+    '# Instructions\n- a\n# Constraints\nnone\n# Stopping criteria\nnever\n',
+  );
   let location = path.join(folder, '.kloop', 'kloop.db');
   if (backend === 'postgres') {
     const schema = await createTestSchema();
@@ -57,7 +65,16 @@ async function startExperiment(study: OnlineStudy, at: Date): Promise<number> {
   const seed = await putVersion(study.db, 'Seed.\n', 'seed', null, null);
   await setRegistryVersion(study.db, seed.id, 'seed');
   const candidate = await putVersion(study.db, 'Seed.\nAsk one question.\n', 'candidate', seed.id, null);
-  return (await startOnlineExperiment(study.db, { kind: 'ab', incumbentVersionId: seed.id, candidateVersionId: candidate.id, rationale: 'r', proposer: 'ideas', at: at.toISOString() })).id;
+  return (
+    await startOnlineExperiment(study.db, {
+      kind: 'ab',
+      incumbentVersionId: seed.id,
+      candidateVersionId: candidate.id,
+      rationale: 'r',
+      proposer: 'ideas',
+      at: at.toISOString(),
+    })
+  ).id;
 }
 
 const backends = postgres ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
@@ -82,18 +99,31 @@ describe.each(backends)('the online study handle on %s', (backend) => {
     study.refresh();
     clock.now = new Date('2026-01-05T10:00:00.000Z');
     const again = await Promise.all(units.map((unit) => study.assign(unit)));
-    expect(again.map((assignment) => [assignment.arm, assignment.exposedAt])).toEqual(first.map((assignment) => [assignment.arm, assignment.exposedAt]));
-    expect(Number((await study.db.selectFrom('exposures').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(400);
+    expect(again.map((assignment) => [assignment.arm, assignment.exposedAt])).toEqual(
+      first.map((assignment) => [assignment.arm, assignment.exposedAt]),
+    );
+    expect(
+      Number(
+        (
+          await study.db
+            .selectFrom('exposures')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(400);
     const fresh = await study.assign('new-unit');
     expect(fresh.arm).toBe(armOf(salt, id, 'new-unit', 0.5));
   });
 
-  it('serves the unit\'s variant through getActiveArtifactText inside the request only', async () => {
+  it("serves the unit's variant through getActiveArtifactText inside the request only", async () => {
     const clock = { now: new Date('2026-01-05T09:00:00.000Z') };
     const study = await openStudy(backend, clock);
     const id = await startExperiment(study, clock.now);
     study.refresh();
-    const unit = Array.from({ length: 50 }, (_, index) => `v${index}`).find((name) => armOf(assignmentSalt(1), id, name, 0.2) === 'candidate')!;
+    const unit = Array.from({ length: 50 }, (_, index) => `v${index}`).find(
+      (name) => armOf(assignmentSalt(1), id, name, 0.2) === 'candidate',
+    )!;
     const inside = await study.withAssignment(unit, async () => getActiveArtifactText(study.db));
     expect(inside).toBe('Seed.\nAsk one question.\n');
     expect(await getActiveArtifactText(study.db)).toBe('Seed.\n');
@@ -122,15 +152,41 @@ describe.each(backends)('the online study handle on %s', (backend) => {
     ].join('\n');
     const report = await study.recordOutcomeLines(lines, 'http');
     expect([report.stored, report.duplicates]).toEqual([3, 1]);
-    expect(report.refused.map((refusal) => [refusal.line, refusal.reason.split(':')[0]])).toEqual([[3, 'not JSON (Unexpected token \'o\', "not json" is not valid JSON)'], [4, 'unit'], [5, 'metric'], [6, 'value'], [9, 'at'], [10, 'at'], [11, 'at']]);
+    expect(report.refused.map((refusal) => [refusal.line, refusal.reason.split(':')[0]])).toEqual([
+      [3, 'not JSON (Unexpected token \'o\', "not json" is not valid JSON)'],
+      [4, 'unit'],
+      [5, 'metric'],
+      [6, 'value'],
+      [9, 'at'],
+      [10, 'at'],
+      [11, 'at'],
+    ]);
     const again = await study.recordOutcomeLines(lines, 'http');
     expect([again.stored, again.duplicates, again.refused.length]).toEqual([0, 4, 7]);
-    expect(Number((await study.db.selectFrom('outcomes').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(3);
-    await expect(study.recordOutcome({ unit: 'ghost', metric: 'reply_rate', value: 1, at: clock.now })).rejects.toThrow(/unknown unit "ghost"/);
-    expect(await study.recordOutcome({ unit: 'a', metric: 'reply_rate', value: 1, at: '2026-01-05T09:30:00Z' })).toEqual({ duplicate: true });
+    expect(
+      Number(
+        (
+          await study.db
+            .selectFrom('outcomes')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(3);
+    await expect(study.recordOutcome({ unit: 'ghost', metric: 'reply_rate', value: 1, at: clock.now })).rejects.toThrow(
+      /unknown unit "ghost"/,
+    );
+    expect(
+      await study.recordOutcome({ unit: 'a', metric: 'reply_rate', value: 1, at: '2026-01-05T09:30:00Z' }),
+    ).toEqual({ duplicate: true });
     const closedBy = '2026-01-05T11:00:00.000Z';
     const replies = await armStatistics(study.db, { experimentId: id, metric: 'reply_rate', kind: 'binary', closedBy });
-    const revenue = await armStatistics(study.db, { experimentId: id, metric: 'revenue', kind: 'continuous', closedBy });
+    const revenue = await armStatistics(study.db, {
+      experimentId: id,
+      metric: 'revenue',
+      kind: 'continuous',
+      closedBy,
+    });
     const armA = a.arm;
     expect(replies[armA].sum).toBe(1);
     // b's revenue inside its 1 h window: 12.5 (09:10); 10:30 and 12:30 fall after it.
@@ -151,6 +207,15 @@ describe.each(backends)('the online study handle on %s', (backend) => {
     study.refresh();
     clock.now = new Date('2026-01-05T10:00:00.000Z');
     await expect(study.assign('late')).rejects.toThrow(/the online study has stopped \(max_experiments\)/);
-    expect(Number((await study.db.selectFrom('exposures').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(0);
+    expect(
+      Number(
+        (
+          await study.db
+            .selectFrom('exposures')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      ),
+    ).toBe(0);
   });
 });

@@ -18,11 +18,23 @@ import { InputError } from '../../errors.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
 import { openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
 import type { ExposureWindow, OnlineArm, OnlineExperimentRecord } from '../../storage/online-store.ts';
-import { readOnlineState, recordExposures, recordOutcomeRefusals, recordOutcomes, runningOnlineExperiment } from '../../storage/online-store.ts';
+import {
+  readOnlineState,
+  recordExposures,
+  recordOutcomeRefusals,
+  recordOutcomes,
+  runningOnlineExperiment,
+} from '../../storage/online-store.ts';
 import { getVersion, withArtifactOverride } from '../../storage/registry.ts';
 import { loadOnlineConfig, type OnlineStudyConfig } from '../config.ts';
 import { armOf, assignmentSalt } from './assignment.ts';
-import { checkOutcomes, parseOutcome, parseOutcomeLines, type MetricKinds, type OutcomeRefusal } from './outcome-lines.ts';
+import {
+  checkOutcomes,
+  parseOutcome,
+  parseOutcomeLines,
+  type MetricKinds,
+  type OutcomeRefusal,
+} from './outcome-lines.ts';
 
 /**
  * How long (real ms) `assign` re-uses the running experiment and the stop it
@@ -85,7 +97,12 @@ export interface OnlineStudy {
    *
    * @throws InputError `online.outcome_refused` for an unknown unit or metric, a bad value or time (nothing stored)
    */
-  recordOutcome(outcome: { unit: string; metric: string; value: number; at: string | number | Date }): Promise<{ duplicate: boolean }>;
+  recordOutcome(outcome: {
+    unit: string;
+    metric: string;
+    value: number;
+    at: string | number | Date;
+  }): Promise<{ duplicate: boolean }>;
   /** Records NDJSON outcome lines; refused lines are counted, recorded and returned with their line numbers. */
   recordOutcomeLines(text: string, source: string): Promise<OutcomeBatchReport>;
   /** Forgets the cached study state (running experiment, stop), so the next assign reads the notebook. */
@@ -110,42 +127,78 @@ export async function openOnlineStudy(studyDir: string, options: OpenOnlineStudy
 }
 
 /** The assignment half of the handle: sticky assignment with its exposures, over a cached read of the study's state. */
-function createAssigner(config: OnlineStudyConfig, db: StudyDatabase, now: () => Date): { assignMany: OnlineStudy['assignMany']; refresh: () => void } {
+function createAssigner(
+  config: OnlineStudyConfig,
+  db: StudyDatabase,
+  now: () => Date,
+): { assignMany: OnlineStudy['assignMany']; refresh: () => void } {
   const salt = assignmentSalt(config.seed);
   const texts = new Map<number, string>();
 
   // The study's state as assign reads it, kept for STATE_CACHE_MS of real time (another process's slow loop is seen within that); refresh() forgets it.
-  let state: { fetchedAt: number; stopped: string | undefined; experiment: OnlineExperimentRecord | undefined } | undefined;
+  let state:
+    | { fetchedAt: number; stopped: string | undefined; experiment: OnlineExperimentRecord | undefined }
+    | undefined;
   const readState = async (): Promise<NonNullable<typeof state>> => {
     if (state !== undefined && performance.now() - state.fetchedAt < STATE_CACHE_MS) return state;
-    state = { fetchedAt: performance.now(), stopped: await readOnlineState(db, ONLINE_STOPPED_KEY), experiment: await runningOnlineExperiment(db) };
+    state = {
+      fetchedAt: performance.now(),
+      stopped: await readOnlineState(db, ONLINE_STOPPED_KEY),
+      experiment: await runningOnlineExperiment(db),
+    };
     return state;
   };
 
   async function assignMany(units: readonly string[]): Promise<Assignment[]> {
     for (const unit of units) {
-      if (typeof unit !== 'string' || unit === '' || unit.length > 200) throw new InputError('a unit id is a non-empty string of at most 200 characters', { field: 'unit', code: 'online.bad_unit' });
+      if (typeof unit !== 'string' || unit === '' || unit.length > 200)
+        throw new InputError('a unit id is a non-empty string of at most 200 characters', {
+          field: 'unit',
+          code: 'online.bad_unit',
+        });
     }
     const { stopped, experiment } = await readState();
     if (stopped !== undefined) {
       const { reason } = JSON.parse(stopped) as { reason: string };
-      throw new InputError(`the online study has stopped (${reason}): it assigns no more units; serve the active version (kloop status) or start a new study`, { code: 'online.stopped', studyPath: config.dir });
+      throw new InputError(
+        `the online study has stopped (${reason}): it assigns no more units; serve the active version (kloop status) or start a new study`,
+        { code: 'online.stopped', studyPath: config.dir },
+      );
     }
-    if (experiment === undefined) throw new InputError('the online study has not started: run `kloop run <study>` once to start its first experiment', { code: 'online.not_started', studyPath: config.dir });
+    if (experiment === undefined)
+      throw new InputError(
+        'the online study has not started: run `kloop run <study>` once to start its first experiment',
+        { code: 'online.not_started', studyPath: config.dir },
+      );
     const at = now();
     if (at.toISOString() < experiment.startedAt) {
-      throw new InputError(`the clock (${at.toISOString()}) is before the start of experiment ${experiment.id} (${experiment.startedAt}): a clock that goes backwards is refused`, { code: 'online.clock', studyPath: config.dir });
+      throw new InputError(
+        `the clock (${at.toISOString()}) is before the start of experiment ${experiment.id} (${experiment.startedAt}): a clock that goes backwards is refused`,
+        { code: 'online.clock', studyPath: config.dir },
+      );
     }
     const window: ExposureWindow = experiment.status === 'confirmation' ? 'confirmation' : 'decision';
     // The A/A calibration and the confirmation window run at the full split; the decision window follows the ramp.
-    const share = window === 'confirmation' || experiment.kind === 'aa' ? config.metrics.split : config.metrics.ramp[Math.min(experiment.rampStep, config.metrics.ramp.length - 1)]!;
+    const share =
+      window === 'confirmation' || experiment.kind === 'aa'
+        ? config.metrics.split
+        : config.metrics.ramp[Math.min(experiment.rampStep, config.metrics.ramp.length - 1)]!;
     const exposedAt = at.toISOString();
     const attributionEndsAt = new Date(at.getTime() + config.metrics.attributionWindowMs).toISOString();
     const exposures = await recordExposures(
       db,
       units.map((unit) => {
         const arm = armOf(salt, experiment.id, unit, share);
-        return { experimentId: experiment.id, unit, arm, versionId: arm === 'candidate' ? experiment.candidateVersionId : experiment.incumbentVersionId, window, share, exposedAt, attributionEndsAt };
+        return {
+          experimentId: experiment.id,
+          unit,
+          arm,
+          versionId: arm === 'candidate' ? experiment.candidateVersionId : experiment.incumbentVersionId,
+          window,
+          share,
+          exposedAt,
+          attributionEndsAt,
+        };
       }),
     );
     const assignments: Assignment[] = [];
@@ -155,7 +208,14 @@ function createAssigner(config: OnlineStudyConfig, db: StudyDatabase, now: () =>
         text = (await getVersion(db, exposure.versionId))?.text ?? '';
         texts.set(exposure.versionId, text);
       }
-      assignments.push({ version: exposure.versionId, text, arm: exposure.arm, experimentId: experiment.id, window: exposure.window, exposedAt: exposure.exposedAt });
+      assignments.push({
+        version: exposure.versionId,
+        text,
+        arm: exposure.arm,
+        experimentId: experiment.id,
+        window: exposure.window,
+        exposedAt: exposure.exposedAt,
+      });
     }
     return assignments;
   }
@@ -174,11 +234,20 @@ export function createOnlineStudy(config: OnlineStudyConfig, db: StudyDatabase, 
   const { assignMany, refresh } = createAssigner(config, db, now);
   const assign = async (unit: string): Promise<Assignment> => (await assignMany([unit]))[0]!;
 
-  async function storeChecked(parsed: Parameters<typeof checkOutcomes>[1], refusedEarlier: OutcomeRefusal[], source: string): Promise<OutcomeBatchReport> {
+  async function storeChecked(
+    parsed: Parameters<typeof checkOutcomes>[1],
+    refusedEarlier: OutcomeRefusal[],
+    source: string,
+  ): Promise<OutcomeBatchReport> {
     const at = now();
     const checked = await checkOutcomes(db, parsed, metrics, at);
     const refused = [...refusedEarlier, ...checked.refusals].sort((left, right) => left.line - right.line);
-    const counts = await recordOutcomes(db, checked.accepted.map((entry) => entry.outcome), source, at.toISOString());
+    const counts = await recordOutcomes(
+      db,
+      checked.accepted.map((entry) => entry.outcome),
+      source,
+      at.toISOString(),
+    );
     await recordOutcomeRefusals(db, refused, source, at.toISOString());
     return { ...counts, refused };
   }
@@ -194,10 +263,18 @@ export function createOnlineStudy(config: OnlineStudyConfig, db: StudyDatabase, 
       return withArtifactOverride(assignment.text, () => work(assignment));
     },
     async recordOutcome(outcome) {
-      const parsed = parseOutcome({ ...outcome, at: outcome.at instanceof Date ? outcome.at.toISOString() : outcome.at });
+      const parsed = parseOutcome({
+        ...outcome,
+        at: outcome.at instanceof Date ? outcome.at.toISOString() : outcome.at,
+      });
       if (!parsed.ok) throw new InputError(`outcome refused: ${parsed.reason}`, { code: 'online.outcome_refused' });
-      const report = await storeChecked([{ line: 1, text: JSON.stringify(outcome), outcome: parsed.outcome }], [], 'library');
-      if (report.refused.length > 0) throw new InputError(`outcome refused: ${report.refused[0]!.reason}`, { code: 'online.outcome_refused' });
+      const report = await storeChecked(
+        [{ line: 1, text: JSON.stringify(outcome), outcome: parsed.outcome }],
+        [],
+        'library',
+      );
+      if (report.refused.length > 0)
+        throw new InputError(`outcome refused: ${report.refused[0]!.reason}`, { code: 'online.outcome_refused' });
       return { duplicate: report.duplicates === 1 };
     },
     async recordOutcomeLines(text, source) {

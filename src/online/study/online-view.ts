@@ -33,9 +33,17 @@ export type OnlineViewExperiment = ExperimentStanding & { series: Omit<OnlineLoo
 
 /** The time a simulated notebook's clock stopped at: the latest start or decision of its experiments (or of its looks). */
 export async function simulatedClockEnd(db: StudyDatabase): Promise<string> {
-  const experiments = await db.selectFrom('online_experiments').select((eb) => [eb.fn.max('decided_at').as('decided'), eb.fn.max('started_at').as('started')]).executeTakeFirst();
-  const looks = await db.selectFrom('online_looks').select((eb) => eb.fn.max('at').as('at')).executeTakeFirst();
-  return [String(experiments?.decided ?? ''), String(experiments?.started ?? ''), String(looks?.at ?? '')].sort().at(-1)!;
+  const experiments = await db
+    .selectFrom('online_experiments')
+    .select((eb) => [eb.fn.max('decided_at').as('decided'), eb.fn.max('started_at').as('started')])
+    .executeTakeFirst();
+  const looks = await db
+    .selectFrom('online_looks')
+    .select((eb) => eb.fn.max('at').as('at'))
+    .executeTakeFirst();
+  return [String(experiments?.decided ?? ''), String(experiments?.started ?? ''), String(looks?.at ?? '')]
+    .sort()
+    .at(-1)!;
 }
 
 /**
@@ -44,24 +52,40 @@ export async function simulatedClockEnd(db: StudyDatabase): Promise<string> {
  * @param options.simulated the notebook is a `--simulate` run's: standings at its clock's end, labelled simulated
  * @param options.now the clock for a real study's standings; default the system clock
  */
-export async function loadOnlineView(db: StudyDatabase, config: OnlineStudyConfig, options: { simulated?: boolean; now?: () => Date } = {}): Promise<OnlineView> {
+export async function loadOnlineView(
+  db: StudyDatabase,
+  config: OnlineStudyConfig,
+  options: { simulated?: boolean; now?: () => Date } = {},
+): Promise<OnlineView> {
   const simulated = options.simulated === true;
   const at = simulated ? await simulatedClockEnd(db) : (options.now?.() ?? new Date()).toISOString();
   const standings = await describeStandings(db, config, at);
   const looks = await listOnlineLooks(db);
   const stoppedText = await readOnlineState(db, ONLINE_STOPPED_KEY);
-  const stopped = stoppedText === undefined ? null : (JSON.parse(stoppedText) as { reason: OnlineStopReason; detail: string; at: string });
+  const stopped =
+    stoppedText === undefined
+      ? null
+      : (JSON.parse(stoppedText) as { reason: OnlineStopReason; detail: string; at: string });
   return {
     mode: 'online',
     simulated,
     at,
     primary: config.metrics.primary,
-    guardrails: config.metrics.guardrails.map((guardrail) => ({ name: guardrail.name, direction: guardrail.direction, margin: guardrail.margin })),
+    guardrails: config.metrics.guardrails.map((guardrail) => ({
+      name: guardrail.name,
+      direction: guardrail.direction,
+      margin: guardrail.margin,
+    })),
     activeVersionId: (await getRegistryVersion(db))?.id ?? null,
-    stopped: stopped === null ? null : { ...stopped, meaning: ONLINE_STOP_REASONS[stopped.reason]?.meaning ?? 'unknown stop reason' },
+    stopped:
+      stopped === null
+        ? null
+        : { ...stopped, meaning: ONLINE_STOP_REASONS[stopped.reason]?.meaning ?? 'unknown stop reason' },
     experiments: standings.map((standing) => ({
       ...standing,
-      series: looks.filter((look) => look.experimentId === standing.id).map(({ experimentId: _experimentId, ...look }) => look),
+      series: looks
+        .filter((look) => look.experimentId === standing.id)
+        .map(({ experimentId: _experimentId, ...look }) => look),
     })),
   };
 }

@@ -48,12 +48,24 @@ export function parseOutcome(value: unknown): { ok: true; outcome: OutcomeInput 
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const field = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-    const message = issue.code === 'unrecognized_keys' ? `unknown key ${issue.keys.map((key) => `"${key}"`).join(', ')} (allowed: unit, metric, value, at)` : issue.code === 'invalid_type' && issue.input === undefined ? 'required' : issue.message;
+    const message =
+      issue.code === 'unrecognized_keys'
+        ? `unknown key ${issue.keys.map((key) => `"${key}"`).join(', ')} (allowed: unit, metric, value, at)`
+        : issue.code === 'invalid_type' && issue.input === undefined
+          ? 'required'
+          : issue.message;
     return { ok: false, reason: `${field}${message}` };
   }
   const time = new Date(result.data.at);
-  if (Number.isNaN(time.getTime())) return { ok: false, reason: `at: not a date (${JSON.stringify(result.data.at)}); give an ISO time such as 2026-01-05T10:00:00Z` };
-  return { ok: true, outcome: { unit: result.data.unit, metric: result.data.metric, value: result.data.value, at: time.toISOString() } };
+  if (Number.isNaN(time.getTime()))
+    return {
+      ok: false,
+      reason: `at: not a date (${JSON.stringify(result.data.at)}); give an ISO time such as 2026-01-05T10:00:00Z`,
+    };
+  return {
+    ok: true,
+    outcome: { unit: result.data.unit, metric: result.data.metric, value: result.data.value, at: time.toISOString() },
+  };
 }
 
 /** Splits NDJSON text into parsed outcomes and refused lines (blank lines are skipped). */
@@ -84,7 +96,12 @@ export type MetricKinds = ReadonlyMap<string, 'binary' | 'continuous'>;
  * Checks parsed outcomes against the study: metric defined, unit assigned,
  * time between the unit's first exposure and `now`, binary value 0 or 1.
  */
-export async function checkOutcomes(db: StudyDatabase, parsed: readonly ParsedOutcome[], metrics: MetricKinds, now: Date): Promise<{ accepted: ParsedOutcome[]; refusals: OutcomeRefusal[] }> {
+export async function checkOutcomes(
+  db: StudyDatabase,
+  parsed: readonly ParsedOutcome[],
+  metrics: MetricKinds,
+  now: Date,
+): Promise<{ accepted: ParsedOutcome[]; refusals: OutcomeRefusal[] }> {
   const exposed = await firstExposures(db, [...new Set(parsed.map((entry) => entry.outcome.unit))]);
   const accepted: ParsedOutcome[] = [];
   const refusals: OutcomeRefusal[] = [];
@@ -94,11 +111,15 @@ export async function checkOutcomes(db: StudyDatabase, parsed: readonly ParsedOu
     const kind = metrics.get(metric);
     const first = exposed.get(unit);
     let reason: string | undefined;
-    if (kind === undefined) reason = `metric: unknown metric "${metric}" (this study defines ${[...metrics.keys()].join(', ')})`;
-    else if (first === undefined) reason = `unit: unknown unit "${unit}": it was never assigned (an outcome counts only for a unit the study assigned)`;
+    if (kind === undefined)
+      reason = `metric: unknown metric "${metric}" (this study defines ${[...metrics.keys()].join(', ')})`;
+    else if (first === undefined)
+      reason = `unit: unknown unit "${unit}": it was never assigned (an outcome counts only for a unit the study assigned)`;
     else if (at < first) reason = `at: ${at} is before the unit's first exposure (${first})`;
-    else if (at > nowIso) reason = `at: ${at} is after now (${nowIso}): the sender's clock is ahead, or this one went backwards`;
-    else if (kind === 'binary' && value !== 0 && value !== 1) reason = `value: ${metric} is binary: 0 or 1 (got ${value})`;
+    else if (at > nowIso)
+      reason = `at: ${at} is after now (${nowIso}): the sender's clock is ahead, or this one went backwards`;
+    else if (kind === 'binary' && value !== 0 && value !== 1)
+      reason = `value: ${metric} is binary: 0 or 1 (got ${value})`;
     if (reason === undefined) accepted.push(entry);
     else refusals.push({ line: entry.line, reason, text: entry.text });
   }

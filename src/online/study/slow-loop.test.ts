@@ -37,25 +37,40 @@ function random(seed: number): () => number {
 function studyFolder(): string {
   const folder = mkdtempSync(path.join(tmpdir(), 'kloop-slow-loop-'));
   folders.push(folder);
-  writeFileSync(path.join(folder, 'kloop.yaml'), `mode: online
+  writeFileSync(
+    path.join(folder, 'kloop.yaml'),
+    `mode: online
 artifact: strategy.md
 metrics:
   primary: reply_rate
   guardrails: [{ name: unsubscribe_rate, direction: decrease, margin: 0.02 }]
   attributionWindow: 24h
   windows: { minUnitsPerArm: 300, confirmationUnits: 400, maxUnitsPerArm: 3000 }
-`);
+`,
+  );
   writeFileSync(path.join(folder, 'strategy.md'), 'Write short emails.\n');
-  writeFileSync(path.join(folder, 'program.md'), '# Instructions\n- Ask one question.\n- Add a discount link.\n# Constraints\nnone\n# Stopping criteria\nwhen the ideas run out\n');
+  writeFileSync(
+    path.join(folder, 'program.md'),
+    '# Instructions\n- Ask one question.\n- Add a discount link.\n# Constraints\nnone\n# Stopping criteria\nwhen the ideas run out\n',
+  );
   return folder;
 }
 
 /** Reply and unsubscribe rates of a variant by its lines. */
 function rates(text: string): { reply: number; unsubscribe: number } {
-  return { reply: text.includes('Ask one question.') ? 0.3 : 0.1, unsubscribe: text.includes('Add a discount link.') ? 0.12 : 0.01 };
+  return {
+    reply: text.includes('Ask one question.') ? 0.3 : 0.1,
+    unsubscribe: text.includes('Add a discount link.') ? 0.12 : 0.01,
+  };
 }
 
-async function simulateDays(folder: string, days: number, startDay: number, seed: number, proposer: OnlineProposer = createIdeasProposer()): Promise<SlowLoopReport[]> {
+async function simulateDays(
+  folder: string,
+  days: number,
+  startDay: number,
+  seed: number,
+  proposer: OnlineProposer = createIdeasProposer(),
+): Promise<SlowLoopReport[]> {
   const clock = { now: new Date(Date.UTC(2026, 0, 5) + startDay * DAY) };
   const db = await openDatabase(path.join(folder, '.kloop', 'kloop.db'));
   const study = createOnlineStudy(loadOnlineConfig(folder), db, () => clock.now);
@@ -74,12 +89,22 @@ async function simulateDays(folder: string, days: number, startDay: number, seed
         // Each recipient's draws depend on the seed and its id only, so a run split in two sees the same world.
         const draw = random(seed * 1_000_003 + day * 1000 + index);
         if (draw() < reply) pending.push({ unit, metric: 'reply_rate', at: clock.now.getTime() + 3_600_000 });
-        if (draw() < unsubscribe) pending.push({ unit, metric: 'unsubscribe_rate', at: clock.now.getTime() + 7_200_000 });
+        if (draw() < unsubscribe)
+          pending.push({ unit, metric: 'unsubscribe_rate', at: clock.now.getTime() + 7_200_000 });
       }
       clock.now = new Date(Date.UTC(2026, 0, 5) + (day + 1) * DAY - 1);
       const due = pending.filter((outcome) => outcome.at <= clock.now.getTime());
       pending.splice(0, pending.length, ...pending.filter((outcome) => outcome.at > clock.now.getTime()));
-      const lines = due.map((outcome) => JSON.stringify({ unit: outcome.unit, metric: outcome.metric, value: 1, at: new Date(outcome.at).toISOString() })).join('\n');
+      const lines = due
+        .map((outcome) =>
+          JSON.stringify({
+            unit: outcome.unit,
+            metric: outcome.metric,
+            value: 1,
+            at: new Date(outcome.at).toISOString(),
+          }),
+        )
+        .join('\n');
       const batch = await study.recordOutcomeLines(lines, 'test');
       expect(batch.refused).toEqual([]);
     }
@@ -94,7 +119,14 @@ describe('the slow loop of an online study', () => {
     const folder = studyFolder();
     const reports = await simulateDays(folder, 40, 0, 7);
     const last = reports.at(-1)!;
-    expect(last.experiments.map((experiment) => [experiment.kind, experiment.status, experiment.reason, experiment.rationale])).toEqual([
+    expect(
+      last.experiments.map((experiment) => [
+        experiment.kind,
+        experiment.status,
+        experiment.reason,
+        experiment.rationale,
+      ]),
+    ).toEqual([
       ['aa', 'calibrated', 'calibrated', 'A/A calibration: the incumbent against itself'],
       ['ab', 'accepted', 'accepted', 'Ask one question.'],
       ['ab', 'refused', 'harm', 'Add a discount link.'],
@@ -102,15 +134,25 @@ describe('the slow loop of an online study', () => {
     expect(last.stopped?.reason).toBe('no_new_proposals');
     const accepted = last.experiments[1]!;
     expect(accepted.units.confirmation.incumbent).toBeGreaterThan(0);
-    expect(accepted.checks.map((check) => [check.name, check.verdict])).toEqual([['srm', 'pass'], ['harm', 'pass'], ['minimum_units', 'pass'], ['primary', 'pass'], ['guardrails', 'pass'], ['confirmation', 'pass']]);
+    expect(accepted.checks.map((check) => [check.name, check.verdict])).toEqual([
+      ['srm', 'pass'],
+      ['harm', 'pass'],
+      ['minimum_units', 'pass'],
+      ['primary', 'pass'],
+      ['guardrails', 'pass'],
+      ['confirmation', 'pass'],
+    ]);
     expect(last.activeVersionId).toBe(accepted.candidateVersionId);
   });
 
-  it('the proposer reads the decided experiments\' decision windows only, never a confirmation window', async () => {
+  it("the proposer reads the decided experiments' decision windows only, never a confirmation window", async () => {
     const folder = studyFolder();
     const seen: OnlineProposalContext[] = [];
     const ideas = createIdeasProposer();
-    const spy: OnlineProposer = { name: 'ideas', propose: (context) => (seen.push(structuredClone(context)), ideas.propose(context)) };
+    const spy: OnlineProposer = {
+      name: 'ideas',
+      propose: (context) => (seen.push(structuredClone(context)), ideas.propose(context)),
+    };
     const reports = await simulateDays(folder, 40, 0, 7, spy);
     const accepted = reports.at(-1)!.experiments.find((experiment) => experiment.status === 'accepted')!;
     const later = seen.find((context) => context.decided.some((experiment) => experiment.id === accepted.id))!;
@@ -133,8 +175,22 @@ describe('the slow loop of an online study', () => {
         return {
           experiments: await db.selectFrom('online_experiments').selectAll().orderBy('id').execute(),
           looks: await db.selectFrom('online_looks').selectAll().orderBy('id').execute(),
-          exposures: Number((await db.selectFrom('exposures').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
-          outcomes: Number((await db.selectFrom('outcomes').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n),
+          exposures: Number(
+            (
+              await db
+                .selectFrom('exposures')
+                .select((eb) => eb.fn.countAll().as('n'))
+                .executeTakeFirstOrThrow()
+            ).n,
+          ),
+          outcomes: Number(
+            (
+              await db
+                .selectFrom('outcomes')
+                .select((eb) => eb.fn.countAll().as('n'))
+                .executeTakeFirstOrThrow()
+            ).n,
+          ),
         };
       } finally {
         await db.destroy();

@@ -25,7 +25,17 @@
  */
 import type { StudyDatabase } from '../../storage/database.ts';
 import type { OnlineExperimentRecord } from '../../storage/online-store.ts';
-import { armStatistics, assignmentPeriods, listOnlineExperiments, readOnlineState, recordOnlineLook, runningOnlineExperiment, startOnlineExperiment, updateOnlineExperiment, writeOnlineState } from '../../storage/online-store.ts';
+import {
+  armStatistics,
+  assignmentPeriods,
+  listOnlineExperiments,
+  readOnlineState,
+  recordOnlineLook,
+  runningOnlineExperiment,
+  startOnlineExperiment,
+  updateOnlineExperiment,
+  writeOnlineState,
+} from '../../storage/online-store.ts';
 import { getRegistryVersion, getVersion, putVersion, setRegistryVersion } from '../../storage/registry.ts';
 import { loadProgram } from '../../program/program.ts';
 import { BudgetExceededError } from '../../providers/budget.ts';
@@ -71,7 +81,10 @@ interface StoredEvidence {
 }
 
 /** The config's metrics in the gate's shapes. */
-function gateMetrics(config: OnlineStudyConfig): { primary: OnlineMetric; guardrails: { metric: OnlineMetric; margin: number }[] } {
+function gateMetrics(config: OnlineStudyConfig): {
+  primary: OnlineMetric;
+  guardrails: { metric: OnlineMetric; margin: number }[];
+} {
   return {
     primary: config.metrics.primary,
     guardrails: config.metrics.guardrails.map(({ margin, ...metric }) => ({ metric, margin })),
@@ -88,12 +101,26 @@ export async function runSlowLoopStep(study: OnlineStudy, proposer: OnlinePropos
     const incumbent = await ensureSeed(db, config, study.now);
     let running = await runningOnlineExperiment(db);
     if (running === undefined && (await listOnlineExperiments(db)).length === 0) {
-      running = await startOnlineExperiment(db, { kind: 'aa', incumbentVersionId: incumbent, candidateVersionId: incumbent, rationale: 'A/A calibration: the incumbent against itself', proposer: 'calibration', at });
+      running = await startOnlineExperiment(db, {
+        kind: 'aa',
+        incumbentVersionId: incumbent,
+        candidateVersionId: incumbent,
+        rationale: 'A/A calibration: the incumbent against itself',
+        proposer: 'calibration',
+        at,
+      });
       report.started.push(running.id);
     } else if (running !== undefined) {
       const status = await lookAt(study, running, at);
-      if (status !== undefined) report.decided.push({ id: running.id, status, reason: (await experimentById(db, running.id)).reason });
-      if (status === 'invalid' && running.kind === 'aa') await stop(db, 'calibration_invalid', `the A/A calibration (experiment ${running.id}) failed its sample-ratio check: assignment or exposure logging is broken`, at);
+      if (status !== undefined)
+        report.decided.push({ id: running.id, status, reason: (await experimentById(db, running.id)).reason });
+      if (status === 'invalid' && running.kind === 'aa')
+        await stop(
+          db,
+          'calibration_invalid',
+          `the A/A calibration (experiment ${running.id}) failed its sample-ratio check: assignment or exposure logging is broken`,
+          at,
+        );
       else if (status !== undefined) await startNext(study, proposer, report, at);
     } else {
       await startNext(study, proposer, report, at);
@@ -159,12 +186,33 @@ async function gateSettings(db: StudyDatabase, config: OnlineStudyConfig): Promi
 }
 
 /** The gate's input at this look, from the notebook. */
-async function gateInput(db: StudyDatabase, config: OnlineStudyConfig, experiment: OnlineExperimentRecord, evidence: StoredEvidence, at: string): Promise<OnlineGateInput> {
+async function gateInput(
+  db: StudyDatabase,
+  config: OnlineStudyConfig,
+  experiment: OnlineExperimentRecord,
+  evidence: StoredEvidence,
+  at: string,
+): Promise<OnlineGateInput> {
   const metrics = gateMetrics(config);
-  const primaryOf = (window: 'decision' | 'confirmation') => armStatistics(db, { experimentId: experiment.id, metric: metrics.primary.name, kind: metrics.primary.kind, window, closedBy: at });
+  const primaryOf = (window: 'decision' | 'confirmation') =>
+    armStatistics(db, {
+      experimentId: experiment.id,
+      metric: metrics.primary.name,
+      kind: metrics.primary.kind,
+      window,
+      closedBy: at,
+    });
   const primary = evidence.frozenPrimary ?? (await primaryOf('decision'));
   const guardrails = await Promise.all(
-    metrics.guardrails.map(async (guardrail) => ({ guardrail, arms: await armStatistics(db, { experimentId: experiment.id, metric: guardrail.metric.name, kind: guardrail.metric.kind, closedBy: at }) })),
+    metrics.guardrails.map(async (guardrail) => ({
+      guardrail,
+      arms: await armStatistics(db, {
+        experimentId: experiment.id,
+        metric: guardrail.metric.name,
+        kind: guardrail.metric.kind,
+        closedBy: at,
+      }),
+    })),
   );
   return {
     primary: { metric: metrics.primary, arms: primary },
@@ -177,7 +225,10 @@ async function gateInput(db: StudyDatabase, config: OnlineStudyConfig, experimen
 }
 
 /** The running minimum of the always-valid p-values, key by key. */
-function runningMinimum(previous: Record<string, number> | undefined, current: Record<string, number>): Record<string, number> {
+function runningMinimum(
+  previous: Record<string, number> | undefined,
+  current: Record<string, number>,
+): Record<string, number> {
   const merged = { ...(previous ?? {}) };
   for (const [key, value] of Object.entries(current)) merged[key] = Math.min(merged[key] ?? 1, value);
   return merged;
@@ -197,16 +248,28 @@ export type LookMode = 'slow' | 'fast';
  *
  * @returns the new final status, `ripe` when a fast look leaves a decision to the slow loop, or undefined when it keeps running
  */
-export async function lookAt(study: OnlineStudy, experiment: OnlineExperimentRecord, at: string, mode: LookMode = 'slow'): Promise<string | undefined> {
+export async function lookAt(
+  study: OnlineStudy,
+  experiment: OnlineExperimentRecord,
+  at: string,
+  mode: LookMode = 'slow',
+): Promise<string | undefined> {
   const { db, config } = study;
   const evidence: StoredEvidence = { ...(experiment.evidence as StoredEvidence | null) };
   const settings = await gateSettings(db, config);
   const input = await gateInput(db, config, experiment, evidence, at);
   const decision = decideOnline(input, experiment.kind === 'aa' ? { ...settings, tau: 0 } : settings);
-  const next: StoredEvidence = { ...evidence, looks: input.looks, pValues: runningMinimum(evidence.pValues, alwaysValidPValues(decision)), decision };
-  if (experiment.kind === 'aa') return lookAtCalibration(db, experiment, input, decision, next, at, settings.minUnitsPerArm, mode);
+  const next: StoredEvidence = {
+    ...evidence,
+    looks: input.looks,
+    pValues: runningMinimum(evidence.pValues, alwaysValidPValues(decision)),
+    decision,
+  };
+  if (experiment.kind === 'aa')
+    return lookAtCalibration(db, experiment, input, decision, next, at, settings.minUnitsPerArm, mode);
   const urgent = decision.outcome === 'refuse' && (decision.reason === 'harm' || decision.reason === 'srm');
-  const opensConfirmation = decision.outcome === 'continue' && decision.waitingFor === 'confirmation' && experiment.status === 'decision';
+  const opensConfirmation =
+    decision.outcome === 'continue' && decision.waitingFor === 'confirmation' && experiment.status === 'decision';
   if (mode === 'fast' && !urgent && (decision.outcome !== 'continue' || opensConfirmation)) return 'ripe';
   const look = lookRecord(experiment, input, decision, at);
   if (decision.outcome !== 'continue') {
@@ -214,43 +277,84 @@ export async function lookAt(study: OnlineStudy, experiment: OnlineExperimentRec
     next.decisionArms = next.frozenPrimary ?? input.primary.arms;
     next.decisionWindow = decisionWindowSummary(next.decisionArms);
     await db.transaction().execute(async (transaction) => {
-      await updateOnlineExperiment(transaction, experiment.id, { status, decidedAt: at, reason: decision.outcome === 'accept' ? 'accepted' : decision.reason, evidence: next as Record<string, unknown> });
+      await updateOnlineExperiment(transaction, experiment.id, {
+        status,
+        decidedAt: at,
+        reason: decision.outcome === 'accept' ? 'accepted' : decision.reason,
+        evidence: next as Record<string, unknown>,
+      });
       await recordOnlineLook(transaction, look);
-      if (status === 'accepted') await setRegistryVersion(transaction, experiment.candidateVersionId, `online experiment ${experiment.id} accepted`, 'active', study.now);
+      if (status === 'accepted')
+        await setRegistryVersion(
+          transaction,
+          experiment.candidateVersionId,
+          `online experiment ${experiment.id} accepted`,
+          'active',
+          study.now,
+        );
     });
     return status;
   }
   if (opensConfirmation) {
     next.frozenPrimary = input.primary.arms;
     await db.transaction().execute(async (transaction) => {
-      await updateOnlineExperiment(transaction, experiment.id, { status: 'confirmation', confirmationStartedAt: at, evidence: next as Record<string, unknown> });
+      await updateOnlineExperiment(transaction, experiment.id, {
+        status: 'confirmation',
+        confirmationStartedAt: at,
+        evidence: next as Record<string, unknown>,
+      });
       await recordOnlineLook(transaction, look);
     });
     return undefined;
   }
-  const harmless = decision.checks.every((check) => (check.name === 'srm' || check.name === 'harm' ? check.verdict === 'pass' : true));
-  const rampDue = experiment.status === 'decision' && experiment.rampStep < config.metrics.ramp.length - 1 && Date.parse(at) - Date.parse(experiment.rampChangedAt) >= config.metrics.rampEveryMs;
+  const harmless = decision.checks.every((check) =>
+    check.name === 'srm' || check.name === 'harm' ? check.verdict === 'pass' : true,
+  );
+  const rampDue =
+    experiment.status === 'decision' &&
+    experiment.rampStep < config.metrics.ramp.length - 1 &&
+    Date.parse(at) - Date.parse(experiment.rampChangedAt) >= config.metrics.rampEveryMs;
   await db.transaction().execute(async (transaction) => {
-    await updateOnlineExperiment(transaction, experiment.id, { evidence: next as Record<string, unknown>, ...(rampDue && harmless ? { rampStep: experiment.rampStep + 1, rampChangedAt: at } : {}) });
+    await updateOnlineExperiment(transaction, experiment.id, {
+      evidence: next as Record<string, unknown>,
+      ...(rampDue && harmless ? { rampStep: experiment.rampStep + 1, rampChangedAt: at } : {}),
+    });
     await recordOnlineLook(transaction, look);
   });
   return undefined;
 }
 
 /** The A/A calibration: done once both arms reached the minimum (a slow look); invalid on a sample-ratio mismatch (any look). */
-async function lookAtCalibration(db: StudyDatabase, experiment: OnlineExperimentRecord, input: OnlineGateInput, decision: OnlineGateDecision, next: StoredEvidence, at: string, minimum: number, mode: LookMode): Promise<string | undefined> {
+async function lookAtCalibration(
+  db: StudyDatabase,
+  experiment: OnlineExperimentRecord,
+  input: OnlineGateInput,
+  decision: OnlineGateDecision,
+  next: StoredEvidence,
+  at: string,
+  minimum: number,
+  mode: LookMode,
+): Promise<string | undefined> {
   const srm = decision.checks.find((check) => check.name === 'srm');
   const { incumbent, candidate } = input.primary.arms;
   const reached = Math.min(incumbent.units, candidate.units) >= minimum;
   if (srm?.verdict !== 'fail' && reached && mode === 'fast') return 'ripe';
-  const [status, outcome] = srm?.verdict === 'fail' ? (['invalid', 'refuse'] as const) : reached ? (['calibrated', 'calibrated'] as const) : ([undefined, 'continue'] as const);
+  const [status, outcome] =
+    srm?.verdict === 'fail'
+      ? (['invalid', 'refuse'] as const)
+      : reached
+        ? (['calibrated', 'calibrated'] as const)
+        : ([undefined, 'continue'] as const);
   if (status === 'calibrated') {
     next.calibration = { primary: input.primary.arms, tau: calibrationTau([input.primary.arms], input.primary.metric) };
     next.decisionArms = input.primary.arms;
   }
   const look = lookRecord(experiment, input, decision, at, outcome);
   await db.transaction().execute(async (transaction) => {
-    await updateOnlineExperiment(transaction, experiment.id, { evidence: next as Record<string, unknown>, ...(status === undefined ? {} : { status, decidedAt: at, reason: status === 'invalid' ? 'srm' : 'calibrated' }) });
+    await updateOnlineExperiment(transaction, experiment.id, {
+      evidence: next as Record<string, unknown>,
+      ...(status === undefined ? {} : { status, decidedAt: at, reason: status === 'invalid' ? 'srm' : 'calibrated' }),
+    });
     await recordOnlineLook(transaction, look);
   });
   return status;
@@ -258,15 +362,29 @@ async function lookAtCalibration(db: StudyDatabase, experiment: OnlineExperiment
 
 function decisionWindowSummary(arms: ArmPair): StoredEvidence['decisionWindow'] {
   const mean = (units: number, sum: number): number => (units === 0 ? 0 : sum / units);
-  return { incumbentMean: mean(arms.incumbent.units, arms.incumbent.sum), candidateMean: mean(arms.candidate.units, arms.candidate.sum), units: arms.incumbent.units + arms.candidate.units };
+  return {
+    incumbentMean: mean(arms.incumbent.units, arms.incumbent.sum),
+    candidateMean: mean(arms.candidate.units, arms.candidate.sum),
+    units: arms.incumbent.units + arms.candidate.units,
+  };
 }
 
 /** Asks the proposer for the next variant and starts its experiment, or stops the study. */
-async function startNext(study: OnlineStudy, proposer: OnlineProposer, report: SlowLoopReport, at: string): Promise<void> {
+async function startNext(
+  study: OnlineStudy,
+  proposer: OnlineProposer,
+  report: SlowLoopReport,
+  at: string,
+): Promise<void> {
   const { db, config } = study;
   const experiments = (await listOnlineExperiments(db)).filter((experiment) => experiment.kind === 'ab');
   if (experiments.length >= config.stopping.maxExperiments) {
-    await stop(db, 'max_experiments', `${experiments.length} experiments run (stopping.maxExperiments: ${config.stopping.maxExperiments})`, at);
+    await stop(
+      db,
+      'max_experiments',
+      `${experiments.length} experiments run (stopping.maxExperiments: ${config.stopping.maxExperiments})`,
+      at,
+    );
     return;
   }
   const incumbent = (await getRegistryVersion(db))!;
@@ -284,13 +402,24 @@ async function startNext(study: OnlineStudy, proposer: OnlineProposer, report: S
         status: experiment.status,
         reason: experiment.reason,
         decisionWindow: evidence?.decisionWindow ?? null,
-        interval: interval === undefined ? null : { lower: Number.isFinite(interval.lower) ? interval.lower : null, upper: Number.isFinite(interval.upper) ? interval.upper : null, level: interval.level },
+        interval:
+          interval === undefined
+            ? null
+            : {
+                lower: Number.isFinite(interval.lower) ? interval.lower : null,
+                upper: Number.isFinite(interval.upper) ? interval.upper : null,
+                level: interval.level,
+              },
       };
     }),
   );
   let candidate;
   try {
-    candidate = await proposer.propose({ incumbentText: incumbent.text, program: loadProgram(config.program), decided });
+    candidate = await proposer.propose({
+      incumbentText: incumbent.text,
+      program: loadProgram(config.program),
+      decided,
+    });
   } catch (error) {
     if (!BudgetExceededError.isInstance(error)) throw error;
     await stop(db, 'budget', error.message, at);
@@ -301,6 +430,13 @@ async function startNext(study: OnlineStudy, proposer: OnlineProposer, report: S
     return;
   }
   const version = await putVersion(db, candidate.text, 'candidate', incumbent.id, null, study.now);
-  const started = await startOnlineExperiment(db, { kind: 'ab', incumbentVersionId: incumbent.id, candidateVersionId: version.id, rationale: candidate.rationale, proposer: proposer.name, at });
+  const started = await startOnlineExperiment(db, {
+    kind: 'ab',
+    incumbentVersionId: incumbent.id,
+    candidateVersionId: version.id,
+    rationale: candidate.rationale,
+    proposer: proposer.name,
+    at,
+  });
   report.started.push(started.id);
 }

@@ -4,7 +4,12 @@
  * and its decision. Read-only; the slow loop and `kloop show` print it.
  */
 import type { StudyDatabase } from '../../storage/database.ts';
-import { armStatistics, exposureCounts, listOnlineExperiments, type OnlineExperimentRecord } from '../../storage/online-store.ts';
+import {
+  armStatistics,
+  exposureCounts,
+  listOnlineExperiments,
+  type OnlineExperimentRecord,
+} from '../../storage/online-store.ts';
 import type { OnlineStudyConfig } from '../config.ts';
 import { armDifference } from '../statistics/arm-moments.ts';
 import type { ArmPair, OnlineCheck, OnlineGateDecision } from '../types.ts';
@@ -30,7 +35,15 @@ export interface ExperimentStanding {
   units: { decision: { incumbent: number; candidate: number }; confirmation: { incumbent: number; candidate: number } };
   /** The primary metric on the decision window's closed units (frozen once the confirmation window opened). */
   /** The interval's ends are null when unbounded (JSON has no Infinity). */
-  primary: { metric: string; incumbentMean: number; candidateMean: number; delta: number; relativeLift: number | null; interval: { lower: number | null; upper: number | null; level: number } | null; analysedUnits: number };
+  primary: {
+    metric: string;
+    incumbentMean: number;
+    candidateMean: number;
+    delta: number;
+    relativeLift: number | null;
+    interval: { lower: number | null; upper: number | null; level: number } | null;
+    analysedUnits: number;
+  };
   /** The check it waits for, while running. */
   waitingFor: string | null;
   /** Looks so far. */
@@ -40,21 +53,48 @@ export interface ExperimentStanding {
 }
 
 /** The standing of every online experiment at `at`, oldest first. */
-export async function describeStandings(db: StudyDatabase, config: OnlineStudyConfig, at: string): Promise<ExperimentStanding[]> {
+export async function describeStandings(
+  db: StudyDatabase,
+  config: OnlineStudyConfig,
+  at: string,
+): Promise<ExperimentStanding[]> {
   const experiments = await listOnlineExperiments(db);
   return Promise.all(experiments.map((experiment) => describeStanding(db, config, experiment, at)));
 }
 
-async function describeStanding(db: StudyDatabase, config: OnlineStudyConfig, experiment: OnlineExperimentRecord, at: string): Promise<ExperimentStanding> {
+async function describeStanding(
+  db: StudyDatabase,
+  config: OnlineStudyConfig,
+  experiment: OnlineExperimentRecord,
+  at: string,
+): Promise<ExperimentStanding> {
   const metric = config.metrics.primary;
-  const evidence = (experiment.evidence ?? {}) as { looks?: number; decision?: OnlineGateDecision; frozenPrimary?: ArmPair; decisionArms?: ArmPair };
+  const evidence = (experiment.evidence ?? {}) as {
+    looks?: number;
+    decision?: OnlineGateDecision;
+    frozenPrimary?: ArmPair;
+    decisionArms?: ArmPair;
+  };
   // A decided experiment shows the statistics it was decided on; a running one its closed units now (frozen once confirming).
-  const arms = evidence.decisionArms ?? evidence.frozenPrimary ?? (await armStatistics(db, { experimentId: experiment.id, metric: metric.name, kind: metric.kind, window: 'decision', closedBy: at }));
+  const arms =
+    evidence.decisionArms ??
+    evidence.frozenPrimary ??
+    (await armStatistics(db, {
+      experimentId: experiment.id,
+      metric: metric.name,
+      kind: metric.kind,
+      window: 'decision',
+      closedBy: at,
+    }));
   const difference = armDifference(arms, metric.kind, metric.direction);
   const checks = [...(evidence.decision?.checks ?? [])];
   const interval = checks.find((check) => check.name === 'primary')?.interval ?? null;
   const running = experiment.status === 'decision' || experiment.status === 'confirmation';
-  const share = !running ? 0 : experiment.status === 'confirmation' || experiment.kind === 'aa' ? config.metrics.split : config.metrics.ramp[Math.min(experiment.rampStep, config.metrics.ramp.length - 1)]!;
+  const share = !running
+    ? 0
+    : experiment.status === 'confirmation' || experiment.kind === 'aa'
+      ? config.metrics.split
+      : config.metrics.ramp[Math.min(experiment.rampStep, config.metrics.ramp.length - 1)]!;
   return {
     id: experiment.id,
     kind: experiment.kind,
@@ -72,11 +112,19 @@ async function describeStanding(db: StudyDatabase, config: OnlineStudyConfig, ex
       incumbentMean: difference.incumbent.mean,
       candidateMean: difference.candidate.mean,
       delta: difference.delta,
-      relativeLift: difference.incumbent.mean === 0 ? null : (difference.candidate.mean - difference.incumbent.mean) / difference.incumbent.mean,
+      relativeLift:
+        difference.incumbent.mean === 0
+          ? null
+          : (difference.candidate.mean - difference.incumbent.mean) / difference.incumbent.mean,
       interval: interval === undefined ? null : interval,
       analysedUnits: arms.incumbent.units + arms.candidate.units,
     },
-    waitingFor: running && evidence.decision?.outcome === 'continue' ? evidence.decision.waitingFor : running ? 'minimum_units' : null,
+    waitingFor:
+      running && evidence.decision?.outcome === 'continue'
+        ? evidence.decision.waitingFor
+        : running
+          ? 'minimum_units'
+          : null,
     looks: evidence.looks ?? 0,
     checks,
   };

@@ -22,7 +22,14 @@
  *
  * @module
  */
-import { prepareText, routeText, ruleMatches, termMatches, termWords, type PreparedText } from '../../executors/routing-rules/route-text.ts';
+import {
+  prepareText,
+  routeText,
+  ruleMatches,
+  termMatches,
+  termWords,
+  type PreparedText,
+} from '../../executors/routing-rules/route-text.ts';
 import type { RoutingRules } from '../../executors/routing-rules/routing-rules.ts';
 import { applyEditToRules, referenceOf, resolveReference, type RoutingRuleEdit } from './rules-edit.ts';
 
@@ -85,9 +92,11 @@ const STOP_WORDS = new Set(
  * word. Particles stay ("log in", "locked out", "send it back").
  */
 const PHRASE_END_STOP = new Set(
-  ('and or but nor so yet the a an this that these those some any every each my your our their his her its ' +
+  (
+    'and or but nor so yet the a an this that these those some any every each my your our their his her its ' +
     'is are was were be been am has have had do does did will would can could should to of for from with at by as than ' +
-    'i me you he she we they it them us if when because since while').split(' '),
+    'i me you he she we they it them us if when because since while'
+  ).split(' '),
 );
 
 /** Words a phrase may not start with (a conjunction, an article or a copula): "an order", "and the", "is broken". */
@@ -186,7 +195,11 @@ export function examplesMatching(evidence: readonly RoutingEvidence[], term: str
  * {@link touchedBy}): from the inverted index for a term edit, else by
  * testing every example.
  */
-export function examplesTouched(rules: RoutingRules, evidence: readonly RoutingEvidence[], edit: RoutingRuleEdit): readonly number[] {
+export function examplesTouched(
+  rules: RoutingRules,
+  evidence: readonly RoutingEvidence[],
+  edit: RoutingRuleEdit,
+): readonly number[] {
   if (edit.kind !== 'moveRule' && edit.kind !== 'setScores') return examplesMatching(evidence, edit.term);
   const touches = touchedBy(rules, edit);
   return evidence.flatMap((example, index) => (touches(example.text) ? [index] : []));
@@ -220,7 +233,8 @@ function total(byQueue: Map<string, number> | undefined): number {
 
 /** A rule id for a new rule that the rules do not use yet: `billing-charged-twice`, then `-2`, `-3`, ... */
 function newRuleId(rules: RoutingRules, queue: string, term: string): string {
-  const slug = `${queue}-${termWords(term).join('-')}`.replace(/[^A-Za-z0-9._-]/g, '').replace(/^[^A-Za-z0-9]+/, '') || 'rule';
+  const slug =
+    `${queue}-${termWords(term).join('-')}`.replace(/[^A-Za-z0-9._-]/g, '').replace(/^[^A-Za-z0-9]+/, '') || 'rule';
   const taken = new Set(rules.rules.map((rule) => rule.id));
   if (!taken.has(slug)) return slug;
   for (let suffix = 2; ; suffix += 1) if (!taken.has(`${slug}-${suffix}`)) return `${slug}-${suffix}`;
@@ -267,7 +281,13 @@ export function generateRoutingEdits(
         return { term, right, all: total(byQueue), precision: right / Math.max(1, total(byQueue)) };
       })
       .filter((entry) => entry.precision >= minPrecision)
-      .sort((a, b) => b.right - a.right || b.precision - a.precision || wordCount(a.term) - wordCount(b.term) || compareText(a.term, b.term))
+      .sort(
+        (a, b) =>
+          b.right - a.right ||
+          b.precision - a.precision ||
+          wordCount(a.term) - wordCount(b.term) ||
+          compareText(a.term, b.term),
+      )
       .slice(0, maxTerms);
     const goldRulesBefore = rules.rules
       .map((rule, index) => ({ rule, index }))
@@ -275,7 +295,8 @@ export function generateRoutingEdits(
     for (const { term, all } of forGold) {
       for (const { rule, index } of goldRulesBefore) {
         const edited = { ...rule, any: [...rule.any, term] };
-        if (ruleMatches(edited, example.text)) add({ kind: 'addTerm', rule: referenceOf(rules, index), term }, example.id, all);
+        if (ruleMatches(edited, example.text))
+          add({ kind: 'addTerm', rule: referenceOf(rules, index), term }, example.id, all);
       }
       if (rules.queues === undefined || rules.queues.includes(gold)) {
         const before = fired < 0 ? null : referenceOf(rules, fired);
@@ -300,20 +321,31 @@ export function generateRoutingEdits(
           return { term, kept, wrong };
         })
         .filter((entry) => entry.wrong > entry.kept)
-        .sort((a, b) => b.wrong - b.kept - (a.wrong - a.kept) || a.kept - b.kept || wordCount(a.term) - wordCount(b.term) || compareText(a.term, b.term))
+        .sort(
+          (a, b) =>
+            b.wrong - b.kept - (a.wrong - a.kept) ||
+            a.kept - b.kept ||
+            wordCount(a.term) - wordCount(b.term) ||
+            compareText(a.term, b.term),
+        )
         .slice(0, maxTerms);
-      for (const { term } of exclusions) add({ kind: 'addExclusion', rule: referenceOf(rules, fired), term }, example.id, total(counts.get(term)));
+      for (const { term } of exclusions)
+        add({ kind: 'addExclusion', rule: referenceOf(rules, fired), term }, example.id, total(counts.get(term)));
 
       // The rule's own terms that fired here.
       if (rule.any.length > 1) {
         for (const term of rule.any) {
-          if (termMatches(term, example.text)) add({ kind: 'removeTerm', rule: referenceOf(rules, fired), term }, example.id, 0);
+          if (termMatches(term, example.text))
+            add({ kind: 'removeTerm', rule: referenceOf(rules, fired), term }, example.id, 0);
         }
       }
 
       // A later rule for the gold queue that matches, moved before the one that fired.
-      const later = rules.rules.findIndex((candidate, index) => index > fired && candidate.queue === gold && ruleMatches(candidate, example.text));
-      if (later >= 0) add({ kind: 'moveRule', rule: referenceOf(rules, later), before: referenceOf(rules, fired) }, example.id, 0);
+      const later = rules.rules.findIndex(
+        (candidate, index) => index > fired && candidate.queue === gold && ruleMatches(candidate, example.text),
+      );
+      if (later >= 0)
+        add({ kind: 'moveRule', rule: referenceOf(rules, later), before: referenceOf(rules, fired) }, example.id, 0);
     }
   }
   return [...generated.values()];
@@ -360,7 +392,15 @@ export function screenRoutingEdits(
       else if (!right && before[index]) brokenIds.add(example.id);
     }
     if (fixedIds.size === 0 && brokenIds.size === 0) continue;
-    screened.push({ ...generated, rules: edited, fixed: fixedIds.size, broken: brokenIds.size, netFixes: fixedIds.size - brokenIds.size, fixedIds, brokenIds });
+    screened.push({
+      ...generated,
+      rules: edited,
+      fixed: fixedIds.size,
+      broken: brokenIds.size,
+      netFixes: fixedIds.size - brokenIds.size,
+      fixedIds,
+      brokenIds,
+    });
   }
   return screened;
 }
@@ -382,7 +422,14 @@ export function touchedBy(rules: RoutingRules, edit: RoutingRuleEdit): (text: Pr
 }
 
 /** Order of kinds in a tie: the narrowest change first. */
-const KIND_RANK: Readonly<Record<RoutingRuleEdit['kind'], number>> = { addTerm: 0, addExclusion: 1, moveRule: 2, removeTerm: 3, addRule: 4, setScores: 5 };
+const KIND_RANK: Readonly<Record<RoutingRuleEdit['kind'], number>> = {
+  addTerm: 0,
+  addExclusion: 1,
+  moveRule: 2,
+  removeTerm: 3,
+  addRule: 4,
+  setScores: 5,
+};
 
 /**
  * Ranking of screened (or evaluated) edits: net fixes, fewer broken, a term

@@ -5,7 +5,12 @@
  *
  * @module
  */
-export { BUNDLE_BARS, KEYWORD_RULES_PROPOSER_ID, createKeywordRulesProposer, type KeywordRulesProposerOptions } from './keyword-rules-proposer.ts';
+export {
+  BUNDLE_BARS,
+  KEYWORD_RULES_PROPOSER_ID,
+  createKeywordRulesProposer,
+  type KeywordRulesProposerOptions,
+} from './keyword-rules-proposer.ts';
 export {
   candidateTerms,
   evidenceOf,

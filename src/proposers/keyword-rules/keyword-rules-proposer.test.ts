@@ -60,7 +60,14 @@ function evaluatorOf(tickets: readonly Ticket[], calls: string[] = []) {
     calls.push(text);
     const parsed = safeParseRoutingRules(text);
     const examples = tickets.map((item) => {
-      if (!parsed.ok) return { valid: false as const, invalidReason: 'unparsable', message: parsed.error.message, exampleId: item.id, repeat: 0 };
+      if (!parsed.ok)
+        return {
+          valid: false as const,
+          invalidReason: 'unparsable',
+          message: parsed.error.message,
+          exampleId: item.id,
+          repeat: 0,
+        };
       const predicted = routeText(parsed.rules, item.text).label;
       const right = predicted === item.expected.label ? 1 : 0;
       return {
@@ -76,7 +83,10 @@ function evaluatorOf(tickets: readonly Ticket[], calls: string[] = []) {
       };
     });
     const valid = examples.filter((record) => record.valid);
-    const composite = valid.length === 0 ? null : valid.reduce((sum, record) => sum + (record.valid ? record.composite : 0), 0) / valid.length;
+    const composite =
+      valid.length === 0
+        ? null
+        : valid.reduce((sum, record) => sum + (record.valid ? record.composite : 0), 0) / valid.length;
     return {
       partition: 'optimization',
       artifactHash: contentHash(text),
@@ -137,7 +147,9 @@ describe('keyword-rules proposer', () => {
     expect(best.expectedNetFixes).toBe(2);
     expect(misroutes(best.text)).toEqual([]);
     expect(best.delta).toBe('+   - id: billing-charged\n+     queue: billing\n+     any: [charged]');
-    expect(best.text).toBe(RULES.replace('rules:\n', 'rules:\n  - id: billing-charged\n    queue: billing\n    any: [charged]\n\n'));
+    expect(best.text).toBe(
+      RULES.replace('rules:\n', 'rules:\n  - id: billing-charged\n    queue: billing\n    any: [charged]\n\n'),
+    );
     expect(best.rationale).toMatch(
       /^Add rule billing-charged \(billing\) on "charged" before rule account \(account\): routes 2 optimization example\(s\) right that were misrouted and misroutes 0 that were right \(net 2\); suggested by 1 misrouted example\(s\); best of \d+ single edits evaluated this round\.$/,
     );
@@ -154,14 +166,28 @@ describe('keyword-rules proposer', () => {
   it('ranks a harmful edit below, and never returns one, even when every edit is evaluated', async () => {
     const calls: string[] = [];
     const context = await contextOf(TICKETS, { maxCandidates: 10 }, RULES, calls);
-    const { candidates } = await createKeywordRulesProposer({ localScreening: false, maxEvaluations: 500, maxTermsPerExample: 40 }).propose(context);
+    const { candidates } = await createKeywordRulesProposer({
+      localScreening: false,
+      maxEvaluations: 500,
+      maxTermsPerExample: 40,
+    }).propose(context);
     // "order" fixes b2 but misroutes t2: net 0. It was evaluated, and refused.
-    const orderRule = applyEditToText(RULES, { kind: 'addRule', id: 'billing-order', queue: 'billing', term: 'order', before: null })!;
+    const orderRule = applyEditToText(RULES, {
+      kind: 'addRule',
+      id: 'billing-order',
+      queue: 'billing',
+      term: 'order',
+      before: null,
+    })!;
     expect(calls).toContain(orderRule);
     expect(candidates.map((candidate) => candidate.text)).not.toContain(orderRule);
     expect(candidates[0]!.expectedNetFixes).toBe(2);
     // A net-1 edit (fixes b2 only) ranks below the net-2 one.
-    const chargedLate = applyEditToText(RULES, { kind: 'addTerm', rule: { index: 1, id: 'billing', queue: 'billing' }, term: 'charged' })!;
+    const chargedLate = applyEditToText(RULES, {
+      kind: 'addTerm',
+      rule: { index: 1, id: 'billing', queue: 'billing' },
+      term: 'charged',
+    })!;
     const position = candidates.findIndex((candidate) => candidate.text === chargedLate);
     expect(position).toBeGreaterThan(0);
     expect(candidates[position]!.expectedNetFixes).toBe(1);
@@ -175,9 +201,14 @@ describe('keyword-rules proposer', () => {
     const second = await proposer.propose(await contextOf(TICKETS, { triedHashes: tried }));
     expect(second.candidates.length).toBeGreaterThan(0);
     for (const candidate of second.candidates) expect(tried.has(contentHash(candidate.text))).toBe(false);
-    const history = first.candidates.map((candidate) => ({ delta: candidate.delta, decision: 'refused' as const, reason: 'test' }));
+    const history = first.candidates.map((candidate) => ({
+      delta: candidate.delta,
+      decision: 'refused' as const,
+      reason: 'test',
+    }));
     const third = await proposer.propose(await contextOf(TICKETS, { history }));
-    for (const candidate of third.candidates) expect(history.map((entry) => entry.delta)).not.toContain(candidate.delta);
+    for (const candidate of third.candidates)
+      expect(history.map((entry) => entry.delta)).not.toContain(candidate.delta);
   });
 
   it('returns nothing new when nothing helps', async () => {
@@ -190,7 +221,11 @@ describe('keyword-rules proposer', () => {
     expect(await proposer.propose(context)).toEqual({ candidates: [], failures: [] });
     expect(calls).toEqual([]);
     // Two identical texts with different gold, one routed right: any edit that fixes the other breaks it.
-    const contradictory = [...right, ticket('x1', 'Hello there, see attached', 'billing'), ticket('x2', 'Hello there, see attached', 'technical')];
+    const contradictory = [
+      ...right,
+      ticket('x1', 'Hello there, see attached', 'billing'),
+      ticket('x2', 'Hello there, see attached', 'technical'),
+    ];
     expect(misroutes(RULES, contradictory)).toEqual(['x1']);
     const stuck = await proposer.propose(await contextOf(contradictory));
     expect(stuck.candidates).toEqual([]);
@@ -210,9 +245,14 @@ describe('keyword-rules proposer', () => {
   it('reads only optimization examples: a shadow example in the list changes nothing', async () => {
     const proposer = createKeywordRulesProposer();
     const base = await proposer.propose(await contextOf(TICKETS));
-    const withShadow = [...TICKETS, ticket('s1', 'My account was charged and I want a password reset', 'security', 'shadow')];
+    const withShadow = [
+      ...TICKETS,
+      ticket('s1', 'My account was charged and I want a password reset', 'security', 'shadow'),
+    ];
     const leaked = await proposer.propose(await contextOf(withShadow));
-    expect(leaked.candidates.map((candidate) => candidate.text)).toEqual(base.candidates.map((candidate) => candidate.text));
+    expect(leaked.candidates.map((candidate) => candidate.text)).toEqual(
+      base.candidates.map((candidate) => candidate.text),
+    );
   });
 
   it('reads an example from its input when it has no text, and a rule-fixing edit re-applies to a newer incumbent', async () => {
@@ -222,28 +262,43 @@ describe('keyword-rules proposer', () => {
     const best = candidates[0]!;
     expect(best.expectedNetFixes).toBe(2);
     const newer = RULES.replace('any: [invoice, refund]', 'any: [invoice, refund, receipt]');
-    expect(best.rebase!(newer)).toBe(newer.replace('rules:\n', 'rules:\n  - id: billing-charged\n    queue: billing\n    any: [charged]\n\n'));
+    expect(best.rebase!(newer)).toBe(
+      newer.replace('rules:\n', 'rules:\n  - id: billing-charged\n    queue: billing\n    any: [charged]\n\n'),
+    );
     // The rule it is placed before is gone: the edit no longer applies.
-    expect(best.rebase!(RULES.replace('  - id: account\n    queue: account\n    any: [account, password]\n\n', ''))).toBeNull();
+    expect(
+      best.rebase!(RULES.replace('  - id: account\n    queue: account\n    any: [account, password]\n\n', '')),
+    ).toBeNull();
   });
 
   it('says why it proposes nothing: another partition, a broken incumbent, a frozen rules section', async () => {
     const proposer = createKeywordRulesProposer();
     const context = await contextOf(TICKETS);
-    expect(await proposer.propose({ ...context, incumbentScores: { ...context.incumbentScores, partition: 'shadow' } })).toEqual({
+    expect(
+      await proposer.propose({ ...context, incumbentScores: { ...context.incumbentScores, partition: 'shadow' } }),
+    ).toEqual({
       candidates: [],
       failures: [{ reason: 'incumbent scores are for partition "shadow", not "optimization"' }],
     });
     const broken = await proposer.propose({ ...context, incumbentText: 'rules: [' });
     expect(broken.candidates).toEqual([]);
     expect(broken.failures[0]).toMatchObject({ code: 'invalid_incumbent' });
-    expect(broken.failures[0]!.reason).toMatch(/^the keyword-rules proposer cannot read the rules as a routing-rules file: rules\.yaml:\d+: malformed YAML/);
-    expect(await proposer.propose({ ...context, limits: { editableSections: ['queues'], maxArtifactCharacters: 50_000 } })).toEqual({
+    expect(broken.failures[0]!.reason).toMatch(
+      /^the keyword-rules proposer cannot read the rules as a routing-rules file: rules\.yaml:\d+: malformed YAML/,
+    );
+    expect(
+      await proposer.propose({ ...context, limits: { editableSections: ['queues'], maxArtifactCharacters: 50_000 } }),
+    ).toEqual({
       candidates: [],
-      failures: [{ code: 'frozen_section', reason: 'the program does not let the "rules" section change (editableSections)' }],
+      failures: [
+        { code: 'frozen_section', reason: 'the program does not let the "rules" section change (editableSections)' },
+      ],
     });
     // Over the length ceiling: nothing fits.
-    expect((await proposer.propose({ ...context, limits: { editableSections: [], maxArtifactCharacters: RULES.length } })).candidates).toEqual([]);
+    expect(
+      (await proposer.propose({ ...context, limits: { editableSections: [], maxArtifactCharacters: RULES.length } }))
+        .candidates,
+    ).toEqual([]);
   });
 });
 
@@ -266,8 +321,12 @@ describe('learned scores', () => {
     const { candidates } = await createKeywordRulesProposer().propose(await contextOf(WEAK, {}, INCUMBENT));
     const [scores] = candidates;
     // Of the default settings, only those with minCount 2 gain held out here (a term in 3 tickets of a queue is rare in 10).
-    expect(scores!.rationale).toMatch(/^Set the scores to 6 weighted term\(s\) for 3 queue\(s\), learned from the 10 optimization example\(s\): a term scores for a queue when it occurs in at least 2 of its examples/);
-    expect(scores!.rationale).toContain('held out, the scores route 2 of 7 misrouted example(s) right and 0 right one(s) wrong. On the whole partition: 6 fixed, 0 broken.');
+    expect(scores!.rationale).toMatch(
+      /^Set the scores to 6 weighted term\(s\) for 3 queue\(s\), learned from the 10 optimization example\(s\): a term scores for a queue when it occurs in at least 2 of its examples/,
+    );
+    expect(scores!.rationale).toContain(
+      'held out, the scores route 2 of 7 misrouted example(s) right and 0 right one(s) wrong. On the whole partition: 6 fixed, 0 broken.',
+    );
     expect(parseRoutingRules(scores!.text).scores).toEqual([
       { queue: 'billing', weight: 3, terms: ['bank', 'card', 'declin*'] },
       { queue: 'account', weight: 3, terms: ['change*', 'profile*'] },
@@ -275,7 +334,10 @@ describe('learned scores', () => {
     ]);
     expect(scores!.expectedNetFixes).toBe(6);
     // Rebased onto a newer incumbent, the same section is set there.
-    expect(parseRoutingRules(scores!.rebase!(INCUMBENT.replace('rules: []', 'rules:\n  - {queue: billing, any: [refund]}'))!).scores).toEqual(parseRoutingRules(scores!.text).scores);
+    expect(
+      parseRoutingRules(scores!.rebase!(INCUMBENT.replace('rules: []', 'rules:\n  - {queue: billing, any: [refund]}'))!)
+        .scores,
+    ).toEqual(parseRoutingRules(scores!.text).scores);
   });
 
   it('learns no scores when told not to (a format-1 executor) or when the program freezes the section', async () => {
@@ -283,7 +345,9 @@ describe('learned scores', () => {
     const off = await createKeywordRulesProposer({ learnScores: false }).propose(await contextOf(WEAK, {}, INCUMBENT));
     expect(off.candidates.length).toBeGreaterThan(0);
     expect(off.candidates.filter(isScores)).toEqual([]);
-    const frozen = await createKeywordRulesProposer().propose(await contextOf(WEAK, { limits: { editableSections: ['rules'], maxArtifactCharacters: 50_000 } }, INCUMBENT));
+    const frozen = await createKeywordRulesProposer().propose(
+      await contextOf(WEAK, { limits: { editableSections: ['rules'], maxArtifactCharacters: 50_000 } }, INCUMBENT),
+    );
     expect(frozen.candidates.length).toBeGreaterThan(0);
     expect(frozen.candidates.filter(isScores)).toEqual([]);
   });
@@ -293,13 +357,40 @@ describe('edit generation', () => {
   it('reads content words, prefix forms and bigrams within a clause, without stop words or numbers', () => {
     expect(candidateTerms("I'm locked out. How long?")).toEqual(['locked', 'lock*', 'locked out', 'how long', 'long']);
     // No phrase starts with a copula ("was charged") or ends with a preposition ("twice for").
-    expect(candidateTerms('I was charged twice for order 1042!')).toEqual(['charged', 'charg*', 'charged twice', 'twice', 'twice*', 'for order', 'order', 'order*']);
+    expect(candidateTerms('I was charged twice for order 1042!')).toEqual([
+      'charged',
+      'charg*',
+      'charged twice',
+      'twice',
+      'twice*',
+      'for order',
+      'order',
+      'order*',
+    ]);
     // A verb's particle may end a phrase ("log in", "send it back"); an article may not start one ("an order"),
     // a conjunction may not end one ("back and"); a stop word's stem gives no prefix form ("wanted" → no "want*").
-    expect(candidateTerms("Can't log in. I wanted an order back and")).toEqual(['log', 'log in', 'wanted', 'order', 'order*', 'order back', 'back']);
+    expect(candidateTerms("Can't log in. I wanted an order back and")).toEqual([
+      'log',
+      'log in',
+      'wanted',
+      'order',
+      'order*',
+      'order back',
+      'back',
+    ]);
     // Contraction stems, indefinite pronouns, adverbs and the field names of a ticket are stop words.
-    expect(candidateTerms("subject: didn't arrive\nbody: somebody already said everything")).toEqual(['arrive', 'arrive*']);
-    expect(['refunded', 'charges', 'parcel', 'card', 'shipping', 'tags'].map(prefixTerm)).toEqual(['refund*', 'charg*', 'parcel*', undefined, 'shipp*', undefined]);
+    expect(candidateTerms("subject: didn't arrive\nbody: somebody already said everything")).toEqual([
+      'arrive',
+      'arrive*',
+    ]);
+    expect(['refunded', 'charges', 'parcel', 'card', 'shipping', 'tags'].map(prefixTerm)).toEqual([
+      'refund*',
+      'charg*',
+      'parcel*',
+      undefined,
+      'shipp*',
+      undefined,
+    ]);
   });
 
   it('suggests each kind of edit from the misrouted examples, each once', () => {
@@ -326,7 +417,10 @@ describe('keyword-rules proposer: scoring its single edits', () => {
   it('scores them all at once, and proposes what scoring them one at a time proposes', async () => {
     const inFlight = { now: 0, most: 0 };
     const together: string[] = [];
-    const base = evaluatorOf(TICKETS.filter((item) => item.partition === 'optimization'), together);
+    const base = evaluatorOf(
+      TICKETS.filter((item) => item.partition === 'optimization'),
+      together,
+    );
     const concurrent = async (text: string): Promise<PartitionScore> => {
       inFlight.now += 1;
       inFlight.most = Math.max(inFlight.most, inFlight.now);
@@ -336,7 +430,10 @@ describe('keyword-rules proposer: scoring its single edits', () => {
     };
     let chain: Promise<unknown> = Promise.resolve();
     const alone: string[] = [];
-    const sequentialBase = evaluatorOf(TICKETS.filter((item) => item.partition === 'optimization'), alone);
+    const sequentialBase = evaluatorOf(
+      TICKETS.filter((item) => item.partition === 'optimization'),
+      alone,
+    );
     const oneAtATime = (text: string): Promise<PartitionScore> => {
       const next = chain.then(() => sequentialBase(text));
       chain = next;
@@ -367,7 +464,10 @@ describe('keyword-rules proposer: scoring its single edits', () => {
       }
     };
     const context = await contextOf(TICKETS);
-    const outcome = createKeywordRulesProposer({ localScreening: false }).propose({ ...context, evaluateOptimization: failing });
+    const outcome = createKeywordRulesProposer({ localScreening: false }).propose({
+      ...context,
+      evaluateOptimization: failing,
+    });
     await expect(outcome).rejects.toThrow('evaluation 2 failed');
     expect(started).toBeGreaterThan(2);
     expect(ended).toBe(started);

@@ -193,17 +193,43 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
   const bundleBars = BUNDLE_BARS;
   return {
     id: KEYWORD_RULES_PROPOSER_ID,
-    budget: { setting: 'proposer.maxEvaluations', value: maxEvaluations, defaultValue: DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS },
+    budget: {
+      setting: 'proposer.maxEvaluations',
+      value: maxEvaluations,
+      defaultValue: DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS,
+    },
     async propose(context: ProposalContext): Promise<ProposalResult> {
       const failures: ProposalFailure[] = [];
       if (context.incumbentScores.partition !== 'optimization') {
-        return { candidates: [], failures: [{ reason: `incumbent scores are for partition "${context.incumbentScores.partition}", not "optimization"` }] };
+        return {
+          candidates: [],
+          failures: [
+            { reason: `incumbent scores are for partition "${context.incumbentScores.partition}", not "optimization"` },
+          ],
+        };
       }
       const parsed = safeParseRoutingRules(context.incumbentText, options.artifactFile);
-      if (!parsed.ok) return { candidates: [], failures: [{ code: INVALID_INCUMBENT, reason: `the keyword-rules proposer cannot read ${options.artifactFile ?? 'the rules'} as a routing-rules file: ${parsed.error.message}` }] };
+      if (!parsed.ok)
+        return {
+          candidates: [],
+          failures: [
+            {
+              code: INVALID_INCUMBENT,
+              reason: `the keyword-rules proposer cannot read ${options.artifactFile ?? 'the rules'} as a routing-rules file: ${parsed.error.message}`,
+            },
+          ],
+        };
       const editable = context.limits.editableSections;
       if (editable.length > 0 && !editable.includes('rules')) {
-        return { candidates: [], failures: [{ code: 'frozen_section', reason: 'the program does not let the "rules" section change (editableSections)' }] };
+        return {
+          candidates: [],
+          failures: [
+            {
+              code: 'frozen_section',
+              reason: 'the program does not let the "rules" section change (editableSections)',
+            },
+          ],
+        };
       }
       if (context.maxCandidates <= 0) return { candidates: [], failures };
       const rules = parsed.rules;
@@ -214,7 +240,8 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
       for (const record of records) {
         if (!record.valid || recorded.has(record.exampleId)) continue;
         const { expected, predicted } = record.diagnostics ?? {};
-        if (typeof expected === 'string' && typeof predicted === 'string') recorded.set(record.exampleId, { expected, predicted });
+        if (typeof expected === 'string' && typeof predicted === 'string')
+          recorded.set(record.exampleId, { expected, predicted });
       }
       const evidence: RoutingEvidence[] = [];
       let disagreements = 0;
@@ -228,7 +255,8 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
         evidence.push(item);
         if (routeText(rules, item.text).label !== outcome.predicted) disagreements += 1;
       }
-      if (evidence.every((item) => recorded.get(item.id)!.predicted === item.expected)) return { candidates: [], failures };
+      if (evidence.every((item) => recorded.get(item.id)!.predicted === item.expected))
+        return { candidates: [], failures };
       // maxScreened 0 screens nothing: the edits go to the evaluator unscreened.
       const localScreening = maxScreened > 0 && (options.localScreening ?? disagreements === 0);
 
@@ -237,7 +265,9 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
         ...(options.minTermPrecision !== undefined ? { minTermPrecision: options.minTermPrecision } : {}),
       });
       const screened = localScreening ? screenRoutingEdits(rules, evidence, generated, maxScreened) : [];
-      const ordered: GeneratedEdit[] = localScreening ? screened.filter((entry) => entry.netFixes >= minNetFixes).sort(compareEdits) : generated;
+      const ordered: GeneratedEdit[] = localScreening
+        ? screened.filter((entry) => entry.netFixes >= minNetFixes).sort(compareEdits)
+        : generated;
 
       // The frozen evaluator decides; never a text tried before, never a delta an earlier experiment had.
       const pastDeltas = new Set(context.history.map((entry) => entry.delta));
@@ -258,10 +288,21 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
         chosen.push({ ...entry, text, delta });
       }
       const evaluations = chosen.length;
-      const scores = await scoreAll(context, chosen.map((entry) => entry.text));
-      const evaluated: Evaluated[] = chosen.map((entry, index) => ({ ...entry, ...compare(incumbentScores, compositesById(scores[index]!.examples as unknown as readonly RoutingScoreRecord[])) }));
+      const scores = await scoreAll(
+        context,
+        chosen.map((entry) => entry.text),
+      );
+      const evaluated: Evaluated[] = chosen.map((entry, index) => ({
+        ...entry,
+        ...compare(
+          incumbentScores,
+          compositesById(scores[index]!.examples as unknown as readonly RoutingScoreRecord[]),
+        ),
+      }));
       const kept = evaluated.filter((entry) => entry.netFixes >= minNetFixes).sort(compareEdits);
-      const singles = selectDiverse(kept, context.maxCandidates, compareEdits).map((entry) => toCandidate(entry, evaluations));
+      const singles = selectDiverse(kept, context.maxCandidates, compareEdits).map((entry) =>
+        toCandidate(entry, evaluations),
+      );
 
       const past = context.history.map((entry) => entry.delta);
 
@@ -274,18 +315,38 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
       // What the single edits left of maxScreened: the learned scores and each local bundle count as one candidate screened locally.
       let screenings = maxScreened - screened.length;
       const learned: Candidate[] = [];
-      if (budget > 0 && screenings > 0 && learnScoresOption && localScreening && (editable.length === 0 || editable.includes('scores')) && context.signal?.aborted !== true) {
+      if (
+        budget > 0 &&
+        screenings > 0 &&
+        learnScoresOption &&
+        localScreening &&
+        (editable.length === 0 || editable.includes('scores')) &&
+        context.signal?.aborted !== true
+      ) {
         screenings -= 1;
         const chosen = chooseScores(rules, evidence);
         const edit: RoutingRuleEdit | null = chosen === null ? null : { kind: 'setScores', scores: chosen.scores };
         const text = edit === null ? null : applyEditToText(context.incumbentText, edit);
-        if (chosen !== null && edit !== null && text !== null && [...text].length <= context.limits.maxArtifactCharacters) {
+        if (
+          chosen !== null &&
+          edit !== null &&
+          text !== null &&
+          [...text].length <= context.limits.maxArtifactCharacters
+        ) {
           const delta = changeText(lineChanges(context.incumbentText, text));
-          if (!context.triedHashes.has(contentHash(text)) && !pastDeltas.has(delta) && !tooClose(delta, past, minDeltaDistance)) {
+          if (
+            !context.triedHashes.has(contentHash(text)) &&
+            !pastDeltas.has(delta) &&
+            !tooClose(delta, past, minDeltaDistance)
+          ) {
             budget -= 1;
             const score = await context.evaluateOptimization(text);
-            const outcome = compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[]));
-            if (outcome.netFixes >= minNetFixes) learned.push(scoresCandidate(text, delta, edit, outcome, chosen, evidence.length));
+            const outcome = compare(
+              incumbentScores,
+              compositesById(score.examples as unknown as readonly RoutingScoreRecord[]),
+            );
+            if (outcome.netFixes >= minNetFixes)
+              learned.push(scoresCandidate(text, delta, edit, outcome, chosen, evidence.length));
           }
         }
       }
@@ -304,13 +365,28 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
         for (const bars of bundleBars) {
           if (bundles.length >= room || budget <= 0 || screenings <= 0 || context.signal?.aborted === true) break;
           screenings -= 1;
-          const built = buildVocabularyBundle(context.incumbentText, rules, evidence, ranked, bars, context.limits.maxArtifactCharacters);
+          const built = buildVocabularyBundle(
+            context.incumbentText,
+            rules,
+            evidence,
+            ranked,
+            bars,
+            context.limits.maxArtifactCharacters,
+          );
           if (built === null) continue;
           const delta = changeText(lineChanges(context.incumbentText, built.text));
-          if (context.triedHashes.has(contentHash(built.text)) || pastDeltas.has(delta) || tooClose(delta, [...past, ...bundles.map((bundle) => bundle.delta)], minDeltaDistance)) continue;
+          if (
+            context.triedHashes.has(contentHash(built.text)) ||
+            pastDeltas.has(delta) ||
+            tooClose(delta, [...past, ...bundles.map((bundle) => bundle.delta)], minDeltaDistance)
+          )
+            continue;
           budget -= 1;
           const score = await context.evaluateOptimization(built.text);
-          const outcome = compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[]));
+          const outcome = compare(
+            incumbentScores,
+            compositesById(score.examples as unknown as readonly RoutingScoreRecord[]),
+          );
           if (outcome.netFixes < minNetFixes) continue;
           bundles.push(bundleCandidate(built.text, delta, built.edits, outcome, bars));
         }
@@ -322,7 +398,13 @@ export function createKeywordRulesProposer(options: KeywordRulesProposerOptions 
           .filter((entry) => !entry.overrides && entry.heldOutFixes >= 1)
           .sort(compareByGenerality);
         for (let skip = 0; skip < Math.min(3, ranked.length - 1) && bundles.length < room; skip += 1) {
-          const { bundle, scorings } = await bundleEdits(ranked.slice(skip), context, incumbentScores, Math.min(MAX_BUNDLE_STEPS, budget), pastDeltas);
+          const { bundle, scorings } = await bundleEdits(
+            ranked.slice(skip),
+            context,
+            incumbentScores,
+            Math.min(MAX_BUNDLE_STEPS, budget),
+            pastDeltas,
+          );
           budget -= scorings;
           if (bundle !== null && !bundles.some((other) => other.text === bundle.text)) bundles.push(bundle);
         }
@@ -358,7 +440,10 @@ async function bundleEdits(
     if (next === null || next === text || [...next].length > context.limits.maxArtifactCharacters) continue;
     scorings += 1;
     const score = await context.evaluateOptimization(next);
-    const outcome = compare(incumbentScores, compositesById(score.examples as unknown as readonly RoutingScoreRecord[]));
+    const outcome = compare(
+      incumbentScores,
+      compositesById(score.examples as unknown as readonly RoutingScoreRecord[]),
+    );
     if (outcome.fixed > best.fixed && outcome.broken <= best.broken) {
       text = next;
       edits = [...edits, entry];
@@ -377,7 +462,11 @@ async function bundleEdits(
         `${edits.length} edits together (${edits.map((entry) => describeEdit(entry.edit)).join('; ')}): route ${best.fixed} optimization example(s) right that were misrouted ` +
         `and misroute ${best.broken} that were right; each edit was kept only if it added fixes and broke nothing.`,
       expectedNetFixes: best.fixed - best.broken,
-      rebase: (incumbentText: string): string | null => rebaseEdits(incumbentText, edits.map((entry) => entry.edit)),
+      rebase: (incumbentText: string): string | null =>
+        rebaseEdits(
+          incumbentText,
+          edits.map((entry) => entry.edit),
+        ),
     },
   };
 }
@@ -450,7 +539,12 @@ function tooClose(delta: string, others: readonly string[], minDistance: number)
  * `ordered` (ranked by local screening, or in generation order without it)
  * that apply, fit the length ceiling and were not tried, none scored.
  */
-function unscored(ordered: readonly GeneratedEdit[], context: ProposalContext, pastDeltas: ReadonlySet<string>, screened: boolean): Candidate[] {
+function unscored(
+  ordered: readonly GeneratedEdit[],
+  context: ProposalContext,
+  pastDeltas: ReadonlySet<string>,
+  screened: boolean,
+): Candidate[] {
   const candidates: Candidate[] = [];
   const seen = new Set<string>();
   for (const entry of ordered) {
@@ -461,7 +555,8 @@ function unscored(ordered: readonly GeneratedEdit[], context: ProposalContext, p
     const delta = changeText(lineChanges(context.incumbentText, text));
     if (context.triedHashes.has(hash) || seen.has(hash) || pastDeltas.has(delta)) continue;
     seen.add(hash);
-    const local = 'netFixes' in entry ? (entry as GeneratedEdit & { fixed: number; broken: number; netFixes: number }) : undefined;
+    const local =
+      'netFixes' in entry ? (entry as GeneratedEdit & { fixed: number; broken: number; netFixes: number }) : undefined;
     const { edit } = entry;
     candidates.push({
       text,

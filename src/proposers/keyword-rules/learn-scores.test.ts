@@ -50,7 +50,9 @@ describe('learnScores', () => {
     ]);
     // Without b0 and b1, card and bank occur in one billing ticket each: nothing for billing is left.
     const members = [2, 3, 4, 5, 6, 7, 8, 9];
-    expect(learnScores(index, QUEUES, { minCount: 2, termsPerQueue: 10, maxWeight: 3 }, members).map((entry) => entry.queue)).toEqual(['account', 'technical']);
+    expect(
+      learnScores(index, QUEUES, { minCount: 2, termsPerQueue: 10, maxWeight: 3 }, members).map((entry) => entry.queue),
+    ).toEqual(['account', 'technical']);
   });
 });
 
@@ -70,7 +72,11 @@ describe('chooseScores', () => {
     // Learned on every example with the chosen setting.
     expect(chosen.scores).toEqual(learnScores(indexTerms(EVIDENCE), QUEUES, grid[0]!));
     const routed = { ...NO_RULES, scores: chosen.scores };
-    expect(EVIDENCE.filter((example) => routeText(routed, example.text).label !== example.expected).map((example) => example.id)).toEqual(['b3']);
+    expect(
+      EVIDENCE.filter((example) => routeText(routed, example.text).label !== example.expected).map(
+        (example) => example.id,
+      ),
+    ).toEqual(['b3']);
   });
 
   it('routes only what no rule matches, and returns null when no setting gains held out', () => {
@@ -80,7 +86,9 @@ describe('chooseScores', () => {
     // Fewer examples than folds.
     expect(chooseScores(NO_RULES, EVIDENCE.slice(0, 4))).toBeNull();
     // A rule that already routes every ticket leaves nothing to the scores.
-    const all = parseRoutingRules('default: technical\nrules:\n  - {queue: billing, any: [the, my, card, refund, change, update, profile, app, page]}\n');
+    const all = parseRoutingRules(
+      'default: technical\nrules:\n  - {queue: billing, any: [the, my, card, refund, change, update, profile, app, page]}\n',
+    );
     expect(chooseScores(all, EVIDENCE)).toBeNull();
   });
 

@@ -111,7 +111,10 @@ export function learnScores(
     perQueue.set(queue, (perQueue.get(queue) ?? 0) + 1);
   }
   const total = members.length;
-  const candidates = new Map<string, Array<{ term: string; weight: number; support: number; documents: readonly number[] }>>();
+  const candidates = new Map<
+    string,
+    Array<{ term: string; weight: number; support: number; documents: readonly number[] }>
+  >();
   for (const [term, found] of index.matches) {
     const counts = new Map<string, number>();
     let occurrences = 0;
@@ -138,7 +141,11 @@ export function learnScores(
   const scores: RoutingScore[] = [];
   for (const queue of queues) {
     const ranked = (candidates.get(queue) ?? []).sort(
-      (a, b) => b.weight * b.support - a.weight * a.support || b.support - a.support || a.term.length - b.term.length || compareText(a.term, b.term),
+      (a, b) =>
+        b.weight * b.support - a.weight * a.support ||
+        b.support - a.support ||
+        a.term.length - b.term.length ||
+        compareText(a.term, b.term),
     );
     const kept: typeof ranked = [];
     const keptSets: Array<Set<number>> = [];
@@ -147,14 +154,18 @@ export function learnScores(
       // A form of a word kept before it (`monthly` after `month*`, `my account` after `account*`) that never
       // occurs without it only counts the same evidence twice.
       const duplicate = kept.some(
-        (other, position) => related(entry.term, other.term) && entry.documents.every((document) => keptSets[position]!.has(document)),
+        (other, position) =>
+          related(entry.term, other.term) && entry.documents.every((document) => keptSets[position]!.has(document)),
       );
       if (duplicate) continue;
       kept.push(entry);
       keptSets.push(new Set(entry.documents));
     }
     for (let weight = settings.maxWeight; weight >= 1; weight -= 1) {
-      const terms = kept.filter((entry) => entry.weight === weight).map((entry) => entry.term).sort(compareText);
+      const terms = kept
+        .filter((entry) => entry.weight === weight)
+        .map((entry) => entry.term)
+        .sort(compareText);
       if (terms.length > 0) scores.push({ queue, weight, terms });
     }
   }
@@ -223,13 +234,23 @@ export function chooseScores(
         else if (!right && rightBefore[position]) broken += 1;
       });
     }
-    return { settings, fixed, broken, misrouted: rightBefore.filter((right) => !right).length, examples: evidence.length, meanTerms: terms / folds };
+    return {
+      settings,
+      fixed,
+      broken,
+      misrouted: rightBefore.filter((right) => !right).length,
+      examples: evidence.length,
+      meanTerms: terms / folds,
+    };
   });
   // The one-standard-error rule (Breiman, Friedman, Olshen and Stone 1984, §3.4.3; Hastie, Tibshirani and
   // Friedman 2009, §7.10): the smallest setting whose held-out net fixes are within one standard error of the
   // best's. The standard error is that of a sum of n per-example differences in {−1, 0, +1}.
   const net = (outcome: HeldOutOutcome) => outcome.fixed - outcome.broken;
-  const top = tried.reduce<HeldOutOutcome | undefined>((best, outcome) => (best === undefined || net(outcome) > net(best) ? outcome : best), undefined);
+  const top = tried.reduce<HeldOutOutcome | undefined>(
+    (best, outcome) => (best === undefined || net(outcome) > net(best) ? outcome : best),
+    undefined,
+  );
   if (top === undefined || net(top) <= 0) return null;
   const n = top.examples;
   const meanDifference = net(top) / n;
@@ -243,7 +264,11 @@ export function chooseScores(
 
 /** True when a word of one term starts with a word of the other (`monthly` and `month*`; `my account` and `account*`). */
 function related(a: string, b: string): boolean {
-  const words = (term: string) => term.replace(/\*$/, '').split(' ').filter((word) => word.length >= 3);
+  const words = (term: string) =>
+    term
+      .replace(/\*$/, '')
+      .split(' ')
+      .filter((word) => word.length >= 3);
   const left = words(a);
   const right = words(b);
   return left.some((x) => right.some((y) => x.startsWith(y) || y.startsWith(x)));

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { parseRoutingRules } from '../../executors/routing-rules/routing-rules.ts';
-import { applyEditToRules, applyEditToText, applyEditsToText, describeEdit, referenceOf, resolveReference, type RoutingRuleEdit } from './rules-edit.ts';
+import {
+  applyEditToRules,
+  applyEditToText,
+  applyEditsToText,
+  describeEdit,
+  referenceOf,
+  resolveReference,
+  type RoutingRuleEdit,
+} from './rules-edit.ts';
 
 const RULES = `# Fixture rules
 queues: [billing, account, technical]
@@ -46,8 +54,12 @@ describe('routing-rule edits', () => {
     expect(applyEditToText(RULES, { kind: 'addExclusion', rule: ACCOUNT, term: 'charged' })).toBe(
       RULES.replace('any: [account, password]\n', 'any: [account, password]\n    none: [charged]\n'),
     );
-    expect(applyEditToText(RULES, { kind: 'addExclusion', rule: BILLING, term: 'voucher' })).toBe(RULES.replace('none: [gift card]', 'none: [gift card, voucher]'));
-    expect(applyEditToText(RULES, { kind: 'removeTerm', rule: ACCOUNT, term: 'account' })).toBe(RULES.replace('any: [account, password]', 'any: [password]'));
+    expect(applyEditToText(RULES, { kind: 'addExclusion', rule: BILLING, term: 'voucher' })).toBe(
+      RULES.replace('none: [gift card]', 'none: [gift card, voucher]'),
+    );
+    expect(applyEditToText(RULES, { kind: 'removeTerm', rule: ACCOUNT, term: 'account' })).toBe(
+      RULES.replace('any: [account, password]', 'any: [password]'),
+    );
   });
 
   it('moves a rule earlier, its comment and the spacing kept', () => {
@@ -91,13 +103,33 @@ rules:
 
   it('adds a new rule before a rule or at the end', () => {
     const rule = '  - id: billing-charged\n    queue: billing\n    any: [charged]\n';
-    expect(applyEditToText(RULES, { kind: 'addRule', id: 'billing-charged', queue: 'billing', term: 'charged', before: ACCOUNT })).toBe(
-      RULES.replace('rules:\n  # Account first.\n', `rules:\n${rule}\n  # Account first.\n`),
-    );
-    expect(applyEditToText(RULES, { kind: 'addRule', id: 'billing-charged', queue: 'billing', term: 'charged', before: TECHNICAL })).toBe(
-      RULES.replace('  - queue: technical', `${rule}\n  - queue: technical`),
-    );
-    expect(applyEditToText(RULES, { kind: 'addRule', id: 'billing-charged', queue: 'billing', term: 'charged', before: null })).toBe(`${RULES}\n${rule}`);
+    expect(
+      applyEditToText(RULES, {
+        kind: 'addRule',
+        id: 'billing-charged',
+        queue: 'billing',
+        term: 'charged',
+        before: ACCOUNT,
+      }),
+    ).toBe(RULES.replace('rules:\n  # Account first.\n', `rules:\n${rule}\n  # Account first.\n`));
+    expect(
+      applyEditToText(RULES, {
+        kind: 'addRule',
+        id: 'billing-charged',
+        queue: 'billing',
+        term: 'charged',
+        before: TECHNICAL,
+      }),
+    ).toBe(RULES.replace('  - queue: technical', `${rule}\n  - queue: technical`));
+    expect(
+      applyEditToText(RULES, {
+        kind: 'addRule',
+        id: 'billing-charged',
+        queue: 'billing',
+        term: 'charged',
+        before: null,
+      }),
+    ).toBe(`${RULES}\n${rule}`);
   });
 
   it('sets the scores section: added with its comment at the end, replaced in place when present', () => {
@@ -118,11 +150,19 @@ scores:
     terms: [profile]
 `);
     expect(parseRoutingRules(added!).scores).toEqual(scores);
-    const replaced = applyEditToText(added!, { kind: 'setScores', scores: [{ queue: 'technical', weight: 2, terms: ['crash*'] }] });
-    expect(replaced).toBe(added!.slice(0, added!.indexOf('scores:\n')) + 'scores:\n  - queue: technical\n    weight: 2\n    terms: [crash*]\n');
+    const replaced = applyEditToText(added!, {
+      kind: 'setScores',
+      scores: [{ queue: 'technical', weight: 2, terms: ['crash*'] }],
+    });
+    expect(replaced).toBe(
+      added!.slice(0, added!.indexOf('scores:\n')) +
+        'scores:\n  - queue: technical\n    weight: 2\n    terms: [crash*]\n',
+    );
     // An empty list in the file (a seed's `scores: []`) is replaced where it stands, its comment kept.
     const seed = `${RULES}\n# Learned later.\nscores: []\n`;
-    expect(applyEditToText(seed, { kind: 'setScores', scores: [scores[1]!] })).toBe(`${RULES}\n# Learned later.\nscores:\n  - queue: account\n    weight: 1\n    terms: [profile]\n`);
+    expect(applyEditToText(seed, { kind: 'setScores', scores: [scores[1]!] })).toBe(
+      `${RULES}\n# Learned later.\nscores:\n  - queue: account\n    weight: 1\n    terms: [profile]\n`,
+    );
     expect(describeEdit({ kind: 'setScores', scores })).toBe('set the scores to 3 weighted term(s) for 2 queue(s)');
   });
 
@@ -167,10 +207,25 @@ scores:
       `${JSON.stringify({ default: 'technical', rules: [{ queue: 'billing', any: ['invoice', 'refund'] }] }, null, 2)}\n`,
     );
     const compact = JSON.stringify({ default: 'technical', rules: [{ queue: 'billing', any: ['invoice'] }] });
-    expect(applyEditToText(compact, { kind: 'addRule', id: 'account-password', queue: 'account', term: 'password', before: null })).toBe(
-      JSON.stringify({ default: 'technical', rules: [{ queue: 'billing', any: ['invoice'] }, { id: 'account-password', queue: 'account', any: ['password'] }] }),
+    expect(
+      applyEditToText(compact, {
+        kind: 'addRule',
+        id: 'account-password',
+        queue: 'account',
+        term: 'password',
+        before: null,
+      }),
+    ).toBe(
+      JSON.stringify({
+        default: 'technical',
+        rules: [
+          { queue: 'billing', any: ['invoice'] },
+          { id: 'account-password', queue: 'account', any: ['password'] },
+        ],
+      }),
     );
-    const padded = "default: technical\nrules:\n  - queue: billing\n    any: [ invoice, 'refund' ]\n  - queue: account\n    any: [ password ]\n";
+    const padded =
+      "default: technical\nrules:\n  - queue: billing\n    any: [ invoice, 'refund' ]\n  - queue: account\n    any: [ password ]\n";
     expect(applyEditToText(padded, { kind: 'addTerm', rule: { index: 1, queue: 'account' }, term: 'login' })).toBe(
       padded.replace('any: [ password ]', 'any: [password, login]'),
     );
@@ -190,14 +245,30 @@ scores:
     ];
     const text = lines.join('\n');
     // Before, the re-indented rendering changed every line, so every candidate's delta was the whole file.
-    expect(applyEditToText(text, { kind: 'addTerm', rule: { index: 1, id: 'account', queue: 'account' }, term: 'login' })).toBe(
-      text.replace('"any": ["password"] }', '"any": ["password", "login"] }'),
+    expect(
+      applyEditToText(text, { kind: 'addTerm', rule: { index: 1, id: 'account', queue: 'account' }, term: 'login' }),
+    ).toBe(text.replace('"any": ["password"] }', '"any": ["password", "login"] }'));
+    expect(
+      applyEditToText(text, { kind: 'addRule', id: 'refunds', queue: 'billing', term: 'refund', before: null }),
+    ).toBe(
+      text.replace(
+        '"any": ["password"] }\n',
+        '"any": ["password"] },\n    { "id": "refunds", "queue": "billing", "any": ["refund"] }\n',
+      ),
     );
-    expect(applyEditToText(text, { kind: 'addRule', id: 'refunds', queue: 'billing', term: 'refund', before: null })).toBe(
-      text.replace('"any": ["password"] }\n', '"any": ["password"] },\n    { "id": "refunds", "queue": "billing", "any": ["refund"] }\n'),
-    );
-    expect(applyEditToText(text, { kind: 'moveRule', rule: { index: 1, id: 'account', queue: 'account' }, before: { index: 0, id: 'billing', queue: 'billing' } })).toBe(
-      [...lines.slice(0, 4), '    { "id": "account", "queue": "account", "any": ["password"] },', '    { "id": "billing", "queue": "billing", "any": ["invoice"] }', ...lines.slice(6)].join('\n'),
+    expect(
+      applyEditToText(text, {
+        kind: 'moveRule',
+        rule: { index: 1, id: 'account', queue: 'account' },
+        before: { index: 0, id: 'billing', queue: 'billing' },
+      }),
+    ).toBe(
+      [
+        ...lines.slice(0, 4),
+        '    { "id": "account", "queue": "account", "any": ["password"] },',
+        '    { "id": "billing", "queue": "billing", "any": ["invoice"] }',
+        ...lines.slice(6),
+      ].join('\n'),
     );
   });
 
@@ -210,14 +281,25 @@ scores:
       { kind: 'addRule', id: 'billing-charged', queue: 'billing', term: 'charged', before: BILLING },
       { kind: 'setScores', scores: [{ queue: 'billing', weight: 1.5, terms: ['bank', 'card*'] }] },
     ];
-    for (const edit of edits) expect(parseRoutingRules(applyEditToText(RULES, edit)!)).toEqual(applyEditToRules(rules, edit));
+    for (const edit of edits)
+      expect(parseRoutingRules(applyEditToText(RULES, edit)!)).toEqual(applyEditToRules(rules, edit));
   });
 
   it('describes an edit in words', () => {
-    expect(describeEdit({ kind: 'addTerm', rule: BILLING, term: 'charged' })).toBe('add "charged" to rule billing (billing)');
-    expect(describeEdit({ kind: 'addExclusion', rule: TECHNICAL, term: 'refund' })).toBe('exclude "refund" from rule #3 (technical)');
-    expect(describeEdit({ kind: 'removeTerm', rule: ACCOUNT, term: 'account' })).toBe('remove "account" from rule account (account)');
-    expect(describeEdit({ kind: 'moveRule', rule: TECHNICAL, before: ACCOUNT })).toBe('move rule #3 (technical) before rule account (account)');
-    expect(describeEdit({ kind: 'addRule', id: 'b-x', queue: 'billing', term: 'x', before: null })).toBe('add rule b-x (billing) on "x" at the end');
+    expect(describeEdit({ kind: 'addTerm', rule: BILLING, term: 'charged' })).toBe(
+      'add "charged" to rule billing (billing)',
+    );
+    expect(describeEdit({ kind: 'addExclusion', rule: TECHNICAL, term: 'refund' })).toBe(
+      'exclude "refund" from rule #3 (technical)',
+    );
+    expect(describeEdit({ kind: 'removeTerm', rule: ACCOUNT, term: 'account' })).toBe(
+      'remove "account" from rule account (account)',
+    );
+    expect(describeEdit({ kind: 'moveRule', rule: TECHNICAL, before: ACCOUNT })).toBe(
+      'move rule #3 (technical) before rule account (account)',
+    );
+    expect(describeEdit({ kind: 'addRule', id: 'b-x', queue: 'billing', term: 'x', before: null })).toBe(
+      'add rule b-x (billing) on "x" at the end',
+    );
   });
 });

@@ -102,7 +102,10 @@ export function applyEditToRules(rules: RoutingRules, edit: RoutingRuleEdit): Ro
   if (edit.kind === 'setScores') {
     if (rules.queues !== undefined && edit.scores.some((score) => !rules.queues!.includes(score.queue))) return null;
     if (edit.scores.length === 0 || JSON.stringify(rules.scores ?? []) === JSON.stringify(edit.scores)) return null;
-    return { ...rules, scores: edit.scores.map((score) => ({ queue: score.queue, weight: score.weight, terms: [...score.terms] })) };
+    return {
+      ...rules,
+      scores: edit.scores.map((score) => ({ queue: score.queue, weight: score.weight, terms: [...score.terms] })),
+    };
   }
   if (edit.kind === 'addRule') {
     if (rules.rules.some((rule) => rule.id === edit.id)) return null;
@@ -123,7 +126,7 @@ export function applyEditToRules(rules: RoutingRules, edit: RoutingRuleEdit): Ro
       if (rule.none.some((term) => sameTerm(term, edit.term))) return null;
       return replace(index, { ...rule, none: [...rule.none, edit.term.trim()] });
     case 'removeTerm': {
-      const position = rule.any.findIndex((term) => term === edit.term);
+      const position = rule.any.indexOf(edit.term);
       if (position < 0 || rule.any.length <= 1) return null;
       return replace(index, { ...rule, any: rule.any.filter((_, at) => at !== position) });
     }
@@ -239,7 +242,8 @@ function keepRuleLines(original: string, edited: unknown): string | null {
   } catch {
     return null;
   }
-  if (!isRecord(before) || !isRecord(edited) || !Array.isArray(before['rules']) || !Array.isArray(edited['rules'])) return null;
+  if (!isRecord(before) || !isRecord(edited) || !Array.isArray(before.rules) || !Array.isArray(edited.rules))
+    return null;
   const { rules: oldRules, ...oldRest } = before;
   const { rules: newRules, ...newRest } = edited;
   if (JSON.stringify(oldRest) !== JSON.stringify(newRest)) return null;
@@ -259,7 +263,14 @@ function keepRuleLines(original: string, edited: unknown): string | null {
   const spaced = /\{ "/.test(sample);
   const render = (rule: unknown): string => {
     const compact = JSON.stringify(rule);
-    return spaced ? compact.replace(/("(?:[^"\\]|\\.)*")|([,:])/g, (match, string: string | undefined) => (string !== undefined ? match : `${match} `)).replace(/^\{/, '{ ').replace(/\}$/, ' }') : compact;
+    return spaced
+      ? compact
+          .replace(/("(?:[^"\\]|\\.)*")|([,:])/g, (match, string: string | undefined) =>
+            string !== undefined ? match : `${match} `,
+          )
+          .replace(/^\{/, '{ ')
+          .replace(/\}$/, ' }')
+      : compact;
   };
   const oldTexts = (oldRules as unknown[]).map((rule) => JSON.stringify(rule));
   const ruleLines = (newRules as unknown[]).map((rule, position) => {
@@ -324,7 +335,12 @@ function isJson(text: string): boolean {
   }
 }
 
-function editDocument(document: Document, sequence: YAMLSeq<unknown>, rules: RoutingRules, edit: RoutingRuleEdit): boolean {
+function editDocument(
+  document: Document,
+  sequence: YAMLSeq<unknown>,
+  rules: RoutingRules,
+  edit: RoutingRuleEdit,
+): boolean {
   const flowList = (items: string[]) => {
     const node = document.createNode(items) as YAMLSeq<unknown>;
     node.flow = true;
@@ -373,7 +389,9 @@ function editDocument(document: Document, sequence: YAMLSeq<unknown>, rules: Rou
     case 'removeTerm': {
       const list = node.get('any', true);
       if (!isSeq(list)) return false;
-      const position = list.items.findIndex((item) => isScalar(item) && typeof item.value === 'string' && item.value.trim() === edit.term);
+      const position = list.items.findIndex(
+        (item) => isScalar(item) && typeof item.value === 'string' && item.value.trim() === edit.term,
+      );
       if (position < 0) return false;
       list.items.splice(position, 1);
       return true;
@@ -401,11 +419,15 @@ function respaced(sequence: YAMLSeq<unknown>, change: () => void): void {
   // A comment just above the first rule is the list's in the parsed document; it stays with that rule.
   const head = sequence.items[0] as { commentBefore?: string | null } | undefined;
   if (head !== undefined && typeof sequence.commentBefore === 'string' && sequence.commentBefore !== '') {
-    head.commentBefore = head.commentBefore ? `${sequence.commentBefore}\n${head.commentBefore}` : sequence.commentBefore;
+    head.commentBefore = head.commentBefore
+      ? `${sequence.commentBefore}\n${head.commentBefore}`
+      : sequence.commentBefore;
     sequence.commentBefore = null;
   }
   const first = items()[0]?.spaceBefore === true;
-  const separated = items().slice(1).some((item) => item.spaceBefore === true);
+  const separated = items()
+    .slice(1)
+    .some((item) => item.spaceBefore === true);
   change();
   items().forEach((item, index) => {
     if (index === 0) item.spaceBefore = first;

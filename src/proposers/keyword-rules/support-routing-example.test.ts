@@ -32,7 +32,9 @@ interface Ticket {
 }
 
 const corpusFolder = new URL('corpus/', STUDY);
-const files = readdirSync(corpusFolder).filter((name) => name.endsWith('.yaml')).sort();
+const files = readdirSync(corpusFolder)
+  .filter((name) => name.endsWith('.yaml'))
+  .sort();
 const TICKETS: Ticket[] = files.flatMap((name) =>
   (parse(readFileSync(new URL(name, corpusFolder), 'utf8')) as Array<Omit<Ticket, 'text'>>).map((record) => ({
     ...record,
@@ -43,7 +45,9 @@ const partition = (name: Ticket['partition']) => TICKETS.filter((ticket) => tick
 
 function misrouted(rulesText: string, tickets: readonly Ticket[]): string[] {
   const rules = parseRoutingRules(rulesText);
-  return tickets.filter((ticket) => routeText(rules, ticket.text).label !== ticket.expected.label).map((ticket) => ticket.id);
+  return tickets
+    .filter((ticket) => routeText(rules, ticket.text).label !== ticket.expected.label)
+    .map((ticket) => ticket.id);
 }
 
 /** The optimization partition's score of a rules text, as the classification task scores it. */
@@ -51,13 +55,23 @@ function evaluateOn(tickets: readonly Ticket[]) {
   return async (text: string): Promise<PartitionScore> => {
     const parsed = safeParseRoutingRules(text);
     const examples = tickets.map((ticket) => {
-      if (!parsed.ok) return { valid: false as const, invalidReason: 'unparsable', message: parsed.error.message, exampleId: ticket.id, repeat: 0 };
+      if (!parsed.ok)
+        return {
+          valid: false as const,
+          invalidReason: 'unparsable',
+          message: parsed.error.message,
+          exampleId: ticket.id,
+          repeat: 0,
+        };
       const predicted = routeText(parsed.rules, ticket.text).label;
       const score = task.score({ label: predicted }, ticket.expected, ticket.text, { accuracy: 1 });
       return { valid: true as const, ...score, skipped: [], metrics: {}, exampleId: ticket.id, repeat: 0 };
     });
     const valid = examples.filter((record) => record.valid);
-    const composite = valid.length === 0 ? null : valid.reduce((sum, record) => sum + (record.valid ? record.composite : 0), 0) / valid.length;
+    const composite =
+      valid.length === 0
+        ? null
+        : valid.reduce((sum, record) => sum + (record.valid ? record.composite : 0), 0) / valid.length;
     return {
       partition: 'optimization',
       artifactHash: contentHash(text),
@@ -108,9 +122,13 @@ describe('examples/support-routing', () => {
       // Every file holds one queue's tickets, numbered from 01.
       expect(ticket.id.startsWith(`${ticket.expected.label}-`)).toBe(true);
     }
-    const perQueue = Object.fromEntries(config.task.labels.map((label) => [label, TICKETS.filter((ticket) => ticket.expected.label === label).length]));
+    const perQueue = Object.fromEntries(
+      config.task.labels.map((label) => [label, TICKETS.filter((ticket) => ticket.expected.label === label).length]),
+    );
     expect(perQueue).toEqual({ billing: 50, technical: 50, account: 50, shipping: 50, returns: 50, security: 50 });
-    expect([partition('optimization').length, partition('anchor').length, partition('shadow').length]).toEqual([260, 10, 30]);
+    expect([partition('optimization').length, partition('anchor').length, partition('shadow').length]).toEqual([
+      260, 10, 30,
+    ]);
     const secondBatch = TICKETS.filter((ticket) => Number(ticket.id.split('-').at(-1)) >= 15);
     expect(secondBatch.length).toBe(216);
     expect(new Set(secondBatch.map((ticket) => ticket.partition))).toEqual(new Set(['optimization']));
@@ -124,21 +142,29 @@ describe('examples/support-routing', () => {
   });
 
   it('from the optimization tickets alone, the proposer first learns scores that, checked afterwards, lower the misroutes on shadow too (18 → 9 of 30) with no anchor lost', async () => {
-    const { candidates, failures } = await createKeywordRulesProposer().propose(await contextFor(SEED, new Set([contentHash(SEED)])));
+    const { candidates, failures } = await createKeywordRulesProposer().propose(
+      await contextFor(SEED, new Set([contentHash(SEED)])),
+    );
     expect(failures).toEqual([]);
     expect(candidates.length).toBe(4);
     for (const candidate of candidates) {
       expect(misrouted(candidate.text, partition('optimization')).length).toBe(124 - candidate.expectedNetFixes!);
     }
     const [scores, ...others] = candidates;
-    expect(scores!.rationale).toMatch(/^Set the scores to 120 weighted term\(s\) for 6 queue\(s\), learned from the 260 optimization example\(s\)/);
-    expect(scores!.rationale).toContain('held out, the scores route 53 of 124 misrouted example(s) right and 16 right one(s) wrong. On the whole partition: 75 fixed, 9 broken.');
+    expect(scores!.rationale).toMatch(
+      /^Set the scores to 120 weighted term\(s\) for 6 queue\(s\), learned from the 260 optimization example\(s\)/,
+    );
+    expect(scores!.rationale).toContain(
+      'held out, the scores route 53 of 124 misrouted example(s) right and 16 right one(s) wrong. On the whole partition: 75 fixed, 9 broken.',
+    );
     expect(scores!.delta).toMatch(/^- scores: \[\]\n\+ scores:\n/);
     expect(misrouted(scores!.text, partition('optimization')).length).toBe(58);
     // The partitions the proposer never saw, checked after the fact.
     expect(misrouted(scores!.text, partition('anchor'))).toEqual([]);
     expect(misrouted(scores!.text, partition('shadow')).length).toBe(9);
-    expect(misrouted(scores!.text, partition('shadow')).filter((id) => !misrouted(SEED, partition('shadow')).includes(id))).toEqual([]);
+    expect(
+      misrouted(scores!.text, partition('shadow')).filter((id) => !misrouted(SEED, partition('shadow')).includes(id)),
+    ).toEqual([]);
     // The bundles of keyword edits each break no optimization ticket (their bars: held-out support, precision).
     const bundles = others.filter((candidate) => /^\d+ edits together/.test(candidate.rationale));
     expect(bundles.length).toBe(2);

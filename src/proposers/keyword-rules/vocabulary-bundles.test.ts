@@ -31,7 +31,15 @@ const find = (description: string) => RANKED.find((entry) => describeEdit(entry.
 
 describe('generalityOf', () => {
   it('counts held-out fixes, smoothed precision, exposure and overrides on the optimization examples', () => {
-    const pick = ({ heldOutFixes, precision, occurrences, exposure, overrides, fixed, broken }: RankedEdit) => ({ heldOutFixes, precision, occurrences, exposure, overrides, fixed, broken });
+    const pick = ({ heldOutFixes, precision, occurrences, exposure, overrides, fixed, broken }: RankedEdit) => ({
+      heldOutFixes,
+      precision,
+      occurrences,
+      exposure,
+      overrides,
+      fixed,
+      broken,
+    });
     // "charged" was read from b0 and b1, and fixes both: each fix is suggested by the other ticket too (2 held out).
     // It occurs in 3 tickets, 2 of them billing: 2 / (3 + 1). It breaks t1 ("the phone charged").
     expect(pick(find('add rule billing-charged (billing) on "charged" at the end'))).toEqual({
@@ -55,11 +63,21 @@ describe('generalityOf', () => {
       broken: 0,
     });
     // At the end only s1 reaches it (the account rule takes s0 first): less at stake, one fix, none held out.
-    expect(pick(find('add rule security-changed (security) on "changed" at the end'))).toMatchObject({ heldOutFixes: 0, exposure: 1, fixed: 1 });
+    expect(pick(find('add rule security-changed (security) on "changed" at the end'))).toMatchObject({
+      heldOutFixes: 0,
+      exposure: 1,
+      fixed: 1,
+    });
     // "my password" for security holds the account rule's own term "password".
-    expect(find('add rule security-my-password (security) on "my password" before rule account (account)').overrides).toBe(true);
+    expect(
+      find('add rule security-my-password (security) on "my password" before rule account (account)').overrides,
+    ).toBe(true);
     // A word read from one ticket that fixes only it: its wording, not vocabulary.
-    expect(pick(find('add rule billing-invoice (billing) on "invoice" at the end'))).toMatchObject({ heldOutFixes: 0, precision: 0.5, occurrences: 1 });
+    expect(pick(find('add rule billing-invoice (billing) on "invoice" at the end'))).toMatchObject({
+      heldOutFixes: 0,
+      precision: 0.5,
+      occurrences: 1,
+    });
   });
 
   it('ranks more held-out fixes first, then higher precision', () => {
@@ -74,11 +92,20 @@ describe('generalityOf', () => {
 describe('buildVocabularyBundle', () => {
   it('is null when fewer than two edits pass the bars and break nothing', () => {
     // Only "changed" before the account rule has a held-out fix and breaks nothing.
-    expect(buildVocabularyBundle(RULES, rules, EVIDENCE, RANKED, { minPrecision: 0.5, minHeldOutFixes: 1 }, 10_000)).toBeNull();
+    expect(
+      buildVocabularyBundle(RULES, rules, EVIDENCE, RANKED, { minPrecision: 0.5, minHeldOutFixes: 1 }, 10_000),
+    ).toBeNull();
   });
 
   it('keeps each edit that adds a fix and breaks nothing, leaves out overrides, and gathers new terms of a queue in one rule', () => {
-    const bundle = buildVocabularyBundle(RULES, rules, EVIDENCE, RANKED, { minPrecision: 0.3, minHeldOutFixes: 0 }, 10_000)!;
+    const bundle = buildVocabularyBundle(
+      RULES,
+      rules,
+      EVIDENCE,
+      RANKED,
+      { minPrecision: 0.3, minHeldOutFixes: 0 },
+      10_000,
+    )!;
     expect(bundle.edits.map(describeEdit)).toEqual([
       'add rule security-vocabulary (security) on "changed" before rule account (account)',
       'add rule billing-vocabulary (billing) on "cancelled" at the end',
@@ -113,7 +140,10 @@ rules:
     // place of "invoice"; at 280 it replaces "charged twice" as well (b0 stays misrouted); at 200 one edit fits.
     expect(buildVocabularyBundle(RULES, rules, EVIDENCE, RANKED, bars, 296)!.edits.length).toBe(4);
     const at295 = buildVocabularyBundle(RULES, rules, EVIDENCE, RANKED, bars, 295)!;
-    expect(at295.edits.map(describeEdit).slice(2)).toEqual(['add "charged twice" to rule billing-vocabulary (billing)', 'add "resend" to rule billing-vocabulary (billing)']);
+    expect(at295.edits.map(describeEdit).slice(2)).toEqual([
+      'add "charged twice" to rule billing-vocabulary (billing)',
+      'add "resend" to rule billing-vocabulary (billing)',
+    ]);
     expect(at295.text.length).toBe(295);
     const at280 = buildVocabularyBundle(RULES, rules, EVIDENCE, RANKED, bars, 280)!;
     expect(at280.edits.map(describeEdit).slice(2)).toEqual(['add "resend" to rule billing-vocabulary (billing)']);

@@ -40,7 +40,13 @@
 import { prepareText, routeText, ruleMatches, termMatches } from '../../executors/routing-rules/route-text.ts';
 import type { RoutingRules } from '../../executors/routing-rules/routing-rules.ts';
 import { examplesMatching, examplesTouched, type RoutingEvidence, type ScreenedEdit } from './edit-candidates.ts';
-import { applyEditToRules, applyEditsToText, referenceOf, resolveReference, type RoutingRuleEdit } from './rules-edit.ts';
+import {
+  applyEditToRules,
+  applyEditsToText,
+  referenceOf,
+  resolveReference,
+  type RoutingRuleEdit,
+} from './rules-edit.ts';
 
 /** How an edit is expected to fare beyond the examples it was read from. */
 export interface EditGenerality {
@@ -102,16 +108,26 @@ export function generalityOf(
     case 'addTerm':
     case 'addRule': {
       const queue = edit.kind === 'addRule' ? edit.queue : edit.rule.queue;
-      return { heldOutFixes, ...rest, ...share(examplesMatching(evidence, edit.term), (example) => example.expected === queue) };
+      return {
+        heldOutFixes,
+        ...rest,
+        ...share(examplesMatching(evidence, edit.term), (example) => example.expected === queue),
+      };
     }
     case 'addExclusion':
     case 'removeTerm':
-      return { heldOutFixes, ...rest, ...share(examplesMatching(evidence, edit.term), (example) => example.expected !== edit.rule.queue) };
+      return {
+        heldOutFixes,
+        ...rest,
+        ...share(examplesMatching(evidence, edit.term), (example) => example.expected !== edit.rule.queue),
+      };
     case 'moveRule': {
       const moved = rules.rules[resolveReference(rules, edit.rule)];
       const passed = rules.rules[resolveReference(rules, edit.before)];
       if (moved === undefined || passed === undefined) return { heldOutFixes, ...rest, precision: 0, occurrences: 0 };
-      const both = evidence.flatMap((example, position) => (ruleMatches(moved, example.text) && ruleMatches(passed, example.text) ? [position] : []));
+      const both = evidence.flatMap((example, position) =>
+        ruleMatches(moved, example.text) && ruleMatches(passed, example.text) ? [position] : [],
+      );
       return { heldOutFixes, ...rest, ...share(both, (example) => example.expected === moved.queue) };
     }
   }
@@ -130,7 +146,8 @@ function exposureOf(rules: RoutingRules, evidence: readonly RoutingEvidence[], e
           ? resolveReference(rules, edit.before)
           : resolveReference(rules, edit.rule);
   if (at < 0) return evidence.length;
-  return examplesTouched(rules, evidence, edit).filter((position) => firstMatchOf(rules, evidence[position]!) >= at).length;
+  return examplesTouched(rules, evidence, edit).filter((position) => firstMatchOf(rules, evidence[position]!) >= at)
+    .length;
 }
 
 /** The index of the first rule that matches an example (the number of rules when none does), cached per rules object. */
@@ -159,7 +176,14 @@ function overridesOtherQueue(rules: RoutingRules, edit: RoutingRuleEdit): boolea
 }
 
 /** Order of kinds in a tie: the narrowest change first. */
-const KIND_RANK: Readonly<Record<RoutingRuleEdit['kind'], number>> = { addTerm: 0, addExclusion: 1, moveRule: 2, removeTerm: 3, addRule: 4, setScores: 5 };
+const KIND_RANK: Readonly<Record<RoutingRuleEdit['kind'], number>> = {
+  addTerm: 0,
+  addExclusion: 1,
+  moveRule: 2,
+  removeTerm: 3,
+  addRule: 4,
+  setScores: 5,
+};
 
 /**
  * Ranking of edits for a bundle: more held-out fixes, then higher
@@ -227,7 +251,13 @@ export function buildVocabularyBundle(
   let fixedCount = 0;
   const edits: RoutingRuleEdit[] = [];
   for (const entry of ranked) {
-    if (entry.broken > 0 || entry.overrides || entry.precision < bars.minPrecision || entry.heldOutFixes < bars.minHeldOutFixes) continue;
+    if (
+      entry.broken > 0 ||
+      entry.overrides ||
+      entry.precision < bars.minPrecision ||
+      entry.heldOutFixes < bars.minHeldOutFixes
+    )
+      continue;
     const edit = mergedIntoNewRule(current, entry.edit, created);
     const next = applyEditToRules(current, edit);
     if (next === null) continue;
@@ -264,7 +294,9 @@ export function buildVocabularyBundle(
   if (edits.length < 2) return null;
   const text = applyEditsToText(incumbentText, edits);
   if (text === null || [...text].length > maxCharacters) return null;
-  const fixedIds = new Set(evidence.filter((example, index) => rightNow[index] && !rightBefore[index]).map((example) => example.id));
+  const fixedIds = new Set(
+    evidence.filter((example, index) => rightNow[index] && !rightBefore[index]).map((example) => example.id),
+  );
   return fixedCount === fixedIds.size ? { edits, text, fixedIds } : null;
 }
 

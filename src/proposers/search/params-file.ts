@@ -39,7 +39,8 @@ function parseJson(text: string, file: string): Record<string, unknown> {
   } catch (error) {
     throw new ParamsFileError(`${file} is not valid JSON: ${(error as Error).message}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ParamsFileError(`${file} must hold a JSON object of parameters`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ParamsFileError(`${file} must hold a JSON object of parameters`);
   return value as Record<string, unknown>;
 }
 
@@ -54,14 +55,17 @@ export function readParams(text: string, space: SearchSpace, file: string, forma
     root = parseJson(text, file);
   } else {
     const document = parseDocument(text);
-    if (document.errors.length > 0) throw new ParamsFileError(`${file} is not valid YAML: ${document.errors[0]!.message.split('\n')[0]}`);
+    if (document.errors.length > 0)
+      throw new ParamsFileError(`${file} is not valid YAML: ${document.errors[0]!.message.split('\n')[0]}`);
     root = document.toJS();
   }
   const params: Params = {};
   for (const path of Object.keys(space)) {
     const value = getIn(root, keysOf(path));
     if (typeof value !== 'number' && typeof value !== 'string' && typeof value !== 'boolean') {
-      throw new ParamsFileError(`${file} has no value at ${path} (proposer.space names it): ${value === undefined ? 'the key is missing' : 'it is not a number, string or boolean'}`);
+      throw new ParamsFileError(
+        `${file} has no value at ${path} (proposer.space names it): ${value === undefined ? 'the key is missing' : 'it is not a number, string or boolean'}`,
+      );
     }
     params[path] = value;
   }
@@ -93,6 +97,7 @@ export function writeParams(text: string, params: Params, format: ParamsFormat):
     edits.push({ start: node.range[0], end: node.range[1], text: stringify(value).trimEnd() });
   }
   let result = text;
-  for (const edit of edits.sort((a, b) => b.start - a.start)) result = result.slice(0, edit.start) + edit.text + result.slice(edit.end);
+  for (const edit of edits.sort((a, b) => b.start - a.start))
+    result = result.slice(0, edit.start) + edit.text + result.slice(edit.end);
   return result;
 }

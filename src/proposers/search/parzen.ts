@@ -51,7 +51,9 @@ function numericComponents(spec: NumericParamSpec, values: readonly number[]): C
   const { low, high } = internalRange(spec);
   const width = high - low;
   const mus = values.map((value) => toInternal(spec, value));
-  const points = [...mus.map((mu) => ({ mu, prior: false })), { mu: (low + high) / 2, prior: true }].sort((a, b) => a.mu - b.mu);
+  const points = [...mus.map((mu) => ({ mu, prior: false })), { mu: (low + high) / 2, prior: true }].sort(
+    (a, b) => a.mu - b.mu,
+  );
   const minSigma = width / Math.min(100, 1 + points.length);
   const total = mus.length + PRIOR_WEIGHT;
   return points.map((point, index) => {
@@ -90,7 +92,9 @@ function numericEstimator(spec: NumericParamSpec, values: readonly number[]): Pa
       let density = 0;
       for (const component of components) {
         const z = (x - component.mu) / component.sigma;
-        density += (component.weight * Math.exp(-0.5 * z * z)) / (component.sigma * Math.sqrt(2 * Math.PI) * Math.max(component.mass, Number.MIN_VALUE));
+        density +=
+          (component.weight * Math.exp(-0.5 * z * z)) /
+          (component.sigma * Math.sqrt(2 * Math.PI) * Math.max(component.mass, Number.MIN_VALUE));
       }
       return Math.log(density);
     },

@@ -5,4 +5,3 @@ export const DEFAULT_STARTUP_TRIALS = 6;
 export const DEFAULT_GAMMA = 0.25;
 /** Default draws from l(x) per parameter, Optuna's `n_ei_candidates`. */
 export const DEFAULT_EI_CANDIDATES = 24;
-

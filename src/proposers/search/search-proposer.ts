@@ -29,7 +29,14 @@
  */
 import { contentHash } from '../../artifact/content-hash.ts';
 import { bigramJaccardDistance } from '../../stats/bigram-jaccard-distance.ts';
-import type { Candidate, HistoryEntry, ProposalContext, ProposalFailure, ProposalResult, Proposer } from '../proposer.ts';
+import type {
+  Candidate,
+  HistoryEntry,
+  ProposalContext,
+  ProposalFailure,
+  ProposalResult,
+  Proposer,
+} from '../proposer.ts';
 import { INVALID_INCUMBENT } from '../proposer.ts';
 import { formatOf, ParamsFileError, readParams, writeParams } from './params-file.ts';
 import type { Params, SearchSpace } from './space.ts';
@@ -59,7 +66,10 @@ const SEPARATOR = '; ';
 /** The delta of a candidate: every parameter, `path: value`, `(was …)` after the changed ones. */
 export function describeParams(params: Params, incumbent: Params): string {
   return Object.entries(params)
-    .map(([path, value]) => `${path}: ${JSON.stringify(value)}${value === incumbent[path] ? '' : ` (was ${JSON.stringify(incumbent[path])})`}`)
+    .map(
+      ([path, value]) =>
+        `${path}: ${JSON.stringify(value)}${value === incumbent[path] ? '' : ` (was ${JSON.stringify(incumbent[path])})`}`,
+    )
     .join(SEPARATOR);
 }
 
@@ -79,9 +89,14 @@ export function paramsOfDelta(delta: string, space: SearchSpace): Params | undef
 }
 
 /** Observations: the incumbent (when scored) and every earlier experiment with an optimization score and a readable delta. */
-export function trialsOf(history: readonly HistoryEntry[], space: SearchSpace, incumbent: { params: Params; score: number | null }): Trial[] {
+export function trialsOf(
+  history: readonly HistoryEntry[],
+  space: SearchSpace,
+  incumbent: { params: Params; score: number | null },
+): Trial[] {
   const trials: Trial[] = [];
-  if (incumbent.score !== null && Object.entries(space).every(([path, spec]) => inDomain(spec, incumbent.params[path]))) trials.push({ params: incumbent.params, score: incumbent.score });
+  if (incumbent.score !== null && Object.entries(space).every(([path, spec]) => inDomain(spec, incumbent.params[path])))
+    trials.push({ params: incumbent.params, score: incumbent.score });
   for (const entry of history) {
     if (entry.optimizationScore === undefined) continue;
     const params = paramsOfDelta(entry.delta, space);
@@ -110,7 +125,10 @@ export function createSearchProposer(options: SearchProposerOptions): Proposer {
       if (context.signal?.aborted === true) throw context.signal.reason;
       const frozen = frozenParameters(options.space, context.limits.editableSections);
       if (frozen.length > 0) {
-        return failure('frozen_section', `proposer.space names ${frozen.join(', ')}, outside the editable sections of program.md's Constraints (${context.limits.editableSections.join(', ')})`);
+        return failure(
+          'frozen_section',
+          `proposer.space names ${frozen.join(', ')}, outside the editable sections of program.md's Constraints (${context.limits.editableSections.join(', ')})`,
+        );
       }
       let incumbent: Params;
       try {
@@ -119,7 +137,10 @@ export function createSearchProposer(options: SearchProposerOptions): Proposer {
         if (error instanceof ParamsFileError) return failure(INVALID_INCUMBENT, error.message);
         throw error;
       }
-      const trials = trialsOf(context.history, options.space, { params: incumbent, score: context.incumbentScores.composite });
+      const trials = trialsOf(context.history, options.space, {
+        params: incumbent,
+        score: context.incumbentScores.composite,
+      });
       const past = context.history.map((entry) => entry.delta);
       const candidates: Candidate[] = [];
       const seen = new Set<string>([contentHash(context.incumbentText)]);
@@ -129,13 +150,25 @@ export function createSearchProposer(options: SearchProposerOptions): Proposer {
       for (let slot = 0; slot < context.maxCandidates; slot += 1) {
         for (let draw = 0; draw < DRAWS_PER_CANDIDATE; draw += 1) {
           // Constant liar (Optuna's `constant_liar`): the round's earlier candidates count as the worst point seen, so the next one looks elsewhere.
-          const params = suggest(options.space, [...trials, ...pending.map((pendingParams) => ({ params: pendingParams, score: worst }))], context.random, settings);
+          const params = suggest(
+            options.space,
+            [...trials, ...pending.map((pendingParams) => ({ params: pendingParams, score: worst }))],
+            context.random,
+            settings,
+          );
           const text = writeParams(context.incumbentText, params, format);
           const hash = contentHash(text);
           const delta = describeParams(params, incumbent);
           if (context.triedHashes.has(hash)) repeats += 1;
-          if (seen.has(hash) || context.triedHashes.has(hash) || text.length > context.limits.maxArtifactCharacters) continue;
-          if (minDistance > 0 && [...past, ...candidates.map((candidate) => candidate.delta)].some((other) => bigramJaccardDistance(other, delta) < minDistance)) continue;
+          if (seen.has(hash) || context.triedHashes.has(hash) || text.length > context.limits.maxArtifactCharacters)
+            continue;
+          if (
+            minDistance > 0 &&
+            [...past, ...candidates.map((candidate) => candidate.delta)].some(
+              (other) => bigramJaccardDistance(other, delta) < minDistance,
+            )
+          )
+            continue;
           seen.add(hash);
           const modelled = settings.tpe && trials.length + pending.length >= Math.max(1, settings.startupTrials);
           const rationale = modelled

@@ -38,13 +38,27 @@ const floatParamSchema = z
   .refine((param) => !param.log || param.low > 0, { message: 'a log-scale range needs low > 0', path: ['low'] });
 
 const intParamSchema = z
-  .strictObject({ type: z.literal('int'), low: z.int('expected an integer'), high: z.int('expected an integer'), log: z.boolean().default(false) })
+  .strictObject({
+    type: z.literal('int'),
+    low: z.int('expected an integer'),
+    high: z.int('expected an integer'),
+    log: z.boolean().default(false),
+  })
   .refine((param) => param.high > param.low, { message: 'high must be above low', path: ['high'] })
-  .refine((param) => !param.log || param.low >= 1, { message: 'a log-scale integer range needs low ≥ 1', path: ['low'] });
+  .refine((param) => !param.log || param.low >= 1, {
+    message: 'a log-scale integer range needs low ≥ 1',
+    path: ['low'],
+  });
 
 const choiceParamSchema = z
-  .strictObject({ type: z.literal('choice'), choices: z.array(z.union([z.string(), finite, z.boolean()])).min(2, 'a choice needs at least two choices') })
-  .refine((param) => new Set(param.choices.map((choice) => JSON.stringify(choice))).size === param.choices.length, { message: 'choices must be distinct', path: ['choices'] });
+  .strictObject({
+    type: z.literal('choice'),
+    choices: z.array(z.union([z.string(), finite, z.boolean()])).min(2, 'a choice needs at least two choices'),
+  })
+  .refine((param) => new Set(param.choices.map((choice) => JSON.stringify(choice))).size === param.choices.length, {
+    message: 'choices must be distinct',
+    path: ['choices'],
+  });
 
 /** One parameter: `{ type: float|int, low, high, log? }` or `{ type: choice, choices }`. */
 export const paramSchema = z.discriminatedUnion('type', [floatParamSchema, intParamSchema, choiceParamSchema]);
@@ -92,7 +106,8 @@ export function inDomain(spec: ParamSpec, value: unknown): value is ParamValue {
 
 /** Draws one value uniformly on the internal scale (log-uniform for `log`), or a choice with equal probability. */
 export function sampleUniform(spec: ParamSpec, random: () => number): ParamValue {
-  if (spec.type === 'choice') return spec.choices[Math.min(spec.choices.length - 1, Math.floor(random() * spec.choices.length))]!;
+  if (spec.type === 'choice')
+    return spec.choices[Math.min(spec.choices.length - 1, Math.floor(random() * spec.choices.length))]!;
   const { low, high } = internalRange(spec);
   return fromInternal(spec, low + random() * (high - low));
 }

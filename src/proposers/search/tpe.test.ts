@@ -12,7 +12,13 @@ const space: SearchSpace = searchSpaceSchema.parse({
 });
 
 /** Runs `budget` sequential trials of `objective` (higher is better); returns the best score and the trial (1-based) that first reached it. */
-function optimize(objective: (params: Params) => number, searchSpace: SearchSpace, seed: number, budget: number, tpe: boolean): { best: number; at: number; scores: number[] } {
+function optimize(
+  objective: (params: Params) => number,
+  searchSpace: SearchSpace,
+  seed: number,
+  budget: number,
+  tpe: boolean,
+): { best: number; at: number; scores: number[] } {
   const random = createSeededRandom(seed);
   const trials: Trial[] = [];
   for (let index = 0; index < budget; index += 1) {
@@ -30,7 +36,10 @@ describe('suggest', () => {
     const first = [suggest(space, trials, createSeededRandom(11)), suggest(space, trials, createSeededRandom(11))];
     expect(first[0]).toEqual(first[1]);
     expect(suggest(space, trials, createSeededRandom(12))).not.toEqual(first[0]);
-    const observed = Array.from({ length: 8 }, (_, index) => ({ params: suggest(space, [], createSeededRandom(index)), score: index / 8 }));
+    const observed = Array.from({ length: 8 }, (_, index) => ({
+      params: suggest(space, [], createSeededRandom(index)),
+      score: index / 8,
+    }));
     expect(suggest(space, observed, createSeededRandom(5))).toEqual(suggest(space, observed, createSeededRandom(5)));
   });
 
@@ -68,9 +77,17 @@ describe('suggest', () => {
 });
 
 describe('TPE against random search (same seed, same budget)', () => {
-  const summary = (run: { best: number; at: number; scores: number[] }): { best: number; at: number; meanAfterStartup: number } => {
+  const summary = (run: {
+    best: number;
+    at: number;
+    scores: number[];
+  }): { best: number; at: number; meanAfterStartup: number } => {
     const late = run.scores.slice(10);
-    return { best: run.best, at: run.at, meanAfterStartup: Number((late.reduce((sum, score) => sum + score, 0) / late.length).toFixed(6)) };
+    return {
+      best: run.best,
+      at: run.at,
+      meanAfterStartup: Number((late.reduce((sum, score) => sum + score, 0) / late.length).toFixed(6)),
+    };
   };
 
   it('1-D: concentrates near the optimum of −(x − 1.3)² on [−5, 5] after the startup trials', () => {
@@ -83,7 +100,10 @@ describe('TPE against random search (same seed, same budget)', () => {
   });
 
   it('2-D: reaches a better Branin value (optimum −0.397887) and samples the good region', () => {
-    const twoD = searchSpaceSchema.parse({ x: { type: 'float', low: -5, high: 10 }, y: { type: 'float', low: 0, high: 15 } });
+    const twoD = searchSpaceSchema.parse({
+      x: { type: 'float', low: -5, high: 10 },
+      y: { type: 'float', low: 0, high: 15 },
+    });
     const branin = (params: Params): number => {
       const x = params.x as number;
       const y = params.y as number;

@@ -44,13 +44,23 @@ export interface SamplerSettings {
 export { DEFAULT_EI_CANDIDATES, DEFAULT_GAMMA, DEFAULT_STARTUP_TRIALS };
 
 /** The sampler's defaults (each written once, in the constants above). */
-export const DEFAULT_SAMPLER_SETTINGS: SamplerSettings = { startupTrials: DEFAULT_STARTUP_TRIALS, gamma: DEFAULT_GAMMA, candidates: DEFAULT_EI_CANDIDATES, tpe: true };
+export const DEFAULT_SAMPLER_SETTINGS: SamplerSettings = {
+  startupTrials: DEFAULT_STARTUP_TRIALS,
+  gamma: DEFAULT_GAMMA,
+  candidates: DEFAULT_EI_CANDIDATES,
+  tpe: true,
+};
 
 /** Splits observations into good (top ⌈γ·n⌉, at least 1) and bad, best first; ties keep their order. */
 export function splitTrials(trials: readonly Trial[], gamma: number): { good: Trial[]; bad: Trial[] } {
-  const sorted = trials.map((trial, index) => ({ trial, index })).sort((a, b) => b.trial.score - a.trial.score || a.index - b.index);
+  const sorted = trials
+    .map((trial, index) => ({ trial, index }))
+    .sort((a, b) => b.trial.score - a.trial.score || a.index - b.index);
   const goodCount = Math.max(1, Math.ceil(gamma * trials.length));
-  return { good: sorted.slice(0, goodCount).map((entry) => entry.trial), bad: sorted.slice(goodCount).map((entry) => entry.trial) };
+  return {
+    good: sorted.slice(0, goodCount).map((entry) => entry.trial),
+    bad: sorted.slice(goodCount).map((entry) => entry.trial),
+  };
 }
 
 /**
@@ -59,7 +69,12 @@ export function splitTrials(trials: readonly Trial[], gamma: number): { good: Tr
  * @param trials observations so far (values outside a parameter's domain are ignored for that parameter)
  * @param random uniform source in [0, 1)
  */
-export function suggest(space: SearchSpace, trials: readonly Trial[], random: () => number, settings: SamplerSettings = DEFAULT_SAMPLER_SETTINGS): Params {
+export function suggest(
+  space: SearchSpace,
+  trials: readonly Trial[],
+  random: () => number,
+  settings: SamplerSettings = DEFAULT_SAMPLER_SETTINGS,
+): Params {
   const params: Params = {};
   const modelled = settings.tpe && trials.length >= Math.max(1, settings.startupTrials);
   const { good, bad } = modelled ? splitTrials(trials, settings.gamma) : { good: [], bad: [] };
@@ -68,7 +83,8 @@ export function suggest(space: SearchSpace, trials: readonly Trial[], random: ()
       params[name] = tidy(spec, sampleUniform(spec, random));
       continue;
     }
-    const valuesOf = (group: readonly Trial[]): ParamValue[] => group.map((trial) => trial.params[name]).filter((value): value is ParamValue => inDomain(spec, value));
+    const valuesOf = (group: readonly Trial[]): ParamValue[] =>
+      group.map((trial) => trial.params[name]).filter((value): value is ParamValue => inDomain(spec, value));
     const below = fitParzen(spec, valuesOf(good));
     const above = fitParzen(spec, valuesOf(bad));
     let best: ParamValue | undefined;

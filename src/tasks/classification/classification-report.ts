@@ -80,8 +80,8 @@ export interface ClassificationSummary {
  * score that is not a classification's (no string `expected`/`predicted`).
  */
 export function classificationOutcome(score: Pick<TaskScore, 'diagnostics'>): ClassificationOutcome | undefined {
-  const expected = score.diagnostics?.['expected'];
-  const predicted = score.diagnostics?.['predicted'];
+  const expected = score.diagnostics?.expected;
+  const predicted = score.diagnostics?.predicted;
   return typeof expected === 'string' && typeof predicted === 'string' ? { expected, predicted } : undefined;
 }
 

@@ -32,7 +32,9 @@ describe('createClassificationTask', () => {
     });
     const plain = createClassificationTask({ labels: LABELS });
     expect(plain.reportAs).toBe('accuracy');
-    expect(plain.score({ label: 'account' }, { label: 'billing' }, 'x', weights).feedback).toBe('expected billing, predicted account');
+    expect(plain.score({ label: 'account' }, { label: 'billing' }, 'x', weights).feedback).toBe(
+      'expected billing, predicted account',
+    );
   });
 
   it('is a binary task with one component, and an id that names the label set', () => {
@@ -49,14 +51,19 @@ describe('createClassificationTask', () => {
     expect(task.schemas.output.safeParse({}).success).toBe(false);
     expect(task.schemas.output.safeParse('billing').success).toBe(false);
     // Other keys of an answer are ignored.
-    expect(task.schemas.output.safeParse({ label: 'billing', confidence: 0.9 })).toEqual({ success: true, data: { label: 'billing' } });
+    expect(task.schemas.output.safeParse({ label: 'billing', confidence: 0.9 })).toEqual({
+      success: true,
+      data: { label: 'billing' },
+    });
     expect(task.schemas.expected.safeParse({ label: 'sales' }).success).toBe(false);
     expect(task.schemas.expected.safeParse({ label: 'billing', note: 'x' }).success).toBe(false);
   });
 
   it('reads a text or an object of text fields, and writes the fields in a stable order', () => {
     expect(task.schemas.input.safeParse('charged twice').success).toBe(true);
-    expect(task.schemas.input.safeParse({ customer: 'ACME', body: 'charged twice', subject: 'Invoice' }).success).toBe(true);
+    expect(task.schemas.input.safeParse({ customer: 'ACME', body: 'charged twice', subject: 'Invoice' }).success).toBe(
+      true,
+    );
     expect(task.schemas.input.safeParse({}).success).toBe(false);
     expect(task.schemas.input.safeParse({ subject: 3 }).success).toBe(false);
     expect(task.schemas.input.safeParse('').success).toBe(false);
@@ -64,14 +71,20 @@ describe('createClassificationTask', () => {
       'subject: Invoice\nbody: charged\ntwice\ncustomer: ACME\npriority: high',
     );
     // Without a field order, every field sorted by name.
-    expect(inputText(createClassificationTask({ labels: LABELS }), { subject: 'S', body: 'B' })).toBe('body: B\nsubject: S');
+    expect(inputText(createClassificationTask({ labels: LABELS }), { subject: 'S', body: 'B' })).toBe(
+      'body: B\nsubject: S',
+    );
     expect(inputText(task, 'just text')).toBe('just text');
   });
 
   it('admits an input with text, and refuses one whose fields are all blank', () => {
     expect(task.admit!({ subject: 'Invoice', body: '' }, { label: 'billing' })).toEqual([]);
     expect(task.admit!({ subject: ' ', body: '' }, { label: 'billing' })).toEqual([
-      { reason: 'non_trivial_input', field: 'input', message: 'the input has no text to classify (every field is blank)' },
+      {
+        reason: 'non_trivial_input',
+        field: 'input',
+        message: 'the input has no text to classify (every field is blank)',
+      },
     ]);
   });
 
@@ -145,7 +158,14 @@ describe('classification reports', () => {
 
   it('keeps an undeclared label visible instead of dropping it', () => {
     const table = confusionTable([{ expected: 'sales', predicted: 'billing' }], ['billing']);
-    expect(table).toEqual({ labels: ['billing', 'sales'], counts: [[0, 0], [1, 0]], total: 1 });
+    expect(table).toEqual({
+      labels: ['billing', 'sales'],
+      counts: [
+        [0, 0],
+        [1, 0],
+      ],
+      total: 1,
+    });
     expect(perLabelRecall([{ expected: 'sales', predicted: 'billing' }], ['billing'])).toEqual([
       { label: 'billing', support: 0, correct: 0, recall: null },
       { label: 'sales', support: 1, correct: 0, recall: 0 },
@@ -155,11 +175,17 @@ describe('classification reports', () => {
   it('says null, never 0, when there is no outcome', () => {
     expect(classificationAccuracy([])).toBeNull();
     expect(misrouteRate([])).toBeNull();
-    expect(summarizeClassification([], { labels: LABELS, reportAs: 'misroute rate' }).headline).toEqual({ name: 'misroute rate', value: null });
+    expect(summarizeClassification([], { labels: LABELS, reportAs: 'misroute rate' }).headline).toEqual({
+      name: 'misroute rate',
+      value: null,
+    });
   });
 
   it('names the headline as the study reports it', () => {
-    expect(summarizeClassification(outcomes, { labels: LABELS, reportAs: 'misroute rate' }).headline).toEqual({ name: 'misroute rate', value: 0.4 });
+    expect(summarizeClassification(outcomes, { labels: LABELS, reportAs: 'misroute rate' }).headline).toEqual({
+      name: 'misroute rate',
+      value: 0.4,
+    });
     const summary = summarizeClassification(outcomes, { labels: LABELS });
     expect(summary.headline).toEqual({ name: 'accuracy', value: 0.6 });
     expect(summary.total).toBe(10);
@@ -167,7 +193,9 @@ describe('classification reports', () => {
 
   it('reads outcomes from task scores', () => {
     const task = createClassificationTask({ labels: LABELS });
-    const scores = outcomes.map((outcome) => task.score({ label: outcome.predicted }, { label: outcome.expected }, 'text', { accuracy: 1 }));
+    const scores = outcomes.map((outcome) =>
+      task.score({ label: outcome.predicted }, { label: outcome.expected }, 'text', { accuracy: 1 }),
+    );
     expect(scores.map(classificationOutcome)).toEqual(outcomes);
     expect(classificationOutcome({ diagnostics: { missedEntities: [] } })).toBeUndefined();
     expect(classificationOutcome({})).toBeUndefined();

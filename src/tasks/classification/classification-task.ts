@@ -109,7 +109,9 @@ export function createClassificationTask(options: ClassificationTaskOptions): Cl
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new InputError(`classification task: ${issue.message}`, { field: issue.path.map(String).join('.') || 'task' });
+    throw new InputError(`classification task: ${issue.message}`, {
+      field: issue.path.map(String).join('.') || 'task',
+    });
   }
   const { labels, reportAs, fieldOrder } = parsed.data;
   const labelSchema = z.enum(labels as [string, ...string[]]);
@@ -138,7 +140,15 @@ export function createClassificationTask(options: ClassificationTaskOptions): Cl
     },
     text: (input: TextInput) => textOfInput(input, fieldOrder),
     admit(input: TextInput): AdmissionProblem[] {
-      return hasText(input) ? [] : [{ reason: 'non_trivial_input', field: 'input', message: 'the input has no text to classify (every field is blank)' }];
+      return hasText(input)
+        ? []
+        : [
+            {
+              reason: 'non_trivial_input',
+              field: 'input',
+              message: 'the input has no text to classify (every field is blank)',
+            },
+          ];
     },
     outputContract: () => contract,
   };

@@ -39,8 +39,13 @@ describe('the custom task on plain Node, kloop compiled to JavaScript', () => {
     const main = join(OUT, 'main.mjs');
     writeFileSync(main, script, 'utf8');
     const environment = { ...process.env };
-    delete environment['NODE_OPTIONS'];
-    const stdout = execFileSync(process.execPath, [main], { cwd: OUT, env: environment, encoding: 'utf8', timeout: 30_000 });
+    delete environment.NODE_OPTIONS;
+    const stdout = execFileSync(process.execPath, [main], {
+      cwd: OUT,
+      env: environment,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
     expect(result).toEqual({
       id: expect.stringMatching(/^custom@[0-9a-f]{16}$/),

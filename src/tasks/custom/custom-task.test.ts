@@ -48,18 +48,33 @@ function scoreError(run: () => unknown): InputError {
 describe('loadCustomTask: a TypeScript scorer as a user writes it', () => {
   it('loads the fixture (an enum, zod, a relative .ts import), declares its components and scores with the study weights', async () => {
     const task = await loadCustomTask({ studyFolder: FIXTURES, module: 'route-score.ts' });
-    const hash = createHash('sha256').update(readFileSync(join(FIXTURES, 'route-score.ts'))).digest('hex');
+    const hash = createHash('sha256')
+      .update(readFileSync(join(FIXTURES, 'route-score.ts')))
+      .digest('hex');
     expect(task.id).toBe(`custom@${hash.slice(0, 16)}`);
     expect(task.file).toBe(join(FIXTURES, 'route-score.ts'));
     expect(defaultWeights(task)).toEqual({ label: 3, priority: 1 });
-    const score = task.score({ label: 'technical', priority: 'high' }, { label: 'billing', priority: 'high' }, { subject: 'Invoice' }, defaultWeights(task));
+    const score = task.score(
+      { label: 'technical', priority: 'high' },
+      { label: 'billing', priority: 'high' },
+      { subject: 'Invoice' },
+      defaultWeights(task),
+    );
     expect(score).toEqual({
       composite: 0.25,
       components: { label: 0, priority: 1 },
-      diagnostics: { expected: { label: 'billing', priority: 'high' }, predicted: { label: 'technical', priority: 'high' } },
+      diagnostics: {
+        expected: { label: 'billing', priority: 'high' },
+        predicted: { label: 'technical', priority: 'high' },
+      },
       feedback: 'expected billing, routed to technical',
     });
-    expect(task.score({ label: 'billing', priority: 'low' }, { label: 'billing', priority: 'high' }, 'x', { label: 1, priority: 1 }).composite).toBe(0.5);
+    expect(
+      task.score({ label: 'billing', priority: 'low' }, { label: 'billing', priority: 'high' }, 'x', {
+        label: 1,
+        priority: 1,
+      }).composite,
+    ).toBe(0.5);
     // The zod output schema decides validity.
     expect(task.schemas.output.safeParse({ label: 'billing', priority: 'urgent' }).success).toBe(false);
     expect(task.schemas.output.safeParse({ label: 'billing', priority: 'low' }).success).toBe(true);
@@ -69,7 +84,10 @@ describe('loadCustomTask: a TypeScript scorer as a user writes it', () => {
   });
 
   it('accepts a file:// path and a :functionName suffix, as promptfoo does', async () => {
-    expect(parseModuleReference('file://scorers/route.ts:routeScore')).toEqual({ path: 'scorers/route.ts', functionName: 'routeScore' });
+    expect(parseModuleReference('file://scorers/route.ts:routeScore')).toEqual({
+      path: 'scorers/route.ts',
+      functionName: 'routeScore',
+    });
     expect(parseModuleReference('score.js')).toEqual({ path: 'score.js' });
     const folder = study({ 'two.mjs': 'export const strict = (o, e) => o === e;\nexport const score = () => 0.5;\n' });
     const task = await loadCustomTask({ studyFolder: folder, module: 'file://two.mjs:strict' });
@@ -79,7 +97,10 @@ describe('loadCustomTask: a TypeScript scorer as a user writes it', () => {
 
   it('reads score.ts#name as score.ts:name, and names the function in the task id (another function is another fingerprint)', async () => {
     expect(parseModuleReference('score.ts#routeScore')).toEqual({ path: 'score.ts', functionName: 'routeScore' });
-    expect(parseModuleReference('file://scorers/route.cjs#routeScore')).toEqual({ path: 'scorers/route.cjs', functionName: 'routeScore' });
+    expect(parseModuleReference('file://scorers/route.cjs#routeScore')).toEqual({
+      path: 'scorers/route.cjs',
+      functionName: 'routeScore',
+    });
     expect(parseModuleReference('notes#1.ts')).toEqual({ path: 'notes#1.ts' }); // a # inside the file name is part of it
     const folder = study({ 'two.mjs': 'export const strict = (o, e) => o === e;\nexport const score = () => 0.5;\n' });
     const hash = (await loadCustomTask({ studyFolder: folder, module: 'two.mjs' })).id;
@@ -90,7 +111,9 @@ describe('loadCustomTask: a TypeScript scorer as a user writes it', () => {
     expect(sharp.id).toBe(`${hash}:strict`);
     expect(colon.id).toBe(sharp.id);
     expect((await loadCustomTask({ studyFolder: folder, module: 'two.mjs:score' })).id).toBe(hash); // the default function, named
-    await expect(loadCustomTask({ studyFolder: folder, module: 'two.mjs#lenient' })).rejects.toThrow(/exports no lenient function/);
+    await expect(loadCustomTask({ studyFolder: folder, module: 'two.mjs#lenient' })).rejects.toThrow(
+      /exports no lenient function/,
+    );
   });
 });
 
@@ -99,27 +122,57 @@ describe('loadCustomTask: the return conventions', () => {
     const folder = study({
       'bool.cjs': 'module.exports = { score: (output, expected) => output.label === expected.label };\n',
       'number.mjs': 'export function score(output) { return output.length / 10; }\n',
-      'promptfoo.js': 'export default function (output, expected) { return { pass: output === expected, score: output === expected ? 1 : 0.25, reason: output === expected ? "" : `wanted ${expected}` }; }\n',
+      'promptfoo.js':
+        'export default function (output, expected) { return { pass: output === expected, score: output === expected ? 1 : 0.25, reason: output === expected ? "" : `wanted ${expected}` }; }\n',
       'pass.mjs': 'export const score = (o, e) => ({ pass: o === e, reason: "checked" });\n',
     });
     const bool = await loadCustomTask({ studyFolder: folder, module: 'bool.cjs' });
-    expect(bool.score({ label: 'a' }, { label: 'a' }, 'x', defaultWeights(bool))).toEqual({ composite: 1, components: { score: 1 }, diagnostics: {}, feedback: '' });
+    expect(bool.score({ label: 'a' }, { label: 'a' }, 'x', defaultWeights(bool))).toEqual({
+      composite: 1,
+      components: { score: 1 },
+      diagnostics: {},
+      feedback: '',
+    });
     expect(bool.score({ label: 'a' }, { label: 'b' }, 'x', defaultWeights(bool)).composite).toBe(0);
     expect(defaultWeights(bool)).toEqual({ score: 1 });
     const number = await loadCustomTask({ studyFolder: folder, module: 'number.mjs' });
     expect(number.score('abc', null, 'x', {}).composite).toBe(0.3);
     const promptfoo = await loadCustomTask({ studyFolder: folder, module: 'promptfoo.js' });
     // pass decides (peer fault 5 of issue #36): a failed output scores 0 whatever its score; the score it gave stays in the diagnostics.
-    expect(promptfoo.score('a', 'b', 'x', {})).toEqual({ composite: 0, components: { score: 0 }, diagnostics: { pass: false, score: 0.25 }, feedback: 'wanted b' });
-    expect(promptfoo.score('a', 'a', 'x', {})).toEqual({ composite: 1, components: { score: 1 }, diagnostics: { pass: true }, feedback: '' });
+    expect(promptfoo.score('a', 'b', 'x', {})).toEqual({
+      composite: 0,
+      components: { score: 0 },
+      diagnostics: { pass: false, score: 0.25 },
+      feedback: 'wanted b',
+    });
+    expect(promptfoo.score('a', 'a', 'x', {})).toEqual({
+      composite: 1,
+      components: { score: 1 },
+      diagnostics: { pass: true },
+      feedback: '',
+    });
     const pass = await loadCustomTask({ studyFolder: folder, module: 'pass.mjs' });
-    expect(pass.score('a', 'a', 'x', {})).toEqual({ composite: 1, components: { score: 1 }, diagnostics: { pass: true }, feedback: 'checked' });
+    expect(pass.score('a', 'a', 'x', {})).toEqual({
+      composite: 1,
+      components: { score: 1 },
+      diagnostics: { pass: true },
+      feedback: 'checked',
+    });
   });
 
   it('reports components returned without a declaration as metrics, beside the composite', async () => {
-    const folder = study({ 'score.mjs': 'export const score = () => ({ score: 0.8, components: { tone: 0.5 }, feedback: "tone is flat" });\n' });
+    const folder = study({
+      'score.mjs':
+        'export const score = () => ({ score: 0.8, components: { tone: 0.5 }, feedback: "tone is flat" });\n',
+    });
     const task = await loadCustomTask({ studyFolder: folder, module: 'score.mjs' });
-    expect(task.score('o', 'e', 'i', defaultWeights(task))).toEqual({ composite: 0.8, components: { score: 0.8 }, metrics: { tone: 0.5 }, diagnostics: {}, feedback: 'tone is flat' });
+    expect(task.score('o', 'e', 'i', defaultWeights(task))).toEqual({
+      composite: 0.8,
+      components: { score: 0.8 },
+      metrics: { tone: 0.5 },
+      diagnostics: {},
+      feedback: 'tone is flat',
+    });
   });
 
   it('declared components: the composite is their weighted mean, missing ones skipped', async () => {
@@ -146,7 +199,8 @@ describe('loadCustomTask: the return conventions', () => {
 
   it('reads a JSON Schema output schema, and defaults to any JSON value', async () => {
     const folder = study({
-      'schema.mjs': 'export const outputSchema = { type: "object", properties: { label: { type: "string", enum: ["a", "b"] } }, required: ["label"] };\nexport const score = (o, e) => o.label === e.label;\n',
+      'schema.mjs':
+        'export const outputSchema = { type: "object", properties: { label: { type: "string", enum: ["a", "b"] } }, required: ["label"] };\nexport const score = (o, e) => o.label === e.label;\n',
       'plain.mjs': 'export const score = () => 1;\n',
     });
     const schema = await loadCustomTask({ studyFolder: folder, module: 'schema.mjs' });
@@ -167,15 +221,25 @@ describe('loadCustomTask: ESM and CommonJS, JavaScript and TypeScript', () => {
       'common.ts': 'const half: number = 0.5;\nmodule.exports.score = function (): number { return half; };\n',
       'module.mts': 'export function score(output: string): number { return output === "ok" ? 1 : 0; }\n',
       'helper.ts': 'export enum Level { Low = 0, High = 1 }\nexport namespace Grades { export const pass = 1; }\n',
-      'uses-helper.ts': "import { Level, Grades } from './helper.ts';\nexport const score = (o: string): number => (o === 'high' ? Level.High * Grades.pass : Level.Low);\n",
+      'uses-helper.ts':
+        "import { Level, Grades } from './helper.ts';\nexport const score = (o: string): number => (o === 'high' ? Level.High * Grades.pass : Level.Low);\n",
       'labels.json': '{ "accepted": ["x", "y"] }',
-      'uses-json.ts': "import labels from './labels.json';\nexport const score = (o: string): boolean => labels.accepted.includes(o);\n",
+      'uses-json.ts':
+        "import labels from './labels.json';\nexport const score = (o: string): boolean => labels.accepted.includes(o);\n",
     });
-    expect((await loadCustomTask({ studyFolder: folder, module: 'common.cts' })).score(1, 1, 1, {}).composite).toBe(0.5);
+    expect((await loadCustomTask({ studyFolder: folder, module: 'common.cts' })).score(1, 1, 1, {}).composite).toBe(
+      0.5,
+    );
     expect((await loadCustomTask({ studyFolder: folder, module: 'common.ts' })).score(1, 1, 1, {}).composite).toBe(0.5);
-    expect((await loadCustomTask({ studyFolder: folder, module: 'module.mts' })).score('ok', 1, 1, {}).composite).toBe(1);
-    expect((await loadCustomTask({ studyFolder: folder, module: 'uses-helper.ts' })).score('high', 1, 1, {}).composite).toBe(1);
-    expect((await loadCustomTask({ studyFolder: folder, module: 'uses-json.ts' })).score('y', 1, 1, {}).composite).toBe(1);
+    expect((await loadCustomTask({ studyFolder: folder, module: 'module.mts' })).score('ok', 1, 1, {}).composite).toBe(
+      1,
+    );
+    expect(
+      (await loadCustomTask({ studyFolder: folder, module: 'uses-helper.ts' })).score('high', 1, 1, {}).composite,
+    ).toBe(1);
+    expect((await loadCustomTask({ studyFolder: folder, module: 'uses-json.ts' })).score('y', 1, 1, {}).composite).toBe(
+      1,
+    );
     expect(readdirSync(folder).filter((name) => name.includes('.kloop.'))).toEqual([]);
   });
 
@@ -237,14 +301,17 @@ describe('a scorer bug stops the run: it is never an outcome of the artifact', (
       '}',
     ].join('\n'),
     'binary.mjs': 'export const outcome = "binary";\nexport const score = () => 0.5;\n',
-    'declared.mjs': 'export const components = ["label"];\nexport const score = () => ({ components: { labell: 1 } });\n',
+    'declared.mjs':
+      'export const components = ["label"];\nexport const score = () => ({ components: { labell: 1 } });\n',
   });
 
   it('names the file, the function and the example input', async () => {
     const task = await loadCustomTask({ studyFolder: folder, module: 'score.mjs' });
     const file = join(folder, 'score.mjs');
     const thrown = scoreError(() => task.score('throw', null, { subject: 'Refund please' }, {}));
-    expect(thrown.message).toBe(`${file}: score() threw TypeError: cannot read label, for the example whose input is "{"subject":"Refund please"}"`);
+    expect(thrown.message).toBe(
+      `${file}: score() threw TypeError: cannot read label, for the example whose input is "{"subject":"Refund please"}"`,
+    );
     expect(thrown.file).toBe(file);
     expect((thrown.cause as Error).message).toBe('cannot read label');
     const cases: Array<[string, RegExp]> = [
@@ -256,7 +323,8 @@ describe('a scorer bug stops the run: it is never an outcome of the artifact', (
       ['empty', /neither a score nor a pass/],
       ['bad-component', /component "tone" that must be a number in \[0, 1\]; got 2/],
     ];
-    for (const [output, message] of cases) expect(scoreError(() => task.score(output, null, 'ticket text', {})).message).toMatch(message);
+    for (const [output, message] of cases)
+      expect(scoreError(() => task.score(output, null, 'ticket text', {})).message).toMatch(message);
   });
 
   it('refuses a non-binary score from a binary scorer, and an undeclared component', async () => {
@@ -264,7 +332,9 @@ describe('a scorer bug stops the run: it is never an outcome of the artifact', (
     expect(binary.outcome).toBe('binary');
     expect(scoreError(() => binary.score(1, 1, 1, {})).message).toMatch(/declares outcome "binary"/);
     const declared = await loadCustomTask({ studyFolder: folder, module: 'declared.mjs' });
-    expect(scoreError(() => declared.score(1, 1, 1, { label: 1 })).message).toMatch(/"labell", which the module does not declare in its components \(label\)/);
+    expect(scoreError(() => declared.score(1, 1, 1, { label: 1 })).message).toMatch(
+      /"labell", which the module does not declare in its components \(label\)/,
+    );
   });
 
   it('the evaluator adds the example id', async () => {
@@ -273,7 +343,11 @@ describe('a scorer bug stops the run: it is never an outcome of the artifact', (
     const located = locateScorerError(error, 'ticket-017') as InputError;
     expect(located.exampleId).toBe('ticket-017');
     expect(located.code).toBe(CUSTOM_SCORER_ERROR);
-    expect(located.message).toMatch(new RegExp(`^${join(folder, 'score.mjs').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: example ticket-017: score\\(\\) threw`));
+    expect(located.message).toMatch(
+      new RegExp(
+        `^${join(folder, 'score.mjs').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: example ticket-017: score\\(\\) threw`,
+      ),
+    );
     const other = new Error('not ours');
     expect(locateScorerError(other, 'ticket-017')).toBe(other);
   });

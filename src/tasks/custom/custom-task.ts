@@ -101,7 +101,12 @@ export interface CustomTask extends Task<unknown, unknown, unknown> {
 type ScoreFunction = (output: unknown, expected: unknown, input: unknown) => unknown;
 
 function isZodSchema(value: unknown): value is z.ZodType {
-  return typeof value === 'object' && value !== null && '_zod' in value && typeof (value as { safeParse?: unknown }).safeParse === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    '_zod' in value &&
+    typeof (value as { safeParse?: unknown }).safeParse === 'function'
+  );
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -111,22 +116,31 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 function moduleError(message: string, file: string, field?: string, cause?: unknown): InputError {
-  return new InputError(message, { file, code: CUSTOM_MODULE_ERROR, ...(field !== undefined ? { field } : {}), ...(cause !== undefined ? { cause } : {}) });
+  return new InputError(message, {
+    file,
+    code: CUSTOM_MODULE_ERROR,
+    ...(field !== undefined ? { field } : {}),
+    ...(cause !== undefined ? { cause } : {}),
+  });
 }
 
 /** The export `name` of a module namespace, looking through CommonJS and transpiled default exports. */
 function exportOf(exports: Record<string, unknown>, name: string): unknown {
   if (exports[name] !== undefined) return exports[name];
-  let inner = exports['default'];
+  let inner = exports.default;
   for (let depth = 0; depth < 2 && inner !== null && typeof inner === 'object'; depth += 1) {
     const value = (inner as Record<string, unknown>)[name];
     if (value !== undefined) return value;
-    inner = (inner as Record<string, unknown>)['default'];
+    inner = (inner as Record<string, unknown>).default;
   }
   return undefined;
 }
 
-function schemaExport(value: unknown, name: string, file: string): { schema: z.ZodType; jsonSchema: Record<string, unknown> } {
+function schemaExport(
+  value: unknown,
+  name: string,
+  file: string,
+): { schema: z.ZodType; jsonSchema: Record<string, unknown> } {
   if (value === undefined) return { schema: z.json(), jsonSchema: {} };
   if (isZodSchema(value)) {
     const json = z.toJSONSchema(value, { unrepresentable: 'any' }) as Record<string, unknown>;
@@ -146,21 +160,29 @@ function schemaExport(value: unknown, name: string, file: string): { schema: z.Z
 
 function componentsExport(value: unknown, file: string): TaskComponent[] | undefined {
   if (value === undefined) return undefined;
-  if (!Array.isArray(value) || value.length === 0) throw moduleError('components must be a non-empty list of names or { name, weight?, description? }', file, 'components');
+  if (!Array.isArray(value) || value.length === 0)
+    throw moduleError(
+      'components must be a non-empty list of names or { name, weight?, description? }',
+      file,
+      'components',
+    );
   const components = value.map((item: unknown, index): TaskComponent => {
     const entry = typeof item === 'string' ? { name: item } : item;
-    if (!isPlainObject(entry) || typeof entry['name'] !== 'string' || entry['name'] === '') {
+    if (!isPlainObject(entry) || typeof entry.name !== 'string' || entry.name === '') {
       throw moduleError('a component needs a non-empty name', file, `components[${index}]`);
     }
-    const weight = entry['weight'] ?? 1;
-    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0) throw moduleError('a component weight must be a number ≥ 0', file, `components[${index}].weight`);
-    const description = entry['description'] ?? `component ${entry['name']} of the custom scorer`;
-    if (typeof description !== 'string') throw moduleError('a component description must be text', file, `components[${index}].description`);
-    return { name: entry['name'], weight, description };
+    const weight = entry.weight ?? 1;
+    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0)
+      throw moduleError('a component weight must be a number ≥ 0', file, `components[${index}].weight`);
+    const description = entry.description ?? `component ${entry.name} of the custom scorer`;
+    if (typeof description !== 'string')
+      throw moduleError('a component description must be text', file, `components[${index}].description`);
+    return { name: entry.name, weight, description };
   });
   const names = components.map((component) => component.name);
   if (new Set(names).size !== names.length) throw moduleError('component names must be unique', file, 'components');
-  if (!components.some((component) => component.weight > 0)) throw moduleError('at least one component must weigh more than 0', file, 'components');
+  if (!components.some((component) => component.weight > 0))
+    throw moduleError('at least one component must weigh more than 0', file, 'components');
   return components;
 }
 
@@ -175,7 +197,12 @@ function shortInput(input: unknown): string {
  */
 export function locateScorerError(error: unknown, exampleId: string): unknown {
   if (!isKloopError(error) || error.code !== CUSTOM_SCORER_ERROR || error.exampleId !== undefined) return error;
-  return new InputError(`example ${exampleId}: ${error.detail}`, { code: CUSTOM_SCORER_ERROR, exampleId, cause: (error as KloopError).cause, ...(error.file !== undefined ? { file: error.file } : {}) });
+  return new InputError(`example ${exampleId}: ${error.detail}`, {
+    code: CUSTOM_SCORER_ERROR,
+    exampleId,
+    cause: (error as KloopError).cause,
+    ...(error.file !== undefined ? { file: error.file } : {}),
+  });
 }
 
 /**
@@ -186,15 +213,19 @@ export function locateScorerError(error: unknown, exampleId: string): unknown {
  * without `pass`, `score`. Undefined when the object has neither.
  */
 function passOrScore(result: Record<string, unknown>, fail: (message: string) => never): number | undefined {
-  const score = result['score'] !== undefined ? unitScore(result['score'], 'returned a score that', fail) : undefined;
-  if (result['pass'] !== undefined && typeof result['pass'] !== 'boolean') fail(`returned a pass that is not true or false (${JSON.stringify(result['pass']) ?? typeof result['pass']})`);
-  if (result['pass'] === false) return 0;
-  if (result['pass'] === true) return score ?? 1;
+  const score = result.score !== undefined ? unitScore(result.score, 'returned a score that', fail) : undefined;
+  if (result.pass !== undefined && typeof result.pass !== 'boolean')
+    fail(`returned a pass that is not true or false (${JSON.stringify(result.pass) ?? typeof result.pass})`);
+  if (result.pass === false) return 0;
+  if (result.pass === true) return score ?? 1;
   return score;
 }
 
 function unitScore(value: unknown, what: string, fail: (message: string) => never): number {
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || value > 1) fail(`${what} must be a number in [0, 1]; got ${typeof value === 'number' ? String(value) : JSON.stringify(value) ?? String(value)}`);
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || value > 1)
+    fail(
+      `${what} must be a number in [0, 1]; got ${typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value))}`,
+    );
   return value as number;
 }
 
@@ -208,7 +239,11 @@ function unitScore(value: unknown, what: string, fail: (message: string) => neve
  */
 export async function loadCustomTask(options: CustomTaskOptions): Promise<CustomTask> {
   const loaded = await loadStudyModule(options.studyFolder, options.module);
-  return customTaskOf(loaded.exports, { file: loaded.file, contentHash: loaded.contentHash, ...(loaded.functionName !== undefined ? { functionName: loaded.functionName } : {}) });
+  return customTaskOf(loaded.exports, {
+    file: loaded.file,
+    contentHash: loaded.contentHash,
+    ...(loaded.functionName !== undefined ? { functionName: loaded.functionName } : {}),
+  });
 }
 
 /** Where a custom task's exports come from: a module file, or code (`createStudy({ score })`). */
@@ -233,9 +268,15 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
   const loaded = { ...source, exports };
   const { file } = source;
   const scoreName = loaded.functionName ?? 'score';
-  const found = exportOf(exports, scoreName) ?? (loaded.functionName === undefined && typeof exports['default'] === 'function' ? exports['default'] : undefined);
+  const found =
+    exportOf(exports, scoreName) ??
+    (loaded.functionName === undefined && typeof exports.default === 'function' ? exports.default : undefined);
   if (typeof found !== 'function') {
-    throw moduleError(found === undefined ? `the module exports no ${scoreName} function` : `${scoreName} is not a function`, file, scoreName);
+    throw moduleError(
+      found === undefined ? `the module exports no ${scoreName} function` : `${scoreName} is not a function`,
+      file,
+      scoreName,
+    );
   }
   const scoreFunction = found as ScoreFunction;
   const output = schemaExport(exportOf(exports, 'outputSchema'), 'outputSchema', file);
@@ -243,11 +284,19 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
   const expected = schemaExport(exportOf(exports, 'expectedSchema'), 'expectedSchema', file);
   const declared = componentsExport(exportOf(exports, 'components'), file);
   const outcome = exportOf(exports, 'outcome') ?? 'continuous';
-  if (outcome !== 'continuous' && outcome !== 'binary') throw moduleError(`outcome must be "continuous" or "binary"; got ${JSON.stringify(outcome)}`, file, 'outcome');
+  if (outcome !== 'continuous' && outcome !== 'binary')
+    throw moduleError(`outcome must be "continuous" or "binary"; got ${JSON.stringify(outcome)}`, file, 'outcome');
   const declaredNames = new Set(declared?.map((component) => component.name));
-  const contract = jsonOutputContract(output.jsonSchema, ['It must fit this JSON Schema (the custom scorer\'s output schema):']);
+  const contract = jsonOutputContract(output.jsonSchema, [
+    "It must fit this JSON Schema (the custom scorer's output schema):",
+  ]);
 
-  function score(answer: unknown, gold: unknown, example: unknown, weights: Readonly<Record<string, number>>): TaskScore {
+  function score(
+    answer: unknown,
+    gold: unknown,
+    example: unknown,
+    weights: Readonly<Record<string, number>>,
+  ): TaskScore {
     const fail = (message: string, cause?: unknown): never => {
       throw new InputError(`${scoreName}() ${message}, for the example whose input is "${shortInput(example)}"`, {
         file,
@@ -273,22 +322,24 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
     else if (typeof result === 'number') value = unitScore(result, 'returned a score that', fail);
     else if (isPlainObject(result)) {
       value = passOrScore(result, fail);
-      if (result['components'] !== undefined) {
-        if (!isPlainObject(result['components'])) fail('returned components that are not an object of name → score');
-        returned = result['components'] as Record<string, unknown>;
+      if (result.components !== undefined) {
+        if (!isPlainObject(result.components)) fail('returned components that are not an object of name → score');
+        returned = result.components as Record<string, unknown>;
       }
-      const text = result['feedback'] ?? result['reason'];
+      const text = result.feedback ?? result.reason;
       if (text !== undefined && typeof text !== 'string') fail('returned a feedback (or reason) that is not text');
       feedback = (text as string | undefined) ?? '';
-      if (result['diagnostics'] !== undefined) {
-        if (!isPlainObject(result['diagnostics'])) fail('returned diagnostics that are not an object');
-        diagnostics = { ...(result['diagnostics'] as Record<string, unknown>) };
+      if (result.diagnostics !== undefined) {
+        if (!isPlainObject(result.diagnostics)) fail('returned diagnostics that are not an object');
+        diagnostics = { ...(result.diagnostics as Record<string, unknown>) };
       }
-      if (typeof result['pass'] === 'boolean') diagnostics = { ...diagnostics, pass: result['pass'] };
+      if (typeof result.pass === 'boolean') diagnostics = { ...diagnostics, pass: result.pass };
       // The score a failed output gave is kept for the reader, though pass decided.
-      if (result['pass'] === false && result['score'] !== undefined) diagnostics = { ...diagnostics, score: result['score'] };
+      if (result.pass === false && result.score !== undefined) diagnostics = { ...diagnostics, score: result.score };
     } else {
-      fail(`returned ${result === undefined ? 'nothing' : JSON.stringify(result) ?? typeof result}; return a boolean, a number in [0, 1] or { score, reason }`);
+      fail(
+        `returned ${result === undefined ? 'nothing' : (JSON.stringify(result) ?? typeof result)}; return a boolean, a number in [0, 1] or { score, reason }`,
+      );
     }
 
     const components: Record<string, number> = {};
@@ -297,22 +348,27 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
       const checked = unitScore(component, `returned a component "${name}" that`, fail);
       if (declared === undefined) metrics[name] = checked;
       else if (declaredNames.has(name)) components[name] = checked;
-      else fail(`returned the component "${name}", which the module does not declare in its components (${[...declaredNames].join(', ')})`);
+      else
+        fail(
+          `returned the component "${name}", which the module does not declare in its components (${[...declaredNames].join(', ')})`,
+        );
     }
     let composite: number;
     const skipped: string[] = [];
     if (declared === undefined) {
       if (value === undefined) fail('returned an object with neither a score nor a pass');
       composite = value!;
-      components['score'] = composite;
+      components.score = composite;
     } else {
       if (Object.keys(components).length === 0) fail('returned no component, but the module declares components');
       for (const name of declaredNames) if (components[name] === undefined) skipped.push(name);
       composite = weightedComposite(components, weights);
     }
-    if (outcome === 'binary' && composite !== 0 && composite !== 1) fail(`returned ${composite}, but the module declares outcome "binary" (0 or 1 only)`);
+    if (outcome === 'binary' && composite !== 0 && composite !== 1)
+      fail(`returned ${composite}, but the module declares outcome "binary" (0 or 1 only)`);
     // Only for a score that exists: an example with no weighted component has none (the evaluator leaves it out), so nothing is invented for it.
-    if (feedback === '' && composite < 1 && hasWeightedComponent(components, weights)) feedback = `scored ${Number(composite.toFixed(3))}; the scorer gave no reason`;
+    if (feedback === '' && composite < 1 && hasWeightedComponent(components, weights))
+      feedback = `scored ${Number(composite.toFixed(3))}; the scorer gave no reason`;
     return {
       composite,
       components,
@@ -327,7 +383,11 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
     id: `${CUSTOM_SCORER_VERSION}@${loaded.contentHash.slice(0, 16)}${scoreName !== 'score' ? `:${scoreName}` : ''}`,
     file,
     contentHash: loaded.contentHash,
-    schemas: { input: input.schema as z.ZodType<unknown>, expected: expected.schema as z.ZodType<unknown>, output: output.schema as z.ZodType<unknown> },
+    schemas: {
+      input: input.schema as z.ZodType<unknown>,
+      expected: expected.schema as z.ZodType<unknown>,
+      output: output.schema as z.ZodType<unknown>,
+    },
     ...(declared !== undefined ? { components: declared } : {}),
     outcome: outcome as OutcomeKind,
     score,

@@ -131,7 +131,13 @@ function isModuleSyntax(code: string, file: string): boolean {
 }
 
 /** Transpiles a TypeScript module and the relative modules it imports into one JavaScript file. */
-async function transpile(source: string, path: string, extension: string, outfile: string, file: string): Promise<{ code: string; esm: boolean }> {
+async function transpile(
+  source: string,
+  path: string,
+  extension: string,
+  outfile: string,
+  file: string,
+): Promise<{ code: string; esm: boolean }> {
   const esbuild = await import('esbuild');
   try {
     let esm = extension === '.mts';
@@ -153,13 +159,20 @@ async function transpile(source: string, path: string, extension: string, outfil
     });
     return { code: result.outputFiles[0]!.text, esm };
   } catch (error) {
-    const detail = (error as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } | null }> }).errors?.[0];
-    const where = detail?.location ? ` (${detail.location.file}:${detail.location.line}:${detail.location.column})` : '';
-    throw new InputError(`cannot transpile the TypeScript module${where}: ${detail?.text ?? (error as Error).message}`, {
-      file,
-      code: 'custom_module',
-      cause: error,
-    });
+    const detail = (
+      error as { errors?: Array<{ text: string; location?: { file: string; line: number; column: number } | null }> }
+    ).errors?.[0];
+    const where = detail?.location
+      ? ` (${detail.location.file}:${detail.location.line}:${detail.location.column})`
+      : '';
+    throw new InputError(
+      `cannot transpile the TypeScript module${where}: ${detail?.text ?? (error as Error).message}`,
+      {
+        file,
+        code: 'custom_module',
+        cause: error,
+      },
+    );
   }
 }
 
@@ -179,7 +192,10 @@ export async function loadStudyModule(studyFolder: string, reference: string): P
   const file = isAbsolute(written) ? written : join(studyFolder, written);
   const extension = extname(path).toLowerCase();
   if (!(MODULE_EXTENSIONS as readonly string[]).includes(extension)) {
-    throw new InputError(`a custom module must be JavaScript or TypeScript (${MODULE_EXTENSIONS.join(', ')}); got "${basename(path)}"`, { file, code: 'custom_module' });
+    throw new InputError(
+      `a custom module must be JavaScript or TypeScript (${MODULE_EXTENSIONS.join(', ')}); got "${basename(path)}"`,
+      { file, code: 'custom_module' },
+    );
   }
   if (!existsSync(path)) throw new InputError('the custom module does not exist', { file, code: 'custom_module' });
   const bytes = readFileSync(path);
@@ -212,7 +228,11 @@ function writeTranspiled(path: string, contentHash: string, esm: boolean, code: 
     renameSync(partial, target);
   } catch (error) {
     removeQuietly(partial);
-    throw new InputError(`cannot write the transpiled module beside it (${(error as Error).message})`, { file, code: 'custom_module', cause: error });
+    throw new InputError(`cannot write the transpiled module beside it (${(error as Error).message})`, {
+      file,
+      code: 'custom_module',
+      cause: error,
+    });
   }
   return target;
 }
@@ -226,7 +246,13 @@ function removeQuietly(target: string): void {
 }
 
 /** Transpiles (TypeScript) and imports a module; the transpiled file is deleted once imported. */
-async function importModule(path: string, file: string, extension: string, bytes: Buffer, contentHash: string): Promise<Record<string, unknown>> {
+async function importModule(
+  path: string,
+  file: string,
+  extension: string,
+  bytes: Buffer,
+  contentHash: string,
+): Promise<Record<string, unknown>> {
   let target = path;
   let temporary: string | undefined;
   if (TYPESCRIPT_EXTENSIONS.has(extension)) {
@@ -240,7 +266,11 @@ async function importModule(path: string, file: string, extension: string, bytes
     url.searchParams.set('kloop', contentHash.slice(0, 12)); // a new version of the file is a new module
     return await nativeImport(url.href);
   } catch (error) {
-    throw new InputError(`cannot load the custom module: ${(error as Error).message}`, { file, code: 'custom_module', cause: error });
+    throw new InputError(`cannot load the custom module: ${(error as Error).message}`, {
+      file,
+      code: 'custom_module',
+      cause: error,
+    });
   } finally {
     if (temporary !== undefined) removeQuietly(temporary);
   }

@@ -11,10 +11,22 @@ describe('field match rules', () => {
     expect(matchExact(42, 42).score).toBe(1);
     expect(matchExact(42, '42').score).toBe(0);
     expect(matchExact(true, true).score).toBe(1);
-    expect(matchExact('PO-1', undefined)).toEqual({ match: 'exact', expected: 'PO-1', predicted: null, score: 0, missing: true });
+    expect(matchExact('PO-1', undefined)).toEqual({
+      match: 'exact',
+      expected: 'PO-1',
+      predicted: null,
+      score: 0,
+      missing: true,
+    });
     expect(matchExact(null, undefined).score).toBe(1);
     expect(matchExact(null, null).score).toBe(1);
-    expect(matchExact(null, 'PO-1')).toEqual({ match: 'exact', expected: null, predicted: 'PO-1', score: 0, unexpected: true });
+    expect(matchExact(null, 'PO-1')).toEqual({
+      match: 'exact',
+      expected: null,
+      predicted: 'PO-1',
+      score: 0,
+      unexpected: true,
+    });
   });
 
   it('set-f1: harmonic mean of precision and recall over normalised, de-duplicated items', () => {
@@ -38,7 +50,14 @@ describe('field match rules', () => {
     expect(matchNumber(42, 41.99, 0.01).score).toBe(1);
     expect(matchNumber(42, 41.98, 0.01).score).toBe(0);
     expect(matchNumber(0.3, 0.1 + 0.2, 0).score).toBe(1);
-    expect(matchNumber(42, 42.5, 0)).toEqual({ match: 'number', expected: 42, predicted: 42.5, tolerance: 0, difference: 0.5, score: 0 });
+    expect(matchNumber(42, 42.5, 0)).toEqual({
+      match: 'number',
+      expected: 42,
+      predicted: 42.5,
+      tolerance: 0,
+      difference: 0.5,
+      score: 0,
+    });
     expect(matchNumber(42, null, 1).missing).toBe(true);
     expect(matchNumber(null, undefined, 1).score).toBe(1);
     expect(matchNumber(null, 3, 1).unexpected).toBe(true);
@@ -76,8 +95,15 @@ describe('createExtractionTask', () => {
     expect(score.composite).toBe(0.375);
     expect(score.composite).toBe(weightedComposite(score.components, weights));
     expect(score.feedback).toBe('total is 41.5, expected 42 (tolerance 0.01); items misses "kiwi", has extra "pear".');
-    expect(score.diagnostics!['wrong']).toEqual(['total', 'items']);
-    expect((score.diagnostics!['fields'] as Record<string, unknown>)['total']).toEqual({ match: 'number', expected: 42, predicted: 41.5, tolerance: 0.01, difference: 0.5, score: 0 });
+    expect(score.diagnostics!.wrong).toEqual(['total', 'items']);
+    expect((score.diagnostics!.fields as Record<string, unknown>).total).toEqual({
+      match: 'number',
+      expected: 42,
+      predicted: 41.5,
+      tolerance: 0.01,
+      difference: 0.5,
+      score: 0,
+    });
   });
 
   it('scores a missing and an unexpected value 0, and a right output 1 with no feedback', () => {
@@ -88,13 +114,21 @@ describe('createExtractionTask', () => {
     const unexpected = task.score({ po_number: 'PO-7' }, { po_number: null }, 'text', weights);
     expect(unexpected.composite).toBe(0);
     expect(unexpected.feedback).toBe('po_number should be absent (the text has none), got "PO-7".');
-    const right = task.score({ vendor: 'ACME', total: 42.004, items: ['Kiwi'] }, { vendor: 'acme', total: 42, items: ['kiwi'] }, 'text', weights);
+    const right = task.score(
+      { vendor: 'ACME', total: 42.004, items: ['Kiwi'] },
+      { vendor: 'acme', total: 42, items: ['kiwi'] },
+      'text',
+      weights,
+    );
     expect(right.composite).toBe(1);
     expect(right.feedback).toBe('');
   });
 
-  it('honours the study\'s weights, and a 0 means 0', () => {
-    const score = task.score({ vendor: 'x', total: 42 }, { vendor: 'ACME', total: 42 }, 'text', { ...weights, vendor: 0 });
+  it("honours the study's weights, and a 0 means 0", () => {
+    const score = task.score({ vendor: 'x', total: 42 }, { vendor: 'ACME', total: 42 }, 'text', {
+      ...weights,
+      vendor: 0,
+    });
     expect(score.components).toEqual({ vendor: 0, total: 1 });
     expect(score.composite).toBe(1);
   });

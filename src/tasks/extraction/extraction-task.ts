@@ -81,7 +81,9 @@ export type ExtractionRecord = Record<string, unknown>;
 
 /** An extraction task, with its field settings. */
 export interface ExtractionTask extends Task<TextInput, ExtractionRecord, ExtractionRecord> {
-  readonly fields: Readonly<Record<string, Required<Omit<ExtractionFieldOptions, 'tolerance'>> & { tolerance: number }>>;
+  readonly fields: Readonly<
+    Record<string, Required<Omit<ExtractionFieldOptions, 'tolerance'>> & { tolerance: number }>
+  >;
 }
 
 const nonNegative = z.number().finite().min(0);
@@ -92,12 +94,18 @@ const fieldSchema = z
     tolerance: nonNegative.optional(),
     description: z.string().min(1).optional(),
   })
-  .refine((field) => field.tolerance === undefined || field.match === 'number', { message: 'tolerance applies to number fields only', path: ['tolerance'] });
+  .refine((field) => field.tolerance === undefined || field.match === 'number', {
+    message: 'tolerance applies to number fields only',
+    path: ['tolerance'],
+  });
 const optionsSchema = z.strictObject({
   fields: z
     .record(z.string().min(1, 'a field name is empty'), fieldSchema)
     .refine((fields) => Object.keys(fields).length > 0, 'the task declares no field')
-    .refine((fields) => Object.values(fields).some((field) => field.weight > 0), 'at least one field must weigh more than 0'),
+    .refine(
+      (fields) => Object.values(fields).some((field) => field.weight > 0),
+      'at least one field must weigh more than 0',
+    ),
   fieldOrder: z.array(z.string().min(1)).default([]),
 });
 
@@ -153,29 +161,60 @@ export function createExtractionTask(options: ExtractionTaskOptions): Extraction
   const fields = Object.fromEntries(
     Object.entries(parsed.data.fields).map(([name, field]) => [
       name,
-      { match: field.match, weight: field.weight, tolerance: field.tolerance ?? 0, description: field.description ?? DESCRIPTIONS[field.match] },
+      {
+        match: field.match,
+        weight: field.weight,
+        tolerance: field.tolerance ?? 0,
+        description: field.description ?? DESCRIPTIONS[field.match],
+      },
     ]),
   );
   const names = Object.keys(fields);
-  const components: TaskComponent[] = names.map((name) => ({ name, weight: fields[name]!.weight, description: fields[name]!.description }));
+  const components: TaskComponent[] = names.map((name) => ({
+    name,
+    weight: fields[name]!.weight,
+    description: fields[name]!.description,
+  }));
   const expected = z
     .strictObject(Object.fromEntries(names.map((name) => [name, valueSchema(fields[name]!.match).optional()])))
     .refine((record) => names.some((name) => record[name] !== undefined), 'the gold has no field to score');
   const output = z.object(
-    Object.fromEntries(names.map((name) => [name, (fields[name]!.match === 'set-f1' ? setValue.nullable() : valueSchema(fields[name]!.match)).optional()])),
+    Object.fromEntries(
+      names.map((name) => [
+        name,
+        (fields[name]!.match === 'set-f1' ? setValue.nullable() : valueSchema(fields[name]!.match)).optional(),
+      ]),
+    ),
   );
   const contract = jsonOutputContract(jsonSchemaOf(output), [
     'It must be an object with these fields, each optional (leave out, or give null for, a value the text does not have):',
-    ...names.map((name) => `- ${name}: ${fields[name]!.match === 'set-f1' ? 'a list' : fields[name]!.match === 'number' ? 'a number' : 'a text, number or true/false'}; ${fields[name]!.description}.`),
+    ...names.map(
+      (name) =>
+        `- ${name}: ${fields[name]!.match === 'set-f1' ? 'a list' : fields[name]!.match === 'number' ? 'a number' : 'a text, number or true/false'}; ${fields[name]!.description}.`,
+    ),
   ]);
-  const settings = Object.fromEntries(names.map((name) => [name, { match: fields[name]!.match, weight: fields[name]!.weight, tolerance: fields[name]!.tolerance }]));
+  const settings = Object.fromEntries(
+    names.map((name) => [
+      name,
+      { match: fields[name]!.match, weight: fields[name]!.weight, tolerance: fields[name]!.tolerance },
+    ]),
+  );
   return {
     id: `${EXTRACTION_SCORER_VERSION}:${contentHash(stableJson(settings)).slice(0, 8)}`,
     fields: Object.freeze(fields),
-    schemas: { input: textInputSchema, expected: expected as z.ZodType<ExtractionRecord>, output: output as z.ZodType<ExtractionRecord> },
+    schemas: {
+      input: textInputSchema,
+      expected: expected as z.ZodType<ExtractionRecord>,
+      output: output as z.ZodType<ExtractionRecord>,
+    },
     components,
     outcome: 'continuous',
-    score(predicted: ExtractionRecord, gold: ExtractionRecord, _input: TextInput, weights: Readonly<Record<string, number>>): TaskScore {
+    score(
+      predicted: ExtractionRecord,
+      gold: ExtractionRecord,
+      _input: TextInput,
+      weights: Readonly<Record<string, number>>,
+    ): TaskScore {
       const scores: Record<string, number> = {};
       const diagnostics: Record<string, FieldDiagnostic> = {};
       const skipped: string[] = [];
@@ -202,12 +241,21 @@ export function createExtractionTask(options: ExtractionTaskOptions): Extraction
         components: scores,
         skipped,
         diagnostics: { fields: diagnostics, wrong },
-        feedback: wrong.length === 0 ? '' : `${wrong.map((name) => describeField(name, diagnostics[name]!)).join('; ')}.`,
+        feedback:
+          wrong.length === 0 ? '' : `${wrong.map((name) => describeField(name, diagnostics[name]!)).join('; ')}.`,
       };
     },
     text: (input: TextInput) => textOfInput(input, fieldOrder),
     admit(input: TextInput): AdmissionProblem[] {
-      return hasText(input) ? [] : [{ reason: 'non_trivial_input', field: 'input', message: 'the input has no text to extract from (every field is blank)' }];
+      return hasText(input)
+        ? []
+        : [
+            {
+              reason: 'non_trivial_input',
+              field: 'input',
+              message: 'the input has no text to extract from (every field is blank)',
+            },
+          ];
     },
     outputContract: () => contract,
   };

@@ -80,12 +80,18 @@ export function matchExact(expected: ExactValue, predicted: ExactValue | undefin
   const base = { match: 'exact' as const, expected, predicted: value };
   if (expected === null) return value === null ? { ...base, score: 1 } : { ...base, score: 0, unexpected: true };
   if (value === null) return { ...base, score: 0, missing: true };
-  const right = typeof expected === 'string' && typeof value === 'string' ? normalizeText(expected) === normalizeText(value) : expected === value;
+  const right =
+    typeof expected === 'string' && typeof value === 'string'
+      ? normalizeText(expected) === normalizeText(value)
+      : expected === value;
   return { ...base, score: right ? 1 : 0 };
 }
 
 /** Scores a `set-f1` field. */
-export function matchSet(expected: readonly SetItem[], predicted: readonly SetItem[] | null | undefined): FieldDiagnostic {
+export function matchSet(
+  expected: readonly SetItem[],
+  predicted: readonly SetItem[] | null | undefined,
+): FieldDiagnostic {
   const gold = new Map<string, SetItem>();
   for (const item of expected) if (!gold.has(itemKey(item))) gold.set(itemKey(item), item);
   const guess = new Map<string, SetItem>();
@@ -107,7 +113,11 @@ export function matchSet(expected: readonly SetItem[], predicted: readonly SetIt
 }
 
 /** Scores a `number` field with an absolute tolerance ≥ 0. */
-export function matchNumber(expected: number | null, predicted: number | null | undefined, tolerance: number): FieldDiagnostic {
+export function matchNumber(
+  expected: number | null,
+  predicted: number | null | undefined,
+  tolerance: number,
+): FieldDiagnostic {
   const value = predicted ?? null;
   const base = { match: 'number' as const, expected, predicted: value, tolerance };
   if (expected === null) return value === null ? { ...base, score: 1 } : { ...base, score: 0, unexpected: true };

@@ -116,16 +116,24 @@ export function isEntityGrounded(entity: ExpectedEntity, keys: ReadonlySet<strin
  * // [{ reason: 'grounding', field: 'expected.entities[0].name', message: 'gold entity "Invoice" does not appear in the goal text, by name, alias or lemma' }]
  * ```
  */
-export function intentAdmissionProblems(goal: string, expected: ExpectedIntent, options: IntentAdmissionOptions = {}): IntentAdmissionProblem[] {
+export function intentAdmissionProblems(
+  goal: string,
+  expected: ExpectedIntent,
+  options: IntentAdmissionOptions = {},
+): IntentAdmissionProblem[] {
   const problems: IntentAdmissionProblem[] = [];
   const entities = expected.entities ?? [];
-  if (entities.length === 0) problems.push({ reason: 'non_trivial_gold', field: 'expected.entities', message: 'the gold names no entity' });
+  if (entities.length === 0)
+    problems.push({ reason: 'non_trivial_gold', field: 'expected.entities', message: 'the gold names no entity' });
   const appTypes = acceptedAppTypes(expected);
   if ((options.requireAppType ?? true) && !appTypes.some((type) => type !== 'other')) {
     problems.push({
       reason: 'non_trivial_gold',
       field: 'expected.appType',
-      message: appTypes.length === 0 ? 'the gold has no app type (use --partial-gold, or corpusPolicy.partialGold for corpus files, to admit partial gold)' : 'the gold app type is only "other", which is not a known app type',
+      message:
+        appTypes.length === 0
+          ? 'the gold has no app type (use --partial-gold, or corpusPolicy.partialGold for corpus files, to admit partial gold)'
+          : 'the gold app type is only "other", which is not a known app type',
     });
   }
   for (const position of ungroundedEntities(goal, entities)) {

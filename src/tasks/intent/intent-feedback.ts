@@ -40,7 +40,10 @@ function list(items: readonly string[], limit: number): string {
  * //  missing behaviours payment; entities not in the gold: Clinic.'
  * ```
  */
-export function describeIntentDiagnostics(diagnostics: ExampleDiagnostics, options: IntentFeedbackOptions = {}): string {
+export function describeIntentDiagnostics(
+  diagnostics: ExampleDiagnostics,
+  options: IntentFeedbackOptions = {},
+): string {
   const limit = options.maxItems ?? 8;
   const parts: string[] = [];
   const mismatch = diagnostics.appTypeMismatch;
@@ -50,8 +53,11 @@ export function describeIntentDiagnostics(diagnostics: ExampleDiagnostics, optio
     const roles = diagnostics.wrongRoles.map((wrong) => `${wrong.entity} is ${wrong.expected}, not ${wrong.predicted}`);
     parts.push(`wrong roles: ${list(roles, limit)}`);
   }
-  if (diagnostics.missingBehaviors.length > 0) parts.push(`missing behaviours ${list(diagnostics.missingBehaviors, limit)}`);
-  if (diagnostics.spuriousEntities.length > 0) parts.push(`entities not in the gold: ${list(diagnostics.spuriousEntities, limit)}`);
-  if (options.relations === true && diagnostics.missedRelations.length > 0) parts.push(`missed relations ${list(diagnostics.missedRelations, limit)}`);
+  if (diagnostics.missingBehaviors.length > 0)
+    parts.push(`missing behaviours ${list(diagnostics.missingBehaviors, limit)}`);
+  if (diagnostics.spuriousEntities.length > 0)
+    parts.push(`entities not in the gold: ${list(diagnostics.spuriousEntities, limit)}`);
+  if (options.relations === true && diagnostics.missedRelations.length > 0)
+    parts.push(`missed relations ${list(diagnostics.missedRelations, limit)}`);
   return parts.length === 0 ? '' : `${parts.join('; ')}.`;
 }

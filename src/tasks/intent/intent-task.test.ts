@@ -41,15 +41,22 @@ function variants(output: Intent, expected: ExpectedIntent, random: () => number
     output,
     gold,
     { ...output, entities: output.entities.filter(() => random() < 0.5) },
-    { ...output, entities: output.entities.map((entity) => ({ ...entity, role: roles[Math.floor(random() * roles.length)]! })) },
+    {
+      ...output,
+      entities: output.entities.map((entity) => ({ ...entity, role: roles[Math.floor(random() * roles.length)]! })),
+    },
     { ...output, behaviors: [], relations: [] },
-    { ...gold, entities: gold.entities.filter(() => random() < 0.7), behaviors: gold.behaviors.filter(() => random() < 0.6) },
+    {
+      ...gold,
+      entities: gold.entities.filter(() => random() < 0.7),
+      behaviors: gold.behaviors.filter(() => random() < 0.6),
+    },
     { appType: 'other', entities: [], relations: [], behaviors: [], projections: [] },
   ];
 }
 
-describe('the intent task gives the scorer\'s figures, bit for bit', () => {
-  it('on the 72 examples of examples/intent, for the seed playbook\'s outputs and seeded variants, under several weights', async () => {
+describe("the intent task gives the scorer's figures, bit for bit", () => {
+  it("on the 72 examples of examples/intent, for the seed playbook's outputs and seeded variants, under several weights", async () => {
     const examples = corpus();
     expect(examples).toHaveLength(72);
     const playbook = readFileSync(`${STUDY}playbook.yaml`, 'utf8');
@@ -65,12 +72,22 @@ describe('the intent task gives the scorer\'s figures, bit for bit', () => {
     let oldSum = 0;
     let newSum = 0;
     for (const example of examples) {
-      const result = await executor.execute({ input: example.input, text: example.text, artifact: playbook, repeat: 0 });
+      const result = await executor.execute({
+        input: example.input,
+        text: example.text,
+        artifact: playbook,
+        repeat: 0,
+      });
       if (!result.ok) throw new Error(`${example.id}: ${result.message}`);
       for (const output of variants(result.output as Intent, example.expected, random)) {
         expect(intentTask.schemas.output.safeParse(output).success).toBe(true);
         for (const weights of weightSets) {
-          const before = scoreIntent(example.expected, output, { appType: weights['appType']!, entityRecall: weights['entityRecall']!, roleAccuracy: weights['roleAccuracy']!, behaviorCoverage: weights['behaviorCoverage']! });
+          const before = scoreIntent(example.expected, output, {
+            appType: weights.appType!,
+            entityRecall: weights.entityRecall!,
+            roleAccuracy: weights.roleAccuracy!,
+            behaviorCoverage: weights.behaviorCoverage!,
+          });
           const after = intentTask.score(output, example.expected, example.input, weights);
           expect(Object.is(after.composite, before.composite)).toBe(true);
           expect(after.components).toEqual(before.components);
@@ -83,7 +100,12 @@ describe('the intent task gives the scorer\'s figures, bit for bit', () => {
       const old = scoreExample(example.expected, result);
       if (!old.valid) throw new Error(`${example.id}: invalid`);
       oldSum += old.composite;
-      newSum += intentTask.score(result.output as Intent, example.expected, example.input, defaultWeights(intentTask)).composite;
+      newSum += intentTask.score(
+        result.output as Intent,
+        example.expected,
+        example.input,
+        defaultWeights(intentTask),
+      ).composite;
     }
     expect(compared).toBe(72 * 7 * 4);
     // The seed playbook's mean composite over the 72 examples, the old way and the new.
@@ -123,8 +145,22 @@ describe('intentTask', () => {
   it('keeps the scorer version, the seed weights and the metrics', () => {
     expect(intentTask.id).toBe(SCORER_VERSION);
     expect(intentTask.id).toBe('intent-scorer@1');
-    expect(defaultWeights(intentTask)).toEqual({ appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2, entityPrecision: 0, relationRecall: 0 });
-    expect(INTENT_COMPONENTS.map((component) => component.name)).toEqual(['appType', 'entityRecall', 'roleAccuracy', 'behaviorCoverage', 'entityPrecision', 'relationRecall']);
+    expect(defaultWeights(intentTask)).toEqual({
+      appType: 0.25,
+      entityRecall: 0.35,
+      roleAccuracy: 0.2,
+      behaviorCoverage: 0.2,
+      entityPrecision: 0,
+      relationRecall: 0,
+    });
+    expect(INTENT_COMPONENTS.map((component) => component.name)).toEqual([
+      'appType',
+      'entityRecall',
+      'roleAccuracy',
+      'behaviorCoverage',
+      'entityPrecision',
+      'relationRecall',
+    ]);
     expect(intentTask.metrics).toEqual(['entityPrecision', 'relationRecall', 'projectionCoverage']);
     expect(intentTask.outcome).toBe('continuous');
     expect(intentTask.outputContract!()).toBe(OUTPUT_CONTRACT);
@@ -142,7 +178,13 @@ describe('intentTask', () => {
       'app type crm, expected booking; missed entities Therapist, Appointment; wrong roles: TimeSlot is resource, not party; missing behaviours notification, payment; entities not in the gold: Clinic.',
     );
     const perfect = intentTask.score(
-      { appType: 'booking', entities: gold.entities!.map((entity) => ({ name: entity.name, role: entity.role! })), relations: gold.relations!, behaviors: gold.behaviors!, projections: ['calendar', 'list'] },
+      {
+        appType: 'booking',
+        entities: gold.entities!.map((entity) => ({ name: entity.name, role: entity.role! })),
+        relations: gold.relations!,
+        behaviors: gold.behaviors!,
+        projections: ['calendar', 'list'],
+      },
       gold,
       'goal',
       defaultWeights(intentTask),
@@ -154,14 +196,26 @@ describe('intentTask', () => {
   it('weighs entityPrecision and relationRecall when a study chooses to', () => {
     const weights = { ...defaultWeights(intentTask), entityPrecision: 0.1, relationRecall: 0.1 };
     const score = intentTask.score(predicted, gold, 'goal', weights);
-    expect(score.components).toEqual({ appType: 0, entityRecall: 0.5, roleAccuracy: 0.5, behaviorCoverage: 1 / 3, entityPrecision: 2 / 3, relationRecall: 0.5 });
+    expect(score.components).toEqual({
+      appType: 0,
+      entityRecall: 0.5,
+      roleAccuracy: 0.5,
+      behaviorCoverage: 1 / 3,
+      entityPrecision: 2 / 3,
+      relationRecall: 0.5,
+    });
     // (0.175 + 0.1 + 0.0666… + 0.1·2/3 + 0.1·0.5) / 1.2
     expect(score.composite).toBeCloseTo((0.175 + 0.1 + 0.2 / 3 + 0.1 * (2 / 3) + 0.05) / 1.2, 15);
     expect(score.feedback).toContain('missed relations Therapist -> TimeSlot');
     // Nothing predicted: precision is 0 (the metric stays null, 0/0).
-    const empty = intentTask.score({ appType: 'booking', entities: [], relations: [], behaviors: [], projections: [] }, gold, 'goal', weights);
-    expect(empty.components['entityPrecision']).toBe(0);
-    expect(empty.metrics!['entityPrecision']).toBeNull();
+    const empty = intentTask.score(
+      { appType: 'booking', entities: [], relations: [], behaviors: [], projections: [] },
+      gold,
+      'goal',
+      weights,
+    );
+    expect(empty.components.entityPrecision).toBe(0);
+    expect(empty.metrics!.entityPrecision).toBeNull();
     // A gold without relations or entities skips them, and says so.
     const partial = intentTask.score(predicted, { appType: 'crm', behaviors: ['reporting'] }, 'goal', weights);
     expect(partial.components).toEqual({ appType: 1, behaviorCoverage: 1 });
@@ -178,7 +232,9 @@ describe('intentTask', () => {
     for (const appType of ['spaceship', ['crm', 'spaceship']]) {
       const parsed = intentTask.schemas.expected.safeParse({ appType });
       expect(parsed.success).toBe(false);
-      expect(parsed.error?.issues[0]?.message).toMatch(/^Invalid option: expected one of "[a-z_]+"(\|"[a-z_]+")+, or a list of them/);
+      expect(parsed.error?.issues[0]?.message).toMatch(
+        /^Invalid option: expected one of "[a-z_]+"(\|"[a-z_]+")+, or a list of them/,
+      );
       expect(parsed.error?.issues[0]?.message).toContain('"crm"');
     }
     expect(intentTask.schemas.output.safeParse({ ...predicted, appType: 'spaceship' }).success).toBe(false);
@@ -186,13 +242,34 @@ describe('intentTask', () => {
   });
 
   it('admits with the intent rules: non-trivial gold and grounding', () => {
-    expect(intentTask.admit!('Patients book sessions with therapists.', { appType: 'booking', entities: [{ name: 'Patient' }, { name: 'Therapist' }] })).toEqual([]);
-    expect(intentTask.admit!('Patients book sessions.', { appType: 'other', entities: [{ name: 'Invoice' }] })).toEqual([
-      { reason: 'non_trivial_gold', field: 'expected.appType', message: 'the gold app type is only "other", which is not a known app type' },
-      { reason: 'grounding', field: 'expected.entities[0].name', message: 'gold entity "Invoice" does not appear in the goal text, by name, alias or lemma' },
-    ]);
-    expect(intentTask.admit!('Flights carry passengers.', { entities: [{ name: 'Flight' }] })[0]?.field).toBe('expected.appType');
-    expect(createIntentTask({ requireAppType: false }).admit!('Flights carry passengers.', { entities: [{ name: 'Flight' }] })).toEqual([]);
+    expect(
+      intentTask.admit!('Patients book sessions with therapists.', {
+        appType: 'booking',
+        entities: [{ name: 'Patient' }, { name: 'Therapist' }],
+      }),
+    ).toEqual([]);
+    expect(intentTask.admit!('Patients book sessions.', { appType: 'other', entities: [{ name: 'Invoice' }] })).toEqual(
+      [
+        {
+          reason: 'non_trivial_gold',
+          field: 'expected.appType',
+          message: 'the gold app type is only "other", which is not a known app type',
+        },
+        {
+          reason: 'grounding',
+          field: 'expected.entities[0].name',
+          message: 'gold entity "Invoice" does not appear in the goal text, by name, alias or lemma',
+        },
+      ],
+    );
+    expect(intentTask.admit!('Flights carry passengers.', { entities: [{ name: 'Flight' }] })[0]?.field).toBe(
+      'expected.appType',
+    );
+    expect(
+      createIntentTask({ requireAppType: false }).admit!('Flights carry passengers.', {
+        entities: [{ name: 'Flight' }],
+      }),
+    ).toEqual([]);
     expect(intentTask.admit!('Anything at all.', { appType: 'crm', behaviors: ['reporting'] })).toEqual([
       { reason: 'non_trivial_gold', field: 'expected.entities', message: 'the gold names no entity' },
     ]);
@@ -201,8 +278,18 @@ describe('intentTask', () => {
 
 describe('describeIntentDiagnostics', () => {
   it('caps long lists with "and N more"', () => {
-    const diagnostics = { missedEntities: ['A', 'B', 'C', 'D'], spuriousEntities: [], wrongRoles: [], missingBehaviors: [], extraBehaviors: [], missedRelations: ['A -> B'], missingProjections: [] };
+    const diagnostics = {
+      missedEntities: ['A', 'B', 'C', 'D'],
+      spuriousEntities: [],
+      wrongRoles: [],
+      missingBehaviors: [],
+      extraBehaviors: [],
+      missedRelations: ['A -> B'],
+      missingProjections: [],
+    };
     expect(describeIntentDiagnostics(diagnostics, { maxItems: 2 })).toBe('missed entities A, B and 2 more.');
-    expect(describeIntentDiagnostics(diagnostics, { maxItems: 2, relations: true })).toBe('missed entities A, B and 2 more; missed relations A -> B.');
+    expect(describeIntentDiagnostics(diagnostics, { maxItems: 2, relations: true })).toBe(
+      'missed entities A, B and 2 more; missed relations A -> B.',
+    );
   });
 });

@@ -53,16 +53,44 @@ const MAX_GOAL_CHARACTERS = 20_000;
 
 /** The intent task's components, in report order, with their default weights. */
 export const INTENT_COMPONENTS: readonly TaskComponent[] = Object.freeze([
-  { name: 'appType', weight: DEFAULT_WEIGHTS.appType, description: '1 when the predicted app type is the gold type or a listed alternative, else 0' },
-  { name: 'entityRecall', weight: DEFAULT_WEIGHTS.entityRecall, description: 'gold entities matched by name or alias / gold entities' },
-  { name: 'roleAccuracy', weight: DEFAULT_WEIGHTS.roleAccuracy, description: 'matched entities with a gold role whose predicted role is right / those entities' },
-  { name: 'behaviorCoverage', weight: DEFAULT_WEIGHTS.behaviorCoverage, description: 'gold behaviours predicted / gold behaviours' },
-  { name: 'entityPrecision', weight: 0, description: 'matched gold entities / predicted entities (0 when none predicted); not in the seed composite' },
-  { name: 'relationRecall', weight: 0, description: 'gold relations joined by a predicted relation / gold relations; not in the seed composite' },
+  {
+    name: 'appType',
+    weight: DEFAULT_WEIGHTS.appType,
+    description: '1 when the predicted app type is the gold type or a listed alternative, else 0',
+  },
+  {
+    name: 'entityRecall',
+    weight: DEFAULT_WEIGHTS.entityRecall,
+    description: 'gold entities matched by name or alias / gold entities',
+  },
+  {
+    name: 'roleAccuracy',
+    weight: DEFAULT_WEIGHTS.roleAccuracy,
+    description: 'matched entities with a gold role whose predicted role is right / those entities',
+  },
+  {
+    name: 'behaviorCoverage',
+    weight: DEFAULT_WEIGHTS.behaviorCoverage,
+    description: 'gold behaviours predicted / gold behaviours',
+  },
+  {
+    name: 'entityPrecision',
+    weight: 0,
+    description: 'matched gold entities / predicted entities (0 when none predicted); not in the seed composite',
+  },
+  {
+    name: 'relationRecall',
+    weight: 0,
+    description: 'gold relations joined by a predicted relation / gold relations; not in the seed composite',
+  },
 ]);
 
 /** The diagnostic metrics reported beside the composite. */
-export const INTENT_METRICS: readonly string[] = Object.freeze(['entityPrecision', 'relationRecall', 'projectionCoverage']);
+export const INTENT_METRICS: readonly string[] = Object.freeze([
+  'entityPrecision',
+  'relationRecall',
+  'projectionCoverage',
+]);
 
 /** Settings of {@link createIntentTask}. */
 export interface IntentTaskOptions {
@@ -98,18 +126,24 @@ export function createIntentTask(options: IntentTaskOptions = {}): Task<string, 
     components: INTENT_COMPONENTS,
     metrics: INTENT_METRICS,
     outcome: 'continuous',
-    score(output: Intent, expected: ExpectedIntent, _goal: string, weights: Readonly<Record<string, number>>): TaskScore {
+    score(
+      output: Intent,
+      expected: ExpectedIntent,
+      _goal: string,
+      weights: Readonly<Record<string, number>>,
+    ): TaskScore {
       // The composite scoreIntent computes with the seed's weights is not used:
       // the composite is recomputed below with the study's weights.
       const scored = scoreIntent(expected, output, DEFAULT_WEIGHTS);
       const components: Record<string, number> = { ...scored.components };
       const skipped: string[] = [...scored.skipped];
       if (weightOf(weights, 'entityPrecision') > 0) {
-        if (scored.components.entityRecall !== undefined) components['entityPrecision'] = scored.metrics.entityPrecision ?? 0;
+        if (scored.components.entityRecall !== undefined)
+          components.entityPrecision = scored.metrics.entityPrecision ?? 0;
         else skipped.push('entityPrecision');
       }
       if (weightOf(weights, 'relationRecall') > 0) {
-        if (scored.metrics.relationRecall !== null) components['relationRecall'] = scored.metrics.relationRecall;
+        if (scored.metrics.relationRecall !== null) components.relationRecall = scored.metrics.relationRecall;
         else skipped.push('relationRecall');
       }
       return {

@@ -78,7 +78,10 @@ export const expectedIntentSchema = z.strictObject({
   // The union's own error is a bare "Invalid input": name the values, as the other vocabulary fields do.
   appType: z
     .union([appTypeSchema, z.array(appTypeSchema).min(1)], {
-      error: () => `Invalid option: expected one of ${vocabularyValues(APP_TYPES).map((value) => JSON.stringify(value)).join('|')}, or a list of them (the first the primary type)`,
+      error: () =>
+        `Invalid option: expected one of ${vocabularyValues(APP_TYPES)
+          .map((value) => JSON.stringify(value))
+          .join('|')}, or a list of them (the first the primary type)`,
     })
     .optional(),
   entities: z.array(expectedEntitySchema).optional(),

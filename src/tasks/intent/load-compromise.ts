@@ -61,15 +61,22 @@ export function loadSingularRules(): SingularRules {
     const load = createRequire(import.meta.url);
     try {
       singularRules = {
-        toSingular: (load(fileURLToPath(new URL(SINGULAR_MODULES.toSingular, main))) as { default: SingularRules['toSingular'] }).default,
-        irregularPlurals: (load(fileURLToPath(new URL(SINGULAR_MODULES.irregularPlurals, main))) as { default: Record<string, string> }).default,
+        toSingular: (
+          load(fileURLToPath(new URL(SINGULAR_MODULES.toSingular, main))) as { default: SingularRules['toSingular'] }
+        ).default,
+        irregularPlurals: (
+          load(fileURLToPath(new URL(SINGULAR_MODULES.irregularPlurals, main))) as { default: Record<string, string> }
+        ).default,
       };
     } catch {
       const world = loadCompromise().world() as unknown as {
         methods: { two: { transform: { noun: { toSingular: SingularRules['toSingular'] } } } };
         model: { two: { irregularPlurals: Record<string, string> } };
       };
-      singularRules = { toSingular: world.methods.two.transform.noun.toSingular, irregularPlurals: world.model.two.irregularPlurals };
+      singularRules = {
+        toSingular: world.methods.two.transform.noun.toSingular,
+        irregularPlurals: world.model.two.irregularPlurals,
+      };
     }
   }
   return singularRules;

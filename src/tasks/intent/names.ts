@@ -18,10 +18,46 @@ const RULES_ONLY_MODEL = { two: { irregularPlurals: {} } };
 
 /** Words that end in "s" but are singular (or invariant) in business vocabulary. */
 const INVARIANT = new Set([
-  'status', 'sms', 'species', 'series', 'news', 'analysis', 'bus', 'campus', 'canvas', 'gas',
-  'basis', 'diagnosis', 'thesis', 'axis', 'crisis', 'bonus', 'census', 'corpus', 'virus', 'alias',
-  'class', 'address', 'business', 'process', 'access', 'progress', 'success', 'glass', 'pass', 'boss',
-  'lens', 'kudos', 'logistics', 'analytics', 'payroll', 'plus', 'terms', 'goods', 'premises', 'minutes',
+  'status',
+  'sms',
+  'species',
+  'series',
+  'news',
+  'analysis',
+  'bus',
+  'campus',
+  'canvas',
+  'gas',
+  'basis',
+  'diagnosis',
+  'thesis',
+  'axis',
+  'crisis',
+  'bonus',
+  'census',
+  'corpus',
+  'virus',
+  'alias',
+  'class',
+  'address',
+  'business',
+  'process',
+  'access',
+  'progress',
+  'success',
+  'glass',
+  'pass',
+  'boss',
+  'lens',
+  'kudos',
+  'logistics',
+  'analytics',
+  'payroll',
+  'plus',
+  'terms',
+  'goods',
+  'premises',
+  'minutes',
 ]);
 const EXCEPTIONS: Record<string, string> = { leaves: 'leave', statuses: 'status', buses: 'bus', aliases: 'alias' };
 
@@ -35,7 +71,9 @@ export function singularizeWord(word: string): string {
   if (EXCEPTIONS[word] !== undefined) result = EXCEPTIONS[word];
   else if (word.length > 3 && !INVARIANT.has(word) && !/(ss|us|is)$/.test(word)) {
     const rules = loadSingularRules(); // loaded once, on the first call
-    irregularSingulars ??= new Map(Object.entries(rules.irregularPlurals).map(([singular, plural]) => [plural, singular]));
+    irregularSingulars ??= new Map(
+      Object.entries(rules.irregularPlurals).map(([singular, plural]) => [plural, singular]),
+    );
     // The same answer as compromise's toSingular(word, model), without its per-call inversion of the irregulars.
     const singular = irregularSingulars.get(word) ?? rules.toSingular(word, RULES_ONLY_MODEL);
     if (typeof singular === 'string' && singular.length > 0) result = singular;

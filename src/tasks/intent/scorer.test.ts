@@ -106,16 +106,31 @@ describe('scoreIntent: the seed composite, hand-computed', () => {
 
 describe('scoreExample: invalid outputs are never scored', () => {
   it('keeps an invalid output apart from a zero', () => {
-    const invalid = scoreExample(gold, { ok: false, reason: 'unparsable', message: 'not JSON', raw: '{"appType": "boo' });
-    expect(invalid).toEqual({ valid: false, invalidReason: 'unparsable', message: 'not JSON', raw: '{"appType": "boo' });
+    const invalid = scoreExample(gold, {
+      ok: false,
+      reason: 'unparsable',
+      message: 'not JSON',
+      raw: '{"appType": "boo',
+    });
+    expect(invalid).toEqual({
+      valid: false,
+      invalidReason: 'unparsable',
+      message: 'not JSON',
+      raw: '{"appType": "boo',
+    });
     expect('composite' in invalid).toBe(false);
-    const zero = scoreExample(gold, { ok: true, output: { appType: 'crm', entities: [], relations: [], behaviors: [], projections: [] } });
+    const zero = scoreExample(gold, {
+      ok: true,
+      output: { appType: 'crm', entities: [], relations: [], behaviors: [], projections: [] },
+    });
     expect(zero.valid).toBe(true);
     if (zero.valid) expect(zero.composite).toBe(0);
   });
 
   it('refuses a gold with nothing to score', () => {
-    expect(() => scoreIntent({}, { appType: 'crm', entities: [], relations: [], behaviors: [], projections: [] })).toThrow(/no scorable component/);
+    expect(() =>
+      scoreIntent({}, { appType: 'crm', entities: [], relations: [], behaviors: [], projections: [] }),
+    ).toThrow(/no scorable component/);
   });
 
   it('a configured zero weight means zero', () => {

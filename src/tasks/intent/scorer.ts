@@ -124,11 +124,22 @@ export function scoreExample(
   }
   const parsed = intentSchema.safeParse(result.output);
   if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-    return { valid: false, invalidReason: 'schema', message: `the output does not fit the intent schema: ${issues.join('; ')}`, ...(result.raw !== undefined ? { raw: result.raw } : {}) };
+    const issues = parsed.error.issues
+      .slice(0, 3)
+      .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    return {
+      valid: false,
+      invalidReason: 'schema',
+      message: `the output does not fit the intent schema: ${issues.join('; ')}`,
+      ...(result.raw !== undefined ? { raw: result.raw } : {}),
+    };
   }
   const scored = scoreIntent(expected, parsed.data, weights);
-  return { ...scored, components: scored.components as Record<string, number>, feedback: describeIntentDiagnostics(scored.diagnostics) };
+  return {
+    ...scored,
+    components: scored.components as Record<string, number>,
+    feedback: describeIntentDiagnostics(scored.diagnostics),
+  };
 }
 
 /** Scores a valid predicted intent against its gold expectation. See {@link scoreExample}. */
@@ -194,8 +205,10 @@ export function scoreIntent(
 
   const goldBehaviors = new Set(expected.behaviors ?? []);
   const predictedBehaviors = new Set(predicted.behaviors);
-  for (const behavior of goldBehaviors) if (!predictedBehaviors.has(behavior)) diagnostics.missingBehaviors.push(behavior);
-  for (const behavior of predictedBehaviors) if (!goldBehaviors.has(behavior)) diagnostics.extraBehaviors.push(behavior);
+  for (const behavior of goldBehaviors)
+    if (!predictedBehaviors.has(behavior)) diagnostics.missingBehaviors.push(behavior);
+  for (const behavior of predictedBehaviors)
+    if (!goldBehaviors.has(behavior)) diagnostics.extraBehaviors.push(behavior);
   if (present.includes('behaviorCoverage')) {
     components.behaviorCoverage = (goldBehaviors.size - diagnostics.missingBehaviors.length) / goldBehaviors.size;
   }
@@ -206,7 +219,9 @@ export function scoreIntent(
   const goldRelations = expected.relations ?? [];
   if (goldRelations.length > 0) {
     const pairs = new Set(
-      predicted.relations.map((relation) => pairKey(normalizeEntityName(relation.from), normalizeEntityName(relation.to))),
+      predicted.relations.map((relation) =>
+        pairKey(normalizeEntityName(relation.from), normalizeEntityName(relation.to)),
+      ),
     );
     const canonical = (name: string): string => {
       const key = normalizeEntityName(name);

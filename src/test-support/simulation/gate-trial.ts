@@ -15,7 +15,12 @@ import type { GateCalibration, GateDecision, GateSettings } from '../../gate/gat
 import { DEFAULT_GATE_SETTINGS, decide } from '../../gate/gate.ts';
 import type { RandomSource } from '../../stats/index.ts';
 import { measureNoise, rollingThreshold } from '../../calibration/calibration.ts';
-import { createExampleEffects, runLevelNoiseSd, simulatePartitionScore, trueComposite } from './simulate-partition-score.ts';
+import {
+  createExampleEffects,
+  runLevelNoiseSd,
+  simulatePartitionScore,
+  trueComposite,
+} from './simulate-partition-score.ts';
 
 /** A simulated study: sizes, noise and repeat counts. Composite units throughout. */
 export interface GateScenario {
@@ -74,19 +79,45 @@ export interface SimulatedCalibration {
 
 /** σ of the scenario's optimization partition (what calibration estimates). */
 export function scenarioSigma(scenario: GateScenario): number {
-  return runLevelNoiseSd({ perExampleNoiseSd: scenario.perExampleNoiseSd, perRunNoiseSd: scenario.perRunNoiseSd, examples: scenario.examples.optimization });
+  return runLevelNoiseSd({
+    perExampleNoiseSd: scenario.perExampleNoiseSd,
+    perRunNoiseSd: scenario.perRunNoiseSd,
+    examples: scenario.examples.optimization,
+  });
 }
 
 /** Draws a fresh corpus (example offsets) for the scenario. */
 export function createSimulatedCorpus(scenario: GateScenario, random: RandomSource): SimulatedCorpus {
   return {
-    optimization: createExampleEffects({ prefix: 'o', count: scenario.examples.optimization, sd: scenario.exampleEffectSd, random }),
-    anchor: createExampleEffects({ prefix: 'a', count: scenario.examples.anchor, sd: scenario.exampleEffectSd, random }),
-    shadow: createExampleEffects({ prefix: 's', count: scenario.examples.shadow, sd: scenario.exampleEffectSd, random }),
+    optimization: createExampleEffects({
+      prefix: 'o',
+      count: scenario.examples.optimization,
+      sd: scenario.exampleEffectSd,
+      random,
+    }),
+    anchor: createExampleEffects({
+      prefix: 'a',
+      count: scenario.examples.anchor,
+      sd: scenario.exampleEffectSd,
+      random,
+    }),
+    shadow: createExampleEffects({
+      prefix: 's',
+      count: scenario.examples.shadow,
+      sd: scenario.exampleEffectSd,
+      random,
+    }),
   };
 }
 
-function simulate(scenario: GateScenario, effects: Record<string, number>, partition: string, trueQuality: number, repeats: number, random: RandomSource): PartitionScore {
+function simulate(
+  scenario: GateScenario,
+  effects: Record<string, number>,
+  partition: string,
+  trueQuality: number,
+  repeats: number,
+  random: RandomSource,
+): PartitionScore {
   return simulatePartitionScore({
     partition,
     trueQuality,
@@ -111,7 +142,10 @@ export function evaluateSimulatedArtifact(
   random: RandomSource,
   repeats: number = scenario.repeats,
 ): SimulatedEvaluation {
-  const quality: PartitionQualities = typeof trueQuality === 'number' ? { optimization: trueQuality, anchor: trueQuality, shadow: trueQuality } : trueQuality;
+  const quality: PartitionQualities =
+    typeof trueQuality === 'number'
+      ? { optimization: trueQuality, anchor: trueQuality, shadow: trueQuality }
+      : trueQuality;
   return {
     trueQuality: quality.optimization,
     optimization: simulate(scenario, corpus.optimization, 'optimization', quality.optimization, repeats, random),
@@ -121,8 +155,18 @@ export function evaluateSimulatedArtifact(
 }
 
 /** The incumbent of a decision: evaluated with `scenario.incumbentRepeats` (default R). */
-export function evaluateSimulatedIncumbent(scenario: GateScenario, corpus: SimulatedCorpus, random: RandomSource): SimulatedEvaluation {
-  return evaluateSimulatedArtifact(scenario, corpus, scenario.trueQuality, random, scenario.incumbentRepeats ?? scenario.repeats);
+export function evaluateSimulatedIncumbent(
+  scenario: GateScenario,
+  corpus: SimulatedCorpus,
+  random: RandomSource,
+): SimulatedEvaluation {
+  return evaluateSimulatedArtifact(
+    scenario,
+    corpus,
+    scenario.trueQuality,
+    random,
+    scenario.incumbentRepeats ?? scenario.repeats,
+  );
 }
 
 /**
@@ -130,17 +174,23 @@ export function evaluateSimulatedIncumbent(scenario: GateScenario, corpus: Simul
  * evaluations of the incumbent); the newest one covers every partition and
  * gives the per-example SDs.
  */
-export function simulateCalibration(scenario: GateScenario, corpus: SimulatedCorpus, random: RandomSource): SimulatedCalibration {
+export function simulateCalibration(
+  scenario: GateScenario,
+  corpus: SimulatedCorpus,
+  random: RandomSource,
+): SimulatedCalibration {
   const q = scenario.trueQuality;
   const newest = measureNoise([
     simulate(scenario, corpus.optimization, 'optimization', q, scenario.noiseRepeats, random),
     simulate(scenario, corpus.anchor, 'anchor', q, scenario.noiseRepeats, random),
     simulate(scenario, corpus.shadow, 'shadow', q, scenario.noiseRepeats, random),
   ]);
-  const noiseSds = [newest.partitionSds['optimization'] ?? 0];
+  const noiseSds = [newest.partitionSds.optimization ?? 0];
   for (let index = 1; index < scenario.calibrationWindow; index += 1) {
-    const older = measureNoise([simulate(scenario, corpus.optimization, 'optimization', q, scenario.noiseRepeats, random)]);
-    noiseSds.push(older.partitionSds['optimization'] ?? 0);
+    const older = measureNoise([
+      simulate(scenario, corpus.optimization, 'optimization', q, scenario.noiseRepeats, random),
+    ]);
+    noiseSds.push(older.partitionSds.optimization ?? 0);
   }
   return { noiseSds, exampleSds: newest.exampleSds };
 }
@@ -203,5 +253,8 @@ export async function runRatchet(
       accepted += 1;
     }
   }
-  return { accepted, drift: (incumbent.optimization.composite ?? Number.NaN) - trueComposite(incumbent.trueQuality, corpus.optimization) };
+  return {
+    accepted,
+    drift: (incumbent.optimization.composite ?? Number.NaN) - trueComposite(incumbent.trueQuality, corpus.optimization),
+  };
 }

@@ -19,9 +19,26 @@
 import type { GateCalibration, GateDecision, GateSettings } from '../../gate/gate.ts';
 import { DEFAULT_GATE_SETTINGS, decide } from '../../gate/gate.ts';
 import { perExampleMeans } from '../../evaluator/partition-score.ts';
-import { createRace, planRace, raceShadow, runRace, shadowFutilityContext, shadowStop, slotKey, type RaceEvidence, type RacingSettings } from '../../gate/racing/index.ts';
+import {
+  createRace,
+  planRace,
+  raceShadow,
+  runRace,
+  shadowFutilityContext,
+  shadowStop,
+  slotKey,
+  type RaceEvidence,
+  type RacingSettings,
+} from '../../gate/racing/index.ts';
 import type { RandomSource } from '../../stats/index.ts';
-import { decideSimulated, evaluateSimulatedArtifact, type GateScenario, type PartitionQualities, type SimulatedCorpus, type SimulatedEvaluation } from './gate-trial.ts';
+import {
+  decideSimulated,
+  evaluateSimulatedArtifact,
+  type GateScenario,
+  type PartitionQualities,
+  type SimulatedCorpus,
+  type SimulatedEvaluation,
+} from './gate-trial.ts';
 
 /** A candidate's true effect on each partition, relative to the incumbent (composite units). */
 export type SimulatedChange = PartitionQualities;
@@ -79,16 +96,27 @@ export interface SimulatedRoundInput {
 }
 
 /** Draws a candidate's evaluation: the incumbent's true qualities plus the change. */
-export function drawCandidate(scenario: GateScenario, corpus: SimulatedCorpus, incumbent: PartitionQualities, change: SimulatedChange, random: RandomSource): SimulatedEvaluation {
+export function drawCandidate(
+  scenario: GateScenario,
+  corpus: SimulatedCorpus,
+  incumbent: PartitionQualities,
+  change: SimulatedChange,
+  random: RandomSource,
+): SimulatedEvaluation {
   return evaluateSimulatedArtifact(
     scenario,
     corpus,
-    { optimization: incumbent.optimization + change.optimization, anchor: incumbent.anchor + change.anchor, shadow: incumbent.shadow + change.shadow },
+    {
+      optimization: incumbent.optimization + change.optimization,
+      anchor: incumbent.anchor + change.anchor,
+      shadow: incumbent.shadow + change.shadow,
+    },
     random,
   );
 }
 
-const partitionSize = (evaluation: SimulatedEvaluation, partition: 'optimization' | 'anchor' | 'shadow'): number => evaluation[partition].total;
+const partitionSize = (evaluation: SimulatedEvaluation, partition: 'optimization' | 'anchor' | 'shadow'): number =>
+  evaluation[partition].total;
 
 const plus = (left: PartitionQualities, right: PartitionQualities): PartitionQualities => ({
   optimization: left.optimization + right.optimization,
@@ -108,15 +136,26 @@ async function fullRound(input: SimulatedRoundInput): Promise<SimulatedRoundOutc
   let watched: number | null = null;
   const decisions: SimulatedRoundDecision[] = [];
   const screened = input.evaluations.map((evaluation, index) => ({ index, evaluation }));
-  for (const item of screened) spent += partitionSize(item.evaluation, 'optimization') + partitionSize(item.evaluation, 'anchor');
-  screened.sort((left, right) => (right.evaluation.optimization.composite ?? -1) - (left.evaluation.optimization.composite ?? -1) || left.index - right.index);
+  for (const item of screened)
+    spent += partitionSize(item.evaluation, 'optimization') + partitionSize(item.evaluation, 'anchor');
+  screened.sort(
+    (left, right) =>
+      (right.evaluation.optimization.composite ?? -1) - (left.evaluation.optimization.composite ?? -1) ||
+      left.index - right.index,
+  );
   const screenedAgainst = input.incumbent;
   for (const item of screened) {
     let evaluation = item.evaluation;
     let cost = partitionSize(evaluation, 'optimization') + partitionSize(evaluation, 'anchor');
     if (incumbent !== screenedAgainst) {
       // Rebased onto the new incumbent and evaluated again.
-      evaluation = drawCandidate(input.scenario, input.corpus, incumbent.qualities, input.changes[item.index]!, input.random);
+      evaluation = drawCandidate(
+        input.scenario,
+        input.corpus,
+        incumbent.qualities,
+        input.changes[item.index]!,
+        input.random,
+      );
       spent += cost;
     }
     const decision = await decideSimulated(incumbent.evaluation, evaluation, input.calibration, settings);
@@ -124,7 +163,13 @@ async function fullRound(input: SimulatedRoundInput): Promise<SimulatedRoundOutc
       spent += partitionSize(evaluation, 'shadow');
       cost += partitionSize(evaluation, 'shadow');
     }
-    decisions.push({ index: item.index, accepted: decision.accepted, reason: reasonOf(decision), stop: 'full', evaluations: cost });
+    decisions.push({
+      index: item.index,
+      accepted: decision.accepted,
+      reason: reasonOf(decision),
+      stop: 'full',
+      evaluations: cost,
+    });
     if (decision.accepted) {
       incumbent = { qualities: plus(incumbent.qualities, input.changes[item.index]!), evaluation };
       if (item.index === input.watch) watched = spent;
@@ -148,19 +193,38 @@ async function racedRound(input: SimulatedRoundInput, racing: RacingSettings): P
   let generation = 0;
   const decisions: SimulatedRoundDecision[] = [];
   const exampleIds = Object.keys(input.corpus.optimization);
-  const plan = planRace({ exampleIds, repeats: input.scenario.repeats, batchSize: racing.batchSize, seed: input.planSeed ?? 1 });
-  const candidates: RacedCandidate[] = input.evaluations.map((evaluation, index) => ({ key: `${index}#0`, index, evaluation, spent: 0 }));
+  const plan = planRace({
+    exampleIds,
+    repeats: input.scenario.repeats,
+    batchSize: racing.batchSize,
+    seed: input.planSeed ?? 1,
+  });
+  const candidates: RacedCandidate[] = input.evaluations.map((evaluation, index) => ({
+    key: `${index}#0`,
+    index,
+    evaluation,
+    spent: 0,
+  }));
   await runRace(candidates, {
     start: (pool) => {
       const incumbentRepeats = incumbent.evaluation.optimization.repeats;
       const candidateRepeats = input.scenario.repeats;
-      const margin = settings.thresholdK * input.calibration.noiseSd * Math.sqrt(1 / candidateRepeats + 1 / incumbentRepeats);
+      const margin =
+        settings.thresholdK * input.calibration.noiseSd * Math.sqrt(1 / candidateRepeats + 1 / incumbentRepeats);
       return createRace({
         plan,
         settings: racing,
         incumbentMeans: perExampleMeans(incumbent.evaluation.optimization),
         keys: pool.map((candidate) => candidate.key),
-        context: { pairVarianceFloor: exampleIds.length * input.calibration.noiseSd ** 2, runNoiseSd: input.calibration.noiseSd, candidateRepeats, incumbentRepeats, margin, alpha: settings.alpha, stochastic: true },
+        context: {
+          pairVarianceFloor: exampleIds.length * input.calibration.noiseSd ** 2,
+          runNoiseSd: input.calibration.noiseSd,
+          candidateRepeats,
+          incumbentRepeats,
+          margin,
+          alpha: settings.alpha,
+          stochastic: true,
+        },
       });
     },
     evaluateBatch: async (candidate, slots) => {
@@ -170,7 +234,14 @@ async function racedRound(input: SimulatedRoundInput, racing: RacingSettings): P
       return candidate.evaluation.optimization.examples.filter((record) => wanted.has(slotKey(record)));
     },
     onFutile: async (candidate, evidence) => {
-      decisions.push({ index: candidate.index, accepted: false, reason: 'futility', stop: 'futility', evaluations: candidate.spent, race: evidence });
+      decisions.push({
+        index: candidate.index,
+        accepted: false,
+        reason: 'futility',
+        stop: 'futility',
+        evaluations: candidate.spent,
+        race: evidence,
+      });
       return true;
     },
     onComplete: async (candidate, evidence) => {
@@ -186,7 +257,12 @@ async function racedRound(input: SimulatedRoundInput, racing: RacingSettings): P
             // The candidate's shadow raced: revealed batch by batch, stopped for futility when it cannot confirm.
             const shadowIds = Object.keys(input.corpus.shadow);
             const outcome = await raceShadow({
-              plan: planRace({ exampleIds: shadowIds, repeats: input.scenario.repeats, batchSize: racing.batchSize, seed: (input.planSeed ?? 1) ^ 0x5bd1e995 }),
+              plan: planRace({
+                exampleIds: shadowIds,
+                repeats: input.scenario.repeats,
+                batchSize: racing.batchSize,
+                seed: (input.planSeed ?? 1) ^ 0x5bd1e995,
+              }),
               settings: racing,
               incumbent: incumbent.evaluation.shadow,
               context: shadowFutilityContext({
@@ -214,9 +290,19 @@ async function racedRound(input: SimulatedRoundInput, racing: RacingSettings): P
         },
         settings,
       );
-      decisions.push({ index: candidate.index, accepted: decision.accepted, reason: reasonOf(decision), stop: 'complete', evaluations: candidate.spent, race: evidence });
+      decisions.push({
+        index: candidate.index,
+        accepted: decision.accepted,
+        reason: reasonOf(decision),
+        stop: 'complete',
+        evaluations: candidate.spent,
+        race: evidence,
+      });
       if (decision.accepted) {
-        incumbent = { qualities: plus(incumbent.qualities, input.changes[candidate.index]!), evaluation: candidate.evaluation };
+        incumbent = {
+          qualities: plus(incumbent.qualities, input.changes[candidate.index]!),
+          evaluation: candidate.evaluation,
+        };
         if (candidate.index === input.watch) watched = spent;
       }
       return { accepted: decision.accepted, proceed: true };
@@ -226,7 +312,13 @@ async function racedRound(input: SimulatedRoundInput, racing: RacingSettings): P
       return remaining.map((candidate) => ({
         key: `${candidate.index}#${generation}`,
         index: candidate.index,
-        evaluation: drawCandidate(input.scenario, input.corpus, incumbent.qualities, input.changes[candidate.index]!, input.random),
+        evaluation: drawCandidate(
+          input.scenario,
+          input.corpus,
+          incumbent.qualities,
+          input.changes[candidate.index]!,
+          input.random,
+        ),
         spent: 0,
       }));
     },

@@ -30,7 +30,12 @@
  * Box–Muller transform (Box & Muller 1958).
  */
 import { aggregate } from '../../evaluator/evaluator.ts';
-import type { ComponentScores, ExampleScoreRecord, MetricScores, PartitionScore } from '../../evaluator/partition-score.ts';
+import type {
+  ComponentScores,
+  ExampleScoreRecord,
+  MetricScores,
+  PartitionScore,
+} from '../../evaluator/partition-score.ts';
 import type { RandomSource } from '../../stats/index.ts';
 import { createSeededRandom } from '../../stats/index.ts';
 
@@ -127,7 +132,8 @@ const NO_DIAGNOSTICS: Record<string, unknown> = Object.freeze({});
  * ```
  */
 export function simulatePartitionScore(options: SimulatePartitionOptions): PartitionScore {
-  if (!Number.isInteger(options.repeats) || options.repeats < 1) throw new RangeError(`repeats must be an integer ≥ 1, got ${options.repeats}`);
+  if (!Number.isInteger(options.repeats) || options.repeats < 1)
+    throw new RangeError(`repeats must be an integer ≥ 1, got ${options.repeats}`);
   if (!(options.perExampleNoiseSd >= 0) || !(options.perRunNoiseSd >= 0)) throw new RangeError('noise SDs must be ≥ 0');
   const normal = createNormalSampler(options.random ?? createSeededRandom(options.seed!));
   const entries = Object.entries(options.exampleEffects);
@@ -151,16 +157,27 @@ export function simulatePartitionScore(options: SimulatePartitionOptions): Parti
     });
     results.push({ records, usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, latencyMs: 0 });
   }
-  return aggregate(options.partition, options.artifactHash ?? `simulated:q=${options.trueQuality}`, options.fingerprint ?? 'simulation', results);
+  return aggregate(
+    options.partition,
+    options.artifactHash ?? `simulated:q=${options.trueQuality}`,
+    options.fingerprint ?? 'simulation',
+    results,
+  );
 }
 
 /** The expected (noise-free, unclamped) composite of an artifact on a partition: q + mean(effect). */
 export function trueComposite(trueQuality: number, exampleEffects: Readonly<Record<string, number>>): number {
   const effects = Object.values(exampleEffects);
-  return effects.length === 0 ? trueQuality : trueQuality + effects.reduce((sum, value) => sum + value, 0) / effects.length;
+  return effects.length === 0
+    ? trueQuality
+    : trueQuality + effects.reduce((sum, value) => sum + value, 0) / effects.length;
 }
 
 /** σ: the run-to-run SD of a run-level composite over n examples, √(perRun² + perExample² / n). */
-export function runLevelNoiseSd(options: { perExampleNoiseSd: number; perRunNoiseSd: number; examples: number }): number {
+export function runLevelNoiseSd(options: {
+  perExampleNoiseSd: number;
+  perRunNoiseSd: number;
+  examples: number;
+}): number {
   return Math.sqrt(options.perRunNoiseSd ** 2 + options.perExampleNoiseSd ** 2 / options.examples);
 }

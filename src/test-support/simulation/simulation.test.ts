@@ -31,7 +31,13 @@ const SCENARIO: GateScenario = {
 
 describe('simulatePartitionScore', () => {
   const effects = createExampleEffects({ prefix: 'o', count: 40, sd: 0.15, seed: 3 });
-  const base = { partition: 'optimization', trueQuality: 0.6, exampleEffects: effects, perExampleNoiseSd: 0.08, perRunNoiseSd: 0.01 };
+  const base = {
+    partition: 'optimization',
+    trueQuality: 0.6,
+    exampleEffects: effects,
+    perExampleNoiseSd: 0.08,
+    perRunNoiseSd: 0.01,
+  };
 
   it('is reproducible from its seed and shaped like an evaluator result', () => {
     const first = simulatePartitionScore({ ...base, repeats: 3, seed: 11 });
@@ -56,7 +62,8 @@ describe('simulatePartitionScore', () => {
     const extreme = { ...base, trueQuality: 0.95, perExampleNoiseSd: 0.3, repeats: 2 };
     const clamped = simulatePartitionScore({ ...extreme, seed: 1, clamp: true });
     const free = simulatePartitionScore({ ...extreme, seed: 1 });
-    const values = (score: typeof free) => score.examples.map((record) => (record.valid ? record.composite : Number.NaN));
+    const values = (score: typeof free) =>
+      score.examples.map((record) => (record.valid ? record.composite : Number.NaN));
     expect(values(clamped).every((value) => value >= 0 && value <= 1)).toBe(true);
     expect(values(free).some((value) => value > 1)).toBe(true);
   });
@@ -93,7 +100,10 @@ describe("the real gate on simulated no-op proposals (kloop's false-accept rate)
       const calibration = simulateCalibration(SCENARIO, corpus, random);
       const incumbent = evaluateSimulatedArtifact(SCENARIO, corpus, SCENARIO.trueQuality, random);
       const candidate = evaluateSimulatedArtifact(SCENARIO, corpus, SCENARIO.trueQuality, random);
-      const decision = await decideSimulated(incumbent, candidate, gateCalibrationFor(calibration), { ...DEFAULT_GATE_SETTINGS, thresholdK: 0 });
+      const decision = await decideSimulated(incumbent, candidate, gateCalibrationFor(calibration), {
+        ...DEFAULT_GATE_SETTINGS,
+        thresholdK: 0,
+      });
       if (decision.accepted) accepted += 1;
     }
     expect(accepted / decisions).toBeLessThanOrEqual(0.05);

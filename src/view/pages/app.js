@@ -5,15 +5,23 @@
  * events: the current page is drawn again whenever the notebook changes) and the decision dialog
  * (activate a version, approve or reject a review item: a name, and the viewer's token).
  */
-(function () {
-  'use strict';
+(() => {
   const Kloop = (window.Kloop = window.Kloop || {});
   const { h, pages, charts } = Kloop;
   /** The offline report embeds its data: { generatedAt, study, data: { '/api/...': json } }. */
   const REPORT = window.KLOOP_REPORT || null;
   const main = document.getElementById('main');
   const status = document.getElementById('status');
-  const state = { renders: 0, changes: 0, rendering: false, dirty: false, notice: null, live: false, study: null, missedChange: false };
+  const state = {
+    renders: 0,
+    changes: 0,
+    rendering: false,
+    dirty: false,
+    notice: null,
+    live: false,
+    study: null,
+    missedChange: false,
+  };
   window.kloopState = state;
 
   function storage(name, value) {
@@ -28,7 +36,7 @@
 
   async function load(path) {
     if (REPORT) {
-      if (Object.prototype.hasOwnProperty.call(REPORT.data, path)) return REPORT.data[path];
+      if (Object.hasOwn(REPORT.data, path)) return REPORT.data[path];
       throw new Error('This page is not part of the report: open the study with `kloop view` for it.');
     }
     const response = await fetch(path, { headers: { Accept: 'application/json' } });
@@ -40,7 +48,11 @@
   async function post(path, decision) {
     const headers = { 'Content-Type': 'application/json', Accept: 'application/json' };
     if (decision.token) headers.Authorization = `Bearer ${decision.token}`;
-    const response = await fetch(path, { method: 'POST', headers, body: JSON.stringify({ by: decision.by, note: decision.note }) });
+    const response = await fetch(path, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ by: decision.by, note: decision.note }),
+    });
     const body = await response.json().catch(() => ({}));
     if (!response.ok) {
       const error = new Error(`Refused (${response.status}): ${body.message || response.statusText}`);
@@ -65,7 +77,9 @@
     document.getElementById('decision-token').value = storage('kloop-token');
     const writable = state.study ? state.study.writable : true;
     document.getElementById('decision-token-label').hidden = !writable;
-    if (!writable) document.getElementById('decision-error').textContent = (state.study && state.study.readOnly) || 'This viewer is read-only: the change will be refused.';
+    if (!writable)
+      document.getElementById('decision-error').textContent =
+        (state.study && state.study.readOnly) || 'This viewer is read-only: the change will be refused.';
     dialog.showModal();
     document.getElementById('decision-by').focus();
   }
@@ -136,12 +150,18 @@
     const current = route();
     // An online study has no corpus, composites or signals: its pages are the online experiments and the versions.
     if (state.study && state.study.online && current.page !== 'versions') current.page = 'online';
-    for (const link of document.querySelectorAll('#nav a')) link.classList.toggle('current', link.dataset.page === (current.page === 'experiments' ? 'overview' : current.page));
+    for (const link of document.querySelectorAll('#nav a'))
+      link.classList.toggle(
+        'current',
+        link.dataset.page === (current.page === 'experiments' ? 'overview' : current.page),
+      );
     // A live redraw of the same page keeps the scroll position; a new page starts at the top.
     const scroll = state.lastHash === window.location.hash ? window.scrollY : 0;
     state.lastHash = window.location.hash;
     if (state.notice && state.notice.hash !== window.location.hash) state.notice = null;
-    const notice = state.notice ? h('div', { class: 'notice ok', role: 'status', 'data-testid': 'notice' }, state.notice.text) : null;
+    const notice = state.notice
+      ? h('div', { class: 'notice ok', role: 'status', 'data-testid': 'notice' }, state.notice.text)
+      : null;
     const key = window.location.hash;
     const mount = (root) => {
       if (window.location.hash !== key) throw STALE;
@@ -151,7 +171,8 @@
     const ctx = { load, post, mount, navigate, decide, report: Boolean(REPORT), notice };
     try {
       if (current.page === 'online') await pages.online(ctx, current.id);
-      else if (current.page === 'experiments' && current.id) await pages.experiment(ctx, encodeURIComponent(current.id));
+      else if (current.page === 'experiments' && current.id)
+        await pages.experiment(ctx, encodeURIComponent(current.id));
       else if (current.page === 'versions') await pages.versions(ctx, current.query);
       else if (current.page === 'corpus') await pages.corpus(ctx);
       else if (current.page === 'review') await pages.review(ctx, current.query);
@@ -187,14 +208,39 @@
       const study = await load('/api/study');
       state.study = study;
       document.getElementById('study-name').textContent = study.simulated ? `${study.study} — SIMULATED` : study.study;
-      for (const link of document.querySelectorAll('#nav a')) link.hidden = study.online ? !['online', 'versions'].includes(link.dataset.page) : link.dataset.page === 'online';
+      for (const link of document.querySelectorAll('#nav a'))
+        link.hidden = study.online
+          ? !['online', 'versions'].includes(link.dataset.page)
+          : link.dataset.page === 'online';
       document.title = `kloop view · ${study.name}`;
       status.replaceChildren(
         ...[
-        h('span', { class: 'pill' }, study.activeVersion === null ? 'no run yet' : `active v${study.activeVersion}`),
-        study.runInProgress ? h('span', { class: 'pill running', 'data-testid': 'run-in-progress' }, `run ${study.runInProgress.run ?? ''} in progress (pid ${study.runInProgress.pid})`) : null,
-        h('span', { class: 'pill' + (state.live ? ' live' : ''), title: state.live ? 'updates as the notebook changes' : 'not connected' }, state.live ? 'live' : 'offline'),
-        h('span', { class: 'pill', title: study.writable ? 'changes need the token kloop view was started with' : study.readOnly || 'read-only' }, study.writable ? 'changes need the token' : 'read-only'),
+          h('span', { class: 'pill' }, study.activeVersion === null ? 'no run yet' : `active v${study.activeVersion}`),
+          study.runInProgress
+            ? h(
+                'span',
+                { class: 'pill running', 'data-testid': 'run-in-progress' },
+                `run ${study.runInProgress.run ?? ''} in progress (pid ${study.runInProgress.pid})`,
+              )
+            : null,
+          h(
+            'span',
+            {
+              class: `pill${state.live ? ' live' : ''}`,
+              title: state.live ? 'updates as the notebook changes' : 'not connected',
+            },
+            state.live ? 'live' : 'offline',
+          ),
+          h(
+            'span',
+            {
+              class: 'pill',
+              title: study.writable
+                ? 'changes need the token kloop view was started with'
+                : study.readOnly || 'read-only',
+            },
+            study.writable ? 'changes need the token' : 'read-only',
+          ),
         ].filter(Boolean),
       );
     } catch (error) {
@@ -229,7 +275,14 @@
 
   function start() {
     if (REPORT) {
-      document.body.insertBefore(h('div', { class: 'report-banner' }, `A snapshot of ${REPORT.study}, generated ${Kloop.format.time(REPORT.generatedAt)} by kloop report. For live updates, rollback and review, run kloop view on the study.`), document.body.firstChild);
+      document.body.insertBefore(
+        h(
+          'div',
+          { class: 'report-banner' },
+          `A snapshot of ${REPORT.study}, generated ${Kloop.format.time(REPORT.generatedAt)} by kloop report. For live updates, rollback and review, run kloop view on the study.`,
+        ),
+        document.body.firstChild,
+      );
       for (const link of document.querySelectorAll('#nav a')) {
         if (!Object.keys(REPORT.data).some((key) => key.startsWith(`/api/${link.dataset.page}`))) link.hidden = true;
       }

@@ -1,6 +1,5 @@
 /* kloop view: the charts, drawn by Chart.js (the global `Chart` of its UMD bundle). */
-(function () {
-  'use strict';
+(() => {
   const Kloop = (window.Kloop = window.Kloop || {});
   const { REASON_COLORS, REASON_LABELS, PARTITION_COLORS, reasonColor } = Kloop.colors;
   const format = Kloop.format;
@@ -42,7 +41,12 @@
         type: 'line',
         label: `incumbent · ${partition}`,
         kloopRole: 'incumbent',
-        data: overview.trail.map((point) => ({ x: point.experimentId, y: figure.value(point.composites[partition]), version: point.versionId, kind: point.kind })),
+        data: overview.trail.map((point) => ({
+          x: point.experimentId,
+          y: figure.value(point.composites[partition]),
+          version: point.versionId,
+          kind: point.kind,
+        })),
         borderColor: PARTITION_COLORS[partition],
         backgroundColor: PARTITION_COLORS[partition],
         borderWidth: 2,
@@ -61,7 +65,9 @@
       byReason.get(experiment.reason).push({ x: experiment.id, y: figure.value(experiment.composite), experiment });
     }
     const order = Object.keys(REASON_COLORS);
-    const reasons = [...byReason.keys()].sort((a, b) => (order.indexOf(a) + 100 * (order.indexOf(a) < 0)) - (order.indexOf(b) + 100 * (order.indexOf(b) < 0)));
+    const reasons = [...byReason.keys()].sort(
+      (a, b) => order.indexOf(a) + 100 * (order.indexOf(a) < 0) - (order.indexOf(b) + 100 * (order.indexOf(b) < 0)),
+    );
     for (const reason of reasons) {
       datasets.push({
         type: 'scatter',
@@ -100,7 +106,13 @@
     }
     const options = baseOptions();
     options.scales = {
-      x: { type: 'linear', title: { display: true, text: 'experiment' }, ticks: { precision: 0 }, min: 0, max: Math.max(1, ...overview.trail.map((point) => point.experimentId)) + 0.5 },
+      x: {
+        type: 'linear',
+        title: { display: true, text: 'experiment' },
+        ticks: { precision: 0 },
+        min: 0,
+        max: Math.max(1, ...overview.trail.map((point) => point.experimentId)) + 0.5,
+      },
       y: { title: { display: true, text: `${figure.name} (0–1)${figure.complement ? ', lower is better' : ''}` } },
     };
     options.plugins.tooltip = {
@@ -115,10 +127,16 @@
         },
         label: (item) => {
           const raw = item.raw;
-          if (raw && raw.move) return Object.entries(raw.move.kinds).map(([kind, count]) => `${count} ${kind.replace('_', ' ')}`).join(', ') + ' (see Corpus)';
+          if (raw && raw.move)
+            return `${Object.entries(raw.move.kinds)
+              .map(([kind, count]) => `${count} ${kind.replace('_', ' ')}`)
+              .join(', ')} (see Corpus)`;
           if (raw && raw.experiment) {
             const e = raw.experiment;
-            return [format.cut(e.delta, 78), `${figure.name} ${format.score(figure.value(e.composite))}  Δ ${format.signed(figure.delta(e.compositeDelta))}  p ${format.pValue(e.pValue)}`];
+            return [
+              format.cut(e.delta, 78),
+              `${figure.name} ${format.score(figure.value(e.composite))}  Δ ${format.signed(figure.delta(e.compositeDelta))}  p ${format.pValue(e.pValue)}`,
+            ];
           }
           return `${item.dataset.label}: ${format.score(item.parsed.y)} (version ${raw && raw.version})`;
         },
@@ -142,16 +160,40 @@
     options.interaction = { mode: 'index', intersect: false };
     options.scales = {
       y: { title: { display: true, text: 'composite units' }, beginAtZero: true },
-      d: { position: 'right', title: { display: true, text: "Cohen's d" }, grid: { drawOnChartArea: false }, beginAtZero: true },
+      d: {
+        position: 'right',
+        title: { display: true, text: "Cohen's d" },
+        grid: { drawOnChartArea: false },
+        beginAtZero: true,
+      },
     };
     return mount(canvas, {
       type: 'line',
       data: {
         labels,
         datasets: [
-          { label: 'noise SD', data: calibrations.map((record) => record.noiseSd), borderColor: '#2457a6', backgroundColor: '#2457a6', yAxisID: 'y' },
-          { label: 'τ (threshold)', data: calibrations.map((record) => record.threshold), borderColor: '#f46d43', backgroundColor: '#f46d43', borderDash: [5, 3], yAxisID: 'y' },
-          { label: "Cohen's d", data: calibrations.map((record) => record.cohensD), borderColor: '#1b9e77', backgroundColor: '#1b9e77', yAxisID: 'd' },
+          {
+            label: 'noise SD',
+            data: calibrations.map((record) => record.noiseSd),
+            borderColor: '#2457a6',
+            backgroundColor: '#2457a6',
+            yAxisID: 'y',
+          },
+          {
+            label: 'τ (threshold)',
+            data: calibrations.map((record) => record.threshold),
+            borderColor: '#f46d43',
+            backgroundColor: '#f46d43',
+            borderDash: [5, 3],
+            yAxisID: 'y',
+          },
+          {
+            label: "Cohen's d",
+            data: calibrations.map((record) => record.cohensD),
+            borderColor: '#1b9e77',
+            backgroundColor: '#1b9e77',
+            yAxisID: 'd',
+          },
         ],
       },
       options,
@@ -169,7 +211,13 @@
       type: 'bar',
       data: {
         labels: shown.map((change) => `${change.exampleId} (${change.partition})`),
-        datasets: [{ label: 'change', data: shown.map((change) => change.change), backgroundColor: shown.map((change) => PARTITION_COLORS[change.partition] || '#5d6d7e') }],
+        datasets: [
+          {
+            label: 'change',
+            data: shown.map((change) => change.change),
+            backgroundColor: shown.map((change) => PARTITION_COLORS[change.partition] || '#5d6d7e'),
+          },
+        ],
       },
       options,
     });
@@ -178,7 +226,15 @@
   /** Partition sizes over experiments, replayed from the corpus moves. */
   function partitionSizesChart(canvas, sizes) {
     const options = baseOptions();
-    options.scales = { x: { type: 'linear', min: 0, title: { display: true, text: 'experiment (last decided when the moves happened)' }, ticks: { precision: 0 } }, y: { beginAtZero: true, title: { display: true, text: 'examples' } } };
+    options.scales = {
+      x: {
+        type: 'linear',
+        min: 0,
+        title: { display: true, text: 'experiment (last decided when the moves happened)' },
+        ticks: { precision: 0 },
+      },
+      y: { beginAtZero: true, title: { display: true, text: 'examples' } },
+    };
     return mount(canvas, {
       type: 'line',
       data: {
@@ -198,10 +254,27 @@
   function exposuresChart(canvas, shadow, policy) {
     const options = baseOptions();
     options.indexAxis = 'y';
-    options.scales = { x: { beginAtZero: true, title: { display: true, text: 'gate decisions that consulted shadow while it was there' }, suggestedMax: policy ? policy.graduateAfterDecisions : undefined }, y: { ticks: { autoSkip: false, font: { size: 11 } } } };
-    const datasets = [{ type: 'bar', label: 'exposures', data: shadow.map((member) => member.exposures), backgroundColor: '#7b3294' }];
+    options.scales = {
+      x: {
+        beginAtZero: true,
+        title: { display: true, text: 'gate decisions that consulted shadow while it was there' },
+        suggestedMax: policy ? policy.graduateAfterDecisions : undefined,
+      },
+      y: { ticks: { autoSkip: false, font: { size: 11 } } },
+    };
+    const datasets = [
+      { type: 'bar', label: 'exposures', data: shadow.map((member) => member.exposures), backgroundColor: '#7b3294' },
+    ];
     if (policy) {
-      datasets.push({ type: 'line', label: `graduates after ${policy.graduateAfterDecisions}`, data: shadow.map(() => policy.graduateAfterDecisions), borderColor: '#1a9850', borderDash: [6, 3], pointRadius: 0, indexAxis: 'y' });
+      datasets.push({
+        type: 'line',
+        label: `graduates after ${policy.graduateAfterDecisions}`,
+        data: shadow.map(() => policy.graduateAfterDecisions),
+        borderColor: '#1a9850',
+        borderDash: [6, 3],
+        pointRadius: 0,
+        indexAxis: 'y',
+      });
     }
     return mount(canvas, { data: { labels: shadow.map((member) => member.exampleId), datasets }, options });
   }
@@ -212,8 +285,26 @@
     const options = baseOptions();
     options.plugins.legend = { display: false };
     options.scales = { y: { beginAtZero: true, ticks: { precision: 0 } } };
-    return mount(canvas, { type: 'bar', data: { labels: entries.map(([name]) => name), datasets: [{ data: entries.map(([, value]) => value), backgroundColor: color || '#2457a6' }] }, options });
+    return mount(canvas, {
+      type: 'bar',
+      data: {
+        labels: entries.map(([name]) => name),
+        datasets: [{ data: entries.map(([, value]) => value), backgroundColor: color || '#2457a6' }],
+      },
+      options,
+    });
   }
 
-  Kloop.charts = { overviewChart, calibrationChart, exampleChangesChart, partitionSizesChart, exposuresChart, countsChart, destroyAll, live, mount, baseOptions };
+  Kloop.charts = {
+    overviewChart,
+    calibrationChart,
+    exampleChangesChart,
+    partitionSizesChart,
+    exposuresChart,
+    countsChart,
+    destroyAll,
+    live,
+    mount,
+    baseOptions,
+  };
 })();

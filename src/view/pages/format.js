@@ -1,6 +1,5 @@
 /* kloop view: DOM and number helpers, shared by the pages (plain script, no build step). */
-(function () {
-  'use strict';
+(() => {
   const Kloop = (window.Kloop = window.Kloop || {});
 
   /**
@@ -43,17 +42,19 @@
     return typeof value === 'number' && Number.isFinite(value) ? value.toLocaleString('en-US') : '—';
   }
   function usd(value) {
-    return typeof value === 'number' && Number.isFinite(value) ? '$' + value.toFixed(value < 1 ? 4 : 2) : '—';
+    return typeof value === 'number' && Number.isFinite(value) ? `$${value.toFixed(value < 1 ? 4 : 2)}` : '—';
   }
   function statistic(value) {
     if (value === null || value === undefined) return '—';
     if (typeof value !== 'number') return String(value);
-    return Math.abs(value) >= 1000 || Number.isInteger(value) ? String(value) : value.toPrecision(4).replace(/\.?0+$/, '');
+    return Math.abs(value) >= 1000 || Number.isInteger(value)
+      ? String(value)
+      : value.toPrecision(4).replace(/\.?0+$/, '');
   }
   function time(iso) {
     if (!iso) return '—';
     const date = new Date(iso);
-    return Number.isNaN(date.getTime()) ? iso : date.toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+    return Number.isNaN(date.getTime()) ? iso : `${date.toISOString().replace('T', ' ').slice(0, 19)} UTC`;
   }
   function signClass(value) {
     return typeof value === 'number' ? (value > 0 ? 'up' : value < 0 ? 'down' : '') : '';
@@ -86,7 +87,11 @@
     return REASON_COLORS[reason] || '#5d6d7e';
   }
   function reasonBadge(reason) {
-    return h('span', { class: 'badge', style: `background:${reasonColor(reason)}`, title: REASON_LABELS[reason] || reason }, reason);
+    return h(
+      'span',
+      { class: 'badge', style: `background:${reasonColor(reason)}`, title: REASON_LABELS[reason] || reason },
+      reason,
+    );
   }
   const PARTITION_COLORS = { optimization: '#2457a6', anchor: '#1b9e77', shadow: '#7b3294' };
 
@@ -94,7 +99,8 @@
    * The text cut to at most `max` characters (code points), "…" included, on
    * a whole grapheme cluster (Intl.Segmenter): an emoji is never split.
    */
-  const graphemes = typeof Intl !== 'undefined' && Intl.Segmenter ? new Intl.Segmenter('en', { granularity: 'grapheme' }) : null;
+  const graphemes =
+    typeof Intl !== 'undefined' && Intl.Segmenter ? new Intl.Segmenter('en', { granularity: 'grapheme' }) : null;
   function cut(text, max) {
     const value = String(text);
     if ([...value].length <= max) return value;

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_RAW_CHARACTERS, parseIntentAnswer } from './parse-intent-answer.ts';
 
-const VALID = { appType: 'booking', entities: [{ name: 'Patient', role: 'party' }], relations: [], behaviors: ['scheduling'], projections: [] };
+const VALID = {
+  appType: 'booking',
+  entities: [{ name: 'Patient', role: 'party' }],
+  relations: [],
+  behaviors: ['scheduling'],
+  projections: [],
+};
 
 describe('parseIntentAnswer', () => {
   it('accepts an answer in the public intent format, bare or fenced', () => {
@@ -10,7 +16,11 @@ describe('parseIntentAnswer', () => {
   });
 
   it('names every kind of invalid answer and keeps the raw text', () => {
-    expect(parseIntentAnswer('{"appType":"boo', 'length')).toMatchObject({ ok: false, reason: 'truncated', raw: '{"appType":"boo' });
+    expect(parseIntentAnswer('{"appType":"boo', 'length')).toMatchObject({
+      ok: false,
+      reason: 'truncated',
+      raw: '{"appType":"boo',
+    });
     expect(parseIntentAnswer('', 'stop')).toMatchObject({ ok: false, reason: 'empty' });
     expect(parseIntentAnswer('', 'length')).toMatchObject({ ok: false, reason: 'truncated' });
     expect(parseIntentAnswer('I refuse', 'content-filter')).toMatchObject({ ok: false, reason: 'refused' });
@@ -19,7 +29,10 @@ describe('parseIntentAnswer', () => {
     const offSchema = parseIntentAnswer(JSON.stringify({ ...VALID, appType: 'spaceship', extra: 1 }), 'stop');
     expect(offSchema).toMatchObject({ ok: false, reason: 'schema' });
     expect(!offSchema.ok && offSchema.message).toMatch(/appType/);
-    expect(parseIntentAnswer(JSON.stringify({ appType: 'booking' }), 'stop')).toMatchObject({ ok: false, reason: 'schema' });
+    expect(parseIntentAnswer(JSON.stringify({ appType: 'booking' }), 'stop')).toMatchObject({
+      ok: false,
+      reason: 'schema',
+    });
   });
 
   it('caps the raw text it keeps', () => {

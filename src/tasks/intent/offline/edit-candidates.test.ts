@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { ExpectedIntent } from '../intent.ts';
 import { scoreIntent } from '../scorer.ts';
 import type { ExampleEvidence } from './edit-candidates.ts';
-import { generateEditCandidates, isNearDuplicateBundle, learnedLexiconBundles, lexiconBundleTerms } from './edit-candidates.ts';
+import {
+  generateEditCandidates,
+  isNearDuplicateBundle,
+  learnedLexiconBundles,
+  lexiconBundleTerms,
+} from './edit-candidates.ts';
 import { compilePlaybook, extractIntent } from './extract.ts';
 import { analyzeGoal } from './goal-analysis.ts';
 import { parsePlaybook } from './playbook.ts';
@@ -17,24 +22,49 @@ function evidence(id: string, goal: string, expected: ExpectedIntent): ExampleEv
   const analysis = analyzeGoal(goal);
   const { intent, trace } = extractIntent(compilePlaybook(parsed.playbook), analysis);
   const score = scoreIntent(expected, intent);
-  return { id, expected, analysis, trace, predictedAppType: intent.appType, predictedEntityCount: intent.entities.length, diagnostics: score.diagnostics };
+  return {
+    id,
+    expected,
+    analysis,
+    trace,
+    predictedAppType: intent.appType,
+    predictedEntityCount: intent.entities.length,
+    diagnostics: score.diagnostics,
+  };
 }
 
 const EXAMPLES = [
-  evidence('gym', 'Members book classes. Each class has a widget.', { entities: [{ name: 'Member' }, { name: 'Class' }] }),
-  evidence('shop', 'Customers place orders. Each order has a widget.', { entities: [{ name: 'Customer' }, { name: 'Order' }] }),
-  evidence('fair', 'Visitors buy tickets for the evening. Every ticket is printed.', { entities: [{ name: 'Visitor' }, { name: 'Ticket' }, { name: 'Evening' }] }),
+  evidence('gym', 'Members book classes. Each class has a widget.', {
+    entities: [{ name: 'Member' }, { name: 'Class' }],
+  }),
+  evidence('shop', 'Customers place orders. Each order has a widget.', {
+    entities: [{ name: 'Customer' }, { name: 'Order' }],
+  }),
+  evidence('fair', 'Visitors buy tickets for the evening. Every ticket is printed.', {
+    entities: [{ name: 'Visitor' }, { name: 'Ticket' }, { name: 'Evening' }],
+  }),
 ];
 
 describe('edit candidates for entity precision', () => {
   const parsed = parsePlaybook(PLAYBOOK);
   if (!parsed.ok) throw new Error('fixture playbook');
-  const deltas = (precision: boolean) => generateEditCandidates(parsed.playbook, EXAMPLES, { precision }).map((candidate) => candidate.delta);
+  const deltas = (precision: boolean) =>
+    generateEditCandidates(parsed.playbook, EXAMPLES, { precision }).map((candidate) => candidate.delta);
 
   it('a spurious entity that crowds nothing suggests an attribute, a lower cap and a higher floor only when precision counts', () => {
-    for (const delta of ['attributeTerms += "widget"', 'extraction.maxEntities = 2', 'unknownNounPolicy.minSalience = 1']) expect(deltas(false)).not.toContain(delta);
+    for (const delta of [
+      'attributeTerms += "widget"',
+      'extraction.maxEntities = 2',
+      'unknownNounPolicy.minSalience = 1',
+    ])
+      expect(deltas(false)).not.toContain(delta);
     expect(deltas(true)).toEqual(
-      expect.arrayContaining(['stopList += "widget"', 'attributeTerms += "widget"', 'extraction.maxEntities = 2', 'unknownNounPolicy.minSalience = 1']),
+      expect.arrayContaining([
+        'stopList += "widget"',
+        'attributeTerms += "widget"',
+        'extraction.maxEntities = 2',
+        'unknownNounPolicy.minSalience = 1',
+      ]),
     );
   });
 
@@ -58,13 +88,20 @@ extraction: {maxEntities: 5, rankBy: salience}
   const analysis = analyzeGoal(goal);
   const { intent, trace } = extractIntent(compilePlaybook(parsed.playbook), analysis);
   const example: ExampleEvidence = {
-    id: 'buying', expected, analysis, trace, predictedAppType: intent.appType, predictedEntityCount: intent.entities.length,
+    id: 'buying',
+    expected,
+    analysis,
+    trace,
+    predictedAppType: intent.appType,
+    predictedEntityCount: intent.entities.length,
     diagnostics: scoreIntent(expected, intent).diagnostics,
   };
   const deltas = generateEditCandidates(parsed.playbook, [example]).map((candidate) => candidate.delta);
 
   it('a compound read at its playbook term suggests another term-compound policy', () => {
-    expect(deltas).toEqual(expect.arrayContaining(['extraction.termCompounds = "auto"', 'extraction.termCompounds = "full"']));
+    expect(deltas).toEqual(
+      expect.arrayContaining(['extraction.termCompounds = "auto"', 'extraction.termCompounds = "full"']),
+    );
   });
 
   it('a missed relation suggests connecting unrelated entities', () => {
@@ -82,24 +119,56 @@ extraction: {maxEntities: 6, rankBy: salience}
   const example = (id: string, goal: string, expected: ExpectedIntent): ExampleEvidence => {
     const analysis = analyzeGoal(goal);
     const { intent, trace } = extractIntent(compiled, analysis);
-    return { id, expected, analysis, trace, predictedAppType: intent.appType, predictedEntityCount: intent.entities.length, diagnostics: scoreIntent(expected, intent).diagnostics };
+    return {
+      id,
+      expected,
+      analysis,
+      trace,
+      predictedAppType: intent.appType,
+      predictedEntityCount: intent.entities.length,
+      diagnostics: scoreIntent(expected, intent).diagnostics,
+    };
   };
   // "feedback" and "homework" are mass nouns here (no countable reading): the extractor misses them.
   const examples = [
-    example('a', 'Tutors give feedback on homework to pupils.', { entities: [{ name: 'Tutor', role: 'party' }, { name: 'Feedback', role: 'document' }, { name: 'Homework', role: 'document' }] }),
-    example('b', 'Teachers write feedback and set homework for classes.', { entities: [{ name: 'Teacher', role: 'party' }, { name: 'Feedback', role: 'document' }, { name: 'Homework', role: 'document' }] }),
-    example('c', 'Coaches leave feedback for athletes.', { entities: [{ name: 'Coach', role: 'party' }, { name: 'Athlete', role: 'party' }] }),
+    example('a', 'Tutors give feedback on homework to pupils.', {
+      entities: [
+        { name: 'Tutor', role: 'party' },
+        { name: 'Feedback', role: 'document' },
+        { name: 'Homework', role: 'document' },
+      ],
+    }),
+    example('b', 'Teachers write feedback and set homework for classes.', {
+      entities: [
+        { name: 'Teacher', role: 'party' },
+        { name: 'Feedback', role: 'document' },
+        { name: 'Homework', role: 'document' },
+      ],
+    }),
+    example('c', 'Coaches leave feedback for athletes.', {
+      entities: [
+        { name: 'Coach', role: 'party' },
+        { name: 'Athlete', role: 'party' },
+      ],
+    }),
   ];
 
   it('proposes, as one edit, the terms gold in two or more examples and missed, with their gold role', () => {
     const bundles = learnedLexiconBundles(parsed.playbook, examples);
-    expect(bundles.map((bundle) => bundle.delta)).toEqual(['entityTerms += {"feedback":"document","homework":"document"}']);
+    expect(bundles.map((bundle) => bundle.delta)).toEqual([
+      'entityTerms += {"feedback":"document","homework":"document"}',
+    ]);
     expect(bundles[0]!.kind).toBe('lexiconBundle');
-    expect(generateEditCandidates(parsed.playbook, examples).map((candidate) => candidate.delta)).toContain(bundles[0]!.delta);
+    expect(generateEditCandidates(parsed.playbook, examples).map((candidate) => candidate.delta)).toContain(
+      bundles[0]!.delta,
+    );
   });
 
   it('leaves out a term named in more examples than its gold has it (a lexicon entry must be right more often than not)', () => {
-    const more = [...examples, example('d', 'Staff give feedback on menus.', { entities: [{ name: 'Staff' }, { name: 'Menu' }] })];
+    const more = [
+      ...examples,
+      example('d', 'Staff give feedback on menus.', { entities: [{ name: 'Staff' }, { name: 'Menu' }] }),
+    ];
     expect(learnedLexiconBundles(parsed.playbook, more)).toEqual([]); // feedback: gold in 2 of 4, homework alone is too few
   });
 
@@ -107,7 +176,9 @@ extraction: {maxEntities: 6, rankBy: salience}
     const terms = (...words: string[]) => new Set(words);
     expect(isNearDuplicateBundle(terms('a', 'b', 'c', 'd', 'e'), terms('a', 'b', 'c', 'd', 'e', 'f'))).toBe(true);
     expect(isNearDuplicateBundle(terms('a', 'b', 'c'), terms('a', 'b', 'd'))).toBe(false);
-    expect(lexiconBundleTerms('entityTerms += {"feedback":"document","homework":"document"}')).toEqual(terms('feedback', 'homework'));
+    expect(lexiconBundleTerms('entityTerms += {"feedback":"document","homework":"document"}')).toEqual(
+      terms('feedback', 'homework'),
+    );
     expect(lexiconBundleTerms('entityTerms.feedback = "document"')).toBeNull();
   });
 });
@@ -135,10 +206,20 @@ extraction: {maxEntities: 10, rankBy: salience}
   it('is proposed when a missed gold entity is a word the layout reading reads otherwise', () => {
     const parsed = parsePlaybook(playbookText);
     if (!parsed.ok) throw new Error('fixture playbook');
-    const expected: ExpectedIntent = { entities: [{ name: 'Shop' }, { name: 'Product' }, { name: 'Category' }, { name: 'Supporter' }] };
+    const expected: ExpectedIntent = {
+      entities: [{ name: 'Shop' }, { name: 'Product' }, { name: 'Category' }, { name: 'Supporter' }],
+    };
     const analysis = analyzeGoal(goal);
     const { intent, trace } = extractIntent(compilePlaybook(parsed.playbook), analysis);
-    const example: ExampleEvidence = { id: 'bikes', expected, analysis, trace, predictedAppType: intent.appType, predictedEntityCount: intent.entities.length, diagnostics: scoreIntent(expected, intent).diagnostics };
+    const example: ExampleEvidence = {
+      id: 'bikes',
+      expected,
+      analysis,
+      trace,
+      predictedAppType: intent.appType,
+      predictedEntityCount: intent.entities.length,
+      diagnostics: scoreIntent(expected, intent).diagnostics,
+    };
     const candidates = generateEditCandidates(parsed.playbook, [example]);
     expect(candidates.find((candidate) => candidate.kind === 'layout')?.delta).toBe('extraction.layoutCues = true');
   });

@@ -165,24 +165,42 @@ export function generateEditCandidates(
       const gold = diagnostics.appTypeMismatch.expected[0] as AppType;
       const predicted = diagnostics.appTypeMismatch.predicted as AppType;
       const known = new Set((playbook.appTypeCues[gold] ?? []).map((cue) => termKey(cue.cue)));
-      const isGold = (other: ExampleEvidence, type: string): boolean => acceptedAppTypes(other.expected).includes(type as AppType);
+      const isGold = (other: ExampleEvidence, type: string): boolean =>
+        acceptedAppTypes(other.expected).includes(type as AppType);
       const cuePrior = (cue: string): number =>
-        count((other) => isGold(other, gold) && other.diagnostics.appTypeMismatch !== undefined && contains(other, cue)) -
-        count((other) => !isGold(other, gold) && other.diagnostics.appTypeMismatch === undefined && contains(other, cue));
-      const goldCues = cueTerms.filter((term) => !known.has(termKey(term)) && precise(term, (other) => isGold(other, gold)));
+        count(
+          (other) => isGold(other, gold) && other.diagnostics.appTypeMismatch !== undefined && contains(other, cue),
+        ) -
+        count(
+          (other) => !isGold(other, gold) && other.diagnostics.appTypeMismatch === undefined && contains(other, cue),
+        );
+      const goldCues = cueTerms.filter(
+        (term) => !known.has(termKey(term)) && precise(term, (other) => isGold(other, gold)),
+      );
       for (const cue of top(goldCues, cuePrior)) {
         add({ op: 'add', path: ['appTypeCues', gold], value: cue }, 'appTypeCue', example.id, () => cuePrior(cue));
       }
       for (const matched of trace.appTypeScores.find((entry) => entry.appType === gold)?.cues ?? []) {
-        const current = (playbook.appTypeCues[gold] ?? []).find((cue) => termKey(cue.cue) === termKey(matched))?.weight ?? 1;
-        add({ op: 'weight', path: ['appTypeCues', gold], value: matched, weight: current + 1 }, 'appTypeWeight', example.id, () =>
-          cuePrior(matched),
+        const current =
+          (playbook.appTypeCues[gold] ?? []).find((cue) => termKey(cue.cue) === termKey(matched))?.weight ?? 1;
+        add(
+          { op: 'weight', path: ['appTypeCues', gold], value: matched, weight: current + 1 },
+          'appTypeWeight',
+          example.id,
+          () => cuePrior(matched),
         );
       }
       for (const matched of trace.appTypeScores.find((entry) => entry.appType === predicted)?.cues ?? []) {
-        add({ op: 'remove', path: ['appTypeCues', predicted], value: matched }, 'appTypeCueRemoval', example.id, () =>
-          count((other) => other.diagnostics.appTypeMismatch?.predicted === predicted && contains(other, matched)) -
-          count((other) => isGold(other, predicted) && other.diagnostics.appTypeMismatch === undefined && contains(other, matched)),
+        add(
+          { op: 'remove', path: ['appTypeCues', predicted], value: matched },
+          'appTypeCueRemoval',
+          example.id,
+          () =>
+            count((other) => other.diagnostics.appTypeMismatch?.predicted === predicted && contains(other, matched)) -
+            count(
+              (other) =>
+                isGold(other, predicted) && other.diagnostics.appTypeMismatch === undefined && contains(other, matched),
+            ),
         );
       }
     }
@@ -194,23 +212,44 @@ export function generateEditCandidates(
       const keys = new Set([gold.name, ...(gold.aliases ?? [])].map((name) => nameKey(name)));
       const role: EntityRole = gold.role ?? playbook.unknownNounPolicy.role;
       const missedPrior = (term: string): number =>
-        count((other) => other.diagnostics.missedEntities.some((name) => nameKey(name) === nameKey(gold.name)) && contains(other, term));
+        count(
+          (other) =>
+            other.diagnostics.missedEntities.some((name) => nameKey(name) === nameKey(gold.name)) &&
+            contains(other, term),
+        );
       for (const mention of trace.mentions) {
         if (!keys.has(nameKey(mention.text))) continue;
         if (mention.source === 'stop') {
-          add({ op: 'remove', path: ['stopList'], value: mention.text }, 'stopListRemoval', example.id, () =>
-            missedPrior(mention.text) - count((other) => other !== example && !goldEntityKeys.get(other)!.has(nameKey(mention.text)) && contains(other, mention.text)) / 4,
+          add(
+            { op: 'remove', path: ['stopList'], value: mention.text },
+            'stopListRemoval',
+            example.id,
+            () =>
+              missedPrior(mention.text) -
+              count(
+                (other) =>
+                  other !== example &&
+                  !goldEntityKeys.get(other)!.has(nameKey(mention.text)) &&
+                  contains(other, mention.text),
+              ) /
+                4,
           );
         } else if (mention.source === 'excluded') {
-          add({ op: 'set', path: ['entityTerms', mention.text], value: role }, 'entityTerm', example.id, () => missedPrior(mention.text));
+          add({ op: 'set', path: ['entityTerms', mention.text], value: role }, 'entityTerm', example.id, () =>
+            missedPrior(mention.text),
+          );
         } else if (mention.source === 'alias') {
-          add({ op: 'delete', path: ['entityAliases', mention.text] }, 'aliasRemoval', example.id, () => missedPrior(mention.text));
+          add({ op: 'delete', path: ['entityAliases', mention.text] }, 'aliasRemoval', example.id, () =>
+            missedPrior(mention.text),
+          );
         }
       }
       for (const key of keys) {
         if (contains(example, key)) {
           if (playbook.entityTerms[key] === undefined) {
-            add({ op: 'set', path: ['entityTerms', key], value: role }, 'entityTerm', example.id, () => missedPrior(key));
+            add({ op: 'set', path: ['entityTerms', key], value: role }, 'entityTerm', example.id, () =>
+              missedPrior(key),
+            );
           }
         }
       }
@@ -229,23 +268,36 @@ export function generateEditCandidates(
       const aliasPrior = (term: string): number =>
         missedPrior(term) - count((other) => goldEntityKeys.get(other)!.has(nameKey(term)) && contains(other, term));
       for (const term of top([...new Set(aliasSources.map((mention) => mention.text))], aliasPrior)) {
-        add({ op: 'set', path: ['entityAliases', term], value: gold.name }, 'entityAlias', example.id, () => aliasPrior(term));
+        add({ op: 'set', path: ['entityAliases', term], value: gold.name }, 'entityAlias', example.id, () =>
+          aliasPrior(term),
+        );
       }
     }
 
     // Spurious entities: only matter when they crowd gold entities out of the entity cap.
-    const crowded = weighsPrecision || (diagnostics.missedEntities.length > 0 && example.predictedEntityCount >= playbook.extraction.maxEntities);
+    const crowded =
+      weighsPrecision ||
+      (diagnostics.missedEntities.length > 0 && example.predictedEntityCount >= playbook.extraction.maxEntities);
     for (const spurious of diagnostics.spuriousEntities) {
       const mention = trace.mentions.find((entry) => entry.name === spurious);
       if (mention === undefined) continue;
       const key = nameKey(mention.text);
       const prior = (): number =>
-        count((other) => other.diagnostics.spuriousEntities.includes(spurious) && (weighsPrecision || (other.diagnostics.missedEntities.length > 0 && other.predictedEntityCount >= playbook.extraction.maxEntities))) +
+        count(
+          (other) =>
+            other.diagnostics.spuriousEntities.includes(spurious) &&
+            (weighsPrecision ||
+              (other.diagnostics.missedEntities.length > 0 &&
+                other.predictedEntityCount >= playbook.extraction.maxEntities)),
+        ) +
         (crowded ? 0 : -0.5) -
         2 * count((other) => goldEntityKeys.get(other)!.has(key));
-      if (mention.source === 'unknown') add({ op: 'add', path: ['stopList'], value: mention.text }, 'stopWord', example.id, prior);
-      else if (mention.source === 'term') add({ op: 'delete', path: ['entityTerms', mention.text] }, 'termRemoval', example.id, prior);
-      else if (mention.source === 'alias') add({ op: 'delete', path: ['entityAliases', mention.text] }, 'aliasRemoval', example.id, prior);
+      if (mention.source === 'unknown')
+        add({ op: 'add', path: ['stopList'], value: mention.text }, 'stopWord', example.id, prior);
+      else if (mention.source === 'term')
+        add({ op: 'delete', path: ['entityTerms', mention.text] }, 'termRemoval', example.id, prior);
+      else if (mention.source === 'alias')
+        add({ op: 'delete', path: ['entityAliases', mention.text] }, 'aliasRemoval', example.id, prior);
     }
 
     // Wrong roles: set the term's role; for unknown nouns also try a suffix rule.
@@ -257,8 +309,17 @@ export function generateEditCandidates(
       const expected = wrong.expected as EntityRole;
       const termText = mention.source === 'alias' ? nameKey(mention.name) : mention.text;
       const rolePrior = (): number =>
-        count((other) => other.diagnostics.wrongRoles.some((entry) => nameKey(entry.entity) === nameKey(termText) && entry.expected === expected)) -
-        count((other) => (other.expected.entities ?? []).some((entity) => nameKey(entity.name) === nameKey(termText) && entity.role !== undefined && entity.role !== expected));
+        count((other) =>
+          other.diagnostics.wrongRoles.some(
+            (entry) => nameKey(entry.entity) === nameKey(termText) && entry.expected === expected,
+          ),
+        ) -
+        count((other) =>
+          (other.expected.entities ?? []).some(
+            (entity) =>
+              nameKey(entity.name) === nameKey(termText) && entity.role !== undefined && entity.role !== expected,
+          ),
+        );
       add({ op: 'set', path: ['entityTerms', termText], value: expected }, 'role', example.id, rolePrior);
       if (mention.source === 'unknown') {
         const head = mention.text.split(' ').pop() ?? mention.text;
@@ -266,9 +327,22 @@ export function generateEditCandidates(
           if (head.length < length + 3 || !/^[a-z]+$/.test(head)) continue;
           const suffix = head.slice(-length);
           if (playbook.roleSuffixes[suffix] === expected) continue;
-          add({ op: 'set', path: ['roleSuffixes', suffix], value: expected }, 'roleSuffix', example.id, () =>
-            count((other) => other.diagnostics.wrongRoles.some((entry) => entry.expected === expected && nameKey(entry.entity).endsWith(suffix))) -
-            count((other) => (other.expected.entities ?? []).some((entity) => entity.role !== undefined && entity.role !== expected && nameKey(entity.name).endsWith(suffix))),
+          add(
+            { op: 'set', path: ['roleSuffixes', suffix], value: expected },
+            'roleSuffix',
+            example.id,
+            () =>
+              count((other) =>
+                other.diagnostics.wrongRoles.some(
+                  (entry) => entry.expected === expected && nameKey(entry.entity).endsWith(suffix),
+                ),
+              ) -
+              count((other) =>
+                (other.expected.entities ?? []).some(
+                  (entity) =>
+                    entity.role !== undefined && entity.role !== expected && nameKey(entity.name).endsWith(suffix),
+                ),
+              ),
           );
         }
       }
@@ -286,9 +360,19 @@ export function generateEditCandidates(
         add({ op: 'add', path: ['behaviorCues', behavior], value: cue }, 'behaviorCue', example.id, () => prior(cue));
       }
       const type = example.predictedAppType as AppType;
-      add({ op: 'add', path: ['appTypeDefaults', type, 'behaviors'], value: behavior }, 'appTypeDefault', example.id, () =>
-        count((other) => other.predictedAppType === type && other.diagnostics.missingBehaviors.includes(behavior)) -
-        0.5 * count((other) => other.predictedAppType === type && (other.expected.behaviors ?? []).length > 0 && !(other.expected.behaviors ?? []).includes(behavior)),
+      add(
+        { op: 'add', path: ['appTypeDefaults', type, 'behaviors'], value: behavior },
+        'appTypeDefault',
+        example.id,
+        () =>
+          count((other) => other.predictedAppType === type && other.diagnostics.missingBehaviors.includes(behavior)) -
+          0.5 *
+            count(
+              (other) =>
+                other.predictedAppType === type &&
+                (other.expected.behaviors ?? []).length > 0 &&
+                !(other.expected.behaviors ?? []).includes(behavior),
+            ),
       );
     }
 
@@ -299,21 +383,34 @@ export function generateEditCandidates(
     });
     if (cut.length > 0) {
       const extraction = playbook.extraction;
-      const cutPrior = (): number => count((other) => other.diagnostics.missedEntities.some((name) => other.trace.candidates.some((candidate) => !candidate.kept && nameKey(candidate.name) === nameKey(name))));
+      const cutPrior = (): number =>
+        count((other) =>
+          other.diagnostics.missedEntities.some((name) =>
+            other.trace.candidates.some((candidate) => !candidate.kept && nameKey(candidate.name) === nameKey(name)),
+          ),
+        );
       for (const step of [2, 4]) {
         const value = Math.min(60, extraction.maxEntities + step);
-        if (value > extraction.maxEntities) add({ op: 'set', path: ['extraction', 'maxEntities'], value }, 'entityCap', example.id, cutPrior);
+        if (value > extraction.maxEntities)
+          add({ op: 'set', path: ['extraction', 'maxEntities'], value }, 'entityCap', example.id, cutPrior);
       }
       const floor = playbook.unknownNounPolicy.minSalience;
       if (extraction.rankBy === 'salience' && floor > 0) {
-        add({ op: 'set', path: ['unknownNounPolicy', 'minSalience'], value: floor - 1 }, 'salienceFloor', example.id, cutPrior);
+        add(
+          { op: 'set', path: ['unknownNounPolicy', 'minSalience'], value: floor - 1 },
+          'salienceFloor',
+          example.id,
+          cutPrior,
+        );
       }
-      if (extraction.rankBy !== 'salience') add({ op: 'set', path: ['extraction', 'rankBy'], value: 'salience' }, 'entityCap', example.id, cutPrior);
+      if (extraction.rankBy !== 'salience')
+        add({ op: 'set', path: ['extraction', 'rankBy'], value: 'salience' }, 'entityCap', example.id, cutPrior);
       // Salience beyond the cap: keep the most salient candidates past it.
       if (extraction.rankBy === 'salience') {
         const overflow = extraction.overflowSalience;
         for (const value of overflow === 0 ? [12, 10] : [overflow - 1, overflow - 2]) {
-          if (value >= 4) add({ op: 'set', path: ['extraction', 'overflowSalience'], value }, 'entityCap', example.id, cutPrior);
+          if (value >= 4)
+            add({ op: 'set', path: ['extraction', 'overflowSalience'], value }, 'entityCap', example.id, cutPrior);
         }
       }
     }
@@ -324,26 +421,65 @@ export function generateEditCandidates(
       if (gold === undefined) continue;
       const keys = [gold.name, ...(gold.aliases ?? [])].map((name) => nameKey(name));
       const heads = new Set(keys.map((key) => key.split(' ').pop()!));
-      const misread = trace.mentions.some((mention) => mention.source === 'unknown' && heads.has(mention.head ?? mention.text.split(' ').pop()!) && !keys.includes(nameKey(mention.text)));
+      const misread = trace.mentions.some(
+        (mention) =>
+          mention.source === 'unknown' &&
+          heads.has(mention.head ?? mention.text.split(' ').pop()!) &&
+          !keys.includes(nameKey(mention.text)),
+      );
       // A compound named at its playbook term ("purchase order" read as Order): another term-compound policy.
-      const termMisread = keys.some((key) => key.includes(' ')) && trace.mentions.some((mention) => mention.source === 'term' && heads.has(nameKey(mention.text).split(' ').pop()!) && !keys.includes(nameKey(mention.text)));
+      const termMisread =
+        keys.some((key) => key.includes(' ')) &&
+        trace.mentions.some(
+          (mention) =>
+            mention.source === 'term' &&
+            heads.has(nameKey(mention.text).split(' ').pop()!) &&
+            !keys.includes(nameKey(mention.text)),
+        );
       if (termMisread) {
-        const termPrior = (): number => count((other) => other.diagnostics.missedEntities.some((name) => nameKey(name).includes(' ') && other.trace.mentions.some((mention) => mention.source === 'term' && nameKey(name).endsWith(` ${nameKey(mention.text)}`))));
+        const termPrior = (): number =>
+          count((other) =>
+            other.diagnostics.missedEntities.some(
+              (name) =>
+                nameKey(name).includes(' ') &&
+                other.trace.mentions.some(
+                  (mention) => mention.source === 'term' && nameKey(name).endsWith(` ${nameKey(mention.text)}`),
+                ),
+            ),
+          );
         for (const policy of ['head', 'auto', 'full'] as const) {
-          if (policy !== playbook.extraction.termCompounds) add({ op: 'set', path: ['extraction', 'termCompounds'], value: policy }, 'compoundPolicy', example.id, termPrior);
+          if (policy !== playbook.extraction.termCompounds)
+            add(
+              { op: 'set', path: ['extraction', 'termCompounds'], value: policy },
+              'compoundPolicy',
+              example.id,
+              termPrior,
+            );
         }
       }
       if (!misread) continue;
-      const compoundPrior = (): number => count((other) => other.diagnostics.missedEntities.some((name) => nameKey(name).includes(' ')));
+      const compoundPrior = (): number =>
+        count((other) => other.diagnostics.missedEntities.some((name) => nameKey(name).includes(' ')));
       for (const policy of ['head', 'auto', 'full'] as const) {
-        if (policy !== playbook.unknownNounPolicy.compounds) add({ op: 'set', path: ['unknownNounPolicy', 'compounds'], value: policy }, 'compoundPolicy', example.id, compoundPrior);
+        if (policy !== playbook.unknownNounPolicy.compounds)
+          add(
+            { op: 'set', path: ['unknownNounPolicy', 'compounds'], value: policy },
+            'compoundPolicy',
+            example.id,
+            compoundPrior,
+          );
       }
       for (const mention of trace.mentions) {
         if (mention.source !== 'attribute' || !keys.includes(nameKey(mention.text))) continue;
         if (playbook.attributeTerms.some((term) => termKey(term) === termKey(mention.text))) {
           add({ op: 'remove', path: ['attributeTerms'], value: mention.text }, 'attributeRemoval', example.id, () => 1);
         } else {
-          add({ op: 'set', path: ['entityTerms', mention.text], value: gold.role ?? playbook.unknownNounPolicy.role }, 'attributeRemoval', example.id, () => 1);
+          add(
+            { op: 'set', path: ['entityTerms', mention.text], value: gold.role ?? playbook.unknownNounPolicy.role },
+            'attributeRemoval',
+            example.id,
+            () => 1,
+          );
         }
       }
     }
@@ -354,8 +490,14 @@ export function generateEditCandidates(
         const mention = trace.mentions.find((entry) => entry.name === spurious && entry.source === 'unknown');
         if (mention === undefined || mention.text.includes(' ')) continue;
         const key = nameKey(mention.text);
-        add({ op: 'add', path: ['attributeTerms'], value: mention.text }, 'attributeTerm', example.id, () =>
-          count((other) => other.diagnostics.spuriousEntities.includes(spurious)) - 2 * count((other) => goldEntityKeys.get(other)!.has(key)) - 0.5,
+        add(
+          { op: 'add', path: ['attributeTerms'], value: mention.text },
+          'attributeTerm',
+          example.id,
+          () =>
+            count((other) => other.diagnostics.spuriousEntities.includes(spurious)) -
+            2 * count((other) => goldEntityKeys.get(other)!.has(key)) -
+            0.5,
         );
       }
     }
@@ -364,8 +506,10 @@ export function generateEditCandidates(
     if (weighsPrecision && diagnostics.spuriousEntities.length > 0) {
       const extraction = playbook.extraction;
       const spuriousPrior = (): number =>
-        count((other) => other.diagnostics.spuriousEntities.length > 0 && other.predictedEntityCount >= extraction.maxEntities - 1) -
-        count((other) => other.diagnostics.missedEntities.length > 0);
+        count(
+          (other) =>
+            other.diagnostics.spuriousEntities.length > 0 && other.predictedEntityCount >= extraction.maxEntities - 1,
+        ) - count((other) => other.diagnostics.missedEntities.length > 0);
       if (example.predictedEntityCount >= extraction.maxEntities && extraction.maxEntities > 1) {
         for (const step of [1, 2]) {
           const value = Math.max(1, extraction.maxEntities - step);
@@ -373,7 +517,12 @@ export function generateEditCandidates(
         }
       }
       if (extraction.rankBy === 'salience' && playbook.unknownNounPolicy.minSalience < 20) {
-        add({ op: 'set', path: ['unknownNounPolicy', 'minSalience'], value: playbook.unknownNounPolicy.minSalience + 1 }, 'salienceFloor', example.id, spuriousPrior);
+        add(
+          { op: 'set', path: ['unknownNounPolicy', 'minSalience'], value: playbook.unknownNounPolicy.minSalience + 1 },
+          'salienceFloor',
+          example.id,
+          spuriousPrior,
+        );
       }
       const excluded = new Set(playbook.unknownNounPolicy.excludeCategories);
       for (const spurious of diagnostics.spuriousEntities) {
@@ -381,13 +530,25 @@ export function generateEditCandidates(
         if (mention === undefined) continue;
         const category = nounCategory(mention.text) ?? (mention.head !== undefined ? nounCategory(mention.head) : null);
         if (category === null || excluded.has(category)) continue;
-        add({ op: 'add', path: ['unknownNounPolicy', 'excludeCategories'], value: category }, 'nounCategory', example.id, () =>
-          count((other) => other.diagnostics.spuriousEntities.some((name) => categoryOfName(name) === category)) -
-          2 * count((other) => (other.expected.entities ?? []).some((entity) => categoryOfName(entity.name) === category)),
+        add(
+          { op: 'add', path: ['unknownNounPolicy', 'excludeCategories'], value: category },
+          'nounCategory',
+          example.id,
+          () =>
+            count((other) => other.diagnostics.spuriousEntities.some((name) => categoryOfName(name) === category)) -
+            2 *
+              count((other) =>
+                (other.expected.entities ?? []).some((entity) => categoryOfName(entity.name) === category),
+              ),
         );
       }
       if (!playbook.unknownNounPolicy.countableOnly) {
-        add({ op: 'set', path: ['unknownNounPolicy', 'countableOnly'], value: true }, 'countability', example.id, () => 0);
+        add(
+          { op: 'set', path: ['unknownNounPolicy', 'countableOnly'], value: true },
+          'countability',
+          example.id,
+          () => 0,
+        );
       }
     }
 
@@ -398,12 +559,20 @@ export function generateEditCandidates(
       if (mention === undefined) continue;
       const category = nounCategory(mention.text) ?? (mention.head !== undefined ? nounCategory(mention.head) : null);
       if (category !== null && playbook.unknownNounPolicy.excludeCategories.includes(category)) {
-        add({ op: 'remove', path: ['unknownNounPolicy', 'excludeCategories'], value: category }, 'nounCategory', example.id, () =>
-          count((other) => other.diagnostics.missedEntities.some((name) => categoryOfName(name) === category)),
+        add(
+          { op: 'remove', path: ['unknownNounPolicy', 'excludeCategories'], value: category },
+          'nounCategory',
+          example.id,
+          () => count((other) => other.diagnostics.missedEntities.some((name) => categoryOfName(name) === category)),
         );
       }
       if (playbook.unknownNounPolicy.countableOnly) {
-        add({ op: 'set', path: ['unknownNounPolicy', 'countableOnly'], value: false }, 'countability', example.id, () => 0);
+        add(
+          { op: 'set', path: ['unknownNounPolicy', 'countableOnly'], value: false },
+          'countability',
+          example.id,
+          () => 0,
+        );
       }
     }
 
@@ -411,19 +580,38 @@ export function generateEditCandidates(
     // starts a sentence or a numbered item ("2. Supporters …"), or a noun read into the aside after it
     // ("categories (brakes, …)"). The layout reading is a general rule: it is proposed once, ranked by net fixes.
     if (!playbook.extraction.layoutCues && hiddenByLayout(example)) {
-      add({ op: 'set', path: ['extraction', 'layoutCues'], value: true }, 'layout', example.id, () => count(hiddenByLayout));
+      add({ op: 'set', path: ['extraction', 'layoutCues'], value: true }, 'layout', example.id, () =>
+        count(hiddenByLayout),
+      );
     }
 
     // Missed relations: the other structural readings (subtype patterns, pronoun subjects).
     if (diagnostics.missedRelations.length > 0) {
       const missedPrior = (): number => count((other) => other.diagnostics.missedRelations.length > 0) / 4;
-      if (!playbook.extraction.subtypePatterns) add({ op: 'set', path: ['extraction', 'subtypePatterns'], value: true }, 'relationCue', example.id, missedPrior);
-      if (!playbook.extraction.pronounSubjects) add({ op: 'set', path: ['extraction', 'pronounSubjects'], value: true }, 'relationCue', example.id, missedPrior);
+      if (!playbook.extraction.subtypePatterns)
+        add(
+          { op: 'set', path: ['extraction', 'subtypePatterns'], value: true },
+          'relationCue',
+          example.id,
+          missedPrior,
+        );
+      if (!playbook.extraction.pronounSubjects)
+        add(
+          { op: 'set', path: ['extraction', 'pronounSubjects'], value: true },
+          'relationCue',
+          example.id,
+          missedPrior,
+        );
     }
 
     // Missed relations with an end no reading relates: connect such entities to the model.
     if (!playbook.extraction.connectOrphans && diagnostics.missedRelations.length > 0) {
-      add({ op: 'set', path: ['extraction', 'connectOrphans'], value: true }, 'relationCue', example.id, () => count((other) => other.diagnostics.missedRelations.length > 0) / 4);
+      add(
+        { op: 'set', path: ['extraction', 'connectOrphans'], value: true },
+        'relationCue',
+        example.id,
+        () => count((other) => other.diagnostics.missedRelations.length > 0) / 4,
+      );
     }
 
     // Missed relations: the words between the two nouns in one sentence become a relation phrase.
@@ -437,23 +625,52 @@ export function generateEditCandidates(
       for (const left of trace.mentions) {
         const leftKey = nameKey(left.name === '' ? left.text : left.name);
         if (leftKey !== fromKey && leftKey !== toKey) continue;
-        const right = trace.mentions.find((mention) => mention.start >= left.end && mention.start - left.end <= 4 && words[mention.start]!.sentence === words[left.start]!.sentence && nameKey(mention.name === '' ? mention.text : mention.name) === (leftKey === fromKey ? toKey : fromKey));
+        const right = trace.mentions.find(
+          (mention) =>
+            mention.start >= left.end &&
+            mention.start - left.end <= 4 &&
+            words[mention.start]!.sentence === words[left.start]!.sentence &&
+            nameKey(mention.name === '' ? mention.text : mention.name) === (leftKey === fromKey ? toKey : fromKey),
+        );
         if (right === undefined) continue;
-        const between = words.slice(left.end, right.start).filter((word) => word.wordClass === 'verb' || word.wordClass === 'preposition' || word.wordClass === 'copula');
+        const between = words
+          .slice(left.end, right.start)
+          .filter(
+            (word) => word.wordClass === 'verb' || word.wordClass === 'preposition' || word.wordClass === 'copula',
+          );
         if (between.length === 0 || between.length > 3) continue;
         const phrase = between.map((word) => word.lemma).join(' ');
-        if (!/^[a-z][a-z' -]*[a-z]$/.test(phrase) || Object.keys(playbook.relationCues).some((cue) => termKey(cue) === termKey(phrase))) continue;
+        if (
+          !/^[a-z][a-z' -]*[a-z]$/.test(phrase) ||
+          Object.keys(playbook.relationCues).some((cue) => termKey(cue) === termKey(phrase))
+        )
+          continue;
         const reverse = leftKey === toKey;
         const rule: Record<string, string | boolean> = { kind: gold?.kind ?? 'association' };
         if (reverse) rule.reverse = true;
-        add({ op: 'set', path: ['relationCues', phrase], value: rule }, 'relationCue', example.id, () =>
-          count((other) => other.diagnostics.missedRelations.length > 0 && contains(other, phrase)) - 0.25 * count((other) => (other.expected.relations ?? []).length === 0 && contains(other, phrase)),
+        add(
+          { op: 'set', path: ['relationCues', phrase], value: rule },
+          'relationCue',
+          example.id,
+          () =>
+            count((other) => other.diagnostics.missedRelations.length > 0 && contains(other, phrase)) -
+            0.25 * count((other) => (other.expected.relations ?? []).length === 0 && contains(other, phrase)),
         );
         // The quantifier before the object noun, when the playbook does not know it.
         const quantifier = words[right.start - 1];
-        if (quantifier !== undefined && (quantifier.wordClass === 'determiner' || quantifier.wordClass === 'adjective') && playbook.cardinalityCues[quantifier.lemma] === undefined && gold?.cardinality !== undefined) {
+        if (
+          quantifier !== undefined &&
+          (quantifier.wordClass === 'determiner' || quantifier.wordClass === 'adjective') &&
+          playbook.cardinalityCues[quantifier.lemma] === undefined &&
+          gold?.cardinality !== undefined
+        ) {
           const many = reverse ? gold.cardinality.startsWith('many') : gold.cardinality.endsWith('many');
-          add({ op: 'set', path: ['cardinalityCues', quantifier.lemma], value: many ? 'many' : 'one' }, 'cardinalityCue', example.id, () => (weighsRelations ? 0 : -1));
+          add(
+            { op: 'set', path: ['cardinalityCues', quantifier.lemma], value: many ? 'many' : 'one' },
+            'cardinalityCue',
+            example.id,
+            () => (weighsRelations ? 0 : -1),
+          );
         }
       }
     }
@@ -463,10 +680,13 @@ export function generateEditCandidates(
       const known = new Set((playbook.projectionCues[projection] ?? []).map((cue) => termKey(cue.cue)));
       const prior = (cue: string): number =>
         count((other) => other.diagnostics.missingProjections.includes(projection) && contains(other, cue)) - 1000;
-      const hasProjection = (other: ExampleEvidence): boolean => (other.expected.projections ?? []).includes(projection);
+      const hasProjection = (other: ExampleEvidence): boolean =>
+        (other.expected.projections ?? []).includes(projection);
       const projectionCues = cueTerms.filter((term) => !known.has(termKey(term)) && precise(term, hasProjection));
       for (const cue of top(projectionCues, prior).slice(0, 3)) {
-        add({ op: 'add', path: ['projectionCues', projection], value: cue }, 'projection', example.id, () => prior(cue));
+        add({ op: 'add', path: ['projectionCues', projection], value: cue }, 'projection', example.id, () =>
+          prior(cue),
+        );
       }
     }
   }
@@ -474,7 +694,8 @@ export function generateEditCandidates(
     candidates.set(bundle.delta, bundle);
   }
   return [...candidates.values()].sort(
-    (a, b) => b.preRank - a.preRank || b.sources.size - a.sources.size || (a.delta < b.delta ? -1 : a.delta > b.delta ? 1 : 0),
+    (a, b) =>
+      b.preRank - a.preRank || b.sources.size - a.sources.size || (a.delta < b.delta ? -1 : a.delta > b.delta ? 1 : 0),
   );
 }
 
@@ -497,9 +718,21 @@ export const LEXICON_MIN_SUPPORT = 2;
  * `minSupport`, and the terms with support `minSupport + 1` — unless they are
  * near-duplicates ({@link isNearDuplicateBundle}); each has at least two terms.
  */
-export function learnedLexiconBundles(playbook: Playbook, examples: readonly ExampleEvidence[], minSupport = LEXICON_MIN_SUPPORT): EditCandidate[] {
-  const known = new Set([...Object.keys(playbook.entityTerms), ...Object.keys(playbook.entityAliases), ...playbook.stopList, ...playbook.attributeTerms].map(termKey));
-  const contains = (example: ExampleEvidence, phrase: string): boolean => phrase.split(' ').every((word) => example.analysis.keySet.has(word));
+export function learnedLexiconBundles(
+  playbook: Playbook,
+  examples: readonly ExampleEvidence[],
+  minSupport = LEXICON_MIN_SUPPORT,
+): EditCandidate[] {
+  const known = new Set(
+    [
+      ...Object.keys(playbook.entityTerms),
+      ...Object.keys(playbook.entityAliases),
+      ...playbook.stopList,
+      ...playbook.attributeTerms,
+    ].map(termKey),
+  );
+  const contains = (example: ExampleEvidence, phrase: string): boolean =>
+    phrase.split(' ').every((word) => example.analysis.keySet.has(word));
   const gold = new Map<string, { examples: Set<string>; missed: Set<string>; roles: Map<EntityRole, number> }>();
   for (const example of examples) {
     const missed = new Set(example.diagnostics.missedEntities.map((name) => nameKey(name)));
@@ -507,8 +740,18 @@ export function learnedLexiconBundles(playbook: Playbook, examples: readonly Exa
       const isMissed = missed.has(nameKey(entity.name));
       for (const name of [entity.name, ...(entity.aliases ?? [])]) {
         const key = nameKey(name);
-        if (!/^[a-z][a-z -]*[a-z]$/.test(key) || key.split(' ').length > 3 || known.has(termKey(key)) || !contains(example, key)) continue;
-        const entry = gold.get(key) ?? { examples: new Set<string>(), missed: new Set<string>(), roles: new Map<EntityRole, number>() };
+        if (
+          !/^[a-z][a-z -]*[a-z]$/.test(key) ||
+          key.split(' ').length > 3 ||
+          known.has(termKey(key)) ||
+          !contains(example, key)
+        )
+          continue;
+        const entry = gold.get(key) ?? {
+          examples: new Set<string>(),
+          missed: new Set<string>(),
+          roles: new Map<EntityRole, number>(),
+        };
         entry.examples.add(example.id);
         if (isMissed) entry.missed.add(example.id);
         if (entity.role !== undefined) entry.roles.set(entity.role, (entry.roles.get(entity.role) ?? 0) + 1);
@@ -517,7 +760,12 @@ export function learnedLexiconBundles(playbook: Playbook, examples: readonly Exa
     }
   }
   const eligible = [...gold]
-    .filter(([key, entry]) => entry.examples.size >= minSupport && entry.missed.size > 0 && entry.examples.size * 2 > examples.filter((example) => contains(example, key)).length)
+    .filter(
+      ([key, entry]) =>
+        entry.examples.size >= minSupport &&
+        entry.missed.size > 0 &&
+        entry.examples.size * 2 > examples.filter((example) => contains(example, key)).length,
+    )
     .sort((a, b) => (a[0] < b[0] ? -1 : 1));
   const bundles: EditCandidate[] = [];
   const seen: Array<Set<string>> = [];
@@ -527,7 +775,9 @@ export function learnedLexiconBundles(playbook: Playbook, examples: readonly Exa
     const entries: Record<string, string> = {};
     const sources = new Set<string>();
     for (const [key, entry] of chosen) {
-      const role = [...entry.roles].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] ?? playbook.unknownNounPolicy.role;
+      const role =
+        [...entry.roles].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] ??
+        playbook.unknownNounPolicy.role;
       entries[key] = role;
       for (const id of entry.missed) sources.add(id);
     }
@@ -594,7 +844,10 @@ export function editMayAffect(edit: PlaybookEdit, playbook: Playbook, example: E
     case 'attributeTerms':
       return edit.op === 'delete' || edit.op === 'set' || mentions((edit as { value: string }).value);
     case 'entityTerms': {
-      if (edit.op === 'setMany') return Object.keys(edit.entries).some((term) => editMayAffect({ op: 'set', path: ['entityTerms', term], value: '' }, playbook, example));
+      if (edit.op === 'setMany')
+        return Object.keys(edit.entries).some((term) =>
+          editMayAffect({ op: 'set', path: ['entityTerms', term], value: '' }, playbook, example),
+        );
       if (key === undefined) return true;
       if (mentions(key)) return true;
       // An alias whose canonical name is this term takes its role from it.
@@ -629,7 +882,9 @@ function hiddenByLayout(example: ExampleEvidence): boolean {
     const gold = example.expected.entities?.find((entity) => entity.name === goldName);
     for (const name of [goldName, ...(gold?.aliases ?? [])]) missed.add(nameKey(name));
   }
-  return example.analysis.words.some((word) => (word.positionalCapital || word.opensAside) && missed.has(nameKey(word.lemma)));
+  return example.analysis.words.some(
+    (word) => (word.positionalCapital || word.opensAside) && missed.has(nameKey(word.lemma)),
+  );
 }
 
 function singularizeForm(word: string): string {

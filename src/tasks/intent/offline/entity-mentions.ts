@@ -50,12 +50,19 @@ export function findMentions(compiled: CompiledPlaybook, analysis: GoalAnalysis)
   const { words, nounRuns } = analysis;
   const { playbook } = compiled;
   const mentions: EntityMention[] = [];
-  const repeated = playbook.extraction.adjectiveCompounds ? repeatedAdjectiveCompounds(compiled, words, nounRuns) : new Set<string>();
+  const repeated = playbook.extraction.adjectiveCompounds
+    ? repeatedAdjectiveCompounds(compiled, words, nounRuns)
+    : new Set<string>();
   const repeatedPairs = repeatedNounPairs(words, nounRuns);
   for (const [runStart, runEnd] of nounRuns) {
     let start = runStart;
     const adjective = words[runStart - 1];
-    if (adjective !== undefined && repeated.has(`${adjective.lemma} ${words[runEnd - 1]!.lemma}`) && adjective.sentence === words[runStart]!.sentence) start -= 1;
+    if (
+      adjective !== undefined &&
+      repeated.has(`${adjective.lemma} ${words[runEnd - 1]!.lemma}`) &&
+      adjective.sentence === words[runStart]!.sentence
+    )
+      start -= 1;
     mentions.push(...mentionsOfRun(compiled, words, start, runEnd, repeatedPairs));
   }
   const autoUnknown = playbook.unknownNounPolicy.compounds === 'auto';
@@ -63,7 +70,8 @@ export function findMentions(compiled: CompiledPlaybook, analysis: GoalAnalysis)
   if (autoUnknown || autoTerms) resolveAutoCompounds(mentions, autoUnknown, autoTerms);
   if (playbook.extraction.structuralAttributes) markPossessedAttributes(words, mentions);
   if (playbook.unknownNounPolicy.countableOnly) excludeUncountable(compiled, words, mentions);
-  if (playbook.unknownNounPolicy.excludeCategories.length > 0) excludeCategories(new Set(playbook.unknownNounPolicy.excludeCategories), mentions);
+  if (playbook.unknownNounPolicy.excludeCategories.length > 0)
+    excludeCategories(new Set(playbook.unknownNounPolicy.excludeCategories), mentions);
   return mentions;
 }
 
@@ -74,7 +82,9 @@ export function findMentions(compiled: CompiledPlaybook, analysis: GoalAnalysis)
 function excludeCategories(categories: ReadonlySet<NounCategory>, mentions: EntityMention[]): void {
   for (const mention of mentions) {
     if (mention.source !== 'unknown') continue;
-    const category = nounCategory(mention.text) ?? (mention.head !== undefined && mention.head !== mention.text ? nounCategory(mention.head) : null);
+    const category =
+      nounCategory(mention.text) ??
+      (mention.head !== undefined && mention.head !== mention.text ? nounCategory(mention.head) : null);
     if (category === null || !categories.has(category)) continue;
     mention.source = 'excluded';
     mention.name = '';
@@ -84,19 +94,27 @@ function excludeCategories(categories: ReadonlySet<NounCategory>, mentions: Enti
 
 /** The WordNet category of an unknown mention: its text's, else its head's. */
 function headCategory(mention: EntityMention): NounCategory | null {
-  return nounCategory(mention.text) ?? (mention.head !== undefined && mention.head !== mention.text ? nounCategory(mention.head) : null);
+  return (
+    nounCategory(mention.text) ??
+    (mention.head !== undefined && mention.head !== mention.text ? nounCategory(mention.head) : null)
+  );
 }
 
 /**
  * `unknownNounPolicy.countableOnly`: an unknown noun none of whose mentions
  * reads as a countable thing is excluded (see {@link isCountableAt}).
  */
-function excludeUncountable(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], mentions: EntityMention[]): void {
+function excludeUncountable(
+  compiled: CompiledPlaybook,
+  words: readonly AnalyzedWord[],
+  mentions: EntityMention[],
+): void {
   const countable = new Set<string>();
   for (const mention of mentions) {
     if (mention.source !== 'unknown') continue;
     // A person noun ("teacher", "site manager") is a count noun by nature: telegraphic text drops its determiners ("teacher corrects it").
-    if (isCountableAt(compiled, words, mention.start, mention.end) || headCategory(mention) === 'person') countable.add(nameKey(mention.text));
+    if (isCountableAt(compiled, words, mention.start, mention.end) || headCategory(mention) === 'person')
+      countable.add(nameKey(mention.text));
   }
   for (const mention of mentions) {
     if (mention.source !== 'unknown' || countable.has(nameKey(mention.text))) continue;
@@ -112,11 +130,21 @@ function excludeUncountable(compiled: CompiledPlaybook, words: readonly Analyzed
  * follows a determiner, a number, a possessive pronoun or noun, or a
  * quantifier phrase of the playbook.
  */
-export function isCountableAt(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], start: number, end: number): boolean {
+export function isCountableAt(
+  compiled: CompiledPlaybook,
+  words: readonly AnalyzedWord[],
+  start: number,
+  end: number,
+): boolean {
   const head = words[end - 1]!;
   if (head.isPlural) return true;
   let at = start - 1;
-  while (at >= 0 && words[at]!.sentence === head.sentence && (words[at]!.wordClass === 'adjective' || (words[at]!.wordClass === 'noun' && !words[at]!.endsPhrase))) at -= 1;
+  while (
+    at >= 0 &&
+    words[at]!.sentence === head.sentence &&
+    (words[at]!.wordClass === 'adjective' || (words[at]!.wordClass === 'noun' && !words[at]!.endsPhrase))
+  )
+    at -= 1;
   const before = words[at];
   if (before === undefined || before.sentence !== head.sentence) return false;
   if (before.wordClass === 'determiner' || before.wordClass === 'value') return true;
@@ -137,7 +165,13 @@ export function isCountableAt(compiled: CompiledPlaybook, words: readonly Analyz
 
 const POSSESSIVE_PRONOUNS = new Set(['my', 'our', 'your', 'his', 'her', 'its', 'their', 'whose']);
 
-function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], runStart: number, runEnd: number, repeatedPairs: ReadonlySet<string>): EntityMention[] {
+function mentionsOfRun(
+  compiled: CompiledPlaybook,
+  words: readonly AnalyzedWord[],
+  runStart: number,
+  runEnd: number,
+  repeatedPairs: ReadonlySet<string>,
+): EntityMention[] {
   const { playbook } = compiled;
   const policy = playbook.unknownNounPolicy;
   const found: EntityMention[] = [];
@@ -145,8 +179,12 @@ function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[
   const known = phraseEndingAt(compiled, words, runEnd, sentenceStart);
   let modifierEnd: number;
   const namedKind =
-    known !== null && known.start === runEnd - 1 && known.start > runStart && compiled.stop.has(known.phrase.text) &&
-    isCompoundModifier(compiled, words[runEnd - 2]!) && repeatedPairs.has(`${words[runEnd - 2]!.lemma} ${words[runEnd - 1]!.lemma}`);
+    known !== null &&
+    known.start === runEnd - 1 &&
+    known.start > runStart &&
+    compiled.stop.has(known.phrase.text) &&
+    isCompoundModifier(compiled, words[runEnd - 2]!) &&
+    repeatedPairs.has(`${words[runEnd - 2]!.lemma} ${words[runEnd - 1]!.lemma}`);
   if (known !== null && known.start > runStart && isNotEntityPhrase(compiled, known.phrase.text) && !namedKind) {
     // "order list", "customer name": a stop-listed or attribute head gives the run to its modifiers.
     const head = resolveKnown(compiled, known.phrase.text, known.start, runEnd, words);
@@ -157,7 +195,10 @@ function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[
     const start = runEnd - 2;
     const text = `${modifierForm(words[start]!)} ${words[runEnd - 1]!.lemma}`;
     const role = unknownRole(compiled, words[runEnd - 1]!.lemma, false);
-    return [...(start > runStart ? mentionsOfRun(compiled, words, runStart, start, repeatedPairs) : []), { text, name: entityNameOf(text), role, source: 'unknown', start, end: runEnd, head: text }];
+    return [
+      ...(start > runStart ? mentionsOfRun(compiled, words, runStart, start, repeatedPairs) : []),
+      { text, name: entityNameOf(text), role, source: 'unknown', start, end: runEnd, head: text },
+    ];
   }
   if (known !== null) {
     const mention = resolveKnown(compiled, known.phrase.text, known.start, runEnd, words);
@@ -167,9 +208,20 @@ function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[
       const room = playbook.extraction.maxCompoundWords - (runEnd - known.start);
       let start = Math.max(runStart, known.start - Math.max(0, room));
       while (start < known.start && !isCompoundModifier(compiled, words[start]!)) start += 1;
-      if (start < known.start && !words.slice(start, known.start).some((word) => compiled.terms.has(word.lemma) || compiled.aliases.has(word.lemma))) {
+      if (
+        start < known.start &&
+        !words
+          .slice(start, known.start)
+          .some((word) => compiled.terms.has(word.lemma) || compiled.aliases.has(word.lemma))
+      ) {
         const text = [...words.slice(start, known.start).map(modifierForm), known.phrase.text].join(' ');
-        Object.assign(mention, { text, name: entityNameOf(text), start, head: known.phrase.text, headStart: known.start });
+        Object.assign(mention, {
+          text,
+          name: entityNameOf(text),
+          start,
+          head: known.phrase.text,
+          headStart: known.start,
+        });
         modifierEnd = start;
       }
     }
@@ -178,13 +230,17 @@ function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[
     const headWord = words[runEnd - 1]!;
     const compoundStart = compoundStartOf(compiled, words, runStart, runEnd);
     // Modifiers keep their surface form: a plural modifier is part of the name ("sales rep", "goods receipt").
-    const compound = words.slice(compoundStart, runEnd).map((word, index, run) => (index === run.length - 1 ? word.lemma : modifierForm(word))).join(' ');
+    const compound = words
+      .slice(compoundStart, runEnd)
+      .map((word, index, run) => (index === run.length - 1 ? word.lemma : modifierForm(word)))
+      .join(' ');
     const useCompound = policy.compounds !== 'head';
     const text = useCompound ? compound : headWord.lemma;
     const start = useCompound ? compoundStart : runEnd - 1;
     let source: MentionSource = 'unknown';
     if (compiled.stop.has(text) || compiled.stop.has(headWord.lemma)) source = 'stop';
-    else if (!policy.include || (headWord.isProperNoun && !policy.properNouns) || !isWordLike(headWord)) source = 'excluded';
+    else if (!policy.include || (headWord.isProperNoun && !policy.properNouns) || !isWordLike(headWord))
+      source = 'excluded';
     const role = source === 'unknown' ? unknownRole(compiled, headWord.lemma, headWord.isActor) : null;
     found.push({
       text,
@@ -213,7 +269,10 @@ function mentionsOfRun(compiled: CompiledPlaybook, words: readonly AnalyzedWord[
 }
 
 /** "noun noun" pairs ending a noun run, as lemmas, that the text uses at least twice. */
-function repeatedNounPairs(words: readonly AnalyzedWord[], nounRuns: ReadonlyArray<readonly [number, number]>): Set<string> {
+function repeatedNounPairs(
+  words: readonly AnalyzedWord[],
+  nounRuns: ReadonlyArray<readonly [number, number]>,
+): Set<string> {
   const counts = new Map<string, number>();
   for (const [runStart, runEnd] of nounRuns) {
     if (runEnd - runStart < 2) continue;
@@ -236,8 +295,19 @@ function repeatedAdjectiveCompounds(
   const counts = new Map<string, number>();
   for (const [runStart, runEnd] of nounRuns) {
     const adjective = words[runStart - 1];
-    if (adjective === undefined || adjective.wordClass !== 'adjective' || adjective.sentence !== words[runStart]!.sentence) continue;
-    if (adjective.commaAfter || compiled.stop.has(adjective.lemma) || IDENTIFYING_ADJECTIVES.has(adjective.lemma) || !/^[a-z][a-z-]{2,}$/.test(adjective.lemma)) continue;
+    if (
+      adjective === undefined ||
+      adjective.wordClass !== 'adjective' ||
+      adjective.sentence !== words[runStart]!.sentence
+    )
+      continue;
+    if (
+      adjective.commaAfter ||
+      compiled.stop.has(adjective.lemma) ||
+      IDENTIFYING_ADJECTIVES.has(adjective.lemma) ||
+      !/^[a-z][a-z-]{2,}$/.test(adjective.lemma)
+    )
+      continue;
     const key = `${adjective.lemma} ${words[runEnd - 1]!.lemma}`;
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
@@ -250,22 +320,62 @@ function repeatedAdjectiveCompounds(
  * postdeterminers and identifying adjectives, never the first word of a compound.
  */
 const IDENTIFYING_ADJECTIVES = new Set([
-  'same', 'other', 'another', 'different', 'various', 'several', 'certain', 'particular', 'specific', 'additional',
-  'further', 'respective', 'corresponding', 'following', 'given', 'such', 'own', 'whole', 'entire', 'next', 'previous',
-  'last', 'first', 'second', 'third', 'former', 'latter', 'many', 'few', 'more', 'most', 'less', 'least', 'only', 'extra',
+  'same',
+  'other',
+  'another',
+  'different',
+  'various',
+  'several',
+  'certain',
+  'particular',
+  'specific',
+  'additional',
+  'further',
+  'respective',
+  'corresponding',
+  'following',
+  'given',
+  'such',
+  'own',
+  'whole',
+  'entire',
+  'next',
+  'previous',
+  'last',
+  'first',
+  'second',
+  'third',
+  'former',
+  'latter',
+  'many',
+  'few',
+  'more',
+  'most',
+  'less',
+  'least',
+  'only',
+  'extra',
 ]);
 
 /** A noun that may modify a compound's head: a plain, lower-case word, not stop-listed, not an attribute. */
 function isCompoundModifier(compiled: CompiledPlaybook, word: AnalyzedWord): boolean {
-  return !word.isProperNoun && isWordLike(word) && !compiled.stop.has(word.lemma) && !compiled.attributes.has(word.lemma);
+  return (
+    !word.isProperNoun && isWordLike(word) && !compiled.stop.has(word.lemma) && !compiled.attributes.has(word.lemma)
+  );
 }
 
 /** First word of the compound kept for an unknown run: at most `maxCompoundWords` nouns, no leading proper noun, acronym or stop word. */
-function compoundStartOf(compiled: CompiledPlaybook, words: readonly AnalyzedWord[], runStart: number, runEnd: number): number {
+function compoundStartOf(
+  compiled: CompiledPlaybook,
+  words: readonly AnalyzedWord[],
+  runStart: number,
+  runEnd: number,
+): number {
   let start = Math.max(runStart, runEnd - compiled.playbook.extraction.maxCompoundWords);
   while (start < runEnd - 1) {
     const word = words[start]!;
-    if (word.isProperNoun || !isWordLike(word) || compiled.stop.has(word.lemma) || compiled.attributes.has(word.lemma)) start += 1;
+    if (word.isProperNoun || !isWordLike(word) || compiled.stop.has(word.lemma) || compiled.attributes.has(word.lemma))
+      start += 1;
     else break;
   }
   return start;
@@ -336,9 +446,16 @@ function markPossessedAttributes(words: readonly AnalyzedWord[], mentions: Entit
 
 function isPossessedAt(words: readonly AnalyzedWord[], start: number, end: number): boolean {
   const before = words[start - 1];
-  if (before !== undefined && before.sentence === words[start]!.sentence && before.isPossessive && before.wordClass === 'noun') return true;
+  if (
+    before !== undefined &&
+    before.sentence === words[start]!.sentence &&
+    before.isPossessive &&
+    before.wordClass === 'noun'
+  )
+    return true;
   const after = words[end];
-  if (after === undefined || after.sentence !== words[start]!.sentence || !POSSESSION_PREPOSITIONS.has(after.normal)) return false;
+  if (after === undefined || after.sentence !== words[start]!.sentence || !POSSESSION_PREPOSITIONS.has(after.normal))
+    return false;
   if (words[end - 1]!.clauseBreakAfter || words[end - 1]!.commaAfter) return false;
   for (let index = end + 1; index < words.length && words[index]!.sentence === after.sentence; index += 1) {
     const word = words[index]!;
@@ -378,7 +495,8 @@ function resolveKnown(
     return { text, name: entityNameOf(canonical), role, source: 'alias', start, end };
   }
   const role = compiled.terms.get(text);
-  if (role === undefined && compiled.attributes.has(text)) return { text, name: '', role: null, source: 'attribute', start, end };
+  if (role === undefined && compiled.attributes.has(text))
+    return { text, name: '', role: null, source: 'attribute', start, end };
   return { text, name: entityNameOf(text), role: role ?? 'resource', source: 'term', start, end };
 }
 

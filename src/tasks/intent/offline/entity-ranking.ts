@@ -64,8 +64,17 @@ export function selectEntitiesAndRelations(
   const byKey = new Map<string, Candidate>();
   const candidateMentions: EntityMention[] = [];
   for (const mention of mentions) {
-    if (mention.source === 'stop' || mention.source === 'excluded' || mention.source === 'attribute' || mention.role === null) continue;
-    if (mention.source === 'unknown' && (unknownCounts.get(mention.text) ?? 0) < playbook.unknownNounPolicy.minMentions) {
+    if (
+      mention.source === 'stop' ||
+      mention.source === 'excluded' ||
+      mention.source === 'attribute' ||
+      mention.role === null
+    )
+      continue;
+    if (
+      mention.source === 'unknown' &&
+      (unknownCounts.get(mention.text) ?? 0) < playbook.unknownNounPolicy.minMentions
+    ) {
       mention.source = 'excluded';
       continue;
     }
@@ -73,7 +82,14 @@ export function selectEntitiesAndRelations(
     if (key === '' || mention.name.length > 80) continue;
     let candidate = byKey.get(key);
     if (candidate === undefined) {
-      candidate = { key, entity: { name: mention.name, role: mention.role }, known: false, mentions: [], firstMention: byKey.size, salience: 0 };
+      candidate = {
+        key,
+        entity: { name: mention.name, role: mention.role },
+        known: false,
+        mentions: [],
+        firstMention: byKey.size,
+        salience: 0,
+      };
       byKey.set(key, candidate);
     }
     candidate.known ||= mention.source !== 'unknown';
@@ -131,10 +147,19 @@ export function selectEntitiesAndRelations(
     const from = keptKeys.get(nameKey(relation.from.name));
     const to = keptKeys.get(nameKey(relation.to.name));
     if (from === undefined || to === undefined) continue;
-    relations.push({ from, to, ...(relation.cardinality !== undefined ? { cardinality: relation.cardinality } : {}), kind: relation.kind });
+    relations.push({
+      from,
+      to,
+      ...(relation.cardinality !== undefined ? { cardinality: relation.cardinality } : {}),
+      kind: relation.kind,
+    });
   }
   if (playbook.extraction.connectOrphans) connectOrphans(kept, relations, words, playbook.extraction.maxRelations);
-  const ranking = candidates.map((candidate) => ({ name: candidate.entity.name, salience: candidate.salience, kept: keptKeys.has(candidate.key) }));
+  const ranking = candidates.map((candidate) => ({
+    name: candidate.entity.name,
+    salience: candidate.salience,
+    kept: keptKeys.has(candidate.key),
+  }));
   return { entities: kept.map((candidate) => candidate.entity), relations, found, ranking };
 }
 
@@ -143,13 +168,23 @@ export function selectEntitiesAndRelations(
  * related to the kept entity it shares most sentences with (ties: higher
  * salience, then first mention), one to many from that partner.
  */
-function connectOrphans(kept: readonly Candidate[], relations: Relation[], words: readonly AnalyzedWord[], maxRelations: number): void {
+function connectOrphans(
+  kept: readonly Candidate[],
+  relations: Relation[],
+  words: readonly AnalyzedWord[],
+  maxRelations: number,
+): void {
   const related = new Set<string>();
   for (const relation of relations) {
     related.add(nameKey(relation.from));
     related.add(nameKey(relation.to));
   }
-  const sentencesOf = new Map(kept.map((candidate) => [candidate.key, new Set(candidate.mentions.map((mention) => words[mention.start]!.sentence))]));
+  const sentencesOf = new Map(
+    kept.map((candidate) => [
+      candidate.key,
+      new Set(candidate.mentions.map((mention) => words[mention.start]!.sentence)),
+    ]),
+  );
   for (const orphan of kept) {
     if (relations.length >= maxRelations) break;
     if (related.has(orphan.key)) continue;
@@ -160,7 +195,13 @@ function connectOrphans(kept: readonly Candidate[], relations: Relation[], words
       if (other === orphan) continue;
       let shared = 0;
       for (const sentence of sentencesOf.get(other.key)!) if (mine.has(sentence)) shared += 1;
-      if (shared > bestShared || (shared === bestShared && best !== undefined && (other.salience > best.salience || (other.salience === best.salience && other.firstMention < best.firstMention)))) {
+      if (
+        shared > bestShared ||
+        (shared === bestShared &&
+          best !== undefined &&
+          (other.salience > best.salience ||
+            (other.salience === best.salience && other.firstMention < best.firstMention)))
+      ) {
         best = other;
         bestShared = shared;
       }

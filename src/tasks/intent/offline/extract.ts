@@ -93,19 +93,42 @@ export interface ExtractionTrace {
  */
 export function compilePlaybook(playbook: Playbook): CompiledPlaybook {
   const { appTypeOrder, cuesByFirstWord } = compiledPart('cues', playbook, CUE_SECTIONS, () => compileCues(playbook));
-  const { terms, aliases, stop, attributes, phrasesByLastWord } = compiledPart('lexicon', playbook, LEXICON_SECTIONS, () => compileLexicon(playbook));
+  const { terms, aliases, stop, attributes, phrasesByLastWord } = compiledPart(
+    'lexicon',
+    playbook,
+    LEXICON_SECTIONS,
+    () => compileLexicon(playbook),
+  );
   const suffixes = Object.entries(playbook.roleSuffixes)
     .map(([suffix, role]) => [suffix.toLowerCase(), role] as const)
     .sort((a, b) => b[0].length - a[0].length);
   const quantifiers: CompiledQuantifier[] = Object.entries(playbook.cardinalityCues)
     .map(([text, quantity]) => ({ words: phraseWords(text), quantity }))
     .sort((a, b) => b.words.length - a.words.length);
-  return { playbook, appTypeOrder, cuesByFirstWord, phrasesByLastWord, terms, aliases, stop, attributes, suffixes, quantifiers };
+  return {
+    playbook,
+    appTypeOrder,
+    cuesByFirstWord,
+    phrasesByLastWord,
+    terms,
+    aliases,
+    stop,
+    attributes,
+    suffixes,
+    quantifiers,
+  };
 }
 
 /** The sections the cue index is built from, and those the lexicon is. */
-const CUE_SECTIONS = ['appTypeCues', 'behaviorCues', 'projectionCues', 'relationCues'] as const satisfies ReadonlyArray<keyof Playbook>;
-const LEXICON_SECTIONS = ['entityTerms', 'entityAliases', 'stopList', 'attributeTerms'] as const satisfies ReadonlyArray<keyof Playbook>;
+const CUE_SECTIONS = ['appTypeCues', 'behaviorCues', 'projectionCues', 'relationCues'] as const satisfies ReadonlyArray<
+  keyof Playbook
+>;
+const LEXICON_SECTIONS = [
+  'entityTerms',
+  'entityAliases',
+  'stopList',
+  'attributeTerms',
+] as const satisfies ReadonlyArray<keyof Playbook>;
 
 /** Cues of every kind indexed by every accepted form of their first word. */
 function compileCues(playbook: Playbook): Pick<CompiledPlaybook, 'appTypeOrder' | 'cuesByFirstWord'> {
@@ -121,22 +144,32 @@ function compileCues(playbook: Playbook): Pick<CompiledPlaybook, 'appTypeOrder' 
   };
   const appTypeOrder = Object.keys(playbook.appTypeCues) as AppType[];
   for (const appType of appTypeOrder) {
-    for (const cue of playbook.appTypeCues[appType] ?? []) addCue(cue.cue, cue.weight, { kind: 'appType', value: appType });
+    for (const cue of playbook.appTypeCues[appType] ?? [])
+      addCue(cue.cue, cue.weight, { kind: 'appType', value: appType });
   }
   for (const [behavior, cues] of Object.entries(playbook.behaviorCues) as Array<[Behavior, Array<{ cue: string }>]>) {
     for (const cue of cues) addCue(cue.cue, 1, { kind: 'behavior', value: behavior });
   }
-  for (const [projection, cues] of Object.entries(playbook.projectionCues) as Array<[Projection, Array<{ cue: string }>]>) {
+  for (const [projection, cues] of Object.entries(playbook.projectionCues) as Array<
+    [Projection, Array<{ cue: string }>]
+  >) {
     for (const cue of cues) addCue(cue.cue, 1, { kind: 'projection', value: projection });
   }
   for (const [text, rule] of Object.entries(playbook.relationCues)) {
-    addCue(normalizeTerm(text), 1, { kind: 'relation', cardinality: rule.cardinality, relationKind: rule.kind, reverse: rule.reverse });
+    addCue(normalizeTerm(text), 1, {
+      kind: 'relation',
+      cardinality: rule.cardinality,
+      relationKind: rule.kind,
+      reverse: rule.reverse,
+    });
   }
   return { appTypeOrder, cuesByFirstWord };
 }
 
 /** Entity terms, aliases, stop words and attributes by term key, and every such phrase indexed by its last word. */
-function compileLexicon(playbook: Playbook): Pick<CompiledPlaybook, 'terms' | 'aliases' | 'stop' | 'attributes' | 'phrasesByLastWord'> {
+function compileLexicon(
+  playbook: Playbook,
+): Pick<CompiledPlaybook, 'terms' | 'aliases' | 'stop' | 'attributes' | 'phrasesByLastWord'> {
   const terms = new Map<string, EntityRole>();
   for (const [text, role] of Object.entries(playbook.entityTerms)) terms.set(termKey(text), role);
   const aliases = new Map<string, string>();
@@ -318,7 +351,10 @@ export function phraseEndingAt(
  *
  * @returns the intent (already within the schema's caps) and the trace of why
  */
-export function extractIntent(compiled: CompiledPlaybook, tagged: GoalAnalysis): { intent: Intent; trace: ExtractionTrace } {
+export function extractIntent(
+  compiled: CompiledPlaybook,
+  tagged: GoalAnalysis,
+): { intent: Intent; trace: ExtractionTrace } {
   const { playbook } = compiled;
   const analysis = playbook.extraction.layoutCues ? withLayoutCues(tagged) : tagged;
   const { words } = analysis;
@@ -398,14 +434,23 @@ interface EntityReading {
 }
 
 /** The sections that only decide app type, behaviours and projections: nothing in entity-mentions.ts, entity-ranking.ts or relations.ts reads them. */
-const CUE_ONLY_SECTIONS: ReadonlySet<PlaybookSection> = new Set(['appTypeCues', 'defaultAppType', 'behaviorCues', 'projectionCues', 'defaultProjections', 'appTypeDefaults']);
+const CUE_ONLY_SECTIONS: ReadonlySet<PlaybookSection> = new Set([
+  'appTypeCues',
+  'defaultAppType',
+  'behaviorCues',
+  'projectionCues',
+  'defaultProjections',
+  'appTypeDefaults',
+]);
 /**
  * The sections entities and relations are read from: every other one (so a
  * section added later counts until it is shown not to), among them the
  * relation cues of `findCues` and what the phrase index of
  * {@link compilePlaybook} is built from.
  */
-const ENTITY_SECTIONS: readonly PlaybookSection[] = PLAYBOOK_SECTIONS.filter((section) => !CUE_ONLY_SECTIONS.has(section));
+const ENTITY_SECTIONS: readonly PlaybookSection[] = PLAYBOOK_SECTIONS.filter(
+  (section) => !CUE_ONLY_SECTIONS.has(section),
+);
 
 /** Readings per analysed goal, by the identities of the entity sections they were read with. */
 const entityReadings = new WeakMap<GoalAnalysis, Map<string, EntityReading>>();
@@ -446,7 +491,10 @@ function readEntities(
       reverse: target.reverse,
     });
   }
-  const reading: EntityReading = { mentions, ...selectEntitiesAndRelations(compiled, analysis.words, mentions, relationCueMatches) };
+  const reading: EntityReading = {
+    mentions,
+    ...selectEntitiesAndRelations(compiled, analysis.words, mentions, relationCueMatches),
+  };
   if (key !== null) {
     const readings = entityReadings.get(tagged) ?? new Map<string, EntityReading>();
     if (readings.size >= READINGS_PER_GOAL) readings.delete(readings.keys().next().value!);

@@ -19,7 +19,20 @@ import { nounCategory } from './noun-senses.ts';
  */
 export type WordClass = (typeof WORD_CLASSES)[number];
 /** Every {@link WordClass}. */
-export const WORD_CLASSES = ['noun', 'verb', 'copula', 'auxiliary', 'adjective', 'adverb', 'determiner', 'preposition', 'conjunction', 'pronoun', 'value', 'other'] as const;
+export const WORD_CLASSES = [
+  'noun',
+  'verb',
+  'copula',
+  'auxiliary',
+  'adjective',
+  'adverb',
+  'determiner',
+  'preposition',
+  'conjunction',
+  'pronoun',
+  'value',
+  'other',
+] as const;
 
 /** One word of a goal. */
 export interface AnalyzedWord {
@@ -96,8 +109,18 @@ function nlpWorld(): NlpWorld {
 
 const NOT_NOUN_TAGS = ['Pronoun', 'Date', 'Value', 'Time', 'Duration', 'Month', 'WeekDay', 'Holiday'];
 const NOT_CONTENT_TAGS = [
-  'Pronoun', 'Determiner', 'Preposition', 'Conjunction', 'Auxiliary', 'Copula', 'Modal', 'Value',
-  'Date', 'Negative', 'QuestionWord', 'Particle',
+  'Pronoun',
+  'Determiner',
+  'Preposition',
+  'Conjunction',
+  'Auxiliary',
+  'Copula',
+  'Modal',
+  'Value',
+  'Date',
+  'Negative',
+  'QuestionWord',
+  'Particle',
 ];
 const CONTENT_TAGS = ['Noun', 'Verb', 'Adjective', 'Adverb'];
 /** Possessive determiners that compromise tags as possessive nouns ("our team"). */
@@ -205,7 +228,8 @@ function analyzeUncached(goal: string): GoalAnalysis {
       const word = toWord(term, sentenceIndex);
       // An opening bracket starts an aside ("categories (brakes, wheels)"); read as such under `extraction.layoutCues`.
       const previous = words[words.length - 1];
-      if (/[([]/.test(term.pre ?? '') && previous !== undefined && previous.sentence === sentenceIndex) previous.opensAside = true;
+      if (/[([]/.test(term.pre ?? '') && previous !== undefined && previous.sentence === sentenceIndex)
+        previous.opensAside = true;
       if (word !== null) words.push(word);
       else if (words.length > 0 && words[words.length - 1]!.sentence === sentenceIndex) {
         words[words.length - 1]!.endsPhrase = true;
@@ -257,7 +281,11 @@ export function withLayoutCues(analysis: GoalAnalysis): GoalAnalysis {
   if (cached !== undefined) return cached;
   const words = analysis.words.map((word) =>
     word.opensAside || word.positionalCapital
-      ? { ...word, ...(word.opensAside ? { endsPhrase: true } : {}), ...(word.positionalCapital ? { isProperNoun: false } : {}) }
+      ? {
+          ...word,
+          ...(word.opensAside ? { endsPhrase: true } : {}),
+          ...(word.positionalCapital ? { isProperNoun: false } : {}),
+        }
       : word,
   );
   const view: GoalAnalysis = { words, nounRuns: nounRunsOf(words), keySet: analysis.keySet };
@@ -309,14 +337,26 @@ function retagPluralNouns(words: AnalyzedWord[]): void {
     const before = words[index - 1]?.sentence === word.sentence ? words[index - 1] : undefined;
     const after = words[index + 1]?.sentence === word.sentence && !word.clauseBreakAfter ? words[index + 1] : undefined;
     const objectFollows = after !== undefined && !word.commaAfter && OBJECT_STARTS.has(after.wordClass);
-    const clauseGoesOn = after === undefined || word.commaAfter || after.wordClass === 'verb' || after.wordClass === 'auxiliary' || after.wordClass === 'copula' || NOUN_FOLLOWERS.has(after.normal);
+    const clauseGoesOn =
+      after === undefined ||
+      word.commaAfter ||
+      after.wordClass === 'verb' ||
+      after.wordClass === 'auxiliary' ||
+      after.wordClass === 'copula' ||
+      NOUN_FOLLOWERS.has(after.normal);
     let plural = false;
     if (before === undefined || before.clauseBreakAfter) plural = true;
     else if (before.commaAfter) plural = !objectFollows;
-    else if (NOUN_PREMODIFIERS.has(before.wordClass) || before.isPossessive || POSSESSIVE_DETERMINERS.has(before.normal)) plural = true;
+    else if (
+      NOUN_PREMODIFIERS.has(before.wordClass) ||
+      before.isPossessive ||
+      POSSESSIVE_DETERMINERS.has(before.normal)
+    )
+      plural = true;
     else if (before.wordClass === 'verb' || before.wordClass === 'auxiliary') plural = true;
     else if (before.wordClass === 'noun') plural = clauseGoesOn;
-    else if (before.wordClass === 'conjunction' && /^(and|or)$/.test(before.normal)) plural = words[index - 2]?.wordClass === 'noun' && !objectFollows;
+    else if (before.wordClass === 'conjunction' && /^(and|or)$/.test(before.normal))
+      plural = words[index - 2]?.wordClass === 'noun' && !objectFollows;
     if (!plural) return;
     word.isNoun = true;
     word.wordClass = 'noun';
@@ -328,7 +368,22 @@ function retagPluralNouns(words: AnalyzedWord[]): void {
 }
 
 /** Words the NLP library tags as verbs after a verb that are its particle ("sign up", "check in", "take part", "take place"). */
-const PARTICLES = new Set(['up', 'down', 'in', 'out', 'off', 'on', 'over', 'back', 'away', 'through', 'along', 'around', 'part', 'place']);
+const PARTICLES = new Set([
+  'up',
+  'down',
+  'in',
+  'out',
+  'off',
+  'on',
+  'over',
+  'back',
+  'away',
+  'through',
+  'along',
+  'around',
+  'part',
+  'place',
+]);
 
 /**
  * Phrasal verbs: a particle the NLP library tagged as a verb right after a
@@ -338,7 +393,8 @@ const PARTICLES = new Set(['up', 'down', 'in', 'out', 'off', 'on', 'over', 'back
 function markParticles(words: AnalyzedWord[]): void {
   words.forEach((word, index) => {
     const before = words[index - 1];
-    if (before === undefined || before.sentence !== word.sentence || before.commaAfter || before.clauseBreakAfter) return;
+    if (before === undefined || before.sentence !== word.sentence || before.commaAfter || before.clauseBreakAfter)
+      return;
     if (word.wordClass !== 'verb' || !PARTICLES.has(word.normal)) return;
     if (before.wordClass !== 'verb' && !before.isParticle) return;
     word.wordClass = 'adverb';
@@ -351,7 +407,13 @@ function markParticles(words: AnalyzedWord[]): void {
 function markReciprocals(words: AnalyzedWord[]): void {
   words.forEach((word, index) => {
     const before = words[index - 1];
-    if (before === undefined || before.sentence !== word.sentence || !/^(other|another)$/.test(word.normal) || !/^(each|one)$/.test(before.normal)) return;
+    if (
+      before === undefined ||
+      before.sentence !== word.sentence ||
+      !/^(other|another)$/.test(word.normal) ||
+      !/^(each|one)$/.test(before.normal)
+    )
+      return;
     for (const part of [before, word]) {
       part.isNoun = false;
       part.isContent = false;
@@ -364,7 +426,24 @@ function markReciprocals(words: AnalyzedWord[]): void {
 const EXAMPLE_MARKERS = new Set(['eg', 'e.g', 'e.g.', 'ie', 'i.e', 'i.e.', 'etc', 'etc.', 'viz', 'viz.']);
 
 /** Determiners after which a word is the head of a noun phrase, not a finite verb ("on each visit", "the report"). */
-const NOUN_DETERMINERS = new Set(['a', 'an', 'the', 'each', 'every', 'this', 'these', 'those', 'another', 'my', 'our', 'your', 'his', 'her', 'its', 'their']);
+const NOUN_DETERMINERS = new Set([
+  'a',
+  'an',
+  'the',
+  'each',
+  'every',
+  'this',
+  'these',
+  'those',
+  'another',
+  'my',
+  'our',
+  'your',
+  'his',
+  'her',
+  'its',
+  'their',
+]);
 
 /**
  * Singular nouns the NLP library tagged as verbs right after a determiner
@@ -375,7 +454,13 @@ function retagDeterminedNouns(words: AnalyzedWord[]): void {
   words.forEach((word, index) => {
     if (word.wordClass !== 'verb' || !/^[a-z]{3,}$/.test(word.normal) || /(ing|ed|s)$/.test(word.normal)) return;
     const before = words[index - 1];
-    if (before === undefined || before.sentence !== word.sentence || before.commaAfter || !NOUN_DETERMINERS.has(before.normal)) return;
+    if (
+      before === undefined ||
+      before.sentence !== word.sentence ||
+      before.commaAfter ||
+      !NOUN_DETERMINERS.has(before.normal)
+    )
+      return;
     if (nounCategory(word.normal) === null) return;
     word.isNoun = true;
     word.wordClass = 'noun';
@@ -418,7 +503,9 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
   const isMarker = EXAMPLE_MARKERS.has(bareNormal);
   const isNoun =
     !isMarker &&
-    tags.has('Noun') && !NOT_NOUN_TAGS.some((tag) => tags.has(tag)) && !POSSESSIVE_DETERMINERS.has(bareNormal);
+    tags.has('Noun') &&
+    !NOT_NOUN_TAGS.some((tag) => tags.has(tag)) &&
+    !POSSESSIVE_DETERMINERS.has(bareNormal);
   let lemma = (term.root ?? bareNormal).toLowerCase();
   if (isNoun && (tags.has('Plural') || lemma.endsWith('s'))) lemma = singularizeLast(lemma);
   const keys = new Set([normal, bareNormal, lemma]);
@@ -438,7 +525,9 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
   const post = term.post ?? '';
   // An abbreviation only when written as one ("approx.", "i.e."): "rep" and "info" written out are words.
   const isAcronym =
-    tags.has('Acronym') || (tags.has('Abbreviation') && (/\./.test(term.text) || /\./.test(term.post ?? ''))) || /\./.test(term.text.replace(/\.$/, ''));
+    tags.has('Acronym') ||
+    (tags.has('Abbreviation') && (/\./.test(term.text) || /\./.test(term.post ?? ''))) ||
+    /\./.test(term.text.replace(/\.$/, ''));
   return {
     normal,
     lemma,
@@ -454,7 +543,7 @@ function toWord(term: CompromiseTerm, sentence: number): AnalyzedWord | null {
     isPossessive: isPossessive && !POSSESSIVE_DETERMINERS.has(bareNormal),
     isPlural: tags.has('Plural'),
     isAcronym,
-    clauseBreakAfter: /[;:()\[\]!?.]/.test(post.replace(/\.(?=\w)/g, '')),
+    clauseBreakAfter: /[;:()[\]!?.]/.test(post.replace(/\.(?=\w)/g, '')),
     commaAfter: post.includes(','),
     isParticle: false,
     opensAside: false,

@@ -37,7 +37,10 @@ describe('nounCategory (WordNet 3.1, most frequent sense)', () => {
 describe('findIndexLine (binary search of index.noun)', () => {
   it('finds every lemma of the index, and only whole lemmas', () => {
     const index = readFileSync(path.join(DICT, 'index.noun'));
-    const lines = index.toString('latin1').split('\n').filter((line) => line !== '' && !line.startsWith(' '));
+    const lines = index
+      .toString('latin1')
+      .split('\n')
+      .filter((line) => line !== '' && !line.startsWith(' '));
     expect(lines.length).toBeGreaterThan(100_000);
     for (const line of lines) {
       const lemma = line.slice(0, line.indexOf(' '));

@@ -27,9 +27,32 @@ import { fileURLToPath } from 'node:url';
 
 /** WordNet's noun categories (lexicographer files 3–28, without the `noun.` prefix). */
 export const NOUN_CATEGORIES = [
-  'Tops', 'act', 'animal', 'artifact', 'attribute', 'body', 'cognition', 'communication', 'event',
-  'feeling', 'food', 'group', 'location', 'motive', 'object', 'person', 'phenomenon', 'plant',
-  'possession', 'process', 'quantity', 'relation', 'shape', 'state', 'substance', 'time',
+  'Tops',
+  'act',
+  'animal',
+  'artifact',
+  'attribute',
+  'body',
+  'cognition',
+  'communication',
+  'event',
+  'feeling',
+  'food',
+  'group',
+  'location',
+  'motive',
+  'object',
+  'person',
+  'phenomenon',
+  'plant',
+  'possession',
+  'process',
+  'quantity',
+  'relation',
+  'shape',
+  'state',
+  'substance',
+  'time',
 ] as const;
 export type NounCategory = (typeof NOUN_CATEGORIES)[number];
 

@@ -134,7 +134,11 @@ describe('offline executor', () => {
     ]);
     // Over the cap, entities the playbook knows win over unknown nouns (Physiotherapist, Reminder).
     const three = PLAYBOOK.replace('extraction: {maxEntities: 10}', 'extraction: {maxEntities: 3}');
-    expect((await intentOf(CLINIC, three)).entities.map((entity) => entity.name)).toEqual(['Patient', 'Appointment', 'TimeSlot']);
+    expect((await intentOf(CLINIC, three)).entities.map((entity) => entity.name)).toEqual([
+      'Patient',
+      'Appointment',
+      'TimeSlot',
+    ]);
     const entities = (await intentOf('Patients see other patients, and each patient sees a doctor.')).entities;
     expect(entities).toEqual([
       { name: 'Patient', role: 'party' },
@@ -155,7 +159,13 @@ describe('offline executor', () => {
   it('returns an invalid result when aborted', async () => {
     const controller = new AbortController();
     controller.abort();
-    const result = await executor.execute({ input: CLINIC, text: CLINIC, artifact: PLAYBOOK, repeat: 0, signal: controller.signal });
+    const result = await executor.execute({
+      input: CLINIC,
+      text: CLINIC,
+      artifact: PLAYBOOK,
+      repeat: 0,
+      signal: controller.signal,
+    });
     expect(result.ok).toBe(false);
   });
 
@@ -167,6 +177,8 @@ describe('offline executor', () => {
     );
     expect(intent.appType).toBe('booking');
     expect(intent.behaviors).toEqual(expect.arrayContaining(['scheduling', 'approval', 'notification', 'payment']));
-    expect(intent.entities.map((entity) => entity.name)).toEqual(expect.arrayContaining(['Patient', 'Therapist', 'Invoice']));
+    expect(intent.entities.map((entity) => entity.name)).toEqual(
+      expect.arrayContaining(['Patient', 'Therapist', 'Invoice']),
+    );
   });
 });

@@ -59,14 +59,38 @@ function changedSections(before: string, after: string): string[] {
 
 describe('applyPlaybookEdit', () => {
   const cases: Array<[PlaybookEdit, string, string]> = [
-    [{ op: 'add', path: ['appTypeCues', 'booking'], value: 'Appointment' }, 'appTypeCues.booking += "Appointment"', 'appTypeCues'],
-    [{ op: 'remove', path: ['appTypeCues', 'helpdesk'], value: 'tickets' }, 'appTypeCues.helpdesk -= "tickets"', 'appTypeCues'],
-    [{ op: 'weight', path: ['appTypeCues', 'booking'], value: 'book', weight: 3 }, 'appTypeCues.booking.book.weight = 3', 'appTypeCues'],
-    [{ op: 'set', path: ['entityTerms', 'time slot'], value: 'commitment' }, 'entityTerms["time slot"] = "commitment"', 'entityTerms'],
-    [{ op: 'set', path: ['entityTerms', 'Rooms'], value: 'reference' }, 'entityTerms.Rooms = "reference"', 'entityTerms'],
+    [
+      { op: 'add', path: ['appTypeCues', 'booking'], value: 'Appointment' },
+      'appTypeCues.booking += "Appointment"',
+      'appTypeCues',
+    ],
+    [
+      { op: 'remove', path: ['appTypeCues', 'helpdesk'], value: 'tickets' },
+      'appTypeCues.helpdesk -= "tickets"',
+      'appTypeCues',
+    ],
+    [
+      { op: 'weight', path: ['appTypeCues', 'booking'], value: 'book', weight: 3 },
+      'appTypeCues.booking.book.weight = 3',
+      'appTypeCues',
+    ],
+    [
+      { op: 'set', path: ['entityTerms', 'time slot'], value: 'commitment' },
+      'entityTerms["time slot"] = "commitment"',
+      'entityTerms',
+    ],
+    [
+      { op: 'set', path: ['entityTerms', 'Rooms'], value: 'reference' },
+      'entityTerms.Rooms = "reference"',
+      'entityTerms',
+    ],
     [{ op: 'delete', path: ['entityTerms', 'room'] }, 'delete entityTerms.room', 'entityTerms'],
     [{ op: 'add', path: ['stopList'], value: 'desk' }, 'stopList += "desk"', 'stopList'],
-    [{ op: 'set', path: ['entityAliases', 'visit'], value: 'Appointment' }, 'entityAliases.visit = "Appointment"', 'entityAliases'],
+    [
+      { op: 'set', path: ['entityAliases', 'visit'], value: 'Appointment' },
+      'entityAliases.visit = "Appointment"',
+      'entityAliases',
+    ],
     [
       { op: 'add', path: ['appTypeDefaults', 'booking', 'behaviors'], value: 'scheduling' },
       'appTypeDefaults.booking.behaviors += "scheduling"',
@@ -88,13 +112,22 @@ describe('applyPlaybookEdit', () => {
     expect(result).toContain('# keep this comment');
     expect(result).toContain('patient:   party    # odd spacing stays');
     const parsed = parsePlaybook(result);
-    expect(parsed.ok && parsed.playbook.appTypeCues.booking?.map((cue) => cue.cue)).toEqual(['book', 'time slot', 'appointment']);
+    expect(parsed.ok && parsed.playbook.appTypeCues.booking?.map((cue) => cue.cue)).toEqual([
+      'book',
+      'time slot',
+      'appointment',
+    ]);
 
     const renamed = applyPlaybookEdit(TEXT, { op: 'set', path: ['entityTerms', 'Rooms'], value: 'reference' })!;
     const parsedRenamed = parsePlaybook(renamed);
     expect(parsedRenamed.ok && parsedRenamed.playbook.entityTerms).toEqual({ patient: 'party', room: 'reference' });
 
-    const weighted = applyPlaybookEdit(TEXT, { op: 'weight', path: ['appTypeCues', 'booking'], value: 'time slot', weight: 5 })!;
+    const weighted = applyPlaybookEdit(TEXT, {
+      op: 'weight',
+      path: ['appTypeCues', 'booking'],
+      value: 'time slot',
+      weight: 5,
+    })!;
     const parsedWeighted = parsePlaybook(weighted);
     expect(parsedWeighted.ok && parsedWeighted.playbook.appTypeCues.booking).toEqual([
       { cue: 'book', weight: 1 },
@@ -107,16 +140,26 @@ describe('applyPlaybookEdit', () => {
     expect(applyPlaybookEdit(TEXT, { op: 'remove', path: ['stopList'], value: 'system' })).toBeNull();
     expect(applyPlaybookEdit(TEXT, { op: 'set', path: ['entityTerms', 'patient'], value: 'party' })).toBeNull();
     expect(applyPlaybookEdit(TEXT, { op: 'delete', path: ['entityAliases', 'visit'] })).toBeNull();
-    expect(applyPlaybookEdit(TEXT, { op: 'weight', path: ['appTypeCues', 'helpdesk'], value: 'issue', weight: 2 })).toBeNull();
+    expect(
+      applyPlaybookEdit(TEXT, { op: 'weight', path: ['appTypeCues', 'helpdesk'], value: 'issue', weight: 2 }),
+    ).toBeNull();
     // Invalid results are refused: "person" is not a role.
     expect(applyPlaybookEdit(TEXT, { op: 'set', path: ['entityTerms', 'nurse'], value: 'person' })).toBeNull();
     expect(applyPlaybookEdit('a: [\n', { op: 'add', path: ['stopList'], value: 'x' })).toBeNull();
   });
 
   it('creates missing sections at the end', () => {
-    const result = applyPlaybookEdit('appTypeCues:\n  booking: [book]\n', { op: 'add', path: ['behaviorCues', 'notification'], value: 'remind' });
+    const result = applyPlaybookEdit('appTypeCues:\n  booking: [book]\n', {
+      op: 'add',
+      path: ['behaviorCues', 'notification'],
+      value: 'remind',
+    });
     expect(result).toBe('appTypeCues:\n  booking: [book]\nbehaviorCues:\n  notification: [remind]\n');
-    const nested = applyPlaybookEdit('stopList: [app]\n', { op: 'add', path: ['appTypeDefaults', 'booking', 'behaviors'], value: 'scheduling' });
+    const nested = applyPlaybookEdit('stopList: [app]\n', {
+      op: 'add',
+      path: ['appTypeDefaults', 'booking', 'behaviors'],
+      value: 'scheduling',
+    });
     expect(nested).toBe('stopList: [app]\nappTypeDefaults:\n  booking: {behaviors: [scheduling]}\n');
     expect(applyPlaybookEdit('', { op: 'add', path: ['stopList'], value: 'app' })).toBe('stopList: [app]\n');
   });
@@ -152,7 +195,8 @@ describe('applyPlaybookEdit', () => {
   });
 
   it('the edits of one source share its parse, which none of them changes: in any order, each gives the same text', () => {
-    const texts = (edits: readonly PlaybookEdit[]) => new Map(edits.map((edit) => [describePlaybookEdit(edit), editPlaybook(SEED, edit)?.text ?? null]));
+    const texts = (edits: readonly PlaybookEdit[]) =>
+      new Map(edits.map((edit) => [describePlaybookEdit(edit), editPlaybook(SEED, edit)?.text ?? null]));
     const forward = texts(SEED_EDITS);
     const backward = texts([...SEED_EDITS].reverse());
     expect([...forward].filter(([, text]) => text !== null).length).toBe(SEED_EDITS.length - 3);
@@ -160,7 +204,8 @@ describe('applyPlaybookEdit', () => {
     // Each changes the seed in its own section only.
     for (const edit of SEED_EDITS) {
       const text = forward.get(describePlaybookEdit(edit));
-      if (text !== null && text !== undefined) expect(changedSections(SEED, text), describePlaybookEdit(edit)).toEqual([edit.path[0]]);
+      if (text !== null && text !== undefined)
+        expect(changedSections(SEED, text), describePlaybookEdit(edit)).toEqual([edit.path[0]]);
     }
   });
 });

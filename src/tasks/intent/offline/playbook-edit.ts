@@ -155,7 +155,8 @@ function applyToDocument(doc: Document, edit: PlaybookEdit): boolean {
       const currentValue = isMap(current) ? JSON.stringify(current.toJSON()) : JSON.stringify(doc.getIn(path));
       if (currentValue === JSON.stringify(edit.value)) return false;
       const parent = doc.getIn(path.slice(0, -1), true);
-      if (parent !== undefined && parent !== null && !isMap(parent) && !(isScalar(parent) && parent.value === null)) return false;
+      if (parent !== undefined && parent !== null && !isMap(parent) && !(isScalar(parent) && parent.value === null))
+        return false;
       if (typeof edit.value === 'object') {
         const node = doc.createNode(edit.value, { flow: true });
         doc.setIn(path, node);
@@ -182,7 +183,8 @@ function applyToDocument(doc: Document, edit: PlaybookEdit): boolean {
       const cue = normalizeTerm(edit.value);
       const index = findItem(node, cue);
       if (index < 0) return false;
-      node.items[index] = edit.weight === 1 ? doc.createNode(cue) : doc.createNode({ cue, weight: edit.weight }, { flow: true });
+      node.items[index] =
+        edit.weight === 1 ? doc.createNode(cue) : doc.createNode({ cue, weight: edit.weight }, { flow: true });
       return true;
     }
   }
@@ -227,7 +229,9 @@ function parsedSource(text: string): ParsedSource | null {
   const doc = parseDocument(text, { uniqueKeys: true });
   const spans = playbookSectionSpans(text);
   const invalid = doc.errors.length > 0 || (doc.contents !== null && !isMap(doc.contents)) || spans === null;
-  const source = invalid ? null : { text, spans, data: (doc.toJS() ?? {}) as Record<string, unknown>, sections: new Map() };
+  const source = invalid
+    ? null
+    : { text, spans, data: (doc.toJS() ?? {}) as Record<string, unknown>, sections: new Map() };
   if (sourceCache.size >= 8) sourceCache.delete(sourceCache.keys().next().value!);
   sourceCache.set(text, source);
   return source;
@@ -239,7 +243,12 @@ function parsedSource(text: string): ParsedSource | null {
  * gets a copy in which only what the edit can change is its own (see
  * {@link copyForEdit}), the rest shared with that parse, which nothing changes.
  */
-function sectionDocument(source: ParsedSource, section: string, span: SectionSpan | undefined, edit: PlaybookEdit): Document | null {
+function sectionDocument(
+  source: ParsedSource,
+  section: string,
+  span: SectionSpan | undefined,
+  edit: PlaybookEdit,
+): Document | null {
   if (span === undefined) return new Document({}) as Document;
   let parsed = source.sections.get(section);
   if (parsed === undefined) {
@@ -276,7 +285,11 @@ function copyForEdit(parsed: Document, edit: PlaybookEdit): Document {
     if (isMap(pair.value) || isSeq(pair.value)) {
       const section = shallowCopy(pair.value);
       section.items = (pair.value.items as unknown[]).map((item) =>
-        isPair(item) && isScalar(item.key) && (named.includes(String(item.key.value)) || keys.has(termKey(String(item.key.value)))) ? item.clone() : item,
+        isPair(item) &&
+        isScalar(item.key) &&
+        (named.includes(String(item.key.value)) || keys.has(termKey(String(item.key.value))))
+          ? item.clone()
+          : item,
       ) as typeof section.items;
       entry.value = section;
     } else if (isNode(pair.value)) {
@@ -319,7 +332,9 @@ function resolvePath(doc: Document, path: PlaybookPath): string[] {
       const exact = map.items.find((pair) => isPair(pair) && isScalar(pair.key) && String(pair.key.value) === segment);
       const similar =
         exact ??
-        map.items.find((pair) => isPair(pair) && isScalar(pair.key) && termKey(String(pair.key.value)) === termKey(segment));
+        map.items.find(
+          (pair) => isPair(pair) && isScalar(pair.key) && termKey(String(pair.key.value)) === termKey(segment),
+        );
       if (similar !== undefined && isScalar(similar.key)) key = String(similar.key.value);
       node = similar?.value;
     } else {

@@ -289,7 +289,11 @@ let lastDocument: { text: string; doc: ReturnType<typeof parseDocument>; lineCou
 function playbookDocument(text: string): { doc: ReturnType<typeof parseDocument>; lineCounter: LineCounter } {
   if (lastDocument?.text !== text) {
     const lineCounter = new LineCounter();
-    lastDocument = { text, doc: parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true }), lineCounter };
+    lastDocument = {
+      text,
+      doc: parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true }),
+      lineCounter,
+    };
   }
   return lastDocument;
 }
@@ -312,13 +316,22 @@ export function parsePlaybook(text: string, fileName?: string): PlaybookParseRes
       ok: false,
       errors: doc.errors.map((error) => {
         const position = lineCounter.linePos(error.pos[0]);
-        return { ...base, line: position.line, column: position.col, path: '', message: `YAML: ${firstLine(error.message)}` };
+        return {
+          ...base,
+          line: position.line,
+          column: position.col,
+          path: '',
+          message: `YAML: ${firstLine(error.message)}`,
+        };
       }),
     };
   }
   const data: unknown = doc.toJS() ?? {};
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    return { ok: false, errors: [{ ...base, line: 1, column: 1, path: '', message: 'a playbook is a YAML mapping of sections' }] };
+    return {
+      ok: false,
+      errors: [{ ...base, line: 1, column: 1, path: '', message: 'a playbook is a YAML mapping of sections' }],
+    };
   }
   const parsed = playbookSchema.safeParse(data);
   if (parsed.success) return { ok: true, playbook: parsed.data };
@@ -386,7 +399,9 @@ function locate(
   path.forEach((segment, index) => {
     const last = index === path.length - 1;
     if (isMap(node)) {
-      const pair = node.items.find((item) => isPair(item) && isScalar(item.key) && String(item.key.value) === String(segment));
+      const pair = node.items.find(
+        (item) => isPair(item) && isScalar(item.key) && String(item.key.value) === String(segment),
+      );
       if (pair === undefined) {
         node = undefined;
         return;

@@ -138,7 +138,8 @@ export function findRelations(
 ): { relations: FoundRelation[]; arguments: Map<EntityMention, number> } {
   const argumentCounts = new Map<EntityMention, number>();
   const mentionAt = new Map<number, EntityMention>();
-  for (const mention of mentions) for (let index = mention.start; index < mention.end; index += 1) mentionAt.set(index, mention);
+  for (const mention of mentions)
+    for (let index = mention.start; index < mention.end; index += 1) mentionAt.set(index, mention);
   const mentionEndingAt = new Map<number, EntityMention>();
   for (const mention of mentions) mentionEndingAt.set(mention.end, mention);
 
@@ -148,7 +149,8 @@ export function findRelations(
   const sortedCues = [...cues].sort((a, b) => a.start - b.start || b.end - b.start - (a.end - a.start));
   for (const cue of sortedCues) {
     let free = true;
-    for (let index = cue.start; index < cue.end && free; index += 1) free = !covered.has(index) && !mentionAt.has(index);
+    for (let index = cue.start; index < cue.end && free; index += 1)
+      free = !covered.has(index) && !mentionAt.has(index);
     if (!free) continue;
     for (let index = cue.start; index < cue.end; index += 1) covered.add(index);
     predicates.push({ start: cue.start, end: cue.end, cue, lemma: cue.text });
@@ -167,9 +169,22 @@ export function findRelations(
       let at = index + 1;
       while (at < words.length && words[at]!.wordClass === 'adverb' && words[at]!.sentence === word.sentence) at += 1;
       const firstAdjective = at;
-      while (at < words.length && words[at]!.wordClass === 'adjective' && words[at]!.sentence === word.sentence && !words[at - 1]!.clauseBreakAfter) at += 1;
+      while (
+        at < words.length &&
+        words[at]!.wordClass === 'adjective' &&
+        words[at]!.sentence === word.sentence &&
+        !words[at - 1]!.clauseBreakAfter
+      )
+        at += 1;
       const preposition = words[at];
-      if (at === firstAdjective || preposition === undefined || preposition.wordClass !== 'preposition' || preposition.sentence !== word.sentence || covered.has(at)) return;
+      if (
+        at === firstAdjective ||
+        preposition === undefined ||
+        preposition.wordClass !== 'preposition' ||
+        preposition.sentence !== word.sentence ||
+        covered.has(at)
+      )
+        return;
       if (words[at - 1]!.clauseBreakAfter || words[at - 1]!.commaAfter) return;
       const lemma = ['be', ...words.slice(firstAdjective, at + 1).map((entry) => entry.lemma)].join(' ');
       predicates.push({ start: index, end: at + 1, cue: null, lemma });
@@ -193,7 +208,12 @@ export function findRelations(
   };
   const skipFillersRight = (index: number): number => {
     let at = index;
-    while (at < words.length && (NOUN_PHRASE_FILLERS.has(words[at]!.wordClass) || isPossessivePronoun(words[at]!)) && !mentionAt.has(at)) at += 1;
+    while (
+      at < words.length &&
+      (NOUN_PHRASE_FILLERS.has(words[at]!.wordClass) || isPossessivePronoun(words[at]!)) &&
+      !mentionAt.has(at)
+    )
+      at += 1;
     return at;
   };
 
@@ -239,7 +259,13 @@ export function findRelations(
       // "…, and staff approve it": a noun followed by its own verb starts a new clause.
       let after = next.end;
       while (after < words.length && SKIP_BEFORE_PREDICATE.has(words[after]!.wordClass)) after += 1;
-      if (after < words.length && !isBreakBetween(next.end - 1, after) && isPredicateWord(after) && !words[next.end - 1]!.commaAfter) break;
+      if (
+        after < words.length &&
+        !isBreakBetween(next.end - 1, after) &&
+        isPredicateWord(after) &&
+        !words[next.end - 1]!.commaAfter
+      )
+        break;
       group.push(next);
       current = next;
     }
@@ -251,7 +277,14 @@ export function findRelations(
   const subjectsOf = new Map<number, EntityMention[]>();
   /** The first subject group of each sentence (for pronoun subjects of the next). */
   const firstSubjectOf = new Map<number, EntityMention[]>();
-  const add = (from: EntityMention, to: EntityMention, cardinality: Cardinality | undefined, kind: RelationKind, source: string, reflexive = false): void => {
+  const add = (
+    from: EntityMention,
+    to: EntityMention,
+    cardinality: Cardinality | undefined,
+    kind: RelationKind,
+    source: string,
+    reflexive = false,
+  ): void => {
     const fromKey = nameKey(from.name);
     const toKey = nameKey(to.name);
     if (fromKey === toKey && !reflexive) return;
@@ -266,7 +299,10 @@ export function findRelations(
   };
 
   predicates.forEach((predicate, predicateIndex) => {
-    const isPreposition = predicate.cue !== null && predicate.end - predicate.start === 1 && words[predicate.start]!.wordClass === 'preposition';
+    const isPreposition =
+      predicate.cue !== null &&
+      predicate.end - predicate.start === 1 &&
+      words[predicate.start]!.wordClass === 'preposition';
     // Subjects.
     let subjects: EntityMention[] = [];
     let at = predicate.start - 1;
@@ -278,7 +314,13 @@ export function findRelations(
       const previous = predicates[predicateIndex - 1]!;
       if (!isBreakBetween(previous.start, predicate.start)) subjects = subjectsOf.get(predicateIndex - 1) ?? [];
     }
-    if (subjects.length === 0 && !isPreposition && at >= 0 && options.pronounSubjects && PERSONAL_PRONOUNS.has(words[at]!.normal)) {
+    if (
+      subjects.length === 0 &&
+      !isPreposition &&
+      at >= 0 &&
+      options.pronounSubjects &&
+      PERSONAL_PRONOUNS.has(words[at]!.normal)
+    ) {
       const sentence = words[at]!.sentence;
       subjects = firstSubjectOf.get(sentence - 1) ?? [];
     }
@@ -311,14 +353,21 @@ export function findRelations(
       if (RELATIVE.has(word.normal) || isPredicateWord(index) || word.wordClass === 'auxiliary') break;
       // "one or more": a conjunction inside a quantifier does not end the object search.
       if (word.wordClass === 'conjunction' && index > predicate.end && words[index - 1]!.wordClass !== 'value') break;
-      if (!OBJECT_SKIPPABLE.has(word.wordClass) && word.wordClass !== 'noun' && !isPossessivePronoun(word) && word.wordClass !== 'conjunction') break;
+      if (
+        !OBJECT_SKIPPABLE.has(word.wordClass) &&
+        word.wordClass !== 'noun' &&
+        !isPossessivePronoun(word) &&
+        word.wordClass !== 'conjunction'
+      )
+        break;
     }
     // "… are related to each other", "… to one another": the subject relates to itself.
     if (objects.length === 0 && !isPreposition) {
       for (let index = predicate.end; index + 1 < words.length && index < predicate.end + 3; index += 1) {
         if (isBreakBetween(index, index + 1)) break;
         if (/^(each|one)$/.test(words[index]!.normal) && /^(other|another)$/.test(words[index + 1]!.normal)) {
-          for (const subject of subjects) add(subject, subject, 'many_to_many', predicate.cue?.kind ?? 'association', 'reflexive', true);
+          for (const subject of subjects)
+            add(subject, subject, 'many_to_many', predicate.cue?.kind ?? 'association', 'reflexive', true);
           break;
         }
       }
@@ -331,14 +380,26 @@ export function findRelations(
       for (const object of objects) {
         // "shapes are connected to other shapes", "junior engineers are assigned a senior engineer",
         // "subcategories belong to other categories": a noun related to its own kind relates to itself.
-        const reflexive = nameKey(subject.name) === nameKey(object.name) && (words.slice(Math.max(predicate.end, object.start - 4), object.start).some((word) => /^(other|another)$/.test(word.normal)) || (contrasted(words, mentionAt, subject, object) && oneClause(words, subject, object)));
+        const reflexive =
+          nameKey(subject.name) === nameKey(object.name) &&
+          (words
+            .slice(Math.max(predicate.end, object.start - 4), object.start)
+            .some((word) => /^(other|another)$/.test(word.normal)) ||
+            (contrasted(words, mentionAt, subject, object) && oneClause(words, subject, object)));
         const tagged = reflexive ? `${source} (reflexive)` : source;
         if (cue?.reverse === true) {
           add(object, subject, cue.cardinality ?? 'one_to_many', kind, tagged, reflexive);
         } else {
           const subjectQuantity = quantityBefore(words, subject, options.quantifiers, true);
           const objectQuantity = quantityBefore(words, object, options.quantifiers, false);
-          add(subject, object, cue?.cardinality ?? cardinalityOf(subjectQuantity, objectQuantity), kind, tagged, reflexive);
+          add(
+            subject,
+            object,
+            cue?.cardinality ?? cardinalityOf(subjectQuantity, objectQuantity),
+            kind,
+            tagged,
+            reflexive,
+          );
         }
       }
     }
@@ -348,7 +409,9 @@ export function findRelations(
     const firstMentionFrom = (index: number): EntityMention | undefined => {
       const at = skipFillersRight(index);
       const mention = at < words.length ? mentionAt.get(at) : undefined;
-      return mention !== undefined && mention.start === at && !isBreakBetween(index - 1 < 0 ? 0 : index - 1, at) ? mention : undefined;
+      return mention !== undefined && mention.start === at && !isBreakBetween(Math.max(index - 1, 0), at)
+        ? mention
+        : undefined;
     };
     /** The nearest mention ending at most 5 words before `index` in its clause. */
     const nearestBefore = (index: number): EntityMention | undefined => {
@@ -370,7 +433,12 @@ export function findRelations(
       } else if (EXAMPLE_MARKERS.has(word.normal)) {
         hypernym = nearestBefore(index);
         listStart = index + 1;
-      } else if (word.normal === 'for' && next !== undefined && /^(example|instance)$/.test(next.normal) && next.sentence === word.sentence) {
+      } else if (
+        word.normal === 'for' &&
+        next !== undefined &&
+        /^(example|instance)$/.test(next.normal) &&
+        next.sentence === word.sentence
+      ) {
         hypernym = nearestBefore(index);
         listStart = index + 2;
       } else if (KIND_WORDS.has(word.lemma) && next?.normal === 'of' && next.sentence === word.sentence) {
@@ -452,7 +520,8 @@ export function findRelations(
     for (const mention of mentions) {
       if (!words[mention.end - 1]!.isPossessive) continue;
       const next = mentionAt.get(skipFillersRight(mention.end));
-      if (next !== undefined && !isBreakBetween(mention.end - 1, next.start)) add(mention, next, 'one_to_many', 'association', 'possessive');
+      if (next !== undefined && !isBreakBetween(mention.end - 1, next.start))
+        add(mention, next, 'one_to_many', 'association', 'possessive');
     }
   }
   if (options.sentenceRelations) {
@@ -477,7 +546,12 @@ export function findRelations(
       if (relatedIn.has(`${sentence}\u0000${nameKey(mention.name)}`)) continue;
       let topic = topicOf.get(sentence);
       // The topic of a sentence that relates nothing else is related to the previous sentence's topic.
-      if (topic !== undefined && nameKey(topic.name) === nameKey(mention.name) && !relatedIn.has(`${sentence}\u0000${nameKey(mention.name)}`)) topic = topicOf.get(sentence - 1);
+      if (
+        topic !== undefined &&
+        nameKey(topic.name) === nameKey(mention.name) &&
+        !relatedIn.has(`${sentence}\u0000${nameKey(mention.name)}`)
+      )
+        topic = topicOf.get(sentence - 1);
       if (topic === undefined || nameKey(topic.name) === nameKey(mention.name)) continue;
       add(topic, mention, 'one_to_many', 'association', 'sentence');
       relatedIn.add(`${sentence}\u0000${nameKey(mention.name)}`);
@@ -491,10 +565,20 @@ export function findRelations(
  * right after its own modifier (an adjective, or a noun outside every
  * mention), and the modifiers differ.
  */
-function contrasted(words: readonly AnalyzedWord[], mentionAt: ReadonlyMap<number, EntityMention>, left: EntityMention, right: EntityMention): boolean {
+function contrasted(
+  words: readonly AnalyzedWord[],
+  mentionAt: ReadonlyMap<number, EntityMention>,
+  left: EntityMention,
+  right: EntityMention,
+): boolean {
   const modifier = (mention: EntityMention): AnalyzedWord | undefined => {
     const word = words[mention.start - 1];
-    return word !== undefined && !mentionAt.has(mention.start - 1) && (word.wordClass === 'adjective' || word.wordClass === 'noun') && word.sentence === words[mention.start]!.sentence ? word : undefined;
+    return word !== undefined &&
+      !mentionAt.has(mention.start - 1) &&
+      (word.wordClass === 'adjective' || word.wordClass === 'noun') &&
+      word.sentence === words[mention.start]!.sentence
+      ? word
+      : undefined;
   };
   const a = modifier(left);
   const b = modifier(right);
@@ -515,10 +599,20 @@ function oneClause(words: readonly AnalyzedWord[], subject: EntityMention, objec
   if (subject.end > object.start) return false;
   for (let index = subject.end - 1; index < object.start; index += 1) {
     const word = words[index]!;
-    if (word.commaAfter || word.normal === 'than' || CHANGE_OF_STATE.has(word.lemma) || (index >= subject.end && CLAUSE_LINKS.has(word.normal))) return false;
+    if (
+      word.commaAfter ||
+      word.normal === 'than' ||
+      CHANGE_OF_STATE.has(word.lemma) ||
+      (index >= subject.end && CLAUSE_LINKS.has(word.normal))
+    )
+      return false;
   }
   const next = words[object.end];
-  return next === undefined || next.sentence !== words[object.start]!.sentence || !['verb', 'copula', 'auxiliary'].includes(next.wordClass);
+  return (
+    next === undefined ||
+    next.sentence !== words[object.start]!.sentence ||
+    !['verb', 'copula', 'auxiliary'].includes(next.wordClass)
+  );
 }
 
 function isPossessivePronoun(word: AnalyzedWord): boolean {
@@ -533,7 +627,12 @@ function quantityBefore(
   isSubject: boolean,
 ): 'one' | 'many' {
   let end = mention.start;
-  while (end > 0 && words[end - 1]!.wordClass === 'adjective' && words[end - 1]!.sentence === words[mention.start]!.sentence) end -= 1;
+  while (
+    end > 0 &&
+    words[end - 1]!.wordClass === 'adjective' &&
+    words[end - 1]!.sentence === words[mention.start]!.sentence
+  )
+    end -= 1;
   for (const quantifier of quantifiers) {
     const length = quantifier.words.length;
     const start = end - length;
@@ -541,7 +640,9 @@ function quantityBefore(
     let ok = true;
     for (let offset = 0; offset < length && ok; offset += 1) {
       const word = words[start + offset]!;
-      ok = word.sentence === words[mention.start]!.sentence && quantifier.words[offset]!.some((form) => word.keys.includes(form));
+      ok =
+        word.sentence === words[mention.start]!.sentence &&
+        quantifier.words[offset]!.some((form) => word.keys.includes(form));
     }
     if (ok) return quantifier.quantity;
   }

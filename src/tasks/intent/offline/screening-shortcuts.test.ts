@@ -29,7 +29,9 @@ import { describePlaybookEdit, editPlaybook } from './playbook-edit.ts';
 
 const EXAMPLES_DIR = path.resolve(import.meta.dirname, '../../../../examples/intent');
 const SEED = readFileSync(path.join(EXAMPLES_DIR, 'playbook.yaml'), 'utf8');
-const CORPUS = readdirSync(path.join(EXAMPLES_DIR, 'corpus')).flatMap((file) => readIntentCorpus(path.join(EXAMPLES_DIR, 'corpus', file)));
+const CORPUS = readdirSync(path.join(EXAMPLES_DIR, 'corpus')).flatMap((file) =>
+  readIntentCorpus(path.join(EXAMPLES_DIR, 'corpus', file)),
+);
 
 function parsed(text: string): Playbook {
   const result = parsePlaybook(text);
@@ -49,7 +51,15 @@ describe('the entity reading shared between the edits of one source', () => {
     const analysis = analyzeGoal(example.input);
     const { intent, trace } = extractIntent(compiledSeed, analysis);
     const diagnostics = scoreIntent(example.expected, intent).diagnostics;
-    return { id: example.id, expected: example.expected, analysis, trace, predictedAppType: intent.appType, predictedEntityCount: intent.entities.length, diagnostics };
+    return {
+      id: example.id,
+      expected: example.expected,
+      analysis,
+      trace,
+      predictedAppType: intent.appType,
+      predictedEntityCount: intent.entities.length,
+      diagnostics,
+    };
   });
 
   it('gives every goal what a fresh parse of each edited text gives, for the edits screening proposes in every section', () => {
@@ -61,7 +71,9 @@ describe('the entity reading shared between the edits of one source', () => {
       bySection.set(edit.path[0], list);
     }
     // Cue sections (reused reading) and entity sections (read afresh) are both among the edits.
-    expect([...bySection.keys()]).toEqual(expect.arrayContaining(['behaviorCues', 'appTypeCues', 'entityTerms', 'stopList', 'attributeTerms']));
+    expect([...bySection.keys()]).toEqual(
+      expect.arrayContaining(['behaviorCues', 'appTypeCues', 'entityTerms', 'stopList', 'attributeTerms']),
+    );
     let compared = 0;
     for (const edit of [...bySection.values()].flat()) {
       const edited = editPlaybook(SEED, edit);
@@ -133,7 +145,9 @@ describe('editMayAffect for a role suffix', () => {
     expect(analysis.words.some((word) => word.lemma.endsWith('ager'))).toBe(false);
     expect(editMayAffect(edit, parsed(text), { analysis } as ExampleEvidence)).toBe(true);
     const before = fresh(text, analysis).intent.entities.find((entity) => entity.name === 'StoreManager');
-    const after = fresh(editPlaybook(text, edit)!.text, analysis).intent.entities.find((entity) => entity.name === 'StoreManager');
+    const after = fresh(editPlaybook(text, edit)!.text, analysis).intent.entities.find(
+      (entity) => entity.name === 'StoreManager',
+    );
     expect(before?.role).toBe('resource');
     expect(after?.role).toBe('party');
   });

@@ -14,7 +14,7 @@ import {
   formatEffectiveValue,
   type EffectiveConfig,
   type EffectiveValue,
-} from '../src/study/effective-config.ts';
+} from '../src/report/effective-config.ts';
 import { kloop } from './cli-in-process.ts';
 
 const EXAMPLES = path.resolve(import.meta.dirname, '../examples');

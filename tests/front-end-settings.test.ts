@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createStudy, type CreateStudyOptions, type StudyExample } from '../src/api/create-study.ts';
-import { describeEffectiveConfig, type EffectiveValue } from '../src/study/effective-config.ts';
+import { describeEffectiveConfig, type EffectiveValue } from '../src/report/effective-config.ts';
 import { loadStudyAsync } from '../src/study/load-study.ts';
 import type { StudySettings } from '../src/study/study-settings.ts';
 

@@ -31,7 +31,7 @@
  * ```
  *
  * `kloop config <study>` prints every effective value with its source
- * (`src/study/effective-config.ts`, docs/config.md).
+ * (`src/report/effective-config.ts`, docs/config.md).
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';

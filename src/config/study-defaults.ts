@@ -3,7 +3,7 @@
  * of one key: written once here, read by the `kloop.yaml` schema
  * (src/config/config.ts), the study builder (src/study/study-settings.ts, the
  * one place both `kloop run` and `createStudy` compose their settings) and
- * `kloop config` (src/study/effective-config.ts).
+ * `kloop config` (src/report/effective-config.ts).
  *
  * The gate's and the stopping criteria's own defaults (`gate.alpha` 0.05,
  * `stopping.maxExperiments` 60, …) are the schema's (`studyConfigSchema`),

@@ -4,13 +4,13 @@
  * kloop.yaml (and a custom task's scorer module, for its weights), never the
  * study database, and calls no model. Exit 0; 2 for a missing study folder, a
  * bad kloop.yaml or a bad flag (file, line and field named).
- * See src/study/effective-config.ts.
+ * See src/report/effective-config.ts.
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { storageOverride } from '../../storage/location.ts';
-import { describeEffectiveConfig, formatEffectiveValue, formatSource } from '../../study/effective-config.ts';
+import { describeEffectiveConfig, formatEffectiveValue, formatSource } from '../../report/effective-config.ts';
 import { print, printJson, table } from '../output.ts';
 
 interface ConfigOptions {

@@ -45,7 +45,7 @@ import {
   DEFAULT_KEYWORD_RULES_MAX_EVALUATIONS,
   DEFAULT_KEYWORD_RULES_MAX_SCREENED,
 } from '../proposers/keyword-rules/keyword-rules-proposer.ts';
-import { composeTaskAsync, composeWeights, taskKindOf } from './compose.ts';
+import { composeTaskAsync, composeWeights, taskKindOf } from '../study/compose.ts';
 import {
   defaultIncumbentRepeats,
   defaultRequireCalibration,

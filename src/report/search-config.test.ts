@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
-import { composeProposer, composeTask } from './compose.ts';
+import { composeProposer, composeTask } from '../study/compose.ts';
 import { loadStudyConfig } from '../config/config.ts';
 import { describeEffectiveConfig } from './effective-config.ts';
 

@@ -513,6 +513,20 @@ export const DEFAULT_FAST_CADENCE = '0 * * * *';
 /** Default cadence of the slow loops: Mondays at 03:00. */
 export const DEFAULT_SLOW_CADENCE = '0 3 * * 1';
 
+/** An IANA time zone, e.g. "UTC" or "Europe/Paris" (checked with Intl.DateTimeFormat): `schedule.timezone` of offline and online studies. */
+export const timeZoneSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .refine((zone) => {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: zone });
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'not an IANA time zone (e.g. "UTC", "Europe/Paris")');
+
 /** The two-speed schedule of `kloop schedule` (see docs/loops-c-d.md). */
 const scheduleSchema = z.strictObject({
   /** Cadence of the fast loop (B, the optimization loop). Default every hour, "0 * * * *". */
@@ -529,19 +543,7 @@ const scheduleSchema = z.strictObject({
     })
     .prefault({}),
   /** IANA time zone of the cadences, e.g. "Europe/Paris". Default the system's. */
-  timezone: z
-    .string()
-    .trim()
-    .min(1)
-    .refine((zone) => {
-      try {
-        new Intl.DateTimeFormat('en', { timeZone: zone });
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'not an IANA time zone (e.g. "UTC", "Europe/Paris")')
-    .optional(),
+  timezone: timeZoneSchema.optional(),
   /** Experiments each fast cycle may add (raises stopping.maxExperiments per cycle); absent = stopping as configured. */
   experimentsPerCycle: count(1).optional(),
 });

@@ -28,7 +28,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
 import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '../program/yaml-locations.ts';
-import { CONFIG_FILE_NAME, cronExpression, DEFAULT_FAST_CADENCE } from '../config/config.ts';
+import { CONFIG_FILE_NAME, cronExpression, DEFAULT_FAST_CADENCE, timeZoneSchema } from '../config/config.ts';
 import { isPostgresUrl } from '../storage/location.ts';
 import { durationSchema } from './duration.ts';
 import { DEFAULT_ONLINE_GATE_SETTINGS } from './gate/online-gate-settings.ts';
@@ -189,19 +189,7 @@ const scheduleSchema = z.strictObject({
   /** Cadence of the slow loop: the scraper, then decide what is ripe and start the next experiment (one `kloop run` step). Default daily at 00:00, "0 0 * * *". */
   slow: cronExpression.default(DEFAULT_ONLINE_SLOW_CADENCE),
   /** IANA time zone of the cadences, e.g. "Europe/Paris". Default the system's. */
-  timezone: z
-    .string()
-    .trim()
-    .min(1)
-    .refine((zone) => {
-      try {
-        new Intl.DateTimeFormat('en', { timeZone: zone });
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'not an IANA time zone (e.g. "UTC", "Europe/Paris")')
-    .optional(),
+  timezone: timeZoneSchema.optional(),
 });
 
 const stoppingSchema = z.strictObject({

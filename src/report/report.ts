@@ -276,11 +276,6 @@ export function partitionsBelowBaseline(
   return below;
 }
 
-/** Writes a file through a temporary name and a rename (write-file-atomic): a kill leaves the old or the new file. */
-export function writeFileAtomic(file: string, content: string): void {
-  writeFileAtomicSync(file, content, { encoding: 'utf8', fsync: true });
-}
-
 /** How the report evaluates: what it may spend, and why it stopped spending (once it has). */
 interface ReportEvaluation {
   evaluator: Evaluator;
@@ -560,7 +555,7 @@ export async function buildStudyReport(
   const thisRun = thisRunRows.filter((row) => row.decision !== 'skipped');
   const bestArtifact = path.join(study.dir, '.kloop', `best-${path.basename(study.artifactPath)}`);
   mkdirSync(path.dirname(bestArtifact), { recursive: true }); // a study whose notebook is in PostgreSQL has no .kloop/ yet
-  writeFileAtomic(bestArtifact, best.text);
+  writeFileAtomicSync(bestArtifact, best.text); // a temporary name, fsync and a rename: a kill leaves the old or the new file
   const names = scoreNamesOf(study.task);
   const headline = study.headline ?? { name: 'composite', complement: false };
   const figures = (details: Record<PartitionName, PartitionSummary>) =>

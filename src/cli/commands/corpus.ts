@@ -33,7 +33,7 @@ import type { StudyDatabase } from '../../storage/database.ts';
 import { acquireLease, releaseLease } from '../../storage/lease.ts';
 import { admitToStudy, corpusStatus, promoteExamples } from '../../loop/corpus-lifecycle.ts';
 import type { LoadedStudy } from '../../loop/loaded-study.ts';
-import { writeFileAtomic } from '../../report/report.ts';
+import { sync as writeFileAtomic } from 'write-file-atomic';
 import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';
 import { formatScore, metricsLine, print, printJson, progress, table } from '../output.ts';
 import { openStudy } from './study-session.ts';

@@ -68,4 +68,11 @@ describe('dedupeCandidates with re-trials (src/loop/retrials.ts)', () => {
       'refused specialization (experiment #4), a verdict a re-trial does not reopen',
     );
   });
+
+  it('gate.retrials 0: a noisy refusal back against a changed incumbent is not judged again', () => {
+    const never = dedupeCandidates([again], prior('not_confirmed', 2), 0.2, { baseVersionId: 3, retrials: 0 });
+    expect(never.fresh).toEqual([]);
+    expect(never.retrials.size).toBe(0);
+    expect(never.skipped).toHaveLength(1);
+  });
 });

@@ -17,12 +17,16 @@
  * Acceptance on a corpus of the test's own, with the settings init writes:
  * classification × command in tests/new-user-classification.test.ts (the
  * FAQ router: a bundle accepted, the shadow confirming); the keyword-rules
- * proposer's budget in tests/stuck-factors.test.ts. Not yet here (todo):
- * the command studies with a reflective proposer (intent, extraction),
- * whose rules.json candidates must be ones run.mjs reads (item 3, another
- * branch), and own corpora for the other combinations.
+ * proposer's budget in tests/stuck-factors.test.ts; extraction × command
+ * with a reflective proposer in tests/new-user-extraction.test.ts.
+ *
+ * The command studies whose proposer is a model (intent, extraction) run
+ * here with the one line kloop.yaml's comment tells a user with their own
+ * server to change (proposer.model: openai-compatible:<model>) and
+ * `--base-url`: the model's edit of one rules.json key becomes a candidate
+ * run.mjs reads, judged on evidence.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -62,6 +66,40 @@ const COMBINATIONS = [
 const LLM = ['intent', 'classification', 'extraction', 'custom'] as const;
 /** The command studies whose rules.json a reflective proposer edits. */
 const COMMAND_WITH_A_MODEL = ['intent', 'extraction'] as const;
+
+/** The loopback model's edit of each command study's rules.json: one top-level key and its new value. */
+const RULES_EDIT: Record<(typeof COMMAND_WITH_A_MODEL)[number], (rules: Record<string, unknown>) => [string, unknown]> =
+  {
+    // One more cue for booking apps.
+    intent: (rules) => {
+      const cues = rules.appTypeCues as Record<string, string[]>;
+      return ['appTypeCues', { ...cues, booking: [...(cues.booking ?? []), 'reserv*'] }];
+    },
+    // A second pattern for totals written "Amount: £240.00".
+    extraction: (rules) => {
+      const fields = rules.fields as Record<string, { patterns: string[] }>;
+      const total = fields.total!;
+      return [
+        'fields',
+        {
+          ...fields,
+          total: { ...total, patterns: [...total.patterns, 'amount\\s*:?\\s*[€$£]?\\s*([0-9][0-9,]*(?:\\.[0-9]+)?)'] },
+        },
+      ];
+    },
+  };
+/**
+ * The candidate's scores, as run.mjs computed them from the edited rules.json: the extraction edit reads the anchor
+ * invoice "Amount: £240.00" (anchor 0.2 → 0.6; the incumbent misses it), the intent cue changes no sample.
+ */
+const CANDIDATE_SCORES: Record<(typeof COMMAND_WITH_A_MODEL)[number], { optimization: number; anchor: number }> = {
+  intent: { optimization: 0.60625, anchor: 0.9 },
+  extraction: { optimization: 0.9, anchor: 0.6 },
+};
+const RULES_EDIT_WHY: Record<(typeof COMMAND_WITH_A_MODEL)[number], string> = {
+  intent: 'reservations are bookings',
+  extraction: 'read totals written as "Amount:"',
+};
 
 /**
  * What the fake model answers to a prompt without the seed's instructions
@@ -153,9 +191,52 @@ describe('every study kloop init writes runs on its samples as written', () => {
       expect(['plateau', 'no_new_proposals', 'max_rounds', 'max_experiments']).toContain(report.stopReason);
     });
   }
+  // The command studies whose proposer is a model: it edits rules.json by its top-level keys (src/proposers/data-edits.ts),
+  // so its candidate is a rules file run.mjs reads. The loopback model proposes one key's new value; the candidate is
+  // evaluated (not refused as unreadable, not a failed evaluation) and the run stops cleanly.
   for (const task of COMMAND_WITH_A_MODEL) {
-    it.todo(
-      `${task} × command (the reflective proposer rewrites "## " sections; on rules.json its candidate must be one run.mjs reads: issue 35 item 3)`,
-    );
+    it(`${task} × command (a loopback model proposes a rules.json edit by key)`, { timeout: 120_000 }, async () => {
+      const dir = path.join(root, `${task}-command`);
+      const init = await kloop('init', dir, '--task', task, '--executor', 'command');
+      expect(init.code, init.stderr).toBe(0);
+      // The one line a user with their own server changes, as kloop.yaml's comment says: the proposer's model.
+      const config = path.join(dir, 'kloop.yaml');
+      const written = readFileSync(config, 'utf8');
+      expect(written).toContain('model: openai:gpt-4.1-mini');
+      writeFileSync(config, written.replace('model: openai:gpt-4.1-mini', 'model: openai-compatible:fake'));
+      const rules = JSON.parse(readFileSync(path.join(dir, 'rules.json'), 'utf8')) as Record<string, unknown>;
+      const [key, value] = RULES_EDIT[task](rules);
+      serving = {
+        gold: new Map(),
+        wrong: {},
+        marker: '',
+        proposal: {
+          candidates: [{ rationale: RULES_EDIT_WHY[task], edits: [{ section: key, text: JSON.stringify(value) }] }],
+        },
+      };
+      const run = await kloop('run', dir, '--json', '--base-url', fake.baseURL);
+      expect(run.code, run.stderr.split('\n').slice(-8).join('\n')).toBe(0);
+      const report = JSON.parse(run.stdout) as RunJson;
+      expect(report.accepted).toBe(0); // four samples: no test can pass (the power check says so)
+      expect(['plateau', 'no_new_proposals', 'max_rounds', 'max_experiments']).toContain(report.stopReason);
+      const history = await kloop('history', dir, '--json');
+      expect(history.code, history.stderr).toBe(0);
+      const { experiments } = JSON.parse(history.stdout) as {
+        experiments: Array<{
+          decision: string;
+          reason: string | null;
+          delta: string;
+          scores: { candidate: { optimization: number | null; anchor: number | null } };
+        }>;
+      };
+      expect(experiments.length).toBeGreaterThan(0);
+      // The model's edit became a candidate run.mjs read and the gate judged: refused on evidence, never unreadable.
+      const [first] = experiments;
+      expect(first!.delta).toContain(key);
+      expect(first!.decision, JSON.stringify(first)).toBe('refused');
+      // No optimization sample changes (below the margin); the candidate's scores are its own, read by run.mjs.
+      expect(first!.reason).toBe('below_margin');
+      expect(first!.scores.candidate).toMatchObject(CANDIDATE_SCORES[task]);
+    });
   }
 });

@@ -51,6 +51,13 @@ import { ensureSeedVersion } from '../loop/run-study.ts';
 import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
 import { evaluationConcurrency } from '../loop/evaluate-partition.ts';
 import { truncateText } from '../text/characters.ts';
+import {
+  closeLoopARun,
+  loopADecidedHashes,
+  openLoopARun,
+  readLoopAProposalHistory,
+  recordLoopADecision,
+} from '../storage/notebook/loop-a-store.ts';
 
 /** One example's Loop A outcome. */
 export type LoopAExampleResult =
@@ -480,18 +487,7 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
     anchorTolerance: options.settings?.anchorTolerance ?? study.gate.anchorTolerance,
   };
   const incumbentVersion = await ensureSeedVersion(db, study, now);
-  const run = await db
-    .insertInto('loop_a_runs')
-    .values({
-      started_at: isoNow(now),
-      ended_at: null,
-      incumbent_version_id: incumbentVersion.id,
-      status: 'running',
-      report: null,
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const runId = run.id;
+  const runId = await openLoopARun(db, { startedAt: isoNow(now), incumbentVersionId: incumbentVersion.id });
   const candidates: LoopACandidateOutcome[] = [];
   const proposalFailures: string[] = [];
   try {
@@ -509,31 +505,27 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
       });
     const incumbent = await evaluate(incumbentVersion.text);
     emit({ type: 'start', runId, incumbentVersionId: incumbentVersion.id, composite: incumbent.composite });
-    const tried = await triedLoopAHashes(db);
+    const tried = await loopADecidedHashes(db);
 
     const record = async (
       outcome: Omit<LoopACandidateOutcome, 'decisionId'>,
       hash: string,
       evidence: unknown,
     ): Promise<void> => {
-      const inserted = await db
-        .insertInto('loop_a_decisions')
-        .values({
-          run_id: runId,
-          kind: outcome.kind,
-          candidate_hash: hash,
-          delta: outcome.delta,
-          rationale: outcome.rationale,
-          decision: outcome.decision,
-          reason: outcome.reason,
-          evidence: JSON.stringify(evidence),
-          review_item_id: outcome.reviewItemId,
-          created_at: isoNow(now),
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
+      const decisionId = await recordLoopADecision(db, {
+        runId,
+        kind: outcome.kind,
+        candidateHash: hash,
+        delta: outcome.delta,
+        rationale: outcome.rationale,
+        decision: outcome.decision,
+        reason: outcome.reason,
+        evidence,
+        reviewItemId: outcome.reviewItemId,
+        createdAt: isoNow(now),
+      });
       tried.add(hash);
-      candidates.push({ ...outcome, decisionId: inserted.id });
+      candidates.push({ ...outcome, decisionId });
       emit({
         type: 'decision',
         kind: outcome.kind,
@@ -712,38 +704,22 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
       refused: candidates.filter((candidate) => candidate.decision === 'refused').length,
       skipped: candidates.filter((candidate) => candidate.decision === 'skipped').length,
     };
-    await db
-      .updateTable('loop_a_runs')
-      .set({
-        ended_at: isoNow(now),
-        status: options.signal?.aborted ? 'interrupted' : 'done',
-        report: JSON.stringify({ ...outcome, candidates: candidates.map(({ checks: _checks, ...rest }) => rest) }),
-      })
-      .where('id', '=', runId)
-      .execute();
+    await closeLoopARun(db, runId, {
+      endedAt: isoNow(now),
+      status: options.signal?.aborted ? 'interrupted' : 'done',
+      report: { ...outcome, candidates: candidates.map(({ checks: _checks, ...rest }) => rest) },
+    });
     return outcome;
   } catch (error) {
     // An abort (Ctrl-C, a lost lease) that surfaced as an error is an interruption, not a failure.
     const interrupted = options.signal?.aborted === true;
-    await db
-      .updateTable('loop_a_runs')
-      .set({
-        ended_at: isoNow(now),
-        status: interrupted ? 'interrupted' : 'failed',
-        report: JSON.stringify({
-          [interrupted ? 'interrupted' : 'error']: error instanceof Error ? error.message : String(error),
-        }),
-      })
-      .where('id', '=', runId)
-      .execute();
+    await closeLoopARun(db, runId, {
+      endedAt: isoNow(now),
+      status: interrupted ? 'interrupted' : 'failed',
+      report: { [interrupted ? 'interrupted' : 'error']: error instanceof Error ? error.message : String(error) },
+    });
     throw error;
   }
-}
-
-/** Hashes Loop A already decided (any decision), so a run never decides a candidate twice. */
-async function triedLoopAHashes(db: StudyDatabase): Promise<Set<string>> {
-  const rows = await db.selectFrom('loop_a_decisions').select('candidate_hash').execute();
-  return new Set(rows.map((row) => row.candidate_hash));
 }
 
 /**
@@ -765,33 +741,22 @@ async function proposeArtifacts(
   const evaluator = createStudyEvaluator(study, db);
   const scratch = createStudyEvaluator(study);
   const incumbentScores = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', signal);
-  const experiments = await db
-    .selectFrom('experiments')
-    .select(['candidate_hash', 'delta', 'decision', 'reason'])
-    .orderBy('id')
-    .execute();
-  const loopAHistory = await db
-    .selectFrom('loop_a_decisions')
-    .select(['delta', 'decision', 'reason'])
-    .where('kind', '=', 'artifact')
-    .orderBy('id')
-    .execute();
+  const stored = await readLoopAProposalHistory(db);
   const history: HistoryEntry[] = [
-    ...experiments.map((row) => ({
+    ...stored.experiments.map((row) => ({
       delta: row.delta,
       decision: row.decision as HistoryEntry['decision'],
       reason: row.reason,
     })),
-    ...loopAHistory.map((row) => ({
+    ...stored.loopADecisions.map((row) => ({
       delta: row.delta,
       decision: row.decision === 'refused' ? ('refused' as const) : ('skipped' as const),
       reason: `loop A: ${row.reason}`,
     })),
   ];
-  const versions = await db.selectFrom('artifact_versions').select('hash').execute();
   const triedHashes = new Set([
-    ...experiments.map((row) => row.candidate_hash),
-    ...versions.map((row) => row.hash),
+    ...stored.experiments.map((row) => row.candidateHash),
+    ...stored.versionHashes,
     ...triedByLoopA,
   ]);
   try {
@@ -822,19 +787,5 @@ async function proposeArtifacts(
   }
 }
 
-/** A Loop A run as stored, newest first. */
-export async function listLoopARuns(
-  db: StudyDatabase,
-  limit = 20,
-): Promise<
-  Array<{ id: number; startedAt: string; endedAt: string | null; status: string; incumbentVersionId: number }>
-> {
-  const rows = await db.selectFrom('loop_a_runs').selectAll().orderBy('id', 'desc').limit(limit).execute();
-  return rows.map((row) => ({
-    id: row.id,
-    startedAt: row.started_at,
-    endedAt: row.ended_at,
-    status: row.status,
-    incumbentVersionId: row.incumbent_version_id,
-  }));
-}
+/** The stored Loop A runs, newest first (`limit`, default 20). */
+export { listLoopARuns } from '../storage/notebook/loop-a-store.ts';

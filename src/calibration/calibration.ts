@@ -48,7 +48,6 @@
  * await runStudy({ study, db, calibration: result.calibration });
  * ```
  */
-import type { Selectable } from 'kysely';
 import { isMap, isScalar, isSeq, parseDocument, YAMLMap, YAMLSeq } from 'yaml';
 import { contentHash } from '../artifact/content-hash.ts';
 import { PARTITIONS } from '../corpus/example.ts';
@@ -60,11 +59,10 @@ import { comparePaired } from '../gate/gate.ts';
 import { cohensD, standardDeviation } from '../stats/index.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
-import type { CalibrationTable } from '../storage/schema.ts';
+import { insertCalibration, recentNoiseSds } from '../storage/notebook/calibrations-store.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
 import { withCallStage } from '../providers/call-stage.ts';
 import type { CalibrationRecord, CalibrationSettings } from './calibration-store.ts';
-import { calibrationRecordOf } from './calibration-store.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { ensureSeedVersion } from '../loop/run-study.ts';
 import { createStudyEvaluator } from '../loop/evaluate-partition.ts';
@@ -399,14 +397,7 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
   const noiseSd = noise.partitionSds.optimization;
 
   // Earlier valid calibrations of this fingerprint, newest first (the rolling window).
-  const earlier = await db
-    .selectFrom('calibrations')
-    .select('noise_sd')
-    .where('fingerprint', '=', evaluator.fingerprint)
-    .where('valid', '=', 1)
-    .orderBy('id', 'desc')
-    .limit(settings.calibrationWindow - 1)
-    .execute();
+  const earlier = await recentNoiseSds(db, evaluator.fingerprint, settings.calibrationWindow - 1);
 
   const store = async (row: {
     noiseSd: number;
@@ -414,25 +405,22 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
     threshold: number;
     valid: boolean;
     message: string;
-  }): Promise<CalibrationRecord> => {
-    const values: Omit<Selectable<CalibrationTable>, 'id'> = {
+  }): Promise<CalibrationRecord> =>
+    insertCalibration(db, {
       fingerprint: evaluator.fingerprint,
       model: options.model,
-      artifact_hash: incumbent.hash,
-      noise_repeats: settings.noiseRepeats,
-      signal_repeats: settings.signalRepeats,
-      noise_sd: row.noiseSd,
-      example_sds: JSON.stringify(noise.exampleSds),
-      partition_sds: JSON.stringify(noise.partitionSds),
-      cohens_d: row.cohensD,
+      artifactHash: incumbent.hash,
+      noiseRepeats: settings.noiseRepeats,
+      signalRepeats: settings.signalRepeats,
+      noiseSd: row.noiseSd,
+      exampleSds: noise.exampleSds,
+      partitionSds: noise.partitionSds,
+      cohensD: row.cohensD,
       threshold: row.threshold,
-      valid: row.valid ? 1 : 0,
+      valid: row.valid,
       message: row.message,
-      created_at: isoNow(now),
-    };
-    const inserted = await db.insertInto('calibrations').values(values).returning('id').executeTakeFirstOrThrow();
-    return calibrationRecordOf({ id: inserted.id, ...values });
-  };
+      createdAt: isoNow(now),
+    });
 
   if (noiseSd === undefined) {
     const message = `calibration failed: the incumbent produced fewer than 2 valid run-level composites on the optimization partition over ${settings.noiseRepeats} repeats, so no noise SD could be measured (stored as 0, τ 0, invalid); fix the executor or the artifact first`;
@@ -453,7 +441,7 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
     cohensD: effect.cohensD,
   };
 
-  const windowSds = [noiseSd, ...earlier.map((row) => row.noise_sd)];
+  const windowSds = [noiseSd, ...earlier];
   const threshold = rollingThreshold(settings.thresholdK, windowSds);
   const contrastName = contrastSource === 'ablation' ? 'ablated incumbent' : 'given contrasting artifact';
   const dText = `Cohen's d = ${format6(effect.cohensD)} (incumbent ${format6(incumbentSignal.composite ?? Number.NaN)} vs ${contrastName} ${format6(contrastSignal.composite ?? Number.NaN)}, per-example means of ${effect.examples} optimization examples, ${settings.signalRepeats} repeat(s))`;

@@ -44,6 +44,7 @@ import {
   writeMoves,
 } from '../corpus/lifecycle-store.ts';
 import { corpusVersion } from '../evaluator/evaluator.ts';
+import { boundaryMovesRecordedAt, countCorpusEvents } from '../storage/notebook/lifecycle-moves-store.ts';
 import { InputError } from '../errors.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { readStudyState } from './study-state.ts';
@@ -298,7 +299,7 @@ export async function corpusBoundary(
   const members = await readCorpusMembers(db);
   // One boundary per point of the notebook: a run killed after a boundary's moves and before its
   // round opened must not move a second slice when it resumes (an uninterrupted run would not).
-  if (await boundaryDoneAt(db, await lastExperimentId(db))) {
+  if (await boundaryMovesRecordedAt(db, await lastExperimentId(db))) {
     return {
       plan: { kind: 'none', due: [], held: null },
       message: null,
@@ -318,14 +319,6 @@ export async function corpusBoundary(
   if (message !== null)
     message += `; partitions now: optimization ${study.partitions.optimization.length}, anchor ${study.partitions.anchor.length}, shadow ${study.partitions.shadow.length}`;
   return { plan, message, corpusChanged };
-}
-
-/** Whether graduation or rotation moves were already recorded at this point of the notebook. */
-async function boundaryDoneAt(db: CorpusDatabase, experimentId: number | null): Promise<boolean> {
-  let query = db.selectFrom('corpus_events').select('id').where('kind', 'in', ['graduated', 'rotated_out']);
-  query =
-    experimentId === null ? query.where('experiment_id', 'is', null) : query.where('experiment_id', '=', experimentId);
-  return (await query.limit(1).executeTakeFirst()) !== undefined;
 }
 
 /** The outcome of `kloop corpus add`. */
@@ -482,17 +475,7 @@ export async function corpusStatus(
   now: Date = new Date(),
 ): Promise<CorpusStatus> {
   const stored = db === undefined ? [] : await readCorpusMembers(db);
-  const events =
-    db === undefined
-      ? 0
-      : Number(
-          (
-            await db
-              .selectFrom('corpus_events')
-              .select((eb) => eb.fn.countAll<number>().as('count'))
-              .executeTakeFirst()
-          )?.count ?? 0,
-        );
+  const events = db === undefined ? 0 : await countCorpusEvents(db);
   const policy = corpusPolicyOf(study);
   const sync = planFileSync(study, stored, now.toISOString());
   const members = sync.members;

@@ -164,18 +164,33 @@ export function decideLoopA(
   });
   if (!improved) return refuse('no_improvement');
 
-  if (input.anchors === null) {
-    checks.push({
+  const anchors = anchorCheck(input.anchors, settings);
+  checks.push(anchors);
+  if (!anchors.passed) return refuse('anchor_regression');
+  return { passed: true, checks, comparison };
+}
+
+/**
+ * The anchor check of {@link decideLoopA}: no anchor example's Loop B
+ * composite drops by more than `anchorTolerance` or turns invalid; passed,
+ * and said to be skipped, when `anchors` is null (the candidate cannot change
+ * intents).
+ */
+function anchorCheck(
+  anchors: { incumbent: PartitionScore; candidate: PartitionScore } | null,
+  settings: LoopAGateSettings,
+): LoopACheck {
+  if (anchors === null) {
+    return {
       name: 'anchors',
       passed: true,
       statistic: null,
       threshold: null,
       detail: 'skipped: the candidate does not change intents, so Loop B scores are unchanged',
-    });
-    return { passed: true, checks, comparison };
+    };
   }
-  const before = perExampleMeans(input.anchors.incumbent);
-  const after = perExampleMeans(input.anchors.candidate);
+  const before = perExampleMeans(anchors.incumbent);
+  const after = perExampleMeans(anchors.candidate);
   const regressions: string[] = [];
   let worst = 0;
   for (const [id, score] of before) {
@@ -184,18 +199,16 @@ export function decideLoopA(
     else if (score - now > settings.anchorTolerance + EPSILON) regressions.push(`${id} ${formatSigned(now - score)}`);
     if (now !== undefined) worst = Math.min(worst, now - score);
   }
-  const anchorsPassed = regressions.length === 0;
-  checks.push({
+  const passed = regressions.length === 0;
+  return {
     name: 'anchors',
-    passed: anchorsPassed,
+    passed,
     statistic: worst,
     threshold: -settings.anchorTolerance,
-    detail: anchorsPassed
-      ? `no anchor regresses (Loop B anchor composite ${formatScore(input.anchors.incumbent.composite)} → ${formatScore(input.anchors.candidate.composite)})`
+    detail: passed
+      ? `no anchor regresses (Loop B anchor composite ${formatScore(anchors.incumbent.composite)} → ${formatScore(anchors.candidate.composite)})`
       : `${regressions.length} anchor regression(s): ${regressions.slice(0, 8).join('; ')}`,
-  });
-  if (!anchorsPassed) return refuse('anchor_regression');
-  return { passed: true, checks, comparison };
+  };
 }
 
 function formatSigned(value: number | null | undefined): string {

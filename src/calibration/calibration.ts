@@ -49,6 +49,7 @@
  * ```
  */
 import { contentHash } from '../artifact/content-hash.ts';
+import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import { InfrastructureError, InputError } from '../errors.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
@@ -252,75 +253,22 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
       code: 'input.corpus',
     });
   }
-  const contrastSource: SignalEvidence['contrast'] = options.contrastText === undefined ? 'ablation' : 'given';
-  const contrastText = options.contrastText ?? ablateArtifact(incumbent.text, formatFromPath(study.artifactPath));
-  if (contrastText === incumbent.text) {
-    throw new InputError(
-      contrastSource === 'ablation'
-        ? 'cannot calibrate: the automatic ablation of the incumbent changes nothing (no section body or cue list to drop); give a contrasting artifact'
-        : 'cannot calibrate: the contrasting artifact is identical to the incumbent',
-      { studyPath: study.dir, code: 'input.calibration' },
-    );
-  }
-  const evaluate = (
-    artifactText: string,
-    partition: (typeof PARTITIONS)[number],
-    repeats: number,
-  ): Promise<PartitionScore> =>
-    withCallStage('calibration', () =>
-      withArtifactOverride(artifactText, () =>
-        evaluator.evaluate({
-          artifactText,
-          partition,
-          examples: study.partitions[partition],
-          repeats,
-          firstRepeat: 0,
-          ...(options.signal !== undefined ? { signal: options.signal } : {}),
-        }),
-      ),
-    );
-
-  // Noise: the incumbent, noiseRepeats times, on every non-empty partition.
-  const noiseScores: PartitionScore[] = [];
-  for (const partition of PARTITIONS) {
-    if (study.partitions[partition].length === 0) continue;
-    const score = await evaluate(incumbent.text, partition, settings.noiseRepeats);
-    if (score.total > 0 && score.transient === score.total) {
-      // Every call failed in the infrastructure (a server answering 500, a network down): that says nothing about the
-      // evaluator, so nothing is stored, and the other partitions are not paid for.
-      const first = score.examples.find((record) => !record.valid);
-      throw new InfrastructureError(
-        `calibration stopped: all ${score.total} example-repeats of the ${partition} partition failed in the infrastructure after the retries${first !== undefined && !first.valid ? ` (${first.message})` : ''}; nothing was stored`,
-      );
-    }
-    noiseScores.push(score);
-  }
-  const noise = measureNoise(noiseScores);
+  const contrast = resolveContrast(study, incumbent.text, options.contrastText);
+  const evaluate = calibrationEvaluate(evaluator, study, options.signal);
+  const noise = await measureIncumbentNoise(evaluate, study, incumbent.text, settings.noiseRepeats);
   const noiseSd = noise.partitionSds.optimization;
-
   // Earlier valid calibrations of this fingerprint, newest first (the rolling window).
   const earlier = await recentNoiseSds(db, evaluator.fingerprint, settings.calibrationWindow - 1);
-
-  const store = async (row: {
-    noiseSd: number;
-    cohensD: number | null;
-    threshold: number;
-    valid: boolean;
-    message: string;
-  }): Promise<CalibrationRecord> =>
+  const store = (row: StoredVerdict): Promise<CalibrationRecord> =>
     insertCalibration(db, {
       fingerprint: evaluator.fingerprint,
       model: options.model,
       artifactHash: incumbent.hash,
       noiseRepeats: settings.noiseRepeats,
       signalRepeats: settings.signalRepeats,
-      noiseSd: row.noiseSd,
+      ...row,
       exampleSds: noise.exampleSds,
       partitionSds: noise.partitionSds,
-      cohensD: row.cohensD,
-      threshold: row.threshold,
-      valid: row.valid,
-      message: row.message,
       createdAt: isoNow(now),
     });
 
@@ -329,56 +277,24 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
     const record = await store({ noiseSd: 0, cohensD: null, threshold: 0, valid: false, message });
     return { ok: false, reason: 'no_valid_output', record, signal: null, message };
   }
-
-  // Signal: incumbent vs contrast, signalRepeats times, on the optimization partition.
-  const incumbentSignal = await evaluate(incumbent.text, 'optimization', settings.signalRepeats);
-  const contrastSignal = await evaluate(contrastText, 'optimization', settings.signalRepeats);
-  const effect = signalEffectSize(incumbentSignal, contrastSignal);
-  const signal: SignalEvidence = {
-    contrast: contrastSource,
-    contrastHash: contentHash(contrastText),
-    examples: effect.examples,
-    incumbentComposite: incumbentSignal.composite,
-    contrastComposite: contrastSignal.composite,
-    cohensD: effect.cohensD,
-  };
-
+  const signal = await measureSignal(evaluate, incumbent.text, contrast, settings.signalRepeats);
   const windowSds = [noiseSd, ...earlier];
   const threshold = rollingThreshold(settings.thresholdK, windowSds);
-  const contrastName = contrastSource === 'ablation' ? 'ablated incumbent' : 'given contrasting artifact';
-  const dText = `Cohen's d = ${format6(effect.cohensD)} (incumbent ${format6(incumbentSignal.composite ?? Number.NaN)} vs ${contrastName} ${format6(contrastSignal.composite ?? Number.NaN)}, per-example means of ${effect.examples} optimization examples, ${settings.signalRepeats} repeat(s))`;
-
-  if (Number.isNaN(effect.cohensD) || Math.abs(effect.cohensD) < settings.minCohensD) {
+  const dText = describeSignal(signal, settings.signalRepeats);
+  if (Number.isNaN(signal.cohensD) || Math.abs(signal.cohensD) < settings.minCohensD) {
     const message =
       `calibration failed: the evaluator cannot tell artifacts apart — ${dText}, |d| below the minimum ${settings.minCohensD}` +
-      (Number.isNaN(effect.cohensD) ? ' (undefined: fewer than 2 examples valid for both)' : '') +
+      (Number.isNaN(signal.cohensD) ? ' (undefined: fewer than 2 examples valid for both)' : '') +
       '. A loop on this evaluator would chase noise: make the corpus or the scorer more discriminating, or give a more different contrasting artifact.';
-    const record = await store({
-      noiseSd,
-      cohensD: Number.isNaN(effect.cohensD) ? null : effect.cohensD,
-      threshold,
-      valid: false,
-      message,
-    });
+    const cohensD = Number.isNaN(signal.cohensD) ? null : signal.cohensD;
+    const record = await store({ noiseSd, cohensD, threshold, valid: false, message });
     return { ok: false, reason: 'flat_landscape', record, signal, message };
   }
-
   const deterministic =
     Object.values(noise.partitionSds).every((sd) => sd === 0) &&
     Object.values(noise.exampleSds).every((sd) => sd === 0);
-  let message =
-    `calibrated: noise SD ${format6(noiseSd)} (optimization, ${settings.noiseRepeats} repeats); ${dText}; ` +
-    `τ = ${settings.thresholdK} × rolling max noise SD ${format6(Math.max(...windowSds))} over ${windowSds.length} of the last ${settings.calibrationWindow} calibration(s) = ${format6(threshold)}`;
-  if (deterministic) {
-    message +=
-      '. Deterministic executor: run-to-run noise is 0 and τ = 0; the paired test on per-example scores carries the decision';
-    if (!study.executor.deterministic)
-      message +=
-        ' (the executor is declared stochastic but every repeat gave the same scores: are its repeats cached or its temperature 0?)';
-  } else if (study.executor.deterministic) {
-    message += '. Warning: the executor is declared deterministic but its repeats differ';
-  }
-  const record = await store({ noiseSd, cohensD: effect.cohensD, threshold, valid: true, message });
+  const message = calibratedMessage({ noiseSd, dText, windowSds, threshold, settings, deterministic, study });
+  const record = await store({ noiseSd, cohensD: signal.cohensD, threshold, valid: true, message });
   return {
     ok: true,
     record,
@@ -393,4 +309,135 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
     },
     message,
   };
+}
+
+/** What a calibration's verdict stores beside its settings and noise maps. */
+type StoredVerdict = Pick<CalibrationRecord, 'noiseSd' | 'cohensD' | 'threshold' | 'valid' | 'message'>;
+
+/** One evaluation of a calibration: an artifact on a partition, `repeats` times from repeat 0. */
+type CalibrationEvaluate = (artifactText: string, partition: PartitionName, repeats: number) => Promise<PartitionScore>;
+
+/** The calibration's evaluations: `evaluator` under the `calibration` call stage and the artifact's override. */
+function calibrationEvaluate(
+  evaluator: Evaluator,
+  study: LoadedStudy,
+  signal: AbortSignal | undefined,
+): CalibrationEvaluate {
+  return (artifactText, partition, repeats) =>
+    withCallStage('calibration', () =>
+      withArtifactOverride(artifactText, () =>
+        evaluator.evaluate({
+          artifactText,
+          partition,
+          examples: study.partitions[partition],
+          repeats,
+          firstRepeat: 0,
+          ...(signal !== undefined ? { signal } : {}),
+        }),
+      ),
+    );
+}
+
+/**
+ * The contrasting artifact: the given one, or the ablated incumbent.
+ *
+ * @throws InputError when it equals the incumbent
+ */
+function resolveContrast(
+  study: LoadedStudy,
+  incumbentText: string,
+  given: string | undefined,
+): { source: SignalEvidence['contrast']; text: string } {
+  const source: SignalEvidence['contrast'] = given === undefined ? 'ablation' : 'given';
+  const text = given ?? ablateArtifact(incumbentText, formatFromPath(study.artifactPath));
+  if (text === incumbentText) {
+    throw new InputError(
+      source === 'ablation'
+        ? 'cannot calibrate: the automatic ablation of the incumbent changes nothing (no section body or cue list to drop); give a contrasting artifact'
+        : 'cannot calibrate: the contrasting artifact is identical to the incumbent',
+      { studyPath: study.dir, code: 'input.calibration' },
+    );
+  }
+  return { source, text };
+}
+
+/**
+ * Noise: the incumbent, `repeats` times, on every non-empty partition.
+ *
+ * @throws InfrastructureError when every example-repeat of a partition failed
+ *   in the infrastructure (nothing is stored, later partitions are not run)
+ */
+async function measureIncumbentNoise(
+  evaluate: CalibrationEvaluate,
+  study: LoadedStudy,
+  incumbentText: string,
+  repeats: number,
+): Promise<NoiseMeasurement> {
+  const noiseScores: PartitionScore[] = [];
+  for (const partition of PARTITIONS) {
+    if (study.partitions[partition].length === 0) continue;
+    const score = await evaluate(incumbentText, partition, repeats);
+    if (score.total > 0 && score.transient === score.total) {
+      // Every call failed in the infrastructure (a server answering 500, a network down): that says nothing about the
+      // evaluator, so nothing is stored, and the other partitions are not paid for.
+      const first = score.examples.find((record) => !record.valid);
+      throw new InfrastructureError(
+        `calibration stopped: all ${score.total} example-repeats of the ${partition} partition failed in the infrastructure after the retries${first !== undefined && !first.valid ? ` (${first.message})` : ''}; nothing was stored`,
+      );
+    }
+    noiseScores.push(score);
+  }
+  return measureNoise(noiseScores);
+}
+
+/** Signal: incumbent vs contrast, `repeats` times, on the optimization partition. */
+async function measureSignal(
+  evaluate: CalibrationEvaluate,
+  incumbentText: string,
+  contrast: { source: SignalEvidence['contrast']; text: string },
+  repeats: number,
+): Promise<SignalEvidence> {
+  const incumbentSignal = await evaluate(incumbentText, 'optimization', repeats);
+  const contrastSignal = await evaluate(contrast.text, 'optimization', repeats);
+  const effect = signalEffectSize(incumbentSignal, contrastSignal);
+  return {
+    contrast: contrast.source,
+    contrastHash: contentHash(contrast.text),
+    examples: effect.examples,
+    incumbentComposite: incumbentSignal.composite,
+    contrastComposite: contrastSignal.composite,
+    cohensD: effect.cohensD,
+  };
+}
+
+/** The signal estimate in words: d, both composites, the examples and repeats it rests on. */
+function describeSignal(signal: SignalEvidence, repeats: number): string {
+  const contrastName = signal.contrast === 'ablation' ? 'ablated incumbent' : 'given contrasting artifact';
+  return `Cohen's d = ${format6(signal.cohensD)} (incumbent ${format6(signal.incumbentComposite ?? Number.NaN)} vs ${contrastName} ${format6(signal.contrastComposite ?? Number.NaN)}, per-example means of ${signal.examples} optimization examples, ${repeats} repeat(s))`;
+}
+
+/** The message of a valid calibration: noise, signal, τ, and what a deterministic (or surprising) executor means. */
+function calibratedMessage(input: {
+  noiseSd: number;
+  dText: string;
+  windowSds: readonly number[];
+  threshold: number;
+  settings: Readonly<CalibrationSettings>;
+  deterministic: boolean;
+  study: LoadedStudy;
+}): string {
+  const { settings, windowSds } = input;
+  let message =
+    `calibrated: noise SD ${format6(input.noiseSd)} (optimization, ${settings.noiseRepeats} repeats); ${input.dText}; ` +
+    `τ = ${settings.thresholdK} × rolling max noise SD ${format6(Math.max(...windowSds))} over ${windowSds.length} of the last ${settings.calibrationWindow} calibration(s) = ${format6(input.threshold)}`;
+  if (input.deterministic) {
+    message +=
+      '. Deterministic executor: run-to-run noise is 0 and τ = 0; the paired test on per-example scores carries the decision';
+    if (!input.study.executor.deterministic)
+      message +=
+        ' (the executor is declared stochastic but every repeat gave the same scores: are its repeats cached or its temperature 0?)';
+  } else if (input.study.executor.deterministic) {
+    message += '. Warning: the executor is declared deterministic but its repeats differ';
+  }
+  return message;
 }

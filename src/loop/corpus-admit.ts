@@ -6,13 +6,12 @@
  */
 import { memberLocations } from '../corpus/file-admission.ts';
 import type { AdmissionOptions, AdmissionVerdict, CandidateRecord } from '../corpus/admission.ts';
+import type { CorpusMember, CorpusMove } from '../corpus/lifecycle.ts';
 import { resolveCorpus } from '../corpus/lifecycle.ts';
 import type { CorpusDatabase } from '../corpus/lifecycle-store.ts';
 import { lastExperimentId, readCorpusMembers, writeMembers, writeMoves } from '../corpus/lifecycle-store.ts';
-import { InputError } from '../errors.ts';
 import type { LoadedStudy } from './loaded-study.ts';
-import { readStudyState } from './study-state.ts';
-import { planFileSync } from './corpus-sync.ts';
+import { planFileSync, refuseWhileRoundOpen } from './corpus-sync.ts';
 
 /** The outcome of `kloop corpus add`. */
 export interface AdmissionOutcome {
@@ -38,13 +37,7 @@ export async function admitToStudy(
   records: readonly CandidateRecord[],
   options: AdmissionOptions & { source: string; dryRun?: boolean; now?: () => Date },
 ): Promise<AdmissionOutcome> {
-  const state = await readStudyState(db);
-  if (state.openRound !== undefined && state.openRound !== null) {
-    throw new InputError(
-      `round ${state.openRound.round} of this study is open (a run is in progress, or stopped mid-round): admit examples between runs`,
-      { studyPath: study.dir },
-    );
-  }
+  await refuseWhileRoundOpen(db, study, 'admit examples between runs');
   const now = options.now ?? (() => new Date());
   // Loaded here, not with this module: admission's grounding check imports the NLP library (about 0.3 s), which a run never needs.
   const { checkAdmission } = await import('../corpus/admission.ts');
@@ -78,42 +71,50 @@ export async function admitToStudy(
     if (sync.moves.length > 0) await writeMoves(transaction, sync.moves, experimentId, at);
     await writeMembers(
       transaction,
-      admitted.map((verdict) => ({
-        exampleId: verdict.example!.id,
-        origin: 'admitted',
-        source: options.source,
-        example: verdict.example!,
-        partition: 'shadow',
-        shadowExposures: 0,
-        shadowSince: at,
-        admittedAt: at,
-        updatedAt: at,
-      })),
+      admitted.map((verdict) => admittedMember(verdict, options.source, at)),
     );
     await writeMoves(
       transaction,
-      verdicts.map((verdict) =>
-        verdict.admitted
-          ? {
-              exampleId: verdict.id ?? null,
-              kind: 'admitted',
-              from: null,
-              to: 'shadow',
-              reason: `admitted from ${options.source}: passed every admission check; shadow first`,
-              details: { source: options.source, line: verdict.line, notes: verdict.notes },
-            }
-          : {
-              exampleId: verdict.id ?? null,
-              kind: 'refused',
-              from: null,
-              to: null,
-              reason: verdict.reasons.map((reason) => `${reason.check}: ${reason.message}`).join('; '),
-              details: { source: options.source, line: verdict.line, reasons: verdict.reasons },
-            },
-      ),
+      verdicts.map((verdict) => verdictMove(verdict, options.source)),
       experimentId,
       at,
     );
     return outcome;
   });
+}
+
+/** The member an admitted record becomes at `at`: in shadow, no exposures yet. */
+function admittedMember(verdict: AdmissionVerdict, source: string, at: string): CorpusMember {
+  return {
+    exampleId: verdict.example!.id,
+    origin: 'admitted',
+    source,
+    example: verdict.example!,
+    partition: 'shadow',
+    shadowExposures: 0,
+    shadowSince: at,
+    admittedAt: at,
+    updatedAt: at,
+  };
+}
+
+/** The lifecycle event of one verdict: `admitted` into shadow, or `refused` with the checks' reasons. */
+function verdictMove(verdict: AdmissionVerdict, source: string): CorpusMove {
+  return verdict.admitted
+    ? {
+        exampleId: verdict.id ?? null,
+        kind: 'admitted',
+        from: null,
+        to: 'shadow',
+        reason: `admitted from ${source}: passed every admission check; shadow first`,
+        details: { source, line: verdict.line, notes: verdict.notes },
+      }
+    : {
+        exampleId: verdict.id ?? null,
+        kind: 'refused',
+        from: null,
+        to: null,
+        reason: verdict.reasons.map((reason) => `${reason.check}: ${reason.message}`).join('; '),
+        details: { source, line: verdict.line, reasons: verdict.reasons },
+      };
 }

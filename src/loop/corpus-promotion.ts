@@ -6,7 +6,7 @@
  */
 import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
-import type { CorpusMove } from '../corpus/lifecycle.ts';
+import type { CorpusEvent, CorpusMember, CorpusMove } from '../corpus/lifecycle.ts';
 import { MIN_SHADOW_EXAMPLES, applyMoves, resolveCorpus } from '../corpus/lifecycle.ts';
 import type { CorpusDatabase } from '../corpus/lifecycle-store.ts';
 import {
@@ -18,8 +18,7 @@ import {
 } from '../corpus/lifecycle-store.ts';
 import { InputError } from '../errors.ts';
 import type { LoadedStudy } from './loaded-study.ts';
-import { readStudyState } from './study-state.ts';
-import { applyCorpusState, planFileSync } from './corpus-sync.ts';
+import { applyCorpusState, planFileSync, refuseWhileRoundOpen } from './corpus-sync.ts';
 
 /** The outcome of `kloop corpus promote`. */
 export interface PromotionOutcome {
@@ -51,15 +50,9 @@ export async function promoteExamples(
   db: CorpusDatabase,
   study: LoadedStudy,
   ids: readonly string[],
-  options: { to: PartitionName; by: string; reason?: string; now?: () => Date },
+  options: PromotionOptions,
 ): Promise<PromotionOutcome> {
-  const state = await readStudyState(db);
-  if (state.openRound !== undefined && state.openRound !== null) {
-    throw new InputError(
-      `round ${state.openRound.round} of this study is open (a run is in progress, or stopped mid-round): move examples between runs`,
-      { studyPath: study.dir },
-    );
-  }
+  await refuseWhileRoundOpen(db, study, 'move examples between runs');
   const now = options.now ?? (() => new Date());
   const outcome = await db.transaction().execute(async (transaction) => {
     const at = now().toISOString();
@@ -75,51 +68,10 @@ export async function promoteExamples(
         { field: '<id>', studyPath: study.dir },
       );
     }
-    const history = await readCorpusEvents(transaction);
-    const moves: CorpusMove[] = [];
-    const unchanged: string[] = [];
-    const warnings: string[] = [];
-    for (const id of [...new Set(ids)]) {
-      const member = byId.get(id)!;
-      const from = member.partition as PartitionName;
-      if (from === options.to) {
-        unchanged.push(id);
-        continue;
-      }
-      const seen =
-        from === 'optimization' || history.some((event) => event.exampleId === id && event.to === 'optimization');
-      if (options.to === 'shadow' && seen)
-        warnings.push(
-          `"${id}" has been in the optimization partition, which the proposer reads: as a shadow example it is no longer unseen`,
-        );
-      moves.push({
-        exampleId: id,
-        kind: 'promoted',
-        from,
-        to: options.to,
-        reason: `moved from ${from} to ${options.to} by ${options.by}${options.reason !== undefined ? `: ${options.reason}` : ''}`,
-        details: {
-          by: options.by,
-          ...(options.reason !== undefined ? { reason: options.reason } : {}),
-          exposures: member.shadowExposures,
-          seenByProposer: seen,
-        },
-      });
-    }
+    const { moves, unchanged, warnings } = promotionMoves(byId, ids, await readCorpusEvents(transaction), options);
     const after = applyMoves(sync.members, moves, at);
     const resolved = resolveCorpus(sync.files, after);
-    for (const name of PARTITIONS) {
-      if (resolved.partitions[name].length === 0)
-        throw new InputError(
-          `moving ${moves.map((move) => move.exampleId).join(', ')} would leave the ${name} partition empty; nothing was moved`,
-          { field: '--to', studyPath: study.dir, partition: name },
-        );
-    }
-    if (resolved.partitions.shadow.length < MIN_SHADOW_EXAMPLES && moves.some((move) => move.from === 'shadow')) {
-      warnings.push(
-        `the shadow partition now holds ${resolved.partitions.shadow.length} (< ${MIN_SHADOW_EXAMPLES}): too few paired differences to confirm a gain`,
-      );
-    }
+    warnings.push(...partitionsAfterPromotion(resolved.partitions, moves, study));
     const experimentId = await lastExperimentId(transaction);
     if (sync.changed.length > 0) await writeMembers(transaction, sync.changed);
     if (sync.moves.length > 0) await writeMoves(transaction, sync.moves, experimentId, at);
@@ -146,4 +98,83 @@ export async function promoteExamples(
   applyCorpusState(study, outcome.after);
   const { after: _after, ...result } = outcome;
   return result;
+}
+
+/** What {@link promoteExamples} takes beside the ids: the partition, who moves them and why. */
+export interface PromotionOptions {
+  to: PartitionName;
+  by: string;
+  reason?: string;
+  now?: () => Date;
+}
+
+/**
+ * The `promoted` moves of `ids` (each id once, in order; members known),
+ * the ids already in `options.to`, and the warning for each example moved
+ * into shadow that the proposer has seen (now in optimization, or once
+ * moved there per `history`).
+ */
+function promotionMoves(
+  byId: ReadonlyMap<string, CorpusMember>,
+  ids: readonly string[],
+  history: readonly CorpusEvent[],
+  options: PromotionOptions,
+): { moves: CorpusMove[]; unchanged: string[]; warnings: string[] } {
+  const moves: CorpusMove[] = [];
+  const unchanged: string[] = [];
+  const warnings: string[] = [];
+  for (const id of [...new Set(ids)]) {
+    const member = byId.get(id)!;
+    const from = member.partition as PartitionName;
+    if (from === options.to) {
+      unchanged.push(id);
+      continue;
+    }
+    const seen =
+      from === 'optimization' || history.some((event) => event.exampleId === id && event.to === 'optimization');
+    if (options.to === 'shadow' && seen)
+      warnings.push(
+        `"${id}" has been in the optimization partition, which the proposer reads: as a shadow example it is no longer unseen`,
+      );
+    moves.push({
+      exampleId: id,
+      kind: 'promoted',
+      from,
+      to: options.to,
+      reason: `moved from ${from} to ${options.to} by ${options.by}${options.reason !== undefined ? `: ${options.reason}` : ''}`,
+      details: {
+        by: options.by,
+        ...(options.reason !== undefined ? { reason: options.reason } : {}),
+        exposures: member.shadowExposures,
+        seenByProposer: seen,
+      },
+    });
+  }
+  return { moves, unchanged, warnings };
+}
+
+/**
+ * The partitions a promotion leaves, checked: the warning for a shadow below
+ * {@link MIN_SHADOW_EXAMPLES} that the moves took examples from (none else).
+ *
+ * @throws InputError when a partition is left empty (nothing is moved)
+ */
+function partitionsAfterPromotion(
+  partitions: Readonly<Record<PartitionName, readonly unknown[]>>,
+  moves: readonly CorpusMove[],
+  study: LoadedStudy,
+): string[] {
+  for (const name of PARTITIONS) {
+    if (partitions[name].length === 0)
+      throw new InputError(
+        `moving ${moves.map((move) => move.exampleId).join(', ')} would leave the ${name} partition empty; nothing was moved`,
+        { field: '--to', studyPath: study.dir, partition: name },
+      );
+  }
+  if (partitions.shadow.length < MIN_SHADOW_EXAMPLES && moves.some((move) => move.from === 'shadow')) {
+    return [
+      `the shadow partition now holds ${partitions.shadow.length} (< ${MIN_SHADOW_EXAMPLES}): too few paired differences to confirm a gain`,
+    ];
+  }
+  return [];
 }

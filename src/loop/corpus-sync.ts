@@ -15,6 +15,8 @@ import { DEFAULT_CORPUS_POLICY, planCorpusSync, resolveCorpus } from '../corpus/
 import { corpusVersion } from '../evaluator/evaluator.ts';
 import { InputError } from '../errors.ts';
 import type { LoadedStudy } from './loaded-study.ts';
+import { readStudyState } from './study-state.ts';
+import type { StudyDatabase } from '../storage/database.ts';
 import type { ExampleFormat } from '../corpus/example-format.ts';
 
 /** The study's corpus policy (kloop.yaml `corpusPolicy`, or the defaults for studies built in code). */
@@ -105,4 +107,21 @@ export function leakError(leaks: readonly PartitionLeak[], study: LoadedStudy): 
     file: study.config?.configPath ?? study.dir,
     field: study.exampleFormat.inputField,
   });
+}
+
+/**
+ * Refuses a corpus command while a round is open (a run in progress, or one
+ * that stopped mid-round): partitions change only between rounds.
+ *
+ * @param what what to do instead, ending the message (`'move examples between runs'`)
+ * @throws InputError naming the open round
+ */
+export async function refuseWhileRoundOpen(db: StudyDatabase, study: LoadedStudy, what: string): Promise<void> {
+  const state = await readStudyState(db);
+  if (state.openRound !== undefined && state.openRound !== null) {
+    throw new InputError(
+      `round ${state.openRound.round} of this study is open (a run is in progress, or stopped mid-round): ${what}`,
+      { studyPath: study.dir },
+    );
+  }
 }

@@ -48,30 +48,32 @@
  * await runStudy({ study, db, calibration: result.calibration });
  * ```
  */
-import type { Selectable } from 'kysely';
-import { isMap, isScalar, isSeq, parseDocument, YAMLMap, YAMLSeq } from 'yaml';
 import { contentHash } from '../artifact/content-hash.ts';
+import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import { InfrastructureError, InputError } from '../errors.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration } from '../gate/gate.ts';
-import { comparePaired } from '../gate/gate.ts';
-import { cohensD, standardDeviation } from '../stats/index.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
-import type { CalibrationTable } from '../storage/schema.ts';
+import { insertCalibration, recentNoiseSds } from '../storage/notebook/calibrations-store.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
 import { withCallStage } from '../providers/call-stage.ts';
 import type { CalibrationRecord, CalibrationSettings } from './calibration-store.ts';
-import { calibrationRecordOf } from './calibration-store.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { ensureSeedVersion } from '../loop/run-study.ts';
 import { createStudyEvaluator } from '../loop/evaluate-partition.ts';
+import { ablateArtifact, formatFromPath } from './ablation.ts';
+import type { NoiseMeasurement } from './measurements.ts';
+import { measureNoise, rollingThreshold, signalEffectSize } from './measurements.ts';
 
 // The stored side (defaults, records, reads), in a module of its own for the commands that only read it.
 export { DEFAULT_CALIBRATION_SETTINGS, latestCalibration, listCalibrations } from './calibration-store.ts';
 export type { CalibrationRecord, CalibrationSettings } from './calibration-store.ts';
+export { ablateArtifact, type ArtifactFormat } from './ablation.ts';
+export type { NoiseMeasurement } from './measurements.ts';
+export { measureNoise, rollingThreshold, runToRunSd, signalEffectSize } from './measurements.ts';
 
 /** Why a calibration failed. */
 export type CalibrationFailureReason =
@@ -137,176 +139,6 @@ export interface CalibrateOptions {
   signal?: AbortSignal;
 }
 
-/** Noise of one set of repeated evaluations of one artifact. */
-export interface NoiseMeasurement {
-  /** Partition → SD of the run-level composites (absent: fewer than 2 valid runs). */
-  partitionSds: Record<string, number>;
-  /** Example id → SD of its composite across repeats (absent: fewer than 2 valid repeats). */
-  exampleSds: Record<string, number>;
-}
-
-/**
- * Sample SD (n − 1) that is exactly 0 for a constant sample (the two-pass
- * formula can leave a 1e-17 residue when the mean is not representable).
- * NaN for fewer than 2 values.
- */
-export function runToRunSd(values: readonly number[]): number {
-  if (values.length < 2) return Number.NaN;
-  if (values.every((value) => value === values[0])) return 0;
-  return standardDeviation(values);
-}
-
-/**
- * Measures run-to-run noise from repeated evaluations of one artifact (one
- * {@link PartitionScore} per partition, each with ≥ 2 repeats).
- */
-export function measureNoise(scores: readonly PartitionScore[]): NoiseMeasurement {
-  const partitionSds: Record<string, number> = {};
-  const exampleSds: Record<string, number> = {};
-  for (const score of scores) {
-    const runs = score.runComposites.filter((value): value is number => value !== null);
-    const sd = runToRunSd(runs);
-    if (Number.isFinite(sd)) partitionSds[score.partition] = sd;
-    const byExample = new Map<string, number[]>();
-    for (const record of score.examples) {
-      if (!record.valid) continue;
-      const values = byExample.get(record.exampleId) ?? [];
-      values.push(record.composite);
-      byExample.set(record.exampleId, values);
-    }
-    for (const [id, values] of byExample) {
-      const exampleSd = runToRunSd(values);
-      if (Number.isFinite(exampleSd)) exampleSds[id] = exampleSd;
-    }
-  }
-  return { partitionSds, exampleSds };
-}
-
-/**
- * τ = k × max(noise SDs) — the rolling-maximum threshold. `noiseSds` are the
- * SDs of the window (this calibration and up to W − 1 earlier valid ones).
- *
- * @throws RangeError when `noiseSds` is empty or k < 0
- */
-export function rollingThreshold(thresholdK: number, noiseSds: readonly number[]): number {
-  if (noiseSds.length === 0) throw new RangeError('the rolling threshold needs at least one noise SD');
-  if (!(thresholdK >= 0)) throw new RangeError(`thresholdK must be ≥ 0, got ${thresholdK}`);
-  return thresholdK * Math.max(...noiseSds);
-}
-
-/**
- * Cohen's d between two artifacts on the per-example mean composites of the
- * examples valid for both (incumbent minus contrast). NaN when fewer than 2
- * examples are shared.
- */
-export function signalEffectSize(
-  incumbent: PartitionScore,
-  contrast: PartitionScore,
-): { cohensD: number; examples: number } {
-  const paired = comparePaired(contrast, incumbent); // "candidate" = incumbent, so values line up by id
-  if (paired.ids.length < 2) return { cohensD: Number.NaN, examples: paired.ids.length };
-  return { cohensD: cohensD(paired.candidate, paired.incumbent), examples: paired.ids.length };
-}
-
-/** Artifact formats {@link ablateArtifact} knows. */
-export type ArtifactFormat = 'yaml' | 'markdown';
-
-/**
- * A deliberately weakened copy of an artifact, the default contrast of a
- * calibration. The result is still a well-formed artifact of the same format.
- *
- * - **YAML** (a mapping of sections, such as the offline playbook): every
- *   top-level section holding a list or map of cues/terms is emptied (to `[]`
- *   or `{}`, so the file still parses); scalar sections (`defaultAppType:
- *   other`) and *settings blocks* — maps whose values are all scalars with at
- *   least one number or boolean (`extraction`, `unknownNounPolicy`) — are
- *   kept. For the playbook this leaves an extractor with grammar and settings
- *   but no knowledge.
- * - **Markdown** (a prompt): ATX heading lines (`#`…`######`, outside fenced
- *   code) are kept and every section body, preamble included, is dropped.
- *   A text with no heading ablates to the empty string.
- *
- * @param format `'yaml'`, `'markdown'`, or absent to detect: a text that
- *   parses as a non-empty YAML mapping is YAML, anything else markdown.
- * @returns the ablated text (equal to `text` when there was nothing to drop)
- *
- * @example
- * ```ts
- * ablateArtifact('defaultAppType: other\nstopList: [app]\nextraction: { maxEntities: 12 }\n');
- * // 'defaultAppType: other\nstopList: []\nextraction: { maxEntities: 12 }\n'
- * ```
- */
-export function ablateArtifact(text: string, format?: ArtifactFormat): string {
-  const resolved = format ?? detectFormat(text);
-  return resolved === 'yaml' ? ablateYaml(text) : ablateMarkdown(text);
-}
-
-function detectFormat(text: string): ArtifactFormat {
-  const doc = parseDocument(text);
-  return doc.errors.length === 0 && isMap(doc.contents) && doc.contents.items.length > 0 ? 'yaml' : 'markdown';
-}
-
-function isSettingsBlock(node: unknown): boolean {
-  if (!isMap(node) || node.items.length === 0) return false;
-  let hasSetting = false;
-  for (const pair of node.items) {
-    if (!isScalar(pair.value)) return false;
-    const value: unknown = pair.value.value;
-    if (typeof value === 'number' || typeof value === 'boolean') hasSetting = true;
-  }
-  return hasSetting;
-}
-
-function ablateYaml(text: string): string {
-  const doc = parseDocument(text);
-  if (doc.errors.length > 0 || !isMap(doc.contents)) {
-    throw new InputError('cannot ablate the artifact: it is not a YAML mapping of sections', {
-      code: 'input.artifact',
-    });
-  }
-  let changed = false;
-  for (const pair of doc.contents.items) {
-    const value = pair.value;
-    if (isSeq(value) && value.items.length > 0) {
-      const empty = new YAMLSeq();
-      empty.flow = true;
-      empty.comment = value.comment;
-      pair.value = empty as unknown as typeof pair.value;
-      changed = true;
-    } else if (isMap(value) && value.items.length > 0 && !isSettingsBlock(value)) {
-      const empty = new YAMLMap();
-      empty.flow = true;
-      empty.comment = value.comment;
-      pair.value = empty as unknown as typeof pair.value;
-      changed = true;
-    }
-  }
-  return changed ? doc.toString() : text;
-}
-
-function ablateMarkdown(text: string): string {
-  const kept: string[] = [];
-  let fence: string | null = null;
-  for (const line of text.split(/\r?\n/)) {
-    const fenceMatch = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
-    if (fenceMatch !== null) {
-      const marker = fenceMatch[1]!;
-      if (fence === null) fence = marker;
-      else if (marker[0] === fence[0] && marker.length >= fence.length) fence = null;
-      continue;
-    }
-    if (fence === null && /^\s{0,3}#{1,6}(\s|$)/.test(line)) kept.push(line.trim());
-  }
-  return kept.length === 0 ? '' : `${kept.join('\n\n')}\n`;
-}
-
-function formatFromPath(artifactPath: string): ArtifactFormat | undefined {
-  const lower = artifactPath.toLowerCase();
-  if (lower.endsWith('.yaml') || lower.endsWith('.yml')) return 'yaml';
-  if (lower.endsWith('.md') || lower.endsWith('.markdown')) return 'markdown';
-  return undefined;
-}
-
 function validateSettings(settings: Readonly<CalibrationSettings>): void {
   const fail = (field: string, rule: string, value: number): never => {
     throw new RangeError(`calibration setting ${field} must be ${rule}, got ${value}`);
@@ -352,143 +184,48 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
       code: 'input.corpus',
     });
   }
-  const contrastSource: SignalEvidence['contrast'] = options.contrastText === undefined ? 'ablation' : 'given';
-  const contrastText = options.contrastText ?? ablateArtifact(incumbent.text, formatFromPath(study.artifactPath));
-  if (contrastText === incumbent.text) {
-    throw new InputError(
-      contrastSource === 'ablation'
-        ? 'cannot calibrate: the automatic ablation of the incumbent changes nothing (no section body or cue list to drop); give a contrasting artifact'
-        : 'cannot calibrate: the contrasting artifact is identical to the incumbent',
-      { studyPath: study.dir, code: 'input.calibration' },
-    );
-  }
-  const evaluate = (
-    artifactText: string,
-    partition: (typeof PARTITIONS)[number],
-    repeats: number,
-  ): Promise<PartitionScore> =>
-    withCallStage('calibration', () =>
-      withArtifactOverride(artifactText, () =>
-        evaluator.evaluate({
-          artifactText,
-          partition,
-          examples: study.partitions[partition],
-          repeats,
-          firstRepeat: 0,
-          ...(options.signal !== undefined ? { signal: options.signal } : {}),
-        }),
-      ),
-    );
-
-  // Noise: the incumbent, noiseRepeats times, on every non-empty partition.
-  const noiseScores: PartitionScore[] = [];
-  for (const partition of PARTITIONS) {
-    if (study.partitions[partition].length === 0) continue;
-    const score = await evaluate(incumbent.text, partition, settings.noiseRepeats);
-    if (score.total > 0 && score.transient === score.total) {
-      // Every call failed in the infrastructure (a server answering 500, a network down): that says nothing about the
-      // evaluator, so nothing is stored, and the other partitions are not paid for.
-      const first = score.examples.find((record) => !record.valid);
-      throw new InfrastructureError(
-        `calibration stopped: all ${score.total} example-repeats of the ${partition} partition failed in the infrastructure after the retries${first !== undefined && !first.valid ? ` (${first.message})` : ''}; nothing was stored`,
-      );
-    }
-    noiseScores.push(score);
-  }
-  const noise = measureNoise(noiseScores);
+  const contrast = resolveContrast(study, incumbent.text, options.contrastText);
+  const evaluate = calibrationEvaluate(evaluator, study, options.signal);
+  const noise = await measureIncumbentNoise(evaluate, study, incumbent.text, settings.noiseRepeats);
   const noiseSd = noise.partitionSds.optimization;
-
   // Earlier valid calibrations of this fingerprint, newest first (the rolling window).
-  const earlier = await db
-    .selectFrom('calibrations')
-    .select('noise_sd')
-    .where('fingerprint', '=', evaluator.fingerprint)
-    .where('valid', '=', 1)
-    .orderBy('id', 'desc')
-    .limit(settings.calibrationWindow - 1)
-    .execute();
-
-  const store = async (row: {
-    noiseSd: number;
-    cohensD: number | null;
-    threshold: number;
-    valid: boolean;
-    message: string;
-  }): Promise<CalibrationRecord> => {
-    const values: Omit<Selectable<CalibrationTable>, 'id'> = {
+  const earlier = await recentNoiseSds(db, evaluator.fingerprint, settings.calibrationWindow - 1);
+  const store = (row: StoredVerdict): Promise<CalibrationRecord> =>
+    insertCalibration(db, {
       fingerprint: evaluator.fingerprint,
       model: options.model,
-      artifact_hash: incumbent.hash,
-      noise_repeats: settings.noiseRepeats,
-      signal_repeats: settings.signalRepeats,
-      noise_sd: row.noiseSd,
-      example_sds: JSON.stringify(noise.exampleSds),
-      partition_sds: JSON.stringify(noise.partitionSds),
-      cohens_d: row.cohensD,
-      threshold: row.threshold,
-      valid: row.valid ? 1 : 0,
-      message: row.message,
-      created_at: isoNow(now),
-    };
-    const inserted = await db.insertInto('calibrations').values(values).returning('id').executeTakeFirstOrThrow();
-    return calibrationRecordOf({ id: inserted.id, ...values });
-  };
+      artifactHash: incumbent.hash,
+      noiseRepeats: settings.noiseRepeats,
+      signalRepeats: settings.signalRepeats,
+      ...row,
+      exampleSds: noise.exampleSds,
+      partitionSds: noise.partitionSds,
+      createdAt: isoNow(now),
+    });
 
   if (noiseSd === undefined) {
     const message = `calibration failed: the incumbent produced fewer than 2 valid run-level composites on the optimization partition over ${settings.noiseRepeats} repeats, so no noise SD could be measured (stored as 0, τ 0, invalid); fix the executor or the artifact first`;
     const record = await store({ noiseSd: 0, cohensD: null, threshold: 0, valid: false, message });
     return { ok: false, reason: 'no_valid_output', record, signal: null, message };
   }
-
-  // Signal: incumbent vs contrast, signalRepeats times, on the optimization partition.
-  const incumbentSignal = await evaluate(incumbent.text, 'optimization', settings.signalRepeats);
-  const contrastSignal = await evaluate(contrastText, 'optimization', settings.signalRepeats);
-  const effect = signalEffectSize(incumbentSignal, contrastSignal);
-  const signal: SignalEvidence = {
-    contrast: contrastSource,
-    contrastHash: contentHash(contrastText),
-    examples: effect.examples,
-    incumbentComposite: incumbentSignal.composite,
-    contrastComposite: contrastSignal.composite,
-    cohensD: effect.cohensD,
-  };
-
-  const windowSds = [noiseSd, ...earlier.map((row) => row.noise_sd)];
+  const signal = await measureSignal(evaluate, incumbent.text, contrast, settings.signalRepeats);
+  const windowSds = [noiseSd, ...earlier];
   const threshold = rollingThreshold(settings.thresholdK, windowSds);
-  const contrastName = contrastSource === 'ablation' ? 'ablated incumbent' : 'given contrasting artifact';
-  const dText = `Cohen's d = ${format6(effect.cohensD)} (incumbent ${format6(incumbentSignal.composite ?? Number.NaN)} vs ${contrastName} ${format6(contrastSignal.composite ?? Number.NaN)}, per-example means of ${effect.examples} optimization examples, ${settings.signalRepeats} repeat(s))`;
-
-  if (Number.isNaN(effect.cohensD) || Math.abs(effect.cohensD) < settings.minCohensD) {
+  const dText = describeSignal(signal, settings.signalRepeats);
+  if (Number.isNaN(signal.cohensD) || Math.abs(signal.cohensD) < settings.minCohensD) {
     const message =
       `calibration failed: the evaluator cannot tell artifacts apart — ${dText}, |d| below the minimum ${settings.minCohensD}` +
-      (Number.isNaN(effect.cohensD) ? ' (undefined: fewer than 2 examples valid for both)' : '') +
+      (Number.isNaN(signal.cohensD) ? ' (undefined: fewer than 2 examples valid for both)' : '') +
       '. A loop on this evaluator would chase noise: make the corpus or the scorer more discriminating, or give a more different contrasting artifact.';
-    const record = await store({
-      noiseSd,
-      cohensD: Number.isNaN(effect.cohensD) ? null : effect.cohensD,
-      threshold,
-      valid: false,
-      message,
-    });
+    const cohensD = Number.isNaN(signal.cohensD) ? null : signal.cohensD;
+    const record = await store({ noiseSd, cohensD, threshold, valid: false, message });
     return { ok: false, reason: 'flat_landscape', record, signal, message };
   }
-
   const deterministic =
     Object.values(noise.partitionSds).every((sd) => sd === 0) &&
     Object.values(noise.exampleSds).every((sd) => sd === 0);
-  let message =
-    `calibrated: noise SD ${format6(noiseSd)} (optimization, ${settings.noiseRepeats} repeats); ${dText}; ` +
-    `τ = ${settings.thresholdK} × rolling max noise SD ${format6(Math.max(...windowSds))} over ${windowSds.length} of the last ${settings.calibrationWindow} calibration(s) = ${format6(threshold)}`;
-  if (deterministic) {
-    message +=
-      '. Deterministic executor: run-to-run noise is 0 and τ = 0; the paired test on per-example scores carries the decision';
-    if (!study.executor.deterministic)
-      message +=
-        ' (the executor is declared stochastic but every repeat gave the same scores: are its repeats cached or its temperature 0?)';
-  } else if (study.executor.deterministic) {
-    message += '. Warning: the executor is declared deterministic but its repeats differ';
-  }
-  const record = await store({ noiseSd, cohensD: effect.cohensD, threshold, valid: true, message });
+  const message = calibratedMessage({ noiseSd, dText, windowSds, threshold, settings, deterministic, study });
+  const record = await store({ noiseSd, cohensD: signal.cohensD, threshold, valid: true, message });
   return {
     ok: true,
     record,
@@ -503,4 +240,135 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
     },
     message,
   };
+}
+
+/** What a calibration's verdict stores beside its settings and noise maps. */
+type StoredVerdict = Pick<CalibrationRecord, 'noiseSd' | 'cohensD' | 'threshold' | 'valid' | 'message'>;
+
+/** One evaluation of a calibration: an artifact on a partition, `repeats` times from repeat 0. */
+type CalibrationEvaluate = (artifactText: string, partition: PartitionName, repeats: number) => Promise<PartitionScore>;
+
+/** The calibration's evaluations: `evaluator` under the `calibration` call stage and the artifact's override. */
+function calibrationEvaluate(
+  evaluator: Evaluator,
+  study: LoadedStudy,
+  signal: AbortSignal | undefined,
+): CalibrationEvaluate {
+  return (artifactText, partition, repeats) =>
+    withCallStage('calibration', () =>
+      withArtifactOverride(artifactText, () =>
+        evaluator.evaluate({
+          artifactText,
+          partition,
+          examples: study.partitions[partition],
+          repeats,
+          firstRepeat: 0,
+          ...(signal !== undefined ? { signal } : {}),
+        }),
+      ),
+    );
+}
+
+/**
+ * The contrasting artifact: the given one, or the ablated incumbent.
+ *
+ * @throws InputError when it equals the incumbent
+ */
+function resolveContrast(
+  study: LoadedStudy,
+  incumbentText: string,
+  given: string | undefined,
+): { source: SignalEvidence['contrast']; text: string } {
+  const source: SignalEvidence['contrast'] = given === undefined ? 'ablation' : 'given';
+  const text = given ?? ablateArtifact(incumbentText, formatFromPath(study.artifactPath));
+  if (text === incumbentText) {
+    throw new InputError(
+      source === 'ablation'
+        ? 'cannot calibrate: the automatic ablation of the incumbent changes nothing (no section body or cue list to drop); give a contrasting artifact'
+        : 'cannot calibrate: the contrasting artifact is identical to the incumbent',
+      { studyPath: study.dir, code: 'input.calibration' },
+    );
+  }
+  return { source, text };
+}
+
+/**
+ * Noise: the incumbent, `repeats` times, on every non-empty partition.
+ *
+ * @throws InfrastructureError when every example-repeat of a partition failed
+ *   in the infrastructure (nothing is stored, later partitions are not run)
+ */
+async function measureIncumbentNoise(
+  evaluate: CalibrationEvaluate,
+  study: LoadedStudy,
+  incumbentText: string,
+  repeats: number,
+): Promise<NoiseMeasurement> {
+  const noiseScores: PartitionScore[] = [];
+  for (const partition of PARTITIONS) {
+    if (study.partitions[partition].length === 0) continue;
+    const score = await evaluate(incumbentText, partition, repeats);
+    if (score.total > 0 && score.transient === score.total) {
+      // Every call failed in the infrastructure (a server answering 500, a network down): that says nothing about the
+      // evaluator, so nothing is stored, and the other partitions are not paid for.
+      const first = score.examples.find((record) => !record.valid);
+      throw new InfrastructureError(
+        `calibration stopped: all ${score.total} example-repeats of the ${partition} partition failed in the infrastructure after the retries${first !== undefined && !first.valid ? ` (${first.message})` : ''}; nothing was stored`,
+      );
+    }
+    noiseScores.push(score);
+  }
+  return measureNoise(noiseScores);
+}
+
+/** Signal: incumbent vs contrast, `repeats` times, on the optimization partition. */
+async function measureSignal(
+  evaluate: CalibrationEvaluate,
+  incumbentText: string,
+  contrast: { source: SignalEvidence['contrast']; text: string },
+  repeats: number,
+): Promise<SignalEvidence> {
+  const incumbentSignal = await evaluate(incumbentText, 'optimization', repeats);
+  const contrastSignal = await evaluate(contrast.text, 'optimization', repeats);
+  const effect = signalEffectSize(incumbentSignal, contrastSignal);
+  return {
+    contrast: contrast.source,
+    contrastHash: contentHash(contrast.text),
+    examples: effect.examples,
+    incumbentComposite: incumbentSignal.composite,
+    contrastComposite: contrastSignal.composite,
+    cohensD: effect.cohensD,
+  };
+}
+
+/** The signal estimate in words: d, both composites, the examples and repeats it rests on. */
+function describeSignal(signal: SignalEvidence, repeats: number): string {
+  const contrastName = signal.contrast === 'ablation' ? 'ablated incumbent' : 'given contrasting artifact';
+  return `Cohen's d = ${format6(signal.cohensD)} (incumbent ${format6(signal.incumbentComposite ?? Number.NaN)} vs ${contrastName} ${format6(signal.contrastComposite ?? Number.NaN)}, per-example means of ${signal.examples} optimization examples, ${repeats} repeat(s))`;
+}
+
+/** The message of a valid calibration: noise, signal, τ, and what a deterministic (or surprising) executor means. */
+function calibratedMessage(input: {
+  noiseSd: number;
+  dText: string;
+  windowSds: readonly number[];
+  threshold: number;
+  settings: Readonly<CalibrationSettings>;
+  deterministic: boolean;
+  study: LoadedStudy;
+}): string {
+  const { settings, windowSds } = input;
+  let message =
+    `calibrated: noise SD ${format6(input.noiseSd)} (optimization, ${settings.noiseRepeats} repeats); ${input.dText}; ` +
+    `τ = ${settings.thresholdK} × rolling max noise SD ${format6(Math.max(...windowSds))} over ${windowSds.length} of the last ${settings.calibrationWindow} calibration(s) = ${format6(input.threshold)}`;
+  if (input.deterministic) {
+    message +=
+      '. Deterministic executor: run-to-run noise is 0 and τ = 0; the paired test on per-example scores carries the decision';
+    if (!input.study.executor.deterministic)
+      message +=
+        ' (the executor is declared stochastic but every repeat gave the same scores: are its repeats cached or its temperature 0?)';
+  } else if (input.study.executor.deterministic) {
+    message += '. Warning: the executor is declared deterministic but its repeats differ';
+  }
+  return message;
 }

@@ -27,6 +27,10 @@ import type { Evaluator } from '../evaluator/evaluator.ts';
 import { perExampleMeans } from '../evaluator/partition-score.ts';
 import { evaluatePartition } from '../loop/evaluate-partition.ts';
 import type { StudyDatabase } from '../storage/database.ts';
+import {
+  listDecidedExperimentEvidence,
+  listNotSignificantRefusals,
+} from '../storage/notebook/calibration-power-store.ts';
 import type { OutcomeKind } from '../tasks/task.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { requiredExamples, significanceShortfall } from '../report/stuck-advice.ts';
@@ -220,18 +224,13 @@ export async function notebookPowerWarnings(
 async function shadowTestEvidence(
   db: StudyDatabase,
 ): Promise<Array<{ optimizationDelta: number; standardError: number }>> {
-  const rows = await db
-    .selectFrom('experiments')
-    .select(['evidence'])
-    .where('decision', '!=', 'skipped')
-    .orderBy('id')
-    .execute();
+  const evidences = await listDecidedExperimentEvidence(db);
   const entries: Array<{ optimizationDelta: number; standardError: number }> = [];
-  for (const row of rows) {
+  for (const evidence of evidences) {
     try {
       const checks =
         (
-          JSON.parse(row.evidence) as {
+          JSON.parse(evidence) as {
             checks?: Array<{ name?: string; statistic?: unknown; data?: { power?: { standardError?: unknown } } }>;
           }
         ).checks ?? [];
@@ -246,13 +245,7 @@ async function shadowTestEvidence(
 
 /** d_z of the candidates the notebook refused as not significant by the paired t-test (McNemar refusals left out). */
 async function refusedEffectSizes(db: StudyDatabase, alpha: number): Promise<number[]> {
-  const rows = await db
-    .selectFrom('experiments')
-    .select(['id', 'reason', 'evidence'])
-    .where('decision', '=', 'refused')
-    .where('reason', '=', 'not_significant')
-    .orderBy('id')
-    .execute();
+  const rows = await listNotSignificantRefusals(db);
   const sizes: number[] = [];
   for (const row of rows) {
     let evidence: unknown = null;

@@ -14,6 +14,8 @@
  * before read both from the per-partition store (`evaluation_examples`).
  */
 import type { StudyDatabase } from '../storage/database.ts';
+import { readVersion } from '../storage/notebook/view-queries.ts';
+import { readEvaluationExamples } from '../storage/notebook/view-results-queries.ts';
 import type { EvidenceCheck, EvidencePartitionScores, EvidenceRebase } from './evidence.ts';
 import type { EvaluationIndex, ExperimentScore, ViewPartition } from './experiment-scores.ts';
 import { VIEW_PARTITIONS } from './experiment-scores.ts';
@@ -58,12 +60,7 @@ async function loadLegacyExamples(
   evaluationIds: readonly number[],
 ): Promise<Map<string, { mean: number | null; first: StoredExample }>> {
   if (evaluationIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('evaluation_examples')
-    .select(['evaluation_id', 'example_id', 'valid', 'composite', 'score'])
-    .where('evaluation_id', 'in', [...evaluationIds])
-    .orderBy('evaluation_id')
-    .execute();
+  const rows = await readEvaluationExamples(db, evaluationIds);
   const sums = new Map<string, { sum: number; count: number; first: StoredExample }>();
   for (const row of rows) {
     let score: StoredExample;
@@ -214,19 +211,8 @@ export async function loadExperimentDetail(
   index: EvaluationIndex,
   score: ExperimentScore,
 ): Promise<ExperimentDetail> {
-  const base = await db
-    .selectFrom('artifact_versions')
-    .select(['hash', 'text'])
-    .where('id', '=', score.baseVersion)
-    .executeTakeFirst();
-  const accepted =
-    score.acceptedVersion === null
-      ? undefined
-      : await db
-          .selectFrom('artifact_versions')
-          .select(['text'])
-          .where('id', '=', score.acceptedVersion)
-          .executeTakeFirst();
+  const base = await readVersion(db, score.baseVersion);
+  const accepted = score.acceptedVersion === null ? undefined : await readVersion(db, score.acceptedVersion);
   const changes: ExampleChange[] = [];
   const compared = {} as ExperimentDetail['compared'];
   for (const partition of VIEW_PARTITIONS) {

@@ -39,6 +39,10 @@
  * the infrastructure, a partition never evaluated for that version): never 0.
  */
 import type { StudyDatabase } from '../storage/database.ts';
+import type { MembershipMoveRow } from '../storage/notebook/view-queries.ts';
+import { readExperiments, readMembershipMoves, readVersionHashes } from '../storage/notebook/view-queries.ts';
+import type { EvaluationRow } from '../storage/notebook/view-results-queries.ts';
+import { readEvaluations } from '../storage/notebook/view-results-queries.ts';
 import type { Evidence, EvidenceScores } from './evidence.ts';
 import { gateDelta, gatePValue, gateRepeatsOfSides, gateWelchPValue, parseEvidence } from './evidence.ts';
 import type { EvaluationUsage, ExampleResultStore, MembershipHistory, ViewPartition } from './stored-results.ts';
@@ -111,20 +115,6 @@ export interface ExperimentScore {
   evidence: Evidence;
 }
 
-interface EvaluationRow {
-  id: number;
-  fingerprint: string;
-  artifact_hash: string;
-  partition: string;
-  partition_hash: string;
-  repeat: number;
-  composite: number | null;
-  invalid: number;
-  total: number;
-  usage: string;
-  created_at: string;
-}
-
 /** Stored evaluations of the per-partition store indexed by (fingerprint, artifact, partition), with the reads of the per-example store. */
 export interface EvaluationIndex {
   rows(fingerprint: string, artifactHash: string, partition: string): readonly EvaluationRow[];
@@ -178,23 +168,7 @@ function usageOf(rows: readonly EvaluationRow[]): EvaluationUsage {
 export async function loadEvaluationIndex(db: StudyDatabase): Promise<EvaluationIndex> {
   let rows: EvaluationRow[] = [];
   try {
-    rows = (await db
-      .selectFrom('evaluations')
-      .select([
-        'id',
-        'fingerprint',
-        'artifact_hash',
-        'partition',
-        'partition_hash',
-        'repeat',
-        'composite',
-        'invalid',
-        'total',
-        'usage',
-        'created_at',
-      ])
-      .orderBy('id')
-      .execute()) as EvaluationRow[];
+    rows = await readEvaluations(db);
   } catch {
     rows = []; // a notebook without the per-partition store
   }
@@ -304,48 +278,23 @@ interface CorpusSegments {
   startOf(index: number): string | null;
 }
 
-/** Kinds of corpus events that change a partition's membership (the initial placement aside). */
-const MEMBERSHIP_MOVES = ['admitted', 'shadow', 'graduated', 'rotated_out', 'removed'];
-
 async function loadCorpusSegments(db: StudyDatabase): Promise<CorpusSegments> {
-  let rows: Array<{ experiment_id: number | null; created_at: string }> = [];
+  let rows: MembershipMoveRow[] = [];
   try {
-    rows = await db
-      .selectFrom('corpus_events')
-      .select(['experiment_id', 'created_at'])
-      .where('kind', 'in', MEMBERSHIP_MOVES)
-      .orderBy('id')
-      .execute();
+    rows = await readMembershipMoves(db);
   } catch {
     rows = []; // a database without the corpus lifecycle
   }
   const starts = new Map<number, string>();
   for (const row of rows) {
-    const boundary = row.experiment_id ?? 0;
-    if (boundary > 0 && !starts.has(boundary)) starts.set(boundary, row.created_at);
+    const boundary = row.experimentId ?? 0;
+    if (boundary > 0 && !starts.has(boundary)) starts.set(boundary, row.createdAt);
   }
   const boundaries = [...starts.keys()].sort((left, right) => left - right);
   return {
     boundaries,
     startOf: (index) => (index <= 0 || index > boundaries.length ? null : starts.get(boundaries[index - 1]!)!),
   };
-}
-
-interface ExperimentRow {
-  id: number;
-  run_id: number;
-  round: number;
-  proposer: string;
-  base_version_id: number;
-  candidate_hash: string;
-  delta: string;
-  rationale: string;
-  decision: string;
-  reason: string;
-  evidence: string;
-  accepted_version_id: number | null;
-  fingerprint: string;
-  created_at: string;
 }
 
 /** Resolves the composites of a version at a decision (see the module comment, steps 1–4). */
@@ -483,10 +432,8 @@ function evidenceIncumbent(scores: EvidenceScores): PartitionComposites {
 /** Scores of every experiment, oldest first. */
 export async function loadExperimentScores(db: StudyDatabase, index?: EvaluationIndex): Promise<ExperimentScore[]> {
   const evaluations = index ?? (await loadEvaluationIndex(db));
-  const experiments = (await db.selectFrom('experiments').selectAll().orderBy('id').execute()) as ExperimentRow[];
-  const versions = new Map(
-    (await db.selectFrom('artifact_versions').select(['id', 'hash']).execute()).map((row) => [row.id, row.hash]),
-  );
+  const experiments = await readExperiments(db);
+  const versions = await readVersionHashes(db);
 
   // Pass 1: each experiment's own memberships and repeats (legacy: from the per-partition store).
   const own = experiments.map((row) => {

@@ -11,6 +11,8 @@ import type { RegistryEvent } from '../storage/activation.ts';
 import { listRegistryEvents } from '../storage/activation.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, readLease, staleReason } from '../storage/lease.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
+import type { MembershipMoveRow } from '../storage/notebook/view-queries.ts';
+import { readMembershipMoves, readOpenRunId, readRuns, readVersionHashes } from '../storage/notebook/view-queries.ts';
 import { listCalibrations } from '../calibration/calibration.ts';
 import type { EvaluationIndex, EvaluationUsage, ExperimentScore, PartitionComposites } from './experiment-scores.ts';
 import { createVersionScorer, loadEvaluationIndex, loadExperimentScores } from './experiment-scores.ts';
@@ -152,18 +154,13 @@ export async function loadRunInProgress(
       null
   )
     return null;
-  const open = await db
-    .selectFrom('runs')
-    .select('id')
-    .where('ended_at', 'is', null)
-    .orderBy('id', 'desc')
-    .executeTakeFirst();
+  const open = await readOpenRunId(db);
   return {
     pid: lease.pid,
     hostname: lease.hostname,
     since: lease.acquiredAt,
     heartbeatAt: lease.heartbeatAt,
-    run: open?.id ?? null,
+    run: open,
   };
 }
 
@@ -211,10 +208,7 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
   const lastScored = scores.filter((score) => score.decision !== 'skipped').at(-1);
   if (active !== undefined && lastScored !== undefined && trail.at(-1)?.versionId !== active.id) {
     // Activated by hand (a rollback) since the last experiment: where the incumbent stands now, on the partitions of the last decision.
-    const hashes = new Map(
-      (await db.selectFrom('artifact_versions').select(['id', 'hash']).execute()).map((row) => [row.id, row.hash]),
-    );
-    const scorer = createVersionScorer(index, scores, hashes);
+    const scorer = createVersionScorer(index, scores, await readVersionHashes(db));
     trail.push({
       kind: 'active',
       experimentId: scores.at(-1)!.id + 0.5,
@@ -223,7 +217,7 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
     });
   }
 
-  const runRows = await db.selectFrom('runs').selectAll().orderBy('id').execute();
+  const runRows = await readRuns(db);
   const runs: RunSummary[] = runRows.map((row) => ({
     id: row.id,
     startedAt: row.started_at,
@@ -288,22 +282,16 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
 }
 
 async function loadCorpusMoves(db: StudyDatabase): Promise<StudyOverview['corpusMoves']> {
-  let rows: Array<{ experiment_id: number | null; kind: string; created_at: string }> = [];
+  let rows: MembershipMoveRow[] = [];
   try {
-    rows = await db
-      .selectFrom('corpus_events')
-      .select(['experiment_id', 'kind', 'created_at'])
-      .where('kind', 'in', ['admitted', 'shadow', 'graduated', 'rotated_out', 'removed'])
-      .where('experiment_id', 'is not', null)
-      .orderBy('id')
-      .execute();
+    rows = (await readMembershipMoves(db)).filter((row) => row.experimentId !== null);
   } catch {
     return []; // a database without the corpus lifecycle
   }
   const moves = new Map<number, { afterExperiment: number; at: string; kinds: Record<string, number> }>();
   for (const row of rows) {
-    const after = row.experiment_id!;
-    const entry = moves.get(after) ?? { afterExperiment: after, at: row.created_at, kinds: {} };
+    const after = row.experimentId!;
+    const entry = moves.get(after) ?? { afterExperiment: after, at: row.createdAt, kinds: {} };
     entry.kinds[row.kind] = (entry.kinds[row.kind] ?? 0) + 1;
     moves.set(after, entry);
   }

@@ -14,7 +14,6 @@
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { hostname as osHostname } from 'node:os';
-import { sql } from 'kysely';
 import { parse as parseYaml } from 'yaml';
 import { contentHash } from '../artifact/content-hash.ts';
 import { PARTITIONS } from '../corpus/example.ts';
@@ -23,6 +22,16 @@ import type { Program } from '../program/program.ts';
 import { loadProgram } from '../program/program.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { backendOf, databaseExists, listTables } from '../storage/database.ts';
+import {
+  countDanglingRows,
+  countStoredOutcomes,
+  readAcceptedTwice,
+  readDanglingPointers,
+  readDecidedTwice,
+  readIntegrityMessages,
+  readUnfinishedRuns,
+  readVersionContents,
+} from '../storage/notebook/doctor-queries.ts';
 import { isPostgresUrl } from '../storage/location.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, listLeases, staleReason } from '../storage/lease.ts';
 import type { StudyConfig } from '../config/config.ts';
@@ -85,11 +94,6 @@ export interface DatabaseCheckOptions {
   staleAfterMs?: number;
 }
 
-async function count(db: StudyDatabase, query: ReturnType<typeof sql<{ count: number }>>): Promise<number> {
-  const result = await query.execute(db);
-  return Number(result.rows[0]?.count ?? 0);
-}
-
 async function tableNames(db: StudyDatabase): Promise<Set<string>> {
   return listTables(db);
 }
@@ -104,11 +108,7 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
   const add = (finding: Omit<DoctorFinding, 'area'>): void => void findings.push({ area: 'database', ...finding });
 
   // PostgreSQL keeps its own storage sound (no file to check); SQLite's check reads every page.
-  const integrity =
-    backendOf(db) === 'postgres'
-      ? { rows: [{ integrity_check: 'ok' }] }
-      : await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
-  const messages = integrity.rows.map((row) => Object.values(row)[0] as string);
+  const messages = await readIntegrityMessages(db);
   if (messages.length === 1 && messages[0] === 'ok')
     add({
       id: 'database.integrity',
@@ -141,12 +141,8 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
     return findings;
   }
 
-  const orphans = await count(
-    db,
-    sql<{
-      count: number;
-    }>`select count(*) as count from evaluation_examples where evaluation_id not in (select id from evaluations)`,
-  );
+  const counts = await countDanglingRows(db);
+  const orphans = counts.orphanedExamples;
   add(
     orphans === 0
       ? { id: 'database.orphaned-examples', status: 'ok', message: 'every per-example score belongs to an evaluation' }
@@ -158,12 +154,7 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
         },
   );
 
-  const incomplete = await count(
-    db,
-    sql<{
-      count: number;
-    }>`select count(*) as count from evaluations e where e.total > 0 and (select count(*) from evaluation_examples x where x.evaluation_id = e.id) = 0`,
-  );
+  const incomplete = counts.emptyEvaluations;
   add(
     incomplete === 0
       ? {
@@ -179,24 +170,9 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
         },
   );
 
-  const danglingBase = await count(
-    db,
-    sql<{
-      count: number;
-    }>`select count(*) as count from experiments where base_version_id not in (select id from artifact_versions)`,
-  );
-  const danglingAccepted = await count(
-    db,
-    sql<{
-      count: number;
-    }>`select count(*) as count from experiments where accepted_version_id is not null and accepted_version_id not in (select id from artifact_versions)`,
-  );
-  const acceptedWithoutVersion = await count(
-    db,
-    sql<{
-      count: number;
-    }>`select count(*) as count from experiments where decision = 'accepted' and accepted_version_id is null`,
-  );
+  const danglingBase = counts.missingBase;
+  const danglingAccepted = counts.missingAccepted;
+  const acceptedWithoutVersion = counts.acceptedWithoutVersion;
   const dangling = danglingBase + danglingAccepted + acceptedWithoutVersion;
   add(
     dangling === 0
@@ -209,19 +185,13 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
         },
   );
 
-  const danglingRegistry = await sql<{
-    name: string;
-    version_id: number;
-  }>`select name, version_id from registry where version_id not in (select id from artifact_versions)`.execute(db);
-  const hasActive = await count(
-    db,
-    sql<{ count: number }>`select count(*) as count from registry where name = 'active'`,
-  );
-  if (danglingRegistry.rows.length > 0) {
+  const danglingRegistry = await readDanglingPointers(db);
+  const hasActive = counts.activePointers;
+  if (danglingRegistry.length > 0) {
     add({
       id: 'database.registry',
       status: 'problem',
-      message: `registry pointers to missing versions: ${danglingRegistry.rows.map((row) => `${row.name} → ${row.version_id}`).join(', ')}`,
+      message: `registry pointers to missing versions: ${danglingRegistry.map((row) => `${row.name} → ${row.versionId}`).join(', ')}`,
       fix: "point them at a stored version (the last accepted one: `select max(id) from artifact_versions where source = 'accepted'`)",
     });
   } else
@@ -231,7 +201,7 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
       message: hasActive > 0 ? 'the registry points to stored versions' : 'no active version yet (no run so far)',
     });
 
-  const versions = await db.selectFrom('artifact_versions').select(['id', 'hash', 'text']).execute();
+  const versions = await readVersionContents(db);
   const corrupted = versions
     .filter((version) => contentHash(version.text) !== version.hash)
     .map((version) => version.id);
@@ -251,27 +221,10 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
   );
 
   // One decision per candidate: by its identity (two candidates of a round may share a delta text); by delta for rows older than identities.
-  const twice = (await hasCandidateIdentities(db))
-    ? await sql<{
-        round: number;
-        delta: string;
-        times: number;
-      }>`select round, min(delta) as delta, count(*) as times from experiments group by round, coalesce(candidate_id, 'delta:' || delta) having count(*) > 1`.execute(
-        db,
-      )
-    : await sql<{
-        round: number;
-        delta: string;
-        times: number;
-      }>`select round, delta, count(*) as times from experiments group by round, delta having count(*) > 1`.execute(db);
-  const acceptedTwice = await sql<{
-    version: number;
-    times: number;
-  }>`select accepted_version_id as version, count(*) as times from experiments where accepted_version_id is not null group by accepted_version_id having count(*) > 1`.execute(
-    db,
-  );
+  const twice = await readDecidedTwice(db, await hasCandidateIdentities(db));
+  const acceptedTwice = await readAcceptedTwice(db);
   add(
-    twice.rows.length === 0 && acceptedTwice.rows.length === 0
+    twice.length === 0 && acceptedTwice.length === 0
       ? {
           id: 'database.decided-once',
           status: 'ok',
@@ -281,8 +234,8 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
           id: 'database.decided-once',
           status: 'problem',
           message: [
-            ...twice.rows.map((row) => `round ${row.round} decided "${row.delta}" ${row.times} times`),
-            ...acceptedTwice.rows.map((row) => `version ${row.version} was accepted ${row.times} times`),
+            ...twice.map((row) => `round ${row.round} decided "${row.delta}" ${row.times} times`),
+            ...acceptedTwice.map((row) => `version ${row.version} was accepted ${row.times} times`),
           ].join('; '),
           fix: 'two writers ran at once or a resumed round decided again: keep the first decision (lowest id) and report the bug',
         },
@@ -290,12 +243,7 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
 
   for (const finding of await undecidedCandidateFindings(db)) add(finding);
 
-  const unfinished = await db
-    .selectFrom('runs')
-    .select(['id', 'started_at'])
-    .where('ended_at', 'is', null)
-    .orderBy('id')
-    .execute();
+  const unfinished = await readUnfinishedRuns(db);
   if (tables.has('leases')) {
     const now = (options.now ?? (() => new Date()))();
     const judge = {
@@ -328,7 +276,7 @@ export async function checkDatabase(db: StudyDatabase, options: DatabaseCheckOpt
       add({
         id: 'database.unfinished-runs',
         status: 'info',
-        message: `${unfinished.length} run(s) never recorded a stop (${unfinished.map((run) => `#${run.id} started ${run.started_at}`).join(', ')})${running ? '; the latest may be the one in progress' : ': killed or crashed; the next run finishes their open round exactly'}`,
+        message: `${unfinished.length} run(s) never recorded a stop (${unfinished.map((run) => `#${run.id} started ${run.startedAt}`).join(', ')})${running ? '; the latest may be the one in progress' : ': killed or crashed; the next run finishes their open round exactly'}`,
       });
     }
   }
@@ -749,7 +697,8 @@ export async function checkMeasurement(studyDir: string, options: MeasurementChe
         );
         return findings;
       }
-      const stored = db === undefined || incumbent === undefined ? undefined : await storedOutcomes(db, incumbent.hash);
+      const stored =
+        db === undefined || incumbent === undefined ? undefined : await countStoredOutcomes(db, incumbent.hash);
       if (stored === undefined || stored.total === 0) {
         add(
           'setup.instrument',
@@ -881,15 +830,6 @@ function partitionSizes(
     optimizationSize: size('optimization'),
     shadowSize: size('shadow'),
   };
-}
-
-/** The incumbent's stored per-example outputs: how many, how many valid. */
-async function storedOutcomes(db: StudyDatabase, artifactHash: string): Promise<{ total: number; valid: number }> {
-  const row = await sql<{ total: number; valid: number }>`
-    select count(*) as total, coalesce(sum(x.valid), 0) as valid
-    from evaluation_examples x join evaluations e on e.id = x.evaluation_id
-    where e.artifact_hash = ${artifactHash}`.execute(db);
-  return { total: Number(row.rows[0]?.total ?? 0), valid: Number(row.rows[0]?.valid ?? 0) };
 }
 
 /** The report, with any password of the storage URL masked wherever it appears (the database, a finding's message or fix). */

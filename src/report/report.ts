@@ -20,6 +20,13 @@ import type { ArtifactVersion } from '../storage/registry.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { describeLocation, studyDatabaseLocation } from '../storage/database.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
+import {
+  readCorpusMovesSince,
+  readDecisions,
+  readFailedProposalFailures,
+  readLastCorpusEventId,
+  writeRunReport,
+} from '../storage/notebook/report-queries.ts';
 import type { LoadedStudy, StudyHeadline } from '../loop/loaded-study.ts';
 import { headlineValue } from '../loop/loaded-study.ts';
 import { scoreNamesOf } from '../evaluator/evaluator.ts';
@@ -219,22 +226,12 @@ export function partitionSizes(study: LoadedStudy): PartitionSizes {
  * recorded after it, and the partition sizes then.
  */
 export async function markCorpus(db: StudyDatabase, study: LoadedStudy): Promise<CorpusMark> {
-  const row = await db
-    .selectFrom('corpus_events')
-    .select((eb) => eb.fn.max('id').as('id'))
-    .executeTakeFirst();
-  return { sizes: partitionSizes(study), lastEventId: Number(row?.id ?? 0) };
+  return { sizes: partitionSizes(study), lastEventId: await readLastCorpusEventId(db) };
 }
 
 /** The graduations and rotations recorded after event `afterEventId`, one entry per round boundary. */
 export async function corpusMovesSince(db: StudyDatabase, afterEventId: number): Promise<CorpusMoveSummary[]> {
-  const rows = await db
-    .selectFrom('corpus_events')
-    .select(['example_id', 'kind', 'experiment_id', 'created_at'])
-    .where('id', '>', afterEventId)
-    .where('kind', 'in', ['graduated', 'rotated_out'])
-    .orderBy('id')
-    .execute();
+  const rows = await readCorpusMovesSince(db, afterEventId, ['graduated', 'rotated_out']);
   const moves: CorpusMoveSummary[] = [];
   for (const row of rows) {
     const last = moves.at(-1);
@@ -242,19 +239,19 @@ export async function corpusMovesSince(db: StudyDatabase, afterEventId: number):
     if (
       last !== undefined &&
       last.kind === kind &&
-      last.afterExperiment === row.experiment_id &&
-      last.at === row.created_at
+      last.afterExperiment === row.experimentId &&
+      last.at === row.createdAt
     ) {
-      if (row.example_id !== null) last.exampleIds.push(row.example_id);
+      if (row.exampleId !== null) last.exampleIds.push(row.exampleId);
       continue;
     }
     moves.push({
       kind,
       from: 'shadow',
       to: 'optimization',
-      exampleIds: row.example_id === null ? [] : [row.example_id],
-      afterExperiment: row.experiment_id,
-      at: row.created_at,
+      exampleIds: row.exampleId === null ? [] : [row.exampleId],
+      afterExperiment: row.experimentId,
+      at: row.createdAt,
     });
   }
   return moves;
@@ -379,11 +376,9 @@ async function summarise(
 
 /** Failed proposer answers by reason code, of the whole study or of one run. */
 export async function proposalFailureCounts(db: StudyDatabase, runId?: number): Promise<Record<string, number>> {
-  let query = db.selectFrom('proposals').select('failures').where('outcome', '=', 'failed');
-  if (runId !== undefined) query = query.where('run_id', '=', runId);
   const counts: Record<string, number> = {};
-  for (const row of await query.execute()) {
-    const code = (JSON.parse(row.failures) as Array<{ code?: string }>)[0]?.code ?? 'unusable';
+  for (const failures of await readFailedProposalFailures(db, runId)) {
+    const code = (JSON.parse(failures) as Array<{ code?: string }>)[0]?.code ?? 'unusable';
     counts[code] = (counts[code] ?? 0) + 1;
   }
   return counts;
@@ -540,7 +535,7 @@ export async function buildStudyReport(
   const flakyBest = findFlakyExamples(bestRecords);
   const corpusMoves =
     outcome.corpusAtStart === undefined ? [] : await corpusMovesSince(db, outcome.corpusAtStart.lastEventId);
-  const rows = await db.selectFrom('experiments').select(['id', 'decision', 'reason', 'run_id', 'evidence']).execute();
+  const rows = await readDecisions(db);
   const refused: Record<string, number> = {};
   let accepted = 0;
   for (const row of rows) {
@@ -551,7 +546,7 @@ export async function buildStudyReport(
     (JSON.parse(row.evidence) as { rebased?: unknown }).rebased !== undefined;
   const failures = await proposalFailureCounts(db);
   const thisRunFailures = await proposalFailureCounts(db, outcome.runId);
-  const thisRunRows = rows.filter((row) => row.run_id === outcome.runId);
+  const thisRunRows = rows.filter((row) => row.runId === outcome.runId);
   const thisRun = thisRunRows.filter((row) => row.decision !== 'skipped');
   const bestArtifact = path.join(study.dir, '.kloop', `best-${path.basename(study.artifactPath)}`);
   mkdirSync(path.dirname(bestArtifact), { recursive: true }); // a study whose notebook is in PostgreSQL has no .kloop/ yet
@@ -603,7 +598,7 @@ export async function buildStudyReport(
     stuck: await stuckAdviceOf(
       db,
       study,
-      rows.filter((row) => row.run_id === outcome.runId),
+      rows.filter((row) => row.runId === outcome.runId),
       outcome.stopReason,
     ),
     comparison: {
@@ -623,10 +618,6 @@ export async function buildStudyReport(
     ...unscoredOf(baselineRecords, bestRecords),
   };
   if (best.id !== seed.id) report.belowBaseline = partitionsBelowBaseline(report.baseline, report.best);
-  await db
-    .updateTable('runs')
-    .set({ report: JSON.stringify(report) })
-    .where('id', '=', outcome.runId)
-    .execute();
+  await writeRunReport(db, outcome.runId, JSON.stringify(report));
   return report;
 }

@@ -39,6 +39,7 @@
  * the infrastructure, a partition never evaluated for that version): never 0.
  */
 import type { StudyDatabase } from '../storage/database.ts';
+import type { ExperimentRow } from '../storage/notebook/view-queries.ts';
 import { readExperiments, readVersionHashes } from '../storage/notebook/view-queries.ts';
 import type { Evidence, EvidenceScores } from './evidence.ts';
 import { gateDelta, gatePValue, gateRepeatsOfSides, gateWelchPValue, parseEvidence } from './evidence.ts';
@@ -56,6 +57,7 @@ import {
 } from './evaluation-index.ts';
 import type { EvaluationUsage, ViewPartition } from './stored-results.ts';
 import { VIEW_PARTITIONS, membershipKey } from './stored-results.ts';
+import type { VersionScorer } from './version-scorer.ts';
 import { createVersionScorer } from './version-scorer.ts';
 
 export { VIEW_PARTITIONS, type EvaluationUsage, type ViewPartition } from './stored-results.ts';
@@ -142,40 +144,50 @@ function evidenceIncumbent(scores: EvidenceScores): PartitionComposites {
   };
 }
 
-/** Scores of every experiment, oldest first. */
-export async function loadExperimentScores(db: StudyDatabase, index?: EvaluationIndex): Promise<ExperimentScore[]> {
-  const evaluations = index ?? (await loadEvaluationIndex(db));
-  const experiments = await readExperiments(db);
-  const versions = await readVersionHashes(db);
+/** One experiment's own record: its memberships and repeats, before its scores are read. */
+interface OwnEntry {
+  row: ExperimentRow;
+  evidence: Evidence;
+  /** Recorded before results were stored per example: its evidence has no scores. */
+  legacy: boolean;
+  hashes: Record<ViewPartition, string | null>;
+  /** True when its evidence or the per-partition store says its repeats. */
+  known: boolean;
+  repeats: number;
+  incumbentRepeats: number;
+}
 
-  // Pass 1: each experiment's own memberships and repeats (legacy: from the per-partition store).
-  const own = experiments.map((row) => {
-    const evidence = parseEvidence(row.evidence);
-    const legacy = evidence.scores === null;
-    const hashes = {} as Record<ViewPartition, string | null>;
-    let storedRepeats = 0;
-    for (const partition of VIEW_PARTITIONS) {
-      hashes[partition] = null;
-      if (!legacy || !evaluations.hasLegacy) continue;
-      const rows = evaluations
-        .rows(row.fingerprint, row.candidate_hash, partition)
-        .filter((candidate) => candidate.created_at <= row.created_at);
-      hashes[partition] = membershipAt(rows, row.created_at);
-      if (partition === 'optimization' && hashes[partition] !== null)
-        storedRepeats = new Set(
-          rows
-            .filter((candidate) => candidate.partition_hash === hashes[partition])
-            .map((candidate) => candidate.repeat),
-        ).size;
-    }
-    const sides = gateRepeatsOfSides(evidence);
-    const known = sides.candidate !== null || storedRepeats > 0;
-    const repeats = sides.candidate ?? Math.max(1, storedRepeats);
-    return { row, evidence, legacy, hashes, known, repeats, incumbentRepeats: sides.incumbent ?? repeats };
-  });
-  // Repeats no record says (a candidate skipped or refused before the gate): those of the decision before it,
-  // and that decision's incumbent repeats when it had the same incumbent.
-  let previous: (typeof own)[number] | undefined;
+/** Pass 1: an experiment's own memberships and repeats (legacy: from the per-partition store). */
+function ownEntryOf(evaluations: EvaluationIndex, row: ExperimentRow): OwnEntry {
+  const evidence = parseEvidence(row.evidence);
+  const legacy = evidence.scores === null;
+  const hashes = {} as Record<ViewPartition, string | null>;
+  let storedRepeats = 0;
+  for (const partition of VIEW_PARTITIONS) {
+    hashes[partition] = null;
+    if (!legacy || !evaluations.hasLegacy) continue;
+    const rows = evaluations
+      .rows(row.fingerprint, row.candidate_hash, partition)
+      .filter((candidate) => candidate.created_at <= row.created_at);
+    hashes[partition] = membershipAt(rows, row.created_at);
+    if (partition === 'optimization' && hashes[partition] !== null)
+      storedRepeats = new Set(
+        rows.filter((candidate) => candidate.partition_hash === hashes[partition]).map((candidate) => candidate.repeat),
+      ).size;
+  }
+  const sides = gateRepeatsOfSides(evidence);
+  const known = sides.candidate !== null || storedRepeats > 0;
+  const repeats = sides.candidate ?? Math.max(1, storedRepeats);
+  return { row, evidence, legacy, hashes, known, repeats, incumbentRepeats: sides.incumbent ?? repeats };
+}
+
+/**
+ * Repeats no record says (a candidate skipped or refused before the gate):
+ * those of the decision before it, and that decision's incumbent repeats when
+ * it had the same incumbent.
+ */
+function fillUnknownRepeats(own: readonly OwnEntry[]): void {
+  let previous: OwnEntry | undefined;
   for (const entry of own) {
     if (entry.known) previous = entry;
     else if (previous !== undefined) {
@@ -184,38 +196,50 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
         previous.row.base_version_id === entry.row.base_version_id ? previous.incumbentRepeats : previous.repeats;
     }
   }
-  // Pass 2 (legacy): a partition an experiment did not evaluate (shadow, when the gate stopped before it) had the
-  // membership of the other experiments between the same corpus moves (graduations, rotations,
-  // admissions happen between rounds; a move recorded with experiment_id k came after decision k).
+}
+
+/**
+ * Pass 2 (legacy): a partition an experiment did not evaluate (shadow, when
+ * the gate stopped before it) had the membership of the other experiments
+ * between the same corpus moves (graduations, rotations, admissions happen
+ * between rounds; a move recorded with experiment_id k came after decision k).
+ */
+async function fillLegacyMemberships(
+  db: StudyDatabase,
+  evaluations: EvaluationIndex,
+  own: readonly OwnEntry[],
+): Promise<void> {
   const legacyEntries = own.filter((entry) => entry.legacy);
-  if (evaluations.hasLegacy && legacyEntries.length > 0) {
-    const segments = await loadCorpusSegments(db);
-    const segmentOf = (experimentId: number): number =>
-      segments.boundaries.filter((boundary) => boundary < experimentId).length;
-    for (const partition of VIEW_PARTITIONS) {
-      const known = new Map<string, string>();
-      for (const entry of legacyEntries) {
-        const hash = entry.hashes[partition];
-        const key = `${entry.row.fingerprint}\u0000${segmentOf(entry.row.id)}`;
-        if (hash !== null && !known.has(key)) known.set(key, hash);
-      }
-      for (const entry of legacyEntries) {
-        if (entry.hashes[partition] !== null) continue;
-        const segment = segmentOf(entry.row.id);
-        entry.hashes[partition] =
-          known.get(`${entry.row.fingerprint}\u0000${segment}`) ??
-          // No experiment between those moves evaluated it: any evaluation of the partition stored in that time window.
-          evaluations.latestMembership(
-            entry.row.fingerprint,
-            partition,
-            segments.startOf(segment),
-            segments.startOf(segment + 1),
-          ) ??
-          null;
-      }
+  if (!evaluations.hasLegacy || legacyEntries.length === 0) return;
+  const segments = await loadCorpusSegments(db);
+  const segmentOf = (experimentId: number): number =>
+    segments.boundaries.filter((boundary) => boundary < experimentId).length;
+  for (const partition of VIEW_PARTITIONS) {
+    const known = new Map<string, string>();
+    for (const entry of legacyEntries) {
+      const hash = entry.hashes[partition];
+      const key = `${entry.row.fingerprint}\u0000${segmentOf(entry.row.id)}`;
+      if (hash !== null && !known.has(key)) known.set(key, hash);
+    }
+    for (const entry of legacyEntries) {
+      if (entry.hashes[partition] !== null) continue;
+      const segment = segmentOf(entry.row.id);
+      entry.hashes[partition] =
+        known.get(`${entry.row.fingerprint}\u0000${segment}`) ??
+        // No experiment between those moves evaluated it: any evaluation of the partition stored in that time window.
+        evaluations.latestMembership(
+          entry.row.fingerprint,
+          partition,
+          segments.startOf(segment),
+          segments.startOf(segment + 1),
+        ) ??
+        null;
     }
   }
-  // Every other membership: reconstructed from the corpus history.
+}
+
+/** Every other membership: reconstructed from the corpus history. */
+function fillReconstructedMemberships(evaluations: EvaluationIndex, own: readonly OwnEntry[]): void {
   for (const entry of own) {
     const memberships = evaluations.memberships.at(entry.row.id);
     for (const partition of VIEW_PARTITIONS) {
@@ -223,135 +247,182 @@ export async function loadExperimentScores(db: StudyDatabase, index?: Evaluation
       if (entry.hashes[partition] === null && members !== null) entry.hashes[partition] = membershipKey(members);
     }
   }
+}
 
-  // Pass 3: what the evidence (or the per-partition store) holds.
-  const scores: ExperimentScore[] = own.map(({ row, evidence, legacy, hashes, repeats, incumbentRepeats }) => {
-    const skipped = row.decision === 'skipped';
-    const recorded = evidence.scores;
-    const at = (artifactHash: string | undefined, upTo: string | null, count: number): PartitionComposites =>
-      artifactHash === undefined || !legacy || !evaluations.hasLegacy
-        ? { ...NO_COMPOSITES }
-        : compositesOf(evaluations, {
-            fingerprint: row.fingerprint,
-            artifactHash,
-            memberships: hashes,
-            repeats: count,
-            upTo,
-          });
-    const candidate = skipped
+/** A legacy experiment's composites of one artifact from the per-partition store; none for a recorded one. */
+function legacyComposites(
+  evaluations: EvaluationIndex,
+  entry: OwnEntry,
+  artifactHash: string | undefined,
+  upTo: string | null,
+  repeats: number,
+): PartitionComposites {
+  return artifactHash === undefined || !entry.legacy || !evaluations.hasLegacy
+    ? { ...NO_COMPOSITES }
+    : compositesOf(evaluations, {
+        fingerprint: entry.row.fingerprint,
+        artifactHash,
+        memberships: entry.hashes,
+        repeats,
+        upTo,
+      });
+}
+
+/** The candidate's usage: as the evidence recorded it, else from the per-partition store (legacy). */
+function candidateUsageOf(evaluations: EvaluationIndex, entry: OwnEntry): EvaluationUsage {
+  const { row, evidence, hashes, repeats } = entry;
+  const recorded = evidence.scores;
+  if (recorded !== null) {
+    const calls = VIEW_PARTITIONS.reduce((sum, partition) => sum + (recorded[partition]?.evaluated ?? 0), 0);
+    return { calls, ...recorded.usage };
+  }
+  if (row.decision === 'skipped' || !evaluations.hasLegacy) return EMPTY_USAGE;
+  return VIEW_PARTITIONS.reduce<EvaluationUsage>((sum, partition) => {
+    const membership = hashes[partition];
+    if (membership === null || (partition === 'shadow' && !evidence.shadowConsulted)) return sum;
+    return addUsage(
+      sum,
+      usageOf(
+        repeatRows(
+          evaluations
+            .rows(row.fingerprint, row.candidate_hash, partition)
+            .filter((stored) => stored.created_at <= row.created_at),
+          membership,
+          repeats,
+        ),
+      ),
+    );
+  }, EMPTY_USAGE);
+}
+
+/** Pass 3: what the evidence (or the per-partition store) holds of one experiment. */
+function scoreOf(
+  evaluations: EvaluationIndex,
+  versions: ReadonlyMap<number, string>,
+  entry: OwnEntry,
+): ExperimentScore {
+  const { row, evidence, hashes, repeats, incumbentRepeats } = entry;
+  const recorded = evidence.scores;
+  const candidate =
+    row.decision === 'skipped'
       ? { ...NO_COMPOSITES }
       : recorded !== null
         ? evidenceCandidate(recorded)
-        : at(row.candidate_hash, row.created_at, repeats);
-    if (!evidence.shadowConsulted) candidate.shadow = null;
-    const incumbentBefore =
-      recorded !== null ? evidenceIncumbent(recorded) : at(versions.get(row.base_version_id), null, incumbentRepeats);
-    let usage: EvaluationUsage = EMPTY_USAGE;
-    if (recorded !== null) {
-      const calls = VIEW_PARTITIONS.reduce((sum, partition) => sum + (recorded[partition]?.evaluated ?? 0), 0);
-      usage = { calls, ...recorded.usage };
-    } else if (!skipped && evaluations.hasLegacy) {
-      usage = VIEW_PARTITIONS.reduce<EvaluationUsage>((sum, partition) => {
-        const membership = hashes[partition];
-        if (membership === null || (partition === 'shadow' && !evidence.shadowConsulted)) return sum;
-        return addUsage(
-          sum,
-          usageOf(
-            repeatRows(
-              evaluations
-                .rows(row.fingerprint, row.candidate_hash, partition)
-                .filter((stored) => stored.created_at <= row.created_at),
-              membership,
-              repeats,
-            ),
-          ),
-        );
-      }, EMPTY_USAGE);
-    }
-    const scoreSource: ExperimentScore['scoreSource'] =
-      recorded !== null
-        ? 'evidence'
-        : VIEW_PARTITIONS.some((partition) => candidate[partition] !== null)
-          ? 'evaluations'
-          : 'none';
-    const composite = candidate.optimization;
-    const incumbentComposite = incumbentBefore.optimization;
-    return {
-      id: row.id,
-      run: row.run_id,
-      round: row.round,
-      proposer: row.proposer,
-      decision: row.decision,
-      reason: row.reason,
-      delta: row.delta,
-      rationale: row.rationale,
-      baseVersion: row.base_version_id,
-      acceptedVersion: row.accepted_version_id,
-      candidateHash: row.candidate_hash,
-      fingerprint: row.fingerprint,
-      createdAt: row.created_at,
-      composite,
-      incumbentComposite,
-      compositeDelta:
-        gateDelta(evidence) ??
-        (composite !== null && incumbentComposite !== null ? composite - incumbentComposite : null),
-      pValue: gatePValue(evidence),
-      welchPValue: gateWelchPValue(evidence),
-      candidate,
-      incumbentAfter: incumbentBefore, // set below
-      incumbentBefore,
-      usage,
-      repeats,
-      incumbentRepeats,
-      scoreSource,
-      partitionHashes: hashes,
-      evidence,
-    };
-  });
+        : legacyComposites(evaluations, entry, row.candidate_hash, row.created_at, repeats);
+  if (!evidence.shadowConsulted) candidate.shadow = null;
+  const incumbentBefore =
+    recorded !== null
+      ? evidenceIncumbent(recorded)
+      : legacyComposites(evaluations, entry, versions.get(row.base_version_id), null, incumbentRepeats);
+  const scoreSource: ExperimentScore['scoreSource'] =
+    recorded !== null
+      ? 'evidence'
+      : VIEW_PARTITIONS.some((partition) => candidate[partition] !== null)
+        ? 'evaluations'
+        : 'none';
+  const composite = candidate.optimization;
+  const incumbentComposite = incumbentBefore.optimization;
+  return {
+    id: row.id,
+    run: row.run_id,
+    round: row.round,
+    proposer: row.proposer,
+    decision: row.decision,
+    reason: row.reason,
+    delta: row.delta,
+    rationale: row.rationale,
+    baseVersion: row.base_version_id,
+    acceptedVersion: row.accepted_version_id,
+    candidateHash: row.candidate_hash,
+    fingerprint: row.fingerprint,
+    createdAt: row.created_at,
+    composite,
+    incumbentComposite,
+    compositeDelta:
+      gateDelta(evidence) ??
+      (composite !== null && incumbentComposite !== null ? composite - incumbentComposite : null),
+    pValue: gatePValue(evidence),
+    welchPValue: gateWelchPValue(evidence),
+    candidate,
+    incumbentAfter: incumbentBefore, // set by pass 4
+    incumbentBefore,
+    usage: candidateUsageOf(evaluations, entry),
+    repeats,
+    incumbentRepeats,
+    scoreSource,
+    partitionHashes: hashes,
+    evidence,
+  };
+}
 
-  // Pass 4: what no experiment's own record holds, resolved across the notebook.
-  const scorer = createVersionScorer(evaluations, scores, versions);
-  for (const score of scores) {
-    const recorded = score.evidence.scores;
-    const baseHash = versions.get(score.baseVersion);
-    const before = { ...score.incumbentBefore };
-    for (const partition of VIEW_PARTITIONS) {
-      // A partition the gate compared keeps its record, null (nothing valid) included.
-      if (before[partition] !== null || (recorded !== null && recorded[partition] !== null) || baseHash === undefined)
-        continue;
-      before[partition] = await scorer.composite(baseHash, score, partition);
-    }
-    score.incumbentBefore = before;
-    score.incumbentComposite = before.optimization;
-    if (score.compositeDelta === null && score.composite !== null && before.optimization !== null)
-      score.compositeDelta = score.composite - before.optimization;
-    if (score.decision === 'accepted') {
-      const acceptedHash =
-        score.acceptedVersion === null
-          ? score.candidateHash
-          : (versions.get(score.acceptedVersion) ?? score.candidateHash);
-      const after =
-        recorded !== null && acceptedHash === score.candidateHash
-          ? evidenceCandidate(recorded)
-          : score.scoreSource === 'evaluations'
-            ? compositesOf(evaluations, {
-                fingerprint: score.fingerprint,
-                artifactHash: acceptedHash,
-                memberships: score.partitionHashes,
-                repeats: score.repeats,
-                upTo: null,
-              })
-            : { ...NO_COMPOSITES };
-      for (const partition of VIEW_PARTITIONS) {
-        if (after[partition] !== null || (recorded !== null && recorded[partition] !== null)) continue;
-        after[partition] = await scorer.composite(acceptedHash, score, partition, score.repeats);
-      }
-      score.incumbentAfter = after;
-    } else score.incumbentAfter = before;
-    // A candidate refused before the gate (its evaluation failed in the infrastructure): the results it stored.
-    if (recorded === null && score.decision !== 'skipped' && score.usage.calls === 0)
-      score.usage = await storedUsageOf(evaluations, score);
+/** The accepted version's composites after an accepted decision: recorded, from the per-partition store, else resolved. */
+async function acceptedComposites(
+  evaluations: EvaluationIndex,
+  scorer: VersionScorer,
+  versions: ReadonlyMap<number, string>,
+  score: ExperimentScore,
+): Promise<PartitionComposites> {
+  const recorded = score.evidence.scores;
+  const acceptedHash =
+    score.acceptedVersion === null ? score.candidateHash : (versions.get(score.acceptedVersion) ?? score.candidateHash);
+  const after =
+    recorded !== null && acceptedHash === score.candidateHash
+      ? evidenceCandidate(recorded)
+      : score.scoreSource === 'evaluations'
+        ? compositesOf(evaluations, {
+            fingerprint: score.fingerprint,
+            artifactHash: acceptedHash,
+            memberships: score.partitionHashes,
+            repeats: score.repeats,
+            upTo: null,
+          })
+        : { ...NO_COMPOSITES };
+  for (const partition of VIEW_PARTITIONS) {
+    if (after[partition] !== null || (recorded !== null && recorded[partition] !== null)) continue;
+    after[partition] = await scorer.composite(acceptedHash, score, partition, score.repeats);
   }
+  return after;
+}
+
+/** Pass 4: what no experiment's own record holds of one score, resolved across the notebook. */
+async function resolveAcrossNotebook(
+  evaluations: EvaluationIndex,
+  scorer: VersionScorer,
+  versions: ReadonlyMap<number, string>,
+  score: ExperimentScore,
+): Promise<void> {
+  const recorded = score.evidence.scores;
+  const baseHash = versions.get(score.baseVersion);
+  const before = { ...score.incumbentBefore };
+  for (const partition of VIEW_PARTITIONS) {
+    // A partition the gate compared keeps its record, null (nothing valid) included.
+    if (before[partition] !== null || (recorded !== null && recorded[partition] !== null) || baseHash === undefined)
+      continue;
+    before[partition] = await scorer.composite(baseHash, score, partition);
+  }
+  score.incumbentBefore = before;
+  score.incumbentComposite = before.optimization;
+  if (score.compositeDelta === null && score.composite !== null && before.optimization !== null)
+    score.compositeDelta = score.composite - before.optimization;
+  score.incumbentAfter =
+    score.decision === 'accepted' ? await acceptedComposites(evaluations, scorer, versions, score) : before;
+  // A candidate refused before the gate (its evaluation failed in the infrastructure): the results it stored.
+  if (recorded === null && score.decision !== 'skipped' && score.usage.calls === 0)
+    score.usage = await storedUsageOf(evaluations, score);
+}
+
+/** Scores of every experiment, oldest first. */
+export async function loadExperimentScores(db: StudyDatabase, index?: EvaluationIndex): Promise<ExperimentScore[]> {
+  const evaluations = index ?? (await loadEvaluationIndex(db));
+  const experiments = await readExperiments(db);
+  const versions = await readVersionHashes(db);
+  const own = experiments.map((row) => ownEntryOf(evaluations, row));
+  fillUnknownRepeats(own);
+  await fillLegacyMemberships(db, evaluations, own);
+  fillReconstructedMemberships(evaluations, own);
+  const scores = own.map((entry) => scoreOf(evaluations, versions, entry));
+  const scorer = createVersionScorer(evaluations, scores, versions);
+  for (const score of scores) await resolveAcrossNotebook(evaluations, scorer, versions, score);
   return scores;
 }
 

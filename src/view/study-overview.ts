@@ -12,6 +12,7 @@ import { listRegistryEvents } from '../storage/activation.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, readLease, staleReason } from '../storage/lease.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
 import type { MembershipMoveRow } from '../storage/notebook/view-queries.ts';
+import type { RunRow } from '../storage/notebook/view-queries.ts';
 import { readMembershipMoves, readOpenRunId, readRuns, readVersionHashes } from '../storage/notebook/view-queries.ts';
 import { listCalibrations } from '../calibration/calibration.ts';
 import type { EvaluationIndex, EvaluationUsage, ExperimentScore, PartitionComposites } from './experiment-scores.ts';
@@ -176,21 +177,13 @@ export interface OverviewOptions {
   headline?: { name: string; complement: boolean };
 }
 
-/** Reads the overview of a study's notebook. */
-export async function loadStudyOverview(db: StudyDatabase, options: OverviewOptions): Promise<StudyOverview> {
-  const now = options.now ?? (() => new Date());
-  const index = options.index ?? (await loadEvaluationIndex(db));
-  const scores = options.scores ?? (await loadExperimentScores(db, index));
-  const active = await getRegistryVersion(db, 'active');
-  const seed = await getRegistryVersion(db, 'seed');
-  const byReason: Record<string, number> = {};
-  for (const score of scores) byReason[score.reason] = (byReason[score.reason] ?? 0) + 1;
-  const experiments: ExperimentSummary[] = scores.map(({ evidence, partitionHashes: _hashes, ...rest }) => ({
-    ...rest,
-    failedCheck: rest.decision === 'accepted' ? null : (evidence.checks.find((check) => !check.passed)?.name ?? null),
-    shadowConsulted: evidence.shadowConsulted,
-  }));
-
+/** The incumbent's trail: the seed before any experiment, its composites after each, and a version activated by hand since. */
+async function loadTrail(
+  db: StudyDatabase,
+  index: EvaluationIndex,
+  scores: readonly ExperimentScore[],
+  active: { id: number; hash: string } | undefined,
+): Promise<TrailPoint[]> {
   const trail: TrailPoint[] = [];
   const first = scores[0];
   if (first !== undefined) {
@@ -216,8 +209,15 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
       composites: await scorer.composites(active.hash, lastScored),
     });
   }
+  return trail;
+}
 
-  const runRows = await readRuns(db);
+/** The runs, the last one that recorded a stop, and the executor usage summed over the runs that metered it (null: none did). */
+function summariseRuns(runRows: readonly RunRow[]): {
+  runs: RunSummary[];
+  finished: RunSummary | undefined;
+  metered: StudyOverview['budget']['metered'];
+} {
   const runs: RunSummary[] = runRows.map((row) => ({
     id: row.id,
     startedAt: row.started_at,
@@ -241,8 +241,12 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
           }),
           { runs: 0, calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 },
         );
+  return { runs, finished, metered };
+}
 
-  const calibrations = (await listCalibrations(db)).reverse().map((record) => ({
+/** The calibration history, newest first. */
+async function loadCalibrationHistory(db: StudyDatabase): Promise<StudyOverview['calibrations']> {
+  return (await listCalibrations(db)).reverse().map((record) => ({
     id: record.id,
     createdAt: record.createdAt,
     fingerprint: record.fingerprint,
@@ -253,6 +257,26 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
     valid: record.valid,
     message: record.message,
   }));
+}
+
+/** Reads the overview of a study's notebook. */
+export async function loadStudyOverview(db: StudyDatabase, options: OverviewOptions): Promise<StudyOverview> {
+  const now = options.now ?? (() => new Date());
+  const index = options.index ?? (await loadEvaluationIndex(db));
+  const scores = options.scores ?? (await loadExperimentScores(db, index));
+  const active = await getRegistryVersion(db, 'active');
+  const seed = await getRegistryVersion(db, 'seed');
+  const byReason: Record<string, number> = {};
+  for (const score of scores) byReason[score.reason] = (byReason[score.reason] ?? 0) + 1;
+  const experiments: ExperimentSummary[] = scores.map(({ evidence, partitionHashes: _hashes, ...rest }) => ({
+    ...rest,
+    failedCheck: rest.decision === 'accepted' ? null : (evidence.checks.find((check) => !check.passed)?.name ?? null),
+    shadowConsulted: evidence.shadowConsulted,
+  }));
+
+  const trail = await loadTrail(db, index, scores, active);
+
+  const { runs, finished, metered } = summariseRuns(await readRuns(db));
 
   return {
     study: options.studyDir,
@@ -275,7 +299,7 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
       finished === undefined ? null : { run: finished.id, reason: finished.stopReason!, detail: finished.stopDetail },
     runInProgress: await loadRunInProgress(db, options.studyDir, now),
     budget: { evaluations: await index.storedTotal(), metered },
-    calibrations,
+    calibrations: await loadCalibrationHistory(db),
     registryEvents: await listRegistryEvents(db, 'active'),
     corpusMoves: await loadCorpusMoves(db),
   };

@@ -50,6 +50,12 @@ export interface ExperimentDetail extends Omit<ExperimentScore, 'evidence'> {
   compared: Record<ViewPartition, { examples: number; improved: number; worsened: number; validityChanged: number }>;
   /** Set when the candidate was rebased onto a newer incumbent before it was judged (method, conflicts, the hash as proposed). */
   rebased: EvidenceRebase | null;
+  /**
+   * The study's headline figure the page labels the scores with (kloop.yaml
+   * `task.reportAs`, e.g. "misroute rate"; `complement`: it is 1 − composite,
+   * lower is better); `{ name: 'composite', complement: false }` by default.
+   */
+  headline: { name: string; complement: boolean };
 }
 
 type StoredExample = Pick<StoredRecord, 'valid' | 'composite' | 'diagnostics' | 'feedback'>;
@@ -205,11 +211,16 @@ async function changesFromEvidence(
   };
 }
 
-/** Builds the detail of one scored experiment. */
+/**
+ * Builds the detail of one scored experiment.
+ *
+ * @param headline the study's headline figure (see {@link ExperimentDetail.headline}); default the composite
+ */
 export async function loadExperimentDetail(
   db: StudyDatabase,
   index: EvaluationIndex,
   score: ExperimentScore,
+  headline: ExperimentDetail['headline'] = { name: 'composite', complement: false },
 ): Promise<ExperimentDetail> {
   const base = await readVersion(db, score.baseVersion);
   const accepted = score.acceptedVersion === null ? undefined : await readVersion(db, score.acceptedVersion);
@@ -274,5 +285,6 @@ export async function loadExperimentDetail(
     changes,
     compared,
     rebased: evidence.rebased,
+    headline,
   };
 }

@@ -82,7 +82,7 @@ export async function loadReportData(db: StudyDatabase, options: ReportDataOptio
     ...(options.headline !== undefined ? { headline: options.headline } : {}),
   });
   const experiments: ExperimentDetail[] = [];
-  for (const score of scores) experiments.push(await loadExperimentDetail(db, index, score));
+  for (const score of scores) experiments.push(await loadExperimentDetail(db, index, score, options.headline));
   const versions = await loadVersionsPage(db, index, scores);
   const texts = await readVersionTexts(db);
   const diffs: StudyReportData['diffs'] = {};

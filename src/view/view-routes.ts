@@ -73,7 +73,7 @@ export function registerStudyRoutes(app: Hono, options: ViewAppOptions): void {
     const score = scores.find((candidate) => candidate.id === id);
     if (score === undefined)
       return context.json({ error: 'not_found', message: `no experiment ${id} in this study` }, 404);
-    return context.json(await loadExperimentDetail(db, index, score));
+    return context.json(await loadExperimentDetail(db, index, score, options.headline));
   });
   app.get('/api/versions', async (context) => {
     const { index, scores } = await scoresNow();

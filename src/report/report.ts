@@ -13,6 +13,7 @@ import { UNSCORED_REASON } from '../evaluator/partition-score.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { describeLocation, studyDatabaseLocation } from '../storage/database.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
+import type { DecisionRow } from '../storage/notebook/report-queries.ts';
 import { readDecisions, writeRunReport } from '../storage/notebook/report-queries.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { headlineValue } from '../loop/loaded-study.ts';
@@ -62,6 +63,61 @@ function unscoredOf(
   return unscored.baseline.length + unscored.best.length > 0 ? { unscored } : {};
 }
 
+/** One value per partition, in report order. */
+function perPartition(value: (name: PartitionName) => number | null): Record<PartitionName, number | null> {
+  return Object.fromEntries(PARTITIONS.map((name) => [name, value(name)])) as Record<PartitionName, number | null>;
+}
+
+/** The decisions' counts of the whole study and of run `runId`, with the failed proposer answers and the racing summary. */
+async function decisionCounts(
+  db: StudyDatabase,
+  rows: readonly DecisionRow[],
+  runId: number,
+): Promise<
+  Pick<
+    StudyReport,
+    'experiments' | 'accepted' | 'refused' | 'skipped' | 'rebased' | 'proposalFailures' | 'racing' | 'thisRun'
+  >
+> {
+  const refused: Record<string, number> = {};
+  let accepted = 0;
+  for (const row of rows) {
+    if (row.decision === 'accepted') accepted += 1;
+    else if (row.decision === 'refused') refused[row.reason] = (refused[row.reason] ?? 0) + 1;
+  }
+  const isRebased = (row: { evidence: string }): boolean =>
+    (JSON.parse(row.evidence) as { rebased?: unknown }).rebased !== undefined;
+  const failures = await proposalFailureCounts(db);
+  const thisRunFailures = await proposalFailureCounts(db, runId);
+  const thisRunRows = rows.filter((row) => row.runId === runId);
+  const thisRun = thisRunRows.filter((row) => row.decision !== 'skipped');
+  return {
+    experiments: rows.filter((row) => row.decision !== 'skipped').length,
+    accepted,
+    refused,
+    skipped: rows.filter((row) => row.decision === 'skipped').length,
+    rebased: rows.filter((row) => row.decision !== 'skipped' && isRebased(row)).length,
+    proposalFailures: failures,
+    ...racingSummary(rows),
+    thisRun: {
+      experiments: thisRun.length,
+      accepted: thisRun.filter((row) => row.decision === 'accepted').length,
+      refused: thisRun.filter((row) => row.decision === 'refused').length,
+      skipped: thisRunRows.filter((row) => row.decision === 'skipped').length,
+      rebased: thisRun.filter(isRebased).length,
+      proposalFailures: thisRunFailures,
+    },
+  };
+}
+
+/** Writes the best artifact to `<study>/.kloop/best-<artifact file name>` and returns that path. */
+function writeBestArtifact(study: LoadedStudy, text: string): string {
+  const bestArtifact = path.join(study.dir, '.kloop', `best-${path.basename(study.artifactPath)}`);
+  mkdirSync(path.dirname(bestArtifact), { recursive: true }); // a study whose notebook is in PostgreSQL has no .kloop/ yet
+  writeFileAtomicSync(bestArtifact, text); // a temporary name, fsync and a rename: a kill leaves the old or the new file
+  return bestArtifact;
+}
+
 /**
  * Builds the report of a study after a run, and writes the best artifact file.
  *
@@ -103,58 +159,22 @@ export async function buildStudyReport(
   const corpusMoves =
     outcome.corpusAtStart === undefined ? [] : await corpusMovesSince(db, outcome.corpusAtStart.lastEventId);
   const rows = await readDecisions(db);
-  const refused: Record<string, number> = {};
-  let accepted = 0;
-  for (const row of rows) {
-    if (row.decision === 'accepted') accepted += 1;
-    else if (row.decision === 'refused') refused[row.reason] = (refused[row.reason] ?? 0) + 1;
-  }
-  const isRebased = (row: { evidence: string }): boolean =>
-    (JSON.parse(row.evidence) as { rebased?: unknown }).rebased !== undefined;
-  const failures = await proposalFailureCounts(db);
-  const thisRunFailures = await proposalFailureCounts(db, outcome.runId);
-  const thisRunRows = rows.filter((row) => row.runId === outcome.runId);
-  const thisRun = thisRunRows.filter((row) => row.decision !== 'skipped');
-  const bestArtifact = path.join(study.dir, '.kloop', `best-${path.basename(study.artifactPath)}`);
-  mkdirSync(path.dirname(bestArtifact), { recursive: true }); // a study whose notebook is in PostgreSQL has no .kloop/ yet
-  writeFileAtomicSync(bestArtifact, best.text); // a temporary name, fsync and a rename: a kill leaves the old or the new file
+  const decisions = await decisionCounts(db, rows, outcome.runId);
+  const bestArtifact = writeBestArtifact(study, best.text);
   const names = scoreNamesOf(study.task);
   const headline = study.headline ?? { name: 'composite', complement: false };
   const figures = (details: Record<PartitionName, PartitionSummary>) =>
-    Object.fromEntries(PARTITIONS.map((name) => [name, headlineValue(headline, details[name].composite)])) as Record<
-      PartitionName,
-      number | null
-    >;
+    perPartition((name) => headlineValue(headline, details[name].composite));
   const report: StudyReport = {
     study: study.dir,
     fingerprint: evaluator.fingerprint,
     task: { id: study.task.id, components: [...names.components], metrics: [...names.metrics] },
     headline: { ...headline, baseline: figures(baselineDetails), best: figures(bestDetails) },
-    baseline: Object.fromEntries(PARTITIONS.map((name) => [name, baselineDetails[name].composite])) as Record<
-      PartitionName,
-      number | null
-    >,
-    best: Object.fromEntries(PARTITIONS.map((name) => [name, bestDetails[name].composite])) as Record<
-      PartitionName,
-      number | null
-    >,
+    baseline: perPartition((name) => baselineDetails[name].composite),
+    best: perPartition((name) => bestDetails[name].composite),
     details: { baseline: baselineDetails, best: bestDetails },
     notEvaluated: evaluation.notEvaluated,
-    experiments: rows.filter((row) => row.decision !== 'skipped').length,
-    accepted,
-    refused,
-    skipped: rows.filter((row) => row.decision === 'skipped').length,
-    rebased: rows.filter((row) => row.decision !== 'skipped' && isRebased(row)).length,
-    proposalFailures: failures,
-    ...racingSummary(rows),
-    thisRun: {
-      experiments: thisRun.length,
-      accepted: thisRun.filter((row) => row.decision === 'accepted').length,
-      refused: thisRun.filter((row) => row.decision === 'refused').length,
-      skipped: thisRunRows.filter((row) => row.decision === 'skipped').length,
-      rebased: thisRun.filter(isRebased).length,
-      proposalFailures: thisRunFailures,
-    },
+    ...decisions,
     stopReason: outcome.stopReason,
     stopDetail: outcome.stopDetail,
     bestVersion: best.id,

@@ -419,6 +419,13 @@ function noteOf(key: string, context: Context): string | undefined {
  * refuses it); undefined for a key whose schema default (or absence) says it.
  */
 function derive(key: string, context: Context): Derived | undefined {
+  if (key.startsWith('executor.')) return deriveExecutor(key, context);
+  if (key.startsWith('proposer.')) return deriveProposer(key, context);
+  return deriveStudyWide(key, context);
+}
+
+/** {@link derive} of an `executor.` key. */
+function deriveExecutor(key: string, context: Context): Derived | undefined {
   const { config } = context;
   const executor = config.executor.kind;
   const llm = executor === 'llm';
@@ -428,30 +435,6 @@ function derive(key: string, context: Context): Derived | undefined {
       return llm ? undefined : 'not applicable';
     case 'executor.baseURL':
       return llm ? defaultBaseURL(providerOf(context.executorModel), 'executor', context) : 'not applicable';
-    case 'proposer.baseURL': {
-      if (config.proposer.kind !== 'reflective') return 'not applicable';
-      const provider = providerOf(context.proposerModel);
-      if (
-        provider !== undefined &&
-        provider === providerOf(context.executorModel) &&
-        config.executor.baseURL !== undefined
-      )
-        return { value: config.executor.baseURL, note: "the executor's (same provider)" };
-      return defaultBaseURL(provider, 'proposer', context);
-    }
-    case 'proposer.apiKeyEnv': {
-      if (config.proposer.kind !== 'reflective') return 'not applicable';
-      const variable = proposerKeyVariable(context);
-      return variable !== undefined
-        ? {
-            value: variable,
-            note:
-              config.proposer.apiKeyEnv === undefined && variable === config.executor.apiKeyEnv
-                ? "the executor's (same provider)"
-                : `the ${providerOf(context.proposerModel)} default`,
-          }
-        : { value: null, note: 'none: the server is called without a key' };
-    }
     case 'executor.apiKeyEnv': {
       if (!llm) return 'not applicable';
       const provider = providerOf(context.executorModel);
@@ -476,6 +459,40 @@ function derive(key: string, context: Context): Derived | undefined {
       return command ? { value: DEFAULT_COMMAND_CONCURRENCY, note: 'programs at once' } : 'not applicable';
     case 'executor.deterministic':
       return command ? { value: false } : 'not applicable';
+    default:
+      return undefined;
+  }
+}
+
+/** {@link derive} of a `proposer.` key. */
+function deriveProposer(key: string, context: Context): Derived | undefined {
+  const { config } = context;
+  const executor = config.executor.kind;
+  switch (key) {
+    case 'proposer.baseURL': {
+      if (config.proposer.kind !== 'reflective') return 'not applicable';
+      const provider = providerOf(context.proposerModel);
+      if (
+        provider !== undefined &&
+        provider === providerOf(context.executorModel) &&
+        config.executor.baseURL !== undefined
+      )
+        return { value: config.executor.baseURL, note: "the executor's (same provider)" };
+      return defaultBaseURL(provider, 'proposer', context);
+    }
+    case 'proposer.apiKeyEnv': {
+      if (config.proposer.kind !== 'reflective') return 'not applicable';
+      const variable = proposerKeyVariable(context);
+      return variable !== undefined
+        ? {
+            value: variable,
+            note:
+              config.proposer.apiKeyEnv === undefined && variable === config.executor.apiKeyEnv
+                ? "the executor's (same provider)"
+                : `the ${providerOf(context.proposerModel)} default`,
+          }
+        : { value: null, note: 'none: the server is called without a key' };
+    }
     case 'proposer.model':
       return config.proposer.kind === 'reflective'
         ? { value: context.proposerModel ?? null, note: "the executor's model" }
@@ -513,6 +530,16 @@ function derive(key: string, context: Context): Derived | undefined {
         : 'not applicable';
     case 'proposer.tpe':
       return config.proposer.kind === 'search' ? { value: true, note: 'false: random search' } : 'not applicable';
+    default:
+      return undefined;
+  }
+}
+
+/** {@link derive} of a `gate.`, `stopping.`, `corpusPolicy.` or `schedule.` key. */
+function deriveStudyWide(key: string, context: Context): Derived | undefined {
+  const { config } = context;
+  const llm = config.executor.kind === 'llm';
+  switch (key) {
     case 'gate.incumbentRepeats':
       return {
         value: defaultIncumbentRepeats(config.gate.repeats, context.deterministic),

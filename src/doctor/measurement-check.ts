@@ -51,76 +51,82 @@ export interface MeasurementCheckOptions {
  * accept a change until the partitions grow. An instrument that gives no
  * valid output at all is a problem.
  */
-export async function checkMeasurement(studyDir: string, options: MeasurementCheckOptions): Promise<DoctorFinding[]> {
-  const findings: DoctorFinding[] = [];
-  const add = (
-    id: 'setup.instrument' | 'setup.power',
-    status: DoctorFinding['status'],
-    message: string,
-    fix?: string,
-  ): void => void findings.push({ id, area: 'setup', status, message, ...(fix !== undefined ? { fix } : {}) });
-  const config = loadStudyConfig(studyDir);
-  const composed = await composeTaskAsync(config);
-  const binary = composed.task.outcome === 'binary';
-  const model = config.executor.kind === 'llm';
-  let db: StudyDatabase | undefined;
-  let scratch: StudyDatabase | undefined;
+/** Adds one finding of the measurement check. */
+type AddFinding = (
+  id: 'setup.instrument' | 'setup.power',
+  status: DoctorFinding['status'],
+  message: string,
+  fix?: string,
+) => void;
+
+/** What both ways of measuring read: the study, its notebook (if any) and the incumbent, and where the findings go. */
+interface MeasurementContext {
+  studyDir: string;
+  config: StudyConfig;
+  composed: Awaited<ReturnType<typeof composeTaskAsync>>;
+  binary: boolean;
+  db: StudyDatabase | undefined;
+  incumbent: { id: number; hash: string; text: string } | undefined;
+  /** The incumbent as the messages name it. */
+  what: string;
+  add: AddFinding;
+  findings: DoctorFinding[];
+}
+
+/** A model executor: the prompt template checked, the incumbent's stored outputs counted, the power check from the notebook (no model call). */
+async function modelMeasurement(context: MeasurementContext): Promise<void> {
+  const { studyDir, config, composed, binary, db, incumbent, what, add, findings } = context;
+  // The prompt template, as the study's load checks it: every placeholder well formed and filled by every example.
   try {
-    db = options.hasDatabase ? await options.openReadOnly(options.databaseFile) : undefined;
-    const incumbent = db !== undefined ? await getRegistryVersion(db) : undefined;
-    const what = incumbent !== undefined ? `the incumbent (version ${incumbent.id})` : 'the seed artifact';
-    if (model) {
-      // The prompt template, as the study's load checks it: every placeholder well formed and filled by every example.
-      try {
-        checkPromptTemplate(config, readFileSync(config.artifact, 'utf8'), loadCorpus(config, composed.exampleFormat));
-      } catch (error) {
-        add(
-          'setup.instrument',
-          'problem',
-          `instrument broken: ${(error as Error).message}`,
-          'fix the placeholder in the prompt: {{input}}, {{input.<field>}} or {{<field>}} of a field every example has',
-        );
-        return findings;
-      }
-      const stored =
-        db === undefined || incumbent === undefined ? undefined : await countStoredOutcomes(db, incumbent.hash);
-      if (stored === undefined || stored.total === 0) {
-        add(
-          'setup.instrument',
-          'info',
-          `instrument: not tested yet — ${what} has no stored evaluation, and the doctor makes no model calls`,
-          `kloop eval ${studyDir} runs the executor once on every example and shows the scores`,
-        );
-      } else {
-        add(
-          'setup.instrument',
-          stored.valid === 0 ? 'problem' : stored.valid < stored.total ? 'info' : 'ok',
-          `instrument tested: ${stored.valid} of ${stored.total} stored outputs of ${what} are valid`,
-          stored.valid < stored.total
-            ? `kloop eval ${studyDir} --json names each invalid output and why (no answer, unreadable, off the task's output schema)`
-            : undefined,
-        );
-      }
-      if (binary)
-        add(
-          'setup.power',
-          'info',
-          "power check: left to `kloop run`, which makes it before round 1 (it evaluates the incumbent, and this study's executor calls a model)",
-        );
-      else if (db !== undefined)
-        findings.push(
-          ...powerFindings(
-            await notebookPowerWarnings(db, partitionSizes(config, composed.exampleFormat)),
-            false,
-            config,
-          ),
-        );
-      else findings.push(...powerFindings([], false, config));
-      return findings;
-    }
-    const study = await loadStudyAsync(studyDir, { createProposer: () => NO_PROPOSER });
-    const incumbentText = incumbent?.text ?? study.artifactText;
-    scratch = await openDatabase(':memory:');
+    checkPromptTemplate(config, readFileSync(config.artifact, 'utf8'), loadCorpus(config, composed.exampleFormat));
+  } catch (error) {
+    add(
+      'setup.instrument',
+      'problem',
+      `instrument broken: ${(error as Error).message}`,
+      'fix the placeholder in the prompt: {{input}}, {{input.<field>}} or {{<field>}} of a field every example has',
+    );
+    return;
+  }
+  const stored =
+    db === undefined || incumbent === undefined ? undefined : await countStoredOutcomes(db, incumbent.hash);
+  if (stored === undefined || stored.total === 0) {
+    add(
+      'setup.instrument',
+      'info',
+      `instrument: not tested yet — ${what} has no stored evaluation, and the doctor makes no model calls`,
+      `kloop eval ${studyDir} runs the executor once on every example and shows the scores`,
+    );
+  } else {
+    add(
+      'setup.instrument',
+      stored.valid === 0 ? 'problem' : stored.valid < stored.total ? 'info' : 'ok',
+      `instrument tested: ${stored.valid} of ${stored.total} stored outputs of ${what} are valid`,
+      stored.valid < stored.total
+        ? `kloop eval ${studyDir} --json names each invalid output and why (no answer, unreadable, off the task's output schema)`
+        : undefined,
+    );
+  }
+  if (binary)
+    add(
+      'setup.power',
+      'info',
+      "power check: left to `kloop run`, which makes it before round 1 (it evaluates the incumbent, and this study's executor calls a model)",
+    );
+  else if (db !== undefined)
+    findings.push(
+      ...powerFindings(await notebookPowerWarnings(db, partitionSizes(config, composed.exampleFormat)), false, config),
+    );
+  else findings.push(...powerFindings([], false, config));
+}
+
+/** Any other executor: the incumbent evaluated on every partition into a scratch database, then the power check. */
+async function executedMeasurement(context: MeasurementContext): Promise<void> {
+  const { studyDir, config, binary, db, incumbent, what, add, findings } = context;
+  const study = await loadStudyAsync(studyDir, { createProposer: () => NO_PROPOSER });
+  const incumbentText = incumbent?.text ?? study.artifactText;
+  const scratch = await openDatabase(':memory:');
+  try {
     const evaluator = createStudyEvaluator(study, scratch);
     let total = 0;
     let valid = 0;
@@ -154,6 +160,31 @@ export async function checkMeasurement(studyDir: string, options: MeasurementChe
           : 'power: no refused candidate so far shows the optimization partition too small for the effects measured',
       );
     } else findings.push(...powerFindings(warnings, binary, config));
+  } finally {
+    await scratch.destroy();
+  }
+}
+
+export async function checkMeasurement(studyDir: string, options: MeasurementCheckOptions): Promise<DoctorFinding[]> {
+  const findings: DoctorFinding[] = [];
+  const add = (
+    id: 'setup.instrument' | 'setup.power',
+    status: DoctorFinding['status'],
+    message: string,
+    fix?: string,
+  ): void => void findings.push({ id, area: 'setup', status, message, ...(fix !== undefined ? { fix } : {}) });
+  const config = loadStudyConfig(studyDir);
+  const composed = await composeTaskAsync(config);
+  const binary = composed.task.outcome === 'binary';
+  const model = config.executor.kind === 'llm';
+  let db: StudyDatabase | undefined;
+  try {
+    db = options.hasDatabase ? await options.openReadOnly(options.databaseFile) : undefined;
+    const incumbent = db !== undefined ? await getRegistryVersion(db) : undefined;
+    const what = incumbent !== undefined ? `the incumbent (version ${incumbent.id})` : 'the seed artifact';
+    const context: MeasurementContext = { studyDir, config, composed, binary, db, incumbent, what, add, findings };
+    if (model) await modelMeasurement(context);
+    else await executedMeasurement(context);
     return findings;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -174,7 +205,6 @@ export async function checkMeasurement(studyDir: string, options: MeasurementChe
     return findings;
   } finally {
     await db?.destroy();
-    await scratch?.destroy();
   }
 }
 

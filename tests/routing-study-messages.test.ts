@@ -72,6 +72,15 @@ describe('a misroute-rate study says misroute rate everywhere', () => {
     });
   });
 
+  it('kloop report --format json: every experiment page carries the headline it labels its scores with', async () => {
+    const report = await kloop('report', dir, '--format', 'json');
+    expect(report.code, report.stderr).toBe(0);
+    const { experiments } = JSON.parse(report.stdout) as { experiments: Array<{ id: number; headline: unknown }> };
+    expect(experiments.length).toBeGreaterThan(0);
+    for (const experiment of experiments)
+      expect(experiment.headline, `experiment ${experiment.id}`).toEqual({ name: 'misroute rate', complement: true });
+  });
+
   it.runIf(existsSync(CHROMIUM))(
     'the HTML report and kloop view show the misroute rate in Chromium',
     { timeout: 120_000 },
@@ -127,6 +136,23 @@ describe('a misroute-rate study says misroute rate everywhere', () => {
           expect(await page.locator('main [data-page="overview"] thead th').allTextContents(), address).toContain(
             'misroute rate',
           );
+          // The experiment page labels its scores in the headline too, never "composite".
+          const decided = (await history()).experiments.find((experiment) => experiment.composite !== null)!;
+          await page.goto(`${address}#/experiments/${decided.id}`);
+          await page.waitForSelector('main [data-page="experiment"] .tile');
+          const labels = await page.locator('main [data-page="experiment"] .tile .label').allTextContents();
+          expect(labels, address).toContain('misroute rate (optimization)');
+          expect(
+            await page
+              .locator('main [data-page="experiment"] .tile', { hasText: 'misroute rate (optimization)' })
+              .locator('.value')
+              .textContent(),
+            address,
+          ).toBe((1 - decided.composite!).toFixed(4));
+          expect(
+            labels.filter((label) => label.includes('composite')),
+            address,
+          ).toEqual([]);
           await page.close();
         }
       } finally {

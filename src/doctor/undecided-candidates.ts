@@ -16,6 +16,12 @@
  */
 import type { StudyDatabase } from '../storage/database.ts';
 import { MIGRATIONS } from '../storage/migrations.ts';
+import {
+  hasAppliedMigration,
+  readDecidedCandidateIds,
+  readLastStopReasonOfRound,
+  readProposedCandidateIds,
+} from '../storage/notebook/doctor-queries.ts';
 import { readStudyState } from '../loop/study-state.ts';
 
 /** One finding, as `kloop doctor` reports it (src/doctor/doctor.ts). */
@@ -31,21 +37,11 @@ const IDENTITIES_MIGRATION = '0009_candidate_ids_and_lease_generation';
 
 /** Candidates proposed and never decided, by round: what the check reads. */
 export async function undecidedCandidates(db: StudyDatabase): Promise<Map<number, string[]>> {
-  const proposals = await db
-    .selectFrom('proposals')
-    .select(['round', 'candidate_ids'])
-    .where('candidate_ids', 'is not', null)
-    .orderBy('round')
-    .orderBy('attempt')
-    .execute();
-  const decided = new Set(
-    (await db.selectFrom('experiments').select('candidate_id').where('candidate_id', 'is not', null).execute()).map(
-      (row) => row.candidate_id!,
-    ),
-  );
+  const proposals = await readProposedCandidateIds(db);
+  const decided = await readDecidedCandidateIds(db);
   const undecided = new Map<number, string[]>();
   for (const proposal of proposals) {
-    const missing = (JSON.parse(proposal.candidate_ids!) as string[]).filter((id) => !decided.has(id));
+    const missing = (JSON.parse(proposal.candidateIds) as string[]).filter((id) => !decided.has(id));
     if (missing.length > 0) undecided.set(proposal.round, [...(undecided.get(proposal.round) ?? []), ...missing]);
   }
   return undecided;
@@ -54,12 +50,7 @@ export async function undecidedCandidates(db: StudyDatabase): Promise<Map<number
 /** True when the notebook has candidate identities (migration 0009 applied; a read-only open does not migrate). */
 export async function hasCandidateIdentities(db: StudyDatabase): Promise<boolean> {
   if (!(IDENTITIES_MIGRATION in MIGRATIONS)) throw new Error(`unknown migration ${IDENTITIES_MIGRATION}`);
-  const applied = await db
-    .selectFrom('kysely_migration' as never)
-    .select('name' as never)
-    .where('name' as never, '=', IDENTITIES_MIGRATION as never)
-    .executeTakeFirst();
-  return applied !== undefined;
+  return hasAppliedMigration(db, IDENTITIES_MIGRATION);
 }
 
 /** The findings of the check (a problem for a closed round's lost candidates, info for those the open round or the budget left). */
@@ -113,13 +104,5 @@ export async function undecidedCandidateFindings(db: StudyDatabase): Promise<Und
 
 /** True when the run that last decided in `round` stopped on its experiment budget: the budget left the round's other candidates undecided. */
 async function budgetEndedAfter(db: StudyDatabase, round: number): Promise<boolean> {
-  const last = await db
-    .selectFrom('experiments')
-    .innerJoin('runs', 'runs.id', 'experiments.run_id')
-    .select('runs.stop_reason as stopReason')
-    .where('experiments.round', '=', round)
-    .orderBy('experiments.id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return last?.stopReason === 'max_experiments';
+  return (await readLastStopReasonOfRound(db, round)) === 'max_experiments';
 }

@@ -8,87 +8,19 @@
  * refused candidate was tested on (see {@link requiredExamples} for the
  * method). For `specialization`, the shadow partition's size and exposure.
  */
-import { studentTCdf } from '../stats/distributions.ts';
-import { mcnemarExactTestFromCounts } from '../stats/mcnemar.ts';
 import type { CorpusPolicy } from '../corpus/lifecycle.ts';
 import { MIN_SHADOW_EXAMPLES } from '../corpus/lifecycle.ts';
-import { combinedEdits, shadowCeiling, type CombinedEdits, type ExampleOutcomes } from './stuck-factors.ts';
+import { combinedEdits, shadowCeiling, type CombinedEdits } from './stuck-factors.ts';
+import type { RefusedExperiment, SignificanceShortfall } from './significance-shortfall.ts';
+import { significanceShortfall } from './significance-shortfall.ts';
 
-/** Largest example count {@link requiredExamples} searches; beyond it the effect is "too small to matter". */
-export const MAX_REQUIRED_EXAMPLES = 10_000_000;
-
-/**
- * The smallest number of examples n ≥ 2 at which a one-sided paired t-test
- * (candidate > incumbent) of paired differences with standardised mean
- * `effectSize` reaches significance: P(T ≥ d·√n) < α for T ~ Student t with
- * n − 1 degrees of freedom, i.e. the observed t = d·√n passes the gate's
- * test. `effectSize` is d_z = mean / SD of the per-example paired differences
- * (Cohen 1988, §2.3; for a test result, d_z = t / √n). The p-value falls
- * monotonically with n for d > 0, so the search is a binary search.
- *
- * Assumption, and the caveat to state with it: more examples behave like the
- * ones measured (the edit fixes the same share of them, by the same amounts).
- * This is the size at which the *observed* effect would pass; a new sample
- * with a true effect of that size passes at about that n only half the time
- * (50% power), so treat it as a floor.
- *
- * Reference: Student (1908); P(T ≥ t) from `@stdlib/stats-base-dists-t-cdf`,
- * checked against SciPy 1.17 (`scipy.stats.t.sf`) in `stuck-advice.test.ts`.
- *
- * @param effectSize d_z, finite
- * @param alpha one-sided significance level in (0, 1)
- * @returns the smallest n, or null when d ≤ 0 (no number of examples makes a
- *   zero or negative effect significant) or n would exceed {@link MAX_REQUIRED_EXAMPLES}
- */
-export function requiredExamples(effectSize: number, alpha: number): number | null {
-  if (!Number.isFinite(effectSize) || effectSize <= 0) return null;
-  const passes = (n: number): boolean => 1 - studentTCdf(effectSize * Math.sqrt(n), n - 1) < alpha;
-  if (!passes(MAX_REQUIRED_EXAMPLES)) return null;
-  let low = 2;
-  let high = MAX_REQUIRED_EXAMPLES;
-  if (passes(low)) return low;
-  while (high - low > 1) {
-    const middle = Math.floor((low + high) / 2);
-    if (passes(middle)) high = middle;
-    else low = middle;
-  }
-  return high;
-}
-
-/** Largest example count {@link requiredExamplesMcNemar} searches. */
-export const MAX_REQUIRED_BINARY_EXAMPLES = 100_000;
-
-/**
- * The binary-task counterpart of {@link requiredExamples}: the smallest
- * number of examples N at which McNemar's exact one-sided test (the gate's
- * test for right/wrong outcomes; McNemar 1947, exact binomial form) reaches
- * significance when the candidate fixes and breaks the same shares of them
- * as it did on the `testedOn` examples measured: b' = ⌊b·N/n⌋ fixed,
- * c' = ⌈c·N/n⌉ broken (rounded against the candidate), p = P(X ≥ b') for
- * X ~ Binomial(b' + c', ½) below α. The same caveat: a floor, not a promise.
- *
- * @returns the smallest N ≥ n, or null when b ≤ c (no number of examples
- *   helps an edit that breaks as many as it fixes) or N would exceed {@link MAX_REQUIRED_BINARY_EXAMPLES}
- */
-export function requiredExamplesMcNemar(b: number, c: number, testedOn: number, alpha: number): number | null {
-  if (!(b > c) || testedOn < 1) return null;
-  for (let n = testedOn; n <= MAX_REQUIRED_BINARY_EXAMPLES; n += 1) {
-    const fixed = Math.floor((b * n) / testedOn);
-    const broken = Math.ceil((c * n) / testedOn);
-    if (fixed > broken && mcnemarExactTestFromCounts({ b: fixed, c: broken }, 'greater').pValue < alpha) return n;
-  }
-  return null;
-}
-
-/** One refused experiment as the advice reads it. */
-export interface RefusedExperiment {
-  id: number;
-  reason: string;
-  /** The gate's evidence (`experiments.evidence`): `{ checks: [{ name, statistic, data }] }`. */
-  evidence: unknown;
-  /** Right/wrong tasks: the optimization examples it fixed and broke against its base, from the notebook's per-example results. */
-  outcomes?: ExampleOutcomes;
-}
+export {
+  MAX_REQUIRED_BINARY_EXAMPLES,
+  MAX_REQUIRED_EXAMPLES,
+  requiredExamples,
+  requiredExamplesMcNemar,
+} from './required-examples.ts';
+export { type RefusedExperiment, type SignificanceShortfall, significanceShortfall } from './significance-shortfall.ts';
 
 /**
  * What limited the run, from its own evidence: the proposer's budget (a
@@ -99,24 +31,6 @@ export interface RefusedExperiment {
  * noise (the gains were within the measured noise).
  */
 export type LimitingFactor = 'proposer_budget' | 'proposer' | 'corpus_size' | 'shadow_size' | 'noise';
-
-/** What a refused-as-not-significant candidate shows about the examples it needs. */
-export interface SignificanceShortfall {
-  experimentId: number;
-  /** The paired test the gate used: the t-test (continuous scores) or McNemar's exact test (right/wrong outcomes). Default paired-t. */
-  test?: 'paired-t' | 'mcnemar-exact';
-  /** Examples the paired test used (valid for both). */
-  testedOn: number;
-  /** Mean paired difference Δ (candidate − incumbent composite). */
-  meanDifference: number;
-  /** SD of the paired differences. */
-  differenceSd: number;
-  /** d_z = Δ / SD. */
-  effectSize: number;
-  pValue: number;
-  /** {@link requiredExamples}; null when no number would do. */
-  requiredExamples: number | null;
-}
 
 /** The way out of a run that accepted nothing. */
 export interface StuckAdvice {
@@ -164,60 +78,6 @@ export interface StuckContext {
   proposerBudget?: { setting: string; value: number; defaultValue: number };
   /** `gate.shadowAlpha`; default `alpha`. */
   shadowAlpha?: number;
-}
-
-interface CheckEvidence {
-  name?: string;
-  statistic?: number | null;
-  data?: Record<string, unknown>;
-}
-
-function checksOf(evidence: unknown): CheckEvidence[] {
-  const checks = (evidence as { checks?: unknown } | null)?.checks;
-  return Array.isArray(checks) ? (checks as CheckEvidence[]) : [];
-}
-
-/** The paired test of a not-significant refusal, read from its evidence; undefined when it is not there. */
-export function significanceShortfall(experiment: RefusedExperiment, alpha: number): SignificanceShortfall | undefined {
-  const checks = checksOf(experiment.evidence);
-  const margin = checks.find((check) => check.name === 'margin');
-  const significance = checks.find((check) => check.name === 'significance');
-  if (significance?.data?.pairedTest === 'mcnemar-exact') {
-    const b = Number(significance.data.b);
-    const c = Number(significance.data.c);
-    const pairs = b + c + Number(significance.data.bothRight ?? 0) + Number(significance.data.bothWrong ?? 0);
-    if (![b, c, pairs].every(Number.isFinite) || pairs < 2) return undefined;
-    // Paired differences d_i ∈ {−1, 0, 1}: mean (b − c)/n, sample SD over n − 1.
-    const meanDifference = (b - c) / pairs;
-    const variance = (b + c - pairs * meanDifference ** 2) / (pairs - 1);
-    const differenceSd = Math.sqrt(Math.max(0, variance));
-    return {
-      experimentId: experiment.id,
-      test: 'mcnemar-exact',
-      testedOn: pairs,
-      meanDifference,
-      differenceSd,
-      effectSize:
-        differenceSd === 0 ? (meanDifference > 0 ? Number.POSITIVE_INFINITY : 0) : meanDifference / differenceSd,
-      pValue: Number(significance.data.pValue ?? significance.statistic),
-      requiredExamples: requiredExamplesMcNemar(b, c, pairs, alpha),
-    };
-  }
-  const t = Number(significance?.data?.t);
-  const df = Number(significance?.data?.df);
-  const delta = Number(margin?.statistic);
-  if (!Number.isFinite(t) || !Number.isFinite(df) || df < 1 || !Number.isFinite(delta)) return undefined;
-  const testedOn = df + 1;
-  const effectSize = t / Math.sqrt(testedOn);
-  return {
-    experimentId: experiment.id,
-    testedOn,
-    meanDifference: delta,
-    differenceSd: effectSize === 0 ? 0 : delta / effectSize,
-    effectSize,
-    pValue: Number(significance?.data?.pValue ?? significance?.statistic),
-    requiredExamples: requiredExamples(effectSize, alpha),
-  };
 }
 
 function median(values: readonly number[]): number | null {

@@ -10,6 +10,7 @@
  * @module
  */
 import type { StudyDatabase } from '../storage/database.ts';
+import { readExampleComposites, readExperimentSides } from '../storage/notebook/report-queries.ts';
 import type { ExampleOutcomes } from './stuck-factors.ts';
 
 /** Per-example mean composite of one artifact under one fingerprint, over the given example ids (valid repeats only). */
@@ -19,19 +20,14 @@ async function meansOf(
   artifactHash: string,
   ids: ReadonlySet<string>,
 ): Promise<Map<string, number>> {
-  const rows = await db
-    .selectFrom('example_results')
-    .select(['example_id', 'composite', 'valid'])
-    .where('fingerprint', '=', fingerprint)
-    .where('artifact_hash', '=', artifactHash)
-    .execute();
+  const rows = await readExampleComposites(db, fingerprint, artifactHash);
   const sums = new Map<string, { sum: number; n: number }>();
   for (const row of rows) {
-    if (!ids.has(row.example_id) || Number(row.valid) !== 1 || row.composite === null) continue;
-    const entry = sums.get(row.example_id) ?? { sum: 0, n: 0 };
+    if (!ids.has(row.exampleId) || Number(row.valid) !== 1 || row.composite === null) continue;
+    const entry = sums.get(row.exampleId) ?? { sum: 0, n: 0 };
     entry.sum += Number(row.composite);
     entry.n += 1;
-    sums.set(row.example_id, entry);
+    sums.set(row.exampleId, entry);
   }
   return new Map([...sums].map(([id, entry]) => [id, entry.sum / entry.n]));
 }
@@ -49,20 +45,10 @@ export async function refusedOutcomes(
   const outcomes = new Map<number, ExampleOutcomes>();
   if (experimentIds.length === 0) return outcomes;
   const ids = new Set(optimizationIds);
-  const rows = await db
-    .selectFrom('experiments')
-    .innerJoin('artifact_versions', 'artifact_versions.id', 'experiments.base_version_id')
-    .select([
-      'experiments.id as id',
-      'experiments.fingerprint as fingerprint',
-      'experiments.candidate_hash as candidate',
-      'artifact_versions.hash as base',
-    ])
-    .where('experiments.id', 'in', [...experimentIds])
-    .execute();
+  const rows = await readExperimentSides(db, experimentIds);
   for (const row of rows) {
-    const base = await meansOf(db, row.fingerprint, row.base, ids);
-    const candidate = await meansOf(db, row.fingerprint, row.candidate, ids);
+    const base = await meansOf(db, row.fingerprint, row.baseHash, ids);
+    const candidate = await meansOf(db, row.fingerprint, row.candidateHash, ids);
     if (base.size === 0 || candidate.size === 0) continue;
     const fixed: string[] = [];
     const broken: string[] = [];
@@ -72,7 +58,7 @@ export async function refusedOutcomes(
       if (after > before) fixed.push(id);
       else if (after < before) broken.push(id);
     }
-    outcomes.set(Number(row.id), { fixed: fixed.sort(), broken: broken.sort() });
+    outcomes.set(row.id, { fixed: fixed.sort(), broken: broken.sort() });
   }
   return outcomes;
 }

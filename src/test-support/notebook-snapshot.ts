@@ -7,6 +7,7 @@
  * proposer calls and the corpus lifecycle.
  */
 import type { StudyDatabase } from '../storage/database.ts';
+import { readSnapshotRows } from '../storage/notebook/snapshot-queries.ts';
 
 /** Drops the keys whose values are clock readings or durations, at any depth. */
 function withoutTimings(value: unknown): unknown {
@@ -22,73 +23,21 @@ function withoutTimings(value: unknown): unknown {
 
 /** The notebook's content, ordered, timings left out. */
 export async function notebookSnapshot(db: StudyDatabase): Promise<Record<string, unknown>> {
-  const versions = await db
-    .selectFrom('artifact_versions')
-    .select(['id', 'hash', 'parent_id', 'source', 'experiment_id'])
-    .orderBy('id')
-    .execute();
-  const experiments = await db
-    .selectFrom('experiments')
-    .select([
-      'id',
-      'run_id',
-      'round',
-      'proposer',
-      'base_version_id',
-      'candidate_hash',
-      'delta',
-      'rationale',
-      'decision',
-      'reason',
-      'evidence',
-      'accepted_version_id',
-      'fingerprint',
-      'seed',
-      'change',
-    ])
-    .orderBy('id')
-    .execute();
-  const registry = await db
-    .selectFrom('registry_events')
-    .select(['id', 'name', 'version_id', 'reason', 'actor'])
-    .orderBy('id')
-    .execute();
-  const results = await db
-    .selectFrom('example_results')
-    .select(['fingerprint', 'artifact_hash', 'example_id', 'repeat', 'valid', 'composite', 'score', 'usage'])
-    .orderBy('fingerprint')
-    .orderBy('artifact_hash')
-    .orderBy('example_id')
-    .orderBy('repeat')
-    .execute();
-  const proposals = await db
-    .selectFrom('proposals')
-    .select(['id', 'round', 'attempt', 'proposer', 'outcome', 'candidates', 'failures'])
-    .orderBy('id')
-    .execute();
-  const members = await db
-    .selectFrom('corpus_members')
-    .select(['example_id', 'origin', 'source', 'partition', 'shadow_exposures'])
-    .orderBy('example_id')
-    .execute();
-  const events = await db
-    .selectFrom('corpus_events')
-    .select(['id', 'example_id', 'kind', 'from_partition', 'to_partition', 'reason', 'experiment_id', 'details'])
-    .orderBy('id')
-    .execute();
-  const runs = await db.selectFrom('runs').select(['id', 'stop_reason']).orderBy('id').execute();
+  const experiments = await readSnapshotRows(db, 'experiments');
+  const results = await readSnapshotRows(db, 'example_results');
+  const events = await readSnapshotRows(db, 'corpus_events');
   return withoutTimings({
-    versions,
+    versions: await readSnapshotRows(db, 'artifact_versions'),
     experiments: experiments.map((row) => ({ ...row, evidence: JSON.parse(row.evidence) as unknown })),
-    registry,
+    registry: await readSnapshotRows(db, 'registry_events'),
     results: results.map((row) => ({
       ...row,
       score: JSON.parse(row.score) as unknown,
       usage: JSON.parse(row.usage) as unknown,
     })),
-    proposals,
-    members,
+    proposals: await readSnapshotRows(db, 'proposals'),
+    members: await readSnapshotRows(db, 'corpus_members'),
     events: events.map((row) => ({ ...row, details: JSON.parse(row.details) as unknown })),
-    runs,
+    runs: await readSnapshotRows(db, 'runs'),
   }) as Record<string, unknown>;
 }

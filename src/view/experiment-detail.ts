@@ -14,6 +14,8 @@
  * before read both from the per-partition store (`evaluation_examples`).
  */
 import type { StudyDatabase } from '../storage/database.ts';
+import { readVersion } from '../storage/notebook/view-queries.ts';
+import { readEvaluationExamples } from '../storage/notebook/view-results-queries.ts';
 import type { EvidenceCheck, EvidencePartitionScores, EvidenceRebase } from './evidence.ts';
 import type { EvaluationIndex, ExperimentScore, ViewPartition } from './experiment-scores.ts';
 import { VIEW_PARTITIONS } from './experiment-scores.ts';
@@ -48,6 +50,12 @@ export interface ExperimentDetail extends Omit<ExperimentScore, 'evidence'> {
   compared: Record<ViewPartition, { examples: number; improved: number; worsened: number; validityChanged: number }>;
   /** Set when the candidate was rebased onto a newer incumbent before it was judged (method, conflicts, the hash as proposed). */
   rebased: EvidenceRebase | null;
+  /**
+   * The study's headline figure the page labels the scores with (kloop.yaml
+   * `task.reportAs`, e.g. "misroute rate"; `complement`: it is 1 − composite,
+   * lower is better); `{ name: 'composite', complement: false }` by default.
+   */
+  headline: { name: string; complement: boolean };
 }
 
 type StoredExample = Pick<StoredRecord, 'valid' | 'composite' | 'diagnostics' | 'feedback'>;
@@ -58,12 +66,7 @@ async function loadLegacyExamples(
   evaluationIds: readonly number[],
 ): Promise<Map<string, { mean: number | null; first: StoredExample }>> {
   if (evaluationIds.length === 0) return new Map();
-  const rows = await db
-    .selectFrom('evaluation_examples')
-    .select(['evaluation_id', 'example_id', 'valid', 'composite', 'score'])
-    .where('evaluation_id', 'in', [...evaluationIds])
-    .orderBy('evaluation_id')
-    .execute();
+  const rows = await readEvaluationExamples(db, evaluationIds);
   const sums = new Map<string, { sum: number; count: number; first: StoredExample }>();
   for (const row of rows) {
     let score: StoredExample;
@@ -208,25 +211,19 @@ async function changesFromEvidence(
   };
 }
 
-/** Builds the detail of one scored experiment. */
+/**
+ * Builds the detail of one scored experiment.
+ *
+ * @param headline the study's headline figure (see {@link ExperimentDetail.headline}); default the composite
+ */
 export async function loadExperimentDetail(
   db: StudyDatabase,
   index: EvaluationIndex,
   score: ExperimentScore,
+  headline: ExperimentDetail['headline'] = { name: 'composite', complement: false },
 ): Promise<ExperimentDetail> {
-  const base = await db
-    .selectFrom('artifact_versions')
-    .select(['hash', 'text'])
-    .where('id', '=', score.baseVersion)
-    .executeTakeFirst();
-  const accepted =
-    score.acceptedVersion === null
-      ? undefined
-      : await db
-          .selectFrom('artifact_versions')
-          .select(['text'])
-          .where('id', '=', score.acceptedVersion)
-          .executeTakeFirst();
+  const base = await readVersion(db, score.baseVersion);
+  const accepted = score.acceptedVersion === null ? undefined : await readVersion(db, score.acceptedVersion);
   const changes: ExampleChange[] = [];
   const compared = {} as ExperimentDetail['compared'];
   for (const partition of VIEW_PARTITIONS) {
@@ -288,5 +285,6 @@ export async function loadExperimentDetail(
     changes,
     compared,
     rebased: evidence.rebased,
+    headline,
   };
 }

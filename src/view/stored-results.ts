@@ -18,9 +18,14 @@ import { contentHash } from '../artifact/content-hash.ts';
 import type { CorpusEvent, DecisionRecord } from '../corpus/lifecycle.ts';
 import { reconstructPartitions } from '../corpus/lifecycle.ts';
 import { readCorpusEvents, readDecisionRecords } from '../corpus/lifecycle-store.ts';
-import { sql } from 'kysely';
 import type { StudyDatabase } from '../storage/database.ts';
-import { backendOf, listTables } from '../storage/database.ts';
+import { listTables } from '../storage/database.ts';
+import type { ExampleScoreRow } from '../storage/notebook/view-results-queries.ts';
+import {
+  readExampleOutcomes,
+  readExampleScores,
+  sumExampleResultUsage,
+} from '../storage/notebook/view-results-queries.ts';
 
 /** The three named partitions, in report order. */
 export const VIEW_PARTITIONS = ['optimization', 'anchor', 'shadow'] as const;
@@ -99,15 +104,9 @@ function parseUsage(text: string): ResultOutcome['usage'] {
   }
 }
 
-function parseRecord(row: {
-  example_id: string;
-  repeat: number;
-  valid: number;
-  composite: number | null;
-  score: string;
-}): StoredRecord {
+function parseRecord(row: ExampleScoreRow): StoredRecord {
   const fallback: StoredRecord = {
-    exampleId: row.example_id,
+    exampleId: row.exampleId,
     repeat: row.repeat,
     valid: row.valid === 1,
     composite: row.composite,
@@ -128,37 +127,50 @@ export async function hasTable(db: StudyDatabase, name: string): Promise<boolean
   return (await listTables(db)).has(name);
 }
 
-/** Opens the reads of `example_results`. */
+/** Every stored example-repeat of one artifact, by example id, repeats ascending. */
+async function loadOutcomes(
+  db: StudyDatabase,
+  fingerprint: string,
+  artifactHash: string,
+): Promise<ReadonlyMap<string, readonly ResultOutcome[]>> {
+  const byExample = new Map<string, ResultOutcome[]>();
+  for (const row of await readExampleOutcomes(db, fingerprint, artifactHash)) {
+    const outcome: ResultOutcome = {
+      repeat: row.repeat,
+      valid: row.valid === 1,
+      composite: row.valid === 1 ? row.composite : null,
+      createdAt: row.createdAt,
+      usage: parseUsage(row.usage),
+    };
+    const list = byExample.get(row.exampleId);
+    if (list === undefined) byExample.set(row.exampleId, [outcome]);
+    else list.push(outcome);
+  }
+  return byExample;
+}
+
+/** The stored records of the given examples, repeats 0..repeats−1, by example id (repeats ascending). */
+async function loadRecords(
+  db: StudyDatabase,
+  fingerprint: string,
+  artifactHash: string,
+  exampleIds: readonly string[],
+  repeats: number,
+): Promise<Map<string, StoredRecord[]>> {
+  const result = new Map<string, StoredRecord[]>();
+  if (exampleIds.length === 0 || repeats < 1) return result;
+  for (const row of await readExampleScores(db, fingerprint, artifactHash, exampleIds, repeats)) {
+    const list = result.get(row.exampleId);
+    if (list === undefined) result.set(row.exampleId, [parseRecord(row)]);
+    else list.push(parseRecord(row));
+  }
+  return result;
+}
+
+/** Opens the reads of `example_results` (src/storage/notebook/view-results-queries.ts). */
 export async function openExampleResults(db: StudyDatabase): Promise<ExampleResultStore> {
   const available = await hasTable(db, 'example_results');
   const cache = new Map<string, Promise<ReadonlyMap<string, readonly ResultOutcome[]>>>();
-  const load = async (
-    fingerprint: string,
-    artifactHash: string,
-  ): Promise<ReadonlyMap<string, readonly ResultOutcome[]>> => {
-    const rows = await db
-      .selectFrom('example_results')
-      .select(['example_id', 'repeat', 'valid', 'composite', 'usage', 'created_at'])
-      .where('fingerprint', '=', fingerprint)
-      .where('artifact_hash', '=', artifactHash)
-      .orderBy('example_id')
-      .orderBy('repeat')
-      .execute();
-    const byExample = new Map<string, ResultOutcome[]>();
-    for (const row of rows) {
-      const outcome: ResultOutcome = {
-        repeat: row.repeat,
-        valid: row.valid === 1,
-        composite: row.valid === 1 ? row.composite : null,
-        createdAt: row.created_at,
-        usage: parseUsage(row.usage),
-      };
-      const list = byExample.get(row.example_id);
-      if (list === undefined) byExample.set(row.example_id, [outcome]);
-      else list.push(outcome);
-    }
-    return byExample;
-  };
   return {
     available,
     outcomes: (fingerprint, artifactHash) => {
@@ -166,69 +178,14 @@ export async function openExampleResults(db: StudyDatabase): Promise<ExampleResu
       const key = `${fingerprint}\u0000${artifactHash}`;
       let entry = cache.get(key);
       if (entry === undefined) {
-        entry = load(fingerprint, artifactHash);
+        entry = loadOutcomes(db, fingerprint, artifactHash);
         cache.set(key, entry);
       }
       return entry;
     },
-    records: async (fingerprint, artifactHash, exampleIds, repeats) => {
-      const result = new Map<string, StoredRecord[]>();
-      if (!available || exampleIds.length === 0 || repeats < 1) return result;
-      // In slices: SQLite limits the number of bound parameters of one statement.
-      for (let start = 0; start < exampleIds.length; start += 500) {
-        const rows = await db
-          .selectFrom('example_results')
-          .select(['example_id', 'repeat', 'valid', 'composite', 'score'])
-          .where('fingerprint', '=', fingerprint)
-          .where('artifact_hash', '=', artifactHash)
-          .where('example_id', 'in', exampleIds.slice(start, start + 500))
-          .where('repeat', '<', repeats)
-          .orderBy('example_id')
-          .orderBy('repeat')
-          .execute();
-        for (const row of rows) {
-          const list = result.get(row.example_id);
-          if (list === undefined) result.set(row.example_id, [parseRecord(row)]);
-          else list.push(parseRecord(row));
-        }
-      }
-      return result;
-    },
-    total: async () => {
-      if (!available) return { calls: 0, ...ZERO_USAGE };
-      // JSON1 is built into the SQLite of better-sqlite3; a field that is not a number counts as 0.
-      const result =
-        backendOf(db) === 'postgres'
-          ? await sql<{
-              calls: number;
-              input_tokens: number | null;
-              output_tokens: number | null;
-              cost_usd: number | null;
-            }>`select
-          count(*) as calls,
-          sum(case when jsonb_typeof(usage::jsonb -> 'inputTokens') = 'number' then (usage::jsonb ->> 'inputTokens')::double precision end) as input_tokens,
-          sum(case when jsonb_typeof(usage::jsonb -> 'outputTokens') = 'number' then (usage::jsonb ->> 'outputTokens')::double precision end) as output_tokens,
-          sum(case when jsonb_typeof(usage::jsonb -> 'costUsd') = 'number' then (usage::jsonb ->> 'costUsd')::double precision end) as cost_usd
-        from example_results`.execute(db)
-          : await sql<{
-              calls: number;
-              input_tokens: number | null;
-              output_tokens: number | null;
-              cost_usd: number | null;
-            }>`select
-          count(*) as calls,
-          sum(case when json_valid(usage) then (case when json_type(usage, '$.inputTokens') in ('integer', 'real') then json_extract(usage, '$.inputTokens') end) end) as input_tokens,
-          sum(case when json_valid(usage) then (case when json_type(usage, '$.outputTokens') in ('integer', 'real') then json_extract(usage, '$.outputTokens') end) end) as output_tokens,
-          sum(case when json_valid(usage) then (case when json_type(usage, '$.costUsd') in ('integer', 'real') then json_extract(usage, '$.costUsd') end) end) as cost_usd
-        from example_results`.execute(db);
-      const row = result.rows[0];
-      return {
-        calls: Number(row?.calls ?? 0),
-        inputTokens: Number(row?.input_tokens ?? 0),
-        outputTokens: Number(row?.output_tokens ?? 0),
-        costUsd: Number(row?.cost_usd ?? 0),
-      };
-    },
+    records: async (fingerprint, artifactHash, exampleIds, repeats) =>
+      available ? loadRecords(db, fingerprint, artifactHash, exampleIds, repeats) : new Map(),
+    total: async () => (available ? sumExampleResultUsage(db) : { calls: 0, ...ZERO_USAGE }),
   };
 }
 

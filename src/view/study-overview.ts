@@ -11,6 +11,9 @@ import type { RegistryEvent } from '../storage/activation.ts';
 import { listRegistryEvents } from '../storage/activation.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, readLease, staleReason } from '../storage/lease.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
+import type { MembershipMoveRow } from '../storage/notebook/view-queries.ts';
+import type { RunRow } from '../storage/notebook/view-queries.ts';
+import { readMembershipMoves, readOpenRunId, readRuns, readVersionHashes } from '../storage/notebook/view-queries.ts';
 import { listCalibrations } from '../calibration/calibration.ts';
 import type { EvaluationIndex, EvaluationUsage, ExperimentScore, PartitionComposites } from './experiment-scores.ts';
 import { createVersionScorer, loadEvaluationIndex, loadExperimentScores } from './experiment-scores.ts';
@@ -152,18 +155,13 @@ export async function loadRunInProgress(
       null
   )
     return null;
-  const open = await db
-    .selectFrom('runs')
-    .select('id')
-    .where('ended_at', 'is', null)
-    .orderBy('id', 'desc')
-    .executeTakeFirst();
+  const open = await readOpenRunId(db);
   return {
     pid: lease.pid,
     hostname: lease.hostname,
     since: lease.acquiredAt,
     heartbeatAt: lease.heartbeatAt,
-    run: open?.id ?? null,
+    run: open,
   };
 }
 
@@ -179,21 +177,13 @@ export interface OverviewOptions {
   headline?: { name: string; complement: boolean };
 }
 
-/** Reads the overview of a study's notebook. */
-export async function loadStudyOverview(db: StudyDatabase, options: OverviewOptions): Promise<StudyOverview> {
-  const now = options.now ?? (() => new Date());
-  const index = options.index ?? (await loadEvaluationIndex(db));
-  const scores = options.scores ?? (await loadExperimentScores(db, index));
-  const active = await getRegistryVersion(db, 'active');
-  const seed = await getRegistryVersion(db, 'seed');
-  const byReason: Record<string, number> = {};
-  for (const score of scores) byReason[score.reason] = (byReason[score.reason] ?? 0) + 1;
-  const experiments: ExperimentSummary[] = scores.map(({ evidence, partitionHashes: _hashes, ...rest }) => ({
-    ...rest,
-    failedCheck: rest.decision === 'accepted' ? null : (evidence.checks.find((check) => !check.passed)?.name ?? null),
-    shadowConsulted: evidence.shadowConsulted,
-  }));
-
+/** The incumbent's trail: the seed before any experiment, its composites after each, and a version activated by hand since. */
+async function loadTrail(
+  db: StudyDatabase,
+  index: EvaluationIndex,
+  scores: readonly ExperimentScore[],
+  active: { id: number; hash: string } | undefined,
+): Promise<TrailPoint[]> {
   const trail: TrailPoint[] = [];
   const first = scores[0];
   if (first !== undefined) {
@@ -211,10 +201,7 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
   const lastScored = scores.filter((score) => score.decision !== 'skipped').at(-1);
   if (active !== undefined && lastScored !== undefined && trail.at(-1)?.versionId !== active.id) {
     // Activated by hand (a rollback) since the last experiment: where the incumbent stands now, on the partitions of the last decision.
-    const hashes = new Map(
-      (await db.selectFrom('artifact_versions').select(['id', 'hash']).execute()).map((row) => [row.id, row.hash]),
-    );
-    const scorer = createVersionScorer(index, scores, hashes);
+    const scorer = createVersionScorer(index, scores, await readVersionHashes(db));
     trail.push({
       kind: 'active',
       experimentId: scores.at(-1)!.id + 0.5,
@@ -222,8 +209,15 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
       composites: await scorer.composites(active.hash, lastScored),
     });
   }
+  return trail;
+}
 
-  const runRows = await db.selectFrom('runs').selectAll().orderBy('id').execute();
+/** The runs, the last one that recorded a stop, and the executor usage summed over the runs that metered it (null: none did). */
+function summariseRuns(runRows: readonly RunRow[]): {
+  runs: RunSummary[];
+  finished: RunSummary | undefined;
+  metered: StudyOverview['budget']['metered'];
+} {
   const runs: RunSummary[] = runRows.map((row) => ({
     id: row.id,
     startedAt: row.started_at,
@@ -247,8 +241,12 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
           }),
           { runs: 0, calls: 0, cachedCalls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 },
         );
+  return { runs, finished, metered };
+}
 
-  const calibrations = (await listCalibrations(db)).reverse().map((record) => ({
+/** The calibration history, newest first. */
+async function loadCalibrationHistory(db: StudyDatabase): Promise<StudyOverview['calibrations']> {
+  return (await listCalibrations(db)).reverse().map((record) => ({
     id: record.id,
     createdAt: record.createdAt,
     fingerprint: record.fingerprint,
@@ -259,6 +257,26 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
     valid: record.valid,
     message: record.message,
   }));
+}
+
+/** Reads the overview of a study's notebook. */
+export async function loadStudyOverview(db: StudyDatabase, options: OverviewOptions): Promise<StudyOverview> {
+  const now = options.now ?? (() => new Date());
+  const index = options.index ?? (await loadEvaluationIndex(db));
+  const scores = options.scores ?? (await loadExperimentScores(db, index));
+  const active = await getRegistryVersion(db, 'active');
+  const seed = await getRegistryVersion(db, 'seed');
+  const byReason: Record<string, number> = {};
+  for (const score of scores) byReason[score.reason] = (byReason[score.reason] ?? 0) + 1;
+  const experiments: ExperimentSummary[] = scores.map(({ evidence, partitionHashes: _hashes, ...rest }) => ({
+    ...rest,
+    failedCheck: rest.decision === 'accepted' ? null : (evidence.checks.find((check) => !check.passed)?.name ?? null),
+    shadowConsulted: evidence.shadowConsulted,
+  }));
+
+  const trail = await loadTrail(db, index, scores, active);
+
+  const { runs, finished, metered } = summariseRuns(await readRuns(db));
 
   return {
     study: options.studyDir,
@@ -281,29 +299,23 @@ export async function loadStudyOverview(db: StudyDatabase, options: OverviewOpti
       finished === undefined ? null : { run: finished.id, reason: finished.stopReason!, detail: finished.stopDetail },
     runInProgress: await loadRunInProgress(db, options.studyDir, now),
     budget: { evaluations: await index.storedTotal(), metered },
-    calibrations,
+    calibrations: await loadCalibrationHistory(db),
     registryEvents: await listRegistryEvents(db, 'active'),
     corpusMoves: await loadCorpusMoves(db),
   };
 }
 
 async function loadCorpusMoves(db: StudyDatabase): Promise<StudyOverview['corpusMoves']> {
-  let rows: Array<{ experiment_id: number | null; kind: string; created_at: string }> = [];
+  let rows: MembershipMoveRow[] = [];
   try {
-    rows = await db
-      .selectFrom('corpus_events')
-      .select(['experiment_id', 'kind', 'created_at'])
-      .where('kind', 'in', ['admitted', 'shadow', 'graduated', 'rotated_out', 'removed'])
-      .where('experiment_id', 'is not', null)
-      .orderBy('id')
-      .execute();
+    rows = (await readMembershipMoves(db)).filter((row) => row.experimentId !== null);
   } catch {
     return []; // a database without the corpus lifecycle
   }
   const moves = new Map<number, { afterExperiment: number; at: string; kinds: Record<string, number> }>();
   for (const row of rows) {
-    const after = row.experiment_id!;
-    const entry = moves.get(after) ?? { afterExperiment: after, at: row.created_at, kinds: {} };
+    const after = row.experimentId!;
+    const entry = moves.get(after) ?? { afterExperiment: after, at: row.createdAt, kinds: {} };
     entry.kinds[row.kind] = (entry.kinds[row.kind] ?? 0) + 1;
     moves.set(after, entry);
   }

@@ -6,6 +6,7 @@ import type { StudyDatabase } from '../storage/database.ts';
 import type { RegistryEvent } from '../storage/activation.ts';
 import { listRegistryEvents } from '../storage/activation.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
+import { readLastExperimentId, readVersions } from '../storage/notebook/view-queries.ts';
 import { readCorpusEvents, readCorpusMembers } from '../corpus/lifecycle-store.ts';
 import type { ReviewItem } from '../review/review-queue.ts';
 import { listReviewItems } from '../review/review-queue.ts';
@@ -49,7 +50,7 @@ export async function loadVersionsPage(
   scores: readonly ExperimentScore[],
 ): Promise<VersionsPage> {
   const active = await getRegistryVersion(db, 'active');
-  const rows = await db.selectFrom('artifact_versions').selectAll().orderBy('id').execute();
+  const rows = await readVersions(db);
   const deltas = new Map(
     scores.filter((score) => score.acceptedVersion !== null).map((score) => [score.acceptedVersion!, score.delta]),
   );
@@ -114,14 +115,7 @@ export interface CorpusPage {
 
 /** Reads the corpus lifecycle; the sizes run up to the last experiment. */
 export async function loadCorpusPage(db: StudyDatabase, policy: CorpusPage['policy']): Promise<CorpusPage> {
-  const lastExperiment = Number(
-    (
-      await db
-        .selectFrom('experiments')
-        .select((eb) => eb.fn.max<number>('id').as('id'))
-        .executeTakeFirst()
-    )?.id ?? 0,
-  );
+  const lastExperiment = await readLastExperimentId(db);
   const members = await readCorpusMembers(db);
   const events = await readCorpusEvents(db);
   const partitions: Record<string, number> = {};

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { StudyDatabase } from '../storage/database.ts';
+import { readVersionTexts } from '../storage/notebook/view-queries.ts';
 import type { ExperimentDetail } from './experiment-detail.ts';
 import { loadExperimentDetail } from './experiment-detail.ts';
 import type { ExperimentScore } from './experiment-scores.ts';
@@ -81,11 +82,9 @@ export async function loadReportData(db: StudyDatabase, options: ReportDataOptio
     ...(options.headline !== undefined ? { headline: options.headline } : {}),
   });
   const experiments: ExperimentDetail[] = [];
-  for (const score of scores) experiments.push(await loadExperimentDetail(db, index, score));
+  for (const score of scores) experiments.push(await loadExperimentDetail(db, index, score, options.headline));
   const versions = await loadVersionsPage(db, index, scores);
-  const texts = new Map(
-    (await db.selectFrom('artifact_versions').select(['id', 'text']).execute()).map((row) => [row.id, row.text]),
-  );
+  const texts = await readVersionTexts(db);
   const diffs: StudyReportData['diffs'] = {};
   for (const [a, b] of diffPairs(versions))
     diffs[`${a}..${b}`] = { a, b, ...diffTexts(texts.get(a) ?? '', texts.get(b) ?? '') };

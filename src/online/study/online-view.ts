@@ -8,6 +8,7 @@
 import type { StudyDatabase } from '../../storage/database.ts';
 import { listOnlineLooks, readOnlineState, type OnlineLookRecord } from '../../storage/online-store.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
+import { readOnlineClockEnd } from '../../storage/notebook/view-queries.ts';
 import type { OnlineStudyConfig } from '../config.ts';
 import { ONLINE_STOPPED_KEY } from './online-study.ts';
 import { describeStandings, type ExperimentStanding } from './standing.ts';
@@ -33,17 +34,7 @@ export type OnlineViewExperiment = ExperimentStanding & { series: Omit<OnlineLoo
 
 /** The time a simulated notebook's clock stopped at: the latest start or decision of its experiments (or of its looks). */
 export async function simulatedClockEnd(db: StudyDatabase): Promise<string> {
-  const experiments = await db
-    .selectFrom('online_experiments')
-    .select((eb) => [eb.fn.max('decided_at').as('decided'), eb.fn.max('started_at').as('started')])
-    .executeTakeFirst();
-  const looks = await db
-    .selectFrom('online_looks')
-    .select((eb) => eb.fn.max('at').as('at'))
-    .executeTakeFirst();
-  return [String(experiments?.decided ?? ''), String(experiments?.started ?? ''), String(looks?.at ?? '')]
-    .sort()
-    .at(-1)!;
+  return readOnlineClockEnd(db);
 }
 
 /**

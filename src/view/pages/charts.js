@@ -200,13 +200,24 @@
     });
   }
 
-  /** Horizontal bars: the largest per-example changes of an experiment, coloured by partition (right: better, left: worse). */
-  function exampleChangesChart(canvas, changes) {
+  /**
+   * Horizontal bars: the largest per-example changes of an experiment in the study's headline figure
+   * (format.headline), coloured by partition (right: the figure rose; better for a composite, worse for a
+   * complement such as a misroute rate).
+   */
+  function exampleChangesChart(canvas, changes, figure) {
     const shown = changes.filter((change) => change.change !== null).slice(0, 25);
     const options = baseOptions();
     options.indexAxis = 'y';
     options.plugins.legend = { display: false };
-    options.scales = { x: { title: { display: true, text: 'change in composite (candidate − incumbent)' } } };
+    options.scales = {
+      x: {
+        title: {
+          display: true,
+          text: `change in ${figure.name} (candidate − incumbent)${figure.complement ? ', lower is better' : ''}`,
+        },
+      },
+    };
     return mount(canvas, {
       type: 'bar',
       data: {
@@ -214,7 +225,7 @@
         datasets: [
           {
             label: 'change',
-            data: shown.map((change) => change.change),
+            data: shown.map((change) => figure.delta(change.change)),
             backgroundColor: shown.map((change) => PARTITION_COLORS[change.partition] || '#5d6d7e'),
           },
         ],

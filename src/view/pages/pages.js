@@ -307,6 +307,8 @@
   // -------------------------------------------------------------- experiment
   async function experiment(ctx, id) {
     const data = await ctx.load(`/api/experiments/${id}`);
+    // The study's headline (kloop.yaml task.reportAs), as the overview shows it: a misroute rate is 1 − composite.
+    const figure = format.headline(data);
     const root = h('div', { 'data-page': 'experiment', 'data-experiment': data.id });
     const shadowMoved = data.changes.filter((change) => change.partition === 'shadow').length;
     const anchorsMoved = data.changes.filter((change) => change.partition === 'anchor').length;
@@ -317,13 +319,13 @@
         'div',
         { class: 'tiles' },
         tile(
-          'composite (optimization)',
-          format.score(data.composite),
-          `incumbent ${format.score(data.incumbentComposite)}`,
+          `${figure.name} (optimization)`,
+          format.score(figure.value(data.composite)),
+          `incumbent ${format.score(figure.value(data.incumbentComposite))}`,
         ),
         tile(
-          'Δ optimization',
-          format.signed(data.compositeDelta),
+          `Δ optimization ${figure.name}`,
+          format.signed(figure.delta(data.compositeDelta)),
           `p = ${format.pValue(data.pValue)}${data.welchPValue !== null ? ` · Welch p = ${format.pValue(data.welchPValue)}` : ''}`,
         ),
         tile('moved', `${data.changes.length} examples`, `${anchorsMoved} anchor · ${shadowMoved} shadow`),
@@ -368,7 +370,7 @@
     );
     root.append(
       card(
-        'Scores',
+        `Scores (${figure.name})`,
         table(
           [
             'partition',
@@ -383,18 +385,19 @@
             const before = data.incumbentBefore[partition];
             const after = data.candidate[partition];
             const difference = before !== null && after !== null ? after - before : null;
+            // Coloured by the composite's direction (green: better), shown in the headline.
             const compared = data.compared[partition];
             return h(
               'tr',
               {},
               h('td', {}, partitionBadge(partition)),
-              num(format.score(before)),
+              num(format.score(figure.value(before))),
               num(
                 after === null && partition === 'shadow' && !data.shadowConsulted
                   ? 'not consulted'
-                  : format.score(after),
+                  : format.score(figure.value(after)),
               ),
-              h('td', { class: `num ${format.signClass(difference)}` }, format.signed(difference)),
+              h('td', { class: `num ${format.signClass(difference)}` }, format.signed(figure.delta(difference))),
               num(compared.examples),
               num(compared.improved),
               num(compared.worsened),
@@ -405,7 +408,7 @@
           'p',
           { class: 'legend-note', 'data-testid': 'repeats' },
           data.decision === 'skipped'
-            ? "Skipped before evaluation: the incumbent's composites as the notebook measured them on the partitions in force."
+            ? `Skipped before evaluation: the incumbent's ${figure.name} as the notebook measured it on the partitions in force.`
             : `Repeats compared: candidate ${data.repeats}, incumbent ${data.incumbentRepeats}${data.incumbentRepeats > data.repeats ? ' (the incumbent is topped up each round it stays the incumbent)' : ''}. ${data.scoreSource === 'evaluations' ? 'Scores from the per-partition evaluations of a notebook recorded before the gate kept its scores.' : data.scoreSource === 'none' ? 'The gate compared no scores for this candidate.' : 'Scores as the gate compared them.'}`,
         ),
       ),
@@ -447,7 +450,7 @@
     const changesCanvas = h('canvas', { id: 'changes-chart' });
     root.append(
       card(
-        `Per-example changes (${data.changes.length})`,
+        `Per-example changes in ${figure.name} (${data.changes.length})`,
         data.changes.length === 0
           ? h('p', { class: 'muted' }, 'No example changed its score.')
           : [
@@ -477,12 +480,12 @@
                       { 'data-example': change.exampleId },
                       h('td', {}, partitionBadge(change.partition)),
                       h('td', { class: 'mono' }, change.exampleId),
-                      num(change.before === null ? 'invalid' : format.score(change.before)),
-                      num(change.after === null ? 'invalid' : format.score(change.after)),
+                      num(change.before === null ? 'invalid' : format.score(figure.value(change.before))),
+                      num(change.after === null ? 'invalid' : format.score(figure.value(change.after))),
                       h(
                         'td',
                         { class: `num ${format.signClass(change.change)}` },
-                        change.change === null ? 'validity' : format.signed(change.change),
+                        change.change === null ? 'validity' : format.signed(figure.delta(change.change)),
                       ),
                       h(
                         'td',
@@ -504,7 +507,8 @@
       ),
     );
     ctx.mount(root);
-    if (data.changes.some((change) => change.change !== null)) charts.exampleChangesChart(changesCanvas, data.changes);
+    if (data.changes.some((change) => change.change !== null))
+      charts.exampleChangesChart(changesCanvas, data.changes, figure);
   }
 
   // ---------------------------------------------------------------- versions

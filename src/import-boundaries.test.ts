@@ -278,7 +278,7 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
     'view',
   ],
   config: ['assembly', 'errors', 'gate', 'program', 'proposers', 'providers', 'storage'],
-  corpus: ['errors', 'stats', 'storage', 'tasks', 'text'],
+  corpus: ['errors', 'gate', 'stats', 'storage', 'tasks', 'text'],
   doctor: [
     'artifact',
     'calibration',
@@ -294,9 +294,9 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
     'text',
   ],
   errors: ['text'],
-  evaluator: ['artifact', 'corpus', 'errors', 'executors', 'storage', 'tasks', 'text'],
+  evaluator: ['artifact', 'errors', 'executors', 'storage', 'tasks', 'text'],
   executors: ['artifact', 'errors', 'program', 'providers', 'text'],
-  gate: ['evaluator', 'stats'],
+  gate: ['errors', 'evaluator', 'stats'],
   index: [
     'api',
     'corpus',

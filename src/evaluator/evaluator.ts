@@ -24,7 +24,6 @@
  */
 import { resultKey, type RemoteExecution } from '../storage/remote-execution.ts';
 import { contentHash } from '../artifact/content-hash.ts';
-import type { Example } from '../corpus/example.ts';
 import { isKloopError } from '../errors.ts';
 import type { ExecutionResult, Executor } from '../executors/executor.ts';
 import type { StudyDatabase } from '../storage/database.ts';
@@ -87,8 +86,22 @@ export function computeFingerprint(input: FingerprintInput): string {
   ).slice(0, 16);
 }
 
+/**
+ * An example as the evaluator reads it: its id, its input, its gold and the
+ * task's text of the input. Structurally a subset of src/corpus/example.ts's
+ * `Example`, so the evaluator depends on no corpus format (and, through it, on
+ * no concrete task).
+ */
+export interface EvaluatedExample {
+  id: string;
+  input: unknown;
+  expected: unknown;
+  /** The task's text of the input (`inputText(task, input)`). */
+  text: string;
+}
+
 /** Content hash of examples' input and gold, independent of order and partition. */
-export function corpusVersion(examples: readonly Example[]): string {
+export function corpusVersion(examples: readonly EvaluatedExample[]): string {
   const parts = examples
     .map((example) => `${example.id}\u0000${contentHash(JSON.stringify([example.input, example.expected]))}`)
     .sort();
@@ -96,7 +109,7 @@ export function corpusVersion(examples: readonly Example[]): string {
 }
 
 /** Hash of a partition's membership (ids and contents). */
-export function partitionHash(examples: readonly Example[]): string {
+export function partitionHash(examples: readonly EvaluatedExample[]): string {
   return corpusVersion(examples);
 }
 
@@ -108,7 +121,7 @@ export interface EvaluatorOptions {
   task: Task;
   executor: Executor;
   /** Every example of the study (used for the corpus version). */
-  corpus: readonly Example[];
+  corpus: readonly EvaluatedExample[];
   /** Weights by component name. Default the task's (`defaultWeights(task)`). */
   weights?: Readonly<Record<string, number>>;
   /** Study database for stored results; without it nothing is stored. */
@@ -142,7 +155,7 @@ export interface EvaluatorOptions {
 export interface EvaluateRequest {
   artifactText: string;
   partition: string;
-  examples: readonly Example[];
+  examples: readonly EvaluatedExample[];
   /** Number of repeats (≥ 1). Default 1. */
   repeats?: number;
   /** First repeat index. Default 0. */
@@ -204,7 +217,7 @@ export function scorerErrors(scores: readonly PartitionScore[]): string[] {
  */
 export function scoreExecution(
   task: Task,
-  example: Pick<Example, 'id' | 'input' | 'expected'>,
+  example: Pick<EvaluatedExample, 'id' | 'input' | 'expected'>,
   result: ExecutionResult,
   weights: Readonly<Record<string, number>>,
 ): ExampleScore {
@@ -313,7 +326,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
         latencyMs: 0,
       }),
     );
-    const missing: Array<{ example: Example; index: number; repeat: number }> = [];
+    const missing: Array<{ example: EvaluatedExample; index: number; repeat: number }> = [];
     for (let offset = 0; offset < repeats; offset += 1) {
       const repeat = first + offset;
       examples.forEach((example, index) => {

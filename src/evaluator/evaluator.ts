@@ -28,6 +28,7 @@ import { isKloopError } from '../errors.ts';
 import type { ExecutionResult, Executor } from '../executors/executor.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
+import { readExampleResults, writeExampleResult } from '../storage/notebook/evaluations-store.ts';
 import type { Task, TaskComponent } from '../tasks/task.ts';
 import { defaultWeights, hasWeightedComponent, taskComponents } from '../tasks/task.ts';
 import { capWithCount } from '../text/characters.ts';
@@ -546,22 +547,20 @@ async function loadResults(
   lastRepeat: number,
   since: string | undefined,
 ): Promise<Map<string, StoredResult>> {
-  let query = db
-    .selectFrom('example_results')
-    .select(['example_id', 'repeat', 'score', 'usage', 'latency_ms'])
-    .where('fingerprint', '=', fingerprint)
-    .where('artifact_hash', '=', artifactHash)
-    .where('repeat', '>=', firstRepeat)
-    .where('repeat', '<=', lastRepeat);
-  if (since !== undefined) query = query.where('created_at', '>=', since);
-  const rows = await query.execute();
+  const rows = await readExampleResults(db, {
+    fingerprint,
+    artifactHash,
+    firstRepeat,
+    lastRepeat,
+    ...(since !== undefined ? { since } : {}),
+  });
   return new Map(
     rows.map((row) => [
-      resultKey(row.example_id, row.repeat),
+      resultKey(row.exampleId, row.repeat),
       {
         record: JSON.parse(row.score) as ExampleScoreRecord,
         usage: JSON.parse(row.usage) as Usage,
-        latencyMs: row.latency_ms,
+        latencyMs: row.latencyMs,
       },
     ]),
   );
@@ -577,33 +576,22 @@ async function storeResult(
   now: () => Date,
   replaceBefore: string | undefined,
 ): Promise<void> {
-  const values = {
-    valid: record.valid ? 1 : 0,
-    composite: record.valid ? record.composite : null,
-    score: JSON.stringify(record),
-    usage: JSON.stringify(usage),
-    latency_ms: latencyMs,
-    created_at: isoNow(now),
-  };
-  await db
-    .insertInto('example_results')
-    .values({
+  await writeExampleResult(
+    db,
+    {
       fingerprint,
-      artifact_hash: artifactHash,
-      example_id: record.exampleId,
+      artifactHash,
+      exampleId: record.exampleId,
       repeat: record.repeat,
-      ...values,
-    })
-    .onConflict((conflict) =>
-      replaceBefore === undefined
-        ? conflict.doNothing() // another writer stored the same result first
-        : // a re-measurement replaces a result stored before it began; one stored since (another writer of this run) stays
-          conflict
-            .columns(['fingerprint', 'artifact_hash', 'example_id', 'repeat'])
-            .doUpdateSet(values)
-            .where('example_results.created_at', '<', replaceBefore),
-    )
-    .execute();
+      valid: record.valid,
+      composite: record.valid ? record.composite : null,
+      score: JSON.stringify(record),
+      usage: JSON.stringify(usage),
+      latencyMs,
+      createdAt: isoNow(now),
+    },
+    replaceBefore,
+  );
 }
 
 /**

@@ -37,14 +37,9 @@ import { NO_CALIBRATION } from '../gate/gate.ts';
 import type { Candidate, ProposalResult } from '../proposers/proposer.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
+import { activeOrSeedVersion, endRun, insertRun, removeRunIfEmpty } from '../storage/notebook/engine-runs-store.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
-import {
-  getRegistryVersion,
-  getVersion,
-  putVersion,
-  setRegistryVersion,
-  withArtifactOverride,
-} from '../storage/registry.ts';
+import { getRegistryVersion, getVersion, withArtifactOverride } from '../storage/registry.ts';
 import { corpusBoundary, startCorpusLifecycle } from './corpus-lifecycle.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import type { StudyState } from './study-state.ts';
@@ -99,14 +94,7 @@ export async function ensureSeedVersion(
   study: LoadedStudy,
   now: () => Date,
 ): Promise<ArtifactVersion> {
-  const active = await getRegistryVersion(db);
-  if (active !== undefined) return active;
-  return db.transaction().execute(async (transaction) => {
-    const version = await putVersion(transaction, study.artifactText, 'seed', null, null, now);
-    await setRegistryVersion(transaction, version.id, 'seed', 'active', now);
-    await setRegistryVersion(transaction, version.id, 'seed', 'seed', now);
-    return version;
-  });
+  return activeOrSeedVersion(db, study.artifactText, now);
 }
 
 /** An incumbent the loop cannot evaluate (transient failures that persist): the run stops. */
@@ -222,12 +210,7 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
   let scratchEvaluator: Evaluator = createScratchEvaluator(study, db, options.evaluator);
 
   await ensureSeedVersion(db, study, now);
-  const run = await db
-    .insertInto('runs')
-    .values({ started_at: isoNow(now), ended_at: null, stop_reason: null, report: null })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const runId = run.id;
+  const runId = await insertRun(db, isoNow(now));
 
   const initialState = await readStudyState(db);
   const carryOver = initialState.lastStopReason === null || initialState.lastStopReason === 'interrupted';
@@ -281,15 +264,11 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
     if (finished !== null) return finished;
     await saveState(reason);
     // The detail is stored with the stop (the CLI's full report replaces it): history shows why a run failed, library runs included.
-    await db
-      .updateTable('runs')
-      .set({
-        ended_at: isoNow(now),
-        stop_reason: reason,
-        report: JSON.stringify({ stopReason: reason, stopDetail: detail }),
-      })
-      .where('id', '=', runId)
-      .execute();
+    await endRun(db, runId, {
+      endedAt: isoNow(now),
+      stopReason: reason,
+      report: JSON.stringify({ stopReason: reason, stopDetail: detail }),
+    });
     emit({ type: 'stop', reason, detail });
     finished = { runId, stopReason: reason, stopDetail: detail, newExperiments, fingerprint: evaluator.fingerprint };
     return finished;
@@ -914,29 +893,11 @@ export async function createLoopEngine(options: RunOptions): Promise<LoopEngine>
       if (isBudgetError(error)) return finish('budget', (error as Error).message);
       if (isInfrastructureError(error)) return finish('infrastructure_failure', (error as Error).message);
       // Bad input met by the run (exit 2, e.g. a scorer failing on the incumbent): a run that recorded nothing is removed, not left open.
-      if (KloopError.isInstance(error) && error.exitCode === 2) await removeRunIfEmpty(db, runId);
+      if (KloopError.isInstance(error) && error.exitCode === 2) await removeRunIfEmpty(db, runId); // a run that ended on bad input before it did anything
       throw error;
     },
   };
   return engine;
-}
-
-/** Deletes the run's row when nothing refers to it (no experiment, no proposer call): a run that ended on bad input before it did anything. */
-async function removeRunIfEmpty(db: StudyDatabase, runId: number): Promise<void> {
-  await db.transaction().execute(async (transaction) => {
-    const experiment = await transaction
-      .selectFrom('experiments')
-      .select('id')
-      .where('run_id', '=', runId)
-      .executeTakeFirst();
-    const proposal = await transaction
-      .selectFrom('proposals')
-      .select('id')
-      .where('run_id', '=', runId)
-      .executeTakeFirst();
-    if (experiment === undefined && proposal === undefined)
-      await transaction.deleteFrom('runs').where('id', '=', runId).execute();
-  });
 }
 
 /** The decision with the race's check after the constraints (what was evaluated before the gate looked). */

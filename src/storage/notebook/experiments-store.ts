@@ -91,6 +91,11 @@ export interface ExperimentsStore {
     effects: ExperimentEffects,
   ): Promise<{ id: number; accepted?: ArtifactVersion }>;
   roundAcceptingVersion(versionId: number): Promise<number>;
+  readExperimentIdentity(id: number): Promise<ExperimentIdentityRow | undefined>;
+  readEvaluatedThrough(
+    round: number,
+    exceptId: number,
+  ): Promise<Array<Pick<ExperimentIdentityRow, 'id' | 'delta' | 'candidateHash'>>>;
 }
 
 /** Experiments evaluated and decided (rows with decision `skipped` do not count). */
@@ -232,4 +237,59 @@ export async function roundAcceptingVersion(db: StudyDatabase, versionId: number
     .where('accepted_version_id', '=', versionId)
     .executeTakeFirst();
   return row?.round ?? 0;
+}
+
+/** An experiment as the duplicate finder reads it. */
+export interface ExperimentIdentityRow {
+  id: number;
+  round: number;
+  decision: string;
+  reason: string;
+  delta: string;
+  candidateHash: string;
+}
+
+/** Experiment `id`'s round, decision, delta and content hash; undefined when there is none. */
+export async function readExperimentIdentity(
+  db: StudyDatabase,
+  id: number,
+): Promise<ExperimentIdentityRow | undefined> {
+  const row = await db
+    .selectFrom('experiments')
+    .select(['id', 'round', 'decision', 'reason', 'delta', 'candidate_hash'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row === undefined
+    ? undefined
+    : { ...identityOf(row), round: row.round, decision: row.decision, reason: row.reason };
+}
+
+/**
+ * The experiments evaluated (not skipped, not an infrastructure failure) in
+ * rounds up to `round`, but experiment `exceptId`, by id: their id, delta
+ * and content hash (round, decision and reason as filtered).
+ */
+export async function readEvaluatedThrough(
+  db: StudyDatabase,
+  round: number,
+  exceptId: number,
+): Promise<Array<Pick<ExperimentIdentityRow, 'id' | 'delta' | 'candidateHash'>>> {
+  const rows = await db
+    .selectFrom('experiments')
+    .select(['id', 'delta', 'candidate_hash'])
+    .where('round', '<=', round)
+    .where('decision', '!=', 'skipped')
+    .where('reason', '!=', 'evaluation_failed')
+    .where('id', '!=', exceptId)
+    .orderBy('id')
+    .execute();
+  return rows.map(identityOf);
+}
+
+function identityOf(row: { id: number; delta: string; candidate_hash: string }): {
+  id: number;
+  delta: string;
+  candidateHash: string;
+} {
+  return { id: Number(row.id), delta: row.delta, candidateHash: row.candidate_hash };
 }

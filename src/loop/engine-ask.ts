@@ -1,0 +1,179 @@
+/**
+ * The ask state of the engine: the proposer, seeded by (seed, round,
+ * attempt), is asked for candidates; the call is recorded with its failures
+ * and tokens; what was evaluated before or is a near-duplicate is recorded as
+ * skipped and not returned. A failed answer or an idle one closes the round.
+ *
+ * @module
+ */
+import type { GateCheck } from '../gate/gate.ts';
+import { INVALID_INCUMBENT } from '../proposers/proposer.ts';
+import { withCallStage } from '../providers/call-stage.ts';
+import { withArtifactOverride } from '../storage/registry.ts';
+import { candidateIds } from './candidate-id.ts';
+import type { Asked } from './engine.ts';
+import { summarizeDistances } from './engine-close.ts';
+import { idOf, isDecided, recordDecision } from './engine-decide.ts';
+import type { EngineRun } from './engine-state.ts';
+import { closeRound } from './engine-state.ts';
+import { evaluatePartition, incumbentRepeats, yieldToEventLoop } from './evaluate-partition.ts';
+import { acceptedInRound, MAX_EVALUATION_FAILURES, recordProposal } from './notebook.ts';
+import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
+import { DEFAULT_RETRIALS } from './retrials.ts';
+
+export async function ask(run: EngineRun): Promise<Asked> {
+  if (run.current === null || run.openRound === null)
+    throw new Error('ask() needs an open round: call openRound() first');
+  const state = run.current;
+  const { round } = state;
+  const attempt = run.openRound.attempt ?? 0;
+  const baseRepeats = incumbentRepeats(run.study, round - 1 - (await acceptedInRound(run.db, state.base.id)));
+  const baseOptimization = await withCallStage('incumbent', () =>
+    evaluatePartition(run.evaluator, run.study, state.base.text, 'optimization', run.options.signal, baseRepeats),
+  );
+  // A proposer may score several texts at once (they run together: on the workers, or up to the executor's
+  // concurrency); each score is counted for the failure streak in the order the proposer asked, as one at a time.
+  let observed: Promise<unknown> = Promise.resolve();
+  const proposal = await withCallStage('proposer', () =>
+    askProposer({
+      study: run.study,
+      base: state.base,
+      baseOptimization,
+      prior: state.prior,
+      round,
+      attempt,
+      ...(run.repeatedDeltas.length > 0 ? { repeatedDeltas: run.repeatedDeltas } : {}),
+      ...(run.options.signal !== undefined ? { signal: run.options.signal } : {}),
+      evaluateOptimization: (text) =>
+        withCallStage('screening', () => {
+          const scoring = yieldToEventLoop().then(() =>
+            withArtifactOverride(text, () =>
+              run.scratchEvaluator.evaluate({
+                artifactText: text,
+                partition: 'optimization',
+                examples: run.study.partitions.optimization,
+                repeats: run.study.gate.repeats,
+              }),
+            ),
+          );
+          const turn = observed
+            .then(() => scoring)
+            .then((score) => {
+              if (text !== state.base.text) run.candidateFailures.observe(score);
+              return score;
+            });
+          observed = turn.catch(() => undefined);
+          return turn;
+        }),
+    }),
+  );
+  const failed = answerFailed(proposal);
+  state.ids = candidateIds(round, [...proposal.candidates, ...(proposal.repeated ?? [])]);
+  const deduped = dedupeCandidates(
+    [...proposal.candidates, ...(proposal.repeated ?? [])],
+    state.prior,
+    run.study.gate.minDeltaDistance,
+    {
+      baseVersionId: state.base.id,
+      retrials: run.study.gate.retrials ?? DEFAULT_RETRIALS,
+    },
+  );
+  state.distances = deduped.distances;
+  state.retrials = deduped.retrials;
+  const idle = !failed && deduped.fresh.length === 0;
+  await recordProposal(run.db, {
+    runId: run.runId,
+    round,
+    attempt,
+    proposer: run.study.proposer.id,
+    outcome: failed ? 'failed' : idle ? 'idle' : 'candidates',
+    candidates: proposal.candidates.length,
+    failures: proposal.failures,
+    ...(proposal.usage !== undefined ? { usage: proposal.usage } : {}),
+    candidateIds: failed ? [] : [...state.ids.values()],
+    now: run.now,
+  });
+  run.emit({
+    type: 'round',
+    round,
+    candidates: proposal.candidates.length,
+    failures: proposal.failures.length,
+    repeats: proposal.repeats ?? 0,
+    skipped: deduped.skipped.length,
+    failureReasons: proposal.failures.map((failure) => failure.reason),
+  });
+  if (failed) {
+    // One failed answer is one failure, however many candidates it meant to hold; the retry draws afresh.
+    run.consecutiveFailures += 1;
+    run.proposalAttempts += 1;
+    run.proposalFailures += 1;
+    run.lastFailure = proposal.failures.map((failure) => failure.reason).join('; ');
+    // A proposer that cannot read the incumbent fails the same way on every attempt: no retry, the run stops now.
+    if (proposal.failures.every((failure) => failure.code === INVALID_INCUMBENT)) {
+      run.consecutiveFailures = Math.max(run.consecutiveFailures, run.study.stopping.maxConsecutiveFailures);
+      run.unreadableIncumbent = true;
+    }
+    run.current = null;
+    await closeRound(run);
+    return { status: 'failed', candidates: [], proposal };
+  }
+  // Skipped before anything is paid for; never "tried" for later rounds.
+  for (const skipped of deduped.skipped) {
+    if (isDecided(state, skipped.candidate)) continue;
+    const check: GateCheck =
+      skipped.kind === 'evaluation_failed'
+        ? {
+            name: 'evaluation',
+            passed: false,
+            statistic: skipped.failures ?? MAX_EVALUATION_FAILURES,
+            threshold: MAX_EVALUATION_FAILURES,
+            detail: skipped.reason,
+          }
+        : {
+            name: 'diversity',
+            passed: false,
+            statistic: skipped.distance,
+            threshold: run.study.gate.minDeltaDistance,
+            detail: skipped.reason,
+          };
+    const { id } = await recordDecision(run, {
+      base: state.base,
+      hash: skipped.hash,
+      candidate: skipped.candidate,
+      candidateId: idOf(state, skipped.candidate),
+      decision: { accepted: false, reason: skipped.kind, checks: [check], shadowConsulted: false },
+      skipped: true,
+    });
+    run.emit({
+      type: 'decision',
+      round,
+      experimentId: id,
+      delta: skipped.candidate.delta,
+      decision: 'skipped',
+      reason: skipped.kind,
+      optimization: null,
+    });
+  }
+  if (idle) {
+    run.idleRounds += 1;
+    run.repeatedDeltas = [
+      ...new Set(
+        deduped.skipped.filter((skipped) => skipped.kind === 'duplicate').map((skipped) => skipped.candidate.delta),
+      ),
+    ];
+    run.current = null;
+    await closeRound(run);
+    run.emit({
+      type: 'round-end',
+      round,
+      accepted: 0,
+      refused: 0,
+      best: baseOptimization.composite,
+      diversity: summarizeDistances(deduped.distances),
+    });
+    return { status: 'idle', candidates: [], proposal };
+  }
+  run.idleRounds = 0;
+  run.repeatedDeltas = [];
+  return { status: 'candidates', candidates: deduped.fresh, proposal };
+}

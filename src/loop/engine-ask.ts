@@ -7,6 +7,8 @@
  * @module
  */
 import type { GateCheck } from '../gate/gate.ts';
+import type { PartitionScore } from '../evaluator/partition-score.ts';
+import type { ProposalResult } from '../proposers/proposer.ts';
 import { INVALID_INCUMBENT } from '../proposers/proposer.ts';
 import { withCallStage } from '../providers/call-stage.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
@@ -14,13 +16,14 @@ import { candidateIds } from './candidate-id.ts';
 import type { Asked } from './engine.ts';
 import { summarizeDistances } from './engine-close.ts';
 import { idOf, isDecided, recordDecision } from './engine-decide.ts';
-import type { EngineRun } from './engine-state.ts';
+import type { EngineRun, RoundState } from './engine-state.ts';
 import { closeRound } from './engine-state.ts';
 import { evaluatePartition, incumbentRepeats, yieldToEventLoop } from './evaluate-partition.ts';
 import { acceptedInRound, MAX_EVALUATION_FAILURES, recordProposal } from './notebook.ts';
 import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
 import { DEFAULT_RETRIALS } from './retrials.ts';
 
+/** Asks the proposer for the open round's candidates (see LoopEngine.ask): fresh ones, or the round closed as failed or idle. */
 export async function ask(run: EngineRun): Promise<Asked> {
   if (run.current === null || run.openRound === null)
     throw new Error('ask() needs an open round: call openRound() first');
@@ -31,10 +34,68 @@ export async function ask(run: EngineRun): Promise<Asked> {
   const baseOptimization = await withCallStage('incumbent', () =>
     evaluatePartition(run.evaluator, run.study, state.base.text, 'optimization', run.options.signal, baseRepeats),
   );
+  const proposal = await askRoundProposer(run, state, attempt, baseOptimization);
+  const failed = answerFailed(proposal);
+  state.ids = candidateIds(round, [...proposal.candidates, ...(proposal.repeated ?? [])]);
+  const deduped = dedupeCandidates(
+    [...proposal.candidates, ...(proposal.repeated ?? [])],
+    state.prior,
+    run.study.gate.minDeltaDistance,
+    {
+      baseVersionId: state.base.id,
+      retrials: run.study.gate.retrials ?? DEFAULT_RETRIALS,
+    },
+  );
+  state.distances = deduped.distances;
+  state.retrials = deduped.retrials;
+  const idle = !failed && deduped.fresh.length === 0;
+  await recordAnswer(run, state, { attempt, proposal, failed, idle, skipped: deduped.skipped.length });
+  if (failed) {
+    await closeFailedAnswer(run, proposal);
+    return { status: 'failed', candidates: [], proposal };
+  }
+  await recordSkipped(run, state, deduped.skipped);
+  if (idle) {
+    run.idleRounds += 1;
+    run.repeatedDeltas = [
+      ...new Set(
+        deduped.skipped.filter((skipped) => skipped.kind === 'duplicate').map((skipped) => skipped.candidate.delta),
+      ),
+    ];
+    run.current = null;
+    await closeRound(run);
+    run.emit({
+      type: 'round-end',
+      round,
+      accepted: 0,
+      refused: 0,
+      best: baseOptimization.composite,
+      diversity: summarizeDistances(deduped.distances),
+    });
+    return { status: 'idle', candidates: [], proposal };
+  }
+  run.idleRounds = 0;
+  run.repeatedDeltas = [];
+  return { status: 'candidates', candidates: deduped.fresh, proposal };
+}
+
+/**
+ * Asks the proposer of the open round, seeded by (seed, round, attempt), with
+ * the incumbent's optimization scores; the texts it scores are screened on
+ * the scratch evaluator, and each score counts for the failure streak in the
+ * order the proposer asked.
+ */
+async function askRoundProposer(
+  run: EngineRun,
+  state: RoundState,
+  attempt: number,
+  baseOptimization: PartitionScore,
+): Promise<ProposalResult> {
+  const { round } = state;
   // A proposer may score several texts at once (they run together: on the workers, or up to the executor's
   // concurrency); each score is counted for the failure streak in the order the proposer asked, as one at a time.
   let observed: Promise<unknown> = Promise.resolve();
-  const proposal = await withCallStage('proposer', () =>
+  return withCallStage('proposer', () =>
     askProposer({
       study: run.study,
       base: state.base,
@@ -67,20 +128,16 @@ export async function ask(run: EngineRun): Promise<Asked> {
         }),
     }),
   );
-  const failed = answerFailed(proposal);
-  state.ids = candidateIds(round, [...proposal.candidates, ...(proposal.repeated ?? [])]);
-  const deduped = dedupeCandidates(
-    [...proposal.candidates, ...(proposal.repeated ?? [])],
-    state.prior,
-    run.study.gate.minDeltaDistance,
-    {
-      baseVersionId: state.base.id,
-      retrials: run.study.gate.retrials ?? DEFAULT_RETRIALS,
-    },
-  );
-  state.distances = deduped.distances;
-  state.retrials = deduped.retrials;
-  const idle = !failed && deduped.fresh.length === 0;
+}
+
+/** Records the proposer call of the open round (once per round and attempt) and emits the round's `round` event. */
+async function recordAnswer(
+  run: EngineRun,
+  state: RoundState,
+  answer: { attempt: number; proposal: ProposalResult; failed: boolean; idle: boolean; skipped: number },
+): Promise<void> {
+  const { round } = state;
+  const { attempt, proposal, failed, idle } = answer;
   await recordProposal(run.db, {
     runId: run.runId,
     round,
@@ -99,26 +156,36 @@ export async function ask(run: EngineRun): Promise<Asked> {
     candidates: proposal.candidates.length,
     failures: proposal.failures.length,
     repeats: proposal.repeats ?? 0,
-    skipped: deduped.skipped.length,
+    skipped: answer.skipped,
     failureReasons: proposal.failures.map((failure) => failure.reason),
   });
-  if (failed) {
-    // One failed answer is one failure, however many candidates it meant to hold; the retry draws afresh.
-    run.consecutiveFailures += 1;
-    run.proposalAttempts += 1;
-    run.proposalFailures += 1;
-    run.lastFailure = proposal.failures.map((failure) => failure.reason).join('; ');
-    // A proposer that cannot read the incumbent fails the same way on every attempt: no retry, the run stops now.
-    if (proposal.failures.every((failure) => failure.code === INVALID_INCUMBENT)) {
-      run.consecutiveFailures = Math.max(run.consecutiveFailures, run.study.stopping.maxConsecutiveFailures);
-      run.unreadableIncumbent = true;
-    }
-    run.current = null;
-    await closeRound(run);
-    return { status: 'failed', candidates: [], proposal };
+}
+
+/** A failed answer: one more failure in the run's streaks (the run stops at once when the proposer cannot read the incumbent); the round closes. */
+async function closeFailedAnswer(run: EngineRun, proposal: ProposalResult): Promise<void> {
+  // One failed answer is one failure, however many candidates it meant to hold; the retry draws afresh.
+  run.consecutiveFailures += 1;
+  run.proposalAttempts += 1;
+  run.proposalFailures += 1;
+  run.lastFailure = proposal.failures.map((failure) => failure.reason).join('; ');
+  // A proposer that cannot read the incumbent fails the same way on every attempt: no retry, the run stops now.
+  if (proposal.failures.every((failure) => failure.code === INVALID_INCUMBENT)) {
+    run.consecutiveFailures = Math.max(run.consecutiveFailures, run.study.stopping.maxConsecutiveFailures);
+    run.unreadableIncumbent = true;
   }
+  run.current = null;
+  await closeRound(run);
+}
+
+/** Records the candidates skipped before anything is paid for (duplicates, repeated evaluation failures); never "tried" for later rounds. */
+async function recordSkipped(
+  run: EngineRun,
+  state: RoundState,
+  skippedCandidates: ReturnType<typeof dedupeCandidates>['skipped'],
+): Promise<void> {
+  const { round } = state;
   // Skipped before anything is paid for; never "tried" for later rounds.
-  for (const skipped of deduped.skipped) {
+  for (const skipped of skippedCandidates) {
     if (isDecided(state, skipped.candidate)) continue;
     const check: GateCheck =
       skipped.kind === 'evaluation_failed'
@@ -154,26 +221,4 @@ export async function ask(run: EngineRun): Promise<Asked> {
       optimization: null,
     });
   }
-  if (idle) {
-    run.idleRounds += 1;
-    run.repeatedDeltas = [
-      ...new Set(
-        deduped.skipped.filter((skipped) => skipped.kind === 'duplicate').map((skipped) => skipped.candidate.delta),
-      ),
-    ];
-    run.current = null;
-    await closeRound(run);
-    run.emit({
-      type: 'round-end',
-      round,
-      accepted: 0,
-      refused: 0,
-      best: baseOptimization.composite,
-      diversity: summarizeDistances(deduped.distances),
-    });
-    return { status: 'idle', candidates: [], proposal };
-  }
-  run.idleRounds = 0;
-  run.repeatedDeltas = [];
-  return { status: 'candidates', candidates: deduped.fresh, proposal };
 }

@@ -434,6 +434,7 @@ describe('the import graph, transitively', () => {
     expect(reached.filter((module) => folderOf(module) !== 'stats')).toEqual([
       'evaluator/partition-score.ts',
       'gate/gate-defaults.ts',
+      'gate/paired-comparison.ts',
       'gate/shadow-check.ts',
       'tasks/example-score.ts',
     ]);

@@ -48,7 +48,7 @@ import type { PartitionScore } from '../evaluator/partition-score.ts';
 import { normalCdf, studentTCdf } from '../stats/distributions.ts';
 import { mean, normalQuantile, standardError, variance } from '../stats/index.ts';
 import type { GateCalibration, GateCheck, GateSettings, RefusalReason } from './gate.ts';
-import { comparePaired, invalidRose, pairedTest } from './gate.ts';
+import { comparePaired, invalidRose, pairedTest } from './paired-comparison.ts';
 
 const round = (value: number): number => Math.round(value * 1e6) / 1e6;
 

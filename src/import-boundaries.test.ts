@@ -433,6 +433,7 @@ describe('the import graph, transitively', () => {
     expect(graph.get('tasks/example-score.ts')).toEqual([]);
     expect(reached.filter((module) => folderOf(module) !== 'stats')).toEqual([
       'evaluator/partition-score.ts',
+      'gate/gate-checks.ts',
       'gate/gate-defaults.ts',
       'gate/paired-comparison.ts',
       'gate/shadow-check.ts',

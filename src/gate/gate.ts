@@ -70,10 +70,15 @@
  * exact binomial form as scipy.stats.binomtest (src/stats/mcnemar.ts).
  */
 import type { PartitionScore } from '../evaluator/partition-score.ts';
-import { perExampleMeans } from '../evaluator/partition-score.ts';
-import { comparePaired, pairedTest, round } from './paired-comparison.ts';
+import {
+  anchorsCheck,
+  constraintsCheck,
+  marginCheck,
+  racedShadowCheck,
+  significanceCheck,
+  validityCheck,
+} from './gate-checks.ts';
 import { DEFAULT_GATE_SETTINGS } from './gate-defaults.ts';
-import { fisherExactTest, welchTTest } from '../stats/index.ts';
 import { shadowCheck } from './shadow-check.ts';
 
 /** Why a candidate was refused. */
@@ -216,7 +221,10 @@ export type { PairedComparison, PairedTestName, PairedTestResult } from './paire
 export { comparePaired, invalidRose, pairedTest } from './paired-comparison.ts';
 
 /**
- * Runs the checks in order and returns the decision with its evidence.
+ * Runs the checks in order and returns the decision with its evidence (the
+ * first failing check names the refusal; the shadow is evaluated only when
+ * checks 1–5 pass). The checks are src/gate/gate-checks.ts and
+ * src/gate/shadow-check.ts.
  */
 export async function decide(
   input: GateInput,
@@ -230,182 +238,24 @@ export async function decide(
     checks,
     shadowConsulted,
   });
-
-  // 1. constraints
-  checks.push({
-    name: 'constraints',
-    passed: input.constraints.passed,
-    statistic: input.constraints.violations.length,
-    threshold: 0,
-    detail: input.constraints.passed
-      ? 'every mechanical constraint holds'
-      : input.constraints.violations.map((violation) => `${violation.constraint}: ${violation.message}`).join('; '),
-  });
-  if (!input.constraints.passed) return refuse('constraint');
-
-  // 2. validity
-  // Transient failures (timeouts, server errors) are the infrastructure's, not the artifact's: not counted here.
-  const terminal = (score: PartitionScore): number => score.invalid - (score.transient ?? 0);
-  const counted = (score: PartitionScore): number => score.total - (score.transient ?? 0);
-  const incumbentInvalid = terminal(input.optimization.incumbent) + terminal(input.anchor.incumbent);
-  const candidateInvalid = terminal(input.optimization.candidate) + terminal(input.anchor.candidate);
-  const incumbentOutputs = counted(input.optimization.incumbent) + counted(input.anchor.incumbent);
-  const candidateOutputs = counted(input.optimization.candidate) + counted(input.anchor.candidate);
-  if (input.stochastic === true) {
-    // A sampled model's invalid outputs are noisy counts (and the incumbent may have more repeats):
-    // refuse only an invalid *rate* that is significantly higher — Fisher's exact test, one-sided, at α.
-    const fisher = fisherExactTest(
-      [
-        [candidateInvalid, candidateOutputs - candidateInvalid],
-        [incumbentInvalid, incumbentOutputs - incumbentInvalid],
-      ],
-      'greater',
-    );
-    const validityPassed = fisher.pValue >= settings.alpha;
-    checks.push({
-      name: 'validity',
-      passed: validityPassed,
-      statistic: round(fisher.pValue),
-      threshold: settings.alpha,
-      detail: `${candidateInvalid} invalid of ${candidateOutputs} outputs (incumbent ${incumbentInvalid} of ${incumbentOutputs}) on optimization and anchor; Fisher's exact test, one-sided (candidate's rate higher): p = ${round(fisher.pValue)} ${validityPassed ? '≥' : '<'} α = ${settings.alpha}`,
-      data: {
-        test: "Fisher's exact test, one-sided",
-        candidateInvalid,
-        candidateOutputs,
-        incumbentInvalid,
-        incumbentOutputs,
-        pValue: fisher.pValue,
-      },
-    });
-    if (!validityPassed) return refuse('invalid');
-  } else {
-    const validityPassed = candidateInvalid <= incumbentInvalid;
-    checks.push({
-      name: 'validity',
-      passed: validityPassed,
-      statistic: candidateInvalid,
-      threshold: incumbentInvalid,
-      detail: `${candidateInvalid} invalid outputs (incumbent ${incumbentInvalid}) on optimization and anchor`,
-    });
-    if (!validityPassed) return refuse('invalid');
-  }
-
-  // 3. margin
-  const optimization = comparePaired(input.optimization.incumbent, input.optimization.candidate);
-  // The SD of a difference of two means of R_c and R_i runs is σ·√(1/R_c + 1/R_i) (√(2/R) when equal).
-  const candidateRepeats = Math.max(1, input.optimization.candidate.repeats);
-  const incumbentRepeats = Math.max(1, input.optimization.incumbent.repeats);
-  const repeats = candidateRepeats === incumbentRepeats ? candidateRepeats : `${candidateRepeats}+${incumbentRepeats}`;
-  const differenceScale = Math.sqrt(1 / candidateRepeats + 1 / incumbentRepeats);
-  const tau = settings.thresholdK * calibration.noiseSd;
-  const margin = tau * differenceScale;
-  const marginPassed = optimization.delta > margin;
-  checks.push({
-    name: 'margin',
-    passed: marginPassed,
-    statistic: round(optimization.delta),
-    threshold: round(margin),
-    detail: `Δoptimization = ${round(optimization.delta)} over ${optimization.ids.length} examples (${optimization.leftOut.length} left out, invalid on one side); τ·√(1/R_c + 1/R_i) = ${settings.thresholdK}×${round(calibration.noiseSd)}·√(1/${candidateRepeats} + 1/${incumbentRepeats}) = ${round(margin)}`,
-    data: {
-      examples: optimization.ids.length,
-      leftOut: optimization.leftOut,
-      tau,
-      thresholdK: settings.thresholdK,
-      noiseSd: calibration.noiseSd,
-      repeats,
-    },
-  });
-  if (!marginPassed) return refuse('below_margin');
-
-  // 4. significance
-  const paired = pairedTest(optimization.candidate, optimization.incumbent, input.outcome);
-  const pairedPassed = paired.pValue < settings.alpha;
-  const improved = optimization.differences.filter((difference) => difference > 0).length;
-  const worsened = optimization.differences.filter((difference) => difference < 0).length;
-  const data: Record<string, unknown> = {
-    test: paired.test,
-    ...paired.data,
-    improved,
-    worsened,
+  const passes = (check: GateCheck): boolean => {
+    checks.push(check);
+    return check.passed;
   };
-  let detail = `${paired.text} ${pairedPassed ? '<' : '≥'} α = ${settings.alpha}`;
-  // The statistic that decided: the larger p-value when both tests ran (both must pass).
-  let decidingP = paired.pValue;
-  let significancePassed = pairedPassed;
-  const runsIncumbent = input.optimization.incumbent.runComposites.filter((value): value is number => value !== null);
-  const runsCandidate = input.optimization.candidate.runComposites.filter((value): value is number => value !== null);
-  if (input.stochastic === true && runsIncumbent.length >= 2 && runsCandidate.length >= 2) {
-    const welch = welchTTest(runsCandidate, runsIncumbent, { alternative: 'greater' });
-    const welchPassed = welch.pValue < settings.alpha;
-    data.welch = {
-      test: "Welch's t-test, one-sided, run-level composites",
-      ...welch,
-      runs: { candidate: runsCandidate.length, incumbent: runsIncumbent.length },
-    };
-    detail += `; Welch's t-test on ${runsCandidate.length} vs ${runsIncumbent.length} run-level composites: t = ${round(welch.t)}, df = ${round(welch.df)}, p = ${round(welch.pValue)} ${welchPassed ? '<' : '≥'} α`;
-    decidingP = Math.max(decidingP, welch.pValue);
-    significancePassed = pairedPassed && welchPassed;
-  }
-  detail += `; ${improved} examples improved, ${worsened} worsened`;
-  checks.push({
-    name: 'significance',
-    passed: significancePassed,
-    statistic: round(decidingP),
-    threshold: settings.alpha,
-    detail,
-    data,
-  });
-  if (!significancePassed) return refuse('not_significant');
-
-  // 5. anchors
-  const anchor = comparePaired(input.anchor.incumbent, input.anchor.candidate);
-  const drops: Array<{ id: string; drop: number; tolerance: number }> = anchor.ids.map((id, index) => ({
-    id,
-    drop: -anchor.differences[index]!,
-    tolerance: settings.anchorTolerance + settings.anchorK * (calibration.exampleSds[id] ?? 0) * differenceScale,
-  }));
-  const regressions = drops
-    .filter((entry) => entry.drop > entry.tolerance + 1e-12)
-    .map((entry) => ({ id: entry.id, drop: round(entry.drop), tolerance: round(entry.tolerance) }));
-  const incumbentValidAnchors = new Set(perExampleMeans(input.anchor.incumbent).keys());
-  const newlyInvalid = anchor.leftOut.filter((id) => incumbentValidAnchors.has(id));
-  // The row shows the anchor closest to (or furthest past) its own tolerance: its drop and that tolerance.
-  const closest = drops
-    .filter((entry) => entry.drop > 1e-12)
-    .sort(
-      (left, right) => right.drop - right.tolerance - (left.drop - left.tolerance) || left.id.localeCompare(right.id),
-    )[0];
-  const anchorsPassed = regressions.length === 0 && newlyInvalid.length === 0;
-  checks.push({
-    name: 'anchors',
-    passed: anchorsPassed,
-    statistic: closest === undefined ? 0 : round(Math.max(0, closest.drop)),
-    threshold: closest === undefined ? settings.anchorTolerance : round(closest.tolerance),
-    detail: anchorsPassed
-      ? `no anchor regressed (${closest === undefined ? 'none dropped' : `closest to its tolerance: ${closest.id}, drop ${round(closest.drop)} ≤ ${round(closest.tolerance)}`}; Δanchor = ${round(anchor.delta)})`
-      : `anchor regression: ${[...regressions.map((regression) => `${regression.id} −${regression.drop} > tolerance ${regression.tolerance}`), ...newlyInvalid.map((id) => `${id} became invalid`)].join(', ')}`,
-    data: { regressions, newlyInvalid, delta: anchor.delta, closest: closest?.id ?? null },
-  });
-  if (!anchorsPassed) return refuse('anchor_regression');
+  if (!passes(constraintsCheck(input))) return refuse('constraint');
+  if (!passes(validityCheck(input, settings))) return refuse('invalid');
+  const margin = marginCheck(input, settings, calibration);
+  if (!passes(margin.check)) return refuse('below_margin');
+  const { optimization, differenceScale } = margin;
+  if (!passes(significanceCheck(input, settings, optimization))) return refuse('not_significant');
+  if (!passes(anchorsCheck(input, settings, calibration, differenceScale))) return refuse('anchor_regression');
 
   // 6. shadow (src/gate/shadow-check.ts)
   const shadowScores = await input.evaluateShadow({ optimizationDelta: optimization.delta });
   if (shadowScores.stoppedEarly !== undefined) {
-    // A raced shadow stopped for futility: it cannot confirm the gain (a refusal only, never an acceptance).
-    // Positive so far but out of reach of the test: not confirmed; flat or falling: specialization.
-    const stopped = shadowScores.stoppedEarly;
-    const raced = (stopped.data.racing as { delta?: unknown } | undefined)?.delta;
-    const reason: RefusalReason = typeof raced === 'number' && raced > 1e-12 ? 'not_confirmed' : 'specialization';
-    const label = reason === 'not_confirmed' ? 'not confirmed' : 'specialization';
-    checks.push({
-      name: 'shadow',
-      passed: false,
-      statistic: round(stopped.statistic),
-      threshold: round(stopped.threshold),
-      detail: `${label}: ${stopped.detail}`,
-      data: stopped.data,
-    });
-    return refuse(reason, true);
+    const raced = racedShadowCheck(shadowScores.stoppedEarly);
+    checks.push(raced.check);
+    return refuse(raced.reason, true);
   }
   const shadow = shadowCheck({
     incumbent: shadowScores.incumbent,

@@ -22,20 +22,19 @@
  * `--no-cache` asks) replaces the result stored before it began, so a later
  * read sees what was measured last.
  */
-import { resultKey, type RemoteExecution } from '../storage/remote-execution.ts';
+import type { RemoteExecution } from '../storage/remote-execution.ts';
 import { contentHash } from '../artifact/content-hash.ts';
 import { isKloopError } from '../errors.ts';
 import type { ExecutionResult, Executor } from '../executors/executor.ts';
 import type { StudyDatabase } from '../storage/database.ts';
-import { isoNow } from '../storage/database.ts';
-import { readExampleResults, writeExampleResult } from '../storage/notebook/evaluations-store.ts';
 import type { Task, TaskComponent } from '../tasks/task.ts';
 import { defaultWeights, hasWeightedComponent, taskComponents } from '../tasks/task.ts';
 import { capWithCount } from '../text/characters.ts';
-import type { RepeatResult, ScoreNames } from './aggregate.ts';
+import type { ScoreNames } from './aggregate.ts';
 import { aggregate } from './aggregate.ts';
-import { mapWithConcurrency } from './map-with-concurrency.ts';
-import type { ExampleScore, ExampleScoreRecord, PartitionScore } from './partition-score.ts';
+import type { EvaluationContext } from './evaluation-run.ts';
+import { runEvaluation } from './evaluation-run.ts';
+import type { ExampleScore, PartitionScore } from './partition-score.ts';
 import { UNSCORED_REASON } from './partition-score.ts';
 
 /** Identity of an evaluator: everything that changes a score. */
@@ -300,109 +299,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const storedAs = options.storedAs ?? fingerprint;
   const now = options.now ?? (() => new Date());
-
-  async function run(
-    request: EvaluateRequest,
-    repeats: number,
-    first: number,
-  ): Promise<{ results: RepeatResult[]; missing: number }> {
-    const db = options.db;
-    const artifactHash = contentHash(request.artifactText);
-    const examples = request.examples;
-    const stored =
-      db !== undefined && request.fresh !== true && examples.length > 0
-        ? await loadResults(db, storedAs, artifactHash, first, first + repeats - 1, options.readSince)
-        : new Map<string, StoredResult>();
-    const perRepeat: Array<{ records: ExampleScoreRecord[]; usage: Usage; latencyMs: number }> = Array.from(
-      { length: repeats },
-      () => ({
-        records: new Array<ExampleScoreRecord>(examples.length),
-        usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
-        latencyMs: 0,
-      }),
-    );
-    const missing: Array<{ example: EvaluatedExample; index: number; repeat: number }> = [];
-    for (let offset = 0; offset < repeats; offset += 1) {
-      const repeat = first + offset;
-      examples.forEach((example, index) => {
-        const hit = stored.get(resultKey(example.id, repeat));
-        if (hit === undefined) missing.push({ example, index, repeat });
-        else addTo(perRepeat[offset]!, index, hit.record, hit.usage, hit.latencyMs);
-      });
-    }
-    if (request.storedOnly === true) {
-      // Nothing is executed: the records without a stored result are left out.
-      const present = perRepeat.map((result) => ({
-        ...result,
-        records: result.records.filter((record) => record !== undefined),
-      }));
-      return { results: present, missing: missing.length };
-    }
-    if (options.remote !== undefined && db !== undefined && request.fresh !== true && missing.length > 0) {
-      if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
-      const givenUp = await options.remote.execute(
-        {
-          fingerprint,
-          artifactHash,
-          artifactText: request.artifactText,
-          partition: request.partition,
-          items: missing.map(({ example, repeat }) => ({ exampleId: example.id, repeat })),
-          ...(options.readSince !== undefined ? { readSince: options.readSince } : {}),
-          ...(options.storedAs !== undefined ? { storedAs: options.storedAs } : {}),
-        },
-        request.signal,
-      );
-      const executed = await loadResults(db, storedAs, artifactHash, first, first + repeats - 1, options.readSince);
-      for (const { example, index, repeat } of missing) {
-        const hit = executed.get(resultKey(example.id, repeat));
-        if (hit !== undefined) addTo(perRepeat[repeat - first]!, index, hit.record, hit.usage, hit.latencyMs);
-        else {
-          const message = givenUp.get(resultKey(example.id, repeat)) ?? 'no evaluation worker stored a result';
-          const record = {
-            valid: false,
-            invalidReason: 'error',
-            message,
-            exampleId: example.id,
-            repeat,
-            transient: true,
-          } as ExampleScoreRecord;
-          addTo(perRepeat[repeat - first]!, index, record, { inputTokens: 0, outputTokens: 0, costUsd: 0 }, 0);
-        }
-      }
-      options.onProgress?.(missing.length, missing.length);
-      return { results: perRepeat, missing: 0 };
-    }
-    // A re-measurement (`fresh`, or `readSince`: --no-cache) replaces the results stored before it, so that later reads see it.
-    const replaceBefore = request.fresh === true ? isoNow(now) : options.readSince;
-    let done = 0;
-    await mapWithConcurrency(missing, concurrency, async ({ example, index, repeat }) => {
-      if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
-      const result: ExecutionResult = await options.executor.execute({
-        input: example.input,
-        text: example.text,
-        artifact: request.artifactText,
-        repeat,
-        exampleId: example.id,
-        ...(request.signal !== undefined ? { signal: request.signal } : {}),
-      });
-      const usage = result.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-      const score = scoreExecution(task, example, result, weights);
-      const transient = !result.ok && result.transient === true;
-      const record: ExampleScoreRecord = {
-        ...score,
-        exampleId: example.id,
-        repeat,
-        ...(transient ? { transient: true } : {}),
-      } as ExampleScoreRecord;
-      addTo(perRepeat[repeat - first]!, index, record, usage, result.latencyMs ?? 0);
-      const scorerFailed = !score.valid && score.invalidReason === SCORER_ERROR;
-      if (db !== undefined && !transient && !scorerFailed)
-        await storeResult(db, storedAs, artifactHash, record, usage, result.latencyMs ?? 0, now, replaceBefore);
-      done += 1;
-      options.onProgress?.(done, missing.length);
-    });
-    return { results: perRepeat, missing: 0 };
-  }
+  const context: EvaluationContext = { options, fingerprint, storedAs, weights, concurrency, now };
 
   return {
     fingerprint,
@@ -414,87 +311,9 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       if (!Number.isInteger(repeats) || repeats < 1)
         throw new RangeError(`repeats must be an integer ≥ 1, got ${repeats}`);
       const first = request.firstRepeat ?? 0;
-      const { results, missing } = await run(request, repeats, first);
+      const { results, missing } = await runEvaluation(context, request, repeats, first);
       const score = aggregate(request.partition, contentHash(request.artifactText), fingerprint, results, names);
       return request.storedOnly === true ? { ...score, missing } : score;
     },
   };
-}
-
-type Usage = { inputTokens: number; outputTokens: number; costUsd: number };
-
-function addTo(
-  target: { records: ExampleScoreRecord[]; usage: Usage; latencyMs: number },
-  index: number,
-  record: ExampleScoreRecord,
-  usage: Usage,
-  latencyMs: number,
-): void {
-  target.records[index] = record;
-  target.usage.inputTokens += usage.inputTokens;
-  target.usage.outputTokens += usage.outputTokens;
-  target.usage.costUsd += usage.costUsd;
-  target.latencyMs += latencyMs;
-}
-
-interface StoredResult {
-  record: ExampleScoreRecord;
-  usage: Usage;
-  latencyMs: number;
-}
-
-/** Stored results of one artifact for repeats `firstRepeat..lastRepeat`, keyed by {@link resultKey}. */
-async function loadResults(
-  db: StudyDatabase,
-  fingerprint: string,
-  artifactHash: string,
-  firstRepeat: number,
-  lastRepeat: number,
-  since: string | undefined,
-): Promise<Map<string, StoredResult>> {
-  const rows = await readExampleResults(db, {
-    fingerprint,
-    artifactHash,
-    firstRepeat,
-    lastRepeat,
-    ...(since !== undefined ? { since } : {}),
-  });
-  return new Map(
-    rows.map((row) => [
-      resultKey(row.exampleId, row.repeat),
-      {
-        record: JSON.parse(row.score) as ExampleScoreRecord,
-        usage: JSON.parse(row.usage) as Usage,
-        latencyMs: row.latencyMs,
-      },
-    ]),
-  );
-}
-
-async function storeResult(
-  db: StudyDatabase,
-  fingerprint: string,
-  artifactHash: string,
-  record: ExampleScoreRecord,
-  usage: Usage,
-  latencyMs: number,
-  now: () => Date,
-  replaceBefore: string | undefined,
-): Promise<void> {
-  await writeExampleResult(
-    db,
-    {
-      fingerprint,
-      artifactHash,
-      exampleId: record.exampleId,
-      repeat: record.repeat,
-      valid: record.valid,
-      composite: record.valid ? record.composite : null,
-      score: JSON.stringify(record),
-      usage: JSON.stringify(usage),
-      latencyMs,
-      createdAt: isoNow(now),
-    },
-    replaceBefore,
-  );
 }

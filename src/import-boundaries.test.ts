@@ -441,6 +441,22 @@ describe('the import graph, transitively', () => {
     ]);
   });
 
+  // Issue 32 found the evaluator reaching 25 modules of src/tasks/intent/ through src/corpus/example.ts: it now takes
+  // examples structurally, and the gate and the evaluator reach only the contracts of tasks and executors.
+  it('src/evaluator/ and src/gate/ reach no task, executor or proposer module but the contracts', () => {
+    const contracts = ['tasks/task.ts', 'tasks/example-score.ts', 'executors/executor.ts'];
+    const engine = [...graph.keys()].filter((module) => ['evaluator', 'gate'].includes(folderOf(module)));
+    expect(engine.length).toBeGreaterThan(10);
+    expect(
+      engine.flatMap((module) =>
+        reachableFrom(graph, module)
+          .filter((reached) => ['tasks', 'executors', 'proposers', 'corpus'].includes(folderOf(reached)))
+          .filter((reached) => !contracts.includes(reached))
+          .map((reached) => `src/${module} → src/${reached}`),
+      ),
+    ).toEqual([]);
+  });
+
   it('src/stats/ reaches nothing outside src/stats/', () => {
     const stats = [...graph.keys()].filter((module) => folderOf(module) === 'stats');
     expect(stats.length).toBeGreaterThan(10);

@@ -269,31 +269,17 @@ function shadowData(values: {
   powerObserved: number;
   test: { mcnemar: PairedTestResult; useMcNemar: boolean; t: number; df: number; pValue: number };
 }): Record<string, unknown> {
-  const {
-    shadow,
-    improved,
-    worsened,
-    required,
-    pairedSe,
-    shadowMargin,
-    settings,
-    se,
-    shared,
-    invalid,
-    power,
-    powerObserved,
-  } = values;
   const { mcnemar, useMcNemar, t, df, pValue } = values.test;
   return {
-    examples: shadow.ids.length,
-    leftOut: shadow.leftOut.length,
-    improved,
-    worsened,
-    changed: improved + worsened,
-    delta: shadow.delta,
-    required,
-    standardError: pairedSe,
-    margin: shadowMargin,
+    examples: values.shadow.ids.length,
+    leftOut: values.shadow.leftOut.length,
+    improved: values.improved,
+    worsened: values.worsened,
+    changed: values.improved + values.worsened,
+    delta: values.shadow.delta,
+    required: values.required,
+    standardError: values.pairedSe,
+    margin: values.shadowMargin,
     ...(useMcNemar ? { test: mcnemar.test, ...mcnemar.data } : {}),
     ...(!useMcNemar
       ? {
@@ -302,17 +288,17 @@ function shadowData(values: {
           t,
           df,
           pValue,
-          testStandardError: se,
-          sharedRunVariance: shared.variance,
-          sharedRunVarianceFrom: shared.source,
+          testStandardError: values.se,
+          sharedRunVariance: values.shared.variance,
+          sharedRunVarianceFrom: values.shared.source,
         }
       : {}),
     power: {
-      alpha: settings.shadowAlpha,
-      forOptimizationDelta: power,
-      forObservedDelta: powerObserved,
-      standardError: se,
+      alpha: values.settings.shadowAlpha,
+      forOptimizationDelta: values.power,
+      forObservedDelta: values.powerObserved,
+      standardError: values.se,
     },
-    invalidRose: invalid,
+    invalidRose: values.invalid,
   };
 }

@@ -278,7 +278,7 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
     'view',
   ],
   config: ['assembly', 'errors', 'gate', 'program', 'proposers', 'providers', 'storage'],
-  corpus: ['errors', 'stats', 'storage', 'tasks', 'text'],
+  corpus: ['errors', 'gate', 'stats', 'storage', 'tasks', 'text'],
   doctor: [
     'artifact',
     'calibration',
@@ -294,9 +294,9 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
     'text',
   ],
   errors: ['text'],
-  evaluator: ['artifact', 'corpus', 'errors', 'executors', 'storage', 'tasks', 'text'],
+  evaluator: ['artifact', 'errors', 'executors', 'storage', 'tasks', 'text'],
   executors: ['artifact', 'errors', 'program', 'providers', 'text'],
-  gate: ['evaluator', 'stats'],
+  gate: ['errors', 'evaluator', 'stats'],
   index: [
     'api',
     'corpus',
@@ -433,10 +433,28 @@ describe('the import graph, transitively', () => {
     expect(graph.get('tasks/example-score.ts')).toEqual([]);
     expect(reached.filter((module) => folderOf(module) !== 'stats')).toEqual([
       'evaluator/partition-score.ts',
+      'gate/gate-checks.ts',
       'gate/gate-defaults.ts',
+      'gate/paired-comparison.ts',
       'gate/shadow-check.ts',
       'tasks/example-score.ts',
     ]);
+  });
+
+  // Issue 32 found the evaluator reaching 25 modules of src/tasks/intent/ through src/corpus/example.ts: it now takes
+  // examples structurally, and the gate and the evaluator reach only the contracts of tasks and executors.
+  it('src/evaluator/ and src/gate/ reach no task, executor or proposer module but the contracts', () => {
+    const contracts = ['tasks/task.ts', 'tasks/example-score.ts', 'executors/executor.ts'];
+    const engine = [...graph.keys()].filter((module) => ['evaluator', 'gate'].includes(folderOf(module)));
+    expect(engine.length).toBeGreaterThan(10);
+    expect(
+      engine.flatMap((module) =>
+        reachableFrom(graph, module)
+          .filter((reached) => ['tasks', 'executors', 'proposers', 'corpus'].includes(folderOf(reached)))
+          .filter((reached) => !contracts.includes(reached))
+          .map((reached) => `src/${module} → src/${reached}`),
+      ),
+    ).toEqual([]);
   });
 
   it('src/stats/ reaches nothing outside src/stats/', () => {

@@ -38,6 +38,7 @@ import { isMap, isSeq, LineCounter, parseDocument } from 'yaml';
 import { createIntentTask } from '../tasks/intent/intent-task.ts';
 import type { AdmissionProblem } from '../tasks/task.ts';
 import type { Example, PartitionName } from './example.ts';
+import { checkId, nearDuplicateReason } from './admission-reasons.ts';
 import { type ExampleFormat, INTENT_EXAMPLE_FORMAT, createExampleFormat } from './example-format.ts';
 import { GoalIndex } from './goal-index.ts';
 import type { CorpusFileError } from './importers/public-format.ts';
@@ -327,22 +328,7 @@ export function checkAdmission(
     if (record.line !== undefined) verdict.line = record.line;
     const location = locationOf(record.file ?? options.source, record.line);
     if (location !== undefined) verdict.location = location;
-    if (record.id !== undefined) {
-      if (batchIds.has(record.id))
-        verdict.reasons.push({
-          check: 'duplicate_id',
-          field: 'id',
-          message: `id "${record.id}" appears earlier in this batch`,
-        });
-      else if (ids.has(record.id))
-        verdict.reasons.push({
-          check: 'duplicate_id',
-          field: 'id',
-          relatedId: record.id,
-          message: `id "${record.id}" is already used in this study`,
-        });
-      batchIds.add(record.id);
-    }
+    checkId(verdict, record, { ids, batchIds });
     const example = record.example;
     if (example === undefined) {
       const errors = record.errors.length > 0 ? record.errors : [{ file: '', message: 'the record is not an example' }];
@@ -364,23 +350,8 @@ export function checkAdmission(
     }
     const placement = placeIn(example);
     const nearest = pool.nearest(example.text, threshold);
-    if (nearest !== undefined) {
-      const { id, partition, location: where } = nearest.entry;
-      const across = partition !== placement.partition;
-      verdict.reasons.push({
-        check: 'near_duplicate',
-        field: format.inputField,
-        relatedId: id,
-        relatedPartition: partition,
-        ...(where !== undefined ? { relatedLocation: where } : {}),
-        statistic: nearest.distance,
-        message:
-          `the ${format.inputField} ${nearest.distance === 0 ? 'is the same text as' : 'is a near-duplicate of'} "${id}" (${where !== undefined ? `${where}, ` : ''}${partition}; bigram Jaccard distance ${nearest.distance.toFixed(3)} < ${threshold})` +
-          (across
-            ? `: the same request in ${placement.partition} and ${partition} would leak one partition into the other`
-            : ''),
-      });
-    }
+    if (nearest !== undefined)
+      verdict.reasons.push(nearDuplicateReason(nearest, placement.partition, format.inputField, threshold));
     // The placement note says where an admitted record goes: a refused record goes nowhere.
     if (verdict.reasons.length > 0) return verdict;
     if (placement.note !== undefined) verdict.notes.push(placement.note);

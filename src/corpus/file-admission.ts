@@ -135,17 +135,8 @@ export function admitFileRecords(
     ...(line !== undefined ? { line } : {}),
   }));
   const fileOf = new Map(fresh.map((entry) => [entry.example.id, entry]));
-  const placeIn: AdmissionOptions['placeIn'] = (example) => {
-    if (initial || example.partition === 'anchor') return { partition: example.partition };
-    return example.partition === 'shadow'
-      ? { partition: 'shadow' }
-      : {
-          partition: 'shadow',
-          note: `the file says partition "${example.partition}"; a record added after the study began enters shadow first`,
-        };
-  };
   const verdicts = checkAdmission(candidates, existing, taken, {
-    placeIn,
+    placeIn: filePlacement(initial),
     locations: memberLocations(known, members),
     ...(options.nearDuplicateDistance !== undefined ? { nearDuplicateDistance: options.nearDuplicateDistance } : {}),
     ...(options.requireAppType !== undefined ? { requireAppType: options.requireAppType } : {}),
@@ -193,6 +184,23 @@ export function admitFileRecords(
     ({ example }) => active.get(example.id)?.origin === 'file' || admittedIds.has(example.id),
   );
   return { initial, records, accepted, admitted, refused, deferred };
+}
+
+/**
+ * Where a new file record goes: its file's partition when the study begins
+ * (or an anchor, always); after, shadow first, with a note when the file
+ * said another partition.
+ */
+function filePlacement(initial: boolean): NonNullable<AdmissionOptions['placeIn']> {
+  return (example) => {
+    if (initial || example.partition === 'anchor') return { partition: example.partition };
+    return example.partition === 'shadow'
+      ? { partition: 'shadow' }
+      : {
+          partition: 'shadow',
+          note: `the file says partition "${example.partition}"; a record added after the study began enters shadow first`,
+        };
+  };
 }
 
 function refusalFingerprint(entry: FileExample, reasons: readonly AdmissionReason[]): string {

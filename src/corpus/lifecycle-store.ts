@@ -1,20 +1,36 @@
 /**
- * Storage of the corpus lifecycle: the `corpus_members` and `corpus_events`
- * tables of the study database (migration `0003_corpus_lifecycle`), through
- * Kysely. Every change is written in one transaction with its events.
+ * Storage of the corpus lifecycle: members and events of the study database
+ * as the lifecycle reads them, over the notebook's corpus store
+ * (src/storage/notebook/corpus-store.ts, which holds the SQL). Every change
+ * is written in one transaction with its events.
  *
  * {@link readCorpusMembersFile} is the one synchronous reader: `loadStudy`
  * (synchronous) uses it to resolve partitions from the SQLite study database
  * before any command runs.
  */
-import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
-import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
-import { StorageError } from '../errors.ts';
+import { parseStoredEvidence } from '../gate/evidence-schema.ts';
+import type { StudyDatabase } from '../storage/database.ts';
 import { databaseExists, openDatabase } from '../storage/database.ts';
 import { isPostgresUrl } from '../storage/location.ts';
-import type { CorpusEventTable, CorpusMemberTable, KloopDatabase } from '../storage/schema.ts';
+import type {
+  CorpusEventRow,
+  CorpusHistoryRows,
+  CorpusMemberRow,
+  CorpusMemberRows,
+} from '../storage/notebook/corpus-store.ts';
+import {
+  appendCorpusEventRows,
+  inCorpusTransaction,
+  incrementShadowExposures,
+  readCorpusEventRows,
+  readCorpusMemberRows,
+  readCorpusMemberRowsFile,
+  writeCorpusMemberRows,
+} from '../storage/notebook/corpus-store.ts';
+import {
+  lastExperimentId as lastExperimentRecorded,
+  readExperimentEvidence,
+} from '../storage/notebook/experiments-store.ts';
 import { readStoredExample, storedExampleJson } from './stored-example.ts';
 import type {
   CorpusEvent,
@@ -26,9 +42,9 @@ import type {
 } from './lifecycle.ts';
 
 /** The study database (or a transaction on it). */
-export type CorpusDatabase = Kysely<KloopDatabase>;
+export type CorpusDatabase = StudyDatabase;
 
-function toMember(row: CorpusMemberTable): CorpusMember {
+function toMember(row: CorpusMemberRow): CorpusMember {
   const member: CorpusMember = {
     exampleId: row.example_id,
     origin: row.origin === 'admitted' ? 'admitted' : 'file',
@@ -43,7 +59,7 @@ function toMember(row: CorpusMemberTable): CorpusMember {
   return member;
 }
 
-function toRow(member: CorpusMember): CorpusMemberTable {
+function toRow(member: CorpusMember): CorpusMemberRow {
   return {
     example_id: member.exampleId,
     origin: member.origin,
@@ -57,7 +73,7 @@ function toRow(member: CorpusMember): CorpusMemberTable {
   };
 }
 
-function toEvent(row: Omit<CorpusEventTable, 'id'> & { id: number }): CorpusEvent {
+function toEvent(row: CorpusEventRow): CorpusEvent {
   return {
     id: row.id,
     exampleId: row.example_id,
@@ -71,32 +87,7 @@ function toEvent(row: Omit<CorpusEventTable, 'id'> & { id: number }): CorpusEven
   };
 }
 
-/** The latest move into a partition of each member (who placed it there, and when it entered shadow). */
-const LAST_MOVES_SQL = `select e.example_id as example_id, e.kind as kind, e.to_partition as to_partition, e.details as details
-  from corpus_events e
-  where e.id in (select max(id) from corpus_events where example_id is not null and to_partition is not null group by example_id)`;
-/** The latest admission of each admitted member (its line). */
-const ADMISSIONS_SQL = `select example_id, details from corpus_events
-  where id in (select max(id) from corpus_events where kind = 'admitted' and example_id is not null group by example_id)`;
-/** The round in which each member last entered shadow (0: before any experiment), and the last round of the notebook. */
-const SHADOW_ENTRY_SQL = `select e.example_id as example_id, coalesce(x.round, 0) as round
-  from corpus_events e left join experiments x on x.id = e.experiment_id
-  where e.id in (select max(id) from corpus_events where to_partition = 'shadow' and example_id is not null group by example_id)`;
-const LAST_ROUND_SQL = 'select coalesce(max(round), 0) as round from experiments';
-/** The last reset that kept the corpus history: its id and the rounds it carried over. */
-const LAST_RESET_SQL = "select id, details from corpus_events where kind = 'reset' order by id desc limit 1";
-/** The id of the event by which each member last entered shadow. */
-const SHADOW_ENTRY_EVENT_SQL = `select example_id, max(id) as id from corpus_events where to_partition = 'shadow' and example_id is not null group by example_id`;
-
-interface AnnotationRows {
-  lastMoves: Array<{ example_id: string; kind: string; details: string }>;
-  admissions: Array<{ example_id: string; details: string }>;
-  shadowEntries: Array<{ example_id: string; round: number }>;
-  lastRound: number;
-  /** Rounds served in shadow before the last reset, for members still in shadow since before it. */
-  carriedRounds: Map<string, number>;
-}
-
+/** A stored event's details (JSON text), {} when the text is not JSON (as before issue 32). */
 function parseDetails(text: string): Record<string, unknown> {
   try {
     return JSON.parse(text) as Record<string, unknown>;
@@ -106,10 +97,11 @@ function parseDetails(text: string): Record<string, unknown> {
 }
 
 /** Adds what the history says to each member: its admission line, who promoted it, rounds served in shadow. */
-function annotate(members: CorpusMember[], rows: AnnotationRows): CorpusMember[] {
+function annotate(members: CorpusMember[], rows: CorpusHistoryRows): CorpusMember[] {
   const lastMove = new Map(rows.lastMoves.map((row) => [row.example_id, row]));
   const admission = new Map(rows.admissions.map((row) => [row.example_id, parseDetails(row.details)]));
   const entry = new Map(rows.shadowEntries.map((row) => [row.example_id, Number(row.round)]));
+  const carriedRounds = carriedShadowRounds(rows.resets, rows.shadowEntryEvents);
   for (const member of members) {
     const line = admission.get(member.exampleId)?.line;
     if (member.origin === 'admitted' && typeof line === 'number') member.line = line;
@@ -120,8 +112,7 @@ function annotate(members: CorpusMember[], rows: AnnotationRows): CorpusMember[]
     }
     if (member.partition === 'shadow')
       member.shadowRounds =
-        (rows.carriedRounds.get(member.exampleId) ?? 0) +
-        Math.max(0, rows.lastRound - (entry.get(member.exampleId) ?? 0));
+        (carriedRounds.get(member.exampleId) ?? 0) + Math.max(0, rows.lastRound - (entry.get(member.exampleId) ?? 0));
   }
   return members;
 }
@@ -147,24 +138,20 @@ function carriedShadowRounds(
   return carried;
 }
 
+/** The members of stored rows, with what the history says of them. */
+function membersOf(rows: CorpusMemberRows): CorpusMember[] {
+  const members = rows.members.map(toMember);
+  return rows.history === null ? members : annotate(members, rows.history);
+}
+
 /** Every member, by id, with what the history says of it (admission line, promotion, rounds in shadow). */
 export async function readCorpusMembers(db: CorpusDatabase): Promise<CorpusMember[]> {
-  const rows = await db.selectFrom('corpus_members').selectAll().orderBy('example_id').execute();
-  const members = rows.map(toMember);
-  if (members.length === 0) return members;
-  const run = async <Row>(text: string): Promise<Row[]> => (await sql<Row>`${sql.raw(text)}`.execute(db)).rows;
-  return annotate(members, {
-    lastMoves: await run(LAST_MOVES_SQL),
-    admissions: await run(ADMISSIONS_SQL),
-    shadowEntries: await run(SHADOW_ENTRY_SQL),
-    lastRound: Number((await run<{ round: number }>(LAST_ROUND_SQL))[0]?.round ?? 0),
-    carriedRounds: carriedShadowRounds(await run(LAST_RESET_SQL), await run(SHADOW_ENTRY_EVENT_SQL)),
-  });
+  return membersOf(await readCorpusMemberRows(db));
 }
 
 /** The fingerprints of the corpus-file refusals already in the history (so a record refused at every run is noted once). */
 export async function readRefusalFingerprints(db: CorpusDatabase): Promise<Set<string>> {
-  const rows = await db.selectFrom('corpus_events').select('details').where('kind', '=', 'refused').execute();
+  const rows = await readCorpusEventRows(db, 'refused');
   const fingerprints = new Set<string>();
   for (const row of rows) {
     const fingerprint = parseDetails(row.details).fingerprint;
@@ -175,43 +162,31 @@ export async function readRefusalFingerprints(db: CorpusDatabase): Promise<Set<s
 
 /** Every event, oldest first. */
 export async function readCorpusEvents(db: CorpusDatabase): Promise<CorpusEvent[]> {
-  const rows = await db.selectFrom('corpus_events').selectAll().orderBy('id').execute();
-  return rows.map(toEvent);
+  return (await readCorpusEventRows(db)).map(toEvent);
 }
 
-/** Every experiment as the reconstruction reads it (id, and whether the gate consulted shadow). */
+/**
+ * Every experiment as the reconstruction reads it (id, and whether the gate consulted shadow).
+ *
+ * @throws StorageError naming the experiment and the field when an experiment's stored evidence is malformed
+ *   (src/gate/evidence-schema.ts): it is never read as "shadow not consulted"
+ */
 export async function readDecisionRecords(db: CorpusDatabase): Promise<DecisionRecord[]> {
-  const rows = await db.selectFrom('experiments').select(['id', 'evidence']).orderBy('id').execute();
-  return rows.map((row) => {
-    let consulted = false;
-    try {
-      consulted = (JSON.parse(row.evidence) as { shadowConsulted?: unknown }).shadowConsulted === true;
-    } catch {
-      consulted = false;
-    }
-    return { id: row.id, shadowConsulted: consulted };
-  });
+  const rows = await readExperimentEvidence(db);
+  return rows.map((row) => ({
+    id: row.id,
+    shadowConsulted: parseStoredEvidence(row.evidence, row.id).shadowConsulted,
+  }));
 }
 
 /** The id of the last experiment recorded, or null when there is none. */
 export async function lastExperimentId(db: CorpusDatabase): Promise<number | null> {
-  const row = await db
-    .selectFrom('experiments')
-    .select((eb) => eb.fn.max<number>('id').as('id'))
-    .executeTakeFirst();
-  return row?.id === null || row?.id === undefined ? null : Number(row.id);
+  return lastExperimentRecorded(db);
 }
 
 /** Writes members (insert or replace). */
 export async function writeMembers(db: CorpusDatabase, members: readonly CorpusMember[]): Promise<void> {
-  for (const member of members) {
-    const row = toRow(member);
-    await db
-      .insertInto('corpus_members')
-      .values(row)
-      .onConflict((conflict) => conflict.column('example_id').doUpdateSet({ ...row }))
-      .execute();
-  }
+  await writeCorpusMemberRows(db, members.map(toRow));
 }
 
 /** Appends moves to the history, stamped with `experimentId` and `at`. */
@@ -221,21 +196,19 @@ export async function writeMoves(
   experimentId: number | null,
   at: string,
 ): Promise<void> {
-  for (const move of moves) {
-    await db
-      .insertInto('corpus_events')
-      .values({
-        example_id: move.exampleId,
-        kind: move.kind,
-        from_partition: move.from,
-        to_partition: move.to,
-        reason: move.reason,
-        experiment_id: experimentId,
-        details: JSON.stringify(move.details ?? {}),
-        created_at: at,
-      })
-      .execute();
-  }
+  await appendCorpusEventRows(
+    db,
+    moves.map((move) => ({
+      example_id: move.exampleId,
+      kind: move.kind,
+      from_partition: move.from,
+      to_partition: move.to,
+      reason: move.reason,
+      experiment_id: experimentId,
+      details: JSON.stringify(move.details ?? {}),
+      created_at: at,
+    })),
+  );
 }
 
 /**
@@ -247,7 +220,7 @@ export async function applyBoundaryMoves(
   moves: readonly CorpusMove[],
   now: () => Date = () => new Date(),
 ): Promise<CorpusMember[]> {
-  return db.transaction().execute(async (transaction) => {
+  return inCorpusTransaction(db, async (transaction) => {
     const at = now().toISOString();
     const members = await readCorpusMembers(transaction);
     const byId = new Map(members.map((member) => [member.exampleId, member]));
@@ -281,16 +254,7 @@ export async function recordShadowExposure(
   shadowIds: readonly string[],
   now: () => Date = () => new Date(),
 ): Promise<void> {
-  if (shadowIds.length === 0) return;
-  const at = now().toISOString();
-  for (let start = 0; start < shadowIds.length; start += 500) {
-    await db
-      .updateTable('corpus_members')
-      .set((eb) => ({ shadow_exposures: eb('shadow_exposures', '+', 1), updated_at: at }))
-      .where('example_id', 'in', shadowIds.slice(start, start + 500))
-      .where('partition', '=', 'shadow')
-      .execute();
-  }
+  await incrementShadowExposures(db, shadowIds, now);
 }
 
 /**
@@ -319,31 +283,5 @@ export async function readCorpusMembersAt(location: string): Promise<CorpusMembe
  * @throws StorageError when the file exists but cannot be read
  */
 export function readCorpusMembersFile(file: string): CorpusMember[] {
-  if (!existsSync(file)) return [];
-  let sqlite: Database.Database | undefined;
-  try {
-    sqlite = new Database(file, { readonly: true, fileMustExist: true });
-    const table = sqlite
-      .prepare("select name from sqlite_master where type = 'table' and name = 'corpus_members'")
-      .get();
-    if (table === undefined) return [];
-    const rows = sqlite.prepare('select * from corpus_members order by example_id').all() as CorpusMemberTable[];
-    const members = rows.map(toMember);
-    if (members.length === 0) return members;
-    const all = <Row>(text: string): Row[] => sqlite!.prepare(text).all() as Row[];
-    return annotate(members, {
-      lastMoves: all(LAST_MOVES_SQL),
-      admissions: all(ADMISSIONS_SQL),
-      shadowEntries: all(SHADOW_ENTRY_SQL),
-      lastRound: Number(all<{ round: number }>(LAST_ROUND_SQL)[0]?.round ?? 0),
-      carriedRounds: carriedShadowRounds(all(LAST_RESET_SQL), all(SHADOW_ENTRY_EVENT_SQL)),
-    });
-  } catch (error) {
-    throw new StorageError(`cannot read the corpus lifecycle from ${file}: ${(error as Error).message}`, {
-      file,
-      cause: error,
-    });
-  } finally {
-    sqlite?.close();
-  }
+  return membersOf(readCorpusMemberRowsFile(file));
 }

@@ -22,23 +22,19 @@
  * `--no-cache` asks) replaces the result stored before it began, so a later
  * read sees what was measured last.
  */
-import { resultKey, type RemoteExecution } from '../storage/remote-execution.ts';
+import type { RemoteExecution } from '../storage/remote-execution.ts';
 import { contentHash } from '../artifact/content-hash.ts';
-import type { Example } from '../corpus/example.ts';
 import { isKloopError } from '../errors.ts';
 import type { ExecutionResult, Executor } from '../executors/executor.ts';
 import type { StudyDatabase } from '../storage/database.ts';
-import { isoNow } from '../storage/database.ts';
 import type { Task, TaskComponent } from '../tasks/task.ts';
 import { defaultWeights, hasWeightedComponent, taskComponents } from '../tasks/task.ts';
 import { capWithCount } from '../text/characters.ts';
-import type {
-  ComponentScores,
-  ExampleScore,
-  ExampleScoreRecord,
-  MetricScores,
-  PartitionScore,
-} from './partition-score.ts';
+import type { ScoreNames } from './aggregate.ts';
+import { aggregate } from './aggregate.ts';
+import type { EvaluationContext } from './evaluation-run.ts';
+import { runEvaluation } from './evaluation-run.ts';
+import type { ExampleScore, PartitionScore } from './partition-score.ts';
 import { UNSCORED_REASON } from './partition-score.ts';
 
 /** Identity of an evaluator: everything that changes a score. */
@@ -87,8 +83,22 @@ export function computeFingerprint(input: FingerprintInput): string {
   ).slice(0, 16);
 }
 
+/**
+ * An example as the evaluator reads it: its id, its input, its gold and the
+ * task's text of the input. Structurally a subset of src/corpus/example.ts's
+ * `Example`, so the evaluator depends on no corpus format (and, through it, on
+ * no concrete task).
+ */
+export interface EvaluatedExample {
+  id: string;
+  input: unknown;
+  expected: unknown;
+  /** The task's text of the input (`inputText(task, input)`). */
+  text: string;
+}
+
 /** Content hash of examples' input and gold, independent of order and partition. */
-export function corpusVersion(examples: readonly Example[]): string {
+export function corpusVersion(examples: readonly EvaluatedExample[]): string {
   const parts = examples
     .map((example) => `${example.id}\u0000${contentHash(JSON.stringify([example.input, example.expected]))}`)
     .sort();
@@ -96,11 +106,14 @@ export function corpusVersion(examples: readonly Example[]): string {
 }
 
 /** Hash of a partition's membership (ids and contents). */
-export function partitionHash(examples: readonly Example[]): string {
+export function partitionHash(examples: readonly EvaluatedExample[]): string {
   return corpusVersion(examples);
 }
 
 export type { RemoteExecution, RemoteItem, RemoteRequest } from '../storage/remote-execution.ts';
+export type { RepeatResult, ScoreNames } from './aggregate.ts';
+export { aggregate } from './aggregate.ts';
+export { mapWithConcurrency } from './map-with-concurrency.ts';
 export { resultKey } from '../storage/remote-execution.ts';
 
 export interface EvaluatorOptions {
@@ -108,7 +121,7 @@ export interface EvaluatorOptions {
   task: Task;
   executor: Executor;
   /** Every example of the study (used for the corpus version). */
-  corpus: readonly Example[];
+  corpus: readonly EvaluatedExample[];
   /** Weights by component name. Default the task's (`defaultWeights(task)`). */
   weights?: Readonly<Record<string, number>>;
   /** Study database for stored results; without it nothing is stored. */
@@ -142,7 +155,7 @@ export interface EvaluatorOptions {
 export interface EvaluateRequest {
   artifactText: string;
   partition: string;
-  examples: readonly Example[];
+  examples: readonly EvaluatedExample[];
   /** Number of repeats (≥ 1). Default 1. */
   repeats?: number;
   /** First repeat index. Default 0. */
@@ -204,7 +217,7 @@ export function scorerErrors(scores: readonly PartitionScore[]): string[] {
  */
 export function scoreExecution(
   task: Task,
-  example: Pick<Example, 'id' | 'input' | 'expected'>,
+  example: Pick<EvaluatedExample, 'id' | 'input' | 'expected'>,
   result: ExecutionResult,
   weights: Readonly<Record<string, number>>,
 ): ExampleScore {
@@ -266,12 +279,6 @@ export function scoreExecution(
   };
 }
 
-/** The names a partition score reports, in order: the task's components and metrics. */
-export interface ScoreNames {
-  components: readonly string[];
-  metrics: readonly string[];
-}
-
 /** The component and metric names of a task, in report order. */
 export function scoreNamesOf(task: Pick<Task, 'components' | 'metrics'>): ScoreNames {
   return { components: taskComponents(task).map((component) => component.name), metrics: task.metrics ?? [] };
@@ -292,109 +299,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
   const concurrency = Math.max(1, options.concurrency ?? 8);
   const storedAs = options.storedAs ?? fingerprint;
   const now = options.now ?? (() => new Date());
-
-  async function run(
-    request: EvaluateRequest,
-    repeats: number,
-    first: number,
-  ): Promise<{ results: RepeatResult[]; missing: number }> {
-    const db = options.db;
-    const artifactHash = contentHash(request.artifactText);
-    const examples = request.examples;
-    const stored =
-      db !== undefined && request.fresh !== true && examples.length > 0
-        ? await loadResults(db, storedAs, artifactHash, first, first + repeats - 1, options.readSince)
-        : new Map<string, StoredResult>();
-    const perRepeat: Array<{ records: ExampleScoreRecord[]; usage: Usage; latencyMs: number }> = Array.from(
-      { length: repeats },
-      () => ({
-        records: new Array<ExampleScoreRecord>(examples.length),
-        usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
-        latencyMs: 0,
-      }),
-    );
-    const missing: Array<{ example: Example; index: number; repeat: number }> = [];
-    for (let offset = 0; offset < repeats; offset += 1) {
-      const repeat = first + offset;
-      examples.forEach((example, index) => {
-        const hit = stored.get(resultKey(example.id, repeat));
-        if (hit === undefined) missing.push({ example, index, repeat });
-        else addTo(perRepeat[offset]!, index, hit.record, hit.usage, hit.latencyMs);
-      });
-    }
-    if (request.storedOnly === true) {
-      // Nothing is executed: the records without a stored result are left out.
-      const present = perRepeat.map((result) => ({
-        ...result,
-        records: result.records.filter((record) => record !== undefined),
-      }));
-      return { results: present, missing: missing.length };
-    }
-    if (options.remote !== undefined && db !== undefined && request.fresh !== true && missing.length > 0) {
-      if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
-      const givenUp = await options.remote.execute(
-        {
-          fingerprint,
-          artifactHash,
-          artifactText: request.artifactText,
-          partition: request.partition,
-          items: missing.map(({ example, repeat }) => ({ exampleId: example.id, repeat })),
-          ...(options.readSince !== undefined ? { readSince: options.readSince } : {}),
-          ...(options.storedAs !== undefined ? { storedAs: options.storedAs } : {}),
-        },
-        request.signal,
-      );
-      const executed = await loadResults(db, storedAs, artifactHash, first, first + repeats - 1, options.readSince);
-      for (const { example, index, repeat } of missing) {
-        const hit = executed.get(resultKey(example.id, repeat));
-        if (hit !== undefined) addTo(perRepeat[repeat - first]!, index, hit.record, hit.usage, hit.latencyMs);
-        else {
-          const message = givenUp.get(resultKey(example.id, repeat)) ?? 'no evaluation worker stored a result';
-          const record = {
-            valid: false,
-            invalidReason: 'error',
-            message,
-            exampleId: example.id,
-            repeat,
-            transient: true,
-          } as ExampleScoreRecord;
-          addTo(perRepeat[repeat - first]!, index, record, { inputTokens: 0, outputTokens: 0, costUsd: 0 }, 0);
-        }
-      }
-      options.onProgress?.(missing.length, missing.length);
-      return { results: perRepeat, missing: 0 };
-    }
-    // A re-measurement (`fresh`, or `readSince`: --no-cache) replaces the results stored before it, so that later reads see it.
-    const replaceBefore = request.fresh === true ? isoNow(now) : options.readSince;
-    let done = 0;
-    await mapWithConcurrency(missing, concurrency, async ({ example, index, repeat }) => {
-      if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
-      const result: ExecutionResult = await options.executor.execute({
-        input: example.input,
-        text: example.text,
-        artifact: request.artifactText,
-        repeat,
-        exampleId: example.id,
-        ...(request.signal !== undefined ? { signal: request.signal } : {}),
-      });
-      const usage = result.usage ?? { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-      const score = scoreExecution(task, example, result, weights);
-      const transient = !result.ok && result.transient === true;
-      const record: ExampleScoreRecord = {
-        ...score,
-        exampleId: example.id,
-        repeat,
-        ...(transient ? { transient: true } : {}),
-      } as ExampleScoreRecord;
-      addTo(perRepeat[repeat - first]!, index, record, usage, result.latencyMs ?? 0);
-      const scorerFailed = !score.valid && score.invalidReason === SCORER_ERROR;
-      if (db !== undefined && !transient && !scorerFailed)
-        await storeResult(db, storedAs, artifactHash, record, usage, result.latencyMs ?? 0, now, replaceBefore);
-      done += 1;
-      options.onProgress?.(done, missing.length);
-    });
-    return { results: perRepeat, missing: 0 };
-  }
+  const context: EvaluationContext = { options, fingerprint, storedAs, weights, concurrency, now };
 
   return {
     fingerprint,
@@ -406,217 +311,9 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       if (!Number.isInteger(repeats) || repeats < 1)
         throw new RangeError(`repeats must be an integer ≥ 1, got ${repeats}`);
       const first = request.firstRepeat ?? 0;
-      const { results, missing } = await run(request, repeats, first);
+      const { results, missing } = await runEvaluation(context, request, repeats, first);
       const score = aggregate(request.partition, contentHash(request.artifactText), fingerprint, results, names);
       return request.storedOnly === true ? { ...score, missing } : score;
     },
   };
-}
-
-type Usage = { inputTokens: number; outputTokens: number; costUsd: number };
-
-function addTo(
-  target: { records: ExampleScoreRecord[]; usage: Usage; latencyMs: number },
-  index: number,
-  record: ExampleScoreRecord,
-  usage: Usage,
-  latencyMs: number,
-): void {
-  target.records[index] = record;
-  target.usage.inputTokens += usage.inputTokens;
-  target.usage.outputTokens += usage.outputTokens;
-  target.usage.costUsd += usage.costUsd;
-  target.latencyMs += latencyMs;
-}
-
-export interface RepeatResult {
-  records: ExampleScoreRecord[];
-  usage: { inputTokens: number; outputTokens: number; costUsd: number };
-  latencyMs: number;
-}
-
-/** Mean of defined numbers, or null. */
-function meanOrNull(values: Array<number | null | undefined>): number | null {
-  const defined = values.filter((value): value is number => typeof value === 'number' && Number.isFinite(value));
-  return defined.length === 0 ? null : defined.reduce((sum, value) => sum + value, 0) / defined.length;
-}
-
-/** Names in order: `declared` first, then any other key the records hold, in the order first seen. */
-function orderedNames(declared: readonly string[], records: ReadonlyArray<Record<string, unknown>>): string[] {
-  const names = [...declared];
-  const seen = new Set(names);
-  for (const record of records) {
-    for (const name of Object.keys(record)) {
-      if (!seen.has(name)) {
-        seen.add(name);
-        names.push(name);
-      }
-    }
-  }
-  return names;
-}
-
-/**
- * Folds repeat results into a {@link PartitionScore}.
- *
- * @param names the task's component and metric names, in report order
- *   ({@link scoreNamesOf}); a component or metric the records hold that is
- *   not declared follows, in the order first seen. Default none declared.
- *   Components are reported when scored at least once; declared metrics
- *   always (null when never defined).
- */
-export function aggregate(
-  partition: string,
-  artifactHash: string,
-  fingerprint: string,
-  results: readonly RepeatResult[],
-  names: ScoreNames = { components: [], metrics: [] },
-): PartitionScore {
-  const examples = results.flatMap((result) => result.records);
-  const valid = examples.filter((record): record is ExampleScoreRecord & { valid: true } => record.valid);
-  const unscored = examples.filter((record) => !record.valid && record.invalidReason === UNSCORED_REASON);
-  const components: ComponentScores = {};
-  for (const name of orderedNames(
-    names.components,
-    valid.map((record) => record.components),
-  )) {
-    const value = meanOrNull(valid.map((record) => record.components[name]));
-    if (value !== null) components[name] = value;
-  }
-  const metrics: MetricScores = {};
-  for (const name of orderedNames(
-    names.metrics,
-    valid.map((record) => record.metrics),
-  )) {
-    metrics[name] = meanOrNull(valid.map((record) => record.metrics[name]));
-  }
-  return {
-    partition,
-    artifactHash,
-    fingerprint,
-    repeats: results.length,
-    composite: meanOrNull(valid.map((record) => record.composite)),
-    components,
-    metrics,
-    invalid: examples.length - valid.length - unscored.length,
-    transient: examples.filter((record) => !record.valid && record.transient === true).length,
-    ...(unscored.length > 0 ? { unscored: [...new Set(unscored.map((record) => record.exampleId))] } : {}),
-    total: examples.length,
-    runComposites: results.map((result) =>
-      meanOrNull(result.records.map((record) => (record.valid ? record.composite : null))),
-    ),
-    examples,
-    usage: results.reduce(
-      (sum, result) => ({
-        inputTokens: sum.inputTokens + result.usage.inputTokens,
-        outputTokens: sum.outputTokens + result.usage.outputTokens,
-        costUsd: sum.costUsd + result.usage.costUsd,
-      }),
-      { inputTokens: 0, outputTokens: 0, costUsd: 0 },
-    ),
-    latencyMs: results.reduce((sum, result) => sum + result.latencyMs, 0),
-  };
-}
-
-interface StoredResult {
-  record: ExampleScoreRecord;
-  usage: Usage;
-  latencyMs: number;
-}
-
-/** Stored results of one artifact for repeats `firstRepeat..lastRepeat`, keyed by {@link resultKey}. */
-async function loadResults(
-  db: StudyDatabase,
-  fingerprint: string,
-  artifactHash: string,
-  firstRepeat: number,
-  lastRepeat: number,
-  since: string | undefined,
-): Promise<Map<string, StoredResult>> {
-  let query = db
-    .selectFrom('example_results')
-    .select(['example_id', 'repeat', 'score', 'usage', 'latency_ms'])
-    .where('fingerprint', '=', fingerprint)
-    .where('artifact_hash', '=', artifactHash)
-    .where('repeat', '>=', firstRepeat)
-    .where('repeat', '<=', lastRepeat);
-  if (since !== undefined) query = query.where('created_at', '>=', since);
-  const rows = await query.execute();
-  return new Map(
-    rows.map((row) => [
-      resultKey(row.example_id, row.repeat),
-      {
-        record: JSON.parse(row.score) as ExampleScoreRecord,
-        usage: JSON.parse(row.usage) as Usage,
-        latencyMs: row.latency_ms,
-      },
-    ]),
-  );
-}
-
-async function storeResult(
-  db: StudyDatabase,
-  fingerprint: string,
-  artifactHash: string,
-  record: ExampleScoreRecord,
-  usage: Usage,
-  latencyMs: number,
-  now: () => Date,
-  replaceBefore: string | undefined,
-): Promise<void> {
-  const values = {
-    valid: record.valid ? 1 : 0,
-    composite: record.valid ? record.composite : null,
-    score: JSON.stringify(record),
-    usage: JSON.stringify(usage),
-    latency_ms: latencyMs,
-    created_at: isoNow(now),
-  };
-  await db
-    .insertInto('example_results')
-    .values({
-      fingerprint,
-      artifact_hash: artifactHash,
-      example_id: record.exampleId,
-      repeat: record.repeat,
-      ...values,
-    })
-    .onConflict((conflict) =>
-      replaceBefore === undefined
-        ? conflict.doNothing() // another writer stored the same result first
-        : // a re-measurement replaces a result stored before it began; one stored since (another writer of this run) stays
-          conflict
-            .columns(['fingerprint', 'artifact_hash', 'example_id', 'repeat'])
-            .doUpdateSet(values)
-            .where('example_results.created_at', '<', replaceBefore),
-    )
-    .execute();
-}
-
-/**
- * Runs `work` over `items` with at most `limit` in flight; rejects on the
- * first failure, and starts no new item after it (the items in flight run to
- * their end: a budget error or a refused key must not be met again for every
- * item left).
- */
-export async function mapWithConcurrency<T>(
-  items: readonly T[],
-  limit: number,
-  work: (item: T, index: number) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length && !failed) {
-      const index = next;
-      next += 1;
-      try {
-        await work(items[index]!, index);
-      } catch (error) {
-        failed = true;
-        throw error;
-      }
-    }
-  });
-  await Promise.all(workers);
 }

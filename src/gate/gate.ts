@@ -70,9 +70,15 @@
  * exact binomial form as scipy.stats.binomtest (src/stats/mcnemar.ts).
  */
 import type { PartitionScore } from '../evaluator/partition-score.ts';
-import { perExampleMeans } from '../evaluator/partition-score.ts';
+import {
+  anchorsCheck,
+  constraintsCheck,
+  marginCheck,
+  racedShadowCheck,
+  significanceCheck,
+  validityCheck,
+} from './gate-checks.ts';
 import { DEFAULT_GATE_SETTINGS } from './gate-defaults.ts';
-import { fisherExactTest, mcnemarExactTest, mean, pairedTTest, welchTTest } from '../stats/index.ts';
 import { shadowCheck } from './shadow-check.ts';
 
 /** Why a candidate was refused. */
@@ -211,148 +217,14 @@ export interface GateInput {
   outcome?: 'continuous' | 'binary';
 }
 
-/** Which paired test compared the per-example composites. */
-export type PairedTestName = 'paired-t' | 'mcnemar-exact';
-
-/** The evidence of one paired test on per-example composites (candidate > incumbent, one-sided). */
-export interface PairedTestResult {
-  /** Which test ran. */
-  name: PairedTestName;
-  /** What it tests, in words (stored as the check's `data.test`). */
-  test: string;
-  /** One-sided p-value (candidate better); 1 when there is nothing to test. */
-  pValue: number;
-  /** The evidence as stored with the check (`t`, `df` for the t-test; `b`, `c`, `discordant` for McNemar's). */
-  data: Record<string, unknown>;
-  /** One phrase for the check's detail, e.g. `McNemar's exact test: b = 6, c = 1, p = 0.0625`. */
-  text: string;
-}
+export type { PairedComparison, PairedTestName, PairedTestResult } from './paired-comparison.ts';
+export { comparePaired, invalidRose, pairedTest } from './paired-comparison.ts';
 
 /**
- * The one-sided paired test (candidate > incumbent) of the gate on
- * per-example composites of the same examples:
- *
- * - a continuous task: Student's paired t-test (scipy.stats.ttest_rel,
- *   `alternative='greater'`); fewer than 2 pairs, or `testable` false (no
- *   pair changed), gives p = 1;
- * - a binary task whose per-example values are all 0 or 1: McNemar's exact
- *   test on the discordant pairs (b = examples only the candidate gets
- *   right, c = only the incumbent; p = P(X ≥ b), X ~ Bin(b + c, ½);
- *   scipy.stats.binomtest). The t-test's normal approximation is poor on 0/1
- *   differences with few discordant pairs; McNemar's test is exact;
- * - a binary task whose per-example values are fractions (the mean of
- *   several repeats of a stochastic executor): the paired t-test, and the
- *   evidence says why (`binaryFallback`).
- *
- * @param what `''` or a qualifier for the test text (`' on shadow'`)
- */
-export function pairedTest(
-  candidate: readonly number[],
-  incumbent: readonly number[],
-  outcome: 'continuous' | 'binary' | undefined,
-  options: { testable?: boolean; what?: string } = {},
-): PairedTestResult {
-  const what = options.what ?? '';
-  const testable = options.testable ?? true;
-  const bits = (values: readonly number[]): boolean => values.every((value) => value === 0 || value === 1);
-  if (outcome === 'binary' && bits(candidate) && bits(incumbent)) {
-    const result = mcnemarExactTest(candidate as Array<0 | 1>, incumbent as Array<0 | 1>, 'greater');
-    return {
-      name: 'mcnemar-exact',
-      test: `McNemar's exact test, one-sided (candidate right more often), per-example outcomes${what}`,
-      pValue: result.pValue,
-      data: {
-        pairedTest: 'mcnemar-exact',
-        b: result.b,
-        c: result.c,
-        bothRight: result.bothRight,
-        bothWrong: result.bothWrong,
-        discordant: result.discordant,
-        statistic: result.statistic,
-        pValue: result.pValue,
-      },
-      text: `McNemar's exact test${what}: b = ${result.b} (only the candidate right), c = ${result.c} (only the incumbent right), p = ${round(result.pValue)}`,
-    };
-  }
-  const t =
-    testable && candidate.length >= 2
-      ? pairedTTest(candidate, incumbent, { alternative: 'greater' })
-      : { t: Number.NaN, df: Math.max(0, candidate.length - 1), pValue: 1 };
-  const fallback =
-    outcome === 'binary'
-      ? { binaryFallback: 'per-example means of several repeats are not 0/1 outcomes: the paired t-test compares them' }
-      : {};
-  return {
-    name: 'paired-t',
-    test: `paired t-test, one-sided (candidate > incumbent), per-example${what === '' ? '' : ' shadow'} composites`,
-    pValue: t.pValue,
-    data: { pairedTest: 'paired-t', t: t.t, df: t.df, pValue: t.pValue, ...fallback },
-    text: `paired t-test${what}: t = ${round(t.t)}, ${what === '' ? `df = ${t.df}, ` : ''}p = ${round(t.pValue)}`,
-  };
-}
-
-/** Paired comparison of two scores over the examples valid for both. */
-export interface PairedComparison {
-  ids: string[];
-  incumbent: number[];
-  candidate: number[];
-  differences: number[];
-  /** Mean difference (candidate − incumbent) over shared examples; 0 when none. */
-  delta: number;
-  /** Examples left out because one side had no valid output. */
-  leftOut: string[];
-}
-
-/** Pairs per-example mean composites by id (examples valid for both). */
-export function comparePaired(incumbent: PartitionScore, candidate: PartitionScore): PairedComparison {
-  const left = perExampleMeans(incumbent);
-  const right = perExampleMeans(candidate);
-  const allIds = new Set([...incumbent.examples, ...candidate.examples].map((record) => record.exampleId));
-  const ids: string[] = [];
-  const leftOut: string[] = [];
-  for (const id of [...allIds].sort()) {
-    if (left.has(id) && right.has(id)) ids.push(id);
-    else leftOut.push(id);
-  }
-  const incumbentValues = ids.map((id) => left.get(id)!);
-  const candidateValues = ids.map((id) => right.get(id)!);
-  const differences = ids.map((_, index) => candidateValues[index]! - incumbentValues[index]!);
-  return {
-    ids,
-    incumbent: incumbentValues,
-    candidate: candidateValues,
-    differences,
-    delta: differences.length === 0 ? 0 : mean(differences),
-    leftOut,
-  };
-}
-
-const round = (value: number): number => Math.round(value * 1e6) / 1e6;
-
-/**
- * True when the candidate has more invalid outputs than the incumbent:
- * by count for a deterministic executor; for a stochastic one, when its
- * invalid rate is significantly higher (Fisher's exact test, one-sided, at
- * `alpha`). Transient failures are not counted.
- */
-export function invalidRose(
-  incumbent: PartitionScore,
-  candidate: PartitionScore,
-  stochastic: boolean,
-  alpha: number,
-): boolean {
-  const terminal = (score: PartitionScore): number => score.invalid - (score.transient ?? 0);
-  if (!stochastic) return terminal(candidate) > terminal(incumbent);
-  const outputs = (score: PartitionScore): number => score.total - (score.transient ?? 0);
-  const table: [[number, number], [number, number]] = [
-    [terminal(candidate), outputs(candidate) - terminal(candidate)],
-    [terminal(incumbent), outputs(incumbent) - terminal(incumbent)],
-  ];
-  return fisherExactTest(table, 'greater').pValue < alpha;
-}
-
-/**
- * Runs the checks in order and returns the decision with its evidence.
+ * Runs the checks in order and returns the decision with its evidence (the
+ * first failing check names the refusal; the shadow is evaluated only when
+ * checks 1–5 pass). The checks are src/gate/gate-checks.ts and
+ * src/gate/shadow-check.ts.
  */
 export async function decide(
   input: GateInput,
@@ -366,182 +238,24 @@ export async function decide(
     checks,
     shadowConsulted,
   });
-
-  // 1. constraints
-  checks.push({
-    name: 'constraints',
-    passed: input.constraints.passed,
-    statistic: input.constraints.violations.length,
-    threshold: 0,
-    detail: input.constraints.passed
-      ? 'every mechanical constraint holds'
-      : input.constraints.violations.map((violation) => `${violation.constraint}: ${violation.message}`).join('; '),
-  });
-  if (!input.constraints.passed) return refuse('constraint');
-
-  // 2. validity
-  // Transient failures (timeouts, server errors) are the infrastructure's, not the artifact's: not counted here.
-  const terminal = (score: PartitionScore): number => score.invalid - (score.transient ?? 0);
-  const counted = (score: PartitionScore): number => score.total - (score.transient ?? 0);
-  const incumbentInvalid = terminal(input.optimization.incumbent) + terminal(input.anchor.incumbent);
-  const candidateInvalid = terminal(input.optimization.candidate) + terminal(input.anchor.candidate);
-  const incumbentOutputs = counted(input.optimization.incumbent) + counted(input.anchor.incumbent);
-  const candidateOutputs = counted(input.optimization.candidate) + counted(input.anchor.candidate);
-  if (input.stochastic === true) {
-    // A sampled model's invalid outputs are noisy counts (and the incumbent may have more repeats):
-    // refuse only an invalid *rate* that is significantly higher — Fisher's exact test, one-sided, at α.
-    const fisher = fisherExactTest(
-      [
-        [candidateInvalid, candidateOutputs - candidateInvalid],
-        [incumbentInvalid, incumbentOutputs - incumbentInvalid],
-      ],
-      'greater',
-    );
-    const validityPassed = fisher.pValue >= settings.alpha;
-    checks.push({
-      name: 'validity',
-      passed: validityPassed,
-      statistic: round(fisher.pValue),
-      threshold: settings.alpha,
-      detail: `${candidateInvalid} invalid of ${candidateOutputs} outputs (incumbent ${incumbentInvalid} of ${incumbentOutputs}) on optimization and anchor; Fisher's exact test, one-sided (candidate's rate higher): p = ${round(fisher.pValue)} ${validityPassed ? '≥' : '<'} α = ${settings.alpha}`,
-      data: {
-        test: "Fisher's exact test, one-sided",
-        candidateInvalid,
-        candidateOutputs,
-        incumbentInvalid,
-        incumbentOutputs,
-        pValue: fisher.pValue,
-      },
-    });
-    if (!validityPassed) return refuse('invalid');
-  } else {
-    const validityPassed = candidateInvalid <= incumbentInvalid;
-    checks.push({
-      name: 'validity',
-      passed: validityPassed,
-      statistic: candidateInvalid,
-      threshold: incumbentInvalid,
-      detail: `${candidateInvalid} invalid outputs (incumbent ${incumbentInvalid}) on optimization and anchor`,
-    });
-    if (!validityPassed) return refuse('invalid');
-  }
-
-  // 3. margin
-  const optimization = comparePaired(input.optimization.incumbent, input.optimization.candidate);
-  // The SD of a difference of two means of R_c and R_i runs is σ·√(1/R_c + 1/R_i) (√(2/R) when equal).
-  const candidateRepeats = Math.max(1, input.optimization.candidate.repeats);
-  const incumbentRepeats = Math.max(1, input.optimization.incumbent.repeats);
-  const repeats = candidateRepeats === incumbentRepeats ? candidateRepeats : `${candidateRepeats}+${incumbentRepeats}`;
-  const differenceScale = Math.sqrt(1 / candidateRepeats + 1 / incumbentRepeats);
-  const tau = settings.thresholdK * calibration.noiseSd;
-  const margin = tau * differenceScale;
-  const marginPassed = optimization.delta > margin;
-  checks.push({
-    name: 'margin',
-    passed: marginPassed,
-    statistic: round(optimization.delta),
-    threshold: round(margin),
-    detail: `Δoptimization = ${round(optimization.delta)} over ${optimization.ids.length} examples (${optimization.leftOut.length} left out, invalid on one side); τ·√(1/R_c + 1/R_i) = ${settings.thresholdK}×${round(calibration.noiseSd)}·√(1/${candidateRepeats} + 1/${incumbentRepeats}) = ${round(margin)}`,
-    data: {
-      examples: optimization.ids.length,
-      leftOut: optimization.leftOut,
-      tau,
-      thresholdK: settings.thresholdK,
-      noiseSd: calibration.noiseSd,
-      repeats,
-    },
-  });
-  if (!marginPassed) return refuse('below_margin');
-
-  // 4. significance
-  const paired = pairedTest(optimization.candidate, optimization.incumbent, input.outcome);
-  const pairedPassed = paired.pValue < settings.alpha;
-  const improved = optimization.differences.filter((difference) => difference > 0).length;
-  const worsened = optimization.differences.filter((difference) => difference < 0).length;
-  const data: Record<string, unknown> = {
-    test: paired.test,
-    ...paired.data,
-    improved,
-    worsened,
+  const passes = (check: GateCheck): boolean => {
+    checks.push(check);
+    return check.passed;
   };
-  let detail = `${paired.text} ${pairedPassed ? '<' : '≥'} α = ${settings.alpha}`;
-  // The statistic that decided: the larger p-value when both tests ran (both must pass).
-  let decidingP = paired.pValue;
-  let significancePassed = pairedPassed;
-  const runsIncumbent = input.optimization.incumbent.runComposites.filter((value): value is number => value !== null);
-  const runsCandidate = input.optimization.candidate.runComposites.filter((value): value is number => value !== null);
-  if (input.stochastic === true && runsIncumbent.length >= 2 && runsCandidate.length >= 2) {
-    const welch = welchTTest(runsCandidate, runsIncumbent, { alternative: 'greater' });
-    const welchPassed = welch.pValue < settings.alpha;
-    data.welch = {
-      test: "Welch's t-test, one-sided, run-level composites",
-      ...welch,
-      runs: { candidate: runsCandidate.length, incumbent: runsIncumbent.length },
-    };
-    detail += `; Welch's t-test on ${runsCandidate.length} vs ${runsIncumbent.length} run-level composites: t = ${round(welch.t)}, df = ${round(welch.df)}, p = ${round(welch.pValue)} ${welchPassed ? '<' : '≥'} α`;
-    decidingP = Math.max(decidingP, welch.pValue);
-    significancePassed = pairedPassed && welchPassed;
-  }
-  detail += `; ${improved} examples improved, ${worsened} worsened`;
-  checks.push({
-    name: 'significance',
-    passed: significancePassed,
-    statistic: round(decidingP),
-    threshold: settings.alpha,
-    detail,
-    data,
-  });
-  if (!significancePassed) return refuse('not_significant');
-
-  // 5. anchors
-  const anchor = comparePaired(input.anchor.incumbent, input.anchor.candidate);
-  const drops: Array<{ id: string; drop: number; tolerance: number }> = anchor.ids.map((id, index) => ({
-    id,
-    drop: -anchor.differences[index]!,
-    tolerance: settings.anchorTolerance + settings.anchorK * (calibration.exampleSds[id] ?? 0) * differenceScale,
-  }));
-  const regressions = drops
-    .filter((entry) => entry.drop > entry.tolerance + 1e-12)
-    .map((entry) => ({ id: entry.id, drop: round(entry.drop), tolerance: round(entry.tolerance) }));
-  const incumbentValidAnchors = new Set(perExampleMeans(input.anchor.incumbent).keys());
-  const newlyInvalid = anchor.leftOut.filter((id) => incumbentValidAnchors.has(id));
-  // The row shows the anchor closest to (or furthest past) its own tolerance: its drop and that tolerance.
-  const closest = drops
-    .filter((entry) => entry.drop > 1e-12)
-    .sort(
-      (left, right) => right.drop - right.tolerance - (left.drop - left.tolerance) || left.id.localeCompare(right.id),
-    )[0];
-  const anchorsPassed = regressions.length === 0 && newlyInvalid.length === 0;
-  checks.push({
-    name: 'anchors',
-    passed: anchorsPassed,
-    statistic: closest === undefined ? 0 : round(Math.max(0, closest.drop)),
-    threshold: closest === undefined ? settings.anchorTolerance : round(closest.tolerance),
-    detail: anchorsPassed
-      ? `no anchor regressed (${closest === undefined ? 'none dropped' : `closest to its tolerance: ${closest.id}, drop ${round(closest.drop)} ≤ ${round(closest.tolerance)}`}; Δanchor = ${round(anchor.delta)})`
-      : `anchor regression: ${[...regressions.map((regression) => `${regression.id} −${regression.drop} > tolerance ${regression.tolerance}`), ...newlyInvalid.map((id) => `${id} became invalid`)].join(', ')}`,
-    data: { regressions, newlyInvalid, delta: anchor.delta, closest: closest?.id ?? null },
-  });
-  if (!anchorsPassed) return refuse('anchor_regression');
+  if (!passes(constraintsCheck(input))) return refuse('constraint');
+  if (!passes(validityCheck(input, settings))) return refuse('invalid');
+  const margin = marginCheck(input, settings, calibration);
+  if (!passes(margin.check)) return refuse('below_margin');
+  const { optimization, differenceScale } = margin;
+  if (!passes(significanceCheck(input, settings, optimization))) return refuse('not_significant');
+  if (!passes(anchorsCheck(input, settings, calibration, differenceScale))) return refuse('anchor_regression');
 
   // 6. shadow (src/gate/shadow-check.ts)
   const shadowScores = await input.evaluateShadow({ optimizationDelta: optimization.delta });
   if (shadowScores.stoppedEarly !== undefined) {
-    // A raced shadow stopped for futility: it cannot confirm the gain (a refusal only, never an acceptance).
-    // Positive so far but out of reach of the test: not confirmed; flat or falling: specialization.
-    const stopped = shadowScores.stoppedEarly;
-    const raced = (stopped.data.racing as { delta?: unknown } | undefined)?.delta;
-    const reason: RefusalReason = typeof raced === 'number' && raced > 1e-12 ? 'not_confirmed' : 'specialization';
-    const label = reason === 'not_confirmed' ? 'not confirmed' : 'specialization';
-    checks.push({
-      name: 'shadow',
-      passed: false,
-      statistic: round(stopped.statistic),
-      threshold: round(stopped.threshold),
-      detail: `${label}: ${stopped.detail}`,
-      data: stopped.data,
-    });
-    return refuse(reason, true);
+    const raced = racedShadowCheck(shadowScores.stoppedEarly);
+    checks.push(raced.check);
+    return refuse(raced.reason, true);
   }
   const shadow = shadowCheck({
     incumbent: shadowScores.incumbent,

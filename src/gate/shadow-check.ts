@@ -48,7 +48,8 @@ import type { PartitionScore } from '../evaluator/partition-score.ts';
 import { normalCdf, studentTCdf } from '../stats/distributions.ts';
 import { mean, normalQuantile, standardError, variance } from '../stats/index.ts';
 import type { GateCalibration, GateCheck, GateSettings, RefusalReason } from './gate.ts';
-import { comparePaired, invalidRose, pairedTest } from './gate.ts';
+import type { PairedComparison, PairedTestResult } from './paired-comparison.ts';
+import { comparePaired, invalidRose, pairedTest } from './paired-comparison.ts';
 
 const round = (value: number): number => Math.round(value * 1e6) / 1e6;
 
@@ -132,25 +133,7 @@ export function shadowCheck(input: {
   const shared = sharedRunVariance({ ...input, stochastic: input.stochastic && changed });
   const repeatsScale = 1 / Math.max(1, input.candidate.repeats) + 1 / Math.max(1, input.incumbent.repeats);
   const se = Math.sqrt(pairedSe ** 2 + shared.variance * repeatsScale);
-  const mcnemar = pairedTest(shadow.candidate, shadow.incumbent, input.outcome, {
-    testable: changed,
-    what: ' on shadow',
-  });
-  const useMcNemar = mcnemar.name === 'mcnemar-exact';
-  const df = Math.max(1, shadow.differences.length - 1);
-  const t = se > 0 ? shadow.delta / se : shadow.delta > 0 ? Infinity : 0;
-  const pValue = useMcNemar
-    ? mcnemar.pValue
-    : !changed || shadow.differences.length < 2
-      ? 1
-      : se > 0
-        ? studentTCdf(-t, df)
-        : shadow.delta > 0
-          ? 0
-          : 1;
-  const testText = useMcNemar
-    ? mcnemar.text
-    : `paired t-test on shadow${shared.variance > 0 ? ' with the run-shared noise' : ''}: t = ${round(t)}, df = ${df}, p = ${round(pValue)}`;
+  const { mcnemar, useMcNemar, t, df, pValue, testText } = shadowTest(input, shadow, { changed, se, shared });
   const invalid = invalidRose(input.incumbent, input.candidate, input.stochastic, settings.alpha);
   const gained = shadow.delta > 1e-12;
   const ratioHolds = shadow.delta >= required - 1e-12;
@@ -187,37 +170,21 @@ export function shadowCheck(input: {
     statistic: decidedByDelta ? round(shadow.delta) : round(pValue),
     threshold: decidedByDelta ? round(Math.max(0, required)) : settings.shadowAlpha,
     detail,
-    data: {
-      examples: shadow.ids.length,
-      leftOut: shadow.leftOut.length,
+    data: shadowData({
+      shadow,
       improved,
       worsened,
-      changed: improved + worsened,
-      delta: shadow.delta,
       required,
-      standardError: pairedSe,
-      margin: shadowMargin,
-      ...(useMcNemar ? { test: mcnemar.test, ...mcnemar.data } : {}),
-      ...(!useMcNemar
-        ? {
-            test: 'paired t-test, one-sided (candidate > incumbent), per-example shadow composites, its variance with the noise shared by a run added',
-            pairedTest: 'paired-t',
-            t,
-            df,
-            pValue,
-            testStandardError: se,
-            sharedRunVariance: shared.variance,
-            sharedRunVarianceFrom: shared.source,
-          }
-        : {}),
-      power: {
-        alpha: settings.shadowAlpha,
-        forOptimizationDelta: power,
-        forObservedDelta: powerObserved,
-        standardError: se,
-      },
-      invalidRose: invalid,
-    },
+      pairedSe,
+      shadowMargin,
+      settings,
+      se,
+      shared,
+      invalid,
+      power,
+      powerObserved,
+      test: { mcnemar, useMcNemar, t, df, pValue },
+    }),
   };
   return { check, reason };
 }
@@ -255,4 +222,83 @@ function shadowDetail(input: {
       ? `Δshadow = ${round(delta)} < ${ratioText}`
       : `Δshadow = ${round(delta)}; ${verdict}`;
   return `specialization: ${why}${input.invalid ? '; more invalid outputs on shadow' : ''}; ${counts}`;
+}
+
+/** The shadow's one test: McNemar's exact test for a binary task, else the paired t-test with the run-shared noise added to its variance. */
+function shadowTest(
+  input: { outcome: 'continuous' | 'binary' | undefined },
+  shadow: PairedComparison,
+  noise: { changed: boolean; se: number; shared: { variance: number } },
+): { mcnemar: PairedTestResult; useMcNemar: boolean; t: number; df: number; pValue: number; testText: string } {
+  const { changed, se, shared } = noise;
+  const mcnemar = pairedTest(shadow.candidate, shadow.incumbent, input.outcome, {
+    testable: changed,
+    what: ' on shadow',
+  });
+  const useMcNemar = mcnemar.name === 'mcnemar-exact';
+  const df = Math.max(1, shadow.differences.length - 1);
+  const t = se > 0 ? shadow.delta / se : shadow.delta > 0 ? Infinity : 0;
+  const pValue = useMcNemar
+    ? mcnemar.pValue
+    : !changed || shadow.differences.length < 2
+      ? 1
+      : se > 0
+        ? studentTCdf(-t, df)
+        : shadow.delta > 0
+          ? 0
+          : 1;
+  const testText = useMcNemar
+    ? mcnemar.text
+    : `paired t-test on shadow${shared.variance > 0 ? ' with the run-shared noise' : ''}: t = ${round(t)}, df = ${df}, p = ${round(pValue)}`;
+  return { mcnemar, useMcNemar, t, df, pValue, testText };
+}
+
+/** The shadow check's data: counts, Δshadow, what it had to reach, the test's statistics and its power. */
+function shadowData(values: {
+  shadow: PairedComparison;
+  improved: number;
+  worsened: number;
+  required: number;
+  pairedSe: number;
+  shadowMargin: number;
+  settings: Readonly<GateSettings>;
+  se: number;
+  shared: { variance: number; source: unknown };
+  invalid: boolean;
+  power: number;
+  powerObserved: number;
+  test: { mcnemar: PairedTestResult; useMcNemar: boolean; t: number; df: number; pValue: number };
+}): Record<string, unknown> {
+  const { mcnemar, useMcNemar, t, df, pValue } = values.test;
+  return {
+    examples: values.shadow.ids.length,
+    leftOut: values.shadow.leftOut.length,
+    improved: values.improved,
+    worsened: values.worsened,
+    changed: values.improved + values.worsened,
+    delta: values.shadow.delta,
+    required: values.required,
+    standardError: values.pairedSe,
+    margin: values.shadowMargin,
+    ...(useMcNemar ? { test: mcnemar.test, ...mcnemar.data } : {}),
+    ...(!useMcNemar
+      ? {
+          test: 'paired t-test, one-sided (candidate > incumbent), per-example shadow composites, its variance with the noise shared by a run added',
+          pairedTest: 'paired-t',
+          t,
+          df,
+          pValue,
+          testStandardError: values.se,
+          sharedRunVariance: values.shared.variance,
+          sharedRunVarianceFrom: values.shared.source,
+        }
+      : {}),
+    power: {
+      alpha: values.settings.shadowAlpha,
+      forOptimizationDelta: values.power,
+      forObservedDelta: values.powerObserved,
+      standardError: values.se,
+    },
+    invalidRose: values.invalid,
+  };
 }

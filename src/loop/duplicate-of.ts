@@ -15,6 +15,7 @@
  * @module
  */
 import type { StudyDatabase } from '../storage/database.ts';
+import { readEvaluatedThrough, readExperimentIdentity } from '../storage/notebook/experiments-store.ts';
 import { bigramJaccardDistance } from '../stats/bigram-jaccard-distance.ts';
 
 /** The experiment a duplicate duplicates, and how close its delta is (0 = the same). */
@@ -31,22 +32,10 @@ export interface DuplicateOf {
  * null when it is not a duplicate or no evaluated experiment is found.
  */
 export async function duplicateOf(db: StudyDatabase, id: number): Promise<DuplicateOf | null> {
-  const row = await db
-    .selectFrom('experiments')
-    .select(['id', 'round', 'decision', 'reason', 'delta', 'candidate_hash'])
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const row = await readExperimentIdentity(db, id);
   if (row === undefined || row.decision !== 'skipped' || row.reason !== 'duplicate') return null;
-  const others = await db
-    .selectFrom('experiments')
-    .select(['id', 'delta', 'candidate_hash'])
-    .where('round', '<=', row.round)
-    .where('decision', '!=', 'skipped')
-    .where('reason', '!=', 'evaluation_failed')
-    .where('id', '!=', id)
-    .orderBy('id')
-    .execute();
-  const same = others.find((other) => other.candidate_hash === row.candidate_hash);
+  const others = await readEvaluatedThrough(db, row.round, id);
+  const same = others.find((other) => other.candidateHash === row.candidateHash);
   if (same !== undefined)
     return { experimentId: Number(same.id), sameContent: true, distance: bigramJaccardDistance(same.delta, row.delta) };
   let best: DuplicateOf | null = null;

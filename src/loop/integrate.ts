@@ -183,7 +183,8 @@ function comparison(incumbent: PartitionScore, candidate: PartitionScore): Parti
 }
 
 /** Gates one candidate against the incumbent; the shadow is evaluated only when every earlier check passed. */
-export async function gateCandidate(input: {
+/** What {@link gateCandidate} gates: the candidate's scores, the incumbent, the gate's settings. */
+export interface GateCandidateInput {
   evaluator: Evaluator;
   study: LoadedStudy;
   incumbent: ArtifactVersion;
@@ -197,7 +198,11 @@ export async function gateCandidate(input: {
   signal?: AbortSignal;
   /** Race the candidate's shadow (`gate.racing`), with the plan's seed. */
   racing?: { settings: RacingSettings; seed: number };
-}): Promise<{ decision: GateDecision; scores: DecisionScores; incumbentScores: PartitionScore[] }> {
+}
+
+export async function gateCandidate(
+  input: GateCandidateInput,
+): Promise<{ decision: GateDecision; scores: DecisionScores; incumbentScores: PartitionScore[] }> {
   const { evaluator, study, incumbent, signal } = input;
   const incumbentOptimization = await withCallStage('incumbent', () =>
     evaluatePartition(evaluator, study, incumbent.text, 'optimization', signal, input.incumbentRepeats),
@@ -213,51 +218,7 @@ export async function gateCandidate(input: {
       anchor: { incumbent: incumbentAnchor, candidate: input.anchor },
       evaluateShadow: ({ optimizationDelta }) =>
         withCallStage('shadow', async () => {
-          const incumbentShadow = await withCallStage('incumbent', () =>
-            evaluatePartition(evaluator, study, incumbent.text, 'shadow', signal, input.incumbentRepeats),
-          );
-          if (input.racing !== undefined) {
-            // The candidate's shadow in batches: stopped for futility when it can no longer confirm the gain.
-            const shadowIds = study.partitions.shadow.map((example) => example.id);
-            const records: ExampleScoreRecord[] = [];
-            const outcome = await raceShadow({
-              plan: planRace({
-                exampleIds: shadowIds,
-                repeats: study.gate.repeats,
-                batchSize: input.racing.settings.batchSize,
-                seed: input.racing.seed,
-              }),
-              settings: input.racing.settings,
-              incumbent: incumbentShadow,
-              context: shadowFutilityContext({
-                calibration: input.calibration,
-                shadowIds,
-                optimizationExamples: study.partitions.optimization.length,
-                optimizationDelta,
-                settings: input.settings ?? study.gate,
-                candidateRepeats: study.gate.repeats,
-                incumbentRepeats: incumbentShadow.repeats,
-                stochastic: !study.executor.deterministic,
-              }),
-              evaluateBatch: async (slots) => {
-                const batch = await evaluateSlots(evaluator, study, input.text, 'shadow', slots, signal);
-                records.push(...batch);
-                return batch;
-              },
-            });
-            if (outcome.stop === 'futility') {
-              shadowPair = {
-                incumbent: incumbentShadow,
-                candidate: partialScore(evaluator, 'shadow', input.text, records),
-                stoppedEarly: shadowStop(outcome.evidence),
-              };
-              return shadowPair;
-            }
-          }
-          shadowPair = {
-            incumbent: incumbentShadow,
-            candidate: await evaluatePartition(evaluator, study, input.text, 'shadow', signal),
-          };
+          shadowPair = await evaluateShadowPair(input, optimizationDelta);
           return shadowPair;
         }),
       calibration: input.calibration,
@@ -288,5 +249,59 @@ export async function gateCandidate(input: {
       incumbentAnchor,
       ...(shadowPair !== undefined ? [shadowPair.incumbent] : []),
     ],
+  };
+}
+
+/**
+ * The shadow of a gated candidate and of the incumbent: in full, or — with
+ * `input.racing` — the candidate's in batches, stopped for futility when it
+ * can no longer confirm the gain (`stoppedEarly`).
+ */
+async function evaluateShadowPair(input: GateCandidateInput, optimizationDelta: number): Promise<ShadowPair> {
+  const { evaluator, study, incumbent, signal } = input;
+
+  const incumbentShadow = await withCallStage('incumbent', () =>
+    evaluatePartition(evaluator, study, incumbent.text, 'shadow', signal, input.incumbentRepeats),
+  );
+  if (input.racing !== undefined) {
+    // The candidate's shadow in batches: stopped for futility when it can no longer confirm the gain.
+    const shadowIds = study.partitions.shadow.map((example) => example.id);
+    const records: ExampleScoreRecord[] = [];
+    const outcome = await raceShadow({
+      plan: planRace({
+        exampleIds: shadowIds,
+        repeats: study.gate.repeats,
+        batchSize: input.racing.settings.batchSize,
+        seed: input.racing.seed,
+      }),
+      settings: input.racing.settings,
+      incumbent: incumbentShadow,
+      context: shadowFutilityContext({
+        calibration: input.calibration,
+        shadowIds,
+        optimizationExamples: study.partitions.optimization.length,
+        optimizationDelta,
+        settings: input.settings ?? study.gate,
+        candidateRepeats: study.gate.repeats,
+        incumbentRepeats: incumbentShadow.repeats,
+        stochastic: !study.executor.deterministic,
+      }),
+      evaluateBatch: async (slots) => {
+        const batch = await evaluateSlots(evaluator, study, input.text, 'shadow', slots, signal);
+        records.push(...batch);
+        return batch;
+      },
+    });
+    if (outcome.stop === 'futility') {
+      return {
+        incumbent: incumbentShadow,
+        candidate: partialScore(evaluator, 'shadow', input.text, records),
+        stoppedEarly: shadowStop(outcome.evidence),
+      };
+    }
+  }
+  return {
+    incumbent: incumbentShadow,
+    candidate: await evaluatePartition(evaluator, study, input.text, 'shadow', signal),
   };
 }

@@ -1,45 +1,41 @@
 /**
  * The loop's reads and writes of the lab notebook: experiments (one per
  * candidate, append-only), proposer calls, and what the proposer and the
- * dedupe may read of earlier rounds. Every write is one transaction.
+ * dedupe may read of earlier rounds, in the loop's terms, over the notebook's
+ * stores (src/storage/notebook/, which hold the SQL). Every write is one
+ * transaction. Stored evidence is parsed with src/gate/evidence-schema.ts:
+ * malformed evidence is an error naming the experiment, never a default.
  */
 import type { GateDecision, RefusalReason } from '../gate/gate.ts';
+import { parseStoredEvidence, type StoredEvidence } from '../gate/evidence-schema.ts';
 import type { Candidate, HistoryEntry, ProposalFailure } from '../proposers/proposer.ts';
 import type { JudgedExperiment } from './retrials.ts';
-import { recordShadowExposure } from '../corpus/lifecycle-store.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
+import {
+  countEvaluatedExperiments,
+  insertExperiment,
+  maxExperimentRound,
+  readExperimentsBefore,
+  readRoundExperiments,
+  readVersionRounds,
+  roundAcceptingVersion,
+} from '../storage/notebook/experiments-store.ts';
+import { insertProposalOnce } from '../storage/notebook/proposals-store.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
-import { putVersion, setRegistryVersion } from '../storage/registry.ts';
 
 /** Experiments evaluated and decided (candidates skipped before evaluation do not count). */
 export async function countEvaluated(db: StudyDatabase): Promise<number> {
-  const row = await db
-    .selectFrom('experiments')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('decision', '!=', 'skipped')
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+  return countEvaluatedExperiments(db);
 }
 
 /** The highest round that recorded an experiment (0 before the first). */
 export async function maxRound(db: StudyDatabase): Promise<number> {
-  const row = await db
-    .selectFrom('experiments')
-    .select((eb) => eb.fn.max<number>('round').as('round'))
-    .executeTakeFirst();
-  return Number(row?.round ?? 0);
+  return maxExperimentRound(db);
 }
 
 /** Proposer calls recorded for `round` so far: the next call's attempt number. */
-export async function countProposals(db: StudyDatabase, round: number): Promise<number> {
-  const row = await db
-    .selectFrom('proposals')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('round', '=', round)
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
-}
+export { countProposals } from '../storage/notebook/proposals-store.ts';
 
 /** What the proposer and the dedupe read of the rounds before `round`. */
 export interface PriorExperiments {
@@ -84,27 +80,20 @@ export const MAX_EVALUATION_FAILURES = 2;
  * only, so a resumed round proposes and dedupes exactly as the original did.
  */
 export async function loadPriorExperiments(db: StudyDatabase, round: number): Promise<PriorExperiments> {
-  const rows = await db
-    .selectFrom('experiments')
-    .select(['id', 'base_version_id', 'candidate_hash', 'delta', 'decision', 'reason', 'evidence'])
-    .where('round', '<', round)
-    .orderBy('id')
-    .execute();
-  const versions = await db
-    .selectFrom('artifact_versions')
-    .leftJoin('experiments', 'experiments.id', 'artifact_versions.experiment_id')
-    .select(['artifact_versions.hash as hash', 'experiments.round as round'])
-    .execute();
+  const rows = await readExperimentsBefore(db, round);
+  const versions = await readVersionRounds(db);
+  // Malformed evidence is an error naming the experiment and the field (src/gate/evidence-schema.ts), never a default.
+  const evidence = new Map(rows.map((row) => [row.id, parseStoredEvidence(row.evidence, row.id)]));
   // A skipped candidate was never evaluated: it is not "tried". A failed evaluation was not judged either.
   const evaluated = rows.filter((row) => row.decision !== 'skipped' && row.reason !== 'evaluation_failed');
-  const triedHashes = new Set(evaluated.map((row) => row.candidate_hash));
+  const triedHashes = new Set(evaluated.map((row) => row.candidateHash));
   for (const version of versions) if (version.round === null || version.round < round) triedHashes.add(version.hash);
   const failedEvaluations = new Map<string, { count: number; detail: string }>();
   for (const row of rows) {
     if (row.decision !== 'refused' || row.reason !== 'evaluation_failed') continue;
-    failedEvaluations.set(row.candidate_hash, {
-      count: (failedEvaluations.get(row.candidate_hash)?.count ?? 0) + 1,
-      detail: evaluationFailureDetail(row.evidence),
+    failedEvaluations.set(row.candidateHash, {
+      count: (failedEvaluations.get(row.candidateHash)?.count ?? 0) + 1,
+      detail: evaluationFailureDetail(evidence.get(row.id)!),
     });
   }
   for (const [hash, failure] of failedEvaluations) if (failure.count >= MAX_EVALUATION_FAILURES) triedHashes.add(hash);
@@ -112,14 +101,14 @@ export async function loadPriorExperiments(db: StudyDatabase, round: number): Pr
     history: rows.map((row) => ({
       delta: row.delta,
       decision: row.decision as HistoryEntry['decision'],
-      reason: row.decision === 'refused' && consultedShadow(row.evidence) ? 'refused' : row.reason,
-      ...optimizationScoreOf(row.evidence),
+      reason: row.decision === 'refused' && evidence.get(row.id)!.shadowConsulted ? 'refused' : row.reason,
+      ...optimizationScoreOf(evidence.get(row.id)!),
     })),
     deltas: evaluated.map((row) => row.delta),
     judged: evaluated.map((row) => ({
       id: row.id,
       delta: row.delta,
-      baseVersionId: row.base_version_id,
+      baseVersionId: row.baseVersionId,
       decision: row.decision === 'accepted' ? 'accepted' : 'refused',
       reason: row.reason,
     })),
@@ -128,33 +117,15 @@ export async function loadPriorExperiments(db: StudyDatabase, round: number): Pr
   };
 }
 
-/** The detail of an `evaluation_failed` refusal's evaluation check ('' when the evidence holds none). */
-function evaluationFailureDetail(evidence: string): string {
-  try {
-    const checks = (JSON.parse(evidence) as { checks?: Array<{ name?: string; detail?: string }> }).checks ?? [];
-    return checks.find((check) => check.name === 'evaluation')?.detail ?? '';
-  } catch {
-    return '';
-  }
+/** The detail of an `evaluation_failed` refusal's evaluation check ('' when it has none). */
+function evaluationFailureDetail(evidence: StoredEvidence): string {
+  return evidence.checks.find((check) => check.name === 'evaluation')?.detail ?? '';
 }
 
 /** The candidate's optimization composite stored with the decision (`scores.optimization.candidate`), when there is one. */
-function optimizationScoreOf(evidence: string): { optimizationScore?: number } {
-  try {
-    const score = (JSON.parse(evidence) as { scores?: { optimization?: { candidate?: unknown } } }).scores?.optimization
-      ?.candidate;
-    return typeof score === 'number' && Number.isFinite(score) ? { optimizationScore: score } : {};
-  } catch {
-    return {};
-  }
-}
-
-function consultedShadow(evidence: string): boolean {
-  try {
-    return (JSON.parse(evidence) as { shadowConsulted?: boolean }).shadowConsulted === true;
-  } catch {
-    return false;
-  }
+function optimizationScoreOf(evidence: StoredEvidence): { optimizationScore?: number } {
+  const score = evidence.scores?.optimization?.candidate;
+  return typeof score === 'number' && Number.isFinite(score) ? { optimizationScore: score } : {};
 }
 
 /** An experiment already recorded in a round (a round a crash interrupted). */
@@ -170,16 +141,11 @@ export interface RoundExperiment {
  * `delta:<its delta>` ({@link legacyDecisionKey}).
  */
 export async function loadRoundExperiments(db: StudyDatabase, round: number): Promise<Map<string, RoundExperiment>> {
-  const rows = await db
-    .selectFrom('experiments')
-    .select(['candidate_id', 'delta', 'decision', 'candidate_hash'])
-    .where('round', '=', round)
-    .orderBy('id')
-    .execute();
+  const rows = await readRoundExperiments(db, round);
   return new Map(
     rows.map((row) => [
-      row.candidate_id ?? legacyDecisionKey(row.delta),
-      { decision: row.decision, candidate_hash: row.candidate_hash },
+      row.candidateId ?? legacyDecisionKey(row.delta),
+      { decision: row.decision, candidate_hash: row.candidateHash },
     ]),
   );
 }
@@ -206,40 +172,28 @@ export interface ProposalRecord {
 
 /** Records a proposer call, once per (round, attempt): a resumed round does not record its call twice. */
 export async function recordProposal(db: StudyDatabase, record: ProposalRecord): Promise<void> {
-  const existing = await db
-    .selectFrom('proposals')
-    .select('id')
-    .where('round', '=', record.round)
-    .where('attempt', '=', record.attempt)
-    .executeTakeFirst();
-  if (existing !== undefined) return;
-  await db
-    .insertInto('proposals')
-    .values({
-      run_id: record.runId,
-      round: record.round,
-      attempt: record.attempt,
-      proposer: record.proposer,
-      outcome: record.outcome,
-      candidates: record.candidates,
-      failures: JSON.stringify(
-        record.failures.map((failure) => ({
-          code: failure.code ?? 'unusable',
-          scope: failure.scope ?? 'answer',
-          reason: failure.reason,
-          ...(failure.raw !== undefined ? { raw: failure.raw } : {}),
-        })),
-      ),
-      input_tokens: record.usage?.inputTokens ?? 0,
-      output_tokens: record.usage?.outputTokens ?? 0,
-      cost_usd: record.usage?.costUsd ?? 0,
-      created_at: isoNow(record.now),
-      candidate_ids:
-        record.candidateIds !== undefined && record.candidateIds.length > 0
-          ? JSON.stringify(record.candidateIds)
-          : null,
-    })
-    .execute();
+  await insertProposalOnce(db, {
+    runId: record.runId,
+    round: record.round,
+    attempt: record.attempt,
+    proposer: record.proposer,
+    outcome: record.outcome,
+    candidates: record.candidates,
+    failures: JSON.stringify(
+      record.failures.map((failure) => ({
+        code: failure.code ?? 'unusable',
+        scope: failure.scope ?? 'answer',
+        reason: failure.reason,
+        ...(failure.raw !== undefined ? { raw: failure.raw } : {}),
+      })),
+    ),
+    inputTokens: record.usage?.inputTokens ?? 0,
+    outputTokens: record.usage?.outputTokens ?? 0,
+    costUsd: record.usage?.costUsd ?? 0,
+    createdAt: isoNow(record.now),
+    candidateIds:
+      record.candidateIds !== undefined && record.candidateIds.length > 0 ? JSON.stringify(record.candidateIds) : null,
+  });
 }
 
 /** One experiment to record. */
@@ -279,61 +233,44 @@ export async function recordExperiment(
   db: StudyDatabase,
   input: ExperimentRecord,
 ): Promise<{ id: number; accepted?: ArtifactVersion }> {
-  let accepted: ArtifactVersion | undefined;
-  const id = await db.transaction().execute(async (transaction) => {
-    const reason: string = input.decision.accepted ? 'accepted' : (input.decision.reason as RefusalReason);
-    const decisionName = input.decision.accepted
-      ? 'accepted'
-      : reason === 'duplicate' || input.skipped === true
-        ? 'skipped'
-        : 'refused';
-    const inserted = await transaction
-      .insertInto('experiments')
-      .values({
-        run_id: input.runId,
-        round: input.round,
-        proposer: input.proposer,
-        base_version_id: input.base.id,
-        candidate_hash: input.hash,
-        delta: input.candidate.delta,
-        rationale: input.candidate.rationale,
-        decision: decisionName,
-        reason,
-        evidence: JSON.stringify({
-          checks: input.decision.checks,
-          shadowConsulted: input.decision.shadowConsulted,
-          ...(input.extraEvidence ?? {}),
-        }),
-        accepted_version_id: null,
-        fingerprint: input.fingerprint,
-        seed: input.seed,
-        created_at: isoNow(input.now),
-        change: input.change,
-        candidate_id: input.candidateId,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    if (input.decision.shadowConsulted) await recordShadowExposure(transaction, input.shadowIds, input.now);
-    if (input.decision.accepted) {
-      accepted = await putVersion(transaction, input.candidate.text, 'accepted', input.base.id, inserted.id, input.now);
-      await transaction
-        .updateTable('experiments')
-        .set({ accepted_version_id: accepted.id })
-        .where('id', '=', inserted.id)
-        .execute();
-      await setRegistryVersion(transaction, accepted.id, `experiment ${inserted.id} accepted`, 'active', input.now);
-    }
-    return inserted.id;
-  });
-  return { id, ...(accepted !== undefined ? { accepted } : {}) };
+  const reason: string = input.decision.accepted ? 'accepted' : (input.decision.reason as RefusalReason);
+  const decisionName = input.decision.accepted
+    ? 'accepted'
+    : reason === 'duplicate' || input.skipped === true
+      ? 'skipped'
+      : 'refused';
+  return insertExperiment(
+    db,
+    {
+      runId: input.runId,
+      round: input.round,
+      proposer: input.proposer,
+      baseVersionId: input.base.id,
+      candidateHash: input.hash,
+      delta: input.candidate.delta,
+      rationale: input.candidate.rationale,
+      decision: decisionName,
+      reason,
+      evidence: JSON.stringify({
+        checks: input.decision.checks,
+        shadowConsulted: input.decision.shadowConsulted,
+        ...(input.extraEvidence ?? {}),
+      }),
+      fingerprint: input.fingerprint,
+      seed: input.seed,
+      createdAt: isoNow(input.now),
+      change: input.change,
+      candidateId: input.candidateId,
+    },
+    {
+      ...(input.decision.shadowConsulted ? { shadowIds: input.shadowIds } : {}),
+      ...(input.decision.accepted ? { acceptedText: input.candidate.text } : {}),
+      now: input.now,
+    },
+  );
 }
 
 /** The round in which `versionId` was accepted (0 for a version no experiment accepted: the seed, an approved or imported one). */
 export async function acceptedInRound(db: StudyDatabase, versionId: number): Promise<number> {
-  const row = await db
-    .selectFrom('experiments')
-    .select('round')
-    .where('accepted_version_id', '=', versionId)
-    .executeTakeFirst();
-  return row?.round ?? 0;
+  return roundAcceptingVersion(db, versionId);
 }

@@ -32,7 +32,9 @@ import {
   planRace,
   raceSeed,
   runRace,
+  type Race,
   type RaceEvidence,
+  type RacePlan,
   type RacingSettings,
 } from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
@@ -100,47 +102,10 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
   const told: Told[] = [];
   const order = new Map(candidates.map((candidate, index) => [candidate, index]));
   const stopped = (): boolean => port.signal?.aborted === true || port.budgetSpent();
-  const constraintsCheck = (text: string): GateCheck => {
-    const result = study.constraints.check(port.incumbent().text, text);
-    return {
-      name: 'constraints',
-      passed: result.passed,
-      statistic: result.violations.length,
-      threshold: 0,
-      detail: result.passed
-        ? 'every mechanical constraint holds'
-        : result.violations.map((violation) => `${violation.constraint}: ${violation.message}`).join('; '),
-    };
-  };
+  const constraintsCheck = (text: string): GateCheck => raceConstraintsCheck(port, text);
 
-  /** Rebases candidates onto the incumbent as it stands; records those it contains and those that break a constraint. */
-  const prepare = async (pending: readonly Candidate[]): Promise<RacedCandidate[]> => {
-    const ready: RacedCandidate[] = [];
-    for (const candidate of pending) {
-      if (stopped()) break;
-      const rebase = rebaseCandidate(candidate, port.base, port.incumbent());
-      if (rebase.kind === 'contained') {
-        told.push(await port.recordContained(candidate, contentHash(candidate.text)));
-        continue;
-      }
-      const text = rebase.kind === 'rebased' ? rebase.text : candidate.text;
-      const constraints = constraintsCheck(text);
-      if (!constraints.passed) {
-        // Refused before anything is paid for (the gate would refuse it first too).
-        told.push(
-          await port.refuse({
-            candidate,
-            text,
-            rebase,
-            decision: { accepted: false, reason: 'constraint', checks: [constraints], shadowConsulted: false },
-          }),
-        );
-        continue;
-      }
-      ready.push({ key: `${order.get(candidate) ?? 0}:${contentHash(text)}`, candidate, text, rebase });
-    }
-    return ready;
-  };
+  const prepare = (pending: readonly Candidate[]): Promise<RacedCandidate[]> =>
+    prepareRaced(port, pending, { order, told, stopped });
 
   const pool = await prepare(candidates.filter((candidate) => !port.isDecided(candidate)));
   if (pool.length === 0) return told;
@@ -155,28 +120,7 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
   await runRace(pool, {
     concurrency: study.concurrency,
     stopped,
-    start: async (racing) => {
-      const incumbent = await port.incumbentOptimization();
-      const incumbentRepeats = incumbent.repeats;
-      const candidateRepeats = study.gate.repeats;
-      const noiseSd = port.calibration.noiseSd;
-      const margin = study.gate.thresholdK * noiseSd * Math.sqrt(1 / candidateRepeats + 1 / incumbentRepeats);
-      return createRace({
-        plan,
-        settings: port.settings,
-        incumbentMeans: perExampleMeans(incumbent),
-        keys: racing.map((candidate) => candidate.key),
-        context: {
-          pairVarianceFloor: exampleIds.length * noiseSd ** 2,
-          runNoiseSd: noiseSd,
-          candidateRepeats,
-          incumbentRepeats,
-          margin,
-          alpha: study.gate.alpha,
-          stochastic: !study.executor.deterministic,
-        },
-      });
-    },
+    start: (racing) => startRace(port, plan, exampleIds, racing),
     evaluateBatch: (candidate, slots) =>
       withCallStage('candidates', () =>
         evaluateSlots(port.evaluator(), study, candidate.text, 'optimization', slots, port.signal),
@@ -218,4 +162,83 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
     rebase: (remaining) => prepare(remaining.map((candidate) => candidate.candidate)),
   });
   return told;
+}
+
+/** The constraints check of a raced candidate's text against the incumbent as it stands. */
+function raceConstraintsCheck(port: RaceRoundPort, text: string): GateCheck {
+  const result = port.study.constraints.check(port.incumbent().text, text);
+  return {
+    name: 'constraints',
+    passed: result.passed,
+    statistic: result.violations.length,
+    threshold: 0,
+    detail: result.passed
+      ? 'every mechanical constraint holds'
+      : result.violations.map((violation) => `${violation.constraint}: ${violation.message}`).join('; '),
+  };
+}
+
+/** Starts the race of `racing` against the incumbent's optimization scores, with the gate's margin and α. */
+async function startRace(
+  port: RaceRoundPort,
+  plan: RacePlan,
+  exampleIds: readonly string[],
+  racing: readonly RacedCandidate[],
+): Promise<Race> {
+  const { study } = port;
+  const incumbent = await port.incumbentOptimization();
+  const incumbentRepeats = incumbent.repeats;
+  const candidateRepeats = study.gate.repeats;
+  const noiseSd = port.calibration.noiseSd;
+  const margin = study.gate.thresholdK * noiseSd * Math.sqrt(1 / candidateRepeats + 1 / incumbentRepeats);
+  return createRace({
+    plan,
+    settings: port.settings,
+    incumbentMeans: perExampleMeans(incumbent),
+    keys: racing.map((candidate) => candidate.key),
+    context: {
+      pairVarianceFloor: exampleIds.length * noiseSd ** 2,
+      runNoiseSd: noiseSd,
+      candidateRepeats,
+      incumbentRepeats,
+      margin,
+      alpha: study.gate.alpha,
+      stochastic: !study.executor.deterministic,
+    },
+  });
+}
+
+/** Rebases candidates onto the incumbent as it stands; records those it contains and those that break a constraint (in `round.told`). */
+async function prepareRaced(
+  port: RaceRoundPort,
+  pending: readonly Candidate[],
+  round: { order: ReadonlyMap<Candidate, number>; told: Told[]; stopped: () => boolean },
+): Promise<RacedCandidate[]> {
+  const { order, told, stopped } = round;
+  const constraintsCheck = (text: string): GateCheck => raceConstraintsCheck(port, text);
+  const ready: RacedCandidate[] = [];
+  for (const candidate of pending) {
+    if (stopped()) break;
+    const rebase = rebaseCandidate(candidate, port.base, port.incumbent());
+    if (rebase.kind === 'contained') {
+      told.push(await port.recordContained(candidate, contentHash(candidate.text)));
+      continue;
+    }
+    const text = rebase.kind === 'rebased' ? rebase.text : candidate.text;
+    const constraints = constraintsCheck(text);
+    if (!constraints.passed) {
+      // Refused before anything is paid for (the gate would refuse it first too).
+      told.push(
+        await port.refuse({
+          candidate,
+          text,
+          rebase,
+          decision: { accepted: false, reason: 'constraint', checks: [constraints], shadowConsulted: false },
+        }),
+      );
+      continue;
+    }
+    ready.push({ key: `${order.get(candidate) ?? 0}:${contentHash(text)}`, candidate, text, rebase });
+  }
+  return ready;
 }

@@ -17,6 +17,11 @@
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import type { StudyDatabase } from '../storage/database.ts';
+import {
+  deleteArtifactResults,
+  deleteResultsUnderPrefix,
+  hasResultsUnderPrefix,
+} from '../storage/notebook/evaluations-store.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import type { StudyEvaluatorOptions } from './evaluate-partition.ts';
 import { createStudyEvaluator } from './evaluate-partition.ts';
@@ -55,26 +60,14 @@ export function createScratchEvaluator(
     weights: remote.weights,
     async evaluate(request) {
       // A read first: most runs have none to remove, and need not wait for the table's write lock.
-      leftovers ??= db
-        .selectFrom('example_results')
-        .select('fingerprint')
-        .where('fingerprint', 'like', `${SCRATCH_PREFIX}%`)
-        .limit(1)
-        .execute()
-        .then((found) =>
-          found.length > 0
-            ? db.deleteFrom('example_results').where('fingerprint', 'like', `${SCRATCH_PREFIX}%`).execute()
-            : undefined,
-        );
+      leftovers ??= hasResultsUnderPrefix(db, SCRATCH_PREFIX).then((found) =>
+        found ? deleteResultsUnderPrefix(db, SCRATCH_PREFIX) : undefined,
+      );
       await leftovers;
       try {
         return await remote.evaluate(request);
       } finally {
-        await db
-          .deleteFrom('example_results')
-          .where('fingerprint', '=', storedAs)
-          .where('artifact_hash', '=', contentHash(request.artifactText))
-          .execute();
+        await deleteArtifactResults(db, storedAs, contentHash(request.artifactText));
       }
     },
   };

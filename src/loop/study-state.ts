@@ -1,8 +1,10 @@
 /**
  * Small persistent counters of a study (plateau, consecutive failures), kept
- * in the `study_state` table so a continued run picks them up.
+ * in the notebook's `study_state` (src/storage/notebook/engine-runs-store.ts)
+ * so a continued run picks them up.
  */
 import type { StudyDatabase } from '../storage/database.ts';
+import { readStudyStateValue, writeStudyStateValue } from '../storage/notebook/engine-runs-store.ts';
 
 export interface StudyState {
   plateauRounds: number;
@@ -40,17 +42,14 @@ export interface StudyState {
 
 const KEY = 'loop';
 
+/** The loop's state as stored; a new study's (no plateau, no failure, no stop yet) when none is. */
 export async function readStudyState(db: StudyDatabase): Promise<StudyState> {
-  const row = await db.selectFrom('study_state').select('value').where('key', '=', KEY).executeTakeFirst();
-  if (row === undefined) return { plateauRounds: 0, consecutiveFailures: 0, lastStopReason: null };
-  return JSON.parse(row.value) as StudyState;
+  const value = await readStudyStateValue(db, KEY);
+  if (value === undefined) return { plateauRounds: 0, consecutiveFailures: 0, lastStopReason: null };
+  return JSON.parse(value) as StudyState;
 }
 
+/** Stores the loop's state, replacing what was stored. */
 export async function writeStudyState(db: StudyDatabase, state: StudyState): Promise<void> {
-  const value = JSON.stringify(state);
-  await db
-    .insertInto('study_state')
-    .values({ key: KEY, value })
-    .onConflict((conflict) => conflict.column('key').doUpdateSet({ value }))
-    .execute();
+  await writeStudyStateValue(db, KEY, JSON.stringify(state));
 }

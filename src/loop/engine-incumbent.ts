@@ -1,0 +1,82 @@
+/**
+ * The incumbent's evaluation in the engine: its repeats (topped up for each
+ * round it has served) and its scores, every example-repeat evaluated. An
+ * incumbent the loop cannot evaluate stops the run.
+ *
+ * @module
+ */
+import type { PartitionName } from '../corpus/example.ts';
+import { InfrastructureError, InputError } from '../errors.ts';
+import { scorerErrors } from '../evaluator/evaluator.ts';
+import type { PartitionScore } from '../evaluator/partition-score.ts';
+import { withCallStage } from '../providers/call-stage.ts';
+import type { EngineRun } from './engine-state.ts';
+import { evaluatePartition, incumbentRepeats } from './evaluate-partition.ts';
+import { acceptedInRound } from './notebook.ts';
+
+/** An incumbent the loop cannot evaluate (transient failures that persist): the run stops. */
+class IncumbentUnavailable extends InfrastructureError {}
+
+/** The incumbent's repeats in `round`: topped up for each round it has served. */
+export async function repeatsOfIncumbent(run: EngineRun, round: number): Promise<number> {
+  return incumbentRepeats(run.study, round - 1 - (await acceptedInRound(run.db, run.incumbent.id)));
+}
+
+/**
+ * The incumbent on a partition, with every example-repeat evaluated: transient failures are
+ * tried once more (they were not stored); if they persist, the run cannot judge anything.
+ */
+export function evaluateIncumbent(run: EngineRun, partition: PartitionName, repeats: number): Promise<PartitionScore> {
+  return withCallStage('incumbent', async () => {
+    let score = await evaluatePartition(
+      run.evaluator,
+      run.study,
+      run.incumbent.text,
+      partition,
+      run.options.signal,
+      repeats,
+    );
+    if (score.transient > 0)
+      score = await evaluatePartition(
+        run.evaluator,
+        run.study,
+        run.incumbent.text,
+        partition,
+        run.options.signal,
+        repeats,
+      );
+    if (score.transient > 0) {
+      const message = score.examples.find((record) => !record.valid && record.transient === true);
+      throw new IncumbentUnavailable(
+        `the incumbent (version ${run.incumbent.id}) cannot be evaluated on the ${partition} partition: ${score.transient} of ${score.total} example-repeats failed twice in the infrastructure${message !== undefined && !message.valid ? ` (${message.message})` : ''}`,
+      );
+    }
+    const [scorerError] = scorerErrors([score]);
+    if (scorerError !== undefined) {
+      // The scorer fails on the incumbent's own output: no candidate can be judged against it. A bug to fix, not a result.
+      throw new InputError(
+        `the scorer failed on the incumbent's (version ${run.incumbent.id}) output on the ${partition} partition, so no candidate can be judged: ${scorerError}; fix the scorer (check it ${checkAdvice(run, 'score')})`,
+        {
+          code: 'custom_scorer',
+        },
+      );
+    }
+    if (partition === 'optimization' && score.total > 0 && score.invalid === score.total) {
+      // Every comparison is on examples valid for both sides: with none valid for the incumbent
+      // nothing can be measured, so no candidate could ever be judged (a crashing or hanging program,
+      // an executor that answers nothing parseable). A problem, not a result.
+      const first = score.examples.find((record) => !record.valid);
+      throw new IncumbentUnavailable(
+        `the incumbent (version ${run.incumbent.id}) gave no valid output on any of the ${score.total} optimization example-repeats, so nothing can be measured${first !== undefined && !first.valid ? ` (${first.exampleId}: ${first.invalidReason}: ${first.message})` : ''}; check the executor ${checkAdvice(run, 'execute')}`,
+      );
+    }
+    return score;
+  });
+}
+
+// What checks an executor or scorer: `kloop eval` for a study folder; a library study has no kloop.yaml for it to read.
+function checkAdvice(run: EngineRun, what: 'score' | 'execute'): string {
+  return run.study.config !== undefined
+    ? 'with `kloop eval`'
+    : `by calling your ${what} function on that example yourself (\`kloop eval\` needs a kloop.yaml, which a library study has not; \`kloop history ${run.study.dir}\` reads this study's notebook)`;
+}

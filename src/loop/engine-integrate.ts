@@ -1,0 +1,146 @@
+/**
+ * The screen and integrate states of the engine: fresh candidates evaluated
+ * on optimization and anchor; then one at a time, rebased onto the incumbent
+ * as it now stands, gated and recorded (or raced: src/loop/race-round.ts).
+ *
+ * @module
+ */
+import { contentHash } from '../artifact/content-hash.ts';
+import type { GateCheck, GateDecision } from '../gate/gate.ts';
+import { raceSeed, racingCheck } from '../gate/racing/index.ts';
+import type { Candidate } from '../proposers/proposer.ts';
+import { withCallStage } from '../providers/call-stage.ts';
+import type { Told } from './engine.ts';
+import { conclude, gateSettingsFor, isDecided, recordContained, retrialEvidence } from './engine-decide.ts';
+import { evaluateIncumbent, repeatsOfIncumbent } from './engine-incumbent.ts';
+import type { EngineRun } from './engine-state.ts';
+import { evaluatePartition } from './evaluate-partition.ts';
+import type { Rebase, ScreenedCandidate } from './integrate.ts';
+import { evaluationFailure, gateCandidate, rebaseCandidate, scorerFailure, screenCandidates } from './integrate.ts';
+import { raceRound } from './race-round.ts';
+
+/** Screens candidates of the open round: optimization and anchor, `proposer.concurrency` at a time; best first. */
+export function screen(run: EngineRun, candidates: readonly Candidate[]): Promise<ScreenedCandidate[]> {
+  return screenCandidates(run.evaluator, run.study, candidates, run.options.signal);
+}
+
+/** Gates one screened candidate against the incumbent as it stands, and records the decision (see LoopEngine.tell). */
+export async function tellCandidate(run: EngineRun, item: ScreenedCandidate): Promise<Told | null> {
+  if (run.current === null) throw new Error('tell() needs an open round with asked candidates');
+  const state = run.current;
+  if (run.options.signal?.aborted) return null;
+  if (isDecided(state, item.candidate)) return null; // decided before a crash: never decide twice
+  // Checked before deciding, not only after: a round resumed after a crash that followed its
+  // last allowed decision must not decide one more.
+  if (run.evaluatedCount >= run.study.stopping.maxExperiments) return null;
+  let text = item.text;
+  let optimization = item.optimization;
+  let anchor = item.anchor;
+  const rebase = rebaseCandidate(item.candidate, state.base, run.incumbent);
+  if (rebase.kind === 'contained') return recordContained(run, state, item.candidate, item.hash);
+  if (rebase.kind === 'rebased') {
+    text = rebase.text;
+    optimization = await withCallStage('candidates', () =>
+      evaluatePartition(run.evaluator, run.study, text, 'optimization', run.options.signal),
+    );
+    anchor = await withCallStage('candidates', () =>
+      evaluatePartition(run.evaluator, run.study, text, 'anchor', run.options.signal),
+    );
+  }
+  const hash = contentHash(text);
+  const rebaseEvidence = { ...rebaseEvidenceOf(rebase, item.hash), ...retrialEvidence(run, state, item.candidate) };
+  const racingEvidence = item.racing !== undefined ? { racing: item.racing } : {};
+  run.candidateFailures.observe(optimization);
+  const failure = evaluationFailure([optimization, anchor]) ?? scorerFailure([optimization, anchor]);
+  let decision: GateDecision;
+  let extraEvidence: Record<string, unknown> = { ...rebaseEvidence, ...racingEvidence };
+  if (failure !== undefined) {
+    decision = failure;
+  } else {
+    const repeats = await repeatsOfIncumbent(run, state.round);
+    await evaluateIncumbent(run, 'optimization', repeats);
+    await evaluateIncumbent(run, 'anchor', repeats);
+    const gated = await gateCandidate({
+      evaluator: run.evaluator,
+      study: run.study,
+      incumbent: run.incumbent,
+      incumbentRepeats: repeats,
+      text,
+      optimization,
+      anchor,
+      calibration: run.calibration,
+      settings: gateSettingsFor(run, state, item.candidate),
+      ...(run.options.signal !== undefined ? { signal: run.options.signal } : {}),
+      ...(run.study.gate.racing !== undefined
+        ? { racing: { settings: run.study.gate.racing, seed: raceSeed(run.study.seed, state.round) ^ 0x5bd1e995 } }
+        : {}),
+    });
+    decision = gated.decision;
+    extraEvidence = { ...rebaseEvidence, scores: gated.scores, ...racingEvidence };
+  }
+  if (item.racing !== undefined) decision = withRacingCheck(decision, racingCheck(item.racing));
+  return conclude(run, state, {
+    candidate: item.candidate,
+    text,
+    hash,
+    decision,
+    extraEvidence,
+    optimization: optimization.composite,
+    rebased: rebase.kind === 'rebased',
+  });
+}
+
+/** Races the fresh candidates of the open round (see LoopEngine.race). */
+export async function race(run: EngineRun, candidates: readonly Candidate[]): Promise<Told[]> {
+  if (run.current === null) throw new Error('race() needs an open round with asked candidates');
+  const state = run.current;
+  const racing = run.study.gate.racing;
+  if (racing === undefined) throw new Error('race() needs gate.racing settings');
+  return raceRound(
+    {
+      study: run.study,
+      evaluator: () => run.evaluator,
+      calibration: run.calibration,
+      round: state.round,
+      base: state.base,
+      settings: racing,
+      ...(run.options.signal !== undefined ? { signal: run.options.signal } : {}),
+      incumbent: () => run.incumbent,
+      isDecided: (candidate) => isDecided(state, candidate),
+      budgetSpent: () => run.evaluatedCount >= run.study.stopping.maxExperiments,
+      incumbentOptimization: async () =>
+        evaluateIncumbent(run, 'optimization', await repeatsOfIncumbent(run, state.round)),
+      incumbentRepeats: () => repeatsOfIncumbent(run, state.round),
+      recordContained: (candidate, hash) => recordContained(run, state, candidate, hash),
+      refuse: (input) =>
+        conclude(run, state, {
+          candidate: input.candidate,
+          text: input.text,
+          hash: contentHash(input.text),
+          decision: input.decision,
+          extraEvidence: {
+            ...rebaseEvidenceOf(input.rebase, contentHash(input.candidate.text)),
+            ...retrialEvidence(run, state, input.candidate),
+            racing: input.racing,
+          },
+          optimization: null,
+          rebased: input.rebase.kind === 'rebased',
+        }),
+      tell: (item) => tellCandidate(run, item),
+    },
+    candidates,
+  );
+}
+
+/** The decision with the race's check after the constraints (what was evaluated before the gate looked). */
+function withRacingCheck(decision: GateDecision, check: GateCheck): GateDecision {
+  const at = decision.checks.findIndex((entry) => entry.name === 'constraints') + 1;
+  return { ...decision, checks: [...decision.checks.slice(0, at), check, ...decision.checks.slice(at)] };
+}
+
+/** The evidence of a rebase, as stored with the decision. */
+function rebaseEvidenceOf(rebase: Rebase, proposedHash: string): Record<string, unknown> {
+  return rebase.kind === 'rebased'
+    ? { rebased: { method: rebase.method, conflicts: rebase.conflicts, proposedHash } }
+    : {};
+}

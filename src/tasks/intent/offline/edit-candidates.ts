@@ -9,75 +9,26 @@
  * Pure: reads the incumbent playbook, the goal analyses, the extraction
  * traces and the scorer's diagnostics; evaluates nothing.
  */
-import type { ExampleDiagnostics } from '../scorer.ts';
-import type { ExpectedIntent } from '../intent.ts';
 import { acceptedAppTypes } from '../intent.ts';
-import { singularizeWord } from '../names.ts';
 import type { AppType, Behavior, EntityRole, Projection } from '../vocabulary.ts';
-import type { ExtractionTrace } from './extract.ts';
+import type { EditCandidate, EditKind, ExampleEvidence } from './edit-evidence.ts';
+import { candidateCueTerms, categoryOfName, goldKeys, hiddenByLayout } from './edit-evidence.ts';
 import { nameKey, termKey } from './extract.ts';
-import type { GoalAnalysis } from './goal-analysis.ts';
+import { learnedLexiconBundles } from './lexicon-bundles.ts';
 import type { Playbook } from './playbook.ts';
-import { normalizeTerm } from './playbook.ts';
 import type { PlaybookEdit } from './playbook-edit.ts';
 import { describePlaybookEdit } from './playbook-edit.ts';
 import { nounCategory } from './noun-senses.ts';
 
-/** The WordNet category of an entity name (its whole words, else its head). */
-function categoryOfName(name: string): ReturnType<typeof nounCategory> {
-  const key = nameKey(name);
-  return nounCategory(key) ?? nounCategory(key.split(' ').pop() ?? key);
-}
-
-/** The error an edit was generated from (used to interleave kinds fairly). */
-export type EditKind =
-  | 'appTypeCue'
-  | 'appTypeWeight'
-  | 'appTypeCueRemoval'
-  | 'entityTerm'
-  | 'entityAlias'
-  | 'stopListRemoval'
-  | 'aliasRemoval'
-  | 'stopWord'
-  | 'termRemoval'
-  | 'role'
-  | 'roleSuffix'
-  | 'behaviorCue'
-  | 'appTypeDefault'
-  | 'entityCap'
-  | 'salienceFloor'
-  | 'compoundPolicy'
-  | 'attributeTerm'
-  | 'attributeRemoval'
-  | 'relationCue'
-  | 'cardinalityCue'
-  | 'nounCategory'
-  | 'countability'
-  | 'layout'
-  | 'lexiconBundle'
-  | 'projection';
-
-/** One failing (or passing) optimization example as the generator reads it. */
-export interface ExampleEvidence {
-  id: string;
-  expected: ExpectedIntent;
-  analysis: GoalAnalysis;
-  trace: ExtractionTrace;
-  predictedAppType: string;
-  predictedEntityCount: number;
-  diagnostics: ExampleDiagnostics;
-}
-
-export interface EditCandidate {
-  edit: PlaybookEdit;
-  /** Canonical delta line. */
-  delta: string;
-  kind: EditKind;
-  /** Ids of the failing examples that suggested this edit. */
-  sources: Set<string>;
-  /** Cheap prior: plausible fixes minus plausible breaks over all examples. */
-  preRank: number;
-}
+export { candidateCueTerms, type EditCandidate, type EditKind, type ExampleEvidence } from './edit-evidence.ts';
+export {
+  BUNDLE_DUPLICATE_SIMILARITY,
+  LEXICON_MIN_SUPPORT,
+  isNearDuplicateBundle,
+  learnedLexiconBundles,
+  lexiconBundleTerms,
+} from './lexicon-bundles.ts';
+export { editMayAffect } from './edit-scope.ts';
 
 export interface GenerateOptions {
   /** Most cue or alias suggestions drawn from one error of one example. Default 12. */
@@ -697,230 +648,4 @@ export function generateEditCandidates(
     (a, b) =>
       b.preRank - a.preRank || b.sources.size - a.sources.size || (a.delta < b.delta ? -1 : a.delta > b.delta ? 1 : 0),
   );
-}
-
-/** Least number of optimization examples whose gold names a term before a learned-lexicon bundle takes it. */
-export const LEXICON_MIN_SUPPORT = 2;
-
-/**
- * Learned-lexicon bundles: the entity terms the optimization gold teaches,
- * proposed together as one edit (`entityTerms += {...}`), so that a gain
- * spread thinly over many examples can reach significance where no single
- * term can.
- *
- * A term joins when the goal texts of at least `minSupport` optimization
- * examples name it (all its words occur) and their gold has it as an entity
- * (by name or alias), the extractor misses it in at least one of them, more
- * than half of the examples whose text names it have it in their gold (a
- * lexicon entry must be right more often than not), and the playbook neither
- * knows, stops nor reads it as an attribute. Its role is the gold's most
- * frequent role. Two bundles are returned — every term with support
- * `minSupport`, and the terms with support `minSupport + 1` — unless they are
- * near-duplicates ({@link isNearDuplicateBundle}); each has at least two terms.
- */
-export function learnedLexiconBundles(
-  playbook: Playbook,
-  examples: readonly ExampleEvidence[],
-  minSupport = LEXICON_MIN_SUPPORT,
-): EditCandidate[] {
-  const known = new Set(
-    [
-      ...Object.keys(playbook.entityTerms),
-      ...Object.keys(playbook.entityAliases),
-      ...playbook.stopList,
-      ...playbook.attributeTerms,
-    ].map(termKey),
-  );
-  const contains = (example: ExampleEvidence, phrase: string): boolean =>
-    phrase.split(' ').every((word) => example.analysis.keySet.has(word));
-  const gold = new Map<string, { examples: Set<string>; missed: Set<string>; roles: Map<EntityRole, number> }>();
-  for (const example of examples) {
-    const missed = new Set(example.diagnostics.missedEntities.map((name) => nameKey(name)));
-    for (const entity of example.expected.entities ?? []) {
-      const isMissed = missed.has(nameKey(entity.name));
-      for (const name of [entity.name, ...(entity.aliases ?? [])]) {
-        const key = nameKey(name);
-        if (
-          !/^[a-z][a-z -]*[a-z]$/.test(key) ||
-          key.split(' ').length > 3 ||
-          known.has(termKey(key)) ||
-          !contains(example, key)
-        )
-          continue;
-        const entry = gold.get(key) ?? {
-          examples: new Set<string>(),
-          missed: new Set<string>(),
-          roles: new Map<EntityRole, number>(),
-        };
-        entry.examples.add(example.id);
-        if (isMissed) entry.missed.add(example.id);
-        if (entity.role !== undefined) entry.roles.set(entity.role, (entry.roles.get(entity.role) ?? 0) + 1);
-        gold.set(key, entry);
-      }
-    }
-  }
-  const eligible = [...gold]
-    .filter(
-      ([key, entry]) =>
-        entry.examples.size >= minSupport &&
-        entry.missed.size > 0 &&
-        entry.examples.size * 2 > examples.filter((example) => contains(example, key)).length,
-    )
-    .sort((a, b) => (a[0] < b[0] ? -1 : 1));
-  const bundles: EditCandidate[] = [];
-  const seen: Array<Set<string>> = [];
-  for (const support of [minSupport, minSupport + 1]) {
-    const chosen = eligible.filter(([, entry]) => entry.examples.size >= support);
-    if (chosen.length < 2) continue;
-    const entries: Record<string, string> = {};
-    const sources = new Set<string>();
-    for (const [key, entry] of chosen) {
-      const role =
-        [...entry.roles].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0] ??
-        playbook.unknownNounPolicy.role;
-      entries[key] = role;
-      for (const id of entry.missed) sources.add(id);
-    }
-    const edit: PlaybookEdit = { op: 'setMany', path: ['entityTerms'], entries };
-    const delta = describePlaybookEdit(edit);
-    const terms = new Set(Object.keys(entries));
-    if (seen.some((other) => isNearDuplicateBundle(other, terms))) continue;
-    seen.push(terms);
-    bundles.push({ edit, delta, kind: 'lexiconBundle', sources, preRank: sources.size });
-  }
-  return bundles;
-}
-
-/** Jaccard similarity of two term sets at or above which two bundles are near-duplicates. */
-export const BUNDLE_DUPLICATE_SIMILARITY = 0.8;
-
-/** Whether two bundles' term sets overlap by {@link BUNDLE_DUPLICATE_SIMILARITY} or more (Jaccard similarity). */
-export function isNearDuplicateBundle(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
-  let shared = 0;
-  for (const term of a) if (b.has(term)) shared += 1;
-  const union = a.size + b.size - shared;
-  return union > 0 && shared / union >= BUNDLE_DUPLICATE_SIMILARITY;
-}
-
-/**
- * The terms of a learned-lexicon bundle delta (`entityTerms += {...}`), or
- * null for any other delta: what near-duplicate bundles are compared by.
- */
-export function lexiconBundleTerms(delta: string): Set<string> | null {
-  const match = /^entityTerms \+= (\{.*\})$/.exec(delta);
-  if (match === null) return null;
-  try {
-    return new Set(Object.keys(JSON.parse(match[1]!) as Record<string, unknown>));
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Whether applying `edit` can change the extractor's output for an example: a
- * necessary condition, so skipping examples for which it is false is exact.
- * Phrase edits can only matter where every word of the phrase occurs; an app
- * type's defaults only where that type is predicted; a role suffix rule only
- * where a lemma ends with the suffix; anything else is assumed to matter
- * everywhere.
- */
-export function editMayAffect(edit: PlaybookEdit, playbook: Playbook, example: ExampleEvidence): boolean {
-  const [section, key] = edit.path;
-  const mentions = (phrase: string): boolean =>
-    normalizeTerm(phrase)
-      .split(' ')
-      .every((word) => example.analysis.keySet.has(word) || example.analysis.keySet.has(singularizeForm(word)));
-  switch (section) {
-    case 'appTypeCues':
-    case 'behaviorCues':
-    case 'projectionCues':
-      return edit.op === 'delete' || edit.op === 'set' || mentions((edit as { value: string }).value);
-    case 'stopList':
-      return edit.op === 'delete' || edit.op === 'set' || mentions((edit as { value: string }).value);
-    case 'entityAliases':
-    case 'relationCues':
-    case 'cardinalityCues':
-      return key === undefined || mentions(key);
-    case 'attributeTerms':
-      return edit.op === 'delete' || edit.op === 'set' || mentions((edit as { value: string }).value);
-    case 'entityTerms': {
-      if (edit.op === 'setMany')
-        return Object.keys(edit.entries).some((term) =>
-          editMayAffect({ op: 'set', path: ['entityTerms', term], value: '' }, playbook, example),
-        );
-      if (key === undefined) return true;
-      if (mentions(key)) return true;
-      // An alias whose canonical name is this term takes its role from it.
-      const termName = nameKey(key);
-      return Object.entries(playbook.entityAliases).some(
-        ([alias, canonical]) => nameKey(canonical) === termName && mentions(alias),
-      );
-    }
-    case 'appTypeDefaults':
-      return key === undefined || example.predictedAppType === key;
-    case 'roleSuffixes': {
-      // A suffix rule only decides the role of a noun the playbook does not know (entity-mentions.ts, unknownRole),
-      // given the lemma of a word of the text or the last word of an alias's canonical name, and only where that
-      // ends with the suffix.
-      if (key === undefined) return true;
-      const suffix = key.toLowerCase();
-      const ends = (lemma: string): boolean => lemma.length > suffix.length + 1 && lemma.endsWith(suffix);
-      return (
-        example.analysis.words.some((word) => ends(word.lemma)) ||
-        Object.values(playbook.entityAliases).some((canonical) => ends(nameKey(canonical).split(' ').pop() ?? ''))
-      );
-    }
-    default:
-      return true;
-  }
-}
-
-/** Whether a gold entity the example misses is named by a word the layout reading reads otherwise (`extraction.layoutCues`). */
-function hiddenByLayout(example: ExampleEvidence): boolean {
-  const missed = new Set<string>();
-  for (const goldName of example.diagnostics.missedEntities) {
-    const gold = example.expected.entities?.find((entity) => entity.name === goldName);
-    for (const name of [goldName, ...(gold?.aliases ?? [])]) missed.add(nameKey(name));
-  }
-  return example.analysis.words.some(
-    (word) => (word.positionalCapital || word.opensAside) && missed.has(nameKey(word.lemma)),
-  );
-}
-
-function singularizeForm(word: string): string {
-  const parts = word.split('-');
-  const last = parts.length - 1;
-  parts[last] = singularizeWord(parts[last]!);
-  return parts.join('-');
-}
-
-/** Normalised names (and aliases) of an example's gold entities. */
-function goldKeys(expected: ExpectedIntent): Set<string> {
-  const keys = new Set<string>();
-  for (const entity of expected.entities ?? []) {
-    keys.add(nameKey(entity.name));
-    for (const alias of entity.aliases ?? []) keys.add(nameKey(alias));
-  }
-  return keys;
-}
-
-/** Cue suggestions from a goal: content-word lemmas, verb stems of gerunds, and two-noun compounds. */
-export function candidateCueTerms(analysis: GoalAnalysis): string[] {
-  const terms = new Set<string>();
-  for (const word of analysis.words) {
-    if (!word.isContent || word.isProperNoun) continue;
-    for (const key of word.keys) {
-      if (key === word.normal && key !== word.lemma) continue;
-      if (key.length >= 3 && /^[a-z][a-z'-]*[a-z]$/.test(key)) terms.add(key);
-    }
-  }
-  for (const [start, end] of analysis.nounRuns) {
-    if (end - start < 2) continue;
-    const first = analysis.words[end - 2]!;
-    const second = analysis.words[end - 1]!;
-    if (first.isProperNoun || second.isProperNoun) continue;
-    const phrase = `${first.lemma} ${second.lemma}`;
-    if (/^[a-z][a-z' -]*[a-z]$/.test(phrase)) terms.add(phrase);
-  }
-  return [...terms];
 }

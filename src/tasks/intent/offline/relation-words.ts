@@ -9,7 +9,7 @@
 import type { Cardinality } from '../vocabulary.ts';
 import type { AnalyzedWord } from './goal-analysis.ts';
 import type { EntityMention } from './entity-mentions.ts';
-import type { CompiledQuantifier } from './relations.ts';
+import type { CompiledQuantifier } from './relation-reading.ts';
 
 const ONE_DETERMINERS = new Set(['a', 'an', 'one', 'each', 'every', 'the', 'this', 'that', 'its', 'single', 'exactly']);
 /** Words that join two clauses: a same-noun object after one belongs to another clause. */

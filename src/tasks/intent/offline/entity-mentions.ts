@@ -22,8 +22,9 @@ import type { EntityRole } from '../vocabulary.ts';
 import type { AnalyzedWord, GoalAnalysis } from './goal-analysis.ts';
 import type { CompiledPlaybook } from './extract.ts';
 import { entityNameOf, nameKey, phraseEndingAt } from './extract.ts';
-import type { NounCategory } from './noun-senses.ts';
-import { nounCategory } from './noun-senses.ts';
+import { excludeCategories, excludeUncountable } from './noun-filters.ts';
+
+export { isCountableAt } from './noun-filters.ts';
 import {
   compoundStartOf,
   isCompoundModifier,
@@ -84,96 +85,6 @@ export function findMentions(compiled: CompiledPlaybook, analysis: GoalAnalysis)
   return mentions;
 }
 
-/**
- * `unknownNounPolicy.excludeCategories`: an unknown noun whose most frequent
- * WordNet sense (the compound's, else its head's) is in one of the categories is excluded.
- */
-function excludeCategories(categories: ReadonlySet<NounCategory>, mentions: EntityMention[]): void {
-  for (const mention of mentions) {
-    if (mention.source !== 'unknown') continue;
-    const category =
-      nounCategory(mention.text) ??
-      (mention.head !== undefined && mention.head !== mention.text ? nounCategory(mention.head) : null);
-    if (category === null || !categories.has(category)) continue;
-    mention.source = 'excluded';
-    mention.name = '';
-    mention.role = null;
-  }
-}
-
-/** The WordNet category of an unknown mention: its text's, else its head's. */
-function headCategory(mention: EntityMention): NounCategory | null {
-  return (
-    nounCategory(mention.text) ??
-    (mention.head !== undefined && mention.head !== mention.text ? nounCategory(mention.head) : null)
-  );
-}
-
-/**
- * `unknownNounPolicy.countableOnly`: an unknown noun none of whose mentions
- * reads as a countable thing is excluded (see {@link isCountableAt}).
- */
-function excludeUncountable(
-  compiled: CompiledPlaybook,
-  words: readonly AnalyzedWord[],
-  mentions: EntityMention[],
-): void {
-  const countable = new Set<string>();
-  for (const mention of mentions) {
-    if (mention.source !== 'unknown') continue;
-    // A person noun ("teacher", "site manager") is a count noun by nature: telegraphic text drops its determiners ("teacher corrects it").
-    if (isCountableAt(compiled, words, mention.start, mention.end) || headCategory(mention) === 'person')
-      countable.add(nameKey(mention.text));
-  }
-  for (const mention of mentions) {
-    if (mention.source !== 'unknown' || countable.has(nameKey(mention.text))) continue;
-    mention.source = 'excluded';
-    mention.name = '';
-    mention.role = null;
-  }
-}
-
-/**
- * Whether the noun phrase ending at word `end - 1` reads as a countable thing:
- * its head is plural, or the phrase (past its adjectives and noun modifiers)
- * follows a determiner, a number, a possessive pronoun or noun, or a
- * quantifier phrase of the playbook.
- */
-export function isCountableAt(
-  compiled: CompiledPlaybook,
-  words: readonly AnalyzedWord[],
-  start: number,
-  end: number,
-): boolean {
-  const head = words[end - 1]!;
-  if (head.isPlural) return true;
-  let at = start - 1;
-  while (
-    at >= 0 &&
-    words[at]!.sentence === head.sentence &&
-    (words[at]!.wordClass === 'adjective' || (words[at]!.wordClass === 'noun' && !words[at]!.endsPhrase))
-  )
-    at -= 1;
-  const before = words[at];
-  if (before === undefined || before.sentence !== head.sentence) return false;
-  if (before.wordClass === 'determiner' || before.wordClass === 'value') return true;
-  if (before.isPossessive || POSSESSIVE_PRONOUNS.has(before.normal)) return true;
-  for (const quantifier of compiled.quantifiers) {
-    const length = quantifier.words.length;
-    const first = at - length + 1;
-    if (first < 0) continue;
-    let ok = true;
-    for (let offset = 0; offset < length && ok; offset += 1) {
-      const word = words[first + offset]!;
-      ok = word.sentence === head.sentence && quantifier.words[offset]!.some((form) => word.keys.includes(form));
-    }
-    if (ok) return true;
-  }
-  return false;
-}
-
-const POSSESSIVE_PRONOUNS = new Set(['my', 'our', 'your', 'his', 'her', 'its', 'their', 'whose']);
-
 function mentionsOfRun(
   compiled: CompiledPlaybook,
   words: readonly AnalyzedWord[],
@@ -182,7 +93,6 @@ function mentionsOfRun(
   repeatedPairs: ReadonlySet<string>,
 ): EntityMention[] {
   const { playbook } = compiled;
-  const policy = playbook.unknownNounPolicy;
   const found: EntityMention[] = [];
   const sentenceStart = firstWordOfSentence(words, runStart);
   const known = phraseEndingAt(compiled, words, runEnd, sentenceStart);
@@ -211,70 +121,109 @@ function mentionsOfRun(
   }
   if (known !== null) {
     const mention = resolveKnown(compiled, known.phrase.text, known.start, runEnd, words);
-    modifierEnd = Math.max(runStart, known.start);
-    if (mention.source === 'term' && playbook.extraction.termCompounds !== 'head' && known.start > runStart) {
-      // "purchase order": the term's unknown noun modifiers make one compound with it.
-      const room = playbook.extraction.maxCompoundWords - (runEnd - known.start);
-      let start = Math.max(runStart, known.start - Math.max(0, room));
-      while (start < known.start && !isCompoundModifier(compiled, words[start]!)) start += 1;
-      if (
-        start < known.start &&
-        !words
-          .slice(start, known.start)
-          .some((word) => compiled.terms.has(word.lemma) || compiled.aliases.has(word.lemma))
-      ) {
-        const text = [...words.slice(start, known.start).map(modifierForm), known.phrase.text].join(' ');
-        Object.assign(mention, {
-          text,
-          name: entityNameOf(text),
-          start,
-          head: known.phrase.text,
-          headStart: known.start,
-        });
-        modifierEnd = start;
-      }
-    }
+    modifierEnd = termCompound(compiled, words, runStart, runEnd, known, mention);
     found.push(mention);
   } else {
-    const headWord = words[runEnd - 1]!;
-    const compoundStart = compoundStartOf(compiled, words, runStart, runEnd);
-    // Modifiers keep their surface form: a plural modifier is part of the name ("sales rep", "goods receipt").
-    const compound = words
-      .slice(compoundStart, runEnd)
-      .map((word, index, run) => (index === run.length - 1 ? word.lemma : modifierForm(word)))
-      .join(' ');
-    const useCompound = policy.compounds !== 'head';
-    const text = useCompound ? compound : headWord.lemma;
-    const start = useCompound ? compoundStart : runEnd - 1;
-    let source: MentionSource = 'unknown';
-    if (compiled.stop.has(text) || compiled.stop.has(headWord.lemma)) source = 'stop';
-    else if (!policy.include || (headWord.isProperNoun && !policy.properNouns) || !isWordLike(headWord))
-      source = 'excluded';
-    const role = source === 'unknown' ? unknownRole(compiled, headWord.lemma, headWord.isActor) : null;
-    found.push({
-      text,
-      name: source === 'unknown' ? entityNameOf(text) : '',
-      role,
-      source,
-      start,
-      end: runEnd,
-      head: headWord.lemma,
-    });
+    found.push(unknownRunMention(compiled, words, runStart, runEnd));
     modifierEnd = runEnd - 1;
   }
-  if (playbook.extraction.knownModifiers) {
-    let end = modifierEnd;
-    while (end > runStart) {
-      const modifier = phraseEndingAt(compiled, words, end, runStart);
-      if (modifier === null) {
-        end -= 1;
-        continue;
-      }
-      found.unshift(resolveKnown(compiled, modifier.phrase.text, modifier.start, end, words));
-      end = modifier.start;
+  if (playbook.extraction.knownModifiers) addKnownModifiers(compiled, words, runStart, modifierEnd, found);
+  return found;
+}
+
+/**
+ * "purchase order": with `extraction.termCompounds` other than `head`, the
+ * term's unknown noun modifiers (up to `maxCompoundWords` words in all) make
+ * one compound with it; `mention` is rewritten in place. Returns where the
+ * modifiers left for {@link addKnownModifiers} end.
+ */
+function termCompound(
+  compiled: CompiledPlaybook,
+  words: readonly AnalyzedWord[],
+  runStart: number,
+  runEnd: number,
+  known: NonNullable<ReturnType<typeof phraseEndingAt>>,
+  mention: EntityMention,
+): number {
+  const { playbook } = compiled;
+  let modifierEnd = Math.max(runStart, known.start);
+  if (mention.source === 'term' && playbook.extraction.termCompounds !== 'head' && known.start > runStart) {
+    // "purchase order": the term's unknown noun modifiers make one compound with it.
+    const room = playbook.extraction.maxCompoundWords - (runEnd - known.start);
+    let start = Math.max(runStart, known.start - Math.max(0, room));
+    while (start < known.start && !isCompoundModifier(compiled, words[start]!)) start += 1;
+    if (
+      start < known.start &&
+      !words
+        .slice(start, known.start)
+        .some((word) => compiled.terms.has(word.lemma) || compiled.aliases.has(word.lemma))
+    ) {
+      const text = [...words.slice(start, known.start).map(modifierForm), known.phrase.text].join(' ');
+      Object.assign(mention, {
+        text,
+        name: entityNameOf(text),
+        start,
+        head: known.phrase.text,
+        headStart: known.start,
+      });
+      modifierEnd = start;
     }
   }
-  return found;
+  return modifierEnd;
+}
+
+/** The mention of a noun run the playbook does not know: its compound (or head, by `unknownNounPolicy.compounds`), stopped, excluded or unknown. */
+function unknownRunMention(
+  compiled: CompiledPlaybook,
+  words: readonly AnalyzedWord[],
+  runStart: number,
+  runEnd: number,
+): EntityMention {
+  const policy = compiled.playbook.unknownNounPolicy;
+  const headWord = words[runEnd - 1]!;
+  const compoundStart = compoundStartOf(compiled, words, runStart, runEnd);
+  // Modifiers keep their surface form: a plural modifier is part of the name ("sales rep", "goods receipt").
+  const compound = words
+    .slice(compoundStart, runEnd)
+    .map((word, index, run) => (index === run.length - 1 ? word.lemma : modifierForm(word)))
+    .join(' ');
+  const useCompound = policy.compounds !== 'head';
+  const text = useCompound ? compound : headWord.lemma;
+  const start = useCompound ? compoundStart : runEnd - 1;
+  let source: MentionSource = 'unknown';
+  if (compiled.stop.has(text) || compiled.stop.has(headWord.lemma)) source = 'stop';
+  else if (!policy.include || (headWord.isProperNoun && !policy.properNouns) || !isWordLike(headWord))
+    source = 'excluded';
+  const role = source === 'unknown' ? unknownRole(compiled, headWord.lemma, headWord.isActor) : null;
+  return {
+    text,
+    name: source === 'unknown' ? entityNameOf(text) : '',
+    role,
+    source,
+    start,
+    end: runEnd,
+    head: headWord.lemma,
+  };
+}
+
+/** `extraction.knownModifiers`: known phrases among the modifiers before `modifierEnd` become mentions of their own, put first in `found` (text order). */
+function addKnownModifiers(
+  compiled: CompiledPlaybook,
+  words: readonly AnalyzedWord[],
+  runStart: number,
+  modifierEnd: number,
+  found: EntityMention[],
+): void {
+  let end = modifierEnd;
+  while (end > runStart) {
+    const modifier = phraseEndingAt(compiled, words, end, runStart);
+    if (modifier === null) {
+      end -= 1;
+      continue;
+    }
+    found.unshift(resolveKnown(compiled, modifier.phrase.text, modifier.start, end, words));
+    end = modifier.start;
+  }
 }
 
 const POSSESSION_PREPOSITIONS = new Set(['of']);

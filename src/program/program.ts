@@ -196,7 +196,26 @@ export function parseProgram(text: string, fileName: string): Program {
   const lines = text.replace(/^\uFEFF/, '').split(/\r\n|\r|\n/);
   const fences = findFences(lines, fileName);
   const headings = findHeadings(lines, fences);
+  const found = findRegisters(headings, fileName);
+  requireRegisters(found, headings, fileName);
+  const bodies = registerBodies(lines, headings, found, fileName);
+  const constraints = bodies.constraints;
+  const mechanical = mechanicalConstraintsOf(lines, fences, constraints, fileName);
+  return {
+    instructions: bodies.instructions.text,
+    constraints: constraints.text,
+    stopping: bodies.stopping.text,
+    mechanical,
+    lines: {
+      instructions: found.get('instructions')!.index + 1,
+      constraints: found.get('constraints')!.index + 1,
+      stopping: found.get('stopping')!.index + 1,
+    },
+  };
+}
 
+/** The heading of each register, by name. @throws InputError when a register heading appears twice */
+function findRegisters(headings: readonly Heading[], fileName: string): Map<RegisterName, Heading> {
   const found = new Map<RegisterName, Heading>();
   for (const heading of headings) {
     const register = registerOfHeading(heading.text);
@@ -215,7 +234,15 @@ export function parseProgram(text: string, fileName: string): Program {
     }
     found.set(register, heading);
   }
+  return found;
+}
 
+/** Checks that the three registers are all present. @throws InputError naming the first missing register and the line of the nearest register before it */
+function requireRegisters(
+  found: ReadonlyMap<RegisterName, Heading>,
+  headings: readonly Heading[],
+  fileName: string,
+): void {
   for (const [position, register] of REGISTERS.entries()) {
     if (found.has(register)) continue;
     const earlier = REGISTERS.slice(0, position)
@@ -234,7 +261,15 @@ export function parseProgram(text: string, fileName: string): Program {
       },
     );
   }
+}
 
+/** The text of each register and its line span (up to the next heading of its level or the next register). @throws InputError when a register is empty */
+function registerBodies(
+  lines: readonly string[],
+  headings: readonly Heading[],
+  found: ReadonlyMap<RegisterName, Heading>,
+  fileName: string,
+): Record<RegisterName, { text: string; start: number; end: number }> {
   const bodies = {} as Record<RegisterName, { text: string; start: number; end: number }>;
   for (const register of REGISTERS) {
     const heading = found.get(register)!;
@@ -254,8 +289,16 @@ export function parseProgram(text: string, fileName: string): Program {
     }
     bodies[register] = { text: body, start: heading.bodyStart, end };
   }
+  return bodies;
+}
 
-  const constraints = bodies.constraints;
+/** The Constraints register's one ```yaml block, parsed (defaults without one). @throws InputError for a second block or a malformed one */
+function mechanicalConstraintsOf(
+  lines: readonly string[],
+  fences: readonly Fence[],
+  constraints: { start: number; end: number },
+  fileName: string,
+): MechanicalConstraints {
   const yamlBlocks = fences.filter(
     (fence) => fence.start >= constraints.start && fence.end < constraints.end && /^(yaml|yml)\b/i.test(fence.info),
   );
@@ -275,18 +318,7 @@ export function parseProgram(text: string, fileName: string): Program {
     const value = located.value ?? {};
     mechanical = parseWithSchema(mechanicalConstraintsSchema, { ...located, value }, source, 'constraints');
   }
-
-  return {
-    instructions: bodies.instructions.text,
-    constraints: constraints.text,
-    stopping: bodies.stopping.text,
-    mechanical,
-    lines: {
-      instructions: found.get('instructions')!.index + 1,
-      constraints: found.get('constraints')!.index + 1,
-      stopping: found.get('stopping')!.index + 1,
-    },
-  };
+  return mechanical;
 }
 
 /**

@@ -1,51 +1,12 @@
-/**
- * Loop C, pattern mining: recurring application shapes that are frequent in
- * production signals or in the corpus but missing or thin in the corpus and
- * the pattern library.
- *
- * A *shape* is `appType × roles × behaviours`: an app type, a set of entity
- * roles and a set of behaviours (sets sorted; the key is
- * `booking|commitment+party+resource|notification+scheduling`). Each record
- * has one shape: corpus gold (primary app type, roles of gold entities, gold
- * behaviours) and signals that carry `roles` and `behaviors` (records without
- * them have no shape and are only counted).
- *
- * A record *supports* every shape its own shape contains (same app type,
- * roles ⊇, behaviours ⊇). The candidate shapes are the records' shapes and
- * the intersections of every two of them of the same app type (the common
- * cores: the closed shapes of frequent-itemset mining, up to pairs; at most
- * {@link MAX_SHAPES_PER_APP_TYPE} distinct record shapes per app type enter
- * the pairing, the most frequent first). A candidate needs at least one role
- * and two items in all. For each candidate supported by at least
- * `minSupport` signals, or `minSupport` corpus examples:
- * - **library coverage**: `covered` when a pattern of the same app type has
- *   every role and behaviour of the shape, `other-type` when only a pattern of
- *   another type does, `missing` when none does (the best pattern and what it
- *   lacks are reported);
- * - **corpus coverage**: the corpus examples supporting it; *thin* below
- *   `thinCorpusBelow`.
- * Shapes that are missing or thin are reported, most specific first: a shape
- * is left out when a reported shape strictly containing it has the same
- * reasons (it says more).
- *
- * A shape missing from the library gets a candidate pattern (drafted from the
- * entity names at least half of its supporting corpus examples share, or
- * failing those, the uncovered entities at least half of its supporting
- * signals share); a shape thin in the corpus gets candidate examples (goals of
- * its signals, partial gold — app type and behaviours — tagged `needs-gold`).
- * Findings are proposals for review, never applied here.
- */
-import { createHash } from 'node:crypto';
 import type { IntentExample } from '../corpus/example.ts';
-import { exampleSchema, intentExample } from '../corpus/example.ts';
 import type { Pattern } from '../assembly/pattern.ts';
 import { acceptedAppTypes } from '../tasks/intent/intent.ts';
 import { normalizeEntityName } from '../tasks/intent/names.ts';
 import type { PatternDraft, RoleIndex } from './candidate-pattern.ts';
-import { draftPattern } from './candidate-pattern.ts';
 import type { StoredSignal } from './signal.ts';
 import type { SignalsConfig } from '../config/signals-config.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../config/signals-config.ts';
+import { proposeExample, proposePattern } from './mining-drafts.ts';
 
 /** Mining settings (`signals.mining` in `kloop.yaml`). */
 export type MiningSettings = SignalsConfig['mining'];
@@ -185,7 +146,7 @@ export interface MiningInput {
   roleIndex?: RoleIndex;
 }
 
-interface ShapeState {
+export interface ShapeState {
   shape: Shape;
   key: string;
   signals: number;
@@ -198,7 +159,6 @@ interface ShapeState {
 
 /** Most distinct record shapes per app type that enter the pairwise intersections. */
 export const MAX_SHAPES_PER_APP_TYPE = 300;
-const MAX_DRAFT_ENTITIES = 8;
 
 /** Folds signals one at a time (memory bounded by the number of distinct shapes); `finish()` mines. */
 export interface ShapeMiner {
@@ -393,83 +353,4 @@ function keepGoal(
   goals.push({ time: signal.time, id: signal.id, goal: signal.goal });
   goals.sort((left, right) => Date.parse(right.time) - Date.parse(left.time) || (left.id < right.id ? -1 : 1));
   if (goals.length > limit) goals.length = limit;
-}
-
-function proposePattern(
-  mined: MinedShape,
-  supporters: readonly ShapeState[],
-  roleIndex: RoleIndex | undefined,
-): MinedCandidatePattern | undefined {
-  const totals = new Map<string, { name: string; corpus: number; signals: number; roles: Map<string, number> }>();
-  for (const supporter of supporters) {
-    for (const [key, entry] of supporter.entities) {
-      const total = totals.get(key) ?? { name: entry.name, corpus: 0, signals: 0, roles: new Map<string, number>() };
-      total.corpus += entry.corpus;
-      total.signals += entry.signals;
-      for (const [role, count] of entry.roles) total.roles.set(role, (total.roles.get(role) ?? 0) + count);
-      totals.set(key, total);
-    }
-  }
-  const goldRole = (roles: Map<string, number>): string | undefined =>
-    [...roles.entries()].sort((left, right) => right[1] - left[1] || (left[0] < right[0] ? -1 : 1))[0]?.[0];
-  const fromCorpus = [...totals.values()]
-    .filter((entry) => mined.corpusExamples > 0 && entry.corpus * 2 >= mined.corpusExamples)
-    .map((entry) => ({
-      name: entry.name,
-      count: entry.corpus,
-      source: 'corpus' as const,
-      role: goldRole(entry.roles),
-    }));
-  const fromSignals = [...totals.values()]
-    .filter((entry) => mined.signals > 0 && entry.signals * 2 >= mined.signals)
-    .map((entry) => ({
-      name: entry.name,
-      count: entry.signals,
-      source: 'signals' as const,
-      role: goldRole(entry.roles),
-    }));
-  const entities = (fromCorpus.length > 0 ? fromCorpus : fromSignals)
-    .sort((left, right) => right.count - left.count || (left.name < right.name ? -1 : 1))
-    .slice(0, MAX_DRAFT_ENTITIES);
-  if (entities.length === 0) return undefined;
-  const draft = draftPattern(
-    {
-      idWords: [mined.appType, ...entities.slice(0, 2).map((entry) => entry.name)],
-      title: `${mined.appType}: ${entities
-        .slice(0, 3)
-        .map((entry) => entry.name)
-        .join(', ')}`,
-      description:
-        `Drafted by Loop C (pattern mining) for the recurring shape ${mined.key}: no pattern of the library covers all its roles ` +
-        'and behaviours. Counts and sources are in the review item evidence.',
-      appType: mined.appType,
-      entities: entities.map((entry) =>
-        entry.role !== undefined ? { name: entry.name, role: entry.role } : { name: entry.name },
-      ),
-      behaviors: mined.behaviors,
-    },
-    roleIndex,
-  );
-  const corpusExamples = supporters.flatMap((supporter) => supporter.corpusIds).slice(0, 20);
-  return {
-    shapeKey: mined.key,
-    draft,
-    evidence: {
-      signals: mined.signals,
-      corpusExamples,
-      entities: entities.map(({ name, count, source }) => ({ name, count, source })),
-    },
-  };
-}
-
-function proposeExample(shape: Shape, goal: { id: string; goal: string }): IntentExample | undefined {
-  const digest = createHash('sha256').update(goal.goal).digest('hex').slice(0, 12);
-  const parsed = exampleSchema.safeParse({
-    id: `loop-c-${digest}`,
-    goal: goal.goal,
-    expected: { appType: shape.appType, behaviors: shape.behaviors },
-    tags: ['loop-c', 'needs-gold', `shape:${shape.appType}`],
-    partition: 'shadow',
-  });
-  return parsed.success ? intentExample(parsed.data) : undefined;
 }

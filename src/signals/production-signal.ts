@@ -19,6 +19,7 @@
  */
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
+import { insertSignalRow, listSignalRows } from '../storage/notebook/signals-store.ts';
 import type { SignalTable } from '../storage/schema.ts';
 
 /** Where a signal came from. */
@@ -135,12 +136,7 @@ export async function recordSignal(
   options: RecordSignalOptions = {},
 ): Promise<boolean> {
   const row = signalToRow(signal, options.source ?? 'runtime', isoNow(options.now));
-  const result = await db
-    .insertInto('signals')
-    .values(row)
-    .onConflict((conflict) => conflict.column('id').doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  return await insertSignalRow(db, row);
 }
 
 /** Stored signals, oldest first, optionally from `since` (ISO 8601, inclusive). */
@@ -148,8 +144,5 @@ export async function listSignals(
   db: StudyDatabase,
   options: { since?: string; limit?: number } = {},
 ): Promise<StoredSignal[]> {
-  let query = db.selectFrom('signals').selectAll().orderBy('time').orderBy('id');
-  if (options.since !== undefined) query = query.where('time', '>=', options.since);
-  if (options.limit !== undefined) query = query.limit(options.limit);
-  return (await query.execute()).map(signalFromRow);
+  return (await listSignalRows(db, options)).map(signalFromRow);
 }

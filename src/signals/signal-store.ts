@@ -5,11 +5,9 @@
  * stored once and counted as a duplicate (the first one wins).
  */
 import type { StudyDatabase } from '../storage/database.ts';
+import { countSignalRows, forEachSignalRowInRange, insertSignalRows } from '../storage/notebook/signals-store.ts';
 import type { Signal, SignalSource, StoredSignal } from './signal.ts';
 import { fromSignalRow, toSignalRow } from './signal.ts';
-
-/** Rows inserted per statement (12 columns each, well under SQLite's variable limit). */
-const BATCH_SIZE = 200;
 
 /** Options of {@link storeSignals}. */
 export interface StoreSignalsOptions {
@@ -30,7 +28,7 @@ export interface StoreSignalsResult {
 /**
  * Stores validated signals in one transaction. Idempotent by id.
  *
- * @param db the study database (or a transaction)
+ * @param db the study database (not a transaction: one is opened here)
  */
 export async function storeSignals(
   db: StudyDatabase,
@@ -46,17 +44,7 @@ export async function storeSignals(
       ...(options.storeGoals !== undefined ? { storeGoals: options.storeGoals } : {}),
     }),
   );
-  let stored = 0;
-  await db.transaction().execute(async (transaction) => {
-    for (let start = 0; start < rows.length; start += BATCH_SIZE) {
-      const result = await transaction
-        .insertInto('signals')
-        .values(rows.slice(start, start + BATCH_SIZE))
-        .onConflict((conflict) => conflict.column('id').doNothing())
-        .executeTakeFirst();
-      stored += Number(result.numInsertedOrUpdatedRows ?? 0n);
-    }
-  });
+  const stored = await insertSignalRows(db, rows);
   return { stored, duplicates: signals.length - stored };
 }
 
@@ -81,36 +69,7 @@ export async function forEachSignalInRange(
   onSignal: (signal: StoredSignal) => void,
   pageSize = 2_000,
 ): Promise<number> {
-  const margin = 24 * 60 * 60 * 1000;
-  const lower = new Date(range.from.getTime() - margin).toISOString();
-  const upper = new Date(range.to.getTime() + margin).toISOString();
-  const fromMs = range.from.getTime();
-  const toMs = range.to.getTime();
-  let count = 0;
-  let after: { time: string; id: string } | undefined;
-  for (;;) {
-    let query = db.selectFrom('signals').selectAll().where('time', '>', lower).where('time', '<=', upper);
-    if (after !== undefined) {
-      const cursor = after;
-      query = query.where((expression) =>
-        expression.or([
-          expression('time', '>', cursor.time),
-          expression.and([expression('time', '=', cursor.time), expression('id', '>', cursor.id)]),
-        ]),
-      );
-    }
-    const rows = await query.orderBy('time').orderBy('id').limit(pageSize).execute();
-    for (const row of rows) {
-      const instant = Date.parse(row.time);
-      if (Number.isNaN(instant) || instant <= fromMs || instant > toMs) continue;
-      onSignal(fromSignalRow(row));
-      count += 1;
-    }
-    const last = rows[rows.length - 1];
-    if (rows.length < pageSize || last === undefined) break;
-    after = { time: last.time, id: last.id };
-  }
-  return count;
+  return await forEachSignalRowInRange(db, range, (row) => onSignal(fromSignalRow(row)), pageSize);
 }
 
 /** Every signal in the range, oldest first (convenience over {@link forEachSignalInRange}). */
@@ -122,9 +81,5 @@ export async function readSignalsInRange(db: StudyDatabase, range: SignalTimeRan
 
 /** Number of stored signals. */
 export async function countSignals(db: StudyDatabase): Promise<number> {
-  const row = await db
-    .selectFrom('signals')
-    .select((expression) => expression.fn.countAll<number>().as('count'))
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
+  return await countSignalRows(db);
 }

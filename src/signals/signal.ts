@@ -34,6 +34,7 @@
 import { z } from 'zod';
 import { ASSEMBLY_METHODS } from '../assembly/assembly-method.ts';
 import { SIGNAL_SOURCES } from './production-signal.ts';
+import type { SignalTable } from '../storage/schema.ts';
 import { behaviorSchema, entityRoleSchema } from '../tasks/intent/intent.ts';
 
 export { ASSEMBLY_METHODS };
@@ -208,23 +209,7 @@ export interface SignalRowOptions {
 }
 
 /** The `signals` table row of a validated signal (time normalised to UTC `toISOString()`). */
-export function toSignalRow(
-  signal: Signal,
-  options: SignalRowOptions,
-): {
-  id: string;
-  time: string;
-  assembly_method: string;
-  confidence: number;
-  app_class: string;
-  has_commitments: number;
-  entity_count: number;
-  artifact_version: string;
-  goal: string | null;
-  detail: string;
-  source: string;
-  received_at: string;
-} {
+export function toSignalRow(signal: Signal, options: SignalRowOptions): SignalTable {
   const detail: Record<string, unknown> = {
     uncoveredEntities: signal.uncoveredEntities ?? [],
     uncoveredBehaviors: signal.uncoveredBehaviors ?? [],
@@ -256,20 +241,7 @@ function stringList(value: unknown): string[] | undefined {
 }
 
 /** Reads a `signals` row back into a {@link StoredSignal}; a malformed `detail` reads as empty lists. */
-export function fromSignalRow(row: {
-  id: string;
-  time: string;
-  assembly_method: string;
-  confidence: number;
-  app_class: string;
-  has_commitments: number;
-  entity_count: number;
-  artifact_version: string;
-  goal: string | null;
-  detail: string;
-  source: string;
-  received_at: string;
-}): StoredSignal {
+export function fromSignalRow(row: SignalTable): StoredSignal {
   let detail: Record<string, unknown> = {};
   try {
     const parsed = JSON.parse(row.detail) as unknown;

@@ -168,24 +168,8 @@ export function scoreIntent(
     if (!right) diagnostics.appTypeMismatch = { expected: goldTypes, predicted: predicted.appType };
   }
 
-  // Entity matching: one-to-one, gold order, by normalised name or alias.
-  const predictedKeys = predicted.entities.map((entity) => normalizeEntityName(entity.name));
-  const used = new Set<number>();
-  const goldToPredicted = new Map<number, number>();
   const goldEntities = expected.entities ?? [];
-  goldEntities.forEach((gold, goldIndex) => {
-    const keys = new Set([gold.name, ...(gold.aliases ?? [])].map(normalizeEntityName));
-    const found = predictedKeys.findIndex((key, index) => !used.has(index) && keys.has(key));
-    if (found >= 0) {
-      used.add(found);
-      goldToPredicted.set(goldIndex, found);
-    } else {
-      diagnostics.missedEntities.push(gold.name);
-    }
-  });
-  predicted.entities.forEach((entity, index) => {
-    if (!used.has(index)) diagnostics.spuriousEntities.push(entity.name);
-  });
+  const { predictedKeys, goldToPredicted } = matchEntities(goldEntities, predicted, diagnostics);
   if (present.includes('entityRecall')) {
     components.entityRecall = goldToPredicted.size / goldEntities.length;
   }
@@ -213,42 +197,9 @@ export function scoreIntent(
     components.behaviorCoverage = (goldBehaviors.size - diagnostics.missingBehaviors.length) / goldBehaviors.size;
   }
 
-  // Relations: a gold relation is recalled when a predicted relation joins the
-  // same two (matched) entities, in either direction.
-  let relationRecall: number | null = null;
-  const goldRelations = expected.relations ?? [];
-  if (goldRelations.length > 0) {
-    const pairs = new Set(
-      predicted.relations.map((relation) =>
-        pairKey(normalizeEntityName(relation.from), normalizeEntityName(relation.to)),
-      ),
-    );
-    const canonical = (name: string): string => {
-      const key = normalizeEntityName(name);
-      const goldIndex = goldEntities.findIndex((gold) =>
-        [gold.name, ...(gold.aliases ?? [])].some((alias) => normalizeEntityName(alias) === key),
-      );
-      const predictedIndex = goldIndex >= 0 ? goldToPredicted.get(goldIndex) : undefined;
-      return predictedIndex !== undefined ? predictedKeys[predictedIndex]! : key;
-    };
-    let recalled = 0;
-    for (const relation of goldRelations) {
-      if (pairs.has(pairKey(canonical(relation.from), canonical(relation.to)))) recalled += 1;
-      else diagnostics.missedRelations.push(`${relation.from} -> ${relation.to}`);
-    }
-    relationRecall = recalled / goldRelations.length;
-  }
+  const relationRecall = relationRecallOf(expected, predicted, predictedKeys, goldToPredicted, diagnostics);
 
-  let projectionCoverage: number | null = null;
-  const goldProjections = expected.projections ?? [];
-  if (goldProjections.length > 0) {
-    const predictedProjections = new Set(predicted.projections);
-    for (const projection of new Set(goldProjections)) {
-      if (!predictedProjections.has(projection)) diagnostics.missingProjections.push(projection);
-    }
-    const unique = new Set(goldProjections).size;
-    projectionCoverage = (unique - diagnostics.missingProjections.length) / unique;
-  }
+  const projectionCoverage = projectionCoverageOf(expected, predicted, diagnostics);
 
   let weighted = 0;
   let totalWeight = 0;
@@ -269,6 +220,83 @@ export function scoreIntent(
     },
     diagnostics,
   };
+}
+
+/** Matches gold entities to predicted ones: one-to-one, gold order, by normalised name or alias; records misses and spurious entities. */
+function matchEntities(
+  goldEntities: NonNullable<ExpectedIntent['entities']>,
+  predicted: Intent,
+  diagnostics: ExampleDiagnostics,
+): { predictedKeys: string[]; goldToPredicted: Map<number, number> } {
+  const predictedKeys = predicted.entities.map((entity) => normalizeEntityName(entity.name));
+  const used = new Set<number>();
+  const goldToPredicted = new Map<number, number>();
+  goldEntities.forEach((gold, goldIndex) => {
+    const keys = new Set([gold.name, ...(gold.aliases ?? [])].map(normalizeEntityName));
+    const found = predictedKeys.findIndex((key, index) => !used.has(index) && keys.has(key));
+    if (found >= 0) {
+      used.add(found);
+      goldToPredicted.set(goldIndex, found);
+    } else {
+      diagnostics.missedEntities.push(gold.name);
+    }
+  });
+  predicted.entities.forEach((entity, index) => {
+    if (!used.has(index)) diagnostics.spuriousEntities.push(entity.name);
+  });
+  return { predictedKeys, goldToPredicted };
+}
+
+/**
+ * Relation recall, or null without gold relations: a gold relation is
+ * recalled when a predicted relation joins the same two (matched) entities,
+ * in either direction; records the missed ones.
+ */
+function relationRecallOf(
+  expected: ExpectedIntent,
+  predicted: Intent,
+  predictedKeys: readonly string[],
+  goldToPredicted: ReadonlyMap<number, number>,
+  diagnostics: ExampleDiagnostics,
+): number | null {
+  const goldRelations = expected.relations ?? [];
+  if (goldRelations.length === 0) return null;
+  const goldEntities = expected.entities ?? [];
+  const pairs = new Set(
+    predicted.relations.map((relation) =>
+      pairKey(normalizeEntityName(relation.from), normalizeEntityName(relation.to)),
+    ),
+  );
+  const canonical = (name: string): string => {
+    const key = normalizeEntityName(name);
+    const goldIndex = goldEntities.findIndex((gold) =>
+      [gold.name, ...(gold.aliases ?? [])].some((alias) => normalizeEntityName(alias) === key),
+    );
+    const predictedIndex = goldIndex >= 0 ? goldToPredicted.get(goldIndex) : undefined;
+    return predictedIndex !== undefined ? predictedKeys[predictedIndex]! : key;
+  };
+  let recalled = 0;
+  for (const relation of goldRelations) {
+    if (pairs.has(pairKey(canonical(relation.from), canonical(relation.to)))) recalled += 1;
+    else diagnostics.missedRelations.push(`${relation.from} -> ${relation.to}`);
+  }
+  return recalled / goldRelations.length;
+}
+
+/** Share of the distinct gold projections predicted, or null without gold projections; records the missing ones. */
+function projectionCoverageOf(
+  expected: ExpectedIntent,
+  predicted: Intent,
+  diagnostics: ExampleDiagnostics,
+): number | null {
+  const goldProjections = expected.projections ?? [];
+  if (goldProjections.length === 0) return null;
+  const predictedProjections = new Set(predicted.projections);
+  for (const projection of new Set(goldProjections)) {
+    if (!predictedProjections.has(projection)) diagnostics.missingProjections.push(projection);
+  }
+  const unique = new Set(goldProjections).size;
+  return (unique - diagnostics.missingProjections.length) / unique;
 }
 
 function pairKey(a: string, b: string): string {

@@ -22,8 +22,18 @@ import type { EntityRole } from '../vocabulary.ts';
 import type { AnalyzedWord, GoalAnalysis } from './goal-analysis.ts';
 import type { CompiledPlaybook } from './extract.ts';
 import { entityNameOf, nameKey, phraseEndingAt } from './extract.ts';
-import type { NounCategory } from './noun-senses.ts';
-import { nounCategory } from './noun-senses.ts';
+import { excludeCategories, excludeUncountable } from './noun-filters.ts';
+
+export { isCountableAt } from './noun-filters.ts';
+import {
+  compoundStartOf,
+  isCompoundModifier,
+  isWordLike,
+  modifierForm,
+  repeatedAdjectiveCompounds,
+  repeatedNounPairs,
+  resolveAutoCompounds,
+} from './compound-mentions.ts';
 
 /** Where an entity mention came from. */
 export type MentionSource = 'term' | 'alias' | 'unknown' | 'stop' | 'excluded' | 'attribute';
@@ -75,96 +85,6 @@ export function findMentions(compiled: CompiledPlaybook, analysis: GoalAnalysis)
   return mentions;
 }
 
-/**
- * `unknownNounPolicy.excludeCategories`: an unknown noun whose most frequent
- * WordNet sense (the compound's, else its head's) is in one of the categories is excluded.
- */
-function excludeCategories(categories: ReadonlySet<NounCategory>, mentions: EntityMention[]): void {
-  for (const mention of mentions) {
-    if (mention.source !== 'unknown') continue;
-    const category =
-      nounCategory(mention.text) ??
-      (mention.head !== undefined && mention.head !== mention.text ? nounCategory(mention.head) : null);
-    if (category === null || !categories.has(category)) continue;
-    mention.source = 'excluded';
-    mention.name = '';
-    mention.role = null;
-  }
-}
-
-/** The WordNet category of an unknown mention: its text's, else its head's. */
-function headCategory(mention: EntityMention): NounCategory | null {
-  return (
-    nounCategory(mention.text) ??
-    (mention.head !== undefined && mention.head !== mention.text ? nounCategory(mention.head) : null)
-  );
-}
-
-/**
- * `unknownNounPolicy.countableOnly`: an unknown noun none of whose mentions
- * reads as a countable thing is excluded (see {@link isCountableAt}).
- */
-function excludeUncountable(
-  compiled: CompiledPlaybook,
-  words: readonly AnalyzedWord[],
-  mentions: EntityMention[],
-): void {
-  const countable = new Set<string>();
-  for (const mention of mentions) {
-    if (mention.source !== 'unknown') continue;
-    // A person noun ("teacher", "site manager") is a count noun by nature: telegraphic text drops its determiners ("teacher corrects it").
-    if (isCountableAt(compiled, words, mention.start, mention.end) || headCategory(mention) === 'person')
-      countable.add(nameKey(mention.text));
-  }
-  for (const mention of mentions) {
-    if (mention.source !== 'unknown' || countable.has(nameKey(mention.text))) continue;
-    mention.source = 'excluded';
-    mention.name = '';
-    mention.role = null;
-  }
-}
-
-/**
- * Whether the noun phrase ending at word `end - 1` reads as a countable thing:
- * its head is plural, or the phrase (past its adjectives and noun modifiers)
- * follows a determiner, a number, a possessive pronoun or noun, or a
- * quantifier phrase of the playbook.
- */
-export function isCountableAt(
-  compiled: CompiledPlaybook,
-  words: readonly AnalyzedWord[],
-  start: number,
-  end: number,
-): boolean {
-  const head = words[end - 1]!;
-  if (head.isPlural) return true;
-  let at = start - 1;
-  while (
-    at >= 0 &&
-    words[at]!.sentence === head.sentence &&
-    (words[at]!.wordClass === 'adjective' || (words[at]!.wordClass === 'noun' && !words[at]!.endsPhrase))
-  )
-    at -= 1;
-  const before = words[at];
-  if (before === undefined || before.sentence !== head.sentence) return false;
-  if (before.wordClass === 'determiner' || before.wordClass === 'value') return true;
-  if (before.isPossessive || POSSESSIVE_PRONOUNS.has(before.normal)) return true;
-  for (const quantifier of compiled.quantifiers) {
-    const length = quantifier.words.length;
-    const first = at - length + 1;
-    if (first < 0) continue;
-    let ok = true;
-    for (let offset = 0; offset < length && ok; offset += 1) {
-      const word = words[first + offset]!;
-      ok = word.sentence === head.sentence && quantifier.words[offset]!.some((form) => word.keys.includes(form));
-    }
-    if (ok) return true;
-  }
-  return false;
-}
-
-const POSSESSIVE_PRONOUNS = new Set(['my', 'our', 'your', 'his', 'her', 'its', 'their', 'whose']);
-
 function mentionsOfRun(
   compiled: CompiledPlaybook,
   words: readonly AnalyzedWord[],
@@ -173,7 +93,6 @@ function mentionsOfRun(
   repeatedPairs: ReadonlySet<string>,
 ): EntityMention[] {
   const { playbook } = compiled;
-  const policy = playbook.unknownNounPolicy;
   const found: EntityMention[] = [];
   const sentenceStart = firstWordOfSentence(words, runStart);
   const known = phraseEndingAt(compiled, words, runEnd, sentenceStart);
@@ -202,217 +121,108 @@ function mentionsOfRun(
   }
   if (known !== null) {
     const mention = resolveKnown(compiled, known.phrase.text, known.start, runEnd, words);
-    modifierEnd = Math.max(runStart, known.start);
-    if (mention.source === 'term' && playbook.extraction.termCompounds !== 'head' && known.start > runStart) {
-      // "purchase order": the term's unknown noun modifiers make one compound with it.
-      const room = playbook.extraction.maxCompoundWords - (runEnd - known.start);
-      let start = Math.max(runStart, known.start - Math.max(0, room));
-      while (start < known.start && !isCompoundModifier(compiled, words[start]!)) start += 1;
-      if (
-        start < known.start &&
-        !words
-          .slice(start, known.start)
-          .some((word) => compiled.terms.has(word.lemma) || compiled.aliases.has(word.lemma))
-      ) {
-        const text = [...words.slice(start, known.start).map(modifierForm), known.phrase.text].join(' ');
-        Object.assign(mention, {
-          text,
-          name: entityNameOf(text),
-          start,
-          head: known.phrase.text,
-          headStart: known.start,
-        });
-        modifierEnd = start;
-      }
-    }
+    modifierEnd = termCompound(compiled, words, runStart, runEnd, known, mention);
     found.push(mention);
   } else {
-    const headWord = words[runEnd - 1]!;
-    const compoundStart = compoundStartOf(compiled, words, runStart, runEnd);
-    // Modifiers keep their surface form: a plural modifier is part of the name ("sales rep", "goods receipt").
-    const compound = words
-      .slice(compoundStart, runEnd)
-      .map((word, index, run) => (index === run.length - 1 ? word.lemma : modifierForm(word)))
-      .join(' ');
-    const useCompound = policy.compounds !== 'head';
-    const text = useCompound ? compound : headWord.lemma;
-    const start = useCompound ? compoundStart : runEnd - 1;
-    let source: MentionSource = 'unknown';
-    if (compiled.stop.has(text) || compiled.stop.has(headWord.lemma)) source = 'stop';
-    else if (!policy.include || (headWord.isProperNoun && !policy.properNouns) || !isWordLike(headWord))
-      source = 'excluded';
-    const role = source === 'unknown' ? unknownRole(compiled, headWord.lemma, headWord.isActor) : null;
-    found.push({
-      text,
-      name: source === 'unknown' ? entityNameOf(text) : '',
-      role,
-      source,
-      start,
-      end: runEnd,
-      head: headWord.lemma,
-    });
+    found.push(unknownRunMention(compiled, words, runStart, runEnd));
     modifierEnd = runEnd - 1;
   }
-  if (playbook.extraction.knownModifiers) {
-    let end = modifierEnd;
-    while (end > runStart) {
-      const modifier = phraseEndingAt(compiled, words, end, runStart);
-      if (modifier === null) {
-        end -= 1;
-        continue;
-      }
-      found.unshift(resolveKnown(compiled, modifier.phrase.text, modifier.start, end, words));
-      end = modifier.start;
-    }
-  }
+  if (playbook.extraction.knownModifiers) addKnownModifiers(compiled, words, runStart, modifierEnd, found);
   return found;
 }
 
-/** "noun noun" pairs ending a noun run, as lemmas, that the text uses at least twice. */
-function repeatedNounPairs(
-  words: readonly AnalyzedWord[],
-  nounRuns: ReadonlyArray<readonly [number, number]>,
-): Set<string> {
-  const counts = new Map<string, number>();
-  for (const [runStart, runEnd] of nounRuns) {
-    if (runEnd - runStart < 2) continue;
-    const key = `${words[runEnd - 2]!.lemma} ${words[runEnd - 1]!.lemma}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return new Set([...counts].filter(([, count]) => count >= 2).map(([key]) => key));
-}
-
 /**
- * "adjective head" pairs ("guided tour", "smart home") the text uses at least
- * twice: a named kind of thing, kept whole (the adjective must be a plain,
- * lower-case word that is not stop-listed).
+ * "purchase order": with `extraction.termCompounds` other than `head`, the
+ * term's unknown noun modifiers (up to `maxCompoundWords` words in all) make
+ * one compound with it; `mention` is rewritten in place. Returns where the
+ * modifiers left for {@link addKnownModifiers} end.
  */
-function repeatedAdjectiveCompounds(
-  compiled: CompiledPlaybook,
-  words: readonly AnalyzedWord[],
-  nounRuns: ReadonlyArray<readonly [number, number]>,
-): Set<string> {
-  const counts = new Map<string, number>();
-  for (const [runStart, runEnd] of nounRuns) {
-    const adjective = words[runStart - 1];
-    if (
-      adjective === undefined ||
-      adjective.wordClass !== 'adjective' ||
-      adjective.sentence !== words[runStart]!.sentence
-    )
-      continue;
-    if (
-      adjective.commaAfter ||
-      compiled.stop.has(adjective.lemma) ||
-      IDENTIFYING_ADJECTIVES.has(adjective.lemma) ||
-      !/^[a-z][a-z-]{2,}$/.test(adjective.lemma)
-    )
-      continue;
-    const key = `${adjective.lemma} ${words[runEnd - 1]!.lemma}`;
-    counts.set(key, (counts.get(key) ?? 0) + 1);
-  }
-  return new Set([...counts].filter(([, count]) => count >= 2).map(([key]) => key));
-}
-
-/**
- * Adjectives that pick out or count things rather than name a kind of thing
- * ("the same game", "another entry", "different centres"): English
- * postdeterminers and identifying adjectives, never the first word of a compound.
- */
-const IDENTIFYING_ADJECTIVES = new Set([
-  'same',
-  'other',
-  'another',
-  'different',
-  'various',
-  'several',
-  'certain',
-  'particular',
-  'specific',
-  'additional',
-  'further',
-  'respective',
-  'corresponding',
-  'following',
-  'given',
-  'such',
-  'own',
-  'whole',
-  'entire',
-  'next',
-  'previous',
-  'last',
-  'first',
-  'second',
-  'third',
-  'former',
-  'latter',
-  'many',
-  'few',
-  'more',
-  'most',
-  'less',
-  'least',
-  'only',
-  'extra',
-]);
-
-/** A noun that may modify a compound's head: a plain, lower-case word, not stop-listed, not an attribute. */
-function isCompoundModifier(compiled: CompiledPlaybook, word: AnalyzedWord): boolean {
-  return (
-    !word.isProperNoun && isWordLike(word) && !compiled.stop.has(word.lemma) && !compiled.attributes.has(word.lemma)
-  );
-}
-
-/** First word of the compound kept for an unknown run: at most `maxCompoundWords` nouns, no leading proper noun, acronym or stop word. */
-function compoundStartOf(
+function termCompound(
   compiled: CompiledPlaybook,
   words: readonly AnalyzedWord[],
   runStart: number,
   runEnd: number,
+  known: NonNullable<ReturnType<typeof phraseEndingAt>>,
+  mention: EntityMention,
 ): number {
-  let start = Math.max(runStart, runEnd - compiled.playbook.extraction.maxCompoundWords);
-  while (start < runEnd - 1) {
-    const word = words[start]!;
-    if (word.isProperNoun || !isWordLike(word) || compiled.stop.has(word.lemma) || compiled.attributes.has(word.lemma))
-      start += 1;
-    else break;
+  const { playbook } = compiled;
+  let modifierEnd = Math.max(runStart, known.start);
+  if (mention.source === 'term' && playbook.extraction.termCompounds !== 'head' && known.start > runStart) {
+    // "purchase order": the term's unknown noun modifiers make one compound with it.
+    const room = playbook.extraction.maxCompoundWords - (runEnd - known.start);
+    let start = Math.max(runStart, known.start - Math.max(0, room));
+    while (start < known.start && !isCompoundModifier(compiled, words[start]!)) start += 1;
+    if (
+      start < known.start &&
+      !words
+        .slice(start, known.start)
+        .some((word) => compiled.terms.has(word.lemma) || compiled.aliases.has(word.lemma))
+    ) {
+      const text = [...words.slice(start, known.start).map(modifierForm), known.phrase.text].join(' ');
+      Object.assign(mention, {
+        text,
+        name: entityNameOf(text),
+        start,
+        head: known.phrase.text,
+        headStart: known.start,
+      });
+      modifierEnd = start;
+    }
   }
-  return start;
+  return modifierEnd;
 }
 
-/** A compound modifier as written (without a possessive ending): "sales" in "sales rep", "data" in "data entry". */
-function modifierForm(word: AnalyzedWord): string {
-  return word.normal.replace(/['’]s?$/, '');
+/** The mention of a noun run the playbook does not know: its compound (or head, by `unknownNounPolicy.compounds`), stopped, excluded or unknown. */
+function unknownRunMention(
+  compiled: CompiledPlaybook,
+  words: readonly AnalyzedWord[],
+  runStart: number,
+  runEnd: number,
+): EntityMention {
+  const policy = compiled.playbook.unknownNounPolicy;
+  const headWord = words[runEnd - 1]!;
+  const compoundStart = compoundStartOf(compiled, words, runStart, runEnd);
+  // Modifiers keep their surface form: a plural modifier is part of the name ("sales rep", "goods receipt").
+  const compound = words
+    .slice(compoundStart, runEnd)
+    .map((word, index, run) => (index === run.length - 1 ? word.lemma : modifierForm(word)))
+    .join(' ');
+  const useCompound = policy.compounds !== 'head';
+  const text = useCompound ? compound : headWord.lemma;
+  const start = useCompound ? compoundStart : runEnd - 1;
+  let source: MentionSource = 'unknown';
+  if (compiled.stop.has(text) || compiled.stop.has(headWord.lemma)) source = 'stop';
+  else if (!policy.include || (headWord.isProperNoun && !policy.properNouns) || !isWordLike(headWord))
+    source = 'excluded';
+  const role = source === 'unknown' ? unknownRole(compiled, headWord.lemma, headWord.isActor) : null;
+  return {
+    text,
+    name: source === 'unknown' ? entityNameOf(text) : '',
+    role,
+    source,
+    start,
+    end: runEnd,
+    head: headWord.lemma,
+  };
 }
 
-/** A real word: three or more characters with a vowel, or a short all-letter word; never an abbreviation. */
-function isWordLike(word: AnalyzedWord): boolean {
-  if (word.isAcronym) return false;
-  return /^[\p{L}][\p{L}'-]*$/u.test(word.lemma) && (word.lemma.length >= 3 || /[aeiouy]/.test(word.lemma));
-}
-
-/**
- * `auto` compounds: an unknown compound stays whole when the text mentions it
- * at least twice or never uses its head noun alone; otherwise every mention of
- * it is read at its head ("a physio clinic … the clinic" → Clinic).
- */
-function resolveAutoCompounds(mentions: EntityMention[], unknown: boolean, terms: boolean): void {
-  const compoundCounts = new Map<string, number>();
-  const headAlone = new Set<string>();
-  for (const mention of mentions) {
-    if (mention.source !== 'unknown' && mention.source !== 'term') continue;
-    const head = mention.head ?? mention.text;
-    if (mention.text === head) headAlone.add(head);
-    else compoundCounts.set(mention.text, (compoundCounts.get(mention.text) ?? 0) + 1);
-  }
-  for (const mention of mentions) {
-    const applies = mention.source === 'unknown' ? unknown : mention.source === 'term' && terms;
-    if (!applies || mention.head === undefined || mention.text === mention.head) continue;
-    if ((compoundCounts.get(mention.text) ?? 0) >= 2 || !headAlone.has(mention.head)) continue;
-    mention.text = mention.head;
-    mention.name = entityNameOf(mention.head);
-    mention.start = mention.headStart ?? mention.end - 1;
+/** `extraction.knownModifiers`: known phrases among the modifiers before `modifierEnd` become mentions of their own, put first in `found` (text order). */
+function addKnownModifiers(
+  compiled: CompiledPlaybook,
+  words: readonly AnalyzedWord[],
+  runStart: number,
+  modifierEnd: number,
+  found: EntityMention[],
+): void {
+  let end = modifierEnd;
+  while (end > runStart) {
+    const modifier = phraseEndingAt(compiled, words, end, runStart);
+    if (modifier === null) {
+      end -= 1;
+      continue;
+    }
+    found.unshift(resolveKnown(compiled, modifier.phrase.text, modifier.start, end, words));
+    end = modifier.start;
   }
 }
 

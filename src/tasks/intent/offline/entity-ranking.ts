@@ -23,6 +23,7 @@ import type { AnalyzedWord } from './goal-analysis.ts';
 import type { EntityMention } from './entity-mentions.ts';
 import type { CompiledPlaybook } from './extract.ts';
 import { nameKey } from './extract.ts';
+import type { Playbook } from './playbook.ts';
 import type { FoundRelation, RelationCueMatch } from './relations.ts';
 import { findRelations } from './relations.ts';
 
@@ -57,6 +58,40 @@ export function selectEntitiesAndRelations(
   cues: readonly RelationCueMatch[],
 ): { entities: IntentEntity[]; relations: Relation[]; found: FoundRelation[]; ranking: RankedCandidate[] } {
   const { playbook } = compiled;
+  const { byKey, candidateMentions } = collectCandidates(playbook, mentions);
+  const { relations: found, arguments: argumentCounts } = findRelations(words, candidateMentions, cues, {
+    verbRelations: playbook.extraction.verbRelations,
+    possessiveRelations: playbook.extraction.possessiveRelations,
+    sentenceRelations: playbook.extraction.sentenceRelations,
+    compoundRelations: playbook.extraction.compoundRelations,
+    subtypePatterns: playbook.extraction.subtypePatterns,
+    pronounSubjects: playbook.extraction.pronounSubjects,
+    quantifiers: compiled.quantifiers,
+  });
+
+  const candidates = [...byKey.values()];
+  const kept = capCandidates(playbook, candidates, found, argumentCounts);
+  const keptKeys = new Map(kept.map((candidate) => [candidate.key, candidate.entity.name]));
+  const relations = keptRelations(playbook, found, keptKeys);
+  if (playbook.extraction.connectOrphans) connectOrphans(kept, relations, words, playbook.extraction.maxRelations);
+  const ranking = candidates.map((candidate) => ({
+    name: candidate.entity.name,
+    salience: candidate.salience,
+    kept: keptKeys.has(candidate.key),
+  }));
+  return { entities: kept.map((candidate) => candidate.entity), relations, found, ranking };
+}
+
+/**
+ * The entity candidates of the mentions, by name key, in first-mention order
+ * (stop words, excluded nouns, attributes and role-less mentions left out; an
+ * unknown noun mentioned fewer than `unknownNounPolicy.minMentions` times is
+ * marked excluded), and the mentions that made them.
+ */
+function collectCandidates(
+  playbook: Playbook,
+  mentions: EntityMention[],
+): { byKey: Map<string, Candidate>; candidateMentions: EntityMention[] } {
   const unknownCounts = new Map<string, number>();
   for (const mention of mentions) {
     if (mention.source === 'unknown') unknownCounts.set(mention.text, (unknownCounts.get(mention.text) ?? 0) + 1);
@@ -96,18 +131,20 @@ export function selectEntitiesAndRelations(
     candidate.mentions.push(mention);
     candidateMentions.push(mention);
   }
+  return { byKey, candidateMentions };
+}
 
-  const { relations: found, arguments: argumentCounts } = findRelations(words, candidateMentions, cues, {
-    verbRelations: playbook.extraction.verbRelations,
-    possessiveRelations: playbook.extraction.possessiveRelations,
-    sentenceRelations: playbook.extraction.sentenceRelations,
-    compoundRelations: playbook.extraction.compoundRelations,
-    subtypePatterns: playbook.extraction.subtypePatterns,
-    pronounSubjects: playbook.extraction.pronounSubjects,
-    quantifiers: compiled.quantifiers,
-  });
-
-  const candidates = [...byKey.values()];
+/**
+ * The candidates kept under the entity cap, in first-mention order: by
+ * salience (mentions + argument roles + relation partners; overflow past the
+ * cap above `overflowSalience`) or, by first mention, known terms first.
+ */
+function capCandidates(
+  playbook: Playbook,
+  candidates: Candidate[],
+  found: readonly FoundRelation[],
+  argumentCounts: ReadonlyMap<EntityMention, number>,
+): Candidate[] {
   const maxEntities = playbook.extraction.maxEntities;
   let kept: Candidate[];
   if (playbook.extraction.rankBy === 'salience') {
@@ -139,8 +176,15 @@ export function selectEntitiesAndRelations(
   } else {
     kept = candidates;
   }
+  return kept;
+}
 
-  const keptKeys = new Map(kept.map((candidate) => [candidate.key, candidate.entity.name]));
+/** The relations between kept entities, in reading order, at most `extraction.maxRelations`. */
+function keptRelations(
+  playbook: Playbook,
+  found: readonly FoundRelation[],
+  keptKeys: ReadonlyMap<string, string>,
+): Relation[] {
   const relations: Relation[] = [];
   for (const relation of found) {
     if (relations.length >= playbook.extraction.maxRelations) break;
@@ -154,13 +198,7 @@ export function selectEntitiesAndRelations(
       kind: relation.kind,
     });
   }
-  if (playbook.extraction.connectOrphans) connectOrphans(kept, relations, words, playbook.extraction.maxRelations);
-  const ranking = candidates.map((candidate) => ({
-    name: candidate.entity.name,
-    salience: candidate.salience,
-    kept: keptKeys.has(candidate.key),
-  }));
-  return { entities: kept.map((candidate) => candidate.entity), relations, found, ranking };
+  return relations;
 }
 
 /**

@@ -22,17 +22,17 @@
  */
 import type { AppType, Behavior, Cardinality, EntityRole, Projection, RelationKind } from '../vocabulary.ts';
 import { BEHAVIORS, PROJECTIONS } from '../vocabulary.ts';
-import type { Intent, IntentEntity, Relation } from '../intent.ts';
-import { normalizeEntityName, singularizeWord } from '../names.ts';
+import type { Intent } from '../intent.ts';
 import type { AnalyzedWord, GoalAnalysis } from './goal-analysis.ts';
 import { withLayoutCues } from './goal-analysis.ts';
 import type { EntityMention } from './entity-mentions.ts';
-import { findMentions } from './entity-mentions.ts';
-import { selectEntitiesAndRelations } from './entity-ranking.ts';
-import { deepFreeze } from './deep-freeze.ts';
-import type { Playbook, PlaybookSection } from './playbook.ts';
-import { PLAYBOOK_SECTIONS, normalizeTerm } from './playbook.ts';
-import type { CompiledQuantifier, RelationCueMatch } from './relations.ts';
+import type { Playbook } from './playbook.ts';
+import { normalizeTerm } from './playbook.ts';
+import type { CompiledQuantifier } from './relations.ts';
+import { phraseWords, termKey, wordMatches } from './term-keys.ts';
+import { frozenSectionsKey, readEntities } from './entity-readings.ts';
+
+export { entityNameOf, nameKey, termKey } from './term-keys.ts';
 
 export type { EntityMention, MentionSource } from './entity-mentions.ts';
 
@@ -214,83 +214,7 @@ function compiledPart<T>(part: string, playbook: Playbook, sections: ReadonlyArr
   return built;
 }
 
-/**
- * Memoised per playbook string: every candidate playbook the proposer screens
- * is compiled afresh, and nearly all its terms and cues are the incumbent's.
- */
-const termKeyCache = new Map<string, string>();
-const phraseWordsCache = new Map<string, ReadonlyArray<readonly string[]>>();
-const TERM_CACHE_LIMIT = 50_000;
-
-/** The lookup key of a playbook term: normalised, last word singular. */
-export function termKey(text: string): string {
-  let key = termKeyCache.get(text);
-  if (key === undefined) {
-    const words = normalizeTerm(text).split(' ');
-    const last = words.length - 1;
-    words[last] = singularizeForm(words[last]!);
-    key = words.join(' ');
-    if (termKeyCache.size >= TERM_CACHE_LIMIT) termKeyCache.clear();
-    termKeyCache.set(text, key);
-  }
-  return key;
-}
-
-function singularizeForm(word: string): string {
-  const parts = word.split('-');
-  const last = parts.length - 1;
-  parts[last] = singularizeWord(parts[last]!);
-  return parts.join('-');
-}
-
-/** A phrase's words, each with its accepted forms (as written, singular); shared between compiled playbooks, never changed. */
-function phraseWords(text: string): ReadonlyArray<readonly string[]> {
-  let words = phraseWordsCache.get(text);
-  if (words === undefined) {
-    words = normalizeTerm(text)
-      .split(' ')
-      .map((word) => [...new Set([word, singularizeForm(word)])]);
-    if (phraseWordsCache.size >= TERM_CACHE_LIMIT) phraseWordsCache.clear();
-    phraseWordsCache.set(text, words);
-  }
-  return words;
-}
-
-function wordMatches(word: AnalyzedWord, forms: readonly string[]): boolean {
-  for (const form of forms) if (word.keys.includes(form)) return true;
-  return false;
-}
-
-const nameKeyCache = new Map<string, string>();
-const entityNameCache = new Map<string, string>();
-
-/** {@link normalizeEntityName}, memoised (names repeat across examples and candidate playbooks). */
-export function nameKey(name: string): string {
-  let key = nameKeyCache.get(name);
-  if (key === undefined) {
-    key = normalizeEntityName(name);
-    if (nameKeyCache.size > 100_000) nameKeyCache.clear();
-    nameKeyCache.set(name, key);
-  }
-  return key;
-}
-
-/** PascalCase singular entity name of a term or canonical name ("time slot" → "TimeSlot"). */
-export function entityNameOf(text: string): string {
-  let name = entityNameCache.get(text);
-  if (name === undefined) {
-    name = nameKey(text)
-      .split(' ')
-      .filter((word) => word !== '')
-      .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
-      .join('');
-    if (entityNameCache.size > 100_000) entityNameCache.clear();
-    entityNameCache.set(text, name);
-  }
-  return name;
-}
-
-interface CueMatch {
+export interface CueMatch {
   cue: CompiledCue;
   start: number;
   end: number;
@@ -422,101 +346,4 @@ export function extractIntent(
       candidates: ranking,
     },
   };
-}
-
-/** What the entity sections of a playbook read from a goal: its mentions, the capped entities and relations, and why. */
-interface EntityReading {
-  mentions: EntityMention[];
-  entities: IntentEntity[];
-  relations: Relation[];
-  found: ReturnType<typeof selectEntitiesAndRelations>['found'];
-  ranking: ReturnType<typeof selectEntitiesAndRelations>['ranking'];
-}
-
-/** The sections that only decide app type, behaviours and projections: nothing in entity-mentions.ts, entity-ranking.ts or relations.ts reads them. */
-const CUE_ONLY_SECTIONS: ReadonlySet<PlaybookSection> = new Set([
-  'appTypeCues',
-  'defaultAppType',
-  'behaviorCues',
-  'projectionCues',
-  'defaultProjections',
-  'appTypeDefaults',
-]);
-/**
- * The sections entities and relations are read from: every other one (so a
- * section added later counts until it is shown not to), among them the
- * relation cues of `findCues` and what the phrase index of
- * {@link compilePlaybook} is built from.
- */
-const ENTITY_SECTIONS: readonly PlaybookSection[] = PLAYBOOK_SECTIONS.filter(
-  (section) => !CUE_ONLY_SECTIONS.has(section),
-);
-
-/** Readings per analysed goal, by the identities of the entity sections they were read with. */
-const entityReadings = new WeakMap<GoalAnalysis, Map<string, EntityReading>>();
-const sectionIds = new WeakMap<object, number>();
-let nextSectionId = 0;
-/** Readings kept per goal: one per frozen source playbook in use at once is what screening needs. */
-const READINGS_PER_GOAL = 4;
-
-/**
- * Entities and relations of a goal under a playbook. When every entity
- * section of the playbook is a frozen object (the sections an edit shares
- * with its validated source, playbook-edit.ts), the reading is kept per goal
- * and section identity and given again, frozen, to every playbook that shares
- * those sections: screening many edits of app type, behaviour or projection
- * cues reads each goal's entities once. Frozen objects cannot change, so the
- * same objects mean the same reading; any other playbook is read afresh.
- */
-function readEntities(
-  compiled: CompiledPlaybook,
-  tagged: GoalAnalysis,
-  analysis: GoalAnalysis,
-  cueMatches: readonly CueMatch[],
-): EntityReading {
-  const key = frozenSectionsKey(compiled.playbook, ENTITY_SECTIONS);
-  const cached = key === null ? undefined : entityReadings.get(tagged)?.get(key);
-  if (cached !== undefined) return cached;
-  const mentions = findMentions(compiled, analysis);
-  const relationCueMatches: RelationCueMatch[] = [];
-  for (const match of cueMatches) {
-    const target = match.cue.target;
-    if (target.kind !== 'relation') continue;
-    relationCueMatches.push({
-      text: match.cue.text,
-      start: match.start,
-      end: match.end,
-      cardinality: target.cardinality,
-      kind: target.relationKind,
-      reverse: target.reverse,
-    });
-  }
-  const reading: EntityReading = {
-    mentions,
-    ...selectEntitiesAndRelations(compiled, analysis.words, mentions, relationCueMatches),
-  };
-  if (key !== null) {
-    const readings = entityReadings.get(tagged) ?? new Map<string, EntityReading>();
-    if (readings.size >= READINGS_PER_GOAL) readings.delete(readings.keys().next().value!);
-    readings.set(key, deepFreeze(reading));
-    entityReadings.set(tagged, readings);
-  }
-  return reading;
-}
-
-/** The identities of some sections of a playbook, or null when one of them is not a frozen object. */
-function frozenSectionsKey(playbook: Playbook, sections: ReadonlyArray<keyof Playbook>): string | null {
-  let key = '';
-  for (const section of sections) {
-    const value: unknown = playbook[section];
-    if (typeof value !== 'object' || value === null || !Object.isFrozen(value)) return null;
-    let id = sectionIds.get(value);
-    if (id === undefined) {
-      id = nextSectionId;
-      nextSectionId += 1;
-      sectionIds.set(value, id);
-    }
-    key += `${id} `;
-  }
-  return key;
 }

@@ -33,8 +33,7 @@
  * against each word's surface form and lemma, so the cue `book` matches
  * "book", "books", "booked" and "booking".
  */
-import { LineCounter, isMap, isPair, isScalar, isSeq, parseDocument } from 'yaml';
-import type { Node as YamlNode } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import {
   appTypeSchema,
@@ -45,6 +44,12 @@ import {
   relationKindSchema,
 } from '../intent.ts';
 import { NOUN_CATEGORIES } from './noun-senses.ts';
+import type { PlaybookError } from './playbook-errors.ts';
+import { formatPath, locate } from './playbook-errors.ts';
+
+export { formatPath, formatPlaybookError, type PlaybookError } from './playbook-errors.ts';
+
+export { playbookSectionSpans, playbookSections, type SectionSpan } from './playbook-sections.ts';
 
 /** The sections of a playbook, in their conventional order. */
 export const PLAYBOOK_SECTIONS = [
@@ -258,23 +263,7 @@ export const playbookSchema = z.strictObject({
 /** A validated playbook with every default filled in. Object key order is the file's order. */
 export type Playbook = z.output<typeof playbookSchema>;
 
-/** One problem in a playbook file. `line` and `column` are 1-based (0 when unknown). */
-export interface PlaybookError {
-  file?: string;
-  line: number;
-  column: number;
-  /** Section/key path, e.g. `appTypeCues.booking[2]`; empty for the whole file. */
-  path: string;
-  message: string;
-}
-
 export type PlaybookParseResult = { ok: true; playbook: Playbook } | { ok: false; errors: PlaybookError[] };
-
-/** `file:line path: message`, for terminals and logs. */
-export function formatPlaybookError(error: PlaybookError): string {
-  const where = `${error.file ?? 'playbook'}:${error.line}${error.column > 0 ? `:${error.column}` : ''}`;
-  return `${where}${error.path ? ` ${error.path}` : ''}: ${error.message}`;
-}
 
 /** The YAML document of the playbook text read last, with its line counter (see {@link playbookDocument}). */
 let lastDocument: { text: string; doc: ReturnType<typeof parseDocument>; lineCounter: LineCounter } | undefined;
@@ -286,7 +275,7 @@ let lastDocument: { text: string; doc: ReturnType<typeof parseDocument>; lineCou
  * and its sections, {@link playbookSectionSpans}), and parses it once. Both
  * only read the document.
  */
-function playbookDocument(text: string): { doc: ReturnType<typeof parseDocument>; lineCounter: LineCounter } {
+export function playbookDocument(text: string): { doc: ReturnType<typeof parseDocument>; lineCounter: LineCounter } {
   if (lastDocument?.text !== text) {
     const lineCounter = new LineCounter();
     lastDocument = {
@@ -374,142 +363,4 @@ function allowedKeysHint(path: ReadonlyArray<string | number>): string {
   };
   const allowed = typeof section === 'string' ? keys[section] : undefined;
   return allowed === undefined ? '' : `; expected one of ${allowed.join(', ')}`;
-}
-
-/** `appTypeCues.booking[2]`, `entityTerms["time slot"]`. */
-export function formatPath(path: ReadonlyArray<string | number>): string {
-  let out = '';
-  for (const segment of path) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(segment)) out += out === '' ? segment : `.${segment}`;
-    else out += `[${JSON.stringify(segment)}]`;
-  }
-  return out;
-}
-
-/** The line of the deepest YAML node on `path` (the key node when `preferKey`). */
-function locate(
-  doc: ReturnType<typeof parseDocument>,
-  lineCounter: LineCounter,
-  path: ReadonlyArray<string | number>,
-  preferKey: boolean,
-): { line: number; column: number } {
-  let node: unknown = doc.contents;
-  let found: YamlNode | null = isScalar(node) || isMap(node) || isSeq(node) ? (node as YamlNode) : null;
-  path.forEach((segment, index) => {
-    const last = index === path.length - 1;
-    if (isMap(node)) {
-      const pair = node.items.find(
-        (item) => isPair(item) && isScalar(item.key) && String(item.key.value) === String(segment),
-      );
-      if (pair === undefined) {
-        node = undefined;
-        return;
-      }
-      const keyNode = pair.key as YamlNode;
-      const valueNode = pair.value as YamlNode | null;
-      found = last && preferKey ? keyNode : (valueNode ?? keyNode);
-      node = valueNode;
-    } else if (isSeq(node) && typeof segment === 'number') {
-      const item = node.items[segment] as YamlNode | undefined;
-      if (item === undefined) {
-        node = undefined;
-        return;
-      }
-      found = item;
-      node = item;
-    } else {
-      node = undefined;
-    }
-  });
-  const offset = (found as YamlNode | null)?.range?.[0];
-  if (offset === undefined) return { line: 1, column: 1 };
-  const position = lineCounter.linePos(offset);
-  return { line: position.line, column: position.col };
-}
-
-/** Character span of one section in the playbook text. */
-export interface SectionSpan {
-  name: string;
-  /** Offset of the first character (its leading column-0 comment block included). */
-  start: number;
-  /** Offset just past the last character (the next section's start, or the text's end). */
-  end: number;
-}
-
-/**
- * Splits a playbook text into top-level sections. A section starts at its key
- * line, moved up over the column-0 comment lines directly above it; it ends
- * where the next section starts. Text before the first section (a header
- * comment) is reported as {@link PREAMBLE_SECTION} when not blank.
- *
- * @returns the spans in file order, or null when the text is not a YAML mapping
- */
-export function playbookSectionSpans(text: string): readonly SectionSpan[] | null {
-  const cached = spansCache.get(text);
-  if (cached !== undefined) return cached;
-  const spans = readSectionSpans(text);
-  if (spansCache.size >= SPANS_CACHE_LIMIT) spansCache.delete(spansCache.keys().next().value!);
-  spansCache.set(text, spans);
-  return spans;
-}
-
-/**
- * Spans of recent texts: the gate splits the incumbent and each candidate to
- * check the editable sections, the editor splits the text it edits, and the
- * same incumbent comes back for every candidate of a round. Entries are
- * frozen (callers share them).
- */
-const spansCache = new Map<string, readonly SectionSpan[] | null>();
-const SPANS_CACHE_LIMIT = 32;
-
-function readSectionSpans(text: string): readonly SectionSpan[] | null {
-  const { doc } = playbookDocument(text);
-  if (doc.errors.length > 0) return null;
-  const contents = doc.contents;
-  if (contents === null) return Object.freeze([]);
-  if (!isMap(contents)) return null;
-  const starts: Array<{ name: string; start: number }> = [];
-  for (const pair of contents.items) {
-    const key = pair.key;
-    if (!isScalar(key) || key.range === undefined || key.range === null) return null;
-    starts.push({ name: String(key.value), start: commentBlockStart(text, lineStart(text, key.range[0])) });
-  }
-  const spans: SectionSpan[] = [];
-  const first = starts[0]?.start ?? text.length;
-  if (text.slice(0, first).trim() !== '') spans.push(Object.freeze({ name: PREAMBLE_SECTION, start: 0, end: first }));
-  starts.forEach((entry, index) => {
-    spans.push(Object.freeze({ name: entry.name, start: entry.start, end: starts[index + 1]?.start ?? text.length }));
-  });
-  return Object.freeze(spans);
-}
-
-/**
- * Section name → its exact text (see {@link playbookSectionSpans}), for the
- * generic editable-region check: two versions differ in a section iff the
- * section's texts differ.
- *
- * @returns null when the text is not a YAML mapping
- */
-export function playbookSections(text: string): Record<string, string> | null {
-  const spans = playbookSectionSpans(text);
-  if (spans === null) return null;
-  const sections: Record<string, string> = {};
-  for (const span of spans) sections[span.name] = text.slice(span.start, span.end);
-  return sections;
-}
-
-function lineStart(text: string, offset: number): number {
-  return text.lastIndexOf('\n', offset - 1) + 1;
-}
-
-/** Moves a line start up over directly preceding column-0 comment lines. */
-function commentBlockStart(text: string, start: number): number {
-  let current = start;
-  while (current > 0) {
-    const previous = lineStart(text, current - 1);
-    if (!text.startsWith('#', previous)) break;
-    current = previous;
-  }
-  return current;
 }

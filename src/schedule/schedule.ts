@@ -35,6 +35,8 @@ import type { StudyDatabase } from '../storage/database.ts';
 import { studyDatabaseLocation } from '../storage/database.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat, StudyBusyError } from '../storage/lease.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
+import type { ScheduledLoopName, ScheduleRunOutcome, ScheduleRunRecord } from '../storage/notebook/schedule-store.ts';
+import { countDecidedExperiments, endScheduleRun, insertScheduleRun } from '../storage/notebook/schedule-store.ts';
 import { latestCalibration } from '../calibration/calibration.ts';
 import type { ScheduleConfig } from '../config/config.ts';
 import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from '../config/config.ts';
@@ -52,17 +54,13 @@ export const LOOP_NAMES = ['A', 'B', 'C', 'D'] as const;
 export type LoopName = (typeof LOOP_NAMES)[number];
 /** The loops of an online study's schedule (src/online/study/online-schedule.ts). */
 export type OnlineLoopName = 'fast' | 'slow';
-/** Any scheduled loop: the four of an offline study, or an online study's two. */
-export type ScheduledLoopName = LoopName | OnlineLoopName;
+/** Any scheduled loop: the four of an offline study, or an online study's two (stored with each run). */
+export type { ScheduledLoopName, ScheduleRunOutcome, ScheduleRunRecord } from '../storage/notebook/schedule-store.ts';
+/** Scheduled runs, oldest first (optionally of one loop, the last `limit`). */
+export { listScheduleRuns } from '../storage/notebook/schedule-store.ts';
 
 /** Default cadences: fast every hour, slow Mondays at 03:00 (defined with the config's schema). */
 export { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE };
-
-/**
- * Outcome of one scheduled run. `overlap`: refused because the same loop was
- * still running; `interrupted`: the schedule stopped while it ran.
- */
-export type ScheduleRunOutcome = 'running' | 'ok' | 'failed' | 'skipped' | 'interrupted' | 'overlap';
 
 /** What a loop job returns. */
 export interface LoopJobResult {
@@ -183,17 +181,6 @@ export function createManualScheduler(start: Date, options: { timezone?: string 
   };
 }
 
-/** One row of `schedule_runs` (read-only record). */
-export interface ScheduleRunRecord {
-  readonly id: number;
-  readonly loop: ScheduledLoopName;
-  readonly scheduledAt: string;
-  readonly startedAt: string;
-  readonly endedAt: string | null;
-  readonly outcome: ScheduleRunOutcome;
-  readonly detail: unknown;
-}
-
 /** A loop with its cadence and job. */
 export interface ScheduledLoop {
   name: ScheduledLoopName;
@@ -226,43 +213,6 @@ export interface RunningSchedule {
   stop(): Promise<void>;
 }
 
-function toRecord(row: {
-  id: number;
-  loop: string;
-  scheduled_at: string;
-  started_at: string;
-  ended_at: string | null;
-  outcome: string;
-  detail: string;
-}): ScheduleRunRecord {
-  let detail: unknown;
-  try {
-    detail = JSON.parse(row.detail) as unknown;
-  } catch {
-    detail = row.detail;
-  }
-  return Object.freeze({
-    id: row.id,
-    loop: row.loop as ScheduledLoopName,
-    scheduledAt: row.scheduled_at,
-    startedAt: row.started_at,
-    endedAt: row.ended_at,
-    outcome: row.outcome as ScheduleRunOutcome,
-    detail,
-  });
-}
-
-/** Scheduled runs, oldest first (optionally of one loop, the last `limit`). */
-export async function listScheduleRuns(
-  db: StudyDatabase,
-  options: { loop?: ScheduledLoopName; limit?: number } = {},
-): Promise<ScheduleRunRecord[]> {
-  let query = db.selectFrom('schedule_runs').selectAll().orderBy('id', 'desc');
-  if (options.loop !== undefined) query = query.where('loop', '=', options.loop);
-  if (options.limit !== undefined) query = query.limit(options.limit);
-  return (await query.execute()).reverse().map(toRecord);
-}
-
 function describeError(error: unknown): Record<string, unknown> {
   if (KloopError.isInstance(error)) return { error: error.message, code: error.code };
   return { error: error instanceof Error ? error.message : String(error) };
@@ -282,50 +232,41 @@ export function startSchedule(options: ScheduleOptions): RunningSchedule {
 
   const recordOverlap = async (loop: ScheduledLoopName, scheduledAt: Date): Promise<ScheduleRunRecord> => {
     const at = iso();
-    const row = await db
-      .insertInto('schedule_runs')
-      .values({
-        loop,
-        scheduled_at: scheduledAt.toISOString(),
-        started_at: at,
-        ended_at: at,
-        outcome: 'overlap',
-        detail: JSON.stringify({ note: `loop ${loop} was still running: this tick was skipped` }),
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    emit({ type: 'overlap', loop, runId: row.id, scheduledAt: row.scheduled_at });
-    return toRecord(row);
+    const run = await insertScheduleRun(db, {
+      loop,
+      scheduledAt: scheduledAt.toISOString(),
+      startedAt: at,
+      endedAt: at,
+      outcome: 'overlap',
+      detail: { note: `loop ${loop} was still running: this tick was skipped` },
+    });
+    emit({ type: 'overlap', loop, runId: run.id, scheduledAt: run.scheduledAt });
+    return run;
   };
 
   const execute = async (loop: ScheduledLoop, scheduledAt: Date): Promise<ScheduleRunRecord> => {
-    const started = await db
-      .insertInto('schedule_runs')
-      .values({
-        loop: loop.name,
-        scheduled_at: scheduledAt.toISOString(),
-        started_at: iso(),
-        ended_at: null,
-        outcome: 'running',
-        detail: '{}',
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    emit({ type: 'start', loop: loop.name, runId: started.id, scheduledAt: started.scheduled_at });
+    const started = await insertScheduleRun(db, {
+      loop: loop.name,
+      scheduledAt: scheduledAt.toISOString(),
+      startedAt: iso(),
+      endedAt: null,
+      outcome: 'running',
+      detail: {},
+    });
+    emit({ type: 'start', loop: loop.name, runId: started.id, scheduledAt: started.scheduledAt });
     let result: LoopJobResult;
     try {
       result = await loop.run({ loop: loop.name, scheduledAt, signal: controller.signal, now: () => scheduler.now() });
     } catch (error) {
       result = { outcome: 'failed', detail: describeError(error) };
     }
-    const ended = await db
-      .updateTable('schedule_runs')
-      .set({ ended_at: iso(), outcome: result.outcome, detail: JSON.stringify(result.detail) })
-      .where('id', '=', started.id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const ended = await endScheduleRun(db, started.id, {
+      endedAt: iso(),
+      outcome: result.outcome,
+      detail: result.detail,
+    });
     emit({ type: 'end', loop: loop.name, runId: ended.id, outcome: result.outcome, detail: result.detail });
-    return toRecord(ended);
+    return ended;
   };
 
   const trigger = (name: ScheduledLoopName, scheduledAt: Date): Promise<ScheduleRunRecord> => {
@@ -442,16 +383,6 @@ function intentOnly(loop: string, study: LoadedStudy): { outcome: 'skipped'; det
   };
 }
 
-/** Experiments decided so far (what `stopping.maxExperiments` counts). */
-async function countExperiments(db: StudyDatabase): Promise<number> {
-  const row = await db
-    .selectFrom('experiments')
-    .select((expression) => expression.fn.countAll<number>().as('count'))
-    .where('decision', '!=', 'skipped')
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
-}
-
 /**
  * The four loops of a study as scheduled jobs, with their cadences from the
  * study's `schedule` section (a loop that is "off" has pattern null: it runs
@@ -475,7 +406,7 @@ export function createStudyLoops(options: StudyLoopsOptions, schedule?: Schedule
     B: async ({ signal, now }) => {
       const study = await options.loadStudy();
       const perCycle = study.config?.schedule?.experimentsPerCycle;
-      if (perCycle !== undefined) study.stopping.maxExperiments = (await countExperiments(db)) + perCycle;
+      if (perCycle !== undefined) study.stopping.maxExperiments = (await countDecidedExperiments(db)) + perCycle;
       const fingerprint = createStudyEvaluator(study).fingerprint;
       const calibration = await latestCalibration(db, fingerprint, undefined, study.gate.calibrationWindow);
       if (calibration === undefined && study.gate.requireCalibration) {

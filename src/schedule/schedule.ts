@@ -72,80 +72,104 @@ function describeError(error: unknown): Record<string, unknown> {
   return { error: error instanceof Error ? error.message : String(error) };
 }
 
+/** The state of a running schedule, shared by its triggers. */
+interface ScheduleState {
+  db: StudyDatabase;
+  scheduler: Scheduler;
+  emit: (event: ScheduleEvent) => void;
+  controller: AbortController;
+  inFlight: Map<ScheduledLoopName, Promise<ScheduleRunRecord>>;
+  loops: Map<ScheduledLoopName, ScheduledLoop>;
+}
+
+/** Records a tick refused because the loop was still running (outcome `overlap`). */
+async function recordOverlap(
+  state: ScheduleState,
+  loop: ScheduledLoopName,
+  scheduledAt: Date,
+): Promise<ScheduleRunRecord> {
+  const at = state.scheduler.now().toISOString();
+  const run = await insertScheduleRun(state.db, {
+    loop,
+    scheduledAt: scheduledAt.toISOString(),
+    startedAt: at,
+    endedAt: at,
+    outcome: 'overlap',
+    detail: { note: `loop ${loop} was still running: this tick was skipped` },
+  });
+  state.emit({ type: 'overlap', loop, runId: run.id, scheduledAt: run.scheduledAt });
+  return run;
+}
+
+/** Runs one loop's job, recording its start and its end (a thrown error is outcome `failed`). */
+async function executeLoop(state: ScheduleState, loop: ScheduledLoop, scheduledAt: Date): Promise<ScheduleRunRecord> {
+  const { db, scheduler } = state;
+  const started = await insertScheduleRun(db, {
+    loop: loop.name,
+    scheduledAt: scheduledAt.toISOString(),
+    startedAt: scheduler.now().toISOString(),
+    endedAt: null,
+    outcome: 'running',
+    detail: {},
+  });
+  state.emit({ type: 'start', loop: loop.name, runId: started.id, scheduledAt: started.scheduledAt });
+  let result: LoopJobResult;
+  try {
+    result = await loop.run({
+      loop: loop.name,
+      scheduledAt,
+      signal: state.controller.signal,
+      now: () => scheduler.now(),
+    });
+  } catch (error) {
+    result = { outcome: 'failed', detail: describeError(error) };
+  }
+  const ended = await endScheduleRun(db, started.id, {
+    endedAt: scheduler.now().toISOString(),
+    outcome: result.outcome,
+    detail: result.detail,
+  });
+  state.emit({ type: 'end', loop: loop.name, runId: ended.id, outcome: result.outcome, detail: result.detail });
+  return ended;
+}
+
+/** Runs a loop unless it is running already (then the tick is recorded as an overlap). */
+function triggerLoop(state: ScheduleState, name: ScheduledLoopName, scheduledAt: Date): Promise<ScheduleRunRecord> {
+  const loop = state.loops.get(name);
+  if (loop === undefined)
+    return Promise.reject(new KloopError(`loop ${name} is not scheduled`, { code: 'schedule', exitCode: 2 }));
+  if (state.inFlight.has(name)) return recordOverlap(state, name, scheduledAt);
+  // Registered before the first await: a second trigger in the same tick sees it.
+  const run = executeLoop(state, loop, scheduledAt).finally(() => state.inFlight.delete(name));
+  state.inFlight.set(name, run);
+  return run;
+}
+
 /**
  * Starts the schedule: registers each loop's cadence with the scheduler,
  * guards against overlapping runs of one loop and records every run.
  */
 export function startSchedule(options: ScheduleOptions): RunningSchedule {
-  const { db, scheduler } = options;
-  const emit = options.onEvent ?? (() => undefined);
-  const controller = new AbortController();
-  const inFlight = new Map<ScheduledLoopName, Promise<ScheduleRunRecord>>();
-  const loops = new Map(options.loops.map((loop) => [loop.name, loop]));
-  const iso = (): string => scheduler.now().toISOString();
-
-  const recordOverlap = async (loop: ScheduledLoopName, scheduledAt: Date): Promise<ScheduleRunRecord> => {
-    const at = iso();
-    const run = await insertScheduleRun(db, {
-      loop,
-      scheduledAt: scheduledAt.toISOString(),
-      startedAt: at,
-      endedAt: at,
-      outcome: 'overlap',
-      detail: { note: `loop ${loop} was still running: this tick was skipped` },
-    });
-    emit({ type: 'overlap', loop, runId: run.id, scheduledAt: run.scheduledAt });
-    return run;
+  const { scheduler } = options;
+  const state: ScheduleState = {
+    db: options.db,
+    scheduler,
+    emit: options.onEvent ?? (() => undefined),
+    controller: new AbortController(),
+    inFlight: new Map(),
+    loops: new Map(options.loops.map((loop) => [loop.name, loop])),
   };
-
-  const execute = async (loop: ScheduledLoop, scheduledAt: Date): Promise<ScheduleRunRecord> => {
-    const started = await insertScheduleRun(db, {
-      loop: loop.name,
-      scheduledAt: scheduledAt.toISOString(),
-      startedAt: iso(),
-      endedAt: null,
-      outcome: 'running',
-      detail: {},
-    });
-    emit({ type: 'start', loop: loop.name, runId: started.id, scheduledAt: started.scheduledAt });
-    let result: LoopJobResult;
-    try {
-      result = await loop.run({ loop: loop.name, scheduledAt, signal: controller.signal, now: () => scheduler.now() });
-    } catch (error) {
-      result = { outcome: 'failed', detail: describeError(error) };
-    }
-    const ended = await endScheduleRun(db, started.id, {
-      endedAt: iso(),
-      outcome: result.outcome,
-      detail: result.detail,
-    });
-    emit({ type: 'end', loop: loop.name, runId: ended.id, outcome: result.outcome, detail: result.detail });
-    return ended;
-  };
-
-  const trigger = (name: ScheduledLoopName, scheduledAt: Date): Promise<ScheduleRunRecord> => {
-    const loop = loops.get(name);
-    if (loop === undefined)
-      return Promise.reject(new KloopError(`loop ${name} is not scheduled`, { code: 'schedule', exitCode: 2 }));
-    if (inFlight.has(name)) return recordOverlap(name, scheduledAt);
-    // Registered before the first await: a second trigger in the same tick sees it.
-    const run = execute(loop, scheduledAt).finally(() => inFlight.delete(name));
-    inFlight.set(name, run);
-    return run;
-  };
-
   const tasks = new Map<ScheduledLoopName, ScheduledTask>();
   for (const loop of options.loops) {
     if (loop.pattern === null) continue;
     tasks.set(
       loop.name,
       scheduler.schedule(loop.pattern, async (scheduledAt) => {
-        if (controller.signal.aborted) return;
-        await trigger(loop.name, scheduledAt).catch(() => undefined);
+        if (state.controller.signal.aborted) return;
+        await triggerLoop(state, loop.name, scheduledAt).catch(() => undefined);
       }),
     );
   }
-
   return {
     nextRuns() {
       return Object.fromEntries(
@@ -153,12 +177,12 @@ export function startSchedule(options: ScheduleOptions): RunningSchedule {
       );
     },
     runNow(name) {
-      return trigger(name, scheduler.now());
+      return triggerLoop(state, name, scheduler.now());
     },
     async stop() {
       for (const task of tasks.values()) task.stop();
-      controller.abort(new Error('the schedule was stopped'));
-      await Promise.allSettled([...inFlight.values()]);
+      state.controller.abort(new Error('the schedule was stopped'));
+      await Promise.allSettled([...state.inFlight.values()]);
     },
   };
 }

@@ -25,7 +25,7 @@ import type { RunEvent } from '../loop/run-study.ts';
 import { runStudy } from '../loop/run-study.ts';
 import { createStudyEvaluator } from '../loop/evaluate-partition.ts';
 import { FAILED_EXIT_CODE, exitCodeOf } from '../loop/stop-reasons.ts';
-import type { LoopJob, LoopName, ScheduledLoop } from './loop-job.ts';
+import type { LoopJob, LoopJobResult, LoopName, ScheduledLoop } from './loop-job.ts';
 import { LOOP_NAMES } from './loop-job.ts';
 
 /** The cadence of each loop from the `schedule` section (null = off). */
@@ -119,134 +119,172 @@ function intentOnly(loop: string, study: LoadedStudy): { outcome: 'skipped'; det
  * (through its gate) can move the active artifact.
  */
 export function createStudyLoops(options: StudyLoopsOptions, schedule?: ScheduleConfig): ScheduledLoop[] {
-  const { db } = options;
   const cadences = resolveLoopCadences(schedule);
   const jobs: Record<LoopName, LoopJob> = {
-    B: async ({ signal, now }) => {
-      const study = await options.loadStudy();
-      const perCycle = study.config?.schedule?.experimentsPerCycle;
-      if (perCycle !== undefined) study.stopping.maxExperiments = (await countDecidedExperiments(db)) + perCycle;
-      const fingerprint = createStudyEvaluator(study).fingerprint;
-      const calibration = await latestCalibration(db, fingerprint, undefined, study.gate.calibrationWindow);
-      if (calibration === undefined && study.gate.requireCalibration) {
-        return {
-          outcome: 'failed',
-          detail: {
-            error:
-              'gate.requireCalibration is set and there is no calibration for the current evaluator: run `kloop calibrate`',
-          },
-        };
-      }
-      let release = async (): Promise<void> => undefined;
-      const controller = new AbortController();
-      const onAbort = (): void => controller.abort(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-      if (options.useLease !== false) {
-        try {
-          const lease = await acquireLease(db, { studyKey: study.dir });
-          const heartbeat = startLeaseHeartbeat(db, lease, {
-            file: studyDatabaseLocation(study.dir),
-            onLost: () => controller.abort(new Error('the study lease was lost')),
-          });
-          release = async () => {
-            await heartbeat.stop();
-            await releaseLease(db, lease);
-          };
-        } catch (error) {
-          signal.removeEventListener('abort', onAbort);
-          if (StudyBusyError.isInstance(error)) return { outcome: 'skipped', detail: { note: error.message } };
-          throw error;
-        }
-      }
-      try {
-        const outcome = await runStudy({
-          study,
-          db,
-          ...(calibration !== undefined ? { calibration: calibration.calibration } : {}),
-          signal: controller.signal,
-          now,
-          ...(options.onRunEvent !== undefined ? { onEvent: options.onRunEvent } : {}),
-        });
-        return {
-          outcome:
-            outcome.stopReason === 'interrupted'
-              ? 'interrupted'
-              : exitCodeOf(outcome.stopReason) === FAILED_EXIT_CODE
-                ? 'failed'
-                : 'ok',
-          detail: {
-            runId: outcome.runId,
-            stopReason: outcome.stopReason,
-            stopDetail: outcome.stopDetail,
-            newExperiments: outcome.newExperiments,
-          },
-        };
-      } finally {
-        signal.removeEventListener('abort', onAbort);
-        await release();
-      }
-    },
-    A: async ({ signal, now }) => {
-      const loopA = await importLoopA(options.loopAModule);
-      if (loopA === undefined)
-        return {
-          outcome: 'skipped',
-          detail: { note: 'Loop A is not available in this build (no src/loop-a/loop-a.ts): skipped' },
-        };
-      const study = await options.loadStudy();
-      if (!isIntentTask(study.task)) return intentOnly('Loop A', study);
-      const outcome = await loopA.runLoopA({ study, db, signal, now });
-      return {
-        outcome: 'ok',
-        detail: { runId: outcome.runId, queued: outcome.queued, refused: outcome.refused, skipped: outcome.skipped },
-      };
-    },
-    C: async ({ now }) => {
-      const study = await options.loadStudy();
-      if (!isIntentTask(study.task)) return intentOnly('Loop C', study);
-      const result = await runLoopC({
-        db,
-        settings: study.config?.signals ?? DEFAULT_SIGNALS_CONFIG,
-        patterns: loadStudyPatternLibrary(study.dir).patterns,
-        corpus: asIntentExamples([...study.partitions.optimization, ...study.partitions.anchor]),
-        now,
-        admitExample: createLoopCAdmission(db, study, now),
-      });
-      return {
-        outcome: 'ok',
-        detail: {
-          shapes: result.report.shapes.length,
-          candidatePatterns: result.report.candidatePatterns.length,
-          candidateExamples: result.report.candidateExamples.length,
-          signalsWithoutShape: result.report.signalsWithoutShape,
-          ...result.enqueued,
-        },
-      };
-    },
-    D: async ({ now }) => {
-      const study = await options.loadStudy();
-      if (!isIntentTask(study.task)) return intentOnly('Loop D', study);
-      const library = loadStudyPatternLibrary(study.dir);
-      const active = await getRegistryVersion(db);
-      const result = await runLoopD({
-        db,
-        settings: study.config?.signals ?? DEFAULT_SIGNALS_CONFIG,
-        patterns: library.patterns,
-        corpus: asIntentExamples([...study.partitions.optimization, ...study.partitions.anchor]),
-        artifactText: active?.text ?? study.artifactText,
-        now,
-      });
-      return {
-        outcome: 'ok',
-        detail: {
-          window: result.report.window,
-          signals: result.report.signals,
-          lowConfidence: result.report.lowConfidence,
-          clusters: result.report.clusters.length,
-          ...result.enqueued,
-        },
-      };
-    },
+    A: (context) => runLoopAJob(options, context),
+    B: (context) => runLoopBJob(options, context),
+    C: (context) => runLoopCJob(options, context),
+    D: (context) => runLoopDJob(options, context),
   };
   return LOOP_NAMES.map((name) => ({ name, pattern: cadences[name], run: jobs[name] }));
+}
+
+/** What a loop job is given (src/schedule/loop-job.ts). */
+type LoopJobContext = Parameters<LoopJob>[0];
+
+/** The study's run lease held for one Loop B run, or the reason the tick is skipped (a run holds it). */
+type LoopBLease =
+  | { held: true; controller: AbortController; release: () => Promise<void> }
+  | { held: false; result: LoopJobResult };
+
+/**
+ * Takes the study's lease (unless `useLease` is false) with its heartbeat; a
+ * lost lease or the schedule's stop aborts the returned controller. A study
+ * busy with another run makes the tick `skipped`.
+ */
+async function holdLoopBLease(
+  options: StudyLoopsOptions,
+  study: LoadedStudy,
+  signal: AbortSignal,
+): Promise<LoopBLease> {
+  const { db } = options;
+  const controller = new AbortController();
+  const onAbort = (): void => controller.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  const stopListening = async (): Promise<void> => signal.removeEventListener('abort', onAbort);
+  if (options.useLease === false) return { held: true, controller, release: stopListening };
+  try {
+    const lease = await acquireLease(db, { studyKey: study.dir });
+    const heartbeat = startLeaseHeartbeat(db, lease, {
+      file: studyDatabaseLocation(study.dir),
+      onLost: () => controller.abort(new Error('the study lease was lost')),
+    });
+    const release = async (): Promise<void> => {
+      await stopListening();
+      await heartbeat.stop();
+      await releaseLease(db, lease);
+    };
+    return { held: true, controller, release };
+  } catch (error) {
+    await stopListening();
+    if (StudyBusyError.isInstance(error))
+      return { held: false, result: { outcome: 'skipped', detail: { note: error.message } } };
+    throw error;
+  }
+}
+
+/** Loop B: `runStudy` under the study's lease, with the latest calibration of the current evaluator. */
+async function runLoopBJob(options: StudyLoopsOptions, { signal, now }: LoopJobContext): Promise<LoopJobResult> {
+  const { db } = options;
+  const study = await options.loadStudy();
+  const perCycle = study.config?.schedule?.experimentsPerCycle;
+  if (perCycle !== undefined) study.stopping.maxExperiments = (await countDecidedExperiments(db)) + perCycle;
+  const fingerprint = createStudyEvaluator(study).fingerprint;
+  const calibration = await latestCalibration(db, fingerprint, undefined, study.gate.calibrationWindow);
+  if (calibration === undefined && study.gate.requireCalibration) {
+    return {
+      outcome: 'failed',
+      detail: {
+        error:
+          'gate.requireCalibration is set and there is no calibration for the current evaluator: run `kloop calibrate`',
+      },
+    };
+  }
+  const lease = await holdLoopBLease(options, study, signal);
+  if (!lease.held) return lease.result;
+  try {
+    const outcome = await runStudy({
+      study,
+      db,
+      ...(calibration !== undefined ? { calibration: calibration.calibration } : {}),
+      signal: lease.controller.signal,
+      now,
+      ...(options.onRunEvent !== undefined ? { onEvent: options.onRunEvent } : {}),
+    });
+    return {
+      outcome:
+        outcome.stopReason === 'interrupted'
+          ? 'interrupted'
+          : exitCodeOf(outcome.stopReason) === FAILED_EXIT_CODE
+            ? 'failed'
+            : 'ok',
+      detail: {
+        runId: outcome.runId,
+        stopReason: outcome.stopReason,
+        stopDetail: outcome.stopDetail,
+        newExperiments: outcome.newExperiments,
+      },
+    };
+  } finally {
+    await lease.release();
+  }
+}
+
+/** Loop A: `runLoopA` when its module exists, else `skipped` with a note. */
+async function runLoopAJob(options: StudyLoopsOptions, { signal, now }: LoopJobContext): Promise<LoopJobResult> {
+  const loopA = await importLoopA(options.loopAModule);
+  if (loopA === undefined)
+    return {
+      outcome: 'skipped',
+      detail: { note: 'Loop A is not available in this build (no src/loop-a/loop-a.ts): skipped' },
+    };
+  const study = await options.loadStudy();
+  if (!isIntentTask(study.task)) return intentOnly('Loop A', study);
+  const outcome = await loopA.runLoopA({ study, db: options.db, signal, now });
+  return {
+    outcome: 'ok',
+    detail: { runId: outcome.runId, queued: outcome.queued, refused: outcome.refused, skipped: outcome.skipped },
+  };
+}
+
+/** Loop C: pattern mining on optimization and anchor gold; complete candidate examples go through corpus admission. */
+async function runLoopCJob(options: StudyLoopsOptions, { now }: LoopJobContext): Promise<LoopJobResult> {
+  const { db } = options;
+  const study = await options.loadStudy();
+  if (!isIntentTask(study.task)) return intentOnly('Loop C', study);
+  const result = await runLoopC({
+    db,
+    settings: study.config?.signals ?? DEFAULT_SIGNALS_CONFIG,
+    patterns: loadStudyPatternLibrary(study.dir).patterns,
+    corpus: asIntentExamples([...study.partitions.optimization, ...study.partitions.anchor]),
+    now,
+    admitExample: createLoopCAdmission(db, study, now),
+  });
+  return {
+    outcome: 'ok',
+    detail: {
+      shapes: result.report.shapes.length,
+      candidatePatterns: result.report.candidatePatterns.length,
+      candidateExamples: result.report.candidateExamples.length,
+      signalsWithoutShape: result.report.signalsWithoutShape,
+      ...result.enqueued,
+    },
+  };
+}
+
+/** Loop D: the production-signal report against the active artifact. */
+async function runLoopDJob(options: StudyLoopsOptions, { now }: LoopJobContext): Promise<LoopJobResult> {
+  const { db } = options;
+  const study = await options.loadStudy();
+  if (!isIntentTask(study.task)) return intentOnly('Loop D', study);
+  const library = loadStudyPatternLibrary(study.dir);
+  const active = await getRegistryVersion(db);
+  const result = await runLoopD({
+    db,
+    settings: study.config?.signals ?? DEFAULT_SIGNALS_CONFIG,
+    patterns: library.patterns,
+    corpus: asIntentExamples([...study.partitions.optimization, ...study.partitions.anchor]),
+    artifactText: active?.text ?? study.artifactText,
+    now,
+  });
+  return {
+    outcome: 'ok',
+    detail: {
+      window: result.report.window,
+      signals: result.report.signals,
+      lowConfidence: result.report.lowConfidence,
+      clusters: result.report.clusters.length,
+      ...result.enqueued,
+    },
+  };
 }

@@ -35,11 +35,13 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import fastGlob from 'fast-glob';
 import { z } from 'zod';
 import { InputError } from '../errors.ts';
 import { fieldName, parseLocatedYaml, parseWithSchema, type LocatedYaml } from '../program/yaml-locations.ts';
 import { signalsConfigSchema } from './signals-config.ts';
+import { expandGlob, hasGlob } from './corpus-glob.ts';
+
+export { expandGlob } from './corpus-glob.ts';
 import { executorSchema } from './executor-schema.ts';
 import { gateSchema } from './gate-schema.ts';
 import { proposerSchema } from './proposer-schema.ts';
@@ -185,24 +187,7 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
   const dir = path.resolve(studyDir);
   const configPath = path.join(dir, CONFIG_FILE_NAME);
   const file = path.join(studyDir, CONFIG_FILE_NAME);
-  let text: string;
-  try {
-    text = readFileSync(configPath, 'utf8').replace(/^\uFEFF/, '');
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new InputError(
-      missing
-        ? `file not found: a study folder needs a ${CONFIG_FILE_NAME}`
-        : `cannot read: ${(error as Error).message}`,
-      {
-        file,
-        studyPath: dir,
-        code: 'input.config',
-        cause: error,
-      },
-    );
-  }
-  const located = parseLocatedYaml(text, { file });
+  const located = parseLocatedYaml(readConfigText(configPath, file, dir), { file });
   if (located.value === null || located.value === undefined) {
     throw new InputError('the file is empty; it needs at least `artifact` and `corpus`', {
       file,
@@ -219,40 +204,6 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
   requireFile(artifact, located, ['artifact'], file);
   requireFile(program, located, ['program'], file);
   const corpus = parsed.corpus.map((pattern) => path.resolve(dir, pattern));
-  const corpusFiles = new Set<string>();
-  const rawCorpus = (located.value as Record<string, unknown>).corpus;
-  corpus.forEach((pattern, index) => {
-    const corpusPath: PropertyKey[] = Array.isArray(rawCorpus) ? ['corpus', index] : ['corpus'];
-    if (!hasGlob(pattern)) requireFile(pattern, located, corpusPath, file);
-    let matches: string[];
-    try {
-      matches = expandGlob(pattern);
-    } catch (error) {
-      const failure = error as NodeJS.ErrnoException;
-      throw new InputError(
-        `cannot read ${failure.path ?? 'a folder'} while expanding "${parsed.corpus[index]}" (${failure.code ?? failure.message})`,
-        {
-          file,
-          line: located.lineOf(corpusPath),
-          field: fieldName(corpusPath),
-          studyPath: dir,
-          code: 'input.config',
-          cause: error,
-        },
-      );
-    }
-    // Every pattern must match: one that matches nothing is a typo or a missing folder, never silently nothing.
-    if (matches.length === 0) {
-      throw new InputError(`the corpus pattern "${parsed.corpus[index]}" matches no file (looked for ${pattern})`, {
-        file,
-        line: located.lineOf(corpusPath),
-        field: fieldName(corpusPath),
-        studyPath: dir,
-        code: 'input.config',
-      });
-    }
-    for (const match of matches) corpusFiles.add(match);
-  });
   return {
     ...parsed,
     lines: keyLines(located),
@@ -261,8 +212,74 @@ export function loadStudyConfig(studyDir: string): StudyConfig {
     artifact,
     program,
     corpus,
-    corpusFiles: [...corpusFiles].sort(),
+    corpusFiles: corpusFilesOf(corpus, parsed.corpus, { located, file, dir }),
   };
+}
+
+/**
+ * The text of `kloop.yaml` (UTF-8, without a byte-order mark).
+ *
+ * @throws InputError when it is missing (naming it) or cannot be read
+ */
+function readConfigText(configPath: string, file: string, dir: string): string {
+  try {
+    return readFileSync(configPath, 'utf8').replace(/^\uFEFF/, '');
+  } catch (error) {
+    const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new InputError(
+      missing
+        ? `file not found: a study folder needs a ${CONFIG_FILE_NAME}`
+        : `cannot read: ${(error as Error).message}`,
+      {
+        file,
+        studyPath: dir,
+        code: 'input.config',
+        cause: error,
+      },
+    );
+  }
+}
+
+/**
+ * Every corpus file the patterns match: absolute, sorted, each once.
+ *
+ * @param corpus the patterns, absolute
+ * @param written the patterns as written in `kloop.yaml` (for the messages)
+ * @throws InputError when a file listed by name does not exist, a pattern
+ *   matches no file, or a folder it must read cannot be read
+ */
+function corpusFilesOf(
+  corpus: readonly string[],
+  written: readonly string[],
+  where: { located: LocatedYaml; file: string; dir: string },
+): string[] {
+  const { located, file, dir } = where;
+  const corpusFiles = new Set<string>();
+  const rawCorpus = (located.value as Record<string, unknown>).corpus;
+  corpus.forEach((pattern, index) => {
+    const corpusPath: PropertyKey[] = Array.isArray(rawCorpus) ? ['corpus', index] : ['corpus'];
+    const at = { file, line: located.lineOf(corpusPath), field: fieldName(corpusPath), studyPath: dir };
+    if (!hasGlob(pattern)) requireFile(pattern, located, corpusPath, file);
+    let matches: string[];
+    try {
+      matches = expandGlob(pattern);
+    } catch (error) {
+      const failure = error as NodeJS.ErrnoException;
+      throw new InputError(
+        `cannot read ${failure.path ?? 'a folder'} while expanding "${written[index]}" (${failure.code ?? failure.message})`,
+        { ...at, code: 'input.config', cause: error },
+      );
+    }
+    // Every pattern must match: one that matches nothing is a typo or a missing folder, never silently nothing.
+    if (matches.length === 0) {
+      throw new InputError(`the corpus pattern "${written[index]}" matches no file (looked for ${pattern})`, {
+        ...at,
+        code: 'input.config',
+      });
+    }
+    for (const match of matches) corpusFiles.add(match);
+  });
+  return [...corpusFiles].sort();
 }
 
 /**
@@ -348,39 +365,4 @@ function requireFile(filePath: string, located: LocatedYaml, fieldPath: Property
     field: fieldName(fieldPath),
     code: 'input.config',
   });
-}
-
-/** True when a path is a glob pattern (`*`, `?`, `[...]`, `{a,b}`, `**`), as fast-glob reads it. */
-function hasGlob(pattern: string): boolean {
-  return fastGlob.isDynamicPattern(pattern.split(path.sep).join('/'));
-}
-
-/**
- * Expands an absolute glob into the files it matches, with fast-glob: `*` and
- * `?` within a name, `[abc]` classes, `{a,b}` alternatives, `**` for any
- * depth. Names starting with "." match only a pattern segment that starts
- * with "." (fast-glob's `dot: false`). Returns absolute paths, sorted, each
- * once. The folders before the first glob segment are taken literally, so a
- * study folder whose name holds `(`, `[` or `*` is no pattern.
- *
- * @throws the file system's error (EACCES, …) when a folder on the way cannot
- *   be read: an unreadable folder is never skipped in silence
- */
-export function expandGlob(absolutePattern: string): string[] {
-  const segments = absolutePattern.split(path.sep);
-  const firstGlob = segments.findIndex((segment) => segment !== '' && fastGlob.isDynamicPattern(segment));
-  if (firstGlob === -1)
-    return existsSync(absolutePattern) && statSync(absolutePattern).isFile() ? [absolutePattern] : [];
-  const base = segments.slice(0, firstGlob).join(path.sep) || path.sep;
-  if (!existsSync(base)) return [];
-  const matches = fastGlob.sync(segments.slice(firstGlob).join('/'), {
-    cwd: base,
-    absolute: true,
-    onlyFiles: true,
-    dot: false,
-    followSymbolicLinks: true,
-    suppressErrors: false,
-    unique: true,
-  });
-  return [...new Set(matches.map((match) => path.normalize(match)))].sort();
 }

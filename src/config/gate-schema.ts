@@ -2,6 +2,13 @@
 import { z } from 'zod';
 import { DEFAULT_GATE_SETTINGS, DEFAULT_RETRIALS } from '../gate/gate-defaults.ts';
 import { count, nonNegative } from './schema-numbers.ts';
+import {
+  DEFAULT_CALIBRATION_WINDOW,
+  DEFAULT_MIN_COHENS_D,
+  DEFAULT_NOISE_REPEATS,
+  DEFAULT_SIGNAL_REPEATS,
+  defaultRacingEnabled,
+} from './study-defaults.ts';
 
 /** Default `gate.racing.batchSize`: example-repeats per batch. */
 export const DEFAULT_RACING_BATCH_SIZE = 20;
@@ -63,7 +70,7 @@ export const gateSchema = z.strictObject({
   /** An anchor may drop by anchorTolerance + anchorK × its per-example SD × √(2/R). Default 3. */
   anchorK: nonNegative.default(DEFAULT_GATE_SETTINGS.anchorK),
   /** Calibrations the rolling maximum looks back over. Default 5. */
-  calibrationWindow: count(1).default(5),
+  calibrationWindow: count(1).default(DEFAULT_CALIBRATION_WINDOW),
   /**
    * Most repeats the incumbent of a stochastic executor is evaluated with: it
    * starts at `repeats` and is topped up by `repeats` fresh samples each round
@@ -73,7 +80,7 @@ export const gateSchema = z.strictObject({
    */
   incumbentRepeats: count(1).optional(),
   /** Smallest Cohen's d between incumbent and an ablated artifact. Default 0.5. */
-  minCohensD: nonNegative.default(0.5),
+  minCohensD: nonNegative.default(DEFAULT_MIN_COHENS_D),
   /**
    * Refuse to run without a calibration for the current fingerprint. Default:
    * true for a non-deterministic executor (a sampled model), false for a
@@ -82,9 +89,9 @@ export const gateSchema = z.strictObject({
    */
   requireCalibration: z.boolean().optional(),
   /** Noise repeats of the incumbent during calibration (at least 2 for an SD). Default 8. */
-  noiseRepeats: count(2).default(8),
+  noiseRepeats: count(2).default(DEFAULT_NOISE_REPEATS),
   /** Signal repeats of incumbent and ablated artifact during calibration. Default 3. */
-  signalRepeats: count(1).default(3),
+  signalRepeats: count(1).default(DEFAULT_SIGNAL_REPEATS),
   /** Racing: sequential evaluation with a futility stop (see {@link racingSettingsOf}). Default on for a non-deterministic executor. */
   racing: racingSchema.optional(),
 });
@@ -99,7 +106,7 @@ export function racingSettingsOf(
   deterministic: boolean,
 ): { batchSize: number; futilityLevel: number } | undefined {
   const settings = typeof racing === 'object' ? racing : undefined;
-  const enabled = typeof racing === 'boolean' ? racing : (settings?.enabled ?? !deterministic);
+  const enabled = typeof racing === 'boolean' ? racing : (settings?.enabled ?? defaultRacingEnabled(deterministic));
   if (!enabled) return undefined;
   return {
     batchSize: settings?.batchSize ?? DEFAULT_RACING_BATCH_SIZE,

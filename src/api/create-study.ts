@@ -40,7 +40,6 @@
  * @module
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { contentHash } from '../artifact/content-hash.ts';
 import { createExampleFormat } from '../corpus/example-format.ts';
@@ -49,14 +48,13 @@ import { PARTITIONS } from '../corpus/example.ts';
 import { InputError } from '../errors.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { ExecutionResult, Executor } from '../executors/executor.ts';
-import type { GateCalibration } from '../gate/gate.ts';
 import { createLoopEngine, ensureSeedVersion, type LoopEngine, type Told } from '../loop/engine.ts';
 import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
 import type { ScreenedCandidate } from '../loop/integrate.ts';
-import { runStudy, type RunEvent, type RunOutcome } from '../loop/run-study.ts';
+import { runStudy, type RunOutcome } from '../loop/run-study.ts';
 import { checkConstraints, parseProgram } from '../program/program.ts';
-import { checkStudyOptions, normalizeProposal } from './study-options.ts';
-import type { Candidate, ProposalContext, ProposalResult, Proposer } from '../proposers/proposer.ts';
+import { checkStudyOptions } from './study-options.ts';
+import type { Candidate } from '../proposers/proposer.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../storage/lease.ts';
@@ -64,278 +62,22 @@ import { createNotebookFolder } from '../storage/notebook-folder.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat } from '../storage/lease.ts';
 import { studyConfigSchema } from '../config/config.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
-import { composeStudySettings, type StudySettings } from '../study/study-settings.ts';
-import { customTaskOf } from '../tasks/custom/custom-task.ts';
-import type { OutcomeKind, Task } from '../tasks/task.ts';
+import { composeStudySettings } from '../study/study-settings.ts';
+import { DEFAULT_PROGRAM, hashOf, listenerOf, proposerOf, taskOf, untilAborted } from './code-adapters.ts';
+import type { CreateStudyOptions, Study, StudyBest } from './study-types.ts';
 
-/** One labelled example, as `createStudy` takes it. */
-export interface StudyExample<Input = unknown, Expected = unknown> {
-  /** Letters, digits, ".", "_", ":" and "-"; unique. */
-  id: string;
-  input: Input;
-  expected: Expected;
-  partition: PartitionName;
-  tags?: string[];
-}
-
-/** What `execute` is told besides the artifact and the input. */
-export interface ExecuteContext {
-  /** Repeat index, 0-based (repeats are fresh samples of a stochastic workflow). */
-  repeat: number;
-  /** The input's text (the task's `text(input)`). */
-  text: string;
-  signal?: AbortSignal;
-}
-
-/**
- * Runs the workflow: the artifact (the text being optimized) on one input;
- * returns the task's output. A thrown error is an invalid output of that
- * example (never a score of 0); an output that does not fit the task's
- * output schema is invalid too.
- */
-export type ExecuteFunction<Input = unknown, Output = unknown> = (
-  artifact: string,
-  input: Input,
-  context: ExecuteContext,
-) => Output | Promise<Output>;
-
-/** A candidate as a proposer function may return it: the full text, the rest optional. */
-export interface ProposedCandidate {
-  text: string;
-  /** The changed text, for near-duplicate checks; default the lines added and removed. */
-  delta?: string;
-  rationale?: string;
-}
-
-/** A proposer as a function: candidates, or a full {@link ProposalResult}. Thrown errors are failed answers, not crashes. */
-export type ProposeFunction = (
-  context: ProposalContext,
-) => Promise<ProposedCandidate[] | ProposalResult> | ProposedCandidate[] | ProposalResult;
-
-/** A custom scorer: `score(output, expected, input)` → a boolean, a number in [0, 1], or `{ score?, pass?, reason | feedback, components?, diagnostics? }`, where `pass` decides (`pass: false` scores 0 whatever `score` says), as a custom task's module. */
-export type ScoreFunction<Input = unknown, Expected = unknown, Output = unknown> = (
-  output: Output,
-  expected: Expected,
-  input: Input,
-) => unknown;
-
-/** Settings of {@link createStudy}. */
-export interface CreateStudyOptions<Input = unknown, Expected = unknown, Output = unknown> {
-  /** The study folder: the notebook is `<storage>/.kloop/` (created), as for a CLI study. */
-  storage: string;
-  /** The seed artifact's text. */
-  artifact: string;
-  /** The labelled examples; every partition needs at least one. */
-  examples: ReadonlyArray<StudyExample<Input, Expected>>;
-  /** The task (src/tasks/task.ts); or give `score` (and `outcome`) instead. */
-  task?: Task<Input, Expected, Output>;
-  score?: ScoreFunction<Input, Expected, Output>;
-  /** With `score`: `'binary'` when every example is right or wrong (McNemar's exact test), else `'continuous'` (paired t-test). Default continuous. */
-  outcome?: OutcomeKind;
-  /**
-   * Runs the workflow on one input. Optional: without it, kloop takes the
-   * outputs you give — the seed's as `seedOutputs`, each candidate's as
-   * `tell(candidate, results)` — and reuses the outputs stored for an
-   * artifact (an accepted candidate's, the seed's on a reopened study); an
-   * output that is needed and was never given is an InputError naming the
-   * example and what to give.
-   */
-  execute?: ExecuteFunction<Input, Output>;
-  /** Without `execute`: the seed artifact's outputs, `[{ exampleId, output, repeat? }]`, for every example (as `tell()`'s results). */
-  seedOutputs?: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }>;
-  /**
-   * Default true: the same artifact and input give the same output (no
-   * repeats, no calibration needed). False (a workflow that samples): as for
-   * `kloop run`, `gate.requireCalibration` defaults to true, so `calibration`
-   * must be given (or `gate: { requireCalibration: false }` set, to run with
-   * τ = 0), `gate.incumbentRepeats` defaults to 4 × `gate.repeats`, and
-   * racing is on.
-   */
-  deterministic?: boolean;
-  /** Names the workflow in the evaluator fingerprint; change it when `execute` changes. Default a hash of `execute`'s source text. */
-  executorId?: string;
-  proposer: Proposer | ProposeFunction;
-  /** program.md's text (Instructions, Constraints, Stopping criteria); default three registers saying little. */
-  program?: string;
-  /** kloop.yaml's `gate:` keys (defaults as there, `requireCalibration` by `deterministic` included). */
-  gate?: Record<string, unknown>;
-  /** kloop.yaml's `stopping:` keys (defaults as there). */
-  stopping?: Record<string, unknown>;
-  /** Weights by component name; default the task's. */
-  weights?: Record<string, number>;
-  /** Candidates per round (default 6) and candidates evaluated at once (default 4), as kloop.yaml's `proposer.candidatesPerRound` and `proposer.concurrency`. */
-  candidatesPerRound?: number;
-  concurrency?: number;
-  /** Seed of every random choice. Default 1. */
-  seed?: number;
-  /** Splits an artifact into named sections, for program.md's `editableSections`. Default: none (leave `editableSections` out). */
-  sectionsOf?: (text: string) => Record<string, string>;
-  /** Progress events, as `kloop run` prints them. */
-  onEvent?: (event: RunEvent) => void;
-  /** Stops the study's work (optimize, ask, tell) as Ctrl-C does. */
-  signal?: AbortSignal;
-  /** Calibration for a stochastic workflow (noise SD); default none. Required when `gate.requireCalibration` is in force (by default, when `deterministic` is false). */
-  calibration?: GateCalibration;
-}
-
-/** The active version and its scores per partition. */
-export interface StudyBest {
-  versionId: number;
-  text: string;
-  /** Composite per partition (null when nothing valid). */
-  scores: Record<PartitionName, number | null>;
-}
-
-/** What {@link Study.optimize} returns. */
-export interface OptimizeResult extends RunOutcome {
-  baseline: Record<PartitionName, number | null>;
-  best: StudyBest;
-}
-
-/** A study built in code. */
-export interface Study {
-  /** Absolute study folder. */
-  readonly dir: string;
-  readonly task: Task;
-  /**
-   * The settings the study runs with, every default applied, as `kloop run`
-   * composes them from kloop.yaml (src/study/study-settings.ts): weights, gate,
-   * stopping, `candidatesPerRound`, `concurrency`, `seed`. A copy: changing it
-   * changes nothing.
-   */
-  readonly settings: StudySettings;
-  /** Runs the loop of `kloop run` until a stopping criterion holds. */
-  optimize(): Promise<OptimizeResult>;
-  /**
-   * Proposes the next round's candidates: opens a round (after closing the
-   * previous one), asks the proposer, records the call. Empty when the study
-   * has stopped (`stopped()` says why) or the answer failed or brought nothing new.
-   */
-  ask(): Promise<Candidate[]>;
-  /**
-   * Evaluates one candidate of the last `ask()` and lets the gate decide; the
-   * round closes once every candidate is told. `results`: outputs of this
-   * candidate's artifact the caller produced itself, by example id (and
-   * repeat, default 0); the rest are executed.
-   *
-   * @throws InputError when the candidate is not one of the open round's, or a result names an unknown example
-   */
-  tell(
-    candidate: Candidate,
-    results?: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }>,
-  ): Promise<Told>;
-  /** The stop of the last `ask()` or `optimize()`, if the study stopped. */
-  stopped(): RunOutcome | null;
-  /** The active version and its scores. */
-  best(): Promise<StudyBest>;
-  /** Ends the run (if one is open), releases the study's lease and closes the notebook. */
-  close(): Promise<void>;
-}
-
-const DEFAULT_PROGRAM = `## Instructions
-
-Improve the artifact so that more examples score well.
-
-## Constraints
-
-Keep the artifact short and general: no text copied from the examples.
-
-## Stopping criteria
-
-The study's stopping settings.
-`;
-
-function hashOf(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
-}
-
-function taskOf<Input, Expected, Output>(options: CreateStudyOptions<Input, Expected, Output>): Task {
-  if (options.task !== undefined && options.score !== undefined)
-    throw new InputError('give a task or a score function, not both', { field: 'score' });
-  if (options.task !== undefined) return options.task as Task;
-  if (options.score === undefined) throw new InputError('a study needs a task or a score function', { field: 'task' });
-  return customTaskOf(
-    { score: options.score, outcome: options.outcome ?? 'continuous' },
-    { file: 'createStudy({ score })', contentHash: createHash('sha256').update(String(options.score)).digest('hex') },
-  );
-}
-
-/**
- * `value` once it settles, or the signal's reason as soon as the signal
- * aborts while it is pending (user code that may never settle). A value
- * already computed is kept, even when the signal aborted meanwhile: it was
- * paid for, and is stored.
- */
-function untilAborted<T>(value: T | Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined || !(value instanceof Promise)) return Promise.resolve(value);
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    Promise.resolve(value).then(
-      (settled) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(settled);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-/**
- * The progress listener as the loop calls it: a listener that throws, or
- * returns a promise that rejects, is the caller's bug, not the study's — it
- * neither stops the study nor crashes the process (an unhandled rejection);
- * the first such error is reported once as a process warning
- * (`KLOOP_ON_EVENT`).
- */
-function listenerOf(onEvent: (event: RunEvent) => void): (event: RunEvent) => void {
-  let warned = false;
-  const warn = (error: unknown): void => {
-    if (warned) return;
-    warned = true;
-    process.emitWarning(
-      `the onEvent listener failed (the study goes on; later failures are not reported): ${error instanceof Error ? error.message : String(error)}`,
-      { code: 'KLOOP_ON_EVENT' },
-    );
-  };
-  return (event) => {
-    try {
-      const returned: unknown = onEvent(event);
-      if (returned instanceof Promise) returned.catch(warn);
-    } catch (error) {
-      warn(error);
-    }
-  };
-}
-
-function proposerOf(proposer: Proposer | ProposeFunction): Proposer {
-  const call = typeof proposer === 'function' ? proposer : (context: ProposalContext) => proposer.propose(context);
-  return {
-    id: typeof proposer === 'function' ? `code:${hashOf(String(proposer))}` : proposer.id,
-    async propose(context) {
-      let answer: unknown;
-      try {
-        answer = await untilAborted(call(context), context.signal);
-      } catch (error) {
-        if (context.signal?.aborted === true) throw error;
-        return {
-          candidates: [],
-          failures: [
-            {
-              code: 'call_failed',
-              reason: `the proposer threw: ${error instanceof Error ? error.message : String(error)}`,
-            },
-          ],
-        };
-      }
-      return normalizeProposal(answer, context.incumbentText);
-    },
-  };
-}
+export type {
+  CreateStudyOptions,
+  ExecuteContext,
+  ExecuteFunction,
+  OptimizeResult,
+  ProposedCandidate,
+  ProposeFunction,
+  ScoreFunction,
+  Study,
+  StudyBest,
+  StudyExample,
+} from './study-types.ts';
 
 /**
  * Builds (or reopens) a study from values in code and takes its lease (one

@@ -1,3 +1,44 @@
+/**
+ * The library API: a study for people who bring code rather than YAML.
+ *
+ * `createStudy` builds the same study the CLI loads from a folder — the same
+ * notebook (`<storage>/.kloop/`), evaluator, gate, corpus lifecycle and
+ * reports — from values in code: the seed artifact, the labelled examples, a
+ * task (or just a `score` function), an `execute` function and a proposer.
+ * `kloop history <storage>`, `kloop report`, `kloop view` read what it
+ * records.
+ *
+ * Two ways to drive it:
+ *
+ * - `await study.optimize()`: the loop of `kloop run`, until a stopping
+ *   criterion holds;
+ * - the primitives, as Optuna's ask-and-tell interface (Akiba et al. 2019,
+ *   "Optuna: A Next-generation Hyperparameter Optimization Framework", KDD):
+ *   `const candidates = await study.ask()` proposes (recorded, near-duplicates
+ *   skipped), then `await study.tell(candidate)` evaluates one candidate with
+ *   the frozen evaluator and lets the gate decide. `tell(candidate, results)`
+ *   takes outputs the caller produced for that candidate's artifact itself
+ *   (e.g. on other machines); kloop still scores them — a caller never hands
+ *   in a score.
+ *
+ * @example
+ * ```js
+ * import { createStudy } from 'kloop';
+ * const study = await createStudy({
+ *   storage: './my-study',
+ *   artifact: 'positive words: good, great\n',
+ *   examples: [{ id: 'r1', input: 'A great phone', expected: 'positive', partition: 'optimization' }, ...],
+ *   score: (output, expected) => ({ score: output === expected ? 1 : 0, reason: `expected ${expected}` }),
+ *   outcome: 'binary',
+ *   execute: (artifact, input) => classify(artifact, input),
+ *   proposer: async ({ incumbentText, incumbentScores }) => [{ text: incumbentText + 'positive words: superb\n', rationale: '...' }],
+ * });
+ * const result = await study.optimize();
+ * await study.close();
+ * ```
+ *
+ * @module
+ */
 import path from 'node:path';
 import { contentHash } from '../artifact/content-hash.ts';
 import { createExampleFormat } from '../corpus/example-format.ts';

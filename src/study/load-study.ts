@@ -246,6 +246,49 @@ function readSqliteCorpusMembers(config: StudyConfig): CorpusMember[] {
   return readCorpusMembersFile(readableDatabaseFile(location));
 }
 
+/**
+ * The artifact's text; an offline study's artifact must also be a readable playbook.
+ *
+ * @throws InputError naming the artifact file (and the playbook's line and field)
+ */
+function readStudyArtifact(config: StudyConfig): string {
+  const artifactText = readTextFile(config.artifact, 'the artifact file');
+  if (config.executor.kind === 'offline') {
+    const parsed = parsePlaybook(artifactText, config.artifact);
+    if (!parsed.ok) {
+      const first = parsed.errors[0]!;
+      throw new InputError(first.message, { file: config.artifact, line: first.line, field: first.path });
+    }
+  }
+  return artifactText;
+}
+
+/**
+ * Refuses a corpus with an empty partition, naming the records admission refused.
+ *
+ * @param hasLifecycle whether the notebook has a corpus lifecycle (the partitions are as it stands)
+ * @throws InputError (field `corpus`)
+ */
+function requireEveryPartition(
+  config: StudyConfig,
+  partitions: Record<PartitionName, Example[]>,
+  admission: FileAdmission,
+  hasLifecycle: boolean,
+): void {
+  for (const name of PARTITIONS) {
+    if (partitions[name].length === 0) {
+      const refused =
+        admission.refused.length > 0
+          ? `; ${admission.refused.length} record(s) of the corpus files were refused by admission (${admission.refused.map((record) => `${record.location} ${record.reasons[0]?.check ?? ''}`).join(', ')})`
+          : '';
+      throw new InputError(
+        `the corpus has no example in the ${name} partition${hasLifecycle ? ' (as the corpus lifecycle stands: `kloop corpus status`)' : ''}${refused}`,
+        { file: config.configPath, field: 'corpus' },
+      );
+    }
+  }
+}
+
 /** The study from its config and task: every file checked, then the database's corpus lifecycle read. */
 function buildStudy(
   studyDir: string,
@@ -260,15 +303,7 @@ function buildStudy(
   composeWeights(task, config);
   checkComposition(config, task);
   const program = loadProgram(config.program);
-  const artifactText = readTextFile(config.artifact, 'the artifact file');
-  const offline = config.executor.kind === 'offline';
-  if (offline) {
-    const parsed = parsePlaybook(artifactText, config.artifact);
-    if (!parsed.ok) {
-      const first = parsed.errors[0]!;
-      throw new InputError(first.message, { file: config.artifact, line: first.line, field: first.path });
-    }
-  }
+  const artifactText = readStudyArtifact(config);
   // The artifact's sections follow from the config (compose.ts); a plugin's splitter only for a study built around one.
   const sectionsOf =
     plugins.sectionsOf !== undefined && config.executor.kind === 'llm' ? plugins.sectionsOf : composeSectionsOf(config);
@@ -293,18 +328,7 @@ function buildStudy(
   // A goal in two partitions is an error, naming both records.
   if (leaks.length > 0 && options.partitionLeaks !== 'report')
     throw partitionLeakError(leaks, { file: config.configPath, field: exampleFormat.inputField });
-  for (const name of PARTITIONS) {
-    if (partitions[name].length === 0) {
-      const refused =
-        admission.refused.length > 0
-          ? `; ${admission.refused.length} record(s) of the corpus files were refused by admission (${admission.refused.map((record) => `${record.location} ${record.reasons[0]?.check ?? ''}`).join(', ')})`
-          : '';
-      throw new InputError(
-        `the corpus has no example in the ${name} partition${members.length > 0 ? ' (as the corpus lifecycle stands: `kloop corpus status`)' : ''}${refused}`,
-        { file: config.configPath, field: 'corpus' },
-      );
-    }
-  }
+  requireEveryPartition(config, partitions, admission, members.length > 0);
   const context: CompositionContext = { task };
   const executor = plugins.createExecutor?.(config, context) ?? composeExecutor(config, task);
   const proposer = plugins.createProposer?.(config, context) ?? composeProposer(config, task);

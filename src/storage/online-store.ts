@@ -13,7 +13,9 @@
  *
  * Only the online study handle (src/online/study/) writes through this.
  */
+import type { Selectable } from 'kysely';
 import type { StudyDatabase } from './database.ts';
+import type { OnlineExperimentTable } from './online-schema.ts';
 
 export type { ArmStatisticsQuery } from './online-arm-statistics.ts';
 export { armStatistics, assignmentPeriods, exposureCounts } from './online-arm-statistics.ts';
@@ -67,22 +69,8 @@ export interface OutcomeInput {
   readonly at: string;
 }
 
-type ExperimentRow = {
-  id: number;
-  kind: string;
-  incumbent_version_id: number;
-  candidate_version_id: number;
-  status: string;
-  ramp_step: number;
-  ramp_changed_at: string;
-  rationale: string;
-  proposer: string;
-  started_at: string;
-  confirmation_started_at: string | null;
-  decided_at: string | null;
-  reason: string | null;
-  evidence: string | null;
-};
+/** A row of `online_experiments` as read (its schema: src/storage/online-schema.ts). */
+type ExperimentRow = Selectable<OnlineExperimentTable>;
 
 function experimentOf(row: ExperimentRow): OnlineExperimentRecord {
   return {

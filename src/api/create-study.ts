@@ -39,303 +39,35 @@
  *
  * @module
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { contentHash } from '../artifact/content-hash.ts';
 import { createExampleFormat } from '../corpus/example-format.ts';
-import type { Example, PartitionName } from '../corpus/example.ts';
-import { PARTITIONS } from '../corpus/example.ts';
-import { InputError } from '../errors.ts';
-import type { PartitionScore } from '../evaluator/partition-score.ts';
-import type { ExecutionResult, Executor } from '../executors/executor.ts';
-import type { GateCalibration } from '../gate/gate.ts';
-import { createLoopEngine, ensureSeedVersion, type LoopEngine, type Told } from '../loop/engine.ts';
-import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
-import type { ScreenedCandidate } from '../loop/integrate.ts';
-import { runStudy, type RunEvent, type RunOutcome } from '../loop/run-study.ts';
 import { checkConstraints, parseProgram } from '../program/program.ts';
-import { checkStudyOptions, normalizeProposal } from './study-options.ts';
-import type { Candidate, ProposalContext, ProposalResult, Proposer } from '../proposers/proposer.ts';
+import { checkStudyOptions } from './study-options.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../storage/lease.ts';
 import { createNotebookFolder } from '../storage/notebook-folder.ts';
-import { acquireLease, releaseLease, startLeaseHeartbeat } from '../storage/lease.ts';
-import { studyConfigSchema } from '../config/config.ts';
+import { acquireLease, startLeaseHeartbeat } from '../storage/lease.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
-import { composeStudySettings, type StudySettings } from '../study/study-settings.ts';
-import { customTaskOf } from '../tasks/custom/custom-task.ts';
-import type { OutcomeKind, Task } from '../tasks/task.ts';
+import { DEFAULT_PROGRAM, listenerOf, proposerOf, taskOf } from './code-adapters.ts';
+import { callerExecutor, createCallerOutputs } from './caller-outputs.ts';
+import { createStudyHandle } from './study-handle.ts';
+import { checkEditableSections, parseStudyExamples, studySettingsOf } from './study-inputs.ts';
+import type { CreateStudyOptions, Study } from './study-types.ts';
 
-/** One labelled example, as `createStudy` takes it. */
-export interface StudyExample<Input = unknown, Expected = unknown> {
-  /** Letters, digits, ".", "_", ":" and "-"; unique. */
-  id: string;
-  input: Input;
-  expected: Expected;
-  partition: PartitionName;
-  tags?: string[];
-}
-
-/** What `execute` is told besides the artifact and the input. */
-export interface ExecuteContext {
-  /** Repeat index, 0-based (repeats are fresh samples of a stochastic workflow). */
-  repeat: number;
-  /** The input's text (the task's `text(input)`). */
-  text: string;
-  signal?: AbortSignal;
-}
-
-/**
- * Runs the workflow: the artifact (the text being optimized) on one input;
- * returns the task's output. A thrown error is an invalid output of that
- * example (never a score of 0); an output that does not fit the task's
- * output schema is invalid too.
- */
-export type ExecuteFunction<Input = unknown, Output = unknown> = (
-  artifact: string,
-  input: Input,
-  context: ExecuteContext,
-) => Output | Promise<Output>;
-
-/** A candidate as a proposer function may return it: the full text, the rest optional. */
-export interface ProposedCandidate {
-  text: string;
-  /** The changed text, for near-duplicate checks; default the lines added and removed. */
-  delta?: string;
-  rationale?: string;
-}
-
-/** A proposer as a function: candidates, or a full {@link ProposalResult}. Thrown errors are failed answers, not crashes. */
-export type ProposeFunction = (
-  context: ProposalContext,
-) => Promise<ProposedCandidate[] | ProposalResult> | ProposedCandidate[] | ProposalResult;
-
-/** A custom scorer: `score(output, expected, input)` → a boolean, a number in [0, 1], or `{ score?, pass?, reason | feedback, components?, diagnostics? }`, where `pass` decides (`pass: false` scores 0 whatever `score` says), as a custom task's module. */
-export type ScoreFunction<Input = unknown, Expected = unknown, Output = unknown> = (
-  output: Output,
-  expected: Expected,
-  input: Input,
-) => unknown;
-
-/** Settings of {@link createStudy}. */
-export interface CreateStudyOptions<Input = unknown, Expected = unknown, Output = unknown> {
-  /** The study folder: the notebook is `<storage>/.kloop/` (created), as for a CLI study. */
-  storage: string;
-  /** The seed artifact's text. */
-  artifact: string;
-  /** The labelled examples; every partition needs at least one. */
-  examples: ReadonlyArray<StudyExample<Input, Expected>>;
-  /** The task (src/tasks/task.ts); or give `score` (and `outcome`) instead. */
-  task?: Task<Input, Expected, Output>;
-  score?: ScoreFunction<Input, Expected, Output>;
-  /** With `score`: `'binary'` when every example is right or wrong (McNemar's exact test), else `'continuous'` (paired t-test). Default continuous. */
-  outcome?: OutcomeKind;
-  /**
-   * Runs the workflow on one input. Optional: without it, kloop takes the
-   * outputs you give — the seed's as `seedOutputs`, each candidate's as
-   * `tell(candidate, results)` — and reuses the outputs stored for an
-   * artifact (an accepted candidate's, the seed's on a reopened study); an
-   * output that is needed and was never given is an InputError naming the
-   * example and what to give.
-   */
-  execute?: ExecuteFunction<Input, Output>;
-  /** Without `execute`: the seed artifact's outputs, `[{ exampleId, output, repeat? }]`, for every example (as `tell()`'s results). */
-  seedOutputs?: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }>;
-  /**
-   * Default true: the same artifact and input give the same output (no
-   * repeats, no calibration needed). False (a workflow that samples): as for
-   * `kloop run`, `gate.requireCalibration` defaults to true, so `calibration`
-   * must be given (or `gate: { requireCalibration: false }` set, to run with
-   * τ = 0), `gate.incumbentRepeats` defaults to 4 × `gate.repeats`, and
-   * racing is on.
-   */
-  deterministic?: boolean;
-  /** Names the workflow in the evaluator fingerprint; change it when `execute` changes. Default a hash of `execute`'s source text. */
-  executorId?: string;
-  proposer: Proposer | ProposeFunction;
-  /** program.md's text (Instructions, Constraints, Stopping criteria); default three registers saying little. */
-  program?: string;
-  /** kloop.yaml's `gate:` keys (defaults as there, `requireCalibration` by `deterministic` included). */
-  gate?: Record<string, unknown>;
-  /** kloop.yaml's `stopping:` keys (defaults as there). */
-  stopping?: Record<string, unknown>;
-  /** Weights by component name; default the task's. */
-  weights?: Record<string, number>;
-  /** Candidates per round (default 6) and candidates evaluated at once (default 4), as kloop.yaml's `proposer.candidatesPerRound` and `proposer.concurrency`. */
-  candidatesPerRound?: number;
-  concurrency?: number;
-  /** Seed of every random choice. Default 1. */
-  seed?: number;
-  /** Splits an artifact into named sections, for program.md's `editableSections`. Default: none (leave `editableSections` out). */
-  sectionsOf?: (text: string) => Record<string, string>;
-  /** Progress events, as `kloop run` prints them. */
-  onEvent?: (event: RunEvent) => void;
-  /** Stops the study's work (optimize, ask, tell) as Ctrl-C does. */
-  signal?: AbortSignal;
-  /** Calibration for a stochastic workflow (noise SD); default none. Required when `gate.requireCalibration` is in force (by default, when `deterministic` is false). */
-  calibration?: GateCalibration;
-}
-
-/** The active version and its scores per partition. */
-export interface StudyBest {
-  versionId: number;
-  text: string;
-  /** Composite per partition (null when nothing valid). */
-  scores: Record<PartitionName, number | null>;
-}
-
-/** What {@link Study.optimize} returns. */
-export interface OptimizeResult extends RunOutcome {
-  baseline: Record<PartitionName, number | null>;
-  best: StudyBest;
-}
-
-/** A study built in code. */
-export interface Study {
-  /** Absolute study folder. */
-  readonly dir: string;
-  readonly task: Task;
-  /**
-   * The settings the study runs with, every default applied, as `kloop run`
-   * composes them from kloop.yaml (src/study/study-settings.ts): weights, gate,
-   * stopping, `candidatesPerRound`, `concurrency`, `seed`. A copy: changing it
-   * changes nothing.
-   */
-  readonly settings: StudySettings;
-  /** Runs the loop of `kloop run` until a stopping criterion holds. */
-  optimize(): Promise<OptimizeResult>;
-  /**
-   * Proposes the next round's candidates: opens a round (after closing the
-   * previous one), asks the proposer, records the call. Empty when the study
-   * has stopped (`stopped()` says why) or the answer failed or brought nothing new.
-   */
-  ask(): Promise<Candidate[]>;
-  /**
-   * Evaluates one candidate of the last `ask()` and lets the gate decide; the
-   * round closes once every candidate is told. `results`: outputs of this
-   * candidate's artifact the caller produced itself, by example id (and
-   * repeat, default 0); the rest are executed.
-   *
-   * @throws InputError when the candidate is not one of the open round's, or a result names an unknown example
-   */
-  tell(
-    candidate: Candidate,
-    results?: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }>,
-  ): Promise<Told>;
-  /** The stop of the last `ask()` or `optimize()`, if the study stopped. */
-  stopped(): RunOutcome | null;
-  /** The active version and its scores. */
-  best(): Promise<StudyBest>;
-  /** Ends the run (if one is open), releases the study's lease and closes the notebook. */
-  close(): Promise<void>;
-}
-
-const DEFAULT_PROGRAM = `## Instructions
-
-Improve the artifact so that more examples score well.
-
-## Constraints
-
-Keep the artifact short and general: no text copied from the examples.
-
-## Stopping criteria
-
-The study's stopping settings.
-`;
-
-function hashOf(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
-}
-
-function taskOf<Input, Expected, Output>(options: CreateStudyOptions<Input, Expected, Output>): Task {
-  if (options.task !== undefined && options.score !== undefined)
-    throw new InputError('give a task or a score function, not both', { field: 'score' });
-  if (options.task !== undefined) return options.task as Task;
-  if (options.score === undefined) throw new InputError('a study needs a task or a score function', { field: 'task' });
-  return customTaskOf(
-    { score: options.score, outcome: options.outcome ?? 'continuous' },
-    { file: 'createStudy({ score })', contentHash: createHash('sha256').update(String(options.score)).digest('hex') },
-  );
-}
-
-/**
- * `value` once it settles, or the signal's reason as soon as the signal
- * aborts while it is pending (user code that may never settle). A value
- * already computed is kept, even when the signal aborted meanwhile: it was
- * paid for, and is stored.
- */
-function untilAborted<T>(value: T | Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (signal === undefined || !(value instanceof Promise)) return Promise.resolve(value);
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    Promise.resolve(value).then(
-      (settled) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(settled);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-/**
- * The progress listener as the loop calls it: a listener that throws, or
- * returns a promise that rejects, is the caller's bug, not the study's — it
- * neither stops the study nor crashes the process (an unhandled rejection);
- * the first such error is reported once as a process warning
- * (`KLOOP_ON_EVENT`).
- */
-function listenerOf(onEvent: (event: RunEvent) => void): (event: RunEvent) => void {
-  let warned = false;
-  const warn = (error: unknown): void => {
-    if (warned) return;
-    warned = true;
-    process.emitWarning(
-      `the onEvent listener failed (the study goes on; later failures are not reported): ${error instanceof Error ? error.message : String(error)}`,
-      { code: 'KLOOP_ON_EVENT' },
-    );
-  };
-  return (event) => {
-    try {
-      const returned: unknown = onEvent(event);
-      if (returned instanceof Promise) returned.catch(warn);
-    } catch (error) {
-      warn(error);
-    }
-  };
-}
-
-function proposerOf(proposer: Proposer | ProposeFunction): Proposer {
-  const call = typeof proposer === 'function' ? proposer : (context: ProposalContext) => proposer.propose(context);
-  return {
-    id: typeof proposer === 'function' ? `code:${hashOf(String(proposer))}` : proposer.id,
-    async propose(context) {
-      let answer: unknown;
-      try {
-        answer = await untilAborted(call(context), context.signal);
-      } catch (error) {
-        if (context.signal?.aborted === true) throw error;
-        return {
-          candidates: [],
-          failures: [
-            {
-              code: 'call_failed',
-              reason: `the proposer threw: ${error instanceof Error ? error.message : String(error)}`,
-            },
-          ],
-        };
-      }
-      return normalizeProposal(answer, context.incumbentText);
-    },
-  };
-}
+export type {
+  CreateStudyOptions,
+  ExecuteContext,
+  ExecuteFunction,
+  OptimizeResult,
+  ProposedCandidate,
+  ProposeFunction,
+  ScoreFunction,
+  Study,
+  StudyBest,
+  StudyExample,
+} from './study-types.ts';
 
 /**
  * Builds (or reopens) a study from values in code and takes its lease (one
@@ -353,171 +85,15 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
   checkStudyOptions(options);
   const task = taskOf(options);
   const format = createExampleFormat(task, 'input');
-  const examples: Example[] = options.examples.map((record, index) => {
-    const parsed = format.parse({
-      id: record.id,
-      input: record.input,
-      expected: record.expected,
-      tags: record.tags ?? [],
-      partition: record.partition,
-    });
-    if (!parsed.success) {
-      const issue = parsed.issues[0]!;
-      throw new InputError(issue.message, {
-        field: `examples[${index}]${issue.path.length > 0 ? `.${issue.path.join('.')}` : ''}`,
-      });
-    }
-    return parsed.example;
-  });
-  if (new Set(examples.map((example) => example.id)).size !== examples.length)
-    throw new InputError('example ids must be unique', { field: 'examples' });
-  const partitions = Object.fromEntries(
-    PARTITIONS.map((name) => [name, examples.filter((example) => example.partition === name)]),
-  ) as Record<PartitionName, Example[]>;
-  for (const name of PARTITIONS)
-    if (partitions[name].length === 0)
-      throw new InputError(`no example in the ${name} partition`, { field: 'examples' });
-
-  const configShape = studyConfigSchema.shape;
-  const parse = <T>(
-    schema: {
-      safeParse(
-        value: unknown,
-      ):
-        | { success: true; data: T }
-        | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } };
-    },
-    value: unknown,
-    field: string,
-  ): T => {
-    const parsed = schema.safeParse(value ?? {});
-    if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0]!;
-    throw new InputError(issue.message, { field: [field, ...issue.path.map(String)].join('.') });
-  };
+  const { examples, partitions } = parseStudyExamples(options, format);
   const deterministic = options.deterministic ?? true;
   // The same builder as `kloop run`'s (src/study/study-settings.ts): the same defaults.
-  const settings = composeStudySettings({
-    task,
-    deterministic,
-    gate: parse(configShape.gate, options.gate, 'gate'),
-    stopping: parse(configShape.stopping, options.stopping, 'stopping'),
-    weights: options.weights,
-    candidatesPerRound: options.candidatesPerRound,
-    concurrency: options.concurrency,
-    seed: options.seed,
-  });
-  if (settings.gate.requireCalibration && options.calibration === undefined) {
-    // A setting in force is honoured: the library does not calibrate, so the calibration must come in.
-    const why =
-      options.gate?.requireCalibration === true
-        ? 'gate.requireCalibration is true'
-        : 'gate.requireCalibration is true by default for an executor that is not deterministic (deterministic: false), as in kloop run';
-    throw new InputError(
-      `${why}, but no calibration was given: pass calibration: { noiseSd, exampleSds } (as \`kloop calibrate\` measures them), or set gate: { requireCalibration: false } to run with τ = 0 (no noise allowance)`,
-      {
-        field: 'gate.requireCalibration',
-      },
-    );
-  }
+  const settings = studySettingsOf(options, task, deterministic);
   const program = parseProgram(options.program ?? DEFAULT_PROGRAM, 'program');
   const sectionsOf = options.sectionsOf ?? (() => ({}));
-  // As for a CLI study: an editable section the artifact does not have would freeze everything, silently.
-  const sections = sectionsOf(options.artifact);
-  if (typeof sections !== 'object' || sections === null)
-    throw new InputError('sectionsOf must return an object of sections by name', { field: 'sectionsOf' });
-  for (const [index, name] of (program.mechanical.editableSections ?? []).entries()) {
-    if (Object.hasOwn(sections, name)) continue;
-    const hint =
-      options.sectionsOf === undefined
-        ? ': give sectionsOf (text → { name: section text }) for program.md to name sections, or leave editableSections out'
-        : '';
-    throw new InputError(
-      `"${name}" is no section of the artifact (its sections: ${Object.keys(sections).join(', ') || 'none'})${hint}`,
-      { field: `program.editableSections[${index}]` },
-    );
-  }
-
-  // Outputs a caller hands to tell(), by artifact hash, example id and repeat.
-  const given = new Map<string, unknown>();
-  const givenKey = (hash: string, exampleId: string, repeat: number): string =>
-    `${hash}\u0000${exampleId}\u0000${repeat}`;
-  const seedHash = contentHash(options.artifact);
-  const missingOutput = (hash: string, exampleId: string, repeat: number): InputError =>
-    new InputError(
-      `no output for example "${exampleId}" (repeat ${repeat}) of ${hash === seedHash ? 'the seed artifact' : `the artifact ${hash.slice(0, 12)}`}: this study has no execute, so kloop scores the outputs you give — the seed's as createStudy({ seedOutputs }), a candidate's as tell(candidate, results), each for every example of every partition (an artifact's outputs once given are stored and reused)`,
-      { field: hash === seedHash ? 'seedOutputs' : 'results', exampleId },
-    );
-  /** Checks every output the caller gives for one artifact (before any is taken: a bad one leaves nothing behind), then keeps them. */
-  const takeOutputs = (
-    hash: string,
-    results: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }> | undefined,
-    name: string,
-  ): void => {
-    if (results !== undefined && !Array.isArray(results))
-      throw new InputError(`${name} must be an array of { exampleId, output, repeat? }`, { field: name });
-    const seen = new Set<string>();
-    for (const [index, result] of (results ?? []).entries()) {
-      const field = `${name}[${index}]`;
-      if (typeof result !== 'object' || result === null || typeof result.exampleId !== 'string')
-        throw new InputError('a result must be { exampleId, output, repeat? } with a string exampleId', { field });
-      if (!examples.some((example) => example.id === result.exampleId))
-        throw new InputError(`no example "${result.exampleId}"`, { field: `${field}.exampleId` });
-      const repeat = result.repeat ?? 0;
-      if (!Number.isInteger(repeat) || repeat < 0 || repeat >= settings.gate.repeats) {
-        throw new InputError(
-          `repeat must be an integer from 0 to ${settings.gate.repeats - 1} (gate.repeats is ${settings.gate.repeats}), got ${JSON.stringify(repeat)}`,
-          { field: `${field}.repeat` },
-        );
-      }
-      const key = givenKey(hash, result.exampleId, repeat);
-      if (seen.has(key))
-        throw new InputError(`two results for example "${result.exampleId}", repeat ${repeat}`, { field });
-      seen.add(key);
-    }
-    for (const result of results ?? []) given.set(givenKey(hash, result.exampleId, result.repeat ?? 0), result.output);
-  };
-  takeOutputs(seedHash, options.seedOutputs, 'seedOutputs');
-  const execute = options.execute;
-  const executor: Executor = {
-    id: options.executorId ?? (execute !== undefined ? `code:${hashOf(String(execute))}` : 'caller-outputs'),
-    deterministic,
-    async execute(request): Promise<ExecutionResult> {
-      const hash = contentHash(request.artifact);
-      const key = givenKey(hash, request.exampleId ?? '', request.repeat);
-      if (given.has(key)) return { ok: true, output: given.get(key) };
-      if (execute === undefined) throw missingOutput(hash, request.exampleId ?? '', request.repeat);
-      try {
-        // A workflow that never settles still stops with the study (the abort rejects the wait).
-        const output = await untilAborted(
-          execute(request.artifact, request.input as Input, {
-            repeat: request.repeat,
-            text: request.text,
-            ...(request.signal !== undefined ? { signal: request.signal } : {}),
-          }),
-          request.signal,
-        );
-        try {
-          JSON.stringify(output);
-        } catch (error) {
-          // Outputs are stored as JSON: one that cannot be (a BigInt, a cycle) is an invalid output, not a crash of the run.
-          return {
-            ok: false,
-            reason: 'error',
-            message: `execute returned an output that is not JSON: ${error instanceof Error ? error.message : String(error)}`,
-          };
-        }
-        return { ok: true, output };
-      } catch (error) {
-        if (request.signal?.aborted === true) throw error;
-        return {
-          ok: false,
-          reason: 'error',
-          message: `execute threw: ${error instanceof Error ? error.message : String(error)}`,
-        };
-      }
-    },
-  };
+  checkEditableSections(options, program, sectionsOf);
+  const outputs = createCallerOutputs(examples, settings.gate.repeats, contentHash(options.artifact));
+  outputs.take(outputs.seedHash, options.seedOutputs, 'seedOutputs');
 
   const dir = path.resolve(options.storage);
   const study: LoadedStudy = {
@@ -536,11 +112,34 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
     partitions,
     task,
     exampleFormat: format,
-    executor,
+    executor: callerExecutor(options, deterministic, outputs),
     proposer: proposerOf(options.proposer),
     ...settings,
   };
+  const { db, lease, heartbeat } = await openStudyNotebook(dir);
+  return createStudyHandle({
+    study,
+    db,
+    lease,
+    heartbeat,
+    outputs,
+    settings,
+    seedText: options.artifact,
+    ...(options.calibration !== undefined ? { calibration: options.calibration } : {}),
+    ...(options.onEvent !== undefined ? { onEvent: listenerOf(options.onEvent) } : {}),
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+  });
+}
 
+/**
+ * Opens (or creates) the notebook in `<dir>/.kloop/` and takes the study's
+ * lease, with its heartbeat.
+ *
+ * @throws StudyBusyError when another process runs the study (the notebook is closed again)
+ */
+async function openStudyNotebook(
+  dir: string,
+): Promise<{ db: StudyDatabase; lease: LeaseRecord; heartbeat: LeaseHeartbeat }> {
   const file = studyDatabasePath(dir);
   createNotebookFolder(file);
   const db: StudyDatabase = await openDatabase(file);
@@ -555,165 +154,5 @@ export async function createStudy<Input = unknown, Expected = unknown, Output = 
     await db.destroy();
     throw error;
   }
-  const heartbeat: LeaseHeartbeat = startLeaseHeartbeat(db, lease);
-  const runOptions = {
-    study,
-    db,
-    ...(options.calibration !== undefined ? { calibration: options.calibration } : {}),
-    ...(options.onEvent !== undefined ? { onEvent: listenerOf(options.onEvent) } : {}),
-    ...(options.signal !== undefined ? { signal: options.signal } : {}),
-  };
-
-  let engine: LoopEngine | null = null;
-  let asked: Candidate[] = [];
-  const told = new Set<Candidate>();
-  let stop: RunOutcome | null = null;
-  let closed = false;
-
-  const scoresOf = async (text: string): Promise<Record<PartitionName, number | null>> => {
-    const evaluator = createStudyEvaluator(study, db);
-    const scores = {} as Record<PartitionName, number | null>;
-    for (const name of PARTITIONS) {
-      const score: PartitionScore = await evaluatePartition(evaluator, study, text, name, options.signal);
-      scores[name] = score.composite;
-    }
-    return scores;
-  };
-  const best = async (): Promise<StudyBest> => {
-    requireOpen();
-    // Before the first ask() or optimize() the seed is registered now (as version 1, what the first run registers): the id is one kloop diff and activate know.
-    const active = await ensureSeedVersion(db, study, () => new Date());
-    return { versionId: active.id, text: active.text, scores: await scoresOf(active.text) };
-  };
-  const requireOpen = (): void => {
-    if (closed) throw new InputError('the study is closed', { field: 'study' });
-  };
-  const endEngine = async (): Promise<void> => {
-    if (engine === null) return;
-    if (engine.currentRound() !== null) {
-      const ended = await engine.endRound();
-      if (ended !== null) stop = ended;
-    }
-    if (stop === null || stop.runId !== engine.runId)
-      stop = await engine.finish(
-        'interrupted',
-        'the library run ended (close() or optimize()); the next run continues from here',
-      );
-    engine = null;
-  };
-
-  // One operation at a time, in call order: optimize(), ask(), tell() and close() read and write the open
-  // round, so two at once would gate candidates against a stale incumbent (two tells accepted against the
-  // same seed) or record a run twice. A call from within one of them (a proposer or onEvent calling back
-  // into the study) would wait for itself: it is refused instead.
-  const inside = new AsyncLocalStorage<string>();
-  let queue: Promise<unknown> = Promise.resolve();
-  const serial = <T>(name: string, work: () => Promise<T>): Promise<T> => {
-    const running = inside.getStore();
-    if (running !== undefined)
-      return Promise.reject(
-        new InputError(
-          `${name}() was called from within this study's ${running}() (a proposer, execute or onEvent calling back into the study): it would wait for itself`,
-          { field: 'study' },
-        ),
-      );
-    const result = queue.then(() => inside.run(name, work));
-    queue = result.catch(() => undefined);
-    return result;
-  };
-
-  return {
-    dir,
-    task,
-    settings: structuredClone(settings),
-    optimize: () =>
-      serial('optimize', async () => {
-        requireOpen();
-        await endEngine();
-        const baseline = await scoresOf(options.artifact);
-        stop = await runStudy(runOptions);
-        return { ...stop, baseline, best: await best() };
-      }),
-    ask: () => serial('ask', () => ask()),
-    tell: (candidate, results) => serial('tell', () => tell(candidate, results)),
-    stopped: () => stop,
-    best,
-    close: () => serial('close', () => close()),
-  };
-
-  async function ask(): Promise<Candidate[]> {
-    requireOpen();
-    try {
-      if (engine === null) {
-        engine = await createLoopEngine(runOptions);
-        stop = null;
-      }
-      if (engine.currentRound() !== null) {
-        const ended = await engine.endRound();
-        if (ended !== null) {
-          stop = ended;
-          return [];
-        }
-      }
-      asked = [];
-      told.clear();
-      const opened = await engine.openRound();
-      if (opened.kind === 'stop') {
-        stop = opened.outcome;
-        engine = null;
-        return [];
-      }
-      const answer = await engine.ask();
-      asked = answer.candidates;
-      return [...asked];
-    } catch (error) {
-      if (engine === null) throw error;
-      stop = await engine.fail(error);
-      engine = null;
-      return [];
-    }
-  }
-
-  async function tell(
-    candidate: Candidate,
-    results?: ReadonlyArray<{ exampleId: string; output: unknown; repeat?: number }>,
-  ): Promise<Told> {
-    requireOpen();
-    if (engine === null || engine.currentRound() === null || !asked.includes(candidate)) {
-      throw new InputError('tell() takes a candidate of the last ask() of the open round', { field: 'candidate' });
-    }
-    if (told.has(candidate)) throw new InputError('this candidate was told already', { field: 'candidate' });
-    const hash = contentHash(candidate.text);
-    takeOutputs(hash, results, 'results');
-    const [screened] = (await engine.screen([candidate])) as [ScreenedCandidate];
-    const decision = await engine.tell(screened);
-    told.add(candidate);
-    if (asked.every((item) => told.has(item))) {
-      const ended = await engine.endRound();
-      if (ended !== null) stop = ended;
-    }
-    if (decision === null) {
-      return {
-        experimentId: 0,
-        decision: 'skipped',
-        reason: engine.budgetSpent() ? 'max_experiments' : 'decided_before',
-        text: candidate.text,
-        optimization: null,
-        rebased: false,
-      };
-    }
-    return decision;
-  }
-
-  async function close(): Promise<void> {
-    if (closed) return;
-    try {
-      await endEngine();
-    } finally {
-      closed = true;
-      await heartbeat.stop();
-      await releaseLease(db, lease);
-      await db.destroy();
-    }
-  }
+  return { db, lease, heartbeat: startLeaseHeartbeat(db, lease) };
 }

@@ -21,6 +21,18 @@ export const DEFAULT_PROPOSER_CONCURRENCY = 4;
 /** Seed of every random choice (`seed`). */
 export const DEFAULT_SEED = 1;
 
+/** Noise repeats of the incumbent during calibration (`gate.noiseRepeats`). */
+export const DEFAULT_NOISE_REPEATS = 8;
+
+/** Signal repeats of incumbent and ablated artifact during calibration (`gate.signalRepeats`). */
+export const DEFAULT_SIGNAL_REPEATS = 3;
+
+/** Calibrations the rolling maximum of the noise looks back over (`gate.calibrationWindow`). */
+export const DEFAULT_CALIBRATION_WINDOW = 5;
+
+/** Smallest Cohen's d between the incumbent and an ablated artifact (`gate.minCohensD`, Cohen's "medium"). */
+export const DEFAULT_MIN_COHENS_D = 0.5;
+
 /** The incumbent of a stochastic executor is evaluated with at most this many times `gate.repeats` repeats. */
 export const INCUMBENT_REPEATS_PER_REPEAT = 4;
 
@@ -30,6 +42,15 @@ export const INCUMBENT_REPEATS_PER_REPEAT = 4;
  * false for a deterministic one (its noise is 0 by construction).
  */
 export function defaultRequireCalibration(deterministic: boolean): boolean {
+  return !deterministic;
+}
+
+/**
+ * Whether `gate.racing` is on when it is not set (or set without `enabled`):
+ * on for an executor that may sample (every evaluation is paid for), off for
+ * a deterministic one.
+ */
+export function defaultRacingEnabled(deterministic: boolean): boolean {
   return !deterministic;
 }
 

@@ -42,6 +42,28 @@ interface Waiter {
   onAbort?: () => void;
 }
 
+/**
+ * Queues a waiter for a slot (removed from the queue, rejecting with the
+ * signal's reason, if the signal aborts first) and lets `pump` serve the queue.
+ */
+function waitForSlot(queue: Waiter[], signal: AbortSignal | undefined, pump: () => void): Promise<() => void> {
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const waiter: Waiter = { resolve, reject };
+    if (signal !== undefined) {
+      waiter.signal = signal;
+      waiter.onAbort = () => {
+        const index = queue.indexOf(waiter);
+        if (index !== -1) queue.splice(index, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', waiter.onAbort, { once: true });
+    }
+    queue.push(waiter);
+    pump();
+  });
+}
+
 /** Creates an {@link AdaptiveLimiter}. */
 export function createAdaptiveLimiter(options: AdaptiveLimiterOptions = {}): AdaptiveLimiter {
   const maxConcurrency = Math.max(1, Math.floor(options.maxConcurrency ?? 8));
@@ -93,21 +115,7 @@ export function createAdaptiveLimiter(options: AdaptiveLimiterOptions = {}): Ada
       return active;
     },
     acquire(signal) {
-      if (signal?.aborted) return Promise.reject(signal.reason);
-      return new Promise((resolve, reject) => {
-        const waiter: Waiter = { resolve, reject };
-        if (signal !== undefined) {
-          waiter.signal = signal;
-          waiter.onAbort = () => {
-            const index = queue.indexOf(waiter);
-            if (index !== -1) queue.splice(index, 1);
-            reject(signal.reason);
-          };
-          signal.addEventListener('abort', waiter.onAbort, { once: true });
-        }
-        queue.push(waiter);
-        pump();
-      });
+      return waitForSlot(queue, signal, pump);
     },
     rateLimited(retryAfterMs) {
       const at = now();

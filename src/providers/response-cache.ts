@@ -19,6 +19,7 @@
 import { contentHash } from '../artifact/content-hash.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
+import { readCachedResponse, writeCachedResponse } from '../storage/notebook/response-cache-store.ts';
 
 /** Version of the key layout; bump to invalidate every stored answer. */
 export const CACHE_KEY_VERSION = 'kloop-response-cache@1';
@@ -81,10 +82,10 @@ export function createResponseCache(
     async get(key) {
       const db = getDatabase();
       if (db === undefined) return undefined;
-      const row = await db.selectFrom('response_cache').select('response').where('key', '=', key).executeTakeFirst();
-      if (row === undefined) return undefined;
+      const response = await readCachedResponse(db, key);
+      if (response === undefined) return undefined;
       try {
-        const parsed = JSON.parse(row.response) as Partial<CachedAnswer>;
+        const parsed = JSON.parse(response) as Partial<CachedAnswer>;
         if (typeof parsed.text !== 'string' || typeof parsed.finishReason !== 'string') return undefined;
         return {
           text: parsed.text,
@@ -99,14 +100,7 @@ export function createResponseCache(
     async put(key, model, answer, replace = false) {
       const db = getDatabase();
       if (db === undefined) return;
-      const values = { model, response: JSON.stringify(answer), created_at: isoNow(now) };
-      await db
-        .insertInto('response_cache')
-        .values({ key, ...values })
-        .onConflict((conflict) =>
-          replace ? conflict.column('key').doUpdateSet(values) : conflict.column('key').doNothing(),
-        )
-        .execute();
+      await writeCachedResponse(db, key, { model, response: JSON.stringify(answer), createdAt: isoNow(now) }, replace);
     },
   };
 }

@@ -37,18 +37,33 @@ import { loadPatternLibrary, parsePatternText, formatPatternIssue } from '../ass
 import { InputError } from '../errors.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import { isoNow } from '../storage/database.ts';
-import type { ReviewItemTable } from '../storage/schema.ts';
+import type { ReviewItem, ReviewItemKind, ReviewItemSource } from '../storage/notebook/review-store.ts';
+import {
+  findReviewItemByHash,
+  getReviewItem,
+  inReviewTransaction,
+  insertReviewItem,
+  recordReviewDecision,
+  REVIEW_ITEM_KINDS,
+  REVIEW_ITEM_SOURCES,
+} from '../storage/notebook/review-store.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion } from '../storage/registry.ts';
 import { sync as writeFileAtomic } from 'write-file-atomic';
 
-export const REVIEW_ITEM_KINDS = ['artifact', 'pattern', 'example'] as const;
-export type ReviewItemKind = (typeof REVIEW_ITEM_KINDS)[number];
-
-export const REVIEW_ITEM_SOURCES = ['loop-a', 'loop-c', 'loop-d'] as const;
-export type ReviewItemSource = (typeof REVIEW_ITEM_SOURCES)[number];
-
-export const REVIEW_ITEM_STATUSES = ['pending', 'approved', 'rejected'] as const;
-export type ReviewItemStatus = (typeof REVIEW_ITEM_STATUSES)[number];
+export type {
+  ListReviewItemsOptions,
+  ReviewItem,
+  ReviewItemKind,
+  ReviewItemSource,
+  ReviewItemStatus,
+} from '../storage/notebook/review-store.ts';
+export {
+  getReviewItem,
+  listReviewItems,
+  REVIEW_ITEM_KINDS,
+  REVIEW_ITEM_SOURCES,
+  REVIEW_ITEM_STATUSES,
+} from '../storage/notebook/review-store.ts';
 
 /** A new artifact version to activate. */
 export interface ArtifactReviewPayload {
@@ -89,26 +104,6 @@ export type NewReviewItem =
   | (NewReviewItemCommon & { kind: 'artifact'; payload: ArtifactReviewPayload })
   | (NewReviewItemCommon & { kind: 'pattern'; payload: PatternReviewPayload })
   | (NewReviewItemCommon & { kind: 'example'; payload: ExampleReviewPayload });
-
-/** A stored review item (read-only record). */
-export interface ReviewItem {
-  readonly id: number;
-  readonly kind: ReviewItemKind;
-  readonly source: ReviewItemSource;
-  readonly title: string;
-  readonly payload: Readonly<Record<string, unknown>>;
-  readonly evidence: unknown;
-  /** SHA-256 of kind + payload (dedupe key). */
-  readonly contentHash: string;
-  readonly status: ReviewItemStatus;
-  readonly runId: number | null;
-  readonly createdAt: string;
-  readonly decidedAt: string | null;
-  readonly decidedBy: string | null;
-  readonly note: string | null;
-  /** What approval did, e.g. `{ versionId }` or `{ file }`. */
-  readonly outcome: unknown;
-}
 
 const PATTERN_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/;
 
@@ -178,34 +173,6 @@ function validateNewItem(item: NewReviewItem): void {
   }
 }
 
-function parseJson(text: string | null): unknown {
-  if (text === null) return null;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-function toReviewItem(row: { [K in keyof ReviewItemTable]: K extends 'id' ? number : ReviewItemTable[K] }): ReviewItem {
-  return Object.freeze({
-    id: row.id,
-    kind: row.kind as ReviewItemKind,
-    source: row.source as ReviewItemSource,
-    title: row.title,
-    payload: Object.freeze((parseJson(row.payload) ?? {}) as Record<string, unknown>),
-    evidence: parseJson(row.evidence),
-    contentHash: row.content_hash,
-    status: row.status as ReviewItemStatus,
-    runId: row.run_id,
-    createdAt: row.created_at,
-    decidedAt: row.decided_at,
-    decidedBy: row.decided_by,
-    note: row.note,
-    outcome: parseJson(row.outcome),
-  });
-}
-
 /** The result of {@link enqueueReviewItem}: the item, and whether it is new. */
 export interface EnqueueResult {
   item: ReviewItem;
@@ -227,58 +194,19 @@ export async function enqueueReviewItem(
 ): Promise<EnqueueResult> {
   validateNewItem(item);
   const hash = reviewItemHash(item.kind, item.payload);
-  const existing = await db
-    .selectFrom('review_items')
-    .selectAll()
-    .where('content_hash', '=', hash)
-    .orderBy('id')
-    .executeTakeFirst();
-  if (existing !== undefined) return { item: toReviewItem(existing), created: false };
-  const row = await db
-    .insertInto('review_items')
-    .values({
-      kind: item.kind,
-      source: item.source,
-      title: item.title.trim(),
-      payload: JSON.stringify(item.payload),
-      evidence: JSON.stringify(item.evidence ?? {}),
-      content_hash: hash,
-      status: 'pending',
-      run_id: item.runId ?? null,
-      created_at: isoNow(now),
-      decided_at: null,
-      decided_by: null,
-      note: null,
-      outcome: null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-  return { item: toReviewItem(row), created: true };
-}
-
-/** Filters for {@link listReviewItems}. */
-export interface ListReviewItemsOptions {
-  /** Default 'pending'; 'all' lists every item. */
-  status?: ReviewItemStatus | 'all';
-  kind?: ReviewItemKind;
-  source?: ReviewItemSource;
-}
-
-/** Review items, oldest first. */
-export async function listReviewItems(db: StudyDatabase, options: ListReviewItemsOptions = {}): Promise<ReviewItem[]> {
-  let query = db.selectFrom('review_items').selectAll().orderBy('id');
-  const status = options.status ?? 'pending';
-  if (status !== 'all') query = query.where('status', '=', status);
-  if (options.kind !== undefined) query = query.where('kind', '=', options.kind);
-  if (options.source !== undefined) query = query.where('source', '=', options.source);
-  const rows = await query.execute();
-  return rows.map(toReviewItem);
-}
-
-/** One item by id, or undefined. */
-export async function getReviewItem(db: StudyDatabase, id: number): Promise<ReviewItem | undefined> {
-  const row = await db.selectFrom('review_items').selectAll().where('id', '=', id).executeTakeFirst();
-  return row === undefined ? undefined : toReviewItem(row);
+  const existing = await findReviewItemByHash(db, hash);
+  if (existing !== undefined) return { item: existing, created: false };
+  const created = await insertReviewItem(db, {
+    kind: item.kind,
+    source: item.source,
+    title: item.title.trim(),
+    payload: item.payload,
+    evidence: item.evidence ?? {},
+    contentHash: hash,
+    runId: item.runId ?? null,
+    createdAt: isoNow(now),
+  });
+  return { item: created, created: true };
 }
 
 /** Who decides, and how an approval is applied. */
@@ -394,21 +322,15 @@ async function recordDecision(
   options: ReviewDecisionOptions,
   outcome: unknown,
 ): Promise<ReviewDecisionResult> {
-  const updated = await db
-    .updateTable('review_items')
-    .set({
-      status,
-      decided_by: by,
-      decided_at: isoNow(options.now),
-      note: options.note ?? null,
-      outcome: outcome === undefined ? null : JSON.stringify(outcome),
-    })
-    .where('id', '=', id)
-    .where('status', '=', 'pending')
-    .returningAll()
-    .executeTakeFirst();
+  const updated = await recordReviewDecision(db, id, {
+    status,
+    by,
+    at: isoNow(options.now),
+    note: options.note ?? null,
+    outcome,
+  });
   if (updated === undefined) return pendingItem(db, id);
-  return { ok: true, item: toReviewItem(updated) };
+  return { ok: true, item: updated };
 }
 
 /**
@@ -426,7 +348,7 @@ export async function approveReviewItem(
 ): Promise<ReviewDecisionResult> {
   const by = checkReviewer(options.by);
   // One transaction: the registry move (or file write) and the decision land together.
-  return db.transaction().execute(async (transaction) => {
+  return inReviewTransaction(db, async (transaction) => {
     const found = await pendingItem(transaction, id);
     if (!found.ok) return found;
     const applied = await applyApproval(transaction, found.item, by, options);

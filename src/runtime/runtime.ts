@@ -150,89 +150,109 @@ export async function createRuntime(options: RuntimeOptions): Promise<Runtime> {
   const executor = options.executor ?? study.executor;
   const now = options.now ?? (() => new Date());
   const createId = options.createId ?? randomUUID;
-  const { db } = options;
-
-  async function activeArtifact(): Promise<{ text: string; versionId: number | null }> {
-    if (currentArtifactOverride() !== undefined) return { text: await getActiveArtifactText(db), versionId: null };
-    let active = await getRegistryVersion(db);
-    if (active === undefined) active = await ensureSeedVersion(db, study, now);
-    // Read through the registry accessor, so the override rule has one home.
-    return { text: await getActiveArtifactText(db), versionId: active.id };
-  }
-
+  const context: RuntimeContext = { study, library, executor, now, createId, db: options.db, options };
   return {
     study,
     library,
-    async build(goal: string, buildOptions: { signal?: AbortSignal } = {}): Promise<RuntimeBuildResult> {
-      const started = performance.now();
-      const time = now().toISOString();
-      const artifact = await activeArtifact();
-      const artifactVersion = contentHash(artifact.text);
-      const elapsed = (): number => performance.now() - started;
-      const invalid = (reason: InvalidReason, message: string, raw?: string): RuntimeBuildInvalid => ({
-        ok: false,
-        goal,
-        invalid: { reason, message, ...(raw !== undefined ? { raw } : {}) },
-        artifactVersion,
-        artifactVersionId: artifact.versionId,
-        timingMs: elapsed(),
-        signalId: null,
-      });
-
-      if (goal.trim() === '') return invalid('empty', 'the goal text is empty');
-      let execution;
-      try {
-        execution = await executor.execute({
-          input: goal,
-          text: goal,
-          artifact: artifact.text,
-          repeat: 0,
-          ...(buildOptions.signal !== undefined ? { signal: buildOptions.signal } : {}),
-        });
-      } catch (error) {
-        return invalid('error', `executor failed: ${error instanceof Error ? error.message : String(error)}`);
-      }
-      if (!execution.ok) return invalid(execution.reason, execution.message, execution.raw);
-      const parsed = intentSchema.safeParse(execution.output);
-      if (!parsed.success)
-        return invalid(
-          'schema',
-          `the intent does not fit the intent schema: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
-          execution.raw,
-        );
-      const intent = parsed.data;
-
-      const assembly = assembleIntent(intent, library);
-      const { spec, build } = compileAndBuild(assembly);
-      const gates = runStructuralGates(intent, assembly, spec, build);
-      const timingMs = elapsed();
-      const result: RuntimeBuildSuccess = {
-        ok: true,
-        goal,
-        intent,
-        assembly: {
-          method: assembly.method,
-          confidence: assembly.confidence,
-          patterns: assembly.patterns,
-          uncovered: assembly.uncovered,
-        },
-        spec,
-        sql: spec.sql,
-        build,
-        gates,
-        artifactVersion,
-        artifactVersionId: artifact.versionId,
-        timingMs,
-        signalId: null,
-      };
-      if (options.recordSignals !== false) {
-        const signal = signalOf(result, createId(), time, options.storeGoals !== false);
-        await recordSignal(db, signal, { source: 'runtime', now });
-        result.signalId = signal.id;
-      }
-      return result;
-    },
+    build: (goal, buildOptions = {}) => buildGoal(context, goal, buildOptions),
   };
+}
+
+/** What a runtime's builds share. */
+interface RuntimeContext {
+  study: LoadedStudy;
+  library: PatternLibrary;
+  executor: Executor;
+  now: () => Date;
+  createId: () => string;
+  db: RuntimeOptions['db'];
+  options: RuntimeOptions;
+}
+
+/** The artifact the runtime serves: the override when one is set, else the active version (the seed registered first). */
+async function activeArtifact(context: RuntimeContext): Promise<{ text: string; versionId: number | null }> {
+  const { db } = context;
+  if (currentArtifactOverride() !== undefined) return { text: await getActiveArtifactText(db), versionId: null };
+  let active = await getRegistryVersion(db);
+  if (active === undefined) active = await ensureSeedVersion(db, context.study, context.now);
+  // Read through the registry accessor, so the override rule has one home.
+  return { text: await getActiveArtifactText(db), versionId: active.id };
+}
+
+/** Builds an app from one goal: the executor's intent, assembled, compiled and checked; recorded as a signal unless turned off. */
+async function buildGoal(
+  context: RuntimeContext,
+  goal: string,
+  buildOptions: { signal?: AbortSignal },
+): Promise<RuntimeBuildResult> {
+  const { options, now, library } = context;
+  const started = performance.now();
+  const time = now().toISOString();
+  const artifact = await activeArtifact(context);
+  const artifactVersion = contentHash(artifact.text);
+  const elapsed = (): number => performance.now() - started;
+  const invalid = (reason: InvalidReason, message: string, raw?: string): RuntimeBuildInvalid => ({
+    ok: false,
+    goal,
+    invalid: { reason, message, ...(raw !== undefined ? { raw } : {}) },
+    artifactVersion,
+    artifactVersionId: artifact.versionId,
+    timingMs: elapsed(),
+    signalId: null,
+  });
+
+  if (goal.trim() === '') return invalid('empty', 'the goal text is empty');
+  let execution;
+  try {
+    execution = await context.executor.execute({
+      input: goal,
+      text: goal,
+      artifact: artifact.text,
+      repeat: 0,
+      ...(buildOptions.signal !== undefined ? { signal: buildOptions.signal } : {}),
+    });
+  } catch (error) {
+    return invalid('error', `executor failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (!execution.ok) return invalid(execution.reason, execution.message, execution.raw);
+  const parsed = intentSchema.safeParse(execution.output);
+  if (!parsed.success)
+    return invalid(
+      'schema',
+      `the intent does not fit the intent schema: ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+      execution.raw,
+    );
+  const intent = parsed.data;
+
+  const assembly = assembleIntent(intent, library);
+  const { spec, build } = compileAndBuild(assembly);
+  const gates = runStructuralGates(intent, assembly, spec, build);
+  const timingMs = elapsed();
+  const result: RuntimeBuildSuccess = {
+    ok: true,
+    goal,
+    intent,
+    assembly: {
+      method: assembly.method,
+      confidence: assembly.confidence,
+      patterns: assembly.patterns,
+      uncovered: assembly.uncovered,
+    },
+    spec,
+    sql: spec.sql,
+    build,
+    gates,
+    artifactVersion,
+    artifactVersionId: artifact.versionId,
+    timingMs,
+    signalId: null,
+  };
+  if (options.recordSignals !== false) {
+    const signal = signalOf(result, context.createId(), time, options.storeGoals !== false);
+    await recordSignal(context.db, signal, { source: 'runtime', now });
+    result.signalId = signal.id;
+  }
+  return result;
 }
 
 /**

@@ -224,25 +224,7 @@ export async function checkGitMirror(
 ): Promise<MirrorFinding[]> {
   const dir = gitMirrorPath(options.studyDir);
   const events = await listRegistryEvents(db, 'active');
-  if (!hasRepository(dir)) {
-    if (!options.enabled) return [];
-    if (events.length === 0)
-      return [
-        {
-          id: 'notebook.git',
-          status: 'info',
-          message: `git notebook: no mirror yet at ${dir} (nothing to mirror before the first run)`,
-        },
-      ];
-    return [
-      {
-        id: 'notebook.git',
-        status: 'problem',
-        message: `git notebook: notebook.git is on but there is no mirror at ${dir}`,
-        fix: 'the next `kloop run` (or `kloop activate`) creates it from the database',
-      },
-    ];
-  }
+  if (!hasRepository(dir)) return missingMirrorFindings(dir, options.enabled, events.length);
   const fix =
     'the next `kloop run` or `kloop activate` commits what is missing; a mirror edited by hand: move .kloop/notebook aside and let kloop rebuild it from the database';
   let mirrored: MirroredCommit[];
@@ -263,22 +245,7 @@ export async function checkGitMirror(
   const eventIds = new Set(events.map((event) => event.id));
   const missing = events.filter((event) => !byEvent.has(event.id));
   const unknown = mirrored.filter((commit) => commit.eventId === null || !eventIds.has(commit.eventId));
-  const wrongText: string[] = [];
-  for (const event of events) {
-    const commit = byEvent.get(event.id);
-    if (commit === undefined) continue;
-    const version = await getVersion(db, event.versionId);
-    if (version === undefined) continue;
-    const expected = (await git.hashBlob({ object: version.text })).oid;
-    let actual: string | null = null;
-    try {
-      actual = (await git.readBlob({ fs, dir, oid: commit.oid, filepath: options.artifactFileName })).oid;
-    } catch {
-      actual = null;
-    }
-    if (actual !== expected || commit.versionId !== event.versionId)
-      wrongText.push(`commit ${commit.oid.slice(0, 8)} (event ${event.id}, version ${event.versionId})`);
-  }
+  const wrongText = await commitsWithWrongText(db, dir, options.artifactFileName, events, byEvent);
   const findings: MirrorFinding[] = [];
   if (missing.length === 0 && unknown.length === 0 && wrongText.length === 0) {
     findings.push({
@@ -313,4 +280,52 @@ export async function checkGitMirror(
       });
   }
   return findings;
+}
+
+/** The commits that do not hold the text of the version their move names (or name another version), described. */
+async function commitsWithWrongText(
+  db: StudyDatabase,
+  dir: string,
+  artifactFileName: string,
+  events: Awaited<ReturnType<typeof listRegistryEvents>>,
+  byEvent: ReadonlyMap<number, MirroredCommit>,
+): Promise<string[]> {
+  const wrongText: string[] = [];
+  for (const event of events) {
+    const commit = byEvent.get(event.id);
+    if (commit === undefined) continue;
+    const version = await getVersion(db, event.versionId);
+    if (version === undefined) continue;
+    const expected = (await git.hashBlob({ object: version.text })).oid;
+    let actual: string | null = null;
+    try {
+      actual = (await git.readBlob({ fs, dir, oid: commit.oid, filepath: artifactFileName })).oid;
+    } catch {
+      actual = null;
+    }
+    if (actual !== expected || commit.versionId !== event.versionId)
+      wrongText.push(`commit ${commit.oid.slice(0, 8)} (event ${event.id}, version ${event.versionId})`);
+  }
+  return wrongText;
+}
+
+/** The finding of a study without a mirror: none when the mirror is off, else a note before the first run and a problem after. */
+function missingMirrorFindings(dir: string, enabled: boolean, moves: number): MirrorFinding[] {
+  if (!enabled) return [];
+  if (moves === 0)
+    return [
+      {
+        id: 'notebook.git',
+        status: 'info',
+        message: `git notebook: no mirror yet at ${dir} (nothing to mirror before the first run)`,
+      },
+    ];
+  return [
+    {
+      id: 'notebook.git',
+      status: 'problem',
+      message: `git notebook: notebook.git is on but there is no mirror at ${dir}`,
+      fix: 'the next `kloop run` (or `kloop activate`) creates it from the database',
+    },
+  ];
 }

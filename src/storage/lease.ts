@@ -34,27 +34,24 @@
  * try { await runStudy(...) } finally { await heartbeat.stop(); await releaseLease(db, lease); }
  * ```
  */
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { hostname as osHostname } from 'node:os';
-import { Worker } from 'node:worker_threads';
-import type { KloopErrorOptions } from '../errors.ts';
-import { hasErrorMarker, KloopError } from '../errors.ts';
 import type { BusyRetryOptions } from './busy.ts';
 import { isDatabaseBusy, retryWhileBusy } from './busy.ts';
 import type { StudyDatabase } from './database.ts';
 import { backendOf } from './database.ts';
-import { isPostgresUrl, parseStorageTarget } from './location.ts';
-import { fenceWrites, isLeaseLost, unfenceWrites } from './write-fence.ts';
+import { fenceWrites, unfenceWrites } from './write-fence.ts';
 
 import { LEASE_HEARTBEAT_INTERVAL_MS, LEASE_STALE_AFTER_MS } from './lease-timing.ts';
+import { StudyBusyError } from './study-busy-error.ts';
 
 export { LEASE_HEARTBEAT_INTERVAL_MS, LEASE_STALE_AFTER_MS };
+export type { HeartbeatOptions, LeaseHeartbeat } from './lease-heartbeat.ts';
+export { renewLease, startLeaseHeartbeat } from './lease-heartbeat.ts';
+export { releaseLeaseSync } from './lease-release-sync.ts';
+export { STUDY_BUSY_EXIT_CODE, StudyBusyError } from './study-busy-error.ts';
 /** How often `--wait` looks at the lease again, in milliseconds. */
 export const LEASE_POLL_INTERVAL_MS = 500;
-/** Exit code of a run refused because another process holds the study's lease. */
-export const STUDY_BUSY_EXIT_CODE = 3;
 
 /** A lease as stored (read-only record). */
 export interface LeaseRecord {
@@ -99,54 +96,6 @@ export type AcquireResult =
   | { acquired: true; lease: LeaseRecord; tookOverFrom?: LeaseRecord }
   | { acquired: false; holder: LeaseRecord }
   | { acquired: false; holder: undefined; lockedMs: number };
-
-const STUDY_BUSY_ERROR = Symbol.for('kloop.error.study_busy');
-
-/**
- * The study is busy: another process holds its lease (`holder`), or kept its
- * database locked past every try (`holder` undefined). Exit code
- * {@link STUDY_BUSY_EXIT_CODE}, code `study_busy`.
- */
-export class StudyBusyError extends KloopError {
-  readonly [STUDY_BUSY_ERROR] = true;
-  /** Who holds the lease; undefined when the database itself stayed locked. */
-  readonly holder: LeaseRecord | undefined;
-
-  /**
-   * @param holder the lease's live holder: the message names its pid, host and start
-   * @param locked without a holder: the message (and the study, and the SQLite error as `cause`)
-   * @param advice what the reader can do, after the holder (default the CLI's: `use --wait to wait`)
-   */
-  constructor(
-    holder: LeaseRecord | undefined,
-    locked: { message: string; studyPath?: string; cause?: unknown } = {
-      message: 'the study database is locked by another process; use --wait to wait',
-    },
-    advice = 'use --wait to wait',
-  ) {
-    const options: KloopErrorOptions & { code: string; exitCode: number } = {
-      code: 'study_busy',
-      exitCode: STUDY_BUSY_EXIT_CODE,
-    };
-    if (holder !== undefined) options.studyPath = holder.studyKey;
-    else {
-      if (locked.studyPath !== undefined) options.studyPath = locked.studyPath;
-      if (locked.cause !== undefined) options.cause = locked.cause;
-    }
-    super(
-      holder !== undefined
-        ? `study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; ${advice}`
-        : locked.message,
-      options,
-    );
-    this.holder = holder;
-  }
-
-  /** True when `value` is a {@link StudyBusyError}, of any copy of kloop (a marker, src/errors.ts). */
-  static override isInstance(value: unknown): value is StudyBusyError {
-    return hasErrorMarker(value, STUDY_BUSY_ERROR);
-  }
-}
 
 /** A new owner id: `hostname:pid:random`. */
 export function createOwnerId(hostname = osHostname(), pid = process.pid): string {
@@ -399,264 +348,8 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
-/** Renews the heartbeat; false when the lease is no longer ours (taken over: the fence refuses the write, or no row is ours). */
-export async function renewLease(
-  db: StudyDatabase,
-  lease: LeaseRecord,
-  now: () => Date = () => new Date(),
-): Promise<boolean> {
-  try {
-    const result = await db
-      .updateTable('leases')
-      .set({ heartbeat_at: now().toISOString() })
-      .where('study_key', '=', lease.studyKey)
-      .where('owner_id', '=', lease.ownerId)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
-  } catch (error) {
-    if (isLeaseLost(error)) return false;
-    throw error;
-  }
-}
-
 /** Gives the lease up (only when still ours) and lifts its write fence. */
 export async function releaseLease(db: StudyDatabase, lease: LeaseRecord): Promise<void> {
   unfenceWrites(db, lease.studyKey);
   await db.deleteFrom('leases').where('study_key', '=', lease.studyKey).where('owner_id', '=', lease.ownerId).execute();
-}
-
-/** A running heartbeat. */
-export interface LeaseHeartbeat {
-  /** Stops renewing (idempotent). */
-  stop(): Promise<void>;
-}
-
-/** Options of {@link startLeaseHeartbeat}. */
-export interface HeartbeatOptions {
-  /** The location of `db` (its SQLite file, or its PostgreSQL URL): the heartbeat then runs in a worker thread with its own connection. */
-  file?: string;
-  /** Default {@link LEASE_HEARTBEAT_INTERVAL_MS}. */
-  intervalMs?: number;
-  /** Called once if the lease turns out to be someone else's (taken over while this process looked dead). */
-  onLost?: () => void;
-  /** Called when a renewal fails (e.g. the database stayed locked); renewals go on. */
-  onError?: (message: string) => void;
-}
-
-// Plain JavaScript run by the worker thread: its own better-sqlite3 connection, one UPDATE per beat.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file, { fileMustExist: true });
-db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
-const renew = db.prepare('UPDATE leases SET heartbeat_at = ? WHERE study_key = ? AND owner_id = ?');
-let timer;
-const beat = () => {
-  try {
-    const result = renew.run(new Date().toISOString(), workerData.studyKey, workerData.ownerId);
-    if (result.changes === 0) { clearInterval(timer); parentPort.postMessage({ type: 'lost' }); }
-  } catch (error) {
-    parentPort.postMessage({ type: 'error', message: String(error && error.message || error) });
-  }
-};
-timer = setInterval(beat, workerData.intervalMs);
-parentPort.on('message', (message) => {
-  if (message !== 'stop') return;
-  clearInterval(timer);
-  db.close();
-  parentPort.close();
-});
-parentPort.postMessage({ type: 'ready' });
-`;
-
-// The same for PostgreSQL: its own `pg` connection (made again after a failure), one UPDATE per beat; a connection
-// refused for a connection limit is tried again at the next beats without a warning for up to `patientMs`.
-const POSTGRES_WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const { Client } = require(workerData.driver);
-let client;
-const connect = async () => {
-  if (client !== undefined) return client;
-  const next = new Client({ connectionString: workerData.connectionString, options: '-c search_path=' + workerData.schema + ' -c lock_timeout=' + workerData.busyTimeoutMs, connectionTimeoutMillis: workerData.busyTimeoutMs });
-  next.on('error', () => { if (client === next) client = undefined; });
-  await next.connect();
-  client = next;
-  return next;
-};
-let timer;
-let busy = false;
-let lastBeat = Date.now();
-const beat = async () => {
-  if (busy) return;
-  busy = true;
-  try {
-    const connection = await connect();
-    const result = await connection.query('UPDATE leases SET heartbeat_at = $1 WHERE study_key = $2 AND owner_id = $3', [new Date().toISOString(), workerData.studyKey, workerData.ownerId]);
-    lastBeat = Date.now();
-    if (result.rowCount === 0) { clearInterval(timer); parentPort.postMessage({ type: 'lost' }); }
-  } catch (error) {
-    const failed = client; client = undefined; if (failed !== undefined) failed.end().catch(() => {});
-    // A connection refused for a connection limit (53300) is tried again at the next beats, quietly, while the lease
-    // is far from stale: the pools free a slot within a query or two. Past patientMs it is said.
-    const refused = error && error.code === '53300';
-    if (!refused || Date.now() - lastBeat >= workerData.patientMs) parentPort.postMessage({ type: 'error', message: String(error && error.message || error) });
-  } finally {
-    busy = false;
-  }
-};
-timer = setInterval(beat, workerData.intervalMs);
-parentPort.on('message', (message) => {
-  if (message !== 'stop') return;
-  clearInterval(timer);
-  const closing = client === undefined ? Promise.resolve() : client.end().catch(() => {});
-  closing.then(() => parentPort.close());
-});
-parentPort.postMessage({ type: 'ready' });
-`;
-
-/** The worker thread's source and data for a location: better-sqlite3 on a file, `pg` on a PostgreSQL URL. */
-function heartbeatWorker(
-  location: string,
-  common: { busyTimeoutMs: number; intervalMs: number; studyKey: string; ownerId: string },
-): { source: string; data: Record<string, unknown> } {
-  const require = createRequire(import.meta.url);
-  if (isPostgresUrl(location)) {
-    const target = parseStorageTarget(location);
-    if (target.kind === 'postgres') {
-      // Refused connections are retried quietly for up to half the staleness (the comment of POSTGRES_WORKER_SOURCE).
-      const data = {
-        ...common,
-        driver: require.resolve('pg'),
-        connectionString: target.connectionString,
-        schema: target.schema,
-        patientMs: LEASE_STALE_AFTER_MS / 2,
-      };
-      return { source: POSTGRES_WORKER_SOURCE, data };
-    }
-  }
-  return { source: WORKER_SOURCE, data: { ...common, driver: require.resolve('better-sqlite3'), file: location } };
-}
-
-/**
- * Renews the lease every `intervalMs` until stopped. With `file`, in a
- * worker thread (immune to a busy main thread); else on a main-thread timer.
- */
-export function startLeaseHeartbeat(
-  db: StudyDatabase,
-  lease: LeaseRecord,
-  options: HeartbeatOptions = {},
-): LeaseHeartbeat {
-  const intervalMs = options.intervalMs ?? LEASE_HEARTBEAT_INTERVAL_MS;
-  let lost = false;
-  const markLost = (): void => {
-    if (lost) return;
-    lost = true;
-    options.onLost?.();
-  };
-  if (options.file !== undefined && options.file !== ':memory:') {
-    const { source, data } = heartbeatWorker(options.file, {
-      // A beat waits for the write lock (a transaction of the run holds it from its BEGIN IMMEDIATE) up to a
-      // third of the staleness timeout: a long transaction delays beats instead of failing them with a warning.
-      busyTimeoutMs: Math.max(1_000, intervalMs, LEASE_STALE_AFTER_MS / 3),
-      intervalMs,
-      studyKey: lease.studyKey,
-      ownerId: lease.ownerId,
-    });
-    const worker = new Worker(source, { eval: true, workerData: data });
-    worker.unref();
-    worker.on('message', (message: { type: string; message?: string }) => {
-      if (message.type === 'lost') markLost();
-      else if (message.type === 'error') options.onError?.(message.message ?? 'unknown error');
-    });
-    worker.on('error', (error) => options.onError?.(error.message));
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    let stopping: Promise<void> | undefined;
-    return {
-      stop() {
-        stopping ??= (async () => {
-          worker.ref(); // keep the process alive until the worker has closed its connection
-          worker.postMessage('stop');
-          let timer: NodeJS.Timeout | undefined;
-          const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), 2_000)));
-          const outcome = await Promise.race([exited.then(() => 'exited' as const), timeout]);
-          clearTimeout(timer);
-          if (outcome === 'timeout') await worker.terminate();
-        })();
-        return stopping;
-      },
-    };
-  }
-  const timer = setInterval(() => {
-    renewLease(db, lease).then(
-      (held) => {
-        if (!held) {
-          clearInterval(timer);
-          markLost();
-        }
-      },
-      (error: unknown) => options.onError?.(error instanceof Error ? error.message : String(error)),
-    );
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-    },
-  };
-}
-
-// Gives a PostgreSQL lease up from a child process (`pg` has no synchronous API): its data on stdin.
-const POSTGRES_RELEASE_SOURCE = `
-const { Client } = require(process.argv[1]);
-let text = '';
-process.stdin.on('data', (chunk) => (text += chunk)).on('end', async () => {
-  const data = JSON.parse(text);
-  const client = new Client({ connectionString: data.connectionString, options: '-c search_path=' + data.schema, connectionTimeoutMillis: 1500 });
-  try {
-    await client.connect();
-    await client.query('DELETE FROM leases WHERE study_key = $1 AND owner_id = $2', [data.studyKey, data.ownerId]);
-  } finally {
-    await client.end().catch(() => {});
-  }
-});
-`;
-
-/**
- * Gives the lease up synchronously, on its own connection (for a process
- * about to exit from a signal handler): a SQLite file directly, a PostgreSQL
- * URL through a short-lived child process (at most 3 s). Never throws.
- */
-export function releaseLeaseSync(file: string, lease: LeaseRecord): void {
-  if (isPostgresUrl(file)) {
-    try {
-      const target = parseStorageTarget(file);
-      if (target.kind !== 'postgres') return;
-      const input = JSON.stringify({
-        connectionString: target.connectionString,
-        schema: target.schema,
-        studyKey: lease.studyKey,
-        ownerId: lease.ownerId,
-      });
-      spawnSync(process.execPath, ['-e', POSTGRES_RELEASE_SOURCE, createRequire(import.meta.url).resolve('pg')], {
-        input,
-        timeout: 3_000,
-        stdio: ['pipe', 'ignore', 'ignore'],
-      });
-    } catch {
-      // The next run takes a dead process's lease over anyway.
-    }
-    return;
-  }
-  try {
-    const Database = createRequire(import.meta.url)('better-sqlite3') as typeof import('better-sqlite3');
-    const sqlite = new Database(file, { fileMustExist: true });
-    try {
-      sqlite.pragma('busy_timeout = 1000');
-      sqlite.prepare('DELETE FROM leases WHERE study_key = ? AND owner_id = ?').run(lease.studyKey, lease.ownerId);
-    } finally {
-      sqlite.close();
-    }
-  } catch {
-    // The next run takes a dead process's lease over anyway.
-  }
 }

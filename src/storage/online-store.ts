@@ -13,9 +13,14 @@
  *
  * Only the online study handle (src/online/study/) writes through this.
  */
-import { sql } from 'kysely';
-import type { ArmPair, ArmStatistics, AssignmentPeriod } from '../stats/arm-statistics.ts';
+import type { Selectable } from 'kysely';
 import type { StudyDatabase } from './database.ts';
+import type { OnlineExperimentTable } from './online-schema.ts';
+
+export type { ArmStatisticsQuery } from './online-arm-statistics.ts';
+export { armStatistics, assignmentPeriods, exposureCounts } from './online-arm-statistics.ts';
+export type { OnlineLookRecord } from './online-looks.ts';
+export { listOnlineLooks, recordOnlineLook } from './online-looks.ts';
 
 /** An arm of an online experiment. */
 export type OnlineArm = 'incumbent' | 'candidate';
@@ -64,22 +69,8 @@ export interface OutcomeInput {
   readonly at: string;
 }
 
-type ExperimentRow = {
-  id: number;
-  kind: string;
-  incumbent_version_id: number;
-  candidate_version_id: number;
-  status: string;
-  ramp_step: number;
-  ramp_changed_at: string;
-  rationale: string;
-  proposer: string;
-  started_at: string;
-  confirmation_started_at: string | null;
-  decided_at: string | null;
-  reason: string | null;
-  evidence: string | null;
-};
+/** A row of `online_experiments` as read (its schema: src/storage/online-schema.ts). */
+type ExperimentRow = Selectable<OnlineExperimentTable>;
 
 function experimentOf(row: ExperimentRow): OnlineExperimentRecord {
   return {
@@ -318,87 +309,6 @@ export async function recordOutcomeRefusals(
     .execute();
 }
 
-/** Which units' statistics to aggregate. */
-export interface ArmStatisticsQuery {
-  experimentId: number;
-  metric: string;
-  kind: 'binary' | 'continuous';
-  /** Only units of this window; absent = both. */
-  window?: ExposureWindow;
-  /** Only units whose attribution window ended at or before this time (ISO). */
-  closedBy: string;
-}
-
-/**
- * The sufficient statistics of one metric on both arms (src/online/types.ts):
- * per unit, binary = 1 when any outcome with a value above 0 falls within its
- * attribution window, continuous = the sum of those outcomes (0 when none);
- * only units whose window has closed.
- */
-export async function armStatistics(db: StudyDatabase, query: ArmStatisticsQuery): Promise<ArmPair> {
-  const perUnit = query.kind === 'binary' ? sql`max(case when o.value > 0 then 1.0 else 0.0 end)` : sql`sum(o.value)`;
-  const windowFilter = query.window === undefined ? sql`` : sql`and e."window" = ${query.window}`;
-  const rows = await sql<{
-    arm: string;
-    units: number | string;
-    total: number | string | null;
-    squares: number | string | null;
-  }>`
-    select u.arm as arm, count(*) as units, sum(u.v) as total, sum(u.v * u.v) as squares from (
-      select e.arm as arm, coalesce((select ${perUnit} from outcomes o
-        where o.unit = e.unit and o.metric = ${query.metric} and o.at >= e.exposed_at and o.at <= e.attribution_ends_at), 0.0) as v
-      from exposures e
-      where e.experiment_id = ${query.experimentId} ${windowFilter} and e.attribution_ends_at <= ${query.closedBy}
-    ) u group by u.arm`.execute(db);
-  const empty: ArmStatistics = { units: 0, sum: 0, sumOfSquares: 0 };
-  const arms: Record<OnlineArm, ArmStatistics> = { incumbent: empty, candidate: empty };
-  for (const row of rows.rows) {
-    arms[row.arm as OnlineArm] = {
-      units: Number(row.units),
-      sum: Number(row.total ?? 0),
-      sumOfSquares: Number(row.squares ?? 0),
-    };
-  }
-  return arms;
-}
-
-/** Assignment counts per candidate share (one period per ramp step), every unit of the experiment, in order of share. */
-export async function assignmentPeriods(db: StudyDatabase, experimentId: number): Promise<AssignmentPeriod[]> {
-  const rows = await db
-    .selectFrom('exposures')
-    .select(['share', 'arm', (eb) => eb.fn.countAll().as('units')])
-    .where('experiment_id', '=', experimentId)
-    .groupBy(['share', 'arm'])
-    .orderBy('share')
-    .execute();
-  const periods = new Map<number, { incumbent: number; candidate: number; candidateShare: number }>();
-  for (const row of rows) {
-    const period = periods.get(row.share) ?? { incumbent: 0, candidate: 0, candidateShare: row.share };
-    period[row.arm as OnlineArm] += Number(row.units);
-    periods.set(row.share, period);
-  }
-  return [...periods.values()];
-}
-
-/** Units assigned in an experiment, per window and arm, closed or not. */
-export async function exposureCounts(
-  db: StudyDatabase,
-  experimentId: number,
-): Promise<Record<ExposureWindow, Record<OnlineArm, number>>> {
-  const rows = await db
-    .selectFrom('exposures')
-    .select(['window', 'arm', (eb) => eb.fn.countAll().as('units')])
-    .where('experiment_id', '=', experimentId)
-    .groupBy(['window', 'arm'])
-    .execute();
-  const counts: Record<ExposureWindow, Record<OnlineArm, number>> = {
-    decision: { incumbent: 0, candidate: 0 },
-    confirmation: { incumbent: 0, candidate: 0 },
-  };
-  for (const row of rows) counts[row.window as ExposureWindow][row.arm as OnlineArm] = Number(row.units);
-  return counts;
-}
-
 /** Reads a value of the study's key–value state (`study_state`). */
 export async function readOnlineState(db: StudyDatabase, key: string): Promise<string | undefined> {
   return (await db.selectFrom('study_state').select('value').where('key', '=', key).executeTakeFirst())?.value;
@@ -411,79 +321,4 @@ export async function writeOnlineState(db: StudyDatabase, key: string, value: st
     .values({ key, value })
     .onConflict((conflict) => conflict.column('key').doUpdateSet({ value }))
     .execute();
-}
-
-/** One stored look of the online gate (migration 0010): the primary metric on the decision window at that time. */
-export interface OnlineLookRecord {
-  readonly experimentId: number;
-  /** 1-based. */
-  readonly look: number;
-  /** ISO time of the look. */
-  readonly at: string;
-  readonly window: ExposureWindow;
-  /** Closed units per arm of the primary metric's decision window at the look. */
-  readonly units: { readonly incumbent: number; readonly candidate: number };
-  readonly incumbentMean: number;
-  readonly candidateMean: number;
-  /** Δ, oriented so positive is better for the candidate. */
-  readonly delta: number;
-  /** The primary check's anytime-valid interval for Δ (ends null when unbounded), null when the check did not run. */
-  readonly interval: { readonly lower: number | null; readonly upper: number | null; readonly level: number } | null;
-  /** The primary check's always-valid p-value, null when it did not run. */
-  readonly pValue: number | null;
-  /** `continue`, `accept` or `refuse`. */
-  readonly outcome: string;
-  /** The refusal reason, or the check the experiment waits for. */
-  readonly reason: string | null;
-  /** Every check run at the look, in the gate's order. */
-  readonly checks: readonly { readonly name: string; readonly verdict: string }[];
-}
-
-const finiteOrNull = (value: number | null | undefined): number | null =>
-  value === null || value === undefined || !Number.isFinite(value) ? null : value;
-
-/** Records one look (unique per experiment and look number). */
-export async function recordOnlineLook(db: StudyDatabase, look: OnlineLookRecord): Promise<void> {
-  await db
-    .insertInto('online_looks')
-    .values({
-      experiment_id: look.experimentId,
-      look: look.look,
-      at: look.at,
-      window: look.window,
-      incumbent_units: look.units.incumbent,
-      candidate_units: look.units.candidate,
-      incumbent_mean: look.incumbentMean,
-      candidate_mean: look.candidateMean,
-      delta: look.delta,
-      lower: finiteOrNull(look.interval?.lower),
-      upper: finiteOrNull(look.interval?.upper),
-      level: look.interval?.level ?? null,
-      p_value: finiteOrNull(look.pValue),
-      outcome: look.outcome,
-      reason: look.reason,
-      checks: JSON.stringify(look.checks),
-    })
-    .execute();
-}
-
-/** The stored looks of every online experiment (or of one), by experiment then look. */
-export async function listOnlineLooks(db: StudyDatabase, experimentId?: number): Promise<OnlineLookRecord[]> {
-  let query = db.selectFrom('online_looks').selectAll().orderBy('experiment_id').orderBy('look');
-  if (experimentId !== undefined) query = query.where('experiment_id', '=', experimentId);
-  return (await query.execute()).map((row) => ({
-    experimentId: row.experiment_id,
-    look: row.look,
-    at: row.at,
-    window: row.window as ExposureWindow,
-    units: { incumbent: row.incumbent_units, candidate: row.candidate_units },
-    incumbentMean: row.incumbent_mean,
-    candidateMean: row.candidate_mean,
-    delta: row.delta,
-    interval: row.level === null ? null : { lower: row.lower, upper: row.upper, level: row.level },
-    pValue: row.p_value,
-    outcome: row.outcome,
-    reason: row.reason,
-    checks: JSON.parse(row.checks) as OnlineLookRecord['checks'],
-  }));
 }

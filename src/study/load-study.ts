@@ -3,7 +3,6 @@
  * artifact and the corpus. Every problem is an {@link InputError} naming the
  * file, line and field; nothing is written.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Example, PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
@@ -16,7 +15,6 @@ import { readCorpusMembersAt, readCorpusMembersFile } from '../corpus/lifecycle-
 import { isPostgresUrl } from '../storage/location.ts';
 import { readableDatabaseFile, studyDatabaseLocation } from '../storage/database.ts';
 import { InputError } from '../errors.ts';
-import { fillPromptTemplate, readPromptTemplate } from '../executors/llm/prompt-template.ts';
 import { ERROR_DRIVEN_PROPOSER_ID, OFFLINE_EXECUTOR_ID } from '../tasks/intent/offline/ids.ts';
 import { checkConstraints, loadProgram } from '../program/program.ts';
 import type { Proposer } from '../proposers/proposer.ts';
@@ -39,6 +37,7 @@ import {
 } from './compose.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { composeStudySettings } from './study-settings.ts';
+import { checkEditableSections, checkPromptTemplate, readTextFile } from './study-files.ts';
 
 /** What a hook that builds an executor or a proposer is given besides the config. */
 export interface CompositionContext {
@@ -70,99 +69,7 @@ export interface StudyPlugins {
  */
 export { ERROR_DRIVEN_PROPOSER_ID, OFFLINE_EXECUTOR_ID };
 export { createLazyErrorDrivenProposer, createLazyOfflineExecutor } from './compose.ts';
-
-/**
- * Refuses an `editableSections` entry of program.md that names no section of
- * the artifact: a typo would otherwise freeze the section meant, and allow
- * nothing. Names program.md, the line of the entry and its index.
- */
-function checkEditableSections(
-  editable: readonly string[] | undefined,
-  artifactText: string,
-  sectionsOf: (text: string) => Record<string, string>,
-  config: StudyConfig,
-  constraintsLine: number,
-): void {
-  if (editable === undefined) return;
-  let sections: Record<string, string>;
-  try {
-    sections = sectionsOf(artifactText);
-  } catch {
-    return; // an unreadable artifact is reported by its own check, with its own location
-  }
-  const names = Object.keys(sections);
-  editable.forEach((name, index) => {
-    if (Object.hasOwn(sections, name)) return;
-    const lines = readTextFile(config.program, 'the program file').split('\n');
-    const found = lines.findIndex(
-      (line, at) =>
-        at >= constraintsLine - 1 &&
-        new RegExp(`(^|[^\\w-])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}([^\\w-]|$)`).test(line),
-    );
-    throw new InputError(
-      `"${name}" is no section of the artifact ${path.basename(config.artifact)} (its sections: ${names.join(', ') || 'none'})`,
-      {
-        file: config.program,
-        ...(found >= 0 ? { line: found + 1 } : {}),
-        field: `editableSections[${index}]`,
-        code: 'input.program',
-      },
-    );
-  });
-}
-
-/**
- * Refuses a prompt artifact (an `llm` executor's template) that no model
- * call could be made with: a malformed placeholder (`{{#if vip}}`,
- * `{{input.a.b}}`), or one an example of the corpus files cannot fill (a
- * field its input does not have, a field of a text input). Checked when the
- * study loads, not at the first model call; names the artifact file, the
- * line and the placeholder, and for a field, the first example that lacks it.
- *
- * @throws InputError (code `input.artifact`)
- */
-export function checkPromptTemplate(config: StudyConfig, artifactText: string, examples: readonly Example[]): void {
-  const withoutLine = (message: string): string => message.replace(/^line \d+: /, '');
-  const reading = readPromptTemplate(artifactText);
-  if (!reading.ok)
-    throw new InputError(withoutLine(reading.message), {
-      file: config.artifact,
-      line: reading.line,
-      code: 'input.artifact',
-    });
-  if (reading.placeholders.length === 0) return;
-  for (const example of examples) {
-    const filled = fillPromptTemplate(artifactText, example.input, example.text);
-    if (filled.ok) continue;
-    throw new InputError(
-      `${withoutLine(filled.message).replace("this example's input", `example "${example.id}"'s input`)}`,
-      {
-        file: config.artifact,
-        ...(filled.line !== undefined ? { line: filled.line } : {}),
-        code: 'input.artifact',
-      },
-    );
-  }
-}
-
-/** Reads a UTF-8 text file, refusing invalid UTF-8 with a clear error. */
-export function readTextFile(file: string, what: string): string {
-  let bytes: Buffer;
-  try {
-    bytes = readFileSync(file);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new InputError(
-      code === 'ENOENT' ? `${what} does not exist` : `cannot read ${what}: ${(error as Error).message}`,
-      { file },
-    );
-  }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new InputError(`${what} is not valid UTF-8`, { file });
-  }
-}
+export { checkPromptTemplate, readTextFile } from './study-files.ts';
 
 /**
  * Reads every corpus file of the config and checks ids, records (the task's
@@ -339,6 +246,49 @@ function readSqliteCorpusMembers(config: StudyConfig): CorpusMember[] {
   return readCorpusMembersFile(readableDatabaseFile(location));
 }
 
+/**
+ * The artifact's text; an offline study's artifact must also be a readable playbook.
+ *
+ * @throws InputError naming the artifact file (and the playbook's line and field)
+ */
+function readStudyArtifact(config: StudyConfig): string {
+  const artifactText = readTextFile(config.artifact, 'the artifact file');
+  if (config.executor.kind === 'offline') {
+    const parsed = parsePlaybook(artifactText, config.artifact);
+    if (!parsed.ok) {
+      const first = parsed.errors[0]!;
+      throw new InputError(first.message, { file: config.artifact, line: first.line, field: first.path });
+    }
+  }
+  return artifactText;
+}
+
+/**
+ * Refuses a corpus with an empty partition, naming the records admission refused.
+ *
+ * @param hasLifecycle whether the notebook has a corpus lifecycle (the partitions are as it stands)
+ * @throws InputError (field `corpus`)
+ */
+function requireEveryPartition(
+  config: StudyConfig,
+  partitions: Record<PartitionName, Example[]>,
+  admission: FileAdmission,
+  hasLifecycle: boolean,
+): void {
+  for (const name of PARTITIONS) {
+    if (partitions[name].length === 0) {
+      const refused =
+        admission.refused.length > 0
+          ? `; ${admission.refused.length} record(s) of the corpus files were refused by admission (${admission.refused.map((record) => `${record.location} ${record.reasons[0]?.check ?? ''}`).join(', ')})`
+          : '';
+      throw new InputError(
+        `the corpus has no example in the ${name} partition${hasLifecycle ? ' (as the corpus lifecycle stands: `kloop corpus status`)' : ''}${refused}`,
+        { file: config.configPath, field: 'corpus' },
+      );
+    }
+  }
+}
+
 /** The study from its config and task: every file checked, then the database's corpus lifecycle read. */
 function buildStudy(
   studyDir: string,
@@ -353,15 +303,7 @@ function buildStudy(
   composeWeights(task, config);
   checkComposition(config, task);
   const program = loadProgram(config.program);
-  const artifactText = readTextFile(config.artifact, 'the artifact file');
-  const offline = config.executor.kind === 'offline';
-  if (offline) {
-    const parsed = parsePlaybook(artifactText, config.artifact);
-    if (!parsed.ok) {
-      const first = parsed.errors[0]!;
-      throw new InputError(first.message, { file: config.artifact, line: first.line, field: first.path });
-    }
-  }
+  const artifactText = readStudyArtifact(config);
   // The artifact's sections follow from the config (compose.ts); a plugin's splitter only for a study built around one.
   const sectionsOf =
     plugins.sectionsOf !== undefined && config.executor.kind === 'llm' ? plugins.sectionsOf : composeSectionsOf(config);
@@ -386,18 +328,7 @@ function buildStudy(
   // A goal in two partitions is an error, naming both records.
   if (leaks.length > 0 && options.partitionLeaks !== 'report')
     throw partitionLeakError(leaks, { file: config.configPath, field: exampleFormat.inputField });
-  for (const name of PARTITIONS) {
-    if (partitions[name].length === 0) {
-      const refused =
-        admission.refused.length > 0
-          ? `; ${admission.refused.length} record(s) of the corpus files were refused by admission (${admission.refused.map((record) => `${record.location} ${record.reasons[0]?.check ?? ''}`).join(', ')})`
-          : '';
-      throw new InputError(
-        `the corpus has no example in the ${name} partition${members.length > 0 ? ' (as the corpus lifecycle stands: `kloop corpus status`)' : ''}${refused}`,
-        { file: config.configPath, field: 'corpus' },
-      );
-    }
-  }
+  requireEveryPartition(config, partitions, admission, members.length > 0);
   const context: CompositionContext = { task };
   const executor = plugins.createExecutor?.(config, context) ?? composeExecutor(config, task);
   const proposer = plugins.createProposer?.(config, context) ?? composeProposer(config, task);

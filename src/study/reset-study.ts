@@ -17,69 +17,25 @@
  */
 import { existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
-import type { CorpusEventTable, CorpusMemberTable } from '../storage/schema.ts';
-import type { StudyDatabase } from '../storage/database.ts';
-import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import { readCorpusMembers } from '../corpus/lifecycle-store.ts';
+import { openDatabase, studyDatabasePath } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/database.ts';
+import type { CorpusHistoryTables } from '../storage/notebook/reset-store.ts';
+import { readCorpusHistoryTables, writeCorpusHistory } from '../storage/notebook/reset-store.ts';
 
-/** What the notebook held, before a reset. */
-export interface NotebookCounts {
-  experiments: number;
-  runs: number;
-  artifactVersions: number;
-  calibrations: number;
-  corpusMembers: number;
-  corpusEvents: number;
-  reviewItems: number;
-  signals: number;
-}
-
-/** Counts the rows a reset moves aside. */
-export async function notebookCounts(db: StudyDatabase): Promise<NotebookCounts> {
-  const count = async (
-    table:
-      | 'experiments'
-      | 'runs'
-      | 'artifact_versions'
-      | 'calibrations'
-      | 'corpus_members'
-      | 'corpus_events'
-      | 'review_items'
-      | 'signals',
-  ): Promise<number> =>
-    Number(
-      (
-        await db
-          .selectFrom(table)
-          .select((eb) => eb.fn.countAll<number>().as('count'))
-          .executeTakeFirst()
-      )?.count ?? 0,
-    );
-  return {
-    experiments: await count('experiments'),
-    runs: await count('runs'),
-    artifactVersions: await count('artifact_versions'),
-    calibrations: await count('calibrations'),
-    corpusMembers: await count('corpus_members'),
-    corpusEvents: await count('corpus_events'),
-    reviewItems: await count('review_items'),
-    signals: await count('signals'),
-  };
-}
+export type { NotebookCounts } from '../storage/notebook/reset-store.ts';
+export { notebookCounts } from '../storage/notebook/reset-store.ts';
 
 /** The corpus lifecycle rows a reset may carry over. */
-export interface CorpusHistoryRows {
-  members: CorpusMemberTable[];
+export interface CorpusHistoryRows extends CorpusHistoryTables {
   /** Rounds each shadow member has served in shadow at the reset (by example id). */
   shadowRounds?: Record<string, number>;
-  events: Array<Omit<CorpusEventTable, 'id'> & { id: number }>;
 }
 
-/** Reads the corpus lifecycle tables as they are. */
+/** Reads the corpus lifecycle tables as they are, with the rounds each shadow member has served. */
 export async function readCorpusHistoryRows(db: StudyDatabase): Promise<CorpusHistoryRows> {
   return {
-    members: await db.selectFrom('corpus_members').selectAll().orderBy('example_id').execute(),
-    events: await db.selectFrom('corpus_events').selectAll().orderBy('id').execute(),
+    ...(await readCorpusHistoryTables(db)),
     shadowRounds: Object.fromEntries(
       (await readCorpusMembers(db))
         .filter((member) => member.partition === 'shadow')
@@ -124,44 +80,17 @@ export async function resetNotebook(
   if (keep === null) return { backup, moved, kept: null };
   const db = await openDatabase(studyDatabasePath(studyDir));
   try {
-    await db.transaction().execute(async (transaction) => {
-      for (const member of keep.members) await transaction.insertInto('corpus_members').values(member).execute();
-      for (const event of keep.events) {
-        const details = JSON.parse(event.details) as Record<string, unknown>;
-        const { id: _id, ...row } = event;
-        await transaction
-          .insertInto('corpus_events')
-          .values({
-            ...row,
-            experiment_id: null,
-            details: JSON.stringify(
-              event.experiment_id === null ? details : { ...details, previousExperimentId: event.experiment_id },
-            ),
-          })
-          .execute();
-      }
-      const exposures = Object.fromEntries(
-        keep.members
-          .filter((member) => member.shadow_exposures > 0)
-          .map((member) => [member.example_id, Number(member.shadow_exposures)]),
-      );
-      // The rounds each shadow member has served so far: the new notebook's rounds start at 0, so they are carried here.
-      const shadowRounds = Object.fromEntries(
-        Object.entries(keep.shadowRounds ?? {}).filter(([, rounds]) => rounds > 0),
-      );
-      await transaction
-        .insertInto('corpus_events')
-        .values({
-          example_id: null,
-          kind: 'reset',
-          from_partition: null,
-          to_partition: null,
-          reason: `the study was reset (kloop reset --keep-corpus-history); the previous notebook is in ${path.relative(studyDir, backup)}`,
-          experiment_id: null,
-          details: JSON.stringify({ backup, exposures, shadowRounds }),
-          created_at: at,
-        })
-        .execute();
+    const exposures = Object.fromEntries(
+      keep.members
+        .filter((member) => member.shadow_exposures > 0)
+        .map((member) => [member.example_id, Number(member.shadow_exposures)]),
+    );
+    // The rounds each shadow member has served so far: the new notebook's rounds start at 0, so they are carried here.
+    const shadowRounds = Object.fromEntries(Object.entries(keep.shadowRounds ?? {}).filter(([, rounds]) => rounds > 0));
+    await writeCorpusHistory(db, keep, {
+      reason: `the study was reset (kloop reset --keep-corpus-history); the previous notebook is in ${path.relative(studyDir, backup)}`,
+      details: { backup, exposures, shadowRounds },
+      at,
     });
   } finally {
     await db.destroy();

@@ -25,19 +25,21 @@ export const MAX_UNITS_PER_ASSIGN = 1000;
 /** Most issues returned in one answer. */
 const MAX_ISSUES = 100;
 
+/** A request's body as text; undefined when it is not valid UTF-8. */
+async function readText(request: Request): Promise<string | undefined> {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(await request.arrayBuffer()));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Builds the online study's app: `/assign`, `/outcomes`, `/health`. */
 export function createOnlineApp(
   study: OnlineStudy,
   options: Omit<SignalAppOptions, 'db' | 'storeGoals' | 'now'>,
 ): Hono {
   const { app, limitBody } = createGuardedApp(options, ['/assign', '/outcomes']);
-  const readText = async (request: Request): Promise<string | undefined> => {
-    try {
-      return new TextDecoder('utf-8', { fatal: true }).decode(new Uint8Array(await request.arrayBuffer()));
-    } catch {
-      return undefined;
-    }
-  };
 
   app.post('/assign', limitBody, async (context) => {
     const text = await readText(context.req.raw);

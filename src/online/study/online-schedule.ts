@@ -64,29 +64,7 @@ export function createOnlineLoops(
       underLease(async () => {
         const report = await runFastLoopStep(study);
         options.onFastReport?.(report);
-        const failed = report.scraper?.outcome === 'failed';
-        return {
-          outcome: failed ? 'failed' : 'ok',
-          detail: {
-            at: report.at,
-            looked: report.looked,
-            action: report.action,
-            ...(report.scraper === undefined
-              ? {}
-              : {
-                  scraper:
-                    report.scraper.outcome === 'ok'
-                      ? {
-                          stored: report.scraper.stored,
-                          duplicates: report.scraper.duplicates,
-                          refused: report.scraper.refused,
-                        }
-                      : { error: report.scraper.error },
-                }),
-            ...(report.running === null ? {} : { units: report.running.units }),
-            ...(report.stopped === undefined ? {} : { stopped: report.stopped.reason }),
-          },
-        };
+        return fastJobResult(report);
       }),
     );
   const slow = (): Promise<LoopJobResult> =>
@@ -113,4 +91,31 @@ export function createOnlineLoops(
     { name: 'fast', pattern: cadences.fast === 'off' ? null : cadences.fast, run: fast },
     { name: 'slow', pattern: cadences.slow, run: slow },
   ];
+}
+
+/** A fast step's report as the schedule records it (`failed` when its scraper failed). */
+function fastJobResult(report: FastLoopReport): LoopJobResult {
+  const failed = report.scraper?.outcome === 'failed';
+  return {
+    outcome: failed ? 'failed' : 'ok',
+    detail: {
+      at: report.at,
+      looked: report.looked,
+      action: report.action,
+      ...(report.scraper === undefined
+        ? {}
+        : {
+            scraper:
+              report.scraper.outcome === 'ok'
+                ? {
+                    stored: report.scraper.stored,
+                    duplicates: report.scraper.duplicates,
+                    refused: report.scraper.refused,
+                  }
+                : { error: report.scraper.error },
+          }),
+      ...(report.running === null ? {} : { units: report.running.units }),
+      ...(report.stopped === undefined ? {} : { stopped: report.stopped.reason }),
+    },
+  };
 }

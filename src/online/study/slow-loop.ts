@@ -26,8 +26,6 @@
 import type { StudyDatabase } from '../../storage/database.ts';
 import type { OnlineExperimentRecord } from '../../storage/online-store.ts';
 import {
-  armStatistics,
-  assignmentPeriods,
   listOnlineExperiments,
   readOnlineState,
   recordOnlineLook,
@@ -41,16 +39,16 @@ import { loadProgram } from '../../program/program.ts';
 import { BudgetExceededError } from '../../providers/budget.ts';
 import { readFileSync } from 'node:fs';
 import type { OnlineStudyConfig } from '../config.ts';
-import { alwaysValidPValues, calibrationTau, decideOnline, DEFAULT_ONLINE_GATE_SETTINGS } from '../gate/online-gate.ts';
-import type { ArmPair, OnlineGateDecision, OnlineGateInput, OnlineGateSettings, OnlineMetric } from '../types.ts';
+import { alwaysValidPValues, calibrationTau, decideOnline } from '../gate/online-gate.ts';
+import type { ArmPair, OnlineGateDecision, OnlineGateInput } from '../types.ts';
 import type { OnlineProposer } from '../proposers/ideas-proposer.ts';
 import { ONLINE_STOPPED_KEY, type OnlineStudy } from './online-study.ts';
 import { describeStandings, type ExperimentStanding } from './standing.ts';
 import { lookRecord } from './look-record.ts';
 import type { OnlineStopReason } from './stop-reasons.ts';
+import { gateInput, gateSettings, runningMinimum, type StoredEvidence } from './slow-loop-gate.ts';
 
-/** Calibrations the rolling maximum of τ looks back over. */
-export const ONLINE_CALIBRATION_WINDOW = 5;
+export { ONLINE_CALIBRATION_WINDOW } from './slow-loop-gate.ts';
 
 /** What one slow-loop step did and where every experiment stands. */
 export interface SlowLoopReport {
@@ -66,29 +64,6 @@ export interface SlowLoopReport {
   activeVersionId: number | null;
   /** Set once the study has stopped (this step or before). */
   stopped?: { reason: OnlineStopReason; detail: string; at: string };
-}
-
-/** The evidence an online experiment keeps between looks. */
-interface StoredEvidence {
-  looks?: number;
-  pValues?: Record<string, number>;
-  frozenPrimary?: ArmPair;
-  decision?: OnlineGateDecision;
-  calibration?: { primary: ArmPair; tau?: number };
-  decisionWindow?: { incumbentMean: number; candidateMean: number; units: number };
-  /** The decision window's primary statistics when the experiment was decided. */
-  decisionArms?: ArmPair;
-}
-
-/** The config's metrics in the gate's shapes. */
-function gateMetrics(config: OnlineStudyConfig): {
-  primary: OnlineMetric;
-  guardrails: { metric: OnlineMetric; margin: number }[];
-} {
-  return {
-    primary: config.metrics.primary,
-    guardrails: config.metrics.guardrails.map(({ margin, ...metric }) => ({ metric, margin })),
-  };
 }
 
 /** Runs one slow-loop step (see the module's description). */
@@ -164,74 +139,6 @@ async function ensureSeed(db: StudyDatabase, config: OnlineStudyConfig, now: () 
     await setRegistryVersion(transaction, version.id, 'seed', 'seed', now);
     return version.id;
   });
-}
-
-/** The gate's settings for this study: its config over the gate's defaults, and τ from the A/A calibrations. */
-async function gateSettings(db: StudyDatabase, config: OnlineStudyConfig): Promise<OnlineGateSettings> {
-  const calibrations = (await listOnlineExperiments(db))
-    .filter((experiment) => experiment.kind === 'aa' && experiment.status === 'calibrated')
-    .slice(-ONLINE_CALIBRATION_WINDOW)
-    .map((experiment) => (experiment.evidence as StoredEvidence).calibration!.primary);
-  return {
-    ...DEFAULT_ONLINE_GATE_SETTINGS,
-    alpha: config.gate.alpha,
-    shadowAlpha: config.gate.shadowAlpha,
-    srmAlpha: config.gate.srmAlpha,
-    tau: calibrationTau(calibrations, config.metrics.primary),
-    minUnitsPerArm: config.metrics.windows.minUnitsPerArm,
-    confirmationUnits: config.metrics.windows.confirmationUnits,
-    maxUnitsPerArm: config.metrics.windows.maxUnitsPerArm ?? Number.POSITIVE_INFINITY,
-    split: config.metrics.split,
-  };
-}
-
-/** The gate's input at this look, from the notebook. */
-async function gateInput(
-  db: StudyDatabase,
-  config: OnlineStudyConfig,
-  experiment: OnlineExperimentRecord,
-  evidence: StoredEvidence,
-  at: string,
-): Promise<OnlineGateInput> {
-  const metrics = gateMetrics(config);
-  const primaryOf = (window: 'decision' | 'confirmation') =>
-    armStatistics(db, {
-      experimentId: experiment.id,
-      metric: metrics.primary.name,
-      kind: metrics.primary.kind,
-      window,
-      closedBy: at,
-    });
-  const primary = evidence.frozenPrimary ?? (await primaryOf('decision'));
-  const guardrails = await Promise.all(
-    metrics.guardrails.map(async (guardrail) => ({
-      guardrail,
-      arms: await armStatistics(db, {
-        experimentId: experiment.id,
-        metric: guardrail.metric.name,
-        kind: guardrail.metric.kind,
-        closedBy: at,
-      }),
-    })),
-  );
-  return {
-    primary: { metric: metrics.primary, arms: primary },
-    guardrails,
-    assignments: await assignmentPeriods(db, experiment.id),
-    ...(experiment.status === 'confirmation' ? { confirmation: await primaryOf('confirmation') } : {}),
-    looks: (evidence.looks ?? 0) + 1,
-    ...(evidence.pValues === undefined ? {} : { previousPValues: evidence.pValues }),
-  };
-}
-
-/** The running minimum of the always-valid p-values, key by key. */
-function runningMinimum(
-  previous: Record<string, number> | undefined,
-  current: Record<string, number>,
-): Record<string, number> {
-  const merged = { ...(previous ?? {}) };
-  for (const [key, value] of Object.entries(current)) merged[key] = Math.min(merged[key] ?? 1, value);
-  return merged;
 }
 
 /**

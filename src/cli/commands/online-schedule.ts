@@ -16,7 +16,7 @@ import { acquireLease, releaseLease } from '../../storage/lease.ts';
 import type { OnlineLoopName, ScheduleRunRecord } from '../../schedule/schedule.ts';
 import { createCronScheduler, startSchedule } from '../../schedule/schedule.ts';
 import { print, printJson, progress, table } from '../output.ts';
-import { untilInterrupted } from '../until-interrupted.ts';
+import { untilInterrupted } from '../session/until-interrupted.ts';
 import { onlineExitCode, slowLoopReportLines } from './online-report.ts';
 
 /** Parses `--once` for an online study: `all`, `fast`, `slow`, or `fast,slow`. */

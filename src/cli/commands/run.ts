@@ -29,7 +29,7 @@ import { describeUnscored } from '../../evaluator/partition-score.ts';
 import { componentColumns, formatScore, print, printJson, progress, table } from '../output.ts';
 import type { LoadedStudy, StudyHeadline } from '../../loop/loaded-study.ts';
 import { headlineValue } from '../../loop/loaded-study.ts';
-import { onOutputClosed } from '../closed-output.ts';
+import { onOutputClosed } from '../session/closed-output.ts';
 import { latestCalibration } from '../../calibration/calibration.ts';
 import type { PowerWarning } from '../../calibration/power-check.ts';
 import { studyPowerWarnings } from '../../calibration/power-check.ts';

@@ -19,7 +19,7 @@ import { createCronScheduler, createStudyLoops, LOOP_NAMES, startSchedule } from
 import { print, printJson, progress, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
-import { untilInterrupted } from '../until-interrupted.ts';
+import { untilInterrupted } from '../session/until-interrupted.ts';
 
 /** Parses `--once`: `all`, `fast` (B), `slow` (A, C, D) or a comma list of A, B, C, D. */
 export function parseLoopList(value: string): LoopName[] {

@@ -17,7 +17,7 @@ import { progress } from '../output.ts';
 import { openSignalDatabase } from './signals.ts';
 import { studyModeOf } from '../../online/config.ts';
 import { serveOnlineStudy } from './online-serve.ts';
-import { untilInterrupted } from '../until-interrupted.ts';
+import { untilInterrupted } from '../session/until-interrupted.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 

@@ -19,7 +19,7 @@ import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
 import { isStudyWritable } from './study-session.ts';
-import { untilInterrupted } from '../until-interrupted.ts';
+import { untilInterrupted } from '../session/until-interrupted.ts';
 import path from 'node:path';
 import { loadOnlineConfig, studyModeOf, type OnlineStudyConfig } from '../../online/config.ts';
 

@@ -14,6 +14,7 @@
  *   be read.
  */
 import { existsSync, statSync } from 'node:fs';
+import { EXIT } from '../session/exit-codes.ts';
 import path from 'node:path';
 import { describeFlakyExamples, findFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import type { Command } from 'commander';
@@ -46,7 +47,7 @@ import { loadStudyConfig } from '../../config/config.ts';
  * history); the records admitted, if any, are in the study. Never 2, which
  * means bad input with nothing written (a batch file that cannot be read).
  */
-export const ADMISSION_REFUSED_EXIT_CODE = 4;
+export const ADMISSION_REFUSED_EXIT_CODE = EXIT.admissionRefused;
 
 /** Formats accepted by `kloop corpus import`. */
 export const IMPORT_FORMATS = ['golden-uml', 'jsonl', 'yaml'] as const;

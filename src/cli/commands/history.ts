@@ -17,6 +17,8 @@ import { getVersion } from '../../storage/registry.ts';
 import { formatDelta, formatScore, print, printJson, table } from '../output.ts';
 import { exitCodeOf } from '../../loop/stop-reasons.ts';
 import { duplicateOf } from '../../loop/duplicate-of.ts';
+import type { StoredProposalFailure } from '../../storage/notebook/history-queries.ts';
+import { listProposalFailures, listRunStops, readExperiment } from '../../storage/notebook/history-queries.ts';
 
 async function openExisting(studyDir: string): Promise<StudyDatabase> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
@@ -174,7 +176,7 @@ export function registerHistoryCommands(program: Command): void {
         });
       const db = await openExisting(studyDir);
       try {
-        const row = await db.selectFrom('experiments').selectAll().where('id', '=', id).executeTakeFirst();
+        const row = await readExperiment(db, id);
         if (row === undefined) throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
         const evidence = JSON.parse(row.evidence) as {
           checks: Array<{
@@ -187,23 +189,23 @@ export function registerHistoryCommands(program: Command): void {
           shadowConsulted: boolean;
           retrial?: { trial: number; of: number; earlier: number[]; alpha: number; shadowAlpha: number };
         };
-        const flaky = await flakyOfExperiment(db, row.fingerprint, row.candidate_hash, row.base_version_id);
+        const flaky = await flakyOfExperiment(db, row.fingerprint, row.candidateHash, row.baseVersionId);
         const duplicate = await duplicateOf(db, row.id);
         const payload = {
           id: row.id,
-          run: row.run_id,
+          run: row.runId,
           round: row.round,
           proposer: row.proposer,
-          baseVersion: row.base_version_id,
-          candidateHash: row.candidate_hash,
+          baseVersion: row.baseVersionId,
+          candidateHash: row.candidateHash,
           delta: row.delta,
           rationale: row.rationale,
           decision: row.decision,
           reason: row.reason,
-          acceptedVersion: row.accepted_version_id,
+          acceptedVersion: row.acceptedVersionId,
           fingerprint: row.fingerprint,
           seed: row.seed,
-          createdAt: row.created_at,
+          createdAt: row.createdAt,
           checks: evidence.checks,
           shadowConsulted: evidence.shadowConsulted,
           ...(evidence.retrial !== undefined ? { retrial: evidence.retrial } : {}),
@@ -215,12 +217,12 @@ export function registerHistoryCommands(program: Command): void {
           return;
         }
         print(
-          `experiment ${row.id} (run ${row.run_id}, round ${row.round}, proposer ${row.proposer}, base version ${row.base_version_id})`,
+          `experiment ${row.id} (run ${row.runId}, round ${row.round}, proposer ${row.proposer}, base version ${row.baseVersionId})`,
         );
         print(`delta: ${row.delta}`);
         print(`rationale: ${row.rationale}`);
         print(
-          `decision: ${row.decision}${row.decision === 'accepted' ? ` → version ${row.accepted_version_id}` : ` (${row.reason})`}`,
+          `decision: ${row.decision}${row.decision === 'accepted' ? ` → version ${row.acceptedVersionId}` : ` (${row.reason})`}`,
         );
         if (duplicate !== null) {
           print(
@@ -248,7 +250,7 @@ export function registerHistoryCommands(program: Command): void {
         );
         for (const [who, found] of [
           ['candidate', flaky.candidate],
-          [`incumbent (version ${row.base_version_id})`, flaky.incumbent],
+          [`incumbent (version ${row.baseVersionId})`, flaky.incumbent],
         ] as const) {
           const line = describeFlakyExamples(found);
           if (line !== null) print(`${who}: ${line}`);
@@ -302,69 +304,21 @@ interface RunStop {
 }
 
 async function runStops(db: StudyDatabase): Promise<RunStop[]> {
-  const rows = await db
-    .selectFrom('runs')
-    .select(['id', 'started_at', 'ended_at', 'stop_reason', 'report'])
-    .orderBy('id')
-    .execute();
-  return rows.map((row) => {
-    let stopDetail: string | null = null;
-    try {
-      const report = JSON.parse(row.report ?? 'null') as { stopDetail?: unknown } | null;
-      if (typeof report?.stopDetail === 'string') stopDetail = report.stopDetail;
-    } catch {
-      // A report that does not parse gives no detail.
-    }
-    return {
-      id: row.id,
-      startedAt: row.started_at,
-      endedAt: row.ended_at,
-      stopReason: row.stop_reason,
-      exitCode: row.stop_reason === null ? null : exitCodeOf(row.stop_reason),
-      stopDetail,
-    };
-  });
+  return (await listRunStops(db)).map((run) => ({
+    id: run.id,
+    startedAt: run.startedAt,
+    endedAt: run.endedAt,
+    stopReason: run.stopReason,
+    exitCode: run.stopReason === null ? null : exitCodeOf(run.stopReason),
+    stopDetail: run.stopDetail,
+  }));
 }
 
-/** A failed proposer answer, as `history` and `show` print it. */
-interface FailedProposal {
-  id: number;
-  run: number;
-  round: number;
-  attempt: number;
-  proposer: string;
-  code: string;
-  reason: string;
-  raw: string | null;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-  createdAt: string;
-}
-
-async function failedProposals(db: StudyDatabase, id?: number): Promise<FailedProposal[]> {
+/** The failed proposer answers (only answer `id` when given), as `history` and `show` print them. */
+async function failedProposals(db: StudyDatabase, id?: number): Promise<StoredProposalFailure[]> {
   // A notebook written before proposer calls were recorded, opened read-only (not migrated), has none.
   if (!(await hasTable(db, 'proposals'))) return [];
-  let query = db.selectFrom('proposals').selectAll().where('outcome', '=', 'failed');
-  if (id !== undefined) query = query.where('id', '=', id);
-  const rows = await query.orderBy('id').execute();
-  return rows.map((row) => {
-    const first = (JSON.parse(row.failures) as Array<{ code?: string; reason?: string; raw?: string }>)[0] ?? {};
-    return {
-      id: row.id,
-      run: row.run_id,
-      round: row.round,
-      attempt: row.attempt,
-      proposer: row.proposer,
-      code: first.code ?? 'unusable',
-      reason: first.reason ?? '',
-      raw: first.raw ?? null,
-      inputTokens: row.input_tokens,
-      outputTokens: row.output_tokens,
-      costUsd: row.cost_usd,
-      createdAt: row.created_at,
-    };
-  });
+  return listProposalFailures(db, id);
 }
 
 async function showProposalFailure(studyDir: string, id: number, json: boolean): Promise<void> {

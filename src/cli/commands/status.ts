@@ -11,6 +11,7 @@ import { databaseExists, describeLocation, studyDatabaseLocation } from '../../s
 import { getRegistryVersion } from '../../storage/registry.ts';
 import { latestCalibration, listCalibrations } from '../../calibration/calibration-store.ts';
 import { readStudyState } from '../../loop/study-state.ts';
+import { listExperimentDecisions, readLastRun } from '../../storage/notebook/status-queries.ts';
 import { formatScore, print, printJson } from '../output.ts';
 import { openStudy } from './study-session.ts';
 
@@ -27,16 +28,14 @@ export function registerStatusCommand(program: Command): void {
         const { study, db } = session;
         const evaluator = createStudyEvaluator(study);
         const active = hasDatabase ? await getRegistryVersion(db) : undefined;
-        const rows = hasDatabase ? await db.selectFrom('experiments').select(['decision', 'reason']).execute() : [];
+        const rows = hasDatabase ? await listExperimentDecisions(db) : [];
         const byReason: Record<string, number> = {};
         for (const row of rows) byReason[row.reason] = (byReason[row.reason] ?? 0) + 1;
         const calibrations = hasDatabase ? await listCalibrations(db, evaluator.fingerprint) : [];
         const latest = hasDatabase
           ? await latestCalibration(db, evaluator.fingerprint, undefined, study.gate.calibrationWindow)
           : undefined;
-        const lastRun = hasDatabase
-          ? await db.selectFrom('runs').selectAll().orderBy('id', 'desc').executeTakeFirst()
-          : undefined;
+        const lastRun = hasDatabase ? await readLastRun(db) : undefined;
         const state = hasDatabase ? await readStudyState(db) : undefined;
         const payload = {
           study: study.dir,
@@ -63,15 +62,7 @@ export function registerStatusCommand(program: Command): void {
           calibration: latest === undefined ? null : latest.record,
           calibrations,
           calibrationRequired: study.gate.requireCalibration,
-          lastRun:
-            lastRun === undefined
-              ? null
-              : {
-                  id: lastRun.id,
-                  startedAt: lastRun.started_at,
-                  endedAt: lastRun.ended_at,
-                  stopReason: lastRun.stop_reason,
-                },
+          lastRun: lastRun ?? null,
           state: state ?? null,
         };
         if (options.json === true) {

@@ -31,15 +31,13 @@ import { InputError } from '../../errors.ts';
 import type { PartitionScore } from '../../evaluator/partition-score.ts';
 import { scoreNamesOf } from '../../evaluator/evaluator.ts';
 import type { StudyDatabase } from '../../storage/database.ts';
-import { acquireLease, releaseLease } from '../../storage/lease.ts';
-import { admitToStudy, corpusStatus, promoteExamples } from '../../loop/corpus-lifecycle.ts';
+import { corpusStatus } from '../../loop/corpus-lifecycle.ts';
 import type { LoadedStudy } from '../../loop/loaded-study.ts';
 import { sync as writeFileAtomic } from 'write-file-atomic';
 import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';
 import { formatScore, metricsLine, print, printJson, progress, table } from '../output.ts';
 import { openStudy } from './study-session.ts';
-import { composeTask, withPartialGold } from '../../study/compose.ts';
-import { loadStudyConfig } from '../../config/config.ts';
+import { corpusAddCommand, corpusPromoteCommand } from './corpus-writes.ts';
 
 /**
  * Exit code of `kloop corpus add` when the gate refused one or more records:
@@ -68,75 +66,7 @@ export function registerCorpusCommands(program: Command): void {
     .option('--dry-run', 'check only; write nothing')
     .option('--wait', 'wait for a run in progress to finish instead of refusing (exit 3)')
     .option('--json', 'print one JSON object on stdout')
-    .action(
-      async (
-        studyDir: string,
-        file: string,
-        options: { partialGold?: boolean; dryRun?: boolean; wait?: boolean; json?: boolean },
-      ) => {
-        // Read with the study's record format (its task's schemas) before the database is opened.
-        if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
-        const format = composeTask(loadStudyConfig(studyDir)).exampleFormat;
-        const candidates = readCandidateRecords(
-          path.resolve(file),
-          options.partialGold === true ? withPartialGold(format) : format,
-        );
-        if (!candidates.ok) {
-          const first = candidates.errors[0]!;
-          throw new InputError(
-            `${first.message}${candidates.errors.length > 1 ? ` (and ${candidates.errors.length - 1} more errors)` : ''}`,
-            {
-              file: first.file,
-              ...(first.line !== undefined ? { line: first.line } : {}),
-              ...(first.field !== undefined ? { field: first.field } : {}),
-            },
-          );
-        }
-        const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true });
-        try {
-          const lease =
-            options.dryRun === true
-              ? undefined
-              : await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
-          try {
-            const source = relativeToStudy(session.study, path.resolve(file));
-            const outcome = await admitToStudy(session.db, session.study, candidates.records, {
-              source,
-              requireAppType: options.partialGold !== true,
-              // --partial-gold: the study's format without the known-app-type rule (intent).
-              ...(options.partialGold === true ? { format: withPartialGold(session.study.exampleFormat) } : {}),
-              dryRun: options.dryRun === true,
-            });
-            const payload = { study: session.study.dir, file: path.resolve(file), ...outcome };
-            if (options.json === true) printJson(payload);
-            else {
-              print(
-                `${outcome.dryRun ? 'dry run: would admit' : 'admitted'} ${outcome.admitted}, refused ${outcome.refused} (from ${source}); admitted examples enter the shadow partition`,
-              );
-              for (const verdict of outcome.verdicts) {
-                const where =
-                  verdict.location !== undefined
-                    ? ` (${verdict.location})`
-                    : verdict.line !== undefined
-                      ? ` (line ${verdict.line})`
-                      : '';
-                print(`  ${verdict.admitted ? 'ADMITTED' : 'REFUSED '} ${verdict.id ?? '(no id)'}${where}`);
-                for (const reason of verdict.reasons)
-                  print(
-                    `      ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`,
-                  );
-                for (const note of verdict.notes) print(`      note: ${note}`);
-              }
-            }
-            process.exitCode = outcome.refused > 0 ? ADMISSION_REFUSED_EXIT_CODE : 0;
-          } finally {
-            if (lease !== undefined) await releaseLease(session.db, lease);
-          }
-        } finally {
-          await session.close();
-        }
-      },
-    );
+    .action(corpusAddCommand);
 
   corpus
     .command('promote')
@@ -150,47 +80,7 @@ export function registerCorpusCommands(program: Command): void {
     .option('--reason <text>', 'why (recorded with the move)')
     .option('--wait', 'wait for a run in progress to finish instead of refusing (exit 3)')
     .option('--json', 'print one JSON object on stdout')
-    .action(
-      async (
-        studyDir: string,
-        ids: string[],
-        options: { to: string; by: string; reason?: string; wait?: boolean; json?: boolean },
-      ) => {
-        if (!(PARTITIONS as readonly string[]).includes(options.to))
-          throw new InputError(`unknown partition "${options.to}"; expected one of ${PARTITIONS.join(', ')}`, {
-            field: '--to',
-          });
-        if (options.by.trim() === '')
-          throw new InputError('--by names who moves the examples; it may not be empty', { field: '--by' });
-        // Moving one example of a leaking pair next to its twin resolves the leak: the study loads with it.
-        const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true, partitionLeaks: 'report' });
-        try {
-          const lease = await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
-          try {
-            const outcome = await promoteExamples(session.db, session.study, ids, {
-              to: options.to as (typeof PARTITIONS)[number],
-              by: options.by.trim(),
-              ...(options.reason !== undefined ? { reason: options.reason } : {}),
-            });
-            if (options.json === true) {
-              printJson({ study: session.study.dir, ...outcome });
-              return;
-            }
-            print(
-              `moved ${outcome.moved.length} example(s) to ${outcome.to} (by ${outcome.by}); recorded in the corpus history`,
-            );
-            for (const move of outcome.moved) print(`  ${move.id}: ${move.from} → ${move.to}`);
-            for (const id of outcome.unchanged) print(`  ${id}: already in ${outcome.to}, nothing recorded`);
-            for (const warning of outcome.warnings) print(`WARNING: ${warning}`);
-            print(`sizes: ${PARTITIONS.map((name) => `${name} ${outcome.sizes[name]}`).join(', ')}`);
-          } finally {
-            await releaseLease(session.db, lease);
-          }
-        } finally {
-          await session.close();
-        }
-      },
-    );
+    .action(corpusPromoteCommand);
 
   corpus
     .command('status')
@@ -429,11 +319,6 @@ export function importCorpus(
 async function lifecycleDb(db: StudyDatabase): Promise<StudyDatabase | undefined> {
   const tables = await db.introspection.getTables();
   return tables.some((table) => table.name === 'corpus_members') ? db : undefined;
-}
-
-function relativeToStudy(study: LoadedStudy, file: string): string {
-  const relative = path.relative(study.dir, file);
-  return relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
 }
 
 function describeNext(next: { kind: string; ids: string[]; detail: string | null }): string {

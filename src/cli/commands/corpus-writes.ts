@@ -1,16 +1,20 @@
 /**
  * The corpus commands that write the study's notebook: `kloop corpus add`
  * (admission) and `kloop corpus promote` (a human moves examples). Each holds
- * the study's lease while it writes (a run in progress: exit 3, or `--wait`).
+ * the study's lease while it writes (a run in progress: exit 3, or `--wait`),
+ * in a session of the session runner (src/cli/session/session-runner.ts).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { readCandidateRecords } from '../../corpus/admission.ts';
 import { PARTITIONS } from '../../corpus/example.ts';
 import { InputError } from '../../errors.ts';
-import { acquireLease, releaseLease } from '../../storage/lease.ts';
+import { studyDatabaseLocation } from '../../storage/database.ts';
 import { admitToStudy, promoteExamples } from '../../loop/corpus-lifecycle.ts';
 import { print, printJson } from '../output.ts';
+import type { SessionLease } from '../session/session-runner.ts';
+import { runSession } from '../session/session-runner.ts';
+import type { StudySession } from './study-session.ts';
 import { openStudy } from './study-session.ts';
 import { composeTask, withPartialGold } from '../../study/compose.ts';
 import { loadStudyConfig } from '../../config/config.ts';
@@ -42,12 +46,14 @@ export async function corpusAddCommand(
     );
   }
   const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true });
-  try {
-    const lease =
-      options.dryRun === true
-        ? undefined
-        : await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
-    try {
+  await runSession(
+    {
+      json: options.json === true,
+      // A dry run writes nothing: it takes no lease.
+      ...(options.dryRun === true ? {} : { lease: studyLease(session, options.wait) }),
+      close: () => session.close(),
+    },
+    async () => {
       const source = relativeToStudy(session.study, path.resolve(file));
       const outcome = await admitToStudy(session.db, session.study, candidates.records, {
         source,
@@ -56,32 +62,40 @@ export async function corpusAddCommand(
         ...(options.partialGold === true ? { format: withPartialGold(session.study.exampleFormat) } : {}),
         dryRun: options.dryRun === true,
       });
-      const payload = { study: session.study.dir, file: path.resolve(file), ...outcome };
-      if (options.json === true) printJson(payload);
-      else {
-        print(
-          `${outcome.dryRun ? 'dry run: would admit' : 'admitted'} ${outcome.admitted}, refused ${outcome.refused} (from ${source}); admitted examples enter the shadow partition`,
-        );
-        for (const verdict of outcome.verdicts) {
-          const where =
-            verdict.location !== undefined
-              ? ` (${verdict.location})`
-              : verdict.line !== undefined
-                ? ` (line ${verdict.line})`
-                : '';
-          print(`  ${verdict.admitted ? 'ADMITTED' : 'REFUSED '} ${verdict.id ?? '(no id)'}${where}`);
-          for (const reason of verdict.reasons)
-            print(`      ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
-          for (const note of verdict.notes) print(`      note: ${note}`);
-        }
-      }
-      process.exitCode = outcome.refused > 0 ? EXIT.admissionRefused : 0;
-    } finally {
-      if (lease !== undefined) await releaseLease(session.db, lease);
-    }
-  } finally {
-    await session.close();
+      if (options.json === true) printJson({ study: session.study.dir, file: path.resolve(file), ...outcome });
+      else printAdmission(outcome, source);
+      return outcome.refused > 0 ? EXIT.admissionRefused : EXIT.ok;
+    },
+  );
+}
+
+/** The text report of an admission: the totals, then each record's verdict with its reasons and notes. */
+function printAdmission(outcome: Awaited<ReturnType<typeof admitToStudy>>, source: string): void {
+  print(
+    `${outcome.dryRun ? 'dry run: would admit' : 'admitted'} ${outcome.admitted}, refused ${outcome.refused} (from ${source}); admitted examples enter the shadow partition`,
+  );
+  for (const verdict of outcome.verdicts) {
+    const where =
+      verdict.location !== undefined
+        ? ` (${verdict.location})`
+        : verdict.line !== undefined
+          ? ` (line ${verdict.line})`
+          : '';
+    print(`  ${verdict.admitted ? 'ADMITTED' : 'REFUSED '} ${verdict.id ?? '(no id)'}${where}`);
+    for (const reason of verdict.reasons)
+      print(`      ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`);
+    for (const note of verdict.notes) print(`      note: ${note}`);
   }
+}
+
+/** The study's lease for a corpus command that writes: exit 3 while a run holds the study, or wait with `--wait`. */
+function studyLease(session: StudySession, wait: boolean | undefined): SessionLease {
+  return {
+    db: session.db,
+    studyKey: session.study.dir,
+    location: studyDatabaseLocation(session.study.dir),
+    wait: wait === true,
+  };
 }
 
 /** `kloop corpus promote <study> <id…> --to PARTITION --by NAME`: moves examples by hand, on the record. */
@@ -98,9 +112,9 @@ export async function corpusPromoteCommand(
     throw new InputError('--by names who moves the examples; it may not be empty', { field: '--by' });
   // Moving one example of a leaking pair next to its twin resolves the leak: the study loads with it.
   const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true, partitionLeaks: 'report' });
-  try {
-    const lease = await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
-    try {
+  await runSession(
+    { json: options.json === true, lease: studyLease(session, options.wait), close: () => session.close() },
+    async () => {
       const outcome = await promoteExamples(session.db, session.study, ids, {
         to: options.to as (typeof PARTITIONS)[number],
         by: options.by.trim(),
@@ -108,7 +122,7 @@ export async function corpusPromoteCommand(
       });
       if (options.json === true) {
         printJson({ study: session.study.dir, ...outcome });
-        return;
+        return EXIT.ok;
       }
       print(
         `moved ${outcome.moved.length} example(s) to ${outcome.to} (by ${outcome.by}); recorded in the corpus history`,
@@ -117,12 +131,9 @@ export async function corpusPromoteCommand(
       for (const id of outcome.unchanged) print(`  ${id}: already in ${outcome.to}, nothing recorded`);
       for (const warning of outcome.warnings) print(`WARNING: ${warning}`);
       print(`sizes: ${PARTITIONS.map((name) => `${name} ${outcome.sizes[name]}`).join(', ')}`);
-    } finally {
-      await releaseLease(session.db, lease);
-    }
-  } finally {
-    await session.close();
-  }
+      return EXIT.ok;
+    },
+  );
 }
 
 /** `file` relative to the study folder when it is inside it, else as given: how the corpus history names a source. */

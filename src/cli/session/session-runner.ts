@@ -68,7 +68,7 @@ export interface SessionOptions {
   json?: boolean;
   /** The study's lease, held from before the body runs until the session ends. */
   lease?: SessionLease;
-  /** Printed on stderr at the first interrupt (e.g. `kloop: interrupted — …`); none by default. */
+  /** Printed on stderr at the first interrupt once the body runs (e.g. `kloop: interrupted — …`); none by default. */
   interruptNotice?: string;
   /** The notice obeys `quiet`. Default false: an interrupt is always answered. */
   quietNotice?: boolean;
@@ -245,7 +245,9 @@ function interrupt(state: SessionState): void {
     giveLeaseBackSync(state);
     process.exit(EXIT.interrupted);
   }
-  if (options.interruptNotice !== undefined)
+  // While the lease is awaited nothing is in flight: the runner's own line says so (takeLease), not the command's notice.
+  const waiting = options.lease !== undefined && state.lease === undefined;
+  if (options.interruptNotice !== undefined && !waiting)
     progress(options.interruptNotice, options.quietNotice === true && options.quiet === true);
   state.controller.abort(new Error('interrupted'));
   const graceMs = options.graceMs === undefined ? INTERRUPT_GRACE_MS : options.graceMs;

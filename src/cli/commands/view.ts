@@ -20,28 +20,13 @@ import { progress } from '../output.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
 import { isStudyWritable } from './study-session.ts';
 import { untilInterrupted } from '../session/until-interrupted.ts';
+import { LOOPBACK, parseEnvName, parsePort } from '../server-options.ts';
 import path from 'node:path';
 import { loadOnlineConfig, studyModeOf, type OnlineStudyConfig } from '../../online/config.ts';
 
 /** The default environment variable holding the viewer's bearer token. */
 export const DEFAULT_VIEW_TOKEN_ENV = 'KLOOP_VIEW_TOKEN';
 const DEFAULT_PORT = 8790;
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new InputError(`expected a port number 0-65535, got "${value}"`, { field: '--port' });
-  return port;
-}
-
-function parseEnvName(value: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value))
-    throw new InputError('give the NAME of an environment variable holding the token, not the token itself', {
-      field: '--token-env',
-    });
-  return value;
-}
 
 interface ViewOptions {
   port: number;

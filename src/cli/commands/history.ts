@@ -36,120 +36,7 @@ export function registerHistoryCommands(program: Command): void {
     )
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (studyDir: string, options: { json?: boolean }) => {
-      const db = await openExisting(studyDir);
-      try {
-        const scores = await loadExperimentScores(db);
-        const events = await listRegistryEvents(db, 'active');
-        const failures = await failedProposals(db);
-        const runs = await runStops(db);
-        if (options.json === true) {
-          printJson({
-            experiments: scores.map((score) => ({
-              id: score.id,
-              run: score.run,
-              round: score.round,
-              decision: score.decision,
-              reason: score.reason,
-              delta: score.delta,
-              proposer: score.proposer,
-              acceptedVersion: score.acceptedVersion,
-              createdAt: score.createdAt,
-              baseVersion: score.baseVersion,
-              composite: score.composite,
-              incumbentComposite: score.incumbentComposite,
-              compositeDelta: score.compositeDelta,
-              pValue: score.pValue,
-              welchPValue: score.welchPValue,
-              scores: {
-                candidate: score.candidate,
-                incumbentBefore: score.incumbentBefore,
-                incumbentAfter: score.incumbentAfter,
-              },
-              usage: score.usage,
-              repeats: { candidate: score.repeats, incumbent: score.incumbentRepeats },
-              scoreSource: score.scoreSource,
-            })),
-            registryEvents: events.map((event) => ({
-              id: event.id,
-              version: event.versionId,
-              reason: event.reason,
-              actor: event.actor,
-              createdAt: event.createdAt,
-            })),
-            proposalFailures: failures,
-            runs,
-          });
-          return;
-        }
-        if (scores.length === 0) print('no experiments yet');
-        else {
-          print(
-            table([
-              ['id', 'round', 'decision', 'reason', 'composite', 'Δ', 'p', 'delta'],
-              ...scores.map((score) => [
-                String(score.id),
-                String(score.round),
-                score.decision,
-                score.reason,
-                formatScore(score.composite),
-                score.compositeDelta === null ? '—' : formatDelta(score.compositeDelta),
-                score.pValue === null ? '—' : score.pValue.toFixed(4),
-                score.delta,
-              ]),
-            ]),
-          );
-        }
-        if (failures.length > 0) {
-          print();
-          print(
-            `failed proposer answers (retried with a fresh sample, but for ${INVALID_INCUMBENT}: the proposer cannot read the incumbent artifact, not retried; \`kloop show <study> P<id>\` prints one with its raw answer):`,
-          );
-          print(
-            table([
-              ['id', 'run', 'round', 'attempt', 'reason', 'tokens', 'detail'],
-              ...failures.map((failure) => [
-                `P${failure.id}`,
-                String(failure.run),
-                String(failure.round),
-                String(failure.attempt),
-                failure.code,
-                String(failure.inputTokens + failure.outputTokens),
-                failure.reason,
-              ]),
-            ]),
-          );
-        }
-        const failedRuns = runs.filter((run) => run.exitCode === 1);
-        if (failedRuns.length > 0) {
-          print();
-          print('runs that stopped on a problem (exit 1):');
-          print(
-            table([
-              ['run', 'ended', 'stop reason', 'detail'],
-              ...failedRuns.map((run) => [
-                String(run.id),
-                run.endedAt ?? '—',
-                run.stopReason ?? '—',
-                run.stopDetail ?? '—',
-              ]),
-            ]),
-          );
-        }
-        if (events.length > 0) {
-          print();
-          print('moves of the active version:');
-          print(
-            table([
-              ['when', 'version', 'what', 'by'],
-              ...events.map((event) => [event.createdAt, `v${event.versionId}`, event.reason, event.actor ?? '—']),
-            ]),
-          );
-        }
-      } finally {
-        await db.destroy();
-      }
-    });
+    .action(historyCommand);
 
   program
     .command('show')
@@ -161,104 +48,7 @@ export function registerHistoryCommands(program: Command): void {
       '--simulated',
       'online studies: show the experiment of the last `kloop run --simulate` (.kloop/simulated.db)',
     )
-    .action(async (studyDir: string, experiment: string, options: { json?: boolean; simulated?: boolean }) => {
-      // An online study's experiments are online experiments with the online gate's checks (src/cli/commands/online-show.ts).
-      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online')
-        return showOnlineExperiment(studyDir, experiment, options);
-      if (options.simulated === true)
-        throw new InputError('--simulated applies to online studies only (mode: online)', { field: '--simulated' });
-      if (/^P\d+$/i.test(experiment))
-        return showProposalFailure(studyDir, Number(experiment.slice(1)), options.json === true);
-      const id = Number(experiment);
-      if (!Number.isInteger(id) || id < 1)
-        throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, {
-          field: '<experiment>',
-        });
-      const db = await openExisting(studyDir);
-      try {
-        const row = await readExperiment(db, id);
-        if (row === undefined) throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
-        const evidence = JSON.parse(row.evidence) as {
-          checks: Array<{
-            name: string;
-            passed: boolean;
-            statistic: number | null;
-            threshold: number | null;
-            detail: string;
-          }>;
-          shadowConsulted: boolean;
-          retrial?: { trial: number; of: number; earlier: number[]; alpha: number; shadowAlpha: number };
-        };
-        const flaky = await flakyOfExperiment(db, row.fingerprint, row.candidateHash, row.baseVersionId);
-        const duplicate = await duplicateOf(db, row.id);
-        const payload = {
-          id: row.id,
-          run: row.runId,
-          round: row.round,
-          proposer: row.proposer,
-          baseVersion: row.baseVersionId,
-          candidateHash: row.candidateHash,
-          delta: row.delta,
-          rationale: row.rationale,
-          decision: row.decision,
-          reason: row.reason,
-          acceptedVersion: row.acceptedVersionId,
-          fingerprint: row.fingerprint,
-          seed: row.seed,
-          createdAt: row.createdAt,
-          checks: evidence.checks,
-          shadowConsulted: evidence.shadowConsulted,
-          ...(evidence.retrial !== undefined ? { retrial: evidence.retrial } : {}),
-          flaky,
-          ...(duplicate !== null ? { duplicateOf: duplicate } : {}),
-        };
-        if (options.json === true) {
-          printJson(payload);
-          return;
-        }
-        print(
-          `experiment ${row.id} (run ${row.runId}, round ${row.round}, proposer ${row.proposer}, base version ${row.baseVersionId})`,
-        );
-        print(`delta: ${row.delta}`);
-        print(`rationale: ${row.rationale}`);
-        print(
-          `decision: ${row.decision}${row.decision === 'accepted' ? ` → version ${row.acceptedVersionId}` : ` (${row.reason})`}`,
-        );
-        if (duplicate !== null) {
-          print(
-            `duplicate of: experiment ${duplicate.experimentId} (${duplicate.sameContent ? 'the same artifact' : `its delta at bigram Jaccard distance ${duplicate.distance.toFixed(3)}`}): kloop show ${studyDir} ${duplicate.experimentId}`,
-          );
-        }
-        if (evidence.retrial !== undefined) {
-          const retrial = evidence.retrial;
-          print(
-            `re-trial: trial ${retrial.trial} of at most ${retrial.of} of this delta (earlier: ${retrial.earlier.map((earlier) => `#${earlier}`).join(', ')}), judged at α = ${retrial.alpha}, shadowAlpha = ${retrial.shadowAlpha} (src/loop/retrials.ts)`,
-          );
-        }
-        print();
-        print(
-          table([
-            ['check', 'verdict', 'statistic', 'threshold', 'detail'],
-            ...evidence.checks.map((check) => [
-              check.name,
-              check.passed ? 'pass' : 'FAIL',
-              check.statistic === null ? '—' : String(check.statistic),
-              check.threshold === null ? '—' : String(check.threshold),
-              check.detail,
-            ]),
-          ]),
-        );
-        for (const [who, found] of [
-          ['candidate', flaky.candidate],
-          [`incumbent (version ${row.baseVersionId})`, flaky.incumbent],
-        ] as const) {
-          const line = describeFlakyExamples(found);
-          if (line !== null) print(`${who}: ${line}`);
-        }
-      } finally {
-        await db.destroy();
-      }
-    });
+    .action(showCommand);
 }
 
 /**
@@ -338,6 +128,226 @@ async function showProposalFailure(studyDir: string, id: number, json: boolean):
     print(`tokens: ${failure.inputTokens} in, ${failure.outputTokens} out; cost ${failure.costUsd.toFixed(6)} USD`);
     print('raw answer (capped):');
     print(failure.raw ?? '(none: the call itself failed)');
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** `kloop history`'s action: every experiment, the failed proposer answers, the runs that stopped on a problem and the moves of the active version. */
+async function historyCommand(studyDir: string, options: { json?: boolean }): Promise<void> {
+  const db = await openExisting(studyDir);
+  try {
+    const scores = await loadExperimentScores(db);
+    const events = await listRegistryEvents(db, 'active');
+    const failures = await failedProposals(db);
+    const runs = await runStops(db);
+    if (options.json === true) {
+      printJson({
+        experiments: scores.map((score) => ({
+          id: score.id,
+          run: score.run,
+          round: score.round,
+          decision: score.decision,
+          reason: score.reason,
+          delta: score.delta,
+          proposer: score.proposer,
+          acceptedVersion: score.acceptedVersion,
+          createdAt: score.createdAt,
+          baseVersion: score.baseVersion,
+          composite: score.composite,
+          incumbentComposite: score.incumbentComposite,
+          compositeDelta: score.compositeDelta,
+          pValue: score.pValue,
+          welchPValue: score.welchPValue,
+          scores: {
+            candidate: score.candidate,
+            incumbentBefore: score.incumbentBefore,
+            incumbentAfter: score.incumbentAfter,
+          },
+          usage: score.usage,
+          repeats: { candidate: score.repeats, incumbent: score.incumbentRepeats },
+          scoreSource: score.scoreSource,
+        })),
+        registryEvents: events.map((event) => ({
+          id: event.id,
+          version: event.versionId,
+          reason: event.reason,
+          actor: event.actor,
+          createdAt: event.createdAt,
+        })),
+        proposalFailures: failures,
+        runs,
+      });
+      return;
+    }
+    if (scores.length === 0) print('no experiments yet');
+    else {
+      print(
+        table([
+          ['id', 'round', 'decision', 'reason', 'composite', 'Δ', 'p', 'delta'],
+          ...scores.map((score) => [
+            String(score.id),
+            String(score.round),
+            score.decision,
+            score.reason,
+            formatScore(score.composite),
+            score.compositeDelta === null ? '—' : formatDelta(score.compositeDelta),
+            score.pValue === null ? '—' : score.pValue.toFixed(4),
+            score.delta,
+          ]),
+        ]),
+      );
+    }
+    if (failures.length > 0) {
+      print();
+      print(
+        `failed proposer answers (retried with a fresh sample, but for ${INVALID_INCUMBENT}: the proposer cannot read the incumbent artifact, not retried; \`kloop show <study> P<id>\` prints one with its raw answer):`,
+      );
+      print(
+        table([
+          ['id', 'run', 'round', 'attempt', 'reason', 'tokens', 'detail'],
+          ...failures.map((failure) => [
+            `P${failure.id}`,
+            String(failure.run),
+            String(failure.round),
+            String(failure.attempt),
+            failure.code,
+            String(failure.inputTokens + failure.outputTokens),
+            failure.reason,
+          ]),
+        ]),
+      );
+    }
+    const failedRuns = runs.filter((run) => run.exitCode === 1);
+    if (failedRuns.length > 0) {
+      print();
+      print('runs that stopped on a problem (exit 1):');
+      print(
+        table([
+          ['run', 'ended', 'stop reason', 'detail'],
+          ...failedRuns.map((run) => [
+            String(run.id),
+            run.endedAt ?? '—',
+            run.stopReason ?? '—',
+            run.stopDetail ?? '—',
+          ]),
+        ]),
+      );
+    }
+    if (events.length > 0) {
+      print();
+      print('moves of the active version:');
+      print(
+        table([
+          ['when', 'version', 'what', 'by'],
+          ...events.map((event) => [event.createdAt, `v${event.versionId}`, event.reason, event.actor ?? '—']),
+        ]),
+      );
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** `kloop show`'s action: one experiment with the evidence of every gate check, a failed proposer answer (P<id>), or an online study's experiment. */
+async function showCommand(
+  studyDir: string,
+  experiment: string,
+  options: { json?: boolean; simulated?: boolean },
+): Promise<void> {
+  // An online study's experiments are online experiments with the online gate's checks (src/cli/commands/online-show.ts).
+  if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online')
+    return showOnlineExperiment(studyDir, experiment, options);
+  if (options.simulated === true)
+    throw new InputError('--simulated applies to online studies only (mode: online)', { field: '--simulated' });
+  if (/^P\d+$/i.test(experiment))
+    return showProposalFailure(studyDir, Number(experiment.slice(1)), options.json === true);
+  const id = Number(experiment);
+  if (!Number.isInteger(id) || id < 1)
+    throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, {
+      field: '<experiment>',
+    });
+  const db = await openExisting(studyDir);
+  try {
+    const row = await readExperiment(db, id);
+    if (row === undefined) throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
+    const evidence = JSON.parse(row.evidence) as {
+      checks: Array<{
+        name: string;
+        passed: boolean;
+        statistic: number | null;
+        threshold: number | null;
+        detail: string;
+      }>;
+      shadowConsulted: boolean;
+      retrial?: { trial: number; of: number; earlier: number[]; alpha: number; shadowAlpha: number };
+    };
+    const flaky = await flakyOfExperiment(db, row.fingerprint, row.candidateHash, row.baseVersionId);
+    const duplicate = await duplicateOf(db, row.id);
+    const payload = {
+      id: row.id,
+      run: row.runId,
+      round: row.round,
+      proposer: row.proposer,
+      baseVersion: row.baseVersionId,
+      candidateHash: row.candidateHash,
+      delta: row.delta,
+      rationale: row.rationale,
+      decision: row.decision,
+      reason: row.reason,
+      acceptedVersion: row.acceptedVersionId,
+      fingerprint: row.fingerprint,
+      seed: row.seed,
+      createdAt: row.createdAt,
+      checks: evidence.checks,
+      shadowConsulted: evidence.shadowConsulted,
+      ...(evidence.retrial !== undefined ? { retrial: evidence.retrial } : {}),
+      flaky,
+      ...(duplicate !== null ? { duplicateOf: duplicate } : {}),
+    };
+    if (options.json === true) {
+      printJson(payload);
+      return;
+    }
+    print(
+      `experiment ${row.id} (run ${row.runId}, round ${row.round}, proposer ${row.proposer}, base version ${row.baseVersionId})`,
+    );
+    print(`delta: ${row.delta}`);
+    print(`rationale: ${row.rationale}`);
+    print(
+      `decision: ${row.decision}${row.decision === 'accepted' ? ` → version ${row.acceptedVersionId}` : ` (${row.reason})`}`,
+    );
+    if (duplicate !== null) {
+      print(
+        `duplicate of: experiment ${duplicate.experimentId} (${duplicate.sameContent ? 'the same artifact' : `its delta at bigram Jaccard distance ${duplicate.distance.toFixed(3)}`}): kloop show ${studyDir} ${duplicate.experimentId}`,
+      );
+    }
+    if (evidence.retrial !== undefined) {
+      const retrial = evidence.retrial;
+      print(
+        `re-trial: trial ${retrial.trial} of at most ${retrial.of} of this delta (earlier: ${retrial.earlier.map((earlier) => `#${earlier}`).join(', ')}), judged at α = ${retrial.alpha}, shadowAlpha = ${retrial.shadowAlpha} (src/loop/retrials.ts)`,
+      );
+    }
+    print();
+    print(
+      table([
+        ['check', 'verdict', 'statistic', 'threshold', 'detail'],
+        ...evidence.checks.map((check) => [
+          check.name,
+          check.passed ? 'pass' : 'FAIL',
+          check.statistic === null ? '—' : String(check.statistic),
+          check.threshold === null ? '—' : String(check.threshold),
+          check.detail,
+        ]),
+      ]),
+    );
+    for (const [who, found] of [
+      ['candidate', flaky.candidate],
+      [`incumbent (version ${row.baseVersionId})`, flaky.incumbent],
+    ] as const) {
+      const line = describeFlakyExamples(found);
+      if (line !== null) print(`${who}: ${line}`);
+    }
   } finally {
     await db.destroy();
   }

@@ -100,10 +100,8 @@ export function describeComparison(report: StudyReport): string[] {
   return lines;
 }
 
-/** Prints the human-readable final report. */
-export function printReport(report: StudyReport): void {
-  print(`kloop study ${report.study}`);
-  print();
+/** The report's table of scores: baseline and best on each partition (a partition not evaluated says why), in the study's headline. */
+function scoreTable(report: StudyReport): { rows: string[][]; columns: string[]; headline: StudyHeadline } {
   const partitions = ['optimization', 'anchor', 'shadow'] as const;
   // Reports of older runs (stored before the task was reported) name the intent task's columns.
   const order = report.task?.components ?? ['appType', 'entityRecall', 'roleAccuracy', 'behaviorCoverage'];
@@ -142,6 +140,15 @@ export function printReport(report: StudyReport): void {
       ]);
     }
   }
+  return { rows, columns, headline };
+}
+
+/** Prints the human-readable final report. */
+export function printReport(report: StudyReport): void {
+  print(`kloop study ${report.study}`);
+  print();
+  const { rows, columns, headline } = scoreTable(report);
+  const notEvaluated = report.notEvaluated ?? [];
   print(table(rows));
   if (headline.complement)
     print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);

@@ -38,191 +38,192 @@ export function registerEvalCommand(program: Command): void {
         '--corpus <file>',
         'score on the examples of this public-format file (.jsonl, .yaml) instead of the study corpus; partial gold says which components were scored',
       ),
-  ).action(
-    async (
-      studyDir: string,
-      options: ModelOptions & {
-        partition?: string;
-        artifact?: string;
-        json?: boolean;
-        quiet?: boolean;
-        corpus?: string;
+  ).action(evalCommand);
+}
+
+/** `kloop eval`'s action: scores one artifact on the study's partitions (or a corpus file) and prints the summary and every example. */
+async function evalCommand(
+  studyDir: string,
+  options: ModelOptions & {
+    partition?: string;
+    artifact?: string;
+    json?: boolean;
+    quiet?: boolean;
+    corpus?: string;
+  },
+): Promise<void> {
+  if (parseLoopOption((options as { loop?: string }).loop) === 'A') return evalLoopACommand(studyDir, options);
+  if (options.partition !== undefined && !(PARTITIONS as readonly string[]).includes(options.partition)) {
+    throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, {
+      field: '--partition',
+    });
+  }
+  if (options.corpus !== undefined && options.partition !== undefined) {
+    // A corpus file is scored whole, its records' partitions aside: --partition would be ignored.
+    throw new InputError('--partition does not apply to --corpus (the file is scored whole); leave one out', {
+      field: '--partition',
+    });
+  }
+  const session = await openStudy(studyDir, { ...options, preferWritable: true, modelCalls: 'executor' });
+  try {
+    const study = session.study;
+    let artifactText: string;
+    let artifactLabel: string;
+    if (options.artifact !== undefined) {
+      artifactText = readTextFile(path.resolve(options.artifact), 'the artifact file');
+      artifactLabel = path.resolve(options.artifact);
+    } else {
+      const active = await getRegistryVersion(session.db);
+      artifactText = active?.text ?? study.artifactText;
+      artifactLabel =
+        active !== undefined ? `active version ${active.id}` : `${study.artifactPath} (no study database yet)`;
+    }
+    if (options.corpus !== undefined) {
+      await evaluateCorpusFile(study, artifactText, artifactLabel, options.corpus, options);
+      return;
+    }
+    // A read-only notebook (a read-only study) neither gives nor takes stored evaluations: this one is evaluated afresh.
+    const evaluator = createStudyEvaluator(study, session.writable ? session.db : undefined);
+    const names = options.partition !== undefined ? [options.partition as PartitionName] : [...PARTITIONS];
+    if (names.every((name) => study.partitions[name].length === 0)) {
+      throw new InputError(
+        `the ${names.length === 1 ? `${names[0]} partition holds` : 'corpus holds'} no examples: nothing to evaluate`,
+        {
+          file: study.config?.configPath ?? study.dir,
+          field: options.partition !== undefined ? '--partition' : 'corpus',
+        },
+      );
+    }
+    const byPartition: Partial<Record<PartitionName, PartitionScore>> = {};
+    for (const name of names) {
+      byPartition[name] = await evaluator.evaluate({
+        artifactText,
+        partition: name,
+        examples: study.partitions[name],
+        repeats: study.gate.repeats,
+        // --no-cache: a fresh evaluation (no stored result, no cached model answer); its results replace the stored ones.
+        fresh: options.cache === false,
+      });
+    }
+    const all = names.length === 1 ? byPartition[names[0]!]! : combine(names.map((name) => byPartition[name]!));
+    // A scorer that fails on an output is a bug to fix, not a score: exit 2, naming the first (what it scored before is stored).
+    const scorerFailed = scorerErrors([all]);
+    if (scorerFailed.length > 0) {
+      throw new InputError(
+        `the scorer failed on ${scorerFailed.length} of the ${all.total} outputs of ${artifactLabel}; first: ${scorerFailed[0]}`,
+        { code: 'custom_scorer' },
+      );
+    }
+    const examplesById = new Map<string, Example>(study.corpus.map((example) => [example.id, example]));
+    // With repeats: the examples whose outcome varies across them (src/evaluator/flaky-examples.ts).
+    const flaky = findFlakyExamples(all.examples);
+    const flakyIds = new Set(flaky.ids);
+    const payload = {
+      study: study.dir,
+      artifact: artifactLabel,
+      fingerprint: evaluator.fingerprint,
+      partition: names.length === 1 ? names[0] : 'all',
+      task: {
+        id: study.task.id,
+        components: [...scoreNamesOf(study.task).components],
+        metrics: [...scoreNamesOf(study.task).metrics],
       },
-    ) => {
-      if (parseLoopOption((options as { loop?: string }).loop) === 'A') return evalLoopACommand(studyDir, options);
-      if (options.partition !== undefined && !(PARTITIONS as readonly string[]).includes(options.partition)) {
-        throw new InputError(`unknown partition "${options.partition}"; expected one of ${PARTITIONS.join(', ')}`, {
-          field: '--partition',
-        });
-      }
-      if (options.corpus !== undefined && options.partition !== undefined) {
-        // A corpus file is scored whole, its records' partitions aside: --partition would be ignored.
-        throw new InputError('--partition does not apply to --corpus (the file is scored whole); leave one out', {
-          field: '--partition',
-        });
-      }
-      const session = await openStudy(studyDir, { ...options, preferWritable: true, modelCalls: 'executor' });
-      try {
-        const study = session.study;
-        let artifactText: string;
-        let artifactLabel: string;
-        if (options.artifact !== undefined) {
-          artifactText = readTextFile(path.resolve(options.artifact), 'the artifact file');
-          artifactLabel = path.resolve(options.artifact);
-        } else {
-          const active = await getRegistryVersion(session.db);
-          artifactText = active?.text ?? study.artifactText;
-          artifactLabel =
-            active !== undefined ? `active version ${active.id}` : `${study.artifactPath} (no study database yet)`;
-        }
-        if (options.corpus !== undefined) {
-          await evaluateCorpusFile(study, artifactText, artifactLabel, options.corpus, options);
-          return;
-        }
-        // A read-only notebook (a read-only study) neither gives nor takes stored evaluations: this one is evaluated afresh.
-        const evaluator = createStudyEvaluator(study, session.writable ? session.db : undefined);
-        const names = options.partition !== undefined ? [options.partition as PartitionName] : [...PARTITIONS];
-        if (names.every((name) => study.partitions[name].length === 0)) {
-          throw new InputError(
-            `the ${names.length === 1 ? `${names[0]} partition holds` : 'corpus holds'} no examples: nothing to evaluate`,
-            {
-              file: study.config?.configPath ?? study.dir,
-              field: options.partition !== undefined ? '--partition' : 'corpus',
-            },
-          );
-        }
-        const byPartition: Partial<Record<PartitionName, PartitionScore>> = {};
-        for (const name of names) {
-          byPartition[name] = await evaluator.evaluate({
-            artifactText,
-            partition: name,
-            examples: study.partitions[name],
-            repeats: study.gate.repeats,
-            // --no-cache: a fresh evaluation (no stored result, no cached model answer); its results replace the stored ones.
-            fresh: options.cache === false,
-          });
-        }
-        const all = names.length === 1 ? byPartition[names[0]!]! : combine(names.map((name) => byPartition[name]!));
-        // A scorer that fails on an output is a bug to fix, not a score: exit 2, naming the first (what it scored before is stored).
-        const scorerFailed = scorerErrors([all]);
-        if (scorerFailed.length > 0) {
-          throw new InputError(
-            `the scorer failed on ${scorerFailed.length} of the ${all.total} outputs of ${artifactLabel}; first: ${scorerFailed[0]}`,
-            { code: 'custom_scorer' },
-          );
-        }
-        const examplesById = new Map<string, Example>(study.corpus.map((example) => [example.id, example]));
-        // With repeats: the examples whose outcome varies across them (src/evaluator/flaky-examples.ts).
-        const flaky = findFlakyExamples(all.examples);
-        const flakyIds = new Set(flaky.ids);
-        const payload = {
-          study: study.dir,
-          artifact: artifactLabel,
-          fingerprint: evaluator.fingerprint,
-          partition: names.length === 1 ? names[0] : 'all',
-          task: {
-            id: study.task.id,
-            components: [...scoreNamesOf(study.task).components],
-            metrics: [...scoreNamesOf(study.task).metrics],
+      headline: {
+        ...(study.headline ?? { name: 'composite', complement: false }),
+        value: headlineValue(study.headline, all.composite),
+      },
+      composite: all.composite,
+      components: all.components,
+      metrics: all.metrics,
+      invalid: all.invalid,
+      // Examples with no weighted component scored: left out of the composite (a missing score, not 0).
+      unscored: all.unscored ?? [],
+      total: all.total,
+      partitions: Object.fromEntries(
+        names.map((name) => [
+          name,
+          {
+            composite: byPartition[name]!.composite,
+            headline: headlineValue(study.headline, byPartition[name]!.composite),
+            components: byPartition[name]!.components,
+            invalid: byPartition[name]!.invalid,
+            unscored: byPartition[name]!.unscored ?? [],
+            examples: distinctExamples(byPartition[name]!),
+            exampleRepeats: byPartition[name]!.total,
+            flaky: findFlakyExamples(byPartition[name]!.examples).count,
           },
-          headline: {
-            ...(study.headline ?? { name: 'composite', complement: false }),
-            value: headlineValue(study.headline, all.composite),
-          },
-          composite: all.composite,
-          components: all.components,
-          metrics: all.metrics,
-          invalid: all.invalid,
-          // Examples with no weighted component scored: left out of the composite (a missing score, not 0).
-          unscored: all.unscored ?? [],
-          total: all.total,
-          partitions: Object.fromEntries(
-            names.map((name) => [
-              name,
-              {
-                composite: byPartition[name]!.composite,
-                headline: headlineValue(study.headline, byPartition[name]!.composite),
-                components: byPartition[name]!.components,
-                invalid: byPartition[name]!.invalid,
-                unscored: byPartition[name]!.unscored ?? [],
-                examples: distinctExamples(byPartition[name]!),
-                exampleRepeats: byPartition[name]!.total,
-                flaky: findFlakyExamples(byPartition[name]!.examples).count,
-              },
-            ]),
-          ),
-          repeats: all.repeats,
-          flaky,
-          examples: all.examples.map((record) => ({
-            ...describeExample(record, examplesById.get(record.exampleId)),
-            flaky: flakyIds.has(record.exampleId),
-          })),
-        };
-        // Nothing valid came back: there is no score, and a script must not read this as one (exit 1).
-        failWhenNothingValid(all);
-        if (options.json === true) {
-          printJson(payload);
-          return;
-        }
-        print(`${artifactLabel} on ${payload.partition} (evaluator ${evaluator.fingerprint})`);
-        const headline = study.headline ?? { name: 'composite', complement: false };
-        const columns = componentColumns(
-          scoreNamesOf(study.task).components,
-          names.map((name) => byPartition[name]!),
+        ]),
+      ),
+      repeats: all.repeats,
+      flaky,
+      examples: all.examples.map((record) => ({
+        ...describeExample(record, examplesById.get(record.exampleId)),
+        flaky: flakyIds.has(record.exampleId),
+      })),
+    };
+    // Nothing valid came back: there is no score, and a script must not read this as one (exit 1).
+    failWhenNothingValid(all);
+    if (options.json === true) {
+      printJson(payload);
+      return;
+    }
+    print(`${artifactLabel} on ${payload.partition} (evaluator ${evaluator.fingerprint})`);
+    const headline = study.headline ?? { name: 'composite', complement: false };
+    const columns = componentColumns(
+      scoreNamesOf(study.task).components,
+      names.map((name) => byPartition[name]!),
+    );
+    // Examples, not example-repeats (with 5 repeats, 10 anchors are 10, as the run report says); invalid counts example-repeats.
+    const row = (label: string, score: PartitionScore): string[] => [
+      label,
+      String(distinctExamples(score)),
+      formatScore(headlineValue(headline, score.composite)),
+      ...columns.map((name) => formatScore(score.components[name])),
+      String(score.invalid),
+    ];
+    const rows = [
+      [
+        'partition',
+        'examples',
+        headline.name,
+        ...columns,
+        all.repeats > 1 ? `invalid (of ${all.repeats} repeats each)` : 'invalid',
+      ],
+      ...names.map((name) => row(name, byPartition[name]!)),
+    ];
+    if (names.length > 1) rows.push(row('all', all));
+    print(table(rows));
+    if (headline.complement)
+      print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);
+    const metrics = metricsLine(all.metrics);
+    if (metrics !== '') print(metrics);
+    const flakyLine = describeFlakyExamples(flaky);
+    if (flakyLine !== null) print(flakyLine);
+    if (payload.unscored.length > 0) print(describeUnscored(payload.unscored));
+    if (options.quiet === true) return;
+    print();
+    for (const example of payload.examples) {
+      // With repeats, each line says which repeat it is, and a flaky example says so.
+      const label =
+        all.repeats > 1
+          ? `${example.id} (repeat ${example.repeat + 1} of ${all.repeats}${example.flaky ? ', FLAKY' : ''})`
+          : example.id;
+      if (!example.valid) {
+        print(
+          example.invalidReason === UNSCORED_REASON
+            ? `${label}  —  ${example.message}`
+            : `${label}  INVALID (${example.invalidReason}): ${example.message}`,
         );
-        // Examples, not example-repeats (with 5 repeats, 10 anchors are 10, as the run report says); invalid counts example-repeats.
-        const row = (label: string, score: PartitionScore): string[] => [
-          label,
-          String(distinctExamples(score)),
-          formatScore(headlineValue(headline, score.composite)),
-          ...columns.map((name) => formatScore(score.components[name])),
-          String(score.invalid),
-        ];
-        const rows = [
-          [
-            'partition',
-            'examples',
-            headline.name,
-            ...columns,
-            all.repeats > 1 ? `invalid (of ${all.repeats} repeats each)` : 'invalid',
-          ],
-          ...names.map((name) => row(name, byPartition[name]!)),
-        ];
-        if (names.length > 1) rows.push(row('all', all));
-        print(table(rows));
-        if (headline.complement)
-          print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);
-        const metrics = metricsLine(all.metrics);
-        if (metrics !== '') print(metrics);
-        const flakyLine = describeFlakyExamples(flaky);
-        if (flakyLine !== null) print(flakyLine);
-        if (payload.unscored.length > 0) print(describeUnscored(payload.unscored));
-        if (options.quiet === true) return;
-        print();
-        for (const example of payload.examples) {
-          // With repeats, each line says which repeat it is, and a flaky example says so.
-          const label =
-            all.repeats > 1
-              ? `${example.id} (repeat ${example.repeat + 1} of ${all.repeats}${example.flaky ? ', FLAKY' : ''})`
-              : example.id;
-          if (!example.valid) {
-            print(
-              example.invalidReason === UNSCORED_REASON
-                ? `${label}  —  ${example.message}`
-                : `${label}  INVALID (${example.invalidReason}): ${example.message}`,
-            );
-            continue;
-          }
-          const notes = example.notes.length > 0 ? `  ${example.notes.join('; ')}` : '';
-          print(
-            `${label}  ${formatScore(example.composite)}${example.skipped.length > 0 ? ` (skipped: ${example.skipped.join(', ')})` : ''}${notes}`,
-          );
-        }
-      } finally {
-        await session.close();
+        continue;
       }
-    },
-  );
+      const notes = example.notes.length > 0 ? `  ${example.notes.join('; ')}` : '';
+      print(
+        `${label}  ${formatScore(example.composite)}${example.skipped.length > 0 ? ` (skipped: ${example.skipped.join(', ')})` : ''}${notes}`,
+      );
+    }
+  } finally {
+    await session.close();
+  }
 }
 
 function combine(scores: PartitionScore[]): PartitionScore {

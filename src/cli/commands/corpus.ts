@@ -24,20 +24,15 @@ import { asIntentExamples, intentRecord } from '../../corpus/example.ts';
 import { PARTITIONS } from '../../corpus/example.ts';
 import { readCorpusFile } from '../../corpus/importers/public-format.ts';
 import { importGoldenUml } from '../../corpus/importers/golden-uml.ts';
-import { describeLeak } from '../../corpus/file-admission.ts';
-import { reconstructPartitions } from '../../corpus/lifecycle.ts';
-import { readCorpusEvents, readDecisionRecords } from '../../corpus/lifecycle-store.ts';
 import { InputError } from '../../errors.ts';
 import type { PartitionScore } from '../../evaluator/partition-score.ts';
 import { scoreNamesOf } from '../../evaluator/evaluator.ts';
-import type { StudyDatabase } from '../../storage/database.ts';
-import { corpusStatus } from '../../loop/corpus-lifecycle.ts';
 import type { LoadedStudy } from '../../loop/loaded-study.ts';
 import { sync as writeFileAtomic } from 'write-file-atomic';
 import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';
 import { formatScore, metricsLine, print, printJson, progress, table } from '../output.ts';
-import { openStudy } from './study-session.ts';
 import { corpusAddCommand, corpusPromoteCommand } from './corpus-writes.ts';
+import { corpusAtCommand, corpusStatusCommand } from './corpus-reads.ts';
 
 /**
  * Exit code of `kloop corpus add` when the gate refused one or more records:
@@ -89,66 +84,7 @@ export function registerCorpusCommands(program: Command): void {
     )
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (studyDir: string, options: { json?: boolean }) => {
-      const session = await openStudy(studyDir, {
-        modelCalls: 'none',
-        quiet: true,
-        preferWritable: true,
-        partitionLeaks: 'report',
-      });
-      try {
-        const status = await corpusStatus(await lifecycleDb(session.db), session.study);
-        if (options.json === true) {
-          printJson({ study: session.study.dir, ...status });
-          return;
-        }
-        print(
-          `corpus of ${session.study.dir}${status.initialised ? '' : ' (not yet recorded: the partitions the corpus files give; the next run records them)'}`,
-        );
-        print(
-          `sizes: optimization ${status.sizes.optimization}, anchor ${status.sizes.anchor}, shadow ${status.sizes.shadow}${status.sizes.removed > 0 ? `, removed ${status.sizes.removed}` : ''}`,
-        );
-        print(
-          `policy: graduate after ${status.policy.graduateAfterDecisions} shadow decisions${status.policy.graduateAfterRounds !== undefined ? `, ${status.policy.graduateAfterRounds} rounds in shadow` : ''}${status.policy.graduateAfterDays !== undefined ? ` or ${status.policy.graduateAfterDays} days` : ''}, whichever comes first; ${status.policy.rotateSlice} per round boundary; spent at ${status.policy.maxShadowExposures} exposures; shadow never below ${status.minShadowExamples}`,
-        );
-        print(`shadow exposures: most ${status.shadowExposures.max} of ${status.shadowExposures.limit}`);
-        print(`next round boundary: ${describeNext(status.next)}`);
-        if (status.pending.length > 0)
-          print(
-            `the next run admits ${status.pending.length} new record(s) of the corpus files: ${status.pending.map((record) => `${record.id} → ${record.partition}`).join(', ')}`,
-          );
-        if (status.refused.length > 0) {
-          print(`refused by admission, left out of the study (${status.refused.length}):`);
-          for (const record of status.refused)
-            for (const reason of record.reasons)
-              print(
-                `  ${record.location} ${record.id}: ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`,
-              );
-        }
-        for (const leak of status.leaks)
-          print(
-            `LEAK between partitions (kloop run, eval and the other commands that load the study refuse it until this is resolved): ${describeLeak(leak, session.study.exampleFormat.inputField)}`,
-          );
-        for (const warning of status.warnings) print(`WARNING: ${warning.message}`);
-        print();
-        print(
-          table([
-            ['id', 'partition', 'exposures', 'rounds in shadow', 'in shadow since', 'origin', 'due'],
-            ...status.members.map((member) => [
-              member.id,
-              member.partition + (member.promotedBy !== null ? ` (promoted by ${member.promotedBy})` : ''),
-              String(member.exposures),
-              member.partition === 'shadow' ? String(member.shadowRounds) : '',
-              member.shadowSince ?? '—',
-              `${member.origin}: ${member.source}`,
-              member.due ?? '',
-            ]),
-          ]),
-        );
-      } finally {
-        await session.close();
-      }
-    });
+    .action(corpusStatusCommand);
 
   corpus
     .command('at')
@@ -156,50 +92,7 @@ export function registerCorpusCommands(program: Command): void {
     .argument('<study>', 'study folder')
     .argument('<experiment>', 'experiment id (see `kloop history`)')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (studyDir: string, experiment: string, options: { json?: boolean }) => {
-      const id = Number(experiment);
-      if (!Number.isInteger(id) || id < 1)
-        throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, {
-          field: '<experiment>',
-        });
-      const session = await openStudy(studyDir, {
-        modelCalls: 'none',
-        quiet: true,
-        preferWritable: true,
-        partitionLeaks: 'report',
-      });
-      try {
-        const db = await lifecycleDb(session.db);
-        const decisions = db === undefined ? [] : await readDecisionRecords(db);
-        if (!decisions.some((decision) => decision.id === id))
-          throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
-        const at = reconstructPartitions(await readCorpusEvents(db!), decisions, id);
-        const payload = {
-          study: session.study.dir,
-          ...at,
-          sizes: Object.fromEntries(PARTITIONS.map((name) => [name, at.partitions[name].length])),
-        };
-        if (options.json === true) {
-          printJson(payload);
-          return;
-        }
-        if (at.beforeLifecycle)
-          print(
-            `experiment ${id} was decided before this study recorded its corpus lifecycle: the partitions were those of the corpus files then, which kloop did not record`,
-          );
-        print(
-          `partitions at experiment ${id} (${at.movesBefore} lifecycle events recorded before it): ${PARTITIONS.map((name) => `${name} ${at.partitions[name].length}`).join(', ')}`,
-        );
-        for (const name of PARTITIONS) {
-          print();
-          print(`${name}:`);
-          for (const member of at.partitions[name])
-            print(`  ${member}${name === 'shadow' ? `  (${at.exposures[member] ?? 0} exposures)` : ''}`);
-        }
-      } finally {
-        await session.close();
-      }
-    });
+    .action(corpusAtCommand);
 
   corpus
     .command('import')
@@ -210,44 +103,50 @@ export function registerCorpusCommands(program: Command): void {
     .requiredOption('--format <format>', `one of ${IMPORT_FORMATS.join(', ')}`)
     .requiredOption('--out <file>', 'the .jsonl file to write')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (source: string, options: { format: string; out: string; json?: boolean }) => {
-      if (!(IMPORT_FORMATS as readonly string[]).includes(options.format))
-        throw new InputError(`unknown format "${options.format}"; expected one of ${IMPORT_FORMATS.join(', ')}`, {
-          field: '--format',
-        });
-      if (!options.out.toLowerCase().endsWith('.jsonl'))
-        throw new InputError('the output is JSON Lines: give a file ending in .jsonl', {
-          field: '--out',
-          file: options.out,
-        });
-      const out = path.resolve(options.out);
-      if (!existsSync(path.dirname(out)))
-        throw new InputError(`the folder ${path.dirname(out)} does not exist`, { field: '--out', file: out });
-      const result = importCorpus(path.resolve(source), options.format as (typeof IMPORT_FORMATS)[number]);
-      writeFileAtomic(
-        out,
-        result.examples.map((example) => JSON.stringify(example)).join('\n') + (result.examples.length > 0 ? '\n' : ''),
-      );
-      const payload = {
-        format: options.format,
-        source: path.resolve(source),
-        out,
-        examples: result.examples.length,
-        cases: result.cases,
-      };
-      if (options.json === true) {
-        printJson(payload);
-        return;
-      }
-      print(
-        `wrote ${result.examples.length} example(s) to ${out} (${result.cases.filter((entry) => entry.exampleId === undefined).length} case(s) not imported)`,
-      );
-      for (const entry of result.cases) {
-        if (entry.skipped.length === 0) continue;
-        print(`  ${entry.case}${entry.exampleId === undefined ? ' NOT IMPORTED' : ` → ${entry.exampleId}`}`);
-        for (const skipped of entry.skipped) print(`      could not read: ${skipped}`);
-      }
+    .action(corpusImportCommand);
+}
+
+/** `kloop corpus import --format golden-uml|jsonl|yaml <path> --out FILE.jsonl`: examples in the public format, with a per-case account of what could not be read. */
+async function corpusImportCommand(
+  source: string,
+  options: { format: string; out: string; json?: boolean },
+): Promise<void> {
+  if (!(IMPORT_FORMATS as readonly string[]).includes(options.format))
+    throw new InputError(`unknown format "${options.format}"; expected one of ${IMPORT_FORMATS.join(', ')}`, {
+      field: '--format',
     });
+  if (!options.out.toLowerCase().endsWith('.jsonl'))
+    throw new InputError('the output is JSON Lines: give a file ending in .jsonl', {
+      field: '--out',
+      file: options.out,
+    });
+  const out = path.resolve(options.out);
+  if (!existsSync(path.dirname(out)))
+    throw new InputError(`the folder ${path.dirname(out)} does not exist`, { field: '--out', file: out });
+  const result = importCorpus(path.resolve(source), options.format as (typeof IMPORT_FORMATS)[number]);
+  writeFileAtomic(
+    out,
+    result.examples.map((example) => JSON.stringify(example)).join('\n') + (result.examples.length > 0 ? '\n' : ''),
+  );
+  const payload = {
+    format: options.format,
+    source: path.resolve(source),
+    out,
+    examples: result.examples.length,
+    cases: result.cases,
+  };
+  if (options.json === true) {
+    printJson(payload);
+    return;
+  }
+  print(
+    `wrote ${result.examples.length} example(s) to ${out} (${result.cases.filter((entry) => entry.exampleId === undefined).length} case(s) not imported)`,
+  );
+  for (const entry of result.cases) {
+    if (entry.skipped.length === 0) continue;
+    print(`  ${entry.case}${entry.exampleId === undefined ? ' NOT IMPORTED' : ` → ${entry.exampleId}`}`);
+    for (const skipped of entry.skipped) print(`      could not read: ${skipped}`);
+  }
 }
 
 /** One case of an import: what became of it. */
@@ -313,27 +212,6 @@ export function importCorpus(
     return { case: label, exampleId: record.example.id, skipped: [], notes: [] };
   });
   return { examples, cases };
-}
-
-/** The database when it has the lifecycle tables (an old read-only notebook may not). */
-async function lifecycleDb(db: StudyDatabase): Promise<StudyDatabase | undefined> {
-  const tables = await db.introspection.getTables();
-  return tables.some((table) => table.name === 'corpus_members') ? db : undefined;
-}
-
-function describeNext(next: { kind: string; ids: string[]; detail: string | null }): string {
-  switch (next.kind) {
-    case 'graduate':
-      return `${next.ids.length} graduate into optimization (${next.ids.join(', ')})${next.detail !== null ? `; ${next.detail}` : ''}`;
-    case 'rotate':
-      return `rotation: ${next.ids.join(', ')} rotate into optimization`;
-    case 'spent':
-      return `the run will stop: ${next.detail ?? ''}`;
-    default:
-      return next.ids.length > 0
-        ? `nothing moves; due: ${next.ids.join(', ')}${next.detail !== null ? ` (${next.detail})` : ''}`
-        : 'nothing is due';
-  }
 }
 
 /**

@@ -245,26 +245,7 @@ export function registerSignalsCommands(program: Command): void {
       '--enqueue',
       'send candidate patterns and examples to the review queue (examples for admission after review)',
     )
-    .action(async (studyDir: string, options: { json?: boolean; now?: string; enqueue?: boolean }) => {
-      const now = parseNow(options.now);
-      const config = loadStudyConfig(studyDir);
-      const db = await openSignalDatabase(config, options.enqueue === true);
-      try {
-        const inputs = await slowLoopInputs(config, db, now);
-        const result =
-          options.enqueue === true
-            ? await runLoopC({ ...inputs, enqueue: true })
-            : { report: await buildMiningReport(inputs), enqueued: null };
-        if (options.json === true)
-          printJson(result.enqueued === null ? result.report : { ...result.report, enqueued: result.enqueued });
-        else {
-          printMiningReport(result.report);
-          printEnqueued(result.enqueued);
-        }
-      } finally {
-        await db.destroy();
-      }
-    });
+    .action(signalsMineCommand);
 }
 
 /** `kloop signals ingest`'s action: stores the valid lines of a JSONL file of production signals. */
@@ -289,6 +270,31 @@ async function signalsIngestCommand(studyDir: string, file: string, options: { j
         print(`  ... and ${report.issues.length + report.issuesOmitted - 20} more problems (use --json)`);
     }
     process.exitCode = report.malformed > 0 ? 2 : 0;
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** `kloop signals mine`'s action: Loop C, pattern mining over the notebook's failures and signals. */
+async function signalsMineCommand(
+  studyDir: string,
+  options: { json?: boolean; now?: string; enqueue?: boolean },
+): Promise<void> {
+  const now = parseNow(options.now);
+  const config = loadStudyConfig(studyDir);
+  const db = await openSignalDatabase(config, options.enqueue === true);
+  try {
+    const inputs = await slowLoopInputs(config, db, now);
+    const result =
+      options.enqueue === true
+        ? await runLoopC({ ...inputs, enqueue: true })
+        : { report: await buildMiningReport(inputs), enqueued: null };
+    if (options.json === true)
+      printJson(result.enqueued === null ? result.report : { ...result.report, enqueued: result.enqueued });
+    else {
+      printMiningReport(result.report);
+      printEnqueued(result.enqueued);
+    }
   } finally {
     await db.destroy();
   }

@@ -23,6 +23,7 @@ import { untilInterrupted } from '../session/until-interrupted.ts';
 import { LOOPBACK, parseEnvName, parsePort } from '../server-options.ts';
 import path from 'node:path';
 import { loadOnlineConfig, studyModeOf, type OnlineStudyConfig } from '../../online/config.ts';
+import type { StudyConfig } from '../../config/config.ts';
 
 /** The default environment variable holding the viewer's bearer token. */
 export const DEFAULT_VIEW_TOKEN_ENV = 'KLOOP_VIEW_TOKEN';
@@ -148,11 +149,7 @@ async function viewCommand(studyDir: string, options: ViewOptions, command: Comm
   if (created) progress(`kloop: ${dir} has not run yet: the viewer shows the first \`kloop run\` as it goes`, quiet);
   const mirror = config !== null && gitNotebookEnabled(config, options.git) ? config : null;
   try {
-    const readOnlyNotebook = simulated
-      ? 'this is the notebook of a SIMULATED run (kloop run --simulate): nothing in it can be changed'
-      : writable
-        ? undefined
-        : `the study's notebook ${studyDatabasePath(dir)} is not writable by this viewer: activation and review decisions cannot be recorded (run kloop view as a user who may write the study)`;
+    const readOnlyNotebook = readOnlyNotice(simulated, writable, dir);
     if (!writable) progress(`kloop: ${readOnlyNotebook}`, quiet);
     const server = await startViewServer({
       db,
@@ -169,15 +166,7 @@ async function viewCommand(studyDir: string, options: ViewOptions, command: Comm
         : {}),
       port: options.port,
       hostname: options.host,
-      ...(config !== null
-        ? {
-            corpusPolicy: {
-              graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions,
-              maxShadowExposures: config.corpusPolicy.maxShadowExposures,
-              rotateSlice: config.corpusPolicy.rotateSlice,
-            },
-          }
-        : {}),
+      ...(config !== null ? { corpusPolicy: viewedCorpusPolicy(config) } : {}),
       // Loop D reads intents: the signals of other tasks' studies are not available.
       ...(config !== null && isIntentStudy(config)
         ? {
@@ -202,12 +191,10 @@ async function viewCommand(studyDir: string, options: ViewOptions, command: Comm
         `kloop: WARNING: listening on ${options.host}, beyond this machine; the viewer speaks plain HTTP: put a TLS proxy in front`,
         quiet,
       );
-    const mode = !writable
-      ? 'read-only (the notebook is not writable)'
-      : token === null
-        ? `read-only (set ${options.tokenEnv} to allow rollback and review decisions)`
-        : `changes need the bearer token from ${options.tokenEnv}`;
-    progress(`kloop: viewer for ${dir} at ${server.url}/ — ${mode}; Ctrl-C to stop`, quiet);
+    progress(
+      `kloop: viewer for ${dir} at ${server.url}/ — ${viewerMode(writable, token !== null, options.tokenEnv)}; Ctrl-C to stop`,
+      quiet,
+    );
     if ((options as { json?: boolean }).json === true)
       process.stdout.write(
         `${JSON.stringify({ url: `${server.url}/`, port: Number(new URL(server.url).port), study: dir, writable: token !== null && writable })}\n`,
@@ -218,4 +205,33 @@ async function viewCommand(studyDir: string, options: ViewOptions, command: Comm
   } finally {
     await db.destroy();
   }
+}
+
+/** Why the viewer cannot change the notebook (a simulated run's; one this user cannot write), or undefined when it can. */
+function readOnlyNotice(simulated: boolean, writable: boolean, dir: string): string | undefined {
+  if (simulated) return 'this is the notebook of a SIMULATED run (kloop run --simulate): nothing in it can be changed';
+  return writable
+    ? undefined
+    : `the study's notebook ${studyDatabasePath(dir)} is not writable by this viewer: activation and review decisions cannot be recorded (run kloop view as a user who may write the study)`;
+}
+
+/** What the viewer may change, for its start line: nothing (a read-only notebook, or no token), or changes with the bearer token. */
+function viewerMode(writable: boolean, hasToken: boolean, tokenEnv: string): string {
+  if (!writable) return 'read-only (the notebook is not writable)';
+  return hasToken
+    ? `changes need the bearer token from ${tokenEnv}`
+    : `read-only (set ${tokenEnv} to allow rollback and review decisions)`;
+}
+
+/** The corpus policy the viewer's corpus page explains: when shadow examples graduate and when the shadow rotates. */
+function viewedCorpusPolicy(config: StudyConfig): {
+  graduateAfterDecisions: number;
+  maxShadowExposures: number;
+  rotateSlice: number;
+} {
+  return {
+    graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions,
+    maxShadowExposures: config.corpusPolicy.maxShadowExposures,
+    rotateSlice: config.corpusPolicy.rotateSlice,
+  };
 }

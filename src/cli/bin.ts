@@ -3,9 +3,9 @@
  * `dist/cli/bin.js`): runs {@link main} on `process.argv` and sets the exit
  * code. Everything else — parsing, output, exit codes — is in `main.ts`.
  */
-import { watchOutputStreams } from './closed-output.ts';
+import { watchOutputStreams } from './session/closed-output.ts';
 import { main } from './main.ts';
 
-// A closed pipe is not an error of kloop's: see closed-output.ts.
+// A closed pipe is not an error of kloop's: see session/closed-output.ts.
 watchOutputStreams();
 process.exitCode = await main(process.argv);

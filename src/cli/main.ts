@@ -6,9 +6,9 @@
  * run (see {@link COMMANDS}); `kloop --help` loads none, and shows each
  * command from its entry here.
  *
- * Exit codes: 0 done, 1 the run failed (or `doctor` found problems), 2 bad
- * input or usage (including `kloop` with no command), 3 the study is being run
- * by another process, 130 interrupted. With `--json`, a failure also prints
+ * Exit codes: the table of src/cli/session/exit-codes.ts (0 done, 1 failed,
+ * 2 bad input or usage, 3 study busy, 4 admission refused, 5 lease lost, 130
+ * interrupted). With `--json`, a failure also prints
  * one JSON object on stdout: `{"error": {"code", "message", "file"?, "line"?,
  * "field"?}}`. See docs/reliability.md.
  */
@@ -17,22 +17,10 @@ import { Command, CommanderError } from 'commander';
 import { KloopError, StorageError } from '../errors.ts';
 import { setStorageOverride } from '../storage/location.ts';
 import { maskSecrets } from '../text/mask-secrets.ts';
+import { EXIT, EXIT_CODES_HELP } from './session/exit-codes.ts';
 
-/** Exit codes of the CLI. */
-export const EXIT = Object.freeze({ ok: 0, failed: 1, badInput: 2, studyBusy: 3, leaseLost: 5, interrupted: 130 });
-
-/** The exit codes as `kloop --help` lists them. */
-export const EXIT_CODES_HELP = [
-  'Exit codes:',
-  '  0    done: the run stopped on a criterion (target, plateau, budget, ...: each stop reason and its code in docs/reliability.md); doctor: healthy',
-  '  1    failed: the run stopped on a problem (infrastructure failure, failures in a row, failure rate) or storage failed; eval: nothing valid came back; doctor: problems found',
-  '  2    bad input or usage (file, line and field named); nothing was written; eval: nothing to evaluate (an empty corpus)',
-  '  3    the study is being run by another process (kloop run --wait waits instead)',
-  '  4    kloop corpus add: the admission gate refused some records (listed and recorded); the others were admitted',
-  "  5    this run lost the study's lease to another process (it looked dead: paused, or cut off from the database); its writes were refused from the take-over on",
-  '  130  interrupted (Ctrl-C, SIGTERM or a closed output pipe); the run is recorded as interrupted and the next run continues',
-  'With --json, a failure also prints {"error": {"code", "message", "file", "line", "field"}} on stdout.',
-].join('\n');
+/** Exit codes of the CLI, by name (the one table: src/cli/session/exit-codes.ts), and as `kloop --help` lists them. */
+export { EXIT, EXIT_CODES_HELP };
 
 /** Registers one module's command (or commands, or command group) on the program. */
 export type RegisterCommands = (program: Command) => void;

@@ -1,6 +1,4 @@
-/** `kloop calibrate <study>` (`kloop status` is in status.ts). */
-import type { LeaseHeartbeat, LeaseRecord } from '../../storage/lease.ts';
-import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
+/** `kloop calibrate <study>` (`kloop status` is in status.ts): a session of the session runner (src/cli/session/session-runner.ts). */
 import type { Command } from 'commander';
 import type { StudyDatabase } from '../../storage/database.ts';
 import type { CalibrationResult } from '../../calibration/calibration.ts';
@@ -8,7 +6,9 @@ import { DEFAULT_CALIBRATION_SETTINGS, calibrateStudy, listCalibrations } from '
 import type { LoadedStudy } from '../../loop/loaded-study.ts';
 import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';
 import type { StudyEvaluatorOptions } from '../../loop/evaluate-partition.ts';
-import { INTERRUPTED_EXIT_CODE } from '../../loop/stop-reasons.ts';
+import { studyDatabaseLocation } from '../../storage/database.ts';
+import { EXIT } from '../session/exit-codes.ts';
+import { runSession } from '../session/session-runner.ts';
 import { print, printJson, progress, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, assertStudyWritable, openStudy } from './study-session.ts';
@@ -53,63 +53,55 @@ export function registerCalibrateCommands(program: Command): void {
       .argument('<study>', 'study folder')
       .option('--json', 'print one JSON object on stdout')
       .option('--quiet', 'no progress lines on stderr'),
-  ).action(async (studyDir: string, options: ModelOptions & { json?: boolean }) => {
-    assertStudyWritable(studyDir, 'kloop calibrate');
-    const session = await openStudy(studyDir, { ...options, modelCalls: 'executor' });
-    let lease: LeaseRecord | undefined;
-    let heartbeat: LeaseHeartbeat | undefined;
-    // Ctrl-C or SIGTERM: the calls in flight are aborted, nothing is stored, the lease is given back, exit 130.
-    const controller = new AbortController();
-    const onSignal = (): void => controller.abort(new Error('interrupted'));
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    try {
-      // One writer per study: a calibration stored while `kloop run` holds the study would change τ under it.
-      lease = await acquireLease(session.db, { studyKey: session.study.dir });
-      heartbeat = startLeaseHeartbeat(session.db, lease);
-      let result: CalibrationResult;
-      try {
-        result = await calibrate(
-          session.study,
-          session.db,
-          options.quiet === true,
-          options.cache === false ? { readSince: new Date().toISOString() } : {},
-          controller.signal,
-        );
-      } catch (error) {
-        if (!controller.signal.aborted) throw error;
-        const message = 'interrupted: the calibration was not stored';
-        progress(`kloop: ${message}`);
-        if (options.json === true) printJson({ interrupted: true, message });
-        process.exitCode = INTERRUPTED_EXIT_CODE;
-        return;
-      }
+  ).action(calibrateCommand);
+}
+
+/** `kloop calibrate`'s action: the calibration in a session of the session runner; sets `process.exitCode` (0 valid, 1 not, 130 interrupted). */
+async function calibrateCommand(studyDir: string, options: ModelOptions & { json?: boolean }): Promise<void> {
+  assertStudyWritable(studyDir, 'kloop calibrate');
+  const session = await openStudy(studyDir, { ...options, modelCalls: 'executor' });
+  const message = 'interrupted: the calibration was not stored';
+  // One writer per study: a calibration stored while `kloop run` holds the study would change τ under it.
+  // Ctrl-C or SIGTERM: the calls in flight are aborted, nothing is stored, the lease is given back, exit 130.
+  await runSession(
+    {
+      quiet: options.quiet === true,
+      json: options.json === true,
+      lease: { db: session.db, studyKey: session.study.dir, location: studyDatabaseLocation(session.study.dir) },
+      interruptedReport: () => ({ message, json: { interrupted: true, message } }),
+      close: () => session.close(),
+    },
+    async (context) => {
+      const result = await calibrate(
+        session.study,
+        session.db,
+        options.quiet === true,
+        options.cache === false ? { readSince: new Date().toISOString() } : {},
+        context.signal,
+      );
       const history = await listCalibrations(session.db, result.record.fingerprint);
       if (options.json === true) printJson({ ...result, calibrations: history });
-      else {
-        print(result.message);
-        print(
-          table([
-            ['noise SD', "Cohen's d", 'τ', 'valid', 'noise repeats', 'signal repeats', 'fingerprint'],
-            [
-              result.record.noiseSd.toFixed(6),
-              result.record.cohensD === null ? '—' : result.record.cohensD.toFixed(3),
-              result.record.threshold.toFixed(6),
-              result.record.valid ? 'yes' : 'NO',
-              String(result.record.noiseRepeats),
-              String(result.record.signalRepeats),
-              result.record.fingerprint,
-            ],
-          ]),
-        );
-      }
-      process.exitCode = result.ok ? 0 : 1;
-    } finally {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      await heartbeat?.stop();
-      if (lease !== undefined) await releaseLease(session.db, lease);
-      await session.close();
-    }
-  });
+      else printCalibration(result);
+      return result.ok ? EXIT.ok : EXIT.failed;
+    },
+  );
+}
+
+/** The text report of a calibration: its message and one row of figures. */
+function printCalibration(result: CalibrationResult): void {
+  print(result.message);
+  print(
+    table([
+      ['noise SD', "Cohen's d", 'τ', 'valid', 'noise repeats', 'signal repeats', 'fingerprint'],
+      [
+        result.record.noiseSd.toFixed(6),
+        result.record.cohensD === null ? '—' : result.record.cohensD.toFixed(3),
+        result.record.threshold.toFixed(6),
+        result.record.valid ? 'yes' : 'NO',
+        String(result.record.noiseRepeats),
+        String(result.record.signalRepeats),
+        result.record.fingerprint,
+      ],
+    ]),
+  );
 }

@@ -14,6 +14,7 @@
  *   be read.
  */
 import { existsSync, statSync } from 'node:fs';
+import { EXIT } from '../session/exit-codes.ts';
 import path from 'node:path';
 import { describeFlakyExamples, findFlakyExamples } from '../../evaluator/flaky-examples.ts';
 import type { Command } from 'commander';
@@ -23,22 +24,15 @@ import { asIntentExamples, intentRecord } from '../../corpus/example.ts';
 import { PARTITIONS } from '../../corpus/example.ts';
 import { readCorpusFile } from '../../corpus/importers/public-format.ts';
 import { importGoldenUml } from '../../corpus/importers/golden-uml.ts';
-import { describeLeak } from '../../corpus/file-admission.ts';
-import { reconstructPartitions } from '../../corpus/lifecycle.ts';
-import { readCorpusEvents, readDecisionRecords } from '../../corpus/lifecycle-store.ts';
 import { InputError } from '../../errors.ts';
 import type { PartitionScore } from '../../evaluator/partition-score.ts';
 import { scoreNamesOf } from '../../evaluator/evaluator.ts';
-import type { StudyDatabase } from '../../storage/database.ts';
-import { acquireLease, releaseLease } from '../../storage/lease.ts';
-import { admitToStudy, corpusStatus, promoteExamples } from '../../loop/corpus-lifecycle.ts';
 import type { LoadedStudy } from '../../loop/loaded-study.ts';
 import { sync as writeFileAtomic } from 'write-file-atomic';
 import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';
 import { formatScore, metricsLine, print, printJson, progress, table } from '../output.ts';
-import { openStudy } from './study-session.ts';
-import { composeTask, withPartialGold } from '../../study/compose.ts';
-import { loadStudyConfig } from '../../config/config.ts';
+import { corpusAddCommand, corpusPromoteCommand } from './corpus-writes.ts';
+import { corpusAtCommand, corpusStatusCommand } from './corpus-reads.ts';
 
 /**
  * Exit code of `kloop corpus add` when the gate refused one or more records:
@@ -46,7 +40,7 @@ import { loadStudyConfig } from '../../config/config.ts';
  * history); the records admitted, if any, are in the study. Never 2, which
  * means bad input with nothing written (a batch file that cannot be read).
  */
-export const ADMISSION_REFUSED_EXIT_CODE = 4;
+export const ADMISSION_REFUSED_EXIT_CODE = EXIT.admissionRefused;
 
 /** Formats accepted by `kloop corpus import`. */
 export const IMPORT_FORMATS = ['golden-uml', 'jsonl', 'yaml'] as const;
@@ -67,75 +61,7 @@ export function registerCorpusCommands(program: Command): void {
     .option('--dry-run', 'check only; write nothing')
     .option('--wait', 'wait for a run in progress to finish instead of refusing (exit 3)')
     .option('--json', 'print one JSON object on stdout')
-    .action(
-      async (
-        studyDir: string,
-        file: string,
-        options: { partialGold?: boolean; dryRun?: boolean; wait?: boolean; json?: boolean },
-      ) => {
-        // Read with the study's record format (its task's schemas) before the database is opened.
-        if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
-        const format = composeTask(loadStudyConfig(studyDir)).exampleFormat;
-        const candidates = readCandidateRecords(
-          path.resolve(file),
-          options.partialGold === true ? withPartialGold(format) : format,
-        );
-        if (!candidates.ok) {
-          const first = candidates.errors[0]!;
-          throw new InputError(
-            `${first.message}${candidates.errors.length > 1 ? ` (and ${candidates.errors.length - 1} more errors)` : ''}`,
-            {
-              file: first.file,
-              ...(first.line !== undefined ? { line: first.line } : {}),
-              ...(first.field !== undefined ? { field: first.field } : {}),
-            },
-          );
-        }
-        const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true });
-        try {
-          const lease =
-            options.dryRun === true
-              ? undefined
-              : await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
-          try {
-            const source = relativeToStudy(session.study, path.resolve(file));
-            const outcome = await admitToStudy(session.db, session.study, candidates.records, {
-              source,
-              requireAppType: options.partialGold !== true,
-              // --partial-gold: the study's format without the known-app-type rule (intent).
-              ...(options.partialGold === true ? { format: withPartialGold(session.study.exampleFormat) } : {}),
-              dryRun: options.dryRun === true,
-            });
-            const payload = { study: session.study.dir, file: path.resolve(file), ...outcome };
-            if (options.json === true) printJson(payload);
-            else {
-              print(
-                `${outcome.dryRun ? 'dry run: would admit' : 'admitted'} ${outcome.admitted}, refused ${outcome.refused} (from ${source}); admitted examples enter the shadow partition`,
-              );
-              for (const verdict of outcome.verdicts) {
-                const where =
-                  verdict.location !== undefined
-                    ? ` (${verdict.location})`
-                    : verdict.line !== undefined
-                      ? ` (line ${verdict.line})`
-                      : '';
-                print(`  ${verdict.admitted ? 'ADMITTED' : 'REFUSED '} ${verdict.id ?? '(no id)'}${where}`);
-                for (const reason of verdict.reasons)
-                  print(
-                    `      ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`,
-                  );
-                for (const note of verdict.notes) print(`      note: ${note}`);
-              }
-            }
-            process.exitCode = outcome.refused > 0 ? ADMISSION_REFUSED_EXIT_CODE : 0;
-          } finally {
-            if (lease !== undefined) await releaseLease(session.db, lease);
-          }
-        } finally {
-          await session.close();
-        }
-      },
-    );
+    .action(corpusAddCommand);
 
   corpus
     .command('promote')
@@ -149,47 +75,7 @@ export function registerCorpusCommands(program: Command): void {
     .option('--reason <text>', 'why (recorded with the move)')
     .option('--wait', 'wait for a run in progress to finish instead of refusing (exit 3)')
     .option('--json', 'print one JSON object on stdout')
-    .action(
-      async (
-        studyDir: string,
-        ids: string[],
-        options: { to: string; by: string; reason?: string; wait?: boolean; json?: boolean },
-      ) => {
-        if (!(PARTITIONS as readonly string[]).includes(options.to))
-          throw new InputError(`unknown partition "${options.to}"; expected one of ${PARTITIONS.join(', ')}`, {
-            field: '--to',
-          });
-        if (options.by.trim() === '')
-          throw new InputError('--by names who moves the examples; it may not be empty', { field: '--by' });
-        // Moving one example of a leaking pair next to its twin resolves the leak: the study loads with it.
-        const session = await openStudy(studyDir, { modelCalls: 'none', quiet: true, partitionLeaks: 'report' });
-        try {
-          const lease = await acquireLease(session.db, { studyKey: session.study.dir, wait: options.wait === true });
-          try {
-            const outcome = await promoteExamples(session.db, session.study, ids, {
-              to: options.to as (typeof PARTITIONS)[number],
-              by: options.by.trim(),
-              ...(options.reason !== undefined ? { reason: options.reason } : {}),
-            });
-            if (options.json === true) {
-              printJson({ study: session.study.dir, ...outcome });
-              return;
-            }
-            print(
-              `moved ${outcome.moved.length} example(s) to ${outcome.to} (by ${outcome.by}); recorded in the corpus history`,
-            );
-            for (const move of outcome.moved) print(`  ${move.id}: ${move.from} → ${move.to}`);
-            for (const id of outcome.unchanged) print(`  ${id}: already in ${outcome.to}, nothing recorded`);
-            for (const warning of outcome.warnings) print(`WARNING: ${warning}`);
-            print(`sizes: ${PARTITIONS.map((name) => `${name} ${outcome.sizes[name]}`).join(', ')}`);
-          } finally {
-            await releaseLease(session.db, lease);
-          }
-        } finally {
-          await session.close();
-        }
-      },
-    );
+    .action(corpusPromoteCommand);
 
   corpus
     .command('status')
@@ -198,66 +84,7 @@ export function registerCorpusCommands(program: Command): void {
     )
     .argument('<study>', 'study folder')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (studyDir: string, options: { json?: boolean }) => {
-      const session = await openStudy(studyDir, {
-        modelCalls: 'none',
-        quiet: true,
-        preferWritable: true,
-        partitionLeaks: 'report',
-      });
-      try {
-        const status = await corpusStatus(await lifecycleDb(session.db), session.study);
-        if (options.json === true) {
-          printJson({ study: session.study.dir, ...status });
-          return;
-        }
-        print(
-          `corpus of ${session.study.dir}${status.initialised ? '' : ' (not yet recorded: the partitions the corpus files give; the next run records them)'}`,
-        );
-        print(
-          `sizes: optimization ${status.sizes.optimization}, anchor ${status.sizes.anchor}, shadow ${status.sizes.shadow}${status.sizes.removed > 0 ? `, removed ${status.sizes.removed}` : ''}`,
-        );
-        print(
-          `policy: graduate after ${status.policy.graduateAfterDecisions} shadow decisions${status.policy.graduateAfterRounds !== undefined ? `, ${status.policy.graduateAfterRounds} rounds in shadow` : ''}${status.policy.graduateAfterDays !== undefined ? ` or ${status.policy.graduateAfterDays} days` : ''}, whichever comes first; ${status.policy.rotateSlice} per round boundary; spent at ${status.policy.maxShadowExposures} exposures; shadow never below ${status.minShadowExamples}`,
-        );
-        print(`shadow exposures: most ${status.shadowExposures.max} of ${status.shadowExposures.limit}`);
-        print(`next round boundary: ${describeNext(status.next)}`);
-        if (status.pending.length > 0)
-          print(
-            `the next run admits ${status.pending.length} new record(s) of the corpus files: ${status.pending.map((record) => `${record.id} → ${record.partition}`).join(', ')}`,
-          );
-        if (status.refused.length > 0) {
-          print(`refused by admission, left out of the study (${status.refused.length}):`);
-          for (const record of status.refused)
-            for (const reason of record.reasons)
-              print(
-                `  ${record.location} ${record.id}: ${reason.check}${reason.field !== undefined ? ` ${reason.field}` : ''}: ${reason.message}`,
-              );
-        }
-        for (const leak of status.leaks)
-          print(
-            `LEAK between partitions (kloop run, eval and the other commands that load the study refuse it until this is resolved): ${describeLeak(leak, session.study.exampleFormat.inputField)}`,
-          );
-        for (const warning of status.warnings) print(`WARNING: ${warning.message}`);
-        print();
-        print(
-          table([
-            ['id', 'partition', 'exposures', 'rounds in shadow', 'in shadow since', 'origin', 'due'],
-            ...status.members.map((member) => [
-              member.id,
-              member.partition + (member.promotedBy !== null ? ` (promoted by ${member.promotedBy})` : ''),
-              String(member.exposures),
-              member.partition === 'shadow' ? String(member.shadowRounds) : '',
-              member.shadowSince ?? '—',
-              `${member.origin}: ${member.source}`,
-              member.due ?? '',
-            ]),
-          ]),
-        );
-      } finally {
-        await session.close();
-      }
-    });
+    .action(corpusStatusCommand);
 
   corpus
     .command('at')
@@ -265,50 +92,7 @@ export function registerCorpusCommands(program: Command): void {
     .argument('<study>', 'study folder')
     .argument('<experiment>', 'experiment id (see `kloop history`)')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (studyDir: string, experiment: string, options: { json?: boolean }) => {
-      const id = Number(experiment);
-      if (!Number.isInteger(id) || id < 1)
-        throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, {
-          field: '<experiment>',
-        });
-      const session = await openStudy(studyDir, {
-        modelCalls: 'none',
-        quiet: true,
-        preferWritable: true,
-        partitionLeaks: 'report',
-      });
-      try {
-        const db = await lifecycleDb(session.db);
-        const decisions = db === undefined ? [] : await readDecisionRecords(db);
-        if (!decisions.some((decision) => decision.id === id))
-          throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
-        const at = reconstructPartitions(await readCorpusEvents(db!), decisions, id);
-        const payload = {
-          study: session.study.dir,
-          ...at,
-          sizes: Object.fromEntries(PARTITIONS.map((name) => [name, at.partitions[name].length])),
-        };
-        if (options.json === true) {
-          printJson(payload);
-          return;
-        }
-        if (at.beforeLifecycle)
-          print(
-            `experiment ${id} was decided before this study recorded its corpus lifecycle: the partitions were those of the corpus files then, which kloop did not record`,
-          );
-        print(
-          `partitions at experiment ${id} (${at.movesBefore} lifecycle events recorded before it): ${PARTITIONS.map((name) => `${name} ${at.partitions[name].length}`).join(', ')}`,
-        );
-        for (const name of PARTITIONS) {
-          print();
-          print(`${name}:`);
-          for (const member of at.partitions[name])
-            print(`  ${member}${name === 'shadow' ? `  (${at.exposures[member] ?? 0} exposures)` : ''}`);
-        }
-      } finally {
-        await session.close();
-      }
-    });
+    .action(corpusAtCommand);
 
   corpus
     .command('import')
@@ -319,44 +103,50 @@ export function registerCorpusCommands(program: Command): void {
     .requiredOption('--format <format>', `one of ${IMPORT_FORMATS.join(', ')}`)
     .requiredOption('--out <file>', 'the .jsonl file to write')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (source: string, options: { format: string; out: string; json?: boolean }) => {
-      if (!(IMPORT_FORMATS as readonly string[]).includes(options.format))
-        throw new InputError(`unknown format "${options.format}"; expected one of ${IMPORT_FORMATS.join(', ')}`, {
-          field: '--format',
-        });
-      if (!options.out.toLowerCase().endsWith('.jsonl'))
-        throw new InputError('the output is JSON Lines: give a file ending in .jsonl', {
-          field: '--out',
-          file: options.out,
-        });
-      const out = path.resolve(options.out);
-      if (!existsSync(path.dirname(out)))
-        throw new InputError(`the folder ${path.dirname(out)} does not exist`, { field: '--out', file: out });
-      const result = importCorpus(path.resolve(source), options.format as (typeof IMPORT_FORMATS)[number]);
-      writeFileAtomic(
-        out,
-        result.examples.map((example) => JSON.stringify(example)).join('\n') + (result.examples.length > 0 ? '\n' : ''),
-      );
-      const payload = {
-        format: options.format,
-        source: path.resolve(source),
-        out,
-        examples: result.examples.length,
-        cases: result.cases,
-      };
-      if (options.json === true) {
-        printJson(payload);
-        return;
-      }
-      print(
-        `wrote ${result.examples.length} example(s) to ${out} (${result.cases.filter((entry) => entry.exampleId === undefined).length} case(s) not imported)`,
-      );
-      for (const entry of result.cases) {
-        if (entry.skipped.length === 0) continue;
-        print(`  ${entry.case}${entry.exampleId === undefined ? ' NOT IMPORTED' : ` → ${entry.exampleId}`}`);
-        for (const skipped of entry.skipped) print(`      could not read: ${skipped}`);
-      }
+    .action(corpusImportCommand);
+}
+
+/** `kloop corpus import --format golden-uml|jsonl|yaml <path> --out FILE.jsonl`: examples in the public format, with a per-case account of what could not be read. */
+async function corpusImportCommand(
+  source: string,
+  options: { format: string; out: string; json?: boolean },
+): Promise<void> {
+  if (!(IMPORT_FORMATS as readonly string[]).includes(options.format))
+    throw new InputError(`unknown format "${options.format}"; expected one of ${IMPORT_FORMATS.join(', ')}`, {
+      field: '--format',
     });
+  if (!options.out.toLowerCase().endsWith('.jsonl'))
+    throw new InputError('the output is JSON Lines: give a file ending in .jsonl', {
+      field: '--out',
+      file: options.out,
+    });
+  const out = path.resolve(options.out);
+  if (!existsSync(path.dirname(out)))
+    throw new InputError(`the folder ${path.dirname(out)} does not exist`, { field: '--out', file: out });
+  const result = importCorpus(path.resolve(source), options.format as (typeof IMPORT_FORMATS)[number]);
+  writeFileAtomic(
+    out,
+    result.examples.map((example) => JSON.stringify(example)).join('\n') + (result.examples.length > 0 ? '\n' : ''),
+  );
+  const payload = {
+    format: options.format,
+    source: path.resolve(source),
+    out,
+    examples: result.examples.length,
+    cases: result.cases,
+  };
+  if (options.json === true) {
+    printJson(payload);
+    return;
+  }
+  print(
+    `wrote ${result.examples.length} example(s) to ${out} (${result.cases.filter((entry) => entry.exampleId === undefined).length} case(s) not imported)`,
+  );
+  for (const entry of result.cases) {
+    if (entry.skipped.length === 0) continue;
+    print(`  ${entry.case}${entry.exampleId === undefined ? ' NOT IMPORTED' : ` → ${entry.exampleId}`}`);
+    for (const skipped of entry.skipped) print(`      could not read: ${skipped}`);
+  }
 }
 
 /** One case of an import: what became of it. */
@@ -422,32 +212,6 @@ export function importCorpus(
     return { case: label, exampleId: record.example.id, skipped: [], notes: [] };
   });
   return { examples, cases };
-}
-
-/** The database when it has the lifecycle tables (an old read-only notebook may not). */
-async function lifecycleDb(db: StudyDatabase): Promise<StudyDatabase | undefined> {
-  const tables = await db.introspection.getTables();
-  return tables.some((table) => table.name === 'corpus_members') ? db : undefined;
-}
-
-function relativeToStudy(study: LoadedStudy, file: string): string {
-  const relative = path.relative(study.dir, file);
-  return relative.startsWith('..') || path.isAbsolute(relative) ? file : relative;
-}
-
-function describeNext(next: { kind: string; ids: string[]; detail: string | null }): string {
-  switch (next.kind) {
-    case 'graduate':
-      return `${next.ids.length} graduate into optimization (${next.ids.join(', ')})${next.detail !== null ? `; ${next.detail}` : ''}`;
-    case 'rotate':
-      return `rotation: ${next.ids.join(', ')} rotate into optimization`;
-    case 'spent':
-      return `the run will stop: ${next.detail ?? ''}`;
-    default:
-      return next.ids.length > 0
-        ? `nothing moves; due: ${next.ids.join(', ')}${next.detail !== null ? ` (${next.detail})` : ''}`
-        : 'nothing is due';
-  }
 }
 
 /**

@@ -4,7 +4,6 @@ import type { PartitionName } from '../../corpus/example.ts';
 import { asIntentExamples, PARTITIONS } from '../../corpus/example.ts';
 import { InputError } from '../../errors.ts';
 import { databaseExists, studyDatabaseLocation } from '../../storage/database.ts';
-import { acquireLease, releaseLease, startLeaseHeartbeat } from '../../storage/lease.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
 import { readTextFile } from '../../study/load-study.ts';
 import type {
@@ -17,6 +16,8 @@ import type {
 import { evaluateLoopA, runLoopA } from '../../loop-a/loop-a.ts';
 import { formatDelta, formatScore, print, printJson, progress, table } from '../output.ts';
 import { failWhenNothingValid } from './corpus.ts';
+import { EXIT } from '../session/exit-codes.ts';
+import { runSession } from '../session/session-runner.ts';
 import type { ModelOptions } from './study-session.ts';
 import { isStudyWritable, openStudy, refuseNonIntentStudy } from './study-session.ts';
 
@@ -203,67 +204,54 @@ export interface RunLoopAOptions extends ModelOptions {
   wait?: boolean;
 }
 
-/** `kloop run <study> --loop A`: one Loop A round; what passes goes to the review queue. */
+/**
+ * `kloop run <study> --loop A`: one Loop A round, in a session of the session
+ * runner (src/cli/session/session-runner.ts); what passes goes to the review
+ * queue. Ctrl-C stops after the candidate in flight: the Loop A run is
+ * recorded as interrupted, its decisions so far kept (exit 130).
+ */
 export async function runLoopACommand(studyDir: string, options: RunLoopAOptions): Promise<void> {
   refuseNonIntentStudy(studyDir, 'Loop A (run --loop A)');
   const session = await openStudy(studyDir, options);
   const quiet = options.quiet === true;
-  const controller = new AbortController();
-  const onSignal = (): void => {
-    progress('kloop: interrupted — stopping after the candidate in flight');
-    controller.abort(new Error('interrupted'));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  try {
-    const study = session.study;
-    const lease = await acquireLease(session.db, {
-      studyKey: study.dir,
-      wait: options.wait === true,
-      signal: controller.signal,
-      onWait: (holder) => progress(`kloop: waiting for ${holder.ownerId} to finish its run`, quiet),
-    });
-    const heartbeat = startLeaseHeartbeat(session.db, lease, {
-      file: studyDatabaseLocation(study.dir),
-      onLost: () => controller.abort(new Error('lease lost')),
-    });
-    try {
+  const study = session.study;
+  const message = 'interrupted: the Loop A run is recorded as interrupted; the decisions it made are kept';
+  await runSession(
+    {
+      quiet,
+      json: options.json === true,
+      lease: {
+        db: session.db,
+        studyKey: study.dir,
+        location: studyDatabaseLocation(study.dir),
+        wait: options.wait === true,
+      },
+      interruptNotice: 'kloop: interrupted — stopping after the candidate in flight',
+      // The candidate in flight is finished, however long it takes (a second Ctrl-C quits at once).
+      graceMs: null,
+      interruptedReport: () => ({
+        message,
+        json: { study: study.dir, loop: 'A', interrupted: true, message, usage: session.plugins.usage() },
+      }),
+      close: () => session.close(),
+    },
+    async (context) => {
       session.plugins.checkBudget(study);
       progress(
         `kloop: Loop A on ${study.dir} — ${study.corpus.length} examples, executor ${study.executor.id}, proposer ${study.proposer.id}`,
         quiet,
       );
-      let outcome: Awaited<ReturnType<typeof runLoopA>>;
-      try {
-        outcome = await runLoopA({
-          study,
-          db: session.db,
-          signal: controller.signal,
-          onEvent: (event) => progress(describeEvent(event), quiet),
-        });
-      } catch (error) {
-        if (!controller.signal.aborted) throw error;
-        // Interrupted mid-evaluation: the run is recorded as interrupted, its decisions so far are kept (exit 130).
-        const reason = (controller.signal.reason as Error | undefined)?.message;
-        const message = `${reason === undefined || reason === 'interrupted' ? 'interrupted' : `stopped (${reason})`}: the Loop A run is recorded as interrupted; the decisions it made are kept`;
-        progress(`kloop: ${message}`);
-        if (options.json === true)
-          printJson({ study: study.dir, loop: 'A', interrupted: true, message, usage: session.plugins.usage() });
-        process.exitCode = 130;
-        return;
-      }
+      const outcome = await runLoopA({
+        study,
+        db: session.db,
+        signal: context.signal,
+        onEvent: (event) => progress(describeEvent(event), quiet),
+      });
       if (options.json === true) printJson({ study: study.dir, loop: 'A', ...outcome, usage: session.plugins.usage() });
       else printRun(outcome);
-      process.exitCode = controller.signal.aborted ? 130 : 0;
-    } finally {
-      await heartbeat.stop();
-      await releaseLease(session.db, lease);
-    }
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-    await session.close();
-  }
+      return context.interrupted ? EXIT.interrupted : EXIT.ok;
+    },
+  );
 }
 
 function describeEvent(event: LoopAEvent): string {

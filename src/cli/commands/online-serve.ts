@@ -10,7 +10,7 @@ import { listenApp } from '../../signals/server.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../../config/signals-config.ts';
 import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';
-import { untilInterrupted } from '../until-interrupted.ts';
+import { untilInterrupted } from '../session/until-interrupted.ts';
 
 /** Serves an online study until Ctrl-C or SIGTERM. */
 export async function serveOnlineStudy(

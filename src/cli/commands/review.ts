@@ -45,73 +45,7 @@ export function registerReviewCommand(program: Command): void {
       'after',
       '\nExamples:\n  kloop review examples/intent\n  kloop review examples/intent approve 3 --by ana --note "checked the fields"\n  kloop review examples/intent reject 4 --by ana',
     )
-    .action(
-      async (
-        studyDir: string,
-        actionArgument: string | undefined,
-        idArgument: string | undefined,
-        options: ReviewOptions,
-      ) => {
-        const action = (actionArgument ?? 'list').toLowerCase();
-        if (!(ACTIONS as readonly string[]).includes(action))
-          throw new InputError(`unknown review action "${actionArgument}"; expected ${ACTIONS.join(', ')}`, {
-            field: 'action',
-          });
-        const status = options.status ?? 'pending';
-        if (!([...REVIEW_ITEM_STATUSES, 'all'] as string[]).includes(status))
-          throw new InputError(`unknown status "${status}"`, { field: '--status' });
-        // Listing and showing only read (and work on a read-only study); approve and reject write.
-        const session = await openStudy(studyDir, {
-          quiet: true,
-          readonly: action === 'list' || action === 'show',
-          modelCalls: 'none',
-        });
-        try {
-          if (action === 'list') {
-            const items = await listReviewItems(session.db, { status: status as ReviewItemStatus | 'all' });
-            if (options.json === true) printJson({ study: session.study.dir, status, items });
-            else printList(items, status);
-            return;
-          }
-          const id = parseId(idArgument);
-          if (action === 'show') {
-            const item = await getReviewItem(session.db, id);
-            if (item === undefined) throw new InputError(`no review item ${id}`, { field: 'id' });
-            if (options.json === true) printJson({ study: session.study.dir, item });
-            else printItem(item, true);
-            return;
-          }
-          const by = options.by?.trim() ?? '';
-          if (by === '') throw new InputError(`${action} needs the reviewer's name: --by NAME`, { field: '--by' });
-          const decide = action === 'approve' ? approveReviewItem : rejectReviewItem;
-          const result = await decide(session.db, id, {
-            by,
-            ...(options.note !== undefined ? { note: options.note } : {}),
-            studyDir: session.study.dir,
-          });
-          if (!result.ok) {
-            if (options.json === true)
-              printJson({
-                study: session.study.dir,
-                ok: false,
-                reason: result.reason,
-                message: result.message,
-                item: result.item ?? null,
-              });
-            else print(`kloop: ${result.message}`);
-            process.exitCode = result.reason === 'not_found' ? 2 : 1;
-            return;
-          }
-          if (options.json === true) printJson({ study: session.study.dir, ok: true, item: result.item });
-          else
-            print(
-              `review item ${id} ${result.item.status} by ${result.item.decidedBy} at ${result.item.decidedAt}${describeOutcome(result.item)}`,
-            );
-        } finally {
-          await session.close();
-        }
-      },
-    );
+    .action(reviewCommand);
 }
 
 function parseId(value: string | undefined): number {
@@ -157,4 +91,71 @@ function printItem(item: ReviewItem, full: boolean): void {
   if (typeof payload.delta === 'string') print(`  change: ${payload.delta}`);
   if (full && typeof payload.yaml === 'string') print(payload.yaml.replace(/^/gm, '    '));
   if (full && payload.example !== undefined) print(`  example: ${JSON.stringify(payload.example)}`);
+}
+
+/** `kloop review`'s action: lists the review queue, shows one item, or approves or rejects one. */
+async function reviewCommand(
+  studyDir: string,
+  actionArgument: string | undefined,
+  idArgument: string | undefined,
+  options: ReviewOptions,
+): Promise<void> {
+  const action = (actionArgument ?? 'list').toLowerCase();
+  if (!(ACTIONS as readonly string[]).includes(action))
+    throw new InputError(`unknown review action "${actionArgument}"; expected ${ACTIONS.join(', ')}`, {
+      field: 'action',
+    });
+  const status = options.status ?? 'pending';
+  if (!([...REVIEW_ITEM_STATUSES, 'all'] as string[]).includes(status))
+    throw new InputError(`unknown status "${status}"`, { field: '--status' });
+  // Listing and showing only read (and work on a read-only study); approve and reject write.
+  const session = await openStudy(studyDir, {
+    quiet: true,
+    readonly: action === 'list' || action === 'show',
+    modelCalls: 'none',
+  });
+  try {
+    if (action === 'list') {
+      const items = await listReviewItems(session.db, { status: status as ReviewItemStatus | 'all' });
+      if (options.json === true) printJson({ study: session.study.dir, status, items });
+      else printList(items, status);
+      return;
+    }
+    const id = parseId(idArgument);
+    if (action === 'show') {
+      const item = await getReviewItem(session.db, id);
+      if (item === undefined) throw new InputError(`no review item ${id}`, { field: 'id' });
+      if (options.json === true) printJson({ study: session.study.dir, item });
+      else printItem(item, true);
+      return;
+    }
+    const by = options.by?.trim() ?? '';
+    if (by === '') throw new InputError(`${action} needs the reviewer's name: --by NAME`, { field: '--by' });
+    const decide = action === 'approve' ? approveReviewItem : rejectReviewItem;
+    const result = await decide(session.db, id, {
+      by,
+      ...(options.note !== undefined ? { note: options.note } : {}),
+      studyDir: session.study.dir,
+    });
+    if (!result.ok) {
+      if (options.json === true)
+        printJson({
+          study: session.study.dir,
+          ok: false,
+          reason: result.reason,
+          message: result.message,
+          item: result.item ?? null,
+        });
+      else print(`kloop: ${result.message}`);
+      process.exitCode = result.reason === 'not_found' ? 2 : 1;
+      return;
+    }
+    if (options.json === true) printJson({ study: session.study.dir, ok: true, item: result.item });
+    else
+      print(
+        `review item ${id} ${result.item.status} by ${result.item.decidedBy} at ${result.item.decidedAt}${describeOutcome(result.item)}`,
+      );
+  } finally {
+    await session.close();
+  }
 }

@@ -5,58 +5,35 @@
  * with a heartbeat; a second run refuses (exit 3) or, with `--wait`, waits.
  * Ctrl-C (or SIGTERM, or a closed output pipe) abandons the evaluations in
  * flight, records the run as `interrupted`, releases the lease and exits 130;
- * the next run continues.
+ * the next run continues. The session (lease, heartbeat, interrupts, exit
+ * code) is the session runner's (src/cli/session/session-runner.ts); Loop B
+ * is ./run-offline.ts, Loop A ./loop-a.ts, an online study ./online-run.ts.
  * See docs/reliability.md.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { InputError, KloopError } from '../../errors.ts';
-import { studyDatabaseLocation } from '../../storage/database.ts';
-import type { LeaseHeartbeat, LeaseRecord } from '../../storage/lease.ts';
-import { acquireLease, readLease, releaseLease, releaseLeaseSync, startLeaseHeartbeat } from '../../storage/lease.ts';
-import { LeaseLostError, isLeaseLost } from '../../storage/write-fence.ts';
-import type { StudyDatabase } from '../../storage/database.ts';
-import type { RunEvent } from '../../loop/run-study.ts';
-import type { StudyEvaluatorOptions } from '../../loop/evaluate-partition.ts';
-import type { EvaluationQueue } from '../../storage/evaluation-queue.ts';
-import { runStudy } from '../../loop/run-study.ts';
-import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';
-import type { PartitionSizes, StudyReport } from '../../report/report.ts';
-import { buildStudyReport, markCorpus } from '../../report/report.ts';
-import { describeFlakyExamples } from '../../evaluator/flaky-examples.ts';
-import { describeUnscored } from '../../evaluator/partition-score.ts';
-import { componentColumns, formatScore, print, printJson, progress, table } from '../output.ts';
-import type { LoadedStudy, StudyHeadline } from '../../loop/loaded-study.ts';
-import { headlineValue } from '../../loop/loaded-study.ts';
-import { onOutputClosed } from '../closed-output.ts';
-import { latestCalibration } from '../../calibration/calibration.ts';
-import type { PowerWarning } from '../../calibration/power-check.ts';
-import { studyPowerWarnings } from '../../calibration/power-check.ts';
-import { getRegistryVersion } from '../../storage/registry.ts';
-import { INVALID_INCUMBENT, assertProposerFits } from '../../doctor/proposer-fit.ts';
-import { describeCorpusStart, startCorpusLifecycle } from '../../loop/corpus-lifecycle.ts';
-import { calibrate } from './calibrate.ts';
-import type { ModelOptions } from './study-session.ts';
-import { addModelOptions, assertStudyWritable, openStudy } from './study-session.ts';
-import { parseLoopOption, runLoopACommand } from './loop-a.ts';
-import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
-import { INTERRUPTED_EXIT_CODE, STOP_REASONS, exitCodeOf } from '../../loop/stop-reasons.ts';
+import { InputError } from '../../errors.ts';
+import { INTERRUPTED_EXIT_CODE, exitCodeOf } from '../../loop/stop-reasons.ts';
 import { studyModeOf } from '../../online/config.ts';
+import { INTERRUPT_GRACE_MS } from '../session/session-runner.ts';
+import { parseLoopOption, runLoopACommand } from './loop-a.ts';
+import { runOfflineCommand } from './run-offline.ts';
+import { STOP_REASON_MEANINGS, describeComparison, printReport } from './run-report.ts';
+import type { OfflineRunOptions } from './run-start.ts';
 import { runOnlineCommand } from './online-run.ts';
+import { addModelOptions, assertStudyWritable } from './study-session.ts';
 
 /** Exit code of an interrupted run (128 + SIGINT), as shells report it. */
 export { INTERRUPTED_EXIT_CODE };
-/** After the first Ctrl-C, the run is given this long (milliseconds) to wind down before it is ended anyway. */
-export const INTERRUPT_GRACE_MS = 10_000;
+/** After the first Ctrl-C, the run is given this long (milliseconds) to wind down before it is ended anyway (the session runner's). */
+export { INTERRUPT_GRACE_MS };
 
 /** The exit code of a run that stopped for `stopReason` (the table of src/loop/stop-reasons.ts): 0 done, 1 failed, 130 interrupted. */
 export { exitCodeOf };
 
-/** What each stop reason means, for the report (from the table of src/loop/stop-reasons.ts). */
-export const STOP_REASON_MEANINGS: Readonly<Record<string, string>> = Object.fromEntries(
-  Object.entries(STOP_REASONS).map(([reason, info]) => [reason, info.meaning]),
-);
+/** What each stop reason means, the comparison lines and the text report (kept here for their callers). */
+export { STOP_REASON_MEANINGS, describeComparison, printReport };
 
 /** Refuses a study folder kloop cannot write (exit 2), before anything is written (kept here for its callers). */
 export { assertStudyWritable };
@@ -90,350 +67,28 @@ export function registerRunCommand(program: Command): void {
         'online studies: play the study against its simulated audience on a simulated clock (offline, no key; labelled SIMULATED); docs/online.md',
       )
       .option('--days <n>', 'with --simulate: simulated days of traffic (default 42)', parseCount),
-  ).action(
-    async (
-      studyDir: string,
-      options: ModelOptions & {
-        json?: boolean;
-        calibrate?: boolean;
-        maxExperiments?: number;
-        wait?: boolean;
-        git?: boolean;
-        workers?: boolean;
-        batchSize?: number;
-        simulate?: boolean;
-        days?: number;
-      },
-    ) => {
-      // An online study (mode: online) runs one step of its slow loop (src/online/); the rest of this command is the offline loop.
-      if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online')
-        return runOnlineCommand(studyDir, options);
-      if (options.simulate === true || options.days !== undefined)
-        throw new InputError('--simulate and --days apply to online studies only (mode: online in kloop.yaml)', {
-          field: '--simulate',
-        });
-      const started = Date.now();
-      // --no-cache bypasses every store of results: nothing stored before this run is read, and what it measures replaces it.
-      const storedResults: StudyEvaluatorOptions =
-        options.cache === false ? { readSince: new Date(started).toISOString() } : {};
-      if (options.batchSize !== undefined && options.workers !== true)
-        throw new InputError(
-          '--batch-size sets the size of the jobs of --workers: give --workers too, or leave it out',
-          { field: '--batch-size' },
-        );
-      assertStudyWritable(studyDir);
-      if (parseLoopOption((options as { loop?: string }).loop) === 'A') return runLoopACommand(studyDir, options);
-      // Opening waits for, and retries, a database locked by another process (src/storage/database.ts): two runs started at once both open it.
-      const session = await openStudy(studyDir, options);
-      const quiet = options.quiet === true;
-      // Before the lease, the baseline or a model call: the proposer can read what it will edit (src/doctor/proposer-fit.ts).
-      if (session.study.config !== undefined) {
-        try {
-          assertProposerFits(
-            session.study.config,
-            (await getRegistryVersion(session.db))?.text ?? session.study.artifactText,
-          );
-        } catch (error) {
-          await session.close();
-          throw error;
-        }
-      }
-      // --workers: what the evaluator has not stored is evaluated by `kloop worker` processes (src/storage/evaluation-queue.ts).
-      const queue = options.workers === true ? await openStudyQueue(session, quiet, options.batchSize) : undefined;
-      if (queue !== undefined) storedResults.remote = queue;
-      const databaseFile = studyDatabaseLocation(session.study.dir);
-      const controller = new AbortController();
-      let lease: LeaseRecord | undefined;
-      let heartbeat: LeaseHeartbeat | undefined;
-      let runId: number | undefined;
-      let interrupts = 0;
-      const onSignal = (): void => {
-        interrupts += 1;
-        if (interrupts > 1) {
-          // Quit at once: give the lease back so the next run need not wait; the run row stays unfinished, like a crash.
-          if (lease !== undefined) releaseLeaseSync(databaseFile, lease);
-          process.exit(INTERRUPTED_EXIT_CODE);
-        }
-        progress('kloop: interrupted — abandoning the evaluations in flight (press Ctrl-C again to quit at once)');
-        controller.abort(new Error('interrupted'));
-        // A bound on winding down: record the interruption, release the lease and end the process anyway.
-        setTimeout(() => {
-          void windDown().finally(() => process.exit(INTERRUPTED_EXIT_CODE));
-        }, INTERRUPT_GRACE_MS).unref();
-      };
-      const windDown = async (): Promise<void> => {
-        progress(`kloop: still busy ${INTERRUPT_GRACE_MS / 1000} s after the interrupt: ending the run now`);
-        const work = (async () => {
-          await heartbeat?.stop();
-          if (runId !== undefined) {
-            await session.db
-              .updateTable('runs')
-              .set({ ended_at: new Date().toISOString(), stop_reason: 'interrupted' })
-              .where('id', '=', runId)
-              .where('ended_at', 'is', null)
-              .execute();
-          }
-          if (lease !== undefined) await releaseLease(session.db, lease);
-        })();
-        await Promise.race([work.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-        if (lease !== undefined) releaseLeaseSync(databaseFile, lease);
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-      // A closed output pipe (`kloop run … | head`) winds the run down like Ctrl-C.
-      const stopWatchingOutput = onOutputClosed(onSignal);
-      try {
-        const study = session.study;
-        try {
-          lease = await acquireLease(session.db, {
-            studyKey: study.dir,
-            wait: options.wait === true,
-            signal: controller.signal,
-            onWait: (holder) =>
-              progress(
-                `kloop: study is being run by pid ${holder.pid} on host ${holder.hostname} since ${holder.acquiredAt}; waiting for it to finish (--wait)`,
-                quiet,
-              ),
-            onTakeOver: (previous) =>
-              progress(
-                `kloop: took over the lease of pid ${previous.pid} on host ${previous.hostname} (since ${previous.acquiredAt}): its process is gone or its heartbeat (${previous.heartbeatAt}) stopped`,
-                quiet,
-              ),
-          });
-        } catch (error) {
-          if (!controller.signal.aborted) throw error;
-          progress('kloop: interrupted while waiting for the study; nothing was run', quiet);
-          process.exitCode = INTERRUPTED_EXIT_CODE;
-          return;
-        }
-        let lostTo: LeaseRecord | undefined;
-        heartbeat = startLeaseHeartbeat(session.db, lease, {
-          file: databaseFile,
-          onLost: () => {
-            void readLease(session.db, study.dir).then((holder) => {
-              lostTo = holder;
-              progress(
-                `kloop: lost the study lease${holder !== undefined ? ` to pid ${holder.pid} on host ${holder.hostname}` : ''}: stopping`,
-              );
-              controller.abort(new Error('lease lost'));
-            });
-          },
-          onError: (message) => progress(`kloop: WARNING: lease heartbeat failed: ${message}`, quiet),
-        });
-        if (options.maxExperiments !== undefined) study.stopping.maxExperiments = options.maxExperiments;
-        // A study that requires a calibration and has never had one is refused before its corpus is admitted:
-        // bad input changes nothing (the exact check, for the current evaluator, follows the admission).
-        if (
-          options.calibrate !== true &&
-          study.gate.requireCalibration &&
-          (await session.db.selectFrom('calibrations').select('id').limit(1).executeTakeFirst()) === undefined
-        ) {
-          throw requiresCalibration(study);
-        }
-        // A budget that cannot cover a few proposals is bad input: refused before anything is written.
-        session.plugins.checkBudget(study);
-        // Before round 1: the corpus files' new records are admitted or refused, visibly (docs/corpus.md).
-        for (const line of describeCorpusStart(await startCorpusLifecycle(session.db, study, () => new Date())))
-          progress(`kloop: ${line}`, quiet);
-        // The partitions this run starts with: the report lists what moved after this point.
-        const corpusAtStart = await markCorpus(session.db, study);
-        const fingerprint = createStudyEvaluator(study).fingerprint;
-        if (options.calibrate === true) {
-          let result: Awaited<ReturnType<typeof calibrate>>;
-          try {
-            result = await calibrate(study, session.db, quiet, storedResults, controller.signal);
-          } catch (error) {
-            if (!controller.signal.aborted) throw error;
-            // Ctrl-C during the calibration that precedes the run: its calls are aborted, and no run was started.
-            progress(
-              'kloop: interrupted during the calibration; nothing was run (the calibration was not stored)',
-              quiet,
-            );
-            process.exitCode = INTERRUPTED_EXIT_CODE;
-            return;
-          }
-          if (result.ok) progress(`kloop: ${result.message}`, quiet);
-          // A failed calibration is a finding about the evaluator, as `kloop calibrate` reports it (exit 1), not bad input.
-          if (!result.ok)
-            throw new KloopError(result.message, { code: 'calibration', exitCode: 1, studyPath: study.dir });
-        }
-        const calibration = await latestCalibration(session.db, fingerprint, undefined, study.gate.calibrationWindow);
-        if (calibration === undefined && study.gate.requireCalibration) throw requiresCalibration(study);
-        // The artifact file seeds a new study only: once the notebook holds a seed, an edit of the file is not read. Say so.
-        const seed = await getRegistryVersion(session.db, 'seed');
-        if (seed !== undefined && seed.text !== study.artifactText) {
-          const active = await getRegistryVersion(session.db);
-          progress(
-            `kloop: NOTE: ${path.basename(study.artifactPath)} differs from the seed this study started from (version ${seed.id}); the file seeds a new study only, and this run continues from the active version ${active?.id ?? seed.id}. To start afresh from the file: kloop reset ${study.dir}`,
-            quiet,
-          );
-        }
-        progress(
-          `kloop: ${study.dir} — ${study.corpus.length} examples (optimization ${study.partitions.optimization.length}, anchor ${study.partitions.anchor.length}, shadow ${study.partitions.shadow.length}), executor ${study.executor.id}, proposer ${study.proposer.id}`,
-          quiet,
-        );
-        if (calibration !== undefined)
-          progress(
-            `kloop: calibration ${calibration.record.createdAt}: noise SD ${calibration.record.noiseSd.toFixed(6)} (rolling max ${calibration.calibration.noiseSd.toFixed(6)}), τ = thresholdK ${study.gate.thresholdK} × ${calibration.calibration.noiseSd.toFixed(6)} = ${(study.gate.thresholdK * calibration.calibration.noiseSd).toFixed(6)}`,
-            quiet,
-          );
-        else if (study.executor.deterministic)
-          progress(
-            'kloop: deterministic executor, no calibration stored: run-to-run noise is 0, τ = 0; the paired test carries the decision',
-            quiet,
-          );
-        else
-          progress(
-            'kloop: WARNING: stochastic executor without a calibration: τ = 0 and no per-example tolerance; run `kloop calibrate` first',
-            quiet,
-          );
-        // Before round 1: can any change reach significance on these partitions? (src/calibration/power-check.ts)
-        let powerWarnings: PowerWarning[] = [];
-        try {
-          powerWarnings = await studyPowerWarnings({
-            study,
-            evaluator: createStudyEvaluator(study, session.db, storedResults),
-            incumbentText: (await getRegistryVersion(session.db))?.text ?? study.artifactText,
-            db: session.db,
-            signal: controller.signal,
-          });
-        } catch (error) {
-          if (controller.signal.aborted) {
-            progress('kloop: interrupted before round 1; nothing was run', quiet);
-            process.exitCode = INTERRUPTED_EXIT_CODE;
-            return;
-          }
-          // The loop meets the same failure at its first evaluation and stops with its own reason.
-          progress(
-            `kloop: WARNING: the power check could not evaluate the incumbent (${(error as Error).message}); skipped`,
-            quiet,
-          );
-        }
-        for (const warning of powerWarnings) progress(`kloop: WARNING: ${warning.message}`, quiet);
-        // The git notebook: a sync from the database after each accepted decision and at the end (idempotent).
-        const mirrorConfig = gitNotebookEnabled(study.config, options.git) ? study.config : undefined;
-        let mirrorChain: Promise<void> = Promise.resolve();
-        const mirror = (): Promise<void> => {
-          if (mirrorConfig === undefined) return Promise.resolve();
-          mirrorChain = mirrorChain.then(async () => {
-            try {
-              await syncGitNotebook(session.db, mirrorConfig);
-            } catch (error) {
-              progress(
-                `kloop: WARNING: the git notebook could not be written (${(error as Error).message}); the database is unaffected, \`kloop doctor\` reports the gap and the next run fills it`,
-                quiet,
-              );
-            }
-          });
-          return mirrorChain;
-        };
-        await mirror();
-        const outcome = await runStudy({
-          study,
-          db: session.db,
-          ...(calibration !== undefined ? { calibration: calibration.calibration } : {}),
-          evaluator: storedResults,
-          signal: controller.signal,
-          onCorpusChange: (change) => progress(`kloop: ${change.message}`, quiet),
-          onEvent: (event) => {
-            if (event.type === 'start') runId = event.runId;
-            progress(describeEvent(event, study.partitions.optimization.length, study.headline), quiet);
-            if (event.type === 'decision' && event.decision === 'accepted') void mirror();
-          },
-        });
-        await mirror();
-        if (
-          lostTo !== undefined ||
-          (controller.signal.reason instanceof Error && controller.signal.reason.message === 'lease lost')
-        ) {
-          throw await leaseLostReport(session.db, lease, study.dir, runId);
-        }
-        const report = await buildStudyReport(
-          session.db,
-          study,
-          createStudyEvaluator(study, session.db, storedResults),
-          {
-            runId: outcome.runId,
-            stopReason: outcome.stopReason,
-            stopDetail: outcome.stopDetail,
-            wallTimeMs: Date.now() - started,
-            corpusAtStart,
-          },
-          { signal: controller.signal },
-        );
-        const usage = session.plugins.usage();
-        // Ctrl-C while the report evaluated (after a stop on a criterion): the report is printed, and the exit says interrupted.
-        const interruptedReport = report.notEvaluated?.some((entry) => entry.reason === 'interrupted') === true;
-        const exitCode = interruptedReport ? INTERRUPTED_EXIT_CODE : exitCodeOf(outcome.stopReason);
-        const withUsage = {
-          ...report,
-          stopMeaning: STOP_REASON_MEANINGS[outcome.stopReason] ?? outcome.stopReason,
-          usage,
-          exitCode,
-          powerWarnings,
-        };
-        // The run's usage meter (executor and proposer) joins its stored report: the viewer's budget reads it.
-        await session.db
-          .updateTable('runs')
-          .set({ report: JSON.stringify({ ...report, usage, powerWarnings }) })
-          .where('id', '=', outcome.runId)
-          .execute();
-        if (options.json === true) printJson(withUsage);
-        else printReport(report);
-        process.exitCode = exitCode;
-      } catch (error) {
-        // A write refused by the fence (src/storage/write-fence.ts), wherever the run was: one report, one exit code.
-        if (isLeaseLost(error) && lease !== undefined)
-          throw await leaseLostReport(session.db, lease, session.study.dir, runId);
-        throw error;
-      } finally {
-        await heartbeat?.stop();
-        if (lease !== undefined)
-          await releaseLease(session.db, lease).catch(() => releaseLeaseSync(databaseFile, lease!));
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        stopWatchingOutput();
-        await queue?.close();
-        await session.close();
-      }
-    },
-  );
+  ).action(runCommand);
 }
 
-/**
- * The report of a run whose lease was taken over: who holds the study now,
- * and what this run wrote before its writes were refused (read-only: the
- * fence refuses every write). Exit code 5, code `lease_lost`.
- */
-async function leaseLostReport(
-  db: StudyDatabase,
-  lease: LeaseRecord,
-  studyPath: string,
-  runId: number | undefined,
-): Promise<LeaseLostError> {
-  const holder = await readLease(db, studyPath).catch(() => undefined);
-  const decided =
-    runId === undefined
-      ? 0
-      : Number(
-          (
-            await db
-              .selectFrom('experiments')
-              .select((eb) => eb.fn.countAll<number>().as('count'))
-              .where('run_id', '=', runId)
-              .executeTakeFirst()
-              .catch(() => undefined)
-          )?.count ?? 0,
-        );
-  const taker =
-    holder !== undefined && holder.ownerId !== lease.ownerId
-      ? `pid ${holder.pid} on host ${holder.hostname} took it over at ${holder.acquiredAt} (lease generation ${lease.generation} → ${holder.generation})`
-      : `another process took it over (lease generation ${lease.generation} → ${lease.generation + 1}) and has released it since`;
-  const fence = { studyKey: lease.studyKey, ownerId: lease.ownerId, generation: lease.generation };
-  return new LeaseLostError(
-    fence,
-    `this run lost the study's lease while it looked dead (paused, or its heartbeat could not reach the database): ${taker}. Its writes were refused from the take-over on (fencing), so nothing was written after it; this run${runId !== undefined ? ` (#${runId})` : ''} recorded ${decided} experiment(s) before. The process holding the lease continues the study; \`kloop status\` shows where it stands`,
-  );
+/** `kloop run`'s action: an online study, Loop A, or Loop B (./run-offline.ts); sets `process.exitCode`. */
+async function runCommand(
+  studyDir: string,
+  options: OfflineRunOptions & { simulate?: boolean; days?: number; loop?: string },
+): Promise<void> {
+  // An online study (mode: online) runs one step of its slow loop (src/online/); the rest of this command is the offline loop.
+  if (existsSync(path.join(studyDir, 'kloop.yaml')) && studyModeOf(studyDir) === 'online')
+    return runOnlineCommand(studyDir, options);
+  if (options.simulate === true || options.days !== undefined)
+    throw new InputError('--simulate and --days apply to online studies only (mode: online in kloop.yaml)', {
+      field: '--simulate',
+    });
+  if (options.batchSize !== undefined && options.workers !== true)
+    throw new InputError('--batch-size sets the size of the jobs of --workers: give --workers too, or leave it out', {
+      field: '--batch-size',
+    });
+  assertStudyWritable(studyDir);
+  if (parseLoopOption(options.loop) === 'A') return runLoopACommand(studyDir, options);
+  return runOfflineCommand(studyDir, options);
 }
 
 function parseBatchSize(value: string): number {
@@ -443,231 +98,9 @@ function parseBatchSize(value: string): number {
   return parsed;
 }
 
-/** The coordinator's side of the study's job queue, with its progress lines. */
-async function openStudyQueue(
-  session: { study: { dir: string }; db: import('../../storage/database.ts').StudyDatabase; close(): Promise<void> },
-  quiet: boolean,
-  batchSize: number | undefined,
-): Promise<EvaluationQueue> {
-  const { openEvaluationQueue } = await import('../../storage/evaluation-queue.ts');
-  try {
-    return await openEvaluationQueue(studyDatabaseLocation(session.study.dir), session.db, {
-      ...(batchSize !== undefined ? { batchSize } : {}),
-      onWaiting: (status) =>
-        progress(
-          `kloop: waiting for evaluation workers: ${status.queued} job(s) queued, ${status.running} running, ${status.workers} worker process(es) seen; start \`kloop worker ${session.study.dir} --db …\` (with the same corpus and executor)`,
-          quiet,
-        ),
-      onUnlocked: (workers) =>
-        progress(
-          `kloop: ${workers.length} evaluation worker(s) gone (${workers.map((worker) => worker.reason).join('; ')}): their jobs go to another worker`,
-          quiet,
-        ),
-      log: (message) => progress(`kloop: ${message}`, quiet),
-    });
-  } catch (error) {
-    await session.close();
-    throw error;
-  }
-}
-
 function parseCount(value: string): number {
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 0)
     throw new InputError(`expected a whole number ≥ 0, got "${value}"`, { field: '--max-experiments' });
   return parsed;
-}
-
-/**
- * One progress line per run event. `optimizationSize` is the optimization
- * partition's size when the event happened: the best composite of a round is
- * on the partition as it was then (graduations between rounds change it).
- * With a `headline` (e.g. misroute rate = 1 − composite) each decision's
- * optimization figure and the round's best are given in it, named, as the
- * report gives them.
- */
-function describeEvent(event: RunEvent, optimizationSize: number, headline?: StudyHeadline): string {
-  switch (event.type) {
-    case 'start':
-      return `run ${event.runId}: evaluator ${event.fingerprint}, ${event.experiments} experiments so far, incumbent version ${event.incumbent}`;
-    case 'baseline':
-      return `baseline: ${JSON.stringify(event.scores)}`;
-    case 'round':
-      return `round ${event.round}: ${event.candidates} candidates proposed${event.failures > 0 ? `, ${event.failures} proposal failures` : ''}`;
-    case 'decision':
-      return `  #${event.experimentId} ${event.decision === 'accepted' ? 'ACCEPTED' : event.decision === 'skipped' ? 'skipped ' : 'refused '} ${event.decision === 'accepted' ? '' : `(${event.reason}) `}${event.delta}${event.optimization !== null ? `  [optimization ${headline === undefined || headline.name === 'composite' ? '' : `${headline.name} `}${formatScore(headlineValue(headline, event.optimization))}]` : ''}`;
-    case 'round-end':
-      // In the study's headline, as the report prints it (a routing study's misroute rate, 1 − composite).
-      return `round ${event.round} done: ${event.accepted} accepted, ${event.refused} refused; best optimization ${headline?.name ?? 'composite'} ${formatScore(headlineValue(headline, event.best))} (on ${optimizationSize} examples); delta diversity mean ${formatScore(event.diversity.mean)} min ${formatScore(event.diversity.min)}`;
-    case 'stop':
-      return `stopped: ${event.reason} — ${event.detail}`;
-  }
-}
-
-function sizesText(sizes: PartitionSizes): string {
-  return (['optimization', 'anchor', 'shadow'] as const).map((name) => `${name} ${sizes[name]}`).join(', ');
-}
-
-/**
- * The report's lines on what the comparison stands on (reports stored before
- * these fields have none): the partitions seed and best are evaluated on,
- * the graduations and rotations of the run, and each partition on which the
- * best artifact is below the baseline, flagged.
- */
-export function describeComparison(report: StudyReport): string[] {
-  const lines: string[] = [];
-  if (report.comparison !== undefined) {
-    const { sizes, sizesAtStart, changed } = report.comparison;
-    lines.push(
-      `seed and best are both evaluated on the partitions as they are now: ${sizesText(sizes)}${changed ? ` (at the start of this run: ${sizesText(sizesAtStart)})` : ' (unchanged during this run)'}`,
-    );
-  }
-  const moves = report.corpusMoves ?? [];
-  if (moves.length > 0) {
-    lines.push(`corpus moves during this run (${moves.length}):`);
-    for (const move of moves) {
-      const when = move.afterExperiment === null ? 'before any experiment' : `after experiment ${move.afterExperiment}`;
-      const what =
-        move.kind === 'graduated'
-          ? 'shadow example(s) graduated into optimization'
-          : 'example(s) rotated out of the spent shadow into optimization';
-      lines.push(`  ${when}: ${move.exampleIds.length} ${what} (${move.exampleIds.join(', ')})`);
-    }
-  }
-  const headline = report.headline ?? { name: 'composite', complement: false };
-  for (const below of report.belowBaseline ?? []) {
-    const seed = headlineValue(headline, below.baseline);
-    const best = headlineValue(headline, below.best);
-    lines.push(
-      `WARNING: the best artifact (v${report.bestVersion}) is below the baseline (v${report.baselineVersion}) on ${below.partition}: ${headline.name} ${formatScore(best)} against ${formatScore(seed)}` +
-        `${headline.complement ? ' (lower is better)' : ''}, composite ${below.delta.toFixed(4)}${report.comparison?.changed === true ? '; each change was judged on the partitions of its time, and these moved since' : ''}`,
-    );
-  }
-  for (const [who, ids] of [
-    [`baseline (v${report.baselineVersion})`, report.unscored?.baseline ?? []],
-    [`best (v${report.bestVersion})`, report.unscored?.best ?? []],
-  ] as const) {
-    if (ids.length > 0) lines.push(`${who}: ${describeUnscored(ids)}`);
-  }
-  if (report.flaky !== undefined && report.flaky.repeats >= 2) {
-    for (const [who, flaky] of [
-      [`baseline (v${report.baselineVersion})`, report.flaky.baseline],
-      [`best (v${report.bestVersion})`, report.flaky.best],
-    ] as const) {
-      const line = describeFlakyExamples(flaky);
-      if (line !== null) lines.push(`${who}: ${line}`);
-    }
-  }
-  return lines;
-}
-
-/** Prints the human-readable final report. */
-export function printReport(report: StudyReport): void {
-  print(`kloop study ${report.study}`);
-  print();
-  const partitions = ['optimization', 'anchor', 'shadow'] as const;
-  // Reports of older runs (stored before the task was reported) name the intent task's columns.
-  const order = report.task?.components ?? ['appType', 'entityRecall', 'roleAccuracy', 'behaviorCoverage'];
-  const summaries = [report.details.baseline, report.details.best].flatMap((details) =>
-    partitions.map((partition) => details[partition]),
-  );
-  const columns = componentColumns(order, summaries);
-  const headline = report.headline ?? { name: 'composite', complement: false };
-  const notEvaluated = report.notEvaluated ?? [];
-  const reasonOf = (artifact: 'baseline' | 'best', partition: string): string | undefined =>
-    notEvaluated.find((entry) => entry.artifact === artifact && entry.partition === partition)?.reason;
-  const rows = [['', 'partition', headline.name, ...columns, 'invalid']];
-  for (const [artifact, label, details] of [
-    ['baseline', `baseline (v${report.baselineVersion})`, report.details.baseline],
-    ['best', `best (v${report.bestVersion})`, report.details.best],
-  ] as const) {
-    for (const partition of partitions) {
-      const summary = details[partition];
-      const missing = reasonOf(artifact, partition);
-      if (missing !== undefined) {
-        rows.push([
-          partition === 'optimization' ? label : '',
-          `${partition} (${summary.examples})`,
-          `not evaluated (${missing})`,
-          ...columns.map(() => ''),
-          '',
-        ]);
-        continue;
-      }
-      rows.push([
-        partition === 'optimization' ? label : '',
-        `${partition} (${summary.examples})`,
-        formatScore(headlineValue(headline, summary.composite)),
-        ...columns.map((name) => formatScore(summary.components[name])),
-        String(summary.invalid),
-      ]);
-    }
-  }
-  print(table(rows));
-  if (headline.complement)
-    print(`${headline.name} = 1 − ${columns.length === 1 ? columns[0] : 'composite'} (lower is better)`);
-  if (notEvaluated.length > 0) {
-    print(
-      `not evaluated: ${notEvaluated.length} of 6 partition scores (the report never spends beyond the budget, and makes no model call after an interrupt):`,
-    );
-    for (const entry of notEvaluated)
-      print(`  ${entry.artifact} (v${entry.version}) ${entry.partition}: ${entry.reason} — ${entry.detail}`);
-  }
-  for (const line of describeComparison(report)) print(line);
-  print();
-  const refusedTotal = Object.values(report.refused).reduce((sum, count) => sum + count, 0);
-  print(
-    `experiments evaluated: ${report.experiments} (this run: ${report.thisRun.experiments}); accepted ${report.accepted}, refused ${refusedTotal}`,
-  );
-  const reasons = Object.entries(report.refused).sort((left, right) => right[1] - left[1]);
-  if (reasons.length > 0)
-    print(`refused by reason: ${reasons.map(([reason, count]) => `${reason} ${count}`).join(', ')}`);
-  if (report.skipped > 0)
-    print(
-      `skipped before evaluation (tried before, or a near-duplicate of a delta already evaluated): ${report.skipped}`,
-    );
-  if (report.rebased > 0)
-    print(`rebased onto an incumbent merged earlier in their round, and judged again: ${report.rebased}`);
-  if (report.racing !== undefined) {
-    const { decisions, stoppedEarly, evaluated, planned } = report.racing;
-    print(
-      `raced: ${decisions} decision(s), ${stoppedEarly} stopped early for futility; optimization example-repeats evaluated ${evaluated} of ${planned} a full evaluation plans (${planned === 0 ? '—' : `${((100 * evaluated) / planned).toFixed(0)}%`})`,
-    );
-  }
-  const failures = Object.entries(report.proposalFailures).sort((left, right) => right[1] - left[1]);
-  if (failures.length > 0) {
-    const total = failures.reduce((sum, [, count]) => sum + count, 0);
-    const unreadable = report.proposalFailures[INVALID_INCUMBENT] ?? 0;
-    const retried =
-      unreadable === total
-        ? 'not retried: the proposer cannot read the incumbent artifact, the same failure on every attempt'
-        : unreadable > 0
-          ? `retried with a fresh sample, but for ${INVALID_INCUMBENT} (the proposer cannot read the incumbent artifact: not retried)`
-          : 'each retried with a fresh sample';
-    print(
-      `failed proposer answers: ${total} (${failures.map(([code, count]) => `${code} ${count}`).join(', ')}); ${retried} — \`kloop history\` lists them`,
-    );
-  }
-  print(
-    `stop reason: ${report.stopReason} (${STOP_REASON_MEANINGS[report.stopReason] ?? 'see docs/reliability.md'}) — ${report.stopDetail}`,
-  );
-  if (report.stuck !== null) {
-    print();
-    print(`stuck: ${report.stuck.message}`);
-    for (const step of report.stuck.steps) print(`  - ${step}`);
-  }
-  print(`best artifact: ${report.bestArtifact}`);
-  print(`database: ${report.database}`);
-  print(`wall time: ${(report.wallTimeMs / 1000).toFixed(1)} s`);
-}
-
-/** The refusal of a run that needs a calibration for its evaluator and has none (gate.requireCalibration). */
-function requiresCalibration(study: LoadedStudy): InputError {
-  return new InputError(
-    'this study requires a valid calibration for the current evaluator (gate.requireCalibration): run `kloop calibrate` first, or `kloop run --calibrate`',
-    {
-      file: study.config?.configPath ?? study.dir,
-      field: 'gate.requireCalibration',
-    },
-  );
 }

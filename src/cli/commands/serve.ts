@@ -8,7 +8,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { InputError } from '../../errors.ts';
 import { DEFAULT_SERVE_PORT, DEFAULT_TOKEN_ENV, resolveServeToken, startSignalServer } from '../../signals/server.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../../config/signals-config.ts';
 import { loadStudyConfig } from '../../config/config.ts';
@@ -17,24 +16,8 @@ import { progress } from '../output.ts';
 import { openSignalDatabase } from './signals.ts';
 import { studyModeOf } from '../../online/config.ts';
 import { serveOnlineStudy } from './online-serve.ts';
-import { untilInterrupted } from '../until-interrupted.ts';
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new InputError(`expected a port number 0-65535, got "${value}"`, { field: '--port' });
-  return port;
-}
-
-function parseEnvName(value: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value))
-    throw new InputError('give the NAME of an environment variable holding the token, not the token itself', {
-      field: '--token-env',
-    });
-  return value;
-}
+import { untilInterrupted } from '../session/until-interrupted.ts';
+import { LOOPBACK, parseEnvName, parsePort } from '../server-options.ts';
 
 export function registerServeCommand(program: Command): void {
   program

@@ -203,31 +203,7 @@ export function registerSignalsCommands(program: Command): void {
     .argument('<study>', 'study folder')
     .argument('<file>', 'JSON Lines file of signals')
     .option('--json', 'print one JSON object on stdout')
-    .action(async (studyDir: string, file: string, options: { json?: boolean }) => {
-      const config = loadStudyConfig(studyDir);
-      if (!existsSync(file)) throw new InputError('file not found', { file });
-      const db = await openSignalDatabase(config, true);
-      try {
-        const report = await ingestSignalFile(db, file, {
-          storeGoals: (config.signals ?? DEFAULT_SIGNALS_CONFIG).storeGoals,
-        });
-        if (options.json === true) printJson(report);
-        else {
-          print(
-            `${file}: ${report.records} records, ${report.valid} valid, ${report.stored} stored, ${report.duplicates} duplicates, ${report.malformed} malformed`,
-          );
-          for (const issue of report.issues.slice(0, 20))
-            print(
-              `  ${formatLocation(issue.message, { file, ...(issue.line !== undefined ? { line: issue.line } : {}), ...(issue.field !== undefined ? { field: issue.field } : {}) })}`,
-            );
-          if (report.issues.length + report.issuesOmitted > 20)
-            print(`  ... and ${report.issues.length + report.issuesOmitted - 20} more problems (use --json)`);
-        }
-        process.exitCode = report.malformed > 0 ? 2 : 0;
-      } finally {
-        await db.destroy();
-      }
-    });
+    .action(signalsIngestCommand);
 
   signals
     .command('report')
@@ -269,24 +245,57 @@ export function registerSignalsCommands(program: Command): void {
       '--enqueue',
       'send candidate patterns and examples to the review queue (examples for admission after review)',
     )
-    .action(async (studyDir: string, options: { json?: boolean; now?: string; enqueue?: boolean }) => {
-      const now = parseNow(options.now);
-      const config = loadStudyConfig(studyDir);
-      const db = await openSignalDatabase(config, options.enqueue === true);
-      try {
-        const inputs = await slowLoopInputs(config, db, now);
-        const result =
-          options.enqueue === true
-            ? await runLoopC({ ...inputs, enqueue: true })
-            : { report: await buildMiningReport(inputs), enqueued: null };
-        if (options.json === true)
-          printJson(result.enqueued === null ? result.report : { ...result.report, enqueued: result.enqueued });
-        else {
-          printMiningReport(result.report);
-          printEnqueued(result.enqueued);
-        }
-      } finally {
-        await db.destroy();
-      }
+    .action(signalsMineCommand);
+}
+
+/** `kloop signals ingest`'s action: stores the valid lines of a JSONL file of production signals. */
+async function signalsIngestCommand(studyDir: string, file: string, options: { json?: boolean }): Promise<void> {
+  const config = loadStudyConfig(studyDir);
+  if (!existsSync(file)) throw new InputError('file not found', { file });
+  const db = await openSignalDatabase(config, true);
+  try {
+    const report = await ingestSignalFile(db, file, {
+      storeGoals: (config.signals ?? DEFAULT_SIGNALS_CONFIG).storeGoals,
     });
+    if (options.json === true) printJson(report);
+    else {
+      print(
+        `${file}: ${report.records} records, ${report.valid} valid, ${report.stored} stored, ${report.duplicates} duplicates, ${report.malformed} malformed`,
+      );
+      for (const issue of report.issues.slice(0, 20))
+        print(
+          `  ${formatLocation(issue.message, { file, ...(issue.line !== undefined ? { line: issue.line } : {}), ...(issue.field !== undefined ? { field: issue.field } : {}) })}`,
+        );
+      if (report.issues.length + report.issuesOmitted > 20)
+        print(`  ... and ${report.issues.length + report.issuesOmitted - 20} more problems (use --json)`);
+    }
+    process.exitCode = report.malformed > 0 ? 2 : 0;
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** `kloop signals mine`'s action: Loop C, pattern mining over the notebook's failures and signals. */
+async function signalsMineCommand(
+  studyDir: string,
+  options: { json?: boolean; now?: string; enqueue?: boolean },
+): Promise<void> {
+  const now = parseNow(options.now);
+  const config = loadStudyConfig(studyDir);
+  const db = await openSignalDatabase(config, options.enqueue === true);
+  try {
+    const inputs = await slowLoopInputs(config, db, now);
+    const result =
+      options.enqueue === true
+        ? await runLoopC({ ...inputs, enqueue: true })
+        : { report: await buildMiningReport(inputs), enqueued: null };
+    if (options.json === true)
+      printJson(result.enqueued === null ? result.report : { ...result.report, enqueued: result.enqueued });
+    else {
+      printMiningReport(result.report);
+      printEnqueued(result.enqueued);
+    }
+  } finally {
+    await db.destroy();
+  }
 }

@@ -19,29 +19,15 @@ import { listenFailure } from '../listen-error.ts';
 import { progress } from '../output.ts';
 import { gitNotebookEnabled, syncGitNotebook } from './git-notebook.ts';
 import { isStudyWritable } from './study-session.ts';
-import { untilInterrupted } from '../until-interrupted.ts';
+import { untilInterrupted } from '../session/until-interrupted.ts';
+import { LOOPBACK, parseEnvName, parsePort } from '../server-options.ts';
 import path from 'node:path';
 import { loadOnlineConfig, studyModeOf, type OnlineStudyConfig } from '../../online/config.ts';
+import type { StudyConfig } from '../../config/config.ts';
 
 /** The default environment variable holding the viewer's bearer token. */
 export const DEFAULT_VIEW_TOKEN_ENV = 'KLOOP_VIEW_TOKEN';
 const DEFAULT_PORT = 8790;
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535)
-    throw new InputError(`expected a port number 0-65535, got "${value}"`, { field: '--port' });
-  return port;
-}
-
-function parseEnvName(value: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value))
-    throw new InputError('give the NAME of an environment variable holding the token, not the token itself', {
-      field: '--token-env',
-    });
-  return value;
-}
 
 interface ViewOptions {
   port: number;
@@ -138,98 +124,114 @@ export function registerViewCommand(program: Command): void {
       '\nExit codes: 0 stopped by Ctrl-C or SIGTERM; 1 the notebook cannot be read; 2 bad input: no study there, a bad --port or one in use, a --host not of this machine, a token too short or unset.' +
         `\nExamples:\n  kloop view examples/intent\n  KLOOP_VIEW_TOKEN=$(openssl rand -hex 16) kloop view examples/intent --port 8800`,
     )
-    .action(async (studyDir: string, options: ViewOptions, command: Command) => {
-      const { startViewServer } = await import('../../view/view-server.ts');
-      const { resolveServeToken } = await import('../../signals/server.ts');
-      const { runLoopD } = await import('../../signals/loops.ts');
-      const { slowLoopInputs } = await import('./signals.ts');
-      const quiet = options.quiet === true;
-      const simulated = options.simulated === true;
-      const online = await onlineStudyOf(studyDir, simulated);
-      const { dir, config } =
-        online !== null ? { dir: online.dir, config: null } : await loadConfigOrNotebook(studyDir);
-      const explicitTokenEnv = command.getOptionValueSource('tokenEnv') !== 'default';
-      const token =
-        explicitTokenEnv || (process.env[options.tokenEnv] ?? '').trim() !== ''
-          ? resolveServeToken(process.env, options.tokenEnv)
-          : null;
-      // A simulated run's notebook is read, never changed (it is made afresh by each --simulate run).
-      const { db, writable, created } = simulated
-        ? { db: await openDatabase(simulatedNotebook(dir), { readonly: true }), writable: false, created: false }
-        : await openViewerDatabase(dir);
-      if (created)
-        progress(`kloop: ${dir} has not run yet: the viewer shows the first \`kloop run\` as it goes`, quiet);
-      const mirror = config !== null && gitNotebookEnabled(config, options.git) ? config : null;
-      try {
-        const readOnlyNotebook = simulated
-          ? 'this is the notebook of a SIMULATED run (kloop run --simulate): nothing in it can be changed'
-          : writable
-            ? undefined
-            : `the study's notebook ${studyDatabasePath(dir)} is not writable by this viewer: activation and review decisions cannot be recorded (run kloop view as a user who may write the study)`;
-        if (!writable) progress(`kloop: ${readOnlyNotebook}`, quiet);
-        const server = await startViewServer({
-          db,
-          studyDir: dir,
-          headline: headlineOfConfig(config),
-          token,
-          ...(readOnlyNotebook !== undefined ? { readOnlyNotebook } : {}),
-          ...(online !== null
-            ? {
-                loadOnline: async () =>
-                  (await import('../../online/study/online-view.ts')).loadOnlineView(db, online, { simulated }),
-                simulated,
-              }
-            : {}),
-          port: options.port,
-          hostname: options.host,
-          ...(config !== null
-            ? {
-                corpusPolicy: {
-                  graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions,
-                  maxShadowExposures: config.corpusPolicy.maxShadowExposures,
-                  rotateSlice: config.corpusPolicy.rotateSlice,
-                },
-              }
-            : {}),
-          // Loop D reads intents: the signals of other tasks' studies are not available.
-          ...(config !== null && isIntentStudy(config)
-            ? {
-                loadSignals: async () =>
-                  (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report,
-              }
-            : {}),
-          ...(mirror !== null
-            ? {
-                afterActivation: async () => {
-                  const synced = await syncGitNotebook(db, mirror);
-                  if (synced.commits.length > 0)
-                    progress(`kloop: git notebook: ${synced.commits.length} commit(s) in ${synced.dir}`, quiet);
-                },
-              }
-            : {}),
-        }).catch((error: unknown) => {
-          throw listenFailure(error, options.host, options.port);
-        });
-        if (!LOOPBACK.has(options.host))
-          progress(
-            `kloop: WARNING: listening on ${options.host}, beyond this machine; the viewer speaks plain HTTP: put a TLS proxy in front`,
-            quiet,
-          );
-        const mode = !writable
-          ? 'read-only (the notebook is not writable)'
-          : token === null
-            ? `read-only (set ${options.tokenEnv} to allow rollback and review decisions)`
-            : `changes need the bearer token from ${options.tokenEnv}`;
-        progress(`kloop: viewer for ${dir} at ${server.url}/ — ${mode}; Ctrl-C to stop`, quiet);
-        if ((options as { json?: boolean }).json === true)
-          process.stdout.write(
-            `${JSON.stringify({ url: `${server.url}/`, port: Number(new URL(server.url).port), study: dir, writable: token !== null && writable })}\n`,
-          );
-        await untilInterrupted();
-        progress('kloop: stopping the viewer', quiet);
-        await server.close();
-      } finally {
-        await db.destroy();
-      }
+    .action(viewCommand);
+}
+
+/** `kloop view`'s action: serves the study's viewer on this machine until Ctrl-C or SIGTERM. */
+async function viewCommand(studyDir: string, options: ViewOptions, command: Command): Promise<void> {
+  const { startViewServer } = await import('../../view/view-server.ts');
+  const { resolveServeToken } = await import('../../signals/server.ts');
+  const { runLoopD } = await import('../../signals/loops.ts');
+  const { slowLoopInputs } = await import('./signals.ts');
+  const quiet = options.quiet === true;
+  const simulated = options.simulated === true;
+  const online = await onlineStudyOf(studyDir, simulated);
+  const { dir, config } = online !== null ? { dir: online.dir, config: null } : await loadConfigOrNotebook(studyDir);
+  const explicitTokenEnv = command.getOptionValueSource('tokenEnv') !== 'default';
+  const token =
+    explicitTokenEnv || (process.env[options.tokenEnv] ?? '').trim() !== ''
+      ? resolveServeToken(process.env, options.tokenEnv)
+      : null;
+  // A simulated run's notebook is read, never changed (it is made afresh by each --simulate run).
+  const { db, writable, created } = simulated
+    ? { db: await openDatabase(simulatedNotebook(dir), { readonly: true }), writable: false, created: false }
+    : await openViewerDatabase(dir);
+  if (created) progress(`kloop: ${dir} has not run yet: the viewer shows the first \`kloop run\` as it goes`, quiet);
+  const mirror = config !== null && gitNotebookEnabled(config, options.git) ? config : null;
+  try {
+    const readOnlyNotebook = readOnlyNotice(simulated, writable, dir);
+    if (!writable) progress(`kloop: ${readOnlyNotebook}`, quiet);
+    const server = await startViewServer({
+      db,
+      studyDir: dir,
+      headline: headlineOfConfig(config),
+      token,
+      ...(readOnlyNotebook !== undefined ? { readOnlyNotebook } : {}),
+      ...(online !== null
+        ? {
+            loadOnline: async () =>
+              (await import('../../online/study/online-view.ts')).loadOnlineView(db, online, { simulated }),
+            simulated,
+          }
+        : {}),
+      port: options.port,
+      hostname: options.host,
+      ...(config !== null ? { corpusPolicy: viewedCorpusPolicy(config) } : {}),
+      // Loop D reads intents: the signals of other tasks' studies are not available.
+      ...(config !== null && isIntentStudy(config)
+        ? {
+            loadSignals: async () =>
+              (await runLoopD({ ...(await slowLoopInputs(config, db, new Date())), enqueue: false })).report,
+          }
+        : {}),
+      ...(mirror !== null
+        ? {
+            afterActivation: async () => {
+              const synced = await syncGitNotebook(db, mirror);
+              if (synced.commits.length > 0)
+                progress(`kloop: git notebook: ${synced.commits.length} commit(s) in ${synced.dir}`, quiet);
+            },
+          }
+        : {}),
+    }).catch((error: unknown) => {
+      throw listenFailure(error, options.host, options.port);
     });
+    if (!LOOPBACK.has(options.host))
+      progress(
+        `kloop: WARNING: listening on ${options.host}, beyond this machine; the viewer speaks plain HTTP: put a TLS proxy in front`,
+        quiet,
+      );
+    progress(
+      `kloop: viewer for ${dir} at ${server.url}/ — ${viewerMode(writable, token !== null, options.tokenEnv)}; Ctrl-C to stop`,
+      quiet,
+    );
+    if ((options as { json?: boolean }).json === true)
+      process.stdout.write(
+        `${JSON.stringify({ url: `${server.url}/`, port: Number(new URL(server.url).port), study: dir, writable: token !== null && writable })}\n`,
+      );
+    await untilInterrupted();
+    progress('kloop: stopping the viewer', quiet);
+    await server.close();
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** Why the viewer cannot change the notebook (a simulated run's; one this user cannot write), or undefined when it can. */
+function readOnlyNotice(simulated: boolean, writable: boolean, dir: string): string | undefined {
+  if (simulated) return 'this is the notebook of a SIMULATED run (kloop run --simulate): nothing in it can be changed';
+  return writable
+    ? undefined
+    : `the study's notebook ${studyDatabasePath(dir)} is not writable by this viewer: activation and review decisions cannot be recorded (run kloop view as a user who may write the study)`;
+}
+
+/** What the viewer may change, for its start line: nothing (a read-only notebook, or no token), or changes with the bearer token. */
+function viewerMode(writable: boolean, hasToken: boolean, tokenEnv: string): string {
+  if (!writable) return 'read-only (the notebook is not writable)';
+  return hasToken
+    ? `changes need the bearer token from ${tokenEnv}`
+    : `read-only (set ${tokenEnv} to allow rollback and review decisions)`;
+}
+
+/** The corpus policy the viewer's corpus page explains: when shadow examples graduate and when the shadow rotates. */
+function viewedCorpusPolicy(config: StudyConfig): {
+  graduateAfterDecisions: number;
+  maxShadowExposures: number;
+  rotateSlice: number;
+} {
+  return {
+    graduateAfterDecisions: config.corpusPolicy.graduateAfterDecisions,
+    maxShadowExposures: config.corpusPolicy.maxShadowExposures,
+    rotateSlice: config.corpusPolicy.rotateSlice,
+  };
 }

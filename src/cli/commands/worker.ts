@@ -21,11 +21,11 @@ import { withArtifactOverride } from '../../storage/registry.ts';
 import { createStudyEvaluator } from '../../loop/evaluate-partition.ts';
 import { scratchKey } from '../../loop/scratch-evaluator.ts';
 import { printJson, progress } from '../output.ts';
-import type { ModelOptions } from './study-session.ts';
+import { EXIT } from '../session/exit-codes.ts';
+import type { SessionContext } from '../session/session-runner.ts';
+import { runSession } from '../session/session-runner.ts';
+import type { ModelOptions, StudySession } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
-
-/** Exit code of a worker stopped by Ctrl-C or SIGTERM (after its running jobs finished). */
-const INTERRUPTED_EXIT_CODE = 130;
 
 function parseConcurrency(value: string): number {
   const parsed = Number(value);
@@ -88,94 +88,118 @@ export function registerWorkerCommand(program: Command): void {
         '--json',
         'when the worker stops, print one JSON object on stdout: study, evaluator, jobs done and failed, results executed',
       ),
-  ).action(
-    async (studyDir: string, options: ModelOptions & { concurrency?: number; quiet?: boolean; json?: boolean }) => {
-      const quiet = options.quiet === true;
-      if (!isPostgresUrl(studyDatabaseLocation(studyDir))) {
-        throw new InputError(
-          "kloop worker needs the study's notebook in PostgreSQL: pass --db postgres://… or set storage: in kloop.yaml (see docs/storage.md)",
-          { field: '--db', code: 'input.storage' },
-        );
-      }
-      const session = await openStudy(studyDir, options);
-      const { study, db } = session;
-      const location = studyDatabaseLocation(study.dir);
-      const base = createStudyEvaluator(study, db);
-      const byKey = new Map<string, Evaluator>();
-      // One evaluator per (readSince, storedAs): --no-cache runs and the proposer's screening (stored under a scratch key).
-      const evaluatorOf = (readSince: string | undefined, storedAs?: string): Evaluator => {
-        if (readSince === undefined && storedAs === undefined) return base;
-        const key = `${readSince ?? ''}\u0000${storedAs ?? ''}`;
-        let evaluator = byKey.get(key);
-        if (evaluator === undefined)
-          byKey.set(
-            key,
-            (evaluator = createStudyEvaluator(study, db, {
-              ...(readSince !== undefined ? { readSince } : {}),
-              ...(storedAs !== undefined ? { storedAs } : {}),
-            })),
-          );
-        return evaluator;
-      };
-      const examplesById = new Map(study.corpus.map((example) => [example.id, example]));
-      const concurrency = options.concurrency ?? 2;
-      const tally = { done: 0, failed: 0, results: 0 };
-      const worker = await startEvaluationWorker({
-        location,
-        db,
-        fingerprint: base.fingerprint,
-        concurrency,
-        run: async (job, signal) => void (await runEvaluationJob(job, evaluatorOf, examplesById, signal)),
-        onJob: (event) => {
-          if (event.type === 'done') tally.done += 1;
-          if (event.type === 'failed') tally.failed += 1;
-          if (event.type === 'done') tally.results += event.job.exampleIds.length;
-          if (event.type === 'done')
-            progress(
-              `kloop worker: ${event.job.partition} repeat ${event.job.repeat}, ${event.job.exampleIds.length} example(s) of artifact ${event.job.artifactHash.slice(0, 12)}: done`,
-              quiet,
-            );
-          else if (event.type === 'failed')
-            progress(
-              `kloop worker: ${event.job.partition} repeat ${event.job.repeat} (attempt ${event.attempt}): failed, to be retried: ${event.message ?? ''}`,
-              quiet,
-            );
-        },
-        log: (message) => progress(`kloop worker: ${message}`, quiet),
-      });
-      progress(
-        `kloop worker: serving evaluator ${base.fingerprint} (${study.executor.id}) of ${study.dir} on ${describeLocation(location)}, ${concurrency} job(s) at once; Ctrl-C to stop`,
-        quiet,
+  ).action(workerCommand);
+}
+
+/** Options of `kloop worker`. */
+interface WorkerOptions extends ModelOptions {
+  concurrency?: number;
+  quiet?: boolean;
+  json?: boolean;
+}
+
+/**
+ * `kloop worker`'s action, a session of the session runner
+ * (src/cli/session/session-runner.ts): serves jobs until Ctrl-C, SIGTERM or
+ * a closed output, then lets the running jobs finish (a second interrupt
+ * quits at once: their jobs go to another worker); exit 130 then.
+ */
+async function workerCommand(studyDir: string, options: WorkerOptions): Promise<void> {
+  const quiet = options.quiet === true;
+  if (!isPostgresUrl(studyDatabaseLocation(studyDir))) {
+    throw new InputError(
+      "kloop worker needs the study's notebook in PostgreSQL: pass --db postgres://… or set storage: in kloop.yaml (see docs/storage.md)",
+      { field: '--db', code: 'input.storage' },
+    );
+  }
+  const session = await openStudy(studyDir, options);
+  await runSession(
+    {
+      quiet,
+      interruptNotice:
+        'kloop worker: stopping once the running jobs are done (Ctrl-C again to quit at once; their jobs then go to another worker)',
+      quietNotice: true,
+      graceMs: null,
+      close: () => session.close(),
+    },
+    (context) => serveJobs(session, options, context),
+  );
+}
+
+/** The evaluator of each (readSince, storedAs) a job asks for: `--no-cache` runs and the proposer's screening (stored under a scratch key). */
+function createEvaluatorCache(
+  study: StudySession['study'],
+  db: StudySession['db'],
+): { base: Evaluator; evaluatorOf: (readSince: string | undefined, storedAs?: string) => Evaluator } {
+  const base = createStudyEvaluator(study, db);
+  const byKey = new Map<string, Evaluator>();
+  const evaluatorOf = (readSince: string | undefined, storedAs?: string): Evaluator => {
+    if (readSince === undefined && storedAs === undefined) return base;
+    const key = `${readSince ?? ''}\u0000${storedAs ?? ''}`;
+    let evaluator = byKey.get(key);
+    if (evaluator === undefined)
+      byKey.set(
+        key,
+        (evaluator = createStudyEvaluator(study, db, {
+          ...(readSince !== undefined ? { readSince } : {}),
+          ...(storedAs !== undefined ? { storedAs } : {}),
+        })),
       );
-      let interrupted = false;
-      const onSignal = (): void => {
-        if (interrupted) process.exit(INTERRUPTED_EXIT_CODE);
-        interrupted = true;
+    return evaluator;
+  };
+  return { base, evaluatorOf };
+}
+
+/** The worker's session: takes jobs until asked to stop, then prints what it did (`--json`); returns the exit code. */
+async function serveJobs(session: StudySession, options: WorkerOptions, context: SessionContext): Promise<number> {
+  const quiet = options.quiet === true;
+  const { study, db } = session;
+  const location = studyDatabaseLocation(study.dir);
+  const { base, evaluatorOf } = createEvaluatorCache(study, db);
+  const examplesById = new Map(study.corpus.map((example) => [example.id, example]));
+  const concurrency = options.concurrency ?? 2;
+  const tally = { done: 0, failed: 0, results: 0 };
+  const worker = await startEvaluationWorker({
+    location,
+    db,
+    fingerprint: base.fingerprint,
+    concurrency,
+    run: async (job, signal) => void (await runEvaluationJob(job, evaluatorOf, examplesById, signal)),
+    onJob: (event) => {
+      if (event.type === 'done') tally.done += 1;
+      if (event.type === 'failed') tally.failed += 1;
+      if (event.type === 'done') tally.results += event.job.exampleIds.length;
+      if (event.type === 'done')
         progress(
-          'kloop worker: stopping once the running jobs are done (Ctrl-C again to quit at once; their jobs then go to another worker)',
+          `kloop worker: ${event.job.partition} repeat ${event.job.repeat}, ${event.job.exampleIds.length} example(s) of artifact ${event.job.artifactHash.slice(0, 12)}: done`,
           quiet,
         );
-        void worker.stop();
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-      try {
-        await worker.done;
-      } finally {
-        await worker.stop();
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        await session.close();
-      }
-      if (options.json === true)
-        printJson({
-          study: study.dir,
-          evaluator: base.fingerprint,
-          jobs: { done: tally.done, failed: tally.failed },
-          results: tally.results,
-          interrupted,
-        });
-      if (interrupted) process.exitCode = INTERRUPTED_EXIT_CODE;
+      else if (event.type === 'failed')
+        progress(
+          `kloop worker: ${event.job.partition} repeat ${event.job.repeat} (attempt ${event.attempt}): failed, to be retried: ${event.message ?? ''}`,
+          quiet,
+        );
     },
+    log: (message) => progress(`kloop worker: ${message}`, quiet),
+  });
+  progress(
+    `kloop worker: serving evaluator ${base.fingerprint} (${study.executor.id}) of ${study.dir} on ${describeLocation(location)}, ${concurrency} job(s) at once; Ctrl-C to stop`,
+    quiet,
   );
+  context.signal.addEventListener('abort', () => void worker.stop(), { once: true });
+  try {
+    await worker.done;
+  } finally {
+    await worker.stop();
+  }
+  const interrupted = context.interrupted;
+  if (options.json === true)
+    printJson({
+      study: study.dir,
+      evaluator: base.fingerprint,
+      jobs: { done: tally.done, failed: tally.failed },
+      results: tally.results,
+      interrupted,
+    });
+  return interrupted ? EXIT.interrupted : EXIT.ok;
 }

@@ -57,7 +57,7 @@ function modulesOutsideStorage(dir = ''): string[] {
 }
 
 /** The SQL a module's text holds, as `line: what` entries (empty: none). */
-export function sqlIn(fileName: string, text: string): string[] {
+function sqlIn(fileName: string, text: string): string[] {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
   const at = (node: ts.Node, what: string) =>

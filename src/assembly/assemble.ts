@@ -105,79 +105,128 @@ export function assembleIntent(intent: Intent, library: PatternLibrary | readonl
   const patterns: readonly Pattern[] = 'patterns' in library ? library.patterns : library;
   const entities = uniqueEntities(intent.entities);
   const behaviors = [...new Set(intent.behaviors)];
-  const matches = patterns.map((pattern) => matchPattern(entities, behaviors, pattern));
-
-  const assigned = new Map<number, { match: EntityMatch; patternId: string }>();
-  const coveredBehaviors = new Set<Behavior>();
-  const uses: PatternUse[] = [];
-  const chosen: PatternMatch[] = [];
-  const take = (candidate: PatternMatch): void => {
-    const use: PatternUse = {
-      id: candidate.pattern.id,
-      coveredEntities: [],
-      extendedEntities: [],
-      coveredBehaviors: [],
-    };
-    for (const match of candidate.entities) {
-      if (assigned.has(match.intentIndex)) continue;
-      assigned.set(match.intentIndex, { match, patternId: candidate.pattern.id });
-      use.coveredEntities.push(entities[match.intentIndex]!.name);
-    }
-    for (const behavior of candidate.behaviors) {
-      if (coveredBehaviors.has(behavior)) continue;
-      coveredBehaviors.add(behavior);
-      use.coveredBehaviors.push(behavior);
-    }
-    uses.push(use);
-    chosen.push(candidate);
+  const state: CoverState = {
+    intent,
+    entities,
+    behaviors,
+    matches: patterns.map((pattern) => matchPattern(entities, behaviors, pattern)),
+    assigned: new Map(),
+    coveredBehaviors: new Set(),
+    uses: [],
+    chosen: [],
+    extensions: [],
+    extended: new Set(),
   };
+  if (entities.length > 0) chooseCover(state);
+  extendAlongRelations(state);
 
-  if (entities.length > 0) {
-    const complete = matches.filter(
-      (match) => match.entities.length === entities.length && match.behaviors.length === behaviors.length,
-    );
-    const best = pickBest(
-      complete,
-      (match) => coverageOf(entityCredit(match.entities), match.behaviors.length, entities.length, behaviors.length),
+  const uncoveredEntities = entities
+    .filter((_, index) => !state.assigned.has(index) && !state.extended.has(index))
+    .map((entity) => entity.name);
+  const uncoveredBehaviors = behaviors.filter((behavior) => !state.coveredBehaviors.has(behavior));
+  const everythingCovered = entities.length > 0 && uncoveredEntities.length === 0 && uncoveredBehaviors.length === 0;
+  const method: AssemblyMethod = !everythingCovered ? 'partial' : state.uses.length === 1 ? 'direct' : 'decomposed';
+  const confidence = assemblyConfidence(state);
+  const app = createAssembledApp({ intent, entities, behaviors, chosen: state.chosen, assigned: state.assigned });
+  return {
+    method,
+    confidence,
+    patterns: state.uses,
+    uncovered: { entities: uncoveredEntities, behaviors: uncoveredBehaviors },
+    extensions: state.extensions,
+    app,
+  };
+}
+
+/** The state of one assembly: the deduplicated intent, the pattern matches, and what is covered so far. */
+interface CoverState {
+  intent: Intent;
+  entities: IntentEntity[];
+  behaviors: Behavior[];
+  matches: PatternMatch[];
+  /** Intent entity index → the match hosting it and its pattern. */
+  assigned: Map<number, { match: EntityMatch; patternId: string }>;
+  coveredBehaviors: Set<Behavior>;
+  uses: PatternUse[];
+  chosen: PatternMatch[];
+  extensions: Assembly['extensions'];
+  /** Intent entity indexes covered as extensions. */
+  extended: Set<number>;
+}
+
+/** Take a pattern: it hosts the entities and covers the behaviours not yet taken. */
+function takePattern(state: CoverState, candidate: PatternMatch): void {
+  const use: PatternUse = {
+    id: candidate.pattern.id,
+    coveredEntities: [],
+    extendedEntities: [],
+    coveredBehaviors: [],
+  };
+  for (const match of candidate.entities) {
+    if (state.assigned.has(match.intentIndex)) continue;
+    state.assigned.set(match.intentIndex, { match, patternId: candidate.pattern.id });
+    use.coveredEntities.push(state.entities[match.intentIndex]!.name);
+  }
+  for (const behavior of candidate.behaviors) {
+    if (state.coveredBehaviors.has(behavior)) continue;
+    state.coveredBehaviors.add(behavior);
+    use.coveredBehaviors.push(behavior);
+  }
+  state.uses.push(use);
+  state.chosen.push(candidate);
+}
+
+/** Step 1 and 2: one complete pattern if any, else the greedy set cover. */
+function chooseCover(state: CoverState): void {
+  const { intent, entities, behaviors, matches } = state;
+  const complete = matches.filter(
+    (match) => match.entities.length === entities.length && match.behaviors.length === behaviors.length,
+  );
+  const best = pickBest(
+    complete,
+    (match) => coverageOf(entityCredit(match.entities), match.behaviors.length, entities.length, behaviors.length),
+    intent,
+  );
+  if (best !== undefined) {
+    takePattern(state, best);
+    return;
+  }
+  for (;;) {
+    const remaining = matches.filter((match) => match.entities.length > 0 && !state.chosen.includes(match));
+    const gainOf = (match: PatternMatch): number =>
+      coverageOf(
+        entityCredit(match.entities.filter((entity) => !state.assigned.has(entity.intentIndex))),
+        match.behaviors.filter((behavior) => !state.coveredBehaviors.has(behavior)).length,
+        entities.length,
+        behaviors.length,
+      );
+    const next = pickBest(
+      remaining.filter((match) => gainOf(match) > 0),
+      gainOf,
       intent,
     );
-    if (best !== undefined) take(best);
-    else {
-      for (;;) {
-        const remaining = matches.filter((match) => match.entities.length > 0 && !chosen.includes(match));
-        const gainOf = (match: PatternMatch): number =>
-          coverageOf(
-            entityCredit(match.entities.filter((entity) => !assigned.has(entity.intentIndex))),
-            match.behaviors.filter((behavior) => !coveredBehaviors.has(behavior)).length,
-            entities.length,
-            behaviors.length,
-          );
-        const next = pickBest(
-          remaining.filter((match) => gainOf(match) > 0),
-          gainOf,
-          intent,
-        );
-        if (next === undefined) break;
-        take(next);
-      }
-    }
+    if (next === undefined) break;
+    takePattern(state, next);
   }
+}
 
-  // Extensions: along the intent's relations from a hosted entity (and from extensions, hop by hop).
+/** The pattern hosting an entity, directly or as an extension. */
+function hostOf(state: CoverState, index: number): { patternId: string } | undefined {
+  const hosted = state.assigned.get(index);
+  if (hosted !== undefined) return hosted;
+  const extension = state.extended.has(index)
+    ? state.extensions.find((entry) => entry.entity === state.entities[index]!.name)
+    : undefined;
+  return extension === undefined ? undefined : { patternId: extension.patternId };
+}
+
+/** Step 3: extensions along the intent's relations from a hosted entity (and from extensions, hop by hop). */
+function extendAlongRelations(state: CoverState): void {
+  const { entities } = state;
   const indexByKey = new Map(entities.map((entity, index) => [normalizeEntityName(entity.name), index]));
-  const extensions: Assembly['extensions'] = [];
-  const extended = new Set<number>();
-  const hostOf = (index: number): { patternId: string } | undefined => {
-    const hosted = assigned.get(index);
-    if (hosted !== undefined) return hosted;
-    const extension = extended.has(index)
-      ? extensions.find((entry) => entry.entity === entities[index]!.name)
-      : undefined;
-    return extension === undefined ? undefined : { patternId: extension.patternId };
-  };
   for (let grew = true; grew; ) {
     grew = false;
-    for (const relation of intent.relations) {
+    for (const relation of state.intent.relations) {
       const ends = [
         indexByKey.get(normalizeEntityName(relation.from)),
         indexByKey.get(normalizeEntityName(relation.to)),
@@ -186,41 +235,37 @@ export function assembleIntent(intent: Intent, library: PatternLibrary | readonl
         [ends[0], ends[1]],
         [ends[1], ends[0]],
       ] as const) {
-        if (self === undefined || other === undefined || assigned.has(self) || extended.has(self)) continue;
-        const host = hostOf(other);
+        if (self === undefined || other === undefined || state.assigned.has(self) || state.extended.has(self)) continue;
+        const host = hostOf(state, other);
         if (host === undefined) continue;
-        extended.add(self);
+        state.extended.add(self);
         grew = true;
-        extensions.push({ entity: entities[self]!.name, relatedTo: entities[other]!.name, patternId: host.patternId });
-        uses.find((use) => use.id === host.patternId)?.extendedEntities.push(entities[self]!.name);
+        state.extensions.push({
+          entity: entities[self]!.name,
+          relatedTo: entities[other]!.name,
+          patternId: host.patternId,
+        });
+        state.uses.find((use) => use.id === host.patternId)?.extendedEntities.push(entities[self]!.name);
       }
     }
   }
+}
 
-  const uncoveredEntities = entities
-    .filter((_, index) => !assigned.has(index) && !extended.has(index))
-    .map((entity) => entity.name);
-  const uncoveredBehaviors = behaviors.filter((behavior) => !coveredBehaviors.has(behavior));
-  const everythingCovered = entities.length > 0 && uncoveredEntities.length === 0 && uncoveredBehaviors.length === 0;
-  const method: AssemblyMethod = !everythingCovered ? 'partial' : uses.length === 1 ? 'direct' : 'decomposed';
-
-  const credits = [...assigned.values()].map(({ match }) => match);
-  const extensionCredit = extended.size * CONFIDENCE_WEIGHTS.extensionCredit;
+/** The confidence of {@link CONFIDENCE_WEIGHTS} for what the state covers. */
+function assemblyConfidence(state: CoverState): number {
+  const { entities, behaviors } = state;
+  const credits = [...state.assigned.values()].map(({ match }) => match);
+  const extensionCredit = state.extended.size * CONFIDENCE_WEIGHTS.extensionCredit;
   const coverage =
     entities.length === 0
       ? 0
-      : coverageOf(entityCredit(credits) + extensionCredit, coveredBehaviors.size, entities.length, behaviors.length);
-  const confidence = clampUnit(coverage * CONFIDENCE_WEIGHTS.extraPatternFactor ** Math.max(0, uses.length - 1));
-
-  const app = createAssembledApp({ intent, entities, behaviors, chosen, assigned });
-  return {
-    method,
-    confidence,
-    patterns: uses,
-    uncovered: { entities: uncoveredEntities, behaviors: uncoveredBehaviors },
-    extensions,
-    app,
-  };
+      : coverageOf(
+          entityCredit(credits) + extensionCredit,
+          state.coveredBehaviors.size,
+          entities.length,
+          behaviors.length,
+        );
+  return clampUnit(coverage * CONFIDENCE_WEIGHTS.extraPatternFactor ** Math.max(0, state.uses.length - 1));
 }
 
 /** The coverage term of the confidence formula. */

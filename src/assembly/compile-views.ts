@@ -41,103 +41,119 @@ export function compileProjection(
   table: SpecTable,
   context: ProjectionContext,
 ): SpecView | undefined {
-  const { taken, notes } = context;
   if (projection.kind === 'form') return undefined;
-  const name = uniqueName(`v_${table.name}_${projection.kind}`, taken);
-  const t = table.name;
+  const name = uniqueName(`v_${table.name}_${projection.kind}`, context.taken);
+  // The title is read before any column is added for the projection.
   const title = labelExpression(table);
-  let select: string;
-  switch (projection.kind) {
-    case 'list':
-      select = `SELECT * FROM ${t} ORDER BY created_at DESC, id DESC`;
-      break;
-    case 'detail':
-      select = detailSelect(table, context.tableNamed);
-      break;
-    case 'calendar': {
-      const start =
-        table.timeColumn ??
-        addColumn(
-          table,
-          { name: 'starts_at', type: 'DATETIME', notNull: false, unique: false, origin: 'projection' },
-          projection.kind,
-          notes,
-        );
-      table.timeColumn ??= start;
-      const end = timeColumns(table).find((column) => column !== start) ?? start;
-      select = `SELECT id, ${title} AS title, ${start} AS starts_at, ${end} AS ends_at, date(${start}) AS day FROM ${t} WHERE ${start} IS NOT NULL ORDER BY ${start}`;
-      break;
-    }
-    case 'kanban': {
-      let status = table.columns.find((column) => column.name === 'status');
-      if (status === undefined) {
-        status = {
-          name: 'status',
-          type: 'TEXT',
-          notNull: true,
-          unique: false,
-          values: [...DEFAULT_KANBAN_LANES],
-          defaultSql: sqlString(DEFAULT_KANBAN_LANES[0]!),
-          origin: 'projection',
-        };
-        addColumn(table, status, projection.kind, notes);
-      }
-      const lanes = status.values ?? [];
-      const laneOrder =
-        lanes.length > 0
-          ? `CASE status ${lanes.map((lane, index) => `WHEN ${sqlString(lane)} THEN ${index}`).join(' ')} ELSE ${lanes.length} END, `
-          : '';
-      select = `SELECT status AS lane, id, ${title} AS title, created_at FROM ${t} ORDER BY ${laneOrder}status, created_at`;
-      break;
-    }
-    case 'dashboard': {
-      const amount = table.columns.find(
-        (column) => column.origin === 'field' && (column.type === 'NUMERIC' || column.type === 'REAL'),
-      );
-      const sum = amount === undefined ? '' : `, sum(${amount.name}) AS sum_${amount.name}`;
-      select = `SELECT date(created_at) AS day, count(*) AS total${sum} FROM ${t} GROUP BY date(created_at) ORDER BY day`;
-      break;
-    }
-    case 'timeline': {
-      const time = table.timeColumn ?? 'created_at';
-      select = `SELECT id, ${title} AS title, ${time} AS occurred_at FROM ${t} ORDER BY ${time} DESC, id DESC`;
-      break;
-    }
-    case 'map': {
-      for (const coordinate of ['latitude', 'longitude']) {
-        if (!table.columns.some((column) => column.name === coordinate)) {
-          addColumn(
-            table,
-            { name: coordinate, type: 'REAL', notNull: false, unique: false, origin: 'projection' },
-            projection.kind,
-            notes,
-          );
-        }
-      }
-      select = `SELECT id, ${title} AS title, latitude, longitude FROM ${t} WHERE latitude IS NOT NULL AND longitude IS NOT NULL`;
-      break;
-    }
-    case 'gallery': {
-      const image =
-        table.columns.find((column) => /(image|photo|picture|thumbnail)_url$/.test(column.name))?.name ??
-        table.columns.find((column) => column.name === 'file_url')?.name ??
-        addColumn(
-          table,
-          { name: 'image_url', type: 'TEXT', notNull: false, unique: false, origin: 'projection' },
-          projection.kind,
-          notes,
-        );
-      select = `SELECT id, ${title} AS title, ${image} AS image_url FROM ${t}`;
-      break;
-    }
-  }
+  const select = projectionSelect(projection.kind, table, title, context);
   return {
     name,
     projection: projection.kind,
     entity: projection.entity,
-    table: t,
+    table: table.name,
     sql: `CREATE VIEW ${name} AS\n  ${select};`,
   };
+}
+
+/** The `SELECT` of a projection's view; may add the columns it needs to `table`. */
+function projectionSelect(
+  kind: Exclude<AppProjection['kind'], 'form'>,
+  table: SpecTable,
+  title: string,
+  context: ProjectionContext,
+): string {
+  const t = table.name;
+  switch (kind) {
+    case 'list':
+      return `SELECT * FROM ${t} ORDER BY created_at DESC, id DESC`;
+    case 'detail':
+      return detailSelect(table, context.tableNamed);
+    case 'calendar':
+      return calendarSelect(table, title, context.notes);
+    case 'kanban':
+      return kanbanSelect(table, title, context.notes);
+    case 'dashboard':
+      return dashboardSelect(table);
+    case 'timeline': {
+      const time = table.timeColumn ?? 'created_at';
+      return `SELECT id, ${title} AS title, ${time} AS occurred_at FROM ${t} ORDER BY ${time} DESC, id DESC`;
+    }
+    case 'map':
+      return mapSelect(table, title, context.notes);
+    case 'gallery':
+      return gallerySelect(table, title, context.notes);
+  }
+}
+
+function calendarSelect(table: SpecTable, title: string, notes: string[]): string {
+  const start =
+    table.timeColumn ??
+    addColumn(
+      table,
+      { name: 'starts_at', type: 'DATETIME', notNull: false, unique: false, origin: 'projection' },
+      'calendar',
+      notes,
+    );
+  table.timeColumn ??= start;
+  const end = timeColumns(table).find((column) => column !== start) ?? start;
+  return `SELECT id, ${title} AS title, ${start} AS starts_at, ${end} AS ends_at, date(${start}) AS day FROM ${table.name} WHERE ${start} IS NOT NULL ORDER BY ${start}`;
+}
+
+function kanbanSelect(table: SpecTable, title: string, notes: string[]): string {
+  let status = table.columns.find((column) => column.name === 'status');
+  if (status === undefined) {
+    status = {
+      name: 'status',
+      type: 'TEXT',
+      notNull: true,
+      unique: false,
+      values: [...DEFAULT_KANBAN_LANES],
+      defaultSql: sqlString(DEFAULT_KANBAN_LANES[0]!),
+      origin: 'projection',
+    };
+    addColumn(table, status, 'kanban', notes);
+  }
+  const lanes = status.values ?? [];
+  const laneOrder =
+    lanes.length > 0
+      ? `CASE status ${lanes.map((lane, index) => `WHEN ${sqlString(lane)} THEN ${index}`).join(' ')} ELSE ${lanes.length} END, `
+      : '';
+  return `SELECT status AS lane, id, ${title} AS title, created_at FROM ${table.name} ORDER BY ${laneOrder}status, created_at`;
+}
+
+function dashboardSelect(table: SpecTable): string {
+  const amount = table.columns.find(
+    (column) => column.origin === 'field' && (column.type === 'NUMERIC' || column.type === 'REAL'),
+  );
+  const sum = amount === undefined ? '' : `, sum(${amount.name}) AS sum_${amount.name}`;
+  return `SELECT date(created_at) AS day, count(*) AS total${sum} FROM ${table.name} GROUP BY date(created_at) ORDER BY day`;
+}
+
+function mapSelect(table: SpecTable, title: string, notes: string[]): string {
+  for (const coordinate of ['latitude', 'longitude']) {
+    if (!table.columns.some((column) => column.name === coordinate)) {
+      addColumn(
+        table,
+        { name: coordinate, type: 'REAL', notNull: false, unique: false, origin: 'projection' },
+        'map',
+        notes,
+      );
+    }
+  }
+  return `SELECT id, ${title} AS title, latitude, longitude FROM ${table.name} WHERE latitude IS NOT NULL AND longitude IS NOT NULL`;
+}
+
+function gallerySelect(table: SpecTable, title: string, notes: string[]): string {
+  const image =
+    table.columns.find((column) => /(image|photo|picture|thumbnail)_url$/.test(column.name))?.name ??
+    table.columns.find((column) => column.name === 'file_url')?.name ??
+    addColumn(
+      table,
+      { name: 'image_url', type: 'TEXT', notNull: false, unique: false, origin: 'projection' },
+      'gallery',
+      notes,
+    );
+  return `SELECT id, ${title} AS title, ${image} AS image_url FROM ${table.name}`;
 }
 
 function addColumn(table: SpecTable, column: SpecColumn, kind: string, notes: string[]): string {

@@ -120,8 +120,37 @@ export interface AppSpecification {
 
 /** Compile an assembled app into a specification with its SQL DDL. */
 export function compileApp(app: AssembledApp): AppSpecification {
-  const notes: string[] = [];
-  const tables: SpecTable[] = app.entities.map((entity) => ({
+  const tables = app.entities.map(entityTable);
+  const state: CompileState = { tables, joinTables: [], notes: [], tableOf: entityTableLookup(tables) };
+  const relations = app.relations.map((relation) => compileRelation(state, relation));
+  const allTables = [...tables, ...state.joinTables];
+  const views = compileViews(state, app, allTables);
+  for (const table of allTables) table.columns.push(createdAtColumn());
+  const statements = [...orderByDependencies(allTables).map(createTableSql), ...views.views.map((view) => view.sql)];
+  return {
+    appType: app.appType,
+    tables: allTables,
+    relations,
+    views: views.views,
+    projections: views.projections,
+    statements,
+    sql: statements.join('\n\n') + (statements.length > 0 ? '\n' : ''),
+    notes: state.notes,
+  };
+}
+
+/** What compiling one app accumulates: the entity tables, the join tables added, the notes. */
+interface CompileState {
+  tables: SpecTable[];
+  joinTables: SpecTable[];
+  notes: string[];
+  tableOf: (entityName: string) => SpecTable | undefined;
+}
+
+type AppRelation = AssembledApp['relations'][number];
+
+function entityTable(entity: AssembledApp['entities'][number]): SpecTable {
+  return {
     name: tableNameForEntity(entity.name),
     kind: 'entity',
     entity: entity.name,
@@ -132,105 +161,127 @@ export function compileApp(app: AssembledApp): AppSpecification {
     ],
     primaryKey: ['id'],
     ...timeColumnOf(entity.fields),
-  }));
+  };
+}
+
+/** The table of an entity by normalised name (the first table wins). */
+function entityTableLookup(tables: readonly SpecTable[]): (entityName: string) => SpecTable | undefined {
   const tableByKey = new Map<string, SpecTable>();
   for (const table of tables) {
     const key = normalizeEntityName(table.entity ?? '');
     if (!tableByKey.has(key)) tableByKey.set(key, table);
   }
-  const tableOf = (entityName: string): SpecTable | undefined => tableByKey.get(normalizeEntityName(entityName));
+  return (entityName) => tableByKey.get(normalizeEntityName(entityName));
+}
 
-  const relations: SpecRelation[] = [];
-  const joinTables: SpecTable[] = [];
-  for (const relation of app.relations) {
-    const kind = relation.kind;
-    const cardinality = relation.cardinality ?? defaultCardinality(kind);
-    const fromTable = tableOf(relation.from);
-    const toTable = tableOf(relation.to);
-    const compiled: SpecRelation = {
-      from: relation.from,
-      to: relation.to,
-      cardinality,
-      kind,
-      ...(fromTable ? { fromTable: fromTable.name } : {}),
-      ...(toTable ? { toTable: toTable.name } : {}),
-      resolved: false,
-    };
-    relations.push(compiled);
-    if (fromTable === undefined || toTable === undefined) {
-      notes.push(
-        `relation ${relation.from} → ${relation.to} not compiled: no table for ${fromTable ? relation.to : relation.from}`,
-      );
-      continue;
-    }
-    const self = fromTable === toTable;
-    const strong = kind === 'composition' || kind === 'is_a';
-    const onDelete = strong ? 'CASCADE' : 'SET NULL';
-    if (cardinality === 'many_to_many') {
-      const fromBase = entityBaseName(relation.from);
-      const toBase = entityBaseName(relation.to);
-      const taken = new Set([...tables, ...joinTables].map((table) => table.name));
-      const name = uniqueName(self ? `${fromBase}_link` : `${fromBase}_${toBase}`, taken);
-      const first = `${fromBase}_id`;
-      const second = self ? `related_${toBase}_id` : `${toBase}_id`;
-      joinTables.push({
-        name,
-        kind: 'join',
-        columns: [
-          {
-            name: first,
-            type: 'INTEGER',
-            notNull: true,
-            unique: false,
-            references: { table: fromTable.name, column: 'id', onDelete: 'CASCADE' },
-            origin: 'foreign_key',
-          },
-          {
-            name: second,
-            type: 'INTEGER',
-            notNull: true,
-            unique: false,
-            references: { table: toTable.name, column: 'id', onDelete: 'CASCADE' },
-            origin: 'foreign_key',
-          },
-        ],
-        primaryKey: [first, second],
-      });
-      compiled.implementation = { type: 'join_table', table: name };
-    } else {
-      // Which table holds the key, and which it points to.
-      const keyOnFrom = cardinality === 'many_to_one' || (cardinality === 'one_to_one' && kind === 'is_a');
-      const holder = keyOnFrom ? fromTable : toTable;
-      const target = keyOnFrom ? toTable : fromTable;
-      const targetEntity = keyOnFrom ? relation.to : relation.from;
-      const base = self ? `parent_${entityBaseName(targetEntity)}_id` : `${entityBaseName(targetEntity)}_id`;
-      const column = uniqueName(base, new Set(holder.columns.map((existing) => existing.name)));
-      holder.columns.push({
-        name: column,
-        type: 'INTEGER',
-        notNull: strong && !self, // a self key is nullable: the root has no parent
-        unique: cardinality === 'one_to_one',
-        references: { table: target.name, column: 'id', onDelete },
-        origin: 'foreign_key',
-      });
-      compiled.implementation = { type: 'foreign_key', table: holder.name, column };
-    }
-    compiled.resolved = true;
+function compileRelation(state: CompileState, relation: AppRelation): SpecRelation {
+  const kind = relation.kind;
+  const cardinality = relation.cardinality ?? defaultCardinality(kind);
+  const fromTable = state.tableOf(relation.from);
+  const toTable = state.tableOf(relation.to);
+  const compiled: SpecRelation = {
+    from: relation.from,
+    to: relation.to,
+    cardinality,
+    kind,
+    ...(fromTable ? { fromTable: fromTable.name } : {}),
+    ...(toTable ? { toTable: toTable.name } : {}),
+    resolved: false,
+  };
+  if (fromTable === undefined || toTable === undefined) {
+    state.notes.push(
+      `relation ${relation.from} → ${relation.to} not compiled: no table for ${fromTable ? relation.to : relation.from}`,
+    );
+    return compiled;
   }
+  compiled.implementation =
+    cardinality === 'many_to_many'
+      ? addJoinTable(state, relation, fromTable, toTable)
+      : addForeignKey(relation, cardinality, fromTable, toTable);
+  compiled.resolved = true;
+  return compiled;
+}
 
-  const allTables = [...tables, ...joinTables];
+function addJoinTable(
+  state: CompileState,
+  relation: AppRelation,
+  fromTable: SpecTable,
+  toTable: SpecTable,
+): RelationImplementation {
+  const self = fromTable === toTable;
+  const fromBase = entityBaseName(relation.from);
+  const toBase = entityBaseName(relation.to);
+  const taken = new Set([...state.tables, ...state.joinTables].map((table) => table.name));
+  const name = uniqueName(self ? `${fromBase}_link` : `${fromBase}_${toBase}`, taken);
+  const first = `${fromBase}_id`;
+  const second = self ? `related_${toBase}_id` : `${toBase}_id`;
+  state.joinTables.push({
+    name,
+    kind: 'join',
+    columns: [
+      {
+        name: first,
+        type: 'INTEGER',
+        notNull: true,
+        unique: false,
+        references: { table: fromTable.name, column: 'id', onDelete: 'CASCADE' },
+        origin: 'foreign_key',
+      },
+      {
+        name: second,
+        type: 'INTEGER',
+        notNull: true,
+        unique: false,
+        references: { table: toTable.name, column: 'id', onDelete: 'CASCADE' },
+        origin: 'foreign_key',
+      },
+    ],
+    primaryKey: [first, second],
+  });
+  return { type: 'join_table', table: name };
+}
+
+function addForeignKey(
+  relation: AppRelation,
+  cardinality: Cardinality,
+  fromTable: SpecTable,
+  toTable: SpecTable,
+): RelationImplementation {
+  const kind = relation.kind;
+  const self = fromTable === toTable;
+  const strong = kind === 'composition' || kind === 'is_a';
+  const onDelete = strong ? 'CASCADE' : 'SET NULL';
+  // Which table holds the key, and which it points to.
+  const keyOnFrom = cardinality === 'many_to_one' || (cardinality === 'one_to_one' && kind === 'is_a');
+  const holder = keyOnFrom ? fromTable : toTable;
+  const target = keyOnFrom ? toTable : fromTable;
+  const targetEntity = keyOnFrom ? relation.to : relation.from;
+  const base = self ? `parent_${entityBaseName(targetEntity)}_id` : `${entityBaseName(targetEntity)}_id`;
+  const column = uniqueName(base, new Set(holder.columns.map((existing) => existing.name)));
+  holder.columns.push({
+    name: column,
+    type: 'INTEGER',
+    notNull: strong && !self, // a self key is nullable: the root has no parent
+    unique: cardinality === 'one_to_one',
+    references: { table: target.name, column: 'id', onDelete },
+    origin: 'foreign_key',
+  });
+  return { type: 'foreign_key', table: holder.name, column };
+}
+
+function compileViews(state: CompileState, app: AssembledApp, allTables: readonly SpecTable[]): SpecCompiledViews {
   const views: SpecCompiledViews = { views: [], projections: [] };
   for (const projection of app.projections) {
-    const table = tableOf(projection.entity);
+    const table = state.tableOf(projection.entity);
     if (table === undefined) {
       views.projections.push({ kind: projection.kind, entity: projection.entity });
-      notes.push(`projection ${projection.kind} of ${projection.entity} not compiled: no table`);
+      state.notes.push(`projection ${projection.kind} of ${projection.entity} not compiled: no table`);
       continue;
     }
     const taken = new Set([...allTables.map((existing) => existing.name), ...views.views.map((view) => view.name)]);
     const compiled = compileProjection(projection, table, {
       taken,
-      notes,
+      notes: state.notes,
       tableNamed: (name) => allTables.find((candidate) => candidate.name === name),
     });
     views.projections.push({
@@ -241,27 +292,17 @@ export function compileApp(app: AssembledApp): AppSpecification {
     });
     if (compiled !== undefined) views.views.push(compiled);
   }
+  return views;
+}
 
-  for (const table of allTables) {
-    table.columns.push({
-      name: 'created_at',
-      type: 'DATETIME',
-      notNull: true,
-      unique: false,
-      defaultSql: 'CURRENT_TIMESTAMP',
-      origin: 'timestamp',
-    });
-  }
-  const statements = [...orderByDependencies(allTables).map(createTableSql), ...views.views.map((view) => view.sql)];
+function createdAtColumn(): SpecColumn {
   return {
-    appType: app.appType,
-    tables: allTables,
-    relations,
-    views: views.views,
-    projections: views.projections,
-    statements,
-    sql: statements.join('\n\n') + (statements.length > 0 ? '\n' : ''),
-    notes,
+    name: 'created_at',
+    type: 'DATETIME',
+    notNull: true,
+    unique: false,
+    defaultSql: 'CURRENT_TIMESTAMP',
+    origin: 'timestamp',
   };
 }
 

@@ -51,32 +51,36 @@ export function defaultCardinality(kind: RelationKind | undefined): Cardinality 
  *   calendar, an entity with a status for a kanban, ...).
  */
 export function createAssembledApp(input: AssembledAppInput): AssembledApp {
-  const { intent, entities, behaviors, chosen, assigned } = input;
-  const appEntities: AppEntity[] = entities.map((entity, index) => {
-    const host = assigned.get(index);
-    if (host === undefined) {
-      return {
-        name: entity.name,
-        role: entity.role,
-        fields: ROLE_DEFAULT_FIELDS[entity.role].map((field) => ({ ...field })),
-        source: { patternId: null },
-      };
-    }
+  const { intent, behaviors } = input;
+  const appEntities = input.entities.map((entity, index) => appEntityOf(entity, input.assigned.get(index)));
+  const relations = appRelations(input, patternRelationsOf(input));
+  const projections = appProjections(input, appEntities);
+  return { appType: intent.appType, entities: appEntities, relations, behaviors: [...behaviors], projections };
+}
+
+/** An intent entity with the fields of the pattern entity hosting it, or its role's defaults. */
+function appEntityOf(entity: IntentEntity, host: { match: EntityMatch; patternId: string } | undefined): AppEntity {
+  if (host === undefined) {
     return {
       name: entity.name,
       role: entity.role,
-      fields: host.match.patternEntity.fields.map((field) => ({
-        ...field,
-        ...(field.values ? { values: [...field.values] } : {}),
-      })),
-      source: { patternId: host.patternId, patternEntity: host.match.patternEntity.name, match: host.match.kind },
+      fields: ROLE_DEFAULT_FIELDS[entity.role].map((field) => ({ ...field })),
+      source: { patternId: null },
     };
-  });
+  }
+  return {
+    name: entity.name,
+    role: entity.role,
+    fields: host.match.patternEntity.fields.map((field) => ({
+      ...field,
+      ...(field.values ? { values: [...field.values] } : {}),
+    })),
+    source: { patternId: host.patternId, patternEntity: host.match.patternEntity.name, match: host.match.kind },
+  };
+}
 
-  const nameByKey = new Map(entities.map((entity) => [normalizeEntityName(entity.name), entity.name]));
-  const resolveName = (name: string): string => nameByKey.get(normalizeEntityName(name)) ?? name;
-
-  // Pattern relations translated to app entity names (every match of a chosen pattern, not only the entities it hosts).
+/** Pattern relations translated to app entity names (every match of a chosen pattern, not only the entities it hosts). */
+function patternRelationsOf({ entities, chosen }: AssembledAppInput): AppRelation[] {
   const patternRelations: AppRelation[] = [];
   for (const candidate of chosen) {
     const hosts = (patternEntityName: string): string[] =>
@@ -97,7 +101,16 @@ export function createAssembledApp(input: AssembledAppInput): AssembledApp {
       }
     }
   }
+  return patternRelations;
+}
 
+/** The intent relations (completed from the patterns), then the pattern relations over pairs not yet related. */
+function appRelations(
+  { intent, entities }: AssembledAppInput,
+  patternRelations: readonly AppRelation[],
+): AppRelation[] {
+  const nameByKey = new Map(entities.map((entity) => [normalizeEntityName(entity.name), entity.name]));
+  const resolveName = (name: string): string => nameByKey.get(normalizeEntityName(name)) ?? name;
   const relations: AppRelation[] = [];
   const pairs = new Set<string>();
   for (const relation of intent.relations) {
@@ -118,7 +131,14 @@ export function createAssembledApp(input: AssembledAppInput): AssembledApp {
     pairs.add(key);
     relations.push(relation);
   }
+  return relations;
+}
 
+/** Each intent projection kind on the hosted entities the patterns place it on, else on the entity suiting it best. */
+function appProjections(
+  { intent, entities, chosen }: AssembledAppInput,
+  appEntities: readonly AppEntity[],
+): AppProjection[] {
   const projections: AppProjection[] = [];
   const seenProjections = new Set<string>();
   const addProjection = (kind: Projection, entity: string): void => {
@@ -142,8 +162,7 @@ export function createAssembledApp(input: AssembledAppInput): AssembledApp {
     if (projections.length === before && appEntities.length > 0)
       addProjection(kind, defaultProjectionEntity(kind, appEntities).name);
   }
-
-  return { appType: intent.appType, entities: appEntities, relations, behaviors: [...behaviors], projections };
+  return projections;
 }
 
 const ROLE_PREFERENCE: Record<Projection, readonly string[]> = {

@@ -56,41 +56,73 @@ export function runStructuralGates(
   spec: AppSpecification,
   build: BuildResult,
 ): StructuralGateResult[] {
-  const tableNames = new Set(spec.tables.map((table) => table.name));
   const entityTables = spec.tables.filter((table) => table.kind === 'entity');
-  const tableOfEntity = new Map(entityTables.map((table) => [normalizeEntityName(table.entity ?? ''), table]));
-  const gate = (name: StructuralGateName, problems: string[], success: string): StructuralGateResult =>
-    problems.length === 0
-      ? { name, passed: true, message: success }
-      : {
-          name,
-          passed: false,
-          message: `${problems.length} problem(s): ${problems.slice(0, 10).join('; ')}${problems.length > 10 ? '; …' : ''}`,
-        };
+  const context: GateContext = {
+    intent,
+    assembly,
+    spec,
+    tableNames: new Set(spec.tables.map((table) => table.name)),
+    entityTables,
+    tableOfEntity: new Map(entityTables.map((table) => [normalizeEntityName(table.entity ?? ''), table])),
+  };
+  const resolvedRelations = resolvedRelationsOf(context);
+  return [
+    sqlBuildsGate(build),
+    entitiesHaveTablesGate(context),
+    relationsResolveGate(context, resolvedRelations),
+    noOrphanTablesGate(context, resolvedRelations),
+    gate('identifiers-valid', identifierProblems(spec), 'all identifiers are valid and unique'),
+    noReservedTableNamesGate(spec),
+    projectionsResolveGate(context),
+    commitmentsHaveTimeGate(context),
+    manyToManyJoinTablesGate(spec),
+  ];
+}
 
-  const results: StructuralGateResult[] = [];
+/** What the gates share: the inputs and the tables indexed once. */
+interface GateContext {
+  intent: Intent;
+  assembly: Pick<Assembly, 'app'>;
+  spec: AppSpecification;
+  tableNames: Set<string>;
+  entityTables: SpecTable[];
+  tableOfEntity: Map<string, SpecTable>;
+}
 
-  results.push(
-    build.ok
-      ? { name: 'sql-builds', passed: true, message: `built ${build.tables} tables and ${build.views} views in SQLite` }
-      : {
-          name: 'sql-builds',
-          passed: false,
-          message: `SQLite ${build.error.stage} error${build.error.statementIndex === undefined ? '' : ` in statement ${build.error.statementIndex}`}: ${build.error.message}`,
-        },
+type SpecRelation = AppSpecification['relations'][number];
+
+function gate(name: StructuralGateName, problems: string[], success: string): StructuralGateResult {
+  return problems.length === 0
+    ? { name, passed: true, message: success }
+    : {
+        name,
+        passed: false,
+        message: `${problems.length} problem(s): ${problems.slice(0, 10).join('; ')}${problems.length > 10 ? '; …' : ''}`,
+      };
+}
+
+function sqlBuildsGate(build: BuildResult): StructuralGateResult {
+  return build.ok
+    ? { name: 'sql-builds', passed: true, message: `built ${build.tables} tables and ${build.views} views in SQLite` }
+    : {
+        name: 'sql-builds',
+        passed: false,
+        message: `SQLite ${build.error.stage} error${build.error.statementIndex === undefined ? '' : ` in statement ${build.error.statementIndex}`}: ${build.error.message}`,
+      };
+}
+
+function entitiesHaveTablesGate({ intent, tableOfEntity }: GateContext): StructuralGateResult {
+  return gate(
+    'entities-have-tables',
+    intent.entities
+      .filter((entity) => !tableOfEntity.has(normalizeEntityName(entity.name)))
+      .map((entity) => `no table for ${entity.name}`),
+    `${intent.entities.length} intent entities have tables`,
   );
+}
 
-  results.push(
-    gate(
-      'entities-have-tables',
-      intent.entities
-        .filter((entity) => !tableOfEntity.has(normalizeEntityName(entity.name)))
-        .map((entity) => `no table for ${entity.name}`),
-      `${intent.entities.length} intent entities have tables`,
-    ),
-  );
-
-  const resolvedRelations = spec.relations.filter(
+function resolvedRelationsOf({ spec, tableNames }: GateContext): SpecRelation[] {
+  return spec.relations.filter(
     (relation) =>
       relation.resolved &&
       relation.fromTable !== undefined &&
@@ -98,51 +130,58 @@ export function runStructuralGates(
       tableNames.has(relation.fromTable) &&
       tableNames.has(relation.toTable),
   );
-  results.push(
-    gate(
-      'relations-resolve',
-      spec.relations
-        .filter((relation) => !resolvedRelations.includes(relation))
-        .map(
-          (relation) =>
-            `${relation.from} → ${relation.to} (missing table for ${relation.fromTable === undefined || !tableNames.has(relation.fromTable) ? relation.from : relation.to})`,
-        ),
-      `${spec.relations.length} relations resolve to two tables`,
-    ),
-  );
+}
 
+function relationsResolveGate(
+  { spec, tableNames }: GateContext,
+  resolvedRelations: readonly SpecRelation[],
+): StructuralGateResult {
+  return gate(
+    'relations-resolve',
+    spec.relations
+      .filter((relation) => !resolvedRelations.includes(relation))
+      .map(
+        (relation) =>
+          `${relation.from} → ${relation.to} (missing table for ${relation.fromTable === undefined || !tableNames.has(relation.fromTable) ? relation.from : relation.to})`,
+      ),
+    `${spec.relations.length} relations resolve to two tables`,
+  );
+}
+
+function noOrphanTablesGate(
+  { entityTables }: GateContext,
+  resolvedRelations: readonly SpecRelation[],
+): StructuralGateResult {
   const related = new Set<string>();
   for (const relation of resolvedRelations) {
     if (relation.fromTable === relation.toTable) continue;
     related.add(relation.fromTable!);
     related.add(relation.toTable!);
   }
-  results.push(
-    gate(
-      'no-orphan-tables',
-      entityTables.length <= 1
-        ? []
-        : entityTables
-            .filter((table) => !related.has(table.name))
-            .map((table) => `${table.name} is related to no other table`),
-      entityTables.length <= 1
-        ? 'one table or fewer: nothing to relate'
-        : `all ${entityTables.length} entity tables are related`,
-    ),
+  return gate(
+    'no-orphan-tables',
+    entityTables.length <= 1
+      ? []
+      : entityTables
+          .filter((table) => !related.has(table.name))
+          .map((table) => `${table.name} is related to no other table`),
+    entityTables.length <= 1
+      ? 'one table or fewer: nothing to relate'
+      : `all ${entityTables.length} entity tables are related`,
   );
+}
 
-  results.push(gate('identifiers-valid', identifierProblems(spec), 'all identifiers are valid and unique'));
-
-  results.push(
-    gate(
-      'no-reserved-table-names',
-      [...spec.tables.map((table) => table.name), ...spec.views.map((view) => view.name)]
-        .filter(isReservedWord)
-        .map((name) => `"${name}" is a reserved word`),
-      'no table or view uses a reserved word',
-    ),
+function noReservedTableNamesGate(spec: AppSpecification): StructuralGateResult {
+  return gate(
+    'no-reserved-table-names',
+    [...spec.tables.map((table) => table.name), ...spec.views.map((view) => view.name)]
+      .filter(isReservedWord)
+      .map((name) => `"${name}" is a reserved word`),
+    'no table or view uses a reserved word',
   );
+}
 
+function projectionsResolveGate({ intent, spec, tableNames }: GateContext): StructuralGateResult {
   const viewNames = new Set(spec.views.map((view) => view.name));
   const projectionProblems: string[] = [];
   for (const projection of spec.projections) {
@@ -157,47 +196,44 @@ export function runStructuralGates(
     for (const kind of new Set(intent.projections))
       if (!present.has(kind)) projectionProblems.push(`intent projection ${kind} is missing`);
   }
-  results.push(
-    gate('projections-resolve', projectionProblems, `${spec.projections.length} projections are on real tables`),
-  );
+  return gate('projections-resolve', projectionProblems, `${spec.projections.length} projections are on real tables`);
+}
 
+function commitmentsHaveTimeGate({ assembly, tableOfEntity }: GateContext): StructuralGateResult {
   const commitments = assembly.app.entities.filter((entity) => entity.role === 'commitment');
-  results.push(
-    gate(
-      'commitments-have-time',
-      commitments
-        .filter((entity) => {
-          const table = tableOfEntity.get(normalizeEntityName(entity.name));
-          return (
-            table === undefined ||
-            table.timeColumn === undefined ||
-            !table.columns.some((column) => column.name === table.timeColumn)
-          );
-        })
-        .map((entity) => `commitment ${entity.name} has no time column`),
-      commitments.length === 0 ? 'no commitments' : `${commitments.length} commitments have a time column`,
-    ),
+  return gate(
+    'commitments-have-time',
+    commitments
+      .filter((entity) => {
+        const table = tableOfEntity.get(normalizeEntityName(entity.name));
+        return (
+          table === undefined ||
+          table.timeColumn === undefined ||
+          !table.columns.some((column) => column.name === table.timeColumn)
+        );
+      })
+      .map((entity) => `commitment ${entity.name} has no time column`),
+    commitments.length === 0 ? 'no commitments' : `${commitments.length} commitments have a time column`,
   );
+}
 
+function manyToManyJoinTablesGate(spec: AppSpecification): StructuralGateResult {
   const manyToMany = spec.relations.filter((relation) => relation.cardinality === 'many_to_many');
-  results.push(
-    gate(
-      'many-to-many-join-tables',
-      manyToMany.flatMap((relation) => {
-        const join =
-          relation.implementation?.type === 'join_table'
-            ? spec.tables.find((table) => table.name === relation.implementation?.table)
-            : undefined;
-        return join !== undefined && isJoinTable(join, relation.fromTable, relation.toTable)
-          ? []
-          : [`${relation.from} ↔ ${relation.to} has no join table`];
-      }),
-      manyToMany.length === 0
-        ? 'no many-to-many relations'
-        : `${manyToMany.length} many-to-many relations have join tables`,
-    ),
+  return gate(
+    'many-to-many-join-tables',
+    manyToMany.flatMap((relation) => {
+      const join =
+        relation.implementation?.type === 'join_table'
+          ? spec.tables.find((table) => table.name === relation.implementation?.table)
+          : undefined;
+      return join !== undefined && isJoinTable(join, relation.fromTable, relation.toTable)
+        ? []
+        : [`${relation.from} ↔ ${relation.to} has no join table`];
+    }),
+    manyToMany.length === 0
+      ? 'no many-to-many relations'
+      : `${manyToMany.length} many-to-many relations have join tables`,
   );
-  return results;
 }
 
 function isJoinTable(table: SpecTable, fromTable: string | undefined, toTable: string | undefined): boolean {

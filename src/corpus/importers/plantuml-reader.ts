@@ -4,49 +4,23 @@
  * comment-free, trimmed line, then `finish()` to close open blocks and
  * resolve the names links use (aliases, notes, implicit classes).
  */
-import { IDENTIFIER, parseHeader, unquote, type Header } from './plantuml-declaration.ts';
+import { parseHeader, unquote, type Header } from './plantuml-declaration.ts';
 import { parseLink } from './plantuml-link.ts';
-import type {
-  PlantUmlAssociationClass,
-  PlantUmlClass,
-  PlantUmlClassKeyword,
-  PlantUmlDiagram,
-  PlantUmlEnum,
-  PlantUmlNote,
-  PlantUmlRelation,
-} from './plantuml.ts';
-
-const DECLARATION = /^(abstract\s+class|abstract|class|interface|entity|enum)(?:\s+(.*))?$/;
-const UNSUPPORTED_DECLARATION =
-  /^(annotation|struct|protocol|exception|metaclass|stereotype|dataclass|record|object|map|json|circle|diamond|usecase|actor|component|state|participant)\s/;
-const CONTAINER = /^(package|namespace|folder|frame|cloud|node|rectangle|database)(?:\s+(.*))?$/;
-const IGNORED =
-  /^(hide|show|remove|restore|left\s+to\s+right\s+direction|top\s+to\s+bottom\s+direction|scale|allowmixing|allow_mixing|newpage|skinparam|!theme|!pragma|caption)\b/;
-const SEPARATOR = /^(?:[-.=_]{2,}.*[-.=_]{2,}|[-.=_]{2,})$/;
-const MEMBER_LINE = new RegExp(String.raw`^("[^"]+"|${IDENTIFIER})\s*:\s*(.+)$`, 'u');
-
-type Mode =
-  | { type: 'diagram' }
-  | { type: 'class-body'; target: PlantUmlClass; line: number }
-  | { type: 'enum-body'; target: PlantUmlEnum; line: number }
-  | { type: 'note'; note: PlantUmlNote; lines: string[] }
-  | { type: 'skip'; until: RegExp; line: number; what: string }
-  | { type: 'skip-braces'; depth: number; line: number; what: string };
-
-interface Frame {
-  kind: 'package' | 'together';
-  closer: '}' | 'end';
-  path?: string;
-  line: number;
-}
-
-type Pending =
-  | { type: 'relation'; relation: PlantUmlRelation; text: string }
-  | { type: 'association-class'; value: PlantUmlAssociationClass; text: string };
-
-function countOf(text: string, character: string): number {
-  return text.split(character).length - 1;
-}
+import {
+  addEnumValues,
+  addMember,
+  CONTAINER,
+  countOf,
+  DECLARATION,
+  type Frame,
+  IGNORED,
+  MEMBER_LINE,
+  type Mode,
+  parseNote,
+  type Pending,
+  UNSUPPORTED_DECLARATION,
+} from './plantuml-lines.ts';
+import type { PlantUmlClass, PlantUmlClassKeyword, PlantUmlDiagram, PlantUmlEnum, PlantUmlNote } from './plantuml.ts';
 
 /** The reader's working state for one diagram (internal to `parsePlantUml`). */
 export class PlantUmlReader {
@@ -117,23 +91,6 @@ export class PlantUmlReader {
     return created;
   }
 
-  private addMember(target: PlantUmlClass, member: string): void {
-    const text = member.trim();
-    if (text === '' || SEPARATOR.test(text)) return;
-    const forced = /^\{(field|method)\}/.exec(text)?.[1];
-    const isMethod = forced === 'method' || (forced !== 'field' && /\(.*\)/.test(text));
-    (isMethod ? target.methods : target.attributes).push(text);
-  }
-
-  private addEnumValues(target: PlantUmlEnum, text: string): void {
-    const trimmed = text.trim();
-    if (trimmed === '' || SEPARATOR.test(trimmed)) return;
-    for (const part of trimmed.split(/[,;]/)) {
-      const value = part.replace(/\s*(?:=.*|\(.*)$/, '').trim();
-      if (value !== '') target.values.push(value);
-    }
-  }
-
   private declare(keyword: string, rest: string, line: number, text: string): void {
     const header = parseHeader(rest);
     if (header === undefined) {
@@ -164,9 +121,9 @@ export class PlantUmlReader {
       target.stereotypes.push(...header.stereotypes);
       this.registerAlias(header, target.name);
       this.lastElement = target.name;
-      if (header.body === 'inline' && header.inlineBody !== undefined) this.addEnumValues(target, header.inlineBody);
+      if (header.body === 'inline' && header.inlineBody !== undefined) addEnumValues(target, header.inlineBody);
       if (header.body === 'open') {
-        if (header.inlineBody !== undefined) this.addEnumValues(target, header.inlineBody);
+        if (header.inlineBody !== undefined) addEnumValues(target, header.inlineBody);
         this.mode = { type: 'enum-body', target, line };
       }
       return;
@@ -184,9 +141,9 @@ export class PlantUmlReader {
     this.lastElement = target.name;
     for (const parent of header.parents.extends) this.queueInheritance(target.name, parent, line, text);
     for (const parent of header.parents.implements) this.queueInheritance(target.name, parent, line, text);
-    if (header.body === 'inline' && header.inlineBody !== undefined) this.addMember(target, header.inlineBody);
+    if (header.body === 'inline' && header.inlineBody !== undefined) addMember(target, header.inlineBody);
     if (header.body === 'open') {
-      if (header.inlineBody !== undefined) this.addMember(target, header.inlineBody);
+      if (header.inlineBody !== undefined) addMember(target, header.inlineBody);
       this.mode = { type: 'class-body', target, line };
     }
   }
@@ -244,40 +201,14 @@ export class PlantUmlReader {
   }
 
   private note(rest: string, line: number, text: string): void {
-    let match: RegExpExecArray | null;
-    const open = (note: PlantUmlNote, inline: string | undefined): void => {
-      this.diagram.notes.push(note);
-      if (inline === undefined) this.mode = { type: 'note', note, lines: [] };
-      else note.text = inline.trim();
-    };
-    if ((match = /^"((?:[^"\\]|\\.)*)"\s+as\s+(\S+)\s*(?:#\S+)?$/.exec(rest)) !== null) {
-      const inline = (match[1] ?? '').replace(/\\n/g, '\n');
-      open({ text: '', alias: match[2] ?? '', attachedTo: [], line }, inline);
-    } else if ((match = /^as\s+(\S+)\s*(?:#\S+)?$/.exec(rest)) !== null) {
-      open({ text: '', alias: match[1] ?? '', attachedTo: [], line }, undefined);
-    } else if (
-      (match = /^(?:(?:left|right|top|bottom)\s+)?on\s+link\s*(?:#\S+\s*)?(?::\s*(.*))?$/.exec(rest)) !== null
-    ) {
-      if (this.lastLinkLine === undefined) {
-        this.unread(line, text, 'note on link before any link');
-        return;
-      }
-      open({ text: '', attachedTo: [{ kind: 'link', line: this.lastLinkLine }], line }, match[1]);
-    } else if (
-      (match = new RegExp(
-        String.raw`^(?:left|right|top|bottom)(?:\s+of\s+("[^"]+"|${IDENTIFIER}))?\s*(?:#\S+\s*)?(?::\s*(.*))?$`,
-        'u',
-      ).exec(rest)) !== null
-    ) {
-      const target = match[1] === undefined ? this.lastElement : unquote(match[1]);
-      if (target === undefined) {
-        this.unread(line, text, 'note placed beside no element');
-        return;
-      }
-      open({ text: '', attachedTo: [{ kind: 'element', name: target }], line }, match[2]);
-    } else {
-      this.unread(line, text, 'note form not read');
+    const parsed = parseNote(rest, line, this.lastLinkLine, this.lastElement);
+    if ('reason' in parsed) {
+      this.unread(line, text, parsed.reason);
+      return;
     }
+    this.diagram.notes.push(parsed.note);
+    if (parsed.inline === undefined) this.mode = { type: 'note', note: parsed.note, lines: [] };
+    else parsed.note.text = parsed.inline.trim();
   }
 
   /** Reads one line (comments already removed). */
@@ -285,7 +216,7 @@ export class PlantUmlReader {
     const mode = this.mode;
     if (mode.type === 'class-body' || mode.type === 'enum-body') {
       const add = (member: string): void =>
-        mode.type === 'class-body' ? this.addMember(mode.target, member) : this.addEnumValues(mode.target, member);
+        mode.type === 'class-body' ? addMember(mode.target, member) : addEnumValues(mode.target, member);
       if (trimmed === '}') this.mode = { type: 'diagram' };
       else if (trimmed.endsWith('}') && countOf(trimmed, '}') > countOf(trimmed, '{')) {
         add(trimmed.slice(0, trimmed.lastIndexOf('}')));
@@ -374,8 +305,8 @@ export class PlantUmlReader {
     if ((match = MEMBER_LINE.exec(trimmed)) !== null) {
       const name = unquote(match[1] ?? '');
       if (this.enums.has(this.aliases.get(name) ?? name)) {
-        this.addEnumValues(this.enums.get(this.aliases.get(name) ?? name)!, match[2] ?? '');
-      } else this.addMember(this.ensureClass(this.aliases.get(name) ?? name, line, true), match[2] ?? '');
+        addEnumValues(this.enums.get(this.aliases.get(name) ?? name)!, match[2] ?? '');
+      } else addMember(this.ensureClass(this.aliases.get(name) ?? name, line, true), match[2] ?? '');
       return;
     }
     this.unread(line, trimmed, /--|\.\.|\s[-.]\S*\s/.test(trimmed) ? 'link not read' : 'statement not recognised');

@@ -153,7 +153,21 @@ function parseYaml(text: string, file: string, format: ExampleFormat): LocatedCo
   }
   const root = document.contents;
   if (root === null) return { ok: true, examples: [], lines: [] };
-  let prefix: PathSegment[] = [];
+  const locate = (path: readonly PathSegment[]): number | undefined => lineOfPath(document, lineCounter, path);
+  const { prefix, errors } = yamlShape(root, file, locate);
+  if (errors.length > 0) return { ok: false, errors };
+  const values = (
+    prefix.length === 0 ? document.toJS() : (document.toJS() as { examples: unknown }).examples
+  ) as unknown[];
+  return yamlRecords(values, prefix, { file, format, locate });
+}
+
+/** Where the records are (`[]`: the root list, `['examples']`: under that key) and the errors of the file's shape. */
+function yamlShape(
+  root: NonNullable<Document['contents']>,
+  file: string,
+  locate: (path: readonly PathSegment[]) => number | undefined,
+): { prefix: PathSegment[]; errors: CorpusFileError[] } {
   const errors: CorpusFileError[] = [];
   if (isMap(root)) {
     for (const pair of root.items) {
@@ -161,7 +175,7 @@ function parseYaml(text: string, file: string, format: ExampleFormat): LocatedCo
       if (key !== 'examples') {
         errors.push({
           file,
-          ...withLine(lineOfPath(document, lineCounter, [key])),
+          ...withLine(locate([key])),
           field: key,
           message: `unknown top-level field "${key}" (expected only "examples")`,
         });
@@ -170,24 +184,31 @@ function parseYaml(text: string, file: string, format: ExampleFormat): LocatedCo
     if (!isSeq(root.get('examples', true))) {
       errors.push({
         file,
-        ...withLine(lineOfPath(document, lineCounter, ['examples'])),
+        ...withLine(locate(['examples'])),
         field: 'examples',
         message: '"examples" must be a list of examples',
       });
     }
-    prefix = ['examples'];
-  } else if (!isSeq(root)) {
+    return { prefix: ['examples'], errors };
+  }
+  if (!isSeq(root)) {
     errors.push({
       file,
-      ...withLine(lineOfPath(document, lineCounter, [])),
+      ...withLine(locate([])),
       message: 'the file must hold a list of examples or a mapping with "examples"',
     });
   }
-  if (errors.length > 0) return { ok: false, errors };
+  return { prefix: [], errors };
+}
 
-  const values = (
-    prefix.length === 0 ? document.toJS() : (document.toJS() as { examples: unknown }).examples
-  ) as unknown[];
+/** Checks each record (fields, duplicate ids) and keeps the valid ones with the line each starts on. */
+function yamlRecords(
+  values: unknown[],
+  prefix: readonly PathSegment[],
+  context: { file: string; format: ExampleFormat; locate: (path: readonly PathSegment[]) => number | undefined },
+): LocatedCorpusFileResult {
+  const { file, format, locate } = context;
+  const errors: CorpusFileError[] = [];
   const examples: Example[] = [];
   const lines: Array<number | undefined> = [];
   const firstLineOfId = new Map<string, number | undefined>();
@@ -197,14 +218,14 @@ function parseYaml(text: string, file: string, format: ExampleFormat): LocatedCo
     for (const issue of issues) {
       errors.push({
         file,
-        ...withLine(lineOfPath(document, lineCounter, [...recordPath, ...issue.path])),
+        ...withLine(locate([...recordPath, ...issue.path])),
         ...(issue.path.length > 0 ? { field: formatFieldPath(issue.path) } : {}),
         message: issue.message,
       });
     }
     const id = idOf(value);
     if (id !== undefined) {
-      const line = lineOfPath(document, lineCounter, [...recordPath, 'id']);
+      const line = locate([...recordPath, 'id']);
       if (firstLineOfId.has(id)) {
         const first = firstLineOfId.get(id);
         errors.push({
@@ -217,7 +238,7 @@ function parseYaml(text: string, file: string, format: ExampleFormat): LocatedCo
     }
     if (example !== undefined) {
       examples.push(example);
-      lines.push(lineOfPath(document, lineCounter, recordPath));
+      lines.push(locate(recordPath));
     }
   });
   return errors.length > 0 ? { ok: false, errors } : { ok: true, examples, lines };

@@ -79,11 +79,53 @@ function describe(relation: PlantUmlRelation): string {
 
 /** Maps a parsed diagram onto entities and relations (see the module table). */
 export function umlDiagramToExpectedIntent(diagram: PlantUmlDiagram): UmlMapping {
-  const skipped = diagram.unread.map((item) => `line ${item.line}: ${item.reason}: ${item.text}`);
-  const notes: string[] = [];
-  const entities: ExpectedEntity[] = [];
-  const entityNames = new Set<string>();
+  const state: MappingState = {
+    diagram,
+    skipped: diagram.unread.map((item) => `line ${item.line}: ${item.reason}: ${item.text}`),
+    notes: [],
+    entities: [],
+    entityNames: new Set(),
+    relations: [],
+    seen: new Set(),
+    withoutCardinality: 0,
+    aggregations: 0,
+  };
+  mapClasses(state);
+  for (const relation of diagram.relations) mapRelation(state, relation);
+  for (const associationClass of diagram.associationClasses) mapAssociationClass(state, associationClass);
+  const { notes, entities, relations } = state;
+  if (state.aggregations > 0) notes.push(`${state.aggregations} aggregation(s) read as association`);
+  if (state.withoutCardinality > 0) {
+    notes.push(
+      `${state.withoutCardinality} relation(s) without a readable multiplicity on both ends: cardinality left out`,
+    );
+  }
+  return {
+    expected: { entities, relations },
+    entityCount: entities.length,
+    relationCount: relations.length,
+    skipped: state.skipped,
+    notes,
+  };
+}
 
+/** What mapping one diagram accumulates. */
+interface MappingState {
+  diagram: PlantUmlDiagram;
+  skipped: string[];
+  notes: string[];
+  entities: ExpectedEntity[];
+  entityNames: Set<string>;
+  relations: Relation[];
+  /** Keys of the relations added (from, to, kind, cardinality). */
+  seen: Set<string>;
+  withoutCardinality: number;
+  aggregations: number;
+}
+
+/** Classes (not interfaces) with a usable name become entities; notes on implicit and abstract classes and enums. */
+function mapClasses(state: MappingState): void {
+  const { diagram, notes } = state;
   for (const cls of diagram.classes) {
     if (cls.keyword === 'interface') {
       notes.push(`interface ${cls.name} is not an entity`);
@@ -91,14 +133,16 @@ export function umlDiagramToExpectedIntent(diagram: PlantUmlDiagram): UmlMapping
     }
     const name = cls.name.trim();
     if (name === '' || characterCount(name) > MAX_NAME_CHARACTERS) {
-      skipped.push(`line ${cls.line}: class name "${name}" is empty or longer than ${MAX_NAME_CHARACTERS} characters`);
+      state.skipped.push(
+        `line ${cls.line}: class name "${name}" is empty or longer than ${MAX_NAME_CHARACTERS} characters`,
+      );
       continue;
     }
     const alias = cls.alias?.trim();
     const usableAlias =
       alias !== undefined && alias !== '' && alias !== name && characterCount(alias) <= MAX_NAME_CHARACTERS;
-    entities.push({ name, ...(usableAlias ? { aliases: [alias] } : {}) });
-    entityNames.add(name);
+    state.entities.push({ name, ...(usableAlias ? { aliases: [alias] } : {}) });
+    state.entityNames.add(name);
   }
   const implicit = diagram.classes.filter((cls) => cls.implicit).map((cls) => cls.name);
   if (implicit.length > 0)
@@ -108,105 +152,102 @@ export function umlDiagramToExpectedIntent(diagram: PlantUmlDiagram): UmlMapping
   if (diagram.enums.length > 0) {
     notes.push(`enums are value sets, not entities: ${diagram.enums.map((item) => item.name).join(', ')}`);
   }
+}
 
-  const relations: Relation[] = [];
-  const seen = new Set<string>();
-  let withoutCardinality = 0;
-  let aggregations = 0;
-  const add = (relation: Relation): void => {
-    const key = JSON.stringify([relation.from, relation.to, relation.kind, relation.cardinality]);
-    if (seen.has(key)) return;
-    seen.add(key);
-    relations.push(relation);
-  };
-  const missing = (name: string): string | undefined => {
-    if (entityNames.has(name)) return undefined;
-    if (diagram.enums.some((item) => item.name === name)) return `${name} is an enum`;
-    return `${name} is not an entity`;
-  };
+/** Adds a relation unless the same one (from, to, kind, cardinality) is already there. */
+function addRelation(state: MappingState, relation: Relation): void {
+  const key = JSON.stringify([relation.from, relation.to, relation.kind, relation.cardinality]);
+  if (state.seen.has(key)) return;
+  state.seen.add(key);
+  state.relations.push(relation);
+}
 
-  for (const relation of diagram.relations) {
-    if (relation.hidden) {
-      notes.push(`${describe(relation)} is a hidden layout link, skipped`);
-      continue;
-    }
-    if (relation.kind === 'dependency') {
-      skipped.push(`${describe(relation)}: a dependency is not a structural relation`);
-      continue;
-    }
-    const problem = missing(relation.from) ?? missing(relation.to);
-    if (problem !== undefined) {
-      skipped.push(`${describe(relation)}: ${problem}`);
-      continue;
-    }
-    if (relation.kind === 'inheritance') {
-      add({ from: relation.from, to: relation.to, kind: 'is_a' });
-      continue;
-    }
-    if (relation.kind === 'aggregation') aggregations += 1;
-    const cardinality = cardinalityOf(relation.fromMultiplicity, relation.toMultiplicity);
-    if (cardinality === undefined) {
-      withoutCardinality += 1;
-      const unreadable = [relation.fromMultiplicity, relation.toMultiplicity].filter(
-        (text) => text !== undefined && multiplicityBound(text) === undefined,
+/** Why a name is not an entity (an enum, or not one at all); undefined when it is one. */
+function missingEntity(state: MappingState, name: string): string | undefined {
+  if (state.entityNames.has(name)) return undefined;
+  if (state.diagram.enums.some((item) => item.name === name)) return `${name} is an enum`;
+  return `${name} is not an entity`;
+}
+
+function mapRelation(state: MappingState, relation: PlantUmlRelation): void {
+  if (relation.hidden) {
+    state.notes.push(`${describe(relation)} is a hidden layout link, skipped`);
+    return;
+  }
+  if (relation.kind === 'dependency') {
+    state.skipped.push(`${describe(relation)}: a dependency is not a structural relation`);
+    return;
+  }
+  const problem = missingEntity(state, relation.from) ?? missingEntity(state, relation.to);
+  if (problem !== undefined) {
+    state.skipped.push(`${describe(relation)}: ${problem}`);
+    return;
+  }
+  if (relation.kind === 'inheritance') {
+    addRelation(state, { from: relation.from, to: relation.to, kind: 'is_a' });
+    return;
+  }
+  if (relation.kind === 'aggregation') state.aggregations += 1;
+  const cardinality = cardinalityOf(relation.fromMultiplicity, relation.toMultiplicity);
+  if (cardinality === undefined) {
+    state.withoutCardinality += 1;
+    const unreadable = [relation.fromMultiplicity, relation.toMultiplicity].filter(
+      (text) => text !== undefined && multiplicityBound(text) === undefined,
+    );
+    if (unreadable.length > 0)
+      state.notes.push(
+        `${describe(relation)}: multiplicity ${unreadable.map((text) => `"${text}"`).join(', ')} not understood`,
       );
-      if (unreadable.length > 0)
-        notes.push(
-          `${describe(relation)}: multiplicity ${unreadable.map((text) => `"${text}"`).join(', ')} not understood`,
-        );
-    }
-    add({
-      from: relation.from,
-      to: relation.to,
-      kind: relation.kind === 'composition' ? 'composition' : 'association',
+  }
+  addRelation(state, {
+    from: relation.from,
+    to: relation.to,
+    kind: relation.kind === 'composition' ? 'composition' : 'association',
+    ...(cardinality === undefined ? {} : { cardinality }),
+  });
+}
+
+function mapAssociationClass(
+  state: MappingState,
+  associationClass: PlantUmlDiagram['associationClasses'][number],
+): void {
+  const { notes } = state;
+  const { cls, ends, line } = associationClass;
+  const problem = missingEntity(state, cls) ?? missingEntity(state, ends[0]) ?? missingEntity(state, ends[1]);
+  if (problem !== undefined) {
+    state.skipped.push(`line ${line}: association class ${cls} of (${ends.join(', ')}): ${problem}`);
+    return;
+  }
+  const base = state.diagram.relations.filter(
+    (relation) =>
+      !relation.hidden &&
+      relation.kind !== 'inheritance' &&
+      relation.kind !== 'dependency' &&
+      ((relation.from === ends[0] && relation.to === ends[1]) ||
+        (relation.from === ends[1] && relation.to === ends[0])),
+  );
+  const only = base.length === 1 ? base[0] : undefined;
+  const multiplicityAt = (end: string): string | undefined =>
+    only === undefined ? undefined : only.from === end ? only.fromMultiplicity : only.toMultiplicity;
+  if (only === undefined) {
+    notes.push(
+      `line ${line}: association class ${cls}: ${base.length} lines join ${ends.join(' and ')}, cardinality left out`,
+    );
+  }
+  notes.push(`association class ${cls} of (${ends.join(', ')}) kept as an entity related to both ends`);
+  for (const [end, otherEnd] of [
+    [ends[0], ends[1]],
+    [ends[1], ends[0]],
+  ] as const) {
+    const bound = multiplicityBound(multiplicityAt(otherEnd));
+    const cardinality: Cardinality | undefined =
+      bound === undefined ? undefined : bound === 'many' ? 'many_to_one' : 'one_to_one';
+    if (cardinality === undefined) state.withoutCardinality += 1;
+    addRelation(state, {
+      from: cls,
+      to: end,
+      kind: 'association',
       ...(cardinality === undefined ? {} : { cardinality }),
     });
   }
-
-  for (const associationClass of diagram.associationClasses) {
-    const { cls, ends, line } = associationClass;
-    const problem = missing(cls) ?? missing(ends[0]) ?? missing(ends[1]);
-    if (problem !== undefined) {
-      skipped.push(`line ${line}: association class ${cls} of (${ends.join(', ')}): ${problem}`);
-      continue;
-    }
-    const base = diagram.relations.filter(
-      (relation) =>
-        !relation.hidden &&
-        relation.kind !== 'inheritance' &&
-        relation.kind !== 'dependency' &&
-        ((relation.from === ends[0] && relation.to === ends[1]) ||
-          (relation.from === ends[1] && relation.to === ends[0])),
-    );
-    const only = base.length === 1 ? base[0] : undefined;
-    const multiplicityAt = (end: string): string | undefined =>
-      only === undefined ? undefined : only.from === end ? only.fromMultiplicity : only.toMultiplicity;
-    if (only === undefined) {
-      notes.push(
-        `line ${line}: association class ${cls}: ${base.length} lines join ${ends.join(' and ')}, cardinality left out`,
-      );
-    }
-    notes.push(`association class ${cls} of (${ends.join(', ')}) kept as an entity related to both ends`);
-    for (const [end, otherEnd] of [
-      [ends[0], ends[1]],
-      [ends[1], ends[0]],
-    ] as const) {
-      const bound = multiplicityBound(multiplicityAt(otherEnd));
-      const cardinality: Cardinality | undefined =
-        bound === undefined ? undefined : bound === 'many' ? 'many_to_one' : 'one_to_one';
-      if (cardinality === undefined) withoutCardinality += 1;
-      add({ from: cls, to: end, kind: 'association', ...(cardinality === undefined ? {} : { cardinality }) });
-    }
-  }
-  if (aggregations > 0) notes.push(`${aggregations} aggregation(s) read as association`);
-  if (withoutCardinality > 0) {
-    notes.push(`${withoutCardinality} relation(s) without a readable multiplicity on both ends: cardinality left out`);
-  }
-  return {
-    expected: { entities, relations },
-    entityCount: entities.length,
-    relationCount: relations.length,
-    skipped,
-    notes,
-  };
 }

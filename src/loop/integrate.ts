@@ -31,6 +31,7 @@ import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { evaluatePartition, evaluateSlots, partialScore } from './evaluate-partition.ts';
 import { withCallStage } from '../providers/call-stage.ts';
+import { settleInOrder } from '../evaluator/settle-in-order.ts';
 
 /** A candidate evaluated on the optimization and anchor partitions. */
 export interface ScreenedCandidate {
@@ -43,7 +44,10 @@ export interface ScreenedCandidate {
   racing?: RaceEvidence;
 }
 
-/** Evaluates every candidate on optimization and anchor, `study.concurrency` at a time; sorted best first. */
+/**
+ * Evaluates every candidate on optimization and anchor (its two partitions at
+ * once), `study.concurrency` candidates at a time; sorted best first.
+ */
 export async function screenCandidates(
   evaluator: Evaluator,
   study: LoadedStudy,
@@ -53,8 +57,11 @@ export async function screenCandidates(
   const screened: ScreenedCandidate[] = [];
   await mapWithConcurrency(candidates, study.concurrency, (candidate) =>
     withCallStage('candidates', async () => {
-      const optimization = await evaluatePartition(evaluator, study, candidate.text, 'optimization', signal);
-      const anchor = await evaluatePartition(evaluator, study, candidate.text, 'anchor', signal);
+      // Both partitions at once (with evaluation workers: both partitions' jobs on the queue together).
+      const [optimization, anchor] = await settleInOrder([
+        evaluatePartition(evaluator, study, candidate.text, 'optimization', signal),
+        evaluatePartition(evaluator, study, candidate.text, 'anchor', signal),
+      ]);
       screened.push({ candidate, text: candidate.text, hash: contentHash(candidate.text), optimization, anchor });
     }),
   );

@@ -1,7 +1,6 @@
 /**
  * Awaiting evaluations started together, with the failure of the first in
- * order: evaluations run at once (a candidate's optimization and anchor
- * partitions, src/loop/integrate.ts; a proposer's screening,
+ * order: evaluations run at once (a proposer's screening,
  * src/proposers/score-all.ts) end as the same evaluations one after another
  * would, whichever finishes first — a run that stops on an infrastructure
  * failure names the same failure every time.

@@ -31,7 +31,6 @@ import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { evaluatePartition, evaluateSlots, partialScore } from './evaluate-partition.ts';
 import { withCallStage } from '../providers/call-stage.ts';
-import { settleInOrder } from '../evaluator/settle-in-order.ts';
 
 /** A candidate evaluated on the optimization and anchor partitions. */
 export interface ScreenedCandidate {
@@ -57,11 +56,13 @@ export async function screenCandidates(
   const screened: ScreenedCandidate[] = [];
   await mapWithConcurrency(candidates, study.concurrency, (candidate) =>
     withCallStage('candidates', async () => {
-      // Both partitions at once (with evaluation workers: both partitions' jobs on the queue together).
-      const [optimization, anchor] = await settleInOrder([
-        evaluatePartition(evaluator, study, candidate.text, 'optimization', signal),
-        evaluatePartition(evaluator, study, candidate.text, 'anchor', signal),
-      ]);
+      // Both partitions at once (with evaluation workers: both partitions' jobs on the queue together), awaited in
+      // order: a failure of optimization ends the screening at once and is the one named, as one after the other.
+      const optimizationScoring = evaluatePartition(evaluator, study, candidate.text, 'optimization', signal);
+      const anchorScoring = evaluatePartition(evaluator, study, candidate.text, 'anchor', signal);
+      anchorScoring.catch(() => undefined); // awaited below; not an unhandled rejection when optimization fails first
+      const optimization = await optimizationScoring;
+      const anchor = await anchorScoring;
       screened.push({ candidate, text: candidate.text, hash: contentHash(candidate.text), optimization, anchor });
     }),
   );

@@ -43,10 +43,7 @@ export interface ScreenedCandidate {
   racing?: RaceEvidence;
 }
 
-/**
- * Evaluates every candidate on optimization and anchor (its two partitions at
- * once), `study.concurrency` candidates at a time; sorted best first.
- */
+/** Evaluates every candidate on optimization and anchor, `study.concurrency` at a time; sorted best first. */
 export async function screenCandidates(
   evaluator: Evaluator,
   study: LoadedStudy,
@@ -56,13 +53,8 @@ export async function screenCandidates(
   const screened: ScreenedCandidate[] = [];
   await mapWithConcurrency(candidates, study.concurrency, (candidate) =>
     withCallStage('candidates', async () => {
-      // Both partitions at once (with evaluation workers: both partitions' jobs on the queue together), awaited in
-      // order: a failure of optimization ends the screening at once and is the one named, as one after the other.
-      const optimizationScoring = evaluatePartition(evaluator, study, candidate.text, 'optimization', signal);
-      const anchorScoring = evaluatePartition(evaluator, study, candidate.text, 'anchor', signal);
-      anchorScoring.catch(() => undefined); // awaited below; not an unhandled rejection when optimization fails first
-      const optimization = await optimizationScoring;
-      const anchor = await anchorScoring;
+      const optimization = await evaluatePartition(evaluator, study, candidate.text, 'optimization', signal);
+      const anchor = await evaluatePartition(evaluator, study, candidate.text, 'anchor', signal);
       screened.push({ candidate, text: candidate.text, hash: contentHash(candidate.text), optimization, anchor });
     }),
   );

@@ -231,40 +231,6 @@ describe('error-driven proposer', () => {
     expect(result.failures[0]?.reason).toContain('optimization');
   });
 
-  // Issue 36, fault 15: scored one at a time, a round's edits reached the evaluation workers one candidate's jobs at a time.
-  it('scores its edits all at once, and proposes what scoring them one at a time proposes', async () => {
-    const inFlight = { now: 0, most: 0 };
-    const asked: string[] = [];
-    const together = await contextFor({
-      evaluateOptimization: async (text) => {
-        asked.push(text);
-        inFlight.now += 1;
-        inFlight.most = Math.max(inFlight.most, inFlight.now);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        inFlight.now -= 1;
-        return evaluate(text);
-      },
-    });
-    let chain: Promise<unknown> = Promise.resolve();
-    const askedAlone: string[] = [];
-    const alone = await contextFor({
-      evaluateOptimization: (text) => {
-        askedAlone.push(text);
-        const next = chain.then(() => evaluate(text));
-        chain = next;
-        return next;
-      },
-    });
-    const proposer = createErrorDrivenProposer({ localScreening: false, maxEvaluations: 8 });
-    const atOnce = await proposer.propose(together);
-    const inTurn = await proposer.propose(alone);
-    expect(JSON.stringify(atOnce)).toBe(JSON.stringify(inTurn));
-    expect(asked).toEqual(askedAlone);
-    expect(asked.length).toBeGreaterThan(1);
-    expect(inFlight.most).toBe(asked.length);
-    expect(atOnce.candidates.map((candidate) => candidate.delta)).toContain('appTypeCues.booking += "appointment"');
-  });
-
   it('works without local screening', async () => {
     const context = await contextFor();
     const { candidates } = await createErrorDrivenProposer({ localScreening: false }).propose(context);

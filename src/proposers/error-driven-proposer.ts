@@ -44,7 +44,6 @@ import { intentTask } from '../tasks/intent/intent-task.ts';
 import type { PlaybookEdit } from '../tasks/intent/offline/playbook-edit.ts';
 import { applyPlaybookEdit, editPlaybook } from '../tasks/intent/offline/playbook-edit.ts';
 import type { Candidate, ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
-import { scoreAll } from './score-all.ts';
 import { selectDiverse } from './select-diverse.ts';
 
 import {
@@ -265,23 +264,17 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
       if (maxEvaluations === 0)
         return { candidates: unscoredCandidates(queue, context.maxCandidates, localScreening), failures };
 
-      // The frozen evaluator decides. Which edits are scored reads no score: they are chosen first and scored all
-      // at once (on every evaluation worker, or up to the executor's concurrency), then compared in the order chosen.
-      const chosen: QueuedEdit[] = [];
-      for (const entry of queue) {
-        if (chosen.length >= maxEvaluations || context.signal?.aborted === true) break;
-        // Cached for the evaluator, which reads the candidates next (no second parse of their text).
-        if (!rememberPlaybook(entry.text, entry.playbook, entry.compiled).ok) continue;
-        chosen.push(entry);
+      // The frozen evaluator decides.
+      const evaluated: Evaluated[] = [];
+      let evaluations = 0;
+      for (const { candidate, text, playbook, compiled: compiledEdit } of queue) {
+        if (evaluations >= maxEvaluations || context.signal?.aborted === true) break;
+        // Cached for the evaluator, which reads the candidate next (no second parse of its text).
+        if (!rememberPlaybook(text, playbook, compiledEdit).ok) continue;
+        evaluations += 1;
+        const score = await context.evaluateOptimization(text);
+        evaluated.push(compare(candidate, text, incumbentComposites, score, context.incumbentScores.composite));
       }
-      const evaluations = chosen.length;
-      const scores = await scoreAll(
-        context,
-        chosen.map((entry) => entry.text),
-      );
-      const evaluated: Evaluated[] = chosen.map((entry, index) =>
-        compare(entry.candidate, entry.text, incumbentComposites, scores[index]!, context.incumbentScores.composite),
-      );
 
       const kept = evaluated
         .filter((entry) => entry.netFixes >= minNetFixes && entry.netFixes > 0)

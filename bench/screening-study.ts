@@ -119,7 +119,7 @@ export function runCli(args: string[]): Promise<{ code: number | null; stdout: s
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }
 
-/** One `kloop run` of the screening study: wall time, executor calls, and its decisions in order (candidate delta → decision). */
+/** One `kloop run` of the screening study: wall time, executor calls, and its decisions in order (round, candidate id, decision, reason, delta). */
 export interface ScreeningRun {
   label: string;
   workers: number;
@@ -158,10 +158,17 @@ async function decisionsOf(postgres: string, schema: string): Promise<string[]> 
   const client = new pg.Client({ connectionString: postgres });
   await client.connect();
   try {
-    const { rows } = await client.query<{ delta: string; decision: string }>(
-      `select delta, decision from ${schema}.experiments order by id`,
+    const { rows } = await client.query<{
+      round: number;
+      candidate_id: string | null;
+      decision: string;
+      reason: string;
+      delta: string;
+    }>(`select round, candidate_id, decision, reason, delta from ${schema}.experiments order by id`);
+    // Which candidate (round, position, content hash), how it was decided and why, in the order decided.
+    return rows.map(
+      (row) => `round ${row.round} ${row.candidate_id ?? '-'} ${row.decision} (${row.reason}): ${row.delta}`,
     );
-    return rows.map((row) => `${row.decision}: ${row.delta}`);
   } finally {
     await client.end();
   }

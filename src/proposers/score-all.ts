@@ -9,6 +9,7 @@
  * (src/loop/engine.ts).
  */
 import type { PartitionScore } from '../evaluator/partition-score.ts';
+import { settleInOrder } from '../evaluator/settle-in-order.ts';
 import type { ProposalContext } from './proposer.ts';
 
 /**
@@ -23,8 +24,5 @@ export async function scoreAll(
   context: Pick<ProposalContext, 'evaluateOptimization'>,
   texts: readonly string[],
 ): Promise<PartitionScore[]> {
-  const settled = await Promise.allSettled(texts.map((text) => context.evaluateOptimization(text)));
-  const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
-  if (failed !== undefined) throw failed.reason;
-  return settled.map((outcome) => (outcome as PromiseFulfilledResult<PartitionScore>).value);
+  return settleInOrder(texts.map((text) => context.evaluateOptimization(text)));
 }

@@ -62,6 +62,7 @@ import { COORDINATOR_QUEUE_POOL_SIZE, connectPatiently, retryThroughOutage } fro
 import { createPostgresPool } from './postgres.ts';
 import { WORKER_LEASE_PREFIX } from './worker-liveness.ts';
 import { sweepGoneWorkers, workerGoneAttempts } from './worker-sweep.ts';
+import { throttleShared } from './shared-throttle.ts';
 
 type PostgresTarget = Extract<StorageTarget, { kind: 'postgres' }>;
 
@@ -281,9 +282,22 @@ export async function openEvaluationQueue(
       signal?.addEventListener('abort', done, { once: true });
     });
 
-  /** Unlocks the jobs of workers that are gone (src/storage/worker-liveness.ts), each job's last error naming why. */
-  const sweep = (): Promise<void> =>
-    sweepGoneWorkers({ pool, db, utils, queueSchema, staleAfterMs, hostname: here, onUnlocked: options.onUnlocked });
+  /** Unlocks the jobs of workers that are gone (src/storage/worker-liveness.ts), each job's last error naming why: once a poll interval, whichever evaluations wait. */
+  const sweep = throttleShared(
+    () =>
+      outage(() =>
+        sweepGoneWorkers({
+          pool,
+          db,
+          utils,
+          queueSchema,
+          staleAfterMs,
+          hostname: here,
+          onUnlocked: options.onUnlocked,
+        }),
+      ),
+    COORDINATOR_POLL_MS,
+  );
 
   return {
     async execute(request: RemoteRequest, signal?: AbortSignal): Promise<ReadonlyMap<string, string>> {
@@ -304,7 +318,6 @@ export async function openEvaluationQueue(
       const wanted = new Set(request.items.map((item) => resultKey(item.exampleId, item.repeat)));
       const givenUp = new Map<string, string>();
       let lastProgress = Date.now();
-      let lastSweep = 0;
       let remaining = wanted.size;
       for (;;) {
         if (signal?.aborted) throw signal.reason ?? new Error('aborted');
@@ -352,10 +365,7 @@ export async function openEvaluationQueue(
           await outage(() => utils.completeJobs(failed.rows.map((row) => row.id)));
           continue;
         }
-        if (Date.now() - lastSweep >= COORDINATOR_POLL_MS) {
-          lastSweep = Date.now();
-          await outage(sweep);
-        }
+        await sweep();
         if (Date.now() - lastProgress >= 30_000) {
           lastProgress = Date.now();
           const status = await outage(() =>

@@ -21,9 +21,9 @@
  * Memory is bounded by the number of distinct shapes and uncovered names, not
  * by the number of signals: signals are folded into counters one at a time.
  */
-import { normalizeEntityName } from '../tasks/intent/names.ts';
-import type { SignalAssemblyMethod, StoredSignal } from './signal.ts';
-import { ASSEMBLY_METHODS } from './signal.ts';
+import type { StoredSignal } from './signal.ts';
+import type { ClusterState } from './analysis-clusters.ts';
+import { NameCounter, emptyMethods, entityKey, identity, keepRecentGoal } from './analysis-clusters.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../config/signals-config.ts';
 import {
   clusterKey,
@@ -66,81 +66,6 @@ export type {
 } from './analysis-types.ts';
 
 const TOP = 5;
-
-/** Counts signals per name, keeping the most frequent spelling of each normalised name. */
-class NameCounter {
-  private readonly counts = new Map<string, { count: number; spellings: Map<string, number> }>();
-
-  /** Adds the names of one signal (each normalised name counted once per signal). */
-  addSignal(names: readonly string[], normalize: (name: string) => string): void {
-    const seen = new Set<string>();
-    for (const name of names) {
-      const key = normalize(name);
-      if (key === '' || seen.has(key)) continue;
-      seen.add(key);
-      let entry = this.counts.get(key);
-      if (entry === undefined) {
-        entry = { count: 0, spellings: new Map() };
-        this.counts.set(key, entry);
-      }
-      entry.count += 1;
-      entry.spellings.set(name, (entry.spellings.get(name) ?? 0) + 1);
-    }
-  }
-
-  has(key: string): boolean {
-    return this.counts.has(key);
-  }
-
-  /** Entries sorted by count (desc), then name; `share` = count / total. */
-  top(total: number, limit = Number.POSITIVE_INFINITY): Array<CountedName & { key: string }> {
-    return [...this.counts.entries()]
-      .map(([key, entry]) => ({
-        key,
-        name: mostFrequent(entry.spellings),
-        count: entry.count,
-        share: total > 0 ? entry.count / total : 0,
-      }))
-      .sort((left, right) => right.count - left.count || (left.key < right.key ? -1 : left.key > right.key ? 1 : 0))
-      .slice(0, limit);
-  }
-}
-
-function mostFrequent(spellings: Map<string, number>): string {
-  let best = '';
-  let bestCount = -1;
-  for (const [name, count] of spellings) {
-    if (count > bestCount || (count === bestCount && name < best)) {
-      best = name;
-      bestCount = count;
-    }
-  }
-  return best;
-}
-
-const identity = (name: string): string => name;
-const entityKey = (name: string): string => normalizeEntityName(name);
-
-interface ClusterState {
-  appClass: string;
-  hasCommitments: boolean;
-  bucket: string;
-  size: number;
-  methods: Record<SignalAssemblyMethod, number>;
-  confidenceSum: number;
-  entities: NameCounter;
-  behaviors: NameCounter;
-  patterns: NameCounter;
-  versions: NameCounter;
-  /** Most recent goals first, at most `exampleGoals`. */
-  goals: Array<{ time: string; id: string; goal: string }>;
-  firstSeen: string;
-  lastSeen: string;
-}
-
-function emptyMethods(): Record<SignalAssemblyMethod, number> {
-  return Object.fromEntries(ASSEMBLY_METHODS.map((method) => [method, 0])) as Record<SignalAssemblyMethod, number>;
-}
 
 function resolveSettings(settings: Partial<AnalysisSettings> | undefined): AnalysisSettings {
   const defaults = DEFAULT_SIGNALS_CONFIG;
@@ -337,22 +262,6 @@ export function createSignalAnalyzer(options: SignalAnalyzerOptions): SignalAnal
   };
 
   return { add, finish };
-}
-
-function keepRecentGoal(goals: ClusterState['goals'], signal: StoredSignal, limit: number): void {
-  const goal = signal.goal;
-  if (goal === null) return;
-  const existing = goals.findIndex((entry) => entry.goal === goal);
-  const candidate = { time: signal.time, id: signal.id, goal };
-  const newer = (left: typeof candidate, right: typeof candidate): boolean =>
-    Date.parse(left.time) > Date.parse(right.time) || (left.time === right.time && left.id < right.id);
-  if (existing !== -1) {
-    if (newer(candidate, goals[existing]!)) goals.splice(existing, 1);
-    else return;
-  }
-  goals.push(candidate);
-  goals.sort((left, right) => (newer(left, right) ? -1 : newer(right, left) ? 1 : 0));
-  if (goals.length > limit) goals.length = limit;
 }
 
 function deprecation(

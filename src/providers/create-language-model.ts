@@ -111,44 +111,70 @@ export interface ResolvedModel {
 export function resolveLanguageModel(spec: ModelSpec, options: LanguageModelOptions = {}): ResolvedModel {
   const env = options.env ?? process.env;
   const name = formatModelSpec(spec);
-  const location = options.file !== undefined ? { file: options.file } : {};
-  const keyVariable = options.apiKeyEnv ?? DEFAULT_API_KEY_ENV[spec.provider];
-  let apiKey: string | undefined;
-  let missingKey: InputError | undefined;
-  if (keyVariable !== undefined) {
-    const value = env[keyVariable];
-    if (value === undefined || value.trim() === '') {
-      const how =
-        options.apiKeyEnv !== undefined ? `apiKeyEnv names ${keyVariable}` : `${spec.provider} needs ${keyVariable}`;
-      missingKey = new InputError(
-        `no API key for ${name}: ${how}, but that environment variable is not set (export ${keyVariable}=...)`,
-        {
-          ...location,
-          field:
-            options.apiKeyEnv !== undefined
-              ? `${options.section ?? 'executor'}.apiKeyEnv`
-              : (options.field ?? 'executor.model'),
-          code: 'input.api-key',
-        },
-      );
-      if (options.requireKey !== false) throw missingKey;
-    } else {
-      apiKey = value.trim();
-    }
-  }
+  const { apiKey, missingKey } = readApiKey(spec, name, options, env);
+  const { baseURL, url } = resolveBaseURL(spec, name, options, env);
+  const { model, providerOptions } = buildModel(spec, baseURL, apiKey, options.fetch);
+  return {
+    spec,
+    name,
+    model,
+    baseURL,
+    host: url.host,
+    structuredOutput: options.structuredOutput ?? DEFAULT_STRUCTURED_OUTPUT[spec.provider],
+    providerOptions,
+    secrets: apiKey !== undefined ? [apiKey] : [],
+    ...(missingKey !== undefined ? { missingKey } : {}),
+  };
+}
 
+/** The trimmed key from the key variable; a missing key throws unless `requireKey: false`, then it is returned as `missingKey`. */
+function readApiKey(
+  spec: ModelSpec,
+  name: string,
+  options: LanguageModelOptions,
+  env: NodeJS.ProcessEnv,
+): { apiKey: string | undefined; missingKey: InputError | undefined } {
+  const keyVariable = options.apiKeyEnv ?? DEFAULT_API_KEY_ENV[spec.provider];
+  if (keyVariable === undefined) return { apiKey: undefined, missingKey: undefined };
+  const value = env[keyVariable];
+  if (value !== undefined && value.trim() !== '') return { apiKey: value.trim(), missingKey: undefined };
+  const how =
+    options.apiKeyEnv !== undefined ? `apiKeyEnv names ${keyVariable}` : `${spec.provider} needs ${keyVariable}`;
+  const missingKey = new InputError(
+    `no API key for ${name}: ${how}, but that environment variable is not set (export ${keyVariable}=...)`,
+    {
+      ...(options.file !== undefined ? { file: options.file } : {}),
+      field:
+        options.apiKeyEnv !== undefined
+          ? `${options.section ?? 'executor'}.apiKeyEnv`
+          : (options.field ?? 'executor.model'),
+      code: 'input.api-key',
+    },
+  );
+  if (options.requireKey !== false) throw missingKey;
+  return { apiKey: undefined, missingKey };
+}
+
+/** The base URL (given, else the provider's variable, else its default; no trailing slash), checked. */
+function resolveBaseURL(
+  spec: ModelSpec,
+  name: string,
+  options: LanguageModelOptions,
+  env: NodeJS.ProcessEnv,
+): { baseURL: string; url: URL } {
   const baseURLField = `${options.section ?? 'executor'}.baseURL`;
+  const invalid = (message: string): InputError =>
+    new InputError(message, {
+      ...(options.file !== undefined ? { file: options.file } : {}),
+      field: baseURLField,
+      code: 'input.base-url',
+    });
   const given = options.baseURL?.trim();
   // Unset in kloop.yaml and on the command line: the provider's conventional variable (OPENAI_BASE_URL, ...), then its default.
   const configured = given !== undefined && given !== '' ? given : baseURLFromEnvironment(spec.provider, env)?.url;
   if (spec.provider === 'openai-compatible' && configured === undefined) {
-    throw new InputError(
+    throw invalid(
       `${name} needs the server's base URL: set ${baseURLField} or --base-url (e.g. http://127.0.0.1:8080/v1 for a llama.cpp server)`,
-      {
-        ...location,
-        field: baseURLField,
-        code: 'input.base-url',
-      },
     );
   }
   let baseURL = (configured ?? DEFAULT_BASE_URLS[spec.provider]!).replace(/\/+$/, '');
@@ -161,72 +187,61 @@ export function resolveLanguageModel(spec: ModelSpec, options: LanguageModelOpti
       url = new URL(baseURL);
     }
   } catch {
-    throw new InputError(`base URL "${baseURL}" is not a URL`, {
-      ...location,
-      field: baseURLField,
-      code: 'input.base-url',
-    });
+    throw invalid(`base URL "${baseURL}" is not a URL`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new InputError(`base URL "${baseURL}" must start with http:// or https://`, {
-      ...location,
-      field: baseURLField,
-      code: 'input.base-url',
-    });
-  }
-  if (url.username !== '' || url.password !== '') {
-    throw new InputError(
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw invalid(`base URL "${baseURL}" must start with http:// or https://`);
+  if (url.username !== '' || url.password !== '')
+    throw invalid(
       'the base URL must not carry credentials; put the key in an environment variable and name it with apiKeyEnv',
-      {
-        ...location,
-        field: baseURLField,
-        code: 'input.base-url',
-      },
     );
-  }
+  return { baseURL, url };
+}
 
-  const fetchOption = options.fetch !== undefined ? { fetch: options.fetch } : {};
-  let model: LanguageModel;
-  let providerOptions: ResolvedModel['providerOptions'] = {};
+/** The AI SDK model of the provider, and the provider options passed on every call. */
+function buildModel(
+  spec: ModelSpec,
+  baseURL: string,
+  apiKey: string | undefined,
+  fetchImplementation: typeof fetch | undefined,
+): { model: LanguageModel; providerOptions: ResolvedModel['providerOptions'] } {
+  const fetchOption = fetchImplementation !== undefined ? { fetch: fetchImplementation } : {};
   switch (spec.provider) {
     case 'openai':
-      model = createOpenAI({ baseURL, ...(apiKey !== undefined ? { apiKey } : {}), ...fetchOption }).chat(spec.modelId);
-      // intentSchema has optional relation fields; OpenAI's strict mode requires every key.
-      providerOptions = { openai: { strictJsonSchema: false } };
-      break;
+      return {
+        model: createOpenAI({ baseURL, ...(apiKey !== undefined ? { apiKey } : {}), ...fetchOption }).chat(
+          spec.modelId,
+        ),
+        // intentSchema has optional relation fields; OpenAI's strict mode requires every key.
+        providerOptions: { openai: { strictJsonSchema: false } },
+      };
     case 'anthropic':
-      model = createAnthropic({ baseURL, ...(apiKey !== undefined ? { apiKey } : {}), ...fetchOption })(spec.modelId);
-      break;
+      return {
+        model: createAnthropic({ baseURL, ...(apiKey !== undefined ? { apiKey } : {}), ...fetchOption })(spec.modelId),
+        providerOptions: {},
+      };
     case 'openai-compatible':
-      model = createOpenAICompatible({
-        name: 'openai-compatible',
-        baseURL,
-        ...(apiKey !== undefined ? { apiKey } : {}),
-        includeUsage: true,
-        supportsStructuredOutputs: true,
-        ...fetchOption,
-      }).chatModel(spec.modelId);
-      providerOptions = { openaiCompatible: { strictJsonSchema: false } };
-      break;
+      return {
+        model: createOpenAICompatible({
+          name: 'openai-compatible',
+          baseURL,
+          ...(apiKey !== undefined ? { apiKey } : {}),
+          includeUsage: true,
+          supportsStructuredOutputs: true,
+          ...fetchOption,
+        }).chatModel(spec.modelId),
+        providerOptions: { openaiCompatible: { strictJsonSchema: false } },
+      };
     case 'ollama':
-      model = createOllama({
-        baseURL,
-        ...(apiKey !== undefined ? { headers: { Authorization: `Bearer ${apiKey}` } } : {}),
-        ...fetchOption,
-      })(spec.modelId);
-      break;
+      return {
+        model: createOllama({
+          baseURL,
+          ...(apiKey !== undefined ? { headers: { Authorization: `Bearer ${apiKey}` } } : {}),
+          ...fetchOption,
+        })(spec.modelId),
+        providerOptions: {},
+      };
   }
-  return {
-    spec,
-    name,
-    model,
-    baseURL,
-    host: url.host,
-    structuredOutput: options.structuredOutput ?? DEFAULT_STRUCTURED_OUTPUT[spec.provider],
-    providerOptions,
-    secrets: apiKey !== undefined ? [apiKey] : [],
-    ...(missingKey !== undefined ? { missingKey } : {}),
-  };
 }
 
 /**

@@ -21,9 +21,9 @@
  * Memory is bounded by the number of distinct shapes and uncovered names, not
  * by the number of signals: signals are folded into counters one at a time.
  */
-import { normalizeEntityName } from '../tasks/intent/names.ts';
 import type { SignalAssemblyMethod, StoredSignal } from './signal.ts';
-import { ASSEMBLY_METHODS } from './signal.ts';
+import type { ClusterState } from './analysis-clusters.ts';
+import { NameCounter, emptyMethods, entityKey, identity, keepRecentGoal } from './analysis-clusters.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../config/signals-config.ts';
 import {
   clusterKey,
@@ -67,81 +67,6 @@ export type {
 
 const TOP = 5;
 
-/** Counts signals per name, keeping the most frequent spelling of each normalised name. */
-class NameCounter {
-  private readonly counts = new Map<string, { count: number; spellings: Map<string, number> }>();
-
-  /** Adds the names of one signal (each normalised name counted once per signal). */
-  addSignal(names: readonly string[], normalize: (name: string) => string): void {
-    const seen = new Set<string>();
-    for (const name of names) {
-      const key = normalize(name);
-      if (key === '' || seen.has(key)) continue;
-      seen.add(key);
-      let entry = this.counts.get(key);
-      if (entry === undefined) {
-        entry = { count: 0, spellings: new Map() };
-        this.counts.set(key, entry);
-      }
-      entry.count += 1;
-      entry.spellings.set(name, (entry.spellings.get(name) ?? 0) + 1);
-    }
-  }
-
-  has(key: string): boolean {
-    return this.counts.has(key);
-  }
-
-  /** Entries sorted by count (desc), then name; `share` = count / total. */
-  top(total: number, limit = Number.POSITIVE_INFINITY): Array<CountedName & { key: string }> {
-    return [...this.counts.entries()]
-      .map(([key, entry]) => ({
-        key,
-        name: mostFrequent(entry.spellings),
-        count: entry.count,
-        share: total > 0 ? entry.count / total : 0,
-      }))
-      .sort((left, right) => right.count - left.count || (left.key < right.key ? -1 : left.key > right.key ? 1 : 0))
-      .slice(0, limit);
-  }
-}
-
-function mostFrequent(spellings: Map<string, number>): string {
-  let best = '';
-  let bestCount = -1;
-  for (const [name, count] of spellings) {
-    if (count > bestCount || (count === bestCount && name < best)) {
-      best = name;
-      bestCount = count;
-    }
-  }
-  return best;
-}
-
-const identity = (name: string): string => name;
-const entityKey = (name: string): string => normalizeEntityName(name);
-
-interface ClusterState {
-  appClass: string;
-  hasCommitments: boolean;
-  bucket: string;
-  size: number;
-  methods: Record<SignalAssemblyMethod, number>;
-  confidenceSum: number;
-  entities: NameCounter;
-  behaviors: NameCounter;
-  patterns: NameCounter;
-  versions: NameCounter;
-  /** Most recent goals first, at most `exampleGoals`. */
-  goals: Array<{ time: string; id: string; goal: string }>;
-  firstSeen: string;
-  lastSeen: string;
-}
-
-function emptyMethods(): Record<SignalAssemblyMethod, number> {
-  return Object.fromEntries(ASSEMBLY_METHODS.map((method) => [method, 0])) as Record<SignalAssemblyMethod, number>;
-}
-
 function resolveSettings(settings: Partial<AnalysisSettings> | undefined): AnalysisSettings {
   const defaults = DEFAULT_SIGNALS_CONFIG;
   return {
@@ -155,6 +80,26 @@ function resolveSettings(settings: Partial<AnalysisSettings> | undefined): Analy
   };
 }
 
+/** The folded counters of one analyzer (see {@link createSignalAnalyzer}). */
+interface AnalyzerState {
+  options: SignalAnalyzerOptions;
+  settings: AnalysisSettings;
+  window: SignalAnalysis['window'];
+  fromMs: number;
+  toMs: number;
+  methods: Record<SignalAssemblyMethod, number>;
+  clusters: Map<string, ClusterState>;
+  gapEntities: NameCounter;
+  gapBehaviors: NameCounter;
+  patternUse: Set<string>;
+  sectionUse: Set<string>;
+  inWindow: number;
+  low: number;
+  outsideWindow: number;
+  signalsWithPatterns: number;
+  signalsWithSections: number;
+}
+
 /**
  * Creates a Loop D analyzer. Signals outside the window are counted in
  * `outsideWindow` and otherwise ignored; the order of `add` calls does not
@@ -163,196 +108,226 @@ function resolveSettings(settings: Partial<AnalysisSettings> | undefined): Analy
 export function createSignalAnalyzer(options: SignalAnalyzerOptions): SignalAnalyzer {
   const settings = resolveSettings(options.settings);
   const window = signalWindow(options.now, settings.windowDays);
-  const fromMs = Date.parse(window.from);
-  const toMs = Date.parse(window.to);
-  const methods = emptyMethods();
-  const clusters = new Map<string, ClusterState>();
-  const gapEntities = new NameCounter();
-  const gapBehaviors = new NameCounter();
-  const patternUse = new Set<string>();
-  const sectionUse = new Set<string>();
-  let inWindow = 0;
-  let low = 0;
-  let outsideWindow = 0;
-  let signalsWithPatterns = 0;
-  let signalsWithSections = 0;
-
-  const add = (signal: StoredSignal): void => {
-    const instant = Date.parse(signal.time);
-    if (Number.isNaN(instant) || instant <= fromMs || instant > toMs) {
-      outsideWindow += 1;
-      return;
-    }
-    inWindow += 1;
-    methods[signal.assemblyMethod] = (methods[signal.assemblyMethod] ?? 0) + 1;
-    if (signal.patterns.length > 0) {
-      signalsWithPatterns += 1;
-      for (const pattern of signal.patterns) patternUse.add(pattern);
-    }
-    if (signal.artifactSections !== undefined) {
-      signalsWithSections += 1;
-      for (const section of signal.artifactSections) sectionUse.add(section);
-    }
-    if (!isLowConfidence(signal, settings)) return;
-    low += 1;
-    gapEntities.addSignal(signal.uncoveredEntities, entityKey);
-    gapBehaviors.addSignal(signal.uncoveredBehaviors, identity);
-    const bucket = entityCountBucket(signal.entityCount, settings.entityCountBuckets);
-    const key = clusterKey(signal.appClass, signal.hasCommitments, bucket);
-    let state = clusters.get(key);
-    if (state === undefined) {
-      state = {
-        appClass: signal.appClass,
-        hasCommitments: signal.hasCommitments,
-        bucket,
-        size: 0,
-        methods: emptyMethods(),
-        confidenceSum: 0,
-        entities: new NameCounter(),
-        behaviors: new NameCounter(),
-        patterns: new NameCounter(),
-        versions: new NameCounter(),
-        goals: [],
-        firstSeen: signal.time,
-        lastSeen: signal.time,
-      };
-      clusters.set(key, state);
-    }
-    state.size += 1;
-    state.methods[signal.assemblyMethod] = (state.methods[signal.assemblyMethod] ?? 0) + 1;
-    state.confidenceSum += signal.confidence;
-    state.entities.addSignal(signal.uncoveredEntities, entityKey);
-    state.behaviors.addSignal(signal.uncoveredBehaviors, identity);
-    state.patterns.addSignal(signal.patterns, identity);
-    state.versions.addSignal([signal.artifactVersion], identity);
-    if (Date.parse(signal.time) < Date.parse(state.firstSeen)) state.firstSeen = signal.time;
-    if (Date.parse(signal.time) > Date.parse(state.lastSeen)) state.lastSeen = signal.time;
-    if (signal.goal !== null && settings.exampleGoals > 0) keepRecentGoal(state.goals, signal, settings.exampleGoals);
+  const state: AnalyzerState = {
+    options,
+    settings,
+    window,
+    fromMs: Date.parse(window.from),
+    toMs: Date.parse(window.to),
+    methods: emptyMethods(),
+    clusters: new Map(),
+    gapEntities: new NameCounter(),
+    gapBehaviors: new NameCounter(),
+    patternUse: new Set(),
+    sectionUse: new Set(),
+    inWindow: 0,
+    low: 0,
+    outsideWindow: 0,
+    signalsWithPatterns: 0,
+    signalsWithSections: 0,
   };
-
-  const finish = (): SignalAnalysis => {
-    const reported: SignalCluster[] = [];
-    const sketches: CandidatePatternSketch[] = [];
-    let smallClusters = 0;
-    let smallSignals = 0;
-    const ordered = [...clusters.entries()].sort(
-      ([leftKey, left], [rightKey, right]) =>
-        right.size - left.size || (leftKey < rightKey ? -1 : leftKey > rightKey ? 1 : 0),
-    );
-    for (const [key, state] of ordered) {
-      if (state.size < settings.minClusterSize) {
-        smallClusters += 1;
-        smallSignals += state.size;
-        continue;
-      }
-      const strip = ({ name, count, share }: CountedName): CountedName => ({ name, count, share });
-      const cluster: SignalCluster = {
-        key,
-        appClass: state.appClass,
-        hasCommitments: state.hasCommitments,
-        entityCountBucket: state.bucket,
-        size: state.size,
-        share: inWindow > 0 ? state.size / inWindow : 0,
-        shareOfLowConfidence: low > 0 ? state.size / low : 0,
-        methods: state.methods,
-        meanConfidence: state.confidenceSum / state.size,
-        uncoveredEntities: state.entities.top(state.size, TOP).map(strip),
-        uncoveredBehaviors: state.behaviors.top(state.size, TOP).map(strip),
-        patterns: state.patterns.top(state.size, TOP).map(strip),
-        artifactVersions: state.versions.top(state.size, TOP).map(strip),
-        exampleGoals: state.goals.map((goal) => goal.goal),
-        firstSeen: state.firstSeen,
-        lastSeen: state.lastSeen,
-      };
-      reported.push(cluster);
-      const typicalEntities = state.entities
-        .top(state.size)
-        .filter((entry) => entry.share >= settings.typicalShare)
-        .map(strip);
-      const typicalBehaviors = state.behaviors
-        .top(state.size)
-        .filter((entry) => entry.share >= settings.typicalShare)
-        .map(strip);
-      if (typicalEntities.length > 0 || typicalBehaviors.length > 0) {
-        sketches.push({
-          clusterKey: key,
-          appClass: state.appClass,
-          hasCommitments: state.hasCommitments,
-          entityCountBucket: state.bucket,
-          size: state.size,
-          entities: typicalEntities,
-          behaviors: typicalBehaviors,
-          patternsUsed: cluster.patterns,
-          exampleGoals: cluster.exampleGoals,
-        });
-      }
-    }
-    const recurringGaps: RecurringGap[] = [];
-    for (const [kind, counter] of [
-      ['entity', gapEntities],
-      ['behavior', gapBehaviors],
-    ] as const) {
-      for (const entry of counter.top(low)) {
-        if (entry.count < settings.minClusterSize) continue;
-        const inClusters = reported
-          .filter(
-            (cluster) =>
-              clusters.get(cluster.key)?.[kind === 'entity' ? 'entities' : 'behaviors'].has(entry.key) === true,
-          )
-          .map((cluster) => cluster.key);
-        recurringGaps.push({ kind, name: entry.name, count: entry.count, share: entry.share, clusters: inClusters });
-      }
-    }
-    recurringGaps.sort(
-      (left, right) =>
-        right.count - left.count ||
-        (left.kind < right.kind ? -1 : left.kind > right.kind ? 1 : left.name < right.name ? -1 : 1),
-    );
-    return {
-      window,
-      signals: inWindow,
-      lowConfidence: low,
-      outsideWindow,
-      methods,
-      settings: {
-        confidenceThreshold: settings.confidenceThreshold,
-        lowConfidenceMethods: settings.lowConfidenceMethods,
-        minClusterSize: settings.minClusterSize,
-        entityCountBuckets: entityCountBucketLabels(settings.entityCountBuckets),
-        typicalShare: settings.typicalShare,
-      },
-      clusters: reported,
-      belowMinimum: { clusters: smallClusters, signals: smallSignals },
-      recurringGaps,
-      deprecationCandidates: deprecation(
-        options,
-        settings.minClusterSize,
-        patternUse,
-        sectionUse,
-        signalsWithPatterns,
-        signalsWithSections,
-      ),
-      candidatePatterns: sketches,
-    };
-  };
-
-  return { add, finish };
+  return { add: (signal) => addSignal(state, signal), finish: () => finishAnalysis(state) };
 }
 
-function keepRecentGoal(goals: ClusterState['goals'], signal: StoredSignal, limit: number): void {
-  const goal = signal.goal;
-  if (goal === null) return;
-  const existing = goals.findIndex((entry) => entry.goal === goal);
-  const candidate = { time: signal.time, id: signal.id, goal };
-  const newer = (left: typeof candidate, right: typeof candidate): boolean =>
-    Date.parse(left.time) > Date.parse(right.time) || (left.time === right.time && left.id < right.id);
-  if (existing !== -1) {
-    if (newer(candidate, goals[existing]!)) goals.splice(existing, 1);
-    else return;
+/** Folds one signal into the window counters and, when low-confidence, into its cluster. */
+function addSignal(state: AnalyzerState, signal: StoredSignal): void {
+  const instant = Date.parse(signal.time);
+  if (Number.isNaN(instant) || instant <= state.fromMs || instant > state.toMs) {
+    state.outsideWindow += 1;
+    return;
   }
-  goals.push(candidate);
-  goals.sort((left, right) => (newer(left, right) ? -1 : newer(right, left) ? 1 : 0));
-  if (goals.length > limit) goals.length = limit;
+  state.inWindow += 1;
+  state.methods[signal.assemblyMethod] = (state.methods[signal.assemblyMethod] ?? 0) + 1;
+  if (signal.patterns.length > 0) {
+    state.signalsWithPatterns += 1;
+    for (const pattern of signal.patterns) state.patternUse.add(pattern);
+  }
+  if (signal.artifactSections !== undefined) {
+    state.signalsWithSections += 1;
+    for (const section of signal.artifactSections) state.sectionUse.add(section);
+  }
+  if (!isLowConfidence(signal, state.settings)) return;
+  state.low += 1;
+  state.gapEntities.addSignal(signal.uncoveredEntities, entityKey);
+  state.gapBehaviors.addSignal(signal.uncoveredBehaviors, identity);
+  addToCluster(clusterOf(state, signal), signal, state.settings.exampleGoals);
+}
+
+/** The cluster of a low-confidence signal, created empty on first sight. */
+function clusterOf(state: AnalyzerState, signal: StoredSignal): ClusterState {
+  const bucket = entityCountBucket(signal.entityCount, state.settings.entityCountBuckets);
+  const key = clusterKey(signal.appClass, signal.hasCommitments, bucket);
+  let cluster = state.clusters.get(key);
+  if (cluster === undefined) {
+    cluster = {
+      appClass: signal.appClass,
+      hasCommitments: signal.hasCommitments,
+      bucket,
+      size: 0,
+      methods: emptyMethods(),
+      confidenceSum: 0,
+      entities: new NameCounter(),
+      behaviors: new NameCounter(),
+      patterns: new NameCounter(),
+      versions: new NameCounter(),
+      goals: [],
+      firstSeen: signal.time,
+      lastSeen: signal.time,
+    };
+    state.clusters.set(key, cluster);
+  }
+  return cluster;
+}
+
+function addToCluster(state: ClusterState, signal: StoredSignal, exampleGoals: number): void {
+  state.size += 1;
+  state.methods[signal.assemblyMethod] = (state.methods[signal.assemblyMethod] ?? 0) + 1;
+  state.confidenceSum += signal.confidence;
+  state.entities.addSignal(signal.uncoveredEntities, entityKey);
+  state.behaviors.addSignal(signal.uncoveredBehaviors, identity);
+  state.patterns.addSignal(signal.patterns, identity);
+  state.versions.addSignal([signal.artifactVersion], identity);
+  if (Date.parse(signal.time) < Date.parse(state.firstSeen)) state.firstSeen = signal.time;
+  if (Date.parse(signal.time) > Date.parse(state.lastSeen)) state.lastSeen = signal.time;
+  if (signal.goal !== null && exampleGoals > 0) keepRecentGoal(state.goals, signal, exampleGoals);
+}
+
+const strip = ({ name, count, share }: CountedName): CountedName => ({ name, count, share });
+
+/** The analysis of everything folded so far. */
+function finishAnalysis(state: AnalyzerState): SignalAnalysis {
+  const { settings } = state;
+  const { reported, sketches, smallClusters, smallSignals } = reportClusters(state);
+  return {
+    window: state.window,
+    signals: state.inWindow,
+    lowConfidence: state.low,
+    outsideWindow: state.outsideWindow,
+    methods: state.methods,
+    settings: {
+      confidenceThreshold: settings.confidenceThreshold,
+      lowConfidenceMethods: settings.lowConfidenceMethods,
+      minClusterSize: settings.minClusterSize,
+      entityCountBuckets: entityCountBucketLabels(settings.entityCountBuckets),
+      typicalShare: settings.typicalShare,
+    },
+    clusters: reported,
+    belowMinimum: { clusters: smallClusters, signals: smallSignals },
+    recurringGaps: recurringGaps(state, reported),
+    deprecationCandidates: deprecation(
+      state.options,
+      settings.minClusterSize,
+      state.patternUse,
+      state.sectionUse,
+      state.signalsWithPatterns,
+      state.signalsWithSections,
+    ),
+    candidatePatterns: sketches,
+  };
+}
+
+/** Clusters of at least `minClusterSize` (largest first) with their pattern sketches; the rest counted. */
+function reportClusters(state: AnalyzerState): {
+  reported: SignalCluster[];
+  sketches: CandidatePatternSketch[];
+  smallClusters: number;
+  smallSignals: number;
+} {
+  const reported: SignalCluster[] = [];
+  const sketches: CandidatePatternSketch[] = [];
+  let smallClusters = 0;
+  let smallSignals = 0;
+  const ordered = [...state.clusters.entries()].sort(
+    ([leftKey, left], [rightKey, right]) =>
+      right.size - left.size || (leftKey < rightKey ? -1 : leftKey > rightKey ? 1 : 0),
+  );
+  for (const [key, cluster] of ordered) {
+    if (cluster.size < state.settings.minClusterSize) {
+      smallClusters += 1;
+      smallSignals += cluster.size;
+      continue;
+    }
+    const summary = summariseCluster(state, key, cluster);
+    reported.push(summary);
+    const sketch = sketchOf(cluster, summary, state.settings.typicalShare);
+    if (sketch !== undefined) sketches.push(sketch);
+  }
+  return { reported, sketches, smallClusters, smallSignals };
+}
+
+function summariseCluster(state: AnalyzerState, key: string, cluster: ClusterState): SignalCluster {
+  return {
+    key,
+    appClass: cluster.appClass,
+    hasCommitments: cluster.hasCommitments,
+    entityCountBucket: cluster.bucket,
+    size: cluster.size,
+    share: state.inWindow > 0 ? cluster.size / state.inWindow : 0,
+    shareOfLowConfidence: state.low > 0 ? cluster.size / state.low : 0,
+    methods: cluster.methods,
+    meanConfidence: cluster.confidenceSum / cluster.size,
+    uncoveredEntities: cluster.entities.top(cluster.size, TOP).map(strip),
+    uncoveredBehaviors: cluster.behaviors.top(cluster.size, TOP).map(strip),
+    patterns: cluster.patterns.top(cluster.size, TOP).map(strip),
+    artifactVersions: cluster.versions.top(cluster.size, TOP).map(strip),
+    exampleGoals: cluster.goals.map((goal) => goal.goal),
+    firstSeen: cluster.firstSeen,
+    lastSeen: cluster.lastSeen,
+  };
+}
+
+/** A candidate pattern for a cluster with typical uncovered entities or behaviours, else undefined. */
+function sketchOf(
+  cluster: ClusterState,
+  summary: SignalCluster,
+  typicalShare: number,
+): CandidatePatternSketch | undefined {
+  const typicalEntities = cluster.entities
+    .top(cluster.size)
+    .filter((entry) => entry.share >= typicalShare)
+    .map(strip);
+  const typicalBehaviors = cluster.behaviors
+    .top(cluster.size)
+    .filter((entry) => entry.share >= typicalShare)
+    .map(strip);
+  if (typicalEntities.length === 0 && typicalBehaviors.length === 0) return undefined;
+  return {
+    clusterKey: summary.key,
+    appClass: cluster.appClass,
+    hasCommitments: cluster.hasCommitments,
+    entityCountBucket: cluster.bucket,
+    size: cluster.size,
+    entities: typicalEntities,
+    behaviors: typicalBehaviors,
+    patternsUsed: summary.patterns,
+    exampleGoals: summary.exampleGoals,
+  };
+}
+
+/** Uncovered names in at least `minClusterSize` low-confidence signals, most frequent first. */
+function recurringGaps(state: AnalyzerState, reported: readonly SignalCluster[]): RecurringGap[] {
+  const gaps: RecurringGap[] = [];
+  for (const [kind, counter] of [
+    ['entity', state.gapEntities],
+    ['behavior', state.gapBehaviors],
+  ] as const) {
+    for (const entry of counter.top(state.low)) {
+      if (entry.count < state.settings.minClusterSize) continue;
+      const inClusters = reported
+        .filter(
+          (cluster) =>
+            state.clusters.get(cluster.key)?.[kind === 'entity' ? 'entities' : 'behaviors'].has(entry.key) === true,
+        )
+        .map((cluster) => cluster.key);
+      gaps.push({ kind, name: entry.name, count: entry.count, share: entry.share, clusters: inClusters });
+    }
+  }
+  gaps.sort(
+    (left, right) =>
+      right.count - left.count ||
+      (left.kind < right.kind ? -1 : left.kind > right.kind ? 1 : left.name < right.name ? -1 : 1),
+  );
+  return gaps;
 }
 
 function deprecation(

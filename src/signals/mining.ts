@@ -178,163 +178,202 @@ function isCandidate(shape: Shape): boolean {
   return shape.roles.length >= 1 && shape.roles.length + shape.behaviors.length >= 2;
 }
 
+/** The folded shapes of one miner (see {@link createShapeMiner}). */
+interface MinerState {
+  input: Omit<MiningInput, 'signals'>;
+  settings: MiningSettings;
+  states: Map<string, ShapeState>;
+  corpusWithoutShape: number;
+  signalsConsidered: number;
+  signalsWithoutShape: number;
+}
+
+/** A shape flagged missing in the library or thin in the corpus, with the record shapes containing it. */
+interface Flagged {
+  mined: MinedShape;
+  supporters: ShapeState[];
+}
+
 /** Creates a shape miner over a corpus and a library (see {@link mineShapes}). */
 export function createShapeMiner(input: Omit<MiningInput, 'signals'>): ShapeMiner {
-  const settings: MiningSettings = { ...DEFAULT_SIGNALS_CONFIG.mining, ...input.settings };
-  const states = new Map<string, ShapeState>();
-  const stateOf = (shape: Shape): ShapeState => {
-    const key = shapeKey(shape);
-    let state = states.get(key);
-    if (state === undefined) {
-      state = { shape, key, signals: 0, corpusIds: [], entities: new Map(), goals: [] };
-      states.set(key, state);
-    }
-    return state;
+  const miner: MinerState = {
+    input,
+    settings: { ...DEFAULT_SIGNALS_CONFIG.mining, ...input.settings },
+    states: new Map(),
+    corpusWithoutShape: 0,
+    signalsConsidered: 0,
+    signalsWithoutShape: 0,
   };
-  const addEntities = (
-    state: ShapeState,
-    entities: ReadonlyArray<{ name: string; role?: string | undefined }>,
-    source: 'corpus' | 'signals',
-  ): void => {
-    const seen = new Set<string>();
-    for (const { name, role } of entities) {
-      const key = normalizeEntityName(name);
-      if (key === '' || seen.has(key)) continue;
-      seen.add(key);
-      let entry = state.entities.get(key);
-      if (entry === undefined) {
-        entry = { name, corpus: 0, signals: 0, roles: new Map() };
-        state.entities.set(key, entry);
-      }
-      entry[source] += 1;
-      if (role !== undefined) entry.roles.set(role, (entry.roles.get(role) ?? 0) + 1);
-    }
-  };
+  for (const example of input.corpus) addExample(miner, example);
+  return { addSignal: (signal) => addMinerSignal(miner, signal), finish: () => finishMining(miner) };
+}
 
-  let corpusWithoutShape = 0;
-  for (const example of input.corpus) {
-    const shape = shapeOfExample(example);
-    if (shape === undefined) {
-      corpusWithoutShape += 1;
-      continue;
-    }
-    const state = stateOf(shape);
-    state.corpusIds.push(example.id);
-    addEntities(state, example.expected.entities ?? [], 'corpus');
+/** The record state of a shape, created empty on first sight. */
+function stateOf(miner: MinerState, shape: Shape): ShapeState {
+  const key = shapeKey(shape);
+  let state = miner.states.get(key);
+  if (state === undefined) {
+    state = { shape, key, signals: 0, corpusIds: [], entities: new Map(), goals: [] };
+    miner.states.set(key, state);
   }
+  return state;
+}
 
-  let signalsConsidered = 0;
-  let signalsWithoutShape = 0;
-  const addSignal = (signal: StoredSignal): void => {
-    signalsConsidered += 1;
-    const shape = shapeOfSignal(signal);
-    if (shape === undefined) {
-      signalsWithoutShape += 1;
-      return;
+/** Counts each normalised entity name once per record, keeping its first spelling and its gold roles. */
+function addEntities(
+  state: ShapeState,
+  entities: ReadonlyArray<{ name: string; role?: string | undefined }>,
+  source: 'corpus' | 'signals',
+): void {
+  const seen = new Set<string>();
+  for (const { name, role } of entities) {
+    const key = normalizeEntityName(name);
+    if (key === '' || seen.has(key)) continue;
+    seen.add(key);
+    let entry = state.entities.get(key);
+    if (entry === undefined) {
+      entry = { name, corpus: 0, signals: 0, roles: new Map() };
+      state.entities.set(key, entry);
     }
-    const state = stateOf(shape);
-    state.signals += 1;
-    addEntities(
-      state,
-      signal.uncoveredEntities.map((name) => ({ name })),
-      'signals',
-    );
-    if (signal.goal !== null && settings.examplesPerShape > 0) keepGoal(state.goals, signal, settings.examplesPerShape);
+    entry[source] += 1;
+    if (role !== undefined) entry.roles.set(role, (entry.roles.get(role) ?? 0) + 1);
+  }
+}
+
+function addExample(miner: MinerState, example: IntentExample): void {
+  const shape = shapeOfExample(example);
+  if (shape === undefined) {
+    miner.corpusWithoutShape += 1;
+    return;
+  }
+  const state = stateOf(miner, shape);
+  state.corpusIds.push(example.id);
+  addEntities(state, example.expected.entities ?? [], 'corpus');
+}
+
+function addMinerSignal(miner: MinerState, signal: StoredSignal): void {
+  miner.signalsConsidered += 1;
+  const shape = shapeOfSignal(signal);
+  if (shape === undefined) {
+    miner.signalsWithoutShape += 1;
+    return;
+  }
+  const state = stateOf(miner, shape);
+  state.signals += 1;
+  addEntities(
+    state,
+    signal.uncoveredEntities.map((name) => ({ name })),
+    'signals',
+  );
+  const limit = miner.settings.examplesPerShape;
+  if (signal.goal !== null && limit > 0) keepGoal(state.goals, signal, limit);
+}
+
+function finishMining(miner: MinerState): MiningReport {
+  const byAppType = new Map<string, ShapeState[]>();
+  for (const state of miner.states.values())
+    byAppType.set(state.shape.appType, [...(byAppType.get(state.shape.appType) ?? []), state]);
+  const kept = mostSpecific(flagShapes(miner, candidateShapes(byAppType), byAppType));
+  const shapes: MinedShape[] = [];
+  const candidatePatterns: MinedCandidatePattern[] = [];
+  const candidateExamples: MinedCandidateExample[] = [];
+  for (const { mined, supporters } of kept) {
+    shapes.push(mined);
+    if (mined.library.status === 'missing') {
+      const pattern = proposePattern(mined, supporters, miner.input.roleIndex);
+      if (pattern !== undefined) candidatePatterns.push(pattern);
+    }
+    if (mined.thinInCorpus) candidateExamples.push(...examplesFor(mined, supporters, miner.settings.examplesPerShape));
+  }
+  return {
+    signalsConsidered: miner.signalsConsidered,
+    signalsWithoutShape: miner.signalsWithoutShape,
+    corpusConsidered: miner.input.corpus.length,
+    corpusWithoutShape: miner.corpusWithoutShape,
+    settings: miner.settings,
+    shapes,
+    candidatePatterns,
+    candidateExamples,
   };
+}
 
-  const finish = (): MiningReport => {
-    const records = [...states.values()];
-    const byAppType = new Map<string, ShapeState[]>();
-    for (const state of records)
-      byAppType.set(state.shape.appType, [...(byAppType.get(state.shape.appType) ?? []), state]);
-
-    // Candidates: record shapes and the pairwise intersections of the most frequent ones per app type.
-    const candidates = new Map<string, Shape>();
-    for (const group of byAppType.values()) {
-      const ranked = [...group]
-        .sort(
-          (left, right) =>
-            right.signals + right.corpusIds.length - (left.signals + left.corpusIds.length) ||
-            (left.key < right.key ? -1 : 1),
-        )
-        .slice(0, MAX_SHAPES_PER_APP_TYPE);
-      for (const state of group) if (isCandidate(state.shape)) candidates.set(state.key, state.shape);
-      for (let left = 0; left < ranked.length; left += 1) {
-        for (let right = left + 1; right < ranked.length; right += 1) {
-          const core = intersect(ranked[left]!.shape, ranked[right]!.shape);
-          if (isCandidate(core)) candidates.set(shapeKey(core), core);
-        }
+/** Candidates: record shapes and the pairwise intersections of the most frequent ones per app type. */
+function candidateShapes(byAppType: ReadonlyMap<string, ShapeState[]>): Map<string, Shape> {
+  const candidates = new Map<string, Shape>();
+  for (const group of byAppType.values()) {
+    const ranked = [...group]
+      .sort(
+        (left, right) =>
+          right.signals + right.corpusIds.length - (left.signals + left.corpusIds.length) ||
+          (left.key < right.key ? -1 : 1),
+      )
+      .slice(0, MAX_SHAPES_PER_APP_TYPE);
+    for (const state of group) if (isCandidate(state.shape)) candidates.set(state.key, state.shape);
+    for (let left = 0; left < ranked.length; left += 1) {
+      for (let right = left + 1; right < ranked.length; right += 1) {
+        const core = intersect(ranked[left]!.shape, ranked[right]!.shape);
+        if (isCandidate(core)) candidates.set(shapeKey(core), core);
       }
     }
+  }
+  return candidates;
+}
 
-    interface Flagged {
-      mined: MinedShape;
-      supporters: ShapeState[];
-    }
-    const flagged: Flagged[] = [];
-    for (const [key, shape] of candidates) {
-      const supporters = (byAppType.get(shape.appType) ?? []).filter((state) => shapeContains(state.shape, shape));
-      const signals = supporters.reduce((sum, state) => sum + state.signals, 0);
-      const corpusExamples = supporters.reduce((sum, state) => sum + state.corpusIds.length, 0);
-      if (signals < settings.minSupport && corpusExamples < settings.minSupport) continue;
-      const library = libraryCoverage(shape, input.patterns);
-      const thinInCorpus = corpusExamples < settings.thinCorpusBelow;
-      const reasons: MinedShape['reasons'] = [];
-      if (library.status === 'missing') reasons.push('missing-in-library');
-      if (thinInCorpus) reasons.push('thin-in-corpus');
-      if (reasons.length === 0) continue;
-      flagged.push({ mined: { ...shape, key, signals, corpusExamples, thinInCorpus, library, reasons }, supporters });
-    }
+/** Candidates with enough support that are missing in the library or thin in the corpus. */
+function flagShapes(
+  miner: MinerState,
+  candidates: ReadonlyMap<string, Shape>,
+  byAppType: ReadonlyMap<string, ShapeState[]>,
+): Flagged[] {
+  const { settings } = miner;
+  const flagged: Flagged[] = [];
+  for (const [key, shape] of candidates) {
+    const supporters = (byAppType.get(shape.appType) ?? []).filter((state) => shapeContains(state.shape, shape));
+    const signals = supporters.reduce((sum, state) => sum + state.signals, 0);
+    const corpusExamples = supporters.reduce((sum, state) => sum + state.corpusIds.length, 0);
+    if (signals < settings.minSupport && corpusExamples < settings.minSupport) continue;
+    const library = libraryCoverage(shape, miner.input.patterns);
+    const thinInCorpus = corpusExamples < settings.thinCorpusBelow;
+    const reasons: MinedShape['reasons'] = [];
+    if (library.status === 'missing') reasons.push('missing-in-library');
+    if (thinInCorpus) reasons.push('thin-in-corpus');
+    if (reasons.length === 0) continue;
+    flagged.push({ mined: { ...shape, key, signals, corpusExamples, thinInCorpus, library, reasons }, supporters });
+  }
+  return flagged;
+}
 
-    // Most specific first: drop a shape when a flagged shape strictly containing it has its reasons too.
-    const kept = flagged.filter(
-      (entry) =>
-        !flagged.some(
-          (other) =>
-            other !== entry &&
-            other.mined.key !== entry.mined.key &&
-            shapeContains(other.mined, entry.mined) &&
-            entry.mined.reasons.every((reason) => other.mined.reasons.includes(reason)),
-        ),
-    );
-    kept.sort(
-      (left, right) =>
-        Math.max(right.mined.signals, right.mined.corpusExamples) -
-          Math.max(left.mined.signals, left.mined.corpusExamples) || (left.mined.key < right.mined.key ? -1 : 1),
-    );
+/** Most specific first: drops a shape when a flagged shape strictly containing it has its reasons too; most supported first. */
+function mostSpecific(flagged: readonly Flagged[]): Flagged[] {
+  const kept = flagged.filter(
+    (entry) =>
+      !flagged.some(
+        (other) =>
+          other !== entry &&
+          other.mined.key !== entry.mined.key &&
+          shapeContains(other.mined, entry.mined) &&
+          entry.mined.reasons.every((reason) => other.mined.reasons.includes(reason)),
+      ),
+  );
+  kept.sort(
+    (left, right) =>
+      Math.max(right.mined.signals, right.mined.corpusExamples) -
+        Math.max(left.mined.signals, left.mined.corpusExamples) || (left.mined.key < right.mined.key ? -1 : 1),
+  );
+  return kept;
+}
 
-    const shapes: MinedShape[] = [];
-    const candidatePatterns: MinedCandidatePattern[] = [];
-    const candidateExamples: MinedCandidateExample[] = [];
-    for (const { mined, supporters } of kept) {
-      shapes.push(mined);
-      if (mined.library.status === 'missing') {
-        const pattern = proposePattern(mined, supporters, input.roleIndex);
-        if (pattern !== undefined) candidatePatterns.push(pattern);
-      }
-      if (mined.thinInCorpus) {
-        const goals: ShapeState['goals'] = [];
-        for (const supporter of supporters)
-          for (const goal of supporter.goals) keepGoal(goals, { ...goal, goal: goal.goal }, settings.examplesPerShape);
-        for (const goal of goals) {
-          const example = proposeExample(mined, goal);
-          if (example !== undefined) candidateExamples.push({ shapeKey: mined.key, signalId: goal.id, example });
-        }
-      }
-    }
-    return {
-      signalsConsidered,
-      signalsWithoutShape,
-      corpusConsidered: input.corpus.length,
-      corpusWithoutShape,
-      settings,
-      shapes,
-      candidatePatterns,
-      candidateExamples,
-    };
-  };
-
-  return { addSignal, finish };
+/** Candidate examples of a shape thin in the corpus, from the most recent goals of its supporters. */
+function examplesFor(mined: MinedShape, supporters: readonly ShapeState[], limit: number): MinedCandidateExample[] {
+  const goals: ShapeState['goals'] = [];
+  for (const supporter of supporters)
+    for (const goal of supporter.goals) keepGoal(goals, { ...goal, goal: goal.goal }, limit);
+  const examples: MinedCandidateExample[] = [];
+  for (const goal of goals) {
+    const example = proposeExample(mined, goal);
+    if (example !== undefined) examples.push({ shapeKey: mined.key, signalId: goal.id, example });
+  }
+  return examples;
 }
 
 /** Mines shapes (see the module comment). Pure: reads its inputs, changes nothing. */

@@ -66,12 +66,15 @@
  *
  * @module
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { InputError, isKloopError, type KloopError } from '../../errors.ts';
 import { jsonOutputContract } from '../../executors/llm/json-output-contract.ts';
 import type { OutcomeKind, Task, TaskComponent, TaskScore } from '../task.ts';
 import { hasWeightedComponent, inputText, weightedComposite } from '../task.ts';
 import { loadStudyModule } from './module-loader.ts';
+import { componentsExport, exportOf, isPlainObject, moduleError, schemaExport } from './module-exports.ts';
+
+export { CUSTOM_MODULE_ERROR } from './module-exports.ts';
 import { truncateText } from '../../text/characters.ts';
 
 /** Scorer version prefix of a custom task's id. */
@@ -79,8 +82,6 @@ export const CUSTOM_SCORER_VERSION = 'custom';
 
 /** Error code of a scorer that failed on one example. */
 export const CUSTOM_SCORER_ERROR = 'custom_scorer';
-/** Error code of a module that cannot be used at all. */
-export const CUSTOM_MODULE_ERROR = 'custom_module';
 
 /** Settings of {@link loadCustomTask}. */
 export interface CustomTaskOptions {
@@ -99,92 +100,6 @@ export interface CustomTask extends Task<unknown, unknown, unknown> {
 }
 
 type ScoreFunction = (output: unknown, expected: unknown, input: unknown) => unknown;
-
-function isZodSchema(value: unknown): value is z.ZodType {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    '_zod' in value &&
-    typeof (value as { safeParse?: unknown }).safeParse === 'function'
-  );
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const prototype = Object.getPrototypeOf(value) as unknown;
-  return prototype === Object.prototype || prototype === null;
-}
-
-function moduleError(message: string, file: string, field?: string, cause?: unknown): InputError {
-  return new InputError(message, {
-    file,
-    code: CUSTOM_MODULE_ERROR,
-    ...(field !== undefined ? { field } : {}),
-    ...(cause !== undefined ? { cause } : {}),
-  });
-}
-
-/** The export `name` of a module namespace, looking through CommonJS and transpiled default exports. */
-function exportOf(exports: Record<string, unknown>, name: string): unknown {
-  if (exports[name] !== undefined) return exports[name];
-  let inner = exports.default;
-  for (let depth = 0; depth < 2 && inner !== null && typeof inner === 'object'; depth += 1) {
-    const value = (inner as Record<string, unknown>)[name];
-    if (value !== undefined) return value;
-    inner = (inner as Record<string, unknown>).default;
-  }
-  return undefined;
-}
-
-function schemaExport(
-  value: unknown,
-  name: string,
-  file: string,
-): { schema: z.ZodType; jsonSchema: Record<string, unknown> } {
-  if (value === undefined) return { schema: z.json(), jsonSchema: {} };
-  if (isZodSchema(value)) {
-    const json = z.toJSONSchema(value, { unrepresentable: 'any' }) as Record<string, unknown>;
-    const { $schema: _ignored, ...jsonSchema } = json;
-    return { schema: value, jsonSchema };
-  }
-  if (isPlainObject(value)) {
-    try {
-      const { $schema: _ignored, ...jsonSchema } = value;
-      return { schema: z.fromJSONSchema(value as never) as z.ZodType, jsonSchema };
-    } catch (error) {
-      throw moduleError(`${name} is not a JSON Schema kloop can read: ${(error as Error).message}`, file, name, error);
-    }
-  }
-  throw moduleError(`${name} must be a zod 4 schema or a JSON Schema object`, file, name);
-}
-
-function componentsExport(value: unknown, file: string): TaskComponent[] | undefined {
-  if (value === undefined) return undefined;
-  if (!Array.isArray(value) || value.length === 0)
-    throw moduleError(
-      'components must be a non-empty list of names or { name, weight?, description? }',
-      file,
-      'components',
-    );
-  const components = value.map((item: unknown, index): TaskComponent => {
-    const entry = typeof item === 'string' ? { name: item } : item;
-    if (!isPlainObject(entry) || typeof entry.name !== 'string' || entry.name === '') {
-      throw moduleError('a component needs a non-empty name', file, `components[${index}]`);
-    }
-    const weight = entry.weight ?? 1;
-    if (typeof weight !== 'number' || !Number.isFinite(weight) || weight < 0)
-      throw moduleError('a component weight must be a number ≥ 0', file, `components[${index}].weight`);
-    const description = entry.description ?? `component ${entry.name} of the custom scorer`;
-    if (typeof description !== 'string')
-      throw moduleError('a component description must be text', file, `components[${index}].description`);
-    return { name: entry.name, weight, description };
-  });
-  const names = components.map((component) => component.name);
-  if (new Set(names).size !== names.length) throw moduleError('component names must be unique', file, 'components');
-  if (!components.some((component) => component.weight > 0))
-    throw moduleError('at least one component must weigh more than 0', file, 'components');
-  return components;
-}
 
 function shortInput(input: unknown): string {
   const text = inputText({}, input).replace(/\s+/g, ' ').trim();
@@ -265,12 +180,11 @@ export interface CustomTaskSource {
  * @throws InputError (code `custom_module`) as {@link loadCustomTask}
  */
 export function customTaskOf(exports: Record<string, unknown>, source: CustomTaskSource): CustomTask {
-  const loaded = { ...source, exports };
   const { file } = source;
-  const scoreName = loaded.functionName ?? 'score';
+  const scoreName = source.functionName ?? 'score';
   const found =
     exportOf(exports, scoreName) ??
-    (loaded.functionName === undefined && typeof exports.default === 'function' ? exports.default : undefined);
+    (source.functionName === undefined && typeof exports.default === 'function' ? exports.default : undefined);
   if (typeof found !== 'function') {
     throw moduleError(
       found === undefined ? `the module exports no ${scoreName} function` : `${scoreName} is not a function`,
@@ -278,7 +192,6 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
       scoreName,
     );
   }
-  const scoreFunction = found as ScoreFunction;
   const output = schemaExport(exportOf(exports, 'outputSchema'), 'outputSchema', file);
   const input = schemaExport(exportOf(exports, 'inputSchema'), 'inputSchema', file);
   const expected = schemaExport(exportOf(exports, 'expectedSchema'), 'expectedSchema', file);
@@ -286,103 +199,21 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
   const outcome = exportOf(exports, 'outcome') ?? 'continuous';
   if (outcome !== 'continuous' && outcome !== 'binary')
     throw moduleError(`outcome must be "continuous" or "binary"; got ${JSON.stringify(outcome)}`, file, 'outcome');
-  const declaredNames = new Set(declared?.map((component) => component.name));
+  const context: ScorerContext = {
+    file,
+    scoreName,
+    scoreFunction: found as ScoreFunction,
+    declared,
+    declaredNames: new Set(declared?.map((component) => component.name)),
+    outcome,
+  };
   const contract = jsonOutputContract(output.jsonSchema, [
     "It must fit this JSON Schema (the custom scorer's output schema):",
   ]);
-
-  function score(
-    answer: unknown,
-    gold: unknown,
-    example: unknown,
-    weights: Readonly<Record<string, number>>,
-  ): TaskScore {
-    const fail = (message: string, cause?: unknown): never => {
-      throw new InputError(`${scoreName}() ${message}, for the example whose input is "${shortInput(example)}"`, {
-        file,
-        code: CUSTOM_SCORER_ERROR,
-        ...(cause !== undefined ? { cause } : {}),
-      });
-    };
-    let result: unknown;
-    try {
-      result = scoreFunction(answer, gold, example);
-    } catch (error) {
-      fail(`threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`, error);
-    }
-    if (typeof result === 'object' && result !== null && typeof (result as { then?: unknown }).then === 'function') {
-      (result as Promise<unknown>).then(undefined, () => undefined); // the rejection is reported here, not as an unhandled one
-      fail('returned a Promise; kloop scores synchronously, so make score a plain (not async) function');
-    }
-    let value: number | undefined;
-    let returned: Record<string, unknown> | undefined;
-    let feedback = '';
-    let diagnostics: Record<string, unknown> | undefined;
-    if (typeof result === 'boolean') value = result ? 1 : 0;
-    else if (typeof result === 'number') value = unitScore(result, 'returned a score that', fail);
-    else if (isPlainObject(result)) {
-      value = passOrScore(result, fail);
-      if (result.components !== undefined) {
-        if (!isPlainObject(result.components)) fail('returned components that are not an object of name → score');
-        returned = result.components as Record<string, unknown>;
-      }
-      const text = result.feedback ?? result.reason;
-      if (text !== undefined && typeof text !== 'string') fail('returned a feedback (or reason) that is not text');
-      feedback = (text as string | undefined) ?? '';
-      if (result.diagnostics !== undefined) {
-        if (!isPlainObject(result.diagnostics)) fail('returned diagnostics that are not an object');
-        diagnostics = { ...(result.diagnostics as Record<string, unknown>) };
-      }
-      if (typeof result.pass === 'boolean') diagnostics = { ...diagnostics, pass: result.pass };
-      // The score a failed output gave is kept for the reader, though pass decided.
-      if (result.pass === false && result.score !== undefined) diagnostics = { ...diagnostics, score: result.score };
-    } else {
-      fail(
-        `returned ${result === undefined ? 'nothing' : (JSON.stringify(result) ?? typeof result)}; return a boolean, a number in [0, 1] or { score, reason }`,
-      );
-    }
-
-    const components: Record<string, number> = {};
-    const metrics: Record<string, number> = {};
-    for (const [name, component] of Object.entries(returned ?? {})) {
-      const checked = unitScore(component, `returned a component "${name}" that`, fail);
-      if (declared === undefined) metrics[name] = checked;
-      else if (declaredNames.has(name)) components[name] = checked;
-      else
-        fail(
-          `returned the component "${name}", which the module does not declare in its components (${[...declaredNames].join(', ')})`,
-        );
-    }
-    let composite: number;
-    const skipped: string[] = [];
-    if (declared === undefined) {
-      if (value === undefined) fail('returned an object with neither a score nor a pass');
-      composite = value!;
-      components.score = composite;
-    } else {
-      if (Object.keys(components).length === 0) fail('returned no component, but the module declares components');
-      for (const name of declaredNames) if (components[name] === undefined) skipped.push(name);
-      composite = weightedComposite(components, weights);
-    }
-    if (outcome === 'binary' && composite !== 0 && composite !== 1)
-      fail(`returned ${composite}, but the module declares outcome "binary" (0 or 1 only)`);
-    // Only for a score that exists: an example with no weighted component has none (the evaluator leaves it out), so nothing is invented for it.
-    if (feedback === '' && composite < 1 && hasWeightedComponent(components, weights))
-      feedback = `scored ${Number(composite.toFixed(3))}; the scorer gave no reason`;
-    return {
-      composite,
-      components,
-      ...(skipped.length > 0 ? { skipped } : {}),
-      ...(Object.keys(metrics).length > 0 ? { metrics } : {}),
-      diagnostics: diagnostics ?? {},
-      feedback,
-    };
-  }
-
   return {
-    id: `${CUSTOM_SCORER_VERSION}@${loaded.contentHash.slice(0, 16)}${scoreName !== 'score' ? `:${scoreName}` : ''}`,
+    id: `${CUSTOM_SCORER_VERSION}@${source.contentHash.slice(0, 16)}${scoreName !== 'score' ? `:${scoreName}` : ''}`,
     file,
-    contentHash: loaded.contentHash,
+    contentHash: source.contentHash,
     schemas: {
       input: input.schema as z.ZodType<unknown>,
       expected: expected.schema as z.ZodType<unknown>,
@@ -390,7 +221,141 @@ export function customTaskOf(exports: Record<string, unknown>, source: CustomTas
     },
     ...(declared !== undefined ? { components: declared } : {}),
     outcome: outcome as OutcomeKind,
-    score,
+    score: (answer, gold, example, weights) => scoreExample(context, answer, gold, example, weights),
     outputContract: () => contract,
   };
+}
+
+/** What scoring one example needs from a loaded custom module. */
+interface ScorerContext {
+  file: string;
+  scoreName: string;
+  scoreFunction: ScoreFunction;
+  declared: TaskComponent[] | undefined;
+  declaredNames: Set<string>;
+  outcome: OutcomeKind;
+}
+
+/** Throws the scorer error of one example (code `custom_scorer`). */
+type Fail = (message: string, cause?: unknown) => never;
+
+/** A scorer's return value, read: its score, components, feedback and diagnostics. */
+interface ScorerResult {
+  value: number | undefined;
+  returned: Record<string, unknown> | undefined;
+  feedback: string;
+  diagnostics: Record<string, unknown> | undefined;
+}
+
+/** Scores one example with the module's function (the task's `score`). */
+function scoreExample(
+  context: ScorerContext,
+  answer: unknown,
+  gold: unknown,
+  example: unknown,
+  weights: Readonly<Record<string, number>>,
+): TaskScore {
+  const fail: Fail = (message, cause) => {
+    throw new InputError(`${context.scoreName}() ${message}, for the example whose input is "${shortInput(example)}"`, {
+      file: context.file,
+      code: CUSTOM_SCORER_ERROR,
+      ...(cause !== undefined ? { cause } : {}),
+    });
+  };
+  const read = readResult(callScorer(context, answer, gold, example, fail), fail);
+  const { composite, components, metrics, skipped } = composeScore(context, read, weights, fail);
+  let feedback = read.feedback;
+  // Only for a score that exists: an example with no weighted component has none (the evaluator leaves it out), so nothing is invented for it.
+  if (feedback === '' && composite < 1 && hasWeightedComponent(components, weights))
+    feedback = `scored ${Number(composite.toFixed(3))}; the scorer gave no reason`;
+  return {
+    composite,
+    components,
+    ...(skipped.length > 0 ? { skipped } : {}),
+    ...(Object.keys(metrics).length > 0 ? { metrics } : {}),
+    diagnostics: read.diagnostics ?? {},
+    feedback,
+  };
+}
+
+/** Calls the scoring function; a throw or a Promise fails. */
+function callScorer(context: ScorerContext, answer: unknown, gold: unknown, example: unknown, fail: Fail): unknown {
+  let result: unknown;
+  try {
+    result = context.scoreFunction(answer, gold, example);
+  } catch (error) {
+    fail(`threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`, error);
+  }
+  if (typeof result === 'object' && result !== null && typeof (result as { then?: unknown }).then === 'function') {
+    (result as Promise<unknown>).then(undefined, () => undefined); // the rejection is reported here, not as an unhandled one
+    fail('returned a Promise; kloop scores synchronously, so make score a plain (not async) function');
+  }
+  return result;
+}
+
+/** Reads a boolean, a number or an object result; anything else fails. */
+function readResult(result: unknown, fail: Fail): ScorerResult {
+  let value: number | undefined;
+  let returned: Record<string, unknown> | undefined;
+  let feedback = '';
+  let diagnostics: Record<string, unknown> | undefined;
+  if (typeof result === 'boolean') value = result ? 1 : 0;
+  else if (typeof result === 'number') value = unitScore(result, 'returned a score that', fail);
+  else if (isPlainObject(result)) {
+    value = passOrScore(result, fail);
+    if (result.components !== undefined) {
+      if (!isPlainObject(result.components)) fail('returned components that are not an object of name → score');
+      returned = result.components as Record<string, unknown>;
+    }
+    const text = result.feedback ?? result.reason;
+    if (text !== undefined && typeof text !== 'string') fail('returned a feedback (or reason) that is not text');
+    feedback = (text as string | undefined) ?? '';
+    if (result.diagnostics !== undefined) {
+      if (!isPlainObject(result.diagnostics)) fail('returned diagnostics that are not an object');
+      diagnostics = { ...(result.diagnostics as Record<string, unknown>) };
+    }
+    if (typeof result.pass === 'boolean') diagnostics = { ...diagnostics, pass: result.pass };
+    // The score a failed output gave is kept for the reader, though pass decided.
+    if (result.pass === false && result.score !== undefined) diagnostics = { ...diagnostics, score: result.score };
+  } else {
+    fail(
+      `returned ${result === undefined ? 'nothing' : (JSON.stringify(result) ?? typeof result)}; return a boolean, a number in [0, 1] or { score, reason }`,
+    );
+  }
+  return { value, returned, feedback, diagnostics };
+}
+
+/** The composite and components of a read result (see the module comment), checked against the declarations. */
+function composeScore(
+  context: ScorerContext,
+  read: ScorerResult,
+  weights: Readonly<Record<string, number>>,
+  fail: Fail,
+): { composite: number; components: Record<string, number>; metrics: Record<string, number>; skipped: string[] } {
+  const { declared, declaredNames } = context;
+  const components: Record<string, number> = {};
+  const metrics: Record<string, number> = {};
+  for (const [name, component] of Object.entries(read.returned ?? {})) {
+    const checked = unitScore(component, `returned a component "${name}" that`, fail);
+    if (declared === undefined) metrics[name] = checked;
+    else if (declaredNames.has(name)) components[name] = checked;
+    else
+      fail(
+        `returned the component "${name}", which the module does not declare in its components (${[...declaredNames].join(', ')})`,
+      );
+  }
+  let composite: number;
+  const skipped: string[] = [];
+  if (declared === undefined) {
+    if (read.value === undefined) fail('returned an object with neither a score nor a pass');
+    composite = read.value!;
+    components.score = composite;
+  } else {
+    if (Object.keys(components).length === 0) fail('returned no component, but the module declares components');
+    for (const name of declaredNames) if (components[name] === undefined) skipped.push(name);
+    composite = weightedComposite(components, weights);
+  }
+  if (context.outcome === 'binary' && composite !== 0 && composite !== 1)
+    fail(`returned ${composite}, but the module declares outcome "binary" (0 or 1 only)`);
+  return { composite, components, metrics, skipped };
 }

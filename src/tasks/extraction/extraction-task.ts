@@ -152,6 +152,47 @@ function describeField(name: string, field: FieldDiagnostic): string {
  *   a tolerance on a field that is not `number`, no field of weight above 0.
  */
 export function createExtractionTask(options: ExtractionTaskOptions): ExtractionTask {
+  const { fields, fieldOrder } = resolveFields(options);
+  const names = Object.keys(fields);
+  const components: TaskComponent[] = names.map((name) => ({
+    name,
+    weight: fields[name]!.weight,
+    description: fields[name]!.description,
+  }));
+  const { expected, output } = recordSchemas(fields);
+  const contract = outputContractOf(fields, output);
+  const settings = Object.fromEntries(
+    names.map((name) => [
+      name,
+      { match: fields[name]!.match, weight: fields[name]!.weight, tolerance: fields[name]!.tolerance },
+    ]),
+  );
+  return {
+    id: `${EXTRACTION_SCORER_VERSION}:${contentHash(stableJson(settings)).slice(0, 8)}`,
+    fields: Object.freeze(fields),
+    schemas: {
+      input: textInputSchema,
+      expected: expected as z.ZodType<ExtractionRecord>,
+      output: output as z.ZodType<ExtractionRecord>,
+    },
+    components,
+    outcome: 'continuous',
+    score: (predicted: ExtractionRecord, gold: ExtractionRecord, _input: TextInput, weights) =>
+      scoreRecord(fields, predicted, gold, weights),
+    text: (input: TextInput) => textOfInput(input, fieldOrder),
+    admit: admitText,
+    outputContract: () => contract,
+  };
+}
+
+/** A declared field with its defaults filled in. */
+type ResolvedField = ExtractionTask['fields'][string];
+
+/** The validated settings: every field with its defaults, and the input field order. */
+function resolveFields(options: ExtractionTaskOptions): {
+  fields: Record<string, ResolvedField>;
+  fieldOrder: string[];
+} {
   const parsed = optionsSchema.safeParse(options);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -169,12 +210,12 @@ export function createExtractionTask(options: ExtractionTaskOptions): Extraction
       },
     ]),
   );
+  return { fields, fieldOrder };
+}
+
+/** The gold schema (partial, at least one field) and the output schema (every field optional). */
+function recordSchemas(fields: Readonly<Record<string, ResolvedField>>): { expected: z.ZodType; output: z.ZodType } {
   const names = Object.keys(fields);
-  const components: TaskComponent[] = names.map((name) => ({
-    name,
-    weight: fields[name]!.weight,
-    description: fields[name]!.description,
-  }));
   const expected = z
     .strictObject(Object.fromEntries(names.map((name) => [name, valueSchema(fields[name]!.match).optional()])))
     .refine((record) => names.some((name) => record[name] !== undefined), 'the gold has no field to score');
@@ -186,77 +227,65 @@ export function createExtractionTask(options: ExtractionTaskOptions): Extraction
       ]),
     ),
   );
-  const contract = jsonOutputContract(jsonSchemaOf(output), [
+  return { expected, output };
+}
+
+function outputContractOf(fields: Readonly<Record<string, ResolvedField>>, output: z.ZodType): string {
+  const names = Object.keys(fields);
+  return jsonOutputContract(jsonSchemaOf(output), [
     'It must be an object with these fields, each optional (leave out, or give null for, a value the text does not have):',
     ...names.map(
       (name) =>
         `- ${name}: ${fields[name]!.match === 'set-f1' ? 'a list' : fields[name]!.match === 'number' ? 'a number' : 'a text, number or true/false'}; ${fields[name]!.description}.`,
     ),
   ]);
-  const settings = Object.fromEntries(
-    names.map((name) => [
-      name,
-      { match: fields[name]!.match, weight: fields[name]!.weight, tolerance: fields[name]!.tolerance },
-    ]),
-  );
+}
+
+/** Scores the fields the gold has (the rest skipped) and describes the wrong ones. */
+function scoreRecord(
+  fields: Readonly<Record<string, ResolvedField>>,
+  predicted: ExtractionRecord,
+  gold: ExtractionRecord,
+  weights: Readonly<Record<string, number>>,
+): TaskScore {
+  const scores: Record<string, number> = {};
+  const diagnostics: Record<string, FieldDiagnostic> = {};
+  const skipped: string[] = [];
+  for (const name of Object.keys(fields)) {
+    const goldValue = gold[name];
+    if (goldValue === undefined) {
+      skipped.push(name);
+      continue;
+    }
+    const field = fields[name]!;
+    const value = predicted[name];
+    const diagnostic =
+      field.match === 'exact'
+        ? matchExact(goldValue as ExactValue, value as ExactValue | undefined)
+        : field.match === 'set-f1'
+          ? matchSet(goldValue as SetItem[], value as SetItem[] | null | undefined)
+          : matchNumber(goldValue as number | null, value as number | null | undefined, field.tolerance);
+    scores[name] = diagnostic.score;
+    diagnostics[name] = diagnostic;
+  }
+  const wrong = Object.keys(diagnostics).filter((name) => diagnostics[name]!.score < 1);
   return {
-    id: `${EXTRACTION_SCORER_VERSION}:${contentHash(stableJson(settings)).slice(0, 8)}`,
-    fields: Object.freeze(fields),
-    schemas: {
-      input: textInputSchema,
-      expected: expected as z.ZodType<ExtractionRecord>,
-      output: output as z.ZodType<ExtractionRecord>,
-    },
-    components,
-    outcome: 'continuous',
-    score(
-      predicted: ExtractionRecord,
-      gold: ExtractionRecord,
-      _input: TextInput,
-      weights: Readonly<Record<string, number>>,
-    ): TaskScore {
-      const scores: Record<string, number> = {};
-      const diagnostics: Record<string, FieldDiagnostic> = {};
-      const skipped: string[] = [];
-      for (const name of names) {
-        const goldValue = gold[name];
-        if (goldValue === undefined) {
-          skipped.push(name);
-          continue;
-        }
-        const field = fields[name]!;
-        const value = predicted[name];
-        const diagnostic =
-          field.match === 'exact'
-            ? matchExact(goldValue as ExactValue, value as ExactValue | undefined)
-            : field.match === 'set-f1'
-              ? matchSet(goldValue as SetItem[], value as SetItem[] | null | undefined)
-              : matchNumber(goldValue as number | null, value as number | null | undefined, field.tolerance);
-        scores[name] = diagnostic.score;
-        diagnostics[name] = diagnostic;
-      }
-      const wrong = Object.keys(diagnostics).filter((name) => diagnostics[name]!.score < 1);
-      return {
-        composite: weightedComposite(scores, weights),
-        components: scores,
-        skipped,
-        diagnostics: { fields: diagnostics, wrong },
-        feedback:
-          wrong.length === 0 ? '' : `${wrong.map((name) => describeField(name, diagnostics[name]!)).join('; ')}.`,
-      };
-    },
-    text: (input: TextInput) => textOfInput(input, fieldOrder),
-    admit(input: TextInput): AdmissionProblem[] {
-      return hasText(input)
-        ? []
-        : [
-            {
-              reason: 'non_trivial_input',
-              field: 'input',
-              message: 'the input has no text to extract from (every field is blank)',
-            },
-          ];
-    },
-    outputContract: () => contract,
+    composite: weightedComposite(scores, weights),
+    components: scores,
+    skipped,
+    diagnostics: { fields: diagnostics, wrong },
+    feedback: wrong.length === 0 ? '' : `${wrong.map((name) => describeField(name, diagnostics[name]!)).join('; ')}.`,
   };
+}
+
+function admitText(input: TextInput): AdmissionProblem[] {
+  return hasText(input)
+    ? []
+    : [
+        {
+          reason: 'non_trivial_input',
+          field: 'input',
+          message: 'the input has no text to extract from (every field is blank)',
+        },
+      ];
 }

@@ -29,12 +29,13 @@ import {
   generateEditCandidates,
   isNearDuplicateBundle,
   lexiconBundleTerms,
+  type EditCandidate,
 } from '../tasks/intent/offline/edit-candidates.ts';
-import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
+import { parsePlaybook, type Playbook } from '../tasks/intent/offline/playbook.ts';
 import { rememberPlaybook } from '../tasks/intent/offline/playbook-cache.ts';
 import { DEFAULT_WEIGHTS } from '../tasks/intent/scorer.ts';
 import { editPlaybook } from '../tasks/intent/offline/playbook-edit.ts';
-import type { ProposalContext, ProposalFailure, ProposalResult, Proposer } from './proposer.ts';
+import type { ProposalContext, ProposalResult, Proposer } from './proposer.ts';
 import { selectDiverse } from './select-diverse.ts';
 import type { Evaluated, LocalEvidence, QueuedEdit } from './error-driven-outcomes.ts';
 import {
@@ -117,139 +118,180 @@ export function createErrorDrivenProposer(options: ErrorDrivenProposerOptions = 
     options.maxEvaluations ?? ((options.localScreening ?? true) ? DEFAULT_ERROR_DRIVEN_MAX_EVALUATIONS : 300),
   );
   const maxScreened = Math.max(0, options.maxScreened ?? DEFAULT_ERROR_DRIVEN_MAX_SCREENED);
-  // maxScreened 0 screens nothing: the edits go to the evaluator (or, with maxEvaluations 0, to the gate) unscreened.
-  const localScreening = (options.localScreening ?? true) && maxScreened > 0;
-  // The most edits taken into the queue without local screening: what will be scored, or proposed unscored.
-  const unscreenedLimit = (limit: number): number => (maxEvaluations === 0 ? limit : maxEvaluations);
-  const minNetFixes = Math.max(1, options.minNetFixes ?? 1);
   const weights: Readonly<Record<string, number>> = { ...DEFAULT_WEIGHTS, ...(options.weights ?? {}) };
-  const weighsPrecision = (weights.entityPrecision ?? 0) > 0;
-  const weighsRelations = (weights.relationRecall ?? 0) > 0;
+  const settings: ErrorDrivenSettings = {
+    options,
+    maxEvaluations,
+    maxScreened,
+    // maxScreened 0 screens nothing: the edits go to the evaluator (or, with maxEvaluations 0, to the gate) unscreened.
+    localScreening: (options.localScreening ?? true) && maxScreened > 0,
+    minNetFixes: Math.max(1, options.minNetFixes ?? 1),
+    weights,
+  };
   return {
     id: ERROR_DRIVEN_PROPOSER_ID,
-    async propose(context: ProposalContext): Promise<ProposalResult> {
-      const failures: ProposalFailure[] = [];
-      if (context.incumbentScores.partition !== 'optimization') {
-        return {
-          candidates: [],
-          failures: [
-            { reason: `incumbent scores are for partition "${context.incumbentScores.partition}", not "optimization"` },
-          ],
-        };
-      }
-      const parsed = parsePlaybook(context.incumbentText);
-      if (!parsed.ok) {
-        return {
-          candidates: [],
-          failures: [{ reason: `the incumbent playbook is invalid: ${parsed.errors[0]?.message ?? 'unknown error'}` }],
-        };
-      }
-      if (context.maxCandidates <= 0) return { candidates: [], failures };
-      const compiled = compilePlaybook(parsed.playbook);
-      const incumbentComposites = compositesById(context.incumbentScores.examples);
-      const firstValid = new Map<string, ExampleScoreRecord & { valid: true }>();
-      for (const record of context.incumbentScores.examples) {
-        if (record.valid && !firstValid.has(record.exampleId)) firstValid.set(record.exampleId, record);
-      }
-      const evidence: LocalEvidence[] = [];
-      for (const example of asIntentExamples(context.examples)) {
-        const record = firstValid.get(example.id);
-        if (example.partition !== 'optimization' || record === undefined) continue;
-        evidence.push(toEvidence(example, record, compiled));
-      }
-
-      const generated = generateEditCandidates(parsed.playbook, evidence, {
-        ...(options.maxSuggestionsPerError !== undefined
-          ? { maxSuggestionsPerError: options.maxSuggestionsPerError }
-          : {}),
-        ...(options.minCuePrecision !== undefined ? { minCuePrecision: options.minCuePrecision } : {}),
-        ...(options.minCueLift !== undefined ? { minCueLift: options.minCueLift } : {}),
-        precision: weighsPrecision,
-        relations: weighsRelations,
-      });
-      const editable = new Set(context.limits.editableSections);
-      // An edit already tried under the same delta (against an older incumbent) is not offered again.
-      const pastDeltas = new Set(context.history.map((entry) => entry.delta));
-      // A learned-lexicon bundle that nearly repeats one tried before (the same terms but one or two) is not offered either.
-      const pastBundles = [...pastDeltas]
-        .map(lexiconBundleTerms)
-        .filter((terms): terms is Set<string> => terms !== null);
-      const allowed = generated.filter(
-        (candidate) =>
-          (editable.size === 0 || editable.has(candidate.edit.path[0])) &&
-          !pastDeltas.has(candidate.delta) &&
-          !(
-            candidate.kind === 'lexiconBundle' &&
-            pastBundles.some((terms) => isNearDuplicateBundle(terms, lexiconBundleTerms(candidate.delta)!))
-          ),
-      );
-
-      // Build each candidate text once; drop what does not apply, is too long or was tried.
-      const queue: QueuedEdit[] = [];
-      const seen = new Set<string>();
-      let screened = 0;
-      for (const candidate of evaluationOrder(allowed)) {
-        if (context.signal?.aborted === true) break;
-        if (localScreening ? screened >= maxScreened : queue.length >= unscreenedLimit(context.maxCandidates)) break;
-        const edited = editPlaybook(context.incumbentText, candidate.edit);
-        if (edited === null || characterCount(edited.text) > context.limits.maxArtifactCharacters) continue;
-        const { text } = edited;
-        const hash = contentHash(text);
-        if (context.triedHashes.has(hash) || seen.has(hash)) continue;
-        seen.add(hash);
-        if (!localScreening) {
-          queue.push({ candidate, text, playbook: edited.playbook, local: 0, localGain: 0, relationNet: 0 });
-          continue;
-        }
-        screened += 1;
-        const compiledEdit = compilePlaybook(edited.playbook);
-        const local = screenLocally(candidate, compiledEdit, parsed.playbook, evidence, weights);
-        if (local !== null && local.netFixes >= minNetFixes) {
-          queue.push({
-            candidate,
-            text,
-            playbook: edited.playbook,
-            compiled: compiledEdit,
-            local: local.netFixes,
-            localGain: local.gain,
-            relationNet: local.relationNetFixes,
-          });
-        }
-      }
-      if (localScreening) {
-        queue.sort(
-          (a, b) =>
-            b.local - a.local ||
-            b.localGain - a.localGain ||
-            b.relationNet - a.relationNet ||
-            compareText(a.candidate.delta, b.candidate.delta),
-        );
-      }
-
-      if (maxEvaluations === 0)
-        return { candidates: unscoredCandidates(queue, context.maxCandidates, localScreening), failures };
-
-      // The frozen evaluator decides.
-      const evaluated: Evaluated[] = [];
-      let evaluations = 0;
-      for (const { candidate, text, playbook, compiled: compiledEdit } of queue) {
-        if (evaluations >= maxEvaluations || context.signal?.aborted === true) break;
-        // Cached for the evaluator, which reads the candidate next (no second parse of its text).
-        if (!rememberPlaybook(text, playbook, compiledEdit).ok) continue;
-        evaluations += 1;
-        const score = await context.evaluateOptimization(text);
-        evaluated.push(compare(candidate, text, incumbentComposites, score, context.incumbentScores.composite));
-      }
-
-      const kept = evaluated
-        .filter((entry) => entry.netFixes >= minNetFixes && entry.netFixes > 0)
-        .sort(compareEvaluated);
-      return {
-        candidates: selectDiverse(kept, context.maxCandidates, compareEvaluated).map((entry) =>
-          toCandidate(entry, evaluations),
-        ),
-        failures,
-      };
-    },
+    propose: (context) => proposeErrorDriven(settings, context),
   };
+}
+
+/** The error-driven proposer's settings, resolved from its options. */
+interface ErrorDrivenSettings {
+  readonly options: ErrorDrivenProposerOptions;
+  readonly maxEvaluations: number;
+  readonly maxScreened: number;
+  readonly localScreening: boolean;
+  readonly minNetFixes: number;
+  /** The study's composite weights, the seed's filled in. */
+  readonly weights: Readonly<Record<string, number>>;
+}
+
+/** One round of the error-driven proposer: check, read the evidence, generate, queue, evaluate, rank. */
+async function proposeErrorDriven(settings: ErrorDrivenSettings, context: ProposalContext): Promise<ProposalResult> {
+  if (context.incumbentScores.partition !== 'optimization') {
+    return {
+      candidates: [],
+      failures: [
+        { reason: `incumbent scores are for partition "${context.incumbentScores.partition}", not "optimization"` },
+      ],
+    };
+  }
+  const parsed = parsePlaybook(context.incumbentText);
+  if (!parsed.ok) {
+    return {
+      candidates: [],
+      failures: [{ reason: `the incumbent playbook is invalid: ${parsed.errors[0]?.message ?? 'unknown error'}` }],
+    };
+  }
+  if (context.maxCandidates <= 0) return { candidates: [], failures: [] };
+  const evidence = readEvidence(context, parsed.playbook);
+  const allowed = allowedEdits(settings, context, parsed.playbook, evidence);
+  const queue = buildQueue(settings, context, parsed.playbook, evidence, allowed);
+  if (settings.maxEvaluations === 0)
+    return { candidates: unscoredCandidates(queue, context.maxCandidates, settings.localScreening), failures: [] };
+  return { candidates: await evaluateQueue(settings, context, queue), failures: [] };
+}
+
+/** The optimization examples with a valid incumbent score (first valid repeat), as local evidence. */
+function readEvidence(context: ProposalContext, playbook: Playbook): LocalEvidence[] {
+  const compiled = compilePlaybook(playbook);
+  const firstValid = new Map<string, ExampleScoreRecord & { valid: true }>();
+  for (const record of context.incumbentScores.examples) {
+    if (record.valid && !firstValid.has(record.exampleId)) firstValid.set(record.exampleId, record);
+  }
+  const evidence: LocalEvidence[] = [];
+  for (const example of asIntentExamples(context.examples)) {
+    const record = firstValid.get(example.id);
+    if (example.partition !== 'optimization' || record === undefined) continue;
+    evidence.push(toEvidence(example, record, compiled));
+  }
+  return evidence;
+}
+
+/**
+ * The generated edits the program lets change, never one already tried under the same delta (against an
+ * older incumbent) nor a learned-lexicon bundle that nearly repeats one tried before (the same terms but one or two).
+ */
+function allowedEdits(
+  settings: ErrorDrivenSettings,
+  context: ProposalContext,
+  playbook: Playbook,
+  evidence: readonly LocalEvidence[],
+): EditCandidate[] {
+  const { options, weights } = settings;
+  const generated = generateEditCandidates(playbook, evidence, {
+    ...(options.maxSuggestionsPerError !== undefined ? { maxSuggestionsPerError: options.maxSuggestionsPerError } : {}),
+    ...(options.minCuePrecision !== undefined ? { minCuePrecision: options.minCuePrecision } : {}),
+    ...(options.minCueLift !== undefined ? { minCueLift: options.minCueLift } : {}),
+    precision: (weights.entityPrecision ?? 0) > 0,
+    relations: (weights.relationRecall ?? 0) > 0,
+  });
+  const editable = new Set(context.limits.editableSections);
+  const pastDeltas = new Set(context.history.map((entry) => entry.delta));
+  const pastBundles = [...pastDeltas].map(lexiconBundleTerms).filter((terms): terms is Set<string> => terms !== null);
+  return generated.filter(
+    (candidate) =>
+      (editable.size === 0 || editable.has(candidate.edit.path[0])) &&
+      !pastDeltas.has(candidate.delta) &&
+      !(
+        candidate.kind === 'lexiconBundle' &&
+        pastBundles.some((terms) => isNearDuplicateBundle(terms, lexiconBundleTerms(candidate.delta)!))
+      ),
+  );
+}
+
+/**
+ * Builds each candidate text once, dropping what does not apply, is too long or was tried; with local
+ * screening keeps (up to `maxScreened` screened) the edits whose local net fixes reach `minNetFixes`, best
+ * first, else takes edits in evaluation order up to what will be scored (or proposed unscored).
+ */
+function buildQueue(
+  settings: ErrorDrivenSettings,
+  context: ProposalContext,
+  playbook: Playbook,
+  evidence: readonly LocalEvidence[],
+  allowed: readonly EditCandidate[],
+): QueuedEdit[] {
+  const { localScreening, maxScreened, maxEvaluations } = settings;
+  // The most edits taken into the queue without local screening: what will be scored, or proposed unscored.
+  const unscreenedLimit = maxEvaluations === 0 ? context.maxCandidates : maxEvaluations;
+  const queue: QueuedEdit[] = [];
+  const seen = new Set<string>();
+  let screened = 0;
+  for (const candidate of evaluationOrder(allowed)) {
+    if (context.signal?.aborted === true) break;
+    if (localScreening ? screened >= maxScreened : queue.length >= unscreenedLimit) break;
+    const edited = editPlaybook(context.incumbentText, candidate.edit);
+    if (edited === null || characterCount(edited.text) > context.limits.maxArtifactCharacters) continue;
+    const { text } = edited;
+    const hash = contentHash(text);
+    if (context.triedHashes.has(hash) || seen.has(hash)) continue;
+    seen.add(hash);
+    if (!localScreening) {
+      queue.push({ candidate, text, playbook: edited.playbook, local: 0, localGain: 0, relationNet: 0 });
+      continue;
+    }
+    screened += 1;
+    const compiledEdit = compilePlaybook(edited.playbook);
+    const local = screenLocally(candidate, compiledEdit, playbook, evidence, settings.weights);
+    if (local !== null && local.netFixes >= settings.minNetFixes) {
+      queue.push({
+        candidate,
+        text,
+        playbook: edited.playbook,
+        compiled: compiledEdit,
+        local: local.netFixes,
+        localGain: local.gain,
+        relationNet: local.relationNetFixes,
+      });
+    }
+  }
+  if (localScreening) {
+    queue.sort(
+      (a, b) =>
+        b.local - a.local ||
+        b.localGain - a.localGain ||
+        b.relationNet - a.relationNet ||
+        compareText(a.candidate.delta, b.candidate.delta),
+    );
+  }
+  return queue;
+}
+
+/** The frozen evaluator decides: scores the queue in order (up to `maxEvaluations`) and returns the diverse best with enough net fixes. */
+async function evaluateQueue(settings: ErrorDrivenSettings, context: ProposalContext, queue: readonly QueuedEdit[]) {
+  const incumbentComposites = compositesById(context.incumbentScores.examples);
+  const evaluated: Evaluated[] = [];
+  let evaluations = 0;
+  for (const { candidate, text, playbook, compiled: compiledEdit } of queue) {
+    if (evaluations >= settings.maxEvaluations || context.signal?.aborted === true) break;
+    // Cached for the evaluator, which reads the candidate next (no second parse of its text).
+    if (!rememberPlaybook(text, playbook, compiledEdit).ok) continue;
+    evaluations += 1;
+    const score = await context.evaluateOptimization(text);
+    evaluated.push(compare(candidate, text, incumbentComposites, score, context.incumbentScores.composite));
+  }
+  const kept = evaluated
+    .filter((entry) => entry.netFixes >= settings.minNetFixes && entry.netFixes > 0)
+    .sort(compareEvaluated);
+  return selectDiverse(kept, context.maxCandidates, compareEvaluated).map((entry) => toCandidate(entry, evaluations));
 }

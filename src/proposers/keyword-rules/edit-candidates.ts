@@ -165,95 +165,112 @@ export function generateRoutingEdits(
     routed.filter(({ example, route }) => route.label !== example.expected).map(({ example }) => example),
   );
   const generated = new Map<string, GeneratedEdit>();
-  const add = (edit: RoutingRuleEdit, source: string, termSupport: number) => {
+  const add: AddEdit = (edit, source, termSupport) => {
     const key = JSON.stringify(edit);
     const entry = generated.get(key) ?? { edit, sources: new Set<string>(), termSupport };
     entry.sources.add(source);
     generated.set(key, entry);
   };
-
+  const state: GenerationState = { rules, routed, counts, maxTerms, minPrecision, add };
   for (const { example, route } of routed) {
     if (route.label === example.expected) continue;
-    const gold = example.expected;
     const fired = route.rule === null ? -1 : rules.rules.indexOf(route.rule);
-    const terms = example.terms;
-
-    // Terms for the gold queue: most examples of the gold queue first, then the purest.
-    const forGold = terms
-      .map((term) => {
-        const byQueue = counts.get(term);
-        const right = byQueue?.get(gold) ?? 0;
-        return { term, right, all: total(byQueue), precision: right / Math.max(1, total(byQueue)) };
-      })
-      .filter((entry) => entry.precision >= minPrecision)
-      .sort(
-        (a, b) =>
-          b.right - a.right ||
-          b.precision - a.precision ||
-          wordCount(a.term) - wordCount(b.term) ||
-          compareText(a.term, b.term),
-      )
-      .slice(0, maxTerms);
-    const goldRulesBefore = rules.rules
-      .map((rule, index) => ({ rule, index }))
-      .filter(({ rule, index }) => rule.queue === gold && (fired < 0 || index < fired));
-    for (const { term, all } of forGold) {
-      for (const { rule, index } of goldRulesBefore) {
-        const edited = { ...rule, any: [...rule.any, term] };
-        if (ruleMatches(edited, example.text))
-          add({ kind: 'addTerm', rule: referenceOf(rules, index), term }, example.id, all);
-      }
-      if (rules.queues === undefined || rules.queues.includes(gold)) {
-        const before = fired < 0 ? null : referenceOf(rules, fired);
-        add({ kind: 'addRule', id: newRuleId(rules, gold, term), queue: gold, term, before }, example.id, all);
-      }
-    }
-
-    if (fired >= 0) {
-      const rule = rules.rules[fired]!;
-      // Exclusions: terms of this text seen more in what the rule misroutes than in what it routes right.
-      const byRule = routed.filter((entry) => entry.route.rule === rule);
-      const exclusions = terms
-        .filter((term) => !rule.any.includes(term) && !rule.all.includes(term))
-        .map((term) => {
-          let kept = 0;
-          let wrong = 0;
-          for (const entry of byRule) {
-            if (!termMatches(term, entry.example.text)) continue;
-            if (entry.example.expected === rule.queue) kept += 1;
-            else wrong += 1;
-          }
-          return { term, kept, wrong };
-        })
-        .filter((entry) => entry.wrong > entry.kept)
-        .sort(
-          (a, b) =>
-            b.wrong - b.kept - (a.wrong - a.kept) ||
-            a.kept - b.kept ||
-            wordCount(a.term) - wordCount(b.term) ||
-            compareText(a.term, b.term),
-        )
-        .slice(0, maxTerms);
-      for (const { term } of exclusions)
-        add({ kind: 'addExclusion', rule: referenceOf(rules, fired), term }, example.id, total(counts.get(term)));
-
-      // The rule's own terms that fired here.
-      if (rule.any.length > 1) {
-        for (const term of rule.any) {
-          if (termMatches(term, example.text))
-            add({ kind: 'removeTerm', rule: referenceOf(rules, fired), term }, example.id, 0);
-        }
-      }
-
-      // A later rule for the gold queue that matches, moved before the one that fired.
-      const later = rules.rules.findIndex(
-        (candidate, index) => index > fired && candidate.queue === gold && ruleMatches(candidate, example.text),
-      );
-      if (later >= 0)
-        add({ kind: 'moveRule', rule: referenceOf(rules, later), before: referenceOf(rules, fired) }, example.id, 0);
-    }
+    addGoldTermEdits(state, example, fired);
+    if (fired >= 0) addFiredRuleEdits(state, example, fired);
   }
   return [...generated.values()];
+}
+
+/** Records one generated edit read from example `source` (each edit once, its sources gathered). */
+type AddEdit = (edit: RoutingRuleEdit, source: string, termSupport: number) => void;
+
+/** What the steps of {@link generateRoutingEdits} share. */
+interface GenerationState {
+  readonly rules: RoutingRules;
+  readonly routed: ReadonlyArray<{ example: RoutingEvidence; route: ReturnType<typeof routeText> }>;
+  readonly counts: ReturnType<typeof countTerms>;
+  readonly maxTerms: number;
+  readonly minPrecision: number;
+  readonly add: AddEdit;
+}
+
+/** Terms for the gold queue of a misrouted example (most examples of the gold queue first, then the purest), added to a gold rule before the one that fired or as a new rule. */
+function addGoldTermEdits(state: GenerationState, example: RoutingEvidence, fired: number): void {
+  const { rules, counts, add } = state;
+  const gold = example.expected;
+  const forGold = example.terms
+    .map((term) => {
+      const byQueue = counts.get(term);
+      const right = byQueue?.get(gold) ?? 0;
+      return { term, right, all: total(byQueue), precision: right / Math.max(1, total(byQueue)) };
+    })
+    .filter((entry) => entry.precision >= state.minPrecision)
+    .sort(
+      (a, b) =>
+        b.right - a.right ||
+        b.precision - a.precision ||
+        wordCount(a.term) - wordCount(b.term) ||
+        compareText(a.term, b.term),
+    )
+    .slice(0, state.maxTerms);
+  const goldRulesBefore = rules.rules
+    .map((rule, index) => ({ rule, index }))
+    .filter(({ rule, index }) => rule.queue === gold && (fired < 0 || index < fired));
+  for (const { term, all } of forGold) {
+    for (const { rule, index } of goldRulesBefore) {
+      const edited = { ...rule, any: [...rule.any, term] };
+      if (ruleMatches(edited, example.text))
+        add({ kind: 'addTerm', rule: referenceOf(rules, index), term }, example.id, all);
+    }
+    if (rules.queues === undefined || rules.queues.includes(gold)) {
+      const before = fired < 0 ? null : referenceOf(rules, fired);
+      add({ kind: 'addRule', id: newRuleId(rules, gold, term), queue: gold, term, before }, example.id, all);
+    }
+  }
+}
+
+/** Edits of the rule that misrouted an example: exclusions, removing its terms that fired, moving a later gold rule before it. */
+function addFiredRuleEdits(state: GenerationState, example: RoutingEvidence, fired: number): void {
+  const { rules, add } = state;
+  const rule = rules.rules[fired]!;
+  // Exclusions: terms of this text seen more in what the rule misroutes than in what it routes right.
+  const byRule = state.routed.filter((entry) => entry.route.rule === rule);
+  const exclusions = example.terms
+    .filter((term) => !rule.any.includes(term) && !rule.all.includes(term))
+    .map((term) => {
+      let kept = 0;
+      let wrong = 0;
+      for (const entry of byRule) {
+        if (!termMatches(term, entry.example.text)) continue;
+        if (entry.example.expected === rule.queue) kept += 1;
+        else wrong += 1;
+      }
+      return { term, kept, wrong };
+    })
+    .filter((entry) => entry.wrong > entry.kept)
+    .sort(
+      (a, b) =>
+        b.wrong - b.kept - (a.wrong - a.kept) ||
+        a.kept - b.kept ||
+        wordCount(a.term) - wordCount(b.term) ||
+        compareText(a.term, b.term),
+    )
+    .slice(0, state.maxTerms);
+  for (const { term } of exclusions)
+    add({ kind: 'addExclusion', rule: referenceOf(rules, fired), term }, example.id, total(state.counts.get(term)));
+  // The rule's own terms that fired here.
+  if (rule.any.length > 1) {
+    for (const term of rule.any) {
+      if (termMatches(term, example.text))
+        add({ kind: 'removeTerm', rule: referenceOf(rules, fired), term }, example.id, 0);
+    }
+  }
+  // A later rule for the gold queue that matches, moved before the one that fired.
+  const later = rules.rules.findIndex(
+    (candidate, index) => index > fired && candidate.queue === example.expected && ruleMatches(candidate, example.text),
+  );
+  if (later >= 0)
+    add({ kind: 'moveRule', rule: referenceOf(rules, later), before: referenceOf(rules, fired) }, example.id, 0);
 }
 
 /** The local outcome of one edit on the optimization examples. */

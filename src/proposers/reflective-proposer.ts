@@ -241,95 +241,123 @@ function describeChange(before: string, after: string, sections: readonly string
  * ```
  */
 export function createReflectiveProposer(options: ReflectiveProposerOptions): Proposer {
-  const windowWords = options.copyWindowWords ?? 8;
-  const format = artifactFormatOf(options.artifactFile);
   return {
     id: `${REFLECTIVE_PROPOSER_VERSION} ${options.client.id}`,
-    async propose(context: ProposalContext): Promise<ProposalResult> {
-      // An aborted run makes no model call (a cached answer would come back without looking at the signal).
-      if (context.signal?.aborted === true) throw context.signal.reason;
-      const count = Math.max(1, Math.min(context.maxCandidates, options.maxCandidatesPerCall ?? 4));
-      const prompt = buildProposalPrompt(context, options, count);
-      // A seeded nonce (study seed, round, attempt): a resumed round gets its cached answer; a retried
-      // round (after a failed answer) or a new one draws a fresh sample.
-      const nonce = Math.floor(context.random() * 2 ** 31);
-      const response = await options.client.generate({
-        system: format === 'markdown' ? MARKDOWN_SYSTEM_PROMPT : dataSystemPrompt(format),
-        prompt,
-        schema: PROPOSAL_ANSWER_SCHEMA,
-        repeat: nonce,
-        ...(context.signal !== undefined ? { signal: context.signal } : {}),
-      });
-      const usage = response.usage;
-      const fail = (code: string, reason: string, raw?: string): ProposalResult => ({
-        candidates: [],
-        failures: [{ code, scope: 'answer', reason, ...(raw !== undefined ? { raw } : {}) }],
-        usage,
-      });
-      if (!response.ok)
-        return fail('call_failed', `the proposer's model call failed (${response.reason}): ${response.message}`);
-      const raw = capRaw(response.text);
-      if (response.finishReason === 'length')
-        return fail('truncated', 'the answer was cut off at the output token limit', raw);
-      if (response.finishReason === 'content-filter')
-        return fail('refused', 'the model refused or the provider filtered the answer', raw);
-      const json = parseJsonAnswer(response.text);
-      if (!json.ok) {
-        const [code, reason] =
-          json.problem === 'empty'
-            ? ['empty', 'empty answer']
-            : json.problem === 'unclosed-think'
-              ? ['unclosed_think', 'unclosed <think> block']
-              : json.problem === 'unclosed-fence'
-                ? ['unclosed_fence', 'unclosed code fence']
-                : ['broken_json', `broken JSON: ${json.message}`];
-        return fail(code, reason, raw);
-      }
-      const parsed = proposalAnswerSchema.safeParse(json.value);
-      if (!parsed.success) {
-        const issues = parsed.error.issues
-          .slice(0, 3)
-          .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
-        return fail('schema', `the answer does not fit the proposal schema: ${issues.join('; ')}`, raw);
-      }
-      const candidates: Candidate[] = [];
-      const failures: ProposalFailure[] = [];
-      const seen = new Set<string>();
-      const repeated: Candidate[] = [];
-      let repeats = 0;
-      parsed.data.candidates.slice(0, context.maxCandidates).forEach((proposal, index) => {
-        const built = buildCandidate(proposal, index, context, windowWords, options.artifactFile);
-        if (built.repeated !== undefined && !seen.has(contentHash(built.repeated.text))) {
-          seen.add(contentHash(built.repeated.text));
-          repeated.push(built.repeated);
-        }
-        if (built.repeat === true) repeats += 1;
-        else if (built.failure !== undefined) failures.push(built.failure);
-        else if (built.candidate !== undefined) {
-          const hash = contentHash(built.candidate.text);
-          if (seen.has(hash)) repeats += 1;
-          else {
-            seen.add(hash);
-            candidates.push(built.candidate);
-          }
-        }
-      });
-      // Every candidate of the answer unusable: the answer failed (one failure, with its raw text).
-      if (candidates.length === 0 && repeats === 0 && failures.length > 0) {
-        return {
-          candidates,
-          failures: [
-            {
-              code: 'no_usable_candidate',
-              scope: 'answer',
-              reason: `no usable candidate in the answer: ${failures.map((failure) => failure.reason).join('; ')}`,
-              raw,
-            },
-          ],
-          usage,
-        };
-      }
-      return { candidates, failures, repeats, ...(repeated.length > 0 ? { repeated } : {}), usage };
-    },
+    propose: (context) => proposeReflective(options, context),
   };
+}
+
+/** One round of the reflective proposer: one model call, its answer read, its candidates built. */
+async function proposeReflective(
+  options: ReflectiveProposerOptions,
+  context: ProposalContext,
+): Promise<ProposalResult> {
+  // An aborted run makes no model call (a cached answer would come back without looking at the signal).
+  if (context.signal?.aborted === true) throw context.signal.reason;
+  const format = artifactFormatOf(options.artifactFile);
+  const count = Math.max(1, Math.min(context.maxCandidates, options.maxCandidatesPerCall ?? 4));
+  const prompt = buildProposalPrompt(context, options, count);
+  // A seeded nonce (study seed, round, attempt): a resumed round gets its cached answer; a retried
+  // round (after a failed answer) or a new one draws a fresh sample.
+  const nonce = Math.floor(context.random() * 2 ** 31);
+  const response = await options.client.generate({
+    system: format === 'markdown' ? MARKDOWN_SYSTEM_PROMPT : dataSystemPrompt(format),
+    prompt,
+    schema: PROPOSAL_ANSWER_SCHEMA,
+    repeat: nonce,
+    ...(context.signal !== undefined ? { signal: context.signal } : {}),
+  });
+  const usage = response.usage;
+  const fail = (code: string, reason: string, raw?: string): ProposalResult => ({
+    candidates: [],
+    failures: [{ code, scope: 'answer', reason, ...(raw !== undefined ? { raw } : {}) }],
+    usage,
+  });
+  if (!response.ok)
+    return fail('call_failed', `the proposer's model call failed (${response.reason}): ${response.message}`);
+  const raw = capRaw(response.text);
+  if (response.finishReason === 'length')
+    return fail('truncated', 'the answer was cut off at the output token limit', raw);
+  if (response.finishReason === 'content-filter')
+    return fail('refused', 'the model refused or the provider filtered the answer', raw);
+  const answer = readAnswer(response.text);
+  if (!answer.ok) return fail(answer.code, answer.reason, raw);
+  return { ...collectCandidates(options, context, answer.proposals, raw), usage };
+}
+
+/** The answer's proposals, or why the answer cannot be read (a failure code and reason). */
+function readAnswer(
+  text: string,
+):
+  | { ok: true; proposals: z.output<typeof proposalAnswerSchema>['candidates'] }
+  | { ok: false; code: string; reason: string } {
+  const json = parseJsonAnswer(text);
+  if (!json.ok) {
+    const [code, reason] =
+      json.problem === 'empty'
+        ? ['empty', 'empty answer']
+        : json.problem === 'unclosed-think'
+          ? ['unclosed_think', 'unclosed <think> block']
+          : json.problem === 'unclosed-fence'
+            ? ['unclosed_fence', 'unclosed code fence']
+            : ['broken_json', `broken JSON: ${json.message}`];
+    return { ok: false, code, reason };
+  }
+  const parsed = proposalAnswerSchema.safeParse(json.value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues
+      .slice(0, 3)
+      .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    return { ok: false, code: 'schema', reason: `the answer does not fit the proposal schema: ${issues.join('; ')}` };
+  }
+  return { ok: true, proposals: parsed.data.candidates };
+}
+
+/**
+ * Builds the answer's candidates (up to `maxCandidates`), each text once; repeats of texts tried before
+ * are counted and kept apart. Every candidate unusable: the answer failed (one failure, with its raw text).
+ */
+function collectCandidates(
+  options: ReflectiveProposerOptions,
+  context: ProposalContext,
+  proposals: z.output<typeof proposalAnswerSchema>['candidates'],
+  raw: string,
+): ProposalResult {
+  const windowWords = options.copyWindowWords ?? 8;
+  const candidates: Candidate[] = [];
+  const failures: ProposalFailure[] = [];
+  const seen = new Set<string>();
+  const repeated: Candidate[] = [];
+  let repeats = 0;
+  proposals.slice(0, context.maxCandidates).forEach((proposal, index) => {
+    const built = buildCandidate(proposal, index, context, windowWords, options.artifactFile);
+    if (built.repeated !== undefined && !seen.has(contentHash(built.repeated.text))) {
+      seen.add(contentHash(built.repeated.text));
+      repeated.push(built.repeated);
+    }
+    if (built.repeat === true) repeats += 1;
+    else if (built.failure !== undefined) failures.push(built.failure);
+    else if (built.candidate !== undefined) {
+      const hash = contentHash(built.candidate.text);
+      if (seen.has(hash)) repeats += 1;
+      else {
+        seen.add(hash);
+        candidates.push(built.candidate);
+      }
+    }
+  });
+  if (candidates.length === 0 && repeats === 0 && failures.length > 0) {
+    return {
+      candidates,
+      failures: [
+        {
+          code: 'no_usable_candidate',
+          scope: 'answer',
+          reason: `no usable candidate in the answer: ${failures.map((failure) => failure.reason).join('; ')}`,
+          raw,
+        },
+      ],
+    };
+  }
+  return { candidates, failures, repeats, ...(repeated.length > 0 ? { repeated } : {}) };
 }

@@ -49,7 +49,7 @@
  */
 import { createHash } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Logger as GraphileLogger, WorkerUtils } from 'graphile-worker';
 import type { RemoteExecution, RemoteItem, RemoteRequest } from './remote-execution.ts';
 import { resultKey } from './remote-execution.ts';
@@ -58,7 +58,9 @@ import type { StudyDatabase } from './database.ts';
 import { LEASE_STALE_AFTER_MS } from './lease.ts';
 import type { StorageTarget } from './location.ts';
 import { parseStorageTarget } from './location.ts';
-import { COORDINATOR_QUEUE_POOL_SIZE, connectPatiently, retryThroughOutage } from './connections.ts';
+import { COORDINATOR_QUEUE_POOL_SIZE, retryThroughOutage } from './connections.ts';
+import { listenToQueue, type QueueListener } from './queue-listener.ts';
+import { graphile } from './graphile-loader.ts';
 import { createPostgresPool } from './postgres.ts';
 import { WORKER_LEASE_PREFIX } from './worker-liveness.ts';
 import { sweepGoneWorkers, workerGoneAttempts } from './worker-sweep.ts';
@@ -75,6 +77,7 @@ export const COORDINATOR_POLL_MS = 1_000;
 /** Prefix of the task of an evaluator's jobs (`kloop_evaluate_<fingerprint>`). */
 export const EVALUATION_TASK_PREFIX = 'kloop_evaluate_';
 export { WORKER_LEASE_PREFIX };
+export { graphile };
 
 /** One job's work: which results to produce. */
 export interface EvaluationJob {
@@ -157,37 +160,6 @@ export function postgresTarget(location: string, what: string): PostgresTarget {
   return target;
 }
 
-/** graphile-worker, loaded when first needed (a CommonJS module: its exports are on `default` when imported from an ES module bundle). */
-export async function graphile(): Promise<typeof import('graphile-worker')> {
-  const loaded = (await import('graphile-worker')) as typeof import('graphile-worker') & {
-    default?: typeof import('graphile-worker');
-  };
-  await retryLostConnections();
-  return typeof loaded.run === 'function' ? loaded : loaded.default!;
-}
-
-/**
- * graphile-worker runs its own statements (take a job, complete it, fail it)
- * again on a new connection, with back-off, for the error codes of its table
- * `RETRYABLE_ERROR_CODES` (a serialization failure, a server starting, a
- * timeout); a connection reset or refused during a short outage is not among
- * them, and such a failure of a batched completion escaped as an unhandled
- * rejection that ended a busy worker with a raw stack trace (peer fault 13).
- * The connection losses are added, with the back-off of a starting server's
- * (0.1 s growing to 10 s, 100 tries).
- */
-async function retryLostConnections(): Promise<void> {
-  type Codes = Record<string, { minDelay: number; maxDelay: number } | undefined>;
-  const lib = (await import('graphile-worker/dist/lib.js')) as {
-    RETRYABLE_ERROR_CODES?: Codes;
-    default?: { RETRYABLE_ERROR_CODES?: Codes };
-  };
-  const codes = lib.RETRYABLE_ERROR_CODES ?? lib.default?.RETRYABLE_ERROR_CODES;
-  if (codes === undefined) return;
-  for (const code of ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', '57P01', '08006', '08003'])
-    codes[code] ??= { minDelay: 100, maxDelay: 10_000 };
-}
-
 /** graphile-worker's logger, quiet but for errors (and warnings with `verbose`). */
 export async function queueLogger(
   log: ((message: string) => void) | undefined,
@@ -245,43 +217,7 @@ export async function openEvaluationQueue(
   /** The queue's statements through a short outage (each may run twice). */
   const outage = <T>(work: () => Promise<T>): Promise<T> => retryThroughOutage(target, work);
   const here = osHostname();
-
-  // One listening connection: a worker's NOTIFY after each job (its job key) wakes the evaluation waiting for that
-  // job only — with a round's candidates screened at once, dozens wait together, and each wake-up is two queries.
-  const waiters = new Map<() => void, ReadonlySet<string>>();
-  const wakeAll = (): void => {
-    for (const wake of [...waiters.keys()]) wake();
-  };
-  const wakeFor = (jobKey: string | undefined): void => {
-    for (const [wake, keys] of [...waiters]) if (jobKey === undefined || jobKey === '' || keys.has(jobKey)) wake();
-  };
-  const listener = await connectPatiently(target, async () => {
-    const client = new pg.Client({ connectionString: target.connectionString });
-    client.on('error', (error) => options.log?.(`job queue: the listening connection failed: ${error.message}`));
-    try {
-      await client.connect();
-    } catch (error) {
-      await client.end().catch(() => undefined);
-      throw error;
-    }
-    return client;
-  });
-  listener.on('notification', (message) => wakeFor(message.payload));
-  await listener.query(`listen ${resultsChannel(queueSchema)}`);
-
-  const wait = (ms: number, signal: AbortSignal | undefined, jobKeys: ReadonlySet<string>): Promise<void> =>
-    new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        waiters.delete(done);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      waiters.set(done, jobKeys);
-      signal?.addEventListener('abort', done, { once: true });
-    });
-
+  const listener = await listenToQueue(target, resultsChannel(queueSchema), options.log);
   /** Unlocks the jobs of workers that are gone (src/storage/worker-liveness.ts), each job's last error naming why: once a poll interval, whichever evaluations wait. */
   const sweep = throttleShared(
     () =>
@@ -298,102 +234,145 @@ export async function openEvaluationQueue(
       ),
     COORDINATOR_POLL_MS,
   );
-
+  const queue: QueueContext = { db, pool, utils, queueSchema, outage, listener, sweep, options };
   return {
-    async execute(request: RemoteRequest, signal?: AbortSignal): Promise<ReadonlyMap<string, string>> {
-      const planned = jobsOf(request, options.batchSize);
-      const task = evaluationTask(request.fingerprint);
-      const keyOf = new Map(planned.map(({ job, items }) => [evaluationJobKey(job), items]));
-      const jobKeys: ReadonlySet<string> = new Set(keyOf.keys());
-      // Keyed jobs: adding one again through an outage adds nothing twice.
-      for (const { job } of planned)
-        await outage(() =>
-          utils.addJob(task, job, {
-            jobKey: evaluationJobKey(job),
-            jobKeyMode: 'unsafe_dedupe',
-            maxAttempts: JOB_MAX_ATTEMPTS,
-          }),
-        );
-      const repeats = [...new Set(request.items.map((item) => item.repeat))];
-      const wanted = new Set(request.items.map((item) => resultKey(item.exampleId, item.repeat)));
-      const givenUp = new Map<string, string>();
-      let lastProgress = Date.now();
-      let remaining = wanted.size;
-      for (;;) {
-        if (signal?.aborted) throw signal.reason ?? new Error('aborted');
-        let query = db
-          .selectFrom('example_results')
-          .select(['example_id', 'repeat'])
-          .where('fingerprint', '=', request.storedAs ?? request.fingerprint)
-          .where('artifact_hash', '=', request.artifactHash)
-          .where('repeat', 'in', repeats);
-        if (request.readSince !== undefined) query = query.where('created_at', '>=', request.readSince);
-        const stored = new Set((await query.execute()).map((row) => resultKey(row.example_id, row.repeat)));
-        const missing = [...wanted].filter((key) => !stored.has(key) && !givenUp.has(key));
-        if (missing.length < remaining) {
-          remaining = missing.length;
-          lastProgress = Date.now();
-        }
-        if (missing.length === 0) return givenUp;
-        // Jobs that failed on every attempt: their missing results are given up (transient failures), and the jobs removed.
-        const failed = await outage(() =>
-          pool.query<{ id: string; key: string; last_error: string | null }>(
-            `select id, key, last_error from ${queueSchema}.jobs where key = any($1::text[]) and attempts >= max_attempts and locked_at is null`,
-            [[...keyOf.keys()]],
-          ),
-        );
-        for (const row of failed.rows) {
-          const gone = workerGoneAttempts(row.last_error);
-          if (gone !== undefined) {
-            // The job ended its worker, again and again: the infrastructure failed, not the candidate.
-            await outage(() => utils.completeJobs([row.id]));
-            throw new InfrastructureError(
-              `the evaluation job of ${request.partition} (${(keyOf.get(row.key) ?? []).length} example(s) of artifact ${request.artifactHash.slice(0, 12)}) was given up after ${JOB_MAX_ATTEMPTS} attempts: its worker was gone on ${gone.count} of them (last: ${gone.reason}); a job that ends its worker every time is an infrastructure failure (a crash or an out-of-memory kill of the worker), not a result of the candidate`,
-              { code: 'infrastructure.worker_gone' },
-            );
-          }
-          for (const item of keyOf.get(row.key) ?? []) {
-            const key = resultKey(item.exampleId, item.repeat);
-            if (!stored.has(key))
-              givenUp.set(
-                key,
-                `the evaluation job failed on each of its ${JOB_MAX_ATTEMPTS} attempts: ${row.last_error ?? 'unknown error'}`,
-              );
-          }
-        }
-        if (failed.rows.length > 0) {
-          await outage(() => utils.completeJobs(failed.rows.map((row) => row.id)));
-          continue;
-        }
-        await sweep();
-        if (Date.now() - lastProgress >= 30_000) {
-          lastProgress = Date.now();
-          const status = await outage(() =>
-            pool.query<{ queued: number; running: number }>(
-              `select count(*) filter (where locked_at is null) as queued, count(*) filter (where locked_at is not null) as running from ${queueSchema}.jobs where task_identifier = $1`,
-              [task],
-            ),
-          );
-          const workers = await db
-            .selectFrom('leases')
-            .select('owner_id')
-            .where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`)
-            .distinct()
-            .execute();
-          options.onWaiting?.({
-            queued: Number(status.rows[0]?.queued ?? 0),
-            running: Number(status.rows[0]?.running ?? 0),
-            workers: workers.length,
-          });
-        }
-        await wait(COORDINATOR_POLL_MS, signal, jobKeys);
-      }
-    },
+    execute: (request, signal) => executeRemotely(queue, request, signal),
     async close(): Promise<void> {
-      wakeAll();
-      await listener.end().catch(() => undefined);
+      await listener.close();
       await utils.release();
       await pool.end().catch(() => undefined);
     },
   };
+}
+
+/** What one coordinator's evaluations share. */
+interface QueueContext {
+  db: StudyDatabase;
+  pool: pg.Pool;
+  utils: WorkerUtils;
+  queueSchema: string;
+  outage: <T>(work: () => Promise<T>) => Promise<T>;
+  listener: QueueListener;
+  sweep: () => Promise<unknown>;
+  options: EvaluationQueueOptions;
+}
+
+/** Enqueues the request's jobs, then waits until each wanted result is stored or given up; returns those given up, with why. */
+async function executeRemotely(
+  queue: QueueContext,
+  request: RemoteRequest,
+  signal: AbortSignal | undefined,
+): Promise<ReadonlyMap<string, string>> {
+  const planned = jobsOf(request, queue.options.batchSize);
+  const task = evaluationTask(request.fingerprint);
+  const keyOf = new Map(planned.map(({ job, items }) => [evaluationJobKey(job), items]));
+  const jobKeys: ReadonlySet<string> = new Set(keyOf.keys());
+  // Keyed jobs: adding one again through an outage adds nothing twice.
+  for (const { job } of planned)
+    await queue.outage(() =>
+      queue.utils.addJob(task, job, {
+        jobKey: evaluationJobKey(job),
+        jobKeyMode: 'unsafe_dedupe',
+        maxAttempts: JOB_MAX_ATTEMPTS,
+      }),
+    );
+  const repeats = [...new Set(request.items.map((item) => item.repeat))];
+  const wanted = new Set(request.items.map((item) => resultKey(item.exampleId, item.repeat)));
+  const givenUp = new Map<string, string>();
+  let lastProgress = Date.now();
+  let remaining = wanted.size;
+  for (;;) {
+    if (signal?.aborted) throw signal.reason ?? new Error('aborted');
+    const stored = await storedResults(queue.db, request, repeats);
+    const missing = [...wanted].filter((key) => !stored.has(key) && !givenUp.has(key));
+    if (missing.length < remaining) {
+      remaining = missing.length;
+      lastProgress = Date.now();
+    }
+    if (missing.length === 0) return givenUp;
+    if (await giveUpFailedJobs(queue, request, keyOf, stored, givenUp)) continue;
+    await queue.sweep();
+    if (Date.now() - lastProgress >= 30_000) {
+      lastProgress = Date.now();
+      await reportWaiting(queue, task);
+    }
+    await queue.listener.wait(COORDINATOR_POLL_MS, signal, jobKeys);
+  }
+}
+
+/** The result keys of the request already stored. */
+async function storedResults(db: StudyDatabase, request: RemoteRequest, repeats: number[]): Promise<Set<string>> {
+  let query = db
+    .selectFrom('example_results')
+    .select(['example_id', 'repeat'])
+    .where('fingerprint', '=', request.storedAs ?? request.fingerprint)
+    .where('artifact_hash', '=', request.artifactHash)
+    .where('repeat', 'in', repeats);
+  if (request.readSince !== undefined) query = query.where('created_at', '>=', request.readSince);
+  return new Set((await query.execute()).map((row) => resultKey(row.example_id, row.repeat)));
+}
+
+/**
+ * Jobs that failed on every attempt: their missing results are given up
+ * (transient failures, into `givenUp`), and the jobs removed; true when there
+ * were any. Throws InfrastructureError `infrastructure.worker_gone` for a job
+ * whose worker was gone on its attempts.
+ */
+async function giveUpFailedJobs(
+  queue: QueueContext,
+  request: RemoteRequest,
+  keyOf: ReadonlyMap<string, RemoteItem[]>,
+  stored: ReadonlySet<string>,
+  givenUp: Map<string, string>,
+): Promise<boolean> {
+  const { outage, utils } = queue;
+  const failed = await outage(() =>
+    queue.pool.query<{ id: string; key: string; last_error: string | null }>(
+      `select id, key, last_error from ${queue.queueSchema}.jobs where key = any($1::text[]) and attempts >= max_attempts and locked_at is null`,
+      [[...keyOf.keys()]],
+    ),
+  );
+  for (const row of failed.rows) {
+    const gone = workerGoneAttempts(row.last_error);
+    if (gone !== undefined) {
+      // The job ended its worker, again and again: the infrastructure failed, not the candidate.
+      await outage(() => utils.completeJobs([row.id]));
+      throw new InfrastructureError(
+        `the evaluation job of ${request.partition} (${(keyOf.get(row.key) ?? []).length} example(s) of artifact ${request.artifactHash.slice(0, 12)}) was given up after ${JOB_MAX_ATTEMPTS} attempts: its worker was gone on ${gone.count} of them (last: ${gone.reason}); a job that ends its worker every time is an infrastructure failure (a crash or an out-of-memory kill of the worker), not a result of the candidate`,
+        { code: 'infrastructure.worker_gone' },
+      );
+    }
+    for (const item of keyOf.get(row.key) ?? []) {
+      const key = resultKey(item.exampleId, item.repeat);
+      if (!stored.has(key))
+        givenUp.set(
+          key,
+          `the evaluation job failed on each of its ${JOB_MAX_ATTEMPTS} attempts: ${row.last_error ?? 'unknown error'}`,
+        );
+    }
+  }
+  if (failed.rows.length === 0) return false;
+  await outage(() => utils.completeJobs(failed.rows.map((row) => row.id)));
+  return true;
+}
+
+/** Tells `onWaiting` how many of the task's jobs are queued and running, and how many workers have a lease. */
+async function reportWaiting(queue: QueueContext, task: string): Promise<void> {
+  const status = await queue.outage(() =>
+    queue.pool.query<{ queued: number; running: number }>(
+      `select count(*) filter (where locked_at is null) as queued, count(*) filter (where locked_at is not null) as running from ${queue.queueSchema}.jobs where task_identifier = $1`,
+      [task],
+    ),
+  );
+  const workers = await queue.db
+    .selectFrom('leases')
+    .select('owner_id')
+    .where('study_key', 'like', `${WORKER_LEASE_PREFIX}%`)
+    .distinct()
+    .execute();
+  queue.options.onWaiting?.({
+    queued: Number(status.rows[0]?.queued ?? 0),
+    running: Number(status.rows[0]?.running ?? 0),
+    workers: workers.length,
+  });
 }

@@ -52,6 +52,72 @@ export interface EvaluationWorker {
   readonly done: Promise<void>;
 }
 
+/** What one worker process's jobs share. */
+interface WorkerContext {
+  options: EvaluationWorkerOptions;
+  heartbeat: ReturnType<typeof startWorkerHeartbeat>;
+  /** The running jobs' abort controllers, by the queue worker id that runs them. */
+  running: Map<string, Set<AbortController>>;
+  pool: ReturnType<typeof createPostgresPool>;
+  /** The results channel notified after each job. */
+  channel: string;
+}
+
+/** Aborts the jobs of queue workers the coordinator declared gone (another worker took them over), and says so. */
+function abandonJobs(
+  running: ReadonlyMap<string, Set<AbortController>>,
+  workerIds: Iterable<string>,
+  log: ((message: string) => void) | undefined,
+): void {
+  let abandoned = 0;
+  for (const id of workerIds) {
+    for (const controller of running.get(id) ?? []) {
+      controller.abort(
+        new Error('the coordinator declared this worker gone (no heartbeat) and gave the job to another worker'),
+      );
+      abandoned += 1;
+    }
+  }
+  log?.(
+    `the coordinator had declared this worker gone (a pause without heartbeat?); registered again${abandoned > 0 ? `, ${abandoned} job(s) abandoned to the worker that took them over` : ''}`,
+  );
+}
+
+/** Runs one job: registers its queue worker's heartbeat, runs it abortably, reports it, and notifies the waiting coordinator. */
+async function runJob(worker: WorkerContext, payload: unknown, helpers: JobHelpers): Promise<void> {
+  const { options, running } = worker;
+  const job = payload as EvaluationJob;
+  const workerId = helpers.job.locked_by;
+  const controller = new AbortController();
+  const stopped = helpers.abortSignal;
+  const forward = (): void => controller.abort(stopped?.reason);
+  if (stopped?.aborted === true) forward();
+  stopped?.addEventListener('abort', forward, { once: true });
+  if (workerId !== null) {
+    await worker.heartbeat.register(workerId);
+    let set = running.get(workerId);
+    if (set === undefined) running.set(workerId, (set = new Set()));
+    set.add(controller);
+  }
+  options.onJob?.({ type: 'start', job, attempt: helpers.job.attempts });
+  try {
+    await options.run(job, controller.signal);
+  } catch (error) {
+    const message =
+      controller.signal.aborted && controller.signal.reason instanceof Error
+        ? controller.signal.reason.message
+        : (error as Error).message;
+    options.onJob?.({ type: 'failed', job, attempt: helpers.job.attempts, message });
+    throw error;
+  } finally {
+    stopped?.removeEventListener('abort', forward);
+    if (workerId !== null) running.get(workerId)?.delete(controller);
+  }
+  options.onJob?.({ type: 'done', job, attempt: helpers.job.attempts });
+  // A wake-up only (a waiting coordinator also looks every second): its failure in an outage fails nothing.
+  await worker.pool.query(`select pg_notify($1, $2)`, [worker.channel, evaluationJobKey(job)]).catch(() => undefined);
+}
+
 /**
  * Starts taking the study's evaluation jobs of one evaluator
  * (graphile-worker's runner, `concurrency` jobs at once), with a heartbeat
@@ -80,54 +146,11 @@ export async function startEvaluationWorker(options: EvaluationWorkerOptions): P
     pid: process.pid,
     intervalMs: options.heartbeatIntervalMs ?? LEASE_HEARTBEAT_INTERVAL_MS,
     log: options.log,
-    onDeclaredGone: (workerIds) => {
-      let abandoned = 0;
-      for (const id of workerIds) {
-        for (const controller of running.get(id) ?? []) {
-          controller.abort(
-            new Error('the coordinator declared this worker gone (no heartbeat) and gave the job to another worker'),
-          );
-          abandoned += 1;
-        }
-      }
-      options.log?.(
-        `the coordinator had declared this worker gone (a pause without heartbeat?); registered again${abandoned > 0 ? `, ${abandoned} job(s) abandoned to the worker that took them over` : ''}`,
-      );
-    },
+    onDeclaredGone: (workerIds) => abandonJobs(running, workerIds, options.log),
   });
 
-  const task = async (payload: unknown, helpers: JobHelpers): Promise<void> => {
-    const job = payload as EvaluationJob;
-    const workerId = helpers.job.locked_by;
-    const controller = new AbortController();
-    const stopped = helpers.abortSignal;
-    const forward = (): void => controller.abort(stopped?.reason);
-    if (stopped?.aborted === true) forward();
-    stopped?.addEventListener('abort', forward, { once: true });
-    if (workerId !== null) {
-      await heartbeat.register(workerId);
-      let set = running.get(workerId);
-      if (set === undefined) running.set(workerId, (set = new Set()));
-      set.add(controller);
-    }
-    options.onJob?.({ type: 'start', job, attempt: helpers.job.attempts });
-    try {
-      await options.run(job, controller.signal);
-    } catch (error) {
-      const message =
-        controller.signal.aborted && controller.signal.reason instanceof Error
-          ? controller.signal.reason.message
-          : (error as Error).message;
-      options.onJob?.({ type: 'failed', job, attempt: helpers.job.attempts, message });
-      throw error;
-    } finally {
-      stopped?.removeEventListener('abort', forward);
-      if (workerId !== null) running.get(workerId)?.delete(controller);
-    }
-    options.onJob?.({ type: 'done', job, attempt: helpers.job.attempts });
-    // A wake-up only (a waiting coordinator also looks every second): its failure in an outage fails nothing.
-    await pool.query(`select pg_notify($1, $2)`, [channel, evaluationJobKey(job)]).catch(() => undefined);
-  };
+  const worker: WorkerContext = { options, heartbeat, running, pool, channel };
+  const task = (payload: unknown, helpers: JobHelpers): Promise<void> => runJob(worker, payload, helpers);
 
   const runner: Runner = await run({
     pgPool: pool,

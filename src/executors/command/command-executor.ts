@@ -40,20 +40,15 @@
  *
  * @module
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { contentHash } from '../../artifact/content-hash.ts';
-import { InfrastructureError, InputError } from '../../errors.ts';
+import { InputError } from '../../errors.ts';
 import { stableJson } from '../../text/stable-json.ts';
-import { capRaw } from '../cap-raw.ts';
 import type { ExecutionRequest, ExecutionResult, Executor } from '../executor.ts';
-import { onAbort } from './abort-subscriptions.ts';
 import { createArtifactFiles } from './artifact-files.ts';
-import { readProgramOutput } from './read-program-output.ts';
+import { type ProgramSettings, runProgram } from './run-program.ts';
 import { createSemaphore } from './semaphore.ts';
-import { truncateTextStart } from '../../text/characters.ts';
 
 /** Implementation version, part of the executor id's hash. Bump when the protocol changes. */
 export const COMMAND_EXECUTOR_VERSION = 'command@1';
@@ -63,8 +58,7 @@ export const DEFAULT_COMMAND_TIMEOUT_MS = 30_000;
 export const DEFAULT_COMMAND_CONCURRENCY = 4;
 /** Default most bytes read from one program's stdout (1 MiB). */
 export const DEFAULT_MAX_OUTPUT_BYTES = 1_048_576;
-/** Characters of stderr quoted in an error message (its end). */
-export const STDERR_TAIL_CHARACTERS = 1000;
+export { STDERR_TAIL_CHARACTERS } from './run-program.ts';
 
 /** Settings of {@link createCommandExecutor}. */
 export interface CommandExecutorOptions {
@@ -115,12 +109,36 @@ const optionsSchema = z.strictObject({
   deterministic: z.boolean().default(false),
 });
 
-const IS_POSIX = process.platform !== 'win32';
+type Settings = z.infer<typeof optionsSchema>;
 
-/** The end of a text, at most `characters` long, trimmed. */
-function tail(text: string, characters: number): string {
-  const trimmed = text.trim();
-  return truncateTextStart(trimmed, characters + 1);
+/** The options checked, defaults filled in; throws InputError (field `executor.<setting>`) naming the first problem. */
+function parseOptions(options: CommandExecutorOptions): Settings {
+  const parsed = optionsSchema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.length > 0 ? `executor.${issue.path.map(String).join('.')}` : 'executor';
+    throw new InputError(`command executor: ${issue.message}`, { field });
+  }
+  return parsed.data;
+}
+
+/** `command:` and 16 hex digits of the hash of the settings that change answers. */
+function executorId(settings: Settings): string {
+  return `command:${contentHash(
+    stableJson({
+      version: COMMAND_EXECUTOR_VERSION,
+      command: settings.command,
+      timeoutMs: settings.timeoutMs,
+      maxOutputBytes: settings.maxOutputBytes,
+      artifactExtension: settings.artifactExtension,
+      env: settings.env ?? {},
+    }),
+  ).slice(0, 16)}`;
+}
+
+/** The command as one line for messages, arguments with blanks or quotes JSON-quoted. */
+function shownCommand(command: readonly string[]): string {
+  return command.map((argument) => (/[\s"']/.test(argument) ? JSON.stringify(argument) : argument)).join(' ');
 }
 
 /**
@@ -141,170 +159,20 @@ function tail(text: string, characters: number): string {
  * ```
  */
 export function createCommandExecutor(options: CommandExecutorOptions): Executor {
-  const parsed = optionsSchema.safeParse(options);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    const field = issue.path.length > 0 ? `executor.${issue.path.map(String).join('.')}` : 'executor';
-    throw new InputError(`command executor: ${issue.message}`, { field });
-  }
-  const settings = parsed.data;
+  const settings = parseOptions(options);
   const [program, ...args] = settings.command as [string, ...string[]];
-  const cwd = path.resolve(settings.cwd);
   const files = createArtifactFiles(settings.artifactDirectory, settings.artifactExtension);
   const semaphore = createSemaphore(settings.concurrency);
-  const id = `command:${contentHash(
-    stableJson({
-      version: COMMAND_EXECUTOR_VERSION,
-      command: settings.command,
-      timeoutMs: settings.timeoutMs,
-      maxOutputBytes: settings.maxOutputBytes,
-      artifactExtension: settings.artifactExtension,
-      env: settings.env ?? {},
-    }),
-  ).slice(0, 16)}`;
-  const shown = settings.command
-    .map((argument) => (/[\s"']/.test(argument) ? JSON.stringify(argument) : argument))
-    .join(' ');
-
-  function run(artifactPath: string, request: ExecutionRequest, started: number): Promise<ExecutionResult> {
-    return new Promise<ExecutionResult>((resolve, reject) => {
-      let settled = false;
-      let timedOut = false;
-      let overflowed = false;
-      let aborted = false;
-      const stdout: Buffer[] = [];
-      let stdoutBytes = 0;
-      let stderr = '';
-      const latency = (): number => Math.round(performance.now() - started);
-
-      const child = spawn(program, args, {
-        cwd,
-        env: { ...process.env, ...settings.env, KLOOP_ARTIFACT: artifactPath },
-        stdio: ['pipe', 'pipe', 'pipe'],
-        detached: IS_POSIX,
-        windowsHide: true,
-      });
-
-      const kill = (): void => {
-        if (child.pid === undefined) return;
-        try {
-          if (IS_POSIX) process.kill(-child.pid, 'SIGKILL');
-          else child.kill('SIGKILL');
-        } catch {
-          // The group is gone already (ESRCH): nothing left to kill.
-          child.kill('SIGKILL');
-        }
-      };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        kill();
-      }, settings.timeoutMs);
-      // One listener on the run's signal for all calls in flight (abort-subscriptions.ts), not one each.
-      const unsubscribe =
-        request.signal !== undefined
-          ? onAbort(request.signal, () => {
-              aborted = true;
-              kill();
-            })
-          : () => undefined;
-      const finish = (): void => {
-        settled = true;
-        clearTimeout(timer);
-        unsubscribe();
-      };
-
-      child.on('error', (error: NodeJS.ErrnoException) => {
-        if (settled || child.pid !== undefined) return; // a failed kill of a running program changes nothing
-        finish();
-        const where = existsSync(cwd) ? `in ${cwd}` : `in ${cwd}, a folder that does not exist`;
-        reject(
-          new InfrastructureError(
-            `cannot start the command executor's program "${program}" (${shown}) ${where}: ${error.code ?? error.message}; check that it is installed, on PATH and executable`,
-            {
-              code: 'infrastructure.command',
-              field: 'executor.command',
-              cause: error,
-              ...(request.exampleId !== undefined ? { exampleId: request.exampleId } : {}),
-            },
-          ),
-        );
-      });
-      child.stdout.on('data', (chunk: Buffer) => {
-        if (overflowed) return;
-        const room = settings.maxOutputBytes - stdoutBytes;
-        stdoutBytes += chunk.length;
-        if (chunk.length > room) {
-          // Keep the first maxOutputBytes bytes, for the raw text.
-          stdout.push(chunk.subarray(0, room));
-          overflowed = true;
-          kill();
-          return;
-        }
-        stdout.push(chunk);
-      });
-      child.stderr.setEncoding('utf8');
-      child.stderr.on('data', (chunk: string) => {
-        stderr += chunk;
-        if (stderr.length > 4 * STDERR_TAIL_CHARACTERS)
-          stderr = stderr.slice(stderr.length - 2 * STDERR_TAIL_CHARACTERS);
-      });
-      // A program that exits without reading its input closes the pipe (EPIPE): not a failure of its own.
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(
-        `${JSON.stringify({ artifact: artifactPath, input: request.input, text: request.text, repeat: request.repeat })}\n`,
-      );
-
-      child.on('close', (code: number | null, signalName: NodeJS.Signals | null) => {
-        if (settled) return;
-        finish();
-        if (aborted) {
-          reject(request.signal?.reason);
-          return;
-        }
-        const text = Buffer.concat(stdout).toString('utf8');
-        const raw = text === '' ? {} : { raw: capRaw(text) };
-        const latencyMs = latency();
-        if (timedOut) {
-          resolve({
-            ok: false,
-            reason: 'timeout',
-            message: `the program ran longer than ${settings.timeoutMs} ms (timeoutMs) and was killed`,
-            ...raw,
-            latencyMs,
-          });
-          return;
-        }
-        if (overflowed) {
-          resolve({
-            ok: false,
-            reason: 'unparsable',
-            message: `the program printed more than ${settings.maxOutputBytes} bytes on stdout (maxOutputBytes) and was killed`,
-            ...raw,
-            latencyMs,
-          });
-          return;
-        }
-        if (code !== 0) {
-          const how = code === null ? `was killed by ${signalName ?? 'a signal'}` : `exited with code ${code}`;
-          const errors = tail(stderr, STDERR_TAIL_CHARACTERS);
-          resolve({
-            ok: false,
-            reason: 'error',
-            message: `the program ${how}${errors === '' ? ' (nothing on stderr)' : `; stderr: ${errors}`}`,
-            ...raw,
-            latencyMs,
-          });
-          return;
-        }
-        const output = readProgramOutput(text);
-        resolve(
-          output.ok
-            ? { ok: true, output: output.output, raw: output.raw, latencyMs }
-            : { ok: false, reason: output.reason, message: output.message, raw: output.raw, latencyMs },
-        );
-      });
-    });
-  }
+  const id = executorId(settings);
+  const programSettings: ProgramSettings = {
+    program,
+    args,
+    cwd: path.resolve(settings.cwd),
+    env: settings.env,
+    timeoutMs: settings.timeoutMs,
+    maxOutputBytes: settings.maxOutputBytes,
+    shown: shownCommand(settings.command),
+  };
 
   return {
     id,
@@ -316,7 +184,7 @@ export function createCommandExecutor(options: CommandExecutorOptions): Executor
       const artifactPath = await files.pathFor(request.artifact);
       const release = await semaphore.acquire(request.signal);
       try {
-        return await run(artifactPath, request, started);
+        return await runProgram(programSettings, artifactPath, request, started);
       } finally {
         release();
       }

@@ -126,104 +126,158 @@ export async function openOnlineStudy(studyDir: string, options: OpenOnlineStudy
   return createOnlineStudy(config, db, options.now ?? (() => new Date()));
 }
 
+/** The study's state as assign reads it. */
+interface AssignerState {
+  fetchedAt: number;
+  stopped: string | undefined;
+  experiment: OnlineExperimentRecord | undefined;
+}
+
+/** What the assigner keeps between calls. */
+interface AssignerContext {
+  config: OnlineStudyConfig;
+  db: StudyDatabase;
+  now: () => Date;
+  salt: ReturnType<typeof assignmentSalt>;
+  /** Version texts by version id, read once. */
+  texts: Map<number, string>;
+  /** Kept for STATE_CACHE_MS of real time (another process's slow loop is seen within that); refresh() forgets it. */
+  state: AssignerState | undefined;
+}
+
+/** The cached study state, read again once older than STATE_CACHE_MS. */
+async function readAssignerState(context: AssignerContext): Promise<AssignerState> {
+  if (context.state !== undefined && performance.now() - context.state.fetchedAt < STATE_CACHE_MS) return context.state;
+  context.state = {
+    fetchedAt: performance.now(),
+    stopped: await readOnlineState(context.db, ONLINE_STOPPED_KEY),
+    experiment: await runningOnlineExperiment(context.db),
+  };
+  return context.state;
+}
+
+/** Throws InputError `online.bad_unit` unless every unit id is a non-empty string of at most 200 characters. */
+function checkUnits(units: readonly string[]): void {
+  for (const unit of units) {
+    if (typeof unit !== 'string' || unit === '' || unit.length > 200)
+      throw new InputError('a unit id is a non-empty string of at most 200 characters', {
+        field: 'unit',
+        code: 'online.bad_unit',
+      });
+  }
+}
+
+/** The running experiment and the time now; throws InputError when the study has stopped, has not started, or the clock went back. */
+async function liveExperiment(context: AssignerContext): Promise<{ experiment: OnlineExperimentRecord; at: Date }> {
+  const { config } = context;
+  const { stopped, experiment } = await readAssignerState(context);
+  if (stopped !== undefined) {
+    const { reason } = JSON.parse(stopped) as { reason: string };
+    throw new InputError(
+      `the online study has stopped (${reason}): it assigns no more units; serve the active version (kloop status) or start a new study`,
+      { code: 'online.stopped', studyPath: config.dir },
+    );
+  }
+  if (experiment === undefined)
+    throw new InputError(
+      'the online study has not started: run `kloop run <study>` once to start its first experiment',
+      { code: 'online.not_started', studyPath: config.dir },
+    );
+  const at = context.now();
+  if (at.toISOString() < experiment.startedAt) {
+    throw new InputError(
+      `the clock (${at.toISOString()}) is before the start of experiment ${experiment.id} (${experiment.startedAt}): a clock that goes backwards is refused`,
+      { code: 'online.clock', studyPath: config.dir },
+    );
+  }
+  return { experiment, at };
+}
+
+/** Draws each unit's arm and records its exposure (the units already exposed keep theirs). */
+function exposeUnits(
+  context: AssignerContext,
+  experiment: OnlineExperimentRecord,
+  units: readonly string[],
+  at: Date,
+): ReturnType<typeof recordExposures> {
+  const { config } = context;
+  const window: ExposureWindow = experiment.status === 'confirmation' ? 'confirmation' : 'decision';
+  // The A/A calibration and the confirmation window run at the full split; the decision window follows the ramp.
+  const share =
+    window === 'confirmation' || experiment.kind === 'aa'
+      ? config.metrics.split
+      : config.metrics.ramp[Math.min(experiment.rampStep, config.metrics.ramp.length - 1)]!;
+  const exposedAt = at.toISOString();
+  const attributionEndsAt = new Date(at.getTime() + config.metrics.attributionWindowMs).toISOString();
+  return recordExposures(
+    context.db,
+    units.map((unit) => {
+      const arm = armOf(context.salt, experiment.id, unit, share);
+      return {
+        experimentId: experiment.id,
+        unit,
+        arm,
+        versionId: arm === 'candidate' ? experiment.candidateVersionId : experiment.incumbentVersionId,
+        window,
+        share,
+        exposedAt,
+        attributionEndsAt,
+      };
+    }),
+  );
+}
+
+/** The assignments of recorded exposures, each with its version's text. */
+async function assignmentsOf(
+  context: AssignerContext,
+  experiment: OnlineExperimentRecord,
+  exposures: Awaited<ReturnType<typeof recordExposures>>,
+): Promise<Assignment[]> {
+  const assignments: Assignment[] = [];
+  for (const exposure of exposures) {
+    let text = context.texts.get(exposure.versionId);
+    if (text === undefined) {
+      text = (await getVersion(context.db, exposure.versionId))?.text ?? '';
+      context.texts.set(exposure.versionId, text);
+    }
+    assignments.push({
+      version: exposure.versionId,
+      text,
+      arm: exposure.arm,
+      experimentId: experiment.id,
+      window: exposure.window,
+      exposedAt: exposure.exposedAt,
+    });
+  }
+  return assignments;
+}
+
+/** Assigns units to the running experiment's arms, recording each exposure. */
+async function assignUnits(context: AssignerContext, units: readonly string[]): Promise<Assignment[]> {
+  checkUnits(units);
+  const { experiment, at } = await liveExperiment(context);
+  const exposures = await exposeUnits(context, experiment, units, at);
+  return assignmentsOf(context, experiment, exposures);
+}
+
 /** The assignment half of the handle: sticky assignment with its exposures, over a cached read of the study's state. */
 function createAssigner(
   config: OnlineStudyConfig,
   db: StudyDatabase,
   now: () => Date,
 ): { assignMany: OnlineStudy['assignMany']; refresh: () => void } {
-  const salt = assignmentSalt(config.seed);
-  const texts = new Map<number, string>();
-
-  // The study's state as assign reads it, kept for STATE_CACHE_MS of real time (another process's slow loop is seen within that); refresh() forgets it.
-  let state:
-    | { fetchedAt: number; stopped: string | undefined; experiment: OnlineExperimentRecord | undefined }
-    | undefined;
-  const readState = async (): Promise<NonNullable<typeof state>> => {
-    if (state !== undefined && performance.now() - state.fetchedAt < STATE_CACHE_MS) return state;
-    state = {
-      fetchedAt: performance.now(),
-      stopped: await readOnlineState(db, ONLINE_STOPPED_KEY),
-      experiment: await runningOnlineExperiment(db),
-    };
-    return state;
+  const context: AssignerContext = {
+    config,
+    db,
+    now,
+    salt: assignmentSalt(config.seed),
+    texts: new Map<number, string>(),
+    state: undefined,
   };
-
-  async function assignMany(units: readonly string[]): Promise<Assignment[]> {
-    for (const unit of units) {
-      if (typeof unit !== 'string' || unit === '' || unit.length > 200)
-        throw new InputError('a unit id is a non-empty string of at most 200 characters', {
-          field: 'unit',
-          code: 'online.bad_unit',
-        });
-    }
-    const { stopped, experiment } = await readState();
-    if (stopped !== undefined) {
-      const { reason } = JSON.parse(stopped) as { reason: string };
-      throw new InputError(
-        `the online study has stopped (${reason}): it assigns no more units; serve the active version (kloop status) or start a new study`,
-        { code: 'online.stopped', studyPath: config.dir },
-      );
-    }
-    if (experiment === undefined)
-      throw new InputError(
-        'the online study has not started: run `kloop run <study>` once to start its first experiment',
-        { code: 'online.not_started', studyPath: config.dir },
-      );
-    const at = now();
-    if (at.toISOString() < experiment.startedAt) {
-      throw new InputError(
-        `the clock (${at.toISOString()}) is before the start of experiment ${experiment.id} (${experiment.startedAt}): a clock that goes backwards is refused`,
-        { code: 'online.clock', studyPath: config.dir },
-      );
-    }
-    const window: ExposureWindow = experiment.status === 'confirmation' ? 'confirmation' : 'decision';
-    // The A/A calibration and the confirmation window run at the full split; the decision window follows the ramp.
-    const share =
-      window === 'confirmation' || experiment.kind === 'aa'
-        ? config.metrics.split
-        : config.metrics.ramp[Math.min(experiment.rampStep, config.metrics.ramp.length - 1)]!;
-    const exposedAt = at.toISOString();
-    const attributionEndsAt = new Date(at.getTime() + config.metrics.attributionWindowMs).toISOString();
-    const exposures = await recordExposures(
-      db,
-      units.map((unit) => {
-        const arm = armOf(salt, experiment.id, unit, share);
-        return {
-          experimentId: experiment.id,
-          unit,
-          arm,
-          versionId: arm === 'candidate' ? experiment.candidateVersionId : experiment.incumbentVersionId,
-          window,
-          share,
-          exposedAt,
-          attributionEndsAt,
-        };
-      }),
-    );
-    const assignments: Assignment[] = [];
-    for (const exposure of exposures) {
-      let text = texts.get(exposure.versionId);
-      if (text === undefined) {
-        text = (await getVersion(db, exposure.versionId))?.text ?? '';
-        texts.set(exposure.versionId, text);
-      }
-      assignments.push({
-        version: exposure.versionId,
-        text,
-        arm: exposure.arm,
-        experimentId: experiment.id,
-        window: exposure.window,
-        exposedAt: exposure.exposedAt,
-      });
-    }
-    return assignments;
-  }
-
   return {
-    assignMany,
+    assignMany: (units) => assignUnits(context, units),
     refresh() {
-      state = undefined;
+      context.state = undefined;
     },
   };
 }

@@ -185,20 +185,39 @@ interface RacedCandidate {
   spent: number;
 }
 
+/** The state of one raced round. */
+interface RacedRound {
+  input: SimulatedRoundInput;
+  racing: RacingSettings;
+  settings: GateSettings;
+  incumbent: SimulatedIncumbent;
+  spent: number;
+  watched: number | null;
+  generation: number;
+  decisions: SimulatedRoundDecision[];
+  exampleIds: string[];
+  plan: ReturnType<typeof planRace>;
+}
+
 async function racedRound(input: SimulatedRoundInput, racing: RacingSettings): Promise<SimulatedRoundOutcome> {
-  const settings = input.settings ?? DEFAULT_GATE_SETTINGS;
-  let incumbent = input.incumbent;
-  let spent = 0;
-  let watched: number | null = null;
-  let generation = 0;
-  const decisions: SimulatedRoundDecision[] = [];
   const exampleIds = Object.keys(input.corpus.optimization);
-  const plan = planRace({
+  const round: RacedRound = {
+    input,
+    racing,
+    settings: input.settings ?? DEFAULT_GATE_SETTINGS,
+    incumbent: input.incumbent,
+    spent: 0,
+    watched: null,
+    generation: 0,
+    decisions: [],
     exampleIds,
-    repeats: input.scenario.repeats,
-    batchSize: racing.batchSize,
-    seed: input.planSeed ?? 1,
-  });
+    plan: planRace({
+      exampleIds,
+      repeats: input.scenario.repeats,
+      batchSize: racing.batchSize,
+      seed: input.planSeed ?? 1,
+    }),
+  };
   const candidates: RacedCandidate[] = input.evaluations.map((evaluation, index) => ({
     key: `${index}#0`,
     index,
@@ -206,35 +225,15 @@ async function racedRound(input: SimulatedRoundInput, racing: RacingSettings): P
     spent: 0,
   }));
   await runRace(candidates, {
-    start: (pool) => {
-      const incumbentRepeats = incumbent.evaluation.optimization.repeats;
-      const candidateRepeats = input.scenario.repeats;
-      const margin =
-        settings.thresholdK * input.calibration.noiseSd * Math.sqrt(1 / candidateRepeats + 1 / incumbentRepeats);
-      return createRace({
-        plan,
-        settings: racing,
-        incumbentMeans: perExampleMeans(incumbent.evaluation.optimization),
-        keys: pool.map((candidate) => candidate.key),
-        context: {
-          pairVarianceFloor: exampleIds.length * input.calibration.noiseSd ** 2,
-          runNoiseSd: input.calibration.noiseSd,
-          candidateRepeats,
-          incumbentRepeats,
-          margin,
-          alpha: settings.alpha,
-          stochastic: true,
-        },
-      });
-    },
+    start: (pool) => startRace(round, pool),
     evaluateBatch: async (candidate, slots) => {
-      spent += slots.length;
+      round.spent += slots.length;
       candidate.spent += slots.length;
       const wanted = new Set(slots.map(slotKey));
       return candidate.evaluation.optimization.examples.filter((record) => wanted.has(slotKey(record)));
     },
     onFutile: async (candidate, evidence) => {
-      decisions.push({
+      round.decisions.push({
         index: candidate.index,
         accepted: false,
         reason: 'futility',
@@ -244,86 +243,132 @@ async function racedRound(input: SimulatedRoundInput, racing: RacingSettings): P
       });
       return true;
     },
-    onComplete: async (candidate, evidence) => {
-      const anchor = partitionSize(candidate.evaluation, 'anchor');
-      spent += anchor;
-      candidate.spent += anchor;
-      const decision = await decide(
-        {
-          constraints: { passed: true, violations: [] },
-          optimization: { incumbent: incumbent.evaluation.optimization, candidate: candidate.evaluation.optimization },
-          anchor: { incumbent: incumbent.evaluation.anchor, candidate: candidate.evaluation.anchor },
-          evaluateShadow: async ({ optimizationDelta }) => {
-            // The candidate's shadow raced: revealed batch by batch, stopped for futility when it cannot confirm.
-            const shadowIds = Object.keys(input.corpus.shadow);
-            const outcome = await raceShadow({
-              plan: planRace({
-                exampleIds: shadowIds,
-                repeats: input.scenario.repeats,
-                batchSize: racing.batchSize,
-                seed: (input.planSeed ?? 1) ^ 0x5bd1e995,
-              }),
-              settings: racing,
-              incumbent: incumbent.evaluation.shadow,
-              context: shadowFutilityContext({
-                calibration: input.calibration,
-                shadowIds,
-                optimizationExamples: exampleIds.length,
-                optimizationDelta,
-                settings,
-                candidateRepeats: input.scenario.repeats,
-                incumbentRepeats: incumbent.evaluation.shadow.repeats,
-                stochastic: true,
-              }),
-              evaluateBatch: async (slots) => {
-                spent += slots.length;
-                candidate.spent += slots.length;
-                const wanted = new Set(slots.map(slotKey));
-                return candidate.evaluation.shadow.examples.filter((record) => wanted.has(slotKey(record)));
-              },
-            });
-            const pair = { incumbent: incumbent.evaluation.shadow, candidate: candidate.evaluation.shadow };
-            return outcome.stop === 'futility' ? { ...pair, stoppedEarly: shadowStop(outcome.evidence) } : pair;
-          },
-          calibration: input.calibration,
-          stochastic: true,
-        },
-        settings,
-      );
-      decisions.push({
-        index: candidate.index,
-        accepted: decision.accepted,
-        reason: reasonOf(decision),
-        stop: 'complete',
-        evaluations: candidate.spent,
-        race: evidence,
-      });
-      if (decision.accepted) {
-        incumbent = {
-          qualities: plus(incumbent.qualities, input.changes[candidate.index]!),
-          evaluation: candidate.evaluation,
-        };
-        if (candidate.index === input.watch) watched = spent;
-      }
-      return { accepted: decision.accepted, proceed: true };
-    },
-    rebase: async (remaining) => {
-      generation += 1;
-      return remaining.map((candidate) => ({
-        key: `${candidate.index}#${generation}`,
-        index: candidate.index,
-        evaluation: drawCandidate(
-          input.scenario,
-          input.corpus,
-          incumbent.qualities,
-          input.changes[candidate.index]!,
-          input.random,
-        ),
-        spent: 0,
-      }));
+    onComplete: (candidate, evidence) => completeCandidate(round, candidate, evidence),
+    rebase: async (remaining) => rebaseCandidates(round, remaining),
+  });
+  return {
+    decisions: round.decisions,
+    evaluations: round.spent,
+    evaluationsUntilWatched: round.watched,
+    incumbent: round.incumbent,
+  };
+}
+
+/** A race of these candidates against the incumbent as it stands now. */
+function startRace(round: RacedRound, pool: readonly RacedCandidate[]): ReturnType<typeof createRace> {
+  const { input, settings, incumbent } = round;
+  const incumbentRepeats = incumbent.evaluation.optimization.repeats;
+  const candidateRepeats = input.scenario.repeats;
+  const margin =
+    settings.thresholdK * input.calibration.noiseSd * Math.sqrt(1 / candidateRepeats + 1 / incumbentRepeats);
+  return createRace({
+    plan: round.plan,
+    settings: round.racing,
+    incumbentMeans: perExampleMeans(incumbent.evaluation.optimization),
+    keys: pool.map((candidate) => candidate.key),
+    context: {
+      pairVarianceFloor: round.exampleIds.length * input.calibration.noiseSd ** 2,
+      runNoiseSd: input.calibration.noiseSd,
+      candidateRepeats,
+      incumbentRepeats,
+      margin,
+      alpha: settings.alpha,
+      stochastic: true,
     },
   });
-  return { decisions, evaluations: spent, evaluationsUntilWatched: watched, incumbent };
+}
+
+/** The gate's decision on a complete candidate (anchor counted, shadow raced); an acceptance makes it the incumbent. */
+async function completeCandidate(
+  round: RacedRound,
+  candidate: RacedCandidate,
+  evidence: RaceEvidence,
+): Promise<{ accepted: boolean; proceed: boolean }> {
+  const { input } = round;
+  const anchor = partitionSize(candidate.evaluation, 'anchor');
+  round.spent += anchor;
+  candidate.spent += anchor;
+  const decision = await decide(
+    {
+      constraints: { passed: true, violations: [] },
+      optimization: {
+        incumbent: round.incumbent.evaluation.optimization,
+        candidate: candidate.evaluation.optimization,
+      },
+      anchor: { incumbent: round.incumbent.evaluation.anchor, candidate: candidate.evaluation.anchor },
+      evaluateShadow: ({ optimizationDelta }) => raceCandidateShadow(round, candidate, optimizationDelta),
+      calibration: input.calibration,
+      stochastic: true,
+    },
+    round.settings,
+  );
+  round.decisions.push({
+    index: candidate.index,
+    accepted: decision.accepted,
+    reason: reasonOf(decision),
+    stop: 'complete',
+    evaluations: candidate.spent,
+    race: evidence,
+  });
+  if (decision.accepted) {
+    round.incumbent = {
+      qualities: plus(round.incumbent.qualities, input.changes[candidate.index]!),
+      evaluation: candidate.evaluation,
+    };
+    if (candidate.index === input.watch) round.watched = round.spent;
+  }
+  return { accepted: decision.accepted, proceed: true };
+}
+
+/** The candidate's shadow raced: revealed batch by batch, stopped for futility when it cannot confirm. */
+async function raceCandidateShadow(round: RacedRound, candidate: RacedCandidate, optimizationDelta: number) {
+  const { input, racing, settings, incumbent } = round;
+  const shadowIds = Object.keys(input.corpus.shadow);
+  const outcome = await raceShadow({
+    plan: planRace({
+      exampleIds: shadowIds,
+      repeats: input.scenario.repeats,
+      batchSize: racing.batchSize,
+      seed: (input.planSeed ?? 1) ^ 0x5bd1e995,
+    }),
+    settings: racing,
+    incumbent: incumbent.evaluation.shadow,
+    context: shadowFutilityContext({
+      calibration: input.calibration,
+      shadowIds,
+      optimizationExamples: round.exampleIds.length,
+      optimizationDelta,
+      settings,
+      candidateRepeats: input.scenario.repeats,
+      incumbentRepeats: incumbent.evaluation.shadow.repeats,
+      stochastic: true,
+    }),
+    evaluateBatch: async (slots) => {
+      round.spent += slots.length;
+      candidate.spent += slots.length;
+      const wanted = new Set(slots.map(slotKey));
+      return candidate.evaluation.shadow.examples.filter((record) => wanted.has(slotKey(record)));
+    },
+  });
+  const pair = { incumbent: incumbent.evaluation.shadow, candidate: candidate.evaluation.shadow };
+  return outcome.stop === 'futility' ? { ...pair, stoppedEarly: shadowStop(outcome.evidence) } : pair;
+}
+
+/** The candidates still racing, drawn afresh against the new incumbent, under new keys. */
+function rebaseCandidates(round: RacedRound, remaining: readonly RacedCandidate[]): RacedCandidate[] {
+  round.generation += 1;
+  return remaining.map((candidate) => ({
+    key: `${candidate.index}#${round.generation}`,
+    index: candidate.index,
+    evaluation: drawCandidate(
+      round.input.scenario,
+      round.input.corpus,
+      round.incumbent.qualities,
+      round.input.changes[candidate.index]!,
+      round.input.random,
+    ),
+    spent: 0,
+  }));
 }
 
 function reasonOf(decision: GateDecision): string {

@@ -106,6 +106,24 @@ describe('runSession', () => {
     expect(exit).toHaveBeenCalledWith(EXIT.interrupted);
   });
 
+  it('a session that wound down within its grace period leaves no timer to end the process later', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+      await runSession({ lease: { db, studyKey: '/study' }, graceMs: 50 }, async (context) => {
+        process.emit('SIGINT');
+        expect(context.interrupted).toBe(true);
+        return EXIT.interrupted;
+      });
+      // A host running kloop in-process (the library, a test) lives on after the session: no exit 50 ms later.
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(exit).not.toHaveBeenCalled();
+      expect(process.exitCode).toBe(EXIT.interrupted);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('the body returns its exit code; a session that stops on its own prints no interrupt line', async () => {
     await runSession({ lease: { db, studyKey: '/study' } }, async () => EXIT.failed);
     expect(process.exitCode).toBe(EXIT.failed);

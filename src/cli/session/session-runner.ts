@@ -115,6 +115,8 @@ interface SessionState {
   heartbeat: LeaseHeartbeat | undefined;
   /** Set when the heartbeat found the lease taken over. */
   lost: boolean;
+  /** The grace period's timer after the first interrupt; cleared when the session ends in time. */
+  graceTimer?: NodeJS.Timeout;
 }
 
 /**
@@ -152,6 +154,8 @@ export async function runSession(
     }
     process.exitCode = await runBody(state, body);
   } finally {
+    // Wound down in time: the grace period must not end the process later (a host that runs kloop in-process lives on).
+    clearTimeout(state.graceTimer);
     await state.heartbeat?.stop();
     if (state.lease !== undefined) await giveLeaseBack(state, state.lease);
     process.off('SIGINT', onInterrupt);
@@ -252,8 +256,8 @@ function interrupt(state: SessionState): void {
   state.controller.abort(new Error('interrupted'));
   const graceMs = options.graceMs === undefined ? INTERRUPT_GRACE_MS : options.graceMs;
   // A bound on winding down: the command's last word, the lease given back, and the process ended anyway.
-  if (graceMs !== null)
-    setTimeout(() => {
+  if (graceMs !== null && state.graceTimer === undefined)
+    state.graceTimer = setTimeout(() => {
       void windDown(state, graceMs).finally(() => process.exit(EXIT.interrupted));
     }, graceMs).unref();
 }

@@ -242,6 +242,7 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
   assembly: ['errors', 'tasks'],
   calibration: [
     'artifact',
+    'config',
     'corpus',
     'errors',
     'evaluator',

@@ -8,7 +8,14 @@
  *
  * @module
  */
+import {
+  DEFAULT_CALIBRATION_WINDOW,
+  DEFAULT_MIN_COHENS_D,
+  DEFAULT_NOISE_REPEATS,
+  DEFAULT_SIGNAL_REPEATS,
+} from '../config/study-defaults.ts';
 import type { GateCalibration } from '../gate/gate.ts';
+import { DEFAULT_GATE_SETTINGS } from '../gate/gate-defaults.ts';
 import type { StudyDatabase } from '../storage/database.ts';
 import type { CalibrationRecord } from '../storage/notebook/calibrations-store.ts';
 import { listValidCalibrations } from '../storage/notebook/calibrations-store.ts';
@@ -29,11 +36,11 @@ export interface CalibrationSettings {
 
 /** The defaults of `src/config/config.ts`. */
 export const DEFAULT_CALIBRATION_SETTINGS: Readonly<CalibrationSettings> = Object.freeze({
-  noiseRepeats: 8,
-  signalRepeats: 3,
-  thresholdK: 1,
-  calibrationWindow: 5,
-  minCohensD: 0.5,
+  noiseRepeats: DEFAULT_NOISE_REPEATS,
+  signalRepeats: DEFAULT_SIGNAL_REPEATS,
+  thresholdK: DEFAULT_GATE_SETTINGS.thresholdK,
+  calibrationWindow: DEFAULT_CALIBRATION_WINDOW,
+  minCohensD: DEFAULT_MIN_COHENS_D,
 });
 
 export type { CalibrationRecord } from '../storage/notebook/calibrations-store.ts';

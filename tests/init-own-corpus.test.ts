@@ -37,6 +37,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSeededRandom } from '../src/stats/index.ts';
 import { markdownSections } from '../src/tasks/intent/llm/prompt-sections.ts';
 import { kloop } from './cli-in-process.ts';
 import { type FakeServer, startFakeOpenAiServer } from './llm-fake-openai-server.ts';
@@ -92,18 +93,6 @@ const WORDS = (
   'oasis pumice quarry ridge sorrel tide urchin vista wren'
 ).split(' ');
 
-/** A deterministic pseudo-random sequence (mulberry32), so the corpus is the same on every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 type Partition = 'optimization' | 'anchor' | 'shadow';
 const PARTITIONS: Partition[] = [
   ...Array<Partition>(12).fill('optimization'),
@@ -116,7 +105,7 @@ const PARTITIONS: Partition[] = [
  * text, then 40 seeded words and its reference `ref<i>x`). Even references are "easy".
  */
 function ownCorpus(samples: Array<Record<string, unknown>>): { records: unknown[]; gold: Map<number, unknown> } {
-  const next = random(35);
+  const next = createSeededRandom(35);
   const gold = new Map<number, unknown>();
   const records = PARTITIONS.map((partition, index) => {
     const sample = samples[index % samples.length]!;
@@ -280,7 +269,7 @@ describe('the command studies kloop init writes accept the one good change on a 
       const dir = path.join(root, `${task}-command`);
       const init = await kloop('init', dir, '--task', task, '--executor', 'command');
       expect(init.code, init.stderr).toBe(0);
-      const next = random(36);
+      const next = createSeededRandom(36);
       const records = PARTITIONS.map((partition, index) => ({
         id: `own-${String(index).padStart(2, '0')}`,
         ...study.record(index, next),

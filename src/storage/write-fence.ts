@@ -206,11 +206,13 @@ export class FencedDriver implements Driver {
    * while this process holds a lease (its session ended by the server after a
    * pause: src/storage/postgres.ts) is looked at again on a new connection,
    * and when the lease was taken over meanwhile the failure is that —
-   * {@link LeaseLostError}, not a lost database. Any other error, or one
+   * {@link LeaseLostError}, not a lost database. So is a lock wait that timed
+   * out (PostgreSQL 55P03: a paused process resumed behind the new owner's
+   * transaction). Any other error, or one
    * whose lease is still held (or cannot be read), as it is.
    */
   async refusalOf(error: unknown): Promise<unknown> {
-    if (this.holder.fences.size === 0 || !isConnectionLoss(error)) return error;
+    if (this.holder.fences.size === 0 || !(isConnectionLoss(error) || isLockTimeout(error))) return error;
     let connection: DatabaseConnection | undefined;
     try {
       connection = await this.inner.acquireConnection();
@@ -252,4 +254,9 @@ export class FencedDriver implements Driver {
   destroy(): Promise<void> {
     return this.inner.destroy();
   }
+}
+
+/** PostgreSQL's `lock_not_available` (55P03): a statement gave up waiting for a lock (lock_timeout). */
+function isLockTimeout(error: unknown): boolean {
+  return (error as { code?: string } | undefined)?.code === '55P03';
 }

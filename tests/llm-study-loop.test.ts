@@ -3,7 +3,7 @@
  * (example study files from examples/intent-llm), the reflective proposer and
  * the LLM executor on a scripted OpenAI chat-completions server, runStudy.
  */
-import { asIntentExamples } from '../src/corpus/example.ts';
+import { asIntentExamples } from '../src/corpus/intent-example.ts';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCandidateRecords } from '../src/corpus/admission.ts';
-import type { IntentExampleRecord } from '../src/corpus/example.ts';
+import type { IntentExampleRecord } from '../src/corpus/intent-example.ts';
 import { readCorpusMembers } from '../src/corpus/lifecycle-store.ts';
 import type { PartitionScore } from '../src/evaluator/partition-score.ts';
 import { createErrorDrivenProposer } from '../src/proposers/error-driven-proposer.ts';

@@ -21,8 +21,10 @@ import {
 } from '../assembly/gates.ts';
 import type { Pattern } from '../assembly/pattern.ts';
 import type { PatternLibrary } from '../assembly/pattern-library.ts';
-import type { IntentExample, PartitionName } from '../corpus/example.ts';
-import { asIntentExamples, PARTITIONS } from '../corpus/example.ts';
+import type { PartitionName } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/intent-example.ts';
+import { PARTITIONS } from '../corpus/example.ts';
+import { asIntentExamples } from '../corpus/intent-example.ts';
 import { requireIntentTask } from '../study/compose.ts';
 import { mapWithConcurrency } from '../evaluator/evaluator.ts';
 import { createRuntime } from '../runtime/runtime.ts';

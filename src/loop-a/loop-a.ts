@@ -11,7 +11,7 @@
  * evaluate → gate → record and enqueue). This module is Loop A's public face:
  * the run, with the evaluator's and the gate's exports.
  */
-import { asIntentExamples } from '../corpus/example.ts';
+import { asIntentExamples } from '../corpus/intent-example.ts';
 import { requireIntentTask } from '../study/compose.ts';
 import { loadStudyPatternLibrary } from '../runtime/runtime.ts';
 import type { StudyDatabase } from '../storage/database.ts';

@@ -18,7 +18,7 @@ import { latestCalibration } from '../calibration/calibration.ts';
 import type { ScheduleConfig } from '../config/config.ts';
 import { DEFAULT_FAST_CADENCE, DEFAULT_SLOW_CADENCE } from '../config/config.ts';
 import { admitToStudy } from '../loop/corpus-lifecycle.ts';
-import { asIntentExamples } from '../corpus/example.ts';
+import { asIntentExamples } from '../corpus/intent-example.ts';
 import { isIntentTask } from '../study/compose.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import type { RunEvent } from '../loop/run-study.ts';

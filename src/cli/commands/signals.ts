@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { asIntentExamples } from '../../corpus/example.ts';
+import { asIntentExamples } from '../../corpus/intent-example.ts';
 import { requireIntentStudy } from '../../study/compose.ts';
 import { formatLocation, InputError } from '../../errors.ts';
 import { loadStudyPatternLibrary } from '../../runtime/runtime.ts';

@@ -278,7 +278,7 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
     'text',
     'view',
   ],
-  config: ['assembly', 'errors', 'gate', 'program', 'proposers', 'providers', 'storage'],
+  config: ['assembly', 'errors', 'gate', 'program', 'providers', 'storage'],
   corpus: ['errors', 'gate', 'stats', 'storage', 'tasks', 'text'],
   doctor: [
     'artifact',
@@ -345,7 +345,7 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
   ],
   online: ['artifact', 'config', 'errors', 'loop', 'program', 'providers', 'schedule', 'signals', 'stats', 'storage'],
   program: ['errors', 'text'],
-  proposers: ['artifact', 'corpus', 'evaluator', 'executors', 'providers', 'stats', 'tasks', 'text'],
+  proposers: ['artifact', 'config', 'corpus', 'evaluator', 'executors', 'providers', 'stats', 'tasks', 'text'],
   providers: ['artifact', 'errors', 'storage', 'text'],
   'providers-subpath': ['artifact', 'proposers', 'providers', 'study', 'tasks'],
   report: [

@@ -11,7 +11,7 @@ import type { Executor } from '../executors/executor.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
 import { DEFAULT_WEIGHTS } from '../tasks/intent/scorer.ts';
 import { intentTask } from '../tasks/intent/intent-task.ts';
-import { INTENT_EXAMPLE_FORMAT } from '../corpus/example-format.ts';
+import { INTENT_EXAMPLE_FORMAT } from '../corpus/intent-example.ts';
 import { DEFAULT_GATE_SETTINGS } from '../gate/gate.ts';
 import type { CalibrationSettings } from './calibration.ts';
 import {

@@ -8,8 +8,10 @@
  */
 import { z } from 'zod';
 import { type ExpectedIntent, expectedIntentSchema } from '../tasks/intent/intent.ts';
+import { intentTask } from '../tasks/intent/intent-task.ts';
 import type { Example } from './example.ts';
 import { exampleIdSchema, partitionSchema, tagsSchema } from './example.ts';
+import { type ExampleFormat, createExampleFormat } from './example-format.ts';
 
 /** Upper bound on a goal text, in characters. */
 export const MAX_GOAL_CHARACTERS = 20_000;
@@ -70,3 +72,6 @@ export function intentRecord(example: IntentExample): IntentExampleRecord {
     partition: example.partition,
   };
 }
+
+/** The intent corpus format: `goal` records read with the intent task's schemas (the default of the corpus readers). */
+export const INTENT_EXAMPLE_FORMAT: ExampleFormat = createExampleFormat(intentTask, 'goal');

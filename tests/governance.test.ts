@@ -19,7 +19,7 @@ import { buildSignalReport } from '../src/signals/signal-report.ts';
 import { startSignalServer } from '../src/signals/server.ts';
 import type { MiningReport } from '../src/signals/mining.ts';
 import type { Signal } from '../src/signals/signal.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { loadStudyConfig } from '../src/config/config.ts';
 import { loadStudy } from '../src/study/load-study.ts';

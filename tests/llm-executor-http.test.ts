@@ -24,7 +24,7 @@ import {
   resolveLanguageModel,
   type LlmClientOptions,
 } from '../src/providers-subpath.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import type { StudyConfig } from '../src/config/config.ts';
 import type { Executor } from '../src/executors/executor.ts';

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../src/errors.ts';
 import { createLlmStudyPlugins } from '../src/providers-subpath.ts';
 import { replaceSections } from '../src/artifact/markdown-sections.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { getActiveArtifactText } from '../src/storage/registry.ts';
 import { loadStudy } from '../src/study/load-study.ts';

@@ -18,7 +18,7 @@ import { createEvaluator } from '../src/evaluator/evaluator.ts';
 import { createLlmStudyPlugins } from '../src/providers-subpath.ts';
 import type { Proposer } from '../src/proposers/proposer.ts';
 import { createSeededRandom } from '../src/stats/index.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { getActiveArtifactText } from '../src/storage/registry.ts';
 import { loadStudy } from '../src/study/load-study.ts';

@@ -15,7 +15,7 @@ import { readCorpusMembers } from '../src/corpus/lifecycle-store.ts';
 import type { PartitionScore } from '../src/evaluator/partition-score.ts';
 import { createErrorDrivenProposer } from '../src/proposers/error-driven-proposer.ts';
 import type { ProposalContext, Proposer } from '../src/proposers/proposer.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { admitToStudy } from '../src/loop/corpus-lifecycle.ts';
 import type { LoadedStudy } from '../src/loop/loaded-study.ts';

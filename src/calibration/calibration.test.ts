@@ -5,7 +5,7 @@ import { contentHash } from '../artifact/content-hash.ts';
 import type { Example, PartitionName } from '../corpus/example.ts';
 import { createEvaluator } from '../evaluator/evaluator.ts';
 import { createSeededRandom } from '../stats/index.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { openDatabase } from '../storage/database.ts';
 import type { Executor } from '../executors/executor.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';

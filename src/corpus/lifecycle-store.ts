@@ -9,7 +9,7 @@
  * before any command runs.
  */
 import { parseStoredEvidence } from '../gate/evidence-schema.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { databaseExists, openDatabase } from '../storage/database.ts';
 import { isPostgresUrl } from '../storage/location.ts';
 import type {

@@ -28,7 +28,7 @@ import { asIntentExamples } from '../corpus/intent-example.ts';
 import { requireIntentTask } from '../study/compose.ts';
 import { mapWithConcurrency } from '../evaluator/evaluator.ts';
 import { createRuntime } from '../runtime/runtime.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
 import type { Executor } from '../executors/executor.ts';
 import type { Intent } from '../tasks/intent/intent.ts';

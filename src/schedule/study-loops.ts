@@ -9,7 +9,7 @@ import { loadStudyPatternLibrary } from '../runtime/runtime.ts';
 import type { AdmitExample } from '../signals/governance.ts';
 import { runLoopC, runLoopD } from '../signals/loops.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../config/signals-config.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { studyDatabaseLocation } from '../storage/database.ts';
 import { acquireLease, releaseLease, startLeaseHeartbeat, StudyBusyError } from '../storage/lease.ts';
 import { getRegistryVersion } from '../storage/registry.ts';

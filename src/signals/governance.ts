@@ -20,7 +20,7 @@
  */
 import type { IntentExample } from '../corpus/intent-example.ts';
 import { intentRecord } from '../corpus/intent-example.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { enqueueReviewItem } from '../review/review-queue.ts';
 import type { MiningReport } from './mining.ts';
 import type { SignalReport } from './signal-report.ts';

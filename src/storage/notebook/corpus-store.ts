@@ -14,7 +14,7 @@ import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { StorageError } from '../../errors.ts';
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import type { CorpusMemberTable } from '../schema.ts';
 
 /** A `corpus_members` row. */

@@ -19,7 +19,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import * as calibrationPowerStore from './calibration-power-store.ts';
 import * as calibrationsStore from './calibrations-store.ts';
 import * as corpusStore from './corpus-store.ts';

@@ -119,12 +119,10 @@ function bindStore<Module extends object>(db: StudyDatabase, module: Module): Bo
  * ```
  */
 export function openNotebook(db: StudyDatabase): Notebook {
-  // The one store function that reads no database (a notebook folder's file): not the notebook's.
-  const { readCorpusMemberRowsFile: _file, ...corpus } = corpusStore;
   return {
     ...bindStore(db, calibrationPowerStore),
     ...bindStore(db, calibrationsStore),
-    ...bindStore(db, corpus),
+    ...bindStore(db, corpusStore),
     ...bindStore(db, doctorQueries),
     ...bindStore(db, engineRunsStore),
     ...bindStore(db, evaluationsStore),

@@ -119,10 +119,12 @@ function bindStore<Module extends object>(db: StudyDatabase, module: Module): Bo
  * ```
  */
 export function openNotebook(db: StudyDatabase): Notebook {
+  // The synchronous history reader takes a statement runner, not the database (corpus-members-file.ts): not the notebook's.
+  const { readHistorySync: _sync, ...corpus } = corpusStore;
   return {
     ...bindStore(db, calibrationPowerStore),
     ...bindStore(db, calibrationsStore),
-    ...bindStore(db, corpusStore),
+    ...bindStore(db, corpus),
     ...bindStore(db, doctorQueries),
     ...bindStore(db, engineRunsStore),
     ...bindStore(db, evaluationsStore),

@@ -27,8 +27,8 @@ import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync } f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { contentHash } from '../src/artifact/content-hash.ts';
-import type { IntentExample } from '../src/corpus/example.ts';
-import { intentExample } from '../src/corpus/example.ts';
+import type { IntentExample } from '../src/corpus/intent-example.ts';
+import { intentExample } from '../src/corpus/intent-example.ts';
 import { intentTask } from '../src/tasks/intent/intent-task.ts';
 import { importGoldenUml } from '../src/corpus/importers/golden-uml.ts';
 import { createEvaluator } from '../src/evaluator/evaluator.ts';

@@ -18,7 +18,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { exampleSchema, intentExample, type IntentExample } from '../src/corpus/example.ts';
+import { exampleSchema, intentExample, type IntentExample } from '../src/corpus/intent-example.ts';
 import type { ExpectedEntity, Relation } from '../src/tasks/intent/intent.ts';
 import { normalizeEntityName } from '../src/tasks/intent/names.ts';
 

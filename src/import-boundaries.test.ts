@@ -278,7 +278,7 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
     'text',
     'view',
   ],
-  config: ['assembly', 'errors', 'gate', 'program', 'proposers', 'providers', 'storage'],
+  config: ['assembly', 'errors', 'gate', 'program', 'providers', 'storage'],
   corpus: ['errors', 'gate', 'stats', 'storage', 'tasks', 'text'],
   doctor: [
     'artifact',
@@ -345,7 +345,7 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
   ],
   online: ['artifact', 'config', 'errors', 'loop', 'program', 'providers', 'schedule', 'signals', 'stats', 'storage'],
   program: ['errors', 'text'],
-  proposers: ['artifact', 'corpus', 'evaluator', 'executors', 'providers', 'stats', 'tasks', 'text'],
+  proposers: ['artifact', 'config', 'corpus', 'evaluator', 'executors', 'providers', 'stats', 'tasks', 'text'],
   providers: ['artifact', 'errors', 'storage', 'text'],
   'providers-subpath': ['artifact', 'proposers', 'providers', 'study', 'tasks'],
   report: [
@@ -387,6 +387,50 @@ const ALLOWED_FOLDER_EDGES: Record<string, string[]> = {
   text: [],
   view: ['artifact', 'calibration', 'corpus', 'errors', 'review', 'storage'],
 };
+
+/** A shortest import chain from `start` to `target` (both included), or undefined when `start` does not reach it. */
+function chainTo(graph: ReadonlyMap<string, readonly string[]>, start: string, target: string): string[] | undefined {
+  const previous = new Map<string, string | undefined>([[start, undefined]]);
+  const pending = [start];
+  for (let index = 0; index < pending.length; index++) {
+    const module = pending[index]!;
+    if (module === target) {
+      const chain = [module];
+      for (let step = previous.get(module); step !== undefined; step = previous.get(step)) chain.unshift(step);
+      return chain;
+    }
+    for (const next of graph.get(module) ?? []) {
+      if (previous.has(next)) continue;
+      previous.set(next, module);
+      pending.push(next);
+    }
+  }
+  return undefined;
+}
+
+/** Packages that open or drive a database connection (SQLite, PostgreSQL, the PostgreSQL job queue). */
+const DRIVER_PACKAGES = ['better-sqlite3', 'pg', 'graphile-worker'];
+
+/**
+ * The storage backend drivers: the modules of src/storage/ that import a
+ * driver package (in any form, a type too) or a Kysely dialect or driver
+ * (`SqliteDialect`, `PostgresDriver`, `Driver`, …). Not a driver: Kysely's
+ * query builder itself, and `is-postgres-database.ts` (an `instanceof` test
+ * of a handle's introspector, which loads no driver).
+ */
+function storageDrivers(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  return [...graph.keys()]
+    .filter((module) => folderOf(module) === 'storage')
+    .filter((module) => {
+      const text = readFileSync(path.join(SOURCE, module), 'utf8');
+      const packages = ts.preProcessFile(text, true, true).importedFiles.map((file) => file.fileName.split('/')[0]!);
+      return (
+        packages.some((name) => DRIVER_PACKAGES.includes(name)) ||
+        /import[^;]*\b\w*(Dialect|Driver)\b[^;]*from 'kysely'/.test(text)
+      );
+    })
+    .sort();
+}
 
 /** Folders a pure module may not reach, even through others. */
 const IO_FOLDERS = ['storage', 'executors', 'tasks', 'providers'];
@@ -458,6 +502,48 @@ describe('the import graph, transitively', () => {
     ).toEqual([]);
   });
 
+  // Issue 32 found src/loop/ reaching src/tasks/intent/ (through the corpus's example shape, example format and
+  // admission), a proposer (through the config's search space) and the drivers (through the database handle's type).
+  // The study builder (src/study/compose.ts) injects the task, its example format and the proposer into the
+  // LoadedStudy; the loop takes a handle whose type (src/storage/study-database.ts) loads no driver.
+  it('src/loop/ reaches no task, executor or proposer module but the contracts, and no storage driver', () => {
+    const contracts = ['tasks/task.ts', 'tasks/example-score.ts', 'executors/executor.ts', 'proposers/proposer.ts'];
+    const drivers = storageDrivers(graph);
+    expect(drivers).toEqual([
+      'storage/connections.ts',
+      'storage/database.ts',
+      'storage/evaluation-queue.ts',
+      'storage/evaluation-worker.ts',
+      'storage/graphile-loader.ts',
+      'storage/lease-release-sync.ts',
+      'storage/notebook/corpus-members-file.ts',
+      'storage/postgres-driver.ts',
+      'storage/postgres.ts',
+      'storage/queue-listener.ts',
+      'storage/queue-notices.ts',
+      'storage/worker-sweep.ts',
+      'storage/write-fence.ts',
+    ]);
+    const forbidden = (module: string): boolean =>
+      drivers.includes(module) ||
+      (['tasks', 'executors', 'proposers'].includes(folderOf(module)) && !contracts.includes(module));
+    const loop = [...graph.keys()].filter((module) => folderOf(module) === 'loop');
+    expect(loop.length).toBeGreaterThan(20);
+    // One chain per forbidden module reached: the shortest from any module of src/loop/.
+    const shortest = new Map<string, string[]>();
+    for (const module of loop) {
+      for (const reached of reachableFrom(graph, module).filter(forbidden)) {
+        const chain = chainTo(graph, module, reached)!;
+        if ((shortest.get(reached)?.length ?? Number.POSITIVE_INFINITY) > chain.length) shortest.set(reached, chain);
+      }
+    }
+    const chains = [...shortest.values()].map((chain) => chain.map((step) => `src/${step}`).join(' → ')).sort();
+    expect(chains).toEqual([]);
+    // The contracts it reaches import no task, executor, proposer or driver in turn.
+    for (const contract of contracts.filter((module) => graph.has(module)))
+      expect(reachableFrom(graph, contract).filter(forbidden), contract).toEqual([]);
+  });
+
   it('src/stats/ reaches nothing outside src/stats/', () => {
     const stats = [...graph.keys()].filter((module) => folderOf(module) === 'stats');
     expect(stats.length).toBeGreaterThan(10);
@@ -470,7 +556,7 @@ describe('the import graph, transitively', () => {
     ).toEqual([]);
   });
 
-  it('the graph helpers find a cycle through three folders, what a module reaches, and no cycle in a chain', () => {
+  it('the graph helpers find a cycle through three folders, what a module reaches and by which chain, and no cycle in a chain', () => {
     const made = new Map<string, string[]>([
       ['a/one.ts', ['b/two.ts']],
       ['b/two.ts', ['c/three.ts']],
@@ -480,6 +566,14 @@ describe('the import graph, transitively', () => {
     ]);
     expect(folderCycles(folderEdges(made))).toEqual([['a', 'b', 'c']]);
     expect(reachableFrom(made, 'd/four.ts')).toEqual(['a/one.ts', 'a/other.ts', 'b/two.ts', 'c/three.ts']);
+    expect(chainTo(made, 'd/four.ts', 'a/other.ts')).toEqual([
+      'd/four.ts',
+      'a/one.ts',
+      'b/two.ts',
+      'c/three.ts',
+      'a/other.ts',
+    ]);
+    expect(chainTo(made, 'a/other.ts', 'd/four.ts')).toBeUndefined();
     made.set('c/three.ts', []);
     expect(folderCycles(folderEdges(made))).toEqual([]);
   });

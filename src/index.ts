@@ -41,7 +41,8 @@ export { expectedIntentSchema, intentSchema } from './tasks/intent/intent.ts';
 export type { ExpectedIntent, Intent, IntentEntity, Relation } from './tasks/intent/intent.ts';
 export { DEFAULT_WEIGHTS, scoreExample, scoreIntent } from './tasks/intent/scorer.ts';
 export { normalizeEntityName } from './tasks/intent/names.ts';
-export { exampleSchema, PARTITIONS } from './corpus/example.ts';
+export { PARTITIONS } from './corpus/example.ts';
+export { exampleSchema } from './corpus/intent-example.ts';
 export type { Example, PartitionName } from './corpus/example.ts';
 export type {
   ExecutionRequest,

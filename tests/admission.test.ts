@@ -6,10 +6,11 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Example, IntentExampleRecord } from '../src/corpus/example.ts';
-import { intentExample } from '../src/corpus/example.ts';
+import type { Example } from '../src/corpus/example.ts';
+import type { IntentExampleRecord } from '../src/corpus/intent-example.ts';
+import { intentExample } from '../src/corpus/intent-example.ts';
 import { intentTask } from '../src/tasks/intent/intent-task.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 import { createEvaluator } from '../src/evaluator/evaluator.ts';

@@ -9,7 +9,7 @@
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IntentExampleRecord } from '../src/corpus/example.ts';
+import type { IntentExampleRecord } from '../src/corpus/intent-example.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 import { kloop, makeSmallStudy, referenceCorpus } from './small-intent-study.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it, expect } from 'vitest';
 import { parse } from 'yaml';
-import { exampleSchema, type IntentExampleRecord } from '../src/corpus/example.ts';
+import { exampleSchema, type IntentExampleRecord } from '../src/corpus/intent-example.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
 import { normalizeEntityName } from '../src/tasks/intent/names.ts';
 

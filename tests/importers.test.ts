@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { exampleSchema } from '../src/corpus/example.ts';
+import { exampleSchema } from '../src/corpus/intent-example.ts';
 import { importGoldenUml } from '../src/corpus/importers/index.ts';
 
 const repositoryRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

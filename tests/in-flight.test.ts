@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../src/errors.ts';
 import { createStudyEvaluator } from '../src/loop/evaluate-partition.ts';
 import { createLlmStudyPlugins } from '../src/providers-subpath.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { createSeededRandom } from '../src/stats/index.ts';
 import { loadStudyConfig } from '../src/config/config.ts';

@@ -25,7 +25,7 @@ import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NEAR_DUPLICATE_DISTANCE } from '../src/corpus/admission.ts';
-import { exampleSchema } from '../src/corpus/example.ts';
+import { exampleSchema } from '../src/corpus/intent-example.ts';
 import { StorageError } from '../src/errors.ts';
 import { planStudy, writeStudy } from '../src/init/init-study.ts';
 import { checkConstraints } from '../src/program/constraints.ts';

@@ -15,7 +15,7 @@ import { MIN_SHADOW_EXAMPLES, reconstructPartitions } from '../src/corpus/lifecy
 import { readCorpusEvents, readCorpusMembers, readDecisionRecords } from '../src/corpus/lifecycle-store.ts';
 import { createErrorDrivenProposer } from '../src/proposers/error-driven-proposer.ts';
 import type { Proposer } from '../src/proposers/proposer.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { admitToStudy, corpusBoundary, startCorpusLifecycle } from '../src/loop/corpus-lifecycle.ts';
 import type { LoadedStudy } from '../src/loop/loaded-study.ts';

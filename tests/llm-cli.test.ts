@@ -2,14 +2,14 @@
  * `kloop eval` on the LLM example study, through the CLI in a child process,
  * against a scripted OpenAI-compatible server on 127.0.0.1.
  */
-import { asIntentExamples } from '../src/corpus/example.ts';
+import { asIntentExamples } from '../src/corpus/intent-example.ts';
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IntentExample } from '../src/corpus/example.ts';
+import type { IntentExample } from '../src/corpus/intent-example.ts';
 import { readCorpusFile } from '../src/corpus/importers/public-format.ts';
 import type { Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';

@@ -13,7 +13,7 @@ import {
   resolveLanguageModel,
   type LlmClientOptions,
 } from '../src/providers/index.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { createClassificationTask } from '../src/tasks/classification/classification-task.ts';
 import { inputText } from '../src/tasks/task.ts';

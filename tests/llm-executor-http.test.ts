@@ -2,13 +2,13 @@
  * The LLM intent executor over real HTTP: the AI SDK provider code path
  * against a scripted OpenAI chat-completions server on 127.0.0.1.
  */
-import { asIntentExamples } from '../src/corpus/example.ts';
+import { asIntentExamples } from '../src/corpus/intent-example.ts';
 import { intentTask } from '../src/tasks/intent/intent-task.ts';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { IntentExample } from '../src/corpus/example.ts';
+import type { IntentExample } from '../src/corpus/intent-example.ts';
 import { readCorpusFile } from '../src/corpus/importers/public-format.ts';
 import { InfrastructureError, InputError } from '../src/errors.ts';
 import { createEvaluator } from '../src/evaluator/evaluator.ts';
@@ -24,7 +24,7 @@ import {
   resolveLanguageModel,
   type LlmClientOptions,
 } from '../src/providers-subpath.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import type { StudyConfig } from '../src/config/config.ts';
 import type { Executor } from '../src/executors/executor.ts';

@@ -11,7 +11,7 @@
  * `maxConsecutiveFailures`, the cost cap — is the shipped one. And the study
  * seed.
  */
-import { asIntentExamples } from '../src/corpus/example.ts';
+import { asIntentExamples } from '../src/corpus/intent-example.ts';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -9,7 +9,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { IntentExampleRecord } from '../src/corpus/example.ts';
+import type { IntentExampleRecord } from '../src/corpus/intent-example.ts';
 import type { Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
 import type { ChatRequest, FakeResponse, FakeServer } from './llm-fake-openai-server.ts';

@@ -3,7 +3,7 @@
  * (example study files from examples/intent-llm), the reflective proposer and
  * the LLM executor on a scripted OpenAI chat-completions server, runStudy.
  */
-import { asIntentExamples } from '../src/corpus/example.ts';
+import { asIntentExamples } from '../src/corpus/intent-example.ts';
 import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../src/errors.ts';
 import { createLlmStudyPlugins } from '../src/providers-subpath.ts';
 import { replaceSections } from '../src/artifact/markdown-sections.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { getActiveArtifactText } from '../src/storage/registry.ts';
 import { loadStudy } from '../src/study/load-study.ts';

@@ -12,7 +12,7 @@ import { kloop } from './cli-in-process.ts';
 import { loopAScore } from '../src/assembly/gates.ts';
 import type { Example } from '../src/corpus/example.ts';
 import type { Candidate, Proposer } from '../src/proposers/proposer.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { getRegistryVersion } from '../src/storage/registry.ts';
 import type { LoadedStudy } from '../src/loop/loaded-study.ts';

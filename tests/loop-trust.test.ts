@@ -6,19 +6,19 @@
  * lucky first draw of a noisy incumbent is diluted by topping it up, and a
  * proposer out of ideas stops the run as `no_new_proposals`.
  */
-import { asIntentExamples } from '../src/corpus/example.ts';
+import { asIntentExamples } from '../src/corpus/intent-example.ts';
 import { intentTask } from '../src/tasks/intent/intent-task.ts';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { contentHash } from '../src/artifact/content-hash.ts';
-import type { IntentExample } from '../src/corpus/example.ts';
+import type { IntentExample } from '../src/corpus/intent-example.ts';
 import { createEvaluator } from '../src/evaluator/evaluator.ts';
 import { createLlmStudyPlugins } from '../src/providers-subpath.ts';
 import type { Proposer } from '../src/proposers/proposer.ts';
 import { createSeededRandom } from '../src/stats/index.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { getActiveArtifactText } from '../src/storage/registry.ts';
 import { loadStudy } from '../src/study/load-study.ts';

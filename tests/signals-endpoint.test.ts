@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countSignals } from '../src/signals/signal-store.ts';
 import type { SignalServer } from '../src/signals/server.ts';
 import { resolveServeToken, startSignalServer } from '../src/signals/server.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase } from '../src/storage/database.ts';
 
 const TOKEN = 'test-token-0123456789abcdef';

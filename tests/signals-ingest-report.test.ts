@@ -16,7 +16,7 @@ import { ingestSignalFile } from '../src/signals/ingest.ts';
 import { buildSignalReport } from '../src/signals/signal-report.ts';
 import { countSignals } from '../src/signals/signal-store.ts';
 import type { Signal } from '../src/signals/signal.ts';
-import type { StudyDatabase } from '../src/storage/database.ts';
+import type { StudyDatabase } from '../src/storage/study-database.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { loadBuiltInPatternLibrary } from '../src/assembly/pattern-library.ts';
 

@@ -33,7 +33,7 @@
  * answer or JSON of the wrong shape.
  */
 import { contentHash } from '../src/artifact/content-hash.ts';
-import type { IntentExample } from '../src/corpus/example.ts';
+import type { IntentExample } from '../src/corpus/intent-example.ts';
 import { createSeededRandom } from '../src/stats/index.ts';
 import type { Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';

@@ -6,8 +6,8 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { IntentExampleRecord } from '../src/corpus/example.ts';
-import { asIntentExamples, intentRecord } from '../src/corpus/example.ts';
+import type { IntentExampleRecord } from '../src/corpus/intent-example.ts';
+import { asIntentExamples, intentRecord } from '../src/corpus/intent-example.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 
 export const EXAMPLE_STUDY = path.resolve(import.meta.dirname, '../examples/intent');

@@ -44,7 +44,7 @@ import { contentHash } from '../artifact/content-hash.ts';
 import { createExampleFormat } from '../corpus/example-format.ts';
 import { checkConstraints, parseProgram } from '../program/program.ts';
 import { checkStudyOptions } from './study-options.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../storage/lease.ts';
 import { createNotebookFolder } from '../storage/notebook-folder.ts';

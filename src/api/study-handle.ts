@@ -16,7 +16,7 @@ import type { ScreenedCandidate } from '../loop/integrate.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { runStudy, type RunEvent, type RunOutcome } from '../loop/run-study.ts';
 import type { Candidate } from '../proposers/proposer.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../storage/lease.ts';
 import { releaseLease } from '../storage/lease.ts';
 import type { StudySettings } from '../study/study-settings.ts';

@@ -16,7 +16,7 @@ import {
 } from '../config/study-defaults.ts';
 import type { GateCalibration } from '../gate/gate.ts';
 import { DEFAULT_GATE_SETTINGS } from '../gate/gate-defaults.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { CalibrationRecord } from '../storage/notebook/calibrations-store.ts';
 import { listValidCalibrations } from '../storage/notebook/calibrations-store.ts';
 

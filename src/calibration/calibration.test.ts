@@ -5,13 +5,13 @@ import { contentHash } from '../artifact/content-hash.ts';
 import type { Example, PartitionName } from '../corpus/example.ts';
 import { createEvaluator } from '../evaluator/evaluator.ts';
 import { createSeededRandom } from '../stats/index.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { openDatabase } from '../storage/database.ts';
 import type { Executor } from '../executors/executor.ts';
 import { parsePlaybook } from '../tasks/intent/offline/playbook.ts';
 import { DEFAULT_WEIGHTS } from '../tasks/intent/scorer.ts';
 import { intentTask } from '../tasks/intent/intent-task.ts';
-import { INTENT_EXAMPLE_FORMAT } from '../corpus/example-format.ts';
+import { INTENT_EXAMPLE_FORMAT } from '../corpus/intent-example.ts';
 import { DEFAULT_GATE_SETTINGS } from '../gate/gate.ts';
 import type { CalibrationSettings } from './calibration.ts';
 import {

@@ -26,7 +26,7 @@ import type { PartitionName } from '../corpus/example.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import { perExampleMeans } from '../evaluator/partition-score.ts';
 import { evaluatePartition } from '../loop/evaluate-partition.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import {
   listDecidedExperimentEvidence,
   listNotSignificantRefusals,

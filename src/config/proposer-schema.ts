@@ -1,6 +1,6 @@
 /** `proposer:` of `kloop.yaml` (src/config/config.ts): which proposer writes candidates, and its settings. */
 import { z } from 'zod';
-import { searchSpaceSchema } from '../proposers/search/space.ts';
+import { searchSpaceSchema } from './search-space-schema.ts';
 import { count } from './schema-numbers.ts';
 import { DEFAULT_CANDIDATES_PER_ROUND, DEFAULT_PROPOSER_CONCURRENCY } from './study-defaults.ts';
 

@@ -1,10 +1,10 @@
 /**
- * Two of the admission checks' reasons (src/corpus/admission.ts): an id
+ * Two of the admission checks' reasons (src/corpus/admission-check.ts): an id
  * already taken, and a near-duplicate text.
  *
  * @module
  */
-import type { AdmissionReason, AdmissionVerdict, CandidateRecord } from './admission.ts';
+import type { AdmissionReason, AdmissionVerdict, CandidateRecord } from './admission-check.ts';
 import type { PartitionName } from './example.ts';
 
 /** An id used earlier in the batch or already in the study: a `duplicate_id` reason on `verdict`. The id joins the batch's. */

@@ -19,12 +19,14 @@
  * if (parsed.success) parsed.example.text; // 'Charged twice'
  * ```
  *
+ * The intent format (`INTENT_EXAMPLE_FORMAT`) is in `intent-example.ts`: this
+ * module names no task.
+ *
  * @module
  */
 import { z } from 'zod';
 import type { Task } from '../tasks/task.ts';
 import { inputText } from '../tasks/task.ts';
-import { intentTask } from '../tasks/intent/intent-task.ts';
 import type { Example } from './example.ts';
 import { exampleIdSchema, partitionSchema, tagsSchema } from './example.ts';
 
@@ -101,6 +103,3 @@ export function createExampleFormat(task: Task, inputField: RecordInputField = '
     },
   };
 }
-
-/** The intent corpus format: `goal` records read with the intent task's schemas (the default of the corpus readers). */
-export const INTENT_EXAMPLE_FORMAT: ExampleFormat = createExampleFormat(intentTask, 'goal');

@@ -1,7 +1,7 @@
 /**
  * Admission of corpus-file records (DESIGN §4; docs/corpus.md): every record
  * of the corpus files that is new to the study passes the same quality gate
- * as `kloop corpus add` (`checkAdmission`: duplicate id, non-trivial gold,
+ * as `kloop corpus add` (`checkRecords`, admission-check.ts: duplicate id, non-trivial gold,
  * grounding, near-duplicate) and is placed by the lifecycle:
  *
  * - on a study's first run (no member recorded yet) every record is new and
@@ -29,8 +29,8 @@
 import { createHash } from 'node:crypto';
 import { InputError } from '../errors.ts';
 import { mcnemarMinimumPairs } from '../stats/mcnemar.ts';
-import type { AdmissionOptions, AdmissionReason, CandidateRecord } from './admission.ts';
-import { NEAR_DUPLICATE_DISTANCE, checkAdmission, locationOf } from './admission.ts';
+import type { AdmissionOptions, AdmissionReason, CandidateRecord } from './admission-check.ts';
+import { NEAR_DUPLICATE_DISTANCE, checkRecords, locationOf } from './admission-check.ts';
 import type { Example, PartitionName } from './example.ts';
 import type { ExampleFormat } from './example-format.ts';
 import { GoalIndex } from './goal-index.ts';
@@ -84,10 +84,8 @@ export interface FileAdmission {
 export interface FileAdmissionOptions {
   /** Distance below which two goals are near-duplicates. Default {@link NEAR_DUPLICATE_DISTANCE}. */
   nearDuplicateDistance?: number;
-  /** The study's record format (its task's admission rules). Default the intent format. */
-  format?: ExampleFormat;
-  /** Intent studies without a `format`: refuse gold without a known app type (corpusPolicy.partialGold false). Default true. */
-  requireAppType?: boolean;
+  /** The study's record format (its task's admission rules: an intent study's format carries its partial-gold setting). */
+  format: ExampleFormat;
   /** Leave new records out, unchecked, for later (a round is open: its partitions must not change). Default false. */
   deferNew?: boolean;
 }
@@ -113,7 +111,7 @@ export function memberLocations(files: readonly FileExample[], members: readonly
 export function admitFileRecords(
   records: readonly FileExample[],
   members: readonly CorpusMember[],
-  options: FileAdmissionOptions = {},
+  options: FileAdmissionOptions,
 ): FileAdmission {
   const active = new Map(
     members.filter((member) => member.partition !== 'removed').map((member) => [member.exampleId, member]),
@@ -135,12 +133,10 @@ export function admitFileRecords(
     ...(line !== undefined ? { line } : {}),
   }));
   const fileOf = new Map(fresh.map((entry) => [entry.example.id, entry]));
-  const verdicts = checkAdmission(candidates, existing, taken, {
+  const verdicts = checkRecords(candidates, existing, taken, options.format, {
     placeIn: filePlacement(initial),
     locations: memberLocations(known, members),
     ...(options.nearDuplicateDistance !== undefined ? { nearDuplicateDistance: options.nearDuplicateDistance } : {}),
-    ...(options.requireAppType !== undefined ? { requireAppType: options.requireAppType } : {}),
-    ...(options.format !== undefined ? { format: options.format } : {}),
   });
   const admittedIds = new Set<string>();
   const admitted: FileRecordAdmitted[] = [];

@@ -4,14 +4,12 @@
  * (src/storage/notebook/corpus-store.ts, which holds the SQL). Every change
  * is written in one transaction with its events.
  *
- * {@link readCorpusMembersFile} is the one synchronous reader: `loadStudy`
- * (synchronous) uses it to resolve partitions from the SQLite study database
- * before any command runs.
+ * Reading the members from a database location, which opens one (and its
+ * driver), is lifecycle-file.ts's: the loop, which uses this module with its
+ * handle, reaches no driver.
  */
 import { parseStoredEvidence } from '../gate/evidence-schema.ts';
-import type { StudyDatabase } from '../storage/database.ts';
-import { databaseExists, openDatabase } from '../storage/database.ts';
-import { isPostgresUrl } from '../storage/location.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type {
   CorpusEventRow,
   CorpusHistoryRows,
@@ -24,7 +22,6 @@ import {
   incrementShadowExposures,
   readCorpusEventRows,
   readCorpusMemberRows,
-  readCorpusMemberRowsFile,
   writeCorpusMemberRows,
 } from '../storage/notebook/corpus-store.ts';
 import {
@@ -139,7 +136,7 @@ function carriedShadowRounds(
 }
 
 /** The members of stored rows, with what the history says of them. */
-function membersOf(rows: CorpusMemberRows): CorpusMember[] {
+export function membersOf(rows: CorpusMemberRows): CorpusMember[] {
   const members = rows.members.map(toMember);
   return rows.history === null ? members : annotate(members, rows.history);
 }
@@ -255,33 +252,4 @@ export async function recordShadowExposure(
   now: () => Date = () => new Date(),
 ): Promise<void> {
   await incrementShadowExposures(db, shadowIds, now);
-}
-
-/**
- * Reads the members from a study database location (a SQLite file or a
- * PostgreSQL URL: src/storage/location.ts), read-only. Returns an empty list
- * when there is no notebook there yet.
- *
- * @throws StorageError when the notebook exists but cannot be read
- */
-export async function readCorpusMembersAt(location: string): Promise<CorpusMember[]> {
-  if (!isPostgresUrl(location)) return readCorpusMembersFile(location);
-  if (!(await databaseExists(location))) return [];
-  const db = await openDatabase(location, { readonly: true });
-  try {
-    return await readCorpusMembers(db);
-  } finally {
-    await db.destroy();
-  }
-}
-
-/**
- * Reads the members from a SQLite study database file, synchronously and
- * read-only. Returns an empty list when the file or the table does not exist
- * yet (a study that has not run since the lifecycle was added).
- *
- * @throws StorageError when the file exists but cannot be read
- */
-export function readCorpusMembersFile(file: string): CorpusMember[] {
-  return membersOf(readCorpusMemberRowsFile(file));
 }

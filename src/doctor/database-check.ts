@@ -6,8 +6,8 @@
  */
 import { hostname as osHostname } from 'node:os';
 import { contentHash } from '../artifact/content-hash.ts';
-import type { StudyDatabase } from '../storage/database.ts';
-import { backendOf, listTables } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
+import { backendOf, listTables } from '../storage/study-database.ts';
 import type { DanglingCounts } from '../storage/notebook/doctor-queries.ts';
 import {
   countDanglingRows,

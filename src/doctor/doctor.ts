@@ -13,7 +13,7 @@
  */
 import { constants, existsSync } from 'node:fs';
 import path from 'node:path';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { databaseExists } from '../storage/database.ts';
 import { isPostgresUrl } from '../storage/location.ts';
 import { loadStudyConfig } from '../config/config.ts';

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { PARTITIONS } from '../corpus/example.ts';
 import { isKloopError } from '../errors.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { countStoredOutcomes } from '../storage/notebook/doctor-queries.ts';
 import type { StudyConfig } from '../config/config.ts';
 import { loadStudyConfig } from '../config/config.ts';

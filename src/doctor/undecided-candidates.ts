@@ -14,7 +14,7 @@
  *   (`max_experiments`) right after it: the budget left it undecided (`info`);
  * - a problem anywhere else: a closed round lost it.
  */
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { MIGRATIONS } from '../storage/migrations.ts';
 import {
   hasAppliedMigration,

@@ -8,8 +8,8 @@
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { ExecutionResult } from '../executors/executor.ts';
-import type { StudyDatabase } from '../storage/database.ts';
-import { isoNow } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
+import { isoNow } from '../storage/study-database.ts';
 import { readExampleResults, writeExampleResult } from '../storage/notebook/evaluations-store.ts';
 import { resultKey, type RemoteExecution } from '../storage/remote-execution.ts';
 import type { RepeatResult } from './aggregate.ts';

@@ -26,7 +26,7 @@ import type { RemoteExecution } from '../storage/remote-execution.ts';
 import { contentHash } from '../artifact/content-hash.ts';
 import { isKloopError } from '../errors.ts';
 import type { ExecutionResult, Executor } from '../executors/executor.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { Task, TaskComponent } from '../tasks/task.ts';
 import { defaultWeights, hasWeightedComponent, taskComponents } from '../tasks/task.ts';
 import { capWithCount } from '../text/characters.ts';

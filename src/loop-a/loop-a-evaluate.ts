@@ -21,12 +21,14 @@ import {
 } from '../assembly/gates.ts';
 import type { Pattern } from '../assembly/pattern.ts';
 import type { PatternLibrary } from '../assembly/pattern-library.ts';
-import type { IntentExample, PartitionName } from '../corpus/example.ts';
-import { asIntentExamples, PARTITIONS } from '../corpus/example.ts';
+import type { PartitionName } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/intent-example.ts';
+import { PARTITIONS } from '../corpus/example.ts';
+import { asIntentExamples } from '../corpus/intent-example.ts';
 import { requireIntentTask } from '../study/compose.ts';
 import { mapWithConcurrency } from '../evaluator/evaluator.ts';
 import { createRuntime } from '../runtime/runtime.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
 import type { Executor } from '../executors/executor.ts';
 import type { Intent } from '../tasks/intent/intent.ts';

@@ -21,7 +21,7 @@ import { ROLE_DEFAULT_FIELDS } from '../assembly/assembled-app.ts';
 import type { AssemblyMethod } from '../assembly/assemble.ts';
 import type { Pattern, PatternInput } from '../assembly/pattern.ts';
 import { parsePatternText, type PatternLibrary } from '../assembly/pattern-library.ts';
-import type { IntentExample } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/intent-example.ts';
 import type { Intent } from '../tasks/intent/intent.ts';
 import { normalizeEntityName } from '../tasks/intent/names.ts';
 import { truncateText } from '../text/characters.ts';

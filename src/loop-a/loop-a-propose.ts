@@ -5,7 +5,7 @@
  * @module
  */
 import type { HistoryEntry } from '../proposers/proposer.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
 import { readLoopAProposalHistory } from '../storage/notebook/loop-a-store.ts';

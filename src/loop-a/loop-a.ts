@@ -11,11 +11,11 @@
  * evaluate → gate → record and enqueue). This module is Loop A's public face:
  * the run, with the evaluator's and the gate's exports.
  */
-import { asIntentExamples } from '../corpus/example.ts';
+import { asIntentExamples } from '../corpus/intent-example.ts';
 import { requireIntentTask } from '../study/compose.ts';
 import { loadStudyPatternLibrary } from '../runtime/runtime.ts';
-import type { StudyDatabase } from '../storage/database.ts';
-import { isoNow } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
+import { isoNow } from '../storage/study-database.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import type { PatternCandidate, PatternMiningOptions } from './loop-a-patterns.ts';
 import { minePatternCandidates } from './loop-a-patterns.ts';

@@ -5,7 +5,8 @@
  * @module
  */
 import { memberLocations } from '../corpus/file-admission.ts';
-import type { AdmissionOptions, AdmissionVerdict, CandidateRecord } from '../corpus/admission.ts';
+import type { AdmissionOptions, AdmissionVerdict, CandidateRecord } from '../corpus/admission-check.ts';
+import { checkRecords } from '../corpus/admission-check.ts';
 import type { CorpusMember, CorpusMove } from '../corpus/lifecycle.ts';
 import { resolveCorpus } from '../corpus/lifecycle.ts';
 import type { CorpusDatabase } from '../corpus/lifecycle-store.ts';
@@ -24,7 +25,8 @@ export interface AdmissionOutcome {
 
 /**
  * Admits a batch into the study: the lifecycle is synced with the files,
- * every record is checked (`checkAdmission`), admitted examples enter shadow
+ * every record is checked (`checkRecords`, with the study's record format or
+ * the caller's `options.format`), admitted examples enter shadow
  * and every verdict is recorded (`admitted` / `refused` events), all in one
  * transaction.
  *
@@ -39,8 +41,6 @@ export async function admitToStudy(
 ): Promise<AdmissionOutcome> {
   await refuseWhileRoundOpen(db, study, 'admit examples between runs');
   const now = options.now ?? (() => new Date());
-  // Loaded here, not with this module: admission's grounding check imports the NLP library (about 0.3 s), which a run never needs.
-  const { checkAdmission } = await import('../corpus/admission.ts');
   return db.transaction().execute(async (transaction) => {
     const at = now().toISOString();
     const sync = planFileSync(study, await readCorpusMembers(transaction), at);
@@ -54,9 +54,8 @@ export async function admitToStudy(
     ]);
     // The study's record format, or the caller's (`kloop corpus add --partial-gold` gives the one that admits partial intent gold).
     const format = options.format ?? study.exampleFormat;
-    const verdicts = checkAdmission(records, resolved.corpus, taken, {
+    const verdicts = checkRecords(records, resolved.corpus, taken, format, {
       ...options,
-      format,
       locations: memberLocations(files, sync.members),
     });
     const admitted = verdicts.filter((verdict) => verdict.admitted);

@@ -16,7 +16,7 @@ import { corpusVersion } from '../evaluator/evaluator.ts';
 import { InputError } from '../errors.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { readStudyState } from './study-state.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { ExampleFormat } from '../corpus/example-format.ts';
 
 /** The study's corpus policy (kloop.yaml `corpusPolicy`, or the defaults for studies built in code). */

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { readEvaluatedThrough, readExperimentIdentity } from '../storage/notebook/experiments-store.ts';
 import { bigramJaccardDistance } from '../stats/bigram-jaccard-distance.ts';
 

@@ -8,7 +8,7 @@ import type { EvaluateRequest, Evaluator, RemoteExecution } from '../evaluator/e
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
 import { aggregate, createEvaluator, scoreNamesOf } from '../evaluator/evaluator.ts';
 import { contentHash } from '../artifact/content-hash.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 

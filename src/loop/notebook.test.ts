@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readDecisionRecords } from '../corpus/lifecycle-store.ts';
 import type { GateDecision } from '../gate/gate.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { openDatabase } from '../storage/database.ts';
 import { insertExperiment } from '../storage/notebook/experiments-store.ts';
 import { putVersion } from '../storage/registry.ts';

@@ -10,8 +10,8 @@ import type { GateDecision, RefusalReason } from '../gate/gate.ts';
 import { parseStoredEvidence, type StoredEvidence } from '../gate/evidence-schema.ts';
 import type { Candidate, HistoryEntry, ProposalFailure } from '../proposers/proposer.ts';
 import type { JudgedExperiment } from './retrials.ts';
-import type { StudyDatabase } from '../storage/database.ts';
-import { isoNow } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
+import { isoNow } from '../storage/study-database.ts';
 import {
   countEvaluatedExperiments,
   insertExperiment,

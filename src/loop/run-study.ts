@@ -31,7 +31,7 @@
 import type { PartitionName } from '../corpus/example.ts';
 import type { BoundaryPlan } from '../corpus/lifecycle.ts';
 import type { GateCalibration } from '../gate/gate.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { createLoopEngine } from './engine.ts';
 import type { StudyEvaluatorOptions } from './evaluate-partition.ts';

@@ -16,7 +16,7 @@
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import {
   deleteArtifactResults,
   deleteResultsUnderPrefix,

@@ -3,7 +3,7 @@
  * in the notebook's `study_state` (src/storage/notebook/engine-runs-store.ts)
  * so a continued run picks them up.
  */
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { readStudyStateValue, writeStudyStateValue } from '../storage/notebook/engine-runs-store.ts';
 
 export interface StudyState {

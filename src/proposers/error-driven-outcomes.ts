@@ -5,7 +5,7 @@
  * interleaved), the outcome of a scored edit against the incumbent, and the
  * candidates with their rationales.
  */
-import type { IntentExample } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/intent-example.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
 import type { CompiledPlaybook } from '../tasks/intent/offline/extract.ts';
 import { type compilePlaybook, extractIntent } from '../tasks/intent/offline/extract.ts';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { contentHash } from '../artifact/content-hash.ts';
-import type { Example, IntentExample } from '../corpus/example.ts';
+import type { Example } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/intent-example.ts';
 import type { ExpectedIntent } from '../tasks/intent/intent.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
 import { createOfflineExecutor } from '../tasks/intent/offline/offline-executor.ts';

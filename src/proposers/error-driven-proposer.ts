@@ -22,7 +22,7 @@
  * specialization, which is the point of the demonstration.
  */
 import { contentHash } from '../artifact/content-hash.ts';
-import { asIntentExamples } from '../corpus/example.ts';
+import { asIntentExamples } from '../corpus/intent-example.ts';
 import type { ExampleScoreRecord } from '../evaluator/partition-score.ts';
 import { compilePlaybook } from '../tasks/intent/offline/extract.ts';
 import {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { openDatabase } from '../storage/database.ts';
 import { createResponseCache, responseCacheKey, type CacheKeyInput } from './response-cache.ts';
 

@@ -17,8 +17,8 @@
  * replaces the stored one.
  */
 import { contentHash } from '../artifact/content-hash.ts';
-import type { StudyDatabase } from '../storage/database.ts';
-import { isoNow } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
+import { isoNow } from '../storage/study-database.ts';
 import { readCachedResponse, writeCachedResponse } from '../storage/notebook/response-cache-store.ts';
 
 /** Version of the key layout; bump to invalidate every stored answer. */

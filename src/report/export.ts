@@ -11,7 +11,7 @@ import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { contentHash } from '../artifact/content-hash.ts';
 import { InputError, StorageError } from '../errors.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import { getRegistryVersion, getVersion } from '../storage/registry.ts';
 

@@ -6,7 +6,7 @@
  */
 import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { readCorpusMovesSince, readLastCorpusEventId } from '../storage/notebook/report-queries.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import type { BelowBaseline, CorpusMark, CorpusMoveSummary, PartitionSizes } from './report-types.ts';

@@ -4,7 +4,7 @@
  * a run that accepted nothing.
  */
 import path from 'node:path';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { readFailedProposalFailures } from '../storage/notebook/report-queries.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { readCorpusMembers } from '../corpus/lifecycle-store.ts';

@@ -10,7 +10,7 @@ import { PARTITIONS } from '../corpus/example.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
 import type { ExampleScoreRecord } from '../evaluator/partition-score.ts';
 import { UNSCORED_REASON } from '../evaluator/partition-score.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { describeLocation, studyDatabaseLocation } from '../storage/database.ts';
 import { getRegistryVersion } from '../storage/registry.ts';
 import type { DecisionRow } from '../storage/notebook/report-queries.ts';

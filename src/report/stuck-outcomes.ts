@@ -9,7 +9,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { readExampleComposites, readExperimentSides } from '../storage/notebook/report-queries.ts';
 import type { ExampleOutcomes } from './stuck-factors.ts';
 

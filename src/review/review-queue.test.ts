@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
 import { loadStudyPatternLibrary } from '../runtime/runtime.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { openDatabase } from '../storage/database.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion } from '../storage/registry.ts';
 import {

@@ -35,8 +35,8 @@ import path from 'node:path';
 import { contentHash } from '../artifact/content-hash.ts';
 import { loadPatternLibrary, parsePatternText, formatPatternIssue } from '../assembly/pattern-library.ts';
 import { InputError } from '../errors.ts';
-import type { StudyDatabase } from '../storage/database.ts';
-import { isoNow } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
+import { isoNow } from '../storage/study-database.ts';
 import type { ReviewItem, ReviewItemKind, ReviewItemSource } from '../storage/notebook/review-store.ts';
 import {
   findReviewItemByHash,

@@ -32,7 +32,7 @@ import { runStructuralGates, type StructuralGateResult } from '../assembly/gates
 import type { Pattern } from '../assembly/pattern.ts';
 import { loadPatternLibrary, type PatternLibrary } from '../assembly/pattern-library.ts';
 import { InputError } from '../errors.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { currentArtifactOverride, getActiveArtifactText, getRegistryVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import type { StudyPlugins } from '../study/load-study.ts';

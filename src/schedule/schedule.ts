@@ -24,7 +24,7 @@
  * `nextRun` but only advances when told, for tests and simulations.
  */
 import { KloopError } from '../errors.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { ScheduledLoopName, ScheduleRunOutcome, ScheduleRunRecord } from '../storage/notebook/schedule-store.ts';
 import { endScheduleRun, insertScheduleRun } from '../storage/notebook/schedule-store.ts';
 import type { LoopJobResult, ScheduledLoop } from './loop-job.ts';

@@ -14,7 +14,7 @@
  */
 import { stringify } from 'yaml';
 import { truncateText } from '../text/characters.ts';
-import type { IntentExample } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/intent-example.ts';
 import { parsePatternText } from '../assembly/pattern-library.ts';
 import type { Pattern, PatternInput } from '../assembly/pattern.ts';
 import { normalizeEntityName } from '../tasks/intent/names.ts';

@@ -18,9 +18,9 @@
  * queue is idempotent by content, so running the slow loop again does not
  * queue the same finding twice (nor one already rejected).
  */
-import type { IntentExample } from '../corpus/example.ts';
-import { intentRecord } from '../corpus/example.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { IntentExample } from '../corpus/intent-example.ts';
+import { intentRecord } from '../corpus/intent-example.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { enqueueReviewItem } from '../review/review-queue.ts';
 import type { MiningReport } from './mining.ts';
 import type { SignalReport } from './signal-report.ts';

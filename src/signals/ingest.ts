@@ -13,7 +13,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { InputError } from '../errors.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { Signal, SignalIssue, SignalSource } from './signal.ts';
 import { parseSignalLine } from './parse-signals.ts';
 import { storeSignals } from './signal-store.ts';

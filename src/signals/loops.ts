@@ -11,8 +11,8 @@
  * writes are review items (and admissions, when a hook is given).
  */
 import type { Pattern } from '../assembly/pattern.ts';
-import type { IntentExample } from '../corpus/example.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { IntentExample } from '../corpus/intent-example.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { RoleIndex } from './candidate-pattern.ts';
 import { createRoleIndex } from './candidate-pattern.ts';
 import type { AdmitExample, EnqueueFindingsResult } from './governance.ts';

@@ -4,8 +4,8 @@
  * eight entities), and a candidate example from a goal that had that shape.
  */
 import { createHash } from 'node:crypto';
-import type { IntentExample } from '../corpus/example.ts';
-import { exampleSchema, intentExample } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/intent-example.ts';
+import { exampleSchema, intentExample } from '../corpus/intent-example.ts';
 import type { RoleIndex } from './candidate-pattern.ts';
 import { draftPattern } from './candidate-pattern.ts';
 import type { MinedCandidatePattern, MinedShape, Shape, ShapeState } from './mining.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadBuiltInPatternLibrary } from '../assembly/pattern-library.ts';
-import type { IntentExample } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/intent-example.ts';
 import { createRoleIndex, draftPattern } from './candidate-pattern.ts';
 import { createShape, libraryCoverage, mineShapes, shapeContains } from './mining.ts';
 import type { StoredSignal } from './signal.ts';

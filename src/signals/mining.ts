@@ -1,4 +1,4 @@
-import type { IntentExample } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/intent-example.ts';
 import type { Pattern } from '../assembly/pattern.ts';
 import { acceptedAppTypes } from '../tasks/intent/intent.ts';
 import { normalizeEntityName } from '../tasks/intent/names.ts';

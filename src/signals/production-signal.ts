@@ -17,8 +17,8 @@
  * await recordSignal(db, signal, { source: 'ingest' });
  * ```
  */
-import type { StudyDatabase } from '../storage/database.ts';
-import { isoNow } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
+import { isoNow } from '../storage/study-database.ts';
 import { insertSignalRow, listSignalRows } from '../storage/notebook/signals-store.ts';
 import type { SignalTable } from '../storage/schema.ts';
 

@@ -27,7 +27,7 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { InputError } from '../errors.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { formatSignalIssue } from './signal.ts';
 import { parseSignalBody } from './parse-signals.ts';
 import { storeSignals } from './signal-store.ts';

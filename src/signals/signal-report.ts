@@ -6,7 +6,7 @@
  * Read-only: it changes nothing; `governance.ts` sends findings for review.
  */
 import type { Pattern } from '../assembly/pattern.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { playbookSections } from '../tasks/intent/offline/playbook.ts';
 import type { AnalysisSettings, CandidatePatternSketch, SignalAnalysis } from './analysis.ts';
 import { createSignalAnalyzer, signalWindow } from './analysis.ts';

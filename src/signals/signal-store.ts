@@ -4,7 +4,7 @@
  * signal sent twice — in one batch, in two files, or by two producers — is
  * stored once and counted as a duplicate (the first one wins).
  */
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { countSignalRows, forEachSignalRowInRange, insertSignalRows } from '../storage/notebook/signals-store.ts';
 import type { Signal, SignalSource, StoredSignal } from './signal.ts';
 import { fromSignalRow, toSignalRow } from './signal.ts';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
 import { activateVersion, activateVersionExclusive, listRegistryEvents } from './activation.ts';
-import type { StudyDatabase } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import { openDatabase } from './database.ts';
 import { acquireLease } from './lease.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion } from './registry.ts';

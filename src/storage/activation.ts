@@ -11,8 +11,8 @@
  * candidate).
  */
 import { InputError } from '../errors.ts';
-import type { StudyDatabase } from './database.ts';
-import { isoNow } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
+import { isoNow } from './study-database.ts';
 import type { LeaseRecord } from './lease.ts';
 import { releaseLease, tryAcquireLease } from './lease.ts';
 import type { ArtifactVersion } from './registry.ts';

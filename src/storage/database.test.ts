@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isSqliteBusy, retryWhileBusy } from './busy.ts';
-import type { StudyDatabase } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import { openDatabase } from './database.ts';
 import { STUDY_BUSY_EXIT_CODE, StudyBusyError } from './lease.ts';
 import type { KloopDatabase } from './schema.ts';

@@ -27,7 +27,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { CompiledQuery, Kysely, Migrator, SqliteAdapter, SqliteDialect, SqliteDriver, sql } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, SqliteAdapter, SqliteDialect, SqliteDriver } from 'kysely';
 import type {
   DatabaseConnection,
   DialectAdapter,
@@ -40,15 +40,16 @@ import type {
 import { StorageError } from '../errors.ts';
 import { isDatabaseBusy, retryWhileBusy } from './busy.ts';
 import { StudyBusyError } from './lease.ts';
-import type { StorageBackendName, StorageTarget } from './location.ts';
+import type { StorageTarget } from './location.ts';
 import { describeTarget, isPostgresUrl, parseStorageTarget, sqliteStudyFile, studyStorage } from './location.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { withMigrationLock } from './migration-lock.ts';
 import { FenceHolder, FencedDriver, registerFenceHolder } from './write-fence.ts';
-import { isPostgresDatabase } from './is-postgres-database.ts';
 import type { KloopDatabase } from './schema.ts';
+import type { StudyDatabase } from './study-database.ts';
 
-export type StudyDatabase = Kysely<KloopDatabase>;
+// The handle's type and the helpers that need no driver live in study-database.ts (the engine reaches no driver).
+export { backendOf, isoNow, listTables, type StudyDatabase } from './study-database.ts';
 
 /** Where a study keeps its SQLite database: `<study>/.kloop/kloop.db` (whatever its `storage`: see {@link studyDatabaseLocation}). */
 export function studyDatabasePath(studyDir: string): string {
@@ -62,11 +63,6 @@ export function studyDatabasePath(studyDir: string): string {
  */
 export function studyDatabaseLocation(studyDir: string): string {
   return studyStorage(studyDir);
-}
-
-/** The backend of a database (or of a transaction on one). */
-export function backendOf(db: StudyDatabase | Kysely<any>): StorageBackendName {
-  return isPostgresDatabase(db) ? 'postgres' : 'sqlite';
 }
 
 /**
@@ -84,22 +80,6 @@ export async function databaseExists(location: string): Promise<boolean> {
 /** How a location is named in messages (a PostgreSQL URL without its password). */
 export function describeLocation(location: string): string {
   return describeTarget(parseStorageTarget(location));
-}
-
-/** The tables of a study database (SQLite's `sqlite_master`, PostgreSQL's schema on the search path). */
-export async function listTables(db: StudyDatabase | Kysely<any>): Promise<Set<string>> {
-  const rows = isPostgresDatabase(db)
-    ? (
-        await sql<{
-          name: string;
-        }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(db)
-      ).rows
-    : (
-        await sql<{
-          name: string;
-        }>`select name from sqlite_master where type = 'table' and substr(name, 1, 7) <> 'sqlite_'`.execute(db)
-      ).rows;
-  return new Set(rows.map((row) => row.name));
 }
 
 class StaticMigrationProvider implements MigrationProvider {
@@ -366,9 +346,4 @@ async function openPostgresDatabase(
     );
   }
   return db;
-}
-
-/** ISO 8601 UTC timestamp of `now()`. */
-export function isoNow(now: () => Date = () => new Date()): string {
-  return now().toISOString();
 }

@@ -54,7 +54,7 @@ import type { Logger as GraphileLogger, WorkerUtils } from 'graphile-worker';
 import type { RemoteExecution, RemoteItem, RemoteRequest } from './remote-execution.ts';
 import { resultKey } from './remote-execution.ts';
 import { InfrastructureError, InputError } from '../errors.ts';
-import type { StudyDatabase } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import { LEASE_STALE_AFTER_MS } from './lease.ts';
 import type { StorageTarget } from './location.ts';
 import { parseStorageTarget } from './location.ts';

@@ -6,7 +6,7 @@
  */
 import { hostname as osHostname } from 'node:os';
 import type { JobHelpers, Runner } from 'graphile-worker';
-import type { StudyDatabase } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import type { EvaluationJob } from './evaluation-queue.ts';
 import {
   evaluationJobKey,

@@ -5,7 +5,7 @@ import path from 'node:path';
 import git from 'isomorphic-git';
 import { afterEach, describe, expect, it } from 'vitest';
 import { activateVersion } from './activation.ts';
-import type { StudyDatabase } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import { openDatabase } from './database.ts';
 import { checkGitMirror, gitMirrorPath, syncGitMirror } from './git-mirror.ts';
 import { putVersion, setRegistryVersion } from './registry.ts';

@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import git from 'isomorphic-git';
-import type { StudyDatabase } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import type { RegistryEvent } from './activation.ts';
 import { listRegistryEvents } from './activation.ts';
 import { getVersion } from './registry.ts';

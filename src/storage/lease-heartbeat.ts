@@ -7,7 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { StudyDatabase } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import type { LeaseRecord } from './lease.ts';
 import { LEASE_HEARTBEAT_INTERVAL_MS, LEASE_STALE_AFTER_MS } from './lease-timing.ts';
 import { isPostgresUrl, parseStorageTarget } from './location.ts';

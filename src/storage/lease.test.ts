@@ -11,7 +11,8 @@ import type {
   UnknownRow,
 } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { OpenDatabaseOptions, StudyDatabase } from './database.ts';
+import type { OpenDatabaseOptions } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import { openDatabase } from './database.ts';
 import type { LeaseOptions } from './lease.ts';
 import {

@@ -38,8 +38,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import type { BusyRetryOptions } from './busy.ts';
 import { isDatabaseBusy, retryWhileBusy } from './busy.ts';
-import type { StudyDatabase } from './database.ts';
-import { backendOf } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
+import { backendOf } from './study-database.ts';
 import { fenceWrites, unfenceWrites } from './write-fence.ts';
 
 import { LEASE_HEARTBEAT_INTERVAL_MS, LEASE_STALE_AFTER_MS } from './lease-timing.ts';

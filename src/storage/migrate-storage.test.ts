@@ -11,7 +11,8 @@ import { sql } from 'kysely';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createTestSchema, postgresAvailable } from '../test-support/postgres.ts';
 import type { TestSchema } from '../test-support/postgres.ts';
-import { listTables, openDatabase } from './database.ts';
+import { openDatabase } from './database.ts';
+import { listTables } from './study-database.ts';
 import { putVersion } from './registry.ts';
 
 const postgres = await postgresAvailable();

@@ -10,8 +10,8 @@
  */
 import { sql } from 'kysely';
 import { InputError } from '../errors.ts';
-import type { StudyDatabase } from './database.ts';
-import { backendOf, listTables } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
+import { backendOf, listTables } from './study-database.ts';
 
 /** Tables copied first, in this order (the ones others point at); every other table follows, by name. */
 const FIRST = [

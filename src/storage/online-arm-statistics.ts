@@ -1,7 +1,7 @@
 /** The aggregates of an online experiment's arms (src/storage/online-store.ts): per-metric statistics, assignment periods, exposure counts. */
 import { sql } from 'kysely';
 import type { ArmPair, ArmStatistics, AssignmentPeriod } from '../stats/arm-statistics.ts';
-import type { StudyDatabase } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import type { ExposureWindow, OnlineArm } from './online-store.ts';
 
 /** Which units' statistics to aggregate. */

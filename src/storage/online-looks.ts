@@ -1,5 +1,5 @@
 /** The looks of online experiments (src/storage/online-store.ts): each sequential test's reading, stored. */
-import type { StudyDatabase } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import type { ExposureWindow } from './online-store.ts';
 
 /** One stored look of the online gate (migration 0010): the primary metric on the decision window at that time. */

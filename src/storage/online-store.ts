@@ -14,7 +14,7 @@
  * Only the online study handle (src/online/study/) writes through this.
  */
 import type { Selectable } from 'kysely';
-import type { StudyDatabase } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import type { OnlineExperimentTable } from './online-schema.ts';
 
 export type { ArmStatisticsQuery } from './online-arm-statistics.ts';

@@ -7,8 +7,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { contentHash } from '../artifact/content-hash.ts';
-import type { StudyDatabase } from './database.ts';
-import { isoNow } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
+import { isoNow } from './study-database.ts';
 
 /** A stored artifact version (read-only record). */
 export interface ArtifactVersion {

@@ -24,8 +24,10 @@ import type { Executor } from '../executors/executor.ts';
 import { intentTask } from '../tasks/intent/intent-task.ts';
 import { createTestSchema, postgresAvailable } from '../test-support/postgres.ts';
 import type { TestSchema } from '../test-support/postgres.ts';
-import type { OpenDatabaseOptions, StudyDatabase } from './database.ts';
-import { backendOf, databaseExists, listTables, openDatabase } from './database.ts';
+import type { OpenDatabaseOptions } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
+import { databaseExists, openDatabase } from './database.ts';
+import { backendOf, listTables } from './study-database.ts';
 import { isDatabaseBusy } from './busy.ts';
 import {
   STUDY_BUSY_EXIT_CODE,

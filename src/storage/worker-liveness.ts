@@ -27,7 +27,7 @@
  * stored once by key, come from the other worker) and registers again.
  */
 import { sql } from 'kysely';
-import type { StudyDatabase } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import { LEASE_STALE_AFTER_MS } from './lease.ts';
 
 /** Prefix of a worker's heartbeat rows in `leases`. */

@@ -9,7 +9,7 @@
  */
 import type pg from 'pg';
 import type { WorkerUtils } from 'graphile-worker';
-import type { StudyDatabase } from './database.ts';
+import type { StudyDatabase } from './study-database.ts';
 import { isProcessAlive } from './lease.ts';
 import { WORKER_LEASE_PREFIX, workerGoneReason } from './worker-liveness.ts';
 

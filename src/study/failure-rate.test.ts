@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Proposer } from '../proposers/proposer.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { openDatabase } from '../storage/database.ts';
 import { loadStudy } from './load-study.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';

@@ -4,7 +4,7 @@ import type { BudgetCoverage, UsageMeter, UsageTotals } from '../providers/budge
 import type { StructuredOutputMode } from '../providers/create-language-model.ts';
 import type { LlmClient } from '../providers/llm-client.ts';
 import type { ModelPrice } from '../providers/prices.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { CompositionContext, StudyPlugins } from './load-study.ts';
 import type { StudyConfig } from '../config/config.ts';
 import type { Executor } from '../executors/executor.ts';

@@ -11,7 +11,7 @@ import { readLocatedCorpusFile } from '../corpus/importers/public-format.ts';
 import type { CorpusMember, FileExample } from '../corpus/lifecycle.ts';
 import type { FileAdmission, PartitionLeak } from '../corpus/file-admission.ts';
 import { planCorpusSync, resolveCorpus } from '../corpus/lifecycle.ts';
-import { readCorpusMembersAt, readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
+import { readCorpusMembersAt, readCorpusMembersFile } from '../corpus/lifecycle-file.ts';
 import { isPostgresUrl } from '../storage/location.ts';
 import { readableDatabaseFile, studyDatabaseLocation } from '../storage/database.ts';
 import { InputError } from '../errors.ts';

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readCorpusMembers, readCorpusMembersFile } from '../corpus/lifecycle-store.ts';
+import { readCorpusMembers } from '../corpus/lifecycle-store.ts';
+import { readCorpusMembersFile } from '../corpus/lifecycle-file.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import { readCorpusHistoryRows, resetNotebook } from './reset-study.ts';
 

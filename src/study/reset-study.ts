@@ -19,7 +19,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { readCorpusMembers } from '../corpus/lifecycle-store.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { CorpusHistoryTables } from '../storage/notebook/reset-store.ts';
 import { readCorpusHistoryTables, writeCorpusHistory } from '../storage/notebook/reset-store.ts';
 

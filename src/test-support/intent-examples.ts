@@ -6,8 +6,9 @@
  *
  * @module
  */
-import type { IntentExample, PartitionName } from '../corpus/example.ts';
-import { asIntentExamples } from '../corpus/example.ts';
+import type { PartitionName } from '../corpus/example.ts';
+import type { IntentExample } from '../corpus/intent-example.ts';
+import { asIntentExamples } from '../corpus/intent-example.ts';
 import { readCorpusFile } from '../corpus/importers/public-format.ts';
 import type { ExpectedIntent } from '../tasks/intent/intent.ts';
 

@@ -6,7 +6,7 @@
  * registry's moves, the per-example results (composites and scores), the
  * proposer calls and the corpus lifecycle.
  */
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { readSnapshotRows } from '../storage/notebook/snapshot-queries.ts';
 
 /** Drops the keys whose values are clock readings or durations, at any depth. */

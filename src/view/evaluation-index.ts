@@ -4,7 +4,7 @@
  * per-example store and the corpus history: what the scores of
  * src/view/experiment-scores.ts are read from (see its module comment).
  */
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { readMembershipMoves } from '../storage/notebook/view-queries.ts';
 import type { MembershipMoveRow } from '../storage/notebook/view-queries.ts';
 import type { EvaluationRow } from '../storage/notebook/view-results-queries.ts';

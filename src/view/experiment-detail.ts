@@ -13,7 +13,7 @@
  * validity change when it is valid on the other side. Experiments recorded
  * before read both from the per-partition store (`evaluation_examples`).
  */
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { readVersion } from '../storage/notebook/view-queries.ts';
 import { readEvaluationExamples } from '../storage/notebook/view-results-queries.ts';
 import type { EvidenceCheck, EvidencePartitionScores, EvidenceRebase } from './evidence.ts';

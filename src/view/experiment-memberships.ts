@@ -3,7 +3,7 @@
  * experiment's own record, the membership of each partition in force at its
  * decision and the repeats of both sides.
  */
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { ExperimentRow } from '../storage/notebook/view-queries.ts';
 import type { Evidence } from './evidence.ts';
 import { gateRepeatsOfSides, parseEvidence } from './evidence.ts';

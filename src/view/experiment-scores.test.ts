@@ -13,7 +13,7 @@ import { contentHash } from '../artifact/content-hash.ts';
 import type { CorpusMove } from '../corpus/lifecycle.ts';
 import { writeMoves } from '../corpus/lifecycle-store.ts';
 import { activateVersion } from '../storage/activation.ts';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { openDatabase } from '../storage/database.ts';
 import { putVersion, setRegistryVersion } from '../storage/registry.ts';
 import { loadExperimentDetail } from './experiment-detail.ts';

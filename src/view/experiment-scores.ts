@@ -38,7 +38,7 @@
  * duplicate skipped before evaluation, a candidate whose evaluation failed in
  * the infrastructure, a partition never evaluated for that version): never 0.
  */
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { readExperiments, readVersionHashes } from '../storage/notebook/view-queries.ts';
 import type { Evidence, EvidenceScores } from './evidence.ts';
 import { gateDelta, gatePValue, gateWelchPValue } from './evidence.ts';

@@ -18,8 +18,8 @@ import { contentHash } from '../artifact/content-hash.ts';
 import type { CorpusEvent, DecisionRecord } from '../corpus/lifecycle.ts';
 import { reconstructPartitions } from '../corpus/lifecycle.ts';
 import { readCorpusEvents, readDecisionRecords } from '../corpus/lifecycle-store.ts';
-import type { StudyDatabase } from '../storage/database.ts';
-import { listTables } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
+import { listTables } from '../storage/study-database.ts';
 import type { ExampleScoreRow } from '../storage/notebook/view-results-queries.ts';
 import {
   readExampleOutcomes,

@@ -6,7 +6,7 @@
  * report` and `kloop history` show.
  */
 import { hostname as osHostname } from 'node:os';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { RegistryEvent } from '../storage/activation.ts';
 import { listRegistryEvents } from '../storage/activation.ts';
 import { LEASE_STALE_AFTER_MS, isProcessAlive, readLease, staleReason } from '../storage/lease.ts';

@@ -2,7 +2,7 @@
  * What the viewer's versions, corpus, review and signals pages show, read
  * from the study's notebook. Read-only.
  */
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { RegistryEvent } from '../storage/activation.ts';
 import { listRegistryEvents } from '../storage/activation.ts';
 import { getRegistryVersion } from '../storage/registry.ts';

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { readVersionTexts } from '../storage/notebook/view-queries.ts';
 import type { ExperimentDetail } from './experiment-detail.ts';
 import { loadExperimentDetail } from './experiment-detail.ts';

@@ -3,7 +3,7 @@
  * the notebook, the study, the token that unlocks changes and the loaders of
  * the optional pages.
  */
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import type { ActivationResult } from '../storage/activation.ts';
 import type { CorpusPage } from './study-pages.ts';
 

@@ -5,7 +5,7 @@
  */
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { StudyDatabase } from '../storage/database.ts';
+import type { StudyDatabase } from '../storage/study-database.ts';
 import { notebookVersion } from './notebook-version.ts';
 
 /** How often an open event stream sends a comment so proxies keep it open, in milliseconds. */

@@ -36,7 +36,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSeededRandom } from '../../src/stats/index.ts';
-import { databaseExists, listTables, openDatabase } from '../../src/storage/database.ts';
+import { databaseExists, openDatabase } from '../../src/storage/database.ts';
+import { listTables } from '../../src/storage/study-database.ts';
 import { readStudyState } from '../../src/loop/study-state.ts';
 import type { TestSchema } from '../../src/test-support/postgres.ts';
 import { createTestSchema, postgresAvailable } from '../../src/test-support/postgres.ts';

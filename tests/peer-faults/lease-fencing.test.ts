@@ -25,7 +25,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { StudyDatabase } from '../../src/storage/database.ts';
+import type { StudyDatabase } from '../../src/storage/study-database.ts';
 import { openDatabase } from '../../src/storage/database.ts';
 import { acquireLease, readLease, releaseLease, renewLease } from '../../src/storage/lease.ts';
 import { writerLockKeys } from '../../src/storage/postgres.ts';

@@ -9,7 +9,7 @@
  * reported, not fatal); 1 the intent was invalid or the SQL did not build;
  * 2 bad input.
  */
-import { MAX_GOAL_CHARACTERS } from '../../corpus/example.ts';
+import { MAX_GOAL_CHARACTERS } from '../../corpus/intent-example.ts';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
 import { createRuntime, type RuntimeBuildResult } from '../../runtime/runtime.ts';

@@ -1,6 +1,6 @@
 /** `kloop calibrate <study>` (`kloop status` is in status.ts): a session of the session runner (src/cli/session/session-runner.ts). */
 import type { Command } from 'commander';
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import type { CalibrationResult } from '../../calibration/calibration.ts';
 import { DEFAULT_CALIBRATION_SETTINGS, calibrateStudy, listCalibrations } from '../../calibration/calibration.ts';
 import type { LoadedStudy } from '../../loop/loaded-study.ts';

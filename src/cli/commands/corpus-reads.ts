@@ -9,7 +9,7 @@ import { reconstructPartitions } from '../../corpus/lifecycle.ts';
 import { readCorpusEvents, readDecisionRecords } from '../../corpus/lifecycle-store.ts';
 import { InputError } from '../../errors.ts';
 import { corpusStatus } from '../../loop/corpus-lifecycle.ts';
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import { print, printJson, table } from '../output.ts';
 import { openStudy } from './study-session.ts';
 

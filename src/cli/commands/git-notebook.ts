@@ -5,7 +5,7 @@
  * commands which never mirror do not load the git library.
  */
 import path from 'node:path';
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import type { MirrorSyncResult } from '../../storage/git-mirror.ts';
 import type { StudyConfig } from '../../config/config.ts';
 import { progress } from '../output.ts';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { INVALID_INCUMBENT } from '../../doctor/proposer-fit.ts';
 import { InputError } from '../../errors.ts';
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
 import { listRegistryEvents } from '../../storage/activation.ts';
 import { loadExperimentScores } from '../../view/experiment-scores.ts';

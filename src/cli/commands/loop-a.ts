@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { LOOP_A_WEIGHTS, STRUCTURAL_GATE_NAMES } from '../../assembly/gates.ts';
 import type { PartitionName } from '../../corpus/example.ts';
-import { asIntentExamples, PARTITIONS } from '../../corpus/example.ts';
+import { PARTITIONS } from '../../corpus/example.ts';
+import { asIntentExamples } from '../../corpus/intent-example.ts';
 import { InputError } from '../../errors.ts';
 import { databaseExists, studyDatabaseLocation } from '../../storage/database.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';

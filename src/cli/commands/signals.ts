@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { asIntentExamples } from '../../corpus/example.ts';
+import { asIntentExamples } from '../../corpus/intent-example.ts';
 import { requireIntentStudy } from '../../study/compose.ts';
 import { formatLocation, InputError } from '../../errors.ts';
 import { loadStudyPatternLibrary } from '../../runtime/runtime.ts';
@@ -20,7 +20,7 @@ import type { MiningReport } from '../../signals/mining.ts';
 import { signalJsonSchema } from '../../signals/signal.ts';
 import type { SignalReport } from '../../signals/signal-report.ts';
 import { DEFAULT_SIGNALS_CONFIG } from '../../config/signals-config.ts';
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
 import { createNotebookFolder } from '../../storage/notebook-folder.ts';
 import { isPostgresUrl } from '../../storage/location.ts';

@@ -5,7 +5,7 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import path from 'node:path';
 import { InputError } from '../../errors.ts';
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import {
   databaseExists,
   isWritable,

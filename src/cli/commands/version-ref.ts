@@ -1,6 +1,6 @@
 /** Naming an artifact version on the command line: its id, `seed` or `active`. */
 import { InputError } from '../../errors.ts';
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import type { ArtifactVersion } from '../../storage/registry.ts';
 import { getRegistryVersion, getVersion } from '../../storage/registry.ts';
 

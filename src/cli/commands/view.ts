@@ -10,7 +10,7 @@ import { isIntentStudy } from '../../study/compose.ts';
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { InputError } from '../../errors.ts';
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import { databaseExists, openDatabase, studyDatabaseLocation, studyDatabasePath } from '../../storage/database.ts';
 import { createNotebookFolder } from '../../storage/notebook-folder.ts';
 import { isPostgresUrl } from '../../storage/location.ts';

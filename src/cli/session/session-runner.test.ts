@@ -7,7 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import { openDatabase } from '../../storage/database.ts';
 import { acquireLease, listLeases, releaseLease } from '../../storage/lease.ts';
 import { watchOutputStreams } from './closed-output.ts';

@@ -31,7 +31,7 @@
  *
  * See docs/reliability.md ("Exit codes", "Ctrl-C", "A closed output pipe").
  */
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import type { LeaseHeartbeat, LeaseRecord } from '../../storage/lease.ts';
 import { acquireLease, readLease, releaseLease, releaseLeaseSync, startLeaseHeartbeat } from '../../storage/lease.ts';
 import { LeaseLostError, isLeaseLost } from '../../storage/write-fence.ts';

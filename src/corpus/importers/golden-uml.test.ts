@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exampleSchema } from '../example.ts';
+import { exampleSchema } from '../intent-example.ts';
 import { importGoldenUml, importGoldenUmlCase, parseCaseMetadata } from './golden-uml.ts';
 
 // A hand-written case in the ModelSet's layout (not taken from the ModelSet).

@@ -26,7 +26,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { exampleSchema, type IntentExampleRecord } from '../example.ts';
+import { exampleSchema, type IntentExampleRecord } from '../intent-example.ts';
 import type { AppType } from '../../tasks/intent/vocabulary.ts';
 import type { ExpectedIntent } from '../../tasks/intent/intent.ts';
 import { stripExerciseInstructions, type StrippedText } from './exercise-instructions.ts';

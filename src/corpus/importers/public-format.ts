@@ -24,23 +24,16 @@
 import { readFileSync, statSync } from 'node:fs';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import type { Example } from '../example.ts';
-import { type ExampleFormat, INTENT_EXAMPLE_FORMAT } from '../example-format.ts';
+import { type ExampleFormat } from '../example-format.ts';
+import { INTENT_EXAMPLE_FORMAT } from '../intent-example.ts';
+import type { CorpusFileError } from '../corpus-file-error.ts';
 import { decodeUtf8, formatBytes, formatFieldPath, idOf, largestField, recordIssues } from './record-issues.ts';
 
+export type { CorpusFileError } from '../corpus-file-error.ts';
 export { formatFieldPath } from './record-issues.ts';
 
 /** The two syntaxes of a corpus file (JSON is read as YAML). */
 export type PublicFormat = 'jsonl' | 'yaml';
-
-/** One problem in a corpus file. */
-export interface CorpusFileError {
-  file: string;
-  /** 1-based line; absent when the problem concerns the whole file. */
-  line?: number;
-  /** Field path inside the record, e.g. `expected.entities[0].role`; absent for a whole record or file. */
-  field?: string;
-  message: string;
-}
 
 /** The examples of a file, or every problem found in it. */
 export type CorpusFileResult = { ok: true; examples: Example[] } | { ok: false; errors: CorpusFileError[] };

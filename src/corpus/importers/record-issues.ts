@@ -7,7 +7,7 @@ import type { z } from 'zod';
 import type { Example } from '../example.ts';
 import type { ExampleFormat } from '../example-format.ts';
 import { characterCount } from '../../text/characters.ts';
-import type { CorpusFileError } from './public-format.ts';
+import type { CorpusFileError } from '../corpus-file-error.ts';
 
 type PathSegment = string | number;
 

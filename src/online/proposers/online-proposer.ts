@@ -13,7 +13,7 @@ import { BudgetExceededError, createUsageMeter } from '../../providers/budget.ts
 import { resolveLanguageModel } from '../../providers/create-language-model.ts';
 import { createLlmClient } from '../../providers/llm-client.ts';
 import { parseModelSpec } from '../../providers/model-spec.ts';
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import { readOnlineState, writeOnlineState } from '../../storage/online-store.ts';
 import type { OnlineStudyConfig } from '../config.ts';
 import { createIdeasProposer, type OnlineProposer } from './ideas-proposer.ts';

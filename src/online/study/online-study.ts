@@ -15,7 +15,7 @@
  * ```
  */
 import { InputError } from '../../errors.ts';
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import { openDatabase, studyDatabaseLocation } from '../../storage/database.ts';
 import type { ExposureWindow, OnlineArm, OnlineExperimentRecord } from '../../storage/online-store.ts';
 import {

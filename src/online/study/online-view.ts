@@ -5,7 +5,7 @@
  * stored (`online_looks`, one row per look of the online gate: never
  * recomputed), plus the stop and the active version. Read-only.
  */
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import { listOnlineLooks, readOnlineState, type OnlineLookRecord } from '../../storage/online-store.ts';
 import { getRegistryVersion } from '../../storage/registry.ts';
 import { readOnlineClockEnd } from '../../storage/notebook/view-queries.ts';

@@ -11,7 +11,7 @@
  * are counted and recorded; the others are stored (never guessed).
  */
 import { z } from 'zod';
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import { firstExposures, type OutcomeInput } from '../../storage/online-store.ts';
 
 /** A refused outcome line. */

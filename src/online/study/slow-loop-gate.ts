@@ -3,7 +3,7 @@
  * (src/online/study/slow-loop.ts): its settings (the config over the gate's
  * defaults, τ from the A/A calibrations) and its input, read from the notebook.
  */
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import type { OnlineExperimentRecord } from '../../storage/online-store.ts';
 import { armStatistics, assignmentPeriods, listOnlineExperiments } from '../../storage/online-store.ts';
 import type { OnlineStudyConfig } from '../config.ts';

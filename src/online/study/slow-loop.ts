@@ -23,7 +23,7 @@
  * Everything is read from and written to the notebook, so a resumed study
  * re-uses every stored exposure and outcome.
  */
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import type { OnlineExperimentRecord } from '../../storage/online-store.ts';
 import {
   listOnlineExperiments,

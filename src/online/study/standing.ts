@@ -3,7 +3,7 @@
  * metric's lift on the decision window with its interval, what it waits for
  * and its decision. Read-only; the slow loop and `kloop show` print it.
  */
-import type { StudyDatabase } from '../../storage/database.ts';
+import type { StudyDatabase } from '../../storage/study-database.ts';
 import {
   armStatistics,
   exposureCounts,

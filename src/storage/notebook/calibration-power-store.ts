@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 
 /** One refused experiment as the power check reads it. */
 export interface RefusalEvidenceRow {

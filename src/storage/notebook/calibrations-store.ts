@@ -7,7 +7,7 @@
  * @module
  */
 import type { Selectable } from 'kysely';
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import type { CalibrationTable } from '../schema.ts';
 
 /** A stored calibration (read-only record of one `calibrations` row). */

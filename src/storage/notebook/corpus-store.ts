@@ -4,17 +4,13 @@
  * (the tables' columns; JSON columns as text): src/corpus/lifecycle-store.ts
  * turns them into members and events.
  *
- * {@link readCorpusMemberRowsFile} is the one synchronous reader: `loadStudy`
- * (synchronous) resolves partitions from the SQLite study database with it
- * before any command runs.
+ * The one synchronous reader, `readCorpusMemberRowsFile`, opens the SQLite
+ * file itself and is in corpus-members-file.ts: this module loads no driver.
  *
  * @module
  */
-import { existsSync } from 'node:fs';
-import Database from 'better-sqlite3';
 import { sql } from 'kysely';
-import { StorageError } from '../../errors.ts';
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import type { CorpusMemberTable } from '../schema.ts';
 
 /** A `corpus_members` row. */
@@ -92,8 +88,8 @@ async function readHistory(all: <Row>(text: string) => Promise<Row[]>): Promise<
   };
 }
 
-/** The history rows, synchronously (better-sqlite3). */
-function readHistorySync(all: <Row>(text: string) => Row[]): CorpusHistoryRows {
+/** The history rows, synchronously (better-sqlite3: corpus-members-file.ts). */
+export function readHistorySync(all: <Row>(text: string) => Row[]): CorpusHistoryRows {
   return {
     lastMoves: all(LAST_MOVES_SQL),
     admissions: all(ADMISSIONS_SQL),
@@ -110,36 +106,6 @@ export async function readCorpusMemberRows(db: StudyDatabase): Promise<CorpusMem
   if (members.length === 0) return { members, history: null };
   const run = async <Row>(text: string): Promise<Row[]> => (await sql<Row>`${sql.raw(text)}`.execute(db)).rows;
   return { members, history: await readHistory(run) };
-}
-
-/**
- * The member rows of a SQLite study database file, synchronously and
- * read-only: no member when the file or the table does not exist yet (a
- * study that has not run since the lifecycle was added).
- *
- * @throws StorageError naming the file when it exists but cannot be read
- */
-export function readCorpusMemberRowsFile(file: string): CorpusMemberRows {
-  if (!existsSync(file)) return { members: [], history: null };
-  let sqlite: Database.Database | undefined;
-  try {
-    sqlite = new Database(file, { readonly: true, fileMustExist: true });
-    const table = sqlite
-      .prepare("select name from sqlite_master where type = 'table' and name = 'corpus_members'")
-      .get();
-    if (table === undefined) return { members: [], history: null };
-    const members = sqlite.prepare('select * from corpus_members order by example_id').all() as CorpusMemberRow[];
-    if (members.length === 0) return { members, history: null };
-    const open = sqlite;
-    return { members, history: readHistorySync(<Row>(text: string): Row[] => open.prepare(text).all() as Row[]) };
-  } catch (error) {
-    throw new StorageError(`cannot read the corpus lifecycle from ${file}: ${(error as Error).message}`, {
-      file,
-      cause: error,
-    });
-  } finally {
-    sqlite?.close();
-  }
 }
 
 /** Every event, oldest first; only those of `kind` when given. */

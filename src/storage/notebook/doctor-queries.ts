@@ -7,8 +7,8 @@
  * @module
  */
 import { sql } from 'kysely';
-import type { StudyDatabase } from '../database.ts';
-import { backendOf } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
+import { backendOf } from '../study-database.ts';
 
 /** Counts of rows that point nowhere, each 0 in a sound notebook. */
 export interface DanglingCounts {

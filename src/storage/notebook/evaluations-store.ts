@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 
 /** Which stored results of one artifact to read. */
 export interface ExampleResultQuery {

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import type { ArtifactVersion } from '../registry.ts';
 import { putVersion, setRegistryVersion } from '../registry.ts';
 import { incrementShadowExposures } from './corpus-store.ts';

@@ -4,7 +4,7 @@
  * experiment as stored, the stop of every run, and the failed proposer
  * answers.
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 
 /** One experiment as stored; `evidence` is the gate's evidence as JSON text (parsed by its reader). */
 export interface StoredExperiment {

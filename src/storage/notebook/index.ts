@@ -19,7 +19,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import * as calibrationPowerStore from './calibration-power-store.ts';
 import * as calibrationsStore from './calibrations-store.ts';
 import * as corpusStore from './corpus-store.ts';
@@ -119,8 +119,8 @@ function bindStore<Module extends object>(db: StudyDatabase, module: Module): Bo
  * ```
  */
 export function openNotebook(db: StudyDatabase): Notebook {
-  // The one store function that reads no database (a notebook folder's file): not the notebook's.
-  const { readCorpusMemberRowsFile: _file, ...corpus } = corpusStore;
+  // The synchronous history reader takes a statement runner, not the database (corpus-members-file.ts): not the notebook's.
+  const { readHistorySync: _sync, ...corpus } = corpusStore;
   return {
     ...bindStore(db, calibrationPowerStore),
     ...bindStore(db, calibrationsStore),

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 
 /**
  * Whether graduation or rotation moves (`graduated`, `rotated_out` events)

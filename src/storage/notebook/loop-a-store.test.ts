@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import { openDatabase } from '../database.ts';
 import { putVersion } from '../registry.ts';
 import {

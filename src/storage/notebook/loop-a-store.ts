@@ -10,7 +10,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 
 /** A Loop A run as stored (`loop_a_runs`). */
 export interface LoopARunRow {

@@ -18,7 +18,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestSchema, postgresAvailable, type TestSchema } from '../../test-support/postgres.ts';
-import { openDatabase, type StudyDatabase } from '../database.ts';
+import { openDatabase } from '../database.ts';
+import { type StudyDatabase } from '../study-database.ts';
 import { type Notebook, openNotebook } from './index.ts';
 
 const postgres = await postgresAvailable();

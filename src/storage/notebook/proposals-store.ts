@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 
 /** One proposer call to record. */
 export interface NewProposalRow {

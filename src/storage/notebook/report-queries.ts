@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 
 /** One corpus move as the report lists it (`corpus_events`). */
 export interface CorpusMoveRow {

@@ -3,7 +3,7 @@
  * what a reset moves aside, reading the corpus lifecycle tables as they are,
  * and writing the carried corpus history into a fresh notebook.
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import type { CorpusEventTable, CorpusMemberTable } from '../schema.ts';
 
 /** What the notebook held, before a reset (row counts). */

@@ -2,7 +2,7 @@
  * The stored model answers of the response cache (src/providers/response-cache.ts):
  * the `response_cache` table, one JSON answer per key.
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 
 /** A stored answer, as written: the JSON text of the answer and the model that gave it. */
 export interface StoredResponse {

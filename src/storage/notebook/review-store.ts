@@ -3,7 +3,7 @@
  * row per change or finding that waits for a human decision, with who
  * decided it, when, and what approval did.
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import type { ReviewItemTable } from '../schema.ts';
 
 export const REVIEW_ITEM_KINDS = ['artifact', 'pattern', 'example'] as const;

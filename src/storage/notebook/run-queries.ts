@@ -4,7 +4,7 @@
  * interrupted mark of a run ended by the grace timer, the count of a run's
  * experiments for the lease-lost report, and the run's final report.
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 
 /** The functions of this module, without their database argument (for the notebook interface). */
 export interface RunQueriesStore {

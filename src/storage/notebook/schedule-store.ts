@@ -3,7 +3,7 @@
  * `schedule_runs` per scheduled run of a loop, with its outcome and a JSON
  * detail.
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 
 /** Any scheduled loop: the four of an offline study (A–D), or an online study's two (`fast`, `slow`). */
 export type ScheduledLoopName = 'A' | 'B' | 'C' | 'D' | 'fast' | 'slow';

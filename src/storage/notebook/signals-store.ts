@@ -16,7 +16,7 @@
  * await countSignalRows(db); // e.g. 42
  * ```
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import type { SignalTable } from '../schema.ts';
 
 /** Rows inserted per statement by {@link insertSignalRows} (12 columns each, well under SQLite's variable limit). */

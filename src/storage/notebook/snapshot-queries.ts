@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import type { KloopDatabase } from '../schema.ts';
 
 /** The columns the snapshot reads of each table, in the order it lists them. */

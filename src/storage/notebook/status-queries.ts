@@ -3,7 +3,7 @@
  * calibrations and the loop state (read by their own modules): the decision
  * and reason of every experiment, and the last run.
  */
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 
 /** An experiment's decision and its reason code (`accepted`, or the refusal or skip reason). */
 export interface ExperimentDecision {

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Selectable } from 'kysely';
-import type { StudyDatabase } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import type { ArtifactVersionTable, ExperimentTable, RunTable } from '../schema.ts';
 
 /** One artifact version as stored (`artifact_versions`). */

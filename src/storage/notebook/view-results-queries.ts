@@ -9,8 +9,8 @@
  * @module
  */
 import { sql } from 'kysely';
-import type { StudyDatabase } from '../database.ts';
-import { backendOf, listTables } from '../database.ts';
+import type { StudyDatabase } from '../study-database.ts';
+import { backendOf, listTables } from '../study-database.ts';
 
 /** One stored example-repeat without its record (`example_results`). */
 export interface ExampleOutcomeRow {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { asIntentExamples, type IntentExample } from '../../corpus/example.ts';
+import { asIntentExamples, type IntentExample } from '../../corpus/intent-example.ts';
 import { readCorpusFile } from '../../corpus/importers/public-format.ts';
 import { createSeededRandom } from '../../stats/seeded-random.ts';
 import { defaultWeights } from '../task.ts';

@@ -160,10 +160,11 @@ export function anchorsCheck(
   differenceScale: number,
 ): GateCheck {
   const anchor = comparePaired(input.anchor.incumbent, input.anchor.candidate);
+  const sdOf = anchorSds(anchor.ids, calibration);
   const drops: Array<{ id: string; drop: number; tolerance: number }> = anchor.ids.map((id, index) => ({
     id,
     drop: -anchor.differences[index]!,
-    tolerance: settings.anchorTolerance + settings.anchorK * (calibration.exampleSds[id] ?? 0) * differenceScale,
+    tolerance: settings.anchorTolerance + settings.anchorK * sdOf(id) * differenceScale,
   }));
   const regressions = drops
     .filter((entry) => entry.drop > entry.tolerance + 1e-12)
@@ -187,6 +188,24 @@ export function anchorsCheck(
       : `anchor regression: ${[...regressions.map((regression) => `${regression.id} −${regression.drop} > tolerance ${regression.tolerance}`), ...newlyInvalid.map((id) => `${id} became invalid`)].join(', ')}`,
     data: { regressions, newlyInvalid, delta: anchor.delta, closest: closest?.id ?? null },
   };
+}
+
+/**
+ * The SD an anchor's tolerance is a multiple of: its calibrated per-example
+ * SD, floored at the anchors' pooled SD (the root mean square of their
+ * calibrated SDs). A per-example SD is an estimate from `noiseRepeats`
+ * draws, and for a sampled model whose answer to an example flips now and
+ * then it is often exactly 0: an outcome that flips one time in ten shows no
+ * flip in 8 draws 43% of the time (0.9⁸), and a tolerance of 0 then refuses
+ * the first flip of a candidate's repeats as a regression. The pooled SD is
+ * the noise an anchor of this partition has on average; an anchor whose own
+ * calibrated SD is larger keeps its own. Without a calibration (every SD 0)
+ * the tolerance is `anchorTolerance` alone, as before.
+ */
+export function anchorSds(ids: readonly string[], calibration: GateCalibration): (id: string) => number {
+  const sds = ids.map((id) => calibration.exampleSds[id] ?? 0);
+  const pooled = sds.length === 0 ? 0 : Math.sqrt(sds.reduce((sum, sd) => sum + sd * sd, 0) / sds.length);
+  return (id) => Math.max(calibration.exampleSds[id] ?? 0, pooled);
 }
 
 /** 6. shadow, raced and stopped for futility: refused (`not_confirmed` when its gain so far was positive, else `specialization`), never confirmed on a partial shadow. */

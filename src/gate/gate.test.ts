@@ -168,6 +168,36 @@ describe('the gate', () => {
     expect(decision.accepted).toBe(true);
   });
 
+  it("floors an anchor's calibrated SD at the anchors' pooled SD: an SD of 0 from a few draws does not make every flip a regression", async () => {
+    // a0 was calibrated at SD 0, a1 and a2 at 0.03: pooled √((0 + 0.03² + 0.03²)/3) = 0.024495, a0's tolerance
+    // 3 × 0.024495 × √2 = 0.103923. A drop of 0.05 passes (with the SD of 0 it was refused); a drop of 0.15 does not.
+    const calibration = { noiseSd: 0, exampleSds: { a0: 0, a1: 0.03, a2: 0.03 } };
+    const passed = await decide(
+      input({
+        anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', { ...anchors, a0: 0.55 }) },
+        calibration,
+      }),
+    );
+    expect(passed.accepted).toBe(true);
+    expect(passed.checks.find((check) => check.name === 'anchors')).toMatchObject({
+      passed: true,
+      threshold: 0.103923,
+    });
+    const refused = await decide(
+      input({
+        anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', { ...anchors, a0: 0.45 }) },
+        calibration,
+      }),
+    );
+    expect(refused).toMatchObject({ accepted: false, reason: 'anchor_regression' });
+    expect(refused.checks.at(-1)!.detail).toContain('a0 −0.15 > tolerance 0.103923');
+    // Without a calibration every SD is 0 and the tolerance is anchorTolerance alone.
+    const strict = await decide(
+      input({ anchor: { incumbent: score('anchor', anchors), candidate: score('anchor', { ...anchors, a0: 0.55 }) } }),
+    );
+    expect(strict).toMatchObject({ accepted: false, reason: 'anchor_regression' });
+  });
+
   it('refuses as specialization a gain the shadow does not confirm', async () => {
     const decision = await decide(
       input({ shadow: { incumbent: score('shadow', shadowBase), candidate: score('shadow', shadowBase) } }),

@@ -61,12 +61,19 @@ describe('retrialVerdict', () => {
       kind: 'skip',
       reason: expect.stringContaining('refused specialization (experiment #7)'),
     });
-    expect(retrialVerdict([judged(7, 1, 'anchor_regression')], 3, 2)).toMatchObject({ kind: 'skip' });
+    expect(retrialVerdict([judged(7, 1, 'invalid')], 3, 2)).toMatchObject({ kind: 'skip' });
+    // An anchor's tolerance is a multiple of its calibrated noise: its refusal is reopened like the other noisy ones.
+    expect(retrialVerdict([judged(7, 1, 'anchor_regression')], 3, 2)).toEqual({
+      kind: 'retrial',
+      trial: 2,
+      of: 3,
+      earlier: [7],
+    });
     expect(retrialVerdict([judged(7, 1, 'accepted')], 3, 2)).toEqual({
       kind: 'skip',
       reason: 'a near-duplicate was accepted (experiment #7)',
     });
-    expect(RETRIABLE_REASONS).toEqual(['not_significant', 'not_confirmed', 'futility']);
+    expect(RETRIABLE_REASONS).toEqual(['not_significant', 'not_confirmed', 'futility', 'anchor_regression']);
   });
 
   it('judges a re-trial at α/K and shadowAlpha/K, the first trial at the configured levels', () => {

@@ -1,8 +1,10 @@
 /**
  * Re-trials: a refusal by a noisy test is not a verdict for ever.
  *
- * A candidate refused `not_significant`, `not_confirmed` or `futility` (the
- * race stopped it) lost to noise as often as to its own worth: a real gain
+ * A candidate refused `not_significant`, `not_confirmed`, `futility` (the
+ * race stopped it) or `anchor_regression` (an anchor's tolerance is a
+ * multiple of its calibrated noise: one flip of a sampled answer can cross
+ * it) lost to noise as often as to its own worth: a real gain
  * refused once by chance would otherwise be lost for good, since the
  * near-duplicate check skipped every later offer of it. Here, a delta is
  * judged again when it comes back against a **changed incumbent** (the
@@ -11,7 +13,7 @@
  * **same** incumbent it is skipped and recorded as a `duplicate` (its
  * evaluations are stored, so judging it again would replay the same
  * numbers); so is a delta whose earlier refusal was not noisy
- * (`specialization`, `anchor_regression`, `invalid`, ...), one whose
+ * (`specialization`, `invalid`, `constraint`, `below_margin`), one whose
  * near-duplicate was accepted, and one whose re-trials are spent.
  *
  * A *family* is a delta and every judged delta within `gate.minDeltaDistance`
@@ -45,8 +47,19 @@ import { DEFAULT_RETRIALS } from '../gate/gate-defaults.ts';
 
 export { DEFAULT_RETRIALS };
 
-/** Refusals a re-trial may overturn: the noisy tests (Δ too small to tell from chance, or stopped early for that reason). */
-export const RETRIABLE_REASONS: readonly RefusalReason[] = ['not_significant', 'not_confirmed', 'futility'];
+/**
+ * Refusals a re-trial may overturn: the noisy tests (Δ too small to tell
+ * from chance, or stopped early for that reason) and an anchor's drop past
+ * its noise tolerance. A re-trial keeps every check (anchors included) and
+ * spends α/K on the tests, so a candidate that truly lowers an anchor is
+ * refused again.
+ */
+export const RETRIABLE_REASONS: readonly RefusalReason[] = [
+  'not_significant',
+  'not_confirmed',
+  'futility',
+  'anchor_regression',
+];
 
 /** One judged experiment, as the re-trial rule reads it. */
 export interface JudgedExperiment {

@@ -118,16 +118,21 @@ export function printAdaptiveRepeats(
   console.log(
     `\nAdaptive repeats (gate.adaptiveRepeats, src/gate/noise-free.ts) beside today's full repeats, on the same draws, R = ${scenario.repeats}, incumbent ${scenario.incumbentRepeats ?? scenario.repeats} repeats: ` +
       `a temperature-0 world, each example noise-free with probability ${scenario.noiseFree?.share.toFixed(2)} (σ = ${results.sigma.toFixed(5)})` +
-      (slip !== undefined ? `, a noise-free example answering differently (−${slip.size}) in ${percent(slip.probability)} of draws` : '') +
+      (slip !== undefined
+        ? `, a noise-free example answering differently (−${slip.size}) in ${percent(slip.probability)} of draws`
+        : '') +
       `; ${trials} decisions per column; evaluations = the candidate's example-repeats paid (the shadow in full, when consulted):`,
   );
   const perDecision = (side: Side): string[] => side.evaluations.map((sum) => (sum / trials).toFixed(0));
-  const mean = (side: Side): number => side.evaluations.reduce((sum, value) => sum + value, 0) / trials / COLUMNS.length;
+  const mean = (side: Side): number =>
+    side.evaluations.reduce((sum, value) => sum + value, 0) / trials / COLUMNS.length;
   const rate = (side: Side, column: number): string => percent(side.accepted[column]! / trials);
   const row = (label: string, side: Side, relative?: Side): string[] => [
     label,
     perDecision(side).join(' / '),
-    relative === undefined ? mean(side).toFixed(0) : `${mean(side).toFixed(0)} (${percent(mean(side) / mean(relative))})`,
+    relative === undefined
+      ? mean(side).toFixed(0)
+      : `${mean(side).toFixed(0)} (${percent(mean(side) / mean(relative))})`,
     relative === undefined
       ? (side.topUps / trials).toFixed(0)
       : `${(side.topUps / trials).toFixed(0)} (${percent(side.topUps / relative.topUps)})`,

@@ -142,8 +142,6 @@ export function fillStanding(
       copied += 1;
     }
   }
-  out.sort(
-    (left, right) => left.repeat - right.repeat || rank.get(left.exampleId)! - rank.get(right.exampleId)!,
-  );
+  out.sort((left, right) => left.repeat - right.repeat || rank.get(left.exampleId)! - rank.get(right.exampleId)!);
   return { records: out, copied };
 }

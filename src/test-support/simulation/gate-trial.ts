@@ -180,7 +180,15 @@ export function evaluateSimulatedArtifact(
       : trueQuality;
   return {
     trueQuality: quality.optimization,
-    optimization: simulate(scenario, corpus, corpus.optimization, 'optimization', quality.optimization, repeats, random),
+    optimization: simulate(
+      scenario,
+      corpus,
+      corpus.optimization,
+      'optimization',
+      quality.optimization,
+      repeats,
+      random,
+    ),
     anchor: simulate(scenario, corpus, corpus.anchor, 'anchor', quality.anchor, repeats, random),
     shadow: simulate(scenario, corpus, corpus.shadow, 'shadow', quality.shadow, repeats, random),
   };

@@ -85,14 +85,9 @@ describe('fillStanding', () => {
     const records = [record('a', 0, 0.75), record('b', 0, 0.2), record('b', 1, 0.4), record('b', 2, 0.6)];
     const filled = fillStanding(records, new Set(['a']), 3, ['b', 'a']);
     expect(filled.copied).toBe(2);
-    expect(filled.records.map((each) => `${each.repeat}:${each.exampleId}=${each.composite}`)).toEqual([
-      '0:b=0.2',
-      '0:a=0.75',
-      '1:b=0.4',
-      '1:a=0.75',
-      '2:b=0.6',
-      '2:a=0.75',
-    ]);
+    expect(
+      filled.records.map((each) => `${each.repeat}:${each.exampleId}=${each.valid ? each.composite : 'invalid'}`),
+    ).toEqual(['0:b=0.2', '0:a=0.75', '1:b=0.4', '1:a=0.75', '2:b=0.6', '2:a=0.75']);
   });
 
   it('keeps a standing example’s evaluated repeats and copies its lowest one', () => {

@@ -23,7 +23,10 @@ function fakeEvaluator(value: (text: string, id: string, repeat: number) => numb
       const first = request.firstRepeat ?? 0;
       const results = [];
       for (let repeat = first; repeat < first + (request.repeats ?? 1); repeat += 1) {
-        const records: ExampleScoreRecord[] = request.examples.map((example) => {
+        const wanted = request.examples.filter(
+          (example) => request.storedOnly !== true || stored.has(`${request.artifactText}/${example.id}/${repeat}`),
+        );
+        const records: ExampleScoreRecord[] = wanted.map((example) => {
           const key = `${request.artifactText}/${example.id}/${repeat}`;
           if (!stored.has(key)) {
             stored.add(key);
@@ -80,12 +83,14 @@ describe('adaptiveRepeatsOn', () => {
 });
 
 describe('evaluateIncumbentPartition', () => {
-  it('tops up only the examples that are not noise-free, and copies the others', async () => {
+  it('evaluates everything when nothing is stored, then tops up only the examples that are not noise-free', async () => {
     const { evaluator, executed } = fakeEvaluator(value);
-    const input = { text: 'incumbent', partition: 'optimization' as const, repeats: 6 };
-    const score = await evaluateIncumbentPartition(evaluator, study(), calibration, input);
-    // 4 examples × 3 repeats, then the top-up repeats 3..5 of e2 and e3 only.
-    expect(executed).toHaveLength(12 + 6);
+    const input = { text: 'incumbent', partition: 'optimization' as const };
+    const first = await evaluateIncumbentPartition(evaluator, study(), calibration, { ...input, repeats: 3 });
+    expect(executed).toHaveLength(12);
+    expect(first.copied).toBeUndefined();
+    const score = await evaluateIncumbentPartition(evaluator, study(), calibration, { ...input, repeats: 6 });
+    // The top-up repeats 3..5 of e2 and e3 only.
     expect(executed.slice(12)).toEqual([
       'incumbent:e2#3',
       'incumbent:e3#3',
@@ -97,10 +102,30 @@ describe('evaluateIncumbentPartition', () => {
     expect(score.copied).toBe(6);
     expect(score.total).toBe(24);
     expect(score.repeats).toBe(6);
+    // Usage of each example-repeat read once: 6 stored (e0, e1) + 12 of e2, e3 (6 stored, 6 new).
     expect(score.usage.inputTokens).toBe(18);
     // Run composite of repeat 4: (0.5 + 0.25 + 0.5 + 0.55) / 4.
     expect(score.runComposites[4]).toBeCloseTo(0.45, 12);
     expect(score.examples.slice(0, 4).map((record) => record.exampleId)).toEqual(IDS);
+  });
+
+  it('evaluates a freshly accepted candidate only where its one agreeing draw is not all it has', async () => {
+    const { evaluator, executed } = fakeEvaluator(value);
+    const references = new Map([
+      ['e0', 0.5],
+      ['e1', 0.25],
+    ]);
+    await evaluateCandidatePartition(evaluator, study(), references, { text: 'candidate', partition: 'optimization' });
+    expect(executed).toHaveLength(10);
+    // Now the incumbent: e0's one stored draw stands for repeats 1 and 2; e1 (3 alike), e2, e3 are read back.
+    const score = await evaluateIncumbentPartition(evaluator, study(), calibration, {
+      text: 'candidate',
+      partition: 'optimization',
+      repeats: 3,
+    });
+    expect(executed).toHaveLength(10);
+    expect(score.copied).toBe(2);
+    expect(score.total).toBe(12);
   });
 
   it('evaluates every top-up with the setting off', async () => {

@@ -58,6 +58,7 @@ function evaluateSome(
   examples: readonly EvaluatedExample[],
   repeats: number,
   firstRepeat = 0,
+  storedOnly = false,
 ): Promise<PartitionScore> {
   return withArtifactOverride(part.text, async () => {
     await yieldToEventLoop();
@@ -67,6 +68,7 @@ function evaluateSome(
       examples,
       repeats,
       firstRepeat,
+      ...(storedOnly ? { storedOnly: true } : {}),
       ...(part.signal !== undefined ? { signal: part.signal } : {}),
     });
   });
@@ -130,9 +132,12 @@ async function completeWith(
 
 /**
  * The incumbent on a partition with `repeats` (its topped-up repeats): a
- * noise-free example whose first `study.gate.repeats` repeats agree is not
- * topped up. Every example-repeat evaluated when the rule is off or there is
- * no top-up.
+ * noise-free example whose stored repeats of this incumbent all agree is not
+ * evaluated again — not topped up, and, for a freshly accepted candidate
+ * whose one draw agreed with the incumbent before it, not evaluated up to
+ * `repeats` either. Nothing stored yet (a seed's first round): every
+ * example-repeat is evaluated. Every example-repeat evaluated when the rule
+ * is off.
  */
 export async function evaluateIncumbentPartition(
   evaluator: Evaluator,
@@ -141,21 +146,22 @@ export async function evaluateIncumbentPartition(
   input: { text: string; partition: PartitionName; repeats: number; signal?: AbortSignal | undefined },
 ): Promise<PartitionScore> {
   const { text, partition, repeats, signal } = input;
-  const base = study.gate.repeats;
-  if (!adaptiveRepeatsOn(study, calibration) || repeats <= base)
+  if (!adaptiveRepeatsOn(study, calibration))
     return evaluatePartition(evaluator, study, text, partition, signal, repeats);
   const part: Part = { evaluator, study, text, partition, signal };
-  const first = await evaluatePartition(evaluator, study, text, partition, signal, base);
-  const standing = new Set(noiseFreeReferences(calibration!, first.examples).keys());
+  const examples = study.partitions[partition];
+  const stored = await evaluateSome(part, examples, repeats, 0, true);
+  const standing = new Set(noiseFreeReferences(calibration!, stored.examples).keys());
   if (standing.size === 0) return evaluatePartition(evaluator, study, text, partition, signal, repeats);
-  const topUp = study.partitions[partition].filter((example) => !standing.has(example.id));
-  return completeWith(
+  const paid = await evaluateSome(
     part,
-    first,
-    [{ examples: topUp, repeats: repeats - base, firstRepeat: base }],
-    standing,
+    examples.filter((example) => standing.has(example.id)),
     repeats,
+    0,
+    true,
   );
+  const rest = examples.filter((example) => !standing.has(example.id));
+  return completeWith(part, paid, [{ examples: rest, repeats, firstRepeat: 0 }], standing, repeats);
 }
 
 /**

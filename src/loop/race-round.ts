@@ -204,6 +204,7 @@ async function evaluateAdaptiveSlots(
       : evaluateSlots(port.evaluator(), port.study, candidate.text, 'optimization', some, port.signal);
   const { references, firstDraws } = adaptive;
   const later = (slot: RaceSlot): boolean => slot.repeat >= 1 && references.has(slot.exampleId);
+
   const records = await evaluate(slots.filter((slot) => !later(slot)));
   const draws = firstDraws.get(candidate) ?? new Map<string, ExampleScoreRecord>();
   firstDraws.set(candidate, draws);

@@ -38,7 +38,9 @@ describe('the temperature-0 world', () => {
     expect(corpus.noiseFree?.size).toBe(20);
     const score = evaluateSimulatedArtifact(exact, corpus, 0.6, random).optimization;
     const id = [...corpus.noiseFree!].find((each) => each.startsWith('o'))!;
-    const values = score.examples.filter((record) => record.exampleId === id).map((record) => record.composite);
+    const values = score.examples
+      .filter((record) => record.exampleId === id)
+      .map((record) => (record.valid ? record.composite : Number.NaN));
     expect(values).toHaveLength(5);
     expect(new Set(values).size).toBe(1);
     expect(values[0]).toBe(0.6 + corpus.optimization[id]!);

@@ -34,6 +34,7 @@ import type { GateCalibration, GateSettings } from '../src/gate/gate.ts';
 import type { RacingSettings } from '../src/gate/racing/index.ts';
 import { DEFAULT_FUTILITY_LEVEL, DEFAULT_RACING_BATCH_SIZE } from '../src/config/config.ts';
 import { createSeededRandom } from '../src/stats/index.ts';
+import { printAdaptiveRepeats, runAdaptiveRepeats } from './adaptive-repeats-bench.ts';
 import {
   createSimulatedCorpus,
   decideSimulated,
@@ -69,6 +70,8 @@ const RACING: RacingSettings = { batchSize: DEFAULT_RACING_BATCH_SIZE, futilityL
 const TARGET_RACING_COST = 0.5;
 const TARGET_RACING_2SIGMA_GAP = 0.03;
 const ROUNDS = 2000;
+/** The false-accept target of adaptive repeats (issue #34 item 4): no-op false accepts ≤ 0.5%. */
+const TARGET_ADAPTIVE_FALSE_ACCEPT = 0.005;
 
 const MAIN: GateScenario = {
   trueQuality: 0.6,
@@ -708,6 +711,25 @@ async function main(): Promise<void> {
     verdictsOfRacing,
     drift.byVariant[defaultIndex]!,
     drift.raced!,
+  );
+
+  // Adaptive repeats: a temperature-0 world (a third of the examples noise-free, 1% rare different answers of −0.1).
+  const temperatureZero: GateScenario = {
+    ...MAIN,
+    noiseFree: { share: 1 / 3, slip: { probability: 0.01, size: 0.1 } },
+  };
+  const adaptive = await runAdaptiveRepeats(temperatureZero, DECISIONS, 8_000_000);
+  const exact = await runAdaptiveRepeats({ ...MAIN, noiseFree: { share: 1 / 3 } }, SIDE_DECISIONS, 8_500_000);
+  const unchanged = await runAdaptiveRepeats(MAIN, SIDE_DECISIONS, 8_700_000);
+  verdictsOfRacing.push(
+    ...printAdaptiveRepeats(adaptive, exact, table, {
+      falseAccept: TARGET_ADAPTIVE_FALSE_ACCEPT,
+      accept2Sigma: TARGET_ACCEPT_2SIGMA,
+      overfit: TARGET_OVERFIT,
+    }),
+  );
+  console.log(
+    `  the main scenario (normal noise on every example: none is noise-free): ${unchanged.differing} of ${unchanged.trials * 5} decisions differ, evaluations ${(unchanged.adaptive.evaluations.reduce((sum, value) => sum + value, 0) / unchanged.trials / 5).toFixed(0)} vs ${(unchanged.full.evaluations.reduce((sum, value) => sum + value, 0) / unchanged.trials / 5).toFixed(0)} per decision`,
   );
 
   console.log(

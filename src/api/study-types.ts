@@ -113,7 +113,11 @@ export interface CreateStudyOptions<Input = unknown, Expected = unknown, Output 
   onEvent?: (event: RunEvent) => void;
   /** Stops the study's work (optimize, ask, tell) as Ctrl-C does. */
   signal?: AbortSignal;
-  /** Calibration for a stochastic workflow (noise SD); default none. Required when `gate.requireCalibration` is in force (by default, when `deterministic` is false). */
+  /**
+   * Calibration for a stochastic workflow (noise SD); default none. Required when `gate.requireCalibration` is in force
+   * (by default, when `deterministic` is false). With `noiseRepeats` (≥ 3: the repeats the per-example SDs were measured
+   * over), an example whose SD is exactly 0 is noise-free for `gate.adaptiveRepeats` (docs/gate.md).
+   */
   calibration?: GateCalibration;
 }
 

@@ -71,7 +71,10 @@ export async function latestCalibration(
   if (records.length === 0) return undefined;
   const record = records[0]!;
   const noiseSd = Math.max(...records.map((entry) => entry.noiseSd));
-  return { calibration: Object.freeze({ noiseSd, exampleSds: record.exampleSds }), record };
+  return {
+    calibration: Object.freeze({ noiseSd, exampleSds: record.exampleSds, noiseRepeats: record.noiseRepeats }),
+    record,
+  };
 }
 
 /** Every stored calibration (valid or not), newest first; only `fingerprint`'s when given. */

@@ -229,7 +229,7 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
   return {
     ok: true,
     record,
-    calibration: { noiseSd: Math.max(...windowSds), exampleSds: noise.exampleSds },
+    calibration: { noiseSd: Math.max(...windowSds), exampleSds: noise.exampleSds, noiseRepeats: settings.noiseRepeats },
     deterministic,
     signal,
     threshold: {

@@ -72,6 +72,7 @@ describe('loadStudyConfig', () => {
       minCohensD: 0.5,
       noiseRepeats: 8,
       signalRepeats: 3,
+      adaptiveRepeats: true,
     });
     expect(config.stopping).toEqual({ maxExperiments: 60, plateauRounds: 3, idleRounds: 2, maxConsecutiveFailures: 5 });
     expect(config.seed).toBe(1);

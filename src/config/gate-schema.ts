@@ -1,6 +1,6 @@
 /** `gate:` of `kloop.yaml` (src/config/config.ts): the gate's settings, with racing. */
 import { z } from 'zod';
-import { DEFAULT_GATE_SETTINGS, DEFAULT_RETRIALS } from '../gate/gate-defaults.ts';
+import { DEFAULT_ADAPTIVE_REPEATS, DEFAULT_GATE_SETTINGS, DEFAULT_RETRIALS } from '../gate/gate-defaults.ts';
 import { count, nonNegative } from './schema-numbers.ts';
 import {
   DEFAULT_CALIBRATION_WINDOW,
@@ -79,6 +79,14 @@ export const gateSchema = z.strictObject({
    * (its repeats are identical: the default is then `repeats`).
    */
   incumbentRepeats: count(1).optional(),
+  /**
+   * Adaptive repeats: a candidate is evaluated once on a noise-free example
+   * (calibrated per-example SD exactly 0 over ≥ 3 noise repeats, the
+   * incumbent's repeats there all alike) when that draw agrees with the
+   * incumbent's, and the incumbent is not topped up there
+   * (src/gate/noise-free.ts). Ignored for a deterministic executor. Default true.
+   */
+  adaptiveRepeats: z.boolean().default(DEFAULT_ADAPTIVE_REPEATS),
   /** Smallest Cohen's d between incumbent and an ablated artifact. Default 0.5. */
   minCohensD: nonNegative.default(DEFAULT_MIN_COHENS_D),
   /**

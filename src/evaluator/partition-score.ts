@@ -57,6 +57,12 @@ export interface PartitionScore {
    * no stored result, not executed and not in `total`. 0 when every one was stored.
    */
   missing?: number;
+  /**
+   * Adaptive repeats (src/gate/noise-free.ts): example-repeats copied from a
+   * noise-free example's one evaluated draw instead of evaluated (they are
+   * in `examples` and `total`). Absent: every example-repeat was evaluated.
+   */
+  copied?: number;
   /** Run-level composites, one per repeat (mean over the run's valid examples). */
   runComposites: Array<number | null>;
   /** Every example-repeat score. */

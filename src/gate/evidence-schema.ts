@@ -186,6 +186,10 @@ export const storedEvidenceSchema = z.looseObject({
       optimization: z.looseObject({ candidate: storedNumber.optional() }).optional(),
     })
     .optional(),
+  /** Adaptive repeats (src/loop/adaptive-evaluation.ts): example-repeats copied, not evaluated. */
+  adaptiveRepeats: z
+    .looseObject({ copied: z.looseObject({ candidate: z.number(), incumbent: z.number() }) })
+    .optional(),
 });
 
 /** The stored evidence of one experiment, as {@link parseStoredEvidence} returns it. */

@@ -20,6 +20,14 @@ export const DEFAULT_GATE_SETTINGS: Readonly<GateSettings> = Object.freeze({
 });
 
 /**
+ * Default of `gate.adaptiveRepeats`: on. A noise-free example (calibrated SD
+ * exactly 0 over ≥ 3 repeats, the incumbent's repeats all alike) is evaluated
+ * once for a candidate whose draw agrees, and the incumbent is not topped up
+ * there (src/gate/noise-free.ts).
+ */
+export const DEFAULT_ADAPTIVE_REPEATS = true;
+
+/**
  * Default of `gate.retrials`: times a delta refused by a noisy test may be
  * judged again against a changed incumbent (src/loop/retrials.ts).
  */

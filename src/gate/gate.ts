@@ -176,6 +176,12 @@ export interface GateCalibration {
   noiseSd: number;
   /** Per-example SD of the composite across noise repeats, by example id. */
   exampleSds: Readonly<Record<string, number>>;
+  /**
+   * Repeats the per-example SDs were measured over (`gate.noiseRepeats` of
+   * the newest calibration). Adaptive repeats (src/gate/noise-free.ts) call an
+   * example noise-free only with ≥ 3 of them; absent: none is.
+   */
+  noiseRepeats?: number;
 }
 
 export const NO_CALIBRATION: Readonly<GateCalibration> = Object.freeze({ noiseSd: 0, exampleSds: {} });

@@ -18,7 +18,8 @@ import { summarizeDistances } from './engine-close.ts';
 import { idOf, isDecided, recordDecision } from './engine-decide.ts';
 import type { EngineRun, RoundState } from './engine-state.ts';
 import { closeRound } from './engine-state.ts';
-import { evaluatePartition, incumbentRepeats, yieldToEventLoop } from './evaluate-partition.ts';
+import { incumbentRepeats, yieldToEventLoop } from './evaluate-partition.ts';
+import { evaluateIncumbentPartition } from './adaptive-evaluation.ts';
 import { acceptedInRound, MAX_EVALUATION_FAILURES, recordProposal } from './notebook.ts';
 import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
 import { DEFAULT_RETRIALS } from './retrials.ts';
@@ -32,7 +33,12 @@ export async function ask(run: EngineRun): Promise<Asked> {
   const attempt = run.openRound.attempt ?? 0;
   const baseRepeats = incumbentRepeats(run.study, round - 1 - (await acceptedInRound(run.db, state.base.id)));
   const baseOptimization = await withCallStage('incumbent', () =>
-    evaluatePartition(run.evaluator, run.study, state.base.text, 'optimization', run.options.signal, baseRepeats),
+    evaluateIncumbentPartition(run.evaluator, run.study, run.calibration, {
+      text: state.base.text,
+      partition: 'optimization',
+      repeats: baseRepeats,
+      signal: run.options.signal,
+    }),
   );
   const proposal = await askRoundProposer(run, state, attempt, baseOptimization);
   const failed = answerFailed(proposal);

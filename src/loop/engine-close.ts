@@ -9,7 +9,7 @@ import { withCallStage } from '../providers/call-stage.ts';
 import { removeRunIfEmpty } from '../storage/notebook/engine-runs-store.ts';
 import type { EngineRun } from './engine-state.ts';
 import { closeRound, finishRun, interrupted } from './engine-state.ts';
-import { evaluatePartition } from './evaluate-partition.ts';
+import { evaluateIncumbentPartition } from './adaptive-evaluation.ts';
 import { repeatsOfIncumbent } from './engine-incumbent.ts';
 import type { RunOutcome } from './run-study.ts';
 
@@ -22,14 +22,12 @@ export async function endRound(run: EngineRun): Promise<RunOutcome | null> {
   run.current = null;
   await closeRound(run);
   const best = await withCallStage('incumbent', async () =>
-    evaluatePartition(
-      run.evaluator,
-      run.study,
-      run.incumbent.text,
-      'optimization',
-      run.options.signal,
-      await repeatsOfIncumbent(run, state.round),
-    ),
+    evaluateIncumbentPartition(run.evaluator, run.study, run.calibration, {
+      text: run.incumbent.text,
+      partition: 'optimization',
+      repeats: await repeatsOfIncumbent(run, state.round),
+      signal: run.options.signal,
+    }),
   );
   run.emit({
     type: 'round-end',

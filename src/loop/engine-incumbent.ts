@@ -11,7 +11,8 @@ import { scorerErrors } from '../evaluator/evaluator.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import { withCallStage } from '../providers/call-stage.ts';
 import type { EngineRun } from './engine-state.ts';
-import { evaluatePartition, incumbentRepeats } from './evaluate-partition.ts';
+import { incumbentRepeats } from './evaluate-partition.ts';
+import { adaptiveRepeatsOn, evaluateIncumbentPartition, referencesOf } from './adaptive-evaluation.ts';
 import { acceptedInRound } from './notebook.ts';
 
 /** An incumbent the loop cannot evaluate (transient failures that persist): the run stops. */
@@ -22,29 +23,34 @@ export async function repeatsOfIncumbent(run: EngineRun, round: number): Promise
   return incumbentRepeats(run.study, round - 1 - (await acceptedInRound(run.db, run.incumbent.id)));
 }
 
+/** The incumbent's noise-free reference values on optimization and anchor in `round` (empty when adaptive repeats are off). */
+export async function candidateReferences(
+  run: EngineRun,
+  round: number,
+): Promise<{ optimization: Map<string, number>; anchor: Map<string, number> }> {
+  if (!adaptiveRepeatsOn(run.study, run.calibration)) return { optimization: new Map(), anchor: new Map() };
+  const repeats = await repeatsOfIncumbent(run, round);
+  return {
+    optimization: referencesOf(run.study, run.calibration, await evaluateIncumbent(run, 'optimization', repeats)),
+    anchor: referencesOf(run.study, run.calibration, await evaluateIncumbent(run, 'anchor', repeats)),
+  };
+}
+
 /**
  * The incumbent on a partition, with every example-repeat evaluated: transient failures are
  * tried once more (they were not stored); if they persist, the run cannot judge anything.
  */
 export function evaluateIncumbent(run: EngineRun, partition: PartitionName, repeats: number): Promise<PartitionScore> {
   return withCallStage('incumbent', async () => {
-    let score = await evaluatePartition(
-      run.evaluator,
-      run.study,
-      run.incumbent.text,
-      partition,
-      run.options.signal,
-      repeats,
-    );
-    if (score.transient > 0)
-      score = await evaluatePartition(
-        run.evaluator,
-        run.study,
-        run.incumbent.text,
+    const evaluate = (): Promise<PartitionScore> =>
+      evaluateIncumbentPartition(run.evaluator, run.study, run.calibration, {
+        text: run.incumbent.text,
         partition,
-        run.options.signal,
         repeats,
-      );
+        signal: run.options.signal,
+      });
+    let score = await evaluate();
+    if (score.transient > 0) score = await evaluate();
     if (score.transient > 0) {
       const message = score.examples.find((record) => !record.valid && record.transient === true);
       throw new IncumbentUnavailable(

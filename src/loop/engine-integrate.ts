@@ -12,16 +12,18 @@ import type { Candidate } from '../proposers/proposer.ts';
 import { withCallStage } from '../providers/call-stage.ts';
 import type { Told } from './engine.ts';
 import { conclude, gateSettingsFor, isDecided, recordContained, retrialEvidence } from './engine-decide.ts';
-import { evaluateIncumbent, repeatsOfIncumbent } from './engine-incumbent.ts';
+import { candidateReferences, evaluateIncumbent, repeatsOfIncumbent } from './engine-incumbent.ts';
+import { adaptiveRepeatsOn, evaluateCandidatePartition } from './adaptive-evaluation.ts';
+import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { EngineRun } from './engine-state.ts';
-import { evaluatePartition } from './evaluate-partition.ts';
 import type { Rebase, ScreenedCandidate } from './integrate.ts';
 import { evaluationFailure, gateCandidate, rebaseCandidate, scorerFailure, screenCandidates } from './integrate.ts';
 import { raceRound } from './race-round.ts';
 
 /** Screens candidates of the open round: optimization and anchor, `proposer.concurrency` at a time; best first. */
-export function screen(run: EngineRun, candidates: readonly Candidate[]): Promise<ScreenedCandidate[]> {
-  return screenCandidates(run.evaluator, run.study, candidates, run.options.signal);
+export async function screen(run: EngineRun, candidates: readonly Candidate[]): Promise<ScreenedCandidate[]> {
+  const references = run.current === null ? undefined : await candidateReferences(run, run.current.round);
+  return screenCandidates(run.evaluator, run.study, candidates, run.options.signal, references);
 }
 
 /** Gates one screened candidate against the incumbent as it stands, and records the decision (see LoopEngine.tell). */
@@ -40,11 +42,20 @@ export async function tellCandidate(run: EngineRun, item: ScreenedCandidate): Pr
   if (rebase.kind === 'contained') return recordContained(run, state, item.candidate, item.hash);
   if (rebase.kind === 'rebased') {
     text = rebase.text;
+    const references = await candidateReferences(run, state.round);
     optimization = await withCallStage('candidates', () =>
-      evaluatePartition(run.evaluator, run.study, text, 'optimization', run.options.signal),
+      evaluateCandidatePartition(run.evaluator, run.study, references.optimization, {
+        text,
+        partition: 'optimization',
+        signal: run.options.signal,
+      }),
     );
     anchor = await withCallStage('candidates', () =>
-      evaluatePartition(run.evaluator, run.study, text, 'anchor', run.options.signal),
+      evaluateCandidatePartition(run.evaluator, run.study, references.anchor, {
+        text,
+        partition: 'anchor',
+        signal: run.options.signal,
+      }),
     );
   }
   const hash = contentHash(text);
@@ -76,7 +87,12 @@ export async function tellCandidate(run: EngineRun, item: ScreenedCandidate): Pr
         : {}),
     });
     decision = gated.decision;
-    extraEvidence = { ...rebaseEvidence, scores: gated.scores, ...racingEvidence };
+    extraEvidence = {
+      ...rebaseEvidence,
+      scores: gated.scores,
+      ...racingEvidence,
+      ...adaptiveEvidence(run, [optimization, anchor], gated.incumbentScores),
+    };
   }
   if (item.racing !== undefined) decision = withRacingCheck(decision, racingCheck(item.racing));
   return conclude(run, state, {
@@ -90,12 +106,30 @@ export async function tellCandidate(run: EngineRun, item: ScreenedCandidate): Pr
   });
 }
 
+/**
+ * `adaptiveRepeats` in a decision's evidence when the rule is on: the
+ * example-repeats copied from a noise-free example's one draw instead of
+ * evaluated — the candidate's (optimization, anchor) and the incumbent's
+ * skipped top-ups (optimization, anchor, shadow when consulted).
+ */
+function adaptiveEvidence(
+  run: EngineRun,
+  candidate: readonly PartitionScore[],
+  incumbent: readonly PartitionScore[],
+): { adaptiveRepeats?: { copied: { candidate: number; incumbent: number } } } {
+  if (!adaptiveRepeatsOn(run.study, run.calibration)) return {};
+  const copied = (scores: readonly PartitionScore[]): number =>
+    scores.reduce((sum, score) => sum + (score.copied ?? 0), 0);
+  return { adaptiveRepeats: { copied: { candidate: copied(candidate), incumbent: copied(incumbent) } } };
+}
+
 /** Races the fresh candidates of the open round (see LoopEngine.race). */
 export async function race(run: EngineRun, candidates: readonly Candidate[]): Promise<Told[]> {
   if (run.current === null) throw new Error('race() needs an open round with asked candidates');
   const state = run.current;
   const racing = run.study.gate.racing;
   if (racing === undefined) throw new Error('race() needs gate.racing settings');
+  let references: { id: number; value: ReturnType<typeof candidateReferences> } | undefined;
   return raceRound(
     {
       study: run.study,
@@ -111,6 +145,12 @@ export async function race(run: EngineRun, candidates: readonly Candidate[]): Pr
       incumbentOptimization: async () =>
         evaluateIncumbent(run, 'optimization', await repeatsOfIncumbent(run, state.round)),
       incumbentRepeats: () => repeatsOfIncumbent(run, state.round),
+      references: () => {
+        // One reading per incumbent (it changes when a raced candidate is accepted).
+        if (references?.id !== run.incumbent.id)
+          references = { id: run.incumbent.id, value: candidateReferences(run, state.round) };
+        return references.value;
+      },
       recordContained: (candidate, hash) => recordContained(run, state, candidate, hash),
       refuse: (input) =>
         conclude(run, state, {

@@ -30,6 +30,7 @@ import type { Candidate } from '../proposers/proposer.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { evaluatePartition, evaluateSlots, partialScore } from './evaluate-partition.ts';
+import { evaluateCandidatePartition, evaluateIncumbentPartition } from './adaptive-evaluation.ts';
 import { withCallStage } from '../providers/call-stage.ts';
 
 /** A candidate evaluated on the optimization and anchor partitions. */
@@ -43,18 +44,30 @@ export interface ScreenedCandidate {
   racing?: RaceEvidence;
 }
 
-/** Evaluates every candidate on optimization and anchor, `study.concurrency` at a time; sorted best first. */
+/**
+ * Evaluates every candidate on optimization and anchor, `study.concurrency` at a time; sorted best first.
+ * `references`: the incumbent's noise-free values per partition (adaptive repeats, src/loop/adaptive-evaluation.ts); default none.
+ */
 export async function screenCandidates(
   evaluator: Evaluator,
   study: LoadedStudy,
   candidates: readonly Candidate[],
   signal?: AbortSignal,
+  references?: { optimization: ReadonlyMap<string, number>; anchor: ReadonlyMap<string, number> },
 ): Promise<ScreenedCandidate[]> {
   const screened: ScreenedCandidate[] = [];
   await mapWithConcurrency(candidates, study.concurrency, (candidate) =>
     withCallStage('candidates', async () => {
-      const optimization = await evaluatePartition(evaluator, study, candidate.text, 'optimization', signal);
-      const anchor = await evaluatePartition(evaluator, study, candidate.text, 'anchor', signal);
+      const optimization = await evaluateCandidatePartition(evaluator, study, references?.optimization, {
+        text: candidate.text,
+        partition: 'optimization',
+        signal,
+      });
+      const anchor = await evaluateCandidatePartition(evaluator, study, references?.anchor, {
+        text: candidate.text,
+        partition: 'anchor',
+        signal,
+      });
       screened.push({ candidate, text: candidate.text, hash: contentHash(candidate.text), optimization, anchor });
     }),
   );
@@ -204,12 +217,17 @@ export async function gateCandidate(
   input: GateCandidateInput,
 ): Promise<{ decision: GateDecision; scores: DecisionScores; incumbentScores: PartitionScore[] }> {
   const { evaluator, study, incumbent, signal } = input;
-  const incumbentOptimization = await withCallStage('incumbent', () =>
-    evaluatePartition(evaluator, study, incumbent.text, 'optimization', signal, input.incumbentRepeats),
-  );
-  const incumbentAnchor = await withCallStage('incumbent', () =>
-    evaluatePartition(evaluator, study, incumbent.text, 'anchor', signal, input.incumbentRepeats),
-  );
+  const incumbentOn = (partition: 'optimization' | 'anchor' | 'shadow') =>
+    withCallStage('incumbent', () =>
+      evaluateIncumbentPartition(evaluator, study, input.calibration, {
+        text: incumbent.text,
+        partition,
+        repeats: input.incumbentRepeats,
+        signal,
+      }),
+    );
+  const incumbentOptimization = await incumbentOn('optimization');
+  const incumbentAnchor = await incumbentOn('anchor');
   let shadowPair: ShadowPair | undefined;
   const decision = await decide(
     {
@@ -261,7 +279,12 @@ async function evaluateShadowPair(input: GateCandidateInput, optimizationDelta: 
   const { evaluator, study, incumbent, signal } = input;
 
   const incumbentShadow = await withCallStage('incumbent', () =>
-    evaluatePartition(evaluator, study, incumbent.text, 'shadow', signal, input.incumbentRepeats),
+    evaluateIncumbentPartition(evaluator, study, input.calibration, {
+      text: incumbent.text,
+      partition: 'shadow',
+      repeats: input.incumbentRepeats,
+      signal,
+    }),
   );
   if (input.racing !== undefined) {
     // The candidate's shadow in batches: stopped for futility when it can no longer confirm the gain.

@@ -110,6 +110,12 @@ export interface LoadedStudy {
      */
     incumbentRepeats?: number;
     /**
+     * Adaptive repeats (src/loop/adaptive-evaluation.ts): a noise-free
+     * example is evaluated once for a candidate and not topped up for the
+     * incumbent; absent = on (`DEFAULT_ADAPTIVE_REPEATS`, src/gate/gate-defaults.ts).
+     */
+    adaptiveRepeats?: boolean;
+    /**
      * Racing (sequential evaluation with a futility stop, docs/gate.md):
      * present = on, with its batch size and futility level; absent = every
      * candidate evaluated in full before the gate.

@@ -35,13 +35,17 @@ import {
   type Race,
   type RaceEvidence,
   type RacePlan,
+  type RaceSlot,
   type RacingSettings,
 } from '../gate/racing/index.ts';
+import { agreesWith } from '../gate/noise-free.ts';
+import type { ExampleScoreRecord } from '../evaluator/partition-score.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import type { Told } from './engine.ts';
-import { evaluatePartition, evaluateSlots } from './evaluate-partition.ts';
+import { evaluateSlots } from './evaluate-partition.ts';
+import { evaluateCandidatePartition } from './adaptive-evaluation.ts';
 import type { Rebase } from './integrate.ts';
 import { rebaseCandidate } from './integrate.ts';
 import { withCallStage } from '../providers/call-stage.ts';
@@ -66,6 +70,8 @@ export interface RaceRoundPort {
   incumbentOptimization(): Promise<PartitionScore>;
   /** The incumbent's repeats in this round. */
   incumbentRepeats(): Promise<number>;
+  /** The incumbent's noise-free reference values (adaptive repeats, src/loop/adaptive-evaluation.ts); empty maps when off. */
+  references(): Promise<{ optimization: ReadonlyMap<string, number>; anchor: ReadonlyMap<string, number> }>;
   /** Records a candidate the incumbent already contains (skipped, duplicate). */
   recordContained(candidate: Candidate, proposedHash: string): Promise<Told>;
   /** Records a refusal made by the race (futility, or a constraint broken before evaluation). */
@@ -108,6 +114,8 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
     prepareRaced(port, pending, { order, told, stopped });
 
   const pool = await prepare(candidates.filter((candidate) => !port.isDecided(candidate)));
+  // Each raced text's repeat-0 draws (adaptive repeats: a noise-free example's agreeing draw stands for its other repeats).
+  const firstDraws = new WeakMap<RacedCandidate, Map<string, ExampleScoreRecord>>();
   if (pool.length === 0) return told;
   const exampleIds = study.partitions.optimization.map((example) => example.id);
   const plan = planRace({
@@ -121,10 +129,12 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
     concurrency: study.concurrency,
     stopped,
     start: (racing) => startRace(port, plan, exampleIds, racing),
-    evaluateBatch: (candidate, slots) =>
-      withCallStage('candidates', () =>
-        evaluateSlots(port.evaluator(), study, candidate.text, 'optimization', slots, port.signal),
-      ),
+    evaluateBatch: async (candidate, slots) => {
+      const references = (await port.references()).optimization;
+      return withCallStage('candidates', () =>
+        evaluateAdaptiveSlots(port, candidate, slots, { references, firstDraws }),
+      );
+    },
     onFutile: async (candidate, evidence) => {
       if (stopped()) return false;
       const decision = futilityDecision(constraintsCheck(candidate.text), evidence);
@@ -141,12 +151,22 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
     },
     onComplete: async (candidate, evidence) => {
       if (stopped()) return { accepted: false, proceed: false };
-      // Every optimization batch is stored: this reads them; the anchors are evaluated now, in full.
+      // Every optimization batch is stored: this reads them (a noise-free example's agreeing draw
+      // standing for its other repeats, as in the batches); the anchors are evaluated now, in full.
+      const references = await port.references();
       const optimization = await withCallStage('candidates', () =>
-        evaluatePartition(port.evaluator(), study, candidate.text, 'optimization', port.signal),
+        evaluateCandidatePartition(port.evaluator(), study, references.optimization, {
+          text: candidate.text,
+          partition: 'optimization',
+          signal: port.signal,
+        }),
       );
       const anchor = await withCallStage('candidates', () =>
-        evaluatePartition(port.evaluator(), study, candidate.text, 'anchor', port.signal),
+        evaluateCandidatePartition(port.evaluator(), study, references.anchor, {
+          text: candidate.text,
+          partition: 'anchor',
+          signal: port.signal,
+        }),
       );
       const result = await port.tell({
         candidate: candidate.candidate,
@@ -162,6 +182,42 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
     rebase: (remaining) => prepare(remaining.map((candidate) => candidate.candidate)),
   });
   return told;
+}
+
+/**
+ * A race batch with adaptive repeats: the slots are evaluated (src/loop/evaluate-partition.ts
+ * `evaluateSlots`), except a repeat ≥ 1 of an example with a reference value whose repeat-0
+ * draw agreed with it: that draw is copied (src/gate/noise-free.ts).
+ */
+async function evaluateAdaptiveSlots(
+  port: RaceRoundPort,
+  candidate: RacedCandidate,
+  slots: readonly RaceSlot[],
+  adaptive: {
+    references: ReadonlyMap<string, number>;
+    firstDraws: WeakMap<RacedCandidate, Map<string, ExampleScoreRecord>>;
+  },
+): Promise<ExampleScoreRecord[]> {
+  const evaluate = (some: readonly RaceSlot[]): Promise<ExampleScoreRecord[]> =>
+    some.length === 0
+      ? Promise.resolve([])
+      : evaluateSlots(port.evaluator(), port.study, candidate.text, 'optimization', some, port.signal);
+  const { references, firstDraws } = adaptive;
+  const later = (slot: RaceSlot): boolean => slot.repeat >= 1 && references.has(slot.exampleId);
+
+  const records = await evaluate(slots.filter((slot) => !later(slot)));
+  const draws = firstDraws.get(candidate) ?? new Map<string, ExampleScoreRecord>();
+  firstDraws.set(candidate, draws);
+  for (const record of records) if (record.repeat === 0) draws.set(record.exampleId, record);
+  const copies: ExampleScoreRecord[] = [];
+  const rest: RaceSlot[] = [];
+  for (const slot of slots.filter(later)) {
+    const draw = draws.get(slot.exampleId);
+    if (draw !== undefined && agreesWith(draw, references.get(slot.exampleId)))
+      copies.push({ ...draw, repeat: slot.repeat });
+    else rest.push(slot);
+  }
+  return [...records, ...(await evaluate(rest)), ...copies];
 }
 
 /** The constraints check of a raced candidate's text against the incumbent as it stands. */

@@ -87,6 +87,7 @@ export function composeStudySettings(definition: StudyDefinition): StudySettings
       requireCalibration: gate.requireCalibration ?? defaultRequireCalibration(deterministic),
       calibrationWindow: gate.calibrationWindow,
       incumbentRepeats: gate.incumbentRepeats ?? defaultIncumbentRepeats(gate.repeats, deterministic),
+      adaptiveRepeats: gate.adaptiveRepeats,
       ...withRacing(racingSettingsOf(gate.racing, deterministic)),
     },
     stopping: {

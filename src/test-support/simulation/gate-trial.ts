@@ -44,6 +44,13 @@ export interface GateScenario {
   /** W: calibrations in the rolling maximum. */
   calibrationWindow: number;
   clamp: boolean;
+  /**
+   * A temperature-0 world: each example is noise-free (neither noise term)
+   * with probability `share`, drawn with the corpus; `slip` gives those a
+   * rare different answer (see `simulatePartitionScore`). Default: every
+   * example noisy (and no extra draw, so the other scenarios' draws are unchanged).
+   */
+  noiseFree?: { share: number; slip?: { probability: number; size: number } };
 }
 
 /** The three partitions' example offsets. */
@@ -51,6 +58,8 @@ export interface SimulatedCorpus {
   optimization: Record<string, number>;
   anchor: Record<string, number>;
   shadow: Record<string, number>;
+  /** Examples (any partition) with no noise: `scenario.noiseFree`. Absent: none. */
+  noiseFree?: ReadonlySet<string>;
 }
 
 /** True qualities per partition: an overfitting artifact is better on optimization only. */
@@ -75,20 +84,36 @@ export interface SimulatedCalibration {
   noiseSds: number[];
   /** Per-example SDs of the newest calibration. */
   exampleSds: Record<string, number>;
+  /** Repeats of each calibration. */
+  noiseRepeats: number;
 }
 
-/** σ of the scenario's optimization partition (what calibration estimates). */
+/**
+ * σ of the scenario's optimization partition (what calibration estimates).
+ * With a noise-free share f (slips p, s): the run noise reaches the (1 − f)·n
+ * noisy examples only, so σ² = ((1 − f)·perRun)² + ((1 − f)·perExample² +
+ * f·p(1 − p)·s²)/n, in expectation over the share.
+ */
 export function scenarioSigma(scenario: GateScenario): number {
-  return runLevelNoiseSd({
-    perExampleNoiseSd: scenario.perExampleNoiseSd,
-    perRunNoiseSd: scenario.perRunNoiseSd,
-    examples: scenario.examples.optimization,
-  });
+  const share = scenario.noiseFree?.share ?? 0;
+  if (share === 0)
+    return runLevelNoiseSd({
+      perExampleNoiseSd: scenario.perExampleNoiseSd,
+      perRunNoiseSd: scenario.perRunNoiseSd,
+      examples: scenario.examples.optimization,
+    });
+  const slip = scenario.noiseFree?.slip ?? { probability: 0, size: 0 };
+  const n = scenario.examples.optimization;
+  const slipVariance = slip.probability * (1 - slip.probability) * slip.size ** 2;
+  return Math.sqrt(
+    ((1 - share) * scenario.perRunNoiseSd) ** 2 +
+      ((1 - share) * scenario.perExampleNoiseSd ** 2 + share * slipVariance) / n,
+  );
 }
 
 /** Draws a fresh corpus (example offsets) for the scenario. */
 export function createSimulatedCorpus(scenario: GateScenario, random: RandomSource): SimulatedCorpus {
-  return {
+  const corpus: SimulatedCorpus = {
     optimization: createExampleEffects({
       prefix: 'o',
       count: scenario.examples.optimization,
@@ -108,10 +133,15 @@ export function createSimulatedCorpus(scenario: GateScenario, random: RandomSour
       random,
     }),
   };
+  const share = scenario.noiseFree?.share;
+  if (share === undefined) return corpus;
+  const ids = [corpus.optimization, corpus.anchor, corpus.shadow].flatMap((effects) => Object.keys(effects));
+  return { ...corpus, noiseFree: new Set(ids.filter(() => random() < share)) };
 }
 
 function simulate(
   scenario: GateScenario,
+  corpus: Pick<SimulatedCorpus, 'noiseFree'>,
   effects: Record<string, number>,
   partition: string,
   trueQuality: number,
@@ -127,6 +157,8 @@ function simulate(
     repeats,
     clamp: scenario.clamp,
     random,
+    ...(corpus.noiseFree !== undefined ? { noiseFreeIds: corpus.noiseFree } : {}),
+    ...(scenario.noiseFree?.slip !== undefined ? { slip: scenario.noiseFree.slip } : {}),
   });
 }
 
@@ -148,9 +180,17 @@ export function evaluateSimulatedArtifact(
       : trueQuality;
   return {
     trueQuality: quality.optimization,
-    optimization: simulate(scenario, corpus.optimization, 'optimization', quality.optimization, repeats, random),
-    anchor: simulate(scenario, corpus.anchor, 'anchor', quality.anchor, repeats, random),
-    shadow: simulate(scenario, corpus.shadow, 'shadow', quality.shadow, repeats, random),
+    optimization: simulate(
+      scenario,
+      corpus,
+      corpus.optimization,
+      'optimization',
+      quality.optimization,
+      repeats,
+      random,
+    ),
+    anchor: simulate(scenario, corpus, corpus.anchor, 'anchor', quality.anchor, repeats, random),
+    shadow: simulate(scenario, corpus, corpus.shadow, 'shadow', quality.shadow, repeats, random),
   };
 }
 
@@ -181,23 +221,27 @@ export function simulateCalibration(
 ): SimulatedCalibration {
   const q = scenario.trueQuality;
   const newest = measureNoise([
-    simulate(scenario, corpus.optimization, 'optimization', q, scenario.noiseRepeats, random),
-    simulate(scenario, corpus.anchor, 'anchor', q, scenario.noiseRepeats, random),
-    simulate(scenario, corpus.shadow, 'shadow', q, scenario.noiseRepeats, random),
+    simulate(scenario, corpus, corpus.optimization, 'optimization', q, scenario.noiseRepeats, random),
+    simulate(scenario, corpus, corpus.anchor, 'anchor', q, scenario.noiseRepeats, random),
+    simulate(scenario, corpus, corpus.shadow, 'shadow', q, scenario.noiseRepeats, random),
   ]);
   const noiseSds = [newest.partitionSds.optimization ?? 0];
   for (let index = 1; index < scenario.calibrationWindow; index += 1) {
     const older = measureNoise([
-      simulate(scenario, corpus.optimization, 'optimization', q, scenario.noiseRepeats, random),
+      simulate(scenario, corpus, corpus.optimization, 'optimization', q, scenario.noiseRepeats, random),
     ]);
     noiseSds.push(older.partitionSds.optimization ?? 0);
   }
-  return { noiseSds, exampleSds: newest.exampleSds };
+  return { noiseSds, exampleSds: newest.exampleSds, noiseRepeats: scenario.noiseRepeats };
 }
 
 /** What the gate reads: the rolling maximum of the noise SDs (τ = `thresholdK` × it, at decision time) and the per-example SDs. */
 export function gateCalibrationFor(calibration: SimulatedCalibration): GateCalibration {
-  return { noiseSd: rollingThreshold(1, calibration.noiseSds), exampleSds: calibration.exampleSds };
+  return {
+    noiseSd: rollingThreshold(1, calibration.noiseSds),
+    exampleSds: calibration.exampleSds,
+    noiseRepeats: calibration.noiseRepeats,
+  };
 }
 
 /** The real gate on two simulated evaluations (stochastic executor: Welch's test is on). */

@@ -41,3 +41,4 @@ export {
   type SimulatedRoundInput,
   type SimulatedRoundOutcome,
 } from './race-trial.ts';
+export { adaptiveCandidate, adaptiveIncumbent, type AdaptiveEvaluation } from './adaptive-trial.ts';

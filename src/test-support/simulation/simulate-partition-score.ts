@@ -19,6 +19,12 @@
  * run-to-run SD σ = √(perRunNoiseSd² + perExampleNoiseSd² / n) — the quantity
  * calibration measures ({@link runLevelNoiseSd}).
  *
+ * **Noise-free examples** (`noiseFreeIds`, a temperature-0 model that always
+ * answers them alike): composite(i, r) = q + effect(i), neither noise term;
+ * with `slip` = { probability p, size s }, a rare different answer: each
+ * draw is lowered by s with probability p (an example calibration may call
+ * noise-free though it is not; its per-draw SD is s·√(p(1 − p))).
+ *
  * Composites are **unclamped by default**, so the expected composite is
  * exactly q + mean(effect) and a "true effect of Δ" is exactly Δ; pass
  * `clamp: true` to clip each composite to [0, 1] like a real scorer (which
@@ -97,6 +103,10 @@ export type SimulatePartitionOptions = {
   perRunNoiseSd: number;
   /** Number of runs (integer ≥ 1). */
   repeats: number;
+  /** Examples with no noise (see the module comment); default none. */
+  noiseFreeIds?: ReadonlySet<string>;
+  /** A noise-free example's rare different answer: lowered by `size` with `probability` per draw. Default none. */
+  slip?: { probability: number; size: number };
   /** Clip each composite to [0, 1]. Default false (see the module comment). */
   clamp?: boolean;
   /** Written into the score; default `simulated:q=<trueQuality>`. */
@@ -135,13 +145,22 @@ export function simulatePartitionScore(options: SimulatePartitionOptions): Parti
   if (!Number.isInteger(options.repeats) || options.repeats < 1)
     throw new RangeError(`repeats must be an integer ≥ 1, got ${options.repeats}`);
   if (!(options.perExampleNoiseSd >= 0) || !(options.perRunNoiseSd >= 0)) throw new RangeError('noise SDs must be ≥ 0');
-  const normal = createNormalSampler(options.random ?? createSeededRandom(options.seed!));
   const entries = Object.entries(options.exampleEffects);
   const results = [];
+  const random = options.random ?? createSeededRandom(options.seed!);
+  const normal = createNormalSampler(random);
+  const noiseFree = options.noiseFreeIds;
+  const slip = options.slip;
+  const draw = (exampleId: string, effect: number, runNoise: number): number => {
+    if (noiseFree?.has(exampleId) !== true)
+      return options.trueQuality + effect + runNoise + options.perExampleNoiseSd * normal();
+    const slipped = slip !== undefined && slip.probability > 0 && random() < slip.probability;
+    return options.trueQuality + effect - (slipped ? slip.size : 0);
+  };
   for (let repeat = 0; repeat < options.repeats; repeat += 1) {
     const runNoise = options.perRunNoiseSd * normal();
     const records: ExampleScoreRecord[] = entries.map(([exampleId, effect]) => {
-      let composite = options.trueQuality + effect + runNoise + options.perExampleNoiseSd * normal();
+      let composite = draw(exampleId, effect, runNoise);
       if (options.clamp === true) composite = Math.min(1, Math.max(0, composite));
       return {
         exampleId,

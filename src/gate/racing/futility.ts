@@ -33,6 +33,7 @@
  *
  * @module
  */
+import type { EarlyAcceptanceRule, EarlyAcceptanceTest } from '../sequential.ts';
 import { differenceIsBelow, mean, normalQuantile, predictivePower, variance } from '../../stats/index.ts';
 
 /** The settings of a raced evaluation (`gate.racing` in kloop.yaml). */
@@ -41,6 +42,10 @@ export interface RacingSettings {
   readonly batchSize: number;
   /** Stop for futility when the predictive power of the final test is below this, in [0, 1). 0 = never on predictive power. */
   readonly futilityLevel: number;
+  /** Early acceptance's spending rule (src/gate/sequential.ts); absent or `off`: no interim look. */
+  readonly earlyAcceptance?: EarlyAcceptanceRule;
+  /** The test at an interim look. Default `shared-variance` (DEFAULT_EARLY_TEST). */
+  readonly earlyTest?: EarlyAcceptanceTest;
 }
 
 /** What the futility rule knows of the decision that would follow. */

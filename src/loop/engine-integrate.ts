@@ -7,7 +7,7 @@
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { GateCheck, GateDecision } from '../gate/gate.ts';
-import { raceSeed, racingCheck } from '../gate/racing/index.ts';
+import { raceSeed, racingCheck, sequentialJudgementOf } from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import { withCallStage } from '../providers/call-stage.ts';
 import type { Told } from './engine.ts';
@@ -38,10 +38,14 @@ export async function tellCandidate(run: EngineRun, item: ScreenedCandidate): Pr
   let anchor = item.anchor;
   const rebase = rebaseCandidate(item.candidate, state.base, run.incumbent);
   if (rebase.kind === 'contained') return recordContained(run, state, item.candidate, item.hash);
+  const settings = gateSettingsFor(run, state, item.candidate);
+  const sequential = item.racing !== undefined ? sequentialJudgementOf(item.racing, settings.alpha) : undefined;
   if (rebase.kind === 'rebased') {
     text = rebase.text;
+    // Accepted early by the race: its first k repeats (stored), not the full plan.
+    const repeats = item.racing?.stop === 'early' ? optimization.repeats : run.study.gate.repeats;
     optimization = await withCallStage('candidates', () =>
-      evaluatePartition(run.evaluator, run.study, text, 'optimization', run.options.signal),
+      evaluatePartition(run.evaluator, run.study, text, 'optimization', run.options.signal, repeats),
     );
     anchor = await withCallStage('candidates', () =>
       evaluatePartition(run.evaluator, run.study, text, 'anchor', run.options.signal),
@@ -69,7 +73,8 @@ export async function tellCandidate(run: EngineRun, item: ScreenedCandidate): Pr
       optimization,
       anchor,
       calibration: run.calibration,
-      settings: gateSettingsFor(run, state, item.candidate),
+      settings,
+      ...(sequential !== undefined ? { sequential } : {}),
       ...(run.options.signal !== undefined ? { signal: run.options.signal } : {}),
       ...(run.study.gate.racing !== undefined
         ? { racing: { settings: run.study.gate.racing, seed: raceSeed(run.study.seed, state.round) ^ 0x5bd1e995 } }

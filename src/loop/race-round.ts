@@ -26,8 +26,10 @@ import type { Evaluator } from '../evaluator/evaluator.ts';
 import { perExampleMeans } from '../evaluator/partition-score.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration, GateCheck, GateDecision } from '../gate/gate.ts';
+import { optimizationLook } from '../gate/sequential.ts';
 import {
   createRace,
+  DEFAULT_EARLY_TEST,
   futilityDecision,
   planRace,
   raceSeed,
@@ -141,9 +143,11 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
     },
     onComplete: async (candidate, evidence) => {
       if (stopped()) return { accepted: false, proceed: false };
-      // Every optimization batch is stored: this reads them; the anchors are evaluated now, in full.
+      // Every optimization batch is stored: this reads them (the first k repeats after an early pass); the anchors are evaluated now, in full.
+      const repeats =
+        evidence.stop === 'early' ? (evidence.early?.looks.at(-1)?.repeats ?? study.gate.repeats) : study.gate.repeats;
       const optimization = await withCallStage('candidates', () =>
-        evaluatePartition(port.evaluator(), study, candidate.text, 'optimization', port.signal),
+        evaluatePartition(port.evaluator(), study, candidate.text, 'optimization', port.signal, repeats),
       );
       const anchor = await withCallStage('candidates', () =>
         evaluatePartition(port.evaluator(), study, candidate.text, 'anchor', port.signal),
@@ -160,8 +164,32 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
       return { accepted: result?.decision === 'accepted', proceed: result !== null && !stopped() };
     },
     rebase: (remaining) => prepare(remaining.map((candidate) => candidate.candidate)),
+    look: (candidate, request) => lookAt(port, candidate.text, request),
   });
   return told;
+}
+
+/** An interim look of early acceptance: the gate's margin and significance check on the candidate's first k repeats (stored: nothing is paid). */
+async function lookAt(
+  port: RaceRoundPort,
+  text: string,
+  request: { repeats: number; level: number },
+): Promise<{ passed: boolean; pValue: number; delta: number; margin: number }> {
+  const { study } = port;
+  const candidate = await withCallStage('candidates', () =>
+    evaluatePartition(port.evaluator(), study, text, 'optimization', port.signal, request.repeats),
+  );
+  const look = optimizationLook(
+    {
+      optimization: { incumbent: await port.incumbentOptimization(), candidate },
+      calibration: port.calibration,
+      stochastic: !study.executor.deterministic,
+      outcome: study.task.outcome ?? 'continuous',
+    },
+    study.gate,
+    { level: request.level, test: port.settings.earlyTest ?? DEFAULT_EARLY_TEST },
+  );
+  return { passed: look.passed, pValue: look.pValue, delta: look.delta, margin: look.margin };
 }
 
 /** The constraints check of a raced candidate's text against the incumbent as it stands. */

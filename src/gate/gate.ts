@@ -22,7 +22,9 @@
  *                   every example right or wrong) McNemar's exact test on the
  *                   discordant pairs (see {@link pairedTest}); with ≥ 2
  *                   repeats of a stochastic executor, also Welch's t-test on
- *                   run-level composites;
+ *                   run-level composites; with early acceptance
+ *                   (`GateInput.sequential`, src/gate/sequential.ts) at the
+ *                   level of the look instead of α;
  * 5. anchors      — no anchor example drops by more than its tolerance
  *                   (`anchorTolerance` + anchorK × its calibrated SD × √(1/R_c + 1/R_i));
  *                   an anchor that turns invalid is a regression;

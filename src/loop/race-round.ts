@@ -10,6 +10,9 @@
  *   to pass is stopped for **futility** and refused (`futility`);
  * - one significantly behind the leader is set aside (not refused) until the
  *   leader is decided;
+ * - with `earlyAcceptance` on, a candidate that passes an interim look at
+ *   the end of a complete repeat k (src/gate/sequential.ts) is complete on
+ *   its first k repeats;
  * - a candidate whose every batch is in is *complete*: its anchors are
  *   evaluated and it is told to the gate (`LoopEngine.tell`), exactly as a
  *   screened candidate without racing — the shadow only when every earlier

@@ -17,8 +17,10 @@
  *
  * A futility stop only ever refuses: it can never raise the false-accept
  * rate; it costs some power (recall), which `npm run bench:gate` measures.
- * No candidate is accepted early: one that is not stopped is evaluated in
- * full and the gate decides exactly as without racing.
+ * No candidate is accepted early by this rule: one that is not stopped is
+ * evaluated in full and the gate decides exactly as without racing — unless
+ * early acceptance (`earlyAcceptance`, src/gate/sequential.ts, off by
+ * default) passes it at an interim look (early-looks.ts).
  *
  * The inputs err toward continuing (so toward the full evaluation):
  *

@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { contentHash } from '../artifact/content-hash.ts';
 import { createStudy, type StudyExample } from '../api/create-study.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
+import { parseStoredEvidence } from '../gate/evidence-schema.ts';
 import { createSeededRandom } from '../stats/index.ts';
 
 const EFFECTS: Record<string, number> = {
@@ -206,6 +207,9 @@ describe('a raced round', () => {
     expect(checks[1]!.detail).toMatch(/^accepted early on optimization after 80 of 200 example-repeats/);
     expect(checks[4]!.threshold).toBeCloseTo(0.0019419129967408466, 10);
     expect(checks[4]!.detail).toMatch(/2 vs 5 runs/);
+    // The stored evidence reads back (kloop show): the looks under the racing check's data.
+    const stored = parseStoredEvidence(JSON.stringify(good.evidence), 1);
+    expect(stored.checks.find((check) => check.name === 'racing')?.data).toMatchObject({ stop: 'early' });
     // The decision paid 2 repeats of optimization and the anchors and shadow in full (5 each); the accepted candidate is
     // the next round's incumbent, evaluated then with its 5 repeats: the 3 left out are paid there, not saved.
     const goodHash = contentHash(`${SEED_ARTIFACT}use the glossary\n`);

@@ -100,13 +100,18 @@ describe('α-spending levels', () => {
  * Welch tests) at what is left; true when any look passes (without futility,
  * which only refuses, so this is the most the procedure can accept).
  */
-function passesSomeLook(seed: number, rule: EarlyAcceptanceRule, test: EarlyAcceptanceTest, effect = 0): boolean {
+function passesSomeLook(
+  seed: number,
+  rule: EarlyAcceptanceRule,
+  test: EarlyAcceptanceTest,
+  scenario: GateScenario = SCENARIO,
+): boolean {
+  const SCENARIO = scenario;
   const random = createSeededRandom(seed);
   const corpus = createSimulatedCorpus(SCENARIO, random);
   const calibration = gateCalibrationFor(simulateCalibration(SCENARIO, corpus, random));
   const incumbent = evaluateSimulatedIncumbent(SCENARIO, corpus, random);
-  const quality = SCENARIO.trueQuality + effect * scenarioSigma(SCENARIO);
-  const candidate = evaluateSimulatedArtifact(SCENARIO, corpus, quality, random);
+  const candidate = evaluateSimulatedArtifact(SCENARIO, corpus, SCENARIO.trueQuality, random);
   let spent = 0;
   const look = (repeats: number, level: number, kind: EarlyAcceptanceTest): boolean =>
     optimizationLook(
@@ -131,9 +136,10 @@ describe('early acceptance: the false-accept rate under its looks (seeded simula
   // the binomial SE of 1,000 trials at 5% (0.69 points) the observed rate must stay under α + 2 SE = 6.4%,
   // and in fact stays under α: the looks are correlated, so the bound is conservative.
   const TRIALS = 1000;
-  const rateOf = (rule: EarlyAcceptanceRule, test: EarlyAcceptanceTest): number => {
+  const rateOf = (rule: EarlyAcceptanceRule, test: EarlyAcceptanceTest, scenario = SCENARIO): number => {
     let passed = 0;
-    for (let trial = 0; trial < TRIALS; trial += 1) if (passesSomeLook(7_000_000 + trial, rule, test)) passed += 1;
+    for (let trial = 0; trial < TRIALS; trial += 1)
+      if (passesSomeLook(7_000_000 + trial, rule, test, scenario)) passed += 1;
     return passed / TRIALS;
   };
 
@@ -144,6 +150,19 @@ describe('early acceptance: the false-accept rate under its looks (seeded simula
     ['haybittle-peto', 'shared-variance', 0.035],
   ] as const)('%s with the %s test: no-op false accepts ≤ α', (rule, test, expected) => {
     const rate = rateOf(rule, test);
+    expect(rate).toBe(expected);
+    expect(rate).toBeLessThanOrEqual(0.05 + 2 * Math.sqrt((0.05 * 0.95) / TRIALS));
+  });
+
+  // Most of the noise shared by a run's examples (per-run SD 0.03, the benchmark's robustness scenario): what the
+  // paired test alone cannot see; the shared-variance test carries it through the calibrated σ_u², the gate's through Welch.
+  it.each([
+    // Welch's test on 2–4 runs is only approximately at its level (Welch–Satterthwaite df ≈ 1–3): at α, within the
+    // tolerance but not below it — one reason the default test is the shared-variance one.
+    ['obrien-fleming', 'gate', 0.051],
+    ['obrien-fleming', 'shared-variance', 0.028],
+  ] as const)('%s with the %s test under heavy shared run noise: ≤ α', (rule, test, expected) => {
+    const rate = rateOf(rule, test, { ...SCENARIO, perRunNoiseSd: 0.03 });
     expect(rate).toBe(expected);
     expect(rate).toBeLessThanOrEqual(0.05 + 2 * Math.sqrt((0.05 * 0.95) / TRIALS));
   });

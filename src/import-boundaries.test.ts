@@ -481,6 +481,7 @@ describe('the import graph, transitively', () => {
       'gate/gate-checks.ts',
       'gate/gate-defaults.ts',
       'gate/paired-comparison.ts',
+      'gate/sequential.ts',
       'gate/shadow-check.ts',
       'tasks/example-score.ts',
     ]);

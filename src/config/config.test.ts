@@ -143,6 +143,21 @@ describe('loadStudyConfig', () => {
       futilityLevel: 0.05,
     });
     expect(racingSettingsOf(racing('gate: { racing: { enabled: false } }'), false)).toBeUndefined();
+    // Early acceptance: off by default (absent from the settings), its test shared-variance unless set.
+    expect(racingSettingsOf(racing('gate: { racing: { earlyAcceptance: off } }'), false)).toEqual({
+      batchSize: 20,
+      futilityLevel: 0.05,
+    });
+    expect(racingSettingsOf(racing('gate: { racing: { earlyAcceptance: obrien-fleming } }'), false)).toEqual({
+      batchSize: 20,
+      futilityLevel: 0.05,
+      earlyAcceptance: 'obrien-fleming',
+      earlyTest: 'shared-variance',
+    });
+    expect(
+      racingSettingsOf(racing('gate: { racing: { earlyAcceptance: haybittle-peto, earlyTest: gate } }'), false),
+    ).toMatchObject({ earlyAcceptance: 'haybittle-peto', earlyTest: 'gate' });
+    expect(thrown(() => racing('gate: { racing: { earlyAcceptance: pocock } }')).message).toContain('gate.racing');
     const zero = thrown(() => racing('gate:\n  racing:\n    batchSize: 0\n'));
     expect(zero.message).toContain('kloop.yaml:5');
     expect(zero.message).toContain('gate.racing.batchSize');

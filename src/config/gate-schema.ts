@@ -1,6 +1,13 @@
 /** `gate:` of `kloop.yaml` (src/config/config.ts): the gate's settings, with racing. */
 import { z } from 'zod';
-import { DEFAULT_ADAPTIVE_REPEATS, DEFAULT_GATE_SETTINGS, DEFAULT_RETRIALS } from '../gate/gate-defaults.ts';
+import {
+  DEFAULT_ADAPTIVE_REPEATS,
+  DEFAULT_EARLY_ACCEPTANCE,
+  DEFAULT_EARLY_TEST,
+  DEFAULT_GATE_SETTINGS,
+  DEFAULT_RETRIALS,
+} from '../gate/gate-defaults.ts';
+import type { EarlyAcceptanceRule, EarlyAcceptanceTest } from '../gate/sequential.ts';
 import { count, nonNegative } from './schema-numbers.ts';
 import {
   DEFAULT_CALIBRATION_WINDOW,
@@ -35,8 +42,31 @@ const racingSchema = z.union([
      * the margin. Default 0.05.
      */
     futilityLevel: z.number().min(0).lt(1).default(DEFAULT_FUTILITY_LEVEL),
+    /**
+     * Early acceptance on the optimization partition: interim looks at the end
+     * of each complete repeat k (2 ≤ k < repeats) at levels from an α-spending
+     * rule, the final look at what they left, so the false-accept rate stays ≤
+     * alpha over the looks taken (src/gate/sequential.ts). `off`,
+     * `obrien-fleming` or `haybittle-peto`. Default `off`.
+     */
+    earlyAcceptance: z.enum(['off', 'obrien-fleming', 'haybittle-peto']).default(DEFAULT_EARLY_ACCEPTANCE),
+    /**
+     * The test at an interim look: `gate` (the paired t-test and Welch's test
+     * on the k run-level composites, as the final gate) or `shared-variance`
+     * (the paired t-test with the calibrated run-shared noise in its
+     * variance). Default `shared-variance`.
+     */
+    earlyTest: z.enum(['gate', 'shared-variance']).default(DEFAULT_EARLY_TEST),
   }),
 ]);
+
+/** The racing settings a study runs with (early acceptance only when it is on). */
+export interface StudyRacingSettings {
+  batchSize: number;
+  futilityLevel: number;
+  earlyAcceptance?: EarlyAcceptanceRule;
+  earlyTest?: EarlyAcceptanceTest;
+}
 
 export const gateSchema = z.strictObject({
   /** Significance level of the one-sided tests on the optimization partition, in (0, 1). Default 0.05. */
@@ -107,24 +137,28 @@ export const gateSchema = z.strictObject({
 /**
  * The racing settings a study runs with, or undefined when racing is off:
  * `gate.racing` as configured (`true`/`false`, or `{ enabled, batchSize,
- * futilityLevel }`), on by default for a non-deterministic executor.
+ * futilityLevel, earlyAcceptance, earlyTest }`), on by default for a
+ * non-deterministic executor; `earlyAcceptance` and `earlyTest` only when
+ * early acceptance is on.
  */
 export function racingSettingsOf(
   racing: z.output<typeof racingSchema> | undefined,
   deterministic: boolean,
-): { batchSize: number; futilityLevel: number } | undefined {
+): StudyRacingSettings | undefined {
   const settings = typeof racing === 'object' ? racing : undefined;
   const enabled = typeof racing === 'boolean' ? racing : (settings?.enabled ?? defaultRacingEnabled(deterministic));
   if (!enabled) return undefined;
+  const early = settings?.earlyAcceptance ?? DEFAULT_EARLY_ACCEPTANCE;
   return {
     batchSize: settings?.batchSize ?? DEFAULT_RACING_BATCH_SIZE,
     futilityLevel: settings?.futilityLevel ?? DEFAULT_FUTILITY_LEVEL,
+    ...(early !== 'off' ? { earlyAcceptance: early, earlyTest: settings?.earlyTest ?? DEFAULT_EARLY_TEST } : {}),
   };
 }
 
 /** `{ racing }` when racing is on, `{}` when off: to spread into a study's gate settings. */
-export function withRacing(racing: { batchSize: number; futilityLevel: number } | undefined): {
-  racing?: { batchSize: number; futilityLevel: number };
+export function withRacing(racing: StudyRacingSettings | undefined): {
+  racing?: StudyRacingSettings;
 } {
   return racing === undefined ? {} : { racing };
 }

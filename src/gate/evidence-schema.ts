@@ -89,7 +89,7 @@ const anchorsData = z
 /** The race evidence (src/gate/racing/race.ts `RaceEvidence`), as the racing check and a raced shadow store it. */
 const raceData = z
   .looseObject({
-    stop: z.enum(['futility', 'complete']),
+    stop: z.enum(['futility', 'complete', 'early']),
     rule: z.string().optional(),
     batches: z.number(),
     of: z.number(),
@@ -97,6 +97,28 @@ const raceData = z
     planned: z.number(),
     delta: storedNumber,
     bound: z.looseObject({ alpha: storedNumber, lower: storedNumber, upper: storedNumber }).partial(),
+    early: z
+      .looseObject({
+        rule: z.string(),
+        test: z.string(),
+        alpha: storedNumber,
+        looks: z.array(
+          z
+            .looseObject({
+              repeats: z.number(),
+              of: z.number(),
+              level: storedNumber,
+              spent: storedNumber,
+              pValue: storedNumber,
+              delta: storedNumber,
+              margin: storedNumber,
+              passed: z.boolean(),
+            })
+            .partial(),
+        ),
+        spent: storedNumber,
+      })
+      .partial(),
   })
   .partial();
 

@@ -7,6 +7,7 @@
  * @module
  */
 import type { GateSettings } from './gate.ts';
+import type { EarlyAcceptanceRule, EarlyAcceptanceTest } from './sequential.ts';
 
 /** The default of each {@link GateSettings} key (docs/gate.md; `gate:` in kloop.yaml). */
 export const DEFAULT_GATE_SETTINGS: Readonly<GateSettings> = Object.freeze({
@@ -32,3 +33,13 @@ export const DEFAULT_ADAPTIVE_REPEATS = true;
  * judged again against a changed incumbent (src/loop/retrials.ts).
  */
 export const DEFAULT_RETRIALS = 2;
+
+/**
+ * Default of `gate.racing.earlyAcceptance`: no interim look, every candidate
+ * that is not stopped for futility is evaluated in full (src/gate/sequential.ts;
+ * docs/gate.md, "Racing", for why it is off).
+ */
+export const DEFAULT_EARLY_ACCEPTANCE: EarlyAcceptanceRule = 'off';
+
+/** Default of `gate.racing.earlyTest`: the test at an interim look (src/gate/sequential.ts). */
+export const DEFAULT_EARLY_TEST: EarlyAcceptanceTest = 'shared-variance';

@@ -22,7 +22,9 @@
  *                   every example right or wrong) McNemar's exact test on the
  *                   discordant pairs (see {@link pairedTest}); with ≥ 2
  *                   repeats of a stochastic executor, also Welch's t-test on
- *                   run-level composites;
+ *                   run-level composites; with early acceptance
+ *                   (`GateInput.sequential`, src/gate/sequential.ts) at the
+ *                   level of the look instead of α;
  * 5. anchors      — no anchor example drops by more than its tolerance
  *                   (`anchorTolerance` + anchorK × its calibrated SD × √(1/R_c + 1/R_i));
  *                   an anchor that turns invalid is a regression;
@@ -79,6 +81,8 @@ import {
   validityCheck,
 } from './gate-checks.ts';
 import { DEFAULT_GATE_SETTINGS } from './gate-defaults.ts';
+import type { SequentialJudgement } from './sequential.ts';
+import { sequentialSignificanceCheck } from './sequential.ts';
 import { shadowCheck } from './shadow-check.ts';
 
 /** Why a candidate was refused. */
@@ -221,6 +225,13 @@ export interface GateInput {
    * ones (default) with the paired t-test. See {@link pairedTest}.
    */
   outcome?: 'continuous' | 'binary';
+  /**
+   * A look of the sequential test of early acceptance (src/gate/sequential.ts):
+   * the significance check runs at this level and with this test instead of
+   * at `alpha` — an interim look on the candidate's first k repeats, or the
+   * final look at what the interim looks left. Absent: `alpha`, paired + Welch.
+   */
+  sequential?: SequentialJudgement;
 }
 
 export type { PairedComparison, PairedTestName, PairedTestResult } from './paired-comparison.ts';
@@ -253,8 +264,17 @@ export async function decide(
   const margin = marginCheck(input, settings, calibration);
   if (!passes(margin.check)) return refuse('below_margin');
   const { optimization, differenceScale } = margin;
-  if (!passes(significanceCheck(input, settings, optimization))) return refuse('not_significant');
-  if (!passes(anchorsCheck(input, settings, calibration, differenceScale))) return refuse('anchor_regression');
+  const significance =
+    input.sequential === undefined
+      ? significanceCheck(input, settings, optimization)
+      : sequentialSignificanceCheck(input, settings, calibration, optimization, input.sequential);
+  if (!passes(significance)) return refuse('not_significant');
+  // After an early look the optimization has k < R repeats; the anchors are evaluated in full: their own repeats scale them.
+  const anchorScale =
+    input.sequential === undefined
+      ? differenceScale
+      : Math.sqrt(1 / Math.max(1, input.anchor.candidate.repeats) + 1 / Math.max(1, input.anchor.incumbent.repeats));
+  if (!passes(anchorsCheck(input, settings, calibration, anchorScale))) return refuse('anchor_regression');
 
   // 6. shadow (src/gate/shadow-check.ts)
   const shadowScores = await input.evaluateShadow({ optimizationDelta: optimization.delta });

@@ -174,10 +174,10 @@ export async function evaluateCandidatePartition(
   evaluator: Evaluator,
   study: LoadedStudy,
   references: ReadonlyMap<string, number> | undefined,
-  input: { text: string; partition: PartitionName; signal?: AbortSignal | undefined },
+  input: { text: string; partition: PartitionName; signal?: AbortSignal | undefined; repeats?: number },
 ): Promise<PartitionScore> {
   const { text, partition, signal } = input;
-  const repeats = study.gate.repeats;
+  const repeats = input.repeats ?? study.gate.repeats;
   if (references === undefined || references.size === 0 || repeats <= 1)
     return evaluatePartition(evaluator, study, text, partition, signal, repeats);
   const part: Part = { evaluator, study, text, partition, signal };

@@ -7,7 +7,7 @@
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { GateCheck, GateDecision } from '../gate/gate.ts';
-import { raceSeed, racingCheck } from '../gate/racing/index.ts';
+import { raceSeed, racingCheck, sequentialJudgementOf } from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import { withCallStage } from '../providers/call-stage.ts';
 import type { Told } from './engine.ts';
@@ -26,6 +26,34 @@ export async function screen(run: EngineRun, candidates: readonly Candidate[]): 
   return screenCandidates(run.evaluator, run.study, candidates, run.options.signal, references);
 }
 
+/** A rebased candidate's optimization and anchor scores on its new text (adaptive repeats; the first k repeats after an early pass). */
+async function evaluateRebased(
+  run: EngineRun,
+  round: number,
+  item: ScreenedCandidate,
+  text: string,
+): Promise<{ optimization: PartitionScore; anchor: PartitionScore }> {
+  const references = await candidateReferences(run, round);
+  // Accepted early by the race: its first k repeats (stored), not the full plan.
+  const repeats = item.racing?.stop === 'early' ? item.optimization.repeats : run.study.gate.repeats;
+  const optimization = await withCallStage('candidates', () =>
+    evaluateCandidatePartition(run.evaluator, run.study, references.optimization, {
+      text,
+      partition: 'optimization',
+      signal: run.options.signal,
+      repeats,
+    }),
+  );
+  const anchor = await withCallStage('candidates', () =>
+    evaluateCandidatePartition(run.evaluator, run.study, references.anchor, {
+      text,
+      partition: 'anchor',
+      signal: run.options.signal,
+    }),
+  );
+  return { optimization, anchor };
+}
+
 /** Gates one screened candidate against the incumbent as it stands, and records the decision (see LoopEngine.tell). */
 export async function tellCandidate(run: EngineRun, item: ScreenedCandidate): Promise<Told | null> {
   if (run.current === null) throw new Error('tell() needs an open round with asked candidates');
@@ -40,23 +68,11 @@ export async function tellCandidate(run: EngineRun, item: ScreenedCandidate): Pr
   let anchor = item.anchor;
   const rebase = rebaseCandidate(item.candidate, state.base, run.incumbent);
   if (rebase.kind === 'contained') return recordContained(run, state, item.candidate, item.hash);
+  const settings = gateSettingsFor(run, state, item.candidate);
+  const sequential = item.racing !== undefined ? sequentialJudgementOf(item.racing, settings.alpha) : undefined;
   if (rebase.kind === 'rebased') {
     text = rebase.text;
-    const references = await candidateReferences(run, state.round);
-    optimization = await withCallStage('candidates', () =>
-      evaluateCandidatePartition(run.evaluator, run.study, references.optimization, {
-        text,
-        partition: 'optimization',
-        signal: run.options.signal,
-      }),
-    );
-    anchor = await withCallStage('candidates', () =>
-      evaluateCandidatePartition(run.evaluator, run.study, references.anchor, {
-        text,
-        partition: 'anchor',
-        signal: run.options.signal,
-      }),
-    );
+    ({ optimization, anchor } = await evaluateRebased(run, state.round, item, text));
   }
   const hash = contentHash(text);
   const rebaseEvidence = { ...rebaseEvidenceOf(rebase, item.hash), ...retrialEvidence(run, state, item.candidate) };
@@ -80,7 +96,8 @@ export async function tellCandidate(run: EngineRun, item: ScreenedCandidate): Pr
       optimization,
       anchor,
       calibration: run.calibration,
-      settings: gateSettingsFor(run, state, item.candidate),
+      settings,
+      ...(sequential !== undefined ? { sequential } : {}),
       ...(run.options.signal !== undefined ? { signal: run.options.signal } : {}),
       ...(run.study.gate.racing !== undefined
         ? { racing: { settings: run.study.gate.racing, seed: raceSeed(run.study.seed, state.round) ^ 0x5bd1e995 } }

@@ -26,6 +26,7 @@ import {
   type RaceEvidence,
   type RacingSettings,
 } from '../gate/racing/index.ts';
+import type { SequentialJudgement } from '../gate/sequential.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
@@ -211,6 +212,8 @@ export interface GateCandidateInput {
   signal?: AbortSignal;
   /** Race the candidate's shadow (`gate.racing`), with the plan's seed. */
   racing?: { settings: RacingSettings; seed: number };
+  /** The look of early acceptance the optimization partition is judged at (src/gate/sequential.ts); default: `alpha`, as without it. */
+  sequential?: SequentialJudgement;
 }
 
 export async function gateCandidate(
@@ -242,6 +245,7 @@ export async function gateCandidate(
       calibration: input.calibration,
       stochastic: !study.executor.deterministic,
       outcome: study.task.outcome ?? 'continuous',
+      ...(input.sequential !== undefined ? { sequential: input.sequential } : {}),
     },
     input.settings ?? study.gate,
   );

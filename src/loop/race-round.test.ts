@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { contentHash } from '../artifact/content-hash.ts';
 import { createStudy, type StudyExample } from '../api/create-study.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
+import { parseStoredEvidence } from '../gate/evidence-schema.ts';
 import { createSeededRandom } from '../stats/index.ts';
 
 const EFFECTS: Record<string, number> = {
@@ -70,7 +71,7 @@ afterEach(() => {
 });
 
 async function run(
-  racing: boolean,
+  racing: boolean | { earlyAcceptance: 'obrien-fleming' | 'haybittle-peto' },
   options: {
     executions: Map<string, number>;
     storage?: string;
@@ -174,6 +175,51 @@ describe('a raced round', () => {
     expect(full.experiments.find((row) => row.delta === 'use the glossary')!.decision).toBe('accepted');
     expect(full.experiments.filter((row) => row.decision === 'accepted')).toHaveLength(1);
     expect(total(racedExecutions)).toBeLessThan(total(fullExecutions) - 400);
+  }, 60_000);
+
+  it('with early acceptance, accepts the good one at an interim look on its first repeats: its anchors and shadow in full; the rest paid as the next incumbent', async () => {
+    const racedExecutions = new Map<string, number>();
+    await run(true, { executions: racedExecutions });
+    const earlyExecutions = new Map<string, number>();
+    const early = await run({ earlyAcceptance: 'obrien-fleming' }, { executions: earlyExecutions });
+    const good = early.experiments.find((row) => row.delta === 'use the glossary')!;
+    expect(good).toMatchObject({ decision: 'accepted', reason: 'accepted' });
+    const racing = good.evidence.racing as {
+      stop: string;
+      evaluated: number;
+      early: { rule: string; test: string; looks: Array<{ repeats: number; level: number; passed: boolean }> };
+    };
+    // Two complete repeats of the 40 optimization examples, then the first look (t = 2/5) passed at α*(0.4).
+    expect(racing).toMatchObject({ stop: 'early', evaluated: 80 });
+    expect(racing.early).toMatchObject({ rule: 'obrien-fleming', test: 'shared-variance' });
+    expect(racing.early.looks.map((look) => [look.repeats, look.passed])).toEqual([[2, true]]);
+    expect(racing.early.looks[0]!.level).toBeCloseTo(0.0019419129967408466, 10);
+    const checks = good.evidence.checks as Array<{ name: string; passed: boolean; threshold: number; detail: string }>;
+    expect(checks.map((check) => check.name)).toEqual([
+      'constraints',
+      'racing',
+      'validity',
+      'margin',
+      'significance',
+      'anchors',
+      'shadow',
+    ]);
+    expect(checks[1]!.detail).toMatch(/^accepted early on optimization after 80 of 200 example-repeats/);
+    expect(checks[4]!.threshold).toBeCloseTo(0.0019419129967408466, 10);
+    expect(checks[4]!.detail).toMatch(/2 vs 5 runs/);
+    // The stored evidence reads back (kloop show): the looks under the racing check's data.
+    const stored = parseStoredEvidence(JSON.stringify(good.evidence), 1);
+    expect(stored.checks.find((check) => check.name === 'racing')?.data).toMatchObject({ stop: 'early' });
+    // The decision paid 2 repeats of optimization and the anchors and shadow in full (5 each); the accepted candidate is
+    // the next round's incumbent, evaluated then with its 5 repeats: the 3 left out are paid there, not saved.
+    const goodHash = contentHash(`${SEED_ARTIFACT}use the glossary\n`);
+    const ofGood = [...earlyExecutions.keys()].filter((key) => key.startsWith(`${goodHash}|`));
+    expect(ofGood).toHaveLength(40 * 5 + 10 * 5 + 20 * 5);
+    // So the study pays exactly what racing alone pays (840 executions both ways): early acceptance saves only on
+    // candidates that pass early and are refused after (anchors, shadow), or on a study's last acceptance.
+    expect(total(earlyExecutions)).toBe(840);
+    expect(total(racedExecutions)).toBe(840);
+    expect([...earlyExecutions.values()].every((count) => count === 1)).toBe(true);
   }, 60_000);
 
   it('resumed after an interruption in the middle of a batch, executes no example-repeat twice and decides as the uninterrupted run', async () => {

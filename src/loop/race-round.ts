@@ -10,6 +10,9 @@
  *   to pass is stopped for **futility** and refused (`futility`);
  * - one significantly behind the leader is set aside (not refused) until the
  *   leader is decided;
+ * - with `earlyAcceptance` on, a candidate that passes an interim look at
+ *   the end of a complete repeat k (src/gate/sequential.ts) is complete on
+ *   its first k repeats;
  * - a candidate whose every batch is in is *complete*: its anchors are
  *   evaluated and it is told to the gate (`LoopEngine.tell`), exactly as a
  *   screened candidate without racing — the shadow only when every earlier
@@ -26,8 +29,10 @@ import type { Evaluator } from '../evaluator/evaluator.ts';
 import { perExampleMeans } from '../evaluator/partition-score.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { GateCalibration, GateCheck, GateDecision } from '../gate/gate.ts';
+import { optimizationLook } from '../gate/sequential.ts';
 import {
   createRace,
+  DEFAULT_EARLY_TEST,
   futilityDecision,
   planRace,
   raceSeed,
@@ -151,37 +156,53 @@ export async function raceRound(port: RaceRoundPort, candidates: readonly Candid
     },
     onComplete: async (candidate, evidence) => {
       if (stopped()) return { accepted: false, proceed: false };
-      // Every optimization batch is stored: this reads them (a noise-free example's agreeing draw
-      // standing for its other repeats, as in the batches); the anchors are evaluated now, in full.
-      const references = await port.references();
-      const optimization = await withCallStage('candidates', () =>
-        evaluateCandidatePartition(port.evaluator(), study, references.optimization, {
-          text: candidate.text,
-          partition: 'optimization',
-          signal: port.signal,
-        }),
-      );
-      const anchor = await withCallStage('candidates', () =>
-        evaluateCandidatePartition(port.evaluator(), study, references.anchor, {
-          text: candidate.text,
-          partition: 'anchor',
-          signal: port.signal,
-        }),
-      );
-      const result = await port.tell({
-        candidate: candidate.candidate,
-        text: candidate.candidate.text,
-        hash: contentHash(candidate.candidate.text),
-        optimization,
-        anchor,
-        racing: evidence,
-      });
+      const result = await tellComplete(port, candidate, evidence);
       if (result !== null) told.push(result);
       return { accepted: result?.decision === 'accepted', proceed: result !== null && !stopped() };
     },
     rebase: (remaining) => prepare(remaining.map((candidate) => candidate.candidate)),
+    look: (candidate, request) => lookAt(port, candidate.text, request),
   });
   return told;
+}
+
+/**
+ * Tells the gate a candidate whose race is complete (or passed early). Every optimization batch is
+ * stored: this reads them (a noise-free example's agreeing draw standing for its other repeats, as
+ * in the batches; the first k repeats after an early pass); the anchors are evaluated now, in full.
+ */
+async function tellComplete(
+  port: RaceRoundPort,
+  candidate: RacedCandidate,
+  evidence: RaceEvidence,
+): Promise<Told | null> {
+  const { study } = port;
+  const references = await port.references();
+  const repeats =
+    evidence.stop === 'early' ? (evidence.early?.looks.at(-1)?.repeats ?? study.gate.repeats) : study.gate.repeats;
+  const optimization = await withCallStage('candidates', () =>
+    evaluateCandidatePartition(port.evaluator(), study, references.optimization, {
+      text: candidate.text,
+      partition: 'optimization',
+      signal: port.signal,
+      repeats,
+    }),
+  );
+  const anchor = await withCallStage('candidates', () =>
+    evaluateCandidatePartition(port.evaluator(), study, references.anchor, {
+      text: candidate.text,
+      partition: 'anchor',
+      signal: port.signal,
+    }),
+  );
+  return port.tell({
+    candidate: candidate.candidate,
+    text: candidate.candidate.text,
+    hash: contentHash(candidate.candidate.text),
+    optimization,
+    anchor,
+    racing: evidence,
+  });
 }
 
 /**
@@ -218,6 +239,35 @@ async function evaluateAdaptiveSlots(
     else rest.push(slot);
   }
   return [...records, ...(await evaluate(rest)), ...copies];
+}
+
+/** An interim look of early acceptance: the gate's margin and significance check on the candidate's first k repeats (stored: nothing is paid). */
+async function lookAt(
+  port: RaceRoundPort,
+  text: string,
+  request: { repeats: number; level: number },
+): Promise<{ passed: boolean; pValue: number; delta: number; margin: number }> {
+  const { study } = port;
+  const references = await port.references();
+  const candidate = await withCallStage('candidates', () =>
+    evaluateCandidatePartition(port.evaluator(), study, references.optimization, {
+      text,
+      partition: 'optimization',
+      signal: port.signal,
+      repeats: request.repeats,
+    }),
+  );
+  const look = optimizationLook(
+    {
+      optimization: { incumbent: await port.incumbentOptimization(), candidate },
+      calibration: port.calibration,
+      stochastic: !study.executor.deterministic,
+      outcome: study.task.outcome ?? 'continuous',
+    },
+    study.gate,
+    { level: request.level, test: port.settings.earlyTest ?? DEFAULT_EARLY_TEST },
+  );
+  return { passed: look.passed, pValue: look.pValue, delta: look.delta, margin: look.margin };
 }
 
 /** The constraints check of a raced candidate's text against the incumbent as it stands. */

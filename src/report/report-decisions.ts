@@ -95,6 +95,7 @@ export function racingSummary(rows: ReadonlyArray<{ decision: string; reason: st
 } {
   let decisions = 0;
   let stoppedEarly = 0;
+  let acceptedEarly = 0;
   let evaluated = 0;
   let planned = 0;
   for (const row of rows) {
@@ -110,6 +111,8 @@ export function racingSummary(rows: ReadonlyArray<{ decision: string; reason: st
     const shadowStopped =
       evidence.checks?.some((check) => check.name === 'shadow' && check.data?.racing?.stop === 'futility') === true;
     if (evidence.racing.stop === 'futility' || shadowStopped) stoppedEarly += 1;
+    if (evidence.racing.stop === 'early') acceptedEarly += 1;
   }
-  return decisions === 0 ? {} : { racing: { decisions, stoppedEarly, evaluated, planned } };
+  if (decisions === 0) return {};
+  return { racing: { decisions, stoppedEarly, ...(acceptedEarly > 0 ? { acceptedEarly } : {}), evaluated, planned } };
 }

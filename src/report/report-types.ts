@@ -137,7 +137,14 @@ export interface StudyReport {
    * the optimization example-repeats they evaluated of those a full
    * evaluation plans. Absent when no decision was raced.
    */
-  racing?: { decisions: number; stoppedEarly: number; evaluated: number; planned: number };
+  racing?: {
+    decisions: number;
+    stoppedEarly: number;
+    /** Decisions whose optimization evaluation an interim look of early acceptance ended (absent when none). */
+    acceptedEarly?: number;
+    evaluated: number;
+    planned: number;
+  };
   /** This run: experiments evaluated, accepted, refused, skipped, rebased and failed proposer answers. */
   thisRun: {
     experiments: number;

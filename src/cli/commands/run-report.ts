@@ -175,9 +175,10 @@ export function printReport(report: StudyReport): void {
   if (report.rebased > 0)
     print(`rebased onto an incumbent merged earlier in their round, and judged again: ${report.rebased}`);
   if (report.racing !== undefined) {
-    const { decisions, stoppedEarly, evaluated, planned } = report.racing;
+    const { decisions, stoppedEarly, acceptedEarly, evaluated, planned } = report.racing;
+    const early = acceptedEarly === undefined ? '' : `, ${acceptedEarly} passed an interim look of early acceptance`;
     print(
-      `raced: ${decisions} decision(s), ${stoppedEarly} stopped early for futility; optimization example-repeats evaluated ${evaluated} of ${planned} a full evaluation plans (${planned === 0 ? '—' : `${((100 * evaluated) / planned).toFixed(0)}%`})`,
+      `raced: ${decisions} decision(s), ${stoppedEarly} stopped early for futility${early}; optimization example-repeats evaluated ${evaluated} of ${planned} a full evaluation plans (${planned === 0 ? '—' : `${((100 * evaluated) / planned).toFixed(0)}%`})`,
     );
   }
   const failures = Object.entries(report.proposalFailures).sort((left, right) => right[1] - left[1]);

@@ -17,8 +17,10 @@
  *
  * A futility stop only ever refuses: it can never raise the false-accept
  * rate; it costs some power (recall), which `npm run bench:gate` measures.
- * No candidate is accepted early: one that is not stopped is evaluated in
- * full and the gate decides exactly as without racing.
+ * No candidate is accepted early by this rule: one that is not stopped is
+ * evaluated in full and the gate decides exactly as without racing — unless
+ * early acceptance (`earlyAcceptance`, src/gate/sequential.ts, off by
+ * default) passes it at an interim look (early-looks.ts).
  *
  * The inputs err toward continuing (so toward the full evaluation):
  *
@@ -33,6 +35,7 @@
  *
  * @module
  */
+import type { EarlyAcceptanceRule, EarlyAcceptanceTest } from '../sequential.ts';
 import { differenceIsBelow, mean, normalQuantile, predictivePower, variance } from '../../stats/index.ts';
 
 /** The settings of a raced evaluation (`gate.racing` in kloop.yaml). */
@@ -41,6 +44,10 @@ export interface RacingSettings {
   readonly batchSize: number;
   /** Stop for futility when the predictive power of the final test is below this, in [0, 1). 0 = never on predictive power. */
   readonly futilityLevel: number;
+  /** Early acceptance's spending rule (src/gate/sequential.ts); absent or `off`: no interim look. */
+  readonly earlyAcceptance?: EarlyAcceptanceRule;
+  /** The test at an interim look. Default `shared-variance` (DEFAULT_EARLY_TEST). */
+  readonly earlyTest?: EarlyAcceptanceTest;
 }
 
 /** What the futility rule knows of the decision that would follow. */

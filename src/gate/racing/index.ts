@@ -30,6 +30,14 @@ export {
   type RaceStatus,
   type RaceStep,
 } from './race.ts';
+export {
+  completeRepeats,
+  DEFAULT_EARLY_TEST,
+  dueLook,
+  recordLook,
+  sequentialJudgementOf,
+  type EarlyEvidence,
+} from './early-looks.ts';
 export { describeRace, futilityDecision, racingCheck } from './decide-raced.ts';
 export { runRace, type RaceCallbacks } from './run-race.ts';
 export { raceShadow, shadowFutilityContext, shadowStop, type ShadowRaceOutcome } from './shadow-race.ts';

@@ -37,6 +37,8 @@ import type { ExampleScoreRecord } from '../../evaluator/partition-score.ts';
 import { differenceIsBelow, meanDifferenceBounds } from '../../stats/index.ts';
 import type { FutilityAssessment, FutilityContext, FutilityReason, RacingSettings } from './futility.ts';
 import { assessFutility, clip } from './futility.ts';
+import type { SequentialLook } from '../sequential.ts';
+import { earlyEvidence, type EarlyEvidence } from './early-looks.ts';
 import type { RacePlan } from './race-plan.ts';
 import { slotKey } from './race-plan.ts';
 
@@ -71,6 +73,10 @@ export interface RaceEntry {
   setAsideCount: number;
   /** The rule that stopped it, when futile. */
   futility: FutilityReason | null;
+  /** The interim looks of early acceptance taken (early-looks.ts). */
+  looks: SequentialLook[];
+  /** True when an interim look passed: complete on part of the plan. */
+  early: boolean;
 }
 
 /** A race against one incumbent. */
@@ -120,6 +126,8 @@ export function createRace(options: {
       behindBecause: null,
       setAsideCount: 0,
       futility: null,
+      looks: [],
+      early: false,
     })),
     pending: new Set(),
   };
@@ -202,7 +210,8 @@ function gainOf(entry: RaceEntry): number {
   );
 }
 
-const byStanding = (left: RaceEntry, right: RaceEntry): number =>
+/** Best observed gain first (then more pairs, then key). */
+export const byStanding = (left: RaceEntry, right: RaceEntry): number =>
   gainOf(right) - gainOf(left) ||
   right.differences.length - left.differences.length ||
   left.key.localeCompare(right.key);
@@ -290,7 +299,7 @@ export function isIdle(race: Race): boolean {
  * evaluated, why it stopped, the predictive power and the anytime-valid
  * bound on its gain.
  */
-export function raceEvidence(race: Race, key: string, stop: 'futility' | 'complete'): RaceEvidence {
+export function raceEvidence(race: Race, key: string, stop: RaceEvidence['stop']): RaceEvidence {
   const entry = entryOf(race, key);
   const examples = new Set<string>();
   const repeats = new Set<number>();
@@ -325,13 +334,14 @@ export function raceEvidence(race: Race, key: string, stop: 'futility' | 'comple
     margin: race.context.margin,
     setAside: entry.setAsideCount,
     seed: race.plan.seed,
+    ...earlyEvidence(race, entry),
   };
 }
 
 /** The race evidence of a decision (stored under `racing` in the experiment's evidence). */
 export interface RaceEvidence {
-  /** `futility`: stopped early and refused; `complete`: every batch evaluated, the gate decided. */
-  stop: 'futility' | 'complete';
+  /** `futility`: stopped early and refused; `complete`: every batch evaluated, the gate decided; `early`: an interim look of early acceptance passed, the gate decided on the repeats so far. */
+  stop: 'futility' | 'complete' | 'early';
   /** The futility rule that stopped it: `predictive_power` or `bound`. */
   rule?: FutilityReason;
   /** Batches evaluated, of the plan's. */
@@ -360,4 +370,6 @@ export interface RaceEvidence {
   setAside: number;
   /** The plan's seed. */
   seed: number;
+  /** Early acceptance (when on): its rule, test, looks and the level they spent. */
+  early?: EarlyEvidence;
 }

@@ -14,8 +14,9 @@
  * @module
  */
 import type { ExampleScoreRecord } from '../../evaluator/partition-score.ts';
-import type { Race, RaceEvidence } from './race.ts';
-import { nextBatch, observe, raceEvidence, settle, verdicts } from './race.ts';
+import { dueLook, recordLook } from './early-looks.ts';
+import type { Race, RaceEntry, RaceEvidence } from './race.ts';
+import { byStanding, nextBatch, observe, raceEvidence, settle, verdicts } from './race.ts';
 import type { RaceSlot } from './race-plan.ts';
 
 /** What the driver needs from its caller. `C` is the caller's candidate; `key` names it in the race. */
@@ -33,6 +34,16 @@ export interface RaceCallbacks<C extends { key: string }> {
   onFutile(candidate: C, evidence: RaceEvidence): Promise<boolean>;
   /** The gate decides a complete candidate (its full evaluation); `proceed` false stops the driver. */
   onComplete(candidate: C, evidence: RaceEvidence): Promise<{ accepted: boolean; proceed: boolean }>;
+  /**
+   * An interim look of early acceptance (early-looks.ts): judge the
+   * candidate's first `repeats` complete repeats at `level` (the gate's
+   * margin and significance check, src/gate/sequential.ts). Required when
+   * `gate.racing.earlyAcceptance` is on; without it no look is taken.
+   */
+  look?(
+    candidate: C,
+    request: { repeats: number; of: number; level: number },
+  ): Promise<{ passed: boolean; pValue: number; delta: number; margin: number }>;
   /** After an acceptance: the candidates still racing, rebased onto the new incumbent (the caller drops and records those it already contains). */
   rebase(candidates: readonly C[]): Promise<C[]>;
   /** Candidates evaluated at once in a step. Default 1. */
@@ -68,15 +79,17 @@ export async function runRace<C extends { key: string }>(
     );
     for (const key of due.keys) observe(race, key, results.get(key)!);
     const step = verdicts(race);
+    const early = await takeLooks(race, due.keys, byKey, callbacks);
+    const complete = [...step.complete, ...early].sort(byStanding);
     for (const entry of step.futile) {
       const proceed = await callbacks.onFutile(byKey.get(entry.key)!, raceEvidence(race, entry.key, 'futility'));
       settle(race, entry.key, 'refused');
       if (!proceed) return;
     }
-    for (const entry of step.complete) {
+    for (const entry of complete) {
       const { accepted, proceed } = await callbacks.onComplete(
         byKey.get(entry.key)!,
-        raceEvidence(race, entry.key, 'complete'),
+        raceEvidence(race, entry.key, entry.early ? 'early' : 'complete'),
       );
       settle(race, entry.key, accepted ? 'accepted' : 'refused');
       if (!proceed) return;
@@ -90,4 +103,23 @@ export async function runRace<C extends { key: string }>(
       }
     }
   }
+}
+
+/** The interim looks due after a batch, one candidate at a time; returns the entries that passed (complete, early). */
+async function takeLooks<C extends { key: string }>(
+  race: Race,
+  keys: readonly string[],
+  byKey: ReadonlyMap<string, C>,
+  callbacks: RaceCallbacks<C>,
+): Promise<RaceEntry[]> {
+  const passed: RaceEntry[] = [];
+  if (callbacks.look === undefined) return passed;
+  for (const key of keys) {
+    const due = dueLook(race, key);
+    if (due === null) continue;
+    const outcome = await callbacks.look(byKey.get(key)!, due);
+    const entry = recordLook(race, key, { repeats: due.repeats, of: due.of, level: due.level, ...outcome });
+    if (entry.early) passed.push(entry);
+  }
+  return passed;
 }

@@ -8,6 +8,7 @@
 export {
   createExampleEffects,
   createNormalSampler,
+  firstRepeats,
   runLevelNoiseSd,
   simulatePartitionScore,
   trueComposite,

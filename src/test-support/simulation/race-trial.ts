@@ -19,9 +19,12 @@
 import type { GateCalibration, GateDecision, GateSettings } from '../../gate/gate.ts';
 import { DEFAULT_GATE_SETTINGS, decide } from '../../gate/gate.ts';
 import { perExampleMeans } from '../../evaluator/partition-score.ts';
+import { optimizationLook } from '../../gate/sequential.ts';
 import {
   createRace,
+  DEFAULT_EARLY_TEST,
   planRace,
+  sequentialJudgementOf,
   raceShadow,
   runRace,
   shadowFutilityContext,
@@ -31,6 +34,7 @@ import {
   type RacingSettings,
 } from '../../gate/racing/index.ts';
 import type { RandomSource } from '../../stats/index.ts';
+import { firstRepeats } from './simulate-partition-score.ts';
 import {
   decideSimulated,
   evaluateSimulatedArtifact,
@@ -56,8 +60,8 @@ export interface SimulatedRoundDecision {
   accepted: boolean;
   /** `accepted` or the refusal reason. */
   reason: string;
-  /** `futility`: stopped early; `complete`: raced in full; `full`: full evaluation (racing off). */
-  stop: 'futility' | 'complete' | 'full';
+  /** `futility`: stopped early; `complete`: raced in full; `early`: accepted early on optimization (then gated); `full`: full evaluation (racing off). */
+  stop: 'futility' | 'complete' | 'early' | 'full';
   /** Example-repeats of this candidate evaluated for this decision (optimization, anchor, shadow). */
   evaluations: number;
   /** The race evidence (racing only). */
@@ -244,6 +248,21 @@ async function racedRound(input: SimulatedRoundInput, racing: RacingSettings): P
       return true;
     },
     onComplete: (candidate, evidence) => completeCandidate(round, candidate, evidence),
+    look: async (candidate, request) => {
+      const look = optimizationLook(
+        {
+          optimization: {
+            incumbent: round.incumbent.evaluation.optimization,
+            candidate: firstRepeats(candidate.evaluation.optimization, request.repeats),
+          },
+          calibration: input.calibration,
+          stochastic: true,
+        },
+        round.settings,
+        { level: request.level, test: racing.earlyTest ?? DEFAULT_EARLY_TEST },
+      );
+      return { passed: look.passed, pValue: look.pValue, delta: look.delta, margin: look.margin };
+    },
     rebase: async (remaining) => rebaseCandidates(round, remaining),
   });
   return {
@@ -288,13 +307,18 @@ async function completeCandidate(
   const anchor = partitionSize(candidate.evaluation, 'anchor');
   round.spent += anchor;
   candidate.spent += anchor;
+  const sequential = sequentialJudgementOf(evidence, round.settings.alpha);
   const decision = await decide(
     {
       constraints: { passed: true, violations: [] },
       optimization: {
         incumbent: round.incumbent.evaluation.optimization,
-        candidate: candidate.evaluation.optimization,
+        candidate:
+          evidence.stop === 'early'
+            ? firstRepeats(candidate.evaluation.optimization, evidence.early!.looks.at(-1)!.repeats)
+            : candidate.evaluation.optimization,
       },
+      ...(sequential !== undefined ? { sequential } : {}),
       anchor: { incumbent: round.incumbent.evaluation.anchor, candidate: candidate.evaluation.anchor },
       evaluateShadow: ({ optimizationDelta }) => raceCandidateShadow(round, candidate, optimizationDelta),
       calibration: input.calibration,
@@ -306,7 +330,7 @@ async function completeCandidate(
     index: candidate.index,
     accepted: decision.accepted,
     reason: reasonOf(decision),
-    stop: 'complete',
+    stop: evidence.stop === 'early' ? 'early' : 'complete',
     evaluations: candidate.spent,
     race: evidence,
   });

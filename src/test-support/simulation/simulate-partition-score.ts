@@ -200,3 +200,17 @@ export function runLevelNoiseSd(options: {
 }): number {
   return Math.sqrt(options.perRunNoiseSd ** 2 + options.perExampleNoiseSd ** 2 / options.examples);
 }
+
+/**
+ * The first `repeats` repeats of a partition score, folded again with the
+ * evaluator's `aggregate` (what a raced evaluation has after k complete
+ * repeats; the loop reads them from the notebook).
+ */
+export function firstRepeats(score: PartitionScore, repeats: number): PartitionScore {
+  const results = Array.from({ length: Math.min(repeats, score.repeats) }, (_, repeat) => ({
+    records: score.examples.filter((record) => record.repeat === repeat),
+    usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+    latencyMs: 0,
+  }));
+  return aggregate(score.partition, score.artifactHash, score.fingerprint, results);
+}

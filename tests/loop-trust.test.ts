@@ -35,6 +35,7 @@ import {
   type FakeServer,
 } from './llm-fake-openai-server.ts';
 import { makeSmallStudy } from './small-intent-study.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../examples/intent-llm');
 const CORPUS = path.resolve(import.meta.dirname, '../examples/intent/corpus');
@@ -157,7 +158,7 @@ describe('transient failures are never stored as results', () => {
       task: intentTask,
       executor: loaded.executor,
       corpus: loaded.corpus,
-      db,
+      results: openNotebook(db),
       concurrency: 6,
     });
     const prompt = readFileSync(path.join(study, 'prompt.md'), 'utf8');

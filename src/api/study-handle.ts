@@ -22,6 +22,7 @@ import { releaseLease } from '../storage/lease.ts';
 import type { StudySettings } from '../study/study-settings.ts';
 import type { CallerOutputs, CallerResult } from './caller-outputs.ts';
 import type { Study, StudyBest } from './study-types.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 /** What the handle works on: the composed study, its notebook and lease, and the options of its runs. */
 export interface StudyHandleInputs {
@@ -110,7 +111,7 @@ function requireOpen(state: HandleState): void {
 
 /** The composite of `text` on each partition. */
 async function scoresOf(state: HandleState, text: string): Promise<Record<PartitionName, number | null>> {
-  const evaluator = createStudyEvaluator(state.study, state.db);
+  const evaluator = createStudyEvaluator(state.study, openNotebook(state.db));
   const scores = {} as Record<PartitionName, number | null>;
   for (const name of PARTITIONS) {
     const score: PartitionScore = await evaluatePartition(evaluator, state.study, text, name, state.signal);

@@ -67,6 +67,7 @@ import { createStudyEvaluator } from '../loop/evaluate-partition.ts';
 import { ablateArtifact, formatFromPath } from './ablation.ts';
 import type { NoiseMeasurement } from './measurements.ts';
 import { measureNoise, rollingThreshold, signalEffectSize } from './measurements.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 // The stored side (defaults, records, reads), in a module of its own for the commands that only read it.
 export { DEFAULT_CALIBRATION_SETTINGS, latestCalibration, listCalibrations } from './calibration-store.ts';
@@ -175,7 +176,7 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
   const { study, db, settings } = options;
   validateSettings(settings);
   const now = options.now ?? (() => new Date());
-  const evaluator = options.evaluator ?? createStudyEvaluator(study, db);
+  const evaluator = options.evaluator ?? createStudyEvaluator(study, openNotebook(db));
   const incumbent = await ensureSeedVersion(db, study, now);
   if (study.partitions.optimization.length === 0) {
     throw new InputError('cannot calibrate: the optimization partition is empty', {

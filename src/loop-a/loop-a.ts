@@ -34,6 +34,7 @@ import type {
   LoopBAnchors,
 } from './loop-a-candidates.ts';
 import { decideArtifactCandidate, decidePatternCandidate } from './loop-a-candidates.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 export type { LoopACandidateOutcome, LoopAEvent } from './loop-a-candidates.ts';
 export type {
@@ -122,7 +123,7 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
     };
     const proposalFailures: string[] = [];
     const proposed = await proposeCandidates(context, options, proposalFailures);
-    const anchors: LoopBAnchors = { evaluator: createStudyEvaluator(study, db) };
+    const anchors: LoopBAnchors = { evaluator: createStudyEvaluator(study, openNotebook(db)) };
     for (const candidate of proposed.artifacts) {
       if (options.signal?.aborted) break;
       await decideArtifactCandidate(context, candidate, anchors);

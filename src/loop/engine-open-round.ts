@@ -70,8 +70,8 @@ async function beginRound(run: EngineRun): Promise<OpenedRound | null> {
   if (boundary.message !== null) run.options.onCorpusChange?.({ kind: boundary.plan.kind, message: boundary.message });
   if (boundary.plan.kind === 'spent') return stop('shadow_spent', boundary.plan.reason);
   if (boundary.corpusChanged) {
-    run.evaluator = createStudyEvaluator(run.study, run.db, run.options.evaluator);
-    run.scratchEvaluator = createScratchEvaluator(run.study, run.db, run.options.evaluator);
+    run.evaluator = createStudyEvaluator(run.study, run.notebook, run.options.evaluator);
+    run.scratchEvaluator = createScratchEvaluator(run.study, run.notebook, run.options.evaluator);
   }
   const round = lastRound + 1;
   const incumbentScore = await evaluateIncumbent(run, 'optimization', await repeatsOfIncumbent(run, round));

@@ -12,6 +12,8 @@ import type { Evaluator } from '../evaluator/evaluator.ts';
 import type { GateCalibration } from '../gate/gate.ts';
 import { NO_CALIBRATION } from '../gate/gate.ts';
 import type { Candidate } from '../proposers/proposer.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 import type { StudyDatabase } from '../storage/study-database.ts';
 import { isoNow } from '../storage/study-database.ts';
 import { activeOrSeedVersion, endRun, insertRun } from '../storage/notebook/engine-runs-store.ts';
@@ -60,6 +62,8 @@ export interface EngineRun {
   readonly options: RunOptions;
   readonly study: LoadedStudy;
   readonly db: StudyDatabase;
+  /** The study's notebook: every read and write of the run. */
+  readonly notebook: Notebook;
   readonly now: () => Date;
   readonly emit: (event: RunEvent) => void;
   readonly calibration: GateCalibration;
@@ -120,6 +124,7 @@ export async function ensureSeedVersion(
  */
 export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
   const { study, db } = options;
+  const notebook = openNotebook(db);
   const now = options.now ?? (() => new Date());
   const emit = options.onEvent ?? (() => undefined);
   const calibration: GateCalibration = options.calibration ?? NO_CALIBRATION;
@@ -132,9 +137,9 @@ export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
       message: `corpus: ${corpusStart.moves.length} lifecycle move(s) recorded at the start (${[...new Set(corpusStart.moves.map((move) => move.kind))].join(', ')})`,
     });
   }
-  const evaluator: Evaluator = createStudyEvaluator(study, db, options.evaluator);
+  const evaluator: Evaluator = createStudyEvaluator(study, notebook, options.evaluator);
   // Screening candidates inside the proposer is not stored: it can be hundreds per round (with workers: on them, under a scratch key).
-  const scratchEvaluator: Evaluator = createScratchEvaluator(study, db, options.evaluator);
+  const scratchEvaluator: Evaluator = createScratchEvaluator(study, notebook, options.evaluator);
 
   await ensureSeedVersion(db, study, now);
   const runId = await insertRun(db, isoNow(now));
@@ -145,6 +150,7 @@ export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
     options,
     study,
     db,
+    notebook,
     now,
     emit,
     calibration,

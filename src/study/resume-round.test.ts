@@ -14,6 +14,7 @@ import { loadStudy } from './load-study.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { runStudy } from '../loop/run-study.ts';
 import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../../examples/intent');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -83,7 +84,7 @@ describe('a round resumed after a crash', () => {
   it('a stored score equals the fresh one bit for bit (what a resumed run compares)', async () => {
     const study = smallStudy(4);
     const db = await database();
-    const stored = createStudyEvaluator(study, db);
+    const stored = createStudyEvaluator(study, openNotebook(db));
     for (const partition of ['optimization', 'anchor', 'shadow'] as const) {
       const fresh = await evaluatePartition(createStudyEvaluator(study), study, study.artifactText, partition);
       const first = await evaluatePartition(stored, study, study.artifactText, partition);

@@ -22,6 +22,7 @@ import { getRegistryVersion } from '../../storage/registry.ts';
 import { progress } from '../output.ts';
 import { calibrate } from './calibrate.ts';
 import type { ModelOptions, StudySession } from './study-session.ts';
+import { openNotebook } from '../../storage/notebook/index.ts';
 
 /** The options of `kloop run` on an offline study. */
 export interface OfflineRunOptions extends ModelOptions {
@@ -150,7 +151,7 @@ async function checkPower(run: RunContext, signal: AbortSignal): Promise<PowerWa
   try {
     powerWarnings = await studyPowerWarnings({
       study: session.study,
-      evaluator: createStudyEvaluator(session.study, session.db, run.storedResults),
+      evaluator: createStudyEvaluator(session.study, openNotebook(session.db), run.storedResults),
       incumbentText: (await getRegistryVersion(session.db))?.text ?? session.study.artifactText,
       db: session.db,
       signal,

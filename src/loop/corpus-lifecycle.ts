@@ -29,6 +29,7 @@ import { boundaryMovesRecordedAt } from '../storage/notebook/lifecycle-moves-sto
 import type { LoadedStudy } from './loaded-study.ts';
 import { readStudyState } from './study-state.ts';
 import { applyCorpusState, corpusPolicyOf, leakError, planFileSync } from './corpus-sync.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 export type { FileSyncPlan } from './corpus-sync.ts';
 export { applyCorpusState, corpusPolicyOf, fileExamplesOf, leakError, planFileSync } from './corpus-sync.ts';
@@ -69,7 +70,7 @@ export async function startCorpusLifecycle(
   const result = await db.transaction().execute(async (transaction) => {
     const at = now().toISOString();
     // A round a crash left open resumes with the partitions it began with: new records wait until it is finished.
-    const state = await readStudyState(transaction);
+    const state = await readStudyState(openNotebook(transaction));
     const plan = planFileSync(study, await readCorpusMembers(transaction), at, {
       deferNew: state.openRound !== undefined && state.openRound !== null,
     });

@@ -30,7 +30,7 @@ export async function ask(run: EngineRun): Promise<Asked> {
   const state = run.current;
   const { round } = state;
   const attempt = run.openRound.attempt ?? 0;
-  const baseRepeats = incumbentRepeats(run.study, round - 1 - (await acceptedInRound(run.db, state.base.id)));
+  const baseRepeats = incumbentRepeats(run.study, round - 1 - (await acceptedInRound(run.notebook, state.base.id)));
   const baseOptimization = await withCallStage('incumbent', () =>
     evaluatePartition(run.evaluator, run.study, state.base.text, 'optimization', run.options.signal, baseRepeats),
   );
@@ -138,7 +138,7 @@ async function recordAnswer(
 ): Promise<void> {
   const { round } = state;
   const { attempt, proposal, failed, idle } = answer;
-  await recordProposal(run.db, {
+  await recordProposal(run.notebook, {
     runId: run.runId,
     round,
     attempt,

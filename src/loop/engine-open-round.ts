@@ -22,7 +22,7 @@ import { getVersion } from '../storage/registry.ts';
 export async function openNextRound(run: EngineRun): Promise<OpenedRound> {
   if (run.finished !== null) return { kind: 'stop', outcome: run.finished };
   if (run.options.signal?.aborted) return { kind: 'stop', outcome: await interrupted(run) };
-  run.evaluatedCount = await countEvaluated(run.db);
+  run.evaluatedCount = await countEvaluated(run.notebook);
   const resumed = run.openRound !== null;
   if (!resumed) {
     const stopped = await beginRound(run);
@@ -31,11 +31,11 @@ export async function openNextRound(run: EngineRun): Promise<OpenedRound> {
   const round = run.openRound!.round;
   // Everything the proposer and the dedupe read is derived from the notebook as it stood
   // when the round opened, so a resumed round proposes exactly what the original did.
-  const decided = await loadRoundExperiments(run.db, round);
+  const decided = await loadRoundExperiments(run.notebook, round);
   run.current = {
     round,
     base: (await getVersion(run.db, run.openRound!.baseVersionId))!,
-    prior: await loadPriorExperiments(run.db, round),
+    prior: await loadPriorExperiments(run.notebook, round),
     ids: new Map(),
     decided,
     accepted: [...decided.values()].filter((row) => row.decision === 'accepted').length,
@@ -62,7 +62,7 @@ async function beginRound(run: EngineRun): Promise<OpenedRound | null> {
   };
   const streak = streakStop(run);
   if (streak !== null) return stop(streak.reason, streak.detail);
-  const lastRound = await maxRound(run.db);
+  const lastRound = await maxRound(run.notebook);
   if (stopping.maxRounds !== undefined && lastRound >= stopping.maxRounds)
     return stop('max_rounds', `${lastRound} rounds run (limit ${stopping.maxRounds})`);
   // Between rounds only: shadow examples graduate, or a spent shadow rotates (or the study stops).
@@ -81,7 +81,7 @@ async function beginRound(run: EngineRun): Promise<OpenedRound | null> {
       `optimization composite ${incumbentScore.composite?.toFixed(4)} ≥ target ${stopping.target}`,
     );
   }
-  run.openRound = { round, baseVersionId: run.incumbent.id, attempt: await countProposals(run.db, round) };
+  run.openRound = { round, baseVersionId: run.incumbent.id, attempt: await countProposals(run.notebook, round) };
   await saveState(run, null);
   return null;
 }

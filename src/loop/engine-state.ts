@@ -144,7 +144,7 @@ export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
   await ensureSeedVersion(db, study, now);
   const runId = await insertRun(db, isoNow(now));
 
-  const initialState = await readStudyState(db);
+  const initialState = await readStudyState(notebook);
   const carryOver = initialState.lastStopReason === null || initialState.lastStopReason === 'interrupted';
   const run: EngineRun = {
     options,
@@ -180,7 +180,7 @@ export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
     type: 'start',
     runId,
     fingerprint: evaluator.fingerprint,
-    experiments: await countEvaluated(db),
+    experiments: await countEvaluated(notebook),
     incumbent: run.incumbent.id,
   });
   return run;
@@ -188,7 +188,7 @@ export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
 
 /** Stores the run's streaks and open round (src/loop/study-state.ts), with the last stop reason (null while running). */
 export function saveState(run: EngineRun, lastStopReason: string | null): Promise<void> {
-  return writeStudyState(run.db, {
+  return writeStudyState(run.notebook, {
     plateauRounds: run.plateau,
     consecutiveFailures: run.consecutiveFailures,
     idleRounds: run.idleRounds,

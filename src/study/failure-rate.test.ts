@@ -14,6 +14,7 @@ import { loadStudy } from './load-study.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { FAILURE_RATE_MIN_ATTEMPTS, runStudy } from '../loop/run-study.ts';
 import { readStudyState } from '../loop/study-state.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../../examples/intent');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -108,7 +109,7 @@ describe('stopping.maxFailureRate', () => {
     const db = await database();
     const outcome = await runStudy({ study, db });
     expect(outcome.stopReason).toBe('max_rounds');
-    const state = await readStudyState(db);
+    const state = await readStudyState(openNotebook(db));
     expect(state).toMatchObject({ proposalAttempts: 18, proposalFailures: 12 });
   });
 
@@ -127,7 +128,7 @@ describe('stopping.maxFailureRate', () => {
       },
     });
     expect(first.stopReason).toBe('interrupted');
-    expect(await readStudyState(db)).toMatchObject({ proposalAttempts: 9, proposalFailures: 6 });
+    expect(await readStudyState(openNotebook(db))).toMatchObject({ proposalAttempts: 9, proposalFailures: 6 });
     const second = await runStudy({ study, db });
     expect(second.stopReason).toBe('failure_rate');
   });

@@ -66,7 +66,7 @@ async function beginRound(run: EngineRun): Promise<OpenedRound | null> {
   if (stopping.maxRounds !== undefined && lastRound >= stopping.maxRounds)
     return stop('max_rounds', `${lastRound} rounds run (limit ${stopping.maxRounds})`);
   // Between rounds only: shadow examples graduate, or a spent shadow rotates (or the study stops).
-  const boundary = await corpusBoundary(run.db, run.study, run.now);
+  const boundary = await corpusBoundary(run.notebook, run.study, run.now);
   if (boundary.message !== null) run.options.onCorpusChange?.({ kind: boundary.plan.kind, message: boundary.message });
   if (boundary.plan.kind === 'spent') return stop('shadow_spent', boundary.plan.reason);
   if (boundary.corpusChanged) {

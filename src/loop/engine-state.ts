@@ -130,7 +130,7 @@ export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
   const calibration: GateCalibration = options.calibration ?? NO_CALIBRATION;
   const idleLimit = study.stopping.idleRounds ?? DEFAULT_IDLE_ROUNDS;
   // The corpus lifecycle: partitions (and admitted examples) as recorded; initialised from the files on the first run.
-  const corpusStart = await startCorpusLifecycle(db, study, now);
+  const corpusStart = await startCorpusLifecycle(notebook, study, now);
   if (corpusStart.moves.length > 0) {
     options.onCorpusChange?.({
       kind: 'start',

@@ -72,7 +72,7 @@ export async function stuckAdviceOf(
       if (found !== undefined) experiment.outcomes = found;
     }
   }
-  const members = await readCorpusMembers(db);
+  const members = await readCorpusMembers(openNotebook(db));
   const shadow = new Set(study.partitions.shadow.map((example) => example.id));
   return stuckAdvice(experiments, {
     studyDir: displayPath(study.dir),

@@ -73,7 +73,7 @@ export async function startRun(run: RunContext, signal: AbortSignal): Promise<Ru
   // A budget that cannot cover a few proposals is bad input: refused before anything is written.
   session.plugins.checkBudget(study);
   // Before round 1: the corpus files' new records are admitted or refused, visibly (docs/corpus.md).
-  for (const line of describeCorpusStart(await startCorpusLifecycle(session.db, study, () => new Date())))
+  for (const line of describeCorpusStart(await startCorpusLifecycle(openNotebook(session.db), study, () => new Date())))
     progress(`kloop: ${line}`, quiet);
   // The partitions this run starts with: the report lists what moved after this point.
   const corpusAtStart = await markCorpus(session.db, study);

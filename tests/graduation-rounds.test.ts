@@ -57,7 +57,11 @@ async function runWithoutPassingCandidates(graduateAfterRounds: number, sizes = 
   const db = await openDatabase(studyDatabasePath(study.dir));
   cleanups.push(() => void db.destroy());
   const messages: string[] = [];
-  const outcome = await runStudy({ study: loaded, db, onCorpusChange: (change) => messages.push(change.message) });
+  const outcome = await runStudy({
+    study: loaded,
+    notebook: openNotebook(db),
+    onCorpusChange: (change) => messages.push(change.message),
+  });
   const decisions = await readDecisionRecords(openNotebook(db));
   const rounds = await db.selectFrom('experiments').select(['id', 'round', 'decision']).orderBy('id').execute();
   const lastOfRound = (round: number): number =>

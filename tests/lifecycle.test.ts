@@ -67,7 +67,7 @@ beforeAll(async () => {
   db = await openDatabase(studyDatabasePath(study.dir));
   outcome = await runStudy({
     study: loaded,
-    db,
+    notebook: openNotebook(db),
     onCorpusChange: (change) => corpusMessages.push(`${change.kind}: ${change.message}`),
   });
 }, 120_000);
@@ -180,7 +180,7 @@ describe('corpus lifecycle over a run', () => {
       expect.arrayContaining(fresh.map((example) => example.id)),
     );
     again.stopping.maxExperiments = lastBefore + 4;
-    const second = await runStudy({ study: again, db });
+    const second = await runStudy({ study: again, notebook: openNotebook(db) });
     expect(second.stopReason).not.toBe('shadow_spent');
     const rotation = (await readCorpusEvents(openNotebook(db))).filter(
       (event) => event.kind === 'rotated_out' && event.experimentId === lastBefore,

@@ -98,7 +98,7 @@ beforeAll(async () => {
   expect(admission.admitted).toBe(1);
   loaded = loadStudy(study.dir, { createProposer: isolatedProposer });
   shadowIds = loaded.partitions.shadow.map((example) => example.id);
-  await runStudy({ study: loaded, db });
+  await runStudy({ study: loaded, notebook: openNotebook(db) });
 }, 120_000);
 afterAll(async () => {
   await db.destroy();

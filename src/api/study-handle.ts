@@ -58,7 +58,7 @@ export function createStudyHandle(inputs: StudyHandleInputs): Study {
     ...inputs,
     runOptions: {
       study: inputs.study,
-      db: inputs.db,
+      notebook: openNotebook(inputs.db),
       ...(inputs.calibration !== undefined ? { calibration: inputs.calibration } : {}),
       ...(inputs.onEvent !== undefined ? { onEvent: inputs.onEvent } : {}),
       ...(inputs.signal !== undefined ? { signal: inputs.signal } : {}),
@@ -123,7 +123,7 @@ async function scoresOf(state: HandleState, text: string): Promise<Record<Partit
 async function best(state: HandleState): Promise<StudyBest> {
   requireOpen(state);
   // Before the first ask() or optimize() the seed is registered now (as version 1, what the first run registers): the id is one kloop diff and activate know.
-  const active = await ensureSeedVersion(state.db, state.study, () => new Date());
+  const active = await ensureSeedVersion(openNotebook(state.db), state.study, () => new Date());
   return { versionId: active.id, text: active.text, scores: await scoresOf(state, active.text) };
 }
 

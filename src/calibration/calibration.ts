@@ -45,7 +45,7 @@
  * ```ts
  * const result = await calibrateStudy({ study, db, model: 'offline', settings: DEFAULT_CALIBRATION_SETTINGS });
  * if (!result.ok) throw new Error(result.message); // the evaluator cannot tell artifacts apart
- * await runStudy({ study, db, calibration: result.calibration });
+ * await runStudy({ study, notebook: openNotebook(db), calibration: result.calibration });
  * ```
  */
 import { contentHash } from '../artifact/content-hash.ts';
@@ -177,7 +177,7 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
   validateSettings(settings);
   const now = options.now ?? (() => new Date());
   const evaluator = options.evaluator ?? createStudyEvaluator(study, openNotebook(db));
-  const incumbent = await ensureSeedVersion(db, study, now);
+  const incumbent = await ensureSeedVersion(openNotebook(db), study, now);
   if (study.partitions.optimization.length === 0) {
     throw new InputError('cannot calibrate: the optimization partition is empty', {
       studyPath: study.dir,

@@ -95,7 +95,7 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
     minConfidenceGain: options.settings?.minConfidenceGain ?? 0.01,
     anchorTolerance: options.settings?.anchorTolerance ?? study.gate.anchorTolerance,
   };
-  const incumbentVersion = await ensureSeedVersion(db, study, now);
+  const incumbentVersion = await ensureSeedVersion(openNotebook(db), study, now);
   const runId = await openLoopARun(db, { startedAt: isoNow(now), incumbentVersionId: incumbentVersion.id });
   try {
     const library = loadStudyPatternLibrary(study.dir);

@@ -16,7 +16,6 @@ import { IDLE_PATIENCE_ROUNDS, idlePatience } from './idle-patience.ts';
 import { countEvaluated, countProposals, loadPriorExperiments, loadRoundExperiments, maxRound } from './notebook.ts';
 import type { StopReason } from './run-study.ts';
 import { createScratchEvaluator } from './scratch-evaluator.ts';
-import { getVersion } from '../storage/registry.ts';
 
 /** Opens the next round (see LoopEngine.openRound), or resumes the round a crash left open, exactly. */
 export async function openNextRound(run: EngineRun): Promise<OpenedRound> {
@@ -34,7 +33,7 @@ export async function openNextRound(run: EngineRun): Promise<OpenedRound> {
   const decided = await loadRoundExperiments(run.notebook, round);
   run.current = {
     round,
-    base: (await getVersion(run.db, run.openRound!.baseVersionId))!,
+    base: (await run.notebook.getVersion(run.openRound!.baseVersionId))!,
     prior: await loadPriorExperiments(run.notebook, round),
     ids: new Map(),
     decided,

@@ -13,12 +13,7 @@ import type { GateCalibration } from '../gate/gate.ts';
 import { NO_CALIBRATION } from '../gate/gate.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import type { Notebook } from '../storage/notebook/index.ts';
-import { openNotebook } from '../storage/notebook/index.ts';
-import type { StudyDatabase } from '../storage/study-database.ts';
-import { isoNow } from '../storage/study-database.ts';
-import { activeOrSeedVersion, endRun, insertRun } from '../storage/notebook/engine-runs-store.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
-import { getRegistryVersion } from '../storage/registry.ts';
 import type { CandidateFailures } from './candidate-failures.ts';
 import { createCandidateFailures } from './candidate-failures.ts';
 import { startCorpusLifecycle } from './corpus-lifecycle.ts';
@@ -61,7 +56,6 @@ export type RetrialOf = { trial: number; of: number; earlier: number[] };
 export interface EngineRun {
   readonly options: RunOptions;
   readonly study: LoadedStudy;
-  readonly db: StudyDatabase;
   /** The study's notebook: every read and write of the run. */
   readonly notebook: Notebook;
   readonly now: () => Date;
@@ -110,11 +104,11 @@ export interface EngineRun {
 
 /** Makes sure the registry has an active version (the seed artifact on a new study). */
 export async function ensureSeedVersion(
-  db: StudyDatabase,
+  notebook: Notebook,
   study: LoadedStudy,
   now: () => Date,
 ): Promise<ArtifactVersion> {
-  return activeOrSeedVersion(db, study.artifactText, now);
+  return notebook.activeOrSeedVersion(study.artifactText, now);
 }
 
 /**
@@ -123,8 +117,7 @@ export async function ensureSeedVersion(
  * run's plateau, failure and idle counts carry over). Emits `start`.
  */
 export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
-  const { study, db } = options;
-  const notebook = openNotebook(db);
+  const { study, notebook } = options;
   const now = options.now ?? (() => new Date());
   const emit = options.onEvent ?? (() => undefined);
   const calibration: GateCalibration = options.calibration ?? NO_CALIBRATION;
@@ -141,15 +134,14 @@ export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
   // Screening candidates inside the proposer is not stored: it can be hundreds per round (with workers: on them, under a scratch key).
   const scratchEvaluator: Evaluator = createScratchEvaluator(study, notebook, options.evaluator);
 
-  await ensureSeedVersion(db, study, now);
-  const runId = await insertRun(db, isoNow(now));
+  await ensureSeedVersion(notebook, study, now);
+  const runId = await notebook.insertRun(now().toISOString());
 
   const initialState = await readStudyState(notebook);
   const carryOver = initialState.lastStopReason === null || initialState.lastStopReason === 'interrupted';
   const run: EngineRun = {
     options,
     study,
-    db,
     notebook,
     now,
     emit,
@@ -172,7 +164,7 @@ export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
     newExperiments: 0,
     evaluatedCount: 0,
     repeatedDeltas: [],
-    incumbent: (await getRegistryVersion(db))!,
+    incumbent: (await notebook.getRegistryVersion())!,
     current: null,
     finished: null,
   };
@@ -208,8 +200,8 @@ export async function finishRun(run: EngineRun, reason: StopReason, detail: stri
   if (run.finished !== null) return run.finished;
   await saveState(run, reason);
   // The detail is stored with the stop (the CLI's full report replaces it): history shows why a run failed, library runs included.
-  await endRun(run.db, run.runId, {
-    endedAt: isoNow(run.now),
+  await run.notebook.endRun(run.runId, {
+    endedAt: run.now().toISOString(),
     stopReason: reason,
     report: JSON.stringify({ stopReason: reason, stopDetail: detail }),
   });

@@ -196,7 +196,7 @@ async function runLoopBJob(options: StudyLoopsOptions, { signal, now }: LoopJobC
   try {
     const outcome = await runStudy({
       study,
-      db,
+      notebook: openNotebook(db),
       ...(calibration !== undefined ? { calibration: calibration.calibration } : {}),
       signal: lease.controller.signal,
       now,

@@ -58,7 +58,7 @@ describe('a round resumed after a crash', () => {
   it('never decides past stopping.maxExperiments, and equals the uninterrupted run after a crash at any decision', async () => {
     const study = smallStudy(4); // the first round proposes 6: the limit falls inside it
     const reference = await database();
-    await runStudy({ study, db: reference });
+    await runStudy({ study, notebook: openNotebook(reference) });
     const expected = await notebook(reference);
     expect(expected.experiments.filter((row) => row.decision !== 'skipped')).toHaveLength(4);
 
@@ -67,7 +67,7 @@ describe('a round resumed after a crash', () => {
       let decisions = 0;
       const crashed = await runStudy({
         study,
-        db,
+        notebook: openNotebook(db),
         onEvent: (event) => {
           if (event.type === 'decision' && ++decisions === crashAfter)
             throw new SimulatedCrash(`crash after decision ${crashAfter}`);
@@ -75,7 +75,7 @@ describe('a round resumed after a crash', () => {
       }).catch((error: unknown) => error);
       expect(crashed).toBeInstanceOf(SimulatedCrash);
       expect((await notebook(db)).experiments).toHaveLength(crashAfter);
-      const resumed = await runStudy({ study, db });
+      const resumed = await runStudy({ study, notebook: openNotebook(db) });
       expect(resumed.stopReason).toBe('max_experiments');
       expect(await notebook(db), `crash after decision ${crashAfter}`).toEqual(expected);
     }

@@ -90,7 +90,7 @@ async function runLoopB(run: RunContext, context: SessionContext): Promise<numbe
   await mirror.sync();
   const outcome = await runStudy({
     study,
-    db: run.session.db,
+    notebook: openNotebook(run.session.db),
     ...(start.calibration !== undefined ? { calibration: start.calibration.calibration } : {}),
     evaluator: run.storedResults,
     signal: context.signal,

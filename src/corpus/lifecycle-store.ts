@@ -6,7 +6,7 @@
  *
  * Reading the members from a database location, which opens one (and its
  * driver), is lifecycle-file.ts's: the loop, which uses this module with its
- * handle, reaches no driver.
+ * notebook, reaches no driver.
  */
 import { parseStoredEvidence } from '../gate/evidence-schema.ts';
 import type {

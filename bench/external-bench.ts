@@ -40,6 +40,7 @@ import { runStudy } from '../src/loop/run-study.ts';
 import { DEFAULT_WEIGHTS } from '../src/tasks/intent/scorer.ts';
 import { createOfflineExecutor } from '../src/tasks/intent/offline/offline-executor.ts';
 import { importUserStories } from './user-stories.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const repoRoot = path.resolve(import.meta.dirname, '..');
 const dataDir = path.resolve(repoRoot, '..', 'shared', 'data', 'golden-uml');
@@ -83,7 +84,7 @@ async function bestArtifact(seedText: string): Promise<BestArtifact> {
     const db = await openDatabase(studyDatabasePath(copy));
     try {
       const started = Date.now();
-      const outcome = await runStudy({ study, db });
+      const outcome = await runStudy({ study, notebook: openNotebook(db) });
       const active = await getRegistryVersion(db, 'active');
       if (active === undefined) throw new Error('the run left no active version');
       return {

@@ -61,6 +61,7 @@ import {
   measureScreeningStudy,
   type ScreeningRun,
 } from './screening-study.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const LATENCY_MS = Number(process.env.KLOOP_BENCH_LATENCY_MS ?? 1000);
@@ -252,7 +253,7 @@ async function withWorkers<T>(
   );
   try {
     await Promise.all(workers.map((worker) => waitForLine(worker, /serving evaluator/)));
-    return await body(createStudyEvaluator(study, db, { remote: queue }), study, workers);
+    return await body(createStudyEvaluator(study, openNotebook(db), { remote: queue }), study, workers);
   } finally {
     await Promise.all(
       workers.map(
@@ -297,7 +298,7 @@ try {
     const folder = mkdtempSync(path.join(tmpdir(), 'kloop-bench-single-'));
     cleanups.push(() => rmSync(folder, { recursive: true, force: true }));
     const db = await openDatabase(path.join(folder, 'kloop.db'));
-    const run = await measure(study, createStudyEvaluator(study, db), 'single');
+    const run = await measure(study, createStudyEvaluator(study, openNotebook(db)), 'single');
     await db.destroy();
     results.push({ label: 'single process', workers: 0, ...run });
   }

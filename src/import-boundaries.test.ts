@@ -506,7 +506,8 @@ describe('the import graph, transitively', () => {
   // Issue 32 found src/loop/ reaching src/tasks/intent/ (through the corpus's example shape, example format and
   // admission), a proposer (through the config's search space) and the drivers (through the database handle's type).
   // The study builder (src/study/compose.ts) injects the task, its example format and the proposer into the
-  // LoadedStudy; the loop takes a handle whose type (src/storage/study-database.ts) loads no driver.
+  // LoadedStudy; the loop takes the notebook interface (src/storage/notebook/index.ts), which loads no driver, and
+  // no database handle (src/loop-notebook-boundary.test.ts).
   it('src/loop/ reaches no task, executor or proposer module but the contracts, and no storage driver', () => {
     const contracts = ['tasks/task.ts', 'tasks/example-score.ts', 'executors/executor.ts', 'proposers/proposer.ts'];
     const drivers = storageDrivers(graph);

@@ -18,6 +18,7 @@ import type { ChatRequest, FakeResponse, FakeServer } from './llm-fake-openai-se
 import { loopbackFetch } from './llm-fake-openai-server.ts';
 import type { LlmStopStudy } from './llm-stop-study.ts';
 import { appendToRoles, makeLlmStopStudy, serveStudy } from './llm-stop-study.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const POISON = 'Poison rule: every role is a reference.';
 const WORDS = ['amber', 'basalt', 'cobalt', 'dune', 'ember', 'fjord'];
@@ -85,7 +86,7 @@ describe('a candidate the server fails on', () => {
     );
     const poisoned = (): number => server.requests.filter((chat) => chat.system.includes(POISON)).length;
 
-    const first = await runStudy({ study: load(study, server, db), db });
+    const first = await runStudy({ study: load(study, server, db), notebook: openNotebook(db) });
     expect(first.stopReason).toBe('max_experiments');
     const run1 = await decisions(db);
     expect(run1.map(({ round, decision, reason }) => ({ round, decision, reason }))).toEqual([
@@ -113,7 +114,7 @@ describe('a candidate the server fails on', () => {
     poisonOnly = true;
     const second = load(study, server, db);
     second.stopping.maxExperiments = 10;
-    const again = await runStudy({ study: second, db });
+    const again = await runStudy({ study: second, notebook: openNotebook(db) });
     expect(again.stopReason).toBe('no_new_proposals');
     // Its repeats are recorded (skipped, evaluation_failed), never dropped silently: kloop history shows them.
     expect((await decisions(db)).slice(2).map(({ round, decision, reason }) => ({ round, decision, reason }))).toEqual([
@@ -146,7 +147,7 @@ describe('a candidate the server fails on', () => {
       id: reflective.id,
       propose: (context) => reflective.propose({ ...context, triedHashes: new Set() }),
     };
-    const last = await runStudy({ study: third, db });
+    const last = await runStudy({ study: third, notebook: openNotebook(db) });
     expect(last.stopReason).toBe('no_new_proposals');
     const skips = (await decisions(db)).slice(6);
     expect(skips.map(({ decision, reason }) => ({ decision, reason }))).toEqual([
@@ -174,7 +175,7 @@ describe('failures that follow the server, not the candidate', () => {
       (chat, call) => appendToRoles(chat, `Rule ${WORDS[call]}: ${WORDS[call]} roles first.`),
       (chat) => chat.system.includes('Rule '), // every candidate; never the incumbent
     );
-    const outcome = await runStudy({ study: load(study, server, db), db });
+    const outcome = await runStudy({ study: load(study, server, db), notebook: openNotebook(db) });
     expect(outcome.stopReason).toBe('infrastructure_failure');
     expect(outcome.stopDetail).toMatch(
       /^3 candidates in a row could not be evaluated \(stopping\.maxConsecutiveFailures 3\): their evaluations failed in the infrastructure after the retries, whatever the candidate; last: 6 of 6 example-repeats failed .*HTTP 500/,

@@ -15,6 +15,7 @@ import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 import { runStudy } from '../src/loop/run-study.ts';
 import { kloop } from './cli-in-process.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 // One line of JSON on stdin; "FLIP" tickets are misrouted in repeat 1 (the second of three).
 const FLIP_PROGRAM = `line=$(cat); case "$line" in *FLIP*'"repeat":1}'*) echo '{"label":"account"}';; *) echo '{"label":"billing"}';; esac`;
@@ -152,7 +153,7 @@ describe('flaky examples', () => {
     study.stopping.maxExperiments = 1;
     const db = await openDatabase(studyDatabasePath(studyDir()));
     try {
-      await runStudy({ study, db });
+      await runStudy({ study, notebook: openNotebook(db) });
     } finally {
       await db.destroy();
     }

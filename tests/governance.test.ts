@@ -26,6 +26,7 @@ import { loadStudy } from '../src/study/load-study.ts';
 import { listReviewItems } from '../src/review/review-queue.ts';
 import { ensureSeedVersion } from '../src/loop/run-study.ts';
 import { createManualScheduler, createStudyLoops, startSchedule } from '../src/schedule/schedule.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const repo = path.resolve(import.meta.dirname, '..');
 const NOW = new Date('2025-03-10T00:00:00.000Z');
@@ -105,7 +106,7 @@ beforeAll(async () => {
     filter: (source) => !source.includes('.kloop'),
   });
   db = await openDatabase(studyDatabasePath(dir));
-  await ensureSeedVersion(db, loadStudy(dir), () => NOW);
+  await ensureSeedVersion(openNotebook(db), loadStudy(dir), () => NOW);
 });
 afterAll(async () => {
   await db.destroy();

@@ -14,6 +14,7 @@ import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 import { runStudy } from '../src/loop/run-study.ts';
 import { makeSmallStudy } from './small-intent-study.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 /** Proposes edits that change nothing measurable: a booking cue word no goal contains. Every one is refused. */
 function uselessProposer(): Proposer {
@@ -56,12 +57,16 @@ async function runWithoutPassingCandidates(graduateAfterRounds: number, sizes = 
   const db = await openDatabase(studyDatabasePath(study.dir));
   cleanups.push(() => void db.destroy());
   const messages: string[] = [];
-  const outcome = await runStudy({ study: loaded, db, onCorpusChange: (change) => messages.push(change.message) });
-  const decisions = await readDecisionRecords(db);
+  const outcome = await runStudy({
+    study: loaded,
+    notebook: openNotebook(db),
+    onCorpusChange: (change) => messages.push(change.message),
+  });
+  const decisions = await readDecisionRecords(openNotebook(db));
   const rounds = await db.selectFrom('experiments').select(['id', 'round', 'decision']).orderBy('id').execute();
   const lastOfRound = (round: number): number =>
     Math.max(...rounds.filter((row) => row.round === round).map((row) => row.id));
-  const graduated = (await readCorpusEvents(db)).filter((event) => event.kind === 'graduated');
+  const graduated = (await readCorpusEvents(openNotebook(db))).filter((event) => event.kind === 'graduated');
   return {
     outcome,
     decisions,

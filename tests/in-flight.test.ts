@@ -19,6 +19,7 @@ import { loadStudyConfig } from '../src/config/config.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 import { runStudy } from '../src/loop/run-study.ts';
 import { loopbackFetch, startFakeOpenAiServer, type ChatRequest, type FakeServer } from './llm-fake-openai-server.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../examples/support-routing-llm');
 const KEY = 'sk-in-flight-test-key-0123456789';
@@ -152,7 +153,7 @@ async function runOnce(study: string, server: FakeServer): Promise<void> {
   db = await openDatabase(studyDatabasePath(study));
   const opened = db;
   cleanups.push(() => opened.destroy());
-  const outcome = await runStudy({ study: loaded, db });
+  const outcome = await runStudy({ study: loaded, notebook: openNotebook(db) });
   expect(outcome.stopReason).not.toBe('infrastructure_failure');
 }
 

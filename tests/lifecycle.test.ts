@@ -23,6 +23,7 @@ import { loadStudy } from '../src/study/load-study.ts';
 import type { RunOutcome } from '../src/loop/run-study.ts';
 import { runStudy } from '../src/loop/run-study.ts';
 import { kloop, makeSmallStudy, referenceCorpus } from './small-intent-study.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const POLICY = { graduateAfterDecisions: 2, maxShadowExposures: 4, rotateSlice: 2 };
 
@@ -66,7 +67,7 @@ beforeAll(async () => {
   db = await openDatabase(studyDatabasePath(study.dir));
   outcome = await runStudy({
     study: loaded,
-    db,
+    notebook: openNotebook(db),
     onCorpusChange: (change) => corpusMessages.push(`${change.kind}: ${change.message}`),
   });
 }, 120_000);
@@ -77,7 +78,7 @@ afterAll(async () => {
 
 describe('corpus lifecycle over a run', () => {
   it('graduates, rotates a spent shadow, then refuses to rotate below the minimum and stops with a reason', async () => {
-    const events = await readCorpusEvents(db);
+    const events = await readCorpusEvents(openNotebook(db));
     const graduated = events.filter((event) => event.kind === 'graduated');
     const rotated = events.filter((event) => event.kind === 'rotated_out');
     expect(graduated.length).toBeGreaterThan(0);
@@ -97,7 +98,7 @@ describe('corpus lifecycle over a run', () => {
     expect(corpusMessages.some((message) => message.startsWith('graduate:'))).toBe(true);
     expect(corpusMessages.some((message) => message.startsWith('rotate:'))).toBe(true);
     // Nothing left the shadow that was not recorded, and the shadow never went below the minimum.
-    const members = await readCorpusMembers(db);
+    const members = await readCorpusMembers(openNotebook(db));
     const shadow = members.filter((member) => member.partition === 'shadow');
     expect(shadow.length).toBe(10 - graduated.length - rotated.length);
     expect(shadow.length).toBeGreaterThanOrEqual(MIN_SHADOW_EXAMPLES);
@@ -113,11 +114,15 @@ describe('corpus lifecycle over a run', () => {
   });
 
   it('counts each shadow-consulting decision once per shadow example', async () => {
-    const decisions = await readDecisionRecords(db);
+    const decisions = await readDecisionRecords(openNotebook(db));
     expect(decisions.filter((decision) => decision.shadowConsulted).length).toBeGreaterThan(POLICY.maxShadowExposures);
-    const derived = reconstructPartitions(await readCorpusEvents(db), decisions, decisions.at(-1)!.id + 1).exposures;
+    const derived = reconstructPartitions(
+      await readCorpusEvents(openNotebook(db)),
+      decisions,
+      decisions.at(-1)!.id + 1,
+    ).exposures;
     const stored = Object.fromEntries(
-      (await readCorpusMembers(db))
+      (await readCorpusMembers(openNotebook(db)))
         .filter((member) => member.shadowExposures > 0)
         .map((member) => [member.exampleId, member.shadowExposures]),
     );
@@ -125,8 +130,8 @@ describe('corpus lifecycle over a run', () => {
   });
 
   it('reconstructs the partitions every decision used', async () => {
-    const events = await readCorpusEvents(db);
-    const decisions = await readDecisionRecords(db);
+    const events = await readCorpusEvents(openNotebook(db));
+    const decisions = await readDecisionRecords(openNotebook(db));
     const rows = await db.selectFrom('experiments').select(['id', 'round']).orderBy('id').execute();
     const firstOfRound = new Map<number, number>();
     for (const row of rows) if (!firstOfRound.has(row.round)) firstOfRound.set(row.round, row.id);
@@ -166,22 +171,26 @@ describe('corpus lifecycle over a run', () => {
     writeFileSync(file, `${fresh.map((example) => JSON.stringify(example)).join('\n')}\n`);
     const candidates = readCandidateRecords(file);
     if (!candidates.ok) throw new Error('unreadable batch');
-    const admission = await admitToStudy(db, loaded, candidates.records, { source: 'new.jsonl' });
+    const admission = await admitToStudy(openNotebook(db), loaded, candidates.records, { source: 'new.jsonl' });
     expect(admission).toMatchObject({ admitted: 3, refused: 0 });
-    const lastBefore = (await readDecisionRecords(db)).at(-1)!.id;
+    const lastBefore = (await readDecisionRecords(openNotebook(db))).at(-1)!.id;
 
     const again = loadStudy(study.dir, { createProposer: capturingProposer });
     expect(again.partitions.shadow.map((example) => example.id)).toEqual(
       expect.arrayContaining(fresh.map((example) => example.id)),
     );
     again.stopping.maxExperiments = lastBefore + 4;
-    const second = await runStudy({ study: again, db });
+    const second = await runStudy({ study: again, notebook: openNotebook(db) });
     expect(second.stopReason).not.toBe('shadow_spent');
-    const rotation = (await readCorpusEvents(db)).filter(
+    const rotation = (await readCorpusEvents(openNotebook(db))).filter(
       (event) => event.kind === 'rotated_out' && event.experimentId === lastBefore,
     );
     expect(rotation).toHaveLength(POLICY.rotateSlice);
-    const at = reconstructPartitions(await readCorpusEvents(db), await readDecisionRecords(db), lastBefore + 1);
+    const at = reconstructPartitions(
+      await readCorpusEvents(openNotebook(db)),
+      await readDecisionRecords(openNotebook(db)),
+      lastBefore + 1,
+    );
     expect(at.partitions.shadow).toEqual(expect.arrayContaining(fresh.map((example) => example.id)));
     expect(at.partitions.optimization).toEqual(expect.arrayContaining(rotation.map((event) => event.exampleId)));
   }, 120_000);
@@ -192,17 +201,17 @@ describe('round boundaries', () => {
     const memory = await openDatabase(':memory:');
     try {
       const fresh = loadStudy(study.dir); // an empty notebook: the lifecycle starts from the files
-      await startCorpusLifecycle(memory, fresh, () => new Date());
+      await startCorpusLifecycle(openNotebook(memory), fresh, () => new Date());
       await memory
         .updateTable('corpus_members')
         .set({ shadow_exposures: POLICY.graduateAfterDecisions })
         .where('partition', '=', 'shadow')
         .execute();
-      const first = await corpusBoundary(memory, fresh, () => new Date());
+      const first = await corpusBoundary(openNotebook(memory), fresh, () => new Date());
       expect(first.plan.kind).toBe('graduate');
-      const second = await corpusBoundary(memory, fresh, () => new Date());
+      const second = await corpusBoundary(openNotebook(memory), fresh, () => new Date());
       expect(second).toMatchObject({ plan: { kind: 'none' }, message: null });
-      expect((await readCorpusEvents(memory)).filter((event) => event.kind === 'graduated')).toHaveLength(
+      expect((await readCorpusEvents(openNotebook(memory))).filter((event) => event.kind === 'graduated')).toHaveLength(
         POLICY.rotateSlice,
       );
     } finally {

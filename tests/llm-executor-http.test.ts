@@ -32,6 +32,7 @@ import type { ExpectedIntent, Intent } from '../src/tasks/intent/intent.ts';
 import { acceptedAppTypes } from '../src/tasks/intent/intent.ts';
 import { scoreExample } from '../src/tasks/intent/scorer.ts';
 import { loopbackFetch, startFakeOpenAiServer, type FakeResponse, type FakeServer } from './llm-fake-openai-server.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const PLANTED_KEY = 'sk-planted-0123456789abcdef-SECRET';
 const CORPUS_DIR = path.resolve(import.meta.dirname, '../examples/intent/corpus');
@@ -370,7 +371,13 @@ describe('LLM intent executor over HTTP (loopback OpenAI chat completions)', () 
     const executor = plugins.createExecutor(config);
     expect(executor.id).not.toContain(PLANTED_KEY);
     const examples = loadExamples().slice(0, 4);
-    const evaluator = createEvaluator({ task: intentTask, executor, corpus: examples, db, concurrency: 1 });
+    const evaluator = createEvaluator({
+      task: intentTask,
+      executor,
+      corpus: examples,
+      results: openNotebook(db),
+      concurrency: 1,
+    });
     const score = await evaluator.evaluate({ artifactText: PROMPT, partition: 'optimization', examples });
     expect(score.invalid).toBe(2);
     mode = 'auth';

@@ -25,6 +25,7 @@ import {
   type FakeResponse,
   type FakeServer,
 } from './llm-fake-openai-server.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../examples/intent-llm');
 const CORPUS = path.resolve(import.meta.dirname, '../examples/intent/corpus');
@@ -134,7 +135,7 @@ describe('an LLM study over loopback HTTP', () => {
     db = await open(study);
     expect(plugins.checkBudget(loaded).proposalsCovered).toBe(Infinity);
 
-    const outcome = await runStudy({ study: loaded, db });
+    const outcome = await runStudy({ study: loaded, notebook: openNotebook(db) });
     const experiments = await db
       .selectFrom('experiments')
       .select(['decision', 'reason', 'delta', 'rationale'])
@@ -176,7 +177,7 @@ describe('an LLM study over loopback HTTP', () => {
     });
     const loaded = loadStudy(study, plugins);
     db = await open(study);
-    const outcome = await runStudy({ study: loaded, db });
+    const outcome = await runStudy({ study: loaded, notebook: openNotebook(db) });
     expect(outcome.stopReason).toBe('infrastructure_failure');
     expect(outcome.stopDetail).toContain('401');
     expect(outcome.stopDetail).not.toContain(KEY);

@@ -12,6 +12,7 @@ import { loadStudy } from '../src/study/load-study.ts';
 import { runStudy } from '../src/loop/run-study.ts';
 import { idlePatience } from '../src/loop/engine.ts';
 import { makeSmallStudy } from './small-intent-study.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -63,7 +64,7 @@ describe('stamina: asking again when the answers repeat', () => {
     };
     const db = await openDatabase(':memory:');
     cleanups.push(() => db.destroy());
-    const outcome = await runStudy({ study: { ...loaded, proposer: repeating }, db });
+    const outcome = await runStudy({ study: { ...loaded, proposer: repeating }, notebook: openNotebook(db) });
     const rows = await db.selectFrom('experiments').select(['delta', 'decision', 'reason']).orderBy('id').execute();
     // Ask 1: the neutral idea, judged; asks 2 and 3 repeat it (recorded as skipped), the 3rd told of it twice;
     // ask 4 brings the good idea, accepted. With the old rule (stop after stopping.idleRounds = 1 idle ask) the run

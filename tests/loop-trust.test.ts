@@ -35,6 +35,7 @@ import {
   type FakeServer,
 } from './llm-fake-openai-server.ts';
 import { makeSmallStudy } from './small-intent-study.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../examples/intent-llm');
 const CORPUS = path.resolve(import.meta.dirname, '../examples/intent/corpus');
@@ -157,7 +158,7 @@ describe('transient failures are never stored as results', () => {
       task: intentTask,
       executor: loaded.executor,
       corpus: loaded.corpus,
-      db,
+      results: openNotebook(db),
       concurrency: 6,
     });
     const prompt = readFileSync(path.join(study, 'prompt.md'), 'utf8');
@@ -199,7 +200,7 @@ describe('a malformed proposer answer is never replayed', () => {
     let db: StudyDatabase | undefined;
     const loaded = loadLlm(study, fake, () => db);
     db = await open(study);
-    const outcome = await runStudy({ study: loaded, db });
+    const outcome = await runStudy({ study: loaded, notebook: openNotebook(db) });
     expect(outcome.stopReason).toBe('max_experiments');
     const calls = await db
       .selectFrom('proposals')
@@ -243,11 +244,11 @@ describe('a malformed proposer answer is never replayed', () => {
     });
     let db: StudyDatabase | undefined;
     db = await open(study);
-    const first = await runStudy({ study: loadLlm(study, fake, () => db), db });
+    const first = await runStudy({ study: loadLlm(study, fake, () => db), notebook: openNotebook(db) });
     expect(first.stopReason).toBe('consecutive_failures');
     expect(proposerCalls).toBe(2);
     healthy = true;
-    const second = await runStudy({ study: loadLlm(study, fake, () => db), db });
+    const second = await runStudy({ study: loadLlm(study, fake, () => db), notebook: openNotebook(db) });
     expect(proposerCalls).toBe(3); // asked again: no replayed failure
     expect(second.stopReason).toBe('max_experiments');
     expect(await getActiveArtifactText(db)).toContain(ROLE_HINT);
@@ -276,7 +277,7 @@ describe('edits that compose', () => {
     const rebased: boolean[] = [];
     await runStudy({
       study: loaded,
-      db,
+      notebook: openNotebook(db),
       onEvent: (event) => (event.type === 'decision' ? rebased.push(event.rebased === true) : undefined),
     });
     const decided = await db
@@ -369,7 +370,7 @@ describe('a noisy incumbent is re-measured', () => {
     cleanups.push(() => db.destroy());
     // Calibrated per-example noise for the anchors: a Bernoulli app type, weight 0.25.
     const exampleSds = Object.fromEntries(study.corpus.map((example) => [example.id, 0.125]));
-    await runStudy({ study, db, calibration: { noiseSd: 0.02, exampleSds } });
+    await runStudy({ study, notebook: openNotebook(db), calibration: { noiseSd: 0.02, exampleSds } });
     return (await db.selectFrom('experiments').select('reason').orderBy('id').execute()).map((row) => row.reason);
   }
 
@@ -408,7 +409,7 @@ describe('an exhausted proposer', () => {
     };
     const db = await openDatabase(':memory:');
     cleanups.push(() => db.destroy());
-    const outcome = await runStudy({ study: { ...loaded, proposer: same }, db });
+    const outcome = await runStudy({ study: { ...loaded, proposer: same }, notebook: openNotebook(db) });
     expect(outcome.stopReason).toBe('no_new_proposals');
     expect(outcome.stopDetail).toContain('3 rounds in a row brought nothing new');
     // One round evaluated the idea; three idle rounds followed.

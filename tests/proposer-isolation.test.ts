@@ -22,6 +22,7 @@ import type { LoadedStudy } from '../src/loop/loaded-study.ts';
 import { loadStudy } from '../src/study/load-study.ts';
 import { runStudy } from '../src/loop/run-study.ts';
 import { makeSmallStudy, referenceCorpus } from './small-intent-study.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const MARKER = 'Quuxblort';
 const plant = (example: IntentExampleRecord): IntentExampleRecord =>
@@ -93,11 +94,11 @@ beforeAll(async () => {
   const records = readCandidateRecords(admittedFile);
   if (!records.ok) throw new Error('unreadable');
   loaded = loadStudy(study.dir, { createProposer: isolatedProposer });
-  const admission = await admitToStudy(db, loaded, records.records, { source: 'admitted.jsonl' });
+  const admission = await admitToStudy(openNotebook(db), loaded, records.records, { source: 'admitted.jsonl' });
   expect(admission.admitted).toBe(1);
   loaded = loadStudy(study.dir, { createProposer: isolatedProposer });
   shadowIds = loaded.partitions.shadow.map((example) => example.id);
-  await runStudy({ study: loaded, db });
+  await runStudy({ study: loaded, notebook: openNotebook(db) });
 }, 120_000);
 afterAll(async () => {
   await db.destroy();
@@ -112,7 +113,7 @@ describe('proposer isolation', () => {
       [...loaded.partitions.optimization, ...loaded.partitions.anchor].some((example) => example.text.includes(MARKER)),
     ).toBe(false);
     expect(proposerCalls).toBeGreaterThan(1);
-    const exposures = (await readCorpusMembers(db))
+    const exposures = (await readCorpusMembers(openNotebook(db)))
       .filter((member) => member.partition === 'shadow')
       .map((member) => member.shadowExposures);
     expect(Math.min(...exposures)).toBeGreaterThan(0); // the gate consulted the shadow, every example of it

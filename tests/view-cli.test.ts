@@ -22,6 +22,7 @@ import { openDatabase, studyDatabasePath } from '../src/storage/database.ts';
 import { createViewApp } from '../src/view/view-server.ts';
 import { kloop } from './cli-in-process.ts';
 import { copyReferenceStudy, removeStudy } from './reference-study.ts';
+import { openNotebook } from '../src/storage/notebook/index.ts';
 
 const repo = path.resolve(import.meta.dirname, '..');
 /** Bound on the steps that run the loop (a failure bound only: nothing waits for it to pass); on a loaded machine they outgrow the default 60 s. */
@@ -109,8 +110,8 @@ async function toLegacyNotebook(studyDir: string, lastLegacy: number): Promise<n
   const db = await openDatabase(studyDatabasePath(studyDir));
   let converted = 0;
   try {
-    const events = await readCorpusEvents(db);
-    const decisions = await readDecisionRecords(db);
+    const events = await readCorpusEvents(openNotebook(db));
+    const decisions = await readDecisionRecords(openNotebook(db));
     const hashes = new Map(
       (await db.selectFrom('artifact_versions').select(['id', 'hash']).execute()).map((row) => [row.id, row.hash]),
     );

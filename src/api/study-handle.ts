@@ -22,6 +22,7 @@ import { releaseLease } from '../storage/lease.ts';
 import type { StudySettings } from '../study/study-settings.ts';
 import type { CallerOutputs, CallerResult } from './caller-outputs.ts';
 import type { Study, StudyBest } from './study-types.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 /** What the handle works on: the composed study, its notebook and lease, and the options of its runs. */
 export interface StudyHandleInputs {
@@ -57,7 +58,7 @@ export function createStudyHandle(inputs: StudyHandleInputs): Study {
     ...inputs,
     runOptions: {
       study: inputs.study,
-      db: inputs.db,
+      notebook: openNotebook(inputs.db),
       ...(inputs.calibration !== undefined ? { calibration: inputs.calibration } : {}),
       ...(inputs.onEvent !== undefined ? { onEvent: inputs.onEvent } : {}),
       ...(inputs.signal !== undefined ? { signal: inputs.signal } : {}),
@@ -110,7 +111,7 @@ function requireOpen(state: HandleState): void {
 
 /** The composite of `text` on each partition. */
 async function scoresOf(state: HandleState, text: string): Promise<Record<PartitionName, number | null>> {
-  const evaluator = createStudyEvaluator(state.study, state.db);
+  const evaluator = createStudyEvaluator(state.study, openNotebook(state.db));
   const scores = {} as Record<PartitionName, number | null>;
   for (const name of PARTITIONS) {
     const score: PartitionScore = await evaluatePartition(evaluator, state.study, text, name, state.signal);
@@ -122,7 +123,7 @@ async function scoresOf(state: HandleState, text: string): Promise<Record<Partit
 async function best(state: HandleState): Promise<StudyBest> {
   requireOpen(state);
   // Before the first ask() or optimize() the seed is registered now (as version 1, what the first run registers): the id is one kloop diff and activate know.
-  const active = await ensureSeedVersion(state.db, state.study, () => new Date());
+  const active = await ensureSeedVersion(openNotebook(state.db), state.study, () => new Date());
   return { versionId: active.id, text: active.text, scores: await scoresOf(state, active.text) };
 }
 

@@ -45,7 +45,7 @@
  * ```ts
  * const result = await calibrateStudy({ study, db, model: 'offline', settings: DEFAULT_CALIBRATION_SETTINGS });
  * if (!result.ok) throw new Error(result.message); // the evaluator cannot tell artifacts apart
- * await runStudy({ study, db, calibration: result.calibration });
+ * await runStudy({ study, notebook: openNotebook(db), calibration: result.calibration });
  * ```
  */
 import { contentHash } from '../artifact/content-hash.ts';
@@ -67,6 +67,7 @@ import { createStudyEvaluator } from '../loop/evaluate-partition.ts';
 import { ablateArtifact, formatFromPath } from './ablation.ts';
 import type { NoiseMeasurement } from './measurements.ts';
 import { measureNoise, rollingThreshold, signalEffectSize } from './measurements.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 // The stored side (defaults, records, reads), in a module of its own for the commands that only read it.
 export { DEFAULT_CALIBRATION_SETTINGS, latestCalibration, listCalibrations } from './calibration-store.ts';
@@ -175,8 +176,8 @@ export async function calibrateStudy(options: CalibrateOptions): Promise<Calibra
   const { study, db, settings } = options;
   validateSettings(settings);
   const now = options.now ?? (() => new Date());
-  const evaluator = options.evaluator ?? createStudyEvaluator(study, db);
-  const incumbent = await ensureSeedVersion(db, study, now);
+  const evaluator = options.evaluator ?? createStudyEvaluator(study, openNotebook(db));
+  const incumbent = await ensureSeedVersion(openNotebook(db), study, now);
   if (study.partitions.optimization.length === 0) {
     throw new InputError('cannot calibrate: the optimization partition is empty', {
       studyPath: study.dir,

@@ -11,6 +11,7 @@ import { isPostgresUrl } from '../storage/location.ts';
 import { readCorpusMemberRowsFile } from '../storage/notebook/corpus-members-file.ts';
 import type { CorpusMember } from './lifecycle.ts';
 import { membersOf, readCorpusMembers } from './lifecycle-store.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 /**
  * Reads the members from a study database location (a SQLite file or a
@@ -24,7 +25,7 @@ export async function readCorpusMembersAt(location: string): Promise<CorpusMembe
   if (!(await databaseExists(location))) return [];
   const db = await openDatabase(location, { readonly: true });
   try {
-    return await readCorpusMembers(db);
+    return await readCorpusMembers(openNotebook(db));
   } finally {
     await db.destroy();
   }

@@ -6,28 +6,16 @@
  *
  * Reading the members from a database location, which opens one (and its
  * driver), is lifecycle-file.ts's: the loop, which uses this module with its
- * handle, reaches no driver.
+ * notebook, reaches no driver.
  */
 import { parseStoredEvidence } from '../gate/evidence-schema.ts';
-import type { StudyDatabase } from '../storage/study-database.ts';
 import type {
   CorpusEventRow,
   CorpusHistoryRows,
   CorpusMemberRow,
   CorpusMemberRows,
 } from '../storage/notebook/corpus-store.ts';
-import {
-  appendCorpusEventRows,
-  inCorpusTransaction,
-  incrementShadowExposures,
-  readCorpusEventRows,
-  readCorpusMemberRows,
-  writeCorpusMemberRows,
-} from '../storage/notebook/corpus-store.ts';
-import {
-  lastExperimentId as lastExperimentRecorded,
-  readExperimentEvidence,
-} from '../storage/notebook/experiments-store.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
 import { readStoredExample, storedExampleJson } from './stored-example.ts';
 import type {
   CorpusEvent,
@@ -38,8 +26,21 @@ import type {
   MemberPartition,
 } from './lifecycle.ts';
 
-/** The study database (or a transaction on it). */
-export type CorpusDatabase = StudyDatabase;
+/**
+ * What the corpus lifecycle reads and writes of the notebook
+ * (src/storage/notebook/index.ts): a study's `Notebook`, or one bound to a
+ * transaction (`notebook.transaction(…)`), is one.
+ */
+export type CorpusNotebook = Pick<
+  Notebook,
+  | 'readCorpusMemberRows'
+  | 'readCorpusEventRows'
+  | 'writeCorpusMemberRows'
+  | 'appendCorpusEventRows'
+  | 'incrementShadowExposures'
+  | 'readExperimentEvidence'
+  | 'lastExperimentId'
+> & { transaction<T>(work: (notebook: CorpusNotebook) => Promise<T>): Promise<T> };
 
 function toMember(row: CorpusMemberRow): CorpusMember {
   const member: CorpusMember = {
@@ -142,13 +143,13 @@ export function membersOf(rows: CorpusMemberRows): CorpusMember[] {
 }
 
 /** Every member, by id, with what the history says of it (admission line, promotion, rounds in shadow). */
-export async function readCorpusMembers(db: CorpusDatabase): Promise<CorpusMember[]> {
-  return membersOf(await readCorpusMemberRows(db));
+export async function readCorpusMembers(notebook: CorpusNotebook): Promise<CorpusMember[]> {
+  return membersOf(await notebook.readCorpusMemberRows());
 }
 
 /** The fingerprints of the corpus-file refusals already in the history (so a record refused at every run is noted once). */
-export async function readRefusalFingerprints(db: CorpusDatabase): Promise<Set<string>> {
-  const rows = await readCorpusEventRows(db, 'refused');
+export async function readRefusalFingerprints(notebook: CorpusNotebook): Promise<Set<string>> {
+  const rows = await notebook.readCorpusEventRows('refused');
   const fingerprints = new Set<string>();
   for (const row of rows) {
     const fingerprint = parseDetails(row.details).fingerprint;
@@ -158,8 +159,8 @@ export async function readRefusalFingerprints(db: CorpusDatabase): Promise<Set<s
 }
 
 /** Every event, oldest first. */
-export async function readCorpusEvents(db: CorpusDatabase): Promise<CorpusEvent[]> {
-  return (await readCorpusEventRows(db)).map(toEvent);
+export async function readCorpusEvents(notebook: CorpusNotebook): Promise<CorpusEvent[]> {
+  return (await notebook.readCorpusEventRows()).map(toEvent);
 }
 
 /**
@@ -168,8 +169,8 @@ export async function readCorpusEvents(db: CorpusDatabase): Promise<CorpusEvent[
  * @throws StorageError naming the experiment and the field when an experiment's stored evidence is malformed
  *   (src/gate/evidence-schema.ts): it is never read as "shadow not consulted"
  */
-export async function readDecisionRecords(db: CorpusDatabase): Promise<DecisionRecord[]> {
-  const rows = await readExperimentEvidence(db);
+export async function readDecisionRecords(notebook: CorpusNotebook): Promise<DecisionRecord[]> {
+  const rows = await notebook.readExperimentEvidence();
   return rows.map((row) => ({
     id: row.id,
     shadowConsulted: parseStoredEvidence(row.evidence, row.id).shadowConsulted,
@@ -177,24 +178,23 @@ export async function readDecisionRecords(db: CorpusDatabase): Promise<DecisionR
 }
 
 /** The id of the last experiment recorded, or null when there is none. */
-export async function lastExperimentId(db: CorpusDatabase): Promise<number | null> {
-  return lastExperimentRecorded(db);
+export async function lastExperimentId(notebook: CorpusNotebook): Promise<number | null> {
+  return notebook.lastExperimentId();
 }
 
 /** Writes members (insert or replace). */
-export async function writeMembers(db: CorpusDatabase, members: readonly CorpusMember[]): Promise<void> {
-  await writeCorpusMemberRows(db, members.map(toRow));
+export async function writeMembers(notebook: CorpusNotebook, members: readonly CorpusMember[]): Promise<void> {
+  await notebook.writeCorpusMemberRows(members.map(toRow));
 }
 
 /** Appends moves to the history, stamped with `experimentId` and `at`. */
 export async function writeMoves(
-  db: CorpusDatabase,
+  notebook: CorpusNotebook,
   moves: readonly CorpusMove[],
   experimentId: number | null,
   at: string,
 ): Promise<void> {
-  await appendCorpusEventRows(
-    db,
+  await notebook.appendCorpusEventRows(
     moves.map((move) => ({
       example_id: move.exampleId,
       kind: move.kind,
@@ -213,11 +213,11 @@ export async function writeMoves(
  * their events, in one transaction. Returns the members as they now are.
  */
 export async function applyBoundaryMoves(
-  db: CorpusDatabase,
+  notebook: CorpusNotebook,
   moves: readonly CorpusMove[],
   now: () => Date = () => new Date(),
 ): Promise<CorpusMember[]> {
-  return inCorpusTransaction(db, async (transaction) => {
+  return notebook.transaction(async (transaction) => {
     const at = now().toISOString();
     const members = await readCorpusMembers(transaction);
     const byId = new Map(members.map((member) => [member.exampleId, member]));
@@ -247,9 +247,9 @@ export async function applyBoundaryMoves(
  * exactly once.
  */
 export async function recordShadowExposure(
-  db: CorpusDatabase,
+  notebook: CorpusNotebook,
   shadowIds: readonly string[],
   now: () => Date = () => new Date(),
 ): Promise<void> {
-  await incrementShadowExposures(db, shadowIds, now);
+  await notebook.incrementShadowExposures(shadowIds, now);
 }

@@ -21,6 +21,7 @@ import type { ComposedTask } from '../study/compose.ts';
 import { composeTaskAsync } from '../study/compose.ts';
 
 import type { DoctorFinding } from './doctor-finding.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 /** A proposer for a study loaded only to evaluate its incumbent: the doctor proposes nothing. */
 const NO_PROPOSER: Proposer = {
@@ -127,7 +128,7 @@ async function executedMeasurement(context: MeasurementContext): Promise<void> {
   const incumbentText = incumbent?.text ?? study.artifactText;
   const scratch = await openDatabase(':memory:');
   try {
-    const evaluator = createStudyEvaluator(study, scratch);
+    const evaluator = createStudyEvaluator(study, openNotebook(scratch));
     let total = 0;
     let valid = 0;
     const reasons = new Map<string, number>();

@@ -23,6 +23,7 @@ import {
   readProposedCandidateIds,
 } from '../storage/notebook/doctor-queries.ts';
 import { readStudyState } from '../loop/study-state.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 /** One finding, as `kloop doctor` reports it (src/doctor/doctor.ts). */
 export interface UndecidedFinding {
@@ -66,7 +67,7 @@ export async function undecidedCandidateFindings(db: StudyDatabase): Promise<Und
     ];
   }
   const undecided = await undecidedCandidates(db);
-  const openRound = (await readStudyState(db)).openRound?.round ?? null;
+  const openRound = (await readStudyState(openNotebook(db))).openRound?.round ?? null;
   const lost: string[] = [];
   const findings: UndecidedFinding[] = [];
   for (const [round, ids] of undecided) {

@@ -8,12 +8,10 @@
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { ExecutionResult } from '../executors/executor.ts';
-import type { StudyDatabase } from '../storage/study-database.ts';
 import { isoNow } from '../storage/study-database.ts';
-import { readExampleResults, writeExampleResult } from '../storage/notebook/evaluations-store.ts';
 import { resultKey, type RemoteExecution } from '../storage/remote-execution.ts';
 import type { RepeatResult } from './aggregate.ts';
-import type { EvaluatedExample, EvaluateRequest, EvaluatorOptions } from './evaluator.ts';
+import type { EvaluatedExample, EvaluateRequest, EvaluatorOptions, ResultsStore } from './evaluator.ts';
 import { SCORER_ERROR, scoreExecution } from './evaluator.ts';
 import { mapWithConcurrency } from './map-with-concurrency.ts';
 import type { ExampleScoreRecord } from './partition-score.ts';
@@ -43,12 +41,12 @@ export async function runEvaluation(
   first: number,
 ): Promise<{ results: RepeatResult[]; missing: number }> {
   const { options, storedAs } = context;
-  const db = options.db;
+  const results = options.results;
   const artifactHash = contentHash(request.artifactText);
   const examples = request.examples;
   const stored =
-    db !== undefined && request.fresh !== true && examples.length > 0
-      ? await loadResults(db, storedAs, artifactHash, first, first + repeats - 1, options.readSince)
+    results !== undefined && request.fresh !== true && examples.length > 0
+      ? await loadResults(results, storedAs, artifactHash, first, first + repeats - 1, options.readSince)
       : new Map<string, StoredResult>();
   const perRepeat: Array<{ records: ExampleScoreRecord[]; usage: Usage; latencyMs: number }> = Array.from(
     { length: repeats },
@@ -75,9 +73,9 @@ export async function runEvaluation(
     }));
     return { results: present, missing: missing.length };
   }
-  if (options.remote !== undefined && db !== undefined && request.fresh !== true && missing.length > 0)
+  if (options.remote !== undefined && results !== undefined && request.fresh !== true && missing.length > 0)
     return executeRemotely(context, request, {
-      db,
+      results,
       remote: options.remote,
       artifactHash,
       perRepeat,
@@ -93,7 +91,7 @@ async function executeRemotely(
   context: EvaluationContext,
   request: EvaluateRequest,
   work: {
-    db: StudyDatabase;
+    results: ResultsStore;
     remote: RemoteExecution;
     artifactHash: string;
     perRepeat: RepeatResult[];
@@ -103,7 +101,7 @@ async function executeRemotely(
   },
 ): Promise<{ results: RepeatResult[]; missing: number }> {
   const { options, fingerprint, storedAs } = context;
-  const { db, artifactHash, perRepeat, missing, first, repeats } = work;
+  const { results, artifactHash, perRepeat, missing, first, repeats } = work;
   if (request.signal?.aborted) throw request.signal.reason ?? new Error('aborted');
   const givenUp = await work.remote.execute(
     {
@@ -117,7 +115,7 @@ async function executeRemotely(
     },
     request.signal,
   );
-  const executed = await loadResults(db, storedAs, artifactHash, first, first + repeats - 1, options.readSince);
+  const executed = await loadResults(results, storedAs, artifactHash, first, first + repeats - 1, options.readSince);
   for (const { example, index, repeat } of missing) {
     const hit = executed.get(resultKey(example.id, repeat));
     if (hit !== undefined) addTo(perRepeat[repeat - first]!, index, hit.record, hit.usage, hit.latencyMs);
@@ -146,7 +144,7 @@ async function executeLocally(
 ): Promise<{ results: RepeatResult[]; missing: number }> {
   const { options, storedAs, weights, concurrency, now } = context;
   const { artifactHash, perRepeat, missing, first } = work;
-  const db = options.db;
+  const results = options.results;
   const task = options.task;
   // A re-measurement (`fresh`, or `readSince`: --no-cache) replaces the results stored before it, so that later reads see it.
   const replaceBefore = request.fresh === true ? isoNow(now) : options.readSince;
@@ -172,8 +170,8 @@ async function executeLocally(
     } as ExampleScoreRecord;
     addTo(perRepeat[repeat - first]!, index, record, usage, result.latencyMs ?? 0);
     const scorerFailed = !score.valid && score.invalidReason === SCORER_ERROR;
-    if (db !== undefined && !transient && !scorerFailed)
-      await storeResult(db, storedAs, artifactHash, record, usage, result.latencyMs ?? 0, now, replaceBefore);
+    if (results !== undefined && !transient && !scorerFailed)
+      await storeResult(results, storedAs, artifactHash, record, usage, result.latencyMs ?? 0, now, replaceBefore);
     done += 1;
     options.onProgress?.(done, missing.length);
   });
@@ -204,14 +202,14 @@ interface StoredResult {
 
 /** Stored results of one artifact for repeats `firstRepeat..lastRepeat`, keyed by {@link resultKey}. */
 async function loadResults(
-  db: StudyDatabase,
+  results: ResultsStore,
   fingerprint: string,
   artifactHash: string,
   firstRepeat: number,
   lastRepeat: number,
   since: string | undefined,
 ): Promise<Map<string, StoredResult>> {
-  const rows = await readExampleResults(db, {
+  const rows = await results.readExampleResults({
     fingerprint,
     artifactHash,
     firstRepeat,
@@ -231,7 +229,7 @@ async function loadResults(
 }
 
 async function storeResult(
-  db: StudyDatabase,
+  results: ResultsStore,
   fingerprint: string,
   artifactHash: string,
   record: ExampleScoreRecord,
@@ -240,8 +238,7 @@ async function storeResult(
   now: () => Date,
   replaceBefore: string | undefined,
 ): Promise<void> {
-  await writeExampleResult(
-    db,
+  await results.writeExampleResult(
     {
       fingerprint,
       artifactHash,

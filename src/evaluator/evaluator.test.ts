@@ -9,6 +9,7 @@ import { intentTask } from '../tasks/intent/intent-task.ts';
 import type { Task } from '../tasks/task.ts';
 import { loadStudy } from '../study/load-study.ts';
 import { computeFingerprint, createEvaluator, fingerprintWeights, SCORER_ERROR, scoreExecution } from './evaluator.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 const labels = createClassificationTask({ labels: ['billing', 'technical', 'account'], reportAs: 'misroute rate' });
 
@@ -185,7 +186,7 @@ describe('the evaluator on a task and an executor', () => {
             ? { ok: false, reason: 'timeout', message: 'slow', transient: true }
             : { ok: true, output: { label: 'account' } },
       };
-      const evaluator = createEvaluator({ task: labels, executor, corpus: tickets, db });
+      const evaluator = createEvaluator({ task: labels, executor, corpus: tickets, results: openNotebook(db) });
       const score = await evaluator.evaluate({ artifactText: 'rules', partition: 'optimization', examples: tickets });
       expect(score).toMatchObject({ invalid: 1, transient: 1, total: 3 });
       const rows = await db
@@ -259,7 +260,7 @@ describe('reading stored results only', () => {
     const db = await openDatabase(':memory:');
     try {
       const executor = scripted(() => ({ label: 'billing' }));
-      const evaluator = createEvaluator({ task: labels, executor, corpus: tickets, db });
+      const evaluator = createEvaluator({ task: labels, executor, corpus: tickets, results: openNotebook(db) });
       await evaluator.evaluate({ artifactText: 'rules', partition: 'optimization', examples: tickets.slice(0, 2) });
       expect(executor.requests).toHaveLength(2);
       const partial = await evaluator.evaluate({

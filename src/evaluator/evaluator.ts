@@ -26,7 +26,7 @@ import type { RemoteExecution } from '../storage/remote-execution.ts';
 import { contentHash } from '../artifact/content-hash.ts';
 import { isKloopError } from '../errors.ts';
 import type { ExecutionResult, Executor } from '../executors/executor.ts';
-import type { StudyDatabase } from '../storage/study-database.ts';
+import type { EvaluationsStore } from '../storage/notebook/evaluations-store.ts';
 import type { Task, TaskComponent } from '../tasks/task.ts';
 import { defaultWeights, hasWeightedComponent, taskComponents } from '../tasks/task.ts';
 import { capWithCount } from '../text/characters.ts';
@@ -116,6 +116,9 @@ export { aggregate } from './aggregate.ts';
 export { mapWithConcurrency } from './map-with-concurrency.ts';
 export { resultKey } from '../storage/remote-execution.ts';
 
+/** The stored results an evaluator reads and writes: the notebook's (src/storage/notebook/index.ts) satisfies it. */
+export type ResultsStore = Pick<EvaluationsStore, 'readExampleResults' | 'writeExampleResult'>;
+
 export interface EvaluatorOptions {
   /** The study's task: output schema, scorer, component and metric names. */
   task: Task;
@@ -124,8 +127,8 @@ export interface EvaluatorOptions {
   corpus: readonly EvaluatedExample[];
   /** Weights by component name. Default the task's (`defaultWeights(task)`). */
   weights?: Readonly<Record<string, number>>;
-  /** Study database for stored results; without it nothing is stored. */
-  db?: StudyDatabase;
+  /** Where results are stored and read (the study's notebook: `openNotebook(db)`); without it nothing is stored. */
+  results?: ResultsStore;
   /**
    * Read only results stored at or after this ISO 8601 time (`--no-cache`:
    * results of earlier runs are ignored, results of this run reused); a
@@ -143,7 +146,7 @@ export interface EvaluatorOptions {
   /** Concurrent executor calls. Default 8. */
   concurrency?: number;
   /**
-   * Execute what is not stored yet in other processes (needs `db`; a
+   * Execute what is not stored yet in other processes (needs `results`; a
    * `fresh` request still executes here). Default: in this process.
    */
   remote?: RemoteExecution;

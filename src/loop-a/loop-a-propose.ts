@@ -12,6 +12,7 @@ import { readLoopAProposalHistory } from '../storage/notebook/loop-a-store.ts';
 import { askProposer } from '../loop/propose.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 /**
  * The candidates a Loop B round would propose from the incumbent, asked
@@ -29,7 +30,7 @@ export async function proposeArtifacts(
   failures: string[],
   signal: AbortSignal | undefined,
 ): Promise<Array<{ text: string; delta: string; rationale: string; flags?: string[] }>> {
-  const evaluator = createStudyEvaluator(study, db);
+  const evaluator = createStudyEvaluator(study, openNotebook(db));
   const scratch = createStudyEvaluator(study);
   const incumbentScores = await evaluatePartition(evaluator, study, incumbent.text, 'optimization', signal);
   const stored = await readLoopAProposalHistory(db);

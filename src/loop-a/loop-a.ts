@@ -34,6 +34,7 @@ import type {
   LoopBAnchors,
 } from './loop-a-candidates.ts';
 import { decideArtifactCandidate, decidePatternCandidate } from './loop-a-candidates.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 export type { LoopACandidateOutcome, LoopAEvent } from './loop-a-candidates.ts';
 export type {
@@ -94,7 +95,7 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
     minConfidenceGain: options.settings?.minConfidenceGain ?? 0.01,
     anchorTolerance: options.settings?.anchorTolerance ?? study.gate.anchorTolerance,
   };
-  const incumbentVersion = await ensureSeedVersion(db, study, now);
+  const incumbentVersion = await ensureSeedVersion(openNotebook(db), study, now);
   const runId = await openLoopARun(db, { startedAt: isoNow(now), incumbentVersionId: incumbentVersion.id });
   try {
     const library = loadStudyPatternLibrary(study.dir);
@@ -122,7 +123,7 @@ export async function runLoopA(options: LoopARunOptions): Promise<LoopARunOutcom
     };
     const proposalFailures: string[] = [];
     const proposed = await proposeCandidates(context, options, proposalFailures);
-    const anchors: LoopBAnchors = { evaluator: createStudyEvaluator(study, db) };
+    const anchors: LoopBAnchors = { evaluator: createStudyEvaluator(study, openNotebook(db)) };
     for (const candidate of proposed.artifacts) {
       if (options.signal?.aborted) break;
       await decideArtifactCandidate(context, candidate, anchors);

@@ -9,10 +9,10 @@ import type { AdmissionOptions, AdmissionVerdict, CandidateRecord } from '../cor
 import { checkRecords } from '../corpus/admission-check.ts';
 import type { CorpusMember, CorpusMove } from '../corpus/lifecycle.ts';
 import { resolveCorpus } from '../corpus/lifecycle.ts';
-import type { CorpusDatabase } from '../corpus/lifecycle-store.ts';
 import { lastExperimentId, readCorpusMembers, writeMembers, writeMoves } from '../corpus/lifecycle-store.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { planFileSync, refuseWhileRoundOpen } from './corpus-sync.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
 
 /** The outcome of `kloop corpus add`. */
 export interface AdmissionOutcome {
@@ -34,14 +34,14 @@ export interface AdmissionOutcome {
  *   stopped mid-round: finish it with `kloop run` first)
  */
 export async function admitToStudy(
-  db: CorpusDatabase,
+  notebook: Notebook,
   study: LoadedStudy,
   records: readonly CandidateRecord[],
   options: AdmissionOptions & { source: string; dryRun?: boolean; now?: () => Date },
 ): Promise<AdmissionOutcome> {
-  await refuseWhileRoundOpen(db, study, 'admit examples between runs');
+  await refuseWhileRoundOpen(notebook, study, 'admit examples between runs');
   const now = options.now ?? (() => new Date());
-  return db.transaction().execute(async (transaction) => {
+  return notebook.transaction(async (transaction) => {
     const at = now().toISOString();
     const sync = planFileSync(study, await readCorpusMembers(transaction), at);
     const files = sync.files;

@@ -16,7 +16,6 @@ import type { FileAdmission, FileRecordRefused, PartitionSizeWarning } from '../
 import { partitionSizeWarnings } from '../corpus/file-admission.ts';
 import type { BoundaryPlan, CorpusMove } from '../corpus/lifecycle.ts';
 import { planBoundary } from '../corpus/lifecycle.ts';
-import type { CorpusDatabase } from '../corpus/lifecycle-store.ts';
 import {
   applyBoundaryMoves,
   lastExperimentId,
@@ -25,10 +24,10 @@ import {
   writeMembers,
   writeMoves,
 } from '../corpus/lifecycle-store.ts';
-import { boundaryMovesRecordedAt } from '../storage/notebook/lifecycle-moves-store.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { readStudyState } from './study-state.ts';
 import { applyCorpusState, corpusPolicyOf, leakError, planFileSync } from './corpus-sync.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
 
 export type { FileSyncPlan } from './corpus-sync.ts';
 export { applyCorpusState, corpusPolicyOf, fileExamplesOf, leakError, planFileSync } from './corpus-sync.ts';
@@ -62,11 +61,11 @@ export interface CorpusStart {
  *   near-duplicate; both records named), or from `planCorpusSync`
  */
 export async function startCorpusLifecycle(
-  db: CorpusDatabase,
+  notebook: Notebook,
   study: LoadedStudy,
   now: () => Date,
 ): Promise<CorpusStart> {
-  const result = await db.transaction().execute(async (transaction) => {
+  const result = await notebook.transaction(async (transaction) => {
     const at = now().toISOString();
     // A round a crash left open resumes with the partitions it began with: new records wait until it is finished.
     const state = await readStudyState(transaction);
@@ -191,14 +190,14 @@ export interface BoundaryOutcome {
  * plan means the study must stop: nothing was moved.
  */
 export async function corpusBoundary(
-  db: CorpusDatabase,
+  notebook: Notebook,
   study: LoadedStudy,
   now: () => Date,
 ): Promise<BoundaryOutcome> {
-  const members = await readCorpusMembers(db);
+  const members = await readCorpusMembers(notebook);
   // One boundary per point of the notebook: a run killed after a boundary's moves and before its
   // round opened must not move a second slice when it resumes (an uninterrupted run would not).
-  if (await boundaryMovesRecordedAt(db, await lastExperimentId(db))) {
+  if (await notebook.boundaryMovesRecordedAt(await lastExperimentId(notebook))) {
     return {
       plan: { kind: 'none', due: [], held: null },
       message: null,
@@ -207,7 +206,7 @@ export async function corpusBoundary(
   }
   const plan = planBoundary(members, corpusPolicyOf(study), now());
   if (plan.kind === 'spent') return { plan, message: plan.reason, corpusChanged: false };
-  const after = plan.kind === 'none' ? members : await applyBoundaryMoves(db, plan.moves, now);
+  const after = plan.kind === 'none' ? members : await applyBoundaryMoves(notebook, plan.moves, now);
   const corpusChanged = applyCorpusState(study, after);
   let message: string | null = null;
   if (plan.kind === 'graduate')

@@ -8,7 +8,6 @@ import type { PartitionName } from '../corpus/example.ts';
 import { PARTITIONS } from '../corpus/example.ts';
 import type { CorpusEvent, CorpusMember, CorpusMove } from '../corpus/lifecycle.ts';
 import { MIN_SHADOW_EXAMPLES, applyMoves, resolveCorpus } from '../corpus/lifecycle.ts';
-import type { CorpusDatabase } from '../corpus/lifecycle-store.ts';
 import {
   lastExperimentId,
   readCorpusEvents,
@@ -19,6 +18,7 @@ import {
 import { InputError } from '../errors.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { applyCorpusState, planFileSync, refuseWhileRoundOpen } from './corpus-sync.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
 
 /** The outcome of `kloop corpus promote`. */
 export interface PromotionOutcome {
@@ -47,14 +47,14 @@ export interface PromotionOutcome {
  *   partition empty
  */
 export async function promoteExamples(
-  db: CorpusDatabase,
+  notebook: Notebook,
   study: LoadedStudy,
   ids: readonly string[],
   options: PromotionOptions,
 ): Promise<PromotionOutcome> {
-  await refuseWhileRoundOpen(db, study, 'move examples between runs');
+  await refuseWhileRoundOpen(notebook, study, 'move examples between runs');
   const now = options.now ?? (() => new Date());
-  const outcome = await db.transaction().execute(async (transaction) => {
+  const outcome = await notebook.transaction(async (transaction) => {
     const at = now().toISOString();
     // Records new to the corpus files stay pending: a run admits them, and says so (a promotion used to admit them unreported).
     const sync = planFileSync(study, await readCorpusMembers(transaction), at, { deferNew: true });

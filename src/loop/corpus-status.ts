@@ -14,11 +14,10 @@ import { partitionSizeWarnings } from '../corpus/file-admission.ts';
 import type { PartitionName } from '../corpus/example.ts';
 import type { BoundaryPlan, CorpusPolicy } from '../corpus/lifecycle.ts';
 import { MIN_SHADOW_EXAMPLES, graduationDue, planBoundary, resolveCorpus } from '../corpus/lifecycle.ts';
-import type { CorpusDatabase } from '../corpus/lifecycle-store.ts';
 import { readCorpusMembers } from '../corpus/lifecycle-store.ts';
-import { countCorpusEvents } from '../storage/notebook/lifecycle-moves-store.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { corpusPolicyOf, planFileSync } from './corpus-sync.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
 
 /** One member as `kloop corpus status` shows it. */
 export interface MemberStatus {
@@ -65,12 +64,12 @@ export interface CorpusStatus {
  * what the next round boundary would do.
  */
 export async function corpusStatus(
-  db: CorpusDatabase | undefined,
+  notebook: Notebook | undefined,
   study: LoadedStudy,
   now: Date = new Date(),
 ): Promise<CorpusStatus> {
-  const stored = db === undefined ? [] : await readCorpusMembers(db);
-  const events = db === undefined ? 0 : await countCorpusEvents(db);
+  const stored = notebook === undefined ? [] : await readCorpusMembers(notebook);
+  const events = notebook === undefined ? 0 : await notebook.countCorpusEvents();
   const policy = corpusPolicyOf(study);
   const sync = planFileSync(study, stored, now.toISOString());
   const members = sync.members;

@@ -16,8 +16,8 @@ import { corpusVersion } from '../evaluator/evaluator.ts';
 import { InputError } from '../errors.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { readStudyState } from './study-state.ts';
-import type { StudyDatabase } from '../storage/study-database.ts';
 import type { ExampleFormat } from '../corpus/example-format.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
 
 /** The study's corpus policy (kloop.yaml `corpusPolicy`, or the defaults for studies built in code). */
 export function corpusPolicyOf(study: LoadedStudy): CorpusPolicy {
@@ -116,8 +116,8 @@ export function leakError(leaks: readonly PartitionLeak[], study: LoadedStudy): 
  * @param what what to do instead, ending the message (`'move examples between runs'`)
  * @throws InputError naming the open round
  */
-export async function refuseWhileRoundOpen(db: StudyDatabase, study: LoadedStudy, what: string): Promise<void> {
-  const state = await readStudyState(db);
+export async function refuseWhileRoundOpen(notebook: Notebook, study: LoadedStudy, what: string): Promise<void> {
+  const state = await readStudyState(notebook);
   if (state.openRound !== undefined && state.openRound !== null) {
     throw new InputError(
       `round ${state.openRound.round} of this study is open (a run is in progress, or stopped mid-round): ${what}`,

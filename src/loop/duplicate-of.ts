@@ -14,8 +14,7 @@
  *
  * @module
  */
-import type { StudyDatabase } from '../storage/study-database.ts';
-import { readEvaluatedThrough, readExperimentIdentity } from '../storage/notebook/experiments-store.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
 import { bigramJaccardDistance } from '../stats/bigram-jaccard-distance.ts';
 
 /** The experiment a duplicate duplicates, and how close its delta is (0 = the same). */
@@ -31,10 +30,10 @@ export interface DuplicateOf {
  * The experiment that experiment `id` (a skipped `duplicate`) duplicates;
  * null when it is not a duplicate or no evaluated experiment is found.
  */
-export async function duplicateOf(db: StudyDatabase, id: number): Promise<DuplicateOf | null> {
-  const row = await readExperimentIdentity(db, id);
+export async function duplicateOf(notebook: Notebook, id: number): Promise<DuplicateOf | null> {
+  const row = await notebook.readExperimentIdentity(id);
   if (row === undefined || row.decision !== 'skipped' || row.reason !== 'duplicate') return null;
-  const others = await readEvaluatedThrough(db, row.round, id);
+  const others = await notebook.readEvaluatedThrough(row.round, id);
   const same = others.find((other) => other.candidateHash === row.candidateHash);
   if (same !== undefined)
     return { experimentId: Number(same.id), sameContent: true, distance: bigramJaccardDistance(same.delta, row.delta) };

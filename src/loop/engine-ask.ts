@@ -31,7 +31,7 @@ export async function ask(run: EngineRun): Promise<Asked> {
   const state = run.current;
   const { round } = state;
   const attempt = run.openRound.attempt ?? 0;
-  const baseRepeats = incumbentRepeats(run.study, round - 1 - (await acceptedInRound(run.db, state.base.id)));
+  const baseRepeats = incumbentRepeats(run.study, round - 1 - (await acceptedInRound(run.notebook, state.base.id)));
   const baseOptimization = await withCallStage('incumbent', () =>
     evaluateIncumbentPartition(run.evaluator, run.study, run.calibration, {
       text: state.base.text,
@@ -144,7 +144,7 @@ async function recordAnswer(
 ): Promise<void> {
   const { round } = state;
   const { attempt, proposal, failed, idle } = answer;
-  await recordProposal(run.db, {
+  await recordProposal(run.notebook, {
     runId: run.runId,
     round,
     attempt,

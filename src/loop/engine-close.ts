@@ -6,7 +6,6 @@
  */
 import { InfrastructureError, isAbortError, KloopError } from '../errors.ts';
 import { withCallStage } from '../providers/call-stage.ts';
-import { removeRunIfEmpty } from '../storage/notebook/engine-runs-store.ts';
 import type { EngineRun } from './engine-state.ts';
 import { closeRound, finishRun, interrupted } from './engine-state.ts';
 import { evaluateIncumbentPartition } from './adaptive-evaluation.ts';
@@ -46,7 +45,7 @@ export async function fail(run: EngineRun, error: unknown): Promise<RunOutcome> 
   if (isBudgetError(error)) return finishRun(run, 'budget', (error as Error).message);
   if (isInfrastructureError(error)) return finishRun(run, 'infrastructure_failure', (error as Error).message);
   // Bad input met by the run (exit 2, e.g. a scorer failing on the incumbent): a run that recorded nothing is removed, not left open.
-  if (KloopError.isInstance(error) && error.exitCode === 2) await removeRunIfEmpty(run.db, run.runId); // a run that ended on bad input before it did anything
+  if (KloopError.isInstance(error) && error.exitCode === 2) await run.notebook.removeRunIfEmpty(run.runId); // a run that ended on bad input before it did anything
   throw error;
 }
 

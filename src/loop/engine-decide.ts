@@ -28,7 +28,7 @@ export async function recordDecision(
     extraEvidence?: Record<string, unknown>;
   },
 ): Promise<{ id: number; accepted?: ArtifactVersion }> {
-  const result = await recordExperiment(run.db, {
+  const result = await recordExperiment(run.notebook, {
     ...input,
     change: changeOf(input.base.text, input.candidate.text),
     runId: run.runId,

@@ -20,7 +20,7 @@ class IncumbentUnavailable extends InfrastructureError {}
 
 /** The incumbent's repeats in `round`: topped up for each round it has served. */
 export async function repeatsOfIncumbent(run: EngineRun, round: number): Promise<number> {
-  return incumbentRepeats(run.study, round - 1 - (await acceptedInRound(run.db, run.incumbent.id)));
+  return incumbentRepeats(run.study, round - 1 - (await acceptedInRound(run.notebook, run.incumbent.id)));
 }
 
 /** The incumbent's noise-free reference values on optimization and anchor in `round` (empty when adaptive repeats are off). */

@@ -16,13 +16,12 @@ import { IDLE_PATIENCE_ROUNDS, idlePatience } from './idle-patience.ts';
 import { countEvaluated, countProposals, loadPriorExperiments, loadRoundExperiments, maxRound } from './notebook.ts';
 import type { StopReason } from './run-study.ts';
 import { createScratchEvaluator } from './scratch-evaluator.ts';
-import { getVersion } from '../storage/registry.ts';
 
 /** Opens the next round (see LoopEngine.openRound), or resumes the round a crash left open, exactly. */
 export async function openNextRound(run: EngineRun): Promise<OpenedRound> {
   if (run.finished !== null) return { kind: 'stop', outcome: run.finished };
   if (run.options.signal?.aborted) return { kind: 'stop', outcome: await interrupted(run) };
-  run.evaluatedCount = await countEvaluated(run.db);
+  run.evaluatedCount = await countEvaluated(run.notebook);
   const resumed = run.openRound !== null;
   if (!resumed) {
     const stopped = await beginRound(run);
@@ -31,11 +30,11 @@ export async function openNextRound(run: EngineRun): Promise<OpenedRound> {
   const round = run.openRound!.round;
   // Everything the proposer and the dedupe read is derived from the notebook as it stood
   // when the round opened, so a resumed round proposes exactly what the original did.
-  const decided = await loadRoundExperiments(run.db, round);
+  const decided = await loadRoundExperiments(run.notebook, round);
   run.current = {
     round,
-    base: (await getVersion(run.db, run.openRound!.baseVersionId))!,
-    prior: await loadPriorExperiments(run.db, round),
+    base: (await run.notebook.getVersion(run.openRound!.baseVersionId))!,
+    prior: await loadPriorExperiments(run.notebook, round),
     ids: new Map(),
     decided,
     accepted: [...decided.values()].filter((row) => row.decision === 'accepted').length,
@@ -62,16 +61,16 @@ async function beginRound(run: EngineRun): Promise<OpenedRound | null> {
   };
   const streak = streakStop(run);
   if (streak !== null) return stop(streak.reason, streak.detail);
-  const lastRound = await maxRound(run.db);
+  const lastRound = await maxRound(run.notebook);
   if (stopping.maxRounds !== undefined && lastRound >= stopping.maxRounds)
     return stop('max_rounds', `${lastRound} rounds run (limit ${stopping.maxRounds})`);
   // Between rounds only: shadow examples graduate, or a spent shadow rotates (or the study stops).
-  const boundary = await corpusBoundary(run.db, run.study, run.now);
+  const boundary = await corpusBoundary(run.notebook, run.study, run.now);
   if (boundary.message !== null) run.options.onCorpusChange?.({ kind: boundary.plan.kind, message: boundary.message });
   if (boundary.plan.kind === 'spent') return stop('shadow_spent', boundary.plan.reason);
   if (boundary.corpusChanged) {
-    run.evaluator = createStudyEvaluator(run.study, run.db, run.options.evaluator);
-    run.scratchEvaluator = createScratchEvaluator(run.study, run.db, run.options.evaluator);
+    run.evaluator = createStudyEvaluator(run.study, run.notebook, run.options.evaluator);
+    run.scratchEvaluator = createScratchEvaluator(run.study, run.notebook, run.options.evaluator);
   }
   const round = lastRound + 1;
   const incumbentScore = await evaluateIncumbent(run, 'optimization', await repeatsOfIncumbent(run, round));
@@ -81,7 +80,7 @@ async function beginRound(run: EngineRun): Promise<OpenedRound | null> {
       `optimization composite ${incumbentScore.composite?.toFixed(4)} ≥ target ${stopping.target}`,
     );
   }
-  run.openRound = { round, baseVersionId: run.incumbent.id, attempt: await countProposals(run.db, round) };
+  run.openRound = { round, baseVersionId: run.incumbent.id, attempt: await countProposals(run.notebook, round) };
   await saveState(run, null);
   return null;
 }

@@ -12,11 +12,8 @@ import type { Evaluator } from '../evaluator/evaluator.ts';
 import type { GateCalibration } from '../gate/gate.ts';
 import { NO_CALIBRATION } from '../gate/gate.ts';
 import type { Candidate } from '../proposers/proposer.ts';
-import type { StudyDatabase } from '../storage/study-database.ts';
-import { isoNow } from '../storage/study-database.ts';
-import { activeOrSeedVersion, endRun, insertRun } from '../storage/notebook/engine-runs-store.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
-import { getRegistryVersion } from '../storage/registry.ts';
 import type { CandidateFailures } from './candidate-failures.ts';
 import { createCandidateFailures } from './candidate-failures.ts';
 import { startCorpusLifecycle } from './corpus-lifecycle.ts';
@@ -59,7 +56,8 @@ export type RetrialOf = { trial: number; of: number; earlier: number[] };
 export interface EngineRun {
   readonly options: RunOptions;
   readonly study: LoadedStudy;
-  readonly db: StudyDatabase;
+  /** The study's notebook: every read and write of the run. */
+  readonly notebook: Notebook;
   readonly now: () => Date;
   readonly emit: (event: RunEvent) => void;
   readonly calibration: GateCalibration;
@@ -106,11 +104,11 @@ export interface EngineRun {
 
 /** Makes sure the registry has an active version (the seed artifact on a new study). */
 export async function ensureSeedVersion(
-  db: StudyDatabase,
+  notebook: Notebook,
   study: LoadedStudy,
   now: () => Date,
 ): Promise<ArtifactVersion> {
-  return activeOrSeedVersion(db, study.artifactText, now);
+  return notebook.activeOrSeedVersion(study.artifactText, now);
 }
 
 /**
@@ -119,32 +117,32 @@ export async function ensureSeedVersion(
  * run's plateau, failure and idle counts carry over). Emits `start`.
  */
 export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
-  const { study, db } = options;
+  const { study, notebook } = options;
   const now = options.now ?? (() => new Date());
   const emit = options.onEvent ?? (() => undefined);
   const calibration: GateCalibration = options.calibration ?? NO_CALIBRATION;
   const idleLimit = study.stopping.idleRounds ?? DEFAULT_IDLE_ROUNDS;
   // The corpus lifecycle: partitions (and admitted examples) as recorded; initialised from the files on the first run.
-  const corpusStart = await startCorpusLifecycle(db, study, now);
+  const corpusStart = await startCorpusLifecycle(notebook, study, now);
   if (corpusStart.moves.length > 0) {
     options.onCorpusChange?.({
       kind: 'start',
       message: `corpus: ${corpusStart.moves.length} lifecycle move(s) recorded at the start (${[...new Set(corpusStart.moves.map((move) => move.kind))].join(', ')})`,
     });
   }
-  const evaluator: Evaluator = createStudyEvaluator(study, db, options.evaluator);
+  const evaluator: Evaluator = createStudyEvaluator(study, notebook, options.evaluator);
   // Screening candidates inside the proposer is not stored: it can be hundreds per round (with workers: on them, under a scratch key).
-  const scratchEvaluator: Evaluator = createScratchEvaluator(study, db, options.evaluator);
+  const scratchEvaluator: Evaluator = createScratchEvaluator(study, notebook, options.evaluator);
 
-  await ensureSeedVersion(db, study, now);
-  const runId = await insertRun(db, isoNow(now));
+  await ensureSeedVersion(notebook, study, now);
+  const runId = await notebook.insertRun(now().toISOString());
 
-  const initialState = await readStudyState(db);
+  const initialState = await readStudyState(notebook);
   const carryOver = initialState.lastStopReason === null || initialState.lastStopReason === 'interrupted';
   const run: EngineRun = {
     options,
     study,
-    db,
+    notebook,
     now,
     emit,
     calibration,
@@ -166,7 +164,7 @@ export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
     newExperiments: 0,
     evaluatedCount: 0,
     repeatedDeltas: [],
-    incumbent: (await getRegistryVersion(db))!,
+    incumbent: (await notebook.getRegistryVersion())!,
     current: null,
     finished: null,
   };
@@ -174,7 +172,7 @@ export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
     type: 'start',
     runId,
     fingerprint: evaluator.fingerprint,
-    experiments: await countEvaluated(db),
+    experiments: await countEvaluated(notebook),
     incumbent: run.incumbent.id,
   });
   return run;
@@ -182,7 +180,7 @@ export async function startEngineRun(options: RunOptions): Promise<EngineRun> {
 
 /** Stores the run's streaks and open round (src/loop/study-state.ts), with the last stop reason (null while running). */
 export function saveState(run: EngineRun, lastStopReason: string | null): Promise<void> {
-  return writeStudyState(run.db, {
+  return writeStudyState(run.notebook, {
     plateauRounds: run.plateau,
     consecutiveFailures: run.consecutiveFailures,
     idleRounds: run.idleRounds,
@@ -202,8 +200,8 @@ export async function finishRun(run: EngineRun, reason: StopReason, detail: stri
   if (run.finished !== null) return run.finished;
   await saveState(run, reason);
   // The detail is stored with the stop (the CLI's full report replaces it): history shows why a run failed, library runs included.
-  await endRun(run.db, run.runId, {
-    endedAt: isoNow(run.now),
+  await run.notebook.endRun(run.runId, {
+    endedAt: run.now().toISOString(),
     stopReason: reason,
     report: JSON.stringify({ stopReason: reason, stopDetail: detail }),
   });

@@ -4,11 +4,10 @@
  * and the incumbent's repeats (topped up while it stays the incumbent).
  */
 import type { PartitionName } from '../corpus/example.ts';
-import type { EvaluateRequest, Evaluator, RemoteExecution } from '../evaluator/evaluator.ts';
+import type { EvaluateRequest, Evaluator, RemoteExecution, ResultsStore } from '../evaluator/evaluator.ts';
 import type { ExampleScoreRecord, PartitionScore } from '../evaluator/partition-score.ts';
 import { aggregate, createEvaluator, scoreNamesOf } from '../evaluator/evaluator.ts';
 import { contentHash } from '../artifact/content-hash.ts';
-import type { StudyDatabase } from '../storage/study-database.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 
@@ -70,10 +69,10 @@ export function evaluationConcurrency(study: Pick<LoadedStudy, 'concurrency' | '
   return Math.max(study.concurrency * 2, study.executor.maxInFlight ?? 0);
 }
 
-/** Creates the study's frozen evaluator (stored results in `db`). */
+/** Creates the study's frozen evaluator (stored results in `results`: the study's notebook). */
 export function createStudyEvaluator(
   study: LoadedStudy,
-  db?: StudyDatabase,
+  results?: ResultsStore,
   options: StudyEvaluatorOptions = {},
 ): Evaluator {
   return createEvaluator({
@@ -82,9 +81,9 @@ export function createStudyEvaluator(
     corpus: study.corpus,
     weights: study.weights,
     concurrency: evaluationConcurrency(study),
-    ...(db !== undefined ? { db } : {}),
+    ...(results !== undefined ? { results } : {}),
     ...(options.readSince !== undefined ? { readSince: options.readSince } : {}),
-    ...(db !== undefined && options.remote !== undefined ? { remote: options.remote } : {}),
+    ...(results !== undefined && options.remote !== undefined ? { remote: options.remote } : {}),
     ...(options.storedAs !== undefined ? { storedAs: options.storedAs } : {}),
   });
 }

@@ -10,32 +10,23 @@ import type { GateDecision, RefusalReason } from '../gate/gate.ts';
 import { parseStoredEvidence, type StoredEvidence } from '../gate/evidence-schema.ts';
 import type { Candidate, HistoryEntry, ProposalFailure } from '../proposers/proposer.ts';
 import type { JudgedExperiment } from './retrials.ts';
-import type { StudyDatabase } from '../storage/study-database.ts';
-import { isoNow } from '../storage/study-database.ts';
-import {
-  countEvaluatedExperiments,
-  insertExperiment,
-  maxExperimentRound,
-  readExperimentsBefore,
-  readRoundExperiments,
-  readVersionRounds,
-  roundAcceptingVersion,
-} from '../storage/notebook/experiments-store.ts';
-import { insertProposalOnce } from '../storage/notebook/proposals-store.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
 import type { ArtifactVersion } from '../storage/registry.ts';
 
 /** Experiments evaluated and decided (candidates skipped before evaluation do not count). */
-export async function countEvaluated(db: StudyDatabase): Promise<number> {
-  return countEvaluatedExperiments(db);
+export async function countEvaluated(notebook: Notebook): Promise<number> {
+  return notebook.countEvaluatedExperiments();
 }
 
 /** The highest round that recorded an experiment (0 before the first). */
-export async function maxRound(db: StudyDatabase): Promise<number> {
-  return maxExperimentRound(db);
+export async function maxRound(notebook: Notebook): Promise<number> {
+  return notebook.maxExperimentRound();
 }
 
 /** Proposer calls recorded for `round` so far: the next call's attempt number. */
-export { countProposals } from '../storage/notebook/proposals-store.ts';
+export async function countProposals(notebook: Notebook, round: number): Promise<number> {
+  return notebook.countProposals(round);
+}
 
 /** What the proposer and the dedupe read of the rounds before `round`. */
 export interface PriorExperiments {
@@ -79,9 +70,9 @@ export const MAX_EVALUATION_FAILURES = 2;
  * The notebook as it stood when `round` opened. Built from rounds before it
  * only, so a resumed round proposes and dedupes exactly as the original did.
  */
-export async function loadPriorExperiments(db: StudyDatabase, round: number): Promise<PriorExperiments> {
-  const rows = await readExperimentsBefore(db, round);
-  const versions = await readVersionRounds(db);
+export async function loadPriorExperiments(notebook: Notebook, round: number): Promise<PriorExperiments> {
+  const rows = await notebook.readExperimentsBefore(round);
+  const versions = await notebook.readVersionRounds();
   // Malformed evidence is an error naming the experiment and the field (src/gate/evidence-schema.ts), never a default.
   const evidence = new Map(rows.map((row) => [row.id, parseStoredEvidence(row.evidence, row.id)]));
   // A skipped candidate was never evaluated: it is not "tried". A failed evaluation was not judged either.
@@ -140,8 +131,8 @@ export interface RoundExperiment {
  * row older than migration 0008 has no identity: it is keyed
  * `delta:<its delta>` ({@link legacyDecisionKey}).
  */
-export async function loadRoundExperiments(db: StudyDatabase, round: number): Promise<Map<string, RoundExperiment>> {
-  const rows = await readRoundExperiments(db, round);
+export async function loadRoundExperiments(notebook: Notebook, round: number): Promise<Map<string, RoundExperiment>> {
+  const rows = await notebook.readRoundExperiments(round);
   return new Map(
     rows.map((row) => [
       row.candidateId ?? legacyDecisionKey(row.delta),
@@ -171,8 +162,8 @@ export interface ProposalRecord {
 }
 
 /** Records a proposer call, once per (round, attempt): a resumed round does not record its call twice. */
-export async function recordProposal(db: StudyDatabase, record: ProposalRecord): Promise<void> {
-  await insertProposalOnce(db, {
+export async function recordProposal(notebook: Notebook, record: ProposalRecord): Promise<void> {
+  await notebook.insertProposalOnce({
     runId: record.runId,
     round: record.round,
     attempt: record.attempt,
@@ -190,7 +181,7 @@ export async function recordProposal(db: StudyDatabase, record: ProposalRecord):
     inputTokens: record.usage?.inputTokens ?? 0,
     outputTokens: record.usage?.outputTokens ?? 0,
     costUsd: record.usage?.costUsd ?? 0,
-    createdAt: isoNow(record.now),
+    createdAt: record.now().toISOString(),
     candidateIds:
       record.candidateIds !== undefined && record.candidateIds.length > 0 ? JSON.stringify(record.candidateIds) : null,
   });
@@ -230,7 +221,7 @@ export interface ExperimentRecord {
  * version (if any).
  */
 export async function recordExperiment(
-  db: StudyDatabase,
+  notebook: Notebook,
   input: ExperimentRecord,
 ): Promise<{ id: number; accepted?: ArtifactVersion }> {
   const reason: string = input.decision.accepted ? 'accepted' : (input.decision.reason as RefusalReason);
@@ -239,8 +230,7 @@ export async function recordExperiment(
     : reason === 'duplicate' || input.skipped === true
       ? 'skipped'
       : 'refused';
-  return insertExperiment(
-    db,
+  return notebook.insertExperiment(
     {
       runId: input.runId,
       round: input.round,
@@ -258,7 +248,7 @@ export async function recordExperiment(
       }),
       fingerprint: input.fingerprint,
       seed: input.seed,
-      createdAt: isoNow(input.now),
+      createdAt: input.now().toISOString(),
       change: input.change,
       candidateId: input.candidateId,
     },
@@ -271,6 +261,6 @@ export async function recordExperiment(
 }
 
 /** The round in which `versionId` was accepted (0 for a version no experiment accepted: the seed, an approved or imported one). */
-export async function acceptedInRound(db: StudyDatabase, versionId: number): Promise<number> {
-  return roundAcceptingVersion(db, versionId);
+export async function acceptedInRound(notebook: Notebook, versionId: number): Promise<number> {
+  return notebook.roundAcceptingVersion(versionId);
 }

@@ -31,7 +31,7 @@
 import type { PartitionName } from '../corpus/example.ts';
 import type { BoundaryPlan } from '../corpus/lifecycle.ts';
 import type { GateCalibration } from '../gate/gate.ts';
-import type { StudyDatabase } from '../storage/study-database.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import { createLoopEngine } from './engine.ts';
 import type { StudyEvaluatorOptions } from './evaluate-partition.ts';
@@ -90,7 +90,8 @@ export type RunEvent =
 
 export interface RunOptions {
   study: LoadedStudy;
-  db: StudyDatabase;
+  /** The study's notebook (`openNotebook(db)`, src/storage/notebook/index.ts): every read and write of the run. */
+  notebook: Notebook;
   calibration?: GateCalibration;
   onEvent?: (event: RunEvent) => void;
   /** Corpus lifecycle moves (graduation, rotation, file changes picked up at the start), one line each. */

@@ -16,12 +16,7 @@
  */
 import { contentHash } from '../artifact/content-hash.ts';
 import type { Evaluator } from '../evaluator/evaluator.ts';
-import type { StudyDatabase } from '../storage/study-database.ts';
-import {
-  deleteArtifactResults,
-  deleteResultsUnderPrefix,
-  hasResultsUnderPrefix,
-} from '../storage/notebook/evaluations-store.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import type { StudyEvaluatorOptions } from './evaluate-partition.ts';
 import { createStudyEvaluator } from './evaluate-partition.ts';
@@ -41,13 +36,13 @@ export function scratchKey(fingerprint: string): string {
  */
 export function createScratchEvaluator(
   study: LoadedStudy,
-  db: StudyDatabase,
+  notebook: Notebook,
   options: StudyEvaluatorOptions = {},
 ): Evaluator {
   const local = createStudyEvaluator(study);
   if (options.remote === undefined) return local;
   const storedAs = scratchKey(local.fingerprint);
-  const remote = createStudyEvaluator(study, db, {
+  const remote = createStudyEvaluator(study, notebook, {
     remote: options.remote,
     storedAs,
     ...(options.readSince !== undefined ? { readSince: options.readSince } : {}),
@@ -60,14 +55,14 @@ export function createScratchEvaluator(
     weights: remote.weights,
     async evaluate(request) {
       // A read first: most runs have none to remove, and need not wait for the table's write lock.
-      leftovers ??= hasResultsUnderPrefix(db, SCRATCH_PREFIX).then((found) =>
-        found ? deleteResultsUnderPrefix(db, SCRATCH_PREFIX) : undefined,
-      );
+      leftovers ??= notebook
+        .hasResultsUnderPrefix(SCRATCH_PREFIX)
+        .then((found) => (found ? notebook.deleteResultsUnderPrefix(SCRATCH_PREFIX) : undefined));
       await leftovers;
       try {
         return await remote.evaluate(request);
       } finally {
-        await deleteArtifactResults(db, storedAs, contentHash(request.artifactText));
+        await notebook.deleteArtifactResults(storedAs, contentHash(request.artifactText));
       }
     },
   };

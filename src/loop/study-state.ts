@@ -3,8 +3,7 @@
  * in the notebook's `study_state` (src/storage/notebook/engine-runs-store.ts)
  * so a continued run picks them up.
  */
-import type { StudyDatabase } from '../storage/study-database.ts';
-import { readStudyStateValue, writeStudyStateValue } from '../storage/notebook/engine-runs-store.ts';
+import type { Notebook } from '../storage/notebook/index.ts';
 
 export interface StudyState {
   plateauRounds: number;
@@ -43,13 +42,13 @@ export interface StudyState {
 const KEY = 'loop';
 
 /** The loop's state as stored; a new study's (no plateau, no failure, no stop yet) when none is. */
-export async function readStudyState(db: StudyDatabase): Promise<StudyState> {
-  const value = await readStudyStateValue(db, KEY);
+export async function readStudyState(notebook: Notebook): Promise<StudyState> {
+  const value = await notebook.readStudyStateValue(KEY);
   if (value === undefined) return { plateauRounds: 0, consecutiveFailures: 0, lastStopReason: null };
   return JSON.parse(value) as StudyState;
 }
 
 /** Stores the loop's state, replacing what was stored. */
-export async function writeStudyState(db: StudyDatabase, state: StudyState): Promise<void> {
-  await writeStudyStateValue(db, KEY, JSON.stringify(state));
+export async function writeStudyState(notebook: Notebook, state: StudyState): Promise<void> {
+  await notebook.writeStudyStateValue(KEY, JSON.stringify(state));
 }

@@ -14,6 +14,7 @@ import { stuckAdvice } from './stuck-advice.ts';
 import { refusedOutcomes } from './stuck-outcomes.ts';
 import { countEvaluated } from '../loop/notebook.ts';
 import type { StudyReport } from './report-types.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 /** Failed proposer answers by reason code, of the whole study or of one run. */
 export async function proposalFailureCounts(db: StudyDatabase, runId?: number): Promise<Record<string, number>> {
@@ -40,7 +41,7 @@ export async function stuckAdviceOf(
 ): Promise<StuckAdvice | null> {
   if (stopReason === 'interrupted' || rows.some((row) => row.decision === 'accepted')) return null;
   if (rows.length === 0 && stopReason === 'max_experiments') {
-    const evaluated = await countEvaluated(db);
+    const evaluated = await countEvaluated(openNotebook(db));
     return {
       dominantReason: 'max_experiments',
       refusals: {},
@@ -71,7 +72,7 @@ export async function stuckAdviceOf(
       if (found !== undefined) experiment.outcomes = found;
     }
   }
-  const members = await readCorpusMembers(db);
+  const members = await readCorpusMembers(openNotebook(db));
   const shadow = new Set(study.partitions.shadow.map((example) => example.id));
   return stuckAdvice(experiments, {
     studyDir: displayPath(study.dir),
@@ -83,7 +84,7 @@ export async function stuckAdviceOf(
       shadow: study.partitions.shadow.length,
     },
     shadowExposures: members.filter((member) => shadow.has(member.exampleId)).map((member) => member.shadowExposures),
-    budget: { maxExperiments: study.stopping.maxExperiments, evaluated: await countEvaluated(db) },
+    budget: { maxExperiments: study.stopping.maxExperiments, evaluated: await countEvaluated(openNotebook(db)) },
     ...(study.proposer.budget !== undefined ? { proposerBudget: study.proposer.budget } : {}),
     shadowAlpha: study.gate.shadowAlpha,
   });

@@ -44,6 +44,7 @@ import { requireIntentTask } from '../study/compose.ts';
 import type { Behavior } from '../tasks/intent/vocabulary.ts';
 import type { ProductionSignal } from '../signals/production-signal.ts';
 import { recordSignal } from '../signals/production-signal.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 /** Options of {@link createRuntime}: a study folder or a loaded study, and its database. */
 export interface RuntimeOptions {
@@ -174,7 +175,7 @@ async function activeArtifact(context: RuntimeContext): Promise<{ text: string; 
   const { db } = context;
   if (currentArtifactOverride() !== undefined) return { text: await getActiveArtifactText(db), versionId: null };
   let active = await getRegistryVersion(db);
-  if (active === undefined) active = await ensureSeedVersion(db, context.study, context.now);
+  if (active === undefined) active = await ensureSeedVersion(openNotebook(db), context.study, context.now);
   // Read through the registry accessor, so the override rule has one home.
   return { text: await getActiveArtifactText(db), versionId: active.id };
 }

@@ -27,6 +27,7 @@ import { createStudyEvaluator } from '../loop/evaluate-partition.ts';
 import { FAILED_EXIT_CODE, exitCodeOf } from '../loop/stop-reasons.ts';
 import type { LoopJob, LoopJobResult, LoopName, ScheduledLoop } from './loop-job.ts';
 import { LOOP_NAMES } from './loop-job.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 /** The cadence of each loop from the `schedule` section (null = off). */
 export function resolveLoopCadences(schedule?: ScheduleConfig): Record<LoopName, string | null> {
@@ -79,7 +80,7 @@ async function importLoopA(specifier: string | undefined): Promise<LoopAModule |
  */
 export function createLoopCAdmission(db: StudyDatabase, study: LoadedStudy, now?: () => Date): AdmitExample {
   return async (example) => {
-    const outcome = await admitToStudy(db, study, [{ index: 0, id: example.id, example, errors: [] }], {
+    const outcome = await admitToStudy(openNotebook(db), study, [{ index: 0, id: example.id, example, errors: [] }], {
       source: 'loop-c',
       ...(now !== undefined ? { now } : {}),
     });
@@ -195,7 +196,7 @@ async function runLoopBJob(options: StudyLoopsOptions, { signal, now }: LoopJobC
   try {
     const outcome = await runStudy({
       study,
-      db,
+      notebook: openNotebook(db),
       ...(calibration !== undefined ? { calibration: calibration.calibration } : {}),
       signal: lease.controller.signal,
       now,

@@ -21,6 +21,25 @@ export interface ArtifactVersion {
   readonly createdAt: string;
 }
 
+/**
+ * The registry's part of the notebook interface (src/storage/notebook/index.ts):
+ * versions and their activation, each function below without the database.
+ */
+export interface RegistryStore {
+  getActiveArtifactText(name?: string): Promise<string>;
+  getRegistryVersion(name?: string): Promise<ArtifactVersion | undefined>;
+  getVersion(id: number): Promise<ArtifactVersion | undefined>;
+  listVersions(): Promise<ArtifactVersion[]>;
+  putVersion(
+    text: string,
+    source: string,
+    parentId: number | null,
+    experimentId: number | null,
+    now?: () => Date,
+  ): Promise<ArtifactVersion>;
+  setRegistryVersion(versionId: number, reason: string, name?: string, now?: () => Date): Promise<void>;
+}
+
 const overrideStorage = new AsyncLocalStorage<string>();
 
 /**

@@ -14,6 +14,7 @@ import { openDatabase } from './database.ts';
 import { listLeases } from './lease.ts';
 import { MIGRATIONS } from './migrations.ts';
 import { getRegistryVersion, listVersions } from './registry.ts';
+import { openNotebook } from './notebook/index.ts';
 
 const FOLDER = path.resolve(import.meta.dirname, 'fixtures');
 const FIXTURES = readdirSync(FOLDER)
@@ -113,7 +114,7 @@ describe('notebooks of older schema versions', () => {
         { noise_sd: 0.0125, cohens_d: 1.5, valid: 1 },
       ]);
       expect((await listLeases(db)).map((lease) => lease.ownerId)).toEqual(version >= 2 ? ['old-host:4242:ab'] : []);
-      const members = await readCorpusMembers(db);
+      const members = await readCorpusMembers(openNotebook(db));
       expect(members.map((member) => [member.exampleId, member.partition, member.shadowExposures])).toEqual(
         version >= 3
           ? [

@@ -43,6 +43,7 @@ import {
 import { MIGRATIONS } from './migrations.ts';
 import { getRegistryVersion, putVersion, setRegistryVersion } from './registry.ts';
 import { notebookVersion } from '../view/view-server.ts';
+import { openNotebook } from './notebook/index.ts';
 
 const postgres = await postgresAvailable();
 const schemas: TestSchema[] = [];
@@ -253,7 +254,7 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
     const evaluator = createEvaluator({
       task: intentTask,
       corpus: examples,
-      db,
+      results: openNotebook(db),
       executor: {
         id: 'fixed@1',
         deterministic: true,
@@ -302,7 +303,7 @@ describe.each(BACKENDS)('the storage contract on $name', (backend) => {
       createEvaluator({
         task: intentTask,
         corpus: examples,
-        db,
+        results: openNotebook(db),
         executor,
         now,
         ...(readSince !== undefined ? { readSince } : {}),

@@ -14,6 +14,7 @@ import { loadStudy } from './load-study.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { FAILURE_RATE_MIN_ATTEMPTS, runStudy } from '../loop/run-study.ts';
 import { readStudyState } from '../loop/study-state.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../../examples/intent');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -85,7 +86,7 @@ describe('stopping.maxFailureRate', () => {
     );
     expect(study.stopping.maxFailureRate).toBe(0.5);
     const db = await database();
-    const outcome = await runStudy({ study, db });
+    const outcome = await runStudy({ study, notebook: openNotebook(db) });
     expect(outcome.stopReason).toBe('failure_rate');
     // Each round: two failed answers, then one evaluated candidate. The rate is judged once 10
     // proposals were attempted: after round 3 (9) and the first failed answer of round 4, 7 of 10 failed.
@@ -106,9 +107,9 @@ describe('stopping.maxFailureRate', () => {
   it('without maxFailureRate the same run goes on to its other criteria', async () => {
     const study = studyWith('  maxExperiments: 60\n  plateauRounds: 10\n  maxConsecutiveFailures: 3\n  maxRounds: 6');
     const db = await database();
-    const outcome = await runStudy({ study, db });
+    const outcome = await runStudy({ study, notebook: openNotebook(db) });
     expect(outcome.stopReason).toBe('max_rounds');
-    const state = await readStudyState(db);
+    const state = await readStudyState(openNotebook(db));
     expect(state).toMatchObject({ proposalAttempts: 18, proposalFailures: 12 });
   });
 
@@ -120,15 +121,15 @@ describe('stopping.maxFailureRate', () => {
     const controller = new AbortController();
     const first = await runStudy({
       study,
-      db,
+      notebook: openNotebook(db),
       signal: controller.signal,
       onEvent: (event) => {
         if (event.type === 'round-end' && event.round === 3) controller.abort(new Error('interrupted'));
       },
     });
     expect(first.stopReason).toBe('interrupted');
-    expect(await readStudyState(db)).toMatchObject({ proposalAttempts: 9, proposalFailures: 6 });
-    const second = await runStudy({ study, db });
+    expect(await readStudyState(openNotebook(db))).toMatchObject({ proposalAttempts: 9, proposalFailures: 6 });
+    const second = await runStudy({ study, notebook: openNotebook(db) });
     expect(second.stopReason).toBe('failure_rate');
   });
 });

@@ -11,6 +11,7 @@ import { readCorpusMembers } from '../corpus/lifecycle-store.ts';
 import { readCorpusMembersFile } from '../corpus/lifecycle-file.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import { readCorpusHistoryRows, resetNotebook } from './reset-study.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 const folders: string[] = [];
 afterEach(() => {
@@ -95,7 +96,7 @@ describe('resetNotebook with the corpus history kept', () => {
     folders.push(studyDir);
     await notebookWithRounds(studyDir, 6);
     let db = await openDatabase(studyDatabasePath(studyDir));
-    const before = await readCorpusMembers(db);
+    const before = await readCorpusMembers(openNotebook(db));
     const keep = await readCorpusHistoryRows(db);
     await db.destroy();
     expect(before.find((entry) => entry.exampleId === 's1')?.shadowRounds).toBe(6);
@@ -104,7 +105,7 @@ describe('resetNotebook with the corpus history kept', () => {
     await resetNotebook(studyDir, keep, '2026-12-01T11:00:00.000Z');
     db = await openDatabase(studyDatabasePath(studyDir));
     try {
-      const after = await readCorpusMembers(db);
+      const after = await readCorpusMembers(openNotebook(db));
       expect(
         after.filter((entry) => entry.partition === 'shadow').map((entry) => [entry.exampleId, entry.shadowRounds]),
       ).toEqual([

@@ -22,6 +22,7 @@ import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import type { StudyDatabase } from '../storage/study-database.ts';
 import type { CorpusHistoryTables } from '../storage/notebook/reset-store.ts';
 import { readCorpusHistoryTables, writeCorpusHistory } from '../storage/notebook/reset-store.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 export type { NotebookCounts } from '../storage/notebook/reset-store.ts';
 export { notebookCounts } from '../storage/notebook/reset-store.ts';
@@ -37,7 +38,7 @@ export async function readCorpusHistoryRows(db: StudyDatabase): Promise<CorpusHi
   return {
     ...(await readCorpusHistoryTables(db)),
     shadowRounds: Object.fromEntries(
-      (await readCorpusMembers(db))
+      (await readCorpusMembers(openNotebook(db)))
         .filter((member) => member.partition === 'shadow')
         .map((member) => [member.exampleId, member.shadowRounds ?? 0]),
     ),

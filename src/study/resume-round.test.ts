@@ -14,6 +14,7 @@ import { loadStudy } from './load-study.ts';
 import type { LoadedStudy } from '../loop/loaded-study.ts';
 import { runStudy } from '../loop/run-study.ts';
 import { createStudyEvaluator, evaluatePartition } from '../loop/evaluate-partition.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../../examples/intent');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -57,7 +58,7 @@ describe('a round resumed after a crash', () => {
   it('never decides past stopping.maxExperiments, and equals the uninterrupted run after a crash at any decision', async () => {
     const study = smallStudy(4); // the first round proposes 6: the limit falls inside it
     const reference = await database();
-    await runStudy({ study, db: reference });
+    await runStudy({ study, notebook: openNotebook(reference) });
     const expected = await notebook(reference);
     expect(expected.experiments.filter((row) => row.decision !== 'skipped')).toHaveLength(4);
 
@@ -66,7 +67,7 @@ describe('a round resumed after a crash', () => {
       let decisions = 0;
       const crashed = await runStudy({
         study,
-        db,
+        notebook: openNotebook(db),
         onEvent: (event) => {
           if (event.type === 'decision' && ++decisions === crashAfter)
             throw new SimulatedCrash(`crash after decision ${crashAfter}`);
@@ -74,7 +75,7 @@ describe('a round resumed after a crash', () => {
       }).catch((error: unknown) => error);
       expect(crashed).toBeInstanceOf(SimulatedCrash);
       expect((await notebook(db)).experiments).toHaveLength(crashAfter);
-      const resumed = await runStudy({ study, db });
+      const resumed = await runStudy({ study, notebook: openNotebook(db) });
       expect(resumed.stopReason).toBe('max_experiments');
       expect(await notebook(db), `crash after decision ${crashAfter}`).toEqual(expected);
     }
@@ -83,7 +84,7 @@ describe('a round resumed after a crash', () => {
   it('a stored score equals the fresh one bit for bit (what a resumed run compares)', async () => {
     const study = smallStudy(4);
     const db = await database();
-    const stored = createStudyEvaluator(study, db);
+    const stored = createStudyEvaluator(study, openNotebook(db));
     for (const partition of ['optimization', 'anchor', 'shadow'] as const) {
       const fresh = await evaluatePartition(createStudyEvaluator(study), study, study.artifactText, partition);
       const first = await evaluatePartition(stored, study, study.artifactText, partition);

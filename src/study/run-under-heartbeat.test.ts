@@ -16,6 +16,7 @@ import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import { acquireLease, readLease, releaseLease, startLeaseHeartbeat } from '../storage/lease.ts';
 import { loadStudy } from './load-study.ts';
 import { runStudy } from '../loop/run-study.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../../examples/intent');
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -49,7 +50,7 @@ describe('a run and its lease heartbeat', () => {
     const heartbeat = startLeaseHeartbeat(db, lease, { file, intervalMs: 1, onLost: () => (lost = true) });
     cleanups.push(() => heartbeat.stop());
     try {
-      const outcome = await runStudy({ study, db });
+      const outcome = await runStudy({ study, notebook: openNotebook(db) });
       expect(outcome.stopReason).toBe('max_experiments');
     } finally {
       await heartbeat.stop();

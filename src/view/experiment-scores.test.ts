@@ -22,6 +22,7 @@ import { compositeFromResults, type ResultOutcome } from './stored-results.ts';
 import { loadStudyOverview } from './study-overview.ts';
 import { loadVersionsPage } from './study-pages.ts';
 import { notebookVersion } from './view-server.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 const FINGERPRINT = 'fp-test';
 const at = (second: number): string =>
@@ -168,7 +169,7 @@ beforeEach(async () => {
       reason: 'file',
     })),
   ];
-  await writeMoves(db, placements, null, at(0));
+  await writeMoves(openNotebook(db), placements, null, at(0));
 
   // Experiment 1 (round 1): v1 → v2 accepted; the gate compared every partition, 2 repeats a side.
   await recordExperiment(db, {
@@ -231,7 +232,7 @@ beforeEach(async () => {
   });
   // Between rounds: s1 graduates into optimization.
   await writeMoves(
-    db,
+    openNotebook(db),
     [{ exampleId: 's1', kind: 'graduated', from: 'shadow', to: 'optimization', reason: 'served' }],
     2,
     at(30),

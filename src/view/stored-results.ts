@@ -26,6 +26,7 @@ import {
   readExampleScores,
   sumExampleResultUsage,
 } from '../storage/notebook/view-results-queries.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 /** The three named partitions, in report order. */
 export const VIEW_PARTITIONS = ['optimization', 'anchor', 'shadow'] as const;
@@ -266,8 +267,8 @@ export async function loadMembershipHistory(db: StudyDatabase): Promise<Membersh
   let events: CorpusEvent[] = [];
   let decisions: DecisionRecord[] = [];
   try {
-    events = await readCorpusEvents(db);
-    decisions = await readDecisionRecords(db);
+    events = await readCorpusEvents(openNotebook(db));
+    decisions = await readDecisionRecords(openNotebook(db));
   } catch {
     events = []; // a database without the corpus lifecycle
   }

@@ -12,6 +12,7 @@ import type { ReviewItem } from '../review/review-queue.ts';
 import { listReviewItems } from '../review/review-queue.ts';
 import type { EvaluationIndex, ExperimentScore, PartitionComposites } from './experiment-scores.ts';
 import { type VIEW_PARTITIONS, createVersionScorer } from './experiment-scores.ts';
+import { openNotebook } from '../storage/notebook/index.ts';
 
 /** One artifact version as the versions page lists it. */
 export interface VersionSummary {
@@ -116,8 +117,8 @@ export interface CorpusPage {
 /** Reads the corpus lifecycle; the sizes run up to the last experiment. */
 export async function loadCorpusPage(db: StudyDatabase, policy: CorpusPage['policy']): Promise<CorpusPage> {
   const lastExperiment = await readLastExperimentId(db);
-  const members = await readCorpusMembers(db);
-  const events = await readCorpusEvents(db);
+  const members = await readCorpusMembers(openNotebook(db));
+  const events = await readCorpusEvents(openNotebook(db));
   const partitions: Record<string, number> = {};
   for (const member of members) partitions[member.partition] = (partitions[member.partition] ?? 0) + 1;
   const counts: Record<string, number> = {};

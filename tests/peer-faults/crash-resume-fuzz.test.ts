@@ -48,6 +48,7 @@ import { databaseFile, finished, spawnKloop, waitForLine } from '../reliability-
 import { makeIdenticalDeltasStudy, serveIdenticalDeltas } from './identical-deltas-study.ts';
 import type { NotebookSnapshot } from './notebook-snapshot.ts';
 import { snapshotNotebook } from './notebook-snapshot.ts';
+import { openNotebook } from '../../src/storage/notebook/index.ts';
 
 const postgres = await postgresAvailable();
 const SEEDS = Number(process.env.KLOOP_FUZZ_SEEDS ?? 1);
@@ -95,7 +96,7 @@ async function recordedStop(location: string): Promise<string | null> {
   const db = await openDatabase(location, { readonly: true });
   try {
     if (!(await listTables(db)).has('study_state')) return null; // killed before it was migrated
-    const state = await readStudyState(db);
+    const state = await readStudyState(openNotebook(db));
     return state.lastStopReason === 'interrupted' ? null : state.lastStopReason;
   } finally {
     await db.destroy();

@@ -38,6 +38,7 @@ import type { LlmStopStudy } from '../llm-stop-study.ts';
 import { databaseFile, finished, spawnKloop, waitForLine } from '../reliability-fixture.ts';
 import { makeIdenticalDeltasStudy, serveIdenticalDeltas } from './identical-deltas-study.ts';
 import { snapshotNotebook } from './notebook-snapshot.ts';
+import { openNotebook } from '../../src/storage/notebook/index.ts';
 
 const postgres = await postgresAvailable();
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -147,7 +148,7 @@ describe.each(['sqlite', 'postgres'] as const)(
           ],
           [
             'a notebook write (the loop state)',
-            () => writeStudyState(a, { plateauRounds: 9, consecutiveFailures: 0, lastStopReason: null }),
+            () => writeStudyState(openNotebook(a), { plateauRounds: 9, consecutiveFailures: 0, lastStopReason: null }),
           ],
         ];
         for (const [what, attempt] of attempts) {
@@ -164,7 +165,11 @@ describe.each(['sqlite', 'postgres'] as const)(
         expect((await a.selectFrom('runs').select('started_at').execute()).map((row) => row.started_at)).toEqual([
           't0',
         ]);
-        expect(await readStudyState(b)).toEqual({ plateauRounds: 0, consecutiveFailures: 0, lastStopReason: null });
+        expect(await readStudyState(openNotebook(b))).toEqual({
+          plateauRounds: 0,
+          consecutiveFailures: 0,
+          lastStopReason: null,
+        });
         await b
           .insertInto('runs')
           .values({ started_at: 't1', ended_at: null, stop_reason: null, report: null })

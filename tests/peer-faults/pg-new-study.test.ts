@@ -18,6 +18,7 @@ import { createStudyEvaluator } from '../../src/loop/evaluate-partition.ts';
 import { postgresAvailable } from '../../src/test-support/postgres.ts';
 import type { Cleanups } from './pg-fixture.ts';
 import { freshSchema, makeSmallStudy, observer, runCleanups, start, stderrOf } from './pg-fixture.ts';
+import { openNotebook } from '../../src/storage/notebook/index.ts';
 
 const postgres = await postgresAvailable();
 const cleanups: Cleanups = [];
@@ -48,7 +49,7 @@ describe.runIf(postgres)('peer fault 12: a new study in the same database', () =
     const queueA = await openEvaluationQueue(schemaA.url, dbA);
     cleanups.push(() => queueA.close());
     const study = await loadStudyAsync(studyA);
-    const evaluation = createStudyEvaluator(study, dbA, { remote: queueA }).evaluate({
+    const evaluation = createStudyEvaluator(study, openNotebook(dbA), { remote: queueA }).evaluate({
       artifactText: study.artifactText,
       partition: 'optimization',
       examples: study.partitions.optimization,

@@ -28,6 +28,7 @@ import { postgresAvailable } from '../../src/test-support/postgres.ts';
 import { startFakeOpenAiServer } from '../llm-fake-openai-server.ts';
 import type { Cleanups } from './pg-fixture.ts';
 import { freshSchema, observer, runCleanups, start, stderrOf } from './pg-fixture.ts';
+import { openNotebook } from '../../src/storage/notebook/index.ts';
 
 const postgres = await postgresAvailable();
 const cleanups: Cleanups = [];
@@ -88,7 +89,7 @@ describe.runIf(postgres)('peer fault 9: a worker paused past the stale delay', (
       onUnlocked: (gone) => unlocked.push(...gone.map((worker) => worker.reason)),
     });
     cleanups.push(() => queue.close());
-    const score = await createStudyEvaluator(study, db, { remote: queue }).evaluate({
+    const score = await createStudyEvaluator(study, openNotebook(db), { remote: queue }).evaluate({
       artifactText: study.artifactText,
       partition: 'optimization',
       examples: study.partitions.optimization,

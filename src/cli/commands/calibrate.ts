@@ -12,6 +12,7 @@ import { runSession } from '../session/session-runner.ts';
 import { print, printJson, progress, table } from '../output.ts';
 import type { ModelOptions } from './study-session.ts';
 import { addModelOptions, assertStudyWritable, openStudy } from './study-session.ts';
+import { openNotebook } from '../../storage/notebook/index.ts';
 
 /** Runs a calibration of the study's incumbent with the study's settings. */
 export async function calibrate(
@@ -29,7 +30,7 @@ export async function calibrate(
   return calibrateStudy({
     study,
     db,
-    evaluator: createStudyEvaluator(study, db, storedResults),
+    evaluator: createStudyEvaluator(study, openNotebook(db), storedResults),
     model: study.config?.executor.model ?? study.executor.id,
     settings: {
       noiseRepeats: gate?.noiseRepeats ?? DEFAULT_CALIBRATION_SETTINGS.noiseRepeats,

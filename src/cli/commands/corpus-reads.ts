@@ -12,6 +12,7 @@ import { corpusStatus } from '../../loop/corpus-lifecycle.ts';
 import type { StudyDatabase } from '../../storage/study-database.ts';
 import { print, printJson, table } from '../output.ts';
 import { openStudy } from './study-session.ts';
+import { openNotebook } from '../../storage/notebook/index.ts';
 
 /** `kloop corpus status <study>`: partitions, sizes, shadow exposures and what is due. */
 export async function corpusStatusCommand(studyDir: string, options: { json?: boolean }): Promise<void> {
@@ -22,7 +23,8 @@ export async function corpusStatusCommand(studyDir: string, options: { json?: bo
     partitionLeaks: 'report',
   });
   try {
-    const status = await corpusStatus(await lifecycleDb(session.db), session.study);
+    const lifecycle = await lifecycleDb(session.db);
+    const status = await corpusStatus(lifecycle === undefined ? undefined : openNotebook(lifecycle), session.study);
     if (options.json === true) {
       printJson({ study: session.study.dir, ...status });
       return;
@@ -94,10 +96,10 @@ export async function corpusAtCommand(
   });
   try {
     const db = await lifecycleDb(session.db);
-    const decisions = db === undefined ? [] : await readDecisionRecords(db);
+    const decisions = db === undefined ? [] : await readDecisionRecords(openNotebook(db));
     if (!decisions.some((decision) => decision.id === id))
       throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
-    const at = reconstructPartitions(await readCorpusEvents(db!), decisions, id);
+    const at = reconstructPartitions(await readCorpusEvents(openNotebook(db!)), decisions, id);
     const payload = {
       study: session.study.dir,
       ...at,

@@ -20,6 +20,7 @@ import { composeTask, withPartialGold } from '../../study/compose.ts';
 import { loadStudyConfig } from '../../config/config.ts';
 import type { LoadedStudy } from '../../loop/loaded-study.ts';
 import { EXIT } from '../session/exit-codes.ts';
+import { openNotebook } from '../../storage/notebook/index.ts';
 
 /** `kloop corpus add <study> <file>`: the admission of a file's records; sets `process.exitCode` (0 all admitted, 4 some refused). */
 export async function corpusAddCommand(
@@ -55,7 +56,7 @@ export async function corpusAddCommand(
     },
     async () => {
       const source = relativeToStudy(session.study, path.resolve(file));
-      const outcome = await admitToStudy(session.db, session.study, candidates.records, {
+      const outcome = await admitToStudy(openNotebook(session.db), session.study, candidates.records, {
         source,
         requireAppType: options.partialGold !== true,
         // --partial-gold: the study's format without the known-app-type rule (intent).
@@ -115,7 +116,7 @@ export async function corpusPromoteCommand(
   await runSession(
     { json: options.json === true, lease: studyLease(session, options.wait), close: () => session.close() },
     async () => {
-      const outcome = await promoteExamples(session.db, session.study, ids, {
+      const outcome = await promoteExamples(openNotebook(session.db), session.study, ids, {
         to: options.to as (typeof PARTITIONS)[number],
         by: options.by.trim(),
         ...(options.reason !== undefined ? { reason: options.reason } : {}),

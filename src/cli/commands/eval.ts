@@ -17,6 +17,7 @@ import type { ModelOptions, StudySession } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
 import { evalLoopACommand, parseLoopOption } from './loop-a.ts';
 import { evaluateCorpusFile, failWhenNothingValid } from './corpus.ts';
+import { openNotebook } from '../../storage/notebook/index.ts';
 
 export function registerEvalCommand(program: Command): void {
   addModelOptions(
@@ -125,7 +126,7 @@ async function scorePartitions(
 ): Promise<EvalScores> {
   const study = session.study;
   // A read-only notebook (a read-only study) neither gives nor takes stored evaluations: this one is evaluated afresh.
-  const evaluator = createStudyEvaluator(study, session.writable ? session.db : undefined);
+  const evaluator = createStudyEvaluator(study, session.writable ? openNotebook(session.db) : undefined);
   const names = options.partition !== undefined ? [options.partition as PartitionName] : [...PARTITIONS];
   if (names.every((name) => study.partitions[name].length === 0)) {
     throw new InputError(

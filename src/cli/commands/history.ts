@@ -19,6 +19,7 @@ import { exitCodeOf } from '../../loop/stop-reasons.ts';
 import { duplicateOf } from '../../loop/duplicate-of.ts';
 import type { StoredExperiment, StoredProposalFailure } from '../../storage/notebook/history-queries.ts';
 import { listProposalFailures, listRunStops, readExperiment } from '../../storage/notebook/history-queries.ts';
+import { openNotebook } from '../../storage/notebook/index.ts';
 
 async function openExisting(studyDir: string): Promise<StudyDatabase> {
   if (!existsSync(studyDir)) throw new InputError('the study folder does not exist', { file: studyDir });
@@ -285,7 +286,7 @@ async function showCommand(
     if (row === undefined) throw new InputError(`no experiment ${id} in this study`, { field: '<experiment>' });
     const evidence = JSON.parse(row.evidence) as ShownEvidence;
     const flaky = await flakyOfExperiment(db, row.fingerprint, row.candidateHash, row.baseVersionId);
-    const duplicate = await duplicateOf(db, row.id);
+    const duplicate = await duplicateOf(openNotebook(db), row.id);
     const shown: ShownExperiment = { row, evidence, flaky, duplicate };
     if (options.json === true) printJson(experimentJson(shown));
     else printExperiment(shown, studyDir);

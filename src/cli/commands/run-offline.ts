@@ -28,6 +28,7 @@ import type { OfflineRunOptions, RunContext, RunStart } from './run-start.ts';
 import { startRun } from './run-start.ts';
 import type { StudySession } from './study-session.ts';
 import { openStudy } from './study-session.ts';
+import { openNotebook } from '../../storage/notebook/index.ts';
 
 /** Runs Loop B on the study in `studyDir` until a stopping criterion holds; sets `process.exitCode`. */
 export async function runOfflineCommand(studyDir: string, options: OfflineRunOptions): Promise<void> {
@@ -89,7 +90,7 @@ async function runLoopB(run: RunContext, context: SessionContext): Promise<numbe
   await mirror.sync();
   const outcome = await runStudy({
     study,
-    db: run.session.db,
+    notebook: openNotebook(run.session.db),
     ...(start.calibration !== undefined ? { calibration: start.calibration.calibration } : {}),
     evaluator: run.storedResults,
     signal: context.signal,
@@ -117,7 +118,7 @@ async function reportRun(
   const report = await buildStudyReport(
     session.db,
     session.study,
-    createStudyEvaluator(session.study, session.db, run.storedResults),
+    createStudyEvaluator(session.study, openNotebook(session.db), run.storedResults),
     {
       runId: outcome.runId,
       stopReason: outcome.stopReason,

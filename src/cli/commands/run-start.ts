@@ -22,6 +22,7 @@ import { getRegistryVersion } from '../../storage/registry.ts';
 import { progress } from '../output.ts';
 import { calibrate } from './calibrate.ts';
 import type { ModelOptions, StudySession } from './study-session.ts';
+import { openNotebook } from '../../storage/notebook/index.ts';
 
 /** The options of `kloop run` on an offline study. */
 export interface OfflineRunOptions extends ModelOptions {
@@ -72,7 +73,7 @@ export async function startRun(run: RunContext, signal: AbortSignal): Promise<Ru
   // A budget that cannot cover a few proposals is bad input: refused before anything is written.
   session.plugins.checkBudget(study);
   // Before round 1: the corpus files' new records are admitted or refused, visibly (docs/corpus.md).
-  for (const line of describeCorpusStart(await startCorpusLifecycle(session.db, study, () => new Date())))
+  for (const line of describeCorpusStart(await startCorpusLifecycle(openNotebook(session.db), study, () => new Date())))
     progress(`kloop: ${line}`, quiet);
   // The partitions this run starts with: the report lists what moved after this point.
   const corpusAtStart = await markCorpus(session.db, study);
@@ -150,7 +151,7 @@ async function checkPower(run: RunContext, signal: AbortSignal): Promise<PowerWa
   try {
     powerWarnings = await studyPowerWarnings({
       study: session.study,
-      evaluator: createStudyEvaluator(session.study, session.db, run.storedResults),
+      evaluator: createStudyEvaluator(session.study, openNotebook(session.db), run.storedResults),
       incumbentText: (await getRegistryVersion(session.db))?.text ?? session.study.artifactText,
       db: session.db,
       signal,

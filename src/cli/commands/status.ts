@@ -15,6 +15,7 @@ import { listExperimentDecisions, readLastRun } from '../../storage/notebook/sta
 import { formatScore, print, printJson } from '../output.ts';
 import type { StudySession } from './study-session.ts';
 import { openStudy } from './study-session.ts';
+import { openNotebook } from '../../storage/notebook/index.ts';
 
 export function registerStatusCommand(program: Command): void {
   program
@@ -68,7 +69,7 @@ async function statusPayload(
   for (const row of rows) byReason[row.reason] = (byReason[row.reason] ?? 0) + 1;
   const calibrations = hasDatabase ? await listCalibrations(db, fingerprint) : [];
   const lastRun = hasDatabase ? await readLastRun(db) : undefined;
-  const state = hasDatabase ? await readStudyState(db) : undefined;
+  const state = hasDatabase ? await readStudyState(openNotebook(db)) : undefined;
   return {
     study: study.dir,
     database: hasDatabase ? describeLocation(studyDatabaseLocation(study.dir)) : null,

@@ -26,6 +26,7 @@ import type { SessionContext } from '../session/session-runner.ts';
 import { runSession } from '../session/session-runner.ts';
 import type { ModelOptions, StudySession } from './study-session.ts';
 import { addModelOptions, openStudy } from './study-session.ts';
+import { openNotebook } from '../../storage/notebook/index.ts';
 
 function parseConcurrency(value: string): number {
   const parsed = Number(value);
@@ -131,7 +132,7 @@ function createEvaluatorCache(
   study: StudySession['study'],
   db: StudySession['db'],
 ): { base: Evaluator; evaluatorOf: (readSince: string | undefined, storedAs?: string) => Evaluator } {
-  const base = createStudyEvaluator(study, db);
+  const base = createStudyEvaluator(study, openNotebook(db));
   const byKey = new Map<string, Evaluator>();
   const evaluatorOf = (readSince: string | undefined, storedAs?: string): Evaluator => {
     if (readSince === undefined && storedAs === undefined) return base;
@@ -140,7 +141,7 @@ function createEvaluatorCache(
     if (evaluator === undefined)
       byKey.set(
         key,
-        (evaluator = createStudyEvaluator(study, db, {
+        (evaluator = createStudyEvaluator(study, openNotebook(db), {
           ...(readSince !== undefined ? { readSince } : {}),
           ...(storedAs !== undefined ? { storedAs } : {}),
         })),

@@ -61,7 +61,6 @@ export interface CorpusStore {
   writeCorpusMemberRows(rows: readonly CorpusMemberRow[]): Promise<void>;
   appendCorpusEventRows(rows: readonly NewCorpusEventRow[]): Promise<void>;
   incrementShadowExposures(shadowIds: readonly string[], now: () => Date): Promise<void>;
-  inCorpusTransaction<T>(work: (transaction: StudyDatabase) => Promise<T>): Promise<T>;
 }
 
 const LAST_MOVES_SQL = `select e.example_id as example_id, e.kind as kind, e.to_partition as to_partition, e.details as details
@@ -151,12 +150,4 @@ export async function incrementShadowExposures(
       .where('partition', '=', 'shadow')
       .execute();
   }
-}
-
-/** Runs `work` in one transaction of the study database (its reads and writes go through `transaction`). */
-export async function inCorpusTransaction<T>(
-  db: StudyDatabase,
-  work: (transaction: StudyDatabase) => Promise<T>,
-): Promise<T> {
-  return db.transaction().execute(work);
 }

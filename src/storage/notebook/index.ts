@@ -10,7 +10,10 @@
  * Each concept's store module beside this file holds its queries, as plain
  * functions taking the database first (`fn(db, …)`), and declares its
  * part of the interface (`ExperimentsStore`, `CorpusStore`, …) without the
- * database. {@link Notebook} is their union and {@link openNotebook}
+ * database; the prompt registry's (versions and activation) is
+ * src/storage/registry.ts's `RegistryStore`. {@link Notebook} is their
+ * union, with {@link NotebookTransactions.transaction} (the notebook bound
+ * to one transaction), and {@link openNotebook}
  * binds every store function to one database handle: SQLite or PostgreSQL
  * (src/storage/database.ts chooses the dialect), the same queries on both.
  * Nothing outside src/storage/ issues SQL (src/storage/sql-boundary.test.ts);
@@ -19,6 +22,8 @@
  *
  * @module
  */
+import * as registryStore from '../registry.ts';
+import type { RegistryStore } from '../registry.ts';
 import type { StudyDatabase } from '../study-database.ts';
 import * as calibrationPowerStore from './calibration-power-store.ts';
 import * as calibrationsStore from './calibrations-store.ts';
@@ -78,6 +83,7 @@ export interface Notebook
     LifecycleMovesStore,
     LoopAStore,
     ProposalsStore,
+    RegistryStore,
     ReportStore,
     ResetStore,
     ResponseCacheStore,
@@ -88,7 +94,19 @@ export interface Notebook
     SnapshotStore,
     StatusQueriesStore,
     ViewStore,
-    ViewResultsStore {}
+    ViewResultsStore,
+    NotebookTransactions {}
+
+/** A notebook's transactions: the notebook bound to one transaction of its database. */
+export interface NotebookTransactions {
+  /**
+   * Runs `work` with the notebook bound to a transaction of the database:
+   * everything it writes through that notebook commits when it resolves, and
+   * none of it when it throws (the error is rethrown). Transactions do not
+   * nest: `work` must not open another.
+   */
+  transaction<T>(work: (notebook: Notebook) => Promise<T>): Promise<T>;
+}
 
 /** A store module's functions taking the database first, bound to `db`. */
 type BoundStore<Module> = {
@@ -121,6 +139,8 @@ function bindStore<Module extends object>(db: StudyDatabase, module: Module): Bo
 export function openNotebook(db: StudyDatabase): Notebook {
   // The synchronous history reader takes a statement runner, not the database (corpus-members-file.ts): not the notebook's.
   const { readHistorySync: _sync, ...corpus } = corpusStore;
+  // The artifact override is context-local (AsyncLocalStorage), no database's: not the notebook's.
+  const { withArtifactOverride: _override, currentArtifactOverride: _current, ...registry } = registryStore;
   return {
     ...bindStore(db, calibrationPowerStore),
     ...bindStore(db, calibrationsStore),
@@ -133,6 +153,7 @@ export function openNotebook(db: StudyDatabase): Notebook {
     ...bindStore(db, lifecycleMovesStore),
     ...bindStore(db, loopAStore),
     ...bindStore(db, proposalsStore),
+    ...bindStore(db, registry),
     ...bindStore(db, reportQueries),
     ...bindStore(db, resetStore),
     ...bindStore(db, responseCacheStore),
@@ -145,8 +166,8 @@ export function openNotebook(db: StudyDatabase): Notebook {
     ...bindStore(db, viewQueries),
     ...bindStore(db, viewResultsQueries),
     // Generic functions keep their type parameter only when bound by hand.
-    inCorpusTransaction: (work) => corpusStore.inCorpusTransaction(db, work),
     readSnapshotRows: (table) => snapshotQueries.readSnapshotRows(db, table),
     inReviewTransaction: (work) => reviewStore.inReviewTransaction(db, work),
+    transaction: (work) => db.transaction().execute((transaction) => work(openNotebook(transaction))),
   };
 }

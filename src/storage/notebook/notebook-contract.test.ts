@@ -10,7 +10,8 @@
  * version in the same transaction, the run's end) read back by the loop's,
  * the history's, the status's and the viewer's reads; the corpus members
  * and events; the response cache's insert-once and replace; schedule runs.
- * The database-level contract (migrations, ids, numbers, leases) is
+ * The registry (versions, activation) and a transaction that commits or
+ * rolls back are held too. The database-level contract (migrations, ids, numbers, leases) is
  * src/storage/storage-contract.test.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,7 +20,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestSchema, postgresAvailable, type TestSchema } from '../../test-support/postgres.ts';
 import { openDatabase } from '../database.ts';
-import { type StudyDatabase } from '../study-database.ts';
+import type { StudyDatabase } from '../study-database.ts';
 import { type Notebook, openNotebook } from './index.ts';
 
 const postgres = await postgresAvailable();
@@ -125,6 +126,39 @@ describe.each(BACKENDS)('the notebook contract on $name', (backend) => {
     await notebook.endRun(runId, { endedAt: T0, stopReason: 'plateau', report: '{}' });
     expect(await notebook.readLastRun()).toEqual({ id: runId, startedAt: T0, endedAt: T0, stopReason: 'plateau' });
     expect(await notebook.removeRunIfEmpty(runId)).toBe(false); // it holds an experiment
+  });
+
+  it('the registry stores a version once by content, activates it with its move, and a transaction commits or rolls back', async () => {
+    const notebook = await fresh(backend);
+    expect(await notebook.getRegistryVersion()).toBeUndefined();
+    await expect(notebook.getActiveArtifactText()).rejects.toThrow("the prompt registry has no 'active' version yet");
+    const seed = await notebook.putVersion('seed\n', 'seed', null, null, now);
+    expect(seed).toEqual({
+      id: 1,
+      hash: seed.hash,
+      text: 'seed\n',
+      parentId: null,
+      source: 'seed',
+      experimentId: null,
+      createdAt: T0,
+    });
+    expect((await notebook.putVersion('seed\n', 'import', null, null, now)).id).toBe(1); // idempotent by content hash
+    await notebook.setRegistryVersion(seed.id, 'seed', 'active', now);
+    expect(await notebook.getActiveArtifactText()).toBe('seed\n');
+    const next = await notebook.transaction(async (tx) => {
+      const version = await tx.putVersion('next\n', 'approved', seed.id, null, now);
+      await tx.setRegistryVersion(version.id, 'approved', 'active', now);
+      return version;
+    });
+    expect(await notebook.getRegistryVersion()).toEqual(next);
+    expect(await notebook.getVersion(2)).toEqual(next);
+    await expect(
+      notebook.transaction(async (tx) => {
+        await tx.putVersion('lost\n', 'approved', next.id, null, now);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect((await notebook.listVersions()).map((version) => version.text)).toEqual(['seed\n', 'next\n']);
   });
 
   it('the response cache stores an answer once, and replaces it only when asked', async () => {

@@ -64,7 +64,7 @@ export { createErrorDrivenProposer } from './proposers/error-driven-proposer.ts'
 
 // Studies, storage and the prompt registry.
 export { loadStudy, loadStudyAsync } from './study/load-study.ts';
-export { runStudy } from './loop/run-study.ts';
+export { runStudy } from './api/engine-entry.ts';
 
 // Online studies: assignment and outcomes for an app (docs/online.md).
 export { openOnlineStudy } from './online/study/online-study.ts';
@@ -92,7 +92,8 @@ export type {
   StudyExample,
 } from './api/create-study.ts';
 export type { StudySettings } from './study/study-settings.ts';
-export { createLoopEngine } from './loop/engine.ts';
+export { createLoopEngine } from './api/engine-entry.ts';
+export type { EngineEntryOptions } from './api/engine-entry.ts';
 export type { Asked, LoopEngine, OpenedRound, Told } from './loop/engine.ts';
 export type { RunEvent, StopReason } from './loop/run-study.ts';
 export { openDatabase, studyDatabasePath } from './storage/database.ts';

@@ -61,25 +61,6 @@ async function notebook(evidence: string): Promise<StudyDatabase> {
 }
 
 describe('the stored evidence the loop reads back', () => {
-  it('marks a specialization whose raced shadow was stopped for futility as raced out (a re-trial may reopen it)', async () => {
-    const racedOut = {
-      checks: [
-        {
-          name: 'shadow',
-          passed: false,
-          statistic: -0.0168,
-          threshold: 0.02,
-          detail: 'specialization: the shadow was stopped for futility after 20 of 110 example-repeats',
-          data: { racing: { delta: -0.0168 } },
-        },
-      ],
-      shadowConsulted: true,
-    };
-    const prior = await loadPriorExperiments(openNotebook(await notebook(JSON.stringify(racedOut))), 3);
-    // Round 1's specialization was judged on the whole shadow; round 2's on 20 of its 110 example-repeats.
-    expect(prior.judged?.map((experiment) => experiment.shadowRacedOut ?? false)).toEqual([false, true]);
-  });
-
   it('reads what the loop recorded: a refusal that consulted shadow shows to the proposer as `refused`', async () => {
     const store = await notebook(JSON.stringify({ checks: REFUSED.checks, shadowConsulted: false }));
     const prior = await loadPriorExperiments(openNotebook(store), 3);

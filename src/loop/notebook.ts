@@ -102,19 +102,10 @@ export async function loadPriorExperiments(notebook: Notebook, round: number): P
       baseVersionId: row.baseVersionId,
       decision: row.decision === 'accepted' ? 'accepted' : 'refused',
       reason: row.reason,
-      ...(shadowRacedOut(evidence.get(row.id)!) ? { shadowRacedOut: true } : {}),
     })),
     triedHashes,
     failedEvaluations,
   };
-}
-
-/** True when the experiment's shadow was stopped for futility on part of it (a raced shadow's refusal). */
-function shadowRacedOut(evidence: StoredEvidence): boolean {
-  const shadow = evidence.checks.find((check) => check.name === 'shadow');
-  return (
-    shadow !== undefined && !shadow.passed && (shadow.data as { racing?: unknown } | undefined)?.racing !== undefined
-  );
 }
 
 /** The detail of an `evaluation_failed` refusal's evaluation check ('' when it has none). */

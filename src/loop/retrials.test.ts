@@ -56,17 +56,6 @@ describe('retrialVerdict', () => {
     });
   });
 
-  it('re-tries a specialization whose shadow was raced out (stopped for futility on part of it), not one on the whole shadow', () => {
-    const racedOut = { ...judged(7, 1, 'specialization'), shadowRacedOut: true };
-    expect(retrialVerdict([racedOut], 3, 2)).toEqual({ kind: 'retrial', trial: 2, of: 3, earlier: [7] });
-    expect(retrialVerdict([judged(7, 1, 'specialization')], 3, 2)).toMatchObject({
-      kind: 'skip',
-      reason: expect.stringContaining('and a specialization whose shadow was stopped early do'),
-    });
-    // Against the same incumbent it is skipped like any other (its evaluations are stored).
-    expect(retrialVerdict([racedOut], 1, 2)).toMatchObject({ kind: 'skip' });
-  });
-
   it('never reopens a refusal that is not noise, nor a delta whose near-duplicate was accepted', () => {
     expect(retrialVerdict([judged(7, 1, 'specialization')], 3, 2)).toMatchObject({
       kind: 'skip',

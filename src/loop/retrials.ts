@@ -13,9 +13,7 @@
  * **same** incumbent it is skipped and recorded as a `duplicate` (its
  * evaluations are stored, so judging it again would replay the same
  * numbers); so is a delta whose earlier refusal was not noisy
- * (`specialization` on the whole shadow, `invalid`, `constraint`,
- * `below_margin`; a `specialization` whose shadow was raced out — stopped
- * for futility on part of it — is a forecast and is re-tried), one whose
+ * (`specialization`, `invalid`, `constraint`, `below_margin`), one whose
  * near-duplicate was accepted, and one whose re-trials are spent.
  *
  * A *family* is a delta and every judged delta within `gate.minDeltaDistance`
@@ -71,20 +69,6 @@ export interface JudgedExperiment {
   baseVersionId: number;
   decision: 'accepted' | 'refused';
   reason: string;
-  /**
-   * True when the shadow was stopped for futility before it was evaluated in
-   * full (a raced shadow, src/gate/racing/shadow-race.ts): its refusal is a
-   * forecast on part of the shadow, so even a `specialization` is re-tried.
-   */
-  shadowRacedOut?: boolean;
-}
-
-/** True when a judged experiment's refusal may be overturned by a re-trial (see {@link RETRIABLE_REASONS}). */
-export function isRetriable(experiment: Pick<JudgedExperiment, 'reason' | 'shadowRacedOut'>): boolean {
-  return (
-    RETRIABLE_REASONS.includes(experiment.reason as RefusalReason) ||
-    (experiment.reason === 'specialization' && experiment.shadowRacedOut === true)
-  );
 }
 
 /** What the re-trial rule says about a candidate whose family was judged before. */
@@ -116,11 +100,11 @@ export function retrialVerdict(
   const accepted = family.find((experiment) => experiment.decision === 'accepted');
   if (accepted !== undefined)
     return { kind: 'skip', reason: `a near-duplicate was accepted (experiment #${accepted.id})` };
-  const final = family.find((experiment) => !isRetriable(experiment));
+  const final = family.find((experiment) => !RETRIABLE_REASONS.includes(experiment.reason as RefusalReason));
   if (final !== undefined)
     return {
       kind: 'skip',
-      reason: `a near-duplicate was refused ${final.reason} (experiment #${final.id}), a verdict a re-trial does not reopen (only ${RETRIABLE_REASONS.join(', ')} and a specialization whose shadow was stopped early do)`,
+      reason: `a near-duplicate was refused ${final.reason} (experiment #${final.id}), a verdict a re-trial does not reopen (only ${RETRIABLE_REASONS.join(', ')} do)`,
     };
   if (family.length >= 1 + retrials)
     return {

@@ -24,6 +24,7 @@ import {
   type NoiseFreeCalibration,
 } from '../gate/noise-free.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
+import { withCallStage } from '../providers/call-stage.ts';
 import { evaluatePartition, yieldToEventLoop } from './evaluate-partition.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 
@@ -200,4 +201,29 @@ export async function evaluateCandidatePartition(
     standing,
     repeats,
   );
+}
+
+/**
+ * A candidate's optimization and anchor scores for the gate, through {@link evaluateCandidatePartition}:
+ * optimization with `repeats` (default `gate.repeats`; the first k after an early pass), the anchors in full.
+ */
+export async function evaluateOptimizationAndAnchor(
+  evaluator: Evaluator,
+  study: LoadedStudy,
+  references: { optimization: ReadonlyMap<string, number>; anchor: ReadonlyMap<string, number> },
+  input: { text: string; signal?: AbortSignal | undefined; repeats?: number },
+): Promise<{ optimization: PartitionScore; anchor: PartitionScore }> {
+  const { text, signal } = input;
+  const optimization = await withCallStage('candidates', () =>
+    evaluateCandidatePartition(evaluator, study, references.optimization, {
+      text,
+      partition: 'optimization',
+      signal,
+      ...(input.repeats !== undefined ? { repeats: input.repeats } : {}),
+    }),
+  );
+  const anchor = await withCallStage('candidates', () =>
+    evaluateCandidatePartition(evaluator, study, references.anchor, { text, partition: 'anchor', signal }),
+  );
+  return { optimization, anchor };
 }

@@ -9,11 +9,10 @@ import { contentHash } from '../artifact/content-hash.ts';
 import type { GateCheck, GateDecision } from '../gate/gate.ts';
 import { raceSeed, racingCheck, sequentialJudgementOf } from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
-import { withCallStage } from '../providers/call-stage.ts';
 import type { Told } from './engine.ts';
 import { conclude, gateSettingsFor, isDecided, recordContained, retrialEvidence } from './engine-decide.ts';
 import { candidateReferences, evaluateIncumbent, repeatsOfIncumbent } from './engine-incumbent.ts';
-import { adaptiveRepeatsOn, evaluateCandidatePartition } from './adaptive-evaluation.ts';
+import { adaptiveRepeatsOn, evaluateOptimizationAndAnchor } from './adaptive-evaluation.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { EngineRun } from './engine-state.ts';
 import type { Rebase, ScreenedCandidate } from './integrate.ts';
@@ -33,25 +32,13 @@ async function evaluateRebased(
   item: ScreenedCandidate,
   text: string,
 ): Promise<{ optimization: PartitionScore; anchor: PartitionScore }> {
-  const references = await candidateReferences(run, round);
   // Accepted early by the race: its first k repeats (stored), not the full plan.
   const repeats = item.racing?.stop === 'early' ? item.optimization.repeats : run.study.gate.repeats;
-  const optimization = await withCallStage('candidates', () =>
-    evaluateCandidatePartition(run.evaluator, run.study, references.optimization, {
-      text,
-      partition: 'optimization',
-      signal: run.options.signal,
-      repeats,
-    }),
-  );
-  const anchor = await withCallStage('candidates', () =>
-    evaluateCandidatePartition(run.evaluator, run.study, references.anchor, {
-      text,
-      partition: 'anchor',
-      signal: run.options.signal,
-    }),
-  );
-  return { optimization, anchor };
+  return evaluateOptimizationAndAnchor(run.evaluator, run.study, await candidateReferences(run, round), {
+    text,
+    signal: run.options.signal,
+    repeats,
+  });
 }
 
 /** Gates one screened candidate against the incumbent as it stands, and records the decision (see LoopEngine.tell). */

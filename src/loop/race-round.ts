@@ -50,7 +50,7 @@ import type { ArtifactVersion } from '../storage/registry.ts';
 import type { LoadedStudy } from './loaded-study.ts';
 import type { Told } from './engine.ts';
 import { evaluateSlots } from './evaluate-partition.ts';
-import { evaluateCandidatePartition } from './adaptive-evaluation.ts';
+import { evaluateCandidatePartition, evaluateOptimizationAndAnchor } from './adaptive-evaluation.ts';
 import type { Rebase } from './integrate.ts';
 import { rebaseCandidate } from './integrate.ts';
 import { withCallStage } from '../providers/call-stage.ts';
@@ -180,21 +180,11 @@ async function tellComplete(
   const references = await port.references();
   const repeats =
     evidence.stop === 'early' ? (evidence.early?.looks.at(-1)?.repeats ?? study.gate.repeats) : study.gate.repeats;
-  const optimization = await withCallStage('candidates', () =>
-    evaluateCandidatePartition(port.evaluator(), study, references.optimization, {
-      text: candidate.text,
-      partition: 'optimization',
-      signal: port.signal,
-      repeats,
-    }),
-  );
-  const anchor = await withCallStage('candidates', () =>
-    evaluateCandidatePartition(port.evaluator(), study, references.anchor, {
-      text: candidate.text,
-      partition: 'anchor',
-      signal: port.signal,
-    }),
-  );
+  const { optimization, anchor } = await evaluateOptimizationAndAnchor(port.evaluator(), study, references, {
+    text: candidate.text,
+    signal: port.signal,
+    repeats,
+  });
   return port.tell({
     candidate: candidate.candidate,
     text: candidate.candidate.text,

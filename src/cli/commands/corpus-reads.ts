@@ -14,14 +14,14 @@ import { print, printJson, table } from '../output.ts';
 import { openStudy } from './study-session.ts';
 import { openNotebook } from '../../storage/notebook/index.ts';
 
+/** The study opened as the corpus reads want it: no model calls, quiet, writable when it can be, leaks reported. */
+function openForCorpusRead(studyDir: string): ReturnType<typeof openStudy> {
+  return openStudy(studyDir, { modelCalls: 'none', quiet: true, preferWritable: true, partitionLeaks: 'report' });
+}
+
 /** `kloop corpus status <study>`: partitions, sizes, shadow exposures and what is due. */
 export async function corpusStatusCommand(studyDir: string, options: { json?: boolean }): Promise<void> {
-  const session = await openStudy(studyDir, {
-    modelCalls: 'none',
-    quiet: true,
-    preferWritable: true,
-    partitionLeaks: 'report',
-  });
+  const session = await openForCorpusRead(studyDir);
   try {
     const lifecycle = await lifecycleDb(session.db);
     const status = await corpusStatus(lifecycle === undefined ? undefined : openNotebook(lifecycle), session.study);
@@ -88,12 +88,7 @@ export async function corpusAtCommand(
     throw new InputError(`experiment id must be a positive whole number, got "${experiment}"`, {
       field: '<experiment>',
     });
-  const session = await openStudy(studyDir, {
-    modelCalls: 'none',
-    quiet: true,
-    preferWritable: true,
-    partitionLeaks: 'report',
-  });
+  const session = await openForCorpusRead(studyDir);
   try {
     const db = await lifecycleDb(session.db);
     const decisions = db === undefined ? [] : await readDecisionRecords(openNotebook(db));

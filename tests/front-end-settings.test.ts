@@ -111,6 +111,7 @@ const COMPARED = [
   'gate.requireCalibration',
   'stopping.maxExperiments',
   'stopping.plateauRounds',
+  'stopping.plateauMinSpent',
   'stopping.idleRounds',
   'stopping.target',
   'stopping.maxConsecutiveFailures',

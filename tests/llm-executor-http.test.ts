@@ -488,7 +488,7 @@ function llmConfig(directory: string): StudyConfig {
     executor: { kind: 'llm', model: 'openai:gpt-4.1-mini', temperature: 0, maxOutputTokens: 1024 },
     proposer: { kind: 'reflective', candidatesPerRound: 3, concurrency: 2 },
     gate: {} as StudyConfig['gate'],
-    stopping: { maxExperiments: 10, plateauRounds: 2, idleRounds: 2, maxConsecutiveFailures: 3 },
+    stopping: { maxExperiments: 10, plateauRounds: 2, plateauMinSpent: 0, idleRounds: 2, maxConsecutiveFailures: 3 },
     seed: 1,
     corpusPolicy: {} as StudyConfig['corpusPolicy'],
     weights: { appType: 0.25, entityRecall: 0.35, roleAccuracy: 0.2, behaviorCoverage: 0.2 },

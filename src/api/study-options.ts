@@ -41,6 +41,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
 const STOPPING_KEYS: ReadonlySet<string> = new Set([
   'maxExperiments',
   'plateauRounds',
+  'plateauMinSpent',
   'idleRounds',
   'maxConsecutiveFailures',
   'target',

@@ -74,7 +74,13 @@ describe('loadStudyConfig', () => {
       signalRepeats: 3,
       adaptiveRepeats: true,
     });
-    expect(config.stopping).toEqual({ maxExperiments: 60, plateauRounds: 3, idleRounds: 2, maxConsecutiveFailures: 5 });
+    expect(config.stopping).toEqual({
+      maxExperiments: 60,
+      plateauRounds: 3,
+      plateauMinSpent: 0,
+      idleRounds: 2,
+      maxConsecutiveFailures: 5,
+    });
     expect(config.seed).toBe(1);
     expect(config.corpusPolicy).toEqual({
       graduateAfterDecisions: 20,

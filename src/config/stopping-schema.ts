@@ -8,6 +8,14 @@ export const stoppingSchema = z.strictObject({
   /** Stop after this many rounds (that evaluated something) without an accepted candidate. Default 3. */
   plateauRounds: count(1).default(3),
   /**
+   * Share of `maxExperiments`, in [0, 1], that must be evaluated before a
+   * plateau may stop the run: below it, rounds without an accepted candidate
+   * are still counted but the run goes on (the proposer may still offer an
+   * idea it has not offered yet). Default 0: the plateau stops the run
+   * whenever it holds. Only the plateau waits; every other stop does not.
+   */
+  plateauMinSpent: z.number().min(0).max(1).default(0),
+  /**
    * Stop as `no_new_proposals` (exit 0) after this many rounds in a row in
    * which the proposer brought nothing new to evaluate. Default 2.
    */

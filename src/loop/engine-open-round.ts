@@ -85,6 +85,14 @@ async function beginRound(run: EngineRun): Promise<OpenedRound | null> {
   return null;
 }
 
+/**
+ * Experiments to evaluate before a plateau may stop the run:
+ * ⌈`plateauMinSpent` × `maxExperiments`⌉ (0 when the setting is absent or 0).
+ */
+export function plateauSpendFloor(stopping: { maxExperiments: number; plateauMinSpent?: number }): number {
+  return Math.max(0, Math.ceil((stopping.plateauMinSpent ?? 0) * stopping.maxExperiments - 1e-9));
+}
+
 /** The stop the run's counts call for before a new round (budget, plateau, idle rounds, failures), or null. */
 function streakStop(run: EngineRun): { reason: StopReason; detail: string } | null {
   const stopping = run.study.stopping;
@@ -94,8 +102,13 @@ function streakStop(run: EngineRun): { reason: StopReason; detail: string } | nu
       'max_experiments',
       `${run.evaluatedCount} experiments evaluated (limit ${stopping.maxExperiments})`,
     );
-  if (run.plateau >= stopping.plateauRounds)
-    return stopWith('plateau', `${run.plateau} consecutive rounds without an accepted change`);
+  if (run.plateau >= stopping.plateauRounds && run.evaluatedCount >= plateauSpendFloor(stopping)) {
+    const spent =
+      (stopping.plateauMinSpent ?? 0) > 0
+        ? ` (${run.evaluatedCount} of ${stopping.maxExperiments} experiments evaluated, stopping.plateauMinSpent ${stopping.plateauMinSpent})`
+        : '';
+    return stopWith('plateau', `${run.plateau} consecutive rounds without an accepted change${spent}`);
+  }
   const patience = idlePatience(
     run.idleLimit,
     stopping.maxExperiments - run.evaluatedCount,

@@ -26,6 +26,8 @@ export interface MechanicalConstraintChecker {
 export interface StoppingCriteria {
   maxExperiments: number;
   plateauRounds: number;
+  /** Share of `maxExperiments` evaluated before a plateau may stop the run, in [0, 1]; absent = 0 (see src/config/stopping-schema.ts). */
+  plateauMinSpent?: number;
   /**
    * Stop as `no_new_proposals` after this many rounds in a row that brought
    * nothing new to evaluate (every candidate tried before or a near-duplicate).

@@ -93,6 +93,7 @@ export function composeStudySettings(definition: StudyDefinition): StudySettings
     stopping: {
       maxExperiments: stopping.maxExperiments,
       plateauRounds: stopping.plateauRounds,
+      plateauMinSpent: stopping.plateauMinSpent,
       idleRounds: stopping.idleRounds,
       maxConsecutiveFailures: stopping.maxConsecutiveFailures,
       ...(stopping.target !== undefined ? { target: stopping.target } : {}),

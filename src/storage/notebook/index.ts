@@ -167,7 +167,6 @@ export function openNotebook(db: StudyDatabase): Notebook {
     ...bindStore(db, viewResultsQueries),
     // Generic functions keep their type parameter only when bound by hand.
     readSnapshotRows: (table) => snapshotQueries.readSnapshotRows(db, table),
-    inReviewTransaction: (work) => reviewStore.inReviewTransaction(db, work),
     transaction: (work) => db.transaction().execute((transaction) => work(openNotebook(transaction))),
   };
 }

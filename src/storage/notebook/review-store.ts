@@ -75,7 +75,6 @@ export interface ReviewStore {
   listReviewItems(options?: ListReviewItemsOptions): Promise<ReviewItem[]>;
   getReviewItem(id: number): Promise<ReviewItem | undefined>;
   recordReviewDecision(id: number, decision: ReviewDecisionRecord): Promise<ReviewItem | undefined>;
-  inReviewTransaction<T>(body: (transaction: StudyDatabase) => Promise<T>): Promise<T>;
 }
 
 function parseJson(text: string | null): unknown {

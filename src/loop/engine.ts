@@ -54,8 +54,13 @@ export interface Asked {
   status: 'candidates' | 'failed' | 'idle';
   /** Fresh candidates to screen and tell, in the proposer's order. */
   candidates: Candidate[];
-  /** The proposer's answer as it came (failures, repeats, usage). */
+  /** The proposer's answer as it came (failures, repeats, usage); for a `resumed` answer, only its fresh candidates. */
   proposal: ProposalResult;
+  /**
+   * True when the candidates were read from the notebook: a round resumed
+   * past ask (src/loop/open-round-state.ts), the proposer not asked again.
+   */
+  resumed?: boolean;
 }
 
 /** One decision of {@link LoopEngine.tell}. */

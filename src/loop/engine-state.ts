@@ -49,8 +49,8 @@ export interface RoundState {
   retrials: Map<Candidate, RetrialOf>;
 }
 
-/** A candidate's re-trial, as the engine keeps it. */
-export type RetrialOf = { trial: number; of: number; earlier: number[] };
+/** A candidate's re-trial, as the engine keeps it (the dedupe's verdict: the decision's evidence stores it whole). */
+export type RetrialOf = { kind: 'retrial'; trial: number; of: number; earlier: number[] };
 
 /** One run of the engine: what it was given (read-only) and the state its steps move forward. */
 export interface EngineRun {

@@ -33,6 +33,7 @@ import type { Candidate } from '../proposers/proposer.ts';
 export type RoundPhase = 'ask' | 'screen' | 'decide';
 
 const retrialSchema = z.object({
+  kind: z.literal('retrial'),
   trial: z.number().int(),
   of: z.number().int(),
   earlier: z.array(z.number().int()),

@@ -79,6 +79,7 @@ async function optimize(
   storage: string,
   proposer: (context: ProposalContext) => Promise<ProposedCandidate[] | ProposalResult>,
   interruptAt?: (artifact: string) => boolean,
+  gate?: Record<string, unknown>,
 ) {
   const controller = new AbortController();
   const study = await createStudy({
@@ -95,6 +96,7 @@ async function optimize(
     proposer,
     concurrency: 1,
     stopping: { idleRounds: 1 },
+    ...(gate !== undefined ? { gate } : {}),
     signal: controller.signal,
   });
   try {
@@ -105,12 +107,13 @@ async function optimize(
 }
 
 /** What the notebook holds of the study: its experiments, its proposer calls and its stored state. */
-async function notebookOf(storage: string) {
+async function notebookOf(storage: string, withEvidence = false) {
   const db = await openDatabase(studyDatabasePath(storage), { readonly: true });
   try {
     const experiments = await db
       .selectFrom('experiments')
       .select(['round', 'delta', 'decision', 'reason', 'candidate_id', 'candidate_hash'])
+      .$if(withEvidence, (query) => query.select('evidence'))
       .orderBy('id')
       .execute();
     const proposals = await db
@@ -280,6 +283,51 @@ describe('a round resumed from its stored phase', () => {
     expect((await notebookOf(storage)).experiments.map((row) => [row.delta, row.decision])).toEqual([
       ['five fruits', 'accepted'],
     ]);
+  });
+
+  it('a re-trial interrupted while screening is resumed with its trial: the same evidence as the uninterrupted run', async () => {
+    // Round 1: "date and lemon" refused on the seed (not significant); round 2: "five fruits" accepted;
+    // round 3: "date and lemon" again on the new incumbent, a re-trial; then nothing new.
+    const propose = async ({ incumbentText, history }: ProposalContext): Promise<ProposedCandidate[]> => {
+      if (history.length === 0)
+        return [
+          { text: `${SEED}date\nlemon\n`, delta: 'date and lemon' },
+          { text: `${SEED}melon\n`, delta: 'melon' },
+        ];
+      if (history.length === 2) return [{ text: `${SEED}pear\nplum\nfig\nkiwi\nlime\n`, delta: 'five fruits' }];
+      if (history.length === 3) return [{ text: `${incumbentText}date\nlemon\n`, delta: 'date and lemon' }];
+      return [];
+    };
+    const rows = async (storage: string) =>
+      (await notebookOf(storage, true)).experiments.map(({ round, delta, decision, reason, evidence }) => ({
+        round,
+        delta,
+        decision,
+        reason,
+        evidence,
+      }));
+    const referenceStorage = folder();
+    await optimize(referenceStorage, propose, undefined, { retrials: 1 });
+    const reference = await rows(referenceStorage);
+    expect(reference.map((row) => [row.round, row.delta, row.decision])).toEqual([
+      [1, 'date and lemon', 'refused'],
+      [1, 'melon', 'refused'],
+      [2, 'five fruits', 'accepted'],
+      [3, 'date and lemon', 'refused'],
+    ]);
+    expect(JSON.parse(reference[3]!.evidence!).retrial).toMatchObject({ kind: 'retrial', trial: 2, of: 2 });
+
+    const storage = folder();
+    const interrupted = await optimize(
+      storage,
+      propose,
+      (artifact) => artifact.includes('pear') && artifact.includes('date'),
+      { retrials: 1 },
+    );
+    expect(interrupted.stopReason).toBe('interrupted');
+    expect((await notebookOf(storage)).state.openRound?.candidates?.[0]?.retrial).toMatchObject({ trial: 2, of: 2 });
+    await optimize(storage, propose, undefined, { retrials: 1 });
+    expect(await rows(storage)).toEqual(reference);
   });
 
   it('reads a malformed stored round as an error naming the field, never as a default', async () => {

@@ -224,9 +224,10 @@ export function interrupted(run: EngineRun): Promise<RunOutcome> {
 /**
  * Records the open round's move to `phase` in the stored state, with what a
  * resumed round reads in it (past ask: the candidates and the distances;
- * src/loop/open-round-state.ts). Nothing is written when the round is not
- * open, is in that phase already, or is kept at `ask` (its candidates could
- * not be stored: it is asked again on resume).
+ * src/loop/open-round-state.ts). The moves are ask → screen and screen →
+ * decide; nothing is written for any other (no open round, the phase
+ * already reached, or `decide` for a round kept at `ask` because its
+ * candidates could not be stored: it is asked again on resume).
  */
 export async function enterPhase(
   run: EngineRun,

@@ -4,10 +4,12 @@
  *
  * `r<round>.c<position>.<hash>`: the round, the candidate's 0-based position
  * in the proposer's answer, and the first 16 hex digits of the SHA-256 of
- * its proposed text. A resumed round asks the proposer again with the same
- * seed (study seed, round, attempt) and gets the same answer (a model's
- * answer comes back from the response cache), so each candidate gets the
- * identity it had before the crash. Two candidates of one round are never
+ * its proposed text. A resumed round reads its candidates with their
+ * identities from the stored open round (src/loop/open-round-state.ts), or,
+ * at phase `ask`, asks the proposer again with the same seed (study seed,
+ * round, attempt) and gets the same answer (a model's answer comes back from
+ * the response cache), so each candidate gets the identity it had before the
+ * crash. Two candidates of one round are never
  * the same identity, whatever their delta text: a delta describes a change,
  * and two different texts can describe theirs alike (the same line added in
  * two places, two rewordings of one section).

@@ -2,13 +2,16 @@
  * The ask state of the engine: the proposer, seeded by (seed, round,
  * attempt), is asked for candidates; the call is recorded with its failures
  * and tokens; what was evaluated before or is a near-duplicate is recorded as
- * skipped and not returned. A failed answer or an idle one closes the round.
+ * skipped and not returned. A failed answer or an idle one closes the round;
+ * fresh candidates move the round to `screen`, stored with it
+ * (src/loop/open-round-state.ts), and a round resumed past ask returns them
+ * without asking the proposer again.
  *
  * @module
  */
 import type { GateCheck } from '../gate/gate.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
-import type { ProposalResult } from '../proposers/proposer.ts';
+import type { Candidate, ProposalResult } from '../proposers/proposer.ts';
 import { INVALID_INCUMBENT } from '../proposers/proposer.ts';
 import { withCallStage } from '../providers/call-stage.ts';
 import { withArtifactOverride } from '../storage/registry.ts';
@@ -17,9 +20,11 @@ import type { Asked } from './engine.ts';
 import { summarizeDistances } from './engine-close.ts';
 import { idOf, isDecided, recordDecision } from './engine-decide.ts';
 import type { EngineRun, RoundState } from './engine-state.ts';
-import { closeRound } from './engine-state.ts';
+import { closeRound, enterPhase } from './engine-state.ts';
 import { incumbentRepeats, yieldToEventLoop } from './evaluate-partition.ts';
 import { evaluateIncumbentPartition } from './adaptive-evaluation.ts';
+import type { StoredCandidate } from './open-round-state.ts';
+import { restoreCandidate, storable, storeCandidate } from './open-round-state.ts';
 import { acceptedInRound, MAX_EVALUATION_FAILURES, recordProposal } from './notebook.ts';
 import { answerFailed, askProposer, dedupeCandidates } from './propose.ts';
 import { DEFAULT_RETRIALS } from './retrials.ts';
@@ -30,6 +35,9 @@ export async function ask(run: EngineRun): Promise<Asked> {
     throw new Error('ask() needs an open round: call openRound() first');
   const state = run.current;
   const { round } = state;
+  // A round resumed past ask: its answer is in the notebook; the proposer is not asked again.
+  if (run.openRound.phase !== undefined && run.openRound.phase !== 'ask')
+    return storedAnswer(run, state, run.openRound.candidates ?? []);
   const attempt = run.openRound.attempt ?? 0;
   const baseRepeats = incumbentRepeats(run.study, round - 1 - (await acceptedInRound(run.notebook, state.base.id)));
   const baseOptimization = await withCallStage('incumbent', () =>
@@ -82,7 +90,43 @@ export async function ask(run: EngineRun): Promise<Asked> {
   }
   run.idleRounds = 0;
   run.repeatedDeltas = [];
+  await storeAnswer(run, state, deduped.fresh);
   return { status: 'candidates', candidates: deduped.fresh, proposal };
+}
+
+/**
+ * Moves the round to `screen` with its fresh candidates stored (identity,
+ * re-trial) and the answer's distances: what a resumed round continues from.
+ * A round whose candidates carry a `rebase` function stays at `ask`.
+ */
+async function storeAnswer(run: EngineRun, state: RoundState, fresh: readonly Candidate[]): Promise<void> {
+  if (!storable(fresh)) return;
+  await enterPhase(run, 'screen', {
+    candidates: fresh.map((candidate) =>
+      storeCandidate(candidate, idOf(state, candidate), state.retrials.get(candidate)),
+    ),
+    distances: [...state.distances],
+  });
+}
+
+/**
+ * The answer of a round resumed past ask, as stored: the fresh candidates
+ * with the identities and re-trials they had, the answer's distances. Its
+ * proposer call, its skipped candidates and the streaks after it were
+ * recorded before the interruption; nothing is recorded again.
+ */
+function storedAnswer(run: EngineRun, state: RoundState, stored: readonly StoredCandidate[]): Asked {
+  const candidates = stored.map(restoreCandidate);
+  state.ids = new Map(candidates.map((candidate, index) => [candidate, stored[index]!.id]));
+  state.retrials = new Map();
+  candidates.forEach((candidate, index) => {
+    const retrial = stored[index]!.retrial;
+    if (retrial !== undefined) state.retrials.set(candidate, retrial);
+  });
+  state.distances = [...(run.openRound?.distances ?? [])];
+  run.idleRounds = 0;
+  run.repeatedDeltas = [];
+  return { status: 'candidates', candidates, proposal: { candidates, failures: [] }, resumed: true };
 }
 
 /**

@@ -15,14 +15,21 @@ import { candidateReferences, evaluateIncumbent, repeatsOfIncumbent } from './en
 import { adaptiveRepeatsOn, evaluateOptimizationAndAnchor } from './adaptive-evaluation.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
 import type { EngineRun } from './engine-state.ts';
+import { enterPhase } from './engine-state.ts';
 import type { Rebase, ScreenedCandidate } from './integrate.ts';
 import { evaluationFailure, gateCandidate, rebaseCandidate, scorerFailure, screenCandidates } from './integrate.ts';
 import { raceRound } from './race-round.ts';
 
-/** Screens candidates of the open round: optimization and anchor, `proposer.concurrency` at a time; best first. */
+/**
+ * Screens candidates of the open round: optimization and anchor,
+ * `proposer.concurrency` at a time; best first. Screened, the round moves to
+ * `decide` (src/loop/open-round-state.ts).
+ */
 export async function screen(run: EngineRun, candidates: readonly Candidate[]): Promise<ScreenedCandidate[]> {
   const references = run.current === null ? undefined : await candidateReferences(run, run.current.round);
-  return screenCandidates(run.evaluator, run.study, candidates, run.options.signal, references);
+  const screened = await screenCandidates(run.evaluator, run.study, candidates, run.options.signal, references);
+  await enterPhase(run, 'decide');
+  return screened;
 }
 
 /** A rebased candidate's optimization and anchor scores on its new text (adaptive repeats; the first k repeats after an early pass). */
@@ -133,6 +140,8 @@ export async function race(run: EngineRun, candidates: readonly Candidate[]): Pr
   const state = run.current;
   const racing = run.study.gate.racing;
   if (racing === undefined) throw new Error('race() needs gate.racing settings');
+  // A race screens and decides together: the round is at decide from its start.
+  await enterPhase(run, 'decide');
   let references: { id: number; value: ReturnType<typeof candidateReferences> } | undefined;
   return raceRound(
     {

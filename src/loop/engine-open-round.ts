@@ -80,7 +80,12 @@ async function beginRound(run: EngineRun): Promise<OpenedRound | null> {
       `optimization composite ${incumbentScore.composite?.toFixed(4)} ≥ target ${stopping.target}`,
     );
   }
-  run.openRound = { round, baseVersionId: run.incumbent.id, attempt: await countProposals(run.notebook, round) };
+  run.openRound = {
+    round,
+    baseVersionId: run.incumbent.id,
+    attempt: await countProposals(run.notebook, round),
+    phase: 'ask',
+  };
   await saveState(run, null);
   return null;
 }

@@ -23,7 +23,7 @@ import type { PriorExperiments, RoundExperiment } from './notebook.ts';
 import { countEvaluated } from './notebook.ts';
 import type { RunEvent, RunOptions, RunOutcome, StopReason } from './run-study.ts';
 import { createScratchEvaluator } from './scratch-evaluator.ts';
-import type { StudyState } from './study-state.ts';
+import type { OpenRoundState, RoundPhase } from './open-round-state.ts';
 import { readStudyState, writeStudyState } from './study-state.ts';
 
 /** Proposals a run must have attempted before `stopping.maxFailureRate` can stop it. */
@@ -49,8 +49,8 @@ export interface RoundState {
   retrials: Map<Candidate, RetrialOf>;
 }
 
-/** A candidate's re-trial, as the engine keeps it. */
-export type RetrialOf = { trial: number; of: number; earlier: number[] };
+/** A candidate's re-trial, as the engine keeps it (the dedupe's verdict: the decision's evidence stores it whole). */
+export type RetrialOf = { kind: 'retrial'; trial: number; of: number; earlier: number[] };
 
 /** One run of the engine: what it was given (read-only) and the state its steps move forward. */
 export interface EngineRun {
@@ -86,8 +86,8 @@ export interface EngineRun {
   unreadableIncumbent: boolean;
   /** Candidate evaluations (screened or gated) in a row that gave no valid output (src/loop/candidate-failures.ts). */
   readonly candidateFailures: CandidateFailures;
-  /** The round in progress as stored (null between rounds): a round a crash left open is finished first, exactly as it would have gone. */
-  openRound: NonNullable<StudyState['openRound']> | null;
+  /** The round in progress as stored, with its phase (null between rounds): a round a crash left open is finished first, exactly as it would have gone. */
+  openRound: OpenRoundState | null;
   /** Experiments evaluated and decided in this run. */
   newExperiments: number;
   /** Experiments evaluated in the notebook (read at each round's opening, counted at each decision). */
@@ -219,6 +219,28 @@ export async function finishRun(run: EngineRun, reason: StopReason, detail: stri
 /** Ends the run as interrupted by the user (Ctrl-C, SIGTERM, an aborted signal): the next run continues from here. */
 export function interrupted(run: EngineRun): Promise<RunOutcome> {
   return finishRun(run, 'interrupted', 'interrupted by the user; the next run continues from here');
+}
+
+/**
+ * Records the open round's move to `phase` in the stored state, with what a
+ * resumed round reads in it (past ask: the candidates and the distances;
+ * src/loop/open-round-state.ts). The moves are ask → screen and screen →
+ * decide; nothing is written for any other (no open round, the phase
+ * already reached, or `decide` for a round kept at `ask` because its
+ * candidates could not be stored: it is asked again on resume).
+ */
+export async function enterPhase(
+  run: EngineRun,
+  phase: RoundPhase,
+  stored: Pick<OpenRoundState, 'candidates' | 'distances'> = {},
+): Promise<void> {
+  const open = run.openRound;
+  if (open === null) return;
+  // The moves: ask → screen (the answer stored), screen → decide. A round stored without a phase is at ask.
+  const from = open.phase ?? 'ask';
+  if (!((phase === 'screen' && from === 'ask') || (phase === 'decide' && from === 'screen'))) return;
+  run.openRound = { ...open, phase, ...stored };
+  await saveState(run, null);
 }
 
 /** Marks the round closed in the stored state (a crash after it starts a new round). */

@@ -12,6 +12,7 @@
  *    is asked for candidates; the call is recorded with its failures and
  *    tokens; what was evaluated before or is a near-duplicate is recorded as
  *    skipped and not returned. A failed answer or an idle one closes the round;
+ *    a round resumed past ask returns its stored candidates instead;
  * 3. {@link LoopEngine.screen} — fresh candidates are evaluated concurrently on
  *    optimization and anchor (`results` may give a candidate's outputs);
  * 4. {@link LoopEngine.tell} — one candidate at a time: rebased onto the
@@ -27,6 +28,11 @@
  * engine-state object (src/loop/engine-state.ts, `EngineRun`): open round
  * (engine-open-round.ts), ask (engine-ask.ts), screen and integrate
  * (engine-integrate.ts), decide (engine-decide.ts), close (engine-close.ts).
+ * The open round's state is what the notebook records
+ * (`study_state.openRound.phase`, src/loop/open-round-state.ts): `ask` when
+ * opened, `screen` once the proposer answered (its fresh candidates stored),
+ * `decide` once they are screened or raced; a resumed round loads it and
+ * continues (past `ask`, without asking the proposer again).
  *
  * Like Optuna's `study.ask()` / `study.tell()` (Akiba et al. 2019), with the
  * difference that `tell` does not take a number: kloop scores the outputs
@@ -54,8 +60,13 @@ export interface Asked {
   status: 'candidates' | 'failed' | 'idle';
   /** Fresh candidates to screen and tell, in the proposer's order. */
   candidates: Candidate[];
-  /** The proposer's answer as it came (failures, repeats, usage). */
+  /** The proposer's answer as it came (failures, repeats, usage); for a `resumed` answer, only its fresh candidates. */
   proposal: ProposalResult;
+  /**
+   * True when the candidates were read from the notebook: a round resumed
+   * past ask (src/loop/open-round-state.ts), the proposer not asked again.
+   */
+  resumed?: boolean;
 }
 
 /** One decision of {@link LoopEngine.tell}. */

@@ -3,7 +3,10 @@
  * in the notebook's `study_state` (src/storage/notebook/engine-runs-store.ts)
  * so a continued run picks them up.
  */
+import { StorageError } from '../errors.ts';
 import type { Notebook } from '../storage/notebook/index.ts';
+import type { OpenRoundState } from './open-round-state.ts';
+import { parseOpenRound } from './open-round-state.ts';
 
 export interface StudyState {
   plateauRounds: number;
@@ -34,18 +37,34 @@ export interface StudyState {
   /**
    * The round in progress (null between rounds): a crash leaves it set, and
    * the next run finishes it first, with the same proposer attempt (absent in
-   * older databases = 0).
+   * older databases = 0), from the engine state it was in (its phase and, past
+   * ask, its candidates: src/loop/open-round-state.ts).
    */
-  openRound?: { round: number; baseVersionId: number; attempt?: number } | null;
+  openRound?: OpenRoundState | null;
 }
 
 const KEY = 'loop';
 
-/** The loop's state as stored; a new study's (no plateau, no failure, no stop yet) when none is. */
+/**
+ * The loop's state as stored; a new study's (no plateau, no failure, no stop yet) when none is.
+ *
+ * @throws StorageError (with `field`) when the stored value is not JSON or
+ *   its open round does not fit its schema (src/loop/open-round-state.ts).
+ */
 export async function readStudyState(notebook: Notebook): Promise<StudyState> {
   const value = await notebook.readStudyStateValue(KEY);
   if (value === undefined) return { plateauRounds: 0, consecutiveFailures: 0, lastStopReason: null };
-  return JSON.parse(value) as StudyState;
+  let state: StudyState;
+  try {
+    state = JSON.parse(value) as StudyState;
+  } catch (error) {
+    throw new StorageError(`study_state is not JSON: ${(error as Error).message}`, {
+      field: 'study_state',
+      cause: error,
+    });
+  }
+  const openRound = parseOpenRound(state.openRound);
+  return openRound === undefined ? state : { ...state, openRound };
 }
 
 /** Stores the loop's state, replacing what was stored. */

@@ -20,11 +20,12 @@ afterEach(async () => {
 });
 
 describe('stamina: asking again when the answers repeat', () => {
-  it('patience is stopping.idleRounds plus one ask per five rounds of budget left', () => {
-    expect(idlePatience(1, 19, 1)).toBe(4);
-    expect(idlePatience(2, 9, 1)).toBe(3);
-    expect(idlePatience(2, 39, 4)).toBe(3);
-    expect(idlePatience(2, 19, 4)).toBe(2);
+  it('patience is stopping.idleRounds plus one ask per two rounds of budget left', () => {
+    expect(idlePatience(1, 19, 1)).toBe(10);
+    expect(idlePatience(2, 9, 1)).toBe(6);
+    expect(idlePatience(2, 39, 4)).toBe(6);
+    expect(idlePatience(2, 19, 4)).toBe(4);
+    expect(idlePatience(2, 7, 4)).toBe(2);
     expect(idlePatience(2, 0, 4)).toBe(2);
   });
 

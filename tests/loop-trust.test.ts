@@ -384,7 +384,7 @@ describe('a noisy incumbent is re-measured', () => {
 });
 
 describe('an exhausted proposer', () => {
-  it('stops the run as no_new_proposals, exit 0, after stopping.idleRounds rounds of nothing new', async () => {
+  it('stops the run as no_new_proposals, exit 0, after its idle patience of rounds with nothing new', async () => {
     const small = makeSmallStudy({
       optimization: 14,
       anchor: 3,
@@ -411,9 +411,11 @@ describe('an exhausted proposer', () => {
     cleanups.push(() => db.destroy());
     const outcome = await runStudy({ study: { ...loaded, proposer: same }, notebook: openNotebook(db) });
     expect(outcome.stopReason).toBe('no_new_proposals');
-    expect(outcome.stopDetail).toContain('3 rounds in a row brought nothing new');
-    // One round evaluated the idea; three idle rounds followed.
-    expect(calls).toBe(4);
+    // Patience = stopping.idleRounds 3 + ⌊19 experiments left / (2 × 6 candidates per round)⌋ = 4 (src/loop/idle-patience.ts).
+    expect(outcome.stopDetail).toContain('4 rounds in a row brought nothing new');
+    expect(outcome.stopDetail).toContain('patience 4');
+    // One round evaluated the idea; four idle rounds followed.
+    expect(calls).toBe(5);
     const rows = await db.selectFrom('experiments').select('decision').execute();
     expect(rows.filter((row) => row.decision !== 'skipped')).toHaveLength(1);
   });

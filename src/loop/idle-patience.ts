@@ -8,8 +8,11 @@
 /**
  * Rounds' worth of budget left per extra idle ask: patience grows by one ask
  * for every `IDLE_PATIENCE_ROUNDS × candidatesPerRound` experiments left.
+ * 2 (was 5): on bench:llm-loop's `fewer-good` world a run whose proposer
+ * draws its lines at random stopped idle with half its budget left and a
+ * good line never offered; three more asks (one proposer call each) offered it.
  */
-export const IDLE_PATIENCE_ROUNDS = 5;
+export const IDLE_PATIENCE_ROUNDS = 2;
 
 /**
  * The stamina rule: how many idle asks in a row (answers with nothing new

@@ -58,6 +58,7 @@ export async function ask(run: EngineRun): Promise<Asked> {
     {
       baseVersionId: state.base.id,
       retrials: run.study.gate.retrials ?? DEFAULT_RETRIALS,
+      deepen: !run.study.executor.deterministic,
     },
   );
   state.distances = deduped.distances;

@@ -60,19 +60,46 @@ export function isDecided(state: RoundState, candidate: Candidate): boolean {
   return state.decided.has(idOf(state, candidate)) || state.decided.has(legacyDecisionKey(candidate.delta));
 }
 
-/** A re-trial's gate levels: α/K and shadowAlpha/K (src/loop/retrials.ts); the configured ones for a first trial. */
+/**
+ * A re-trial's gate levels: α/K and shadowAlpha/K (src/loop/retrials.ts), and on the incumbent it was judged
+ * on before, `repeatsFactor` × `gate.repeats`; the configured ones for a first trial.
+ */
 export function gateSettingsFor(run: EngineRun, state: RoundState, candidate: Candidate): LoadedStudy['gate'] {
   const retrial = state.retrials.get(candidate);
   return retrial === undefined
     ? run.study.gate
-    : retrialSettings(run.study.gate, retrial.trial, run.study.gate.retrials ?? DEFAULT_RETRIALS);
+    : retrialSettings(
+        run.study.gate,
+        retrial.trial,
+        run.study.gate.retrials ?? DEFAULT_RETRIALS,
+        retrial.repeatsFactor,
+      );
 }
-/** The evidence of a re-trial: its number, the experiments before it and the levels it was judged at. */
+
+/** The study as a candidate is judged in it: the study itself, or with a re-trial's gate settings (levels, repeats). */
+export function studyFor(run: EngineRun, state: RoundState, candidate: Candidate): LoadedStudy {
+  const settings = gateSettingsFor(run, state, candidate);
+  return settings === run.study.gate ? run.study : { ...run.study, gate: settings };
+}
+
+/** True for a re-trial on the incumbent it was judged on before: judged with more repeats, outside the race. */
+export function deepensRepeats(state: RoundState, candidate: Candidate): boolean {
+  return (state.retrials.get(candidate)?.repeatsFactor ?? 1) > 1;
+}
+
+/** The evidence of a re-trial: its number, the experiments before it and the levels (and repeats) it was judged at. */
 export function retrialEvidence(run: EngineRun, state: RoundState, candidate: Candidate): Record<string, unknown> {
   const retrial = state.retrials.get(candidate);
   if (retrial === undefined) return {};
   const settings = gateSettingsFor(run, state, candidate);
-  return { retrial: { ...retrial, alpha: settings.alpha, shadowAlpha: settings.shadowAlpha } };
+  return {
+    retrial: {
+      ...retrial,
+      alpha: settings.alpha,
+      shadowAlpha: settings.shadowAlpha,
+      ...(retrial.repeatsFactor !== undefined ? { repeats: settings.repeats } : {}),
+    },
+  };
 }
 
 /** Records a candidate whose change the incumbent already contains (merged earlier this round): skipped, as a duplicate. */

@@ -10,7 +10,15 @@ import type { GateCheck, GateDecision } from '../gate/gate.ts';
 import { raceSeed, racingCheck, sequentialJudgementOf } from '../gate/racing/index.ts';
 import type { Candidate } from '../proposers/proposer.ts';
 import type { Told } from './engine.ts';
-import { conclude, gateSettingsFor, isDecided, recordContained, retrialEvidence } from './engine-decide.ts';
+import {
+  conclude,
+  deepensRepeats,
+  gateSettingsFor,
+  isDecided,
+  recordContained,
+  retrialEvidence,
+  studyFor,
+} from './engine-decide.ts';
 import { candidateReferences, evaluateIncumbent, repeatsOfIncumbent } from './engine-incumbent.ts';
 import { adaptiveRepeatsOn, evaluateOptimizationAndAnchor } from './adaptive-evaluation.ts';
 import type { PartitionScore } from '../evaluator/partition-score.ts';
@@ -22,12 +30,21 @@ import { raceRound } from './race-round.ts';
 
 /**
  * Screens candidates of the open round: optimization and anchor,
- * `proposer.concurrency` at a time; best first. Screened, the round moves to
- * `decide` (src/loop/open-round-state.ts).
+ * `proposer.concurrency` at a time; best first, then each re-trial on the
+ * incumbent it was judged on before, with its own (larger) repeats
+ * (src/loop/retrials.ts). Screened, the round moves to `decide`
+ * (src/loop/open-round-state.ts).
  */
 export async function screen(run: EngineRun, candidates: readonly Candidate[]): Promise<ScreenedCandidate[]> {
-  const references = run.current === null ? undefined : await candidateReferences(run, run.current.round);
-  const screened = await screenCandidates(run.evaluator, run.study, candidates, run.options.signal, references);
+  const state = run.current;
+  const references = state === null ? undefined : await candidateReferences(run, state.round);
+  const deeper = state === null ? [] : candidates.filter((candidate) => deepensRepeats(state, candidate));
+  const plain = candidates.filter((candidate) => !deeper.includes(candidate));
+  const screened = await screenCandidates(run.evaluator, run.study, plain, run.options.signal, references);
+  for (const candidate of deeper) {
+    const study = studyFor(run, state!, candidate);
+    screened.push(...(await screenCandidates(run.evaluator, study, [candidate], run.options.signal, references)));
+  }
   await enterPhase(run, 'decide');
   return screened;
 }
@@ -38,10 +55,11 @@ async function evaluateRebased(
   round: number,
   item: ScreenedCandidate,
   text: string,
+  study: EngineRun['study'],
 ): Promise<{ optimization: PartitionScore; anchor: PartitionScore }> {
   // Accepted early by the race: its first k repeats (stored), not the full plan.
-  const repeats = item.racing?.stop === 'early' ? item.optimization.repeats : run.study.gate.repeats;
-  return evaluateOptimizationAndAnchor(run.evaluator, run.study, await candidateReferences(run, round), {
+  const repeats = item.racing?.stop === 'early' ? item.optimization.repeats : study.gate.repeats;
+  return evaluateOptimizationAndAnchor(run.evaluator, study, await candidateReferences(run, round), {
     text,
     signal: run.options.signal,
     repeats,
@@ -66,7 +84,13 @@ export async function tellCandidate(run: EngineRun, item: ScreenedCandidate): Pr
   const sequential = item.racing !== undefined ? sequentialJudgementOf(item.racing, settings.alpha) : undefined;
   if (rebase.kind === 'rebased') {
     text = rebase.text;
-    ({ optimization, anchor } = await evaluateRebased(run, state.round, item, text));
+    ({ optimization, anchor } = await evaluateRebased(
+      run,
+      state.round,
+      item,
+      text,
+      studyFor(run, state, item.candidate),
+    ));
   }
   const hash = contentHash(text);
   const rebaseEvidence = { ...rebaseEvidenceOf(rebase, item.hash), ...retrialEvidence(run, state, item.candidate) };
@@ -83,7 +107,7 @@ export async function tellCandidate(run: EngineRun, item: ScreenedCandidate): Pr
     await evaluateIncumbent(run, 'anchor', repeats);
     const gated = await gateCandidate({
       evaluator: run.evaluator,
-      study: run.study,
+      study: studyFor(run, state, item.candidate),
       incumbent: run.incumbent,
       incumbentRepeats: repeats,
       text,
@@ -143,7 +167,7 @@ export async function race(run: EngineRun, candidates: readonly Candidate[]): Pr
   // A race screens and decides together: the round is at decide from its start.
   await enterPhase(run, 'decide');
   let references: { id: number; value: ReturnType<typeof candidateReferences> } | undefined;
-  return raceRound(
+  const told = await raceRound(
     {
       study: run.study,
       evaluator: () => run.evaluator,
@@ -181,8 +205,17 @@ export async function race(run: EngineRun, candidates: readonly Candidate[]): Pr
         }),
       tell: (item) => tellCandidate(run, item),
     },
-    candidates,
+    candidates.filter((candidate) => !deepensRepeats(state, candidate)),
   );
+  // Re-trials on the incumbent they were judged on: more repeats than the race's plan, so screened and told apart.
+  for (const candidate of candidates.filter((item) => deepensRepeats(state, item))) {
+    if (run.options.signal?.aborted || run.evaluatedCount >= run.study.stopping.maxExperiments) break;
+    if (isDecided(state, candidate)) continue;
+    const [item] = await screen(run, [candidate]);
+    const result = item === undefined ? null : await tellCandidate(run, item);
+    if (result !== null) told.push(result);
+  }
+  return told;
 }
 
 /** The decision with the race's check after the constraints (what was evaluated before the gate looked). */

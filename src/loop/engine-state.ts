@@ -50,7 +50,7 @@ export interface RoundState {
 }
 
 /** A candidate's re-trial, as the engine keeps it (the dedupe's verdict: the decision's evidence stores it whole). */
-export type RetrialOf = { kind: 'retrial'; trial: number; of: number; earlier: number[] };
+export type RetrialOf = { kind: 'retrial'; trial: number; of: number; earlier: number[]; repeatsFactor?: number };
 
 /** One run of the engine: what it was given (read-only) and the state its steps move forward. */
 export interface EngineRun {

@@ -37,6 +37,8 @@ const retrialSchema = z.object({
   trial: z.number().int(),
   of: z.number().int(),
   earlier: z.array(z.number().int()),
+  /** A re-trial on the incumbent it was judged on before: its repeats are this × `gate.repeats`. */
+  repeatsFactor: z.number().int().min(2).optional(),
 });
 
 const storedCandidateSchema = z.object({

@@ -96,12 +96,14 @@ export interface SkippedCandidate {
  *
  * @param options.baseVersionId the incumbent the candidates were proposed against (absent: every earlier delta counts as judged on it)
  * @param options.retrials `gate.retrials` (default 0: no re-trials)
+ * @param options.deepen re-try a noisy refusal on the incumbent it was judged on, with more repeats (a sampled
+ *   executor; default false: a deterministic one would give the same answers again)
  */
 export function dedupeCandidates(
   candidates: readonly Candidate[],
   prior: PriorExperiments,
   minDeltaDistance: number,
-  options: { baseVersionId?: number; retrials?: number } = {},
+  options: { baseVersionId?: number; retrials?: number; deepen?: boolean } = {},
 ): {
   fresh: Candidate[];
   skipped: SkippedCandidate[];
@@ -142,18 +144,23 @@ export function dedupeCandidates(
       continue;
     }
     const family = judged.filter((_, index) => judgedDistances[index]! < minDeltaDistance);
-    const verdict = retrialVerdict(family, options.baseVersionId, options.retrials ?? 0);
+    const verdict = retrialVerdict(family, options.baseVersionId, options.retrials ?? 0, {
+      deepen: options.deepen ?? false,
+    });
+    // A re-trial on the same incumbent is the same text: judged again with more repeats, not skipped for it.
+    const deepening = verdict.kind === 'retrial' && verdict.repeatsFactor !== undefined;
     const roundDistance =
       roundDeltas.length === 0
         ? 1
         : Math.min(...roundDeltas.map((delta) => bigramJaccardDistance(delta, candidate.delta)));
-    const reason = hashes.has(hash)
-      ? 'same content as an artifact already evaluated'
-      : roundDistance < minDeltaDistance
-        ? `delta too close to one earlier in this round (bigram Jaccard distance ${roundDistance.toFixed(3)} < ${minDeltaDistance})`
-        : verdict.kind === 'skip'
-          ? `delta too close to one already evaluated (bigram Jaccard distance ${distance.toFixed(3)} < ${minDeltaDistance})${prior.judged !== undefined ? `: ${verdict.reason}` : ''}`
-          : undefined;
+    const reason =
+      hashes.has(hash) && !deepening
+        ? 'same content as an artifact already evaluated'
+        : roundDistance < minDeltaDistance
+          ? `delta too close to one earlier in this round (bigram Jaccard distance ${roundDistance.toFixed(3)} < ${minDeltaDistance})`
+          : verdict.kind === 'skip'
+            ? `delta too close to one already evaluated (bigram Jaccard distance ${distance.toFixed(3)} < ${minDeltaDistance})${prior.judged !== undefined ? `: ${verdict.reason}` : ''}`
+            : undefined;
     if (reason !== undefined) {
       skipped.push({ candidate, hash, distance, kind: 'duplicate', reason });
       continue;

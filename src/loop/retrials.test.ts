@@ -6,6 +6,7 @@ import {
   decideSimulated,
   evaluateSimulatedArtifact,
   evaluateSimulatedIncumbent,
+  firstRepeats,
   gateCalibrationFor,
   scenarioSigma,
   simulateCalibration,
@@ -23,11 +24,48 @@ const judged = (id: number, baseVersionId: number, reason: string): JudgedExperi
 });
 
 describe('retrialVerdict', () => {
-  it('judges a delta never judged as fresh, and skips one judged on the same incumbent, whatever its refusal', () => {
+  it('judges a delta never judged as fresh, and skips one judged on the same incumbent unless it may deepen', () => {
     expect(retrialVerdict([], 3, 2)).toEqual({ kind: 'fresh' });
+    // A deterministic executor (deepen off, the default) would answer the same again: skipped, as before.
     expect(retrialVerdict([judged(7, 3, 'not_significant')], 3, 2)).toEqual({
       kind: 'skip',
       reason: 'already judged on this incumbent (version 3): experiment #7, refused not_significant',
+    });
+  });
+
+  it('with deepen (a sampled executor), re-tries a noisy refusal on the same incumbent with more repeats', () => {
+    const deepen = { deepen: true };
+    // Judged once on version 3: judged again there with 2 × gate.repeats (the stored repeats and as many fresh ones).
+    expect(retrialVerdict([judged(7, 3, 'not_significant')], 3, 2, deepen)).toEqual({
+      kind: 'retrial',
+      trial: 2,
+      of: 3,
+      earlier: [7],
+      repeatsFactor: 2,
+    });
+    // Judged on version 1, then on version 3: a third trial on version 3 has 2 × the repeats (one judgement there).
+    expect(retrialVerdict([judged(7, 1, 'futility'), judged(9, 3, 'not_confirmed')], 3, 2, deepen)).toEqual({
+      kind: 'retrial',
+      trial: 3,
+      of: 3,
+      earlier: [7, 9],
+      repeatsFactor: 2,
+    });
+    expect(retrialVerdict([judged(7, 3, 'not_significant'), judged(9, 3, 'not_confirmed')], 3, 2, deepen)).toEqual({
+      kind: 'retrial',
+      trial: 3,
+      of: 3,
+      earlier: [7, 9],
+      repeatsFactor: 3,
+    });
+    expect(retrialVerdict([judged(7, 3, 'specialization')], 3, 2, deepen)).toEqual({
+      kind: 'skip',
+      reason: 'already judged on this incumbent (version 3): experiment #7, refused specialization',
+    });
+    expect(retrialVerdict([judged(7, 3, 'not_significant')], 3, 0, deepen)).toEqual({
+      kind: 'skip',
+      reason:
+        'already judged on this incumbent (version 3): experiment #7, refused not_significant; its re-trials are spent (judged 1 times, gate.retrials 0)',
     });
   });
 
@@ -61,7 +99,9 @@ describe('retrialVerdict', () => {
       kind: 'skip',
       reason: expect.stringContaining('refused specialization (experiment #7)'),
     });
-    expect(retrialVerdict([judged(7, 1, 'invalid')], 3, 2)).toMatchObject({ kind: 'skip' });
+    expect(retrialVerdict([judged(7, 1, 'below_margin')], 3, 2)).toMatchObject({ kind: 'skip' });
+    // More invalid outputs than the incumbent is a count compared by a test at α for a sampled model: reopened.
+    expect(retrialVerdict([judged(7, 1, 'invalid')], 3, 2)).toMatchObject({ kind: 'retrial', trial: 2 });
     // An anchor's tolerance is a multiple of its calibrated noise: its refusal is reopened like the other noisy ones.
     expect(retrialVerdict([judged(7, 1, 'anchor_regression')], 3, 2)).toEqual({
       kind: 'retrial',
@@ -73,7 +113,7 @@ describe('retrialVerdict', () => {
       kind: 'skip',
       reason: 'a near-duplicate was accepted (experiment #7)',
     });
-    expect(RETRIABLE_REASONS).toEqual(['not_significant', 'not_confirmed', 'futility', 'anchor_regression']);
+    expect(RETRIABLE_REASONS).toEqual(['not_significant', 'not_confirmed', 'futility', 'anchor_regression', 'invalid']);
   });
 
   it('judges a re-trial at α/K and shadowAlpha/K, the first trial at the configured levels', () => {
@@ -87,6 +127,13 @@ describe('retrialVerdict', () => {
       ...DEFAULT_GATE_SETTINGS,
       alpha: 0.0125,
       shadowAlpha: 0.0125,
+    });
+    // On the same incumbent: the repeats too.
+    expect(retrialSettings({ ...DEFAULT_GATE_SETTINGS, repeats: 5 }, 2, 2, 2)).toEqual({
+      ...DEFAULT_GATE_SETTINGS,
+      alpha: 0.025,
+      shadowAlpha: 0.025,
+      repeats: 10,
     });
   });
 });
@@ -156,6 +203,70 @@ describe('re-trials by seeded simulation (the gate as bench:gate runs it)', () =
     expect({ goodRefusedByNoise, goodRecovered, noOpAccepted }).toEqual({
       goodRefusedByNoise: 29,
       goodRecovered: 25,
+      noOpAccepted: 0,
+    });
+    expect(noOpTrials).toBeGreaterThan(SEEDS);
+  });
+});
+
+/**
+ * One delta's life on one incumbent: the proposer offers it again while the
+ * incumbent stands, and each re-trial is judged on (j + 1) × R repeats, the
+ * stored ones and R fresh (src/loop/retrials.ts), at α/K and shadowAlpha/K.
+ */
+async function lifeOnOneIncumbent(seed: number, gainInSigma: number): Promise<{ trials: string[]; accepted: boolean }> {
+  const random = createSeededRandom(seed);
+  const corpus = createSimulatedCorpus(SCENARIO, random);
+  const calibration = gateCalibrationFor(simulateCalibration(SCENARIO, corpus, random));
+  const quality = SCENARIO.trueQuality + gainInSigma * scenarioSigma(SCENARIO);
+  const incumbent = evaluateSimulatedIncumbent(SCENARIO, corpus, random);
+  // Every repeat the candidate may ever have; trial j reads the first j × R of them.
+  const all = evaluateSimulatedArtifact(SCENARIO, corpus, quality, random, SCENARIO.repeats * (1 + DEFAULT_RETRIALS));
+  const trials: string[] = [];
+  for (let trial = 1; trial <= 1 + DEFAULT_RETRIALS; trial += 1) {
+    const repeats = SCENARIO.repeats * trial;
+    const candidate = {
+      trueQuality: all.trueQuality,
+      optimization: firstRepeats(all.optimization, repeats),
+      anchor: firstRepeats(all.anchor, repeats),
+      shadow: firstRepeats(all.shadow, repeats),
+    };
+    const decision = await decideSimulated(
+      incumbent,
+      candidate,
+      calibration,
+      retrialSettings(DEFAULT_GATE_SETTINGS, trial, DEFAULT_RETRIALS),
+    );
+    trials.push(decision.accepted ? 'accepted' : decision.reason);
+    if (decision.accepted) return { trials, accepted: true };
+    if (!RETRIABLE_REASONS.includes(decision.reason)) break;
+  }
+  return { trials, accepted: false };
+}
+
+describe('re-trials on the same incumbent, with more repeats, by seeded simulation', () => {
+  it('accepts on re-trial some 2σ gains the first trial refused by noise, while no no-op re-tried as often is accepted', async () => {
+    const SEEDS = 200;
+    let goodRefusedByNoise = 0;
+    let goodRecovered = 0;
+    let noOpAccepted = 0;
+    let noOpTrials = 0;
+    for (let seed = 1; seed <= SEEDS; seed += 1) {
+      const good = await lifeOnOneIncumbent(seed, 2);
+      if (good.trials.length > 1) {
+        goodRefusedByNoise += 1;
+        if (good.accepted) goodRecovered += 1;
+      }
+      const noOp = await lifeOnOneIncumbent(100_000 + seed, 0);
+      noOpTrials += noOp.trials.length;
+      if (noOp.accepted) noOpAccepted += 1;
+    }
+    // Exact for these seeds: 30 of the 200 good deltas were refused by noise at the first trial and 27 of those
+    // were accepted on a re-trial with 10 or 15 repeats; no no-op was accepted in any of its trials (the union
+    // bound over its 1 + K judgements: α·shadowAlpha·(1 + 1/K) = 0.375% of deltas, under 1 expected in 200).
+    expect({ goodRefusedByNoise, goodRecovered, noOpAccepted }).toEqual({
+      goodRefusedByNoise: 30,
+      goodRecovered: 27,
       noOpAccepted: 0,
     });
     expect(noOpTrials).toBeGreaterThan(SEEDS);

@@ -230,7 +230,7 @@ describe('kloop config', () => {
     expect(valueOf(effective, 'providers.openai.maxInFlight')).toMatchObject({
       value: 3,
       source: 'kloop.yaml',
-      line: 72,
+      line: 73,
     });
     expect(valueOf(effective, 'providers.openai.maxInFlight').note).toMatch(/no model of this study is on openai/);
     // An llm study lists the llm executor's keys and not the command executor's or the error-driven proposer's.

@@ -36,7 +36,7 @@ export async function ask(run: EngineRun): Promise<Asked> {
   const state = run.current;
   const { round } = state;
   // A round resumed past ask: its answer is in the notebook; the proposer is not asked again.
-  if (run.openRound.phase !== undefined && run.openRound.phase !== 'ask')
+  if (run.openRound.phase !== undefined && run.openRound.phase !== 'ask' && run.openRound.reask !== true)
     return storedAnswer(run, state, run.openRound.candidates ?? []);
   const attempt = run.openRound.attempt ?? 0;
   const baseRepeats = incumbentRepeats(run.study, round - 1 - (await acceptedInRound(run.notebook, state.base.id)));
@@ -98,10 +98,13 @@ export async function ask(run: EngineRun): Promise<Asked> {
 /**
  * Moves the round to `screen` with its fresh candidates stored (identity,
  * re-trial) and the answer's distances: what a resumed round continues from.
- * A round whose candidates carry a `rebase` function stays at `ask`.
+ * A round whose candidates carry a `rebase` function (not JSON) moves on with `reask: true`: resumed, it asks again.
  */
 async function storeAnswer(run: EngineRun, state: RoundState, fresh: readonly Candidate[]): Promise<void> {
-  if (!storable(fresh)) return;
+  if (!storable(fresh)) {
+    await enterPhase(run, 'screen', { reask: true, distances: [...state.distances] });
+    return;
+  }
   await enterPhase(run, 'screen', {
     candidates: fresh.map((candidate) =>
       storeCandidate(candidate, idOf(state, candidate), state.retrials.get(candidate)),

@@ -232,7 +232,7 @@ export function interrupted(run: EngineRun): Promise<RunOutcome> {
 export async function enterPhase(
   run: EngineRun,
   phase: RoundPhase,
-  stored: Pick<OpenRoundState, 'candidates' | 'distances'> = {},
+  stored: Pick<OpenRoundState, 'candidates' | 'distances' | 'reask'> = {},
 ): Promise<void> {
   const open = run.openRound;
   if (open === null) return;

@@ -18,10 +18,12 @@
  *   results, the decided candidates are skipped by identity.
  *
  * A candidate with a `rebase` function (the built-in proposers' structured
- * edits) cannot be stored as JSON: a round with one stays at `ask` and is
- * asked again on resume, as before phases were recorded (those proposers
- * answer the same to the same seed). A round stored without a phase (an
- * older database) is resumed as `ask`.
+ * edits) cannot be stored as JSON: a round with one moves through the same
+ * phases with `reask: true` instead of its candidates, and a resumed round
+ * asks the proposer again with the same seed, as before phases were
+ * recorded (those proposers answer the same to the same seed; the decisions
+ * already recorded are skipped by identity). A round stored without a phase
+ * (an older database) is resumed as `ask`.
  *
  * @module
  */
@@ -67,11 +69,14 @@ export const openRoundSchema = z
     candidates: z.array(storedCandidateSchema).optional(),
     /** Past `ask`: the delta distances of the answer's dedupe (the round's diversity). */
     distances: z.array(z.number()).optional(),
+    /** Past `ask`, instead of `candidates`: the answer is not JSON (a `rebase` function); a resumed round asks again. */
+    reask: z.literal(true).optional(),
   })
-  .refine((value) => value.phase === undefined || value.phase === 'ask' || value.candidates !== undefined, {
-    message: 'a round past ask stores its candidates',
-    path: ['candidates'],
-  })
+  .refine(
+    (value) =>
+      value.phase === undefined || value.phase === 'ask' || value.candidates !== undefined || value.reask === true,
+    { message: 'a round past ask stores its candidates (or reask: true)', path: ['candidates'] },
+  )
   .nullable()
   .optional();
 

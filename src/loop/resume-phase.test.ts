@@ -257,7 +257,7 @@ describe('a round resumed from its stored phase', () => {
     expect(resumed.proposals).toEqual(reference.notebook.proposals);
   });
 
-  it('keeps a round whose candidates carry a rebase function at ask: it is asked again on resume', async () => {
+  it('moves a round whose candidates carry a rebase function on with reask: it is asked again on resume', async () => {
     const storage = folder();
     const counter = { calls: 0 };
     const propose = async (context: ProposalContext): Promise<ProposalResult> => {
@@ -276,7 +276,9 @@ describe('a round resumed from its stored phase', () => {
       round: 1,
       baseVersionId: 1,
       attempt: 0,
-      phase: 'ask',
+      phase: 'screen',
+      reask: true,
+      distances: [1],
     });
     expect((await optimize(storage, propose)).stopReason).toBe('no_new_proposals');
     expect(counter.calls).toBe(2);
@@ -347,7 +349,7 @@ describe('a round resumed from its stored phase', () => {
     );
     await rewriteState(storage, (state) => ({ ...state, openRound: { round: 1, baseVersionId: 1, phase: 'decide' } }));
     await expect(notebookOf(storage)).rejects.toThrow(
-      /^study_state is malformed at openRound\.candidates: a round past ask stores its candidates$/,
+      /^study_state is malformed at openRound\.candidates: a round past ask stores its candidates \(or reask: true\)$/,
     );
     await rewriteState(storage, (state) => ({ ...state, openRound: { round: 1, baseVersionId: 1, phase: 'tell' } }));
     await expect(notebookOf(storage)).rejects.toThrow(/^study_state is malformed at openRound\.phase: /);

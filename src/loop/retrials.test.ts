@@ -158,15 +158,30 @@ const SCENARIO: GateScenario = {
  * evaluation against a changed incumbent of the same true quality) at
  * α/K, shadowAlpha/K, at most K = DEFAULT_RETRIALS times.
  */
-async function lifeOfDelta(seed: number, gainInSigma: number): Promise<{ trials: string[]; accepted: boolean }> {
+async function lifeOfDelta(seed: number, gainInSigma: number): Promise<Life> {
   const random = createSeededRandom(seed);
   const corpus = createSimulatedCorpus(SCENARIO, random);
   const calibration = gateCalibrationFor(simulateCalibration(SCENARIO, corpus, random));
   const quality = SCENARIO.trueQuality + gainInSigma * scenarioSigma(SCENARIO);
+  return judgeTrials(calibration, () => ({
+    incumbent: evaluateSimulatedIncumbent(SCENARIO, corpus, random),
+    candidate: evaluateSimulatedArtifact(SCENARIO, corpus, quality, random),
+  }));
+}
+
+type Life = { trials: string[]; accepted: boolean };
+
+/** Judges trial 1, 2, … of one delta (`evaluations(trial)`) at the re-trial levels, while it is refused by noise. */
+async function judgeTrials(
+  calibration: ReturnType<typeof gateCalibrationFor>,
+  evaluations: (trial: number) => {
+    incumbent: ReturnType<typeof evaluateSimulatedIncumbent>;
+    candidate: ReturnType<typeof evaluateSimulatedIncumbent>;
+  },
+): Promise<Life> {
   const trials: string[] = [];
   for (let trial = 1; trial <= 1 + DEFAULT_RETRIALS; trial += 1) {
-    const incumbent = evaluateSimulatedIncumbent(SCENARIO, corpus, random);
-    const candidate = evaluateSimulatedArtifact(SCENARIO, corpus, quality, random);
+    const { incumbent, candidate } = evaluations(trial);
     const decision = await decideSimulated(
       incumbent,
       candidate,
@@ -180,32 +195,34 @@ async function lifeOfDelta(seed: number, gainInSigma: number): Promise<{ trials:
   return { trials, accepted: false };
 }
 
+/** 200 lives of a 2σ gain and of a no-op: the gains refused by noise at the first trial, those recovered, the no-ops accepted. */
+async function countLives(life: (seed: number, gainInSigma: number) => Promise<Life>) {
+  const SEEDS = 200;
+  let goodRefusedByNoise = 0;
+  let goodRecovered = 0;
+  let noOpAccepted = 0;
+  let noOpTrials = 0;
+  for (let seed = 1; seed <= SEEDS; seed += 1) {
+    const good = await life(seed, 2);
+    if (good.trials.length > 1) {
+      goodRefusedByNoise += 1;
+      if (good.accepted) goodRecovered += 1;
+    }
+    const noOp = await life(100_000 + seed, 0);
+    noOpTrials += noOp.trials.length;
+    if (noOp.accepted) noOpAccepted += 1;
+  }
+  return { counts: { goodRefusedByNoise, goodRecovered, noOpAccepted }, noOpTrials, seeds: SEEDS };
+}
+
 describe('re-trials by seeded simulation (the gate as bench:gate runs it)', () => {
   it('accepts on re-trial a 2σ gain the first trial refused by noise, while a no-op re-tried as often is never accepted', async () => {
-    const SEEDS = 200;
-    let goodRefusedByNoise = 0;
-    let goodRecovered = 0;
-    let noOpAccepted = 0;
-    let noOpTrials = 0;
-    for (let seed = 1; seed <= SEEDS; seed += 1) {
-      const good = await lifeOfDelta(seed, 2);
-      if (good.trials.length > 1) {
-        goodRefusedByNoise += 1;
-        if (good.accepted) goodRecovered += 1;
-      }
-      const noOp = await lifeOfDelta(100_000 + seed, 0);
-      noOpTrials += noOp.trials.length;
-      if (noOp.accepted) noOpAccepted += 1;
-    }
+    const { counts, noOpTrials, seeds } = await countLives(lifeOfDelta);
     // Exact for these seeds: 29 of the 200 good deltas were refused by noise at the first trial and 25 of those
     // were accepted on a re-trial; no no-op was accepted in any of its trials (the rule's bound:
     // α·shadowAlpha·(1 + 1/K) = 0.375% of deltas, under 1 expected in 200).
-    expect({ goodRefusedByNoise, goodRecovered, noOpAccepted }).toEqual({
-      goodRefusedByNoise: 29,
-      goodRecovered: 25,
-      noOpAccepted: 0,
-    });
-    expect(noOpTrials).toBeGreaterThan(SEEDS);
+    expect(counts).toEqual({ goodRefusedByNoise: 29, goodRecovered: 25, noOpAccepted: 0 });
+    expect(noOpTrials).toBeGreaterThan(seeds);
   });
 });
 
@@ -214,7 +231,7 @@ describe('re-trials by seeded simulation (the gate as bench:gate runs it)', () =
  * incumbent stands, and each re-trial is judged on (j + 1) × R repeats, the
  * stored ones and R fresh (src/loop/retrials.ts), at α/K and shadowAlpha/K.
  */
-async function lifeOnOneIncumbent(seed: number, gainInSigma: number): Promise<{ trials: string[]; accepted: boolean }> {
+async function lifeOnOneIncumbent(seed: number, gainInSigma: number): Promise<Life> {
   const random = createSeededRandom(seed);
   const corpus = createSimulatedCorpus(SCENARIO, random);
   const calibration = gateCalibrationFor(simulateCalibration(SCENARIO, corpus, random));
@@ -222,53 +239,24 @@ async function lifeOnOneIncumbent(seed: number, gainInSigma: number): Promise<{ 
   const incumbent = evaluateSimulatedIncumbent(SCENARIO, corpus, random);
   // Every repeat the candidate may ever have; trial j reads the first j × R of them.
   const all = evaluateSimulatedArtifact(SCENARIO, corpus, quality, random, SCENARIO.repeats * (1 + DEFAULT_RETRIALS));
-  const trials: string[] = [];
-  for (let trial = 1; trial <= 1 + DEFAULT_RETRIALS; trial += 1) {
-    const repeats = SCENARIO.repeats * trial;
-    const candidate = {
+  return judgeTrials(calibration, (trial) => ({
+    incumbent,
+    candidate: {
       trueQuality: all.trueQuality,
-      optimization: firstRepeats(all.optimization, repeats),
-      anchor: firstRepeats(all.anchor, repeats),
-      shadow: firstRepeats(all.shadow, repeats),
-    };
-    const decision = await decideSimulated(
-      incumbent,
-      candidate,
-      calibration,
-      retrialSettings(DEFAULT_GATE_SETTINGS, trial, DEFAULT_RETRIALS),
-    );
-    trials.push(decision.accepted ? 'accepted' : decision.reason);
-    if (decision.accepted) return { trials, accepted: true };
-    if (!RETRIABLE_REASONS.includes(decision.reason)) break;
-  }
-  return { trials, accepted: false };
+      optimization: firstRepeats(all.optimization, SCENARIO.repeats * trial),
+      anchor: firstRepeats(all.anchor, SCENARIO.repeats * trial),
+      shadow: firstRepeats(all.shadow, SCENARIO.repeats * trial),
+    },
+  }));
 }
 
 describe('re-trials on the same incumbent, with more repeats, by seeded simulation', () => {
   it('accepts on re-trial some 2σ gains the first trial refused by noise, while no no-op re-tried as often is accepted', async () => {
-    const SEEDS = 200;
-    let goodRefusedByNoise = 0;
-    let goodRecovered = 0;
-    let noOpAccepted = 0;
-    let noOpTrials = 0;
-    for (let seed = 1; seed <= SEEDS; seed += 1) {
-      const good = await lifeOnOneIncumbent(seed, 2);
-      if (good.trials.length > 1) {
-        goodRefusedByNoise += 1;
-        if (good.accepted) goodRecovered += 1;
-      }
-      const noOp = await lifeOnOneIncumbent(100_000 + seed, 0);
-      noOpTrials += noOp.trials.length;
-      if (noOp.accepted) noOpAccepted += 1;
-    }
+    const { counts, noOpTrials, seeds } = await countLives(lifeOnOneIncumbent);
     // Exact for these seeds: 30 of the 200 good deltas were refused by noise at the first trial and 27 of those
     // were accepted on a re-trial with 10 or 15 repeats; no no-op was accepted in any of its trials (the union
     // bound over its 1 + K judgements: α·shadowAlpha·(1 + 1/K) = 0.375% of deltas, under 1 expected in 200).
-    expect({ goodRefusedByNoise, goodRecovered, noOpAccepted }).toEqual({
-      goodRefusedByNoise: 30,
-      goodRecovered: 27,
-      noOpAccepted: 0,
-    });
-    expect(noOpTrials).toBeGreaterThan(SEEDS);
+    expect(counts).toEqual({ goodRefusedByNoise: 30, goodRecovered: 27, noOpAccepted: 0 });
+    expect(noOpTrials).toBeGreaterThan(seeds);
   });
 });

@@ -5,27 +5,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { InputError } from '../errors.ts';
 import { StudyBusyError } from '../storage/lease.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
-import { createStudy, type StudyExample } from './create-study.ts';
+import { createStudy } from './create-study.ts';
+import { executeWordList, wordExamples } from '../test-support/word-list-study.ts';
 
 // A tiny workflow: the artifact lists words; an input is "right" when the artifact names its word.
-const words = ['apple', 'pear', 'plum', 'fig', 'kiwi', 'lime', 'date', 'lemon', 'mango', 'peach', 'grape', 'melon'];
-const examples: StudyExample<string, string>[] = [
-  ...words.slice(0, 8).map((word, index) => ({
-    id: `o${index}`,
-    input: `I want ${word}`,
-    expected: word,
-    partition: 'optimization' as const,
-  })),
-  { id: 'a0', input: 'I want apple', expected: 'apple', partition: 'anchor' },
-  ...words.slice(0, 6).map((word, index) => ({
-    id: `s${index}`,
-    input: `give me ${word} now`,
-    expected: word,
-    partition: 'shadow' as const,
-  })),
-];
-const execute = (artifact: string, input: string): string =>
-  artifact.split(/\s+/).find((word) => word !== '' && input.includes(word)) ?? 'none';
+const examples = wordExamples;
+const execute = executeWordList;
 const score = (output: unknown, expected: unknown) => ({
   pass: output === expected,
   reason: output === expected ? '' : `expected ${String(expected)}`,

@@ -4,26 +4,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HistoryEntry } from '../proposers/proposer.ts';
-import { createStudy, type StudyExample } from './create-study.ts';
+import { createStudy } from './create-study.ts';
+import { executeWordList, wordExamples } from '../test-support/word-list-study.ts';
 
-const words = ['apple', 'pear', 'plum', 'fig', 'kiwi', 'lime', 'date', 'lemon'];
-const examples: StudyExample<string, string>[] = [
-  ...words.map((word, index) => ({
-    id: `o${index}`,
-    input: `I want ${word}`,
-    expected: word,
-    partition: 'optimization' as const,
-  })),
-  { id: 'a0', input: 'I want apple', expected: 'apple', partition: 'anchor' },
-  ...words.slice(0, 6).map((word, index) => ({
-    id: `s${index}`,
-    input: `give me ${word} now`,
-    expected: word,
-    partition: 'shadow' as const,
-  })),
-];
-const execute = (artifact: string, input: string): string =>
-  artifact.split(/\s+/).find((word) => word !== '' && input.includes(word)) ?? 'none';
+const examples = wordExamples;
+const execute = executeWordList;
 const score = (output: unknown, expected: unknown) => ({ pass: output === expected });
 
 const folders: string[] = [];

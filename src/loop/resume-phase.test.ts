@@ -17,32 +17,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createStudy, type ProposedCandidate, type StudyExample } from '../api/create-study.ts';
+import { createStudy, type ProposedCandidate } from '../api/create-study.ts';
 import type { ProposalContext, ProposalResult } from '../proposers/proposer.ts';
 import { openDatabase, studyDatabasePath } from '../storage/database.ts';
 import { openNotebook } from '../storage/notebook/index.ts';
 import type { StudyState } from './study-state.ts';
 import { readStudyState } from './study-state.ts';
+import { executeWordList, wordExamples } from '../test-support/word-list-study.ts';
 
-const words = ['apple', 'pear', 'plum', 'fig', 'kiwi', 'lime', 'date', 'lemon'];
-const examples: StudyExample<string, string>[] = [
-  ...words.map((word, index) => ({
-    id: `o${index}`,
-    input: `I want ${word}`,
-    expected: word,
-    partition: 'optimization' as const,
-  })),
-  { id: 'a0', input: 'I want apple', expected: 'apple', partition: 'anchor' },
-  ...words.slice(0, 6).map((word, index) => ({
-    id: `s${index}`,
-    input: `give me ${word} now`,
-    expected: word,
-    partition: 'shadow' as const,
-  })),
-];
+const examples = wordExamples;
 const SEED = 'apple\n';
-const execute = (artifact: string, input: string): string =>
-  artifact.split(/\s+/).find((word) => word !== '' && input.includes(word)) ?? 'none';
+const execute = executeWordList;
 const score = (output: unknown, expected: unknown) => ({
   pass: output === expected,
   reason: output === expected ? '' : `expected ${String(expected)}`,

@@ -122,10 +122,12 @@ describe('a candidate the server fails on', () => {
       { round: 4, decision: 'skipped', reason: 'evaluation_failed' },
       { round: 5, decision: 'skipped', reason: 'evaluation_failed' },
       { round: 6, decision: 'skipped', reason: 'evaluation_failed' },
+      { round: 7, decision: 'skipped', reason: 'evaluation_failed' },
+      { round: 8, decision: 'skipped', reason: 'evaluation_failed' },
     ]);
     expect(poisoned()).toBe(2 * afterFirstRun); // its second evaluation, and nothing after
     // The reflective proposer is told it was tried (a repeat, not a candidate): idle rounds, as many as the patience
-    // (stopping.idleRounds 2 + ⌊7 experiments left / (5 × 1 candidate per round)⌋ = 3; src/loop/engine.ts, idlePatience).
+    // (stopping.idleRounds 2 + ⌊7 experiments left / (2 × 1 candidate per round)⌋ = 5; src/loop/idle-patience.ts).
     const calls = await db
       .selectFrom('proposals')
       .select(['round', 'outcome'])
@@ -137,6 +139,8 @@ describe('a candidate the server fails on', () => {
       { round: 4, outcome: 'idle' },
       { round: 5, outcome: 'idle' },
       { round: 6, outcome: 'idle' },
+      { round: 7, outcome: 'idle' },
+      { round: 8, outcome: 'idle' },
     ]);
 
     // A proposer that does not read the tried hashes offers it anyway: skipped before anything is paid for, with the reason.
@@ -149,12 +153,11 @@ describe('a candidate the server fails on', () => {
     };
     const last = await runStudy({ study: third, notebook: openNotebook(db) });
     expect(last.stopReason).toBe('no_new_proposals');
-    const skips = (await decisions(db)).slice(6);
-    expect(skips.map(({ decision, reason }) => ({ decision, reason }))).toEqual([
-      { decision: 'skipped', reason: 'evaluation_failed' },
-      { decision: 'skipped', reason: 'evaluation_failed' },
-      { decision: 'skipped', reason: 'evaluation_failed' },
-    ]);
+    const skips = (await decisions(db)).slice(8);
+    // One skip per idle round, as many as the patience (5, as above).
+    expect(skips.map(({ decision, reason }) => ({ decision, reason }))).toEqual(
+      Array.from({ length: 5 }, () => ({ decision: 'skipped', reason: 'evaluation_failed' })),
+    );
     expect(poisoned()).toBe(2 * afterFirstRun);
     const skip = (
       JSON.parse(skips[0]!.evidence) as {

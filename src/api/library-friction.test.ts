@@ -166,7 +166,16 @@ describe('advice a library study can follow, and progress for optimize()', () =>
     }
     // Nothing left untried: the idle asks the patience allows (src/loop/idle-patience.ts) end the run as
     // no_new_proposals, without a skipped row.
-    expect(offered).toEqual([['great, superb', 'great, superb, fine'], ['great, superb, fine'], [], [], []]);
+    expect(offered).toEqual([
+      ['great, superb', 'great, superb, fine'],
+      ['great, superb, fine'],
+      [],
+      [],
+      [],
+      [],
+      [],
+      [],
+    ]);
     expect(
       events.filter((event) => event.type === 'decision').map((event) => (event as { decision: string }).decision),
     ).toEqual(['accepted', 'refused']);

@@ -94,6 +94,33 @@ describe('α-spending levels', () => {
   });
 });
 
+/** One seeded trial's simulated data: the corpus's calibration and the incumbent's and a no-op candidate's evaluations. */
+interface TrialData {
+  calibration: ReturnType<typeof gateCalibrationFor>;
+  incumbent: ReturnType<typeof evaluateSimulatedIncumbent>;
+  candidate: ReturnType<typeof evaluateSimulatedArtifact>;
+}
+
+/**
+ * A trial's data, simulated once per seed and scenario and shared by the rules and tests judged on it (the looks draw
+ * nothing: each rule and test sees exactly the data it would have simulated itself from the same seed).
+ */
+const trialCache = new Map<GateScenario, Map<number, TrialData>>();
+function trialData(seed: number, scenario: GateScenario): TrialData {
+  let bySeed = trialCache.get(scenario);
+  if (bySeed === undefined) trialCache.set(scenario, (bySeed = new Map()));
+  const cached = bySeed.get(seed);
+  if (cached !== undefined) return cached;
+  const random = createSeededRandom(seed);
+  const corpus = createSimulatedCorpus(scenario, random);
+  const calibration = gateCalibrationFor(simulateCalibration(scenario, corpus, random));
+  const incumbent = evaluateSimulatedIncumbent(scenario, corpus, random);
+  const candidate = evaluateSimulatedArtifact(scenario, corpus, scenario.trueQuality, random);
+  const data = { calibration, incumbent, candidate };
+  bySeed.set(seed, data);
+  return data;
+}
+
 /**
  * The procedure's optimization test on one trial: interim looks at k = 2, 3, 4
  * at their spending increments, then the final look (the gate's paired and
@@ -106,12 +133,7 @@ function passesSomeLook(
   test: EarlyAcceptanceTest,
   scenario: GateScenario = SCENARIO,
 ): boolean {
-  const SCENARIO = scenario;
-  const random = createSeededRandom(seed);
-  const corpus = createSimulatedCorpus(SCENARIO, random);
-  const calibration = gateCalibrationFor(simulateCalibration(SCENARIO, corpus, random));
-  const incumbent = evaluateSimulatedIncumbent(SCENARIO, corpus, random);
-  const candidate = evaluateSimulatedArtifact(SCENARIO, corpus, SCENARIO.trueQuality, random);
+  const { calibration, incumbent, candidate } = trialData(seed, scenario);
   let spent = 0;
   const look = (repeats: number, level: number, kind: EarlyAcceptanceTest): boolean =>
     optimizationLook(
@@ -156,13 +178,14 @@ describe('early acceptance: the false-accept rate under its looks (seeded simula
 
   // Most of the noise shared by a run's examples (per-run SD 0.03, the benchmark's robustness scenario): what the
   // paired test alone cannot see; the shared-variance test carries it through the calibrated σ_u², the gate's through Welch.
+  const HEAVY_RUN_NOISE: GateScenario = { ...SCENARIO, perRunNoiseSd: 0.03 };
   it.each([
     // Welch's test on 2–4 runs is only approximately at its level (Welch–Satterthwaite df ≈ 1–3): at α, within the
     // tolerance but not below it — one reason the default test is the shared-variance one.
     ['obrien-fleming', 'gate', 0.051],
     ['obrien-fleming', 'shared-variance', 0.028],
   ] as const)('%s with the %s test under heavy shared run noise: ≤ α', (rule, test, expected) => {
-    const rate = rateOf(rule, test, { ...SCENARIO, perRunNoiseSd: 0.03 });
+    const rate = rateOf(rule, test, HEAVY_RUN_NOISE);
     expect(rate).toBe(expected);
     expect(rate).toBeLessThanOrEqual(0.05 + 2 * Math.sqrt((0.05 * 0.95) / TRIALS));
   });

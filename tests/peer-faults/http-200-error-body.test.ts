@@ -15,8 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kloop } from '../cli-in-process.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startFakeOpenAiServer, type FakeResponse, type FakeServer } from '../llm-fake-openai-server.ts';
 
 /** The gold labels of the sample corpus `kloop init --task classification` writes, by a phrase of each ticket. */
@@ -34,11 +33,32 @@ let mode: Mode = 'answer';
 let rateLimitedLeft = 0;
 let fake: FakeServer;
 let root: string;
+let kloop: typeof import('../cli-in-process.ts')['kloop'];
 
 function answer(user: string): FakeResponse {
   const label = GOLD.find(([phrase]) => user.includes(phrase))?.[1] ?? 'technical';
   return { content: JSON.stringify({ label: mode === 'wrong-shipping' && label === 'shipping' ? 'billing' : label }) };
 }
+
+const FAULTS = '../../src/providers/faults.ts';
+
+/**
+ * The CLI in-process with the model client's back-off at 0 ms (src/providers/faults.ts `backoffDelayMs`): the retries
+ * and their number are what is asserted, not how long they wait (0.5 s doubling with jitter: about 15 s of this file's
+ * waiting). The mock is this file's alone: undone, and the modules loaded again, when it ends (vitest.config.ts).
+ */
+beforeAll(async () => {
+  vi.resetModules();
+  vi.doMock(FAULTS, async (importOriginal) => ({
+    ...(await importOriginal<typeof import('../../src/providers/faults.ts')>()),
+    backoffDelayMs: () => 0,
+  }));
+  ({ kloop } = await import('../cli-in-process.ts'));
+});
+afterAll(() => {
+  vi.doUnmock(FAULTS);
+  vi.resetModules();
+});
 
 beforeAll(async () => {
   fake = await startFakeOpenAiServer((request) => {

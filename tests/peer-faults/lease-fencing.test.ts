@@ -308,7 +308,8 @@ function continueProcess(pid: number): void {
   }
 }
 
-describe.each(['sqlite', 'postgres'] as const)(
+// The two backends' runs at once: each spends most of its time waiting for the stopped run's lease to go stale (15 s).
+describe.concurrent.each(['sqlite', 'postgres'] as const)(
   'fault 11 on %s through the CLI: SIGSTOP, take-over, SIGCONT',
   (backend) => {
     it.runIf(backend === 'sqlite' || postgres)(

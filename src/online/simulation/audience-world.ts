@@ -28,7 +28,7 @@
  * @module
  */
 import { createSeededRandom } from '../../stats/seeded-random.ts';
-import { effectMultipliers, hintLinesIn } from './hint-lines.ts';
+import { type HintLine, effectMultipliers, hintLinesIn } from './hint-lines.ts';
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
@@ -149,8 +149,15 @@ export function createAudienceWorld(options: AudienceWorldOptions): AudienceWorl
     if (!(rate >= 0 && rate <= 1)) throw new RangeError(`${name} must be in [0, 1]; got ${rate}.`);
   }
   const firstExposures = new Map<string, number>();
+  // A variant's hint lines, read once per text (a study asks for every unit exposed to it).
+  const hintsByText = new Map<string, readonly HintLine[]>();
+  const hintsOf = (variantText: string): readonly HintLine[] => {
+    let hints = hintsByText.get(variantText);
+    if (hints === undefined) hintsByText.set(variantText, (hints = hintLinesIn(variantText)));
+    return hints;
+  };
   const probabilities = (variantText: string, exposedAt: number, variantFirstExposedAt: number) => {
-    const multipliers = effectMultipliers(hintLinesIn(variantText), (exposedAt - variantFirstExposedAt) / DAY_MS);
+    const multipliers = effectMultipliers(hintsOf(variantText), (exposedAt - variantFirstExposedAt) / DAY_MS);
     const season = weekdayRateFactor(exposedAt);
     return {
       reply: Math.min(1, baseReply * season * multipliers.reply),

@@ -52,6 +52,7 @@ import {
   type SimulatedChange,
   type SimulatedCorpus,
   type SimulatedEvaluation,
+  MAIN_SCENARIO,
 } from '../src/test-support/simulation/index.ts';
 
 const ALPHA = 0.05;
@@ -86,19 +87,8 @@ const ROUNDS = 2000;
 /** The false-accept target of adaptive repeats (issue #34 item 4): no-op false accepts ≤ 0.5%. */
 const TARGET_ADAPTIVE_FALSE_ACCEPT = 0.005;
 
-const MAIN: GateScenario = {
-  trueQuality: 0.6,
-  exampleEffectSd: 0.15,
-  perExampleNoiseSd: 0.08,
-  perRunNoiseSd: 0.01,
-  examples: { optimization: 40, anchor: 10, shadow: 20 },
-  repeats: 5,
-  // As the loop evaluates an incumbent that has stayed the incumbent for three rounds: topped up to 4R.
-  incumbentRepeats: 20,
-  noiseRepeats: 8,
-  calibrationWindow: 5,
-  clamp: false,
-};
+// R = 5, n = 40/10/20, the incumbent topped up to 4R (src/test-support/simulation/main-scenario.ts).
+const MAIN: GateScenario = MAIN_SCENARIO;
 
 /**
  * A gate configuration: `gate.thresholdK` sets τ = k × rolling max noise SD

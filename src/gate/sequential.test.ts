@@ -9,6 +9,7 @@ import {
   scenarioSigma,
   simulateCalibration,
   simulateRound,
+  MAIN_SCENARIO,
   type GateScenario,
 } from '../test-support/simulation/index.ts';
 import { DEFAULT_GATE_SETTINGS } from './gate-defaults.ts';
@@ -25,18 +26,7 @@ import {
 } from './sequential.ts';
 
 // The benchmark's main scenario (bench/gate-bench.ts): R = 5, n = 40, the incumbent topped up to 4R.
-const SCENARIO: GateScenario = {
-  trueQuality: 0.6,
-  exampleEffectSd: 0.15,
-  perExampleNoiseSd: 0.08,
-  perRunNoiseSd: 0.01,
-  examples: { optimization: 40, anchor: 10, shadow: 20 },
-  repeats: 5,
-  incumbentRepeats: 20,
-  noiseRepeats: 8,
-  calibrationWindow: 5,
-  clamp: false,
-};
+const SCENARIO: GateScenario = MAIN_SCENARIO;
 
 describe('α-spending levels', () => {
   it("O'Brien–Fleming-type spending α*(t) = 2 − 2Φ(z₁₋α/₂/√t) matches scipy", () => {

@@ -10,6 +10,7 @@ import {
   gateCalibrationFor,
   scenarioSigma,
   simulateCalibration,
+  MAIN_SCENARIO,
   type GateScenario,
 } from '../test-support/simulation/index.ts';
 import type { JudgedExperiment } from './retrials.ts';
@@ -139,18 +140,7 @@ describe('retrialVerdict', () => {
 });
 
 /** bench:gate's main scenario (n = 40/10/20, R = 5, the incumbent topped up to 20 repeats), fewer noise repeats. */
-const SCENARIO: GateScenario = {
-  trueQuality: 0.6,
-  exampleEffectSd: 0.15,
-  perExampleNoiseSd: 0.08,
-  perRunNoiseSd: 0.01,
-  examples: { optimization: 40, anchor: 10, shadow: 20 },
-  repeats: 5,
-  incumbentRepeats: 20,
-  noiseRepeats: 8,
-  calibrationWindow: 5,
-  clamp: false,
-};
+const SCENARIO: GateScenario = MAIN_SCENARIO;
 
 /**
  * One delta's life under the re-trial rule: judged once at the configured

@@ -10,22 +10,14 @@ import {
   evaluateSimulatedArtifact,
   evaluateSimulatedIncumbent,
   gateCalibrationFor,
+  MAIN_SCENARIO,
   scenarioSigma,
   simulateCalibration,
 } from './index.ts';
 
 /** bench:gate's temperature-0 world: a third of the examples noise-free, 1% rare different answers of −0.1. */
 const WORLD: GateScenario = {
-  trueQuality: 0.6,
-  exampleEffectSd: 0.15,
-  perExampleNoiseSd: 0.08,
-  perRunNoiseSd: 0.01,
-  examples: { optimization: 40, anchor: 10, shadow: 20 },
-  repeats: 5,
-  incumbentRepeats: 20,
-  noiseRepeats: 8,
-  calibrationWindow: 5,
-  clamp: false,
+  ...MAIN_SCENARIO,
   noiseFree: { share: 1 / 3, slip: { probability: 0.01, size: 0.1 } },
 };
 

@@ -33,6 +33,7 @@ export {
   type SimulatedCorpus,
   type SimulatedEvaluation,
 } from './gate-trial.ts';
+export { MAIN_SCENARIO } from './main-scenario.ts';
 export {
   drawCandidate,
   simulateRound,

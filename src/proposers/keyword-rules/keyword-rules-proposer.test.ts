@@ -14,6 +14,7 @@ import {
   prefixTerm,
   screenRoutingEdits,
 } from './index.ts';
+import { oneRepeatScore } from '../../test-support/one-repeat-score.ts';
 
 // The planted confusion: "charged" is a billing word, but the account rule comes first and
 // catches "my account was charged", and nothing routes "charged" to billing at all.
@@ -82,27 +83,7 @@ function evaluatorOf(tickets: readonly Ticket[], calls: string[] = []) {
         repeat: 0,
       };
     });
-    const valid = examples.filter((record) => record.valid);
-    const composite =
-      valid.length === 0
-        ? null
-        : valid.reduce((sum, record) => sum + (record.valid ? record.composite : 0), 0) / valid.length;
-    return {
-      partition: 'optimization',
-      artifactHash: contentHash(text),
-      fingerprint: 'fixture',
-      repeats: 1,
-      composite,
-      components: {},
-      metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
-      invalid: examples.length - valid.length,
-      transient: 0,
-      total: examples.length,
-      runComposites: [composite],
-      examples: examples as unknown as PartitionScore['examples'],
-      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
-      latencyMs: 0,
-    };
+    return oneRepeatScore(text, 'fixture', examples);
   };
 }
 

@@ -16,6 +16,7 @@ import { createClassificationTask } from '../../tasks/classification/index.ts';
 import { inputText } from '../../tasks/task.ts';
 import type { ProposalContext } from '../proposer.ts';
 import { createKeywordRulesProposer } from './index.ts';
+import { oneRepeatScore } from '../../test-support/one-repeat-score.ts';
 
 const STUDY = new URL('../../../examples/support-routing/', import.meta.url);
 const config = parse(readFileSync(new URL('kloop.yaml', STUDY), 'utf8')) as { task: { labels: string[] } };
@@ -67,27 +68,7 @@ function evaluateOn(tickets: readonly Ticket[]) {
       const score = task.score({ label: predicted }, ticket.expected, ticket.text, { accuracy: 1 });
       return { valid: true as const, ...score, skipped: [], metrics: {}, exampleId: ticket.id, repeat: 0 };
     });
-    const valid = examples.filter((record) => record.valid);
-    const composite =
-      valid.length === 0
-        ? null
-        : valid.reduce((sum, record) => sum + (record.valid ? record.composite : 0), 0) / valid.length;
-    return {
-      partition: 'optimization',
-      artifactHash: contentHash(text),
-      fingerprint: 'support-routing-test',
-      repeats: 1,
-      composite,
-      components: {},
-      metrics: { entityPrecision: null, relationRecall: null, projectionCoverage: null },
-      invalid: examples.length - valid.length,
-      transient: 0,
-      total: examples.length,
-      runComposites: [composite],
-      examples: examples as unknown as PartitionScore['examples'],
-      usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
-      latencyMs: 0,
-    };
+    return oneRepeatScore(text, 'support-routing-test', examples);
   };
 }
 

@@ -102,18 +102,10 @@ export async function loadPriorExperiments(notebook: Notebook, round: number): P
       baseVersionId: row.baseVersionId,
       decision: row.decision === 'accepted' ? 'accepted' : 'refused',
       reason: row.reason,
-      ...(row.reason === 'futility' ? racedDeltaOf(evidence.get(row.id)!) : {}),
     })),
     triedHashes,
     failedEvaluations,
   };
-}
-
-/** A futility refusal's Δ so far, from its racing check (absent when the evidence has none). */
-function racedDeltaOf(evidence: StoredEvidence): { racedDelta?: number } {
-  const racing = evidence.checks.find((check) => check.name === 'racing');
-  const delta = racing?.name === 'racing' ? racing.data?.delta : undefined;
-  return typeof delta === 'number' ? { racedDelta: delta } : {};
 }
 
 /** The detail of an `evaluation_failed` refusal's evaluation check ('' when it has none). */

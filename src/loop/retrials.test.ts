@@ -117,22 +117,6 @@ describe('retrialVerdict', () => {
     expect(RETRIABLE_REASONS).toEqual(['not_significant', 'not_confirmed', 'futility', 'anchor_regression', 'invalid']);
   });
 
-  it('re-tries a futility refusal only when the candidate was ahead when the race stopped it', () => {
-    const futile = (racedDelta: number | undefined): JudgedExperiment => ({
-      ...judged(7, 1, 'futility'),
-      ...(racedDelta !== undefined ? { racedDelta } : {}),
-    });
-    expect(retrialVerdict([futile(0.012)], 3, 2)).toEqual({ kind: 'retrial', trial: 2, of: 3, earlier: [7] });
-    // Older evidence without the race's Δ: re-tried, as before.
-    expect(retrialVerdict([futile(undefined)], 3, 2)).toEqual({ kind: 'retrial', trial: 2, of: 3, earlier: [7] });
-    expect(retrialVerdict([futile(-0.031)], 3, 2)).toEqual({
-      kind: 'skip',
-      reason:
-        'a near-duplicate was refused futility no better than the incumbent (Δ = -0.031 on the batches evaluated, experiment #7), a verdict a re-trial does not reopen',
-    });
-    expect(retrialVerdict([futile(0)], 3, 2, { deepen: true })).toMatchObject({ kind: 'skip' });
-  });
-
   it('judges a re-trial at α/K and shadowAlpha/K, the first trial at the configured levels', () => {
     expect(retrialSettings(DEFAULT_GATE_SETTINGS, 1, 2)).toBe(DEFAULT_GATE_SETTINGS);
     expect(retrialSettings(DEFAULT_GATE_SETTINGS, 2, 2)).toEqual({

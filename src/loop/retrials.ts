@@ -7,9 +7,7 @@
  * it) lost to noise as often as to its own worth: a real gain
  * refused once by chance would otherwise be lost for good, since the
  * near-duplicate check skipped every later offer of it. Here, a delta is
- * judged again when it comes back (a `futility` refusal only if the
- * candidate was ahead of the incumbent when the race stopped it, Δ > 0),
- * at most `gate.retrials` times (default
+ * judged again when it comes back, at most `gate.retrials` times (default
  * {@link DEFAULT_RETRIALS}): against a **changed incumbent** (the incumbent
  * it was judged on has since been replaced) with the configured repeats;
  * against the **same** incumbent with more of them — its evaluations are
@@ -77,21 +75,6 @@ export interface JudgedExperiment {
   baseVersionId: number;
   decision: 'accepted' | 'refused';
   reason: string;
-  /** A `futility` refusal's Δ on the optimization batches it was stopped after (the race's evidence). */
-  racedDelta?: number;
-}
-
-/**
- * True when a judged experiment's refusal is not noise: a reason a re-trial
- * does not reopen, or a race stopped for futility with the candidate no
- * better than the incumbent so far (Δ ≤ 0: not a small gain the noise hid,
- * as a harmful or useless change shows; judging it again would spend an
- * experiment of the budget on it).
- */
-export function refusedForGood(experiment: JudgedExperiment): boolean {
-  if (experiment.decision === 'accepted') return false;
-  if (!RETRIABLE_REASONS.includes(experiment.reason as RefusalReason)) return true;
-  return experiment.reason === 'futility' && experiment.racedDelta !== undefined && experiment.racedDelta <= 0;
 }
 
 /** What the re-trial rule says about a candidate whose family was judged before. */
@@ -126,7 +109,7 @@ export function retrialVerdict(
   const ids = family.map((experiment) => `#${experiment.id}`).join(', ');
   const same = family.filter((experiment) => baseVersionId === undefined || experiment.baseVersionId === baseVersionId);
   const accepted = family.find((experiment) => experiment.decision === 'accepted');
-  const final = family.find(refusedForGood);
+  const final = family.find((experiment) => !RETRIABLE_REASONS.includes(experiment.reason as RefusalReason));
   const spent = family.length >= 1 + retrials;
   const deepen = options.deepen === true && baseVersionId !== undefined;
   if (same.length > 0 && (accepted !== undefined || final !== undefined || spent || !deepen)) {
@@ -141,10 +124,7 @@ export function retrialVerdict(
   if (final !== undefined)
     return {
       kind: 'skip',
-      reason:
-        final.reason === 'futility'
-          ? `a near-duplicate was refused futility no better than the incumbent (Δ = ${final.racedDelta} on the batches evaluated, experiment #${final.id}), a verdict a re-trial does not reopen`
-          : `a near-duplicate was refused ${final.reason} (experiment #${final.id}), a verdict a re-trial does not reopen (only ${RETRIABLE_REASONS.join(', ')} do)`,
+      reason: `a near-duplicate was refused ${final.reason} (experiment #${final.id}), a verdict a re-trial does not reopen (only ${RETRIABLE_REASONS.join(', ')} do)`,
     };
   if (spent)
     return {

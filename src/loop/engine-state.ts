@@ -24,6 +24,7 @@ import { countEvaluated } from './notebook.ts';
 import type { RunEvent, RunOptions, RunOutcome, StopReason } from './run-study.ts';
 import { createScratchEvaluator } from './scratch-evaluator.ts';
 import type { OpenRoundState, RoundPhase } from './open-round-state.ts';
+import type { RetrialVerdict } from './retrials.ts';
 import { readStudyState, writeStudyState } from './study-state.ts';
 
 /** Proposals a run must have attempted before `stopping.maxFailureRate` can stop it. */
@@ -50,7 +51,7 @@ export interface RoundState {
 }
 
 /** A candidate's re-trial, as the engine keeps it (the dedupe's verdict: the decision's evidence stores it whole). */
-export type RetrialOf = { kind: 'retrial'; trial: number; of: number; earlier: number[]; repeatsFactor?: number };
+export type RetrialOf = Extract<RetrialVerdict, { kind: 'retrial' }>;
 
 /** One run of the engine: what it was given (read-only) and the state its steps move forward. */
 export interface EngineRun {
@@ -225,9 +226,9 @@ export function interrupted(run: EngineRun): Promise<RunOutcome> {
  * Records the open round's move to `phase` in the stored state, with what a
  * resumed round reads in it (past ask: the candidates and the distances;
  * src/loop/open-round-state.ts). The moves are ask → screen and screen →
- * decide; nothing is written for any other (no open round, the phase
- * already reached, or `decide` for a round kept at `ask` because its
- * candidates could not be stored: it is asked again on resume).
+ * decide; nothing is written for any other (no open round, or the phase
+ * already reached). A round whose candidates could not be stored moves on
+ * with `reask: true` instead of them: it is asked again on resume.
  */
 export async function enterPhase(
   run: EngineRun,
